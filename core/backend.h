@@ -1,0 +1,129 @@
+// The interface every backend implements (interpreter, LLVM CPU, Vulkan,
+// CUDA): compile a Module into an Executable, move data into and out of
+// device buffers, run executables on buffers, and say what it supports.
+//
+// Calling convention: an executable takes the array leaves of the entry
+// computation's parameters, in order (tuple-shaped parameters are flattened),
+// and returns the array leaves of its result, in order.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/ir.h"
+#include "core/literal.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace kiln {
+
+class Backend;
+
+struct CompileOptions {
+  // 0 = no optimisation passes beyond what correctness needs.
+  int optimization_level = 2;
+  // Threads for intra-op parallelism; 0 = one per core.
+  int num_threads = 0;
+  // Where a backend may cache compiled objects; empty = in memory only.
+  std::string cache_dir;
+};
+
+struct ExecuteOptions {
+  // Seed of the `rng` op's generator: equal seeds give equal numbers.
+  uint64_t rng_seed = 0;
+};
+
+class Device {
+ public:
+  Device(Backend* backend, int id, std::string description)
+      : backend_(backend), id_(id), description_(std::move(description)) {}
+  Backend* backend() const { return backend_; }
+  int id() const { return id_; }
+  const std::string& description() const { return description_; }
+
+ private:
+  Backend* backend_;
+  int id_;
+  std::string description_;
+};
+
+// An array in a device's memory. Immutable once created; safe to read from
+// several threads.
+class DeviceBuffer {
+ public:
+  explicit DeviceBuffer(Shape shape, Device* device) : shape_(std::move(shape)), device_(device) {}
+  virtual ~DeviceBuffer() = default;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+
+  const Shape& shape() const { return shape_; }
+  Device* device() const { return device_; }
+  // Copies the contents back to a host literal (row-major).
+  virtual StatusOr<Literal> ToLiteral() const = 0;
+
+ private:
+  Shape shape_;
+  Device* device_;
+};
+
+class Executable {
+ public:
+  virtual ~Executable() = default;
+  // Parameter leaves and result leaves of the compiled entry computation.
+  virtual const std::vector<Shape>& parameter_leaves() const = 0;
+  virtual const std::vector<Shape>& result_leaves() const = 0;
+  // Runs once. Thread-safe: several threads may execute concurrently.
+  virtual StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> Execute(
+      std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) = 0;
+};
+
+// Signature of a custom-call target: `out` points at the result buffer (for
+// a tuple result, at an array of pointers to the leaf buffers); `in[i]` at
+// operand i's data, all dense row-major.
+using CustomCallFunction = void (*)(void* out, const void** in);
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  virtual std::span<Device* const> devices() const = 0;
+
+  // Capability queries: which element types and ops this backend runs.
+  virtual bool SupportsElementType(ElementType type) const = 0;
+  // Names of the opcodes in `module` this backend cannot run (empty = all ok).
+  virtual std::vector<std::string> UnsupportedOps(const Module& module) const = 0;
+  virtual int64_t max_buffer_bytes() const = 0;
+
+  // Compiles a verified module. Fails with UNIMPLEMENTED naming the op for
+  // anything in UnsupportedOps.
+  virtual StatusOr<std::unique_ptr<Executable>> Compile(const Module& module,
+                                                        const CompileOptions& options) = 0;
+
+  // Copies a host array into a new buffer on `device`.
+  virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal,
+                                                                   Device* device) = 0;
+
+  // Host-side feed for `infeed` ops, consumed in FIFO order; `outfeed` ops
+  // append to a queue read by TransferFromOutfeed.
+  virtual Status TransferToInfeed(const Literal& literal) = 0;
+  virtual StatusOr<Literal> TransferFromOutfeed() = 0;
+};
+
+// Backends this build contains, by name ("interpreter", "cpu", ...). The list
+// is explicit (backend_registry.cc), not built by static constructors.
+std::vector<std::string> BackendNames();
+// Creates a backend by name: NOT_FOUND for an unknown name, UNAVAILABLE when
+// it exists but cannot run here (no device).
+StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name);
+
+// Process-wide custom-call targets. Registration is thread-safe; a name can be
+// registered once (ALREADY_EXISTS otherwise).
+Status RegisterCustomCallTarget(const std::string& name, CustomCallFunction function);
+CustomCallFunction FindCustomCallTarget(const std::string& name);
+
+}  // namespace kiln

@@ -1,0 +1,155 @@
+#include "core/ir.h"
+
+#include <functional>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/hlo_printer.h"
+
+namespace kiln {
+
+std::string Instruction::ToString() const { return PrintInstruction(*this); }
+
+Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
+  Instruction* raw = instruction.get();
+  instructions_.push_back(std::move(instruction));
+  if (raw->opcode == Opcode::kParameter) {
+    const auto number = static_cast<size_t>(raw->attrs.parameter_number);
+    if (parameters_.size() <= number) parameters_.resize(number + 1, nullptr);
+    parameters_[number] = raw;
+  }
+  return raw;
+}
+
+ProgramShape Computation::program_shape() const {
+  ProgramShape shape;
+  for (const Instruction* parameter : parameters_) {
+    shape.parameters.push_back(parameter ? parameter->shape : Shape());
+    shape.parameter_names.push_back(parameter ? parameter->name : "");
+  }
+  if (root_) shape.result = root_->shape;
+  return shape;
+}
+
+std::vector<Instruction*> Computation::PostOrder() const {
+  std::vector<Instruction*> order;
+  if (!root_) return order;
+  std::unordered_set<const Instruction*> visited;
+  // Iterative DFS: deep graphs (long chains) must not overflow the stack.
+  std::vector<std::pair<Instruction*, size_t>> stack = {{root_, 0}};
+  visited.insert(root_);
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->operands.size()) {
+      Instruction* operand = node->operands[next++];
+      if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+      continue;
+    }
+    order.push_back(node);
+    stack.pop_back();
+  }
+  return order;
+}
+
+bool Computation::RemoveDeadInstructions() {
+  std::unordered_set<const Instruction*> live;
+  for (Instruction* instruction : PostOrder()) live.insert(instruction);
+  const size_t before = instructions_.size();
+  std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& instruction) {
+    return instruction->opcode != Opcode::kParameter && !live.count(instruction.get());
+  });
+  return instructions_.size() != before;
+}
+
+std::string Module::UniqueComputationName(const std::string& base) const {
+  if (!FindComputation(base)) return base;
+  for (int suffix = 1;; ++suffix) {
+    std::string candidate = base + "." + std::to_string(suffix);
+    if (!FindComputation(candidate)) return candidate;
+  }
+}
+
+Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
+  computation->set_name(UniqueComputationName(computation->name()));
+  computations_.push_back(std::move(computation));
+  return computations_.back().get();
+}
+
+Computation* Module::FindComputation(const std::string& name) const {
+  for (const auto& computation : computations_) {
+    if (computation->name() == name) return computation.get();
+  }
+  return nullptr;
+}
+
+namespace {
+
+// Copies `source` into a new computation, mapping called computations through
+// `callee_map` (which must already contain every callee).
+std::unique_ptr<Computation> CopyComputation(
+    const Computation& source, const std::unordered_map<const Computation*, Computation*>& callee_map) {
+  auto copy = std::make_unique<Computation>(source.name());
+  std::unordered_map<const Instruction*, Instruction*> map;
+  for (const auto& instruction : source.instructions()) {
+    auto clone = std::make_unique<Instruction>(*instruction);
+    for (Instruction*& operand : clone->operands) operand = map.at(operand);
+    for (Computation*& callee : clone->called) callee = callee_map.at(callee);
+    map[instruction.get()] = copy->AddInstruction(std::move(clone));
+  }
+  if (source.root()) copy->set_root(map.at(source.root()));
+  return copy;
+}
+
+void CollectCalleesPostOrder(const Computation* computation, std::set<const Computation*>& visited,
+                             std::vector<const Computation*>& order) {
+  if (!visited.insert(computation).second) return;
+  for (const auto& instruction : computation->instructions()) {
+    for (const Computation* callee : instruction->called) CollectCalleesPostOrder(callee, visited, order);
+  }
+  order.push_back(computation);
+}
+
+}  // namespace
+
+std::vector<Computation*> Module::ComputationsPostOrder() const {
+  std::set<const Computation*> visited;
+  std::vector<const Computation*> order;
+  if (entry_) CollectCalleesPostOrder(entry_, visited, order);
+  for (const auto& computation : computations_) CollectCalleesPostOrder(computation.get(), visited, order);
+  // Keep the entry last even when unreachable computations follow it.
+  std::vector<Computation*> result;
+  for (const Computation* c : order) {
+    if (c != entry_) result.push_back(const_cast<Computation*>(c));
+  }
+  if (entry_) result.push_back(entry_);
+  return result;
+}
+
+Computation* Module::ImportComputation(const Computation& computation) {
+  std::set<const Computation*> visited;
+  std::vector<const Computation*> order;
+  CollectCalleesPostOrder(&computation, visited, order);
+  std::unordered_map<const Computation*, Computation*> map;
+  for (const Computation* source : order) {
+    map[source] = AddComputation(CopyComputation(*source, map));
+  }
+  return map.at(&computation);
+}
+
+std::unique_ptr<Module> Module::Clone() const {
+  auto copy = std::make_unique<Module>(name_);
+  std::unordered_map<const Computation*, Computation*> map;
+  for (Computation* source : ComputationsPostOrder()) {
+    auto computation = CopyComputation(*source, map);
+    map[source] = copy->AddComputation(std::move(computation));
+  }
+  if (entry_) copy->set_entry(map.at(entry_));
+  copy->set_entry_layout(entry_layout_);
+  return copy;
+}
+
+std::string Module::ToString() const { return PrintModule(*this); }
+
+}  // namespace kiln

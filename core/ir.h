@@ -1,0 +1,119 @@
+// The IR: a Module owns Computations; a Computation owns Instructions forming
+// a DAG with one root. Nested computations (to_apply, condition, body,
+// branches, comparator, select/scatter) are other computations of the same
+// module, referenced by pointer and printed by name.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/attributes.h"
+#include "core/literal.h"
+#include "core/opcode.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+namespace kiln {
+
+class Computation;
+
+// One operation. Operands and called computations are non-owning pointers
+// into the same module. `called` holds, by opcode:
+//   map, reduce, reduce-window, scatter, all-reduce, call, sort: {to_apply}
+//   select-and-scatter: {select, scatter}
+//   while: {condition, body}
+//   conditional: branch computations in order (pred form: {true, false})
+//   custom-call: any called computations (unused by Kiln today)
+struct Instruction {
+  Opcode opcode = Opcode::kConstant;
+  std::string name;
+  Shape shape;
+  std::vector<Instruction*> operands;
+  std::vector<Computation*> called;
+  Attributes attrs;
+  std::optional<Literal> literal;  // constant only
+
+  Instruction* operand(size_t i) const { return operands[i]; }
+  std::string ToString() const;  // one line of HLO text
+};
+
+class Computation {
+ public:
+  explicit Computation(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // Appends an instruction; operands must already be in this computation, so
+  // `instructions()` is always in a valid (topological) order.
+  Instruction* AddInstruction(std::unique_ptr<Instruction> instruction);
+  const std::vector<std::unique_ptr<Instruction>>& instructions() const { return instructions_; }
+
+  Instruction* root() const { return root_; }
+  void set_root(Instruction* root) { root_ = root; }
+
+  // Parameters ordered by parameter number (filled by AddInstruction).
+  const std::vector<Instruction*>& parameters() const { return parameters_; }
+  Instruction* parameter(size_t i) const { return parameters_[i]; }
+
+  ProgramShape program_shape() const;
+
+  // Instructions reachable from the root, operands before users.
+  std::vector<Instruction*> PostOrder() const;
+
+  // Drops instructions not reachable from the root (parameters are kept).
+  // Returns true when something was removed.
+  bool RemoveDeadInstructions();
+
+ private:
+  std::string name_;
+  std::vector<std::unique_ptr<Instruction>> instructions_;
+  std::vector<Instruction*> parameters_;
+  Instruction* root_ = nullptr;
+};
+
+class Module {
+ public:
+  explicit Module(std::string name) : name_(std::move(name)) {}
+
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
+  // Adds a computation; its name is made unique within the module.
+  Computation* AddComputation(std::unique_ptr<Computation> computation);
+  const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
+  Computation* FindComputation(const std::string& name) const;
+
+  Computation* entry() const { return entry_; }
+  void set_entry(Computation* entry) { entry_ = entry; }
+
+  // Optional layouts of the entry's parameters and result
+  // (entry_computation_layout); empty means default layouts.
+  const std::optional<ProgramShape>& entry_layout() const { return entry_layout_; }
+  void set_entry_layout(std::optional<ProgramShape> layout) { entry_layout_ = std::move(layout); }
+
+  // Deep copy; called-computation pointers are remapped to the copy.
+  std::unique_ptr<Module> Clone() const;
+
+  // Copies `computation` and everything it calls (from another module) into
+  // this one, returning the copy of `computation`. Names are uniquified.
+  Computation* ImportComputation(const Computation& computation);
+
+  // Computations in an order where callees come before callers; the entry last.
+  std::vector<Computation*> ComputationsPostOrder() const;
+
+  // HLO text (see hlo_printer.h).
+  std::string ToString() const;
+
+ private:
+  std::string UniqueComputationName(const std::string& base) const;
+
+  std::string name_;
+  std::vector<std::unique_ptr<Computation>> computations_;
+  Computation* entry_ = nullptr;
+  std::optional<ProgramShape> entry_layout_;
+};
+
+}  // namespace kiln
