@@ -1,0 +1,779 @@
+/*
+ * kiln.h: the C ABI of Kiln, an XLA-style array compiler and runtime.
+ *
+ * This is the only public header. It is plain C (C99 and later, and C++).
+ *
+ * Conventions, shared by every function below:
+ *  - Every symbol starts with `kiln_`, every type with `kiln_` and ends in `_t`,
+ *    every constant starts with `KILN_`.
+ *  - Objects are opaque handles. Each object that a call creates has exactly one
+ *    destroy function; destroying NULL does nothing.
+ *  - A fallible call returns `kiln_status_t*`: NULL means success; otherwise the
+ *    caller owns the status and frees it with kiln_status_destroy(). Results come
+ *    back through out-parameters (last in the argument list), which a failing call
+ *    leaves untouched. A failing call leaks nothing.
+ *  - A NULL handle or pointer where one is required is INVALID_ARGUMENT, and the
+ *    message names the parameter.
+ *  - Option and description structs start with `size_t struct_size`: initialise
+ *    them with their *_INIT macro (or set struct_size = sizeof(the struct)). A
+ *    struct_size smaller than the library knows is INVALID_ARGUMENT; a larger one
+ *    (a newer header) is accepted.
+ *  - No C++ exception, abort or thread-local "last error": everything that can go
+ *    wrong is reported through the returned status.
+ *  - Builder ops are the exception to "return a status": they return a `kiln_op_t`
+ *    handle; the first failing op makes the builder's error sticky (query it at
+ *    once with kiln_builder_first_error(), or get it from kiln_builder_build()),
+ *    and every later op returns KILN_OP_INVALID.
+ *
+ * Threads: a client, a computation, an executable and a buffer may be used from
+ * several threads at once (an executable may run concurrently; buffer reads are
+ * safe). A builder may not: use one builder from one thread at a time.
+ *
+ * Lifetimes: executables and buffers made from a client must be destroyed before
+ * that client.
+ */
+#ifndef KILN_KILN_H_
+#define KILN_KILN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Version of this header; kiln_version() reports the library's. CMake checks that
+ * these match the project version. */
+#define KILN_VERSION_MAJOR 0
+#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_PATCH 0
+/* major * 10000 + minor * 100 + patch. */
+#define KILN_VERSION_NUMBER (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define KILN_API __attribute__((visibility("default")))
+#else
+#define KILN_API
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------- */
+/* Versions                                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* The library's version as "MAJOR.MINOR.PATCH". The string is static: never freed,
+ * valid for the life of the process. Thread-safe. */
+KILN_API const char* kiln_version(void);
+
+/* The library's version as KILN_VERSION_NUMBER computes it. Thread-safe. */
+KILN_API uint32_t kiln_version_number(void);
+
+/* ------------------------------------------------------------------------- */
+/* Status                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* A failure: a code and a message. NULL means success. */
+typedef struct kiln_status_t kiln_status_t;
+
+/* Stable numeric status codes (the canonical set). */
+typedef int32_t kiln_status_code_t;
+enum {
+  KILN_STATUS_OK = 0,
+  KILN_STATUS_CANCELLED = 1,
+  KILN_STATUS_UNKNOWN = 2,
+  KILN_STATUS_INVALID_ARGUMENT = 3,
+  KILN_STATUS_DEADLINE_EXCEEDED = 4,
+  KILN_STATUS_NOT_FOUND = 5,
+  KILN_STATUS_ALREADY_EXISTS = 6,
+  KILN_STATUS_PERMISSION_DENIED = 7,
+  KILN_STATUS_RESOURCE_EXHAUSTED = 8,
+  KILN_STATUS_FAILED_PRECONDITION = 9,
+  KILN_STATUS_ABORTED = 10,
+  KILN_STATUS_OUT_OF_RANGE = 11,
+  KILN_STATUS_UNIMPLEMENTED = 12,
+  KILN_STATUS_INTERNAL = 13,
+  KILN_STATUS_UNAVAILABLE = 14,
+  KILN_STATUS_DATA_LOSS = 15
+};
+
+/* The code of `status`; KILN_STATUS_OK for NULL. */
+KILN_API kiln_status_code_t kiln_status_code(const kiln_status_t* status);
+
+/* The UTF-8 message of `status` ("" for NULL). The string is owned by `status` and
+ * valid until it is destroyed. */
+KILN_API const char* kiln_status_message(const kiln_status_t* status);
+
+/* Upper-case name of a code ("INVALID_ARGUMENT"); "UNKNOWN_CODE" for values outside
+ * the set. The string is static. */
+KILN_API const char* kiln_status_code_name(kiln_status_code_t code);
+
+/* Frees a status. NULL is a no-op. */
+KILN_API void kiln_status_destroy(kiln_status_t* status);
+
+/* Frees a string the library returned for the caller to own (see
+ * kiln_computation_to_hlo_text). NULL is a no-op. */
+KILN_API void kiln_string_destroy(char* string);
+
+/* ------------------------------------------------------------------------- */
+/* Element types and enums                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* Element types as XLA names them. PRED is one byte (0 or 1); F16 and BF16 are
+ * 16-bit bit patterns; C64/C128 are pairs (real, imaginary) of F32/F64. */
+typedef int32_t kiln_element_type_t;
+enum {
+  KILN_TYPE_INVALID = 0,
+  KILN_TYPE_PRED = 1,
+  KILN_TYPE_S8 = 2,
+  KILN_TYPE_S16 = 3,
+  KILN_TYPE_S32 = 4,
+  KILN_TYPE_S64 = 5,
+  KILN_TYPE_U8 = 6,
+  KILN_TYPE_U16 = 7,
+  KILN_TYPE_U32 = 8,
+  KILN_TYPE_U64 = 9,
+  KILN_TYPE_F16 = 10,
+  KILN_TYPE_BF16 = 11,
+  KILN_TYPE_F32 = 12,
+  KILN_TYPE_F64 = 13,
+  KILN_TYPE_C64 = 14,
+  KILN_TYPE_C128 = 15,
+  KILN_TYPE_TUPLE = 16,
+  KILN_TYPE_TOKEN = 17
+};
+
+/* Lower-case HLO name of an element type ("f32"); "invalid" for unknown values.
+ * The string is static. Thread-safe. */
+KILN_API const char* kiln_element_type_name(kiln_element_type_t type);
+
+/* Bytes per element of an array element type; 0 for tuple, token and invalid. */
+KILN_API size_t kiln_element_type_byte_width(kiln_element_type_t type);
+
+/* Directions of kiln_op_compare. */
+typedef int32_t kiln_comparison_direction_t;
+enum {
+  KILN_COMPARE_EQ = 0,
+  KILN_COMPARE_NE = 1,
+  KILN_COMPARE_GE = 2,
+  KILN_COMPARE_GT = 3,
+  KILN_COMPARE_LE = 4,
+  KILN_COMPARE_LT = 5
+};
+
+/* Comparison types of kiln_op_compare; DEFAULT picks by element type. */
+typedef int32_t kiln_comparison_type_t;
+enum {
+  KILN_COMPARISON_TYPE_DEFAULT = 0,
+  KILN_COMPARISON_TYPE_FLOAT = 1,
+  KILN_COMPARISON_TYPE_TOTAL_ORDER = 2,
+  KILN_COMPARISON_TYPE_SIGNED = 3,
+  KILN_COMPARISON_TYPE_UNSIGNED = 4
+};
+
+/* Padding schemes of the seed's Conv, ReduceWindow and SelectAndScatter. */
+typedef int32_t kiln_padding_t;
+enum { KILN_PADDING_VALID = 0, KILN_PADDING_SAME = 1 };
+
+/* Algorithms of kiln_op_rng_bit_generator. */
+typedef int32_t kiln_rng_algorithm_t;
+enum { KILN_RNG_DEFAULT = 0, KILN_RNG_THREE_FRY = 1, KILN_RNG_PHILOX = 2 };
+
+/* ------------------------------------------------------------------------- */
+/* Backends, clients and devices                                             */
+/* ------------------------------------------------------------------------- */
+
+/* Number of backends this library contains. Thread-safe. */
+KILN_API kiln_status_t* kiln_backend_count(size_t* out_count);
+
+/* Name of backend `index` ("interpreter", "cpu", ...). The string is owned by the
+ * library and valid for the life of the process. */
+KILN_API kiln_status_t* kiln_backend_name(size_t index, const char** out_name);
+
+/* A client: one backend and its devices. Thread-safe. */
+typedef struct kiln_client_t kiln_client_t;
+
+typedef struct kiln_client_options_t {
+  size_t struct_size;
+  /* Backend name; NULL means "cpu" when this build has it, else "interpreter".
+   * Copied during kiln_client_create. */
+  const char* backend;
+} kiln_client_options_t;
+
+#define KILN_CLIENT_OPTIONS_INIT {sizeof(kiln_client_options_t), NULL}
+
+/* Creates a client. `options` may be NULL (defaults). An unknown backend is
+ * NOT_FOUND; one that cannot run on this machine is UNAVAILABLE. The caller owns
+ * *out_client and frees it with kiln_client_destroy. */
+KILN_API kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_client_t** out_client);
+
+/* Frees a client. Destroy its executables and buffers first. NULL is a no-op. */
+KILN_API void kiln_client_destroy(kiln_client_t* client);
+
+/* The client's backend name. The string is owned by `client` and lives as long. */
+KILN_API kiln_status_t* kiln_client_backend_name(const kiln_client_t* client, const char** out_name);
+
+/* Number of devices of the client's backend. */
+KILN_API kiln_status_t* kiln_client_device_count(const kiln_client_t* client, size_t* out_count);
+
+/* Description of device `index` (OUT_OF_RANGE past the end). The string is owned by
+ * `client` and lives as long. */
+KILN_API kiln_status_t* kiln_client_device_description(const kiln_client_t* client, size_t index,
+                                                       const char** out_description);
+
+/* Queues a host array for the next `infeed` op executed by this client's
+ * executables (FIFO). `data` holds `byte_size` bytes of the array in row-major
+ * order and is copied before the call returns. Thread-safe. */
+KILN_API kiln_status_t* kiln_client_transfer_to_infeed(kiln_client_t* client, kiln_element_type_t type,
+                                                       const int64_t* dims, size_t rank, const void* data,
+                                                       size_t byte_size);
+
+/* ------------------------------------------------------------------------- */
+/* Custom calls                                                              */
+/* ------------------------------------------------------------------------- */
+
+/* A custom-call target: `out` points at the result's dense row-major data (for a
+ * tuple result, at an array of pointers to the leaves' data); `in[i]` at operand
+ * i's. It must not throw or longjmp. */
+typedef void (*kiln_custom_call_fn)(void* out, const void** in);
+
+/* Registers `fn` as the process-wide custom-call target `name` (copied).
+ * Re-registering the same function is fine; another function under a taken name
+ * is ALREADY_EXISTS. Thread-safe. */
+KILN_API kiln_status_t* kiln_register_custom_call(const char* name, kiln_custom_call_fn fn);
+
+/* ------------------------------------------------------------------------- */
+/* Builder                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* Builds one computation op by op. Not thread-safe. */
+typedef struct kiln_builder_t kiln_builder_t;
+/* A built (or parsed) computation: a module with an entry. Immutable; thread-safe. */
+typedef struct kiln_computation_t kiln_computation_t;
+
+/* An op of one builder: a small integer valid only with the builder that made it.
+ * KILN_OP_INVALID is what a failed op returns. */
+typedef int64_t kiln_op_t;
+#define KILN_OP_INVALID ((kiln_op_t)-1)
+
+/* Creates a builder for a computation named `name` (copied). The caller owns
+ * *out_builder and frees it with kiln_builder_destroy. */
+KILN_API kiln_status_t* kiln_builder_create(const char* name, kiln_builder_t** out_builder);
+
+/* Frees a builder. Computations it built stay valid. NULL is a no-op. */
+KILN_API void kiln_builder_destroy(kiln_builder_t* builder);
+
+/* The builder's first error, or NULL while every op so far succeeded. The caller
+ * owns the returned status (a copy). */
+KILN_API kiln_status_t* kiln_builder_first_error(const kiln_builder_t* builder);
+
+/* The shape of `op`: element type, and its dimensions written to dims[0..rank).
+ * `dims` may be NULL when `dims_capacity` is 0 (to ask for the rank); a capacity
+ * smaller than the rank is INVALID_ARGUMENT. A tuple reports KILN_TYPE_TUPLE and
+ * rank 0. Out-params may be NULL when not wanted. */
+KILN_API kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t op,
+                                               kiln_element_type_t* out_type, int64_t* dims,
+                                               size_t dims_capacity, size_t* out_rank);
+
+/* Builds and verifies the computation rooted at `root` (KILN_OP_INVALID: the last
+ * op added). Returns the builder's first error if any. The builder stays usable.
+ * The caller owns *out_computation; free it with kiln_computation_destroy. */
+KILN_API kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root,
+                                           kiln_computation_t** out_computation);
+
+/* Ops. Shared rules:
+ *  - A shape is (element type, dims, rank); `dims` may be NULL when rank is 0.
+ *  - An integer list is (pointer, count); the pointer may be NULL when count is 0.
+ *  - An op list is (const kiln_op_t*, count).
+ *  - Nested computations (to_apply, condition, body, branches, comparator) are
+ *    built computations; they are copied, so the caller may destroy them after
+ *    the call.
+ *  - Dimension numbers may be negative where XLA allows (-1 = last).
+ *  - Every op returns a new handle, or KILN_OP_INVALID and records the error. */
+
+/* --- Leaves */
+
+/* Parameter `number` of the given shape. `minor_to_major` (rank entries) gives a
+ * layout, NULL the default major-to-minor one. `name` may be NULL. */
+KILN_API kiln_op_t kiln_op_parameter(kiln_builder_t* builder, int64_t number, kiln_element_type_t type,
+                                     const int64_t* dims, size_t rank, const int64_t* minor_to_major,
+                                     const char* name);
+/* A constant array copied from `data` (`byte_size` bytes, row-major). */
+KILN_API kiln_op_t kiln_op_constant(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims,
+                                    size_t rank, const void* data, size_t byte_size);
+/* Scalar constants. */
+KILN_API kiln_op_t kiln_op_constant_f32(kiln_builder_t* builder, float value);
+KILN_API kiln_op_t kiln_op_constant_f64(kiln_builder_t* builder, double value);
+KILN_API kiln_op_t kiln_op_constant_s32(kiln_builder_t* builder, int32_t value);
+KILN_API kiln_op_t kiln_op_constant_s64(kiln_builder_t* builder, int64_t value);
+KILN_API kiln_op_t kiln_op_constant_u32(kiln_builder_t* builder, uint32_t value);
+KILN_API kiln_op_t kiln_op_constant_pred(kiln_builder_t* builder, int value);
+/* An array of the given shape counting 0, 1, ... along `iota_dimension`. */
+KILN_API kiln_op_t kiln_op_iota(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims,
+                                size_t rank, int64_t iota_dimension);
+
+/* --- Elementwise binary ops. `broadcast_dimensions` maps the lower-rank operand's
+ * dimensions into the higher-rank one's; none means equal shapes or a scalar. */
+KILN_API kiln_op_t kiln_op_add(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_sub(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_mul(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_div(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+/* sign of the dividend */
+KILN_API kiln_op_t kiln_op_rem(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_max(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_min(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_pow(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_atan2(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                 const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_and(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_or(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_xor(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_shift_left(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_shift_right_arithmetic(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                  const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_shift_right_logical(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+/* (real, imag) -> complex */
+KILN_API kiln_op_t kiln_op_complex(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+/* Comparisons, result PRED. */
+KILN_API kiln_op_t kiln_op_eq(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_ne(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_ge(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_gt(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_le(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_lt(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+
+/* Comparison with an explicit direction and type (KILN_COMPARE_*, KILN_COMPARISON_TYPE_*). */
+KILN_API kiln_op_t kiln_op_compare(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   kiln_comparison_direction_t direction, kiln_comparison_type_t type,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+
+/* --- Elementwise unary ops. */
+KILN_API kiln_op_t kiln_op_abs(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_neg(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_not(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_sign(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_floor(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_ceil(kiln_builder_t* builder, kiln_op_t x);
+/* half away from zero */
+KILN_API kiln_op_t kiln_op_round(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_round_nearest_even(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_exp(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_expm1(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_log(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_log1p(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_logistic(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_sqrt(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_rsqrt(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_cbrt(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_sin(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_cos(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_tan(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_tanh(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_erf(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_is_finite(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_clz(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_popcnt(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_real(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_imag(kiln_builder_t* builder, kiln_op_t x);
+KILN_API kiln_op_t kiln_op_copy(kiln_builder_t* builder, kiln_op_t x);
+/* Sum across replicas (identity with one replica). */
+KILN_API kiln_op_t kiln_op_cross_replica_sum(kiln_builder_t* builder, kiln_op_t x);
+/* A barrier passes its (possibly tuple) operand through unchanged. */
+KILN_API kiln_op_t kiln_op_optimization_barrier(kiln_builder_t* builder, kiln_op_t x);
+
+/* --- Ternary ops. */
+KILN_API kiln_op_t kiln_op_select(kiln_builder_t* builder, kiln_op_t pred, kiln_op_t on_true,
+                                  kiln_op_t on_false);
+KILN_API kiln_op_t kiln_op_clamp(kiln_builder_t* builder, kiln_op_t min, kiln_op_t operand, kiln_op_t max);
+
+/* --- Type changes. */
+KILN_API kiln_op_t kiln_op_convert(kiln_builder_t* builder, kiln_op_t operand, kiln_element_type_t new_type);
+KILN_API kiln_op_t kiln_op_bitcast_convert(kiln_builder_t* builder, kiln_op_t operand,
+                                           kiln_element_type_t new_type);
+KILN_API kiln_op_t kiln_op_reduce_precision(kiln_builder_t* builder, kiln_op_t operand, int64_t exponent_bits,
+                                            int64_t mantissa_bits);
+
+/* --- Shape manipulation. */
+/* Adds major dimensions of sizes `broadcast_sizes` (seed Broadcast). */
+KILN_API kiln_op_t kiln_op_broadcast(kiln_builder_t* builder, kiln_op_t operand, const int64_t* broadcast_sizes,
+                                     size_t num_broadcast_sizes);
+/* Operand dimension i maps to output dimension broadcast_dimensions[i]. */
+KILN_API kiln_op_t kiln_op_broadcast_in_dim(kiln_builder_t* builder, kiln_op_t operand, const int64_t* out_dims,
+                                            size_t out_rank, const int64_t* broadcast_dimensions,
+                                            size_t num_broadcast_dimensions);
+KILN_API kiln_op_t kiln_op_reshape(kiln_builder_t* builder, kiln_op_t operand, const int64_t* new_sizes,
+                                   size_t new_rank);
+/* Transposes by `dimensions` (a permutation) first, then reshapes (seed form). */
+KILN_API kiln_op_t kiln_op_reshape_with_dimensions(kiln_builder_t* builder, kiln_op_t operand,
+                                                   const int64_t* dimensions, size_t num_dimensions,
+                                                   const int64_t* new_sizes, size_t new_rank);
+/* Merges the consecutive `dimensions` into one. */
+KILN_API kiln_op_t kiln_op_collapse(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions,
+                                    size_t num_dimensions);
+KILN_API kiln_op_t kiln_op_transpose(kiln_builder_t* builder, kiln_op_t operand, const int64_t* permutation,
+                                     size_t rank);
+KILN_API kiln_op_t kiln_op_rev(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions,
+                               size_t num_dimensions);
+KILN_API kiln_op_t kiln_op_concat_in_dim(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                         int64_t dimension);
+/* Pads dimension i by edge_low[i], edge_high[i] (negative removes) and interior[i]
+ * (>= 0) copies of `padding_value` (a scalar); the three arrays have `rank` entries. */
+KILN_API kiln_op_t kiln_op_pad(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t padding_value,
+                               const int64_t* edge_low, const int64_t* edge_high, const int64_t* interior,
+                               size_t rank);
+/* Static slice: the three arrays have `rank` entries. */
+KILN_API kiln_op_t kiln_op_slice(kiln_builder_t* builder, kiln_op_t operand, const int64_t* start_indices,
+                                 const int64_t* limit_indices, const int64_t* strides, size_t rank);
+KILN_API kiln_op_t kiln_op_slice_in_dim(kiln_builder_t* builder, kiln_op_t operand, int64_t start_index,
+                                        int64_t limit_index, int64_t stride, int64_t dimension);
+/* Seed form: `start_indices` is a rank-1 integer array, one entry per dimension;
+ * starts are clamped so the slice stays in bounds. */
+KILN_API kiln_op_t kiln_op_dynamic_slice(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t start_indices,
+                                         const int64_t* slice_sizes, size_t num_slice_sizes);
+/* HLO form: one scalar start index op per dimension. */
+KILN_API kiln_op_t kiln_op_dynamic_slice_scalars(kiln_builder_t* builder, kiln_op_t operand,
+                                                 const kiln_op_t* start_indices, size_t num_start_indices,
+                                                 const int64_t* slice_sizes, size_t num_slice_sizes);
+KILN_API kiln_op_t kiln_op_dynamic_update_slice(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t update,
+                                                kiln_op_t start_indices);
+KILN_API kiln_op_t kiln_op_dynamic_update_slice_scalars(kiln_builder_t* builder, kiln_op_t operand,
+                                                        kiln_op_t update, const kiln_op_t* start_indices,
+                                                        size_t num_start_indices);
+/* Size of dimension `dimension` as an S32 scalar. */
+KILN_API kiln_op_t kiln_op_get_dimension_size(kiln_builder_t* builder, kiln_op_t operand, int64_t dimension);
+
+/* Gather dimension numbers (XLA GatherDimensionNumbers). */
+typedef struct kiln_gather_dimension_numbers_t {
+  size_t struct_size;
+  const int64_t* offset_dims;
+  size_t num_offset_dims;
+  const int64_t* collapsed_slice_dims;
+  size_t num_collapsed_slice_dims;
+  const int64_t* start_index_map;
+  size_t num_start_index_map;
+  int64_t index_vector_dim;
+  const int64_t* operand_batching_dims;
+  size_t num_operand_batching_dims;
+  const int64_t* start_indices_batching_dims;
+  size_t num_start_indices_batching_dims;
+} kiln_gather_dimension_numbers_t;
+#define KILN_GATHER_DIMENSION_NUMBERS_INIT \
+  {sizeof(kiln_gather_dimension_numbers_t), NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0}
+
+KILN_API kiln_op_t kiln_op_gather(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t start_indices,
+                                  const kiln_gather_dimension_numbers_t* dimension_numbers,
+                                  const int64_t* slice_sizes, size_t num_slice_sizes, int indices_are_sorted);
+
+/* Scatter dimension numbers (XLA ScatterDimensionNumbers). */
+typedef struct kiln_scatter_dimension_numbers_t {
+  size_t struct_size;
+  const int64_t* update_window_dims;
+  size_t num_update_window_dims;
+  const int64_t* inserted_window_dims;
+  size_t num_inserted_window_dims;
+  const int64_t* scatter_dims_to_operand_dims;
+  size_t num_scatter_dims_to_operand_dims;
+  int64_t index_vector_dim;
+  const int64_t* input_batching_dims;
+  size_t num_input_batching_dims;
+  const int64_t* scatter_indices_batching_dims;
+  size_t num_scatter_indices_batching_dims;
+} kiln_scatter_dimension_numbers_t;
+#define KILN_SCATTER_DIMENSION_NUMBERS_INIT \
+  {sizeof(kiln_scatter_dimension_numbers_t), NULL, 0, NULL, 0, NULL, 0, 0, NULL, 0, NULL, 0}
+
+/* Variadic scatter: `num_operands` operands and as many updates; `update_computation`
+ * combines (old..., new...) scalars. Returns a tuple when num_operands > 1. */
+KILN_API kiln_op_t kiln_op_scatter(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                   kiln_op_t scatter_indices, const kiln_op_t* updates, size_t num_updates,
+                                   const kiln_computation_t* update_computation,
+                                   const kiln_scatter_dimension_numbers_t* dimension_numbers,
+                                   int indices_are_sorted, int unique_indices);
+
+/* --- Tuples. */
+KILN_API kiln_op_t kiln_op_tuple(kiln_builder_t* builder, const kiln_op_t* elements, size_t num_elements);
+KILN_API kiln_op_t kiln_op_get_tuple_element(kiln_builder_t* builder, kiln_op_t tuple, int64_t index);
+
+/* --- Contractions. */
+/* Vector/matrix dot (seed Dot). */
+KILN_API kiln_op_t kiln_op_dot(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs);
+
+typedef struct kiln_dot_dimension_numbers_t {
+  size_t struct_size;
+  const int64_t* lhs_contracting_dimensions;
+  size_t num_lhs_contracting_dimensions;
+  const int64_t* rhs_contracting_dimensions;
+  size_t num_rhs_contracting_dimensions;
+  const int64_t* lhs_batch_dimensions;
+  size_t num_lhs_batch_dimensions;
+  const int64_t* rhs_batch_dimensions;
+  size_t num_rhs_batch_dimensions;
+} kiln_dot_dimension_numbers_t;
+#define KILN_DOT_DIMENSION_NUMBERS_INIT {sizeof(kiln_dot_dimension_numbers_t), NULL, 0, NULL, 0, NULL, 0, NULL, 0}
+
+KILN_API kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                       const kiln_dot_dimension_numbers_t* dimension_numbers);
+
+/* Convolution dimension numbers; the three spatial lists have equal length. */
+typedef struct kiln_conv_dimension_numbers_t {
+  size_t struct_size;
+  int64_t input_batch_dimension;
+  int64_t input_feature_dimension;
+  const int64_t* input_spatial_dimensions;
+  int64_t kernel_input_feature_dimension;
+  int64_t kernel_output_feature_dimension;
+  const int64_t* kernel_spatial_dimensions;
+  int64_t output_batch_dimension;
+  int64_t output_feature_dimension;
+  const int64_t* output_spatial_dimensions;
+  size_t num_spatial_dimensions;
+} kiln_conv_dimension_numbers_t;
+/* NCHW input, OIHW kernel, NCHW output with no spatial dimensions: point the three
+ * spatial arrays at {2, 3} (for 2-D) and set num_spatial_dimensions. */
+#define KILN_CONV_DIMENSION_NUMBERS_INIT \
+  {sizeof(kiln_conv_dimension_numbers_t), 0, 1, NULL, 1, 0, NULL, 0, 1, NULL, 0}
+
+/* Seed Conv: NCHW input, OIHW kernel, no dilation. */
+KILN_API kiln_op_t kiln_op_conv(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                const int64_t* window_strides, size_t num_spatial, kiln_padding_t padding);
+/* Explicit (low, high) padding per spatial dimension. */
+KILN_API kiln_op_t kiln_op_conv_with_general_padding(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                     const int64_t* window_strides, const int64_t* padding_low,
+                                                     const int64_t* padding_high, size_t num_spatial);
+KILN_API kiln_op_t kiln_op_conv_with_general_dimensions(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                        const int64_t* window_strides, size_t num_spatial,
+                                                        kiln_padding_t padding,
+                                                        const kiln_conv_dimension_numbers_t* dimension_numbers);
+KILN_API kiln_op_t kiln_op_conv_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                        const int64_t* window_strides, const int64_t* padding_low,
+                                        const int64_t* padding_high, size_t num_spatial,
+                                        const kiln_conv_dimension_numbers_t* dimension_numbers);
+/* The full form: `lhs_dilation` and `rhs_dilation` may be NULL (all 1). */
+KILN_API kiln_op_t kiln_op_conv_general_dilated(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                const int64_t* window_strides, const int64_t* padding_low,
+                                                const int64_t* padding_high, const int64_t* lhs_dilation,
+                                                const int64_t* rhs_dilation, size_t num_spatial,
+                                                const kiln_conv_dimension_numbers_t* dimension_numbers,
+                                                int64_t feature_group_count, int64_t batch_group_count);
+
+/* --- Reductions, windows, maps and sorts. */
+KILN_API kiln_op_t kiln_op_reduce(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
+                                  const kiln_computation_t* computation, const int64_t* dimensions,
+                                  size_t num_dimensions);
+/* Variadic reduce: N operands, N init values, a computation of 2N scalars -> N-tuple. */
+KILN_API kiln_op_t kiln_op_reduce_variadic(kiln_builder_t* builder, const kiln_op_t* operands,
+                                           const kiln_op_t* init_values, size_t num_operands,
+                                           const kiln_computation_t* computation, const int64_t* dimensions,
+                                           size_t num_dimensions);
+/* Seed ReduceWindow; the two arrays have `rank` entries. */
+KILN_API kiln_op_t kiln_op_reduce_window(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
+                                         const kiln_computation_t* computation, const int64_t* window_dimensions,
+                                         const int64_t* window_strides, size_t rank, kiln_padding_t padding);
+/* General ReduceWindow: N operands/init values; the per-dimension arrays have `rank`
+ * entries; `base_dilations`, `window_dilations`, `padding_low`, `padding_high` may
+ * be NULL (1, 1, 0, 0). */
+KILN_API kiln_op_t kiln_op_reduce_window_general(kiln_builder_t* builder, const kiln_op_t* operands,
+                                                 const kiln_op_t* init_values, size_t num_operands,
+                                                 const kiln_computation_t* computation,
+                                                 const int64_t* window_dimensions, const int64_t* window_strides,
+                                                 const int64_t* base_dilations, const int64_t* window_dilations,
+                                                 const int64_t* padding_low, const int64_t* padding_high,
+                                                 size_t rank);
+KILN_API kiln_op_t kiln_op_select_and_scatter(kiln_builder_t* builder, kiln_op_t operand,
+                                              const kiln_computation_t* select, const int64_t* window_dimensions,
+                                              const int64_t* window_strides, size_t rank, kiln_padding_t padding,
+                                              kiln_op_t source, kiln_op_t init_value,
+                                              const kiln_computation_t* scatter);
+KILN_API kiln_op_t kiln_op_select_and_scatter_general(kiln_builder_t* builder, kiln_op_t operand,
+                                                      const kiln_computation_t* select,
+                                                      const int64_t* window_dimensions,
+                                                      const int64_t* window_strides, const int64_t* padding_low,
+                                                      const int64_t* padding_high, size_t rank, kiln_op_t source,
+                                                      kiln_op_t init_value, const kiln_computation_t* scatter);
+KILN_API kiln_op_t kiln_op_map(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                               const kiln_computation_t* computation, const int64_t* dimensions,
+                               size_t num_dimensions);
+/* Seed Sort: ascending along the last dimension. */
+KILN_API kiln_op_t kiln_op_sort(kiln_builder_t* builder, kiln_op_t operand);
+/* Sorts N operands by `comparator` (2N scalars -> PRED) along `dimension`. */
+KILN_API kiln_op_t kiln_op_sort_variadic(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                         const kiln_computation_t* comparator, int64_t dimension, int is_stable);
+KILN_API kiln_op_t kiln_op_all_reduce(kiln_builder_t* builder, kiln_op_t operand,
+                                      const kiln_computation_t* computation);
+
+/* --- Batch normalisation. */
+KILN_API kiln_op_t kiln_op_batch_norm_training(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale,
+                                               kiln_op_t offset, float epsilon, int64_t feature_index);
+KILN_API kiln_op_t kiln_op_batch_norm_inference(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale,
+                                                kiln_op_t offset, kiln_op_t mean, kiln_op_t variance,
+                                                float epsilon, int64_t feature_index);
+KILN_API kiln_op_t kiln_op_batch_norm_grad(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale,
+                                           kiln_op_t mean, kiln_op_t variance, kiln_op_t grad_output,
+                                           float epsilon, int64_t feature_index);
+
+/* --- Control flow. */
+KILN_API kiln_op_t kiln_op_call(kiln_builder_t* builder, const kiln_computation_t* computation,
+                                const kiln_op_t* operands, size_t num_operands);
+KILN_API kiln_op_t kiln_op_while(kiln_builder_t* builder, const kiln_computation_t* condition,
+                                 const kiln_computation_t* body, kiln_op_t init);
+/* Predicate form. */
+KILN_API kiln_op_t kiln_op_conditional(kiln_builder_t* builder, kiln_op_t predicate, kiln_op_t true_operand,
+                                       const kiln_computation_t* true_computation, kiln_op_t false_operand,
+                                       const kiln_computation_t* false_computation);
+/* Branch-index form: an S32 index out of range runs the last branch. */
+KILN_API kiln_op_t kiln_op_conditional_indexed(kiln_builder_t* builder, kiln_op_t branch_index,
+                                               const kiln_computation_t* const* branch_computations,
+                                               const kiln_op_t* branch_operands, size_t num_branches);
+
+/* --- Random numbers (deterministic for a given execute seed). */
+KILN_API kiln_op_t kiln_op_rng_uniform(kiln_builder_t* builder, kiln_op_t a, kiln_op_t b, kiln_element_type_t type,
+                                       const int64_t* dims, size_t rank);
+KILN_API kiln_op_t kiln_op_rng_normal(kiln_builder_t* builder, kiln_op_t mu, kiln_op_t sigma,
+                                      kiln_element_type_t type, const int64_t* dims, size_t rank);
+KILN_API kiln_op_t kiln_op_rng_bernoulli(kiln_builder_t* builder, kiln_op_t p, kiln_element_type_t type,
+                                         const int64_t* dims, size_t rank);
+/* Returns the tuple (new_state, bits) with bits of the given shape. */
+KILN_API kiln_op_t kiln_op_rng_bit_generator(kiln_builder_t* builder, kiln_rng_algorithm_t algorithm,
+                                             kiln_op_t initial_state, kiln_element_type_t type,
+                                             const int64_t* dims, size_t rank);
+
+/* --- Host communication, tokens and extension. `config` and `opaque` may be NULL. */
+/* Reads the next array queued by kiln_client_transfer_to_infeed. */
+KILN_API kiln_op_t kiln_op_infeed(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims,
+                                  size_t rank, const char* config);
+KILN_API kiln_op_t kiln_op_outfeed(kiln_builder_t* builder, kiln_op_t operand, const char* config);
+/* Calls the registered target `target` (see kiln_register_custom_call). */
+KILN_API kiln_op_t kiln_op_custom_call(kiln_builder_t* builder, const char* target, const kiln_op_t* operands,
+                                       size_t num_operands, kiln_element_type_t type, const int64_t* dims,
+                                       size_t rank, const char* opaque, int has_side_effect);
+KILN_API kiln_op_t kiln_op_after_all(kiln_builder_t* builder, const kiln_op_t* tokens, size_t num_tokens);
+KILN_API kiln_op_t kiln_op_create_token(kiln_builder_t* builder);
+
+/* ------------------------------------------------------------------------- */
+/* Computations                                                              */
+/* ------------------------------------------------------------------------- */
+
+/* Parses and verifies XLA HLO text (`text_size` bytes, need not be NUL-terminated).
+ * Errors are INVALID_ARGUMENT naming line and column. The caller owns
+ * *out_computation; free it with kiln_computation_destroy. */
+KILN_API kiln_status_t* kiln_computation_from_hlo_text(const char* text, size_t text_size,
+                                                       kiln_computation_t** out_computation);
+
+/* Prints the computation as HLO text (NUL-terminated). The caller owns *out_text and
+ * frees it with kiln_string_destroy. */
+KILN_API kiln_status_t* kiln_computation_to_hlo_text(const kiln_computation_t* computation, char** out_text);
+
+/* Number of parameters of the entry computation. */
+KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_t* computation,
+                                                         size_t* out_count);
+
+/* Frees a computation. NULL is a no-op. */
+KILN_API void kiln_computation_destroy(kiln_computation_t* computation);
+
+/* ------------------------------------------------------------------------- */
+/* Buffers                                                                   */
+/* ------------------------------------------------------------------------- */
+
+/* An array in a device's memory. Immutable; reads are thread-safe. */
+typedef struct kiln_buffer_t kiln_buffer_t;
+
+/* Copies a host array into a new buffer on the client's first device. `data` holds
+ * exactly `byte_size` bytes in row-major order (byte width x element count, else
+ * INVALID_ARGUMENT); it is copied before the call returns. `minor_to_major` (rank
+ * entries) sets the device layout, NULL the default. The caller owns *out_buffer
+ * and frees it with kiln_buffer_destroy before destroying `client`. */
+KILN_API kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_type_t type,
+                                                     const int64_t* dims, size_t rank,
+                                                     const int64_t* minor_to_major, const void* data,
+                                                     size_t byte_size, kiln_buffer_t** out_buffer);
+
+/* Frees a buffer. NULL is a no-op. */
+KILN_API void kiln_buffer_destroy(kiln_buffer_t* buffer);
+
+KILN_API kiln_status_t* kiln_buffer_element_type(const kiln_buffer_t* buffer, kiln_element_type_t* out_type);
+KILN_API kiln_status_t* kiln_buffer_rank(const kiln_buffer_t* buffer, size_t* out_rank);
+/* Writes the dimensions to dims[0..rank); a capacity below the rank is INVALID_ARGUMENT. */
+KILN_API kiln_status_t* kiln_buffer_dimensions(const kiln_buffer_t* buffer, int64_t* dims, size_t dims_capacity);
+/* Writes the layout's minor_to_major to out[0..rank); capacity as above. */
+KILN_API kiln_status_t* kiln_buffer_minor_to_major(const kiln_buffer_t* buffer, int64_t* minor_to_major,
+                                                   size_t capacity);
+/* Bytes of the row-major host copy (what kiln_buffer_to_host needs). */
+KILN_API kiln_status_t* kiln_buffer_byte_size(const kiln_buffer_t* buffer, size_t* out_byte_size);
+/* Copies the buffer to `dst` in row-major order; `dst_byte_size` must equal
+ * kiln_buffer_byte_size (else INVALID_ARGUMENT, and `dst` is untouched). */
+KILN_API kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_t dst_byte_size);
+
+/* ------------------------------------------------------------------------- */
+/* Compilation and execution                                                 */
+/* ------------------------------------------------------------------------- */
+
+/* A compiled computation bound to a client. Thread-safe: may run concurrently. */
+typedef struct kiln_executable_t kiln_executable_t;
+
+typedef struct kiln_compile_options_t {
+  size_t struct_size;
+  /* 0 = only what correctness needs; 2 is the default. */
+  int32_t optimization_level;
+  /* Threads for intra-op parallelism; 0 = one per core. */
+  int32_t num_threads;
+} kiln_compile_options_t;
+#define KILN_COMPILE_OPTIONS_INIT {sizeof(kiln_compile_options_t), 2, 0}
+
+/* Compiles `computation` for the client's backend. `options` may be NULL. An op
+ * the backend cannot run is UNIMPLEMENTED naming it. The caller owns
+ * *out_executable and frees it with kiln_executable_destroy before destroying
+ * `client`; `computation` may be destroyed at once. Thread-safe. */
+KILN_API kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation_t* computation,
+                                            const kiln_compile_options_t* options,
+                                            kiln_executable_t** out_executable);
+
+/* Frees an executable. NULL is a no-op. */
+KILN_API void kiln_executable_destroy(kiln_executable_t* executable);
+
+/* Number of arguments execute takes: the array leaves of the entry's parameters. */
+KILN_API kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t* executable, size_t* out_count);
+/* Number of results execute returns: the array leaves of the entry's result. */
+KILN_API kiln_status_t* kiln_executable_result_count(const kiln_executable_t* executable, size_t* out_count);
+
+typedef struct kiln_execute_options_t {
+  size_t struct_size;
+  /* Seed of the rng ops: equal seeds give equal numbers. */
+  uint64_t rng_seed;
+} kiln_execute_options_t;
+#define KILN_EXECUTE_OPTIONS_INIT {sizeof(kiln_execute_options_t), 0}
+
+/* Runs the executable once on `arguments` (kiln_executable_parameter_count of them,
+ * in parameter order, tuples flattened; the buffers are only read). On success the
+ * result leaves (tuples flattened, in order) are written to results[0..n) and n to
+ * *out_num_results; the caller owns each result buffer and frees it with
+ * kiln_buffer_destroy. `results_capacity` must be at least
+ * kiln_executable_result_count (else INVALID_ARGUMENT before anything runs).
+ * `options` may be NULL. Thread-safe. */
+KILN_API kiln_status_t* kiln_executable_execute(kiln_executable_t* executable,
+                                                kiln_buffer_t* const* arguments, size_t num_arguments,
+                                                const kiln_execute_options_t* options, kiln_buffer_t** results,
+                                                size_t results_capacity, size_t* out_num_results);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* KILN_KILN_H_ */

@@ -1,0 +1,111 @@
+// Shared pieces of the C shim: the structs behind the opaque handles, status
+// conversion and the exception barrier every exported function goes through.
+#pragma once
+
+#include <memory>
+#include <new>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "capi/include/kiln/kiln.h"
+#include "core/backend.h"
+#include "core/builder.h"
+#include "core/ir.h"
+#include "core/shape.h"
+#include "core/status.h"
+
+struct kiln_status_t {
+  kiln::StatusCode code;
+  std::string message;
+};
+
+struct kiln_client_t {
+  std::unique_ptr<kiln::Backend> backend;
+  std::string backend_name;
+};
+
+struct kiln_computation_t {
+  std::unique_ptr<kiln::Module> module;
+};
+
+struct kiln_buffer_t {
+  std::unique_ptr<kiln::DeviceBuffer> buffer;
+};
+
+struct kiln_executable_t {
+  std::unique_ptr<kiln::Executable> executable;
+  kiln_client_t* client;
+};
+
+struct kiln_builder_t {
+  explicit kiln_builder_t(const std::string& name) : builder(name) {}
+  kiln::Builder builder;
+  // C handle -> core op: handles are indices into this table.
+  std::vector<kiln::Op> ops;
+  // An error found by the shim itself (bad handle, NULL array) before the core
+  // builder saw the call. It is set only while the core builder has no error,
+  // so whichever of the two is set came first.
+  kiln::Status shim_error;
+
+  const kiln::Status& FirstError() const { return shim_error.ok() ? builder.first_error() : shim_error; }
+  bool HasError() const { return !FirstError().ok(); }
+};
+
+namespace kiln::capi {
+
+// A heap status for a failed core Status; NULL for OK. Never throws: when even
+// the status cannot be allocated, returns a static out-of-memory status that
+// kiln_status_destroy recognises.
+kiln_status_t* ToCStatus(const Status& status) noexcept;
+kiln_status_t* OutOfMemoryStatus() noexcept;
+bool IsStaticStatus(const kiln_status_t* status) noexcept;
+
+template <typename... Args>
+kiln_status_t* InvalidArgumentStatus(const Args&... args) noexcept {
+  try {
+    return ToCStatus(InvalidArgument(args...));
+  } catch (...) {
+    return OutOfMemoryStatus();
+  }
+}
+
+// Runs `body` (returning Status) and converts the result, turning any C++
+// exception into a status so none crosses the C boundary.
+template <typename Body>
+kiln_status_t* Guard(const char* function, Body&& body) noexcept {
+  try {
+    return ToCStatus(body());
+  } catch (const std::bad_alloc&) {
+    return ToCStatus(ResourceExhausted(function, ": out of memory"));
+  } catch (const std::exception& e) {
+    return ToCStatus(Internal(function, ": unexpected internal error: ", e.what()));
+  } catch (...) {
+    return ToCStatus(Internal(function, ": unexpected internal error"));
+  }
+}
+
+// INVALID_ARGUMENT naming the NULL parameter of `function`.
+Status NullArgument(const char* function, const char* parameter);
+
+#define KILN_CAPI_CHECK_NOT_NULL(pointer) \
+  if ((pointer) == nullptr) return ::kiln::capi::NullArgument(__func__, #pointer)
+
+// Checks an options struct's struct_size against the size this library knows.
+Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t known);
+
+// (pointer, count) as a span; a NULL pointer with a non-zero count is an error.
+StatusOr<std::span<const int64_t>> IntList(const char* function, const char* name, const int64_t* values,
+                                           size_t count);
+
+// An array shape from C arguments: checks the element type, the dims pointer
+// and non-negative sizes; `minor_to_major` (rank entries) may be NULL.
+StatusOr<Shape> ArrayShape(const char* function, kiln_element_type_t type, const int64_t* dims, size_t rank,
+                           const int64_t* minor_to_major = nullptr);
+
+// A literal of `shape` copied from row-major host bytes (byte size checked;
+// PRED bytes normalised to 0/1).
+StatusOr<Literal> LiteralFromHost(const char* function, const Shape& shape, const void* data,
+                                  size_t byte_size);
+
+}  // namespace kiln::capi

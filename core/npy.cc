@@ -1,0 +1,263 @@
+#include "core/npy.h"
+
+#include <algorithm>
+#include <bit>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "core/npy_header.h"
+
+namespace kiln {
+namespace {
+
+constexpr uint8_t kMagic[] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+constexpr size_t kMagicSize = sizeof(kMagic);
+// NumPy pads the header so the data starts on this boundary.
+constexpr size_t kHeaderAlignment = 64;
+
+// How the elements of a file are stored.
+struct NpyDtype {
+  ElementType type = ElementType::kInvalid;
+  bool big_endian = false;
+  // Bytes swapped as one unit when the byte order differs from the host's:
+  // a complex number swaps each of its two components.
+  int swap_unit = 1;
+};
+
+StatusOr<NpyDtype> ParseDescr(const std::string& descr, std::optional<ElementType> expected) {
+  std::string_view rest = descr;
+  char order = '=';
+  if (!rest.empty() && (rest[0] == '<' || rest[0] == '>' || rest[0] == '|' || rest[0] == '=')) {
+    order = rest[0];
+    rest.remove_prefix(1);
+  }
+  struct Known {
+    std::string_view code;
+    ElementType type;
+  };
+  static constexpr Known kKnown[] = {
+      {"b1", ElementType::kPred}, {"?", ElementType::kPred},   {"i1", ElementType::kS8},
+      {"i2", ElementType::kS16},  {"i4", ElementType::kS32},   {"i8", ElementType::kS64},
+      {"u1", ElementType::kU8},   {"u2", ElementType::kU16},   {"u4", ElementType::kU32},
+      {"u8", ElementType::kU64},  {"f2", ElementType::kF16},   {"f4", ElementType::kF32},
+      {"f8", ElementType::kF64},  {"c8", ElementType::kC64},   {"c16", ElementType::kC128},
+  };
+  NpyDtype dtype;
+  for (const Known& known : kKnown) {
+    if (rest == known.code) dtype.type = known.type;
+  }
+  if (rest == "V2") {
+    if (expected != ElementType::kBF16) {
+      return InvalidArgument("dtype '", descr,
+                             "' (two raw bytes) is only accepted where a bf16 array is expected");
+    }
+    dtype.type = ElementType::kBF16;
+  }
+  if (dtype.type == ElementType::kInvalid) {
+    return InvalidArgument("unsupported dtype '", descr,
+                           "' (supported: b1, i1, i2, i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16, and V2 as bf16)");
+  }
+  const int width = ByteWidth(dtype.type);
+  dtype.swap_unit = IsComplex(dtype.type) ? width / 2 : width;
+  if (order == '|' && width > 1 && dtype.type != ElementType::kBF16) {
+    return InvalidArgument("dtype '", descr, "' has no byte order but its elements are ", width, " bytes wide");
+  }
+  dtype.big_endian = order == '>' || (order == '=' && std::endian::native == std::endian::big);
+  return dtype;
+}
+
+void SwapBytesInPlace(std::span<uint8_t> data, int unit) {
+  if (unit <= 1) return;
+  const size_t step = static_cast<size_t>(unit);
+  for (size_t offset = 0; offset + step <= data.size(); offset += step) {
+    std::reverse(data.begin() + static_cast<std::ptrdiff_t>(offset),
+                 data.begin() + static_cast<std::ptrdiff_t>(offset + step));
+  }
+}
+
+// Copies column-major (Fortran) elements into row-major order.
+void FortranToRowMajor(std::span<const uint8_t> source, const std::vector<int64_t>& dims, size_t width,
+                       std::span<uint8_t> target) {
+  const size_t rank = dims.size();
+  std::vector<int64_t> column_strides(rank, 1);
+  for (size_t d = 1; d < rank; ++d) column_strides[d] = column_strides[d - 1] * dims[d - 1];
+  std::vector<int64_t> index(rank, 0);
+  int64_t source_element = 0;
+  for (size_t out = 0; out < target.size(); out += width) {
+    std::memcpy(target.data() + out, source.data() + static_cast<size_t>(source_element) * width, width);
+    // Advance the row-major odometer, keeping the column-major offset in step.
+    for (size_t d = rank; d-- > 0;) {
+      if (++index[d] < dims[d]) {
+        source_element += column_strides[d];
+        break;
+      }
+      source_element -= column_strides[d] * (dims[d] - 1);
+      index[d] = 0;
+    }
+  }
+}
+
+// Number of elements of `dims`, or nullopt when it overflows int64.
+std::optional<int64_t> CheckedElementCount(const std::vector<int64_t>& dims) {
+  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
+  int64_t count = 1;
+  for (int64_t dim : dims) {
+    if (__builtin_mul_overflow(count, dim, &count)) return std::nullopt;
+  }
+  return count;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "(";
+  for (size_t i = 0; i < dims.size(); ++i) text += (i > 0 ? ", " : "") + std::to_string(dims[i]);
+  return text + (dims.size() == 1 ? ",)" : ")");
+}
+
+uint32_t ReadLittleEndian(std::span<const uint8_t> bytes) {
+  uint32_t value = 0;
+  for (size_t i = bytes.size(); i-- > 0;) value = (value << 8) | bytes[i];
+  return value;
+}
+
+StatusOr<Literal> ParseNpy(std::span<const uint8_t> bytes, std::optional<ElementType> expected) {
+  if (bytes.size() < kMagicSize || !std::equal(kMagic, kMagic + kMagicSize, bytes.begin())) {
+    return InvalidArgument("not a .npy file (it does not start with \\x93NUMPY)");
+  }
+  if (bytes.size() < kMagicSize + 2) return DataLoss("file ends inside the format version");
+  const int major = bytes[kMagicSize];
+  const int minor = bytes[kMagicSize + 1];
+  if ((major != 1 && major != 2 && major != 3) || minor != 0) {
+    return InvalidArgument("unsupported .npy format version ", major, ".", minor,
+                           " (supported: 1.0, 2.0, 3.0)");
+  }
+  const size_t length_bytes = major == 1 ? 2 : 4;
+  const size_t header_start = kMagicSize + 2 + length_bytes;
+  if (bytes.size() < header_start) return DataLoss("file ends inside the header length");
+  const uint64_t header_length = ReadLittleEndian(bytes.subspan(kMagicSize + 2, length_bytes));
+  if (header_length > bytes.size() - header_start) {
+    return DataLoss("header length ", header_length, " runs past the end of the file (",
+                    bytes.size() - header_start, " bytes after the preamble)");
+  }
+  const auto header_bytes = bytes.subspan(header_start, static_cast<size_t>(header_length));
+  const std::string_view header_text(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
+  KILN_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(header_text));
+  KILN_ASSIGN_OR_RETURN(NpyDtype dtype, ParseDescr(header.descr, expected));
+
+  const std::optional<int64_t> count = CheckedElementCount(header.shape);
+  const size_t width = static_cast<size_t>(ByteWidth(dtype.type));
+  int64_t data_size = 0;
+  if (!count || __builtin_mul_overflow(*count, static_cast<int64_t>(width), &data_size)) {
+    return InvalidArgument("shape ", DimsText(header.shape), " has more bytes than fit in 64 bits");
+  }
+  const auto data = bytes.subspan(header_start + static_cast<size_t>(header_length));
+  if (static_cast<uint64_t>(data_size) > data.size()) {
+    return DataLoss("array data is truncated: expected ", data_size, " bytes for ", ElementTypeName(dtype.type),
+                    " shape ", DimsText(header.shape), ", found ", data.size());
+  }
+  if (static_cast<uint64_t>(data_size) < data.size()) {
+    return InvalidArgument("found ", data.size() - static_cast<size_t>(data_size),
+                           " unexpected bytes after the array data");
+  }
+
+  Literal literal(Shape(dtype.type, header.shape));
+  std::span<uint8_t> out = literal.raw();
+  if (header.fortran_order && header.shape.size() > 1) {
+    FortranToRowMajor(data, header.shape, width, out);
+  } else if (!out.empty()) {
+    std::memcpy(out.data(), data.data(), out.size());
+  }
+  if (dtype.big_endian != (std::endian::native == std::endian::big)) SwapBytesInPlace(out, dtype.swap_unit);
+  // Any non-zero byte is true; store 0/1 so reading the bytes as bool is defined.
+  if (dtype.type == ElementType::kPred) {
+    for (uint8_t& byte : out) byte = byte != 0 ? 1 : 0;
+  }
+  return literal;
+}
+
+std::string DescrFor(ElementType type) {
+  const char order = std::endian::native == std::endian::big ? '>' : '<';
+  switch (type) {
+    case ElementType::kPred: return "|b1";
+    case ElementType::kS8: return "|i1";
+    case ElementType::kU8: return "|u1";
+    case ElementType::kBF16: return std::string(1, order) + "V2";
+    case ElementType::kC64: return std::string(1, order) + "c8";
+    case ElementType::kC128: return std::string(1, order) + "c16";
+    default: break;
+  }
+  const char kind = IsFloating(type) ? 'f' : IsSignedIntegral(type) ? 'i' : 'u';
+  return std::string(1, order) + kind + std::to_string(ByteWidth(type));
+}
+
+}  // namespace
+
+StatusOr<Literal> ReadNpy(std::span<const uint8_t> bytes, const std::string& name_for_errors,
+                          std::optional<ElementType> expected) {
+  StatusOr<Literal> literal = ParseNpy(bytes, expected);
+  if (!literal.ok()) return literal.status().WithContext(name_for_errors);
+  return literal;
+}
+
+StatusOr<Literal> ReadNpy(std::span<const uint8_t> bytes, const std::string& name_for_errors) {
+  return ReadNpy(bytes, name_for_errors, std::nullopt);
+}
+
+StatusOr<Literal> ReadNpyFile(const std::string& path, std::optional<ElementType> expected) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) return InvalidArgument(path, ": is a directory, not a .npy file");
+  std::ifstream file(path, std::ios::binary);
+  if (!file) return NotFound(path, ": cannot open file: ", std::strerror(errno));
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  if (file.bad()) return DataLoss(path, ": error while reading the file");
+  return ReadNpy(bytes, path, expected);
+}
+
+std::vector<uint8_t> WriteNpy(const Literal& literal) {
+  if (!literal.shape().IsArray()) return {};
+  NpyHeader header;
+  header.descr = DescrFor(literal.shape().element_type());
+  header.shape = literal.shape().dimensions();
+  std::string text = FormatNpyHeader(header);
+  // Version 1.0 stores the header length in 16 bits; longer headers need 2.0.
+  size_t preamble = kMagicSize + 2 + 2;
+  auto padded_length = [&] {
+    const size_t unpadded = preamble + text.size() + 1;  // +1 for the final newline
+    return (unpadded + kHeaderAlignment - 1) / kHeaderAlignment * kHeaderAlignment - preamble;
+  };
+  int major = 1;
+  if (padded_length() > 0xffff) {
+    major = 2;
+    preamble = kMagicSize + 2 + 4;
+  }
+  const size_t header_length = padded_length();
+  text.resize(header_length - 1, ' ');
+  text.push_back('\n');
+
+  std::vector<uint8_t> bytes(kMagic, kMagic + kMagicSize);
+  bytes.push_back(static_cast<uint8_t>(major));
+  bytes.push_back(0);
+  for (size_t i = 0; i < preamble - kMagicSize - 2; ++i) bytes.push_back(static_cast<uint8_t>(header_length >> (8 * i)));
+  bytes.insert(bytes.end(), text.begin(), text.end());
+  const auto data = literal.raw();
+  bytes.insert(bytes.end(), data.begin(), data.end());
+  return bytes;
+}
+
+Status WriteNpyFile(const Literal& literal, const std::string& path) {
+  if (!literal.shape().IsArray()) {
+    return InvalidArgument(path, ": cannot write ", literal.shape().ToString(), " as .npy (only arrays)");
+  }
+  const std::vector<uint8_t> bytes = WriteNpy(literal);
+  std::ofstream file(path, std::ios::binary | std::ios::trunc);
+  if (!file) return NotFound(path, ": cannot create file: ", std::strerror(errno));
+  file.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  file.close();
+  if (!file) return DataLoss(path, ": error while writing the file");
+  return OkStatus();
+}
+
+}  // namespace kiln

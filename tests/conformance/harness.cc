@@ -1,0 +1,241 @@
+// Conformance harness: runs programs of the JAX-exported corpus on a backend
+// and compares every result leaf with the output JAX computed.
+//
+//   kiln_conformance run PROGRAM_DIR BACKEND     one program; exit 0 = pass
+//   kiln_conformance table CORPUS_DIR BACKEND... every program on every
+//                                                backend; prints a pass table
+//
+// Outcomes: PASS, FAIL (wrong values or an error), UNSUPPORTED (the backend
+// names an op it lacks). Only PASS exits 0: an unsupported program is reported
+// by name, never skipped silently.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/backend.h"
+#include "core/hlo_parser.h"
+#include "core/npy.h"
+
+namespace fs = std::filesystem;
+
+namespace kiln {
+namespace {
+
+enum class Outcome { kPass, kFail, kUnsupported };
+
+struct Result {
+  Outcome outcome;
+  std::string detail;
+};
+
+// Relative and absolute tolerance by element type; integers and bools exact.
+struct Tolerance {
+  double rtol;
+  double atol;
+};
+
+Tolerance ToleranceFor(ElementType type) {
+  switch (type) {
+    case ElementType::kF16: return {1e-2, 1e-2};
+    case ElementType::kBF16: return {2e-2, 2e-2};
+    case ElementType::kF32:
+    case ElementType::kC64: return {1e-4, 1e-5};
+    case ElementType::kF64:
+    case ElementType::kC128: return {1e-9, 1e-12};
+    default: return {0.0, 0.0};
+  }
+}
+
+bool Close(double actual, double expected, const Tolerance& tol) {
+  if (std::isnan(expected)) return std::isnan(actual);
+  if (std::isinf(expected)) return actual == expected;
+  return std::fabs(actual - expected) <= tol.atol + tol.rtol * std::fabs(expected);
+}
+
+// Empty string when equal within tolerance, else the first mismatch.
+std::string CompareLeaves(const Literal& actual, const Literal& expected) {
+  if (!actual.shape().Compatible(expected.shape())) {
+    return "shape " + actual.shape().ToString() + " but expected " + expected.shape().ToString();
+  }
+  const ElementType type = expected.shape().element_type();
+  const Tolerance tol = ToleranceFor(type);
+  const int64_t count = expected.element_count();
+  if (tol.rtol == 0.0) {
+    if (actual == expected) return "";
+    for (int64_t i = 0; i < count; ++i) {
+      if (actual.GetAsInt64(i) != expected.GetAsInt64(i)) {
+        std::ostringstream out;
+        out << "element " << i << " is " << actual.GetAsInt64(i) << " but expected " << expected.GetAsInt64(i);
+        return out.str();
+      }
+    }
+    return "bits differ";
+  }
+  std::string mismatch;
+  DispatchElementType(type, [&](auto tag) {
+    using T = decltype(tag);
+    auto got = actual.data<T>();
+    auto want = expected.data<T>();
+    for (int64_t i = 0; i < count && mismatch.empty(); ++i) {
+      const auto g = got[static_cast<size_t>(i)];
+      const auto w = want[static_cast<size_t>(i)];
+      double gr, gi = 0, wr, wi = 0;
+      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+        gr = g.real(), gi = g.imag(), wr = w.real(), wi = w.imag();
+      } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
+        gr = static_cast<float>(g), wr = static_cast<float>(w);
+      } else {
+        gr = static_cast<double>(g), wr = static_cast<double>(w);
+      }
+      if (!Close(gr, wr, tol) || !Close(gi, wi, tol)) {
+        std::ostringstream out;
+        out.precision(9);
+        out << "element " << i << " is " << gr;
+        if (gi != 0 || wi != 0) out << "+" << gi << "i";
+        out << " but expected " << wr;
+        if (gi != 0 || wi != 0) out << "+" << wi << "i";
+        mismatch = out.str();
+      }
+    }
+  });
+  return mismatch;
+}
+
+std::vector<fs::path> NumberedFiles(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (int i = 0;; ++i) {
+    fs::path file = dir / (prefix + std::to_string(i) + ".npy");
+    if (!fs::exists(file)) break;
+    files.push_back(file);
+  }
+  return files;
+}
+
+StatusOr<std::string> ReadText(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return NotFound("cannot open ", path.string());
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+Result Fail(const Status& status) { return {Outcome::kFail, status.ToString()}; }
+
+Result RunProgram(const fs::path& dir, const std::string& backend_name) {
+  auto text = ReadText(dir / "module.hlo");
+  if (!text.ok()) return Fail(text.status());
+  auto module = ParseHloModule(*text);
+  if (!module.ok()) return Fail(module.status().WithContext("parsing module.hlo"));
+  auto backend = CreateBackend(backend_name);
+  if (!backend.ok()) return Fail(backend.status());
+  std::vector<std::string> unsupported = (*backend)->UnsupportedOps(**module);
+  if (!unsupported.empty()) {
+    std::string names;
+    for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
+    return {Outcome::kUnsupported, "backend '" + backend_name + "' lacks: " + names};
+  }
+  auto executable = (*backend)->Compile(**module, CompileOptions());
+  if (!executable.ok()) return Fail(executable.status().WithContext("compiling"));
+
+  const std::vector<Shape>& parameters = (*executable)->parameter_leaves();
+  std::vector<fs::path> inputs = NumberedFiles(dir, "in");
+  if (inputs.size() != parameters.size()) {
+    return {Outcome::kFail, "corpus has " + std::to_string(inputs.size()) + " inputs for " +
+                                std::to_string(parameters.size()) + " parameters"};
+  }
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<DeviceBuffer*> arguments;
+  Device* device = (*backend)->devices()[0];
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    auto literal = ReadNpyFile(inputs[i].string(), parameters[i].element_type());
+    if (!literal.ok()) return Fail(literal.status());
+    auto buffer = (*backend)->BufferFromLiteral(*literal, device);
+    if (!buffer.ok()) return Fail(buffer.status());
+    arguments.push_back(buffer->get());
+    buffers.push_back(std::move(*buffer));
+  }
+  auto results = (*executable)->Execute(arguments, ExecuteOptions());
+  if (!results.ok()) return Fail(results.status().WithContext("executing"));
+
+  std::vector<fs::path> outputs = NumberedFiles(dir, "out");
+  if (outputs.size() != results->size()) {
+    return {Outcome::kFail, "got " + std::to_string(results->size()) + " results, expected " +
+                                std::to_string(outputs.size())};
+  }
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    auto actual = (*results)[i]->ToLiteral();
+    if (!actual.ok()) return Fail(actual.status());
+    auto expected = ReadNpyFile(outputs[i].string(), actual->shape().element_type());
+    if (!expected.ok()) return Fail(expected.status());
+    std::string mismatch = CompareLeaves(*actual, *expected);
+    if (!mismatch.empty()) return {Outcome::kFail, "result " + std::to_string(i) + ": " + mismatch};
+  }
+  return {Outcome::kPass, ""};
+}
+
+const char* OutcomeName(Outcome outcome) {
+  switch (outcome) {
+    case Outcome::kPass: return "PASS";
+    case Outcome::kFail: return "FAIL";
+    case Outcome::kUnsupported: return "UNSUPPORTED";
+  }
+  return "?";
+}
+
+int RunOne(const fs::path& dir, const std::string& backend) {
+  Result result = RunProgram(dir, backend);
+  std::cout << OutcomeName(result.outcome) << " " << dir.filename().string() << " on " << backend;
+  if (!result.detail.empty()) std::cout << ": " << result.detail;
+  std::cout << "\n";
+  return result.outcome == Outcome::kPass ? 0 : 1;
+}
+
+int RunTable(const fs::path& corpus, const std::vector<std::string>& backends) {
+  std::vector<fs::path> programs;
+  for (const auto& entry : fs::directory_iterator(corpus)) {
+    if (fs::exists(entry.path() / "module.hlo")) programs.push_back(entry.path());
+  }
+  std::sort(programs.begin(), programs.end());
+  std::map<std::string, std::map<Outcome, int>> counts;
+  bool all_pass = true;
+  for (const auto& program : programs) {
+    for (const std::string& backend : backends) {
+      Result result = RunProgram(program, backend);
+      ++counts[backend][result.outcome];
+      if (result.outcome != Outcome::kPass) {
+        all_pass = false;
+        std::cout << OutcomeName(result.outcome) << " " << program.filename().string() << " on " << backend
+                  << ": " << result.detail << "\n";
+      }
+    }
+  }
+  std::printf("\n| backend | programs | pass | fail | unsupported |\n|---|---|---|---|---|\n");
+  for (const std::string& backend : backends) {
+    auto& c = counts[backend];
+    std::printf("| %s | %zu | %d | %d | %d |\n", backend.c_str(), programs.size(), c[Outcome::kPass],
+                c[Outcome::kFail], c[Outcome::kUnsupported]);
+  }
+  return all_pass ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace kiln
+
+int main(int argc, char** argv) {
+  const std::string usage =
+      "usage: kiln_conformance run PROGRAM_DIR BACKEND | table CORPUS_DIR BACKEND...\n";
+  if (argc >= 4 && std::string(argv[1]) == "run") return kiln::RunOne(argv[2], argv[3]);
+  if (argc >= 4 && std::string(argv[1]) == "table") {
+    return kiln::RunTable(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+  }
+  std::cerr << usage;
+  return 2;
+}
