@@ -81,7 +81,7 @@ inline StatusOr<Literal> Execute(Backend& backend, const Module& module, std::sp
   if (module.entry() == nullptr || module.entry()->root() == nullptr) {
     return InvalidArgument("module ", module.name(), " has no entry root");
   }
-  const Shape& result_shape = module.entry()->root()->shape();
+  const Shape& result_shape = module.entry()->root()->shape;
   if (static_cast<size_t>(result_shape.Leaves().size()) != leaves.size()) {
     return Internal("backend ", backend.name(), " returned ", leaves.size(), " leaves for result ",
                     result_shape.ToString());
@@ -164,6 +164,16 @@ inline ::testing::AssertionResult LiteralNear(const Literal& expected, const Lit
     }
   }
   return ::testing::AssertionSuccess();
+}
+
+// Builds `builder`'s computation, runs it on the interpreter with `arguments`
+// and compares the result with `expected`. Usage:
+//   EXPECT_TRUE(RunsTo(builder, expected));
+inline ::testing::AssertionResult RunsTo(Builder& builder, const Literal& expected,
+                                         std::span<const Literal> arguments = {}, double tolerance = 0.0) {
+  StatusOr<Literal> result = BuildAndRun(builder, arguments);
+  if (!result.ok()) return ::testing::AssertionFailure() << "run failed: " << result.status().ToString();
+  return LiteralNear(expected, *result, tolerance);
 }
 
 }  // namespace kiln::testing

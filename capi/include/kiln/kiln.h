@@ -286,6 +286,8 @@ KILN_API kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t ro
  *  - Nested computations (to_apply, condition, body, branches, comparator) are
  *    built computations; they are copied, so the caller may destroy them after
  *    the call.
+ *  - Optional per-dimension arrays may be NULL: strides and dilations then
+ *    default to 1, paddings to 0.
  *  - Dimension numbers may be negative where XLA allows (-1 = last).
  *  - Every op returns a new handle, or KILN_OP_INVALID and records the error. */
 

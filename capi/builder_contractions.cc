@@ -1,0 +1,152 @@
+// Dot and convolution ops.
+#include "capi/builder_internal.h"
+
+using kiln::Op;
+using kiln::capi::BuildOp;
+using kiln::capi::OpContext;
+
+namespace {
+
+std::vector<int64_t> Spatial(OpContext& c, const int64_t* values, size_t count, const char* name) {
+  std::span<const int64_t> list = c.ints(values, count, name);
+  return std::vector<int64_t>(list.begin(), list.end());
+}
+
+// Converts C conv dimension numbers; on a problem the error is recorded in `c`.
+kiln::ConvolutionDimensionNumbers ConvNumbers(OpContext& c, const kiln_conv_dimension_numbers_t* dn) {
+  kiln::ConvolutionDimensionNumbers result;
+  if (!c.struct_ok(dn, dn ? dn->struct_size : 0, sizeof(kiln_conv_dimension_numbers_t),
+                   "kiln_conv_dimension_numbers_t", "dimension_numbers")) {
+    return result;
+  }
+  result.input_batch_dimension = dn->input_batch_dimension;
+  result.input_feature_dimension = dn->input_feature_dimension;
+  result.input_spatial_dimensions =
+      Spatial(c, dn->input_spatial_dimensions, dn->num_spatial_dimensions, "input_spatial_dimensions");
+  result.kernel_input_feature_dimension = dn->kernel_input_feature_dimension;
+  result.kernel_output_feature_dimension = dn->kernel_output_feature_dimension;
+  result.kernel_spatial_dimensions =
+      Spatial(c, dn->kernel_spatial_dimensions, dn->num_spatial_dimensions, "kernel_spatial_dimensions");
+  result.output_batch_dimension = dn->output_batch_dimension;
+  result.output_feature_dimension = dn->output_feature_dimension;
+  result.output_spatial_dimensions =
+      Spatial(c, dn->output_spatial_dimensions, dn->num_spatial_dimensions, "output_spatial_dimensions");
+  return result;
+}
+
+bool ValidPadding(OpContext& c, kiln_padding_t padding) {
+  if (padding == KILN_PADDING_VALID || padding == KILN_PADDING_SAME) return true;
+  c.Fail(kiln::InvalidArgument(c.function(), ": padding ", padding, " is not KILN_PADDING_VALID or _SAME"));
+  return false;
+}
+
+}  // namespace
+
+extern "C" {
+
+kiln_op_t kiln_op_dot(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    if (!c.ok()) return Op();
+    return c.builder().Dot(l, r);
+  });
+}
+
+kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                              const kiln_dot_dimension_numbers_t* dimension_numbers) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    const kiln_dot_dimension_numbers_t* dn = dimension_numbers;
+    if (!c.ok() || !c.struct_ok(dn, dn ? dn->struct_size : 0, sizeof(kiln_dot_dimension_numbers_t),
+                                "kiln_dot_dimension_numbers_t", "dimension_numbers")) {
+      return Op();
+    }
+    kiln::DotDimensionNumbers numbers;
+    numbers.lhs_contracting_dimensions = Spatial(c, dn->lhs_contracting_dimensions,
+                                                 dn->num_lhs_contracting_dimensions, "lhs_contracting_dimensions");
+    numbers.rhs_contracting_dimensions = Spatial(c, dn->rhs_contracting_dimensions,
+                                                 dn->num_rhs_contracting_dimensions, "rhs_contracting_dimensions");
+    numbers.lhs_batch_dimensions =
+        Spatial(c, dn->lhs_batch_dimensions, dn->num_lhs_batch_dimensions, "lhs_batch_dimensions");
+    numbers.rhs_batch_dimensions =
+        Spatial(c, dn->rhs_batch_dimensions, dn->num_rhs_batch_dimensions, "rhs_batch_dimensions");
+    if (!c.ok()) return Op();
+    return c.builder().DotGeneral(l, r, numbers);
+  });
+}
+
+kiln_op_t kiln_op_conv(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* window_strides,
+                       size_t num_spatial, kiln_padding_t padding) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    std::vector<int64_t> strides = c.ints_or(window_strides, num_spatial, 1);
+    if (!c.ok() || !ValidPadding(c, padding)) return Op();
+    return c.builder().Conv(l, r, strides, static_cast<kiln::Padding>(padding));
+  });
+}
+
+kiln_op_t kiln_op_conv_with_general_padding(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                            const int64_t* window_strides, const int64_t* padding_low,
+                                            const int64_t* padding_high, size_t num_spatial) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    std::vector<int64_t> strides = c.ints_or(window_strides, num_spatial, 1);
+    std::vector<std::pair<int64_t, int64_t>> pads = c.padding(padding_low, padding_high, num_spatial);
+    if (!c.ok()) return Op();
+    return c.builder().ConvWithGeneralPadding(l, r, strides, pads);
+  });
+}
+
+kiln_op_t kiln_op_conv_with_general_dimensions(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                               const int64_t* window_strides, size_t num_spatial,
+                                               kiln_padding_t padding,
+                                               const kiln_conv_dimension_numbers_t* dimension_numbers) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    std::vector<int64_t> strides = c.ints_or(window_strides, num_spatial, 1);
+    kiln::ConvolutionDimensionNumbers numbers = ConvNumbers(c, dimension_numbers);
+    if (!c.ok() || !ValidPadding(c, padding)) return Op();
+    return c.builder().ConvWithGeneralDimensions(l, r, strides, static_cast<kiln::Padding>(padding), numbers);
+  });
+}
+
+kiln_op_t kiln_op_conv_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* window_strides,
+                               const int64_t* padding_low, const int64_t* padding_high, size_t num_spatial,
+                               const kiln_conv_dimension_numbers_t* dimension_numbers) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    std::vector<int64_t> strides = c.ints_or(window_strides, num_spatial, 1);
+    std::vector<std::pair<int64_t, int64_t>> pads = c.padding(padding_low, padding_high, num_spatial);
+    kiln::ConvolutionDimensionNumbers numbers = ConvNumbers(c, dimension_numbers);
+    if (!c.ok()) return Op();
+    return c.builder().ConvGeneral(l, r, strides, pads, numbers);
+  });
+}
+
+kiln_op_t kiln_op_conv_general_dilated(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                       const int64_t* window_strides, const int64_t* padding_low,
+                                       const int64_t* padding_high, const int64_t* lhs_dilation,
+                                       const int64_t* rhs_dilation, size_t num_spatial,
+                                       const kiln_conv_dimension_numbers_t* dimension_numbers,
+                                       int64_t feature_group_count, int64_t batch_group_count) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op l = c.op(lhs, "lhs");
+    Op r = c.op(rhs, "rhs");
+    std::vector<int64_t> strides = c.ints_or(window_strides, num_spatial, 1);
+    std::vector<std::pair<int64_t, int64_t>> pads = c.padding(padding_low, padding_high, num_spatial);
+    std::vector<int64_t> lhs_dil = c.ints_or(lhs_dilation, num_spatial, 1);
+    std::vector<int64_t> rhs_dil = c.ints_or(rhs_dilation, num_spatial, 1);
+    kiln::ConvolutionDimensionNumbers numbers = ConvNumbers(c, dimension_numbers);
+    if (!c.ok()) return Op();
+    return c.builder().ConvGeneralDilated(l, r, strides, pads, lhs_dil, rhs_dil, numbers, feature_group_count,
+                                          batch_group_count);
+  });
+}
+
+}  // extern "C"

@@ -1,0 +1,271 @@
+// IR -> XLA HLO text. Names print without '%' (the short form JAX emits);
+// attributes print in XLA's spelling and order, defaults omitted where XLA
+// omits them. Every spelling here is one the parser reads back.
+#include "core/hlo_printer.h"
+
+#include "core/hlo_attribute_text.h"
+#include "core/hlo_literal_text.h"
+#include "core/hlo_shape_text.h"
+
+namespace kiln {
+namespace {
+
+class AttributeList {
+ public:
+  void Add(std::string_view key, const std::string& value) {
+    text_ += ", ";
+    text_ += key;
+    text_ += "=";
+    text_ += value;
+  }
+  void AddList(std::string_view key, std::span<const int64_t> values) { Add(key, PrintIntListText(values)); }
+  void AddListIfAny(std::string_view key, std::span<const int64_t> values) {
+    if (!values.empty()) AddList(key, values);
+  }
+  void AddTrue(std::string_view key, bool value) {
+    if (value) Add(key, "true");
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+std::string CalleeName(const Instruction& instruction, size_t i) {
+  return i < instruction.called.size() && instruction.called[i] ? instruction.called[i]->name() : "?";
+}
+
+void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
+  const Attributes& a = instruction.attrs;
+  auto to_apply = [&] { out.Add("to_apply", CalleeName(instruction, 0)); };
+  switch (instruction.opcode) {
+    case Opcode::kBroadcast:
+    case Opcode::kTranspose:
+    case Opcode::kReverse:
+    case Opcode::kConcatenate:
+    case Opcode::kGetDimensionSize: out.AddList("dimensions", a.dimensions); break;
+    case Opcode::kReduce:
+      out.AddList("dimensions", a.dimensions);
+      to_apply();
+      break;
+    case Opcode::kMap:
+      out.AddListIfAny("dimensions", a.dimensions);
+      to_apply();
+      break;
+    case Opcode::kSort:
+      out.AddList("dimensions", a.dimensions);
+      out.AddTrue("is_stable", a.is_stable);
+      to_apply();
+      break;
+    case Opcode::kCall: to_apply(); break;
+    case Opcode::kWhile:
+      out.Add("condition", CalleeName(instruction, 0));
+      out.Add("body", CalleeName(instruction, 1));
+      break;
+    case Opcode::kConditional: {
+      const bool predicated = !instruction.operands.empty() && instruction.operands[0] &&
+                              instruction.operands[0]->shape.element_type() == ElementType::kPred;
+      if (predicated && instruction.called.size() == 2) {
+        out.Add("true_computation", CalleeName(instruction, 0));
+        out.Add("false_computation", CalleeName(instruction, 1));
+      } else {
+        std::string branches = "{";
+        for (size_t i = 0; i < instruction.called.size(); ++i) branches += (i ? ", " : "") + CalleeName(instruction, i);
+        out.Add("branch_computations", branches + "}");
+      }
+      break;
+    }
+    case Opcode::kReduceWindow:
+      out.Add("window", PrintWindowText(a.window));
+      to_apply();
+      break;
+    case Opcode::kSelectAndScatter:
+      out.Add("window", PrintWindowText(a.window));
+      out.Add("select", CalleeName(instruction, 0));
+      out.Add("scatter", CalleeName(instruction, 1));
+      break;
+    case Opcode::kConvolution:
+      if (!a.window.dimensions.empty()) out.Add("window", PrintWindowText(a.window));
+      out.Add("dim_labels", PrintDimLabelsText(a.conv));
+      if (a.feature_group_count != 1) out.Add("feature_group_count", std::to_string(a.feature_group_count));
+      if (a.batch_group_count != 1) out.Add("batch_group_count", std::to_string(a.batch_group_count));
+      break;
+    case Opcode::kDot:
+      out.AddListIfAny("lhs_batch_dims", a.dot.lhs_batch_dimensions);
+      out.AddList("lhs_contracting_dims", a.dot.lhs_contracting_dimensions);
+      out.AddListIfAny("rhs_batch_dims", a.dot.rhs_batch_dimensions);
+      out.AddList("rhs_contracting_dims", a.dot.rhs_contracting_dimensions);
+      break;
+    case Opcode::kSlice:
+      out.Add("slice", PrintSliceText({a.slice_starts, a.slice_limits, a.slice_strides}));
+      break;
+    case Opcode::kDynamicSlice: out.AddList("dynamic_slice_sizes", a.dynamic_slice_sizes); break;
+    case Opcode::kPad: out.Add("padding", PrintPaddingText(a.padding)); break;
+    case Opcode::kCompare:
+      out.Add("direction", std::string(ComparisonDirectionName(a.comparison_direction)));
+      if (a.comparison_type != ComparisonType::kDefault) {
+        out.Add("type", std::string(ComparisonTypeName(a.comparison_type)));
+      }
+      break;
+    case Opcode::kIota: out.Add("iota_dimension", std::to_string(a.iota_dimension)); break;
+    case Opcode::kGetTupleElement: out.Add("index", std::to_string(a.tuple_index)); break;
+    case Opcode::kGather:
+      out.AddList("offset_dims", a.gather.offset_dims);
+      out.AddList("collapsed_slice_dims", a.gather.collapsed_slice_dims);
+      out.AddList("start_index_map", a.gather.start_index_map);
+      out.AddListIfAny("operand_batching_dims", a.gather.operand_batching_dims);
+      out.AddListIfAny("start_indices_batching_dims", a.gather.start_indices_batching_dims);
+      out.Add("index_vector_dim", std::to_string(a.gather.index_vector_dim));
+      out.AddList("slice_sizes", a.gather_slice_sizes);
+      out.AddTrue("indices_are_sorted", a.indices_are_sorted);
+      break;
+    case Opcode::kScatter:
+      out.AddList("update_window_dims", a.scatter.update_window_dims);
+      out.AddList("inserted_window_dims", a.scatter.inserted_window_dims);
+      out.AddList("scatter_dims_to_operand_dims", a.scatter.scatter_dims_to_operand_dims);
+      out.AddListIfAny("input_batching_dims", a.scatter.input_batching_dims);
+      out.AddListIfAny("scatter_indices_batching_dims", a.scatter.scatter_indices_batching_dims);
+      out.Add("index_vector_dim", std::to_string(a.scatter.index_vector_dim));
+      out.AddTrue("indices_are_sorted", a.indices_are_sorted);
+      out.AddTrue("unique_indices", a.unique_indices);
+      to_apply();
+      break;
+    case Opcode::kBatchNormGrad:
+    case Opcode::kBatchNormInference:
+    case Opcode::kBatchNormTraining:
+      out.Add("epsilon", FormatFloatExactly(a.epsilon));
+      out.Add("feature_index", std::to_string(a.feature_index));
+      break;
+    case Opcode::kReducePrecision:
+      out.Add("exponent_bits", std::to_string(a.exponent_bits));
+      out.Add("mantissa_bits", std::to_string(a.mantissa_bits));
+      break;
+    case Opcode::kRng: out.Add("distribution", std::string(RngDistributionName(a.rng_distribution))); break;
+    case Opcode::kRngBitGenerator: out.Add("algorithm", std::string(RngAlgorithmName(a.rng_algorithm))); break;
+    case Opcode::kCustomCall:
+      out.Add("custom_call_target", QuoteString(a.custom_call_target));
+      out.AddTrue("custom_call_has_side_effect", a.custom_call_has_side_effect);
+      if (!a.backend_config.empty()) out.Add("backend_config", QuoteString(a.backend_config));
+      break;
+    case Opcode::kInfeed:
+      if (!a.infeed_config.empty()) out.Add("infeed_config", QuoteString(a.infeed_config));
+      break;
+    case Opcode::kOutfeed:
+      if (!a.infeed_config.empty()) out.Add("outfeed_config", QuoteString(a.infeed_config));
+      break;
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+      if (a.channel_id != 0) out.Add("channel_id", std::to_string(a.channel_id));
+      break;
+    case Opcode::kAllReduce:
+      if (a.channel_id != 0) out.Add("channel_id", std::to_string(a.channel_id));
+      to_apply();
+      break;
+    default: break;
+  }
+}
+
+std::string PrintOperands(const Instruction& instruction, const PrintOptions& options) {
+  if (instruction.opcode == Opcode::kConstant) {
+    return instruction.literal ? PrintLiteralText(*instruction.literal) : "";
+  }
+  if (instruction.opcode == Opcode::kParameter) return std::to_string(instruction.attrs.parameter_number);
+  std::string text;
+  for (size_t i = 0; i < instruction.operands.size(); ++i) {
+    if (i) text += ", ";
+    const Instruction* operand = instruction.operands[i];
+    if (!operand) {
+      text += "?";
+      continue;
+    }
+    if (options.print_operand_shapes) text += PrintShapeText(operand->shape, options.print_layouts) + " ";
+    text += operand->name;
+  }
+  return text;
+}
+
+std::string PrintInstructionLine(const Instruction& instruction, const PrintOptions& options, bool is_root) {
+  std::string text = is_root ? "ROOT " : "";
+  text += instruction.name + " = " + PrintShapeText(instruction.shape, options.print_layouts) + " ";
+  text += std::string(OpcodeName(instruction.opcode)) + "(" + PrintOperands(instruction, options) + ")";
+  AttributeList attributes;
+  AddOpAttributes(instruction, attributes);
+  return text + attributes.text();
+}
+
+std::string PrintSignature(const Computation& computation, const PrintOptions& options) {
+  std::string text = "(";
+  const auto& parameters = computation.parameters();
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    if (i) text += ", ";
+    if (!parameters[i]) {
+      text += "?: ?";
+      continue;
+    }
+    text += parameters[i]->name + ": " + PrintShapeText(parameters[i]->shape, options.print_layouts);
+  }
+  text += ") -> ";
+  text += computation.root() ? PrintShapeText(computation.root()->shape, options.print_layouts) : "?";
+  return text;
+}
+
+std::string PrintComputationBody(const Computation& computation, const PrintOptions& options, bool is_entry) {
+  std::string text = is_entry ? "ENTRY " : "";
+  text += computation.name();
+  // The long form (with operand shapes) also carries the signature, as XLA's
+  // default printer does; the short form is JAX's.
+  if (options.print_operand_shapes) text += " " + PrintSignature(computation, options);
+  text += " {\n";
+  for (const auto& instruction : computation.instructions()) {
+    text += "  " + PrintInstructionLine(*instruction, options, instruction.get() == computation.root()) + "\n";
+  }
+  return text + "}\n";
+}
+
+bool SameSignature(const ProgramShape& a, const ProgramShape& b) {
+  if (a.parameters.size() != b.parameters.size() || !a.result.Compatible(b.result)) return false;
+  for (size_t i = 0; i < a.parameters.size(); ++i) {
+    if (!a.parameters[i].Compatible(b.parameters[i])) return false;
+  }
+  return true;
+}
+
+std::string PrintEntryLayout(const Module& module) {
+  ProgramShape layout;
+  if (module.entry()) layout = module.entry()->program_shape();
+  // The recorded layout wins only while it still matches the entry (a pass
+  // may have changed the signature since it was recorded).
+  if (module.entry_layout() && (!module.entry() || SameSignature(*module.entry_layout(), layout))) {
+    layout = *module.entry_layout();
+  }
+  std::string text = "{(";
+  for (size_t i = 0; i < layout.parameters.size(); ++i) {
+    if (i) text += ", ";
+    text += PrintShapeText(layout.parameters[i], true);
+  }
+  return text + ")->" + PrintShapeText(layout.result, true) + "}";
+}
+
+}  // namespace
+
+std::string PrintModule(const Module& module, const PrintOptions& options) {
+  std::string text = "HloModule " + module.name();
+  if (module.entry() || module.entry_layout()) text += ", entry_computation_layout=" + PrintEntryLayout(module);
+  text += "\n";
+  for (const Computation* computation : module.ComputationsPostOrder()) {
+    text += "\n" + PrintComputationBody(*computation, options, computation == module.entry());
+  }
+  return text;
+}
+
+std::string PrintComputation(const Computation& computation, const PrintOptions& options) {
+  return PrintComputationBody(computation, options, false);
+}
+
+std::string PrintInstruction(const Instruction& instruction, const PrintOptions& options) {
+  return PrintInstructionLine(instruction, options, false);
+}
+
+}  // namespace kiln

@@ -1,0 +1,50 @@
+// The evaluator: runs a computation of a module on argument literals,
+// instruction by instruction, recursing into called computations.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "core/interpreter/eval_context.h"
+
+namespace kiln::interpreter {
+
+// Precomputed evaluation order of one computation: instructions reachable
+// from the root (operands first), where each operand's value lives, and when
+// an intermediate value can be dropped.
+struct ComputationPlan {
+  std::vector<const Instruction*> order;
+  std::vector<std::vector<size_t>> operand_slots;
+  std::vector<std::vector<size_t>> release_after;
+  size_t root_slot = 0;
+};
+
+// Plans of every computation of a module. Immutable after Build, so one
+// ModulePlan serves concurrent executions.
+class ModulePlan {
+ public:
+  static ModulePlan Build(const Module& module);
+  const ComputationPlan* Find(const Computation* computation) const;
+
+ private:
+  std::unordered_map<const Computation*, ComputationPlan> plans_;
+};
+
+// Evaluates computations for one execution. Not shared between threads.
+class Evaluator : public ComputationRunner {
+ public:
+  Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed);
+  StatusOr<Literal> Run(const Computation& computation, Operands arguments) override;
+
+ private:
+  StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, Operands operands,
+                                        Operands arguments);
+  StatusOr<Literal> EvaluateWhile(const Instruction& instruction, Operands operands);
+  StatusOr<Literal> EvaluateConditional(const Instruction& instruction, Operands operands);
+
+  const ModulePlan& plan_;
+  RngStream rng_;
+  EvalContext context_;
+};
+
+}  // namespace kiln::interpreter

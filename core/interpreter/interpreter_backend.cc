@@ -1,0 +1,170 @@
+#include "core/interpreter/interpreter_backend.h"
+
+#include <set>
+
+#include "core/verifier.h"
+
+namespace kiln::interpreter {
+namespace {
+
+// Leaves that carry data: arrays, in order; tokens carry none.
+void FlattenLeaves(Literal literal, std::vector<Literal>& leaves) {
+  if (literal.shape().IsTuple()) {
+    for (Literal& element : literal.mutable_tuple_elements()) FlattenLeaves(std::move(element), leaves);
+  } else if (literal.shape().IsArray()) {
+    leaves.push_back(std::move(literal));
+  }
+}
+
+std::vector<Shape> ArrayLeaves(const Shape& shape) {
+  std::vector<Shape> leaves;
+  for (Shape& leaf : shape.Leaves()) {
+    if (leaf.IsArray()) leaves.push_back(std::move(leaf));
+  }
+  return leaves;
+}
+
+// Rebuilds a (possibly tuple) parameter from consecutive argument leaves.
+Literal Assemble(const Shape& shape, std::span<DeviceBuffer* const> arguments, size_t& next) {
+  if (shape.IsTuple()) {
+    std::vector<Literal> elements;
+    for (const Shape& element : shape.tuple_shapes()) elements.push_back(Assemble(element, arguments, next));
+    return Literal::Tuple(std::move(elements));
+  }
+  if (!shape.IsArray()) return Literal(shape);
+  return static_cast<const LiteralBuffer*>(arguments[next++])->literal();
+}
+
+}  // namespace
+
+LiteralBuffer::LiteralBuffer(Literal literal, Device* device)
+    : DeviceBuffer(literal.shape(), device), literal_(std::move(literal)) {}
+
+InterpreterExecutable::InterpreterExecutable(std::unique_ptr<Module> module, Device* device,
+                                             std::shared_ptr<HostQueues> queues)
+    : module_(std::move(module)), plan_(ModulePlan::Build(*module_)), device_(device), queues_(std::move(queues)) {
+  const ProgramShape signature = module_->entry()->program_shape();
+  parameter_shapes_ = signature.parameters;
+  Shape result = signature.result;
+  // Entry layouts are metadata only; they are reported on the leaves.
+  if (module_->entry_layout().has_value() &&
+      module_->entry_layout()->parameters.size() == parameter_shapes_.size()) {
+    for (size_t i = 0; i < parameter_shapes_.size(); ++i) {
+      if (module_->entry_layout()->parameters[i].Compatible(parameter_shapes_[i])) {
+        parameter_shapes_[i] = module_->entry_layout()->parameters[i];
+      }
+    }
+    if (module_->entry_layout()->result.Compatible(result)) result = module_->entry_layout()->result;
+  }
+  for (const Shape& parameter : parameter_shapes_) {
+    for (Shape& leaf : ArrayLeaves(parameter)) parameter_leaves_.push_back(std::move(leaf));
+  }
+  result_leaves_ = ArrayLeaves(result);
+}
+
+StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Execute(
+    std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) {
+  if (arguments.size() != parameter_leaves_.size()) {
+    return InvalidArgument("interpreter: the computation takes ", parameter_leaves_.size(),
+                           " argument buffers, got ", arguments.size());
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const DeviceBuffer* argument = arguments[i];
+    if (argument == nullptr) return InvalidArgument("interpreter: argument ", i, " is null");
+    if (dynamic_cast<const LiteralBuffer*>(argument) == nullptr || argument->device() != device_) {
+      return InvalidArgument("interpreter: argument ", i, " is not a buffer of this interpreter device");
+    }
+    if (!argument->shape().Compatible(parameter_leaves_[i])) {
+      return InvalidArgument("interpreter: parameter ", i, " expects ", parameter_leaves_[i].ToString(), ", got ",
+                             argument->shape().ToString());
+    }
+  }
+  std::vector<Literal> parameters;
+  size_t next = 0;
+  for (const Shape& shape : parameter_shapes_) parameters.push_back(Assemble(shape, arguments, next));
+  std::vector<const Literal*> pointers;
+  for (const Literal& parameter : parameters) pointers.push_back(&parameter);
+
+  Evaluator evaluator(plan_, queues_.get(), options.rng_seed);
+  KILN_ASSIGN_OR_RETURN(Literal result, evaluator.Run(*module_->entry(), pointers));
+  std::vector<Literal> leaves;
+  FlattenLeaves(std::move(result), leaves);
+  if (leaves.size() != result_leaves_.size()) {
+    return Internal("interpreter: produced ", leaves.size(), " result leaves, expected ", result_leaves_.size());
+  }
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    leaves[i].set_layout(result_leaves_[i].layout());
+    buffers.push_back(std::make_unique<LiteralBuffer>(std::move(leaves[i]), device_));
+  }
+  return buffers;
+}
+
+InterpreterBackend::InterpreterBackend()
+    : device_(std::make_unique<Device>(this, 0, "interpreter:0 (host reference)")),
+      device_list_{device_.get()},
+      queues_(std::make_shared<HostQueues>()) {}
+
+bool InterpreterBackend::SupportsElementType(ElementType type) const {
+  return IsArrayType(type) || type == ElementType::kTuple || type == ElementType::kToken;
+}
+
+std::vector<std::string> InterpreterBackend::UnsupportedOps(const Module& module) const {
+  // Send/recv pair two devices; the interpreter has exactly one.
+  std::set<std::string> unsupported;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      switch (instruction->opcode) {
+        case Opcode::kSend:
+        case Opcode::kSendDone:
+        case Opcode::kRecv:
+        case Opcode::kRecvDone: unsupported.insert(std::string(OpcodeName(instruction->opcode))); break;
+        default: break;
+      }
+    }
+  }
+  return {unsupported.begin(), unsupported.end()};
+}
+
+int64_t InterpreterBackend::max_buffer_bytes() const { return int64_t{1} << 40; }
+
+StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& module, const CompileOptions&) {
+  if (module.entry() == nullptr) return InvalidArgument("interpreter: module '", module.name(), "' has no entry");
+  KILN_RETURN_IF_ERROR(VerifyModule(module));
+  const std::vector<std::string> unsupported = UnsupportedOps(module);
+  if (!unsupported.empty()) {
+    std::string names;
+    for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
+    return Unimplemented("interpreter backend does not support op(s): ", names);
+  }
+  return std::unique_ptr<Executable>(std::make_unique<InterpreterExecutable>(module.Clone(), device_.get(), queues_));
+}
+
+StatusOr<std::unique_ptr<DeviceBuffer>> InterpreterBackend::BufferFromLiteral(const Literal& literal,
+                                                                             Device* device) {
+  if (device == nullptr) device = device_.get();
+  if (device != device_.get()) return InvalidArgument("interpreter: device is not the interpreter's device");
+  if (!literal.shape().IsArray()) {
+    return InvalidArgument("interpreter: a buffer holds one array, got ", literal.shape().ToString());
+  }
+  if (literal.shape().byte_size() > max_buffer_bytes()) {
+    return ResourceExhausted("interpreter: buffer of ", literal.shape().byte_size(), " bytes exceeds the limit");
+  }
+  return std::unique_ptr<DeviceBuffer>(std::make_unique<LiteralBuffer>(literal, device));
+}
+
+Status InterpreterBackend::TransferToInfeed(const Literal& literal) {
+  std::lock_guard<std::mutex> lock(queues_->mutex);
+  queues_->infeed.push_back(literal);
+  return OkStatus();
+}
+
+StatusOr<Literal> InterpreterBackend::TransferFromOutfeed() {
+  std::lock_guard<std::mutex> lock(queues_->mutex);
+  if (queues_->outfeed.empty()) return FailedPrecondition("interpreter: the outfeed queue is empty");
+  Literal literal = std::move(queues_->outfeed.front());
+  queues_->outfeed.pop_front();
+  return literal;
+}
+
+}  // namespace kiln::interpreter

@@ -1,0 +1,162 @@
+// Random numbers. `rng` draws from the execution's counter-based stream
+// (seeded by ExecuteOptions::rng_seed, so equal seeds give equal numbers).
+// `rng-bit-generator` is a pure function of its state operand:
+//   THREEFRY (and DEFAULT, which the interpreter maps to THREEFRY):
+//     Threefry-2x32 with 20 rounds; key = state[0] (low word first),
+//     block i encrypts the 64-bit counter state[1] + i; each block yields two
+//     32-bit words. New state: state[1] advanced by the number of blocks.
+//   PHILOX: Philox-4x32 with 10 rounds; key = state[0], 128-bit counter =
+//     (state[1], state[2] or 0) + i; each block yields four words. New state:
+//     the counter advanced by the number of blocks.
+// The words fill the output's bytes in order (little-endian).
+#include <cmath>
+#include <cstring>
+#include <numbers>
+
+#include "core/interpreter/kernels.h"
+#include "core/interpreter/scalar_ops.h"
+
+namespace kiln::interpreter {
+namespace {
+
+uint32_t RotateLeft(uint32_t value, int bits) { return (value << bits) | (value >> (32 - bits)); }
+
+void Threefry2x32(uint32_t k0, uint32_t k1, uint32_t c0, uint32_t c1, uint32_t out[2]) {
+  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  const uint32_t ks[3] = {k0, k1, 0x1BD11BDAu ^ k0 ^ k1};
+  uint32_t x0 = c0 + ks[0];
+  uint32_t x1 = c1 + ks[1];
+  for (int round = 0; round < 20; ++round) {
+    x0 += x1;
+    x1 = RotateLeft(x1, kRotations[round % 8]);
+    x1 ^= x0;
+    if (round % 4 == 3) {
+      const int injection = round / 4 + 1;
+      x0 += ks[injection % 3];
+      x1 += ks[(injection + 1) % 3] + static_cast<uint32_t>(injection);
+    }
+  }
+  out[0] = x0;
+  out[1] = x1;
+}
+
+void Philox4x32(uint32_t k0, uint32_t k1, const uint32_t counter[4], uint32_t out[4]) {
+  uint32_t c[4] = {counter[0], counter[1], counter[2], counter[3]};
+  for (int round = 0; round < 10; ++round) {
+    const uint64_t product0 = uint64_t{0xD2511F53u} * c[0];
+    const uint64_t product1 = uint64_t{0xCD9E8D57u} * c[2];
+    const uint32_t next[4] = {static_cast<uint32_t>(product1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(product1),
+                              static_cast<uint32_t>(product0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(product0)};
+    std::memcpy(c, next, sizeof(c));
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  std::memcpy(out, c, sizeof(c));
+}
+
+// Uniform double in [0, 1) from 53 random bits.
+double UniformUnit(RngStream& stream) { return static_cast<double>(stream.Next() >> 11) * 0x1.0p-53; }
+
+}  // namespace
+
+StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands, EvalContext& context) {
+  if (operands.size() != 2 || operands[0]->element_count() != 1 || operands[1]->element_count() != 1) {
+    return InvalidArgument("interpreter: rng needs two scalar parameters");
+  }
+  const Literal& a = *operands[0];
+  const Literal& b = *operands[1];
+  const bool normal = instruction.attrs.rng_distribution == RngDistribution::kNormal;
+  RngStream& stream = *context.rng;
+  Literal result(instruction.shape);
+  Status status = DispatchElementType(instruction.shape.element_type(), [&](auto tag) -> Status {
+    using T = decltype(tag);
+    auto out = result.data<T>();
+    if constexpr (kIsFloat<T>) {
+      const double low = a.GetAsDouble(0);
+      const double high = b.GetAsDouble(0);
+      for (auto& value : out) {
+        double sample;
+        if (normal) {
+          // Box-Muller: mean `low` (mu), standard deviation `high` (sigma).
+          const double u1 = 1.0 - UniformUnit(stream);
+          const double u2 = UniformUnit(stream);
+          sample = low + high * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+        } else {
+          sample = low + (high - low) * UniformUnit(stream);
+          // Rounding to T can reach `high`; keep the interval half-open.
+          if (ConvertElement<double>(static_cast<T>(sample)) >= high && high > low) sample = low;
+        }
+        value = static_cast<T>(sample);
+      }
+      return OkStatus();
+    } else if constexpr (kIsInt<T> || kIsPred<T>) {
+      if (normal) return InvalidArgument("interpreter: rng normal needs a floating-point type");
+      const int64_t low = a.GetAsInt64(0);
+      const int64_t high = b.GetAsInt64(0);
+      const uint64_t span = high > low ? static_cast<uint64_t>(high) - static_cast<uint64_t>(low) : 0;
+      for (auto& value : out) {
+        const uint64_t offset = span == 0 ? 0 : stream.Next() % span;
+        value = static_cast<T>(static_cast<uint64_t>(low) + offset);
+      }
+      return OkStatus();
+    } else {
+      return InvalidArgument("interpreter: rng does not support ", instruction.shape.ToString());
+    }
+  });
+  KILN_RETURN_IF_ERROR(status);
+  return result;
+}
+
+StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& instruction, Operands operands) {
+  const Literal& state = *operands[0];
+  const Shape& shape = instruction.shape;
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 || state.shape().element_type() != ElementType::kU64 ||
+      state.element_count() < 2) {
+    return InvalidArgument("interpreter: rng-bit-generator needs a u64 state of at least 2 elements and a ",
+                           "(state, bits) result, got ", state.shape().ToString(), " -> ", shape.ToString());
+  }
+  Literal new_state = state;
+  Literal bits(shape.tuple_shapes(1));
+  auto words_out = bits.raw();
+  const size_t word_count = (words_out.size() + 3) / 4;
+  std::vector<uint32_t> words;
+  words.reserve(word_count + 4);
+  auto key_and_counter = state.data<uint64_t>();
+  const auto k0 = static_cast<uint32_t>(key_and_counter[0]);
+  const auto k1 = static_cast<uint32_t>(key_and_counter[0] >> 32);
+  uint64_t blocks = 0;
+  if (instruction.attrs.rng_algorithm == RngAlgorithm::kPhilox) {
+    const uint64_t counter_low = key_and_counter[1];
+    const uint64_t counter_high = state.element_count() > 2 ? key_and_counter[2] : 0;
+    while (words.size() < word_count) {
+      const uint64_t low = counter_low + blocks;
+      const uint64_t high = counter_high + (low < counter_low ? 1 : 0);
+      const uint32_t counter[4] = {static_cast<uint32_t>(low), static_cast<uint32_t>(low >> 32),
+                                   static_cast<uint32_t>(high), static_cast<uint32_t>(high >> 32)};
+      uint32_t block[4];
+      Philox4x32(k0, k1, counter, block);
+      words.insert(words.end(), block, block + 4);
+      ++blocks;
+    }
+    auto out_state = new_state.data<uint64_t>();
+    out_state[1] = counter_low + blocks;
+    if (state.element_count() > 2 && out_state[1] < counter_low) ++out_state[2];
+  } else {
+    const uint64_t counter = key_and_counter[1];
+    while (words.size() < word_count) {
+      const uint64_t value = counter + blocks;
+      uint32_t block[2];
+      Threefry2x32(k0, k1, static_cast<uint32_t>(value), static_cast<uint32_t>(value >> 32), block);
+      words.insert(words.end(), block, block + 2);
+      ++blocks;
+    }
+    new_state.data<uint64_t>()[1] = counter + blocks;
+  }
+  if (!words_out.empty()) std::memcpy(words_out.data(), words.data(), words_out.size());
+  std::vector<Literal> elements;
+  elements.push_back(std::move(new_state));
+  elements.push_back(std::move(bits));
+  return Literal::Tuple(std::move(elements));
+}
+
+}  // namespace kiln::interpreter

@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Tests of the `kiln` command line tool, one case per ctest test.
+
+Uses only the Python standard library: .npy inputs are written and results
+read back by the small codec below, which follows the NumPy format spec.
+
+  cli_test.py --kiln PATH --data DIR --version X.Y.Z CASE
+  cli_test.py --list
+"""
+
+import argparse
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+# --- .npy codec (format 1.0) ---------------------------------------------------
+
+STRUCT_CODES = {"b1": "?", "i1": "b", "i2": "h", "i4": "i", "i8": "q", "u1": "B", "u2": "H",
+                "u4": "I", "u8": "Q", "f2": "e", "f4": "f", "f8": "d"}
+
+
+def npy_bytes(descr, shape, payload, fortran_order=False):
+    """A .npy file with raw `payload` bytes, padded as NumPy pads it."""
+    dims = ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "")
+    header = "{'descr': '%s', 'fortran_order': %s, 'shape': (%s), }" % (
+        descr, "True" if fortran_order else "False", dims)
+    header += " " * ((64 - (10 + len(header) + 1) % 64) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode("latin1") + payload
+
+
+def npy_array(descr, shape, values, fortran_order=False):
+    order, code = descr[0], descr[1:]
+    fmt = (">" if order == ">" else "<") + STRUCT_CODES[code] * len(values)
+    return npy_bytes(descr, shape, struct.pack(fmt, *values), fortran_order)
+
+
+def read_npy(path):
+    """Returns (descr, shape, values) of a C-order .npy file of a numeric dtype."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if data[:6] != b"\x93NUMPY":
+        raise AssertionError("%s: bad magic %r" % (path, data[:6]))
+    if data[6] == 1:
+        (length,), start = struct.unpack("<H", data[8:10]), 10
+    else:
+        (length,), start = struct.unpack("<I", data[8:12]), 12
+    if (start + length) % 64 != 0:
+        raise AssertionError("%s: data does not start on a 64-byte boundary" % path)
+    header = eval(data[start:start + length].decode("latin1"), {"__builtins__": {}})  # noqa: S307
+    if header["fortran_order"]:
+        raise AssertionError("%s: written in Fortran order" % path)
+    descr, shape = header["descr"], header["shape"]
+    count = 1
+    for d in shape:
+        count *= d
+    fmt = (">" if descr[0] == ">" else "<") + STRUCT_CODES[descr[1:]] * count
+    payload = data[start + length:]
+    if len(payload) != struct.calcsize(fmt):
+        raise AssertionError("%s: %d data bytes, expected %d" % (path, len(payload), struct.calcsize(fmt)))
+    return descr, shape, list(struct.unpack(fmt, payload))
+
+
+# --- test harness --------------------------------------------------------------
+
+class Context:
+    def __init__(self, kiln, data, version, work):
+        self.kiln, self.data, self.version, self.work = kiln, data, version, work
+
+    def hlo(self, name):
+        return os.path.join(self.data, name)
+
+    def path(self, name):
+        return os.path.join(self.work, name)
+
+    def write(self, name, content):
+        with open(self.path(name), "wb") as f:
+            f.write(content)
+        return self.path(name)
+
+    def run(self, *args):
+        result = subprocess.run([self.kiln] + list(args), capture_output=True, text=True, timeout=120,
+                                cwd=self.work)
+        if result.returncode < 0:
+            raise AssertionError("kiln crashed with signal %d: %s" % (-result.returncode, result.stderr))
+        return result
+
+
+def expect(condition, message, result=None):
+    if not condition:
+        if result is not None:
+            message += "\n  exit code: %d\n  stdout: %r\n  stderr: %r" % (
+                result.returncode, result.stdout, result.stderr)
+        raise AssertionError(message)
+
+
+def expect_error(result, code, *needles):
+    """Expects exit code 1 and 'kiln: error: CODE: ...' naming every needle."""
+    expect(result.returncode == 1, "expected exit code 1", result)
+    expect(result.stderr.startswith("kiln: error: %s: " % code), "expected a %s error" % code, result)
+    for needle in needles:
+        expect(needle in result.stderr, "expected %r in the error" % needle, result)
+
+
+def expect_usage_error(result, needle):
+    expect(result.returncode == 2, "expected exit code 2 (usage error)", result)
+    expect(needle in result.stderr and "usage: kiln run" in result.stderr, "expected %r and the usage" % needle,
+           result)
+
+
+CASES = {}
+
+
+def case(fn):
+    CASES[fn.__name__[len("test_"):]] = fn
+    return fn
+
+
+def add_inputs(ctx):
+    a = ctx.write("a.npy", npy_array("<f4", (2, 2), [1, 2, 3, 4]))
+    b = ctx.write("b.npy", npy_array("<f4", (2, 2), [10, 20, 30, 40]))
+    return a, b
+
+
+# --- cases ---------------------------------------------------------------------
+
+@case
+def test_version(ctx):
+    result = ctx.run("--version")
+    expect(result.returncode == 0 and result.stdout == "kiln %s\n" % ctx.version, "wrong version output", result)
+
+
+@case
+def test_help(ctx):
+    result = ctx.run("--help")
+    expect(result.returncode == 0 and "usage: kiln run MODULE.hlo" in result.stdout, "wrong help output", result)
+
+
+@case
+def test_usage_errors(ctx):
+    expect_usage_error(ctx.run(), "no command given")
+    expect_usage_error(ctx.run("frobnicate"), "unknown command 'frobnicate'")
+    expect_usage_error(ctx.run("run"), "needs a MODULE.hlo")
+    expect_usage_error(ctx.run("run", ctx.hlo("add.hlo"), "--bogus"), "unknown option '--bogus'")
+    expect_usage_error(ctx.run("run", ctx.hlo("add.hlo"), "--input"), "--input needs a value")
+    expect_usage_error(ctx.run("run", "one.hlo", "two.hlo"), "takes one module file")
+    expect_usage_error(ctx.run("run", "m.hlo", "--rng-seed", "-3"), "--rng-seed needs a non-negative integer")
+    expect_usage_error(ctx.run("info", "extra"), "takes no arguments")
+
+
+@case
+def test_info(ctx):
+    result = ctx.run("info")
+    expect(result.returncode == 0, "info failed", result)
+    for needle in ("backends:", "interpreter", "devices:", "element types:", "f32"):
+        expect(needle in result.stdout, "expected %r in info output" % needle, result)
+
+
+@case
+def test_run_writes_output_dir(ctx):
+    a, b = add_inputs(ctx)
+    out = ctx.path("results/nested")  # missing directories are created
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input=" + b, "--output-dir", out)
+    expect(result.returncode == 0 and result.stdout == "", "run failed", result)
+    descr, shape, values = read_npy(os.path.join(out, "0.npy"))
+    expect((descr, shape, values) == ("<f4", (2, 2), [11, 22, 33, 44]),
+           "wrong result %r" % ((descr, shape, values),))
+    expect(sorted(os.listdir(out)) == ["0.npy"], "unexpected files %r" % os.listdir(out))
+
+
+@case
+def test_run_on_interpreter_with_equals_forms(ctx):
+    a, b = add_inputs(ctx)
+    result = ctx.run("run", "--backend=interpreter", "--input=" + a, "--input=" + b,
+                     "--output-dir=" + ctx.path("out"), ctx.hlo("add.hlo"))
+    expect(result.returncode == 0, "run failed", result)
+    expect(read_npy(ctx.path("out/0.npy"))[2] == [11, 22, 33, 44], "wrong result")
+
+
+@case
+def test_run_prints_results(ctx):
+    result = ctx.run("run", ctx.hlo("constant.hlo"))
+    expect(result.returncode == 0 and result.stdout == "result 0: f32[2,2] {{1, 2}, {3, 4}}\n",
+           "wrong printed result", result)
+
+
+@case
+def test_run_flattens_tuple_results(ctx):
+    v = ctx.write("v.npy", npy_array("<f4", (3,), [1, -2, 3.5]))
+    n = ctx.write("n.npy", npy_array("<i4", (), [21]))
+    result = ctx.run("run", ctx.hlo("tuple_result.hlo"), "--input", v, "--input", n, "--output-dir", ctx.path("o"))
+    expect(result.returncode == 0, "run failed", result)
+    expect(read_npy(ctx.path("o/0.npy")) == ("<f4", (3,), [-1, 2, -3.5]), "wrong leaf 0")
+    expect(read_npy(ctx.path("o/1.npy")) == ("<i4", (), [42]), "wrong leaf 1")
+    printed = ctx.run("run", ctx.hlo("tuple_result.hlo"), "--input", v, "--input", n)
+    expect(printed.stdout == "result 0: f32[3] {-1, 2, -3.5}\nresult 1: s32[] 42\n", "wrong printing", printed)
+
+
+@case
+def test_run_reads_big_endian_and_fortran_inputs(ctx):
+    # Row-major [[1, 2], [3, 4]] stored column-major, and a big-endian operand.
+    a = ctx.write("a.npy", npy_array("<f4", (2, 2), [1, 3, 2, 4], fortran_order=True))
+    b = ctx.write("b.npy", npy_array(">f4", (2, 2), [10, 20, 30, 40]))
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input", b)
+    expect(result.stdout == "result 0: f32[2,2] {{11, 22}, {33, 44}}\n", "wrong result", result)
+
+
+@case
+def test_run_bf16_parameter_takes_v2_data(ctx):
+    # bf16 1.0 = 0x3f80, -2.5 = 0xc020, as ml_dtypes saves them ('<V2').
+    b = ctx.write("b.npy", npy_bytes("<V2", (2,), struct.pack("<HH", 0x3F80, 0xC020)))
+    result = ctx.run("run", ctx.hlo("bf16_input.hlo"), "--input", b)
+    expect(result.returncode == 0 and result.stdout == "result 0: f32[2] {1, -2.5}\n", "wrong result", result)
+
+
+@case
+def test_wrong_input_count(ctx):
+    a, _ = add_inputs(ctx)
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", a), "INVALID_ARGUMENT",
+                 "expected 2 inputs for ENTRY parameters (f32[2,2], f32[2,2]) but got 1")
+    expect_error(ctx.run("run", ctx.hlo("constant.hlo"), "--input", a), "INVALID_ARGUMENT",
+                 "expected 0 inputs for ENTRY parameters () but got 1")
+
+
+@case
+def test_wrong_input_dtype(ctx):
+    a, _ = add_inputs(ctx)
+    ints = ctx.write("ints.npy", npy_array("<i4", (2, 2), [1, 2, 3, 4]))
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input", ints), "INVALID_ARGUMENT",
+                 "ints.npy", "s32", "ENTRY parameter 1 expects f32[2,2]")
+    raw = ctx.write("raw.npy", npy_bytes("<V2", (2, 2), bytes(8)))
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", raw, "--input", a), "INVALID_ARGUMENT",
+                 "raw.npy", "V2")
+
+
+@case
+def test_wrong_input_shape(ctx):
+    a, _ = add_inputs(ctx)
+    wide = ctx.write("wide.npy", npy_array("<f4", (2, 3), [1, 2, 3, 4, 5, 6]))
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", wide, "--input", a), "INVALID_ARGUMENT",
+                 "wide.npy", "f32[2,3]", "ENTRY parameter 0 expects f32[2,2]")
+
+
+@case
+def test_malformed_npy(ctx):
+    a, _ = add_inputs(ctx)
+    junk = ctx.write("junk.npy", b"this is not an array")
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input", junk), "INVALID_ARGUMENT",
+                 "junk.npy", "not a .npy file")
+    good = npy_array("<f4", (2, 2), [1, 2, 3, 4])
+    cut = ctx.write("cut.npy", good[:-3])
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", cut, "--input", a), "DATA_LOSS", "cut.npy",
+                 "truncated")
+    obj = ctx.write("obj.npy", npy_bytes("|O", (2, 2), bytes(32)))
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", obj, "--input", a), "INVALID_ARGUMENT", "obj.npy",
+                 "unsupported dtype '|O'")
+
+
+@case
+def test_missing_files(ctx):
+    a, _ = add_inputs(ctx)
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input", "absent.npy"), "NOT_FOUND",
+                 "absent.npy")
+    expect_error(ctx.run("run", "absent.hlo"), "NOT_FOUND", "absent.hlo")
+
+
+@case
+def test_malformed_hlo(ctx):
+    result = ctx.run("run", ctx.hlo("malformed.hlo"))
+    expect_error(result, "INVALID_ARGUMENT", "malformed.hlo", "line ", "column ")
+    empty = ctx.write("empty.hlo", b"")
+    expect_error(ctx.run("run", empty), "INVALID_ARGUMENT", "empty.hlo")
+
+
+@case
+def test_unknown_backend(ctx):
+    expect_error(ctx.run("run", ctx.hlo("constant.hlo"), "--backend", "nosuch"), "NOT_FOUND",
+                 "unknown backend 'nosuch'", "interpreter")
+
+
+@case
+def test_output_dir_is_a_file(ctx):
+    blocker = ctx.write("blocker", b"")
+    result = ctx.run("run", ctx.hlo("constant.hlo"), "--output-dir", blocker)
+    expect(result.returncode == 1 and result.stderr.startswith("kiln: error: ") and "blocker" in result.stderr,
+           "expected an error naming the output path", result)
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kiln")
+    parser.add_argument("--data")
+    parser.add_argument("--version")
+    parser.add_argument("--list", action="store_true")
+    parser.add_argument("case", nargs="?")
+    args = parser.parse_args()
+    if args.list:
+        print(";".join(CASES))
+        return 0
+    if args.case not in CASES:
+        print("unknown case %r" % args.case, file=sys.stderr)
+        return 2
+    work = tempfile.mkdtemp(prefix="kiln_cli_")
+    try:
+        CASES[args.case](Context(os.path.abspath(args.kiln), os.path.abspath(args.data), args.version, work))
+    except (AssertionError, subprocess.TimeoutExpired) as error:
+        print("FAILED %s: %s" % (args.case, error), file=sys.stderr)
+        return 1
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    print("PASSED %s" % args.case)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

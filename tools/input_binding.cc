@@ -1,0 +1,43 @@
+#include "tools/input_binding.h"
+
+#include "core/npy.h"
+
+namespace kiln::tool {
+namespace {
+
+std::string ShapeList(const std::vector<Shape>& shapes) {
+  std::string text = "(";
+  for (size_t i = 0; i < shapes.size(); ++i) text += (i > 0 ? ", " : "") + shapes[i].ToString();
+  return text + ")";
+}
+
+}  // namespace
+
+StatusOr<std::vector<Literal>> ReadInputs(const std::vector<std::string>& paths,
+                                          const std::vector<Shape>& parameter_leaves) {
+  if (paths.size() != parameter_leaves.size()) {
+    return InvalidArgument("expected ", parameter_leaves.size(), " input", parameter_leaves.size() == 1 ? "" : "s",
+                           " for ENTRY parameters ", ShapeList(parameter_leaves), " but got ", paths.size());
+  }
+  std::vector<Literal> inputs;
+  inputs.reserve(paths.size());
+  for (size_t i = 0; i < paths.size(); ++i) {
+    const Shape& expected = parameter_leaves[i];
+    KILN_ASSIGN_OR_RETURN(Literal literal, ReadNpyFile(paths[i], expected.element_type()));
+    if (literal.shape().element_type() != expected.element_type()) {
+      return InvalidArgument(paths[i], ": has element type ", ElementTypeName(literal.shape().element_type()),
+                             " (", literal.shape().ToString(), ") but ENTRY parameter ", i, " expects ",
+                             expected.ToString());
+    }
+    if (literal.shape().dimensions() != expected.dimensions()) {
+      return InvalidArgument(paths[i], ": has shape ", literal.shape().ToString(), " but ENTRY parameter ", i,
+                             " expects ", expected.ToString());
+    }
+    // The data stays row-major; the layout tells the backend how to place it.
+    if (!expected.layout().minor_to_major.empty()) literal.set_layout(expected.layout());
+    inputs.push_back(std::move(literal));
+  }
+  return inputs;
+}
+
+}  // namespace kiln::tool

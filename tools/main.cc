@@ -1,0 +1,38 @@
+// Entry point of the `kiln` command: dispatches to a command and maps the
+// outcome to an exit status (0 ok, 1 runtime error, 2 usage error).
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "tools/command_line.h"
+#include "tools/info_command.h"
+#include "tools/run_command.h"
+
+namespace {
+
+constexpr int kExitRuntimeError = 1;
+constexpr int kExitUsageError = 2;
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace kiln::tool;
+  const std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  kiln::StatusOr<CommandLine> command = ParseCommandLine(args);
+  if (!command.ok()) {
+    std::cerr << "kiln: " << command.status().message() << "\n" << UsageText();
+    return kExitUsageError;
+  }
+  switch (command->kind) {
+    case CommandKind::kHelp: std::cout << UsageText(); return 0;
+    case CommandKind::kVersion: std::cout << "kiln " << KILN_VERSION_STRING << "\n"; return 0;
+    case CommandKind::kInfo: PrintInfo(std::cout); return 0;
+    case CommandKind::kRun: break;
+  }
+  const kiln::Status status = RunModule(command->run, std::cout);
+  if (!status.ok()) {
+    std::cerr << "kiln: error: " << kiln::StatusCodeName(status.code()) << ": " << status.message() << "\n";
+    return kExitRuntimeError;
+  }
+  return 0;
+}
