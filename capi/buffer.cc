@@ -23,21 +23,24 @@ Status CopyOut(const char* function, const char* what, const std::vector<int64_t
 }
 
 size_t HostByteSize(const kiln::Shape& shape) {
-  return static_cast<size_t>(shape.element_count()) * static_cast<size_t>(kiln::ByteWidth(shape.element_type()));
+  return static_cast<size_t>(shape.element_count()) *
+         static_cast<size_t>(kiln::ByteWidth(shape.element_type()));
 }
 
 }  // namespace
 
 extern "C" {
 
-kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_type_t type, const int64_t* dims,
-                                            size_t rank, const int64_t* minor_to_major, const void* data,
-                                            size_t byte_size, kiln_buffer_t** out_buffer) {
+kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_type_t type,
+                                            const int64_t* dims, size_t rank, const int64_t* minor_to_major,
+                                            const void* data, size_t byte_size, kiln_buffer_t** out_buffer) {
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
-    KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(__func__, type, dims, rank, minor_to_major));
-    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::capi::LiteralFromHost(__func__, shape, data, byte_size));
+    KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
+                          kiln::capi::ArrayShape(__func__, type, dims, rank, minor_to_major));
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal,
+                          kiln::capi::LiteralFromHost(__func__, shape, data, byte_size));
     kiln::Device* device = client->backend->devices()[0];
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
                           client->backend->BufferFromLiteral(literal, device));
@@ -75,7 +78,8 @@ kiln_status_t* kiln_buffer_dimensions(const kiln_buffer_t* buffer, int64_t* dims
   });
 }
 
-kiln_status_t* kiln_buffer_minor_to_major(const kiln_buffer_t* buffer, int64_t* minor_to_major, size_t capacity) {
+kiln_status_t* kiln_buffer_minor_to_major(const kiln_buffer_t* buffer, int64_t* minor_to_major,
+                                          size_t capacity) {
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
     const kiln::Shape& shape = buffer->buffer->shape();

@@ -10,7 +10,8 @@ void OpContext::Fail(const Status& status) {
 
 Op OpContext::op(kiln_op_t handle, const char* name) {
   if (handle < 0 || static_cast<size_t>(handle) >= builder_->ops.size()) {
-    Fail(InvalidArgument(function_, ": argument '", name, "' is not an op of this builder (handle ", handle, ")"));
+    Fail(InvalidArgument(function_, ": argument '", name, "' is not an op of this builder (handle ", handle,
+                         ")"));
     return Op();
   }
   return builder_->ops[static_cast<size_t>(handle)];
@@ -26,8 +27,8 @@ std::vector<Op> OpContext::ops(const kiln_op_t* handles, size_t count, const cha
   result.reserve(count);
   for (size_t i = 0; i < count; ++i) {
     if (handles[i] < 0 || static_cast<size_t>(handles[i]) >= builder_->ops.size()) {
-      Fail(InvalidArgument(function_, ": ", name, "[", i, "] is not an op of this builder (handle ", handles[i],
-                           ")"));
+      Fail(InvalidArgument(function_, ": ", name, "[", i, "] is not an op of this builder (handle ",
+                           handles[i], ")"));
       return {};
     }
     result.push_back(builder_->ops[static_cast<size_t>(handles[i])]);
@@ -49,7 +50,8 @@ std::vector<int64_t> OpContext::ints_or(const int64_t* values, size_t count, int
   return std::vector<int64_t>(values, values + count);
 }
 
-std::vector<std::pair<int64_t, int64_t>> OpContext::padding(const int64_t* low, const int64_t* high, size_t count) {
+std::vector<std::pair<int64_t, int64_t>> OpContext::padding(const int64_t* low, const int64_t* high,
+                                                            size_t count) {
   std::vector<std::pair<int64_t, int64_t>> result(count, {0, 0});
   for (size_t i = 0; i < count; ++i) {
     if (low != nullptr) result[i].first = low[i];
@@ -66,7 +68,8 @@ const Module* OpContext::computation(const kiln_computation_t* computation, cons
   return computation->module.get();
 }
 
-Shape OpContext::shape(kiln_element_type_t type, const int64_t* dims, size_t rank, const int64_t* minor_to_major) {
+Shape OpContext::shape(kiln_element_type_t type, const int64_t* dims, size_t rank,
+                       const int64_t* minor_to_major) {
   StatusOr<Shape> shape = ArrayShape(function_, type, dims, rank, minor_to_major);
   if (!shape.ok()) {
     Fail(shape.status());
@@ -125,14 +128,17 @@ kiln_status_t* kiln_builder_first_error(const kiln_builder_t* builder) {
   });
 }
 
-kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t op, kiln_element_type_t* out_type,
-                                      int64_t* dims, size_t dims_capacity, size_t* out_rank) {
+kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t op,
+                                      kiln_element_type_t* out_type, int64_t* dims, size_t dims_capacity,
+                                      size_t* out_rank) {
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
     if (op < 0 || static_cast<size_t>(op) >= builder->ops.size()) {
-      return kiln::InvalidArgument(__func__, ": argument 'op' is not an op of this builder (handle ", op, ")");
+      return kiln::InvalidArgument(__func__, ": argument 'op' is not an op of this builder (handle ", op,
+                                   ")");
     }
-    KILN_ASSIGN_OR_RETURN(kiln::Shape shape, builder->builder.GetShape(builder->ops[static_cast<size_t>(op)]));
+    KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
+                          builder->builder.GetShape(builder->ops[static_cast<size_t>(op)]));
     const std::vector<int64_t> no_dims;
     const std::vector<int64_t>& shape_dims = shape.IsArray() ? shape.dimensions() : no_dims;
     if (dims_capacity < shape_dims.size() && dims_capacity != 0) {
@@ -149,7 +155,8 @@ kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t o
   });
 }
 
-kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root, kiln_computation_t** out_computation) {
+kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root,
+                                  kiln_computation_t** out_computation) {
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
     KILN_CAPI_CHECK_NOT_NULL(out_computation);
@@ -157,8 +164,8 @@ kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root, kiln_
     Op root_op;
     if (root != KILN_OP_INVALID) {
       if (root < 0 || static_cast<size_t>(root) >= builder->ops.size()) {
-        return kiln::InvalidArgument(__func__, ": argument 'root' is not an op of this builder (handle ", root,
-                                     ")");
+        return kiln::InvalidArgument(__func__, ": argument 'root' is not an op of this builder (handle ",
+                                     root, ")");
       }
       root_op = builder->ops[static_cast<size_t>(root)];
     }
@@ -170,8 +177,9 @@ kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root, kiln_
   });
 }
 
-kiln_op_t kiln_op_parameter(kiln_builder_t* builder, int64_t number, kiln_element_type_t type, const int64_t* dims,
-                            size_t rank, const int64_t* minor_to_major, const char* name) {
+kiln_op_t kiln_op_parameter(kiln_builder_t* builder, int64_t number, kiln_element_type_t type,
+                            const int64_t* dims, size_t rank, const int64_t* minor_to_major,
+                            const char* name) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     kiln::Shape shape = c.shape(type, dims, rank, minor_to_major);
     if (!c.ok()) return Op();
@@ -187,8 +195,8 @@ kiln_op_t kiln_op_parameter(kiln_builder_t* builder, int64_t number, kiln_elemen
   });
 }
 
-kiln_op_t kiln_op_constant(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims, size_t rank,
-                           const void* data, size_t byte_size) {
+kiln_op_t kiln_op_constant(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims,
+                           size_t rank, const void* data, size_t byte_size) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     kiln::Shape shape = c.shape(type, dims, rank);
     if (!c.ok()) return Op();

@@ -64,10 +64,10 @@ kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t 
       return Op();
     }
     kiln::DotDimensionNumbers numbers;
-    numbers.lhs_contracting_dimensions = Spatial(c, dn->lhs_contracting_dimensions,
-                                                 dn->num_lhs_contracting_dimensions, "lhs_contracting_dimensions");
-    numbers.rhs_contracting_dimensions = Spatial(c, dn->rhs_contracting_dimensions,
-                                                 dn->num_rhs_contracting_dimensions, "rhs_contracting_dimensions");
+    numbers.lhs_contracting_dimensions = Spatial(
+        c, dn->lhs_contracting_dimensions, dn->num_lhs_contracting_dimensions, "lhs_contracting_dimensions");
+    numbers.rhs_contracting_dimensions = Spatial(
+        c, dn->rhs_contracting_dimensions, dn->num_rhs_contracting_dimensions, "rhs_contracting_dimensions");
     numbers.lhs_batch_dimensions =
         Spatial(c, dn->lhs_batch_dimensions, dn->num_lhs_batch_dimensions, "lhs_batch_dimensions");
     numbers.rhs_batch_dimensions =
@@ -115,8 +115,9 @@ kiln_op_t kiln_op_conv_with_general_dimensions(kiln_builder_t* builder, kiln_op_
   });
 }
 
-kiln_op_t kiln_op_conv_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* window_strides,
-                               const int64_t* padding_low, const int64_t* padding_high, size_t num_spatial,
+kiln_op_t kiln_op_conv_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                               const int64_t* window_strides, const int64_t* padding_low,
+                               const int64_t* padding_high, size_t num_spatial,
                                const kiln_conv_dimension_numbers_t* dimension_numbers) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op l = c.op(lhs, "lhs");

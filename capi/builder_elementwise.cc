@@ -11,12 +11,13 @@ namespace {
 using BinaryMethod = Op (kiln::Builder::*)(Op, Op, std::span<const int64_t>);
 using UnaryMethod = Op (kiln::Builder::*)(Op);
 
-kiln_op_t Binary(kiln_builder_t* builder, const char* function, BinaryMethod method, kiln_op_t lhs, kiln_op_t rhs,
-                 const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+kiln_op_t Binary(kiln_builder_t* builder, const char* function, BinaryMethod method, kiln_op_t lhs,
+                 kiln_op_t rhs, const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
   return BuildOp(builder, function, [&](OpContext& c) {
     Op l = c.op(lhs, "lhs");
     Op r = c.op(rhs, "rhs");
-    std::span<const int64_t> dims = c.ints(broadcast_dimensions, num_broadcast_dimensions, "broadcast_dimensions");
+    std::span<const int64_t> dims =
+        c.ints(broadcast_dimensions, num_broadcast_dimensions, "broadcast_dimensions");
     if (!c.ok()) return Op();
     return (c.builder().*method)(l, r, dims);
   });
@@ -34,114 +35,137 @@ kiln_op_t Unary(kiln_builder_t* builder, const char* function, UnaryMethod metho
 
 extern "C" {
 
-kiln_op_t kiln_op_add(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Add, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_add(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Add, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_sub(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Sub, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_sub(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Sub, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_mul(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Mul, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_mul(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Mul, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_div(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Div, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_div(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Div, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_rem(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Rem, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_rem(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Rem, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_max(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Max, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_max(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Max, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_min(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Min, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_min(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Min, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_pow(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Pow, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_pow(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Pow, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_atan2(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Atan2, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_atan2(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                        const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Atan2, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_and(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::And, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_and(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::And, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_or(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Or, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_or(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Or, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_xor(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Xor, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_xor(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Xor, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_shift_left(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::ShiftLeft, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_shift_left(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                             const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::ShiftLeft, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_shift_right_arithmetic(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::ShiftRightArithmetic, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_shift_right_arithmetic(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                         const int64_t* broadcast_dimensions,
+                                         size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::ShiftRightArithmetic, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_shift_right_logical(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::ShiftRightLogical, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_shift_right_logical(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::ShiftRightLogical, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_complex(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Complex, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_complex(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                          const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Complex, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_eq(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Eq, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_eq(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Eq, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_ne(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Ne, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_ne(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Ne, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_ge(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Ge, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_ge(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Ge, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_gt(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Gt, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_gt(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Gt, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_le(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Le, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_le(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Le, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
-kiln_op_t kiln_op_lt(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* broadcast_dimensions,
-                  size_t num_broadcast_dimensions) {
-  return Binary(builder, __func__, &kiln::Builder::Lt, lhs, rhs, broadcast_dimensions, num_broadcast_dimensions);
+kiln_op_t kiln_op_lt(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                     const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions) {
+  return Binary(builder, __func__, &kiln::Builder::Lt, lhs, rhs, broadcast_dimensions,
+                num_broadcast_dimensions);
 }
 
 kiln_op_t kiln_op_abs(kiln_builder_t* builder, kiln_op_t x) {
@@ -266,9 +290,11 @@ kiln_op_t kiln_op_compare(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op l = c.op(lhs, "lhs");
     Op r = c.op(rhs, "rhs");
-    std::span<const int64_t> dims = c.ints(broadcast_dimensions, num_broadcast_dimensions, "broadcast_dimensions");
+    std::span<const int64_t> dims =
+        c.ints(broadcast_dimensions, num_broadcast_dimensions, "broadcast_dimensions");
     if (direction < KILN_COMPARE_EQ || direction > KILN_COMPARE_LT) {
-      c.Fail(kiln::InvalidArgument(c.function(), ": direction ", direction, " is not a KILN_COMPARE_* value"));
+      c.Fail(
+          kiln::InvalidArgument(c.function(), ": direction ", direction, " is not a KILN_COMPARE_* value"));
     }
     if (type < KILN_COMPARISON_TYPE_DEFAULT || type > KILN_COMPARISON_TYPE_UNSIGNED) {
       c.Fail(kiln::InvalidArgument(c.function(), ": type ", type, " is not a KILN_COMPARISON_TYPE_* value"));

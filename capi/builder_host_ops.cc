@@ -29,8 +29,8 @@ kiln_op_t kiln_op_rng_normal(kiln_builder_t* builder, kiln_op_t mu, kiln_op_t si
   });
 }
 
-kiln_op_t kiln_op_rng_bernoulli(kiln_builder_t* builder, kiln_op_t p, kiln_element_type_t type, const int64_t* dims,
-                                size_t rank) {
+kiln_op_t kiln_op_rng_bernoulli(kiln_builder_t* builder, kiln_op_t p, kiln_element_type_t type,
+                                const int64_t* dims, size_t rank) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op probability = c.op(p, "p");
     kiln::Shape shape = c.shape(type, dims, rank);

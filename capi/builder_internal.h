@@ -29,7 +29,8 @@ class OpContext {
   // (low, high) pairs from two optional arrays of `count` entries.
   std::vector<std::pair<int64_t, int64_t>> padding(const int64_t* low, const int64_t* high, size_t count);
   const Module* computation(const kiln_computation_t* computation, const char* name);
-  Shape shape(kiln_element_type_t type, const int64_t* dims, size_t rank, const int64_t* minor_to_major = nullptr);
+  Shape shape(kiln_element_type_t type, const int64_t* dims, size_t rank,
+              const int64_t* minor_to_major = nullptr);
   ElementType element_type(kiln_element_type_t type, const char* name);
   // Checks the struct_size of a dimension-numbers struct; false (and an error
   // recorded) when it is NULL or too small.
@@ -49,7 +50,8 @@ kiln_op_t BuildOp(kiln_builder_t* builder, const char* function, Make&& make) no
     OpContext context(builder, function);
     Op op = make(context);
     if (builder->HasError() || !op.valid()) {
-      if (!builder->HasError()) builder->shim_error = Internal(function, ": the builder returned an invalid op");
+      if (!builder->HasError())
+        builder->shim_error = Internal(function, ": the builder returned an invalid op");
       return KILN_OP_INVALID;
     }
     builder->ops.push_back(op);

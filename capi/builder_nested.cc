@@ -19,7 +19,8 @@ bool ValidPadding(OpContext& c, kiln_padding_t padding) {
 extern "C" {
 
 kiln_op_t kiln_op_reduce(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
-                         const kiln_computation_t* computation, const int64_t* dimensions, size_t num_dimensions) {
+                         const kiln_computation_t* computation, const int64_t* dimensions,
+                         size_t num_dimensions) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     Op init = c.op(init_value, "init_value");
@@ -30,9 +31,10 @@ kiln_op_t kiln_op_reduce(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t i
   });
 }
 
-kiln_op_t kiln_op_reduce_variadic(kiln_builder_t* builder, const kiln_op_t* operands, const kiln_op_t* init_values,
-                                  size_t num_operands, const kiln_computation_t* computation,
-                                  const int64_t* dimensions, size_t num_dimensions) {
+kiln_op_t kiln_op_reduce_variadic(kiln_builder_t* builder, const kiln_op_t* operands,
+                                  const kiln_op_t* init_values, size_t num_operands,
+                                  const kiln_computation_t* computation, const int64_t* dimensions,
+                                  size_t num_dimensions) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     std::vector<Op> xs = c.ops(operands, num_operands, "operands");
     std::vector<Op> inits = c.ops(init_values, num_operands, "init_values");
@@ -59,10 +61,11 @@ kiln_op_t kiln_op_reduce_window(kiln_builder_t* builder, kiln_op_t operand, kiln
 
 kiln_op_t kiln_op_reduce_window_general(kiln_builder_t* builder, const kiln_op_t* operands,
                                         const kiln_op_t* init_values, size_t num_operands,
-                                        const kiln_computation_t* computation, const int64_t* window_dimensions,
-                                        const int64_t* window_strides, const int64_t* base_dilations,
-                                        const int64_t* window_dilations, const int64_t* padding_low,
-                                        const int64_t* padding_high, size_t rank) {
+                                        const kiln_computation_t* computation,
+                                        const int64_t* window_dimensions, const int64_t* window_strides,
+                                        const int64_t* base_dilations, const int64_t* window_dilations,
+                                        const int64_t* padding_low, const int64_t* padding_high,
+                                        size_t rank) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     std::vector<Op> xs = c.ops(operands, num_operands, "operands");
     std::vector<Op> inits = c.ops(init_values, num_operands, "init_values");
@@ -73,13 +76,15 @@ kiln_op_t kiln_op_reduce_window_general(kiln_builder_t* builder, const kiln_op_t
     std::vector<int64_t> dilation = c.ints_or(window_dilations, rank, 1);
     std::vector<std::pair<int64_t, int64_t>> pads = c.padding(padding_low, padding_high, rank);
     if (!c.ok()) return Op();
-    return c.builder().ReduceWindowWithGeneralPadding(xs, inits, *reducer, window, strides, base, dilation, pads);
+    return c.builder().ReduceWindowWithGeneralPadding(xs, inits, *reducer, window, strides, base, dilation,
+                                                      pads);
   });
 }
 
-kiln_op_t kiln_op_select_and_scatter(kiln_builder_t* builder, kiln_op_t operand, const kiln_computation_t* select,
-                                     const int64_t* window_dimensions, const int64_t* window_strides, size_t rank,
-                                     kiln_padding_t padding, kiln_op_t source, kiln_op_t init_value,
+kiln_op_t kiln_op_select_and_scatter(kiln_builder_t* builder, kiln_op_t operand,
+                                     const kiln_computation_t* select, const int64_t* window_dimensions,
+                                     const int64_t* window_strides, size_t rank, kiln_padding_t padding,
+                                     kiln_op_t source, kiln_op_t init_value,
                                      const kiln_computation_t* scatter) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
@@ -90,16 +95,17 @@ kiln_op_t kiln_op_select_and_scatter(kiln_builder_t* builder, kiln_op_t operand,
     std::span<const int64_t> window = c.ints(window_dimensions, rank, "window_dimensions");
     std::vector<int64_t> strides = c.ints_or(window_strides, rank, 1);
     if (!c.ok() || !ValidPadding(c, padding)) return Op();
-    return c.builder().SelectAndScatter(x, *select_module, window, strides, static_cast<kiln::Padding>(padding),
-                                        src, init, *scatter_module);
+    return c.builder().SelectAndScatter(x, *select_module, window, strides,
+                                        static_cast<kiln::Padding>(padding), src, init, *scatter_module);
   });
 }
 
 kiln_op_t kiln_op_select_and_scatter_general(kiln_builder_t* builder, kiln_op_t operand,
-                                             const kiln_computation_t* select, const int64_t* window_dimensions,
-                                             const int64_t* window_strides, const int64_t* padding_low,
-                                             const int64_t* padding_high, size_t rank, kiln_op_t source,
-                                             kiln_op_t init_value, const kiln_computation_t* scatter) {
+                                             const kiln_computation_t* select,
+                                             const int64_t* window_dimensions, const int64_t* window_strides,
+                                             const int64_t* padding_low, const int64_t* padding_high,
+                                             size_t rank, kiln_op_t source, kiln_op_t init_value,
+                                             const kiln_computation_t* scatter) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     Op src = c.op(source, "source");
@@ -116,7 +122,8 @@ kiln_op_t kiln_op_select_and_scatter_general(kiln_builder_t* builder, kiln_op_t 
 }
 
 kiln_op_t kiln_op_map(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
-                      const kiln_computation_t* computation, const int64_t* dimensions, size_t num_dimensions) {
+                      const kiln_computation_t* computation, const int64_t* dimensions,
+                      size_t num_dimensions) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     std::vector<Op> xs = c.ops(operands, num_operands, "operands");
     const kiln::Module* fn = c.computation(computation, "computation");
@@ -144,7 +151,8 @@ kiln_op_t kiln_op_sort_variadic(kiln_builder_t* builder, const kiln_op_t* operan
   });
 }
 
-kiln_op_t kiln_op_all_reduce(kiln_builder_t* builder, kiln_op_t operand, const kiln_computation_t* computation) {
+kiln_op_t kiln_op_all_reduce(kiln_builder_t* builder, kiln_op_t operand,
+                             const kiln_computation_t* computation) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     const kiln::Module* reducer = c.computation(computation, "computation");
@@ -153,8 +161,8 @@ kiln_op_t kiln_op_all_reduce(kiln_builder_t* builder, kiln_op_t operand, const k
   });
 }
 
-kiln_op_t kiln_op_batch_norm_training(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale, kiln_op_t offset,
-                                      float epsilon, int64_t feature_index) {
+kiln_op_t kiln_op_batch_norm_training(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale,
+                                      kiln_op_t offset, float epsilon, int64_t feature_index) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     Op s = c.op(scale, "scale");
@@ -179,7 +187,8 @@ kiln_op_t kiln_op_batch_norm_inference(kiln_builder_t* builder, kiln_op_t operan
 }
 
 kiln_op_t kiln_op_batch_norm_grad(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale, kiln_op_t mean,
-                                  kiln_op_t variance, kiln_op_t grad_output, float epsilon, int64_t feature_index) {
+                                  kiln_op_t variance, kiln_op_t grad_output, float epsilon,
+                                  int64_t feature_index) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     Op s = c.op(scale, "scale");
@@ -191,8 +200,8 @@ kiln_op_t kiln_op_batch_norm_grad(kiln_builder_t* builder, kiln_op_t operand, ki
   });
 }
 
-kiln_op_t kiln_op_call(kiln_builder_t* builder, const kiln_computation_t* computation, const kiln_op_t* operands,
-                       size_t num_operands) {
+kiln_op_t kiln_op_call(kiln_builder_t* builder, const kiln_computation_t* computation,
+                       const kiln_op_t* operands, size_t num_operands) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     const kiln::Module* callee = c.computation(computation, "computation");
     std::vector<Op> xs = c.ops(operands, num_operands, "operands");
@@ -201,8 +210,8 @@ kiln_op_t kiln_op_call(kiln_builder_t* builder, const kiln_computation_t* comput
   });
 }
 
-kiln_op_t kiln_op_while(kiln_builder_t* builder, const kiln_computation_t* condition, const kiln_computation_t* body,
-                        kiln_op_t init) {
+kiln_op_t kiln_op_while(kiln_builder_t* builder, const kiln_computation_t* condition,
+                        const kiln_computation_t* body, kiln_op_t init) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     const kiln::Module* cond = c.computation(condition, "condition");
     const kiln::Module* loop_body = c.computation(body, "body");

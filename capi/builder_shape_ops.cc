@@ -15,30 +15,32 @@ std::vector<int64_t> ToVector(OpContext& c, const int64_t* values, size_t count,
 kiln::GatherDimensionNumbers ToCore(OpContext& c, const kiln_gather_dimension_numbers_t& dn) {
   kiln::GatherDimensionNumbers result;
   result.offset_dims = ToVector(c, dn.offset_dims, dn.num_offset_dims, "offset_dims");
-  result.collapsed_slice_dims = ToVector(c, dn.collapsed_slice_dims, dn.num_collapsed_slice_dims,
-                                         "collapsed_slice_dims");
+  result.collapsed_slice_dims =
+      ToVector(c, dn.collapsed_slice_dims, dn.num_collapsed_slice_dims, "collapsed_slice_dims");
   result.start_index_map = ToVector(c, dn.start_index_map, dn.num_start_index_map, "start_index_map");
   result.index_vector_dim = dn.index_vector_dim;
-  result.operand_batching_dims = ToVector(c, dn.operand_batching_dims, dn.num_operand_batching_dims,
-                                          "operand_batching_dims");
-  result.start_indices_batching_dims = ToVector(c, dn.start_indices_batching_dims,
-                                                dn.num_start_indices_batching_dims, "start_indices_batching_dims");
+  result.operand_batching_dims =
+      ToVector(c, dn.operand_batching_dims, dn.num_operand_batching_dims, "operand_batching_dims");
+  result.start_indices_batching_dims = ToVector(
+      c, dn.start_indices_batching_dims, dn.num_start_indices_batching_dims, "start_indices_batching_dims");
   return result;
 }
 
 kiln::ScatterDimensionNumbers ToCore(OpContext& c, const kiln_scatter_dimension_numbers_t& dn) {
   kiln::ScatterDimensionNumbers result;
-  result.update_window_dims = ToVector(c, dn.update_window_dims, dn.num_update_window_dims, "update_window_dims");
-  result.inserted_window_dims = ToVector(c, dn.inserted_window_dims, dn.num_inserted_window_dims,
-                                         "inserted_window_dims");
-  result.scatter_dims_to_operand_dims = ToVector(c, dn.scatter_dims_to_operand_dims,
-                                                 dn.num_scatter_dims_to_operand_dims, "scatter_dims_to_operand_dims");
+  result.update_window_dims =
+      ToVector(c, dn.update_window_dims, dn.num_update_window_dims, "update_window_dims");
+  result.inserted_window_dims =
+      ToVector(c, dn.inserted_window_dims, dn.num_inserted_window_dims, "inserted_window_dims");
+  result.scatter_dims_to_operand_dims =
+      ToVector(c, dn.scatter_dims_to_operand_dims, dn.num_scatter_dims_to_operand_dims,
+               "scatter_dims_to_operand_dims");
   result.index_vector_dim = dn.index_vector_dim;
-  result.input_batching_dims = ToVector(c, dn.input_batching_dims, dn.num_input_batching_dims,
-                                        "input_batching_dims");
-  result.scatter_indices_batching_dims = ToVector(c, dn.scatter_indices_batching_dims,
-                                                  dn.num_scatter_indices_batching_dims,
-                                                  "scatter_indices_batching_dims");
+  result.input_batching_dims =
+      ToVector(c, dn.input_batching_dims, dn.num_input_batching_dims, "input_batching_dims");
+  result.scatter_indices_batching_dims =
+      ToVector(c, dn.scatter_indices_batching_dims, dn.num_scatter_indices_batching_dims,
+               "scatter_indices_batching_dims");
   return result;
 }
 
@@ -62,13 +64,15 @@ kiln_op_t kiln_op_broadcast_in_dim(kiln_builder_t* builder, kiln_op_t operand, c
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     std::span<const int64_t> out = c.ints(out_dims, out_rank, "out_dims");
-    std::span<const int64_t> dims = c.ints(broadcast_dimensions, num_broadcast_dimensions, "broadcast_dimensions");
+    std::span<const int64_t> dims =
+        c.ints(broadcast_dimensions, num_broadcast_dimensions, "broadcast_dimensions");
     if (!c.ok()) return Op();
     return c.builder().BroadcastInDim(x, out, dims);
   });
 }
 
-kiln_op_t kiln_op_reshape(kiln_builder_t* builder, kiln_op_t operand, const int64_t* new_sizes, size_t new_rank) {
+kiln_op_t kiln_op_reshape(kiln_builder_t* builder, kiln_op_t operand, const int64_t* new_sizes,
+                          size_t new_rank) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     std::span<const int64_t> sizes = c.ints(new_sizes, new_rank, "new_sizes");
@@ -77,8 +81,9 @@ kiln_op_t kiln_op_reshape(kiln_builder_t* builder, kiln_op_t operand, const int6
   });
 }
 
-kiln_op_t kiln_op_reshape_with_dimensions(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions,
-                                          size_t num_dimensions, const int64_t* new_sizes, size_t new_rank) {
+kiln_op_t kiln_op_reshape_with_dimensions(kiln_builder_t* builder, kiln_op_t operand,
+                                          const int64_t* dimensions, size_t num_dimensions,
+                                          const int64_t* new_sizes, size_t new_rank) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     std::span<const int64_t> dims = c.ints(dimensions, num_dimensions, "dimensions");
@@ -98,7 +103,8 @@ kiln_op_t kiln_op_collapse(kiln_builder_t* builder, kiln_op_t operand, const int
   });
 }
 
-kiln_op_t kiln_op_transpose(kiln_builder_t* builder, kiln_op_t operand, const int64_t* permutation, size_t rank) {
+kiln_op_t kiln_op_transpose(kiln_builder_t* builder, kiln_op_t operand, const int64_t* permutation,
+                            size_t rank) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     std::span<const int64_t> perm = c.ints(permutation, rank, "permutation");
@@ -107,7 +113,8 @@ kiln_op_t kiln_op_transpose(kiln_builder_t* builder, kiln_op_t operand, const in
   });
 }
 
-kiln_op_t kiln_op_rev(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions, size_t num_dimensions) {
+kiln_op_t kiln_op_rev(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions,
+                      size_t num_dimensions) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     std::span<const int64_t> dims = c.ints(dimensions, num_dimensions, "dimensions");
@@ -125,8 +132,9 @@ kiln_op_t kiln_op_concat_in_dim(kiln_builder_t* builder, const kiln_op_t* operan
   });
 }
 
-kiln_op_t kiln_op_pad(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t padding_value, const int64_t* edge_low,
-                      const int64_t* edge_high, const int64_t* interior, size_t rank) {
+kiln_op_t kiln_op_pad(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t padding_value,
+                      const int64_t* edge_low, const int64_t* edge_high, const int64_t* interior,
+                      size_t rank) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     Op value = c.op(padding_value, "padding_value");
@@ -152,8 +160,8 @@ kiln_op_t kiln_op_slice(kiln_builder_t* builder, kiln_op_t operand, const int64_
   });
 }
 
-kiln_op_t kiln_op_slice_in_dim(kiln_builder_t* builder, kiln_op_t operand, int64_t start_index, int64_t limit_index,
-                               int64_t stride, int64_t dimension) {
+kiln_op_t kiln_op_slice_in_dim(kiln_builder_t* builder, kiln_op_t operand, int64_t start_index,
+                               int64_t limit_index, int64_t stride, int64_t dimension) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     if (!c.ok()) return Op();
@@ -172,9 +180,9 @@ kiln_op_t kiln_op_dynamic_slice(kiln_builder_t* builder, kiln_op_t operand, kiln
   });
 }
 
-kiln_op_t kiln_op_dynamic_slice_scalars(kiln_builder_t* builder, kiln_op_t operand, const kiln_op_t* start_indices,
-                                        size_t num_start_indices, const int64_t* slice_sizes,
-                                        size_t num_slice_sizes) {
+kiln_op_t kiln_op_dynamic_slice_scalars(kiln_builder_t* builder, kiln_op_t operand,
+                                        const kiln_op_t* start_indices, size_t num_start_indices,
+                                        const int64_t* slice_sizes, size_t num_slice_sizes) {
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op x = c.op(operand, "operand");
     std::vector<Op> starts = c.ops(start_indices, num_start_indices, "start_indices");

@@ -41,8 +41,8 @@ kiln_status_t* kiln_backend_name(size_t index, const char** out_name) {
     KILN_CAPI_CHECK_NOT_NULL(out_name);
     const std::vector<std::string>& names = kiln::capi::Backends();
     if (index >= names.size()) {
-      return kiln::OutOfRange(__func__, ": backend index ", index, " is out of range (there are ", names.size(),
-                              " backends)");
+      return kiln::OutOfRange(__func__, ": backend index ", index, " is out of range (there are ",
+                              names.size(), " backends)");
     }
     *out_name = names[index].c_str();
     return kiln::OkStatus();
@@ -54,8 +54,8 @@ kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_cli
     KILN_CAPI_CHECK_NOT_NULL(out_client);
     std::string name;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_client_options_t", options->struct_size,
-                                                       sizeof(kiln_client_options_t)));
+      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_client_options_t",
+                                                       options->struct_size, sizeof(kiln_client_options_t)));
       if (options->backend != nullptr) name = options->backend;
     }
     if (name.empty()) name = kiln::capi::DefaultBackendName();
@@ -113,7 +113,8 @@ kiln_status_t* kiln_client_transfer_to_infeed(kiln_client_t* client, kiln_elemen
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(__func__, type, dims, rank));
-    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::capi::LiteralFromHost(__func__, shape, data, byte_size));
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal,
+                          kiln::capi::LiteralFromHost(__func__, shape, data, byte_size));
     return client->backend->TransferToInfeed(literal);
   });
 }

@@ -34,7 +34,8 @@ kiln_status_t* kiln_computation_to_hlo_text(const kiln_computation_t* computatio
     // malloc so that kiln_string_destroy is a plain free, whatever allocator
     // the caller's language uses.
     char* copy = static_cast<char*>(std::malloc(text.size() + 1));
-    if (copy == nullptr) return kiln::ResourceExhausted(__func__, ": out of memory for ", text.size(), " bytes");
+    if (copy == nullptr)
+      return kiln::ResourceExhausted(__func__, ": out of memory for ", text.size(), " bytes");
     std::memcpy(copy, text.c_str(), text.size() + 1);
     *out_text = copy;
     return kiln::OkStatus();

@@ -7,15 +7,16 @@ using kiln::capi::Guard;
 extern "C" {
 
 kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation_t* computation,
-                                   const kiln_compile_options_t* options, kiln_executable_t** out_executable) {
+                                   const kiln_compile_options_t* options,
+                                   kiln_executable_t** out_executable) {
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(computation);
     KILN_CAPI_CHECK_NOT_NULL(out_executable);
     kiln::CompileOptions compile_options;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_compile_options_t", options->struct_size,
-                                                       sizeof(kiln_compile_options_t)));
+      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_compile_options_t",
+                                                       options->struct_size, sizeof(kiln_compile_options_t)));
       if (options->optimization_level < 0) {
         return kiln::InvalidArgument(__func__, ": optimization_level must be >= 0, got ",
                                      options->optimization_level);
@@ -66,8 +67,8 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
     kiln::ExecuteOptions execute_options;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_execute_options_t", options->struct_size,
-                                                       sizeof(kiln_execute_options_t)));
+      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_execute_options_t",
+                                                       options->struct_size, sizeof(kiln_execute_options_t)));
       execute_options.rng_seed = options->rng_seed;
     }
     const std::vector<kiln::Shape>& parameters = executable->executable->parameter_leaves();
@@ -84,21 +85,22 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
       }
       const kiln::Shape& given = arguments[i]->buffer->shape();
       if (!given.Compatible(parameters[i])) {
-        return kiln::InvalidArgument(__func__, ": argument ", i, " is ", given.ToString(), " but parameter ", i,
-                                     " expects ", parameters[i].ToString());
+        return kiln::InvalidArgument(__func__, ": argument ", i, " is ", given.ToString(), " but parameter ",
+                                     i, " expects ", parameters[i].ToString());
       }
       device_arguments.push_back(arguments[i]->buffer.get());
     }
     const size_t num_results = executable->executable->result_leaves().size();
     if (results_capacity < num_results) {
-      return kiln::InvalidArgument(__func__, ": results_capacity is ", results_capacity, " but the executable returns ",
-                                   num_results, " results");
+      return kiln::InvalidArgument(__func__, ": results_capacity is ", results_capacity,
+                                   " but the executable returns ", num_results, " results");
     }
     if (num_results != 0 && results == nullptr) return kiln::capi::NullArgument(__func__, "results");
     KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs,
                           executable->executable->Execute(device_arguments, execute_options));
     if (outputs.size() > results_capacity) {
-      return kiln::Internal(__func__, ": the backend returned ", outputs.size(), " results, expected ", num_results);
+      return kiln::Internal(__func__, ": the backend returned ", outputs.size(), " results, expected ",
+                            num_results);
     }
     // Wrap everything first so that a failure part-way leaks nothing and
     // leaves `results` untouched.

@@ -7,9 +7,7 @@
 namespace kiln::capi {
 namespace {
 
-bool IsKnownArrayType(kiln_element_type_t type) {
-  return type >= KILN_TYPE_PRED && type <= KILN_TYPE_C128;
-}
+bool IsKnownArrayType(kiln_element_type_t type) { return type >= KILN_TYPE_PRED && type <= KILN_TYPE_C128; }
 
 }  // namespace
 
@@ -54,8 +52,8 @@ StatusOr<Shape> ArrayShape(const char* function, kiln_element_type_t type, const
 
 StatusOr<Literal> LiteralFromHost(const char* function, const Shape& shape, const void* data,
                                   size_t byte_size) {
-  const uint64_t expected = static_cast<uint64_t>(shape.element_count()) *
-                            static_cast<uint64_t>(ByteWidth(shape.element_type()));
+  const uint64_t expected =
+      static_cast<uint64_t>(shape.element_count()) * static_cast<uint64_t>(ByteWidth(shape.element_type()));
   if (byte_size != expected) {
     return InvalidArgument(function, ": host data of ", shape.ToString(), " must be ", expected,
                            " bytes, got byte_size ", byte_size);

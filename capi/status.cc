@@ -7,12 +7,12 @@
 namespace kiln::capi {
 namespace {
 
-// Returned when allocating a status fails; never freed. Constant-initialised
-// would need a constexpr std::string, so it is built on first use instead.
+// Returned when allocating a status fails, so it must not need allocating
+// itself at that moment: built on first use (the message fits the small-string
+// buffer) and never freed by kiln_status_destroy.
 kiln_status_t& StaticOutOfMemory() {
-  static kiln_status_t* status =
-      new (std::nothrow) kiln_status_t{StatusCode::kResourceExhausted, "out of memory"};
-  return *status;
+  static kiln_status_t status{StatusCode::kResourceExhausted, "out of memory"};
+  return status;
 }
 
 }  // namespace

@@ -221,20 +221,31 @@ std::string PrintWindowText(const Window& window) {
     dilation.push_back(dim.window_dilation);
     reversal.push_back(dim.window_reversal ? 1 : 0);
     if (i) pad += "x";
-    pad += std::to_string(dim.padding_low) + "_" + std::to_string(dim.padding_high);
+    pad += std::to_string(dim.padding_low);
+    pad += '_';
+    pad += std::to_string(dim.padding_high);
     has_stride = has_stride || dim.stride != 1;
     has_pad = has_pad || dim.padding_low != 0 || dim.padding_high != 0;
     has_base = has_base || dim.base_dilation != 1;
     has_dilation = has_dilation || dim.window_dilation != 1;
     has_reversal = has_reversal || dim.window_reversal;
   }
-  std::string text = "{size=" + JoinWithX(size);
-  if (has_stride) text += " stride=" + JoinWithX(stride);
-  if (has_pad) text += " pad=" + pad;
-  if (has_base) text += " lhs_dilate=" + JoinWithX(base);
-  if (has_dilation) text += " rhs_dilate=" + JoinWithX(dilation);
-  if (has_reversal) text += " rhs_reversal=" + JoinWithX(reversal);
-  return text + "}";
+  std::string text = "{size=";
+  text += JoinWithX(size);
+  auto field = [&](bool present, const char* key, const std::string& value) {
+    if (!present) return;
+    text += ' ';
+    text += key;
+    text += '=';
+    text += value;
+  };
+  field(has_stride, "stride", JoinWithX(stride));
+  field(has_pad, "pad", pad);
+  field(has_base, "lhs_dilate", JoinWithX(base));
+  field(has_dilation, "rhs_dilate", JoinWithX(dilation));
+  field(has_reversal, "rhs_reversal", JoinWithX(reversal));
+  text += '}';
+  return text;
 }
 
 StatusOr<ConvolutionDimensionNumbers> ParseDimLabelsText(HloLexer& lexer) {
@@ -300,8 +311,13 @@ std::string PrintPaddingText(std::span<const PaddingDimension> padding) {
   std::string text;
   for (size_t i = 0; i < padding.size(); ++i) {
     if (i) text += "x";
-    text += std::to_string(padding[i].low) + "_" + std::to_string(padding[i].high);
-    if (has_interior) text += "_" + std::to_string(padding[i].interior);
+    text += std::to_string(padding[i].low);
+    text += '_';
+    text += std::to_string(padding[i].high);
+    if (has_interior) {
+      text += '_';
+      text += std::to_string(padding[i].interior);
+    }
   }
   return text;
 }
@@ -332,11 +348,16 @@ std::string PrintSliceText(const SliceBounds& bounds) {
   std::string text = "{";
   for (size_t i = 0; i < bounds.starts.size(); ++i) {
     if (i) text += ", ";
-    text += "[" + std::to_string(bounds.starts[i]) + ":" +
-            std::to_string(i < bounds.limits.size() ? bounds.limits[i] : 0);
+    text += '[';
+    text += std::to_string(bounds.starts[i]);
+    text += ':';
+    text += std::to_string(i < bounds.limits.size() ? bounds.limits[i] : 0);
     const int64_t stride = i < bounds.strides.size() ? bounds.strides[i] : 1;
-    if (stride != 1) text += ":" + std::to_string(stride);
-    text += "]";
+    if (stride != 1) {
+      text += ':';
+      text += std::to_string(stride);
+    }
+    text += ']';
   }
   return text + "}";
 }

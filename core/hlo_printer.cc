@@ -216,10 +216,15 @@ std::string PrintComputationBody(const Computation& computation, const PrintOpti
   text += computation.name();
   // The long form (with operand shapes) also carries the signature, as XLA's
   // default printer does; the short form is JAX's.
-  if (options.print_operand_shapes) text += " " + PrintSignature(computation, options);
+  if (options.print_operand_shapes) {
+    text += ' ';
+    text += PrintSignature(computation, options);
+  }
   text += " {\n";
   for (const auto& instruction : computation.instructions()) {
-    text += "  " + PrintInstructionLine(*instruction, options, instruction.get() == computation.root()) + "\n";
+    text += "  ";
+    text += PrintInstructionLine(*instruction, options, instruction.get() == computation.root());
+    text += '\n';
   }
   return text + "}\n";
 }
@@ -245,17 +250,24 @@ std::string PrintEntryLayout(const Module& module) {
     if (i) text += ", ";
     text += PrintShapeText(layout.parameters[i], true);
   }
-  return text + ")->" + PrintShapeText(layout.result, true) + "}";
+  text += ")->";
+  text += PrintShapeText(layout.result, true);
+  text += '}';
+  return text;
 }
 
 }  // namespace
 
 std::string PrintModule(const Module& module, const PrintOptions& options) {
   std::string text = "HloModule " + module.name();
-  if (module.entry() || module.entry_layout()) text += ", entry_computation_layout=" + PrintEntryLayout(module);
+  if (module.entry() || module.entry_layout()) {
+    text += ", entry_computation_layout=";
+    text += PrintEntryLayout(module);
+  }
   text += "\n";
   for (const Computation* computation : module.ComputationsPostOrder()) {
-    text += "\n" + PrintComputationBody(*computation, options, computation == module.entry());
+    text += '\n';
+    text += PrintComputationBody(*computation, options, computation == module.entry());
   }
   return text;
 }

@@ -40,11 +40,11 @@ StatusOr<NpyDtype> ParseDescr(const std::string& descr, std::optional<ElementTyp
     ElementType type;
   };
   static constexpr Known kKnown[] = {
-      {"b1", ElementType::kPred}, {"?", ElementType::kPred},   {"i1", ElementType::kS8},
-      {"i2", ElementType::kS16},  {"i4", ElementType::kS32},   {"i8", ElementType::kS64},
-      {"u1", ElementType::kU8},   {"u2", ElementType::kU16},   {"u4", ElementType::kU32},
-      {"u8", ElementType::kU64},  {"f2", ElementType::kF16},   {"f4", ElementType::kF32},
-      {"f8", ElementType::kF64},  {"c8", ElementType::kC64},   {"c16", ElementType::kC128},
+      {"b1", ElementType::kPred}, {"?", ElementType::kPred}, {"i1", ElementType::kS8},
+      {"i2", ElementType::kS16},  {"i4", ElementType::kS32}, {"i8", ElementType::kS64},
+      {"u1", ElementType::kU8},   {"u2", ElementType::kU16}, {"u4", ElementType::kU32},
+      {"u8", ElementType::kU64},  {"f2", ElementType::kF16}, {"f4", ElementType::kF32},
+      {"f8", ElementType::kF64},  {"c8", ElementType::kC64}, {"c16", ElementType::kC128},
   };
   NpyDtype dtype;
   for (const Known& known : kKnown) {
@@ -58,13 +58,15 @@ StatusOr<NpyDtype> ParseDescr(const std::string& descr, std::optional<ElementTyp
     dtype.type = ElementType::kBF16;
   }
   if (dtype.type == ElementType::kInvalid) {
-    return InvalidArgument("unsupported dtype '", descr,
-                           "' (supported: b1, i1, i2, i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16, and V2 as bf16)");
+    return InvalidArgument(
+        "unsupported dtype '", descr,
+        "' (supported: b1, i1, i2, i4, i8, u1, u2, u4, u8, f2, f4, f8, c8, c16, and V2 as bf16)");
   }
   const int width = ByteWidth(dtype.type);
   dtype.swap_unit = IsComplex(dtype.type) ? width / 2 : width;
   if (order == '|' && width > 1 && dtype.type != ElementType::kBF16) {
-    return InvalidArgument("dtype '", descr, "' has no byte order but its elements are ", width, " bytes wide");
+    return InvalidArgument("dtype '", descr, "' has no byte order but its elements are ", width,
+                           " bytes wide");
   }
   dtype.big_endian = order == '>' || (order == '=' && std::endian::native == std::endian::big);
   return dtype;
@@ -101,14 +103,21 @@ void FortranToRowMajor(std::span<const uint8_t> source, const std::vector<int64_
   }
 }
 
-// Number of elements of `dims`, or nullopt when it overflows int64.
-std::optional<int64_t> CheckedElementCount(const std::vector<int64_t>& dims) {
-  if (std::find(dims.begin(), dims.end(), 0) != dims.end()) return 0;
-  int64_t count = 1;
+// Bytes of an array of `dims` with elements `width` bytes wide, or nullopt
+// when width times the product of the non-zero dimensions overflows int64.
+// Refusing those even when another dimension is zero keeps every partial
+// product that later code may form in range.
+std::optional<int64_t> CheckedByteSize(const std::vector<int64_t>& dims, int64_t width) {
+  int64_t size = width;
+  bool has_zero = false;
   for (int64_t dim : dims) {
-    if (__builtin_mul_overflow(count, dim, &count)) return std::nullopt;
+    if (dim == 0) {
+      has_zero = true;
+    } else if (__builtin_mul_overflow(size, dim, &size)) {
+      return std::nullopt;
+    }
   }
-  return count;
+  return has_zero ? 0 : size;
 }
 
 std::string DimsText(const std::vector<int64_t>& dims) {
@@ -147,16 +156,15 @@ StatusOr<Literal> ParseNpy(std::span<const uint8_t> bytes, std::optional<Element
   KILN_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(header_text));
   KILN_ASSIGN_OR_RETURN(NpyDtype dtype, ParseDescr(header.descr, expected));
 
-  const std::optional<int64_t> count = CheckedElementCount(header.shape);
   const size_t width = static_cast<size_t>(ByteWidth(dtype.type));
-  int64_t data_size = 0;
-  if (!count || __builtin_mul_overflow(*count, static_cast<int64_t>(width), &data_size)) {
+  const std::optional<int64_t> byte_size = CheckedByteSize(header.shape, static_cast<int64_t>(width));
+  if (!byte_size)
     return InvalidArgument("shape ", DimsText(header.shape), " has more bytes than fit in 64 bits");
-  }
+  const int64_t data_size = *byte_size;
   const auto data = bytes.subspan(header_start + static_cast<size_t>(header_length));
   if (static_cast<uint64_t>(data_size) > data.size()) {
-    return DataLoss("array data is truncated: expected ", data_size, " bytes for ", ElementTypeName(dtype.type),
-                    " shape ", DimsText(header.shape), ", found ", data.size());
+    return DataLoss("array data is truncated: expected ", data_size, " bytes for ",
+                    ElementTypeName(dtype.type), " shape ", DimsText(header.shape), ", found ", data.size());
   }
   if (static_cast<uint64_t>(data_size) < data.size()) {
     return InvalidArgument("found ", data.size() - static_cast<size_t>(data_size),
@@ -208,7 +216,8 @@ StatusOr<Literal> ReadNpy(std::span<const uint8_t> bytes, const std::string& nam
 
 StatusOr<Literal> ReadNpyFile(const std::string& path, std::optional<ElementType> expected) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) return InvalidArgument(path, ": is a directory, not a .npy file");
+  if (std::filesystem::is_directory(path, error))
+    return InvalidArgument(path, ": is a directory, not a .npy file");
   std::ifstream file(path, std::ios::binary);
   if (!file) return NotFound(path, ": cannot open file: ", std::strerror(errno));
   std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -240,7 +249,8 @@ std::vector<uint8_t> WriteNpy(const Literal& literal) {
   std::vector<uint8_t> bytes(kMagic, kMagic + kMagicSize);
   bytes.push_back(static_cast<uint8_t>(major));
   bytes.push_back(0);
-  for (size_t i = 0; i < preamble - kMagicSize - 2; ++i) bytes.push_back(static_cast<uint8_t>(header_length >> (8 * i)));
+  for (size_t i = 0; i < preamble - kMagicSize - 2; ++i)
+    bytes.push_back(static_cast<uint8_t>(header_length >> (8 * i)));
   bytes.insert(bytes.end(), text.begin(), text.end());
   const auto data = literal.raw();
   bytes.insert(bytes.end(), data.begin(), data.end());

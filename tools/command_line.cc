@@ -98,7 +98,8 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
 }
 
 const char* UsageText() {
-  return "usage: kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed N]\n"
+  return "usage: kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed "
+         "N]\n"
          "       kiln info\n"
          "       kiln --version\n"
          "       kiln --help\n"

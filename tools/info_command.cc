@@ -10,7 +10,8 @@ namespace {
 
 std::string SupportedElementTypes(const Backend& backend) {
   std::string names;
-  for (int value = static_cast<int>(ElementType::kPred); value <= static_cast<int>(ElementType::kC128); ++value) {
+  for (int value = static_cast<int>(ElementType::kPred); value <= static_cast<int>(ElementType::kC128);
+       ++value) {
     const auto type = static_cast<ElementType>(value);
     if (!backend.SupportsElementType(type)) continue;
     if (!names.empty()) names += " ";

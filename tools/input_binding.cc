@@ -16,8 +16,9 @@ std::string ShapeList(const std::vector<Shape>& shapes) {
 StatusOr<std::vector<Literal>> ReadInputs(const std::vector<std::string>& paths,
                                           const std::vector<Shape>& parameter_leaves) {
   if (paths.size() != parameter_leaves.size()) {
-    return InvalidArgument("expected ", parameter_leaves.size(), " input", parameter_leaves.size() == 1 ? "" : "s",
-                           " for ENTRY parameters ", ShapeList(parameter_leaves), " but got ", paths.size());
+    return InvalidArgument("expected ", parameter_leaves.size(), " input",
+                           parameter_leaves.size() == 1 ? "" : "s", " for ENTRY parameters ",
+                           ShapeList(parameter_leaves), " but got ", paths.size());
   }
   std::vector<Literal> inputs;
   inputs.reserve(paths.size());

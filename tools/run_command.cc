@@ -17,7 +17,8 @@ namespace {
 
 StatusOr<std::string> ReadTextFile(const std::string& path) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error)) return InvalidArgument(path, ": is a directory, not an HLO file");
+  if (std::filesystem::is_directory(path, error))
+    return InvalidArgument(path, ": is a directory, not an HLO file");
   std::ifstream file(path, std::ios::binary);
   if (!file) return NotFound(path, ": cannot open file");
   std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
@@ -40,9 +41,11 @@ Status RunModule(const RunArguments& arguments, std::ostream& out) {
   StatusOr<std::unique_ptr<Module>> parsed = ParseHloModule(text);
   if (!parsed.ok()) return parsed.status().WithContext(arguments.module_path);
   const Module& module = **parsed;
-  if (module.entry() == nullptr) return InvalidArgument(arguments.module_path, ": module has no ENTRY computation");
+  if (module.entry() == nullptr)
+    return InvalidArgument(arguments.module_path, ": module has no ENTRY computation");
 
-  KILN_ASSIGN_OR_RETURN(std::vector<Literal> inputs, ReadInputs(arguments.inputs, ParameterLeaves(*module.entry())));
+  KILN_ASSIGN_OR_RETURN(std::vector<Literal> inputs,
+                        ReadInputs(arguments.inputs, ParameterLeaves(*module.entry())));
 
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, OpenBackend(arguments.backend));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->Compile(module, CompileOptions{}));

@@ -19,8 +19,8 @@ static int failed(kiln_status_t* status, const char* what) {
 enum { kBatch = 2, kInputs = 4, kHidden = 3, kOutputs = 2 };
 
 static kiln_computation_t* build_mlp(void) {
-  static const float w1[kInputs * kHidden] = {0.5f, -0.25f, 0.1f,  0.3f, 0.8f, -0.5f,
-                                               -0.2f, 0.4f, 0.6f, 0.1f, -0.3f, 0.2f};
+  static const float w1[kInputs * kHidden] = {0.5f,  -0.25f, 0.1f, 0.3f, 0.8f,  -0.5f,
+                                              -0.2f, 0.4f,   0.6f, 0.1f, -0.3f, 0.2f};
   static const float b1[kHidden] = {0.1f, 0.0f, -0.1f};
   static const float w2[kHidden * kOutputs] = {1.0f, -1.0f, 0.5f, 0.5f, -0.75f, 0.25f};
   static const float b2[kOutputs] = {0.0f, 1.0f};
@@ -40,7 +40,8 @@ static kiln_computation_t* build_mlp(void) {
   hidden = kiln_op_add(builder, hidden, kiln_op_constant(builder, KILN_TYPE_F32, b1_dims, 1, b1, sizeof(b1)),
                        feature_dimension, 1);
   activated = kiln_op_max(builder, hidden, kiln_op_constant_f32(builder, 0.0f), NULL, 0);
-  output = kiln_op_dot(builder, activated, kiln_op_constant(builder, KILN_TYPE_F32, w2_dims, 2, w2, sizeof(w2)));
+  output =
+      kiln_op_dot(builder, activated, kiln_op_constant(builder, KILN_TYPE_F32, w2_dims, 2, w2, sizeof(w2)));
   output = kiln_op_add(builder, output, kiln_op_constant(builder, KILN_TYPE_F32, b2_dims, 1, b2, sizeof(b2)),
                        feature_dimension, 1);
   /* Builder errors are sticky, so one check after the last op covers all ops. */

@@ -9,24 +9,24 @@
 
 static int g_failures = 0;
 
-#define CHECK(cond)                                                   \
-  do {                                                                \
-    if (!(cond)) {                                                    \
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                   \
-    }                                                                 \
+      ++g_failures;                                                            \
+    }                                                                          \
   } while (0)
 
 /* Expects success; prints and frees the status otherwise. */
-#define CHECK_OK(expr)                                                                     \
-  do {                                                                                     \
-    kiln_status_t* check_status_ = (expr);                                                 \
-    if (check_status_ != NULL) {                                                           \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,             \
+#define CHECK_OK(expr)                                                                                     \
+  do {                                                                                                     \
+    kiln_status_t* check_status_ = (expr);                                                                 \
+    if (check_status_ != NULL) {                                                                           \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,                             \
               kiln_status_code_name(kiln_status_code(check_status_)), kiln_status_message(check_status_)); \
-      ++g_failures;                                                                        \
-      kiln_status_destroy(check_status_);                                                  \
-    }                                                                                      \
+      ++g_failures;                                                                                        \
+      kiln_status_destroy(check_status_);                                                                  \
+    }                                                                                                      \
   } while (0)
 
 /* Expects failure with `code` and a message containing `needle`; frees it. */
@@ -43,8 +43,8 @@ static void expect_error(kiln_status_t* status, kiln_status_code_t code, const c
             kiln_status_code_name(code));
     ++g_failures;
   } else if (strstr(kiln_status_message(status), needle) == NULL) {
-    fprintf(stderr, "line %d: %s message '%s' does not mention '%s'\n", line, what, kiln_status_message(status),
-            needle);
+    fprintf(stderr, "line %d: %s message '%s' does not mention '%s'\n", line, what,
+            kiln_status_message(status), needle);
     ++g_failures;
   }
   kiln_status_destroy(status);
@@ -89,7 +89,8 @@ static int run_f32(kiln_client_t* client, const kiln_computation_t* computation,
 
 static void test_version(void) {
   char expected[64];
-  snprintf(expected, sizeof(expected), "%d.%d.%d", KILN_VERSION_MAJOR, KILN_VERSION_MINOR, KILN_VERSION_PATCH);
+  snprintf(expected, sizeof(expected), "%d.%d.%d", KILN_VERSION_MAJOR, KILN_VERSION_MINOR,
+           KILN_VERSION_PATCH);
   CHECK(strcmp(kiln_version(), expected) == 0);
   CHECK(kiln_version_number() == (uint32_t)KILN_VERSION_NUMBER);
 }
@@ -181,7 +182,8 @@ static void test_shape_error(void) {
   EXPECT_ERROR(kiln_builder_first_error(builder), KILN_STATUS_INVALID_ARGUMENT, "add");
   /* The error is sticky: later ops fail and build reports the first error. */
   CHECK(kiln_op_neg(builder, a) == KILN_OP_INVALID);
-  EXPECT_ERROR(kiln_builder_build(builder, KILN_OP_INVALID, &computation), KILN_STATUS_INVALID_ARGUMENT, "add");
+  EXPECT_ERROR(kiln_builder_build(builder, KILN_OP_INVALID, &computation), KILN_STATUS_INVALID_ARGUMENT,
+               "add");
   CHECK(computation == NULL);
   kiln_builder_destroy(builder);
 
@@ -216,8 +218,8 @@ static void test_build_and_run(void) {
   CHECK(result != KILN_OP_INVALID);
   CHECK_OK(kiln_builder_get_shape(builder, result, &type, shape_dims, 2, &rank));
   CHECK(type == KILN_TYPE_F32 && rank == 2 && shape_dims[0] == 2 && shape_dims[1] == 2);
-  EXPECT_ERROR(kiln_builder_get_shape(builder, result, &type, shape_dims, 1, &rank), KILN_STATUS_INVALID_ARGUMENT,
-               "dims_capacity");
+  EXPECT_ERROR(kiln_builder_get_shape(builder, result, &type, shape_dims, 1, &rank),
+               KILN_STATUS_INVALID_ARGUMENT, "dims_capacity");
   CHECK_OK(kiln_builder_build(builder, result, &computation));
   kiln_builder_destroy(builder);
   if (computation != NULL && run_f32(client, computation, inputs, dims, 2, 2, out, 4) == 0) {
@@ -337,8 +339,8 @@ static void test_hlo_text(void) {
   {
     static const char kBroken[] = "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n";
     kiln_computation_t* broken = NULL;
-    EXPECT_ERROR(kiln_computation_from_hlo_text(kBroken, strlen(kBroken), &broken), KILN_STATUS_INVALID_ARGUMENT,
-                 "line");
+    EXPECT_ERROR(kiln_computation_from_hlo_text(kBroken, strlen(kBroken), &broken),
+                 KILN_STATUS_INVALID_ARGUMENT, "line");
     CHECK(broken == NULL);
   }
   kiln_string_destroy(text);
@@ -376,8 +378,8 @@ static void test_custom_call(void) {
   CHECK_OK(kiln_register_custom_call("kiln_capi_test_twice_plus", twice_plus));
   /* Registering the same function again is fine; another one is not. */
   CHECK_OK(kiln_register_custom_call("kiln_capi_test_twice_plus", twice_plus));
-  EXPECT_ERROR(kiln_register_custom_call("kiln_capi_test_twice_plus", other_target), KILN_STATUS_ALREADY_EXISTS,
-               "kiln_capi_test_twice_plus");
+  EXPECT_ERROR(kiln_register_custom_call("kiln_capi_test_twice_plus", other_target),
+               KILN_STATUS_ALREADY_EXISTS, "kiln_capi_test_twice_plus");
   CHECK_OK(kiln_builder_create("custom", &builder));
   operands[0] = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "a");
   operands[1] = kiln_op_parameter(builder, 1, KILN_TYPE_F32, dims, 1, NULL, "b");
@@ -422,7 +424,8 @@ static void test_buffers(void) {
                KILN_STATUS_INVALID_ARGUMENT, "dims");
   CHECK(untouched == NULL);
 
-  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_S32, dims, 3, column_major, data, sizeof(data), &buffer));
+  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_S32, dims, 3, column_major, data, sizeof(data),
+                                        &buffer));
   if (buffer == NULL) goto done;
   CHECK_OK(kiln_buffer_element_type(buffer, &type));
   CHECK(type == KILN_TYPE_S32);
@@ -475,7 +478,8 @@ static void test_execute_argument_errors(void) {
   options.optimization_level = 0;
   CHECK_OK(kiln_client_compile(client, computation, &options, &executable));
   if (executable == NULL) goto done;
-  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 1, NULL, x, 3 * sizeof(float), &argument));
+  CHECK_OK(
+      kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 1, NULL, x, 3 * sizeof(float), &argument));
   CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, four, 1, NULL, x, sizeof(x), &wrong_shape));
   arguments[0] = argument;
   arguments[1] = wrong_shape;

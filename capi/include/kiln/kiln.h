@@ -252,7 +252,7 @@ typedef struct kiln_computation_t kiln_computation_t;
 /* An op of one builder: a small integer valid only with the builder that made it.
  * KILN_OP_INVALID is what a failed op returns. */
 typedef int64_t kiln_op_t;
-#define KILN_OP_INVALID ((kiln_op_t)-1)
+#define KILN_OP_INVALID ((kiln_op_t) - 1)
 
 /* Creates a builder for a computation named `name` (copied). The caller owns
  * *out_builder and frees it with kiln_builder_destroy. */
@@ -342,9 +342,11 @@ KILN_API kiln_op_t kiln_op_xor(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t
 KILN_API kiln_op_t kiln_op_shift_left(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
                                       const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
 KILN_API kiln_op_t kiln_op_shift_right_arithmetic(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
-                                                  const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+                                                  const int64_t* broadcast_dimensions,
+                                                  size_t num_broadcast_dimensions);
 KILN_API kiln_op_t kiln_op_shift_right_logical(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
-                                               const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+                                               const int64_t* broadcast_dimensions,
+                                               size_t num_broadcast_dimensions);
 /* (real, imag) -> complex */
 KILN_API kiln_op_t kiln_op_complex(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
@@ -415,11 +417,12 @@ KILN_API kiln_op_t kiln_op_reduce_precision(kiln_builder_t* builder, kiln_op_t o
 
 /* --- Shape manipulation. */
 /* Adds major dimensions of sizes `broadcast_sizes` (seed Broadcast). */
-KILN_API kiln_op_t kiln_op_broadcast(kiln_builder_t* builder, kiln_op_t operand, const int64_t* broadcast_sizes,
-                                     size_t num_broadcast_sizes);
+KILN_API kiln_op_t kiln_op_broadcast(kiln_builder_t* builder, kiln_op_t operand,
+                                     const int64_t* broadcast_sizes, size_t num_broadcast_sizes);
 /* Operand dimension i maps to output dimension broadcast_dimensions[i]. */
-KILN_API kiln_op_t kiln_op_broadcast_in_dim(kiln_builder_t* builder, kiln_op_t operand, const int64_t* out_dims,
-                                            size_t out_rank, const int64_t* broadcast_dimensions,
+KILN_API kiln_op_t kiln_op_broadcast_in_dim(kiln_builder_t* builder, kiln_op_t operand,
+                                            const int64_t* out_dims, size_t out_rank,
+                                            const int64_t* broadcast_dimensions,
                                             size_t num_broadcast_dimensions);
 KILN_API kiln_op_t kiln_op_reshape(kiln_builder_t* builder, kiln_op_t operand, const int64_t* new_sizes,
                                    size_t new_rank);
@@ -434,8 +437,8 @@ KILN_API kiln_op_t kiln_op_transpose(kiln_builder_t* builder, kiln_op_t operand,
                                      size_t rank);
 KILN_API kiln_op_t kiln_op_rev(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions,
                                size_t num_dimensions);
-KILN_API kiln_op_t kiln_op_concat_in_dim(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
-                                         int64_t dimension);
+KILN_API kiln_op_t kiln_op_concat_in_dim(kiln_builder_t* builder, const kiln_op_t* operands,
+                                         size_t num_operands, int64_t dimension);
 /* Pads dimension i by edge_low[i], edge_high[i] (negative removes) and interior[i]
  * (>= 0) copies of `padding_value` (a scalar); the three arrays have `rank` entries. */
 KILN_API kiln_op_t kiln_op_pad(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t padding_value,
@@ -529,7 +532,8 @@ typedef struct kiln_dot_dimension_numbers_t {
   const int64_t* rhs_batch_dimensions;
   size_t num_rhs_batch_dimensions;
 } kiln_dot_dimension_numbers_t;
-#define KILN_DOT_DIMENSION_NUMBERS_INIT {sizeof(kiln_dot_dimension_numbers_t), NULL, 0, NULL, 0, NULL, 0, NULL, 0}
+#define KILN_DOT_DIMENSION_NUMBERS_INIT \
+  {sizeof(kiln_dot_dimension_numbers_t), NULL, 0, NULL, 0, NULL, 0, NULL, 0}
 
 KILN_API kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
                                        const kiln_dot_dimension_numbers_t* dimension_numbers);
@@ -558,12 +562,12 @@ KILN_API kiln_op_t kiln_op_conv(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_
                                 const int64_t* window_strides, size_t num_spatial, kiln_padding_t padding);
 /* Explicit (low, high) padding per spatial dimension. */
 KILN_API kiln_op_t kiln_op_conv_with_general_padding(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
-                                                     const int64_t* window_strides, const int64_t* padding_low,
-                                                     const int64_t* padding_high, size_t num_spatial);
-KILN_API kiln_op_t kiln_op_conv_with_general_dimensions(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
-                                                        const int64_t* window_strides, size_t num_spatial,
-                                                        kiln_padding_t padding,
-                                                        const kiln_conv_dimension_numbers_t* dimension_numbers);
+                                                     const int64_t* window_strides,
+                                                     const int64_t* padding_low, const int64_t* padding_high,
+                                                     size_t num_spatial);
+KILN_API kiln_op_t kiln_op_conv_with_general_dimensions(
+    kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* window_strides, size_t num_spatial,
+    kiln_padding_t padding, const kiln_conv_dimension_numbers_t* dimension_numbers);
 KILN_API kiln_op_t kiln_op_conv_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
                                         const int64_t* window_strides, const int64_t* padding_low,
                                         const int64_t* padding_high, size_t num_spatial,
@@ -587,37 +591,40 @@ KILN_API kiln_op_t kiln_op_reduce_variadic(kiln_builder_t* builder, const kiln_o
                                            size_t num_dimensions);
 /* Seed ReduceWindow; the two arrays have `rank` entries. */
 KILN_API kiln_op_t kiln_op_reduce_window(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
-                                         const kiln_computation_t* computation, const int64_t* window_dimensions,
-                                         const int64_t* window_strides, size_t rank, kiln_padding_t padding);
+                                         const kiln_computation_t* computation,
+                                         const int64_t* window_dimensions, const int64_t* window_strides,
+                                         size_t rank, kiln_padding_t padding);
 /* General ReduceWindow: N operands/init values; the per-dimension arrays have `rank`
  * entries; `base_dilations`, `window_dilations`, `padding_low`, `padding_high` may
  * be NULL (1, 1, 0, 0). */
 KILN_API kiln_op_t kiln_op_reduce_window_general(kiln_builder_t* builder, const kiln_op_t* operands,
                                                  const kiln_op_t* init_values, size_t num_operands,
                                                  const kiln_computation_t* computation,
-                                                 const int64_t* window_dimensions, const int64_t* window_strides,
-                                                 const int64_t* base_dilations, const int64_t* window_dilations,
-                                                 const int64_t* padding_low, const int64_t* padding_high,
-                                                 size_t rank);
+                                                 const int64_t* window_dimensions,
+                                                 const int64_t* window_strides, const int64_t* base_dilations,
+                                                 const int64_t* window_dilations, const int64_t* padding_low,
+                                                 const int64_t* padding_high, size_t rank);
 KILN_API kiln_op_t kiln_op_select_and_scatter(kiln_builder_t* builder, kiln_op_t operand,
-                                              const kiln_computation_t* select, const int64_t* window_dimensions,
-                                              const int64_t* window_strides, size_t rank, kiln_padding_t padding,
-                                              kiln_op_t source, kiln_op_t init_value,
-                                              const kiln_computation_t* scatter);
+                                              const kiln_computation_t* select,
+                                              const int64_t* window_dimensions, const int64_t* window_strides,
+                                              size_t rank, kiln_padding_t padding, kiln_op_t source,
+                                              kiln_op_t init_value, const kiln_computation_t* scatter);
 KILN_API kiln_op_t kiln_op_select_and_scatter_general(kiln_builder_t* builder, kiln_op_t operand,
                                                       const kiln_computation_t* select,
                                                       const int64_t* window_dimensions,
-                                                      const int64_t* window_strides, const int64_t* padding_low,
-                                                      const int64_t* padding_high, size_t rank, kiln_op_t source,
-                                                      kiln_op_t init_value, const kiln_computation_t* scatter);
+                                                      const int64_t* window_strides,
+                                                      const int64_t* padding_low, const int64_t* padding_high,
+                                                      size_t rank, kiln_op_t source, kiln_op_t init_value,
+                                                      const kiln_computation_t* scatter);
 KILN_API kiln_op_t kiln_op_map(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
                                const kiln_computation_t* computation, const int64_t* dimensions,
                                size_t num_dimensions);
 /* Seed Sort: ascending along the last dimension. */
 KILN_API kiln_op_t kiln_op_sort(kiln_builder_t* builder, kiln_op_t operand);
 /* Sorts N operands by `comparator` (2N scalars -> PRED) along `dimension`. */
-KILN_API kiln_op_t kiln_op_sort_variadic(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
-                                         const kiln_computation_t* comparator, int64_t dimension, int is_stable);
+KILN_API kiln_op_t kiln_op_sort_variadic(kiln_builder_t* builder, const kiln_op_t* operands,
+                                         size_t num_operands, const kiln_computation_t* comparator,
+                                         int64_t dimension, int is_stable);
 KILN_API kiln_op_t kiln_op_all_reduce(kiln_builder_t* builder, kiln_op_t operand,
                                       const kiln_computation_t* computation);
 
@@ -646,8 +653,8 @@ KILN_API kiln_op_t kiln_op_conditional_indexed(kiln_builder_t* builder, kiln_op_
                                                const kiln_op_t* branch_operands, size_t num_branches);
 
 /* --- Random numbers (deterministic for a given execute seed). */
-KILN_API kiln_op_t kiln_op_rng_uniform(kiln_builder_t* builder, kiln_op_t a, kiln_op_t b, kiln_element_type_t type,
-                                       const int64_t* dims, size_t rank);
+KILN_API kiln_op_t kiln_op_rng_uniform(kiln_builder_t* builder, kiln_op_t a, kiln_op_t b,
+                                       kiln_element_type_t type, const int64_t* dims, size_t rank);
 KILN_API kiln_op_t kiln_op_rng_normal(kiln_builder_t* builder, kiln_op_t mu, kiln_op_t sigma,
                                       kiln_element_type_t type, const int64_t* dims, size_t rank);
 KILN_API kiln_op_t kiln_op_rng_bernoulli(kiln_builder_t* builder, kiln_op_t p, kiln_element_type_t type,
@@ -713,7 +720,8 @@ KILN_API void kiln_buffer_destroy(kiln_buffer_t* buffer);
 KILN_API kiln_status_t* kiln_buffer_element_type(const kiln_buffer_t* buffer, kiln_element_type_t* out_type);
 KILN_API kiln_status_t* kiln_buffer_rank(const kiln_buffer_t* buffer, size_t* out_rank);
 /* Writes the dimensions to dims[0..rank); a capacity below the rank is INVALID_ARGUMENT. */
-KILN_API kiln_status_t* kiln_buffer_dimensions(const kiln_buffer_t* buffer, int64_t* dims, size_t dims_capacity);
+KILN_API kiln_status_t* kiln_buffer_dimensions(const kiln_buffer_t* buffer, int64_t* dims,
+                                               size_t dims_capacity);
 /* Writes the layout's minor_to_major to out[0..rank); capacity as above. */
 KILN_API kiln_status_t* kiln_buffer_minor_to_major(const kiln_buffer_t* buffer, int64_t* minor_to_major,
                                                    size_t capacity);
@@ -751,7 +759,8 @@ KILN_API kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_co
 KILN_API void kiln_executable_destroy(kiln_executable_t* executable);
 
 /* Number of arguments execute takes: the array leaves of the entry's parameters. */
-KILN_API kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t* executable, size_t* out_count);
+KILN_API kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t* executable,
+                                                        size_t* out_count);
 /* Number of results execute returns: the array leaves of the entry's result. */
 KILN_API kiln_status_t* kiln_executable_result_count(const kiln_executable_t* executable, size_t* out_count);
 
@@ -771,8 +780,9 @@ typedef struct kiln_execute_options_t {
  * `options` may be NULL. Thread-safe. */
 KILN_API kiln_status_t* kiln_executable_execute(kiln_executable_t* executable,
                                                 kiln_buffer_t* const* arguments, size_t num_arguments,
-                                                const kiln_execute_options_t* options, kiln_buffer_t** results,
-                                                size_t results_capacity, size_t* out_num_results);
+                                                const kiln_execute_options_t* options,
+                                                kiln_buffer_t** results, size_t results_capacity,
+                                                size_t* out_num_results);
 
 #ifdef __cplusplus
 } /* extern "C" */
