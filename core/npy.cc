@@ -84,21 +84,29 @@ void SwapBytesInPlace(std::span<uint8_t> data, int unit) {
 // Copies column-major (Fortran) elements into row-major order.
 void FortranToRowMajor(std::span<const uint8_t> source, const std::vector<int64_t>& dims, size_t width,
                        std::span<uint8_t> target) {
-  const size_t rank = dims.size();
-  std::vector<int64_t> column_strides(rank, 1);
-  for (size_t d = 1; d < rank; ++d) column_strides[d] = column_strides[d - 1] * dims[d - 1];
-  std::vector<int64_t> index(rank, 0);
+  struct Axis {
+    int64_t size;
+    int64_t column_stride;  // elements between neighbours along this axis in the source
+    int64_t index = 0;
+  };
+  std::vector<Axis> axes;
+  axes.reserve(dims.size());
+  int64_t stride = 1;
+  for (int64_t dim : dims) {
+    axes.push_back(Axis{dim, stride});
+    stride *= dim;
+  }
   int64_t source_element = 0;
   for (size_t out = 0; out < target.size(); out += width) {
     std::memcpy(target.data() + out, source.data() + static_cast<size_t>(source_element) * width, width);
     // Advance the row-major odometer, keeping the column-major offset in step.
-    for (size_t d = rank; d-- > 0;) {
-      if (++index[d] < dims[d]) {
-        source_element += column_strides[d];
+    for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+      if (++axis->index < axis->size) {
+        source_element += axis->column_stride;
         break;
       }
-      source_element -= column_strides[d] * (dims[d] - 1);
-      index[d] = 0;
+      source_element -= axis->column_stride * (axis->size - 1);
+      axis->index = 0;
     }
   }
 }

@@ -44,13 +44,19 @@ TEST(SeedCollapse, V012) {
                                                     30, 31, 32, 35, 36, 37, 40, 41, 42, 45, 46, 47})));
 }
 
+// The seed's text defines Collapse: the listed dimensions are replaced by one
+// of their product's size, at their position. Its two 2-D pictures are
+// labelled the other way round ({0,1} with the [4x6] result, {1,2} with the
+// [8x3] one), which contradicts that definition (and XLA): dimensions 0 and 1
+// of v are 4 and 2, so Collapse(v, {0,1}) is [8x3]. The tests follow the
+// definition, with the seed's own pictures as the expected values.
 TEST(SeedCollapse, V01) {
   Builder b("collapse");
   b.Collapse(b.Parameter(0, SeedV().shape(), "v"), Dims{0, 1});
   EXPECT_TRUE(RunsTo(b,
                      Literal::FromVector<float>({10, 11, 12, 15, 16, 17, 20, 21, 22, 25, 26, 27,
                                                  30, 31, 32, 35, 36, 37, 40, 41, 42, 45, 46, 47},
-                                                {4, 6}),
+                                                {8, 3}),
                      std::vector<Literal>{SeedV()}));
 }
 
@@ -60,7 +66,7 @@ TEST(SeedCollapse, V12) {
   EXPECT_TRUE(RunsTo(b,
                      Literal::FromVector<float>({10, 11, 12, 15, 16, 17, 20, 21, 22, 25, 26, 27,
                                                  30, 31, 32, 35, 36, 37, 40, 41, 42, 45, 46, 47},
-                                                {8, 3}),
+                                                {4, 6}),
                      std::vector<Literal>{SeedV()}));
 }
 
