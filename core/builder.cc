@@ -28,8 +28,8 @@ std::vector<int64_t> Iota(int64_t n, int64_t start = 0) {
 }
 
 // Fills an optional per-dimension list: empty means `fill` everywhere.
-StatusOr<std::vector<int64_t>> PerDimension(std::string_view op, const char* what, std::span<const int64_t> values,
-                                            size_t rank, int64_t fill) {
+StatusOr<std::vector<int64_t>> PerDimension(std::string_view op, const char* what,
+                                            std::span<const int64_t> values, size_t rank, int64_t fill) {
   if (values.empty()) return std::vector<int64_t>(rank, fill);
   if (values.size() != rank) {
     return InvalidArgument(op, ": ", what, " has ", values.size(), " entries; expected ", rank);
@@ -37,9 +37,11 @@ StatusOr<std::vector<int64_t>> PerDimension(std::string_view op, const char* wha
   return std::vector<int64_t>(values.begin(), values.end());
 }
 
-StatusOr<Window> MakeWindow(std::string_view op, std::span<const int64_t> sizes, std::span<const int64_t> strides,
+StatusOr<Window> MakeWindow(std::string_view op, std::span<const int64_t> sizes,
+                            std::span<const int64_t> strides,
                             std::span<const std::pair<int64_t, int64_t>> padding,
-                            std::span<const int64_t> base_dilations, std::span<const int64_t> window_dilations) {
+                            std::span<const int64_t> base_dilations,
+                            std::span<const int64_t> window_dilations) {
   const size_t rank = sizes.size();
   KILN_ASSIGN_OR_RETURN(auto stride, PerDimension(op, "window strides", strides, rank, 1));
   KILN_ASSIGN_OR_RETURN(auto base, PerDimension(op, "base dilations", base_dilations, rank, 1));
@@ -100,8 +102,8 @@ StatusOr<BroadcastPlan> PlanBroadcast(std::string_view op, const Shape& lhs, con
   const Shape& higher = lhs_is_lower ? rhs : lhs;
   if (static_cast<int64_t>(broadcast_dimensions.size()) != lower.rank()) {
     return InvalidArgument(op, ": broadcast_dimensions has ", broadcast_dimensions.size(),
-                           " entries; expected one per dimension of the lower-rank operand ", lower.ToString(),
-                           " (other operand ", higher.ToString(), ")");
+                           " entries; expected one per dimension of the lower-rank operand ",
+                           lower.ToString(), " (other operand ", higher.ToString(), ")");
   }
   plan.dims = higher.dimensions();
   for (size_t i = 0; i < broadcast_dimensions.size(); ++i) {
@@ -229,7 +231,8 @@ StatusOr<Computation*> Builder::Import(const Module& computation) {
 }
 
 Op Builder::AddInstruction(Opcode opcode, std::span<const Op> operands, const Attributes& attrs,
-                           std::span<const Module* const> called, const Shape* declared, const Literal* literal) {
+                           std::span<const Module* const> called, const Shape* declared,
+                           const Literal* literal) {
   if (!first_error_.ok()) return Op();
   const std::string op_name(OpcodeName(opcode));
   std::vector<Instruction*> operand_instructions;
@@ -253,7 +256,8 @@ Op Builder::AddInstruction(Opcode opcode, std::span<const Op> operands, const At
   if (!shape.ok()) return Fail(shape.status());
   if (opcode == Opcode::kConstant) {
     if (literal == nullptr || !literal->shape().Compatible(*shape)) {
-      return Fail(InvalidArgument("constant: the value does not match the declared shape ", shape->ToString()));
+      return Fail(
+          InvalidArgument("constant: the value does not match the declared shape ", shape->ToString()));
     }
   }
   auto instruction = std::make_unique<Instruction>();
@@ -275,9 +279,9 @@ Op Builder::AddInstruction(Opcode opcode, std::span<const Op> operands, const At
 }
 
 // Looks up `op`'s shape for a builder method, or fails that method.
-#define KILN_OPERAND_SHAPE_OR_FAIL(shape_var, op, what)                  \
-  if (!first_error_.ok()) return Op();                                   \
-  auto KILN_CONCAT(shape_var, _or) = Lookup(op, what);                   \
+#define KILN_OPERAND_SHAPE_OR_FAIL(shape_var, op, what)                                     \
+  if (!first_error_.ok()) return Op();                                                      \
+  auto KILN_CONCAT(shape_var, _or) = Lookup(op, what);                                      \
   if (!KILN_CONCAT(shape_var, _or).ok()) return Fail(KILN_CONCAT(shape_var, _or).status()); \
   const Shape shape_var = (*KILN_CONCAT(shape_var, _or))->shape
 
@@ -291,8 +295,9 @@ StatusOr<std::unique_ptr<Module>> Builder::Build(Op root) {
   const auto& parameters = entry_->parameters();
   for (size_t i = 0; i < parameters.size(); ++i) {
     if (parameters[i] == nullptr) {
-      return InvalidArgument("builder '", name_, "': parameter ", i, " is missing; parameters must be numbered 0..",
-                             parameters.size() - 1, " without gaps");
+      return InvalidArgument("builder '", name_, "': parameter ", i,
+                             " is missing; parameters must be numbered 0..", parameters.size() - 1,
+                             " without gaps");
     }
   }
   entry_->set_root(root_instruction);
@@ -349,7 +354,6 @@ Op Builder::Iota(const Shape& shape, int64_t iota_dimension) {
   return AddInstruction(Opcode::kIota, {}, attrs, {}, &shape);
 }
 
-
 // --- Elementwise binary ops
 
 Op Builder::BinaryOp(Opcode opcode, Op lhs, Op rhs, std::span<const int64_t> broadcast_dimensions) {
@@ -361,14 +365,30 @@ Op Builder::BinaryOp(Opcode opcode, Op lhs, Op rhs, std::span<const int64_t> bro
 }
 
 Op Builder::Add(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kAdd, lhs, rhs, bd); }
-Op Builder::Sub(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kSubtract, lhs, rhs, bd); }
-Op Builder::Mul(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kMultiply, lhs, rhs, bd); }
-Op Builder::Div(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kDivide, lhs, rhs, bd); }
-Op Builder::Rem(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kRemainder, lhs, rhs, bd); }
-Op Builder::Max(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kMaximum, lhs, rhs, bd); }
-Op Builder::Min(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kMinimum, lhs, rhs, bd); }
-Op Builder::Pow(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kPower, lhs, rhs, bd); }
-Op Builder::Atan2(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kAtan2, lhs, rhs, bd); }
+Op Builder::Sub(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kSubtract, lhs, rhs, bd);
+}
+Op Builder::Mul(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kMultiply, lhs, rhs, bd);
+}
+Op Builder::Div(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kDivide, lhs, rhs, bd);
+}
+Op Builder::Rem(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kRemainder, lhs, rhs, bd);
+}
+Op Builder::Max(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kMaximum, lhs, rhs, bd);
+}
+Op Builder::Min(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kMinimum, lhs, rhs, bd);
+}
+Op Builder::Pow(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kPower, lhs, rhs, bd);
+}
+Op Builder::Atan2(Op lhs, Op rhs, std::span<const int64_t> bd) {
+  return BinaryOp(Opcode::kAtan2, lhs, rhs, bd);
+}
 Op Builder::And(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kAnd, lhs, rhs, bd); }
 Op Builder::Or(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kOr, lhs, rhs, bd); }
 Op Builder::Xor(Op lhs, Op rhs, std::span<const int64_t> bd) { return BinaryOp(Opcode::kXor, lhs, rhs, bd); }
@@ -390,7 +410,8 @@ Op Builder::Complex(Op real, Op imag, std::span<const int64_t> bd) {
 Op Builder::Compare(Op lhs, Op rhs, ComparisonDirection direction, ComparisonType type,
                     std::span<const int64_t> broadcast_dimensions) {
   if (!first_error_.ok()) return Op();
-  StatusOr<std::pair<Op, Op>> operands = BroadcastOperands(*this, Opcode::kCompare, lhs, rhs, broadcast_dimensions);
+  StatusOr<std::pair<Op, Op>> operands =
+      BroadcastOperands(*this, Opcode::kCompare, lhs, rhs, broadcast_dimensions);
   if (!operands.ok()) return Fail(operands.status());
   Attributes attrs;
   attrs.comparison_direction = direction;
@@ -500,7 +521,8 @@ Op Builder::Broadcast(Op operand, std::span<const int64_t> broadcast_sizes) {
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "broadcast");
   std::vector<int64_t> dims(broadcast_sizes.begin(), broadcast_sizes.end());
   dims.insert(dims.end(), shape.dimensions().begin(), shape.dimensions().end());
-  const std::vector<int64_t> mapping = ::kiln::Iota(shape.rank(), static_cast<int64_t>(broadcast_sizes.size()));
+  const std::vector<int64_t> mapping =
+      ::kiln::Iota(shape.rank(), static_cast<int64_t>(broadcast_sizes.size()));
   return BroadcastInDim(operand, dims, mapping);
 }
 
@@ -530,12 +552,14 @@ Op Builder::Collapse(Op operand, std::span<const int64_t> dimensions) {
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "collapse");
   bool consecutive = !dimensions.empty();
   for (size_t i = 0; consecutive && i < dimensions.size(); ++i) {
-    consecutive = dimensions[i] >= 0 && dimensions[i] < shape.rank() && (i == 0 || dimensions[i] == dimensions[i - 1] + 1);
+    consecutive = dimensions[i] >= 0 && dimensions[i] < shape.rank() &&
+                  (i == 0 || dimensions[i] == dimensions[i - 1] + 1);
   }
   if (!consecutive) {
-    return Fail(InvalidArgument("collapse: dimensions must be a non-empty, in-order, consecutive subset of the "
-                                "dimensions of ",
-                                shape.ToString()));
+    return Fail(
+        InvalidArgument("collapse: dimensions must be a non-empty, in-order, consecutive subset of the "
+                        "dimensions of ",
+                        shape.ToString()));
   }
   std::vector<int64_t> sizes;
   int64_t collapsed = 1;
@@ -587,10 +611,12 @@ Op Builder::Slice(Op operand, std::span<const int64_t> start_indices, std::span<
   return AddInstruction(Opcode::kSlice, operands, attrs);
 }
 
-Op Builder::SliceInDim(Op operand, int64_t start_index, int64_t limit_index, int64_t stride, int64_t dimension) {
+Op Builder::SliceInDim(Op operand, int64_t start_index, int64_t limit_index, int64_t stride,
+                       int64_t dimension) {
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "slice");
   if (dimension < 0 || dimension >= shape.rank()) {
-    return Fail(InvalidArgument("slice: dimension ", dimension, " is out of range for operand ", shape.ToString()));
+    return Fail(
+        InvalidArgument("slice: dimension ", dimension, " is out of range for operand ", shape.ToString()));
   }
   std::vector<int64_t> starts(static_cast<size_t>(shape.rank()), 0);
   std::vector<int64_t> limits = shape.dimensions();
@@ -628,7 +654,8 @@ Op Builder::DynamicSlice(Op operand, Op start_indices, std::span<const int64_t> 
   return DynamicSlice(operand, std::span<const Op>(*scalars), slice_sizes);
 }
 
-Op Builder::DynamicSlice(Op operand, std::span<const Op> start_indices, std::span<const int64_t> slice_sizes) {
+Op Builder::DynamicSlice(Op operand, std::span<const Op> start_indices,
+                         std::span<const int64_t> slice_sizes) {
   std::vector<Op> operands = {operand};
   operands.insert(operands.end(), start_indices.begin(), start_indices.end());
   Attributes attrs;
@@ -674,11 +701,12 @@ Op Builder::Scatter(std::span<const Op> operands, Op scatter_indices, std::span<
 }
 
 Op Builder::Scatter(Op operand, Op scatter_indices, Op updates, const Module& update_computation,
-                    const ScatterDimensionNumbers& dimension_numbers, bool indices_are_sorted, bool unique_indices) {
+                    const ScatterDimensionNumbers& dimension_numbers, bool indices_are_sorted,
+                    bool unique_indices) {
   const Op operands[] = {operand};
   const Op update_ops[] = {updates};
-  return Scatter(operands, scatter_indices, update_ops, update_computation, dimension_numbers, indices_are_sorted,
-                 unique_indices);
+  return Scatter(operands, scatter_indices, update_ops, update_computation, dimension_numbers,
+                 indices_are_sorted, unique_indices);
 }
 
 Op Builder::GetDimensionSize(Op operand, int64_t dimension) {
@@ -690,7 +718,9 @@ Op Builder::GetDimensionSize(Op operand, int64_t dimension) {
 
 // --- Tuples
 
-Op Builder::Tuple(std::span<const Op> elements) { return AddInstruction(Opcode::kTuple, elements, Attributes()); }
+Op Builder::Tuple(std::span<const Op> elements) {
+  return AddInstruction(Opcode::kTuple, elements, Attributes());
+}
 
 Op Builder::GetTupleElement(Op tuple, int64_t index) {
   Attributes attrs;
@@ -704,7 +734,9 @@ Op Builder::GetTupleElement(Op tuple, int64_t index) {
 Op Builder::Dot(Op lhs, Op rhs) {
   KILN_OPERAND_SHAPE_OR_FAIL(lhs_shape, lhs, "dot");
   KILN_OPERAND_SHAPE_OR_FAIL(rhs_shape, rhs, "dot");
-  const auto is_vector_or_matrix = [](const Shape& s) { return s.IsArray() && (s.rank() == 1 || s.rank() == 2); };
+  const auto is_vector_or_matrix = [](const Shape& s) {
+    return s.IsArray() && (s.rank() == 1 || s.rank() == 2);
+  };
   if (!is_vector_or_matrix(lhs_shape) || !is_vector_or_matrix(rhs_shape)) {
     return Fail(InvalidArgument("dot: operands ", lhs_shape.ToString(), " and ", rhs_shape.ToString(),
                                 " must be vectors or matrices; use DotGeneral for other ranks"));
@@ -741,7 +773,8 @@ ConvolutionDimensionNumbers Builder::DefaultConvDimensionNumbers(int64_t spatial
 Op Builder::Conv(Op lhs, Op rhs, std::span<const int64_t> window_strides, Padding padding) {
   KILN_OPERAND_SHAPE_OR_FAIL(lhs_shape, lhs, "convolution");
   if (lhs_shape.rank() < 2) {
-    return Fail(InvalidArgument("convolution: input ", lhs_shape.ToString(), " must have rank >= 2 (N, C, spatial...)"));
+    return Fail(InvalidArgument("convolution: input ", lhs_shape.ToString(),
+                                " must have rank >= 2 (N, C, spatial...)"));
   }
   return ConvWithGeneralDimensions(lhs, rhs, window_strides, padding,
                                    DefaultConvDimensionNumbers(lhs_shape.rank() - 2));
@@ -751,13 +784,14 @@ Op Builder::ConvWithGeneralPadding(Op lhs, Op rhs, std::span<const int64_t> wind
                                    std::span<const std::pair<int64_t, int64_t>> padding) {
   KILN_OPERAND_SHAPE_OR_FAIL(lhs_shape, lhs, "convolution");
   if (lhs_shape.rank() < 2) {
-    return Fail(InvalidArgument("convolution: input ", lhs_shape.ToString(), " must have rank >= 2 (N, C, spatial...)"));
+    return Fail(InvalidArgument("convolution: input ", lhs_shape.ToString(),
+                                " must have rank >= 2 (N, C, spatial...)"));
   }
   return ConvGeneral(lhs, rhs, window_strides, padding, DefaultConvDimensionNumbers(lhs_shape.rank() - 2));
 }
 
-Op Builder::ConvWithGeneralDimensions(Op lhs, Op rhs, std::span<const int64_t> window_strides, Padding padding,
-                                      const ConvolutionDimensionNumbers& dimension_numbers) {
+Op Builder::ConvWithGeneralDimensions(Op lhs, Op rhs, std::span<const int64_t> window_strides,
+                                      Padding padding, const ConvolutionDimensionNumbers& dimension_numbers) {
   KILN_OPERAND_SHAPE_OR_FAIL(lhs_shape, lhs, "convolution");
   KILN_OPERAND_SHAPE_OR_FAIL(rhs_shape, rhs, "convolution");
   std::vector<int64_t> input_sizes;
@@ -767,8 +801,8 @@ Op Builder::ConvWithGeneralDimensions(Op lhs, Op rhs, std::span<const int64_t> w
     const int64_t in = dn.input_spatial_dimensions[i];
     const int64_t k = i < dn.kernel_spatial_dimensions.size() ? dn.kernel_spatial_dimensions[i] : -1;
     if (in < 0 || in >= lhs_shape.rank() || k < 0 || k >= rhs_shape.rank()) {
-      return Fail(InvalidArgument("convolution: spatial dimension numbers do not fit input ", lhs_shape.ToString(),
-                                  " and kernel ", rhs_shape.ToString()));
+      return Fail(InvalidArgument("convolution: spatial dimension numbers do not fit input ",
+                                  lhs_shape.ToString(), " and kernel ", rhs_shape.ToString()));
     }
     input_sizes.push_back(lhs_shape.dimensions(in));
     kernel_sizes.push_back(rhs_shape.dimensions(k));
@@ -777,8 +811,8 @@ Op Builder::ConvWithGeneralDimensions(Op lhs, Op rhs, std::span<const int64_t> w
     return Fail(InvalidArgument("convolution: ", window_strides.size(), " window strides given; expected ",
                                 input_sizes.size(), " (one per spatial dimension)"));
   }
-  return ConvGeneral(lhs, rhs, window_strides, MakePadding(input_sizes, kernel_sizes, window_strides, padding),
-                     dimension_numbers);
+  return ConvGeneral(lhs, rhs, window_strides,
+                     MakePadding(input_sizes, kernel_sizes, window_strides, padding), dimension_numbers);
 }
 
 Op Builder::ConvGeneral(Op lhs, Op rhs, std::span<const int64_t> window_strides,
@@ -790,8 +824,8 @@ Op Builder::ConvGeneral(Op lhs, Op rhs, std::span<const int64_t> window_strides,
 Op Builder::ConvGeneralDilated(Op lhs, Op rhs, std::span<const int64_t> window_strides,
                                std::span<const std::pair<int64_t, int64_t>> padding,
                                std::span<const int64_t> lhs_dilation, std::span<const int64_t> rhs_dilation,
-                               const ConvolutionDimensionNumbers& dimension_numbers, int64_t feature_group_count,
-                               int64_t batch_group_count) {
+                               const ConvolutionDimensionNumbers& dimension_numbers,
+                               int64_t feature_group_count, int64_t batch_group_count) {
   KILN_OPERAND_SHAPE_OR_FAIL(rhs_shape, rhs, "convolution");
   std::vector<int64_t> kernel_sizes;
   for (int64_t d : dimension_numbers.kernel_spatial_dimensions) {
@@ -803,8 +837,9 @@ Op Builder::ConvGeneralDilated(Op lhs, Op rhs, std::span<const int64_t> window_s
   }
   const size_t spatial = dimension_numbers.input_spatial_dimensions.size();
   if (kernel_sizes.size() != spatial || window_strides.size() != spatial) {
-    return Fail(InvalidArgument("convolution: ", window_strides.size(), " window strides and ", kernel_sizes.size(),
-                                " kernel spatial dimensions given; expected ", spatial, " of each"));
+    return Fail(InvalidArgument("convolution: ", window_strides.size(), " window strides and ",
+                                kernel_sizes.size(), " kernel spatial dimensions given; expected ", spatial,
+                                " of each"));
   }
   StatusOr<Window> window =
       MakeWindow("convolution", kernel_sizes, window_strides, padding, lhs_dilation, rhs_dilation);
@@ -820,7 +855,8 @@ Op Builder::ConvGeneralDilated(Op lhs, Op rhs, std::span<const int64_t> window_s
 
 // --- Reductions and windows
 
-Op Builder::Reduce(Op operand, Op init_value, const Module& computation, std::span<const int64_t> dimensions) {
+Op Builder::Reduce(Op operand, Op init_value, const Module& computation,
+                   std::span<const int64_t> dimensions) {
   const Op operands[] = {operand};
   const Op inits[] = {init_value};
   return Reduce(operands, inits, computation, dimensions);
@@ -846,19 +882,20 @@ Op Builder::ReduceWindow(Op operand, Op init_value, const Module& computation,
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "reduce-window");
   if (static_cast<int64_t>(window_dimensions.size()) != shape.rank() ||
       static_cast<int64_t>(window_strides.size()) != shape.rank()) {
-    return Fail(InvalidArgument("reduce-window: window dimensions ", window_dimensions.size(), " and strides ",
-                                window_strides.size(), " must both have one entry per dimension of operand ",
-                                shape.ToString()));
+    return Fail(InvalidArgument("reduce-window: window dimensions ", window_dimensions.size(),
+                                " and strides ", window_strides.size(),
+                                " must both have one entry per dimension of operand ", shape.ToString()));
   }
   const auto pads = MakePadding(shape.dimensions(), window_dimensions, window_strides, padding);
   const Op operands[] = {operand};
   const Op inits[] = {init_value};
-  return ReduceWindowWithGeneralPadding(operands, inits, computation, window_dimensions, window_strides, {}, {},
-                                        pads);
+  return ReduceWindowWithGeneralPadding(operands, inits, computation, window_dimensions, window_strides, {},
+                                        {}, pads);
 }
 
 Op Builder::ReduceWindowWithGeneralPadding(std::span<const Op> operands, std::span<const Op> init_values,
-                                           const Module& computation, std::span<const int64_t> window_dimensions,
+                                           const Module& computation,
+                                           std::span<const int64_t> window_dimensions,
                                            std::span<const int64_t> window_strides,
                                            std::span<const int64_t> base_dilations,
                                            std::span<const int64_t> window_dilations,
@@ -868,8 +905,8 @@ Op Builder::ReduceWindowWithGeneralPadding(std::span<const Op> operands, std::sp
     return Fail(InvalidArgument("reduce-window: ", operands.size(), " operands but ", init_values.size(),
                                 " init values; expected one init value per operand"));
   }
-  StatusOr<Window> window =
-      MakeWindow("reduce-window", window_dimensions, window_strides, padding, base_dilations, window_dilations);
+  StatusOr<Window> window = MakeWindow("reduce-window", window_dimensions, window_strides, padding,
+                                       base_dilations, window_dilations);
   if (!window.ok()) return Fail(window.status());
   std::vector<Op> all(operands.begin(), operands.end());
   all.insert(all.end(), init_values.begin(), init_values.end());
@@ -880,14 +917,14 @@ Op Builder::ReduceWindowWithGeneralPadding(std::span<const Op> operands, std::sp
 }
 
 Op Builder::SelectAndScatter(Op operand, const Module& select, std::span<const int64_t> window_dimensions,
-                             std::span<const int64_t> window_strides, Padding padding, Op source, Op init_value,
-                             const Module& scatter) {
+                             std::span<const int64_t> window_strides, Padding padding, Op source,
+                             Op init_value, const Module& scatter) {
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "select-and-scatter");
   if (static_cast<int64_t>(window_dimensions.size()) != shape.rank() ||
       static_cast<int64_t>(window_strides.size()) != shape.rank()) {
-    return Fail(InvalidArgument("select-and-scatter: window dimensions ", window_dimensions.size(), " and strides ",
-                                window_strides.size(), " must both have one entry per dimension of operand ",
-                                shape.ToString()));
+    return Fail(InvalidArgument("select-and-scatter: window dimensions ", window_dimensions.size(),
+                                " and strides ", window_strides.size(),
+                                " must both have one entry per dimension of operand ", shape.ToString()));
   }
   const auto pads = MakePadding(shape.dimensions(), window_dimensions, window_strides, padding);
   return SelectAndScatterWithGeneralPadding(operand, select, window_dimensions, window_strides, pads, source,
@@ -897,10 +934,11 @@ Op Builder::SelectAndScatter(Op operand, const Module& select, std::span<const i
 Op Builder::SelectAndScatterWithGeneralPadding(Op operand, const Module& select,
                                                std::span<const int64_t> window_dimensions,
                                                std::span<const int64_t> window_strides,
-                                               std::span<const std::pair<int64_t, int64_t>> padding, Op source,
-                                               Op init_value, const Module& scatter) {
+                                               std::span<const std::pair<int64_t, int64_t>> padding,
+                                               Op source, Op init_value, const Module& scatter) {
   if (!first_error_.ok()) return Op();
-  StatusOr<Window> window = MakeWindow("select-and-scatter", window_dimensions, window_strides, padding, {}, {});
+  StatusOr<Window> window =
+      MakeWindow("select-and-scatter", window_dimensions, window_strides, padding, {}, {});
   if (!window.ok()) return Fail(window.status());
   Attributes attrs;
   attrs.window = std::move(*window);
@@ -909,7 +947,8 @@ Op Builder::SelectAndScatterWithGeneralPadding(Op operand, const Module& select,
   return AddInstruction(Opcode::kSelectAndScatter, operands, attrs, called);
 }
 
-Op Builder::Map(std::span<const Op> operands, const Module& computation, std::span<const int64_t> dimensions) {
+Op Builder::Map(std::span<const Op> operands, const Module& computation,
+                std::span<const int64_t> dimensions) {
   Attributes attrs;
   attrs.dimensions.assign(dimensions.begin(), dimensions.end());
   const Module* called[] = {&computation};
@@ -920,7 +959,8 @@ namespace {
 
 // A two-parameter scalar computation `(T, T) -> op(p0, p1)`.
 StatusOr<std::unique_ptr<Module>> ScalarBinaryComputation(const std::string& name, ElementType type,
-                                                          Op (Builder::*op)(Op, Op, std::span<const int64_t>)) {
+                                                          Op (Builder::*op)(Op, Op,
+                                                                            std::span<const int64_t>)) {
   Builder builder(name);
   Op lhs = builder.Parameter(0, Shape::Scalar(type), "lhs");
   Op rhs = builder.Parameter(1, Shape::Scalar(type), "rhs");
@@ -933,7 +973,8 @@ StatusOr<std::unique_ptr<Module>> ScalarBinaryComputation(const std::string& nam
 Op Builder::Sort(Op operand) {
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "sort");
   if (!shape.IsArray()) return Fail(InvalidArgument("sort: operand ", shape.ToString(), " must be an array"));
-  StatusOr<std::unique_ptr<Module>> comparator = ScalarBinaryComputation("lt_comparator", shape.element_type(), &Builder::Lt);
+  StatusOr<std::unique_ptr<Module>> comparator =
+      ScalarBinaryComputation("lt_comparator", shape.element_type(), &Builder::Lt);
   if (!comparator.ok()) return Fail(comparator.status().WithContext("sort"));
   const Op operands[] = {operand};
   return Sort(operands, **comparator, -1, false);
@@ -944,7 +985,8 @@ Op Builder::Sort(std::span<const Op> operands, const Module& comparator, int64_t
   if (operands.empty()) return Fail(InvalidArgument("sort: needs at least one operand"));
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operands[0], "sort");
   StatusOr<int64_t> canonical = CanonicalizeDimension(dimension, shape.rank(), "sort");
-  if (!canonical.ok()) return Fail(InvalidArgument(canonical.status().message(), " (operand ", shape.ToString(), ")"));
+  if (!canonical.ok())
+    return Fail(InvalidArgument(canonical.status().message(), " (operand ", shape.ToString(), ")"));
   Attributes attrs;
   attrs.dimensions = {*canonical};
   attrs.is_stable = is_stable;
@@ -954,8 +996,10 @@ Op Builder::Sort(std::span<const Op> operands, const Module& comparator, int64_t
 
 Op Builder::CrossReplicaSum(Op operand) {
   KILN_OPERAND_SHAPE_OR_FAIL(shape, operand, "all-reduce");
-  if (!shape.IsArray()) return Fail(InvalidArgument("all-reduce: operand ", shape.ToString(), " must be an array"));
-  StatusOr<std::unique_ptr<Module>> sum = ScalarBinaryComputation("add_reducer", shape.element_type(), &Builder::Add);
+  if (!shape.IsArray())
+    return Fail(InvalidArgument("all-reduce: operand ", shape.ToString(), " must be an array"));
+  StatusOr<std::unique_ptr<Module>> sum =
+      ScalarBinaryComputation("add_reducer", shape.element_type(), &Builder::Add);
   if (!sum.ok()) return Fail(sum.status().WithContext("all-reduce"));
   return AllReduce(operand, **sum);
 }
@@ -1049,12 +1093,14 @@ Op Builder::RngBernoulli(Op p, const Shape& shape) {
                                 " must be a floating-point scalar"));
   }
   if (!shape.IsArray() || shape.element_type() == ElementType::kPred || IsComplex(shape.element_type())) {
-    return Fail(InvalidArgument("rng: Bernoulli result ", shape.ToString(), " must be an integer or float array"));
+    return Fail(
+        InvalidArgument("rng: Bernoulli result ", shape.ToString(), " must be an integer or float array"));
   }
   StatusOr<Literal> one = Literal::Scalar<float>(1.0f).Convert(p_shape.element_type());
   if (!one.ok()) return Fail(one.status().WithContext("rng"));
   const Literal zero(Shape::Scalar(p_shape.element_type()));
-  Op uniform = RngUniform(ConstantLiteral(zero), ConstantLiteral(*one), Shape(p_shape.element_type(), shape.dimensions()));
+  Op uniform = RngUniform(ConstantLiteral(zero), ConstantLiteral(*one),
+                          Shape(p_shape.element_type(), shape.dimensions()));
   return ConvertElementType(Lt(uniform, p), shape.element_type());
 }
 
@@ -1097,7 +1143,9 @@ Op Builder::CustomCall(const std::string& target, std::span<const Op> operands, 
   return AddInstruction(Opcode::kCustomCall, operands, attrs, {}, &shape);
 }
 
-Op Builder::AfterAll(std::span<const Op> tokens) { return AddInstruction(Opcode::kAfterAll, tokens, Attributes()); }
+Op Builder::AfterAll(std::span<const Op> tokens) {
+  return AddInstruction(Opcode::kAfterAll, tokens, Attributes());
+}
 
 Op Builder::CreateToken() { return AfterAll({}); }
 

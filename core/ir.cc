@@ -15,7 +15,10 @@ std::string Instruction::ToString() const { return PrintInstruction(*this); }
 Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
   Instruction* raw = instruction.get();
   instructions_.push_back(std::move(instruction));
-  if (raw->opcode == Opcode::kParameter) {
+  // Out-of-range numbers are left out of the table; the verifier reports them.
+  constexpr int64_t kMaxParameters = int64_t{1} << 20;
+  if (raw->opcode == Opcode::kParameter && raw->attrs.parameter_number >= 0 &&
+      raw->attrs.parameter_number < kMaxParameters) {
     const auto number = static_cast<size_t>(raw->attrs.parameter_number);
     if (parameters_.size() <= number) parameters_.resize(number + 1, nullptr);
     parameters_[number] = raw;

@@ -1,6 +1,7 @@
 #include "core/shape.h"
 
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <sstream>
 
@@ -40,22 +41,32 @@ bool Shape::HasDefaultLayout() const {
   return layout_.padded_dimensions.empty() && layout_.minor_to_major == DefaultLayout(rank()).minor_to_major;
 }
 
+namespace {
+
+// Product of sizes; 0 if any is 0 (or negative), INT64_MAX when it overflows,
+// so a hostile shape can be refused by size rather than wrap around.
+int64_t SaturatingProduct(std::span<const int64_t> sizes, int64_t factor) {
+  for (int64_t d : sizes) {
+    if (d <= 0) return 0;
+  }
+  int64_t product = factor;
+  for (int64_t d : sizes) {
+    if (__builtin_mul_overflow(product, d, &product)) return std::numeric_limits<int64_t>::max();
+  }
+  return product;
+}
+
+}  // namespace
+
 int64_t Shape::element_count() const {
   if (!IsArray()) return 0;
-  int64_t count = 1;
-  for (int64_t d : dims_) count *= d;
-  return count;
+  return SaturatingProduct(dims_, 1);
 }
 
 int64_t Shape::byte_size() const {
   if (!IsArray()) return 0;
-  int64_t count = 1;
-  if (!layout_.padded_dimensions.empty()) {
-    for (int64_t d : layout_.padded_dimensions) count *= d;
-  } else {
-    count = element_count();
-  }
-  return count * ByteWidth(type_);
+  const auto& sizes = layout_.padded_dimensions.empty() ? dims_ : layout_.padded_dimensions;
+  return SaturatingProduct(sizes, ByteWidth(type_));
 }
 
 bool Shape::Compatible(const Shape& other) const {

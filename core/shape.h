@@ -61,6 +61,7 @@ class Shape {
   const Shape& tuple_shapes(int64_t i) const { return tuple_[static_cast<size_t>(i)]; }
 
   // Number of logical elements (1 for a scalar); 0 for tuples and tokens.
+  // Saturates at INT64_MAX instead of overflowing.
   int64_t element_count() const;
   // Bytes of a dense array in its layout (padded box if padded).
   int64_t byte_size() const;

@@ -80,8 +80,8 @@ Status CheckDimensionList(const OpRequest& request, std::span<const int64_t> dim
   return OkStatus();
 }
 
-StatusOr<std::vector<int64_t>> InferWindowOutputDims(const OpRequest& request,
-                                                     std::span<const int64_t> base, const Window& window) {
+StatusOr<std::vector<int64_t>> InferWindowOutputDims(const OpRequest& request, std::span<const int64_t> base,
+                                                     const Window& window) {
   if (window.dimensions.size() != base.size()) {
     return OpError(request, "window has ", window.dimensions.size(), " dimensions; expected ", base.size(),
                    " (the operand rank)");

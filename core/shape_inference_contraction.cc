@@ -70,9 +70,9 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
   const auto rank = static_cast<int64_t>(spatial + 2);
   if (lhs.rank() != rank || rhs.rank() != rank || dn.kernel_spatial_dimensions.size() != spatial ||
       dn.output_spatial_dimensions.size() != spatial) {
-    return OpError(request, "input ", lhs.ToString(), " and kernel ", rhs.ToString(), " must have rank ", rank,
-                   " for ", spatial, " spatial dimensions, and the dimension numbers must list ", spatial,
-                   " spatial dimensions for input, kernel and output");
+    return OpError(request, "input ", lhs.ToString(), " and kernel ", rhs.ToString(), " must have rank ",
+                   rank, " for ", spatial, " spatial dimensions, and the dimension numbers must list ",
+                   spatial, " spatial dimensions for input, kernel and output");
   }
   if (request.attrs.window.dimensions.size() != spatial) {
     return OpError(request, "window has ", request.attrs.window.dimensions.size(),
@@ -81,7 +81,8 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
   std::vector<int64_t> input_dims = {dn.input_batch_dimension, dn.input_feature_dimension};
   input_dims.insert(input_dims.end(), dn.input_spatial_dimensions.begin(), dn.input_spatial_dimensions.end());
   std::vector<int64_t> kernel_dims = {dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension};
-  kernel_dims.insert(kernel_dims.end(), dn.kernel_spatial_dimensions.begin(), dn.kernel_spatial_dimensions.end());
+  kernel_dims.insert(kernel_dims.end(), dn.kernel_spatial_dimensions.begin(),
+                     dn.kernel_spatial_dimensions.end());
   std::vector<int64_t> output_dims = {dn.output_batch_dimension, dn.output_feature_dimension};
   output_dims.insert(output_dims.end(), dn.output_spatial_dimensions.begin(),
                      dn.output_spatial_dimensions.end());
@@ -100,9 +101,9 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
   const int64_t kernel_in = rhs.dimensions(dn.kernel_input_feature_dimension);
   const int64_t kernel_out = rhs.dimensions(dn.kernel_output_feature_dimension);
   if (in_features % fgc != 0 || in_features / fgc != kernel_in) {
-    return OpError(request, "input ", lhs.ToString(), " has ", in_features, " features; with feature_group_count ",
-                   fgc, " the kernel ", rhs.ToString(), " must have ", in_features / fgc,
-                   " input features but has ", kernel_in);
+    return OpError(request, "input ", lhs.ToString(), " has ", in_features,
+                   " features; with feature_group_count ", fgc, " the kernel ", rhs.ToString(), " must have ",
+                   in_features / fgc, " input features but has ", kernel_in);
   }
   if (kernel_out % fgc != 0 || kernel_out % bgc != 0) {
     return OpError(request, "kernel output features ", kernel_out,
@@ -115,8 +116,9 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t kernel_size = rhs.dimensions(dn.kernel_spatial_dimensions[i]);
     if (request.attrs.window.dimensions[i].size != kernel_size) {
-      return OpError(request, "window size ", request.attrs.window.dimensions[i].size, " of spatial dimension ",
-                     i, " must equal the kernel's size ", kernel_size, " (kernel ", rhs.ToString(), ")");
+      return OpError(request, "window size ", request.attrs.window.dimensions[i].size,
+                     " of spatial dimension ", i, " must equal the kernel's size ", kernel_size, " (kernel ",
+                     rhs.ToString(), ")");
     }
     base.push_back(lhs.dimensions(dn.input_spatial_dimensions[i]));
   }
@@ -125,7 +127,8 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
   std::vector<int64_t> dims(static_cast<size_t>(rank));
   dims[static_cast<size_t>(dn.output_batch_dimension)] = batch / bgc;
   dims[static_cast<size_t>(dn.output_feature_dimension)] = kernel_out;
-  for (size_t i = 0; i < spatial; ++i) dims[static_cast<size_t>(dn.output_spatial_dimensions[i])] = spatial_out[i];
+  for (size_t i = 0; i < spatial; ++i)
+    dims[static_cast<size_t>(dn.output_spatial_dimensions[i])] = spatial_out[i];
   return Shape(lhs.element_type(), dims);
 }
 

@@ -19,7 +19,8 @@ StatusOr<Shape> InferWhile(const OpRequest& request) {
     return OpError(request, "condition ", condition.ToString(), " must be (", init.ToString(), ") -> pred[]");
   }
   if (body.parameters.size() != 1 || !body.parameters[0].Compatible(init) || !body.result.Compatible(init)) {
-    return OpError(request, "body ", body.ToString(), " must be (", init.ToString(), ") -> ", init.ToString());
+    return OpError(request, "body ", body.ToString(), " must be (", init.ToString(), ") -> ",
+                   init.ToString());
   }
   return init;
 }
@@ -46,8 +47,8 @@ StatusOr<Shape> InferConditional(const OpRequest& request) {
     const ProgramShape& branch = request.called[i];
     const Shape& operand = request.operands[i + 1];
     if (branch.parameters.size() != 1 || !branch.parameters[0].Compatible(operand)) {
-      return OpError(request, "branch ", i, " computation ", branch.ToString(), " must take one parameter of shape ",
-                     operand.ToString());
+      return OpError(request, "branch ", i, " computation ", branch.ToString(),
+                     " must take one parameter of shape ", operand.ToString());
     }
     if (!branch.result.Compatible(result)) {
       return OpError(request, "branch ", i, " returns ", branch.result.ToString(), " but branch 0 returns ",
@@ -66,8 +67,8 @@ StatusOr<Shape> InferCall(const OpRequest& request) {
   }
   for (size_t i = 0; i < request.operands.size(); ++i) {
     if (!callee.parameters[i].Compatible(request.operands[i])) {
-      return OpError(request, "operand ", i, " has shape ", request.operands[i].ToString(), "; the callee expects ",
-                     callee.parameters[i].ToString());
+      return OpError(request, "operand ", i, " has shape ", request.operands[i].ToString(),
+                     "; the callee expects ", callee.parameters[i].ToString());
     }
   }
   return callee.result;
@@ -83,8 +84,8 @@ StatusOr<Shape> InferRng(const OpRequest& request) {
   KILN_RETURN_IF_ERROR(ExpectArray(request, declared, "result"));
   const ElementType type = a.element_type();
   if (b.element_type() != type || declared.element_type() != type) {
-    return OpError(request, "parameters ", a.ToString(), ", ", b.ToString(), " and result ", declared.ToString(),
-                   " must share an element type");
+    return OpError(request, "parameters ", a.ToString(), ", ", b.ToString(), " and result ",
+                   declared.ToString(), " must share an element type");
   }
   const bool normal = request.attrs.rng_distribution == RngDistribution::kNormal;
   if (normal ? !IsFloating(type) : !(IsFloating(type) || IsIntegral(type))) {
@@ -102,8 +103,9 @@ StatusOr<Shape> InferRngBitGenerator(const OpRequest& request) {
     return OpError(request, "state ", state.ToString(), " must be a non-empty u64 vector");
   }
   KILN_ASSIGN_OR_RETURN(Shape declared, RequireDeclared(request));
-  if (!declared.IsTuple() || declared.tuple_shapes().size() != 2 || !declared.tuple_shapes(0).Compatible(state) ||
-      !declared.tuple_shapes(1).IsArray() || !IsIntegral(declared.tuple_shapes(1).element_type())) {
+  if (!declared.IsTuple() || declared.tuple_shapes().size() != 2 ||
+      !declared.tuple_shapes(0).Compatible(state) || !declared.tuple_shapes(1).IsArray() ||
+      !IsIntegral(declared.tuple_shapes(1).element_type())) {
     return OpError(request, "result ", declared.ToString(), " must be (", state.ToString(),
                    ", integer array of random bits)");
   }
@@ -124,7 +126,8 @@ StatusOr<Shape> InferInfeedOrRecv(const OpRequest& request) {
   const auto& elements = declared.tuple_shapes();
   if (!declared.IsTuple() || elements.size() != size || !elements.back().IsToken() ||
       (recv && !elements[1].Compatible(kU32Scalar))) {
-    return OpError(request, "result ", declared.ToString(), " must be ", recv ? "(data, u32[], token[])" : "(data, token[])");
+    return OpError(request, "result ", declared.ToString(), " must be ",
+                   recv ? "(data, u32[], token[])" : "(data, token[])");
   }
   return declared;
 }
@@ -148,7 +151,8 @@ StatusOr<Shape> InferSendOrRecvDone(const OpRequest& request) {
 }
 
 StatusOr<Shape> InferAfterAll(const OpRequest& request) {
-  for (const Shape& operand : request.operands) KILN_RETURN_IF_ERROR(ExpectToken(request, operand, "operand"));
+  for (const Shape& operand : request.operands)
+    KILN_RETURN_IF_ERROR(ExpectToken(request, operand, "operand"));
   return Shape::Token();
 }
 

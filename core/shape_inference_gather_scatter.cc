@@ -37,8 +37,8 @@ Status CheckIndexBatchingDims(const OpRequest& request, const Shape& operand,
                               std::span<const int64_t> index_batching, const std::vector<int64_t>& index_dims,
                               int64_t index_vector_dim) {
   if (operand_batching.size() != index_batching.size()) {
-    return OpError(request, "operand batching dims ", DimsToString(operand_batching), " and indices batching dims ",
-                   DimsToString(index_batching), " must have the same length");
+    return OpError(request, "operand batching dims ", DimsToString(operand_batching),
+                   " and indices batching dims ", DimsToString(index_batching), " must have the same length");
   }
   KILN_RETURN_IF_ERROR(CheckDimensionList(request, index_batching, static_cast<int64_t>(index_dims.size()),
                                           "indices batching dims"));
@@ -58,8 +58,8 @@ Status CheckIndexBatchingDims(const OpRequest& request, const Shape& operand,
 Status CheckIndexMap(const OpRequest& request, std::span<const int64_t> index_map, int64_t index_vector_size,
                      const Shape& operand, std::span<const int64_t> operand_batching, const char* what) {
   if (static_cast<int64_t>(index_map.size()) != index_vector_size) {
-    return OpError(request, what, " ", DimsToString(index_map), " must have one entry per index vector element (",
-                   index_vector_size, ")");
+    return OpError(request, what, " ", DimsToString(index_map),
+                   " must have one entry per index vector element (", index_vector_size, ")");
   }
   KILN_RETURN_IF_ERROR(CheckDimensionList(request, index_map, operand.rank(), what));
   if (!Disjoint(index_map, operand_batching)) {
@@ -76,7 +76,8 @@ StatusOr<Shape> InferGather(const OpRequest& request) {
   KILN_RETURN_IF_ERROR(ExpectArray(request, operand, "operand"));
   const GatherDimensionNumbers& dn = request.attrs.gather;
   const auto& slice_sizes = request.attrs.gather_slice_sizes;
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_dims, ExpandedIndexDims(request, indices, dn.index_vector_dim));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_dims,
+                        ExpandedIndexDims(request, indices, dn.index_vector_dim));
   const auto batch_rank = static_cast<int64_t>(index_dims.size()) - 1;
   const int64_t output_rank = batch_rank + static_cast<int64_t>(dn.offset_dims.size());
 
@@ -93,7 +94,8 @@ StatusOr<Shape> InferGather(const OpRequest& request) {
                                      index_dims[static_cast<size_t>(dn.index_vector_dim)], operand,
                                      dn.operand_batching_dims, "start_index_map"));
   KILN_RETURN_IF_ERROR(CheckIndexBatchingDims(request, operand, dn.operand_batching_dims,
-                                              dn.start_indices_batching_dims, index_dims, dn.index_vector_dim));
+                                              dn.start_indices_batching_dims, index_dims,
+                                              dn.index_vector_dim));
   if (static_cast<int64_t>(slice_sizes.size()) != operand.rank()) {
     return OpError(request, "slice_sizes ", DimsToString(slice_sizes), " must have ", operand.rank(),
                    " entries for operand ", operand.ToString());
@@ -107,14 +109,14 @@ StatusOr<Shape> InferGather(const OpRequest& request) {
   }
   for (int64_t d : dn.collapsed_slice_dims) {
     if (slice_sizes[static_cast<size_t>(d)] > 1) {
-      return OpError(request, "collapsed dimension ", d, " has slice size ", slice_sizes[static_cast<size_t>(d)],
-                     "; expected at most 1");
+      return OpError(request, "collapsed dimension ", d, " has slice size ",
+                     slice_sizes[static_cast<size_t>(d)], "; expected at most 1");
     }
   }
   for (int64_t d : dn.operand_batching_dims) {
     if (slice_sizes[static_cast<size_t>(d)] > 1) {
-      return OpError(request, "batching dimension ", d, " has slice size ", slice_sizes[static_cast<size_t>(d)],
-                     "; expected at most 1");
+      return OpError(request, "batching dimension ", d, " has slice size ",
+                     slice_sizes[static_cast<size_t>(d)], "; expected at most 1");
     }
   }
   std::vector<int64_t> offset_sizes;
@@ -170,8 +172,10 @@ StatusOr<Shape> InferScatter(const OpRequest& request) {
   KILN_RETURN_IF_ERROR(CheckReducer(request, request.called[0], types, "update"));
 
   const ScatterDimensionNumbers& dn = request.attrs.scatter;
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_dims, ExpandedIndexDims(request, indices, dn.index_vector_dim));
-  KILN_RETURN_IF_ERROR(CheckDimensionList(request, dn.update_window_dims, update.rank(), "update_window_dims", true));
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> index_dims,
+                        ExpandedIndexDims(request, indices, dn.index_vector_dim));
+  KILN_RETURN_IF_ERROR(
+      CheckDimensionList(request, dn.update_window_dims, update.rank(), "update_window_dims", true));
   KILN_RETURN_IF_ERROR(
       CheckDimensionList(request, dn.inserted_window_dims, operand.rank(), "inserted_window_dims", true));
   KILN_RETURN_IF_ERROR(
@@ -184,7 +188,8 @@ StatusOr<Shape> InferScatter(const OpRequest& request) {
                                      index_dims[static_cast<size_t>(dn.index_vector_dim)], operand,
                                      dn.input_batching_dims, "scatter_dims_to_operand_dims"));
   KILN_RETURN_IF_ERROR(CheckIndexBatchingDims(request, operand, dn.input_batching_dims,
-                                              dn.scatter_indices_batching_dims, index_dims, dn.index_vector_dim));
+                                              dn.scatter_indices_batching_dims, index_dims,
+                                              dn.index_vector_dim));
   const auto window_count = static_cast<int64_t>(dn.update_window_dims.size());
   if (operand.rank() !=
       window_count + static_cast<int64_t>(dn.inserted_window_dims.size() + dn.input_batching_dims.size())) {
@@ -205,8 +210,8 @@ StatusOr<Shape> InferScatter(const OpRequest& request) {
     }
     const int64_t update_size = update.dimensions(dn.update_window_dims[window_index++]);
     if (update_size > operand.dimensions(i)) {
-      return OpError(request, "update window of size ", update_size, " does not fit operand ", operand.ToString(),
-                     " dimension ", i);
+      return OpError(request, "update window of size ", update_size, " does not fit operand ",
+                     operand.ToString(), " dimension ", i);
     }
   }
   size_t index_position = 0;

@@ -49,8 +49,8 @@ Status CheckDimensionList(const OpRequest& request, std::span<const int64_t> dim
                           const char* what, bool sorted = false);
 
 // Output dims of a window over `base` (reduce-window, select-and-scatter).
-StatusOr<std::vector<int64_t>> InferWindowOutputDims(const OpRequest& request,
-                                                     std::span<const int64_t> base, const Window& window);
+StatusOr<std::vector<int64_t>> InferWindowOutputDims(const OpRequest& request, std::span<const int64_t> base,
+                                                     const Window& window);
 
 // Checks a reducer-like computation: `2 * types.size()` scalar parameters
 // (types..., types...) returning the scalar `types` (tuple when more than one).

@@ -61,8 +61,9 @@ StatusOr<Shape> InferReduceWindow(const OpRequest& request) {
   KILN_ASSIGN_OR_RETURN(std::vector<ElementType> types, SplitOperandsAndInits(request));
   KILN_RETURN_IF_ERROR(ExpectCalledCount(request, 1));
   KILN_RETURN_IF_ERROR(CheckReducer(request, request.called[0], types, "to_apply"));
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> dims,
-                        InferWindowOutputDims(request, request.operands[0].dimensions(), request.attrs.window));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<int64_t> dims,
+      InferWindowOutputDims(request, request.operands[0].dimensions(), request.attrs.window));
   std::vector<Shape> results;
   for (ElementType type : types) results.emplace_back(type, dims);
   return TupleOrSingle(results);
@@ -79,13 +80,14 @@ StatusOr<Shape> InferSelectAndScatter(const OpRequest& request) {
   KILN_RETURN_IF_ERROR(ExpectScalar(request, init, "init value"));
   const ElementType type = operand.element_type();
   if (source.element_type() != type || init.element_type() != type) {
-    return OpError(request, "operand ", operand.ToString(), ", source ", source.ToString(), " and init value ",
-                   init.ToString(), " must share an element type");
+    return OpError(request, "operand ", operand.ToString(), ", source ", source.ToString(),
+                   " and init value ", init.ToString(), " must share an element type");
   }
   const ProgramShape& select = request.called[0];
   const Shape scalar = Shape::Scalar(type);
   if (select.parameters.size() != 2 || !select.parameters[0].Compatible(scalar) ||
-      !select.parameters[1].Compatible(scalar) || !select.result.Compatible(Shape::Scalar(ElementType::kPred))) {
+      !select.parameters[1].Compatible(scalar) ||
+      !select.result.Compatible(Shape::Scalar(ElementType::kPred))) {
     return OpError(request, "select computation ", select.ToString(), " must be (", scalar.ToString(), ", ",
                    scalar.ToString(), ") -> pred[]");
   }
@@ -113,7 +115,8 @@ StatusOr<Shape> InferSort(const OpRequest& request) {
     results.emplace_back(operand.element_type(), operand.dimensions());
   }
   if (request.attrs.dimensions.size() != 1) {
-    return OpError(request, "dimensions ", DimsToString(request.attrs.dimensions), " must name one dimension");
+    return OpError(request, "dimensions ", DimsToString(request.attrs.dimensions),
+                   " must name one dimension");
   }
   const int64_t dim = request.attrs.dimensions[0];
   if (dim < -first.rank() || dim >= first.rank()) {
@@ -122,7 +125,8 @@ StatusOr<Shape> InferSort(const OpRequest& request) {
   const ProgramShape& comparator = request.called[0];
   const size_t n = request.operands.size();
   if (comparator.parameters.size() != 2 * n) {
-    return OpError(request, "comparator takes ", comparator.parameters.size(), " parameters; expected ", 2 * n);
+    return OpError(request, "comparator takes ", comparator.parameters.size(), " parameters; expected ",
+                   2 * n);
   }
   for (size_t i = 0; i < 2 * n; ++i) {
     const Shape expected = Shape::Scalar(request.operands[i / 2].element_type());
@@ -168,8 +172,8 @@ StatusOr<Shape> InferMap(const OpRequest& request) {
     bool identity = static_cast<int64_t>(dims.size()) == first.rank();
     for (size_t i = 0; identity && i < dims.size(); ++i) identity = dims[i] == static_cast<int64_t>(i);
     if (!identity) {
-      return OpError(request, "dimensions ", DimsToString(dims), " must be all dimensions of ", first.ToString(),
-                     " in order");
+      return OpError(request, "dimensions ", DimsToString(dims), " must be all dimensions of ",
+                     first.ToString(), " in order");
     }
   }
   const ProgramShape& computation = request.called[0];
@@ -201,7 +205,8 @@ Status CheckBatchNormOperands(const OpRequest& request, size_t count) {
   }
   const int64_t feature_index = request.attrs.feature_index;
   if (feature_index < 0 || feature_index >= operand.rank()) {
-    return OpError(request, "feature_index ", feature_index, " is out of range for operand ", operand.ToString());
+    return OpError(request, "feature_index ", feature_index, " is out of range for operand ",
+                   operand.ToString());
   }
   const Shape feature(operand.element_type(), {operand.dimensions(feature_index)});
   for (size_t i = 1; i < count; ++i) {
@@ -209,7 +214,8 @@ Status CheckBatchNormOperands(const OpRequest& request, size_t count) {
     const bool is_grad_output = request.opcode == Opcode::kBatchNormGrad && i == count - 1;
     const Shape& expected = is_grad_output ? operand : feature;
     if (!shape.Compatible(expected)) {
-      return OpError(request, "operand ", i, " has shape ", shape.ToString(), "; expected ", expected.ToString());
+      return OpError(request, "operand ", i, " has shape ", shape.ToString(), "; expected ",
+                     expected.ToString());
     }
   }
   return OkStatus();

@@ -79,7 +79,8 @@ StatusOr<Shape> InferConcatenate(const OpRequest& request) {
                    " must name exactly one dimension");
   }
   const Shape& first = request.operands[0];
-  for (const Shape& operand : request.operands) KILN_RETURN_IF_ERROR(ExpectArray(request, operand, "operand"));
+  for (const Shape& operand : request.operands)
+    KILN_RETURN_IF_ERROR(ExpectArray(request, operand, "operand"));
   const int64_t dim = request.attrs.dimensions[0];
   if (dim < 0 || dim >= first.rank()) {
     return OpError(request, "dimension ", dim, " is out of range for operands ",
@@ -140,9 +141,9 @@ StatusOr<Shape> InferSlice(const OpRequest& request) {
   const Attributes& a = request.attrs;
   const auto rank = static_cast<size_t>(operand.rank());
   if (a.slice_starts.size() != rank || a.slice_limits.size() != rank || a.slice_strides.size() != rank) {
-    return OpError(request, "starts ", DimsToString(a.slice_starts), ", limits ", DimsToString(a.slice_limits),
-                   " and strides ", DimsToString(a.slice_strides), " must each have ", rank,
-                   " entries for operand ", operand.ToString());
+    return OpError(request, "starts ", DimsToString(a.slice_starts), ", limits ",
+                   DimsToString(a.slice_limits), " and strides ", DimsToString(a.slice_strides),
+                   " must each have ", rank, " entries for operand ", operand.ToString());
   }
   std::vector<int64_t> dims;
   for (size_t i = 0; i < rank; ++i) {
@@ -242,7 +243,8 @@ StatusOr<Shape> InferGetDimensionSize(const OpRequest& request) {
   const Shape& operand = request.operands[0];
   KILN_RETURN_IF_ERROR(ExpectArray(request, operand, "operand"));
   if (request.attrs.dimensions.size() != 1) {
-    return OpError(request, "dimensions ", DimsToString(request.attrs.dimensions), " must name one dimension");
+    return OpError(request, "dimensions ", DimsToString(request.attrs.dimensions),
+                   " must name one dimension");
   }
   KILN_RETURN_IF_ERROR(CheckDimensionList(request, request.attrs.dimensions, operand.rank(), "dimensions"));
   return Shape::Scalar(ElementType::kS32);
@@ -262,7 +264,8 @@ StatusOr<Shape> InferShapeManipulation(const OpRequest& request) {
     case Opcode::kDynamicSlice: return InferDynamicSlice(request);
     case Opcode::kDynamicUpdateSlice: return InferDynamicUpdateSlice(request);
     case Opcode::kIota: return InferIota(request);
-    case Opcode::kTuple: return Shape::Tuple(std::vector<Shape>(request.operands.begin(), request.operands.end()));
+    case Opcode::kTuple:
+      return Shape::Tuple(std::vector<Shape>(request.operands.begin(), request.operands.end()));
     case Opcode::kGetTupleElement: return InferGetTupleElement(request);
     case Opcode::kGetDimensionSize: return InferGetDimensionSize(request);
     default: return OpError(request, "is not a shape manipulation op");

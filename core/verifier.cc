@@ -41,7 +41,8 @@ Status CheckCalled(const Computation& computation, const Instruction& instructio
                    const std::unordered_set<const Computation*>& in_module) {
   for (const Computation* callee : instruction.called) {
     if (callee == nullptr || !in_module.count(callee)) {
-      return InvalidArgument(Where(computation, instruction), " calls a computation that is not in the module");
+      return InvalidArgument(Where(computation, instruction),
+                             " calls a computation that is not in the module");
     }
     if (callee == &computation) {
       return InvalidArgument(Where(computation, instruction), " calls its own computation");
@@ -51,7 +52,8 @@ Status CheckCalled(const Computation& computation, const Instruction& instructio
   const auto count = static_cast<int>(instruction.called.size());
   if ((expected >= 0 && count != expected) || (expected == -1 && count < 1)) {
     return InvalidArgument(Where(computation, instruction), " (", OpcodeName(instruction.opcode), ") calls ",
-                           count, " computations; expected ", expected == -1 ? "at least 1" : std::to_string(expected));
+                           count, " computations; expected ",
+                           expected == -1 ? "at least 1" : std::to_string(expected));
   }
   return OkStatus();
 }
@@ -74,7 +76,8 @@ Status CheckParameters(const Computation& computation) {
   }
   if (parameter_instructions != parameters.size()) {
     return InvalidArgument("computation ", computation.name(), " has ", parameter_instructions,
-                           " parameter instructions for ", parameters.size(), " parameter numbers; a number is used twice");
+                           " parameter instructions for ", parameters.size(),
+                           " parameter numbers; a number is used twice");
   }
   return OkStatus();
 }
@@ -89,7 +92,8 @@ Status CheckInstruction(const Computation& computation, const Instruction& instr
       return InvalidArgument(Where(computation, instruction), " has an operand from another computation");
     }
     if (it->second >= index) {
-      return InvalidArgument(Where(computation, instruction), " uses ", operand->name, " before it is defined");
+      return InvalidArgument(Where(computation, instruction), " uses ", operand->name,
+                             " before it is defined");
     }
     operand_shapes.push_back(operand->shape);
   }
@@ -181,19 +185,20 @@ Status CheckEntryLayout(const Module& module) {
   const ProgramShape& layout = *module.entry_layout();
   const ProgramShape actual = module.entry()->program_shape();
   if (layout.parameters.size() != actual.parameters.size()) {
-    return InvalidArgument("entry_computation_layout has ", layout.parameters.size(), " parameters; the entry has ",
-                           actual.parameters.size());
+    return InvalidArgument("entry_computation_layout has ", layout.parameters.size(),
+                           " parameters; the entry has ", actual.parameters.size());
   }
   for (size_t i = 0; i < layout.parameters.size(); ++i) {
     if (!layout.parameters[i].Compatible(actual.parameters[i])) {
-      return InvalidArgument("entry_computation_layout parameter ", i, " is ", layout.parameters[i].ToString(),
-                             " but the entry parameter is ", actual.parameters[i].ToString());
+      return InvalidArgument("entry_computation_layout parameter ", i, " is ",
+                             layout.parameters[i].ToString(), " but the entry parameter is ",
+                             actual.parameters[i].ToString());
     }
     KILN_RETURN_IF_ERROR(ValidateLayout(layout.parameters[i]));
   }
   if (!layout.result.Compatible(actual.result)) {
-    return InvalidArgument("entry_computation_layout result is ", layout.result.ToString(), " but the entry returns ",
-                           actual.result.ToString());
+    return InvalidArgument("entry_computation_layout result is ", layout.result.ToString(),
+                           " but the entry returns ", actual.result.ToString());
   }
   return ValidateLayout(layout.result);
 }
@@ -209,7 +214,8 @@ Status VerifyModule(const Module& module) {
       return InvalidArgument("module ", module.name(), " has two computations named ", computation->name());
     }
   }
-  if (module.entry() == nullptr) return InvalidArgument("module ", module.name(), " has no entry computation");
+  if (module.entry() == nullptr)
+    return InvalidArgument("module ", module.name(), " has no entry computation");
   if (!in_module.count(module.entry())) {
     return InvalidArgument("module ", module.name(), ": the entry computation is not part of the module");
   }

@@ -37,6 +37,8 @@ std::vector<Shape> ParameterLeaves(const Computation& entry) {
 }  // namespace
 
 Status RunModule(const RunArguments& arguments, std::ostream& out) {
+  // An unknown backend is reported before anything about the module or inputs.
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, OpenBackend(arguments.backend));
   KILN_ASSIGN_OR_RETURN(std::string text, ReadTextFile(arguments.module_path));
   StatusOr<std::unique_ptr<Module>> parsed = ParseHloModule(text);
   if (!parsed.ok()) return parsed.status().WithContext(arguments.module_path);
@@ -47,7 +49,6 @@ Status RunModule(const RunArguments& arguments, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> inputs,
                         ReadInputs(arguments.inputs, ParameterLeaves(*module.entry())));
 
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, OpenBackend(arguments.backend));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->Compile(module, CompileOptions{}));
   if (backend->devices().empty()) return FailedPrecondition("backend '", backend->name(), "' has no device");
   Device* device = backend->devices()[0];

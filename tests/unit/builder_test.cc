@@ -3,10 +3,10 @@
 // instructions.
 #include "core/builder.h"
 
+#include <gtest/gtest.h>
+
 #include <set>
 #include <string>
-
-#include <gtest/gtest.h>
 
 #include "core/verifier.h"
 
@@ -96,8 +96,8 @@ TEST(BuilderTest, IncompatibleShapesFailWithOpName) {
   Op sum = builder.Add(matrix, row);
   EXPECT_FALSE(sum.valid());
   EXPECT_EQ(builder.first_error().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(builder.first_error().message().find(
-                "add: shapes f32[2,3] and f32[3] are not compatible; expected equal shapes (use broadcast_dimensions)"),
+  EXPECT_NE(builder.first_error().message().find("add: shapes f32[2,3] and f32[3] are not compatible; "
+                                                 "expected equal shapes (use broadcast_dimensions)"),
             std::string::npos)
       << builder.first_error().message();
   const int64_t wrong[] = {0};
@@ -262,7 +262,8 @@ TEST(BuilderTest, DynamicSliceWithIndexArray) {
 
   Builder bad("dynamic_bad");
   bad.DynamicSlice(bad.Parameter(0, F32({4, 5}), "x"), bad.ConstantR1<int32_t>({1}), sizes);
-  EXPECT_NE(bad.first_error().message().find("dynamic-slice:"), std::string::npos) << bad.first_error().message();
+  EXPECT_NE(bad.first_error().message().find("dynamic-slice:"), std::string::npos)
+      << bad.first_error().message();
 }
 
 TEST(BuilderTest, SortBuildsComparator) {
@@ -309,8 +310,10 @@ TEST(BuilderTest, ConvolutionPaddingModes) {
   Builder builder("conv");
   Op input = builder.Parameter(0, F32({1, 2, 5, 6}), "input");
   Op kernel = builder.Parameter(1, F32({4, 2, 3, 3}), "kernel");
-  EXPECT_TRUE(ShapeOf(builder, builder.Conv(input, kernel, strides, Padding::kSame)).Compatible(F32({1, 4, 5, 3})));
-  EXPECT_TRUE(ShapeOf(builder, builder.Conv(input, kernel, strides, Padding::kValid)).Compatible(F32({1, 4, 3, 2})));
+  EXPECT_TRUE(
+      ShapeOf(builder, builder.Conv(input, kernel, strides, Padding::kSame)).Compatible(F32({1, 4, 5, 3})));
+  EXPECT_TRUE(
+      ShapeOf(builder, builder.Conv(input, kernel, strides, Padding::kValid)).Compatible(F32({1, 4, 3, 2})));
   const std::pair<int64_t, int64_t> pads[] = {{0, 0}, {1, 1}};
   const int64_t ones[] = {1, 1};
   const int64_t two[] = {2, 2};
@@ -370,7 +373,8 @@ TEST(BuilderTest, ControlFlow) {
   auto body = [&] {
     Builder b("body");
     Op s = b.Parameter(0, state, "s");
-    b.Tuple(std::vector<Op>{b.Add(b.GetTupleElement(s, 0), b.ConstantR0<int32_t>(1)), b.GetTupleElement(s, 1)});
+    b.Tuple(
+        std::vector<Op>{b.Add(b.GetTupleElement(s, 0), b.ConstantR0<int32_t>(1)), b.GetTupleElement(s, 1)});
     return BuildOrDie(b);
   }();
   auto negate = [] {
@@ -380,7 +384,8 @@ TEST(BuilderTest, ControlFlow) {
   }();
   Builder builder("control");
   Op x = builder.Parameter(0, F32({2}), "x");
-  Op loop = builder.While(*condition, *body, builder.Tuple(std::vector<Op>{builder.ConstantR0<int32_t>(0), x}));
+  Op loop =
+      builder.While(*condition, *body, builder.Tuple(std::vector<Op>{builder.ConstantR0<int32_t>(0), x}));
   EXPECT_TRUE(ShapeOf(builder, loop).Compatible(state));
   Op branch = builder.Conditional(builder.ConstantR0<bool>(true), x, *negate, x, *negate);
   EXPECT_TRUE(ShapeOf(builder, branch).Compatible(F32({2})));
@@ -392,8 +397,10 @@ TEST(BuilderTest, ControlFlow) {
   ASSERT_NE(BuildOrDie(builder), nullptr);
 
   Builder bad("while_bad");
-  bad.While(*body, *body, bad.Tuple(std::vector<Op>{bad.ConstantR0<int32_t>(0), bad.Parameter(0, F32({2}), "x")}));
-  EXPECT_NE(bad.first_error().message().find("while: condition"), std::string::npos) << bad.first_error().message();
+  bad.While(*body, *body,
+            bad.Tuple(std::vector<Op>{bad.ConstantR0<int32_t>(0), bad.Parameter(0, F32({2}), "x")}));
+  EXPECT_NE(bad.first_error().message().find("while: condition"), std::string::npos)
+      << bad.first_error().message();
 }
 
 TEST(BuilderTest, GatherScatterBatchNorm) {
@@ -441,7 +448,8 @@ TEST(BuilderTest, RandomHostAndMiscOps) {
   EXPECT_TRUE(ShapeOf(builder, custom).Compatible(F32({7})));
   EXPECT_TRUE(ShapeOf(builder, builder.Iota(S32({3, 2}), 1)).Compatible(S32({3, 2})));
   EXPECT_TRUE(ShapeOf(builder, builder.GetDimensionSize(fed, 1)).Compatible(S32({})));
-  EXPECT_TRUE(ShapeOf(builder, builder.BitcastConvertType(uniform, ET::kU8)).Compatible(Shape(ET::kU8, {4, 4})));
+  EXPECT_TRUE(
+      ShapeOf(builder, builder.BitcastConvertType(uniform, ET::kU8)).Compatible(Shape(ET::kU8, {4, 4})));
   EXPECT_TRUE(ShapeOf(builder, builder.ConvertElementType(uniform, ET::kS32)).Compatible(S32({4})));
   EXPECT_TRUE(ShapeOf(builder, builder.ReducePrecision(uniform, 5, 10)).Compatible(F32({4})));
   EXPECT_TRUE(ShapeOf(builder, builder.Complex(uniform, uniform)).Compatible(Shape(ET::kC64, {4})));
@@ -459,7 +467,8 @@ TEST(BuilderTest, ShapeOpsAndSlices) {
   EXPECT_TRUE(ShapeOf(builder, builder.SliceInDim(x, 1, 5, 2, 1)).Compatible(F32({4, 2})));
   EXPECT_TRUE(ShapeOf(builder, builder.ConcatInDim(std::vector<Op>{x, x}, 0)).Compatible(F32({8, 6})));
   const PaddingDimension padding[] = {{1, 1, 0}, {0, 0, 1}};
-  EXPECT_TRUE(ShapeOf(builder, builder.Pad(x, builder.ConstantR0<float>(0.0f), padding)).Compatible(F32({6, 11})));
+  EXPECT_TRUE(
+      ShapeOf(builder, builder.Pad(x, builder.ConstantR0<float>(0.0f), padding)).Compatible(F32({6, 11})));
   EXPECT_TRUE(ShapeOf(builder, builder.Rev(x, std::vector<int64_t>{0})).Compatible(F32({4, 6})));
   EXPECT_TRUE(ShapeOf(builder, builder.Transpose(x, std::vector<int64_t>{1, 0})).Compatible(F32({6, 4})));
   ASSERT_NE(BuildOrDie(builder), nullptr);

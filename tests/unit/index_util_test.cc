@@ -173,7 +173,8 @@ TEST(IndexUtil, RowMajorToLayoutRoundTripsAllLayouts) {
     do {
       int32_t value = 0;
       std::memcpy(&value,
-                  physical.data() + IndexUtil::MultiIndexToLinear(shape, index) * static_cast<int64_t>(sizeof(int32_t)),
+                  physical.data() +
+                      IndexUtil::MultiIndexToLinear(shape, index) * static_cast<int64_t>(sizeof(int32_t)),
                   sizeof(int32_t));
       EXPECT_EQ(value, values[source++]);
     } while (IndexUtil::Bump(shape, index));

@@ -53,8 +53,9 @@ TEST(Literal, FromBytesChecksTheSize) {
 }
 
 TEST(Literal, Tuples) {
-  const Literal tuple = Literal::Tuple(
-      {Literal::Scalar<float>(1.0f), Literal::Tuple({Literal::FromVector<int32_t>({1, 2}), Literal::Scalar(true)})});
+  const Literal tuple =
+      Literal::Tuple({Literal::Scalar<float>(1.0f),
+                      Literal::Tuple({Literal::FromVector<int32_t>({1, 2}), Literal::Scalar(true)})});
   EXPECT_TRUE(tuple.shape().IsTuple());
   EXPECT_EQ(tuple.shape().ToString(), "(f32[], (s32[2], pred[]))");
   const std::vector<Literal> leaves = tuple.Leaves();
@@ -77,8 +78,8 @@ TEST(Literal, ToString) {
   EXPECT_EQ(Literal::FromVector<int8_t>({-3}).ToString(false), "{-3}");
   EXPECT_EQ(Literal::FromVector<uint8_t>({200}).ToString(false), "{200}");
   EXPECT_EQ(Literal(Shape(ElementType::kF32, {0})).ToString(), "f32[0] {}");
-  EXPECT_EQ(Literal::FromVector<float>({std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
-                                        std::nanf("")})
+  EXPECT_EQ(Literal::FromVector<float>({std::numeric_limits<float>::infinity(),
+                                        -std::numeric_limits<float>::infinity(), std::nanf("")})
                 .ToString(false),
             "{inf, -inf, nan}");
   EXPECT_EQ(Literal::FromVector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8}, {2, 2, 2}).ToString(false),
@@ -103,10 +104,12 @@ TEST(LiteralConvert, SeedExampleS32ToF32) {
 
 TEST(LiteralConvert, FloatToIntTruncatesAndSaturates) {
   const float inf = std::numeric_limits<float>::infinity();
-  EXPECT_EQ(ConvertAll<int32_t>(std::vector<float>{3.7f, -3.7f, 1e10f, -1e10f, inf, -inf}),
-            (std::vector<int32_t>{3, -3, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(),
-                                  std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()}));
-  EXPECT_EQ(ConvertAll<uint8_t>(std::vector<float>{-1.5f, 300.0f, 254.9f}), (std::vector<uint8_t>{0, 255, 254}));
+  EXPECT_EQ(
+      ConvertAll<int32_t>(std::vector<float>{3.7f, -3.7f, 1e10f, -1e10f, inf, -inf}),
+      (std::vector<int32_t>{3, -3, std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min(),
+                            std::numeric_limits<int32_t>::max(), std::numeric_limits<int32_t>::min()}));
+  EXPECT_EQ(ConvertAll<uint8_t>(std::vector<float>{-1.5f, 300.0f, 254.9f}),
+            (std::vector<uint8_t>{0, 255, 254}));
   EXPECT_EQ(ConvertAll<int8_t>(std::vector<double>{-1000.0, 127.5}), (std::vector<int8_t>{-128, 127}));
   EXPECT_EQ(ConvertAll<int64_t>(std::vector<double>{1e30}),
             (std::vector<int64_t>{std::numeric_limits<int64_t>::max()}));
@@ -123,7 +126,8 @@ TEST(LiteralConvert, IntToFloatRoundsToNearestEven) {
   EXPECT_EQ(ConvertAll<float>(std::vector<int32_t>{16777217, 16777219, -16777217}),
             (std::vector<float>{16777216.0f, 16777220.0f, -16777216.0f}));
   // 2^53 + 1 in f64.
-  EXPECT_EQ(ConvertAll<double>(std::vector<int64_t>{9007199254740993LL}), (std::vector<double>{9007199254740992.0}));
+  EXPECT_EQ(ConvertAll<double>(std::vector<int64_t>{9007199254740993LL}),
+            (std::vector<double>{9007199254740992.0}));
   // 2049 is halfway between f16 neighbours 2048 and 2050; 2051 between 2050 and 2052.
   const auto halves = ConvertAll<half>(std::vector<int32_t>{2049, 2051});
   ASSERT_EQ(halves.size(), 2u);
@@ -162,7 +166,8 @@ TEST(LiteralConvert, IntegersWrapAndPredIsNonZero) {
 TEST(LiteralConvert, ComplexKeepsRealPart) {
   EXPECT_EQ(ConvertAll<float>(std::vector<complex64>{{1.5f, 2.0f}}), (std::vector<float>{1.5f}));
   EXPECT_EQ(ConvertAll<complex64>(std::vector<int32_t>{3}), (std::vector<complex64>{{3.0f, 0.0f}}));
-  EXPECT_EQ(ConvertAll<complex128>(std::vector<complex64>{{1.0f, -1.0f}}), (std::vector<complex128>{{1.0, -1.0}}));
+  EXPECT_EQ(ConvertAll<complex128>(std::vector<complex64>{{1.0f, -1.0f}}),
+            (std::vector<complex128>{{1.0, -1.0}}));
 }
 
 TEST(LiteralConvert, RefusesNonArrays) {
@@ -193,8 +198,8 @@ TEST(Literal, Equality) {
   const Literal a = Literal::FromVector<float>({1, 2});
   EXPECT_EQ(a, Literal::FromVector<float>({1, 2}));
   EXPECT_NE(a, Literal::FromVector<float>({1, 3}));
-  EXPECT_NE(a, Literal::FromVector<float>({1, 2}, {1, 2}));  // shape differs
-  EXPECT_NE(a, Literal::FromVector<double>({1, 2}));          // type differs
+  EXPECT_NE(a, Literal::FromVector<float>({1, 2}, {1, 2}));                // shape differs
+  EXPECT_NE(a, Literal::FromVector<double>({1, 2}));                       // type differs
   EXPECT_NE(Literal::Scalar<float>(0.0f), Literal::Scalar<float>(-0.0f));  // bits differ
   const float nan = std::nanf("");
   EXPECT_EQ(Literal::Scalar<float>(nan), Literal::Scalar<float>(nan));  // same bits

@@ -17,14 +17,17 @@ using kiln::testing::RunsTo;
 
 TEST(SeedDot, VectorDotVector) {
   Builder b("dot");
-  b.Dot(b.Parameter(0, Shape(ElementType::kF32, {3}), "x"), b.Parameter(1, Shape(ElementType::kF32, {3}), "y"));
-  EXPECT_TRUE(RunsTo(b, Literal::Scalar<float>(32),
-                     std::vector<Literal>{Literal::FromVector<float>({1, 2, 3}), Literal::FromVector<float>({4, 5, 6})}));
+  b.Dot(b.Parameter(0, Shape(ElementType::kF32, {3}), "x"),
+        b.Parameter(1, Shape(ElementType::kF32, {3}), "y"));
+  EXPECT_TRUE(RunsTo(
+      b, Literal::Scalar<float>(32),
+      std::vector<Literal>{Literal::FromVector<float>({1, 2, 3}), Literal::FromVector<float>({4, 5, 6})}));
 }
 
 TEST(SeedDot, MatrixDotVector) {
   Builder b("dot");
-  b.Dot(b.ConstantLiteral(Literal::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3})), b.ConstantR1<float>({1, 0, -1}));
+  b.Dot(b.ConstantLiteral(Literal::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3})),
+        b.ConstantR1<float>({1, 0, -1}));
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({-2, -2})));
 }
 
@@ -66,7 +69,8 @@ struct ConvConfig {
 Literal Iota(const Dims& dims, int mul, int mod, int offset) {
   Literal literal(Shape(ElementType::kF32, dims));
   auto data = literal.data<float>();
-  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(static_cast<int>(i) * mul % mod - offset);
+  for (size_t i = 0; i < data.size(); ++i)
+    data[i] = static_cast<float>(static_cast<int>(i) * mul % mod - offset);
   return literal;
 }
 
@@ -226,10 +230,11 @@ TEST(SeedBatchNormTraining, LastFeatureIndex) {
     y.push_back(static_cast<float>((v - 2.5) / s));
     y.push_back(static_cast<float>((v - 2.5) / s));
   }
-  EXPECT_TRUE(RunsTo(b,
-                     Literal::Tuple({Literal::FromVector<float>(y, {4, 2}), Literal::FromVector<float>({2.5f, 25.0f}),
-                                     Literal::FromVector<float>({1.25f, 125.0f})}),
-                     {}, 1e-5));
+  EXPECT_TRUE(
+      RunsTo(b,
+             Literal::Tuple({Literal::FromVector<float>(y, {4, 2}), Literal::FromVector<float>({2.5f, 25.0f}),
+                             Literal::FromVector<float>({1.25f, 125.0f})}),
+             {}, 1e-5));
 }
 
 TEST(SeedBatchNormTraining, RefusesInvalidFeatureIndex) {
@@ -260,8 +265,9 @@ TEST(SeedBatchNormInference, UsesTheGivenMeanAndVariance) {
         offset[f]);
   }
   Builder b("batch_norm_inference");
-  b.BatchNormInference(b.Parameter(0, x.shape(), "x"), b.ConstantR1<float>(scale), b.ConstantR1<float>(offset),
-                       b.ConstantR1<float>(mean), b.ConstantR1<float>(variance), epsilon, kFeatureIndex);
+  b.BatchNormInference(b.Parameter(0, x.shape(), "x"), b.ConstantR1<float>(scale),
+                       b.ConstantR1<float>(offset), b.ConstantR1<float>(mean), b.ConstantR1<float>(variance),
+                       epsilon, kFeatureIndex);
   EXPECT_TRUE(RunsTo(b, expected, std::vector<Literal>{x}, 1e-5));
 }
 
@@ -298,9 +304,10 @@ TEST(SeedBatchNormGrad, MatchesTheGradientOfBatchNormTraining) {
   for (int64_t i = 0; i < x.element_count(); ++i) {
     const auto f = static_cast<size_t>((i / 4) % 3);
     const double var_eps = m.variance[f] + epsilon;
-    grad_operand.data<float>()[static_cast<size_t>(i)] = static_cast<float>(
-        scale[f] / std::sqrt(var_eps) *
-        (dy.GetAsDouble(i) - sum_dy[f] / n - (x.GetAsDouble(i) - m.mean[f]) * (sum_dy_centered[f] / n) / var_eps));
+    grad_operand.data<float>()[static_cast<size_t>(i)] =
+        static_cast<float>(scale[f] / std::sqrt(var_eps) *
+                           (dy.GetAsDouble(i) - sum_dy[f] / n -
+                            (x.GetAsDouble(i) - m.mean[f]) * (sum_dy_centered[f] / n) / var_eps));
   }
   Builder b("batch_norm_grad");
   b.BatchNormGrad(b.Parameter(0, x.shape(), "x"), b.ConstantR1<float>(scale),

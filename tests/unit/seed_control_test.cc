@@ -77,9 +77,10 @@ TEST(SeedWhile, InitFromParameters) {
   // Starting at 990 with ones: 10 iterations.
   std::vector<float> expected;
   for (float v : OneToTen()) expected.push_back(1 + 10 * v);
-  EXPECT_TRUE(RunsTo(b, Literal::Tuple({Literal::Scalar<int32_t>(1000), Literal::FromVector<float>(expected)}),
-                     std::vector<Literal>{Literal::Tuple(
-                         {Literal::Scalar<int32_t>(990), Literal::FromVector<float>(std::vector<float>(10, 1.0f))})}));
+  EXPECT_TRUE(RunsTo(
+      b, Literal::Tuple({Literal::Scalar<int32_t>(1000), Literal::FromVector<float>(expected)}),
+      std::vector<Literal>{Literal::Tuple(
+          {Literal::Scalar<int32_t>(990), Literal::FromVector<float>(std::vector<float>(10, 1.0f))})}));
 }
 
 TEST(SeedWhile, ConditionFalseAtOnceReturnsInit) {
@@ -89,7 +90,8 @@ TEST(SeedWhile, ConditionFalseAtOnceReturnsInit) {
   Builder b("while");
   b.While(*loop.condition, *loop.body,
           b.Tuple(std::vector<Op>{b.ConstantR0<int32_t>(5000), b.ConstantR1<float>(OneToTen())}));
-  EXPECT_TRUE(RunsTo(b, Literal::Tuple({Literal::Scalar<int32_t>(5000), Literal::FromVector<float>(OneToTen())})));
+  EXPECT_TRUE(
+      RunsTo(b, Literal::Tuple({Literal::Scalar<int32_t>(5000), Literal::FromVector<float>(OneToTen())})));
 }
 
 TEST(SeedWhile, RefusesBodyThatChangesTheShape) {
@@ -182,7 +184,8 @@ TEST(SeedConditional, BranchIndexOutOfRangeRunsTheLastBranch) {
   std::vector<std::unique_ptr<Module>> modules;
   for (int i = 0; i < 3; ++i) {
     Builder branch("branch");
-    branch.Add(branch.Parameter(0, Shape::Scalar(ElementType::kS32), "x"), branch.ConstantR0<int32_t>(100 * i));
+    branch.Add(branch.Parameter(0, Shape::Scalar(ElementType::kS32), "x"),
+               branch.ConstantR0<int32_t>(100 * i));
     auto built = branch.Build();
     ASSERT_TRUE(built.ok()) << built.status().ToString();
     modules.push_back(std::move(built).value());
@@ -192,8 +195,10 @@ TEST(SeedConditional, BranchIndexOutOfRangeRunsTheLastBranch) {
            {0, 7}, {1, 107}, {2, 207}, {3, 207}, {-1, 207}, {1000, 207}}) {
     Builder b("conditional");
     const Op x = b.ConstantR0<int32_t>(7);
-    b.Conditional(b.Parameter(0, Shape::Scalar(ElementType::kS32), "index"), branches, std::vector<Op>{x, x, x});
-    EXPECT_TRUE(RunsTo(b, Literal::Scalar<int32_t>(expected), std::vector<Literal>{Literal::Scalar<int32_t>(index)}))
+    b.Conditional(b.Parameter(0, Shape::Scalar(ElementType::kS32), "index"), branches,
+                  std::vector<Op>{x, x, x});
+    EXPECT_TRUE(
+        RunsTo(b, Literal::Scalar<int32_t>(expected), std::vector<Literal>{Literal::Scalar<int32_t>(index)}))
         << "branch index " << index;
   }
 }

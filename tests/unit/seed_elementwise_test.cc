@@ -148,7 +148,8 @@ TEST(SeedElementwiseBinary, BroadcastLowerRankOperandOnTheLeft) {
 TEST(SeedElementwiseBinary, BroadcastMatrixIntoRank3) {
   // [2x3] mapped to dimensions {1, 2} of [2x2x3].
   Builder b("mul");
-  const Op cube = b.ConstantLiteral(Literal::FromVector<int32_t>({1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2}, {2, 2, 3}));
+  const Op cube =
+      b.ConstantLiteral(Literal::FromVector<int32_t>({1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2}, {2, 2, 3}));
   b.Mul(cube, b.ConstantLiteral(Literal::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3})), Dims{1, 2});
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<int32_t>({1, 2, 3, 4, 5, 6, 2, 4, 6, 8, 10, 12}, {2, 2, 3})));
 }
@@ -187,12 +188,10 @@ TEST(SeedElementwiseCompare, AllDirections) {
     ComparisonDirection direction;
     std::vector<bool> expected;
   };
-  const std::vector<Case> cases = {{ComparisonDirection::kEq, {false, true, false}},
-                                   {ComparisonDirection::kNe, {true, false, true}},
-                                   {ComparisonDirection::kGe, {false, true, true}},
-                                   {ComparisonDirection::kGt, {false, false, true}},
-                                   {ComparisonDirection::kLe, {true, true, false}},
-                                   {ComparisonDirection::kLt, {true, false, false}}};
+  const std::vector<Case> cases = {
+      {ComparisonDirection::kEq, {false, true, false}}, {ComparisonDirection::kNe, {true, false, true}},
+      {ComparisonDirection::kGe, {false, true, true}},  {ComparisonDirection::kGt, {false, false, true}},
+      {ComparisonDirection::kLe, {true, true, false}},  {ComparisonDirection::kLt, {true, false, false}}};
   for (const Case& c : cases) {
     Builder b("compare");
     b.Compare(b.Parameter(0, x.shape(), "x"), b.Parameter(1, y.shape(), "y"), c.direction);
@@ -206,12 +205,12 @@ TEST(SeedElementwiseCompare, NamedComparisons) {
   const Op x = b.ConstantR1<float>({1, 2, 3});
   const Op y = b.ConstantR1<float>({3, 2, 1});
   b.Tuple(std::vector<Op>{b.Eq(x, y), b.Ne(x, y), b.Ge(x, y), b.Gt(x, y), b.Le(x, y), b.Lt(x, y)});
-  EXPECT_TRUE(RunsTo(b, Literal::Tuple({Literal::FromVector<bool>({false, true, false}),
-                                        Literal::FromVector<bool>({true, false, true}),
-                                        Literal::FromVector<bool>({false, true, true}),
-                                        Literal::FromVector<bool>({false, false, true}),
-                                        Literal::FromVector<bool>({true, true, false}),
-                                        Literal::FromVector<bool>({true, false, false})})));
+  EXPECT_TRUE(RunsTo(
+      b, Literal::Tuple(
+             {Literal::FromVector<bool>({false, true, false}), Literal::FromVector<bool>({true, false, true}),
+              Literal::FromVector<bool>({false, true, true}), Literal::FromVector<bool>({false, false, true}),
+              Literal::FromVector<bool>({true, true, false}),
+              Literal::FromVector<bool>({true, false, false})})));
 }
 
 TEST(SeedElementwiseCompare, Ieee754FloatSemantics) {
@@ -245,8 +244,8 @@ void ExpectUnaryF32(const char* what, Make make, const std::vector<float>& input
                     const std::vector<float>& expected, double tolerance = 1e-6) {
   Builder b(what);
   make(b, b.Parameter(0, Shape(ElementType::kF32, {static_cast<int64_t>(input.size())}), "x"));
-  EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>(expected), std::vector<Literal>{Literal::FromVector<float>(input)},
-                     tolerance))
+  EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>(expected),
+                     std::vector<Literal>{Literal::FromVector<float>(input)}, tolerance))
       << what;
 }
 
@@ -286,7 +285,8 @@ TEST(SeedElementwiseUnary, AbsAndNegOfIntegers) {
   Builder b("abs");
   const Op x = b.ConstantR1<int32_t>({-7, 0, 3});
   b.Tuple(std::vector<Op>{b.Abs(x), b.Neg(x)});
-  EXPECT_TRUE(RunsTo(b, Literal::Tuple({Literal::FromVector<int32_t>({7, 0, 3}), Literal::FromVector<int32_t>({7, 0, -3})})));
+  EXPECT_TRUE(RunsTo(b, Literal::Tuple({Literal::FromVector<int32_t>({7, 0, 3}),
+                                        Literal::FromVector<int32_t>({7, 0, -3})})));
 }
 
 TEST(SeedElementwiseUnary, IsFinite) {
@@ -295,8 +295,9 @@ TEST(SeedElementwiseUnary, IsFinite) {
   const Op finite = b.IsFinite(x);
   KILN_ASSERT_OK_AND_ASSIGN(Shape shape, b.GetShape(finite));
   EXPECT_EQ(shape, Shape(ElementType::kPred, {5}));
-  EXPECT_TRUE(RunsTo(b, Literal::FromVector<bool>({true, false, false, false, true}),
-                     std::vector<Literal>{Literal::FromVector<float>({1.0f, kInf, -kInf, std::nanf(""), -0.0f})}));
+  EXPECT_TRUE(
+      RunsTo(b, Literal::FromVector<bool>({true, false, false, false, true}),
+             std::vector<Literal>{Literal::FromVector<float>({1.0f, kInf, -kInf, std::nanf(""), -0.0f})}));
 }
 
 TEST(SeedElementwiseUnary, LogicalNot) {
@@ -342,7 +343,8 @@ TEST(SeedSelect, TuplesWithScalarPredicate) {
 TEST(SeedSelect, RefusesMismatchedShapes) {
   {
     Builder b("select");
-    b.Select(b.ConstantR1<bool>({true, false}), b.ConstantR1<int32_t>({1, 2}), b.ConstantR1<int32_t>({1, 2, 3}));
+    b.Select(b.ConstantR1<bool>({true, false}), b.ConstantR1<int32_t>({1, 2}),
+             b.ConstantR1<int32_t>({1, 2, 3}));
     EXPECT_FALSE(b.first_error().ok());
   }
   {
@@ -354,13 +356,14 @@ TEST(SeedSelect, RefusesMismatchedShapes) {
 
 TEST(SeedReducePrecision, RoundsMantissaToNearestEven) {
   // f16-like format: 5 exponent bits, 10 mantissa bits.
-  const float one_plus_half_ulp = 1.0f + std::ldexp(1.0f, -11);         // tie -> 1
+  const float one_plus_half_ulp = 1.0f + std::ldexp(1.0f, -11);             // tie -> 1
   const float one_plus_three_half_ulps = 1.0f + 3 * std::ldexp(1.0f, -11);  // tie -> 1 + 2^-9
   Builder b("reduce_precision");
   b.ReducePrecision(b.Parameter(0, Shape(ElementType::kF32, {4}), "x"), 5, 10);
-  EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({1.0f, 1.0f + std::ldexp(1.0f, -9), 0.333251953125f, -2.0f}),
-                     std::vector<Literal>{Literal::FromVector<float>(
-                         {one_plus_half_ulp, one_plus_three_half_ulps, 1.0f / 3.0f, -2.0f})}));
+  EXPECT_TRUE(RunsTo(
+      b, Literal::FromVector<float>({1.0f, 1.0f + std::ldexp(1.0f, -9), 0.333251953125f, -2.0f}),
+      std::vector<Literal>{
+          Literal::FromVector<float>({one_plus_half_ulp, one_plus_three_half_ulps, 1.0f / 3.0f, -2.0f})}));
 }
 
 TEST(SeedReducePrecision, OverflowGoesToInfinityAndNanStaysNan) {
@@ -417,7 +420,8 @@ TEST(SeedMap, OutputElementTypeIsTheComputationsResult) {
 }
 
 TEST(SeedMap, RefusesArityMismatch) {
-  KILN_ASSERT_OK_AND_ASSIGN(auto add, kiln::testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF32, "add"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            kiln::testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF32, "add"));
   Builder b("map");
   b.Map(std::vector<Op>{b.ConstantR1<float>({1, 2})}, *add, Dims{0});
   EXPECT_FALSE(b.first_error().ok());

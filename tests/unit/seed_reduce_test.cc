@@ -49,13 +49,9 @@ TEST(SeedReduce, TwoDimensionalDim0) {
   ExpectAddReduce(Seed2D(), {0}, Literal::FromVector<float>({5, 7, 9}));
 }
 
-TEST(SeedReduce, TwoDimensionalDim1) {
-  ExpectAddReduce(Seed2D(), {1}, Literal::FromVector<float>({6, 15}));
-}
+TEST(SeedReduce, TwoDimensionalDim1) { ExpectAddReduce(Seed2D(), {1}, Literal::FromVector<float>({6, 15})); }
 
-TEST(SeedReduce, TwoDimensionalBothDims) {
-  ExpectAddReduce(Seed2D(), {0, 1}, Literal::Scalar<float>(21));
-}
+TEST(SeedReduce, TwoDimensionalBothDims) { ExpectAddReduce(Seed2D(), {0, 1}, Literal::Scalar<float>(21)); }
 
 TEST(SeedReduce, ThreeDimensionalDim0) {
   ExpectAddReduce(Seed3D(), {0}, Literal::FromVector<float>({4, 8, 12, 16, 20, 24}, {2, 3}));
@@ -91,8 +87,8 @@ TEST(SeedReduce, IntegerMultiply) {
   auto mul = MakeComputation(Opcode::kMultiply, ElementType::kS32);
   ASSERT_NE(mul, nullptr);
   Builder b("reduce");
-  b.Reduce(b.ConstantLiteral(Literal::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3})), b.ConstantR0<int32_t>(1),
-           *mul, Dims{0});
+  b.Reduce(b.ConstantLiteral(Literal::FromVector<int32_t>({1, 2, 3, 4, 5, 6}, {2, 3})),
+           b.ConstantR0<int32_t>(1), *mul, Dims{0});
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<int32_t>({4, 10, 18})));
 }
 
@@ -121,9 +117,9 @@ TEST(SeedReduceWindow, Max2x3Stride2x3) {
   b.ReduceWindow(input, b.ConstantR0<float>(-std::numeric_limits<float>::infinity()), *max, Dims{2, 3},
                  Dims{2, 3}, Padding::kValid);
   const Literal operand = Literal::FromVector<float>({7, 2, 5, 3, 10, 2,  //
-                                                      3, 8, 9, 3, 4, 2,   //
-                                                      1, 5, 7, 5, 6, 1,   //
-                                                      0, 6, 2, 7, 2, 8},
+                                                      3, 8, 9, 3, 4,  2,  //
+                                                      1, 5, 7, 5, 6,  1,  //
+                                                      0, 6, 2, 7, 2,  8},
                                                      {4, 6});
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({9, 10, 7, 8}, {2, 2}), std::vector<Literal>{operand}));
 }
@@ -133,9 +129,8 @@ TEST(SeedReduceWindow, SamePaddingOnSeedInputIsValid) {
   auto max = MakeComputation(Opcode::kMaximum);
   ASSERT_NE(max, nullptr);
   Builder b("reduce_window_2x3");
-  b.ReduceWindow(b.ConstantLiteral(Literal::FromVector<float>({7, 2, 5, 3, 10, 2, 3, 8, 9, 3, 4, 2,
-                                                               1, 5, 7, 5, 6, 1, 0, 6, 2, 7, 2, 8},
-                                                              {4, 6})),
+  b.ReduceWindow(b.ConstantLiteral(Literal::FromVector<float>(
+                     {7, 2, 5, 3, 10, 2, 3, 8, 9, 3, 4, 2, 1, 5, 7, 5, 6, 1, 0, 6, 2, 7, 2, 8}, {4, 6})),
                  b.ConstantR0<float>(-std::numeric_limits<float>::infinity()), *max, Dims{2, 3}, Dims{2, 3},
                  Padding::kSame);
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({9, 10, 7, 8}, {2, 2})));
@@ -217,12 +212,12 @@ TEST(SeedSelectAndScatter, NonOverlappingWindows) {
   Builder b("select_and_scatter");
   const Op operand = b.Parameter(0, Shape(ElementType::kF32, {4, 6}), "operand");
   const Op source = b.Parameter(1, Shape(ElementType::kF32, {2, 2}), "source");
-  b.SelectAndScatter(operand, *c.select, Dims{2, 3}, Dims{2, 3}, Padding::kValid, source, b.ConstantR0<float>(0),
-                     *c.scatter);
+  b.SelectAndScatter(operand, *c.select, Dims{2, 3}, Dims{2, 3}, Padding::kValid, source,
+                     b.ConstantR0<float>(0), *c.scatter);
   const std::vector<Literal> args = {Literal::FromVector<float>({7, 2, 5, 3, 10, 2,  //
-                                                                 3, 8, 9, 3, 4, 2,   //
-                                                                 1, 5, 7, 5, 6, 1,   //
-                                                                 0, 6, 2, 7, 2, 8},
+                                                                 3, 8, 9, 3, 4,  2,  //
+                                                                 1, 5, 7, 5, 6,  1,  //
+                                                                 0, 6, 2, 7, 2,  8},
                                                                 {4, 6}),
                                      Literal::FromVector<float>({2, 6, 3, 1}, {2, 2})};
   EXPECT_TRUE(RunsTo(b,
@@ -243,13 +238,13 @@ TEST(SeedSelectAndScatter, OverlappingWindowsAddAtTheSameIndex) {
   Builder b("select_and_scatter");
   const Op operand = b.Parameter(0, Shape(ElementType::kF32, {5, 5}), "operand");
   const Op source = b.Parameter(1, Shape(ElementType::kF32, {2, 2}), "source");
-  b.SelectAndScatter(operand, *c.select, Dims{3, 3}, Dims{2, 2}, Padding::kValid, source, b.ConstantR0<float>(0),
-                     *c.scatter);
-  const std::vector<Literal> args = {Literal::FromVector<float>({7, 2, 5, 3, 8,   //
-                                                                 3, 8, 9, 3, 4,   //
-                                                                 1, 5, 7, 5, 6,   //
+  b.SelectAndScatter(operand, *c.select, Dims{3, 3}, Dims{2, 2}, Padding::kValid, source,
+                     b.ConstantR0<float>(0), *c.scatter);
+  const std::vector<Literal> args = {Literal::FromVector<float>({7, 2, 5, 3,  8,  //
+                                                                 3, 8, 9, 3,  4,  //
+                                                                 1, 5, 7, 5,  6,  //
                                                                  0, 6, 2, 10, 2,  //
-                                                                 8, 1, 4, 3, 5},
+                                                                 8, 1, 4, 3,  5},
                                                                 {5, 5}),
                                      Literal::FromVector<float>({2, 6, 3, 1}, {2, 2})};
   EXPECT_TRUE(RunsTo(b,

@@ -15,9 +15,9 @@ using kiln::testing::RunsTo;
 
 // The seed's 24-element array v = f32[4x2x3].
 Literal SeedV() {
-  return Literal::FromVector<float>({10, 11, 12, 15, 16, 17, 20, 21, 22, 25, 26, 27,
-                                     30, 31, 32, 35, 36, 37, 40, 41, 42, 45, 46, 47},
-                                    {4, 2, 3});
+  return Literal::FromVector<float>(
+      {10, 11, 12, 15, 16, 17, 20, 21, 22, 25, 26, 27, 30, 31, 32, 35, 36, 37, 40, 41, 42, 45, 46, 47},
+      {4, 2, 3});
 }
 
 // b = {{0,1,2},{3,4,5},{6,7,8},{9,10,11}} of the Slice examples.
@@ -132,9 +132,8 @@ TEST(SeedReshape, V012_83) {
 TEST(SeedReshape, V021_24) {
   Builder b("reshape");
   b.Reshape(b.Parameter(0, SeedV().shape(), "v"), Dims{1, 2, 0}, Dims{24});
-  EXPECT_TRUE(RunsTo(b,
-                     Literal::FromVector<float>({10, 20, 30, 40, 11, 21, 31, 41, 12, 22, 32, 42,
-                                                 15, 25, 35, 45, 16, 26, 36, 46, 17, 27, 37, 47}),
+  EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({10, 20, 30, 40, 11, 21, 31, 41, 12, 22, 32, 42,
+                                                    15, 25, 35, 45, 16, 26, 36, 46, 17, 27, 37, 47}),
                      std::vector<Literal>{SeedV()}));
 }
 
@@ -244,37 +243,38 @@ void ExpectPad(const std::vector<PaddingDimension>& config, const Literal& expec
   Builder b("pad");
   const Op m = b.Parameter(0, Shape(ElementType::kF32, {2, 3}), "m");
   b.Pad(m, b.ConstantR0<float>(-1.0f), config);
-  EXPECT_TRUE(RunsTo(b, expected, std::vector<Literal>{Literal::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3})}));
+  EXPECT_TRUE(
+      RunsTo(b, expected, std::vector<Literal>{Literal::FromVector<float>({1, 2, 3, 4, 5, 6}, {2, 3})}));
 }
 
 TEST(SeedPad, EdgePadding) {
   ExpectPad({{1, 0, 0}, {2, 1, 0}}, Literal::FromVector<float>({-1, -1, -1, -1, -1, -1,  //
-                                                                 -1, -1, 1, 2, 3, -1,     //
-                                                                 -1, -1, 4, 5, 6, -1},
-                                                                {3, 6}));
+                                                                -1, -1, 1, 2, 3, -1,     //
+                                                                -1, -1, 4, 5, 6, -1},
+                                                               {3, 6}));
 }
 
 TEST(SeedPad, InteriorPadding) {
-  ExpectPad({{0, 0, 1}, {0, 0, 2}}, Literal::FromVector<float>({1, -1, -1, 2, -1, -1, 3,          //
-                                                                 -1, -1, -1, -1, -1, -1, -1,     //
-                                                                 4, -1, -1, 5, -1, -1, 6},
-                                                                {3, 7}));
+  ExpectPad({{0, 0, 1}, {0, 0, 2}}, Literal::FromVector<float>({1,  -1, -1, 2,  -1, -1, 3,   //
+                                                                -1, -1, -1, -1, -1, -1, -1,  //
+                                                                4,  -1, -1, 5,  -1, -1, 6},
+                                                               {3, 7}));
 }
 
 TEST(SeedPad, EdgeAndInteriorPadding) {
   ExpectPad({{1, 1, 1}, {1, 1, 1}}, Literal::FromVector<float>({-1, -1, -1, -1, -1, -1, -1,  //
-                                                                 -1, 1, -1, 2, -1, 3, -1,     //
-                                                                 -1, -1, -1, -1, -1, -1, -1,  //
-                                                                 -1, 4, -1, 5, -1, 6, -1,     //
-                                                                 -1, -1, -1, -1, -1, -1, -1},
-                                                                {5, 7}));
+                                                                -1, 1,  -1, 2,  -1, 3,  -1,  //
+                                                                -1, -1, -1, -1, -1, -1, -1,  //
+                                                                -1, 4,  -1, 5,  -1, 6,  -1,  //
+                                                                -1, -1, -1, -1, -1, -1, -1},
+                                                               {5, 7}));
 }
 
 TEST(SeedPad, NegativeEdgePaddingRemovesFromTheInteriorPaddedOperand) {
   // Interior padding happens first: row {1,-1,2,-1,3}; low -1 drops the 1.
   ExpectPad({{0, 0, 0}, {-1, 2, 1}}, Literal::FromVector<float>({-1, 2, -1, 3, -1, -1,  //
-                                                                  -1, 5, -1, 6, -1, -1},
-                                                                 {2, 6}));
+                                                                 -1, 5, -1, 6, -1, -1},
+                                                                {2, 6}));
 }
 
 TEST(SeedPad, NegativeEdgePaddingOnly) {
@@ -337,8 +337,8 @@ TEST(SeedDynamicUpdateSlice, OneDimensional) {
   const Op u = b.Parameter(1, Shape(ElementType::kF32, {2}), "u");
   const Op s = b.Parameter(2, Shape(ElementType::kS32, {1}), "s");
   b.DynamicUpdateSlice(a, u, s);
-  const std::vector<Literal> args = {Literal::FromVector<float>({0, 1, 2, 3, 4}), Literal::FromVector<float>({5, 6}),
-                                     Literal::FromVector<int32_t>({2})};
+  const std::vector<Literal> args = {Literal::FromVector<float>({0, 1, 2, 3, 4}),
+                                     Literal::FromVector<float>({5, 6}), Literal::FromVector<int32_t>({2})};
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({0, 1, 5, 6, 4}), args));
 }
 
@@ -350,14 +350,16 @@ TEST(SeedDynamicUpdateSlice, TwoDimensional) {
   b.DynamicUpdateSlice(m, u, s);
   const std::vector<Literal> args = {SeedB(), Literal::FromVector<float>({12, 13, 14, 15, 16, 17}, {3, 2}),
                                      Literal::FromVector<int32_t>({1, 1})};
-  EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({0, 1, 2, 3, 12, 13, 6, 14, 15, 9, 16, 17}, {4, 3}), args));
+  EXPECT_TRUE(
+      RunsTo(b, Literal::FromVector<float>({0, 1, 2, 3, 12, 13, 6, 14, 15, 9, 16, 17}, {4, 3}), args));
 }
 
 TEST(SeedDynamicUpdateSlice, ScalarStartIndices) {
   Builder b("dynamic_update_slice");
   const std::vector<Op> starts = {b.ConstantR0<int32_t>(1), b.ConstantR0<int32_t>(1)};
   b.DynamicUpdateSlice(b.ConstantLiteral(SeedB()),
-                       b.ConstantLiteral(Literal::FromVector<float>({12, 13, 14, 15, 16, 17}, {3, 2})), starts);
+                       b.ConstantLiteral(Literal::FromVector<float>({12, 13, 14, 15, 16, 17}, {3, 2})),
+                       starts);
   EXPECT_TRUE(RunsTo(b, Literal::FromVector<float>({0, 1, 2, 3, 12, 13, 6, 14, 15, 9, 16, 17}, {4, 3})));
 }
 

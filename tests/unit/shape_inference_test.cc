@@ -2,10 +2,10 @@
 // checking that errors are INVALID_ARGUMENT and name the op.
 #include "core/shape_inference.h"
 
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace kiln {
 namespace {
@@ -58,11 +58,13 @@ TEST(ShapeInferenceTest, BinaryEqualShapes) {
 }
 
 TEST(ShapeInferenceTest, BinaryShapeMismatchNamesShapes) {
-  ExpectError(Infer(Opcode::kAdd, {F32({2, 3}), F32({3})}), Opcode::kAdd,
-              "shapes f32[2,3] and f32[3] are not compatible; expected equal shapes (use broadcast_dimensions)");
+  ExpectError(
+      Infer(Opcode::kAdd, {F32({2, 3}), F32({3})}), Opcode::kAdd,
+      "shapes f32[2,3] and f32[3] are not compatible; expected equal shapes (use broadcast_dimensions)");
   ExpectError(Infer(Opcode::kAdd, {F32({2}), S32({2})}), Opcode::kAdd, "element types");
   ExpectError(Infer(Opcode::kAdd, {F32({2})}), Opcode::kAdd, "takes 2 operands");
-  ExpectError(Infer(Opcode::kMultiply, {Shape::Tuple({F32({2})}), F32({2})}), Opcode::kMultiply, "must be an array");
+  ExpectError(Infer(Opcode::kMultiply, {Shape::Tuple({F32({2})}), F32({2})}), Opcode::kMultiply,
+              "must be an array");
 }
 
 TEST(ShapeInferenceTest, BinaryTypeRules) {
@@ -75,10 +77,27 @@ TEST(ShapeInferenceTest, BinaryTypeRules) {
 }
 
 TEST(ShapeInferenceTest, UnaryOps) {
-  for (Opcode op : {Opcode::kExp, Opcode::kExpm1, Opcode::kLog, Opcode::kLog1p, Opcode::kLogistic, Opcode::kSqrt,
-                    Opcode::kRsqrt, Opcode::kCbrt, Opcode::kSin, Opcode::kCos, Opcode::kTan, Opcode::kTanh,
-                    Opcode::kErf, Opcode::kFloor, Opcode::kCeil, Opcode::kRoundNearestAfz,
-                    Opcode::kRoundNearestEven, Opcode::kNegate, Opcode::kSign, Opcode::kAbs, Opcode::kCopy}) {
+  for (Opcode op : {Opcode::kExp,
+                    Opcode::kExpm1,
+                    Opcode::kLog,
+                    Opcode::kLog1p,
+                    Opcode::kLogistic,
+                    Opcode::kSqrt,
+                    Opcode::kRsqrt,
+                    Opcode::kCbrt,
+                    Opcode::kSin,
+                    Opcode::kCos,
+                    Opcode::kTan,
+                    Opcode::kTanh,
+                    Opcode::kErf,
+                    Opcode::kFloor,
+                    Opcode::kCeil,
+                    Opcode::kRoundNearestAfz,
+                    Opcode::kRoundNearestEven,
+                    Opcode::kNegate,
+                    Opcode::kSign,
+                    Opcode::kAbs,
+                    Opcode::kCopy}) {
     ExpectShape(Infer(op, {F32({3})}), F32({3}));
     ExpectError(Infer(op, {}), op, "takes 1 operands");
   }
@@ -135,7 +154,8 @@ TEST(ShapeInferenceTest, SelectAndClamp) {
   ExpectError(Infer(Opcode::kSelect, {Pred({2}), F32({2}), S32({2})}), Opcode::kSelect, "element types");
   ExpectShape(Infer(Opcode::kClamp, {F32({}), F32({4}), F32({})}), F32({4}));
   ExpectShape(Infer(Opcode::kClamp, {F32({4}), F32({4}), F32({4})}), F32({4}));
-  ExpectError(Infer(Opcode::kClamp, {F32({3}), F32({4}), F32({})}), Opcode::kClamp, "scalar or have the shape");
+  ExpectError(Infer(Opcode::kClamp, {F32({3}), F32({4}), F32({})}), Opcode::kClamp,
+              "scalar or have the shape");
   ExpectError(Infer(Opcode::kClamp, {S32({}), F32({4}), F32({})}), Opcode::kClamp, "element types");
 }
 
@@ -156,8 +176,8 @@ TEST(ShapeInferenceTest, ConvertAndBitcast) {
   ExpectShape(Infer(Opcode::kBitcastConvert, {F32({3, 2})}, {}, {}, &wider), wider);
   ExpectError(Infer(Opcode::kBitcastConvert, {F32({3, 3})}, {}, {}, &wider), Opcode::kBitcastConvert,
               "minor dimension of size 2");
-  ExpectError(Infer(Opcode::kBitcastConvert, {F32({2})}, {}, {}, &wrong),
-              Opcode::kBitcastConvert, "does not match");
+  ExpectError(Infer(Opcode::kBitcastConvert, {F32({2})}, {}, {}, &wrong), Opcode::kBitcastConvert,
+              "does not match");
 }
 
 TEST(ShapeInferenceTest, ReducePrecision) {
@@ -244,7 +264,8 @@ TEST(ShapeInferenceTest, DynamicSliceAndUpdate) {
   Attributes attrs;
   attrs.dynamic_slice_sizes = {1, 2};
   ExpectShape(Infer(Opcode::kDynamicSlice, {F32({3, 4}), S32({}), S32({})}, attrs), F32({1, 2}));
-  ExpectError(Infer(Opcode::kDynamicSlice, {F32({3, 4}), S32({})}, attrs), Opcode::kDynamicSlice, "expected 2");
+  ExpectError(Infer(Opcode::kDynamicSlice, {F32({3, 4}), S32({})}, attrs), Opcode::kDynamicSlice,
+              "expected 2");
   ExpectError(Infer(Opcode::kDynamicSlice, {F32({3, 4}), F32({}), F32({})}, attrs), Opcode::kDynamicSlice,
               "integer scalar");
   attrs.dynamic_slice_sizes = {4, 2};
@@ -267,7 +288,8 @@ TEST(ShapeInferenceTest, Gather) {
   attrs.gather_slice_sizes = {1, 4};
   ExpectShape(Infer(Opcode::kGather, {F32({5, 4}), S32({3})}, attrs), F32({3, 4}));
   attrs.gather_slice_sizes = {2, 4};
-  ExpectError(Infer(Opcode::kGather, {F32({5, 4}), S32({3})}, attrs), Opcode::kGather, "collapsed dimension 0");
+  ExpectError(Infer(Opcode::kGather, {F32({5, 4}), S32({3})}, attrs), Opcode::kGather,
+              "collapsed dimension 0");
   attrs.gather_slice_sizes = {1, 4};
   ExpectError(Infer(Opcode::kGather, {F32({5, 4}), F32({3})}, attrs), Opcode::kGather, "integer array");
   attrs.gather.start_index_map = {0, 1};
@@ -285,7 +307,8 @@ TEST(ShapeInferenceTest, GatherWithBatchingDims) {
   attrs.gather.start_indices_batching_dims = {0};
   attrs.gather_slice_sizes = {1, 1, 4};
   ExpectShape(Infer(Opcode::kGather, {F32({2, 5, 4}), S32({2, 3, 1})}, attrs), F32({2, 3, 4}));
-  ExpectError(Infer(Opcode::kGather, {F32({3, 5, 4}), S32({2, 3, 1})}, attrs), Opcode::kGather, "differ in size");
+  ExpectError(Infer(Opcode::kGather, {F32({3, 5, 4}), S32({2, 3, 1})}, attrs), Opcode::kGather,
+              "differ in size");
 }
 
 TEST(ShapeInferenceTest, Scatter) {
@@ -304,8 +327,9 @@ TEST(ShapeInferenceTest, Scatter) {
   ExpectError(Infer(Opcode::kScatter, {F32({5, 4}), S32({3})}, attrs, {add}), Opcode::kScatter, "N updates");
   // Variadic: two operands give a tuple.
   const ProgramShape add2 = Sig({F32({}), S32({}), F32({}), S32({})}, Shape::Tuple({F32({}), S32({})}));
-  ExpectShape(Infer(Opcode::kScatter, {F32({5, 4}), S32({5, 4}), S32({3}), F32({3, 4}), S32({3, 4})}, attrs, {add2}),
-              Shape::Tuple({F32({5, 4}), S32({5, 4})}));
+  ExpectShape(
+      Infer(Opcode::kScatter, {F32({5, 4}), S32({5, 4}), S32({3}), F32({3, 4}), S32({3, 4})}, attrs, {add2}),
+      Shape::Tuple({F32({5, 4}), S32({5, 4})}));
 }
 
 TEST(ShapeInferenceTest, IotaTupleGetTupleElement) {
@@ -321,7 +345,8 @@ TEST(ShapeInferenceTest, IotaTupleGetTupleElement) {
   ExpectShape(Infer(Opcode::kGetTupleElement, {tuple}, attrs), S32({}));
   attrs.tuple_index = 2;
   ExpectError(Infer(Opcode::kGetTupleElement, {tuple}, attrs), Opcode::kGetTupleElement, "out of range");
-  ExpectError(Infer(Opcode::kGetTupleElement, {F32({2})}, attrs), Opcode::kGetTupleElement, "must be a tuple");
+  ExpectError(Infer(Opcode::kGetTupleElement, {F32({2})}, attrs), Opcode::kGetTupleElement,
+              "must be a tuple");
 }
 
 TEST(ShapeInferenceTest, Dot) {
@@ -360,10 +385,10 @@ TEST(ShapeInferenceTest, Convolution) {
   ExpectShape(Infer(Opcode::kConvolution, {F32({1, 2, 5, 5}), F32({4, 2, 3, 3})}, attrs), F32({1, 4, 5, 5}));
   attrs = ConvAttrs(3, 2, 0);
   ExpectShape(Infer(Opcode::kConvolution, {F32({1, 2, 7, 7}), F32({4, 2, 3, 3})}, attrs), F32({1, 4, 3, 3}));
-  ExpectError(Infer(Opcode::kConvolution, {F32({1, 3, 7, 7}), F32({4, 2, 3, 3})}, attrs), Opcode::kConvolution,
-              "input features");
-  ExpectError(Infer(Opcode::kConvolution, {F32({1, 2, 7, 7}), F32({4, 2, 2, 3})}, attrs), Opcode::kConvolution,
-              "window size");
+  ExpectError(Infer(Opcode::kConvolution, {F32({1, 3, 7, 7}), F32({4, 2, 3, 3})}, attrs),
+              Opcode::kConvolution, "input features");
+  ExpectError(Infer(Opcode::kConvolution, {F32({1, 2, 7, 7}), F32({4, 2, 2, 3})}, attrs),
+              Opcode::kConvolution, "window size");
   ExpectError(Infer(Opcode::kConvolution, {F32({1, 2, 7}), F32({4, 2, 3, 3})}, attrs), Opcode::kConvolution,
               "rank 4");
 }
@@ -379,14 +404,14 @@ TEST(ShapeInferenceTest, ConvolutionDilationAndGroups) {
   attrs = ConvAttrs(1, 1, 0);
   attrs.feature_group_count = 2;
   ExpectShape(Infer(Opcode::kConvolution, {F32({1, 4, 5, 5}), F32({6, 2, 1, 1})}, attrs), F32({1, 6, 5, 5}));
-  ExpectError(Infer(Opcode::kConvolution, {F32({1, 4, 5, 5}), F32({5, 2, 1, 1})}, attrs), Opcode::kConvolution,
-              "divisible");
+  ExpectError(Infer(Opcode::kConvolution, {F32({1, 4, 5, 5}), F32({5, 2, 1, 1})}, attrs),
+              Opcode::kConvolution, "divisible");
   attrs.feature_group_count = 1;
   attrs.batch_group_count = 2;
   ExpectShape(Infer(Opcode::kConvolution, {F32({4, 2, 5, 5}), F32({6, 2, 1, 1})}, attrs), F32({2, 6, 5, 5}));
   attrs.feature_group_count = 2;
-  ExpectError(Infer(Opcode::kConvolution, {F32({4, 4, 5, 5}), F32({6, 2, 1, 1})}, attrs), Opcode::kConvolution,
-              "at most one");
+  ExpectError(Infer(Opcode::kConvolution, {F32({4, 4, 5, 5}), F32({6, 2, 1, 1})}, attrs),
+              Opcode::kConvolution, "at most one");
 }
 
 TEST(ShapeInferenceTest, Reduce) {
@@ -394,8 +419,8 @@ TEST(ShapeInferenceTest, Reduce) {
   attrs.dimensions = {0};
   const ProgramShape add = Sig({F32({}), F32({})}, F32({}));
   ExpectShape(Infer(Opcode::kReduce, {F32({2, 3}), F32({})}, attrs, {add}), F32({3}));
-  ExpectError(Infer(Opcode::kReduce, {F32({2, 3}), F32({})}, attrs, {Sig({F32({})}, F32({}))}), Opcode::kReduce,
-              "to_apply computation takes 1 parameters; expected 2");
+  ExpectError(Infer(Opcode::kReduce, {F32({2, 3}), F32({})}, attrs, {Sig({F32({})}, F32({}))}),
+              Opcode::kReduce, "to_apply computation takes 1 parameters; expected 2");
   ExpectError(Infer(Opcode::kReduce, {F32({2, 3}), F32({})}, attrs, {Sig({F32({2}), F32({2})}, F32({2}))}),
               Opcode::kReduce, "scalar");
   ExpectError(Infer(Opcode::kReduce, {F32({2, 3}), F32({2})}, attrs, {add}), Opcode::kReduce, "init value");
@@ -433,7 +458,8 @@ TEST(ShapeInferenceTest, ReduceWindow) {
   ExpectError(Infer(Opcode::kReduceWindow, {F32({4, 6}), F32({})}, attrs, {max}), Opcode::kReduceWindow,
               "window has 1 dimensions");
   attrs.window = MakeWindow2D(2, 0);
-  ExpectError(Infer(Opcode::kReduceWindow, {F32({4, 6}), F32({})}, attrs, {max}), Opcode::kReduceWindow, ">= 1");
+  ExpectError(Infer(Opcode::kReduceWindow, {F32({4, 6}), F32({})}, attrs, {max}), Opcode::kReduceWindow,
+              ">= 1");
 }
 
 TEST(ShapeInferenceTest, SelectAndScatter) {
@@ -441,7 +467,8 @@ TEST(ShapeInferenceTest, SelectAndScatter) {
   attrs.window = MakeWindow2D(2, 2);
   const ProgramShape ge = Sig({F32({}), F32({})}, Pred({}));
   const ProgramShape add = Sig({F32({}), F32({})}, F32({}));
-  ExpectShape(Infer(Opcode::kSelectAndScatter, {F32({4, 6}), F32({2, 3}), F32({})}, attrs, {ge, add}), F32({4, 6}));
+  ExpectShape(Infer(Opcode::kSelectAndScatter, {F32({4, 6}), F32({2, 3}), F32({})}, attrs, {ge, add}),
+              F32({4, 6}));
   ExpectError(Infer(Opcode::kSelectAndScatter, {F32({4, 6}), F32({2, 2}), F32({})}, attrs, {ge, add}),
               Opcode::kSelectAndScatter, "source");
   ExpectError(Infer(Opcode::kSelectAndScatter, {F32({4, 6}), F32({2, 3}), F32({})}, attrs, {add, add}),
@@ -456,7 +483,8 @@ TEST(ShapeInferenceTest, Sort) {
   const ProgramShape lt2 = Sig({F32({}), F32({}), S32({}), S32({})}, Pred({}));
   ExpectShape(Infer(Opcode::kSort, {F32({3}), S32({3})}, attrs, {lt2}), Shape::Tuple({F32({3}), S32({3})}));
   ExpectError(Infer(Opcode::kSort, {F32({3}), S32({3})}, attrs, {lt}), Opcode::kSort, "comparator takes 2");
-  ExpectError(Infer(Opcode::kSort, {F32({3})}, attrs, {Sig({F32({}), F32({})}, F32({}))}), Opcode::kSort, "pred[]");
+  ExpectError(Infer(Opcode::kSort, {F32({3})}, attrs, {Sig({F32({}), F32({})}, F32({}))}), Opcode::kSort,
+              "pred[]");
   attrs.dimensions = {2};
   ExpectError(Infer(Opcode::kSort, {F32({2, 3})}, attrs, {lt}), Opcode::kSort, "out of range");
 }
@@ -536,7 +564,8 @@ TEST(ShapeInferenceTest, Rng) {
   ExpectShape(Infer(Opcode::kRngBitGenerator, {state}, {}, {}, &result), result);
   ExpectError(Infer(Opcode::kRngBitGenerator, {F32({2})}, {}, {}, &result), Opcode::kRngBitGenerator, "u64");
   const Shape bad = Shape::Tuple({state, F32({4})});
-  ExpectError(Infer(Opcode::kRngBitGenerator, {state}, {}, {}, &bad), Opcode::kRngBitGenerator, "random bits");
+  ExpectError(Infer(Opcode::kRngBitGenerator, {state}, {}, {}, &bad), Opcode::kRngBitGenerator,
+              "random bits");
 }
 
 TEST(ShapeInferenceTest, TokensAndHostCommunication) {

@@ -1,9 +1,10 @@
 // Shapes and layouts as seed 002 describes them: dimension numbering,
 // negative dimensions, minor_to_major, padded dimensions, text forms.
+#include "core/shape.h"
+
 #include <gtest/gtest.h>
 
 #include "core/element_type.h"
-#include "core/shape.h"
 
 namespace kiln {
 namespace {
@@ -92,7 +93,8 @@ TEST(Shape, ValidateLayoutRefusesBadLayouts) {
     EXPECT_NE(status.message().find("f32[2,3]"), std::string::npos) << status.message();
   }
   // A bad leaf inside a tuple is found too.
-  EXPECT_FALSE(ValidateLayout(Shape::Tuple({Shape::Scalar(ElementType::kF32), WithLayout(shape, {1, 1})})).ok());
+  EXPECT_FALSE(
+      ValidateLayout(Shape::Tuple({Shape::Scalar(ElementType::kF32), WithLayout(shape, {1, 1})})).ok());
 }
 
 TEST(Shape, ToStringMatchesHloText) {

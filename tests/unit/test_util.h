@@ -3,6 +3,8 @@
 // tolerance. Keep this tiny and stable; other tests include it.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <complex>
 #include <memory>
@@ -12,26 +14,24 @@
 #include <type_traits>
 #include <vector>
 
-#include <gtest/gtest.h>
-
 #include "core/backend.h"
 #include "core/builder.h"
 #include "core/literal.h"
 #include "core/status.h"
 
 // Fails the test (fatally) when `expr` is not OK, printing the status.
-#define KILN_ASSERT_OK(expr)                          \
-  do {                                                \
-    const ::kiln::Status kiln_assert_status_ = (expr); \
+#define KILN_ASSERT_OK(expr)                                                 \
+  do {                                                                       \
+    const ::kiln::Status kiln_assert_status_ = (expr);                       \
     ASSERT_TRUE(kiln_assert_status_.ok()) << kiln_assert_status_.ToString(); \
   } while (0)
 
 // `KILN_ASSERT_OK_AND_ASSIGN(auto x, StatusOrExpr)` unwraps or fails the test.
 #define KILN_ASSERT_OK_AND_ASSIGN(lhs, expr) \
   KILN_ASSERT_OK_AND_ASSIGN_IMPL(KILN_CONCAT(kiln_assert_statusor_, __LINE__), lhs, expr)
-#define KILN_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr)       \
-  auto tmp = (expr);                                         \
-  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();          \
+#define KILN_ASSERT_OK_AND_ASSIGN_IMPL(tmp, lhs, expr) \
+  auto tmp = (expr);                                   \
+  ASSERT_TRUE(tmp.ok()) << tmp.status().ToString();    \
   lhs = std::move(tmp).value()
 
 namespace kiln::testing {
@@ -92,7 +92,8 @@ inline StatusOr<Literal> Execute(Backend& backend, const Module& module, std::sp
 
 // Creates backend `backend_name` and runs `module` on it.
 inline StatusOr<Literal> Run(const Module& module, std::span<const Literal> arguments = {},
-                             std::string_view backend_name = "interpreter", const ExecuteOptions& options = {}) {
+                             std::string_view backend_name = "interpreter",
+                             const ExecuteOptions& options = {}) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Backend> backend, CreateBackend(backend_name));
   return Execute(*backend, module, arguments, options);
 }
@@ -131,13 +132,15 @@ inline bool ValuesNear(double expected, double actual, double tolerance) {
 inline ::testing::AssertionResult LiteralNear(const Literal& expected, const Literal& actual,
                                               double tolerance = 0.0) {
   if (!expected.shape().Compatible(actual.shape())) {
-    return ::testing::AssertionFailure() << "shape mismatch: expected " << expected.shape().ToString() << ", got "
-                                         << actual.shape().ToString() << " = " << actual.ToString();
+    return ::testing::AssertionFailure()
+           << "shape mismatch: expected " << expected.shape().ToString() << ", got "
+           << actual.shape().ToString() << " = " << actual.ToString();
   }
   if (expected.shape().IsTuple()) {
     for (size_t i = 0; i < expected.tuple_elements().size(); ++i) {
       auto element = LiteralNear(expected.tuple_elements()[i], actual.tuple_elements()[i], tolerance);
-      if (!element) return ::testing::AssertionFailure() << "tuple element " << i << ": " << element.message();
+      if (!element)
+        return ::testing::AssertionFailure() << "tuple element " << i << ": " << element.message();
     }
     return ::testing::AssertionSuccess();
   }

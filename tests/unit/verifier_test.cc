@@ -2,9 +2,9 @@
 // refused with a message naming what is wrong.
 #include "core/verifier.h"
 
-#include <string>
-
 #include <gtest/gtest.h>
+
+#include <string>
 
 #include "core/builder.h"
 
@@ -41,7 +41,8 @@ void ExpectRefused(const Module& module, const std::string& text) {
   const Status status = VerifyModule(module);
   ASSERT_FALSE(status.ok()) << "module was accepted";
   EXPECT_EQ(status.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(status.message().find(text), std::string::npos) << "'" << text << "' not in: " << status.message();
+  EXPECT_NE(status.message().find(text), std::string::npos)
+      << "'" << text << "' not in: " << status.message();
 }
 
 TEST(VerifierTest, BuiltModulePasses) {
