@@ -1,8 +1,10 @@
 // Device buffers: from host memory, shape queries, back to host memory.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "capi/internal.h"
+#include "core/npy.h"
 
 using kiln::Status;
 using kiln::capi::Guard;
@@ -116,6 +118,40 @@ kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_
     }
     std::memcpy(dst, literal.raw().data(), expected);
     return kiln::OkStatus();
+  });
+}
+
+}  // extern "C"
+
+// .npy files: the core reader/writer behind two flat functions, so bindings
+// need no .npy code of their own.
+extern "C" {
+
+kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const char* path,
+                                                kiln_element_type_t expected_type, kiln_buffer_t** out_buffer) {
+  return Guard(__func__, [&]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(client);
+    KILN_CAPI_CHECK_NOT_NULL(path);
+    KILN_CAPI_CHECK_NOT_NULL(out_buffer);
+    std::optional<kiln::ElementType> expected;
+    if (expected_type != KILN_TYPE_INVALID) expected = static_cast<kiln::ElementType>(expected_type);
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::ReadNpyFile(path, expected));
+    kiln::Device* device = client->backend->devices()[0];
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
+                          client->backend->BufferFromLiteral(literal, device));
+    auto buffer = std::make_unique<kiln_buffer_t>();
+    buffer->buffer = std::move(device_buffer);
+    *out_buffer = buffer.release();
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_buffer_to_npy_file(const kiln_buffer_t* buffer, const char* path) {
+  return Guard(__func__, [&]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(buffer);
+    KILN_CAPI_CHECK_NOT_NULL(path);
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, buffer->buffer->ToLiteral());
+    return kiln::WriteNpyFile(literal, path);
   });
 }
 

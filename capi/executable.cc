@@ -49,6 +49,21 @@ kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t* executab
   });
 }
 
+kiln_status_t* kiln_executable_parameter_type(const kiln_executable_t* executable, size_t index,
+                                              kiln_element_type_t* out_type) {
+  return Guard(__func__, [&]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(executable);
+    KILN_CAPI_CHECK_NOT_NULL(out_type);
+    const auto& parameters = executable->executable->parameter_leaves();
+    if (index >= parameters.size()) {
+      return kiln::OutOfRange(__func__, ": parameter index ", index, " but the executable takes ",
+                              parameters.size(), " arguments");
+    }
+    *out_type = static_cast<kiln_element_type_t>(parameters[index].element_type());
+    return kiln::OkStatus();
+  });
+}
+
 kiln_status_t* kiln_executable_result_count(const kiln_executable_t* executable, size_t* out_count) {
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);

@@ -35,7 +35,8 @@ StatusOr<std::vector<int64_t>> ParseXList(HloLexer& lexer, size_t offset, std::s
   for (std::string_view piece : Split(word, 'x')) {
     const std::optional<int64_t> value = ParseIntPiece(piece);
     if (!value) {
-      return lexer.ErrorAt(offset, "expected " + std::string(what) + " as NxM... but got '" + std::string(word) + "'");
+      return lexer.ErrorAt(
+          offset, "expected " + std::string(what) + " as NxM... but got '" + std::string(word) + "'");
     }
     values.push_back(*value);
   }
@@ -54,8 +55,8 @@ std::string JoinWithX(const std::vector<T>& values) {
 
 // One labelled part of dim_labels: `letters` name the two non-spatial
 // dimensions (b,f / i,o), digits the spatial ones in order.
-Status ParseLabelPart(HloLexer& lexer, size_t offset, std::string_view part, char first_letter, char second_letter,
-                      int64_t& first, int64_t& second, std::vector<int64_t>& spatial) {
+Status ParseLabelPart(HloLexer& lexer, size_t offset, std::string_view part, char first_letter,
+                      char second_letter, int64_t& first, int64_t& second, std::vector<int64_t>& spatial) {
   first = second = -1;
   spatial.assign(part.size() >= 2 ? part.size() - 2 : 0, -1);
   auto fail = [&](const std::string& why) {
@@ -146,9 +147,11 @@ StatusOr<Window> ParseWindowText(HloLexer& lexer) {
     lexer.SkipSpace();
     const size_t key_offset = lexer.offset();
     const std::string_view key = lexer.ReadName();
-    if (key.empty()) return lexer.Expected("a window field (size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)");
+    if (key.empty())
+      return lexer.Expected("a window field (size, stride, pad, lhs_dilate, rhs_dilate, rhs_reversal)");
     for (std::string_view previous : seen) {
-      if (previous == key) return lexer.ErrorAt(key_offset, "window field '" + std::string(key) + "' given twice");
+      if (previous == key)
+        return lexer.ErrorAt(key_offset, "window field '" + std::string(key) + "' given twice");
     }
     seen.push_back(key);
     if (!lexer.TryConsume('=')) return lexer.Expected("'=' after window field '" + std::string(key) + "'");
@@ -194,7 +197,8 @@ StatusOr<Window> ParseWindowText(HloLexer& lexer) {
         dim.window_dilation = values[i];
       } else if (key == "rhs_reversal") {
         if (values[i] != 0 && values[i] != 1) {
-          return lexer.ErrorAt(value_offset, "rhs_reversal values must be 0 or 1, got '" + std::string(word) + "'");
+          return lexer.ErrorAt(value_offset,
+                               "rhs_reversal values must be 0 or 1, got '" + std::string(word) + "'");
         }
         dim.window_reversal = values[i] == 1;
       } else {
@@ -255,7 +259,8 @@ StatusOr<ConvolutionDimensionNumbers> ParseDimLabelsText(HloLexer& lexer) {
   const size_t underscore = word.find('_');
   const size_t arrow = word.find("->");
   if (underscore == std::string_view::npos || arrow == std::string_view::npos || arrow < underscore) {
-    return lexer.ErrorAt(offset, "expected dim_labels like b01f_01io->b01f but got '" + std::string(word) + "'");
+    return lexer.ErrorAt(offset,
+                         "expected dim_labels like b01f_01io->b01f but got '" + std::string(word) + "'");
   }
   const std::string_view input = word.substr(0, underscore);
   const std::string_view kernel = word.substr(underscore + 1, arrow - underscore - 1);
@@ -264,7 +269,8 @@ StatusOr<ConvolutionDimensionNumbers> ParseDimLabelsText(HloLexer& lexer) {
   KILN_RETURN_IF_ERROR(ParseLabelPart(lexer, offset, input, 'b', 'f', dnums.input_batch_dimension,
                                       dnums.input_feature_dimension, dnums.input_spatial_dimensions));
   KILN_RETURN_IF_ERROR(ParseLabelPart(lexer, offset, kernel, 'i', 'o', dnums.kernel_input_feature_dimension,
-                                      dnums.kernel_output_feature_dimension, dnums.kernel_spatial_dimensions));
+                                      dnums.kernel_output_feature_dimension,
+                                      dnums.kernel_spatial_dimensions));
   KILN_RETURN_IF_ERROR(ParseLabelPart(lexer, offset, output, 'b', 'f', dnums.output_batch_dimension,
                                       dnums.output_feature_dimension, dnums.output_spatial_dimensions));
   if (input.size() != kernel.size() || input.size() != output.size()) {
@@ -275,12 +281,14 @@ StatusOr<ConvolutionDimensionNumbers> ParseDimLabelsText(HloLexer& lexer) {
 }
 
 std::string PrintDimLabelsText(const ConvolutionDimensionNumbers& d) {
-  return PrintLabelPart('b', d.input_batch_dimension, 'f', d.input_feature_dimension, d.input_spatial_dimensions) +
+  return PrintLabelPart('b', d.input_batch_dimension, 'f', d.input_feature_dimension,
+                        d.input_spatial_dimensions) +
          "_" +
          PrintLabelPart('i', d.kernel_input_feature_dimension, 'o', d.kernel_output_feature_dimension,
                         d.kernel_spatial_dimensions) +
          "->" +
-         PrintLabelPart('b', d.output_batch_dimension, 'f', d.output_feature_dimension, d.output_spatial_dimensions);
+         PrintLabelPart('b', d.output_batch_dimension, 'f', d.output_feature_dimension,
+                        d.output_spatial_dimensions);
 }
 
 StatusOr<std::vector<PaddingDimension>> ParsePaddingText(HloLexer& lexer) {
@@ -298,7 +306,8 @@ StatusOr<std::vector<PaddingDimension>> ParsePaddingText(HloLexer& lexer) {
       values.push_back(*value);
     }
     if (values.size() != parts.size() || (values.size() != 2 && values.size() != 3)) {
-      return lexer.ErrorAt(offset, "expected padding as LOW_HIGH[_INTERIOR]x... but got '" + std::string(word) + "'");
+      return lexer.ErrorAt(offset,
+                           "expected padding as LOW_HIGH[_INTERIOR]x... but got '" + std::string(word) + "'");
     }
     padding.push_back({values[0], values[1], values.size() == 3 ? values[2] : 0});
   }
@@ -388,7 +397,8 @@ constexpr std::array<std::pair<RngAlgorithm, std::string_view>, 3> kAlgorithms =
 }};
 
 template <typename Enum, size_t N>
-std::optional<Enum> FindByName(const std::array<std::pair<Enum, std::string_view>, N>& table, std::string_view name) {
+std::optional<Enum> FindByName(const std::array<std::pair<Enum, std::string_view>, N>& table,
+                               std::string_view name) {
   for (const auto& [value, spelling] : table) {
     if (spelling == name) return value;
   }
@@ -407,7 +417,9 @@ std::string_view FindName(const std::array<std::pair<Enum, std::string_view>, N>
 std::optional<ComparisonDirection> ComparisonDirectionFromName(std::string_view name) {
   return FindByName(kDirections, name);
 }
-std::string_view ComparisonDirectionName(ComparisonDirection direction) { return FindName(kDirections, direction); }
+std::string_view ComparisonDirectionName(ComparisonDirection direction) {
+  return FindName(kDirections, direction);
+}
 std::optional<ComparisonType> ComparisonTypeFromName(std::string_view name) {
   return FindByName(kComparisonTypes, name);
 }
@@ -415,8 +427,12 @@ std::string_view ComparisonTypeName(ComparisonType type) { return FindName(kComp
 std::optional<RngDistribution> RngDistributionFromName(std::string_view name) {
   return FindByName(kDistributions, name);
 }
-std::string_view RngDistributionName(RngDistribution distribution) { return FindName(kDistributions, distribution); }
-std::optional<RngAlgorithm> RngAlgorithmFromName(std::string_view name) { return FindByName(kAlgorithms, name); }
+std::string_view RngDistributionName(RngDistribution distribution) {
+  return FindName(kDistributions, distribution);
+}
+std::optional<RngAlgorithm> RngAlgorithmFromName(std::string_view name) {
+  return FindByName(kAlgorithms, name);
+}
 std::string_view RngAlgorithmName(RngAlgorithm algorithm) { return FindName(kAlgorithms, algorithm); }
 
 std::string QuoteString(std::string_view value) {
@@ -464,14 +480,18 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
   static constexpr std::string_view kCompare[] = {"direction", "type"};
   static constexpr std::string_view kIota[] = {"iota_dimension"};
   static constexpr std::string_view kGetTupleElement[] = {"index"};
-  static constexpr std::string_view kGather[] = {"offset_dims",           "collapsed_slice_dims",
-                                                 "start_index_map",       "operand_batching_dims",
-                                                 "start_indices_batching_dims", "index_vector_dim",
-                                                 "slice_sizes",           "indices_are_sorted"};
-  static constexpr std::string_view kScatter[] = {"update_window_dims",  "inserted_window_dims",
-                                                  "scatter_dims_to_operand_dims", "input_batching_dims",
-                                                  "scatter_indices_batching_dims", "index_vector_dim",
-                                                  "indices_are_sorted",  "unique_indices",
+  static constexpr std::string_view kGather[] = {
+      "offset_dims",           "collapsed_slice_dims",        "start_index_map",
+      "operand_batching_dims", "start_indices_batching_dims", "index_vector_dim",
+      "slice_sizes",           "indices_are_sorted"};
+  static constexpr std::string_view kScatter[] = {"update_window_dims",
+                                                  "inserted_window_dims",
+                                                  "scatter_dims_to_operand_dims",
+                                                  "input_batching_dims",
+                                                  "scatter_indices_batching_dims",
+                                                  "index_vector_dim",
+                                                  "indices_are_sorted",
+                                                  "unique_indices",
                                                   "to_apply"};
   static constexpr std::string_view kBatchNorm[] = {"epsilon", "feature_index"};
   static constexpr std::string_view kReducePrecision[] = {"exponent_bits", "mantissa_bits"};
@@ -526,10 +546,19 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
 }
 
 bool IsIgnoredAttribute(Opcode opcode, std::string_view name) {
-  static constexpr std::string_view kAnywhere[] = {
-      "metadata",           "sharding",       "frontend_attributes", "backend_config", "origin",
-      "statistics",         "control-predecessors", "operand_precision", "precision_config",
-      "result_accuracy",    "schedule",       "raw_backend_config",  "parameter_replication"};
+  static constexpr std::string_view kAnywhere[] = {"metadata",
+                                                   "sharding",
+                                                   "frontend_attributes",
+                                                   "backend_config",
+                                                   "origin",
+                                                   "statistics",
+                                                   "control-predecessors",
+                                                   "operand_precision",
+                                                   "precision_config",
+                                                   "result_accuracy",
+                                                   "schedule",
+                                                   "raw_backend_config",
+                                                   "parameter_replication"};
   for (std::string_view ignored : kAnywhere) {
     if (name == ignored) return true;
   }

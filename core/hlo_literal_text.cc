@@ -16,7 +16,8 @@ constexpr bool kIsLowFloat = std::is_same_v<T, half> || std::is_same_v<T, bfloat
 
 template <typename T>
 struct BitsOf {
-  using type = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+  using type =
+      std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
 };
 
 template <typename T>
@@ -102,7 +103,8 @@ std::string FormatElement(T value) {
 }
 
 template <typename T>
-void PrintArray(const Literal& literal, std::span<const T> values, size_t dim, size_t& next, std::string& out) {
+void PrintArray(const Literal& literal, std::span<const T> values, size_t dim, size_t& next,
+                std::string& out) {
   const auto& dims = literal.shape().dimensions();
   const bool innermost = dim + 1 == dims.size();
   out += innermost ? "{" : "{ ";
@@ -142,27 +144,37 @@ StatusOr<T> ParseFloatElement(HloLexer& lexer, std::string_view type_name) {
       const bool hex = payload.starts_with("(0x") && payload.ends_with(")");
       const char* begin = payload.data() + 3;
       const char* end = payload.data() + payload.size() - 1;
-      const auto parsed = hex ? std::from_chars(begin, end, value, 16) : std::from_chars_result{begin, std::errc::invalid_argument};
+      const auto parsed = hex ? std::from_chars(begin, end, value, 16)
+                              : std::from_chars_result{begin, std::errc::invalid_argument};
       if (!hex || parsed.ec != std::errc() || parsed.ptr != end || value == 0 ||
           value >= (uint64_t{1} << fraction_bits)) {
-        return lexer.ErrorAt(start, "invalid NaN payload '" + std::string(payload) + "' for " +
-                                        std::string(type_name));
+        return lexer.ErrorAt(
+            start, "invalid NaN payload '" + std::string(payload) + "' for " + std::string(type_name));
       }
       fraction = static_cast<Bits>(value);
     }
-    const Bits exponent_all_ones = static_cast<Bits>(((Bits{1} << (sizeof(Bits) * 8 - 1 - fraction_bits)) - 1)
-                                                     << fraction_bits);
+    const Bits exponent_all_ones =
+        static_cast<Bits>(((Bits{1} << (sizeof(Bits) * 8 - 1 - fraction_bits)) - 1) << fraction_bits);
     Bits bits = static_cast<Bits>(exponent_all_ones | fraction);
     if (negative) bits = static_cast<Bits>(bits | (Bits{1} << (sizeof(Bits) * 8 - 1)));
     return FromBits<T>(bits);
   }
   Wide value = 0;
   const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (end != token.data() + token.size() || (error != std::errc() && error != std::errc::result_out_of_range)) {
+  if (end != token.data() + token.size() ||
+      (error != std::errc() && error != std::errc::result_out_of_range)) {
     return lexer.ErrorAt(start, "invalid " + std::string(type_name) + " value '" + std::string(token) + "'");
   }
   if (error == std::errc::result_out_of_range) {
-    return lexer.ErrorAt(start, "value '" + std::string(token) + "' is out of range for " + std::string(type_name));
+    // Too small for the type rounds to zero (as C's strtof does); too large
+    // is an error rather than a silent infinity.
+    double wide = 0;
+    const auto [wide_end, wide_error] = std::from_chars(token.data(), token.data() + token.size(), wide);
+    if (wide_error != std::errc() || wide_end != token.data() + token.size() || !(std::fabs(wide) < 1.0)) {
+      return lexer.ErrorAt(
+          start, "value '" + std::string(token) + "' is out of range for " + std::string(type_name));
+    }
+    value = static_cast<Wide>(wide);
   }
   return static_cast<T>(negative ? -value : value);
 }
@@ -177,12 +189,15 @@ StatusOr<T> ParseIntegerElement(HloLexer& lexer, std::string_view type_name) {
   using Wide = std::conditional_t<std::is_signed_v<T>, int64_t, uint64_t>;
   Wide value = 0;
   const auto [end, error] = std::from_chars(token.data(), token.data() + token.size(), value);
-  if (end != token.data() + token.size() || (error != std::errc() && error != std::errc::result_out_of_range)) {
+  if (end != token.data() + token.size() ||
+      (error != std::errc() && error != std::errc::result_out_of_range)) {
     return lexer.ErrorAt(start, "invalid " + std::string(type_name) + " value '" + std::string(token) + "'");
   }
-  if (error == std::errc::result_out_of_range || value < static_cast<Wide>(std::numeric_limits<T>::lowest()) ||
+  if (error == std::errc::result_out_of_range ||
+      value < static_cast<Wide>(std::numeric_limits<T>::lowest()) ||
       value > static_cast<Wide>(std::numeric_limits<T>::max())) {
-    return lexer.ErrorAt(start, "value '" + std::string(token) + "' is out of range for " + std::string(type_name));
+    return lexer.ErrorAt(start,
+                         "value '" + std::string(token) + "' is out of range for " + std::string(type_name));
   }
   return static_cast<T>(value);
 }
@@ -221,9 +236,11 @@ Status ParseNested(HloLexer& lexer, const Shape& shape, size_t dim, std::vector<
   const bool innermost = dim + 1 == shape.dimensions().size();
   lexer.SkipSpace();
   const size_t start = lexer.offset();
-  if (!lexer.TryConsume('{')) return lexer.Expected("'{' starting dimension " + std::to_string(dim) + " of the constant");
+  if (!lexer.TryConsume('{'))
+    return lexer.Expected("'{' starting dimension " + std::to_string(dim) + " of the constant");
   if (lexer.TryConsume("...")) {
-    return Unimplemented(lexer.ErrorAt(start, "constant values are elided ('{...}'); print with large constants").message());
+    return Unimplemented(
+        lexer.ErrorAt(start, "constant values are elided ('{...}'); print with large constants").message());
   }
   int64_t count = 0;
   if (!lexer.TryConsume('}')) {
@@ -285,7 +302,8 @@ StatusOr<Literal> ParseLiteralAt(HloLexer& lexer, const Shape& shape, int depth)
     if (lexer.Peek() != '(' && ShapeStartsHere(lexer)) {
       KILN_ASSIGN_OR_RETURN(Shape written, ParseShapeText(lexer));
       if (!written.Compatible(element_shapes[i])) {
-        return lexer.Expected("tuple element " + std::to_string(i) + " of shape " + element_shapes[i].ToString());
+        return lexer.Expected("tuple element " + std::to_string(i) + " of shape " +
+                              element_shapes[i].ToString());
       }
     }
     KILN_ASSIGN_OR_RETURN(Literal element, ParseLiteralAt(lexer, element_shapes[i], depth + 1));
@@ -297,7 +315,9 @@ StatusOr<Literal> ParseLiteralAt(HloLexer& lexer, const Shape& shape, int depth)
 
 }  // namespace
 
-StatusOr<Literal> ParseLiteralText(HloLexer& lexer, const Shape& shape) { return ParseLiteralAt(lexer, shape, 0); }
+StatusOr<Literal> ParseLiteralText(HloLexer& lexer, const Shape& shape) {
+  return ParseLiteralAt(lexer, shape, 0);
+}
 
 std::string PrintLiteralText(const Literal& literal) {
   const Shape& shape = literal.shape();

@@ -75,7 +75,8 @@ class HloTextParser {
       const size_t key_offset = lexer_.offset();
       const std::string_view key = lexer_.ReadName();
       if (key.empty()) return lexer_.Expected("a module attribute name");
-      if (!lexer_.TryConsume('=')) return lexer_.Expected("'=' after module attribute '" + std::string(key) + "'");
+      if (!lexer_.TryConsume('='))
+        return lexer_.Expected("'=' after module attribute '" + std::string(key) + "'");
       if (key == "entry_computation_layout") {
         entry_layout_offset_ = key_offset;
         KILN_RETURN_IF_ERROR(ParseEntryLayout());
@@ -122,14 +123,16 @@ class HloTextParser {
       if (!lexer_.TryConsume('=')) return lexer_.Expected("'='");
       KILN_RETURN_IF_ERROR(lexer_.SkipValue());
     }
-    if (!lexer_.TryConsume('{')) return lexer_.Expected("'{' starting computation '" + computation.name.name + "'");
+    if (!lexer_.TryConsume('{'))
+      return lexer_.Expected("'{' starting computation '" + computation.name.name + "'");
     while (!lexer_.TryConsume('}')) {
       if (lexer_.AtEnd()) return lexer_.Expected("'}' closing computation '" + computation.name.name + "'");
       KILN_ASSIGN_OR_RETURN(PendingInstruction instruction, ParseInstruction());
       computation.instructions.push_back(std::move(instruction));
     }
     if (computation.instructions.empty()) {
-      return lexer_.ErrorAt(computation.name.offset, "computation '" + computation.name.name + "' has no instructions");
+      return lexer_.ErrorAt(computation.name.offset,
+                            "computation '" + computation.name.name + "' has no instructions");
     }
     return computation;
   }
@@ -158,16 +161,19 @@ class HloTextParser {
     instruction.name.offset = lexer_.offset();
     instruction.name.name = std::string(lexer_.ReadName());
     if (instruction.name.name.empty()) return lexer_.Expected("an instruction name");
-    if (!lexer_.TryConsume('=')) return lexer_.Expected("'=' after instruction name '" + instruction.name.name + "'");
+    if (!lexer_.TryConsume('='))
+      return lexer_.Expected("'=' after instruction name '" + instruction.name.name + "'");
     KILN_ASSIGN_OR_RETURN(instruction.shape, ParseShapeText(lexer_));
     lexer_.SkipSpace();
     instruction.opcode_offset = lexer_.offset();
     const std::string_view opcode_name = lexer_.ReadName();
     if (opcode_name.empty()) return lexer_.Expected("an opcode");
     const std::optional<Opcode> opcode = OpcodeFromName(opcode_name);
-    if (!opcode) return lexer_.ErrorAt(instruction.opcode_offset, "unknown opcode '" + std::string(opcode_name) + "'");
+    if (!opcode)
+      return lexer_.ErrorAt(instruction.opcode_offset, "unknown opcode '" + std::string(opcode_name) + "'");
     instruction.opcode = *opcode;
-    if (!lexer_.TryConsume('(')) return lexer_.Expected("'(' after opcode '" + std::string(opcode_name) + "'");
+    if (!lexer_.TryConsume('('))
+      return lexer_.Expected("'(' after opcode '" + std::string(opcode_name) + "'");
     if (instruction.opcode == Opcode::kConstant) {
       KILN_RETURN_IF_ERROR(ParseConstantBody(instruction));
     } else if (instruction.opcode == Opcode::kParameter) {
@@ -175,7 +181,8 @@ class HloTextParser {
     } else {
       KILN_RETURN_IF_ERROR(ParseOperands(instruction));
     }
-    if (!lexer_.TryConsume(')')) return lexer_.Expected("')' closing the operands of '" + instruction.name.name + "'");
+    if (!lexer_.TryConsume(')'))
+      return lexer_.Expected("')' closing the operands of '" + instruction.name.name + "'");
     while (lexer_.TryConsume(',')) KILN_RETURN_IF_ERROR(ParseAttribute(instruction));
     return instruction;
   }
@@ -266,8 +273,8 @@ class HloTextParser {
       KILN_ASSIGN_OR_RETURN(field, lexer_.ReadString());
       return OkStatus();
     };
-    if (key == "to_apply" || key == "calls" || key == "condition" || key == "body" || key == "true_computation" ||
-        key == "false_computation" || key == "select" || key == "scatter") {
+    if (key == "to_apply" || key == "calls" || key == "condition" || key == "body" ||
+        key == "true_computation" || key == "false_computation" || key == "select" || key == "scatter") {
       KILN_ASSIGN_OR_RETURN(PendingName name, ParseComputationName());
       auto& slot = instruction.callees[key == "calls" ? "to_apply" : key];
       if (!slot.empty()) return ErrorAt(name.offset, "give only one of to_apply and calls");
@@ -317,7 +324,8 @@ class HloTextParser {
       const std::string_view word = lexer_.ReadName();
       if (key == "direction") {
         const auto direction = ComparisonDirectionFromName(word);
-        if (!direction) return lexer_.ErrorAt(offset, "unknown comparison direction '" + std::string(word) + "'");
+        if (!direction)
+          return lexer_.ErrorAt(offset, "unknown comparison direction '" + std::string(word) + "'");
         attrs.comparison_direction = *direction;
       } else if (key == "type") {
         const auto type = ComparisonTypeFromName(word);
@@ -325,7 +333,8 @@ class HloTextParser {
         attrs.comparison_type = *type;
       } else if (key == "distribution") {
         const auto distribution = RngDistributionFromName(word);
-        if (!distribution) return lexer_.ErrorAt(offset, "unknown rng distribution '" + std::string(word) + "'");
+        if (!distribution)
+          return lexer_.ErrorAt(offset, "unknown rng distribution '" + std::string(word) + "'");
         attrs.rng_distribution = *distribution;
       } else {
         const auto algorithm = RngAlgorithmFromName(word);
@@ -369,7 +378,8 @@ class HloTextParser {
     if (key == "backend_config") return string(attrs.backend_config);
     if (key == "infeed_config" || key == "outfeed_config") return string(attrs.infeed_config);
     if (key == "channel_id") return integer(attrs.channel_id);
-    return Internal("attribute '", key, "' is listed for ", OpcodeName(instruction.opcode), " but has no parser");
+    return Internal("attribute '", key, "' is listed for ", OpcodeName(instruction.opcode),
+                    " but has no parser");
   }
 
   // ---- Pending computations -> Module ----
@@ -401,7 +411,8 @@ class HloTextParser {
         break;
       case Opcode::kConditional:
         if (instruction.callees.count("branch_computations")) {
-          if (instruction.callees.count("true_computation") || instruction.callees.count("false_computation")) {
+          if (instruction.callees.count("true_computation") ||
+              instruction.callees.count("false_computation")) {
             return ErrorAt(instruction.opcode_offset,
                            "conditional '" + instruction.name.name +
                                "' gives both branch_computations and true/false_computation");
@@ -468,7 +479,8 @@ class HloTextParser {
         const size_t callee = frame.callees[frame.next++];
         if (marks[callee] == Mark::kVisiting) {
           const PendingName& name = computations_[frame.index].name;
-          return ErrorAt(name.offset, "computation '" + name.name + "' calls '" + computations_[callee].name.name +
+          return ErrorAt(name.offset, "computation '" + name.name + "' calls '" +
+                                          computations_[callee].name.name +
                                           "' which calls it back (recursion is not allowed)");
         }
         if (marks[callee] == Mark::kNone) KILN_RETURN_IF_ERROR(push(callee));
@@ -537,8 +549,9 @@ class HloTextParser {
     for (const PendingOperand& operand : pending.operands) {
       const auto found = by_name.find(operand.name.name);
       if (found == by_name.end()) {
-        return ErrorAt(operand.name.offset, "unknown operand '" + operand.name.name + "' of '" + name +
-                                                "' (operands must be defined earlier in the same computation)");
+        return ErrorAt(operand.name.offset,
+                       "unknown operand '" + operand.name.name + "' of '" + name +
+                           "' (operands must be defined earlier in the same computation)");
       }
       if (operand.shape && !operand.shape->Compatible(found->second->shape)) {
         return ErrorAt(operand.name.offset, "operand '" + operand.name.name + "' is written as " +
@@ -556,10 +569,12 @@ class HloTextParser {
       instruction->called.push_back(called);
       signatures.push_back(called->program_shape());
     }
-    StatusOr<Shape> inferred = InferShape(pending.opcode, operand_shapes, pending.attrs, signatures, &pending.shape);
+    StatusOr<Shape> inferred =
+        InferShape(pending.opcode, operand_shapes, pending.attrs, signatures, &pending.shape);
     if (!inferred.ok()) {
-      return Status(inferred.status().code(),
-                    ErrorAt(pending.opcode_offset, "'" + name + "': " + inferred.status().message()).message());
+      return Status(
+          inferred.status().code(),
+          ErrorAt(pending.opcode_offset, "'" + name + "': " + inferred.status().message()).message());
     }
     if (!inferred->Compatible(pending.shape)) {
       return ErrorAt(pending.opcode_offset, "'" + name + "' is declared as " + pending.shape.ToString() +

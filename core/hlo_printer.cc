@@ -70,7 +70,8 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
         out.Add("false_computation", CalleeName(instruction, 1));
       } else {
         std::string branches = "{";
-        for (size_t i = 0; i < instruction.called.size(); ++i) branches += (i ? ", " : "") + CalleeName(instruction, i);
+        for (size_t i = 0; i < instruction.called.size(); ++i)
+          branches += (i ? ", " : "") + CalleeName(instruction, i);
         out.Add("branch_computations", branches + "}");
       }
       break;
@@ -141,7 +142,9 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
       out.Add("mantissa_bits", std::to_string(a.mantissa_bits));
       break;
     case Opcode::kRng: out.Add("distribution", std::string(RngDistributionName(a.rng_distribution))); break;
-    case Opcode::kRngBitGenerator: out.Add("algorithm", std::string(RngAlgorithmName(a.rng_algorithm))); break;
+    case Opcode::kRngBitGenerator:
+      out.Add("algorithm", std::string(RngAlgorithmName(a.rng_algorithm)));
+      break;
     case Opcode::kCustomCall:
       out.Add("custom_call_target", QuoteString(a.custom_call_target));
       out.AddTrue("custom_call_has_side_effect", a.custom_call_has_side_effect);

@@ -12,10 +12,12 @@ bool IsDigitChar(char c) { return c >= '0' && c <= '9'; }
 StatusOr<int64_t> ParseDimension(HloLexer& lexer) {
   const size_t start = lexer.offset();
   if (lexer.TryConsume("<=")) {
-    return Unimplemented(lexer.ErrorAt(start, "bounded dynamic dimensions ('<=N') are not supported").message());
+    return Unimplemented(
+        lexer.ErrorAt(start, "bounded dynamic dimensions ('<=N') are not supported").message());
   }
   if (lexer.TryConsume('?')) {
-    return Unimplemented(lexer.ErrorAt(start, "unbounded dynamic dimensions ('?') are not supported").message());
+    return Unimplemented(
+        lexer.ErrorAt(start, "unbounded dynamic dimensions ('?') are not supported").message());
   }
   lexer.SkipSpace();
   const size_t token_start = lexer.offset();

@@ -40,7 +40,8 @@ void ExpectError(const std::string& text, std::initializer_list<std::string> fra
 }
 
 TEST(HloTextTest, ParsesJaxMlpForward) {
-  const std::string text = R"(HloModule jit_mlp, entry_computation_layout={(f32[4,3]{1,0}, f32[3,5]{1,0}, f32[5]{0})->f32[4,5]{1,0}}
+  const std::string text =
+      R"(HloModule jit_mlp, entry_computation_layout={(f32[4,3]{1,0}, f32[3,5]{1,0}, f32[5]{0})->f32[4,5]{1,0}}
 
 ENTRY main.10 {
   Arg_0.1 = f32[4,3]{1,0} parameter(0)
@@ -72,7 +73,8 @@ ENTRY main.10 {
 }
 
 TEST(HloTextTest, ParsesXlaLongFormWhileWithTupleState) {
-  const std::string text = R"(HloModule while_loop, is_scheduled=true, entry_computation_layout={(s32[], f32[2]{0})->(s32[], f32[2]{0})}
+  const std::string text =
+      R"(HloModule while_loop, is_scheduled=true, entry_computation_layout={(s32[], f32[2]{0})->(s32[], f32[2]{0})}
 
 %body.v3 (state: (s32[], f32[2])) -> (s32[], f32[2]) {
   %state = (s32[], f32[2]{0}) parameter(0)
@@ -254,7 +256,8 @@ ENTRY main {
 }
 
 TEST(HloTextTest, ToleratesHeaderAndIgnoredAttributes) {
-  const std::string text = R"(HloModule jit_f, input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (1, {}) }, is_scheduled=true, replica_count=1, num_partitions=1, allow_spmd_sharding_propagation_to_parameters={false,true}, allow_spmd_sharding_propagation_to_output={true}, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[]>}"}, entry_computation_layout={(f32[2]{0:T(128)}, f32[2]{0})->f32[2]{0}}
+  const std::string text =
+      R"(HloModule jit_f, input_output_alias={ {0}: (0, {}, may-alias) }, buffer_donor={ (1, {}) }, is_scheduled=true, replica_count=1, num_partitions=1, allow_spmd_sharding_propagation_to_parameters={false,true}, allow_spmd_sharding_propagation_to_output={true}, frontend_attributes={xla.sdy.meshes="{mesh = #sdy.mesh<[]>}"}, entry_computation_layout={(f32[2]{0:T(128)}, f32[2]{0})->f32[2]{0}}
 
 ENTRY main.4 {
   Arg_0.1 = f32[2]{0} parameter(0), sharding={replicated}, parameter_replication={false}
@@ -424,7 +427,8 @@ ENTRY main {
 }
 
 TEST(HloTextTest, LastComputationIsTheEntryWithoutMarker) {
-  auto module = ParseOrDie("HloModule m\nfirst {\n  ROOT c = f32[] constant(1)\n}\nsecond {\n  ROOT c = s32[] constant(2)\n}\n");
+  auto module = ParseOrDie(
+      "HloModule m\nfirst {\n  ROOT c = f32[] constant(1)\n}\nsecond {\n  ROOT c = s32[] constant(2)\n}\n");
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(module->entry()->name(), "second");
 }
@@ -442,8 +446,10 @@ ENTRY main {
   EXPECT_EQ(attrs.custom_call_target, "my\"func");
   EXPECT_TRUE(attrs.custom_call_has_side_effect);
   EXPECT_EQ(attrs.backend_config, "{\"k\": 1}\n");
-  EXPECT_NE(PrintModule(*module).find(R"(custom_call_target="my\"func", custom_call_has_side_effect=true, backend_config="{\"k\": 1}\n")"),
-            std::string::npos);
+  EXPECT_NE(
+      PrintModule(*module).find(
+          R"(custom_call_target="my\"func", custom_call_has_side_effect=true, backend_config="{\"k\": 1}\n")"),
+      std::string::npos);
 }
 
 // ---- Errors ----
@@ -454,15 +460,18 @@ TEST(HloTextErrorTest, UnknownOpcodeNamesIt) {
 }
 
 TEST(HloTextErrorTest, UnknownAttributeNamesIt) {
-  ExpectError("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x), colour=blue\n}\n",
-              {"line 4, column 30", "unknown attribute 'colour'", "negate"});
+  ExpectError(
+      "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x), colour=blue\n}\n",
+      {"line 4, column 30", "unknown attribute 'colour'", "negate"});
   // A known attribute on the wrong op is just as unknown.
-  ExpectError("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x), dimensions={0}\n}\n",
-              {"unknown attribute 'dimensions'"});
+  ExpectError(
+      "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] negate(x), dimensions={0}\n}\n",
+      {"unknown attribute 'dimensions'"});
 }
 
 TEST(HloTextErrorTest, MissingHeader) {
-  ExpectError("ENTRY e {\n ROOT c = f32[] constant(1)\n}\n", {"line 1, column 1", "expected 'HloModule' but got 'ENTRY'"});
+  ExpectError("ENTRY e {\n ROOT c = f32[] constant(1)\n}\n",
+              {"line 1, column 1", "expected 'HloModule' but got 'ENTRY'"});
   ExpectError("", {"line 1, column 1", "but got end of input"});
 }
 
@@ -491,30 +500,44 @@ TEST(HloTextErrorTest, DeclaredShapeMustMatchInference) {
 
 TEST(HloTextErrorTest, ShapeInferenceErrorsCarryPosition) {
   ExpectError(
-      "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = s32[2] parameter(1)\n  ROOT z = f32[2] add(x, y)\n}\n",
+      "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  y = s32[2] parameter(1)\n  ROOT z = f32[2] "
+      "add(x, y)\n}\n",
       {"line 5, column 19", "'z'"});
 }
 
 TEST(HloTextErrorTest, BadShapes) {
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f33[2] parameter(0)\n}\n", {"line 3, column 12", "unknown element type 'f33'"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[2,-1] parameter(0)\n}\n", {"line 3, column 18", "non-negative"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[2]{0,1} parameter(0)\n}\n", {"line 3, column 18", "layout"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[<=4] parameter(0)\n}\n", {"line 3, column 16", "bounded dynamic"},
-              StatusCode::kUnimplemented);
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[4294967296,4294967296] parameter(0)\n}\n", {"too many elements"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[99999999999999999999] parameter(0)\n}\n", {"line 3, column 16"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f33[2] parameter(0)\n}\n",
+              {"line 3, column 12", "unknown element type 'f33'"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[2,-1] parameter(0)\n}\n",
+              {"line 3, column 18", "non-negative"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[2]{0,1} parameter(0)\n}\n",
+              {"line 3, column 18", "layout"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[<=4] parameter(0)\n}\n",
+              {"line 3, column 16", "bounded dynamic"}, StatusCode::kUnimplemented);
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[4294967296,4294967296] parameter(0)\n}\n",
+              {"too many elements"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[99999999999999999999] parameter(0)\n}\n",
+              {"line 3, column 16"});
 }
 
 TEST(HloTextErrorTest, BadConstants) {
-  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n", {"line 3, column 28", "has 2 elements, expected 3"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[3] constant({1, 2})\n}\n",
+              {"line 3, column 28", "has 2 elements, expected 3"});
   ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[1] constant({1, 2})\n}\n", {"more than 1 elements"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT c = u8[] constant(256)\n}\n", {"line 3, column 26", "out of range for u8"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT c = u8[] constant(256)\n}\n",
+              {"line 3, column 26", "out of range for u8"});
   ExpectError("HloModule m\nENTRY e {\n  ROOT c = u64[] constant(-1)\n}\n", {"u64"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9223372036854775808)\n}\n", {"out of range for s64"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT c = s64[] constant(9223372036854775808)\n}\n",
+              {"out of range for s64"});
   ExpectError("HloModule m\nENTRY e {\n  ROOT c = s32[] constant(1.5)\n}\n", {"invalid s32 value '1.5'"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(banana)\n}\n", {"expected a f32 value but got 'banana'"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(1e39)\n}\n",
+              {"'1e39' is out of range for f32"});
+  EXPECT_TRUE(ParseHloModule("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(1e-50)\n}\n").ok());
+  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[] constant(banana)\n}\n",
+              {"expected a f32 value but got 'banana'"});
   ExpectError("HloModule m\nENTRY e {\n  ROOT c = pred[] constant(2)\n}\n", {"pred value"});
-  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[1000000000000] constant({1})\n}\n", {"expected 1000000000000"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT c = f32[1000000000000] constant({1})\n}\n",
+              {"expected 1000000000000"});
 }
 
 TEST(HloTextErrorTest, UnterminatedStringAndComment) {
@@ -524,10 +547,12 @@ TEST(HloTextErrorTest, UnterminatedStringAndComment) {
 }
 
 TEST(HloTextErrorTest, NamesMustResolve) {
-  ExpectError("HloModule m\nENTRY e {\n  ROOT y = f32[2] negate(nope)\n}\n", {"line 3, column 26", "unknown operand 'nope'"});
-  ExpectError("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  z = f32[] constant(0)\n"
-              "  ROOT y = f32[] reduce(x, z), dimensions={0}, to_apply=missing\n}\n",
-              {"line 5, column 57", "unknown computation 'missing'"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT y = f32[2] negate(nope)\n}\n",
+              {"line 3, column 26", "unknown operand 'nope'"});
+  ExpectError(
+      "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  z = f32[] constant(0)\n"
+      "  ROOT y = f32[] reduce(x, z), dimensions={0}, to_apply=missing\n}\n",
+      {"line 5, column 57", "unknown computation 'missing'"});
   ExpectError("HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  x = f32[2] negate(x)\n}\n",
               {"line 4, column 3", "'x' is defined twice"});
   ExpectError("HloModule m\nc {\n  ROOT x = f32[] constant(0)\n}\nc {\n  ROOT x = f32[] constant(0)\n}\n",
@@ -557,7 +582,8 @@ ENTRY e {
 
 TEST(HloTextErrorTest, BadAttributeValues) {
   const std::string prefix = "HloModule m\nENTRY e {\n  x = f32[2,2] parameter(0)\n";
-  ExpectError(prefix + "  ROOT y = f32[2,2] transpose(x), dimensions={1,}\n}\n", {"line 4, column 49", "expected an integer (64-bit) but got '}'"});
+  ExpectError(prefix + "  ROOT y = f32[2,2] transpose(x), dimensions={1,}\n}\n",
+              {"line 4, column 49", "expected an integer (64-bit) but got '}'"});
   ExpectError(prefix + "  ROOT y = f32[2,2] transpose(x), dimensions={99999999999999999999,0}\n}\n",
               {"line 4, column 47", "'99999999999999999999'"});
   ExpectError(prefix + "  ROOT y = pred[2,2] compare(x, x), direction=SIDEWAYS\n}\n",
@@ -569,18 +595,20 @@ TEST(HloTextErrorTest, BadAttributeValues) {
 
 TEST(HloTextErrorTest, DeepNestingIsRejectedWithoutCrashing) {
   const std::string deep_shape(100000, '(');
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = " + deep_shape + " parameter(0)\n}\n", {"nested at most 64"});
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = " + deep_shape + " parameter(0)\n}\n",
+              {"nested at most 64"});
   // Ignored attribute values are skipped iteratively, however deep.
   const std::string deep_braces = std::string(100000, '{') + std::string(100000, '}');
-  EXPECT_TRUE(ParseHloModule("HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), metadata=" + deep_braces +
-                             "\n}\n")
+  EXPECT_TRUE(ParseHloModule(
+                  "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), metadata=" + deep_braces + "\n}\n")
                   .ok());
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), metadata=" + std::string(100000, '{') + "\n}\n",
-              {"line 3, column 41", "unterminated attribute value"});
+  ExpectError(
+      "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), metadata=" + std::string(100000, '{') + "\n}\n",
+      {"line 3, column 41", "unterminated attribute value"});
   std::string high_rank = "f32[";
   for (int i = 0; i < 100; ++i) high_rank += i ? ",1" : "1";
-  ExpectError("HloModule m\nENTRY e {\n  ROOT x = " + high_rank + "] constant(" + std::string(100, '{') + "1" +
-                  std::string(100, '}') + ")\n}\n",
+  ExpectError("HloModule m\nENTRY e {\n  ROOT x = " + high_rank + "] constant(" + std::string(100, '{') +
+                  "1" + std::string(100, '}') + ")\n}\n",
               {"rank at most 64"});
 }
 

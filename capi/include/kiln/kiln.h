@@ -731,6 +731,21 @@ KILN_API kiln_status_t* kiln_buffer_byte_size(const kiln_buffer_t* buffer, size_
  * kiln_buffer_byte_size (else INVALID_ARGUMENT, and `dst` is untouched). */
 KILN_API kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_t dst_byte_size);
 
+/* Reads a NumPy .npy file (bool and every numeric dtype, any byte order, C or
+ * Fortran order) into a new buffer on the client's first device. NumPy has no
+ * bf16 dtype: a two-byte void array ('V2', as ml_dtypes saves bf16) is read as
+ * bf16 when `expected_type` is KILN_TYPE_BF16; otherwise pass KILN_TYPE_INVALID.
+ * Errors: NOT_FOUND (cannot open), INVALID_ARGUMENT (malformed or unsupported
+ * header, naming the file), DATA_LOSS (truncated). The caller owns *out_buffer. */
+KILN_API kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const char* path,
+                                                         kiln_element_type_t expected_type,
+                                                         kiln_buffer_t** out_buffer);
+
+/* Writes the buffer to `path` as a .npy file (C order, little-endian; bf16 as
+ * '<V2'). Errors: INVALID_ARGUMENT for a null argument, NOT_FOUND when the file
+ * cannot be created, DATA_LOSS when writing fails; messages name the file. */
+KILN_API kiln_status_t* kiln_buffer_to_npy_file(const kiln_buffer_t* buffer, const char* path);
+
 /* ------------------------------------------------------------------------- */
 /* Compilation and execution                                                 */
 /* ------------------------------------------------------------------------- */
@@ -763,6 +778,11 @@ KILN_API kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t*
                                                         size_t* out_count);
 /* Number of results execute returns: the array leaves of the entry's result. */
 KILN_API kiln_status_t* kiln_executable_result_count(const kiln_executable_t* executable, size_t* out_count);
+
+/* Element type of argument `index` (< kiln_executable_parameter_count), e.g. to
+ * read .npy inputs with kiln_client_buffer_from_npy_file. OUT_OF_RANGE otherwise. */
+KILN_API kiln_status_t* kiln_executable_parameter_type(const kiln_executable_t* executable, size_t index,
+                                                       kiln_element_type_t* out_type);
 
 typedef struct kiln_execute_options_t {
   size_t struct_size;
