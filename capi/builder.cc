@@ -111,7 +111,7 @@ using kiln::capi::OpContext;
 extern "C" {
 
 kiln_status_t* kiln_builder_create(const char* name, kiln_builder_t** out_builder) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(name);
     KILN_CAPI_CHECK_NOT_NULL(out_builder);
     *out_builder = new kiln_builder_t(name);
@@ -122,7 +122,7 @@ kiln_status_t* kiln_builder_create(const char* name, kiln_builder_t** out_builde
 void kiln_builder_destroy(kiln_builder_t* builder) { delete builder; }
 
 kiln_status_t* kiln_builder_first_error(const kiln_builder_t* builder) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
     return builder->FirstError();
   });
@@ -131,10 +131,10 @@ kiln_status_t* kiln_builder_first_error(const kiln_builder_t* builder) {
 kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t op,
                                       kiln_element_type_t* out_type, int64_t* dims, size_t dims_capacity,
                                       size_t* out_rank) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
     if (op < 0 || static_cast<size_t>(op) >= builder->ops.size()) {
-      return kiln::InvalidArgument(__func__, ": argument 'op' is not an op of this builder (handle ", op,
+      return kiln::InvalidArgument(kiln_capi_function, ": argument 'op' is not an op of this builder (handle ", op,
                                    ")");
     }
     KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
@@ -142,7 +142,7 @@ kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t o
     const std::vector<int64_t> no_dims;
     const std::vector<int64_t>& shape_dims = shape.IsArray() ? shape.dimensions() : no_dims;
     if (dims_capacity < shape_dims.size() && dims_capacity != 0) {
-      return kiln::InvalidArgument(__func__, ": dims_capacity ", dims_capacity, " is smaller than the rank ",
+      return kiln::InvalidArgument(kiln_capi_function, ": dims_capacity ", dims_capacity, " is smaller than the rank ",
                                    shape_dims.size());
     }
     if (dims_capacity != 0) {
@@ -157,14 +157,14 @@ kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t o
 
 kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root,
                                   kiln_computation_t** out_computation) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
     KILN_CAPI_CHECK_NOT_NULL(out_computation);
     KILN_RETURN_IF_ERROR(builder->FirstError());
     Op root_op;
     if (root != KILN_OP_INVALID) {
       if (root < 0 || static_cast<size_t>(root) >= builder->ops.size()) {
-        return kiln::InvalidArgument(__func__, ": argument 'root' is not an op of this builder (handle ",
+        return kiln::InvalidArgument(kiln_capi_function, ": argument 'root' is not an op of this builder (handle ",
                                      root, ")");
       }
       root_op = builder->ops[static_cast<size_t>(root)];

@@ -14,7 +14,7 @@ extern "C" {
 
 kiln_status_t* kiln_computation_from_hlo_text(const char* text, size_t text_size,
                                               kiln_computation_t** out_computation) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(text);
     KILN_CAPI_CHECK_NOT_NULL(out_computation);
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Module> module,
@@ -27,7 +27,7 @@ kiln_status_t* kiln_computation_from_hlo_text(const char* text, size_t text_size
 }
 
 kiln_status_t* kiln_computation_to_hlo_text(const kiln_computation_t* computation, char** out_text) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(computation);
     KILN_CAPI_CHECK_NOT_NULL(out_text);
     const std::string text = kiln::PrintModule(*computation->module);
@@ -35,7 +35,7 @@ kiln_status_t* kiln_computation_to_hlo_text(const kiln_computation_t* computatio
     // the caller's language uses.
     char* copy = static_cast<char*>(std::malloc(text.size() + 1));
     if (copy == nullptr)
-      return kiln::ResourceExhausted(__func__, ": out of memory for ", text.size(), " bytes");
+      return kiln::ResourceExhausted(kiln_capi_function, ": out of memory for ", text.size(), " bytes");
     std::memcpy(copy, text.c_str(), text.size() + 1);
     *out_text = copy;
     return kiln::OkStatus();
@@ -43,11 +43,11 @@ kiln_status_t* kiln_computation_to_hlo_text(const kiln_computation_t* computatio
 }
 
 kiln_status_t* kiln_computation_parameter_count(const kiln_computation_t* computation, size_t* out_count) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(computation);
     KILN_CAPI_CHECK_NOT_NULL(out_count);
     const kiln::Computation* entry = computation->module->entry();
-    if (entry == nullptr) return kiln::FailedPrecondition(__func__, ": the module has no entry computation");
+    if (entry == nullptr) return kiln::FailedPrecondition(kiln_capi_function, ": the module has no entry computation");
     *out_count = entry->parameters().size();
     return kiln::OkStatus();
   });

@@ -9,20 +9,20 @@ extern "C" {
 kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation_t* computation,
                                    const kiln_compile_options_t* options,
                                    kiln_executable_t** out_executable) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(computation);
     KILN_CAPI_CHECK_NOT_NULL(out_executable);
     kiln::CompileOptions compile_options;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_compile_options_t",
+      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_compile_options_t",
                                                        options->struct_size, sizeof(kiln_compile_options_t)));
       if (options->optimization_level < 0) {
-        return kiln::InvalidArgument(__func__, ": optimization_level must be >= 0, got ",
+        return kiln::InvalidArgument(kiln_capi_function, ": optimization_level must be >= 0, got ",
                                      options->optimization_level);
       }
       if (options->num_threads < 0) {
-        return kiln::InvalidArgument(__func__, ": num_threads must be >= 0 (0 = one per core), got ",
+        return kiln::InvalidArgument(kiln_capi_function, ": num_threads must be >= 0 (0 = one per core), got ",
                                      options->num_threads);
       }
       compile_options.optimization_level = options->optimization_level;
@@ -32,7 +32,7 @@ kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation
                           client->backend->Compile(*computation->module, compile_options));
     auto executable = std::make_unique<kiln_executable_t>();
     executable->executable = std::move(compiled);
-    executable->client = client;
+    executable->backend = client->backend;
     *out_executable = executable.release();
     return kiln::OkStatus();
   });
@@ -41,7 +41,7 @@ kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation
 void kiln_executable_destroy(kiln_executable_t* executable) { delete executable; }
 
 kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t* executable, size_t* out_count) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_count);
     *out_count = executable->executable->parameter_leaves().size();
@@ -51,12 +51,12 @@ kiln_status_t* kiln_executable_parameter_count(const kiln_executable_t* executab
 
 kiln_status_t* kiln_executable_parameter_type(const kiln_executable_t* executable, size_t index,
                                               kiln_element_type_t* out_type) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_type);
     const auto& parameters = executable->executable->parameter_leaves();
     if (index >= parameters.size()) {
-      return kiln::OutOfRange(__func__, ": parameter index ", index, " but the executable takes ",
+      return kiln::OutOfRange(kiln_capi_function, ": parameter index ", index, " but the executable takes ",
                               parameters.size(), " arguments");
     }
     *out_type = static_cast<kiln_element_type_t>(parameters[index].element_type());
@@ -65,7 +65,7 @@ kiln_status_t* kiln_executable_parameter_type(const kiln_executable_t* executabl
 }
 
 kiln_status_t* kiln_executable_result_count(const kiln_executable_t* executable, size_t* out_count) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_count);
     *out_count = executable->executable->result_leaves().size();
@@ -77,44 +77,48 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
                                        size_t num_arguments, const kiln_execute_options_t* options,
                                        kiln_buffer_t** results, size_t results_capacity,
                                        size_t* out_num_results) {
-  return Guard(__func__, [&]() -> Status {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
     kiln::ExecuteOptions execute_options;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(__func__, "kiln_execute_options_t",
+      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_execute_options_t",
                                                        options->struct_size, sizeof(kiln_execute_options_t)));
       execute_options.rng_seed = options->rng_seed;
     }
     const std::vector<kiln::Shape>& parameters = executable->executable->parameter_leaves();
     if (num_arguments != parameters.size()) {
-      return kiln::InvalidArgument(__func__, ": the executable takes ", parameters.size(), " arguments, got ",
+      return kiln::InvalidArgument(kiln_capi_function, ": the executable takes ", parameters.size(), " arguments, got ",
                                    num_arguments);
     }
-    if (num_arguments != 0 && arguments == nullptr) return kiln::capi::NullArgument(__func__, "arguments");
+    if (num_arguments != 0 && arguments == nullptr) return kiln::capi::NullArgument(kiln_capi_function, "arguments");
     std::vector<kiln::DeviceBuffer*> device_arguments;
     device_arguments.reserve(num_arguments);
     for (size_t i = 0; i < num_arguments; ++i) {
       if (arguments[i] == nullptr) {
-        return kiln::InvalidArgument(__func__, ": argument ", i, " is NULL");
+        return kiln::InvalidArgument(kiln_capi_function, ": argument ", i, " is NULL");
+      }
+      if (arguments[i]->backend != executable->backend) {
+        return kiln::InvalidArgument(kiln_capi_function, ": argument ", i,
+                                     " was made by another client than the executable");
       }
       const kiln::Shape& given = arguments[i]->buffer->shape();
       if (!given.Compatible(parameters[i])) {
-        return kiln::InvalidArgument(__func__, ": argument ", i, " is ", given.ToString(), " but parameter ",
+        return kiln::InvalidArgument(kiln_capi_function, ": argument ", i, " is ", given.ToString(), " but parameter ",
                                      i, " expects ", parameters[i].ToString());
       }
       device_arguments.push_back(arguments[i]->buffer.get());
     }
     const size_t num_results = executable->executable->result_leaves().size();
     if (results_capacity < num_results) {
-      return kiln::InvalidArgument(__func__, ": results_capacity is ", results_capacity,
+      return kiln::InvalidArgument(kiln_capi_function, ": results_capacity is ", results_capacity,
                                    " but the executable returns ", num_results, " results");
     }
-    if (num_results != 0 && results == nullptr) return kiln::capi::NullArgument(__func__, "results");
+    if (num_results != 0 && results == nullptr) return kiln::capi::NullArgument(kiln_capi_function, "results");
     KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs,
                           executable->executable->Execute(device_arguments, execute_options));
     if (outputs.size() > results_capacity) {
-      return kiln::Internal(__func__, ": the backend returned ", outputs.size(), " results, expected ",
+      return kiln::Internal(kiln_capi_function, ": the backend returned ", outputs.size(), " results, expected ",
                             num_results);
     }
     // Wrap everything first so that a failure part-way leaks nothing and
@@ -123,6 +127,7 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     wrapped.reserve(outputs.size());
     for (std::unique_ptr<kiln::DeviceBuffer>& output : outputs) {
       auto buffer = std::make_unique<kiln_buffer_t>();
+      buffer->backend = executable->backend;
       buffer->buffer = std::move(output);
       wrapped.push_back(std::move(buffer));
     }

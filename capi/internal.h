@@ -20,8 +20,11 @@ struct kiln_status_t {
   std::string message;
 };
 
+// Buffers and executables share ownership of their client's backend, so a
+// client destroyed before them (easy to do from a garbage-collected language)
+// leaves them usable instead of dangling.
 struct kiln_client_t {
-  std::unique_ptr<kiln::Backend> backend;
+  std::shared_ptr<kiln::Backend> backend;
   std::string backend_name;
 };
 
@@ -30,12 +33,13 @@ struct kiln_computation_t {
 };
 
 struct kiln_buffer_t {
+  std::shared_ptr<kiln::Backend> backend;  // declared first: outlives `buffer`
   std::unique_ptr<kiln::DeviceBuffer> buffer;
 };
 
 struct kiln_executable_t {
+  std::shared_ptr<kiln::Backend> backend;  // declared first: outlives `executable`
   std::unique_ptr<kiln::Executable> executable;
-  kiln_client_t* client;
 };
 
 struct kiln_builder_t {
@@ -88,8 +92,10 @@ kiln_status_t* Guard(const char* function, Body&& body) noexcept {
 // INVALID_ARGUMENT naming the NULL parameter of `function`.
 Status NullArgument(const char* function, const char* parameter);
 
+// Inside a Guard lambda, which captures the exported function's name as
+// `kiln_capi_function` (a lambda's own __func__ is just "operator()").
 #define KILN_CAPI_CHECK_NOT_NULL(pointer) \
-  if ((pointer) == nullptr) return ::kiln::capi::NullArgument(__func__, #pointer)
+  if ((pointer) == nullptr) return ::kiln::capi::NullArgument(kiln_capi_function, #pointer)
 
 // Checks an options struct's struct_size against the size this library knows.
 Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t known);

@@ -10,7 +10,8 @@ namespace kiln {
 std::vector<std::string> BackendNames() { return {"interpreter"}; }
 
 StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name) {
-  if (name == "interpreter") return std::unique_ptr<Backend>(std::make_unique<interpreter::InterpreterBackend>());
+  if (name == "interpreter")
+    return std::unique_ptr<Backend>(std::make_unique<interpreter::InterpreterBackend>());
   std::string known;
   for (const std::string& candidate : BackendNames()) known += (known.empty() ? "" : ", ") + candidate;
   return NotFound("no backend named '", name, "'; this build has: ", known);

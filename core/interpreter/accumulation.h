@@ -11,9 +11,9 @@
 namespace kiln::interpreter {
 
 template <typename Out>
-using AccumulatorType = std::conditional_t<
-    kIsLowFloat<Out> || std::is_same_v<Out, float>, float,
-    std::conditional_t<std::is_same_v<Out, double> || kIsComplex<Out>, Out, uint64_t>>;
+using AccumulatorType =
+    std::conditional_t<kIsLowFloat<Out> || std::is_same_v<Out, float>, float,
+                       std::conditional_t<std::is_same_v<Out, double> || kIsComplex<Out>, Out, uint64_t>>;
 
 // The elements of `literal` (any type) converted to Acc, row-major.
 template <typename Acc>

@@ -40,7 +40,8 @@ std::vector<double> AsDoubles(const Literal& literal) {
   return values;
 }
 
-StatusOr<std::vector<double>> FeatureVector(const Literal& literal, const FeatureLayout& layout, const char* what) {
+StatusOr<std::vector<double>> FeatureVector(const Literal& literal, const FeatureLayout& layout,
+                                            const char* what) {
   if (literal.element_count() != layout.features) {
     return InvalidArgument("interpreter: batch-norm ", what, " ", literal.shape().ToString(), " needs ",
                            layout.features, " elements");
@@ -49,8 +50,8 @@ StatusOr<std::vector<double>> FeatureVector(const Literal& literal, const Featur
 }
 
 StatusOr<Literal> FromDoubles(const std::vector<double>& values, const Shape& shape) {
-  Literal wide = Literal::FromVector<double>(values, shape.dimensions().empty() ? std::vector<int64_t>{}
-                                                                               : shape.dimensions());
+  Literal wide = Literal::FromVector<double>(
+      values, shape.dimensions().empty() ? std::vector<int64_t>{} : shape.dimensions());
   if (shape.rank() == 0) {
     KILN_ASSIGN_OR_RETURN(wide, wide.Reshape({}));
   }
@@ -67,7 +68,8 @@ StatusOr<Literal> EvaluateBatchNormTraining(const Instruction& instruction, Oper
   const std::vector<double> x = AsDoubles(operand);
   const auto features = static_cast<size_t>(layout.features);
   std::vector<double> mean(features, 0.0), variance(features, 0.0);
-  for (size_t i = 0; i < x.size(); ++i) mean[static_cast<size_t>(layout.Feature(static_cast<int64_t>(i)))] += x[i];
+  for (size_t i = 0; i < x.size(); ++i)
+    mean[static_cast<size_t>(layout.Feature(static_cast<int64_t>(i)))] += x[i];
   for (double& m : mean) m = layout.count == 0 ? 0.0 : m / static_cast<double>(layout.count);
   for (size_t i = 0; i < x.size(); ++i) {
     const auto f = static_cast<size_t>(layout.Feature(static_cast<int64_t>(i)));
@@ -136,7 +138,8 @@ StatusOr<Literal> EvaluateBatchNormGrad(const Instruction& instruction, Operands
     const auto f = static_cast<size_t>(layout.Feature(static_cast<int64_t>(i)));
     const double inverse_std = 1.0 / std::sqrt(variance[f] + epsilon);
     grad_x[i] = scale[f] * inverse_std *
-                (dy[i] - sum_dy[f] / count - (x[i] - mean[f]) * (sum_dy_centered[f] / count) / (variance[f] + epsilon));
+                (dy[i] - sum_dy[f] / count -
+                 (x[i] - mean[f]) * (sum_dy_centered[f] / count) / (variance[f] + epsilon));
   }
   const Shape feature_shape(operand.shape().element_type(), {layout.features});
   std::vector<Literal> results;

@@ -34,7 +34,8 @@ std::optional<Opcode> SimpleBinaryComputation(const Computation& computation) {
   const Instruction* rhs = root->operands[1];
   if (lhs->shape.element_type() != root->shape.element_type()) return std::nullopt;
   if (IsScalarParameter(lhs, 0) && IsScalarParameter(rhs, 1)) return root->opcode;
-  if (IsCommutative(root->opcode) && IsScalarParameter(lhs, 1) && IsScalarParameter(rhs, 0)) return root->opcode;
+  if (IsCommutative(root->opcode) && IsScalarParameter(lhs, 1) && IsScalarParameter(rhs, 0))
+    return root->opcode;
   return std::nullopt;
 }
 
@@ -67,7 +68,8 @@ const Literal& ScalarCall::Leaf(const Literal& result, size_t i) {
 
 void CopyElement(const Literal& source, int64_t from, Literal& destination, int64_t to) {
   const int bytes = ByteWidth(source.shape().element_type());
-  std::memcpy(destination.raw().data() + to * bytes, source.raw().data() + from * bytes, static_cast<size_t>(bytes));
+  std::memcpy(destination.raw().data() + to * bytes, source.raw().data() + from * bytes,
+              static_cast<size_t>(bytes));
 }
 
 }  // namespace kiln::interpreter

@@ -23,7 +23,8 @@ const Instruction* SimpleComparator(const Computation& computation);
 // Calls a computation on scalar arguments set one by one from array elements.
 class ScalarCall {
  public:
-  ScalarCall(ComputationRunner& runner, const Computation& computation, const std::vector<ElementType>& types);
+  ScalarCall(ComputationRunner& runner, const Computation& computation,
+             const std::vector<ElementType>& types);
   // Sets argument `argument` to element `linear` of `source`.
   void Set(size_t argument, const Literal& source, int64_t linear);
   // Runs the computation; the result is a scalar or a tuple of scalars.

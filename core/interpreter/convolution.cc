@@ -47,8 +47,10 @@ void Convolve(const ConvGeometry& g, const Window& window, const std::vector<Acc
         bool valid = true;
         for (size_t d = 0; d < rank; ++d) {
           const WindowDimension& w = window.dimensions[d];
-          const int64_t position = out_index[d] * w.stride + kernel_index[d] * w.window_dilation - w.padding_low;
-          if (position < 0 || position % w.base_dilation != 0 || position / w.base_dilation >= g.in_spatial[d]) {
+          const int64_t position =
+              out_index[d] * w.stride + kernel_index[d] * w.window_dilation - w.padding_low;
+          if (position < 0 || position % w.base_dilation != 0 ||
+              position / w.base_dilation >= g.in_spatial[d]) {
             valid = false;
             break;
           }
@@ -60,7 +62,8 @@ void Convolve(const ConvGeometry& g, const Window& window, const std::vector<Acc
           for (int64_t p = 0; p < partitions; ++p) {
             const int64_t group = g.feature_groups > 1 ? p : 0;
             const int64_t batch = (g.batch_groups > 1 ? p * g.out_batch : 0) + n;
-            const Acc* in_row = input.data() + (batch * in_spatial_size + in_offset) * g.in_features + group * cig;
+            const Acc* in_row =
+                input.data() + (batch * in_spatial_size + in_offset) * g.in_features + group * cig;
             const Acc* kernel_block = kernel.data() + kernel_offset * cig * g.out_features + p * chunk;
             Acc* __restrict out_chunk = out_row + p * chunk;
             for (int64_t ci = 0; ci < cig; ++ci) {
@@ -93,6 +96,17 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
       static_cast<int64_t>(instruction.attrs.window.dimensions.size()) != g.spatial_rank) {
     return InvalidArgument("interpreter: convolution ranks do not match its dimension numbers and window");
   }
+  std::vector<int64_t> all_dims = {dn.input_batch_dimension,          dn.input_feature_dimension,
+                                   dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension,
+                                   dn.output_batch_dimension,         dn.output_feature_dimension};
+  for (const auto* list :
+       {&dn.input_spatial_dimensions, &dn.kernel_spatial_dimensions, &dn.output_spatial_dimensions}) {
+    all_dims.insert(all_dims.end(), list->begin(), list->end());
+  }
+  for (int64_t d : all_dims) {
+    if (d < 0 || d >= rank)
+      return InvalidArgument("interpreter: convolution dimension number ", d, " out of range");
+  }
   for (const WindowDimension& w : instruction.attrs.window.dimensions) {
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
       return InvalidArgument("interpreter: convolution window needs positive strides and dilations");
@@ -124,11 +138,13 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
   g.batch_groups = instruction.attrs.batch_group_count;
   if (g.feature_groups < 1 || g.batch_groups < 1 || (g.feature_groups > 1 && g.batch_groups > 1) ||
       g.in_features != g.kernel_in_features * g.feature_groups ||
-      g.out_features % (g.feature_groups * g.batch_groups) != 0 || g.in_batch != g.out_batch * g.batch_groups ||
+      g.out_features % (g.feature_groups * g.batch_groups) != 0 ||
+      g.in_batch != g.out_batch * g.batch_groups ||
       out_shape.dimensions(dn.output_feature_dimension) != g.out_features) {
-    return InvalidArgument("interpreter: convolution of ", lhs.shape().ToString(), " and ", rhs.shape().ToString(),
-                           " with feature_group_count=", g.feature_groups, " batch_group_count=", g.batch_groups,
-                           " does not match result ", out_shape.ToString());
+    return InvalidArgument("interpreter: convolution of ", lhs.shape().ToString(), " and ",
+                           rhs.shape().ToString(), " with feature_group_count=", g.feature_groups,
+                           " batch_group_count=", g.batch_groups, " does not match result ",
+                           out_shape.ToString());
   }
   const Literal lhs_canonical = TransposeLiteral(lhs, lhs_order);
   const Literal rhs_canonical = TransposeLiteral(rhs, rhs_order);

@@ -32,7 +32,8 @@ int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
 Status CheckDims(const Shape& shape, const std::vector<int64_t>& dims, const char* what) {
   for (int64_t d : dims) {
     if (d < 0 || d >= shape.rank()) {
-      return InvalidArgument("interpreter: dot ", what, " dimension ", d, " out of range for ", shape.ToString());
+      return InvalidArgument("interpreter: dot ", what, " dimension ", d, " out of range for ",
+                             shape.ToString());
     }
   }
   return OkStatus();
@@ -82,7 +83,8 @@ StatusOr<Literal> EvaluateDot(const Instruction& instruction, Operands operands)
   const int64_t m = Product(ls, lhs_free);
   const int64_t k = Product(ls, numbers.lhs_contracting_dimensions);
   const int64_t n = Product(rs, rhs_free);
-  if (Product(rs, numbers.rhs_batch_dimensions) != batches || Product(rs, numbers.rhs_contracting_dimensions) != k ||
+  if (Product(rs, numbers.rhs_batch_dimensions) != batches ||
+      Product(rs, numbers.rhs_contracting_dimensions) != k ||
       batches * m * n != instruction.shape.element_count()) {
     return InvalidArgument("interpreter: dot of ", ls.ToString(), " and ", rs.ToString(),
                            " does not match result ", instruction.shape.ToString());

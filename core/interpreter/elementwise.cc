@@ -29,9 +29,15 @@ template <typename T>
 T RoundHalfToEven(T x) {
   const T floor = std::floor(x);
   const T diff = x - floor;
-  if (diff > T(0.5)) return floor + T(1);
-  if (diff < T(0.5)) return floor;
-  return std::fmod(floor, T(2)) == T(0) ? floor : floor + T(1);
+  T rounded;
+  if (diff > T(0.5)) {
+    rounded = floor + T(1);
+  } else if (diff < T(0.5)) {
+    rounded = floor;
+  } else {
+    rounded = std::fmod(floor, T(2)) == T(0) ? floor : floor + T(1);
+  }
+  return std::copysign(rounded, x);  // -0.4 rounds to -0, as XLA does
 }
 
 // Whether unary `opcode` is defined for T (abs of complex is handled apart).
@@ -82,12 +88,16 @@ T UnaryScalar(Opcode opcode, T x) {
     using U = std::make_unsigned_t<T>;
     switch (opcode) {
       case Opcode::kAbs:
-        if constexpr (std::is_signed_v<T>) return x < 0 ? IntegerNegate(x) : x;
-        else return x;
+        if constexpr (std::is_signed_v<T>)
+          return x < 0 ? IntegerNegate(x) : x;
+        else
+          return x;
       case Opcode::kNegate: return IntegerNegate(x);
       case Opcode::kSign:
-        if constexpr (std::is_signed_v<T>) return static_cast<T>((x > 0) - (x < 0));
-        else return static_cast<T>(x != 0);
+        if constexpr (std::is_signed_v<T>)
+          return static_cast<T>((x > 0) - (x < 0));
+        else
+          return static_cast<T>(x != 0);
       case Opcode::kNot: return static_cast<T>(~x);
       case Opcode::kClz: return static_cast<T>(std::countl_zero(static_cast<U>(x)));
       case Opcode::kPopcnt: return static_cast<T>(std::popcount(static_cast<U>(x)));
@@ -212,8 +222,9 @@ StatusOr<Literal> EvaluateBinary(const Instruction& instruction, Operands operan
   const ElementType type = lhs.shape().element_type();
   if (!lhs.shape().IsArray() || rhs.shape().element_type() != type ||
       instruction.shape.element_type() != type) {
-    return InvalidArgument("interpreter: ", OpcodeName(instruction.opcode), " needs operands and result of one ",
-                           "element type, got ", lhs.shape().ToString(), " and ", rhs.shape().ToString());
+    return InvalidArgument("interpreter: ", OpcodeName(instruction.opcode),
+                           " needs operands and result of one ", "element type, got ", lhs.shape().ToString(),
+                           " and ", rhs.shape().ToString());
   }
   Literal result(instruction.shape);
   const int64_t count = result.element_count();

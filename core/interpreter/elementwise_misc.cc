@@ -34,7 +34,8 @@ StatusOr<Broadcasted<T>> View(const Literal& literal, int64_t count, const char*
 template <typename T>
 int64_t TotalOrderKey(T value) {
   if constexpr (kIsFloat<T>) {
-    using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+    using Bits =
+        std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
     Bits bits;
     std::memcpy(&bits, &value, sizeof(T));
     const Bits sign = Bits(1) << (sizeof(T) * 8 - 1);
@@ -111,7 +112,8 @@ StatusOr<Literal> EvaluateSelect(const Instruction& instruction, Operands operan
   const Literal& predicate = *operands[0];
   if (!instruction.shape.IsArray()) {
     // Tuple select with a scalar predicate (legacy form): pick a whole operand.
-    if (predicate.element_count() != 1) return InvalidArgument("interpreter: tuple select needs a scalar predicate");
+    if (predicate.element_count() != 1)
+      return InvalidArgument("interpreter: tuple select needs a scalar predicate");
     return predicate.data<bool>()[0] ? *operands[1] : *operands[2];
   }
   return DispatchElementType(instruction.shape.element_type(), [&](auto tag) -> StatusOr<Literal> {
@@ -194,7 +196,8 @@ StatusOr<Literal> EvaluateComplex(const Instruction& instruction, Operands opera
       for (size_t i = 0; i < out.size(); ++i) out[i] = T(real[i], imag[i]);
       return std::move(result);
     } else {
-      return InvalidArgument("interpreter: complex must produce c64 or c128, got ", instruction.shape.ToString());
+      return InvalidArgument("interpreter: complex must produce c64 or c128, got ",
+                             instruction.shape.ToString());
     }
   });
 }
@@ -243,8 +246,9 @@ StatusOr<Literal> EvaluateReducePrecision(const Instruction& instruction, Operan
   const int64_t exponent_bits = instruction.attrs.exponent_bits;
   const int64_t mantissa_bits = instruction.attrs.mantissa_bits;
   if (exponent_bits < 1 || mantissa_bits < 0) {
-    return InvalidArgument("interpreter: reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got ",
-                           exponent_bits, " and ", mantissa_bits);
+    return InvalidArgument(
+        "interpreter: reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got ", exponent_bits,
+        " and ", mantissa_bits);
   }
   Literal result(instruction.shape);
   return DispatchElementType(input.shape().element_type(), [&](auto tag) -> StatusOr<Literal> {

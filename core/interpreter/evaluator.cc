@@ -117,13 +117,14 @@ StatusOr<Literal> Evaluator::Run(const Computation& computation, Operands argume
     if (instruction.opcode == Opcode::kParameter) {
       const auto number = static_cast<size_t>(instruction.attrs.parameter_number);
       if (number >= arguments.size() || !Binds(instruction.shape, arguments[number]->shape())) {
-        return Internal("interpreter: computation '", computation.name(), "' parameter ", number, " of shape ",
-                        instruction.shape.ToString(), " got ",
+        return Internal("interpreter: computation '", computation.name(), "' parameter ", number,
+                        " of shape ", instruction.shape.ToString(), " got ",
                         number < arguments.size() ? arguments[number]->shape().ToString() : "no argument");
       }
       values[i] = arguments[number];
     } else if (instruction.opcode == Opcode::kConstant) {
-      if (!instruction.literal.has_value()) return Internal("interpreter: constant '", instruction.name, "' has no value");
+      if (!instruction.literal.has_value())
+        return Internal("interpreter: constant '", instruction.name, "' has no value");
       values[i] = &*instruction.literal;
     } else {
       operands.clear();
@@ -152,7 +153,8 @@ StatusOr<Literal> Evaluator::EvaluateWhile(const Instruction& instruction, Opera
     const Literal* argument = &state;
     KILN_ASSIGN_OR_RETURN(Literal keep_going, Run(condition, Operands(&argument, 1)));
     if (keep_going.element_count() != 1 || keep_going.shape().element_type() != ElementType::kPred) {
-      return InvalidArgument("interpreter: while condition must return pred[], got ", keep_going.shape().ToString());
+      return InvalidArgument("interpreter: while condition must return pred[], got ",
+                             keep_going.shape().ToString());
     }
     if (!keep_going.data<bool>()[0]) return state;
     KILN_ASSIGN_OR_RETURN(state, Run(body, Operands(&argument, 1)));
@@ -162,7 +164,8 @@ StatusOr<Literal> Evaluator::EvaluateWhile(const Instruction& instruction, Opera
 StatusOr<Literal> Evaluator::EvaluateConditional(const Instruction& instruction, Operands operands) {
   const Literal& selector = *operands[0];
   const int64_t branches = static_cast<int64_t>(instruction.called.size());
-  if (branches == 0 || static_cast<int64_t>(operands.size()) != branches + 1 || selector.element_count() != 1) {
+  if (branches == 0 || static_cast<int64_t>(operands.size()) != branches + 1 ||
+      selector.element_count() != 1) {
     return Internal("interpreter: conditional needs a scalar selector and one operand per branch");
   }
   int64_t branch;
@@ -303,7 +306,8 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
       return Unimplemented("interpreter: ", OpcodeName(instruction.opcode),
                            " needs a second device; the interpreter has one");
     case Opcode::kParameter:
-    case Opcode::kConstant: return Internal("interpreter: ", OpcodeName(instruction.opcode), " evaluated as an op");
+    case Opcode::kConstant:
+      return Internal("interpreter: ", OpcodeName(instruction.opcode), " evaluated as an op");
     case Opcode::kOpcodeCount: break;
   }
   return Unimplemented("interpreter: opcode ", static_cast<int>(instruction.opcode), " is not supported");

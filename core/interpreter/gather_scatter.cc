@@ -20,7 +20,9 @@ bool Contains(const std::vector<int64_t>& values, int64_t value) {
 class IndexReader {
  public:
   IndexReader(const Literal& indices, int64_t index_vector_dim)
-      : indices_(indices), vector_dim_(index_vector_dim), strides_(RowMajorStrides(indices.shape().dimensions())) {}
+      : indices_(indices),
+        vector_dim_(index_vector_dim),
+        strides_(RowMajorStrides(indices.shape().dimensions())) {}
 
   // Component `k` of the index vector at `batch_index`.
   int64_t Component(std::span<const int64_t> batch_index, int64_t k) const {
@@ -67,7 +69,8 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
   }
   for (size_t d = 0; d < operand_rank; ++d) {
     if (slice_sizes[d] < 0 || slice_sizes[d] > operand_dims[d]) {
-      return InvalidArgument("interpreter: gather slice size ", slice_sizes[d], " exceeds operand dimension ", d);
+      return InvalidArgument("interpreter: gather slice size ", slice_sizes[d], " exceeds operand dimension ",
+                             d);
     }
   }
   IndexReader reader(indices, dn.index_vector_dim);
@@ -75,7 +78,8 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
   const std::vector<int64_t> operand_strides = RowMajorStrides(operand_dims);
   Literal result(out_shape);
   if (result.element_count() == 0) return result;
-  std::vector<int64_t> out_index(static_cast<size_t>(out_shape.rank()), 0), batch_index, operand_index(operand_rank);
+  std::vector<int64_t> out_index(static_cast<size_t>(out_shape.rank()), 0), batch_index,
+      operand_index(operand_rank);
   int64_t out_linear = 0;
   do {
     batch_index.clear();
@@ -85,19 +89,23 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
     std::fill(operand_index.begin(), operand_index.end(), 0);
     for (size_t k = 0; k < dn.start_index_map.size(); ++k) {
       const int64_t d = dn.start_index_map[k];
-      if (d < 0 || d >= static_cast<int64_t>(operand_rank)) return InvalidArgument("interpreter: bad start_index_map");
+      if (d < 0 || d >= static_cast<int64_t>(operand_rank))
+        return InvalidArgument("interpreter: bad start_index_map");
       operand_index[static_cast<size_t>(d)] = reader.Component(batch_index, static_cast<int64_t>(k));
     }
-    for (size_t i = 0; i < dn.operand_batching_dims.size() && i < dn.start_indices_batching_dims.size(); ++i) {
+    for (size_t i = 0; i < dn.operand_batching_dims.size() && i < dn.start_indices_batching_dims.size();
+         ++i) {
       const int64_t position = reader.BatchPosition(dn.start_indices_batching_dims[i]);
-      operand_index[static_cast<size_t>(dn.operand_batching_dims[i])] = batch_index[static_cast<size_t>(position)];
+      operand_index[static_cast<size_t>(dn.operand_batching_dims[i])] =
+          batch_index[static_cast<size_t>(position)];
     }
     int64_t source = 0;
     for (size_t d = 0; d < operand_rank; ++d) {
       operand_index[d] = std::clamp<int64_t>(operand_index[d], 0, operand_dims[d] - slice_sizes[d]);
     }
     for (size_t w = 0; w < window_operand_dims.size(); ++w) {
-      operand_index[static_cast<size_t>(window_operand_dims[w])] += out_index[static_cast<size_t>(dn.offset_dims[w])];
+      operand_index[static_cast<size_t>(window_operand_dims[w])] +=
+          out_index[static_cast<size_t>(dn.offset_dims[w])];
     }
     for (size_t d = 0; d < operand_rank; ++d) source += operand_index[d] * operand_strides[d];
     std::memcpy(result.raw().data() + out_linear * bytes, operand.raw().data() + source * bytes,
@@ -122,14 +130,16 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
   }
   std::vector<int64_t> window_operand_dims;
   for (int64_t d = 0; d < static_cast<int64_t>(operand_rank); ++d) {
-    if (!Contains(dn.inserted_window_dims, d) && !Contains(dn.input_batching_dims, d)) window_operand_dims.push_back(d);
+    if (!Contains(dn.inserted_window_dims, d) && !Contains(dn.input_batching_dims, d))
+      window_operand_dims.push_back(d);
   }
   if (window_operand_dims.size() != dn.update_window_dims.size()) {
     return InvalidArgument("interpreter: scatter update_window_dims do not match the operand");
   }
   std::vector<int64_t> window_size(operand_rank, 1);
   for (size_t w = 0; w < window_operand_dims.size(); ++w) {
-    window_size[static_cast<size_t>(window_operand_dims[w])] = update_dims[static_cast<size_t>(dn.update_window_dims[w])];
+    window_size[static_cast<size_t>(window_operand_dims[w])] =
+        update_dims[static_cast<size_t>(dn.update_window_dims[w])];
   }
   std::vector<ElementType> types;
   std::vector<Literal> results;
@@ -146,7 +156,8 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
 
   IndexReader reader(indices, dn.index_vector_dim);
   const std::vector<int64_t> operand_strides = RowMajorStrides(operand_dims);
-  if (operands[count + 1]->element_count() == 0) return count == 1 ? std::move(results[0]) : Literal::Tuple(std::move(results));
+  if (operands[count + 1]->element_count() == 0)
+    return count == 1 ? std::move(results[0]) : Literal::Tuple(std::move(results));
   std::vector<int64_t> update_index(update_dims.size(), 0), batch_index, start(operand_rank);
   int64_t update_linear = 0;
   do {
@@ -157,10 +168,12 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
     std::fill(start.begin(), start.end(), 0);
     for (size_t k = 0; k < dn.scatter_dims_to_operand_dims.size(); ++k) {
       const int64_t d = dn.scatter_dims_to_operand_dims[k];
-      if (d < 0 || d >= static_cast<int64_t>(operand_rank)) return InvalidArgument("interpreter: bad scatter_dims_to_operand_dims");
+      if (d < 0 || d >= static_cast<int64_t>(operand_rank))
+        return InvalidArgument("interpreter: bad scatter_dims_to_operand_dims");
       start[static_cast<size_t>(d)] = reader.Component(batch_index, static_cast<int64_t>(k));
     }
-    for (size_t i = 0; i < dn.input_batching_dims.size() && i < dn.scatter_indices_batching_dims.size(); ++i) {
+    for (size_t i = 0; i < dn.input_batching_dims.size() && i < dn.scatter_indices_batching_dims.size();
+         ++i) {
       const int64_t position = reader.BatchPosition(dn.scatter_indices_batching_dims[i]);
       start[static_cast<size_t>(dn.input_batching_dims[i])] = batch_index[static_cast<size_t>(position)];
     }

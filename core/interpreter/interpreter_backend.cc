@@ -42,7 +42,10 @@ LiteralBuffer::LiteralBuffer(Literal literal, Device* device)
 
 InterpreterExecutable::InterpreterExecutable(std::unique_ptr<Module> module, Device* device,
                                              std::shared_ptr<HostQueues> queues)
-    : module_(std::move(module)), plan_(ModulePlan::Build(*module_)), device_(device), queues_(std::move(queues)) {
+    : module_(std::move(module)),
+      plan_(ModulePlan::Build(*module_)),
+      device_(device),
+      queues_(std::move(queues)) {
   const ProgramShape signature = module_->entry()->program_shape();
   parameter_shapes_ = signature.parameters;
   Shape result = signature.result;
@@ -75,8 +78,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
       return InvalidArgument("interpreter: argument ", i, " is not a buffer of this interpreter device");
     }
     if (!argument->shape().Compatible(parameter_leaves_[i])) {
-      return InvalidArgument("interpreter: parameter ", i, " expects ", parameter_leaves_[i].ToString(), ", got ",
-                             argument->shape().ToString());
+      return InvalidArgument("interpreter: parameter ", i, " expects ", parameter_leaves_[i].ToString(),
+                             ", got ", argument->shape().ToString());
     }
   }
   std::vector<Literal> parameters;
@@ -90,7 +93,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
   std::vector<Literal> leaves;
   FlattenLeaves(std::move(result), leaves);
   if (leaves.size() != result_leaves_.size()) {
-    return Internal("interpreter: produced ", leaves.size(), " result leaves, expected ", result_leaves_.size());
+    return Internal("interpreter: produced ", leaves.size(), " result leaves, expected ",
+                    result_leaves_.size());
   }
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   for (size_t i = 0; i < leaves.size(); ++i) {
@@ -128,8 +132,10 @@ std::vector<std::string> InterpreterBackend::UnsupportedOps(const Module& module
 
 int64_t InterpreterBackend::max_buffer_bytes() const { return int64_t{1} << 40; }
 
-StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& module, const CompileOptions&) {
-  if (module.entry() == nullptr) return InvalidArgument("interpreter: module '", module.name(), "' has no entry");
+StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& module,
+                                                                  const CompileOptions&) {
+  if (module.entry() == nullptr)
+    return InvalidArgument("interpreter: module '", module.name(), "' has no entry");
   KILN_RETURN_IF_ERROR(VerifyModule(module));
   const std::vector<std::string> unsupported = UnsupportedOps(module);
   if (!unsupported.empty()) {
@@ -137,18 +143,20 @@ StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& 
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return Unimplemented("interpreter backend does not support op(s): ", names);
   }
-  return std::unique_ptr<Executable>(std::make_unique<InterpreterExecutable>(module.Clone(), device_.get(), queues_));
+  return std::unique_ptr<Executable>(
+      std::make_unique<InterpreterExecutable>(module.Clone(), device_.get(), queues_));
 }
 
 StatusOr<std::unique_ptr<DeviceBuffer>> InterpreterBackend::BufferFromLiteral(const Literal& literal,
-                                                                             Device* device) {
+                                                                              Device* device) {
   if (device == nullptr) device = device_.get();
   if (device != device_.get()) return InvalidArgument("interpreter: device is not the interpreter's device");
   if (!literal.shape().IsArray()) {
     return InvalidArgument("interpreter: a buffer holds one array, got ", literal.shape().ToString());
   }
   if (literal.shape().byte_size() > max_buffer_bytes()) {
-    return ResourceExhausted("interpreter: buffer of ", literal.shape().byte_size(), " bytes exceeds the limit");
+    return ResourceExhausted("interpreter: buffer of ", literal.shape().byte_size(),
+                             " bytes exceeds the limit");
   }
   return std::unique_ptr<DeviceBuffer>(std::make_unique<LiteralBuffer>(literal, device));
 }

@@ -25,8 +25,8 @@ Status CheckScalarResult(const Literal& result, const std::vector<ElementType>& 
   const bool tuple = result.shape().IsTuple();
   if ((count == 1 && tuple && result.tuple_elements().size() != 1) ||
       (count > 1 && (!tuple || result.tuple_elements().size() != count))) {
-    return InvalidArgument("interpreter: ", op, " computation returned ", result.shape().ToString(), ", expected ",
-                           count, " scalars");
+    return InvalidArgument("interpreter: ", op, " computation returned ", result.shape().ToString(),
+                           ", expected ", count, " scalars");
   }
   for (size_t i = 0; i < count; ++i) {
     const Literal& leaf = ScalarCall::Leaf(result, i);
@@ -40,8 +40,9 @@ Status CheckScalarResult(const Literal& result, const std::vector<ElementType>& 
 
 // Input element position of one window element, or false when it falls in
 // padding or between dilated base elements.
-bool WindowSource(const Window& window, std::span<const int64_t> out_index, std::span<const int64_t> window_index,
-                  std::span<const int64_t> in_dims, std::span<int64_t> in_index) {
+bool WindowSource(const Window& window, std::span<const int64_t> out_index,
+                  std::span<const int64_t> window_index, std::span<const int64_t> in_dims,
+                  std::span<int64_t> in_index) {
   for (size_t d = 0; d < in_dims.size(); ++d) {
     const WindowDimension& w = window.dimensions[d];
     const int64_t position = out_index[d] * w.stride + window_index[d] * w.window_dilation - w.padding_low;
@@ -70,8 +71,8 @@ Literal Filled(const Shape& shape, const Literal& value) {
 
 Status CheckWindow(const Window& window, int64_t rank, const char* op) {
   if (static_cast<int64_t>(window.dimensions.size()) != rank) {
-    return InvalidArgument("interpreter: ", op, " window has ", window.dimensions.size(), " dimensions for rank ",
-                           rank);
+    return InvalidArgument("interpreter: ", op, " window has ", window.dimensions.size(),
+                           " dimensions for rank ", rank);
   }
   for (const WindowDimension& w : window.dimensions) {
     if (w.size < 0 || w.stride < 1 || w.window_dilation < 1 || w.base_dilation < 1) {
@@ -93,7 +94,8 @@ StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operan
   // Output offset contributed by each input dimension (0 for reduced ones).
   std::vector<bool> reduced(in_dims.size(), false);
   for (int64_t d : instruction.attrs.dimensions) {
-    if (d < 0 || d >= in_shape.rank()) return InvalidArgument("interpreter: reduce dimension ", d, " out of range");
+    if (d < 0 || d >= in_shape.rank())
+      return InvalidArgument("interpreter: reduce dimension ", d, " out of range");
     reduced[static_cast<size_t>(d)] = true;
   }
   std::vector<int64_t> out_dims;
@@ -109,7 +111,8 @@ StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operan
   std::vector<Literal> accumulators;
   for (size_t i = 0; i < count; ++i) {
     if (operands[i]->shape().dimensions() != in_dims || operands[count + i]->element_count() != 1) {
-      return InvalidArgument("interpreter: reduce operands must share dimensions and have scalar initial values");
+      return InvalidArgument(
+          "interpreter: reduce operands must share dimensions and have scalar initial values");
     }
     types.push_back(operands[i]->shape().element_type());
     accumulators.push_back(Filled(Shape(types.back(), out_dims), *operands[count + i]));
@@ -119,7 +122,8 @@ StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operan
   const Computation& reducer = *instruction.called[0];
   std::vector<int64_t> index(in_dims.size(), 0);
   if (count == 1) {
-    if (auto opcode = SimpleBinaryComputation(reducer); opcode && reducer.root()->shape.element_type() == types[0]) {
+    if (auto opcode = SimpleBinaryComputation(reducer);
+        opcode && reducer.root()->shape.element_type() == types[0]) {
       Status status = DispatchElementType(types[0], [&](auto tag) -> Status {
         using T = decltype(tag);
         auto in = operands[0]->data<T>();
@@ -136,7 +140,8 @@ StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operan
               for (size_t j = 0; j < inner; ++j) value = op(value, in[linear + j]);
               acc[static_cast<size_t>(out)] = value;
             } else {
-              for (size_t j = 0; j < inner; ++j) acc[static_cast<size_t>(out) + j] = op(acc[static_cast<size_t>(out) + j], in[linear + j]);
+              for (size_t j = 0; j < inner; ++j)
+                acc[static_cast<size_t>(out) + j] = op(acc[static_cast<size_t>(out) + j], in[linear + j]);
             }
             linear += inner;
             if (index.empty()) break;
@@ -170,7 +175,8 @@ StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operan
   return PackResults(std::move(accumulators));
 }
 
-StatusOr<Literal> EvaluateReduceWindow(const Instruction& instruction, Operands operands, EvalContext& context) {
+StatusOr<Literal> EvaluateReduceWindow(const Instruction& instruction, Operands operands,
+                                       EvalContext& context) {
   const size_t count = operands.size() / 2;
   if (count == 0 || operands.size() != 2 * count || instruction.called.size() != 1) {
     return Internal("interpreter: reduce-window needs N arrays, N initial values and a computation");
@@ -191,7 +197,8 @@ StatusOr<Literal> EvaluateReduceWindow(const Instruction& instruction, Operands 
   for (size_t i = 0; i < count; ++i) {
     if (operands[i]->shape().dimensions() != in_dims || operands[count + i]->element_count() != 1 ||
         out_shapes[i].dimensions() != out_dims) {
-      return InvalidArgument("interpreter: reduce-window operands must share dimensions and have scalar inits");
+      return InvalidArgument(
+          "interpreter: reduce-window operands must share dimensions and have scalar inits");
     }
     types.push_back(operands[i]->shape().element_type());
     results.push_back(Filled(out_shapes[i], *operands[count + i]));
@@ -310,8 +317,8 @@ StatusOr<Literal> EvaluateMap(const Instruction& instruction, Operands operands,
   std::vector<ElementType> types;
   for (const Literal* operand : operands) {
     if (operand->element_count() != count) {
-      return InvalidArgument("interpreter: map operand ", operand->shape().ToString(), " does not match result ",
-                             instruction.shape.ToString());
+      return InvalidArgument("interpreter: map operand ", operand->shape().ToString(),
+                             " does not match result ", instruction.shape.ToString());
     }
     types.push_back(operand->shape().element_type());
   }

@@ -45,8 +45,9 @@ void Philox4x32(uint32_t k0, uint32_t k1, const uint32_t counter[4], uint32_t ou
   for (int round = 0; round < 10; ++round) {
     const uint64_t product0 = uint64_t{0xD2511F53u} * c[0];
     const uint64_t product1 = uint64_t{0xCD9E8D57u} * c[2];
-    const uint32_t next[4] = {static_cast<uint32_t>(product1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(product1),
-                              static_cast<uint32_t>(product0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(product0)};
+    const uint32_t next[4] = {
+        static_cast<uint32_t>(product1 >> 32) ^ c[1] ^ k0, static_cast<uint32_t>(product1),
+        static_cast<uint32_t>(product0 >> 32) ^ c[3] ^ k1, static_cast<uint32_t>(product0)};
     std::memcpy(c, next, sizeof(c));
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
@@ -110,8 +111,8 @@ StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands,
 StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& instruction, Operands operands) {
   const Literal& state = *operands[0];
   const Shape& shape = instruction.shape;
-  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 || state.shape().element_type() != ElementType::kU64 ||
-      state.element_count() < 2) {
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 ||
+      state.shape().element_type() != ElementType::kU64 || state.element_count() < 2) {
     return InvalidArgument("interpreter: rng-bit-generator needs a u64 state of at least 2 elements and a ",
                            "(state, bits) result, got ", state.shape().ToString(), " -> ", shape.ToString());
   }

@@ -41,9 +41,12 @@ using WrapType = std::conditional_t<(sizeof(T) < sizeof(unsigned)), unsigned, st
 
 template <typename T>
 bool IsNan(T value) {
-  if constexpr (kIsFloat<T>) return std::isnan(static_cast<ComputeType<T>>(value));
-  else if constexpr (kIsComplex<T>) return std::isnan(value.real()) || std::isnan(value.imag());
-  else return false;
+  if constexpr (kIsFloat<T>)
+    return std::isnan(static_cast<ComputeType<T>>(value));
+  else if constexpr (kIsComplex<T>)
+    return std::isnan(value.real()) || std::isnan(value.imag());
+  else
+    return false;
 }
 
 template <typename T>
@@ -53,21 +56,30 @@ T Wide(ComputeType<T> value) {
 
 template <typename T>
 T AddOp(T a, T b) {
-  if constexpr (kIsPred<T>) return a || b;
-  else if constexpr (kIsInt<T>) return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
-  else return a + b;
+  if constexpr (kIsPred<T>)
+    return a || b;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(static_cast<WrapType<T>>(a) + static_cast<WrapType<T>>(b));
+  else
+    return a + b;
 }
 template <typename T>
 T SubtractOp(T a, T b) {
-  if constexpr (kIsPred<T>) return a != b;
-  else if constexpr (kIsInt<T>) return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b));
-  else return a - b;
+  if constexpr (kIsPred<T>)
+    return a != b;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(static_cast<WrapType<T>>(a) - static_cast<WrapType<T>>(b));
+  else
+    return a - b;
 }
 template <typename T>
 T MultiplyOp(T a, T b) {
-  if constexpr (kIsPred<T>) return a && b;
-  else if constexpr (kIsInt<T>) return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
-  else return a * b;
+  if constexpr (kIsPred<T>)
+    return a && b;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(static_cast<WrapType<T>>(a) * static_cast<WrapType<T>>(b));
+  else
+    return a * b;
 }
 // XLA: x / 0 is -1 (all bits set), INT_MIN / -1 is INT_MIN.
 template <typename T>
@@ -106,8 +118,10 @@ T MaximumOp(T a, T b) {
     if (IsNan(a)) return a;
     if (IsNan(b)) return b;
   }
-  if constexpr (kIsComplex<T>) return T{};
-  else return a > b ? a : b;
+  if constexpr (kIsComplex<T>)
+    return T{};
+  else
+    return a > b ? a : b;
 }
 template <typename T>
 T MinimumOp(T a, T b) {
@@ -115,8 +129,10 @@ T MinimumOp(T a, T b) {
     if (IsNan(a)) return a;
     if (IsNan(b)) return b;
   }
-  if constexpr (kIsComplex<T>) return T{};
-  else return a < b ? a : b;
+  if constexpr (kIsComplex<T>)
+    return T{};
+  else
+    return a < b ? a : b;
 }
 // Integer pow by squaring with wrap-around; a negative exponent gives 0 except
 // for base 1 (as XLA's elemental emitter does).
@@ -155,21 +171,30 @@ T Atan2Op(T a, T b) {
 }
 template <typename T>
 T AndOp(T a, T b) {
-  if constexpr (kIsPred<T>) return a && b;
-  else if constexpr (kIsInt<T>) return static_cast<T>(a & b);
-  else return T{};
+  if constexpr (kIsPred<T>)
+    return a && b;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(a & b);
+  else
+    return T{};
 }
 template <typename T>
 T OrOp(T a, T b) {
-  if constexpr (kIsPred<T>) return a || b;
-  else if constexpr (kIsInt<T>) return static_cast<T>(a | b);
-  else return T{};
+  if constexpr (kIsPred<T>)
+    return a || b;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(a | b);
+  else
+    return T{};
 }
 template <typename T>
 T XorOp(T a, T b) {
-  if constexpr (kIsPred<T>) return a != b;
-  else if constexpr (kIsInt<T>) return static_cast<T>(a ^ b);
-  else return T{};
+  if constexpr (kIsPred<T>)
+    return a != b;
+  else if constexpr (kIsInt<T>)
+    return static_cast<T>(a ^ b);
+  else
+    return T{};
 }
 // Shift amounts are unsigned; amounts >= the bit width shift everything out.
 template <typename T>

@@ -24,7 +24,8 @@ StatusOr<std::vector<int64_t>> ClampedStarts(Operands index_operands, const std:
     for (int64_t i = 0; i < vector.element_count(); ++i) starts.push_back(IndexValue(vector, i));
   } else {
     for (const Literal* scalar : index_operands) {
-      if (scalar->element_count() != 1) return InvalidArgument("interpreter: ", op, " start indices must be scalars");
+      if (scalar->element_count() != 1)
+        return InvalidArgument("interpreter: ", op, " start indices must be scalars");
       starts.push_back(IndexValue(*scalar, 0));
     }
   }
@@ -34,8 +35,8 @@ StatusOr<std::vector<int64_t>> ClampedStarts(Operands index_operands, const std:
   }
   for (size_t d = 0; d < rank; ++d) {
     if (sizes[d] < 0 || sizes[d] > dims[d]) {
-      return InvalidArgument("interpreter: ", op, " size ", sizes[d], " does not fit dimension ", d, " of size ",
-                             dims[d]);
+      return InvalidArgument("interpreter: ", op, " size ", sizes[d], " does not fit dimension ", d,
+                             " of size ", dims[d]);
     }
     starts[d] = std::clamp<int64_t>(starts[d], 0, dims[d] - sizes[d]);
   }
@@ -89,7 +90,8 @@ StatusOr<Literal> EvaluateReverse(const Instruction& instruction, Operands opera
   std::vector<int64_t> strides = RowMajorStrides(dims);
   int64_t base = 0;
   for (int64_t d : instruction.attrs.dimensions) {
-    if (d < 0 || d >= input.shape().rank()) return InvalidArgument("interpreter: reverse dimension ", d, " out of range");
+    if (d < 0 || d >= input.shape().rank())
+      return InvalidArgument("interpreter: reverse dimension ", d, " out of range");
     const auto i = static_cast<size_t>(d);
     base += (dims[i] - 1) * strides[i];
     strides[i] = -strides[i];
@@ -102,9 +104,11 @@ StatusOr<Literal> EvaluateReverse(const Instruction& instruction, Operands opera
 
 StatusOr<Literal> EvaluateConcatenate(const Instruction& instruction, Operands operands) {
   const Shape& out = instruction.shape;
-  if (instruction.attrs.dimensions.size() != 1) return InvalidArgument("interpreter: concatenate needs one dimension");
+  if (instruction.attrs.dimensions.size() != 1)
+    return InvalidArgument("interpreter: concatenate needs one dimension");
   const int64_t axis = instruction.attrs.dimensions[0];
-  if (axis < 0 || axis >= out.rank()) return InvalidArgument("interpreter: concatenate dimension out of range");
+  if (axis < 0 || axis >= out.rank())
+    return InvalidArgument("interpreter: concatenate dimension out of range");
   const int bytes = ElementBytes(out);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out.dimensions(d);
@@ -119,8 +123,8 @@ StatusOr<Literal> EvaluateConcatenate(const Instruction& instruction, Operands o
                              " does not fit result ", out.ToString());
     }
     for (int64_t o = 0; o < outer; ++o) {
-      std::memcpy(result.raw().data() + (o * out_row + column) * bytes, operand->raw().data() + o * chunk * bytes,
-                  static_cast<size_t>(chunk * bytes));
+      std::memcpy(result.raw().data() + (o * out_row + column) * bytes,
+                  operand->raw().data() + o * chunk * bytes, static_cast<size_t>(chunk * bytes));
     }
     column += chunk;
   }
@@ -139,7 +143,8 @@ StatusOr<Literal> EvaluatePad(const Instruction& instruction, Operands operands)
   const int bytes = ElementBytes(out);
   Literal result(out);
   uint8_t* dst = result.raw().data();
-  for (int64_t i = 0; i < result.element_count(); ++i) std::memcpy(dst + i * bytes, value.raw().data(), bytes);
+  for (int64_t i = 0; i < result.element_count(); ++i)
+    std::memcpy(dst + i * bytes, value.raw().data(), bytes);
   if (input.element_count() == 0) return result;
   const std::vector<int64_t> out_strides = RowMajorStrides(out.dimensions());
   const std::vector<int64_t>& in_dims = input.shape().dimensions();
@@ -179,7 +184,8 @@ StatusOr<Literal> EvaluateSlice(const Instruction& instruction, Operands operand
     const int64_t start = attrs.slice_starts[d];
     const int64_t last = start + (instruction.shape.dimensions()[d] - 1) * step;
     if (instruction.shape.dimensions()[d] > 0 && (start < 0 || last >= input.shape().dimensions()[d])) {
-      return InvalidArgument("interpreter: slice of ", input.shape().ToString(), " out of range in dimension ", d);
+      return InvalidArgument("interpreter: slice of ", input.shape().ToString(),
+                             " out of range in dimension ", d);
     }
     base += start * in_strides[d];
     strides[d] = step * in_strides[d];
@@ -193,8 +199,9 @@ StatusOr<Literal> EvaluateSlice(const Instruction& instruction, Operands operand
 StatusOr<Literal> EvaluateDynamicSlice(const Instruction& instruction, Operands operands) {
   const Literal& input = *operands[0];
   const std::vector<int64_t>& sizes = instruction.shape.dimensions();
-  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> starts,
-                        ClampedStarts(operands.subspan(1), input.shape().dimensions(), sizes, "dynamic-slice"));
+  KILN_ASSIGN_OR_RETURN(
+      std::vector<int64_t> starts,
+      ClampedStarts(operands.subspan(1), input.shape().dimensions(), sizes, "dynamic-slice"));
   const std::vector<int64_t> strides = RowMajorStrides(input.shape().dimensions());
   int64_t base = 0;
   for (size_t d = 0; d < starts.size(); ++d) base += starts[d] * strides[d];

@@ -36,7 +36,8 @@ Status MergeSort(std::vector<int64_t>& order, const std::function<StatusOr<bool>
 template <typename T>
 int64_t SortKey(T value) {
   if constexpr (kIsFloat<T>) {
-    using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
+    using Bits =
+        std::conditional_t<sizeof(T) == 2, uint16_t, std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>>;
     Bits bits;
     std::memcpy(&bits, &value, sizeof(T));
     const Bits sign = Bits(1) << (sizeof(T) * 8 - 1);
@@ -53,7 +54,7 @@ std::function<StatusOr<bool>(int64_t, int64_t)> TypedLess(const Literal& keys, c
   const bool descending = compare.attrs.comparison_direction == ComparisonDirection::kGt;
   const bool total = compare.attrs.comparison_type == ComparisonType::kTotalOrder;
   auto data = keys.data<T>();
-  return [data, descending, total](int64_t a, int64_t b) -> StatusOr<bool> {
+  return [=](int64_t a, int64_t b) -> StatusOr<bool> {
     const T x = data[static_cast<size_t>(a)];
     const T y = data[static_cast<size_t>(b)];
     if constexpr (kIsComplex<T>) {
@@ -70,7 +71,8 @@ std::function<StatusOr<bool>(int64_t, int64_t)> TypedLess(const Literal& keys, c
 }  // namespace
 
 StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands, EvalContext& context) {
-  if (operands.empty() || instruction.called.size() != 1) return Internal("interpreter: sort needs operands and a comparator");
+  if (operands.empty() || instruction.called.size() != 1)
+    return Internal("interpreter: sort needs operands and a comparator");
   const Shape& shape = operands[0]->shape();
   const int64_t rank = shape.rank();
   int64_t dimension = instruction.attrs.dimensions.empty() ? rank - 1 : instruction.attrs.dimensions[0];
@@ -82,8 +84,8 @@ StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands
   std::vector<ElementType> argument_types;
   for (const Literal* operand : operands) {
     if (operand->shape().dimensions() != shape.dimensions()) {
-      return InvalidArgument("interpreter: sort operands must share dimensions, got ", shape.ToString(), " and ",
-                             operand->shape().ToString());
+      return InvalidArgument("interpreter: sort operands must share dimensions, got ", shape.ToString(),
+                             " and ", operand->shape().ToString());
     }
     argument_types.push_back(operand->shape().element_type());
     argument_types.push_back(operand->shape().element_type());
@@ -99,7 +101,8 @@ StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands
   ScalarCall call(*context.runner, comparator, argument_types);
   std::function<StatusOr<bool>(int64_t, int64_t)> less;
   if (const Instruction* compare = SimpleComparator(comparator);
-      compare != nullptr && compare->operands[0]->shape.element_type() == operands[0]->shape().element_type()) {
+      compare != nullptr &&
+      compare->operands[0]->shape.element_type() == operands[0]->shape().element_type()) {
     less = DispatchElementType(operands[0]->shape().element_type(),
                                [&](auto tag) { return TypedLess<decltype(tag)>(*operands[0], *compare); });
   } else {
@@ -110,7 +113,8 @@ StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands
       }
       KILN_ASSIGN_OR_RETURN(Literal result, call.Call());
       if (result.element_count() != 1 || result.shape().element_type() != ElementType::kPred) {
-        return InvalidArgument("interpreter: sort comparator must return pred[], got ", result.shape().ToString());
+        return InvalidArgument("interpreter: sort comparator must return pred[], got ",
+                               result.shape().ToString());
       }
       return result.data<bool>()[0];
     };

@@ -528,6 +528,87 @@ static void test_infeed(void) {
   kiln_client_destroy(client);
 }
 
+/* Buffers and executables outlive their client; arguments from another client
+ * are refused. */
+static void test_client_lifetime(void) {
+  const char* text =
+      "HloModule neg\n"
+      "ENTRY main {\n"
+      "  x = f32[2] parameter(0)\n"
+      "  ROOT n = f32[2] negate(x)\n"
+      "}\n";
+  const int64_t dims[1] = {2};
+  const float values[2] = {1.5f, -2.0f};
+  float out[2] = {0, 0};
+  kiln_client_t* client = make_client();
+  kiln_client_t* other = make_client();
+  kiln_computation_t* computation = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* argument = NULL;
+  kiln_buffer_t* foreign = NULL;
+  kiln_buffer_t* result = NULL;
+  size_t num_results = 0;
+  CHECK_OK(kiln_computation_from_hlo_text(text, strlen(text), &computation));
+  CHECK_OK(kiln_client_compile(client, computation, NULL, &executable));
+  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 1, NULL, values, sizeof(values), &argument));
+  CHECK_OK(kiln_client_buffer_from_host(other, KILN_TYPE_F32, dims, 1, NULL, values, sizeof(values), &foreign));
+  EXPECT_ERROR(kiln_executable_execute(executable, &foreign, 1, NULL, &result, 1, &num_results),
+               KILN_STATUS_INVALID_ARGUMENT, "another client");
+  kiln_client_destroy(client);
+  kiln_client_destroy(other);
+  CHECK_OK(kiln_executable_execute(executable, &argument, 1, NULL, &result, 1, &num_results));
+  CHECK(num_results == 1);
+  if (result != NULL) CHECK_OK(kiln_buffer_to_host(result, out, sizeof(out)));
+  CHECK(out[0] == -1.5f && out[1] == 2.0f);
+  kiln_buffer_destroy(result);
+  kiln_buffer_destroy(argument);
+  kiln_buffer_destroy(foreign);
+  kiln_executable_destroy(executable);
+  kiln_computation_destroy(computation);
+}
+
+/* .npy files in and out, and parameter types. */
+static void test_npy_files(void) {
+  const char* text =
+      "HloModule twice\n"
+      "ENTRY main {\n"
+      "  x = s32[3] parameter(0)\n"
+      "  ROOT y = s32[3] add(x, x)\n"
+      "}\n";
+  const char* path = "kiln_capi_test_array.npy";
+  const int64_t dims[1] = {3};
+  const int32_t values[3] = {1, -2, 7};
+  int32_t out[3] = {0, 0, 0};
+  kiln_element_type_t type = KILN_TYPE_INVALID;
+  kiln_client_t* client = make_client();
+  kiln_computation_t* computation = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* written = NULL;
+  kiln_buffer_t* read = NULL;
+  kiln_buffer_t* result = NULL;
+  size_t num_results = 0;
+  CHECK_OK(kiln_computation_from_hlo_text(text, strlen(text), &computation));
+  CHECK_OK(kiln_client_compile(client, computation, NULL, &executable));
+  CHECK_OK(kiln_executable_parameter_type(executable, 0, &type));
+  CHECK(type == KILN_TYPE_S32);
+  EXPECT_ERROR(kiln_executable_parameter_type(executable, 1, &type), KILN_STATUS_OUT_OF_RANGE, "index 1");
+  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_S32, dims, 1, NULL, values, sizeof(values), &written));
+  CHECK_OK(kiln_buffer_to_npy_file(written, path));
+  CHECK_OK(kiln_client_buffer_from_npy_file(client, path, type, &read));
+  CHECK_OK(kiln_executable_execute(executable, &read, 1, NULL, &result, 1, &num_results));
+  if (result != NULL) CHECK_OK(kiln_buffer_to_host(result, out, sizeof(out)));
+  CHECK(out[0] == 2 && out[1] == -4 && out[2] == 14);
+  EXPECT_ERROR(kiln_client_buffer_from_npy_file(client, "no_such_file.npy", KILN_TYPE_INVALID, &read),
+               KILN_STATUS_NOT_FOUND, "no_such_file.npy");
+  remove(path);
+  kiln_buffer_destroy(result);
+  kiln_buffer_destroy(read);
+  kiln_buffer_destroy(written);
+  kiln_executable_destroy(executable);
+  kiln_computation_destroy(computation);
+  kiln_client_destroy(client);
+}
+
 int main(void) {
   test_version();
   test_status_basics();
@@ -542,6 +623,8 @@ int main(void) {
   test_buffers();
   test_execute_argument_errors();
   test_infeed();
+  test_client_lifetime();
+  test_npy_files();
   if (g_failures != 0) {
     fprintf(stderr, "capi_test: %d check(s) failed\n", g_failures);
     return 1;

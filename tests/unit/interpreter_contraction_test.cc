@@ -16,7 +16,8 @@ Literal Pattern(std::vector<int64_t> dims, int salt = 0) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   std::vector<float> values(static_cast<size_t>(count));
-  for (int64_t i = 0; i < count; ++i) values[static_cast<size_t>(i)] = static_cast<float>((i * 7 + salt) % 11 - 5);
+  for (int64_t i = 0; i < count; ++i)
+    values[static_cast<size_t>(i)] = static_cast<float>((i * 7 + salt) % 11 - 5);
   return Literal::FromVector<float>(values, std::move(dims));
 }
 
@@ -76,8 +77,9 @@ StatusOr<Literal> RunConv(const ConvCase& c, const Literal& input, const Literal
   const std::pair<int64_t, int64_t> padding[] = {{c.pad_low, c.pad_high}, {c.pad_low, c.pad_high}};
   const int64_t lhs_dilation[] = {c.lhs_dilation, c.lhs_dilation};
   const int64_t rhs_dilation[] = {c.rhs_dilation, c.rhs_dilation};
-  Op conv = builder.ConvGeneralDilated(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
-                                       Builder::DefaultConvDimensionNumbers(2), c.feature_groups, c.batch_groups);
+  Op conv =
+      builder.ConvGeneralDilated(lhs, rhs, strides, padding, lhs_dilation, rhs_dilation,
+                                 Builder::DefaultConvDimensionNumbers(2), c.feature_groups, c.batch_groups);
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, builder.Build(conv));
   if (c.reversal) {
     for (const auto& instruction : module->entry()->instructions()) {
@@ -91,7 +93,8 @@ StatusOr<Literal> RunConv(const ConvCase& c, const Literal& input, const Literal
 
 void ExpectConvMatchesReference(const ConvCase& c) {
   const Literal input = Pattern({c.batch, c.in_features, c.height, c.width}, 1);
-  const Literal kernel = Pattern({c.out_features, c.in_features / c.feature_groups, c.kernel_h, c.kernel_w}, 3);
+  const Literal kernel =
+      Pattern({c.out_features, c.in_features / c.feature_groups, c.kernel_h, c.kernel_w}, 3);
   StatusOr<Literal> result = RunConv(c, input, kernel);
   ASSERT_TRUE(result.ok()) << result.status().ToString();
   EXPECT_TRUE(LiteralNear(ReferenceConv(c, input, kernel), *result));
@@ -237,9 +240,11 @@ TEST(InterpreterContractionTest, LargeDotRunsAndIsCorrect) {
     for (int64_t j : {int64_t{0}, int64_t{300}, kSize - 1}) {
       double expected = 0;
       for (int64_t k = 0; k < kSize; ++k) {
-        expected += static_cast<double>(a[static_cast<size_t>(i * kSize + k)]) * b[static_cast<size_t>(k * kSize + j)];
+        expected += static_cast<double>(a[static_cast<size_t>(i * kSize + k)]) *
+                    b[static_cast<size_t>(k * kSize + j)];
       }
-      EXPECT_NEAR(result.data<float>()[static_cast<size_t>(i * kSize + j)], expected, 1e-3 * (1 + std::fabs(expected)));
+      EXPECT_NEAR(result.data<float>()[static_cast<size_t>(i * kSize + j)], expected,
+                  1e-3 * (1 + std::fabs(expected)));
     }
   }
 }
@@ -271,7 +276,8 @@ TEST(InterpreterContractionTest, LargeConvolutionRunsAndIsCorrect) {
               expected += input.data<float>()[static_cast<size_t>((i * 56 + iy) * 56 + ix)] *
                           kernel.data<float>()[static_cast<size_t>(((o * 64 + i) * 3 + ky) * 3 + kx)];
             }
-        EXPECT_EQ(result.data<float>()[static_cast<size_t>((o * 56 + y) * 56 + x)], static_cast<float>(expected));
+        EXPECT_EQ(result.data<float>()[static_cast<size_t>((o * 56 + y) * 56 + x)],
+                  static_cast<float>(expected));
       }
     }
   }

@@ -32,8 +32,8 @@ StatusOr<Literal> RunBranch(int32_t index) {
 }
 
 TEST(InterpreterControlTest, ConditionalOutOfRangeIndexRunsTheLastBranch) {
-  for (auto [index, expected] : std::vector<std::pair<int32_t, float>>{{0, 3.0f}, {1, 4.5f}, {2, 7.5f}, {3, 7.5f},
-                                                                        {-1, 7.5f}, {1000, 7.5f}}) {
+  for (auto [index, expected] : std::vector<std::pair<int32_t, float>>{
+           {0, 3.0f}, {1, 4.5f}, {2, 7.5f}, {3, 7.5f}, {-1, 7.5f}, {1000, 7.5f}}) {
     KILN_ASSERT_OK_AND_ASSIGN(Literal result, RunBranch(index));
     EXPECT_EQ(result, Literal::Scalar<float>(expected)) << "index " << index;
   }
@@ -54,7 +54,8 @@ TEST(InterpreterControlTest, WhileLoopCarriesATuple) {
   // (i, product): while i < 10 { product *= 2; i += 1 }.
   const Shape state = Shape::Tuple({Shape::Scalar(ElementType::kS32), Shape::Scalar(ElementType::kS64)});
   Builder condition("cond");
-  condition.Lt(condition.GetTupleElement(condition.Parameter(0, state, "s"), 0), condition.ConstantR0<int32_t>(10));
+  condition.Lt(condition.GetTupleElement(condition.Parameter(0, state, "s"), 0),
+               condition.ConstantR0<int32_t>(10));
   KILN_ASSERT_OK_AND_ASSIGN(auto condition_module, condition.Build());
   Builder body("body");
   Op s = body.Parameter(0, state, "s");
@@ -184,7 +185,8 @@ TEST(InterpreterControlTest, RngBitGeneratorThreefryKnownAnswer) {
   Builder builder("rbg");
   Op state = builder.ConstantR1<uint64_t>({0, 0});
   Op generated = builder.RngBitGenerator(RngAlgorithm::kThreeFry, state, Shape(ElementType::kU32, {4}));
-  builder.Tuple(std::vector<Op>{builder.GetTupleElement(generated, 0), builder.GetTupleElement(generated, 1)});
+  builder.Tuple(
+      std::vector<Op>{builder.GetTupleElement(generated, 0), builder.GetTupleElement(generated, 1)});
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result.tuple_elements()[0], Literal::FromVector<uint64_t>({0, 2}));
   const auto bits = result.tuple_elements()[1].data<uint32_t>();
@@ -222,16 +224,19 @@ TEST(InterpreterControlTest, BatchNormTrainingInferenceAndGrad) {
   builder.Tuple(outputs);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   const Literal& trained = result.tuple_elements()[0];
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({-1, -1, 1, 3}, {2, 2}), trained.tuple_elements()[0], 1e-6));
+  EXPECT_TRUE(
+      LiteralNear(Literal::FromVector<float>({-1, -1, 1, 3}, {2, 2}), trained.tuple_elements()[0], 1e-6));
   EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({2, 4}), trained.tuple_elements()[1], 1e-6));
   EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({1, 4}), trained.tuple_elements()[2], 1e-6));
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({-1, -1, 1, 3}, {2, 2}), result.tuple_elements()[1], 1e-6));
+  EXPECT_TRUE(
+      LiteralNear(Literal::FromVector<float>({-1, -1, 1, 3}, {2, 2}), result.tuple_elements()[1], 1e-6));
   // Feature 0: x - mean = {0, 2}, dy = {1, 0}, std 1, scale 1: grad_offset 1,
   // grad_scale 0, grad_x = dy - mean(dy) - (x - mean) * mean(dy * (x - mean)) = {0.5, -0.5}.
   // Feature 1: x - mean = {-2, 2}, dy = {1, 2}, std 2, scale 2: grad_offset 3,
   // grad_scale 1, grad_x = dy - 1.5 - (x - mean) * 0.25 = {0, 0}.
   const Literal& grads = result.tuple_elements()[2];
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({0.5f, 0, -0.5f, 0}, {2, 2}), grads.tuple_elements()[0], 1e-6));
+  EXPECT_TRUE(
+      LiteralNear(Literal::FromVector<float>({0.5f, 0, -0.5f, 0}, {2, 2}), grads.tuple_elements()[0], 1e-6));
   EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({0, 1}), grads.tuple_elements()[1], 1e-6));
   EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({1, 3}), grads.tuple_elements()[2], 1e-6));
 }
@@ -264,8 +269,10 @@ TEST(InterpreterBackendTest, ExecuteChecksArgumentCountAndShapes) {
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
   KILN_ASSERT_OK_AND_ASSIGN(auto backend, CreateBackend("interpreter"));
   KILN_ASSERT_OK_AND_ASSIGN(auto executable, backend->Compile(*module, CompileOptions{}));
-  KILN_ASSERT_OK_AND_ASSIGN(auto good, backend->BufferFromLiteral(Literal::FromVector<float>({1, 2}), nullptr));
-  KILN_ASSERT_OK_AND_ASSIGN(auto bad, backend->BufferFromLiteral(Literal::FromVector<float>({1, 2, 3}), nullptr));
+  KILN_ASSERT_OK_AND_ASSIGN(auto good,
+                            backend->BufferFromLiteral(Literal::FromVector<float>({1, 2}), nullptr));
+  KILN_ASSERT_OK_AND_ASSIGN(auto bad,
+                            backend->BufferFromLiteral(Literal::FromVector<float>({1, 2, 3}), nullptr));
   DeviceBuffer* one[] = {good.get()};
   EXPECT_EQ(executable->Execute(one, {}).status().code(), StatusCode::kInvalidArgument);
   DeviceBuffer* mismatched[] = {good.get(), bad.get()};
@@ -303,7 +310,8 @@ TEST(InterpreterBackendTest, ConcurrentExecutionsOfOneExecutable) {
           return;
         }
         auto literal = (*results)[0]->ToLiteral();
-        if (!literal.ok() || literal->data<float>()[255] != static_cast<float>(t * t)) failures[static_cast<size_t>(t)] = 1;
+        if (!literal.ok() || literal->data<float>()[255] != static_cast<float>(t * t))
+          failures[static_cast<size_t>(t)] = 1;
       }
     });
   }

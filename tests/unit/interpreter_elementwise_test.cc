@@ -55,10 +55,13 @@ TEST(InterpreterElementwiseTest, IntegerOverflowWraps) {
   const int32_t max = std::numeric_limits<int32_t>::max();
   EXPECT_EQ(RunBinary(Opcode::kAdd, Literal::FromVector<int32_t>({max}), Literal::FromVector<int32_t>({1})),
             Literal::FromVector<int32_t>({std::numeric_limits<int32_t>::min()}));
-  EXPECT_EQ(RunBinary(Opcode::kMultiply, Literal::FromVector<uint16_t>({65535}), Literal::FromVector<uint16_t>({65535})),
+  EXPECT_EQ(RunBinary(Opcode::kMultiply, Literal::FromVector<uint16_t>({65535}),
+                      Literal::FromVector<uint16_t>({65535})),
             Literal::FromVector<uint16_t>({1}));
-  EXPECT_EQ(RunUnary(Opcode::kNegate, Literal::FromVector<int8_t>({-128, 5})), Literal::FromVector<int8_t>({-128, -5}));
-  EXPECT_EQ(RunUnary(Opcode::kAbs, Literal::FromVector<int8_t>({-128, -5})), Literal::FromVector<int8_t>({-128, 5}));
+  EXPECT_EQ(RunUnary(Opcode::kNegate, Literal::FromVector<int8_t>({-128, 5})),
+            Literal::FromVector<int8_t>({-128, -5}));
+  EXPECT_EQ(RunUnary(Opcode::kAbs, Literal::FromVector<int8_t>({-128, -5})),
+            Literal::FromVector<int8_t>({-128, 5}));
 }
 
 TEST(InterpreterElementwiseTest, ShiftsWithOutOfRangeAmounts) {
@@ -106,8 +109,8 @@ TEST(InterpreterElementwiseTest, RoundingModes) {
 TEST(InterpreterElementwiseTest, ReducePrecisionRoundsToNearestEvenAndOverflows) {
   Builder builder("reduce_precision");
   // To bf16's format (8 exponent, 7 mantissa bits) and to f16's (5, 10).
-  const Literal input = Literal::FromVector<float>({1.0f + 0x1.0p-8f, 1.0f + 0x3.0p-8f, 1.0f + 0x1.0p-9f, 70000.0f,
-                                                    1e-6f, kNan, -kInf});
+  const Literal input = Literal::FromVector<float>(
+      {1.0f + 0x1.0p-8f, 1.0f + 0x3.0p-8f, 1.0f + 0x1.0p-9f, 70000.0f, 1e-6f, kNan, -kInf});
   Op x = builder.ConstantLiteral(input);
   Op bf16_like = builder.ReducePrecision(x, 8, 7);
   Op f16_like = builder.ReducePrecision(x, 5, 10);
@@ -115,15 +118,15 @@ TEST(InterpreterElementwiseTest, ReducePrecisionRoundsToNearestEvenAndOverflows)
   builder.Tuple(outputs);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   auto bf16 = result.tuple_elements()[0].data<float>();
-  EXPECT_EQ(bf16[0], 1.0f);                  // tie rounds to even (down)
-  EXPECT_EQ(bf16[1], 1.0f + 0x4.0p-8f);      // tie rounds to even (up)
-  EXPECT_EQ(bf16[2], 1.0f);                  // below half rounds down
-  EXPECT_EQ(bf16[3], 70144.0f);              // representable range kept
+  EXPECT_EQ(bf16[0], 1.0f);              // tie rounds to even (down)
+  EXPECT_EQ(bf16[1], 1.0f + 0x4.0p-8f);  // tie rounds to even (up)
+  EXPECT_EQ(bf16[2], 1.0f);              // below half rounds down
+  EXPECT_EQ(bf16[3], 70144.0f);          // representable range kept
   EXPECT_TRUE(std::isnan(bf16[5]));
   EXPECT_EQ(bf16[6], -kInf);
   auto f16 = result.tuple_elements()[1].data<float>();
-  EXPECT_EQ(f16[3], kInf);                   // 70000 overflows f16's exponent
-  EXPECT_EQ(f16[4], 0.0f);                   // below f16's normal range flushes to zero
+  EXPECT_EQ(f16[3], kInf);  // 70000 overflows f16's exponent
+  EXPECT_EQ(f16[4], 0.0f);  // below f16's normal range flushes to zero
   EXPECT_TRUE(std::isnan(f16[5]));
   // Agrees with a real conversion to half for a normal value.
   EXPECT_EQ(f16[0], static_cast<float>(half(1.0f + 0x1.0p-8f)));
@@ -158,7 +161,8 @@ TEST(InterpreterElementwiseTest, HalfAndBfloat16ArithmeticRoundsOnce) {
   EXPECT_EQ(sum.data<half>()[2], half(static_cast<float>(half(0.1f)) + static_cast<float>(half(0.2f))));
   const Literal c = Literal::FromVector<bfloat16>({bfloat16(3.0f), bfloat16(-8.0f)});
   const Literal d = Literal::FromVector<bfloat16>({bfloat16(7.0f), bfloat16(0.5f)});
-  EXPECT_EQ(RunBinary(Opcode::kMultiply, c, d), Literal::FromVector<bfloat16>({bfloat16(21.0f), bfloat16(-4.0f)}));
+  EXPECT_EQ(RunBinary(Opcode::kMultiply, c, d),
+            Literal::FromVector<bfloat16>({bfloat16(21.0f), bfloat16(-4.0f)}));
   const Literal root = RunUnary(Opcode::kSqrt, Literal::FromVector<bfloat16>({bfloat16(4.0f)}));
   EXPECT_EQ(root, Literal::FromVector<bfloat16>({bfloat16(2.0f)}));
 }
@@ -182,23 +186,30 @@ TEST(InterpreterElementwiseTest, FloatPowerAndAtan2) {
 TEST(InterpreterElementwiseTest, BitCountsAndNot) {
   EXPECT_EQ(RunUnary(Opcode::kClz, Literal::FromVector<int32_t>({0, 1, -1, 0x00010000})),
             Literal::FromVector<int32_t>({32, 31, 0, 15}));
-  EXPECT_EQ(RunUnary(Opcode::kClz, Literal::FromVector<uint8_t>({0, 1, 0x80})), Literal::FromVector<uint8_t>({8, 7, 0}));
-  EXPECT_EQ(RunUnary(Opcode::kPopcnt, Literal::FromVector<int16_t>({0, 7, -1})), Literal::FromVector<int16_t>({0, 3, 16}));
-  EXPECT_EQ(RunUnary(Opcode::kNot, Literal::FromVector<uint8_t>({0x0F})), Literal::FromVector<uint8_t>({0xF0}));
-  EXPECT_EQ(RunUnary(Opcode::kNot, Literal::FromVector<bool>({true, false})), Literal::FromVector<bool>({false, true}));
-  EXPECT_EQ(RunBinary(Opcode::kXor, Literal::FromVector<bool>({true, true}), Literal::FromVector<bool>({true, false})),
+  EXPECT_EQ(RunUnary(Opcode::kClz, Literal::FromVector<uint8_t>({0, 1, 0x80})),
+            Literal::FromVector<uint8_t>({8, 7, 0}));
+  EXPECT_EQ(RunUnary(Opcode::kPopcnt, Literal::FromVector<int16_t>({0, 7, -1})),
+            Literal::FromVector<int16_t>({0, 3, 16}));
+  EXPECT_EQ(RunUnary(Opcode::kNot, Literal::FromVector<uint8_t>({0x0F})),
+            Literal::FromVector<uint8_t>({0xF0}));
+  EXPECT_EQ(RunUnary(Opcode::kNot, Literal::FromVector<bool>({true, false})),
+            Literal::FromVector<bool>({false, true}));
+  EXPECT_EQ(RunBinary(Opcode::kXor, Literal::FromVector<bool>({true, true}),
+                      Literal::FromVector<bool>({true, false})),
             Literal::FromVector<bool>({false, true}));
 }
 
 TEST(InterpreterElementwiseTest, SignOfEveryKind) {
-  EXPECT_EQ(RunUnary(Opcode::kSign, Literal::FromVector<int32_t>({-5, 0, 9})), Literal::FromVector<int32_t>({-1, 0, 1}));
+  EXPECT_EQ(RunUnary(Opcode::kSign, Literal::FromVector<int32_t>({-5, 0, 9})),
+            Literal::FromVector<int32_t>({-1, 0, 1}));
   const Literal signs = RunUnary(Opcode::kSign, Literal::FromVector<float>({-2.0f, -0.0f, 0.0f, 3.0f, kNan}));
   EXPECT_EQ(signs.data<float>()[0], -1.0f);
   EXPECT_TRUE(std::signbit(signs.data<float>()[1]));
   EXPECT_FALSE(std::signbit(signs.data<float>()[2]));
   EXPECT_EQ(signs.data<float>()[3], 1.0f);
   EXPECT_TRUE(std::isnan(signs.data<float>()[4]));
-  const Literal complex_sign = RunUnary(Opcode::kSign, Literal::FromVector<complex64>({{3.0f, 4.0f}, {0.0f, 0.0f}}));
+  const Literal complex_sign =
+      RunUnary(Opcode::kSign, Literal::FromVector<complex64>({{3.0f, 4.0f}, {0.0f, 0.0f}}));
   EXPECT_TRUE(LiteralNear(Literal::FromVector<complex64>({{0.6f, 0.8f}, {0.0f, 0.0f}}), complex_sign, 1e-6));
 }
 
@@ -223,7 +234,8 @@ TEST(InterpreterElementwiseTest, TranscendentalFunctions) {
   for (const Case& c : cases) {
     std::vector<double> expected;
     for (double v : {0.5, -1.0, 2.0}) expected.push_back(c.reference(v));
-    EXPECT_TRUE(LiteralNear(Literal::FromVector<double>(expected), RunUnary(c.opcode, x), 1e-14)) << OpcodeName(c.opcode);
+    EXPECT_TRUE(LiteralNear(Literal::FromVector<double>(expected), RunUnary(c.opcode, x), 1e-14))
+        << OpcodeName(c.opcode);
   }
   const Literal rsqrt = RunUnary(Opcode::kRsqrt, Literal::FromVector<float>({4.0f, 0.25f}));
   EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({0.5f, 2.0f}), rsqrt, 1e-6));
@@ -235,15 +247,20 @@ TEST(InterpreterElementwiseTest, ComplexOps) {
   Op im = builder.ConstantR1<float>({2.0f, 0.5f});
   Op z = builder.Complex(re, im);
   Op product = builder.Mul(z, z);
-  const Op outputs[] = {product, builder.Real(product), builder.Imag(product), builder.Abs(z), builder.Exp(z)};
+  const Op outputs[] = {product, builder.Real(product), builder.Imag(product), builder.Abs(z),
+                        builder.Exp(z)};
   builder.Tuple(outputs);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   const complex64 a(1.0f, 2.0f), b(-2.0f, 0.5f);
   EXPECT_TRUE(LiteralNear(Literal::FromVector<complex64>({a * a, b * b}), result.tuple_elements()[0], 1e-6));
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({(a * a).real(), (b * b).real()}), result.tuple_elements()[1], 1e-6));
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({(a * a).imag(), (b * b).imag()}), result.tuple_elements()[2], 1e-6));
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({std::abs(a), std::abs(b)}), result.tuple_elements()[3], 1e-6));
-  EXPECT_TRUE(LiteralNear(Literal::FromVector<complex64>({std::exp(a), std::exp(b)}), result.tuple_elements()[4], 1e-6));
+  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({(a * a).real(), (b * b).real()}),
+                          result.tuple_elements()[1], 1e-6));
+  EXPECT_TRUE(LiteralNear(Literal::FromVector<float>({(a * a).imag(), (b * b).imag()}),
+                          result.tuple_elements()[2], 1e-6));
+  EXPECT_TRUE(
+      LiteralNear(Literal::FromVector<float>({std::abs(a), std::abs(b)}), result.tuple_elements()[3], 1e-6));
+  EXPECT_TRUE(LiteralNear(Literal::FromVector<complex64>({std::exp(a), std::exp(b)}),
+                          result.tuple_elements()[4], 1e-6));
 }
 
 TEST(InterpreterElementwiseTest, IsFiniteAndCompareTotalOrder) {
@@ -271,7 +288,8 @@ TEST(InterpreterElementwiseTest, BitcastConvertSameAndChangingWidth) {
   builder.Tuple(outputs);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result.tuple_elements()[0], Literal::FromVector<uint32_t>({0x3F800000u, 0xC0000000u}));
-  EXPECT_EQ(result.tuple_elements()[1], Literal::FromVector<uint16_t>({0x0000, 0x3F80, 0x0000, 0xC000}, {2, 2}));
+  EXPECT_EQ(result.tuple_elements()[1],
+            Literal::FromVector<uint16_t>({0x0000, 0x3F80, 0x0000, 0xC000}, {2, 2}));
   EXPECT_EQ(result.tuple_elements()[2], Literal::FromVector<float>({1.0f, -2.0f}));
 }
 
@@ -291,14 +309,18 @@ TEST(InterpreterElementwiseTest, SelectAndClampWithScalars) {
 }
 
 TEST(InterpreterElementwiseTest, UnsignedAndSmallTypesBinaryOps) {
-  EXPECT_EQ(RunBinary(Opcode::kSubtract, Literal::FromVector<uint32_t>({1}), Literal::FromVector<uint32_t>({2})),
-            Literal::FromVector<uint32_t>({0xFFFFFFFFu}));
-  EXPECT_EQ(RunBinary(Opcode::kMaximum, Literal::FromVector<int64_t>({-5, 7}), Literal::FromVector<int64_t>({3, 2})),
+  EXPECT_EQ(
+      RunBinary(Opcode::kSubtract, Literal::FromVector<uint32_t>({1}), Literal::FromVector<uint32_t>({2})),
+      Literal::FromVector<uint32_t>({0xFFFFFFFFu}));
+  EXPECT_EQ(RunBinary(Opcode::kMaximum, Literal::FromVector<int64_t>({-5, 7}),
+                      Literal::FromVector<int64_t>({3, 2})),
             Literal::FromVector<int64_t>({3, 7}));
-  EXPECT_EQ(RunBinary(Opcode::kAnd, Literal::FromVector<uint64_t>({0xFF00}), Literal::FromVector<uint64_t>({0x0FF0})),
+  EXPECT_EQ(RunBinary(Opcode::kAnd, Literal::FromVector<uint64_t>({0xFF00}),
+                      Literal::FromVector<uint64_t>({0x0FF0})),
             Literal::FromVector<uint64_t>({0x0F00}));
-  EXPECT_EQ(RunBinary(Opcode::kDivide, Literal::FromVector<double>({1.0}), Literal::FromVector<double>({0.0})),
-            Literal::FromVector<double>({std::numeric_limits<double>::infinity()}));
+  EXPECT_EQ(
+      RunBinary(Opcode::kDivide, Literal::FromVector<double>({1.0}), Literal::FromVector<double>({0.0})),
+      Literal::FromVector<double>({std::numeric_limits<double>::infinity()}));
 }
 
 }  // namespace

@@ -78,8 +78,8 @@ TEST(InterpreterReductionTest, ReduceWindowWithPaddingAndDilation) {
   const int64_t window[] = {2}, strides[] = {1}, base_dilation[] = {2}, window_dilation[] = {1};
   const std::pair<int64_t, int64_t> padding[] = {{1, 0}};
   // Base dilated: [1 _ 2 _ 3 _ 4] padded low by one: [_ 1 _ 2 _ 3 _ 4].
-  builder.ReduceWindowWithGeneralPadding(operands, inits, *add, window, strides, base_dilation, window_dilation,
-                                         padding);
+  builder.ReduceWindowWithGeneralPadding(operands, inits, *add, window, strides, base_dilation,
+                                         window_dilation, padding);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result, Literal::FromVector<float>({1, 1, 2, 2, 3, 3, 4}));
 }
@@ -92,8 +92,8 @@ TEST(InterpreterReductionTest, ReduceWindowWithWindowDilation) {
   const Op inits[] = {builder.ConstantR0<int32_t>(-100)};
   const int64_t window[] = {2}, strides[] = {1}, base_dilation[] = {1}, window_dilation[] = {2};
   const std::pair<int64_t, int64_t> padding[] = {{0, 0}};
-  builder.ReduceWindowWithGeneralPadding(operands, inits, *max, window, strides, base_dilation, window_dilation,
-                                         padding);
+  builder.ReduceWindowWithGeneralPadding(operands, inits, *max, window, strides, base_dilation,
+                                         window_dilation, padding);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result, Literal::FromVector<int32_t>({5, 8, 3}));
 }
@@ -108,8 +108,8 @@ TEST(InterpreterReductionTest, SelectAndScatterPicksFirstMaximum) {
   Op operand = builder.ConstantR1<float>({1, 5, 5, 2, 7, 0});
   Op source = builder.ConstantR1<float>({10, 20, 30});
   const int64_t window[] = {2}, strides[] = {2};
-  builder.SelectAndScatter(operand, *select, window, strides, Padding::kValid, source, builder.ConstantR0<float>(0),
-                           *add);
+  builder.SelectAndScatter(operand, *select, window, strides, Padding::kValid, source,
+                           builder.ConstantR0<float>(0), *add);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result, Literal::FromVector<float>({0, 10, 20, 0, 30, 0}));
 }
@@ -124,8 +124,8 @@ TEST(InterpreterReductionTest, SelectAndScatterOverlappingWindowsAccumulate) {
   Op operand = builder.ConstantR1<int32_t>({1, 9, 3, 4});
   Op source = builder.ConstantR1<int32_t>({2, 6, 1});
   const int64_t window[] = {2}, strides[] = {1};
-  builder.SelectAndScatter(operand, *select, window, strides, Padding::kValid, source, builder.ConstantR0<int32_t>(0),
-                           *add);
+  builder.SelectAndScatter(operand, *select, window, strides, Padding::kValid, source,
+                           builder.ConstantR0<int32_t>(0), *add);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result, Literal::FromVector<int32_t>({0, 8, 0, 1}));
 }
@@ -161,7 +161,8 @@ TEST(InterpreterReductionTest, VariadicStableSortByKeysAlongDimensionZero) {
   Op key_greater = comparator_builder.Gt(key_a, key_b);
   KILN_ASSERT_OK_AND_ASSIGN(auto comparator, comparator_builder.Build(key_greater));
   Builder builder("sort_pairs");
-  const Op operands[] = {builder.ConstantR1<int32_t>({1, 3, 1, 2, 3}), builder.ConstantR1<float>({10, 20, 30, 40, 50})};
+  const Op operands[] = {builder.ConstantR1<int32_t>({1, 3, 1, 2, 3}),
+                         builder.ConstantR1<float>({10, 20, 30, 40, 50})};
   builder.Sort(operands, *comparator, 0, true);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result.tuple_elements()[0], Literal::FromVector<int32_t>({3, 3, 2, 1, 1}));

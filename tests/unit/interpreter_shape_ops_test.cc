@@ -69,8 +69,10 @@ TEST(InterpreterShapeOpsTest, StridedSliceReverseTransposeConcat) {
   builder.Tuple(outputs);
   KILN_ASSERT_OK_AND_ASSIGN(Literal result, BuildAndRun(builder));
   EXPECT_EQ(result.tuple_elements()[0], Literal::FromVector<int32_t>({1, 3, 9, 11}, {2, 2}));
-  EXPECT_EQ(result.tuple_elements()[1], Literal::FromVector<int32_t>({11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {3, 4}));
-  EXPECT_EQ(result.tuple_elements()[2], Literal::FromVector<int32_t>({0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}, {4, 3}));
+  EXPECT_EQ(result.tuple_elements()[1],
+            Literal::FromVector<int32_t>({11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0}, {3, 4}));
+  EXPECT_EQ(result.tuple_elements()[2],
+            Literal::FromVector<int32_t>({0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}, {4, 3}));
   EXPECT_EQ(result.tuple_elements()[3], Literal::FromVector<int32_t>({1, 3, 1, 3, 9, 11, 9, 11}, {2, 4}));
 }
 
@@ -119,7 +121,8 @@ TEST(InterpreterShapeOpsTest, GatherTwoDimensionalWindows) {
 }
 
 TEST(InterpreterShapeOpsTest, ScatterAddAccumulatesAndSkipsOutOfBounds) {
-  KILN_ASSERT_OK_AND_ASSIGN(auto add, testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF32, "add"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF32, "add"));
   Builder builder("scatter");
   Op operand = builder.ConstantLiteral(Literal::FromVector<float>(std::vector<float>(6, 0.0f), {3, 2}));
   Op indices = builder.ConstantR1<int32_t>({1, 1, 5, 0});

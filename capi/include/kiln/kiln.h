@@ -29,8 +29,8 @@
  * several threads at once (an executable may run concurrently; buffer reads are
  * safe). A builder may not: use one builder from one thread at a time.
  *
- * Lifetimes: executables and buffers made from a client must be destroyed before
- * that client.
+ * Lifetimes: executables and buffers made from a client keep what they need of
+ * it alive, so they may be destroyed before or after the client.
  */
 #ifndef KILN_KILN_H_
 #define KILN_KILN_H_
@@ -205,7 +205,8 @@ typedef struct kiln_client_options_t {
  * *out_client and frees it with kiln_client_destroy. */
 KILN_API kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_client_t** out_client);
 
-/* Frees a client. Destroy its executables and buffers first. NULL is a no-op. */
+/* Frees a client. Its executables and buffers stay valid until they are
+ * destroyed themselves. NULL is a no-op. */
 KILN_API void kiln_client_destroy(kiln_client_t* client);
 
 /* The client's backend name. The string is owned by `client` and lives as long. */
@@ -708,7 +709,7 @@ typedef struct kiln_buffer_t kiln_buffer_t;
  * exactly `byte_size` bytes in row-major order (byte width x element count, else
  * INVALID_ARGUMENT); it is copied before the call returns. `minor_to_major` (rank
  * entries) sets the device layout, NULL the default. The caller owns *out_buffer
- * and frees it with kiln_buffer_destroy before destroying `client`. */
+ * and frees it with kiln_buffer_destroy (before or after `client`). */
 KILN_API kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_type_t type,
                                                      const int64_t* dims, size_t rank,
                                                      const int64_t* minor_to_major, const void* data,
@@ -764,8 +765,8 @@ typedef struct kiln_compile_options_t {
 
 /* Compiles `computation` for the client's backend. `options` may be NULL. An op
  * the backend cannot run is UNIMPLEMENTED naming it. The caller owns
- * *out_executable and frees it with kiln_executable_destroy before destroying
- * `client`; `computation` may be destroyed at once. Thread-safe. */
+ * *out_executable and frees it with kiln_executable_destroy (before or after
+ * `client`); `computation` may be destroyed at once. Thread-safe. */
 KILN_API kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation_t* computation,
                                             const kiln_compile_options_t* options,
                                             kiln_executable_t** out_executable);

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Builds, lints and tests the Go binding and its sample against a built libkiln.
+#
+#   bindings/go/ci.sh BUILD_DIR      (relative to the repository root, e.g. build/release)
+#
+# BUILD_DIR is a CMake build directory in which the `kiln` target is built
+# (BUILD_DIR/capi/libkiln.so). The binding finds the library with pkg-config;
+# for a build tree this script writes BUILD_DIR/go-pkgconfig/kiln.pc (headers
+# from the source tree, the library from BUILD_DIR with an rpath), so
+#
+#   PKG_CONFIG_PATH=$PWD/BUILD_DIR/go-pkgconfig go -C samples/go/mlp run .
+#
+# runs the sample afterwards. With an installed libkiln (kiln.pc on the default
+# pkg-config path) no variable is needed.
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+[ $# -eq 1 ] || { echo "usage: bindings/go/ci.sh BUILD_DIR" >&2; exit 2; }
+case $1 in /*) build=$1 ;; *) build=$root/$1 ;; esac
+libdir=$build/capi
+[ -e "$libdir/libkiln.so" ] || { echo "ci.sh: $libdir/libkiln.so missing; build the kiln target first" >&2; exit 1; }
+
+# --- toolchain: a C compiler, pkg-config, and Go >= 1.24 -------------------------
+apt_install() {
+  local sudo=
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  $sudo apt-get update -qq >/dev/null && $sudo apt-get install -y -qq "$@" >/dev/null
+}
+missing=()
+command -v cc >/dev/null || missing+=(gcc)
+command -v pkg-config >/dev/null || missing+=(pkg-config)
+command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || missing+=(golang-go)
+[ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+command -v go >/dev/null || export PATH=/usr/local/go/bin:$PATH
+go_minor=$(go env GOVERSION | sed -E 's/^go1\.([0-9]+).*/\1/')
+if [ "$go_minor" -lt 21 ]; then
+  # Too old to switch toolchains itself: fetch Go 1.24 with the golang.org/dl wrapper.
+  go install golang.org/dl/go1.24.13@latest
+  "$(go env GOPATH)/bin/go1.24.13" download >/dev/null
+  export PATH=$("$(go env GOPATH)/bin/go1.24.13" env GOROOT)/bin:$PATH
+fi
+# Go 1.21..1.23 download the toolchain go.mod asks for.
+export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
+
+# --- pkg-config file for the build tree ------------------------------------------
+hdr=$root/capi/include/kiln/kiln.h
+version=$(for p in MAJOR MINOR PATCH; do sed -nE "s/^#define KILN_VERSION_$p ([0-9]+).*/\1/p" "$hdr"; done | paste -sd.)
+pcdir=$build/go-pkgconfig
+mkdir -p "$pcdir"
+cat >"$pcdir/kiln.pc" <<PC
+# Written by bindings/go/ci.sh: libkiln from this build tree, not installed.
+libdir=$libdir
+includedir=$root/capi/include
+
+Name: kiln
+Description: Kiln array compiler and runtime (C ABI), build tree
+Version: $version
+Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lkiln
+Cflags: -I\${includedir}
+PC
+export PKG_CONFIG_PATH=$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
+# The go build cache does not hash pkg-config's output, so a package built
+# against another libkiln would be reused; a define naming this .pc file's
+# contents is hashed (CGO_CPPFLAGS is) and keeps one cache entry per library.
+pc_id=$(cksum <"$pcdir/kiln.pc" | cut -d' ' -f1)
+export CGO_CPPFLAGS="${CGO_CPPFLAGS:+$CGO_CPPFLAGS }-DKILN_GO_PC_ID=$pc_id"
+
+# --- lint, test, sample ----------------------------------------------------------------
+step() { printf '== %s\n' "$*"; }
+for dir in bindings/go samples/go/mlp; do
+  cd "$root/$dir"
+  step "gofmt $dir"
+  unformatted=$(gofmt -l .)
+  [ -z "$unformatted" ] || { echo "not gofmt-ed: $unformatted" >&2; exit 1; }
+  step "go vet $dir"
+  go vet ./...
+done
+cd "$root/bindings/go"
+step "go test (100k create/destroy loops)"
+go test -count=1 -v ./...
+step "go test -race -short"
+go test -race -short -count=1 ./...
+step "sample samples/go/mlp"
+go -C "$root/samples/go/mlp" run .
+step "ok"

@@ -1,0 +1,3 @@
+module kiln.dev/kiln
+
+go 1.24

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds, lints (javac -Xlint:all -Xdoclint, warnings are errors) and tests the Java binding,
+# then runs the Java sample, against a libkiln that CMake already built.
+#
+#   bindings/java/ci.sh BUILD_DIR      # BUILD_DIR relative to the repository root,
+#                                      # holding capi/libkiln.so (e.g. build/release)
+#
+# Installs Maven with apt-get when missing; needs a JDK >= 22 (see jdk.sh).
+# KILN_JAVA_ITERATIONS / KILN_JAVA_COMPILE_ITERATIONS override the lifecycle test's counts.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+  echo "usage: bindings/java/ci.sh BUILD_DIR   (e.g. build/release)" >&2
+  exit 2
+fi
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+lib_dir="$root/$1/capi"
+if [ ! -e "$lib_dir/libkiln.so" ]; then
+  echo "kiln: no $1/capi/libkiln.so; build it first: cmake --build $1 --target kiln" >&2
+  exit 1
+fi
+
+# shellcheck source=jdk.sh
+. "$root/bindings/java/jdk.sh"
+kiln_use_jdk
+if ! command -v mvn >/dev/null 2>&1; then
+  echo "kiln: installing maven" >&2
+  apt-get install -y -qq maven >/dev/null
+fi
+echo "kiln java: JDK $(kiln_jdk_major "$JAVA_HOME") at $JAVA_HOME, library $1/capi"
+
+export KILN_LIBRARY_PATH="$lib_dir"
+mvn -q -B -Dstyle.color=never -f "$root/bindings/java/pom.xml" \
+  -Dkiln.test.iterations="${KILN_JAVA_ITERATIONS:-100000}" \
+  -Dkiln.test.compileIterations="${KILN_JAVA_COMPILE_ITERATIONS:-100000}" \
+  package
+"$root/samples/java/mlp/run.sh" "$1"
+echo "kiln java: OK"

@@ -1,0 +1,109 @@
+package dev.kiln;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.MemorySegment;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A computation compiled for a client's backend, owned by that {@link Client}. Thread-safe:
+ * several threads may execute it at once.
+ */
+public final class Executable extends NativeHandle {
+  private final Client client;
+  private final long resultCount;
+
+  Executable(Client client, MemorySegment handle) {
+    super(handle);
+    this.client = client;
+    client.adopt(this);
+    this.resultCount = count(Native.kiln_executable_result_count);
+  }
+
+  @Override
+  void destroy(MemorySegment h) throws Throwable {
+    Native.kiln_executable_destroy.invokeExact(h);
+  }
+
+  @Override
+  void closed() {
+    client.release(this);
+  }
+
+  private long count(java.lang.invoke.MethodHandle query) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_LONG);
+      Native.check((MemorySegment) query.invokeExact(handle(), out));
+      return out.get(JAVA_LONG, 0);
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /** The number of arguments execute takes (array leaves of the parameters). */
+  public long parameterCount() {
+    return count(Native.kiln_executable_parameter_count);
+  }
+
+  /** The number of buffers execute returns (array leaves of the result). */
+  public long resultCount() {
+    return resultCount;
+  }
+
+  /** The element type of argument {@code index}; OUT_OF_RANGE past the end. */
+  public ElementType parameterType(long index) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      Native.check(
+          (MemorySegment) Native.kiln_executable_parameter_type.invokeExact(handle(), index, out));
+      return ElementType.of(out.get(JAVA_INT, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /** Runs once with the default options; see {@link #execute(ExecuteOptions, Buffer...)}. */
+  public List<Buffer> execute(Buffer... arguments) {
+    return execute(ExecuteOptions.DEFAULT, arguments);
+  }
+
+  /**
+   * Runs once on {@code arguments} (in parameter order, tuples flattened; only read) and
+   * returns the result leaves in order. The caller owns the results and closes them (closing
+   * the client also does).
+   */
+  public List<Buffer> execute(ExecuteOptions options, Buffer... arguments) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment args = arena.allocate(ADDRESS, Math.max(1, arguments.length));
+      for (int i = 0; i < arguments.length; i++) {
+        args.setAtIndex(ADDRESS, i, arguments[i].handle());
+      }
+      MemorySegment opts =
+          new Struct(arena, Struct.EXECUTE_OPTIONS).set("rng_seed", options.rngSeed()).segment;
+      MemorySegment results = arena.allocate(ADDRESS, Math.max(1, resultCount));
+      MemorySegment count = arena.allocate(JAVA_LONG);
+      Native.check(
+          (MemorySegment)
+              Native.kiln_executable_execute.invokeExact(
+                  handle(),
+                  args,
+                  (long) arguments.length,
+                  opts,
+                  results,
+                  resultCount,
+                  count));
+      long n = count.get(JAVA_LONG, 0);
+      List<Buffer> out = new ArrayList<>((int) n);
+      for (long i = 0; i < n; i++) {
+        out.add(new Buffer(client, results.getAtIndex(ADDRESS, i)));
+      }
+      return out;
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+}

@@ -1,0 +1,91 @@
+package dev.kiln;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.lang.foreign.MemorySegment;
+import org.junit.jupiter.api.Test;
+
+/** (c) Library errors surface as KilnException with the C code and message intact. */
+class ErrorTest {
+  @Test
+  void shapeErrorIsInvalidArgumentNamingTheOp() {
+    try (Builder b = Builder.create("bad")) {
+      Op two = b.parameter(0, Shape.of(ElementType.F32, 2));
+      Op three = b.parameter(1, Shape.of(ElementType.F32, 3));
+      KilnException e = assertThrows(KilnException.class, () -> b.add(two, three));
+      assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+      assertEquals(3, e.code().value());
+      assertTrue(e.getMessage().contains("add"), e.getMessage());
+      assertTrue(e.toString().contains("INVALID_ARGUMENT"), e.toString());
+      // The error is sticky: queryable at once, and build reports it too.
+      assertEquals(e.getMessage(), b.firstError().orElseThrow().getMessage());
+      KilnException atBuild = assertThrows(KilnException.class, b::build);
+      assertEquals(StatusCode.INVALID_ARGUMENT, atBuild.code());
+      assertEquals(e.getMessage(), atBuild.getMessage());
+    }
+  }
+
+  @Test
+  void hloParseErrorIsInvalidArgument() {
+    KilnException e =
+        assertThrows(KilnException.class, () -> Computation.fromHloText("HloModule broken\n{"));
+    assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+    assertTrue(!e.getMessage().isEmpty());
+  }
+
+  @Test
+  void unknownBackendIsNotFound() {
+    KilnException e = assertThrows(KilnException.class, () -> Client.create("no-such-backend"));
+    assertEquals(StatusCode.NOT_FOUND, e.code());
+  }
+
+  @Test
+  void bufferSizeMismatchIsInvalidArgument() {
+    try (Client client = Client.create()) {
+      KilnException e =
+          assertThrows(KilnException.class, () -> client.buffer(new float[] {1, 2, 3}, 2, 2));
+      assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+    }
+  }
+
+  @Test
+  void missingNpyFileIsNotFound() {
+    try (Client client = Client.create()) {
+      KilnException e =
+          assertThrows(
+              KilnException.class,
+              () -> client.readNpy(java.nio.file.Path.of("/nonexistent/kiln.npy")));
+      assertEquals(StatusCode.NOT_FOUND, e.code());
+    }
+  }
+
+  @Test
+  void wrongReadbackTypeAndUseAfterCloseAreJavaErrors() {
+    try (Client client = Client.create()) {
+      Buffer b = client.buffer(new int[] {1}, 1);
+      assertThrows(IllegalStateException.class, b::toFloatArray);
+      b.close();
+      b.close(); // idempotent
+      assertTrue(b.isClosed());
+      assertThrows(IllegalStateException.class, b::toIntArray);
+      try (Buffer scalar =
+          client.buffer(ElementType.F32, MemorySegment.ofArray(new float[1]), new long[0], null)) {
+        KilnException e =
+            assertThrows(
+                KilnException.class, () -> scalar.copyTo(MemorySegment.ofArray(new byte[3])));
+        assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+      }
+    }
+  }
+
+  @Test
+  void opsOfAnotherBuilderAreRejected() {
+    try (Builder a = Builder.create("a");
+        Builder b = Builder.create("b")) {
+      Op x = a.constant(1f);
+      assertThrows(IllegalArgumentException.class, () -> b.neg(x));
+    }
+  }
+}

@@ -1,0 +1,55 @@
+"""Kiln: an XLA-style array compiler and runtime, from Python.
+
+A thin binding over libkiln's C API (kiln.h)::
+
+    import numpy as np, kiln
+
+    with kiln.Builder("axpy") as b:
+        x = b.parameter(0, "f32", [3], "x")
+        y = b.parameter(1, "f32", [3], "y")
+        computation = b.build(2.0 * x + y)
+    with kiln.Client() as client, client.compile(computation) as exe:
+        print(exe(np.ones(3, np.float32), np.arange(3, dtype=np.float32)))
+
+libkiln is found through KILN_LIBRARY_PATH (the file or its directory), else the
+system loader (libkiln.so.0).
+"""
+
+from ._builder import (
+    Builder,
+    ConvDimensionNumbers,
+    DotDimensionNumbers,
+    GatherDimensionNumbers,
+    Op,
+    ScatterDimensionNumbers,
+    register_custom_call,
+)
+from ._errors import KilnError, StatusCode
+from ._runtime import Buffer, Client, Computation, Executable, backends, version, version_number
+from ._types import ComparisonDirection, ComparisonType, ElementType, Padding, RngAlgorithm
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Buffer",
+    "Builder",
+    "Client",
+    "ComparisonDirection",
+    "ComparisonType",
+    "Computation",
+    "ConvDimensionNumbers",
+    "DotDimensionNumbers",
+    "ElementType",
+    "Executable",
+    "GatherDimensionNumbers",
+    "KilnError",
+    "Op",
+    "Padding",
+    "RngAlgorithm",
+    "ScatterDimensionNumbers",
+    "StatusCode",
+    "backends",
+    "register_custom_call",
+    "version",
+    "version_number",
+]

@@ -1,0 +1,394 @@
+//! Clients, buffers and executables.
+
+use std::ffi::c_void;
+use std::marker::PhantomData;
+use std::path::Path;
+use std::ptr::{self, NonNull};
+
+use kiln_sys as sys;
+
+use crate::error::{borrowed_str, c_string, check, Code, Error, Result};
+use crate::types::{Element, ElementType, Shape};
+use crate::Computation;
+
+/// A backend and its devices. Owns the executables and buffers made from it:
+/// they borrow the client, so the compiler makes sure they are dropped first.
+///
+/// Thread-safe (`Send + Sync`): share it by reference between threads.
+#[derive(Debug)]
+pub struct Client {
+    raw: NonNull<sys::kiln_client_t>,
+}
+
+// SAFETY: kiln.h: "a client ... may be used from several threads at once".
+unsafe impl Send for Client {}
+unsafe impl Sync for Client {}
+
+impl Client {
+    /// A client on the default backend ("cpu" when the library has it, else
+    /// "interpreter").
+    pub fn new() -> Result<Client> {
+        Self::create(None)
+    }
+
+    /// A client on the named backend (see [`crate::backends`]). An unknown name is
+    /// [`Code::NotFound`]; a backend that cannot run here is [`Code::Unavailable`].
+    pub fn with_backend(backend: &str) -> Result<Client> {
+        Self::create(Some(backend))
+    }
+
+    fn create(backend: Option<&str>) -> Result<Client> {
+        let name = backend.map(|b| c_string("backend", b)).transpose()?;
+        let options = sys::kiln_client_options_t {
+            backend: name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
+            ..Default::default()
+        };
+        let mut raw = ptr::null_mut();
+        // SAFETY: options and out-param are valid for the call; `name` outlives it.
+        check(unsafe { sys::kiln_client_create(&options, &mut raw) })?;
+        Ok(Client { raw: NonNull::new(raw).expect("kiln_client_create returned NULL") })
+    }
+
+    /// The raw handle, for use with `kiln-sys`. Owned by `self`.
+    pub fn as_raw(&self) -> *mut sys::kiln_client_t {
+        self.raw.as_ptr()
+    }
+
+    /// The backend's name.
+    pub fn backend_name(&self) -> Result<&str> {
+        let mut name = ptr::null();
+        // SAFETY: the string is owned by the client and lives as long as `self`.
+        unsafe {
+            check(sys::kiln_client_backend_name(self.raw.as_ptr(), &mut name))?;
+            Ok(borrowed_str(name))
+        }
+    }
+
+    /// Number of devices of the backend.
+    pub fn device_count(&self) -> Result<usize> {
+        let mut n = 0;
+        check(unsafe { sys::kiln_client_device_count(self.raw.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+
+    /// Description of device `index` ([`Code::OutOfRange`] past the end).
+    pub fn device_description(&self, index: usize) -> Result<&str> {
+        let mut d = ptr::null();
+        // SAFETY: the string is owned by the client and lives as long as `self`.
+        unsafe {
+            check(sys::kiln_client_device_description(self.raw.as_ptr(), index, &mut d))?;
+            Ok(borrowed_str(d))
+        }
+    }
+
+    /// Copies `data` (row-major, `dims` shape) into a new buffer on the first
+    /// device. The element count must match `dims` ([`Code::InvalidArgument`]).
+    pub fn buffer_from_slice<T: Element>(&self, data: &[T], dims: &[i64]) -> Result<Buffer<'_>> {
+        // SAFETY: T is a plain element type; viewing it as bytes is sound.
+        let bytes = unsafe { std::slice::from_raw_parts(data.as_ptr().cast::<u8>(), std::mem::size_of_val(data)) };
+        self.buffer_from_bytes(T::TYPE, dims, bytes)
+    }
+
+    /// Copies raw row-major bytes of any array element type (e.g. F16, BF16,
+    /// complex) into a new buffer.
+    pub fn buffer_from_bytes(&self, element_type: ElementType, dims: &[i64], bytes: &[u8]) -> Result<Buffer<'_>> {
+        self.buffer_with_layout(element_type, dims, None, bytes)
+    }
+
+    /// As [`Client::buffer_from_bytes`], with a device layout (`minor_to_major`,
+    /// one entry per dimension).
+    pub fn buffer_with_layout(
+        &self,
+        element_type: ElementType,
+        dims: &[i64],
+        minor_to_major: Option<&[i64]>,
+        bytes: &[u8],
+    ) -> Result<Buffer<'_>> {
+        let mut raw = ptr::null_mut();
+        // SAFETY: every pointer is valid for the stated length during the call; the
+        // data is copied before it returns.
+        check(unsafe {
+            sys::kiln_client_buffer_from_host(
+                self.raw.as_ptr(),
+                element_type.raw(),
+                opt_ptr(dims),
+                dims.len(),
+                minor_to_major.map_or(ptr::null(), |m| m.as_ptr()),
+                bytes.as_ptr().cast::<c_void>(),
+                bytes.len(),
+                &mut raw,
+            )
+        })?;
+        Ok(unsafe { Buffer::from_raw(raw) })
+    }
+
+    /// Reads a NumPy `.npy` file into a new buffer. Pass `Some(ElementType::BF16)`
+    /// to read a two-byte void array as bf16; `None` otherwise.
+    pub fn buffer_from_npy(&self, path: impl AsRef<Path>, expected: Option<ElementType>) -> Result<Buffer<'_>> {
+        let path = path_cstring(path.as_ref())?;
+        let mut raw = ptr::null_mut();
+        check(unsafe {
+            sys::kiln_client_buffer_from_npy_file(
+                self.raw.as_ptr(),
+                path.as_ptr(),
+                expected.map_or(sys::KILN_TYPE_INVALID, ElementType::raw),
+                &mut raw,
+            )
+        })?;
+        Ok(unsafe { Buffer::from_raw(raw) })
+    }
+
+    /// Compiles `computation` with default options.
+    pub fn compile(&self, computation: &Computation) -> Result<Executable<'_>> {
+        self.compile_with(computation, &CompileOptions::default())
+    }
+
+    /// Compiles `computation`. An op the backend cannot run is
+    /// [`Code::Unimplemented`]. The computation may be dropped afterwards.
+    pub fn compile_with(&self, computation: &Computation, options: &CompileOptions) -> Result<Executable<'_>> {
+        let opts = sys::kiln_compile_options_t {
+            optimization_level: options.optimization_level,
+            num_threads: options.num_threads,
+            ..Default::default()
+        };
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::kiln_client_compile(self.raw.as_ptr(), computation.as_raw(), &opts, &mut raw) })?;
+        // SAFETY: a successful compile returns an owned executable.
+        let mut exe = Executable { raw: NonNull::new(raw).expect("NULL executable"), results: 0, _client: PhantomData };
+        check(unsafe { sys::kiln_executable_result_count(raw, &mut exe.results) })?;
+        Ok(exe)
+    }
+
+    /// Queues a host array for the next `infeed` op run by this client's
+    /// executables.
+    pub fn transfer_to_infeed<T: Element>(&self, data: &[T], dims: &[i64]) -> Result<()> {
+        check(unsafe {
+            sys::kiln_client_transfer_to_infeed(
+                self.raw.as_ptr(),
+                T::TYPE.raw(),
+                opt_ptr(dims),
+                dims.len(),
+                data.as_ptr().cast::<c_void>(),
+                std::mem::size_of_val(data),
+            )
+        })
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        // SAFETY: owned handle; borrows keep buffers and executables from outliving it.
+        unsafe { sys::kiln_client_destroy(self.raw.as_ptr()) }
+    }
+}
+
+/// Options of [`Client::compile_with`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CompileOptions {
+    /// 0 = only what correctness needs; 2 (the default) = all optimisations.
+    pub optimization_level: i32,
+    /// Threads for intra-op parallelism; 0 (the default) = one per core.
+    pub num_threads: i32,
+}
+
+impl Default for CompileOptions {
+    fn default() -> Self {
+        let d = sys::kiln_compile_options_t::default();
+        CompileOptions { optimization_level: d.optimization_level, num_threads: d.num_threads }
+    }
+}
+
+/// Options of [`Executable::execute_with`].
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ExecuteOptions {
+    /// Seed of the rng ops: equal seeds give equal numbers.
+    pub rng_seed: u64,
+}
+
+/// An immutable array in device memory, borrowed from its [`Client`].
+/// Reads are thread-safe (`Send + Sync`).
+#[derive(Debug)]
+pub struct Buffer<'c> {
+    raw: NonNull<sys::kiln_buffer_t>,
+    _client: PhantomData<&'c Client>,
+}
+
+// SAFETY: kiln.h: buffers are immutable and their reads are thread-safe.
+unsafe impl Send for Buffer<'_> {}
+unsafe impl Sync for Buffer<'_> {}
+
+impl<'c> Buffer<'c> {
+    /// # Safety
+    /// `raw` must be a non-NULL buffer the caller owns, made from the client `'c` borrows.
+    unsafe fn from_raw(raw: *mut sys::kiln_buffer_t) -> Buffer<'c> {
+        Buffer { raw: NonNull::new(raw).expect("NULL buffer"), _client: PhantomData }
+    }
+
+    /// The raw handle, for use with `kiln-sys`. Owned by `self`.
+    pub fn as_raw(&self) -> *mut sys::kiln_buffer_t {
+        self.raw.as_ptr()
+    }
+
+    /// The element type.
+    pub fn element_type(&self) -> Result<ElementType> {
+        let mut t = sys::KILN_TYPE_INVALID;
+        check(unsafe { sys::kiln_buffer_element_type(self.raw.as_ptr(), &mut t) })?;
+        ElementType::from_raw(t).ok_or_else(|| Error::new(Code::Internal, format!("unknown element type {t}")))
+    }
+
+    /// The dimensions.
+    pub fn dims(&self) -> Result<Vec<i64>> {
+        let mut rank = 0;
+        check(unsafe { sys::kiln_buffer_rank(self.raw.as_ptr(), &mut rank) })?;
+        let mut dims = vec![0i64; rank];
+        check(unsafe { sys::kiln_buffer_dimensions(self.raw.as_ptr(), dims.as_mut_ptr(), rank) })?;
+        Ok(dims)
+    }
+
+    /// Element type and dimensions.
+    pub fn shape(&self) -> Result<Shape> {
+        Ok(Shape { element_type: self.element_type()?, dims: self.dims()? })
+    }
+
+    /// The device layout's `minor_to_major`.
+    pub fn minor_to_major(&self) -> Result<Vec<i64>> {
+        let mut rank = 0;
+        check(unsafe { sys::kiln_buffer_rank(self.raw.as_ptr(), &mut rank) })?;
+        let mut m = vec![0i64; rank];
+        check(unsafe { sys::kiln_buffer_minor_to_major(self.raw.as_ptr(), m.as_mut_ptr(), rank) })?;
+        Ok(m)
+    }
+
+    /// Bytes of the row-major host copy.
+    pub fn byte_size(&self) -> Result<usize> {
+        let mut n = 0;
+        check(unsafe { sys::kiln_buffer_byte_size(self.raw.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+
+    /// Copies the buffer to a new vector (row-major). `T` must match the element
+    /// type, else [`Code::InvalidArgument`].
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        let t = self.element_type()?;
+        if t != T::TYPE {
+            return Err(Error::new(Code::InvalidArgument, format!("buffer holds {t} elements, not {}", T::TYPE)));
+        }
+        let bytes = self.byte_size()?;
+        let len = bytes / std::mem::size_of::<T>();
+        let mut v = Vec::<T>::with_capacity(len);
+        // SAFETY: the library writes exactly `bytes` bytes of valid T values
+        // (PRED is 0 or 1) into the spare capacity.
+        unsafe {
+            check(sys::kiln_buffer_to_host(self.raw.as_ptr(), v.as_mut_ptr().cast::<c_void>(), bytes))?;
+            v.set_len(len);
+        }
+        Ok(v)
+    }
+
+    /// Copies the buffer's row-major bytes (any element type).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        let bytes = self.byte_size()?;
+        let mut v = vec![0u8; bytes];
+        check(unsafe { sys::kiln_buffer_to_host(self.raw.as_ptr(), v.as_mut_ptr().cast::<c_void>(), bytes) })?;
+        Ok(v)
+    }
+
+    /// Writes the buffer as a NumPy `.npy` file.
+    pub fn write_npy(&self, path: impl AsRef<Path>) -> Result<()> {
+        let path = path_cstring(path.as_ref())?;
+        check(unsafe { sys::kiln_buffer_to_npy_file(self.raw.as_ptr(), path.as_ptr()) })
+    }
+}
+
+impl Drop for Buffer<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::kiln_buffer_destroy(self.raw.as_ptr()) }
+    }
+}
+
+/// A compiled computation, borrowed from its [`Client`]. Thread-safe: several
+/// threads may run it at once (`Send + Sync`).
+#[derive(Debug)]
+pub struct Executable<'c> {
+    raw: NonNull<sys::kiln_executable_t>,
+    results: usize,
+    _client: PhantomData<&'c Client>,
+}
+
+// SAFETY: kiln.h: "an executable may run concurrently".
+unsafe impl Send for Executable<'_> {}
+unsafe impl Sync for Executable<'_> {}
+
+impl<'c> Executable<'c> {
+    /// The raw handle, for use with `kiln-sys`. Owned by `self`.
+    pub fn as_raw(&self) -> *mut sys::kiln_executable_t {
+        self.raw.as_ptr()
+    }
+
+    /// Number of arguments (array leaves of the entry's parameters).
+    pub fn parameter_count(&self) -> Result<usize> {
+        let mut n = 0;
+        check(unsafe { sys::kiln_executable_parameter_count(self.raw.as_ptr(), &mut n) })?;
+        Ok(n)
+    }
+
+    /// Number of results (array leaves of the entry's result).
+    pub fn result_count(&self) -> usize {
+        self.results
+    }
+
+    /// Element type of argument `index`.
+    pub fn parameter_type(&self, index: usize) -> Result<ElementType> {
+        let mut t = sys::KILN_TYPE_INVALID;
+        check(unsafe { sys::kiln_executable_parameter_type(self.raw.as_ptr(), index, &mut t) })?;
+        ElementType::from_raw(t).ok_or_else(|| Error::new(Code::Internal, format!("unknown element type {t}")))
+    }
+
+    /// Runs once on `arguments` (parameter order, tuples flattened) and returns
+    /// the result leaves (tuples flattened).
+    pub fn execute(&self, arguments: &[&Buffer<'c>]) -> Result<Vec<Buffer<'c>>> {
+        self.execute_with(arguments, &ExecuteOptions::default())
+    }
+
+    /// As [`Executable::execute`], with options.
+    pub fn execute_with(&self, arguments: &[&Buffer<'c>], options: &ExecuteOptions) -> Result<Vec<Buffer<'c>>> {
+        let args: Vec<*mut sys::kiln_buffer_t> = arguments.iter().map(|b| b.raw.as_ptr()).collect();
+        let opts = sys::kiln_execute_options_t { rng_seed: options.rng_seed, ..Default::default() };
+        let mut results = vec![ptr::null_mut(); self.results];
+        let mut n = 0;
+        check(unsafe {
+            sys::kiln_executable_execute(
+                self.raw.as_ptr(),
+                opt_ptr(&args),
+                args.len(),
+                &opts,
+                results.as_mut_ptr(),
+                results.len(),
+                &mut n,
+            )
+        })?;
+        // SAFETY: the first n entries are owned result buffers of this client.
+        Ok(results[..n].iter().map(|&r| unsafe { Buffer::from_raw(r) }).collect())
+    }
+}
+
+impl Drop for Executable<'_> {
+    fn drop(&mut self) {
+        unsafe { sys::kiln_executable_destroy(self.raw.as_ptr()) }
+    }
+}
+
+/// A slice's pointer, NULL when empty (kiln.h allows NULL with a zero count).
+pub(crate) fn opt_ptr<T>(s: &[T]) -> *const T {
+    if s.is_empty() {
+        ptr::null()
+    } else {
+        s.as_ptr()
+    }
+}
+
+fn path_cstring(path: &Path) -> Result<std::ffi::CString> {
+    use std::os::unix::ffi::OsStrExt;
+    std::ffi::CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| Error::new(Code::InvalidArgument, format!("path contains a NUL byte: {}", path.display())))
+}

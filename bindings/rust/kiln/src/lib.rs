@@ -1,0 +1,102 @@
+//! Safe Rust bindings for Kiln, an XLA-style array compiler and runtime.
+//!
+//! The binding is thin: every piece of logic lives in `libkiln` behind
+//! `kiln.h`; this crate marshals arguments and owns handles.
+//!
+//! ```
+//! use kiln::{Builder, Client, ElementType};
+//!
+//! # fn main() -> kiln::Result<()> {
+//! let b = Builder::new("axpy")?;
+//! let x = b.parameter(0, ElementType::F32, &[3], "x");
+//! let y = b.parameter(1, ElementType::F32, &[3], "y");
+//! let two = b.constant_scalar(2.0f32);
+//! let computation = b.build(b.mul(two, x) + y)?;
+//!
+//! let client = Client::new()?;
+//! let exe = client.compile(&computation)?;
+//! let x = client.buffer_from_slice(&[1.0f32, 2.0, 3.0], &[3])?;
+//! let y = client.buffer_from_slice(&[10.0f32, 20.0, 30.0], &[3])?;
+//! let out = exe.execute(&[&x, &y])?;
+//! assert_eq!(out[0].to_vec::<f32>()?, [12.0, 24.0, 36.0]);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Ownership: [`Client`], [`Computation`] and [`Builder`] are owned values.
+//! [`Buffer`] and [`Executable`] borrow their client, and [`Op`] borrows its
+//! builder, so none can outlive its parent. Errors are [`Error`], carrying the
+//! library's [`Code`] and message.
+//!
+//! A buffer cannot outlive its client:
+//! ```compile_fail
+//! let buffer = {
+//!     let client = kiln::Client::new().unwrap();
+//!     client.buffer_from_slice(&[1.0f32], &[1]).unwrap()
+//! };
+//! ```
+//! A builder may not be shared between threads (it is `Send` but not `Sync`):
+//! ```compile_fail
+//! fn shared<T: Sync>(_: &T) {}
+//! shared(&kiln::Builder::new("b").unwrap());
+//! ```
+//! while clients, computations, executables and buffers may:
+//! ```
+//! fn shared<T: Send + Sync>() {}
+//! shared::<kiln::Client>();
+//! shared::<kiln::Computation>();
+//! shared::<kiln::Executable<'static>>();
+//! shared::<kiln::Buffer<'static>>();
+//! ```
+
+mod builder;
+mod client;
+mod error;
+mod types;
+
+use std::ffi::CStr;
+
+pub use builder::{
+    Builder, ComparisonDirection, ComparisonType, Computation, ConvDimensionNumbers, DotDimensionNumbers,
+    GatherDimensionNumbers, Op, Padding, RngAlgorithm, ScatterDimensionNumbers,
+};
+pub use client::{Buffer, Client, CompileOptions, Executable, ExecuteOptions};
+pub use error::{Code, Error, Result};
+pub use kiln_sys as sys;
+pub use types::{Element, ElementType, Shape};
+
+use error::{borrowed_str, c_string, check};
+
+/// The library's version, "MAJOR.MINOR.PATCH".
+pub fn version() -> &'static str {
+    // SAFETY: static string.
+    unsafe { CStr::from_ptr(sys::kiln_version()) }.to_str().unwrap_or("?")
+}
+
+/// Names of the backends this library contains ("interpreter", "cpu", ...).
+pub fn backends() -> Result<Vec<&'static str>> {
+    let mut n = 0;
+    check(unsafe { sys::kiln_backend_count(&mut n) })?;
+    (0..n)
+        .map(|i| {
+            let mut name = std::ptr::null();
+            check(unsafe { sys::kiln_backend_name(i, &mut name) })?;
+            // SAFETY: owned by the library for the life of the process.
+            Ok(unsafe { borrowed_str(name) })
+        })
+        .collect()
+}
+
+/// A custom-call target: `out` points at the result's data (for a tuple, at an
+/// array of pointers to the leaves' data), `inputs[i]` at operand i's.
+pub type CustomCallFn = unsafe extern "C" fn(out: *mut std::ffi::c_void, inputs: *mut *const std::ffi::c_void);
+
+/// Registers `f` as the process-wide custom-call target `name`.
+///
+/// # Safety
+/// `f` must read and write exactly the shapes of every custom call that names
+/// it, and must not unwind.
+pub unsafe fn register_custom_call(name: &str, f: CustomCallFn) -> Result<()> {
+    let name = c_string("custom-call name", name)?;
+    check(sys::kiln_register_custom_call(name.as_ptr(), Some(f)))
+}
