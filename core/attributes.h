@@ -124,6 +124,9 @@ struct Attributes {
   int64_t mantissa_bits = 0;
   // sort
   bool is_stable = false;
+  // topk: how many elements, and whether the largest (else smallest) ones
+  int64_t top_k = 0;
+  bool largest = true;
   // rng, rng-bit-generator
   RngDistribution rng_distribution = RngDistribution::kUniform;
   RngAlgorithm rng_algorithm = RngAlgorithm::kDefault;

@@ -980,6 +980,14 @@ Op Builder::Sort(Op operand) {
   return Sort(operands, **comparator, -1, false);
 }
 
+Op Builder::TopK(Op operand, int64_t k, bool largest) {
+  Attributes attrs;
+  attrs.top_k = k;
+  attrs.largest = largest;
+  const Op operands[] = {operand};
+  return AddInstruction(Opcode::kTopK, operands, attrs);
+}
+
 Op Builder::Sort(std::span<const Op> operands, const Module& comparator, int64_t dimension, bool is_stable) {
   if (!first_error_.ok()) return Op();
   if (operands.empty()) return Fail(InvalidArgument("sort: needs at least one operand"));

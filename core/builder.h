@@ -235,6 +235,9 @@ class Builder {
   // Variadic sort by `comparator` (2N scalar parameters -> PRED) along `dimension`.
   Op Sort(std::span<const Op> operands, const Module& comparator, int64_t dimension = -1,
           bool is_stable = false);
+  // The k largest (or smallest) elements along the last dimension and their
+  // s32 indices, as a tuple; equal elements keep index order.
+  Op TopK(Op operand, int64_t k, bool largest = true);
   // Sum across replicas (one replica: identity).
   Op CrossReplicaSum(Op operand);
   Op AllReduce(Op operand, const Module& computation);

@@ -464,6 +464,7 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
   static constexpr std::string_view kDimensions[] = {"dimensions"};
   static constexpr std::string_view kDimensionsToApply[] = {"dimensions", "to_apply"};
   static constexpr std::string_view kSort[] = {"dimensions", "is_stable", "to_apply"};
+  static constexpr std::string_view kTopK[] = {"k", "largest"};
   static constexpr std::string_view kCall[] = {"to_apply", "calls"};
   static constexpr std::string_view kWhile[] = {"condition", "body"};
   static constexpr std::string_view kConditional[] = {"true_computation", "false_computation",
@@ -512,6 +513,7 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
     case Opcode::kReduce:
     case Opcode::kMap: return kDimensionsToApply;
     case Opcode::kSort: return kSort;
+    case Opcode::kTopK: return kTopK;
     case Opcode::kCall: return kCall;
     case Opcode::kWhile: return kWhile;
     case Opcode::kConditional: return kConditional;

@@ -365,6 +365,8 @@ class HloTextParser {
     if (key == "indices_are_sorted") return boolean(attrs.indices_are_sorted);
     if (key == "unique_indices") return boolean(attrs.unique_indices);
     if (key == "is_stable") return boolean(attrs.is_stable);
+    if (key == "k") return integer(attrs.top_k);
+    if (key == "largest") return boolean(attrs.largest);
     if (key == "epsilon") {
       KILN_ASSIGN_OR_RETURN(Literal value, ParseLiteralText(lexer_, Shape(ElementType::kF32, {})));
       attrs.epsilon = value.data<float>()[0];

@@ -57,6 +57,10 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
       out.AddTrue("is_stable", a.is_stable);
       to_apply();
       break;
+    case Opcode::kTopK:
+      out.Add("k", std::to_string(a.top_k));
+      out.Add("largest", a.largest ? "true" : "false");
+      break;
     case Opcode::kCall: to_apply(); break;
     case Opcode::kWhile:
       out.Add("condition", CalleeName(instruction, 0));

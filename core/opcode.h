@@ -102,6 +102,7 @@ enum class OpKind { kUnary, kBinary, kTernary, kOther };
   V(kSubtract, "subtract", kBinary)                                      \
   V(kTan, "tan", kUnary)                                                 \
   V(kTanh, "tanh", kUnary)                                               \
+  V(kTopK, "topk", kOther)                                               \
   V(kTranspose, "transpose", kOther)                                     \
   V(kTuple, "tuple", kOther)                                             \
   V(kWhile, "while", kOther)                                             \

@@ -182,6 +182,7 @@ StatusOr<Shape> InferShape(Opcode opcode, std::span<const Shape> operands, const
     case Opcode::kReduceWindow:
     case Opcode::kSelectAndScatter:
     case Opcode::kSort:
+    case Opcode::kTopK:
     case Opcode::kAllReduce:
     case Opcode::kMap:
     case Opcode::kBatchNormTraining:

@@ -135,8 +135,17 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
 }  // namespace
 
 StatusOr<Shape> InferContraction(const OpRequest& request) {
-  if (request.opcode == Opcode::kDot) return InferDot(request);
-  return InferConvolution(request);
+  KILN_ASSIGN_OR_RETURN(Shape inferred,
+                        request.opcode == Opcode::kDot ? InferDot(request) : InferConvolution(request));
+  // preferred_element_type: the result may be declared wider (s8 x s8 -> s32,
+  // bf16 x bf16 -> f32) or narrower than the operands; only the dims are implied.
+  const Shape* declared = request.declared;
+  if (declared != nullptr && declared->IsArray() && declared->element_type() != inferred.element_type() &&
+      declared->element_type() != ElementType::kPred &&
+      IsComplex(declared->element_type()) == IsComplex(inferred.element_type())) {
+    inferred.set_element_type(declared->element_type());
+  }
+  return inferred;
 }
 
 }  // namespace kiln::shape_inference_internal

@@ -172,6 +172,17 @@ StatusOr<Shape> InferSelect(const OpRequest& request) {
   const Shape& on_true = request.operands[1];
   const Shape& on_false = request.operands[2];
   KILN_RETURN_IF_ERROR(ExpectArray(request, pred, "predicate"));
+  // The seed's tuple form: a scalar predicate picks one of two equal tuples.
+  if (on_true.IsTuple() || on_false.IsTuple()) {
+    if (!pred.IsScalar() || pred.element_type() != ElementType::kPred) {
+      return OpError(request, "selecting between tuples needs a scalar pred predicate, got ", pred.ToString());
+    }
+    if (!on_true.Compatible(on_false)) {
+      return OpError(request, "on_true ", on_true.ToString(), " and on_false ", on_false.ToString(),
+                     " must have the same shape");
+    }
+    return on_true;
+  }
   KILN_RETURN_IF_ERROR(ExpectArray(request, on_true, "on_true"));
   KILN_RETURN_IF_ERROR(ExpectArray(request, on_false, "on_false"));
   if (pred.element_type() != ElementType::kPred) {

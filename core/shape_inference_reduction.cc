@@ -102,6 +102,26 @@ StatusOr<Shape> InferSelectAndScatter(const OpRequest& request) {
   return Shape(type, operand.dimensions());
 }
 
+// topk(x) over the last dimension: (values[..., k], s32 indices[..., k]).
+StatusOr<Shape> InferTopK(const OpRequest& request) {
+  KILN_RETURN_IF_ERROR(ExpectOperandCount(request, 1));
+  KILN_RETURN_IF_ERROR(ExpectCalledCount(request, 0));
+  const Shape& operand = request.operands[0];
+  KILN_RETURN_IF_ERROR(ExpectArray(request, operand, "operand"));
+  if (operand.rank() < 1) return OpError(request, "operand ", operand.ToString(), " must have rank >= 1");
+  if (IsComplex(operand.element_type()) || operand.element_type() == ElementType::kPred) {
+    return OpError(request, "operand ", operand.ToString(), " must be integer or floating point");
+  }
+  const int64_t k = request.attrs.top_k;
+  const int64_t last = operand.dimensions(operand.rank() - 1);
+  if (k < 0 || k > last) {
+    return OpError(request, "k=", k, " must lie in [0, ", last, "] for operand ", operand.ToString());
+  }
+  std::vector<int64_t> dims = operand.dimensions();
+  dims.back() = k;
+  return Shape::Tuple({Shape(operand.element_type(), dims), Shape(ElementType::kS32, dims)});
+}
+
 StatusOr<Shape> InferSort(const OpRequest& request) {
   if (request.operands.empty()) return OpError(request, "needs at least one operand");
   KILN_RETURN_IF_ERROR(ExpectCalledCount(request, 1));
@@ -239,6 +259,7 @@ StatusOr<Shape> InferReduction(const OpRequest& request) {
     case Opcode::kReduceWindow: return InferReduceWindow(request);
     case Opcode::kSelectAndScatter: return InferSelectAndScatter(request);
     case Opcode::kSort: return InferSort(request);
+    case Opcode::kTopK: return InferTopK(request);
     case Opcode::kAllReduce: return InferAllReduce(request);
     case Opcode::kMap: return InferMap(request);
     default: return InferBatchNorm(request);

@@ -279,6 +279,7 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
     case Opcode::kGather: return EvaluateGather(instruction, operands);
     case Opcode::kScatter: return EvaluateScatter(instruction, operands, context_);
     case Opcode::kSort: return EvaluateSort(instruction, operands, context_);
+    case Opcode::kTopK: return EvaluateTopK(instruction, operands);
     case Opcode::kRng: return EvaluateRng(instruction, operands, context_);
     case Opcode::kRngBitGenerator: return EvaluateRngBitGenerator(instruction, operands);
     case Opcode::kBatchNormTraining: return EvaluateBatchNormTraining(instruction, operands);

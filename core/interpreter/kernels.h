@@ -54,6 +54,7 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
 
 // sort.cc
 StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands, EvalContext& context);
+StatusOr<Literal> EvaluateTopK(const Instruction& instruction, Operands operands);
 
 // rng.cc
 StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands, EvalContext& context);

@@ -207,6 +207,8 @@ std::vector<RoundTripCase> Cases() {
   cases.push_back({"sort", kGe,
                    "  x = f32[4] parameter(0)\n  ROOT r = f32[4] sort(x), dimensions={0}, is_stable=true, "
                    "to_apply=ge\n"});
+  cases.push_back({"topk", "",
+                   "  x = f32[2,5] parameter(0)\n  ROOT r = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true\n"});
   cases.push_back({"transpose", "",
                    "  x = f32[2,3] parameter(0)\n  ROOT r = f32[3,2]{0,1} transpose(x), dimensions={1,0}\n"});
   cases.push_back({"tuple", "",
