@@ -1,9 +1,9 @@
 """(d) Creating and destroying every kind of handle does not grow resident memory.
 
 100k iterations of builder + computation + buffer (create, read back, destroy),
-and 10k full client + compile + execute cycles (a full cycle costs about 1 ms on
-the 2-core CI machine; 100k of them would take minutes). KILN_MEMORY_SCALE
-(a float, default 1) scales both counts.
+100k full client + compile + execute cycles (about 1 ms each on the 2-core CI
+machine), and 10k handles left to the garbage collector. KILN_MEMORY_SCALE (a
+float, default 1) scales the counts.
 """
 
 import gc
@@ -71,7 +71,7 @@ def test_buffers_and_builders_100k(client):
 
 
 def test_client_compile_execute_cycles_10k():
-    check_flat(full_cycles, int(10_000 * SCALE))
+    check_flat(full_cycles, int(100_000 * SCALE))
 
 
 def test_handles_freed_by_garbage_collection():
