@@ -78,6 +78,10 @@ enum class ComparisonDirection { kEq, kNe, kGe, kGt, kLe, kLt };
 enum class ComparisonType { kDefault, kFloat, kTotalOrder, kSigned, kUnsigned };
 enum class RngDistribution { kUniform, kNormal };
 enum class RngAlgorithm { kDefault, kThreeFry, kPhilox };
+// What a fusion's kernel is built around (XLA's names): kLoop, an elementwise
+// loop over the output; kInput, a reduction with its producers fused in;
+// kOutput, a library op (dot, convolution) with its consumers fused in.
+enum class FusionKind { kLoop, kInput, kOutput };
 
 struct Attributes {
   // broadcast (operand->output dim map), reduce, reverse, transpose
@@ -130,6 +134,8 @@ struct Attributes {
   // rng, rng-bit-generator
   RngDistribution rng_distribution = RngDistribution::kUniform;
   RngAlgorithm rng_algorithm = RngAlgorithm::kDefault;
+  // fusion
+  FusionKind fusion_kind = FusionKind::kLoop;
   // custom-call
   std::string custom_call_target;
   bool custom_call_has_side_effect = false;
@@ -138,6 +144,8 @@ struct Attributes {
   std::string infeed_config;
   // send/recv
   int64_t channel_id = 0;
+
+  bool operator==(const Attributes&) const = default;
 };
 
 }  // namespace kiln

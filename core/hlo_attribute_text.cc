@@ -396,6 +396,12 @@ constexpr std::array<std::pair<RngAlgorithm, std::string_view>, 3> kAlgorithms =
     {RngAlgorithm::kPhilox, "rng_philox"},
 }};
 
+constexpr std::array<std::pair<FusionKind, std::string_view>, 3> kFusionKinds = {{
+    {FusionKind::kLoop, "kLoop"},
+    {FusionKind::kInput, "kInput"},
+    {FusionKind::kOutput, "kOutput"},
+}};
+
 template <typename Enum, size_t N>
 std::optional<Enum> FindByName(const std::array<std::pair<Enum, std::string_view>, N>& table,
                                std::string_view name) {
@@ -434,6 +440,8 @@ std::optional<RngAlgorithm> RngAlgorithmFromName(std::string_view name) {
   return FindByName(kAlgorithms, name);
 }
 std::string_view RngAlgorithmName(RngAlgorithm algorithm) { return FindName(kAlgorithms, algorithm); }
+std::optional<FusionKind> FusionKindFromName(std::string_view name) { return FindByName(kFusionKinds, name); }
+std::string_view FusionKindName(FusionKind kind) { return FindName(kFusionKinds, kind); }
 
 std::string QuoteString(std::string_view value) {
   static const char kHex[] = "0123456789abcdef";
@@ -466,6 +474,7 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
   static constexpr std::string_view kSort[] = {"dimensions", "is_stable", "to_apply"};
   static constexpr std::string_view kTopK[] = {"k", "largest"};
   static constexpr std::string_view kCall[] = {"to_apply", "calls"};
+  static constexpr std::string_view kFusion[] = {"kind", "calls"};
   static constexpr std::string_view kWhile[] = {"condition", "body"};
   static constexpr std::string_view kConditional[] = {"true_computation", "false_computation",
                                                       "branch_computations"};
@@ -515,6 +524,7 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
     case Opcode::kSort: return kSort;
     case Opcode::kTopK: return kTopK;
     case Opcode::kCall: return kCall;
+    case Opcode::kFusion: return kFusion;
     case Opcode::kWhile: return kWhile;
     case Opcode::kConditional: return kConditional;
     case Opcode::kReduceWindow: return kReduceWindow;
@@ -572,6 +582,7 @@ bool IsIgnoredAttribute(Opcode opcode, std::string_view name) {
              name == "output_to_operand_aliasing" || name == "custom_call_schedule" ||
              name == "called_computations" || name == "literal";
     case Opcode::kOutfeed: return name == "outfeed_shape";
+    case Opcode::kFusion: return name == "output_to_operand_aliasing";
     case Opcode::kSend:
     case Opcode::kSendDone:
     case Opcode::kRecv:

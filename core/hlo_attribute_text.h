@@ -46,6 +46,8 @@ std::optional<RngDistribution> RngDistributionFromName(std::string_view name);
 std::string_view RngDistributionName(RngDistribution distribution);
 std::optional<RngAlgorithm> RngAlgorithmFromName(std::string_view name);
 std::string_view RngAlgorithmName(RngAlgorithm algorithm);
+std::optional<FusionKind> FusionKindFromName(std::string_view name);  // "kLoop", "kInput", "kOutput"
+std::string_view FusionKindName(FusionKind kind);
 
 // C-escaped and double-quoted, as XLA prints strings.
 std::string QuoteString(std::string_view value);

@@ -318,6 +318,17 @@ class HloTextParser {
       KILN_ASSIGN_OR_RETURN(attrs.padding, ParsePaddingText(lexer_));
       return OkStatus();
     }
+    if (key == "kind") {
+      lexer_.SkipSpace();
+      const size_t offset = lexer_.offset();
+      const std::string_view word = lexer_.ReadName();
+      const auto kind = FusionKindFromName(word);
+      if (!kind) {
+        return lexer_.ErrorAt(offset, "unknown fusion kind '" + std::string(word) + "'; expected kLoop, kInput or kOutput");
+      }
+      attrs.fusion_kind = *kind;
+      return OkStatus();
+    }
     if (key == "direction" || key == "type" || key == "distribution" || key == "algorithm") {
       lexer_.SkipSpace();
       const size_t offset = lexer_.offset();
@@ -431,6 +442,7 @@ class HloTextParser {
       case Opcode::kScatter:
       case Opcode::kAllReduce:
       case Opcode::kCall:
+      case Opcode::kFusion:
       case Opcode::kSort: KILN_RETURN_IF_ERROR(take("to_apply", true)); break;
       default: break;
     }

@@ -62,6 +62,10 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
       out.Add("largest", a.largest ? "true" : "false");
       break;
     case Opcode::kCall: to_apply(); break;
+    case Opcode::kFusion:
+      out.Add("kind", std::string(FusionKindName(a.fusion_kind)));
+      out.Add("calls", CalleeName(instruction, 0));
+      break;
     case Opcode::kWhile:
       out.Add("condition", CalleeName(instruction, 0));
       out.Add("body", CalleeName(instruction, 1));

@@ -66,6 +66,80 @@ bool Computation::RemoveDeadInstructions() {
   return instructions_.size() != before;
 }
 
+void Computation::SortTopologically() {
+  std::unordered_map<const Instruction*, size_t> position;
+  for (size_t i = 0; i < instructions_.size(); ++i) position[instructions_[i].get()] = i;
+  std::vector<char> placed(instructions_.size(), 0);
+  std::vector<size_t> order;
+  order.reserve(instructions_.size());
+  // Iterative DFS from each instruction in its current order: operands are
+  // placed first, so an already valid order is left unchanged.
+  for (size_t start = 0; start < instructions_.size(); ++start) {
+    if (placed[start]) continue;
+    std::vector<std::pair<size_t, size_t>> stack = {{start, 0}};
+    placed[start] = 1;
+    while (!stack.empty()) {
+      auto& [index, next] = stack.back();
+      const Instruction* node = instructions_[index].get();
+      if (next < node->operands.size()) {
+        const auto found = position.find(node->operands[next++]);
+        if (found != position.end() && !placed[found->second]) {
+          placed[found->second] = 1;
+          stack.emplace_back(found->second, 0);
+        }
+        continue;
+      }
+      order.push_back(index);
+      stack.pop_back();
+    }
+  }
+  std::vector<std::unique_ptr<Instruction>> sorted;
+  sorted.reserve(instructions_.size());
+  for (size_t index : order) sorted.push_back(std::move(instructions_[index]));
+  instructions_ = std::move(sorted);
+}
+
+std::vector<Instruction*> Computation::Users(const Instruction* instruction) const {
+  std::vector<Instruction*> users;
+  for (const auto& candidate : instructions_) {
+    for (const Instruction* operand : candidate->operands) {
+      if (operand == instruction) {
+        users.push_back(candidate.get());
+        break;
+      }
+    }
+  }
+  return users;
+}
+
+void Computation::ReplaceAllUsesWith(const Instruction* old, Instruction* replacement) {
+  for (const auto& instruction : instructions_) {
+    if (instruction.get() == replacement) continue;  // never make an instruction its own operand
+    for (Instruction*& operand : instruction->operands) {
+      if (operand == old) operand = replacement;
+    }
+  }
+  if (root_ == old) root_ = replacement;
+}
+
+Status Computation::RemoveInstruction(const Instruction* instruction) {
+  if (instruction == root_) return FailedPrecondition("cannot remove root ", instruction->name);
+  if (instruction->opcode == Opcode::kParameter) {
+    return FailedPrecondition("cannot remove parameter ", instruction->name);
+  }
+  if (!Users(instruction).empty()) {
+    return FailedPrecondition("cannot remove ", instruction->name, ": it still has users");
+  }
+  const size_t before = instructions_.size();
+  std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& candidate) {
+    return candidate.get() == instruction;
+  });
+  if (instructions_.size() == before) {
+    return NotFound("instruction ", instruction->name, " is not in computation ", name_);
+  }
+  return OkStatus();
+}
+
 std::string Module::UniqueComputationName(const std::string& base) const {
   if (!FindComputation(base)) return base;
   for (int suffix = 1;; ++suffix) {

@@ -67,6 +67,18 @@ class Computation {
   // Returns true when something was removed.
   bool RemoveDeadInstructions();
 
+  // Editing (see also core/ir_edit.h). Passes may append an instruction whose
+  // users come earlier; SortTopologically restores the operands-first order
+  // the verifier requires, keeping the existing order where it is valid.
+  void SortTopologically();
+  // Instructions that use `instruction` as an operand (each listed once).
+  std::vector<Instruction*> Users(const Instruction* instruction) const;
+  // Makes every user of `old` (and the root, if it is `old`) use `replacement`.
+  void ReplaceAllUsesWith(const Instruction* old, Instruction* replacement);
+  // Removes an instruction nothing uses; refuses the root, parameters and
+  // instructions that still have users.
+  Status RemoveInstruction(const Instruction* instruction);
+
  private:
   std::string name_;
   std::vector<std::unique_ptr<Instruction>> instructions_;

@@ -47,6 +47,7 @@ enum class OpKind { kUnary, kBinary, kTernary, kOther };
   V(kExp, "exponential", kUnary)                                         \
   V(kExpm1, "exponential-minus-one", kUnary)                             \
   V(kFloor, "floor", kUnary)                                             \
+  V(kFusion, "fusion", kOther)                                           \
   V(kGather, "gather", kOther)                                           \
   V(kGetDimensionSize, "get-dimension-size", kOther)                     \
   V(kGetTupleElement, "get-tuple-element", kOther)                       \

@@ -58,11 +58,13 @@ StatusOr<Shape> InferConditional(const OpRequest& request) {
   return result;
 }
 
+// call and fusion: the callee's signature must match the operands.
 StatusOr<Shape> InferCall(const OpRequest& request) {
   KILN_RETURN_IF_ERROR(ExpectCalledCount(request, 1));
   const ProgramShape& callee = request.called[0];
+  const char* role = request.opcode == Opcode::kFusion ? "fused computation" : "to_apply computation";
   if (callee.parameters.size() != request.operands.size()) {
-    return OpError(request, "to_apply computation takes ", callee.parameters.size(), " parameters; got ",
+    return OpError(request, role, " takes ", callee.parameters.size(), " parameters; got ",
                    request.operands.size(), " operands");
   }
   for (size_t i = 0; i < request.operands.size(); ++i) {
@@ -172,7 +174,8 @@ StatusOr<Shape> InferControlAndMisc(const OpRequest& request) {
   switch (request.opcode) {
     case Opcode::kWhile: return InferWhile(request);
     case Opcode::kConditional: return InferConditional(request);
-    case Opcode::kCall: return InferCall(request);
+    case Opcode::kCall:
+    case Opcode::kFusion: return InferCall(request);
     case Opcode::kCustomCall: return RequireDeclared(request);
     case Opcode::kRng: return InferRng(request);
     case Opcode::kRngBitGenerator: return InferRngBitGenerator(request);

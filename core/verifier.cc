@@ -28,6 +28,7 @@ int ExpectedCalledCount(Opcode opcode) {
     case Opcode::kScatter:
     case Opcode::kAllReduce:
     case Opcode::kCall:
+    case Opcode::kFusion:
     case Opcode::kSort: return 1;
     case Opcode::kSelectAndScatter:
     case Opcode::kWhile: return 2;

@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <string_view>
+#include <vector>
 
 namespace kiln::tool {
 namespace {
@@ -22,10 +23,24 @@ StatusOr<std::optional<std::string>> OptionValue(std::span<const std::string> ar
   return std::optional<std::string>();
 }
 
-StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
-  CommandLine command;
-  command.kind = CommandKind::kRun;
-  RunArguments& run = command.run;
+// Parses a decimal integer option value in [minimum, maximum].
+StatusOr<int64_t> IntegerValue(std::string_view option, const std::string& text, int64_t minimum,
+                               int64_t maximum, std::string_view what) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto parsed = std::from_chars(text.data(), end, value);
+  if (text.empty() || parsed.ec != std::errc() || parsed.ptr != end || value < minimum || value > maximum) {
+    return InvalidArgument("option ", option, " needs ", what, ", got '", text, "'");
+  }
+  return value;
+}
+
+// Splits arguments into options (handled by `take_option`, which returns
+// false for an option it does not know) and positional arguments; exactly one
+// positional argument, the module file, is expected.
+template <typename TakeOption>
+StatusOr<std::string> ParseModuleCommand(std::span<const std::string> args, std::string_view command_name,
+                                         bool* help, TakeOption take_option) {
   std::vector<std::string> positional;
   bool options_ended = false;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -38,41 +53,119 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
       options_ended = true;
       continue;
     }
-    if (arg == "-h" || arg == "--help") return CommandLine{CommandKind::kHelp, {}};
-    KILN_ASSIGN_OR_RETURN(std::optional<std::string> backend, OptionValue(args, &i, "--backend"));
-    if (backend) {
-      if (backend->empty()) return InvalidArgument("option --backend needs a non-empty name");
-      run.backend = *backend;
-      continue;
+    if (arg == "-h" || arg == "--help") {
+      *help = true;
+      return std::string();
     }
-    KILN_ASSIGN_OR_RETURN(std::optional<std::string> input, OptionValue(args, &i, "--input"));
-    if (input) {
-      run.inputs.push_back(*input);
-      continue;
-    }
-    KILN_ASSIGN_OR_RETURN(std::optional<std::string> output_dir, OptionValue(args, &i, "--output-dir"));
-    if (output_dir) {
-      if (output_dir->empty()) return InvalidArgument("option --output-dir needs a non-empty path");
-      run.output_dir = *output_dir;
-      continue;
-    }
-    KILN_ASSIGN_OR_RETURN(std::optional<std::string> seed, OptionValue(args, &i, "--rng-seed"));
-    if (seed) {
-      const char* end = seed->data() + seed->size();
-      const auto parsed = std::from_chars(seed->data(), end, run.rng_seed);
-      if (seed->empty() || parsed.ec != std::errc() || parsed.ptr != end) {
-        return InvalidArgument("option --rng-seed needs a non-negative integer, got '", *seed, "'");
-      }
-      continue;
-    }
-    return InvalidArgument("unknown option '", arg, "' for 'kiln run'");
+    KILN_ASSIGN_OR_RETURN(bool taken, take_option(args, &i));
+    if (!taken) return InvalidArgument("unknown option '", arg, "' for 'kiln ", command_name, "'");
   }
-  if (positional.empty()) return InvalidArgument("'kiln run' needs a MODULE.hlo file");
+  if (positional.empty()) return InvalidArgument("'kiln ", command_name, "' needs a MODULE.hlo file");
   if (positional.size() > 1) {
-    return InvalidArgument("'kiln run' takes one module file, got '", positional[0], "' and '", positional[1],
-                           "' (inputs are given with --input)");
+    return InvalidArgument("'kiln ", command_name, "' takes one module file, got '", positional[0], "' and '",
+                           positional[1], "' (inputs are given with --input)");
   }
-  run.module_path = positional[0];
+  return positional[0];
+}
+
+// The options `kiln run` and `kiln bench` share.
+StatusOr<bool> TakeSharedOption(std::span<const std::string> args, size_t* i, std::string* backend,
+                                std::vector<std::string>* inputs, std::optional<std::string>* output_dir) {
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> backend_name, OptionValue(args, i, "--backend"));
+  if (backend_name) {
+    if (backend_name->empty()) return InvalidArgument("option --backend needs a non-empty name");
+    *backend = *backend_name;
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> input, OptionValue(args, i, "--input"));
+  if (input) {
+    inputs->push_back(*input);
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> directory, OptionValue(args, i, "--output-dir"));
+  if (directory) {
+    if (directory->empty()) return InvalidArgument("option --output-dir needs a non-empty path");
+    *output_dir = *directory;
+    return true;
+  }
+  return false;
+}
+
+StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
+  CommandLine command;
+  command.kind = CommandKind::kRun;
+  RunArguments& run = command.run;
+  bool help = false;
+  KILN_ASSIGN_OR_RETURN(
+      run.module_path,
+      ParseModuleCommand(args, "run", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
+        KILN_ASSIGN_OR_RETURN(bool shared, TakeSharedOption(all, i, &run.backend, &run.inputs, &run.output_dir));
+        if (shared) return true;
+        KILN_ASSIGN_OR_RETURN(std::optional<std::string> seed, OptionValue(all, i, "--rng-seed"));
+        if (seed) {
+          const char* end = seed->data() + seed->size();
+          const auto parsed = std::from_chars(seed->data(), end, run.rng_seed);
+          if (seed->empty() || parsed.ec != std::errc() || parsed.ptr != end) {
+            return InvalidArgument("option --rng-seed needs a non-negative integer, got '", *seed, "'");
+          }
+          return true;
+        }
+        return false;
+      }));
+  if (help) return CommandLine{CommandKind::kHelp, {}, {}};
+  return command;
+}
+
+StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
+  CommandLine command;
+  command.kind = CommandKind::kBench;
+  BenchArguments& bench = command.bench;
+  constexpr int64_t kMaxCount = int64_t{1} << 40;
+  bool help = false;
+  KILN_ASSIGN_OR_RETURN(
+      bench.module_path,
+      ParseModuleCommand(args, "bench", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
+        KILN_ASSIGN_OR_RETURN(bool shared,
+                              TakeSharedOption(all, i, &bench.backend, &bench.inputs, &bench.output_dir));
+        if (shared) return true;
+        if (all[*i] == "--json") {
+          bench.json = true;
+          return true;
+        }
+        KILN_ASSIGN_OR_RETURN(std::optional<std::string> iterations, OptionValue(all, i, "--iterations"));
+        if (iterations) {
+          KILN_ASSIGN_OR_RETURN(bench.iterations,
+                                IntegerValue("--iterations", *iterations, 1, kMaxCount, "a positive integer"));
+          return true;
+        }
+        KILN_ASSIGN_OR_RETURN(std::optional<std::string> warmup, OptionValue(all, i, "--warmup"));
+        if (warmup) {
+          KILN_ASSIGN_OR_RETURN(bench.warmup,
+                                IntegerValue("--warmup", *warmup, 0, kMaxCount, "a non-negative integer"));
+          return true;
+        }
+        KILN_ASSIGN_OR_RETURN(std::optional<std::string> threads, OptionValue(all, i, "--threads"));
+        if (threads) {
+          KILN_ASSIGN_OR_RETURN(int64_t count,
+                                IntegerValue("--threads", *threads, 0, 4096, "a thread count (0 = default)"));
+          bench.threads = static_cast<int>(count);
+          return true;
+        }
+        KILN_ASSIGN_OR_RETURN(std::optional<std::string> min_time, OptionValue(all, i, "--min-time"));
+        if (min_time) {
+          double seconds = 0;
+          const char* end = min_time->data() + min_time->size();
+          const auto parsed = std::from_chars(min_time->data(), end, seconds);
+          if (min_time->empty() || parsed.ec != std::errc() || parsed.ptr != end || !(seconds >= 0) ||
+              seconds > 1e6) {
+            return InvalidArgument("option --min-time needs a number of seconds, got '", *min_time, "'");
+          }
+          bench.min_time_seconds = seconds;
+          return true;
+        }
+        return false;
+      }));
+  if (help) return CommandLine{CommandKind::kHelp, {}, {}};
   return command;
 }
 
@@ -81,25 +174,28 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
 StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   if (args.empty()) return InvalidArgument("no command given");
   const std::string& command = args[0];
-  if (command == "-h" || command == "--help" || command == "help") return CommandLine{CommandKind::kHelp, {}};
+  if (command == "-h" || command == "--help" || command == "help") return CommandLine{CommandKind::kHelp, {}, {}};
   if (command == "--version" || command == "version") {
     if (args.size() > 1) return InvalidArgument("'kiln --version' takes no arguments");
-    return CommandLine{CommandKind::kVersion, {}};
+    return CommandLine{CommandKind::kVersion, {}, {}};
   }
   if (command == "info") {
     if (args.size() > 1) {
-      if (args[1] == "-h" || args[1] == "--help") return CommandLine{CommandKind::kHelp, {}};
+      if (args[1] == "-h" || args[1] == "--help") return CommandLine{CommandKind::kHelp, {}, {}};
       return InvalidArgument("'kiln info' takes no arguments, got '", args[1], "'");
     }
-    return CommandLine{CommandKind::kInfo, {}};
+    return CommandLine{CommandKind::kInfo, {}, {}};
   }
   if (command == "run") return ParseRun(args.subspan(1));
+  if (command == "bench") return ParseBench(args.subspan(1));
   return InvalidArgument("unknown command '", command, "'");
 }
 
 const char* UsageText() {
   return "usage: kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed "
          "N]\n"
+         "       kiln bench MODULE.hlo [--backend NAME] [--input FILE.npy]... [--iterations N] [--warmup N]\n"
+         "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
          "       kiln info\n"
          "       kiln --version\n"
          "       kiln --help\n"
@@ -110,6 +206,13 @@ const char* UsageText() {
          "           flattened into their array leaves), in order. Each result leaf is\n"
          "           written to DIR/0.npy, DIR/1.npy, ... with --output-dir, or printed.\n"
          "           The default backend is cpu when this build has it, else interpreter.\n"
+         "  bench    compile a module (timing the compile), upload the inputs once and\n"
+         "           execute repeatedly with them resident: --warmup untimed runs (2),\n"
+         "           then --iterations timed runs, or as many as fill --min-time (1 s).\n"
+         "           Prints compile milliseconds and the best, median and mean\n"
+         "           microseconds per execute (one JSON object with --json). --threads\n"
+         "           sets the intra-op threads (0 = one per core); --output-dir writes\n"
+         "           the last execution's results.\n"
          "  info     list the backends, their devices and the element types they support.\n"
          "\n"
          "Options may also be written --name=VALUE.\n"

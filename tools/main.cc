@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "tools/bench_command.h"
 #include "tools/command_line.h"
 #include "tools/info_command.h"
 #include "tools/run_command.h"
@@ -27,9 +28,11 @@ int main(int argc, char** argv) {
     case CommandKind::kHelp: std::cout << UsageText(); return 0;
     case CommandKind::kVersion: std::cout << "kiln " << KILN_VERSION_STRING << "\n"; return 0;
     case CommandKind::kInfo: PrintInfo(std::cout); return 0;
-    case CommandKind::kRun: break;
+    case CommandKind::kRun:
+    case CommandKind::kBench: break;
   }
-  const kiln::Status status = RunModule(command->run, std::cout);
+  const kiln::Status status = command->kind == CommandKind::kBench ? BenchModule(command->bench, std::cout)
+                                                                    : RunModule(command->run, std::cout);
   if (!status.ok()) {
     std::cerr << "kiln: error: " << kiln::StatusCodeName(status.code()) << ": " << status.message() << "\n";
     return kExitRuntimeError;

@@ -287,7 +287,10 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
     case Opcode::kBatchNormGrad: return EvaluateBatchNormGrad(instruction, operands);
 
     case Opcode::kCall:
-      if (instruction.called.size() != 1) return Internal("interpreter: call needs one computation");
+    case Opcode::kFusion:
+      if (instruction.called.size() != 1) {
+        return Internal("interpreter: ", OpcodeName(instruction.opcode), " needs one computation");
+      }
       return Run(*instruction.called[0], operands);
     case Opcode::kWhile: return EvaluateWhile(instruction, operands);
     case Opcode::kConditional: return EvaluateConditional(instruction, operands);

@@ -31,16 +31,19 @@ void TopKRows(const Literal& operand, int64_t k, bool largest, Literal& values, 
   for (int64_t row = 0; row < rows; ++row) {
     const T* base = in.data() + row * row_length;
     auto before = [&](int64_t a, int64_t b) {
+      // Ties broken by index make this a strict total order, so a partial
+      // sort gives the stable answer without a full sort.
       if constexpr (std::is_integral_v<T>) {
-        return largest ? base[a] > base[b] : base[a] < base[b];
+        if (base[a] != base[b]) return largest ? base[a] > base[b] : base[a] < base[b];
       } else {
         const int64_t ka = TotalOrderKey(static_cast<double>(base[a]));
         const int64_t kb = TotalOrderKey(static_cast<double>(base[b]));
-        return largest ? ka > kb : ka < kb;
+        if (ka != kb) return largest ? ka > kb : ka < kb;
       }
+      return a < b;
     };
     std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), before);
+    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
     for (int64_t i = 0; i < k; ++i) {
       out_values[static_cast<size_t>(row * k + i)] = base[order[static_cast<size_t>(i)]];
       out_indices[static_cast<size_t>(row * k + i)] = static_cast<int32_t>(order[static_cast<size_t>(i)]);

@@ -1,11 +1,8 @@
 // libFuzzer entry point for the .npy reader: any bytes must give a literal or
 // an error status, never a crash, hang or leak. A literal that was read must
 // survive a write/read round trip unchanged.
-//
-// Build by hand (not wired into the CMake build):
-//   clang++-19 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -I. -isystem /usr/include/eigen3 \
-//     tests/fuzz/npy_fuzz.cc core/npy.cc core/npy_header.cc core/literal.cc core/shape.cc \
-//     core/element_type.cc core/status.cc -o npy_fuzz
+// Built and run by tests/fuzz/CMakeLists.txt; the seeds in corpus/npy/ start
+// with the mode byte read below.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>

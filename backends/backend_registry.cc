@@ -1,17 +1,30 @@
 // The explicit list of backends this build contains. A new backend adds one
-// entry here (no static registration, so link order never matters).
+// entry here (no static registration, so link order never matters). The
+// first name is the default backend of the C API and the kiln command.
 #include <memory>
 
 #include "core/backend.h"
 #include "core/interpreter/interpreter_backend.h"
+#ifdef KILN_HAVE_CPU_BACKEND
+#include "backends/cpu/cpu_backend.h"
+#endif
 
 namespace kiln {
 
-std::vector<std::string> BackendNames() { return {"interpreter"}; }
+std::vector<std::string> BackendNames() {
+#ifdef KILN_HAVE_CPU_BACKEND
+  return {"cpu", "interpreter"};
+#else
+  return {"interpreter"};
+#endif
+}
 
 StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name) {
   if (name == "interpreter")
     return std::unique_ptr<Backend>(std::make_unique<interpreter::InterpreterBackend>());
+#ifdef KILN_HAVE_CPU_BACKEND
+  if (name == "cpu") return cpu::CreateCpuBackend();
+#endif
   std::string known;
   for (const std::string& candidate : BackendNames()) known += (known.empty() ? "" : ", ") + candidate;
   return NotFound("no backend named '", name, "'; this build has: ", known);

@@ -1,0 +1,28 @@
+// Liveness-based placement of an execution's temporary arrays in one arena:
+// arrays whose lifetimes do not overlap may share bytes.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace kiln::cpu {
+
+// One temporary: its size and the steps (inclusive) between which it must
+// keep its contents, from the step that writes it to the last that reads it.
+struct BufferInterval {
+  int64_t bytes = 0;
+  int64_t first_step = 0;
+  int64_t last_step = 0;
+};
+
+struct ArenaPlan {
+  std::vector<int64_t> offsets;  // per interval, multiples of the alignment
+  int64_t total_bytes = 0;
+};
+
+// Places the biggest arrays first, each at the lowest aligned offset that no
+// placed array with an overlapping lifetime occupies (first-fit by size).
+ArenaPlan PlanArena(std::span<const BufferInterval> intervals, int64_t alignment = 64);
+
+}  // namespace kiln::cpu

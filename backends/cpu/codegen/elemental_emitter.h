@@ -1,0 +1,72 @@
+// The elemental emitter: generates the value of any instruction at an output
+// index from its operands' values at mapped indices, so a whole computation
+// becomes straight-line code inside ONE loop nest over its output. Reduce and
+// reduce-window emit their own inner loops; map and reducers are inlined as
+// scalar code.
+#pragma once
+
+#include <map>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "core/ir.h"
+#include "core/status.h"
+
+namespace kiln::cpu::codegen {
+
+using IrIndex = std::vector<llvm::Value*>;  // one i64 per dimension
+using IrValues = std::vector<llvm::Value*>;  // one per array leaf
+
+class ElementalEmitter {
+ public:
+  // `parameter_buffers[i]` points at parameter i of the emitted computation
+  // (storage type, dense row-major). Allocas go to the start of `entry`.
+  ElementalEmitter(llvm::IRBuilder<>& b, llvm::BasicBlock* entry, std::vector<llvm::Value*> parameter_buffers);
+
+  // Values of `instruction` at `index`: one per array leaf, in compute type.
+  StatusOr<IrValues> Emit(const Instruction& instruction, const IrIndex& index);
+
+  // Values generated inside a scope are forgotten when it is popped, so code
+  // in a loop body or a branch is never reused where it does not dominate.
+  void PushScope() { scopes_.emplace_back(); }
+  void PopScope() { scopes_.pop_back(); }
+
+  // Row-major linear index of `index` in an array of `dims`.
+  llvm::Value* Linearize(const IrIndex& index, const std::vector<int64_t>& dims);
+
+ private:
+  using CacheKey = std::pair<const Instruction*, IrIndex>;
+
+  StatusOr<IrValues> EmitUncached(const Instruction& instruction, const IrIndex& index);
+  StatusOr<llvm::Value*> EmitOne(const Instruction& instruction, const IrIndex& index);
+  // The index of an elementwise operand: itself, or {} for a scalar operand
+  // broadcast implicitly.
+  IrIndex OperandIndex(const Instruction& operand, const IrIndex& index) const;
+
+  StatusOr<llvm::Value*> EmitParameter(const Instruction& instruction, const IrIndex& index);
+  llvm::Value* EmitConstant(const Instruction& instruction, const IrIndex& index);
+  StatusOr<llvm::Value*> EmitReshape(const Instruction& instruction, const IrIndex& index);
+  StatusOr<llvm::Value*> EmitConcatenate(const Instruction& instruction, const IrIndex& index);
+  StatusOr<llvm::Value*> EmitPad(const Instruction& instruction, const IrIndex& index);
+  StatusOr<llvm::Value*> EmitDynamicSlice(const Instruction& instruction, const IrIndex& index);
+  StatusOr<IrValues> EmitReduce(const Instruction& instruction, const IrIndex& index);
+  StatusOr<IrValues> EmitReduceWindow(const Instruction& instruction, const IrIndex& index);
+  // Inlines a scalar computation on argument values.
+  StatusOr<IrValues> EmitCall(const Computation& computation, const IrValues& arguments, bool reassociate);
+  // Emits a branch: `then` when `condition`, `otherwise` else; joins with phis.
+  StatusOr<llvm::Value*> EmitIf(llvm::Value* condition, const std::function<StatusOr<llvm::Value*>()>& then,
+                                llvm::Value* otherwise);
+
+  llvm::IRBuilder<>& b_;
+  llvm::BasicBlock* entry_;
+  std::vector<llvm::Value*> parameter_buffers_;
+  std::vector<std::map<CacheKey, IrValues>> scopes_;
+  // Parameters of inlined computations bound to values.
+  std::unordered_map<const Instruction*, llvm::Value*> bound_parameters_;
+  std::unordered_map<const Instruction*, llvm::GlobalVariable*> constant_globals_;
+};
+
+}  // namespace kiln::cpu::codegen

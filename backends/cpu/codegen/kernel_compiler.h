@@ -1,0 +1,75 @@
+// The CPU backend's code generator: turns computations into native kernels
+// with LLVM (ORC LLJIT, O3 for the host CPU). The runtime (backends/cpu/)
+// decides what becomes a kernel; this part only emits and JIT-compiles.
+//
+// A kernel computes the root of one computation elementally from its
+// parameters: a fused loop (elementwise ops, broadcasts, reshapes,
+// transposes, slices, converts, ...) or a reduction with its fused
+// producers. The root may be a tuple of arrays (multi-output fusion,
+// variadic reduce); its leaves are the kernel's outputs.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/ir.h"
+#include "core/status.h"
+
+namespace kiln::cpu {
+
+// The native kernel ABI. `buffers` holds the computation's parameters in
+// parameter-number order, then its output leaves in order; all arrays dense
+// row-major. Output buffers must not alias parameter buffers (the kernel
+// tells LLVM they do not, so that loops vectorise without runtime checks).
+// The kernel computes iterations [begin, end) of its parallel
+// extent (KernelInfo::parallel_extent); disjoint ranges may run on different
+// threads at once, so a kernel writes only the outputs of its own range.
+using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end);
+
+struct KernelRequest {
+  const Computation* computation = nullptr;
+  std::string name;  // unique within one Compile call
+};
+
+struct KernelInfo {
+  KernelFunction function = nullptr;
+  // Number of independent iterations the kernel can be split into (>= 1).
+  int64_t parallel_extent = 1;
+  // Rough bytes touched per iteration, so the runtime can choose a grain.
+  int64_t bytes_per_iteration = 0;
+};
+
+struct KernelCompilerOptions {
+  int optimization_level = 3;  // LLVM pipeline level, 0..3
+  std::string cache_dir;       // object files cached here when non-empty
+};
+
+// Keeps the JIT-compiled code of one Compile call alive.
+class CompiledKernels {
+ public:
+  virtual ~CompiledKernels() = default;
+  virtual const std::vector<KernelInfo>& kernels() const = 0;  // request order
+};
+
+class KernelCompiler {
+ public:
+  virtual ~KernelCompiler() = default;
+  static StatusOr<std::unique_ptr<KernelCompiler>> Create(const KernelCompilerOptions& options);
+
+  // OK when every instruction of `computation` (and of the computations it
+  // calls, e.g. reducers) can be emitted; UNIMPLEMENTED naming the op and
+  // element type otherwise.
+  virtual Status CheckEmittable(const Computation& computation) const = 0;
+
+  // Compiles all requests into one native module. Thread-safe.
+  virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) = 0;
+
+  // Compile calls whose object code came from the object cache (options.cache_dir,
+  // or the KILN_CACHE_DIR environment variable when that is empty).
+  virtual int64_t cache_hits() const = 0;
+};
+
+}  // namespace kiln::cpu

@@ -1,0 +1,146 @@
+#include "backends/cpu/codegen/kernel_emitter.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "backends/cpu/codegen/element_ir.h"
+#include "backends/cpu/codegen/elemental_emitter.h"
+#include "backends/cpu/codegen/loop_ir.h"
+
+namespace kiln::cpu::codegen {
+namespace {
+
+// Elements of work one parallel iteration should cover: enough to amortise
+// the per-iteration overhead, few enough to balance threads.
+constexpr int64_t kWorkPerIteration = 16384;
+
+int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t product = 1;
+  for (size_t i = begin; i < end; ++i) product *= dims[i];
+  return product;
+}
+
+}  // namespace
+
+StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation, const std::string& name) {
+  llvm::LLVMContext& context = module.getContext();
+  const std::vector<Shape> leaves = computation.root()->shape.Leaves();
+  if (leaves.empty()) return InvalidArgument("cpu codegen: ", computation.name(), " has no array output");
+  const std::vector<int64_t> dims = leaves[0].dimensions();
+  const size_t rank = dims.size();
+  const size_t parameter_count = computation.parameters().size();
+
+  // Parallel split: rows of the outer dimensions times blocks of the inner one.
+  const int64_t output_count = Product(dims, 0, rank);
+  const int64_t inner = rank == 0 ? 1 : dims[rank - 1];
+  const int64_t rows = rank <= 1 ? 1 : Product(dims, 0, rank - 1);
+  int64_t input_count = 1, input_bytes = 0, output_bytes = 0;
+  for (const Instruction* parameter : computation.parameters()) {
+    input_count = std::max(input_count, parameter->shape.element_count());
+    input_bytes += ByteWidth(parameter->shape.element_type());
+  }
+  for (const Shape& leaf : leaves) output_bytes += ByteWidth(leaf.element_type());
+  const int64_t work_per_element = std::max<int64_t>(1, output_count == 0 ? 1 : input_count / output_count);
+  const int64_t block = std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1, std::max<int64_t>(inner, 1));
+  const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
+  KernelLayout layout;
+  layout.parallel_extent = output_count == 0 ? 1 : rows * blocks_per_row;
+  layout.bytes_per_iteration = block * (work_per_element * input_bytes + output_bytes);
+
+  // The exported entry point unpacks `buffers` and calls an always-inlined
+  // body whose buffer pointers are noalias, so loops need no alias checks.
+  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
+  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
+  llvm::Type* void_type = llvm::Type::getVoidTy(context);
+  const size_t buffer_count = parameter_count + leaves.size();
+  std::vector<llvm::Type*> body_params(buffer_count, ptr);
+  body_params.push_back(i64);
+  body_params.push_back(i64);
+  llvm::Function* body = llvm::Function::Create(llvm::FunctionType::get(void_type, body_params, false),
+                                                llvm::GlobalValue::InternalLinkage, name + ".body", module);
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  for (size_t i = 0; i < buffer_count; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+
+  llvm::Function* kernel = llvm::Function::Create(llvm::FunctionType::get(void_type, {ptr, i64, i64}, false),
+                                                  llvm::GlobalValue::ExternalLinkage, name, module);
+  kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  {
+    llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
+    std::vector<llvm::Value*> args;
+    for (size_t i = 0; i < buffer_count; ++i) {
+      llvm::Value* slot = b.CreateConstInBoundsGEP1_64(ptr, kernel->getArg(0), i);
+      args.push_back(b.CreateLoad(ptr, slot));
+    }
+    args.push_back(kernel->getArg(1));
+    args.push_back(kernel->getArg(2));
+    b.CreateCall(body, args);
+    b.CreateRetVoid();
+  }
+
+  llvm::BasicBlock* entry = llvm::BasicBlock::Create(context, "entry", body);
+  llvm::BasicBlock* start = llvm::BasicBlock::Create(context, "start", body);
+  llvm::IRBuilder<> b(start);
+  std::vector<llvm::Value*> parameter_buffers;
+  for (size_t i = 0; i < parameter_count; ++i) parameter_buffers.push_back(body->getArg(static_cast<unsigned>(i)));
+  ElementalEmitter emitter(b, entry, parameter_buffers);
+  llvm::Value* begin = body->getArg(static_cast<unsigned>(buffer_count));
+  llvm::Value* end = body->getArg(static_cast<unsigned>(buffer_count + 1));
+
+  auto store_outputs = [&](const IrIndex& index) -> Status {
+    emitter.PushScope();
+    StatusOr<IrValues> values = emitter.Emit(*computation.root(), index);
+    if (values.ok() && values->size() != leaves.size()) {
+      values = Internal("cpu codegen: ", computation.name(), " produced ", values->size(), " values for ",
+                        leaves.size(), " outputs");
+    }
+    if (values.ok()) {
+      llvm::Value* linear = emitter.Linearize(index, dims);
+      for (size_t k = 0; k < leaves.size(); ++k) {
+        const ElementType type = leaves[k].element_type();
+        llvm::Value* address = b.CreateInBoundsGEP(StorageType(context, type),
+                                                   body->getArg(static_cast<unsigned>(parameter_count + k)), linear);
+        StoreElement(b, type, (*values)[k], address);
+      }
+    }
+    emitter.PopScope();
+    return values.status();
+  };
+
+  Status status = OkStatus();
+  if (output_count > 0) {
+    status = EmitCountedLoop(b, begin, end, "parallel", [&](llvm::Value* p) -> Status {
+      llvm::Value* row = p;
+      llvm::Value* block_index = b.getInt64(0);
+      if (blocks_per_row > 1) {
+        row = b.CreateUDiv(p, b.getInt64(blocks_per_row));
+        block_index = b.CreateURem(p, b.getInt64(blocks_per_row));
+      }
+      if (rank == 0) return store_outputs({});
+      IrIndex index(rank);
+      for (size_t d = rank - 1; d-- > 0;) {
+        index[d] = d == 0 ? row : b.CreateURem(row, b.getInt64(dims[d]));
+        if (d > 0) row = b.CreateUDiv(row, b.getInt64(dims[d]));
+      }
+      llvm::Value* inner_begin = b.CreateMul(block_index, b.getInt64(block));
+      llvm::Value* inner_end = blocks_per_row > 1
+                                   ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
+                                                             b.CreateAdd(inner_begin, b.getInt64(block)),
+                                                             b.getInt64(inner))
+                                   : b.getInt64(inner);
+      return EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
+        index[rank - 1] = j;
+        return store_outputs(index);
+      });
+    });
+  }
+  b.CreateRetVoid();
+  // Allocas first, then the code.
+  llvm::IRBuilder<>(entry).CreateBr(start);
+  KILN_RETURN_IF_ERROR(status);
+  return layout;
+}
+
+}  // namespace kiln::cpu::codegen

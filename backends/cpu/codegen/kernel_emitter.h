@@ -1,0 +1,25 @@
+// Emits one kernel function with the ABI of kernel_compiler.h: a loop nest
+// over the computation's output, split into a parallel extent of
+// (outer rows x blocks of the innermost dimension), whose innermost loop is a
+// simple counted loop over contiguous elements.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include <llvm/IR/Module.h>
+
+#include "core/ir.h"
+#include "core/status.h"
+
+namespace kiln::cpu::codegen {
+
+struct KernelLayout {
+  int64_t parallel_extent = 1;
+  int64_t bytes_per_iteration = 0;
+};
+
+// Adds `void name(ptr buffers, i64 begin, i64 end)` to `module`.
+StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation, const std::string& name);
+
+}  // namespace kiln::cpu::codegen

@@ -1,0 +1,398 @@
+#include "backends/cpu/codegen/scalar_ops_ir.h"
+
+#include <limits>
+#include <string>
+
+#include <llvm/IR/Constants.h>
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+
+#include "backends/cpu/codegen/element_ir.h"
+#include "backends/cpu/codegen/fast_math_ir.h"
+
+namespace kiln::cpu::codegen {
+namespace {
+
+bool IsPred(ElementType type) { return type == ElementType::kPred; }
+
+llvm::Value* Int(llvm::Type* type, uint64_t value) { return llvm::ConstantInt::get(type, value); }
+
+llvm::Value* FloatConst(llvm::Type* type, double value) { return llvm::ConstantFP::get(type, value); }
+
+// A call of a libm function (float or double flavour) that neither reads nor
+// writes memory as far as the optimiser needs to know.
+llvm::Value* CallLibm(llvm::IRBuilder<>& b, const std::string& double_name, std::initializer_list<llvm::Value*> args) {
+  llvm::Type* type = (*args.begin())->getType();
+  const std::string name = type->isFloatTy() ? double_name + "f" : double_name;
+  std::vector<llvm::Type*> params(args.size(), type);
+  llvm::Module* module = b.GetInsertBlock()->getModule();
+  llvm::FunctionCallee callee = module->getOrInsertFunction(name, llvm::FunctionType::get(type, params, false));
+  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
+    function->setDoesNotThrow();
+    function->setDoesNotAccessMemory();
+    function->setWillReturn();
+  }
+  return b.CreateCall(callee, args);
+}
+
+llvm::Value* Intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, std::initializer_list<llvm::Value*> args) {
+  return b.CreateIntrinsic(id, {(*args.begin())->getType()}, std::vector<llvm::Value*>(args));
+}
+
+llvm::Value* IsNan(llvm::IRBuilder<>& b, llvm::Value* x) { return b.CreateFCmpUNO(x, x); }
+
+// Integer power by squaring with wrap-around, as a small loop; a negative
+// exponent gives 0 except for base 1.
+llvm::Value* EmitIntegerPower(llvm::IRBuilder<>& b, ElementType type, llvm::Value* base, llvm::Value* exponent) {
+  llvm::Type* t = base->getType();
+  llvm::Function* function = b.GetInsertBlock()->getParent();
+  llvm::BasicBlock* entry = b.GetInsertBlock();
+  llvm::BasicBlock* loop = llvm::BasicBlock::Create(b.getContext(), "ipow.loop", function);
+  llvm::BasicBlock* exit = llvm::BasicBlock::Create(b.getContext(), "ipow.exit", function);
+  b.CreateBr(loop);
+  b.SetInsertPoint(loop);
+  llvm::PHINode* result = b.CreatePHI(t, 2);
+  llvm::PHINode* square = b.CreatePHI(t, 2);
+  llvm::PHINode* rest = b.CreatePHI(t, 2);
+  result->addIncoming(Int(t, 1), entry);
+  square->addIncoming(base, entry);
+  rest->addIncoming(exponent, entry);
+  llvm::Value* bit = b.CreateICmpNE(b.CreateAnd(rest, Int(t, 1)), Int(t, 0));
+  llvm::Value* next_result = b.CreateSelect(bit, b.CreateMul(result, square), result);
+  llvm::Value* next_square = b.CreateMul(square, square);
+  llvm::Value* next_rest = b.CreateLShr(rest, Int(t, 1));
+  result->addIncoming(next_result, loop);
+  square->addIncoming(next_square, loop);
+  rest->addIncoming(next_rest, loop);
+  b.CreateCondBr(b.CreateICmpNE(next_rest, Int(t, 0)), loop, exit);
+  b.SetInsertPoint(exit);
+  llvm::PHINode* power = b.CreatePHI(t, 1);
+  power->addIncoming(next_result, loop);
+  llvm::Value* value = power;
+  if (IsSignedIntegral(type)) value = b.CreateSelect(b.CreateICmpSLT(exponent, Int(t, 0)), Int(t, 0), value);
+  llvm::Value* one = b.CreateOr(b.CreateICmpEQ(base, Int(t, 1)), b.CreateICmpEQ(exponent, Int(t, 0)));
+  return b.CreateSelect(one, Int(t, 1), value);
+}
+
+llvm::Value* EmitIntegerDivide(llvm::IRBuilder<>& b, ElementType type, llvm::Value* a, llvm::Value* d,
+                               bool remainder) {
+  llvm::Type* t = a->getType();
+  const unsigned bits = t->getIntegerBitWidth();
+  llvm::Value* zero = b.CreateICmpEQ(d, Int(t, 0));
+  llvm::Value* overflow = b.getFalse();
+  if (IsSignedIntegral(type)) {
+    overflow = b.CreateAnd(b.CreateICmpEQ(a, llvm::ConstantInt::get(t, llvm::APInt::getSignedMinValue(bits))),
+                           b.CreateICmpEQ(d, llvm::ConstantInt::getSigned(t, -1)));
+  }
+  llvm::Value* safe = b.CreateSelect(b.CreateOr(zero, overflow), Int(t, 1), d);
+  const bool is_signed = IsSignedIntegral(type);
+  if (remainder) {
+    llvm::Value* r = is_signed ? b.CreateSRem(a, safe) : b.CreateURem(a, safe);
+    return b.CreateSelect(zero, a, b.CreateSelect(overflow, Int(t, 0), r));
+  }
+  llvm::Value* q = is_signed ? b.CreateSDiv(a, safe) : b.CreateUDiv(a, safe);
+  return b.CreateSelect(zero, llvm::ConstantInt::getSigned(t, -1), b.CreateSelect(overflow, a, q));
+}
+
+// Shifts by an amount read as unsigned; amounts >= the width shift out all.
+llvm::Value* EmitShift(llvm::IRBuilder<>& b, Opcode opcode, llvm::Value* a, llvm::Value* amount) {
+  llvm::Type* t = a->getType();
+  const unsigned bits = t->getIntegerBitWidth();
+  llvm::Value* out_of_range = b.CreateICmpUGE(amount, Int(t, bits));
+  llvm::Value* safe = b.CreateSelect(out_of_range, Int(t, 0), amount);
+  switch (opcode) {
+    case Opcode::kShiftLeft: return b.CreateSelect(out_of_range, Int(t, 0), b.CreateShl(a, safe));
+    case Opcode::kShiftRightLogical: return b.CreateSelect(out_of_range, Int(t, 0), b.CreateLShr(a, safe));
+    default: return b.CreateAShr(a, b.CreateSelect(out_of_range, Int(t, bits - 1), amount));
+  }
+}
+
+// Round half to even that keeps the sign of zero (-0.4 -> -0).
+llvm::Value* EmitRoundEven(llvm::IRBuilder<>& b, llvm::Value* x) {
+  return Intrinsic(b, llvm::Intrinsic::roundeven, {x});
+}
+
+}  // namespace
+
+bool UnaryOpSupported(Opcode opcode, ElementType type) {
+  const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);
+  switch (opcode) {
+    case Opcode::kCopy: return pred || integer || floating;
+    case Opcode::kAbs:
+    case Opcode::kNegate:
+    case Opcode::kSign: return integer || floating;
+    case Opcode::kFloor:
+    case Opcode::kCeil:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kCbrt:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kTanh: return floating;
+    case Opcode::kNot: return pred || integer;
+    case Opcode::kClz:
+    case Opcode::kPopcnt: return integer;
+    default: return false;
+  }
+}
+
+bool BinaryOpSupported(Opcode opcode, ElementType type) {
+  const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);
+  switch (opcode) {
+    case Opcode::kAdd:
+    case Opcode::kSubtract:
+    case Opcode::kMultiply:
+    case Opcode::kDivide:
+    case Opcode::kPower:
+    case Opcode::kRemainder: return integer || floating;
+    case Opcode::kMaximum:
+    case Opcode::kMinimum: return pred || integer || floating;
+    case Opcode::kAtan2: return floating;
+    case Opcode::kAnd:
+    case Opcode::kOr:
+    case Opcode::kXor: return pred || integer;
+    case Opcode::kShiftLeft:
+    case Opcode::kShiftRightLogical:
+    case Opcode::kShiftRightArithmetic: return integer;
+    default: return false;
+  }
+}
+
+llvm::Value* EmitMaximum(llvm::IRBuilder<>& b, ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
+  if (IsFloating(type)) return Intrinsic(b, llvm::Intrinsic::maximum, {lhs, rhs});
+  if (IsSignedIntegral(type)) return Intrinsic(b, llvm::Intrinsic::smax, {lhs, rhs});
+  return Intrinsic(b, llvm::Intrinsic::umax, {lhs, rhs});
+}
+
+llvm::Value* EmitMinimum(llvm::IRBuilder<>& b, ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
+  if (IsFloating(type)) return Intrinsic(b, llvm::Intrinsic::minimum, {lhs, rhs});
+  if (IsSignedIntegral(type)) return Intrinsic(b, llvm::Intrinsic::smin, {lhs, rhs});
+  return Intrinsic(b, llvm::Intrinsic::umin, {lhs, rhs});
+}
+
+StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementType type, llvm::Value* x) {
+  if (!UnaryOpSupported(opcode, type)) {
+    return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
+  }
+  llvm::Type* t = x->getType();
+  if (opcode == Opcode::kCopy) return x;
+  if (IsPred(type)) return b.CreateNot(x);  // only `not` applies
+  if (IsIntegral(type)) {
+    switch (opcode) {
+      case Opcode::kAbs:
+        return IsSignedIntegral(type) ? Intrinsic(b, llvm::Intrinsic::abs, {x, b.getFalse()}) : x;
+      case Opcode::kNegate: return b.CreateSub(Int(t, 0), x);
+      case Opcode::kSign:
+        if (IsSignedIntegral(type)) {
+          return b.CreateSub(b.CreateZExt(b.CreateICmpSGT(x, Int(t, 0)), t),
+                             b.CreateZExt(b.CreateICmpSLT(x, Int(t, 0)), t));
+        }
+        return b.CreateZExt(b.CreateICmpNE(x, Int(t, 0)), t);
+      case Opcode::kNot: return b.CreateNot(x);
+      case Opcode::kClz: return Intrinsic(b, llvm::Intrinsic::ctlz, {x, b.getFalse()});
+      case Opcode::kPopcnt: return Intrinsic(b, llvm::Intrinsic::ctpop, {x});
+      default: break;
+    }
+    return Internal("cpu codegen: unhandled integer ", OpcodeName(opcode));
+  }
+  // Floats: F16/BF16 are computed in float and rounded back.
+  const bool fast = t->isFloatTy();
+  llvm::Value* result = nullptr;
+  switch (opcode) {
+    case Opcode::kAbs: result = Intrinsic(b, llvm::Intrinsic::fabs, {x}); break;
+    case Opcode::kNegate: result = b.CreateFNeg(x); break;
+    case Opcode::kSign: {
+      llvm::Value* keep = b.CreateOr(IsNan(b, x), b.CreateFCmpOEQ(x, FloatConst(t, 0.0)));
+      result = b.CreateSelect(keep, x, Intrinsic(b, llvm::Intrinsic::copysign, {FloatConst(t, 1.0), x}));
+      break;
+    }
+    case Opcode::kFloor: result = Intrinsic(b, llvm::Intrinsic::floor, {x}); break;
+    case Opcode::kCeil: result = Intrinsic(b, llvm::Intrinsic::ceil, {x}); break;
+    case Opcode::kRoundNearestAfz: result = Intrinsic(b, llvm::Intrinsic::round, {x}); break;
+    case Opcode::kRoundNearestEven: result = EmitRoundEven(b, x); break;
+    case Opcode::kCbrt: result = CallLibm(b, "cbrt", {x}); break;
+    case Opcode::kErf: result = fast ? EmitFastErf(b, x) : CallLibm(b, "erf", {x}); break;
+    case Opcode::kExp: result = fast ? EmitFastExp(b, x) : Intrinsic(b, llvm::Intrinsic::exp, {x}); break;
+    case Opcode::kExpm1: result = CallLibm(b, "expm1", {x}); break;
+    case Opcode::kLog: result = fast ? EmitFastLog(b, x) : Intrinsic(b, llvm::Intrinsic::log, {x}); break;
+    case Opcode::kLog1p: result = CallLibm(b, "log1p", {x}); break;
+    case Opcode::kLogistic:
+      if (fast) {
+        result = EmitFastLogistic(b, x);
+      } else {
+        llvm::Value* e = Intrinsic(b, llvm::Intrinsic::exp, {b.CreateFNeg(x)});
+        result = b.CreateFDiv(FloatConst(t, 1.0), b.CreateFAdd(FloatConst(t, 1.0), e));
+      }
+      break;
+    case Opcode::kSqrt: result = Intrinsic(b, llvm::Intrinsic::sqrt, {x}); break;
+    case Opcode::kRsqrt: result = b.CreateFDiv(FloatConst(t, 1.0), Intrinsic(b, llvm::Intrinsic::sqrt, {x})); break;
+    case Opcode::kSin: result = Intrinsic(b, llvm::Intrinsic::sin, {x}); break;
+    case Opcode::kCos: result = Intrinsic(b, llvm::Intrinsic::cos, {x}); break;
+    case Opcode::kTan: result = CallLibm(b, "tan", {x}); break;
+    case Opcode::kTanh: result = fast ? EmitFastTanh(b, x) : CallLibm(b, "tanh", {x}); break;
+    default: return Internal("cpu codegen: unhandled float ", OpcodeName(opcode));
+  }
+  return RoundToType(b, type, result);
+}
+
+StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementType type, llvm::Value* lhs,
+                                    llvm::Value* rhs) {
+  if (!BinaryOpSupported(opcode, type)) {
+    return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
+  }
+  if (IsPred(type)) {
+    switch (opcode) {
+      case Opcode::kAnd:
+      case Opcode::kMinimum: return b.CreateAnd(lhs, rhs);
+      case Opcode::kOr:
+      case Opcode::kMaximum: return b.CreateOr(lhs, rhs);
+      default: return b.CreateXor(lhs, rhs);
+    }
+  }
+  if (IsIntegral(type)) {
+    switch (opcode) {
+      case Opcode::kAdd: return b.CreateAdd(lhs, rhs);
+      case Opcode::kSubtract: return b.CreateSub(lhs, rhs);
+      case Opcode::kMultiply: return b.CreateMul(lhs, rhs);
+      case Opcode::kDivide: return EmitIntegerDivide(b, type, lhs, rhs, false);
+      case Opcode::kRemainder: return EmitIntegerDivide(b, type, lhs, rhs, true);
+      case Opcode::kPower: return EmitIntegerPower(b, type, lhs, rhs);
+      case Opcode::kMaximum: return EmitMaximum(b, type, lhs, rhs);
+      case Opcode::kMinimum: return EmitMinimum(b, type, lhs, rhs);
+      case Opcode::kAnd: return b.CreateAnd(lhs, rhs);
+      case Opcode::kOr: return b.CreateOr(lhs, rhs);
+      case Opcode::kXor: return b.CreateXor(lhs, rhs);
+      case Opcode::kShiftLeft:
+      case Opcode::kShiftRightLogical:
+      case Opcode::kShiftRightArithmetic: return EmitShift(b, opcode, lhs, rhs);
+      default: break;
+    }
+    return Internal("cpu codegen: unhandled integer ", OpcodeName(opcode));
+  }
+  llvm::Value* result = nullptr;
+  switch (opcode) {
+    case Opcode::kAdd: result = b.CreateFAdd(lhs, rhs); break;
+    case Opcode::kSubtract: result = b.CreateFSub(lhs, rhs); break;
+    case Opcode::kMultiply: result = b.CreateFMul(lhs, rhs); break;
+    case Opcode::kDivide: result = b.CreateFDiv(lhs, rhs); break;
+    case Opcode::kRemainder: result = b.CreateFRem(lhs, rhs); break;
+    case Opcode::kPower: result = Intrinsic(b, llvm::Intrinsic::pow, {lhs, rhs}); break;
+    case Opcode::kAtan2: result = CallLibm(b, "atan2", {lhs, rhs}); break;
+    case Opcode::kMaximum: result = EmitMaximum(b, type, lhs, rhs); break;
+    case Opcode::kMinimum: result = EmitMinimum(b, type, lhs, rhs); break;
+    default: return Internal("cpu codegen: unhandled float ", OpcodeName(opcode));
+  }
+  return RoundToType(b, type, result);
+}
+
+llvm::Value* EmitCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, ComparisonType comparison,
+                         ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
+  using P = llvm::CmpInst::Predicate;
+  if (IsFloating(type) && comparison == ComparisonType::kTotalOrder) {
+    // -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN: flip the magnitude
+    // bits of negative values and compare as signed integers. F16/BF16 are
+    // exact in float, so their float bits order the same way.
+    auto key = [&](llvm::Value* x) {
+      llvm::Type* int_type = b.getIntNTy(x->getType()->getPrimitiveSizeInBits().getFixedValue());
+      llvm::Value* bits = b.CreateBitCast(x, int_type);
+      const unsigned width = int_type->getIntegerBitWidth();
+      llvm::Value* sign_fill = b.CreateAShr(bits, Int(int_type, width - 1));
+      return b.CreateXor(bits, b.CreateLShr(sign_fill, Int(int_type, 1)));
+    };
+    lhs = key(lhs);
+    rhs = key(rhs);
+    type = ElementType::kS64;  // any signed integer type
+  }
+  if (IsFloating(type)) {
+    static constexpr P kFloat[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OGE, P::FCMP_OGT, P::FCMP_OLE, P::FCMP_OLT};
+    return b.CreateFCmp(kFloat[static_cast<int>(direction)], lhs, rhs);
+  }
+  static constexpr P kSigned[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SGE, P::ICMP_SGT, P::ICMP_SLE, P::ICMP_SLT};
+  static constexpr P kUnsigned[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_UGE, P::ICMP_UGT, P::ICMP_ULE, P::ICMP_ULT};
+  const bool is_signed = IsSignedIntegral(type);
+  return b.CreateICmp((is_signed ? kSigned : kUnsigned)[static_cast<int>(direction)], lhs, rhs);
+}
+
+llvm::Value* EmitConvert(llvm::IRBuilder<>& b, ElementType from, ElementType to, llvm::Value* x) {
+  if (from == to) return x;
+  llvm::Type* target = ComputeType(b.getContext(), to);
+  if (to == ElementType::kPred) {
+    if (IsFloating(from)) return b.CreateFCmpUNE(x, FloatConst(x->getType(), 0.0));
+    return b.CreateICmpNE(x, Int(x->getType(), 0));
+  }
+  if (from == ElementType::kPred || IsIntegral(from)) {
+    const bool is_signed = IsSignedIntegral(from);
+    if (IsIntegral(to)) return is_signed ? b.CreateSExtOrTrunc(x, target) : b.CreateZExtOrTrunc(x, target);
+    // Integer to float rounds once to float for F16/BF16, as the interpreter does.
+    llvm::Value* value = is_signed ? b.CreateSIToFP(x, target) : b.CreateUIToFP(x, target);
+    return RoundToType(b, to, value);
+  }
+  // From a float: to integers saturating with NaN -> 0 (llvm.fpto*i.sat).
+  if (IsIntegral(to)) {
+    const auto id = IsSignedIntegral(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return b.CreateIntrinsic(id, {target, x->getType()}, {x});
+  }
+  if (to == ElementType::kF64) return x->getType()->isDoubleTy() ? x : b.CreateFPExt(x, target);
+  llvm::Value* single = x->getType()->isDoubleTy() ? b.CreateFPTrunc(x, b.getFloatTy()) : x;
+  return RoundToType(b, to, single);
+}
+
+llvm::Value* EmitBitcastConvert(llvm::IRBuilder<>& b, ElementType from, ElementType to, llvm::Value* x) {
+  if (from == to) return x;
+  return FromBits(b, to, ToBits(b, from, x));
+}
+
+llvm::Value* EmitIsFinite(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Value* abs = Intrinsic(b, llvm::Intrinsic::fabs, {x});
+  return b.CreateFCmpOLT(abs, FloatConst(x->getType(), std::numeric_limits<double>::infinity()));
+}
+
+// XLA's reduce-precision on the bits: round the mantissa to nearest even,
+// then flush exponents out of the reduced range to zero or infinity.
+llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::Value* x, int64_t exponent_bits,
+                                 int64_t mantissa_bits) {
+  const bool is_double = type == ElementType::kF64;
+  const int width = is_double ? 64 : 32;
+  const int source_mantissa = is_double ? 52 : 23;
+  const int source_exponent = width - source_mantissa - 1;
+  llvm::Type* t = b.getIntNTy(static_cast<unsigned>(width));
+  // Shifted constants wrap at the bit width, as the interpreter's do.
+  const uint64_t width_mask = is_double ? ~uint64_t{0} : 0xFFFFFFFFu;
+  llvm::Value* bits = b.CreateBitCast(x, t);
+  if (mantissa_bits < source_mantissa) {
+    const int dropped = source_mantissa - static_cast<int>(mantissa_bits);
+    const uint64_t last_kept = uint64_t{1} << dropped;
+    const uint64_t base_bias = (last_kept >> 1) - 1;
+    llvm::Value* bias = b.CreateAdd(b.CreateLShr(b.CreateAnd(bits, Int(t, last_kept)), Int(t, dropped)),
+                                    Int(t, base_bias));
+    bits = b.CreateAnd(b.CreateAdd(bits, bias), Int(t, ~(last_kept - 1) & width_mask));
+  }
+  if (exponent_bits < source_exponent) {
+    const uint64_t sign_mask = uint64_t{1} << (width - 1);
+    const uint64_t exponent_mask = ((uint64_t{1} << source_exponent) - 1) << source_mantissa;
+    const int64_t exponent_bias = (int64_t{1} << (source_exponent - 1)) - 1;
+    const int64_t reduced_bias = (int64_t{1} << (exponent_bits - 1)) - 1;
+    const auto max_exponent = static_cast<uint64_t>(exponent_bias + reduced_bias);
+    const auto min_exponent = static_cast<uint64_t>(exponent_bias - reduced_bias);
+    llvm::Value* exponent = b.CreateAnd(bits, Int(t, exponent_mask));
+    llvm::Value* sign = b.CreateAnd(bits, Int(t, sign_mask));
+    llvm::Value* overflow = b.CreateICmpUGT(exponent, Int(t, (max_exponent << source_mantissa) & width_mask));
+    llvm::Value* underflow = b.CreateICmpULE(exponent, Int(t, (min_exponent << source_mantissa) & width_mask));
+    bits = b.CreateSelect(overflow, b.CreateOr(sign, Int(t, exponent_mask)), b.CreateSelect(underflow, sign, bits));
+  }
+  llvm::Value* reduced = b.CreateBitCast(bits, x->getType());
+  llvm::Value* nan_result =
+      mantissa_bits > 0 ? x : FloatConst(x->getType(), std::numeric_limits<double>::infinity());
+  return RoundToType(b, type, b.CreateSelect(IsNan(b, x), nan_result, reduced));
+}
+
+}  // namespace kiln::cpu::codegen

@@ -1,0 +1,93 @@
+#include "backends/cpu/control_flow_thunks.h"
+
+#include <cstring>
+
+#include "backends/cpu/data_movement_thunks.h"
+
+namespace kiln::cpu {
+namespace {
+
+std::vector<int> Flatten(int first, const std::vector<std::vector<int>>& groups) {
+  std::vector<int> all = {first};
+  for (const auto& group : groups) all.insert(all.end(), group.begin(), group.end());
+  return all;
+}
+
+std::vector<int> Join(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+void CopyIfDistinct(void* to, const void* from, int64_t bytes) {
+  if (to != from && bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
+}
+
+}  // namespace
+
+WhileThunk::WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b,
+                       std::vector<int> results, std::vector<int64_t> leaf_bytes, NestedComputation condition,
+                       NestedComputation body)
+    : Thunk(std::move(init), Join(Join(state_a, state_b), results)),
+      state_a_(std::move(state_a)),
+      state_b_(std::move(state_b)),
+      results_(std::move(results)),
+      leaf_bytes_(std::move(leaf_bytes)),
+      condition_(std::move(condition)),
+      body_(std::move(body)) {}
+
+Status WhileThunk::Run(ExecutionContext& context) const {
+  void** slots = context.slots;
+  const size_t leaves = results_.size();
+  for (size_t i = 0; i < leaves; ++i) {
+    slots[results_[i]] = slots[state_a_[i]];
+    CopyIfDistinct(slots[state_a_[i]], slots[inputs_[i]], leaf_bytes_[i]);
+  }
+  while (true) {
+    for (size_t i = 0; i < leaves; ++i) slots[condition_.parameter_leaves[i]] = slots[results_[i]];
+    KILN_RETURN_IF_ERROR(condition_.sequence->Run(context));
+    if (!*static_cast<const bool*>(slots[condition_.result_leaves[0]])) return OkStatus();
+    for (size_t i = 0; i < leaves; ++i) slots[body_.parameter_leaves[i]] = slots[results_[i]];
+    KILN_RETURN_IF_ERROR(body_.sequence->Run(context));
+    for (size_t i = 0; i < leaves; ++i) {
+      const void* produced = slots[body_.result_leaves[i]];
+      void* current = slots[results_[i]];
+      if (produced == current) continue;  // passed through unchanged
+      void* next = current == slots[state_a_[i]] ? slots[state_b_[i]] : slots[state_a_[i]];
+      CopyIfDistinct(next, produced, leaf_bytes_[i]);
+      slots[results_[i]] = next;
+    }
+  }
+}
+
+ConditionalThunk::ConditionalThunk(int selector, ElementType selector_type,
+                                   std::vector<std::vector<int>> branch_operands,
+                                   std::vector<NestedComputation> branches, std::vector<int> outputs,
+                                   std::vector<int64_t> leaf_bytes)
+    : Thunk(Flatten(selector, branch_operands), std::move(outputs)),
+      selector_type_(selector_type),
+      branch_operands_(std::move(branch_operands)),
+      branches_(std::move(branches)),
+      leaf_bytes_(std::move(leaf_bytes)) {}
+
+Status ConditionalThunk::Run(ExecutionContext& context) const {
+  void** slots = context.slots;
+  const int64_t count = static_cast<int64_t>(branches_.size());
+  int64_t branch;
+  if (selector_type_ == ElementType::kPred) {
+    branch = *static_cast<const bool*>(slots[inputs_[0]]) ? 0 : 1;
+  } else {
+    branch = ReadIndex(slots[inputs_[0]], selector_type_);
+    if (branch < 0 || branch >= count) branch = count - 1;
+  }
+  if (branch >= count) return Internal("cpu: conditional has no branch ", branch);
+  const NestedComputation& chosen = branches_[static_cast<size_t>(branch)];
+  const std::vector<int>& operands = branch_operands_[static_cast<size_t>(branch)];
+  for (size_t i = 0; i < operands.size(); ++i) slots[chosen.parameter_leaves[i]] = slots[operands[i]];
+  KILN_RETURN_IF_ERROR(chosen.sequence->Run(context));
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    CopyIfDistinct(slots[outputs_[i]], slots[chosen.result_leaves[i]], leaf_bytes_[i]);
+  }
+  return OkStatus();
+}
+
+}  // namespace kiln::cpu

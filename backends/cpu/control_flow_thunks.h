@@ -1,0 +1,58 @@
+// while and conditional: nested thunk sequences whose parameters are bound
+// by pointer (no copy in) to the caller's arrays. A loop keeps its state in
+// two buffers per leaf and alternates between them, so the body reads one
+// while its results land in the other; a leaf the body passes through
+// unchanged is not copied at all.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/thunk.h"
+#include "core/element_type.h"
+
+namespace kiln::cpu {
+
+// A computation lowered to its own sequence: the slots its parameters' array
+// leaves are bound to, and the slots holding its result's array leaves.
+struct NestedComputation {
+  const ThunkSequence* sequence = nullptr;
+  std::vector<int> parameter_leaves;
+  std::vector<int> result_leaves;
+};
+
+class WhileThunk : public Thunk {
+ public:
+  // `state_a`/`state_b`: the loop's two buffers per leaf (arena slots of the
+  // caller); `results`: slots the caller reads the final state from, set by
+  // this thunk to whichever buffer holds it.
+  WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b, std::vector<int> results,
+             std::vector<int64_t> leaf_bytes, NestedComputation condition, NestedComputation body);
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override { return "while"; }
+
+ private:
+  std::vector<int> state_a_, state_b_, results_;
+  std::vector<int64_t> leaf_bytes_;
+  NestedComputation condition_, body_;
+};
+
+class ConditionalThunk : public Thunk {
+ public:
+  // inputs: selector, then each branch's operand leaves in branch order.
+  // Branch i binds `branch_operands[i]` and its result leaves are copied to
+  // `outputs`. A pred selector picks branch 0 when true; an integer selector
+  // out of range picks the last branch.
+  ConditionalThunk(int selector, ElementType selector_type, std::vector<std::vector<int>> branch_operands,
+                   std::vector<NestedComputation> branches, std::vector<int> outputs, std::vector<int64_t> leaf_bytes);
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override { return "conditional"; }
+
+ private:
+  ElementType selector_type_;
+  std::vector<std::vector<int>> branch_operands_;
+  std::vector<NestedComputation> branches_;
+  std::vector<int64_t> leaf_bytes_;
+};
+
+}  // namespace kiln::cpu

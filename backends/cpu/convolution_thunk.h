@@ -1,0 +1,62 @@
+// convolution (ConvGeneralDilated) on f32/f64: any dimension numbers,
+// padding, strides, lhs/rhs dilation, window reversal, feature and batch
+// groups. Output rows (batch x output positions) are cut into blocks; each
+// thread gathers a block's input patches (im2col) into a local buffer and
+// multiplies it with the packed kernel using Eigen's GEMM.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "backends/cpu/thunk.h"
+#include "core/ir.h"
+
+namespace kiln::cpu {
+
+struct ConvolutionGeometry {
+  ElementType type = ElementType::kF32;
+  size_t spatial_rank = 0;
+  std::vector<int64_t> in_spatial, kernel_spatial, out_spatial;
+  std::vector<WindowDimension> window;
+  int64_t out_batch = 0;
+  int64_t feature_groups = 1, batch_groups = 1;
+  int64_t kernel_in_features = 0;   // input features per group
+  int64_t out_features = 0;         // all output features
+  int64_t group_out_features = 0;   // output features per group
+  // Strides in elements of the row-major operands.
+  int64_t in_batch_stride = 0, in_feature_stride = 0;
+  std::vector<int64_t> in_spatial_strides;
+  int64_t kernel_in_stride = 0, kernel_out_stride = 0;
+  std::vector<int64_t> kernel_spatial_strides;
+  int64_t out_batch_stride = 0, out_feature_stride = 0;
+  std::vector<int64_t> out_spatial_strides;
+  // Derived sizes.
+  int64_t rows = 0;              // out_batch * output positions
+  int64_t kernel_positions = 1;  // product of kernel_spatial
+  int64_t patch_columns = 0;     // kernel_positions * kernel_in_features
+  // Output rows are evenly spaced `row_stride` apart with contiguous
+  // features, so GEMM results can go straight to the output.
+  bool direct_output = false;
+  int64_t row_stride = 0;
+
+  int64_t groups() const { return feature_groups * batch_groups; }
+  int64_t packed_kernel_elements() const { return groups() * patch_columns * group_out_features; }
+};
+
+// Geometry for `convolution`, or nothing when this thunk does not handle it.
+std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolution);
+
+class ConvolutionThunk : public Thunk {
+ public:
+  // `packed_kernel` is a scratch slot of packed_kernel_elements() elements.
+  ConvolutionThunk(int input, int kernel, int output, int packed_kernel, ConvolutionGeometry geometry)
+      : Thunk({input, kernel}, {output, packed_kernel}), geometry_(std::move(geometry)) {}
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override { return "convolution"; }
+
+ private:
+  ConvolutionGeometry geometry_;
+};
+
+}  // namespace kiln::cpu

@@ -1,0 +1,180 @@
+#include "backends/cpu/cpu_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include "backends/cpu/cpu_buffer.h"
+#include "backends/cpu/cpu_executable.h"
+#include "backends/cpu/lowering.h"
+#include "core/verifier.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Programs kept in the in-memory cache; the oldest is dropped beyond this.
+constexpr size_t kCacheCapacity = 64;
+
+std::string CacheDirectory(const CompileOptions& options) {
+  if (!options.cache_dir.empty()) return options.cache_dir;
+  const char* env = std::getenv("KILN_CACHE_DIR");
+  return env != nullptr ? std::string(env) : std::string();
+}
+
+std::string CacheKey(const Module& module, const CompileOptions& options) {
+  return "O" + std::to_string(options.optimization_level) + ";dir=" + CacheDirectory(options) + ";" +
+         module.ToString();
+}
+
+}  // namespace
+
+std::string HostDescription() {
+  std::string model;
+  std::ifstream cpuinfo("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(cpuinfo, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      const size_t colon = line.find(':');
+      if (colon != std::string::npos) model = line.substr(colon + 2);
+      break;
+    }
+  }
+  if (model.empty()) model = "host CPU";
+  const unsigned cores = std::thread::hardware_concurrency();
+  return "cpu:0 (" + model + ", " + std::to_string(cores == 0 ? 1 : cores) + " cores)";
+}
+
+CpuBackend::CpuBackend()
+    : device_(std::make_unique<Device>(this, 0, HostDescription())),
+      device_list_{device_.get()},
+      queues_(std::make_shared<interpreter::HostQueues>()) {}
+
+bool CpuBackend::SupportsElementType(ElementType type) const {
+  return IsArrayType(type) || type == ElementType::kTuple || type == ElementType::kToken;
+}
+
+std::vector<std::string> CpuBackend::UnsupportedOps(const Module& module) const {
+  // Send/recv pair two devices; this backend has one.
+  std::set<std::string> unsupported;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      switch (instruction->opcode) {
+        case Opcode::kSend:
+        case Opcode::kSendDone:
+        case Opcode::kRecv:
+        case Opcode::kRecvDone: unsupported.insert(std::string(OpcodeName(instruction->opcode))); break;
+        default: break;
+      }
+    }
+  }
+  return {unsupported.begin(), unsupported.end()};
+}
+
+int64_t CpuBackend::max_buffer_bytes() const { return int64_t{1} << 40; }
+
+std::shared_ptr<const IntraOpThreadPool> CpuBackend::thread_pool(int requested_threads) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (pool_ == nullptr) pool_ = std::make_shared<IntraOpThreadPool>(ResolveThreadCount(requested_threads));
+  return pool_;
+}
+
+KernelCompiler* CpuBackend::CompilerFor(const CompileOptions& options) {
+  // Called with mutex_ held.
+  const std::string directory = CacheDirectory(options);
+  auto found = compilers_.find(directory);
+  if (found != compilers_.end()) return found->second.get();
+  if (compiler_errors_.count(directory)) return nullptr;
+  KernelCompilerOptions compiler_options;
+  compiler_options.cache_dir = directory;
+  compiler_options.optimization_level = options.optimization_level <= 0 ? 1 : 3;
+  StatusOr<std::unique_ptr<KernelCompiler>> compiler = KernelCompiler::Create(compiler_options);
+  if (!compiler.ok()) {
+    // Without a code generator every op runs on the library path.
+    compiler_errors_.emplace(directory, compiler.status());
+    return nullptr;
+  }
+  return compilers_.emplace(directory, std::move(compiler).value()).first->second.get();
+}
+
+StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module& module,
+                                                                    const CompileOptions& options) {
+  std::unique_ptr<Module> clone = module.Clone();
+  KernelCompiler* compiler = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    compiler = CompilerFor(options);
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program, LowerModule(std::move(clone), compiler));
+  return std::shared_ptr<const CompiledProgram>(std::move(program));
+}
+
+StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module, const CompileOptions& options) {
+  if (module.entry() == nullptr) return InvalidArgument("cpu: module '", module.name(), "' has no entry");
+  KILN_RETURN_IF_ERROR(VerifyModule(module));
+  const std::vector<std::string> unsupported = UnsupportedOps(module);
+  if (!unsupported.empty()) {
+    std::string names;
+    for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
+    return Unimplemented("cpu backend does not support op(s): ", names);
+  }
+  std::shared_ptr<const IntraOpThreadPool> pool = thread_pool(options.num_threads);
+  const std::string key = CacheKey(module, options);
+  std::shared_ptr<const CompiledProgram> program;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = cache_.find(key);
+    if (found != cache_.end()) program = found->second;
+  }
+  if (program == nullptr) {
+    KILN_ASSIGN_OR_RETURN(program, Build(module, options));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto [it, inserted] = cache_.emplace(key, program);
+    if (inserted) {
+      cache_order_.push_back(key);
+      if (cache_order_.size() > kCacheCapacity) {
+        cache_.erase(cache_order_.front());
+        cache_order_.pop_front();
+      }
+    } else {
+      program = it->second;  // another thread compiled it meanwhile
+    }
+  }
+  return std::unique_ptr<Executable>(std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_));
+}
+
+StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferFromLiteral(const Literal& literal, Device* device) {
+  if (device == nullptr) device = device_.get();
+  if (device != device_.get()) return InvalidArgument("cpu: device is not this backend's cpu:0");
+  if (!literal.shape().IsArray()) return InvalidArgument("cpu: a buffer holds one array, got ", literal.shape().ToString());
+  const int64_t bytes = DenseByteSize(literal.shape());
+  if (bytes > max_buffer_bytes()) return ResourceExhausted("cpu: buffer of ", bytes, " bytes exceeds the limit");
+  std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(literal.shape(), device);
+  if (buffer == nullptr) return ResourceExhausted("cpu: cannot allocate ", bytes, " bytes");
+  const auto raw = literal.raw();
+  if (static_cast<int64_t>(raw.size()) != bytes) {
+    return InvalidArgument("cpu: literal of ", literal.shape().ToString(), " holds ", raw.size(), " bytes, expected ",
+                           bytes);
+  }
+  if (bytes > 0) std::memcpy(buffer->data(), raw.data(), static_cast<size_t>(bytes));
+  return std::unique_ptr<DeviceBuffer>(std::move(buffer));
+}
+
+Status CpuBackend::TransferToInfeed(const Literal& literal) {
+  std::lock_guard<std::mutex> lock(queues_->mutex);
+  queues_->infeed.push_back(literal);
+  return OkStatus();
+}
+
+StatusOr<Literal> CpuBackend::TransferFromOutfeed() {
+  std::lock_guard<std::mutex> lock(queues_->mutex);
+  if (queues_->outfeed.empty()) return FailedPrecondition("cpu: the outfeed queue is empty");
+  Literal literal = std::move(queues_->outfeed.front());
+  queues_->outfeed.pop_front();
+  return literal;
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateCpuBackend() { return std::unique_ptr<Backend>(std::make_unique<CpuBackend>()); }
+
+}  // namespace kiln::cpu

@@ -1,0 +1,43 @@
+#include "backends/cpu/cpu_buffer.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <span>
+
+namespace kiln::cpu {
+
+int64_t DenseByteSize(const Shape& shape) {
+  if (!shape.IsArray()) return 0;
+  const int64_t count = shape.element_count();
+  const int64_t width = ByteWidth(shape.element_type());
+  return count > INT64_MAX / width ? INT64_MAX : count * width;
+}
+
+void AlignedFree::operator()(void* pointer) const { std::free(pointer); }
+
+AlignedBytes AllocateAligned(int64_t bytes) {
+  if (bytes < 0) return nullptr;
+  const int64_t rounded = (std::max<int64_t>(bytes, 1) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
+  return AlignedBytes(
+      static_cast<std::byte*>(std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(rounded))));
+}
+
+CpuBuffer::CpuBuffer(Shape shape, Device* device, AlignedBytes data)
+    : DeviceBuffer(std::move(shape), device), data_(std::move(data)) {}
+
+std::unique_ptr<CpuBuffer> CpuBuffer::Allocate(const Shape& shape, Device* device) {
+  AlignedBytes data = AllocateAligned(DenseByteSize(shape));
+  if (data == nullptr) return nullptr;
+  return std::make_unique<CpuBuffer>(shape, device, std::move(data));
+}
+
+StatusOr<Literal> CpuBuffer::ToLiteral() const {
+  StatusOr<Literal> literal = Literal::FromBytes(
+      shape(), std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data()), static_cast<size_t>(byte_size())));
+  if (!literal.ok()) return literal.status();
+  literal->set_layout(shape().layout());
+  return literal;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,34 @@
+// An executable of the CPU backend: a shared, immutable CompiledProgram plus
+// the backend's thread pool and host queues. Execute keeps all its state on
+// its own stack and arena, so any number of threads may run it at once.
+#pragma once
+
+#include <memory>
+
+#include "backends/cpu/program.h"
+#include "backends/cpu/thread_pool.h"
+#include "core/backend.h"
+#include "core/interpreter/eval_context.h"
+
+namespace kiln::cpu {
+
+class CpuExecutable : public Executable {
+ public:
+  CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
+                std::shared_ptr<const IntraOpThreadPool> pool, std::shared_ptr<interpreter::HostQueues> queues);
+
+  const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
+  const std::vector<Shape>& result_leaves() const override { return program_->result_leaves; }
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> Execute(std::span<DeviceBuffer* const> arguments,
+                                                               const ExecuteOptions& options) override;
+
+  const CompiledProgram& program() const { return *program_; }
+
+ private:
+  std::shared_ptr<const CompiledProgram> program_;
+  Device* device_;
+  std::shared_ptr<const IntraOpThreadPool> pool_;
+  std::shared_ptr<interpreter::HostQueues> queues_;
+};
+
+}  // namespace kiln::cpu

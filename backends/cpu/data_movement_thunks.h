@@ -1,0 +1,47 @@
+// Thunks that only move bytes: a transposing copy (to give the dot thunk the
+// operand order it needs) and dynamic-update-slice, which runs in place when
+// buffer assignment gave its result the operand's buffer.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "backends/cpu/thunk.h"
+#include "core/shape.h"
+
+namespace kiln::cpu {
+
+// out[i_0..i_n] = in[i_perm...]: output dimension d is input dimension
+// permutation[d] (like the transpose op).
+class TransposeThunk : public Thunk {
+ public:
+  TransposeThunk(int input, int output, const Shape& input_shape, std::vector<int64_t> permutation);
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override { return "transpose"; }
+
+ private:
+  std::vector<int64_t> out_dims_;
+  std::vector<int64_t> in_strides_;  // input stride of each output dimension, in elements
+  int64_t element_bytes_;
+  int64_t element_count_;
+};
+
+class DynamicUpdateSliceThunk : public Thunk {
+ public:
+  // inputs: operand, update, then one scalar start index per dimension.
+  DynamicUpdateSliceThunk(std::vector<int> inputs, int output, const Shape& operand, const Shape& update,
+                          std::vector<ElementType> index_types);
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override { return "dynamic-update-slice"; }
+
+ private:
+  std::vector<int64_t> operand_dims_;
+  std::vector<int64_t> update_dims_;
+  std::vector<ElementType> index_types_;
+  int64_t element_bytes_;
+};
+
+// Reads a scalar integer of `type` (any integer or pred) as int64.
+int64_t ReadIndex(const void* data, ElementType type);
+
+}  // namespace kiln::cpu

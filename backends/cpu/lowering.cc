@@ -1,0 +1,498 @@
+#include "backends/cpu/lowering.h"
+
+#include <unordered_map>
+#include <unordered_set>
+
+#include "backends/cpu/buffer_assignment.h"
+#include "backends/cpu/control_flow_thunks.h"
+#include "backends/cpu/convolution_thunk.h"
+#include "backends/cpu/cpu_buffer.h"
+#include "backends/cpu/data_movement_thunks.h"
+#include "backends/cpu/dot_thunk.h"
+#include "backends/cpu/kernel_thunk.h"
+#include "backends/cpu/library_thunk.h"
+
+namespace kiln::cpu {
+namespace {
+
+using Leaves = std::vector<int>;
+
+int64_t ArrayLeafCount(const Shape& shape) {
+  if (shape.IsTuple()) {
+    int64_t count = 0;
+    for (const Shape& element : shape.tuple_shapes()) count += ArrayLeafCount(element);
+    return count;
+  }
+  return shape.IsArray() ? 1 : 0;
+}
+
+std::vector<Shape> ArrayLeaves(const Shape& shape) {
+  std::vector<Shape> leaves;
+  for (Shape& leaf : shape.Leaves()) {
+    if (leaf.IsArray()) leaves.push_back(std::move(leaf));
+  }
+  return leaves;
+}
+
+bool HasSideEffect(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone: return true;
+    case Opcode::kCustomCall: return instruction.attrs.custom_call_has_side_effect;
+    default: return false;
+  }
+}
+
+// Ops that must go through the library path: they keep state between
+// executions or talk to the host.
+bool LibraryOnly(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kRng:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kCustomCall:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kReplicaId:
+    case Opcode::kPartitionId:
+    case Opcode::kGetDimensionSize: return true;
+    default: return false;
+  }
+}
+
+// What the interpreter evaluates too: instructions the root needs, plus
+// side-effecting ones (and what they need) even when the root ignores them.
+std::vector<const Instruction*> LiveInstructions(const Computation& computation) {
+  std::unordered_set<const Instruction*> live;
+  std::vector<const Instruction*> stack;
+  if (computation.root() != nullptr) stack.push_back(computation.root());
+  for (const auto& instruction : computation.instructions()) {
+    if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
+  }
+  while (!stack.empty()) {
+    const Instruction* instruction = stack.back();
+    stack.pop_back();
+    if (!live.insert(instruction).second) continue;
+    for (const Instruction* operand : instruction->operands) stack.push_back(operand);
+  }
+  std::vector<const Instruction*> order;
+  for (const auto& instruction : computation.instructions()) {
+    if (live.count(instruction.get())) order.push_back(instruction.get());
+  }
+  return order;
+}
+
+bool AllArrays(const Instruction& instruction) {
+  if (!instruction.shape.IsArray() && !instruction.shape.IsTuple()) return false;
+  for (const Shape& leaf : instruction.shape.Leaves()) {
+    if (!leaf.IsArray()) return false;
+  }
+  for (const Instruction* operand : instruction.operands) {
+    if (!operand->shape.IsArray()) return false;
+  }
+  return true;
+}
+
+class Lowerer {
+ public:
+  Lowerer(CompiledProgram& program, KernelCompiler* compiler) : program_(program), compiler_(compiler) {}
+
+  Status LowerEntry();
+  Status CompileKernels();
+
+ private:
+  struct Scope {
+    int region;
+    ThunkSequence* sequence;
+    std::unordered_map<const Instruction*, Leaves> values;
+  };
+
+  int NewSlot(SlotKind kind, int64_t bytes, int region) {
+    Slot slot;
+    slot.kind = kind;
+    slot.bytes = bytes;
+    slot.region = region;
+    program_.slots.push_back(std::move(slot));
+    return static_cast<int>(program_.slots.size() - 1);
+  }
+  Leaves NewLeaves(const Shape& shape, SlotKind kind, int region) {
+    Leaves leaves;
+    for (const Shape& leaf : ArrayLeaves(shape)) leaves.push_back(NewSlot(kind, DenseByteSize(leaf), region));
+    return leaves;
+  }
+  std::vector<int64_t> LeafBytes(const Shape& shape) const {
+    std::vector<int64_t> bytes;
+    for (const Shape& leaf : ArrayLeaves(shape)) bytes.push_back(DenseByteSize(leaf));
+    return bytes;
+  }
+  int NewRegion(ThunkSequence*& sequence) {
+    program_.sequences.emplace_back();
+    program_.region_results.emplace_back();
+    sequence = &program_.sequences.back();
+    return static_cast<int>(program_.sequences.size() - 1);
+  }
+
+  // Lowers `computation` into `scope`'s sequence with its parameters bound to
+  // `parameters`; returns its result leaves.
+  StatusOr<Leaves> LowerInto(const Computation& computation, int region, ThunkSequence* sequence,
+                             const std::vector<Leaves>& parameters);
+  StatusOr<NestedComputation> LowerNested(const Computation& computation);
+  Status LowerInstruction(const Instruction& instruction, Scope& scope, const std::vector<Leaves>& parameters);
+  Status LowerConstant(const Instruction& instruction, Scope& scope);
+  Status LowerWhile(const Instruction& instruction, Scope& scope);
+  Status LowerConditional(const Instruction& instruction, Scope& scope);
+  Status LowerDot(const Instruction& instruction, const DotPlan& plan, Scope& scope);
+  // A kernel when the code generator emits `computation` (called with the
+  // instruction's operands), else a library thunk.
+  Status LowerGeneric(const Instruction& instruction, Scope& scope);
+  Status LowerComputationCall(const Instruction& instruction, const Computation& computation, bool try_kernel,
+                              Scope& scope);
+  Computation* SingleInstructionComputation(const Instruction& instruction);
+
+  std::vector<ParameterBinding> Bindings(const Instruction& instruction, const Scope& scope) const {
+    std::vector<ParameterBinding> bindings;
+    for (const Instruction* operand : instruction.operands) bindings.push_back({operand->shape, scope.values.at(operand)});
+    return bindings;
+  }
+
+  CompiledProgram& program_;
+  KernelCompiler* compiler_;
+  std::vector<KernelRequest> requests_;
+  std::vector<KernelThunk*> kernel_thunks_;
+  int next_computation_ = 0;
+};
+
+Status Lowerer::LowerEntry() {
+  const Computation& entry = *program_.module->entry();
+  ThunkSequence* sequence = nullptr;
+  const int region = NewRegion(sequence);
+  std::vector<Leaves> parameters;
+  int64_t leaf = 0;
+  for (const Shape& shape : program_.parameter_shapes) {
+    Leaves leaves = NewLeaves(shape, SlotKind::kParameter, region);
+    for (int slot : leaves) program_.slots[static_cast<size_t>(slot)].index = leaf++;
+    parameters.push_back(std::move(leaves));
+  }
+  KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(entry, region, sequence, parameters));
+  program_.result_sources = results;
+  program_.region_results[static_cast<size_t>(region)] = results;
+  return OkStatus();
+}
+
+StatusOr<NestedComputation> Lowerer::LowerNested(const Computation& computation) {
+  ThunkSequence* sequence = nullptr;
+  const int region = NewRegion(sequence);
+  std::vector<Leaves> parameters;
+  NestedComputation nested;
+  nested.sequence = sequence;
+  for (const Instruction* parameter : computation.parameters()) {
+    Leaves leaves = NewLeaves(parameter->shape, SlotKind::kBound, region);
+    nested.parameter_leaves.insert(nested.parameter_leaves.end(), leaves.begin(), leaves.end());
+    parameters.push_back(std::move(leaves));
+  }
+  KILN_ASSIGN_OR_RETURN(nested.result_leaves, LowerInto(computation, region, sequence, parameters));
+  program_.region_results[static_cast<size_t>(region)] = nested.result_leaves;
+  return nested;
+}
+
+StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int region, ThunkSequence* sequence,
+                                    const std::vector<Leaves>& parameters) {
+  if (computation.root() == nullptr) return InvalidArgument("cpu: computation '", computation.name(), "' has no root");
+  Scope scope{region, sequence, {}};
+  for (const Instruction* instruction : LiveInstructions(computation)) {
+    Status status = LowerInstruction(*instruction, scope, parameters);
+    if (!status.ok()) return status.WithContext(std::string("lowering '") + instruction->name + "'");
+  }
+  return scope.values.at(computation.root());
+}
+
+Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope, const std::vector<Leaves>& parameters) {
+  auto operand_leaves = [&](size_t i) -> const Leaves& { return scope.values.at(instruction.operand(i)); };
+  switch (instruction.opcode) {
+    case Opcode::kParameter: {
+      const auto number = static_cast<size_t>(instruction.attrs.parameter_number);
+      if (number >= parameters.size()) return Internal("cpu: parameter ", number, " is not bound");
+      scope.values[&instruction] = parameters[number];
+      return OkStatus();
+    }
+    case Opcode::kConstant: return LowerConstant(instruction, scope);
+    case Opcode::kTuple:
+    case Opcode::kAllReduce: {  // one replica: all-reduce returns its operands
+      Leaves leaves;
+      for (size_t i = 0; i < instruction.operands.size(); ++i) {
+        leaves.insert(leaves.end(), operand_leaves(i).begin(), operand_leaves(i).end());
+      }
+      scope.values[&instruction] = std::move(leaves);
+      return OkStatus();
+    }
+    case Opcode::kGetTupleElement: {
+      const Shape& tuple = instruction.operand(0)->shape;
+      const int64_t index = instruction.attrs.tuple_index;
+      if (!tuple.IsTuple() || index < 0 || index >= static_cast<int64_t>(tuple.tuple_shapes().size())) {
+        return InvalidArgument("cpu: get-tuple-element index ", index, " out of range for ", tuple.ToString());
+      }
+      int64_t begin = 0;
+      for (int64_t i = 0; i < index; ++i) begin += ArrayLeafCount(tuple.tuple_shapes(i));
+      const int64_t count = ArrayLeafCount(tuple.tuple_shapes(index));
+      const Leaves& all = operand_leaves(0);
+      scope.values[&instruction] = Leaves(all.begin() + begin, all.begin() + begin + count);
+      return OkStatus();
+    }
+    case Opcode::kReshape:
+    case Opcode::kCopy:
+    case Opcode::kOptimizationBarrier:
+      // Arrays are dense row-major, so these only rename their operand.
+      scope.values[&instruction] = operand_leaves(0);
+      return OkStatus();
+    case Opcode::kAfterAll: scope.values[&instruction] = {}; return OkStatus();
+    case Opcode::kCall:
+      if (instruction.called.size() != 1) return InvalidArgument("cpu: call needs one computation");
+      return LowerComputationCall(instruction, *instruction.called[0], /*try_kernel=*/false, scope);
+    case Opcode::kFusion:
+      if (instruction.called.size() != 1) return InvalidArgument("cpu: fusion needs one computation");
+      return LowerComputationCall(instruction, *instruction.called[0], /*try_kernel=*/true, scope);
+    case Opcode::kWhile: return LowerWhile(instruction, scope);
+    case Opcode::kConditional: return LowerConditional(instruction, scope);
+    case Opcode::kDot:
+      if (std::optional<DotPlan> plan = PlanDot(instruction)) return LowerDot(instruction, *plan, scope);
+      return LowerGeneric(instruction, scope);
+    case Opcode::kConvolution:
+      if (std::optional<ConvolutionGeometry> geometry = PlanConvolution(instruction)) {
+        const int64_t packed_bytes = geometry->packed_kernel_elements() * ByteWidth(geometry->type);
+        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+        const int packed = NewSlot(SlotKind::kArena, packed_bytes, scope.region);
+        scope.sequence->thunks.push_back(std::make_unique<ConvolutionThunk>(
+            operand_leaves(0)[0], operand_leaves(1)[0], output, packed, std::move(*geometry)));
+        scope.values[&instruction] = {output};
+        return OkStatus();
+      }
+      return LowerGeneric(instruction, scope);
+    case Opcode::kDynamicUpdateSlice: {
+      if (!AllArrays(instruction) || !instruction.shape.IsArray() || instruction.operands.size() < 2) {
+        return LowerGeneric(instruction, scope);
+      }
+      std::vector<int> inputs;
+      std::vector<ElementType> index_types;
+      for (size_t i = 0; i < instruction.operands.size(); ++i) {
+        inputs.push_back(operand_leaves(i)[0]);
+        if (i >= 2) index_types.push_back(instruction.operand(i)->shape.element_type());
+      }
+      if (index_types.size() != static_cast<size_t>(instruction.shape.rank())) return LowerGeneric(instruction, scope);
+      const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+      scope.sequence->thunks.push_back(std::make_unique<DynamicUpdateSliceThunk>(
+          std::move(inputs), output, instruction.operand(0)->shape, instruction.operand(1)->shape,
+          std::move(index_types)));
+      scope.values[&instruction] = {output};
+      return OkStatus();
+    }
+    default: return LowerGeneric(instruction, scope);
+  }
+}
+
+Status Lowerer::LowerConstant(const Instruction& instruction, Scope& scope) {
+  if (!instruction.literal.has_value()) return InvalidArgument("cpu: constant '", instruction.name, "' has no value");
+  std::vector<const Literal*> leaves;
+  if (instruction.literal->shape().IsArray()) {
+    leaves.push_back(&*instruction.literal);
+  } else {
+    for (Literal& leaf : instruction.literal->Leaves()) {
+      if (leaf.shape().IsArray()) leaves.push_back(&program_.constant_storage.emplace_back(std::move(leaf)));
+    }
+  }
+  Leaves slots;
+  for (const Literal* leaf : leaves) {
+    const int slot = NewSlot(SlotKind::kConstant, static_cast<int64_t>(leaf->raw().size()), scope.region);
+    program_.slots[static_cast<size_t>(slot)].constant = leaf->raw().data();
+    slots.push_back(slot);
+  }
+  scope.values[&instruction] = std::move(slots);
+  return OkStatus();
+}
+
+Status Lowerer::LowerWhile(const Instruction& instruction, Scope& scope) {
+  if (instruction.called.size() != 2 || instruction.operands.size() != 1) {
+    return InvalidArgument("cpu: while needs one operand, a condition and a body");
+  }
+  KILN_ASSIGN_OR_RETURN(NestedComputation condition, LowerNested(*instruction.called[0]));
+  KILN_ASSIGN_OR_RETURN(NestedComputation body, LowerNested(*instruction.called[1]));
+  const Leaves& init = scope.values.at(instruction.operand(0));
+  if (condition.result_leaves.size() != 1 || condition.parameter_leaves.size() != init.size() ||
+      body.parameter_leaves.size() != init.size() || body.result_leaves.size() != init.size()) {
+    return InvalidArgument("cpu: while condition and body do not match the loop state ", instruction.shape.ToString());
+  }
+  Leaves state_a = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
+  Leaves state_b = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
+  Leaves results = NewLeaves(instruction.shape, SlotKind::kBound, scope.region);
+  for (size_t i = 0; i < results.size(); ++i) {
+    program_.slots[static_cast<size_t>(results[i])].backing = {state_a[i], state_b[i]};
+  }
+  scope.sequence->thunks.push_back(std::make_unique<WhileThunk>(init, state_a, state_b, results,
+                                                                LeafBytes(instruction.shape), std::move(condition),
+                                                                std::move(body)));
+  scope.values[&instruction] = std::move(results);
+  return OkStatus();
+}
+
+Status Lowerer::LowerConditional(const Instruction& instruction, Scope& scope) {
+  const size_t branches = instruction.called.size();
+  if (branches == 0 || instruction.operands.size() != branches + 1) {
+    return InvalidArgument("cpu: conditional needs a selector and one operand per branch");
+  }
+  const Instruction& selector = *instruction.operand(0);
+  if (!selector.shape.IsArray() || selector.shape.element_count() != 1) {
+    return InvalidArgument("cpu: conditional selector must be a scalar, got ", selector.shape.ToString());
+  }
+  if (selector.shape.element_type() == ElementType::kPred && branches != 2) {
+    return InvalidArgument("cpu: a predicated conditional needs two branches");
+  }
+  std::vector<Leaves> operands;
+  std::vector<NestedComputation> nested;
+  for (size_t b = 0; b < branches; ++b) {
+    KILN_ASSIGN_OR_RETURN(NestedComputation branch, LowerNested(*instruction.called[b]));
+    const Leaves& operand = scope.values.at(instruction.operand(b + 1));
+    if (branch.parameter_leaves.size() != operand.size() ||
+        static_cast<int64_t>(branch.result_leaves.size()) != ArrayLeafCount(instruction.shape)) {
+      return InvalidArgument("cpu: conditional branch ", b, " does not match its operand or result");
+    }
+    operands.push_back(operand);
+    nested.push_back(std::move(branch));
+  }
+  Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
+  scope.sequence->thunks.push_back(std::make_unique<ConditionalThunk>(
+      scope.values.at(&selector)[0], selector.shape.element_type(), std::move(operands), std::move(nested), outputs,
+      LeafBytes(instruction.shape)));
+  scope.values[&instruction] = std::move(outputs);
+  return OkStatus();
+}
+
+Status Lowerer::LowerDot(const Instruction& instruction, const DotPlan& plan, Scope& scope) {
+  auto prepared = [&](size_t i, const std::vector<int64_t>& permutation) {
+    const int source = scope.values.at(instruction.operand(i))[0];
+    if (permutation.empty()) return source;
+    const Shape& shape = instruction.operand(i)->shape;
+    const int transposed = NewSlot(SlotKind::kArena, DenseByteSize(shape), scope.region);
+    scope.sequence->thunks.push_back(std::make_unique<TransposeThunk>(source, transposed, shape, permutation));
+    return transposed;
+  };
+  const int lhs = prepared(0, plan.lhs_permutation);
+  const int rhs = prepared(1, plan.rhs_permutation);
+  const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+  scope.sequence->thunks.push_back(std::make_unique<DotThunk>(lhs, rhs, output, plan.geometry));
+  scope.values[&instruction] = {output};
+  return OkStatus();
+}
+
+Computation* Lowerer::SingleInstructionComputation(const Instruction& instruction) {
+  auto computation = std::make_unique<Computation>(instruction.name + ".single");
+  std::vector<Instruction*> parameters;
+  for (size_t i = 0; i < instruction.operands.size(); ++i) {
+    auto parameter = std::make_unique<Instruction>();
+    parameter->opcode = Opcode::kParameter;
+    parameter->name = "p" + std::to_string(i);
+    parameter->shape = instruction.operand(i)->shape;
+    parameter->attrs.parameter_number = static_cast<int64_t>(i);
+    parameters.push_back(computation->AddInstruction(std::move(parameter)));
+  }
+  auto copy = std::make_unique<Instruction>(instruction);
+  copy->operands = parameters;
+  computation->set_root(computation->AddInstruction(std::move(copy)));
+  return program_.module->AddComputation(std::move(computation));
+}
+
+Status Lowerer::LowerGeneric(const Instruction& instruction, Scope& scope) {
+  return LowerComputationCall(instruction, *SingleInstructionComputation(instruction),
+                              /*try_kernel=*/!LibraryOnly(instruction) && AllArrays(instruction), scope);
+}
+
+Status Lowerer::LowerComputationCall(const Instruction& instruction, const Computation& computation, bool try_kernel,
+                                     Scope& scope) {
+  std::vector<ParameterBinding> bindings = Bindings(instruction, scope);
+  const bool kernel = try_kernel && compiler_ != nullptr && AllArrays(instruction) &&
+                      compiler_->CheckEmittable(computation).ok();
+  if (!kernel && (instruction.opcode == Opcode::kFusion || instruction.opcode == Opcode::kCall)) {
+    // Not one kernel: inline the fused (or called) instructions.
+    std::vector<Leaves> parameters;
+    for (ParameterBinding& binding : bindings) parameters.push_back(std::move(binding.leaf_slots));
+    KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(computation, scope.region, scope.sequence, parameters));
+    scope.values[&instruction] = std::move(results);
+    return OkStatus();
+  }
+  Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
+  auto library = std::make_unique<LibraryThunk>(&computation, bindings, outputs, LeafBytes(instruction.shape));
+  if (kernel) {
+    auto thunk = std::make_unique<KernelThunk>(BindingSlots(bindings), outputs, std::move(library));
+    kernel_thunks_.push_back(thunk.get());
+    requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
+    scope.sequence->thunks.push_back(std::move(thunk));
+  } else {
+    scope.sequence->thunks.push_back(std::move(library));
+  }
+  scope.values[&instruction] = std::move(outputs);
+  return OkStatus();
+}
+
+Status Lowerer::CompileKernels() {
+  if (requests_.empty() || compiler_ == nullptr) return OkStatus();
+  StatusOr<std::shared_ptr<CompiledKernels>> compiled = compiler_->Compile(requests_);
+  if (!compiled.ok()) {
+    // The library path computes the same values; keep the program usable.
+    program_.statistics.kernel_compile_error = compiled.status().ToString();
+    return OkStatus();
+  }
+  program_.kernels = std::move(compiled).value();
+  const std::vector<KernelInfo>& infos = program_.kernels->kernels();
+  if (infos.size() != kernel_thunks_.size()) {
+    return Internal("cpu: the code generator returned ", infos.size(), " kernels for ", kernel_thunks_.size(),
+                    " requests");
+  }
+  for (size_t i = 0; i < infos.size(); ++i) {
+    if (infos[i].function != nullptr) kernel_thunks_[i]->SetKernel(infos[i]);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module, KernelCompiler* compiler) {
+  if (module == nullptr || module->entry() == nullptr) return InvalidArgument("cpu: the module has no entry");
+  auto program = std::make_unique<CompiledProgram>();
+  program->module = std::move(module);
+  const ProgramShape signature = program->module->entry()->program_shape();
+  program->parameter_shapes = signature.parameters;
+  Shape result = signature.result;
+  // Entry layouts are metadata only (all data is dense row-major); they are
+  // reported on the leaves, as the interpreter does.
+  const auto& layout = program->module->entry_layout();
+  if (layout.has_value() && layout->parameters.size() == program->parameter_shapes.size()) {
+    for (size_t i = 0; i < program->parameter_shapes.size(); ++i) {
+      if (layout->parameters[i].Compatible(program->parameter_shapes[i])) {
+        program->parameter_shapes[i] = layout->parameters[i];
+      }
+    }
+    if (layout->result.Compatible(result)) result = layout->result;
+  }
+  for (const Shape& parameter : program->parameter_shapes) {
+    for (Shape& leaf : ArrayLeaves(parameter)) program->parameter_leaves.push_back(std::move(leaf));
+  }
+  program->result_leaves = ArrayLeaves(result);
+
+  Lowerer lowerer(*program, compiler);
+  KILN_RETURN_IF_ERROR(lowerer.LowerEntry());
+  if (program->result_sources.size() != program->result_leaves.size()) {
+    return Internal("cpu: the entry yields ", program->result_sources.size(), " arrays, its shape has ",
+                    program->result_leaves.size());
+  }
+  KILN_RETURN_IF_ERROR(lowerer.CompileKernels());
+  program->library_plan =
+      std::make_unique<interpreter::ModulePlan>(interpreter::ModulePlan::Build(*program->module));
+  AssignBuffers(*program);
+  return program;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,52 @@
+#include "backends/cpu/thread_pool.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <thread>
+
+namespace kiln::cpu {
+
+IntraOpThreadPool::IntraOpThreadPool(int num_threads)
+    : num_threads_(std::max(1, num_threads)),
+      pool_(std::make_unique<Eigen::ThreadPool>(num_threads_)),
+      device_(std::make_unique<Eigen::ThreadPoolDevice>(pool_.get(), num_threads_)) {}
+
+IntraOpThreadPool::~IntraOpThreadPool() = default;
+
+void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
+                                    const std::function<void(int64_t, int64_t)>& body) const {
+  if (extent <= 0) return;
+  grain = std::max<int64_t>(1, grain);
+  // A few ranges per thread balance uneven ranges without much scheduling.
+  const int64_t max_ranges = int64_t{num_threads_} * 4;
+  const int64_t ranges = std::min(max_ranges, (extent + grain - 1) / grain);
+  if (ranges <= 1 || num_threads_ == 1) {
+    body(0, extent);
+    return;
+  }
+  const int64_t step = (extent + ranges - 1) / ranges;
+  const int64_t count = (extent + step - 1) / step;
+  Eigen::Barrier barrier(static_cast<unsigned>(count - 1));
+  for (int64_t r = 1; r < count; ++r) {
+    const int64_t begin = r * step;
+    const int64_t end = std::min(extent, begin + step);
+    pool_->Schedule([&body, &barrier, begin, end] {
+      body(begin, end);
+      barrier.Notify();
+    });
+  }
+  body(0, std::min(extent, step));
+  barrier.Wait();
+}
+
+int ResolveThreadCount(int requested) {
+  if (requested > 0) return requested;
+  if (const char* env = std::getenv("KILN_NUM_THREADS")) {
+    const int value = std::atoi(env);
+    if (value > 0) return value;
+  }
+  const unsigned cores = std::thread::hardware_concurrency();
+  return cores == 0 ? 1 : static_cast<int>(cores);
+}
+
+}  // namespace kiln::cpu

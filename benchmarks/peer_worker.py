@@ -1,0 +1,302 @@
+"""Runs one workload on one peer (numpy, torch or jax) and prints one JSON line.
+
+benchmarks/compare starts this in a fresh process per (peer, workload), with the
+thread-count environment set before anything is imported, and with the Python
+that has the peer (Debian's for numpy/torch, benchmarks/.venv's for jax).
+
+  peer_worker.py --peer NAME --size full|quick --workload NAME --input-dir DIR
+                 --output-dir DIR [--threads N] [--min-time SECONDS]
+
+Inputs are DIR/in0.npy, in1.npy, ...; the result leaves are written as
+out0.npy, out1.npy, ... The JSON has best_us and median_us per call (and
+compile_ms for jax), or "error" when the peer cannot run the workload.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import traceback
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE / "workloads"))
+
+import catalog  # noqa: E402
+
+WARMUP_CALLS = 2
+MIN_SAMPLES = 3
+
+
+def measure(call, min_time):
+    """Per-call seconds (best, median) over calls filling `min_time`."""
+    for _ in range(WARMUP_CALLS):
+        call()
+    samples = []
+    start = time.perf_counter()
+    while True:
+        t0 = time.perf_counter()
+        call()
+        samples.append(time.perf_counter() - t0)
+        if len(samples) >= MIN_SAMPLES and time.perf_counter() - start >= min_time:
+            break
+    samples.sort()
+    n = len(samples)
+    median = samples[n // 2] if n % 2 else (samples[n // 2 - 1] + samples[n // 2]) / 2
+    return samples[0], median, n
+
+
+# --- NumPy ---------------------------------------------------------------------
+
+
+def numpy_program(workload, inputs):
+    """A zero-argument callable running the workload, and one giving its result leaves."""
+    import numpy as np
+
+    kind = workload.kind
+    if kind == "elementwise":
+        (x,) = inputs
+        y = np.empty_like(x)
+        a, b, c = (np.float32(v) for v in (catalog.ELEMENTWISE_A, catalog.ELEMENTWISE_B, catalog.ELEMENTWISE_C))
+
+        def run():
+            np.multiply(x, a, out=y)
+            np.add(y, b, out=y)
+            np.tanh(y, out=y)
+            np.multiply(y, c, out=y)
+            np.add(y, x, out=y)
+            return (y,)
+        return run
+    if kind == "softmax":
+        (x,) = inputs
+
+        def run():
+            e = np.exp(x - x.max(axis=1, keepdims=True))
+            e /= e.sum(axis=1, keepdims=True)
+            return (e,)
+        return run
+    if kind == "rowsum":
+        (x,) = inputs
+        return lambda: (x.sum(axis=1),)
+    if kind == "sgemm":
+        a, b = inputs
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        return lambda: (np.matmul(a, b, out=c),)
+    if kind == "conv":
+        x, w = inputs
+        batch, channels, height, width = x.shape
+        out_channels = w.shape[0]
+        w_matrix = np.ascontiguousarray(w.reshape(out_channels, -1))
+        out = np.empty((batch, out_channels, height * width), np.float32)
+
+        def run():
+            # im2col per image, then one sgemm writing NCHW directly.
+            padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+            windows = np.lib.stride_tricks.sliding_window_view(padded, (3, 3), axis=(2, 3))  # N,C,H,W,3,3
+            for n in range(batch):
+                columns = windows[n].transpose(0, 3, 4, 1, 2).reshape(channels * 9, height * width)
+                np.matmul(w_matrix, columns, out=out[n])
+            return (out.reshape(batch, out_channels, height, width),)
+        return run
+    if kind == "mlp":
+        return numpy_mlp(inputs)
+    if kind == "overhead":
+        x, y = inputs
+
+        def run():
+            t = x + y
+            t = t * x
+            t = t - y
+            t = np.maximum(t, x)
+            t = np.minimum(t, y)
+            t = -t
+            t = np.abs(t)
+            t = t * y
+            t = t + x
+            return (t - y,)
+        return run
+    raise ValueError(f"no numpy program for {kind}")
+
+
+def numpy_mlp(inputs):
+    """relu, tanh, linear; mean cross-entropy; one SGD step: by hand."""
+    import numpy as np
+
+    x, labels, w1, b1, w2, b2, w3, b3 = inputs
+    rate = np.float32(catalog.MLP_LEARNING_RATE)
+
+    def run():
+        z1 = x @ w1 + b1
+        h1 = np.maximum(z1, 0)
+        h2 = np.tanh(h1 @ w2 + b2)
+        logits = h2 @ w3 + b3
+        shifted = logits - logits.max(axis=1, keepdims=True)
+        exp = np.exp(shifted)
+        total = exp.sum(axis=1, keepdims=True)
+        log_probs = shifted - np.log(total)
+        batch = x.shape[0]
+        rows = np.arange(batch)
+        loss = -log_probs[rows, labels].mean(dtype=np.float32)
+        d_logits = exp / total
+        d_logits[rows, labels] -= 1
+        d_logits /= np.float32(batch)
+        d_w3, d_b3 = h2.T @ d_logits, d_logits.sum(axis=0)
+        d_z2 = (d_logits @ w3.T) * (1 - h2 * h2)
+        d_w2, d_b2 = h1.T @ d_z2, d_z2.sum(axis=0)
+        d_z1 = (d_z2 @ w2.T) * (z1 > 0)
+        d_w1, d_b1 = x.T @ d_z1, d_z1.sum(axis=0)
+        return (np.float32(loss), w1 - rate * d_w1, b1 - rate * d_b1, w2 - rate * d_w2, b2 - rate * d_b2,
+                w3 - rate * d_w3, b3 - rate * d_b3)
+    return run
+
+
+# --- PyTorch -------------------------------------------------------------------
+
+
+def torch_program(workload, inputs, threads):
+    import torch
+
+    torch.set_num_threads(threads)
+    tensors = [torch.from_numpy(i) for i in inputs]
+    kind = workload.kind
+    if kind == "elementwise":
+        (x,) = tensors
+        y = torch.empty_like(x)
+
+        def run():
+            torch.mul(x, catalog.ELEMENTWISE_A, out=y)
+            y.add_(catalog.ELEMENTWISE_B).tanh_().mul_(catalog.ELEMENTWISE_C).add_(x)
+            return (y,)
+        return run, None
+    if kind == "softmax":
+        (x,) = tensors
+        return (lambda: (torch.softmax(x, dim=1),)), None
+    if kind == "rowsum":
+        (x,) = tensors
+        return (lambda: (x.sum(dim=1),)), None
+    if kind == "sgemm":
+        a, b = tensors
+        c = torch.empty(a.shape[0], b.shape[1])
+        return (lambda: (torch.mm(a, b, out=c),)), None
+    if kind == "conv":
+        # NCHW as the module has it, and channels_last (oneDNN's faster form):
+        # the faster of the two is torch's time.
+        x, w = tensors
+        x_last = x.contiguous(memory_format=torch.channels_last)
+        w_last = w.contiguous(memory_format=torch.channels_last)
+        nchw = lambda: (torch.nn.functional.conv2d(x, w, padding=1),)  # noqa: E731
+        last = lambda: (torch.nn.functional.conv2d(x_last, w_last, padding=1),)  # noqa: E731
+        return nchw, last
+    if kind == "mlp":
+        x, labels, *params = tensors
+        labels = labels.long()
+        params = [p.clone().requires_grad_(True) for p in params]
+
+        def run():
+            w1, b1, w2, b2, w3, b3 = params
+            h = torch.relu(x @ w1 + b1)
+            h = torch.tanh(h @ w2 + b2)
+            loss = torch.nn.functional.cross_entropy(h @ w3 + b3, labels)
+            grads = torch.autograd.grad(loss, params)
+            with torch.no_grad():
+                return (loss.detach(), *[p - catalog.MLP_LEARNING_RATE * g for p, g in zip(params, grads)])
+        return run, None
+    if kind == "overhead":
+        x, y = tensors
+
+        def run():
+            t = x + y
+            t = t * x
+            t = t - y
+            t = torch.maximum(t, x)
+            t = torch.minimum(t, y)
+            t = -t
+            t = torch.abs(t)
+            t = t * y
+            t = t + x
+            return (t - y,)
+        return run, None
+    raise ValueError(f"no torch program for {kind}")
+
+
+# --- JAX -----------------------------------------------------------------------
+
+
+def jax_program(workload, inputs):
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    import jax_programs
+
+    device_inputs = [jax.device_put(i) for i in inputs]
+    jax.block_until_ready(device_inputs)
+    t0 = time.perf_counter()
+    lowered = jax.jit(jax_programs.function_for(workload), keep_unused=True).lower(*device_inputs)
+    t1 = time.perf_counter()
+    compiled = lowered.compile()
+    t2 = time.perf_counter()
+
+    def run():
+        return jax.block_until_ready(compiled(*device_inputs))
+    return run, {"lower_ms": (t1 - t0) * 1e3, "compile_ms": (t2 - t1) * 1e3}
+
+
+# --- driver --------------------------------------------------------------------
+
+
+def flatten(result):
+    if isinstance(result, (tuple, list)):
+        leaves = []
+        for item in result:
+            leaves += flatten(item)
+        return leaves
+    return [result]
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--peer", required=True, choices=["numpy", "torch", "jax"])
+    parser.add_argument("--size", required=True, choices=catalog.SIZES)
+    parser.add_argument("--workload", required=True)
+    parser.add_argument("--input-dir", required=True, type=Path)
+    parser.add_argument("--output-dir", required=True, type=Path)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--min-time", type=float, default=1.0)
+    args = parser.parse_args()
+    report = {"peer": args.peer, "workload": args.workload}
+    try:
+        import numpy as np
+
+        workload = catalog.by_name(args.size)[args.workload]
+        inputs = [np.load(args.input_dir / f"in{i}.npy") for i in range(len(workload.inputs))]
+        extra = {}
+        if args.peer == "numpy":
+            runs = [numpy_program(workload, inputs)]
+        elif args.peer == "torch":
+            runs = [r for r in torch_program(workload, inputs, args.threads) if r is not None]
+        else:
+            run, extra = jax_program(workload, inputs)
+            runs = [run]
+        best = None
+        for run in runs:
+            timing = measure(run, args.min_time)
+            if best is None or timing[1] < best[1][1]:
+                best = (run, timing)
+        run, (best_s, median_s, count) = best
+        args.output_dir.mkdir(parents=True, exist_ok=True)
+        for i, leaf in enumerate(flatten(run())):
+            value = leaf.detach().numpy() if hasattr(leaf, "detach") else np.asarray(leaf)
+            np.save(args.output_dir / f"out{i}.npy", value)
+        report.update(extra)
+        report.update({"best_us": best_s * 1e6, "median_us": median_s * 1e6, "iterations": count})
+    except Exception as error:  # a peer that cannot run a workload is reported, not fatal
+        report["error"] = f"{type(error).__name__}: {error}"
+        report["traceback"] = traceback.format_exc(limit=3)
+    print(json.dumps(report))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

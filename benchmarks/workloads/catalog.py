@@ -1,0 +1,109 @@
+"""The benchmark workloads: names, shapes, inputs and the work each one does.
+
+Standard library only, so that benchmarks/compare and the peer workers can read it
+without JAX. The HLO text of each workload is written by generate.py into
+full/NAME.hlo and quick/NAME.hlo (quick: small shapes for checking the plumbing on
+slow backends such as the interpreter).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SIZES = ("full", "quick")
+
+# The elementwise chain's constants: y = tanh(A*x + B)*C + x.
+ELEMENTWISE_A, ELEMENTWISE_B, ELEMENTWISE_C = 0.5, 0.1, 2.0
+# The MLP train step's learning rate (the conformance corpus program's).
+MLP_LEARNING_RATE = 0.1
+
+
+@dataclasses.dataclass(frozen=True)
+class Input:
+    shape: tuple
+    dtype: str = "float32"
+    # "normal": standard normal * scale; "labels": integers in [0, high).
+    kind: str = "normal"
+    scale: float = 1.0
+    high: int = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class Workload:
+    name: str
+    title: str
+    # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead.
+    kind: str
+    inputs: tuple
+    # What bounds it, for the achieved-fraction column: "copy" (read + write
+    # streams), "read" (read stream), "fma" (FP32 FMA peak) or "latency".
+    bound: str
+    # Useful memory traffic (bytes) and floating-point work (FLOP) of one call.
+    traffic_bytes: int = 0
+    flops: int = 0
+    params: dict = dataclasses.field(default_factory=dict)
+
+    def hlo_path(self, size: str) -> Path:
+        return HERE / size / f"{self.name}.hlo"
+
+
+def mlp_inputs(batch, sizes):
+    params = []
+    for fan_in, fan_out in itertools.pairwise(sizes):
+        params += [Input((fan_in, fan_out), scale=fan_in**-0.5), Input((fan_out,), scale=0.1)]
+    return (Input((batch, sizes[0])), Input((batch,), "int32", "labels", high=sizes[-1]), *params)
+
+
+def mlp_flops(batch, sizes):
+    # Forward matmuls, then two matmuls per layer backward (the first layer's
+    # input gradient is not needed but XLA-style programs may compute it).
+    forward = sum(2 * batch * a * b for a, b in itertools.pairwise(sizes))
+    return 3 * forward
+
+
+def workloads(size: str) -> list[Workload]:
+    if size not in SIZES:
+        raise ValueError(f"unknown size {size!r}")
+    quick = size == "quick"
+    n = (1 << 16) if quick else (16 << 20)
+    softmax_rows, softmax_cols = (64, 1024) if quick else (4096, 1024)
+    rows, cols = (256, 256) if quick else (4096, 4096)
+    gemm_sizes = (64, 128) if quick else (256, 512, 1024, 2048)
+    batch, channels, image = (1, 16, 14) if quick else (8, 64, 56)
+    wide_batch, wide_sizes = (32, [64, 32, 32, 10]) if quick else (256, [784, 512, 512, 10])
+
+    result = [
+        Workload("elementwise", f"tanh(a*x+b)*c+x, {n} f32", "elementwise", (Input((n,)),), "copy",
+                 traffic_bytes=8 * n, flops=6 * n),
+        Workload("softmax", f"softmax last axis {softmax_rows}x{softmax_cols}", "softmax",
+                 (Input((softmax_rows, softmax_cols)),), "copy", traffic_bytes=8 * softmax_rows * softmax_cols),
+        Workload("rowsum", f"row sum {rows}x{cols}", "rowsum", (Input((rows, cols)),), "read",
+                 traffic_bytes=4 * rows * cols + 4 * rows, flops=rows * cols),
+    ]
+    for m in gemm_sizes:
+        result.append(Workload(f"sgemm_{m}", f"sgemm {m}x{m}x{m}", "sgemm", (Input((m, m)), Input((m, m))), "fma",
+                               flops=2 * m**3, params={"n": m}))
+    conv_flops = 2 * batch * channels * image * image * channels * 9
+    result.append(Workload(f"conv3x3", f"conv 3x3 {channels}->{channels} {image}x{image} batch {batch} NCHW",
+                           "conv", (Input((batch, channels, image, image)),
+                                    Input((channels, channels, 3, 3), scale=(9 * channels)**-0.5)),
+                           "fma", flops=conv_flops))
+    corpus_sizes = [6, 8, 8, 3]
+    result.append(Workload("mlp_train_step", "MLP train step, corpus program (batch 4, 6-8-8-3)", "mlp",
+                           mlp_inputs(4, corpus_sizes), "latency", flops=mlp_flops(4, corpus_sizes),
+                           params={"sizes": corpus_sizes}))
+    result.append(Workload("mlp_train_step_wide",
+                           f"MLP train step, corpus program (batch {wide_batch}, "
+                           f"{'-'.join(map(str, wide_sizes))})",
+                           "mlp", mlp_inputs(wide_batch, wide_sizes), "fma",
+                           flops=mlp_flops(wide_batch, wide_sizes), params={"sizes": wide_sizes}))
+    result.append(Workload("overhead_10op", "10-op elementwise graph on f32[16] (per-execute overhead)", "overhead",
+                           (Input((16,)), Input((16,))), "latency"))
+    return result
+
+
+def by_name(size: str) -> dict[str, Workload]:
+    return {w.name: w for w in workloads(size)}

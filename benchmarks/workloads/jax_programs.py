@@ -1,0 +1,77 @@
+"""The workloads as JAX functions: what generate.py lowers to HLO text and what the
+JAX peer of benchmarks/compare runs. Needs jax; see benchmarks/install-peers.
+
+The MLP train step is the conformance corpus program itself (mlp_train_step in
+tests/conformance/generate.py), imported rather than rewritten.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import sys
+from pathlib import Path
+
+import jax
+import jax.numpy as jnp
+from jax import lax
+
+import catalog
+
+CORPUS_GENERATOR = Path(__file__).resolve().parents[2] / "tests" / "conformance" / "generate.py"
+
+
+@functools.cache
+def _corpus_generator():
+    spec = importlib.util.spec_from_file_location("kiln_corpus_generate", CORPUS_GENERATOR)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    module.import_jax(enable_x64=False)
+    return module
+
+
+def elementwise(x):
+    return jnp.tanh(catalog.ELEMENTWISE_A * x + catalog.ELEMENTWISE_B) * catalog.ELEMENTWISE_C + x
+
+
+def softmax(x):
+    return jax.nn.softmax(x, axis=-1)
+
+
+def rowsum(x):
+    return jnp.sum(x, axis=1)
+
+
+def sgemm(a, b):
+    return jnp.matmul(a, b)
+
+
+def conv(x, w):
+    return lax.conv_general_dilated(x, w, window_strides=(1, 1), padding="SAME",
+                                    dimension_numbers=("NCHW", "OIHW", "NCHW"))
+
+
+def overhead(x, y):
+    # Ten elementwise ops; the point is the fixed cost of one execute.
+    t = x + y
+    t = t * x
+    t = t - y
+    t = jnp.maximum(t, x)
+    t = jnp.minimum(t, y)
+    t = -t
+    t = jnp.abs(t)
+    t = t * y
+    t = t + x
+    return t - y
+
+
+def function_for(workload: catalog.Workload):
+    """The JAX function computing `workload` on its inputs, in order."""
+    simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
+              "overhead": overhead}
+    if workload.kind in simple:
+        return simple[workload.kind]
+    if workload.kind == "mlp":
+        return _corpus_generator().mlp_train_step
+    raise ValueError(f"no JAX function for workload kind {workload.kind!r}")

@@ -1,0 +1,110 @@
+// Helpers for the CPU runtime tests: parse HLO text, make deterministic
+// pseudo-random arguments, run on a backend, and compare the CPU backend with
+// the reference interpreter.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/cpu_backend.h"
+#include "core/hlo_parser.h"
+#include "core/interpreter/interpreter_backend.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln::cpu::testing {
+
+inline std::unique_ptr<Module> ParseOrDie(const std::string& text) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+// Small values of each leaf's type, different for every leaf and seed.
+inline std::vector<Literal> RandomArguments(const Module& module, uint64_t seed = 1) {
+  std::vector<Literal> arguments;
+  uint64_t state = seed * 0x9e3779b97f4a7c15ULL + 7;
+  auto next = [&] {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<double>((state >> 33) % 2001) / 1000.0 - 1.0;  // [-1, 1]
+  };
+  for (const Instruction* parameter : module.entry()->parameters()) {
+    std::vector<Literal> leaves;
+    for (const Shape& leaf : parameter->shape.Leaves()) {
+      Literal literal(leaf);
+      if (leaf.IsArray()) {
+        DispatchElementType(leaf.element_type(), [&](auto tag) {
+          using T = decltype(tag);
+          for (T& value : literal.data<T>()) {
+            if constexpr (std::is_same_v<T, bool>) {
+              value = next() > 0;
+            } else if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+              using R = typename T::value_type;
+              value = T(static_cast<R>(next()), static_cast<R>(next()));
+            } else if constexpr (std::is_integral_v<T>) {
+              value = static_cast<T>(std::fabs(next()) * 5);
+            } else {
+              value = static_cast<T>(static_cast<float>(next()));
+            }
+          }
+        });
+      }
+      leaves.push_back(std::move(literal));
+    }
+    if (parameter->shape.IsTuple()) {
+      size_t next_leaf = 0;
+      arguments.push_back(kiln::testing::AssembleLeaves(parameter->shape, leaves, next_leaf));
+    } else {
+      arguments.push_back(std::move(leaves[0]));
+    }
+  }
+  return arguments;
+}
+
+inline StatusOr<std::vector<Literal>> RunOn(Backend& backend, const Module& module,
+                                            const std::vector<Literal>& arguments) {
+  return kiln::testing::ExecuteLeaves(backend, module, arguments);
+}
+
+inline double AbsDifference(const Literal& a, const Literal& b, int64_t i) {
+  double difference = 0;
+  DispatchElementType(a.shape().element_type(), [&](auto tag) {
+    using T = decltype(tag);
+    const T x = a.data<T>()[static_cast<size_t>(i)];
+    const T y = b.data<T>()[static_cast<size_t>(i)];
+    if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+      difference = std::abs(std::complex<double>(x) - std::complex<double>(y));
+    } else if constexpr (std::is_same_v<T, bool>) {
+      difference = x == y ? 0 : 1;
+    } else {
+      difference = std::fabs(static_cast<double>(x) - static_cast<double>(y));
+    }
+  });
+  return difference;
+}
+
+// Runs `text` on the CPU backend and on the interpreter with the same
+// arguments and expects every result element within `tolerance`.
+inline void ExpectMatchesInterpreter(const std::string& text, double tolerance = 1e-4, uint64_t seed = 1) {
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  const std::vector<Literal> arguments = RandomArguments(*module, seed);
+  CpuBackend cpu;
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, RunOn(cpu, *module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t r = 0; r < got.size(); ++r) {
+    ASSERT_TRUE(got[r].shape().Compatible(want[r].shape()))
+        << got[r].shape().ToString() << " vs " << want[r].shape().ToString();
+    for (int64_t i = 0; i < want[r].element_count(); ++i) {
+      ASSERT_LE(AbsDifference(got[r], want[r], i), tolerance) << "result " << r << " element " << i;
+    }
+  }
+}
+
+}  // namespace kiln::cpu::testing
