@@ -56,9 +56,37 @@ std::vector<Instruction*> Computation::PostOrder() const {
   return order;
 }
 
+namespace {
+
+// Instructions kept even when the root does not use them (as XLA keeps them).
+bool HasSideEffect(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone: return true;
+    case Opcode::kCustomCall: return instruction.attrs.custom_call_has_side_effect;
+    default: return false;
+  }
+}
+
+}  // namespace
+
 bool Computation::RemoveDeadInstructions() {
   std::unordered_set<const Instruction*> live;
   for (Instruction* instruction : PostOrder()) live.insert(instruction);
+  std::vector<const Instruction*> stack;
+  for (const auto& instruction : instructions_) {
+    if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
+  }
+  while (!stack.empty()) {
+    const Instruction* instruction = stack.back();
+    stack.pop_back();
+    if (!live.insert(instruction).second) continue;
+    for (const Instruction* operand : instruction->operands) stack.push_back(operand);
+  }
   const size_t before = instructions_.size();
   std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& instruction) {
     return instruction->opcode != Opcode::kParameter && !live.count(instruction.get());

@@ -40,8 +40,8 @@ bool ConvertedExact(bool exact, double bound, ElementType type) {
 }  // namespace
 
 Op MakePredicate(GraphContext& context, const std::vector<int64_t>& dims) {
-  Value x = context.PickExact([&](const Value& v) { return v.shape.dimensions() == dims; });
-  Value y = context.PickExact([&](const Value& v) { return v.shape.dimensions() == dims; });
+  Value x = context.PickExactWithDims(dims);
+  Value y = context.PickExactWithDims(dims);
   context.Use(x);
   context.Use(y);
   const ComparisonDirection direction = context.random().Pick(std::span<const ComparisonDirection>(kDirections));

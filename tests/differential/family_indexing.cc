@@ -9,14 +9,18 @@
 namespace kiln::differential {
 namespace {
 
-// A scalar start index in [-1, size]: a constant or an S32/S64/U32 parameter.
-Op StartIndex(GraphContext& context, int64_t size) {
+// The element type of one op's start indices (they must agree).
+ElementType StartIndexType(GraphContext& context) {
+  static constexpr ElementType kIndexTypes[] = {ElementType::kS32, ElementType::kS64, ElementType::kU32};
+  return context.random().Pick(std::span<const ElementType>(kIndexTypes));
+}
+
+// A scalar start index in [-1, size] of `type`: a constant or a parameter
+// whose value the backend cannot fold.
+Op StartIndex(GraphContext& context, ElementType type, int64_t size) {
   RandomSource& random = context.random();
   const int64_t value = random.Between(-1, size);
-  if (random.Coin()) return context.Constant(ElementType::kS32, {}, static_cast<double>(value));
-  // A parameter index whose value the backend cannot fold.
-  static constexpr ElementType kIndexTypes[] = {ElementType::kS32, ElementType::kS64, ElementType::kU32};
-  const ElementType type = random.Pick(std::span<const ElementType>(kIndexTypes));
+  if (random.Coin()) return context.Constant(type, {}, static_cast<double>(value));
   Value index = context.NewInput(Shape(type, {}), true);
   context.Use(index);
   return index.op;
@@ -80,9 +84,10 @@ bool EmitDynamicSlice(GraphContext& context) {
   Value x = context.Pick([](const Value& v) { return v.shape.rank() >= 1; });
   std::vector<int64_t> sizes;
   std::vector<Op> starts;
+  const ElementType index_type = StartIndexType(context);
   for (int64_t size : x.shape.dimensions()) {
     sizes.push_back(random.Between(1, size));
-    starts.push_back(StartIndex(context, size));
+    starts.push_back(StartIndex(context, index_type, size));
   }
   context.Use(x);
   context.Record(context.builder().DynamicSlice(x.op, starts, sizes), x.bound, x.exact);
@@ -94,9 +99,10 @@ bool EmitDynamicUpdateSlice(GraphContext& context) {
   Value x = context.Pick([](const Value& v) { return v.shape.rank() >= 1; });
   std::vector<int64_t> update_dims;
   std::vector<Op> starts;
+  const ElementType index_type = StartIndexType(context);
   for (int64_t size : x.shape.dimensions()) {
     update_dims.push_back(random.Between(1, size));
-    starts.push_back(StartIndex(context, size));
+    starts.push_back(StartIndex(context, index_type, size));
   }
   Value update = context.PickWithDims(update_dims);
   context.Use(x);

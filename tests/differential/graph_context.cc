@@ -59,14 +59,26 @@ Value GraphContext::PickExact(const std::function<bool(const Value&)>& filter) {
   return NewInput(value.shape, true);
 }
 
-Value GraphContext::PickWithDims(const std::vector<int64_t>& dims) {
+namespace {
+
+Value PickOrCreate(GraphContext& context, const std::vector<int64_t>& dims, bool exact_only) {
   std::vector<size_t> matches;
-  for (size_t i = 0; i < values_.size(); ++i) {
-    if (values_[i].shape.element_type() == type_ && values_[i].shape.dimensions() == dims) matches.push_back(i);
+  const std::vector<Value>& values = context.values();
+  for (size_t i = 0; i < values.size(); ++i) {
+    const Value& value = values[i];
+    if (value.shape.element_type() == context.type() && value.shape.dimensions() == dims &&
+        (value.exact || !exact_only)) {
+      matches.push_back(i);
+    }
   }
-  if (!matches.empty() && random_.Chance(3, 4)) return values_[random_.Pick(matches)];
-  return NewInput(Shape(type_, dims), random_.Coin());
+  if (!matches.empty() && context.random().Chance(3, 4)) return values[context.random().Pick(matches)];
+  return context.NewInput(Shape(context.type(), dims), exact_only || context.random().Coin());
 }
+
+}  // namespace
+
+Value GraphContext::PickWithDims(const std::vector<int64_t>& dims) { return PickOrCreate(*this, dims, false); }
+Value GraphContext::PickExactWithDims(const std::vector<int64_t>& dims) { return PickOrCreate(*this, dims, true); }
 
 namespace {
 

@@ -55,6 +55,8 @@ class GraphContext {
   // pool, or a new input.
   Value PickWithDims(const std::vector<int64_t>& dims);
   Value PickExact(const std::function<bool(const Value&)>& filter = nullptr);
+  // PickWithDims restricted to exact values.
+  Value PickExactWithDims(const std::vector<int64_t>& dims);
 
   // A new parameter (or constant) of `shape` (any element type) with random
   // data: small integers when `exact`, else values in [-2, 2) or, for

@@ -1,0 +1,94 @@
+#include "core/passes/cse.h"
+
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace kiln {
+namespace {
+
+bool MayMerge(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kRng:
+    case Opcode::kRngBitGenerator:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kSend:
+    case Opcode::kSendDone:
+    case Opcode::kRecv:
+    case Opcode::kRecvDone:
+    case Opcode::kAfterAll:
+    case Opcode::kCustomCall:
+    case Opcode::kAllReduce:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kCall: return false;
+    default: return true;
+  }
+}
+
+size_t Combine(size_t seed, size_t value) { return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
+
+size_t HashOf(const Instruction& instruction) {
+  size_t hash = std::hash<int>()(static_cast<int>(instruction.opcode));
+  for (const Instruction* operand : instruction.operands) hash = Combine(hash, std::hash<const void*>()(operand));
+  for (const Computation* callee : instruction.called) hash = Combine(hash, std::hash<const void*>()(callee));
+  hash = Combine(hash, std::hash<int>()(static_cast<int>(instruction.shape.element_type())));
+  for (int64_t d : instruction.shape.dimensions()) hash = Combine(hash, std::hash<int64_t>()(d));
+  if (instruction.literal) {
+    std::span<const uint8_t> raw = instruction.literal->raw();
+    hash = Combine(hash, std::hash<std::string_view>()(
+                             std::string_view(reinterpret_cast<const char*>(raw.data()), raw.size())));
+  }
+  return hash;
+}
+
+bool Equivalent(const Instruction& a, const Instruction& b) {
+  if (a.opcode != b.opcode || a.operands != b.operands || a.called != b.called || a.shape != b.shape ||
+      !(a.attrs == b.attrs)) {
+    return false;
+  }
+  if (a.literal.has_value() != b.literal.has_value()) return false;
+  return !a.literal || (*a.literal == *b.literal && a.literal->shape() == b.literal->shape());
+}
+
+}  // namespace
+
+StatusOr<bool> CommonSubexpressionElimination::Run(Module& module) {
+  bool changed = false;
+  for (const auto& owned : module.computations()) {
+    Computation& computation = *owned;
+    std::unordered_map<size_t, std::vector<Instruction*>> seen;
+    std::vector<Instruction*> order;
+    for (const auto& instruction : computation.instructions()) order.push_back(instruction.get());
+    bool computation_changed = false;
+    // Operands come first, so merged operands make their users equal in the same sweep.
+    for (Instruction* instruction : order) {
+      if (!MayMerge(*instruction)) continue;
+      std::vector<Instruction*>& bucket = seen[HashOf(*instruction)];
+      Instruction* match = nullptr;
+      for (Instruction* candidate : bucket) {
+        if (Equivalent(*candidate, *instruction)) {
+          match = candidate;
+          break;
+        }
+      }
+      if (match == nullptr) {
+        bucket.push_back(instruction);
+        continue;
+      }
+      computation.ReplaceAllUsesWith(instruction, match);
+      computation_changed = true;
+    }
+    if (computation_changed) {
+      computation.RemoveDeadInstructions();
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+}  // namespace kiln

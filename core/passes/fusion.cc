@@ -1,0 +1,253 @@
+#include "core/passes/fusion.h"
+
+#include <algorithm>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "core/ir_edit.h"
+
+namespace kiln {
+
+bool IsLoopFusible(const Instruction& instruction) {
+  if (!instruction.shape.IsArray()) return false;
+  for (const Instruction* operand : instruction.operands) {
+    if (!operand->shape.IsArray()) return false;
+  }
+  if (IsElementwise(instruction.opcode)) return true;
+  switch (instruction.opcode) {
+    case Opcode::kBroadcast:
+    case Opcode::kReshape:
+    case Opcode::kTranspose:
+    case Opcode::kSlice:
+    case Opcode::kIota:
+    case Opcode::kPad:
+    case Opcode::kConcatenate:
+    case Opcode::kReverse:
+    case Opcode::kDynamicSlice:
+    case Opcode::kConstant: return true;
+    default: return false;
+  }
+}
+
+bool IsFusibleByDefault(const Instruction& instruction) {
+  if (instruction.opcode == Opcode::kReduce) {
+    for (const Instruction* operand : instruction.operands) {
+      if (!operand->shape.IsArray()) return false;
+    }
+    return true;
+  }
+  return IsLoopFusible(instruction);
+}
+
+namespace {
+
+struct Group {
+  Instruction* root = nullptr;
+  std::unordered_set<const Instruction*> members;
+};
+
+class ComputationFuser {
+ public:
+  ComputationFuser(Module& module, Computation& computation, const FusionOptions& options)
+      : module_(module), computation_(computation), options_(options), users_(ComputeUsers(computation)) {
+    const auto& instructions = computation.instructions();
+    for (size_t i = 0; i < instructions.size(); ++i) {
+      order_.push_back(instructions[i].get());
+      position_[instructions[i].get()] = i;
+    }
+  }
+
+  bool Run() {
+    for (auto it = order_.rbegin(); it != order_.rend(); ++it) {
+      Instruction* instruction = *it;
+      if (!CanBeRoot(*instruction) || IsCovered(instruction)) continue;
+      GrowGroup(instruction);
+    }
+    if (groups_.empty()) return false;
+    // Producers' groups first, so a consumer group sees their fusions as inputs.
+    for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) Materialize(*it);
+    computation_.SortTopologically();
+    computation_.RemoveDeadInstructions();
+    return true;
+  }
+
+ private:
+  bool Accepted(const Instruction& instruction) const {
+    if (!IsFusibleByDefault(instruction)) return false;
+    return !options_.can_fuse || options_.can_fuse(instruction);
+  }
+
+  bool IsSmallConstant(const Instruction& instruction) const {
+    return instruction.opcode == Opcode::kConstant &&
+           instruction.shape.element_count() <= options_.max_fused_constant_elements;
+  }
+
+  bool CanBeRoot(const Instruction& instruction) const {
+    return instruction.opcode != Opcode::kConstant && Accepted(instruction);
+  }
+
+  // Whether every user already computes `instruction` inside its own group.
+  bool IsCovered(const Instruction* instruction) const {
+    if (instruction == computation_.root()) return false;
+    const std::vector<Instruction*>& users = users_.at(instruction);
+    if (users.empty()) return false;
+    const auto mine = groups_of_.find(instruction);
+    if (mine == groups_of_.end()) return false;
+    for (const Instruction* user : users) {
+      const auto theirs = groups_of_.find(user);
+      if (theirs == groups_of_.end()) return false;
+      bool shared = false;
+      for (size_t group : theirs->second) shared = shared || mine->second.count(group);
+      if (!shared) return false;
+    }
+    return true;
+  }
+
+  static bool IsCheapToDuplicate(const Instruction& instruction) {
+    switch (instruction.opcode) {
+      case Opcode::kBroadcast:
+      case Opcode::kIota:
+      case Opcode::kConstant:
+      case Opcode::kConvert: return true;
+      default: return false;
+    }
+  }
+
+  bool CanAbsorb(const Instruction* producer, const Group& group) const {
+    if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer)) return false;
+    if (producer->opcode == Opcode::kConstant && !IsSmallConstant(*producer)) return false;
+    if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;
+    if (producer == computation_.root()) return IsCheapToDuplicate(*producer);
+    const std::vector<Instruction*>& users = users_.at(producer);
+    bool all_users_in_group = true;
+    for (const Instruction* user : users) all_users_in_group = all_users_in_group && group.members.count(user);
+    if (all_users_in_group || IsCheapToDuplicate(*producer)) return true;
+    // Recompute an elementwise producer in each of its few users' fusions
+    // instead of writing it to memory, when every user is itself fused.
+    constexpr size_t kMaxRecomputingUsers = 4;
+    if (!IsElementwise(producer->opcode) || users.size() > kMaxRecomputingUsers) return false;
+    for (const Instruction* user : users) {
+      if (!group.members.count(user) && !CanBeRoot(*user)) return false;
+    }
+    return true;
+  }
+
+  void GrowGroup(Instruction* root) {
+    const size_t id = groups_.size();
+    groups_.push_back(Group{root, {root}});
+    Group& group = groups_.back();
+    groups_of_[root].insert(id);
+    // Candidates latest first: when a producer is considered, every member
+    // that uses it has already joined.
+    auto later = [&](const Instruction* a, const Instruction* b) { return position_.at(a) < position_.at(b); };
+    std::priority_queue<Instruction*, std::vector<Instruction*>, decltype(later)> candidates(later);
+    for (Instruction* operand : root->operands) candidates.push(operand);
+    while (!candidates.empty()) {
+      Instruction* producer = candidates.top();
+      candidates.pop();
+      if (group.members.count(producer) || !CanAbsorb(producer, group)) continue;
+      group.members.insert(producer);
+      groups_of_[producer].insert(id);
+      for (Instruction* operand : producer->operands) candidates.push(operand);
+    }
+  }
+
+  void Materialize(const Group& group) {
+    auto fused = std::make_unique<Computation>("fused_" + group.root->name);
+    std::unordered_map<const Instruction*, Instruction*> clones;
+    std::vector<Instruction*> inputs;
+    std::unordered_map<const Instruction*, Instruction*> parameters;
+    auto parameter_for = [&](Instruction* input) {
+      auto found = parameters.find(input);
+      if (found != parameters.end()) return found->second;
+      Attributes attrs;
+      attrs.parameter_number = static_cast<int64_t>(inputs.size());
+      Instruction* parameter = fused->AddInstruction(MakeInstruction(Opcode::kParameter, input->shape, {}, attrs));
+      parameter->name = "param_" + std::to_string(inputs.size());
+      inputs.push_back(input);
+      parameters[input] = parameter;
+      return parameter;
+    };
+    // Iterative post-order over the members reachable from the root.
+    std::vector<std::pair<Instruction*, size_t>> stack = {{group.root, 0}};
+    std::unordered_set<const Instruction*> visited = {group.root};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (next < node->operands.size()) {
+        Instruction* operand = node->operands[next++];
+        if (group.members.count(operand) && visited.insert(operand).second) stack.emplace_back(operand, 0);
+        continue;
+      }
+      std::vector<Instruction*> operands;
+      for (Instruction* operand : node->operands) {
+        operands.push_back(group.members.count(operand) ? clones.at(operand) : parameter_for(operand));
+      }
+      clones[node] = CloneInstructionInto(*node, *fused, std::move(operands), node->name);
+      stack.pop_back();
+    }
+    fused->set_root(clones.at(group.root));
+    Computation* called = module_.AddComputation(std::move(fused));
+    Attributes attrs;
+    attrs.fusion_kind = group.root->opcode == Opcode::kReduce ? FusionKind::kInput : FusionKind::kLoop;
+    auto fusion = MakeInstruction(Opcode::kFusion, group.root->shape, std::move(inputs), attrs);
+    fusion->called = {called};
+    fusion->name = names_.Make(group.root->name + ".fusion");
+    Instruction* added = computation_.AddInstruction(std::move(fusion));
+    computation_.ReplaceAllUsesWith(group.root, added);
+  }
+
+  Module& module_;
+  Computation& computation_;
+  const FusionOptions& options_;
+  UserMap users_;
+  std::vector<Instruction*> order_;
+  std::unordered_map<const Instruction*, size_t> position_;
+  std::vector<Group> groups_;
+  std::unordered_map<const Instruction*, std::set<size_t>> groups_of_;
+  NameUniquer names_{computation_};
+};
+
+// The entry and every computation reached from it only through while,
+// conditional and call: the ones that run as a sequence of kernels.
+std::vector<Computation*> ControlComputations(const Module& module) {
+  std::set<const Computation*> scalar_callees;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      const Opcode op = instruction->opcode;
+      if (op == Opcode::kWhile || op == Opcode::kConditional || op == Opcode::kCall) continue;
+      for (const Computation* callee : instruction->called) scalar_callees.insert(callee);
+    }
+  }
+  std::vector<Computation*> result;
+  std::set<const Computation*> visited;
+  std::vector<Computation*> stack;
+  if (module.entry()) stack.push_back(module.entry());
+  while (!stack.empty()) {
+    Computation* computation = stack.back();
+    stack.pop_back();
+    if (scalar_callees.count(computation) || !visited.insert(computation).second) continue;
+    result.push_back(computation);
+    for (const auto& instruction : computation->instructions()) {
+      const Opcode op = instruction->opcode;
+      if (op != Opcode::kWhile && op != Opcode::kConditional && op != Opcode::kCall) continue;
+      for (Computation* callee : instruction->called) stack.push_back(callee);
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+StatusOr<bool> InstructionFusion::Run(Module& module) {
+  bool changed = false;
+  for (Computation* computation : ControlComputations(module)) {
+    ComputationFuser fuser(module, *computation, options_);
+    changed = fuser.Run() || changed;
+  }
+  return changed;
+}
+
+}  // namespace kiln

@@ -1,0 +1,54 @@
+// Instruction fusion: groups producers into their consumers and replaces each
+// group by one `fusion` instruction whose called computation a backend turns
+// into one kernel.
+//   kLoop:  elementwise ops, broadcasts, reshapes, transposes, slices,
+//           converts, iota, pad, concatenate, reverse, dynamic-slice,
+//           select, clamp, compare and small constants, computed elementally
+//           from the group's inputs;
+//   kInput: a reduce with such producers fused into its operands.
+// Groups are grown from consumers towards producers. A producer joins a
+// group when all its users are in that group; cheap producers (broadcast,
+// iota, constants, convert) are duplicated into every group that uses them,
+// and an elementwise producer whose few users all fuse is recomputed in each
+// of them rather than written to memory (softmax: exp(x - max) feeds both
+// the sum and the output). Never fused: dot, convolution, control flow,
+// sort, scatter, gather, custom-call, rng, host transfers, and anything the
+// backend's predicate refuses. Only the entry and the computations reached
+// through while/conditional/call are fused; reducers and comparators are
+// left alone.
+#pragma once
+
+#include <functional>
+
+#include "core/pass.h"
+
+namespace kiln {
+
+using FusionPredicate = std::function<bool(const Instruction&)>;
+
+// The generic rule: may this instruction be part of a loop fusion?
+bool IsLoopFusible(const Instruction& instruction);
+// Loop-fusible, or a reduce (the root of an input fusion).
+bool IsFusibleByDefault(const Instruction& instruction);
+
+struct FusionOptions {
+  // The backend's own rule; an instruction is fused only when both the
+  // generic rule and this one accept it. Empty means the generic rule alone.
+  FusionPredicate can_fuse;
+  // Constants up to this many elements are fused (duplicated) into users.
+  int64_t max_fused_constant_elements = 1024;
+  // Upper bound on the instructions of one fused computation.
+  int64_t max_fusion_size = 256;
+};
+
+class InstructionFusion : public Pass {
+ public:
+  explicit InstructionFusion(FusionOptions options = {}) : options_(std::move(options)) {}
+  std::string_view name() const override { return "fusion"; }
+  StatusOr<bool> Run(Module& module) override;
+
+ private:
+  FusionOptions options_;
+};
+
+}  // namespace kiln
