@@ -232,6 +232,18 @@ std::vector<Computation*> Module::ComputationsPostOrder() const {
   return result;
 }
 
+bool Module::RemoveUnreachableComputations() {
+  if (!entry_) return false;
+  std::set<const Computation*> reachable;
+  std::vector<const Computation*> order;
+  CollectCalleesPostOrder(entry_, reachable, order);
+  const size_t before = computations_.size();
+  std::erase_if(computations_, [&](const std::unique_ptr<Computation>& computation) {
+    return !reachable.count(computation.get());
+  });
+  return computations_.size() != before;
+}
+
 Computation* Module::ImportComputation(const Computation& computation) {
   std::set<const Computation*> visited;
   std::vector<const Computation*> order;

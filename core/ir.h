@@ -113,6 +113,10 @@ class Module {
   // this one, returning the copy of `computation`. Names are uniquified.
   Computation* ImportComputation(const Computation& computation);
 
+  // Removes computations neither the entry nor anything it calls reaches
+  // (with no entry, nothing is removed). Returns true when any was removed.
+  bool RemoveUnreachableComputations();
+
   // Computations in an order where callees come before callers; the entry last.
   std::vector<Computation*> ComputationsPostOrder() const;
 

@@ -61,6 +61,25 @@ Instruction* MultiplyOne(Instruction& instruction, RewriteContext&) {
   return DropIdentityOperand(instruction, IsOne, true);
 }
 
+// max(x, -inf) -> x and min(x, +inf) -> x for floats (NaN still propagates: x is NaN).
+Instruction* MaximumMinusInfinity(Instruction& instruction, RewriteContext&) {
+  return DropIdentityOperand(
+      instruction,
+      [](const Literal& v) {
+        return IsFloating(v.shape().element_type()) && v.GetAsDouble(0) == -std::numeric_limits<double>::infinity();
+      },
+      true);
+}
+
+Instruction* MinimumInfinity(Instruction& instruction, RewriteContext&) {
+  return DropIdentityOperand(
+      instruction,
+      [](const Literal& v) {
+        return IsFloating(v.shape().element_type()) && v.GetAsDouble(0) == std::numeric_limits<double>::infinity();
+      },
+      true);
+}
+
 Instruction* DivideOne(Instruction& instruction, RewriteContext&) {
   return DropIdentityOperand(instruction, IsOne, false);
 }
@@ -243,6 +262,8 @@ constexpr Rule kRules[] = {
     {"multiply-one", Opcode::kMultiply, MultiplyOne},
     {"multiply-zero-integer", Opcode::kMultiply, MultiplyZeroInteger},
     {"divide-one", Opcode::kDivide, DivideOne},
+    {"maximum-minus-infinity", Opcode::kMaximum, MaximumMinusInfinity},
+    {"minimum-infinity", Opcode::kMinimum, MinimumInfinity},
     {"negate-negate", Opcode::kNegate, Involution},
     {"not-not", Opcode::kNot, Involution},
     {"select-constant-predicate", Opcode::kSelect, SelectConstantPredicate},

@@ -5,6 +5,7 @@
 #include "core/pass.h"
 #include "core/passes/algebraic_simplifier.h"
 #include "core/passes/batch_norm_expander.h"
+#include "core/passes/call_inliner.h"
 #include "core/passes/constant_folding.h"
 #include "core/passes/cse.h"
 #include "core/passes/fusion.h"
@@ -17,6 +18,7 @@ namespace kiln {
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   KILN_RETURN_IF_ERROR(VerifyModule(module).WithContext("before optimisation"));
   PassPipeline expansion;
+  expansion.AddPass(std::make_unique<CallInliner>());
   expansion.AddPass(std::make_unique<BatchNormExpander>());
   KILN_RETURN_IF_ERROR(expansion.Run(module).status());
 

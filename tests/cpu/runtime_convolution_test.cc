@@ -31,7 +31,7 @@ TEST(RuntimeConvolutionTest, LhsAndRhsDilation) {
 ENTRY e {
   x = f32[1,5,5,2] parameter(0)
   w = f32[2,2,2,3] parameter(1)
-  ROOT c = f32[1,9,8,3] convolution(x, w), window={size=2x2 pad=1_1x1_0 lhs_dilate=2x2 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f
+  ROOT c = f32[1,10,8,3] convolution(x, w), window={size=2x2 pad=1_1x1_0 lhs_dilate=2x2 rhs_dilate=1x2}, dim_labels=b01f_01io->b01f
 })");
 }
 

@@ -3,6 +3,7 @@
 // library path.
 #include <thread>
 
+#include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
 

@@ -35,7 +35,7 @@ llvm::CodeGenOptLevel CodeGenLevel(int level) {
 // Runs LLVM's default per-module pipeline for `level`. The TargetMachine is
 // created per call because it is not thread-safe and modules may be
 // optimised on several threads at once.
-llvm::Error Optimize(llvm::Module& module, const llvm::orc::JITTargetMachineBuilder& builder, int level) {
+llvm::Error Optimize(llvm::Module& module, llvm::orc::JITTargetMachineBuilder builder, int level) {
   auto target_machine = builder.createTargetMachine();
   if (!target_machine) return target_machine.takeError();
   llvm::PipelineTuningOptions tuning;
@@ -120,8 +120,8 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
           -> llvm::Expected<llvm::orc::ThreadSafeModule> {
         llvm::Error error = module.withModuleDo(
             [&](llvm::Module& m) { return Optimize(m, machine_builder, optimization_level); });
-        if (error) return std::move(error);
-        return std::move(module);
+        if (error) return error;
+        return module;
       });
   return jit;
 }

@@ -1,0 +1,53 @@
+#include "core/passes/call_inliner.h"
+
+#include <unordered_map>
+#include <vector>
+
+#include "core/ir_edit.h"
+
+namespace kiln {
+namespace {
+
+// Copies the callee's body into `caller` with its parameters bound to the
+// call's operands; returns the copy of the callee's root.
+Instruction* InlineCall(Instruction& call, Computation& caller, NameUniquer& names) {
+  const Computation& callee = *call.called[0];
+  std::unordered_map<const Instruction*, Instruction*> copies;
+  for (const auto& instruction : callee.instructions()) {
+    if (instruction->opcode == Opcode::kParameter) {
+      copies[instruction.get()] = call.operand(static_cast<size_t>(instruction->attrs.parameter_number));
+      continue;
+    }
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : instruction->operands) operands.push_back(copies.at(operand));
+    copies[instruction.get()] =
+        CloneInstructionInto(*instruction, caller, std::move(operands), names.Make(instruction->name));
+  }
+  return copies.at(callee.root());
+}
+
+}  // namespace
+
+StatusOr<bool> CallInliner::Run(Module& module) {
+  bool changed = false;
+  // Callees first, so an inlined body has no calls left in it.
+  for (Computation* computation : module.ComputationsPostOrder()) {
+    std::vector<Instruction*> calls;
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->opcode == Opcode::kCall && instruction->called.size() == 1 &&
+          instruction->called[0]->root() != nullptr) {
+        calls.push_back(instruction.get());
+      }
+    }
+    if (calls.empty()) continue;
+    NameUniquer names(*computation);
+    for (Instruction* call : calls) computation->ReplaceAllUsesWith(call, InlineCall(*call, *computation, names));
+    computation->SortTopologically();
+    computation->RemoveDeadInstructions();
+    changed = true;
+  }
+  if (changed) module.RemoveUnreachableComputations();
+  return changed;
+}
+
+}  // namespace kiln

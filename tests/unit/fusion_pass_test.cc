@@ -1,0 +1,304 @@
+// The fusion pass and the whole pipeline on typical model pieces: how many
+// kernels (fusions) an MLP layer, a softmax and a layer norm become, what is
+// never fused, and that fused modules compute what the originals did.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "core/hlo_parser.h"
+#include "core/interpreter/interpreter_backend.h"
+#include "core/passes/fusion.h"
+#include "core/passes/pipeline.h"
+#include "core/verifier.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln {
+namespace {
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+std::vector<const Instruction*> Fusions(const Computation& computation, FusionKind kind) {
+  std::vector<const Instruction*> result;
+  for (const auto& instruction : computation.instructions()) {
+    if (instruction->opcode == Opcode::kFusion && instruction->attrs.fusion_kind == kind) {
+      result.push_back(instruction.get());
+    }
+  }
+  return result;
+}
+
+int Count(const Computation& computation, Opcode opcode) {
+  int count = 0;
+  for (const auto& instruction : computation.instructions()) count += instruction->opcode == opcode;
+  return count;
+}
+
+// Optimises a copy of `module` and checks the interpreter gives the same results.
+std::unique_ptr<Module> OptimiseAndCompare(const Module& module, const std::vector<Literal>& arguments,
+                                           const PipelineOptions& options = {}) {
+  std::unique_ptr<Module> optimised = module.Clone();
+  Status status = RunOptimizationPipeline(*optimised, options);
+  EXPECT_TRUE(status.ok()) << status.ToString();
+  interpreter::InterpreterBackend backend;
+  auto expected = testing::ExecuteLeaves(backend, module, arguments);
+  auto actual = testing::ExecuteLeaves(backend, *optimised, arguments);
+  EXPECT_TRUE(expected.ok() && actual.ok());
+  if (expected.ok() && actual.ok()) {
+    EXPECT_EQ(actual->size(), expected->size());
+    for (size_t leaf = 0; leaf < expected->size() && leaf < actual->size(); ++leaf) {
+      const Literal& want = (*expected)[leaf];
+      const Literal& got = (*actual)[leaf];
+      EXPECT_EQ(got.element_count(), want.element_count());
+      for (int64_t i = 0; i < want.element_count() && i < got.element_count(); ++i) {
+        EXPECT_NEAR(got.GetAsDouble(i), want.GetAsDouble(i), 1e-5 + 1e-5 * std::fabs(want.GetAsDouble(i)));
+      }
+    }
+  }
+  return optimised;
+}
+
+Literal Ramp(std::vector<int64_t> dims, float scale) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<float> values;
+  for (int64_t i = 0; i < count; ++i) values.push_back(scale * static_cast<float>((i * 7) % 11) - 1.0f);
+  return Literal::FromVector<float>(values, std::move(dims));
+}
+
+constexpr char kMlpLayer[] = R"(HloModule mlp
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  w = f32[8,16] parameter(1)
+  b = f32[16] parameter(2)
+  d = f32[4,16] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  bb = f32[4,16] broadcast(b), dimensions={1}
+  a = f32[4,16] add(d, bb)
+  z = f32[] constant(0)
+  zb = f32[4,16] broadcast(z), dimensions={}
+  ROOT r = f32[4,16] maximum(a, zb)
+})";
+
+TEST(FusionPassTest, MlpLayerIsADotAndOneLoopFusion) {
+  auto module = Parse(kMlpLayer);
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)});
+  const Computation& entry = *optimised->entry();
+  EXPECT_EQ(Count(entry, Opcode::kDot), 1);  // never fused
+  const auto loops = Fusions(entry, FusionKind::kLoop);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(entry.root(), loops[0]);
+  // bias broadcast, add, relu and its zero all inside the one kernel
+  EXPECT_EQ(Count(*loops[0]->called[0], Opcode::kBroadcast), 2);
+  EXPECT_EQ(Count(entry, Opcode::kBroadcast), 0);
+}
+
+constexpr char kSoftmax[] = R"(HloModule softmax
+max {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] maximum(a, b)
+}
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[4,10] parameter(0)
+  ninf = f32[] constant(-inf)
+  m = f32[4] reduce(x, ninf), dimensions={1}, to_apply=max
+  mb = f32[4,10] broadcast(m), dimensions={0}
+  s = f32[4,10] subtract(x, mb)
+  e = f32[4,10] exponential(s)
+  zero = f32[] constant(0)
+  sum = f32[4] reduce(e, zero), dimensions={1}, to_apply=add
+  sb = f32[4,10] broadcast(sum), dimensions={0}
+  ROOT out = f32[4,10] divide(e, sb)
+})";
+
+TEST(FusionPassTest, SoftmaxIsThreeKernels) {
+  auto module = Parse(kSoftmax);
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)});
+  const Computation& entry = *optimised->entry();
+  const auto reductions = Fusions(entry, FusionKind::kInput);
+  const auto loops = Fusions(entry, FusionKind::kLoop);
+  EXPECT_EQ(reductions.size(), 2u);  // max, and sum(exp(x - max))
+  ASSERT_EQ(loops.size(), 1u);       // exp(x - max) / sum
+  EXPECT_EQ(entry.root(), loops[0]);
+  // Nothing but parameters and fusions is left to run outside kernels.
+  EXPECT_EQ(static_cast<int>(entry.instructions().size()), 1 + 3);
+  for (const Instruction* reduction : reductions) {
+    EXPECT_EQ(reduction->called[0]->root()->opcode, Opcode::kReduce);
+  }
+}
+
+constexpr char kLayerNorm[] = R"(HloModule layer_norm
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[8,16] parameter(0)
+  gamma = f32[16] parameter(1)
+  beta = f32[16] parameter(2)
+  zero = f32[] constant(0)
+  n = f32[] constant(16)
+  nb = f32[8] broadcast(n), dimensions={}
+  sum = f32[8] reduce(x, zero), dimensions={1}, to_apply=add
+  mean = f32[8] divide(sum, nb)
+  meanb = f32[8,16] broadcast(mean), dimensions={0}
+  c = f32[8,16] subtract(x, meanb)
+  sq = f32[8,16] multiply(c, c)
+  sqsum = f32[8] reduce(sq, zero), dimensions={1}, to_apply=add
+  var = f32[8] divide(sqsum, nb)
+  eps = f32[] constant(1e-5)
+  epsb = f32[8] broadcast(eps), dimensions={}
+  ve = f32[8] add(var, epsb)
+  inv = f32[8] rsqrt(ve)
+  invb = f32[8,16] broadcast(inv), dimensions={0}
+  normed = f32[8,16] multiply(c, invb)
+  gb = f32[8,16] broadcast(gamma), dimensions={1}
+  scaled = f32[8,16] multiply(normed, gb)
+  bb = f32[8,16] broadcast(beta), dimensions={1}
+  ROOT out = f32[8,16] add(scaled, bb)
+})";
+
+TEST(FusionPassTest, LayerNormIsThreeKernels) {
+  auto module = Parse(kLayerNorm);
+  auto optimised = OptimiseAndCompare(*module, {Ramp({8, 16}, 0.3f), Ramp({16}, 0.1f), Ramp({16}, 0.2f)});
+  const Computation& entry = *optimised->entry();
+  EXPECT_EQ(Fusions(entry, FusionKind::kInput).size(), 2u);  // mean, variance
+  EXPECT_EQ(Fusions(entry, FusionKind::kLoop).size(), 1u);   // normalise, scale, shift
+  EXPECT_EQ(static_cast<int>(entry.instructions().size()), 3 + 3);
+}
+
+TEST(FusionPassTest, PredicateRefusalKeepsAnOpOutOfFusions) {
+  auto module = Parse(kMlpLayer);
+  PipelineOptions options;
+  options.can_fuse = [](const Instruction& instruction) {
+    return IsFusibleByDefault(instruction) && instruction.opcode != Opcode::kMaximum;
+  };
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)},
+                                      options);
+  const Computation& entry = *optimised->entry();
+  EXPECT_EQ(entry.root()->opcode, Opcode::kMaximum);
+  for (const auto& computation : optimised->computations()) {
+    if (computation.get() == optimised->entry()) continue;
+    EXPECT_EQ(Count(*computation, Opcode::kMaximum), 0) << computation->name();
+  }
+}
+
+TEST(FusionPassTest, DisabledFusionLeavesNoFusions) {
+  auto module = Parse(kSoftmax);
+  PipelineOptions options;
+  options.enable_fusion = false;
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)}, options);
+  EXPECT_EQ(Count(*optimised->entry(), Opcode::kFusion), 0);
+}
+
+TEST(FusionPassTest, SharedBroadcastIsDuplicatedIntoEachUser) {
+  auto module = Parse(R"(HloModule t
+ENTRY main {
+  x = f32[4,8] parameter(0)
+  w = f32[8,8] parameter(1)
+  b = f32[8] parameter(2)
+  bb = f32[4,8] broadcast(b), dimensions={1}
+  a = f32[4,8] add(x, bb)
+  d = f32[4,8] dot(a, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT m = f32[4,8] multiply(d, bb)
+})");
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 8}, 0.5f), Ramp({8}, 1.0f)});
+  const Computation& entry = *optimised->entry();
+  EXPECT_EQ(Count(entry, Opcode::kBroadcast), 0);
+  const auto loops = Fusions(entry, FusionKind::kLoop);
+  ASSERT_EQ(loops.size(), 2u);
+  for (const Instruction* fusion : loops) EXPECT_EQ(Count(*fusion->called[0], Opcode::kBroadcast), 1);
+}
+
+TEST(FusionPassTest, ProducerUsedOutsideAFusionIsComputedOnce) {
+  // t = tanh(x) feeds a dot and a fusion: tanh is not cheap, and one of its
+  // users is not fused, so it is its own kernel rather than recomputed.
+  auto module = Parse(R"(HloModule t
+ENTRY main {
+  x = f32[4,4] parameter(0)
+  t = f32[4,4] tanh(x)
+  d = f32[4,4] dot(t, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT s = f32[4,4] add(d, t)
+})");
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 4}, 0.25f)});
+  int tanh_count = 0;
+  for (const auto& computation : optimised->computations()) tanh_count += Count(*computation, Opcode::kTanh);
+  EXPECT_EQ(tanh_count, 1);
+  EXPECT_EQ(Fusions(*optimised->entry(), FusionKind::kLoop).size(), 2u);
+}
+
+TEST(FusionPassTest, ReducersAndWhileBodiesAreHandledRightly) {
+  auto module = Parse(R"(HloModule t
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT c = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  v = f32[4] get-tuple-element(p), index=1
+  e = f32[4] exponential(v)
+  h = f32[] constant(0.5)
+  hb = f32[4] broadcast(h), dimensions={}
+  w = f32[4] multiply(e, hb)
+  ROOT t = (s32[], f32[4]) tuple(j, w)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, x)
+  loop = (s32[], f32[4]) while(init), condition=cond, body=body
+  v = f32[4] get-tuple-element(loop), index=1
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(v, z), dimensions={0}, to_apply=add
+})");
+  auto optimised = OptimiseAndCompare(*module, {Literal::FromVector<float>({0.1f, 0.2f, -0.3f, 0.4f})});
+  const Computation* body = optimised->FindComputation("body");
+  ASSERT_NE(body, nullptr);
+  EXPECT_EQ(Fusions(*body, FusionKind::kLoop).size(), 2u);  // the counter increment and exp * 0.5
+  EXPECT_EQ(Fusions(*optimised->entry(), FusionKind::kInput).size(), 1u);
+  const Computation* add = optimised->FindComputation("add");
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(Count(*add, Opcode::kFusion), 0);  // reducers stay scalar computations
+}
+
+TEST(FusionPassTest, FusingTwiceChangesNothing) {
+  auto module = Parse(kSoftmax);
+  KILN_ASSERT_OK(RunOptimizationPipeline(*module));
+  const std::string once = module->ToString();
+  InstructionFusion fusion;
+  KILN_ASSERT_OK_AND_ASSIGN(bool changed, fusion.Run(*module));
+  EXPECT_FALSE(changed);
+  EXPECT_EQ(module->ToString(), once);
+  KILN_ASSERT_OK(VerifyModule(*module));
+}
+
+TEST(FusionPassTest, FusedModulePrintsAndParsesBack) {
+  auto module = Parse(kLayerNorm);
+  KILN_ASSERT_OK(RunOptimizationPipeline(*module));
+  const std::string printed = module->ToString();
+  KILN_ASSERT_OK_AND_ASSIGN(auto reparsed, ParseHloModule(printed));
+  EXPECT_EQ(reparsed->ToString(), printed);
+}
+
+}  // namespace
+}  // namespace kiln
