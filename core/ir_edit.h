@@ -1,4 +1,4 @@
-// Helpers for passes that rewrite the IR: a users table, unique names and
+// Utilities for passes that rewrite the IR: a users table, unique names and
 // instruction creation/cloning. Computation itself offers the primitive edits
 // (ReplaceAllUsesWith, RemoveInstruction, SortTopologically).
 #pragma once

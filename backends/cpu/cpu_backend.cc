@@ -10,6 +10,9 @@
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
 #include "core/verifier.h"
+#ifdef KILN_CPU_HAVE_PIPELINE
+#include "core/passes/pipeline.h"
+#endif
 
 namespace kiln::cpu {
 namespace {
@@ -27,6 +30,28 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
   return "O" + std::to_string(options.optimization_level) + ";dir=" + CacheDirectory(options) + ";" +
          module.ToString();
 }
+
+#ifdef KILN_CPU_HAVE_PIPELINE
+// The fusion rule: an instruction may join a fused kernel when the code
+// generator can emit it on its own (with its operands as parameters).
+bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
+  Module scratch("fusion_check");
+  auto computation = std::make_unique<Computation>("single");
+  std::vector<Instruction*> parameters;
+  for (size_t i = 0; i < instruction.operands.size(); ++i) {
+    auto parameter = std::make_unique<Instruction>();
+    parameter->opcode = Opcode::kParameter;
+    parameter->name = "p" + std::to_string(i);
+    parameter->shape = instruction.operand(i)->shape;
+    parameter->attrs.parameter_number = static_cast<int64_t>(i);
+    parameters.push_back(computation->AddInstruction(std::move(parameter)));
+  }
+  auto copy = std::make_unique<Instruction>(instruction);
+  copy->operands = parameters;
+  computation->set_root(computation->AddInstruction(std::move(copy)));
+  return compiler.CheckEmittable(*scratch.AddComputation(std::move(computation))).ok();
+}
+#endif
 
 }  // namespace
 
@@ -106,6 +131,17 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
     std::lock_guard<std::mutex> lock(mutex_);
     compiler = CompilerFor(options);
   }
+#ifdef KILN_CPU_HAVE_PIPELINE
+  if (options.optimization_level > 0) {
+    PipelineOptions pipeline;
+    if (compiler != nullptr) {
+      pipeline.can_fuse = [compiler](const Instruction& instruction) { return Emittable(*compiler, instruction); };
+    } else {
+      pipeline.enable_fusion = false;  // nothing could run a fused computation as one kernel
+    }
+    KILN_RETURN_IF_ERROR(RunOptimizationPipeline(*clone, pipeline));
+  }
+#endif
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program, LowerModule(std::move(clone), compiler));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }

@@ -87,7 +87,7 @@ def workloads(size: str) -> list[Workload]:
         result.append(Workload(f"sgemm_{m}", f"sgemm {m}x{m}x{m}", "sgemm", (Input((m, m)), Input((m, m))), "fma",
                                flops=2 * m**3, params={"n": m}))
     conv_flops = 2 * batch * channels * image * image * channels * 9
-    result.append(Workload(f"conv3x3", f"conv 3x3 {channels}->{channels} {image}x{image} batch {batch} NCHW",
+    result.append(Workload("conv3x3", f"conv 3x3 {channels}->{channels} {image}x{image} batch {batch} NCHW",
                            "conv", (Input((batch, channels, image, image)),
                                     Input((channels, channels, 3, 3), scale=(9 * channels)**-0.5)),
                            "fma", flops=conv_flops))

@@ -1,6 +1,6 @@
 // Inlines every `call`: the callee's instructions are copied into the caller
 // in its place, so later passes (fusion above all) see across the call
-// boundary, as JAX wraps jitted helpers in calls. Computations nothing
+// boundary, as JAX wraps jitted functions in calls. Computations nothing
 // reaches any more are then removed from the module.
 #pragma once
 

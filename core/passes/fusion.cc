@@ -89,7 +89,8 @@ class ComputationFuser {
     return instruction.opcode != Opcode::kConstant && Accepted(instruction);
   }
 
-  // Whether every user already computes `instruction` inside its own group.
+  // Whether no one needs `instruction` as a value: every user is fused, and
+  // every group holding a user (which reads it) holds a copy of it too.
   bool IsCovered(const Instruction* instruction) const {
     if (instruction == computation_.root()) return false;
     const std::vector<Instruction*>& users = users_.at(instruction);
@@ -99,9 +100,9 @@ class ComputationFuser {
     for (const Instruction* user : users) {
       const auto theirs = groups_of_.find(user);
       if (theirs == groups_of_.end()) return false;
-      bool shared = false;
-      for (size_t group : theirs->second) shared = shared || mine->second.count(group);
-      if (!shared) return false;
+      for (size_t group : theirs->second) {
+        if (!mine->second.count(group)) return false;
+      }
     }
     return true;
   }

@@ -1,5 +1,5 @@
 // What a rewrite rule may use: the computation being rewritten, fresh names,
-// and helpers that add the few instructions rewrites create (scalar
+// and functions that add the few instructions rewrites create (scalar
 // constants, broadcasts, reshapes, transposes).
 #pragma once
 

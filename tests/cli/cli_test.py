@@ -10,6 +10,7 @@ read back by the small codec below, which follows the NumPy format spec.
 
 import argparse
 import ast
+import json
 import os
 import shutil
 import struct
@@ -289,6 +290,82 @@ def test_output_dir_is_a_file(ctx):
     result = ctx.run("run", ctx.hlo("constant.hlo"), "--output-dir", blocker)
     expect(result.returncode == 1 and result.stderr.startswith("kiln: error: ") and "blocker" in result.stderr,
            "expected an error naming the output path", result)
+
+
+# --- kiln bench ------------------------------------------------------------------
+
+BENCH_FIELDS = ("module", "backend", "threads", "compile_ms", "upload_ms", "warmup", "iterations", "best_us",
+                "median_us", "mean_us", "worst_us")
+
+
+def bench_json(ctx, *args):
+    result = ctx.run("bench", *args, "--json")
+    expect(result.returncode == 0, "bench failed", result)
+    lines = result.stdout.splitlines()
+    expect(len(lines) == 1, "expected one JSON line", result)
+    return json.loads(lines[0]), result
+
+
+@case
+def test_bench_json_fields(ctx):
+    a, b = add_inputs(ctx)
+    report, result = bench_json(ctx, ctx.hlo("add.hlo"), "--backend", "interpreter", "--input", a, "--input", b,
+                                "--iterations", "3", "--warmup=1", "--threads", "1")
+    expect(sorted(report) == sorted(BENCH_FIELDS), "wrong JSON fields %r" % sorted(report), result)
+    expect(report["backend"] == "interpreter" and report["module"].endswith("add.hlo"), "wrong names", result)
+    expect(report["iterations"] == 3 and report["warmup"] == 1 and report["threads"] == 1, "wrong counts", result)
+    expect(report["compile_ms"] >= 0 and report["upload_ms"] >= 0, "negative times", result)
+    expect(0 <= report["best_us"] <= report["median_us"] <= report["worst_us"], "unordered statistics", result)
+    expect(report["best_us"] <= report["mean_us"] <= report["worst_us"], "mean outside best..worst", result)
+
+
+@case
+def test_bench_min_time_runs_at_least_once(ctx):
+    report, result = bench_json(ctx, ctx.hlo("constant.hlo"), "--min-time", "0", "--warmup", "0")
+    expect(report["iterations"] >= 1 and report["warmup"] == 0, "expected at least one timed run", result)
+
+
+@case
+def test_bench_text_report(ctx):
+    a, b = add_inputs(ctx)
+    result = ctx.run("bench", ctx.hlo("add.hlo"), "--input", a, "--input", b, "--iterations", "2")
+    expect(result.returncode == 0, "bench failed", result)
+    for needle in ("module:", "backend:", "compile:", " ms", "executions:  2 timed after 2 warm-up",
+                   "per execute: best "):
+        expect(needle in result.stdout, "expected %r in the report" % needle, result)
+
+
+@case
+def test_bench_writes_last_results(ctx):
+    a, b = add_inputs(ctx)
+    out = ctx.path("bench_out")
+    bench_json(ctx, ctx.hlo("add.hlo"), "--input", a, "--input", b, "--iterations", "2", "--output-dir", out)
+    expect(read_npy(os.path.join(out, "0.npy")) == ("<f4", (2, 2), [11, 22, 33, 44]), "wrong bench result")
+
+
+@case
+def test_bench_usage_errors(ctx):
+    hlo = ctx.hlo("add.hlo")
+    expect_usage_error(ctx.run("bench"), "'kiln bench' needs a MODULE.hlo")
+    expect_usage_error(ctx.run("bench", hlo, "--iterations", "0"), "--iterations needs a positive integer")
+    expect_usage_error(ctx.run("bench", hlo, "--iterations", "many"), "--iterations needs a positive integer")
+    expect_usage_error(ctx.run("bench", hlo, "--warmup", "-1"), "--warmup needs a non-negative integer")
+    expect_usage_error(ctx.run("bench", hlo, "--min-time", "soon"), "--min-time needs a number of seconds")
+    expect_usage_error(ctx.run("bench", hlo, "--min-time", "-2"), "--min-time needs a number of seconds")
+    expect_usage_error(ctx.run("bench", hlo, "--threads", "x"), "--threads needs a thread count")
+    expect_usage_error(ctx.run("bench", hlo, "--rng-seed", "1"), "unknown option '--rng-seed' for 'kiln bench'")
+    expect_usage_error(ctx.run("bench", hlo, "other.hlo"), "'kiln bench' takes one module file")
+
+
+@case
+def test_bench_runtime_errors(ctx):
+    a, _ = add_inputs(ctx)
+    expect_error(ctx.run("bench", ctx.hlo("add.hlo"), "--input", a), "INVALID_ARGUMENT",
+                 "expected 2 inputs for ENTRY parameters (f32[2,2], f32[2,2]) but got 1")
+    expect_error(ctx.run("bench", ctx.hlo("constant.hlo"), "--backend", "nosuch"), "NOT_FOUND",
+                 "unknown backend 'nosuch'")
+    expect_error(ctx.run("bench", ctx.hlo("malformed.hlo")), "INVALID_ARGUMENT", "malformed.hlo")
+    expect_error(ctx.run("bench", "absent.hlo"), "NOT_FOUND", "absent.hlo")
 
 
 def main():

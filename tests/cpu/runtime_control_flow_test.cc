@@ -134,7 +134,7 @@ TEST(RuntimeControlFlowTest, ConditionalBothForms) {
 
 TEST(RuntimeControlFlowTest, CallIsInlined) {
   ExpectMatchesInterpreter(R"(HloModule m
-helper {
+add_and_keep {
   a = f32[4] parameter(0)
   b = f32[4] parameter(1)
   s = f32[4] add(a, b)
@@ -143,7 +143,7 @@ helper {
 ENTRY e {
   x = f32[4] parameter(0)
   y = f32[4] parameter(1)
-  c = (f32[4], f32[4]) call(x, y), to_apply=helper
+  c = (f32[4], f32[4]) call(x, y), to_apply=add_and_keep
   u = f32[4] get-tuple-element(c), index=0
   v = f32[4] get-tuple-element(c), index=1
   ROOT m = f32[4] multiply(u, v)

@@ -9,6 +9,7 @@
 
 #include <cstdio>
 #include <map>
+#include <ostream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -22,6 +23,10 @@
 #include "tests/unit/test_util.h"
 
 namespace kiln::differential {
+
+// Names the family in test output ("GetParam() = reduce").
+void PrintTo(OpFamily family, std::ostream* out) { *out << OpFamilyName(family); }
+
 namespace {
 
 // 14 families x 22 seeds = 308 graphs.

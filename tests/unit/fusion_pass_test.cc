@@ -302,3 +302,37 @@ TEST(FusionPassTest, FusedModulePrintsAndParsesBack) {
 
 }  // namespace
 }  // namespace kiln
+
+namespace kiln {
+namespace {
+
+TEST(FusionPassTest, ProducerSharedByTwoFusionsIsNeverLeftUnfused) {
+  // p has five users, all in the fusion of `s`, so it joins that fusion
+  // only; u1 is also recomputed in the fusion of `l`, which must then read p
+  // from its own kernel: no op may be left outside fusions.
+  auto module = Parse(R"(HloModule t
+ENTRY main {
+  x = f32[4] parameter(0)
+  p = f32[4] negate(x)
+  u1 = f32[4] exponential(p)
+  u2 = f32[4] sine(p)
+  u3 = f32[4] cosine(p)
+  u4 = f32[4] tanh(p)
+  u5 = f32[4] abs(p)
+  a1 = f32[4] add(u1, u2)
+  a2 = f32[4] add(a1, u3)
+  a3 = f32[4] add(a2, u4)
+  s = f32[4] add(a3, u5)
+  l = f32[4] log(u1)
+  ROOT r = (f32[4], f32[4]) tuple(s, l)
+})");
+  auto optimised = OptimiseAndCompare(*module, {Literal::FromVector<float>({0.1f, 0.7f, -2.0f, 3.0f})});
+  for (const auto& instruction : optimised->entry()->instructions()) {
+    const Opcode op = instruction->opcode;
+    EXPECT_TRUE(op == Opcode::kParameter || op == Opcode::kFusion || op == Opcode::kTuple)
+        << instruction->ToString();
+  }
+}
+
+}  // namespace
+}  // namespace kiln

@@ -17,10 +17,10 @@ namespace {
 constexpr char kAddReducer[] =
     "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
 
-// Parses ENTRY `body` (with `helpers` computations first), runs the simplifier
+// Parses ENTRY `body` (with `callees` computations first), runs the simplifier
 // and DCE under the verifier, and returns the simplified module.
-std::unique_ptr<Module> Simplify(const std::string& body, const std::string& helpers = "") {
-  auto module = ParseHloModule("HloModule test\n" + helpers + "ENTRY main {\n" + body + "}\n");
+std::unique_ptr<Module> Simplify(const std::string& body, const std::string& callees = "") {
+  auto module = ParseHloModule("HloModule test\n" + callees + "ENTRY main {\n" + body + "}\n");
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   if (!module.ok()) return nullptr;
   PassPipeline pipeline;
@@ -32,8 +32,8 @@ std::unique_ptr<Module> Simplify(const std::string& body, const std::string& hel
 }
 
 // The root's name after simplification: a rule that fires replaces the root.
-std::string RootName(const std::string& body, const std::string& helpers = "") {
-  auto module = Simplify(body, helpers);
+std::string RootName(const std::string& body, const std::string& callees = "") {
+  auto module = Simplify(body, callees);
   return module ? module->entry()->root()->name : "";
 }
 

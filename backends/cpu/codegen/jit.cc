@@ -61,6 +61,8 @@ llvm::Error Optimize(llvm::Module& module, llvm::orc::JITTargetMachineBuilder bu
     default: pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3); break;
   }
   pipeline.run(module, module_analyses);
+  // Debugging aid: the optimised IR, to check what vectorised.
+  if (std::getenv("KILN_CPU_DUMP_IR") != nullptr) module.print(llvm::errs(), nullptr);
   return llvm::Error::success();
 }
 

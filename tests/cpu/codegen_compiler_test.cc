@@ -1,0 +1,129 @@
+// The KernelCompiler itself: refusing what it cannot emit, several kernels
+// per module, empty outputs, and the object cache.
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "tests/cpu/codegen_test_util.h"
+
+namespace kiln::cpu::testing {
+namespace {
+
+TEST(CodegenCompiler, CheckEmittableRefusesDotByName) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = f32[3,4] parameter(1)
+  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  Status status = SharedCompiler().CheckEmittable(*(*module)->entry());
+  EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("dot"), std::string::npos) << status.message();
+  KernelRequest request{(*module)->entry(), "dot_kernel"};
+  EXPECT_EQ(SharedCompiler().Compile(std::span<const KernelRequest>(&request, 1)).status().code(),
+            StatusCode::kUnimplemented);
+}
+
+TEST(CodegenCompiler, CheckEmittableRefusesComplex) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = c64[4] parameter(0)
+  ROOT n = c64[4] negate(a)
+})");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(SharedCompiler().CheckEmittable(*(*module)->entry()).code(), StatusCode::kUnimplemented);
+}
+
+TEST(CodegenCompiler, SeveralKernelsInOneModuleAndDuplicateNames) {
+  auto module = ParseHloModule(R"(HloModule m
+ENTRY e {
+  a = s32[100] parameter(0)
+  ROOT n = s32[100] negate(a)
+})");
+  ASSERT_TRUE(module.ok());
+  KernelRequest requests[] = {{(*module)->entry(), "first"}, {(*module)->entry(), "second"}};
+  auto compiled = SharedCompiler().Compile(requests);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  ASSERT_EQ((*compiled)->kernels().size(), 2u);
+  Literal input = MakeInput(Shape(ElementType::kS32, {100}), 3);
+  for (const KernelInfo& kernel : (*compiled)->kernels()) {
+    Literal output(Shape(ElementType::kS32, {100}));
+    void* buffers[] = {input.raw().data() == nullptr ? nullptr : const_cast<uint8_t*>(input.raw().data()),
+                       output.raw().data()};
+    RunInPieces(kernel, buffers, 2);
+    for (int i = 0; i < 100; ++i) EXPECT_EQ(output.data<int32_t>()[i], -input.data<int32_t>()[i]);
+  }
+  KernelRequest same[] = {{(*module)->entry(), "k"}, {(*module)->entry(), "k"}};
+  EXPECT_EQ(SharedCompiler().Compile(same).status().code(), StatusCode::kInvalidArgument);
+}
+
+TEST(CodegenCompiler, EmptyOutputRunsNothing) {
+  CompareWithInterpreter("HloModule m\nENTRY e {\n  a = f32[0,5] parameter(0)\n  ROOT n = f32[0,5] negate(a)\n}\n",
+                         {Literal(Shape(ElementType::kF32, {0, 5}))}, "empty");
+}
+
+TEST(CodegenCompiler, LargeArraySplitsIntoManyIterations) {
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  ROOT n = f32[100000] exponential(a)\n}\n");
+  ASSERT_TRUE(module.ok());
+  auto compiled = CompileEntry(**module);
+  ASSERT_TRUE(compiled.ok());
+  EXPECT_GT((*compiled)->kernels()[0].parallel_extent, 1);
+  EXPECT_GT((*compiled)->kernels()[0].bytes_per_iteration, 0);
+  CompareWithInterpreter("HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  ROOT n = f32[100000] exponential(a)\n}\n",
+                         {MakeInput(Shape(ElementType::kF32, {100000}), 4, -50, 50)}, "large");
+}
+
+TEST(CodegenCompiler, ObjectCacheHitsOnSecondCompile) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("kiln_codegen_cache_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(directory);
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = f32[64] parameter(0)\n  ROOT n = f32[64] tanh(a)\n}\n");
+  ASSERT_TRUE(module.ok());
+  KernelCompilerOptions options;
+  options.cache_dir = directory.string();
+  auto compiler = KernelCompiler::Create(options);
+  ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
+  KernelRequest request{(*module)->entry(), "cached"};
+  Literal input = MakeInput(Shape(ElementType::kF32, {64}), 5);
+  std::vector<Literal> results;
+  for (int round = 0; round < 2; ++round) {
+    auto compiled = (*compiler)->Compile(std::span<const KernelRequest>(&request, 1));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_EQ((*compiler)->cache_hits(), round);
+    results.push_back(RunCompiled(**compiled, **module, {input}, 1)[0]);
+  }
+  EXPECT_TRUE(results[0] == results[1]);
+  EXPECT_FALSE(std::filesystem::is_empty(directory));
+  std::filesystem::remove_all(directory);
+}
+
+TEST(CodegenCompiler, CacheDirectoryFromEnvironment) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("kiln_codegen_env_cache_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(directory);
+  ASSERT_EQ(::setenv("KILN_CACHE_DIR", directory.c_str(), 1), 0);
+  auto compiler = KernelCompiler::Create({});
+  ::unsetenv("KILN_CACHE_DIR");
+  ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = s16[9] parameter(0)\n  ROOT n = s16[9] not(a)\n}\n");
+  ASSERT_TRUE(module.ok());
+  KernelRequest request{(*module)->entry(), "from_env"};
+  for (int round = 0; round < 2; ++round) {
+    ASSERT_TRUE((*compiler)->Compile(std::span<const KernelRequest>(&request, 1)).ok());
+  }
+  EXPECT_EQ((*compiler)->cache_hits(), 1);
+  EXPECT_TRUE(std::filesystem::exists(directory));
+  std::filesystem::remove_all(directory);
+}
+
+TEST(CodegenCompiler, RejectsBadOptimizationLevel) {
+  KernelCompilerOptions options;
+  options.optimization_level = 7;
+  EXPECT_EQ(KernelCompiler::Create(options).status().code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kiln::cpu::testing

@@ -1,0 +1,192 @@
+// Shared by the code generator tests: compile a computation with the LLVM
+// kernel compiler, run it over its parallel extent split into a few ranges,
+// and compare with the reference interpreter.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/cpu/codegen/kernel_compiler.h"
+#include "core/hlo_parser.h"
+#include "core/interpreter/interpreter_backend.h"
+#include "core/literal.h"
+
+namespace kiln::cpu::testing {
+
+// One compiler for a whole test binary: creating the JIT costs milliseconds.
+inline KernelCompiler& SharedCompiler() {
+  static std::unique_ptr<KernelCompiler> compiler = [] {
+    auto created = KernelCompiler::Create({});
+    EXPECT_TRUE(created.ok()) << created.status().ToString();
+    return created.ok() ? std::move(*created) : nullptr;
+  }();
+  return *compiler;
+}
+
+// Runs `kernel` over [0, extent) as `pieces` disjoint ranges.
+inline void RunInPieces(const KernelInfo& kernel, void* const* buffers, int pieces) {
+  const int64_t extent = kernel.parallel_extent;
+  for (int piece = 0; piece < pieces; ++piece) {
+    const int64_t begin = extent * piece / pieces;
+    const int64_t end = extent * (piece + 1) / pieces;
+    if (begin < end) kernel.function(buffers, begin, end);
+  }
+}
+
+inline StatusOr<std::shared_ptr<CompiledKernels>> CompileEntry(const Module& module) {
+  KernelRequest request{module.entry(), "test_kernel"};
+  return SharedCompiler().Compile(std::span<const KernelRequest>(&request, 1));
+}
+
+// Runs the compiled entry kernel of `module` on `arguments`.
+inline std::vector<Literal> RunCompiled(const CompiledKernels& compiled, const Module& module,
+                                        const std::vector<Literal>& arguments, int pieces) {
+  std::vector<Literal> outputs;
+  for (const Shape& leaf : module.entry()->root()->shape.Leaves()) outputs.emplace_back(leaf);
+  std::vector<void*> buffers;
+  for (const Literal& argument : arguments) buffers.push_back(const_cast<uint8_t*>(argument.raw().data()));
+  for (Literal& output : outputs) buffers.push_back(output.raw().data());
+  RunInPieces(compiled.kernels()[0], buffers.data(), pieces);
+  return outputs;
+}
+
+// Compiles the entry of `module` as one kernel and runs it on `arguments`.
+inline StatusOr<std::vector<Literal>> RunKernel(const Module& module, const std::vector<Literal>& arguments,
+                                                int pieces = 3) {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<CompiledKernels> compiled, CompileEntry(module));
+  return RunCompiled(*compiled, module, arguments, pieces);
+}
+
+inline StatusOr<std::vector<Literal>> RunInterpreter(const Module& module, const std::vector<Literal>& arguments) {
+  interpreter::InterpreterBackend backend;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
+  std::vector<std::unique_ptr<DeviceBuffer>> owned;
+  std::vector<DeviceBuffer*> buffers;
+  for (const Literal& argument : arguments) {
+    KILN_ASSIGN_OR_RETURN(auto buffer, backend.BufferFromLiteral(argument, backend.devices()[0]));
+    buffers.push_back(buffer.get());
+    owned.push_back(std::move(buffer));
+  }
+  KILN_ASSIGN_OR_RETURN(auto results, executable->Execute(buffers, ExecuteOptions{}));
+  std::vector<Literal> literals;
+  for (auto& result : results) {
+    KILN_ASSIGN_OR_RETURN(Literal literal, result->ToLiteral());
+    literals.push_back(std::move(literal));
+  }
+  return literals;
+}
+
+// Relative tolerance for float results of each type (fast exp/tanh/... are
+// a few ulp off libm; F16/BF16 results may differ by one rounding).
+inline double Tolerance(ElementType type) {
+  switch (type) {
+    case ElementType::kF16: return 2e-3;
+    case ElementType::kBF16: return 1.6e-2;
+    case ElementType::kF32: return 2e-6;
+    default: return 1e-12;
+  }
+}
+
+// Integers and predicates must match bit for bit; floats within Tolerance.
+inline void ExpectNear(const Literal& expected, const Literal& actual, const std::string& what) {
+  ASSERT_EQ(expected.shape().ToString(), actual.shape().ToString()) << what;
+  const ElementType type = expected.shape().element_type();
+  if (!IsFloating(type)) {
+    EXPECT_TRUE(expected == actual) << what << "\nexpected " << expected.ToString() << "\nactual   "
+                                    << actual.ToString();
+    return;
+  }
+  const double tolerance = Tolerance(type);
+  int failures = 0;
+  for (int64_t i = 0; i < expected.element_count() && failures < 5; ++i) {
+    const double e = expected.GetAsDouble(i);
+    const double a = actual.GetAsDouble(i);
+    if (std::isnan(e) || std::isnan(a)) {
+      if (std::isnan(e) != std::isnan(a)) {
+        ADD_FAILURE() << what << " element " << i << ": expected " << e << ", got " << a;
+        ++failures;
+      }
+      continue;
+    }
+    if (e == a) continue;
+    const double bound = tolerance * std::max(std::fabs(e), 1e-30) + (type == ElementType::kF64 ? 0 : 1e-37);
+    if (!(std::fabs(e - a) <= bound)) {
+      ADD_FAILURE() << what << " element " << i << ": expected " << e << ", got " << a;
+      ++failures;
+    }
+  }
+}
+
+// Deterministic inputs of any array type, with the edge values of the type
+// (zero, -1, extremes, NaN, inf, ...) mixed in.
+inline Literal MakeInput(const Shape& shape, uint64_t seed, double low = -4.0, double high = 4.0) {
+  Literal literal(shape);
+  uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
+  auto next = [&]() {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    return state;
+  };
+  DispatchElementType(shape.element_type(), [&](auto tag) {
+    using T = decltype(tag);
+    auto data = literal.data<T>();
+    for (size_t i = 0; i < data.size(); ++i) {
+      const uint64_t r = next();
+      if constexpr (std::is_same_v<T, bool>) {
+        data[i] = (r & 1) != 0;
+      } else if constexpr (std::is_integral_v<T>) {
+        static const T kEdges[] = {T(0), T(1), static_cast<T>(-1), std::numeric_limits<T>::min(),
+                                   std::numeric_limits<T>::max(), T(2), T(7)};
+        data[i] = (r % 5 == 0) ? kEdges[(r >> 8) % 7] : static_cast<T>(static_cast<int64_t>(r >> 3) % 201 - 100);
+      } else if constexpr (convert_detail::IsComplexT<T>::value) {
+        data[i] = T{};
+      } else {
+        const double unit = static_cast<double>(r >> 11) / 9007199254740992.0;
+        data[i] = static_cast<T>(low + (high - low) * unit);
+      }
+    }
+    return 0;
+  });
+  return literal;
+}
+
+// Adds float edge values (NaN, +-inf, +-0, huge) at the start of a float array.
+inline void AddFloatEdges(Literal& literal) {
+  const ElementType type = literal.shape().element_type();
+  if (!IsFloating(type)) return;
+  const double edges[] = {std::nan(""), INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e30, 0.5, -0.5, 2.5, 1e-40};
+  DispatchElementType(type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_integral_v<T> && !convert_detail::IsComplexT<T>::value) {
+      auto data = literal.data<T>();
+      for (size_t i = 0; i < data.size() && i < std::size(edges); ++i) data[i] = static_cast<T>(edges[i]);
+    }
+    return 0;
+  });
+}
+
+// Parses `hlo`, runs it both ways and compares every output.
+inline void CompareWithInterpreter(const std::string& hlo, const std::vector<Literal>& arguments,
+                                   const std::string& what) {
+  auto module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << hlo;
+  auto expected = RunInterpreter(**module, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  auto compiled = CompileEntry(**module);
+  ASSERT_TRUE(compiled.ok()) << what << ": " << compiled.status().ToString() << "\n" << hlo;
+  for (int pieces : {1, 3}) {
+    std::vector<Literal> actual = RunCompiled(**compiled, **module, arguments, pieces);
+    ASSERT_EQ(expected->size(), actual.size());
+    for (size_t i = 0; i < expected->size(); ++i) {
+      ExpectNear((*expected)[i], actual[i], what + " output " + std::to_string(i) + " pieces " + std::to_string(pieces));
+    }
+  }
+}
+
+}  // namespace kiln::cpu::testing
