@@ -97,6 +97,8 @@ std::vector<RoundTripCase> Cases() {
   cases.push_back(
       {"broadcast", "", "  x = f32[2] parameter(0)\n  ROOT r = f32[3,2] broadcast(x), dimensions={1}\n"});
   cases.push_back({"call", kNegate, "  x = f32[2] parameter(0)\n  ROOT r = f32[2] call(x), to_apply=neg\n"});
+  cases.push_back({"fusion", kNegate,
+                   "  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x), kind=kLoop, calls=neg\n"});
   cases.push_back({"compare", "",
                    "  x = f32[2] parameter(0)\n  a = pred[2] compare(x, x), direction=NE\n"
                    "  ROOT r = pred[2] compare(x, x), direction=LT, type=TOTALORDER\n"});
