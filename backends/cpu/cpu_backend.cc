@@ -74,7 +74,8 @@ std::string HostDescription() {
 CpuBackend::CpuBackend()
     : device_(std::make_unique<Device>(this, 0, HostDescription())),
       device_list_{device_.get()},
-      queues_(std::make_shared<interpreter::HostQueues>()) {}
+      queues_(std::make_shared<interpreter::HostQueues>()),
+      memory_(HostMemoryPool::Create(DefaultMaxCachedBytes())) {}
 
 bool CpuBackend::SupportsElementType(ElementType type) const {
   return IsArrayType(type) || type == ElementType::kTuple || type == ElementType::kToken;
@@ -177,7 +178,7 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module, 
       program = it->second;  // another thread compiled it meanwhile
     }
   }
-  return std::unique_ptr<Executable>(std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_));
+  return std::unique_ptr<Executable>(std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_, memory_));
 }
 
 StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferFromLiteral(const Literal& literal, Device* device) {
@@ -186,7 +187,7 @@ StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferFromLiteral(const Lite
   if (!literal.shape().IsArray()) return InvalidArgument("cpu: a buffer holds one array, got ", literal.shape().ToString());
   const int64_t bytes = DenseByteSize(literal.shape());
   if (bytes > max_buffer_bytes()) return ResourceExhausted("cpu: buffer of ", bytes, " bytes exceeds the limit");
-  std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(literal.shape(), device);
+  std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(literal.shape(), device, *memory_);
   if (buffer == nullptr) return ResourceExhausted("cpu: cannot allocate ", bytes, " bytes");
   const auto raw = literal.raw();
   if (static_cast<int64_t>(raw.size()) != bytes) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backends/cpu/codegen/kernel_compiler.h"
+#include "backends/cpu/host_memory_pool.h"
 #include "backends/cpu/program.h"
 #include "backends/cpu/thread_pool.h"
 #include "core/backend.h"
@@ -46,6 +47,7 @@ class CpuBackend : public Backend {
   std::unique_ptr<Device> device_;
   std::vector<Device*> device_list_;
   std::shared_ptr<interpreter::HostQueues> queues_;
+  std::shared_ptr<HostMemoryPool> memory_;  // buffers, results and temporaries
 
   std::mutex mutex_;  // guards everything below
   std::shared_ptr<const IntraOpThreadPool> pool_;

@@ -14,20 +14,11 @@ int64_t DenseByteSize(const Shape& shape) {
   return count > INT64_MAX / width ? INT64_MAX : count * width;
 }
 
-void AlignedFree::operator()(void* pointer) const { std::free(pointer); }
-
-AlignedBytes AllocateAligned(int64_t bytes) {
-  if (bytes < 0) return nullptr;
-  const int64_t rounded = (std::max<int64_t>(bytes, 1) + kBufferAlignment - 1) / kBufferAlignment * kBufferAlignment;
-  return AlignedBytes(
-      static_cast<std::byte*>(std::aligned_alloc(static_cast<size_t>(kBufferAlignment), static_cast<size_t>(rounded))));
-}
-
-CpuBuffer::CpuBuffer(Shape shape, Device* device, AlignedBytes data)
+CpuBuffer::CpuBuffer(Shape shape, Device* device, PooledBytes data)
     : DeviceBuffer(std::move(shape), device), data_(std::move(data)) {}
 
-std::unique_ptr<CpuBuffer> CpuBuffer::Allocate(const Shape& shape, Device* device) {
-  AlignedBytes data = AllocateAligned(DenseByteSize(shape));
+std::unique_ptr<CpuBuffer> CpuBuffer::Allocate(const Shape& shape, Device* device, HostMemoryPool& pool) {
+  PooledBytes data = pool.Allocate(DenseByteSize(shape));
   if (data == nullptr) return nullptr;
   return std::make_unique<CpuBuffer>(shape, device, std::move(data));
 }

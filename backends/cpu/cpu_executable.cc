@@ -14,8 +14,12 @@ constexpr size_t kInlineSlots = 256;
 
 CpuExecutable::CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
                              std::shared_ptr<const IntraOpThreadPool> pool,
-                             std::shared_ptr<interpreter::HostQueues> queues)
-    : program_(std::move(program)), device_(device), pool_(std::move(pool)), queues_(std::move(queues)) {}
+                             std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<HostMemoryPool> memory)
+    : program_(std::move(program)),
+      device_(device),
+      pool_(std::move(pool)),
+      queues_(std::move(queues)),
+      memory_(std::move(memory)) {}
 
 StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(std::span<DeviceBuffer* const> arguments,
                                                                             const ExecuteOptions& options) {
@@ -41,14 +45,14 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(std:
   std::vector<CpuBuffer*> result_buffers;
   result_buffers.reserve(program.result_leaves.size());
   for (const Shape& shape : program.result_leaves) {
-    std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(shape, device_);
+    std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(shape, device_, *memory_);
     if (buffer == nullptr) return ResourceExhausted("cpu: cannot allocate a result of ", DenseByteSize(shape), " bytes");
     result_buffers.push_back(buffer.get());
     results.push_back(std::move(buffer));
   }
-  AlignedBytes arena;
+  PooledBytes arena;
   if (program.arena_bytes > 0) {
-    arena = AllocateAligned(program.arena_bytes);
+    arena = memory_->Allocate(program.arena_bytes);
     if (arena == nullptr) return ResourceExhausted("cpu: cannot allocate ", program.arena_bytes, " bytes of temporaries");
   }
 

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "backends/cpu/host_memory_pool.h"
 #include "backends/cpu/program.h"
 #include "backends/cpu/thread_pool.h"
 #include "core/backend.h"
@@ -15,7 +16,8 @@ namespace kiln::cpu {
 class CpuExecutable : public Executable {
  public:
   CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
-                std::shared_ptr<const IntraOpThreadPool> pool, std::shared_ptr<interpreter::HostQueues> queues);
+                std::shared_ptr<const IntraOpThreadPool> pool, std::shared_ptr<interpreter::HostQueues> queues,
+                std::shared_ptr<HostMemoryPool> memory);
 
   const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
   const std::vector<Shape>& result_leaves() const override { return program_->result_leaves; }
@@ -29,6 +31,7 @@ class CpuExecutable : public Executable {
   Device* device_;
   std::shared_ptr<const IntraOpThreadPool> pool_;
   std::shared_ptr<interpreter::HostQueues> queues_;
+  std::shared_ptr<HostMemoryPool> memory_;
 };
 
 }  // namespace kiln::cpu
