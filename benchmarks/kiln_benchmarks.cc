@@ -9,8 +9,6 @@
 // KILN_BENCH_SIZE = full | quick (default full), KILN_BENCH_THREADS (intra-op
 // threads, default 0 = one per core). Google Benchmark's own flags apply, e.g.
 // --benchmark_filter=execute/sgemm.
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +17,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "benchmarks/workload_inputs.h"
 #include "core/backend.h"
@@ -159,7 +159,8 @@ int main(int argc, char** argv) {
   settings.size = EnvironmentOr("KILN_BENCH_SIZE", "full");
   settings.threads = std::atoi(EnvironmentOr("KILN_BENCH_THREADS", "0").c_str());
   if (settings.size != "full" && settings.size != "quick") {
-    std::fprintf(stderr, "kiln_benchmarks: KILN_BENCH_SIZE must be full or quick, not '%s'\n", settings.size.c_str());
+    std::fprintf(stderr, "kiln_benchmarks: KILN_BENCH_SIZE must be full or quick, not '%s'\n",
+                 settings.size.c_str());
     return 2;
   }
   std::vector<std::unique_ptr<Workload>> workloads;

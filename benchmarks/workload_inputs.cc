@@ -31,8 +31,7 @@ StatusOr<std::vector<Literal>> MakeInputs(const Module& module) {
           break;
         case ElementType::kS32:
         case ElementType::kS64:
-        case ElementType::kPred:
-          break;  // zero-filled
+        case ElementType::kPred: break;  // zero-filled
         default:
           return Unimplemented("benchmark inputs of element type ", ElementTypeName(leaf.element_type()));
       }

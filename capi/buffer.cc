@@ -129,7 +129,8 @@ kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_
 extern "C" {
 
 kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const char* path,
-                                                kiln_element_type_t expected_type, kiln_buffer_t** out_buffer) {
+                                                kiln_element_type_t expected_type,
+                                                kiln_buffer_t** out_buffer) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(path);

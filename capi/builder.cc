@@ -134,16 +134,16 @@ kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t o
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
     if (op < 0 || static_cast<size_t>(op) >= builder->ops.size()) {
-      return kiln::InvalidArgument(kiln_capi_function, ": argument 'op' is not an op of this builder (handle ", op,
-                                   ")");
+      return kiln::InvalidArgument(kiln_capi_function,
+                                   ": argument 'op' is not an op of this builder (handle ", op, ")");
     }
     KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
                           builder->builder.GetShape(builder->ops[static_cast<size_t>(op)]));
     const std::vector<int64_t> no_dims;
     const std::vector<int64_t>& shape_dims = shape.IsArray() ? shape.dimensions() : no_dims;
     if (dims_capacity < shape_dims.size() && dims_capacity != 0) {
-      return kiln::InvalidArgument(kiln_capi_function, ": dims_capacity ", dims_capacity, " is smaller than the rank ",
-                                   shape_dims.size());
+      return kiln::InvalidArgument(kiln_capi_function, ": dims_capacity ", dims_capacity,
+                                   " is smaller than the rank ", shape_dims.size());
     }
     if (dims_capacity != 0) {
       KILN_CAPI_CHECK_NOT_NULL(dims);
@@ -164,8 +164,8 @@ kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root,
     Op root_op;
     if (root != KILN_OP_INVALID) {
       if (root < 0 || static_cast<size_t>(root) >= builder->ops.size()) {
-        return kiln::InvalidArgument(kiln_capi_function, ": argument 'root' is not an op of this builder (handle ",
-                                     root, ")");
+        return kiln::InvalidArgument(kiln_capi_function,
+                                     ": argument 'root' is not an op of this builder (handle ", root, ")");
       }
       root_op = builder->ops[static_cast<size_t>(root)];
     }

@@ -47,7 +47,8 @@ kiln_status_t* kiln_computation_parameter_count(const kiln_computation_t* comput
     KILN_CAPI_CHECK_NOT_NULL(computation);
     KILN_CAPI_CHECK_NOT_NULL(out_count);
     const kiln::Computation* entry = computation->module->entry();
-    if (entry == nullptr) return kiln::FailedPrecondition(kiln_capi_function, ": the module has no entry computation");
+    if (entry == nullptr)
+      return kiln::FailedPrecondition(kiln_capi_function, ": the module has no entry computation");
     *out_count = entry->parameters().size();
     return kiln::OkStatus();
   });

@@ -22,8 +22,8 @@ kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation
                                      options->optimization_level);
       }
       if (options->num_threads < 0) {
-        return kiln::InvalidArgument(kiln_capi_function, ": num_threads must be >= 0 (0 = one per core), got ",
-                                     options->num_threads);
+        return kiln::InvalidArgument(
+            kiln_capi_function, ": num_threads must be >= 0 (0 = one per core), got ", options->num_threads);
       }
       compile_options.optimization_level = options->optimization_level;
       compile_options.num_threads = options->num_threads;
@@ -88,10 +88,11 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     }
     const std::vector<kiln::Shape>& parameters = executable->executable->parameter_leaves();
     if (num_arguments != parameters.size()) {
-      return kiln::InvalidArgument(kiln_capi_function, ": the executable takes ", parameters.size(), " arguments, got ",
-                                   num_arguments);
+      return kiln::InvalidArgument(kiln_capi_function, ": the executable takes ", parameters.size(),
+                                   " arguments, got ", num_arguments);
     }
-    if (num_arguments != 0 && arguments == nullptr) return kiln::capi::NullArgument(kiln_capi_function, "arguments");
+    if (num_arguments != 0 && arguments == nullptr)
+      return kiln::capi::NullArgument(kiln_capi_function, "arguments");
     std::vector<kiln::DeviceBuffer*> device_arguments;
     device_arguments.reserve(num_arguments);
     for (size_t i = 0; i < num_arguments; ++i) {
@@ -104,8 +105,8 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
       }
       const kiln::Shape& given = arguments[i]->buffer->shape();
       if (!given.Compatible(parameters[i])) {
-        return kiln::InvalidArgument(kiln_capi_function, ": argument ", i, " is ", given.ToString(), " but parameter ",
-                                     i, " expects ", parameters[i].ToString());
+        return kiln::InvalidArgument(kiln_capi_function, ": argument ", i, " is ", given.ToString(),
+                                     " but parameter ", i, " expects ", parameters[i].ToString());
       }
       device_arguments.push_back(arguments[i]->buffer.get());
     }
@@ -114,12 +115,13 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
       return kiln::InvalidArgument(kiln_capi_function, ": results_capacity is ", results_capacity,
                                    " but the executable returns ", num_results, " results");
     }
-    if (num_results != 0 && results == nullptr) return kiln::capi::NullArgument(kiln_capi_function, "results");
+    if (num_results != 0 && results == nullptr)
+      return kiln::capi::NullArgument(kiln_capi_function, "results");
     KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs,
                           executable->executable->Execute(device_arguments, execute_options));
     if (outputs.size() > results_capacity) {
-      return kiln::Internal(kiln_capi_function, ": the backend returned ", outputs.size(), " results, expected ",
-                            num_results);
+      return kiln::Internal(kiln_capi_function, ": the backend returned ", outputs.size(),
+                            " results, expected ", num_results);
     }
     // Wrap everything first so that a failure part-way leaks nothing and
     // leaves `results` untouched.

@@ -106,7 +106,7 @@ class Backend {
 
   // Copies a host array into a new buffer on `device`.
   virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal,
-                                                                   Device* device) = 0;
+                                                                    Device* device) = 0;
 
   // Host-side feed for `infeed` ops, consumed in FIFO order; `outfeed` ops
   // append to a queue read by TransferFromOutfeed.

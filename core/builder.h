@@ -66,9 +66,13 @@ class Builder {
   Op Parameter(int64_t number, const Shape& shape, const std::string& name);
   Op ConstantLiteral(const Literal& literal);
   template <typename T>
-  Op ConstantR0(T value) { return ConstantLiteral(Literal::Scalar<T>(value)); }
+  Op ConstantR0(T value) {
+    return ConstantLiteral(Literal::Scalar<T>(value));
+  }
   template <typename T>
-  Op ConstantR1(const std::vector<T>& values) { return ConstantLiteral(Literal::FromVector<T>(values)); }
+  Op ConstantR1(const std::vector<T>& values) {
+    return ConstantLiteral(Literal::FromVector<T>(values));
+  }
   template <typename T>
   Op ConstantR2(const std::vector<std::vector<T>>& rows) {
     std::vector<T> flat;
@@ -107,8 +111,7 @@ class Builder {
   Op Gt(Op lhs, Op rhs, std::span<const int64_t> broadcast_dimensions = {});
   Op Le(Op lhs, Op rhs, std::span<const int64_t> broadcast_dimensions = {});
   Op Lt(Op lhs, Op rhs, std::span<const int64_t> broadcast_dimensions = {});
-  Op Compare(Op lhs, Op rhs, ComparisonDirection direction,
-             ComparisonType type = ComparisonType::kDefault,
+  Op Compare(Op lhs, Op rhs, ComparisonDirection direction, ComparisonType type = ComparisonType::kDefault,
              std::span<const int64_t> broadcast_dimensions = {});
 
   // --- Elementwise unary ops.
@@ -202,8 +205,8 @@ class Builder {
   Op ConvGeneralDilated(Op lhs, Op rhs, std::span<const int64_t> window_strides,
                         std::span<const std::pair<int64_t, int64_t>> padding,
                         std::span<const int64_t> lhs_dilation, std::span<const int64_t> rhs_dilation,
-                        const ConvolutionDimensionNumbers& dimension_numbers,
-                        int64_t feature_group_count = 1, int64_t batch_group_count = 1);
+                        const ConvolutionDimensionNumbers& dimension_numbers, int64_t feature_group_count = 1,
+                        int64_t batch_group_count = 1);
   // NCHW input, OIHW kernel, NCHW output for `spatial_rank` spatial dims.
   static ConvolutionDimensionNumbers DefaultConvDimensionNumbers(int64_t spatial_rank = 2);
 
@@ -292,9 +295,9 @@ class Builder {
 
   std::string name_;
   Status first_error_;
-  std::unique_ptr<Module> pending_;        // holds imported computations
-  std::unique_ptr<Computation> entry_;     // the computation being built
-  std::vector<Instruction*> ops_;          // Op id -> instruction
+  std::unique_ptr<Module> pending_;     // holds imported computations
+  std::unique_ptr<Computation> entry_;  // the computation being built
+  std::vector<Instruction*> ops_;       // Op id -> instruction
   std::vector<std::pair<const Module*, Computation*>> imported_;
   int64_t next_name_ = 0;
 };

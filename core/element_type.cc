@@ -7,15 +7,24 @@ namespace kiln {
 namespace {
 
 constexpr std::array<std::pair<ElementType, std::string_view>, 18> kNames = {{
-    {ElementType::kInvalid, "invalid"}, {ElementType::kPred, "pred"},
-    {ElementType::kS8, "s8"},           {ElementType::kS16, "s16"},
-    {ElementType::kS32, "s32"},         {ElementType::kS64, "s64"},
-    {ElementType::kU8, "u8"},           {ElementType::kU16, "u16"},
-    {ElementType::kU32, "u32"},         {ElementType::kU64, "u64"},
-    {ElementType::kF16, "f16"},         {ElementType::kBF16, "bf16"},
-    {ElementType::kF32, "f32"},         {ElementType::kF64, "f64"},
-    {ElementType::kC64, "c64"},         {ElementType::kC128, "c128"},
-    {ElementType::kTuple, "tuple"},     {ElementType::kToken, "token"},
+    {ElementType::kInvalid, "invalid"},
+    {ElementType::kPred, "pred"},
+    {ElementType::kS8, "s8"},
+    {ElementType::kS16, "s16"},
+    {ElementType::kS32, "s32"},
+    {ElementType::kS64, "s64"},
+    {ElementType::kU8, "u8"},
+    {ElementType::kU16, "u16"},
+    {ElementType::kU32, "u32"},
+    {ElementType::kU64, "u64"},
+    {ElementType::kF16, "f16"},
+    {ElementType::kBF16, "bf16"},
+    {ElementType::kF32, "f32"},
+    {ElementType::kF64, "f64"},
+    {ElementType::kC64, "c64"},
+    {ElementType::kC128, "c128"},
+    {ElementType::kTuple, "tuple"},
+    {ElementType::kToken, "token"},
 }};
 
 }  // namespace
@@ -35,8 +44,7 @@ std::optional<ElementType> ElementTypeFromName(std::string_view name) {
 }
 
 bool IsArrayType(ElementType type) {
-  return type != ElementType::kInvalid && type != ElementType::kTuple &&
-         type != ElementType::kToken;
+  return type != ElementType::kInvalid && type != ElementType::kTuple && type != ElementType::kToken;
 }
 
 bool IsSignedIntegral(ElementType type) {
@@ -56,9 +64,7 @@ bool IsFloating(ElementType type) {
          type == ElementType::kF64;
 }
 
-bool IsComplex(ElementType type) {
-  return type == ElementType::kC64 || type == ElementType::kC128;
-}
+bool IsComplex(ElementType type) { return type == ElementType::kC64 || type == ElementType::kC128; }
 
 int BitWidth(ElementType type) {
   switch (type) {

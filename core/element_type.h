@@ -57,6 +57,7 @@ int MantissaBits(ElementType type);
 int ExponentBits(ElementType type);
 
 // Maps a C++ value type to its ElementType.
+// clang-format off
 template <typename T> struct TypeOf;
 template <> struct TypeOf<bool> { static constexpr ElementType value = ElementType::kPred; };
 template <> struct TypeOf<int8_t> { static constexpr ElementType value = ElementType::kS8; };
@@ -73,6 +74,7 @@ template <> struct TypeOf<float> { static constexpr ElementType value = ElementT
 template <> struct TypeOf<double> { static constexpr ElementType value = ElementType::kF64; };
 template <> struct TypeOf<complex64> { static constexpr ElementType value = ElementType::kC64; };
 template <> struct TypeOf<complex128> { static constexpr ElementType value = ElementType::kC128; };
+// clang-format on
 
 // Calls `fn(T{})` with the C++ type of an array element type, returning its
 // result. PRED maps to bool (stored as one byte). Returns `fn` applied to an

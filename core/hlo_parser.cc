@@ -324,7 +324,8 @@ class HloTextParser {
       const std::string_view word = lexer_.ReadName();
       const auto kind = FusionKindFromName(word);
       if (!kind) {
-        return lexer_.ErrorAt(offset, "unknown fusion kind '" + std::string(word) + "'; expected kLoop, kInput or kOutput");
+        return lexer_.ErrorAt(
+            offset, "unknown fusion kind '" + std::string(word) + "'; expected kLoop, kInput or kOutput");
       }
       attrs.fusion_kind = *kind;
       return OkStatus();

@@ -56,7 +56,8 @@ bool IndexUtil::Bump(const Shape& shape, std::span<int64_t> index) {
 bool IndexUtil::InBounds(const Shape& shape, std::span<const int64_t> index) {
   if (static_cast<int64_t>(index.size()) != shape.rank()) return false;
   for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (index[static_cast<size_t>(d)] < 0 || index[static_cast<size_t>(d)] >= shape.dimensions(d)) return false;
+    if (index[static_cast<size_t>(d)] < 0 || index[static_cast<size_t>(d)] >= shape.dimensions(d))
+      return false;
   }
   return true;
 }

@@ -12,7 +12,8 @@ Literal::Literal(const Shape& shape) : shape_(shape) {
     for (const Shape& element : shape.tuple_shapes()) tuple_.emplace_back(element);
     return;
   }
-  if (shape.IsArray()) bytes_.assign(static_cast<size_t>(shape.element_count() * ByteWidth(shape.element_type())), 0);
+  if (shape.IsArray())
+    bytes_.assign(static_cast<size_t>(shape.element_count() * ByteWidth(shape.element_type())), 0);
 }
 
 Literal Literal::Tuple(std::vector<Literal> elements) {
@@ -26,7 +27,8 @@ Literal Literal::Tuple(std::vector<Literal> elements) {
 }
 
 StatusOr<Literal> Literal::FromBytes(const Shape& shape, std::span<const uint8_t> bytes) {
-  if (!shape.IsArray()) return InvalidArgument("Literal::FromBytes needs an array shape, got ", shape.ToString());
+  if (!shape.IsArray())
+    return InvalidArgument("Literal::FromBytes needs an array shape, got ", shape.ToString());
   Literal literal(shape);
   if (bytes.size() != literal.bytes_.size()) {
     return InvalidArgument("expected ", literal.bytes_.size(), " bytes for ", shape.ToString(), ", got ",
@@ -38,7 +40,8 @@ StatusOr<Literal> Literal::FromBytes(const Shape& shape, std::span<const uint8_t
 
 int64_t Literal::LinearIndex(std::span<const int64_t> index) const {
   int64_t linear = 0;
-  for (size_t i = 0; i < index.size(); ++i) linear = linear * shape_.dimensions(static_cast<int64_t>(i)) + index[i];
+  for (size_t i = 0; i < index.size(); ++i)
+    linear = linear * shape_.dimensions(static_cast<int64_t>(i)) + index[i];
   return linear;
 }
 

@@ -13,8 +13,10 @@
 namespace kiln {
 namespace convert_detail {
 
-template <typename T> struct IsComplexT : std::false_type {};
-template <typename T> struct IsComplexT<std::complex<T>> : std::true_type {};
+template <typename T>
+struct IsComplexT : std::false_type {};
+template <typename T>
+struct IsComplexT<std::complex<T>> : std::true_type {};
 
 template <typename T>
 constexpr bool kIsLowFloat = std::is_same_v<T, half> || std::is_same_v<T, bfloat16>;
@@ -48,7 +50,8 @@ To FromDouble(double value) {
   } else {
     // float -> integer: NaN -> 0, saturate to the range.
     if (std::isnan(value)) return To{0};
-    if (value <= static_cast<double>(std::numeric_limits<To>::lowest())) return std::numeric_limits<To>::lowest();
+    if (value <= static_cast<double>(std::numeric_limits<To>::lowest()))
+      return std::numeric_limits<To>::lowest();
     if (value >= static_cast<double>(std::numeric_limits<To>::max())) return std::numeric_limits<To>::max();
     return static_cast<To>(value);
   }

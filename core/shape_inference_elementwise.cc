@@ -175,7 +175,8 @@ StatusOr<Shape> InferSelect(const OpRequest& request) {
   // The seed's tuple form: a scalar predicate picks one of two equal tuples.
   if (on_true.IsTuple() || on_false.IsTuple()) {
     if (!pred.IsScalar() || pred.element_type() != ElementType::kPred) {
-      return OpError(request, "selecting between tuples needs a scalar pred predicate, got ", pred.ToString());
+      return OpError(request, "selecting between tuples needs a scalar pred predicate, got ",
+                     pred.ToString());
     }
     if (!on_true.Compatible(on_false)) {
       return OpError(request, "on_true ", on_true.ToString(), " and on_false ", on_false.ToString(),

@@ -102,10 +102,11 @@ Status DataLoss(const Args&... args) {
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
-  StatusOr(const T& value) : value_(value) {}  // NOLINT(google-explicit-constructor)
-  StatusOr(T&& value) : value_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  StatusOr(const T& value) : value_(value) {}             // NOLINT(google-explicit-constructor)
+  StatusOr(T&& value) : value_(std::move(value)) {}       // NOLINT(google-explicit-constructor)
   StatusOr(Status status) : status_(std::move(status)) {  // NOLINT(google-explicit-constructor)
-    if (status_.ok()) status_ = Status(StatusCode::kInternal, "StatusOr built from an OK status without a value");
+    if (status_.ok())
+      status_ = Status(StatusCode::kInternal, "StatusOr built from an OK status without a value");
   }
 
   bool ok() const { return value_.has_value(); }
@@ -129,9 +130,9 @@ class [[nodiscard]] StatusOr {
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
 // Returns the status from the enclosing function when `expr` is not OK.
-#define KILN_RETURN_IF_ERROR(expr)            \
-  do {                                        \
-    ::kiln::Status kiln_status_ = (expr);     \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    ::kiln::Status kiln_status_ = (expr);        \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (0)
 

@@ -79,17 +79,20 @@ ExecuteSummary Summarize(const std::vector<double>& execute_seconds) {
 void PrintBenchReport(const BenchReport& report, bool json, std::ostream& out) {
   const ExecuteSummary summary = Summarize(report.execute_seconds);
   if (json) {
-    out << "{\"module\": " << JsonString(report.module_path) << ", \"backend\": " << JsonString(report.backend)
-        << ", \"threads\": " << report.threads << ", \"compile_ms\": " << Number(report.compile_ms)
+    out << "{\"module\": " << JsonString(report.module_path)
+        << ", \"backend\": " << JsonString(report.backend) << ", \"threads\": " << report.threads
+        << ", \"compile_ms\": " << Number(report.compile_ms)
         << ", \"upload_ms\": " << Number(report.upload_ms) << ", \"warmup\": " << report.warmup
-        << ", \"iterations\": " << report.execute_seconds.size() << ", \"best_us\": " << Number(summary.best_us)
-        << ", \"median_us\": " << Number(summary.median_us) << ", \"mean_us\": " << Number(summary.mean_us)
-        << ", \"worst_us\": " << Number(summary.worst_us) << "}\n";
+        << ", \"iterations\": " << report.execute_seconds.size()
+        << ", \"best_us\": " << Number(summary.best_us) << ", \"median_us\": " << Number(summary.median_us)
+        << ", \"mean_us\": " << Number(summary.mean_us) << ", \"worst_us\": " << Number(summary.worst_us)
+        << "}\n";
     return;
   }
   out << "module:      " << report.module_path << "\n"
-      << "backend:     " << report.backend << " (threads: "
-      << (report.threads == 0 ? std::string("default") : std::to_string(report.threads)) << ")\n"
+      << "backend:     " << report.backend
+      << " (threads: " << (report.threads == 0 ? std::string("default") : std::to_string(report.threads))
+      << ")\n"
       << "compile:     " << Number(report.compile_ms) << " ms\n"
       << "upload:      " << Number(report.upload_ms) << " ms\n"
       << "executions:  " << report.execute_seconds.size() << " timed after " << report.warmup << " warm-up\n"
@@ -118,7 +121,8 @@ Status BenchModule(const BenchArguments& arguments, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(DeviceInputs device_inputs, UploadInputs(*backend, inputs));
   report.upload_ms = SecondsSince(upload_start) * 1e3;
 
-  for (int64_t i = 0; i < arguments.warmup; ++i) KILN_RETURN_IF_ERROR(ExecuteOnce(*executable, device_inputs, nullptr));
+  for (int64_t i = 0; i < arguments.warmup; ++i)
+    KILN_RETURN_IF_ERROR(ExecuteOnce(*executable, device_inputs, nullptr));
 
   const Clock::time_point timing_start = Clock::now();
   while (true) {
@@ -126,9 +130,10 @@ Status BenchModule(const BenchArguments& arguments, std::ostream& out) {
     KILN_RETURN_IF_ERROR(ExecuteOnce(*executable, device_inputs, nullptr));
     report.execute_seconds.push_back(SecondsSince(start));
     const auto done = static_cast<int64_t>(report.execute_seconds.size());
-    const bool finished = arguments.iterations > 0
-                              ? done >= arguments.iterations
-                              : SecondsSince(timing_start) >= arguments.min_time_seconds || done >= kMaxAutoIterations;
+    const bool finished =
+        arguments.iterations > 0
+            ? done >= arguments.iterations
+            : SecondsSince(timing_start) >= arguments.min_time_seconds || done >= kMaxAutoIterations;
     if (finished) break;
   }
 

@@ -98,20 +98,22 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
   bool help = false;
   KILN_ASSIGN_OR_RETURN(
       run.module_path,
-      ParseModuleCommand(args, "run", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
-        KILN_ASSIGN_OR_RETURN(bool shared, TakeSharedOption(all, i, &run.backend, &run.inputs, &run.output_dir));
-        if (shared) return true;
-        KILN_ASSIGN_OR_RETURN(std::optional<std::string> seed, OptionValue(all, i, "--rng-seed"));
-        if (seed) {
-          const char* end = seed->data() + seed->size();
-          const auto parsed = std::from_chars(seed->data(), end, run.rng_seed);
-          if (seed->empty() || parsed.ec != std::errc() || parsed.ptr != end) {
-            return InvalidArgument("option --rng-seed needs a non-negative integer, got '", *seed, "'");
-          }
-          return true;
-        }
-        return false;
-      }));
+      ParseModuleCommand(
+          args, "run", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
+            KILN_ASSIGN_OR_RETURN(bool shared,
+                                  TakeSharedOption(all, i, &run.backend, &run.inputs, &run.output_dir));
+            if (shared) return true;
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> seed, OptionValue(all, i, "--rng-seed"));
+            if (seed) {
+              const char* end = seed->data() + seed->size();
+              const auto parsed = std::from_chars(seed->data(), end, run.rng_seed);
+              if (seed->empty() || parsed.ec != std::errc() || parsed.ptr != end) {
+                return InvalidArgument("option --rng-seed needs a non-negative integer, got '", *seed, "'");
+              }
+              return true;
+            }
+            return false;
+          }));
   if (help) return CommandLine{CommandKind::kHelp, {}, {}};
   return command;
 }
@@ -124,47 +126,48 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
   bool help = false;
   KILN_ASSIGN_OR_RETURN(
       bench.module_path,
-      ParseModuleCommand(args, "bench", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
-        KILN_ASSIGN_OR_RETURN(bool shared,
-                              TakeSharedOption(all, i, &bench.backend, &bench.inputs, &bench.output_dir));
-        if (shared) return true;
-        if (all[*i] == "--json") {
-          bench.json = true;
-          return true;
-        }
-        KILN_ASSIGN_OR_RETURN(std::optional<std::string> iterations, OptionValue(all, i, "--iterations"));
-        if (iterations) {
-          KILN_ASSIGN_OR_RETURN(bench.iterations,
-                                IntegerValue("--iterations", *iterations, 1, kMaxCount, "a positive integer"));
-          return true;
-        }
-        KILN_ASSIGN_OR_RETURN(std::optional<std::string> warmup, OptionValue(all, i, "--warmup"));
-        if (warmup) {
-          KILN_ASSIGN_OR_RETURN(bench.warmup,
-                                IntegerValue("--warmup", *warmup, 0, kMaxCount, "a non-negative integer"));
-          return true;
-        }
-        KILN_ASSIGN_OR_RETURN(std::optional<std::string> threads, OptionValue(all, i, "--threads"));
-        if (threads) {
-          KILN_ASSIGN_OR_RETURN(int64_t count,
-                                IntegerValue("--threads", *threads, 0, 4096, "a thread count (0 = default)"));
-          bench.threads = static_cast<int>(count);
-          return true;
-        }
-        KILN_ASSIGN_OR_RETURN(std::optional<std::string> min_time, OptionValue(all, i, "--min-time"));
-        if (min_time) {
-          double seconds = 0;
-          const char* end = min_time->data() + min_time->size();
-          const auto parsed = std::from_chars(min_time->data(), end, seconds);
-          if (min_time->empty() || parsed.ec != std::errc() || parsed.ptr != end || !(seconds >= 0) ||
-              seconds > 1e6) {
-            return InvalidArgument("option --min-time needs a number of seconds, got '", *min_time, "'");
-          }
-          bench.min_time_seconds = seconds;
-          return true;
-        }
-        return false;
-      }));
+      ParseModuleCommand(
+          args, "bench", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
+            KILN_ASSIGN_OR_RETURN(bool shared,
+                                  TakeSharedOption(all, i, &bench.backend, &bench.inputs, &bench.output_dir));
+            if (shared) return true;
+            if (all[*i] == "--json") {
+              bench.json = true;
+              return true;
+            }
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> iterations, OptionValue(all, i, "--iterations"));
+            if (iterations) {
+              KILN_ASSIGN_OR_RETURN(bench.iterations, IntegerValue("--iterations", *iterations, 1, kMaxCount,
+                                                                   "a positive integer"));
+              return true;
+            }
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> warmup, OptionValue(all, i, "--warmup"));
+            if (warmup) {
+              KILN_ASSIGN_OR_RETURN(
+                  bench.warmup, IntegerValue("--warmup", *warmup, 0, kMaxCount, "a non-negative integer"));
+              return true;
+            }
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> threads, OptionValue(all, i, "--threads"));
+            if (threads) {
+              KILN_ASSIGN_OR_RETURN(int64_t count, IntegerValue("--threads", *threads, 0, 4096,
+                                                                "a thread count (0 = default)"));
+              bench.threads = static_cast<int>(count);
+              return true;
+            }
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> min_time, OptionValue(all, i, "--min-time"));
+            if (min_time) {
+              double seconds = 0;
+              const char* end = min_time->data() + min_time->size();
+              const auto parsed = std::from_chars(min_time->data(), end, seconds);
+              if (min_time->empty() || parsed.ec != std::errc() || parsed.ptr != end || !(seconds >= 0) ||
+                  seconds > 1e6) {
+                return InvalidArgument("option --min-time needs a number of seconds, got '", *min_time, "'");
+              }
+              bench.min_time_seconds = seconds;
+              return true;
+            }
+            return false;
+          }));
   if (help) return CommandLine{CommandKind::kHelp, {}, {}};
   return command;
 }
@@ -174,7 +177,8 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
 StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   if (args.empty()) return InvalidArgument("no command given");
   const std::string& command = args[0];
-  if (command == "-h" || command == "--help" || command == "help") return CommandLine{CommandKind::kHelp, {}, {}};
+  if (command == "-h" || command == "--help" || command == "help")
+    return CommandLine{CommandKind::kHelp, {}, {}};
   if (command == "--version" || command == "version") {
     if (args.size() > 1) return InvalidArgument("'kiln --version' takes no arguments");
     return CommandLine{CommandKind::kVersion, {}, {}};

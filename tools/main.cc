@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     case CommandKind::kBench: break;
   }
   const kiln::Status status = command->kind == CommandKind::kBench ? BenchModule(command->bench, std::cout)
-                                                                    : RunModule(command->run, std::cout);
+                                                                   : RunModule(command->run, std::cout);
   if (!status.ok()) {
     std::cerr << "kiln: error: " << kiln::StatusCodeName(status.code()) << ": " << status.message() << "\n";
     return kExitRuntimeError;

@@ -22,7 +22,8 @@ ArenaPlan PlanArena(std::span<const BufferInterval> intervals, int64_t alignment
   // Biggest first, then earliest, then by index so the plan is deterministic.
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     if (intervals[a].bytes != intervals[b].bytes) return intervals[a].bytes > intervals[b].bytes;
-    if (intervals[a].first_step != intervals[b].first_step) return intervals[a].first_step < intervals[b].first_step;
+    if (intervals[a].first_step != intervals[b].first_step)
+      return intervals[a].first_step < intervals[b].first_step;
     return a < b;
   });
   std::vector<size_t> placed;
@@ -36,7 +37,9 @@ ArenaPlan PlanArena(std::span<const BufferInterval> intervals, int64_t alignment
     busy.clear();
     for (size_t other : placed) {
       if (Overlap(interval, intervals[other])) {
-        busy.push_back({plan.offsets[other], plan.offsets[other] + RoundUp(std::max<int64_t>(intervals[other].bytes, 1), alignment)});
+        busy.push_back(
+            {plan.offsets[other],
+             plan.offsets[other] + RoundUp(std::max<int64_t>(intervals[other].bytes, 1), alignment)});
       }
     }
     std::sort(busy.begin(), busy.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });

@@ -35,7 +35,8 @@ void AssignBuffers(CompiledProgram& program) {
   auto use = [&](int slot, int64_t step) {
     auto s = static_cast<size_t>(slot);
     last[s] = std::max(last[s], step);
-    for (int backing : slots[s].backing) last[static_cast<size_t>(backing)] = std::max(last[static_cast<size_t>(backing)], step);
+    for (int backing : slots[s].backing)
+      last[static_cast<size_t>(backing)] = std::max(last[static_cast<size_t>(backing)], step);
   };
   for (size_t region = 0; region < program.sequences.size(); ++region) {
     const auto& thunks = program.sequences[region].thunks;
@@ -71,7 +72,8 @@ void AssignBuffers(CompiledProgram& program) {
       const int group = groups.Find(operand);
       if (group_last[static_cast<size_t>(group)] != static_cast<int64_t>(step)) continue;
       bool read_again = false;
-      for (size_t i = 1; i < thunk.inputs().size(); ++i) read_again |= groups.Find(thunk.inputs()[i]) == group;
+      for (size_t i = 1; i < thunk.inputs().size(); ++i)
+        read_again |= groups.Find(thunk.inputs()[i]) == group;
       if (read_again) continue;
       const int result_group = groups.Find(result);
       group_first[static_cast<size_t>(group)] =

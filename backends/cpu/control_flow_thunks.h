@@ -26,8 +26,9 @@ class WhileThunk : public Thunk {
   // `state_a`/`state_b`: the loop's two buffers per leaf (arena slots of the
   // caller); `results`: slots the caller reads the final state from, set by
   // this thunk to whichever buffer holds it.
-  WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b, std::vector<int> results,
-             std::vector<int64_t> leaf_bytes, NestedComputation condition, NestedComputation body);
+  WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b,
+             std::vector<int> results, std::vector<int64_t> leaf_bytes, NestedComputation condition,
+             NestedComputation body);
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "while"; }
 
@@ -44,7 +45,8 @@ class ConditionalThunk : public Thunk {
   // `outputs`. A pred selector picks branch 0 when true; an integer selector
   // out of range picks the last branch.
   ConditionalThunk(int selector, ElementType selector_type, std::vector<std::vector<int>> branch_operands,
-                   std::vector<NestedComputation> branches, std::vector<int> outputs, std::vector<int64_t> leaf_bytes);
+                   std::vector<NestedComputation> branches, std::vector<int> outputs,
+                   std::vector<int64_t> leaf_bytes);
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "conditional"; }
 

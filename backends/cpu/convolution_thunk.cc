@@ -1,10 +1,12 @@
 #include "backends/cpu/convolution_thunk.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 #include <Eigen/Core>
 
+#include "backends/cpu/onednn_convolution.h"
 #include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
@@ -36,7 +38,8 @@ void PackKernel(const ConvolutionGeometry& g, const T* kernel, T* packed) {
       T* block = packed + group * g.patch_columns * g.group_out_features;
       for (int64_t ci = 0; ci < g.kernel_in_features; ++ci) {
         T* row = block + (position * g.kernel_in_features + ci) * g.group_out_features;
-        const T* source = kernel + offset + ci * g.kernel_in_stride + group * g.group_out_features * g.kernel_out_stride;
+        const T* source =
+            kernel + offset + ci * g.kernel_in_stride + group * g.group_out_features * g.kernel_out_stride;
         for (int64_t o = 0; o < g.group_out_features; ++o) row[o] = source[o * g.kernel_out_stride];
       }
     }
@@ -57,8 +60,8 @@ void DecomposeRow(const ConvolutionGeometry& g, int64_t row, int64_t& batch, std
 }
 
 template <typename T>
-void GatherPatches(const ConvolutionGeometry& g, const T* input, int64_t group, int64_t first_row, int64_t rows,
-                   T* patches) {
+void GatherPatches(const ConvolutionGeometry& g, const T* input, int64_t group, int64_t first_row,
+                   int64_t rows, T* patches) {
   const size_t rank = g.spatial_rank;
   std::vector<int64_t> position(rank), tap(rank);
   int64_t batch = 0;
@@ -68,7 +71,8 @@ void GatherPatches(const ConvolutionGeometry& g, const T* input, int64_t group, 
   const int64_t batch_offset = g.batch_groups > 1 ? group * g.out_batch : 0;
   for (int64_t r = 0; r < rows; ++r) {
     T* patch = patches + r * g.patch_columns;
-    const T* image = input + (batch_offset + batch) * g.in_batch_stride + feature_offset * g.in_feature_stride;
+    const T* image =
+        input + (batch_offset + batch) * g.in_batch_stride + feature_offset * g.in_feature_stride;
     std::fill(tap.begin(), tap.end(), 0);
     for (int64_t k = 0; k < g.kernel_positions; ++k) {
       T* destination = patch + k * cig;
@@ -140,13 +144,15 @@ void RunTyped(const ConvolutionGeometry& g, const T* input, const T* kernel, T* 
       const int64_t rows = std::min(block_rows, g.rows - first_row);
       GatherPatches(g, input, group, first_row, rows, patches.data());
       ConstMap lhs(patches.data(), rows, g.patch_columns);
-      ConstMap rhs(packed + group * g.patch_columns * g.group_out_features, g.patch_columns, g.group_out_features);
+      ConstMap rhs(packed + group * g.patch_columns * g.group_out_features, g.patch_columns,
+                   g.group_out_features);
       if (g.direct_output) {
-        StridedMap out(output + first_row * g.row_stride + group * g.group_out_features, rows, g.group_out_features,
-                       Eigen::OuterStride<>(g.row_stride));
+        StridedMap out(output + first_row * g.row_stride + group * g.group_out_features, rows,
+                       g.group_out_features, Eigen::OuterStride<>(g.row_stride));
         out.noalias() = lhs * rhs;
       } else {
-        StridedMap out(results.data(), rows, g.group_out_features, Eigen::OuterStride<>(g.group_out_features));
+        StridedMap out(results.data(), rows, g.group_out_features,
+                       Eigen::OuterStride<>(g.group_out_features));
         out.noalias() = lhs * rhs;
         ScatterRows(g, results.data(), group, first_row, rows, output);
       }
@@ -175,7 +181,8 @@ std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolutio
   g.spatial_rank = dn.input_spatial_dimensions.size();
   const int64_t rank = static_cast<int64_t>(g.spatial_rank) + 2;
   if (lhs.rank() != rank || rhs.rank() != rank || out.rank() != rank ||
-      dn.kernel_spatial_dimensions.size() != g.spatial_rank || dn.output_spatial_dimensions.size() != g.spatial_rank ||
+      dn.kernel_spatial_dimensions.size() != g.spatial_rank ||
+      dn.output_spatial_dimensions.size() != g.spatial_rank ||
       convolution.attrs.window.dimensions.size() != g.spatial_rank) {
     return std::nullopt;
   }
@@ -204,7 +211,8 @@ std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolutio
   const int64_t in_batch = lhs.dimensions(dn.input_batch_dimension);
   if (g.feature_groups < 1 || g.batch_groups < 1 || (g.feature_groups > 1 && g.batch_groups > 1) ||
       in_features != g.kernel_in_features * g.feature_groups || g.out_features % g.groups() != 0 ||
-      in_batch != g.out_batch * g.batch_groups || out.dimensions(dn.output_feature_dimension) != g.out_features) {
+      in_batch != g.out_batch * g.batch_groups ||
+      out.dimensions(dn.output_feature_dimension) != g.out_features) {
     return std::nullopt;
   }
   g.group_out_features = g.out_features / g.groups();
@@ -232,8 +240,25 @@ std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolutio
   return g;
 }
 
+ConvolutionThunk::ConvolutionThunk(int input, int kernel, int output, int packed_kernel,
+                                   ConvolutionGeometry geometry)
+    : Thunk({input, kernel}, {output, packed_kernel}), geometry_(std::move(geometry)) {
+  // Programs do not know the thread count of the backend that will run them,
+  // so the primitive is made for the count a backend picks by default; a run
+  // with another count makes (once) a primitive for that one.
+  onednn_ = OneDnnConvolution::Create(geometry_, ResolveThreadCount(0));
+}
+
+ConvolutionThunk::~ConvolutionThunk() = default;
+
 Status ConvolutionThunk::Run(ExecutionContext& context) const {
   const ConvolutionGeometry& g = geometry_;
+  if (onednn_ != nullptr) {
+    const int threads = context.pool == nullptr ? 1 : context.pool->num_threads();
+    return onednn_->Run(static_cast<const float*>(context.slots[inputs_[0]]),
+                        static_cast<const float*>(context.slots[inputs_[1]]),
+                        static_cast<float*>(context.slots[outputs_[0]]), threads);
+  }
   void* output = context.slots[outputs_[0]];
   const int64_t out_count = g.rows * g.out_features;
   if (out_count == 0) return OkStatus();
@@ -245,11 +270,11 @@ Status ConvolutionThunk::Run(ExecutionContext& context) const {
   const void* kernel = context.slots[inputs_[1]];
   void* packed = context.slots[outputs_[1]];
   if (g.type == ElementType::kF32) {
-    RunTyped(g, static_cast<const float*>(input), static_cast<const float*>(kernel), static_cast<float*>(output),
-             static_cast<float*>(packed), context.pool);
+    RunTyped(g, static_cast<const float*>(input), static_cast<const float*>(kernel),
+             static_cast<float*>(output), static_cast<float*>(packed), context.pool);
   } else {
-    RunTyped(g, static_cast<const double*>(input), static_cast<const double*>(kernel), static_cast<double*>(output),
-             static_cast<double*>(packed), context.pool);
+    RunTyped(g, static_cast<const double*>(input), static_cast<const double*>(kernel),
+             static_cast<double*>(output), static_cast<double*>(packed), context.pool);
   }
   return OkStatus();
 }

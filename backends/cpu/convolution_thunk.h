@@ -2,10 +2,13 @@
 // padding, strides, lhs/rhs dilation, window reversal, feature and batch
 // groups. Output rows (batch x output positions) are cut into blocks; each
 // thread gathers a block's input patches (im2col) into a local buffer and
-// multiplies it with the packed kernel using Eigen's GEMM.
+// multiplies it with the packed kernel using Eigen's GEMM. f32 convolutions
+// that oneDNN can express run on oneDNN's primitive instead when the build has
+// it (see onednn_convolution.h); everything else keeps the Eigen path.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -21,9 +24,9 @@ struct ConvolutionGeometry {
   std::vector<WindowDimension> window;
   int64_t out_batch = 0;
   int64_t feature_groups = 1, batch_groups = 1;
-  int64_t kernel_in_features = 0;   // input features per group
-  int64_t out_features = 0;         // all output features
-  int64_t group_out_features = 0;   // output features per group
+  int64_t kernel_in_features = 0;  // input features per group
+  int64_t out_features = 0;        // all output features
+  int64_t group_out_features = 0;  // output features per group
   // Strides in elements of the row-major operands.
   int64_t in_batch_stride = 0, in_feature_stride = 0;
   std::vector<int64_t> in_spatial_strides;
@@ -47,16 +50,22 @@ struct ConvolutionGeometry {
 // Geometry for `convolution`, or nothing when this thunk does not handle it.
 std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolution);
 
+class OneDnnConvolution;
+
 class ConvolutionThunk : public Thunk {
  public:
-  // `packed_kernel` is a scratch slot of packed_kernel_elements() elements.
-  ConvolutionThunk(int input, int kernel, int output, int packed_kernel, ConvolutionGeometry geometry)
-      : Thunk({input, kernel}, {output, packed_kernel}), geometry_(std::move(geometry)) {}
+  // `packed_kernel` is a scratch slot of packed_kernel_elements() elements
+  // (the Eigen path's packed kernel; the oneDNN path does not use it).
+  ConvolutionThunk(int input, int kernel, int output, int packed_kernel, ConvolutionGeometry geometry);
+  ~ConvolutionThunk() override;
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "convolution"; }
+  // Whether Run goes through oneDNN.
+  bool uses_onednn() const { return onednn_ != nullptr; }
 
  private:
   ConvolutionGeometry geometry_;
+  std::unique_ptr<OneDnnConvolution> onednn_;
 };
 
 }  // namespace kiln::cpu

@@ -6,6 +6,7 @@
 #include <set>
 #include <thread>
 
+#include "backends/cpu/codegen/phase_timer.h"
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
@@ -125,10 +126,11 @@ KernelCompiler* CpuBackend::CompilerFor(const CompileOptions& options) {
 }
 
 StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module& module,
-                                                                    const CompileOptions& options) {
+                                                                   const CompileOptions& options) {
   std::unique_ptr<Module> clone = module.Clone();
   KernelCompiler* compiler = nullptr;
   {
+    PhaseTimer timer("kernel compiler setup");
     std::lock_guard<std::mutex> lock(mutex_);
     compiler = CompilerFor(options);
   }
@@ -136,18 +138,23 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
   if (options.optimization_level > 0) {
     PipelineOptions pipeline;
     if (compiler != nullptr) {
-      pipeline.can_fuse = [compiler](const Instruction& instruction) { return Emittable(*compiler, instruction); };
+      pipeline.can_fuse = [compiler](const Instruction& instruction) {
+        return Emittable(*compiler, instruction);
+      };
     } else {
       pipeline.enable_fusion = false;  // nothing could run a fused computation as one kernel
     }
+    PhaseTimer timer("module passes");
     KILN_RETURN_IF_ERROR(RunOptimizationPipeline(*clone, pipeline));
   }
 #endif
+  PhaseTimer timer("lowering (with kernels)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program, LowerModule(std::move(clone), compiler));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 
-StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module, const CompileOptions& options) {
+StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
+                                                          const CompileOptions& options) {
   if (module.entry() == nullptr) return InvalidArgument("cpu: module '", module.name(), "' has no entry");
   KILN_RETURN_IF_ERROR(VerifyModule(module));
   const std::vector<std::string> unsupported = UnsupportedOps(module);
@@ -178,21 +185,25 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module, 
       program = it->second;  // another thread compiled it meanwhile
     }
   }
-  return std::unique_ptr<Executable>(std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_, memory_));
+  return std::unique_ptr<Executable>(
+      std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_, memory_));
 }
 
-StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferFromLiteral(const Literal& literal, Device* device) {
+StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferFromLiteral(const Literal& literal,
+                                                                      Device* device) {
   if (device == nullptr) device = device_.get();
   if (device != device_.get()) return InvalidArgument("cpu: device is not this backend's cpu:0");
-  if (!literal.shape().IsArray()) return InvalidArgument("cpu: a buffer holds one array, got ", literal.shape().ToString());
+  if (!literal.shape().IsArray())
+    return InvalidArgument("cpu: a buffer holds one array, got ", literal.shape().ToString());
   const int64_t bytes = DenseByteSize(literal.shape());
-  if (bytes > max_buffer_bytes()) return ResourceExhausted("cpu: buffer of ", bytes, " bytes exceeds the limit");
+  if (bytes > max_buffer_bytes())
+    return ResourceExhausted("cpu: buffer of ", bytes, " bytes exceeds the limit");
   std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(literal.shape(), device, *memory_);
   if (buffer == nullptr) return ResourceExhausted("cpu: cannot allocate ", bytes, " bytes");
   const auto raw = literal.raw();
   if (static_cast<int64_t>(raw.size()) != bytes) {
-    return InvalidArgument("cpu: literal of ", literal.shape().ToString(), " holds ", raw.size(), " bytes, expected ",
-                           bytes);
+    return InvalidArgument("cpu: literal of ", literal.shape().ToString(), " holds ", raw.size(),
+                           " bytes, expected ", bytes);
   }
   if (bytes > 0) std::memcpy(buffer->data(), raw.data(), static_cast<size_t>(bytes));
   return std::unique_ptr<DeviceBuffer>(std::move(buffer));
@@ -212,6 +223,8 @@ StatusOr<Literal> CpuBackend::TransferFromOutfeed() {
   return literal;
 }
 
-StatusOr<std::unique_ptr<Backend>> CreateCpuBackend() { return std::unique_ptr<Backend>(std::make_unique<CpuBackend>()); }
+StatusOr<std::unique_ptr<Backend>> CreateCpuBackend() {
+  return std::unique_ptr<Backend>(std::make_unique<CpuBackend>());
+}
 
 }  // namespace kiln::cpu

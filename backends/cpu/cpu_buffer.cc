@@ -25,7 +25,8 @@ std::unique_ptr<CpuBuffer> CpuBuffer::Allocate(const Shape& shape, Device* devic
 
 StatusOr<Literal> CpuBuffer::ToLiteral() const {
   StatusOr<Literal> literal = Literal::FromBytes(
-      shape(), std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data()), static_cast<size_t>(byte_size())));
+      shape(),
+      std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(data()), static_cast<size_t>(byte_size())));
   if (!literal.ok()) return literal.status();
   literal->set_layout(shape().layout());
   return literal;

@@ -14,19 +14,20 @@ constexpr size_t kInlineSlots = 256;
 
 CpuExecutable::CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
                              std::shared_ptr<const IntraOpThreadPool> pool,
-                             std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<HostMemoryPool> memory)
+                             std::shared_ptr<interpreter::HostQueues> queues,
+                             std::shared_ptr<HostMemoryPool> memory)
     : program_(std::move(program)),
       device_(device),
       pool_(std::move(pool)),
       queues_(std::move(queues)),
       memory_(std::move(memory)) {}
 
-StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(std::span<DeviceBuffer* const> arguments,
-                                                                            const ExecuteOptions& options) {
+StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(
+    std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) {
   const CompiledProgram& program = *program_;
   if (arguments.size() != program.parameter_leaves.size()) {
-    return InvalidArgument("cpu: the computation takes ", program.parameter_leaves.size(), " argument buffers, got ",
-                           arguments.size());
+    return InvalidArgument("cpu: the computation takes ", program.parameter_leaves.size(),
+                           " argument buffers, got ", arguments.size());
   }
   for (size_t i = 0; i < arguments.size(); ++i) {
     const DeviceBuffer* argument = arguments[i];
@@ -35,8 +36,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(std:
       return InvalidArgument("cpu: argument ", i, " is not a buffer of this cpu device");
     }
     if (!argument->shape().Compatible(program.parameter_leaves[i])) {
-      return InvalidArgument("cpu: parameter ", i, " expects ", program.parameter_leaves[i].ToString(), ", got ",
-                             argument->shape().ToString());
+      return InvalidArgument("cpu: parameter ", i, " expects ", program.parameter_leaves[i].ToString(),
+                             ", got ", argument->shape().ToString());
     }
   }
 
@@ -46,14 +47,16 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(std:
   result_buffers.reserve(program.result_leaves.size());
   for (const Shape& shape : program.result_leaves) {
     std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(shape, device_, *memory_);
-    if (buffer == nullptr) return ResourceExhausted("cpu: cannot allocate a result of ", DenseByteSize(shape), " bytes");
+    if (buffer == nullptr)
+      return ResourceExhausted("cpu: cannot allocate a result of ", DenseByteSize(shape), " bytes");
     result_buffers.push_back(buffer.get());
     results.push_back(std::move(buffer));
   }
   PooledBytes arena;
   if (program.arena_bytes > 0) {
     arena = memory_->Allocate(program.arena_bytes);
-    if (arena == nullptr) return ResourceExhausted("cpu: cannot allocate ", program.arena_bytes, " bytes of temporaries");
+    if (arena == nullptr)
+      return ResourceExhausted("cpu: cannot allocate ", program.arena_bytes, " bytes of temporaries");
   }
 
   void* inline_slots[kInlineSlots];

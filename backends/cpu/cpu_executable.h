@@ -16,8 +16,8 @@ namespace kiln::cpu {
 class CpuExecutable : public Executable {
  public:
   CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
-                std::shared_ptr<const IntraOpThreadPool> pool, std::shared_ptr<interpreter::HostQueues> queues,
-                std::shared_ptr<HostMemoryPool> memory);
+                std::shared_ptr<const IntraOpThreadPool> pool,
+                std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<HostMemoryPool> memory);
 
   const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
   const std::vector<Shape>& result_leaves() const override { return program_->result_leaves; }

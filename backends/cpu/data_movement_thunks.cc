@@ -20,8 +20,8 @@ struct Element {
 };
 
 template <typename E>
-void PermuteCopy(const E* in, E* out, const std::vector<int64_t>& out_dims, const std::vector<int64_t>& in_strides,
-                 int64_t count) {
+void PermuteCopy(const E* in, E* out, const std::vector<int64_t>& out_dims,
+                 const std::vector<int64_t>& in_strides, int64_t count) {
   const size_t rank = out_dims.size();
   if (rank == 0) {
     if (count > 0) out[0] = in[0];
@@ -64,7 +64,8 @@ int64_t ReadIndex(const void* data, ElementType type) {
   }
 }
 
-TransposeThunk::TransposeThunk(int input, int output, const Shape& input_shape, std::vector<int64_t> permutation)
+TransposeThunk::TransposeThunk(int input, int output, const Shape& input_shape,
+                               std::vector<int64_t> permutation)
     : Thunk({input}, {output}),
       element_bytes_(ByteWidth(input_shape.element_type())),
       element_count_(input_shape.element_count()) {
@@ -79,11 +80,26 @@ Status TransposeThunk::Run(ExecutionContext& context) const {
   const void* in = context.slots[inputs_[0]];
   void* out = context.slots[outputs_[0]];
   switch (element_bytes_) {
-    case 1: PermuteCopy(static_cast<const Element<1>*>(in), static_cast<Element<1>*>(out), out_dims_, in_strides_, element_count_); break;
-    case 2: PermuteCopy(static_cast<const Element<2>*>(in), static_cast<Element<2>*>(out), out_dims_, in_strides_, element_count_); break;
-    case 4: PermuteCopy(static_cast<const Element<4>*>(in), static_cast<Element<4>*>(out), out_dims_, in_strides_, element_count_); break;
-    case 8: PermuteCopy(static_cast<const Element<8>*>(in), static_cast<Element<8>*>(out), out_dims_, in_strides_, element_count_); break;
-    case 16: PermuteCopy(static_cast<const Element<16>*>(in), static_cast<Element<16>*>(out), out_dims_, in_strides_, element_count_); break;
+    case 1:
+      PermuteCopy(static_cast<const Element<1>*>(in), static_cast<Element<1>*>(out), out_dims_, in_strides_,
+                  element_count_);
+      break;
+    case 2:
+      PermuteCopy(static_cast<const Element<2>*>(in), static_cast<Element<2>*>(out), out_dims_, in_strides_,
+                  element_count_);
+      break;
+    case 4:
+      PermuteCopy(static_cast<const Element<4>*>(in), static_cast<Element<4>*>(out), out_dims_, in_strides_,
+                  element_count_);
+      break;
+    case 8:
+      PermuteCopy(static_cast<const Element<8>*>(in), static_cast<Element<8>*>(out), out_dims_, in_strides_,
+                  element_count_);
+      break;
+    case 16:
+      PermuteCopy(static_cast<const Element<16>*>(in), static_cast<Element<16>*>(out), out_dims_, in_strides_,
+                  element_count_);
+      break;
     default: return Internal("cpu: transpose of ", element_bytes_, "-byte elements");
   }
   return OkStatus();

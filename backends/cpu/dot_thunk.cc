@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "backends/cpu/eigen_threads.h"
+#include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
@@ -87,8 +88,10 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
     return std::nullopt;
   }
   const DotDimensionNumbers& dn = dot.attrs.dot;
-  const std::vector<int64_t> lhs_free = FreeDimensions(lhs.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
-  const std::vector<int64_t> rhs_free = FreeDimensions(rhs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+  const std::vector<int64_t> lhs_free =
+      FreeDimensions(lhs.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+  const std::vector<int64_t> rhs_free =
+      FreeDimensions(rhs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
   DotPlan plan;
   DotGeometry& g = plan.geometry;
   g.type = type;
@@ -96,12 +99,14 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   g.m = Product(lhs, lhs_free);
   g.k = Product(lhs, dn.lhs_contracting_dimensions);
   g.n = Product(rhs, rhs_free);
-  if (g.k != Product(rhs, dn.rhs_contracting_dimensions) || g.batch != Product(rhs, dn.rhs_batch_dimensions) ||
-      g.batch * g.m * g.n != dot.shape.element_count()) {
+  if (g.k != Product(rhs, dn.rhs_contracting_dimensions) ||
+      g.batch != Product(rhs, dn.rhs_batch_dimensions) || g.batch * g.m * g.n != dot.shape.element_count()) {
     return std::nullopt;
   }
-  const std::vector<int64_t> lhs_mk = Concat({&dn.lhs_batch_dimensions, &lhs_free, &dn.lhs_contracting_dimensions});
-  const std::vector<int64_t> lhs_km = Concat({&dn.lhs_batch_dimensions, &dn.lhs_contracting_dimensions, &lhs_free});
+  const std::vector<int64_t> lhs_mk =
+      Concat({&dn.lhs_batch_dimensions, &lhs_free, &dn.lhs_contracting_dimensions});
+  const std::vector<int64_t> lhs_km =
+      Concat({&dn.lhs_batch_dimensions, &dn.lhs_contracting_dimensions, &lhs_free});
   if (IsIdentity(lhs_mk)) {
     g.lhs_contracting_first = false;
   } else if (IsIdentity(lhs_km)) {
@@ -109,8 +114,10 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   } else {
     plan.lhs_permutation = lhs_mk;
   }
-  const std::vector<int64_t> rhs_kn = Concat({&dn.rhs_batch_dimensions, &dn.rhs_contracting_dimensions, &rhs_free});
-  const std::vector<int64_t> rhs_nk = Concat({&dn.rhs_batch_dimensions, &rhs_free, &dn.rhs_contracting_dimensions});
+  const std::vector<int64_t> rhs_kn =
+      Concat({&dn.rhs_batch_dimensions, &dn.rhs_contracting_dimensions, &rhs_free});
+  const std::vector<int64_t> rhs_nk =
+      Concat({&dn.rhs_batch_dimensions, &rhs_free, &dn.rhs_contracting_dimensions});
   if (IsIdentity(rhs_kn)) {
     g.rhs_contracting_last = false;
   } else if (IsIdentity(rhs_nk)) {
@@ -121,8 +128,23 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   return plan;
 }
 
+DotThunk::DotThunk(int lhs, int rhs, int output, DotGeometry geometry)
+    : Thunk({lhs, rhs}, {output}), geometry_(geometry) {
+  // Made for the thread count a backend picks by default; a run with another
+  // count makes (once) a primitive for that one.
+  onednn_ = OneDnnMatmul::Create(geometry_, ResolveThreadCount(0));
+}
+
+DotThunk::~DotThunk() = default;
+
 Status DotThunk::Run(ExecutionContext& context) const {
   const DotGeometry& g = geometry_;
+  if (onednn_ != nullptr) {
+    const int threads = context.pool == nullptr ? 1 : context.pool->num_threads();
+    return onednn_->Run(static_cast<const float*>(context.slots[inputs_[0]]),
+                        static_cast<const float*>(context.slots[inputs_[1]]),
+                        static_cast<float*>(context.slots[outputs_[0]]), threads);
+  }
   void* out = context.slots[outputs_[0]];
   const int64_t out_count = g.batch * g.m * g.n;
   if (out_count == 0) return OkStatus();
@@ -134,7 +156,8 @@ Status DotThunk::Run(ExecutionContext& context) const {
   const void* rhs = context.slots[inputs_[1]];
   switch (g.type) {
     case ElementType::kF32:
-      RunTyped(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs), static_cast<float*>(out), context.pool);
+      RunTyped(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs), static_cast<float*>(out),
+               context.pool);
       break;
     case ElementType::kF64:
       RunTyped(g, static_cast<const double*>(lhs), static_cast<const double*>(rhs), static_cast<double*>(out),
@@ -145,8 +168,9 @@ Status DotThunk::Run(ExecutionContext& context) const {
                static_cast<std::complex<float>*>(out), context.pool);
       break;
     case ElementType::kC128:
-      RunTyped(g, static_cast<const std::complex<double>*>(lhs), static_cast<const std::complex<double>*>(rhs),
-               static_cast<std::complex<double>*>(out), context.pool);
+      RunTyped(g, static_cast<const std::complex<double>*>(lhs),
+               static_cast<const std::complex<double>*>(rhs), static_cast<std::complex<double>*>(out),
+               context.pool);
       break;
     default: return Internal("cpu: dot thunk on ", ElementTypeName(g.type));
   }

@@ -1,10 +1,13 @@
 // dot (DotGeneral) on f32/f64/c64/c128 as batched GEMM with Eigen's tensor
 // contraction on the intra-op thread pool. Each operand must be in memory as
 // [batch, rows, columns] in one of the two orders the contraction reads
-// directly; the planner inserts a transpose when it is not.
+// directly; the planner inserts a transpose when it is not. Large f32
+// products run on oneDNN's matmul instead when the build has it (see
+// onednn_matmul.h).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -32,14 +35,20 @@ struct DotPlan {
 // types other than f32/f64/c64/c128, or mixed operand and result types).
 std::optional<DotPlan> PlanDot(const Instruction& dot);
 
+class OneDnnMatmul;
+
 class DotThunk : public Thunk {
  public:
-  DotThunk(int lhs, int rhs, int output, DotGeometry geometry) : Thunk({lhs, rhs}, {output}), geometry_(geometry) {}
+  DotThunk(int lhs, int rhs, int output, DotGeometry geometry);
+  ~DotThunk() override;
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "dot"; }
+  // Whether Run goes through oneDNN.
+  bool uses_onednn() const { return onednn_ != nullptr; }
 
  private:
   DotGeometry geometry_;
+  std::unique_ptr<OneDnnMatmul> onednn_;
 };
 
 }  // namespace kiln::cpu

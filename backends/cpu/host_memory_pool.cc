@@ -15,7 +15,8 @@ constexpr int64_t kHugePageBytes = int64_t{2} << 20;
 std::byte* AllocateBlock(int64_t capacity) {
   const int64_t alignment = capacity >= kHugePageBytes ? kHugePageBytes : HostMemoryPool::kAlignment;
   void* block = nullptr;
-  if (posix_memalign(&block, static_cast<size_t>(alignment), static_cast<size_t>(capacity)) != 0) return nullptr;
+  if (posix_memalign(&block, static_cast<size_t>(alignment), static_cast<size_t>(capacity)) != 0)
+    return nullptr;
 #ifdef MADV_HUGEPAGE
   // Fewer page faults and TLB misses on big arrays; only advice, so a
   // failure changes nothing.
@@ -38,7 +39,8 @@ std::shared_ptr<HostMemoryPool> HostMemoryPool::Create(int64_t max_cached_bytes)
   return std::shared_ptr<HostMemoryPool>(new HostMemoryPool(max_cached_bytes));
 }
 
-HostMemoryPool::HostMemoryPool(int64_t max_cached_bytes) : max_cached_bytes_(std::max<int64_t>(max_cached_bytes, 0)) {}
+HostMemoryPool::HostMemoryPool(int64_t max_cached_bytes)
+    : max_cached_bytes_(std::max<int64_t>(max_cached_bytes, 0)) {}
 
 HostMemoryPool::~HostMemoryPool() { Trim(); }
 

@@ -13,7 +13,8 @@ constexpr size_t kMaxInlineArguments = 64;
 
 }  // namespace
 
-KernelThunk::KernelThunk(std::vector<int> inputs, std::vector<int> outputs, std::unique_ptr<LibraryThunk> fallback)
+KernelThunk::KernelThunk(std::vector<int> inputs, std::vector<int> outputs,
+                         std::unique_ptr<LibraryThunk> fallback)
     : Thunk(std::move(inputs), std::move(outputs)), fallback_(std::move(fallback)) {
   arguments_ = inputs_;
   arguments_.insert(arguments_.end(), outputs_.begin(), outputs_.end());
@@ -22,7 +23,8 @@ KernelThunk::KernelThunk(std::vector<int> inputs, std::vector<int> outputs, std:
 void KernelThunk::SetKernel(const KernelInfo& info) {
   function_ = info.function;
   extent_ = std::max<int64_t>(1, info.parallel_extent);
-  grain_ = info.bytes_per_iteration > 0 ? std::max<int64_t>(1, kBytesPerTask / info.bytes_per_iteration) : extent_;
+  grain_ =
+      info.bytes_per_iteration > 0 ? std::max<int64_t>(1, kBytesPerTask / info.bytes_per_iteration) : extent_;
 }
 
 Status KernelThunk::Run(ExecutionContext& context) const {
@@ -39,7 +41,8 @@ Status KernelThunk::Run(ExecutionContext& context) const {
   if (extent_ <= grain_ || context.pool == nullptr || context.pool->num_threads() == 1) {
     function(buffers, 0, extent_);
   } else {
-    context.pool->ParallelFor(extent_, grain_, [&](int64_t begin, int64_t end) { function(buffers, begin, end); });
+    context.pool->ParallelFor(extent_, grain_,
+                              [&](int64_t begin, int64_t end) { function(buffers, begin, end); });
   }
   return OkStatus();
 }

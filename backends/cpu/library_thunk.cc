@@ -8,7 +8,8 @@
 namespace kiln::cpu {
 namespace {
 
-StatusOr<Literal> Gather(const Shape& shape, const std::vector<int>& slots, size_t& next, void* const* table) {
+StatusOr<Literal> Gather(const Shape& shape, const std::vector<int>& slots, size_t& next,
+                         void* const* table) {
   if (shape.IsTuple()) {
     std::vector<Literal> elements;
     for (const Shape& element : shape.tuple_shapes()) {
@@ -58,7 +59,8 @@ Status LibraryThunk::Run(ExecutionContext& context) const {
   arguments.reserve(parameters_.size());
   for (const ParameterBinding& parameter : parameters_) {
     size_t next = 0;
-    KILN_ASSIGN_OR_RETURN(Literal literal, Gather(parameter.shape, parameter.leaf_slots, next, context.slots));
+    KILN_ASSIGN_OR_RETURN(Literal literal,
+                          Gather(parameter.shape, parameter.leaf_slots, next, context.slots));
     arguments.push_back(std::move(literal));
   }
   std::vector<const Literal*> pointers;
@@ -74,8 +76,8 @@ Status LibraryThunk::Run(ExecutionContext& context) const {
   for (size_t i = 0; i < leaves.size(); ++i) {
     const auto bytes = leaves[i]->raw();
     if (static_cast<int64_t>(bytes.size()) != output_bytes_[i]) {
-      return Internal("cpu: '", computation_->name(), "' result ", i, " has ", bytes.size(), " bytes, expected ",
-                      output_bytes_[i]);
+      return Internal("cpu: '", computation_->name(), "' result ", i, " has ", bytes.size(),
+                      " bytes, expected ", output_bytes_[i]);
     }
     if (!bytes.empty()) std::memcpy(context.slots[outputs_[i]], bytes.data(), bytes.size());
   }

@@ -1,5 +1,5 @@
-// The generic path: ops the code generator does not emit (sort, gather,
-// scatter, rng, custom-call, infeed/outfeed, complex math...) run through the
+// The generic path: ops with no native lowering (rng, custom-call,
+// infeed/outfeed, complex math, ...) run through the
 // reference interpreter's kernels on literals copied in and out of slots.
 // Correct for every op the interpreter runs; slow, and meant to shrink.
 #pragma once
@@ -40,8 +40,8 @@ struct ParameterBinding {
 // leaves to `outputs`.
 class LibraryThunk : public Thunk {
  public:
-  LibraryThunk(const Computation* computation, std::vector<ParameterBinding> parameters, std::vector<int> outputs,
-               std::vector<int64_t> output_bytes);
+  LibraryThunk(const Computation* computation, std::vector<ParameterBinding> parameters,
+               std::vector<int> outputs, std::vector<int64_t> output_bytes);
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "library"; }
 

@@ -1,5 +1,9 @@
 #include "backends/cpu/lowering.h"
 
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -11,6 +15,8 @@
 #include "backends/cpu/dot_thunk.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
+#include "backends/cpu/sort_thunk.h"
+#include "backends/cpu/top_k_thunk.h"
 
 namespace kiln::cpu {
 namespace {
@@ -88,6 +94,16 @@ std::vector<const Instruction*> LiveInstructions(const Computation& computation)
   return order;
 }
 
+// With KILN_CPU_LOG_LIBRARY set, every op lowered to the (slow) library path
+// is listed on stderr, to see what still needs a native implementation.
+void NoteLibraryThunk(const Instruction& instruction) {
+  static const bool enabled = std::getenv("KILN_CPU_LOG_LIBRARY") != nullptr;
+  if (!enabled) return;
+  const std::string opcode(OpcodeName(instruction.opcode));
+  std::fprintf(stderr, "kiln cpu: library thunk for %s %s\n", opcode.c_str(),
+               instruction.shape.ToString().c_str());
+}
+
 bool AllArrays(const Instruction& instruction) {
   if (!instruction.shape.IsArray() && !instruction.shape.IsTuple()) return false;
   for (const Shape& leaf : instruction.shape.Leaves()) {
@@ -143,11 +159,21 @@ class Lowerer {
   StatusOr<Leaves> LowerInto(const Computation& computation, int region, ThunkSequence* sequence,
                              const std::vector<Leaves>& parameters);
   StatusOr<NestedComputation> LowerNested(const Computation& computation);
-  Status LowerInstruction(const Instruction& instruction, Scope& scope, const std::vector<Leaves>& parameters);
+  Status LowerInstruction(const Instruction& instruction, Scope& scope,
+                          const std::vector<Leaves>& parameters);
   Status LowerConstant(const Instruction& instruction, Scope& scope);
   Status LowerWhile(const Instruction& instruction, Scope& scope);
   Status LowerConditional(const Instruction& instruction, Scope& scope);
   Status LowerDot(const Instruction& instruction, const DotPlan& plan, Scope& scope);
+  // A SortThunk when the comparator can be compiled, else a library thunk.
+  Status LowerSort(const Instruction& instruction, Scope& scope);
+  // A TopKThunk for real operands, else a library thunk.
+  Status LowerTopK(const Instruction& instruction, Scope& scope);
+  // Queues `computation` for the code generator; `install` receives the kernel.
+  void RequestKernel(const Computation& computation, std::function<void(const KernelInfo&)> install) {
+    requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
+    kernel_installers_.push_back(std::move(install));
+  }
   // A kernel when the code generator emits `computation` (called with the
   // instruction's operands), else a library thunk.
   Status LowerGeneric(const Instruction& instruction, Scope& scope);
@@ -157,14 +183,15 @@ class Lowerer {
 
   std::vector<ParameterBinding> Bindings(const Instruction& instruction, const Scope& scope) const {
     std::vector<ParameterBinding> bindings;
-    for (const Instruction* operand : instruction.operands) bindings.push_back({operand->shape, scope.values.at(operand)});
+    for (const Instruction* operand : instruction.operands)
+      bindings.push_back({operand->shape, scope.values.at(operand)});
     return bindings;
   }
 
   CompiledProgram& program_;
   KernelCompiler* compiler_;
   std::vector<KernelRequest> requests_;
-  std::vector<KernelThunk*> kernel_thunks_;
+  std::vector<std::function<void(const KernelInfo&)>> kernel_installers_;  // one per request
   int next_computation_ = 0;
 };
 
@@ -203,7 +230,8 @@ StatusOr<NestedComputation> Lowerer::LowerNested(const Computation& computation)
 
 StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int region, ThunkSequence* sequence,
                                     const std::vector<Leaves>& parameters) {
-  if (computation.root() == nullptr) return InvalidArgument("cpu: computation '", computation.name(), "' has no root");
+  if (computation.root() == nullptr)
+    return InvalidArgument("cpu: computation '", computation.name(), "' has no root");
   Scope scope{region, sequence, {}};
   for (const Instruction* instruction : LiveInstructions(computation)) {
     Status status = LowerInstruction(*instruction, scope, parameters);
@@ -212,7 +240,8 @@ StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int region, 
   return scope.values.at(computation.root());
 }
 
-Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope, const std::vector<Leaves>& parameters) {
+Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
+                                 const std::vector<Leaves>& parameters) {
   auto operand_leaves = [&](size_t i) -> const Leaves& { return scope.values.at(instruction.operand(i)); };
   switch (instruction.opcode) {
     case Opcode::kParameter: {
@@ -235,7 +264,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope, c
       const Shape& tuple = instruction.operand(0)->shape;
       const int64_t index = instruction.attrs.tuple_index;
       if (!tuple.IsTuple() || index < 0 || index >= static_cast<int64_t>(tuple.tuple_shapes().size())) {
-        return InvalidArgument("cpu: get-tuple-element index ", index, " out of range for ", tuple.ToString());
+        return InvalidArgument("cpu: get-tuple-element index ", index, " out of range for ",
+                               tuple.ToString());
       }
       int64_t begin = 0;
       for (int64_t i = 0; i < index; ++i) begin += ArrayLeafCount(tuple.tuple_shapes(i));
@@ -273,6 +303,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope, c
         return OkStatus();
       }
       return LowerGeneric(instruction, scope);
+    case Opcode::kSort: return LowerSort(instruction, scope);
+    case Opcode::kTopK: return LowerTopK(instruction, scope);
     case Opcode::kDynamicUpdateSlice: {
       if (!AllArrays(instruction) || !instruction.shape.IsArray() || instruction.operands.size() < 2) {
         return LowerGeneric(instruction, scope);
@@ -283,11 +315,12 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope, c
         inputs.push_back(operand_leaves(i)[0]);
         if (i >= 2) index_types.push_back(instruction.operand(i)->shape.element_type());
       }
-      if (index_types.size() != static_cast<size_t>(instruction.shape.rank())) return LowerGeneric(instruction, scope);
+      if (index_types.size() != static_cast<size_t>(instruction.shape.rank()))
+        return LowerGeneric(instruction, scope);
       const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-      scope.sequence->thunks.push_back(std::make_unique<DynamicUpdateSliceThunk>(
-          std::move(inputs), output, instruction.operand(0)->shape, instruction.operand(1)->shape,
-          std::move(index_types)));
+      scope.sequence->thunks.push_back(
+          std::make_unique<DynamicUpdateSliceThunk>(std::move(inputs), output, instruction.operand(0)->shape,
+                                                    instruction.operand(1)->shape, std::move(index_types)));
       scope.values[&instruction] = {output};
       return OkStatus();
     }
@@ -296,7 +329,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope, c
 }
 
 Status Lowerer::LowerConstant(const Instruction& instruction, Scope& scope) {
-  if (!instruction.literal.has_value()) return InvalidArgument("cpu: constant '", instruction.name, "' has no value");
+  if (!instruction.literal.has_value())
+    return InvalidArgument("cpu: constant '", instruction.name, "' has no value");
   std::vector<const Literal*> leaves;
   if (instruction.literal->shape().IsArray()) {
     leaves.push_back(&*instruction.literal);
@@ -324,7 +358,8 @@ Status Lowerer::LowerWhile(const Instruction& instruction, Scope& scope) {
   const Leaves& init = scope.values.at(instruction.operand(0));
   if (condition.result_leaves.size() != 1 || condition.parameter_leaves.size() != init.size() ||
       body.parameter_leaves.size() != init.size() || body.result_leaves.size() != init.size()) {
-    return InvalidArgument("cpu: while condition and body do not match the loop state ", instruction.shape.ToString());
+    return InvalidArgument("cpu: while condition and body do not match the loop state ",
+                           instruction.shape.ToString());
   }
   Leaves state_a = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
   Leaves state_b = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
@@ -332,9 +367,8 @@ Status Lowerer::LowerWhile(const Instruction& instruction, Scope& scope) {
   for (size_t i = 0; i < results.size(); ++i) {
     program_.slots[static_cast<size_t>(results[i])].backing = {state_a[i], state_b[i]};
   }
-  scope.sequence->thunks.push_back(std::make_unique<WhileThunk>(init, state_a, state_b, results,
-                                                                LeafBytes(instruction.shape), std::move(condition),
-                                                                std::move(body)));
+  scope.sequence->thunks.push_back(std::make_unique<WhileThunk>(
+      init, state_a, state_b, results, LeafBytes(instruction.shape), std::move(condition), std::move(body)));
   scope.values[&instruction] = std::move(results);
   return OkStatus();
 }
@@ -365,8 +399,8 @@ Status Lowerer::LowerConditional(const Instruction& instruction, Scope& scope) {
   }
   Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
   scope.sequence->thunks.push_back(std::make_unique<ConditionalThunk>(
-      scope.values.at(&selector)[0], selector.shape.element_type(), std::move(operands), std::move(nested), outputs,
-      LeafBytes(instruction.shape)));
+      scope.values.at(&selector)[0], selector.shape.element_type(), std::move(operands), std::move(nested),
+      outputs, LeafBytes(instruction.shape)));
   scope.values[&instruction] = std::move(outputs);
   return OkStatus();
 }
@@ -377,7 +411,8 @@ Status Lowerer::LowerDot(const Instruction& instruction, const DotPlan& plan, Sc
     if (permutation.empty()) return source;
     const Shape& shape = instruction.operand(i)->shape;
     const int transposed = NewSlot(SlotKind::kArena, DenseByteSize(shape), scope.region);
-    scope.sequence->thunks.push_back(std::make_unique<TransposeThunk>(source, transposed, shape, permutation));
+    scope.sequence->thunks.push_back(
+        std::make_unique<TransposeThunk>(source, transposed, shape, permutation));
     return transposed;
   };
   const int lhs = prepared(0, plan.lhs_permutation);
@@ -385,6 +420,83 @@ Status Lowerer::LowerDot(const Instruction& instruction, const DotPlan& plan, Sc
   const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
   scope.sequence->thunks.push_back(std::make_unique<DotThunk>(lhs, rhs, output, plan.geometry));
   scope.values[&instruction] = {output};
+  return OkStatus();
+}
+
+// The comparator must take one scalar of each operand's type twice (lhs, rhs
+// per operand) and return a pred scalar: that is the SortThunk's calling
+// convention for the compiled comparator.
+bool ComparatorFitsSort(const Instruction& sort) {
+  const Computation& comparator = *sort.called[0];
+  const auto& parameters = comparator.parameters();
+  if (parameters.size() != 2 * sort.operands.size() || comparator.root() == nullptr) return false;
+  const Shape& root = comparator.root()->shape;
+  if (!root.IsArray() || root.rank() != 0 || root.element_type() != ElementType::kPred) return false;
+  for (size_t i = 0; i < parameters.size(); ++i) {
+    const Shape& shape = parameters[i]->shape;
+    const Shape& operand = sort.operand(i / 2)->shape;
+    if (!shape.IsArray() || shape.rank() != 0 || shape.element_type() != operand.element_type()) return false;
+  }
+  return true;
+}
+
+Status Lowerer::LowerSort(const Instruction& instruction, Scope& scope) {
+  if (instruction.called.size() != 1 || instruction.operands.empty() || !AllArrays(instruction) ||
+      compiler_ == nullptr) {
+    return LowerGeneric(instruction, scope);
+  }
+  const Shape& first = instruction.operand(0)->shape;
+  const int64_t rank = first.rank();
+  int64_t dimension = instruction.attrs.dimensions.empty() ? rank - 1 : instruction.attrs.dimensions[0];
+  if (dimension < 0) dimension += rank;
+  if (rank == 0) dimension = 0;
+  SortGeometry geometry{first.dimensions(), dimension, {}};
+  for (const Instruction* operand : instruction.operands) {
+    if (operand->shape.dimensions() != first.dimensions()) return LowerGeneric(instruction, scope);
+    geometry.element_bytes.push_back(ByteWidth(operand->shape.element_type()));
+  }
+  if ((rank > 0 && dimension >= rank) || !ComparatorFitsSort(instruction) ||
+      !compiler_->CheckEmittable(*instruction.called[0]).ok()) {
+    return LowerGeneric(instruction, scope);
+  }
+  std::vector<ParameterBinding> bindings = Bindings(instruction, scope);
+  Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
+  auto fallback = std::make_unique<LibraryThunk>(SingleInstructionComputation(instruction), bindings, outputs,
+                                                 LeafBytes(instruction.shape));
+  auto thunk =
+      std::make_unique<SortThunk>(BindingSlots(bindings), outputs, std::move(geometry), std::move(fallback));
+  RequestKernel(*instruction.called[0],
+                [raw = thunk.get()](const KernelInfo& info) { raw->SetComparator(info); });
+  scope.sequence->thunks.push_back(std::move(thunk));
+  scope.values[&instruction] = std::move(outputs);
+  return OkStatus();
+}
+
+Status Lowerer::LowerTopK(const Instruction& instruction, Scope& scope) {
+  const Shape& operand = instruction.operand(0)->shape;
+  const Shape& shape = instruction.shape;
+  const bool fits = instruction.operands.size() == 1 && operand.IsArray() && operand.rank() >= 1 &&
+                    TopKThunk::Supports(operand.element_type()) && shape.IsTuple() &&
+                    shape.tuple_shapes().size() == 2 && shape.tuple_shapes(0).IsArray() &&
+                    shape.tuple_shapes(1).IsArray() &&
+                    shape.tuple_shapes(0).element_type() == operand.element_type() &&
+                    shape.tuple_shapes(1).element_type() == ElementType::kS32;
+  if (!fits) return LowerGeneric(instruction, scope);
+  TopKGeometry geometry;
+  geometry.type = operand.element_type();
+  geometry.row_length = operand.dimensions().back();
+  geometry.rows = geometry.row_length == 0 ? 0 : operand.element_count() / geometry.row_length;
+  geometry.k = instruction.attrs.top_k;
+  geometry.largest = instruction.attrs.largest;
+  if (geometry.k < 0 || geometry.k > geometry.row_length ||
+      shape.tuple_shapes(0).element_count() != geometry.rows * geometry.k ||
+      shape.tuple_shapes(1).element_count() != geometry.rows * geometry.k) {
+    return LowerGeneric(instruction, scope);
+  }
+  Leaves outputs = NewLeaves(shape, SlotKind::kArena, scope.region);
+  scope.sequence->thunks.push_back(std::make_unique<TopKThunk>(scope.values.at(instruction.operand(0))[0],
+                                                               outputs[0], outputs[1], geometry));
+  scope.values[&instruction] = std::move(outputs);
   return OkStatus();
 }
 
@@ -410,8 +522,8 @@ Status Lowerer::LowerGeneric(const Instruction& instruction, Scope& scope) {
                               /*try_kernel=*/!LibraryOnly(instruction) && AllArrays(instruction), scope);
 }
 
-Status Lowerer::LowerComputationCall(const Instruction& instruction, const Computation& computation, bool try_kernel,
-                                     Scope& scope) {
+Status Lowerer::LowerComputationCall(const Instruction& instruction, const Computation& computation,
+                                     bool try_kernel, Scope& scope) {
   std::vector<ParameterBinding> bindings = Bindings(instruction, scope);
   const bool kernel = try_kernel && compiler_ != nullptr && AllArrays(instruction) &&
                       compiler_->CheckEmittable(computation).ok();
@@ -424,13 +536,14 @@ Status Lowerer::LowerComputationCall(const Instruction& instruction, const Compu
     return OkStatus();
   }
   Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-  auto library = std::make_unique<LibraryThunk>(&computation, bindings, outputs, LeafBytes(instruction.shape));
+  auto library =
+      std::make_unique<LibraryThunk>(&computation, bindings, outputs, LeafBytes(instruction.shape));
   if (kernel) {
     auto thunk = std::make_unique<KernelThunk>(BindingSlots(bindings), outputs, std::move(library));
-    kernel_thunks_.push_back(thunk.get());
-    requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
+    RequestKernel(computation, [raw = thunk.get()](const KernelInfo& info) { raw->SetKernel(info); });
     scope.sequence->thunks.push_back(std::move(thunk));
   } else {
+    NoteLibraryThunk(instruction);
     scope.sequence->thunks.push_back(std::move(library));
   }
   scope.values[&instruction] = std::move(outputs);
@@ -447,19 +560,20 @@ Status Lowerer::CompileKernels() {
   }
   program_.kernels = std::move(compiled).value();
   const std::vector<KernelInfo>& infos = program_.kernels->kernels();
-  if (infos.size() != kernel_thunks_.size()) {
-    return Internal("cpu: the code generator returned ", infos.size(), " kernels for ", kernel_thunks_.size(),
-                    " requests");
+  if (infos.size() != kernel_installers_.size()) {
+    return Internal("cpu: the code generator returned ", infos.size(), " kernels for ",
+                    kernel_installers_.size(), " requests");
   }
   for (size_t i = 0; i < infos.size(); ++i) {
-    if (infos[i].function != nullptr) kernel_thunks_[i]->SetKernel(infos[i]);
+    if (infos[i].function != nullptr) kernel_installers_[i](infos[i]);
   }
   return OkStatus();
 }
 
 }  // namespace
 
-StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module, KernelCompiler* compiler) {
+StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module,
+                                                       KernelCompiler* compiler) {
   if (module == nullptr || module->entry() == nullptr) return InvalidArgument("cpu: the module has no entry");
   auto program = std::make_unique<CompiledProgram>();
   program->module = std::move(module);

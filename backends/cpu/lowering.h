@@ -14,6 +14,7 @@ namespace kiln::cpu {
 
 // `compiler` may be null: then everything that would be a kernel runs on the
 // library path.
-StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module, KernelCompiler* compiler);
+StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module,
+                                                       KernelCompiler* compiler);
 
 }  // namespace kiln::cpu

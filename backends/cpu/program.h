@@ -38,11 +38,11 @@ struct CompiledProgram {
   std::unique_ptr<Module> module;  // the optimised clone the thunks point into
   std::shared_ptr<CompiledKernels> kernels;
   std::unique_ptr<interpreter::ModulePlan> library_plan;
-  std::deque<Literal> constant_storage;  // leaves of tuple constants
-  std::deque<ThunkSequence> sequences;   // sequences[0] runs the entry
+  std::deque<Literal> constant_storage;          // leaves of tuple constants
+  std::deque<ThunkSequence> sequences;           // sequences[0] runs the entry
   std::vector<std::vector<int>> region_results;  // per sequence: slots live until its end
   std::vector<Slot> slots;
-  std::vector<int> result_sources;  // per result leaf: the slot holding it
+  std::vector<int> result_sources;      // per result leaf: the slot holding it
   std::vector<Shape> parameter_shapes;  // entry parameters (maybe tuples)
   std::vector<Shape> parameter_leaves;
   std::vector<Shape> result_leaves;

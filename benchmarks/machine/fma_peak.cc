@@ -21,7 +21,7 @@ constexpr int kDefaultRepetitions = 7;
 // `multiplier` and `addend` come from memory the compiler cannot see into, so
 // the chains cannot be folded; the result is returned so they are not dead.
 __attribute__((target("avx2,fma"), noinline)) float FmaChains(const volatile float* multiplier,
-                                                               const volatile float* addend, long iterations) {
+                                                              const volatile float* addend, long iterations) {
   const __m256 x = _mm256_set1_ps(*multiplier);
   const __m256 y = _mm256_set1_ps(*addend);
   __m256 chain[kChains];
@@ -73,12 +73,13 @@ int main(int argc, char** argv) {
     const double flops = 2.0 * kLanes * kChains * static_cast<double>(kIterations) * threads;
     const double best = flops / summary.best / 1e9, median = flops / summary.median / 1e9;
     if (options.json) {
-      std::printf("{\"threads\": %d, \"repetitions\": %d, \"best_gflops\": %.2f, \"median_gflops\": %.2f, "
-                  "\"best_gflops_per_thread\": %.2f}\n",
-                  threads, repetitions, best, median, best / threads);
+      std::printf(
+          "{\"threads\": %d, \"repetitions\": %d, \"best_gflops\": %.2f, \"median_gflops\": %.2f, "
+          "\"best_gflops_per_thread\": %.2f}\n",
+          threads, repetitions, best, median, best / threads);
     } else {
-      std::printf("threads %d: FP32 FMA peak %.1f GFLOP/s (median %.1f), %.1f per thread\n", threads, best, median,
-                  best / threads);
+      std::printf("threads %d: FP32 FMA peak %.1f GFLOP/s (median %.1f), %.1f per thread\n", threads, best,
+                  median, best / threads);
     }
   }
   return 0;

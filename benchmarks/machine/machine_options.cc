@@ -11,8 +11,8 @@ namespace {
 
 bool ParsePositive(std::string_view text, int* value) {
   const auto parsed = std::from_chars(text.data(), text.data() + text.size(), *value);
-  return !text.empty() && parsed.ec == std::errc() && parsed.ptr == text.data() + text.size() && *value >= 1 &&
-         *value <= 4096;
+  return !text.empty() && parsed.ec == std::errc() && parsed.ptr == text.data() + text.size() &&
+         *value >= 1 && *value <= 4096;
 }
 
 }  // namespace

@@ -29,7 +29,9 @@ struct FreeDeleter {
 };
 using Array = std::unique_ptr<float[], FreeDeleter>;
 
-Array AllocateArray() { return Array(static_cast<float*>(std::aligned_alloc(64, kElements * sizeof(float)))); }
+Array AllocateArray() {
+  return Array(static_cast<float*>(std::aligned_alloc(64, kElements * sizeof(float))));
+}
 
 __attribute__((target("avx2"))) void Copy(const float* __restrict a, float* __restrict c, Slice s) {
   for (long i = s.begin; i < s.end; ++i) c[i] = a[i];
@@ -115,7 +117,9 @@ int main(int argc, char** argv) {
   for (int threads : options.thread_counts) {
     const Rates rates = Measure(threads, repetitions, a.get(), b.get(), c.get());
     const double floats = static_cast<double>(kElements);
-    auto gbps = [&](double bytes_per_float, double seconds) { return bytes_per_float * floats / seconds / 1e9; };
+    auto gbps = [&](double bytes_per_float, double seconds) {
+      return bytes_per_float * floats / seconds / 1e9;
+    };
     const double copy_best = gbps(8, rates.copy.best), copy_median = gbps(8, rates.copy.median);
     const double triad_best = gbps(12, rates.triad.best), triad_median = gbps(12, rates.triad.median);
     const double read_best = gbps(4, rates.read.best), read_median = gbps(4, rates.read.median);
@@ -125,12 +129,13 @@ int main(int argc, char** argv) {
           "\"copy\": {\"best_gbps\": %.2f, \"median_gbps\": %.2f}, "
           "\"triad\": {\"best_gbps\": %.2f, \"median_gbps\": %.2f}, "
           "\"read\": {\"best_gbps\": %.2f, \"median_gbps\": %.2f}}\n",
-          threads, kElements * 4 >> 20, repetitions, copy_best, copy_median, triad_best, triad_median, read_best,
-          read_median);
+          threads, kElements * 4 >> 20, repetitions, copy_best, copy_median, triad_best, triad_median,
+          read_best, read_median);
     } else {
-      std::printf("threads %d: copy %.1f GB/s (median %.1f), triad %.1f GB/s (median %.1f), read %.1f GB/s "
-                  "(median %.1f)\n",
-                  threads, copy_best, copy_median, triad_best, triad_median, read_best, read_median);
+      std::printf(
+          "threads %d: copy %.1f GB/s (median %.1f), triad %.1f GB/s (median %.1f), read %.1f GB/s "
+          "(median %.1f)\n",
+          threads, copy_best, copy_median, triad_best, triad_median, read_best, read_median);
     }
   }
   return 0;

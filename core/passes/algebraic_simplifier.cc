@@ -66,7 +66,8 @@ Instruction* MaximumMinusInfinity(Instruction& instruction, RewriteContext&) {
   return DropIdentityOperand(
       instruction,
       [](const Literal& v) {
-        return IsFloating(v.shape().element_type()) && v.GetAsDouble(0) == -std::numeric_limits<double>::infinity();
+        return IsFloating(v.shape().element_type()) &&
+               v.GetAsDouble(0) == -std::numeric_limits<double>::infinity();
       },
       true);
 }
@@ -75,7 +76,8 @@ Instruction* MinimumInfinity(Instruction& instruction, RewriteContext&) {
   return DropIdentityOperand(
       instruction,
       [](const Literal& v) {
-        return IsFloating(v.shape().element_type()) && v.GetAsDouble(0) == std::numeric_limits<double>::infinity();
+        return IsFloating(v.shape().element_type()) &&
+               v.GetAsDouble(0) == std::numeric_limits<double>::infinity();
       },
       true);
 }
@@ -88,7 +90,8 @@ Instruction* DivideOne(Instruction& instruction, RewriteContext&) {
 Instruction* MultiplyZeroInteger(Instruction& instruction, RewriteContext& context) {
   if (!IsIntegral(instruction.shape.element_type())) return nullptr;
   for (const Instruction* operand : instruction.operands) {
-    if (auto value = UniformValue(*operand); value && IsIntegerValue(*value, 0)) return ZeroOf(instruction, context);
+    if (auto value = UniformValue(*operand); value && IsIntegerValue(*value, 0))
+      return ZeroOf(instruction, context);
   }
   return nullptr;
 }
@@ -111,7 +114,8 @@ Instruction* SelectConstantPredicate(Instruction& instruction, RewriteContext&) 
 // An array constant of one repeated value -> broadcast of a scalar constant,
 // which fuses into consumers and folds with them.
 Instruction* UniformConstantToBroadcast(Instruction& instruction, RewriteContext& context) {
-  if (!instruction.shape.IsArray() || instruction.shape.rank() == 0 || instruction.shape.element_count() < 2) {
+  if (!instruction.shape.IsArray() || instruction.shape.rank() == 0 ||
+      instruction.shape.element_count() < 2) {
     return nullptr;
   }
   auto value = UniformValue(instruction);
@@ -194,7 +198,8 @@ bool IsReducerIdentity(Opcode op, const Literal& init) {
 // reduce over no dimensions computes op(init, x) per element: x itself when
 // init is the reducer's identity.
 Instruction* ReduceNoDimensions(Instruction& instruction, RewriteContext&) {
-  if (!instruction.attrs.dimensions.empty() || instruction.operands.size() != 2 || instruction.called.size() != 1) {
+  if (!instruction.attrs.dimensions.empty() || instruction.operands.size() != 2 ||
+      instruction.called.size() != 1) {
     return nullptr;
   }
   const std::optional<Opcode> op = interpreter::SimpleBinaryComputation(*instruction.called[0]);

@@ -126,14 +126,16 @@ Instruction* Expand(Instruction& bn, RewriteContext& context, AddReducers& reduc
   Emitter e(context, reducers, compute, operand_shape, feature_index);
   std::vector<Instruction*> in;
   for (Instruction* operand : bn.operands) in.push_back(e.Convert(operand, compute));
-  const double count = static_cast<double>(operand_shape.element_count() / operand_shape.dimensions(feature_index));
+  const double count =
+      static_cast<double>(operand_shape.element_count() / operand_shape.dimensions(feature_index));
   Instruction* epsilon = e.Full(bn.attrs.epsilon, e.feature_shape());
   Instruction* x = in[0];
   auto finish = [&](std::vector<Instruction*> results) -> Instruction* {
     for (Instruction*& result : results) result = e.Convert(result, type);
     return results.size() == 1 ? results[0] : e.Tuple(std::move(results));
   };
-  auto normalize = [&](Instruction* centered, Instruction* variance, Instruction* scale, Instruction* offset) {
+  auto normalize = [&](Instruction* centered, Instruction* variance, Instruction* scale,
+                       Instruction* offset) {
     Instruction* stddev = e.Unary(Opcode::kSqrt, e.Spread(e.Binary(Opcode::kAdd, variance, epsilon)));
     Instruction* scaled = e.Binary(Opcode::kMultiply, e.Spread(scale), centered);
     return e.Binary(Opcode::kAdd, e.Binary(Opcode::kDivide, scaled, stddev), e.Spread(offset));
@@ -142,8 +144,9 @@ Instruction* Expand(Instruction& bn, RewriteContext& context, AddReducers& reduc
     case Opcode::kBatchNormTraining: {
       Instruction* mean = e.Binary(Opcode::kDivide, e.SumPerFeature(x), e.Full(count, e.feature_shape()));
       Instruction* centered = e.Binary(Opcode::kSubtract, x, e.Spread(mean));
-      Instruction* variance = e.Binary(Opcode::kDivide, e.SumPerFeature(e.Binary(Opcode::kMultiply, centered, centered)),
-                                       e.Full(count, e.feature_shape()));
+      Instruction* variance =
+          e.Binary(Opcode::kDivide, e.SumPerFeature(e.Binary(Opcode::kMultiply, centered, centered)),
+                   e.Full(count, e.feature_shape()));
       return finish({normalize(centered, variance, in[1], in[2]), mean, variance});
     }
     case Opcode::kBatchNormInference: {
@@ -162,8 +165,9 @@ Instruction* Expand(Instruction& bn, RewriteContext& context, AddReducers& reduc
       Instruction* count_full = e.Full(count, e.shape());
       Instruction* mean_dy = e.Binary(Opcode::kDivide, e.Spread(sum_dy), count_full);
       Instruction* mean_dy_centered = e.Binary(Opcode::kDivide, e.Spread(sum_dy_centered), count_full);
-      Instruction* correction = e.Binary(Opcode::kDivide, e.Binary(Opcode::kMultiply, centered, mean_dy_centered),
-                                         e.Spread(variance_epsilon));
+      Instruction* correction =
+          e.Binary(Opcode::kDivide, e.Binary(Opcode::kMultiply, centered, mean_dy_centered),
+                   e.Spread(variance_epsilon));
       Instruction* inner = e.Binary(Opcode::kSubtract, e.Binary(Opcode::kSubtract, dy, mean_dy), correction);
       Instruction* factor = e.Binary(Opcode::kMultiply, e.Spread(in[1]), e.Spread(inverse_std));
       Instruction* grad_x = e.Binary(Opcode::kMultiply, factor, inner);

@@ -41,7 +41,8 @@ StatusOr<bool> CallInliner::Run(Module& module) {
     }
     if (calls.empty()) continue;
     NameUniquer names(*computation);
-    for (Instruction* call : calls) computation->ReplaceAllUsesWith(call, InlineCall(*call, *computation, names));
+    for (Instruction* call : calls)
+      computation->ReplaceAllUsesWith(call, InlineCall(*call, *computation, names));
     computation->SortTopologically();
     computation->RemoveDeadInstructions();
     changed = true;

@@ -13,7 +13,8 @@ namespace kiln {
 
 class ConstantFolding : public Pass {
  public:
-  explicit ConstantFolding(int64_t max_result_bytes = int64_t{1} << 20) : max_result_bytes_(max_result_bytes) {}
+  explicit ConstantFolding(int64_t max_result_bytes = int64_t{1} << 20)
+      : max_result_bytes_(max_result_bytes) {}
   std::string_view name() const override { return "constant-folding"; }
   StatusOr<bool> Run(Module& module) override;
 

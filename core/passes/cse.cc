@@ -30,11 +30,14 @@ bool MayMerge(const Instruction& instruction) {
   }
 }
 
-size_t Combine(size_t seed, size_t value) { return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2)); }
+size_t Combine(size_t seed, size_t value) {
+  return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
+}
 
 size_t HashOf(const Instruction& instruction) {
   size_t hash = std::hash<int>()(static_cast<int>(instruction.opcode));
-  for (const Instruction* operand : instruction.operands) hash = Combine(hash, std::hash<const void*>()(operand));
+  for (const Instruction* operand : instruction.operands)
+    hash = Combine(hash, std::hash<const void*>()(operand));
   for (const Computation* callee : instruction.called) hash = Combine(hash, std::hash<const void*>()(callee));
   hash = Combine(hash, std::hash<int>()(static_cast<int>(instruction.shape.element_type())));
   for (int64_t d : instruction.shape.dimensions()) hash = Combine(hash, std::hash<int64_t>()(d));

@@ -118,13 +118,15 @@ class ComputationFuser {
   }
 
   bool CanAbsorb(const Instruction* producer, const Group& group) const {
-    if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer)) return false;
+    if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer))
+      return false;
     if (producer->opcode == Opcode::kConstant && !IsSmallConstant(*producer)) return false;
     if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;
     if (producer == computation_.root()) return IsCheapToDuplicate(*producer);
     const std::vector<Instruction*>& users = users_.at(producer);
     bool all_users_in_group = true;
-    for (const Instruction* user : users) all_users_in_group = all_users_in_group && group.members.count(user);
+    for (const Instruction* user : users)
+      all_users_in_group = all_users_in_group && group.members.count(user);
     if (all_users_in_group || IsCheapToDuplicate(*producer)) return true;
     // Recompute an elementwise producer in each of its few users' fusions
     // instead of writing it to memory, when every user is itself fused.
@@ -143,7 +145,9 @@ class ComputationFuser {
     groups_of_[root].insert(id);
     // Candidates latest first: when a producer is considered, every member
     // that uses it has already joined.
-    auto later = [&](const Instruction* a, const Instruction* b) { return position_.at(a) < position_.at(b); };
+    auto later = [&](const Instruction* a, const Instruction* b) {
+      return position_.at(a) < position_.at(b);
+    };
     std::priority_queue<Instruction*, std::vector<Instruction*>, decltype(later)> candidates(later);
     for (Instruction* operand : root->operands) candidates.push(operand);
     while (!candidates.empty()) {
@@ -166,7 +170,8 @@ class ComputationFuser {
       if (found != parameters.end()) return found->second;
       Attributes attrs;
       attrs.parameter_number = static_cast<int64_t>(inputs.size());
-      Instruction* parameter = fused->AddInstruction(MakeInstruction(Opcode::kParameter, input->shape, {}, attrs));
+      Instruction* parameter =
+          fused->AddInstruction(MakeInstruction(Opcode::kParameter, input->shape, {}, attrs));
       parameter->name = "param_" + std::to_string(inputs.size());
       inputs.push_back(input);
       parameters[input] = parameter;

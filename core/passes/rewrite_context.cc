@@ -15,11 +15,13 @@ Instruction* RewriteContext::Constant(Literal value, const std::string& base) {
   return Add(std::move(instruction), base);
 }
 
-Instruction* RewriteContext::Broadcast(Instruction* operand, const Shape& shape, std::vector<int64_t> dimensions) {
+Instruction* RewriteContext::Broadcast(Instruction* operand, const Shape& shape,
+                                       std::vector<int64_t> dimensions) {
   Attributes attrs;
   attrs.dimensions = std::move(dimensions);
   Shape result(shape.element_type(), shape.dimensions());
-  return Add(MakeInstruction(Opcode::kBroadcast, std::move(result), {operand}, std::move(attrs)), "broadcast");
+  return Add(MakeInstruction(Opcode::kBroadcast, std::move(result), {operand}, std::move(attrs)),
+             "broadcast");
 }
 
 Instruction* RewriteContext::Splat(const Literal& scalar, const Shape& shape) {
@@ -33,11 +35,13 @@ Instruction* RewriteContext::Reshape(Instruction* operand, const Shape& shape) {
   return Add(MakeInstruction(Opcode::kReshape, std::move(result), {operand}), "reshape");
 }
 
-Instruction* RewriteContext::Transpose(Instruction* operand, const Shape& shape, std::vector<int64_t> permutation) {
+Instruction* RewriteContext::Transpose(Instruction* operand, const Shape& shape,
+                                       std::vector<int64_t> permutation) {
   Attributes attrs;
   attrs.dimensions = std::move(permutation);
   Shape result(shape.element_type(), shape.dimensions());
-  return Add(MakeInstruction(Opcode::kTranspose, std::move(result), {operand}, std::move(attrs)), "transpose");
+  return Add(MakeInstruction(Opcode::kTranspose, std::move(result), {operand}, std::move(attrs)),
+             "transpose");
 }
 
 std::optional<Literal> UniformValue(const Instruction& instruction) {
@@ -64,7 +68,8 @@ bool IsIntegerValue(const Literal& scalar, int64_t value) {
 }
 
 bool IsFloatOne(const Literal& scalar) {
-  return scalar.shape().IsScalar() && IsFloating(scalar.shape().element_type()) && scalar.GetAsDouble(0) == 1.0;
+  return scalar.shape().IsScalar() && IsFloating(scalar.shape().element_type()) &&
+         scalar.GetAsDouble(0) == 1.0;
 }
 
 bool IsPositiveZero(const Literal& scalar) {

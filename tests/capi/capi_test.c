@@ -550,8 +550,10 @@ static void test_client_lifetime(void) {
   size_t num_results = 0;
   CHECK_OK(kiln_computation_from_hlo_text(text, strlen(text), &computation));
   CHECK_OK(kiln_client_compile(client, computation, NULL, &executable));
-  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 1, NULL, values, sizeof(values), &argument));
-  CHECK_OK(kiln_client_buffer_from_host(other, KILN_TYPE_F32, dims, 1, NULL, values, sizeof(values), &foreign));
+  CHECK_OK(
+      kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 1, NULL, values, sizeof(values), &argument));
+  CHECK_OK(
+      kiln_client_buffer_from_host(other, KILN_TYPE_F32, dims, 1, NULL, values, sizeof(values), &foreign));
   EXPECT_ERROR(kiln_executable_execute(executable, &foreign, 1, NULL, &result, 1, &num_results),
                KILN_STATUS_INVALID_ARGUMENT, "another client");
   kiln_client_destroy(client);
@@ -592,7 +594,8 @@ static void test_npy_files(void) {
   CHECK_OK(kiln_executable_parameter_type(executable, 0, &type));
   CHECK(type == KILN_TYPE_S32);
   EXPECT_ERROR(kiln_executable_parameter_type(executable, 1, &type), KILN_STATUS_OUT_OF_RANGE, "index 1");
-  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_S32, dims, 1, NULL, values, sizeof(values), &written));
+  CHECK_OK(
+      kiln_client_buffer_from_host(client, KILN_TYPE_S32, dims, 1, NULL, values, sizeof(values), &written));
   CHECK_OK(kiln_buffer_to_npy_file(written, path));
   CHECK_OK(kiln_client_buffer_from_npy_file(client, path, type, &read));
   CHECK_OK(kiln_executable_execute(executable, &read, 1, NULL, &result, 1, &num_results));

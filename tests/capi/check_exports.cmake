@@ -9,7 +9,9 @@ string(REPLACE "\n" ";" lines "${symbols}")
 set(count 0)
 set(foreign "")
 foreach(line IN LISTS lines)
-  if(line MATCHES "^[0-9a-fA-F]* *[A-Za-z] ([^ ]+)$")
+  # nm's lower-case types are local symbols, which nothing can bind to (the
+  # linker may still list some in .dynsym); u, v and w are global kinds.
+  if(line MATCHES "^[0-9a-fA-F]* *[A-Zuvw] ([^ ]+)$")
     set(name ${CMAKE_MATCH_1})
     if(name MATCHES "^kiln_")
       math(EXPR count "${count} + 1")

@@ -94,7 +94,8 @@ std::string CompareLeaves(const Literal& actual, const Literal& expected, const 
     for (int64_t i = 0; i < count; ++i) {
       if (actual.GetAsInt64(i) != expected.GetAsInt64(i)) {
         std::ostringstream out;
-        out << "element " << i << " is " << actual.GetAsInt64(i) << " but expected " << expected.GetAsInt64(i);
+        out << "element " << i << " is " << actual.GetAsInt64(i) << " but expected "
+            << expected.GetAsInt64(i);
         return out.str();
       }
     }
@@ -251,8 +252,7 @@ int RunTable(const fs::path& corpus, const std::vector<std::string>& backends) {
 }  // namespace kiln
 
 int main(int argc, char** argv) {
-  const std::string usage =
-      "usage: kiln_conformance run PROGRAM_DIR BACKEND | table CORPUS_DIR BACKEND...\n";
+  const std::string usage = "usage: kiln_conformance run PROGRAM_DIR BACKEND | table CORPUS_DIR BACKEND...\n";
   if (argc >= 4 && std::string(argv[1]) == "run") return kiln::RunOne(argv[2], argv[3]);
   if (argc >= 4 && std::string(argv[1]) == "table") {
     return kiln::RunTable(argv[2], std::vector<std::string>(argv + 3, argv + argc));

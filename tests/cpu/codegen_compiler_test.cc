@@ -61,26 +61,30 @@ ENTRY e {
 }
 
 TEST(CodegenCompiler, EmptyOutputRunsNothing) {
-  CompareWithInterpreter("HloModule m\nENTRY e {\n  a = f32[0,5] parameter(0)\n  ROOT n = f32[0,5] negate(a)\n}\n",
-                         {Literal(Shape(ElementType::kF32, {0, 5}))}, "empty");
+  CompareWithInterpreter(
+      "HloModule m\nENTRY e {\n  a = f32[0,5] parameter(0)\n  ROOT n = f32[0,5] negate(a)\n}\n",
+      {Literal(Shape(ElementType::kF32, {0, 5}))}, "empty");
 }
 
 TEST(CodegenCompiler, LargeArraySplitsIntoManyIterations) {
-  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  ROOT n = f32[100000] exponential(a)\n}\n");
+  auto module = ParseHloModule(
+      "HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  ROOT n = f32[100000] exponential(a)\n}\n");
   ASSERT_TRUE(module.ok());
   auto compiled = CompileEntry(**module);
   ASSERT_TRUE(compiled.ok());
   EXPECT_GT((*compiled)->kernels()[0].parallel_extent, 1);
   EXPECT_GT((*compiled)->kernels()[0].bytes_per_iteration, 0);
-  CompareWithInterpreter("HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  ROOT n = f32[100000] exponential(a)\n}\n",
-                         {MakeInput(Shape(ElementType::kF32, {100000}), 4, -50, 50)}, "large");
+  CompareWithInterpreter(
+      "HloModule m\nENTRY e {\n  a = f32[100000] parameter(0)\n  ROOT n = f32[100000] exponential(a)\n}\n",
+      {MakeInput(Shape(ElementType::kF32, {100000}), 4, -50, 50)}, "large");
 }
 
 TEST(CodegenCompiler, ObjectCacheHitsOnSecondCompile) {
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("kiln_codegen_cache_test_" + std::to_string(::getpid()));
   std::filesystem::remove_all(directory);
-  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = f32[64] parameter(0)\n  ROOT n = f32[64] tanh(a)\n}\n");
+  auto module =
+      ParseHloModule("HloModule m\nENTRY e {\n  a = f32[64] parameter(0)\n  ROOT n = f32[64] tanh(a)\n}\n");
   ASSERT_TRUE(module.ok());
   KernelCompilerOptions options;
   options.cache_dir = directory.string();
@@ -108,7 +112,8 @@ TEST(CodegenCompiler, CacheDirectoryFromEnvironment) {
   auto compiler = KernelCompiler::Create({});
   ::unsetenv("KILN_CACHE_DIR");
   ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
-  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = s16[9] parameter(0)\n  ROOT n = s16[9] not(a)\n}\n");
+  auto module =
+      ParseHloModule("HloModule m\nENTRY e {\n  a = s16[9] parameter(0)\n  ROOT n = s16[9] not(a)\n}\n");
   ASSERT_TRUE(module.ok());
   KernelRequest request{(*module)->entry(), "from_env"};
   for (int round = 0; round < 2; ++round) {

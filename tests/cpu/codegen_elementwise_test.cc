@@ -32,7 +32,8 @@ std::string BinaryModule(const std::string& op, const std::string& type, const s
          "[5,41] parameter(1)\n  ROOT r = " + out + "[5,41] " + op + "(p0, p1)\n}\n";
 }
 
-void CheckUnary(const std::string& op, const std::vector<std::string>& types, double low = -4, double high = 4) {
+void CheckUnary(const std::string& op, const std::vector<std::string>& types, double low = -4,
+                double high = 4) {
   for (const std::string& type : types) {
     Literal input = MakeInput(ArrayShape(type, {7, 37}), 11, low, high);
     AddFloatEdges(input);
@@ -41,16 +42,17 @@ void CheckUnary(const std::string& op, const std::vector<std::string>& types, do
 }
 
 TEST(CodegenElementwise, IntegerUnaryOps) {
-  for (const char* op : {"negate", "not", "count-leading-zeros", "popcnt", "copy"}) CheckUnary(op, kIntegerTypes);
+  for (const char* op : {"negate", "not", "count-leading-zeros", "popcnt", "copy"})
+    CheckUnary(op, kIntegerTypes);
   for (const char* op : {"abs", "sign"}) CheckUnary(op, {"s8", "s16", "s32", "s64"});
   CheckUnary("not", {"pred"});
   CheckUnary("copy", {"pred"});
 }
 
 TEST(CodegenElementwise, FloatUnaryOps) {
-  for (const char* op : {"abs", "negate", "sign", "floor", "ceil", "round-nearest-afz", "round-nearest-even",
-                         "cbrt", "erf", "exponential", "exponential-minus-one", "logistic", "tanh", "sine",
-                         "cosine", "tan", "copy"}) {
+  for (const char* op :
+       {"abs", "negate", "sign", "floor", "ceil", "round-nearest-afz", "round-nearest-even", "cbrt", "erf",
+        "exponential", "exponential-minus-one", "logistic", "tanh", "sine", "cosine", "tan", "copy"}) {
     CheckUnary(op, kFloatTypes);
   }
 }
@@ -76,8 +78,8 @@ TEST(CodegenElementwise, IsFinite) {
 }
 
 TEST(CodegenElementwise, IntegerBinaryOps) {
-  for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and", "or",
-                         "xor", "shift-left", "shift-right-logical", "shift-right-arithmetic"}) {
+  for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "and",
+                         "or", "xor", "shift-left", "shift-right-logical", "shift-right-arithmetic"}) {
     for (const std::string& type : kIntegerTypes) {
       Literal lhs = MakeInput(ArrayShape(type, {5, 41}), 5);
       Literal rhs = MakeInput(ArrayShape(type, {5, 41}), 6);
@@ -112,8 +114,8 @@ TEST(CodegenElementwise, PredBinaryOps) {
 }
 
 TEST(CodegenElementwise, FloatBinaryOps) {
-  for (const char* op : {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power",
-                         "atan2"}) {
+  for (const char* op :
+       {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2"}) {
     for (const std::string& type : kFloatTypes) {
       Literal lhs = MakeInput(ArrayShape(type, {5, 41}), 12);
       Literal rhs = MakeInput(ArrayShape(type, {5, 41}), 13);
@@ -129,9 +131,10 @@ TEST(CodegenElementwise, CompareAllDirectionsAndTypes) {
       std::vector<std::string> kinds = {""};
       if (type[0] == 'f' || type == "bf16") kinds.push_back(", type=TOTALORDER");
       for (const std::string& kind : kinds) {
-        const std::string hlo = "HloModule m\nENTRY e {\n  p0 = " + type + "[5,41] parameter(0)\n  p1 = " + type +
-                                "[5,41] parameter(1)\n  ROOT r = pred[5,41] compare(p0, p1), direction=" +
-                                direction + kind + "\n}\n";
+        const std::string hlo =
+            "HloModule m\nENTRY e {\n  p0 = " + type + "[5,41] parameter(0)\n  p1 = " + type +
+            "[5,41] parameter(1)\n  ROOT r = pred[5,41] compare(p0, p1), direction=" + direction + kind +
+            "\n}\n";
         Literal lhs = MakeInput(ArrayShape(type, {5, 41}), 21);
         Literal rhs = MakeInput(ArrayShape(type, {5, 41}), 22);
         // Equal elements exercise EQ/GE/LE; edges exercise NaN and zeros.
@@ -155,23 +158,24 @@ TEST(CodegenElementwise, ConvertBetweenAllTypes) {
 
 TEST(CodegenElementwise, BitcastConvertSameWidth) {
   const std::vector<std::pair<std::string, std::string>> pairs = {
-      {"f32", "s32"}, {"s32", "f32"}, {"f64", "u64"}, {"u64", "f64"}, {"f16", "s16"},
-      {"s16", "f16"}, {"bf16", "u16"}, {"u16", "bf16"}, {"s8", "u8"},  {"f16", "bf16"}};
+      {"f32", "s32"}, {"s32", "f32"},  {"f64", "u64"},  {"u64", "f64"}, {"f16", "s16"},
+      {"s16", "f16"}, {"bf16", "u16"}, {"u16", "bf16"}, {"s8", "u8"},   {"f16", "bf16"}};
   for (const auto& [from, to] : pairs) {
     Literal input = MakeInput(ArrayShape(from, {7, 37}), 41);
     AddFloatEdges(input);
-    CompareWithInterpreter(UnaryModule("bitcast-convert", from, to), {input}, "bitcast " + from + " -> " + to);
+    CompareWithInterpreter(UnaryModule("bitcast-convert", from, to), {input},
+                           "bitcast " + from + " -> " + to);
   }
 }
 
 TEST(CodegenElementwise, SelectAndClamp) {
   for (const std::string& type : AllTypes()) {
     const std::string select = "HloModule m\nENTRY e {\n  p = pred[5,41] parameter(0)\n  a = " + type +
-                               "[5,41] parameter(1)\n  b = " + type + "[5,41] parameter(2)\n  ROOT r = " + type +
-                               "[5,41] select(p, a, b)\n}\n";
+                               "[5,41] parameter(1)\n  b = " + type +
+                               "[5,41] parameter(2)\n  ROOT r = " + type + "[5,41] select(p, a, b)\n}\n";
     CompareWithInterpreter(select,
-                           {MakeInput(ArrayShape("pred", {5, 41}), 1), MakeInput(ArrayShape(type, {5, 41}), 2),
-                            MakeInput(ArrayShape(type, {5, 41}), 3)},
+                           {MakeInput(ArrayShape("pred", {5, 41}), 1),
+                            MakeInput(ArrayShape(type, {5, 41}), 2), MakeInput(ArrayShape(type, {5, 41}), 3)},
                            "select " + type);
     if (type == "pred") continue;
     const std::string clamp = "HloModule m\nENTRY e {\n  lo = " + type + "[] parameter(0)\n  x = " + type +
@@ -195,8 +199,10 @@ TEST(CodegenElementwise, SelectAndClamp) {
 
 TEST(CodegenElementwise, ReducePrecision) {
   for (const std::string& type : kFloatTypes) {
-    for (const auto& [exponent, mantissa] : std::vector<std::pair<int, int>>{{5, 10}, {8, 7}, {4, 3}, {8, 0}}) {
-      const std::string hlo = "HloModule m\nENTRY e {\n  p0 = " + type + "[7,37] parameter(0)\n  ROOT r = " + type +
+    for (const auto& [exponent, mantissa] :
+         std::vector<std::pair<int, int>>{{5, 10}, {8, 7}, {4, 3}, {8, 0}}) {
+      const std::string hlo = "HloModule m\nENTRY e {\n  p0 = " + type +
+                              "[7,37] parameter(0)\n  ROOT r = " + type +
                               "[7,37] reduce-precision(p0), exponent_bits=" + std::to_string(exponent) +
                               ", mantissa_bits=" + std::to_string(mantissa) + "\n}\n";
       Literal input = MakeInput(ArrayShape(type, {7, 37}), 51, -1e5, 1e5);
@@ -211,8 +217,8 @@ TEST(CodegenElementwise, ReducePrecision) {
 TEST(CodegenElementwise, LowPrecisionRoundingIsExact) {
   for (const std::string& type : {std::string("f16"), std::string("bf16")}) {
     const std::string hlo = "HloModule m\nENTRY e {\n  p0 = " + type + "[7,37] parameter(0)\n  p1 = " + type +
-                            "[7,37] parameter(1)\n  m = " + type + "[7,37] multiply(p0, p1)\n  ROOT r = " + type +
-                            "[7,37] add(m, p0)\n}\n";
+                            "[7,37] parameter(1)\n  m = " + type +
+                            "[7,37] multiply(p0, p1)\n  ROOT r = " + type + "[7,37] add(m, p0)\n}\n";
     Literal a = MakeInput(ArrayShape(type, {7, 37}), 61);
     Literal b = MakeInput(ArrayShape(type, {7, 37}), 62);
     AddFloatEdges(a);
@@ -221,7 +227,8 @@ TEST(CodegenElementwise, LowPrecisionRoundingIsExact) {
     auto expected = RunInterpreter(**module, {a, b});
     auto actual = RunKernel(**module, {a, b});
     ASSERT_TRUE(expected.ok() && actual.ok());
-    EXPECT_TRUE((*expected)[0] == (*actual)[0]) << (*expected)[0].ToString() << "\n" << (*actual)[0].ToString();
+    EXPECT_TRUE((*expected)[0] == (*actual)[0]) << (*expected)[0].ToString() << "\n"
+                                                << (*actual)[0].ToString();
   }
 }
 

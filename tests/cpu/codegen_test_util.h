@@ -62,7 +62,8 @@ inline StatusOr<std::vector<Literal>> RunKernel(const Module& module, const std:
   return RunCompiled(*compiled, module, arguments, pieces);
 }
 
-inline StatusOr<std::vector<Literal>> RunInterpreter(const Module& module, const std::vector<Literal>& arguments) {
+inline StatusOr<std::vector<Literal>> RunInterpreter(const Module& module,
+                                                     const std::vector<Literal>& arguments) {
   interpreter::InterpreterBackend backend;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
   std::vector<std::unique_ptr<DeviceBuffer>> owned;
@@ -92,8 +93,11 @@ inline double Tolerance(ElementType type) {
   }
 }
 
-// Integers and predicates must match bit for bit; floats within Tolerance.
-inline void ExpectNear(const Literal& expected, const Literal& actual, const std::string& what) {
+// Integers and predicates must match bit for bit; floats within Tolerance
+// relative, or within `absolute` (for sums, whose rounding error is relative
+// to the sum of magnitudes, not to a result that cancellation made small).
+inline void ExpectNear(const Literal& expected, const Literal& actual, const std::string& what,
+                       double absolute = 0) {
   ASSERT_EQ(expected.shape().ToString(), actual.shape().ToString()) << what;
   const ElementType type = expected.shape().element_type();
   if (!IsFloating(type)) {
@@ -114,7 +118,8 @@ inline void ExpectNear(const Literal& expected, const Literal& actual, const std
       continue;
     }
     if (e == a) continue;
-    const double bound = tolerance * std::max(std::fabs(e), 1e-30) + (type == ElementType::kF64 ? 0 : 1e-37);
+    const double bound = std::max(
+        tolerance * std::max(std::fabs(e), 1e-30) + (type == ElementType::kF64 ? 0 : 1e-37), absolute);
     if (!(std::fabs(e - a) <= bound)) {
       ADD_FAILURE() << what << " element " << i << ": expected " << e << ", got " << a;
       ++failures;
@@ -141,9 +146,11 @@ inline Literal MakeInput(const Shape& shape, uint64_t seed, double low = -4.0, d
       if constexpr (std::is_same_v<T, bool>) {
         data[i] = (r & 1) != 0;
       } else if constexpr (std::is_integral_v<T>) {
-        static const T kEdges[] = {T(0), T(1), static_cast<T>(-1), std::numeric_limits<T>::min(),
-                                   std::numeric_limits<T>::max(), T(2), T(7)};
-        data[i] = (r % 5 == 0) ? kEdges[(r >> 8) % 7] : static_cast<T>(static_cast<int64_t>(r >> 3) % 201 - 100);
+        static const T kEdges[] = {
+            T(0), T(1), static_cast<T>(-1), std::numeric_limits<T>::min(), std::numeric_limits<T>::max(),
+            T(2), T(7)};
+        data[i] =
+            (r % 5 == 0) ? kEdges[(r >> 8) % 7] : static_cast<T>(static_cast<int64_t>(r >> 3) % 201 - 100);
       } else if constexpr (convert_detail::IsComplexT<T>::value) {
         data[i] = T{};
       } else {
@@ -173,7 +180,7 @@ inline void AddFloatEdges(Literal& literal) {
 
 // Parses `hlo`, runs it both ways and compares every output.
 inline void CompareWithInterpreter(const std::string& hlo, const std::vector<Literal>& arguments,
-                                   const std::string& what) {
+                                   const std::string& what, double absolute = 0) {
   auto module = ParseHloModule(hlo);
   ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << hlo;
   auto expected = RunInterpreter(**module, arguments);
@@ -184,7 +191,8 @@ inline void CompareWithInterpreter(const std::string& hlo, const std::vector<Lit
     std::vector<Literal> actual = RunCompiled(**compiled, **module, arguments, pieces);
     ASSERT_EQ(expected->size(), actual.size());
     for (size_t i = 0; i < expected->size(); ++i) {
-      ExpectNear((*expected)[i], actual[i], what + " output " + std::to_string(i) + " pieces " + std::to_string(pieces));
+      ExpectNear((*expected)[i], actual[i],
+                 what + " output " + std::to_string(i) + " pieces " + std::to_string(pieces), absolute);
     }
   }
 }

@@ -7,7 +7,9 @@
 namespace kiln::cpu {
 namespace {
 
-bool Disjoint(int64_t a, int64_t a_bytes, int64_t b, int64_t b_bytes) { return a + a_bytes <= b || b + b_bytes <= a; }
+bool Disjoint(int64_t a, int64_t a_bytes, int64_t b, int64_t b_bytes) {
+  return a + a_bytes <= b || b + b_bytes <= a;
+}
 
 TEST(ArenaPlannerTest, ArraysLiveAtOnceDoNotOverlap) {
   const std::vector<BufferInterval> intervals = {{100, 0, 2}, {200, 1, 3}, {64, 2, 2}};
@@ -16,7 +18,8 @@ TEST(ArenaPlannerTest, ArraysLiveAtOnceDoNotOverlap) {
   for (size_t i = 0; i < intervals.size(); ++i) {
     EXPECT_EQ(plan.offsets[i] % 64, 0);
     for (size_t j = i + 1; j < intervals.size(); ++j) {
-      EXPECT_TRUE(Disjoint(plan.offsets[i], intervals[i].bytes, plan.offsets[j], intervals[j].bytes)) << i << "," << j;
+      EXPECT_TRUE(Disjoint(plan.offsets[i], intervals[i].bytes, plan.offsets[j], intervals[j].bytes))
+          << i << "," << j;
     }
   }
   EXPECT_EQ(plan.total_bytes, 128 + 256 + 64);

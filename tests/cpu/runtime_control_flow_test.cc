@@ -38,7 +38,8 @@ ENTRY e {
   r = f32[8] get-tuple-element(loop), index=2
   c = s32[] get-tuple-element(loop), index=0
   ROOT out = (f32[8], s32[]) tuple(r, c)
-})", 1e-4);
+})",
+                           1e-4);
 }
 
 TEST(RuntimeControlFlowTest, WhileThatSwapsAndPassesThroughItsState) {

@@ -77,7 +77,8 @@ ENTRY e {
   x = f64[1,4,4,4,2] parameter(0)
   w = f64[2,2,2,2,3] parameter(1)
   ROOT c = f64[1,3,3,3,3] convolution(x, w), window={size=2x2x2}, dim_labels=b012f_012io->b012f
-})", 1e-9);
+})",
+                           1e-9);
 }
 
 TEST(RuntimeConvolutionTest, ManyRowsSpanSeveralBlocks) {
@@ -86,7 +87,8 @@ ENTRY e {
   x = f32[2,40,40,8] parameter(0)
   w = f32[3,3,8,16] parameter(1)
   ROOT c = f32[2,40,40,16] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
-})", 1e-3);
+})",
+                           1e-3);
 }
 
 TEST(RuntimeConvolutionTest, PlanWritesChannelsLastOutputDirectly) {
@@ -118,7 +120,8 @@ ENTRY e {
   x = f16[1,4,4,2] parameter(0)
   w = f16[2,2,2,2] parameter(1)
   ROOT c = f16[1,3,3,2] convolution(x, w), window={size=2x2}, dim_labels=b01f_01io->b01f
-})", 1e-2);
+})",
+                           1e-2);
 }
 
 }  // namespace

@@ -86,7 +86,8 @@ ENTRY e {
   a = f32[130,200] parameter(0)
   b = f32[200,150] parameter(1)
   ROOT d = f32[130,150] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})", 1e-3);
+})",
+                           1e-3);
 }
 
 TEST(RuntimeDotTest, DoubleAndComplex) {
@@ -99,7 +100,8 @@ ENTRY e {
   x = f64[4,3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   y = c64[2,3] dot(c, d), lhs_contracting_dims={1}, rhs_contracting_dims={0}
   ROOT t = (f64[4,3], c64[2,3]) tuple(x, y)
-})", 1e-5);
+})",
+                           1e-5);
 }
 
 TEST(RuntimeDotTest, EmptyContractionGivesZeros) {
@@ -117,7 +119,8 @@ ENTRY e {
   a = s32[3,4] parameter(0)
   b = s32[4,2] parameter(1)
   ROOT d = s32[3,2] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-})", 0);
+})",
+                           0);
 }
 
 }  // namespace

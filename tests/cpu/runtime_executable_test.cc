@@ -62,7 +62,8 @@ TEST(RuntimeExecutableTest, WrongArgumentCountAndShapeAreInvalidArguments) {
   StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> result = executable->Execute(one, ExecuteOptions());
   ASSERT_FALSE(result.ok());
   EXPECT_EQ(result.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(result.status().message().find("2 argument buffers, got 1"), std::string::npos) << result.status().message();
+  EXPECT_NE(result.status().message().find("2 argument buffers, got 1"), std::string::npos)
+      << result.status().message();
 
   std::vector<DeviceBuffer*> mismatched = {good.get(), bad.get()};
   result = executable->Execute(mismatched, ExecuteOptions());
@@ -191,7 +192,8 @@ ENTRY e {
   v = f32[2] get-tuple-element(c), index=0
   k = s32[] get-tuple-element(c), index=1
   ROOT t = (f32[8], f32[2], s32[]) tuple(s, v, k)
-})", 0);
+})",
+                                    0);
 }
 
 }  // namespace

@@ -38,7 +38,10 @@ TEST(HostMemoryPoolTest, ReleasedLargeBlockIsReused) {
 
 TEST(HostMemoryPoolTest, SmallBlocksAreNotCached) {
   auto pool = HostMemoryPool::Create(int64_t{64} << 20);
-  { PooledBytes block = pool->Allocate(1000); ASSERT_NE(block, nullptr); }
+  {
+    PooledBytes block = pool->Allocate(1000);
+    ASSERT_NE(block, nullptr);
+  }
   EXPECT_EQ(pool->cached_bytes(), 0);
   PooledBytes empty = pool->Allocate(0);
   EXPECT_NE(empty, nullptr);  // every array has an address

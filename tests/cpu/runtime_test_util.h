@@ -3,13 +3,13 @@
 // the reference interpreter.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <complex>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.h"
 #include "core/hlo_parser.h"

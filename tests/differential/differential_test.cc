@@ -5,15 +5,15 @@
 // With only the interpreter present, each graph is instead checked through
 // the HLO text: printed, parsed, printed identically, and run again to the
 // same bits.
-#include <gtest/gtest.h>
-
 #include <cstdio>
 #include <map>
-#include <ostream>
 #include <memory>
+#include <ostream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/backend.h"
 #include "core/hlo_parser.h"
@@ -37,7 +37,8 @@ std::string Describe(OpFamily family, uint64_t seed, const GeneratedGraph& graph
   out << "family " << OpFamilyName(family) << ", seed " << seed << ", element type "
       << ElementTypeName(graph.element_type) << "\n--- module\n"
       << PrintModule(*graph.module) << "--- arguments\n";
-  for (size_t i = 0; i < graph.arguments.size(); ++i) out << "p" << i << " = " << graph.arguments[i].ToString() << "\n";
+  for (size_t i = 0; i < graph.arguments.size(); ++i)
+    out << "p" << i << " = " << graph.arguments[i].ToString() << "\n";
   return out.str();
 }
 
@@ -77,8 +78,10 @@ TEST_P(DifferentialTest, BackendsAgreeWithInterpreter) {
     const std::string description = Describe(family, seed, graph);
     SCOPED_TRACE("family " + std::string(OpFamilyName(family)) + ", seed " + std::to_string(seed));
 
-    StatusOr<std::vector<Literal>> expected = testing::ExecuteLeaves(*interpreter, *graph.module, graph.arguments);
-    ASSERT_TRUE(expected.ok()) << "interpreter failed: " << expected.status().ToString() << "\n" << description;
+    StatusOr<std::vector<Literal>> expected =
+        testing::ExecuteLeaves(*interpreter, *graph.module, graph.arguments);
+    ASSERT_TRUE(expected.ok()) << "interpreter failed: " << expected.status().ToString() << "\n"
+                               << description;
     ASSERT_EQ(expected->size(), graph.checks.size()) << description;
 
     // The HLO text round trip: print, parse, print the same, run to the same bits.
@@ -92,7 +95,8 @@ TEST_P(DifferentialTest, BackendsAgreeWithInterpreter) {
     ASSERT_TRUE(reparsed_result.ok()) << reparsed_result.status().ToString() << "\n" << description;
     for (size_t leaf = 0; leaf < expected->size(); ++leaf) {
       EXPECT_EQ((*reparsed_result)[leaf], (*expected)[leaf])
-          << "leaf " << leaf << " differs after the HLO text round trip\n" << description;
+          << "leaf " << leaf << " differs after the HLO text round trip\n"
+          << description;
     }
 
     for (auto& [name, backend] : others) {
@@ -106,23 +110,28 @@ TEST_P(DifferentialTest, BackendsAgreeWithInterpreter) {
         ++tally.unsupported[reason];
         continue;
       }
-      StatusOr<std::vector<Literal>> actual = testing::ExecuteLeaves(*backend, *graph.module, graph.arguments);
+      StatusOr<std::vector<Literal>> actual =
+          testing::ExecuteLeaves(*backend, *graph.module, graph.arguments);
       if (!actual.ok()) {
-        ADD_FAILURE() << "backend " << name << " failed: " << actual.status().ToString() << "\n" << description;
+        ADD_FAILURE() << "backend " << name << " failed: " << actual.status().ToString() << "\n"
+                      << description;
         continue;
       }
       ++tally.compared;
       if (actual->size() != expected->size()) {
         ADD_FAILURE() << "backend " << name << " returned " << actual->size() << " leaves, expected "
-                      << expected->size() << "\n" << description;
+                      << expected->size() << "\n"
+                      << description;
         continue;
       }
       for (size_t leaf = 0; leaf < expected->size(); ++leaf) {
-        const std::optional<std::string> mismatch = LeafMismatch((*expected)[leaf], (*actual)[leaf], graph.checks[leaf]);
+        const std::optional<std::string> mismatch =
+            LeafMismatch((*expected)[leaf], (*actual)[leaf], graph.checks[leaf]);
         if (mismatch) {
-          ADD_FAILURE() << "backend " << name << " differs from the interpreter at result leaf " << leaf << ": "
-                        << *mismatch << "\n  interpreter: " << (*expected)[leaf].ToString() << "\n  " << name
-                        << ": " << (*actual)[leaf].ToString() << "\n" << description;
+          ADD_FAILURE() << "backend " << name << " differs from the interpreter at result leaf " << leaf
+                        << ": " << *mismatch << "\n  interpreter: " << (*expected)[leaf].ToString() << "\n  "
+                        << name << ": " << (*actual)[leaf].ToString() << "\n"
+                        << description;
         }
       }
     }
@@ -130,13 +139,15 @@ TEST_P(DifferentialTest, BackendsAgreeWithInterpreter) {
 
   const std::string family_name(OpFamilyName(family));
   if (others.empty()) {
-    std::printf("[differential] %s: %llu graphs; no backend other than the interpreter in this build, "
-                "so each graph was checked through the HLO text round trip only\n",
-                family_name.c_str(), static_cast<unsigned long long>(kSeedsPerFamily));
+    std::printf(
+        "[differential] %s: %llu graphs; no backend other than the interpreter in this build, "
+        "so each graph was checked through the HLO text round trip only\n",
+        family_name.c_str(), static_cast<unsigned long long>(kSeedsPerFamily));
   }
   for (const auto& [name, tally] : tallies) {
-    std::printf("[differential] %s on %s: %d of %llu graphs compared with the interpreter\n", family_name.c_str(),
-                name.c_str(), tally.compared, static_cast<unsigned long long>(kSeedsPerFamily));
+    std::printf("[differential] %s on %s: %d of %llu graphs compared with the interpreter\n",
+                family_name.c_str(), name.c_str(), tally.compared,
+                static_cast<unsigned long long>(kSeedsPerFamily));
     for (const auto& [reason, count] : tally.unsupported) {
       std::printf("[differential]   %d not run: unsupported %s\n", count, reason.c_str());
     }

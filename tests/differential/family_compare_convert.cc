@@ -44,7 +44,8 @@ Op MakePredicate(GraphContext& context, const std::vector<int64_t>& dims) {
   Value y = context.PickExactWithDims(dims);
   context.Use(x);
   context.Use(y);
-  const ComparisonDirection direction = context.random().Pick(std::span<const ComparisonDirection>(kDirections));
+  const ComparisonDirection direction =
+      context.random().Pick(std::span<const ComparisonDirection>(kDirections));
   ComparisonType type = ComparisonType::kDefault;
   if (context.is_float() && context.random().Chance(1, 4)) type = ComparisonType::kTotalOrder;
   return context.builder().Compare(x.op, y.op, direction, type);
@@ -54,7 +55,8 @@ bool EmitCompareSelect(GraphContext& context) {
   Value on_true = context.Pick();
   Value on_false = context.PickWithDims(on_true.shape.dimensions());
   const bool scalar_predicate = context.random().Chance(1, 4);
-  Op predicate = MakePredicate(context, scalar_predicate ? std::vector<int64_t>{} : on_true.shape.dimensions());
+  Op predicate =
+      MakePredicate(context, scalar_predicate ? std::vector<int64_t>{} : on_true.shape.dimensions());
   if (context.random().Chance(1, 4)) {
     // The comparison itself is a result too.
     context.Record(predicate, 1.0, true);

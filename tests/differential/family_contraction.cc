@@ -43,8 +43,8 @@ bool EmitDot(GraphContext& context) {
   Value rhs = context.Limit(context.PickWithDims(rhs_dims), OperandCap(context, k));
   context.Use(lhs);
   context.Use(rhs);
-  RecordContraction(context, context.builder().Dot(ToWorking(context, lhs.op), ToWorking(context, rhs.op)), lhs,
-                    rhs, k);
+  RecordContraction(context, context.builder().Dot(ToWorking(context, lhs.op), ToWorking(context, rhs.op)),
+                    lhs, rhs, k);
   return true;
 }
 
@@ -72,7 +72,8 @@ bool EmitDotGeneral(GraphContext& context) {
     std::vector<int64_t> dims(logical.size());
     for (size_t i = 0; i < logical.size(); ++i) dims[static_cast<size_t>(placement[i])] = logical[i];
     for (size_t i = 0; i < batch.size(); ++i) batch_positions.push_back(placement[i]);
-    for (size_t i = 0; i < contracting.size(); ++i) contracting_positions.push_back(placement[batch.size() + i]);
+    for (size_t i = 0; i < contracting.size(); ++i)
+      contracting_positions.push_back(placement[batch.size() + i]);
     return dims;
   };
   const std::vector<int64_t> lhs_dims =
@@ -83,9 +84,9 @@ bool EmitDotGeneral(GraphContext& context) {
   Value rhs = context.Limit(context.PickWithDims(rhs_dims), OperandCap(context, terms));
   context.Use(lhs);
   context.Use(rhs);
-  RecordContraction(context,
-                    context.builder().DotGeneral(ToWorking(context, lhs.op), ToWorking(context, rhs.op), numbers),
-                    lhs, rhs, terms);
+  RecordContraction(
+      context, context.builder().DotGeneral(ToWorking(context, lhs.op), ToWorking(context, rhs.op), numbers),
+      lhs, rhs, terms);
   return true;
 }
 
@@ -121,9 +122,9 @@ bool EmitConvolution(GraphContext& context) {
   Value rhs = context.Limit(context.PickWithDims(rhs_dims), OperandCap(context, terms));
   context.Use(lhs);
   context.Use(rhs);
-  Op result = context.builder().ConvGeneralDilated(ToWorking(context, lhs.op), ToWorking(context, rhs.op), strides,
-                                                   padding, lhs_dilation, rhs_dilation,
-                                                   Builder::DefaultConvDimensionNumbers(spatial_rank), groups);
+  Op result = context.builder().ConvGeneralDilated(
+      ToWorking(context, lhs.op), ToWorking(context, rhs.op), strides, padding, lhs_dilation, rhs_dilation,
+      Builder::DefaultConvDimensionNumbers(spatial_rank), groups);
   RecordContraction(context, result, lhs, rhs, terms);
   return true;
 }

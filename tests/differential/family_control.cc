@@ -11,13 +11,15 @@
 namespace kiln::differential {
 namespace {
 
-std::unique_ptr<Module> Comparator(ElementType key_type, int64_t operand_count, bool descending, bool total_order) {
+std::unique_ptr<Module> Comparator(ElementType key_type, int64_t operand_count, bool descending,
+                                   bool total_order) {
   Builder builder(descending ? "greater" : "less");
   std::vector<Op> parameters;
   for (int64_t i = 0; i < 2 * operand_count; ++i) {
     parameters.push_back(builder.Parameter(i, Shape::Scalar(key_type), "c" + std::to_string(i)));
   }
-  builder.Compare(parameters[0], parameters[1], descending ? ComparisonDirection::kGt : ComparisonDirection::kLt,
+  builder.Compare(parameters[0], parameters[1],
+                  descending ? ComparisonDirection::kGt : ComparisonDirection::kLt,
                   total_order ? ComparisonType::kTotalOrder : ComparisonType::kDefault);
   StatusOr<std::unique_ptr<Module>> module = builder.Build();
   return module.ok() ? std::move(module).value() : nullptr;

@@ -14,26 +14,56 @@ namespace {
 
 std::vector<Opcode> UnaryOpcodes(ElementType type) {
   if (type == ElementType::kPred) return {Opcode::kNot, Opcode::kCopy};
-  if (IsUnsignedIntegral(type)) return {Opcode::kNegate, Opcode::kNot, Opcode::kClz, Opcode::kPopcnt, Opcode::kCopy};
+  if (IsUnsignedIntegral(type))
+    return {Opcode::kNegate, Opcode::kNot, Opcode::kClz, Opcode::kPopcnt, Opcode::kCopy};
   if (IsSignedIntegral(type)) {
-    return {Opcode::kAbs, Opcode::kNegate, Opcode::kSign, Opcode::kNot, Opcode::kClz, Opcode::kPopcnt, Opcode::kCopy};
+    return {Opcode::kAbs, Opcode::kNegate, Opcode::kSign, Opcode::kNot,
+            Opcode::kClz, Opcode::kPopcnt, Opcode::kCopy};
   }
-  return {Opcode::kAbs,      Opcode::kNegate,   Opcode::kSign, Opcode::kFloor, Opcode::kCeil,
-          Opcode::kRoundNearestAfz, Opcode::kRoundNearestEven, Opcode::kExp, Opcode::kExpm1,
-          Opcode::kLog,      Opcode::kLog1p,    Opcode::kLogistic, Opcode::kSqrt, Opcode::kRsqrt,
-          Opcode::kCbrt,     Opcode::kSin,      Opcode::kCos,  Opcode::kTan,   Opcode::kTanh,
-          Opcode::kErf,      Opcode::kCopy};
+  return {Opcode::kAbs,
+          Opcode::kNegate,
+          Opcode::kSign,
+          Opcode::kFloor,
+          Opcode::kCeil,
+          Opcode::kRoundNearestAfz,
+          Opcode::kRoundNearestEven,
+          Opcode::kExp,
+          Opcode::kExpm1,
+          Opcode::kLog,
+          Opcode::kLog1p,
+          Opcode::kLogistic,
+          Opcode::kSqrt,
+          Opcode::kRsqrt,
+          Opcode::kCbrt,
+          Opcode::kSin,
+          Opcode::kCos,
+          Opcode::kTan,
+          Opcode::kTanh,
+          Opcode::kErf,
+          Opcode::kCopy};
 }
 
 std::vector<Opcode> BinaryOpcodes(ElementType type) {
-  if (type == ElementType::kPred) return {Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kMaximum, Opcode::kMinimum};
+  if (type == ElementType::kPred)
+    return {Opcode::kAnd, Opcode::kOr, Opcode::kXor, Opcode::kMaximum, Opcode::kMinimum};
   if (IsIntegral(type)) {
-    return {Opcode::kAdd, Opcode::kSubtract, Opcode::kMultiply, Opcode::kDivide, Opcode::kRemainder,
-            Opcode::kMaximum, Opcode::kMinimum, Opcode::kAnd, Opcode::kOr, Opcode::kXor,
-            Opcode::kShiftLeft, Opcode::kShiftRightArithmetic, Opcode::kShiftRightLogical, Opcode::kPower};
+    return {Opcode::kAdd,
+            Opcode::kSubtract,
+            Opcode::kMultiply,
+            Opcode::kDivide,
+            Opcode::kRemainder,
+            Opcode::kMaximum,
+            Opcode::kMinimum,
+            Opcode::kAnd,
+            Opcode::kOr,
+            Opcode::kXor,
+            Opcode::kShiftLeft,
+            Opcode::kShiftRightArithmetic,
+            Opcode::kShiftRightLogical,
+            Opcode::kPower};
   }
-  return {Opcode::kAdd, Opcode::kSubtract, Opcode::kMultiply, Opcode::kDivide, Opcode::kRemainder,
-          Opcode::kMaximum, Opcode::kMinimum, Opcode::kPower, Opcode::kAtan2};
+  return {Opcode::kAdd,     Opcode::kSubtract, Opcode::kMultiply, Opcode::kDivide, Opcode::kRemainder,
+          Opcode::kMaximum, Opcode::kMinimum,  Opcode::kPower,    Opcode::kAtan2};
 }
 
 bool IsRounding(Opcode opcode) {
@@ -63,7 +93,9 @@ Value FloatUnary(GraphContext& context, Opcode opcode, Value x) {
     case Opcode::kRoundNearestEven: return context.Record(b.UnaryOp(opcode, x.op), x.bound, x.exact);
     case Opcode::kSign: return context.Record(b.Sign(x.op), 1.0, true);
     case Opcode::kExp:
-    case Opcode::kExpm1: x = context.Limit(x, 4.0); return context.Record(b.UnaryOp(opcode, x.op), std::exp(4.0), false);
+    case Opcode::kExpm1:
+      x = context.Limit(x, 4.0);
+      return context.Record(b.UnaryOp(opcode, x.op), std::exp(4.0), false);
     case Opcode::kLog:
     case Opcode::kLog1p:
     case Opcode::kSqrt:
@@ -90,7 +122,8 @@ Value IntegerUnary(GraphContext& context, Opcode opcode, const Value& x) {
   if (opcode == Opcode::kClz || opcode == Opcode::kPopcnt) bound = 64.0;
   // ~x and -x of unsigned values can be anything; saturate.
   if (opcode == Opcode::kNot || opcode == Opcode::kNegate) {
-    bound = IsUnsignedIntegral(context.type()) || opcode == Opcode::kNot ? context.Saturate(1e300) : x.bound + 1.0;
+    bound = IsUnsignedIntegral(context.type()) || opcode == Opcode::kNot ? context.Saturate(1e300)
+                                                                         : x.bound + 1.0;
   }
   return context.Record(context.builder().UnaryOp(opcode, x.op), bound, true);
 }
@@ -110,7 +143,8 @@ Value FloatBinary(GraphContext& context, Opcode opcode, Value x, Value y) {
       x = context.Limit(x, cap / 2);
       y = context.Limit(y, cap / 2);
       const double bound = x.bound + y.bound;
-      return context.Record(b.BinaryOp(opcode, x.op, y.op), bound, context.StaysExact(x.exact && y.exact, bound));
+      return context.Record(b.BinaryOp(opcode, x.op, y.op), bound,
+                            context.StaysExact(x.exact && y.exact, bound));
     }
     case Opcode::kMultiply: {
       x = context.Limit(x, std::sqrt(cap));
@@ -208,7 +242,8 @@ Value ApplyElementwise(GraphContext& context, const Value& value) {
   Value other = context.NewInput(value.shape, random.Coin());
   Value x = value;
   if (random.Coin()) std::swap(x, other);
-  return context.is_float() ? FloatBinary(context, opcode, x, other) : IntegerBinary(context, opcode, x, other);
+  return context.is_float() ? FloatBinary(context, opcode, x, other)
+                            : IntegerBinary(context, opcode, x, other);
 }
 
 }  // namespace kiln::differential

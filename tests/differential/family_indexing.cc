@@ -41,9 +41,9 @@ Op IndexArray(GraphContext& context, int64_t count, const std::vector<int64_t>& 
 // Which operand dims are indexed, which are dropped from the slice, and the
 // slice sizes; shared by gather and scatter.
 struct IndexedWindow {
-  std::vector<int64_t> indexed_dims;    // start_index_map / scatter_dims_to_operand_dims
-  std::vector<int64_t> collapsed_dims;  // collapsed_slice_dims / inserted_window_dims
-  std::vector<int64_t> window_sizes;    // per operand dim
+  std::vector<int64_t> indexed_dims;      // start_index_map / scatter_dims_to_operand_dims
+  std::vector<int64_t> collapsed_dims;    // collapsed_slice_dims / inserted_window_dims
+  std::vector<int64_t> window_sizes;      // per operand dim
   std::vector<int64_t> window_positions;  // offset_dims / update_window_dims
   int64_t batch_position = 0;
   int64_t count = 1;
@@ -107,8 +107,8 @@ bool EmitDynamicUpdateSlice(GraphContext& context) {
   Value update = context.PickWithDims(update_dims);
   context.Use(x);
   context.Use(update);
-  context.Record(context.builder().DynamicUpdateSlice(x.op, update.op, starts), std::max(x.bound, update.bound),
-                 x.exact && update.exact);
+  context.Record(context.builder().DynamicUpdateSlice(x.op, update.op, starts),
+                 std::max(x.bound, update.bound), x.exact && update.exact);
   return true;
 }
 
@@ -138,7 +138,8 @@ bool EmitScatter(GraphContext& context) {
   // Updates: the batch dimension at batch_position, the window dims elsewhere.
   std::vector<int64_t> update_dims;
   for (int64_t d = 0; d < x.shape.rank(); ++d) {
-    if (std::find(window.collapsed_dims.begin(), window.collapsed_dims.end(), d) == window.collapsed_dims.end()) {
+    if (std::find(window.collapsed_dims.begin(), window.collapsed_dims.end(), d) ==
+        window.collapsed_dims.end()) {
       update_dims.push_back(window.window_sizes[static_cast<size_t>(d)]);
     }
   }
@@ -161,8 +162,8 @@ bool EmitScatter(GraphContext& context) {
   Op indices = IndexArray(context, window.count, IndexedSizes(x.shape, window));
   context.Use(x);
   context.Use(updates);
-  context.Record(context.builder().Scatter(x.op, indices, updates.op, *computation, numbers),
-                 bound, context.StaysExact(x.exact && updates.exact, bound));
+  context.Record(context.builder().Scatter(x.op, indices, updates.op, *computation, numbers), bound,
+                 context.StaysExact(x.exact && updates.exact, bound));
   return true;
 }
 

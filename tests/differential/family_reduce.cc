@@ -52,7 +52,8 @@ Op Identity(GraphContext& context, Opcode reducer, double bound) {
     DispatchElementType(type, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (std::is_integral_v<T>) {
-        T identity = reducer == Opcode::kMaximum ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
+        T identity =
+            reducer == Opcode::kMaximum ? std::numeric_limits<T>::lowest() : std::numeric_limits<T>::max();
         if (all_ones) identity = static_cast<T>(~uint64_t{0});
         literal.data<T>()[0] = identity;
       }
@@ -65,8 +66,9 @@ Op Identity(GraphContext& context, Opcode reducer, double bound) {
 // Reduced result bound and exactness for `count` elements of `x`.
 double ReducedBound(const GraphContext& context, Opcode reducer, const Value& x, int64_t count) {
   if (reducer == Opcode::kAdd) return x.bound * static_cast<double>(count);
-  if (reducer == Opcode::kMultiply || ((reducer == Opcode::kAnd || reducer == Opcode::kOr ||
-                                        reducer == Opcode::kXor) && !context.is_pred())) {
+  if (reducer == Opcode::kMultiply ||
+      ((reducer == Opcode::kAnd || reducer == Opcode::kOr || reducer == Opcode::kXor) &&
+       !context.is_pred())) {
     return std::numeric_limits<double>::infinity();
   }
   return x.bound;
@@ -111,8 +113,8 @@ bool EmitReduce(GraphContext& context) {
   if (computation == nullptr) return false;
   context.Use(x);
   const double bound = ReducedBound(context, reducer, x, count);
-  context.Record(context.builder().Reduce(x.op, Identity(context, reducer, x.bound), *computation, dims), bound,
-                 context.StaysExact(x.exact, bound));
+  context.Record(context.builder().Reduce(x.op, Identity(context, reducer, x.bound), *computation, dims),
+                 bound, context.StaysExact(x.exact, bound));
   return true;
 }
 
@@ -166,9 +168,10 @@ bool EmitReduceWindow(GraphContext& context) {
   const Op operands[] = {x.op};
   const Op inits[] = {Identity(context, reducer, x.bound)};
   context.Use(x);
-  const double bound = reducer == Opcode::kAdd ? x.bound * static_cast<double>(window_count) : std::ceil(x.bound);
-  context.Record(context.builder().ReduceWindowWithGeneralPadding(operands, inits, *computation, window, strides,
-                                                                  base_dilation, window_dilation, padding),
+  const double bound =
+      reducer == Opcode::kAdd ? x.bound * static_cast<double>(window_count) : std::ceil(x.bound);
+  context.Record(context.builder().ReduceWindowWithGeneralPadding(
+                     operands, inits, *computation, window, strides, base_dilation, window_dilation, padding),
                  bound, context.StaysExact(x.exact, bound));
   return true;
 }

@@ -23,7 +23,8 @@ bool EmitBroadcast(GraphContext& context) {
   std::sort(positions.begin(), positions.end());
   std::vector<int64_t> out_dims(static_cast<size_t>(out_rank));
   for (int64_t& dim : out_dims) dim = random.Between(1, 3);
-  for (size_t i = 0; i < positions.size(); ++i) out_dims[static_cast<size_t>(positions[i])] = x.shape.dimensions(static_cast<int64_t>(i));
+  for (size_t i = 0; i < positions.size(); ++i)
+    out_dims[static_cast<size_t>(positions[i])] = x.shape.dimensions(static_cast<int64_t>(i));
   context.Use(x);
   Op op = random.Chance(1, 4) && x.shape.rank() == 0
               ? context.builder().Broadcast(x.op, out_dims)
@@ -115,8 +116,8 @@ bool EmitPad(GraphContext& context) {
   }
   context.Use(x);
   context.Use(padding_value);
-  context.Record(context.builder().Pad(x.op, padding_value.op, config), std::max(x.bound, padding_value.bound),
-                 x.exact && padding_value.exact);
+  context.Record(context.builder().Pad(x.op, padding_value.op, config),
+                 std::max(x.bound, padding_value.bound), x.exact && padding_value.exact);
   return true;
 }
 

@@ -1,11 +1,11 @@
 // Self-checks of the random graph generator and of the leaf comparison the
 // differential test relies on.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_printer.h"
 #include "core/verifier.h"
@@ -22,9 +22,21 @@ constexpr uint64_t kSeeds = 22;
 std::set<Opcode> FamilyOpcodes(OpFamily family) {
   switch (family) {
     case OpFamily::kElementwise:
-      return {Opcode::kAdd, Opcode::kSubtract, Opcode::kMultiply, Opcode::kDivide, Opcode::kRemainder,
-              Opcode::kMaximum, Opcode::kMinimum, Opcode::kPower, Opcode::kAtan2, Opcode::kAnd, Opcode::kOr,
-              Opcode::kXor, Opcode::kShiftLeft, Opcode::kShiftRightArithmetic, Opcode::kShiftRightLogical};
+      return {Opcode::kAdd,
+              Opcode::kSubtract,
+              Opcode::kMultiply,
+              Opcode::kDivide,
+              Opcode::kRemainder,
+              Opcode::kMaximum,
+              Opcode::kMinimum,
+              Opcode::kPower,
+              Opcode::kAtan2,
+              Opcode::kAnd,
+              Opcode::kOr,
+              Opcode::kXor,
+              Opcode::kShiftLeft,
+              Opcode::kShiftRightArithmetic,
+              Opcode::kShiftRightLogical};
     case OpFamily::kCompareSelect: return {Opcode::kCompare};
     case OpFamily::kConvert: return {Opcode::kConvert};
     case OpFamily::kShape: return {Opcode::kTranspose};
@@ -118,8 +130,9 @@ TEST(GraphGeneratorTest, ExactFloatResultsAreSmallIntegers) {
         if (!graph.checks[leaf].exact || !IsFloating(leaves[leaf].shape().element_type())) continue;
         for (int64_t i = 0; i < leaves[leaf].element_count(); ++i) {
           const double value = leaves[leaf].GetAsDouble(i);
-          ASSERT_EQ(value, std::trunc(value)) << OpFamilyName(family) << " seed " << seed << " leaf " << leaf
-                                              << "\n" << PrintModule(*graph.module);
+          ASSERT_EQ(value, std::trunc(value))
+              << OpFamilyName(family) << " seed " << seed << " leaf " << leaf << "\n"
+              << PrintModule(*graph.module);
         }
       }
     }
@@ -128,12 +141,16 @@ TEST(GraphGeneratorTest, ExactFloatResultsAreSmallIntegers) {
 
 TEST(LeafCompareTest, ExactLeavesMustBeEqual) {
   const LeafCheck exact{true, 1.0};
-  EXPECT_FALSE(LeafMismatch(Literal::FromVector<int32_t>({1, 2}), Literal::FromVector<int32_t>({1, 2}), exact));
-  EXPECT_TRUE(LeafMismatch(Literal::FromVector<int32_t>({1, 2}), Literal::FromVector<int32_t>({1, 3}), exact));
-  EXPECT_TRUE(LeafMismatch(Literal::FromVector<uint64_t>({~0ULL}), Literal::FromVector<uint64_t>({~0ULL - 1}), exact));
-  EXPECT_TRUE(LeafMismatch(Literal::FromVector<float>({1.0f}), Literal::FromVector<float>({std::nextafter(1.0f, 2.0f)}),
+  EXPECT_FALSE(
+      LeafMismatch(Literal::FromVector<int32_t>({1, 2}), Literal::FromVector<int32_t>({1, 2}), exact));
+  EXPECT_TRUE(
+      LeafMismatch(Literal::FromVector<int32_t>({1, 2}), Literal::FromVector<int32_t>({1, 3}), exact));
+  EXPECT_TRUE(LeafMismatch(Literal::FromVector<uint64_t>({~0ULL}), Literal::FromVector<uint64_t>({~0ULL - 1}),
                            exact));
-  EXPECT_TRUE(LeafMismatch(Literal::FromVector<float>({1.0f}), Literal::FromVector<float>({1.0f, 1.0f}), exact));
+  EXPECT_TRUE(LeafMismatch(Literal::FromVector<float>({1.0f}),
+                           Literal::FromVector<float>({std::nextafter(1.0f, 2.0f)}), exact));
+  EXPECT_TRUE(
+      LeafMismatch(Literal::FromVector<float>({1.0f}), Literal::FromVector<float>({1.0f, 1.0f}), exact));
 }
 
 TEST(LeafCompareTest, NanEqualsNanOnly) {
@@ -146,7 +163,8 @@ TEST(LeafCompareTest, NanEqualsNanOnly) {
 
 TEST(LeafCompareTest, InexactLeavesUseTheTypeToleranceAndMagnitude) {
   const LeafCheck unit{false, 1.0};
-  EXPECT_FALSE(LeafMismatch(Literal::FromVector<float>({1.0f}), Literal::FromVector<float>({1.00005f}), unit));
+  EXPECT_FALSE(
+      LeafMismatch(Literal::FromVector<float>({1.0f}), Literal::FromVector<float>({1.00005f}), unit));
   EXPECT_TRUE(LeafMismatch(Literal::FromVector<float>({1.0f}), Literal::FromVector<float>({1.001f}), unit));
   // A result near zero computed from values near 1000 may be off by 1000 * tolerance.
   const LeafCheck large{false, 1000.0};

@@ -54,7 +54,8 @@ Value GraphContext::Pick(const std::function<bool(const Value&)>& filter) {
 }
 
 Value GraphContext::PickExact(const std::function<bool(const Value&)>& filter) {
-  Value value = Pick([&](const Value& candidate) { return candidate.exact && (!filter || filter(candidate)); });
+  Value value =
+      Pick([&](const Value& candidate) { return candidate.exact && (!filter || filter(candidate)); });
   if (value.exact) return value;
   return NewInput(value.shape, true);
 }
@@ -77,8 +78,12 @@ Value PickOrCreate(GraphContext& context, const std::vector<int64_t>& dims, bool
 
 }  // namespace
 
-Value GraphContext::PickWithDims(const std::vector<int64_t>& dims) { return PickOrCreate(*this, dims, false); }
-Value GraphContext::PickExactWithDims(const std::vector<int64_t>& dims) { return PickOrCreate(*this, dims, true); }
+Value GraphContext::PickWithDims(const std::vector<int64_t>& dims) {
+  return PickOrCreate(*this, dims, false);
+}
+Value GraphContext::PickExactWithDims(const std::vector<int64_t>& dims) {
+  return PickOrCreate(*this, dims, true);
+}
 
 namespace {
 

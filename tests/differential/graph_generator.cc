@@ -20,7 +20,7 @@ std::vector<Move> FamilyMoves(OpFamily family) {
       return {EmitCompareSelect, EmitCompareSelect, EmitClamp, EmitIsFinite, EmitUnary, EmitBinary};
     case OpFamily::kConvert: return {EmitConvert, EmitConvert, EmitUnary, EmitBinary};
     case OpFamily::kShape:
-      return {EmitTranspose, EmitBroadcast, EmitReshape, EmitSlice,  EmitConcatenate,
+      return {EmitTranspose, EmitBroadcast, EmitReshape, EmitSlice, EmitConcatenate,
               EmitPad,       EmitReverse,   EmitIota,    EmitBinary};
     case OpFamily::kDynamicSlice: return {EmitDynamicSlice, EmitDynamicUpdateSlice, EmitBinary};
     case OpFamily::kReduce: return {EmitReduce, EmitArgMaxReduce, EmitReduce, EmitBinary};
@@ -32,12 +32,13 @@ std::vector<Move> FamilyMoves(OpFamily family) {
     case OpFamily::kWhile: return {EmitWhile, EmitWhile, EmitBinary};
     case OpFamily::kConditional: return {EmitConditional, EmitConditional, EmitBinary};
     case OpFamily::kMixed:
-      return {EmitBinary,       EmitUnary,         EmitCompareSelect,      EmitClamp,      EmitIsFinite,
-              EmitConvert,      EmitBroadcast,     EmitReshape,            EmitTranspose,  EmitSlice,
-              EmitConcatenate,  EmitPad,           EmitReverse,            EmitIota,       EmitDynamicSlice,
-              EmitDynamicUpdateSlice, EmitGather,  EmitScatter,            EmitReduce,     EmitArgMaxReduce,
-              EmitReduceWindow, EmitDot,           EmitDotGeneral,         EmitConvolution, EmitSort,
-              EmitWhile,        EmitConditional};
+      return {EmitBinary,       EmitUnary,   EmitCompareSelect, EmitClamp,
+              EmitIsFinite,     EmitConvert, EmitBroadcast,     EmitReshape,
+              EmitTranspose,    EmitSlice,   EmitConcatenate,   EmitPad,
+              EmitReverse,      EmitIota,    EmitDynamicSlice,  EmitDynamicUpdateSlice,
+              EmitGather,       EmitScatter, EmitReduce,        EmitArgMaxReduce,
+              EmitReduceWindow, EmitDot,     EmitDotGeneral,    EmitConvolution,
+              EmitSort,         EmitWhile,   EmitConditional};
   }
   return {EmitBinary};
 }
@@ -92,8 +93,8 @@ StatusOr<GeneratedGraph> GenerateGraph(OpFamily family, uint64_t seed) {
 
 StatusOr<GeneratedGraph> GenerateGraph(OpFamily family, uint64_t seed, ElementType element_type) {
   RandomSource random(seed * 0x100000001b3ULL + static_cast<uint64_t>(family));
-  const std::string name =
-      std::string(OpFamilyName(family)) + "_" + std::string(ElementTypeName(element_type)) + "_" + std::to_string(seed);
+  const std::string name = std::string(OpFamilyName(family)) + "_" +
+                           std::string(ElementTypeName(element_type)) + "_" + std::to_string(seed);
   Builder builder(name);
   GeneratedGraph graph;
   graph.element_type = element_type;
@@ -101,7 +102,8 @@ StatusOr<GeneratedGraph> GenerateGraph(OpFamily family, uint64_t seed, ElementTy
 
   const std::vector<Move> moves = FamilyMoves(family);
   const int64_t target = random.Between(5, kMaxOps - kMaxOpsPerMove - 1);
-  for (bool first = true; first || (context.op_count() < target && context.op_count() < kMaxOps - kMaxOpsPerMove - 1);
+  for (bool first = true;
+       first || (context.op_count() < target && context.op_count() < kMaxOps - kMaxOpsPerMove - 1);
        first = false) {
     const Move move = first ? moves.front() : random.Pick(moves);
     move(context);

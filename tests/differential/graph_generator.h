@@ -24,20 +24,20 @@
 namespace kiln::differential {
 
 enum class OpFamily {
-  kElementwise,     // unary and binary arithmetic, logic, shifts
-  kCompareSelect,   // compare, select, clamp, is-finite
-  kConvert,         // convert between every pair of element types
-  kShape,           // broadcast, reshape, transpose, slice, concatenate, pad, reverse, iota
-  kDynamicSlice,    // dynamic-slice, dynamic-update-slice
-  kReduce,          // reduce (sum/max/min/logic) and variadic arg-max reduce
-  kReduceWindow,    // reduce-window with strides, padding and dilation
-  kDot,             // dot and dot_general with batch dimensions
-  kConvolution,     // small convolutions, grouped and dilated
-  kGatherScatter,   // gather and scatter (add/max/min)
-  kSort,            // single and multi-operand sort
-  kWhile,           // while loops with a counter
-  kConditional,     // predicated and indexed conditionals
-  kMixed,           // all of the above in one graph
+  kElementwise,    // unary and binary arithmetic, logic, shifts
+  kCompareSelect,  // compare, select, clamp, is-finite
+  kConvert,        // convert between every pair of element types
+  kShape,          // broadcast, reshape, transpose, slice, concatenate, pad, reverse, iota
+  kDynamicSlice,   // dynamic-slice, dynamic-update-slice
+  kReduce,         // reduce (sum/max/min/logic) and variadic arg-max reduce
+  kReduceWindow,   // reduce-window with strides, padding and dilation
+  kDot,            // dot and dot_general with batch dimensions
+  kConvolution,    // small convolutions, grouped and dilated
+  kGatherScatter,  // gather and scatter (add/max/min)
+  kSort,           // single and multi-operand sort
+  kWhile,          // while loops with a counter
+  kConditional,    // predicated and indexed conditionals
+  kMixed,          // all of the above in one graph
 };
 
 std::vector<OpFamily> AllOpFamilies();
@@ -54,8 +54,8 @@ struct LeafCheck {
 
 struct GeneratedGraph {
   std::unique_ptr<Module> module;
-  std::vector<Literal> arguments;   // one per entry parameter
-  std::vector<LeafCheck> checks;    // one per leaf of the (tuple) result
+  std::vector<Literal> arguments;                    // one per entry parameter
+  std::vector<LeafCheck> checks;                     // one per leaf of the (tuple) result
   ElementType element_type = ElementType::kInvalid;  // the graph's main type
 };
 

@@ -15,7 +15,8 @@ double Tolerance(ElementType type) {
   }
 }
 
-std::optional<std::string> LeafMismatch(const Literal& expected, const Literal& actual, const LeafCheck& check) {
+std::optional<std::string> LeafMismatch(const Literal& expected, const Literal& actual,
+                                        const LeafCheck& check) {
   if (!expected.shape().Compatible(actual.shape())) {
     return "shape " + actual.shape().ToString() + ", expected " + expected.shape().ToString();
   }
@@ -41,8 +42,9 @@ std::optional<std::string> LeafMismatch(const Literal& expected, const Literal& 
       message.precision(17);
       message << "element " << i << " (row-major): got " << actual.GetAsDouble(i) << ", expected "
               << expected.GetAsDouble(i) << (check.exact ? " (exact)" : " (tolerance ")
-              << (check.exact ? "" : std::to_string(tolerance) + " x (|expected| + " +
-                                         std::to_string(check.magnitude) + "))");
+              << (check.exact ? ""
+                              : std::to_string(tolerance) + " x (|expected| + " +
+                                    std::to_string(check.magnitude) + "))");
       return message.str();
     }
   }

@@ -16,6 +16,7 @@ namespace kiln::differential {
 double Tolerance(ElementType type);
 
 // A description of the first differing element, or nullopt when they match.
-std::optional<std::string> LeafMismatch(const Literal& expected, const Literal& actual, const LeafCheck& check);
+std::optional<std::string> LeafMismatch(const Literal& expected, const Literal& actual,
+                                        const LeafCheck& check);
 
 }  // namespace kiln::differential

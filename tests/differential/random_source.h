@@ -44,7 +44,8 @@ class RandomSource {
   std::vector<int64_t> Permutation(int64_t n) {
     std::vector<int64_t> order(static_cast<size_t>(n));
     for (int64_t i = 0; i < n; ++i) order[static_cast<size_t>(i)] = i;
-    for (int64_t i = n - 1; i > 0; --i) std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(Below(i + 1))]);
+    for (int64_t i = n - 1; i > 0; --i)
+      std::swap(order[static_cast<size_t>(i)], order[static_cast<size_t>(Below(i + 1))]);
     return order;
   }
 

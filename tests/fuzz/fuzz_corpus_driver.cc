@@ -45,7 +45,8 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "cannot read %s\n", file.string().c_str());
         return 1;
       }
-      const std::vector<char> bytes((std::istreambuf_iterator<char>(stream)), std::istreambuf_iterator<char>());
+      const std::vector<char> bytes((std::istreambuf_iterator<char>(stream)),
+                                    std::istreambuf_iterator<char>());
       // A copy of exactly the file's size, so reads past the end are caught
       // by sanitizers when present.
       std::vector<uint8_t> data(bytes.begin(), bytes.end());

@@ -3,10 +3,10 @@
 // instructions.
 #include "core/builder.h"
 
-#include <gtest/gtest.h>
-
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/verifier.h"
 

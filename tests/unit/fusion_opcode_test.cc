@@ -1,10 +1,10 @@
 // The fusion opcode: XLA's text form parses and prints back identically, the
 // verifier checks the fused computation's signature against the operands,
 // and the interpreter evaluates a fusion like a call.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/hlo_printer.h"
@@ -84,8 +84,8 @@ TEST(FusionOpcodeTest, RefusesMissingCalls) {
 
 TEST(FusionOpcodeTest, RefusesOperandCountMismatch) {
   std::string text = kLoopFusionText;
-  text.replace(text.find("fusion(f32[4]{0} a, f32[4]{0} b)"), std::string("fusion(f32[4]{0} a, f32[4]{0} b)").size(),
-               "fusion(f32[4]{0} a)");
+  text.replace(text.find("fusion(f32[4]{0} a, f32[4]{0} b)"),
+               std::string("fusion(f32[4]{0} a, f32[4]{0} b)").size(), "fusion(f32[4]{0} a)");
   auto module = ParseHloModule(text);
   ASSERT_FALSE(module.ok());
   EXPECT_NE(module.status().message().find("fused computation takes 2 parameters"), std::string::npos)
@@ -94,7 +94,8 @@ TEST(FusionOpcodeTest, RefusesOperandCountMismatch) {
 
 TEST(FusionOpcodeTest, RefusesResultShapeOtherThanTheRoot) {
   std::string text = kLoopFusionText;
-  text.replace(text.find("ROOT f = f32[4]{0}"), std::string("ROOT f = f32[4]{0}").size(), "ROOT f = f32[5]{0}");
+  text.replace(text.find("ROOT f = f32[4]{0}"), std::string("ROOT f = f32[4]{0}").size(),
+               "ROOT f = f32[5]{0}");
   EXPECT_FALSE(ParseHloModule(text).ok());
 }
 

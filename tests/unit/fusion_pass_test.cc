@@ -1,10 +1,10 @@
 // The fusion pass and the whole pipeline on typical model pieces: how many
 // kernels (fusions) an MLP layer, a softmax and a layer norm become, what is
 // never fused, and that fused modules compute what the originals did.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/interpreter/interpreter_backend.h"
@@ -85,7 +85,8 @@ ENTRY main {
 
 TEST(FusionPassTest, MlpLayerIsADotAndOneLoopFusion) {
   auto module = Parse(kMlpLayer);
-  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)});
+  auto optimised =
+      OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)});
   const Computation& entry = *optimised->entry();
   EXPECT_EQ(Count(entry, Opcode::kDot), 1);  // never fused
   const auto loops = Fusions(entry, FusionKind::kLoop);
@@ -183,8 +184,8 @@ TEST(FusionPassTest, PredicateRefusalKeepsAnOpOutOfFusions) {
   options.can_fuse = [](const Instruction& instruction) {
     return IsFusibleByDefault(instruction) && instruction.opcode != Opcode::kMaximum;
   };
-  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)},
-                                      options);
+  auto optimised =
+      OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)}, options);
   const Computation& entry = *optimised->entry();
   EXPECT_EQ(entry.root()->opcode, Opcode::kMaximum);
   for (const auto& computation : optimised->computations()) {

@@ -1,11 +1,11 @@
 // print(parse(text)) is stable for every opcode: parsing the printed text
 // (long or short form) gives a module that prints identically.
-#include <gtest/gtest.h>
-
 #include <cctype>
 #include <set>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/hlo_printer.h"
@@ -97,8 +97,8 @@ std::vector<RoundTripCase> Cases() {
   cases.push_back(
       {"broadcast", "", "  x = f32[2] parameter(0)\n  ROOT r = f32[3,2] broadcast(x), dimensions={1}\n"});
   cases.push_back({"call", kNegate, "  x = f32[2] parameter(0)\n  ROOT r = f32[2] call(x), to_apply=neg\n"});
-  cases.push_back({"fusion", kNegate,
-                   "  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x), kind=kLoop, calls=neg\n"});
+  cases.push_back(
+      {"fusion", kNegate, "  x = f32[2] parameter(0)\n  ROOT r = f32[2] fusion(x), kind=kLoop, calls=neg\n"});
   cases.push_back({"compare", "",
                    "  x = f32[2] parameter(0)\n  a = pred[2] compare(x, x), direction=NE\n"
                    "  ROOT r = pred[2] compare(x, x), direction=LT, type=TOTALORDER\n"});
@@ -209,8 +209,9 @@ std::vector<RoundTripCase> Cases() {
   cases.push_back({"sort", kGe,
                    "  x = f32[4] parameter(0)\n  ROOT r = f32[4] sort(x), dimensions={0}, is_stable=true, "
                    "to_apply=ge\n"});
-  cases.push_back({"topk", "",
-                   "  x = f32[2,5] parameter(0)\n  ROOT r = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true\n"});
+  cases.push_back(
+      {"topk", "",
+       "  x = f32[2,5] parameter(0)\n  ROOT r = (f32[2,3], s32[2,3]) topk(x), k=3, largest=true\n"});
   cases.push_back({"transpose", "",
                    "  x = f32[2,3] parameter(0)\n  ROOT r = f32[3,2]{0,1} transpose(x), dimensions={1,0}\n"});
   cases.push_back({"tuple", "",

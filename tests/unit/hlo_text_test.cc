@@ -1,11 +1,11 @@
 // Parsing realistic HLO text (as XLA prints it and as JAX emits it),
 // constants of every element type, and error reporting with line/column.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/hlo_printer.h"

@@ -2,12 +2,12 @@
 // of a [2 x 3] array `a b c / d e f` in memory.
 #include "core/index_util.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace kiln {
 namespace {

@@ -2,11 +2,11 @@
 // reshape and equality.
 #include "core/literal.h"
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace kiln {
 namespace {

@@ -3,14 +3,14 @@
 // malformed file.
 #include "core/npy.h"
 
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/literal.h"
 

@@ -1,8 +1,6 @@
 // The safety net of the optimisation pipeline: every program of the
 // conformance corpus, optimised, gives the interpreter the same results as
 // the original for the stored inputs (within the conformance tolerances).
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -10,6 +8,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/interpreter/interpreter_backend.h"
@@ -121,13 +121,14 @@ StatusOr<std::string> ReadText(const fs::path& path) {
   return text.str();
 }
 
-StatusOr<std::vector<Literal>> RunOnInterpreter(interpreter::InterpreterBackend& backend, const Module& module,
-                                   const std::vector<Literal>& leaves) {
+StatusOr<std::vector<Literal>> RunOnInterpreter(interpreter::InterpreterBackend& backend,
+                                                const Module& module, const std::vector<Literal>& leaves) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
   std::vector<std::unique_ptr<DeviceBuffer>> owned;
   std::vector<DeviceBuffer*> arguments;
   for (const Literal& leaf : leaves) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, backend.BufferFromLiteral(leaf, backend.devices()[0]));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer,
+                          backend.BufferFromLiteral(leaf, backend.devices()[0]));
     arguments.push_back(buffer.get());
     owned.push_back(std::move(buffer));
   }
@@ -167,7 +168,8 @@ TEST_P(PassesCorpusTest, OptimisedModuleGivesTheOriginalResults) {
   ASSERT_EQ(actual.size(), expected.size());
   const Tolerance tolerance = ModuleTolerance(*original);
   for (size_t i = 0; i < expected.size(); ++i) {
-    EXPECT_EQ(Difference(actual[i], expected[i], tolerance), "") << "result " << i << "\n" << optimised->ToString();
+    EXPECT_EQ(Difference(actual[i], expected[i], tolerance), "") << "result " << i << "\n"
+                                                                 << optimised->ToString();
   }
 }
 

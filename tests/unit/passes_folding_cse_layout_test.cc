@@ -1,8 +1,8 @@
 // Constant folding, CSE, layout normalisation and batch-norm expansion.
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/interpreter/interpreter_backend.h"
@@ -180,7 +180,8 @@ void ExpectExpansionMatches(const std::string& text, const std::vector<Literal>&
   auto module = Parse(text);
   ASSERT_NE(module, nullptr);
   interpreter::InterpreterBackend backend;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> expected, testing::ExecuteLeaves(backend, *module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> expected,
+                            testing::ExecuteLeaves(backend, *module, arguments));
   EXPECT_TRUE(RunPass(std::make_unique<BatchNormExpander>(), *module));
   for (const auto& instruction : module->entry()->instructions()) {
     EXPECT_NE(instruction->opcode, Opcode::kBatchNormTraining);
@@ -202,19 +203,21 @@ void ExpectExpansionMatches(const std::string& text, const std::vector<Literal>&
 const std::vector<float> kX = {0.5f, -1.0f, 2.0f, 3.5f, 0.25f, -2.0f, 1.0f, 4.0f, -0.5f, 1.5f, 2.5f, -3.0f};
 
 TEST(PassesBatchNormTest, TrainingExpansionMatchesTheInterpreter) {
-  ExpectExpansionMatches(R"(HloModule t
+  ExpectExpansionMatches(
+      R"(HloModule t
 ENTRY main {
   x = f32[2,3,2] parameter(0)
   s = f32[3] parameter(1)
   o = f32[3] parameter(2)
   ROOT bn = (f32[2,3,2], f32[3], f32[3]) batch-norm-training(x, s, o), epsilon=0.001, feature_index=1
 })",
-                         {Literal::FromVector<float>(kX, {2, 3, 2}), Literal::FromVector<float>({1.0f, 2.0f, 0.5f}),
-                          Literal::FromVector<float>({0.0f, 1.0f, -1.0f})});
+      {Literal::FromVector<float>(kX, {2, 3, 2}), Literal::FromVector<float>({1.0f, 2.0f, 0.5f}),
+       Literal::FromVector<float>({0.0f, 1.0f, -1.0f})});
 }
 
 TEST(PassesBatchNormTest, InferenceExpansionMatchesTheInterpreter) {
-  ExpectExpansionMatches(R"(HloModule t
+  ExpectExpansionMatches(
+      R"(HloModule t
 ENTRY main {
   x = f32[4,3] parameter(0)
   s = f32[3] parameter(1)
@@ -223,14 +226,15 @@ ENTRY main {
   v = f32[3] parameter(4)
   ROOT bn = f32[4,3] batch-norm-inference(x, s, o, m, v), epsilon=0.01, feature_index=1
 })",
-                         {Literal::FromVector<float>(kX, {4, 3}), Literal::FromVector<float>({1.0f, 2.0f, 0.5f}),
-                          Literal::FromVector<float>({0.0f, 1.0f, -1.0f}), Literal::FromVector<float>({0.1f, 0.2f, 0.3f}),
-                          Literal::FromVector<float>({1.0f, 0.5f, 2.0f})});
+      {Literal::FromVector<float>(kX, {4, 3}), Literal::FromVector<float>({1.0f, 2.0f, 0.5f}),
+       Literal::FromVector<float>({0.0f, 1.0f, -1.0f}), Literal::FromVector<float>({0.1f, 0.2f, 0.3f}),
+       Literal::FromVector<float>({1.0f, 0.5f, 2.0f})});
 }
 
 TEST(PassesBatchNormTest, GradExpansionMatchesTheInterpreter) {
   std::vector<float> dy(kX.rbegin(), kX.rend());
-  ExpectExpansionMatches(R"(HloModule t
+  ExpectExpansionMatches(
+      R"(HloModule t
 ENTRY main {
   x = f32[3,4] parameter(0)
   s = f32[3] parameter(1)
@@ -239,9 +243,9 @@ ENTRY main {
   dy = f32[3,4] parameter(4)
   ROOT bn = (f32[3,4], f32[3], f32[3]) batch-norm-grad(x, s, m, v, dy), epsilon=0.001, feature_index=0
 })",
-                         {Literal::FromVector<float>(kX, {3, 4}), Literal::FromVector<float>({1.0f, 2.0f, 0.5f}),
-                          Literal::FromVector<float>({0.1f, 0.2f, 0.3f}), Literal::FromVector<float>({1.0f, 0.5f, 2.0f}),
-                          Literal::FromVector<float>(dy, {3, 4})});
+      {Literal::FromVector<float>(kX, {3, 4}), Literal::FromVector<float>({1.0f, 2.0f, 0.5f}),
+       Literal::FromVector<float>({0.1f, 0.2f, 0.3f}), Literal::FromVector<float>({1.0f, 0.5f, 2.0f}),
+       Literal::FromVector<float>(dy, {3, 4})});
 }
 
 }  // namespace

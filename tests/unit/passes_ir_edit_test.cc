@@ -1,8 +1,8 @@
 // IR editing primitives the passes build on: users, replace-all-uses,
 // removal, topological re-sorting, unique names and cloning.
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/ir_edit.h"
@@ -73,7 +73,8 @@ TEST(PassesIrEditTest, SortTopologicallyMovesAppendedOperandsFirst) {
   Computation& entry = *module->entry();
   NameUniquer names(entry);
   Instruction* x = Named(entry, "x");
-  Instruction* negated = AddNamedInstruction(entry, names, MakeInstruction(Opcode::kNegate, x->shape, {x}), "a");
+  Instruction* negated =
+      AddNamedInstruction(entry, names, MakeInstruction(Opcode::kNegate, x->shape, {x}), "a");
   EXPECT_EQ(negated->name, "a.1");
   entry.ReplaceAllUsesWith(Named(entry, "a"), negated);
   EXPECT_FALSE(VerifyModule(*module).ok());  // users of a.1 come before it
@@ -87,8 +88,8 @@ TEST(PassesIrEditTest, SortTopologicallyMovesAppendedOperandsFirst) {
 TEST(PassesIrEditTest, CloneInstructionIntoAnotherComputation) {
   KILN_ASSERT_OK_AND_ASSIGN(auto module, ParseHloModule(kText));
   auto computation = std::make_unique<Computation>("copy");
-  Instruction* p0 = computation->AddInstruction(
-      MakeInstruction(Opcode::kParameter, Shape(ElementType::kF32, {4}), {}));
+  Instruction* p0 =
+      computation->AddInstruction(MakeInstruction(Opcode::kParameter, Shape(ElementType::kF32, {4}), {}));
   p0->name = "p0";
   const Instruction* m = Named(*module->entry(), "m");
   Instruction* clone = CloneInstructionInto(*m, *computation, {p0, p0}, "m_copy");

@@ -1,9 +1,9 @@
 // Algebraic simplifier: one test per rule, plus the float cases that must
 // stay untouched because the rewrite would not be exact.
-#include <gtest/gtest.h>
-
 #include <set>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
 #include "core/pass.h"
@@ -52,31 +52,41 @@ TEST(PassesSimplifierTest, RuleTableNamesAreUnique) {
 }
 
 TEST(PassesSimplifierTest, AddIntegerZero) {
-  EXPECT_EQ(RootName("  x = s32[4] parameter(0)\n  z = s32[] constant(0)\n  b = s32[4] broadcast(z), dimensions={}\n"
-                     "  ROOT r = s32[4] add(b, x)\n"),
-            "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = s32[4] parameter(0)\n  z = s32[] constant(0)\n  b = s32[4] broadcast(z), dimensions={}\n"
+          "  ROOT r = s32[4] add(b, x)\n"),
+      "x");
 }
 
 TEST(PassesSimplifierTest, AddFloatPositiveZeroIsKept) {
   // -0.0 + 0.0 is +0.0, so x + 0.0 is not x.
-  EXPECT_EQ(RootName("  x = f32[4] parameter(0)\n  z = f32[4] constant({0, 0, 0, 0})\n  ROOT r = f32[4] add(x, z)\n"),
-            "r");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[4] parameter(0)\n  z = f32[4] constant({0, 0, 0, 0})\n  ROOT r = f32[4] add(x, z)\n"),
+      "r");
 }
 
 TEST(PassesSimplifierTest, AddFloatNegativeZero) {
-  EXPECT_EQ(RootName("  x = f32[4] parameter(0)\n  z = f32[] constant(-0)\n  b = f32[4] broadcast(z), dimensions={}\n"
-                     "  ROOT r = f32[4] add(x, b)\n"),
-            "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[4] parameter(0)\n  z = f32[] constant(-0)\n  b = f32[4] broadcast(z), dimensions={}\n"
+          "  ROOT r = f32[4] add(x, b)\n"),
+      "x");
 }
 
 TEST(PassesSimplifierTest, SubtractZero) {
-  EXPECT_EQ(RootName("  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  b = f32[4] broadcast(z), dimensions={}\n"
-                     "  ROOT r = f32[4] subtract(x, b)\n"),
-            "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[4] parameter(0)\n  z = f32[] constant(0)\n  b = f32[4] broadcast(z), dimensions={}\n"
+          "  ROOT r = f32[4] subtract(x, b)\n"),
+      "x");
   // 0 - x is not x.
-  EXPECT_EQ(RootName("  x = s32[4] parameter(0)\n  z = s32[] constant(0)\n  b = s32[4] broadcast(z), dimensions={}\n"
-                     "  ROOT r = s32[4] subtract(b, x)\n"),
-            "r");
+  EXPECT_EQ(
+      RootName(
+          "  x = s32[4] parameter(0)\n  z = s32[] constant(0)\n  b = s32[4] broadcast(z), dimensions={}\n"
+          "  ROOT r = s32[4] subtract(b, x)\n"),
+      "r");
 }
 
 TEST(PassesSimplifierTest, SubtractSelfOnlyForIntegers) {
@@ -88,28 +98,38 @@ TEST(PassesSimplifierTest, SubtractSelfOnlyForIntegers) {
 }
 
 TEST(PassesSimplifierTest, MultiplyOne) {
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  o = f32[2] constant({1, 1})\n  ROOT r = f32[2] multiply(o, x)\n"),
-            "x");
-  EXPECT_EQ(RootName("  x = u8[2] parameter(0)\n  o = u8[2] constant({1, 1})\n  ROOT r = u8[2] multiply(x, o)\n"),
-            "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[2] parameter(0)\n  o = f32[2] constant({1, 1})\n  ROOT r = f32[2] multiply(o, x)\n"),
+      "x");
+  EXPECT_EQ(
+      RootName("  x = u8[2] parameter(0)\n  o = u8[2] constant({1, 1})\n  ROOT r = u8[2] multiply(x, o)\n"),
+      "x");
 }
 
 TEST(PassesSimplifierTest, MultiplyZeroOnlyForIntegers) {
-  EXPECT_EQ(RootOpcode("  x = s32[2] parameter(0)\n  z = s32[2] constant({0, 0})\n  ROOT r = s32[2] multiply(x, z)\n"),
-            Opcode::kBroadcast);
+  EXPECT_EQ(
+      RootOpcode(
+          "  x = s32[2] parameter(0)\n  z = s32[2] constant({0, 0})\n  ROOT r = s32[2] multiply(x, z)\n"),
+      Opcode::kBroadcast);
   // NaN * 0 and inf * 0 are NaN.
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  z = f32[2] constant({0, 0})\n  ROOT r = f32[2] multiply(x, z)\n"),
-            "r");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[2] parameter(0)\n  z = f32[2] constant({0, 0})\n  ROOT r = f32[2] multiply(x, z)\n"),
+      "r");
 }
 
 TEST(PassesSimplifierTest, DivideOne) {
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  o = f32[] constant(1)\n  b = f32[2] broadcast(o), dimensions={}\n"
-                     "  ROOT r = f32[2] divide(x, b)\n"),
-            "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[2] parameter(0)\n  o = f32[] constant(1)\n  b = f32[2] broadcast(o), dimensions={}\n"
+          "  ROOT r = f32[2] divide(x, b)\n"),
+      "x");
 }
 
 TEST(PassesSimplifierTest, NegateNegateAndNotNot) {
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  n = f32[2] negate(x)\n  ROOT r = f32[2] negate(n)\n"), "x");
+  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  n = f32[2] negate(x)\n  ROOT r = f32[2] negate(n)\n"),
+            "x");
   EXPECT_EQ(RootName("  x = pred[2] parameter(0)\n  n = pred[2] not(x)\n  ROOT r = pred[2] not(n)\n"), "x");
 }
 
@@ -118,8 +138,11 @@ TEST(PassesSimplifierTest, SelectWithConstantPredicate) {
   EXPECT_EQ(RootName(operands + "  p = pred[] constant(true)\n  b = pred[2] broadcast(p), dimensions={}\n"
                                 "  ROOT r = f32[2] select(b, x, y)\n"),
             "x");
-  EXPECT_EQ(RootName(operands + "  p = pred[2] constant({false, false})\n  ROOT r = f32[2] select(p, x, y)\n"), "y");
-  EXPECT_EQ(RootName(operands + "  p = pred[2] constant({true, false})\n  ROOT r = f32[2] select(p, x, y)\n"), "r");
+  EXPECT_EQ(
+      RootName(operands + "  p = pred[2] constant({false, false})\n  ROOT r = f32[2] select(p, x, y)\n"),
+      "y");
+  EXPECT_EQ(RootName(operands + "  p = pred[2] constant({true, false})\n  ROOT r = f32[2] select(p, x, y)\n"),
+            "r");
 }
 
 TEST(PassesSimplifierTest, UniformConstantBecomesScalarBroadcast) {
@@ -132,8 +155,9 @@ TEST(PassesSimplifierTest, UniformConstantBecomesScalarBroadcast) {
 }
 
 TEST(PassesSimplifierTest, BroadcastOfBroadcastMerges) {
-  auto module = Simplify("  x = f32[3] parameter(0)\n  a = f32[2,3] broadcast(x), dimensions={1}\n"
-                         "  ROOT r = f32[4,2,3] broadcast(a), dimensions={1,2}\n");
+  auto module = Simplify(
+      "  x = f32[3] parameter(0)\n  a = f32[2,3] broadcast(x), dimensions={1}\n"
+      "  ROOT r = f32[4,2,3] broadcast(a), dimensions={1,2}\n");
   const Instruction* root = module->entry()->root();
   ASSERT_EQ(root->opcode, Opcode::kBroadcast);
   EXPECT_EQ(root->operand(0)->name, "x");
@@ -141,18 +165,23 @@ TEST(PassesSimplifierTest, BroadcastOfBroadcastMerges) {
 }
 
 TEST(PassesSimplifierTest, IdentityBroadcastTransposeReshapeDisappear) {
-  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] broadcast(x), dimensions={0,1}\n"), "x");
-  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] transpose(x), dimensions={0,1}\n"), "x");
+  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] broadcast(x), dimensions={0,1}\n"),
+            "x");
+  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] transpose(x), dimensions={0,1}\n"),
+            "x");
   EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] reshape(x)\n"), "x");
 }
 
 TEST(PassesSimplifierTest, ConcatenateOfOneOperand) {
-  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] concatenate(x), dimensions={1}\n"), "x");
+  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] concatenate(x), dimensions={1}\n"),
+            "x");
 }
 
 TEST(PassesSimplifierTest, SliceOfFullRange) {
-  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] slice(x), slice={[0:2], [0:3]}\n"), "x");
-  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,2] slice(x), slice={[0:2], [1:3]}\n"), "r");
+  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,3] slice(x), slice={[0:2], [0:3]}\n"),
+            "x");
+  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  ROOT r = f32[2,2] slice(x), slice={[0:2], [1:3]}\n"),
+            "r");
 }
 
 TEST(PassesSimplifierTest, PadWithNoPadding) {
@@ -189,8 +218,9 @@ TEST(PassesSimplifierTest, TransposeOfTranspose) {
   EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  t = f32[3,2] transpose(x), dimensions={1,0}\n"
                      "  ROOT r = f32[2,3] transpose(t), dimensions={1,0}\n"),
             "x");
-  auto module = Simplify("  x = f32[2,3,4] parameter(0)\n  t = f32[3,4,2] transpose(x), dimensions={1,2,0}\n"
-                         "  ROOT r = f32[4,3,2] transpose(t), dimensions={1,0,2}\n");
+  auto module = Simplify(
+      "  x = f32[2,3,4] parameter(0)\n  t = f32[3,4,2] transpose(x), dimensions={1,2,0}\n"
+      "  ROOT r = f32[4,3,2] transpose(t), dimensions={1,0,2}\n");
   const Instruction* root = module->entry()->root();
   ASSERT_EQ(root->opcode, Opcode::kTranspose);
   EXPECT_EQ(root->operand(0)->name, "x");
@@ -198,30 +228,39 @@ TEST(PassesSimplifierTest, TransposeOfTranspose) {
 }
 
 TEST(PassesSimplifierTest, ReshapeOfReshape) {
-  auto module = Simplify("  x = f32[2,3] parameter(0)\n  a = f32[6] reshape(x)\n  ROOT r = f32[3,2] reshape(a)\n");
+  auto module =
+      Simplify("  x = f32[2,3] parameter(0)\n  a = f32[6] reshape(x)\n  ROOT r = f32[3,2] reshape(a)\n");
   const Instruction* root = module->entry()->root();
   ASSERT_EQ(root->opcode, Opcode::kReshape);
   EXPECT_EQ(root->operand(0)->name, "x");
-  EXPECT_EQ(RootName("  x = f32[2,3] parameter(0)\n  a = f32[6] reshape(x)\n  ROOT r = f32[2,3] reshape(a)\n"), "x");
+  EXPECT_EQ(
+      RootName("  x = f32[2,3] parameter(0)\n  a = f32[6] reshape(x)\n  ROOT r = f32[2,3] reshape(a)\n"),
+      "x");
 }
 
 TEST(PassesSimplifierTest, TupleElementOfTuple) {
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  y = s32[] parameter(1)\n  t = (f32[2], s32[]) tuple(x, y)\n"
-                     "  ROOT r = s32[] get-tuple-element(t), index=1\n"),
-            "y");
+  EXPECT_EQ(
+      RootName("  x = f32[2] parameter(0)\n  y = s32[] parameter(1)\n  t = (f32[2], s32[]) tuple(x, y)\n"
+               "  ROOT r = s32[] get-tuple-element(t), index=1\n"),
+      "y");
 }
 
 TEST(PassesSimplifierTest, MaximumWithMinusInfinityAndMinimumWithInfinity) {
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  c = f32[] constant(-inf)\n  b = f32[2] broadcast(c), dimensions={}\n"
-                     "  ROOT r = f32[2] maximum(x, b)\n"),
-            "x");
-  EXPECT_EQ(RootName("  x = f32[2] parameter(0)\n  c = f32[] constant(inf)\n  b = f32[2] broadcast(c), dimensions={}\n"
-                     "  ROOT r = f32[2] minimum(b, x)\n"),
-            "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[2] parameter(0)\n  c = f32[] constant(-inf)\n  b = f32[2] broadcast(c), dimensions={}\n"
+          "  ROOT r = f32[2] maximum(x, b)\n"),
+      "x");
+  EXPECT_EQ(
+      RootName(
+          "  x = f32[2] parameter(0)\n  c = f32[] constant(inf)\n  b = f32[2] broadcast(c), dimensions={}\n"
+          "  ROOT r = f32[2] minimum(b, x)\n"),
+      "x");
 }
 
 TEST(PassesSimplifierTest, ReportsUnchangedModule) {
-  auto module = ParseHloModule("HloModule t\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] exponential(x)\n}\n");
+  auto module = ParseHloModule(
+      "HloModule t\nENTRY main {\n  x = f32[2] parameter(0)\n  ROOT r = f32[2] exponential(x)\n}\n");
   ASSERT_TRUE(module.ok());
   AlgebraicSimplifier simplifier;
   KILN_ASSERT_OK_AND_ASSIGN(bool changed, simplifier.Run(**module));
@@ -268,7 +307,8 @@ TEST(PassesShapeOpSimplifierTest, TransposeOfUnitDimensionsBecomesReshape) {
   EXPECT_EQ((*module)->entry()->root()->opcode, Opcode::kReshape);
   // A real transpose stays.
   auto real = ParseHloModule(
-      "HloModule t\nENTRY main {\n  x = f32[2,3] parameter(0)\n  ROOT r = f32[3,2] transpose(x), dimensions={1,0}\n}\n");
+      "HloModule t\nENTRY main {\n  x = f32[2,3] parameter(0)\n  ROOT r = f32[3,2] transpose(x), "
+      "dimensions={1,0}\n}\n");
   ASSERT_TRUE(real.ok());
   KILN_ASSERT_OK_AND_ASSIGN(bool real_changed, pass.Run(**real));
   EXPECT_FALSE(real_changed);

@@ -1,10 +1,10 @@
 // Worked examples of the operation-semantics seed for contractions and
 // normalisation: Dot, Conv (against the seed's pseudo-code), BatchNorm*.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <utility>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/test_util.h"
 

@@ -1,12 +1,12 @@
 // Worked examples of the operation-semantics seed for control flow, host
 // communication, extension and random numbers: While, Call, Conditional,
 // Infeed, CustomCall, RngUniform, RngNormal, RngBernoulli.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <memory>
 #include <set>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/test_util.h"
 

@@ -1,11 +1,11 @@
 // Worked examples of the operation-semantics seed for elementwise ops:
 // Clamp, ConvertElementType, binary arithmetic (with broadcast_dimensions),
 // comparisons, unary functions, Select, ReducePrecision, Map.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/test_util.h"
 

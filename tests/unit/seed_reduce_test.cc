@@ -1,11 +1,11 @@
 // Worked examples of the operation-semantics seed for reductions and
 // windows: Reduce (2-D and 3-D), ReduceWindow (valid and same padding),
 // SelectAndScatter, CrossReplicaSum.
-#include <gtest/gtest.h>
-
 #include <limits>
 #include <memory>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/test_util.h"
 

@@ -1,9 +1,9 @@
 // Worked examples of the operation-semantics seed for the ops that move data
 // around: Broadcast, Collapse, Concatenate, Reshape, Rev, Transpose, Pad,
 // Slice, DynamicSlice, DynamicUpdateSlice, Sort, Tuple, GetTupleElement.
-#include <gtest/gtest.h>
-
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/test_util.h"
 

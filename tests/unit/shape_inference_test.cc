@@ -2,10 +2,10 @@
 // checking that errors are INVALID_ARGUMENT and name the op.
 #include "core/shape_inference.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 namespace kiln {
 namespace {

@@ -3,8 +3,6 @@
 // tolerance. Keep this tiny and stable; other tests include it.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <complex>
 #include <memory>
@@ -13,6 +11,8 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "core/backend.h"
 #include "core/builder.h"

@@ -13,7 +13,6 @@ namespace {
 
 using testing::BuildAndRun;
 
-
 TEST(TopKTest, LargestKeepsIndexOrderForTies) {
   Builder builder("top_k");
   Op x = builder.ConstantLiteral(Literal::FromVector<float>({3, 1, 4, 1, 5, 9, 2, 6, 5, 5}, {2, 5}));

@@ -2,9 +2,9 @@
 // refused with a message naming what is wrong.
 #include "core/verifier.h"
 
-#include <gtest/gtest.h>
-
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "core/builder.h"
 

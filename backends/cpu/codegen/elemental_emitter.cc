@@ -27,10 +27,25 @@ llvm::Value* ElementalEmitter::Linearize(const IrIndex& index, const std::vector
   llvm::Value* linear = b_.getInt64(0);
   int64_t stride = 1;
   for (size_t d = dims.size(); d-- > 0;) {
-    if (dims[d] != 1) linear = b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(stride), "", true, true), "", true, true);
+    if (dims[d] != 1)
+      linear =
+          b_.CreateAdd(linear, b_.CreateMul(index[d], b_.getInt64(stride), "", true, true), "", true, true);
     stride *= dims[d];
   }
   return linear;
+}
+
+IrIndex ElementalEmitter::Delinearize(llvm::Value* linear, const std::vector<int64_t>& dims) {
+  IrIndex index(dims.size());
+  for (size_t d = dims.size(); d-- > 0;) {
+    if (d == 0) {
+      index[d] = linear;
+    } else {
+      index[d] = b_.CreateURem(linear, b_.getInt64(dims[d]));
+      linear = b_.CreateUDiv(linear, b_.getInt64(dims[d]));
+    }
+  }
+  return index;
 }
 
 IrIndex ElementalEmitter::OperandIndex(const Instruction& operand, const IrIndex& index) const {
@@ -67,9 +82,11 @@ StatusOr<IrValues> ElementalEmitter::EmitUncached(const Instruction& instruction
       if (operand.opcode == Opcode::kTuple) return Emit(*operand.operand(element), index);
       KILN_ASSIGN_OR_RETURN(IrValues leaves, Emit(operand, index));
       size_t offset = 0;
-      for (size_t i = 0; i < element; ++i) offset += LeafCount(operand.shape.tuple_shapes(static_cast<int64_t>(i)));
+      for (size_t i = 0; i < element; ++i)
+        offset += LeafCount(operand.shape.tuple_shapes(static_cast<int64_t>(i)));
       const size_t count = LeafCount(instruction.shape);
-      if (offset + count > leaves.size()) return Internal("cpu codegen: bad get-tuple-element ", instruction.name);
+      if (offset + count > leaves.size())
+        return Internal("cpu codegen: bad get-tuple-element ", instruction.name);
       return IrValues(leaves.begin() + static_cast<std::ptrdiff_t>(offset),
                       leaves.begin() + static_cast<std::ptrdiff_t>(offset + count));
     }
@@ -94,7 +111,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kParameter: return EmitParameter(instruction, index);
     case Opcode::kConstant: return EmitConstant(instruction, index);
     case Opcode::kIota:
-      return EmitConvert(b_, ElementType::kS64, type, index[static_cast<size_t>(instruction.attrs.iota_dimension)]);
+      return EmitConvert(b_, ElementType::kS64, type,
+                         index[static_cast<size_t>(instruction.attrs.iota_dimension)]);
     case Opcode::kCompare: {
       KILN_ASSIGN_OR_RETURN(llvm::Value * lhs, elementwise_operand(0));
       KILN_ASSIGN_OR_RETURN(llvm::Value * rhs, elementwise_operand(1));
@@ -134,7 +152,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
       const Instruction& operand = *instruction.operand(0);
       std::vector<int64_t> mapping = instruction.attrs.dimensions;
       if (mapping.empty()) {
-        for (int64_t i = 0; i < operand.shape.rank(); ++i) mapping.push_back(instruction.shape.rank() - operand.shape.rank() + i);
+        for (int64_t i = 0; i < operand.shape.rank(); ++i)
+          mapping.push_back(instruction.shape.rank() - operand.shape.rank() + i);
       }
       IrIndex operand_index;
       for (int64_t target : mapping) operand_index.push_back(index[static_cast<size_t>(target)]);
@@ -150,7 +169,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kSlice: {
       IrIndex operand_index(index.size());
       for (size_t d = 0; d < index.size(); ++d) {
-        const int64_t stride = instruction.attrs.slice_strides.empty() ? 1 : instruction.attrs.slice_strides[d];
+        const int64_t stride =
+            instruction.attrs.slice_strides.empty() ? 1 : instruction.attrs.slice_strides[d];
         operand_index[d] = b_.CreateAdd(b_.CreateMul(index[d], b_.getInt64(stride)),
                                         b_.getInt64(instruction.attrs.slice_starts[d]));
       }
@@ -167,6 +187,7 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kConcatenate: return EmitConcatenate(instruction, index);
     case Opcode::kPad: return EmitPad(instruction, index);
     case Opcode::kDynamicSlice: return EmitDynamicSlice(instruction, index);
+    case Opcode::kGather: return EmitGather(instruction, index);
     case Opcode::kMap: {
       IrValues arguments;
       for (size_t i = 0; i < instruction.operands.size(); ++i) {
@@ -189,7 +210,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     KILN_ASSIGN_OR_RETURN(llvm::Value * rhs, elementwise_operand(1));
     return EmitBinaryOp(b_, instruction.opcode, type, lhs, rhs);
   }
-  return Unimplemented("cpu codegen: cannot emit ", OpcodeName(instruction.opcode), " (", instruction.name, ")");
+  return Unimplemented("cpu codegen: cannot emit ", OpcodeName(instruction.opcode), " (", instruction.name,
+                       ")");
 }
 
 StatusOr<llvm::Value*> ElementalEmitter::EmitParameter(const Instruction& instruction, const IrIndex& index) {
@@ -201,7 +223,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitParameter(const Instruction& instru
   }
   const ElementType type = instruction.shape.element_type();
   llvm::Value* linear = Linearize(index, instruction.shape.dimensions());
-  llvm::Value* address = b_.CreateInBoundsGEP(StorageType(b_.getContext(), type), parameter_buffers_[number], linear);
+  llvm::Value* address =
+      b_.CreateInBoundsGEP(StorageType(b_.getContext(), type), parameter_buffers_[number], linear);
   return LoadElement(b_, type, address);
 }
 
@@ -240,8 +263,9 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitReshape(const Instruction& instruct
   const size_t in_lead = in_dims.size() - shared;
   IrIndex operand_index(in_dims.size());
   for (size_t i = 0; i < shared; ++i) operand_index[in_lead + i] = index[out_lead + i];
-  llvm::Value* linear = Linearize(IrIndex(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(out_lead)),
-                                  std::vector<int64_t>(out_dims.begin(), out_dims.begin() + static_cast<std::ptrdiff_t>(out_lead)));
+  llvm::Value* linear = Linearize(
+      IrIndex(index.begin(), index.begin() + static_cast<std::ptrdiff_t>(out_lead)),
+      std::vector<int64_t>(out_dims.begin(), out_dims.begin() + static_cast<std::ptrdiff_t>(out_lead)));
   for (size_t d = in_lead; d-- > 0;) {
     if (in_dims[d] == 1) {
       operand_index[d] = b_.getInt64(0);
@@ -276,7 +300,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitIf(llvm::Value* condition,
   return phi;
 }
 
-StatusOr<llvm::Value*> ElementalEmitter::EmitConcatenate(const Instruction& instruction, const IrIndex& index) {
+StatusOr<llvm::Value*> ElementalEmitter::EmitConcatenate(const Instruction& instruction,
+                                                         const IrIndex& index) {
   const auto dim = static_cast<size_t>(instruction.attrs.dimensions.at(0));
   llvm::Function* function = b_.GetInsertBlock()->getParent();
   llvm::BasicBlock* merge = llvm::BasicBlock::Create(b_.getContext(), "concat.merge", function);
@@ -325,7 +350,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitPad(const Instruction& instruction,
       inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateSRem(shifted, step), b_.getInt64(0)));
       position = b_.CreateSDiv(shifted, step);
     }
-    inside = b_.CreateAnd(inside, b_.CreateICmpSLT(position, b_.getInt64(operand.shape.dimensions(static_cast<int64_t>(d)))));
+    inside = b_.CreateAnd(
+        inside, b_.CreateICmpSLT(position, b_.getInt64(operand.shape.dimensions(static_cast<int64_t>(d)))));
     operand_index[d] = position;
   }
   return EmitIf(
@@ -337,7 +363,8 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitPad(const Instruction& instruction,
       padding[0]);
 }
 
-StatusOr<llvm::Value*> ElementalEmitter::EmitDynamicSlice(const Instruction& instruction, const IrIndex& index) {
+StatusOr<llvm::Value*> ElementalEmitter::EmitDynamicSlice(const Instruction& instruction,
+                                                          const IrIndex& index) {
   const Instruction& operand = *instruction.operand(0);
   const size_t rank = index.size();
   const bool vector_form = instruction.operands.size() == 2 && instruction.operand(1)->shape.rank() == 1;
@@ -346,17 +373,71 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitDynamicSlice(const Instruction& ins
     const Instruction& start_operand = vector_form ? *instruction.operand(1) : *instruction.operand(1 + d);
     IrIndex at = vector_form ? IrIndex{b_.getInt64(static_cast<int64_t>(d))} : IrIndex{};
     KILN_ASSIGN_OR_RETURN(IrValues values, Emit(start_operand, at));
-    const ElementType type = start_operand.shape.element_type();
-    llvm::Value* start = values[0];
-    if (type == ElementType::kU64) {
-      start = b_.CreateSelect(b_.CreateICmpUGT(start, b_.getInt64(INT64_MAX)), b_.getInt64(INT64_MAX), start);
-    } else {
-      start = EmitConvert(b_, type, ElementType::kS64, start);
-    }
-    const int64_t limit = operand.shape.dimensions(static_cast<int64_t>(d)) - instruction.shape.dimensions(static_cast<int64_t>(d));
+    llvm::Value* start = IndexToS64(values[0], start_operand.shape.element_type());
+    const int64_t limit = operand.shape.dimensions(static_cast<int64_t>(d)) -
+                          instruction.shape.dimensions(static_cast<int64_t>(d));
     start = b_.CreateSelect(b_.CreateICmpSLT(start, b_.getInt64(0)), b_.getInt64(0), start);
     start = b_.CreateSelect(b_.CreateICmpSGT(start, b_.getInt64(limit)), b_.getInt64(limit), start);
     operand_index[d] = b_.CreateAdd(start, index[d]);
+  }
+  KILN_ASSIGN_OR_RETURN(IrValues values, Emit(operand, operand_index));
+  return values[0];
+}
+
+llvm::Value* ElementalEmitter::IndexToS64(llvm::Value* value, ElementType type) {
+  if (type == ElementType::kU64) {
+    return b_.CreateSelect(b_.CreateICmpUGT(value, b_.getInt64(INT64_MAX)), b_.getInt64(INT64_MAX), value);
+  }
+  return EmitConvert(b_, type, ElementType::kS64, value);
+}
+
+// XLA gather: output dimensions not in offset_dims index the batch of start
+// indices; offset_dims walk the slice. Start indices are clamped so the whole
+// slice lies inside the operand (emittable.cc checked the dimension numbers).
+StatusOr<llvm::Value*> ElementalEmitter::EmitGather(const Instruction& instruction, const IrIndex& index) {
+  const Instruction& operand = *instruction.operand(0);
+  const Instruction& indices = *instruction.operand(1);
+  const GatherDimensionNumbers& numbers = instruction.attrs.gather;
+  const std::vector<int64_t>& slice_sizes = instruction.attrs.gather_slice_sizes;
+  auto contains = [](const std::vector<int64_t>& values, int64_t value) {
+    return std::find(values.begin(), values.end(), value) != values.end();
+  };
+  IrIndex batch_index;
+  for (size_t d = 0; d < index.size(); ++d) {
+    if (!contains(numbers.offset_dims, static_cast<int64_t>(d))) batch_index.push_back(index[d]);
+  }
+  // The element of `indices` holding component `k` of the start vector.
+  const int64_t indices_rank = indices.shape.rank();
+  auto indices_index = [&](int64_t k) {
+    IrIndex at;
+    for (int64_t d = 0, b = 0; d < indices_rank; ++d) {
+      at.push_back(d == numbers.index_vector_dim ? b_.getInt64(k) : batch_index[static_cast<size_t>(b++)]);
+    }
+    return at;
+  };
+  const size_t operand_rank = static_cast<size_t>(operand.shape.rank());
+  IrIndex start(operand_rank, b_.getInt64(0));
+  for (size_t k = 0; k < numbers.start_index_map.size(); ++k) {
+    KILN_ASSIGN_OR_RETURN(IrValues values, Emit(indices, indices_index(static_cast<int64_t>(k))));
+    start[static_cast<size_t>(numbers.start_index_map[k])] =
+        IndexToS64(values[0], indices.shape.element_type());
+  }
+  for (size_t i = 0; i < numbers.operand_batching_dims.size(); ++i) {
+    int64_t position = numbers.start_indices_batching_dims[i];
+    if (position > numbers.index_vector_dim) --position;
+    start[static_cast<size_t>(numbers.operand_batching_dims[i])] = batch_index[static_cast<size_t>(position)];
+  }
+  IrIndex operand_index(operand_rank);
+  size_t window = 0;
+  for (size_t d = 0; d < operand_rank; ++d) {
+    const int64_t limit = operand.shape.dimensions(static_cast<int64_t>(d)) - slice_sizes[d];
+    llvm::Value* clamped =
+        b_.CreateSelect(b_.CreateICmpSLT(start[d], b_.getInt64(0)), b_.getInt64(0), start[d]);
+    clamped = b_.CreateSelect(b_.CreateICmpSGT(clamped, b_.getInt64(limit)), b_.getInt64(limit), clamped);
+    const bool windowed = !contains(numbers.collapsed_slice_dims, static_cast<int64_t>(d)) &&
+                          !contains(numbers.operand_batching_dims, static_cast<int64_t>(d));
+    if (windowed) clamped = b_.CreateAdd(clamped, index[static_cast<size_t>(numbers.offset_dims[window++])]);
+    operand_index[d] = clamped;
   }
   KILN_ASSIGN_OR_RETURN(IrValues values, Emit(operand, operand_index));
   return values[0];
@@ -415,7 +496,8 @@ StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, 
     if (level == reduced_dims.size()) {
       PushScope();
       IrValues arguments;
-      for (size_t i = 0; i < count; ++i) arguments.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
+      for (size_t i = 0; i < count; ++i)
+        arguments.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
       for (size_t i = 0; i < count; ++i) {
         StatusOr<IrValues> value = Emit(*instruction.operand(i), input_index);
         if (!value.ok()) {
@@ -427,19 +509,22 @@ StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, 
       StatusOr<IrValues> result = EmitCall(*instruction.called[0], arguments, true);
       PopScope();
       KILN_RETURN_IF_ERROR(result.status());
-      if (result->size() != count) return Internal("cpu codegen: reducer of ", instruction.name, " returns ", result->size(), " values");
+      if (result->size() != count)
+        return Internal("cpu codegen: reducer of ", instruction.name, " returns ", result->size(), " values");
       for (size_t i = 0; i < count; ++i) b_.CreateStore((*result)[i], accumulators[i]);
       return OkStatus();
     }
     const size_t d = reduced_dims[level];
-    return EmitCountedLoop(b_, b_.getInt64(0), b_.getInt64(in_dims[d]), "reduce", [&](llvm::Value* i) -> Status {
-      input_index[d] = i;
-      return loop(level + 1);
-    });
+    return EmitCountedLoop(b_, b_.getInt64(0), b_.getInt64(in_dims[d]), "reduce",
+                           [&](llvm::Value* i) -> Status {
+                             input_index[d] = i;
+                             return loop(level + 1);
+                           });
   };
   KILN_RETURN_IF_ERROR(loop(0));
   IrValues results;
-  for (size_t i = 0; i < count; ++i) results.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
+  for (size_t i = 0; i < count; ++i)
+    results.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
   return results;
 }
 
@@ -464,12 +549,14 @@ StatusOr<IrValues> ElementalEmitter::EmitReduceWindow(const Instruction& instruc
       llvm::Value* inside = b_.getTrue();
       for (size_t k = 0; k < rank; ++k) {
         const WindowDimension& w = window.dimensions[k];
-        llvm::Value* position = b_.CreateSub(
-            b_.CreateAdd(b_.CreateMul(index[k], b_.getInt64(w.stride)), b_.CreateMul(window_index[k], b_.getInt64(w.window_dilation))),
-            b_.getInt64(w.padding_low));
+        llvm::Value* position =
+            b_.CreateSub(b_.CreateAdd(b_.CreateMul(index[k], b_.getInt64(w.stride)),
+                                      b_.CreateMul(window_index[k], b_.getInt64(w.window_dilation))),
+                         b_.getInt64(w.padding_low));
         inside = b_.CreateAnd(inside, b_.CreateICmpSGE(position, b_.getInt64(0)));
         if (w.base_dilation > 1) {
-          inside = b_.CreateAnd(inside, b_.CreateICmpEQ(b_.CreateSRem(position, b_.getInt64(w.base_dilation)), b_.getInt64(0)));
+          inside = b_.CreateAnd(
+              inside, b_.CreateICmpEQ(b_.CreateSRem(position, b_.getInt64(w.base_dilation)), b_.getInt64(0)));
           position = b_.CreateSDiv(position, b_.getInt64(w.base_dilation));
         }
         inside = b_.CreateAnd(inside, b_.CreateICmpSLT(position, b_.getInt64(in_dims[k])));
@@ -482,30 +569,37 @@ StatusOr<IrValues> ElementalEmitter::EmitReduceWindow(const Instruction& instruc
       b_.SetInsertPoint(body);
       PushScope();
       IrValues arguments;
-      for (size_t i = 0; i < count; ++i) arguments.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
+      for (size_t i = 0; i < count; ++i)
+        arguments.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
       Status status = OkStatus();
       for (size_t i = 0; i < count && status.ok(); ++i) {
         StatusOr<IrValues> value = Emit(*instruction.operand(i), input_index);
-        if (value.ok()) arguments.push_back((*value)[0]);
-        else status = value.status();
+        if (value.ok())
+          arguments.push_back((*value)[0]);
+        else
+          status = value.status();
       }
-      StatusOr<IrValues> result = status.ok() ? EmitCall(*instruction.called[0], arguments, true) : StatusOr<IrValues>(status);
+      StatusOr<IrValues> result =
+          status.ok() ? EmitCall(*instruction.called[0], arguments, true) : StatusOr<IrValues>(status);
       PopScope();
       KILN_RETURN_IF_ERROR(result.status());
-      if (result->size() != count) return Internal("cpu codegen: reducer of ", instruction.name, " returns ", result->size(), " values");
+      if (result->size() != count)
+        return Internal("cpu codegen: reducer of ", instruction.name, " returns ", result->size(), " values");
       for (size_t i = 0; i < count; ++i) b_.CreateStore((*result)[i], accumulators[i]);
       b_.CreateBr(skip);
       b_.SetInsertPoint(skip);
       return OkStatus();
     }
-    return EmitCountedLoop(b_, b_.getInt64(0), b_.getInt64(window.dimensions[d].size), "window", [&](llvm::Value* i) -> Status {
-      window_index[d] = i;
-      return loop(d + 1);
-    });
+    return EmitCountedLoop(b_, b_.getInt64(0), b_.getInt64(window.dimensions[d].size), "window",
+                           [&](llvm::Value* i) -> Status {
+                             window_index[d] = i;
+                             return loop(d + 1);
+                           });
   };
   KILN_RETURN_IF_ERROR(loop(0));
   IrValues results;
-  for (size_t i = 0; i < count; ++i) results.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
+  for (size_t i = 0; i < count; ++i)
+    results.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
   return results;
 }
 

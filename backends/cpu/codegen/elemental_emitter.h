@@ -17,14 +17,15 @@
 
 namespace kiln::cpu::codegen {
 
-using IrIndex = std::vector<llvm::Value*>;  // one i64 per dimension
+using IrIndex = std::vector<llvm::Value*>;   // one i64 per dimension
 using IrValues = std::vector<llvm::Value*>;  // one per array leaf
 
 class ElementalEmitter {
  public:
   // `parameter_buffers[i]` points at parameter i of the emitted computation
   // (storage type, dense row-major). Allocas go to the start of `entry`.
-  ElementalEmitter(llvm::IRBuilder<>& b, llvm::BasicBlock* entry, std::vector<llvm::Value*> parameter_buffers);
+  ElementalEmitter(llvm::IRBuilder<>& b, llvm::BasicBlock* entry,
+                   std::vector<llvm::Value*> parameter_buffers);
 
   // Values of `instruction` at `index`: one per array leaf, in compute type.
   StatusOr<IrValues> Emit(const Instruction& instruction, const IrIndex& index);
@@ -36,6 +37,19 @@ class ElementalEmitter {
 
   // Row-major linear index of `index` in an array of `dims`.
   llvm::Value* Linearize(const IrIndex& index, const std::vector<int64_t>& dims);
+  // The index in an array of `dims` of row-major position `linear`.
+  IrIndex Delinearize(llvm::Value* linear, const std::vector<int64_t>& dims);
+
+  // Inlines a scalar computation in order (no reassociation: scatter
+  // combiners may not be associative or commutative).
+  StatusOr<IrValues> EmitScalarCall(const Computation& computation, const IrValues& arguments) {
+    return EmitCall(computation, arguments, /*reassociate=*/false);
+  }
+  // An index value of integer `type` as i64; u64 values past INT64_MAX become
+  // INT64_MAX so that later clamping still treats them as too large.
+  llvm::Value* IndexToS64(llvm::Value* value, ElementType type);
+  // The block that holds allocas.
+  llvm::BasicBlock* entry() const { return entry_; }
 
  private:
   using CacheKey = std::pair<const Instruction*, IrIndex>;
@@ -52,6 +66,7 @@ class ElementalEmitter {
   StatusOr<llvm::Value*> EmitConcatenate(const Instruction& instruction, const IrIndex& index);
   StatusOr<llvm::Value*> EmitPad(const Instruction& instruction, const IrIndex& index);
   StatusOr<llvm::Value*> EmitDynamicSlice(const Instruction& instruction, const IrIndex& index);
+  StatusOr<llvm::Value*> EmitGather(const Instruction& instruction, const IrIndex& index);
   StatusOr<IrValues> EmitReduce(const Instruction& instruction, const IrIndex& index);
   StatusOr<IrValues> EmitReduceWindow(const Instruction& instruction, const IrIndex& index);
   // Inlines a scalar computation on argument values.

@@ -9,16 +9,15 @@
 namespace kiln::cpu::codegen {
 namespace {
 
-llvm::Value* F(llvm::IRBuilder<>& b, double value) {
-  return llvm::ConstantFP::get(b.getFloatTy(), value);
-}
+llvm::Value* F(llvm::IRBuilder<>& b, double value) { return llvm::ConstantFP::get(b.getFloatTy(), value); }
 
 // Horner evaluation of c[0]*x^n + c[1]*x^(n-1) + ... + c[n], with FMAs.
 llvm::Value* Polynomial(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
   llvm::Value* result = nullptr;
   for (double c : coefficients) {
-    result = result == nullptr ? F(b, c)
-                               : b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {result, x, F(b, c)});
+    result = result == nullptr
+                 ? F(b, c)
+                 : b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {result, x, F(b, c)});
   }
   return result;
 }
@@ -39,16 +38,19 @@ llvm::Value* EmitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* n = b.CreateIntrinsic(llvm::Intrinsic::roundeven, {b.getFloatTy()},
                                      {b.CreateFMul(clamped, F(b, 1.44269504088896341))});
   // r = x - n * ln2, with ln2 split in two so the product is exact.
-  llvm::Value* r = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, F(b, -0.693359375), clamped});
+  llvm::Value* r =
+      b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, F(b, -0.693359375), clamped});
   r = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, F(b, 2.12194440e-4), r});
-  llvm::Value* p = Polynomial(b, r,
-                              {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2,
-                               1.6666665459E-1, 5.0000001201E-1});
+  llvm::Value* p = Polynomial(
+      b, r,
+      {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
   llvm::Value* r2 = b.CreateFMul(r, r);
-  llvm::Value* er = b.CreateFAdd(b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, r2, r}), F(b, 1.0));
+  llvm::Value* er =
+      b.CreateFAdd(b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, r2, r}), F(b, 1.0));
   llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
   llvm::Value* half_n = b.CreateAShr(ni, 1);
-  llvm::Value* result = b.CreateFMul(b.CreateFMul(er, PowerOfTwo(b, half_n)), PowerOfTwo(b, b.CreateSub(ni, half_n)));
+  llvm::Value* result =
+      b.CreateFMul(b.CreateFMul(er, PowerOfTwo(b, half_n)), PowerOfTwo(b, b.CreateSub(ni, half_n)));
   result = b.CreateSelect(b.CreateFCmpOGT(x, F(b, 88.72283905206835)),
                           F(b, std::numeric_limits<float>::infinity()), result);
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
@@ -70,10 +72,10 @@ llvm::Value* EmitFastLog(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* f = b.CreateFSub(b.CreateSelect(small, b.CreateFAdd(m, m), m), F(b, 1.0));
   llvm::Value* e = b.CreateSIToFP(exponent, b.getFloatTy());
   llvm::Value* z = b.CreateFMul(f, f);
-  llvm::Value* p = Polynomial(b, f,
-                              {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1,
-                               1.4249322787E-1, -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1,
-                               3.3333331174E-1});
+  llvm::Value* p =
+      Polynomial(b, f,
+                 {7.0376836292E-2, -1.1514610310E-1, 1.1676998740E-1, -1.2420140846E-1, 1.4249322787E-1,
+                  -1.6668057665E-1, 2.0000714765E-1, -2.4999993993E-1, 3.3333331174E-1});
   llvm::Value* y = b.CreateFMul(b.CreateFMul(f, z), p);
   y = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {e, F(b, -2.12194440e-4), y});
   y = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {z, F(b, -0.5), y});
@@ -93,13 +95,13 @@ llvm::Value* EmitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOGT(x, F(b, bound)), F(b, bound), x);
   clamped = b.CreateSelect(b.CreateFCmpOLT(clamped, F(b, -bound)), F(b, -bound), clamped);
   llvm::Value* x2 = b.CreateFMul(clamped, clamped);
-  llvm::Value* p = Polynomial(b, x2,
-                              {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11,
-                               5.12229709037114e-08, 1.48572235717979e-05, 6.37261928875436e-04,
-                               4.89352455891786e-03});
+  llvm::Value* p =
+      Polynomial(b, x2,
+                 {-2.76076847742355e-16, 2.00018790482477e-13, -8.60467152213735e-11, 5.12229709037114e-08,
+                  1.48572235717979e-05, 6.37261928875436e-04, 4.89352455891786e-03});
   p = b.CreateFMul(clamped, p);
-  llvm::Value* q = Polynomial(b, x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03,
-                                      4.89352518554385e-03});
+  llvm::Value* q = Polynomial(
+      b, x2, {1.19825839466702e-06, 1.18534705686654e-04, 2.26843463243900e-03, 4.89352518554385e-03});
   llvm::Value* result = b.CreateFDiv(p, q);
   llvm::Value* abs = b.CreateIntrinsic(llvm::Intrinsic::fabs, {b.getFloatTy()}, {x});
   return b.CreateSelect(b.CreateFCmpOLT(abs, F(b, 0.0004)), x, result);
@@ -116,10 +118,10 @@ llvm::Value* EmitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOGT(x, F(b, 4.0)), F(b, 4.0), x);
   clamped = b.CreateSelect(b.CreateFCmpOLT(clamped, F(b, -4.0)), F(b, -4.0), clamped);
   llvm::Value* x2 = b.CreateFMul(clamped, clamped);
-  llvm::Value* p = Polynomial(b, x2,
-                              {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06,
-                               -5.69250639462346e-05, -7.34990630326855e-04, -2.95459980854025e-03,
-                               -1.60960333262415e-02});
+  llvm::Value* p =
+      Polynomial(b, x2,
+                 {-2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
+                  -7.34990630326855e-04, -2.95459980854025e-03, -1.60960333262415e-02});
   p = b.CreateFMul(clamped, p);
   llvm::Value* q = Polynomial(b, x2,
                               {-1.45660718464996e-05, -2.13374055278905e-04, -1.68282697438203e-03,

@@ -15,6 +15,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "backends/cpu/codegen/phase_timer.h"
+
 namespace kiln::cpu::codegen {
 namespace {
 
@@ -36,13 +38,14 @@ llvm::CodeGenOptLevel CodeGenLevel(int level) {
 // created per call because it is not thread-safe and modules may be
 // optimised on several threads at once.
 llvm::Error Optimize(llvm::Module& module, llvm::orc::JITTargetMachineBuilder builder, int level) {
+  PhaseTimer timer("llvm: optimise");
   auto target_machine = builder.createTargetMachine();
   if (!target_machine) return target_machine.takeError();
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = level >= 2;
   tuning.SLPVectorization = level >= 2;
-  tuning.LoopInterleaving = level >= 2;
-  tuning.LoopUnrolling = level >= 2;
+  tuning.LoopInterleaving = std::getenv("KX_IL") != nullptr;
+  tuning.LoopUnrolling = std::getenv("KX_UN") != nullptr;
   llvm::LoopAnalysisManager loop_analyses;
   llvm::FunctionAnalysisManager function_analyses;
   llvm::CGSCCAnalysisManager cgscc_analyses;
@@ -54,6 +57,12 @@ llvm::Error Optimize(llvm::Module& module, llvm::orc::JITTargetMachineBuilder bu
   passes.registerLoopAnalyses(loop_analyses);
   passes.crossRegisterProxies(loop_analyses, function_analyses, cgscc_analyses, module_analyses);
   llvm::ModulePassManager pipeline;
+  if (const char* text = std::getenv("KX_PIPE")) {
+    if (llvm::Error e = passes.parsePassPipeline(pipeline, text)) return e;
+    pipeline.run(module, module_analyses);
+    if (std::getenv("KILN_CPU_DUMP_IR") != nullptr) module.print(llvm::errs(), nullptr);
+    return llvm::Error::success();
+  }
   switch (level) {
     case 0: pipeline = passes.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
     case 1: pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
@@ -93,7 +102,8 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
   jit->optimization_level_ = optimization_level;
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) return FromLlvm(builder.takeError(), "detecting the host CPU");
-  builder->setCodeGenOptLevel(CodeGenLevel(optimization_level));
+  builder->setCodeGenOptLevel(
+      CodeGenLevel(std::getenv("KX_CG") ? std::atoi(std::getenv("KX_CG")) : optimization_level));
   jit->cpu_ = builder->getCPU();
   jit->features_ = builder->getFeatures().getString();
   jit->triple_ = builder->getTargetTriple().str();
@@ -117,9 +127,9 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
   if (!lljit) return FromLlvm(lljit.takeError(), "creating the JIT");
   jit->jit_ = std::move(*lljit);
   jit->jit_->getIRTransformLayer().setTransform(
-      [machine_builder, optimization_level](llvm::orc::ThreadSafeModule module,
-                                            const llvm::orc::MaterializationResponsibility&)
-          -> llvm::Expected<llvm::orc::ThreadSafeModule> {
+      [machine_builder, optimization_level](
+          llvm::orc::ThreadSafeModule module,
+          const llvm::orc::MaterializationResponsibility&) -> llvm::Expected<llvm::orc::ThreadSafeModule> {
         llvm::Error error = module.withModuleDo(
             [&](llvm::Module& m) { return Optimize(m, machine_builder, optimization_level); });
         if (error) return error;
@@ -152,8 +162,8 @@ StatusOr<std::unique_ptr<JitModule>> Jit::Add(std::unique_ptr<llvm::Module> modu
   auto dylib = jit_->createJITDylib("kiln." + std::to_string(counter.fetch_add(1)));
   if (!dylib) return FromLlvm(dylib.takeError(), "creating a JITDylib");
   // libm and the C runtime, for the few scalar calls kernels make.
-  auto process = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-      jit_->getDataLayout().getGlobalPrefix());
+  auto process =
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(jit_->getDataLayout().getGlobalPrefix());
   if (!process) return FromLlvm(process.takeError(), "searching the process for symbols");
   dylib->addGenerator(std::move(*process));
   auto result = std::make_unique<JitModule>(shared_from_this(), &*dylib);

@@ -4,6 +4,7 @@
 #include "backends/cpu/codegen/kernel_compiler.h"
 
 #include <atomic>
+#include <optional>
 
 #include <llvm/IR/Verifier.h>
 #include <llvm/Support/raw_ostream.h>
@@ -11,6 +12,7 @@
 #include "backends/cpu/codegen/emittable.h"
 #include "backends/cpu/codegen/jit.h"
 #include "backends/cpu/codegen/kernel_emitter.h"
+#include "backends/cpu/codegen/phase_timer.h"
 
 namespace kiln::cpu {
 namespace {
@@ -35,11 +37,14 @@ class LlvmKernelCompiler : public KernelCompiler {
   }
 
   StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) override {
+    PhaseTimer total("kernels: total");
+    std::optional<PhaseTimer> emit(std::in_place, "kernels: emit IR");
     auto context = std::make_unique<llvm::LLVMContext>();
     std::unique_ptr<llvm::Module> module = jit_->NewModule("kiln_kernels", *context);
     std::vector<KernelInfo> kernels;
     for (const KernelRequest& request : requests) {
-      if (request.computation == nullptr) return InvalidArgument("cpu codegen: request ", request.name, " has no computation");
+      if (request.computation == nullptr)
+        return InvalidArgument("cpu codegen: request ", request.name, " has no computation");
       if (request.name.empty()) return InvalidArgument("cpu codegen: a kernel request has an empty name");
       if (module->getFunction(request.name) != nullptr) {
         return InvalidArgument("cpu codegen: kernel name ", request.name, " is used twice");
@@ -58,6 +63,8 @@ class LlvmKernelCompiler : public KernelCompiler {
       problem_stream.flush();
       return Internal("cpu codegen: emitted invalid IR: ", problems);
     }
+    emit.reset();
+    PhaseTimer jit("kernels: optimise+codegen");
     bool cache_hit = false;
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<codegen::JitModule> code,
                           jit_->Add(std::move(module), std::move(context), &cache_hit));
@@ -66,7 +73,8 @@ class LlvmKernelCompiler : public KernelCompiler {
       kernels[i].function = reinterpret_cast<KernelFunction>(address);
     }
     cache_hits_.fetch_add(cache_hit ? 1 : 0);
-    return std::shared_ptr<CompiledKernels>(std::make_shared<LlvmCompiledKernels>(std::move(code), std::move(kernels)));
+    return std::shared_ptr<CompiledKernels>(
+        std::make_shared<LlvmCompiledKernels>(std::move(code), std::move(kernels)));
   }
 
   int64_t cache_hits() const override { return cache_hits_.load(); }

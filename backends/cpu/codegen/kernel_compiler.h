@@ -6,7 +6,9 @@
 // parameters: a fused loop (elementwise ops, broadcasts, reshapes,
 // transposes, slices, converts, ...) or a reduction with its fused
 // producers. The root may be a tuple of arrays (multi-output fusion,
-// variadic reduce); its leaves are the kernel's outputs.
+// variadic reduce); its leaves are the kernel's outputs. A root that is a
+// scatter or select-and-scatter makes a serial kernel (parallel extent 1)
+// that fills its outputs and then applies the updates in order.
 #pragma once
 
 #include <cstdint>

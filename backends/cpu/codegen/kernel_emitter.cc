@@ -8,6 +8,7 @@
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/elemental_emitter.h"
 #include "backends/cpu/codegen/loop_ir.h"
+#include "backends/cpu/codegen/scatter_emitter.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -24,7 +25,8 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 
 }  // namespace
 
-StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation, const std::string& name) {
+StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
+                                  const std::string& name) {
   llvm::LLVMContext& context = module.getContext();
   const std::vector<Shape> leaves = computation.root()->shape.Leaves();
   if (leaves.empty()) return InvalidArgument("cpu codegen: ", computation.name(), " has no array output");
@@ -43,10 +45,12 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   }
   for (const Shape& leaf : leaves) output_bytes += ByteWidth(leaf.element_type());
   const int64_t work_per_element = std::max<int64_t>(1, output_count == 0 ? 1 : input_count / output_count);
-  const int64_t block = std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1, std::max<int64_t>(inner, 1));
+  const int64_t block =
+      std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1, std::max<int64_t>(inner, 1));
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
+  const bool serial = IsScatterLike(*computation.root());
   KernelLayout layout;
-  layout.parallel_extent = output_count == 0 ? 1 : rows * blocks_per_row;
+  layout.parallel_extent = output_count == 0 || serial ? 1 : rows * blocks_per_row;
   layout.bytes_per_iteration = block * (work_per_element * input_bytes + output_bytes);
 
   // The exported entry point unpacks `buffers` and calls an always-inlined
@@ -62,7 +66,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
                                                 llvm::GlobalValue::InternalLinkage, name + ".body", module);
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   body->addFnAttr(llvm::Attribute::NoUnwind);
-  for (size_t i = 0; i < buffer_count; ++i) body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
+  for (size_t i = 0; i < buffer_count; ++i)
+    body->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
 
   llvm::Function* kernel = llvm::Function::Create(llvm::FunctionType::get(void_type, {ptr, i64, i64}, false),
                                                   llvm::GlobalValue::ExternalLinkage, name, module);
@@ -84,7 +89,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   llvm::BasicBlock* start = llvm::BasicBlock::Create(context, "start", body);
   llvm::IRBuilder<> b(start);
   std::vector<llvm::Value*> parameter_buffers;
-  for (size_t i = 0; i < parameter_count; ++i) parameter_buffers.push_back(body->getArg(static_cast<unsigned>(i)));
+  for (size_t i = 0; i < parameter_count; ++i)
+    parameter_buffers.push_back(body->getArg(static_cast<unsigned>(i)));
   ElementalEmitter emitter(b, entry, parameter_buffers);
   llvm::Value* begin = body->getArg(static_cast<unsigned>(buffer_count));
   llvm::Value* end = body->getArg(static_cast<unsigned>(buffer_count + 1));
@@ -100,8 +106,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
       llvm::Value* linear = emitter.Linearize(index, dims);
       for (size_t k = 0; k < leaves.size(); ++k) {
         const ElementType type = leaves[k].element_type();
-        llvm::Value* address = b.CreateInBoundsGEP(StorageType(context, type),
-                                                   body->getArg(static_cast<unsigned>(parameter_count + k)), linear);
+        llvm::Value* address = b.CreateInBoundsGEP(
+            StorageType(context, type), body->getArg(static_cast<unsigned>(parameter_count + k)), linear);
         StoreElement(b, type, (*values)[k], address);
       }
     }
@@ -110,7 +116,15 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   };
 
   Status status = OkStatus();
-  if (output_count > 0) {
+  if (serial) {
+    // One iteration does everything, in update order.
+    std::vector<llvm::Value*> outputs;
+    for (size_t k = 0; k < leaves.size(); ++k)
+      outputs.push_back(body->getArg(static_cast<unsigned>(parameter_count + k)));
+    status = EmitCountedLoop(b, begin, end, "serial", [&](llvm::Value*) -> Status {
+      return EmitScatterLike(b, emitter, *computation.root(), outputs);
+    });
+  } else if (output_count > 0) {
     status = EmitCountedLoop(b, begin, end, "parallel", [&](llvm::Value* p) -> Status {
       llvm::Value* row = p;
       llvm::Value* block_index = b.getInt64(0);
@@ -125,11 +139,11 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
         if (d > 0) row = b.CreateUDiv(row, b.getInt64(dims[d]));
       }
       llvm::Value* inner_begin = b.CreateMul(block_index, b.getInt64(block));
-      llvm::Value* inner_end = blocks_per_row > 1
-                                   ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin,
-                                                             b.CreateAdd(inner_begin, b.getInt64(block)),
-                                                             b.getInt64(inner))
-                                   : b.getInt64(inner);
+      llvm::Value* inner_end =
+          blocks_per_row > 1
+              ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(inner_begin, b.getInt64(block)),
+                                        b.getInt64(inner))
+              : b.getInt64(inner);
       return EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
         index[rank - 1] = j;
         return store_outputs(index);

@@ -20,6 +20,7 @@ struct KernelLayout {
 };
 
 // Adds `void name(ptr buffers, i64 begin, i64 end)` to `module`.
-StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation, const std::string& name);
+StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
+                                  const std::string& name);
 
 }  // namespace kiln::cpu::codegen

@@ -56,8 +56,8 @@ void DiskObjectCache::notifyObjectCompiled(const llvm::Module* module, llvm::Mem
   // Write a unique temporary file, then rename, so that concurrent processes
   // never read a half-written object.
   static std::atomic<uint64_t> counter{0};
-  const std::string temporary = PathOf(key) + ".tmp" + std::to_string(llvm::sys::Process::getProcessId()) + "." +
-                                std::to_string(counter.fetch_add(1));
+  const std::string temporary = PathOf(key) + ".tmp" + std::to_string(llvm::sys::Process::getProcessId()) +
+                                "." + std::to_string(counter.fetch_add(1));
   {
     std::error_code error;
     llvm::raw_fd_ostream out(temporary, error, llvm::sys::fs::OF_None);

@@ -21,12 +21,14 @@ llvm::Value* FloatConst(llvm::Type* type, double value) { return llvm::ConstantF
 
 // A call of a libm function (float or double flavour) that neither reads nor
 // writes memory as far as the optimiser needs to know.
-llvm::Value* CallLibm(llvm::IRBuilder<>& b, const std::string& double_name, std::initializer_list<llvm::Value*> args) {
+llvm::Value* CallLibm(llvm::IRBuilder<>& b, const std::string& double_name,
+                      std::initializer_list<llvm::Value*> args) {
   llvm::Type* type = (*args.begin())->getType();
   const std::string name = type->isFloatTy() ? double_name + "f" : double_name;
   std::vector<llvm::Type*> params(args.size(), type);
   llvm::Module* module = b.GetInsertBlock()->getModule();
-  llvm::FunctionCallee callee = module->getOrInsertFunction(name, llvm::FunctionType::get(type, params, false));
+  llvm::FunctionCallee callee =
+      module->getOrInsertFunction(name, llvm::FunctionType::get(type, params, false));
   if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
     function->setDoesNotThrow();
     function->setDoesNotAccessMemory();
@@ -35,7 +37,8 @@ llvm::Value* CallLibm(llvm::IRBuilder<>& b, const std::string& double_name, std:
   return b.CreateCall(callee, args);
 }
 
-llvm::Value* Intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, std::initializer_list<llvm::Value*> args) {
+llvm::Value* Intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id,
+                       std::initializer_list<llvm::Value*> args) {
   return b.CreateIntrinsic(id, {(*args.begin())->getType()}, std::vector<llvm::Value*>(args));
 }
 
@@ -43,7 +46,8 @@ llvm::Value* IsNan(llvm::IRBuilder<>& b, llvm::Value* x) { return b.CreateFCmpUN
 
 // Integer power by squaring with wrap-around, as a small loop; a negative
 // exponent gives 0 except for base 1.
-llvm::Value* EmitIntegerPower(llvm::IRBuilder<>& b, ElementType type, llvm::Value* base, llvm::Value* exponent) {
+llvm::Value* EmitIntegerPower(llvm::IRBuilder<>& b, ElementType type, llvm::Value* base,
+                              llvm::Value* exponent) {
   llvm::Type* t = base->getType();
   llvm::Function* function = b.GetInsertBlock()->getParent();
   llvm::BasicBlock* entry = b.GetInsertBlock();
@@ -234,7 +238,9 @@ StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementT
       }
       break;
     case Opcode::kSqrt: result = Intrinsic(b, llvm::Intrinsic::sqrt, {x}); break;
-    case Opcode::kRsqrt: result = b.CreateFDiv(FloatConst(t, 1.0), Intrinsic(b, llvm::Intrinsic::sqrt, {x})); break;
+    case Opcode::kRsqrt:
+      result = b.CreateFDiv(FloatConst(t, 1.0), Intrinsic(b, llvm::Intrinsic::sqrt, {x}));
+      break;
     case Opcode::kSin: result = Intrinsic(b, llvm::Intrinsic::sin, {x}); break;
     case Opcode::kCos: result = Intrinsic(b, llvm::Intrinsic::cos, {x}); break;
     case Opcode::kTan: result = CallLibm(b, "tan", {x}); break;
@@ -313,11 +319,13 @@ llvm::Value* EmitCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, Co
     type = ElementType::kS64;  // any signed integer type
   }
   if (IsFloating(type)) {
-    static constexpr P kFloat[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OGE, P::FCMP_OGT, P::FCMP_OLE, P::FCMP_OLT};
+    static constexpr P kFloat[] = {P::FCMP_OEQ, P::FCMP_UNE, P::FCMP_OGE,
+                                   P::FCMP_OGT, P::FCMP_OLE, P::FCMP_OLT};
     return b.CreateFCmp(kFloat[static_cast<int>(direction)], lhs, rhs);
   }
   static constexpr P kSigned[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_SGE, P::ICMP_SGT, P::ICMP_SLE, P::ICMP_SLT};
-  static constexpr P kUnsigned[] = {P::ICMP_EQ, P::ICMP_NE, P::ICMP_UGE, P::ICMP_UGT, P::ICMP_ULE, P::ICMP_ULT};
+  static constexpr P kUnsigned[] = {P::ICMP_EQ,  P::ICMP_NE,  P::ICMP_UGE,
+                                    P::ICMP_UGT, P::ICMP_ULE, P::ICMP_ULT};
   const bool is_signed = IsSignedIntegral(type);
   return b.CreateICmp((is_signed ? kSigned : kUnsigned)[static_cast<int>(direction)], lhs, rhs);
 }
@@ -358,8 +366,8 @@ llvm::Value* EmitIsFinite(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 // XLA's reduce-precision on the bits: round the mantissa to nearest even,
 // then flush exponents out of the reduced range to zero or infinity.
-llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::Value* x, int64_t exponent_bits,
-                                 int64_t mantissa_bits) {
+llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::Value* x,
+                                 int64_t exponent_bits, int64_t mantissa_bits) {
   const bool is_double = type == ElementType::kF64;
   const int width = is_double ? 64 : 32;
   const int source_mantissa = is_double ? 52 : 23;
@@ -372,8 +380,8 @@ llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::V
     const int dropped = source_mantissa - static_cast<int>(mantissa_bits);
     const uint64_t last_kept = uint64_t{1} << dropped;
     const uint64_t base_bias = (last_kept >> 1) - 1;
-    llvm::Value* bias = b.CreateAdd(b.CreateLShr(b.CreateAnd(bits, Int(t, last_kept)), Int(t, dropped)),
-                                    Int(t, base_bias));
+    llvm::Value* bias =
+        b.CreateAdd(b.CreateLShr(b.CreateAnd(bits, Int(t, last_kept)), Int(t, dropped)), Int(t, base_bias));
     bits = b.CreateAnd(b.CreateAdd(bits, bias), Int(t, ~(last_kept - 1) & width_mask));
   }
   if (exponent_bits < source_exponent) {
@@ -386,8 +394,10 @@ llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::V
     llvm::Value* exponent = b.CreateAnd(bits, Int(t, exponent_mask));
     llvm::Value* sign = b.CreateAnd(bits, Int(t, sign_mask));
     llvm::Value* overflow = b.CreateICmpUGT(exponent, Int(t, (max_exponent << source_mantissa) & width_mask));
-    llvm::Value* underflow = b.CreateICmpULE(exponent, Int(t, (min_exponent << source_mantissa) & width_mask));
-    bits = b.CreateSelect(overflow, b.CreateOr(sign, Int(t, exponent_mask)), b.CreateSelect(underflow, sign, bits));
+    llvm::Value* underflow =
+        b.CreateICmpULE(exponent, Int(t, (min_exponent << source_mantissa) & width_mask));
+    bits = b.CreateSelect(overflow, b.CreateOr(sign, Int(t, exponent_mask)),
+                          b.CreateSelect(underflow, sign, bits));
   }
   llvm::Value* reduced = b.CreateBitCast(bits, x->getType());
   llvm::Value* nan_result =

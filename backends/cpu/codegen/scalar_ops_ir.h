@@ -26,8 +26,8 @@ llvm::Value* EmitCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, Co
 llvm::Value* EmitConvert(llvm::IRBuilder<>& b, ElementType from, ElementType to, llvm::Value* x);
 llvm::Value* EmitBitcastConvert(llvm::IRBuilder<>& b, ElementType from, ElementType to, llvm::Value* x);
 llvm::Value* EmitIsFinite(llvm::IRBuilder<>& b, llvm::Value* x);
-llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::Value* x, int64_t exponent_bits,
-                                 int64_t mantissa_bits);
+llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::Value* x,
+                                 int64_t exponent_bits, int64_t mantissa_bits);
 // XLA's maximum/minimum: NaN in either operand gives NaN.
 llvm::Value* EmitMaximum(llvm::IRBuilder<>& b, ElementType type, llvm::Value* lhs, llvm::Value* rhs);
 llvm::Value* EmitMinimum(llvm::IRBuilder<>& b, ElementType type, llvm::Value* lhs, llvm::Value* rhs);

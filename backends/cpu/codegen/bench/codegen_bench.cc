@@ -101,11 +101,11 @@ ENTRY e {
   std::vector<std::unique_ptr<kiln::Module>> modules;
   std::vector<kiln::cpu::KernelRequest> requests;
   for (int i = 0; i < 50; ++i) {
-    modules.push_back(Parse("HloModule m\nENTRY e {\n  x = f32[128," + std::to_string(64 + i) +
-                            "] parameter(0)\n  y = f32[128," + std::to_string(64 + i) +
-                            "] parameter(1)\n  m = f32[128," + std::to_string(64 + i) +
-                            "] multiply(x, y)\n  e = f32[128," + std::to_string(64 + i) +
-                            "] exponential(m)\n  ROOT r = f32[128," + std::to_string(64 + i) + "] add(e, x)\n}\n"));
+    modules.push_back(
+        Parse("HloModule m\nENTRY e {\n  x = f32[128," + std::to_string(64 + i) +
+              "] parameter(0)\n  y = f32[128," + std::to_string(64 + i) + "] parameter(1)\n  m = f32[128," +
+              std::to_string(64 + i) + "] multiply(x, y)\n  e = f32[128," + std::to_string(64 + i) +
+              "] exponential(m)\n  ROOT r = f32[128," + std::to_string(64 + i) + "] add(e, x)\n}\n"));
     requests.push_back({modules.back()->entry(), "k" + std::to_string(i)});
   }
   start = Clock::now();

@@ -1,0 +1,255 @@
+// f32 convolutions that the oneDNN path takes, against the interpreter, and
+// shapes it must leave to the Eigen path. Every comparison also runs in a
+// build without oneDNN: there it checks the Eigen path on the same shapes, and
+// the routing checks expect the Eigen path (OneDnnConvolution::Available()
+// says which build this is).
+#include <memory>
+#include <string>
+
+#include "backends/cpu/convolution_thunk.h"
+#include "backends/cpu/onednn_convolution.h"
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+using testing::ExpectMatchesInterpreter;
+using testing::ParseOrDie;
+
+// Whether the thunk lowering makes for the root convolution of `text` runs
+// on oneDNN.
+bool RootUsesOneDnn(const std::string& text) {
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  if (module == nullptr) return false;
+  std::optional<ConvolutionGeometry> geometry = PlanConvolution(*module->entry()->root());
+  EXPECT_TRUE(geometry.has_value());
+  if (!geometry.has_value()) return false;
+  ConvolutionThunk thunk(0, 1, 2, 3, std::move(*geometry));
+  return thunk.uses_onednn();
+}
+
+// Compares with the interpreter and checks which path ran.
+void ExpectMatchesOnPath(const std::string& text, bool onednn_can_run_it) {
+  ExpectMatchesInterpreter(text, 1e-4);
+  EXPECT_EQ(RootUsesOneDnn(text), onednn_can_run_it && OneDnnConvolution::Available())
+      << "oneDNN in this build: " << OneDnnConvolution::Available();
+}
+
+TEST(RuntimeOneDnnConvTest, ChannelsFirst) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,8,10,10] parameter(0)
+  w = f32[16,8,3,3] parameter(1)
+  ROOT c = f32[2,16,10,10] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, ChannelsLast) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,9,9,6] parameter(0)
+  w = f32[3,3,6,10] parameter(1)
+  ROOT c = f32[2,9,9,10] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, MixedLayoutsOfInputKernelAndOutput) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[7,6,2,8] parameter(0)
+  w = f32[5,3,3,8] parameter(1)
+  ROOT c = f32[2,5,5,4] convolution(x, w), window={size=3x3}, dim_labels=01bf_o01i->bf01
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, StrideTwo) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,16,15,15] parameter(0)
+  w = f32[32,16,3,3] parameter(1)
+  ROOT c = f32[2,32,8,8] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, AsymmetricPadding) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,9,8,4] parameter(0)
+  w = f32[3,2,4,8] parameter(1)
+  ROOT c = f32[1,10,10,8] convolution(x, w), window={size=3x2 pad=0_3x2_1}, dim_labels=b01f_01io->b01f
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, RhsDilationTwo) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,4,12,12] parameter(0)
+  w = f32[8,4,3,3] parameter(1)
+  ROOT c = f32[2,8,12,12] convolution(x, w), window={size=3x3 pad=2_2x2_2 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, DepthwiseFeatureGroups) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,10,10,16] parameter(0)
+  w = f32[3,3,1,16] parameter(1)
+  ROOT c = f32[2,10,10,16] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=16
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, FeatureGroupsWithSeveralFeaturesEach) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,12,7,7] parameter(0)
+  w = f32[18,4,3,3] parameter(1)
+  ROOT c = f32[1,18,5,5] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=3
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, BatchOne) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,32,14,14] parameter(0)
+  w = f32[32,32,3,3] parameter(1)
+  ROOT c = f32[1,32,14,14] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, OneByOneKernel) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[3,7,7,24] parameter(0)
+  w = f32[1,1,24,40] parameter(1)
+  ROOT c = f32[3,7,7,40] convolution(x, w), window={size=1x1}, dim_labels=b01f_01io->b01f
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, OneAndThreeSpatialDimensions) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,20,6] parameter(0)
+  w = f32[5,6,7] parameter(1)
+  ROOT c = f32[2,18,7] convolution(x, w), window={size=5 pad=1_1}, dim_labels=b0f_0io->b0f
+})",
+                      true);
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,3,6,6,6] parameter(0)
+  w = f32[4,3,2,2,2] parameter(1)
+  ROOT c = f32[1,4,5,5,5] convolution(x, w), window={size=2x2x2}, dim_labels=bf012_oi012->bf012
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, LhsDilationFallsBackToEigen) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,4,5,5] parameter(0)
+  w = f32[3,4,3,3] parameter(1)
+  ROOT c = f32[1,3,11,11] convolution(x, w), window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01
+})",
+                      false);
+}
+
+TEST(RuntimeOneDnnConvTest, NegativePaddingAndReversalFallBackToEigen) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,2,8,8] parameter(0)
+  w = f32[3,2,3,3] parameter(1)
+  ROOT c = f32[1,3,4,6] convolution(x, w), window={size=3x3 pad=-1_-1x0_0}, dim_labels=bf01_oi01->bf01
+})",
+                      false);
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[1,2,8,8] parameter(0)
+  w = f32[3,2,3,3] parameter(1)
+  ROOT c = f32[1,3,6,6] convolution(x, w), window={size=3x3 rhs_reversal=1x1}, dim_labels=bf01_oi01->bf01
+})",
+                      false);
+}
+
+TEST(RuntimeOneDnnConvTest, DoubleStaysOnEigen) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f64[1,3,6,6] parameter(0)
+  w = f64[4,3,3,3] parameter(1)
+  ROOT c = f64[1,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01
+})",
+                      false);
+}
+
+// oneDNN's reference loops are slower than the Eigen path, so the thunk never
+// keeps a oneDNN convolution that would run on them.
+TEST(RuntimeOneDnnConvTest, ChosenImplementationIsNotOneDnnsReferenceLoops) {
+  std::unique_ptr<Module> module = ParseOrDie(R"(HloModule m
+ENTRY e {
+  x = f32[2,8,10,10] parameter(0)
+  w = f32[16,8,3,3] parameter(1)
+  ROOT c = f32[2,16,10,10] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(module, nullptr);
+  std::optional<ConvolutionGeometry> geometry = PlanConvolution(*module->entry()->root());
+  ASSERT_TRUE(geometry.has_value());
+  std::unique_ptr<OneDnnConvolution> convolution = OneDnnConvolution::Create(*geometry, 2);
+  if (!OneDnnConvolution::Available()) {
+    EXPECT_EQ(convolution, nullptr) << "a build without oneDNN made a oneDNN convolution";
+    return;
+  }
+  ASSERT_NE(convolution, nullptr);
+  EXPECT_FALSE(convolution->implementation().empty());
+  EXPECT_NE(convolution->implementation().rfind("ref", 0), 0u) << convolution->implementation();
+}
+
+// Runs `module` on a CPU backend with `threads` intra-op threads.
+StatusOr<Literal> RunWithThreads(const Module& module, const std::vector<Literal>& arguments, int threads) {
+  CpuBackend cpu;
+  CompileOptions options;
+  options.num_threads = threads;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, cpu.Compile(module, options));
+  std::vector<std::unique_ptr<DeviceBuffer>> owned;
+  std::vector<DeviceBuffer*> buffers;
+  for (const Literal& argument : arguments) {
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, cpu.BufferFromLiteral(argument, nullptr));
+    buffers.push_back(buffer.get());
+    owned.push_back(std::move(buffer));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results, executable->Execute(buffers, {}));
+  if (results.size() != 1) return Internal("expected one result, got ", results.size());
+  return results[0]->ToLiteral();
+}
+
+// A backend whose thread count differs from the default count the primitive
+// was made for gets a primitive of its own and the same results. The
+// convolution is big enough (38M multiply-adds) to be split among threads.
+TEST(RuntimeOneDnnConvTest, ExplicitThreadCounts) {
+  std::unique_ptr<Module> module = ParseOrDie(R"(HloModule m
+ENTRY e {
+  x = f32[4,32,32,32] parameter(0)
+  w = f32[32,32,3,3] parameter(1)
+  ROOT c = f32[4,32,32,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(module, nullptr);
+  const std::vector<Literal> arguments = testing::RandomArguments(*module);
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+  for (int threads : {1, 2, 3}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(*module, arguments, threads));
+    for (int64_t i = 0; i < want[0].element_count(); ++i) {
+      ASSERT_LE(testing::AbsDifference(got, want[0], i), 1e-4) << threads << " threads, element " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::cpu
