@@ -147,17 +147,22 @@ std::unique_ptr<llvm::Module> Jit::NewModule(const std::string& name, llvm::LLVM
 
 StatusOr<std::unique_ptr<JitModule>> Jit::Add(std::unique_ptr<llvm::Module> module,
                                               std::unique_ptr<llvm::LLVMContext> context, bool* cache_hit) {
+  // Owns both from here on and frees the module before its context, on
+  // every path (the order in which parameters die is up to the compiler).
+  llvm::orc::ThreadSafeModule safe_module(std::move(module), std::move(context));
   static std::atomic<uint64_t> counter{0};
   *cache_hit = false;
   std::unique_ptr<llvm::MemoryBuffer> cached;
   if (cache_) {
-    std::string ir_text;
-    llvm::raw_string_ostream out(ir_text);
-    module->print(out, nullptr);
-    out.flush();
-    const std::string key = ObjectCacheKey(ir_text, triple_, cpu_, features_, optimization_level_);
-    module->setModuleIdentifier(key);
-    cached = cache_->Load(key);
+    safe_module.withModuleDo([&](llvm::Module& m) {
+      std::string ir_text;
+      llvm::raw_string_ostream out(ir_text);
+      m.print(out, nullptr);
+      out.flush();
+      const std::string key = ObjectCacheKey(ir_text, triple_, cpu_, features_, optimization_level_);
+      m.setModuleIdentifier(key);
+      cached = cache_->Load(key);
+    });
   }
   auto dylib = jit_->createJITDylib("kiln." + std::to_string(counter.fetch_add(1)));
   if (!dylib) return FromLlvm(dylib.takeError(), "creating a JITDylib");
@@ -173,7 +178,6 @@ StatusOr<std::unique_ptr<JitModule>> Jit::Add(std::unique_ptr<llvm::Module> modu
       return FromLlvm(std::move(error), "adding a cached object");
     }
   } else {
-    llvm::orc::ThreadSafeModule safe_module(std::move(module), std::move(context));
     if (llvm::Error error = jit_->addIRModule(*dylib, std::move(safe_module))) {
       return FromLlvm(std::move(error), "adding a module");
     }
