@@ -107,22 +107,46 @@ std::shared_ptr<const IntraOpThreadPool> CpuBackend::thread_pool(int requested_t
   return pool_;
 }
 
-KernelCompiler* CpuBackend::CompilerFor(const CompileOptions& options) {
-  // Called with mutex_ held.
-  const std::string directory = CacheDirectory(options);
-  auto found = compilers_.find(directory);
+ProgramCache& ProgramCache::Get() {
+  static ProgramCache* cache = new ProgramCache();
+  return *cache;
+}
+
+std::shared_ptr<const CompiledProgram> ProgramCache::Find(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = programs_.find(key);
+  return found == programs_.end() ? nullptr : found->second;
+}
+
+std::shared_ptr<const CompiledProgram> ProgramCache::Insert(const std::string& key,
+                                                            std::shared_ptr<const CompiledProgram> program) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto [it, inserted] = programs_.emplace(key, std::move(program));
+  if (!inserted) return it->second;  // another thread compiled it meanwhile
+  order_.push_back(key);
+  if (order_.size() > kCacheCapacity) {
+    programs_.erase(order_.front());
+    order_.pop_front();
+  }
+  return it->second;
+}
+
+KernelCompiler* ProgramCache::CompilerFor(const std::string& cache_directory, int optimization_level) {
+  const int level = optimization_level <= 0 ? 1 : 3;
+  const std::string key = std::to_string(level) + ":" + cache_directory;
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto found = compilers_.find(key);
   if (found != compilers_.end()) return found->second.get();
-  if (compiler_errors_.count(directory)) return nullptr;
+  if (compiler_errors_.count(key)) return nullptr;
   KernelCompilerOptions compiler_options;
-  compiler_options.cache_dir = directory;
-  compiler_options.optimization_level = options.optimization_level <= 0 ? 1 : 3;
+  compiler_options.cache_dir = cache_directory;
+  compiler_options.optimization_level = level;
   StatusOr<std::unique_ptr<KernelCompiler>> compiler = KernelCompiler::Create(compiler_options);
   if (!compiler.ok()) {
-    // Without a code generator every op runs on the library path.
-    compiler_errors_.emplace(directory, compiler.status());
+    compiler_errors_.emplace(key, compiler.status());
     return nullptr;
   }
-  return compilers_.emplace(directory, std::move(compiler).value()).first->second.get();
+  return compilers_.emplace(key, std::move(compiler).value()).first->second.get();
 }
 
 StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module& module,
@@ -131,8 +155,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
   KernelCompiler* compiler = nullptr;
   {
     PhaseTimer timer("kernel compiler setup");
-    std::lock_guard<std::mutex> lock(mutex_);
-    compiler = CompilerFor(options);
+    compiler = ProgramCache::Get().CompilerFor(CacheDirectory(options), options.optimization_level);
   }
 #ifdef KILN_CPU_HAVE_PIPELINE
   if (options.optimization_level > 0) {
@@ -165,25 +188,11 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
   }
   std::shared_ptr<const IntraOpThreadPool> pool = thread_pool(options.num_threads);
   const std::string key = CacheKey(module, options);
-  std::shared_ptr<const CompiledProgram> program;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto found = cache_.find(key);
-    if (found != cache_.end()) program = found->second;
-  }
+  ProgramCache& cache = ProgramCache::Get();
+  std::shared_ptr<const CompiledProgram> program = cache.Find(key);
   if (program == nullptr) {
     KILN_ASSIGN_OR_RETURN(program, Build(module, options));
-    std::lock_guard<std::mutex> lock(mutex_);
-    auto [it, inserted] = cache_.emplace(key, program);
-    if (inserted) {
-      cache_order_.push_back(key);
-      if (cache_order_.size() > kCacheCapacity) {
-        cache_.erase(cache_order_.front());
-        cache_order_.pop_front();
-      }
-    } else {
-      program = it->second;  // another thread compiled it meanwhile
-    }
+    program = cache.Insert(key, std::move(program));
   }
   return std::unique_ptr<Executable>(
       std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_, memory_));

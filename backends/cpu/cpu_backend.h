@@ -42,19 +42,42 @@ class CpuBackend : public Backend {
 
  private:
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const Module& module, const CompileOptions& options);
-  KernelCompiler* CompilerFor(const CompileOptions& options);
 
   std::unique_ptr<Device> device_;
   std::vector<Device*> device_list_;
   std::shared_ptr<interpreter::HostQueues> queues_;
   std::shared_ptr<HostMemoryPool> memory_;  // buffers, results and temporaries
 
-  std::mutex mutex_;  // guards everything below
+  std::mutex mutex_;  // guards pool_
   std::shared_ptr<const IntraOpThreadPool> pool_;
-  std::map<std::string, std::unique_ptr<KernelCompiler>> compilers_;  // by cache directory
+};
+
+// What every CpuBackend of the process shares: the code generators (one JIT
+// per object-cache directory) and the in-memory cache of compiled programs.
+// A compiled program depends only on the module and the options, never on the
+// backend instance, so a second client compiling the same module, or the same
+// client after another was destroyed, gets it without invoking LLVM again.
+class ProgramCache {
+ public:
+  // The process's one cache; never destroyed, so that programs still held by
+  // executables at exit stay valid.
+  static ProgramCache& Get();
+
+  std::shared_ptr<const CompiledProgram> Find(const std::string& key);
+  // Keeps `program` under `key` unless another thread stored one first;
+  // returns the program stored.
+  std::shared_ptr<const CompiledProgram> Insert(const std::string& key,
+                                                std::shared_ptr<const CompiledProgram> program);
+  // The code generator for `options`' cache directory, or null when LLVM
+  // cannot generate code here (every op then takes the library path).
+  KernelCompiler* CompilerFor(const std::string& cache_directory, int optimization_level);
+
+ private:
+  std::mutex mutex_;                                                  // guards everything below
+  std::map<std::string, std::unique_ptr<KernelCompiler>> compilers_;  // by directory and level
   std::map<std::string, Status> compiler_errors_;
-  std::unordered_map<std::string, std::shared_ptr<const CompiledProgram>> cache_;
-  std::deque<std::string> cache_order_;  // oldest first, for eviction
+  std::unordered_map<std::string, std::shared_ptr<const CompiledProgram>> programs_;
+  std::deque<std::string> order_;  // oldest first, for eviction
 };
 
 StatusOr<std::unique_ptr<Backend>> CreateCpuBackend();

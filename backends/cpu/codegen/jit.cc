@@ -44,8 +44,10 @@ llvm::Error Optimize(llvm::Module& module, llvm::orc::JITTargetMachineBuilder bu
   llvm::PipelineTuningOptions tuning;
   tuning.LoopVectorization = level >= 2;
   tuning.SLPVectorization = level >= 2;
-  tuning.LoopInterleaving = std::getenv("KX_IL") != nullptr;
-  tuning.LoopUnrolling = std::getenv("KX_UN") != nullptr;
+  // Interleaving and unrolling stay off: kernels are already split across
+  // threads and vectorised, and both multiply LLVM's time per module.
+  tuning.LoopInterleaving = false;
+  tuning.LoopUnrolling = false;
   llvm::LoopAnalysisManager loop_analyses;
   llvm::FunctionAnalysisManager function_analyses;
   llvm::CGSCCAnalysisManager cgscc_analyses;
@@ -57,12 +59,6 @@ llvm::Error Optimize(llvm::Module& module, llvm::orc::JITTargetMachineBuilder bu
   passes.registerLoopAnalyses(loop_analyses);
   passes.crossRegisterProxies(loop_analyses, function_analyses, cgscc_analyses, module_analyses);
   llvm::ModulePassManager pipeline;
-  if (const char* text = std::getenv("KX_PIPE")) {
-    if (llvm::Error e = passes.parsePassPipeline(pipeline, text)) return e;
-    pipeline.run(module, module_analyses);
-    if (std::getenv("KILN_CPU_DUMP_IR") != nullptr) module.print(llvm::errs(), nullptr);
-    return llvm::Error::success();
-  }
   switch (level) {
     case 0: pipeline = passes.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
     case 1: pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
@@ -102,8 +98,7 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
   jit->optimization_level_ = optimization_level;
   auto builder = llvm::orc::JITTargetMachineBuilder::detectHost();
   if (!builder) return FromLlvm(builder.takeError(), "detecting the host CPU");
-  builder->setCodeGenOptLevel(
-      CodeGenLevel(std::getenv("KX_CG") ? std::atoi(std::getenv("KX_CG")) : optimization_level));
+  builder->setCodeGenOptLevel(CodeGenLevel(optimization_level));
   jit->cpu_ = builder->getCPU();
   jit->features_ = builder->getFeatures().getString();
   jit->triple_ = builder->getTargetTriple().str();
