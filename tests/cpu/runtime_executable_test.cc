@@ -92,6 +92,34 @@ TEST(RuntimeExecutableTest, CompilingTheSameModuleTwiceReturnsTheCachedProgram) 
   EXPECT_NE(&static_cast<CpuExecutable&>(*first).program(), &static_cast<CpuExecutable&>(*third).program());
 }
 
+// The program cache belongs to the process: a second backend (a second
+// client) reuses what the first compiled, also after the first is gone, and
+// the shared program runs on the second backend's own buffers.
+TEST(RuntimeExecutableTest, BackendsShareCompiledProgramsAcrossTheirLifetimes) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(kSmallModule);
+  ASSERT_NE(module, nullptr);
+  const CompiledProgram* first_program = nullptr;
+  std::unique_ptr<Executable> first;
+  {
+    CpuBackend earlier;
+    KILN_ASSERT_OK_AND_ASSIGN(first, earlier.Compile(*module, CompileOptions()));
+    first_program = &static_cast<CpuExecutable&>(*first).program();
+  }
+  CpuBackend later;
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> second, later.Compile(*module, CompileOptions()));
+  EXPECT_EQ(&static_cast<CpuExecutable&>(*second).program(), first_program);
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeviceBuffer> x,
+                            later.BufferFromLiteral(Literal::FromVector<float>({1, 2, 3, 4}), nullptr));
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeviceBuffer> y,
+                            later.BufferFromLiteral(Literal::FromVector<float>({10, 20, 30, 40}), nullptr));
+  std::vector<DeviceBuffer*> arguments = {x.get(), y.get()};
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                            second->Execute(arguments, ExecuteOptions()));
+  ASSERT_EQ(results.size(), 1u);
+  KILN_ASSERT_OK_AND_ASSIGN(Literal out, results[0]->ToLiteral());
+  EXPECT_EQ(out, Literal::FromVector<float>({11, 44, 99, 176}));
+}
+
 TEST(RuntimeExecutableTest, TwoThreadsExecuteOneExecutable) {
   std::unique_ptr<Module> module = testing::ParseOrDie(R"(HloModule m
 cond {
