@@ -9,6 +9,7 @@
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cpu/codegen/scalar_ops_ir.h"
+#include "backends/cpu/codegen/window_ir.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -548,19 +549,8 @@ StatusOr<IrValues> ElementalEmitter::EmitReduceWindow(const Instruction& instruc
       // between dilated input elements.
       llvm::Value* inside = b_.getTrue();
       for (size_t k = 0; k < rank; ++k) {
-        const WindowDimension& w = window.dimensions[k];
-        llvm::Value* position =
-            b_.CreateSub(b_.CreateAdd(b_.CreateMul(index[k], b_.getInt64(w.stride)),
-                                      b_.CreateMul(window_index[k], b_.getInt64(w.window_dilation))),
-                         b_.getInt64(w.padding_low));
-        inside = b_.CreateAnd(inside, b_.CreateICmpSGE(position, b_.getInt64(0)));
-        if (w.base_dilation > 1) {
-          inside = b_.CreateAnd(
-              inside, b_.CreateICmpEQ(b_.CreateSRem(position, b_.getInt64(w.base_dilation)), b_.getInt64(0)));
-          position = b_.CreateSDiv(position, b_.getInt64(w.base_dilation));
-        }
-        inside = b_.CreateAnd(inside, b_.CreateICmpSLT(position, b_.getInt64(in_dims[k])));
-        input_index[k] = position;
+        input_index[k] =
+            EmitWindowInputPosition(b_, window.dimensions[k], in_dims[k], index[k], window_index[k], &inside);
       }
       llvm::Function* function = b_.GetInsertBlock()->getParent();
       llvm::BasicBlock* body = llvm::BasicBlock::Create(b_.getContext(), "window.body", function);

@@ -4,6 +4,7 @@
 
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
+#include "backends/cpu/codegen/window_ir.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -182,20 +183,8 @@ Status EmitSelectAndScatter(llvm::IRBuilder<>& b, ElementalEmitter& emitter, con
               llvm::Value* inside = b.getTrue();
               IrIndex in_index(dims.size());
               for (size_t d = 0; d < dims.size(); ++d) {
-                const WindowDimension& w = window.dimensions[d];
-                llvm::Value* position =
-                    b.CreateSub(b.CreateAdd(b.CreateMul(source_index[d], b.getInt64(w.stride)),
-                                            b.CreateMul(window_index[d], b.getInt64(w.window_dilation))),
-                                b.getInt64(w.padding_low));
-                inside = b.CreateAnd(inside, b.CreateICmpSGE(position, b.getInt64(0)));
-                if (w.base_dilation > 1) {
-                  inside = b.CreateAnd(
-                      inside,
-                      b.CreateICmpEQ(b.CreateSRem(position, b.getInt64(w.base_dilation)), b.getInt64(0)));
-                  position = b.CreateSDiv(position, b.getInt64(w.base_dilation));
-                }
-                inside = b.CreateAnd(inside, b.CreateICmpSLT(position, b.getInt64(dims[d])));
-                in_index[d] = position;
+                in_index[d] = EmitWindowInputPosition(b, window.dimensions[d], dims[d], source_index[d],
+                                                      window_index[d], &inside);
               }
               return EmitWhen(b, emitter, inside, "sas.inside", [&]() -> Status {
                 KILN_ASSIGN_OR_RETURN(IrValues candidate, emitter.Emit(operand, in_index));
