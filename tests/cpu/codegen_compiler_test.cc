@@ -64,6 +64,40 @@ ENTRY e {
   EXPECT_EQ(SharedCompiler().Compile(same).status().code(), StatusCode::kInvalidArgument);
 }
 
+// Builds the module `ROOT r = s32[100] multiply(a, broadcast(factor))`.
+std::unique_ptr<Module> ScaleModule(int factor) {
+  auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = s32[100] parameter(0)\n  k = s32[] constant(" +
+                               std::to_string(factor) +
+                               ")\n  b = s32[100] broadcast(k), dimensions={}\n"
+                               "  ROOT r = s32[100] multiply(a, b)\n}\n");
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(*module) : nullptr;
+}
+
+// More kernels than compile threads: they are split over several modules
+// compiled at once, and every kernel must still be found under its own name.
+TEST(CodegenCompiler, ManyKernelsSplitOverParallelModules) {
+  const int count = 3 * KernelCompileThreads() + 2;
+  std::vector<std::unique_ptr<Module>> modules;
+  std::vector<KernelRequest> requests;
+  for (int i = 0; i < count; ++i) {
+    modules.push_back(ScaleModule(i + 1));
+    ASSERT_NE(modules.back(), nullptr);
+    requests.push_back({modules.back()->entry(), "scale_" + std::to_string(i)});
+  }
+  auto compiled = SharedCompiler().Compile(requests);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  ASSERT_EQ((*compiled)->kernels().size(), static_cast<size_t>(count));
+  Literal input = MakeInput(Shape(ElementType::kS32, {100}), 7, -1000, 1000);
+  for (int k = 0; k < count; ++k) {
+    Literal output(Shape(ElementType::kS32, {100}));
+    void* buffers[] = {const_cast<uint8_t*>(input.raw().data()), output.raw().data()};
+    RunInPieces((*compiled)->kernels()[k], buffers, 3);
+    for (int i = 0; i < 100; ++i)
+      ASSERT_EQ(output.data<int32_t>()[i], input.data<int32_t>()[i] * (k + 1)) << k;
+  }
+}
+
 TEST(CodegenCompiler, EmptyOutputRunsNothing) {
   CompareWithInterpreter(
       "HloModule m\nENTRY e {\n  a = f32[0,5] parameter(0)\n  ROOT n = f32[0,5] negate(a)\n}\n",
@@ -125,6 +159,36 @@ TEST(CodegenCompiler, CacheDirectoryFromEnvironment) {
   }
   EXPECT_EQ((*compiler)->cache_hits(), 1);
   EXPECT_TRUE(std::filesystem::exists(directory));
+  std::filesystem::remove_all(directory);
+}
+
+// A call whose kernels span several modules is a hit only when every
+// module's object comes from the cache.
+TEST(CodegenCompiler, ObjectCacheHitsForEverySplitModule) {
+  const std::filesystem::path directory = std::filesystem::temp_directory_path() /
+                                          ("kiln_codegen_split_cache_test_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(directory);
+  KernelCompilerOptions options;
+  options.cache_dir = directory.string();
+  auto compiler = KernelCompiler::Create(options);
+  ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
+  std::vector<std::unique_ptr<Module>> modules;
+  std::vector<KernelRequest> requests;
+  for (int i = 0; i < 5; ++i) {
+    modules.push_back(ScaleModule(i + 2));
+    ASSERT_NE(modules.back(), nullptr);
+    requests.push_back({modules.back()->entry(), "cached_scale_" + std::to_string(i)});
+  }
+  Literal input = MakeInput(Shape(ElementType::kS32, {100}), 8, -1000, 1000);
+  for (int round = 0; round < 2; ++round) {
+    auto compiled = (*compiler)->Compile(requests);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_EQ((*compiler)->cache_hits(), round);
+    Literal output(Shape(ElementType::kS32, {100}));
+    void* buffers[] = {const_cast<uint8_t*>(input.raw().data()), output.raw().data()};
+    RunInPieces((*compiled)->kernels()[4], buffers, 2);
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(output.data<int32_t>()[i], input.data<int32_t>()[i] * 6);
+  }
   std::filesystem::remove_all(directory);
 }
 

@@ -1,13 +1,13 @@
-// KernelCompiler on LLVM: emits every request into one module (one
-// LLVMContext per Compile call, so calls can run on several threads), then
-// hands it to the JIT.
+// KernelCompiler on LLVM: splits the requests into a few modules (each with
+// its own LLVMContext) that the JIT emits and compiles in parallel, then
+// links into one JITDylib.
 #include "backends/cpu/codegen/kernel_compiler.h"
 
+#include <algorithm>
 #include <atomic>
-#include <optional>
+#include <set>
 
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/raw_ostream.h>
+#include <llvm/IR/Module.h>
 
 #include "backends/cpu/codegen/emittable.h"
 #include "backends/cpu/codegen/jit.h"
@@ -28,6 +28,25 @@ class LlvmCompiledKernels : public CompiledKernels {
   std::vector<KernelInfo> kernels_;
 };
 
+// Splits the requests into at most `count` groups of about equal size (by
+// instruction count, largest first onto the lightest group), one module
+// each, so that the modules compile in about the same time in parallel.
+std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelRequest> requests, int count) {
+  std::vector<size_t> order(requests.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  auto size_of = [&](size_t i) { return requests[i].computation->instructions().size(); };
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
+  const size_t groups = std::min(requests.size(), static_cast<size_t>(std::max(count, 1)));
+  std::vector<std::vector<size_t>> members(groups);
+  std::vector<size_t> load(groups, 0);
+  for (size_t i : order) {
+    const size_t lightest = std::min_element(load.begin(), load.end()) - load.begin();
+    members[lightest].push_back(i);
+    load[lightest] += size_of(i);
+  }
+  return members;
+}
+
 class LlvmKernelCompiler : public KernelCompiler {
  public:
   explicit LlvmKernelCompiler(std::shared_ptr<codegen::Jit> jit) : jit_(std::move(jit)) {}
@@ -38,41 +57,38 @@ class LlvmKernelCompiler : public KernelCompiler {
 
   StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) override {
     PhaseTimer total("kernels: total");
-    std::optional<PhaseTimer> emit(std::in_place, "kernels: emit IR");
-    auto context = std::make_unique<llvm::LLVMContext>();
-    std::unique_ptr<llvm::Module> module = jit_->NewModule("kiln_kernels", *context);
-    std::vector<KernelInfo> kernels;
+    std::set<std::string> names;
     for (const KernelRequest& request : requests) {
       if (request.computation == nullptr)
         return InvalidArgument("cpu codegen: request ", request.name, " has no computation");
       if (request.name.empty()) return InvalidArgument("cpu codegen: a kernel request has an empty name");
-      if (module->getFunction(request.name) != nullptr) {
+      if (!names.insert(request.name).second) {
         return InvalidArgument("cpu codegen: kernel name ", request.name, " is used twice");
       }
       KILN_RETURN_IF_ERROR(codegen::CheckEmittable(*request.computation));
-      KILN_ASSIGN_OR_RETURN(codegen::KernelLayout layout,
-                            codegen::EmitKernel(*module, *request.computation, request.name));
-      KernelInfo info;
-      info.parallel_extent = layout.parallel_extent;
-      info.bytes_per_iteration = layout.bytes_per_iteration;
-      kernels.push_back(info);
     }
-    std::string problems;
-    llvm::raw_string_ostream problem_stream(problems);
-    if (llvm::verifyModule(*module, &problem_stream)) {
-      problem_stream.flush();
-      return Internal("cpu codegen: emitted invalid IR: ", problems);
+    std::vector<KernelInfo> kernels(requests.size());
+    std::vector<codegen::ModuleEmitter> emitters;
+    for (std::vector<size_t>& group : BalancedGroups(requests, KernelCompileThreads())) {
+      emitters.emplace_back([requests, &kernels, group = std::move(group)](llvm::Module& module) -> Status {
+        for (size_t i : group) {
+          KILN_ASSIGN_OR_RETURN(codegen::KernelLayout layout,
+                                codegen::EmitKernel(module, *requests[i].computation, requests[i].name));
+          kernels[i].parallel_extent = layout.parallel_extent;
+          kernels[i].bytes_per_iteration = layout.bytes_per_iteration;
+        }
+        return OkStatus();
+      });
     }
-    emit.reset();
-    PhaseTimer jit("kernels: optimise+codegen");
-    bool cache_hit = false;
+    int cached_modules = 0;
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<codegen::JitModule> code,
-                          jit_->Add(std::move(module), std::move(context), &cache_hit));
+                          jit_->AddModules(emitters, &cached_modules));
     for (size_t i = 0; i < requests.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(void* address, code->Lookup(requests[i].name));
       kernels[i].function = reinterpret_cast<KernelFunction>(address);
     }
-    cache_hits_.fetch_add(cache_hit ? 1 : 0);
+    const bool all_cached = !emitters.empty() && cached_modules == static_cast<int>(emitters.size());
+    cache_hits_.fetch_add(all_cached ? 1 : 0);
     return std::shared_ptr<CompiledKernels>(
         std::make_shared<LlvmCompiledKernels>(std::move(code), std::move(kernels)));
   }
@@ -85,6 +101,8 @@ class LlvmKernelCompiler : public KernelCompiler {
 };
 
 }  // namespace
+
+int KernelCompileThreads() { return codegen::Jit::CompileThreads(); }
 
 StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(const KernelCompilerOptions& options) {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<codegen::Jit> jit,

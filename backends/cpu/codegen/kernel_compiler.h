@@ -1,5 +1,5 @@
 // The CPU backend's code generator: turns computations into native kernels
-// with LLVM (ORC LLJIT, O3 for the host CPU). The runtime (backends/cpu/)
+// with LLVM (ORC LLJIT, for the host CPU). The runtime (backends/cpu/)
 // decides what becomes a kernel; this part only emits and JIT-compiles.
 //
 // A kernel computes the root of one computation elementally from its
@@ -49,6 +49,10 @@ struct KernelCompilerOptions {
   std::string cache_dir;       // object files cached here when non-empty
 };
 
+// How many modules a Compile call compiles at once: the requests are split
+// into at most this many modules (one thread each).
+int KernelCompileThreads();
+
 // Keeps the JIT-compiled code of one Compile call alive.
 class CompiledKernels {
  public:
@@ -66,7 +70,8 @@ class KernelCompiler {
   // element type otherwise.
   virtual Status CheckEmittable(const Computation& computation) const = 0;
 
-  // Compiles all requests into one native module. Thread-safe.
+  // Compiles all requests (split into up to KernelCompileThreads() modules
+  // built in parallel) into one native program. Thread-safe.
   virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) = 0;
 
   // Compile calls whose object code came from the object cache (options.cache_dir,

@@ -5,7 +5,6 @@
 #include <cstdio>
 
 #include <llvm/Config/llvm-config.h>
-#include <llvm/IR/Module.h>
 #include <llvm/Support/FileSystem.h>
 #include <llvm/Support/Process.h>
 #include <llvm/Support/SHA256.h>
@@ -47,11 +46,8 @@ std::unique_ptr<llvm::MemoryBuffer> DiskObjectCache::Load(const std::string& key
   return std::move(*buffer);
 }
 
-void DiskObjectCache::notifyObjectCompiled(const llvm::Module* module, llvm::MemoryBufferRef object) {
-  const std::string key = module->getModuleIdentifier();
-  if (key.rfind("kiln-", 0) != 0) return;
+void DiskObjectCache::Store(const std::string& key, llvm::MemoryBufferRef object) {
   std::lock_guard<std::mutex> lock(mutex_);
-  // A cache that cannot be written is only slower: errors are ignored.
   if (llvm::sys::fs::create_directories(directory_)) return;
   // Write a unique temporary file, then rename, so that concurrent processes
   // never read a half-written object.

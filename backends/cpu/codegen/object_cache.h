@@ -8,27 +8,24 @@
 #include <mutex>
 #include <string>
 
-#include <llvm/ExecutionEngine/ObjectCache.h>
 #include <llvm/Support/MemoryBuffer.h>
 
 namespace kiln::cpu::codegen {
 
-// The cache key of a module; also used as its module identifier, which is
-// how LLVM's compile layer names it to ObjectCache::notifyObjectCompiled.
+// The cache key of a module.
 std::string ObjectCacheKey(const std::string& ir_text, const std::string& triple, const std::string& cpu,
                            const std::string& features, int optimization_level);
 
-class DiskObjectCache : public llvm::ObjectCache {
+class DiskObjectCache {
  public:
   explicit DiskObjectCache(std::string directory) : directory_(std::move(directory)) {}
 
   // The cached object of `key`, or null.
   std::unique_ptr<llvm::MemoryBuffer> Load(const std::string& key);
 
-  // Called by the JIT after compiling a module whose identifier is its key.
-  void notifyObjectCompiled(const llvm::Module* module, llvm::MemoryBufferRef object) override;
-  // Lookups happen in Load, before optimisation; the JIT's own query misses.
-  std::unique_ptr<llvm::MemoryBuffer> getObject(const llvm::Module*) override { return nullptr; }
+  // Writes `object` under `key`. A cache that cannot be written only makes
+  // later compiles slower, so failures are ignored.
+  void Store(const std::string& key, llvm::MemoryBufferRef object);
 
  private:
   std::string PathOf(const std::string& key) const;
