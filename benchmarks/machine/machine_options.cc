@@ -24,10 +24,14 @@ std::string ParseMachineOptions(int argc, char** argv, MachineOptions* options) 
       options->json = true;
       continue;
     }
-    if ((arg == "--threads" || arg == "--repetitions") && i + 1 < argc) {
+    if ((arg == "--threads" || arg == "--repetitions" || arg == "--array-mib") && i + 1 < argc) {
       std::string_view value = argv[++i];
       if (arg == "--repetitions") {
         if (!ParsePositive(value, &options->repetitions)) return "--repetitions needs a positive count";
+        continue;
+      }
+      if (arg == "--array-mib") {
+        if (!ParsePositive(value, &options->array_mib)) return "--array-mib needs a size in MiB (1..4096)";
         continue;
       }
       options->thread_counts.clear();
@@ -42,7 +46,7 @@ std::string ParseMachineOptions(int argc, char** argv, MachineOptions* options) 
       continue;
     }
     return "unknown or incomplete argument '" + std::string(arg) +
-           "'; usage: [--threads N[,N...]] [--repetitions R] [--json]";
+           "'; usage: [--threads N[,N...]] [--repetitions R] [--array-mib M] [--json]";
   }
   if (options->thread_counts.empty()) {
     options->thread_counts.push_back(1);

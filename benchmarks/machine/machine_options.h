@@ -1,5 +1,5 @@
 // The command line shared by the machine measurements:
-//   PROGRAM [--threads N[,N...]] [--repetitions R] [--json]
+//   PROGRAM [--threads N[,N...]] [--repetitions R] [--array-mib M] [--json]
 // and the statistics they report.
 #pragma once
 
@@ -12,6 +12,7 @@ struct MachineOptions {
   // Thread counts to measure, in order; default 1 and every available core.
   std::vector<int> thread_counts;
   int repetitions = 0;  // 0 = the program's default
+  int array_mib = 0;    // size of each array streamed; 0 = the program's default
   bool json = false;
 };
 

@@ -1,9 +1,13 @@
 // STREAM-like memory bandwidth: copy (c = a), triad (a = b + s*c) and a
-// read-only sum, over arrays far larger than the last-level cache, on 1 and N
-// pinned threads. Bytes are counted as STREAM counts them (copy 8, triad 12,
+// read-only sum, by default over arrays far larger than the last-level cache,
+// on 1 and N pinned threads. --array-mib sets the array size, so that a
+// workload's rate can be compared with the machine's at the same footprint
+// (a 16 MiB softmax input partly stays in a 32 MiB L3; a 256 MiB array does
+// not). Bytes are counted as STREAM counts them (copy 8, triad 12,
 // read 4 per float; write-allocate traffic not included), which is also how
 // benchmarks/compare counts a workload's useful traffic.
 #include <immintrin.h>
+#include <sys/mman.h>
 
 #include <chrono>
 #include <cstdio>
@@ -19,8 +23,8 @@
 namespace kiln::bench {
 namespace {
 
-// 64 Mi floats = 256 MiB per array, 8x a 32 MiB L3.
-constexpr long kElements = 64L << 20;
+// 256 MiB per array by default, 8x a 32 MiB L3.
+constexpr long kDefaultArrayMib = 256;
 constexpr long kGranule = 64;  // floats; keeps every slice 256-byte aligned
 constexpr int kDefaultRepetitions = 10;
 
@@ -29,8 +33,16 @@ struct FreeDeleter {
 };
 using Array = std::unique_ptr<float[], FreeDeleter>;
 
-Array AllocateArray() {
-  return Array(static_cast<float*>(std::aligned_alloc(64, kElements * sizeof(float))));
+// 2 MiB aligned and backed by transparent huge pages where the kernel allows
+// them (Kiln's buffers are too): with 4 KiB pages the hardware prefetchers
+// stop at every page boundary, and this machine's copy rate halves.
+constexpr size_t kHugePageBytes = 2UL << 20;
+
+Array AllocateArray(long elements) {
+  const size_t bytes = (elements * sizeof(float) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  void* block = std::aligned_alloc(kHugePageBytes, bytes);
+  if (block != nullptr) madvise(block, bytes, MADV_HUGEPAGE);
+  return Array(static_cast<float*>(block));
 }
 
 __attribute__((target("avx2"))) void Copy(const float* __restrict a, float* __restrict c, Slice s) {
@@ -62,9 +74,9 @@ struct Rates {
   TimeSummary copy, triad, read;
 };
 
-Rates Measure(int threads, int repetitions, float* a, float* b, float* c) {
+Rates Measure(long elements, int threads, int repetitions, float* a, float* b, float* c) {
   WorkerTeam team(threads);
-  auto slice = [&](int member) { return SliceOf(kElements, kGranule, member, team.size()); };
+  auto slice = [&](int member) { return SliceOf(elements, kGranule, member, team.size()); };
   // First touch by the member that will use each slice, as an OpenMP static
   // schedule would place the pages.
   team.Run([&](int member) {
@@ -109,14 +121,16 @@ int main(int argc, char** argv) {
     return 1;
   }
   const int repetitions = options.repetitions > 0 ? options.repetitions : kDefaultRepetitions;
-  Array a = AllocateArray(), b = AllocateArray(), c = AllocateArray();
+  const long array_mib = options.array_mib > 0 ? options.array_mib : kDefaultArrayMib;
+  const long elements = (array_mib << 20) / static_cast<long>(sizeof(float));
+  Array a = AllocateArray(elements), b = AllocateArray(elements), c = AllocateArray(elements);
   if (!a || !b || !c) {
-    std::fprintf(stderr, "kiln_memory_bandwidth: cannot allocate 3 x %ld MiB\n", kElements * 4 >> 20);
+    std::fprintf(stderr, "kiln_memory_bandwidth: cannot allocate 3 x %ld MiB\n", array_mib);
     return 1;
   }
   for (int threads : options.thread_counts) {
-    const Rates rates = Measure(threads, repetitions, a.get(), b.get(), c.get());
-    const double floats = static_cast<double>(kElements);
+    const Rates rates = Measure(elements, threads, repetitions, a.get(), b.get(), c.get());
+    const double floats = static_cast<double>(elements);
     auto gbps = [&](double bytes_per_float, double seconds) {
       return bytes_per_float * floats / seconds / 1e9;
     };
@@ -129,8 +143,8 @@ int main(int argc, char** argv) {
           "\"copy\": {\"best_gbps\": %.2f, \"median_gbps\": %.2f}, "
           "\"triad\": {\"best_gbps\": %.2f, \"median_gbps\": %.2f}, "
           "\"read\": {\"best_gbps\": %.2f, \"median_gbps\": %.2f}}\n",
-          threads, kElements * 4 >> 20, repetitions, copy_best, copy_median, triad_best, triad_median,
-          read_best, read_median);
+          threads, array_mib, repetitions, copy_best, copy_median, triad_best, triad_median, read_best,
+          read_median);
     } else {
       std::printf(
           "threads %d: copy %.1f GB/s (median %.1f), triad %.1f GB/s (median %.1f), read %.1f GB/s "

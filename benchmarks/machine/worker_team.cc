@@ -6,12 +6,24 @@
 namespace kiln::bench {
 namespace {
 
+// The CPUs this process may use, read once before any thread is pinned: a
+// pinned thread's own mask (which new threads inherit) holds one CPU only, and
+// reading that instead would put every member on the same core.
+const cpu_set_t* ProcessCpus() {
+  static const cpu_set_t* cpus = [] {
+    static cpu_set_t allowed;
+    CPU_ZERO(&allowed);
+    return sched_getaffinity(0, sizeof allowed, &allowed) == 0 ? &allowed : nullptr;
+  }();
+  return cpus;
+}
+
 // Pinning keeps each member on its own core, as OMP_PROC_BIND does for
 // OpenMP; where it is not allowed the measurement still runs, unpinned.
 void PinToCore(int core) {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return;
+  const cpu_set_t* cpus = ProcessCpus();
+  if (cpus == nullptr) return;
+  const cpu_set_t& allowed = *cpus;
   int seen = 0;
   for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
     if (!CPU_ISSET(cpu, &allowed)) continue;
@@ -63,9 +75,7 @@ Slice SliceOf(long count, long granule, int member, int members) {
 }
 
 int AvailableCores() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) == 0) return CPU_COUNT(&allowed);
+  if (const cpu_set_t* cpus = ProcessCpus()) return CPU_COUNT(cpus);
   const unsigned hardware = std::thread::hardware_concurrency();
   return hardware == 0 ? 1 : static_cast<int>(hardware);
 }
