@@ -1,5 +1,6 @@
 #include "backends/cpu/cpu_backend.h"
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -10,6 +11,7 @@
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
+#include "core/hlo_printer.h"
 #include "core/verifier.h"
 #ifdef KILN_CPU_HAVE_PIPELINE
 #include "core/passes/pipeline.h"
@@ -171,6 +173,8 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
     KILN_RETURN_IF_ERROR(RunOptimizationPipeline(*clone, pipeline));
   }
 #endif
+  // Debugging aid: the module as the passes left it, fusions included.
+  if (std::getenv("KILN_CPU_DUMP_HLO") != nullptr) std::fputs(PrintModule(*clone).c_str(), stderr);
   PhaseTimer timer("lowering (with kernels)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program, LowerModule(std::move(clone), compiler));
   return std::shared_ptr<const CompiledProgram>(std::move(program));

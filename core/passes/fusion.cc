@@ -42,7 +42,34 @@ bool IsFusibleByDefault(const Instruction& instruction) {
   return IsLoopFusible(instruction);
 }
 
+bool IsRowReduction(const Instruction& instruction) {
+  if (instruction.opcode != Opcode::kReduce || !instruction.shape.IsArray()) return false;
+  const Instruction& input = *instruction.operand(0);
+  if (!input.shape.IsArray() || input.shape.rank() < 2) return false;
+  const std::vector<int64_t>& reduced = instruction.attrs.dimensions;
+  return reduced.size() == 1 && reduced[0] == input.shape.rank() - 1;
+}
+
+bool IsRowBroadcast(const Instruction& instruction) {
+  if (instruction.opcode != Opcode::kBroadcast || !instruction.shape.IsArray()) return false;
+  const Shape& from = instruction.operand(0)->shape;
+  const std::vector<int64_t>& map = instruction.attrs.dimensions;
+  if (from.rank() < 1 || instruction.shape.rank() != from.rank() + 1) return false;
+  for (int64_t d = 0; d < from.rank(); ++d) {
+    if (map[static_cast<size_t>(d)] != d ||
+        instruction.shape.dimensions()[static_cast<size_t>(d)] != from.dimensions()[static_cast<size_t>(d)])
+      return false;
+  }
+  return true;
+}
+
 namespace {
+
+// Whether `shape` is a row of rows `rows`: rank one more, same leading dims.
+bool WalksRows(const Shape& shape, const std::vector<int64_t>& rows) {
+  if (!shape.IsArray() || shape.rank() != static_cast<int64_t>(rows.size()) + 1) return false;
+  return std::equal(rows.begin(), rows.end(), shape.dimensions().begin());
+}
 
 struct Group {
   Instruction* root = nullptr;
@@ -117,7 +144,55 @@ class ComputationFuser {
     }
   }
 
+  // A row reduction joins a group whose root walks the same rows (or is
+  // itself a row value), when it is read only through row values
+  // (elementwise ops on the reduction's shape) and row broadcasts, and every
+  // member keeps the row index: elementwise ops over the rows or on row
+  // values, row and scalar broadcasts, and other row reductions of the same
+  // rows. The kernel then computes it once per row. Members off that path
+  // (say a broadcast of a per-column scale) are unconstrained. With several users it is
+  // recomputed in each of their groups rather than written to memory.
+  bool CanAbsorbRowReduction(const Instruction* producer, const Group& group) const {
+    if (!Accepted(*producer) || producer == computation_.root()) return false;
+    if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;
+    const std::vector<int64_t>& rows = producer->shape.dimensions();
+    auto is_row_value = [&](const Instruction& member) {
+      if (!member.shape.IsArray() || member.shape.dimensions() != rows) return false;
+      if (member.opcode == Opcode::kBroadcast) return member.operand(0)->shape.rank() == 0;
+      return IsElementwise(member.opcode) || IsRowReduction(member);
+    };
+    auto keeps_rows = [&](const Instruction& member) {
+      if (member.opcode == Opcode::kConstant || is_row_value(member)) return true;
+      if (!WalksRows(member.shape, rows)) return false;
+      if (member.opcode == Opcode::kBroadcast)
+        return IsRowBroadcast(member) || member.operand(0)->shape.rank() == 0;
+      return IsElementwise(member.opcode);
+    };
+    // The members on the way from the reduction to the root all joined
+    // before it (producers join after their users).
+    std::vector<const Instruction*> pending = {producer};
+    std::unordered_set<const Instruction*> on_path;
+    while (!pending.empty()) {
+      const Instruction* node = pending.back();
+      pending.pop_back();
+      for (const Instruction* user : users_.at(node)) {
+        if (!group.members.count(user) || !on_path.insert(user).second) continue;
+        if (!keeps_rows(*user)) return false;
+        pending.push_back(user);
+      }
+    }
+    constexpr size_t kMaxRecomputingUsers = 4;
+    const std::vector<Instruction*>& users = users_.at(producer);
+    if (users.size() > kMaxRecomputingUsers) return false;
+    for (const Instruction* user : users) {
+      const bool row_broadcast = IsRowBroadcast(*user) && WalksRows(user->shape, rows);
+      if (!row_broadcast && !(is_row_value(*user) && IsElementwise(user->opcode))) return false;
+    }
+    return true;
+  }
+
   bool CanAbsorb(const Instruction* producer, const Group& group) const {
+    if (IsRowReduction(*producer)) return CanAbsorbRowReduction(producer, group);
     if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer))
       return false;
     if (producer->opcode == Opcode::kConstant && !IsSmallConstant(*producer)) return false;

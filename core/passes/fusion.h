@@ -6,6 +6,12 @@
 //           select, clamp, compare and small constants, computed elementally
 //           from the group's inputs;
 //   kInput: a reduce with such producers fused into its operands.
+// Row reductions (a reduce over only the last dimension) also fuse into a
+// consumer that reads them through row broadcasts and walks the same rows
+// (softmax: max, then sum of exp(x - max), then exp(x - max) / sum; layer
+// norm: mean, variance, normalise): the kernel computes each row's
+// reductions once, before the loop over the row's elements, so the whole
+// chain is one kernel and one pass over memory.
 // Groups are grown from consumers towards producers. A producer joins a
 // group when all its users are in that group; cheap producers (broadcast,
 // iota, constants, convert) are duplicated into every group that uses them,
@@ -30,6 +36,12 @@ using FusionPredicate = std::function<bool(const Instruction&)>;
 bool IsLoopFusible(const Instruction& instruction);
 // Loop-fusible, or a reduce (the root of an input fusion).
 bool IsFusibleByDefault(const Instruction& instruction);
+// A reduce of array operands over exactly the last dimension of a rank >= 2
+// input: each output element is one row's reduction.
+bool IsRowReduction(const Instruction& instruction);
+// A broadcast of a row reduction's result along a new last dimension:
+// operand dimensions map to the leading dimensions of the result.
+bool IsRowBroadcast(const Instruction& instruction);
 
 struct FusionOptions {
   // The backend's own rule; an instruction is fused only when both the

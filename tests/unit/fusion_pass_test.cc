@@ -121,20 +121,19 @@ ENTRY main {
   ROOT out = f32[4,10] divide(e, sb)
 })";
 
-TEST(FusionPassTest, SoftmaxIsThreeKernels) {
+// Max, sum of exp(x - max) and the division are row reductions read through
+// row broadcasts: one kernel that computes both reductions per row.
+TEST(FusionPassTest, SoftmaxIsOneKernel) {
   auto module = Parse(kSoftmax);
   auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)});
   const Computation& entry = *optimised->entry();
-  const auto reductions = Fusions(entry, FusionKind::kInput);
+  EXPECT_TRUE(Fusions(entry, FusionKind::kInput).empty());
   const auto loops = Fusions(entry, FusionKind::kLoop);
-  EXPECT_EQ(reductions.size(), 2u);  // max, and sum(exp(x - max))
-  ASSERT_EQ(loops.size(), 1u);       // exp(x - max) / sum
+  ASSERT_EQ(loops.size(), 1u);
   EXPECT_EQ(entry.root(), loops[0]);
-  // Nothing but parameters and fusions is left to run outside kernels.
-  EXPECT_EQ(static_cast<int>(entry.instructions().size()), 1 + 3);
-  for (const Instruction* reduction : reductions) {
-    EXPECT_EQ(reduction->called[0]->root()->opcode, Opcode::kReduce);
-  }
+  // Nothing but the parameter and the fusion is left to run outside kernels.
+  EXPECT_EQ(static_cast<int>(entry.instructions().size()), 1 + 1);
+  EXPECT_EQ(Count(*loops[0]->called[0], Opcode::kReduce), 2);
 }
 
 constexpr char kLayerNorm[] = R"(HloModule layer_norm
@@ -169,13 +168,62 @@ ENTRY main {
   ROOT out = f32[8,16] add(scaled, bb)
 })";
 
-TEST(FusionPassTest, LayerNormIsThreeKernels) {
+// Mean and variance reach the output through row values (divide, add,
+// rsqrt on f32[8]) and row broadcasts; gamma and beta are broadcast along
+// the row, off that path. One kernel.
+TEST(FusionPassTest, LayerNormIsOneKernel) {
   auto module = Parse(kLayerNorm);
   auto optimised = OptimiseAndCompare(*module, {Ramp({8, 16}, 0.3f), Ramp({16}, 0.1f), Ramp({16}, 0.2f)});
   const Computation& entry = *optimised->entry();
-  EXPECT_EQ(Fusions(entry, FusionKind::kInput).size(), 2u);  // mean, variance
-  EXPECT_EQ(Fusions(entry, FusionKind::kLoop).size(), 1u);   // normalise, scale, shift
-  EXPECT_EQ(static_cast<int>(entry.instructions().size()), 3 + 3);
+  EXPECT_TRUE(Fusions(entry, FusionKind::kInput).empty());
+  const auto loops = Fusions(entry, FusionKind::kLoop);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(Count(*loops[0]->called[0], Opcode::kReduce), 2);
+  EXPECT_EQ(static_cast<int>(entry.instructions().size()), 3 + 1);
+}
+
+// A consumer that reads the row sums in another order (here transposed) would
+// need each sum at every element, so the reduction keeps its own kernel.
+TEST(FusionPassTest, RowReductionReadThroughTransposeStaysApart) {
+  auto module = Parse(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[6,6] parameter(0)
+  zero = f32[] constant(0)
+  sum = f32[6] reduce(x, zero), dimensions={1}, to_apply=add
+  rows = f32[6,6] broadcast(sum), dimensions={0}
+  flipped = f32[6,6] transpose(rows), dimensions={1,0}
+  ROOT out = f32[6,6] multiply(x, flipped)
+})");
+  auto optimised = OptimiseAndCompare(*module, {Ramp({6, 6}, 0.25f)});
+  const Computation& entry = *optimised->entry();
+  ASSERT_EQ(Fusions(entry, FusionKind::kInput).size(), 1u);
+  for (const Instruction* loop : Fusions(entry, FusionKind::kLoop)) {
+    EXPECT_EQ(Count(*loop->called[0], Opcode::kReduce), 0);
+  }
+}
+
+// A reduction over the leading dimension is not a row reduction.
+TEST(FusionPassTest, ColumnReductionStaysApart) {
+  auto module = Parse(R"(HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[5,7] parameter(0)
+  zero = f32[] constant(0)
+  sum = f32[7] reduce(x, zero), dimensions={0}, to_apply=add
+  cols = f32[5,7] broadcast(sum), dimensions={1}
+  ROOT out = f32[5,7] divide(x, cols)
+})");
+  auto optimised = OptimiseAndCompare(*module, {Ramp({5, 7}, 0.5f)});
+  EXPECT_EQ(Fusions(*optimised->entry(), FusionKind::kInput).size(), 1u);
 }
 
 TEST(FusionPassTest, PredicateRefusalKeepsAnOpOutOfFusions) {

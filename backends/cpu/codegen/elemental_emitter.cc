@@ -1,6 +1,7 @@
 #include "backends/cpu/codegen/elemental_emitter.h"
 
 #include <algorithm>
+#include <set>
 #include <string>
 
 #include <llvm/IR/Constants.h>
@@ -10,6 +11,7 @@
 #include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cpu/codegen/scalar_ops_ir.h"
 #include "backends/cpu/codegen/window_ir.h"
+#include "core/passes/fusion.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -467,7 +469,31 @@ StatusOr<IrValues> ElementalEmitter::EmitCall(const Computation& computation, co
   return result;
 }
 
+Status ElementalEmitter::EmitRowReductions(const Instruction& consumer, const IrIndex& row_index,
+                                           const std::vector<int64_t>& row_dims) {
+  // Post-order over the operands, so a reduction's own row reductions come first.
+  std::vector<const Instruction*> found;
+  std::set<const Instruction*> visited;
+  std::vector<std::pair<const Instruction*, size_t>> stack = {{&consumer, 0}};
+  while (!stack.empty()) {
+    auto& [node, next] = stack.back();
+    if (next < node->operands.size()) {
+      const Instruction* operand = node->operands[next++];
+      if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+      continue;
+    }
+    if (node != &consumer && IsRowReduction(*node) && node->shape.dimensions() == row_dims)
+      found.push_back(node);
+    stack.pop_back();
+  }
+  for (const Instruction* reduction : found) KILN_RETURN_IF_ERROR(Emit(*reduction, row_index).status());
+  return OkStatus();
+}
+
 StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, const IrIndex& index) {
+  if (IsRowReduction(instruction)) {
+    KILN_RETURN_IF_ERROR(EmitRowReductions(instruction, index, instruction.shape.dimensions()));
+  }
   const size_t count = instruction.operands.size() / 2;
   const Instruction& input = *instruction.operand(0);
   const std::vector<int64_t>& in_dims = input.shape.dimensions();

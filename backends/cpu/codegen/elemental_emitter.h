@@ -30,6 +30,14 @@ class ElementalEmitter {
   // Values of `instruction` at `index`: one per array leaf, in compute type.
   StatusOr<IrValues> Emit(const Instruction& instruction, const IrIndex& index);
 
+  // Emits, at `row_index`, every row reduction (core/passes/fusion.h) that
+  // `consumer` reads through its operands and whose result has dimensions
+  // `row_dims`, producers first, into the current scope. Loops over a row's
+  // elements then reuse each row's value from the cache instead of
+  // recomputing the reduction for every element.
+  Status EmitRowReductions(const Instruction& consumer, const IrIndex& row_index,
+                           const std::vector<int64_t>& row_dims);
+
   // Values generated inside a scope are forgotten when it is popped, so code
   // in a loop body or a branch is never reused where it does not dominate.
   void PushScope() { scopes_.emplace_back(); }

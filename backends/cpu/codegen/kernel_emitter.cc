@@ -9,6 +9,7 @@
 #include "backends/cpu/codegen/elemental_emitter.h"
 #include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cpu/codegen/scatter_emitter.h"
+#include "core/passes/fusion.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -21,6 +22,14 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t product = 1;
   for (size_t i = begin; i < end; ++i) product *= dims[i];
   return product;
+}
+
+// Whether the computation holds a row reduction whose result has `row_dims`.
+bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t>& row_dims) {
+  for (const auto& instruction : computation.instructions()) {
+    if (IsRowReduction(*instruction) && instruction->shape.dimensions() == row_dims) return true;
+  }
+  return false;
 }
 
 }  // namespace
@@ -45,8 +54,13 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   }
   for (const Shape& leaf : leaves) output_bytes += ByteWidth(leaf.element_type());
   const int64_t work_per_element = std::max<int64_t>(1, output_count == 0 ? 1 : input_count / output_count);
-  const int64_t block =
-      std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1, std::max<int64_t>(inner, 1));
+  // Row reductions read by the outputs are computed once per row before the
+  // loop over the row (fusion.h), so an iteration must cover whole rows.
+  const std::vector<int64_t> row_dims(dims.begin(), dims.begin() + (rank == 0 ? 0 : rank - 1));
+  const bool per_row_reductions = rank >= 2 && HasRowReductionOf(computation, row_dims);
+  const int64_t block = per_row_reductions ? std::max<int64_t>(inner, 1)
+                                           : std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1,
+                                                                 std::max<int64_t>(inner, 1));
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   const bool serial = IsScatterLike(*computation.root());
   KernelLayout layout;
@@ -144,10 +158,20 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
               ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(inner_begin, b.getInt64(block)),
                                         b.getInt64(inner))
               : b.getInt64(inner);
-      return EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
-        index[rank - 1] = j;
-        return store_outputs(index);
-      });
+      emitter.PushScope();
+      Status row_status = OkStatus();
+      if (per_row_reductions) {
+        row_status =
+            emitter.EmitRowReductions(*computation.root(), IrIndex(index.begin(), index.end() - 1), row_dims);
+      }
+      if (row_status.ok()) {
+        row_status = EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
+          index[rank - 1] = j;
+          return store_outputs(index);
+        });
+      }
+      emitter.PopScope();
+      return row_status;
     });
   }
   b.CreateRetVoid();
