@@ -62,9 +62,46 @@ StatusOr<IrValues> ElementalEmitter::Emit(const Instruction& instruction, const 
     auto found = scope->find(key);
     if (found != scope->end()) return found->second;
   }
-  KILN_ASSIGN_OR_RETURN(IrValues values, EmitUncached(instruction, index));
+  RowBuffer* row = RowBufferAt(instruction, index);
+  llvm::Value* slot = nullptr;
+  if (row != nullptr) {
+    slot =
+        b_.CreateInBoundsGEP(row->data->getAllocatedType()->getArrayElementType(), row->data, index.back());
+  }
+  IrValues values;
+  if (row != nullptr && row->filled) {
+    values = {b_.CreateLoad(row->data->getAllocatedType()->getArrayElementType(), slot)};
+  } else {
+    KILN_ASSIGN_OR_RETURN(values, EmitUncached(instruction, index));
+    if (row != nullptr) b_.CreateStore(values[0], slot);
+  }
   scopes_.back()[std::move(key)] = values;
   return values;
+}
+
+void ElementalEmitter::AddRowBuffer(const Instruction& instruction, const IrIndex& row_index,
+                                    int64_t length) {
+  llvm::IRBuilder<> entry_builder(entry_, entry_->begin());
+  llvm::Type* element = ComputeType(b_.getContext(), instruction.shape.element_type());
+  RowBuffer& row = row_buffers_[&instruction];
+  row.data = entry_builder.CreateAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(length)), nullptr,
+                                        "row." + instruction.name);
+  row.row_index = row_index;
+  row.filled = false;
+}
+
+void ElementalEmitter::FinishRowBuffers() {
+  for (auto& [instruction, row] : row_buffers_) row.filled = true;
+}
+
+ElementalEmitter::RowBuffer* ElementalEmitter::RowBufferAt(const Instruction& instruction,
+                                                           const IrIndex& index) {
+  auto found = row_buffers_.find(&instruction);
+  if (found == row_buffers_.end()) return nullptr;
+  RowBuffer& row = found->second;
+  if (index.size() != row.row_index.size() + 1) return nullptr;
+  if (!std::equal(row.row_index.begin(), row.row_index.end(), index.begin())) return nullptr;
+  return &row;
 }
 
 StatusOr<IrValues> ElementalEmitter::EmitUncached(const Instruction& instruction, const IrIndex& index) {

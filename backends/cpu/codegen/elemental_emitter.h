@@ -38,6 +38,16 @@ class ElementalEmitter {
   Status EmitRowReductions(const Instruction& consumer, const IrIndex& row_index,
                            const std::vector<int64_t>& row_dims);
 
+  // Row buffers keep a row of `instruction` (a floating-point value over the
+  // row being emitted, read both by the row's reductions and by the loop
+  // over its elements, like softmax's exp(x - max)) on the stack, so it is
+  // computed once per element: while the row's reductions are emitted, each
+  // value computed at `row_index` is also stored; after FinishRowBuffers,
+  // reads at `row_index` load it. `length` is the row length.
+  void AddRowBuffer(const Instruction& instruction, const IrIndex& row_index, int64_t length);
+  void FinishRowBuffers();
+  void ClearRowBuffers() { row_buffers_.clear(); }
+
   // Values generated inside a scope are forgotten when it is popped, so code
   // in a loop body or a branch is never reused where it does not dominate.
   void PushScope() { scopes_.emplace_back(); }
@@ -83,8 +93,17 @@ class ElementalEmitter {
   StatusOr<llvm::Value*> EmitIf(llvm::Value* condition, const std::function<StatusOr<llvm::Value*>()>& then,
                                 llvm::Value* otherwise);
 
+  struct RowBuffer {
+    llvm::AllocaInst* data = nullptr;
+    IrIndex row_index;
+    bool filled = false;
+  };
+  // The row buffer of `instruction` when `index` lies in its row, else null.
+  RowBuffer* RowBufferAt(const Instruction& instruction, const IrIndex& index);
+
   llvm::IRBuilder<>& b_;
   llvm::BasicBlock* entry_;
+  std::unordered_map<const Instruction*, RowBuffer> row_buffers_;
   std::vector<llvm::Value*> parameter_buffers_;
   std::vector<std::map<CacheKey, IrValues>> scopes_;
   // Parameters of inlined computations bound to values.

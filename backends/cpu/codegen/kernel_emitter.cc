@@ -1,6 +1,7 @@
 #include "backends/cpu/codegen/kernel_emitter.h"
 
 #include <algorithm>
+#include <set>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -32,6 +33,70 @@ bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t
   return false;
 }
 
+// Largest row kept on the stack by a row buffer.
+constexpr int64_t kMaxRowBufferBytes = 32 * 1024;
+
+// Floating-point elementwise values over whole rows (`row_dims` then
+// `length`) that both a row reduction and the outputs read (softmax's
+// exp(x - max)): each is computed once per element and kept in a row buffer.
+// Only the outermost such values: what they are computed from is not read again.
+std::vector<const Instruction*> SharedRowValues(const Computation& computation,
+                                                const std::vector<int64_t>& row_dims, int64_t length) {
+  auto over_row = [&](const Instruction& i) {
+    if (!IsElementwise(i.opcode) || !i.shape.IsArray() ||
+        i.shape.rank() != static_cast<int64_t>(row_dims.size()) + 1)
+      return false;
+    const ElementType type = i.shape.element_type();
+    if (type != ElementType::kF32 && type != ElementType::kF64) return false;
+    if (length * ByteWidth(type) > kMaxRowBufferBytes) return false;
+    const std::vector<int64_t>& dims = i.shape.dimensions();
+    return dims.back() == length && std::equal(row_dims.begin(), row_dims.end(), dims.begin());
+  };
+  auto is_row_reduction = [&](const Instruction& i) {
+    return IsRowReduction(i) && i.shape.dimensions() == row_dims;
+  };
+  // What the outputs read: everything reachable from the root without
+  // entering a row reduction (those are computed before the row's loop).
+  std::set<const Instruction*> by_outputs;
+  std::vector<const Instruction*> pending = {computation.root()};
+  while (!pending.empty()) {
+    const Instruction* node = pending.back();
+    pending.pop_back();
+    if (!by_outputs.insert(node).second || is_row_reduction(*node)) continue;
+    for (const Instruction* operand : node->operands) pending.push_back(operand);
+  }
+  // What row reductions read at each position of the row, unconditionally:
+  // elementwise values over the row reachable from their inputs.
+  std::set<const Instruction*> by_reductions;
+  for (const auto& instruction : computation.instructions()) {
+    if (!is_row_reduction(*instruction)) continue;
+    const size_t inputs = instruction->operands.size() / 2;
+    for (size_t i = 0; i < inputs; ++i) pending.push_back(instruction->operand(i));
+    while (!pending.empty()) {
+      const Instruction* node = pending.back();
+      pending.pop_back();
+      if (!over_row(*node) || !by_reductions.insert(node).second) continue;
+      for (const Instruction* operand : node->operands) pending.push_back(operand);
+    }
+  }
+  std::set<const Instruction*> shared;
+  for (const Instruction* node : by_reductions) {
+    if (by_outputs.count(node)) shared.insert(node);
+  }
+  // Keep a shared value only when something outside the shared set reads it.
+  std::set<const Instruction*> read_outside;
+  for (const auto& instruction : computation.instructions()) {
+    if (shared.count(instruction.get())) continue;
+    for (const Instruction* operand : instruction->operands) read_outside.insert(operand);
+  }
+  std::vector<const Instruction*> result;
+  for (const auto& instruction : computation.instructions()) {
+    if (shared.count(instruction.get()) && read_outside.count(instruction.get()))
+      result.push_back(instruction.get());
+  }
+  return result;
+}
+
 }  // namespace
 
 StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
@@ -58,6 +123,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   // loop over the row (fusion.h), so an iteration must cover whole rows.
   const std::vector<int64_t> row_dims(dims.begin(), dims.begin() + (rank == 0 ? 0 : rank - 1));
   const bool per_row_reductions = rank >= 2 && HasRowReductionOf(computation, row_dims);
+  const std::vector<const Instruction*> shared_row_values =
+      per_row_reductions ? SharedRowValues(computation, row_dims, inner) : std::vector<const Instruction*>{};
   const int64_t block = per_row_reductions ? std::max<int64_t>(inner, 1)
                                            : std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1,
                                                                  std::max<int64_t>(inner, 1));
@@ -161,8 +228,10 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
       emitter.PushScope();
       Status row_status = OkStatus();
       if (per_row_reductions) {
-        row_status =
-            emitter.EmitRowReductions(*computation.root(), IrIndex(index.begin(), index.end() - 1), row_dims);
+        const IrIndex row_index(index.begin(), index.end() - 1);
+        for (const Instruction* shared : shared_row_values) emitter.AddRowBuffer(*shared, row_index, inner);
+        row_status = emitter.EmitRowReductions(*computation.root(), row_index, row_dims);
+        emitter.FinishRowBuffers();
       }
       if (row_status.ok()) {
         row_status = EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
@@ -171,6 +240,7 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
         });
       }
       emitter.PopScope();
+      emitter.ClearRowBuffers();
       return row_status;
     });
   }

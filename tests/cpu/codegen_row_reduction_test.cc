@@ -1,0 +1,106 @@
+// Kernels whose outputs read row reductions through row broadcasts (what
+// row fusion makes): the reductions are computed once per row before the
+// loop over the row, and values read both by a reduction and by the outputs
+// (softmax's exp(x - max)) are kept in a row buffer. Results must equal the
+// interpreter's, with and without the buffer, split over several pieces.
+#include <string>
+
+#include "tests/cpu/codegen_test_util.h"
+
+namespace kiln::cpu::testing {
+namespace {
+
+std::string Softmax(const std::string& type, int64_t rows, int64_t columns) {
+  const std::string row = type + "[" + std::to_string(rows) + "]";
+  const std::string all = type + "[" + std::to_string(rows) + "," + std::to_string(columns) + "]";
+  return "HloModule softmax\n"
+         "max_of {\n  a = " +
+         type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n"
+         "  ROOT m = " +
+         type +
+         "[] maximum(a, b)\n}\n"
+         "add {\n  a = " +
+         type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n"
+         "  ROOT s = " +
+         type +
+         "[] add(a, b)\n}\n"
+         "ENTRY main {\n  x = " +
+         all +
+         " parameter(0)\n"
+         "  low = " +
+         type + "[] constant(-inf)\n  zero = " + type +
+         "[] constant(0)\n"
+         "  max = " +
+         row +
+         " reduce(x, low), dimensions={1}, to_apply=max_of\n"
+         "  maxb = " +
+         all +
+         " broadcast(max), dimensions={0}\n"
+         "  shifted = " +
+         all +
+         " subtract(x, maxb)\n"
+         "  e = " +
+         all +
+         " exponential(shifted)\n"
+         "  sum = " +
+         row +
+         " reduce(e, zero), dimensions={1}, to_apply=add\n"
+         "  sumb = " +
+         all +
+         " broadcast(sum), dimensions={0}\n"
+         "  ROOT out = " +
+         all + " divide(e, sumb)\n}\n";
+}
+
+TEST(CodegenRowReduction, SoftmaxWithRowBuffer) {
+  CompareWithInterpreter(Softmax("f32", 37, 300), {MakeInput(Shape(ElementType::kF32, {37, 300}), 11, -6, 6)},
+                         "softmax f32[37,300]", 1e-6);
+}
+
+TEST(CodegenRowReduction, SoftmaxF64WithRowBuffer) {
+  CompareWithInterpreter(Softmax("f64", 9, 130), {MakeInput(Shape(ElementType::kF64, {9, 130}), 12, -6, 6)},
+                         "softmax f64[9,130]", 1e-12);
+}
+
+// 9000 f32 is past the row buffer's size: exp(x - max) is computed twice.
+TEST(CodegenRowReduction, SoftmaxRowTooLongForABuffer) {
+  CompareWithInterpreter(Softmax("f32", 3, 9000), {MakeInput(Shape(ElementType::kF32, {3, 9000}), 13, -6, 6)},
+                         "softmax f32[3,9000]", 1e-6);
+}
+
+TEST(CodegenRowReduction, LayerNormReadsReductionsThroughRowValues) {
+  const std::string hlo = R"(HloModule layer_norm
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ENTRY main {
+  x = f32[2,16,70] parameter(0)
+  gamma = f32[70] parameter(1)
+  zero = f32[] constant(0)
+  n = f32[] constant(70)
+  nb = f32[2,16] broadcast(n), dimensions={}
+  sum = f32[2,16] reduce(x, zero), dimensions={2}, to_apply=add
+  mean = f32[2,16] divide(sum, nb)
+  meanb = f32[2,16,70] broadcast(mean), dimensions={0,1}
+  c = f32[2,16,70] subtract(x, meanb)
+  sq = f32[2,16,70] multiply(c, c)
+  sqsum = f32[2,16] reduce(sq, zero), dimensions={2}, to_apply=add
+  var = f32[2,16] divide(sqsum, nb)
+  inv = f32[2,16] rsqrt(var)
+  invb = f32[2,16,70] broadcast(inv), dimensions={0,1}
+  normed = f32[2,16,70] multiply(c, invb)
+  gb = f32[2,16,70] broadcast(gamma), dimensions={2}
+  ROOT out = f32[2,16,70] multiply(normed, gb)
+})";
+  CompareWithInterpreter(hlo,
+                         {MakeInput(Shape(ElementType::kF32, {2, 16, 70}), 14, -3, 3),
+                          MakeInput(Shape(ElementType::kF32, {70}), 15)},
+                         "layer norm f32[2,16,70]", 1e-5);
+}
+
+}  // namespace
+}  // namespace kiln::cpu::testing
