@@ -65,6 +65,11 @@ ENTRY e {
 }
 
 // Builds the module `ROOT r = s32[100] multiply(a, broadcast(factor))`.
+// s32 multiplication as kernels do it: two's-complement wrap-around.
+int32_t WrappingMultiply(int32_t value, int32_t factor) {
+  return static_cast<int32_t>(static_cast<uint32_t>(value) * static_cast<uint32_t>(factor));
+}
+
 std::unique_ptr<Module> ScaleModule(int factor) {
   auto module = ParseHloModule("HloModule m\nENTRY e {\n  a = s32[100] parameter(0)\n  k = s32[] constant(" +
                                std::to_string(factor) +
@@ -94,7 +99,7 @@ TEST(CodegenCompiler, ManyKernelsSplitOverParallelModules) {
     void* buffers[] = {const_cast<uint8_t*>(input.raw().data()), output.raw().data()};
     RunInPieces((*compiled)->kernels()[k], buffers, 3);
     for (int i = 0; i < 100; ++i)
-      ASSERT_EQ(output.data<int32_t>()[i], input.data<int32_t>()[i] * (k + 1)) << k;
+      ASSERT_EQ(output.data<int32_t>()[i], WrappingMultiply(input.data<int32_t>()[i], k + 1)) << k;
   }
 }
 
@@ -187,7 +192,8 @@ TEST(CodegenCompiler, ObjectCacheHitsForEverySplitModule) {
     Literal output(Shape(ElementType::kS32, {100}));
     void* buffers[] = {const_cast<uint8_t*>(input.raw().data()), output.raw().data()};
     RunInPieces((*compiled)->kernels()[4], buffers, 2);
-    for (int i = 0; i < 100; ++i) ASSERT_EQ(output.data<int32_t>()[i], input.data<int32_t>()[i] * 6);
+    for (int i = 0; i < 100; ++i)
+      ASSERT_EQ(output.data<int32_t>()[i], WrappingMultiply(input.data<int32_t>()[i], 6));
   }
   std::filesystem::remove_all(directory);
 }

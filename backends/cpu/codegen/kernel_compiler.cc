@@ -35,7 +35,9 @@ std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelRequest> r
   std::vector<size_t> order(requests.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   auto size_of = [&](size_t i) { return requests[i].computation->instructions().size(); };
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return size_of(a) > size_of(b); });
+  // Ties keep request order, so the grouping is deterministic.
+  std::sort(order.begin(), order.end(),
+            [&](size_t a, size_t b) { return size_of(a) != size_of(b) ? size_of(a) > size_of(b) : a < b; });
   const size_t groups = std::min(requests.size(), static_cast<size_t>(std::max(count, 1)));
   std::vector<std::vector<size_t>> members(groups);
   std::vector<size_t> load(groups, 0);
