@@ -29,18 +29,19 @@
 
 namespace kiln::cpu::onednn {
 
-// Below this many multiply-adds (about 0.15 ms of one AVX-512 core) a
+// Below this many multiply-adds (about 40 us of one AVX-512 core) a
 // primitive runs on the calling thread alone, where one oneDNN thread already
-// beats two Eigen threads (128^3: 18 vs 37 us, 256^3: 131 vs 145 us best).
-// Above it the backend's threads share the work: 512^3 takes 0.55 ms on two
-// threads, 1.08 ms on one, 1.14 ms with Eigen (quiet 2-core machine).
+// beats two Eigen threads (128^3: 18 vs 37 us best). Above it the backend's
+// threads share the work: 256^3 takes 147 us median on two threads, 288 us
+// on one; 512^3 takes 0.55 ms on two threads, 1.08 ms on one, 1.14 ms with
+// Eigen (2-core machine).
 // Caveat, measured: oneDNN splits work statically among its OpenMP team and
 // libgomp's threads spin while they wait, so when other processes keep every
 // core busy a parallel region can stall for whole scheduler ticks (512^3 then
 // took 4 or 8 ms where Eigen, whose waiting threads sleep, took 2.3 ms).
 // OMP_WAIT_POLICY=passive (read when libgomp loads) avoids the stalls but
 // made two-thread 512^3 as slow as one thread.
-constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 25;
+constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 23;
 
 // The threads a primitive doing `multiply_adds` uses out of `pool_threads`.
 inline int ThreadsFor(int64_t multiply_adds, int pool_threads) {
