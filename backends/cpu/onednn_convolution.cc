@@ -98,11 +98,44 @@ std::optional<Reorder> ReorderIfNeeded(const memory::desc& from, const memory::d
   return reorder;
 }
 
-// The primitive and reorders made for one thread count. oneDNN picks the
-// layouts (format_tag::any): on AVX-512 it runs channels-last or 16-channel
-// blocked kernels several times faster than on the plain layout it would
-// otherwise have to take (an im2col + GEMM implementation for NCHW), which
-// pays for reordering a channels-first input and output.
+// The activation layout to ask oneDNN for. On AVX-512 a 2-D convolution
+// whose channel counts are multiples of 16 runs in the 16-channel blocked
+// layout: on the NCHW 3x3 64->64 56x56 batch-8 convolution, 8.6-8.8 ms median
+// against 9.4-10.2 ms for what format_tag::any picks (channels-last
+// "brgconv", whose reorders from and to NCHW cost 1.3 ms instead of 1.0).
+// Elsewhere oneDNN picks (format_tag::any).
+memory::format_tag ActivationLayout(const Descriptions& d) {
+  if (d.source.dims().size() != 4 || d.weights.dims().size() != 4) return memory::format_tag::any;
+  if (d.source.dims()[1] % 16 != 0 || d.destination.dims()[1] % 16 != 0) return memory::format_tag::any;
+  if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) return memory::format_tag::any;
+  return memory::format_tag::nChw16c;
+}
+
+dnnl::convolution_forward::primitive_desc DescribeConvolution(const Descriptions& d,
+                                                              memory::format_tag activations) {
+  const auto f32 = memory::data_type::f32;
+  const dnnl::convolution_forward::desc operation(
+      dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+      memory::desc(d.source.dims(), f32, activations),
+      memory::desc(d.weights.dims(), f32, memory::format_tag::any),
+      memory::desc(d.destination.dims(), f32, activations), d.strides, d.dilations, d.padding_low,
+      d.padding_high);
+  return dnnl::convolution_forward::primitive_desc(operation, onednn::UserScratchpadAttributes(),
+                                                   onednn::CpuEngine());
+}
+
+// oneDNN's reference implementations are plain loops, slower than the Eigen
+// path, so a geometry that only they would run stays there.
+bool IsReference(const dnnl::convolution_forward::primitive_desc& description) {
+  return std::string(description.impl_info_str()).rfind("ref", 0) == 0;
+}
+
+// The primitive and reorders made for one thread count. Layouts as
+// ActivationLayout says, falling back to oneDNN's choice when the blocked
+// layout has no fast implementation: on AVX-512 it runs channels-last or
+// 16-channel blocked kernels several times faster than on the plain layout it
+// would otherwise have to take (an im2col + GEMM implementation for NCHW),
+// which pays for reordering a channels-first input and output.
 struct ConvolutionPrimitives {
   dnnl::convolution_forward::primitive_desc description;
   dnnl::convolution_forward convolution;
@@ -110,14 +143,17 @@ struct ConvolutionPrimitives {
   size_t scratchpad_bytes = 0;
 
   ConvolutionPrimitives(const Descriptions& d, int num_threads) {
-    const auto f32 = memory::data_type::f32;
-    const auto any = memory::format_tag::any;
-    const dnnl::convolution_forward::desc operation(
-        dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-        memory::desc(d.source.dims(), f32, any), memory::desc(d.weights.dims(), f32, any),
-        memory::desc(d.destination.dims(), f32, any), d.strides, d.dilations, d.padding_low, d.padding_high);
-    description = dnnl::convolution_forward::primitive_desc(operation, onednn::UserScratchpadAttributes(),
-                                                            onednn::CpuEngine());
+    const memory::format_tag preferred = ActivationLayout(d);
+    bool chosen = false;
+    if (preferred != memory::format_tag::any) {
+      try {
+        description = DescribeConvolution(d, preferred);
+        chosen = !IsReference(description);
+      } catch (const dnnl::error&) {
+        chosen = false;
+      }
+    }
+    if (!chosen) description = DescribeConvolution(d, memory::format_tag::any);
     convolution = dnnl::convolution_forward(description);
     source_in = ReorderIfNeeded(d.source, description.src_desc(), num_threads);
     weights_in = ReorderIfNeeded(d.weights, description.weights_desc(), num_threads);
@@ -130,12 +166,6 @@ struct ConvolutionPrimitives {
     }
   }
 };
-
-// oneDNN's reference implementations are plain loops, slower than the Eigen
-// path, so a geometry that only they would run stays there.
-bool IsReference(const dnnl::convolution_forward::primitive_desc& description) {
-  return std::string(description.impl_info_str()).rfind("ref", 0) == 0;
-}
 
 }  // namespace
 

@@ -55,6 +55,28 @@ ENTRY e {
                       true);
 }
 
+// Channel counts that are multiples of 16 run in oneDNN's 16-channel blocked
+// layout on AVX-512 hosts: reorders in and out of it, from both layouts.
+TEST(RuntimeOneDnnConvTest, SixteenChannelBlocksFromChannelsFirst) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[2,32,11,9] parameter(0)
+  w = f32[48,32,3,3] parameter(1)
+  ROOT c = f32[2,48,11,9] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})",
+                      true);
+}
+
+TEST(RuntimeOneDnnConvTest, SixteenChannelBlocksFromChannelsLastWithStride) {
+  ExpectMatchesOnPath(R"(HloModule m
+ENTRY e {
+  x = f32[3,13,10,16] parameter(0)
+  w = f32[3,3,16,32] parameter(1)
+  ROOT c = f32[3,6,4,32] convolution(x, w), window={size=3x3 stride=2x2}, dim_labels=b01f_01io->b01f
+})",
+                      true);
+}
+
 TEST(RuntimeOneDnnConvTest, MixedLayoutsOfInputKernelAndOutput) {
   ExpectMatchesOnPath(R"(HloModule m
 ENTRY e {
