@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -35,6 +36,10 @@ class Thunk {
   // A short name for statistics and errors ("kernel", "dot", ...).
   virtual std::string_view kind() const = 0;
 
+  // The instruction the thunk runs, for profiles and messages.
+  const std::string& name() const { return name_; }
+  void set_name(std::string name) { name_ = std::move(name); }
+
   // Slots read and written in the sequence that owns the thunk; what buffer
   // assignment uses for liveness.
   const std::vector<int>& inputs() const { return inputs_; }
@@ -43,14 +48,12 @@ class Thunk {
  protected:
   std::vector<int> inputs_;
   std::vector<int> outputs_;
+  std::string name_;
 };
 
 struct ThunkSequence {
   std::vector<std::unique_ptr<Thunk>> thunks;
-  Status Run(ExecutionContext& context) const {
-    for (const auto& thunk : thunks) KILN_RETURN_IF_ERROR(thunk->Run(context));
-    return OkStatus();
-  }
+  Status Run(ExecutionContext& context) const;
 };
 
 }  // namespace kiln::cpu
