@@ -237,7 +237,8 @@ StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int region, 
     const size_t first_new = sequence->thunks.size();
     Status status = LowerInstruction(*instruction, scope, parameters);
     if (!status.ok()) return status.WithContext(std::string("lowering '") + instruction->name + "'");
-    for (size_t i = first_new; i < sequence->thunks.size(); ++i) sequence->thunks[i]->set_name(instruction->name);
+    for (size_t i = first_new; i < sequence->thunks.size(); ++i)
+      sequence->thunks[i]->set_name(instruction->name);
   }
   return scope.values.at(computation.root());
 }

@@ -8,6 +8,7 @@
 #include "core/passes/call_inliner.h"
 #include "core/passes/constant_folding.h"
 #include "core/passes/cse.h"
+#include "core/passes/dot_transpose_folding.h"
 #include "core/passes/fusion.h"
 #include "core/passes/layout_normalization.h"
 #include "core/passes/shape_op_simplifier.h"
@@ -25,6 +26,7 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   PassPipeline simplification;
   simplification.AddPass(std::make_unique<AlgebraicSimplifier>());
   simplification.AddPass(std::make_unique<ShapeOpSimplifier>());
+  simplification.AddPass(std::make_unique<DotTransposeFolding>());
   simplification.AddPass(std::make_unique<ConstantFolding>());
   simplification.AddPass(std::make_unique<CommonSubexpressionElimination>());
   simplification.AddPass(std::make_unique<DeadCodeElimination>());

@@ -1,0 +1,54 @@
+#include "core/passes/dot_transpose_folding.h"
+
+#include <utility>
+#include <vector>
+
+#include "core/ir_edit.h"
+
+namespace kiln {
+namespace {
+
+bool IsFoldableProduct(const Instruction& dot) {
+  if (dot.opcode != Opcode::kDot || !dot.shape.IsArray() || dot.shape.rank() != 2) return false;
+  const DotDimensionNumbers& a = dot.attrs.dot;
+  return dot.operand(0)->shape.rank() == 2 && dot.operand(1)->shape.rank() == 2 &&
+         a.lhs_batch_dimensions.empty() && a.rhs_batch_dimensions.empty() &&
+         a.lhs_contracting_dimensions.size() == 1 && a.rhs_contracting_dimensions.size() == 1;
+}
+
+bool FoldIn(Computation& computation) {
+  const UserMap users = ComputeUsers(computation);
+  std::vector<std::pair<Instruction*, Instruction*>> folds;  // transpose, dot
+  for (const auto& owned : computation.instructions()) {
+    Instruction* transpose = owned.get();
+    if (transpose->opcode != Opcode::kTranspose || transpose->attrs.dimensions != std::vector<int64_t>{1, 0})
+      continue;
+    Instruction* dot = transpose->operand(0);
+    if (!IsFoldableProduct(*dot) || dot == computation.root()) continue;
+    const auto found = users.find(dot);
+    if (found == users.end() || found->second.size() != 1) continue;
+    folds.emplace_back(transpose, dot);
+  }
+  for (auto [transpose, dot] : folds) {
+    Attributes attrs = dot->attrs;
+    std::swap(attrs.dot.lhs_contracting_dimensions, attrs.dot.rhs_contracting_dimensions);
+    auto swapped = MakeInstruction(Opcode::kDot, transpose->shape, {dot->operand(1), dot->operand(0)}, attrs);
+    swapped->name = dot->name + ".transposed";
+    Instruction* added = computation.AddInstruction(std::move(swapped));
+    computation.ReplaceAllUsesWith(transpose, added);
+  }
+  if (folds.empty()) return false;
+  computation.SortTopologically();
+  computation.RemoveDeadInstructions();
+  return true;
+}
+
+}  // namespace
+
+StatusOr<bool> DotTransposeFolding::Run(Module& module) {
+  bool changed = false;
+  for (const auto& computation : module.computations()) changed = FoldIn(*computation) || changed;
+  return changed;
+}
+
+}  // namespace kiln
