@@ -1,6 +1,7 @@
 #include "backends/cpu/thread_pool.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <thread>
 
@@ -26,16 +27,26 @@ void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
   }
   const int64_t step = (extent + ranges - 1) / ranges;
   const int64_t count = (extent + step - 1) / step;
-  Eigen::Barrier barrier(static_cast<unsigned>(count - 1));
-  for (int64_t r = 1; r < count; ++r) {
-    const int64_t begin = r * step;
-    const int64_t end = std::min(extent, begin + step);
-    pool_->Schedule([&body, &barrier, begin, end] {
-      body(begin, end);
+  // The caller and at most num_threads - 1 pool threads take ranges from one
+  // counter until none are left: never more runnable threads than the
+  // intra-op thread count (a third one on two cores made every kernel wait
+  // for a time slice), and whoever is free takes the next range.
+  std::atomic<int64_t> next{0};
+  auto work = [&] {
+    for (int64_t r = next.fetch_add(1); r < count; r = next.fetch_add(1)) {
+      const int64_t begin = r * step;
+      body(begin, std::min(extent, begin + step));
+    }
+  };
+  const auto helpers = static_cast<unsigned>(std::min<int64_t>(num_threads_ - 1, count - 1));
+  Eigen::Barrier barrier(helpers);
+  for (unsigned h = 0; h < helpers; ++h) {
+    pool_->Schedule([&work, &barrier] {
+      work();
       barrier.Notify();
     });
   }
-  body(0, std::min(extent, step));
+  work();
   barrier.Wait();
 }
 

@@ -1,6 +1,7 @@
 // The intra-op thread pool of one CPU backend instance, shared by kernels,
-// dot and convolution. Work is split into contiguous ranges; the calling
-// thread runs one range itself, so a one-range loop never touches the pool.
+// dot and convolution. Work is split into contiguous ranges that the calling
+// thread and up to num_threads - 1 pool threads take in turn, so a one-range
+// loop never touches the pool and no more threads run than were asked for.
 #pragma once
 
 #include <cstdint>

@@ -6,6 +6,7 @@
 
 #include <llvm/IR/IRBuilder.h>
 
+#include "backends/cpu/codegen/column_reduction_emitter.h"
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/elemental_emitter.h"
 #include "backends/cpu/codegen/loop_ir.h"
@@ -125,9 +126,13 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   const bool per_row_reductions = rank >= 2 && HasRowReductionOf(computation, row_dims);
   const std::vector<const Instruction*> shared_row_values =
       per_row_reductions ? SharedRowValues(computation, row_dims, inner) : std::vector<const Instruction*>{};
-  const int64_t block = per_row_reductions ? std::max<int64_t>(inner, 1)
-                                           : std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1,
-                                                                 std::max<int64_t>(inner, 1));
+  const bool column_reduction = IsColumnReduction(*computation.root());
+  const int64_t block =
+      column_reduction ? std::clamp<int64_t>(kWorkPerIteration / work_per_element, 16,
+                                             std::min<int64_t>(std::max<int64_t>(inner, 1), kMaxColumnBlock))
+      : per_row_reductions
+          ? std::max<int64_t>(inner, 1)
+          : std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1, std::max<int64_t>(inner, 1));
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   const bool serial = IsScatterLike(*computation.root());
   KernelLayout layout;
@@ -227,13 +232,17 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
               : b.getInt64(inner);
       emitter.PushScope();
       Status row_status = OkStatus();
-      if (per_row_reductions) {
+      if (column_reduction) {
+        row_status = EmitColumnReduction(b, emitter, *computation.root(),
+                                         IrIndex(index.begin(), index.end() - 1), inner_begin, inner_end,
+                                         body->getArg(static_cast<unsigned>(parameter_count)), dims);
+      } else if (per_row_reductions) {
         const IrIndex row_index(index.begin(), index.end() - 1);
         for (const Instruction* shared : shared_row_values) emitter.AddRowBuffer(*shared, row_index, inner);
         row_status = emitter.EmitRowReductions(*computation.root(), row_index, row_dims);
         emitter.FinishRowBuffers();
       }
-      if (row_status.ok()) {
+      if (row_status.ok() && !column_reduction) {
         row_status = EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
           index[rank - 1] = j;
           return store_outputs(index);

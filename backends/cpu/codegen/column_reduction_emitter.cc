@@ -1,0 +1,88 @@
+#include "backends/cpu/codegen/column_reduction_emitter.h"
+
+#include <functional>
+
+#include "backends/cpu/codegen/element_ir.h"
+#include "backends/cpu/codegen/loop_ir.h"
+
+namespace kiln::cpu::codegen {
+
+bool IsColumnReduction(const Instruction& instruction) {
+  if (instruction.opcode != Opcode::kReduce || instruction.operands.size() != 2 ||
+      !instruction.shape.IsArray())
+    return false;
+  const Shape& input = instruction.operand(0)->shape;
+  if (!input.IsArray() || input.rank() < 2 || instruction.attrs.dimensions.empty()) return false;
+  for (int64_t d : instruction.attrs.dimensions) {
+    if (d == input.rank() - 1) return false;
+  }
+  return true;
+}
+
+Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& reduce,
+                           const IrIndex& row_index, llvm::Value* begin, llvm::Value* end,
+                           llvm::Value* output, const std::vector<int64_t>& output_dims) {
+  llvm::LLVMContext& context = b.getContext();
+  const ElementType type = reduce.shape.element_type();
+  llvm::Type* compute = ComputeType(context, type);
+  llvm::AllocaInst* block =
+      llvm::IRBuilder<>(emitter.entry(), emitter.entry()->begin())
+          .CreateAlloca(llvm::ArrayType::get(compute, kMaxColumnBlock), nullptr, "columns");
+  auto slot = [&](llvm::Value* j) { return b.CreateInBoundsGEP(compute, block, b.CreateSub(j, begin)); };
+
+  KILN_ASSIGN_OR_RETURN(IrValues initial, emitter.Emit(*reduce.operand(1), {}));
+  KILN_RETURN_IF_ERROR(EmitCountedLoop(b, begin, end, "column.init", [&](llvm::Value* j) -> Status {
+    b.CreateStore(initial[0], slot(j));
+    return OkStatus();
+  }));
+
+  const std::vector<int64_t>& in_dims = reduce.operand(0)->shape.dimensions();
+  std::vector<bool> reduced(in_dims.size(), false);
+  for (int64_t d : reduce.attrs.dimensions) reduced[static_cast<size_t>(d)] = true;
+  IrIndex input_index(in_dims.size());
+  for (size_t d = 0, k = 0; d + 1 < in_dims.size(); ++d) {
+    if (!reduced[d]) input_index[d] = row_index[k++];
+  }
+  std::vector<size_t> reduced_dims;
+  for (size_t d = 0; d < in_dims.size(); ++d) {
+    if (reduced[d]) reduced_dims.push_back(d);
+  }
+  // Reduced dimensions in order, outermost first, then the block of columns.
+  std::function<Status(size_t)> loop = [&](size_t level) -> Status {
+    if (level == reduced_dims.size()) {
+      return EmitCountedLoop(b, begin, end, "column", [&](llvm::Value* j) -> Status {
+        input_index.back() = j;
+        emitter.PushScope();
+        StatusOr<IrValues> value = emitter.Emit(*reduce.operand(0), input_index);
+        StatusOr<IrValues> combined = value.status();
+        if (value.ok()) {
+          llvm::Value* accumulator = b.CreateLoad(compute, slot(j));
+          combined = emitter.EmitScalarCall(*reduce.called[0], {accumulator, (*value)[0]});
+        }
+        emitter.PopScope();
+        KILN_RETURN_IF_ERROR(combined.status());
+        if (combined->size() != 1)
+          return Internal("cpu codegen: reducer of ", reduce.name, " returns a tuple");
+        b.CreateStore((*combined)[0], slot(j));
+        return OkStatus();
+      });
+    }
+    const size_t d = reduced_dims[level];
+    return EmitCountedLoop(b, b.getInt64(0), b.getInt64(in_dims[d]), "column.reduce", [&](llvm::Value* i) {
+      input_index[d] = i;
+      return loop(level + 1);
+    });
+  };
+  KILN_RETURN_IF_ERROR(loop(0));
+
+  return EmitCountedLoop(b, begin, end, "column.store", [&](llvm::Value* j) -> Status {
+    IrIndex output_index = row_index;
+    output_index.push_back(j);
+    llvm::Value* address =
+        b.CreateInBoundsGEP(StorageType(context, type), output, emitter.Linearize(output_index, output_dims));
+    StoreElement(b, type, b.CreateLoad(compute, slot(j)), address);
+    return OkStatus();
+  });
+}
+
+}  // namespace kiln::cpu::codegen
