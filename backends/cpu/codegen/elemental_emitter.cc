@@ -7,6 +7,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/cpu/codegen/dot_emitter.h"
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cpu/codegen/scalar_ops_ir.h"
@@ -228,6 +229,7 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kPad: return EmitPad(instruction, index);
     case Opcode::kDynamicSlice: return EmitDynamicSlice(instruction, index);
     case Opcode::kGather: return EmitGather(instruction, index);
+    case Opcode::kDot: return EmitDotElement(b_, *this, instruction, index);
     case Opcode::kMap: {
       IrValues arguments;
       for (size_t i = 0; i < instruction.operands.size(); ++i) {

@@ -1,0 +1,157 @@
+#include "backends/cpu/codegen/dot_emitter.h"
+
+#include <algorithm>
+#include <functional>
+#include <vector>
+
+#include "backends/cpu/codegen/element_ir.h"
+#include "backends/cpu/codegen/loop_ir.h"
+#include "backends/cpu/codegen/scalar_ops_ir.h"
+
+namespace kiln::cpu::codegen {
+namespace {
+
+// Where each operand dimension's index comes from: a batch or free position
+// of the output index, or a contracting loop.
+struct OperandMap {
+  std::vector<int64_t> output_position;  // -1 for contracting dimensions
+  std::vector<int64_t> contracting;      // position in the contracting list, else -1
+};
+
+OperandMap MapOperand(int64_t rank, const std::vector<int64_t>& batch,
+                      const std::vector<int64_t>& contracting, int64_t free_offset) {
+  OperandMap map;
+  int64_t next_free = free_offset;
+  for (int64_t d = 0; d < rank; ++d) {
+    const auto batch_at = std::find(batch.begin(), batch.end(), d);
+    const auto contracting_at = std::find(contracting.begin(), contracting.end(), d);
+    if (batch_at != batch.end()) {
+      map.output_position.push_back(batch_at - batch.begin());
+      map.contracting.push_back(-1);
+    } else if (contracting_at != contracting.end()) {
+      map.output_position.push_back(-1);
+      map.contracting.push_back(contracting_at - contracting.begin());
+    } else {
+      map.output_position.push_back(next_free++);
+      map.contracting.push_back(-1);
+    }
+  }
+  return map;
+}
+
+bool Distinct(const std::vector<int64_t>& values) {
+  std::vector<int64_t> sorted = values;
+  std::sort(sorted.begin(), sorted.end());
+  return std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end();
+}
+
+}  // namespace
+
+ElementType DotAccumulationType(ElementType result) {
+  switch (result) {
+    case ElementType::kF16:
+    case ElementType::kBF16:
+    case ElementType::kF32: return ElementType::kF32;
+    case ElementType::kF64: return ElementType::kF64;
+    default: return ElementType::kS64;
+  }
+}
+
+Status CheckDotEmittable(const Instruction& dot) {
+  auto refuse = [&](const char* why) {
+    return Unimplemented("cpu codegen: cannot emit dot ", dot.shape.ToString(), " (", dot.name, "): ", why);
+  };
+  if (dot.operands.size() != 2 || !dot.shape.IsArray()) return refuse("needs two array operands");
+  const Shape& lhs = dot.operand(0)->shape;
+  const Shape& rhs = dot.operand(1)->shape;
+  for (ElementType type : {lhs.element_type(), rhs.element_type(), dot.shape.element_type()}) {
+    if (type == ElementType::kPred || IsComplex(type)) return refuse("needs real, non-pred element types");
+  }
+  const DotDimensionNumbers& dn = dot.attrs.dot;
+  auto in_range = [](const std::vector<int64_t>& dims, int64_t rank) {
+    return std::all_of(dims.begin(), dims.end(), [&](int64_t d) { return d >= 0 && d < rank; });
+  };
+  if (dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size() ||
+      dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size() ||
+      !in_range(dn.lhs_batch_dimensions, lhs.rank()) ||
+      !in_range(dn.lhs_contracting_dimensions, lhs.rank()) ||
+      !in_range(dn.rhs_batch_dimensions, rhs.rank()) ||
+      !in_range(dn.rhs_contracting_dimensions, rhs.rank())) {
+    return refuse("bad dimension numbers");
+  }
+  std::vector<int64_t> lhs_special = dn.lhs_batch_dimensions, rhs_special = dn.rhs_batch_dimensions;
+  lhs_special.insert(lhs_special.end(), dn.lhs_contracting_dimensions.begin(),
+                     dn.lhs_contracting_dimensions.end());
+  rhs_special.insert(rhs_special.end(), dn.rhs_contracting_dimensions.begin(),
+                     dn.rhs_contracting_dimensions.end());
+  if (!Distinct(lhs_special) || !Distinct(rhs_special)) return refuse("a dimension is listed twice");
+  for (size_t i = 0; i < dn.lhs_batch_dimensions.size(); ++i) {
+    if (lhs.dimensions(dn.lhs_batch_dimensions[i]) != rhs.dimensions(dn.rhs_batch_dimensions[i]))
+      return refuse("batch dimensions differ in size");
+  }
+  for (size_t i = 0; i < dn.lhs_contracting_dimensions.size(); ++i) {
+    if (lhs.dimensions(dn.lhs_contracting_dimensions[i]) != rhs.dimensions(dn.rhs_contracting_dimensions[i]))
+      return refuse("contracting dimensions differ in size");
+  }
+  const int64_t lhs_free = lhs.rank() - static_cast<int64_t>(lhs_special.size());
+  const int64_t rhs_free = rhs.rank() - static_cast<int64_t>(rhs_special.size());
+  if (dot.shape.rank() != static_cast<int64_t>(dn.lhs_batch_dimensions.size()) + lhs_free + rhs_free)
+    return refuse("result rank does not match the operands");
+  return OkStatus();
+}
+
+StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& dot,
+                                      const IrIndex& index) {
+  const DotDimensionNumbers& dn = dot.attrs.dot;
+  const Instruction& lhs = *dot.operand(0);
+  const Instruction& rhs = *dot.operand(1);
+  const auto batch_rank = static_cast<int64_t>(dn.lhs_batch_dimensions.size());
+  const int64_t lhs_free =
+      lhs.shape.rank() - batch_rank - static_cast<int64_t>(dn.lhs_contracting_dimensions.size());
+  const OperandMap lhs_map =
+      MapOperand(lhs.shape.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, batch_rank);
+  const OperandMap rhs_map = MapOperand(rhs.shape.rank(), dn.rhs_batch_dimensions,
+                                        dn.rhs_contracting_dimensions, batch_rank + lhs_free);
+  const ElementType result_type = dot.shape.element_type();
+  const ElementType accumulation = DotAccumulationType(result_type);
+  llvm::Type* accumulator_type = ComputeType(b.getContext(), accumulation);
+  llvm::AllocaInst* accumulator = llvm::IRBuilder<>(emitter.entry(), emitter.entry()->begin())
+                                      .CreateAlloca(accumulator_type, nullptr, "dot.acc");
+  b.CreateStore(llvm::Constant::getNullValue(accumulator_type), accumulator);
+
+  IrIndex contracting(dn.lhs_contracting_dimensions.size());
+  auto operand_index = [&](const OperandMap& map) {
+    IrIndex at(map.output_position.size());
+    for (size_t d = 0; d < at.size(); ++d) {
+      at[d] = map.output_position[d] >= 0 ? index[static_cast<size_t>(map.output_position[d])]
+                                          : contracting[static_cast<size_t>(map.contracting[d])];
+    }
+    return at;
+  };
+  // The contracting dimensions in lhs order, the last one innermost.
+  std::function<Status(size_t)> loop = [&](size_t level) -> Status {
+    if (level == contracting.size()) {
+      emitter.PushScope();
+      StatusOr<IrValues> a = emitter.Emit(lhs, operand_index(lhs_map));
+      StatusOr<IrValues> c = a.ok() ? emitter.Emit(rhs, operand_index(rhs_map)) : a.status();
+      emitter.PopScope();
+      KILN_RETURN_IF_ERROR(c.status());
+      llvm::Value* x = EmitConvert(b, lhs.shape.element_type(), accumulation, (*a)[0]);
+      llvm::Value* y = EmitConvert(b, rhs.shape.element_type(), accumulation, (*c)[0]);
+      llvm::Value* sum = b.CreateLoad(accumulator_type, accumulator);
+      const bool floating = IsFloating(accumulation);
+      llvm::Value* product = floating ? b.CreateFMul(x, y) : b.CreateMul(x, y);
+      b.CreateStore(floating ? b.CreateFAdd(sum, product) : b.CreateAdd(sum, product), accumulator);
+      return OkStatus();
+    }
+    const int64_t size = lhs.shape.dimensions(dn.lhs_contracting_dimensions[level]);
+    return EmitCountedLoop(b, b.getInt64(0), b.getInt64(size), "dot.k", [&](llvm::Value* k) {
+      contracting[level] = k;
+      return loop(level + 1);
+    });
+  };
+  KILN_RETURN_IF_ERROR(loop(0));
+  return EmitConvert(b, accumulation, result_type, b.CreateLoad(accumulator_type, accumulator));
+}
+
+}  // namespace kiln::cpu::codegen
