@@ -100,6 +100,26 @@ inline void ExpectNear(const Literal& expected, const Literal& actual, const std
                        double absolute = 0) {
   ASSERT_EQ(expected.shape().ToString(), actual.shape().ToString()) << what;
   const ElementType type = expected.shape().element_type();
+  if (IsComplex(type)) {
+    // Part by part, each like a real result of the part's type.
+    const ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    for (bool real : {true, false}) {
+      Literal e(Shape(part, expected.shape().dimensions())), a(Shape(part, actual.shape().dimensions()));
+      DispatchElementType(type, [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (convert_detail::IsComplexT<T>::value) {
+          using R = typename T::value_type;
+          for (size_t i = 0; i < e.data<R>().size(); ++i) {
+            e.data<R>()[i] = real ? expected.data<T>()[i].real() : expected.data<T>()[i].imag();
+            a.data<R>()[i] = real ? actual.data<T>()[i].real() : actual.data<T>()[i].imag();
+          }
+        }
+        return 0;
+      });
+      ExpectNear(e, a, what + (real ? " (real parts)" : " (imaginary parts)"), absolute);
+    }
+    return;
+  }
   if (!IsFloating(type)) {
     EXPECT_TRUE(expected == actual) << what << "\nexpected " << expected.ToString() << "\nactual   "
                                     << actual.ToString();
@@ -152,7 +172,10 @@ inline Literal MakeInput(const Shape& shape, uint64_t seed, double low = -4.0, d
         data[i] =
             (r % 5 == 0) ? kEdges[(r >> 8) % 7] : static_cast<T>(static_cast<int64_t>(r >> 3) % 201 - 100);
       } else if constexpr (convert_detail::IsComplexT<T>::value) {
-        data[i] = T{};
+        using R = typename T::value_type;
+        const double real = static_cast<double>(r >> 11) / 9007199254740992.0;
+        const double imag = static_cast<double>(next() >> 11) / 9007199254740992.0;
+        data[i] = T(static_cast<R>(low + (high - low) * real), static_cast<R>(low + (high - low) * imag));
       } else {
         const double unit = static_cast<double>(r >> 11) / 9007199254740992.0;
         data[i] = static_cast<T>(low + (high - low) * unit);

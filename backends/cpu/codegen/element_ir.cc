@@ -1,5 +1,6 @@
 #include "backends/cpu/codegen/element_ir.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <llvm/IR/Constants.h>
@@ -33,8 +34,6 @@ llvm::Constant* FloatConstant(llvm::LLVMContext& context, float value) {
 
 }  // namespace
 
-bool IsLowFloat(ElementType type) { return type == ElementType::kF16 || type == ElementType::kBF16; }
-
 llvm::Type* ComputeType(llvm::LLVMContext& context, ElementType type) {
   switch (type) {
     case ElementType::kPred: return llvm::Type::getInt1Ty(context);
@@ -42,6 +41,9 @@ llvm::Type* ComputeType(llvm::LLVMContext& context, ElementType type) {
     case ElementType::kBF16:
     case ElementType::kF32: return llvm::Type::getFloatTy(context);
     case ElementType::kF64: return llvm::Type::getDoubleTy(context);
+    // Real and imaginary parts side by side, as std::complex lays them out.
+    case ElementType::kC64: return llvm::FixedVectorType::get(llvm::Type::getFloatTy(context), 2);
+    case ElementType::kC128: return llvm::FixedVectorType::get(llvm::Type::getDoubleTy(context), 2);
     default: return llvm::Type::getIntNTy(context, static_cast<unsigned>(BitWidth(type)));
   }
 }
@@ -55,8 +57,21 @@ llvm::Type* StorageType(llvm::LLVMContext& context, ElementType type) {
   }
 }
 
+namespace {
+
+// Complex elements are aligned only to their parts (8 bytes for c128), not
+// to the 16 bytes a <2 x double> would assume.
+llvm::Align ElementAlign(ElementType type) {
+  if (IsComplex(type)) return llvm::Align(static_cast<uint64_t>(ByteWidth(type) / 2));
+  return llvm::Align(static_cast<uint64_t>(std::max<int64_t>(1, ByteWidth(type))));
+}
+
+}  // namespace
+
+bool IsLowFloat(ElementType type) { return type == ElementType::kF16 || type == ElementType::kBF16; }
+
 llvm::Value* LoadElement(llvm::IRBuilder<>& b, ElementType type, llvm::Value* address) {
-  llvm::Value* stored = b.CreateLoad(StorageType(b.getContext(), type), address);
+  llvm::Value* stored = b.CreateAlignedLoad(StorageType(b.getContext(), type), address, ElementAlign(type));
   switch (type) {
     case ElementType::kPred: return b.CreateICmpNE(stored, b.getInt8(0));
     case ElementType::kF16: return b.CreateFPExt(stored, b.getFloatTy());
@@ -73,7 +88,7 @@ void StoreElement(llvm::IRBuilder<>& b, ElementType type, llvm::Value* value, ll
     case ElementType::kBF16: stored = FloatToBf16Bits(b, value); break;
     default: break;
   }
-  b.CreateStore(stored, address);
+  b.CreateAlignedStore(stored, address, ElementAlign(type));
 }
 
 llvm::Value* RoundToType(llvm::IRBuilder<>& b, ElementType type, llvm::Value* value) {
@@ -107,6 +122,12 @@ llvm::Value* FromBits(llvm::IRBuilder<>& b, ElementType type, llvm::Value* bits)
 }
 
 llvm::Constant* ConstantFromBytes(llvm::LLVMContext& context, ElementType type, const uint8_t* bytes) {
+  if (IsComplex(type)) {
+    const ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    const auto width = static_cast<size_t>(ByteWidth(part));
+    return llvm::ConstantVector::get(
+        {ConstantFromBytes(context, part, bytes), ConstantFromBytes(context, part, bytes + width)});
+  }
   uint64_t raw = 0;
   std::memcpy(&raw, bytes, static_cast<size_t>(ByteWidth(type)));
   switch (type) {

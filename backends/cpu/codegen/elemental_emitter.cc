@@ -7,6 +7,7 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/cpu/codegen/complex_ir.h"
 #include "backends/cpu/codegen/dot_emitter.h"
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
@@ -230,6 +231,20 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kDynamicSlice: return EmitDynamicSlice(instruction, index);
     case Opcode::kGather: return EmitGather(instruction, index);
     case Opcode::kDot: return EmitDotElement(b_, *this, instruction, index);
+    case Opcode::kReal:
+    case Opcode::kImag: {
+      KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(0));
+      if (!IsComplex(instruction.operand(0)->shape.element_type())) {
+        // Of a real value: itself, and a zero imaginary part.
+        return instruction.opcode == Opcode::kReal ? x : llvm::Constant::getNullValue(x->getType());
+      }
+      return instruction.opcode == Opcode::kReal ? RealPart(b_, x) : ImagPart(b_, x);
+    }
+    case Opcode::kComplex: {
+      KILN_ASSIGN_OR_RETURN(llvm::Value * real, elementwise_operand(0));
+      KILN_ASSIGN_OR_RETURN(llvm::Value * imag, elementwise_operand(1));
+      return MakeComplex(b_, real, imag);
+    }
     case Opcode::kMap: {
       IrValues arguments;
       for (size_t i = 0; i < instruction.operands.size(); ++i) {

@@ -8,18 +8,30 @@
 namespace kiln::cpu::codegen {
 namespace {
 
-bool IsRealArray(const Shape& shape) { return shape.IsArray() && !IsComplex(shape.element_type()); }
-
 Status Refuse(const Instruction& instruction, const char* why) {
   return Unimplemented("cpu codegen: cannot emit ", OpcodeName(instruction.opcode), " ",
                        instruction.shape.ToString(), " (", instruction.name, "): ", why);
 }
 
-bool AllLeavesReal(const Shape& shape) {
+bool AllLeavesArrays(const Shape& shape) {
   for (const Shape& leaf : shape.Leaves()) {
-    if (!IsRealArray(leaf)) return false;
+    if (!leaf.IsArray()) return false;
   }
   return !shape.Leaves().empty();
+}
+
+bool AnyComplex(const Instruction& instruction) {
+  auto complex_leaf = [](const Shape& shape) {
+    for (const Shape& leaf : shape.Leaves()) {
+      if (IsComplex(leaf.element_type())) return true;
+    }
+    return false;
+  };
+  if (complex_leaf(instruction.shape)) return true;
+  for (const Instruction* operand : instruction.operands) {
+    if (complex_leaf(operand->shape)) return true;
+  }
+  return false;
 }
 
 Status CheckComputation(const Computation& computation, bool scalar_only, bool skip_root);
@@ -83,10 +95,25 @@ Status CheckGather(const Instruction& instruction) {
 Status CheckInstruction(const Instruction& instruction, bool scalar_only) {
   const Opcode opcode = instruction.opcode;
   for (const Instruction* operand : instruction.operands) {
-    if (!AllLeavesReal(operand->shape)) return Refuse(instruction, "operands must be real arrays");
+    if (!AllLeavesArrays(operand->shape)) return Refuse(instruction, "operands must be arrays");
   }
-  if (!AllLeavesReal(instruction.shape))
-    return Refuse(instruction, "only real (non-complex) arrays are supported");
+  if (!AllLeavesArrays(instruction.shape)) return Refuse(instruction, "results must be arrays");
+  if (AnyComplex(instruction)) {
+    // What complex numbers do not have: an order, bits to reinterpret, iota.
+    switch (opcode) {
+      case Opcode::kIota:
+      case Opcode::kClamp:
+      case Opcode::kBitcastConvert:
+      case Opcode::kSort: return Refuse(instruction, "not defined for complex numbers");
+      case Opcode::kCompare:
+        if (instruction.attrs.comparison_direction != ComparisonDirection::kEq &&
+            instruction.attrs.comparison_direction != ComparisonDirection::kNe) {
+          return Refuse(instruction, "complex numbers only compare for (in)equality");
+        }
+        break;
+      default: break;
+    }
+  }
   if (instruction.shape.IsTuple() && opcode != Opcode::kTuple && opcode != Opcode::kReduce &&
       opcode != Opcode::kReduceWindow) {
     return Refuse(instruction, "tuple-shaped results only come from tuple, reduce and reduce-window");
@@ -113,7 +140,13 @@ Status CheckInstruction(const Instruction& instruction, bool scalar_only) {
     case Opcode::kPad:
     case Opcode::kDynamicSlice:
     case Opcode::kTuple:
-    case Opcode::kGetTupleElement: return OkStatus();
+    case Opcode::kGetTupleElement:
+    case Opcode::kReal:
+    case Opcode::kImag: return OkStatus();
+    case Opcode::kComplex:
+      if (!IsComplex(type) || instruction.operands.size() != 2)
+        return Refuse(instruction, "needs c64 or c128");
+      return OkStatus();
     case Opcode::kBitcastConvert:
       if (ByteWidth(type) != ByteWidth(instruction.operand(0)->shape.element_type())) {
         return Refuse(instruction, "only same-width bitcast-convert is supported");
@@ -260,9 +293,10 @@ Status CheckSelectAndScatter(const Instruction& instruction) {
 // Scatter and select-and-scatter are emitted as a kernel's serial root only.
 Status CheckScatterRoot(const Instruction& root) {
   for (const Instruction* operand : root.operands) {
-    if (!AllLeavesReal(operand->shape)) return Refuse(root, "operands must be real arrays");
+    if (!AllLeavesArrays(operand->shape)) return Refuse(root, "operands must be arrays");
   }
-  if (!AllLeavesReal(root.shape)) return Refuse(root, "only real (non-complex) arrays are supported");
+  if (!AllLeavesArrays(root.shape) || AnyComplex(root))
+    return Refuse(root, "only real (non-complex) arrays are supported");
   return root.opcode == Opcode::kScatter ? CheckScatter(root) : CheckSelectAndScatter(root);
 }
 

@@ -7,6 +7,7 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/cpu/codegen/complex_ir.h"
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/fast_math_ir.h"
 
@@ -119,6 +120,7 @@ llvm::Value* EmitRoundEven(llvm::IRBuilder<>& b, llvm::Value* x) {
 }  // namespace
 
 bool UnaryOpSupported(Opcode opcode, ElementType type) {
+  if (IsComplex(type)) return ComplexUnarySupported(opcode);
   const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);
   switch (opcode) {
     case Opcode::kCopy: return pred || integer || floating;
@@ -150,6 +152,7 @@ bool UnaryOpSupported(Opcode opcode, ElementType type) {
 }
 
 bool BinaryOpSupported(Opcode opcode, ElementType type) {
+  if (IsComplex(type)) return ComplexBinarySupported(opcode);
   const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);
   switch (opcode) {
     case Opcode::kAdd:
@@ -187,6 +190,7 @@ StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementT
   if (!UnaryOpSupported(opcode, type)) {
     return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
   }
+  if (IsComplex(type)) return EmitComplexUnary(b, opcode, type, x);
   llvm::Type* t = x->getType();
   if (opcode == Opcode::kCopy) return x;
   if (IsPred(type)) return b.CreateNot(x);  // only `not` applies
@@ -255,6 +259,7 @@ StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, Opcode opcode, Element
   if (!BinaryOpSupported(opcode, type)) {
     return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
   }
+  if (IsComplex(type)) return EmitComplexBinary(b, opcode, type, lhs, rhs);
   if (IsPred(type)) {
     switch (opcode) {
       case Opcode::kAnd:
@@ -303,6 +308,7 @@ StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, Opcode opcode, Element
 llvm::Value* EmitCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, ComparisonType comparison,
                          ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
   using P = llvm::CmpInst::Predicate;
+  if (IsComplex(type)) return EmitComplexCompare(b, direction, lhs, rhs);
   if (IsFloating(type) && comparison == ComparisonType::kTotalOrder) {
     // -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN: flip the magnitude
     // bits of negative values and compare as signed integers. F16/BF16 are
@@ -333,6 +339,22 @@ llvm::Value* EmitCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, Co
 llvm::Value* EmitConvert(llvm::IRBuilder<>& b, ElementType from, ElementType to, llvm::Value* x) {
   if (from == to) return x;
   llvm::Type* target = ComputeType(b.getContext(), to);
+  if (IsComplex(to)) {
+    // Complex to complex part by part; a real value becomes the real part.
+    const ElementType part = to == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    if (IsComplex(from))
+      return from == ElementType::kC64 ? b.CreateFPExt(x, target) : b.CreateFPTrunc(x, target);
+    llvm::Value* real = EmitConvert(b, from, part, x);
+    return MakeComplex(b, real, llvm::ConstantFP::get(real->getType(), 0.0));
+  }
+  if (IsComplex(from)) {
+    const ElementType part = from == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    if (to == ElementType::kPred) {
+      return b.CreateOr(EmitConvert(b, part, to, RealPart(b, x)), EmitConvert(b, part, to, ImagPart(b, x)));
+    }
+    // To a real type: the real part, as the interpreter converts.
+    return EmitConvert(b, part, to, RealPart(b, x));
+  }
   if (to == ElementType::kPred) {
     if (IsFloating(from)) return b.CreateFCmpUNE(x, FloatConst(x->getType(), 0.0));
     return b.CreateICmpNE(x, Int(x->getType(), 0));

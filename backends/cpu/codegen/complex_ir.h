@@ -1,0 +1,37 @@
+// Complex (c64, c128) values in LLVM IR: a <2 x float> or <2 x double>
+// holding the real and imaginary parts, in registers and in memory (the
+// layout of std::complex). Arithmetic matches the interpreter, which uses
+// std::complex: add, subtract and negate part by part; multiply inline with
+// libgcc's __mulsc3/__muldc3 when the naive product is NaN in both parts (as
+// GCC compiles it); divide with __divsc3/__divdc3; abs with hypot; the
+// transcendental functions with libm's C99 complex functions (cexpf, ...),
+// which is what std::complex calls.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+
+#include "core/attributes.h"
+#include "core/element_type.h"
+#include "core/opcode.h"
+#include "core/status.h"
+
+namespace kiln::cpu::codegen {
+
+bool ComplexUnarySupported(Opcode opcode);
+bool ComplexBinarySupported(Opcode opcode);
+
+// `type` is the complex element type of `x` (and of the result, except abs:
+// its real part type).
+StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, Opcode opcode, ElementType type,
+                                        llvm::Value* x);
+StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, Opcode opcode, ElementType type,
+                                         llvm::Value* lhs, llvm::Value* rhs);
+// Equal or not equal (the only comparisons complex numbers have).
+llvm::Value* EmitComplexCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, llvm::Value* lhs,
+                                llvm::Value* rhs);
+
+llvm::Value* MakeComplex(llvm::IRBuilder<>& b, llvm::Value* real, llvm::Value* imag);
+llvm::Value* RealPart(llvm::IRBuilder<>& b, llvm::Value* z);
+llvm::Value* ImagPart(llvm::IRBuilder<>& b, llvm::Value* z);
+
+}  // namespace kiln::cpu::codegen
