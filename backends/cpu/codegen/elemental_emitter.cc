@@ -166,8 +166,34 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
       return EmitConvert(b_, instruction.operand(0)->shape.element_type(), type, x);
     }
     case Opcode::kBitcastConvert: {
-      KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(0));
-      return EmitBitcastConvert(b_, instruction.operand(0)->shape.element_type(), type, x);
+      const ElementType from = instruction.operand(0)->shape.element_type();
+      const int64_t from_bits = 8 * ByteWidth(from), to_bits = 8 * ByteWidth(type);
+      if (from_bits == to_bits) {
+        KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(0));
+        return EmitBitcastConvert(b_, from, type, x);
+      }
+      // Little-endian pieces along a last dimension of size wide / narrow.
+      if (from_bits > to_bits) {
+        const IrIndex whole(index.begin(), index.end() - 1);
+        KILN_ASSIGN_OR_RETURN(llvm::Value * x, operand_value(0, whole));
+        llvm::Value* bits = ToBits(b_, from, x);
+        llvm::Value* shift =
+            b_.CreateMul(b_.CreateZExtOrTrunc(index.back(), bits->getType()),
+                         llvm::ConstantInt::get(bits->getType(), static_cast<uint64_t>(to_bits)));
+        llvm::Value* piece =
+            b_.CreateTrunc(b_.CreateLShr(bits, shift), b_.getIntNTy(static_cast<unsigned>(to_bits)));
+        return FromBits(b_, type, piece);
+      }
+      llvm::Type* wide = b_.getIntNTy(static_cast<unsigned>(to_bits));
+      llvm::Value* bits = llvm::ConstantInt::get(wide, 0);
+      for (int64_t k = 0; k < to_bits / from_bits; ++k) {
+        IrIndex piece_index = index;
+        piece_index.push_back(b_.getInt64(k));
+        KILN_ASSIGN_OR_RETURN(llvm::Value * x, operand_value(0, piece_index));
+        llvm::Value* piece = b_.CreateZExt(ToBits(b_, from, x), wide);
+        bits = b_.CreateOr(bits, b_.CreateShl(piece, static_cast<uint64_t>(k * from_bits)));
+      }
+      return FromBits(b_, type, bits);
     }
     case Opcode::kIsFinite: {
       KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(0));

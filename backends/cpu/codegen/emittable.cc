@@ -147,11 +147,21 @@ Status CheckInstruction(const Instruction& instruction, bool scalar_only) {
       if (!IsComplex(type) || instruction.operands.size() != 2)
         return Refuse(instruction, "needs c64 or c128");
       return OkStatus();
-    case Opcode::kBitcastConvert:
-      if (ByteWidth(type) != ByteWidth(instruction.operand(0)->shape.element_type())) {
-        return Refuse(instruction, "only same-width bitcast-convert is supported");
-      }
+    case Opcode::kBitcastConvert: {
+      const Shape& from = instruction.operand(0)->shape;
+      const int64_t from_width = ByteWidth(from.element_type()), to_width = ByteWidth(type);
+      if (from_width == to_width) return OkStatus();
+      if (from.element_type() == ElementType::kPred || type == ElementType::kPred)
+        return Refuse(instruction, "pred has no bytes to split or join");
+      // Narrowing adds a last dimension of wide / narrow pieces; widening removes it.
+      const Shape& wide = from_width > to_width ? from : instruction.shape;
+      const Shape& narrow = from_width > to_width ? instruction.shape : from;
+      const int64_t ratio = std::max(from_width, to_width) / std::min(from_width, to_width);
+      std::vector<int64_t> expected = wide.dimensions();
+      expected.push_back(ratio);
+      if (narrow.dimensions() != expected) return Refuse(instruction, "bitcast-convert shapes do not match");
       return OkStatus();
+    }
     case Opcode::kIsFinite:
     case Opcode::kReducePrecision:
       if (!IsFloating(instruction.operand(0)->shape.element_type()))
