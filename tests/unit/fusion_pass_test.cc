@@ -7,7 +7,6 @@
 #include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
-#include "core/interpreter/interpreter_backend.h"
 #include "core/passes/fusion.h"
 #include "core/passes/pipeline.h"
 #include "core/verifier.h"
@@ -44,21 +43,7 @@ std::unique_ptr<Module> OptimiseAndCompare(const Module& module, const std::vect
   std::unique_ptr<Module> optimised = module.Clone();
   Status status = RunOptimizationPipeline(*optimised, options);
   EXPECT_TRUE(status.ok()) << status.ToString();
-  interpreter::InterpreterBackend backend;
-  auto expected = testing::ExecuteLeaves(backend, module, arguments);
-  auto actual = testing::ExecuteLeaves(backend, *optimised, arguments);
-  EXPECT_TRUE(expected.ok() && actual.ok());
-  if (expected.ok() && actual.ok()) {
-    EXPECT_EQ(actual->size(), expected->size());
-    for (size_t leaf = 0; leaf < expected->size() && leaf < actual->size(); ++leaf) {
-      const Literal& want = (*expected)[leaf];
-      const Literal& got = (*actual)[leaf];
-      EXPECT_EQ(got.element_count(), want.element_count());
-      for (int64_t i = 0; i < want.element_count() && i < got.element_count(); ++i) {
-        EXPECT_NEAR(got.GetAsDouble(i), want.GetAsDouble(i), 1e-5 + 1e-5 * std::fabs(want.GetAsDouble(i)));
-      }
-    }
-  }
+  testing::ExpectSameResults(module, *optimised, arguments);
   return optimised;
 }
 

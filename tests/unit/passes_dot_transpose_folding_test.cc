@@ -1,13 +1,11 @@
 // Dot-transpose folding: transpose(A.B) becomes B'.A' without moving data,
 // only where the product has no other user and no batch dimensions.
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
-#include "core/interpreter/interpreter_backend.h"
 #include "core/pass.h"
 #include "core/passes/dot_transpose_folding.h"
 #include "tests/unit/test_util.h"
@@ -46,21 +44,7 @@ std::unique_ptr<Module> FoldAndCompare(const Module& module, const std::vector<L
   auto result = pipeline.Run(*folded);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   *changed = result.ok() && *result;
-  interpreter::InterpreterBackend backend;
-  auto expected = testing::ExecuteLeaves(backend, module, arguments);
-  auto actual = testing::ExecuteLeaves(backend, *folded, arguments);
-  EXPECT_TRUE(expected.ok() && actual.ok());
-  if (expected.ok() && actual.ok()) {
-    EXPECT_EQ(actual->size(), expected->size());
-    for (size_t leaf = 0; leaf < expected->size() && leaf < actual->size(); ++leaf) {
-      const Literal& want = (*expected)[leaf];
-      const Literal& got = (*actual)[leaf];
-      EXPECT_EQ(got.shape(), want.shape());
-      for (int64_t i = 0; i < want.element_count() && i < got.element_count(); ++i) {
-        EXPECT_NEAR(got.GetAsDouble(i), want.GetAsDouble(i), 1e-5 + 1e-5 * std::fabs(want.GetAsDouble(i)));
-      }
-    }
-  }
+  testing::ExpectSameResults(module, *folded, arguments);
   return folded;
 }
 

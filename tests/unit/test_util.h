@@ -90,6 +90,28 @@ inline StatusOr<Literal> Execute(Backend& backend, const Module& module, std::sp
   return AssembleLeaves(result_shape, leaves, next);
 }
 
+// Runs `original` and `rewritten` (a pass's output) on the interpreter with
+// the same arguments and expects the same leaves, within 1e-5 relative.
+inline void ExpectSameResults(const Module& original, const Module& rewritten,
+                              std::span<const Literal> arguments) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("interpreter");
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  auto expected = ExecuteLeaves(**backend, original, arguments);
+  auto actual = ExecuteLeaves(**backend, rewritten, arguments);
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  ASSERT_TRUE(actual.ok()) << actual.status().ToString();
+  ASSERT_EQ(actual->size(), expected->size());
+  for (size_t leaf = 0; leaf < expected->size(); ++leaf) {
+    const Literal& want = (*expected)[leaf];
+    const Literal& got = (*actual)[leaf];
+    ASSERT_EQ(got.shape(), want.shape()) << "leaf " << leaf;
+    for (int64_t i = 0; i < want.element_count(); ++i) {
+      EXPECT_NEAR(got.GetAsDouble(i), want.GetAsDouble(i), 1e-5 + 1e-5 * std::fabs(want.GetAsDouble(i)))
+          << "leaf " << leaf << " element " << i;
+    }
+  }
+}
+
 // Creates backend `backend_name` and runs `module` on it.
 inline StatusOr<Literal> Run(const Module& module, std::span<const Literal> arguments = {},
                              std::string_view backend_name = "interpreter",

@@ -5,6 +5,8 @@
 
 #include <llvm/IR/Module.h>
 
+#include "backends/cpu/codegen/scalar_ops_ir.h"
+
 namespace kiln::cpu::codegen {
 namespace {
 
@@ -121,19 +123,8 @@ bool ComplexUnarySupported(Opcode opcode) {
     case Opcode::kCopy:
     case Opcode::kAbs:
     case Opcode::kNegate:
-    case Opcode::kSign:
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kTanh: return true;
-    default: return false;
+    case Opcode::kSign: return true;
+    default: return IsElementaryFunction(opcode);
   }
 }
 

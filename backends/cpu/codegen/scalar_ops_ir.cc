@@ -119,20 +119,8 @@ llvm::Value* EmitRoundEven(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 }  // namespace
 
-bool UnaryOpSupported(Opcode opcode, ElementType type) {
-  if (IsComplex(type)) return ComplexUnarySupported(opcode);
-  const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);
+bool IsElementaryFunction(Opcode opcode) {
   switch (opcode) {
-    case Opcode::kCopy: return pred || integer || floating;
-    case Opcode::kAbs:
-    case Opcode::kNegate:
-    case Opcode::kSign: return integer || floating;
-    case Opcode::kFloor:
-    case Opcode::kCeil:
-    case Opcode::kRoundNearestAfz:
-    case Opcode::kRoundNearestEven:
-    case Opcode::kCbrt:
-    case Opcode::kErf:
     case Opcode::kExp:
     case Opcode::kExpm1:
     case Opcode::kLog:
@@ -143,7 +131,26 @@ bool UnaryOpSupported(Opcode opcode, ElementType type) {
     case Opcode::kSin:
     case Opcode::kCos:
     case Opcode::kTan:
-    case Opcode::kTanh: return floating;
+    case Opcode::kTanh: return true;
+    default: return false;
+  }
+}
+
+bool UnaryOpSupported(Opcode opcode, ElementType type) {
+  if (IsComplex(type)) return ComplexUnarySupported(opcode);
+  const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);
+  if (IsElementaryFunction(opcode)) return floating;
+  switch (opcode) {
+    case Opcode::kCopy: return pred || integer || floating;
+    case Opcode::kAbs:
+    case Opcode::kNegate:
+    case Opcode::kSign: return integer || floating;
+    case Opcode::kFloor:
+    case Opcode::kCeil:
+    case Opcode::kRoundNearestAfz:
+    case Opcode::kRoundNearestEven:
+    case Opcode::kCbrt:
+    case Opcode::kErf: return floating;
     case Opcode::kNot: return pred || integer;
     case Opcode::kClz:
     case Opcode::kPopcnt: return integer;
