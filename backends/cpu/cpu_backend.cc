@@ -78,7 +78,13 @@ CpuBackend::CpuBackend()
     : device_(std::make_unique<Device>(this, 0, HostDescription())),
       device_list_{device_.get()},
       queues_(std::make_shared<interpreter::HostQueues>()),
-      memory_(HostMemoryPool::Create(DefaultMaxCachedBytes())) {}
+      memory_(HostMemoryPool::Create(DefaultMaxCachedBytes())) {
+  // The JIT for the default options is process-wide; making it here (once
+  // per process: LLVM's target set-up, the host CPU's features, a target
+  // machine) keeps that set-up out of the first Compile's time.
+  const CompileOptions defaults;
+  ProgramCache::Get().CompilerFor(CacheDirectory(defaults), defaults.optimization_level);
+}
 
 bool CpuBackend::SupportsElementType(ElementType type) const {
   return IsArrayType(type) || type == ElementType::kTuple || type == ElementType::kToken;

@@ -141,6 +141,9 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
   auto lljit = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*builder).create();
   if (!lljit) return FromLlvm(lljit.takeError(), "creating the JIT");
   jit->jit_ = std::move(*lljit);
+  // One target machine ready for the first compile.
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, jit->BorrowTargetMachine());
+  jit->ReturnTargetMachine(std::move(machine));
   return jit;
 }
 
