@@ -3,9 +3,13 @@
 #ifdef KILN_HAVE_DNNL
 
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include <array>
 #include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
 #include <vector>
 
 namespace kiln::cpu::onednn {
@@ -59,13 +63,43 @@ OmpThreadsScope::~OmpThreadsScope() {
   if (previous_ > 0) OpenMp().set_num_threads(previous_);
 }
 
+namespace {
+
+struct FreeDeleter {
+  void operator()(void* block) const { std::free(block); }
+};
+
+// A block of at least `bytes`, 64-byte aligned; from 2 MiB on, aligned to
+// and backed by transparent huge pages where the kernel allows them: the
+// staged activations of a 3x3 64->64 56x56 batch-8 convolution are 6.4 MiB
+// each, and with 4 KiB pages the convolution ran 5% slower.
+std::unique_ptr<void, FreeDeleter> AllocateScratch(size_t bytes) {
+  constexpr size_t kHugePage = size_t{2} << 20;
+  const size_t alignment = bytes >= kHugePage ? kHugePage : 64;
+  const size_t rounded = (bytes + alignment - 1) / alignment * alignment;
+  void* block = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
+#ifdef MADV_HUGEPAGE
+  if (block != nullptr && alignment == kHugePage) madvise(block, rounded, MADV_HUGEPAGE);
+#endif
+  return std::unique_ptr<void, FreeDeleter>(block);
+}
+
+}  // namespace
+
 void* ThreadScratch::Get(int slot, size_t bytes) {
-  constexpr size_t kAlignment = 64;
-  thread_local std::array<std::vector<unsigned char>, kSlots> buffers;
-  std::vector<unsigned char>& buffer = buffers[static_cast<size_t>(slot)];
-  if (buffer.size() < bytes + kAlignment) buffer.resize(bytes + kAlignment);
-  const uintptr_t address = reinterpret_cast<uintptr_t>(buffer.data());
-  return buffer.data() + ((kAlignment - address % kAlignment) % kAlignment);
+  struct Buffer {
+    std::unique_ptr<void, FreeDeleter> block;
+    size_t bytes = 0;
+  };
+  thread_local std::array<Buffer, kSlots> buffers;
+  Buffer& buffer = buffers[static_cast<size_t>(slot)];
+  if (buffer.block == nullptr || buffer.bytes < bytes) {
+    buffer.block.reset();
+    buffer.block = AllocateScratch(bytes);
+    buffer.bytes = buffer.block == nullptr ? 0 : bytes;
+    if (buffer.block == nullptr) throw std::bad_alloc();
+  }
+  return buffer.block.get();
 }
 
 dnnl::memory ThreadScratchpad(size_t bytes) {
