@@ -8,6 +8,7 @@
 #include <llvm/IR/Module.h>
 
 #include "backends/cpu/codegen/complex_ir.h"
+#include "backends/cpu/codegen/convolution_emitter.h"
 #include "backends/cpu/codegen/dot_emitter.h"
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
@@ -257,6 +258,7 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kDynamicSlice: return EmitDynamicSlice(instruction, index);
     case Opcode::kGather: return EmitGather(instruction, index);
     case Opcode::kDot: return EmitDotElement(b_, *this, instruction, index);
+    case Opcode::kConvolution: return EmitConvolutionElement(b_, *this, instruction, index);
     case Opcode::kReal:
     case Opcode::kImag: {
       KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(0));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "backends/cpu/codegen/convolution_emitter.h"
 #include "backends/cpu/codegen/dot_emitter.h"
 #include "backends/cpu/codegen/scalar_ops_ir.h"
 
@@ -173,6 +174,7 @@ Status CheckInstruction(const Instruction& instruction, bool scalar_only) {
       return OkStatus();
     case Opcode::kGather: return CheckGather(instruction);
     case Opcode::kDot: return CheckDotEmittable(instruction);
+    case Opcode::kConvolution: return CheckConvolutionEmittable(instruction);
     case Opcode::kMap:
     case Opcode::kReduce:
     case Opcode::kReduceWindow:
