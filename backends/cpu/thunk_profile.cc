@@ -24,6 +24,7 @@ class ProfileTable {
  public:
   ~ProfileTable() {
     std::vector<Entry> entries;
+    entries.reserve(entries_.size());
     for (const auto& [thunk, entry] : entries_) entries.push_back(entry);
     std::sort(entries.begin(), entries.end(),
               [](const Entry& a, const Entry& b) { return a.seconds > b.seconds; });

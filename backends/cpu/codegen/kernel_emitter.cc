@@ -35,7 +35,7 @@ bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t
 }
 
 // Largest row kept on the stack by a row buffer.
-constexpr int64_t kMaxRowBufferBytes = 32 * 1024;
+constexpr int64_t kMaxRowBufferBytes = int64_t{32} * 1024;
 
 // Floating-point elementwise values over whole rows (`row_dims` then
 // `length`) that both a row reduction and the outputs read (softmax's
