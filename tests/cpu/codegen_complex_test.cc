@@ -88,5 +88,16 @@ ENTRY e {
       "complex build, convert, compare, select, reduce", 1e-12);
 }
 
+// Array constants of complex numbers live in the kernel as pairs of parts.
+TEST(CodegenComplex, ArrayConstants) {
+  CompareWithInterpreter(R"(HloModule m
+ENTRY e {
+  a = c128[3] parameter(0)
+  k = c128[3] constant({(1, -2), (0.5, 3), (-4, 0.25)})
+  ROOT r = c128[3] multiply(a, k)
+})",
+                         {MakeInput(Shape(ElementType::kC128, {3}), 46)}, "c128 array constant");
+}
+
 }  // namespace
 }  // namespace kiln::cpu::testing

@@ -19,7 +19,8 @@ Value GraphContext::Record(Op op, double bound, bool exact) {
   StatusOr<Shape> shape = builder_.GetShape(op);
   if (shape.ok()) value.shape = *shape;
   value.bound = value.shape.element_type() == type_ ? Saturate(bound) : bound;
-  value.exact = exact || !IsFloating(value.shape.element_type());
+  const ElementType type = value.shape.element_type();
+  value.exact = IsComplex(type) ? false : exact || !IsFloating(type);
   op_count_ = std::max(op_count_, op.id() + 1);
   values_.push_back(value);
   return value;
@@ -113,6 +114,12 @@ Literal RandomLiteral(RandomSource& random, const Shape& shape, bool exact, doub
           element = static_cast<T>(small);
           magnitude = std::fabs(static_cast<double>(small));
         }
+      } else if constexpr (convert_detail::IsComplexT<T>::value) {
+        using R = typename T::value_type;
+        const double real = exact ? static_cast<double>(random.Between(-4, 4)) : random.Real(-2.0, 2.0);
+        const double imag = exact ? static_cast<double>(random.Between(-4, 4)) : random.Real(-2.0, 2.0);
+        element = T(static_cast<R>(real), static_cast<R>(imag));
+        magnitude = std::hypot(real, imag);
       } else if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, half> ||
                            std::is_same_v<T, bfloat16>) {
         const double real = exact ? static_cast<double>(random.Between(-4, 4)) : random.Real(-2.0, 2.0);
@@ -142,7 +149,7 @@ Value GraphContext::NewInput(const Shape& shape, bool exact) {
   ++input_count_;
   // Integers with arbitrary bits have no useful bound.
   if (IsIntegral(shape.element_type()) && !exact) bound = std::numeric_limits<double>::infinity();
-  return Record(op, bound, exact || !IsFloating(shape.element_type()));
+  return Record(op, bound, exact);
 }
 
 Op GraphContext::Constant(ElementType type, const std::vector<int64_t>& dims, double value) {

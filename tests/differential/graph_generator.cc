@@ -31,6 +31,10 @@ std::vector<Move> FamilyMoves(OpFamily family) {
     case OpFamily::kSort: return {EmitSort, EmitSort, EmitUnary};
     case OpFamily::kWhile: return {EmitWhile, EmitWhile, EmitBinary};
     case OpFamily::kConditional: return {EmitConditional, EmitConditional, EmitBinary};
+    case OpFamily::kComplex:
+      return {EmitComplexUnary,  EmitComplexBinary, EmitComplexUnary, EmitComplexBinary, EmitComplexParts,
+              EmitComplexSelect, EmitComplexSum,    EmitTranspose,    EmitSlice,         EmitReshape,
+              EmitBroadcast,     EmitConcatenate,   EmitReverse};
     case OpFamily::kMixed:
       return {EmitBinary,       EmitUnary,   EmitCompareSelect, EmitClamp,
               EmitIsFinite,     EmitConvert, EmitBroadcast,     EmitReshape,
@@ -55,7 +59,7 @@ std::vector<OpFamily> AllOpFamilies() {
   return {OpFamily::kElementwise,  OpFamily::kCompareSelect, OpFamily::kConvert,      OpFamily::kShape,
           OpFamily::kDynamicSlice, OpFamily::kReduce,        OpFamily::kReduceWindow, OpFamily::kDot,
           OpFamily::kConvolution,  OpFamily::kGatherScatter, OpFamily::kSort,         OpFamily::kWhile,
-          OpFamily::kConditional,  OpFamily::kMixed};
+          OpFamily::kConditional,  OpFamily::kMixed,         OpFamily::kComplex};
 }
 
 std::string_view OpFamilyName(OpFamily family) {
@@ -74,6 +78,7 @@ std::string_view OpFamilyName(OpFamily family) {
     case OpFamily::kWhile: return "while";
     case OpFamily::kConditional: return "conditional";
     case OpFamily::kMixed: return "mixed";
+    case OpFamily::kComplex: return "complex";
   }
   return "unknown";
 }
@@ -84,9 +89,14 @@ std::vector<ElementType> GeneratedElementTypes() {
           ElementType::kBF16, ElementType::kF32, ElementType::kF64};
 }
 
+std::vector<ElementType> FamilyElementTypes(OpFamily family) {
+  if (family == OpFamily::kComplex) return {ElementType::kC64, ElementType::kC128};
+  return GeneratedElementTypes();
+}
+
 StatusOr<GeneratedGraph> GenerateGraph(OpFamily family, uint64_t seed) {
   // Consecutive seeds walk through every element type.
-  const std::vector<ElementType> types = GeneratedElementTypes();
+  const std::vector<ElementType> types = FamilyElementTypes(family);
   const ElementType type = types[static_cast<size_t>((seed + static_cast<uint64_t>(family)) % types.size())];
   return GenerateGraph(family, seed, type);
 }

@@ -38,6 +38,7 @@ enum class OpFamily {
   kWhile,          // while loops with a counter
   kConditional,    // predicated and indexed conditionals
   kMixed,          // all of the above in one graph
+  kComplex,        // c64/c128 arithmetic, functions, parts, select, sums, shape ops
 };
 
 std::vector<OpFamily> AllOpFamilies();
@@ -59,8 +60,10 @@ struct GeneratedGraph {
   ElementType element_type = ElementType::kInvalid;  // the graph's main type
 };
 
-// The 13 element types graphs are generated for (no complex types).
+// The 13 real element types graphs are generated for; the complex family
+// uses FamilyElementTypes (c64 and c128).
 std::vector<ElementType> GeneratedElementTypes();
+std::vector<ElementType> FamilyElementTypes(OpFamily family);
 
 // Deterministic: equal (family, seed) give equal modules and arguments. The
 // element type is drawn from the seed.

@@ -47,6 +47,13 @@ bool EmitDot(GraphContext& context);
 bool EmitDotGeneral(GraphContext& context);
 bool EmitConvolution(GraphContext& context);
 
+// Complex numbers (family_complex.cc); the graph's main type is c64 or c128.
+bool EmitComplexUnary(GraphContext& context);
+bool EmitComplexBinary(GraphContext& context);
+bool EmitComplexParts(GraphContext& context);
+bool EmitComplexSelect(GraphContext& context);
+bool EmitComplexSum(GraphContext& context);
+
 // Sort and control flow (family_control.cc).
 bool EmitSort(GraphContext& context);
 bool EmitWhile(GraphContext& context);

@@ -318,19 +318,25 @@ llvm::Value* ElementalEmitter::EmitConstant(const Instruction& instruction, cons
   const ElementType type = instruction.shape.element_type();
   if (literal.element_count() == 1) return ConstantFromBytes(b_.getContext(), type, literal.raw().data());
   llvm::GlobalVariable*& global = constant_globals_[&instruction];
+  // Constant data arrays hold scalars: complex elements are stored as pairs
+  // of their parts.
+  const bool complex = IsComplex(type);
   llvm::Type* storage = StorageType(b_.getContext(), type);
+  llvm::Type* scalar = complex ? storage->getScalarType() : storage;
+  const uint64_t scalars_per_element = complex ? 2 : 1;
   if (global == nullptr) {
     llvm::Module* module = b_.GetInsertBlock()->getModule();
-    const auto count = static_cast<uint64_t>(literal.element_count());
+    const auto count = static_cast<uint64_t>(literal.element_count()) * scalars_per_element;
     llvm::StringRef bytes(reinterpret_cast<const char*>(literal.raw().data()), literal.raw().size());
-    llvm::Constant* data = llvm::ConstantDataArray::getRaw(bytes, count, storage);
+    llvm::Constant* data = llvm::ConstantDataArray::getRaw(bytes, count, scalar);
     global = new llvm::GlobalVariable(*module, data->getType(), /*isConstant=*/true,
                                       llvm::GlobalValue::PrivateLinkage, data, "constant");
     global->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
     global->setAlignment(llvm::Align(64));
   }
   llvm::Value* linear = Linearize(index, instruction.shape.dimensions());
-  return LoadElement(b_, type, b_.CreateInBoundsGEP(storage, global, linear));
+  if (complex) linear = b_.CreateMul(linear, b_.getInt64(2));
+  return LoadElement(b_, type, b_.CreateInBoundsGEP(scalar, global, linear));
 }
 
 StatusOr<llvm::Value*> ElementalEmitter::EmitReshape(const Instruction& instruction, const IrIndex& index) {
