@@ -168,6 +168,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
 #ifdef KILN_CPU_HAVE_PIPELINE
   if (options.optimization_level > 0) {
     PipelineOptions pipeline;
+    pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
     if (compiler != nullptr) {
       pipeline.can_fuse = [compiler](const Instruction& instruction) {
         return Emittable(*compiler, instruction);

@@ -7,6 +7,7 @@
 #include "core/passes/batch_norm_expander.h"
 #include "core/passes/call_inliner.h"
 #include "core/passes/constant_folding.h"
+#include "core/passes/contraction_upcast.h"
 #include "core/passes/cse.h"
 #include "core/passes/dot_transpose_folding.h"
 #include "core/passes/fusion.h"
@@ -37,6 +38,7 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
 
   PassPipeline lowering;
   lowering.AddPass(std::make_unique<LayoutNormalization>());
+  if (options.upcast_low_precision_contractions) lowering.AddPass(std::make_unique<ContractionUpcast>());
   if (options.enable_fusion) {
     FusionOptions fusion;
     fusion.can_fuse = options.can_fuse;

@@ -3,6 +3,7 @@
 //   simplification, shape-op simplification, constant folding, CSE and DCE,
 //   repeated until nothing changes (bounded);
 //   layout normalisation (row-major everywhere);
+//   f16/bf16 contractions in f32 (optional);
 //   fusion (optional), then DCE.
 // The verifier runs after every pass.
 #pragma once
@@ -18,6 +19,9 @@ struct PipelineOptions {
   // The backend's fusion rule (see core/passes/fusion.h); empty = the generic rule.
   std::function<bool(const Instruction&)> can_fuse;
   bool enable_fusion = true;
+  // Run f16/bf16 dots and convolutions in f32 (contraction_upcast.h), for a
+  // backend whose fast kernels are f32.
+  bool upcast_low_precision_contractions = false;
   // Bound on the simplification fixed point.
   int max_simplification_rounds = 8;
 };

@@ -1,0 +1,62 @@
+#include "core/passes/contraction_upcast.h"
+
+#include <vector>
+
+#include "core/ir_edit.h"
+
+namespace kiln {
+namespace {
+
+bool IsLowFloat(ElementType type) { return type == ElementType::kF16 || type == ElementType::kBF16; }
+
+bool Upcastable(const Instruction& instruction) {
+  if (instruction.opcode != Opcode::kDot && instruction.opcode != Opcode::kConvolution) return false;
+  if (!instruction.shape.IsArray() || !IsLowFloat(instruction.shape.element_type())) return false;
+  if (instruction.operands.size() != 2) return false;
+  for (const Instruction* operand : instruction.operands) {
+    if (!operand->shape.IsArray() || !IsLowFloat(operand->shape.element_type())) return false;
+  }
+  return true;
+}
+
+Instruction* ConvertTo(Computation& computation, NameUniquer& names, Instruction* operand, ElementType type) {
+  Shape shape = operand->shape;
+  shape.set_element_type(type);
+  return AddNamedInstruction(computation, names, MakeInstruction(Opcode::kConvert, shape, {operand}),
+                             operand->name + ".f32");
+}
+
+bool UpcastIn(Computation& computation) {
+  std::vector<Instruction*> targets;
+  for (const auto& instruction : computation.instructions()) {
+    if (Upcastable(*instruction)) targets.push_back(instruction.get());
+  }
+  if (targets.empty()) return false;
+  NameUniquer names(computation);
+  for (Instruction* contraction : targets) {
+    Instruction* lhs = ConvertTo(computation, names, contraction->operand(0), ElementType::kF32);
+    Instruction* rhs = ConvertTo(computation, names, contraction->operand(1), ElementType::kF32);
+    Shape wide = contraction->shape;
+    wide.set_element_type(ElementType::kF32);
+    auto product = MakeInstruction(contraction->opcode, wide, {lhs, rhs}, contraction->attrs);
+    Instruction* computed =
+        AddNamedInstruction(computation, names, std::move(product), contraction->name + ".f32");
+    Instruction* narrowed = AddNamedInstruction(
+        computation, names, MakeInstruction(Opcode::kConvert, contraction->shape, {computed}),
+        contraction->name);
+    computation.ReplaceAllUsesWith(contraction, narrowed);
+  }
+  computation.SortTopologically();
+  computation.RemoveDeadInstructions();
+  return true;
+}
+
+}  // namespace
+
+StatusOr<bool> ContractionUpcast::Run(Module& module) {
+  bool changed = false;
+  for (const auto& computation : module.computations()) changed = UpcastIn(*computation) || changed;
+  return changed;
+}
+
+}  // namespace kiln

@@ -1,0 +1,105 @@
+// Contraction upcast: f16/bf16 dots and convolutions run in f32 between
+// converts, with the same results (both accumulate in f32 and round once).
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/hlo_parser.h"
+#include "core/pass.h"
+#include "core/passes/contraction_upcast.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln {
+namespace {
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+Literal Ramp(ElementType type, std::vector<int64_t> dims, double scale) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<float> values;
+  for (int64_t i = 0; i < count; ++i) values.push_back(static_cast<float>(scale * ((i * 5) % 9) - 1.5));
+  Literal f32 = Literal::FromVector<float>(values, std::move(dims));
+  auto converted = f32.Convert(type);
+  EXPECT_TRUE(converted.ok());
+  return converted.ok() ? std::move(converted).value() : std::move(f32);
+}
+
+// Runs the pass on a copy; returns it and whether it changed.
+std::unique_ptr<Module> Upcast(const Module& module, const std::vector<Literal>& arguments, bool* changed) {
+  std::unique_ptr<Module> upcast = module.Clone();
+  PassPipeline pipeline;
+  pipeline.AddPass(std::make_unique<ContractionUpcast>());
+  auto result = pipeline.Run(*upcast);
+  EXPECT_TRUE(result.ok()) << result.status().ToString();
+  *changed = result.ok() && *result;
+  testing::ExpectSameResults(module, *upcast, arguments);
+  return upcast;
+}
+
+const Instruction* Find(const Computation& computation, Opcode opcode) {
+  for (const auto& instruction : computation.instructions()) {
+    if (instruction->opcode == opcode) return instruction.get();
+  }
+  return nullptr;
+}
+
+TEST(PassesContractionUpcastTest, HalfDotRunsInF32) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  a = f16[3,5] parameter(0)
+  b = f16[5,4] parameter(1)
+  ROOT d = f16[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = false;
+  auto upcast = Upcast(*module, {Ramp(ElementType::kF16, {3, 5}, 0.5), Ramp(ElementType::kF16, {5, 4}, 0.25)},
+                       &changed);
+  EXPECT_TRUE(changed);
+  const Computation& entry = *upcast->entry();
+  EXPECT_EQ(entry.root()->opcode, Opcode::kConvert);
+  EXPECT_EQ(entry.root()->shape.element_type(), ElementType::kF16);
+  const Instruction* dot = Find(entry, Opcode::kDot);
+  ASSERT_NE(dot, nullptr);
+  EXPECT_EQ(dot->shape.element_type(), ElementType::kF32);
+  EXPECT_EQ(dot->operand(0)->shape.element_type(), ElementType::kF32);
+}
+
+TEST(PassesContractionUpcastTest, BfloatConvolutionRunsInF32) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  x = bf16[1,2,5,5] parameter(0)
+  w = bf16[3,2,3,3] parameter(1)
+  ROOT c = bf16[1,3,5,5] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = false;
+  auto upcast = Upcast(
+      *module, {Ramp(ElementType::kBF16, {1, 2, 5, 5}, 0.5), Ramp(ElementType::kBF16, {3, 2, 3, 3}, 0.25)},
+      &changed);
+  EXPECT_TRUE(changed);
+  const Instruction* convolution = Find(*upcast->entry(), Opcode::kConvolution);
+  ASSERT_NE(convolution, nullptr);
+  EXPECT_EQ(convolution->shape.element_type(), ElementType::kF32);
+}
+
+TEST(PassesContractionUpcastTest, OtherTypesStay) {
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  a = s32[3,5] parameter(0)
+  b = s32[5,4] parameter(1)
+  ROOT d = s32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = true;
+  Upcast(*module, {Ramp(ElementType::kS32, {3, 5}, 2), Ramp(ElementType::kS32, {5, 4}, 3)}, &changed);
+  EXPECT_FALSE(changed);
+}
+
+}  // namespace
+}  // namespace kiln
