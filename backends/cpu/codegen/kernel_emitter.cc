@@ -1,7 +1,6 @@
 #include "backends/cpu/codegen/kernel_emitter.h"
 
 #include <algorithm>
-#include <set>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -10,8 +9,8 @@
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/elemental_emitter.h"
 #include "backends/cpu/codegen/loop_ir.h"
+#include "backends/cpu/codegen/row_reduction_plan.h"
 #include "backends/cpu/codegen/scatter_emitter.h"
-#include "core/passes/fusion.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -24,78 +23,6 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t product = 1;
   for (size_t i = begin; i < end; ++i) product *= dims[i];
   return product;
-}
-
-// Whether the computation holds a row reduction whose result has `row_dims`.
-bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t>& row_dims) {
-  for (const auto& instruction : computation.instructions()) {
-    if (IsRowReduction(*instruction) && instruction->shape.dimensions() == row_dims) return true;
-  }
-  return false;
-}
-
-// Largest row kept on the stack by a row buffer.
-constexpr int64_t kMaxRowBufferBytes = int64_t{32} * 1024;
-
-// Floating-point elementwise values over whole rows (`row_dims` then
-// `length`) that both a row reduction and the outputs read (softmax's
-// exp(x - max)): each is computed once per element and kept in a row buffer.
-// Only the outermost such values: what they are computed from is not read again.
-std::vector<const Instruction*> SharedRowValues(const Computation& computation,
-                                                const std::vector<int64_t>& row_dims, int64_t length) {
-  auto over_row = [&](const Instruction& i) {
-    if (!IsElementwise(i.opcode) || !i.shape.IsArray() ||
-        i.shape.rank() != static_cast<int64_t>(row_dims.size()) + 1)
-      return false;
-    const ElementType type = i.shape.element_type();
-    if (type != ElementType::kF32 && type != ElementType::kF64) return false;
-    if (length * ByteWidth(type) > kMaxRowBufferBytes) return false;
-    const std::vector<int64_t>& dims = i.shape.dimensions();
-    return dims.back() == length && std::equal(row_dims.begin(), row_dims.end(), dims.begin());
-  };
-  auto is_row_reduction = [&](const Instruction& i) {
-    return IsRowReduction(i) && i.shape.dimensions() == row_dims;
-  };
-  // What the outputs read: everything reachable from the root without
-  // entering a row reduction (those are computed before the row's loop).
-  std::set<const Instruction*> by_outputs;
-  std::vector<const Instruction*> pending = {computation.root()};
-  while (!pending.empty()) {
-    const Instruction* node = pending.back();
-    pending.pop_back();
-    if (!by_outputs.insert(node).second || is_row_reduction(*node)) continue;
-    for (const Instruction* operand : node->operands) pending.push_back(operand);
-  }
-  // What row reductions read at each position of the row, unconditionally:
-  // elementwise values over the row reachable from their inputs.
-  std::set<const Instruction*> by_reductions;
-  for (const auto& instruction : computation.instructions()) {
-    if (!is_row_reduction(*instruction)) continue;
-    const size_t inputs = instruction->operands.size() / 2;
-    for (size_t i = 0; i < inputs; ++i) pending.push_back(instruction->operand(i));
-    while (!pending.empty()) {
-      const Instruction* node = pending.back();
-      pending.pop_back();
-      if (!over_row(*node) || !by_reductions.insert(node).second) continue;
-      for (const Instruction* operand : node->operands) pending.push_back(operand);
-    }
-  }
-  std::set<const Instruction*> shared;
-  for (const Instruction* node : by_reductions) {
-    if (by_outputs.count(node)) shared.insert(node);
-  }
-  // Keep a shared value only when something outside the shared set reads it.
-  std::set<const Instruction*> read_outside;
-  for (const auto& instruction : computation.instructions()) {
-    if (shared.count(instruction.get())) continue;
-    for (const Instruction* operand : instruction->operands) read_outside.insert(operand);
-  }
-  std::vector<const Instruction*> result;
-  for (const auto& instruction : computation.instructions()) {
-    if (shared.count(instruction.get()) && read_outside.count(instruction.get()))
-      result.push_back(instruction.get());
-  }
-  return result;
 }
 
 }  // namespace
