@@ -4,9 +4,7 @@
 #include <vector>
 
 #include "backends/cpu/codegen/dot_emitter.h"
-#include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
-#include "backends/cpu/codegen/scalar_ops_ir.h"
 #include "backends/cpu/codegen/window_ir.h"
 
 namespace kiln::cpu::codegen {
@@ -84,12 +82,7 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
   llvm::Value* first_input_feature =
       feature_groups > 1 ? b.CreateMul(partition, b.getInt64(group_features)) : b.getInt64(0);
 
-  const ElementType result_type = conv.shape.element_type();
-  const ElementType accumulation = DotAccumulationType(result_type);
-  llvm::Type* accumulator_type = ComputeType(b.getContext(), accumulation);
-  llvm::AllocaInst* accumulator = llvm::IRBuilder<>(emitter.entry(), emitter.entry()->begin())
-                                      .CreateAlloca(accumulator_type, nullptr, "conv.acc");
-  b.CreateStore(llvm::Constant::getNullValue(accumulator_type), accumulator);
+  ProductAccumulator sum(b, emitter, conv.shape.element_type(), "conv.acc");
 
   IrIndex lhs_index(spatial + 2), rhs_index(spatial + 2);
   lhs_index[static_cast<size_t>(dn.input_batch_dimension)] = batch;
@@ -116,18 +109,7 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
           EmitCountedLoop(b, b.getInt64(0), b.getInt64(group_features), "conv.feature", [&](llvm::Value* ci) {
             lhs_index[static_cast<size_t>(dn.input_feature_dimension)] = b.CreateAdd(first_input_feature, ci);
             rhs_index[static_cast<size_t>(dn.kernel_input_feature_dimension)] = ci;
-            emitter.PushScope();
-            StatusOr<IrValues> x = emitter.Emit(lhs, lhs_index);
-            StatusOr<IrValues> k = x.ok() ? emitter.Emit(rhs, rhs_index) : x.status();
-            emitter.PopScope();
-            KILN_RETURN_IF_ERROR(k.status());
-            llvm::Value* a = EmitConvert(b, lhs.shape.element_type(), accumulation, (*x)[0]);
-            llvm::Value* c = EmitConvert(b, rhs.shape.element_type(), accumulation, (*k)[0]);
-            llvm::Value* sum = b.CreateLoad(accumulator_type, accumulator);
-            const bool floating = IsFloating(accumulation);
-            llvm::Value* product = floating ? b.CreateFMul(a, c) : b.CreateMul(a, c);
-            b.CreateStore(floating ? b.CreateFAdd(sum, product) : b.CreateAdd(sum, product), accumulator);
-            return OkStatus();
+            return sum.Add(lhs, lhs_index, rhs, rhs_index);
           }));
       b.CreateBr(skip);
       b.SetInsertPoint(skip);
@@ -140,7 +122,7 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
                            });
   };
   KILN_RETURN_IF_ERROR(loop(0));
-  return EmitConvert(b, accumulation, result_type, b.CreateLoad(accumulator_type, accumulator));
+  return sum.Result();
 }
 
 }  // namespace kiln::cpu::codegen

@@ -57,6 +57,37 @@ ElementType DotAccumulationType(ElementType result) {
   }
 }
 
+ProductAccumulator::ProductAccumulator(llvm::IRBuilder<>& b, ElementalEmitter& emitter, ElementType result,
+                                       const char* name)
+    : b_(b),
+      emitter_(emitter),
+      result_(result),
+      accumulation_(DotAccumulationType(result)),
+      type_(ComputeType(b.getContext(), accumulation_)),
+      sum_(llvm::IRBuilder<>(emitter.entry(), emitter.entry()->begin()).CreateAlloca(type_, nullptr, name)) {
+  b_.CreateStore(llvm::Constant::getNullValue(type_), sum_);
+}
+
+Status ProductAccumulator::Add(const Instruction& lhs, const IrIndex& lhs_index, const Instruction& rhs,
+                               const IrIndex& rhs_index) {
+  emitter_.PushScope();
+  StatusOr<IrValues> a = emitter_.Emit(lhs, lhs_index);
+  StatusOr<IrValues> c = a.ok() ? emitter_.Emit(rhs, rhs_index) : a.status();
+  emitter_.PopScope();
+  KILN_RETURN_IF_ERROR(c.status());
+  llvm::Value* x = EmitConvert(b_, lhs.shape.element_type(), accumulation_, (*a)[0]);
+  llvm::Value* y = EmitConvert(b_, rhs.shape.element_type(), accumulation_, (*c)[0]);
+  llvm::Value* sum = b_.CreateLoad(type_, sum_);
+  const bool floating = IsFloating(accumulation_);
+  llvm::Value* product = floating ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
+  b_.CreateStore(floating ? b_.CreateFAdd(sum, product) : b_.CreateAdd(sum, product), sum_);
+  return OkStatus();
+}
+
+llvm::Value* ProductAccumulator::Result() {
+  return EmitConvert(b_, accumulation_, result_, b_.CreateLoad(type_, sum_));
+}
+
 Status CheckDotEmittable(const Instruction& dot) {
   auto refuse = [&](const char* why) {
     return Unimplemented("cpu codegen: cannot emit dot ", dot.shape.ToString(), " (", dot.name, "): ", why);
@@ -112,12 +143,7 @@ StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& em
       MapOperand(lhs.shape.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions, batch_rank);
   const OperandMap rhs_map = MapOperand(rhs.shape.rank(), dn.rhs_batch_dimensions,
                                         dn.rhs_contracting_dimensions, batch_rank + lhs_free);
-  const ElementType result_type = dot.shape.element_type();
-  const ElementType accumulation = DotAccumulationType(result_type);
-  llvm::Type* accumulator_type = ComputeType(b.getContext(), accumulation);
-  llvm::AllocaInst* accumulator = llvm::IRBuilder<>(emitter.entry(), emitter.entry()->begin())
-                                      .CreateAlloca(accumulator_type, nullptr, "dot.acc");
-  b.CreateStore(llvm::Constant::getNullValue(accumulator_type), accumulator);
+  ProductAccumulator sum(b, emitter, dot.shape.element_type(), "dot.acc");
 
   IrIndex contracting(dn.lhs_contracting_dimensions.size());
   auto operand_index = [&](const OperandMap& map) {
@@ -131,18 +157,7 @@ StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& em
   // The contracting dimensions in lhs order, the last one innermost.
   std::function<Status(size_t)> loop = [&](size_t level) -> Status {
     if (level == contracting.size()) {
-      emitter.PushScope();
-      StatusOr<IrValues> a = emitter.Emit(lhs, operand_index(lhs_map));
-      StatusOr<IrValues> c = a.ok() ? emitter.Emit(rhs, operand_index(rhs_map)) : a.status();
-      emitter.PopScope();
-      KILN_RETURN_IF_ERROR(c.status());
-      llvm::Value* x = EmitConvert(b, lhs.shape.element_type(), accumulation, (*a)[0]);
-      llvm::Value* y = EmitConvert(b, rhs.shape.element_type(), accumulation, (*c)[0]);
-      llvm::Value* sum = b.CreateLoad(accumulator_type, accumulator);
-      const bool floating = IsFloating(accumulation);
-      llvm::Value* product = floating ? b.CreateFMul(x, y) : b.CreateMul(x, y);
-      b.CreateStore(floating ? b.CreateFAdd(sum, product) : b.CreateAdd(sum, product), accumulator);
-      return OkStatus();
+      return sum.Add(lhs, operand_index(lhs_map), rhs, operand_index(rhs_map));
     }
     const int64_t size = lhs.shape.dimensions(dn.lhs_contracting_dimensions[level]);
     return EmitCountedLoop(b, b.getInt64(0), b.getInt64(size), "dot.k", [&](llvm::Value* k) {
@@ -151,7 +166,7 @@ StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& em
     });
   };
   KILN_RETURN_IF_ERROR(loop(0));
-  return EmitConvert(b, accumulation, result_type, b.CreateLoad(accumulator_type, accumulator));
+  return sum.Result();
 }
 
 }  // namespace kiln::cpu::codegen

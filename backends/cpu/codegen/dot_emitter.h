@@ -16,6 +16,26 @@ namespace kiln::cpu::codegen {
 // The element type dot accumulates `result` in.
 ElementType DotAccumulationType(ElementType result);
 
+// One contraction output's running sum (an alloca that mem2reg turns into a
+// register), in the accumulation type of the result; shared by the dot and
+// convolution emitters.
+class ProductAccumulator {
+ public:
+  ProductAccumulator(llvm::IRBuilder<>& b, ElementalEmitter& emitter, ElementType result, const char* name);
+  // Adds lhs(lhs_index) * rhs(rhs_index), each converted to the accumulation type.
+  Status Add(const Instruction& lhs, const IrIndex& lhs_index, const Instruction& rhs,
+             const IrIndex& rhs_index);
+  // The sum converted to the result type.
+  llvm::Value* Result();
+
+ private:
+  llvm::IRBuilder<>& b_;
+  ElementalEmitter& emitter_;
+  ElementType result_, accumulation_;
+  llvm::Type* type_;
+  llvm::AllocaInst* sum_;
+};
+
 // OK when `dot` has well-formed dimension numbers and real, non-pred types.
 Status CheckDotEmittable(const Instruction& dot);
 
