@@ -105,12 +105,14 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
       llvm::BasicBlock* skip = llvm::BasicBlock::Create(b.getContext(), "conv.skip", function);
       b.CreateCondBr(inside, body, skip);
       b.SetInsertPoint(body);
-      KILN_RETURN_IF_ERROR(
-          EmitCountedLoop(b, b.getInt64(0), b.getInt64(group_features), "conv.feature", [&](llvm::Value* ci) {
+      KILN_RETURN_IF_ERROR(EmitCountedLoop(
+          b, b.getInt64(0), b.getInt64(group_features), "conv.feature",
+          [&](llvm::Value* ci) {
             lhs_index[static_cast<size_t>(dn.input_feature_dimension)] = b.CreateAdd(first_input_feature, ci);
             rhs_index[static_cast<size_t>(dn.kernel_input_feature_dimension)] = ci;
             return sum.Add(lhs, lhs_index, rhs, rhs_index);
-          }));
+          },
+          LoopKind::kAccumulating));
       b.CreateBr(skip);
       b.SetInsertPoint(skip);
       return OkStatus();

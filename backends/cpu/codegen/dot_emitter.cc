@@ -160,10 +160,13 @@ StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& em
       return sum.Add(lhs, operand_index(lhs_map), rhs, operand_index(rhs_map));
     }
     const int64_t size = lhs.shape.dimensions(dn.lhs_contracting_dimensions[level]);
-    return EmitCountedLoop(b, b.getInt64(0), b.getInt64(size), "dot.k", [&](llvm::Value* k) {
-      contracting[level] = k;
-      return loop(level + 1);
-    });
+    return EmitCountedLoop(
+        b, b.getInt64(0), b.getInt64(size), "dot.k",
+        [&](llvm::Value* k) {
+          contracting[level] = k;
+          return loop(level + 1);
+        },
+        LoopKind::kAccumulating);
   };
   KILN_RETURN_IF_ERROR(loop(0));
   return sum.Result();

@@ -630,11 +630,13 @@ StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, 
       return OkStatus();
     }
     const size_t d = reduced_dims[level];
-    return EmitCountedLoop(b_, b_.getInt64(0), b_.getInt64(in_dims[d]), "reduce",
-                           [&](llvm::Value* i) -> Status {
-                             input_index[d] = i;
-                             return loop(level + 1);
-                           });
+    return EmitCountedLoop(
+        b_, b_.getInt64(0), b_.getInt64(in_dims[d]), "reduce",
+        [&](llvm::Value* i) -> Status {
+          input_index[d] = i;
+          return loop(level + 1);
+        },
+        LoopKind::kAccumulating);
   };
   KILN_RETURN_IF_ERROR(loop(0));
   IrValues results;
@@ -694,11 +696,13 @@ StatusOr<IrValues> ElementalEmitter::EmitReduceWindow(const Instruction& instruc
       b_.SetInsertPoint(skip);
       return OkStatus();
     }
-    return EmitCountedLoop(b_, b_.getInt64(0), b_.getInt64(window.dimensions[d].size), "window",
-                           [&](llvm::Value* i) -> Status {
-                             window_index[d] = i;
-                             return loop(d + 1);
-                           });
+    return EmitCountedLoop(
+        b_, b_.getInt64(0), b_.getInt64(window.dimensions[d].size), "window",
+        [&](llvm::Value* i) -> Status {
+          window_index[d] = i;
+          return loop(d + 1);
+        },
+        LoopKind::kAccumulating);
   };
   KILN_RETURN_IF_ERROR(loop(0));
   IrValues results;

@@ -2,10 +2,12 @@
 
 #include <string>
 
+#include <llvm/IR/Metadata.h>
+
 namespace kiln::cpu::codegen {
 
 Status EmitCountedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const char* name,
-                       const std::function<Status(llvm::Value*)>& body) {
+                       const std::function<Status(llvm::Value*)>& body, LoopKind kind) {
   llvm::LLVMContext& context = b.getContext();
   llvm::Function* function = b.GetInsertBlock()->getParent();
   const std::string prefix(name);
@@ -23,7 +25,17 @@ Status EmitCountedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* en
   llvm::Value* next = b.CreateAdd(index, llvm::ConstantInt::get(index->getType(), 1), prefix + ".next",
                                   /*HasNUW=*/true, /*HasNSW=*/true);
   index->addIncoming(next, b.GetInsertBlock());
-  b.CreateBr(header);
+  llvm::BranchInst* latch = b.CreateBr(header);
+  if (kind == LoopKind::kPlain) {
+    // !llvm.loop !{self, !{"llvm.loop.interleave.count", i32 1}}
+    llvm::Metadata* count[] = {llvm::MDString::get(context, "llvm.loop.interleave.count"),
+                               llvm::ConstantAsMetadata::get(b.getInt32(1))};
+    llvm::TempMDTuple placeholder = llvm::MDNode::getTemporary(context, {});
+    llvm::Metadata* operands[] = {placeholder.get(), llvm::MDNode::get(context, count)};
+    llvm::MDNode* loop = llvm::MDNode::getDistinct(context, operands);
+    loop->replaceOperandWith(0, loop);
+    latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
+  }
   b.SetInsertPoint(exit);
   return OkStatus();
 }

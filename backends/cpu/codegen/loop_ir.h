@@ -10,10 +10,18 @@
 
 namespace kiln::cpu::codegen {
 
+// Loops whose body adds into an accumulator on every iteration (reductions,
+// dot and convolution sums) may be interleaved by the vectoriser: several
+// independent partial sums keep a reduction from waiting on one add chain
+// (softmax over f32[4096,1024]: 1.5 -> 1.1 ms on 2 threads). Every other loop
+// is marked not to interleave, which there would only cost compile time and
+// code size.
+enum class LoopKind { kPlain, kAccumulating };
+
 // Emits the loop at the builder's insertion point; afterwards the builder
 // points at the loop's exit block. `body` is called with the induction
 // variable and the builder inside the loop body; it may add blocks.
 Status EmitCountedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const char* name,
-                       const std::function<Status(llvm::Value*)>& body);
+                       const std::function<Status(llvm::Value*)>& body, LoopKind kind = LoopKind::kPlain);
 
 }  // namespace kiln::cpu::codegen
