@@ -66,14 +66,10 @@ StatusOr<IrValues> ElementalEmitter::Emit(const Instruction& instruction, const 
     if (found != scope->end()) return found->second;
   }
   RowBuffer* row = RowBufferAt(instruction, index);
-  llvm::Value* slot = nullptr;
-  if (row != nullptr) {
-    slot =
-        b_.CreateInBoundsGEP(row->data->getAllocatedType()->getArrayElementType(), row->data, index.back());
-  }
+  llvm::Value* slot = row == nullptr ? nullptr : b_.CreateInBoundsGEP(row->element, row->data, index.back());
   IrValues values;
   if (row != nullptr && row->filled) {
-    values = {b_.CreateLoad(row->data->getAllocatedType()->getArrayElementType(), slot)};
+    values = {b_.CreateLoad(row->element, slot)};
   } else {
     KILN_ASSIGN_OR_RETURN(values, EmitUncached(instruction, index));
     if (row != nullptr) b_.CreateStore(values[0], slot);
@@ -85,10 +81,10 @@ StatusOr<IrValues> ElementalEmitter::Emit(const Instruction& instruction, const 
 void ElementalEmitter::AddRowBuffer(const Instruction& instruction, const IrIndex& row_index,
                                     int64_t length) {
   llvm::IRBuilder<> entry_builder(entry_, entry_->begin());
-  llvm::Type* element = ComputeType(b_.getContext(), instruction.shape.element_type());
   RowBuffer& row = row_buffers_[&instruction];
-  row.data = entry_builder.CreateAlloca(llvm::ArrayType::get(element, static_cast<uint64_t>(length)), nullptr,
-                                        "row." + instruction.name);
+  row.element = ComputeType(b_.getContext(), instruction.shape.element_type());
+  row.data = entry_builder.CreateAlloca(llvm::ArrayType::get(row.element, static_cast<uint64_t>(length)),
+                                        nullptr, "row." + instruction.name);
   row.row_index = row_index;
   row.filled = false;
 }

@@ -94,6 +94,7 @@ class ElementalEmitter {
                                 llvm::Value* otherwise);
 
   struct RowBuffer {
+    llvm::Type* element = nullptr;  // compute type of one element
     llvm::AllocaInst* data = nullptr;
     IrIndex row_index;
     bool filled = false;

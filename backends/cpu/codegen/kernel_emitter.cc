@@ -25,6 +25,22 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return product;
 }
 
+// Elements of the innermost output dimension (of `inner`) one parallel
+// iteration covers: enough work to amortise an iteration, whole rows when
+// row reductions are computed once per row, and no more than a column
+// reduction accumulates on the stack.
+int64_t IterationBlock(int64_t inner, int64_t work_per_element, bool per_row_reductions,
+                       bool column_reduction) {
+  const int64_t row = std::max<int64_t>(inner, 1);
+  if (per_row_reductions && !column_reduction) return row;
+  const int64_t wanted = kWorkPerIteration / work_per_element;
+  if (column_reduction) {
+    const int64_t most = std::min<int64_t>(row, kMaxColumnBlock);
+    return std::clamp<int64_t>(wanted, std::min<int64_t>(16, most), most);
+  }
+  return std::clamp<int64_t>(wanted, 1, row);
+}
+
 }  // namespace
 
 StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
@@ -54,12 +70,7 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   const std::vector<const Instruction*> shared_row_values =
       per_row_reductions ? SharedRowValues(computation, row_dims, inner) : std::vector<const Instruction*>{};
   const bool column_reduction = IsColumnReduction(*computation.root());
-  const int64_t block =
-      column_reduction ? std::clamp<int64_t>(kWorkPerIteration / work_per_element, 16,
-                                             std::min<int64_t>(std::max<int64_t>(inner, 1), kMaxColumnBlock))
-      : per_row_reductions
-          ? std::max<int64_t>(inner, 1)
-          : std::clamp<int64_t>(kWorkPerIteration / work_per_element, 1, std::max<int64_t>(inner, 1));
+  const int64_t block = IterationBlock(inner, work_per_element, per_row_reductions, column_reduction);
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   const bool serial = IsScatterLike(*computation.root());
   KernelLayout layout;
@@ -157,27 +168,28 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
               ? b.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b.CreateAdd(inner_begin, b.getInt64(block)),
                                         b.getInt64(inner))
               : b.getInt64(inner);
-      emitter.PushScope();
-      Status row_status = OkStatus();
-      if (column_reduction) {
-        row_status = EmitColumnReduction(b, emitter, *computation.root(),
-                                         IrIndex(index.begin(), index.end() - 1), inner_begin, inner_end,
-                                         body->getArg(static_cast<unsigned>(parameter_count)), dims);
-      } else if (per_row_reductions) {
-        const IrIndex row_index(index.begin(), index.end() - 1);
-        for (const Instruction* shared : shared_row_values) emitter.AddRowBuffer(*shared, row_index, inner);
-        row_status = emitter.EmitRowReductions(*computation.root(), row_index, row_dims);
-        emitter.FinishRowBuffers();
-      }
-      if (row_status.ok() && !column_reduction) {
-        row_status = EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
+      const IrIndex row_index(index.begin(), index.end() - 1);
+      // This iteration's stretch [inner_begin, inner_end) of one row.
+      auto emit_stretch = [&]() -> Status {
+        if (column_reduction) {
+          return EmitColumnReduction(b, emitter, *computation.root(), row_index, inner_begin, inner_end,
+                                     body->getArg(static_cast<unsigned>(parameter_count)), dims);
+        }
+        if (per_row_reductions) {
+          for (const Instruction* shared : shared_row_values) emitter.AddRowBuffer(*shared, row_index, inner);
+          KILN_RETURN_IF_ERROR(emitter.EmitRowReductions(*computation.root(), row_index, row_dims));
+          emitter.FinishRowBuffers();
+        }
+        return EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
           index[rank - 1] = j;
           return store_outputs(index);
         });
-      }
+      };
+      emitter.PushScope();
+      const Status stretch_status = emit_stretch();
       emitter.PopScope();
       emitter.ClearRowBuffers();
-      return row_status;
+      return stretch_status;
     });
   }
   b.CreateRetVoid();
