@@ -12,11 +12,9 @@ namespace {
 
 void Check(const std::string& body, const std::string& what, ElementType type, std::vector<int64_t> lhs,
            std::vector<int64_t> rhs, double tolerance) {
-  const bool integer = IsIntegral(type);
-  CompareWithInterpreter("HloModule m\nENTRY e {\n" + body + "}\n",
-                         {MakeInput(Shape(type, std::move(lhs)), 61, integer ? -5 : -2, integer ? 5 : 2),
-                          MakeInput(Shape(type, std::move(rhs)), 62, integer ? -5 : -2, integer ? 5 : 2)},
-                         what, tolerance);
+  const double range = IsIntegral(type) ? 5 : 2;
+  CompareTwoInputEntry(body, what, Shape(type, std::move(lhs)), Shape(type, std::move(rhs)), 61, tolerance,
+                       -range, range);
 }
 
 TEST(CodegenConvolution, HalfPrecisionPaddedThreeByThree) {

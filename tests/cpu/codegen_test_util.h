@@ -220,4 +220,15 @@ inline void CompareWithInterpreter(const std::string& hlo, const std::vector<Lit
   }
 }
 
+// CompareWithInterpreter for an ENTRY of two parameters: `body` holds its
+// instructions (parameters 0 and 1 of shapes `lhs` and `rhs` included); the
+// inputs come from MakeInput with seeds `seed` and `seed + 1`.
+inline void CompareTwoInputEntry(const std::string& body, const std::string& what, const Shape& lhs,
+                                 const Shape& rhs, uint64_t seed, double absolute = 0, double low = -4.0,
+                                 double high = 4.0) {
+  CompareWithInterpreter("HloModule m\nENTRY e {\n" + body + "}\n",
+                         {MakeInput(lhs, seed, low, high), MakeInput(rhs, seed + 1, low, high)}, what,
+                         absolute);
+}
+
 }  // namespace kiln::cpu::testing
