@@ -94,10 +94,10 @@ void* ThreadScratch::Get(int slot, size_t bytes) {
   thread_local std::array<Buffer, kSlots> buffers;
   Buffer& buffer = buffers[static_cast<size_t>(slot)];
   if (buffer.block == nullptr || buffer.bytes < bytes) {
-    buffer.block.reset();
+    buffer.block.reset();  // free the old block before taking a larger one
     buffer.block = AllocateScratch(bytes);
-    buffer.bytes = buffer.block == nullptr ? 0 : bytes;
     if (buffer.block == nullptr) throw std::bad_alloc();
+    buffer.bytes = bytes;
   }
   return buffer.block.get();
 }

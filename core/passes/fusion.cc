@@ -78,6 +78,9 @@ struct Group {
 
 class ComputationFuser {
  public:
+  // A producer is recomputed in the groups of at most this many users.
+  static constexpr size_t kMaxRecomputingUsers = 4;
+
   ComputationFuser(Module& module, Computation& computation, const FusionOptions& options)
       : module_(module), computation_(computation), options_(options), users_(ComputeUsers(computation)) {
     const auto& instructions = computation.instructions();
@@ -150,8 +153,9 @@ class ComputationFuser {
   // member keeps the row index: elementwise ops over the rows or on row
   // values, row and scalar broadcasts, and other row reductions of the same
   // rows. The kernel then computes it once per row. Members off that path
-  // (say a broadcast of a per-column scale) are unconstrained. With several users it is
-  // recomputed in each of their groups rather than written to memory.
+  // (say a broadcast of a per-column scale) are unconstrained. With several
+  // users it is recomputed in each of their groups rather than written to
+  // memory.
   bool CanAbsorbRowReduction(const Instruction* producer, const Group& group) const {
     if (!Accepted(*producer) || producer == computation_.root()) return false;
     if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;
@@ -181,12 +185,11 @@ class ComputationFuser {
         pending.push_back(user);
       }
     }
-    constexpr size_t kMaxRecomputingUsers = 4;
     const std::vector<Instruction*>& users = users_.at(producer);
     if (users.size() > kMaxRecomputingUsers) return false;
     for (const Instruction* user : users) {
-      const bool row_broadcast = IsRowBroadcast(*user) && WalksRows(user->shape, rows);
-      if (!row_broadcast && !(is_row_value(*user) && IsElementwise(user->opcode))) return false;
+      // A row broadcast's leading dimensions are the reduction's own.
+      if (!IsRowBroadcast(*user) && !(is_row_value(*user) && IsElementwise(user->opcode))) return false;
     }
     return true;
   }
@@ -205,7 +208,6 @@ class ComputationFuser {
     if (all_users_in_group || IsCheapToDuplicate(*producer)) return true;
     // Recompute an elementwise producer in each of its few users' fusions
     // instead of writing it to memory, when every user is itself fused.
-    constexpr size_t kMaxRecomputingUsers = 4;
     if (!IsElementwise(producer->opcode) || users.size() > kMaxRecomputingUsers) return false;
     for (const Instruction* user : users) {
       if (!group.members.count(user) && !CanBeRoot(*user)) return false;
