@@ -15,6 +15,7 @@
 #include "core/hlo_parser.h"
 #include "core/interpreter/interpreter_backend.h"
 #include "core/literal.h"
+#include "tests/unit/complex_parts.h"
 
 namespace kiln::cpu::testing {
 
@@ -102,20 +103,9 @@ inline void ExpectNear(const Literal& expected, const Literal& actual, const std
   const ElementType type = expected.shape().element_type();
   if (IsComplex(type)) {
     // Part by part, each like a real result of the part's type.
-    const ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
     for (bool real : {true, false}) {
-      Literal e(Shape(part, expected.shape().dimensions())), a(Shape(part, actual.shape().dimensions()));
-      DispatchElementType(type, [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (convert_detail::IsComplexT<T>::value) {
-          using R = typename T::value_type;
-          for (size_t i = 0; i < e.data<R>().size(); ++i) {
-            e.data<R>()[i] = real ? expected.data<T>()[i].real() : expected.data<T>()[i].imag();
-            a.data<R>()[i] = real ? actual.data<T>()[i].real() : actual.data<T>()[i].imag();
-          }
-        }
-        return 0;
-      });
+      const Literal e = kiln::testing::ComplexParts(expected, real);
+      const Literal a = kiln::testing::ComplexParts(actual, real);
       ExpectNear(e, a, what + (real ? " (real parts)" : " (imaginary parts)"), absolute);
     }
     return;

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "tests/unit/complex_parts.h"
+
 namespace kiln::differential {
 
 double Tolerance(ElementType type) {
@@ -23,19 +25,9 @@ std::optional<std::string> LeafMismatch(const Literal& expected, const Literal& 
   const ElementType type = expected.shape().element_type();
   if (IsComplex(type)) {
     // Part by part, as arrays of the part type.
-    const ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
     for (const bool real : {true, false}) {
-      Literal e(Shape(part, expected.shape().dimensions())), a(Shape(part, actual.shape().dimensions()));
-      DispatchElementType(type, [&](auto tag) {
-        using T = decltype(tag);
-        if constexpr (convert_detail::IsComplexT<T>::value) {
-          using R = typename T::value_type;
-          for (size_t i = 0; i < e.data<R>().size(); ++i) {
-            e.data<R>()[i] = real ? expected.data<T>()[i].real() : expected.data<T>()[i].imag();
-            a.data<R>()[i] = real ? actual.data<T>()[i].real() : actual.data<T>()[i].imag();
-          }
-        }
-      });
+      const Literal e = testing::ComplexParts(expected, real);
+      const Literal a = testing::ComplexParts(actual, real);
       if (std::optional<std::string> mismatch = LeafMismatch(e, a, check)) {
         return std::string(real ? "real part of " : "imaginary part of ") + *mismatch;
       }

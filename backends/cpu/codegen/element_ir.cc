@@ -123,7 +123,7 @@ llvm::Value* FromBits(llvm::IRBuilder<>& b, ElementType type, llvm::Value* bits)
 
 llvm::Constant* ConstantFromBytes(llvm::LLVMContext& context, ElementType type, const uint8_t* bytes) {
   if (IsComplex(type)) {
-    const ElementType part = type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    const ElementType part = ComplexComponentType(type);
     const auto width = static_cast<size_t>(ByteWidth(part));
     return llvm::ConstantVector::get(
         {ConstantFromBytes(context, part, bytes), ConstantFromBytes(context, part, bytes + width)});

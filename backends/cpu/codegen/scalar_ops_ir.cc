@@ -348,14 +348,14 @@ llvm::Value* EmitConvert(llvm::IRBuilder<>& b, ElementType from, ElementType to,
   llvm::Type* target = ComputeType(b.getContext(), to);
   if (IsComplex(to)) {
     // Complex to complex part by part; a real value becomes the real part.
-    const ElementType part = to == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    const ElementType part = ComplexComponentType(to);
     if (IsComplex(from))
       return from == ElementType::kC64 ? b.CreateFPExt(x, target) : b.CreateFPTrunc(x, target);
     llvm::Value* real = EmitConvert(b, from, part, x);
     return MakeComplex(b, real, llvm::ConstantFP::get(real->getType(), 0.0));
   }
   if (IsComplex(from)) {
-    const ElementType part = from == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
+    const ElementType part = ComplexComponentType(from);
     if (to == ElementType::kPred) {
       return b.CreateOr(EmitConvert(b, part, to, RealPart(b, x)), EmitConvert(b, part, to, ImagPart(b, x)));
     }
