@@ -29,6 +29,23 @@ std::optional<Opcode> OpcodeFromName(std::string_view name) {
   return std::nullopt;
 }
 
+bool IsElementaryFunction(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kSqrt:
+    case Opcode::kRsqrt:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kTanh: return true;
+    default: return false;
+  }
+}
+
 bool IsElementwise(Opcode opcode) {
   if (OpcodeKind(opcode) != OpKind::kOther) return true;
   switch (opcode) {

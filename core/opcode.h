@@ -124,4 +124,8 @@ std::optional<Opcode> OpcodeFromName(std::string_view name);
 // bitcast-convert (same width), complex/real/imag, is-finite, reduce-precision.
 bool IsElementwise(Opcode opcode);
 
+// exp, expm1, log, log1p, logistic, sqrt, rsqrt, sin, cos, tan, tanh: the
+// unary functions defined for real floats and for complex numbers.
+bool IsElementaryFunction(Opcode opcode);
+
 }  // namespace kiln

@@ -43,6 +43,7 @@ T RoundHalfToEven(T x) {
 // Whether unary `opcode` is defined for T (abs of complex is handled apart).
 template <typename T>
 bool UnaryApplies(Opcode opcode) {
+  if (IsElementaryFunction(opcode)) return kIsFloat<T> || kIsComplex<T>;
   switch (opcode) {
     case Opcode::kCopy: return true;
     case Opcode::kAbs:
@@ -54,17 +55,6 @@ bool UnaryApplies(Opcode opcode) {
     case Opcode::kRoundNearestEven:
     case Opcode::kCbrt:
     case Opcode::kErf: return kIsFloat<T>;
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kTanh: return kIsFloat<T> || kIsComplex<T>;
     case Opcode::kNot: return kIsPred<T> || kIsInt<T>;
     case Opcode::kClz:
     case Opcode::kPopcnt: return kIsInt<T>;

@@ -5,8 +5,6 @@
 
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/scalar_ops_ir.h"
-
 namespace kiln::cpu::codegen {
 namespace {
 

@@ -119,23 +119,6 @@ llvm::Value* EmitRoundEven(llvm::IRBuilder<>& b, llvm::Value* x) {
 
 }  // namespace
 
-bool IsElementaryFunction(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kTanh: return true;
-    default: return false;
-  }
-}
-
 bool UnaryOpSupported(Opcode opcode, ElementType type) {
   if (IsComplex(type)) return ComplexUnarySupported(opcode);
   const bool pred = IsPred(type), integer = IsIntegral(type), floating = IsFloating(type);

@@ -16,9 +16,6 @@ namespace kiln::cpu::codegen {
 // Whether the op (unary or binary kind, is-finite, reduce-precision, ...) is
 // defined for the element type; the same answer as the interpreter's.
 bool UnaryOpSupported(Opcode opcode, ElementType type);
-// exp, expm1, log, log1p, logistic, sqrt, rsqrt, sin, cos, tan, tanh: defined
-// for real floats and for complex numbers.
-bool IsElementaryFunction(Opcode opcode);
 bool BinaryOpSupported(Opcode opcode, ElementType type);
 
 StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementType type, llvm::Value* x);
