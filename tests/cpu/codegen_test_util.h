@@ -44,15 +44,17 @@ inline StatusOr<std::shared_ptr<CompiledKernels>> CompileEntry(const Module& mod
   return SharedCompiler().Compile(std::span<const KernelRequest>(&request, 1));
 }
 
-// Runs the compiled entry kernel of `module` on `arguments`.
+// Runs compiled kernel number `kernel`, built from the entry of `module`, on
+// `arguments`.
 inline std::vector<Literal> RunCompiled(const CompiledKernels& compiled, const Module& module,
-                                        const std::vector<Literal>& arguments, int pieces) {
+                                        const std::vector<Literal>& arguments, int pieces,
+                                        size_t kernel = 0) {
   std::vector<Literal> outputs;
   for (const Shape& leaf : module.entry()->root()->shape.Leaves()) outputs.emplace_back(leaf);
   std::vector<void*> buffers;
   for (const Literal& argument : arguments) buffers.push_back(const_cast<uint8_t*>(argument.raw().data()));
   for (Literal& output : outputs) buffers.push_back(output.raw().data());
-  RunInPieces(compiled.kernels()[0], buffers.data(), pieces);
+  RunInPieces(compiled.kernels()[kernel], buffers.data(), pieces);
   return outputs;
 }
 

@@ -21,7 +21,8 @@
 namespace kiln::cpu::codegen {
 namespace {
 
-// The pipeline for optimisation levels 2 and 3. Kernels are small loop nests
+// The pipeline for optimisation levels 2 and 3 (level 1 runs LLVM's O1
+// pipeline, level 0 and quick-tier modules kQuickPipeline). Kernels are small loop nests
 // written for LLVM to vectorise, so LLVM's whole O3 pipeline (which runs
 // InstCombine eight times and unrolls) mostly costs time: this subset
 // produces the same vector loops in about half the time. The vectoriser may
@@ -34,6 +35,11 @@ constexpr const char* kKernelPipeline =
     "loop-mssa(loop-rotate,licm),loop(indvars),"
     "loop-vectorize,"
     "instcombine<no-verify-fixpoint>,simplifycfg)";
+
+// The quick tier's pipeline (compile_tier.h): scalar cleanup only, so that
+// the fast instruction selector gets small straight-line loops.
+constexpr const char* kQuickPipeline =
+    "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)";
 
 Status FromLlvm(llvm::Error error, const char* what) {
   std::string message = llvm::toString(std::move(error));
@@ -67,14 +73,11 @@ Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int l
   passes.registerLoopAnalyses(loop_analyses);
   passes.crossRegisterProxies(loop_analyses, function_analyses, cgscc_analyses, module_analyses);
   llvm::ModulePassManager pipeline;
-  switch (level) {
-    case 0: pipeline = passes.buildO0DefaultPipeline(llvm::OptimizationLevel::O0); break;
-    case 1: pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1); break;
-    default:
-      if (llvm::Error error = passes.parsePassPipeline(pipeline, kKernelPipeline)) {
-        return FromLlvm(std::move(error), "parsing the kernel pipeline");
-      }
-      break;
+  if (level == 1) {
+    pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
+  } else if (llvm::Error error =
+                 passes.parsePassPipeline(pipeline, level == 0 ? kQuickPipeline : kKernelPipeline)) {
+    return FromLlvm(std::move(error), "parsing the kernel pipeline");
   }
   pipeline.run(module, module_analyses);
   // Debugging aid: the optimised IR, to check what vectorised.
@@ -143,32 +146,37 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
   if (!lljit) return FromLlvm(lljit.takeError(), "creating the JIT");
   jit->jit_ = std::move(*lljit);
   // One target machine ready for the first compile.
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, jit->BorrowTargetMachine());
-  jit->ReturnTargetMachine(std::move(machine));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine,
+                        jit->BorrowTargetMachine(optimization_level));
+  jit->ReturnTargetMachine(optimization_level, std::move(machine));
   return jit;
 }
 
-StatusOr<std::unique_ptr<llvm::TargetMachine>> Jit::BorrowTargetMachine() {
+int Jit::LevelFor(CompileTier tier) const { return tier == CompileTier::kQuick ? 0 : optimization_level_; }
+
+StatusOr<std::unique_ptr<llvm::TargetMachine>> Jit::BorrowTargetMachine(int level) {
   {
     std::lock_guard<std::mutex> lock(machines_mutex_);
-    if (!idle_machines_.empty()) {
-      std::unique_ptr<llvm::TargetMachine> machine = std::move(idle_machines_.back());
-      idle_machines_.pop_back();
+    auto& idle = idle_machines_[static_cast<size_t>(level)];
+    if (!idle.empty()) {
+      std::unique_ptr<llvm::TargetMachine> machine = std::move(idle.back());
+      idle.pop_back();
       return machine;
     }
   }
-  auto machine = machine_builder_->createTargetMachine();
+  llvm::orc::JITTargetMachineBuilder builder = *machine_builder_;
+  builder.setCodeGenOptLevel(CodeGenLevel(level));
+  auto machine = builder.createTargetMachine();
   if (!machine) return FromLlvm(machine.takeError(), "creating a target machine");
   return std::move(*machine);
 }
 
-void Jit::ReturnTargetMachine(std::unique_ptr<llvm::TargetMachine> machine) {
+void Jit::ReturnTargetMachine(int level, std::unique_ptr<llvm::TargetMachine> machine) {
   std::lock_guard<std::mutex> lock(machines_mutex_);
-  idle_machines_.push_back(std::move(machine));
+  idle_machines_[static_cast<size_t>(level)].push_back(std::move(machine));
 }
 
-StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::BuildObject(const ModuleEmitter& emitter,
-                                                               bool* cache_hit) {
+StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::BuildObject(const ModuleJob& job, bool* cache_hit) {
   *cache_hit = false;
   llvm::LLVMContext context;
   llvm::Module module("kiln_kernels", context);
@@ -176,7 +184,7 @@ StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::BuildObject(const ModuleEmitt
   module.setTargetTriple(triple_);
   {
     PhaseTimer timer("kernels: emit IR");
-    KILN_RETURN_IF_ERROR(emitter(module));
+    KILN_RETURN_IF_ERROR(job.emit(module));
     std::string problems;
     llvm::raw_string_ostream problem_stream(problems);
     if (llvm::verifyModule(module, &problem_stream)) {
@@ -184,39 +192,40 @@ StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::BuildObject(const ModuleEmitt
       return Internal("cpu codegen: emitted invalid IR: ", problems);
     }
   }
+  const int level = LevelFor(job.tier);
   std::string key;
   if (cache_) {
     std::string ir_text;
     llvm::raw_string_ostream out(ir_text);
     module.print(out, nullptr);
     out.flush();
-    key = ObjectCacheKey(ir_text, triple_, cpu_, features_, optimization_level_);
+    key = ObjectCacheKey(ir_text, triple_, cpu_, features_, level);
     if (std::unique_ptr<llvm::MemoryBuffer> cached = cache_->Load(key)) {
       *cache_hit = true;
       return cached;
     }
   }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, BorrowTargetMachine());
-  StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object =
-      CompileToObject(module, *machine, optimization_level_);
-  ReturnTargetMachine(std::move(machine));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, BorrowTargetMachine(level));
+  StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object = CompileToObject(module, *machine, level);
+  ReturnTargetMachine(level, std::move(machine));
   if (object.ok() && cache_) cache_->Store(key, (*object)->getMemBufferRef());
   return object;
 }
 
-StatusOr<std::unique_ptr<JitModule>> Jit::AddModules(std::span<const ModuleEmitter> emitters,
-                                                     int* cached_modules) {
+StatusOr<std::unique_ptr<JitModule>> Jit::AddModules(std::span<const ModuleJob> jobs, int* cached_modules) {
   *cached_modules = 0;
-  const size_t count = emitters.size();
+  const size_t count = jobs.size();
   std::vector<std::unique_ptr<llvm::MemoryBuffer>> objects(count);
   std::vector<Status> statuses(count);
   std::vector<char> hits(count, 0);
-  // Module i is built by worker i % workers; the caller's thread is worker 0.
+  // Workers take the next unbuilt module until none is left; the caller's
+  // thread is one of them.
   const size_t workers = std::min<size_t>(count, static_cast<size_t>(CompileThreads()));
-  auto work = [&](size_t worker) {
-    for (size_t i = worker; i < count; i += workers) {
+  std::atomic<size_t> next{0};
+  auto work = [&] {
+    for (size_t i = next.fetch_add(1); i < count; i = next.fetch_add(1)) {
       bool hit = false;
-      StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object = BuildObject(emitters[i], &hit);
+      StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object = BuildObject(jobs[i], &hit);
       if (object.ok()) {
         objects[i] = std::move(*object);
       } else {
@@ -226,8 +235,8 @@ StatusOr<std::unique_ptr<JitModule>> Jit::AddModules(std::span<const ModuleEmitt
     }
   };
   std::vector<std::thread> helpers;
-  for (size_t worker = 1; worker < workers; ++worker) helpers.emplace_back(work, worker);
-  work(0);
+  for (size_t worker = 1; worker < workers; ++worker) helpers.emplace_back(work);
+  work();
   for (std::thread& helper : helpers) helper.join();
   for (size_t i = 0; i < count; ++i) {
     KILN_RETURN_IF_ERROR(statuses[i]);

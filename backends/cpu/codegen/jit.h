@@ -6,6 +6,7 @@
 // together.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -19,6 +20,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include "backends/cpu/codegen/compile_tier.h"
 #include "backends/cpu/codegen/object_cache.h"
 #include "core/status.h"
 
@@ -41,20 +43,25 @@ class JitModule {
   llvm::orc::JITDylib* dylib_;
 };
 
-// Fills a fresh module (made by Jit::NewModule) with IR. Called on a worker
-// thread: it must only read shared state.
+// Fills a fresh module with IR. Called on a worker thread: it must only read
+// shared state.
 using ModuleEmitter = std::function<Status(llvm::Module& module)>;
+
+// One module to build: its IR and how hard LLVM works on it.
+struct ModuleJob {
+  ModuleEmitter emit;
+  CompileTier tier = CompileTier::kOptimized;
+};
 
 class Jit : public std::enable_shared_from_this<Jit> {
  public:
   static StatusOr<std::shared_ptr<Jit>> Create(int optimization_level, const std::string& cache_dir);
 
-  // Emits, verifies, optimises and compiles one module per emitter (unless
-  // its object is cached), several at once on up to one thread per core,
-  // and links them into one JITDylib. `cached_modules` counts the modules
-  // whose object came from the cache.
-  StatusOr<std::unique_ptr<JitModule>> AddModules(std::span<const ModuleEmitter> emitters,
-                                                  int* cached_modules);
+  // Emits, verifies, optimises and compiles one module per job (unless its
+  // object is cached), several at once on up to one thread per core, and
+  // links them into one JITDylib. `cached_modules` counts the modules whose
+  // object came from the cache.
+  StatusOr<std::unique_ptr<JitModule>> AddModules(std::span<const ModuleJob> jobs, int* cached_modules);
 
   // How many modules are worth compiling at once on this host.
   static int CompileThreads();
@@ -65,12 +72,15 @@ class Jit : public std::enable_shared_from_this<Jit> {
   Jit() = default;
 
   // Emits and compiles one module to an object file (or loads it from the cache).
-  StatusOr<std::unique_ptr<llvm::MemoryBuffer>> BuildObject(const ModuleEmitter& emitter, bool* cache_hit);
+  StatusOr<std::unique_ptr<llvm::MemoryBuffer>> BuildObject(const ModuleJob& job, bool* cache_hit);
+
+  // The optimisation level a tier's modules are built at.
+  int LevelFor(CompileTier tier) const;
 
   // Target machines are not thread-safe but are costly to create: each
-  // compile borrows an idle one (or makes one) and returns it.
-  StatusOr<std::unique_ptr<llvm::TargetMachine>> BorrowTargetMachine();
-  void ReturnTargetMachine(std::unique_ptr<llvm::TargetMachine> machine);
+  // compile borrows an idle one of its level (or makes one) and returns it.
+  StatusOr<std::unique_ptr<llvm::TargetMachine>> BorrowTargetMachine(int level);
+  void ReturnTargetMachine(int level, std::unique_ptr<llvm::TargetMachine> machine);
 
   int optimization_level_ = 3;
   std::string cpu_, features_, triple_;
@@ -78,7 +88,8 @@ class Jit : public std::enable_shared_from_this<Jit> {
   std::unique_ptr<DiskObjectCache> cache_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
   std::mutex machines_mutex_;
-  std::vector<std::unique_ptr<llvm::TargetMachine>> idle_machines_;
+  // Idle target machines by optimisation level (0..3).
+  std::array<std::vector<std::unique_ptr<llvm::TargetMachine>>, 4> idle_machines_;
 };
 
 }  // namespace kiln::cpu::codegen

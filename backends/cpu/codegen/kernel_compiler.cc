@@ -6,9 +6,11 @@
 #include <algorithm>
 #include <atomic>
 #include <set>
+#include <utility>
 
 #include <llvm/IR/Module.h>
 
+#include "backends/cpu/codegen/compile_tier.h"
 #include "backends/cpu/codegen/emittable.h"
 #include "backends/cpu/codegen/jit.h"
 #include "backends/cpu/codegen/kernel_emitter.h"
@@ -16,6 +18,8 @@
 
 namespace kiln::cpu {
 namespace {
+
+using codegen::CompileTier;
 
 class LlvmCompiledKernels : public CompiledKernels {
  public:
@@ -28,30 +32,51 @@ class LlvmCompiledKernels : public CompiledKernels {
   std::vector<KernelInfo> kernels_;
 };
 
-// Splits the requests into at most `count` groups of about equal size (by
-// instruction count, largest first onto the lightest group), one module
-// each, so that the modules compile in about the same time in parallel.
-std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelRequest> requests, int count) {
-  std::vector<size_t> order(requests.size());
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+// Splits the requests `members` names into at most `count` groups of about
+// equal size (by instruction count, largest first onto the lightest group),
+// one module each, so that the modules compile in about the same time in
+// parallel.
+std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelRequest> requests,
+                                                std::vector<size_t> members, int count) {
   auto size_of = [&](size_t i) { return requests[i].computation->instructions().size(); };
   // Ties keep request order, so the grouping is deterministic.
-  std::sort(order.begin(), order.end(),
+  std::sort(members.begin(), members.end(),
             [&](size_t a, size_t b) { return size_of(a) != size_of(b) ? size_of(a) > size_of(b) : a < b; });
-  const size_t groups = std::min(requests.size(), static_cast<size_t>(std::max(count, 1)));
-  std::vector<std::vector<size_t>> members(groups);
+  const size_t groups = std::min(members.size(), static_cast<size_t>(std::max(count, 1)));
+  std::vector<std::vector<size_t>> grouped(groups);
   std::vector<size_t> load(groups, 0);
-  for (size_t i : order) {
+  for (size_t i : members) {
     const size_t lightest = std::min_element(load.begin(), load.end()) - load.begin();
-    members[lightest].push_back(i);
+    grouped[lightest].push_back(i);
     load[lightest] += size_of(i);
   }
-  return members;
+  return grouped;
+}
+
+// The requests' modules: fully optimised ones first (they take longest, and
+// workers take modules in order), then quick-tier ones.
+std::vector<std::pair<CompileTier, std::vector<size_t>>> PlanModules(std::span<const KernelRequest> requests,
+                                                                     int threads,
+                                                                     int64_t quick_tier_max_iterations) {
+  std::vector<size_t> optimized, quick;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const CompileTier tier = codegen::ChooseCompileTier(*requests[i].computation, quick_tier_max_iterations);
+    (tier == CompileTier::kQuick ? quick : optimized).push_back(i);
+  }
+  std::vector<std::pair<CompileTier, std::vector<size_t>>> modules;
+  for (auto& group : BalancedGroups(requests, std::move(optimized), threads)) {
+    modules.emplace_back(CompileTier::kOptimized, std::move(group));
+  }
+  for (auto& group : BalancedGroups(requests, std::move(quick), threads)) {
+    modules.emplace_back(CompileTier::kQuick, std::move(group));
+  }
+  return modules;
 }
 
 class LlvmKernelCompiler : public KernelCompiler {
  public:
-  explicit LlvmKernelCompiler(std::shared_ptr<codegen::Jit> jit) : jit_(std::move(jit)) {}
+  LlvmKernelCompiler(std::shared_ptr<codegen::Jit> jit, int64_t quick_tier_max_iterations)
+      : jit_(std::move(jit)), quick_tier_max_iterations_(quick_tier_max_iterations) {}
 
   Status CheckEmittable(const Computation& computation) const override {
     return codegen::CheckEmittable(computation);
@@ -70,9 +95,11 @@ class LlvmKernelCompiler : public KernelCompiler {
       KILN_RETURN_IF_ERROR(codegen::CheckEmittable(*request.computation));
     }
     std::vector<KernelInfo> kernels(requests.size());
-    std::vector<codegen::ModuleEmitter> emitters;
-    for (std::vector<size_t>& group : BalancedGroups(requests, KernelCompileThreads())) {
-      emitters.emplace_back([requests, &kernels, group = std::move(group)](llvm::Module& module) -> Status {
+    std::vector<codegen::ModuleJob> jobs;
+    for (auto& [tier, group] : PlanModules(requests, KernelCompileThreads(), quick_tier_max_iterations_)) {
+      codegen::ModuleJob& job = jobs.emplace_back();
+      job.tier = tier;
+      job.emit = [requests, &kernels, group = std::move(group)](llvm::Module& module) -> Status {
         for (size_t i : group) {
           KILN_ASSIGN_OR_RETURN(codegen::KernelLayout layout,
                                 codegen::EmitKernel(module, *requests[i].computation, requests[i].name));
@@ -80,16 +107,15 @@ class LlvmKernelCompiler : public KernelCompiler {
           kernels[i].bytes_per_iteration = layout.bytes_per_iteration;
         }
         return OkStatus();
-      });
+      };
     }
     int cached_modules = 0;
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<codegen::JitModule> code,
-                          jit_->AddModules(emitters, &cached_modules));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<codegen::JitModule> code, jit_->AddModules(jobs, &cached_modules));
     for (size_t i = 0; i < requests.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(void* address, code->Lookup(requests[i].name));
       kernels[i].function = reinterpret_cast<KernelFunction>(address);
     }
-    const bool all_cached = !emitters.empty() && cached_modules == static_cast<int>(emitters.size());
+    const bool all_cached = !jobs.empty() && cached_modules == static_cast<int>(jobs.size());
     cache_hits_.fetch_add(all_cached ? 1 : 0);
     return std::shared_ptr<CompiledKernels>(
         std::make_shared<LlvmCompiledKernels>(std::move(code), std::move(kernels)));
@@ -99,6 +125,7 @@ class LlvmKernelCompiler : public KernelCompiler {
 
  private:
   std::shared_ptr<codegen::Jit> jit_;
+  int64_t quick_tier_max_iterations_;
   std::atomic<int64_t> cache_hits_{0};
 };
 
@@ -107,9 +134,14 @@ class LlvmKernelCompiler : public KernelCompiler {
 int KernelCompileThreads() { return codegen::Jit::CompileThreads(); }
 
 StatusOr<std::unique_ptr<KernelCompiler>> KernelCompiler::Create(const KernelCompilerOptions& options) {
+  if (options.quick_tier_max_iterations < 0) {
+    return InvalidArgument("cpu codegen: quick_tier_max_iterations must be >= 0, got ",
+                           options.quick_tier_max_iterations);
+  }
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<codegen::Jit> jit,
                         codegen::Jit::Create(options.optimization_level, options.cache_dir));
-  return std::unique_ptr<KernelCompiler>(std::make_unique<LlvmKernelCompiler>(std::move(jit)));
+  return std::unique_ptr<KernelCompiler>(
+      std::make_unique<LlvmKernelCompiler>(std::move(jit), options.quick_tier_max_iterations));
 }
 
 }  // namespace kiln::cpu

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/cpu/codegen/compile_tier.h"
 #include "core/ir.h"
 #include "core/status.h"
 
@@ -47,6 +48,10 @@ struct KernelInfo {
 struct KernelCompilerOptions {
   int optimization_level = 3;  // LLVM pipeline level, 0..3
   std::string cache_dir;       // object files cached here when non-empty
+  // Kernels that run at most this many scalar loop iterations get LLVM's
+  // quick tier (codegen/compile_tier.h); 0 optimises all fully. >= 0. The
+  // default honours KILN_CPU_QUICK_TIER_MAX_ITERATIONS.
+  int64_t quick_tier_max_iterations = codegen::QuickTierMaxIterationsFromEnvironment();
 };
 
 // How many modules a Compile call compiles at once: the requests are split
