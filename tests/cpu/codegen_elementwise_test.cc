@@ -63,6 +63,23 @@ TEST(CodegenElementwise, FloatUnaryOpsOnPositiveInputs) {
   for (const char* op : {"log", "sqrt"}) CheckUnary(op, {"f32"}, -3.0, 3.0);
 }
 
+// exp where results turn subnormal (below -87.3), vanish (below -103.9) and
+// overflow (above 88.72), densely, on an array large enough to be vectorised
+// in the optimised tier (whose AVX-512 exp scales with vscalefps).
+TEST(CodegenElementwise, ExpNearTheEdgesOfTheFloatRange) {
+  constexpr int64_t kCount = 4096;
+  Literal input(Shape(ElementType::kF32, {kCount}));
+  auto values = input.data<float>();
+  for (int64_t i = 0; i < kCount / 2; ++i) values[i] = -105.0f + 19.0f * static_cast<float>(i) / (kCount / 2);
+  for (int64_t i = kCount / 2; i < kCount; ++i) {
+    values[i] = 88.0f + 1.0f * static_cast<float>(i - kCount / 2) / (kCount / 2);
+  }
+  AddFloatEdges(input);
+  CompareWithInterpreter(
+      "HloModule m\nENTRY e {\n  p0 = f32[4096] parameter(0)\n  ROOT r = f32[4096] exponential(p0)\n}\n",
+      {input}, "exp near the edges");
+}
+
 TEST(CodegenElementwise, FastMathOverWideRanges) {
   for (const char* op : {"exponential", "logistic", "tanh", "erf"}) CheckUnary(op, {"f32"}, -120.0, 120.0);
   CheckUnary("log", {"f32"}, 0.0, 1e30);

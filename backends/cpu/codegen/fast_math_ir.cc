@@ -2,9 +2,13 @@
 
 #include <initializer_list>
 #include <limits>
+#include <string>
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
+#include <llvm/IR/Module.h>
+#include <llvm/TargetParser/Host.h>
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -12,48 +16,130 @@ namespace {
 llvm::Value* F(llvm::IRBuilder<>& b, double value) { return llvm::ConstantFP::get(b.getFloatTy(), value); }
 
 // Horner evaluation of c[0]*x^n + c[1]*x^(n-1) + ... + c[n], with FMAs.
+// `x` is a float or a vector of floats.
 llvm::Value* Polynomial(llvm::IRBuilder<>& b, llvm::Value* x, std::initializer_list<double> coefficients) {
+  llvm::Type* type = x->getType();
   llvm::Value* result = nullptr;
   for (double c : coefficients) {
-    result = result == nullptr
-                 ? F(b, c)
-                 : b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {result, x, F(b, c)});
+    llvm::Value* constant = llvm::ConstantFP::get(type, c);
+    result =
+        result == nullptr ? constant : b.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {result, x, constant});
   }
   return result;
 }
 
-// 2^n for an integer n in [-126, 127], built from the exponent bits.
+// 2^n for an integer n (or vector of them) in [-126, 127], built from the
+// exponent bits.
 llvm::Value* PowerOfTwo(llvm::IRBuilder<>& b, llvm::Value* n) {
-  return b.CreateBitCast(b.CreateShl(b.CreateAdd(n, b.getInt32(127)), 23), b.getFloatTy());
+  llvm::Type* type = n->getType();
+  llvm::Value* bits =
+      b.CreateShl(b.CreateAdd(n, llvm::ConstantInt::get(type, 127)), llvm::ConstantInt::get(type, 23));
+  return b.CreateBitCast(bits, type->getWithNewType(b.getFloatTy()));
 }
 
-}  // namespace
+// How exp applies its final 2^n.
+enum class ExpScale {
+  kTwoHalves,  // integer exponent arithmetic, in two steps so subnormal results are right
+  kScalef512,  // AVX-512 vscalefps on <16 x float>: one rounding, overflow and NaN included
+  kScalef256,  // the same on <8 x float> (AVX-512VL)
+  kScalef128,  // the same on <4 x float> (AVX-512VL)
+};
 
 // exp(x) = 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2; e^r by a
-// degree-6 minimax polynomial (Cephes expf coefficients). 2^n is applied in
-// two halves so results down to the smallest subnormal are right.
-llvm::Value* EmitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOGT(x, F(b, 88.8)), F(b, 88.8), x);
-  clamped = b.CreateSelect(b.CreateFCmpOLT(clamped, F(b, -104.0)), F(b, -104.0), clamped);
-  llvm::Value* n = b.CreateIntrinsic(llvm::Intrinsic::roundeven, {b.getFloatTy()},
-                                     {b.CreateFMul(clamped, F(b, 1.44269504088896341))});
+// degree-6 minimax polynomial (Cephes expf coefficients). `x` is a float or a
+// vector of floats. With kTwoHalves, 2^n is applied in two halves so results
+// down to the smallest subnormal are right; vscalefps does it in one step.
+llvm::Value* ExpOf(llvm::IRBuilder<>& b, llvm::Value* x, ExpScale scale) {
+  llvm::Type* type = x->getType();
+  auto constant = [type](double value) { return llvm::ConstantFP::get(type, value); };
+  auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {type}, {p, q, r});
+  };
+  // NaN passes both clamps (the comparisons are false for it).
+  llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOGT(x, constant(88.8)), constant(88.8), x);
+  clamped = b.CreateSelect(b.CreateFCmpOLT(clamped, constant(-104.0)), constant(-104.0), clamped);
+  llvm::Value* n = b.CreateIntrinsic(llvm::Intrinsic::roundeven, {type},
+                                     {b.CreateFMul(clamped, constant(1.44269504088896341))});
   // r = x - n * ln2, with ln2 split in two so the product is exact.
-  llvm::Value* r =
-      b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, F(b, -0.693359375), clamped});
-  r = b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {n, F(b, 2.12194440e-4), r});
+  llvm::Value* r = fma(n, constant(-0.693359375), clamped);
+  r = fma(n, constant(2.12194440e-4), r);
   llvm::Value* p = Polynomial(
       b, r,
       {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
-  llvm::Value* r2 = b.CreateFMul(r, r);
-  llvm::Value* er =
-      b.CreateFAdd(b.CreateIntrinsic(llvm::Intrinsic::fma, {b.getFloatTy()}, {p, r2, r}), F(b, 1.0));
-  llvm::Value* ni = b.CreateFPToSI(n, b.getInt32Ty());
+  llvm::Value* er = b.CreateFAdd(fma(p, b.CreateFMul(r, r), r), constant(1.0));
+  switch (scale) {
+    case ExpScale::kScalef512:
+      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
+                               {er, n, llvm::UndefValue::get(type), b.getInt16(0xFFFF), b.getInt32(4)});
+    case ExpScale::kScalef256:
+      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_256, {},
+                               {er, n, llvm::UndefValue::get(type), b.getInt8(0xFF)});
+    case ExpScale::kScalef128:
+      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_128, {},
+                               {er, n, llvm::UndefValue::get(type), b.getInt8(0xFF)});
+    case ExpScale::kTwoHalves: break;
+  }
+  llvm::Value* ni = b.CreateFPToSI(n, type->getWithNewType(b.getInt32Ty()));
   llvm::Value* half_n = b.CreateAShr(ni, 1);
   llvm::Value* result =
       b.CreateFMul(b.CreateFMul(er, PowerOfTwo(b, half_n)), PowerOfTwo(b, b.CreateSub(ni, half_n)));
-  result = b.CreateSelect(b.CreateFCmpOGT(x, F(b, 88.72283905206835)),
-                          F(b, std::numeric_limits<float>::infinity()), result);
+  result = b.CreateSelect(b.CreateFCmpOGT(x, constant(88.72283905206835)),
+                          constant(std::numeric_limits<float>::infinity()), result);
+  // fptosi of NaN is poison: the select keeps it out of the result.
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
+}
+
+bool HostHas(const char* feature) {
+  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
+  auto found = features.find(feature);
+  return found != features.end() && found->second;
+}
+
+// The function `name` of `module`: float(float), or its vector variant of
+// `lanes` lanes, computing exp. Defined on first use.
+llvm::Function* ExpFunction(llvm::Module& module, const std::string& name, unsigned lanes) {
+  if (llvm::Function* existing = module.getFunction(name)) return existing;
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* type = llvm::Type::getFloatTy(context);
+  if (lanes > 1) type = llvm::FixedVectorType::get(type, lanes);
+  auto* function = llvm::Function::Create(llvm::FunctionType::get(type, {type}, false),
+                                          llvm::GlobalValue::InternalLinkage, name, module);
+  function->setDoesNotThrow();
+  function->setWillReturn();
+  function->setDoesNotAccessMemory();
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
+  ExpScale scale = ExpScale::kTwoHalves;
+  if (lanes == 16 && HostHas("avx512f")) scale = ExpScale::kScalef512;
+  if (lanes == 8 && HostHas("avx512vl")) scale = ExpScale::kScalef256;
+  if (lanes == 4 && HostHas("avx512vl")) scale = ExpScale::kScalef128;
+  b.CreateRet(ExpOf(b, function->getArg(0), scale));
+  return function;
+}
+
+constexpr const char* kExpName = "kiln_expf";
+constexpr unsigned kExpVectorLanes[] = {4, 8, 16};
+
+}  // namespace
+
+llvm::Value* EmitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) { return ExpOf(b, x, ExpScale::kTwoHalves); }
+
+llvm::Value* EmitVectorizableExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Module& module = *b.GetInsertBlock()->getModule();
+  llvm::Function* scalar = ExpFunction(module, kExpName, 1);
+  std::string variants;
+  for (unsigned lanes : kExpVectorLanes) {
+    const std::string vector_name = std::string(kExpName) + "_v" + std::to_string(lanes);
+    ExpFunction(module, vector_name, lanes);
+    if (!variants.empty()) variants += ",";
+    variants += "_ZGV_LLVM_N" + std::to_string(lanes) + "v_" + kExpName + "(" + vector_name + ")";
+  }
+  llvm::CallInst* call = b.CreateCall(scalar, {x});
+  call->addFnAttr(llvm::Attribute::get(module.getContext(), "vector-function-abi-variant", variants));
+  return call;
+}
+
+bool IsVectorizableMathFunction(const llvm::Function& function) {
+  return function.getName().starts_with(kExpName);
 }
 
 // log(x) = e * ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(1 + f) by the
@@ -107,9 +193,9 @@ llvm::Value* EmitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpOLT(abs, F(b, 0.0004)), x, result);
 }
 
-// 1 / (1 + exp(-x)), the interpreter's formula, with the fast exp.
+// 1 / (1 + exp(-x)), the interpreter's formula, with the vectorisable exp.
 llvm::Value* EmitFastLogistic(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value* e = EmitFastExp(b, b.CreateFNeg(x));
+  llvm::Value* e = EmitVectorizableExp(b, b.CreateFNeg(x));
   return b.CreateFDiv(F(b, 1.0), b.CreateFAdd(F(b, 1.0), e));
 }
 

@@ -16,6 +16,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "backends/cpu/codegen/fast_math_ir.h"
 #include "backends/cpu/codegen/phase_timer.h"
 
 namespace kiln::cpu::codegen {
@@ -80,6 +81,22 @@ Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int l
     return FromLlvm(std::move(error), "parsing the kernel pipeline");
   }
   pipeline.run(module, module_analyses);
+  // Vector math functions were kept as calls so the vectoriser could use
+  // their vector variants; now they are inlined and their bodies dropped.
+  bool has_math_calls = false;
+  for (llvm::Function& function : module) {
+    if (IsVectorizableMathFunction(function)) {
+      function.addFnAttr(llvm::Attribute::AlwaysInline);
+      has_math_calls = true;
+    }
+  }
+  if (has_math_calls) {
+    llvm::ModulePassManager inline_math;
+    if (llvm::Error error = passes.parsePassPipeline(inline_math, "always-inline,globaldce")) {
+      return FromLlvm(std::move(error), "parsing the math inlining pipeline");
+    }
+    inline_math.run(module, module_analyses);
+  }
   // Debugging aid: the optimised IR, to check what vectorised.
   if (std::getenv("KILN_CPU_DUMP_IR") != nullptr) module.print(llvm::errs(), nullptr);
   return OkStatus();

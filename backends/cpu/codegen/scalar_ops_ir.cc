@@ -219,7 +219,9 @@ StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementT
     case Opcode::kRoundNearestEven: result = EmitRoundEven(b, x); break;
     case Opcode::kCbrt: result = CallLibm(b, "cbrt", {x}); break;
     case Opcode::kErf: result = fast ? EmitFastErf(b, x) : CallLibm(b, "erf", {x}); break;
-    case Opcode::kExp: result = fast ? EmitFastExp(b, x) : Intrinsic(b, llvm::Intrinsic::exp, {x}); break;
+    case Opcode::kExp:
+      result = fast ? EmitVectorizableExp(b, x) : Intrinsic(b, llvm::Intrinsic::exp, {x});
+      break;
     case Opcode::kExpm1: result = CallLibm(b, "expm1", {x}); break;
     case Opcode::kLog: result = fast ? EmitFastLog(b, x) : Intrinsic(b, llvm::Intrinsic::log, {x}); break;
     case Opcode::kLog1p: result = CallLibm(b, "log1p", {x}); break;
