@@ -83,6 +83,12 @@ enum class RngAlgorithm { kDefault, kThreeFry, kPhilox };
 // kOutput, a library op (dot, convolution) with its consumers fused in.
 enum class FusionKind { kLoop, kInput, kOutput };
 
+// XLA's precision config, one per operand of a dot or convolution. kDefault
+// lets a backend pick a faster algorithm whose rounding differs a little
+// from the textbook sum (XLA's GPU and TPU backends do); kHigh and kHighest
+// ask for the plain full-precision one.
+enum class OperandPrecision { kDefault, kHigh, kHighest };
+
 struct Attributes {
   // broadcast (operand->output dim map), reduce, reverse, transpose
   // (permutation), concatenate ({dim}), map, sort ({dim}), reduce-precision
@@ -103,6 +109,8 @@ struct Attributes {
   int64_t batch_group_count = 1;
   // dot
   DotDimensionNumbers dot;
+  // dot, convolution: empty when not given (all kDefault)
+  std::vector<OperandPrecision> operand_precision;
   // gather
   GatherDimensionNumbers gather;
   std::vector<int64_t> gather_slice_sizes;

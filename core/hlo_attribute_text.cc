@@ -402,6 +402,12 @@ constexpr std::array<std::pair<FusionKind, std::string_view>, 3> kFusionKinds = 
     {FusionKind::kOutput, "kOutput"},
 }};
 
+constexpr std::array<std::pair<OperandPrecision, std::string_view>, 3> kOperandPrecisions = {{
+    {OperandPrecision::kDefault, "default"},
+    {OperandPrecision::kHigh, "high"},
+    {OperandPrecision::kHighest, "highest"},
+}};
+
 template <typename Enum, size_t N>
 std::optional<Enum> FindByName(const std::array<std::pair<Enum, std::string_view>, N>& table,
                                std::string_view name) {
@@ -443,6 +449,41 @@ std::string_view RngAlgorithmName(RngAlgorithm algorithm) { return FindName(kAlg
 std::optional<FusionKind> FusionKindFromName(std::string_view name) { return FindByName(kFusionKinds, name); }
 std::string_view FusionKindName(FusionKind kind) { return FindName(kFusionKinds, kind); }
 
+std::optional<OperandPrecision> OperandPrecisionFromName(std::string_view name) {
+  return FindByName(kOperandPrecisions, name);
+}
+std::string_view OperandPrecisionName(OperandPrecision precision) {
+  return FindName(kOperandPrecisions, precision);
+}
+
+StatusOr<std::vector<OperandPrecision>> ParseOperandPrecisionText(HloLexer& lexer) {
+  if (!lexer.TryConsume('{')) return lexer.Expected("'{' starting operand_precision");
+  std::vector<OperandPrecision> precisions;
+  if (lexer.TryConsume('}')) return precisions;
+  while (true) {
+    lexer.SkipSpace();
+    const size_t offset = lexer.offset();
+    const std::string_view word = lexer.ReadName();
+    const std::optional<OperandPrecision> precision = OperandPrecisionFromName(word);
+    if (!precision) {
+      return lexer.ErrorAt(
+          offset, "unknown operand precision '" + std::string(word) + "'; expected default, high or highest");
+    }
+    precisions.push_back(*precision);
+    if (lexer.TryConsume('}')) return precisions;
+    if (!lexer.TryConsume(',')) return lexer.Expected("',' or '}' in operand_precision");
+  }
+}
+
+std::string PrintOperandPrecisionText(std::span<const OperandPrecision> precisions) {
+  std::string text = "{";
+  for (size_t i = 0; i < precisions.size(); ++i) {
+    if (i > 0) text += ",";
+    text += OperandPrecisionName(precisions[i]);
+  }
+  return text + "}";
+}
+
 std::string QuoteString(std::string_view value) {
   static const char kHex[] = "0123456789abcdef";
   std::string text = "\"";
@@ -481,9 +522,9 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
   static constexpr std::string_view kReduceWindow[] = {"window", "to_apply"};
   static constexpr std::string_view kSelectAndScatter[] = {"window", "select", "scatter"};
   static constexpr std::string_view kConvolution[] = {"window", "dim_labels", "feature_group_count",
-                                                      "batch_group_count"};
+                                                      "batch_group_count", "operand_precision"};
   static constexpr std::string_view kDot[] = {"lhs_batch_dims", "lhs_contracting_dims", "rhs_batch_dims",
-                                              "rhs_contracting_dims"};
+                                              "rhs_contracting_dims", "operand_precision"};
   static constexpr std::string_view kSlice[] = {"slice"};
   static constexpr std::string_view kDynamicSlice[] = {"dynamic_slice_sizes"};
   static constexpr std::string_view kPad[] = {"padding"};

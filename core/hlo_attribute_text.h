@@ -47,6 +47,13 @@ std::string_view RngDistributionName(RngDistribution distribution);
 std::optional<RngAlgorithm> RngAlgorithmFromName(std::string_view name);
 std::string_view RngAlgorithmName(RngAlgorithm algorithm);
 std::optional<FusionKind> FusionKindFromName(std::string_view name);  // "kLoop", "kInput", "kOutput"
+std::optional<OperandPrecision> OperandPrecisionFromName(
+    std::string_view name);  // "default", "high", "highest"
+std::string_view OperandPrecisionName(OperandPrecision precision);
+
+// operand_precision={default,highest}
+StatusOr<std::vector<OperandPrecision>> ParseOperandPrecisionText(HloLexer& lexer);
+std::string PrintOperandPrecisionText(std::span<const OperandPrecision> precisions);
 std::string_view FusionKindName(FusionKind kind);
 
 // C-escaped and double-quoted, as XLA prints strings.

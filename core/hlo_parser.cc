@@ -303,6 +303,17 @@ class HloTextParser {
     }
     if (key == "feature_group_count") return integer(attrs.feature_group_count);
     if (key == "batch_group_count") return integer(attrs.batch_group_count);
+    if (key == "operand_precision") {
+      lexer_.SkipSpace();
+      const size_t offset = lexer_.offset();
+      KILN_ASSIGN_OR_RETURN(attrs.operand_precision, ParseOperandPrecisionText(lexer_));
+      if (attrs.operand_precision.size() != 2) {
+        return lexer_.ErrorAt(offset, "operand_precision of '" + instruction.name.name +
+                                          "' needs one entry per operand (2), got " +
+                                          std::to_string(attrs.operand_precision.size()));
+      }
+      return OkStatus();
+    }
     if (key == "lhs_batch_dims") return int_list(attrs.dot.lhs_batch_dimensions);
     if (key == "rhs_batch_dims") return int_list(attrs.dot.rhs_batch_dimensions);
     if (key == "lhs_contracting_dims") return int_list(attrs.dot.lhs_contracting_dimensions);

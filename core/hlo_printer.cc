@@ -98,12 +98,16 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
       out.Add("dim_labels", PrintDimLabelsText(a.conv));
       if (a.feature_group_count != 1) out.Add("feature_group_count", std::to_string(a.feature_group_count));
       if (a.batch_group_count != 1) out.Add("batch_group_count", std::to_string(a.batch_group_count));
+      if (!a.operand_precision.empty())
+        out.Add("operand_precision", PrintOperandPrecisionText(a.operand_precision));
       break;
     case Opcode::kDot:
       out.AddListIfAny("lhs_batch_dims", a.dot.lhs_batch_dimensions);
       out.AddList("lhs_contracting_dims", a.dot.lhs_contracting_dimensions);
       out.AddListIfAny("rhs_batch_dims", a.dot.rhs_batch_dimensions);
       out.AddList("rhs_contracting_dims", a.dot.rhs_contracting_dimensions);
+      if (!a.operand_precision.empty())
+        out.Add("operand_precision", PrintOperandPrecisionText(a.operand_precision));
       break;
     case Opcode::kSlice:
       out.Add("slice", PrintSliceText({a.slice_starts, a.slice_limits, a.slice_strides}));

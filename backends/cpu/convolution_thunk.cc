@@ -237,6 +237,9 @@ std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolutio
   }
   if (g.out_batch > 1 && g.out_batch_stride != expected) linear = false;
   g.direct_output = linear;
+  g.allow_winograd =
+      std::all_of(convolution.attrs.operand_precision.begin(), convolution.attrs.operand_precision.end(),
+                  [](OperandPrecision p) { return p == OperandPrecision::kDefault; });
   return g;
 }
 

@@ -42,6 +42,10 @@ struct ConvolutionGeometry {
   // features, so GEMM results can go straight to the output.
   bool direct_output = false;
   int64_t row_stride = 0;
+  // Every operand's precision is the default (operand_precision absent or
+  // all "default"): oneDNN may use Winograd's algorithm, whose rounding
+  // error is a few times larger than a direct sum's.
+  bool allow_winograd = false;
 
   int64_t groups() const { return feature_groups * batch_groups; }
   int64_t packed_kernel_elements() const { return groups() * patch_columns * group_out_features; }

@@ -32,6 +32,9 @@ bool FoldIn(Computation& computation) {
   for (auto [transpose, dot] : folds) {
     Attributes attrs = dot->attrs;
     std::swap(attrs.dot.lhs_contracting_dimensions, attrs.dot.rhs_contracting_dimensions);
+    // The operands trade places, and so do their precisions.
+    if (attrs.operand_precision.size() == 2)
+      std::swap(attrs.operand_precision[0], attrs.operand_precision[1]);
     auto swapped = MakeInstruction(Opcode::kDot, transpose->shape, {dot->operand(1), dot->operand(0)}, attrs);
     swapped->name = dot->name + ".transposed";
     Instruction* added = computation.AddInstruction(std::move(swapped));

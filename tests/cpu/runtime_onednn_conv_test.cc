@@ -273,5 +273,55 @@ ENTRY e {
   }
 }
 
+// The oneDNN implementation the root convolution of `text` gets, or "" when
+// oneDNN does not run it.
+std::string RootImplementation(const std::string& text) {
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  if (module == nullptr) return "";
+  std::optional<ConvolutionGeometry> geometry = PlanConvolution(*module->entry()->root());
+  if (!geometry.has_value()) return "";
+  std::unique_ptr<OneDnnConvolution> convolution = OneDnnConvolution::Create(*geometry, 2);
+  return convolution == nullptr ? "" : convolution->implementation();
+}
+
+// A 3x3 64->64 convolution big enough (58M multiply-adds) for Winograd.
+std::string WinogradSizedConvolution(const std::string& precision) {
+  return "HloModule m\nENTRY e {\n  x = f32[2,64,28,28] parameter(0)\n  w = f32[64,64,3,3] parameter(1)\n"
+         "  ROOT c = f32[2,64,28,28] convolution(x, w), window={size=3x3 pad=1_1x1_1}, "
+         "dim_labels=bf01_oi01->bf01" +
+         precision + "\n}\n";
+}
+
+bool HostHasAvx512() { return __builtin_cpu_supports("avx512f") != 0; }
+
+// With the default precision, oneDNN's Winograd kernels (AVX-512) run it;
+// the sums of 576 products stay within 1e-3 of the interpreter's (the
+// inputs are in [-1, 1]: Winograd's error measured 5e-7 of the products'
+// magnitudes).
+TEST(RuntimeOneDnnConvTest, DefaultPrecisionMayUseWinograd) {
+  for (const std::string precision : {"", ", operand_precision={default,default}"}) {
+    const std::string text = WinogradSizedConvolution(precision);
+    ExpectMatchesInterpreter(text, 1e-3);
+    const std::string implementation = RootImplementation(text);
+    if (OneDnnConvolution::Available() && HostHasAvx512()) {
+      EXPECT_NE(implementation.find("wino"), std::string::npos) << implementation;
+    } else {
+      EXPECT_EQ(implementation.find("wino"), std::string::npos) << implementation;
+    }
+  }
+}
+
+// HIGH or HIGHEST precision on either operand keeps the direct sum.
+TEST(RuntimeOneDnnConvTest, HigherPrecisionKeepsTheDirectSum) {
+  for (const std::string precision :
+       {", operand_precision={highest,highest}", ", operand_precision={default,high}"}) {
+    const std::string text = WinogradSizedConvolution(precision);
+    ExpectMatchesInterpreter(text, 1e-4);
+    const std::string implementation = RootImplementation(text);
+    EXPECT_EQ(implementation.find("wino"), std::string::npos) << precision << ": " << implementation;
+    EXPECT_EQ(implementation.empty(), !OneDnnConvolution::Available()) << implementation;
+  }
+}
+
 }  // namespace
 }  // namespace kiln::cpu

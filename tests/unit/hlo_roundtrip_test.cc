@@ -123,7 +123,8 @@ std::vector<RoundTripCase> Cases() {
   cases.push_back({"convolution", "",
                    "  x = f32[2,1,6,6] parameter(0)\n  k = f32[4,1,3,3] parameter(1)\n"
                    "  ROOT r = f32[2,4,3,6] convolution(x, k), window={size=3x3 stride=2x1 pad=1_1x1_1 "
-                   "lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=1x0}, dim_labels=bf01_oi01->bf01\n"});
+                   "lhs_dilate=1x1 rhs_dilate=1x1 rhs_reversal=1x0}, dim_labels=bf01_oi01->bf01, "
+                   "operand_precision={default,high}\n"});
   cases.push_back(
       {"custom-call", "",
        "  x = f32[2] parameter(0)\n  ROOT r = (f32[2], s32[]) custom-call(x, x), "

@@ -593,6 +593,45 @@ TEST(HloTextErrorTest, BadAttributeValues) {
               {"given twice"});
 }
 
+TEST(HloTextTest, OperandPrecisionOfDotsAndConvolutionsIsKept) {
+  auto module = ParseOrDie(R"(HloModule m
+ENTRY e {
+  x = f32[1,2,5,5] parameter(0)
+  k = f32[3,2,3,3] parameter(1)
+  c = f32[1,3,3,3] convolution(x, k), window={size=3x3}, dim_labels=bf01_oi01->bf01, operand_precision={default,highest}
+  a = f32[2,3] parameter(2)
+  b = f32[3,4] parameter(3)
+  d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={high,default}
+  ROOT t = (f32[1,3,3,3], f32[2,4]) tuple(c, d)
+})");
+  ASSERT_NE(module, nullptr);
+  const Instruction* root = module->entry()->root();
+  EXPECT_EQ(root->operand(0)->attrs.operand_precision,
+            (std::vector<OperandPrecision>{OperandPrecision::kDefault, OperandPrecision::kHighest}));
+  EXPECT_EQ(root->operand(1)->attrs.operand_precision,
+            (std::vector<OperandPrecision>{OperandPrecision::kHigh, OperandPrecision::kDefault}));
+  const std::string printed = PrintModule(*module);
+  EXPECT_NE(printed.find("operand_precision={default,highest}"), std::string::npos) << printed;
+  EXPECT_NE(printed.find("operand_precision={high,default}"), std::string::npos) << printed;
+  // Elsewhere it means nothing to Kiln and is skipped, as XLA may print it.
+  auto add = ParseOrDie(
+      "HloModule m\nENTRY e {\n  x = f32[2] parameter(0)\n  ROOT y = f32[2] add(x, x), "
+      "operand_precision={highest,highest}\n}\n");
+  ASSERT_NE(add, nullptr);
+  EXPECT_TRUE(add->entry()->root()->attrs.operand_precision.empty());
+}
+
+TEST(HloTextErrorTest, BadOperandPrecision) {
+  const std::string prefix =
+      "HloModule m\nENTRY e {\n  a = f32[2,3] parameter(0)\n  b = f32[3,4] parameter(1)\n"
+      "  ROOT d = f32[2,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, ";
+  ExpectError(prefix + "operand_precision={highest}\n}\n",
+              {"line 5", "needs one entry per operand (2), got 1"});
+  ExpectError(prefix + "operand_precision={highest,fastest}\n}\n",
+              {"unknown operand precision 'fastest'", "default, high or highest"});
+  ExpectError(prefix + "operand_precision=highest\n}\n", {"'{' starting operand_precision"});
+}
+
 TEST(HloTextErrorTest, DeepNestingIsRejectedWithoutCrashing) {
   const std::string deep_shape(100000, '(');
   ExpectError("HloModule m\nENTRY e {\n  ROOT x = " + deep_shape + " parameter(0)\n}\n",

@@ -74,6 +74,25 @@ ENTRY main {
   EXPECT_EQ(dot->attrs.dot.rhs_contracting_dimensions, std::vector<int64_t>{1});
 }
 
+TEST(PassesDotTransposeFoldingTest, OperandPrecisionsSwapWithTheOperands) {
+  auto module = Parse(R"(HloModule m
+ENTRY main {
+  a = f32[3,4] parameter(0)
+  b = f32[4,5] parameter(1)
+  d = f32[3,5] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}, operand_precision={highest,default}
+  ROOT t = f32[5,3] transpose(d), dimensions={1,0}
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = false;
+  auto folded = FoldAndCompare(*module, {Ramp({3, 4}, 0.5f), Ramp({4, 5}, 0.25f)}, &changed);
+  EXPECT_TRUE(changed);
+  const Instruction* dot = folded->entry()->root();
+  ASSERT_EQ(dot->opcode, Opcode::kDot);
+  EXPECT_EQ(dot->operand(0)->name, "b");
+  EXPECT_EQ(dot->attrs.operand_precision,
+            (std::vector<OperandPrecision>{OperandPrecision::kDefault, OperandPrecision::kHighest}));
+}
+
 // A weight gradient as JAX writes it: x' . g contracts the batch (dimension
 // 0 of both), and the update reads it transposed.
 TEST(PassesDotTransposeFoldingTest, ContractingLeadingDimensions) {
