@@ -77,6 +77,28 @@ kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t 
   });
 }
 
+static_assert(KILN_PRECISION_DEFAULT == static_cast<int>(kiln::OperandPrecision::kDefault) &&
+              KILN_PRECISION_HIGH == static_cast<int>(kiln::OperandPrecision::kHigh) &&
+              KILN_PRECISION_HIGHEST == static_cast<int>(kiln::OperandPrecision::kHighest));
+
+kiln_op_t kiln_op_set_precision(kiln_builder_t* builder, kiln_op_t op, kiln_precision_t lhs_precision,
+                                kiln_precision_t rhs_precision) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op target = c.op(op, "op");
+    auto precision = [&](kiln_precision_t value, const char* name) {
+      if (value < KILN_PRECISION_DEFAULT || value > KILN_PRECISION_HIGHEST) {
+        c.Fail(kiln::InvalidArgument(c.function(), ": ", name, " is ", value,
+                                     "; expected KILN_PRECISION_DEFAULT, _HIGH or _HIGHEST (0..2)"));
+      }
+      return static_cast<kiln::OperandPrecision>(value);
+    };
+    const kiln::OperandPrecision lhs = precision(lhs_precision, "lhs_precision");
+    const kiln::OperandPrecision rhs = precision(rhs_precision, "rhs_precision");
+    if (!c.ok()) return Op();
+    return c.builder().SetOperandPrecision(target, lhs, rhs);
+  });
+}
+
 kiln_op_t kiln_op_conv(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* window_strides,
                        size_t num_spatial, kiln_padding_t padding) {
   return BuildOp(builder, __func__, [&](OpContext& c) {

@@ -754,6 +754,19 @@ Op Builder::DotGeneral(Op lhs, Op rhs, const DotDimensionNumbers& dimension_numb
   return AddInstruction(Opcode::kDot, operands, attrs);
 }
 
+Op Builder::SetOperandPrecision(Op op, OperandPrecision lhs, OperandPrecision rhs) {
+  if (!first_error_.ok()) return Op();
+  StatusOr<Instruction*> instruction = Lookup(op, "set-operand-precision");
+  if (!instruction.ok()) return Fail(instruction.status());
+  const Opcode opcode = (*instruction)->opcode;
+  if (opcode != Opcode::kDot && opcode != Opcode::kConvolution) {
+    return Fail(InvalidArgument("set-operand-precision: '", (*instruction)->name, "' is a ",
+                                OpcodeName(opcode), "; only dot and convolution have operand precisions"));
+  }
+  (*instruction)->attrs.operand_precision = {lhs, rhs};
+  return op;
+}
+
 ConvolutionDimensionNumbers Builder::DefaultConvDimensionNumbers(int64_t spatial_rank) {
   ConvolutionDimensionNumbers dn;
   dn.input_batch_dimension = 0;

@@ -193,6 +193,9 @@ class Builder {
   // --- Contractions.
   Op Dot(Op lhs, Op rhs);
   Op DotGeneral(Op lhs, Op rhs, const DotDimensionNumbers& dimension_numbers);
+  // Sets the precision of a dot's or convolution's two operands (XLA's
+  // precision config; see OperandPrecision) and returns `op`.
+  Op SetOperandPrecision(Op op, OperandPrecision lhs, OperandPrecision rhs);
   // Seed Conv: NCHW / OIHW, no dilation.
   Op Conv(Op lhs, Op rhs, std::span<const int64_t> window_strides, Padding padding);
   Op ConvWithGeneralPadding(Op lhs, Op rhs, std::span<const int64_t> window_strides,

@@ -236,6 +236,56 @@ static void test_contractions(void) {
   kiln_builder_destroy(b);
 }
 
+/* kiln_op_set_precision: the precisions reach the computation's HLO text, the
+ * product is unchanged, and what cannot carry a precision is refused. */
+static void test_operand_precision(void) {
+  const int64_t dims22[2] = {2, 2};
+  const float values[4] = {1, 2, 3, 4};
+  float product[4];
+  kiln_builder_t* b = new_builder("dot_highest");
+  kiln_op_t m = constant_f32(b, values, dims22, 2);
+  kiln_op_t dot =
+      kiln_op_set_precision(b, kiln_op_dot(b, m, m), KILN_PRECISION_HIGHEST, KILN_PRECISION_DEFAULT);
+  CHECK(dot != KILN_OP_INVALID);
+  {
+    kiln_computation_t* computation = NULL;
+    char* text = NULL;
+    if (OK(kiln_builder_build(b, dot, &computation)) &&
+        OK(kiln_computation_to_hlo_text(computation, &text))) {
+      CHECK(strstr(text, "operand_precision={highest,default}") != NULL);
+    }
+    kiln_string_destroy(text);
+    kiln_computation_destroy(computation);
+  }
+  kiln_builder_destroy(b);
+  b = new_builder("dot_high");
+  m = constant_f32(b, values, dims22, 2);
+  if (RUN(b, kiln_op_set_precision(b, kiln_op_dot(b, m, m), KILN_PRECISION_HIGH, KILN_PRECISION_HIGH),
+          product, 0)) {
+    CHECK(product[0] == 7 && product[1] == 10 && product[2] == 15 && product[3] == 22);
+  }
+  b = new_builder("precision_of_an_add");
+  m = constant_f32(b, values, dims22, 2);
+  CHECK(kiln_op_set_precision(b, kiln_op_add(b, m, m, NULL, 0), KILN_PRECISION_HIGHEST,
+                              KILN_PRECISION_HIGHEST) == KILN_OP_INVALID);
+  {
+    kiln_status_t* error = kiln_builder_first_error(b);
+    CHECK(error != NULL && kiln_status_code(error) == KILN_STATUS_INVALID_ARGUMENT &&
+          strstr(kiln_status_message(error), "only dot and convolution") != NULL);
+    kiln_status_destroy(error);
+  }
+  kiln_builder_destroy(b);
+  b = new_builder("precision_out_of_range");
+  m = constant_f32(b, values, dims22, 2);
+  CHECK(kiln_op_set_precision(b, kiln_op_dot(b, m, m), KILN_PRECISION_DEFAULT, 7) == KILN_OP_INVALID);
+  {
+    kiln_status_t* error = kiln_builder_first_error(b);
+    CHECK(error != NULL && strstr(kiln_status_message(error), "rhs_precision is 7") != NULL);
+    kiln_status_destroy(error);
+  }
+  kiln_builder_destroy(b);
+}
+
 static void test_gather_scatter(void) {
   const int64_t dims33[2] = {3, 3}, two[1] = {2}, dims23[2] = {2, 3};
   const float m[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -379,6 +429,7 @@ int main(void) {
   test_shape_ops();
   test_elementwise_and_types();
   test_contractions();
+  test_operand_precision();
   test_gather_scatter();
   test_windows_and_sort();
   test_control_flow();

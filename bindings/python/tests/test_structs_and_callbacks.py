@@ -59,3 +59,23 @@ def test_custom_call(client):
         computation = b.build(b.custom_call("python_test_double", [p], "f32", [4]))
     with computation, client.compile(computation) as exe:
         np.testing.assert_array_equal(exe(np.arange(4, dtype=np.float32)), [0, 2, 4, 6])
+
+
+def test_operand_precision(client):
+    with kiln.Builder("precision") as b:
+        lhs = b.parameter(0, "f32", [2, 3])
+        rhs = b.parameter(1, "f32", [3, 4])
+        product = b.set_precision(b.dot(lhs, rhs), "highest", kiln.Precision.DEFAULT)
+        computation = b.build(product)
+    with computation:
+        assert "operand_precision={highest,default}" in computation.to_hlo_text()
+        rng = np.random.default_rng(2)
+        a = rng.standard_normal((2, 3)).astype(np.float32)
+        c = rng.standard_normal((3, 4)).astype(np.float32)
+        with client.compile(computation) as exe:
+            got = exe(a, c)
+    np.testing.assert_allclose(got, a @ c, rtol=1e-5, atol=1e-5)
+    with kiln.Builder("precision_of_an_add") as b:
+        x = b.parameter(0, "f32", [2])
+        with pytest.raises(kiln.KilnError, match="only dot and convolution"):
+            b.set_precision(x + x, "high", "high")

@@ -539,6 +539,24 @@ typedef struct kiln_dot_dimension_numbers_t {
 KILN_API kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
                                        const kiln_dot_dimension_numbers_t* dimension_numbers);
 
+/* XLA's precision config for the operands of a dot or convolution. DEFAULT
+ * (what every dot and convolution starts with) lets a backend choose a faster
+ * algorithm whose rounding error is a little larger than a plain sum's: the
+ * CPU backend runs large 3x3 stride-1 f32 convolutions with Winograd's
+ * algorithm. HIGH and HIGHEST keep the plain sum of products. */
+typedef int32_t kiln_precision_t;
+#define KILN_PRECISION_DEFAULT 0
+#define KILN_PRECISION_HIGH 1
+#define KILN_PRECISION_HIGHEST 2
+
+/* Sets the precision of `op`'s two operands; `op` must be a dot or a
+ * convolution of `builder`. Returns a handle to the same op (`op` stays valid
+ * too), or KILN_OP_INVALID with the builder's error set (INVALID_ARGUMENT
+ * naming the op) when `op` is neither or a precision is not one of the
+ * KILN_PRECISION_* values. Not thread-safe, like every builder function. */
+KILN_API kiln_op_t kiln_op_set_precision(kiln_builder_t* builder, kiln_op_t op,
+                                         kiln_precision_t lhs_precision, kiln_precision_t rhs_precision);
+
 /* Convolution dimension numbers; the three spatial lists have equal length. */
 typedef struct kiln_conv_dimension_numbers_t {
   size_t struct_size;

@@ -26,7 +26,7 @@ from ._builder import (
 )
 from ._errors import KilnError, StatusCode
 from ._runtime import Buffer, Client, Computation, Executable, backends, version, version_number
-from ._types import ComparisonDirection, ComparisonType, ElementType, Padding, RngAlgorithm
+from ._types import ComparisonDirection, ComparisonType, ElementType, Padding, Precision, RngAlgorithm
 
 __version__ = "0.1.0"
 
@@ -45,6 +45,7 @@ __all__ = [
     "KilnError",
     "Op",
     "Padding",
+    "Precision",
     "RngAlgorithm",
     "ScatterDimensionNumbers",
     "StatusCode",

@@ -18,6 +18,7 @@ from ._types import (
     ComparisonType,
     ElementType,
     Padding,
+    Precision,
     RngAlgorithm,
     element_type,
     host_array,
@@ -614,6 +615,14 @@ class Builder(Handle):
         keep: list = []
         numbers = _struct(_ffi.DotDimensionNumbers, dimension_numbers, keep)
         return self._op(lib.kiln_op_dot_general(self._p, self._h(lhs), self._h(rhs), ctypes.byref(numbers)))
+
+    def set_precision(self, op: Op, lhs: Precision | str, rhs: Precision | str) -> Op:
+        """Sets a dot's or convolution's operand precisions (XLA's precision
+        config); DEFAULT lets the backend use faster algorithms (Winograd
+        convolutions on the CPU), HIGH and HIGHEST keep the plain sums."""
+        return self._op(
+            lib.kiln_op_set_precision(self._p, self._h(op), _enum(Precision, lhs), _enum(Precision, rhs))
+        )
 
     def conv(
         self, lhs: Op, rhs: Op, window_strides: Sequence[int], padding: Padding | str = Padding.VALID

@@ -76,6 +76,14 @@ class Padding(enum.IntEnum):
     SAME = 1
 
 
+class Precision(enum.IntEnum):
+    """XLA's operand precision of a dot or convolution (kiln_precision_t)."""
+
+    DEFAULT = 0
+    HIGH = 1
+    HIGHEST = 2
+
+
 class RngAlgorithm(enum.IntEnum):
     DEFAULT = 0
     THREE_FRY = 1
