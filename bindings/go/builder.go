@@ -492,6 +492,26 @@ func (b *Builder) DotGeneral(lhs, rhs Op, dn DotDimensionNumbers) Op {
 	return b.op(C.kiln_op_dot_general(b.h, lhs.id, rhs.id, &c))
 }
 
+// Precision is the precision of a dot's or convolution's operand (XLA's
+// precision config): PrecisionDefault lets the backend use faster
+// algorithms (Winograd convolutions on the CPU); PrecisionHigh and
+// PrecisionHighest keep the plain sum of products.
+type Precision int32
+
+// Operand precisions.
+const (
+	PrecisionDefault Precision = C.KILN_PRECISION_DEFAULT
+	PrecisionHigh    Precision = C.KILN_PRECISION_HIGH
+	PrecisionHighest Precision = C.KILN_PRECISION_HIGHEST
+)
+
+// SetPrecision sets the precision of a dot's or convolution's two operands
+// and returns the same op (an invalid op, with the builder's error set, for
+// any other op).
+func (b *Builder) SetPrecision(op Op, lhs, rhs Precision) Op {
+	return b.op(C.kiln_op_set_precision(b.h, op.id, C.kiln_precision_t(lhs), C.kiln_precision_t(rhs)))
+}
+
 // Padding is the padding scheme of Conv, ReduceWindow and SelectAndScatter.
 type Padding int32
 

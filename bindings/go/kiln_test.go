@@ -195,6 +195,28 @@ func TestShapeError(t *testing.T) {
 	}
 }
 
+func TestOperandPrecision(t *testing.T) {
+	b := must(kiln.NewBuilder("precision"))
+	defer b.Close()
+	x := b.Parameter(0, kiln.NewShape(kiln.F32, 2, 3), "x")
+	w := b.Parameter(1, kiln.NewShape(kiln.F32, 3, 4), "w")
+	product := b.SetPrecision(b.Dot(x, w), kiln.PrecisionHighest, kiln.PrecisionDefault)
+	computation := must(b.BuildRoot(product))
+	defer computation.Close()
+	text := must(computation.HLOText())
+	if !strings.Contains(text, "operand_precision={highest,default}") {
+		t.Fatalf("precision missing from %s", text)
+	}
+	if b.SetPrecision(b.Add(x, x), kiln.PrecisionHigh, kiln.PrecisionHigh).Valid() {
+		t.Fatal("an add took an operand precision")
+	}
+	var kerr *kiln.Error
+	if err := b.Err(); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument ||
+		!strings.Contains(kerr.Message, "only dot and convolution") {
+		t.Fatalf("error %v", err)
+	}
+}
+
 func TestOtherErrors(t *testing.T) {
 	var kerr *kiln.Error
 	if _, err := kiln.NewClient(kiln.WithBackend("no-such-backend")); !errors.As(err, &kerr) ||

@@ -82,6 +82,10 @@ pub const KILN_COMPARISON_TYPE_TOTAL_ORDER: kiln_comparison_type_t = 2;
 pub const KILN_COMPARISON_TYPE_SIGNED: kiln_comparison_type_t = 3;
 pub const KILN_COMPARISON_TYPE_UNSIGNED: kiln_comparison_type_t = 4;
 
+pub type kiln_precision_t = i32;
+pub const KILN_PRECISION_DEFAULT: kiln_precision_t = 0;
+pub const KILN_PRECISION_HIGH: kiln_precision_t = 1;
+pub const KILN_PRECISION_HIGHEST: kiln_precision_t = 2;
 pub type kiln_padding_t = i32;
 pub const KILN_PADDING_VALID: kiln_padding_t = 0;
 pub const KILN_PADDING_SAME: kiln_padding_t = 1;
@@ -636,6 +640,12 @@ extern "C" {
         lhs: kiln_op_t,
         rhs: kiln_op_t,
         dimension_numbers: *const kiln_dot_dimension_numbers_t,
+    ) -> kiln_op_t;
+    pub fn kiln_op_set_precision(
+        builder: *mut kiln_builder_t,
+        op: kiln_op_t,
+        lhs_precision: kiln_precision_t,
+        rhs_precision: kiln_precision_t,
     ) -> kiln_op_t;
     pub fn kiln_op_conv(
         builder: *mut kiln_builder_t,

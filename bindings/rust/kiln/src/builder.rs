@@ -153,6 +153,18 @@ pub enum ComparisonType {
     Unsigned = sys::KILN_COMPARISON_TYPE_UNSIGNED,
 }
 
+/// Operand precision of a dot or convolution (XLA's precision config):
+/// `Default` lets the backend use faster algorithms (Winograd convolutions on
+/// the CPU); `High` and `Highest` keep the plain sum of products.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum Precision {
+    #[default]
+    Default = sys::KILN_PRECISION_DEFAULT,
+    High = sys::KILN_PRECISION_HIGH,
+    Highest = sys::KILN_PRECISION_HIGHEST,
+}
+
 /// Padding scheme of convolutions and windowed ops.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(i32)]
@@ -773,6 +785,13 @@ impl Builder {
             num_rhs_batch_dimensions: d.rhs_batch_dimensions.len(),
         };
         self.op(unsafe { sys::kiln_op_dot_general(self.raw(), l, r, &raw) })
+    }
+
+    /// Sets the precision of a dot's or convolution's two operands; returns
+    /// the same op (an invalid op, with the builder's error set, for any other op).
+    pub fn set_precision(&self, op: Op<'_>, lhs: Precision, rhs: Precision) -> Op<'_> {
+        let id = self.id(op);
+        self.op(unsafe { sys::kiln_op_set_precision(self.raw(), id, lhs as i32, rhs as i32) })
     }
 
     /// Convolution: NCHW input, OIHW kernel, no dilation; one stride per spatial

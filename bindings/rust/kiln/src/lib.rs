@@ -58,7 +58,7 @@ use std::ffi::CStr;
 
 pub use builder::{
     Builder, ComparisonDirection, ComparisonType, Computation, ConvDimensionNumbers, DotDimensionNumbers,
-    GatherDimensionNumbers, Op, Padding, RngAlgorithm, ScatterDimensionNumbers,
+    GatherDimensionNumbers, Op, Padding, Precision, RngAlgorithm, ScatterDimensionNumbers,
 };
 pub use client::{Buffer, Client, CompileOptions, Executable, ExecuteOptions};
 pub use error::{Code, Error, Result};

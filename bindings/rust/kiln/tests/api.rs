@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use kiln::{Builder, Client, Code, ElementType};
+use kiln::{Builder, Client, Code, ElementType, Precision};
 
 /// A 2-layer MLP built with the builder: relu(x·w1 + b1)·w2 + b2.
 fn build_mlp() -> kiln::Computation {
@@ -120,6 +120,21 @@ fn shape_error_is_an_invalid_argument_naming_the_op() {
     // The error is a std error usable with `?` into Box<dyn Error>.
     let boxed: Box<dyn std::error::Error> = Box::new(err);
     assert!(boxed.to_string().contains("add"));
+}
+
+#[test]
+fn operand_precision_reaches_the_module() {
+    let b = Builder::new("precision").unwrap();
+    let x = b.parameter(0, ElementType::F32, &[2, 3], "x");
+    let w = b.parameter(1, ElementType::F32, &[3, 4], "w");
+    let product = b.set_precision(b.dot(x, w), Precision::Highest, Precision::Default);
+    let text = b.build(product).unwrap().to_hlo_text().unwrap();
+    assert!(text.contains("operand_precision={highest,default}"), "{text}");
+    let sum = x + x;
+    b.set_precision(sum, Precision::High, Precision::High);
+    let err = b.first_error().unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("only dot and convolution"), "{err}");
 }
 
 #[test]

@@ -895,6 +895,17 @@ public final class Builder extends NativeHandle {
     return op((b, a) -> (long) Native.kiln_op_dot.invokeExact(b, l, r));
   }
 
+  /**
+   * Sets the precision of a dot's or convolution's two operands and returns the same op; any
+   * other op fails with INVALID_ARGUMENT.
+   */
+  public Op setPrecision(Op op, Precision lhs, Precision rhs) {
+    long o = id(op);
+    int l = lhs.value();
+    int r = rhs.value();
+    return op((b, a) -> (long) Native.kiln_op_set_precision.invokeExact(b, o, l, r));
+  }
+
   /** General dot with explicit contracting and batch dimensions. */
   public Op dotGeneral(Op lhs, Op rhs, DotDimensionNumbers dimensionNumbers) {
     long l = id(lhs);

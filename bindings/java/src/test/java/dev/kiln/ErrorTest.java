@@ -28,6 +28,25 @@ class ErrorTest {
   }
 
   @Test
+  void operandPrecisionReachesTheModuleAndOnlyDotsAndConvolutionsTakeIt() {
+    try (Builder b = Builder.create("precision")) {
+      Op x = b.parameter(0, Shape.of(ElementType.F32, 2, 3));
+      Op w = b.parameter(1, Shape.of(ElementType.F32, 3, 4));
+      Op product = b.setPrecision(b.dot(x, w), Precision.HIGHEST, Precision.DEFAULT);
+      try (Computation computation = b.build(product)) {
+        String text = computation.toHloText();
+        assertTrue(text.contains("operand_precision={highest,default}"), text);
+      }
+      Op sum = b.add(x, x);
+      KilnException e =
+          assertThrows(
+              KilnException.class, () -> b.setPrecision(sum, Precision.HIGH, Precision.HIGH));
+      assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().contains("only dot and convolution"), e.getMessage());
+    }
+  }
+
+  @Test
   void hloParseErrorIsInvalidArgument() {
     KilnException e =
         assertThrows(KilnException.class, () -> Computation.fromHloText("HloModule broken\n{"));

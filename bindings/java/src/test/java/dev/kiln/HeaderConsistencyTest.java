@@ -39,6 +39,7 @@ class HeaderConsistencyTest {
           "kiln_comparison_direction_t",
           "kiln_comparison_type_t",
           "kiln_padding_t",
+          "kiln_precision_t",
           "kiln_rng_algorithm_t",
           "int",
           "int32_t",
