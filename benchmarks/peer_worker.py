@@ -264,6 +264,8 @@ def main():
     parser.add_argument("--output-dir", required=True, type=Path)
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--min-time", type=float, default=1.0)
+    parser.add_argument("--compile-only", action="store_true",
+                        help="jax: lower and compile once, report compile_ms, run nothing")
     args = parser.parse_args()
     report = {"peer": args.peer, "workload": args.workload}
     try:
@@ -278,6 +280,10 @@ def main():
             runs = [r for r in torch_program(workload, inputs, args.threads) if r is not None]
         else:
             run, extra = jax_program(workload, inputs)
+            if args.compile_only:
+                report.update(extra)
+                print(json.dumps(report))
+                return 0
             runs = [run]
         best = None
         for run in runs:
