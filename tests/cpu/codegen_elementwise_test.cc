@@ -80,6 +80,35 @@ TEST(CodegenElementwise, ExpNearTheEdgesOfTheFloatRange) {
       {input}, "exp near the edges");
 }
 
+// exp and logistic are calls to functions with vector variants that the
+// optimiser inlines after vectorising: at every LLVM level, and in both
+// tiers, the kernel must come out whole and right.
+TEST(CodegenElementwise, ExpAndLogisticAtEveryOptimizationLevel) {
+  const std::string hlo =
+      "HloModule m\nENTRY e {\n  p0 = f32[3000] parameter(0)\n  x = f32[3000] exponential(p0)\n"
+      "  ROOT r = f32[3000] logistic(x)\n}\n";
+  auto module = ParseHloModule(hlo);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  Literal input = MakeInput(Shape(ElementType::kF32, {3000}), 21, -90.0, 5.0);
+  AddFloatEdges(input);
+  auto expected = RunInterpreter(**module, {input});
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  for (int level = 0; level <= 3; ++level) {
+    for (int64_t quick_limit : {int64_t{0}, int64_t{1} << 20}) {
+      KernelCompilerOptions options;
+      options.optimization_level = level;
+      options.quick_tier_max_iterations = quick_limit;
+      auto compiler = KernelCompiler::Create(options);
+      ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
+      KernelRequest request{(*module)->entry(), "exp_logistic"};
+      auto compiled = (*compiler)->Compile(std::span<const KernelRequest>(&request, 1));
+      ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+      ExpectNear((*expected)[0], RunCompiled(**compiled, **module, {input}, 3)[0],
+                 "level " + std::to_string(level) + ", quick limit " + std::to_string(quick_limit));
+    }
+  }
+}
+
 TEST(CodegenElementwise, FastMathOverWideRanges) {
   for (const char* op : {"exponential", "logistic", "tanh", "erf"}) CheckUnary(op, {"f32"}, -120.0, 120.0);
   CheckUnary("log", {"f32"}, 0.0, 1e30);
