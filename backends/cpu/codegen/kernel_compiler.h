@@ -54,8 +54,8 @@ struct KernelCompilerOptions {
   int64_t quick_tier_max_iterations = codegen::QuickTierMaxIterationsFromEnvironment();
 };
 
-// How many modules a Compile call compiles at once: the requests are split
-// into at most this many modules (one thread each).
+// How many modules a Compile call compiles at once (one thread each): the
+// requests of each compile tier are split into at most this many modules.
 int KernelCompileThreads();
 
 // Keeps the JIT-compiled code of one Compile call alive.
@@ -75,8 +75,9 @@ class KernelCompiler {
   // element type otherwise.
   virtual Status CheckEmittable(const Computation& computation) const = 0;
 
-  // Compiles all requests (split into up to KernelCompileThreads() modules
-  // built in parallel) into one native program. Thread-safe.
+  // Compiles all requests (per compile tier, split into up to
+  // KernelCompileThreads() modules, built in parallel) into one native
+  // program. Thread-safe.
   virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) = 0;
 
   // Compile calls whose object code came from the object cache (options.cache_dir,
