@@ -60,7 +60,7 @@ int64_t EstimatedIterations(const Computation& computation) {
     if (instruction->opcode == Opcode::kParameter || instruction->opcode == Opcode::kConstant) continue;
     total += Iterations(*instruction);
   }
-  constexpr double kLimit = static_cast<double>(std::numeric_limits<int64_t>::max() / 2);
+  constexpr double kLimit = static_cast<double>(std::numeric_limits<int64_t>::max()) / 2;
   return static_cast<int64_t>(std::min(total, kLimit));
 }
 

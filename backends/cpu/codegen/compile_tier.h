@@ -12,7 +12,7 @@
 
 namespace kiln::cpu::codegen {
 
-enum class CompileTier { kQuick, kOptimized };
+enum class CompileTier : uint8_t { kQuick, kOptimized };
 
 // Kernels that run at most this many scalar loop iterations compile quickly
 // by default.

@@ -1,5 +1,6 @@
 #include "backends/cpu/codegen/fast_math_ir.h"
 
+#include <cstdint>
 #include <initializer_list>
 #include <limits>
 #include <string>
@@ -38,7 +39,7 @@ llvm::Value* PowerOfTwo(llvm::IRBuilder<>& b, llvm::Value* n) {
 }
 
 // How exp applies its final 2^n.
-enum class ExpScale {
+enum class ExpScale : uint8_t {
   kTwoHalves,  // integer exponent arithmetic, in two steps so subnormal results are right
   kScalef512,  // AVX-512 vscalefps on <16 x float>: one rounding, overflow and NaN included
   kScalef256,  // the same on <8 x float> (AVX-512VL)
