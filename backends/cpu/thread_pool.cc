@@ -5,10 +5,15 @@
 #include <cstdlib>
 #include <thread>
 
+#ifdef KILN_HAVE_DNNL
+#include "backends/cpu/onednn_runtime.h"
+#endif
+
 namespace kiln::cpu {
 
-IntraOpThreadPool::IntraOpThreadPool(int num_threads)
+IntraOpThreadPool::IntraOpThreadPool(int num_threads, bool openmp_team)
     : num_threads_(std::max(1, num_threads)),
+      openmp_team_(openmp_team),
       pool_(std::make_unique<Eigen::ThreadPool>(num_threads_)),
       device_(std::make_unique<Eigen::ThreadPoolDevice>(pool_.get(), num_threads_)) {}
 
@@ -39,6 +44,11 @@ void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
     }
   };
   const auto helpers = static_cast<unsigned>(std::min<int64_t>(num_threads_ - 1, count - 1));
+#ifdef KILN_HAVE_DNNL
+  using Work = decltype(work);
+  auto run = [](void* data) { (*static_cast<Work*>(data))(); };
+  if (openmp_team_ && onednn::RunOnOpenMpTeam(static_cast<int>(helpers) + 1, run, &work)) return;
+#endif
   Eigen::Barrier barrier(helpers);
   for (unsigned h = 0; h < helpers; ++h) {
     pool_->Schedule([&work, &barrier] {

@@ -14,7 +14,10 @@ namespace kiln::cpu {
 
 class IntraOpThreadPool {
  public:
-  explicit IntraOpThreadPool(int num_threads);
+  // With `openmp_team` (the default), loops run on the OpenMP runtime's
+  // team when the process has one (see onednn::RunOnOpenMpTeam), else on
+  // the pool's own threads.
+  explicit IntraOpThreadPool(int num_threads, bool openmp_team = true);
   ~IntraOpThreadPool();
   IntraOpThreadPool(const IntraOpThreadPool&) = delete;
   IntraOpThreadPool& operator=(const IntraOpThreadPool&) = delete;
@@ -29,6 +32,7 @@ class IntraOpThreadPool {
 
  private:
   int num_threads_;
+  bool openmp_team_;
   std::unique_ptr<Eigen::ThreadPool> pool_;
   std::unique_ptr<Eigen::ThreadPoolDevice> device_;
 };
