@@ -124,8 +124,10 @@ memory::format_tag ActivationLayout(const Descriptions& d) {
 // multiply-adds (smaller ones gain little over the transforms' cost), when
 // the operands' precision allows it; oneDNN refuses the geometries its
 // kernels do not cover (e.g. channel counts not multiples of 16).
+constexpr int64_t kWinogradMultiplyAdds = int64_t{1} << 23;
+
 bool WinogradCandidate(const Descriptions& d) {
-  if (!d.allow_winograd || d.multiply_adds < (int64_t{1} << 23)) return false;
+  if (!d.allow_winograd || d.multiply_adds < kWinogradMultiplyAdds) return false;
   if (d.source.dims().size() != 4 || d.weights.dims().size() != 4) return false;
   const memory::dims& kernel = d.weights.dims();
   if (kernel[2] != 3 || kernel[3] != 3) return false;
@@ -202,10 +204,9 @@ struct ConvolutionPrimitives {
 }  // namespace
 
 struct OneDnnConvolution::Impl {
-  Impl(Descriptions descriptions, int64_t multiply_adds)
-      : primitives(std::move(descriptions)), multiply_adds(multiply_adds) {}
+  explicit Impl(Descriptions descriptions) : primitives(std::move(descriptions)) {}
   onednn::PerThreadCount<ConvolutionPrimitives, Descriptions> primitives;
-  int64_t multiply_adds = 0;
+  int64_t multiply_adds() const { return primitives.spec().multiply_adds; }
   int first_threads = 0;
 };
 
@@ -219,10 +220,8 @@ std::unique_ptr<OneDnnConvolution> OneDnnConvolution::Create(const ConvolutionGe
   if (!Expressible(geometry)) return nullptr;
   try {
     const ConvolutionGeometry& g = geometry;
-    Descriptions descriptions = Describe(g);
-    const int64_t multiply_adds = descriptions.multiply_adds;
-    auto impl = std::make_unique<Impl>(std::move(descriptions), multiply_adds);
-    impl->first_threads = onednn::ThreadsFor(impl->multiply_adds, pool_threads);
+    auto impl = std::make_unique<Impl>(Describe(g));
+    impl->first_threads = onednn::ThreadsFor(impl->multiply_adds(), pool_threads);
     if (IsReference(impl->primitives.GetOrThrow(impl->first_threads).description)) return nullptr;
     return std::unique_ptr<OneDnnConvolution>(new OneDnnConvolution(std::move(impl)));
   } catch (const dnnl::error&) {
@@ -236,7 +235,7 @@ std::string OneDnnConvolution::implementation() const {
 
 Status OneDnnConvolution::Run(const float* input, const float* kernel, float* output,
                               int pool_threads) const {
-  const int num_threads = onednn::ThreadsFor(impl_->multiply_adds, pool_threads);
+  const int num_threads = onednn::ThreadsFor(impl_->multiply_adds(), pool_threads);
   KILN_ASSIGN_OR_RETURN(const ConvolutionPrimitives* primitives, impl_->primitives.Get(num_threads));
   const Descriptions& d = impl_->primitives.spec();
   const dnnl::engine& engine = onednn::CpuEngine();
