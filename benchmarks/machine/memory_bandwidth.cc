@@ -124,10 +124,17 @@ Rates Measure(long elements, int threads, int repetitions, float* a, float* b, f
     team.Run(job);
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   };
+  // Each kernel's repetitions run back to back, as a benchmarked workload's
+  // calls do: whatever part of the arrays the last-level cache keeps between
+  // passes counts the same for the machine and for the workload.
   for (int r = 0; r < repetitions; ++r) {
     copy.push_back(time([&](int m) { wide ? Copy512(a, c, slice(m)) : Copy(a, c, slice(m)); }));
+  }
+  for (int r = 0; r < repetitions; ++r) {
     triad.push_back(
         time([&](int m) { wide ? Triad512(a, b, c, 3.0f, slice(m)) : Triad(a, b, c, 3.0f, slice(m)); }));
+  }
+  for (int r = 0; r < repetitions; ++r) {
     read.push_back(time([&](int m) {
       sums[static_cast<size_t>(m)] += wide ? ReadSum512(b, slice(m)) : ReadSum(b, slice(m));
     }));
