@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <string>
 
+#include <llvm/Support/CommandLine.h>
+
 #include "tests/cpu/codegen_test_util.h"
 
 namespace kiln::cpu::testing {
@@ -171,6 +173,18 @@ TEST(CodegenCompiler, ObjectCacheHitsForEverySplitModule) {
       ASSERT_EQ(output.data<int32_t>()[i], WrappingMultiply(input.data<int32_t>()[i], 6));
   }
   std::filesystem::remove_all(directory);
+}
+
+// Loop strength reduction is skipped in code generation (jit.cc says why):
+// once a compiler exists, LLVM's process-wide option is set.
+TEST(CodegenCompiler, CodeGenerationSkipsLoopStrengthReduction) {
+  SharedCompiler();
+  llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+  auto found = options.find("disable-lsr");
+  ASSERT_NE(found, options.end());
+  auto* disable = dynamic_cast<llvm::cl::opt<bool>*>(found->second);
+  ASSERT_NE(disable, nullptr);
+  EXPECT_TRUE(disable->getValue());
 }
 
 TEST(CodegenCompiler, RejectsBadOptimizationLevel) {

@@ -13,6 +13,7 @@
 #include <llvm/IR/PassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/CommandLine.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
@@ -41,6 +42,21 @@ constexpr const char* kKernelPipeline =
 // the fast instruction selector gets small straight-line loops.
 constexpr const char* kQuickPipeline =
     "always-inline,function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg)";
+
+// Code generation's loop strength reduction rewrites address arithmetic
+// that x86's base + index * scale operands already do well for Kiln's
+// loops: it saves one integer instruction per vector iteration and costs
+// 5-16% of a kernel's compile (medians of alternating warm compiles: row
+// sum 6.2 -> 5.2 ms, elementwise chain 7.2 -> 6.8, softmax 9.2 -> 8.8).
+// LLVM only offers it as a process-wide option; a host program that set
+// it keeps its setting.
+void SkipLoopStrengthReduction() {
+  llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+  auto found = options.find("disable-lsr");
+  if (found == options.end() || found->second->getNumOccurrences() > 0) return;
+  // Through the option's own parser, as if given on a command line.
+  found->second->addOccurrence(0, "disable-lsr", "true");
+}
 
 Status FromLlvm(llvm::Error error, const char* what) {
   std::string message = llvm::toString(std::move(error));
@@ -137,6 +153,7 @@ StatusOr<std::shared_ptr<Jit>> Jit::Create(int optimization_level, const std::st
   std::call_once(initialized, [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
+    SkipLoopStrengthReduction();
   });
   if (optimization_level < 0 || optimization_level > 3) {
     return InvalidArgument("cpu codegen: optimization level must be 0..3, got ", optimization_level);
