@@ -171,6 +171,24 @@ TEST(CodegenElementwise, FloatBinaryOps) {
   }
 }
 
+// Rows longer than one parallel iteration's block whose length is not a
+// multiple of it: each row's full blocks run a loop of constant length and
+// its last, shorter block a masked one (kernel_emitter.cc). A row vector is
+// broadcast along them, for float and integer lanes of every width.
+TEST(CodegenElementwise, RowsSplitIntoBlocksWithAShorterLast) {
+  for (const std::string type : {"f32", "f64", "f16", "s32", "u8", "s64"}) {
+    const bool floating = type[0] == 'f';
+    const std::string op = floating ? "tanh" : "negate";
+    const std::string hlo = "HloModule m\nENTRY e {\n  x = " + type +
+                            "[3,40003] parameter(0)\n  v = " + type + "[40003] parameter(1)\n  vb = " + type +
+                            "[3,40003] broadcast(v), dimensions={1}\n  s = " + type +
+                            "[3,40003] add(x, vb)\n  ROOT r = " + type + "[3,40003] " + op + "(s)\n}\n";
+    CompareWithInterpreter(
+        hlo, {MakeInput(ArrayShape(type, {3, 40003}), 51), MakeInput(ArrayShape(type, {40003}), 52)},
+        "blocked rows " + type);
+  }
+}
+
 TEST(CodegenElementwise, CompareAllDirectionsAndTypes) {
   for (const std::string& type : AllTypes()) {
     for (const char* direction : {"EQ", "NE", "GE", "GT", "LE", "LT"}) {

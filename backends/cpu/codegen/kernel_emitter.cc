@@ -72,6 +72,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   const bool column_reduction = IsColumnReduction(*computation.root());
   const int64_t block = IterationBlock(inner, work_per_element, per_row_reductions, column_reduction);
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
+  // Rows split into blocks of which the last is shorter (outputs only).
+  const bool ragged_blocks = blocks_per_row > 1 && inner % block != 0 && !column_reduction;
   const bool serial = IsScatterLike(*computation.root());
   KernelLayout layout;
   layout.parallel_extent = output_count == 0 || serial ? 1 : rows * blocks_per_row;
@@ -180,10 +182,39 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
           KILN_RETURN_IF_ERROR(emitter.EmitRowReductions(*computation.root(), row_index, row_dims));
           emitter.FinishRowBuffers();
         }
-        return EmitCountedLoop(b, inner_begin, inner_end, "inner", [&](llvm::Value* j) -> Status {
-          index[rank - 1] = j;
-          return store_outputs(index);
-        });
+        // Loops over [from, to) + offset: a loop from 0 to a constant has a
+        // trip count LLVM's vectoriser sees even where `offset` defeats its
+        // reasoning (a multiple of a remainder).
+        auto output_loop = [&](llvm::Value* offset, llvm::Value* from, llvm::Value* to, const char* loop_name,
+                               LoopKind kind) {
+          return EmitCountedLoop(
+              b, from, to, loop_name,
+              [&](llvm::Value* j) -> Status {
+                index[rank - 1] =
+                    offset == nullptr ? j : b.CreateAdd(offset, j, "", /*HasNUW=*/true, /*HasNSW=*/true);
+                return store_outputs(index);
+              },
+              kind);
+        };
+        if (!ragged_blocks) return output_loop(nullptr, inner_begin, inner_end, "inner", LoopKind::kPlain);
+        // Every block of a row but its last is full: that loop runs the
+        // constant `block` times, so it vectorises without remainder loops;
+        // the last block's loop is masked (LoopKind::kPlainTail).
+        llvm::Function* function = b.GetInsertBlock()->getParent();
+        llvm::BasicBlock* full_block = llvm::BasicBlock::Create(context, "block.full", function);
+        llvm::BasicBlock* tail_block = llvm::BasicBlock::Create(context, "block.tail", function);
+        llvm::BasicBlock* done_block = llvm::BasicBlock::Create(context, "block.done", function);
+        b.CreateCondBr(b.CreateICmpEQ(b.CreateSub(inner_end, inner_begin), b.getInt64(block)), full_block,
+                       tail_block);
+        b.SetInsertPoint(full_block);
+        KILN_RETURN_IF_ERROR(
+            output_loop(inner_begin, b.getInt64(0), b.getInt64(block), "inner", LoopKind::kPlain));
+        b.CreateBr(done_block);
+        b.SetInsertPoint(tail_block);
+        KILN_RETURN_IF_ERROR(output_loop(nullptr, inner_begin, inner_end, "tail", LoopKind::kPlainTail));
+        b.CreateBr(done_block);
+        b.SetInsertPoint(done_block);
+        return OkStatus();
       };
       emitter.PushScope();
       const Status stretch_status = emit_stretch();

@@ -1,6 +1,7 @@
 #include "backends/cpu/codegen/loop_ir.h"
 
 #include <string>
+#include <vector>
 
 #include <llvm/IR/Metadata.h>
 
@@ -26,12 +27,17 @@ Status EmitCountedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* en
                                   /*HasNUW=*/true, /*HasNSW=*/true);
   index->addIncoming(next, b.GetInsertBlock());
   llvm::BranchInst* latch = b.CreateBr(header);
-  if (kind == LoopKind::kPlain) {
-    // !llvm.loop !{self, !{"llvm.loop.interleave.count", i32 1}}
+  if (kind != LoopKind::kAccumulating) {
+    // !llvm.loop !{self, !{"llvm.loop.interleave.count", i32 1}[, predication]}
     llvm::Metadata* count[] = {llvm::MDString::get(context, "llvm.loop.interleave.count"),
                                llvm::ConstantAsMetadata::get(b.getInt32(1))};
     llvm::TempMDTuple placeholder = llvm::MDNode::getTemporary(context, {});
-    llvm::Metadata* operands[] = {placeholder.get(), llvm::MDNode::get(context, count)};
+    std::vector<llvm::Metadata*> operands = {placeholder.get(), llvm::MDNode::get(context, count)};
+    if (kind == LoopKind::kPlainTail) {
+      llvm::Metadata* predicate[] = {llvm::MDString::get(context, "llvm.loop.vectorize.predicate.enable"),
+                                     llvm::ConstantAsMetadata::get(b.getTrue())};
+      operands.push_back(llvm::MDNode::get(context, predicate));
+    }
     llvm::MDNode* loop = llvm::MDNode::getDistinct(context, operands);
     loop->replaceOperandWith(0, loop);
     latch->setMetadata(llvm::LLVMContext::MD_loop, loop);
