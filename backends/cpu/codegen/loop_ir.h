@@ -2,6 +2,7 @@
 // simple form LLVM's loop passes recognise and vectorise.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 
 #include <llvm/IR/IRBuilder.h>
@@ -23,7 +24,7 @@ namespace kiln::cpu::codegen {
 // it is vectorised as one loop of masked vector operations instead of a
 // vector loop, a narrower vector loop for its remainder and a scalar loop
 // for theirs, which took a third of such a kernel's compile time.
-enum class LoopKind { kPlain, kAccumulating, kPlainTail };
+enum class LoopKind : uint8_t { kPlain, kAccumulating, kPlainTail };
 
 // Emits the loop at the builder's insertion point; afterwards the builder
 // points at the loop's exit block. `body` is called with the induction
