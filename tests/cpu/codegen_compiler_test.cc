@@ -7,6 +7,7 @@
 #include <string>
 
 #include <llvm/Support/CommandLine.h>
+#include <llvm/Support/raw_ostream.h>
 
 #include "tests/cpu/codegen_test_util.h"
 
@@ -185,6 +186,11 @@ TEST(CodegenCompiler, CodeGenerationSkipsLoopStrengthReduction) {
   auto* disable = dynamic_cast<llvm::cl::opt<bool>*>(found->second);
   ASSERT_NE(disable, nullptr);
   EXPECT_TRUE(disable->getValue());
+  // A host program may still give the option on its command line.
+  const char* arguments[] = {"host", "-disable-lsr=false"};
+  EXPECT_TRUE(llvm::cl::ParseCommandLineOptions(2, arguments, "", &llvm::nulls()));
+  EXPECT_FALSE(disable->getValue());
+  disable->setValue(true);
 }
 
 TEST(CodegenCompiler, RejectsBadOptimizationLevel) {

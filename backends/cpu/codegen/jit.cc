@@ -54,8 +54,9 @@ void SkipLoopStrengthReduction() {
   llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
   auto found = options.find("disable-lsr");
   if (found == options.end() || found->second->getNumOccurrences() > 0) return;
-  // Through the option's own parser, as if given on a command line.
-  found->second->addOccurrence(0, "disable-lsr", "true");
+  // Set as a value, not as an occurrence, so a host program can still give
+  // the option on its own command line afterwards.
+  if (auto* disable = dynamic_cast<llvm::cl::opt<bool>*>(found->second)) disable->setValue(true);
 }
 
 Status FromLlvm(llvm::Error error, const char* what) {
