@@ -16,9 +16,8 @@
 namespace kiln::cpu::testing {
 namespace {
 
-// One loop's hints, by the name of its latch's block ("reduce.body", ...).
+// One loop's hints.
 struct LoopHints {
-  std::string latch;
   int interleave = 0;  // 0: not given, LLVM chooses
   bool masked = false;
 };
@@ -48,7 +47,7 @@ std::vector<LoopHints> HintsOfKernel(const std::string& hlo) {
     for (llvm::BasicBlock& block : function) {
       if (!IsLatch(block)) continue;
       llvm::MDNode* loop = block.getTerminator()->getMetadata(llvm::LLVMContext::MD_loop);
-      LoopHints hints{block.getName().str()};
+      LoopHints hints;
       for (unsigned i = 1; loop != nullptr && i < loop->getNumOperands(); ++i) {
         auto* entry = llvm::dyn_cast<llvm::MDNode>(loop->getOperand(i));
         auto* key = entry == nullptr ? nullptr : llvm::dyn_cast<llvm::MDString>(entry->getOperand(0));
@@ -75,30 +74,7 @@ int CountLoops(const std::vector<LoopHints>& loops, int interleave, bool masked)
 // max's latency), the sum of exponentials' loop, which calls exp, at most
 // twofold, and the plain loops (rows, outputs) not at all.
 TEST(CodegenLoopHints, ReductionCallingExpInterleavesTwofoldAtMost) {
-  const std::string hlo = R"(HloModule softmax
-max_of {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-ENTRY main {
-  x = f32[64,1024] parameter(0)
-  low = f32[] constant(-inf)
-  zero = f32[] constant(0)
-  max = f32[64] reduce(x, low), dimensions={1}, to_apply=max_of
-  maxb = f32[64,1024] broadcast(max), dimensions={0}
-  shifted = f32[64,1024] subtract(x, maxb)
-  e = f32[64,1024] exponential(shifted)
-  sum = f32[64] reduce(e, zero), dimensions={1}, to_apply=add
-  sumb = f32[64,1024] broadcast(sum), dimensions={0}
-  ROOT out = f32[64,1024] divide(e, sumb)
-})";
-  const std::vector<LoopHints> loops = HintsOfKernel(hlo);
+  const std::vector<LoopHints> loops = HintsOfKernel(Softmax("f32", 64, 1024));
   EXPECT_EQ(CountLoops(loops, 0, false), 1) << "the max reduction";
   EXPECT_EQ(CountLoops(loops, 2, false), 1) << "the sum of exponentials";
   EXPECT_EQ(CountLoops(loops, 1, false), 2) << "rows and outputs";

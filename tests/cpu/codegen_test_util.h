@@ -193,6 +193,52 @@ inline void AddFloatEdges(Literal& literal) {
   });
 }
 
+// Softmax over the last axis of type[rows, columns], as JAX writes it:
+// reduce max, subtract, exp, reduce sum, divide.
+inline std::string Softmax(const std::string& type, int64_t rows, int64_t columns) {
+  const std::string row = type + "[" + std::to_string(rows) + "]";
+  const std::string all = type + "[" + std::to_string(rows) + "," + std::to_string(columns) + "]";
+  return "HloModule softmax\n"
+         "max_of {\n  a = " +
+         type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n"
+         "  ROOT m = " +
+         type +
+         "[] maximum(a, b)\n}\n"
+         "add {\n  a = " +
+         type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n"
+         "  ROOT s = " +
+         type +
+         "[] add(a, b)\n}\n"
+         "ENTRY main {\n  x = " +
+         all +
+         " parameter(0)\n"
+         "  low = " +
+         type + "[] constant(-inf)\n  zero = " + type +
+         "[] constant(0)\n"
+         "  max = " +
+         row +
+         " reduce(x, low), dimensions={1}, to_apply=max_of\n"
+         "  maxb = " +
+         all +
+         " broadcast(max), dimensions={0}\n"
+         "  shifted = " +
+         all +
+         " subtract(x, maxb)\n"
+         "  e = " +
+         all +
+         " exponential(shifted)\n"
+         "  sum = " +
+         row +
+         " reduce(e, zero), dimensions={1}, to_apply=add\n"
+         "  sumb = " +
+         all +
+         " broadcast(sum), dimensions={0}\n"
+         "  ROOT out = " +
+         all + " divide(e, sumb)\n}\n";
+}
+
 // Parses `hlo`, runs it both ways and compares every output.
 inline void CompareWithInterpreter(const std::string& hlo, const std::vector<Literal>& arguments,
                                    const std::string& what, double absolute = 0) {
