@@ -56,23 +56,30 @@ std::vector<Instruction*> Computation::PostOrder() const {
   return order;
 }
 
-namespace {
-
-// Instructions kept even when the root does not use them (as XLA keeps them).
 bool HasSideEffect(const Instruction& instruction) {
-  switch (instruction.opcode) {
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kSend:
-    case Opcode::kSendDone:
-    case Opcode::kRecv:
-    case Opcode::kRecvDone: return true;
-    case Opcode::kCustomCall: return instruction.attrs.custom_call_has_side_effect;
-    default: return false;
-  }
+  if (instruction.opcode == Opcode::kCustomCall) return instruction.attrs.custom_call_has_side_effect;
+  return HasTraits(instruction.opcode, kSideEffect);
 }
 
-}  // namespace
+std::vector<const Instruction*> Computation::LiveInstructions() const {
+  std::unordered_set<const Instruction*> live;
+  std::vector<const Instruction*> stack;
+  if (root_ != nullptr) stack.push_back(root_);
+  for (const auto& instruction : instructions_) {
+    if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
+  }
+  while (!stack.empty()) {
+    const Instruction* instruction = stack.back();
+    stack.pop_back();
+    if (!live.insert(instruction).second) continue;
+    for (const Instruction* operand : instruction->operands) stack.push_back(operand);
+  }
+  std::vector<const Instruction*> order;
+  for (const auto& instruction : instructions_) {
+    if (live.count(instruction.get())) order.push_back(instruction.get());
+  }
+  return order;
+}
 
 bool Computation::RemoveDeadInstructions() {
   std::unordered_set<const Instruction*> live;

@@ -39,6 +39,11 @@ struct Instruction {
   std::string ToString() const;  // one line of HLO text
 };
 
+// Whether the instruction is observable beyond its result, so that it runs
+// even when nothing uses it (as XLA keeps it): the opcode's kSideEffect trait,
+// or a custom call marked custom_call_has_side_effect.
+bool HasSideEffect(const Instruction& instruction);
+
 class Computation {
  public:
   explicit Computation(std::string name) : name_(std::move(name)) {}
@@ -62,6 +67,10 @@ class Computation {
 
   // Instructions reachable from the root, operands before users.
   std::vector<Instruction*> PostOrder() const;
+
+  // What running the computation evaluates, in instruction order: what the
+  // root needs, plus side-effecting instructions and what they need.
+  std::vector<const Instruction*> LiveInstructions() const;
 
   // Drops instructions not reachable from the root (parameters are kept).
   // Returns true when something was removed.

@@ -8,13 +8,20 @@ namespace {
 struct OpcodeInfo {
   std::string_view name;
   OpKind kind;
+  OpTrait traits;
 };
 
 constexpr std::array<OpcodeInfo, static_cast<size_t>(Opcode::kOpcodeCount)> kOpcodeInfo = {{
-#define KILN_OPCODE_INFO(e, name, kind) {name, OpKind::kind},
+#define KILN_OPCODE_INFO(e, name, kind, traits) {name, OpKind::kind, traits},
     KILN_OPCODE_LIST(KILN_OPCODE_INFO)
 #undef KILN_OPCODE_INFO
 }};
+
+// Traits that forbid merging two equal instances or computing one at compile
+// time: each instance is an event of its own, or its value is not known until
+// it runs where it runs.
+constexpr OpTrait kKeepsIdentity =
+    kSideEffect | kStateful | kRandom | kCollective | kOpaque | kOrdering | kControlFlow;
 
 }  // namespace
 
@@ -29,35 +36,24 @@ std::optional<Opcode> OpcodeFromName(std::string_view name) {
   return std::nullopt;
 }
 
-bool IsElementaryFunction(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kExp:
-    case Opcode::kExpm1:
-    case Opcode::kLog:
-    case Opcode::kLog1p:
-    case Opcode::kLogistic:
-    case Opcode::kSqrt:
-    case Opcode::kRsqrt:
-    case Opcode::kSin:
-    case Opcode::kCos:
-    case Opcode::kTan:
-    case Opcode::kTanh: return true;
-    default: return false;
-  }
+OpTrait OpcodeTraits(Opcode opcode) { return kOpcodeInfo[static_cast<size_t>(opcode)].traits; }
+
+bool HasTraits(Opcode opcode, OpTrait traits) { return (OpcodeTraits(opcode) & traits) == traits; }
+
+bool IsElementaryFunction(Opcode opcode) { return HasTraits(opcode, kElementaryFunction); }
+
+bool IsElementwise(Opcode opcode) { return HasTraits(opcode, kElementwise); }
+
+bool MayMerge(Opcode opcode) {
+  return opcode != Opcode::kParameter && (OpcodeTraits(opcode) & kKeepsIdentity) == 0;
 }
 
-bool IsElementwise(Opcode opcode) {
-  if (OpcodeKind(opcode) != OpKind::kOther) return true;
-  switch (opcode) {
-    case Opcode::kCompare:
-    case Opcode::kConvert:
-    case Opcode::kComplex:
-    case Opcode::kReal:
-    case Opcode::kImag:
-    case Opcode::kIsFinite:
-    case Opcode::kReducePrecision: return true;
-    default: return false;
-  }
+bool MayFold(Opcode opcode) {
+  return (OpcodeTraits(opcode) & (kKeepsIdentity | kPlacement | kNoFoldGain)) == 0;
 }
+
+bool IsLoopFusible(Opcode opcode) { return (OpcodeTraits(opcode) & (kElementwise | kLoopFusible)) != 0; }
+
+bool IsDifferentiable(Opcode opcode) { return HasTraits(opcode, kDifferentiable); }
 
 }  // namespace kiln

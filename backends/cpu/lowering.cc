@@ -5,7 +5,6 @@
 #include <functional>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "backends/cpu/buffer_assignment.h"
 #include "backends/cpu/control_flow_thunks.h"
@@ -40,58 +39,13 @@ std::vector<Shape> ArrayLeaves(const Shape& shape) {
   return leaves;
 }
 
-bool HasSideEffect(const Instruction& instruction) {
-  switch (instruction.opcode) {
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kSend:
-    case Opcode::kSendDone:
-    case Opcode::kRecv:
-    case Opcode::kRecvDone: return true;
-    case Opcode::kCustomCall: return instruction.attrs.custom_call_has_side_effect;
-    default: return false;
-  }
-}
-
 // Ops that must go through the library path: they keep state between
-// executions or talk to the host.
+// executions, talk to the host, run host code or ask where they run (their
+// traits say so); and get-dimension-size, which the kernel emitters lack.
 bool LibraryOnly(const Instruction& instruction) {
-  switch (instruction.opcode) {
-    case Opcode::kRng:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kCustomCall:
-    case Opcode::kSend:
-    case Opcode::kSendDone:
-    case Opcode::kRecv:
-    case Opcode::kRecvDone:
-    case Opcode::kReplicaId:
-    case Opcode::kPartitionId:
-    case Opcode::kGetDimensionSize: return true;
-    default: return false;
-  }
-}
-
-// What the interpreter evaluates too: instructions the root needs, plus
-// side-effecting ones (and what they need) even when the root ignores them.
-std::vector<const Instruction*> LiveInstructions(const Computation& computation) {
-  std::unordered_set<const Instruction*> live;
-  std::vector<const Instruction*> stack;
-  if (computation.root() != nullptr) stack.push_back(computation.root());
-  for (const auto& instruction : computation.instructions()) {
-    if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
-  }
-  while (!stack.empty()) {
-    const Instruction* instruction = stack.back();
-    stack.pop_back();
-    if (!live.insert(instruction).second) continue;
-    for (const Instruction* operand : instruction->operands) stack.push_back(operand);
-  }
-  std::vector<const Instruction*> order;
-  for (const auto& instruction : computation.instructions()) {
-    if (live.count(instruction.get())) order.push_back(instruction.get());
-  }
-  return order;
+  constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
+  return (OpcodeTraits(instruction.opcode) & kNeedsRuntime) != 0 ||
+         instruction.opcode == Opcode::kGetDimensionSize;
 }
 
 // With KILN_CPU_LOG_LIBRARY set, every op lowered to the (slow) library path
@@ -233,7 +187,7 @@ StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int region, 
   if (computation.root() == nullptr)
     return InvalidArgument("cpu: computation '", computation.name(), "' has no root");
   Scope scope{region, sequence, {}};
-  for (const Instruction* instruction : LiveInstructions(computation)) {
+  for (const Instruction* instruction : computation.LiveInstructions()) {
     const size_t first_new = sequence->thunks.size();
     Status status = LowerInstruction(*instruction, scope, parameters);
     if (!status.ok()) return status.WithContext(std::string("lowering '") + instruction->name + "'");

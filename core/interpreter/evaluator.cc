@@ -1,7 +1,6 @@
 #include "core/interpreter/evaluator.h"
 
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/interpreter/kernels.h"
 
@@ -16,38 +15,6 @@ Literal TupleOf(Operands operands) {
   elements.reserve(operands.size());
   for (const Literal* operand : operands) elements.push_back(*operand);
   return Literal::Tuple(std::move(elements));
-}
-
-bool HasSideEffect(const Instruction& instruction) {
-  switch (instruction.opcode) {
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed: return true;
-    case Opcode::kCustomCall: return instruction.attrs.custom_call_has_side_effect;
-    default: return false;
-  }
-}
-
-// Instructions to evaluate, in the computation's (topological) order: those
-// the root depends on, plus side-effecting ones (outfeed...) and their
-// operands even when the root does not use them, as XLA keeps them.
-std::vector<const Instruction*> LiveInstructions(const Computation& computation) {
-  std::unordered_set<const Instruction*> live;
-  std::vector<const Instruction*> stack;
-  if (computation.root() != nullptr) stack.push_back(computation.root());
-  for (const auto& instruction : computation.instructions()) {
-    if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
-  }
-  while (!stack.empty()) {
-    const Instruction* instruction = stack.back();
-    stack.pop_back();
-    if (!live.insert(instruction).second) continue;
-    for (const Instruction* operand : instruction->operands) stack.push_back(operand);
-  }
-  std::vector<const Instruction*> order;
-  for (const auto& instruction : computation.instructions()) {
-    if (live.count(instruction.get())) order.push_back(instruction.get());
-  }
-  return order;
 }
 
 }  // namespace
@@ -66,7 +33,7 @@ ModulePlan ModulePlan::Build(const Module& module) {
   for (const auto& computation : module.computations()) {
     ComputationPlan plan;
     std::unordered_map<const Instruction*, size_t> slot_of;
-    for (const Instruction* instruction : LiveInstructions(*computation)) {
+    for (const Instruction* instruction : computation->LiveInstructions()) {
       slot_of[instruction] = plan.order.size();
       plan.order.push_back(instruction);
     }

@@ -9,38 +9,8 @@
 namespace kiln {
 namespace {
 
-bool IsFoldableOpcode(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kConstant:
-    case Opcode::kParameter:
-    case Opcode::kBroadcast:
-    case Opcode::kIota:
-    case Opcode::kTuple:
-    case Opcode::kGetTupleElement:
-    case Opcode::kRng:
-    case Opcode::kRngBitGenerator:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kSend:
-    case Opcode::kSendDone:
-    case Opcode::kRecv:
-    case Opcode::kRecvDone:
-    case Opcode::kAfterAll:
-    case Opcode::kCustomCall:
-    case Opcode::kAllReduce:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kReplicaId:
-    case Opcode::kPartitionId:
-    case Opcode::kWhile:
-    case Opcode::kConditional:
-    case Opcode::kCall:
-    case Opcode::kFusion: return false;
-    default: return true;
-  }
-}
-
 bool ShouldFold(const Instruction& instruction, int64_t max_result_bytes) {
-  if (!IsFoldableOpcode(instruction.opcode) || instruction.operands.empty()) return false;
+  if (!MayFold(instruction.opcode) || instruction.operands.empty()) return false;
   if (!instruction.shape.IsArray() || instruction.shape.byte_size() > max_result_bytes) return false;
   for (const Instruction* operand : instruction.operands) {
     if (operand->opcode != Opcode::kConstant || !operand->literal) return false;

@@ -8,28 +8,6 @@
 namespace kiln {
 namespace {
 
-bool MayMerge(const Instruction& instruction) {
-  switch (instruction.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kRng:
-    case Opcode::kRngBitGenerator:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed:
-    case Opcode::kSend:
-    case Opcode::kSendDone:
-    case Opcode::kRecv:
-    case Opcode::kRecvDone:
-    case Opcode::kAfterAll:
-    case Opcode::kCustomCall:
-    case Opcode::kAllReduce:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kWhile:
-    case Opcode::kConditional:
-    case Opcode::kCall: return false;
-    default: return true;
-  }
-}
-
 size_t Combine(size_t seed, size_t value) {
   return seed ^ (value + 0x9e3779b97f4a7c15ULL + (seed << 6) + (seed >> 2));
 }
@@ -70,7 +48,7 @@ StatusOr<bool> CommonSubexpressionElimination::Run(Module& module) {
     bool computation_changed = false;
     // Operands come first, so merged operands make their users equal in the same sweep.
     for (Instruction* instruction : order) {
-      if (!MayMerge(*instruction)) continue;
+      if (!MayMerge(instruction->opcode)) continue;
       std::vector<Instruction*>& bucket = seen[HashOf(*instruction)];
       Instruction* match = nullptr;
       for (Instruction* candidate : bucket) {

@@ -16,20 +16,7 @@ bool IsLoopFusible(const Instruction& instruction) {
   for (const Instruction* operand : instruction.operands) {
     if (!operand->shape.IsArray()) return false;
   }
-  if (IsElementwise(instruction.opcode)) return true;
-  switch (instruction.opcode) {
-    case Opcode::kBroadcast:
-    case Opcode::kReshape:
-    case Opcode::kTranspose:
-    case Opcode::kSlice:
-    case Opcode::kIota:
-    case Opcode::kPad:
-    case Opcode::kConcatenate:
-    case Opcode::kReverse:
-    case Opcode::kDynamicSlice:
-    case Opcode::kConstant: return true;
-    default: return false;
-  }
+  return IsLoopFusible(instruction.opcode);
 }
 
 bool IsFusibleByDefault(const Instruction& instruction) {
