@@ -1,6 +1,7 @@
 /* Limits of the C ABI: size-like options are refused with INVALID_ARGUMENT
- * naming the limit, and files are never read past what their header declares.
- * Plain C99 through kiln.h; exits non-zero when any check fails. */
+ * naming the limit, files are never read past what their header declares, and
+ * an op handle works only with the builder that made it. Plain C99 through
+ * kiln.h; exits non-zero when any check fails. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,6 +142,74 @@ static void test_empty_backend_name(void) {
   CHECK(untouched == (kiln_client_t*)&options);
 }
 
+static void test_ops_cannot_cross_builders(void) {
+  kiln_builder_t* first = NULL;
+  kiln_builder_t* second = NULL;
+  kiln_builder_t* gone = NULL;
+  kiln_computation_t* computation = NULL;
+  kiln_op_t x, y, stale, list[2];
+  CHECK_OK(kiln_builder_create("first", &first));
+  CHECK_OK(kiln_builder_create("second", &second));
+  x = kiln_op_constant_f32(first, 1.0f);
+  y = kiln_op_constant_f32(second, 2.0f);
+  CHECK(x != KILN_OP_INVALID && y != KILN_OP_INVALID && x != y && x >= 0 && y >= 0);
+
+  /* The issue's case: both builders hold an op at the same position, so a bare
+   * index would have been accepted. */
+  CHECK(kiln_op_add(second, x, y, NULL, 0) == KILN_OP_INVALID);
+  EXPECT_ERROR(kiln_builder_first_error(second), KILN_STATUS_INVALID_ARGUMENT, "kiln_op_add: operand 'lhs'",
+               "of builder 'first'", "not of builder 'second'");
+  EXPECT_ERROR(kiln_builder_build(second, y, &computation), KILN_STATUS_INVALID_ARGUMENT, "operand 'lhs'",
+               NULL, NULL);
+  CHECK(computation == NULL);
+
+  /* Queries and build check the handle the same way. */
+  EXPECT_ERROR(kiln_builder_get_shape(first, y, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_ARGUMENT,
+               "kiln_builder_get_shape: argument 'op'", "builder 'second'", NULL);
+  EXPECT_ERROR(kiln_builder_build(first, y, &computation), KILN_STATUS_INVALID_ARGUMENT,
+               "kiln_builder_build: argument 'root'", "builder 'second'", NULL);
+  EXPECT_ERROR(kiln_builder_get_shape(first, 0, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_ARGUMENT,
+               "(handle 0)", "not an op handle", NULL);
+  EXPECT_ERROR(kiln_builder_get_shape(first, KILN_OP_INVALID, NULL, NULL, 0, NULL),
+               KILN_STATUS_INVALID_ARGUMENT, "KILN_OP_INVALID", NULL, NULL);
+  EXPECT_ERROR(kiln_builder_build(first, x + 7, &computation), KILN_STATUS_INVALID_ARGUMENT, "op #7",
+               "holds only 1 op", NULL);
+
+  /* An op of a destroyed builder, inside a list. */
+  CHECK_OK(kiln_builder_create("gone", &gone));
+  stale = kiln_op_constant_f32(gone, 3.0f);
+  kiln_builder_destroy(gone);
+  list[0] = x;
+  list[1] = stale;
+  CHECK(kiln_op_tuple(first, list, 2) == KILN_OP_INVALID);
+  EXPECT_ERROR(kiln_builder_first_error(first), KILN_STATUS_INVALID_ARGUMENT, "kiln_op_tuple: elements[1]",
+               "no longer exists", "builder 'first'");
+
+  kiln_builder_destroy(second);
+  kiln_builder_destroy(first);
+}
+
+static void test_own_handles_still_work(void) {
+  kiln_client_t* client = make_client();
+  kiln_computation_t* computation = build_increment();
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* argument = NULL;
+  kiln_buffer_t* result = NULL;
+  size_t num_results = 0;
+  const float x = 41.0f;
+  float y = 0.0f;
+  CHECK_OK(kiln_client_compile(client, computation, NULL, &executable));
+  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, NULL, 0, NULL, &x, sizeof(x), &argument));
+  CHECK_OK(kiln_executable_execute(executable, &argument, 1, NULL, &result, 1, &num_results));
+  if (result != NULL) CHECK_OK(kiln_buffer_to_host(result, &y, sizeof(y)));
+  CHECK(y == 42.0f);
+  kiln_buffer_destroy(result);
+  kiln_buffer_destroy(argument);
+  kiln_executable_destroy(executable);
+  kiln_computation_destroy(computation);
+  kiln_client_destroy(client);
+}
+
 /* A format 1.0 header declaring `descr` and `shape`, padded to 64 bytes. */
 static size_t npy_header(char* out, const char* descr, const char* shape) {
   char dict[200];
@@ -203,6 +272,8 @@ static void test_npy_file_limits(void) {
 int main(void) {
   test_compile_option_limits();
   test_empty_backend_name();
+  test_ops_cannot_cross_builders();
+  test_own_handles_still_work();
   test_npy_file_limits();
   if (g_failures != 0) {
     fprintf(stderr, "capi_limits_test: %d check(s) failed\n", g_failures);

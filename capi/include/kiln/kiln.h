@@ -250,8 +250,12 @@ typedef struct kiln_builder_t kiln_builder_t;
 /* A built (or parsed) computation: a module with an entry. Immutable; thread-safe. */
 typedef struct kiln_computation_t kiln_computation_t;
 
-/* An op of one builder: a small integer valid only with the builder that made it.
- * KILN_OP_INVALID is what a failed op returns. */
+/* An op of one builder, valid only with the builder that made it. The value is
+ * opaque (it is not an index): each handle carries a tag of its builder, so an
+ * op of another builder, of a destroyed builder, or a made-up value is
+ * INVALID_ARGUMENT naming the argument, the op and the builders. Handles are
+ * never negative; KILN_OP_INVALID is what a failed op returns. One builder
+ * holds at most 2^32 - 1 ops (more is RESOURCE_EXHAUSTED). */
 typedef int64_t kiln_op_t;
 #define KILN_OP_INVALID ((kiln_op_t) - 1)
 
