@@ -136,8 +136,16 @@ kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const cha
     KILN_CAPI_CHECK_NOT_NULL(path);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
     std::optional<kiln::ElementType> expected;
-    if (expected_type != KILN_TYPE_INVALID) expected = static_cast<kiln::ElementType>(expected_type);
-    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::ReadNpyFile(path, expected));
+    if (expected_type != KILN_TYPE_INVALID) {
+      if (expected_type < KILN_TYPE_PRED || expected_type > KILN_TYPE_C128) {
+        return kiln::InvalidArgument(kiln_capi_function, ": expected_type ", expected_type,
+                                     " is neither KILN_TYPE_INVALID nor an array element type");
+      }
+      expected = static_cast<kiln::ElementType>(expected_type);
+    }
+    kiln::StatusOr<kiln::Literal> read = kiln::ReadNpyFile(path, expected);
+    if (!read.ok()) return read.status().WithContext(kiln_capi_function);
+    kiln::Literal literal = *std::move(read);
     kiln::Device* device = client->backend->devices()[0];
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
                           client->backend->BufferFromLiteral(literal, device));

@@ -1,5 +1,8 @@
 // The builder handle: creation, errors, shape queries, build, and the leaves
 // (parameters, constants, iota).
+#include <algorithm>
+#include <string>
+
 #include "capi/builder_internal.h"
 
 namespace kiln::capi {
@@ -9,12 +12,12 @@ void OpContext::Fail(const Status& status) {
 }
 
 Op OpContext::op(kiln_op_t handle, const char* name) {
-  if (handle < 0 || static_cast<size_t>(handle) >= builder_->ops.size()) {
-    Fail(InvalidArgument(function_, ": argument '", name, "' is not an op of this builder (handle ", handle,
-                         ")"));
+  StatusOr<Op> op = builder_->Resolve(function_, std::string("operand '") + name + "'", handle);
+  if (!op.ok()) {
+    Fail(op.status());
     return Op();
   }
-  return builder_->ops[static_cast<size_t>(handle)];
+  return *op;
 }
 
 std::vector<Op> OpContext::ops(const kiln_op_t* handles, size_t count, const char* name) {
@@ -24,14 +27,17 @@ std::vector<Op> OpContext::ops(const kiln_op_t* handles, size_t count, const cha
     Fail(InvalidArgument(function_, ": argument '", name, "' is NULL but its count is ", count));
     return result;
   }
-  result.reserve(count);
+  // Bounded by the ops the builder holds: an op may repeat, but a count above
+  // the table size is more often a wrong count than a real list.
+  result.reserve(std::min(count, builder_->ops.size()));
   for (size_t i = 0; i < count; ++i) {
-    if (handles[i] < 0 || static_cast<size_t>(handles[i]) >= builder_->ops.size()) {
-      Fail(InvalidArgument(function_, ": ", name, "[", i, "] is not an op of this builder (handle ",
-                           handles[i], ")"));
+    StatusOr<Op> op =
+        builder_->Resolve(function_, std::string(name) + "[" + std::to_string(i) + "]", handles[i]);
+    if (!op.ok()) {
+      Fail(op.status());
       return {};
     }
-    result.push_back(builder_->ops[static_cast<size_t>(handles[i])]);
+    result.push_back(*op);
   }
   return result;
 }
@@ -133,12 +139,8 @@ kiln_status_t* kiln_builder_get_shape(const kiln_builder_t* builder, kiln_op_t o
                                       size_t* out_rank) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(builder);
-    if (op < 0 || static_cast<size_t>(op) >= builder->ops.size()) {
-      return kiln::InvalidArgument(kiln_capi_function,
-                                   ": argument 'op' is not an op of this builder (handle ", op, ")");
-    }
-    KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
-                          builder->builder.GetShape(builder->ops[static_cast<size_t>(op)]));
+    KILN_ASSIGN_OR_RETURN(Op resolved, builder->Resolve(kiln_capi_function, "argument 'op'", op));
+    KILN_ASSIGN_OR_RETURN(kiln::Shape shape, builder->builder.GetShape(resolved));
     const std::vector<int64_t> no_dims;
     const std::vector<int64_t>& shape_dims = shape.IsArray() ? shape.dimensions() : no_dims;
     if (dims_capacity < shape_dims.size() && dims_capacity != 0) {
@@ -163,11 +165,7 @@ kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t root,
     KILN_RETURN_IF_ERROR(builder->FirstError());
     Op root_op;
     if (root != KILN_OP_INVALID) {
-      if (root < 0 || static_cast<size_t>(root) >= builder->ops.size()) {
-        return kiln::InvalidArgument(kiln_capi_function,
-                                     ": argument 'root' is not an op of this builder (handle ", root, ")");
-      }
-      root_op = builder->ops[static_cast<size_t>(root)];
+      KILN_ASSIGN_OR_RETURN(root_op, builder->Resolve(kiln_capi_function, "argument 'root'", root));
     }
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Module> module, builder->builder.Build(root_op));
     auto computation = std::make_unique<kiln_computation_t>();

@@ -54,8 +54,14 @@ kiln_op_t BuildOp(kiln_builder_t* builder, const char* function, Make&& make) no
         builder->shim_error = Internal(function, ": the builder returned an invalid op");
       return KILN_OP_INVALID;
     }
+    if (builder->ops.size() >= kMaxOpsPerBuilder) {
+      builder->shim_error =
+          ResourceExhausted(function, ": builder '", builder->name, "' already holds the most ops ",
+                            "one builder can (", kMaxOpsPerBuilder, ")");
+      return KILN_OP_INVALID;
+    }
     builder->ops.push_back(op);
-    return static_cast<kiln_op_t>(builder->ops.size() - 1);
+    return OpHandle(builder->tag, builder->ops.size() - 1);
   } catch (...) {
     // Allocation failure is the only way here; keep the builder usable for
     // reporting by not allocating a message when even that may fail.

@@ -56,7 +56,13 @@ kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_cli
     if (options != nullptr) {
       KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_client_options_t",
                                                        options->struct_size, sizeof(kiln_client_options_t)));
-      if (options->backend != nullptr) name = options->backend;
+      if (options->backend != nullptr) {
+        name = options->backend;
+        if (name.empty()) {
+          return kiln::InvalidArgument(kiln_capi_function,
+                                       ": backend is an empty string; pass NULL for the default backend");
+        }
+      }
     }
     if (name.empty()) name = kiln::capi::DefaultBackendName();
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Backend> backend, kiln::CreateBackend(name));

@@ -1,5 +1,6 @@
 // Compilation and execution.
 #include "capi/internal.h"
+#include "core/resource_limits.h"
 
 using kiln::Status;
 using kiln::capi::Guard;
@@ -17,16 +18,9 @@ kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation
     if (options != nullptr) {
       KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_compile_options_t",
                                                        options->struct_size, sizeof(kiln_compile_options_t)));
-      if (options->optimization_level < 0) {
-        return kiln::InvalidArgument(kiln_capi_function, ": optimization_level must be >= 0, got ",
-                                     options->optimization_level);
-      }
-      if (options->num_threads < 0) {
-        return kiln::InvalidArgument(
-            kiln_capi_function, ": num_threads must be >= 0 (0 = one per core), got ", options->num_threads);
-      }
       compile_options.optimization_level = options->optimization_level;
       compile_options.num_threads = options->num_threads;
+      KILN_RETURN_IF_ERROR(kiln::CheckCompileOptions(kiln_capi_function, compile_options));
     }
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Executable> compiled,
                           client->backend->Compile(*computation->module, compile_options));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "capi/include/kiln/kiln.h"
+#include "capi/op_handles.h"
 #include "core/backend.h"
 #include "core/builder.h"
 #include "core/ir.h"
@@ -43,9 +44,17 @@ struct kiln_executable_t {
 };
 
 struct kiln_builder_t {
-  explicit kiln_builder_t(const std::string& name) : builder(name) {}
+  explicit kiln_builder_t(const std::string& name)
+      : builder(name), name(name), tag(kiln::capi::AcquireBuilderTag(name)) {}
+  ~kiln_builder_t() { kiln::capi::ReleaseBuilderTag(tag); }
+  kiln_builder_t(const kiln_builder_t&) = delete;
+  kiln_builder_t& operator=(const kiln_builder_t&) = delete;
+
   kiln::Builder builder;
-  // C handle -> core op: handles are indices into this table.
+  const std::string name;
+  // Tags this builder's handles (see capi/op_handles.h).
+  const uint32_t tag;
+  // C handle -> core op: a handle's low 32 bits index this table.
   std::vector<kiln::Op> ops;
   // An error found by the shim itself (bad handle, NULL array) before the core
   // builder saw the call. It is set only while the core builder has no error,
@@ -54,6 +63,11 @@ struct kiln_builder_t {
 
   const kiln::Status& FirstError() const { return shim_error.ok() ? builder.first_error() : shim_error; }
   bool HasError() const { return !FirstError().ok(); }
+  // The op `handle` names, or INVALID_ARGUMENT from `function` naming `what`.
+  kiln::StatusOr<kiln::Op> Resolve(const char* function, std::string_view what, kiln_op_t handle) const {
+    KILN_ASSIGN_OR_RETURN(size_t index, kiln::capi::OpIndex(function, what, handle, tag, name, ops.size()));
+    return ops[index];
+  }
 };
 
 namespace kiln::capi {

@@ -7,9 +7,10 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <memory>
 
 #include "core/npy_header.h"
+#include "core/resource_limits.h"
 
 namespace kiln {
 namespace {
@@ -140,7 +141,26 @@ uint32_t ReadLittleEndian(std::span<const uint8_t> bytes) {
   return value;
 }
 
-StatusOr<Literal> ParseNpy(std::span<const uint8_t> bytes, std::optional<ElementType> expected) {
+// What the preamble and header of a file say.
+struct NpyLayout {
+  NpyHeader header;
+  NpyDtype dtype;
+  size_t data_offset = 0;  // where the array data starts
+  int64_t data_size = 0;   // bytes of array data
+};
+
+// Bytes before the header: the magic, the version and the header length,
+// which is 2 bytes in format 1.0 and 4 later. Needs the first kMagicSize + 2
+// bytes; 0 for an unsupported version.
+size_t PreambleSize(std::span<const uint8_t> bytes) {
+  const int major = bytes[kMagicSize];
+  return kMagicSize + 2 + (major == 1 ? 2 : 4);
+}
+
+// Parses everything up to the array data. `bytes` may stop anywhere after the
+// header (the data is not looked at).
+// Checks the magic and the format version (the first kMagicSize + 2 bytes).
+Status CheckStart(std::span<const uint8_t> bytes) {
   if (bytes.size() < kMagicSize || !std::equal(kMagic, kMagic + kMagicSize, bytes.begin())) {
     return InvalidArgument("not a .npy file (it does not start with \\x93NUMPY)");
   }
@@ -151,38 +171,56 @@ StatusOr<Literal> ParseNpy(std::span<const uint8_t> bytes, std::optional<Element
     return InvalidArgument("unsupported .npy format version ", major, ".", minor,
                            " (supported: 1.0, 2.0, 3.0)");
   }
-  const size_t length_bytes = major == 1 ? 2 : 4;
-  const size_t header_start = kMagicSize + 2 + length_bytes;
+  return OkStatus();
+}
+
+StatusOr<NpyLayout> ParseLayout(std::span<const uint8_t> bytes, std::optional<ElementType> expected) {
+  KILN_RETURN_IF_ERROR(CheckStart(bytes));
+  const size_t header_start = PreambleSize(bytes);
   if (bytes.size() < header_start) return DataLoss("file ends inside the header length");
-  const uint64_t header_length = ReadLittleEndian(bytes.subspan(kMagicSize + 2, length_bytes));
+  const uint64_t header_length =
+      ReadLittleEndian(bytes.subspan(kMagicSize + 2, header_start - kMagicSize - 2));
   if (header_length > bytes.size() - header_start) {
     return DataLoss("header length ", header_length, " runs past the end of the file (",
                     bytes.size() - header_start, " bytes after the preamble)");
   }
   const auto header_bytes = bytes.subspan(header_start, static_cast<size_t>(header_length));
   const std::string_view header_text(reinterpret_cast<const char*>(header_bytes.data()), header_bytes.size());
-  KILN_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(header_text));
-  KILN_ASSIGN_OR_RETURN(NpyDtype dtype, ParseDescr(header.descr, expected));
-
-  const size_t width = static_cast<size_t>(ByteWidth(dtype.type));
-  const std::optional<int64_t> byte_size = CheckedByteSize(header.shape, static_cast<int64_t>(width));
-  if (!byte_size)
-    return InvalidArgument("shape ", DimsText(header.shape), " has more bytes than fit in 64 bits");
-  const int64_t data_size = *byte_size;
-  const auto data = bytes.subspan(header_start + static_cast<size_t>(header_length));
-  if (static_cast<uint64_t>(data_size) > data.size()) {
-    return DataLoss("array data is truncated: expected ", data_size, " bytes for ",
-                    ElementTypeName(dtype.type), " shape ", DimsText(header.shape), ", found ", data.size());
+  NpyLayout layout;
+  KILN_ASSIGN_OR_RETURN(layout.header, ParseNpyHeader(header_text));
+  KILN_ASSIGN_OR_RETURN(layout.dtype, ParseDescr(layout.header.descr, expected));
+  const std::optional<int64_t> byte_size =
+      CheckedByteSize(layout.header.shape, static_cast<int64_t>(ByteWidth(layout.dtype.type)));
+  if (!byte_size) {
+    return InvalidArgument("shape ", DimsText(layout.header.shape), " has more bytes than fit in 64 bits");
   }
-  if (static_cast<uint64_t>(data_size) < data.size()) {
-    return InvalidArgument("found ", data.size() - static_cast<size_t>(data_size),
-                           " unexpected bytes after the array data");
-  }
+  layout.data_offset = header_start + static_cast<size_t>(header_length);
+  layout.data_size = *byte_size;
+  return layout;
+}
 
-  Literal literal(Shape(dtype.type, header.shape));
+// The error for `available` data bytes where the header asks for another
+// number; OK when they agree.
+Status CheckDataSize(const NpyLayout& layout, uint64_t available) {
+  const auto wanted = static_cast<uint64_t>(layout.data_size);
+  if (wanted > available) {
+    return DataLoss("array data is truncated: expected ", layout.data_size, " bytes for ",
+                    ElementTypeName(layout.dtype.type), " shape ", DimsText(layout.header.shape), ", found ",
+                    available);
+  }
+  if (wanted < available)
+    return InvalidArgument("found ", available - wanted, " unexpected bytes after the array data");
+  return OkStatus();
+}
+
+// The array from exactly `layout.data_size` bytes of data.
+Literal DecodeData(const NpyLayout& layout, std::span<const uint8_t> data) {
+  const NpyDtype& dtype = layout.dtype;
+  const std::vector<int64_t>& dims = layout.header.shape;
+  Literal literal(Shape(dtype.type, dims));
   std::span<uint8_t> out = literal.raw();
-  if (header.fortran_order && header.shape.size() > 1) {
-    FortranToRowMajor(data, header.shape, width, out);
+  if (layout.header.fortran_order && dims.size() > 1) {
+    FortranToRowMajor(data, dims, static_cast<size_t>(ByteWidth(dtype.type)), out);
   } else if (!out.empty()) {
     std::memcpy(out.data(), data.data(), out.size());
   }
@@ -192,6 +230,81 @@ StatusOr<Literal> ParseNpy(std::span<const uint8_t> bytes, std::optional<Element
     for (uint8_t& byte : out) byte = byte != 0 ? 1 : 0;
   }
   return literal;
+}
+
+StatusOr<Literal> ParseNpy(std::span<const uint8_t> bytes, std::optional<ElementType> expected) {
+  KILN_ASSIGN_OR_RETURN(NpyLayout layout, ParseLayout(bytes, expected));
+  const auto data = bytes.subspan(layout.data_offset);
+  KILN_RETURN_IF_ERROR(CheckDataSize(layout, data.size()));
+  return DecodeData(layout, data);
+}
+
+// Appends up to `count` bytes of `file` to `bytes`, growing `bytes` only as
+// data arrives (a pipe that claims much and sends little costs little);
+// returns how many were read.
+size_t ReadUpTo(std::FILE* file, size_t count, std::vector<uint8_t>& bytes) {
+  constexpr size_t kChunk = size_t{1} << 20;
+  size_t total = 0;
+  while (total < count) {
+    const size_t want = std::min(kChunk, count - total);
+    const size_t old_size = bytes.size();
+    bytes.resize(old_size + want);
+    const size_t got = std::fread(bytes.data() + old_size, 1, want, file);
+    bytes.resize(old_size + got);
+    total += got;
+    if (got < want) break;
+  }
+  return total;
+}
+
+struct FileCloser {
+  void operator()(std::FILE* file) const { std::fclose(file); }
+};
+
+// Reads the file step by step so that nothing larger than the header says
+// (and the limits allow) is ever read: the preamble, the header, then
+// exactly the data. A regular file's size is checked against the header
+// before any data is read.
+StatusOr<Literal> ReadNpyStream(std::FILE* file, std::optional<uint64_t> file_size,
+                                std::optional<ElementType> expected, const NpyShapeCheck& check) {
+  std::vector<uint8_t> bytes;
+  ReadUpTo(file, kMagicSize + 2, bytes);
+  KILN_RETURN_IF_ERROR(CheckStart(bytes));
+  ReadUpTo(file, PreambleSize(bytes) - bytes.size(), bytes);
+  if (bytes.size() == PreambleSize(bytes)) {
+    const uint64_t header_length = ReadLittleEndian(std::span<const uint8_t>(bytes).subspan(kMagicSize + 2));
+    if (header_length > kMaxNpyHeaderBytes) {
+      return InvalidArgument("header of ", header_length, " bytes is longer than the ", kMaxNpyHeaderBytes,
+                             " bytes this reader accepts");
+    }
+    ReadUpTo(file, static_cast<size_t>(header_length), bytes);
+  }
+  if (std::ferror(file)) return DataLoss("error while reading the file");
+  KILN_ASSIGN_OR_RETURN(NpyLayout layout, ParseLayout(bytes, expected));
+  // The caller's check first: it knows what the array should be.
+  const Shape declared(layout.dtype.type, layout.header.shape);
+  if (check) KILN_RETURN_IF_ERROR(check(declared));
+  const int64_t limit = MaxFileArrayBytes();
+  if (layout.data_size > limit) {
+    return ResourceExhausted(
+        "the header declares ", declared.ToString(), ", ", layout.data_size, " bytes of data, more than the ",
+        limit, " bytes one array read from a file may have on this machine (half its physical memory)");
+  }
+  if (file_size)
+    KILN_RETURN_IF_ERROR(
+        CheckDataSize(layout, *file_size - std::min<uint64_t>(*file_size, layout.data_offset)));
+  // Reserving touches no memory; only the chunks read in are filled. One
+  // byte past the data tells whether the file goes on.
+  bytes.clear();
+  bytes.shrink_to_fit();
+  bytes.reserve(static_cast<size_t>(layout.data_size) + 1);
+  const size_t read = ReadUpTo(file, static_cast<size_t>(layout.data_size) + 1, bytes);
+  if (std::ferror(file)) return DataLoss("error while reading the file");
+  if (read > static_cast<size_t>(layout.data_size)) {
+    return InvalidArgument("found unexpected bytes after the ", layout.data_size, " bytes of array data");
+  }
+  KILN_RETURN_IF_ERROR(CheckDataSize(layout, read));
+  return DecodeData(layout, bytes);
 }
 
 std::string DescrFor(ElementType type) {
@@ -222,15 +335,23 @@ StatusOr<Literal> ReadNpy(std::span<const uint8_t> bytes, const std::string& nam
   return ReadNpy(bytes, name_for_errors, std::nullopt);
 }
 
-StatusOr<Literal> ReadNpyFile(const std::string& path, std::optional<ElementType> expected) {
+StatusOr<Literal> ReadNpyFile(const std::string& path, std::optional<ElementType> expected,
+                              const NpyShapeCheck& check) {
   std::error_code error;
-  if (std::filesystem::is_directory(path, error))
+  const std::filesystem::file_status status = std::filesystem::status(path, error);
+  if (std::filesystem::is_directory(status))
     return InvalidArgument(path, ": is a directory, not a .npy file");
-  std::ifstream file(path, std::ios::binary);
-  if (!file) return NotFound(path, ": cannot open file: ", std::strerror(errno));
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
-  if (file.bad()) return DataLoss(path, ": error while reading the file");
-  return ReadNpy(bytes, path, expected);
+  std::unique_ptr<std::FILE, FileCloser> file(std::fopen(path.c_str(), "rb"));
+  if (file == nullptr) return NotFound(path, ": cannot open file: ", std::strerror(errno));
+  // Devices and pipes have no size to check up front; they are read as a stream.
+  std::optional<uint64_t> file_size;
+  if (std::filesystem::is_regular_file(status)) {
+    const uintmax_t size = std::filesystem::file_size(path, error);
+    if (!error) file_size = size;
+  }
+  StatusOr<Literal> literal = ReadNpyStream(file.get(), file_size, expected, check);
+  if (!literal.ok()) return literal.status().WithContext(path);
+  return literal;
 }
 
 std::vector<uint8_t> WriteNpy(const Literal& literal) {

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -30,8 +31,24 @@ StatusOr<Literal> ReadNpy(std::span<const uint8_t> bytes, const std::string& nam
                           std::optional<ElementType> expected);
 StatusOr<Literal> ReadNpy(std::span<const uint8_t> bytes, const std::string& name_for_errors);
 
-// Reads and parses a file: NOT_FOUND when it cannot be opened, otherwise as ReadNpy.
-StatusOr<Literal> ReadNpyFile(const std::string& path, std::optional<ElementType> expected = std::nullopt);
+// Called with the array's shape as a file's header declares it, before any
+// of its data is read; an error stops the read and is returned.
+using NpyShapeCheck = std::function<Status(const Shape& declared)>;
+
+// Longest header ReadNpyFile accepts (NumPy's own reader stops at 10000 bytes
+// unless told otherwise).
+inline constexpr uint64_t kMaxNpyHeaderBytes = uint64_t{1} << 20;
+
+// Reads and parses a file: NOT_FOUND when it cannot be opened, otherwise as
+// ReadNpy. Nothing beyond what the header declares is read, so a device such
+// as /dev/zero or a pipe that never ends costs no more than a file would:
+// a header longer than kMaxNpyHeaderBytes is INVALID_ARGUMENT, data larger
+// than MaxFileArrayBytes() (core/resource_limits.h) is RESOURCE_EXHAUSTED,
+// and `check` may refuse the declared shape; all before any data is read. A
+// regular file whose size disagrees with its header is refused before its
+// data is read too.
+StatusOr<Literal> ReadNpyFile(const std::string& path, std::optional<ElementType> expected = std::nullopt,
+                              const NpyShapeCheck& check = nullptr);
 
 // Serialises an array literal (format 1.0, or 2.0 when the header needs it),
 // little-endian, C order. Returns an empty vector for a tuple or token literal,

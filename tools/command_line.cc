@@ -4,6 +4,9 @@
 #include <string_view>
 #include <vector>
 
+#include "core/resource_limits.h"
+#include "tools/module_loading.h"
+
 namespace kiln::tool {
 namespace {
 
@@ -149,8 +152,9 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
             }
             KILN_ASSIGN_OR_RETURN(std::optional<std::string> threads, OptionValue(all, i, "--threads"));
             if (threads) {
-              KILN_ASSIGN_OR_RETURN(int64_t count, IntegerValue("--threads", *threads, 0, 4096,
+              KILN_ASSIGN_OR_RETURN(int64_t count, IntegerValue("--threads", *threads, 0, INT32_MAX,
                                                                 "a thread count (0 = default)"));
+              KILN_RETURN_IF_ERROR(CheckThreadCount("option --threads", "the thread count", count));
               bench.threads = static_cast<int>(count);
               return true;
             }
@@ -195,6 +199,11 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   return InvalidArgument("unknown command '", command, "'");
 }
 
+// The figures the usage text gives for the limits.
+static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThread == 4 &&
+                  kMinThreadLimit == 16,
+              "update the limits in UsageText");
+
 const char* UsageText() {
   return "usage: kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed "
          "N]\n"
@@ -220,6 +229,9 @@ const char* UsageText() {
          "  info     list the backends, their devices and the element types they support.\n"
          "\n"
          "Options may also be written --name=VALUE.\n"
+         "Limits: a module has at most 256 MiB of HLO text; each --input must declare its\n"
+         "parameter's element type and shape in its header, which is checked before any\n"
+         "data is read; --threads is at most 4 per hardware thread (never below 16).\n"
          "Exit status: 0 on success, 1 on an error while running, 2 on a usage error.\n";
 }
 

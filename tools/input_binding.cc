@@ -24,16 +24,21 @@ StatusOr<std::vector<Literal>> ReadInputs(const std::vector<std::string>& paths,
   inputs.reserve(paths.size());
   for (size_t i = 0; i < paths.size(); ++i) {
     const Shape& expected = parameter_leaves[i];
-    KILN_ASSIGN_OR_RETURN(Literal literal, ReadNpyFile(paths[i], expected.element_type()));
-    if (literal.shape().element_type() != expected.element_type()) {
-      return InvalidArgument(paths[i], ": has element type ", ElementTypeName(literal.shape().element_type()),
-                             " (", literal.shape().ToString(), ") but ENTRY parameter ", i, " expects ",
-                             expected.ToString());
-    }
-    if (literal.shape().dimensions() != expected.dimensions()) {
-      return InvalidArgument(paths[i], ": has shape ", literal.shape().ToString(), " but ENTRY parameter ", i,
-                             " expects ", expected.ToString());
-    }
+    // Checked against the header before any data is read, so a file (or a
+    // device or pipe) declaring another array never costs more than its header.
+    auto matches_parameter = [&](const Shape& declared) -> Status {
+      if (declared.element_type() != expected.element_type()) {
+        return InvalidArgument("has element type ", ElementTypeName(declared.element_type()), " (",
+                               declared.ToString(), ") but ENTRY parameter ", i, " expects ",
+                               expected.ToString());
+      }
+      if (declared.dimensions() != expected.dimensions()) {
+        return InvalidArgument("has shape ", declared.ToString(), " but ENTRY parameter ", i, " expects ",
+                               expected.ToString());
+      }
+      return OkStatus();
+    };
+    KILN_ASSIGN_OR_RETURN(Literal literal, ReadNpyFile(paths[i], expected.element_type(), matches_parameter));
     // The data stays row-major; the layout tells the backend how to place it.
     if (!expected.layout().minor_to_major.empty()) literal.set_layout(expected.layout());
     inputs.push_back(std::move(literal));

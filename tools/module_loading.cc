@@ -1,8 +1,9 @@
 #include "tools/module_loading.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <iterator>
+#include <vector>
 
 #include "core/hlo_parser.h"
 #include "tools/input_binding.h"
@@ -16,7 +17,25 @@ StatusOr<std::string> ReadTextFile(const std::string& path) {
     return InvalidArgument(path, ": is a directory, not an HLO file");
   std::ifstream file(path, std::ios::binary);
   if (!file) return NotFound(path, ": cannot open file");
-  std::string text((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  // Read in chunks, so that a device such as /dev/zero or a pipe that never
+  // ends is refused after its first chunk or at the size limit, not when
+  // memory runs out. HLO text never holds a NUL byte.
+  std::string text;
+  std::vector<char> chunk(size_t{1} << 16);
+  while (file) {
+    file.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    const auto got = static_cast<size_t>(file.gcount());
+    const auto nul = std::find(chunk.begin(), chunk.begin() + static_cast<std::ptrdiff_t>(got), '\0');
+    if (nul != chunk.begin() + static_cast<std::ptrdiff_t>(got)) {
+      return InvalidArgument(path, ": byte ", text.size() + static_cast<size_t>(nul - chunk.begin()),
+                             " is NUL, so this is not HLO text");
+    }
+    if (text.size() + got > kMaxModuleTextBytes) {
+      return InvalidArgument(path, ": is longer than ", kMaxModuleTextBytes,
+                             " bytes, the most HLO text the kiln command reads");
+    }
+    text.append(chunk.data(), got);
+  }
   if (file.bad()) return DataLoss(path, ": error while reading the file");
   return text;
 }

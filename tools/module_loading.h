@@ -2,6 +2,7 @@
 // and `kiln bench` share before they compile.
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,8 +13,15 @@
 
 namespace kiln::tool {
 
+// The most bytes of HLO text the command reads. Parsing needs several times
+// the text's size, and real modules (weights are inputs, not constants) are
+// far smaller.
+inline constexpr size_t kMaxModuleTextBytes = size_t{256} << 20;
+
 // Parses the HLO text file at `path`; errors name the file. The module is
-// known to have an ENTRY computation.
+// known to have an ENTRY computation. Any file works, pipes included; one
+// longer than kMaxModuleTextBytes, or holding a NUL byte, is INVALID_ARGUMENT
+// as soon as that is read.
 StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path);
 
 // Reads one .npy file per array leaf of ENTRY's parameters, in order.

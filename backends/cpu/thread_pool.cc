@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/resource_limits.h"
+
 #ifdef KILN_HAVE_DNNL
 #include "backends/cpu/onednn_runtime.h"
 #endif
@@ -61,10 +63,12 @@ void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
 }
 
 int ResolveThreadCount(int requested) {
-  if (requested > 0) return requested;
+  // Callers check requested counts (CheckThreadCount); an environment variable
+  // cannot report an error, so a larger one is lowered to the limit.
+  if (requested > 0) return std::min(requested, MaxThreads());
   if (const char* env = std::getenv("KILN_NUM_THREADS")) {
-    const int value = std::atoi(env);
-    if (value > 0) return value;
+    const long value = std::strtol(env, nullptr, 10);
+    if (value > 0) return static_cast<int>(std::min<long>(value, MaxThreads()));
   }
   const unsigned cores = std::thread::hardware_concurrency();
   return cores == 0 ? 1 : static_cast<int>(cores);

@@ -38,7 +38,8 @@ class IntraOpThreadPool {
 };
 
 // Threads a backend uses: `requested` when positive, else KILN_NUM_THREADS
-// when set to a positive number, else the hardware's cores.
+// when set to a positive number, else the hardware's cores; never more than
+// MaxThreads() (core/resource_limits.h).
 int ResolveThreadCount(int requested);
 
 }  // namespace kiln::cpu

@@ -13,7 +13,8 @@ import (
 )
 
 // Op is an op of one Builder: a small value valid only with the builder that
-// made it. A failed op is invalid; the builder records the first error.
+// made it (using it with another builder is that builder's InvalidArgument
+// error). A failed op is invalid; the builder records the first error.
 type Op struct{ id C.kiln_op_t }
 
 // InvalidOp is what a failed op returns.

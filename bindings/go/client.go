@@ -49,12 +49,12 @@ type Client struct {
 // ClientOption configures NewClient.
 type ClientOption func(*clientOptions)
 
-type clientOptions struct{ backend string }
+type clientOptions struct{ backend *string }
 
 // WithBackend selects a backend by name ("interpreter", "cpu", ...). Without
-// it the library picks its default.
+// it the library picks its default; an empty name is InvalidArgument.
 func WithBackend(name string) ClientOption {
-	return func(o *clientOptions) { o.backend = name }
+	return func(o *clientOptions) { o.backend = &name }
 }
 
 // NewClient creates a client. An unknown backend is NotFound; one that cannot
@@ -65,8 +65,8 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		opt(&o)
 	}
 	copts := C.kiln_go_client_options()
-	if o.backend != "" {
-		copts.backend = C.CString(o.backend)
+	if o.backend != nil {
+		copts.backend = C.CString(*o.backend)
 		defer C.free(unsafe.Pointer(copts.backend))
 	}
 	var h *C.kiln_client_t

@@ -195,6 +195,36 @@ func TestShapeError(t *testing.T) {
 	}
 }
 
+func TestOpOfAnotherBuilderIsInvalidArgument(t *testing.T) {
+	first := must(kiln.NewBuilder("first"))
+	defer first.Close()
+	second := must(kiln.NewBuilder("second"))
+	defer second.Close()
+	x := first.Parameter(0, kiln.NewShape(kiln.F32), "x")
+	y := second.Parameter(0, kiln.NewShape(kiln.F32), "y")
+	if second.Add(x, y).Valid() {
+		t.Fatal("adding an op of another builder gave a valid op")
+	}
+	var kerr *kiln.Error
+	if err := second.Err(); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument {
+		t.Fatalf("error %v, want INVALID_ARGUMENT", err)
+	}
+	for _, needle := range []string{"kiln_op_add: operand 'lhs'", "builder 'first'", "not of builder 'second'"} {
+		if !strings.Contains(kerr.Message, needle) {
+			t.Fatalf("message %q does not contain %q", kerr.Message, needle)
+		}
+	}
+	if _, err := first.BuildRoot(y); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument ||
+		!strings.Contains(kerr.Message, "kiln_builder_build: argument 'root'") {
+		t.Fatalf("building on an op of another builder: %v", err)
+	}
+	own := must(first.BuildRoot(x))
+	defer own.Close()
+	if n := must(own.ParameterCount()); n != 1 {
+		t.Fatalf("parameter count %d, want 1", n)
+	}
+}
+
 func TestOperandPrecision(t *testing.T) {
 	b := must(kiln.NewBuilder("precision"))
 	defer b.Close()
@@ -222,6 +252,10 @@ func TestOtherErrors(t *testing.T) {
 	if _, err := kiln.NewClient(kiln.WithBackend("no-such-backend")); !errors.As(err, &kerr) ||
 		kerr.Code != kiln.NotFound {
 		t.Fatalf("unknown backend: %v", err)
+	}
+	if _, err := kiln.NewClient(kiln.WithBackend("")); !errors.As(err, &kerr) ||
+		kerr.Code != kiln.InvalidArgument || !strings.Contains(kerr.Message, "empty") {
+		t.Fatalf("empty backend name: %v", err)
 	}
 	if _, err := kiln.ParseHLO("HloModule m\nENTRY e {\n  ROOT p = f32[2] bogus()\n}\n"); !errors.As(err, &kerr) ||
 		kerr.Code != kiln.InvalidArgument {

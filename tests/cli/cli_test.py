@@ -17,6 +17,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 
 # --- .npy codec (format 1.0) ---------------------------------------------------
 
@@ -366,6 +367,103 @@ def test_bench_runtime_errors(ctx):
                  "unknown backend 'nosuch'")
     expect_error(ctx.run("bench", ctx.hlo("malformed.hlo")), "INVALID_ARGUMENT", "malformed.hlo")
     expect_error(ctx.run("bench", "absent.hlo"), "NOT_FOUND", "absent.hlo")
+
+
+# --- limits ----------------------------------------------------------------------
+
+class PipeWriter:
+    """Writes `data` (then zeros for ever when `endless`) into a new FIFO until
+    the reader closes it; `written` counts the bytes that went in."""
+
+    def __init__(self, path, data, endless=False):
+        os.mkfifo(path)
+        self.path, self.written = path, 0
+        self.thread = threading.Thread(target=self._write, args=(data, endless))
+        self.thread.start()
+
+    def _write(self, data, endless):
+        try:
+            with open(self.path, "wb", buffering=0) as f:
+                self._put(f, data)
+                while endless:
+                    self._put(f, bytes(1 << 16))
+        except (BrokenPipeError, OSError):
+            pass
+
+    def _put(self, f, data):
+        view = memoryview(data)
+        while view:
+            done = f.write(view)
+            self.written += done
+            view = view[done:]
+
+    def join(self):
+        self.thread.join(timeout=60)
+        expect(not self.thread.is_alive(), "the writer of %s never finished" % self.path)
+        return self.written
+
+
+@case
+def test_module_from_a_device_or_a_pipe(ctx):
+    # /dev/zero used to be read until memory ran out.
+    expect_error(ctx.run("run", "/dev/zero"), "INVALID_ARGUMENT", "/dev/zero", "byte 0 is NUL",
+                 "not HLO text")
+    with open(ctx.hlo("constant.hlo"), "rb") as f:
+        writer = PipeWriter(ctx.path("module.hlo"), f.read())
+    result = ctx.run("run", ctx.path("module.hlo"))
+    writer.join()
+    expect(result.returncode == 0 and result.stdout == "result 0: f32[2,2] {{1, 2}, {3, 4}}\n",
+           "a module from a pipe should run", result)
+
+
+@case
+def test_input_from_a_device_or_a_pipe(ctx):
+    a, _ = add_inputs(ctx)
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input", "/dev/zero"), "INVALID_ARGUMENT",
+                 "/dev/zero", "not a .npy file")
+    # A header declaring 4 TiB where f32[2,2] is expected, then zeros for ever:
+    # refused from the header, so at most a pipe's buffer of data is written.
+    writer = PipeWriter(ctx.path("huge.npy"), npy_bytes("<f4", (1 << 40,), b""), endless=True)
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", ctx.path("huge.npy"), "--input", a)
+    written = writer.join()
+    expect_error(result, "INVALID_ARGUMENT", "huge.npy", "f32[1099511627776]", "ENTRY parameter 0 expects f32[2,2]")
+    expect(written < (1 << 24), "kiln read %d bytes of a pipe it should have refused" % written)
+    # A pipe holding the array and more.
+    writer = PipeWriter(ctx.path("longer.npy"), npy_array("<f4", (2, 2), [1, 2, 3, 4]), endless=True)
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", ctx.path("longer.npy"), "--input", a)
+    writer.join()
+    expect_error(result, "INVALID_ARGUMENT", "longer.npy", "unexpected bytes after the 16 bytes of array data")
+    # And one holding just the array works like a file.
+    writer = PipeWriter(ctx.path("exact.npy"), npy_array("<f4", (2, 2), [1, 2, 3, 4]))
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", ctx.path("exact.npy"), "--input", a)
+    writer.join()
+    expect(result.returncode == 0 and result.stdout == "result 0: f32[2,2] {{2, 4}, {6, 8}}\n",
+           "an input from a pipe should be read", result)
+
+
+@case
+def test_input_larger_than_its_parameter(ctx):
+    # A sparse regular file as large as its header claims (4 TiB) used to be
+    # read whole; its header is refused before any data.
+    a, _ = add_inputs(ctx)
+    huge = ctx.write("huge.npy", npy_bytes("<f4", (1 << 40,), b""))
+    with open(huge, "r+b") as f:
+        f.truncate(os.path.getsize(huge) + (4 << 40))
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", huge, "--input", a), "INVALID_ARGUMENT",
+                 "huge.npy", "has shape f32[1099511627776] but ENTRY parameter 0 expects f32[2,2]")
+
+
+@case
+def test_thread_limit(ctx):
+    # The limit is 4 per hardware thread and never below 16.
+    limit = max(16, 4 * os.cpu_count())
+    hlo = ctx.hlo("constant.hlo")
+    result = ctx.run("bench", hlo, "--threads", str(limit + 1))
+    expect_usage_error(result, "--threads")
+    expect("at most %d threads" % limit in result.stderr, "expected the limit %d in the error" % limit, result)
+    report, _ = bench_json(ctx, hlo, "--backend", "interpreter", "--threads", str(limit), "--iterations", "1")
+    expect(report["threads"] == limit, "wrong thread count in %r" % report)
+    expect_usage_error(ctx.run("run", hlo, "--backend", ""), "--backend needs a non-empty name")
 
 
 def main():

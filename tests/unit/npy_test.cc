@@ -3,16 +3,25 @@
 // malformed file.
 #include "core/npy.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <atomic>
+#include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/literal.h"
+#include "core/resource_limits.h"
 
 // Fails the test when a Status is not OK, printing it.
 #define NPY_ASSERT_OK(expr)                                  \
@@ -403,6 +412,140 @@ TEST_F(NpyFileTest, ErrorsNameThePath) {
   StatusOr<Literal> read = ReadNpyFile(Path("junk.npy"));
   ASSERT_FALSE(read.ok());
   EXPECT_EQ(read.status().message().rfind(Path("junk.npy"), 0), 0u) << read.status().message();
+}
+
+// Files that are not regular: a device that never ends and pipes. A writer
+// thread feeds the pipe until the reader closes it, and counts what it wrote.
+class NpyStreamTest : public NpyFileTest {
+ protected:
+  void SetUp() override {
+    NpyFileTest::SetUp();
+    std::signal(SIGPIPE, SIG_IGN);  // a closed pipe is an EPIPE for the writer
+    ASSERT_EQ(mkfifo(Path("pipe.npy").c_str(), 0600), 0);
+  }
+
+  // Starts writing `bytes` to the pipe, then `endless` zero bytes for ever
+  // when asked, until the reader closes its end.
+  void StartWriter(std::vector<uint8_t> bytes, bool endless) {
+    writer_ = std::thread([this, bytes = std::move(bytes), endless] {
+      const int fd = open(Path("pipe.npy").c_str(), O_WRONLY);
+      if (fd < 0) return;
+      auto write_all = [&](const uint8_t* data, size_t size) {
+        while (size > 0) {
+          const ssize_t done = write(fd, data, size);
+          if (done <= 0) return false;
+          written_ += static_cast<size_t>(done);
+          data += done;
+          size -= static_cast<size_t>(done);
+        }
+        return true;
+      };
+      bool open_end = write_all(bytes.data(), bytes.size());
+      const std::vector<uint8_t> zeros(size_t{1} << 16, 0);
+      while (open_end && endless) open_end = write_all(zeros.data(), zeros.size());
+      close(fd);
+    });
+  }
+  // Waits for the writer; returns the bytes it wrote.
+  size_t JoinWriter() {
+    writer_.join();
+    return written_;
+  }
+
+  std::thread writer_;
+  std::atomic<size_t> written_{0};
+};
+
+TEST_F(NpyStreamTest, PipeIsReadLikeAFile) {
+  const Literal literal = Literal::FromVector<float>({1, 2, 3}, {3});
+  StartWriter(WriteNpy(literal), /*endless=*/false);
+  StatusOr<Literal> read = ReadNpyFile(Path("pipe.npy"));
+  JoinWriter();
+  NPY_ASSERT_OK(read.status());
+  EXPECT_EQ(*read, literal);
+}
+
+TEST_F(NpyStreamTest, DeviceThatNeverEndsIsRefusedAtItsFirstBytes) {
+  StatusOr<Literal> read = ReadNpyFile("/dev/zero");
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("/dev/zero: not a .npy file"), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(NpyStreamTest, DeclaredShapeIsCheckedBeforeAnyDataIsRead) {
+  // 4 MiB of data declared, then zeros for ever; the check refuses the shape.
+  constexpr size_t kDeclaredBytes = size_t{1} << 22;
+  StartWriter(MakeNpy(Dict("<f4", "(1048576,)"), {}), /*endless=*/true);
+  std::optional<Shape> seen;
+  StatusOr<Literal> read = ReadNpyFile(Path("pipe.npy"), std::nullopt, [&](const Shape& declared) {
+    seen = declared;
+    return InvalidArgument("not the shape wanted");
+  });
+  const size_t written = JoinWriter();
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().message(), Path("pipe.npy") + ": not the shape wanted");
+  ASSERT_TRUE(seen.has_value());
+  EXPECT_EQ(seen->ToString(), "f32[1048576]");
+  // What the writer got into the pipe before the reader closed it: the
+  // header and at most the pipe's buffer, never the declared data.
+  EXPECT_LT(written, kDeclaredBytes);
+}
+
+TEST_F(NpyStreamTest, DataBeyondTheDeclaredArrayIsRefused) {
+  StartWriter(MakeNpy(Dict("<f4", "(2,)"), Bytes<float>({1, 2}, false)), /*endless=*/true);
+  StatusOr<Literal> read = ReadNpyFile(Path("pipe.npy"));
+  JoinWriter();
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("unexpected bytes after the 8 bytes of array data"),
+            std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(NpyFileTest, DeclaredDataAboveTheMemoryLimitIsRefused) {
+  // 8 TiB declared; the file itself is tiny, so nothing but the header is read.
+  const auto bytes = MakeNpy(Dict("<f8", "(1099511627776,)"), {});
+  std::ofstream(Path("huge.npy"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  StatusOr<Literal> read = ReadNpyFile(Path("huge.npy"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kResourceExhausted) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("f64[1099511627776], 8796093022208 bytes of data"),
+            std::string::npos)
+      << read.status().message();
+  EXPECT_NE(read.status().message().find(std::to_string(MaxFileArrayBytes())), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(NpyFileTest, HeaderLongerThanTheLimitIsRefused) {
+  std::vector<uint8_t> bytes = {0x93, 'N', 'U', 'M', 'P', 'Y', 2, 0};
+  const uint64_t length = kMaxNpyHeaderBytes + 1;
+  for (int i = 0; i < 4; ++i) bytes.push_back(static_cast<uint8_t>(length >> (8 * i)));
+  std::ofstream(Path("long.npy"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  StatusOr<Literal> read = ReadNpyFile(Path("long.npy"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kInvalidArgument) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("header of " + std::to_string(length) + " bytes"), std::string::npos)
+      << read.status().message();
+}
+
+TEST_F(NpyFileTest, SizeOfARegularFileMustMatchItsHeader) {
+  auto bytes = MakeNpy(Dict("<f4", "(2,)"), Bytes<float>({1, 2}, false));
+  bytes.push_back(0);
+  std::ofstream(Path("long.npy"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  bytes.resize(bytes.size() - 2);
+  std::ofstream(Path("short.npy"), std::ios::binary)
+      .write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+  StatusOr<Literal> read = ReadNpyFile(Path("long.npy"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_NE(read.status().message().find("1 unexpected bytes"), std::string::npos) << read.status().message();
+  read = ReadNpyFile(Path("short.npy"));
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.status().code(), StatusCode::kDataLoss) << read.status().ToString();
+  EXPECT_NE(read.status().message().find("expected 8 bytes"), std::string::npos) << read.status().message();
 }
 
 }  // namespace

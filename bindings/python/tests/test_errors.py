@@ -69,15 +69,36 @@ def test_python_side_errors(client):
         client.buffer(np.array(["a"]))
     with pytest.raises(TypeError):
         kiln.Builder().parameter(0, "not-a-type", [1])
-    with kiln.Builder() as b1, kiln.Builder() as b2:
-        x = b1.parameter(0, "f32", [])
-        with pytest.raises(ValueError, match="another builder"):
-            b2.neg(x)
     with client.buffer(np.zeros(2, np.float32)) as buffer:
         with pytest.raises(ValueError, match="dtype|out is"):
             buffer.to_numpy(out=np.zeros(2, np.float64))
         with pytest.raises(ValueError):
             buffer.to_numpy(out=np.zeros(3, np.float32))
+
+
+def test_an_op_of_another_builder_is_invalid_argument():
+    with kiln.Builder("first") as b1, kiln.Builder("second") as b2:
+        x = b1.parameter(0, "f32", [])
+        y = b2.parameter(0, "f32", [])
+        with pytest.raises(kiln.KilnError) as info:
+            b2.add(x, y)
+        assert info.value.code == StatusCode.INVALID_ARGUMENT
+        for needle in ("kiln_op_add: operand 'lhs'", "builder 'first'", "not of builder 'second'"):
+            assert needle in info.value.message
+        with pytest.raises(kiln.KilnError) as info:
+            b1.build(y)
+        assert info.value.code == StatusCode.INVALID_ARGUMENT
+        assert "kiln_builder_build: argument 'root'" in info.value.message
+        with b1.build(x) as own:
+            assert own.parameter_count == 1
+    gone = kiln.Builder("gone")
+    z = gone.parameter(0, "f32", [])
+    gone.close()
+    with kiln.Builder("third") as b3:
+        with pytest.raises(kiln.KilnError) as info:
+            b3.neg(z)
+        assert info.value.code == StatusCode.INVALID_ARGUMENT
+        assert "no longer exists" in info.value.message
 
 
 def test_codes_from_a_newer_library_are_kept():

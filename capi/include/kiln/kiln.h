@@ -194,7 +194,7 @@ typedef struct kiln_client_t kiln_client_t;
 typedef struct kiln_client_options_t {
   size_t struct_size;
   /* Backend name; NULL means "cpu" when this build has it, else "interpreter".
-   * Copied during kiln_client_create. */
+   * An empty string is INVALID_ARGUMENT. Copied during kiln_client_create. */
   const char* backend;
 } kiln_client_options_t;
 
@@ -250,8 +250,12 @@ typedef struct kiln_builder_t kiln_builder_t;
 /* A built (or parsed) computation: a module with an entry. Immutable; thread-safe. */
 typedef struct kiln_computation_t kiln_computation_t;
 
-/* An op of one builder: a small integer valid only with the builder that made it.
- * KILN_OP_INVALID is what a failed op returns. */
+/* An op of one builder, valid only with the builder that made it. The value is
+ * opaque (it is not an index): each handle carries a tag of its builder, so an
+ * op of another builder, of a destroyed builder, or a made-up value is
+ * INVALID_ARGUMENT naming the argument, the op and the builders. Handles are
+ * never negative; KILN_OP_INVALID is what a failed op returns. One builder
+ * holds at most 2^32 - 1 ops (more is RESOURCE_EXHAUSTED). */
 typedef int64_t kiln_op_t;
 #define KILN_OP_INVALID ((kiln_op_t) - 1)
 
@@ -282,6 +286,8 @@ KILN_API kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t ro
 
 /* Ops. Shared rules:
  *  - A shape is (element type, dims, rank); `dims` may be NULL when rank is 0.
+ *    Dims are >= 0 and the array's byte size must fit in 64 bits (else
+ *    INVALID_ARGUMENT); shapes an op infers have at most 2^60 elements.
  *  - An integer list is (pointer, count); the pointer may be NULL when count is 0.
  *  - An op list is (const kiln_op_t*, count).
  *  - Nested computations (to_apply, condition, body, branches, comparator) are
@@ -294,7 +300,7 @@ KILN_API kiln_status_t* kiln_builder_build(kiln_builder_t* builder, kiln_op_t ro
 
 /* --- Leaves */
 
-/* Parameter `number` of the given shape. `minor_to_major` (rank entries) gives a
+/* Parameter `number` (0 to 2^20) of the given shape. `minor_to_major` (rank entries) gives a
  * layout, NULL the default major-to-minor one. `name` may be NULL. */
 KILN_API kiln_op_t kiln_op_parameter(kiln_builder_t* builder, int64_t number, kiln_element_type_t type,
                                      const int64_t* dims, size_t rank, const int64_t* minor_to_major,
@@ -755,7 +761,13 @@ KILN_API kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* d
  * bf16 dtype: a two-byte void array ('V2', as ml_dtypes saves bf16) is read as
  * bf16 when `expected_type` is KILN_TYPE_BF16; otherwise pass KILN_TYPE_INVALID.
  * Errors: NOT_FOUND (cannot open), INVALID_ARGUMENT (malformed or unsupported
- * header, naming the file), DATA_LOSS (truncated). The caller owns *out_buffer. */
+ * header, naming the file; an `expected_type` outside the enum), DATA_LOSS
+ * (truncated). Limits: nothing beyond what the header declares is read, so
+ * /dev/zero or a pipe that never ends is refused like any malformed file; a
+ * header longer than 1 MiB is INVALID_ARGUMENT, array data larger than half
+ * the machine's physical memory is RESOURCE_EXHAUSTED, and a regular file
+ * whose size disagrees with its header is refused, all before any data is
+ * read. The caller owns *out_buffer. */
 KILN_API kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const char* path,
                                                          kiln_element_type_t expected_type,
                                                          kiln_buffer_t** out_buffer);
@@ -774,9 +786,12 @@ typedef struct kiln_executable_t kiln_executable_t;
 
 typedef struct kiln_compile_options_t {
   size_t struct_size;
-  /* 0 = only what correctness needs; 2 is the default. */
+  /* 0 = only what correctness needs; 2 is the default; at most 3 (more is
+   * INVALID_ARGUMENT). */
   int32_t optimization_level;
-  /* Threads for intra-op parallelism; 0 = one per core. */
+  /* Threads for intra-op parallelism; 0 = one per core. At most 4 per hardware
+   * thread (std::thread::hardware_concurrency) and never fewer than 16 may be
+   * asked for: more is INVALID_ARGUMENT, and the message gives the limit. */
   int32_t num_threads;
 } kiln_compile_options_t;
 #define KILN_COMPILE_OPTIONS_INIT {sizeof(kiln_compile_options_t), 2, 0}

@@ -38,7 +38,8 @@ def _enum(kind, value):
 
 
 class Op:
-    """An op of one Builder: a cheap value handle, valid only with that builder.
+    """An op of one Builder: a cheap value handle, valid only with that builder
+    (using it with another raises KilnError INVALID_ARGUMENT).
 
     Python operators build ops too: ``a + b``, ``a - b``, ``a * b``, ``a / b``,
     ``-a`` and ``a @ b`` (dot); a Python number becomes a scalar constant of the
@@ -231,8 +232,8 @@ class Builder(Handle):
     def _h(self, op: Op) -> int:
         if not isinstance(op, Op):
             raise TypeError(f"kiln: expected an Op, got {type(op).__name__}")
-        if op.builder is not self:
-            raise ValueError("kiln: the op belongs to another builder")
+        # An op of another builder goes to the library too, which refuses it
+        # (INVALID_ARGUMENT naming the op and both builders) like any bad op.
         return op.handle
 
     def _hs(self, ops: Sequence[Op]):

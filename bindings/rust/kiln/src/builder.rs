@@ -85,8 +85,8 @@ pub struct Builder {
 unsafe impl Send for Builder {}
 
 /// An op of one [`Builder`]: a copyable handle that cannot outlive it. Using an
-/// op with another builder panics. `+`, `-`, `*`, `/` and unary `-` build the
-/// elementwise ops.
+/// op with another builder is that builder's error ([`Code::InvalidArgument`]).
+/// `+`, `-`, `*`, `/` and unary `-` build the elementwise ops.
 #[derive(Debug, Clone, Copy)]
 pub struct Op<'b> {
     builder: &'b Builder,
@@ -318,12 +318,10 @@ impl Builder {
         Op { builder: self, id }
     }
 
-    /// The raw id of an op of this builder.
-    ///
-    /// # Panics
-    /// If `op` belongs to another builder.
+    /// The raw id of `op`. An op of another builder is passed on as well: the
+    /// library refuses it like any bad operand (the builder's error becomes
+    /// [`Code::InvalidArgument`] naming the op and both builders).
     fn id(&self, op: Op<'_>) -> sys::kiln_op_t {
-        assert!(std::ptr::eq(op.builder, self), "kiln: an Op was used with a builder other than its own");
         op.id
     }
 

@@ -123,6 +123,24 @@ fn shape_error_is_an_invalid_argument_naming_the_op() {
 }
 
 #[test]
+fn an_op_of_another_builder_is_an_invalid_argument() {
+    let first = Builder::new("first").unwrap();
+    let second = Builder::new("second").unwrap();
+    let x = first.parameter(0, ElementType::F32, &[], "x");
+    let y = second.parameter(0, ElementType::F32, &[], "y");
+    let sum = second.add(x, y);
+    let err = second.build(sum).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    for needle in ["kiln_op_add: operand 'lhs'", "builder 'first'", "not of builder 'second'"] {
+        assert!(err.message().contains(needle), "expected {needle:?} in: {err}");
+    }
+    let err = first.build(y).unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("kiln_builder_build: argument 'root'"), "{err}");
+    assert_eq!(first.build(x).unwrap().parameter_count().unwrap(), 1);
+}
+
+#[test]
 fn operand_precision_reaches_the_module() {
     let b = Builder::new("precision").unwrap();
     let x = b.parameter(0, ElementType::F32, &[2, 3], "x");

@@ -2,7 +2,8 @@ package dev.kiln;
 
 /**
  * An op of one {@link Builder}: a cheap value handle, valid only with the builder that made
- * it.
+ * it. Using it with another builder throws a {@link KilnException} with {@code
+ * INVALID_ARGUMENT}.
  */
 public final class Op {
   private final Builder builder;

@@ -100,11 +100,24 @@ class ErrorTest {
   }
 
   @Test
-  void opsOfAnotherBuilderAreRejected() {
-    try (Builder a = Builder.create("a");
-        Builder b = Builder.create("b")) {
-      Op x = a.constant(1f);
-      assertThrows(IllegalArgumentException.class, () -> b.neg(x));
+  void opsOfAnotherBuilderAreInvalidArgument() {
+    try (Builder first = Builder.create("first");
+        Builder second = Builder.create("second")) {
+      Op x = first.parameter(0, Shape.of(ElementType.F32));
+      Op y = second.parameter(0, Shape.of(ElementType.F32));
+      KilnException e = assertThrows(KilnException.class, () -> second.add(x, y));
+      assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+      for (String needle :
+          new String[] {"kiln_op_add: operand 'lhs'", "builder 'first'", "not of builder 'second'"}) {
+        assertTrue(e.getMessage().contains(needle), e.getMessage());
+      }
+      KilnException atBuild = assertThrows(KilnException.class, () -> first.build(y));
+      assertEquals(StatusCode.INVALID_ARGUMENT, atBuild.code());
+      assertTrue(
+          atBuild.getMessage().contains("kiln_builder_build: argument 'root'"), atBuild.getMessage());
+      try (Computation own = first.build(x)) {
+        assertEquals(1, own.parameterCount());
+      }
     }
   }
 }
