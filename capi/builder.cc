@@ -198,7 +198,7 @@ kiln_op_t kiln_op_constant(kiln_builder_t* builder, kiln_element_type_t type, co
   return BuildOp(builder, __func__, [&](OpContext& c) {
     kiln::Shape shape = c.shape(type, dims, rank);
     if (!c.ok()) return Op();
-    kiln::StatusOr<kiln::Literal> literal = kiln::capi::LiteralFromHost(__func__, shape, data, byte_size);
+    kiln::StatusOr<kiln::Literal> literal = kiln::capi::LiteralFromHost(c.function(), shape, data, byte_size);
     if (!literal.ok()) {
       c.Fail(literal.status());
       return Op();

@@ -66,7 +66,11 @@ Status LibraryThunk::Run(ExecutionContext& context) const {
   std::vector<const Literal*> pointers;
   pointers.reserve(arguments.size());
   for (const Literal& argument : arguments) pointers.push_back(&argument);
-  KILN_ASSIGN_OR_RETURN(Literal result, context.library->evaluator().Run(*computation_, pointers));
+  StatusOr<Literal> evaluated = context.library->evaluator().Run(*computation_, pointers);
+  // The interpreter's evaluator runs this op as part of the cpu backend's
+  // program; its messages are the cpu backend's.
+  if (!evaluated.ok()) return evaluated.status().WithContext("cpu");
+  Literal result = std::move(evaluated).value();
   std::vector<const Literal*> leaves;
   FlattenArrays(result, leaves);
   if (leaves.size() != outputs_.size()) {

@@ -5,13 +5,13 @@
 #
 # BUILD_DIR is a CMake build directory in which the `kiln` target is built
 # (BUILD_DIR/capi/libkiln.so). The binding finds the library with pkg-config;
-# for a build tree this script writes BUILD_DIR/go-pkgconfig/kiln.pc (headers
-# from the source tree, the library from BUILD_DIR with an rpath), so
+# CMake writes BUILD_DIR/pkgconfig/kiln.pc for the build tree (headers from the
+# source tree, the library from BUILD_DIR with an rpath), so
 #
-#   PKG_CONFIG_PATH=$PWD/BUILD_DIR/go-pkgconfig go -C samples/go/mlp run .
+#   PKG_CONFIG_PATH=$PWD/BUILD_DIR/pkgconfig go -C samples/go/mlp run .
 #
-# runs the sample afterwards. With an installed libkiln (kiln.pc on the default
-# pkg-config path) no variable is needed.
+# runs the sample without this script. With an installed libkiln (kiln.pc on
+# the default pkg-config path) no variable is needed.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -42,22 +42,9 @@ fi
 # Go 1.21..1.23 download the toolchain go.mod asks for.
 export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 
-# --- pkg-config file for the build tree ------------------------------------------
-hdr=$root/capi/include/kiln/kiln.h
-version=$(for p in MAJOR MINOR PATCH; do sed -nE "s/^#define KILN_VERSION_$p ([0-9]+).*/\1/p" "$hdr"; done | paste -sd.)
-pcdir=$build/go-pkgconfig
-mkdir -p "$pcdir"
-cat >"$pcdir/kiln.pc" <<PC
-# Written by bindings/go/ci.sh: libkiln from this build tree, not installed.
-libdir=$libdir
-includedir=$root/capi/include
-
-Name: kiln
-Description: Kiln array compiler and runtime (C ABI), build tree
-Version: $version
-Libs: -L\${libdir} -Wl,-rpath,\${libdir} -lkiln
-Cflags: -I\${includedir}
-PC
+# --- pkg-config file for the build tree (written by CMake) -----------------------
+pcdir=$build/pkgconfig
+[ -e "$pcdir/kiln.pc" ] || { echo "ci.sh: $pcdir/kiln.pc missing; configure the build with CMake" >&2; exit 1; }
 export PKG_CONFIG_PATH=$pcdir${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}
 # The go build cache does not hash pkg-config's output, so a package built
 # against another libkiln would be reused; a define naming this .pc file's

@@ -34,5 +34,14 @@ mvn -q -B -Dstyle.color=never -f "$root/bindings/java/pom.xml" \
   -Dkiln.test.iterations="${KILN_JAVA_ITERATIONS:-100000}" \
   -Dkiln.test.compileIterations="${KILN_JAVA_COMPILE_ITERATIONS:-100000}" \
   package
-"$root/samples/java/mlp/run.sh" "$1"
+# The sample's output is what a user sees: no terminal escapes in it.
+sample_output=$("$root/samples/java/mlp/run.sh" "$1" 2>&1) || {
+  printf '%s\n' "$sample_output"
+  exit 1
+}
+printf '%s\n' "$sample_output"
+if [[ $sample_output == *$'\e'* ]]; then
+  echo "kiln java: the sample printed terminal escape sequences" >&2
+  exit 1
+fi
 echo "kiln java: OK"

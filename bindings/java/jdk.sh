@@ -41,4 +41,8 @@ kiln_use_jdk() { # exports JAVA_HOME and PATH for a JDK >= 22, installing one if
   if [ "$(kiln_jdk_major "$home")" -ge 24 ]; then
     export MAVEN_OPTS="${MAVEN_OPTS:-} --sun-misc-unsafe-memory-access=allow"
   fi
+  # Maven 3.8's console library writes a colour reset (ESC [0m) to stdout and
+  # stderr at exit even in batch mode (3.9 has -Dstyle.color=never); it would
+  # land in the output of the sample and of pipes.
+  export MAVEN_OPTS="${MAVEN_OPTS:-} -Djansi.noreset=true"
 }

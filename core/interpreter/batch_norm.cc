@@ -24,7 +24,7 @@ StatusOr<FeatureLayout> Layout(const Instruction& instruction, const Literal& op
   const Shape& shape = operand.shape();
   const int64_t feature_index = instruction.attrs.feature_index;
   if (feature_index < 0 || feature_index >= shape.rank()) {
-    return InvalidArgument("interpreter: ", OpcodeName(instruction.opcode), " feature_index ", feature_index,
+    return InvalidArgument(OpcodeName(instruction.opcode), " feature_index ", feature_index,
                            " out of range for ", shape.ToString());
   }
   FeatureLayout layout;
@@ -43,8 +43,8 @@ std::vector<double> AsDoubles(const Literal& literal) {
 StatusOr<std::vector<double>> FeatureVector(const Literal& literal, const FeatureLayout& layout,
                                             const char* what) {
   if (literal.element_count() != layout.features) {
-    return InvalidArgument("interpreter: batch-norm ", what, " ", literal.shape().ToString(), " needs ",
-                           layout.features, " elements");
+    return InvalidArgument("batch-norm ", what, " ", literal.shape().ToString(), " needs ", layout.features,
+                           " elements");
   }
   return AsDoubles(literal);
 }
@@ -116,7 +116,7 @@ StatusOr<Literal> EvaluateBatchNormGrad(const Instruction& instruction, Operands
   KILN_ASSIGN_OR_RETURN(std::vector<double> mean, FeatureVector(*operands[2], layout, "mean"));
   KILN_ASSIGN_OR_RETURN(std::vector<double> variance, FeatureVector(*operands[3], layout, "variance"));
   if (operands[4]->element_count() != operand.element_count()) {
-    return InvalidArgument("interpreter: batch-norm-grad grad_output must match the operand");
+    return InvalidArgument("batch-norm-grad grad_output must match the operand");
   }
   const std::vector<double> x = AsDoubles(operand);
   const std::vector<double> dy = AsDoubles(*operands[4]);

@@ -94,7 +94,7 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
       static_cast<int64_t>(dn.kernel_spatial_dimensions.size()) != g.spatial_rank ||
       static_cast<int64_t>(dn.output_spatial_dimensions.size()) != g.spatial_rank ||
       static_cast<int64_t>(instruction.attrs.window.dimensions.size()) != g.spatial_rank) {
-    return InvalidArgument("interpreter: convolution ranks do not match its dimension numbers and window");
+    return InvalidArgument("convolution ranks do not match its dimension numbers and window");
   }
   std::vector<int64_t> all_dims = {dn.input_batch_dimension,          dn.input_feature_dimension,
                                    dn.kernel_input_feature_dimension, dn.kernel_output_feature_dimension,
@@ -104,12 +104,11 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
     all_dims.insert(all_dims.end(), list->begin(), list->end());
   }
   for (int64_t d : all_dims) {
-    if (d < 0 || d >= rank)
-      return InvalidArgument("interpreter: convolution dimension number ", d, " out of range");
+    if (d < 0 || d >= rank) return InvalidArgument("convolution dimension number ", d, " out of range");
   }
   for (const WindowDimension& w : instruction.attrs.window.dimensions) {
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
-      return InvalidArgument("interpreter: convolution window needs positive strides and dilations");
+      return InvalidArgument("convolution window needs positive strides and dilations");
     }
   }
   std::vector<int64_t> lhs_order = {dn.input_batch_dimension};
@@ -141,8 +140,8 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
       g.out_features % (g.feature_groups * g.batch_groups) != 0 ||
       g.in_batch != g.out_batch * g.batch_groups ||
       out_shape.dimensions(dn.output_feature_dimension) != g.out_features) {
-    return InvalidArgument("interpreter: convolution of ", lhs.shape().ToString(), " and ",
-                           rhs.shape().ToString(), " with feature_group_count=", g.feature_groups,
+    return InvalidArgument("convolution of ", lhs.shape().ToString(), " and ", rhs.shape().ToString(),
+                           " with feature_group_count=", g.feature_groups,
                            " batch_group_count=", g.batch_groups, " does not match result ",
                            out_shape.ToString());
   }

@@ -32,8 +32,7 @@ int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
 Status CheckDims(const Shape& shape, const std::vector<int64_t>& dims, const char* what) {
   for (int64_t d : dims) {
     if (d < 0 || d >= shape.rank()) {
-      return InvalidArgument("interpreter: dot ", what, " dimension ", d, " out of range for ",
-                             shape.ToString());
+      return InvalidArgument("dot ", what, " dimension ", d, " out of range for ", shape.ToString());
     }
   }
   return OkStatus();
@@ -86,8 +85,8 @@ StatusOr<Literal> EvaluateDot(const Instruction& instruction, Operands operands)
   if (Product(rs, numbers.rhs_batch_dimensions) != batches ||
       Product(rs, numbers.rhs_contracting_dimensions) != k ||
       batches * m * n != instruction.shape.element_count()) {
-    return InvalidArgument("interpreter: dot of ", ls.ToString(), " and ", rs.ToString(),
-                           " does not match result ", instruction.shape.ToString());
+    return InvalidArgument("dot of ", ls.ToString(), " and ", rs.ToString(), " does not match result ",
+                           instruction.shape.ToString());
   }
   std::vector<int64_t> lhs_order = numbers.lhs_batch_dimensions;
   lhs_order.insert(lhs_order.end(), lhs_free.begin(), lhs_free.end());

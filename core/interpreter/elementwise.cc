@@ -159,17 +159,16 @@ StatusOr<Literal> EvaluateUnary(const Instruction& instruction, Operands operand
   const ElementType type = input.shape().element_type();
   if (!input.shape().IsArray()) {
     if (opcode == Opcode::kCopy) return input;
-    return InvalidArgument("interpreter: ", OpcodeName(opcode), " needs an array operand, got ",
-                           input.shape().ToString());
+    return InvalidArgument(OpcodeName(opcode), " needs an array operand, got ", input.shape().ToString());
   }
   Literal result(instruction.shape);
   if (result.element_count() != input.element_count()) {
-    return Internal("interpreter: ", OpcodeName(opcode), " result ", instruction.shape.ToString(),
-                    " does not match operand ", input.shape().ToString());
+    return Internal(OpcodeName(opcode), " result ", instruction.shape.ToString(), " does not match operand ",
+                    input.shape().ToString());
   }
   if (opcode == Opcode::kAbs && IsComplex(type)) {
     if (result.shape().element_type() != ComplexComponentType(type)) {
-      return Internal("interpreter: abs of ", input.shape().ToString(), " must be real");
+      return Internal("abs of ", input.shape().ToString(), " must be real");
     }
     Status status = DispatchElementType(type, [&](auto tag) -> Status {
       using T = decltype(tag);
@@ -185,13 +184,12 @@ StatusOr<Literal> EvaluateUnary(const Instruction& instruction, Operands operand
     return result;
   }
   if (result.shape().element_type() != type) {
-    return Internal("interpreter: ", OpcodeName(opcode), " changes the element type");
+    return Internal(OpcodeName(opcode), " changes the element type");
   }
   Status status = DispatchElementType(type, [&](auto tag) -> Status {
     using T = decltype(tag);
     if (!UnaryApplies<T>(opcode)) {
-      return Unimplemented("interpreter: ", OpcodeName(opcode), " is not defined for element type ",
-                           ElementTypeName(type));
+      return Unimplemented(OpcodeName(opcode), " is not defined for element type ", ElementTypeName(type));
     }
     auto in = input.data<T>();
     auto out = result.data<T>();
@@ -212,9 +210,8 @@ StatusOr<Literal> EvaluateBinary(const Instruction& instruction, Operands operan
   const ElementType type = lhs.shape().element_type();
   if (!lhs.shape().IsArray() || rhs.shape().element_type() != type ||
       instruction.shape.element_type() != type) {
-    return InvalidArgument("interpreter: ", OpcodeName(instruction.opcode),
-                           " needs operands and result of one ", "element type, got ", lhs.shape().ToString(),
-                           " and ", rhs.shape().ToString());
+    return InvalidArgument(OpcodeName(instruction.opcode), " needs operands and result of one ",
+                           "element type, got ", lhs.shape().ToString(), " and ", rhs.shape().ToString());
   }
   Literal result(instruction.shape);
   const int64_t count = result.element_count();
@@ -222,8 +219,8 @@ StatusOr<Literal> EvaluateBinary(const Instruction& instruction, Operands operan
   const bool lhs_scalar = lhs.element_count() == 1 && count != 1;
   const bool rhs_scalar = rhs.element_count() == 1 && count != 1;
   if ((!lhs_scalar && lhs.element_count() != count) || (!rhs_scalar && rhs.element_count() != count)) {
-    return InvalidArgument("interpreter: ", OpcodeName(instruction.opcode), " operand shapes ",
-                           lhs.shape().ToString(), " and ", rhs.shape().ToString(), " do not match result ",
+    return InvalidArgument(OpcodeName(instruction.opcode), " operand shapes ", lhs.shape().ToString(),
+                           " and ", rhs.shape().ToString(), " do not match result ",
                            instruction.shape.ToString());
   }
   return DispatchElementType(type, [&](auto tag) -> StatusOr<Literal> {

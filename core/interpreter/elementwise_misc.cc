@@ -20,14 +20,14 @@ struct Broadcasted {
 template <typename T>
 StatusOr<Broadcasted<T>> View(const Literal& literal, int64_t count, const char* op, const char* what) {
   if (literal.shape().element_type() != TypeOf<T>::value) {
-    return InvalidArgument("interpreter: ", op, " ", what, " has element type ",
+    return InvalidArgument(op, " ", what, " has element type ",
                            ElementTypeName(literal.shape().element_type()), ", expected ",
                            ElementTypeName(TypeOf<T>::value));
   }
   if (literal.element_count() == count) return Broadcasted<T>{literal.data<T>(), false};
   if (literal.element_count() == 1) return Broadcasted<T>{literal.data<T>(), true};
-  return InvalidArgument("interpreter: ", op, " ", what, " ", literal.shape().ToString(), " does not match ",
-                         count, " result elements");
+  return InvalidArgument(op, " ", what, " ", literal.shape().ToString(), " does not match ", count,
+                         " result elements");
 }
 
 // Orders floats totally: -NaN < -inf < ... < -0 < +0 < ... < +inf < +NaN.
@@ -112,8 +112,7 @@ StatusOr<Literal> EvaluateSelect(const Instruction& instruction, Operands operan
   const Literal& predicate = *operands[0];
   if (!instruction.shape.IsArray()) {
     // Tuple select with a scalar predicate (legacy form): pick a whole operand.
-    if (predicate.element_count() != 1)
-      return InvalidArgument("interpreter: tuple select needs a scalar predicate");
+    if (predicate.element_count() != 1) return InvalidArgument("tuple select needs a scalar predicate");
     return predicate.data<bool>()[0] ? *operands[1] : *operands[2];
   }
   return DispatchElementType(instruction.shape.element_type(), [&](auto tag) -> StatusOr<Literal> {
@@ -133,7 +132,7 @@ StatusOr<Literal> EvaluateClamp(const Instruction& instruction, Operands operand
   return DispatchElementType(instruction.shape.element_type(), [&](auto tag) -> StatusOr<Literal> {
     using T = decltype(tag);
     if constexpr (kIsComplex<T>) {
-      return InvalidArgument("interpreter: clamp is not defined for complex types");
+      return InvalidArgument("clamp is not defined for complex types");
     } else {
       KILN_ASSIGN_OR_RETURN(auto low, View<T>(*operands[0], count, "clamp", "min"));
       KILN_ASSIGN_OR_RETURN(auto value, View<T>(*operands[1], count, "clamp", "operand"));
@@ -152,7 +151,7 @@ StatusOr<Literal> EvaluateCompare(const Instruction& instruction, Operands opera
   const ComparisonDirection direction = instruction.attrs.comparison_direction;
   const bool total_order = instruction.attrs.comparison_type == ComparisonType::kTotalOrder;
   if (IsComplex(type) && direction != ComparisonDirection::kEq && direction != ComparisonDirection::kNe) {
-    return InvalidArgument("interpreter: compare of complex values supports only EQ and NE");
+    return InvalidArgument("compare of complex values supports only EQ and NE");
   }
   return DispatchElementType(type, [&](auto tag) -> StatusOr<Literal> {
     using T = decltype(tag);
@@ -166,7 +165,7 @@ StatusOr<Literal> EvaluateCompare(const Instruction& instruction, Operands opera
 
 StatusOr<Literal> EvaluateConvert(const Instruction& instruction, Operands operands) {
   const ElementType to = instruction.shape.element_type();
-  if (!IsArrayType(to)) return InvalidArgument("interpreter: convert to ", instruction.shape.ToString());
+  if (!IsArrayType(to)) return InvalidArgument("convert to ", instruction.shape.ToString());
   return operands[0]->Convert(to);
 }
 
@@ -176,7 +175,7 @@ StatusOr<Literal> EvaluateBitcastConvert(const Instruction& instruction, Operand
   // Literals are dense row-major, so every legal bitcast-convert (including
   // width-changing ones that add or drop a minor dimension) is a byte copy.
   if (result.raw().size() != input.raw().size()) {
-    return InvalidArgument("interpreter: bitcast-convert from ", input.shape().ToString(), " to ",
+    return InvalidArgument("bitcast-convert from ", input.shape().ToString(), " to ",
                            instruction.shape.ToString(), " changes the byte size");
   }
   if (!result.raw().empty()) std::memcpy(result.raw().data(), input.raw().data(), result.raw().size());
@@ -196,8 +195,7 @@ StatusOr<Literal> EvaluateComplex(const Instruction& instruction, Operands opera
       for (size_t i = 0; i < out.size(); ++i) out[i] = T(real[i], imag[i]);
       return std::move(result);
     } else {
-      return InvalidArgument("interpreter: complex must produce c64 or c128, got ",
-                             instruction.shape.ToString());
+      return InvalidArgument("complex must produce c64 or c128, got ", instruction.shape.ToString());
     }
   });
 }
@@ -211,7 +209,7 @@ StatusOr<Literal> EvaluateRealImag(const Instruction& instruction, Operands oper
     if constexpr (kIsComplex<T>) {
       using R = typename T::value_type;
       if (instruction.shape.element_type() != TypeOf<R>::value) {
-        return InvalidArgument("interpreter: ", OpcodeName(instruction.opcode), " result type mismatch");
+        return InvalidArgument(OpcodeName(instruction.opcode), " result type mismatch");
       }
       auto in = input.data<T>();
       auto out = result.data<R>();
@@ -235,8 +233,7 @@ StatusOr<Literal> EvaluateIsFinite(const Instruction& instruction, Operands oper
       for (size_t i = 0; i < out.size(); ++i) out[i] = std::isfinite(static_cast<ComputeType<T>>(in[i]));
       return std::move(result);
     } else {
-      return InvalidArgument("interpreter: is-finite needs a floating-point operand, got ",
-                             input.shape().ToString());
+      return InvalidArgument("is-finite needs a floating-point operand, got ", input.shape().ToString());
     }
   });
 }
@@ -246,9 +243,8 @@ StatusOr<Literal> EvaluateReducePrecision(const Instruction& instruction, Operan
   const int64_t exponent_bits = instruction.attrs.exponent_bits;
   const int64_t mantissa_bits = instruction.attrs.mantissa_bits;
   if (exponent_bits < 1 || mantissa_bits < 0) {
-    return InvalidArgument(
-        "interpreter: reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got ", exponent_bits,
-        " and ", mantissa_bits);
+    return InvalidArgument("reduce-precision needs exponent_bits >= 1 and mantissa_bits >= 0, got ",
+                           exponent_bits, " and ", mantissa_bits);
   }
   Literal result(instruction.shape);
   return DispatchElementType(input.shape().element_type(), [&](auto tag) -> StatusOr<Literal> {
@@ -268,7 +264,7 @@ StatusOr<Literal> EvaluateReducePrecision(const Instruction& instruction, Operan
       }
       return std::move(result);
     } else {
-      return InvalidArgument("interpreter: reduce-precision needs a floating-point operand, got ",
+      return InvalidArgument("reduce-precision needs a floating-point operand, got ",
                              input.shape().ToString());
     }
   });

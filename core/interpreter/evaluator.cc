@@ -73,7 +73,7 @@ Evaluator::Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_se
 StatusOr<Literal> Evaluator::Run(const Computation& computation, Operands arguments) {
   const ComputationPlan* plan = plan_.Find(&computation);
   if (plan == nullptr || plan->order.empty()) {
-    return Internal("interpreter: computation '", computation.name(), "' is not part of the compiled module");
+    return Internal("computation '", computation.name(), "' is not part of the compiled module");
   }
   const size_t count = plan->order.size();
   std::vector<Literal> owned(count);
@@ -84,14 +84,13 @@ StatusOr<Literal> Evaluator::Run(const Computation& computation, Operands argume
     if (instruction.opcode == Opcode::kParameter) {
       const auto number = static_cast<size_t>(instruction.attrs.parameter_number);
       if (number >= arguments.size() || !Binds(instruction.shape, arguments[number]->shape())) {
-        return Internal("interpreter: computation '", computation.name(), "' parameter ", number,
-                        " of shape ", instruction.shape.ToString(), " got ",
+        return Internal("computation '", computation.name(), "' parameter ", number, " of shape ",
+                        instruction.shape.ToString(), " got ",
                         number < arguments.size() ? arguments[number]->shape().ToString() : "no argument");
       }
       values[i] = arguments[number];
     } else if (instruction.opcode == Opcode::kConstant) {
-      if (!instruction.literal.has_value())
-        return Internal("interpreter: constant '", instruction.name, "' has no value");
+      if (!instruction.literal.has_value()) return Internal("constant '", instruction.name, "' has no value");
       values[i] = &*instruction.literal;
     } else {
       operands.clear();
@@ -112,7 +111,7 @@ StatusOr<Literal> Evaluator::Run(const Computation& computation, Operands argume
 }
 
 StatusOr<Literal> Evaluator::EvaluateWhile(const Instruction& instruction, Operands operands) {
-  if (instruction.called.size() != 2) return Internal("interpreter: while needs a condition and a body");
+  if (instruction.called.size() != 2) return Internal("while needs a condition and a body");
   const Computation& condition = *instruction.called[0];
   const Computation& body = *instruction.called[1];
   Literal state = *operands[0];
@@ -120,8 +119,7 @@ StatusOr<Literal> Evaluator::EvaluateWhile(const Instruction& instruction, Opera
     const Literal* argument = &state;
     KILN_ASSIGN_OR_RETURN(Literal keep_going, Run(condition, Operands(&argument, 1)));
     if (keep_going.element_count() != 1 || keep_going.shape().element_type() != ElementType::kPred) {
-      return InvalidArgument("interpreter: while condition must return pred[], got ",
-                             keep_going.shape().ToString());
+      return InvalidArgument("while condition must return pred[], got ", keep_going.shape().ToString());
     }
     if (!keep_going.data<bool>()[0]) return state;
     KILN_ASSIGN_OR_RETURN(state, Run(body, Operands(&argument, 1)));
@@ -133,7 +131,7 @@ StatusOr<Literal> Evaluator::EvaluateConditional(const Instruction& instruction,
   const int64_t branches = static_cast<int64_t>(instruction.called.size());
   if (branches == 0 || static_cast<int64_t>(operands.size()) != branches + 1 ||
       selector.element_count() != 1) {
-    return Internal("interpreter: conditional needs a scalar selector and one operand per branch");
+    return Internal("conditional needs a scalar selector and one operand per branch");
   }
   int64_t branch;
   if (selector.shape().element_type() == ElementType::kPred) {
@@ -142,7 +140,7 @@ StatusOr<Literal> Evaluator::EvaluateConditional(const Instruction& instruction,
     branch = selector.GetAsInt64(0);
     if (branch < 0 || branch >= branches) branch = branches - 1;  // XLA: out of range runs the last branch
   }
-  if (branch >= branches) return Internal("interpreter: predicated conditional needs two branches");
+  if (branch >= branches) return Internal("predicated conditional needs two branches");
   const Literal* argument = operands[static_cast<size_t>(branch) + 1];
   return Run(*instruction.called[static_cast<size_t>(branch)], Operands(&argument, 1));
 }
@@ -215,7 +213,7 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
       const Shape& shape = operands[0]->shape();
       const int64_t dimension = instruction.attrs.dimensions.empty() ? -1 : instruction.attrs.dimensions[0];
       if (dimension < 0 || dimension >= shape.rank()) {
-        return InvalidArgument("interpreter: get-dimension-size dimension ", dimension, " out of range for ",
+        return InvalidArgument("get-dimension-size dimension ", dimension, " out of range for ",
                                shape.ToString());
       }
       return Literal::Scalar<int32_t>(static_cast<int32_t>(shape.dimensions(dimension)))
@@ -227,7 +225,7 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
       const auto& elements = operands[0]->tuple_elements();
       const int64_t index = instruction.attrs.tuple_index;
       if (index < 0 || index >= static_cast<int64_t>(elements.size())) {
-        return InvalidArgument("interpreter: get-tuple-element index ", index, " out of range for ",
+        return InvalidArgument("get-tuple-element index ", index, " out of range for ",
                                operands[0]->shape().ToString());
       }
       return elements[static_cast<size_t>(index)];
@@ -256,7 +254,7 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
     case Opcode::kCall:
     case Opcode::kFusion:
       if (instruction.called.size() != 1) {
-        return Internal("interpreter: ", OpcodeName(instruction.opcode), " needs one computation");
+        return Internal(OpcodeName(instruction.opcode), " needs one computation");
       }
       return Run(*instruction.called[0], operands);
     case Opcode::kWhile: return EvaluateWhile(instruction, operands);
@@ -274,14 +272,12 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
     case Opcode::kSendDone:
     case Opcode::kRecv:
     case Opcode::kRecvDone:
-      return Unimplemented("interpreter: ", OpcodeName(instruction.opcode),
-                           " needs a second device; the interpreter has one");
+      return Unimplemented(OpcodeName(instruction.opcode), " needs a second device; the interpreter has one");
     case Opcode::kParameter:
-    case Opcode::kConstant:
-      return Internal("interpreter: ", OpcodeName(instruction.opcode), " evaluated as an op");
+    case Opcode::kConstant: return Internal(OpcodeName(instruction.opcode), " evaluated as an op");
     case Opcode::kOpcodeCount: break;
   }
-  return Unimplemented("interpreter: opcode ", static_cast<int>(instruction.opcode), " is not supported");
+  return Unimplemented("opcode ", static_cast<int>(instruction.opcode), " is not supported");
 }
 
 }  // namespace kiln::interpreter

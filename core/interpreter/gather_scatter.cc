@@ -55,7 +55,7 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
   const size_t operand_rank = operand_dims.size();
   if (slice_sizes.size() != operand_rank || dn.index_vector_dim < 0 ||
       dn.index_vector_dim > indices.shape().rank()) {
-    return InvalidArgument("interpreter: gather slice sizes or index_vector_dim do not match the operand");
+    return InvalidArgument("gather slice sizes or index_vector_dim do not match the operand");
   }
   // Operand dimensions that the offset dims of the output walk, in order.
   std::vector<int64_t> window_operand_dims;
@@ -65,12 +65,11 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
     }
   }
   if (window_operand_dims.size() != dn.offset_dims.size()) {
-    return InvalidArgument("interpreter: gather offset_dims do not match the uncollapsed slice dimensions");
+    return InvalidArgument("gather offset_dims do not match the uncollapsed slice dimensions");
   }
   for (size_t d = 0; d < operand_rank; ++d) {
     if (slice_sizes[d] < 0 || slice_sizes[d] > operand_dims[d]) {
-      return InvalidArgument("interpreter: gather slice size ", slice_sizes[d], " exceeds operand dimension ",
-                             d);
+      return InvalidArgument("gather slice size ", slice_sizes[d], " exceeds operand dimension ", d);
     }
   }
   IndexReader reader(indices, dn.index_vector_dim);
@@ -89,8 +88,7 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
     std::fill(operand_index.begin(), operand_index.end(), 0);
     for (size_t k = 0; k < dn.start_index_map.size(); ++k) {
       const int64_t d = dn.start_index_map[k];
-      if (d < 0 || d >= static_cast<int64_t>(operand_rank))
-        return InvalidArgument("interpreter: bad start_index_map");
+      if (d < 0 || d >= static_cast<int64_t>(operand_rank)) return InvalidArgument("bad start_index_map");
       operand_index[static_cast<size_t>(d)] = reader.Component(batch_index, static_cast<int64_t>(k));
     }
     for (size_t i = 0; i < dn.operand_batching_dims.size() && i < dn.start_indices_batching_dims.size();
@@ -118,7 +116,7 @@ StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operan
 StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands operands, EvalContext& context) {
   const size_t count = (operands.size() - 1) / 2;
   if (count == 0 || operands.size() != 2 * count + 1 || instruction.called.size() != 1) {
-    return Internal("interpreter: scatter needs N operands, indices, N updates and a computation");
+    return Internal("scatter needs N operands, indices, N updates and a computation");
   }
   const Literal& indices = *operands[count];
   const ScatterDimensionNumbers& dn = instruction.attrs.scatter;
@@ -126,7 +124,7 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
   const size_t operand_rank = operand_dims.size();
   const std::vector<int64_t>& update_dims = operands[count + 1]->shape().dimensions();
   if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.shape().rank()) {
-    return InvalidArgument("interpreter: scatter index_vector_dim out of range");
+    return InvalidArgument("scatter index_vector_dim out of range");
   }
   std::vector<int64_t> window_operand_dims;
   for (int64_t d = 0; d < static_cast<int64_t>(operand_rank); ++d) {
@@ -134,7 +132,7 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
       window_operand_dims.push_back(d);
   }
   if (window_operand_dims.size() != dn.update_window_dims.size()) {
-    return InvalidArgument("interpreter: scatter update_window_dims do not match the operand");
+    return InvalidArgument("scatter update_window_dims do not match the operand");
   }
   std::vector<int64_t> window_size(operand_rank, 1);
   for (size_t w = 0; w < window_operand_dims.size(); ++w) {
@@ -169,7 +167,7 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
     for (size_t k = 0; k < dn.scatter_dims_to_operand_dims.size(); ++k) {
       const int64_t d = dn.scatter_dims_to_operand_dims[k];
       if (d < 0 || d >= static_cast<int64_t>(operand_rank))
-        return InvalidArgument("interpreter: bad scatter_dims_to_operand_dims");
+        return InvalidArgument("bad scatter_dims_to_operand_dims");
       start[static_cast<size_t>(d)] = reader.Component(batch_index, static_cast<int64_t>(k));
     }
     for (size_t i = 0; i < dn.input_batching_dims.size() && i < dn.scatter_indices_batching_dims.size();
@@ -205,7 +203,7 @@ StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands opera
         for (size_t i = 0; i < count; ++i) {
           const Literal& leaf = ScalarCall::Leaf(combined, i);
           if (leaf.element_count() != 1 || leaf.shape().element_type() != types[i]) {
-            return InvalidArgument("interpreter: scatter computation returned ", combined.shape().ToString());
+            return InvalidArgument("scatter computation returned ", combined.shape().ToString());
           }
           CopyElement(leaf, 0, results[i], target);
         }

@@ -36,11 +36,12 @@ StatusOr<Literal> EvaluateInfeed(const Instruction& instruction, Operands, EvalC
   if (reads) {
     std::lock_guard<std::mutex> lock(context.queues->mutex);
     if (context.queues->infeed.empty()) {
-      return FailedPrecondition("interpreter: infeed of ", data_shape.ToString(),
-                                " found the infeed queue empty; call TransferToInfeed first");
+      return FailedPrecondition(
+          "infeed of ", data_shape.ToString(),
+          " found the infeed queue empty; queue an array with kiln_client_transfer_to_infeed first");
     }
     if (!context.queues->infeed.front().shape().Compatible(data_shape)) {
-      return InvalidArgument("interpreter: infeed expects ", data_shape.ToString(), " but the queue holds ",
+      return InvalidArgument("infeed expects ", data_shape.ToString(), " but the queue holds ",
                              context.queues->infeed.front().shape().ToString());
     }
     data = std::move(context.queues->infeed.front());
@@ -55,7 +56,7 @@ StatusOr<Literal> EvaluateInfeed(const Instruction& instruction, Operands, EvalC
 }
 
 StatusOr<Literal> EvaluateOutfeed(const Instruction&, Operands operands, EvalContext& context) {
-  if (operands.empty()) return InvalidArgument("interpreter: outfeed needs an operand");
+  if (operands.empty()) return InvalidArgument("outfeed needs an operand");
   {
     std::lock_guard<std::mutex> lock(context.queues->mutex);
     context.queues->outfeed.push_back(*operands[0]);
@@ -67,8 +68,8 @@ StatusOr<Literal> EvaluateCustomCall(const Instruction& instruction, Operands op
   const std::string& target = instruction.attrs.custom_call_target;
   CustomCallFunction function = FindCustomCallTarget(target);
   if (function == nullptr) {
-    return NotFound("interpreter: custom-call target '", target,
-                    "' is not registered; register it with RegisterCustomCallTarget");
+    return NotFound("custom-call target '", target,
+                    "' is not registered; register it with kiln_register_custom_call");
   }
   // Tuple operands are passed as arrays of leaf pointers, like tuple results.
   std::vector<std::vector<const void*>> tuple_inputs(operands.size());

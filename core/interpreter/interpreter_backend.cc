@@ -89,7 +89,11 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
   for (const Literal& parameter : parameters) pointers.push_back(&parameter);
 
   Evaluator evaluator(plan_, queues_.get(), options.rng_seed);
-  KILN_ASSIGN_OR_RETURN(Literal result, evaluator.Run(*module_->entry(), pointers));
+  StatusOr<Literal> evaluated = evaluator.Run(*module_->entry(), pointers);
+  // The evaluator's messages do not say which backend runs it (the cpu
+  // backend runs it too); this one is the interpreter.
+  if (!evaluated.ok()) return evaluated.status().WithContext("interpreter");
+  Literal result = std::move(evaluated).value();
   std::vector<Literal> leaves;
   FlattenLeaves(std::move(result), leaves);
   if (leaves.size() != result_leaves_.size()) {

@@ -25,13 +25,13 @@ Status CheckScalarResult(const Literal& result, const std::vector<ElementType>& 
   const bool tuple = result.shape().IsTuple();
   if ((count == 1 && tuple && result.tuple_elements().size() != 1) ||
       (count > 1 && (!tuple || result.tuple_elements().size() != count))) {
-    return InvalidArgument("interpreter: ", op, " computation returned ", result.shape().ToString(),
-                           ", expected ", count, " scalars");
+    return InvalidArgument(op, " computation returned ", result.shape().ToString(), ", expected ", count,
+                           " scalars");
   }
   for (size_t i = 0; i < count; ++i) {
     const Literal& leaf = ScalarCall::Leaf(result, i);
     if (leaf.element_count() != 1 || leaf.shape().element_type() != types[i]) {
-      return InvalidArgument("interpreter: ", op, " computation returned ", result.shape().ToString(),
+      return InvalidArgument(op, " computation returned ", result.shape().ToString(),
                              ", expected scalars of type ", ElementTypeName(types[i]));
     }
   }
@@ -71,12 +71,11 @@ Literal Filled(const Shape& shape, const Literal& value) {
 
 Status CheckWindow(const Window& window, int64_t rank, const char* op) {
   if (static_cast<int64_t>(window.dimensions.size()) != rank) {
-    return InvalidArgument("interpreter: ", op, " window has ", window.dimensions.size(),
-                           " dimensions for rank ", rank);
+    return InvalidArgument(op, " window has ", window.dimensions.size(), " dimensions for rank ", rank);
   }
   for (const WindowDimension& w : window.dimensions) {
     if (w.size < 0 || w.stride < 1 || w.window_dilation < 1 || w.base_dilation < 1) {
-      return InvalidArgument("interpreter: ", op, " window needs positive strides and dilations");
+      return InvalidArgument(op, " window needs positive strides and dilations");
     }
   }
   return OkStatus();
@@ -87,15 +86,14 @@ Status CheckWindow(const Window& window, int64_t rank, const char* op) {
 StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operands, EvalContext& context) {
   const size_t count = operands.size() / 2;
   if (count == 0 || operands.size() != 2 * count || instruction.called.size() != 1) {
-    return Internal("interpreter: reduce needs N arrays, N initial values and a computation");
+    return Internal("reduce needs N arrays, N initial values and a computation");
   }
   const Shape& in_shape = operands[0]->shape();
   const std::vector<int64_t>& in_dims = in_shape.dimensions();
   // Output offset contributed by each input dimension (0 for reduced ones).
   std::vector<bool> reduced(in_dims.size(), false);
   for (int64_t d : instruction.attrs.dimensions) {
-    if (d < 0 || d >= in_shape.rank())
-      return InvalidArgument("interpreter: reduce dimension ", d, " out of range");
+    if (d < 0 || d >= in_shape.rank()) return InvalidArgument("reduce dimension ", d, " out of range");
     reduced[static_cast<size_t>(d)] = true;
   }
   std::vector<int64_t> out_dims;
@@ -111,8 +109,7 @@ StatusOr<Literal> EvaluateReduce(const Instruction& instruction, Operands operan
   std::vector<Literal> accumulators;
   for (size_t i = 0; i < count; ++i) {
     if (operands[i]->shape().dimensions() != in_dims || operands[count + i]->element_count() != 1) {
-      return InvalidArgument(
-          "interpreter: reduce operands must share dimensions and have scalar initial values");
+      return InvalidArgument("reduce operands must share dimensions and have scalar initial values");
     }
     types.push_back(operands[i]->shape().element_type());
     accumulators.push_back(Filled(Shape(types.back(), out_dims), *operands[count + i]));
@@ -179,14 +176,14 @@ StatusOr<Literal> EvaluateReduceWindow(const Instruction& instruction, Operands 
                                        EvalContext& context) {
   const size_t count = operands.size() / 2;
   if (count == 0 || operands.size() != 2 * count || instruction.called.size() != 1) {
-    return Internal("interpreter: reduce-window needs N arrays, N initial values and a computation");
+    return Internal("reduce-window needs N arrays, N initial values and a computation");
   }
   const Window& window = instruction.attrs.window;
   const std::vector<int64_t>& in_dims = operands[0]->shape().dimensions();
   const size_t rank = in_dims.size();
   KILN_RETURN_IF_ERROR(CheckWindow(window, static_cast<int64_t>(rank), "reduce-window"));
   const std::vector<Shape> out_shapes = ResultLeaves(instruction.shape);
-  if (out_shapes.size() != count) return Internal("interpreter: reduce-window result arity mismatch");
+  if (out_shapes.size() != count) return Internal("reduce-window result arity mismatch");
   const std::vector<int64_t>& out_dims = out_shapes[0].dimensions();
   std::vector<int64_t> window_dims;
   for (const WindowDimension& w : window.dimensions) window_dims.push_back(w.size);
@@ -197,8 +194,7 @@ StatusOr<Literal> EvaluateReduceWindow(const Instruction& instruction, Operands 
   for (size_t i = 0; i < count; ++i) {
     if (operands[i]->shape().dimensions() != in_dims || operands[count + i]->element_count() != 1 ||
         out_shapes[i].dimensions() != out_dims) {
-      return InvalidArgument(
-          "interpreter: reduce-window operands must share dimensions and have scalar inits");
+      return InvalidArgument("reduce-window operands must share dimensions and have scalar inits");
     }
     types.push_back(operands[i]->shape().element_type());
     results.push_back(Filled(out_shapes[i], *operands[count + i]));
@@ -255,7 +251,7 @@ StatusOr<Literal> EvaluateReduceWindow(const Instruction& instruction, Operands 
 StatusOr<Literal> EvaluateSelectAndScatter(const Instruction& instruction, Operands operands,
                                            EvalContext& context) {
   if (operands.size() != 3 || instruction.called.size() != 2) {
-    return Internal("interpreter: select-and-scatter needs operand, source, init and two computations");
+    return Internal("select-and-scatter needs operand, source, init and two computations");
   }
   const Literal& operand = *operands[0];
   const Literal& source = *operands[1];
@@ -266,7 +262,7 @@ StatusOr<Literal> EvaluateSelectAndScatter(const Instruction& instruction, Opera
   const ElementType type = operand.shape().element_type();
   if (source.shape().element_type() != type || operands[2]->shape().element_type() != type ||
       source.shape().rank() != static_cast<int64_t>(rank)) {
-    return InvalidArgument("interpreter: select-and-scatter operand, source and init must share a type");
+    return InvalidArgument("select-and-scatter operand, source and init must share a type");
   }
   std::vector<int64_t> window_dims;
   for (const WindowDimension& w : window.dimensions) window_dims.push_back(w.size);
@@ -311,14 +307,14 @@ StatusOr<Literal> EvaluateSelectAndScatter(const Instruction& instruction, Opera
 }
 
 StatusOr<Literal> EvaluateMap(const Instruction& instruction, Operands operands, EvalContext& context) {
-  if (instruction.called.size() != 1) return Internal("interpreter: map needs one computation");
+  if (instruction.called.size() != 1) return Internal("map needs one computation");
   Literal result(instruction.shape);
   const int64_t count = result.element_count();
   std::vector<ElementType> types;
   for (const Literal* operand : operands) {
     if (operand->element_count() != count) {
-      return InvalidArgument("interpreter: map operand ", operand->shape().ToString(),
-                             " does not match result ", instruction.shape.ToString());
+      return InvalidArgument("map operand ", operand->shape().ToString(), " does not match result ",
+                             instruction.shape.ToString());
     }
     types.push_back(operand->shape().element_type());
   }

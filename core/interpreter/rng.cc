@@ -62,7 +62,7 @@ double UniformUnit(RngStream& stream) { return static_cast<double>(stream.Next()
 
 StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands, EvalContext& context) {
   if (operands.size() != 2 || operands[0]->element_count() != 1 || operands[1]->element_count() != 1) {
-    return InvalidArgument("interpreter: rng needs two scalar parameters");
+    return InvalidArgument("rng needs two scalar parameters");
   }
   const Literal& a = *operands[0];
   const Literal& b = *operands[1];
@@ -91,7 +91,7 @@ StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands,
       }
       return OkStatus();
     } else if constexpr (kIsInt<T> || kIsPred<T>) {
-      if (normal) return InvalidArgument("interpreter: rng normal needs a floating-point type");
+      if (normal) return InvalidArgument("rng normal needs a floating-point type");
       const int64_t low = a.GetAsInt64(0);
       const int64_t high = b.GetAsInt64(0);
       const uint64_t span = high > low ? static_cast<uint64_t>(high) - static_cast<uint64_t>(low) : 0;
@@ -101,7 +101,7 @@ StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands,
       }
       return OkStatus();
     } else {
-      return InvalidArgument("interpreter: rng does not support ", instruction.shape.ToString());
+      return InvalidArgument("rng does not support ", instruction.shape.ToString());
     }
   });
   KILN_RETURN_IF_ERROR(status);
@@ -113,7 +113,7 @@ StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& instruction, Operan
   const Shape& shape = instruction.shape;
   if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 ||
       state.shape().element_type() != ElementType::kU64 || state.element_count() < 2) {
-    return InvalidArgument("interpreter: rng-bit-generator needs a u64 state of at least 2 elements and a ",
+    return InvalidArgument("rng-bit-generator needs a u64 state of at least 2 elements and a ",
                            "(state, bits) result, got ", state.shape().ToString(), " -> ", shape.ToString());
   }
   Literal new_state = state;

@@ -258,7 +258,7 @@ bool BinaryOpApplies(Opcode opcode) {
 template <typename T, typename Fn>
 Status WithBinaryOp(Opcode opcode, Fn&& fn) {
   if (!BinaryOpApplies<T>(opcode)) {
-    return Unimplemented("interpreter: ", OpcodeName(opcode), " is not defined for element type ",
+    return Unimplemented(OpcodeName(opcode), " is not defined for element type ",
                          ElementTypeName(TypeOf<T>::value));
   }
   switch (opcode) {

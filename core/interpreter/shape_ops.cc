@@ -24,19 +24,17 @@ StatusOr<std::vector<int64_t>> ClampedStarts(Operands index_operands, const std:
     for (int64_t i = 0; i < vector.element_count(); ++i) starts.push_back(IndexValue(vector, i));
   } else {
     for (const Literal* scalar : index_operands) {
-      if (scalar->element_count() != 1)
-        return InvalidArgument("interpreter: ", op, " start indices must be scalars");
+      if (scalar->element_count() != 1) return InvalidArgument(op, " start indices must be scalars");
       starts.push_back(IndexValue(*scalar, 0));
     }
   }
   if (starts.size() != rank || sizes.size() != rank) {
-    return InvalidArgument("interpreter: ", op, " got ", starts.size(), " start indices and ", sizes.size(),
+    return InvalidArgument(op, " got ", starts.size(), " start indices and ", sizes.size(),
                            " sizes for a rank-", rank, " operand");
   }
   for (size_t d = 0; d < rank; ++d) {
     if (sizes[d] < 0 || sizes[d] > dims[d]) {
-      return InvalidArgument("interpreter: ", op, " size ", sizes[d], " does not fit dimension ", d,
-                             " of size ", dims[d]);
+      return InvalidArgument(op, " size ", sizes[d], " does not fit dimension ", d, " of size ", dims[d]);
     }
     starts[d] = std::clamp<int64_t>(starts[d], 0, dims[d] - sizes[d]);
   }
@@ -55,14 +53,14 @@ StatusOr<Literal> EvaluateBroadcast(const Instruction& instruction, Operands ope
     for (int64_t i = 0; i < in_rank; ++i) mapping.push_back(out.rank() - in_rank + i);
   }
   if (static_cast<int64_t>(mapping.size()) != in_rank) {
-    return InvalidArgument("interpreter: broadcast dimensions do not match operand rank ", in_rank);
+    return InvalidArgument("broadcast dimensions do not match operand rank ", in_rank);
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(input.shape().dimensions());
   std::vector<int64_t> strides(static_cast<size_t>(out.rank()), 0);
   for (int64_t i = 0; i < in_rank; ++i) {
     const int64_t target = mapping[static_cast<size_t>(i)];
     if (target < 0 || target >= out.rank() || out.dimensions(target) != input.shape().dimensions(i)) {
-      return InvalidArgument("interpreter: broadcast of ", input.shape().ToString(), " to ", out.ToString(),
+      return InvalidArgument("broadcast of ", input.shape().ToString(), " to ", out.ToString(),
                              " has a bad dimension mapping");
     }
     strides[static_cast<size_t>(target)] = in_strides[static_cast<size_t>(i)];
@@ -79,7 +77,7 @@ StatusOr<Literal> EvaluateReshape(const Instruction& instruction, Operands opera
 StatusOr<Literal> EvaluateTranspose(const Instruction& instruction, Operands operands) {
   const std::vector<int64_t>& permutation = instruction.attrs.dimensions;
   if (static_cast<int64_t>(permutation.size()) != operands[0]->shape().rank()) {
-    return InvalidArgument("interpreter: transpose permutation has the wrong length");
+    return InvalidArgument("transpose permutation has the wrong length");
   }
   return TransposeLiteral(*operands[0], permutation);
 }
@@ -90,8 +88,7 @@ StatusOr<Literal> EvaluateReverse(const Instruction& instruction, Operands opera
   std::vector<int64_t> strides = RowMajorStrides(dims);
   int64_t base = 0;
   for (int64_t d : instruction.attrs.dimensions) {
-    if (d < 0 || d >= input.shape().rank())
-      return InvalidArgument("interpreter: reverse dimension ", d, " out of range");
+    if (d < 0 || d >= input.shape().rank()) return InvalidArgument("reverse dimension ", d, " out of range");
     const auto i = static_cast<size_t>(d);
     base += (dims[i] - 1) * strides[i];
     strides[i] = -strides[i];
@@ -104,11 +101,9 @@ StatusOr<Literal> EvaluateReverse(const Instruction& instruction, Operands opera
 
 StatusOr<Literal> EvaluateConcatenate(const Instruction& instruction, Operands operands) {
   const Shape& out = instruction.shape;
-  if (instruction.attrs.dimensions.size() != 1)
-    return InvalidArgument("interpreter: concatenate needs one dimension");
+  if (instruction.attrs.dimensions.size() != 1) return InvalidArgument("concatenate needs one dimension");
   const int64_t axis = instruction.attrs.dimensions[0];
-  if (axis < 0 || axis >= out.rank())
-    return InvalidArgument("interpreter: concatenate dimension out of range");
+  if (axis < 0 || axis >= out.rank()) return InvalidArgument("concatenate dimension out of range");
   const int bytes = ElementBytes(out);
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= out.dimensions(d);
@@ -119,8 +114,8 @@ StatusOr<Literal> EvaluateConcatenate(const Instruction& instruction, Operands o
   for (const Literal* operand : operands) {
     const int64_t chunk = operand->shape().dimensions(axis) * inner;
     if (operand->element_count() != outer * chunk || column + chunk > out_row) {
-      return InvalidArgument("interpreter: concatenate operand ", operand->shape().ToString(),
-                             " does not fit result ", out.ToString());
+      return InvalidArgument("concatenate operand ", operand->shape().ToString(), " does not fit result ",
+                             out.ToString());
     }
     for (int64_t o = 0; o < outer; ++o) {
       std::memcpy(result.raw().data() + (o * out_row + column) * bytes,
@@ -138,7 +133,7 @@ StatusOr<Literal> EvaluatePad(const Instruction& instruction, Operands operands)
   const auto& padding = instruction.attrs.padding;
   const int64_t rank = out.rank();
   if (static_cast<int64_t>(padding.size()) != rank || input.shape().rank() != rank) {
-    return InvalidArgument("interpreter: pad config has ", padding.size(), " entries for rank ", rank);
+    return InvalidArgument("pad config has ", padding.size(), " entries for rank ", rank);
   }
   const int bytes = ElementBytes(out);
   Literal result(out);
@@ -174,7 +169,7 @@ StatusOr<Literal> EvaluateSlice(const Instruction& instruction, Operands operand
   const auto& attrs = instruction.attrs;
   const int64_t rank = input.shape().rank();
   if (static_cast<int64_t>(attrs.slice_starts.size()) != rank) {
-    return InvalidArgument("interpreter: slice has ", attrs.slice_starts.size(), " starts for rank ", rank);
+    return InvalidArgument("slice has ", attrs.slice_starts.size(), " starts for rank ", rank);
   }
   const std::vector<int64_t> in_strides = RowMajorStrides(input.shape().dimensions());
   std::vector<int64_t> strides(static_cast<size_t>(rank));
@@ -184,8 +179,7 @@ StatusOr<Literal> EvaluateSlice(const Instruction& instruction, Operands operand
     const int64_t start = attrs.slice_starts[d];
     const int64_t last = start + (instruction.shape.dimensions()[d] - 1) * step;
     if (instruction.shape.dimensions()[d] > 0 && (start < 0 || last >= input.shape().dimensions()[d])) {
-      return InvalidArgument("interpreter: slice of ", input.shape().ToString(),
-                             " out of range in dimension ", d);
+      return InvalidArgument("slice of ", input.shape().ToString(), " out of range in dimension ", d);
     }
     base += start * in_strides[d];
     strides[d] = step * in_strides[d];
@@ -243,7 +237,7 @@ StatusOr<Literal> EvaluateIota(const Instruction& instruction, Operands) {
   const Shape& shape = instruction.shape;
   const int64_t dimension = instruction.attrs.iota_dimension;
   if (dimension < 0 || dimension >= shape.rank()) {
-    return InvalidArgument("interpreter: iota dimension ", dimension, " out of range for ", shape.ToString());
+    return InvalidArgument("iota dimension ", dimension, " out of range for ", shape.ToString());
   }
   Literal result(shape);
   int64_t inner = 1;

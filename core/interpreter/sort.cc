@@ -72,20 +72,20 @@ std::function<StatusOr<bool>(int64_t, int64_t)> TypedLess(const Literal& keys, c
 
 StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands, EvalContext& context) {
   if (operands.empty() || instruction.called.size() != 1)
-    return Internal("interpreter: sort needs operands and a comparator");
+    return Internal("sort needs operands and a comparator");
   const Shape& shape = operands[0]->shape();
   const int64_t rank = shape.rank();
   int64_t dimension = instruction.attrs.dimensions.empty() ? rank - 1 : instruction.attrs.dimensions[0];
   if (dimension < 0) dimension += rank;
   if (rank == 0) dimension = 0;
   if (rank > 0 && (dimension < 0 || dimension >= rank)) {
-    return InvalidArgument("interpreter: sort dimension ", dimension, " out of range for ", shape.ToString());
+    return InvalidArgument("sort dimension ", dimension, " out of range for ", shape.ToString());
   }
   std::vector<ElementType> argument_types;
   for (const Literal* operand : operands) {
     if (operand->shape().dimensions() != shape.dimensions()) {
-      return InvalidArgument("interpreter: sort operands must share dimensions, got ", shape.ToString(),
-                             " and ", operand->shape().ToString());
+      return InvalidArgument("sort operands must share dimensions, got ", shape.ToString(), " and ",
+                             operand->shape().ToString());
     }
     argument_types.push_back(operand->shape().element_type());
     argument_types.push_back(operand->shape().element_type());
@@ -113,8 +113,7 @@ StatusOr<Literal> EvaluateSort(const Instruction& instruction, Operands operands
       }
       KILN_ASSIGN_OR_RETURN(Literal result, call.Call());
       if (result.element_count() != 1 || result.shape().element_type() != ElementType::kPred) {
-        return InvalidArgument("interpreter: sort comparator must return pred[], got ",
-                               result.shape().ToString());
+        return InvalidArgument("sort comparator must return pred[], got ", result.shape().ToString());
       }
       return result.data<bool>()[0];
     };

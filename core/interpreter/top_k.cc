@@ -55,7 +55,7 @@ void TopKRows(const Literal& operand, int64_t k, bool largest, Literal& values, 
 
 StatusOr<Literal> EvaluateTopK(const Instruction& instruction, Operands operands) {
   if (operands.size() != 1 || !instruction.shape.IsTuple() || instruction.shape.tuple_shapes().size() != 2) {
-    return Internal("interpreter: topk needs one operand and a (values, indices) result");
+    return Internal("topk needs one operand and a (values, indices) result");
   }
   const Literal& operand = *operands[0];
   Literal values(instruction.shape.tuple_shapes(0));

@@ -838,6 +838,358 @@ KILN_API kiln_status_t* kiln_executable_execute(kiln_executable_t* executable,
                                                 kiln_buffer_t** results, size_t results_capacity,
                                                 size_t* out_num_results);
 
+/* ------------------------------------------------------------------------- */
+/* Loading Kiln with dlopen                                                  */
+/* ------------------------------------------------------------------------- */
+
+/* The file name to pass to dlopen: libkiln with its ABI major version. CMake
+ * checks that it matches the library's SONAME. */
+#define KILN_LIBRARY_SONAME "libkiln.so.0"
+
+/* dlclose does not unload libkiln: it stays resident until the process exits,
+ * and a later dlopen of it reuses what the first one set up (the program cache
+ * and the JIT), so loading and unloading it repeatedly costs no memory. */
+
+/* Function-pointer types: one per function above, named after it with `_fn`,
+ * for a program that finds the functions with dlsym instead of linking libkiln:
+ *
+ *   void* address = dlsym(library, "kiln_client_create");
+ *   kiln_client_create_fn client_create;
+ *   memcpy(&client_create, &address, sizeof address);
+ *
+ * (samples/c/dlopen_axpy.c loads Kiln this way.) */
+typedef const char* (*kiln_version_fn)(void);
+typedef uint32_t (*kiln_version_number_fn)(void);
+typedef kiln_status_code_t (*kiln_status_code_fn)(const kiln_status_t* status);
+typedef const char* (*kiln_status_message_fn)(const kiln_status_t* status);
+typedef const char* (*kiln_status_code_name_fn)(kiln_status_code_t code);
+typedef void (*kiln_status_destroy_fn)(kiln_status_t* status);
+typedef void (*kiln_string_destroy_fn)(char* string);
+typedef const char* (*kiln_element_type_name_fn)(kiln_element_type_t type);
+typedef size_t (*kiln_element_type_byte_width_fn)(kiln_element_type_t type);
+typedef kiln_status_t* (*kiln_backend_count_fn)(size_t* out_count);
+typedef kiln_status_t* (*kiln_backend_name_fn)(size_t index, const char** out_name);
+typedef kiln_status_t* (*kiln_client_create_fn)(const kiln_client_options_t* options,
+                                                kiln_client_t** out_client);
+typedef void (*kiln_client_destroy_fn)(kiln_client_t* client);
+typedef kiln_status_t* (*kiln_client_backend_name_fn)(const kiln_client_t* client, const char** out_name);
+typedef kiln_status_t* (*kiln_client_device_count_fn)(const kiln_client_t* client, size_t* out_count);
+typedef kiln_status_t* (*kiln_client_device_description_fn)(const kiln_client_t* client, size_t index,
+                                                            const char** out_description);
+typedef kiln_status_t* (*kiln_client_transfer_to_infeed_fn)(kiln_client_t* client, kiln_element_type_t type,
+                                                            const int64_t* dims, size_t rank,
+                                                            const void* data, size_t byte_size);
+typedef kiln_status_t* (*kiln_register_custom_call_fn)(const char* name, kiln_custom_call_fn fn);
+typedef kiln_status_t* (*kiln_builder_create_fn)(const char* name, kiln_builder_t** out_builder);
+typedef void (*kiln_builder_destroy_fn)(kiln_builder_t* builder);
+typedef kiln_status_t* (*kiln_builder_first_error_fn)(const kiln_builder_t* builder);
+typedef kiln_status_t* (*kiln_builder_get_shape_fn)(const kiln_builder_t* builder, kiln_op_t op,
+                                                    kiln_element_type_t* out_type, int64_t* dims,
+                                                    size_t dims_capacity, size_t* out_rank);
+typedef kiln_status_t* (*kiln_builder_build_fn)(kiln_builder_t* builder, kiln_op_t root,
+                                                kiln_computation_t** out_computation);
+typedef kiln_op_t (*kiln_op_parameter_fn)(kiln_builder_t* builder, int64_t number, kiln_element_type_t type,
+                                          const int64_t* dims, size_t rank, const int64_t* minor_to_major,
+                                          const char* name);
+typedef kiln_op_t (*kiln_op_constant_fn)(kiln_builder_t* builder, kiln_element_type_t type,
+                                         const int64_t* dims, size_t rank, const void* data,
+                                         size_t byte_size);
+typedef kiln_op_t (*kiln_op_constant_f32_fn)(kiln_builder_t* builder, float value);
+typedef kiln_op_t (*kiln_op_constant_f64_fn)(kiln_builder_t* builder, double value);
+typedef kiln_op_t (*kiln_op_constant_s32_fn)(kiln_builder_t* builder, int32_t value);
+typedef kiln_op_t (*kiln_op_constant_s64_fn)(kiln_builder_t* builder, int64_t value);
+typedef kiln_op_t (*kiln_op_constant_u32_fn)(kiln_builder_t* builder, uint32_t value);
+typedef kiln_op_t (*kiln_op_constant_pred_fn)(kiln_builder_t* builder, int value);
+typedef kiln_op_t (*kiln_op_iota_fn)(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims,
+                                     size_t rank, int64_t iota_dimension);
+typedef kiln_op_t (*kiln_op_add_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_sub_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_mul_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_div_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_rem_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_max_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_min_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_pow_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_atan2_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                      const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_and_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_or_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_xor_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                    const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_shift_left_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                           const int64_t* broadcast_dimensions,
+                                           size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_shift_right_arithmetic_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                       const int64_t* broadcast_dimensions,
+                                                       size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_shift_right_logical_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                    const int64_t* broadcast_dimensions,
+                                                    size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_complex_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                        const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_eq_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_ne_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_ge_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_gt_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_le_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_lt_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                   const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_compare_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                        kiln_comparison_direction_t direction, kiln_comparison_type_t type,
+                                        const int64_t* broadcast_dimensions, size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_abs_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_neg_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_not_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_sign_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_floor_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_ceil_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_round_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_round_nearest_even_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_exp_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_expm1_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_log_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_log1p_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_logistic_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_sqrt_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_rsqrt_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_cbrt_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_sin_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_cos_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_tan_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_tanh_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_erf_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_is_finite_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_clz_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_popcnt_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_real_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_imag_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_copy_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_cross_replica_sum_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_optimization_barrier_fn)(kiln_builder_t* builder, kiln_op_t x);
+typedef kiln_op_t (*kiln_op_select_fn)(kiln_builder_t* builder, kiln_op_t pred, kiln_op_t on_true,
+                                       kiln_op_t on_false);
+typedef kiln_op_t (*kiln_op_clamp_fn)(kiln_builder_t* builder, kiln_op_t min, kiln_op_t operand,
+                                      kiln_op_t max);
+typedef kiln_op_t (*kiln_op_convert_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                        kiln_element_type_t new_type);
+typedef kiln_op_t (*kiln_op_bitcast_convert_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                kiln_element_type_t new_type);
+typedef kiln_op_t (*kiln_op_reduce_precision_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                 int64_t exponent_bits, int64_t mantissa_bits);
+typedef kiln_op_t (*kiln_op_broadcast_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                          const int64_t* broadcast_sizes, size_t num_broadcast_sizes);
+typedef kiln_op_t (*kiln_op_broadcast_in_dim_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                 const int64_t* out_dims, size_t out_rank,
+                                                 const int64_t* broadcast_dimensions,
+                                                 size_t num_broadcast_dimensions);
+typedef kiln_op_t (*kiln_op_reshape_fn)(kiln_builder_t* builder, kiln_op_t operand, const int64_t* new_sizes,
+                                        size_t new_rank);
+typedef kiln_op_t (*kiln_op_reshape_with_dimensions_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                        const int64_t* dimensions, size_t num_dimensions,
+                                                        const int64_t* new_sizes, size_t new_rank);
+typedef kiln_op_t (*kiln_op_collapse_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                         const int64_t* dimensions, size_t num_dimensions);
+typedef kiln_op_t (*kiln_op_transpose_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                          const int64_t* permutation, size_t rank);
+typedef kiln_op_t (*kiln_op_rev_fn)(kiln_builder_t* builder, kiln_op_t operand, const int64_t* dimensions,
+                                    size_t num_dimensions);
+typedef kiln_op_t (*kiln_op_concat_in_dim_fn)(kiln_builder_t* builder, const kiln_op_t* operands,
+                                              size_t num_operands, int64_t dimension);
+typedef kiln_op_t (*kiln_op_pad_fn)(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t padding_value,
+                                    const int64_t* edge_low, const int64_t* edge_high,
+                                    const int64_t* interior, size_t rank);
+typedef kiln_op_t (*kiln_op_slice_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                      const int64_t* start_indices, const int64_t* limit_indices,
+                                      const int64_t* strides, size_t rank);
+typedef kiln_op_t (*kiln_op_slice_in_dim_fn)(kiln_builder_t* builder, kiln_op_t operand, int64_t start_index,
+                                             int64_t limit_index, int64_t stride, int64_t dimension);
+typedef kiln_op_t (*kiln_op_dynamic_slice_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                              kiln_op_t start_indices, const int64_t* slice_sizes,
+                                              size_t num_slice_sizes);
+typedef kiln_op_t (*kiln_op_dynamic_slice_scalars_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                      const kiln_op_t* start_indices,
+                                                      size_t num_start_indices, const int64_t* slice_sizes,
+                                                      size_t num_slice_sizes);
+typedef kiln_op_t (*kiln_op_dynamic_update_slice_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                     kiln_op_t update, kiln_op_t start_indices);
+typedef kiln_op_t (*kiln_op_dynamic_update_slice_scalars_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                             kiln_op_t update, const kiln_op_t* start_indices,
+                                                             size_t num_start_indices);
+typedef kiln_op_t (*kiln_op_get_dimension_size_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                   int64_t dimension);
+typedef kiln_op_t (*kiln_op_gather_fn)(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t start_indices,
+                                       const kiln_gather_dimension_numbers_t* dimension_numbers,
+                                       const int64_t* slice_sizes, size_t num_slice_sizes,
+                                       int indices_are_sorted);
+typedef kiln_op_t (*kiln_op_scatter_fn)(kiln_builder_t* builder, const kiln_op_t* operands,
+                                        size_t num_operands, kiln_op_t scatter_indices,
+                                        const kiln_op_t* updates, size_t num_updates,
+                                        const kiln_computation_t* update_computation,
+                                        const kiln_scatter_dimension_numbers_t* dimension_numbers,
+                                        int indices_are_sorted, int unique_indices);
+typedef kiln_op_t (*kiln_op_tuple_fn)(kiln_builder_t* builder, const kiln_op_t* elements,
+                                      size_t num_elements);
+typedef kiln_op_t (*kiln_op_get_tuple_element_fn)(kiln_builder_t* builder, kiln_op_t tuple, int64_t index);
+typedef kiln_op_t (*kiln_op_dot_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs);
+typedef kiln_op_t (*kiln_op_dot_general_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                            const kiln_dot_dimension_numbers_t* dimension_numbers);
+typedef kiln_op_t (*kiln_op_set_precision_fn)(kiln_builder_t* builder, kiln_op_t op,
+                                              kiln_precision_t lhs_precision, kiln_precision_t rhs_precision);
+typedef kiln_op_t (*kiln_op_conv_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                     const int64_t* window_strides, size_t num_spatial,
+                                     kiln_padding_t padding);
+typedef kiln_op_t (*kiln_op_conv_with_general_padding_fn)(kiln_builder_t* builder, kiln_op_t lhs,
+                                                          kiln_op_t rhs, const int64_t* window_strides,
+                                                          const int64_t* padding_low,
+                                                          const int64_t* padding_high, size_t num_spatial);
+typedef kiln_op_t (*kiln_op_conv_with_general_dimensions_fn)(
+    kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs, const int64_t* window_strides, size_t num_spatial,
+    kiln_padding_t padding, const kiln_conv_dimension_numbers_t* dimension_numbers);
+typedef kiln_op_t (*kiln_op_conv_general_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                             const int64_t* window_strides, const int64_t* padding_low,
+                                             const int64_t* padding_high, size_t num_spatial,
+                                             const kiln_conv_dimension_numbers_t* dimension_numbers);
+typedef kiln_op_t (*kiln_op_conv_general_dilated_fn)(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t rhs,
+                                                     const int64_t* window_strides,
+                                                     const int64_t* padding_low, const int64_t* padding_high,
+                                                     const int64_t* lhs_dilation, const int64_t* rhs_dilation,
+                                                     size_t num_spatial,
+                                                     const kiln_conv_dimension_numbers_t* dimension_numbers,
+                                                     int64_t feature_group_count, int64_t batch_group_count);
+typedef kiln_op_t (*kiln_op_reduce_fn)(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
+                                       const kiln_computation_t* computation, const int64_t* dimensions,
+                                       size_t num_dimensions);
+typedef kiln_op_t (*kiln_op_reduce_variadic_fn)(kiln_builder_t* builder, const kiln_op_t* operands,
+                                                const kiln_op_t* init_values, size_t num_operands,
+                                                const kiln_computation_t* computation,
+                                                const int64_t* dimensions, size_t num_dimensions);
+typedef kiln_op_t (*kiln_op_reduce_window_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                              kiln_op_t init_value, const kiln_computation_t* computation,
+                                              const int64_t* window_dimensions, const int64_t* window_strides,
+                                              size_t rank, kiln_padding_t padding);
+typedef kiln_op_t (*kiln_op_reduce_window_general_fn)(
+    kiln_builder_t* builder, const kiln_op_t* operands, const kiln_op_t* init_values, size_t num_operands,
+    const kiln_computation_t* computation, const int64_t* window_dimensions, const int64_t* window_strides,
+    const int64_t* base_dilations, const int64_t* window_dilations, const int64_t* padding_low,
+    const int64_t* padding_high, size_t rank);
+typedef kiln_op_t (*kiln_op_select_and_scatter_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                   const kiln_computation_t* select,
+                                                   const int64_t* window_dimensions,
+                                                   const int64_t* window_strides, size_t rank,
+                                                   kiln_padding_t padding, kiln_op_t source,
+                                                   kiln_op_t init_value, const kiln_computation_t* scatter);
+typedef kiln_op_t (*kiln_op_select_and_scatter_general_fn)(
+    kiln_builder_t* builder, kiln_op_t operand, const kiln_computation_t* select,
+    const int64_t* window_dimensions, const int64_t* window_strides, const int64_t* padding_low,
+    const int64_t* padding_high, size_t rank, kiln_op_t source, kiln_op_t init_value,
+    const kiln_computation_t* scatter);
+typedef kiln_op_t (*kiln_op_map_fn)(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                    const kiln_computation_t* computation, const int64_t* dimensions,
+                                    size_t num_dimensions);
+typedef kiln_op_t (*kiln_op_sort_fn)(kiln_builder_t* builder, kiln_op_t operand);
+typedef kiln_op_t (*kiln_op_sort_variadic_fn)(kiln_builder_t* builder, const kiln_op_t* operands,
+                                              size_t num_operands, const kiln_computation_t* comparator,
+                                              int64_t dimension, int is_stable);
+typedef kiln_op_t (*kiln_op_all_reduce_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                           const kiln_computation_t* computation);
+typedef kiln_op_t (*kiln_op_batch_norm_training_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                    kiln_op_t scale, kiln_op_t offset, float epsilon,
+                                                    int64_t feature_index);
+typedef kiln_op_t (*kiln_op_batch_norm_inference_fn)(kiln_builder_t* builder, kiln_op_t operand,
+                                                     kiln_op_t scale, kiln_op_t offset, kiln_op_t mean,
+                                                     kiln_op_t variance, float epsilon,
+                                                     int64_t feature_index);
+typedef kiln_op_t (*kiln_op_batch_norm_grad_fn)(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t scale,
+                                                kiln_op_t mean, kiln_op_t variance, kiln_op_t grad_output,
+                                                float epsilon, int64_t feature_index);
+typedef kiln_op_t (*kiln_op_call_fn)(kiln_builder_t* builder, const kiln_computation_t* computation,
+                                     const kiln_op_t* operands, size_t num_operands);
+typedef kiln_op_t (*kiln_op_while_fn)(kiln_builder_t* builder, const kiln_computation_t* condition,
+                                      const kiln_computation_t* body, kiln_op_t init);
+typedef kiln_op_t (*kiln_op_conditional_fn)(kiln_builder_t* builder, kiln_op_t predicate,
+                                            kiln_op_t true_operand,
+                                            const kiln_computation_t* true_computation,
+                                            kiln_op_t false_operand,
+                                            const kiln_computation_t* false_computation);
+typedef kiln_op_t (*kiln_op_conditional_indexed_fn)(kiln_builder_t* builder, kiln_op_t branch_index,
+                                                    const kiln_computation_t* const* branch_computations,
+                                                    const kiln_op_t* branch_operands, size_t num_branches);
+typedef kiln_op_t (*kiln_op_rng_uniform_fn)(kiln_builder_t* builder, kiln_op_t a, kiln_op_t b,
+                                            kiln_element_type_t type, const int64_t* dims, size_t rank);
+typedef kiln_op_t (*kiln_op_rng_normal_fn)(kiln_builder_t* builder, kiln_op_t mu, kiln_op_t sigma,
+                                           kiln_element_type_t type, const int64_t* dims, size_t rank);
+typedef kiln_op_t (*kiln_op_rng_bernoulli_fn)(kiln_builder_t* builder, kiln_op_t p, kiln_element_type_t type,
+                                              const int64_t* dims, size_t rank);
+typedef kiln_op_t (*kiln_op_rng_bit_generator_fn)(kiln_builder_t* builder, kiln_rng_algorithm_t algorithm,
+                                                  kiln_op_t initial_state, kiln_element_type_t type,
+                                                  const int64_t* dims, size_t rank);
+typedef kiln_op_t (*kiln_op_infeed_fn)(kiln_builder_t* builder, kiln_element_type_t type, const int64_t* dims,
+                                       size_t rank, const char* config);
+typedef kiln_op_t (*kiln_op_outfeed_fn)(kiln_builder_t* builder, kiln_op_t operand, const char* config);
+typedef kiln_op_t (*kiln_op_custom_call_fn)(kiln_builder_t* builder, const char* target,
+                                            const kiln_op_t* operands, size_t num_operands,
+                                            kiln_element_type_t type, const int64_t* dims, size_t rank,
+                                            const char* opaque, int has_side_effect);
+typedef kiln_op_t (*kiln_op_after_all_fn)(kiln_builder_t* builder, const kiln_op_t* tokens,
+                                          size_t num_tokens);
+typedef kiln_op_t (*kiln_op_create_token_fn)(kiln_builder_t* builder);
+typedef kiln_status_t* (*kiln_computation_from_hlo_text_fn)(const char* text, size_t text_size,
+                                                            kiln_computation_t** out_computation);
+typedef kiln_status_t* (*kiln_computation_to_hlo_text_fn)(const kiln_computation_t* computation,
+                                                          char** out_text);
+typedef kiln_status_t* (*kiln_computation_parameter_count_fn)(const kiln_computation_t* computation,
+                                                              size_t* out_count);
+typedef void (*kiln_computation_destroy_fn)(kiln_computation_t* computation);
+typedef kiln_status_t* (*kiln_client_buffer_from_host_fn)(kiln_client_t* client, kiln_element_type_t type,
+                                                          const int64_t* dims, size_t rank,
+                                                          const int64_t* minor_to_major, const void* data,
+                                                          size_t byte_size, kiln_buffer_t** out_buffer);
+typedef void (*kiln_buffer_destroy_fn)(kiln_buffer_t* buffer);
+typedef kiln_status_t* (*kiln_buffer_element_type_fn)(const kiln_buffer_t* buffer,
+                                                      kiln_element_type_t* out_type);
+typedef kiln_status_t* (*kiln_buffer_rank_fn)(const kiln_buffer_t* buffer, size_t* out_rank);
+typedef kiln_status_t* (*kiln_buffer_dimensions_fn)(const kiln_buffer_t* buffer, int64_t* dims,
+                                                    size_t dims_capacity);
+typedef kiln_status_t* (*kiln_buffer_minor_to_major_fn)(const kiln_buffer_t* buffer, int64_t* minor_to_major,
+                                                        size_t capacity);
+typedef kiln_status_t* (*kiln_buffer_byte_size_fn)(const kiln_buffer_t* buffer, size_t* out_byte_size);
+typedef kiln_status_t* (*kiln_buffer_to_host_fn)(const kiln_buffer_t* buffer, void* dst,
+                                                 size_t dst_byte_size);
+typedef kiln_status_t* (*kiln_client_buffer_from_npy_file_fn)(kiln_client_t* client, const char* path,
+                                                              kiln_element_type_t expected_type,
+                                                              kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_buffer_to_npy_file_fn)(const kiln_buffer_t* buffer, const char* path);
+typedef kiln_status_t* (*kiln_client_compile_fn)(kiln_client_t* client, const kiln_computation_t* computation,
+                                                 const kiln_compile_options_t* options,
+                                                 kiln_executable_t** out_executable);
+typedef void (*kiln_executable_destroy_fn)(kiln_executable_t* executable);
+typedef kiln_status_t* (*kiln_executable_parameter_count_fn)(const kiln_executable_t* executable,
+                                                             size_t* out_count);
+typedef kiln_status_t* (*kiln_executable_result_count_fn)(const kiln_executable_t* executable,
+                                                          size_t* out_count);
+typedef kiln_status_t* (*kiln_executable_parameter_type_fn)(const kiln_executable_t* executable, size_t index,
+                                                            kiln_element_type_t* out_type);
+typedef kiln_status_t* (*kiln_executable_execute_fn)(kiln_executable_t* executable,
+                                                     kiln_buffer_t* const* arguments, size_t num_arguments,
+                                                     const kiln_execute_options_t* options,
+                                                     kiln_buffer_t** results, size_t results_capacity,
+                                                     size_t* out_num_results);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
