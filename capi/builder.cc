@@ -92,20 +92,6 @@ ElementType OpContext::element_type(kiln_element_type_t type, const char* name) 
   return static_cast<ElementType>(type);
 }
 
-bool OpContext::struct_ok(const void* pointer, size_t given, size_t known, const char* struct_name,
-                          const char* name) {
-  if (pointer == nullptr) {
-    Fail(NullArgument(function_, name));
-    return false;
-  }
-  Status size = CheckStructSize(function_, struct_name, given, known);
-  if (!size.ok()) {
-    Fail(size);
-    return false;
-  }
-  return true;
-}
-
 }  // namespace kiln::capi
 
 using kiln::Op;

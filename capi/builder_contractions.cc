@@ -13,12 +13,11 @@ std::vector<int64_t> Spatial(OpContext& c, const int64_t* values, size_t count, 
 }
 
 // Converts C conv dimension numbers; on a problem the error is recorded in `c`.
-kiln::ConvolutionDimensionNumbers ConvNumbers(OpContext& c, const kiln_conv_dimension_numbers_t* dn) {
+kiln::ConvolutionDimensionNumbers ConvNumbers(OpContext& c, const kiln_conv_dimension_numbers_t* given) {
   kiln::ConvolutionDimensionNumbers result;
-  if (!c.struct_ok(dn, dn ? dn->struct_size : 0, sizeof(kiln_conv_dimension_numbers_t),
-                   "kiln_conv_dimension_numbers_t", "dimension_numbers")) {
-    return result;
-  }
+  std::optional<kiln_conv_dimension_numbers_t> whole = c.read_struct(given, "dimension_numbers");
+  if (!whole) return result;
+  const kiln_conv_dimension_numbers_t* dn = &*whole;
   result.input_batch_dimension = dn->input_batch_dimension;
   result.input_feature_dimension = dn->input_feature_dimension;
   result.input_spatial_dimensions =
@@ -58,11 +57,10 @@ kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t 
   return BuildOp(builder, __func__, [&](OpContext& c) {
     Op l = c.op(lhs, "lhs");
     Op r = c.op(rhs, "rhs");
-    const kiln_dot_dimension_numbers_t* dn = dimension_numbers;
-    if (!c.ok() || !c.struct_ok(dn, dn ? dn->struct_size : 0, sizeof(kiln_dot_dimension_numbers_t),
-                                "kiln_dot_dimension_numbers_t", "dimension_numbers")) {
-      return Op();
-    }
+    if (!c.ok()) return Op();
+    std::optional<kiln_dot_dimension_numbers_t> whole = c.read_struct(dimension_numbers, "dimension_numbers");
+    if (!whole) return Op();
+    const kiln_dot_dimension_numbers_t* dn = &*whole;
     kiln::DotDimensionNumbers numbers;
     numbers.lhs_contracting_dimensions = Spatial(
         c, dn->lhs_contracting_dimensions, dn->num_lhs_contracting_dimensions, "lhs_contracting_dimensions");

@@ -3,11 +3,13 @@
 // problem as the builder's sticky error; BuildOp is the exception barrier.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "capi/internal.h"
+#include "capi/struct_versions.h"
 
 namespace kiln::capi {
 
@@ -32,9 +34,22 @@ class OpContext {
   Shape shape(kiln_element_type_t type, const int64_t* dims, size_t rank,
               const int64_t* minor_to_major = nullptr);
   ElementType element_type(kiln_element_type_t type, const char* name);
-  // Checks the struct_size of a dimension-numbers struct; false (and an error
-  // recorded) when it is NULL or too small.
-  bool struct_ok(const void* pointer, size_t given, size_t known, const char* struct_name, const char* name);
+  // The caller's dimension-numbers struct read as a whole one of this
+  // library's version (struct_versions.h); nullopt, with the error recorded,
+  // when it is NULL or older than the struct's first version.
+  template <typename T>
+  std::optional<T> read_struct(const T* pointer, const char* name) {
+    if (pointer == nullptr) {
+      Fail(NullArgument(function_, name));
+      return std::nullopt;
+    }
+    StatusOr<T> whole = ReadStruct(function_, pointer);
+    if (!whole.ok()) {
+      Fail(whole.status());
+      return std::nullopt;
+    }
+    return *whole;
+  }
 
  private:
   kiln_builder_t* builder_;

@@ -229,12 +229,11 @@ kiln_op_t kiln_op_gather(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t s
     Op x = c.op(operand, "operand");
     Op indices = c.op(start_indices, "start_indices");
     std::span<const int64_t> sizes = c.ints(slice_sizes, num_slice_sizes, "slice_sizes");
-    if (!c.ok() || !c.struct_ok(dimension_numbers, dimension_numbers ? dimension_numbers->struct_size : 0,
-                                sizeof(kiln_gather_dimension_numbers_t), "kiln_gather_dimension_numbers_t",
-                                "dimension_numbers")) {
-      return Op();
-    }
-    kiln::GatherDimensionNumbers numbers = ToCore(c, *dimension_numbers);
+    if (!c.ok()) return Op();
+    std::optional<kiln_gather_dimension_numbers_t> whole =
+        c.read_struct(dimension_numbers, "dimension_numbers");
+    if (!whole) return Op();
+    kiln::GatherDimensionNumbers numbers = ToCore(c, *whole);
     if (!c.ok()) return Op();
     return c.builder().Gather(x, indices, numbers, sizes, indices_are_sorted != 0);
   });
@@ -250,12 +249,11 @@ kiln_op_t kiln_op_scatter(kiln_builder_t* builder, const kiln_op_t* operands, si
     Op indices = c.op(scatter_indices, "scatter_indices");
     std::vector<Op> us = c.ops(updates, num_updates, "updates");
     const kiln::Module* computation = c.computation(update_computation, "update_computation");
-    if (!c.ok() || !c.struct_ok(dimension_numbers, dimension_numbers ? dimension_numbers->struct_size : 0,
-                                sizeof(kiln_scatter_dimension_numbers_t), "kiln_scatter_dimension_numbers_t",
-                                "dimension_numbers")) {
-      return Op();
-    }
-    kiln::ScatterDimensionNumbers numbers = ToCore(c, *dimension_numbers);
+    if (!c.ok()) return Op();
+    std::optional<kiln_scatter_dimension_numbers_t> whole =
+        c.read_struct(dimension_numbers, "dimension_numbers");
+    if (!whole) return Op();
+    kiln::ScatterDimensionNumbers numbers = ToCore(c, *whole);
     if (!c.ok()) return Op();
     return c.builder().Scatter(xs, indices, us, *computation, numbers, indices_are_sorted != 0,
                                unique_indices != 0);

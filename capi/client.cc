@@ -3,6 +3,7 @@
 #include <mutex>
 
 #include "capi/internal.h"
+#include "capi/struct_versions.h"
 
 namespace kiln::capi {
 namespace {
@@ -54,10 +55,10 @@ kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_cli
     KILN_CAPI_CHECK_NOT_NULL(out_client);
     std::string name;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_client_options_t",
-                                                       options->struct_size, sizeof(kiln_client_options_t)));
-      if (options->backend != nullptr) {
-        name = options->backend;
+      KILN_ASSIGN_OR_RETURN(const kiln_client_options_t given,
+                            kiln::capi::ReadStruct(kiln_capi_function, options));
+      if (given.backend != nullptr) {
+        name = given.backend;
         if (name.empty()) {
           return kiln::InvalidArgument(kiln_capi_function,
                                        ": backend is an empty string; pass NULL for the default backend");

@@ -1,5 +1,6 @@
 // Compilation and execution.
 #include "capi/internal.h"
+#include "capi/struct_versions.h"
 #include "core/resource_limits.h"
 
 using kiln::Status;
@@ -16,10 +17,10 @@ kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation
     KILN_CAPI_CHECK_NOT_NULL(out_executable);
     kiln::CompileOptions compile_options;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_compile_options_t",
-                                                       options->struct_size, sizeof(kiln_compile_options_t)));
-      compile_options.optimization_level = options->optimization_level;
-      compile_options.num_threads = options->num_threads;
+      KILN_ASSIGN_OR_RETURN(const kiln_compile_options_t given,
+                            kiln::capi::ReadStruct(kiln_capi_function, options));
+      compile_options.optimization_level = given.optimization_level;
+      compile_options.num_threads = given.num_threads;
       KILN_RETURN_IF_ERROR(kiln::CheckCompileOptions(kiln_capi_function, compile_options));
     }
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Executable> compiled,
@@ -76,9 +77,9 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
     kiln::ExecuteOptions execute_options;
     if (options != nullptr) {
-      KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_execute_options_t",
-                                                       options->struct_size, sizeof(kiln_execute_options_t)));
-      execute_options.rng_seed = options->rng_seed;
+      KILN_ASSIGN_OR_RETURN(const kiln_execute_options_t given,
+                            kiln::capi::ReadStruct(kiln_capi_function, options));
+      execute_options.rng_seed = given.rng_seed;
     }
     const std::vector<kiln::Shape>& parameters = executable->executable->parameter_leaves();
     if (num_arguments != parameters.size()) {

@@ -111,9 +111,6 @@ Status NullArgument(const char* function, const char* parameter);
 #define KILN_CAPI_CHECK_NOT_NULL(pointer) \
   if ((pointer) == nullptr) return ::kiln::capi::NullArgument(kiln_capi_function, #pointer)
 
-// Checks an options struct's struct_size against the size this library knows.
-Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t known);
-
 // (pointer, count) as a span; a NULL pointer with a non-zero count is an error.
 StatusOr<std::span<const int64_t>> IntList(const char* function, const char* name, const int64_t* values,
                                            size_t count);

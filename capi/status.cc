@@ -34,14 +34,6 @@ Status NullArgument(const char* function, const char* parameter) {
   return InvalidArgument(function, ": argument '", parameter, "' is NULL");
 }
 
-Status CheckStructSize(const char* function, const char* struct_name, size_t given, size_t known) {
-  if (given < known) {
-    return InvalidArgument(function, ": ", struct_name, ".struct_size is ", given, " but must be at least ",
-                           known, " (initialise it with the *_INIT macro)");
-  }
-  return OkStatus();
-}
-
 }  // namespace kiln::capi
 
 extern "C" {

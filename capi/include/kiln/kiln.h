@@ -15,9 +15,13 @@
  *  - A NULL handle or pointer where one is required is INVALID_ARGUMENT, and the
  *    message names the parameter.
  *  - Option and description structs start with `size_t struct_size`: initialise
- *    them with their *_INIT macro (or set struct_size = sizeof(the struct)). A
- *    struct_size smaller than the library knows is INVALID_ARGUMENT; a larger one
- *    (a newer header) is accepted.
+ *    them with their *_INIT macro (or set struct_size = sizeof(the struct)).
+ *    New fields are only ever appended, and each struct's size in the first
+ *    header that had it is frozen: a program built against an older kiln.h
+ *    passes its smaller struct_size and the fields it lacks take their
+ *    defaults (those of the *_INIT macro); a larger one (a newer header) is
+ *    accepted and its extra fields ignored. A struct_size below the struct's
+ *    first version is INVALID_ARGUMENT.
  *  - No C++ exception, abort or thread-local "last error": everything that can go
  *    wrong is reported through the returned status.
  *  - Builder ops are the exception to "return a status": they return a `kiln_op_t`
