@@ -1,8 +1,63 @@
 // Compilation and execution.
+#include <chrono>
+
 #include "capi/internal.h"
 
 using kiln::Status;
+using kiln::StatusOr;
 using kiln::capi::Guard;
+
+namespace {
+
+// Whether the caller's struct (its struct_size) reaches `field`: fields added
+// after a struct's first version are read only then.
+template <typename Struct, typename Field>
+bool HasField(const Struct& options, Field Struct::* field) {
+  const auto* base = reinterpret_cast<const char*>(&options);
+  const auto* end = reinterpret_cast<const char*>(&(options.*field)) + sizeof(Field);
+  return options.struct_size >= static_cast<size_t>(end - base);
+}
+
+StatusOr<kiln::StopCondition> StopConditionOf(const char* function, const kiln_execute_options_t& options,
+                                              kiln::StopCondition::Clock::time_point called_at) {
+  using Clock = kiln::StopCondition::Clock;
+  auto deadline = Clock::time_point::max();
+  if (HasField(options, &kiln_execute_options_t::timeout_ns)) {
+    if (options.timeout_ns < 0) {
+      return kiln::InvalidArgument(function, ": timeout_ns must be >= 0 (0 = no deadline), got ",
+                                   options.timeout_ns);
+    }
+    if (options.timeout_ns > 0) {
+      const Clock::duration timeout =
+          std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(options.timeout_ns));
+      // Centuries away counts as never rather than overflowing the clock.
+      if (timeout < Clock::time_point::max() - called_at) deadline = called_at + timeout;
+    }
+  }
+  std::shared_ptr<const kiln::CancellationFlag> flag;
+  if (HasField(options, &kiln_execute_options_t::cancellation) && options.cancellation != nullptr) {
+    flag = options.cancellation->flag;
+  }
+  return kiln::StopCondition(std::move(flag), deadline);
+}
+
+// A stop names what stopped the execution and the option or call behind it.
+Status ExplainStop(const char* function, const Status& status, int64_t timeout_ns) {
+  switch (status.code()) {
+    case kiln::StatusCode::kCancelled:
+      return Status(status.code(),
+                    kiln::internal::StrCat(function, ": ", status.message(),
+                                           " (kiln_cancellation_cancel was called on the "
+                                           "kiln_execute_options_t.cancellation it was given)"));
+    case kiln::StatusCode::kDeadlineExceeded:
+      return Status(status.code(),
+                    kiln::internal::StrCat(function, ": ", status.message(),
+                                           " (kiln_execute_options_t.timeout_ns = ", timeout_ns, ")"));
+    default: return status;
+  }
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -77,14 +132,19 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
                                        size_t num_arguments, const kiln_execute_options_t* options,
                                        kiln_buffer_t** results, size_t results_capacity,
                                        size_t* out_num_results) {
+  // The deadline counts from the call, before anything is checked.
+  const auto called_at = kiln::StopCondition::Clock::now();
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
     kiln::ExecuteOptions execute_options;
+    int64_t timeout_ns = 0;
     if (options != nullptr) {
       KILN_RETURN_IF_ERROR(kiln::capi::CheckStructSize(kiln_capi_function, "kiln_execute_options_t",
                                                        options->struct_size, sizeof(kiln_execute_options_t)));
       execute_options.rng_seed = options->rng_seed;
+      KILN_ASSIGN_OR_RETURN(execute_options.stop, StopConditionOf(kiln_capi_function, *options, called_at));
+      timeout_ns = HasField(*options, &kiln_execute_options_t::timeout_ns) ? options->timeout_ns : 0;
     }
     const std::vector<kiln::Shape>& parameters = executable->executable->parameter_leaves();
     if (num_arguments != parameters.size()) {
@@ -117,8 +177,10 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     }
     if (num_results != 0 && results == nullptr)
       return kiln::capi::NullArgument(kiln_capi_function, "results");
-    KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs,
-                          executable->executable->Execute(device_arguments, execute_options));
+    StatusOr<std::vector<std::unique_ptr<kiln::DeviceBuffer>>> executed =
+        executable->executable->Execute(device_arguments, execute_options);
+    if (!executed.ok()) return ExplainStop(kiln_capi_function, executed.status(), timeout_ns);
+    std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs = std::move(executed).value();
     if (outputs.size() > results_capacity) {
       return kiln::Internal(kiln_capi_function, ": the backend returned ", outputs.size(),
                             " results, expected ", num_results);

@@ -88,7 +88,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
   std::vector<const Literal*> pointers;
   for (const Literal& parameter : parameters) pointers.push_back(&parameter);
 
-  Evaluator evaluator(plan_, queues_.get(), options.rng_seed);
+  KILN_RETURN_IF_ERROR(options.stop.Check());
+  Evaluator evaluator(plan_, queues_.get(), options.rng_seed, options.stop);
   KILN_ASSIGN_OR_RETURN(Literal result, evaluator.Run(*module_->entry(), pointers));
   std::vector<Literal> leaves;
   FlattenLeaves(std::move(result), leaves);
