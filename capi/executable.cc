@@ -1,10 +1,52 @@
 // Compilation and execution.
+#include <chrono>
+
 #include "capi/internal.h"
 #include "capi/struct_versions.h"
 #include "core/resource_limits.h"
 
 using kiln::Status;
+using kiln::StatusOr;
 using kiln::capi::Guard;
+
+namespace {
+
+StatusOr<kiln::StopCondition> StopConditionOf(const char* function, const kiln_execute_options_t& options,
+                                              kiln::StopCondition::Clock::time_point called_at) {
+  using Clock = kiln::StopCondition::Clock;
+  auto deadline = Clock::time_point::max();
+  if (options.timeout_ns < 0) {
+    return kiln::InvalidArgument(function, ": timeout_ns must be >= 0 (0 = no deadline), got ",
+                                 options.timeout_ns);
+  }
+  if (options.timeout_ns > 0) {
+    const Clock::duration timeout =
+        std::chrono::duration_cast<Clock::duration>(std::chrono::nanoseconds(options.timeout_ns));
+    // Centuries away counts as never rather than overflowing the clock.
+    if (timeout < Clock::time_point::max() - called_at) deadline = called_at + timeout;
+  }
+  std::shared_ptr<const kiln::CancellationFlag> flag;
+  if (options.cancellation != nullptr) flag = options.cancellation->flag;
+  return kiln::StopCondition(std::move(flag), deadline);
+}
+
+// A stop names what stopped the execution and the option or call behind it.
+Status ExplainStop(const char* function, const Status& status, int64_t timeout_ns) {
+  switch (status.code()) {
+    case kiln::StatusCode::kCancelled:
+      return Status(status.code(),
+                    kiln::internal::StrCat(function, ": ", status.message(),
+                                           " (kiln_cancellation_cancel was called on the "
+                                           "kiln_execute_options_t.cancellation it was given)"));
+    case kiln::StatusCode::kDeadlineExceeded:
+      return Status(status.code(),
+                    kiln::internal::StrCat(function, ": ", status.message(),
+                                           " (kiln_execute_options_t.timeout_ns = ", timeout_ns, ")"));
+    default: return status;
+  }
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -72,14 +114,19 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
                                        size_t num_arguments, const kiln_execute_options_t* options,
                                        kiln_buffer_t** results, size_t results_capacity,
                                        size_t* out_num_results) {
+  // The deadline counts from the call, before anything is checked.
+  const auto called_at = kiln::StopCondition::Clock::now();
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
     kiln::ExecuteOptions execute_options;
+    int64_t timeout_ns = 0;
     if (options != nullptr) {
       KILN_ASSIGN_OR_RETURN(const kiln_execute_options_t given,
                             kiln::capi::ReadStruct(kiln_capi_function, options));
       execute_options.rng_seed = given.rng_seed;
+      KILN_ASSIGN_OR_RETURN(execute_options.stop, StopConditionOf(kiln_capi_function, given, called_at));
+      timeout_ns = given.timeout_ns;
     }
     const std::vector<kiln::Shape>& parameters = executable->executable->parameter_leaves();
     if (num_arguments != parameters.size()) {
@@ -112,8 +159,10 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     }
     if (num_results != 0 && results == nullptr)
       return kiln::capi::NullArgument(kiln_capi_function, "results");
-    KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs,
-                          executable->executable->Execute(device_arguments, execute_options));
+    StatusOr<std::vector<std::unique_ptr<kiln::DeviceBuffer>>> executed =
+        executable->executable->Execute(device_arguments, execute_options);
+    if (!executed.ok()) return ExplainStop(kiln_capi_function, executed.status(), timeout_ns);
+    std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs = std::move(executed).value();
     if (outputs.size() > results_capacity) {
       return kiln::Internal(kiln_capi_function, ": the backend returned ", outputs.size(),
                             " results, expected ", num_results);

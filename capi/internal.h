@@ -15,6 +15,7 @@
 #include "core/ir.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "core/stop_condition.h"
 
 struct kiln_status_t {
   kiln::StatusCode code;
@@ -41,6 +42,12 @@ struct kiln_buffer_t {
 struct kiln_executable_t {
   std::shared_ptr<kiln::Backend> backend;  // declared first: outlives `executable`
   std::unique_ptr<kiln::Executable> executable;
+};
+
+// Shared with the executions it was given to, so destroying the handle while
+// one runs is safe.
+struct kiln_cancellation_t {
+  std::shared_ptr<kiln::CancellationFlag> flag;
 };
 
 struct kiln_builder_t {

@@ -19,6 +19,7 @@
 #include "core/literal.h"
 #include "core/shape.h"
 #include "core/status.h"
+#include "core/stop_condition.h"
 
 namespace kiln {
 
@@ -36,6 +37,10 @@ struct CompileOptions {
 struct ExecuteOptions {
   // Seed of the `rng` op's generator: equal seeds give equal numbers.
   uint64_t rng_seed = 0;
+  // When to give up: backends check it between steps and at loop back-edges
+  // and then return its CANCELLED or DEADLINE_EXCEEDED status. Arguments are
+  // untouched and the executable stays usable.
+  StopCondition stop;
 };
 
 class Device {

@@ -115,6 +115,18 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
               }
               return true;
             }
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> timeout, OptionValue(all, i, "--timeout"));
+            if (timeout) {
+              const char* end = timeout->data() + timeout->size();
+              const auto parsed = std::from_chars(timeout->data(), end, run.timeout_seconds);
+              // Up to a year: longer is no limit in practice and would overflow the clock in nanoseconds.
+              if (timeout->empty() || parsed.ec != std::errc() || parsed.ptr != end ||
+                  !(run.timeout_seconds > 0) || run.timeout_seconds > 3.2e7) {
+                return InvalidArgument("option --timeout needs a positive number of seconds, got '", *timeout,
+                                       "'");
+              }
+              return true;
+            }
             return false;
           }));
   if (help) return CommandLine{CommandKind::kHelp, {}, {}};
@@ -207,6 +219,7 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
 const char* UsageText() {
   return "usage: kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed "
          "N]\n"
+         "                [--timeout SECONDS]\n"
          "       kiln bench MODULE.hlo [--backend NAME] [--input FILE.npy]... [--iterations N] [--warmup N]\n"
          "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
          "       kiln info\n"
@@ -219,6 +232,8 @@ const char* UsageText() {
          "           flattened into their array leaves), in order. Each result leaf is\n"
          "           written to DIR/0.npy, DIR/1.npy, ... with --output-dir, or printed.\n"
          "           The default backend is cpu when this build has it, else interpreter.\n"
+         "           --timeout stops an execution that runs longer (a while loop that\n"
+         "           does not end): exit status 1, DEADLINE_EXCEEDED naming the loop.\n"
          "  bench    compile a module (timing the compile), upload the inputs once and\n"
          "           execute repeatedly with them resident: --warmup untimed runs (2),\n"
          "           then --iterations timed runs, or as many as fill --min-time (1 s).\n"

@@ -19,6 +19,8 @@ struct RunArguments {
   std::vector<std::string> inputs;
   std::optional<std::string> output_dir;
   uint64_t rng_seed = 0;
+  // Seconds the execution may take before it is stopped; 0 = no limit.
+  double timeout_seconds = 0;
 };
 
 struct BenchArguments {

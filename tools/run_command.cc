@@ -1,5 +1,6 @@
 #include "tools/run_command.h"
 
+#include <chrono>
 #include <memory>
 
 #include "core/backend.h"
@@ -20,8 +21,18 @@ Status RunModule(const RunArguments& arguments, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(DeviceInputs arguments_on_device, UploadInputs(*backend, inputs));
   ExecuteOptions options;
   options.rng_seed = arguments.rng_seed;
-  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> result_buffers,
-                        executable->Execute(arguments_on_device.pointers, options));
+  if (arguments.timeout_seconds > 0) {
+    const auto timeout = std::chrono::duration_cast<StopCondition::Clock::duration>(
+        std::chrono::duration<double>(arguments.timeout_seconds));
+    options.stop = StopCondition(nullptr, StopCondition::Clock::now() + timeout);
+  }
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> executed =
+      executable->Execute(arguments_on_device.pointers, options);
+  if (executed.status().code() == StatusCode::kDeadlineExceeded) {
+    return Status(StatusCode::kDeadlineExceeded, internal::StrCat(executed.status().message(), " (--timeout ",
+                                                                  arguments.timeout_seconds, ")"));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> result_buffers, std::move(executed));
   KILN_ASSIGN_OR_RETURN(std::vector<Literal> results, DownloadResults(*backend, result_buffers));
 
   if (arguments.output_dir) return WriteResults(results, *arguments.output_dir);

@@ -42,12 +42,18 @@ Status WhileThunk::Run(ExecutionContext& context) const {
     slots[results_[i]] = slots[state_a_[i]];
     CopyIfDistinct(slots[state_a_[i]], slots[inputs_[i]], leaf_bytes_[i]);
   }
-  while (true) {
-    for (size_t i = 0; i < leaves; ++i) slots[condition_.parameter_leaves[i]] = slots[results_[i]];
-    KILN_RETURN_IF_ERROR(condition_.sequence->Run(context));
+  int64_t iterations = 0;
+  for (;; ++iterations) {
+    Status status = context.stop->Check();  // the back-edge
+    if (status.ok()) {
+      for (size_t i = 0; i < leaves; ++i) slots[condition_.parameter_leaves[i]] = slots[results_[i]];
+      status = condition_.sequence->Run(context);
+    }
+    if (!status.ok()) return StoppedInLoop(status, name(), iterations);
     if (!*static_cast<const bool*>(slots[condition_.result_leaves[0]])) return OkStatus();
     for (size_t i = 0; i < leaves; ++i) slots[body_.parameter_leaves[i]] = slots[results_[i]];
-    KILN_RETURN_IF_ERROR(body_.sequence->Run(context));
+    status = body_.sequence->Run(context);
+    if (!status.ok()) return StoppedInLoop(status, name(), iterations);
     for (size_t i = 0; i < leaves; ++i) {
       const void* produced = slots[body_.result_leaves[i]];
       void* current = slots[results_[i]];

@@ -25,6 +25,7 @@ CpuExecutable::CpuExecutable(std::shared_ptr<const CompiledProgram> program, Dev
 StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(
     std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) {
   const CompiledProgram& program = *program_;
+  KILN_RETURN_IF_ERROR(options.stop.Check());
   if (arguments.size() != program.parameter_leaves.size()) {
     return InvalidArgument("cpu: the computation takes ", program.parameter_leaves.size(),
                            " argument buffers, got ", arguments.size());
@@ -79,11 +80,12 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(
     }
   }
 
-  LibraryRuntime library(program.library_plan.get(), queues_.get(), options.rng_seed);
+  LibraryRuntime library(program.library_plan.get(), queues_.get(), options.rng_seed, &options.stop);
   ExecutionContext context;
   context.slots = slots;
   context.pool = pool_.get();
   context.library = &library;
+  context.stop = &options.stop;
   KILN_RETURN_IF_ERROR(program.sequences.front().Run(context));
 
   for (size_t r = 0; r < program.result_sources.size(); ++r) {

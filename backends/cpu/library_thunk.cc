@@ -35,7 +35,7 @@ void FlattenArrays(const Literal& literal, std::vector<const Literal*>& leaves) 
 }  // namespace
 
 interpreter::Evaluator& LibraryRuntime::evaluator() {
-  if (!evaluator_.has_value()) evaluator_.emplace(*plan_, queues_, rng_seed_);
+  if (!evaluator_.has_value()) evaluator_.emplace(*plan_, queues_, rng_seed_, *stop_);
   return *evaluator_;
 }
 

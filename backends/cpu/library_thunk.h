@@ -18,14 +18,17 @@ namespace kiln::cpu {
 // without library thunks pay nothing for it.
 class LibraryRuntime {
  public:
-  LibraryRuntime(const interpreter::ModulePlan* plan, interpreter::HostQueues* queues, uint64_t rng_seed)
-      : plan_(plan), queues_(queues), rng_seed_(rng_seed) {}
+  // `stop` outlives the runtime.
+  LibraryRuntime(const interpreter::ModulePlan* plan, interpreter::HostQueues* queues, uint64_t rng_seed,
+                 const StopCondition* stop)
+      : plan_(plan), queues_(queues), rng_seed_(rng_seed), stop_(stop) {}
   interpreter::Evaluator& evaluator();
 
  private:
   const interpreter::ModulePlan* plan_;
   interpreter::HostQueues* queues_;
   uint64_t rng_seed_;
+  const StopCondition* stop_;
   std::optional<interpreter::Evaluator> evaluator_;
 };
 

@@ -6,7 +6,15 @@ namespace kiln::cpu {
 
 Status ThunkSequence::Run(ExecutionContext& context) const {
   if (ThunkProfilingEnabled()) return RunProfiled(*this, context);
-  for (const auto& thunk : thunks) KILN_RETURN_IF_ERROR(thunk->Run(context));
+  const StopCondition& stop = *context.stop;
+  if (!stop.can_stop()) {
+    for (const auto& thunk : thunks) KILN_RETURN_IF_ERROR(thunk->Run(context));
+    return OkStatus();
+  }
+  for (const auto& thunk : thunks) {
+    KILN_RETURN_IF_ERROR(stop.Check());
+    KILN_RETURN_IF_ERROR(thunk->Run(context));
+  }
   return OkStatus();
 }
 

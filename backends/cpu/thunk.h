@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "core/stop_condition.h"
 
 namespace kiln::cpu {
 
@@ -22,6 +23,8 @@ struct ExecutionContext {
   void** slots = nullptr;
   const IntraOpThreadPool* pool = nullptr;
   LibraryRuntime* library = nullptr;
+  // Checked between thunks and at loop back-edges; never null while running.
+  const StopCondition* stop = nullptr;
 };
 
 class Thunk {

@@ -71,6 +71,7 @@ bool ThunkProfilingEnabled() {
 Status RunProfiled(const ThunkSequence& sequence, ExecutionContext& context) {
   ProfileTable& table = Table();
   for (const auto& thunk : sequence.thunks) {
+    KILN_RETURN_IF_ERROR(context.stop->Check());
     const auto start = std::chrono::steady_clock::now();
     Status status = thunk->Run(context);
     const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;

@@ -63,7 +63,8 @@ const ComputationPlan* ModulePlan::Find(const Computation* computation) const {
   return it == plans_.end() ? nullptr : &it->second;
 }
 
-Evaluator::Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed) : plan_(plan) {
+Evaluator::Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed, StopCondition stop)
+    : plan_(plan), stop_(std::move(stop)) {
   rng_.key = rng_seed;
   context_.runner = this;
   context_.queues = queues;
@@ -80,6 +81,7 @@ StatusOr<Literal> Evaluator::Run(const Computation& computation, Operands argume
   std::vector<const Literal*> values(count, nullptr);
   std::vector<const Literal*> operands;
   for (size_t i = 0; i < count; ++i) {
+    KILN_RETURN_IF_ERROR(stop_.Check());
     const Instruction& instruction = *plan->order[i];
     if (instruction.opcode == Opcode::kParameter) {
       const auto number = static_cast<size_t>(instruction.attrs.parameter_number);
@@ -115,14 +117,20 @@ StatusOr<Literal> Evaluator::EvaluateWhile(const Instruction& instruction, Opera
   const Computation& condition = *instruction.called[0];
   const Computation& body = *instruction.called[1];
   Literal state = *operands[0];
-  while (true) {
+  int64_t iterations = 0;
+  auto where = [&](const Status& status) { return StoppedInLoop(status, instruction.name, iterations); };
+  for (;; ++iterations) {
+    KILN_RETURN_IF_ERROR(where(stop_.Check()));  // the back-edge
     const Literal* argument = &state;
-    KILN_ASSIGN_OR_RETURN(Literal keep_going, Run(condition, Operands(&argument, 1)));
-    if (keep_going.element_count() != 1 || keep_going.shape().element_type() != ElementType::kPred) {
-      return InvalidArgument("while condition must return pred[], got ", keep_going.shape().ToString());
+    StatusOr<Literal> keep_going = Run(condition, Operands(&argument, 1));
+    if (!keep_going.ok()) return where(keep_going.status());
+    if (keep_going->element_count() != 1 || keep_going->shape().element_type() != ElementType::kPred) {
+      return InvalidArgument("while condition must return pred[], got ", keep_going->shape().ToString());
     }
-    if (!keep_going.data<bool>()[0]) return state;
-    KILN_ASSIGN_OR_RETURN(state, Run(body, Operands(&argument, 1)));
+    if (!keep_going->data<bool>()[0]) return state;
+    StatusOr<Literal> next = Run(body, Operands(&argument, 1));
+    if (!next.ok()) return where(next.status());
+    state = std::move(next).value();
   }
 }
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/interpreter/eval_context.h"
+#include "core/stop_condition.h"
 
 namespace kiln::interpreter {
 
@@ -31,9 +32,11 @@ class ModulePlan {
 };
 
 // Evaluates computations for one execution. Not shared between threads.
+// `stop` is checked before every instruction and at every while back-edge,
+// so per-element calls of reducers and comparators are covered too.
 class Evaluator : public ComputationRunner {
  public:
-  Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed);
+  Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed, StopCondition stop = {});
   StatusOr<Literal> Run(const Computation& computation, Operands arguments) override;
 
  private:
@@ -43,6 +46,7 @@ class Evaluator : public ComputationRunner {
   StatusOr<Literal> EvaluateConditional(const Instruction& instruction, Operands operands);
 
   const ModulePlan& plan_;
+  StopCondition stop_;
   RngStream rng_;
   EvalContext context_;
 };

@@ -88,7 +88,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
   std::vector<const Literal*> pointers;
   for (const Literal& parameter : parameters) pointers.push_back(&parameter);
 
-  Evaluator evaluator(plan_, queues_.get(), options.rng_seed);
+  KILN_RETURN_IF_ERROR(options.stop.Check());
+  Evaluator evaluator(plan_, queues_.get(), options.rng_seed, options.stop);
   StatusOr<Literal> evaluated = evaluator.Run(*module_->entry(), pointers);
   // The evaluator's messages do not say which backend runs it (the cpu
   // backend runs it too); this one is the interpreter.

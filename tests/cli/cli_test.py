@@ -219,6 +219,20 @@ def test_run_bf16_parameter_takes_v2_data(ctx):
 
 
 @case
+def test_run_timeout_stops_an_endless_loop(ctx):
+    for backend in ("interpreter", "cpu"):
+        result = ctx.run("run", ctx.hlo("endless_loop.hlo"), "--backend", backend, "--timeout", "0.05")
+        expect_error(result, "DEADLINE_EXCEEDED", "in while 'spin' after", "(--timeout 0.05)")
+    a, b = add_inputs(ctx)
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", a, "--input", b, "--timeout=30")
+    expect(result.returncode == 0 and result.stdout == "result 0: f32[2,2] {{11, 22}, {33, 44}}\n",
+           "a run well within its timeout failed", result)
+    for bad in ("0", "-1", "soon", "nan"):
+        expect_usage_error(ctx.run("run", ctx.hlo("add.hlo"), "--timeout", bad),
+                           "--timeout needs a positive number of seconds")
+
+
+@case
 def test_wrong_input_count(ctx):
     a, _ = add_inputs(ctx)
     expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", a), "INVALID_ARGUMENT",

@@ -85,7 +85,7 @@ fn main() {
             "KILN_COMPILE_OPTIONS_INIT",
             &["struct_size", "optimization_level", "num_threads"][..],
         ),
-        ("kiln_execute_options_t", "KILN_EXECUTE_OPTIONS_INIT", &["struct_size", "rng_seed"][..]),
+        ("kiln_execute_options_t", "KILN_EXECUTE_OPTIONS_INIT", &["struct_size", "rng_seed", "timeout_ns"][..]),
     ] {
         writeln!(c, "static const {s} init_{s} = {m};").unwrap();
         for f in fields {

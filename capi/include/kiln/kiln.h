@@ -822,12 +822,53 @@ KILN_API kiln_status_t* kiln_executable_result_count(const kiln_executable_t* ex
 KILN_API kiln_status_t* kiln_executable_parameter_type(const kiln_executable_t* executable, size_t index,
                                                        kiln_element_type_t* out_type);
 
+/* ------------------------------------------------------------------------- */
+/* Cancellation and deadlines of an execution                                */
+/* ------------------------------------------------------------------------- */
+
+/* A way to stop running executions from outside: pass it in
+ * kiln_execute_options_t.cancellation, then kiln_cancellation_cancel() makes
+ * every execute given it return CANCELLED. One-shot: once cancelled it stays
+ * cancelled (an execute given it later returns CANCELLED before running); make a
+ * new one for the next execution. The C ABI's only handle that may be used
+ * from a signal handler (kiln_cancellation_cancel only). */
+typedef struct kiln_cancellation_t kiln_cancellation_t;
+
+/* Creates a cancellation that is not cancelled. The caller owns
+ * *out_cancellation and frees it with kiln_cancellation_destroy. Thread-safe. */
+KILN_API kiln_status_t* kiln_cancellation_create(kiln_cancellation_t** out_cancellation);
+
+/* Cancels: every execute running with `cancellation`, on any thread, stops at
+ * its next check (between steps and at every while-loop back-edge: within
+ * microseconds unless one step is long, such as a large matrix product) and
+ * returns CANCELLED; later ones return CANCELLED at once. Its arguments are
+ * untouched and the client and executable stay usable. Cancelling again does
+ * nothing; NULL is a no-op. Thread-safe and async-signal-safe (one atomic store). */
+KILN_API void kiln_cancellation_cancel(kiln_cancellation_t* cancellation);
+
+/* Writes 1 to *out_cancelled once kiln_cancellation_cancel was called, else 0. */
+KILN_API kiln_status_t* kiln_cancellation_is_cancelled(const kiln_cancellation_t* cancellation,
+                                                       int* out_cancelled);
+
+/* Frees a cancellation. It may be destroyed while an execute given it is still
+ * running (that execute keeps what it needs, and can then no longer be
+ * cancelled). NULL is a no-op. */
+KILN_API void kiln_cancellation_destroy(kiln_cancellation_t* cancellation);
+
 typedef struct kiln_execute_options_t {
   size_t struct_size;
   /* Seed of the rng ops: equal seeds give equal numbers. */
   uint64_t rng_seed;
+  /* A relative deadline: execute returns DEADLINE_EXCEEDED once this many
+   * nanoseconds of the monotonic clock have passed since it was called (checked
+   * where cancellation is). 0 = no deadline, and a negative value is
+   * INVALID_ARGUMENT. */
+  int64_t timeout_ns;
+  /* NULL, or a cancellation (see kiln_cancellation_create) that stops this
+   * execute when cancelled. Borrowed: the caller keeps owning it. */
+  kiln_cancellation_t* cancellation;
 } kiln_execute_options_t;
-#define KILN_EXECUTE_OPTIONS_INIT {sizeof(kiln_execute_options_t), 0}
+#define KILN_EXECUTE_OPTIONS_INIT {sizeof(kiln_execute_options_t), 0, 0, NULL}
 
 /* Runs the executable once on `arguments` (kiln_executable_parameter_count of them,
  * in parameter order, tuples flattened; the buffers are only read). On success the
@@ -835,7 +876,10 @@ typedef struct kiln_execute_options_t {
  * *out_num_results; the caller owns each result buffer and frees it with
  * kiln_buffer_destroy. `results_capacity` must be at least
  * kiln_executable_result_count (else INVALID_ARGUMENT before anything runs).
- * `options` may be NULL. Thread-safe. */
+ * `options` may be NULL. A program that may not end (a while loop) can be
+ * bounded with options->timeout_ns or stopped with options->cancellation:
+ * execute then returns DEADLINE_EXCEEDED or CANCELLED, writes no results,
+ * and leaves the arguments, the executable and the client usable. Thread-safe. */
 KILN_API kiln_status_t* kiln_executable_execute(kiln_executable_t* executable,
                                                 kiln_buffer_t* const* arguments, size_t num_arguments,
                                                 const kiln_execute_options_t* options,
@@ -1193,6 +1237,11 @@ typedef kiln_status_t* (*kiln_executable_execute_fn)(kiln_executable_t* executab
                                                      const kiln_execute_options_t* options,
                                                      kiln_buffer_t** results, size_t results_capacity,
                                                      size_t* out_num_results);
+typedef kiln_status_t* (*kiln_cancellation_create_fn)(kiln_cancellation_t** out_cancellation);
+typedef void (*kiln_cancellation_cancel_fn)(kiln_cancellation_t* cancellation);
+typedef kiln_status_t* (*kiln_cancellation_is_cancelled_fn)(const kiln_cancellation_t* cancellation,
+                                                            int* out_cancelled);
+typedef void (*kiln_cancellation_destroy_fn)(kiln_cancellation_t* cancellation);
 
 #ifdef __cplusplus
 } /* extern "C" */

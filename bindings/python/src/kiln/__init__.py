@@ -25,7 +25,7 @@ from ._builder import (
     register_custom_call,
 )
 from ._errors import KilnError, StatusCode
-from ._runtime import Buffer, Client, Computation, Executable, backends, version, version_number
+from ._runtime import Buffer, Cancellation, Client, Computation, Executable, backends, version, version_number
 from ._types import ComparisonDirection, ComparisonType, ElementType, Padding, Precision, RngAlgorithm
 
 __version__ = "0.1.0"
@@ -33,6 +33,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Buffer",
     "Builder",
+    "Cancellation",
     "Client",
     "ComparisonDirection",
     "ComparisonType",

@@ -57,7 +57,12 @@ class CompileOptions(Structure):
 
 
 class ExecuteOptions(Structure):
-    _fields_ = [("struct_size", c_size_t), ("rng_seed", c_uint64)]
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("rng_seed", c_uint64),
+        ("timeout_ns", c_int64),
+        ("cancellation", c_void_p),
+    ]
 
 
 def _list_fields(*names: str) -> list:
@@ -312,6 +317,10 @@ FUNCTIONS = {
     "kiln_executable_parameter_count": (_STATUS, [_H, _SIZEP]),
     "kiln_executable_result_count": (_STATUS, [_H, _SIZEP]),
     "kiln_executable_parameter_type": (_STATUS, [_H, c_size_t, _I32P]),
+    "kiln_cancellation_create": (_STATUS, [_PP]),
+    "kiln_cancellation_cancel": (None, [_H]),
+    "kiln_cancellation_is_cancelled": (_STATUS, [_H, POINTER(c_int)]),
+    "kiln_cancellation_destroy": (None, [_H]),
     "kiln_executable_execute": (_STATUS, [_H, _PP, c_size_t, POINTER(ExecuteOptions), _PP, c_size_t, _SIZEP]),
 }
 

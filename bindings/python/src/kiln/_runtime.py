@@ -175,12 +175,65 @@ class Buffer(_ClientChild):
         return f"<kiln.Buffer {self.element_type.hlo_name}[{dims}]>"
 
 
+class Cancellation(Handle):
+    """Stops running executions from any thread.
+
+    Pass it as ``exe.execute(args, cancellation=c)`` (or to ``exe(...)``);
+    ``c.cancel()`` then makes those calls raise KilnError with code CANCELLED.
+    One-shot: once cancelled it stays so, and later executions given it raise
+    at once. The executable, the client and the arguments stay usable.
+    """
+
+    __slots__ = ()
+    _destroy = lib.kiln_cancellation_destroy
+
+    def __init__(self) -> None:
+        out = ctypes.c_void_p()
+        check(lib.kiln_cancellation_create(ctypes.byref(out)))
+        super().__init__(out.value)
+
+    def cancel(self) -> None:
+        """Cancels every execution given this handle. Thread-safe; again does nothing."""
+        lib.kiln_cancellation_cancel(self._p)
+
+    @property
+    def cancelled(self) -> bool:
+        out = ctypes.c_int()
+        check(lib.kiln_cancellation_is_cancelled(self._p, ctypes.byref(out)))
+        return bool(out.value)
+
+    def __repr__(self) -> str:
+        state = "closed" if self.closed else ("cancelled" if self.cancelled else "not cancelled")
+        return f"<kiln.Cancellation {state}>"
+
+
+def _execute_options(
+    rng_seed: int, timeout: float | None, cancellation: Cancellation | None
+) -> _ffi.ExecuteOptions:
+    timeout_ns = 0
+    if timeout is not None:
+        if not timeout > 0:
+            raise ValueError(f"kiln: timeout must be a positive number of seconds, got {timeout!r}")
+        timeout_ns = max(1, min(int(timeout * 1e9), 2**63 - 1))
+    if cancellation is not None and not isinstance(cancellation, Cancellation):
+        raise TypeError(f"kiln: cancellation must be a kiln.Cancellation, not {type(cancellation).__name__}")
+    return _ffi.ExecuteOptions(
+        ctypes.sizeof(_ffi.ExecuteOptions),
+        rng_seed,
+        timeout_ns,
+        None if cancellation is None else cancellation._p,
+    )
+
+
 class Executable(_ClientChild):
     """A computation compiled for a client. Thread-safe: it may run concurrently.
 
     ``exe(*args)`` takes NumPy arrays (or anything np.asarray accepts) and Buffers
     and returns NumPy arrays: one array for one result, else a tuple.
     ``exe.execute(args)`` returns the results as Buffers.
+    Both take ``timeout`` (seconds; KilnError DEADLINE_EXCEEDED once it has
+    passed) and ``cancellation`` (a Cancellation; KilnError CANCELLED once it
+    is cancelled), which stop even a loop that never ends.
     """
 
     __slots__ = ("_num_params", "_num_results")
@@ -204,8 +257,16 @@ class Executable(_ClientChild):
         check(lib.kiln_executable_parameter_type(self._p, index, ctypes.byref(out)))
         return ElementType(out.value)
 
-    def execute(self, arguments: Iterable[Any] = (), *, rng_seed: int = 0) -> list[Buffer]:
+    def execute(
+        self,
+        arguments: Iterable[Any] = (),
+        *,
+        rng_seed: int = 0,
+        timeout: float | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> list[Buffer]:
         """Runs once; arguments are Buffers or host arrays (copied in for this call)."""
+        options = _execute_options(rng_seed, timeout, cancellation)
         arguments = list(arguments)
         temporaries: list[Buffer] = []
         try:
@@ -221,17 +282,16 @@ class Executable(_ClientChild):
                 temp = self._client.buffer(arg, dtype=dtype)
                 temporaries.append(temp)
                 buffers.append(temp)
-            return self._execute(buffers, rng_seed)
+            return self._execute(buffers, options)
         finally:
             for temp in temporaries:
                 temp.close()
 
-    def _execute(self, buffers: Sequence[Buffer], rng_seed: int) -> list[Buffer]:
+    def _execute(self, buffers: Sequence[Buffer], options: _ffi.ExecuteOptions) -> list[Buffer]:
         args = (ctypes.c_void_p * max(len(buffers), 1))(*[b._p for b in buffers])
         capacity = self._num_results
         results = (ctypes.c_void_p * max(capacity, 1))()
         count = ctypes.c_size_t()
-        options = _ffi.ExecuteOptions(ctypes.sizeof(_ffi.ExecuteOptions), rng_seed)
         check(
             lib.kiln_executable_execute(
                 self._p, args, len(buffers), ctypes.byref(options), results, capacity, ctypes.byref(count)
@@ -239,9 +299,15 @@ class Executable(_ClientChild):
         )
         return [Buffer(results[i], self._client) for i in range(count.value)]
 
-    def __call__(self, *arguments: Any, rng_seed: int = 0) -> np.ndarray | tuple[np.ndarray, ...]:
+    def __call__(
+        self,
+        *arguments: Any,
+        rng_seed: int = 0,
+        timeout: float | None = None,
+        cancellation: Cancellation | None = None,
+    ) -> np.ndarray | tuple[np.ndarray, ...]:
         outputs = []
-        for result in self.execute(arguments, rng_seed=rng_seed):
+        for result in self.execute(arguments, rng_seed=rng_seed, timeout=timeout, cancellation=cancellation):
             with result:
                 outputs.append(result.to_numpy())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

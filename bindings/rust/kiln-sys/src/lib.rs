@@ -27,7 +27,15 @@ macro_rules! opaque {
         }
     )*};
 }
-opaque!(kiln_status_t, kiln_client_t, kiln_builder_t, kiln_computation_t, kiln_buffer_t, kiln_executable_t);
+opaque!(
+    kiln_status_t,
+    kiln_client_t,
+    kiln_builder_t,
+    kiln_computation_t,
+    kiln_buffer_t,
+    kiln_executable_t,
+    kiln_cancellation_t
+);
 
 pub type kiln_status_code_t = i32;
 pub const KILN_STATUS_OK: kiln_status_code_t = 0;
@@ -136,12 +144,19 @@ impl Default for kiln_compile_options_t {
 pub struct kiln_execute_options_t {
     pub struct_size: usize,
     pub rng_seed: u64,
+    pub timeout_ns: i64,
+    pub cancellation: *mut kiln_cancellation_t,
 }
 
 impl Default for kiln_execute_options_t {
     /// `KILN_EXECUTE_OPTIONS_INIT`.
     fn default() -> Self {
-        Self { struct_size: core::mem::size_of::<Self>(), rng_seed: 0 }
+        Self {
+            struct_size: core::mem::size_of::<Self>(),
+            rng_seed: 0,
+            timeout_ns: 0,
+            cancellation: core::ptr::null_mut(),
+        }
     }
 }
 
@@ -965,6 +980,13 @@ extern "C" {
         index: usize,
         out_type: *mut kiln_element_type_t,
     ) -> *mut kiln_status_t;
+    pub fn kiln_cancellation_create(out_cancellation: *mut *mut kiln_cancellation_t) -> *mut kiln_status_t;
+    pub fn kiln_cancellation_cancel(cancellation: *mut kiln_cancellation_t);
+    pub fn kiln_cancellation_is_cancelled(
+        cancellation: *const kiln_cancellation_t,
+        out_cancelled: *mut c_int,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_cancellation_destroy(cancellation: *mut kiln_cancellation_t);
     pub fn kiln_executable_execute(
         executable: *mut kiln_executable_t,
         arguments: *const *mut kiln_buffer_t,

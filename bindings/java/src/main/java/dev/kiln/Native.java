@@ -265,6 +265,10 @@ final class Native {
   static final MethodHandle kiln_executable_parameter_count = fn("kiln_executable_parameter_count", P, P, P);
   static final MethodHandle kiln_executable_result_count = fn("kiln_executable_result_count", P, P, P);
   static final MethodHandle kiln_executable_parameter_type = fn("kiln_executable_parameter_type", P, P, Z, P);
+  static final MethodHandle kiln_cancellation_create = fn("kiln_cancellation_create", P, P);
+  static final MethodHandle kiln_cancellation_cancel = fnVoid("kiln_cancellation_cancel", P);
+  static final MethodHandle kiln_cancellation_is_cancelled = fn("kiln_cancellation_is_cancelled", P, P, P);
+  static final MethodHandle kiln_cancellation_destroy = fnVoid("kiln_cancellation_destroy", P);
   static final MethodHandle kiln_executable_execute = fn("kiln_executable_execute", P, P, P, Z, P, P, Z, P);
 
   static {

@@ -23,7 +23,11 @@ final class Struct {
           JAVA_INT.withName("num_threads"));
 
   static final StructLayout EXECUTE_OPTIONS =
-      MemoryLayout.structLayout(JAVA_LONG.withName("struct_size"), JAVA_LONG.withName("rng_seed"));
+      MemoryLayout.structLayout(
+          JAVA_LONG.withName("struct_size"),
+          JAVA_LONG.withName("rng_seed"),
+          JAVA_LONG.withName("timeout_ns"),
+          ADDRESS.withName("cancellation"));
 
   static final StructLayout GATHER_DIMENSION_NUMBERS =
       MemoryLayout.structLayout(

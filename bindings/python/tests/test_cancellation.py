@@ -1,0 +1,101 @@
+"""Timeouts and cancellation stop a loop that never ends, on every backend,
+and leave the executable and its arguments usable."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import kiln
+
+COUNT_TO = """HloModule count_to
+cond {
+  s = (s64[], s64[]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  n = s64[] get-tuple-element(s), index=1
+  ROOT ne = pred[] compare(i, n), direction=NE
+}
+body {
+  s = (s64[], s64[]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  n = s64[] get-tuple-element(s), index=1
+  one = s64[] constant(1)
+  next = s64[] add(i, one)
+  ROOT t = (s64[], s64[]) tuple(next, n)
+}
+ENTRY e {
+  n = s64[] parameter(0)
+  zero = s64[] constant(0)
+  init = (s64[], s64[]) tuple(zero, n)
+  loop = (s64[], s64[]) while(init), condition=cond, body=body
+  ROOT count = s64[] get-tuple-element(loop), index=0
+}
+"""
+
+
+@pytest.fixture(params=kiln.backends())
+def counting(request):
+    """(client, executable) counting to its argument; -1 never ends."""
+    with kiln.Client(request.param) as client, kiln.Computation.from_hlo_text(COUNT_TO) as computation:
+        with client.compile(computation) as exe:
+            yield client, exe
+
+
+def forever(b):
+    """A while loop whose condition is the constant true."""
+    with kiln.Builder("cond") as c:
+        c.parameter(0, "f32", [])
+        condition = c.build(c.constant_pred(True))
+    with kiln.Builder("body") as body_builder:
+        s = body_builder.parameter(0, "f32", [])
+        body = body_builder.build(s + 1.0)
+    return b.while_(condition, body, b.parameter(0, "f32", []))
+
+
+def test_timeout_stops_an_endless_loop_and_the_executable_runs_again(counting):
+    client, exe = counting
+    with client.buffer(np.int64(-1)) as endless:
+        with pytest.raises(kiln.KilnError) as error:
+            exe.execute([endless], timeout=0.03)
+        assert error.value.code == kiln.StatusCode.DEADLINE_EXCEEDED
+        assert "while 'loop'" in error.value.message
+        assert endless.to_numpy() == -1
+    assert exe(np.int64(7), timeout=60) == 7
+
+
+def test_cancel_from_another_thread():
+    for backend in kiln.backends():
+        with kiln.Client(backend) as client, kiln.Builder("forever") as b:
+            computation = b.build(forever(b))
+            with computation, client.compile(computation) as exe, kiln.Cancellation() as cancellation:
+                assert not cancellation.cancelled
+                canceller = threading.Timer(0.02, cancellation.cancel)
+                canceller.start()
+                with pytest.raises(kiln.KilnError) as error:
+                    exe(np.float32(0), cancellation=cancellation)
+                canceller.join()
+                assert error.value.code == kiln.StatusCode.CANCELLED, backend
+                assert cancellation.cancelled
+                # One-shot: a later execution given it does not start.
+                with pytest.raises(kiln.KilnError) as again:
+                    exe(np.float32(0), cancellation=cancellation)
+                assert again.value.code == kiln.StatusCode.CANCELLED
+
+
+def test_an_unused_cancellation_and_a_long_timeout_change_nothing(counting):
+    _, exe = counting
+    with kiln.Cancellation() as cancellation:
+        assert exe(np.int64(100), timeout=3600, cancellation=cancellation) == 100
+
+
+def test_bad_options(counting):
+    _, exe = counting
+    for timeout in (0, -1.0, float("nan")):
+        with pytest.raises(ValueError, match="timeout"):
+            exe(np.int64(1), timeout=timeout)
+    with pytest.raises(TypeError, match="Cancellation"):
+        exe(np.int64(1), cancellation=object())
+    closed = kiln.Cancellation()
+    closed.close()
+    with pytest.raises(ValueError, match="closed"):
+        exe(np.int64(1), cancellation=closed)

@@ -1,0 +1,283 @@
+/* Deadlines and cancellation of kiln_executable_execute, from plain C99 on
+ * every backend of the library: a while loop that never ends is stopped by
+ * kiln_execute_options_t.timeout_ns or by kiln_cancellation_cancel from another
+ * thread, and the client, the executable and the argument buffers stay usable.
+ * Exits non-zero when a check fails. */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "kiln/kiln.h"
+
+static int g_failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++g_failures;                                                            \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_OK(expr)                                                                                     \
+  do {                                                                                                     \
+    kiln_status_t* check_status_ = (expr);                                                                 \
+    if (check_status_ != NULL) {                                                                           \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,                             \
+              kiln_status_code_name(kiln_status_code(check_status_)), kiln_status_message(check_status_)); \
+      ++g_failures;                                                                                        \
+      kiln_status_destroy(check_status_);                                                                  \
+    }                                                                                                      \
+  } while (0)
+
+/* Expects failure with `code` and a message containing `needle`; frees it. */
+static void expect_error(kiln_status_t* status, kiln_status_code_t code, const char* needle, const char* what,
+                         int line) {
+  if (status == NULL) {
+    fprintf(stderr, "line %d: %s succeeded, expected %s\n", line, what, kiln_status_code_name(code));
+    ++g_failures;
+    return;
+  }
+  if (kiln_status_code(status) != code) {
+    fprintf(stderr, "line %d: %s gave %s (%s), expected %s\n", line, what,
+            kiln_status_code_name(kiln_status_code(status)), kiln_status_message(status),
+            kiln_status_code_name(code));
+    ++g_failures;
+  } else if (strstr(kiln_status_message(status), needle) == NULL) {
+    fprintf(stderr, "line %d: %s message '%s' does not mention '%s'\n", line, what,
+            kiln_status_message(status), needle);
+    ++g_failures;
+  }
+  kiln_status_destroy(status);
+}
+#define EXPECT_ERROR(expr, code, needle) expect_error((expr), (code), (needle), #expr, __LINE__)
+
+/* Counts i up from 0 while i != n: for n = -1 it would take 2^64 iterations. */
+static const char kCountTo[] =
+    "HloModule count_to\n"
+    "cond {\n"
+    "  s = (s64[], s64[]) parameter(0)\n"
+    "  i = s64[] get-tuple-element(s), index=0\n"
+    "  n = s64[] get-tuple-element(s), index=1\n"
+    "  ROOT ne = pred[] compare(i, n), direction=NE\n"
+    "}\n"
+    "body {\n"
+    "  s = (s64[], s64[]) parameter(0)\n"
+    "  i = s64[] get-tuple-element(s), index=0\n"
+    "  n = s64[] get-tuple-element(s), index=1\n"
+    "  one = s64[] constant(1)\n"
+    "  next = s64[] add(i, one)\n"
+    "  ROOT t = (s64[], s64[]) tuple(next, n)\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  n = s64[] parameter(0)\n"
+    "  zero = s64[] constant(0)\n"
+    "  init = (s64[], s64[]) tuple(zero, n)\n"
+    "  loop = (s64[], s64[]) while(init), condition=cond, body=body\n"
+    "  ROOT count = s64[] get-tuple-element(loop), index=0\n"
+    "}\n";
+
+/* A condition that is always true; the body adds one through a custom call
+ * that tells the test the loop is running. */
+static const char kForever[] =
+    "HloModule forever\n"
+    "cond {\n"
+    "  s = f32[] parameter(0)\n"
+    "  ROOT yes = pred[] constant(true)\n"
+    "}\n"
+    "body {\n"
+    "  s = f32[] parameter(0)\n"
+    "  ROOT next = f32[] custom-call(s), custom_call_target=\"kiln_cancellation_test_step\", "
+    "custom_call_has_side_effect=true\n"
+    "}\n"
+    "ENTRY e {\n"
+    "  x = f32[] parameter(0)\n"
+    "  ROOT loop = f32[] while(x), condition=cond, body=body\n"
+    "}\n";
+
+/* Set by the loop body of kForever once it runs. */
+static pthread_mutex_t g_mutex = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t g_running_changed = PTHREAD_COND_INITIALIZER;
+static int g_running = 0;
+
+static void step(void* out, const void** in) {
+  *(float*)out = *(const float*)in[0] + 1.0f;
+  pthread_mutex_lock(&g_mutex);
+  if (!g_running) {
+    g_running = 1;
+    pthread_cond_broadcast(&g_running_changed);
+  }
+  pthread_mutex_unlock(&g_mutex);
+}
+
+static void reset_running(void) {
+  pthread_mutex_lock(&g_mutex);
+  g_running = 0;
+  pthread_mutex_unlock(&g_mutex);
+}
+
+static void wait_until_running(void) {
+  pthread_mutex_lock(&g_mutex);
+  while (!g_running) pthread_cond_wait(&g_running_changed, &g_mutex);
+  pthread_mutex_unlock(&g_mutex);
+}
+
+static kiln_executable_t* compile(kiln_client_t* client, const char* text) {
+  kiln_computation_t* computation = NULL;
+  kiln_executable_t* executable = NULL;
+  CHECK_OK(kiln_computation_from_hlo_text(text, strlen(text), &computation));
+  if (computation == NULL) return NULL;
+  CHECK_OK(kiln_client_compile(client, computation, NULL, &executable));
+  kiln_computation_destroy(computation);
+  return executable;
+}
+
+static kiln_buffer_t* s64_scalar(kiln_client_t* client, int64_t value) {
+  kiln_buffer_t* buffer = NULL;
+  CHECK_OK(
+      kiln_client_buffer_from_host(client, KILN_TYPE_S64, NULL, 0, NULL, &value, sizeof(value), &buffer));
+  return buffer;
+}
+
+/* Runs a one-argument, one-result executable; returns its status. */
+static kiln_status_t* run(kiln_executable_t* executable, kiln_buffer_t* argument,
+                          const kiln_execute_options_t* options, kiln_buffer_t** result) {
+  size_t num_results = 0;
+  return kiln_executable_execute(executable, &argument, 1, options, result, 1, &num_results);
+}
+
+static void* cancel_once_running(void* cancellation) {
+  wait_until_running();
+  kiln_cancellation_cancel((kiln_cancellation_t*)cancellation);
+  return NULL;
+}
+
+static void* destroy_once_running(void* cancellation) {
+  wait_until_running();
+  kiln_cancellation_destroy((kiln_cancellation_t*)cancellation);
+  return NULL;
+}
+
+/* The deadline ends an endless loop; the same executable, client and argument
+ * buffer then serve a run that finishes. */
+static void test_timeout(kiln_client_t* client) {
+  kiln_executable_t* executable = compile(client, kCountTo);
+  kiln_buffer_t* endless = s64_scalar(client, -1);
+  kiln_buffer_t* ten = s64_scalar(client, 10);
+  kiln_buffer_t* result = NULL;
+  kiln_execute_options_t options = KILN_EXECUTE_OPTIONS_INIT;
+  int64_t value = 0;
+  if (executable == NULL || endless == NULL || ten == NULL) goto done;
+  options.timeout_ns = 30 * 1000000LL;
+  EXPECT_ERROR(run(executable, endless, &options, &result), KILN_STATUS_DEADLINE_EXCEEDED, "timeout_ns");
+  CHECK(result == NULL);
+  CHECK_OK(kiln_buffer_to_host(endless, &value, sizeof(value)));
+  CHECK(value == -1);
+  CHECK_OK(run(executable, ten, &options, &result));
+  if (result != NULL) {
+    CHECK_OK(kiln_buffer_to_host(result, &value, sizeof(value)));
+    CHECK(value == 10);
+  }
+  options.timeout_ns = -1;
+  EXPECT_ERROR(run(executable, ten, &options, &result), KILN_STATUS_INVALID_ARGUMENT, "timeout_ns");
+done:
+  kiln_buffer_destroy(result);
+  kiln_buffer_destroy(ten);
+  kiln_buffer_destroy(endless);
+  kiln_executable_destroy(executable);
+}
+
+/* Another thread cancels a loop whose condition is always true. */
+static void test_cancel_from_another_thread(kiln_client_t* client) {
+  kiln_executable_t* executable = compile(client, kForever);
+  kiln_buffer_t* x = NULL;
+  kiln_buffer_t* result = NULL;
+  kiln_cancellation_t* cancellation = NULL;
+  kiln_execute_options_t options = KILN_EXECUTE_OPTIONS_INIT;
+  pthread_t canceller;
+  float zero = 0.0f;
+  int cancelled = -1;
+  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, NULL, 0, NULL, &zero, sizeof(zero), &x));
+  CHECK_OK(kiln_cancellation_create(&cancellation));
+  if (executable == NULL || x == NULL || cancellation == NULL) goto done;
+  CHECK_OK(kiln_cancellation_is_cancelled(cancellation, &cancelled));
+  CHECK(cancelled == 0);
+  options.cancellation = cancellation;
+  reset_running();
+  CHECK(pthread_create(&canceller, NULL, cancel_once_running, cancellation) == 0);
+  EXPECT_ERROR(run(executable, x, &options, &result), KILN_STATUS_CANCELLED, "kiln_cancellation_cancel");
+  CHECK(pthread_join(canceller, NULL) == 0);
+  CHECK(result == NULL);
+  CHECK_OK(kiln_cancellation_is_cancelled(cancellation, &cancelled));
+  CHECK(cancelled == 1);
+  /* One-shot: the next execute given it does not start. */
+  EXPECT_ERROR(run(executable, x, &options, &result), KILN_STATUS_CANCELLED, "cancelled");
+done:
+  kiln_buffer_destroy(result);
+  kiln_cancellation_destroy(cancellation);
+  kiln_buffer_destroy(x);
+  kiln_executable_destroy(executable);
+}
+
+/* The handle may be destroyed while an execute given it runs; the deadline
+ * still ends that execute. */
+static void test_destroy_while_running(kiln_client_t* client) {
+  kiln_executable_t* executable = compile(client, kForever);
+  kiln_buffer_t* x = NULL;
+  kiln_buffer_t* result = NULL;
+  kiln_cancellation_t* cancellation = NULL;
+  kiln_execute_options_t options = KILN_EXECUTE_OPTIONS_INIT;
+  pthread_t destroyer;
+  float zero = 0.0f;
+  CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, NULL, 0, NULL, &zero, sizeof(zero), &x));
+  CHECK_OK(kiln_cancellation_create(&cancellation));
+  if (executable == NULL || x == NULL || cancellation == NULL) {
+    kiln_cancellation_destroy(cancellation);
+    goto done;
+  }
+  options.cancellation = cancellation;
+  options.timeout_ns = 100 * 1000000LL;
+  reset_running();
+  CHECK(pthread_create(&destroyer, NULL, destroy_once_running, cancellation) == 0);
+  EXPECT_ERROR(run(executable, x, &options, &result), KILN_STATUS_DEADLINE_EXCEEDED, "while 'loop'");
+  CHECK(pthread_join(destroyer, NULL) == 0);
+done:
+  kiln_buffer_destroy(result);
+  kiln_buffer_destroy(x);
+  kiln_executable_destroy(executable);
+}
+
+static void test_handle_arguments(void) {
+  int cancelled = 0;
+  EXPECT_ERROR(kiln_cancellation_create(NULL), KILN_STATUS_INVALID_ARGUMENT, "out_cancellation");
+  EXPECT_ERROR(kiln_cancellation_is_cancelled(NULL, &cancelled), KILN_STATUS_INVALID_ARGUMENT,
+               "cancellation");
+  kiln_cancellation_cancel(NULL);
+  kiln_cancellation_destroy(NULL);
+}
+
+int main(void) {
+  size_t count = 0;
+  size_t i;
+  test_handle_arguments();
+  CHECK_OK(kiln_register_custom_call("kiln_cancellation_test_step", step));
+  CHECK_OK(kiln_backend_count(&count));
+  CHECK(count >= 1);
+  for (i = 0; i < count; ++i) {
+    kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+    kiln_client_t* client = NULL;
+    CHECK_OK(kiln_backend_name(i, &options.backend));
+    CHECK_OK(kiln_client_create(&options, &client));
+    if (client == NULL) continue;
+    test_timeout(client);
+    test_cancel_from_another_thread(client);
+    test_destroy_while_running(client);
+    kiln_client_destroy(client);
+    printf("%s: %s\n", options.backend, g_failures == 0 ? "ok" : "FAILED");
+  }
+  if (g_failures != 0) {
+    fprintf(stderr, "%d check(s) failed\n", g_failures);
+    return 1;
+  }
+  return 0;
+}
