@@ -257,10 +257,9 @@ ConvolutionThunk::~ConvolutionThunk() = default;
 Status ConvolutionThunk::Run(ExecutionContext& context) const {
   const ConvolutionGeometry& g = geometry_;
   if (onednn_ != nullptr) {
-    const int threads = context.pool == nullptr ? 1 : context.pool->num_threads();
     return onednn_->Run(static_cast<const float*>(context.slots[inputs_[0]]),
                         static_cast<const float*>(context.slots[inputs_[1]]),
-                        static_cast<float*>(context.slots[outputs_[0]]), threads);
+                        static_cast<float*>(context.slots[outputs_[0]]), context.pool);
   }
   void* output = context.slots[outputs_[0]];
   const int64_t out_count = g.rows * g.out_features;

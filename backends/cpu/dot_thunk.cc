@@ -140,10 +140,9 @@ DotThunk::~DotThunk() = default;
 Status DotThunk::Run(ExecutionContext& context) const {
   const DotGeometry& g = geometry_;
   if (onednn_ != nullptr) {
-    const int threads = context.pool == nullptr ? 1 : context.pool->num_threads();
     return onednn_->Run(static_cast<const float*>(context.slots[inputs_[0]]),
                         static_cast<const float*>(context.slots[inputs_[1]]),
-                        static_cast<float*>(context.slots[outputs_[0]]), threads);
+                        static_cast<float*>(context.slots[outputs_[0]]), context.pool);
   }
   void* out = context.slots[outputs_[0]];
   const int64_t out_count = g.batch * g.m * g.n;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "backends/cpu/onednn_runtime.h"
+#include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
 namespace {
@@ -34,10 +35,22 @@ bool Expressible(const ConvolutionGeometry& g) {
   return true;
 }
 
-Descriptions Describe(const ConvolutionGeometry& g) {
+// A part of a convolution: `batch` images and, along the first spatial
+// dimension, `in_rows` input rows giving `out_rows` output rows with the
+// padding the part has at its two ends. The whole convolution is one part.
+struct Extent {
+  int64_t batch = 0, in_rows = 0, out_rows = 0, padding_low = 0, padding_high = 0;
+  bool operator==(const Extent&) const = default;
+};
+
+Extent Whole(const ConvolutionGeometry& g) {
+  return {g.out_batch, g.in_spatial[0], g.out_spatial[0], g.window[0].padding_low, g.window[0].padding_high};
+}
+
+Descriptions Describe(const ConvolutionGeometry& g, const Extent& extent) {
   const int64_t in_features = g.kernel_in_features * g.feature_groups;
-  memory::dims source_dims{g.out_batch, in_features}, source_strides{g.in_batch_stride, g.in_feature_stride};
-  memory::dims destination_dims{g.out_batch, g.out_features},
+  memory::dims source_dims{extent.batch, in_features}, source_strides{g.in_batch_stride, g.in_feature_stride};
+  memory::dims destination_dims{extent.batch, g.out_features},
       destination_strides{g.out_batch_stride, g.out_feature_stride};
   // Grouped weights are goi... in oneDNN: the group is a dimension of its own.
   memory::dims weights_dims, weights_strides;
@@ -51,16 +64,16 @@ Descriptions Describe(const ConvolutionGeometry& g) {
   Descriptions result;
   for (size_t d = 0; d < g.spatial_rank; ++d) {
     const WindowDimension& w = g.window[d];
-    source_dims.push_back(g.in_spatial[d]);
+    source_dims.push_back(d == 0 ? extent.in_rows : g.in_spatial[d]);
     source_strides.push_back(g.in_spatial_strides[d]);
-    destination_dims.push_back(g.out_spatial[d]);
+    destination_dims.push_back(d == 0 ? extent.out_rows : g.out_spatial[d]);
     destination_strides.push_back(g.out_spatial_strides[d]);
     weights_dims.push_back(g.kernel_spatial[d]);
     weights_strides.push_back(g.kernel_spatial_strides[d]);
     result.strides.push_back(w.stride);
     result.dilations.push_back(w.window_dilation - 1);  // oneDNN counts the gaps
-    result.padding_low.push_back(w.padding_low);
-    result.padding_high.push_back(w.padding_high);
+    result.padding_low.push_back(d == 0 ? extent.padding_low : w.padding_low);
+    result.padding_high.push_back(d == 0 ? extent.padding_high : w.padding_high);
   }
   const auto f32 = memory::data_type::f32;
   result.source = memory::desc(source_dims, f32, source_strides);
@@ -71,31 +84,19 @@ Descriptions Describe(const ConvolutionGeometry& g) {
   return result;
 }
 
-// Reorders of less than this run on the calling thread alone (the weights,
-// usually): waking the other threads would cost more than the copy. Larger
-// ones are memory-bound but still gain from a second thread: on the NCHW 3x3
-// 64->64 56x56 batch-8 convolution, 4.7 ms median with two-thread reorders,
-// 5.4 ms with one (quiet machine; under another process's load the extra
-// parallel regions stall as kParallelMultiplyAdds describes: 32 vs 15 ms).
-constexpr size_t kParallelReorderBytes = size_t{1} << 20;
-
 struct Reorder {
   dnnl::reorder::primitive_desc description;
   dnnl::reorder primitive;
-  int threads = 1;
 
   void Execute(dnnl::stream& stream, const memory& from, const memory& to, const memory& scratchpad) const {
-    onednn::OmpThreadsScope scope(threads);
     primitive.execute(stream, {{DNNL_ARG_FROM, from}, {DNNL_ARG_TO, to}, {DNNL_ARG_SCRATCHPAD, scratchpad}});
   }
 };
 
-std::optional<Reorder> ReorderIfNeeded(const memory::desc& from, const memory::desc& to, int num_threads) {
+std::optional<Reorder> ReorderIfNeeded(const memory::desc& from, const memory::desc& to) {
   if (from == to) return std::nullopt;
   const dnnl::engine& engine = onednn::CpuEngine();
   Reorder reorder;
-  reorder.threads = from.get_size() < kParallelReorderBytes ? 1 : num_threads;
-  onednn::OmpThreadsScope scope(reorder.threads);
   reorder.description =
       dnnl::reorder::primitive_desc(engine, from, engine, to, onednn::UserScratchpadAttributes());
   reorder.primitive = dnnl::reorder(reorder.description);
@@ -140,15 +141,16 @@ bool WinogradCandidate(const Descriptions& d) {
   return true;
 }
 
+// `weights`: the layout to take the weights in (format_tag::any: oneDNN's choice).
 dnnl::convolution_forward::primitive_desc DescribeConvolution(const Descriptions& d,
                                                               memory::format_tag activations,
-                                                              dnnl::algorithm algorithm) {
+                                                              dnnl::algorithm algorithm,
+                                                              const memory::desc& weights) {
   const auto f32 = memory::data_type::f32;
-  const dnnl::convolution_forward::desc operation(
-      dnnl::prop_kind::forward_inference, algorithm, memory::desc(d.source.dims(), f32, activations),
-      memory::desc(d.weights.dims(), f32, memory::format_tag::any),
-      memory::desc(d.destination.dims(), f32, activations), d.strides, d.dilations, d.padding_low,
-      d.padding_high);
+  const dnnl::convolution_forward::desc operation(dnnl::prop_kind::forward_inference, algorithm,
+                                                  memory::desc(d.source.dims(), f32, activations), weights,
+                                                  memory::desc(d.destination.dims(), f32, activations),
+                                                  d.strides, d.dilations, d.padding_low, d.padding_high);
   return dnnl::convolution_forward::primitive_desc(operation, onednn::UserScratchpadAttributes(),
                                                    onednn::CpuEngine());
 }
@@ -159,41 +161,62 @@ bool IsReference(const dnnl::convolution_forward::primitive_desc& description) {
   return std::string(description.impl_info_str()).rfind("ref", 0) == 0;
 }
 
-// The primitive and reorders made for one thread count. Layouts as
-// ActivationLayout says, falling back to oneDNN's choice when the blocked
-// layout has no fast implementation: on AVX-512 it runs channels-last or
-// 16-channel blocked kernels several times faster than on the plain layout it
-// would otherwise have to take (an im2col + GEMM implementation for NCHW),
-// which pays for reordering a channels-first input and output.
-struct ConvolutionPrimitives {
+// How a convolution's primitives are asked for: the layout of the
+// activations and the algorithm. The first piece's are chosen as
+// ActivationLayout and WinogradCandidate (of the whole convolution) say,
+// falling back to oneDNN's choice when the blocked layout has no fast
+// implementation: on AVX-512 it runs channels-last or 16-channel blocked
+// kernels several times faster than on the plain layout it would otherwise
+// have to take (an im2col + GEMM implementation for NCHW), which pays for
+// reordering a channels-first input and output.
+struct Choice {
+  memory::format_tag activations = memory::format_tag::any;
+  dnnl::algorithm algorithm = dnnl::algorithm::convolution_direct;
+};
+
+std::pair<Choice, dnnl::convolution_forward::primitive_desc> ChooseFirst(const Descriptions& whole,
+                                                                         const Descriptions& piece) {
+  const memory::format_tag preferred = ActivationLayout(whole);
+  const memory::desc any_weights(piece.weights.dims(), memory::data_type::f32, memory::format_tag::any);
+  std::vector<Choice> candidates;
+  if (preferred != memory::format_tag::any && WinogradCandidate(whole)) {
+    candidates.push_back({preferred, dnnl::algorithm::convolution_winograd});
+  }
+  if (preferred != memory::format_tag::any)
+    candidates.push_back({preferred, dnnl::algorithm::convolution_direct});
+  for (const Choice& choice : candidates) {
+    try {
+      dnnl::convolution_forward::primitive_desc description =
+          DescribeConvolution(piece, choice.activations, choice.algorithm, any_weights);
+      if (!IsReference(description)) return {choice, std::move(description)};
+    } catch (const dnnl::error&) {
+      // not covered by a kernel: the next candidate
+    }
+  }
+  const Choice fallback;
+  return {fallback, DescribeConvolution(piece, fallback.activations, fallback.algorithm, any_weights)};
+}
+
+// The primitive of one piece shape and the reorders of its activations.
+struct PiecePrimitives {
+  Extent extent;
+  memory::desc source, destination;  // the piece's views of the user's operands
   dnnl::convolution_forward::primitive_desc description;
   dnnl::convolution_forward convolution;
-  std::optional<Reorder> source_in, weights_in, destination_out;
+  std::optional<Reorder> source_in, destination_out;
   size_t scratchpad_bytes = 0;
 
-  ConvolutionPrimitives(const Descriptions& d, int num_threads) {
-    const memory::format_tag preferred = ActivationLayout(d);
-    bool chosen = false;
-    auto try_describe = [&](dnnl::algorithm algorithm) {
-      try {
-        description = DescribeConvolution(d, preferred, algorithm);
-        chosen = !IsReference(description);
-      } catch (const dnnl::error&) {
-        chosen = false;
-      }
-    };
-    if (preferred != memory::format_tag::any && WinogradCandidate(d)) {
-      try_describe(dnnl::algorithm::convolution_winograd);
-    }
-    if (!chosen && preferred != memory::format_tag::any) try_describe(dnnl::algorithm::convolution_direct);
-    if (!chosen)
-      description = DescribeConvolution(d, memory::format_tag::any, dnnl::algorithm::convolution_direct);
-    convolution = dnnl::convolution_forward(description);
-    source_in = ReorderIfNeeded(d.source, description.src_desc(), num_threads);
-    weights_in = ReorderIfNeeded(d.weights, description.weights_desc(), num_threads);
-    destination_out = ReorderIfNeeded(description.dst_desc(), d.destination, num_threads);
+  PiecePrimitives(const Extent& piece_extent, const Descriptions& piece,
+                  dnnl::convolution_forward::primitive_desc chosen)
+      : extent(piece_extent),
+        source(piece.source),
+        destination(piece.destination),
+        description(std::move(chosen)),
+        convolution(description),
+        source_in(ReorderIfNeeded(piece.source, description.src_desc())),
+        destination_out(ReorderIfNeeded(description.dst_desc(), piece.destination)) {
     scratchpad_bytes = description.scratchpad_desc().get_size();
-    for (const std::optional<Reorder>* reorder : {&source_in, &weights_in, &destination_out}) {
+    for (const std::optional<Reorder>* reorder : {&source_in, &destination_out}) {
       if (reorder->has_value()) {
         scratchpad_bytes = std::max(scratchpad_bytes, (*reorder)->description.scratchpad_desc().get_size());
       }
@@ -201,12 +224,119 @@ struct ConvolutionPrimitives {
   }
 };
 
+// Where one piece reads and writes, in elements from the operands' starts.
+struct Piece {
+  int64_t source_offset = 0, destination_offset = 0;
+  size_t shape = 0;  // index into ConvolutionPrimitives::shapes
+};
+
+// The piece of `g` that covers images [batch_begin, batch_begin + batch)
+// and output rows [row_begin, row_end) of the first spatial dimension,
+// reading only the input rows those need: padding stands in for missing rows
+// only at the true edges. Nothing when the rows would all be padding.
+std::optional<std::pair<Extent, Piece>> PlanPiece(const ConvolutionGeometry& g, int64_t batch_begin,
+                                                  int64_t batch, int64_t row_begin, int64_t row_end) {
+  const WindowDimension& w = g.window[0];
+  const int64_t reach = (g.kernel_spatial[0] - 1) * w.window_dilation + 1;
+  const int64_t first = row_begin * w.stride - w.padding_low;             // maybe in the padding
+  const int64_t last = (row_end - 1) * w.stride - w.padding_low + reach;  // one past the end
+  const int64_t source_begin = std::max<int64_t>(0, first);
+  const int64_t source_end = std::min(g.in_spatial[0], last);
+  if (source_end <= source_begin) return std::nullopt;
+  Extent extent{batch, source_end - source_begin, row_end - row_begin, source_begin - first,
+                last - source_end};
+  Piece piece;
+  piece.source_offset = batch_begin * g.in_batch_stride + source_begin * g.in_spatial_strides[0];
+  piece.destination_offset = batch_begin * g.out_batch_stride + row_begin * g.out_spatial_strides[0];
+  return std::make_pair(extent, piece);
+}
+
+// A convolution cut into pieces for a pool of some thread count (see
+// onednn::PiecesFor): whole images when the batch has one per thread, else
+// bands of rows of the first spatial dimension. The weights are reordered
+// once per run, by the calling thread, into the layout all pieces share;
+// each piece reorders its own activations. One primitive per distinct piece
+// shape (the regular one, the edges, the remainder). When a piece shape
+// cannot take the shared weights layout, the convolution stays one piece.
+struct ConvolutionPrimitives {
+  memory::desc user_weights;  // the weights as the caller lays them out
+  memory::desc weights;       // the layout the primitives take them in
+  std::optional<Reorder> weights_in;
+  std::vector<Piece> pieces;
+  std::vector<std::unique_ptr<PiecePrimitives>> shapes;
+  size_t scratchpad_bytes = 0;
+
+  // Throws dnnl::error; runs under OmpThreadsScope(1).
+  ConvolutionPrimitives(const ConvolutionGeometry& g, int pool_threads) {
+    const Descriptions whole = Describe(g, Whole(g));
+    user_weights = whole.weights;
+    if (!PlanPieces(g, whole, pool_threads)) {
+      pieces.clear();
+      shapes.clear();
+      PlanPieces(g, whole, 1);
+    }
+    weights_in = ReorderIfNeeded(whole.weights, weights);
+    if (weights_in.has_value()) scratchpad_bytes = weights_in->description.scratchpad_desc().get_size();
+    for (const auto& shape : shapes) scratchpad_bytes = std::max(scratchpad_bytes, shape->scratchpad_bytes);
+  }
+
+  const dnnl::convolution_forward::primitive_desc& description() const { return shapes.front()->description; }
+
+ private:
+  bool PlanPieces(const ConvolutionGeometry& g, const Descriptions& whole, int pool_threads) {
+    const int64_t batch = g.out_batch, rows = g.out_spatial[0];
+    const int64_t wanted = onednn::PiecesFor(whole.multiply_adds, pool_threads);
+    int64_t batch_step = batch, row_step = rows;
+    if (wanted > 1 && batch >= pool_threads) {
+      const int64_t count = std::min(wanted, batch);
+      batch_step = (batch + count - 1) / count;
+    } else if (wanted > 1) {
+      // Bands of a multiple of 4 rows (Winograd's output tile) when that
+      // still leaves a band per thread.
+      row_step = (rows + wanted - 1) / wanted;
+      if (rows >= 4 * pool_threads) row_step = (row_step + 3) / 4 * 4;
+    }
+    Choice choice;
+    for (int64_t b = 0; b < batch; b += batch_step) {
+      for (int64_t r = 0; r < rows; r += row_step) {
+        std::optional<std::pair<Extent, Piece>> planned =
+            PlanPiece(g, b, std::min(batch_step, batch - b), r, std::min(rows, r + row_step));
+        if (!planned.has_value()) return false;
+        auto& [extent, piece] = *planned;
+        piece.shape = shapes.size();
+        for (size_t s = 0; s < shapes.size(); ++s) {
+          if (shapes[s]->extent == extent) piece.shape = s;
+        }
+        if (piece.shape == shapes.size()) {
+          const Descriptions described = Describe(g, extent);
+          if (shapes.empty()) {
+            auto [chosen, description] = ChooseFirst(whole, described);
+            choice = chosen;
+            weights = description.weights_desc();
+            shapes.push_back(std::make_unique<PiecePrimitives>(extent, described, std::move(description)));
+          } else {
+            try {
+              dnnl::convolution_forward::primitive_desc description =
+                  DescribeConvolution(described, choice.activations, choice.algorithm, weights);
+              if (IsReference(description) || description.weights_desc() != weights) return false;
+              shapes.push_back(std::make_unique<PiecePrimitives>(extent, described, std::move(description)));
+            } catch (const dnnl::error&) {
+              return false;
+            }
+          }
+        }
+        pieces.push_back(piece);
+      }
+    }
+    return true;
+  }
+};
+
 }  // namespace
 
 struct OneDnnConvolution::Impl {
-  explicit Impl(Descriptions descriptions) : primitives(std::move(descriptions)) {}
-  onednn::PerThreadCount<ConvolutionPrimitives, Descriptions> primitives;
-  int64_t multiply_adds() const { return primitives.spec().multiply_adds; }
+  explicit Impl(const ConvolutionGeometry& g) : primitives(g) {}
+  onednn::PerThreadCount<ConvolutionPrimitives, ConvolutionGeometry> primitives;
   int first_threads = 0;
 };
 
@@ -219,10 +349,9 @@ std::unique_ptr<OneDnnConvolution> OneDnnConvolution::Create(const ConvolutionGe
                                                              int pool_threads) {
   if (!Expressible(geometry)) return nullptr;
   try {
-    const ConvolutionGeometry& g = geometry;
-    auto impl = std::make_unique<Impl>(Describe(g));
-    impl->first_threads = onednn::ThreadsFor(impl->multiply_adds(), pool_threads);
-    if (IsReference(impl->primitives.GetOrThrow(impl->first_threads).description)) return nullptr;
+    auto impl = std::make_unique<Impl>(geometry);
+    impl->first_threads = pool_threads;
+    if (IsReference(impl->primitives.GetOrThrow(pool_threads).description())) return nullptr;
     return std::unique_ptr<OneDnnConvolution>(new OneDnnConvolution(std::move(impl)));
   } catch (const dnnl::error&) {
     return nullptr;  // no oneDNN implementation: the caller's path runs it
@@ -230,50 +359,77 @@ std::unique_ptr<OneDnnConvolution> OneDnnConvolution::Create(const ConvolutionGe
 }
 
 std::string OneDnnConvolution::implementation() const {
-  return impl_->primitives.GetOrThrow(impl_->first_threads).description.impl_info_str();
+  return impl_->primitives.GetOrThrow(impl_->first_threads).description().impl_info_str();
+}
+
+size_t OneDnnConvolution::pieces(int pool_threads) const {
+  return impl_->primitives.GetOrThrow(pool_threads).pieces.size();
 }
 
 Status OneDnnConvolution::Run(const float* input, const float* kernel, float* output,
-                              int pool_threads) const {
-  const int num_threads = onednn::ThreadsFor(impl_->multiply_adds(), pool_threads);
-  KILN_ASSIGN_OR_RETURN(const ConvolutionPrimitives* primitives, impl_->primitives.Get(num_threads));
-  const Descriptions& d = impl_->primitives.spec();
+                              const IntraOpThreadPool* pool) const {
+  const int pool_threads = pool == nullptr ? 1 : pool->num_threads();
+  KILN_ASSIGN_OR_RETURN(const ConvolutionPrimitives* primitives, impl_->primitives.Get(pool_threads));
   const dnnl::engine& engine = onednn::CpuEngine();
-  try {
-    onednn::OmpThreadsScope threads(num_threads);
+  onednn::PieceErrors errors;
+  // The weights in the pieces' layout: where they lie, or staged once in
+  // this thread's scratch.
+  const float* weights = kernel;
+  errors.Guard([&] {
+    if (!primitives->weights_in.has_value()) return;
+    onednn::OmpThreadsScope one_thread(1);
     dnnl::stream& stream = onednn::ThreadStream();
-    const memory scratchpad = onednn::ThreadScratchpad(primitives->scratchpad_bytes);
-    // Operands go through this thread's scratch in oneDNN's layouts; one
-    // already in the layout the primitive wants is used where it lies.
-    auto stage_in = [&](const std::optional<Reorder>& reorder, const memory::desc& user, const float* data,
-                        int slot) {
-      const memory user_memory(user, engine, const_cast<float*>(data));
-      if (!reorder.has_value()) return user_memory;
-      const memory::desc target = reorder->description.dst_desc();
-      const memory staged(target, engine, onednn::ThreadScratch::Get(slot, target.get_size()));
-      reorder->Execute(stream, user_memory, staged, scratchpad);
-      return staged;
-    };
-    const memory source = stage_in(primitives->source_in, d.source, input, 1);
-    const memory weights = stage_in(primitives->weights_in, d.weights, kernel, 2);
-    const memory user_destination(d.destination, engine, output);
-    const memory destination =
-        primitives->destination_out.has_value()
-            ? memory(primitives->description.dst_desc(), engine,
-                     onednn::ThreadScratch::Get(3, primitives->description.dst_desc().get_size()))
-            : user_destination;
-    primitives->convolution.execute(stream, {{DNNL_ARG_SRC, source},
-                                             {DNNL_ARG_WEIGHTS, weights},
-                                             {DNNL_ARG_DST, destination},
-                                             {DNNL_ARG_SCRATCHPAD, scratchpad}});
-    if (primitives->destination_out.has_value()) {
-      primitives->destination_out->Execute(stream, destination, user_destination, scratchpad);
-    }
+    const memory staged(primitives->weights, engine,
+                        onednn::ThreadScratch::Get(2, primitives->weights.get_size()));
+    primitives->weights_in->Execute(stream,
+                                    memory(primitives->user_weights, engine, const_cast<float*>(kernel)),
+                                    staged, onednn::ThreadScratchpad(primitives->scratchpad_bytes));
     stream.wait();
-  } catch (const dnnl::error& error) {
-    return Internal("convolution: oneDNN failed: ", error.what());
+    weights = static_cast<const float*>(staged.get_data_handle());
+  });
+  KILN_RETURN_IF_ERROR(errors.ToStatus("convolution"));
+  auto run = [&](int64_t begin, int64_t end) {
+    onednn::OmpThreadsScope one_thread(1);
+    for (int64_t p = begin; p < end; ++p) {
+      errors.Guard([&] {
+        const Piece& piece = primitives->pieces[static_cast<size_t>(p)];
+        const PiecePrimitives& shape = *primitives->shapes[piece.shape];
+        dnnl::stream& stream = onednn::ThreadStream();
+        const memory scratchpad = onednn::ThreadScratchpad(primitives->scratchpad_bytes);
+        // Activations go through this thread's scratch in oneDNN's layout;
+        // ones already in it are used where they lie.
+        memory source(shape.source, engine, const_cast<float*>(input + piece.source_offset));
+        if (shape.source_in.has_value()) {
+          const memory::desc target = shape.description.src_desc();
+          const memory staged(target, engine, onednn::ThreadScratch::Get(1, target.get_size()));
+          shape.source_in->Execute(stream, source, staged, scratchpad);
+          source = staged;
+        }
+        const memory user_destination(shape.destination, engine, output + piece.destination_offset);
+        const memory destination =
+            shape.destination_out.has_value()
+                ? memory(shape.description.dst_desc(), engine,
+                         onednn::ThreadScratch::Get(3, shape.description.dst_desc().get_size()))
+                : user_destination;
+        shape.convolution.execute(
+            stream, {{DNNL_ARG_SRC, source},
+                     {DNNL_ARG_WEIGHTS, memory(primitives->weights, engine, const_cast<float*>(weights))},
+                     {DNNL_ARG_DST, destination},
+                     {DNNL_ARG_SCRATCHPAD, scratchpad}});
+        if (shape.destination_out.has_value()) {
+          shape.destination_out->Execute(stream, destination, user_destination, scratchpad);
+        }
+        stream.wait();
+      });
+    }
+  };
+  const auto count = static_cast<int64_t>(primitives->pieces.size());
+  if (count == 1 || pool == nullptr) {
+    run(0, count);
+  } else {
+    pool->ParallelFor(count, 1, run);
   }
-  return OkStatus();
+  return errors.ToStatus("convolution");
 }
 
 }  // namespace kiln::cpu
@@ -291,9 +447,10 @@ std::unique_ptr<OneDnnConvolution> OneDnnConvolution::Create(const ConvolutionGe
   return nullptr;
 }
 std::string OneDnnConvolution::implementation() const { return ""; }
-Status OneDnnConvolution::Run(const float*, const float*, float*, int) const {
+Status OneDnnConvolution::Run(const float*, const float*, float*, const IntraOpThreadPool*) const {
   return Unimplemented("convolution: this build has no oneDNN");
 }
+size_t OneDnnConvolution::pieces(int) const { return 0; }
 
 }  // namespace kiln::cpu
 

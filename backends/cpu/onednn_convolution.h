@@ -7,8 +7,10 @@
 //
 // The primitive chooses its preferred (blocked) layouts; inputs are reordered
 // into them and the result back out on every run, into per-thread scratch
-// memory. Primitives are created once per thread count (see onednn_runtime.h
-// for why the count is part of a primitive).
+// memory. A convolution large enough for several threads is cut into pieces
+// (images of the batch, or bands of output rows) that the intra-op pool runs,
+// each on one-thread primitives (see onednn_runtime.h for why); the pieces
+// are planned once per pool thread count.
 #pragma once
 
 #include <memory>
@@ -18,6 +20,8 @@
 #include "core/status.h"
 
 namespace kiln::cpu {
+
+class IntraOpThreadPool;
 
 class OneDnnConvolution {
  public:
@@ -31,12 +35,15 @@ class OneDnnConvolution {
   OneDnnConvolution& operator=(const OneDnnConvolution&) = delete;
 
   // Row-major operands as ConvolutionGeometry describes them; small
-  // convolutions use one of the `pool_threads`. Safe to call from several
-  // threads at once.
-  Status Run(const float* input, const float* kernel, float* output, int pool_threads) const;
+  // convolutions run on the calling thread alone. `pool` may be null (one
+  // thread). Safe to call from several threads at once.
+  Status Run(const float* input, const float* kernel, float* output, const IntraOpThreadPool* pool) const;
 
   // oneDNN's name for the implementation it picked ("brg:avx512_core", ...).
   std::string implementation() const;
+
+  // How many pieces a pool of `pool_threads` runs the convolution in.
+  size_t pieces(int pool_threads) const;
 
  private:
   struct Impl;

@@ -2,56 +2,146 @@
 
 #ifdef KILN_HAVE_DNNL
 
+#include <algorithm>
+#include <atomic>
+#include <mutex>
 #include <string>
+#include <vector>
 
 #include "backends/cpu/onednn_runtime.h"
+#include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
 namespace {
 
 using dnnl::memory;
 
+// Which dimension a product is cut along into pieces for the pool's threads:
+// whole batch elements, rows of the result (M) or its columns (N). Every
+// piece is an independent product on views of the operands (strides
+// unchanged, data offset), so no data moves.
+enum class Axis { kBatch, kRows, kColumns };
+
+struct Piece {
+  int64_t extent = 0;  // along the axis
+  int64_t lhs_offset = 0, rhs_offset = 0, output_offset = 0;
+};
+
+// The product of `g` restricted to `extent` elements along `axis`, with the
+// full product's strides.
 struct MatmulDescriptions {
   memory::desc lhs, rhs, output;
 };
 
-MatmulDescriptions Describe(const DotGeometry& g) {
+MatmulDescriptions Describe(const DotGeometry& g, Axis axis, int64_t extent) {
   const auto f32 = memory::data_type::f32;
+  const int64_t batch = axis == Axis::kBatch ? extent : g.batch;
+  const int64_t m = axis == Axis::kRows ? extent : g.m;
+  const int64_t n = axis == Axis::kColumns ? extent : g.n;
   // Transposed operands are the same dims with swapped strides.
   const memory::dims lhs_strides =
       g.lhs_contracting_first ? memory::dims{g.m * g.k, 1, g.m} : memory::dims{g.m * g.k, g.k, 1};
   const memory::dims rhs_strides =
       g.rhs_contracting_last ? memory::dims{g.k * g.n, 1, g.k} : memory::dims{g.k * g.n, g.n, 1};
   MatmulDescriptions result;
-  if (g.batch == 1) {
-    result.lhs = memory::desc({g.m, g.k}, f32, {lhs_strides[1], lhs_strides[2]});
-    result.rhs = memory::desc({g.k, g.n}, f32, {rhs_strides[1], rhs_strides[2]});
-    result.output = memory::desc({g.m, g.n}, f32, {g.n, 1});
+  if (batch == 1 && g.batch == 1) {
+    result.lhs = memory::desc({m, g.k}, f32, {lhs_strides[1], lhs_strides[2]});
+    result.rhs = memory::desc({g.k, n}, f32, {rhs_strides[1], rhs_strides[2]});
+    result.output = memory::desc({m, n}, f32, {g.n, 1});
   } else {
-    result.lhs = memory::desc({g.batch, g.m, g.k}, f32, lhs_strides);
-    result.rhs = memory::desc({g.batch, g.k, g.n}, f32, rhs_strides);
-    result.output = memory::desc({g.batch, g.m, g.n}, f32, {g.m * g.n, g.n, 1});
+    result.lhs = memory::desc({batch, m, g.k}, f32, lhs_strides);
+    result.rhs = memory::desc({batch, g.k, n}, f32, rhs_strides);
+    result.output = memory::desc({batch, m, n}, f32, {g.m * g.n, g.n, 1});
   }
   return result;
 }
 
-struct MatmulPrimitives {
+struct MatmulPrimitive {
+  MatmulDescriptions descriptions;
   dnnl::matmul::primitive_desc description;
   dnnl::matmul matmul;
 
-  MatmulPrimitives(const MatmulDescriptions& d, int /*num_threads: set by the caller's scope*/)
-      : description(dnnl::matmul::desc(d.lhs, d.rhs, d.output), onednn::UserScratchpadAttributes(),
-                    onednn::CpuEngine()),
+  // Throws dnnl::error; the caller runs it under OmpThreadsScope(1).
+  explicit MatmulPrimitive(MatmulDescriptions d)
+      : descriptions(std::move(d)),
+        description(dnnl::matmul::desc(descriptions.lhs, descriptions.rhs, descriptions.output),
+                    onednn::UserScratchpadAttributes(), onednn::CpuEngine()),
         matmul(description) {}
+
+  void Run(const float* lhs, const float* rhs, float* output) const {
+    const dnnl::engine& engine = onednn::CpuEngine();
+    onednn::OmpThreadsScope one_thread(1);
+    dnnl::stream& stream = onednn::ThreadStream();
+    const memory scratchpad = onednn::ThreadScratchpad(description.scratchpad_desc().get_size());
+    matmul.execute(stream, {{DNNL_ARG_SRC, memory(descriptions.lhs, engine, const_cast<float*>(lhs))},
+                            {DNNL_ARG_WEIGHTS, memory(descriptions.rhs, engine, const_cast<float*>(rhs))},
+                            {DNNL_ARG_DST, memory(descriptions.output, engine, output)},
+                            {DNNL_ARG_SCRATCHPAD, scratchpad}});
+    stream.wait();
+  }
+};
+
+// A product cut into pieces for a pool of some thread count: one primitive
+// per distinct piece size (at most two: the regular one and the last).
+struct PiecewiseMatmul {
+  std::vector<Piece> pieces;
+  std::vector<size_t> primitive_of;  // per piece
+  std::vector<std::unique_ptr<MatmulPrimitive>> primitives;
+
+  PiecewiseMatmul(const DotGeometry& g, int pool_threads) {
+    const int64_t wanted = onednn::PiecesFor(g.batch * g.m * g.n * g.k, pool_threads);
+    // Cut whole batch elements when there are enough, else the larger of
+    // the result's two dimensions, in pieces of at least 8 rows or 16
+    // columns (a vector of f32), so no piece is too thin to run fast.
+    Axis axis = Axis::kBatch;
+    int64_t extent = g.batch, smallest = 1;
+    if (g.batch < wanted) {
+      axis = g.m >= g.n ? Axis::kRows : Axis::kColumns;
+      extent = axis == Axis::kRows ? g.m : g.n;
+      smallest = axis == Axis::kRows ? 8 : 16;
+    }
+    const int64_t count = std::max<int64_t>(1, std::min(wanted, extent / smallest));
+    const int64_t step = (extent + count - 1) / count;
+    std::vector<int64_t> primitive_extents;
+    for (int64_t begin = 0; begin < extent; begin += step) {
+      Piece piece;
+      piece.extent = std::min(step, extent - begin);
+      switch (axis) {
+        case Axis::kBatch:
+          piece.lhs_offset = begin * g.m * g.k;
+          piece.rhs_offset = begin * g.k * g.n;
+          piece.output_offset = begin * g.m * g.n;
+          break;
+        case Axis::kRows:
+          piece.lhs_offset = begin * (g.lhs_contracting_first ? 1 : g.k);
+          piece.output_offset = begin * g.n;
+          break;
+        case Axis::kColumns:
+          piece.rhs_offset = begin * (g.rhs_contracting_last ? g.k : 1);
+          piece.output_offset = begin;
+          break;
+      }
+      const auto known = std::find(primitive_extents.begin(), primitive_extents.end(), piece.extent);
+      primitive_of.push_back(static_cast<size_t>(known - primitive_extents.begin()));
+      if (known == primitive_extents.end()) {
+        onednn::OmpThreadsScope one_thread(1);
+        primitives.push_back(std::make_unique<MatmulPrimitive>(Describe(g, axis, piece.extent)));
+        primitive_extents.push_back(piece.extent);
+      }
+      pieces.push_back(piece);
+    }
+  }
+
+  // The implementation oneDNN chose for the regular pieces.
+  std::string implementation() const { return primitives.front()->description.impl_info_str(); }
 };
 
 }  // namespace
 
 struct OneDnnMatmul::Impl {
-  Impl(MatmulDescriptions descriptions, int64_t multiply_adds)
-      : primitives(std::move(descriptions)), multiply_adds(multiply_adds) {}
-  onednn::PerThreadCount<MatmulPrimitives, MatmulDescriptions> primitives;
-  int64_t multiply_adds = 0;
+  explicit Impl(DotGeometry g) : geometry(g), plans(g) {}
+  DotGeometry geometry;
+  onednn::PerThreadCount<PiecewiseMatmul, DotGeometry> plans;
 };
 
 bool OneDnnMatmul::Available() { return true; }
@@ -63,9 +153,8 @@ std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry& g, int poo
   if (g.type != ElementType::kF32 || g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return nullptr;
   if (g.m * g.n * g.k < kMinimumProduct) return nullptr;
   try {
-    auto impl = std::make_unique<Impl>(Describe(g), g.batch * g.m * g.n * g.k);
-    const int threads = onednn::ThreadsFor(impl->multiply_adds, pool_threads);
-    const std::string implementation = impl->primitives.GetOrThrow(threads).description.impl_info_str();
+    auto impl = std::make_unique<Impl>(g);
+    const std::string implementation = impl->plans.GetOrThrow(pool_threads).implementation();
     if (implementation.rfind("ref", 0) == 0) return nullptr;  // plain loops: Eigen is faster
     return std::unique_ptr<OneDnnMatmul>(new OneDnnMatmul(std::move(impl)));
   } catch (const dnnl::error&) {
@@ -73,24 +162,31 @@ std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry& g, int poo
   }
 }
 
-Status OneDnnMatmul::Run(const float* lhs, const float* rhs, float* output, int pool_threads) const {
-  const int num_threads = onednn::ThreadsFor(impl_->multiply_adds, pool_threads);
-  KILN_ASSIGN_OR_RETURN(const MatmulPrimitives* primitives, impl_->primitives.Get(num_threads));
-  const MatmulDescriptions& d = impl_->primitives.spec();
-  const dnnl::engine& engine = onednn::CpuEngine();
-  try {
-    onednn::OmpThreadsScope threads(num_threads);
-    dnnl::stream& stream = onednn::ThreadStream();
-    const memory scratchpad = onednn::ThreadScratchpad(primitives->description.scratchpad_desc().get_size());
-    primitives->matmul.execute(stream, {{DNNL_ARG_SRC, memory(d.lhs, engine, const_cast<float*>(lhs))},
-                                        {DNNL_ARG_WEIGHTS, memory(d.rhs, engine, const_cast<float*>(rhs))},
-                                        {DNNL_ARG_DST, memory(d.output, engine, output)},
-                                        {DNNL_ARG_SCRATCHPAD, scratchpad}});
-    stream.wait();
-  } catch (const dnnl::error& error) {
-    return Internal("dot: oneDNN failed: ", error.what());
+size_t OneDnnMatmul::pieces(int pool_threads) const {
+  return impl_->plans.GetOrThrow(pool_threads).pieces.size();
+}
+
+Status OneDnnMatmul::Run(const float* lhs, const float* rhs, float* output,
+                         const IntraOpThreadPool* pool) const {
+  const int pool_threads = pool == nullptr ? 1 : pool->num_threads();
+  KILN_ASSIGN_OR_RETURN(const PiecewiseMatmul* plan, impl_->plans.Get(pool_threads));
+  onednn::PieceErrors error;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t p = begin; p < end; ++p) {
+      const Piece& piece = plan->pieces[static_cast<size_t>(p)];
+      error.Guard([&] {
+        plan->primitives[plan->primitive_of[static_cast<size_t>(p)]]->Run(
+            lhs + piece.lhs_offset, rhs + piece.rhs_offset, output + piece.output_offset);
+      });
+    }
+  };
+  const auto count = static_cast<int64_t>(plan->pieces.size());
+  if (count == 1 || pool == nullptr) {
+    run(0, count);
+  } else {
+    pool->ParallelFor(count, 1, run);
   }
-  return OkStatus();
+  return error.ToStatus("dot");
 }
 
 }  // namespace kiln::cpu
@@ -105,9 +201,10 @@ bool OneDnnMatmul::Available() { return false; }
 OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
 std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry&, int) { return nullptr; }
-Status OneDnnMatmul::Run(const float*, const float*, float*, int) const {
+Status OneDnnMatmul::Run(const float*, const float*, float*, const IntraOpThreadPool*) const {
   return Unimplemented("dot: this build has no oneDNN");
 }
+size_t OneDnnMatmul::pieces(int) const { return 0; }
 
 }  // namespace kiln::cpu
 

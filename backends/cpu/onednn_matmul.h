@@ -18,6 +18,8 @@
 
 namespace kiln::cpu {
 
+class IntraOpThreadPool;
+
 class OneDnnMatmul {
  public:
   // Products with fewer multiply-adds per batch element stay on Eigen.
@@ -25,16 +27,22 @@ class OneDnnMatmul {
 
   static bool Available();
   // Null when oneDNN is not built in, the product is small or not f32, or
-  // oneDNN has no fast implementation for it. Creates the primitive for
-  // `pool_threads` right away.
+  // oneDNN has no fast implementation for it. Creates the primitives for a
+  // pool of `pool_threads` right away.
   static std::unique_ptr<OneDnnMatmul> Create(const DotGeometry& geometry, int pool_threads);
   ~OneDnnMatmul();
   OneDnnMatmul(const OneDnnMatmul&) = delete;
   OneDnnMatmul& operator=(const OneDnnMatmul&) = delete;
 
-  // `pool_threads` is the backend's thread count; small products use one.
-  // Safe to call from several threads at once.
-  Status Run(const float* lhs, const float* rhs, float* output, int pool_threads) const;
+  // A product large enough for several threads is cut into pieces (whole
+  // batch elements, bands of rows or of columns of the result) that `pool`
+  // runs, each a one-thread oneDNN primitive on views of the operands; small
+  // ones run on the calling thread. `pool` may be null (one thread). Safe to
+  // call from several threads at once.
+  Status Run(const float* lhs, const float* rhs, float* output, const IntraOpThreadPool* pool) const;
+
+  // How many pieces a pool of `pool_threads` runs the product in.
+  size_t pieces(int pool_threads) const;
 
  private:
   struct Impl;

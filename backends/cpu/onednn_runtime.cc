@@ -21,12 +21,8 @@ namespace {
 struct OpenMpEntryPoints {
   using SetNumThreads = void (*)(int);
   using GetMaxThreads = int (*)();
-  // libgomp's entry point for a parallel region (what GCC's `omp parallel`
-  // compiles to): fn(data) on a team of num_threads, the caller included.
-  using Parallel = void (*)(void (*)(void*), void*, unsigned, unsigned);
   SetNumThreads set_num_threads = nullptr;
   GetMaxThreads get_max_threads = nullptr;
-  Parallel parallel = nullptr;
 };
 
 const OpenMpEntryPoints& OpenMp() {
@@ -37,7 +33,6 @@ const OpenMpEntryPoints& OpenMp() {
         reinterpret_cast<OpenMpEntryPoints::SetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
     found.get_max_threads =
         reinterpret_cast<OpenMpEntryPoints::GetMaxThreads>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
-    found.parallel = reinterpret_cast<OpenMpEntryPoints::Parallel>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
     if (found.set_num_threads == nullptr || found.get_max_threads == nullptr) found = {};
 #endif
     return found;
@@ -57,11 +52,21 @@ dnnl::stream& ThreadStream() {
   return stream;
 }
 
-bool RunOnOpenMpTeam(int threads, void (*fn)(void*), void* data) {
-  const OpenMpEntryPoints& omp = OpenMp();
-  if (omp.parallel == nullptr) return false;
-  omp.parallel(fn, data, static_cast<unsigned>(threads < 1 ? 1 : threads), 0);
-  return true;
+Status PieceErrors::ToStatus(std::string_view operation) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (code_ == StatusCode::kOk) return OkStatus();
+  return Status(code_, internal::StrCat(operation, ": oneDNN failed: ", message_));
+}
+
+void PieceErrors::Record(StatusCode code, const char* message) noexcept {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (code_ != StatusCode::kOk) return;
+  code_ = code;
+  try {
+    message_ = message;
+  } catch (...) {
+    code_ = StatusCode::kResourceExhausted;  // the message did not fit in memory
+  }
 }
 
 OmpThreadsScope::OmpThreadsScope(int num_threads) {

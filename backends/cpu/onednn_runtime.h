@@ -1,6 +1,6 @@
 // Process-wide pieces every oneDNN primitive of this backend shares: the CPU
 // engine, a stream per thread, 64-byte aligned per-thread scratch memory, and
-// a guard that makes oneDNN's OpenMP runtime use Kiln's thread count.
+// a guard that makes oneDNN's OpenMP runtime use one thread.
 //
 // Threading (checked on Debian 12's libdnnl 2.6.3): dnnl_config.h says
 // DNNL_CPU_THREADING_RUNTIME == DNNL_RUNTIME_OMP and libdnnl.so.2 links
@@ -8,11 +8,17 @@
 // the thread that creates it and keeps it: a 1024^3 matmul created under one
 // thread ran at one-thread speed (9.8 ms) when executed under two; created
 // and executed under two it took 5.0 ms, created under two and executed under
-// one 10.1 ms. So a primitive belongs to one thread count, and both creation
-// and execution run under OmpThreadsScope with that count. The build has no
-// threadpool interop (that needs DNNL_CPU_RUNTIME == THREADPOOL), so Kiln's
-// own pool cannot be handed in; its threads wait while oneDNN's OpenMP team
-// (the calling thread and count - 1 libgomp threads) runs.
+// one 10.1 ms. The build has no threadpool interop (that needs
+// DNNL_CPU_RUNTIME == THREADPOOL), so Kiln's own pool cannot be handed in.
+//
+// So every primitive is made and run under OmpThreadsScope(1), and an
+// operation large enough for several threads is cut into independent pieces
+// (rows of a product, images of a batch) that Kiln's pool runs in parallel.
+// libgomp's team would spin for about 3 ms after every parallel region
+// (GOMP_SPINCOUNT, read once when the library loads), and its static split
+// waits for every thread: with another process keeping both cores busy a
+// 256^3 matmul took 8.0 ms median on two threads against 0.87 ms on one.
+// Pieces on the pool take 0.45 ms idle, as the team did (2-core AVX2 machine).
 #pragma once
 
 #ifdef KILN_HAVE_DNNL
@@ -21,6 +27,10 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <new>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -35,17 +45,14 @@ namespace kiln::cpu::onednn {
 // threads share the work: 256^3 takes 147 us median on two threads, 288 us
 // on one; 512^3 takes 0.55 ms on two threads, 1.08 ms on one, 1.14 ms with
 // Eigen (2-core machine).
-// Caveat, measured: oneDNN splits work statically among its OpenMP team and
-// libgomp's threads spin while they wait, so when other processes keep every
-// core busy a parallel region can stall for whole scheduler ticks (512^3 then
-// took 4 or 8 ms where Eigen, whose waiting threads sleep, took 2.3 ms).
-// OMP_WAIT_POLICY=passive (read when libgomp loads) avoids the stalls but
-// made two-thread 512^3 as slow as one thread.
 constexpr int64_t kParallelMultiplyAdds = int64_t{1} << 23;
 
-// The threads a primitive doing `multiply_adds` uses out of `pool_threads`.
-inline int ThreadsFor(int64_t multiply_adds, int pool_threads) {
-  return multiply_adds < kParallelMultiplyAdds || pool_threads < 1 ? 1 : pool_threads;
+// How many pieces an operation of `multiply_adds` is cut into for a pool of
+// `pool_threads`: one (the calling thread alone) below kParallelMultiplyAdds,
+// else two per thread, so that the threads that are running take over the
+// pieces of one that a busy core keeps waiting.
+inline int64_t PiecesFor(int64_t multiply_adds, int pool_threads) {
+  return multiply_adds < kParallelMultiplyAdds || pool_threads <= 1 ? 1 : int64_t{2} * pool_threads;
 }
 
 // The one CPU engine of the process.
@@ -69,16 +76,31 @@ class OmpThreadsScope {
   int previous_ = 0;
 };
 
-// Runs fn(data) on `threads` threads, the caller and threads - 1 of the
-// OpenMP runtime's team (the threads oneDNN's primitives run on), and returns
-// when all have returned; false, running nothing, when the process has no
-// such runtime. The intra-op pool runs its loops this way, so that a kernel
-// right after a oneDNN call reuses that call's threads, which spin waiting
-// for work, instead of competing with them for the cores (measured on the
-// 784-512-512-10 MLP step: kernels after a matmul took 2-20x their time).
-// Called inside an OpenMP parallel region of the embedding program, the team
-// is the caller alone (nested regions are off by default): correct, serial.
-bool RunOnOpenMpTeam(int threads, void (*fn)(void*), void* data);
+// The first failure among pieces that run on several threads (where no
+// exception may escape): Guard(fn) runs fn and records what it throws.
+class PieceErrors {
+ public:
+  template <typename Fn>
+  void Guard(Fn&& fn) noexcept {
+    try {
+      fn();
+    } catch (const dnnl::error& error) {
+      Record(StatusCode::kInternal, error.what());
+    } catch (const std::bad_alloc&) {
+      Record(StatusCode::kResourceExhausted, "out of memory");
+    } catch (const std::exception& error) {
+      Record(StatusCode::kInternal, error.what());
+    }
+  }
+  // OK, or the first failure as `operation: oneDNN failed: ...`.
+  Status ToStatus(std::string_view operation) const;
+
+ private:
+  void Record(StatusCode code, const char* message) noexcept;
+  mutable std::mutex mutex_;
+  StatusCode code_ = StatusCode::kOk;
+  std::string message_;
+};
 
 // Growable 64-byte aligned memory kept by one thread between calls, so
 // reorder targets and primitive scratchpads allocate only when they grow.
@@ -97,9 +119,10 @@ dnnl::memory ThreadScratchpad(size_t bytes);
 // oneDNN keeps no scratch memory of its own between runs.
 dnnl::primitive_attr UserScratchpadAttributes();
 
-// The primitives of one operation, made once per thread count they run with.
-// `Primitives` has a constructor `Primitives(const Spec&, int num_threads)`
-// that may throw dnnl::error; it runs under OmpThreadsScope(num_threads).
+// The primitives of one operation, made once per pool thread count (which
+// decides how it is cut into pieces). `Primitives` has a constructor
+// `Primitives(const Spec&, int pool_threads)` that may throw dnnl::error; it
+// runs under OmpThreadsScope(1).
 template <typename Primitives, typename Spec>
 class PerThreadCount {
  public:
@@ -112,7 +135,7 @@ class PerThreadCount {
     std::unique_ptr<Primitives>& slot = made_[num_threads];
     if (slot == nullptr) {
       try {
-        OmpThreadsScope scope(num_threads);
+        OmpThreadsScope scope(1);
         slot = std::make_unique<Primitives>(spec_, num_threads);
       } catch (...) {
         made_.erase(num_threads);

@@ -1,9 +1,22 @@
 // The intra-op thread pool of one CPU backend instance, shared by kernels,
 // dot and convolution. Work is split into contiguous ranges that the calling
-// thread and up to num_threads - 1 pool threads take in turn, so a one-range
-// loop never touches the pool and no more threads run than were asked for.
+// thread and up to num_threads - 1 helper threads claim one at a time, so a
+// one-range loop never touches the pool and no more threads run than were
+// asked for.
+//
+// Fair on a busy machine: the caller never waits for a helper that has not
+// claimed a range (on a loaded core a woken helper may get no time slice for
+// milliseconds; the caller then runs the ranges itself), and an idle helper
+// spins only briefly (kSpinBeforeSleeping) before it blocks in the kernel,
+// so waiting helpers neither burn the cores other processes need nor use up
+// their own share of them. The OpenMP team that oneDNN would otherwise use
+// spins for milliseconds after every parallel region (libgomp's default), which
+// made a 256^3 matmul take 8 ms instead of 0.45 ms when another process kept
+// both cores busy; oneDNN therefore runs single-threaded pieces of its work
+// on this pool instead (see onednn_runtime.h).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -14,10 +27,12 @@ namespace kiln::cpu {
 
 class IntraOpThreadPool {
  public:
-  // With `openmp_team` (the default), loops run on the OpenMP runtime's
-  // team when the process has one (see onednn::RunOnOpenMpTeam), else on
-  // the pool's own threads.
-  explicit IntraOpThreadPool(int num_threads, bool openmp_team = true);
+  // How long an idle helper (or a caller waiting for a helper's range) spins
+  // before it blocks: long enough to bridge the gaps between the loops of one
+  // execution, short enough not to matter to other processes.
+  static constexpr std::chrono::microseconds kSpinBeforeSleeping{100};
+
+  explicit IntraOpThreadPool(int num_threads);
   ~IntraOpThreadPool();
   IntraOpThreadPool(const IntraOpThreadPool&) = delete;
   IntraOpThreadPool& operator=(const IntraOpThreadPool&) = delete;
@@ -28,12 +43,17 @@ class IntraOpThreadPool {
 
   // Calls `body(begin, end)` on disjoint ranges covering [0, extent), each at
   // least `grain` long (except the last), and returns when all are done.
+  // Several threads may call it at once.
   void ParallelFor(int64_t extent, int64_t grain, const std::function<void(int64_t, int64_t)>& body) const;
 
+  // Helper threads blocked in the kernel right now, waiting for work.
+  int sleeping_helpers() const;
+
  private:
+  class Team;
   int num_threads_;
-  bool openmp_team_;
-  std::unique_ptr<Eigen::ThreadPool> pool_;
+  std::unique_ptr<Team> team_;  // null with one thread
+  std::unique_ptr<Eigen::ThreadPool> eigen_pool_;
   std::unique_ptr<Eigen::ThreadPoolDevice> device_;
 };
 

@@ -233,24 +233,6 @@ ENTRY e {
   EXPECT_NE(convolution->implementation().rfind("ref", 0), 0u) << convolution->implementation();
 }
 
-// Runs `module` on a CPU backend with `threads` intra-op threads.
-StatusOr<Literal> RunWithThreads(const Module& module, const std::vector<Literal>& arguments, int threads) {
-  CpuBackend cpu;
-  CompileOptions options;
-  options.num_threads = threads;
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, cpu.Compile(module, options));
-  std::vector<std::unique_ptr<DeviceBuffer>> owned;
-  std::vector<DeviceBuffer*> buffers;
-  for (const Literal& argument : arguments) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, cpu.BufferFromLiteral(argument, nullptr));
-    buffers.push_back(buffer.get());
-    owned.push_back(std::move(buffer));
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results, executable->Execute(buffers, {}));
-  if (results.size() != 1) return Internal("expected one result, got ", results.size());
-  return results[0]->ToLiteral();
-}
-
 // A backend whose thread count differs from the default count the primitive
 // was made for gets a primitive of its own and the same results. The
 // convolution is big enough (38M multiply-adds) to be split among threads.
@@ -262,14 +244,55 @@ ENTRY e {
   ROOT c = f32[4,32,32,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
 })");
   ASSERT_NE(module, nullptr);
-  const std::vector<Literal> arguments = testing::RandomArguments(*module);
-  interpreter::InterpreterBackend reference;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
-  for (int threads : {1, 2, 3}) {
-    KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(*module, arguments, threads));
-    for (int64_t i = 0; i < want[0].element_count(); ++i) {
-      ASSERT_LE(testing::AbsDifference(got, want[0], i), 1e-4) << threads << " threads, element " << i;
-    }
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 3}, 1e-4);
+}
+
+// The pieces a pool of `threads` cuts the root convolution of `text` into
+// (0 without oneDNN).
+size_t RootPieces(const std::string& text, int threads) {
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  if (module == nullptr) return 0;
+  std::optional<ConvolutionGeometry> geometry = PlanConvolution(*module->entry()->root());
+  if (!geometry.has_value()) return 0;
+  std::unique_ptr<OneDnnConvolution> convolution = OneDnnConvolution::Create(*geometry, threads);
+  return convolution == nullptr ? 0 : convolution->pieces(threads);
+}
+
+// Large convolutions run in pieces on the intra-op pool: images of the batch
+// (here 5 images, 2 threads: pieces of 2, 2 and 1), or with fewer images
+// than threads bands of output rows, whose first and last keep the padding
+// and whose inner ones read the rows around them instead (strides and
+// dilation included). One thread runs the whole convolution at once.
+TEST(RuntimeOneDnnConvTest, LargeConvolutionsRunInPieces) {
+  const std::string by_images = R"(HloModule m
+ENTRY e {
+  x = f32[5,32,24,24] parameter(0)
+  w = f32[32,32,3,3] parameter(1)
+  ROOT c = f32[5,32,24,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})";
+  const std::string by_rows = R"(HloModule m
+ENTRY e {
+  x = f32[1,32,61,40] parameter(0)
+  w = f32[64,32,3,3] parameter(1)
+  ROOT c = f32[1,64,30,20] convolution(x, w), window={size=3x3 stride=2x2 pad=2_1x1_1 rhs_dilate=2x1}, dim_labels=bf01_oi01->bf01
+})";
+  const std::string channels_last_rows = R"(HloModule m
+ENTRY e {
+  x = f32[1,50,50,32] parameter(0)
+  w = f32[3,3,32,32] parameter(1)
+  ROOT c = f32[1,50,50,32] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f
+})";
+  for (const std::string& text : {by_images, by_rows, channels_last_rows}) {
+    std::unique_ptr<Module> module = ParseOrDie(text);
+    ASSERT_NE(module, nullptr);
+    testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 3, 4}, 1e-4);
+    if (!OneDnnConvolution::Available()) continue;
+    EXPECT_EQ(RootPieces(text, 1), 1u);
+    EXPECT_GT(RootPieces(text, 2), 1u) << text;
+    EXPECT_GT(RootPieces(text, 4), RootPieces(text, 2)) << text;
+  }
+  if (OneDnnConvolution::Available()) {
+    EXPECT_EQ(RootPieces(by_images, 2), 3u);
   }
 }
 

@@ -107,4 +107,41 @@ inline void ExpectMatchesInterpreter(const std::string& text, double tolerance =
   }
 }
 
+// Runs `module` on a CPU backend with `threads` intra-op threads; the one
+// result (array) of the entry.
+inline StatusOr<Literal> RunWithThreads(const Module& module, const std::vector<Literal>& arguments,
+                                        int threads) {
+  CpuBackend cpu;
+  CompileOptions options;
+  options.num_threads = threads;
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, cpu.Compile(module, options));
+  std::vector<std::unique_ptr<DeviceBuffer>> owned;
+  std::vector<DeviceBuffer*> buffers;
+  for (const Literal& argument : arguments) {
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, cpu.BufferFromLiteral(argument, nullptr));
+    buffers.push_back(buffer.get());
+    owned.push_back(std::move(buffer));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results, executable->Execute(buffers, {}));
+  if (results.size() != 1) return Internal("expected one result, got ", results.size());
+  return results[0]->ToLiteral();
+}
+
+// As ExpectMatchesInterpreter for a module of one array result, on CPU
+// backends of each of `thread_counts` intra-op threads.
+inline void ExpectMatchesInterpreterOnThreads(const Module& module, std::initializer_list<int> thread_counts,
+                                              double tolerance) {
+  const std::vector<Literal> arguments = RandomArguments(module);
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  for (int threads : thread_counts) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(module, arguments, threads));
+    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
+    for (int64_t i = 0; i < want[0].element_count(); ++i) {
+      ASSERT_LE(AbsDifference(got, want[0], i), tolerance) << threads << " threads, element " << i;
+    }
+  }
+}
+
 }  // namespace kiln::cpu::testing
