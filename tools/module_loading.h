@@ -16,6 +16,9 @@ namespace kiln::tool {
 // known to have an ENTRY computation.
 StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path);
 
+// The leaves of ENTRY's parameters, in order (tuples flattened).
+std::vector<Shape> EntryParameterLeaves(const Module& module);
+
 // Reads one .npy file per array leaf of ENTRY's parameters, in order.
 StatusOr<std::vector<Literal>> LoadInputs(const Module& module, const std::vector<std::string>& paths);
 
