@@ -32,6 +32,16 @@ struct CompileOptions {
   int num_threads = 0;
   // Where a backend may cache compiled objects; empty = in memory only.
   std::string cache_dir;
+  // Debugging dumps (`kiln run --dump-hlo/--dump-ir`). With dump_hlo_dir set,
+  // the backend writes the module it was given and the module its passes
+  // made as HLO text into that directory (created when missing):
+  // MODULE.before_passes.hlo and MODULE.after_passes.hlo. With dump_ir_dir
+  // set, a backend that compiles through LLVM writes each kernel module's IR
+  // as emitted and as optimised (MODULE.kernels.N.emitted.ll and
+  // MODULE.kernels.N.optimized.ll); one that has no LLVM IR refuses it as
+  // UNIMPLEMENTED. A dumping compile never comes from a cache.
+  std::string dump_hlo_dir;
+  std::string dump_ir_dir;
 };
 
 struct ExecuteOptions {

@@ -38,6 +38,36 @@ StatusOr<int64_t> IntegerValue(std::string_view option, const std::string& text,
   return value;
 }
 
+// Parses a decimal unsigned 64-bit option value.
+StatusOr<uint64_t> UnsignedValue(std::string_view option, const std::string& text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto parsed = std::from_chars(text.data(), end, value);
+  if (text.empty() || parsed.ec != std::errc() || parsed.ptr != end) {
+    return InvalidArgument("option ", option, " needs a non-negative integer, got '", text, "'");
+  }
+  return value;
+}
+
+// Parses a finite, non-negative number (a tolerance).
+StatusOr<double> ToleranceValue(std::string_view option, const std::string& text) {
+  double value = 0;
+  const char* end = text.data() + text.size();
+  const auto parsed = std::from_chars(text.data(), end, value);
+  if (text.empty() || parsed.ec != std::errc() || parsed.ptr != end || !(value >= 0) || value > 1e300) {
+    return InvalidArgument("option ", option, " needs a non-negative number, got '", text, "'");
+  }
+  return value;
+}
+
+// A directory option's value, which must not be empty.
+StatusOr<std::optional<std::string>> DirectoryValue(std::span<const std::string> args, size_t* i,
+                                                    std::string_view name) {
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> value, OptionValue(args, i, name));
+  if (value && value->empty()) return InvalidArgument("option ", name, " needs a non-empty path");
+  return value;
+}
+
 // Splits arguments into options (handled by `take_option`, which returns
 // false for an option it does not know) and positional arguments; exactly one
 // positional argument, the module file, is expected.
@@ -94,11 +124,81 @@ StatusOr<bool> TakeSharedOption(std::span<const std::string> args, size_t* i, st
   return false;
 }
 
+// The options of `kiln run` beyond the shared ones; returns false for an
+// option it does not know.
+StatusOr<bool> TakeRunOption(std::span<const std::string> args, size_t* i, RunArguments& run,
+                             bool* seed_given) {
+  const std::string& arg = args[*i];
+  if (arg == "--random-inputs") {
+    run.random_inputs = true;
+    return true;
+  }
+  if (arg == "--progress") {
+    run.progress = true;
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> rng_seed, OptionValue(args, i, "--rng-seed"));
+  if (rng_seed) {
+    KILN_ASSIGN_OR_RETURN(run.rng_seed, UnsignedValue("--rng-seed", *rng_seed));
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> seed, OptionValue(args, i, "--seed"));
+  if (seed) {
+    KILN_ASSIGN_OR_RETURN(run.input_seed, UnsignedValue("--seed", *seed));
+    *seed_given = true;
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> compare, OptionValue(args, i, "--compare-with"));
+  if (compare) {
+    if (compare->empty()) return InvalidArgument("option --compare-with needs a backend name");
+    run.compare_backend = *compare;
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> expect, DirectoryValue(args, i, "--expect"));
+  if (expect) {
+    run.expect_dir = *expect;
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> rtol, OptionValue(args, i, "--rtol"));
+  if (rtol) {
+    KILN_ASSIGN_OR_RETURN(run.rtol, ToleranceValue("--rtol", *rtol));
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> atol, OptionValue(args, i, "--atol"));
+  if (atol) {
+    KILN_ASSIGN_OR_RETURN(run.atol, ToleranceValue("--atol", *atol));
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> timeout, OptionValue(args, i, "--timeout"));
+  if (timeout) {
+    const char* end = timeout->data() + timeout->size();
+    const auto parsed = std::from_chars(timeout->data(), end, run.timeout_seconds);
+    // Up to a year: longer is no limit in practice and would overflow the clock in nanoseconds.
+    if (timeout->empty() || parsed.ec != std::errc() || parsed.ptr != end || !(run.timeout_seconds > 0) ||
+        run.timeout_seconds > 3.2e7) {
+      return InvalidArgument("option --timeout needs a positive number of seconds, got '", *timeout, "'");
+    }
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> dump_hlo, DirectoryValue(args, i, "--dump-hlo"));
+  if (dump_hlo) {
+    run.dump_hlo_dir = *dump_hlo;
+    return true;
+  }
+  KILN_ASSIGN_OR_RETURN(std::optional<std::string> dump_ir, DirectoryValue(args, i, "--dump-ir"));
+  if (dump_ir) {
+    run.dump_ir_dir = *dump_ir;
+    return true;
+  }
+  return false;
+}
+
 StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
   CommandLine command;
   command.kind = CommandKind::kRun;
   RunArguments& run = command.run;
   bool help = false;
+  bool seed_given = false;
   KILN_ASSIGN_OR_RETURN(
       run.module_path,
       ParseModuleCommand(
@@ -106,30 +206,22 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
             KILN_ASSIGN_OR_RETURN(bool shared,
                                   TakeSharedOption(all, i, &run.backend, &run.inputs, &run.output_dir));
             if (shared) return true;
-            KILN_ASSIGN_OR_RETURN(std::optional<std::string> seed, OptionValue(all, i, "--rng-seed"));
-            if (seed) {
-              const char* end = seed->data() + seed->size();
-              const auto parsed = std::from_chars(seed->data(), end, run.rng_seed);
-              if (seed->empty() || parsed.ec != std::errc() || parsed.ptr != end) {
-                return InvalidArgument("option --rng-seed needs a non-negative integer, got '", *seed, "'");
-              }
-              return true;
-            }
-            KILN_ASSIGN_OR_RETURN(std::optional<std::string> timeout, OptionValue(all, i, "--timeout"));
-            if (timeout) {
-              const char* end = timeout->data() + timeout->size();
-              const auto parsed = std::from_chars(timeout->data(), end, run.timeout_seconds);
-              // Up to a year: longer is no limit in practice and would overflow the clock in nanoseconds.
-              if (timeout->empty() || parsed.ec != std::errc() || parsed.ptr != end ||
-                  !(run.timeout_seconds > 0) || run.timeout_seconds > 3.2e7) {
-                return InvalidArgument("option --timeout needs a positive number of seconds, got '", *timeout,
-                                       "'");
-              }
-              return true;
-            }
-            return false;
+            return TakeRunOption(all, i, run, &seed_given);
           }));
-  if (help) return CommandLine{CommandKind::kHelp, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}};
+  if (run.random_inputs && !run.inputs.empty()) {
+    return InvalidArgument(
+        "--random-inputs and --input cannot be combined: the random values replace the files");
+  }
+  if (seed_given && !run.random_inputs) {
+    return InvalidArgument(
+        "--seed sets the values of --random-inputs, which is not given (the rng ops' seed is "
+        "--rng-seed)");
+  }
+  if ((run.rtol || run.atol) && run.compare_backend.empty() && !run.expect_dir) {
+    return InvalidArgument(
+        "--rtol and --atol set the tolerance of --compare-with and --expect, and neither is given");
+  }
   return command;
 }
 
@@ -184,7 +276,7 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}};
   return command;
 }
 
@@ -194,17 +286,18 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   if (args.empty()) return InvalidArgument("no command given");
   const std::string& command = args[0];
   if (command == "-h" || command == "--help" || command == "help")
-    return CommandLine{CommandKind::kHelp, {}, {}};
+    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}};
   if (command == "--version" || command == "version") {
     if (args.size() > 1) return InvalidArgument("'kiln --version' takes no arguments");
-    return CommandLine{CommandKind::kVersion, {}, {}};
+    return CommandLine{CommandKind::kVersion, nullptr, {}, {}};
   }
   if (command == "info") {
     if (args.size() > 1) {
-      if (args[1] == "-h" || args[1] == "--help") return CommandLine{CommandKind::kHelp, {}, {}};
+      if (args[1] == "-h" || args[1] == "--help")
+        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}};
       return InvalidArgument("'kiln info' takes no arguments, got '", args[1], "'");
     }
-    return CommandLine{CommandKind::kInfo, {}, {}};
+    return CommandLine{CommandKind::kInfo, nullptr, {}, {}};
   }
   if (command == "run") return ParseRun(args.subspan(1));
   if (command == "bench") return ParseBench(args.subspan(1));
@@ -214,40 +307,114 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
 // The figures the usage text gives for the limits.
 static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThread == 4 &&
                   kMinThreadLimit == 16,
-              "update the limits in UsageText");
+              "update the limits in BenchHelpText and RunHelpText");
+
+// The usage lines of each command, after "usage: " (its own help) or seven
+// spaces (the overview, below the run command's).
+#define KILN_RUN_USAGE                                                                             \
+  "kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed N]\n" \
+  "                [--random-inputs [--seed N]] [--compare-with BACKEND] [--expect DIR]\n"         \
+  "                [--rtol R] [--atol A] [--dump-hlo DIR] [--dump-ir DIR] [--progress]\n"          \
+  "                [--timeout SECONDS]\n"
+#define KILN_BENCH_USAGE                                                                         \
+  "kiln bench MODULE.hlo [--backend NAME] [--input FILE.npy]... [--iterations N] [--warmup N]\n" \
+  "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
+#define KILN_LIMITS                                                                   \
+  "Limits: a module has at most 256 MiB of HLO text; each --input must declare its\n" \
+  "parameter's element type and shape in its header, which is checked before any\n"   \
+  "data is read; --threads is at most 4 per hardware thread (never below 16).\n"
+#define KILN_EXIT_STATUS                                                          \
+  "Exit status: 0 on success, 1 on an error while running, 2 on a usage error,\n" \
+  "3 when results differ from --compare-with or --expect.\n"
 
 const char* UsageText() {
-  return "usage: kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed "
-         "N]\n"
-         "                [--timeout SECONDS]\n"
-         "       kiln bench MODULE.hlo [--backend NAME] [--input FILE.npy]... [--iterations N] [--warmup N]\n"
-         "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
+  return "usage: " KILN_RUN_USAGE "       " KILN_BENCH_USAGE
          "       kiln info\n"
          "       kiln --version\n"
          "       kiln --help\n"
          "\n"
          "commands:\n"
-         "  run      compile an HLO text module and run its ENTRY computation once.\n"
-         "           Each --input binds the next ENTRY parameter (tuple parameters are\n"
-         "           flattened into their array leaves), in order. Each result leaf is\n"
-         "           written to DIR/0.npy, DIR/1.npy, ... with --output-dir, or printed.\n"
-         "           The default backend is cpu when this build has it, else interpreter.\n"
-         "           --timeout stops an execution that runs longer (a while loop that\n"
-         "           does not end): exit status 1, DEADLINE_EXCEEDED naming the loop.\n"
-         "  bench    compile a module (timing the compile), upload the inputs once and\n"
-         "           execute repeatedly with them resident: --warmup untimed runs (2),\n"
-         "           then --iterations timed runs, or as many as fill --min-time (1 s).\n"
-         "           Prints compile milliseconds and the best, median and mean\n"
-         "           microseconds per execute (one JSON object with --json). --threads\n"
-         "           sets the intra-op threads (0 = one per core); --output-dir writes\n"
-         "           the last execution's results.\n"
+         "  run      compile an HLO text module and run its ENTRY computation once, with\n"
+         "           .npy inputs or random ones; write, print or check the results.\n"
+         "  bench    compile a module once and time repeated executions.\n"
          "  info     list the backends, their devices and the element types they support.\n"
          "\n"
-         "Options may also be written --name=VALUE.\n"
-         "Limits: a module has at most 256 MiB of HLO text; each --input must declare its\n"
-         "parameter's element type and shape in its header, which is checked before any\n"
-         "data is read; --threads is at most 4 per hardware thread (never below 16).\n"
-         "Exit status: 0 on success, 1 on an error while running, 2 on a usage error.\n";
+         "'kiln COMMAND --help' describes a command's options. Options may also be\n"
+         "written --name=VALUE.\n" KILN_LIMITS KILN_EXIT_STATUS;
+}
+
+const char* RunHelpText() {
+  return "usage: " KILN_RUN_USAGE
+         "\n"
+         "Compiles an HLO text module and runs its ENTRY computation once.\n"
+         "\n"
+         "inputs:\n"
+         "  --input FILE.npy   binds the next ENTRY parameter (tuple parameters are\n"
+         "                     flattened into their array leaves), in order.\n"
+         "  --random-inputs    random values of every parameter's shape instead: floats\n"
+         "                     uniform in [-1, 1) (complex: both parts), signed integers\n"
+         "                     in [-8, 8), unsigned in [0, 16), pred 0 or 1.\n"
+         "  --seed N           seed of --random-inputs (0): the same seed gives the same\n"
+         "                     values on every machine.\n"
+         "  --rng-seed N       seed of the module's rng ops (0).\n"
+         "  --timeout SECONDS  stops an execution that runs longer (a while loop that\n"
+         "                     does not end): exit status 1, DEADLINE_EXCEEDED naming the\n"
+         "                     loop.\n"
+         "\n"
+         "results:\n"
+         "  --output-dir DIR   writes result leaf i (tuples flattened) to DIR/i.npy;\n"
+         "                     without it the results are printed.\n"
+         "  --compare-with BACKEND\n"
+         "                     runs the module on BACKEND too (the interpreter is the\n"
+         "                     reference), with the same inputs, and compares every\n"
+         "                     result leaf.\n"
+         "  --expect DIR       compares result leaf i with DIR/i.npy (or DIR/outi.npy, as\n"
+         "                     the conformance corpus names them).\n"
+         "  --rtol R, --atol A tolerance of those comparisons: |actual - expected| <=\n"
+         "                     A + R * |expected|, NaN matching NaN. By default it follows\n"
+         "                     the float types the module computes in (a few roundings\n"
+         "                     of f32, more for f16 and bf16), as the conformance tests\n"
+         "                     do; sums over long dimensions of random inputs may need\n"
+         "                     a larger A. Integers and pred must be equal. One line per\n"
+         "                     leaf is printed, with the tolerance it was checked with;\n"
+         "                     results that differ give exit status 3.\n"
+         "\n"
+         "compilation:\n"
+         "  --backend NAME     the backend to run on: cpu when this build has it, else\n"
+         "                     interpreter ('kiln info' lists them).\n"
+         "  --dump-hlo DIR     writes the module as given and after the backend's passes\n"
+         "                     (MODULE.before_passes.hlo, MODULE.after_passes.hlo).\n"
+         "  --dump-ir DIR      writes the LLVM IR of each kernel module, as emitted and\n"
+         "                     as optimised (MODULE.kernels.N.emitted.ll, .optimized.ll;\n"
+         "                     cpu backend).\n"
+         "  --progress         reports each phase (parse, compile, run) on stderr. On a\n"
+         "                     terminal, phases longer than a second are reported anyway.\n"
+         "\n"
+         "Options may also be written --name=VALUE.\n" KILN_EXIT_STATUS;
+}
+
+const char* BenchHelpText() {
+  return "usage: " KILN_BENCH_USAGE
+         "\n"
+         "Compiles a module (timing the compile), uploads the inputs once and executes\n"
+         "repeatedly with them resident: --warmup untimed runs (2), then --iterations\n"
+         "timed runs, or as many as fill --min-time (1 s). Prints compile milliseconds\n"
+         "and the best, median and mean microseconds per execute (one JSON object with\n"
+         "--json). --threads sets the intra-op threads (0 = one per core); --output-dir\n"
+         "writes the last execution's results. Inputs bind as for 'kiln run'.\n"
+         "\n"
+         "\n"
+         "Options may also be written --name=VALUE.\n" KILN_LIMITS
+         "Exit status: 0 on success, 1 on an error while "
+         "running, 2 on a usage error.\n";
+}
+
+const char* InfoHelpText() {
+  return "usage: kiln info\n"
+         "\n"
+         "Lists the backends of this build (the default one marked), their devices, the\n"
+         "element types they support and their largest buffer. A backend that cannot run\n"
+         "on this machine is listed as unavailable with the reason.\n";
 }
 
 }  // namespace kiln::tool

@@ -21,6 +21,22 @@ struct RunArguments {
   uint64_t rng_seed = 0;
   // Seconds the execution may take before it is stopped; 0 = no limit.
   double timeout_seconds = 0;
+  // Random values for every parameter instead of --input files, from a
+  // generator seeded with `input_seed`.
+  bool random_inputs = false;
+  uint64_t input_seed = 0;
+  // A second backend to run the module on and compare with (empty = none).
+  std::string compare_backend;
+  // A directory of expected results (0.npy, 1.npy, ... or out0.npy, ...).
+  std::optional<std::string> expect_dir;
+  // Tolerances of the comparisons; unset = by element type.
+  std::optional<double> rtol;
+  std::optional<double> atol;
+  // Debugging dumps of the compile (CompileOptions::dump_hlo_dir, dump_ir_dir).
+  std::string dump_hlo_dir;
+  std::string dump_ir_dir;
+  // Report every phase on stderr (otherwise only long ones, on a terminal).
+  bool progress = false;
 };
 
 struct BenchArguments {
@@ -42,6 +58,8 @@ enum class CommandKind { kHelp, kVersion, kInfo, kRun, kBench };
 
 struct CommandLine {
   CommandKind kind = CommandKind::kHelp;
+  // For kHelp: the text to print (the overview, or one command's help).
+  const char* help_text = nullptr;
   RunArguments run;
   BenchArguments bench;
 };
@@ -49,7 +67,12 @@ struct CommandLine {
 // `args` excludes the program name.
 StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args);
 
-// The text `kiln --help` prints.
+// The text `kiln --help` prints, and what a usage error prints after the message.
 const char* UsageText();
+
+// What `kiln run --help`, `kiln bench --help` and `kiln info --help` print.
+const char* RunHelpText();
+const char* BenchHelpText();
+const char* InfoHelpText();
 
 }  // namespace kiln::tool

@@ -1,5 +1,6 @@
 // Entry point of the `kiln` command: dispatches to a command and maps the
-// outcome to an exit status (0 ok, 1 runtime error, 2 usage error).
+// outcome to an exit status (0 ok, 1 runtime error, 2 usage error, 3 results
+// that differ from --compare-with or --expect).
 #include <iostream>
 #include <string>
 #include <vector>
@@ -13,6 +14,7 @@ namespace {
 
 constexpr int kExitRuntimeError = 1;
 constexpr int kExitUsageError = 2;
+constexpr int kExitResultsDiffer = 3;
 
 }  // namespace
 
@@ -25,17 +27,28 @@ int main(int argc, char** argv) {
     return kExitUsageError;
   }
   switch (command->kind) {
-    case CommandKind::kHelp: std::cout << UsageText(); return 0;
+    case CommandKind::kHelp: std::cout << command->help_text; return 0;
     case CommandKind::kVersion: std::cout << "kiln " << KILN_VERSION_STRING << "\n"; return 0;
     case CommandKind::kInfo: PrintInfo(std::cout); return 0;
     case CommandKind::kRun:
     case CommandKind::kBench: break;
   }
-  const kiln::Status status = command->kind == CommandKind::kBench ? BenchModule(command->bench, std::cout)
-                                                                   : RunModule(command->run, std::cout);
+  RunOutcome outcome = RunOutcome::kDone;
+  kiln::Status status;
+  if (command->kind == CommandKind::kBench) {
+    status = BenchModule(command->bench, std::cout);
+  } else {
+    kiln::StatusOr<RunOutcome> run = RunModule(command->run, std::cout, std::cerr);
+    status = run.status();
+    if (run.ok()) outcome = *run;
+  }
   if (!status.ok()) {
     std::cerr << "kiln: error: " << kiln::StatusCodeName(status.code()) << ": " << status.message() << "\n";
     return kExitRuntimeError;
+  }
+  if (outcome == RunOutcome::kResultsDiffer) {
+    std::cerr << "kiln: results differ from the reference (see the DIFFERS lines)\n";
+    return kExitResultsDiffer;
   }
   return 0;
 }

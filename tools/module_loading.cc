@@ -58,8 +58,10 @@ StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path) {
   return parsed;
 }
 
+std::vector<Shape> EntryParameterLeaves(const Module& module) { return ParameterLeaves(*module.entry()); }
+
 StatusOr<std::vector<Literal>> LoadInputs(const Module& module, const std::vector<std::string>& paths) {
-  return ReadInputs(paths, ParameterLeaves(*module.entry()));
+  return ReadInputs(paths, EntryParameterLeaves(module));
 }
 
 }  // namespace kiln::tool

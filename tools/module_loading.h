@@ -24,6 +24,9 @@ inline constexpr size_t kMaxModuleTextBytes = size_t{256} << 20;
 // as soon as that is read.
 StatusOr<std::unique_ptr<Module>> LoadModule(const std::string& path);
 
+// The leaves of ENTRY's parameters, in order (tuples flattened).
+std::vector<Shape> EntryParameterLeaves(const Module& module);
+
 // Reads one .npy file per array leaf of ENTRY's parameters, in order.
 StatusOr<std::vector<Literal>> LoadInputs(const Module& module, const std::vector<std::string>& paths);
 

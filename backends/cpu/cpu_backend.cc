@@ -11,6 +11,7 @@
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
+#include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/verifier.h"
 #ifdef KILN_CPU_HAVE_PIPELINE
@@ -160,6 +161,11 @@ KernelCompiler* ProgramCache::CompilerFor(const std::string& cache_directory, in
 StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module& module,
                                                                    const CompileOptions& options) {
   std::unique_ptr<Module> clone = module.Clone();
+  const std::string dump_stem = DumpFileStem(module.name());
+  if (!options.dump_hlo_dir.empty()) {
+    KILN_RETURN_IF_ERROR(
+        WriteDumpFile(options.dump_hlo_dir, dump_stem + ".before_passes.hlo", PrintModule(*clone)));
+  }
   KernelCompiler* compiler = nullptr;
   {
     PhaseTimer timer("kernel compiler setup");
@@ -182,8 +188,15 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
 #endif
   // Debugging aid: the module as the passes left it, fusions included.
   if (std::getenv("KILN_CPU_DUMP_HLO") != nullptr) std::fputs(PrintModule(*clone).c_str(), stderr);
+  if (!options.dump_hlo_dir.empty()) {
+    KILN_RETURN_IF_ERROR(
+        WriteDumpFile(options.dump_hlo_dir, dump_stem + ".after_passes.hlo", PrintModule(*clone)));
+  }
+  KernelDump kernel_dump;
+  if (!options.dump_ir_dir.empty()) kernel_dump = {options.dump_ir_dir, dump_stem + ".kernels"};
   PhaseTimer timer("lowering (with kernels)");
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program, LowerModule(std::move(clone), compiler));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
+                        LowerModule(std::move(clone), compiler, kernel_dump));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 
@@ -200,10 +213,12 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
   std::shared_ptr<const IntraOpThreadPool> pool = thread_pool(options.num_threads);
   const std::string key = CacheKey(module, options);
   ProgramCache& cache = ProgramCache::Get();
-  std::shared_ptr<const CompiledProgram> program = cache.Find(key);
+  // A compile that dumps HLO or IR builds afresh, so that the files are written.
+  const bool dumps = !options.dump_hlo_dir.empty() || !options.dump_ir_dir.empty();
+  std::shared_ptr<const CompiledProgram> program = dumps ? nullptr : cache.Find(key);
   if (program == nullptr) {
     KILN_ASSIGN_OR_RETURN(program, Build(module, options));
-    program = cache.Insert(key, std::move(program));
+    if (!dumps) program = cache.Insert(key, std::move(program));
   }
   return std::unique_ptr<Executable>(
       std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_, memory_));

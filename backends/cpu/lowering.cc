@@ -74,7 +74,7 @@ class Lowerer {
   Lowerer(CompiledProgram& program, KernelCompiler* compiler) : program_(program), compiler_(compiler) {}
 
   Status LowerEntry();
-  Status CompileKernels();
+  Status CompileKernels(const KernelDump& dump);
 
  private:
   struct Scope {
@@ -507,9 +507,12 @@ Status Lowerer::LowerComputationCall(const Instruction& instruction, const Compu
   return OkStatus();
 }
 
-Status Lowerer::CompileKernels() {
+Status Lowerer::CompileKernels(const KernelDump& dump) {
   if (requests_.empty() || compiler_ == nullptr) return OkStatus();
-  StatusOr<std::shared_ptr<CompiledKernels>> compiled = compiler_->Compile(requests_);
+  StatusOr<std::shared_ptr<CompiledKernels>> compiled = compiler_->Compile(requests_, dump);
+  // A dump that cannot be written is the caller's error, not a reason to
+  // fall back to the library path.
+  if (!compiled.ok() && !dump.directory.empty()) return compiled.status();
   if (!compiled.ok()) {
     // The library path computes the same values; keep the program usable.
     program_.statistics.kernel_compile_error = compiled.status().ToString();
@@ -530,7 +533,7 @@ Status Lowerer::CompileKernels() {
 }  // namespace
 
 StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module,
-                                                       KernelCompiler* compiler) {
+                                                       KernelCompiler* compiler, const KernelDump& dump) {
   if (module == nullptr || module->entry() == nullptr) return InvalidArgument("cpu: the module has no entry");
   auto program = std::make_unique<CompiledProgram>();
   program->module = std::move(module);
@@ -559,7 +562,7 @@ StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> m
     return Internal("cpu: the entry yields ", program->result_sources.size(), " arrays, its shape has ",
                     program->result_leaves.size());
   }
-  KILN_RETURN_IF_ERROR(lowerer.CompileKernels());
+  KILN_RETURN_IF_ERROR(lowerer.CompileKernels(dump));
   program->library_plan =
       std::make_unique<interpreter::ModulePlan>(interpreter::ModulePlan::Build(*program->module));
   AssignBuffers(*program);

@@ -13,8 +13,8 @@
 namespace kiln::cpu {
 
 // `compiler` may be null: then everything that would be a kernel runs on the
-// library path.
+// library path. `dump` says where the kernels' IR is written, if anywhere.
 StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> module,
-                                                       KernelCompiler* compiler);
+                                                       KernelCompiler* compiler, const KernelDump& dump = {});
 
 }  // namespace kiln::cpu

@@ -2,6 +2,8 @@
 
 #include <set>
 
+#include "core/dump_file.h"
+#include "core/hlo_printer.h"
 #include "core/verifier.h"
 
 namespace kiln::interpreter {
@@ -138,7 +140,7 @@ std::vector<std::string> InterpreterBackend::UnsupportedOps(const Module& module
 int64_t InterpreterBackend::max_buffer_bytes() const { return int64_t{1} << 40; }
 
 StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& module,
-                                                                  const CompileOptions&) {
+                                                                  const CompileOptions& options) {
   if (module.entry() == nullptr)
     return InvalidArgument("interpreter: module '", module.name(), "' has no entry");
   KILN_RETURN_IF_ERROR(VerifyModule(module));
@@ -147,6 +149,16 @@ StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& 
     std::string names;
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return Unimplemented("interpreter backend does not support op(s): ", names);
+  }
+  if (!options.dump_ir_dir.empty()) {
+    return Unimplemented("interpreter: there is no LLVM IR to dump; the interpreter compiles none");
+  }
+  if (!options.dump_hlo_dir.empty()) {
+    // The interpreter runs no passes: the module it runs is the one it got.
+    const std::string text = PrintModule(module);
+    const std::string stem = DumpFileStem(module.name());
+    KILN_RETURN_IF_ERROR(WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", text));
+    KILN_RETURN_IF_ERROR(WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", text));
   }
   return std::unique_ptr<Executable>(
       std::make_unique<InterpreterExecutable>(module.Clone(), device_.get(), queues_));

@@ -15,13 +15,14 @@
 
 /* The functions this program calls: each becomes a field of `kiln_api`
  * holding a pointer of the function's `_fn` type. */
-#define SAMPLE_FUNCTIONS(X)                                                                                 \
-  X(version)                                                                                                \
-  X(status_code) X(status_code_name) X(status_message) X(status_destroy) X(client_create) X(client_destroy) \
-      X(client_backend_name) X(builder_create) X(builder_destroy) X(builder_build) X(op_parameter)          \
-          X(op_constant_f32) X(op_mul) X(op_add) X(computation_destroy) X(client_compile)                   \
-              X(executable_destroy) X(client_buffer_from_host) X(buffer_destroy) X(executable_execute)      \
-                  X(buffer_to_host)
+/* clang-format off */
+#define SAMPLE_FUNCTIONS(X)                                                                   \
+  X(version) X(status_code) X(status_code_name) X(status_message) X(status_destroy)           \
+  X(client_create) X(client_destroy) X(client_backend_name) X(builder_create)                 \
+  X(builder_destroy) X(builder_build) X(op_parameter) X(op_constant_f32) X(op_mul) X(op_add)  \
+  X(computation_destroy) X(client_compile) X(executable_destroy) X(client_buffer_from_host)   \
+  X(buffer_destroy) X(executable_execute) X(buffer_to_host)
+/* clang-format on */
 
 #define DECLARE_FIELD(name) kiln_##name##_fn name;
 typedef struct {

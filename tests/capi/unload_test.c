@@ -34,11 +34,12 @@ static const char kModule[] =
     "}\n";
 
 /* The functions one cycle uses, looked up afresh after every dlopen. */
-#define TEST_FUNCTIONS(X)                                                                             \
-  X(status_code)                                                                                      \
-  X(status_message) X(status_destroy) X(client_create) X(client_destroy) X(computation_from_hlo_text) \
-      X(computation_destroy) X(client_compile) X(executable_destroy) X(client_buffer_from_host)       \
-          X(buffer_destroy) X(executable_execute) X(buffer_to_host)
+/* clang-format off */
+#define TEST_FUNCTIONS(X)                                                                      \
+  X(status_code) X(status_message) X(status_destroy) X(client_create) X(client_destroy)        \
+  X(computation_from_hlo_text) X(computation_destroy) X(client_compile) X(executable_destroy)  \
+  X(client_buffer_from_host) X(buffer_destroy) X(executable_execute) X(buffer_to_host)
+/* clang-format on */
 
 #define DECLARE_FIELD(name) kiln_##name##_fn name;
 typedef struct {

@@ -12,6 +12,7 @@ import argparse
 import ast
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
@@ -305,6 +306,177 @@ def test_output_dir_is_a_file(ctx):
     result = ctx.run("run", ctx.hlo("constant.hlo"), "--output-dir", blocker)
     expect(result.returncode == 1 and result.stderr.startswith("kiln: error: ") and "blocker" in result.stderr,
            "expected an error naming the output path", result)
+
+
+# --- kiln run: random inputs, comparisons, dumps, progress, help ------------------
+
+@case
+def test_command_help(ctx):
+    run_help = ctx.run("run", "--help")
+    expect(run_help.returncode == 0 and run_help.stdout.startswith("usage: kiln run MODULE.hlo"),
+           "'kiln run --help' should print run's usage", run_help)
+    for needle in ("--random-inputs", "--seed", "--compare-with", "--expect", "--rtol", "--dump-hlo", "--dump-ir",
+                   "--progress"):
+        expect(needle in run_help.stdout, "expected %r in run's help" % needle, run_help)
+    expect("kiln bench" not in run_help.stdout, "run's help should not describe bench", run_help)
+    expect(ctx.run("run", ctx.hlo("add.hlo"), "-h").stdout == run_help.stdout, "-h differs from --help")
+    bench_help = ctx.run("bench", "--help")
+    expect(bench_help.returncode == 0 and bench_help.stdout.startswith("usage: kiln bench MODULE.hlo")
+           and "--iterations" in bench_help.stdout and "--random-inputs" not in bench_help.stdout,
+           "'kiln bench --help' should print bench's help", bench_help)
+    info_help = ctx.run("info", "--help")
+    expect(info_help.returncode == 0 and info_help.stdout.startswith("usage: kiln info"),
+           "'kiln info --help' should print info's help", info_help)
+    overview = ctx.run("--help")
+    expect("kiln bench MODULE.hlo" in overview.stdout and "kiln COMMAND --help" in overview.stdout,
+           "the overview lists every command", overview)
+
+
+def echo_random_inputs(ctx, *args):
+    """Runs echo_types.hlo (which returns its parameters) on random inputs; returns the leaves' values."""
+    out = ctx.path("echo_%d" % len(os.listdir(ctx.work)))
+    result = ctx.run("run", ctx.hlo("echo_types.hlo"), "--random-inputs", "--output-dir", out, *args)
+    expect(result.returncode == 0 and result.stderr == "", "run with --random-inputs failed", result)
+    return [read_npy(os.path.join(out, "%d.npy" % i)) for i in range(5)]
+
+
+@case
+def test_random_inputs(ctx):
+    f32, f64, s32, u8, pred = echo_random_inputs(ctx)
+    expect([leaf[:2] for leaf in (f32, f64, s32, u8, pred)] ==
+           [("<f4", (64,)), ("<f8", (64,)), ("<i4", (64,)), ("|u1", (64,)), ("|b1", (64,))],
+           "random inputs have the parameters' types and shapes")
+    for name, values, low, high in (("f32", f32[2], -1, 1), ("f64", f64[2], -1, 1), ("s32", s32[2], -8, 8),
+                                    ("u8", u8[2], 0, 16)):
+        expect(all(low <= v < high for v in values), "%s values outside [%d, %d): %r" % (name, low, high, values))
+        expect(len(set(values)) > 4, "%s values barely vary: %r" % (name, values))
+    expect(min(f64[2]) < -0.5 and max(f64[2]) > 0.5, "f64 values do not spread over [-1, 1)")
+    expect(min(s32[2]) < 0 <= max(s32[2]), "s32 values are not of both signs")
+    expect(set(pred[2]) == {False, True}, "pred values are not both false and true")
+    # The seed decides the values, and --seed 0 is the default.
+    expect(echo_random_inputs(ctx, "--seed", "0") == [f32, f64, s32, u8, pred], "the default seed is 0")
+    expect(echo_random_inputs(ctx, "--seed=0") == [f32, f64, s32, u8, pred], "equal seeds, unequal values")
+    other = echo_random_inputs(ctx, "--seed", "12345")
+    expect(other[0][2] != f32[2] and other[2][2] != s32[2], "another seed gives the same values")
+    interpreted = echo_random_inputs(ctx, "--backend", "interpreter")
+    expect(interpreted == [f32, f64, s32, u8, pred], "the values depend on the backend")
+
+
+@case
+def test_run_option_usage_errors(ctx):
+    a, _ = add_inputs(ctx)
+    hlo = ctx.hlo("add.hlo")
+    expect_usage_error(ctx.run("run", hlo, "--random-inputs", "--input", a), "cannot be combined")
+    expect_usage_error(ctx.run("run", hlo, "--seed", "3"), "--seed sets the values of --random-inputs")
+    expect_usage_error(ctx.run("run", hlo, "--random-inputs", "--seed", "x"), "--seed needs a non-negative integer")
+    expect_usage_error(ctx.run("run", hlo, "--random-inputs", "--rtol", "0.1"), "--rtol and --atol")
+    expect_usage_error(ctx.run("run", hlo, "--expect", "d", "--atol", "-1"), "--atol needs a non-negative number")
+    expect_usage_error(ctx.run("run", hlo, "--expect", "d", "--rtol", "nan"), "--rtol needs a non-negative number")
+    expect_usage_error(ctx.run("run", hlo, "--compare-with="), "--compare-with needs a backend name")
+    for option in ("--expect", "--dump-hlo", "--dump-ir"):
+        expect_usage_error(ctx.run("run", hlo, option + "="), "%s needs a non-empty path" % option)
+    expect_usage_error(ctx.run("run", hlo, "--random-inputs=1"), "unknown option '--random-inputs=1'")
+
+
+@case
+def test_compare_with_another_backend(ctx):
+    result = ctx.run("run", ctx.hlo("echo_types.hlo"), "--random-inputs", "--compare-with", "interpreter",
+                     "--output-dir", ctx.path("out"))
+    expect(result.returncode == 0, "comparison with the interpreter failed", result)
+    lines = result.stdout.splitlines()
+    expect(len(lines) == 5, "expected one line per result leaf", result)
+    expect(lines[0].startswith("interpreter: result 0 f32[64] agrees (max |difference| 0, rtol "),
+           "expected leaf 0 to agree", result)
+    expect(lines[2] == "interpreter: result 2 s32[64] agrees", "integers are compared exactly", result)
+    expect_error(ctx.run("run", ctx.hlo("constant.hlo"), "--compare-with", "nosuch"), "NOT_FOUND",
+                 "unknown backend 'nosuch'")
+
+
+@case
+def test_expect_directory(ctx):
+    a, b = add_inputs(ctx)
+    run = ("run", ctx.hlo("add.hlo"), "--input", a, "--input", b, "--output-dir", ctx.path("out"))
+    os.makedirs(ctx.path("right"))
+    ctx.write("right/0.npy", npy_array("<f4", (2, 2), [11, 22, 33, 44]))
+    result = ctx.run(*run, "--expect", ctx.path("right"))
+    expect(result.returncode == 0 and result.stdout.startswith(ctx.path("right") + ": result 0 f32[2,2] agrees"),
+           "expected the results to agree", result)
+    # The conformance corpus names expected results outN.npy.
+    os.makedirs(ctx.path("wrong"))
+    ctx.write("wrong/out0.npy", npy_array("<f4", (2, 2), [11, 22, 33, 45]))
+    result = ctx.run(*run, "--expect", ctx.path("wrong"))
+    expect(result.returncode == 3, "expected exit status 3 for results that differ", result)
+    expect("DIFFERS: element 3 is 44 but expected 45; 1 of 4 elements differ" in result.stdout,
+           "expected the first difference and the count", result)
+    expect("results differ" in result.stderr, "expected a closing message on stderr", result)
+    expect(read_npy(ctx.path("out/0.npy"))[2] == [11, 22, 33, 44], "the results are written all the same")
+    loose = ctx.run(*run, "--expect", ctx.path("wrong"), "--atol", "1", "--rtol=0")
+    expect(loose.returncode == 0 and "agrees (max |difference| 1, rtol 0, atol 1)" in loose.stdout,
+           "--atol 1 should accept a difference of 1", loose)
+    expect_error(ctx.run(*run, "--expect", ctx.path("nothing")), "NOT_FOUND", "is not a directory")
+    os.makedirs(ctx.path("short"))
+    expect_error(ctx.run(*run, "--expect", ctx.path("short")), "NOT_FOUND", "no expected result 0")
+    ctx.write("right/1.npy", npy_array("<f4", (1,), [0]))
+    expect_error(ctx.run(*run, "--expect", ctx.path("right")), "INVALID_ARGUMENT", "more expected results")
+
+
+@case
+def test_dump_hlo(ctx):
+    a, b = add_inputs(ctx)
+    for backend in ("cpu", "interpreter"):
+        dump = ctx.path("hlo_" + backend)
+        result = ctx.run("run", ctx.hlo("add.hlo"), "--backend", backend, "--input", a, "--input", b,
+                         "--dump-hlo", dump)
+        expect(result.returncode == 0, "run with --dump-hlo failed", result)
+        names = sorted(os.listdir(dump))
+        expect(names == ["add_module.after_passes.hlo", "add_module.before_passes.hlo"],
+               "unexpected dump files %r on %s" % (names, backend))
+        # Each dump is a module kiln runs with the same results.
+        for name in names:
+            rerun = ctx.run("run", os.path.join(dump, name), "--input", a, "--input", b)
+            expect(rerun.stdout == "result 0: f32[2,2] {{11, 22}, {33, 44}}\n", "the dump %s runs differently"
+                   % name, rerun)
+
+
+@case
+def test_dump_ir(ctx):
+    a, b = add_inputs(ctx)
+    run = ("run", ctx.hlo("add.hlo"), "--input", a, "--input", b)
+    # An object cache on disk must not keep a dumping compile from emitting IR.
+    os.environ["KILN_CACHE_DIR"] = ctx.path("object_cache")
+    expect(ctx.run(*run).returncode == 0, "run to fill the object cache failed")
+    expect(os.listdir(ctx.path("object_cache")), "the object cache stayed empty")
+    dump = ctx.path("ir")
+    result = ctx.run(*run, "--backend", "cpu", "--dump-ir", dump)
+    expect(result.returncode == 0, "run with --dump-ir failed", result)
+    names = sorted(os.listdir(dump))
+    expect(names and len(names) % 2 == 0, "expected pairs of IR files, got %r" % names)
+    for name in names:
+        expect(name.startswith("add_module.kernels.") and
+               (name.endswith(".emitted.ll") or name.endswith(".optimized.ll")), "unexpected file %s" % name)
+        with open(os.path.join(dump, name)) as f:
+            expect("define " in f.read(), "%s holds no function" % name)
+    expect_error(ctx.run(*run, "--backend", "interpreter", "--dump-ir", ctx.path("ir2")), "UNIMPLEMENTED",
+                 "interpreter", "LLVM IR")
+
+
+@case
+def test_progress(ctx):
+    a, b = add_inputs(ctx)
+    run = ("run", ctx.hlo("add.hlo"), "--input", a, "--input", b, "--compare-with", "interpreter")
+    quiet = ctx.run(*run)
+    expect(quiet.returncode == 0 and quiet.stderr == "", "without --progress and a terminal, stderr is quiet",
+           quiet)
+    result = ctx.run(*run, "--progress")
+    expect(result.returncode == 0 and result.stdout == quiet.stdout, "--progress changed the output", result)
+    lines = result.stderr.splitlines()
+    phases = ["parsing " + ctx.hlo("add.hlo"), "compiling on cpu", "running on cpu", "compiling on interpreter",
+              "running on interpreter"]
+    expect(len(lines) == 2 * len(phases), "expected a start and an end line per phase", result)
+    for i, phase in enumerate(phases):
+        expect(lines[2 * i] == "kiln: %s ..." % phase, "expected phase %r to start" % phase, result)
+        expect(re.fullmatch(r"kiln: %s \.\.\. done in [0-9]+\.[0-9] m?s" % re.escape(phase), lines[2 * i + 1]),
+               "expected phase %r to end" % phase, result)
 
 
 # --- kiln bench ------------------------------------------------------------------

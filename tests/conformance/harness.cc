@@ -9,8 +9,6 @@
 // names an op it lacks). Only PASS exits 0: an unsupported program is reported
 // by name, never skipped silently.
 #include <algorithm>
-#include <cmath>
-#include <complex>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -22,6 +20,7 @@
 
 #include "core/backend.h"
 #include "core/hlo_parser.h"
+#include "core/literal_compare.h"
 #include "core/npy.h"
 
 namespace fs = std::filesystem;
@@ -35,101 +34,6 @@ struct Result {
   Outcome outcome;
   std::string detail;
 };
-
-// Relative and absolute tolerance by element type; integers and bools exact.
-struct Tolerance {
-  double rtol;
-  double atol;
-};
-
-Tolerance ToleranceFor(ElementType type) {
-  switch (type) {
-    case ElementType::kF16: return {1e-2, 1e-2};
-    case ElementType::kBF16: return {2e-2, 2e-2};
-    case ElementType::kF32:
-    case ElementType::kC64: return {1e-4, 1e-5};
-    case ElementType::kF64:
-    case ElementType::kC128: return {1e-9, 1e-12};
-    default: return {0.0, 0.0};
-  }
-}
-
-bool Close(double actual, double expected, const Tolerance& tol) {
-  if (std::isnan(expected)) return std::isnan(actual);
-  if (std::isinf(expected)) return actual == expected;
-  return std::fabs(actual - expected) <= tol.atol + tol.rtol * std::fabs(expected);
-}
-
-// The loosest float tolerance among the types a module computes in: a program
-// that rounds through bf16 can only be as exact as bf16, whatever its output
-// type (JAX/XLA keep some intermediates in f32 where Kiln rounds each op).
-Tolerance ModuleTolerance(const Module& module) {
-  Tolerance loosest{0.0, 0.0};
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      for (const Shape& leaf : instruction->shape.Leaves()) {
-        const Tolerance t = ToleranceFor(leaf.element_type());
-        loosest.rtol = std::max(loosest.rtol, t.rtol);
-        loosest.atol = std::max(loosest.atol, t.atol);
-      }
-    }
-  }
-  return loosest;
-}
-
-// Empty string when equal within tolerance, else the first mismatch.
-std::string CompareLeaves(const Literal& actual, const Literal& expected, const Tolerance& module_tolerance) {
-  if (!actual.shape().Compatible(expected.shape())) {
-    return "shape " + actual.shape().ToString() + " but expected " + expected.shape().ToString();
-  }
-  const ElementType type = expected.shape().element_type();
-  Tolerance tol = ToleranceFor(type);
-  if (tol.rtol != 0.0) {  // integers and bools stay exact
-    tol.rtol = std::max(tol.rtol, module_tolerance.rtol);
-    tol.atol = std::max(tol.atol, module_tolerance.atol);
-  }
-  const int64_t count = expected.element_count();
-  if (tol.rtol == 0.0) {
-    if (actual == expected) return "";
-    for (int64_t i = 0; i < count; ++i) {
-      if (actual.GetAsInt64(i) != expected.GetAsInt64(i)) {
-        std::ostringstream out;
-        out << "element " << i << " is " << actual.GetAsInt64(i) << " but expected "
-            << expected.GetAsInt64(i);
-        return out.str();
-      }
-    }
-    return "bits differ";
-  }
-  std::string mismatch;
-  DispatchElementType(type, [&](auto tag) {
-    using T = decltype(tag);
-    auto got = actual.data<T>();
-    auto want = expected.data<T>();
-    for (int64_t i = 0; i < count && mismatch.empty(); ++i) {
-      const auto g = got[static_cast<size_t>(i)];
-      const auto w = want[static_cast<size_t>(i)];
-      double gr, gi = 0, wr, wi = 0;
-      if constexpr (std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
-        gr = g.real(), gi = g.imag(), wr = w.real(), wi = w.imag();
-      } else if constexpr (std::is_same_v<T, half> || std::is_same_v<T, bfloat16>) {
-        gr = static_cast<float>(g), wr = static_cast<float>(w);
-      } else {
-        gr = static_cast<double>(g), wr = static_cast<double>(w);
-      }
-      if (!Close(gr, wr, tol) || !Close(gi, wi, tol)) {
-        std::ostringstream out;
-        out.precision(9);
-        out << "element " << i << " is " << gr;
-        if (gi != 0 || wi != 0) out << "+" << gi << "i";
-        out << " but expected " << wr;
-        if (gi != 0 || wi != 0) out << "+" << wi << "i";
-        mismatch = out.str();
-      }
-    }
-  });
-  return mismatch;
-}
 
 std::vector<fs::path> NumberedFiles(const fs::path& dir, const std::string& prefix) {
   std::vector<fs::path> files;
@@ -197,8 +101,11 @@ Result RunProgram(const fs::path& dir, const std::string& backend_name) {
     if (!actual.ok()) return Fail(actual.status());
     auto expected = ReadNpyFile(outputs[i].string(), actual->shape().element_type());
     if (!expected.ok()) return Fail(expected.status());
-    std::string mismatch = CompareLeaves(*actual, *expected, ModuleTolerance(**module));
-    if (!mismatch.empty()) return {Outcome::kFail, "result " + std::to_string(i) + ": " + mismatch};
+    const Tolerance tolerance = LeafTolerance(expected->shape().element_type(), ModuleTolerance(**module));
+    const LeafDifference difference = CompareLeaf(*actual, *expected, tolerance);
+    if (!difference.agree()) {
+      return {Outcome::kFail, "result " + std::to_string(i) + ": " + difference.first_mismatch};
+    }
   }
   return {Outcome::kPass, ""};
 }

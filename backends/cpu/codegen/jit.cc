@@ -19,6 +19,7 @@
 
 #include "backends/cpu/codegen/fast_math_ir.h"
 #include "backends/cpu/codegen/phase_timer.h"
+#include "core/dump_file.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -73,6 +74,14 @@ llvm::CodeGenOptLevel CodeGenLevel(int level) {
   }
 }
 
+std::string ModuleText(const llvm::Module& module) {
+  std::string text;
+  llvm::raw_string_ostream out(text);
+  module.print(out, nullptr);
+  out.flush();
+  return text;
+}
+
 Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int level) {
   PhaseTimer timer("llvm: optimise");
   // Debugging aid: the IR as emitted.
@@ -119,10 +128,15 @@ Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int l
   return OkStatus();
 }
 
+// `job`'s dump files, when it asks for them, are written between the steps.
 StatusOr<std::unique_ptr<llvm::MemoryBuffer>> CompileToObject(llvm::Module& module,
-                                                              llvm::TargetMachine& target_machine,
-                                                              int level) {
+                                                              llvm::TargetMachine& target_machine, int level,
+                                                              const ModuleJob& job) {
   KILN_RETURN_IF_ERROR(Optimize(module, target_machine, level));
+  if (!job.dump_directory.empty()) {
+    KILN_RETURN_IF_ERROR(
+        WriteDumpFile(job.dump_directory, job.dump_stem + ".optimized.ll", ModuleText(module)));
+  }
   PhaseTimer timer("llvm: codegen");
   llvm::orc::SimpleCompiler compile(target_machine);
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> object = compile(module);
@@ -227,23 +241,24 @@ StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::BuildObject(const ModuleJob& 
       return Internal("cpu codegen: emitted invalid IR: ", problems);
     }
   }
+  const bool dumps = !job.dump_directory.empty();
+  if (dumps) {
+    KILN_RETURN_IF_ERROR(
+        WriteDumpFile(job.dump_directory, job.dump_stem + ".emitted.ll", ModuleText(module)));
+  }
   const int level = LevelFor(job.tier);
   std::string key;
-  if (cache_) {
-    std::string ir_text;
-    llvm::raw_string_ostream out(ir_text);
-    module.print(out, nullptr);
-    out.flush();
-    key = ObjectCacheKey(ir_text, triple_, cpu_, features_, level);
+  if (cache_ && !dumps) {
+    key = ObjectCacheKey(ModuleText(module), triple_, cpu_, features_, level);
     if (std::unique_ptr<llvm::MemoryBuffer> cached = cache_->Load(key)) {
       *cache_hit = true;
       return cached;
     }
   }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<llvm::TargetMachine> machine, BorrowTargetMachine(level));
-  StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object = CompileToObject(module, *machine, level);
+  StatusOr<std::unique_ptr<llvm::MemoryBuffer>> object = CompileToObject(module, *machine, level, job);
   ReturnTargetMachine(level, std::move(machine));
-  if (object.ok() && cache_) cache_->Store(key, (*object)->getMemBufferRef());
+  if (object.ok() && cache_ && !dumps) cache_->Store(key, (*object)->getMemBufferRef());
   return object;
 }
 

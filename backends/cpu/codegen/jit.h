@@ -51,6 +51,10 @@ using ModuleEmitter = std::function<Status(llvm::Module& module)>;
 struct ModuleJob {
   ModuleEmitter emit;
   CompileTier tier = CompileTier::kOptimized;
+  // When set, the IR is written to dump_directory/dump_stem.emitted.ll and
+  // .optimized.ll, and the object is compiled even when it is cached.
+  std::string dump_directory;
+  std::string dump_stem;
 };
 
 class Jit : public std::enable_shared_from_this<Jit> {

@@ -82,7 +82,9 @@ class LlvmKernelCompiler : public KernelCompiler {
     return codegen::CheckEmittable(computation);
   }
 
-  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) override {
+  using KernelCompiler::Compile;
+  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests,
+                                                     const KernelDump& dump) override {
     PhaseTimer total("kernels: total");
     std::set<std::string> names;
     for (const KernelRequest& request : requests) {
@@ -99,6 +101,10 @@ class LlvmKernelCompiler : public KernelCompiler {
     for (auto& [tier, group] : PlanModules(requests, KernelCompileThreads(), quick_tier_max_iterations_)) {
       codegen::ModuleJob& job = jobs.emplace_back();
       job.tier = tier;
+      if (!dump.directory.empty()) {
+        job.dump_directory = dump.directory;
+        job.dump_stem = dump.stem + "." + std::to_string(jobs.size() - 1);
+      }
       job.emit = [requests, &kernels, group = std::move(group)](llvm::Module& module) -> Status {
         for (size_t i : group) {
           KILN_ASSIGN_OR_RETURN(codegen::KernelLayout layout,

@@ -54,6 +54,15 @@ struct KernelCompilerOptions {
   int64_t quick_tier_max_iterations = codegen::QuickTierMaxIterationsFromEnvironment();
 };
 
+// Where Compile writes each kernel module's LLVM IR (CompileOptions::
+// dump_ir_dir): `directory`/`stem`.N.emitted.ll as emitted and
+// .N.optimized.ll as optimised, for module N of the call. Nothing when
+// `directory` is empty; a dumping module never comes from the object cache.
+struct KernelDump {
+  std::string directory;
+  std::string stem;
+};
+
 // How many modules a Compile call compiles at once (one thread each): the
 // requests of each compile tier are split into at most this many modules.
 int KernelCompileThreads();
@@ -78,7 +87,11 @@ class KernelCompiler {
   // Compiles all requests (per compile tier, split into up to
   // KernelCompileThreads() modules, built in parallel) into one native
   // program. Thread-safe.
-  virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) = 0;
+  virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests,
+                                                             const KernelDump& dump) = 0;
+  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) {
+    return Compile(requests, KernelDump{});
+  }
 
   // Compile calls whose object code came from the object cache (options.cache_dir,
   // or the KILN_CACHE_DIR environment variable when that is empty).
