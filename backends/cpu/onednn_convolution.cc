@@ -273,7 +273,9 @@ struct ConvolutionPrimitives {
     if (!PlanPieces(g, whole, pool_threads)) {
       pieces.clear();
       shapes.clear();
-      PlanPieces(g, whole, 1);
+      // Only a convolution whose output reads nothing but padding fails
+      // here; the caller's own path runs it.
+      if (!PlanPieces(g, whole, 1)) throw dnnl::error(dnnl_unimplemented, "the output reads only padding");
     }
     weights_in = ReorderIfNeeded(whole.weights, weights);
     if (weights_in.has_value()) scratchpad_bytes = weights_in->description.scratchpad_desc().get_size();

@@ -296,6 +296,24 @@ ENTRY e {
   }
 }
 
+// Padding so wide that a band of output rows would read no input row: the
+// convolution is not cut into bands and runs whole, with the same results.
+TEST(RuntimeOneDnnConvTest, BandsOfPaddingOnlyRunWhole) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = f32[1,64,4,16] parameter(0)
+  w = f32[64,64,3,3] parameter(1)
+  ROOT c = f32[1,64,42,16] convolution(x, w), window={size=3x3 pad=20_20x1_1}, dim_labels=bf01_oi01->bf01
+})";
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 4}, 1e-4);
+  if (OneDnnConvolution::Available()) {
+    EXPECT_EQ(RootPieces(text, 2), 1u);
+    EXPECT_EQ(RootPieces(text, 4), 1u);
+  }
+}
+
 // The oneDNN implementation the root convolution of `text` gets, or "" when
 // oneDNN does not run it.
 std::string RootImplementation(const std::string& text) {
