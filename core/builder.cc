@@ -268,12 +268,10 @@ Op Builder::AddInstruction(Opcode opcode, std::span<const Op> operands, const At
   instruction->attrs = attrs;
   if (literal != nullptr && opcode == Opcode::kConstant) instruction->literal = *literal;
   // Generated names never collide with each other; only user-named parameters
-  // could take one, so those are the only ones to check.
-  for (bool taken = true; taken;) {
+  // could take one.
+  do {
     instruction->name = op_name + "." + std::to_string(next_name_++);
-    taken = std::any_of(entry_->parameters().begin(), entry_->parameters().end(),
-                        [&](const Instruction* p) { return p != nullptr && p->name == instruction->name; });
-  }
+  } while (!instruction_names_.insert(instruction->name).second);
   ops_.push_back(entry_->AddInstruction(std::move(instruction)));
   return Op(this, static_cast<int64_t>(ops_.size()) - 1);
 }
@@ -336,10 +334,10 @@ Op Builder::Parameter(int64_t number, const Shape& shape, const std::string& nam
   attrs.parameter_number = number;
   Op op = AddInstruction(Opcode::kParameter, {}, attrs, {}, &shape);
   if (!op.valid() || name.empty()) return op;
-  const auto& instructions = entry_->instructions();
-  const bool taken = std::any_of(instructions.begin(), instructions.end(),
-                                 [&](const auto& instruction) { return instruction->name == name; });
-  if (!taken) ops_.back()->name = name;
+  if (instruction_names_.insert(name).second) {
+    instruction_names_.erase(ops_.back()->name);
+    ops_.back()->name = name;
+  }
   return op;
 }
 

@@ -8,6 +8,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -303,6 +304,7 @@ class Builder {
   std::vector<Instruction*> ops_;       // Op id -> instruction
   std::vector<std::pair<const Module*, Computation*>> imported_;
   int64_t next_name_ = 0;
+  std::unordered_set<std::string> instruction_names_;  // every name in entry_
 };
 
 }  // namespace kiln

@@ -6,6 +6,7 @@
 
 #include <map>
 #include <set>
+#include <string_view>
 #include <unordered_map>
 
 #include "core/hlo_attribute_text.h"
@@ -127,8 +128,7 @@ class HloTextParser {
       return lexer_.Expected("'{' starting computation '" + computation.name.name + "'");
     while (!lexer_.TryConsume('}')) {
       if (lexer_.AtEnd()) return lexer_.Expected("'}' closing computation '" + computation.name.name + "'");
-      KILN_ASSIGN_OR_RETURN(PendingInstruction instruction, ParseInstruction());
-      computation.instructions.push_back(std::move(instruction));
+      KILN_RETURN_IF_ERROR(ParseInstruction(computation.instructions.emplace_back()));
     }
     if (computation.instructions.empty()) {
       return lexer_.ErrorAt(computation.name.offset,
@@ -154,8 +154,9 @@ class HloTextParser {
     return ParseShapeText(lexer_).status();
   }
 
-  StatusOr<PendingInstruction> ParseInstruction() {
-    PendingInstruction instruction;
+  // Parses into `instruction` in place: a pending instruction is large
+  // (attributes of every op), and a program may have 100k of them.
+  Status ParseInstruction(PendingInstruction& instruction) {
     instruction.is_root = lexer_.TryConsumeKeyword("ROOT");
     lexer_.SkipSpace();
     instruction.name.offset = lexer_.offset();
@@ -184,7 +185,7 @@ class HloTextParser {
     if (!lexer_.TryConsume(')'))
       return lexer_.Expected("')' closing the operands of '" + instruction.name.name + "'");
     while (lexer_.TryConsume(',')) KILN_RETURN_IF_ERROR(ParseAttribute(instruction));
-    return instruction;
+    return OkStatus();
   }
 
   Status ParseConstantBody(PendingInstruction& instruction) {
@@ -515,9 +516,9 @@ class HloTextParser {
     return order;
   }
 
-  StatusOr<std::unique_ptr<Computation>> BuildComputation(const PendingComputation& pending) {
+  StatusOr<std::unique_ptr<Computation>> BuildComputation(PendingComputation& pending) {
     auto computation = std::make_unique<Computation>(pending.name.name);
-    std::unordered_map<std::string, Instruction*> by_name;
+    std::unordered_map<std::string_view, Instruction*> by_name;  // views of the instructions' own names
     // Parameter numbers must be distinct and dense, checked before
     // AddInstruction sizes its parameter table by them.
     size_t parameter_count = 0;
@@ -527,7 +528,7 @@ class HloTextParser {
     std::vector<bool> parameter_seen(parameter_count, false);
     Instruction* root = nullptr;
     size_t root_offset = 0;
-    for (const PendingInstruction& pending_instruction : pending.instructions) {
+    for (PendingInstruction& pending_instruction : pending.instructions) {
       KILN_ASSIGN_OR_RETURN(Instruction * instruction,
                             BuildInstruction(pending_instruction, *computation, by_name, parameter_seen));
       if (pending_instruction.is_root) {
@@ -549,8 +550,9 @@ class HloTextParser {
     return "line " + std::to_string(position.line) + ", column " + std::to_string(position.column);
   }
 
-  StatusOr<Instruction*> BuildInstruction(const PendingInstruction& pending, Computation& computation,
-                                          std::unordered_map<std::string, Instruction*>& by_name,
+  // Moves the attributes and the value out of `pending`.
+  StatusOr<Instruction*> BuildInstruction(PendingInstruction& pending, Computation& computation,
+                                          std::unordered_map<std::string_view, Instruction*>& by_name,
                                           std::vector<bool>& parameter_seen) {
     const std::string& name = pending.name.name;
     if (by_name.count(name)) {
@@ -559,10 +561,10 @@ class HloTextParser {
     auto instruction = std::make_unique<Instruction>();
     instruction->opcode = pending.opcode;
     instruction->name = name;
-    instruction->attrs = pending.attrs;
-    instruction->literal = pending.literal;
+    instruction->attrs = std::move(pending.attrs);
+    instruction->literal = std::move(pending.literal);
     if (pending.opcode == Opcode::kParameter) {
-      const int64_t number = pending.attrs.parameter_number;
+      const int64_t number = instruction->attrs.parameter_number;
       if (number < 0 || static_cast<size_t>(number) >= parameter_seen.size() ||
           parameter_seen[static_cast<size_t>(number)]) {
         return ErrorAt(pending.opcode_offset, "parameter number " + std::to_string(number) + " of '" + name +
@@ -596,7 +598,7 @@ class HloTextParser {
       signatures.push_back(called->program_shape());
     }
     StatusOr<Shape> inferred =
-        InferShape(pending.opcode, operand_shapes, pending.attrs, signatures, &pending.shape);
+        InferShape(pending.opcode, operand_shapes, instruction->attrs, signatures, &pending.shape);
     if (!inferred.ok()) {
       return Status(
           inferred.status().code(),
@@ -609,7 +611,7 @@ class HloTextParser {
     }
     instruction->shape = pending.shape;  // keeps the written layout
     Instruction* added = computation.AddInstruction(std::move(instruction));
-    by_name[name] = added;
+    by_name[added->name] = added;
     return added;
   }
 

@@ -2,7 +2,8 @@
 
 #include <charconv>
 #include <limits>
-#include <sstream>
+#include <string>
+#include <vector>
 
 namespace kiln {
 namespace {
@@ -127,22 +128,48 @@ bool ShapeStartsHere(HloLexer& lexer) {
 
 StatusOr<Shape> ParseShapeText(HloLexer& lexer) { return ParseShapeAt(lexer, 0); }
 
-std::string PrintShapeText(const Shape& shape, bool print_layout) {
+namespace {
+
+// Appends instead of streaming: the printer prints a shape per instruction
+// and operand, and a stream's set-up cost more than the text.
+void AppendShapeText(std::string& text, const Shape& shape, bool print_layout) {
   if (shape.IsTuple()) {
-    std::string text = "(";
+    text += '(';
     for (size_t i = 0; i < shape.tuple_shapes().size(); ++i) {
       if (i) text += ", ";
-      text += PrintShapeText(shape.tuple_shapes()[i], print_layout);
+      AppendShapeText(text, shape.tuple_shapes()[i], print_layout);
     }
-    return text + ")";
+    text += ')';
+    return;
   }
-  if (shape.IsToken()) return "token[]";
-  std::ostringstream out;
-  out << ElementTypeName(shape.element_type()) << "[";
-  for (size_t i = 0; i < shape.dimensions().size(); ++i) out << (i ? "," : "") << shape.dimensions()[i];
-  out << "]";
-  if (print_layout && shape.rank() > 0) out << shape.layout().ToString();
-  return out.str();
+  if (shape.IsToken()) {
+    text += "token[]";
+    return;
+  }
+  text += ElementTypeName(shape.element_type());
+  text += '[';
+  for (size_t i = 0; i < shape.dimensions().size(); ++i) {
+    if (i) text += ',';
+    text += std::to_string(shape.dimensions()[i]);
+  }
+  text += ']';
+  if (print_layout && shape.rank() > 0) {
+    const std::vector<int64_t>& minor_to_major = shape.layout().minor_to_major;
+    text += '{';
+    for (size_t i = 0; i < minor_to_major.size(); ++i) {
+      if (i) text += ',';
+      text += std::to_string(minor_to_major[i]);
+    }
+    text += '}';
+  }
+}
+
+}  // namespace
+
+std::string PrintShapeText(const Shape& shape, bool print_layout) {
+  std::string text;
+  AppendShapeText(text, shape, print_layout);
+  return text;
 }
 
 }  // namespace kiln

@@ -5,12 +5,19 @@
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "core/hlo_printer.h"
+#include "core/work_count.h"
 
 namespace kiln {
 
 std::string Instruction::ToString() const { return PrintInstruction(*this); }
+
+void Computation::set_name(std::string name) {
+  std::string old_name = std::exchange(name_, std::move(name));
+  if (module_ != nullptr) module_->Renamed(this, old_name);
+}
 
 Instruction* Computation::AddInstruction(std::unique_ptr<Instruction> instruction) {
   Instruction* raw = instruction.get();
@@ -53,6 +60,7 @@ std::vector<Instruction*> Computation::PostOrder() const {
     order.push_back(node);
     stack.pop_back();
   }
+  CountInstructionsWalked(order.size());
   return order;
 }
 
@@ -82,6 +90,7 @@ std::vector<const Instruction*> Computation::LiveInstructions() const {
 }
 
 bool Computation::RemoveDeadInstructions() {
+  CountInstructionsWalked(instructions_.size());
   std::unordered_set<const Instruction*> live;
   for (Instruction* instruction : PostOrder()) live.insert(instruction);
   std::vector<const Instruction*> stack;
@@ -102,6 +111,7 @@ bool Computation::RemoveDeadInstructions() {
 }
 
 void Computation::SortTopologically() {
+  CountInstructionsWalked(instructions_.size());
   std::unordered_map<const Instruction*, size_t> position;
   for (size_t i = 0; i < instructions_.size(); ++i) position[instructions_[i].get()] = i;
   std::vector<char> placed(instructions_.size(), 0);
@@ -135,6 +145,7 @@ void Computation::SortTopologically() {
 }
 
 std::vector<Instruction*> Computation::Users(const Instruction* instruction) const {
+  CountInstructionsWalked(instructions_.size());
   std::vector<Instruction*> users;
   for (const auto& candidate : instructions_) {
     for (const Instruction* operand : candidate->operands) {
@@ -148,6 +159,7 @@ std::vector<Instruction*> Computation::Users(const Instruction* instruction) con
 }
 
 void Computation::ReplaceAllUsesWith(const Instruction* old, Instruction* replacement) {
+  CountInstructionsWalked(instructions_.size());
   for (const auto& instruction : instructions_) {
     if (instruction.get() == replacement) continue;  // never make an instruction its own operand
     for (Instruction*& operand : instruction->operands) {
@@ -175,25 +187,37 @@ Status Computation::RemoveInstruction(const Instruction* instruction) {
   return OkStatus();
 }
 
-std::string Module::UniqueComputationName(const std::string& base) const {
+std::string Module::UniqueComputationName(const std::string& base) {
   if (!FindComputation(base)) return base;
-  for (int suffix = 1;; ++suffix) {
-    std::string candidate = base + "." + std::to_string(suffix);
+  for (int& suffix = next_suffix_.try_emplace(base, 1).first->second;;) {
+    std::string candidate = base + "." + std::to_string(suffix++);
     if (!FindComputation(candidate)) return candidate;
   }
 }
 
 Computation* Module::AddComputation(std::unique_ptr<Computation> computation) {
   computation->set_name(UniqueComputationName(computation->name()));
+  computation->module_ = this;
+  by_name_.emplace(computation->name(), computation.get());
   computations_.push_back(std::move(computation));
   return computations_.back().get();
 }
 
 Computation* Module::FindComputation(const std::string& name) const {
-  for (const auto& computation : computations_) {
-    if (computation->name() == name) return computation.get();
+  CountInstructionsWalked(1);
+  const auto found = by_name_.find(name);
+  return found == by_name_.end() ? nullptr : found->second;
+}
+
+void Module::Renamed(Computation* computation, const std::string& old_name) {
+  auto [first, last] = by_name_.equal_range(old_name);
+  for (auto it = first; it != last; ++it) {
+    if (it->second == computation) {
+      by_name_.erase(it);
+      break;
+    }
   }
-  return nullptr;
+  by_name_.emplace(computation->name(), computation);
 }
 
 namespace {
@@ -248,7 +272,9 @@ bool Module::RemoveUnreachableComputations() {
   std::erase_if(computations_, [&](const std::unique_ptr<Computation>& computation) {
     return !reachable.count(computation.get());
   });
-  return computations_.size() != before;
+  if (computations_.size() == before) return false;
+  std::erase_if(by_name_, [&](const auto& entry) { return !reachable.count(entry.second); });
+  return true;
 }
 
 Computation* Module::ImportComputation(const Computation& computation) {

@@ -7,6 +7,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/attributes.h"
@@ -18,6 +19,7 @@
 namespace kiln {
 
 class Computation;
+class Module;
 
 // One operation. Operands and called computations are non-owning pointers
 // into the same module. `called` holds, by opcode:
@@ -49,7 +51,8 @@ class Computation {
   explicit Computation(std::string name) : name_(std::move(name)) {}
 
   const std::string& name() const { return name_; }
-  void set_name(std::string name) { name_ = std::move(name); }
+  // Renames; the module holding this computation finds it by the new name.
+  void set_name(std::string name);
 
   // Appends an instruction; operands must already be in this computation, so
   // `instructions()` is always in a valid (topological) order.
@@ -89,7 +92,10 @@ class Computation {
   Status RemoveInstruction(const Instruction* instruction);
 
  private:
+  friend class Module;
+
   std::string name_;
+  Module* module_ = nullptr;  // the module holding it, if any
   std::vector<std::unique_ptr<Instruction>> instructions_;
   std::vector<Instruction*> parameters_;
   Instruction* root_ = nullptr;
@@ -98,6 +104,9 @@ class Computation {
 class Module {
  public:
   explicit Module(std::string name) : name_(std::move(name)) {}
+  // Its computations point back at it, so it stays where it was made.
+  Module(const Module&) = delete;
+  Module& operator=(const Module&) = delete;
 
   const std::string& name() const { return name_; }
   void set_name(std::string name) { name_ = std::move(name); }
@@ -105,6 +114,8 @@ class Module {
   // Adds a computation; its name is made unique within the module.
   Computation* AddComputation(std::unique_ptr<Computation> computation);
   const std::vector<std::unique_ptr<Computation>>& computations() const { return computations_; }
+  // The computation of that name, or null; constant time. (When several share
+  // a name, which the verifier refuses, any one of them.)
   Computation* FindComputation(const std::string& name) const;
 
   Computation* entry() const { return entry_; }
@@ -133,10 +144,17 @@ class Module {
   std::string ToString() const;
 
  private:
-  std::string UniqueComputationName(const std::string& base) const;
+  friend class Computation;
+
+  std::string UniqueComputationName(const std::string& base);
+  void Renamed(Computation* computation, const std::string& old_name);
 
   std::string name_;
   std::vector<std::unique_ptr<Computation>> computations_;
+  std::unordered_multimap<std::string, Computation*> by_name_;
+  // Per base name, the suffix UniqueComputationName tries first: many copies
+  // of one computation ("add", "add.1", ...) must not search from 1 each time.
+  std::unordered_map<std::string, int> next_suffix_;
   Computation* entry_ = nullptr;
   std::optional<ProgramShape> entry_layout_;
 };

@@ -1,8 +1,11 @@
 #include "core/ir_edit.h"
 
+#include "core/work_count.h"
+
 namespace kiln {
 
 UserMap ComputeUsers(const Computation& computation) {
+  CountInstructionsWalked(computation.instructions().size());
   UserMap users;
   for (const auto& instruction : computation.instructions()) {
     users.try_emplace(instruction.get());
@@ -14,15 +17,43 @@ UserMap ComputeUsers(const Computation& computation) {
   return users;
 }
 
-NameUniquer::NameUniquer(const Computation& computation) {
-  for (const auto& instruction : computation.instructions()) used_.insert(instruction->name);
+void UseReplacer::Replace(const Instruction* old, Instruction* replacement) {
+  if (old != replacement) replacements_[old] = replacement;
+}
+
+Instruction* UseReplacer::Resolve(Instruction* value, const Instruction* user) const {
+  // Chains are short: a replacement is made from operands already forwarded.
+  for (auto found = replacements_.find(value); found != replacements_.end() && found->second != user;
+       found = replacements_.find(value)) {
+    value = found->second;
+  }
+  return value;
+}
+
+void UseReplacer::Forward(Instruction& instruction) const {
+  if (replacements_.empty()) return;
+  for (Instruction*& operand : instruction.operands) operand = Resolve(operand, &instruction);
+}
+
+bool UseReplacer::Apply() {
+  if (replacements_.empty()) return false;
+  CountInstructionsWalked(computation_.instructions().size());
+  for (const auto& instruction : computation_.instructions()) Forward(*instruction);
+  if (computation_.root() != nullptr) computation_.set_root(Resolve(computation_.root()));
+  return true;
 }
 
 std::string NameUniquer::Make(const std::string& base) {
+  if (computation_ != nullptr) {
+    CountInstructionsWalked(computation_->instructions().size());
+    used_.reserve(computation_->instructions().size());
+    for (const auto& instruction : computation_->instructions()) used_.insert(instruction->name);
+    computation_ = nullptr;
+  }
   const std::string stem = base.empty() ? std::string("t") : base;
   if (used_.insert(stem).second) return stem;
-  for (int suffix = 1;; ++suffix) {
-    std::string candidate = stem + "." + std::to_string(suffix);
+  for (int& suffix = next_suffix_.try_emplace(stem, 1).first->second;;) {
+    std::string candidate = stem + "." + std::to_string(suffix++);
     if (used_.insert(candidate).second) return candidate;
   }
 }

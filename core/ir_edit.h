@@ -1,6 +1,7 @@
-// Utilities for passes that rewrite the IR: a users table, unique names and
-// instruction creation/cloning. Computation itself offers the primitive edits
-// (ReplaceAllUsesWith, RemoveInstruction, SortTopologically).
+// Utilities for passes that rewrite the IR: a users table, replacements
+// applied in one sweep, unique names and instruction creation/cloning.
+// Computation itself offers the primitive edits (ReplaceAllUsesWith,
+// RemoveInstruction, SortTopologically).
 #pragma once
 
 #include <memory>
@@ -18,14 +19,48 @@ namespace kiln {
 using UserMap = std::unordered_map<const Instruction*, std::vector<Instruction*>>;
 UserMap ComputeUsers(const Computation& computation);
 
+// Replaces instructions of one computation by others in a single sweep.
+// Computation::ReplaceAllUsesWith walks the whole computation, so a pass that
+// rewrites instruction by instruction calls Replace instead, Forward on each
+// instruction before it looks at it, and Apply once at the end: the
+// instructions it looks at read the same operands as if every earlier
+// replacement had been made at once, and the pass stays linear in the size
+// of the computation.
+class UseReplacer {
+ public:
+  explicit UseReplacer(Computation& computation) : computation_(computation) {}
+
+  // Uses of `old` are to read `replacement` (which may itself be replaced later).
+  void Replace(const Instruction* old, Instruction* replacement);
+  // What a use of `value` by `user` reads after the replacements so far. As
+  // with ReplaceAllUsesWith, an instruction never becomes its own operand: a
+  // replacement that reads what it replaces keeps reading it.
+  Instruction* Resolve(Instruction* value, const Instruction* user = nullptr) const;
+  // Points `instruction`'s operands at what they read after the replacements so far.
+  void Forward(Instruction& instruction) const;
+  // Forwards every instruction of the computation and its root; returns
+  // whether any replacement was made.
+  bool Apply();
+
+ private:
+  Computation& computation_;
+  std::unordered_map<const Instruction*, Instruction*> replacements_;
+};
+
 // Gives names not yet used in one computation: "base", else "base.1", ...
+// The names in use are read on the first Make, not on construction: most
+// passes make one per computation and add nothing to most computations.
 class NameUniquer {
  public:
-  explicit NameUniquer(const Computation& computation);
+  explicit NameUniquer(const Computation& computation) : computation_(&computation) {}
   std::string Make(const std::string& base);
 
  private:
+  const Computation* computation_;  // null once its names are in used_
   std::unordered_set<std::string> used_;
+  // Per stem, the suffix to try first, so that many names from one stem
+  // ("broadcast.1", "broadcast.2", ...) do not each search from 1.
+  std::unordered_map<std::string, int> next_suffix_;
 };
 
 // A new instruction, not yet in any computation.

@@ -10,11 +10,12 @@ StatusOr<bool> PassPipeline::Run(Module& module) {
   bool changed = false;
   for (const auto& pass : passes_) {
     KILN_ASSIGN_OR_RETURN(bool pass_changed, pass->Run(module));
+    if (!pass_changed) continue;  // what was verified before still holds
     Status verified = VerifyModule(module);
     if (!verified.ok()) {
       return Internal("module invalid after pass '", pass->name(), "': ", verified.message());
     }
-    changed = changed || pass_changed;
+    changed = true;
   }
   return changed;
 }

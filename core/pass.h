@@ -1,6 +1,6 @@
 // Passes rewrite a module and report whether they changed it. A pipeline runs
-// passes in order with the verifier after each, so a broken rewrite is caught
-// at the pass that made it.
+// passes in order with the verifier after each that changed the module, so a
+// broken rewrite is caught at the pass that made it.
 #pragma once
 
 #include <memory>
@@ -23,7 +23,8 @@ class Pass {
 class PassPipeline {
  public:
   void AddPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
-  // Runs every pass once, verifying after each; true if any changed the module.
+  // Runs every pass once, verifying after each that changed the module; true
+  // if any did.
   StatusOr<bool> Run(Module& module);
 
  private:

@@ -140,13 +140,23 @@ Status ValidateLayout(const Shape& shape) {
     return InvalidArgument("layout ", layout.ToString(), " of shape ", shape.ToString(),
                            " must list each of the ", rank, " dimensions once");
   }
-  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  // The verifier checks every instruction's shape each time it runs: up to
+  // rank 64 the dimensions seen fit a mask, which allocates nothing.
+  uint64_t seen_mask = 0;
+  std::vector<bool> seen(rank > 64 ? static_cast<size_t>(rank) : 0, false);
   for (int64_t d : layout.minor_to_major) {
-    if (d < 0 || d >= rank || seen[static_cast<size_t>(d)]) {
+    bool repeated = true;
+    if (d >= 0 && d < rank && rank <= 64) {
+      repeated = (seen_mask >> d & 1) != 0;
+      seen_mask |= uint64_t{1} << d;
+    } else if (d >= 0 && d < rank) {
+      repeated = seen[static_cast<size_t>(d)];
+      seen[static_cast<size_t>(d)] = true;
+    }
+    if (repeated) {
       return InvalidArgument("layout ", layout.ToString(), " of shape ", shape.ToString(),
                              " is not a permutation of the dimensions");
     }
-    seen[static_cast<size_t>(d)] = true;
   }
   if (!layout.padded_dimensions.empty()) {
     if (static_cast<int64_t>(layout.padded_dimensions.size()) != rank) {

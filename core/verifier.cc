@@ -2,14 +2,15 @@
 // every instruction so that an illegal module is refused whatever built it.
 #include "core/verifier.h"
 
-#include <map>
-#include <set>
+#include <span>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "core/shape_inference.h"
+#include "core/work_count.h"
 
 namespace kiln {
 namespace {
@@ -83,11 +84,16 @@ Status CheckParameters(const Computation& computation) {
   return OkStatus();
 }
 
+// `operand_shapes` is scratch space kept across instructions, so that copying
+// the operands' shapes reuses their storage instead of allocating.
 Status CheckInstruction(const Computation& computation, const Instruction& instruction,
                         const std::unordered_map<const Instruction*, size_t>& position, size_t index,
-                        const std::unordered_set<const Computation*>& in_module) {
-  std::vector<Shape> operand_shapes;
-  for (const Instruction* operand : instruction.operands) {
+                        const std::unordered_set<const Computation*>& in_module,
+                        std::vector<Shape>& operand_shapes) {
+  const size_t operand_count = instruction.operands.size();
+  if (operand_shapes.size() < operand_count) operand_shapes.resize(operand_count);
+  for (size_t i = 0; i < operand_count; ++i) {
+    const Instruction* operand = instruction.operands[i];
     auto it = operand == nullptr ? position.end() : position.find(operand);
     if (it == position.end()) {
       return InvalidArgument(Where(computation, instruction), " has an operand from another computation");
@@ -96,7 +102,7 @@ Status CheckInstruction(const Computation& computation, const Instruction& instr
       return InvalidArgument(Where(computation, instruction), " uses ", operand->name,
                              " before it is defined");
     }
-    operand_shapes.push_back(operand->shape);
+    operand_shapes[i] = operand->shape;
   }
   KILN_RETURN_IF_ERROR(CheckCalled(computation, instruction, in_module));
   if (instruction.opcode == Opcode::kConstant) {
@@ -113,7 +119,8 @@ Status CheckInstruction(const Computation& computation, const Instruction& instr
   std::vector<ProgramShape> called;
   for (const Computation* callee : instruction.called) called.push_back(callee->program_shape());
   StatusOr<Shape> inferred =
-      InferShape(instruction.opcode, operand_shapes, instruction.attrs, called, &instruction.shape);
+      InferShape(instruction.opcode, std::span<const Shape>(operand_shapes.data(), operand_count),
+                 instruction.attrs, called, &instruction.shape);
   if (!inferred.ok()) return inferred.status().WithContext(Where(computation, instruction));
   if (!inferred->Compatible(instruction.shape)) {
     return InvalidArgument(Where(computation, instruction), " has shape ", instruction.shape.ToString(),
@@ -128,9 +135,12 @@ Status VerifyComputation(const Computation& computation,
     return InvalidArgument("computation ", computation.name(), " has no root instruction");
   }
   KILN_RETURN_IF_ERROR(CheckParameters(computation));
-  std::unordered_map<const Instruction*, size_t> position;
-  std::set<std::string> names;
   const auto& instructions = computation.instructions();
+  CountInstructionsWalked(instructions.size());
+  std::unordered_map<const Instruction*, size_t> position;
+  std::unordered_set<std::string_view> names;
+  position.reserve(instructions.size());
+  names.reserve(instructions.size());
   for (size_t i = 0; i < instructions.size(); ++i) {
     position[instructions[i].get()] = i;
     if (!names.insert(instructions[i]->name).second) {
@@ -141,40 +151,54 @@ Status VerifyComputation(const Computation& computation,
   if (!position.count(computation.root())) {
     return InvalidArgument("computation ", computation.name(), ": root is not one of its instructions");
   }
+  std::vector<Shape> operand_shapes;
   for (size_t i = 0; i < instructions.size(); ++i) {
-    KILN_RETURN_IF_ERROR(CheckInstruction(computation, *instructions[i], position, i, in_module));
+    KILN_RETURN_IF_ERROR(
+        CheckInstruction(computation, *instructions[i], position, i, in_module, operand_shapes));
   }
   return OkStatus();
 }
 
+// The computations of the module that `computation` calls, in call order.
+std::vector<const Computation*> CalleesIn(const Computation& computation,
+                                          const std::unordered_set<const Computation*>& in_module) {
+  CountInstructionsWalked(computation.instructions().size());
+  std::vector<const Computation*> callees;
+  for (const auto& instruction : computation.instructions()) {
+    for (const Computation* callee : instruction->called) {
+      if (in_module.count(callee)) callees.push_back(callee);
+    }
+  }
+  return callees;
+}
+
 // Computations may not call themselves, directly or through others.
 Status CheckNoRecursion(const Module& module, const std::unordered_set<const Computation*>& in_module) {
-  std::map<const Computation*, int> state;  // 1 = on the stack, 2 = done
-  std::vector<std::pair<const Computation*, size_t>> stack;
+  std::unordered_map<const Computation*, int> state;  // 1 = on the stack, 2 = done
+  struct Frame {
+    const Computation* computation;
+    std::vector<const Computation*> callees;  // listed once, when the frame is pushed
+    size_t next = 0;
+  };
+  std::vector<Frame> stack;
   for (const auto& start : module.computations()) {
     if (state[start.get()] != 0) continue;
-    stack.push_back({start.get(), 0});
+    stack.push_back({start.get(), CalleesIn(*start, in_module)});
     state[start.get()] = 1;
     while (!stack.empty()) {
-      auto& [computation, next] = stack.back();
-      std::vector<const Computation*> callees;
-      for (const auto& instruction : computation->instructions()) {
-        for (const Computation* callee : instruction->called) {
-          if (in_module.count(callee)) callees.push_back(callee);
-        }
-      }
-      if (next < callees.size()) {
-        const Computation* callee = callees[next++];
+      Frame& frame = stack.back();
+      if (frame.next < frame.callees.size()) {
+        const Computation* callee = frame.callees[frame.next++];
         if (state[callee] == 1) {
           return InvalidArgument("computation ", callee->name(), " calls itself (recursion is not allowed)");
         }
         if (state[callee] == 0) {
           state[callee] = 1;
-          stack.push_back({callee, 0});
+          stack.push_back({callee, CalleesIn(*callee, in_module)});
         }
         continue;
       }
-      state[computation] = 2;
+      state[frame.computation] = 2;
       stack.pop_back();
     }
   }
@@ -208,7 +232,7 @@ Status CheckEntryLayout(const Module& module) {
 
 Status VerifyModule(const Module& module) {
   std::unordered_set<const Computation*> in_module;
-  std::set<std::string> names;
+  std::unordered_set<std::string_view> names;
   for (const auto& computation : module.computations()) {
     in_module.insert(computation.get());
     if (!names.insert(computation->name()).second) {

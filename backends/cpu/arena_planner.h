@@ -2,6 +2,7 @@
 // arrays whose lifetimes do not overlap may share bytes.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -21,8 +22,14 @@ struct ArenaPlan {
   int64_t total_bytes = 0;
 };
 
-// Places the biggest arrays first, each at the lowest aligned offset that no
-// placed array with an overlapping lifetime occupies (first-fit by size).
+// Up to this many arrays, PlanArena places the biggest first, each at the
+// lowest aligned offset that no placed array with an overlapping lifetime
+// occupies (first-fit by size: tight, but each placement looks at every
+// placed array). Beyond it, in the order they are written, each in the
+// smallest free block that holds it (best fit in time order, O(n log n)), so
+// that planning a program of 100k kernels stays a fraction of its compile.
+inline constexpr size_t kMaxIntervalsPlacedBySize = 4096;
+
 ArenaPlan PlanArena(std::span<const BufferInterval> intervals, int64_t alignment = 64);
 
 }  // namespace kiln::cpu

@@ -96,17 +96,22 @@ void AssignBuffers(CompiledProgram& program) {
     result_of_group[group] = result_of_group[group] == -1 ? static_cast<int64_t>(r) : -2;
   }
 
-  // Arena: one region after another; inside a region, by liveness.
+  // Arena: one region after another; inside a region, by liveness. Each
+  // group's owner slot is listed under its region once (not every slot
+  // looked at per region: a module may have thousands of regions).
+  std::vector<std::vector<size_t>> owners_of_region(program.sequences.size());
+  for (size_t s = 0; s < count; ++s) {
+    if (slots[s].kind != SlotKind::kArena || static_cast<size_t>(slots[s].region) >= owners_of_region.size())
+      continue;
+    if (static_cast<size_t>(groups.Find(static_cast<int>(s))) != s || result_of_group[s] >= 0) continue;
+    owners_of_region[static_cast<size_t>(slots[s].region)].push_back(s);
+  }
   int64_t base = 0;
   std::vector<int64_t> offset_of_group(count, -1);
-  for (size_t region = 0; region < program.sequences.size(); ++region) {
+  for (const std::vector<size_t>& owners : owners_of_region) {
     std::vector<BufferInterval> intervals;
-    std::vector<size_t> owners;
-    for (size_t s = 0; s < count; ++s) {
-      if (slots[s].kind != SlotKind::kArena || static_cast<size_t>(slots[s].region) != region) continue;
-      if (static_cast<size_t>(groups.Find(static_cast<int>(s))) != s || result_of_group[s] >= 0) continue;
+    for (size_t s : owners) {
       intervals.push_back({slots[s].bytes, group_first[s], group_last[s]});
-      owners.push_back(s);
       program.statistics.arena_bytes_without_reuse += (slots[s].bytes + 63) / 64 * 64;
     }
     const ArenaPlan plan = PlanArena(intervals);

@@ -175,6 +175,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
   if (options.optimization_level > 0) {
     PipelineOptions pipeline;
     pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
+    pipeline.verify_input = false;                      // Compile verified the module cloned here
     if (compiler != nullptr) {
       pipeline.can_fuse = [compiler](const Instruction& instruction) {
         return Emittable(*compiler, instruction);

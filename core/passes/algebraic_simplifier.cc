@@ -298,21 +298,21 @@ StatusOr<bool> AlgebraicSimplifier::Run(Module& module) {
   for (const auto& owned : module.computations()) {
     Computation& computation = *owned;
     RewriteContext context(module, computation);
-    bool computation_changed = false;
+    UseReplacer replacer(computation);
     // A snapshot: instructions the rules add are visited on the next run.
     std::vector<Instruction*> order;
     for (const auto& instruction : computation.instructions()) order.push_back(instruction.get());
     for (Instruction* instruction : order) {
+      replacer.Forward(*instruction);
       for (const Rule& rule : kRules) {
         if (rule.opcode != instruction->opcode) continue;
         Instruction* replacement = rule.rewrite(*instruction, context);
         if (replacement == nullptr || replacement == instruction) continue;
-        computation.ReplaceAllUsesWith(instruction, replacement);
-        computation_changed = true;
+        replacer.Replace(instruction, replacement);
         break;
       }
     }
-    if (computation_changed) {
+    if (replacer.Apply()) {
       computation.SortTopologically();
       computation.RemoveDeadInstructions();
       changed = true;

@@ -188,13 +188,12 @@ StatusOr<bool> BatchNormExpander::Run(Module& module) {
     RewriteContext context(module, *computation);
     std::vector<Instruction*> order;
     for (const auto& instruction : computation->instructions()) order.push_back(instruction.get());
-    bool computation_changed = false;
+    UseReplacer replacer(*computation);
     for (Instruction* instruction : order) {
-      if (!IsExpandable(*instruction)) continue;
-      computation->ReplaceAllUsesWith(instruction, Expand(*instruction, context, reducers));
-      computation_changed = true;
+      replacer.Forward(*instruction);
+      if (IsExpandable(*instruction)) replacer.Replace(instruction, Expand(*instruction, context, reducers));
     }
-    if (computation_changed) {
+    if (replacer.Apply()) {
       computation->SortTopologically();
       computation->RemoveDeadInstructions();
       changed = true;

@@ -41,8 +41,12 @@ StatusOr<bool> CallInliner::Run(Module& module) {
     }
     if (calls.empty()) continue;
     NameUniquer names(*computation);
-    for (Instruction* call : calls)
-      computation->ReplaceAllUsesWith(call, InlineCall(*call, *computation, names));
+    UseReplacer replacer(*computation);
+    for (Instruction* call : calls) {
+      replacer.Forward(*call);
+      replacer.Replace(call, InlineCall(*call, *computation, names));
+    }
+    replacer.Apply();
     computation->SortTopologically();
     computation->RemoveDeadInstructions();
     changed = true;

@@ -49,8 +49,9 @@ StatusOr<bool> ConstantFolding::Run(Module& module) {
     RewriteContext context(module, computation);
     std::vector<Instruction*> order;
     for (const auto& instruction : computation.instructions()) order.push_back(instruction.get());
-    bool computation_changed = false;
+    UseReplacer replacer(computation);
     for (Instruction* instruction : order) {
+      replacer.Forward(*instruction);
       if (!ShouldFold(*instruction, max_result_bytes_)) continue;
       StatusOr<Literal> value = Evaluate(*instruction);
       // An op the interpreter refuses is left for run time, where it fails the same way.
@@ -58,10 +59,9 @@ StatusOr<bool> ConstantFolding::Run(Module& module) {
       value->set_layout(instruction->shape.layout());
       Instruction* constant = context.Constant(std::move(value).value());
       constant->shape = instruction->shape;
-      computation.ReplaceAllUsesWith(instruction, constant);
-      computation_changed = true;
+      replacer.Replace(instruction, constant);
     }
-    if (computation_changed) {
+    if (replacer.Apply()) {
       computation.SortTopologically();
       computation.RemoveDeadInstructions();
       changed = true;

@@ -33,7 +33,9 @@ bool UpcastIn(Computation& computation) {
   }
   if (targets.empty()) return false;
   NameUniquer names(computation);
+  UseReplacer replacer(computation);
   for (Instruction* contraction : targets) {
+    replacer.Forward(*contraction);
     Instruction* lhs = ConvertTo(computation, names, contraction->operand(0), ElementType::kF32);
     Instruction* rhs = ConvertTo(computation, names, contraction->operand(1), ElementType::kF32);
     Shape wide = contraction->shape;
@@ -44,8 +46,9 @@ bool UpcastIn(Computation& computation) {
     Instruction* narrowed = AddNamedInstruction(
         computation, names, MakeInstruction(Opcode::kConvert, contraction->shape, {computed}),
         contraction->name);
-    computation.ReplaceAllUsesWith(contraction, narrowed);
+    replacer.Replace(contraction, narrowed);
   }
+  replacer.Apply();
   computation.SortTopologically();
   computation.RemoveDeadInstructions();
   return true;

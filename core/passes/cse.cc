@@ -5,6 +5,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/ir_edit.h"
+
 namespace kiln {
 namespace {
 
@@ -45,9 +47,10 @@ StatusOr<bool> CommonSubexpressionElimination::Run(Module& module) {
     std::unordered_map<size_t, std::vector<Instruction*>> seen;
     std::vector<Instruction*> order;
     for (const auto& instruction : computation.instructions()) order.push_back(instruction.get());
-    bool computation_changed = false;
+    UseReplacer replacer(computation);
     // Operands come first, so merged operands make their users equal in the same sweep.
     for (Instruction* instruction : order) {
+      replacer.Forward(*instruction);
       if (!MayMerge(instruction->opcode)) continue;
       std::vector<Instruction*>& bucket = seen[HashOf(*instruction)];
       Instruction* match = nullptr;
@@ -61,10 +64,9 @@ StatusOr<bool> CommonSubexpressionElimination::Run(Module& module) {
         bucket.push_back(instruction);
         continue;
       }
-      computation.ReplaceAllUsesWith(instruction, match);
-      computation_changed = true;
+      replacer.Replace(instruction, match);
     }
-    if (computation_changed) {
+    if (replacer.Apply()) {
       computation.RemoveDeadInstructions();
       changed = true;
     }

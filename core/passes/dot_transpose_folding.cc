@@ -19,6 +19,7 @@ bool IsFoldableProduct(const Instruction& dot) {
 bool FoldIn(Computation& computation) {
   const UserMap users = ComputeUsers(computation);
   std::vector<std::pair<Instruction*, Instruction*>> folds;  // transpose, dot
+  UseReplacer replacer(computation);
   for (const auto& owned : computation.instructions()) {
     Instruction* transpose = owned.get();
     if (transpose->opcode != Opcode::kTranspose || transpose->attrs.dimensions != std::vector<int64_t>{1, 0})
@@ -38,9 +39,9 @@ bool FoldIn(Computation& computation) {
     auto swapped = MakeInstruction(Opcode::kDot, transpose->shape, {dot->operand(1), dot->operand(0)}, attrs);
     swapped->name = dot->name + ".transposed";
     Instruction* added = computation.AddInstruction(std::move(swapped));
-    computation.ReplaceAllUsesWith(transpose, added);
+    replacer.Replace(transpose, added);
   }
-  if (folds.empty()) return false;
+  if (!replacer.Apply()) return false;
   computation.SortTopologically();
   computation.RemoveDeadInstructions();
   return true;

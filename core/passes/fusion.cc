@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/ir_edit.h"
+#include "core/work_count.h"
 
 namespace kiln {
 
@@ -86,15 +87,22 @@ class ComputationFuser {
     if (groups_.empty()) return false;
     // Producers' groups first, so a consumer group sees their fusions as inputs.
     for (auto it = groups_.rbegin(); it != groups_.rend(); ++it) Materialize(*it);
+    replacer_.Apply();
     computation_.SortTopologically();
     computation_.RemoveDeadInstructions();
     return true;
   }
 
  private:
+  // Asked once per instruction: the backend's rule may be costly (the CPU
+  // backend's builds a one-instruction computation and checks its code).
   bool Accepted(const Instruction& instruction) const {
-    if (!IsFusibleByDefault(instruction)) return false;
-    return !options_.can_fuse || options_.can_fuse(instruction);
+    const auto [found, inserted] = accepted_.try_emplace(&instruction, false);
+    if (inserted) {
+      found->second =
+          IsFusibleByDefault(instruction) && (!options_.can_fuse || options_.can_fuse(instruction));
+    }
+    return found->second;
   }
 
   bool IsSmallConstant(const Instruction& instruction) const {
@@ -146,6 +154,8 @@ class ComputationFuser {
   bool CanAbsorbRowReduction(const Instruction* producer, const Group& group) const {
     if (!Accepted(*producer) || producer == computation_.root()) return false;
     if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;
+    const std::vector<Instruction*>& users = users_.at(producer);
+    if (users.size() > kMaxRecomputingUsers) return false;
     const std::vector<int64_t>& rows = producer->shape.dimensions();
     auto is_row_value = [&](const Instruction& member) {
       if (!member.shape.IsArray() || member.shape.dimensions() != rows) return false;
@@ -172,8 +182,6 @@ class ComputationFuser {
         pending.push_back(user);
       }
     }
-    const std::vector<Instruction*>& users = users_.at(producer);
-    if (users.size() > kMaxRecomputingUsers) return false;
     for (const Instruction* user : users) {
       // A row broadcast's leading dimensions are the reduction's own.
       if (!IsRowBroadcast(*user) && !(is_row_value(*user) && IsElementwise(user->opcode))) return false;
@@ -189,9 +197,11 @@ class ComputationFuser {
     if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;
     if (producer == computation_.root()) return IsCheapToDuplicate(*producer);
     const std::vector<Instruction*>& users = users_.at(producer);
-    bool all_users_in_group = true;
-    for (const Instruction* user : users)
-      all_users_in_group = all_users_in_group && group.members.count(user);
+    // Bounded by the group's size, not by the producer's users (a value
+    // with 100k users is considered by many groups).
+    bool all_users_in_group = users.size() <= group.members.size();
+    for (size_t i = 0; all_users_in_group && i < users.size(); ++i)
+      all_users_in_group = group.members.count(users[i]) > 0;
     if (all_users_in_group || IsCheapToDuplicate(*producer)) return true;
     // Recompute an elementwise producer in each of its few users' fusions
     // instead of writing it to memory, when every user is itself fused.
@@ -214,9 +224,17 @@ class ComputationFuser {
     };
     std::priority_queue<Instruction*, std::vector<Instruction*>, decltype(later)> candidates(later);
     for (Instruction* operand : root->operands) candidates.push(operand);
+    // A producer pushed by several members comes out that many times in a
+    // row; no member that uses it can join after it is first considered, so
+    // the first answer stands (a value with many users in one group would
+    // otherwise be judged once per use).
+    const Instruction* previous = nullptr;
     while (!candidates.empty()) {
       Instruction* producer = candidates.top();
       candidates.pop();
+      if (producer == previous) continue;
+      previous = producer;
+      CountInstructionsWalked(1);
       if (group.members.count(producer) || !CanAbsorb(producer, group)) continue;
       group.members.insert(producer);
       groups_of_[producer].insert(id);
@@ -241,21 +259,25 @@ class ComputationFuser {
       parameters[input] = parameter;
       return parameter;
     };
-    // Iterative post-order over the members reachable from the root.
+    // Iterative post-order over the members reachable from the root. A
+    // member's operand that is the root of a group made before reads that
+    // group's fusion (Resolve), so it is an input, not a member.
     std::vector<std::pair<Instruction*, size_t>> stack = {{group.root, 0}};
     std::unordered_set<const Instruction*> visited = {group.root};
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operands.size()) {
-        Instruction* operand = node->operands[next++];
+        Instruction* operand = replacer_.Resolve(node->operands[next++]);
         if (group.members.count(operand) && visited.insert(operand).second) stack.emplace_back(operand, 0);
         continue;
       }
       std::vector<Instruction*> operands;
-      for (Instruction* operand : node->operands) {
+      for (Instruction* original : node->operands) {
+        Instruction* operand = replacer_.Resolve(original);
         operands.push_back(group.members.count(operand) ? clones.at(operand) : parameter_for(operand));
       }
       clones[node] = CloneInstructionInto(*node, *fused, std::move(operands), node->name);
+      CountInstructionsWalked(1);
       stack.pop_back();
     }
     fused->set_root(clones.at(group.root));
@@ -266,7 +288,7 @@ class ComputationFuser {
     fusion->called = {called};
     fusion->name = names_.Make(group.root->name + ".fusion");
     Instruction* added = computation_.AddInstruction(std::move(fusion));
-    computation_.ReplaceAllUsesWith(group.root, added);
+    replacer_.Replace(group.root, added);
   }
 
   Module& module_;
@@ -277,7 +299,9 @@ class ComputationFuser {
   std::unordered_map<const Instruction*, size_t> position_;
   std::vector<Group> groups_;
   std::unordered_map<const Instruction*, std::set<size_t>> groups_of_;
+  mutable std::unordered_map<const Instruction*, bool> accepted_;
   NameUniquer names_{computation_};
+  UseReplacer replacer_{computation_};
 };
 
 // The entry and every computation reached from it only through while,

@@ -18,7 +18,7 @@
 namespace kiln {
 
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
-  KILN_RETURN_IF_ERROR(VerifyModule(module).WithContext("before optimisation"));
+  if (options.verify_input) KILN_RETURN_IF_ERROR(VerifyModule(module).WithContext("before optimisation"));
   PassPipeline expansion;
   expansion.AddPass(std::make_unique<CallInliner>());
   expansion.AddPass(std::make_unique<BatchNormExpander>());

@@ -24,6 +24,9 @@ struct PipelineOptions {
   bool upcast_low_precision_contractions = false;
   // Bound on the simplification fixed point.
   int max_simplification_rounds = 8;
+  // Verify the module before the first pass; a backend that has just
+  // verified the module it copied may skip it.
+  bool verify_input = true;
 };
 
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options = {});

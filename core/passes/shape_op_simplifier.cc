@@ -84,14 +84,13 @@ StatusOr<bool> ShapeOpSimplifier::Run(Module& module) {
     RewriteContext context(module, computation);
     std::vector<Instruction*> order;
     for (const auto& instruction : computation.instructions()) order.push_back(instruction.get());
-    bool computation_changed = false;
+    UseReplacer replacer(computation);
     for (Instruction* instruction : order) {
+      replacer.Forward(*instruction);
       Instruction* replacement = Rewrite(*instruction, context);
-      if (replacement == nullptr) continue;
-      computation.ReplaceAllUsesWith(instruction, replacement);
-      computation_changed = true;
+      if (replacement != nullptr) replacer.Replace(instruction, replacement);
     }
-    if (computation_changed) {
+    if (replacer.Apply()) {
       computation.SortTopologically();
       computation.RemoveDeadInstructions();
       changed = true;

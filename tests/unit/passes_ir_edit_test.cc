@@ -109,5 +109,60 @@ TEST(PassesIrEditTest, NameUniquerAvoidsExistingNames) {
   EXPECT_EQ(names.Make("x"), "x.1");
 }
 
+TEST(PassesIrEditTest, UseReplacerForwardsOperandsAndAppliesOnce) {
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, ParseHloModule(kText));
+  Computation& entry = *module->entry();
+  Instruction* x = Named(entry, "x");
+  Instruction* a = Named(entry, "a");
+  Instruction* m = Named(entry, "m");
+  UseReplacer replacer(entry);
+  replacer.Replace(a, x);
+  EXPECT_EQ(m->operand(0), a);  // nothing changes until forwarded
+  replacer.Forward(*m);
+  EXPECT_EQ(m->operand(0), x);
+  EXPECT_EQ(m->operand(1), x);
+  replacer.Replace(entry.root(), m);
+  EXPECT_EQ(Named(entry, "s")->operand(1), a);
+  EXPECT_TRUE(replacer.Apply());
+  EXPECT_EQ(Named(entry, "s")->operand(1), x);
+  EXPECT_EQ(entry.root(), m);
+  EXPECT_TRUE(entry.Users(a).empty());
+  EXPECT_FALSE(UseReplacer(entry).Apply());  // no replacement, no change
+}
+
+TEST(PassesIrEditTest, UseReplacerFollowsChainsButNeverMakesAnInstructionItsOwnOperand) {
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, ParseHloModule(kText));
+  Computation& entry = *module->entry();
+  NameUniquer names(entry);
+  Instruction* a = Named(entry, "a");
+  Instruction* y = Named(entry, "y");
+  // a -> n = negate(a) -> y: n reads a (its own replacement would be itself).
+  Instruction* n = AddNamedInstruction(entry, names, MakeInstruction(Opcode::kNegate, a->shape, {a}), "n");
+  UseReplacer replacer(entry);
+  replacer.Replace(a, n);
+  replacer.Replace(n, y);
+  EXPECT_EQ(replacer.Resolve(a), y);
+  EXPECT_EQ(replacer.Resolve(a, n), a);
+  replacer.Apply();
+  EXPECT_EQ(n->operand(0), a);
+  EXPECT_EQ(Named(entry, "m")->operand(0), y);
+}
+
+TEST(PassesIrEditTest, ModuleFindsComputationsByTheirCurrentNames) {
+  Module module("m");
+  Computation* first = module.AddComputation(std::make_unique<Computation>("f"));
+  Computation* second = module.AddComputation(std::make_unique<Computation>("f"));
+  Computation* third = module.AddComputation(std::make_unique<Computation>("f"));
+  EXPECT_EQ(second->name(), "f.1");
+  EXPECT_EQ(third->name(), "f.2");
+  EXPECT_EQ(module.FindComputation("f.1"), second);
+  second->set_name("g");
+  EXPECT_EQ(module.FindComputation("f.1"), nullptr);
+  EXPECT_EQ(module.FindComputation("g"), second);
+  EXPECT_EQ(module.FindComputation("f"), first);
+  EXPECT_EQ(module.AddComputation(std::make_unique<Computation>("f"))->name(), "f.3");
+  EXPECT_EQ(module.AddComputation(std::make_unique<Computation>("f.1"))->name(), "f.1");
+}
+
 }  // namespace
 }  // namespace kiln
