@@ -62,6 +62,8 @@ bool WalksRows(const Shape& shape, const std::vector<int64_t>& rows) {
 struct Group {
   Instruction* root = nullptr;
   std::unordered_set<const Instruction*> members;
+  // What the members read that is not a member: the fused computation's parameters.
+  std::unordered_set<const Instruction*> inputs;
 };
 
 class ComputationFuser {
@@ -212,9 +214,22 @@ class ComputationFuser {
     return true;
   }
 
+  // Whether `group` reads at most max_fusion_inputs values once `producer`
+  // joins it (it may read fewer later, if some of them join too).
+  bool InputsFit(const Instruction* producer, const Group& group) const {
+    size_t inputs = group.inputs.size() - group.inputs.count(producer);
+    const std::vector<Instruction*>& operands = producer->operands;
+    for (auto it = operands.begin(); it != operands.end(); ++it) {
+      if (group.members.count(*it) || group.inputs.count(*it) || std::find(operands.begin(), it, *it) != it)
+        continue;
+      ++inputs;
+    }
+    return static_cast<int64_t>(inputs) <= options_.max_fusion_inputs;
+  }
+
   void GrowGroup(Instruction* root) {
     const size_t id = groups_.size();
-    groups_.push_back(Group{root, {root}});
+    groups_.push_back(Group{root, {root}, {root->operands.begin(), root->operands.end()}});
     Group& group = groups_.back();
     groups_of_[root].insert(id);
     // Candidates latest first: when a producer is considered, every member
@@ -235,10 +250,15 @@ class ComputationFuser {
       if (producer == previous) continue;
       previous = producer;
       CountInstructionsWalked(1);
-      if (group.members.count(producer) || !CanAbsorb(producer, group)) continue;
+      if (group.members.count(producer) || !CanAbsorb(producer, group) || !InputsFit(producer, group))
+        continue;
       group.members.insert(producer);
+      group.inputs.erase(producer);
       groups_of_[producer].insert(id);
-      for (Instruction* operand : producer->operands) candidates.push(operand);
+      for (Instruction* operand : producer->operands) {
+        if (!group.members.count(operand)) group.inputs.insert(operand);
+        candidates.push(operand);
+      }
     }
   }
 

@@ -340,6 +340,37 @@ TEST(FusionPassTest, FusedModulePrintsAndParsesBack) {
 namespace kiln {
 namespace {
 
+TEST(FusionPassTest, AFusionReadsAtMostMaxFusionInputsValues) {
+  // A tree of maximum over 100 arrays: one fusion would read all 100.
+  constexpr int kLeaves = 100;
+  std::string text = "HloModule tree\nENTRY main {\n";
+  std::vector<std::string> level;
+  for (int i = 0; i < kLeaves; ++i) {
+    level.push_back("p" + std::to_string(i));
+    text += "  " + level.back() + " = f32[4] parameter(" + std::to_string(i) + ")\n";
+  }
+  for (int node = 0; level.size() > 1; ++node) {
+    std::vector<std::string> joined;
+    for (size_t j = 0; j + 1 < level.size(); j += 2) {
+      joined.push_back("m" + std::to_string(node) + "_" + std::to_string(j / 2));
+      text += "  " + joined.back() + " = f32[4] maximum(" + level[j] + ", " + level[j + 1] + ")\n";
+    }
+    if (level.size() % 2 == 1) joined.push_back(level.back());
+    level = std::move(joined);
+  }
+  text += "  ROOT r = f32[4] negate(" + level[0] + ")\n}\n";
+  auto module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> arguments;
+  for (int i = 0; i < kLeaves; ++i) arguments.push_back(Ramp({4}, 0.01f * static_cast<float>(i + 1)));
+  auto optimised = OptimiseAndCompare(*module, arguments);
+  const auto loops = Fusions(*optimised->entry(), FusionKind::kLoop);
+  ASSERT_GE(loops.size(), 2u);
+  for (const Instruction* fusion : loops) {
+    EXPECT_LE(static_cast<int64_t>(fusion->operands.size()), FusionOptions().max_fusion_inputs);
+  }
+}
+
 TEST(FusionPassTest, ProducerSharedByTwoFusionsIsNeverLeftUnfused) {
   // p has five users, all in the fusion of `s`, so it joins that fusion
   // only; u1 is also recomputed in the fusion of `l`, which must then read p
