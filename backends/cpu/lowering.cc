@@ -16,11 +16,29 @@
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
+#include "core/hlo_printer.h"
 
 namespace kiln::cpu {
 namespace {
 
 using Leaves = std::vector<int>;
+
+// The computation's HLO text with its own name and its instructions' names
+// replaced by positions: computations with equal keys compute the same
+// function of the same parameters (the text round-trips every attribute and
+// constant exactly), so they can share one kernel.
+std::string KernelKey(const Computation& computation) {
+  Computation renamed("kernel");
+  std::unordered_map<const Instruction*, Instruction*> copies;
+  for (const auto& instruction : computation.instructions()) {
+    auto copy = std::make_unique<Instruction>(*instruction);
+    for (Instruction*& operand : copy->operands) operand = copies.at(operand);
+    copy->name = "v" + std::to_string(copies.size());
+    copies[instruction.get()] = renamed.AddInstruction(std::move(copy));
+  }
+  if (computation.root() != nullptr) renamed.set_root(copies.at(computation.root()));
+  return PrintComputation(renamed);
+}
 
 int64_t ArrayLeafCount(const Shape& shape) {
   if (shape.IsTuple()) {
@@ -123,10 +141,16 @@ class Lowerer {
   Status LowerSort(const Instruction& instruction, Scope& scope);
   // A TopKThunk for real operands, else a library thunk.
   Status LowerTopK(const Instruction& instruction, Scope& scope);
-  // Queues `computation` for the code generator; `install` receives the kernel.
+  // Queues `computation` for the code generator; `install` receives the
+  // kernel. Identical computations (a layer repeated, a long chain cut into
+  // fusions of the same ops) share one kernel: LLVM's time is per kernel.
   void RequestKernel(const Computation& computation, std::function<void(const KernelInfo&)> install) {
-    requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
-    kernel_installers_.push_back(std::move(install));
+    const auto [found, inserted] = request_of_key_.try_emplace(KernelKey(computation), requests_.size());
+    if (inserted) {
+      requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
+      kernel_installers_.emplace_back();
+    }
+    kernel_installers_[found->second].push_back(std::move(install));
   }
   // A kernel when the code generator emits `computation` (called with the
   // instruction's operands), else a library thunk.
@@ -145,7 +169,9 @@ class Lowerer {
   CompiledProgram& program_;
   KernelCompiler* compiler_;
   std::vector<KernelRequest> requests_;
-  std::vector<std::function<void(const KernelInfo&)>> kernel_installers_;  // one per request
+  // Per request, the thunks that run its kernel.
+  std::vector<std::vector<std::function<void(const KernelInfo&)>>> kernel_installers_;
+  std::unordered_map<std::string, size_t> request_of_key_;  // KernelKey -> request
   int next_computation_ = 0;
 };
 
@@ -509,6 +535,7 @@ Status Lowerer::LowerComputationCall(const Instruction& instruction, const Compu
 
 Status Lowerer::CompileKernels(const KernelDump& dump) {
   if (requests_.empty() || compiler_ == nullptr) return OkStatus();
+  program_.statistics.distinct_kernels = static_cast<int64_t>(requests_.size());
   StatusOr<std::shared_ptr<CompiledKernels>> compiled = compiler_->Compile(requests_, dump);
   // A dump that cannot be written is the caller's error, not a reason to
   // fall back to the library path.
@@ -525,7 +552,8 @@ Status Lowerer::CompileKernels(const KernelDump& dump) {
                     kernel_installers_.size(), " requests");
   }
   for (size_t i = 0; i < infos.size(); ++i) {
-    if (infos[i].function != nullptr) kernel_installers_[i](infos[i]);
+    if (infos[i].function == nullptr) continue;
+    for (const auto& install : kernel_installers_[i]) install(infos[i]);
   }
   return OkStatus();
 }

@@ -54,6 +54,7 @@ struct CompiledProgram {
     int64_t in_place_updates = 0;           // dynamic-update-slices without a copy
     int64_t arena_bytes_without_reuse = 0;  // sum of all arena arrays
     std::string kernel_compile_error;       // empty when all kernels compiled
+    int64_t distinct_kernels = 0;           // identical computations share one kernel
   } statistics;
 };
 

@@ -62,8 +62,10 @@ bool WalksRows(const Shape& shape, const std::vector<int64_t>& rows) {
 struct Group {
   Instruction* root = nullptr;
   std::unordered_set<const Instruction*> members;
-  // What the members read that is not a member: the fused computation's parameters.
+  // What the members read that is not a member: the fused computation's
+  // parameters, unless they join too.
   std::unordered_set<const Instruction*> inputs;
+  size_t counted_inputs = 0;  // those that count against max_fusion_inputs
 };
 
 class ComputationFuser {
@@ -214,23 +216,40 @@ class ComputationFuser {
     return true;
   }
 
+  // Whether every group that reads `instruction` copies it in (size
+  // permitting), reading its operands instead: small constants, iota,
+  // broadcasts and converts. Such inputs are not counted against
+  // max_fusion_inputs, or a group that just took the last input it may read
+  // could not take a value that reads broadcast(constant).
+  bool JoinsWhenRead(const Instruction& instruction) const {
+    if (instruction.opcode == Opcode::kConstant) return IsSmallConstant(instruction) && Accepted(instruction);
+    return IsCheapToDuplicate(instruction) && IsLoopFusible(instruction) && Accepted(instruction);
+  }
+
   // Whether `group` reads at most max_fusion_inputs values once `producer`
   // joins it (it may read fewer later, if some of them join too).
   bool InputsFit(const Instruction* producer, const Group& group) const {
-    size_t inputs = group.inputs.size() - group.inputs.count(producer);
+    size_t inputs = group.counted_inputs;
+    if (group.inputs.count(producer) && !JoinsWhenRead(*producer)) --inputs;
     const std::vector<Instruction*>& operands = producer->operands;
     for (auto it = operands.begin(); it != operands.end(); ++it) {
       if (group.members.count(*it) || group.inputs.count(*it) || std::find(operands.begin(), it, *it) != it)
         continue;
-      ++inputs;
+      if (!JoinsWhenRead(**it)) ++inputs;
     }
     return static_cast<int64_t>(inputs) <= options_.max_fusion_inputs;
   }
 
+  void AddInput(Instruction* input, Group& group) const {
+    if (group.members.count(input) || !group.inputs.insert(input).second) return;
+    if (!JoinsWhenRead(*input)) ++group.counted_inputs;
+  }
+
   void GrowGroup(Instruction* root) {
     const size_t id = groups_.size();
-    groups_.push_back(Group{root, {root}, {root->operands.begin(), root->operands.end()}});
+    groups_.push_back(Group{root, {root}, {}, 0});
     Group& group = groups_.back();
+    for (Instruction* operand : root->operands) AddInput(operand, group);
     groups_of_[root].insert(id);
     // Candidates latest first: when a producer is considered, every member
     // that uses it has already joined.
@@ -253,10 +272,10 @@ class ComputationFuser {
       if (group.members.count(producer) || !CanAbsorb(producer, group) || !InputsFit(producer, group))
         continue;
       group.members.insert(producer);
-      group.inputs.erase(producer);
+      if (group.inputs.erase(producer) > 0 && !JoinsWhenRead(*producer)) --group.counted_inputs;
       groups_of_[producer].insert(id);
       for (Instruction* operand : producer->operands) {
-        if (!group.members.count(operand)) group.inputs.insert(operand);
+        AddInput(operand, group);
         candidates.push(operand);
       }
     }

@@ -52,7 +52,8 @@ struct FusionOptions {
   int64_t max_fused_constant_elements = 1024;
   // Upper bound on the instructions of one fused computation.
   int64_t max_fusion_size = 256;
-  // Upper bound on the values one fused computation reads (its parameters).
+  // Upper bound on the values one fused computation reads (its parameters;
+  // a constant, iota, broadcast or convert it may copy in is not counted).
   // LLVM's loop vectoriser compares every pair of a loop's memory accesses,
   // each with an alias scope per parameter: a CPU kernel reading 248 arrays
   // took 0.6 s to optimise.

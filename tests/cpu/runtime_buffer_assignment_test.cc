@@ -86,6 +86,40 @@ const CompiledProgram& ProgramOf(const Executable& executable) {
   return static_cast<const CpuExecutable&>(executable).program();
 }
 
+TEST(RuntimeLoweringTest, IdenticalFusionsShareOneKernel) {
+  // Three fusions of the same ops on the same shapes, between dots (never
+  // fused), and one that differs in a constant.
+  const char* text = R"(HloModule m
+ENTRY e {
+  x = f32[4,4] parameter(0)
+  w = f32[4,4] parameter(1)
+  one = f32[] constant(1)
+  ones = f32[4,4] broadcast(one), dimensions={}
+  two = f32[] constant(2)
+  twos = f32[4,4] broadcast(two), dimensions={}
+  e0 = f32[4,4] tanh(x)
+  a0 = f32[4,4] add(e0, ones)
+  d0 = f32[4,4] dot(a0, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e1 = f32[4,4] tanh(d0)
+  a1 = f32[4,4] add(e1, ones)
+  d1 = f32[4,4] dot(a1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e2 = f32[4,4] tanh(d1)
+  a2 = f32[4,4] add(e2, ones)
+  d2 = f32[4,4] dot(a2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  e3 = f32[4,4] tanh(d2)
+  ROOT a3 = f32[4,4] add(e3, twos)
+})";
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  CpuBackend cpu;
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable, cpu.Compile(*module, CompileOptions()));
+  const CompiledProgram& program = ProgramOf(*executable);
+  EXPECT_TRUE(program.statistics.kernel_compile_error.empty()) << program.statistics.kernel_compile_error;
+  EXPECT_EQ(program.statistics.thunks.at("kernel"), 4);
+  EXPECT_EQ(program.statistics.distinct_kernels, 2);
+  testing::ExpectMatchesInterpreter(text);
+}
+
 TEST(RuntimeBufferAssignmentTest, InPlaceDynamicUpdateSliceWhenTheOperandDies) {
   const char* text = R"(HloModule m
 ENTRY e {
