@@ -4,14 +4,24 @@
 #   KILN_FUZZ      libFuzzer + ASan + UBSan; only the parsers (kiln_ir, the
 #                  files directly in core/) and the fuzzers of tests/fuzz are
 #                  built (preset fuzz).
+#   KILN_TSAN      ThreadSanitizer; only the library and the tests labelled
+#                  "concurrency" are built (preset tsan).
 option(KILN_SANITIZE "Build with AddressSanitizer and UndefinedBehaviorSanitizer" OFF)
 option(KILN_FUZZ "Build only the parsers (kiln_ir) and their libFuzzer programs, with ASan and UBSan" OFF)
+option(KILN_TSAN "Build with ThreadSanitizer: only the library and the concurrency tests" OFF)
 
-if(KILN_SANITIZE AND KILN_FUZZ)
-  message(FATAL_ERROR "KILN_SANITIZE and KILN_FUZZ are separate builds: turn on one of them")
+set(kiln_instrumented_builds 0)
+foreach(option KILN_SANITIZE KILN_FUZZ KILN_TSAN)
+  if(${option})
+    math(EXPR kiln_instrumented_builds "${kiln_instrumented_builds} + 1")
+  endif()
+endforeach()
+if(kiln_instrumented_builds GREATER 1)
+  message(FATAL_ERROR "KILN_SANITIZE, KILN_FUZZ and KILN_TSAN are separate builds: turn on one of them")
 endif()
-if(KILN_FUZZ AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
-  message(FATAL_ERROR "KILN_FUZZ needs Clang (CMAKE_CXX_COMPILER=clang++-19), not ${CMAKE_CXX_COMPILER_ID}")
+if((KILN_FUZZ OR KILN_TSAN) AND NOT CMAKE_CXX_COMPILER_ID MATCHES "Clang")
+  message(FATAL_ERROR "KILN_FUZZ and KILN_TSAN need Clang (CMAKE_CXX_COMPILER=clang++-19), "
+                      "not ${CMAKE_CXX_COMPILER_ID}")
 endif()
 
 if(KILN_SANITIZE OR KILN_FUZZ)
@@ -33,4 +43,9 @@ if(KILN_FUZZ)
   # parsers' own branches; only the fuzzers link libFuzzer itself
   # (-fsanitize=fuzzer, tests/fuzz/CMakeLists.txt).
   add_compile_options(-fsanitize=fuzzer-no-link)
+endif()
+
+if(KILN_TSAN)
+  add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
+  add_link_options(-fsanitize=thread)
 endif()

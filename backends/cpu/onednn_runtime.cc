@@ -12,6 +12,17 @@
 #include <new>
 #include <vector>
 
+#if defined(__SANITIZE_THREAD__)
+#define KILN_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_THREAD_SANITIZER 1
+#endif
+#endif
+#ifdef KILN_THREAD_SANITIZER
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace kiln::cpu::onednn {
 namespace {
 
@@ -60,7 +71,31 @@ dnnl::stream& ThreadStream() {
 bool RunOnOpenMpTeam(int threads, void (*fn)(void*), void* data) {
   const OpenMpEntryPoints& omp = OpenMp();
   if (omp.parallel == nullptr) return false;
-  omp.parallel(fn, data, static_cast<unsigned>(threads < 1 ? 1 : threads), 0);
+  const auto team = static_cast<unsigned>(threads < 1 ? 1 : threads);
+#ifdef KILN_THREAD_SANITIZER
+  // libgomp is not built with ThreadSanitizer, which therefore cannot see
+  // that a region's team starts after this call and that the call returns
+  // after every member has: without these two edges it reports the caller's
+  // writes before the region and the members' reads in it as races. The
+  // members get no edges among themselves, so races between them still show.
+  struct Region {
+    void (*fn)(void*);
+    void* data;
+    char started;   // released by the caller, acquired by each member
+    char finished;  // released by each member, acquired by the caller
+  } region{fn, data, 0, 0};
+  auto member = [](void* arg) {
+    auto* shared = static_cast<Region*>(arg);
+    __tsan_acquire(&shared->started);
+    shared->fn(shared->data);
+    __tsan_release(&shared->finished);
+  };
+  __tsan_release(&region.started);
+  omp.parallel(member, &region, team, 0);
+  __tsan_acquire(&region.finished);
+#else
+  omp.parallel(fn, data, team, 0);
+#endif
   return true;
 }
 
