@@ -149,7 +149,14 @@ StatusOr<NpyHeader> ParseNpyHeader(std::string_view text) {
 }
 
 std::string FormatNpyHeader(const NpyHeader& header) {
-  std::string text = "{'descr': '" + header.descr + "', 'fortran_order': ";
+  // A quote or backslash in descr is escaped, so the text always reads back
+  // (the fuzzer found a descr holding a quote that did not).
+  std::string text = "{'descr': '";
+  for (const char c : header.descr) {
+    if (c == '\'' || c == '\\') text += '\\';
+    text += c;
+  }
+  text += "', 'fortran_order': ";
   text += header.fortran_order ? "True" : "False";
   text += ", 'shape': (";
   for (size_t i = 0; i < header.shape.size(); ++i) {

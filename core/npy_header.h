@@ -23,7 +23,8 @@ struct NpyHeader {
 // (the caller adds it).
 StatusOr<NpyHeader> ParseNpyHeader(std::string_view text);
 
-// The dict text NumPy would write (no padding, no trailing newline).
+// The dict text NumPy would write (no padding, no trailing newline); quotes
+// and backslashes in descr are escaped, so ParseNpyHeader reads it back.
 std::string FormatNpyHeader(const NpyHeader& header);
 
 }  // namespace kiln

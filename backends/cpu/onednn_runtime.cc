@@ -12,6 +12,17 @@
 #include <new>
 #include <vector>
 
+#if defined(__SANITIZE_THREAD__)
+#define KILN_THREAD_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define KILN_THREAD_SANITIZER 1
+#endif
+#endif
+#ifdef KILN_THREAD_SANITIZER
+#include <sanitizer/tsan_interface.h>
+#endif
+
 namespace kiln::cpu::onednn {
 namespace {
 

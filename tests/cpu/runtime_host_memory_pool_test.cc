@@ -1,6 +1,5 @@
 #include <cstdint>
 #include <cstring>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -71,22 +70,6 @@ TEST(HostMemoryPoolTest, RejectsNegativeAndAbsurdSizes) {
   auto pool = HostMemoryPool::Create(int64_t{64} << 20);
   EXPECT_EQ(pool->Allocate(-1), nullptr);
   EXPECT_EQ(pool->Allocate(INT64_MAX), nullptr);
-}
-
-TEST(HostMemoryPoolTest, ConcurrentAllocateAndRelease) {
-  auto pool = HostMemoryPool::Create(int64_t{256} << 20);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < 4; ++t) {
-    threads.emplace_back([&pool, t] {
-      for (int i = 0; i < 200; ++i) {
-        PooledBytes block = pool->Allocate((int64_t{1} << 18) * (1 + (i + t) % 5));
-        ASSERT_NE(block, nullptr);
-        block.get()[0] = std::byte{1};
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  EXPECT_GT(pool->reuse_count(), 0);
 }
 
 }  // namespace

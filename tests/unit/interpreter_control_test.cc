@@ -1,7 +1,7 @@
 // Control flow, host communication, custom calls, random numbers, batch
-// normalisation and the backend's own contract (argument checks, threads).
+// normalisation and the backend's own contract (argument checks; threads are
+// in interpreter_concurrency_test.cc).
 #include <cmath>
-#include <thread>
 
 #include "tests/unit/test_util.h"
 
@@ -283,40 +283,6 @@ TEST(InterpreterBackendTest, ExecuteChecksArgumentCountAndShapes) {
   EXPECT_NE(status.message().find("f32[3]"), std::string::npos) << status.message();
   DeviceBuffer* with_null[] = {good.get(), nullptr};
   EXPECT_EQ(executable->Execute(with_null, {}).status().code(), StatusCode::kInvalidArgument);
-}
-
-TEST(InterpreterBackendTest, ConcurrentExecutionsOfOneExecutable) {
-  Builder builder("concurrent");
-  Op x = builder.Parameter(0, Shape(ElementType::kF32, {256}), "x");
-  builder.Mul(x, x);
-  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  KILN_ASSERT_OK_AND_ASSIGN(auto backend, CreateBackend("interpreter"));
-  KILN_ASSERT_OK_AND_ASSIGN(auto executable, backend->Compile(*module, CompileOptions{}));
-  std::vector<std::thread> threads;
-  std::vector<int> failures(8, 0);
-  for (int t = 0; t < 8; ++t) {
-    threads.emplace_back([&, t] {
-      std::vector<float> values(256, static_cast<float>(t));
-      auto buffer = backend->BufferFromLiteral(Literal::FromVector<float>(values), nullptr);
-      if (!buffer.ok()) {
-        failures[static_cast<size_t>(t)] = 1;
-        return;
-      }
-      for (int run = 0; run < 20; ++run) {
-        DeviceBuffer* arguments[] = {buffer->get()};
-        auto results = executable->Execute(arguments, {});
-        if (!results.ok()) {
-          failures[static_cast<size_t>(t)] = 1;
-          return;
-        }
-        auto literal = (*results)[0]->ToLiteral();
-        if (!literal.ok() || literal->data<float>()[255] != static_cast<float>(t * t))
-          failures[static_cast<size_t>(t)] = 1;
-      }
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-  for (int t = 0; t < 8; ++t) EXPECT_EQ(failures[static_cast<size_t>(t)], 0) << "thread " << t;
 }
 
 }  // namespace

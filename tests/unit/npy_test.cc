@@ -21,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include "core/literal.h"
+#include "core/npy_header.h"
 #include "core/resource_limits.h"
 
 // Fails the test when a Status is not OK, printing it.
@@ -252,6 +253,22 @@ TEST(NpyWriteTest, LongHeaderUsesVersion2) {
   StatusOr<Literal> read = ReadNpy(bytes, "long.npy");
   NPY_ASSERT_OK(read.status());
   EXPECT_EQ(read->shape().rank(), 30000);
+}
+
+TEST(NpyHeaderTest, FormattedHeaderReadsBackWhateverDescrHolds) {
+  // A descr with a quote once formatted to text that did not parse (found by
+  // tests/fuzz/npy_header_fuzz.cc; corpus/npy_header/quote_in_descr.txt).
+  for (const std::string descr : {"<f4", "<f'4", "a\\b", "'", "\\", "\"x'y\\'"}) {
+    const NpyHeader header{descr, true, {2, 0, 3}};
+    const std::string text = FormatNpyHeader(header);
+    StatusOr<NpyHeader> read = ParseNpyHeader(text);
+    NPY_ASSERT_OK(read.status());
+    EXPECT_EQ(read->descr, descr) << text;
+    EXPECT_TRUE(read->fortran_order);
+    EXPECT_EQ(read->shape, header.shape);
+  }
+  EXPECT_EQ(FormatNpyHeader({"<f'4", false, {1}}),
+            "{'descr': '<f\\'4', 'fortran_order': False, 'shape': (1,), }");
 }
 
 TEST(NpyWriteTest, TupleCannotBeWritten) {
