@@ -44,7 +44,17 @@ fn main() {
     for line in rust.lines().map(str::trim) {
         if let Some(rest) = line.strip_prefix("pub const ") {
             let name = rest.split(':').next().unwrap().trim().to_string();
-            values.push((name.clone(), format!("(int64_t)({name})"), format!("{name} as i64")));
+            if rest.contains(": &str") {
+                // A string (the library's SONAME): the C side gives its
+                // length, which a numeric table can hold.
+                values.push((
+                    format!("len {name}"),
+                    format!("(int64_t)(sizeof({name}) - 1)"),
+                    format!("{name}.len() as i64"),
+                ));
+            } else {
+                values.push((name.clone(), format!("(int64_t)({name})"), format!("{name} as i64")));
+            }
             rust_names.push(name);
         }
     }

@@ -16,6 +16,8 @@ pub const KILN_VERSION_MAJOR: u32 = 0;
 pub const KILN_VERSION_MINOR: u32 = 1;
 pub const KILN_VERSION_PATCH: u32 = 0;
 pub const KILN_VERSION_NUMBER: u32 = KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH;
+/// The file name dlopen() loads: libkiln.so.<ABI major version>.
+pub const KILN_LIBRARY_SONAME: &str = "libkiln.so.0";
 
 /// Declares an opaque C type that can only be used behind a pointer.
 macro_rules! opaque {
