@@ -128,8 +128,12 @@ ArenaPlan PlanByTime(std::span<const BufferInterval> intervals, int64_t alignmen
   plan.offsets.assign(intervals.size(), 0);
   std::vector<size_t> order(intervals.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return intervals[a].first_step < intervals[b].first_step; });
+  // Ties keep their index order; a plain sort with the index as second key
+  // does that without std::stable_sort, whose temporary buffer libstdc++ 12
+  // takes through a function that Clang flags as deprecated.
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return std::pair(intervals[a].first_step, a) < std::pair(intervals[b].first_step, b);
+  });
   using Live = std::pair<int64_t, size_t>;  // last step, interval
   std::priority_queue<Live, std::vector<Live>, std::greater<>> live;
   FreeBlocks free;
