@@ -140,5 +140,10 @@ StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name);
 // registered once (ALREADY_EXISTS otherwise).
 Status RegisterCustomCallTarget(const std::string& name, CustomCallFunction function);
 CustomCallFunction FindCustomCallTarget(const std::string& name);
+// NOT_FOUND naming the first custom-call target of `module` that nobody has
+// registered, and `backend`. Backends check this when they compile, as XLA
+// does, so that a missing registration or a misspelt target shows before
+// anything runs.
+Status CheckCustomCallTargetsRegistered(const Module& module, std::string_view backend);
 
 }  // namespace kiln

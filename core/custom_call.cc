@@ -37,4 +37,18 @@ CustomCallFunction FindCustomCallTarget(const std::string& name) {
   return it == table.functions.end() ? nullptr : it->second;
 }
 
+Status CheckCustomCallTargetsRegistered(const Module& module, std::string_view backend) {
+  for (const std::unique_ptr<Computation>& computation : module.computations()) {
+    for (const std::unique_ptr<Instruction>& instruction : computation->instructions()) {
+      if (instruction->opcode != Opcode::kCustomCall) continue;
+      const std::string& target = instruction->attrs.custom_call_target;
+      if (FindCustomCallTarget(target) == nullptr) {
+        return NotFound(backend, ": custom-call target '", target, "' of instruction '", instruction->name,
+                        "' is not registered; register it with kiln_register_custom_call before compiling");
+      }
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace kiln

@@ -211,6 +211,7 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return Unimplemented("cpu backend does not support op(s): ", names);
   }
+  KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
   std::shared_ptr<const IntraOpThreadPool> pool = thread_pool(options.num_threads);
   const std::string key = CacheKey(module, options);
   ProgramCache& cache = ProgramCache::Get();

@@ -150,6 +150,7 @@ StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& 
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return Unimplemented("interpreter backend does not support op(s): ", names);
   }
+  KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
   if (!options.dump_ir_dir.empty()) {
     return Unimplemented("interpreter: there is no LLVM IR to dump; the interpreter compiles none");
   }
