@@ -536,16 +536,9 @@ Status Lowerer::LowerComputationCall(const Instruction& instruction, const Compu
 Status Lowerer::CompileKernels(const KernelDump& dump) {
   if (requests_.empty() || compiler_ == nullptr) return OkStatus();
   program_.statistics.distinct_kernels = static_cast<int64_t>(requests_.size());
-  StatusOr<std::shared_ptr<CompiledKernels>> compiled = compiler_->Compile(requests_, dump);
-  // A dump that cannot be written is the caller's error, not a reason to
-  // fall back to the library path.
-  if (!compiled.ok() && !dump.directory.empty()) return compiled.status();
-  if (!compiled.ok()) {
-    // The library path computes the same values; keep the program usable.
-    program_.statistics.kernel_compile_error = compiled.status().ToString();
-    return OkStatus();
-  }
-  program_.kernels = std::move(compiled).value();
+  // A kernel that the emitter accepted but LLVM could not compile is a bug
+  // to report, never a silent (and much slower) run of the library path.
+  KILN_ASSIGN_OR_RETURN(program_.kernels, compiler_->Compile(requests_, dump));
   const std::vector<KernelInfo>& infos = program_.kernels->kernels();
   if (infos.size() != kernel_installers_.size()) {
     return Internal("cpu: the code generator returned ", infos.size(), " kernels for ",

@@ -53,7 +53,6 @@ struct CompiledProgram {
     std::map<std::string, int64_t> thunks;  // by kind, all sequences
     int64_t in_place_updates = 0;           // dynamic-update-slices without a copy
     int64_t arena_bytes_without_reuse = 0;  // sum of all arena arrays
-    std::string kernel_compile_error;       // empty when all kernels compiled
     int64_t distinct_kernels = 0;           // identical computations share one kernel
   } statistics;
 };
