@@ -10,7 +10,13 @@ static kiln_execute_options_t kiln_go_execute_options(void) {
 */
 import "C"
 
-import "runtime"
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"time"
+)
 
 // Executable is a computation compiled for a client. It may run concurrently
 // from several goroutines.
@@ -81,7 +87,7 @@ func (e *Executable) ParameterType(index int) (ElementType, error) {
 	return ElementType(t), err
 }
 
-// ExecuteOption configures Execute.
+// ExecuteOption configures Execute and ExecuteContext.
 type ExecuteOption func(*executeOptions)
 
 type executeOptions struct{ c C.kiln_execute_options_t }
@@ -93,12 +99,101 @@ func WithRNGSeed(seed uint64) ExecuteOption {
 
 // Execute runs the executable once on args (in parameter order, tuples
 // flattened; they are only read) and returns the result leaves in order. The
-// caller owns the results and closes them.
+// caller owns the results and closes them. It runs until the computation ends;
+// ExecuteContext bounds it.
 func (e *Executable) Execute(args []*Buffer, opts ...ExecuteOption) ([]*Buffer, error) {
-	o := executeOptions{c: C.kiln_go_execute_options()}
-	for _, opt := range opts {
-		opt(&o)
+	return e.execute(args, newExecuteOptions(opts))
+}
+
+// ExecuteContext is Execute bounded by ctx: ctx's deadline becomes the
+// library's timeout and ctx's cancellation cancels the run, so either stops
+// even a while loop that never ends (within microseconds: the library checks
+// between steps and at every loop back-edge). A ctx already done fails before
+// anything runs.
+//
+// A run stopped for ctx returns an error wrapping both a *Error and ctx.Err():
+// errors.Is(err, context.DeadlineExceeded) or errors.Is(err, context.Canceled)
+// holds, and errors.As gives the *Error, whose Code is DeadlineExceeded or
+// Cancelled to match ctx.Err() (whichever of the library's timer and ctx's
+// fired first) and whose Message is the library's. The executable, its client
+// and args stay usable afterwards.
+//
+// For a ctx that can be cancelled ExecuteContext registers a callback with
+// context.AfterFunc, which cancels a kiln_cancellation_t, and removes it before
+// returning: no goroutine outlives the call. A nil ctx is an InvalidArgument
+// error.
+func (e *Executable) ExecuteContext(ctx context.Context, args []*Buffer, opts ...ExecuteOption) ([]*Buffer, error) {
+	if ctx == nil {
+		return nil, &Error{Code: InvalidArgument, Message: "ExecuteContext: nil context.Context"}
 	}
+	o := newExecuteOptions(opts)
+	if err := ctx.Err(); err != nil {
+		return nil, contextError(err, "ExecuteContext: the context was done before the execution started")
+	}
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		left := time.Until(deadline)
+		if left <= 0 {
+			// Past but not yet reported by ctx (its timer has not fired): 0 would
+			// mean no deadline to the library.
+			return nil, contextError(context.DeadlineExceeded,
+				"ExecuteContext: the context's deadline passed before the execution started")
+		}
+		o.c.timeout_ns = C.int64_t(left.Nanoseconds())
+	}
+	if ctx.Done() != nil {
+		var cancellation *C.kiln_cancellation_t
+		if err := statusError(C.kiln_cancellation_create(&cancellation)); err != nil {
+			return nil, err
+		}
+		fired := make(chan struct{})
+		stop := context.AfterFunc(ctx, func() {
+			C.kiln_cancellation_cancel(cancellation)
+			close(fired)
+		})
+		defer func() {
+			// The callback may be running: wait for it before freeing what it uses.
+			if !stop() {
+				<-fired
+			}
+			C.kiln_cancellation_destroy(cancellation)
+		}()
+		o.c.cancellation = cancellation
+	}
+	out, err := e.execute(args, o)
+	var kerr *Error
+	if err != nil && errors.As(err, &kerr) && (kerr.Code == Cancelled || kerr.Code == DeadlineExceeded) {
+		cause := ctx.Err()
+		if cause == nil && kerr.Code == DeadlineExceeded && hasDeadline {
+			// The library's clock reached ctx's deadline a moment before ctx's timer fired.
+			cause = context.DeadlineExceeded
+		}
+		if cause != nil {
+			return nil, contextError(cause, kerr.Message)
+		}
+	}
+	return out, err
+}
+
+// contextError is a *Error with the code matching cause (a ctx.Err() value),
+// joined with cause so that errors.Is finds it.
+func contextError(cause error, message string) error {
+	code := Cancelled
+	if errors.Is(cause, context.DeadlineExceeded) {
+		code = DeadlineExceeded
+	}
+	return fmt.Errorf("%w: %w", &Error{Code: code, Message: message}, cause)
+}
+
+func newExecuteOptions(opts []ExecuteOption) *executeOptions {
+	o := &executeOptions{c: C.kiln_go_execute_options()}
+	for _, opt := range opts {
+		opt(o)
+	}
+	return o
+}
+
+func (e *Executable) execute(args []*Buffer, o *executeOptions) ([]*Buffer, error) {
 	n, err := e.ResultCount()
 	if err != nil {
 		return nil, err

@@ -28,6 +28,10 @@
 // Errors are *Error values carrying the library's status code and message;
 // use errors.As to inspect them.
 //
+// Deadlines and cancellation: Executable.ExecuteContext stops a run when its
+// context's deadline passes or it is cancelled (even a while loop that never
+// ends); the error then also wraps ctx.Err() for errors.Is.
+//
 // Threads: a Client, Computation, Executable and Buffer may be used from
 // several goroutines at once; a Builder may not.
 package kiln

@@ -4,12 +4,13 @@ use std::ffi::c_void;
 use std::marker::PhantomData;
 use std::path::Path;
 use std::ptr::{self, NonNull};
+use std::time::Duration;
 
 use kiln_sys as sys;
 
 use crate::error::{borrowed_str, c_string, check, Code, Error, Result};
 use crate::types::{Element, ElementType, Shape};
-use crate::Computation;
+use crate::{Cancellation, Computation};
 
 /// A backend and its devices. Owns the executables and buffers made from it:
 /// they borrow the client, so the compiler makes sure they are dropped first.
@@ -198,11 +199,77 @@ impl Default for CompileOptions {
     }
 }
 
-/// Options of [`Executable::execute_with`].
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ExecuteOptions {
+/// Options of [`Executable::execute_with`]: build them from `Default` with the
+/// `with_*` methods or with `..Default::default()`.
+///
+/// ```
+/// # fn main() -> kiln::Result<()> {
+/// let cancellation = kiln::Cancellation::new()?;
+/// let options = kiln::ExecuteOptions::default()
+///     .with_timeout(std::time::Duration::from_secs(10))
+///     .with_cancellation(&cancellation);
+/// let same = kiln::ExecuteOptions {
+///     timeout: Some(std::time::Duration::from_secs(10)),
+///     cancellation: Some(&cancellation),
+///     ..Default::default()
+/// };
+/// # assert_eq!(options.timeout, same.timeout);
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ExecuteOptions<'a> {
     /// Seed of the rng ops: equal seeds give equal numbers.
     pub rng_seed: u64,
+    /// A deadline relative to the start of the call: once it has passed the
+    /// execution stops with [`Code::DeadlineExceeded`] (even inside a `while`
+    /// loop that never ends). `None` (the default) waits as long as it takes. A
+    /// zero duration is [`Code::InvalidArgument`] (the C API would read 0 as "no
+    /// deadline"); one beyond `i64::MAX` nanoseconds (292 years) is cut to that.
+    pub timeout: Option<Duration>,
+    /// Stops the execution with [`Code::Cancelled`] once
+    /// [`Cancellation::cancel`] is called, from any thread. Borrowed for as long
+    /// as the options live, so it cannot be freed while an execution uses it.
+    pub cancellation: Option<&'a Cancellation>,
+}
+
+impl<'a> ExecuteOptions<'a> {
+    /// Sets [`ExecuteOptions::rng_seed`].
+    pub fn with_rng_seed(self, rng_seed: u64) -> Self {
+        ExecuteOptions { rng_seed, ..self }
+    }
+
+    /// Sets [`ExecuteOptions::timeout`].
+    pub fn with_timeout(self, timeout: Duration) -> Self {
+        ExecuteOptions { timeout: Some(timeout), ..self }
+    }
+
+    /// Sets [`ExecuteOptions::cancellation`].
+    pub fn with_cancellation(self, cancellation: &'a Cancellation) -> Self {
+        ExecuteOptions { cancellation: Some(cancellation), ..self }
+    }
+
+    /// The C struct. The cancellation pointer in it is borrowed from `self`.
+    fn c_struct(&self) -> Result<sys::kiln_execute_options_t> {
+        let timeout_ns = match self.timeout {
+            None => 0,
+            // Refused here rather than passed on: the C API reads 0 as "no deadline",
+            // the opposite of what a zero timeout asks for.
+            Some(t) if t.is_zero() => {
+                return Err(Error::new(
+                    Code::InvalidArgument,
+                    "execute: timeout must be positive, got 0 (leave it None for no deadline)",
+                ))
+            }
+            Some(t) => i64::try_from(t.as_nanos()).unwrap_or(i64::MAX),
+        };
+        Ok(sys::kiln_execute_options_t {
+            rng_seed: self.rng_seed,
+            timeout_ns,
+            cancellation: self.cancellation.map_or(ptr::null_mut(), Cancellation::as_raw),
+            ..Default::default()
+        })
+    }
 }
 
 /// An immutable array in device memory, borrowed from its [`Client`].
@@ -350,10 +417,15 @@ impl<'c> Executable<'c> {
         self.execute_with(arguments, &ExecuteOptions::default())
     }
 
-    /// As [`Executable::execute`], with options.
-    pub fn execute_with(&self, arguments: &[&Buffer<'c>], options: &ExecuteOptions) -> Result<Vec<Buffer<'c>>> {
+    /// As [`Executable::execute`], with options: an rng seed, a timeout
+    /// ([`Code::DeadlineExceeded`] once it has passed) and a [`Cancellation`]
+    /// ([`Code::Cancelled`] once cancelled, or at once if it already is). Either
+    /// stops even a `while` loop that never ends; the call then returns no
+    /// results, and the executable, its client and `arguments` stay usable.
+    /// Blocks the calling thread until the execution ends or stops.
+    pub fn execute_with(&self, arguments: &[&Buffer<'c>], options: &ExecuteOptions<'_>) -> Result<Vec<Buffer<'c>>> {
         let args: Vec<*mut sys::kiln_buffer_t> = arguments.iter().map(|b| b.raw.as_ptr()).collect();
-        let opts = sys::kiln_execute_options_t { rng_seed: options.rng_seed, ..Default::default() };
+        let opts = options.c_struct()?;
         let mut results = vec![ptr::null_mut(); self.results];
         let mut n = 0;
         check(unsafe {

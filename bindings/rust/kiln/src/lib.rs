@@ -28,6 +28,11 @@
 //! builder, so none can outlive its parent. Errors are [`Error`], carrying the
 //! library's [`Code`] and message.
 //!
+//! Deadlines and cancellation: [`Executable::execute_with`] takes an
+//! [`ExecuteOptions`] with a `timeout` ([`Code::DeadlineExceeded`]) and a
+//! borrowed [`Cancellation`] that another thread may cancel
+//! ([`Code::Cancelled`]); either stops even a `while` loop that never ends.
+//!
 //! A buffer cannot outlive its client:
 //! ```compile_fail
 //! let buffer = {
@@ -40,16 +45,25 @@
 //! fn shared<T: Sync>(_: &T) {}
 //! shared(&kiln::Builder::new("b").unwrap());
 //! ```
-//! while clients, computations, executables and buffers may:
+//! while clients, computations, executables, buffers and cancellations may:
 //! ```
 //! fn shared<T: Send + Sync>() {}
 //! shared::<kiln::Client>();
 //! shared::<kiln::Computation>();
 //! shared::<kiln::Executable<'static>>();
 //! shared::<kiln::Buffer<'static>>();
+//! shared::<kiln::Cancellation>();
+//! ```
+//! and execute options cannot outlive the cancellation they borrow:
+//! ```compile_fail
+//! let options = {
+//!     let cancellation = kiln::Cancellation::new().unwrap();
+//!     kiln::ExecuteOptions::default().with_cancellation(&cancellation)
+//! };
 //! ```
 
 mod builder;
+mod cancellation;
 mod client;
 mod error;
 mod types;
@@ -60,6 +74,7 @@ pub use builder::{
     Builder, ComparisonDirection, ComparisonType, Computation, ConvDimensionNumbers, DotDimensionNumbers,
     GatherDimensionNumbers, Op, Padding, Precision, RngAlgorithm, ScatterDimensionNumbers,
 };
+pub use cancellation::Cancellation;
 pub use client::{Buffer, Client, CompileOptions, Executable, ExecuteOptions};
 pub use error::{Code, Error, Result};
 pub use kiln_sys as sys;

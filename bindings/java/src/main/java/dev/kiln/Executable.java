@@ -75,6 +75,13 @@ public final class Executable extends NativeHandle {
    * Runs once on {@code arguments} (in parameter order, tuples flattened; only read) and
    * returns the result leaves in order. The caller owns the results and closes them (closing
    * the client also does).
+   *
+   * <p>Blocks the calling thread until the computation ends, or until {@code options}' timeout
+   * passes ({@link KilnException} with {@link StatusCode#DEADLINE_EXCEEDED}) or its {@link
+   * Cancellation} is cancelled from another thread ({@link StatusCode#CANCELLED}; at once if it
+   * already is). A stopped run returns no results and leaves this executable, its client and
+   * {@code arguments} usable. A zero or negative timeout is INVALID_ARGUMENT; a closed
+   * cancellation is an {@link IllegalStateException}.
    */
   public List<Buffer> execute(ExecuteOptions options, Buffer... arguments) {
     try (Arena arena = Arena.ofConfined()) {
@@ -82,8 +89,15 @@ public final class Executable extends NativeHandle {
       for (int i = 0; i < arguments.length; i++) {
         args.setAtIndex(ADDRESS, i, arguments[i].handle());
       }
+      Cancellation cancellation = options.cancellation();
       MemorySegment opts =
-          new Struct(arena, Struct.EXECUTE_OPTIONS).set("rng_seed", options.rngSeed()).segment;
+          new Struct(arena, Struct.EXECUTE_OPTIONS)
+              .set("rng_seed", options.rngSeed())
+              .set("timeout_ns", options.timeoutNanos())
+              .set(
+                  "cancellation",
+                  cancellation == null ? MemorySegment.NULL : cancellation.handle())
+              .segment;
       MemorySegment results = arena.allocate(ADDRESS, Math.max(1, resultCount));
       MemorySegment count = arena.allocate(JAVA_LONG);
       Native.check(

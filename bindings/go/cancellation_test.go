@@ -1,0 +1,315 @@
+package kiln_test
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"kiln.dev/kiln"
+)
+
+// countTo counts i up from 0 while i != n: for n = -1 that is 2^64 iterations.
+const countTo = `HloModule count_to
+cond {
+  s = (s64[], s64[]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  n = s64[] get-tuple-element(s), index=1
+  ROOT ne = pred[] compare(i, n), direction=NE
+}
+body {
+  s = (s64[], s64[]) parameter(0)
+  i = s64[] get-tuple-element(s), index=0
+  n = s64[] get-tuple-element(s), index=1
+  one = s64[] constant(1)
+  next = s64[] add(i, one)
+  ROOT t = (s64[], s64[]) tuple(next, n)
+}
+ENTRY e {
+  n = s64[] parameter(0)
+  zero = s64[] constant(0)
+  init = (s64[], s64[]) tuple(zero, n)
+  loop = (s64[], s64[]) while(init), condition=cond, body=body
+  ROOT count = s64[] get-tuple-element(loop), index=0
+}
+`
+
+// compileCountTo returns the count_to executable on client c.
+func compileCountTo(t testing.TB, c *kiln.Client) *kiln.Executable {
+	t.Helper()
+	comp := must(kiln.ParseHLO(countTo))
+	defer comp.Close()
+	return must(c.Compile(comp))
+}
+
+// compileForever returns, built with the builder, a while loop over an f32
+// whose condition is the constant true.
+func compileForever(t testing.TB, c *kiln.Client) *kiln.Executable {
+	t.Helper()
+	scalar := kiln.NewShape(kiln.F32)
+	cb := must(kiln.NewBuilder("cond"))
+	defer cb.Close()
+	cb.Parameter(0, scalar, "s")
+	cond := must(cb.BuildRoot(cb.ConstantPred(true)))
+	defer cond.Close()
+	bb := must(kiln.NewBuilder("body"))
+	defer bb.Close()
+	body := must(bb.BuildRoot(bb.Add(bb.Parameter(0, scalar, "s"), bb.ConstantF32(1))))
+	defer body.Close()
+	b := must(kiln.NewBuilder("forever"))
+	defer b.Close()
+	comp := must(b.BuildRoot(b.While(cond, body, b.Parameter(0, scalar, "x"))))
+	defer comp.Close()
+	return must(c.Compile(comp))
+}
+
+// checkUsable runs normal computations on what a stopped run used: exe counts
+// to 7, and endless (holding -1) is unchanged and negates to 1 on another
+// executable of the same client.
+func checkUsable(t *testing.T, c *kiln.Client, exe *kiln.Executable, endless *kiln.Buffer) {
+	t.Helper()
+	if v := must(kiln.ToSlice[int64](endless)); v[0] != -1 {
+		t.Fatalf("the argument changed to %v", v)
+	}
+	seven := must(kiln.NewBuffer(c, []int64{7}))
+	defer seven.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	out := must(exe.ExecuteContext(ctx, []*kiln.Buffer{seven}))
+	defer closeAll(t, out[0])
+	if v := must(kiln.ToSlice[int64](out[0])); v[0] != 7 {
+		t.Fatalf("count_to(7) = %v", v)
+	}
+	b := must(kiln.NewBuilder("negate"))
+	defer b.Close()
+	neg := must(b.BuildRoot(b.Neg(b.Parameter(0, kiln.NewShape(kiln.S64), "x"))))
+	defer neg.Close()
+	negExe := must(c.Compile(neg))
+	defer negExe.Close()
+	negated := must(negExe.Execute([]*kiln.Buffer{endless}))
+	defer closeAll(t, negated[0])
+	if v := must(kiln.ToSlice[int64](negated[0])); v[0] != 1 {
+		t.Fatalf("-(-1) = %v", v)
+	}
+}
+
+// checkStopped checks that err is a *kiln.Error with code and that errors.Is
+// matches it to target (a context error).
+func checkStopped(t *testing.T, err error, code kiln.Code, target error) {
+	t.Helper()
+	var kerr *kiln.Error
+	if !errors.As(err, &kerr) || kerr.Code != code {
+		t.Fatalf("got %v, want a *kiln.Error with code %v", err, code)
+	}
+	if !errors.Is(err, target) {
+		t.Fatalf("errors.Is(%v, %v) is false", err, target)
+	}
+}
+
+func TestDeadlineStopsAnEndlessLoop(t *testing.T) {
+	for _, backend := range must(kiln.Backends()) {
+		t.Run(backend, func(t *testing.T) {
+			c := must(kiln.NewClient(kiln.WithBackend(backend)))
+			defer c.Close()
+			exe := compileCountTo(t, c)
+			defer exe.Close()
+			endless := must(kiln.NewBuffer(c, []int64{-1}))
+			defer endless.Close()
+
+			// The deadline counts from WithTimeout, so the clock starts before it.
+			start := time.Now()
+			ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+			defer cancel()
+			out, err := exe.ExecuteContext(ctx, []*kiln.Buffer{endless})
+			elapsed := time.Since(start)
+			if out != nil {
+				t.Fatalf("results from a stopped run: %v", out)
+			}
+			checkStopped(t, err, kiln.DeadlineExceeded, context.DeadlineExceeded)
+			if errors.Is(err, context.Canceled) {
+				t.Fatalf("%v is also context.Canceled", err)
+			}
+			if elapsed < 50*time.Millisecond || elapsed > 30*time.Second {
+				t.Fatalf("stopped after %v", elapsed)
+			}
+			checkUsable(t, c, exe, endless)
+		})
+	}
+}
+
+func TestCancelFromAnotherGoroutine(t *testing.T) {
+	for _, backend := range must(kiln.Backends()) {
+		t.Run(backend, func(t *testing.T) {
+			c := must(kiln.NewClient(kiln.WithBackend(backend)))
+			defer c.Close()
+			exe := compileCountTo(t, c)
+			defer exe.Close()
+			endless := must(kiln.NewBuffer(c, []int64{-1}))
+			defer endless.Close()
+
+			// A deadline far away as well, so that the stop seen is the cancellation's.
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			timer := time.AfterFunc(50*time.Millisecond, cancel)
+			defer timer.Stop()
+			_, err := exe.ExecuteContext(ctx, []*kiln.Buffer{endless})
+			checkStopped(t, err, kiln.Cancelled, context.Canceled)
+			if errors.Is(err, context.DeadlineExceeded) {
+				t.Fatalf("%v is also context.DeadlineExceeded", err)
+			}
+			checkUsable(t, c, exe, endless)
+		})
+	}
+}
+
+func TestCancelAWhileLoopBuiltWithTheBuilder(t *testing.T) {
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := compileForever(t, c)
+	defer exe.Close()
+	x := must(kiln.NewBuffer(c, []float32{0}))
+	defer x.Close()
+	ctx, cancel := context.WithCancelCause(context.Background())
+	why := errors.New("the user gave up")
+	go func() {
+		time.Sleep(50 * time.Millisecond)
+		cancel(why)
+	}()
+	_, err := exe.ExecuteContext(ctx, []*kiln.Buffer{x})
+	checkStopped(t, err, kiln.Cancelled, context.Canceled)
+	if context.Cause(ctx) != why {
+		t.Fatalf("cause %v", context.Cause(ctx))
+	}
+}
+
+func TestADoneContextFailsBeforeRunning(t *testing.T) {
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := compileCountTo(t, c)
+	defer exe.Close()
+	// count_to(7) ends at once on its own: only a refusal to start explains the errors.
+	seven := must(kiln.NewBuffer(c, []int64{7}))
+	defer seven.Close()
+
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := exe.ExecuteContext(cancelled, []*kiln.Buffer{seven})
+	checkStopped(t, err, kiln.Cancelled, context.Canceled)
+	if !strings.Contains(err.Error(), "before the execution started") {
+		t.Fatalf("message: %v", err)
+	}
+
+	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
+	defer cancel2()
+	_, err = exe.ExecuteContext(expired, []*kiln.Buffer{seven})
+	checkStopped(t, err, kiln.DeadlineExceeded, context.DeadlineExceeded)
+}
+
+func TestContextsThatDoNotFireChangeNothing(t *testing.T) {
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := compileCountTo(t, c)
+	defer exe.Close()
+	n := must(kiln.NewBuffer(c, []int64{100}))
+	defer n.Close()
+	long, cancel := context.WithTimeout(context.Background(), time.Hour)
+	defer cancel()
+	for _, ctx := range []context.Context{context.Background(), context.TODO(), long} {
+		out := must(exe.ExecuteContext(ctx, []*kiln.Buffer{n}, kiln.WithRNGSeed(1)))
+		if v := must(kiln.ToSlice[int64](out[0])); v[0] != 100 {
+			t.Fatalf("count_to(100) = %v", v)
+		}
+		closeAll(t, out[0])
+	}
+}
+
+func TestNilContextIsAnInvalidArgument(t *testing.T) {
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := compileCountTo(t, c)
+	defer exe.Close()
+	n := must(kiln.NewBuffer(c, []int64{1}))
+	defer n.Close()
+	var kerr *kiln.Error
+	// A nil Context, on purpose.
+	if _, err := exe.ExecuteContext(nil, []*kiln.Buffer{n}); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument {
+		t.Fatalf("nil context: %v", err)
+	}
+}
+
+// ownContext is a Context the context package does not know (Done is its own
+// channel), so that context.AfterFunc has to watch it with a goroutine.
+type ownContext struct {
+	context.Context
+	done chan struct{}
+}
+
+func (c ownContext) Done() <-chan struct{} { return c.done }
+
+func (c ownContext) Err() error {
+	select {
+	case <-c.done:
+		return context.Canceled
+	default:
+		return nil
+	}
+}
+
+func TestCancelAContextOfAnotherImplementation(t *testing.T) {
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := compileCountTo(t, c)
+	defer exe.Close()
+	endless := must(kiln.NewBuffer(c, []int64{-1}))
+	defer endless.Close()
+	ctx := ownContext{context.Background(), make(chan struct{})}
+	timer := time.AfterFunc(50*time.Millisecond, func() { close(ctx.done) })
+	defer timer.Stop()
+	_, err := exe.ExecuteContext(ctx, []*kiln.Buffer{endless})
+	checkStopped(t, err, kiln.Cancelled, context.Canceled)
+}
+
+// Neither finished nor stopped runs leave a goroutine behind, also while the
+// context they ran under lives on.
+func TestExecuteContextLeavesNoGoroutine(t *testing.T) {
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := compileCountTo(t, c)
+	defer exe.Close()
+	n := must(kiln.NewBuffer(c, []int64{3}))
+	defer n.Close()
+	endless := must(kiln.NewBuffer(c, []int64{-1}))
+	defer endless.Close()
+
+	runs := 200
+	if testing.Short() {
+		runs = 20
+	}
+	live, cancelLive := context.WithCancel(context.Background())
+	defer cancelLive()
+	own := ownContext{context.Background(), make(chan struct{})}
+	defer close(own.done)
+	before := runtime.NumGoroutine()
+	for i := 0; i < runs; i++ {
+		for _, ctx := range []context.Context{live, own} {
+			out := must(exe.ExecuteContext(ctx, []*kiln.Buffer{n}))
+			closeAll(t, out[0])
+		}
+		ctx, cancel := context.WithTimeout(live, time.Millisecond)
+		if _, err := exe.ExecuteContext(ctx, []*kiln.Buffer{endless}); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("run %d: %v", i, err)
+		}
+		cancel()
+	}
+	// Goroutines that end on their own (context.AfterFunc's watcher of own
+	// after its stop, timers' callbacks) may still be finishing: allow them a
+	// moment, then require no more than before.
+	for wait := 0; runtime.NumGoroutine() > before && wait < 100; wait++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if after := runtime.NumGoroutine(); after > before {
+		t.Fatalf("%d goroutines before %d runs, %d after", before, 3*runs, after)
+	}
+}
