@@ -3,6 +3,7 @@ package kiln_test
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -11,35 +12,15 @@ import (
 	"kiln.dev/kiln"
 )
 
-// countTo counts i up from 0 while i != n: for n = -1 that is 2^64 iterations.
-const countTo = `HloModule count_to
-cond {
-  s = (s64[], s64[]) parameter(0)
-  i = s64[] get-tuple-element(s), index=0
-  n = s64[] get-tuple-element(s), index=1
-  ROOT ne = pred[] compare(i, n), direction=NE
-}
-body {
-  s = (s64[], s64[]) parameter(0)
-  i = s64[] get-tuple-element(s), index=0
-  n = s64[] get-tuple-element(s), index=1
-  one = s64[] constant(1)
-  next = s64[] add(i, one)
-  ROOT t = (s64[], s64[]) tuple(next, n)
-}
-ENTRY e {
-  n = s64[] parameter(0)
-  zero = s64[] constant(0)
-  init = (s64[], s64[]) tuple(zero, n)
-  loop = (s64[], s64[]) while(init), condition=cond, body=body
-  ROOT count = s64[] get-tuple-element(loop), index=0
-}
-`
+// countToPath holds count_to, shared by the bindings' tests: it counts i up from
+// 0 while i != n, and for n = -1 that is 2^64 iterations.
+const countToPath = "../testdata/count_to.hlo"
 
 // compileCountTo returns the count_to executable on client c.
 func compileCountTo(t testing.TB, c *kiln.Client) *kiln.Executable {
 	t.Helper()
-	comp := must(kiln.ParseHLO(countTo))
+	text := must(os.ReadFile(countToPath))
+	comp := must(kiln.ParseHLO(string(text)))
 	defer comp.Close()
 	return must(c.Compile(comp))
 }

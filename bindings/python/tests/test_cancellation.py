@@ -1,6 +1,7 @@
 """Timeouts and cancellation stop a loop that never ends, on every backend,
 and leave the executable and its arguments usable."""
 
+import pathlib
 import threading
 
 import numpy as np
@@ -8,29 +9,9 @@ import pytest
 
 import kiln
 
-COUNT_TO = """HloModule count_to
-cond {
-  s = (s64[], s64[]) parameter(0)
-  i = s64[] get-tuple-element(s), index=0
-  n = s64[] get-tuple-element(s), index=1
-  ROOT ne = pred[] compare(i, n), direction=NE
-}
-body {
-  s = (s64[], s64[]) parameter(0)
-  i = s64[] get-tuple-element(s), index=0
-  n = s64[] get-tuple-element(s), index=1
-  one = s64[] constant(1)
-  next = s64[] add(i, one)
-  ROOT t = (s64[], s64[]) tuple(next, n)
-}
-ENTRY e {
-  n = s64[] parameter(0)
-  zero = s64[] constant(0)
-  init = (s64[], s64[]) tuple(zero, n)
-  loop = (s64[], s64[]) while(init), condition=cond, body=body
-  ROOT count = s64[] get-tuple-element(loop), index=0
-}
-"""
+# count_to, shared by the bindings' tests: counts i up from 0 while i != n,
+# and for n = -1 that is 2^64 iterations.
+COUNT_TO = (pathlib.Path(__file__).parent / ".." / ".." / "testdata" / "count_to.hlo").read_text()
 
 
 @pytest.fixture(params=kiln.backends())

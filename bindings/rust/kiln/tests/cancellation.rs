@@ -5,30 +5,9 @@ use std::time::{Duration, Instant};
 
 use kiln::{Builder, Cancellation, Client, Code, ElementType, ExecuteOptions};
 
-/// Counts i up from 0 while i != n: for n = -1 that is 2^64 iterations.
-const COUNT_TO: &str = "HloModule count_to
-cond {
-  s = (s64[], s64[]) parameter(0)
-  i = s64[] get-tuple-element(s), index=0
-  n = s64[] get-tuple-element(s), index=1
-  ROOT ne = pred[] compare(i, n), direction=NE
-}
-body {
-  s = (s64[], s64[]) parameter(0)
-  i = s64[] get-tuple-element(s), index=0
-  n = s64[] get-tuple-element(s), index=1
-  one = s64[] constant(1)
-  next = s64[] add(i, one)
-  ROOT t = (s64[], s64[]) tuple(next, n)
-}
-ENTRY e {
-  n = s64[] parameter(0)
-  zero = s64[] constant(0)
-  init = (s64[], s64[]) tuple(zero, n)
-  loop = (s64[], s64[]) while(init), condition=cond, body=body
-  ROOT count = s64[] get-tuple-element(loop), index=0
-}
-";
+/// count_to, shared by the bindings' tests: counts i up from 0 while i != n,
+/// and for n = -1 that is 2^64 iterations.
+const COUNT_TO_PATH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../testdata/count_to.hlo");
 
 /// Far longer than any test takes, so that a stop it reports is the stop asked for.
 const GENEROUS: Duration = Duration::from_secs(600);
@@ -38,7 +17,8 @@ fn backends() -> Vec<&'static str> {
 }
 
 fn count_to(client: &Client) -> kiln::Executable<'_> {
-    client.compile(&kiln::Computation::from_hlo_text(COUNT_TO).unwrap()).unwrap()
+    let text = std::fs::read_to_string(COUNT_TO_PATH).unwrap();
+    client.compile(&kiln::Computation::from_hlo_text(&text).unwrap()).unwrap()
 }
 
 /// Runs `exe` on `n` and returns the count.

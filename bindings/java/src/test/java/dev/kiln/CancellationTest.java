@@ -19,32 +19,11 @@ import org.junit.jupiter.api.Test;
  * leave the client, the executable and the buffers usable.
  */
 class CancellationTest {
-  /** Counts i up from 0 while i != n: for n = -1 that is 2^64 iterations. */
-  static final String COUNT_TO =
-      """
-      HloModule count_to
-      cond {
-        s = (s64[], s64[]) parameter(0)
-        i = s64[] get-tuple-element(s), index=0
-        n = s64[] get-tuple-element(s), index=1
-        ROOT ne = pred[] compare(i, n), direction=NE
-      }
-      body {
-        s = (s64[], s64[]) parameter(0)
-        i = s64[] get-tuple-element(s), index=0
-        n = s64[] get-tuple-element(s), index=1
-        one = s64[] constant(1)
-        next = s64[] add(i, one)
-        ROOT t = (s64[], s64[]) tuple(next, n)
-      }
-      ENTRY e {
-        n = s64[] parameter(0)
-        zero = s64[] constant(0)
-        init = (s64[], s64[]) tuple(zero, n)
-        loop = (s64[], s64[]) while(init), condition=cond, body=body
-        ROOT count = s64[] get-tuple-element(loop), index=0
-      }
-      """;
+  /**
+   * count_to, shared by the bindings' tests: counts i up from 0 while i != n, and for n = -1 that
+   * is 2^64 iterations.
+   */
+  static final String COUNT_TO = TestSupport.readTestdata("count_to.hlo");
 
   /** Far longer than any test takes, so that a stop it reports is the stop asked for. */
   static final Duration GENEROUS = Duration.ofMinutes(10);

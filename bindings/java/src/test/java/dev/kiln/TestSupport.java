@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 
@@ -13,6 +14,16 @@ final class TestSupport {
   /** tests/conformance/corpus of this repository (set by the pom). */
   static Path corpus() {
     return Path.of(System.getProperty("kiln.corpus", "../../tests/conformance/corpus"));
+  }
+
+  /** The text of a file in bindings/testdata, the bindings' shared test data (set by the pom). */
+  static String readTestdata(String name) {
+    try {
+      return Files.readString(
+          Path.of(System.getProperty("kiln.testdata", "../testdata")).resolve(name));
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   /** Resident set size of this process in KiB, from /proc/self/status. */
