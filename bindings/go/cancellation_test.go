@@ -25,6 +25,19 @@ func compileCountTo(t testing.TB, c *kiln.Client) *kiln.Executable {
 	return must(c.Compile(comp))
 }
 
+// countToFixture makes a client, the count_to module compiled on it and an
+// argument buffer holding n, closed (in reverse order) when the test ends.
+func countToFixture(t *testing.T, n int64) (*kiln.Client, *kiln.Executable, *kiln.Buffer) {
+	t.Helper()
+	c := must(kiln.NewClient())
+	t.Cleanup(func() { c.Close() })
+	exe := compileCountTo(t, c)
+	t.Cleanup(func() { exe.Close() })
+	argument := must(kiln.NewBuffer(c, []int64{n}))
+	t.Cleanup(func() { argument.Close() })
+	return c, exe, argument
+}
+
 // compileForever returns, built with the builder, a while loop over an f32
 // whose condition is the constant true.
 func compileForever(t testing.TB, c *kiln.Client) *kiln.Executable {
@@ -189,12 +202,7 @@ func TestADoneContextFailsBeforeRunning(t *testing.T) {
 }
 
 func TestContextsThatDoNotFireChangeNothing(t *testing.T) {
-	c := must(kiln.NewClient())
-	defer c.Close()
-	exe := compileCountTo(t, c)
-	defer exe.Close()
-	n := must(kiln.NewBuffer(c, []int64{100}))
-	defer n.Close()
+	_, exe, n := countToFixture(t, 100)
 	long, cancel := context.WithTimeout(context.Background(), time.Hour)
 	defer cancel()
 	for _, ctx := range []context.Context{context.Background(), context.TODO(), long} {
@@ -207,12 +215,7 @@ func TestContextsThatDoNotFireChangeNothing(t *testing.T) {
 }
 
 func TestNilContextIsAnInvalidArgument(t *testing.T) {
-	c := must(kiln.NewClient())
-	defer c.Close()
-	exe := compileCountTo(t, c)
-	defer exe.Close()
-	n := must(kiln.NewBuffer(c, []int64{1}))
-	defer n.Close()
+	_, exe, n := countToFixture(t, 1)
 	var kerr *kiln.Error
 	// A nil Context, on purpose.
 	if _, err := exe.ExecuteContext(nil, []*kiln.Buffer{n}); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument {
@@ -239,12 +242,7 @@ func (c ownContext) Err() error {
 }
 
 func TestCancelAContextOfAnotherImplementation(t *testing.T) {
-	c := must(kiln.NewClient())
-	defer c.Close()
-	exe := compileCountTo(t, c)
-	defer exe.Close()
-	endless := must(kiln.NewBuffer(c, []int64{-1}))
-	defer endless.Close()
+	_, exe, endless := countToFixture(t, -1)
 	ctx := ownContext{context.Background(), make(chan struct{})}
 	timer := time.AfterFunc(50*time.Millisecond, func() { close(ctx.done) })
 	defer timer.Stop()
@@ -255,12 +253,7 @@ func TestCancelAContextOfAnotherImplementation(t *testing.T) {
 // Neither finished nor stopped runs leave a goroutine behind, also while the
 // context they ran under lives on.
 func TestExecuteContextLeavesNoGoroutine(t *testing.T) {
-	c := must(kiln.NewClient())
-	defer c.Close()
-	exe := compileCountTo(t, c)
-	defer exe.Close()
-	n := must(kiln.NewBuffer(c, []int64{3}))
-	defer n.Close()
+	c, exe, n := countToFixture(t, 3)
 	endless := must(kiln.NewBuffer(c, []int64{-1}))
 	defer endless.Close()
 
