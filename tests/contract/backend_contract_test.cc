@@ -235,6 +235,8 @@ TEST_P(BackendContractTest, ArgumentErrorsNameTheArgumentAndLeaveTheExecutableUs
 }
 
 TEST_P(BackendContractTest, BuffersOfAnotherBackendAreRefused) {
+  std::unique_ptr<Executable> executable = Compile(kIdentity);
+  ASSERT_NE(executable, nullptr);
   for (const std::string& name : BackendNames()) {
     if (name == GetParam()) continue;
     StatusOr<std::unique_ptr<Backend>> other = CreateBackend(name);
@@ -242,8 +244,6 @@ TEST_P(BackendContractTest, BuffersOfAnotherBackendAreRefused) {
     StatusOr<std::unique_ptr<DeviceBuffer>> buffer =
         (*other)->BufferFromLiteral(Literal::FromVector<float>({1, 2, 3}), (*other)->devices()[0]);
     ASSERT_TRUE(buffer.ok()) << buffer.status().ToString();
-    std::unique_ptr<Executable> executable = Compile(kIdentity);
-    ASSERT_NE(executable, nullptr);
     ExpectInvalidArgument(Run(*executable, {buffer->get()}).status(), "argument 0");
   }
 }
