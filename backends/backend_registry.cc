@@ -8,15 +8,22 @@
 #ifdef KILN_HAVE_CPU_BACKEND
 #include "backends/cpu/cpu_backend.h"
 #endif
+#ifdef KILN_HAVE_CUDA_BACKEND
+#include "backends/cuda/cuda_backend.h"
+#endif
 
 namespace kiln {
 
 std::vector<std::string> BackendNames() {
+  std::vector<std::string> names;
 #ifdef KILN_HAVE_CPU_BACKEND
-  return {"cpu", "interpreter"};
-#else
-  return {"interpreter"};
+  names.push_back("cpu");
 #endif
+  names.push_back("interpreter");
+#ifdef KILN_HAVE_CUDA_BACKEND
+  names.push_back("cuda");
+#endif
+  return names;
 }
 
 StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name) {
@@ -24,6 +31,9 @@ StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name) {
     return std::unique_ptr<Backend>(std::make_unique<interpreter::InterpreterBackend>());
 #ifdef KILN_HAVE_CPU_BACKEND
   if (name == "cpu") return cpu::CreateCpuBackend();
+#endif
+#ifdef KILN_HAVE_CUDA_BACKEND
+  if (name == "cuda") return cuda::CreateCudaBackend();
 #endif
   std::string known;
   for (const std::string& candidate : BackendNames()) known += (known.empty() ? "" : ", ") + candidate;

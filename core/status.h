@@ -90,6 +90,10 @@ Status ResourceExhausted(const Args&... args) {
   return Status(StatusCode::kResourceExhausted, internal::StrCat(args...));
 }
 template <typename... Args>
+Status Unavailable(const Args&... args) {
+  return Status(StatusCode::kUnavailable, internal::StrCat(args...));
+}
+template <typename... Args>
 Status AlreadyExists(const Args&... args) {
   return Status(StatusCode::kAlreadyExists, internal::StrCat(args...));
 }

@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "backends/cpu/buffer_assignment.h"
+#include "backends/cpu/codegen/kernel_key.h"
 #include "backends/cpu/control_flow_thunks.h"
 #include "backends/cpu/convolution_thunk.h"
 #include "backends/cpu/cpu_buffer.h"
@@ -16,29 +17,11 @@
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
-#include "core/hlo_printer.h"
 
 namespace kiln::cpu {
 namespace {
 
 using Leaves = std::vector<int>;
-
-// The computation's HLO text with its own name and its instructions' names
-// replaced by positions: computations with equal keys compute the same
-// function of the same parameters (the text round-trips every attribute and
-// constant exactly), so they can share one kernel.
-std::string KernelKey(const Computation& computation) {
-  Computation renamed("kernel");
-  std::unordered_map<const Instruction*, Instruction*> copies;
-  for (const auto& instruction : computation.instructions()) {
-    auto copy = std::make_unique<Instruction>(*instruction);
-    for (Instruction*& operand : copy->operands) operand = copies.at(operand);
-    copy->name = "v" + std::to_string(copies.size());
-    copies[instruction.get()] = renamed.AddInstruction(std::move(copy));
-  }
-  if (computation.root() != nullptr) renamed.set_root(copies.at(computation.root()));
-  return PrintComputation(renamed);
-}
 
 int64_t ArrayLeafCount(const Shape& shape) {
   if (shape.IsTuple()) {
@@ -145,7 +128,8 @@ class Lowerer {
   // kernel. Identical computations (a layer repeated, a long chain cut into
   // fusions of the same ops) share one kernel: LLVM's time is per kernel.
   void RequestKernel(const Computation& computation, std::function<void(const KernelInfo&)> install) {
-    const auto [found, inserted] = request_of_key_.try_emplace(KernelKey(computation), requests_.size());
+    const auto [found, inserted] =
+        request_of_key_.try_emplace(codegen::KernelKey(computation), requests_.size());
     if (inserted) {
       requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
       kernel_installers_.emplace_back();

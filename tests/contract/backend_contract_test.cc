@@ -82,6 +82,12 @@ class BackendContractTest : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
     StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(GetParam());
+    // A GPU backend on a machine without that GPU says so and is skipped;
+    // any other failure to create a backend of this build fails.
+    if (!backend.ok() && backend.status().code() == StatusCode::kUnavailable) {
+      GTEST_SKIP() << "backend '" << GetParam()
+                   << "' cannot run on this machine: " << backend.status().ToString();
+    }
     ASSERT_TRUE(backend.ok()) << "backend '" << GetParam()
                               << "' is in this build but cannot be created: " << backend.status().ToString();
     backend_ = std::move(backend).value();
@@ -240,6 +246,7 @@ TEST_P(BackendContractTest, BuffersOfAnotherBackendAreRefused) {
   for (const std::string& name : BackendNames()) {
     if (name == GetParam()) continue;
     StatusOr<std::unique_ptr<Backend>> other = CreateBackend(name);
+    if (!other.ok() && other.status().code() == StatusCode::kUnavailable) continue;  // no such device here
     ASSERT_TRUE(other.ok()) << other.status().ToString();
     StatusOr<std::unique_ptr<DeviceBuffer>> buffer =
         (*other)->BufferFromLiteral(Literal::FromVector<float>({1, 2, 3}), (*other)->devices()[0]);

@@ -15,10 +15,6 @@
 namespace kiln::cpu::codegen {
 namespace {
 
-// Elements of work one parallel iteration should cover: enough to amortise
-// the per-iteration overhead, few enough to balance threads.
-constexpr int64_t kWorkPerIteration = 16384;
-
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   int64_t product = 1;
   for (size_t i = begin; i < end; ++i) product *= dims[i];
@@ -30,10 +26,10 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
 // row reductions are computed once per row, and no more than a column
 // reduction accumulates on the stack.
 int64_t IterationBlock(int64_t inner, int64_t work_per_element, bool per_row_reductions,
-                       bool column_reduction) {
+                       bool column_reduction, int64_t work_per_iteration) {
   const int64_t row = std::max<int64_t>(inner, 1);
   if (per_row_reductions && !column_reduction) return row;
-  const int64_t wanted = kWorkPerIteration / work_per_element;
+  const int64_t wanted = std::max<int64_t>(1, work_per_iteration) / work_per_element;
   if (column_reduction) {
     const int64_t most = std::min<int64_t>(row, kMaxColumnBlock);
     return std::clamp<int64_t>(wanted, std::min<int64_t>(16, most), most);
@@ -44,7 +40,7 @@ int64_t IterationBlock(int64_t inner, int64_t work_per_element, bool per_row_red
 }  // namespace
 
 StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
-                                  const std::string& name) {
+                                  const std::string& name, int64_t work_per_iteration) {
   llvm::LLVMContext& context = module.getContext();
   const std::vector<Shape> leaves = computation.root()->shape.Leaves();
   if (leaves.empty()) return InvalidArgument("cpu codegen: ", computation.name(), " has no array output");
@@ -70,7 +66,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   const std::vector<const Instruction*> shared_row_values =
       per_row_reductions ? SharedRowValues(computation, row_dims, inner) : std::vector<const Instruction*>{};
   const bool column_reduction = IsColumnReduction(*computation.root());
-  const int64_t block = IterationBlock(inner, work_per_element, per_row_reductions, column_reduction);
+  const int64_t block =
+      IterationBlock(inner, work_per_element, per_row_reductions, column_reduction, work_per_iteration);
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   // Rows split into blocks of which the last is shorter (outputs only).
   const bool ragged_blocks = blocks_per_row > 1 && inner % block != 0 && !column_reduction;

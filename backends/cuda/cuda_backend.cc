@@ -1,0 +1,191 @@
+#include "backends/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <set>
+
+#include "backends/cuda/cuda_buffer.h"
+#include "backends/cuda/cuda_executable.h"
+#include "backends/cuda/cuda_program.h"
+#include "core/dump_file.h"
+#include "core/hlo_printer.h"
+#include "core/verifier.h"
+
+namespace kiln::cuda {
+namespace {
+
+struct Gpu {
+  std::unique_ptr<Device> device;
+  std::shared_ptr<DeviceMemory> memory;
+  PtxTarget target;
+  int64_t total_memory = 0;
+};
+
+bool HasComplex(const Shape& shape) {
+  for (const Shape& leaf : shape.Leaves()) {
+    if (leaf.IsArray() && IsComplex(leaf.element_type())) return true;
+  }
+  return false;
+}
+
+class CudaBackend : public Backend {
+ public:
+  explicit CudaBackend(const Driver& driver) : driver_(driver) {}
+
+  Status Open() {
+    int count = 0;
+    KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceGetCount(&count), "cuDeviceGetCount"));
+    for (int ordinal = 0; ordinal < count; ++ordinal) {
+      Gpu gpu;
+      KILN_ASSIGN_OR_RETURN(std::string description, DescribeGpu(driver_, ordinal));
+      CUdevice device = 0;
+      KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceGet(&device, ordinal), "cuDeviceGet"));
+      int major = 0, minor = 0;
+      KILN_RETURN_IF_ERROR(driver_.Check(
+          driver_.api().DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+          "cuDeviceGetAttribute"));
+      KILN_RETURN_IF_ERROR(driver_.Check(
+          driver_.api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+          "cuDeviceGetAttribute"));
+      // PTX for an older capability runs on newer GPUs (the driver JITs it).
+      gpu.target.sm = std::clamp(major * 10 + minor, kMinSm, kMaxSm);
+      size_t total = 0;
+      KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceTotalMem(&total, device), "cuDeviceTotalMem"));
+      gpu.total_memory = static_cast<int64_t>(total);
+      KILN_ASSIGN_OR_RETURN(gpu.memory, DeviceMemory::Open(driver_, ordinal));
+      gpu.device = std::make_unique<Device>(this, ordinal,
+                                            "cuda:" + std::to_string(ordinal) + " (" + description + ")");
+      device_list_.push_back(gpu.device.get());
+      gpus_.push_back(std::move(gpu));
+    }
+    if (gpus_.empty()) return Unavailable("cuda: the driver finds no GPU");
+    return OkStatus();
+  }
+
+  std::string_view name() const override { return "cuda"; }
+  std::span<Device* const> devices() const override { return device_list_; }
+
+  bool SupportsElementType(ElementType type) const override {
+    return (IsArrayType(type) && !IsComplex(type)) || type == ElementType::kTuple ||
+           type == ElementType::kToken;
+  }
+
+  std::vector<std::string> UnsupportedOps(const Module& module) const override {
+    std::set<std::string> unsupported;
+    for (const auto& computation : module.computations()) {
+      for (const auto& instruction : computation->instructions()) {
+        constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
+        bool refused = (OpcodeTraits(instruction->opcode) & kNeedsRuntime) != 0 ||
+                       instruction->opcode == Opcode::kGetDimensionSize ||
+                       instruction->opcode == Opcode::kSort || instruction->opcode == Opcode::kTopK ||
+                       HasComplex(instruction->shape);
+        // Tokens pass through after-all without any device work.
+        if (instruction->opcode == Opcode::kAfterAll) refused = false;
+        if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
+      }
+    }
+    return {unsupported.begin(), unsupported.end()};
+  }
+
+  int64_t max_buffer_bytes() const override {
+    int64_t largest = 0;
+    for (const Gpu& gpu : gpus_) largest = std::max(largest, gpu.total_memory);
+    return largest;
+  }
+
+  StatusOr<std::unique_ptr<Executable>> Compile(const Module& module,
+                                                const CompileOptions& options) override {
+    if (module.entry() == nullptr) return InvalidArgument("cuda: module '", module.name(), "' has no entry");
+    KILN_RETURN_IF_ERROR(VerifyModule(module));
+    KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
+    const std::vector<std::string> unsupported = UnsupportedOps(module);
+    if (!unsupported.empty()) {
+      std::string names;
+      for (const std::string& op : unsupported) names += (names.empty() ? "" : ", ") + op;
+      return Unimplemented("cuda backend does not support op(s) yet: ", names,
+                           "; run this module on the cpu backend");
+    }
+    const Gpu& gpu = gpus_[0];
+    std::unique_ptr<Module> clone = module.Clone();
+    const std::string stem = DumpFileStem(module.name());
+    if (!options.dump_hlo_dir.empty())
+      KILN_RETURN_IF_ERROR(
+          WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(*clone)));
+    KILN_RETURN_IF_ERROR(RunCudaPasses(*clone, options.optimization_level));
+    if (!options.dump_hlo_dir.empty())
+      KILN_RETURN_IF_ERROR(
+          WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*clone)));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaProgram> program,
+                          LowerForCuda(std::move(clone), gpu.target, options.dump_ir_dir, stem));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaExecutable> executable,
+                          CudaExecutable::Load(std::shared_ptr<const CudaProgram>(std::move(program)),
+                                               gpu.device.get(), gpu.memory));
+    return std::unique_ptr<Executable>(std::move(executable));
+  }
+
+  StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal, Device* device) override {
+    const Gpu* gpu = &gpus_[0];
+    if (device != nullptr) {
+      gpu = nullptr;
+      for (const Gpu& candidate : gpus_) {
+        if (candidate.device.get() == device) gpu = &candidate;
+      }
+      if (gpu == nullptr) return InvalidArgument("cuda: the device is not one of this cuda backend's GPUs");
+    }
+    if (!literal.shape().IsArray())
+      return InvalidArgument("cuda: a buffer holds one array, got ", literal.shape().ToString());
+    if (IsComplex(literal.shape().element_type()))
+      return Unimplemented("cuda: complex arrays (", literal.shape().ToString(), ") are not supported yet");
+    const int64_t bytes = DenseBytes(literal.shape());
+    if (bytes > gpu->total_memory) {
+      return ResourceExhausted("cuda: a buffer of ", bytes, " bytes exceeds ", gpu->device->description(),
+                               "'s ", gpu->total_memory, " bytes of memory");
+    }
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaBuffer> buffer,
+                          CudaBuffer::FromLiteral(literal, gpu->device.get(), gpu->memory));
+    return std::unique_ptr<DeviceBuffer>(std::move(buffer));
+  }
+
+  Status TransferToInfeed(const Literal&) override {
+    return Unimplemented("cuda: infeed is not supported yet; use the cpu backend");
+  }
+  StatusOr<Literal> TransferFromOutfeed() override {
+    return Unimplemented("cuda: outfeed is not supported yet; use the cpu backend");
+  }
+
+ private:
+  const Driver& driver_;
+  std::vector<Gpu> gpus_;
+  std::vector<Device*> device_list_;
+};
+
+}  // namespace
+
+StatusOr<std::string> DescribeGpu(const Driver& driver, int ordinal) {
+  CUdevice device = 0;
+  KILN_RETURN_IF_ERROR(driver.Check(driver.api().DeviceGet(&device, ordinal), "cuDeviceGet"));
+  char name[256] = {};
+  KILN_RETURN_IF_ERROR(
+      driver.Check(driver.api().DeviceGetName(name, sizeof(name) - 1, device), "cuDeviceGetName"));
+  int major = 0, minor = 0;
+  KILN_RETURN_IF_ERROR(driver.Check(
+      driver.api().DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+      "cuDeviceGetAttribute"));
+  KILN_RETURN_IF_ERROR(driver.Check(
+      driver.api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+      "cuDeviceGetAttribute"));
+  size_t total = 0;
+  KILN_RETURN_IF_ERROR(driver.Check(driver.api().DeviceTotalMem(&total, device), "cuDeviceTotalMem"));
+  const int version = driver.version();
+  return std::string(name) + ", sm_" + std::to_string(major * 10 + minor) + ", " +
+         std::to_string(total >> 20) + " MiB, driver API " + std::to_string(version / 1000) + "." +
+         std::to_string(version % 1000 / 10);
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateCudaBackend() {
+  KILN_ASSIGN_OR_RETURN(const Driver* driver, Driver::Get());
+  auto backend = std::make_unique<CudaBackend>(*driver);
+  KILN_RETURN_IF_ERROR(backend->Open());
+  return std::unique_ptr<Backend>(std::move(backend));
+}
+
+}  // namespace kiln::cuda

@@ -1,0 +1,51 @@
+// A CUDA program loaded into one GPU: its PTX module, its kernels' entry
+// points and its constants in device memory. Execute runs the step
+// sequences on a stream of its own, reading loop predicates and branch
+// selectors back to the host, and returns when the results are ready.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "backends/cuda/cuda_buffer.h"
+#include "backends/cuda/cuda_program.h"
+#include "core/backend.h"
+
+namespace kiln::cuda {
+
+class CudaExecutable : public Executable {
+ public:
+  // Loads `program`'s PTX into `memory`'s context (the driver's JIT log is
+  // in the error when it refuses it) and uploads the constants.
+  static StatusOr<std::unique_ptr<CudaExecutable>> Load(std::shared_ptr<const CudaProgram> program,
+                                                        Device* device, std::shared_ptr<DeviceMemory> memory);
+  ~CudaExecutable() override;
+
+  const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
+  const std::vector<Shape>& result_leaves() const override { return program_->result_leaves; }
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> Execute(std::span<DeviceBuffer* const> arguments,
+                                                               const ExecuteOptions& options) override;
+
+ private:
+  struct Frame;
+  CudaExecutable(std::shared_ptr<const CudaProgram> program, Device* device,
+                 std::shared_ptr<DeviceMemory> memory)
+      : program_(std::move(program)), device_(device), memory_(std::move(memory)) {}
+  Status RunSequence(int sequence, Frame& frame) const;
+  Status RunStep(const Step& step, Frame& frame) const;
+  Status Launch(const Step& step, Frame& frame) const;
+  Status Copy(const std::vector<int>& sources, const std::vector<int>& targets,
+              const std::vector<int64_t>& bytes, Frame& frame) const;
+  // Reads `bytes` (<= 8) at `address` to the host, waiting for the stream.
+  StatusOr<int64_t> ReadScalar(CUdeviceptr address, ElementType type, Frame& frame) const;
+
+  std::shared_ptr<const CudaProgram> program_;
+  Device* device_;
+  std::shared_ptr<DeviceMemory> memory_;
+  CUmodule module_ = nullptr;
+  std::vector<CUfunction> functions_;   // per kernel of program_->ptx
+  std::vector<DeviceBlock> constants_;  // per program constant
+};
+
+}  // namespace kiln::cuda

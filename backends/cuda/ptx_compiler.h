@@ -1,0 +1,61 @@
+// Compiles kernel computations to PTX with LLVM's NVPTX target: each
+// computation is emitted by the shared elemental kernel emitter (the CPU
+// backend's, one output element per parallel iteration) and wrapped in a
+// GPU entry point that maps one thread to one iteration; math functions
+// are linked from libdevice (libdevice.h) when they are used.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backends/cpu/codegen/kernel_compiler.h"
+#include "core/status.h"
+
+namespace kiln::cuda {
+
+// The GPU to compile for: compute capability major*10+minor (sm_80 = 80).
+struct PtxTarget {
+  int sm = 80;
+  // PTX ISA version times 10 (e.g. 78); 0 = the highest LLVM 19 emits for
+  // `sm`. A driver older than that needs a lower one (Backend chooses).
+  int ptx_version = 0;
+  std::string ToString() const { return "sm_" + std::to_string(sm); }
+};
+
+// "sm_80" (also "80", "sm_90a" is refused: arch-specific PTX does not run
+// on later GPUs) -> PtxTarget; INVALID_ARGUMENT naming the accepted form.
+StatusOr<PtxTarget> ParsePtxTarget(std::string_view text);
+
+// The oldest and newest compute capability Kiln emits for.
+inline constexpr int kMinSm = 50;
+inline constexpr int kMaxSm = 90;
+
+// Threads per block of every kernel Kiln launches.
+inline constexpr int kThreadsPerBlock = 256;
+
+struct PtxKernel {
+  std::string name;             // the .entry name
+  int64_t parallel_extent = 1;  // threads to launch (one per iteration)
+  int buffer_count = 0;         // pointer parameters: inputs then outputs
+};
+
+struct PtxModule {
+  std::string ptx;
+  std::vector<PtxKernel> kernels;  // request order
+};
+
+// OK when `computation` can become a GPU kernel: the CPU emitter's rules
+// (codegen/emittable.h) minus what needs host code (complex functions from
+// the C library). UNIMPLEMENTED names the op otherwise.
+Status CheckPtxEmittable(const Computation& computation);
+
+// Every request's kernel in one PTX module. `dump_ir_dir`, when not empty,
+// receives the emitted and optimised LLVM IR (STEM.ptx.emitted.ll and
+// STEM.ptx.optimized.ll).
+StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, const PtxTarget& target,
+                                 const std::string& dump_ir_dir = "", const std::string& dump_stem = "");
+
+}  // namespace kiln::cuda

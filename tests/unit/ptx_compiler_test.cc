@@ -1,0 +1,189 @@
+// The CUDA backend's code generation, which needs no GPU: targets, what is
+// refused by name, and the PTX the NVPTX target emits for kernels (ptxas
+// checks the whole corpus's PTX in tests/cuda).
+#include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "backends/cuda/libdevice.h"
+#include "backends/cuda/ptx_export.h"
+#include "core/hlo_parser.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln {
+namespace {
+
+using cuda::ExportPtx;
+using cuda::ParsePtxTarget;
+using cuda::PtxExport;
+using cuda::PtxTarget;
+
+PtxTarget Sm80() { return *ParsePtxTarget("sm_80"); }
+
+StatusOr<PtxExport> Export(const char* text, const PtxTarget& target = Sm80()) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  return ExportPtx(**module, target);
+}
+
+// Sets an environment variable for one scope.
+class ScopedEnvironment {
+ public:
+  ScopedEnvironment(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    setenv(name, value, 1);
+  }
+  ~ScopedEnvironment() {
+    if (old_.has_value()) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+TEST(PtxTargetTest, AcceptsComputeCapabilitiesKilnEmitsFor) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxTarget sm80, ParsePtxTarget("sm_80"));
+  EXPECT_EQ(sm80.sm, 80);
+  EXPECT_EQ(sm80.ToString(), "sm_80");
+  KILN_ASSERT_OK_AND_ASSIGN(PtxTarget bare, ParsePtxTarget("75"));
+  EXPECT_EQ(bare.sm, 75);
+  for (const char* bad : {"sm_90a", "sm_1x", "sm_100", "sm_30", "", "gfx90a"}) {
+    const Status status = ParsePtxTarget(bad).status();
+    EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << bad;
+    EXPECT_NE(status.message().find("sm_80"), std::string::npos) << status.message();
+  }
+}
+
+TEST(PtxExportTest, FusedElementwiseKernelIsOneEntryForTheTarget) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+HloModule fused
+ENTRY main {
+  a = f32[1000] parameter(0)
+  b = f32[1000] parameter(1)
+  s = f32[1000] add(a, b)
+  e = f32[1000] exponential(s)
+  ROOT m = f32[1000] multiply(e, a)
+})"));
+  ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+  EXPECT_EQ(exported.kernels[0].parallel_extent, 1000);  // one thread per element
+  EXPECT_EQ(exported.kernels[0].buffer_count, 3);
+  EXPECT_NE(exported.ptx.find(".target sm_80"), std::string::npos);
+  EXPECT_NE(exported.ptx.find(".entry " + exported.kernels[0].name), std::string::npos) << exported.ptx;
+  EXPECT_EQ(exported.ptx.find("call.uni"), std::string::npos) << "everything should be inlined:\n"
+                                                              << exported.ptx;
+}
+
+TEST(PtxExportTest, TargetSelectsTheArchitecture) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxTarget sm90, ParsePtxTarget("sm_90"));
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+HloModule negate
+ENTRY main {
+  a = f32[4] parameter(0)
+  ROOT n = f32[4] negate(a)
+})",
+                                                       sm90));
+  EXPECT_NE(exported.ptx.find(".target sm_90"), std::string::npos) << exported.ptx;
+}
+
+TEST(PtxExportTest, ReductionsDotsAndLoopsBecomeKernels) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+HloModule mixed
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+cond {
+  state = (s32[], f32[8,8]) parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  state = (s32[], f32[8,8]) parameter(0)
+  i = s32[] get-tuple-element(state), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  m = f32[8,8] get-tuple-element(state), index=1
+  d = f32[8,8] dot(m, m), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s32[], f32[8,8]) tuple(next, d)
+}
+ENTRY main {
+  a = f32[8,8] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8,8]) tuple(zero, a)
+  loop = (s32[], f32[8,8]) while(init), condition=cond, body=body
+  r = f32[8,8] get-tuple-element(loop), index=1
+  z = f32[] constant(0)
+  ROOT sum = f32[8] reduce(r, z), dimensions={1}, to_apply=add
+})"));
+  EXPECT_GE(exported.kernels.size(), 3u) << exported.ptx;  // condition, increment, dot, reduce
+  for (const cuda::PtxKernel& kernel : exported.kernels)
+    EXPECT_NE(exported.ptx.find(".entry " + kernel.name), std::string::npos) << kernel.name;
+}
+
+TEST(PtxExportTest, HostOnlyOpsAreRefusedByName) {
+  const Status sort = Export(R"(
+HloModule sort
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  ROOT s = f32[16] sort(x), dimensions={0}, to_apply=less
+})")
+                          .status();
+  EXPECT_EQ(sort.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(sort.message().find("sort"), std::string::npos) << sort.message();
+  EXPECT_NE(sort.message().find("cpu backend"), std::string::npos) << sort.message();
+
+  const Status complex = Export(R"(
+HloModule complex
+ENTRY main {
+  x = c64[4] parameter(0)
+  ROOT e = c64[4] exponential(x)
+})")
+                             .status();
+  EXPECT_EQ(complex.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(complex.message().find("complex"), std::string::npos) << complex.message();
+}
+
+constexpr const char* kAtan2 = R"(
+HloModule atan2
+ENTRY main {
+  y = f32[32] parameter(0)
+  x = f32[32] parameter(1)
+  ROOT a = f32[32] atan2(y, x)
+})";
+
+TEST(PtxExportTest, MathFromLibdeviceNeedsLibdevice) {
+  ScopedEnvironment missing("KILN_CUDA_LIBDEVICE", "/nonexistent/libdevice.10.bc");
+  const Status status = Export(kAtan2).status();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("__nv_atan2f"), std::string::npos) << status.message();
+  EXPECT_NE(status.message().find("KILN_CUDA_LIBDEVICE"), std::string::npos) << status.message();
+}
+
+TEST(PtxExportTest, MathFromLibdeviceIsLinkedAndInlinedWhenFound) {
+  if (cuda::FindLibdevice().empty()) {
+    GTEST_SKIP()
+        << "libdevice.10.bc not found: set KILN_CUDA_LIBDEVICE (CI installs the nvidia-cuda-nvcc wheel "
+           "and sets it for this test)";
+  }
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(kAtan2));
+  EXPECT_EQ(exported.ptx.find("__nv_atan2f"), std::string::npos) << "libdevice should be inlined:\n"
+                                                                 << exported.ptx;
+  // Only what the kernel needs is linked: a whole libdevice is ~1 MB of PTX.
+  EXPECT_LT(exported.ptx.size(), 100000u);
+}
+
+}  // namespace
+}  // namespace kiln
