@@ -2,9 +2,11 @@
 
 #include <charconv>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/resource_limits.h"
+#include "tools/compile_command.h"
 #include "tools/module_loading.h"
 
 namespace kiln::tool {
@@ -208,7 +210,7 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
             if (shared) return true;
             return TakeRunOption(all, i, run, &seed_given);
           }));
-  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}, {}};
   if (run.random_inputs && !run.inputs.empty()) {
     return InvalidArgument(
         "--random-inputs and --input cannot be combined: the random values replace the files");
@@ -276,7 +278,46 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}, {}};
+  return command;
+}
+
+// `kiln compile`: the combination of --backend, --emit and --target is
+// checked here, so that a wrong one is a usage error before anything is read.
+StatusOr<CommandLine> ParseCompile(std::span<const std::string> args) {
+  CommandLine command;
+  command.kind = CommandKind::kCompile;
+  CompileArguments& compile = command.compile;
+  bool help = false;
+  KILN_ASSIGN_OR_RETURN(
+      compile.module_path,
+      ParseModuleCommand(
+          args, "compile", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
+            const std::pair<const char*, std::string*> options[] = {{"--backend", &compile.backend},
+                                                                    {"--emit", &compile.emit},
+                                                                    {"--target", &compile.target},
+                                                                    {"--output-dir", &compile.output_dir}};
+            for (const auto& [name, value] : options) {
+              KILN_ASSIGN_OR_RETURN(std::optional<std::string> given, OptionValue(all, i, name));
+              if (!given) continue;
+              if (given->empty()) return InvalidArgument("option ", name, " needs a non-empty value");
+              *value = *given;
+              return true;
+            }
+            return false;
+          }));
+  if (help) return CommandLine{CommandKind::kHelp, CompileHelpText(), {}, {}, {}};
+  if (compile.emit.empty()) return InvalidArgument("'kiln compile' needs --emit, what to write (ptx)");
+  if (compile.emit != "ptx")
+    return InvalidArgument("option --emit accepts only 'ptx', got '", compile.emit, "'");
+  if (compile.backend != "cuda") {
+    return InvalidArgument("--emit ptx needs --backend cuda",
+                           compile.backend.empty() ? "" : ", got '" + compile.backend + "'");
+  }
+  if (compile.target.empty()) {
+    return InvalidArgument("--emit ptx needs --target, the GPU to compile for (e.g. sm_80)");
+  }
+  KILN_RETURN_IF_ERROR(CheckPtxTargetName(compile.target));
   return command;
 }
 
@@ -286,21 +327,22 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   if (args.empty()) return InvalidArgument("no command given");
   const std::string& command = args[0];
   if (command == "-h" || command == "--help" || command == "help")
-    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}};
+    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}, {}};
   if (command == "--version" || command == "version") {
     if (args.size() > 1) return InvalidArgument("'kiln --version' takes no arguments");
-    return CommandLine{CommandKind::kVersion, nullptr, {}, {}};
+    return CommandLine{CommandKind::kVersion, nullptr, {}, {}, {}};
   }
   if (command == "info") {
     if (args.size() > 1) {
       if (args[1] == "-h" || args[1] == "--help")
-        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}};
+        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}, {}};
       return InvalidArgument("'kiln info' takes no arguments, got '", args[1], "'");
     }
-    return CommandLine{CommandKind::kInfo, nullptr, {}, {}};
+    return CommandLine{CommandKind::kInfo, nullptr, {}, {}, {}};
   }
   if (command == "run") return ParseRun(args.subspan(1));
   if (command == "bench") return ParseBench(args.subspan(1));
+  if (command == "compile") return ParseCompile(args.subspan(1));
   return InvalidArgument("unknown command '", command, "'");
 }
 
@@ -319,6 +361,8 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
 #define KILN_BENCH_USAGE                                                                         \
   "kiln bench MODULE.hlo [--backend NAME] [--input FILE.npy]... [--iterations N] [--warmup N]\n" \
   "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
+#define KILN_COMPILE_USAGE \
+  "kiln compile MODULE.hlo --backend cuda --emit ptx --target sm_XX [--output-dir DIR]\n"
 #define KILN_LIMITS                                                                   \
   "Limits: a module has at most 256 MiB of HLO text; each --input must declare its\n" \
   "parameter's element type and shape in its header, which is checked before any\n"   \
@@ -328,7 +372,7 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
   "3 when results differ from --compare-with or --expect.\n"
 
 const char* UsageText() {
-  return "usage: " KILN_RUN_USAGE "       " KILN_BENCH_USAGE
+  return "usage: " KILN_RUN_USAGE "       " KILN_BENCH_USAGE "       " KILN_COMPILE_USAGE
          "       kiln info\n"
          "       kiln --version\n"
          "       kiln --help\n"
@@ -337,6 +381,8 @@ const char* UsageText() {
          "  run      compile an HLO text module and run its ENTRY computation once, with\n"
          "           .npy inputs or random ones; write, print or check the results.\n"
          "  bench    compile a module once and time repeated executions.\n"
+         "  compile  compile a module ahead of time, without a device, and write what\n"
+         "           the backend would load: PTX for NVIDIA GPUs (--emit ptx).\n"
          "  info     list the backends, their devices and the element types they support.\n"
          "\n"
          "'kiln COMMAND --help' describes a command's options. Options may also be\n"
@@ -407,6 +453,22 @@ const char* BenchHelpText() {
          "Options may also be written --name=VALUE.\n" KILN_LIMITS
          "Exit status: 0 on success, 1 on an error while "
          "running, 2 on a usage error.\n";
+}
+
+const char* CompileHelpText() {
+  return "usage: " KILN_COMPILE_USAGE
+         "\n"
+         "Compiles an HLO text module for a backend without running it (no device is\n"
+         "needed) and writes the result. With --backend cuda --emit ptx: one PTX module\n"
+         "holding every kernel the CUDA backend would launch, for the GPU --target\n"
+         "names (sm_75, sm_80, sm_90...; arch-specific sm_90a is refused), written to\n"
+         "DIR/MODULE.ptx (MODULE: the file's name without its extension; DIR:\n"
+         "--output-dir, the current directory by default, created when missing).\n"
+         "Prints the path and the number of kernels. A module using an op the backend\n"
+         "cannot run is refused with UNIMPLEMENTED naming the op.\n"
+         "\n"
+         "Options may also be written --name=VALUE.\n"
+         "Exit status: 0 on success, 1 on an error while compiling, 2 on a usage error.\n";
 }
 
 const char* InfoHelpText() {

@@ -54,7 +54,16 @@ struct BenchArguments {
   std::optional<std::string> output_dir;
 };
 
-enum class CommandKind { kHelp, kVersion, kInfo, kRun, kBench };
+// `kiln compile`: ahead-of-time output for a backend, written to a file.
+struct CompileArguments {
+  std::string module_path;
+  std::string backend;  // required: the backend whose output is emitted
+  std::string emit;     // what to write: "ptx" (--backend cuda)
+  std::string target;   // the GPU for --emit ptx, e.g. "sm_80"
+  std::string output_dir = ".";
+};
+
+enum class CommandKind { kHelp, kVersion, kInfo, kRun, kBench, kCompile };
 
 struct CommandLine {
   CommandKind kind = CommandKind::kHelp;
@@ -62,6 +71,7 @@ struct CommandLine {
   const char* help_text = nullptr;
   RunArguments run;
   BenchArguments bench;
+  CompileArguments compile;
 };
 
 // `args` excludes the program name.
@@ -70,9 +80,11 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args);
 // The text `kiln --help` prints, and what a usage error prints after the message.
 const char* UsageText();
 
-// What `kiln run --help`, `kiln bench --help` and `kiln info --help` print.
+// What `kiln run --help`, `kiln bench --help`, `kiln compile --help` and
+// `kiln info --help` print.
 const char* RunHelpText();
 const char* BenchHelpText();
+const char* CompileHelpText();
 const char* InfoHelpText();
 
 }  // namespace kiln::tool

@@ -7,6 +7,7 @@
 
 #include "tools/bench_command.h"
 #include "tools/command_line.h"
+#include "tools/compile_command.h"
 #include "tools/info_command.h"
 #include "tools/run_command.h"
 
@@ -31,11 +32,14 @@ int main(int argc, char** argv) {
     case CommandKind::kVersion: std::cout << "kiln " << KILN_VERSION_STRING << "\n"; return 0;
     case CommandKind::kInfo: PrintInfo(std::cout); return 0;
     case CommandKind::kRun:
-    case CommandKind::kBench: break;
+    case CommandKind::kBench:
+    case CommandKind::kCompile: break;
   }
   RunOutcome outcome = RunOutcome::kDone;
   kiln::Status status;
-  if (command->kind == CommandKind::kBench) {
+  if (command->kind == CommandKind::kCompile) {
+    status = CompileModule(command->compile, std::cout);
+  } else if (command->kind == CommandKind::kBench) {
     status = BenchModule(command->bench, std::cout);
   } else {
     kiln::StatusOr<RunOutcome> run = RunModule(command->run, std::cout, std::cerr);

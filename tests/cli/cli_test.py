@@ -652,6 +652,60 @@ def test_thread_limit(ctx):
     expect_usage_error(ctx.run("run", hlo, "--backend", ""), "--backend needs a non-empty name")
 
 
+# --- kiln compile ----------------------------------------------------------------
+
+def has_cuda_backend(ctx):
+    """Whether this kiln has the CUDA backend (`kiln info` lists it, usable here or not)."""
+    info = ctx.run("info")
+    expect(info.returncode == 0, "info failed", info)
+    return re.search(r"^  cuda\b", info.stdout, re.MULTILINE) is not None
+
+
+@case
+def test_compile_ptx(ctx):
+    out = ctx.path("ptx/nested")  # missing directories are created
+    result = ctx.run("compile", ctx.hlo("add.hlo"), "--backend", "cuda", "--target", "sm_80", "--emit", "ptx",
+                     "--output-dir", out)
+    if not has_cuda_backend(ctx):
+        expect_usage_error(result, "without the CUDA backend")
+        return
+    path = os.path.join(out, "add.ptx")
+    wrote = re.fullmatch(r"wrote (.+): (\d+) kernels? for sm_80\n", result.stdout)
+    expect(result.returncode == 0 and wrote is not None and wrote.group(1) == path, "compile failed", result)
+    with open(path) as f:
+        ptx = f.read()
+    expect(re.search(r"^\.target sm_80\b", ptx, re.MULTILINE), "the PTX does not target sm_80")
+    entries = len(re.findall(r"\.entry\s", ptx))
+    expect(entries >= 1 and entries == int(wrote.group(2)), "%d .entry in the PTX, %s reported" % (
+        entries, wrote.group(2)), result)
+    expect(sorted(os.listdir(out)) == ["add.ptx"], "unexpected files %r" % os.listdir(out))
+    # --name=VALUE forms; the output directory defaults to the current one.
+    again = ctx.run("compile", "--backend=cuda", "--emit=ptx", "--target=sm_90", ctx.hlo("add.hlo"))
+    expect(again.returncode == 0, "compile with = forms failed", again)
+    with open(ctx.path("add.ptx")) as f:
+        expect(re.search(r"^\.target sm_90\b", f.read(), re.MULTILINE), "the PTX does not target sm_90")
+
+
+@case
+def test_compile_usage_errors(ctx):
+    hlo = ctx.hlo("add.hlo")
+    cuda = has_cuda_backend(ctx)
+    bad_target = ctx.run("compile", hlo, "--backend", "cuda", "--emit", "ptx", "--target", "sm_1x")
+    expect_usage_error(bad_target, "sm_1x" if cuda else "without the CUDA backend")
+    expect_usage_error(ctx.run("compile", hlo, "--backend", "cuda", "--emit", "llvm", "--target", "sm_80"),
+                       "--emit accepts only 'ptx', got 'llvm'")
+    expect_usage_error(ctx.run("compile", hlo, "--backend", "cpu", "--emit", "ptx", "--target", "sm_80"),
+                       "--emit ptx needs --backend cuda, got 'cpu'")
+    expect_usage_error(ctx.run("compile", hlo, "--backend", "cuda", "--target", "sm_80"), "needs --emit")
+    expect_usage_error(ctx.run("compile", hlo, "--backend", "cuda", "--emit", "ptx"), "needs --target")
+    expect_usage_error(ctx.run("compile", "--backend", "cuda"), "needs a MODULE.hlo")
+    expect(not os.listdir(ctx.work), "a refused compile wrote %r" % os.listdir(ctx.work))
+    help_text = ctx.run("compile", "--help")
+    expect(help_text.returncode == 0 and help_text.stdout.startswith("usage: kiln compile MODULE.hlo"),
+           "'kiln compile --help' should print compile's usage", help_text)
+    expect("kiln compile MODULE.hlo" in ctx.run("--help").stdout, "the overview lists compile")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kiln")

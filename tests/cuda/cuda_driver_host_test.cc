@@ -1,0 +1,293 @@
+// The host side of the CUDA backend (driver loading, devices, buffers,
+// module loading and launches) against the fake driver of
+// tests/cuda/fake_driver, on machines without a GPU. The fake cannot run
+// PTX, so kernel outputs are never checked here; what is checked is what
+// the backend asks of the driver.
+//
+// The driver is loaded once per process, so each scenario is its own ctest
+// (tests/cuda/CMakeLists.txt) with its own environment, selecting one test
+// suite below with --gtest_filter:
+//   FakeDriver         KILN_CUDA_DRIVER = the fake
+//   SmallDeviceMemory  ... and KILN_FAKE_CUDA_MEMORY_BYTES=4096
+//   OldDriver          ... and KILN_FAKE_CUDA_DRIVER_VERSION=12000 (PTX ISA 8.0 at most)
+//   NoDevice           ... and KILN_FAKE_CUDA_DEVICES=0
+//   MissingDriver      KILN_CUDA_DRIVER = a path where there is no library
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/backend.h"
+#include "core/hlo_parser.h"
+#include "core/literal.h"
+
+namespace kiln {
+namespace {
+
+// The fake driver's test hooks, from the library the backend loaded.
+struct FakeHooks {
+  int (*launch_count)() = nullptr;
+  size_t (*live_bytes)() = nullptr;
+  int (*live_modules)() = nullptr;
+};
+
+const char* DriverPath() {
+  const char* path = std::getenv("KILN_CUDA_DRIVER");
+  return path != nullptr ? path : "";
+}
+
+FakeHooks Hooks() {
+  FakeHooks hooks;
+  // The same path gives the same loaded library, whatever flags the
+  // backend opened it with.
+  void* library = dlopen(DriverPath(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) return hooks;
+  hooks.launch_count = reinterpret_cast<int (*)()>(dlsym(library, "kiln_fake_cuda_launch_count"));
+  hooks.live_bytes = reinterpret_cast<size_t (*)()>(dlsym(library, "kiln_fake_cuda_live_bytes"));
+  hooks.live_modules = reinterpret_cast<int (*)()>(dlsym(library, "kiln_fake_cuda_live_modules"));
+  return hooks;
+}
+
+std::unique_ptr<Module> Parse(const char* text) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+constexpr char kAdd[] = R"(HloModule add
+ENTRY e {
+  p0 = f32[1000] parameter(0)
+  p1 = f32[1000] parameter(1)
+  ROOT r = f32[1000] add(p0, p1)
+})";
+
+// No computation happens: the results are the parameters, reordered.
+constexpr char kSwap[] = R"(HloModule swap
+ENTRY e {
+  a = f32[3] parameter(0)
+  b = s32[2,2] parameter(1)
+  ROOT t = (s32[2,2], f32[3]) tuple(b, a)
+})";
+
+constexpr char kSecondOfTuple[] = R"(HloModule second_of_tuple
+ENTRY e {
+  t = (f32[3], pred[3]) parameter(0)
+  ROOT x = pred[3] get-tuple-element(t), index=1
+})";
+
+Literal Halves(const std::vector<uint16_t>& bits) {
+  StatusOr<Literal> literal =
+      Literal::FromBytes(Shape(ElementType::kF16, {static_cast<int64_t>(bits.size())}),
+                         {reinterpret_cast<const uint8_t*>(bits.data()), bits.size() * sizeof(uint16_t)});
+  EXPECT_TRUE(literal.ok()) << literal.status().ToString();
+  return literal.ok() ? std::move(literal).value() : Literal();
+}
+
+class CudaOnFakeDriver : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_NE(*DriverPath(), 0) << "KILN_CUDA_DRIVER is not set: run this test through ctest";
+    StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+    ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+    backend_ = std::move(backend).value();
+    ASSERT_FALSE(backend_->devices().empty());
+    device_ = backend_->devices()[0];
+    hooks_ = Hooks();
+    ASSERT_NE(hooks_.launch_count, nullptr) << DriverPath() << " is not the fake driver";
+    ASSERT_NE(hooks_.live_bytes, nullptr);
+    ASSERT_NE(hooks_.live_modules, nullptr);
+  }
+
+  std::unique_ptr<DeviceBuffer> Buffer(const Literal& literal) {
+    StatusOr<std::unique_ptr<DeviceBuffer>> buffer = backend_->BufferFromLiteral(literal, device_);
+    EXPECT_TRUE(buffer.ok()) << buffer.status().ToString();
+    return buffer.ok() ? std::move(buffer).value() : nullptr;
+  }
+
+  std::unique_ptr<Executable> Compile(const char* text) {
+    std::unique_ptr<Module> module = Parse(text);
+    if (module == nullptr) return nullptr;
+    StatusOr<std::unique_ptr<Executable>> executable = backend_->Compile(*module, CompileOptions{});
+    EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+    return executable.ok() ? std::move(executable).value() : nullptr;
+  }
+
+  // Runs `executable` once; empty (with a test failure) when it fails.
+  static std::vector<std::unique_ptr<DeviceBuffer>> Run(Executable& executable,
+                                                        const std::vector<DeviceBuffer*>& arguments) {
+    StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> results =
+        executable.Execute(arguments, ExecuteOptions{});
+    EXPECT_TRUE(results.ok()) << results.status().ToString();
+    return results.ok() ? std::move(results).value() : std::vector<std::unique_ptr<DeviceBuffer>>();
+  }
+
+  static Literal Download(const DeviceBuffer& buffer) {
+    StatusOr<Literal> literal = buffer.ToLiteral();
+    EXPECT_TRUE(literal.ok()) << literal.status().ToString();
+    return literal.ok() ? std::move(literal).value() : Literal();
+  }
+
+  std::unique_ptr<Backend> backend_;
+  Device* device_ = nullptr;
+  FakeHooks hooks_;
+};
+
+using FakeDriver = CudaOnFakeDriver;
+using OldDriver = CudaOnFakeDriver;
+
+TEST_F(FakeDriver, DescribesTheFakeDevice) {
+  EXPECT_EQ(backend_->name(), "cuda");
+  const std::string& description = device_->description();
+  EXPECT_NE(description.find("Kiln fake GPU"), std::string::npos) << description;
+  EXPECT_NE(description.find("sm_80"), std::string::npos) << description;
+}
+
+TEST_F(FakeDriver, BufferRoundTripsAreExact) {
+  const std::vector<Literal> literals = {
+      Literal::FromVector<float>({1.5f, -0.0f, 3.4e38f, 1e-45f, -7.25f, 1e30f}, {2, 3}),
+      Literal::FromVector<int32_t>({INT32_MIN, -1, 0, 1, INT32_MAX}),
+      Literal::FromVector<bool>({true, false, false, true, true}),
+      Halves({0x3c00, 0x8000, 0x7c00, 0x0001, 0x7bff, 0xfe00}),
+      Literal::Scalar<int32_t>(42),
+  };
+  for (const Literal& literal : literals) {
+    std::unique_ptr<DeviceBuffer> buffer = Buffer(literal);
+    ASSERT_NE(buffer, nullptr) << literal.ToString();
+    EXPECT_EQ(buffer->device(), device_);
+    EXPECT_EQ(Download(*buffer), literal) << literal.ToString();
+  }
+}
+
+// The real driver refuses zero-byte allocations; an empty array must still
+// make a buffer.
+TEST_F(FakeDriver, EmptyArrayRoundTrips) {
+  const Literal empty(Shape(ElementType::kF32, {0, 4}));
+  std::unique_ptr<DeviceBuffer> buffer = Buffer(empty);
+  ASSERT_NE(buffer, nullptr);
+  EXPECT_EQ(Download(*buffer), empty);
+}
+
+TEST_F(FakeDriver, ProgramsWithoutKernelsReturnTheirArguments) {
+  const int launches = hooks_.launch_count();
+  const Literal a = Literal::FromVector<float>({1, -2, 3.5f});
+  const Literal b = Literal::FromVector<int32_t>({7, 8, 9, 10}, {2, 2});
+  std::unique_ptr<DeviceBuffer> a_buffer = Buffer(a);
+  std::unique_ptr<DeviceBuffer> b_buffer = Buffer(b);
+  std::unique_ptr<Executable> swap = Compile(kSwap);
+  ASSERT_TRUE(a_buffer && b_buffer && swap);
+  std::vector<std::unique_ptr<DeviceBuffer>> swapped = Run(*swap, {a_buffer.get(), b_buffer.get()});
+  ASSERT_EQ(swapped.size(), 2u);
+  EXPECT_EQ(Download(*swapped[0]), b);
+  EXPECT_EQ(Download(*swapped[1]), a);
+
+  // A tuple parameter arrives as its leaves.
+  const Literal flags = Literal::FromVector<bool>({false, true, true});
+  std::unique_ptr<DeviceBuffer> flags_buffer = Buffer(flags);
+  std::unique_ptr<Executable> second = Compile(kSecondOfTuple);
+  ASSERT_TRUE(flags_buffer && second);
+  std::vector<std::unique_ptr<DeviceBuffer>> picked = Run(*second, {a_buffer.get(), flags_buffer.get()});
+  ASSERT_EQ(picked.size(), 1u);
+  EXPECT_EQ(Download(*picked[0]), flags);
+  EXPECT_EQ(hooks_.launch_count(), launches) << "a program without kernels launched one";
+}
+
+TEST_F(FakeDriver, AddLaunchesOneKernel) {
+  std::vector<float> values(1000);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);
+  std::unique_ptr<DeviceBuffer> x = Buffer(Literal::FromVector<float>(values));
+  std::unique_ptr<DeviceBuffer> y = Buffer(Literal::FromVector<float>(values));
+  std::unique_ptr<Executable> add = Compile(kAdd);
+  ASSERT_TRUE(x && y && add);
+  const int launches = hooks_.launch_count();
+  std::vector<std::unique_ptr<DeviceBuffer>> sum = Run(*add, {x.get(), y.get()});
+  EXPECT_EQ(hooks_.launch_count(), launches + 1);
+  ASSERT_EQ(sum.size(), 1u);
+  EXPECT_EQ(sum[0]->shape(), Shape(ElementType::kF32, {1000}));
+  // The fake ran nothing, so only the result's shape is known.
+  EXPECT_EQ(Download(*sum[0]).shape(), Shape(ElementType::kF32, {1000}));
+}
+
+// Executables unload their modules when destroyed. Freed blocks stay in
+// the backend's allocation cache (device_memory.h) until the last of the
+// backend, its executables and its buffers is gone, so the bytes are
+// checked once the backend is destroyed too.
+TEST_F(FakeDriver, DestroyingEverythingFreesDeviceMemoryAndModules) {
+  backend_.reset();
+  const size_t bytes = hooks_.live_bytes();
+  const int modules = hooks_.live_modules();
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  backend_ = std::move(backend).value();
+  device_ = backend_->devices()[0];
+  {
+    std::unique_ptr<DeviceBuffer> x = Buffer(Literal::FromVector<float>(std::vector<float>(1000, 1.0f)));
+    std::unique_ptr<DeviceBuffer> y = Buffer(Literal::FromVector<float>(std::vector<float>(1000, 2.0f)));
+    std::unique_ptr<Executable> add = Compile(kAdd);
+    ASSERT_TRUE(x && y && add);
+    std::vector<std::unique_ptr<DeviceBuffer>> sum = Run(*add, {x.get(), y.get()});
+    EXPECT_EQ(sum.size(), 1u);
+    EXPECT_GE(hooks_.live_bytes(), bytes + 3 * 1000 * sizeof(float));
+    EXPECT_GT(hooks_.live_modules(), modules);
+  }
+  EXPECT_EQ(hooks_.live_modules(), modules) << "an executable's module outlived it";
+  backend_.reset();
+  device_ = nullptr;
+  EXPECT_EQ(hooks_.live_bytes(), bytes) << "device memory outlived the backend and everything it made";
+}
+
+// A driver older than the PTX ISA LLVM would emit: the backend must choose
+// an ISA the driver reads (the fake refuses newer ones as the driver does).
+TEST_F(OldDriver, CompilesPtxTheDriverReads) {
+  std::unique_ptr<DeviceBuffer> x = Buffer(Literal::FromVector<float>(std::vector<float>(1000, 1.0f)));
+  std::unique_ptr<Executable> add = Compile(kAdd);
+  ASSERT_TRUE(x && add);
+  const int launches = hooks_.launch_count();
+  EXPECT_EQ(Run(*add, {x.get(), x.get()}).size(), 1u);
+  EXPECT_EQ(hooks_.launch_count(), launches + 1);
+}
+
+TEST(SmallDeviceMemory, BufferBeyondTheLimitIsResourceExhausted) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ASSERT_FALSE((*backend)->devices().empty());
+  Device* device = (*backend)->devices()[0];
+  const Literal mebibyte(Shape(ElementType::kF32, {256, 1024}));
+  StatusOr<std::unique_ptr<DeviceBuffer>> buffer = (*backend)->BufferFromLiteral(mebibyte, device);
+  ASSERT_FALSE(buffer.ok()) << "a 1 MiB buffer fit in 4096 bytes of device memory";
+  EXPECT_EQ(buffer.status().code(), StatusCode::kResourceExhausted) << buffer.status().ToString();
+  EXPECT_NE(buffer.status().message().find("cuMemAlloc"), std::string::npos) << buffer.status().ToString();
+  // The failure leaves the backend usable.
+  const Literal small = Literal::FromVector<int32_t>({1, 2, 3});
+  StatusOr<std::unique_ptr<DeviceBuffer>> fits = (*backend)->BufferFromLiteral(small, device);
+  ASSERT_TRUE(fits.ok()) << fits.status().ToString();
+  StatusOr<Literal> back = (*fits)->ToLiteral();
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(*back, small);
+}
+
+TEST(NoDevice, BackendIsUnavailable) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_FALSE(backend.ok()) << "a driver with no device made a backend";
+  EXPECT_EQ(backend.status().code(), StatusCode::kUnavailable) << backend.status().ToString();
+  EXPECT_NE(backend.status().message().find("driver"), std::string::npos) << backend.status().ToString();
+  EXPECT_NE(backend.status().message().find("GPU"), std::string::npos) << backend.status().ToString();
+}
+
+TEST(MissingDriver, BackendIsUnavailableNamingTheLibrary) {
+  ASSERT_NE(*DriverPath(), 0) << "KILN_CUDA_DRIVER is not set: run this test through ctest";
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_FALSE(backend.ok()) << "a missing driver made a backend";
+  EXPECT_EQ(backend.status().code(), StatusCode::kUnavailable) << backend.status().ToString();
+  EXPECT_NE(backend.status().message().find(DriverPath()), std::string::npos) << backend.status().ToString();
+  // Asking again gives the same answer, not a crash or a retry that works.
+  StatusOr<std::unique_ptr<Backend>> again = CreateBackend("cuda");
+  EXPECT_EQ(again.status().code(), StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace kiln
