@@ -29,7 +29,8 @@ bool HasComplex(const Shape& shape) {
 
 class CudaBackend : public Backend {
  public:
-  explicit CudaBackend(const Driver& driver) : driver_(driver) {}
+  explicit CudaBackend(const Driver& driver)
+      : driver_(driver), queues_(std::make_shared<interpreter::HostQueues>()) {}
 
   Status Open() {
     int count = 0;
@@ -74,10 +75,11 @@ class CudaBackend : public Backend {
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
         constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
-        bool refused = (OpcodeTraits(instruction->opcode) & kNeedsRuntime) != 0 ||
+        const bool host_queue =
+            instruction->opcode == Opcode::kInfeed || instruction->opcode == Opcode::kOutfeed;
+        bool refused = ((OpcodeTraits(instruction->opcode) & kNeedsRuntime) != 0 && !host_queue) ||
                        instruction->opcode == Opcode::kGetDimensionSize ||
-                       instruction->opcode == Opcode::kSort || instruction->opcode == Opcode::kTopK ||
-                       HasComplex(instruction->shape);
+                       instruction->opcode == Opcode::kTopK || HasComplex(instruction->shape);
         // Tokens pass through after-all without any device work.
         if (instruction->opcode == Opcode::kAfterAll) refused = false;
         if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
@@ -118,7 +120,7 @@ class CudaBackend : public Backend {
                           LowerForCuda(std::move(clone), gpu.target, options.dump_ir_dir, stem));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaExecutable> executable,
                           CudaExecutable::Load(std::shared_ptr<const CudaProgram>(std::move(program)),
-                                               gpu.device.get(), gpu.memory));
+                                               gpu.device.get(), gpu.memory, queues_));
     return std::unique_ptr<Executable>(std::move(executable));
   }
 
@@ -145,17 +147,24 @@ class CudaBackend : public Backend {
     return std::unique_ptr<DeviceBuffer>(std::move(buffer));
   }
 
-  Status TransferToInfeed(const Literal&) override {
-    return Unimplemented("cuda: infeed is not supported yet; use the cpu backend");
+  Status TransferToInfeed(const Literal& literal) override {
+    std::lock_guard<std::mutex> lock(queues_->mutex);
+    queues_->infeed.push_back(literal);
+    return OkStatus();
   }
   StatusOr<Literal> TransferFromOutfeed() override {
-    return Unimplemented("cuda: outfeed is not supported yet; use the cpu backend");
+    std::lock_guard<std::mutex> lock(queues_->mutex);
+    if (queues_->outfeed.empty()) return FailedPrecondition("cuda: the outfeed queue is empty");
+    Literal literal = std::move(queues_->outfeed.front());
+    queues_->outfeed.pop_front();
+    return literal;
   }
 
  private:
   const Driver& driver_;
   std::vector<Gpu> gpus_;
   std::vector<Device*> device_list_;
+  std::shared_ptr<interpreter::HostQueues> queues_;
 };
 
 }  // namespace

@@ -19,10 +19,10 @@ struct CudaExecutable::Frame {
   const ExecuteOptions* options = nullptr;
 };
 
-StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(std::shared_ptr<const CudaProgram> program,
-                                                               Device* device,
-                                                               std::shared_ptr<DeviceMemory> memory) {
-  std::unique_ptr<CudaExecutable> executable(new CudaExecutable(program, device, memory));
+StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
+    std::shared_ptr<const CudaProgram> program, Device* device, std::shared_ptr<DeviceMemory> memory,
+    std::shared_ptr<interpreter::HostQueues> queues) {
+  std::unique_ptr<CudaExecutable> executable(new CudaExecutable(program, device, memory, std::move(queues)));
   const Driver& driver = memory->driver();
   KILN_RETURN_IF_ERROR(memory->MakeCurrent());
   if (!program->ptx.kernels.empty()) {
@@ -197,8 +197,98 @@ Status CudaExecutable::RunStep(const Step& step, Frame& frame) const {
       KILN_RETURN_IF_ERROR(RunSequence(step.nested[branch], frame));
       return Copy(lowered.results, step.targets, step.bytes, frame);
     }
+    case Step::Kind::kInfeed: return Infeed(step, frame);
+    case Step::Kind::kOutfeed: return Outfeed(step, frame);
   }
   return Internal("cuda: unknown step kind");
+}
+
+Status CudaExecutable::Infeed(const Step& step, Frame& frame) const {
+  // An empty tuple reads nothing (as the interpreter has it).
+  if (step.shape.IsTuple() && step.shape.tuple_shapes().empty()) return OkStatus();
+  Literal data;
+  {
+    std::lock_guard<std::mutex> lock(queues_->mutex);
+    if (queues_->infeed.empty()) {
+      return FailedPrecondition(
+          "cuda: infeed of ", step.shape.ToString(),
+          " found the infeed queue empty; queue an array with kiln_client_transfer_to_infeed first");
+    }
+    if (!queues_->infeed.front().shape().Compatible(step.shape)) {
+      return InvalidArgument("cuda: infeed expects ", step.shape.ToString(), " but the queue holds ",
+                             queues_->infeed.front().shape().ToString());
+    }
+    data = std::move(queues_->infeed.front());
+    queues_->infeed.pop_front();
+  }
+  const Driver& driver = memory_->driver();
+  // The targets may still be read by earlier work of this stream (a loop's
+  // previous iteration): wait for it, then copy synchronously.
+  KILN_RETURN_IF_ERROR(driver.Check(driver.api().StreamSynchronize(frame.stream), "cuStreamSynchronize"));
+  std::vector<Literal> leaves;
+  if (data.shape().IsArray()) {
+    leaves.push_back(std::move(data));
+  } else {
+    for (Literal& leaf : data.Leaves()) {
+      if (leaf.shape().IsArray()) leaves.push_back(std::move(leaf));
+    }
+  }
+  if (leaves.size() != step.targets.size())
+    return Internal("cuda: infeed has ", leaves.size(), " arrays for ", step.targets.size());
+  for (size_t i = 0; i < leaves.size(); ++i) {
+    if (step.bytes[i] == 0) continue;
+    KILN_RETURN_IF_ERROR(
+        driver.Check(driver.api().MemcpyHtoD(frame.addresses[static_cast<size_t>(step.targets[i])],
+                                             leaves[i].raw().data(), static_cast<size_t>(step.bytes[i])),
+                     "cuMemcpyHtoD (infeed)"));
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// A literal of `shape` from its array leaves in order (consumed from `next`).
+StatusOr<Literal> Assemble(const Shape& shape, std::vector<Literal>& leaves, size_t& next) {
+  if (shape.IsArray()) {
+    if (next >= leaves.size()) return Internal("cuda: outfeed ran out of arrays");
+    return std::move(leaves[next++]);
+  }
+  if (!shape.IsTuple()) return Literal(shape);
+  std::vector<Literal> elements;
+  for (const Shape& element : shape.tuple_shapes()) {
+    KILN_ASSIGN_OR_RETURN(Literal part, Assemble(element, leaves, next));
+    elements.push_back(std::move(part));
+  }
+  return Literal::Tuple(std::move(elements));
+}
+
+}  // namespace
+
+Status CudaExecutable::Outfeed(const Step& step, Frame& frame) const {
+  const Driver& driver = memory_->driver();
+  KILN_RETURN_IF_ERROR(driver.Check(driver.api().StreamSynchronize(frame.stream), "cuStreamSynchronize"));
+  std::vector<Literal> leaves;
+  std::vector<Shape> shapes;
+  for (Shape& leaf : step.shape.Leaves()) {
+    if (leaf.IsArray()) shapes.push_back(std::move(leaf));
+  }
+  if (shapes.size() != step.sources.size())
+    return Internal("cuda: outfeed has ", step.sources.size(), " arrays for ", shapes.size());
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    Literal leaf(shapes[i]);
+    if (step.bytes[i] > 0) {
+      KILN_RETURN_IF_ERROR(driver.Check(
+          driver.api().MemcpyDtoH(leaf.raw().data(), frame.addresses[static_cast<size_t>(step.sources[i])],
+                                  static_cast<size_t>(step.bytes[i])),
+          "cuMemcpyDtoH (outfeed)"));
+    }
+    leaves.push_back(std::move(leaf));
+  }
+  size_t next = 0;
+  KILN_ASSIGN_OR_RETURN(Literal value, Assemble(step.shape, leaves, next));
+  std::lock_guard<std::mutex> lock(queues_->mutex);
+  queues_->outfeed.push_back(std::move(value));
+  return OkStatus();
 }
 
 Status CudaExecutable::Launch(const Step& step, Frame& frame) const {

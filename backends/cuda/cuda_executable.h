@@ -11,6 +11,7 @@
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_program.h"
 #include "core/backend.h"
+#include "core/interpreter/eval_context.h"
 
 namespace kiln::cuda {
 
@@ -18,8 +19,10 @@ class CudaExecutable : public Executable {
  public:
   // Loads `program`'s PTX into `memory`'s context (the driver's JIT log is
   // in the error when it refuses it) and uploads the constants.
+  // `queues` are the backend's infeed and outfeed queues.
   static StatusOr<std::unique_ptr<CudaExecutable>> Load(std::shared_ptr<const CudaProgram> program,
-                                                        Device* device, std::shared_ptr<DeviceMemory> memory);
+                                                        Device* device, std::shared_ptr<DeviceMemory> memory,
+                                                        std::shared_ptr<interpreter::HostQueues> queues);
   ~CudaExecutable() override;
 
   const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
@@ -30,11 +33,16 @@ class CudaExecutable : public Executable {
  private:
   struct Frame;
   CudaExecutable(std::shared_ptr<const CudaProgram> program, Device* device,
-                 std::shared_ptr<DeviceMemory> memory)
-      : program_(std::move(program)), device_(device), memory_(std::move(memory)) {}
+                 std::shared_ptr<DeviceMemory> memory, std::shared_ptr<interpreter::HostQueues> queues)
+      : program_(std::move(program)),
+        device_(device),
+        memory_(std::move(memory)),
+        queues_(std::move(queues)) {}
   Status RunSequence(int sequence, Frame& frame) const;
   Status RunStep(const Step& step, Frame& frame) const;
   Status Launch(const Step& step, Frame& frame) const;
+  Status Infeed(const Step& step, Frame& frame) const;
+  Status Outfeed(const Step& step, Frame& frame) const;
   Status Copy(const std::vector<int>& sources, const std::vector<int>& targets,
               const std::vector<int64_t>& bytes, Frame& frame) const;
   // Reads `bytes` (<= 8) at `address` to the host, waiting for the stream.
@@ -43,6 +51,7 @@ class CudaExecutable : public Executable {
   std::shared_ptr<const CudaProgram> program_;
   Device* device_;
   std::shared_ptr<DeviceMemory> memory_;
+  std::shared_ptr<interpreter::HostQueues> queues_;
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;   // per kernel of program_->ptx
   std::vector<DeviceBlock> constants_;  // per program constant

@@ -10,6 +10,7 @@
 #include "backends/cpu/codegen/kernel_key.h"
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/sort_emitter.h"
 #include "core/passes/pipeline.h"
 
 namespace kiln::cuda {
@@ -261,6 +262,33 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     case Opcode::kWhile: return LowerWhile(instruction, sequence, values);
     case Opcode::kConditional: return LowerConditional(instruction, sequence, values);
+    case Opcode::kInfeed: {
+      // (data, token) or data; the token has no storage.
+      const Shape& shape = instruction.shape;
+      const bool with_token =
+          shape.IsTuple() && shape.tuple_shapes().size() == 2 && shape.tuple_shapes(1).IsToken();
+      Step step;
+      step.kind = Step::Kind::kInfeed;
+      step.name = instruction.name;
+      step.shape = with_token ? shape.tuple_shapes(0) : shape;
+      step.targets = NewLeaves(step.shape, SlotKind::kTemporary);
+      for (int slot : step.targets) step.bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
+      values[&instruction] = step.targets;
+      Append(sequence, std::move(step));
+      return OkStatus();
+    }
+    case Opcode::kOutfeed: {
+      if (instruction.operands.empty()) return InvalidArgument("cuda: outfeed needs an operand");
+      Step step;
+      step.kind = Step::Kind::kOutfeed;
+      step.name = instruction.name;
+      step.shape = instruction.operand(0)->shape;
+      step.sources = operand_leaves(0);
+      for (int slot : step.sources) step.bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
+      values[&instruction] = {};
+      Append(sequence, std::move(step));
+      return OkStatus();
+    }
     default: break;
   }
   if (NeedsRuntime(instruction)) return RefuseOp(instruction, "it needs the host runtime");
@@ -284,6 +312,9 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
   }
   Leaves outputs = NewLeaves(instruction.shape, SlotKind::kTemporary);
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
+  const Instruction* root = computation.root();
+  if (root->opcode == Opcode::kSort)
+    step.buffers.push_back(NewSlot(SlotKind::kTemporary, SortScratchBytes(*root)));
   const auto [found, inserted] =
       request_of_key_.try_emplace(cpu::codegen::KernelKey(computation), static_cast<int>(requests_.size()));
   if (inserted) requests_.push_back({&computation, "kiln_kernel_" + std::to_string(requests_.size())});

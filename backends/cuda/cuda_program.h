@@ -34,7 +34,7 @@ struct Slot {
 struct StepSequence;
 
 struct Step {
-  enum class Kind { kLaunch, kCopy, kWhile, kConditional };
+  enum class Kind { kLaunch, kCopy, kWhile, kConditional, kInfeed, kOutfeed };
   Kind kind = Kind::kLaunch;
   std::string name;  // the instruction it comes from, for errors
 
@@ -54,6 +54,11 @@ struct Step {
   ElementType selector_type = ElementType::kPred;
   std::vector<std::vector<int>> branch_operands;
   std::vector<int> nested;  // sequence indices
+
+  // kInfeed: the next literal of the host's infeed queue (of `shape`) goes
+  // to `targets`. kOutfeed: `sources` (an array or tuple of `shape`) go to
+  // the host's outfeed queue.
+  Shape shape;
 };
 
 struct StepSequence {

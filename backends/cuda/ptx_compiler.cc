@@ -18,7 +18,9 @@
 
 #include "backends/cpu/codegen/emittable.h"
 #include "backends/cpu/codegen/kernel_emitter.h"
+#include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
+#include "backends/cuda/sort_emitter.h"
 #include "core/dump_file.h"
 
 extern "C" {
@@ -67,52 +69,25 @@ Status CheckNoComplex(const Computation& computation) {
   return OkStatus();
 }
 
-// `void name(ptr b0, ..., ptr bN-1, i64 extent)`, a GPU entry point: thread
-// t = block * blockDim + thread runs parallel iteration t of the CPU-ABI
-// kernel `body` (which is then inlined).
+// A GPU entry (gpu_entry.h) whose thread t runs parallel iteration t of
+// the CPU-ABI kernel `body` (which is then inlined).
 void EmitEntry(llvm::Module& module, llvm::Function& body, const std::string& name, int buffer_count) {
-  llvm::LLVMContext& context = module.getContext();
-  llvm::Type* ptr = llvm::PointerType::getUnqual(context);
-  llvm::Type* i64 = llvm::Type::getInt64Ty(context);
-  std::vector<llvm::Type*> params(static_cast<size_t>(buffer_count), ptr);
-  params.push_back(i64);
-  auto* entry = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(context), params, false),
-                                       llvm::GlobalValue::ExternalLinkage, name, module);
-  entry->addFnAttr(llvm::Attribute::NoUnwind);
-  for (int i = 0; i < buffer_count; ++i)
-    entry->addParamAttr(static_cast<unsigned>(i), llvm::Attribute::NoAlias);
-  llvm::BasicBlock* start = llvm::BasicBlock::Create(context, "entry", entry);
-  llvm::BasicBlock* run = llvm::BasicBlock::Create(context, "run", entry);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(context, "done", entry);
-  llvm::IRBuilder<> b(start);
-  auto special = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), i64); };
-  llvm::Value* block = special(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
-  llvm::Value* width = special(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
-  llvm::Value* thread = special(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
-  llvm::Value* iteration = b.CreateAdd(b.CreateMul(block, width), thread);
-  llvm::Value* extent = entry->getArg(static_cast<unsigned>(buffer_count));
-  llvm::AllocaInst* buffers = b.CreateAlloca(ptr, b.getInt32(static_cast<uint32_t>(buffer_count)));
-  b.CreateCondBr(b.CreateICmpULT(iteration, extent), run, done);
-  b.SetInsertPoint(run);
+  GpuEntry entry = BeginGpuEntry(module, name, buffer_count);
+  llvm::IRBuilder<>& b = *entry.builder;
+  llvm::Type* ptr = llvm::PointerType::getUnqual(module.getContext());
+  llvm::AllocaInst* buffers;
+  {
+    llvm::IRBuilder<> at_entry(entry.entry_block, entry.entry_block->begin());
+    buffers = at_entry.CreateAlloca(ptr, at_entry.getInt32(static_cast<uint32_t>(buffer_count)));
+  }
   for (int i = 0; i < buffer_count; ++i) {
-    b.CreateStore(entry->getArg(static_cast<unsigned>(i)),
+    b.CreateStore(entry.function->getArg(static_cast<unsigned>(i)),
                   b.CreateConstInBoundsGEP1_64(ptr, buffers, static_cast<uint64_t>(i)));
   }
-  b.CreateCall(&body, {buffers, iteration, b.CreateAdd(iteration, b.getInt64(1))});
-  b.CreateBr(done);
-  b.SetInsertPoint(done);
-  b.CreateRetVoid();
+  b.CreateCall(&body, {buffers, entry.thread, b.CreateAdd(entry.thread, b.getInt64(1))});
+  FinishGpuEntry(entry);
   body.setLinkage(llvm::GlobalValue::InternalLinkage);
   body.addFnAttr(llvm::Attribute::AlwaysInline);
-  // LLVM 19 marks kernels through nvvm.annotations.
-  llvm::NamedMDNode* annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
-  annotations->addOperand(llvm::MDNode::get(
-      context, {llvm::ValueAsMetadata::get(entry), llvm::MDString::get(context, "kernel"),
-                llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), 1))}));
-  annotations->addOperand(
-      llvm::MDNode::get(context, {llvm::ValueAsMetadata::get(entry), llvm::MDString::get(context, "maxntidx"),
-                                  llvm::ValueAsMetadata::get(llvm::ConstantInt::get(
-                                      llvm::Type::getInt32Ty(context), kThreadsPerBlock))}));
 }
 
 std::string ModuleText(const llvm::Module& module) {
@@ -141,7 +116,21 @@ StatusOr<PtxTarget> ParsePtxTarget(std::string_view text) {
 }
 
 Status CheckPtxEmittable(const Computation& computation) {
-  KILN_RETURN_IF_ERROR(cpu::codegen::CheckEmittable(computation));
+  const Instruction* root = computation.root();
+  if (root != nullptr && root->opcode == Opcode::kSort) {
+    // The sort kernel reads its operands from the kernel's buffers.
+    const auto& parameters = computation.parameters();
+    bool direct = parameters.size() == root->operands.size();
+    for (size_t i = 0; direct && i < parameters.size(); ++i)
+      direct = root->operand(i) == parameters[i] &&
+               parameters[i]->attrs.parameter_number == static_cast<int64_t>(i);
+    if (!direct)
+      return Unimplemented("cuda: a sort kernel takes its operands as they are (nothing fused into it)");
+    return CheckSortEmittable(*root);
+  }
+  cpu::codegen::EmittableOptions options;
+  options.dynamic_update_slice_root = true;
+  KILN_RETURN_IF_ERROR(cpu::codegen::CheckEmittable(computation, options));
   return CheckNoComplex(computation);
 }
 
@@ -168,6 +157,12 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
   // Precise math: no flushing of subnormals in libdevice's functions.
   module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   for (const cpu::KernelRequest& request : requests) {
+    const Instruction* root = request.computation->root();
+    if (root != nullptr && root->opcode == Opcode::kSort) {
+      KILN_ASSIGN_OR_RETURN(const int64_t rows, EmitSortKernel(*module, *root, request.name));
+      result.kernels.push_back({request.name, rows, static_cast<int>(2 * root->operands.size() + 1)});
+      continue;
+    }
     KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));
     const std::string body_name = request.name + ".iteration";
     KILN_ASSIGN_OR_RETURN(cpu::codegen::KernelLayout layout,

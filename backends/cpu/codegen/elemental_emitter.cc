@@ -252,6 +252,7 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
     case Opcode::kConcatenate: return EmitConcatenate(instruction, index);
     case Opcode::kPad: return EmitPad(instruction, index);
     case Opcode::kDynamicSlice: return EmitDynamicSlice(instruction, index);
+    case Opcode::kDynamicUpdateSlice: return EmitDynamicUpdateSlice(instruction, index);
     case Opcode::kGather: return EmitGather(instruction, index);
     case Opcode::kDot: return EmitDotElement(b_, *this, instruction, index);
     case Opcode::kConvolution: return EmitConvolutionElement(b_, *this, instruction, index);
@@ -448,6 +449,36 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitPad(const Instruction& instruction,
         return values[0];
       },
       padding[0]);
+}
+
+StatusOr<llvm::Value*> ElementalEmitter::EmitDynamicUpdateSlice(const Instruction& instruction,
+                                                                const IrIndex& index) {
+  const Instruction& operand = *instruction.operand(0);
+  const Instruction& update = *instruction.operand(1);
+  const size_t rank = index.size();
+  IrIndex update_index(rank);
+  llvm::Value* inside = b_.getTrue();
+  for (size_t d = 0; d < rank; ++d) {
+    const Instruction& start_operand = *instruction.operand(2 + d);
+    KILN_ASSIGN_OR_RETURN(IrValues values, Emit(start_operand, {}));
+    llvm::Value* start = IndexToS64(values[0], start_operand.shape.element_type());
+    const int64_t size = update.shape.dimensions(static_cast<int64_t>(d));
+    // Starts are clamped so that the whole update fits, as XLA does.
+    const int64_t limit = operand.shape.dimensions(static_cast<int64_t>(d)) - size;
+    start = b_.CreateSelect(b_.CreateICmpSLT(start, b_.getInt64(0)), b_.getInt64(0), start);
+    start = b_.CreateSelect(b_.CreateICmpSGT(start, b_.getInt64(limit)), b_.getInt64(limit), start);
+    update_index[d] = b_.CreateSub(index[d], start);
+    inside = b_.CreateAnd(inside, b_.CreateICmpSGE(update_index[d], b_.getInt64(0)));
+    inside = b_.CreateAnd(inside, b_.CreateICmpSLT(update_index[d], b_.getInt64(size)));
+  }
+  KILN_ASSIGN_OR_RETURN(IrValues kept, Emit(operand, index));
+  return EmitIf(
+      inside,
+      [&]() -> StatusOr<llvm::Value*> {
+        KILN_ASSIGN_OR_RETURN(IrValues values, Emit(update, update_index));
+        return values[0];
+      },
+      kept[0]);
 }
 
 StatusOr<llvm::Value*> ElementalEmitter::EmitDynamicSlice(const Instruction& instruction,

@@ -84,6 +84,9 @@ class ElementalEmitter {
   StatusOr<llvm::Value*> EmitConcatenate(const Instruction& instruction, const IrIndex& index);
   StatusOr<llvm::Value*> EmitPad(const Instruction& instruction, const IrIndex& index);
   StatusOr<llvm::Value*> EmitDynamicSlice(const Instruction& instruction, const IrIndex& index);
+  // The update's element where `index` lies in the (clamped) update window,
+  // else the operand's: dynamic-update-slice computed for every element.
+  StatusOr<llvm::Value*> EmitDynamicUpdateSlice(const Instruction& instruction, const IrIndex& index);
   StatusOr<llvm::Value*> EmitGather(const Instruction& instruction, const IrIndex& index);
   StatusOr<IrValues> EmitReduce(const Instruction& instruction, const IrIndex& index);
   StatusOr<IrValues> EmitReduceWindow(const Instruction& instruction, const IrIndex& index);

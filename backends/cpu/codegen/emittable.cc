@@ -312,14 +312,43 @@ Status CheckScatterRoot(const Instruction& root) {
   return root.opcode == Opcode::kScatter ? CheckScatter(root) : CheckSelectAndScatter(root);
 }
 
+// Operand, update of the same type and rank, then one integer scalar start
+// index per dimension.
+Status CheckDynamicUpdateSliceRoot(const Instruction& root) {
+  if (root.operands.size() < 2) return Refuse(root, "needs an operand and an update");
+  const Shape& operand = root.operand(0)->shape;
+  const Shape& update = root.operand(1)->shape;
+  if (!operand.IsArray() || !update.IsArray() || operand.element_type() != update.element_type() ||
+      operand.rank() != update.rank() || !root.shape.IsArray() ||
+      root.shape.dimensions() != operand.dimensions()) {
+    return Refuse(root, "operand, update and result must be arrays of one type and rank");
+  }
+  if (static_cast<int64_t>(root.operands.size()) != 2 + operand.rank())
+    return Refuse(root, "needs one scalar start index per dimension");
+  for (size_t i = 2; i < root.operands.size(); ++i) {
+    const Shape& start = root.operand(i)->shape;
+    if (!start.IsArray() || start.rank() != 0 || !IsIntegral(start.element_type()))
+      return Refuse(root, "start indices must be integer scalars");
+  }
+  for (int64_t d = 0; d < operand.rank(); ++d) {
+    if (update.dimensions(d) > operand.dimensions(d))
+      return Refuse(root, "the update is larger than the operand");
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
-Status CheckEmittable(const Computation& computation) {
+Status CheckEmittable(const Computation& computation, const EmittableOptions& options) {
   const Instruction* root = computation.root();
   const bool scatter_root =
       root != nullptr && (root->opcode == Opcode::kScatter || root->opcode == Opcode::kSelectAndScatter);
   if (scatter_root) KILN_RETURN_IF_ERROR(CheckScatterRoot(*root));
-  KILN_RETURN_IF_ERROR(CheckComputation(computation, /*scalar_only=*/false, /*skip_root=*/scatter_root));
+  const bool update_root =
+      options.dynamic_update_slice_root && root != nullptr && root->opcode == Opcode::kDynamicUpdateSlice;
+  if (update_root) KILN_RETURN_IF_ERROR(CheckDynamicUpdateSliceRoot(*root));
+  KILN_RETURN_IF_ERROR(
+      CheckComputation(computation, /*scalar_only=*/false, /*skip_root=*/scatter_root || update_root));
   for (const Instruction* parameter : computation.parameters()) {
     if (!parameter->shape.IsArray()) {
       return Unimplemented("cpu codegen: parameter ", parameter->name, " of ", computation.name(),

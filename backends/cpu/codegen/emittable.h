@@ -8,8 +8,15 @@
 
 namespace kiln::cpu::codegen {
 
+struct EmittableOptions {
+  // A dynamic-update-slice root, emitted elementally (each output element
+  // from the update or the operand). The CPU runtime keeps its in-place
+  // thunk instead, which writes only the update; a GPU has no such path.
+  bool dynamic_update_slice_root = false;
+};
+
 // OK, or UNIMPLEMENTED naming the first op (and element type) that cannot
 // be emitted, in `computation` or any computation it calls.
-Status CheckEmittable(const Computation& computation);
+Status CheckEmittable(const Computation& computation, const EmittableOptions& options = {});
 
 }  // namespace kiln::cpu::codegen
