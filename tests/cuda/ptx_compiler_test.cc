@@ -9,7 +9,7 @@
 #include "backends/cuda/libdevice.h"
 #include "backends/cuda/ptx_export.h"
 #include "core/hlo_parser.h"
-#include "tests/unit/test_util.h"
+#include "tests/unit/test_util.h"  // KILN_ASSERT_OK_AND_ASSIGN
 
 namespace kiln {
 namespace {
@@ -128,22 +128,38 @@ ENTRY main {
     EXPECT_NE(exported.ptx.find(".entry " + kernel.name), std::string::npos) << kernel.name;
 }
 
-TEST(PtxExportTest, HostOnlyOpsAreRefusedByName) {
-  const Status sort = Export(R"(
+TEST(PtxExportTest, SortIsAKernelWithScratch) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
 HloModule sort
 less {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
   ROOT lt = pred[] compare(a, b), direction=LT
 }
 ENTRY main {
-  x = f32[16] parameter(0)
-  ROOT s = f32[16] sort(x), dimensions={0}, to_apply=less
+  x = f32[3,16] parameter(0)
+  k = s32[3,16] parameter(1)
+  ROOT s = (f32[3,16], s32[3,16]) sort(x, k), dimensions={1}, to_apply=less
+})"));
+  ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+  EXPECT_EQ(exported.kernels[0].parallel_extent, 3);  // one thread per row
+  EXPECT_EQ(exported.kernels[0].buffer_count, 5);     // two operands, two outputs, scratch
+}
+
+TEST(PtxExportTest, HostOnlyOpsAreRefusedByName) {
+  const Status rng = Export(R"(
+HloModule random
+ENTRY main {
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  ROOT r = f32[16] rng(lo, hi), distribution=rng_uniform
 })")
-                          .status();
-  EXPECT_EQ(sort.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(sort.message().find("sort"), std::string::npos) << sort.message();
-  EXPECT_NE(sort.message().find("cpu backend"), std::string::npos) << sort.message();
+                         .status();
+  EXPECT_EQ(rng.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(rng.message().find("rng"), std::string::npos) << rng.message();
+  EXPECT_NE(rng.message().find("cpu backend"), std::string::npos) << rng.message();
 
   const Status complex = Export(R"(
 HloModule complex
