@@ -1,15 +1,24 @@
-"""Runs one workload on one peer (numpy, torch or jax) and prints one JSON line.
+"""Runs one workload on one peer (numpy, torch, jax, torch-cuda or jax-gpu) and
+prints one JSON line.
 
 benchmarks/compare starts this in a fresh process per (peer, workload), with the
 thread-count environment set before anything is imported, and with the Python
-that has the peer (Debian's for numpy/torch, benchmarks/.venv's for jax).
+that has the peer (Debian's for numpy/torch, benchmarks/.venv's for jax; with
+compare --gpu, the Python running compare for all of them).
 
   peer_worker.py --peer NAME --size full|quick --workload NAME --input-dir DIR
                  --output-dir DIR [--threads N] [--min-time SECONDS]
+                 [--compile-only] [--reference-only]
 
 Inputs are DIR/in0.npy, in1.npy, ...; the result leaves are written as
 out0.npy, out1.npy, ... The JSON has best_us and median_us per call (and
 compile_ms for jax), or "error" when the peer cannot run the workload.
+
+torch-cuda and jax-gpu run on the first GPU (torch device "cuda", jax.devices("gpu")[0])
+with the inputs copied there before timing, in FP32 (TF32 off); a peer that
+finds no GPU reports an error, never falls back to the CPU. Their JSON also has
+"version" and "device". --reference-only (numpy) runs the workload once, untimed,
+to write the reference answer.
 """
 
 from __future__ import annotations
@@ -155,11 +164,13 @@ def numpy_mlp(inputs):
 # --- PyTorch -------------------------------------------------------------------
 
 
-def torch_program(workload, inputs, threads):
+def torch_program(workload, inputs, threads, device="cpu"):
     import torch
 
     torch.set_num_threads(threads)
     tensors = [torch.from_numpy(i) for i in inputs]
+    if device != "cpu":
+        tensors = [t.to(device) for t in tensors]
     kind = workload.kind
     if kind == "elementwise":
         (x,) = tensors
@@ -178,7 +189,7 @@ def torch_program(workload, inputs, threads):
         return (lambda: (x.sum(dim=1),)), None
     if kind == "sgemm":
         a, b = tensors
-        c = torch.empty(a.shape[0], b.shape[1])
+        c = torch.empty(a.shape[0], b.shape[1], device=a.device)
         return (lambda: (torch.mm(a, b, out=c),)), None
     if kind == "conv":
         # NCHW as the module has it, and channels_last (oneDNN's faster form):
@@ -221,16 +232,69 @@ def torch_program(workload, inputs, threads):
     raise ValueError(f"no torch program for {kind}")
 
 
+def torch_cuda_program(workload, inputs, threads):
+    """torch_program on the GPU, each call followed by torch.cuda.synchronize()
+    so that its time is the GPU's work and not its launch; with the versions."""
+    try:
+        import torch
+    except ImportError:
+        raise RuntimeError(f"torch is not installed in {sys.executable}") from None
+    if not torch.cuda.is_available():
+        build = f"a CUDA {torch.version.cuda} build" if torch.version.cuda else "a CPU-only build"
+        raise RuntimeError(f"torch {torch.__version__} ({build}, in {sys.executable}) finds no CUDA GPU: "
+                           "torch.cuda.is_available() is False")
+    # FP32 as Kiln computes it (torch's default for convolutions is TF32);
+    # cuDNN picks its fastest convolution algorithm during the warm-up calls.
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+
+    def synchronized(run):
+        def call():
+            result = run()
+            torch.cuda.synchronize()
+            return result
+        return call
+    runs = [synchronized(r) for r in torch_program(workload, inputs, threads, "cuda") if r is not None]
+    version = f"PyTorch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN {torch.backends.cudnn.version()})"
+    return runs, {"version": version, "device": torch.cuda.get_device_name(0)}
+
+
 # --- JAX -----------------------------------------------------------------------
 
 
-def jax_program(workload, inputs):
-    import jax
+def jax_gpu_device(jax):
+    try:
+        return jax.devices("gpu")[0]
+    except RuntimeError as error:
+        reason = str(error)
+    try:  # why a GPU plugin that is installed did not start, where JAX kept it
+        from jax._src import xla_bridge
 
-    jax.config.update("jax_platforms", "cpu")
+        errors = getattr(xla_bridge, "_backend_errors", {})
+        reason += "".join(f"; {name}: {errors[name]}" for name in ("cuda", "rocm") if name in errors)
+    except ImportError:
+        pass
+    raise RuntimeError(f"JAX {jax.__version__} (in {sys.executable}) finds no GPU: {reason}")
+
+
+def jax_program(workload, inputs, gpu=False):
+    if gpu:
+        try:
+            import jax
+        except ImportError:
+            raise RuntimeError(f"jax is not installed in {sys.executable}") from None
+        device = jax_gpu_device(jax)
+        # FP32 as Kiln computes it (XLA's default on a GPU is TF32 for dots and convolutions).
+        jax.config.update("jax_default_matmul_precision", "highest")
+    else:
+        import jax
+
+        device = None
+        jax.config.update("jax_platforms", "cpu")
     import jax_programs
 
-    device_inputs = [jax.device_put(i) for i in inputs]
+    device_inputs = [jax.device_put(i, device) for i in inputs]
     jax.block_until_ready(device_inputs)
     t0 = time.perf_counter()
     lowered = jax.jit(jax_programs.function_for(workload), keep_unused=True).lower(*device_inputs)
@@ -240,7 +304,12 @@ def jax_program(workload, inputs):
 
     def run():
         return jax.block_until_ready(compiled(*device_inputs))
-    return run, {"lower_ms": (t1 - t0) * 1e3, "compile_ms": (t2 - t1) * 1e3}
+    extra = {"lower_ms": (t1 - t0) * 1e3, "compile_ms": (t2 - t1) * 1e3}
+    if gpu:
+        import jaxlib
+
+        extra.update(version=f"JAX {jax.__version__} (jaxlib {jaxlib.__version__})", device=device.device_kind)
+    return run, extra
 
 
 # --- driver --------------------------------------------------------------------
@@ -255,9 +324,18 @@ def flatten(result):
     return [result]
 
 
+def write_leaves(directory, result):
+    import numpy as np
+
+    directory.mkdir(parents=True, exist_ok=True)
+    for i, leaf in enumerate(flatten(result)):
+        value = leaf.detach().cpu().numpy() if hasattr(leaf, "detach") else np.asarray(leaf)
+        np.save(directory / f"out{i}.npy", value)
+
+
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--peer", required=True, choices=["numpy", "torch", "jax"])
+    parser.add_argument("--peer", required=True, choices=["numpy", "torch", "jax", "torch-cuda", "jax-gpu"])
     parser.add_argument("--size", required=True, choices=catalog.SIZES)
     parser.add_argument("--workload", required=True)
     parser.add_argument("--input-dir", required=True, type=Path)
@@ -266,6 +344,8 @@ def main():
     parser.add_argument("--min-time", type=float, default=1.0)
     parser.add_argument("--compile-only", action="store_true",
                         help="jax: lower and compile once, report compile_ms, run nothing")
+    parser.add_argument("--reference-only", action="store_true",
+                        help="numpy: run once, untimed, and write the result (the reference answer)")
     args = parser.parse_args()
     report = {"peer": args.peer, "workload": args.workload}
     try:
@@ -274,12 +354,21 @@ def main():
         workload = catalog.by_name(args.size)[args.workload]
         inputs = [np.load(args.input_dir / f"in{i}.npy") for i in range(len(workload.inputs))]
         extra = {}
+        if args.reference_only:
+            if args.peer != "numpy":
+                raise ValueError("--reference-only is for numpy")
+            write_leaves(args.output_dir, numpy_program(workload, inputs)())
+            report["version"] = f"NumPy {np.__version__}"
+            print(json.dumps(report))
+            return 0
         if args.peer == "numpy":
             runs = [numpy_program(workload, inputs)]
         elif args.peer == "torch":
             runs = [r for r in torch_program(workload, inputs, args.threads) if r is not None]
+        elif args.peer == "torch-cuda":
+            runs, extra = torch_cuda_program(workload, inputs, args.threads)
         else:
-            run, extra = jax_program(workload, inputs)
+            run, extra = jax_program(workload, inputs, gpu=args.peer == "jax-gpu")
             if args.compile_only:
                 report.update(extra)
                 print(json.dumps(report))
@@ -291,10 +380,12 @@ def main():
             if best is None or timing[1] < best[1][1]:
                 best = (run, timing)
         run, (best_s, median_s, count) = best
-        args.output_dir.mkdir(parents=True, exist_ok=True)
-        for i, leaf in enumerate(flatten(run())):
-            value = leaf.detach().numpy() if hasattr(leaf, "detach") else np.asarray(leaf)
-            np.save(args.output_dir / f"out{i}.npy", value)
+        leaves = flatten(run())
+        if args.peer == "jax-gpu":
+            platforms = {d.platform for leaf in leaves for d in leaf.devices()}
+            if platforms != {"gpu"}:
+                raise RuntimeError(f"the results are on {sorted(platforms)}, not on the GPU")
+        write_leaves(args.output_dir, leaves)
         report.update(extra)
         report.update({"best_us": best_s * 1e6, "median_us": median_s * 1e6, "iterations": count})
     except Exception as error:  # a peer that cannot run a workload is reported, not fatal
