@@ -75,11 +75,12 @@ class CudaBackend : public Backend {
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
         constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
-        const bool host_queue =
-            instruction->opcode == Opcode::kInfeed || instruction->opcode == Opcode::kOutfeed;
+        // Infeed and outfeed run through the host queues, rng as a kernel.
+        const bool host_queue = instruction->opcode == Opcode::kInfeed ||
+                                instruction->opcode == Opcode::kOutfeed ||
+                                instruction->opcode == Opcode::kRng;
         bool refused = ((OpcodeTraits(instruction->opcode) & kNeedsRuntime) != 0 && !host_queue) ||
-                       instruction->opcode == Opcode::kGetDimensionSize ||
-                       instruction->opcode == Opcode::kTopK || HasComplex(instruction->shape);
+                       instruction->opcode == Opcode::kGetDimensionSize || HasComplex(instruction->shape);
         // Tokens pass through after-all without any device work.
         if (instruction->opcode == Opcode::kAfterAll) refused = false;
         if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));

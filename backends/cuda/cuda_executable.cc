@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/cuda/rng_emitter.h"
+
 namespace kiln::cuda {
 namespace {
 
@@ -17,6 +19,7 @@ struct CudaExecutable::Frame {
   std::vector<CUdeviceptr> addresses;
   CUstream stream = nullptr;
   const ExecuteOptions* options = nullptr;
+  uint64_t rng_launches = 0;  // rng kernels launched so far (rng_emitter.h)
 };
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
@@ -300,6 +303,9 @@ Status CudaExecutable::Launch(const Step& step, Frame& frame) const {
   std::vector<void*> parameters;
   for (CUdeviceptr& pointer : pointers) parameters.push_back(&pointer);
   parameters.push_back(&extent);
+  // Each rng launch draws from a new stream of the execution's seed.
+  uint64_t key = kernel.takes_rng_key ? RngLaunchKey(frame.options->rng_seed, frame.rng_launches++) : 0;
+  if (kernel.takes_rng_key) parameters.push_back(&key);
   const int64_t blocks = std::max<int64_t>(1, (extent + kThreadsPerBlock - 1) / kThreadsPerBlock);
   if (blocks > 0x7fffffff)
     return ResourceExhausted("cuda: kernel ", kernel.name, " needs ", blocks, " blocks");

@@ -291,7 +291,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     default: break;
   }
-  if (NeedsRuntime(instruction)) return RefuseOp(instruction, "it needs the host runtime");
+  if (NeedsRuntime(instruction) && instruction.opcode != Opcode::kRng)
+    return RefuseOp(instruction, "it needs the host runtime");
   if (!AllArrays(instruction)) return RefuseOp(instruction, "its operands or results are not arrays");
   Computation* single = SingleInstructionComputation(instruction);
   if (Status emittable = CheckPtxEmittable(*single); !emittable.ok())
@@ -313,7 +314,7 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
   Leaves outputs = NewLeaves(instruction.shape, SlotKind::kTemporary);
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
   const Instruction* root = computation.root();
-  if (root->opcode == Opcode::kSort)
+  if (root->opcode == Opcode::kSort || root->opcode == Opcode::kTopK)
     step.buffers.push_back(NewSlot(SlotKind::kTemporary, SortScratchBytes(*root)));
   const auto [found, inserted] =
       request_of_key_.try_emplace(cpu::codegen::KernelKey(computation), static_cast<int>(requests_.size()));

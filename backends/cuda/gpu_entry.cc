@@ -10,12 +10,14 @@
 
 namespace kiln::cuda {
 
-GpuEntry BeginGpuEntry(llvm::Module& module, const std::string& name, int buffer_count) {
+GpuEntry BeginGpuEntry(llvm::Module& module, const std::string& name, int buffer_count,
+                       int extra_i64_params) {
   llvm::LLVMContext& context = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(context);
   llvm::Type* i64 = llvm::Type::getInt64Ty(context);
   std::vector<llvm::Type*> params(static_cast<size_t>(buffer_count), ptr);
   params.push_back(i64);
+  for (int i = 0; i < extra_i64_params; ++i) params.push_back(i64);
   GpuEntry entry;
   entry.function =
       llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(context), params, false),

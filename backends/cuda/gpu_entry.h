@@ -20,7 +20,10 @@ struct GpuEntry {
 };
 
 // Starts the entry; the builder is left where iteration `thread` runs.
-GpuEntry BeginGpuEntry(llvm::Module& module, const std::string& name, int buffer_count);
+// `extra_i64_params` more i64 parameters follow `extent` (an rng kernel's
+// key).
+GpuEntry BeginGpuEntry(llvm::Module& module, const std::string& name, int buffer_count,
+                       int extra_i64_params = 0);
 // Ends the iteration's body (from wherever the builder is) and returns.
 void FinishGpuEntry(GpuEntry& entry);
 

@@ -20,6 +20,7 @@
 #include "backends/cpu/codegen/kernel_emitter.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
+#include "backends/cuda/rng_emitter.h"
 #include "backends/cuda/sort_emitter.h"
 #include "core/dump_file.h"
 
@@ -117,8 +118,14 @@ StatusOr<PtxTarget> ParsePtxTarget(std::string_view text) {
 
 Status CheckPtxEmittable(const Computation& computation) {
   const Instruction* root = computation.root();
-  if (root != nullptr && root->opcode == Opcode::kSort) {
-    // The sort kernel reads its operands from the kernel's buffers.
+  if (root != nullptr && root->opcode == Opcode::kRng) {
+    if (computation.parameters().size() != 2 || root->operand(0) != computation.parameters()[0] ||
+        root->operand(1) != computation.parameters()[1])
+      return Unimplemented("cuda: an rng kernel takes its operands as they are (nothing fused into it)");
+    return CheckRngEmittable(*root);
+  }
+  if (root != nullptr && (root->opcode == Opcode::kSort || root->opcode == Opcode::kTopK)) {
+    // Sort and topk kernels read their operands from the kernel's buffers.
     const auto& parameters = computation.parameters();
     bool direct = parameters.size() == root->operands.size();
     for (size_t i = 0; direct && i < parameters.size(); ++i)
@@ -126,7 +133,7 @@ Status CheckPtxEmittable(const Computation& computation) {
                parameters[i]->attrs.parameter_number == static_cast<int64_t>(i);
     if (!direct)
       return Unimplemented("cuda: a sort kernel takes its operands as they are (nothing fused into it)");
-    return CheckSortEmittable(*root);
+    return root->opcode == Opcode::kSort ? CheckSortEmittable(*root) : CheckTopKEmittable(*root);
   }
   cpu::codegen::EmittableOptions options;
   options.dynamic_update_slice_root = true;
@@ -161,6 +168,16 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
     if (root != nullptr && root->opcode == Opcode::kSort) {
       KILN_ASSIGN_OR_RETURN(const int64_t rows, EmitSortKernel(*module, *root, request.name));
       result.kernels.push_back({request.name, rows, static_cast<int>(2 * root->operands.size() + 1)});
+      continue;
+    }
+    if (root != nullptr && root->opcode == Opcode::kRng) {
+      KILN_ASSIGN_OR_RETURN(const int64_t elements, EmitRngKernel(*module, *root, request.name));
+      result.kernels.push_back({request.name, elements, 3, /*takes_rng_key=*/true});
+      continue;
+    }
+    if (root != nullptr && root->opcode == Opcode::kTopK) {
+      KILN_ASSIGN_OR_RETURN(const int64_t rows, EmitTopKKernel(*module, *root, request.name));
+      result.kernels.push_back({request.name, rows, 4});
       continue;
     }
     KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));

@@ -40,6 +40,7 @@ struct PtxKernel {
   std::string name;             // the .entry name
   int64_t parallel_extent = 1;  // threads to launch (one per iteration)
   int buffer_count = 0;         // pointer parameters: inputs then outputs
+  bool takes_rng_key = false;   // an i64 key follows the extent (rng_emitter.h)
 };
 
 struct PtxModule {

@@ -1,5 +1,7 @@
 #include "backends/cuda/sort_emitter.h"
 
+#include <functional>
+
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
@@ -17,6 +19,8 @@ using cpu::codegen::IrValues;
 using cpu::codegen::LoadElement;
 using cpu::codegen::StorageType;
 using cpu::codegen::StoreElement;
+
+using Compare = std::function<StatusOr<llvm::Value*>(llvm::Value*, llvm::Value*)>;
 
 struct SortGeometry {
   int64_t outer = 1;   // product of the dimensions before the sort dimension
@@ -36,6 +40,118 @@ SortGeometry Geometry(const Instruction& sort) {
     if (d > dimension) geometry.inner *= shape.dimensions(d);
   }
   return geometry;
+}
+
+// Sorts the element numbers 0..length-1 of one row into the order
+// `compare(x, y)` (x strictly before y) defines, stably, by bottom-up merge
+// passes between `order` and `spare` (i32 arrays of `length`). Returns the
+// array holding the final order.
+StatusOr<llvm::Value*> EmitMergeSort(llvm::IRBuilder<>& b, llvm::Function* function, llvm::Value* order,
+                                     llvm::Value* spare, llvm::Value* length, const Compare& compare) {
+  llvm::LLVMContext& context = b.getContext();
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  auto block = [&](const char* label) { return llvm::BasicBlock::Create(context, label, function); };
+  // A[k] = k.
+  {
+    llvm::BasicBlock* head = block("init.head");
+    llvm::BasicBlock* body = block("init.body");
+    llvm::BasicBlock* done = block("init.done");
+    llvm::BasicBlock* before = b.GetInsertBlock();
+    b.CreateBr(head);
+    b.SetInsertPoint(head);
+    llvm::PHINode* k = b.CreatePHI(i64, 2);
+    k->addIncoming(b.getInt64(0), before);
+    b.CreateCondBr(b.CreateICmpULT(k, length), body, done);
+    b.SetInsertPoint(body);
+    b.CreateStore(b.CreateTrunc(k, i32), b.CreateInBoundsGEP(i32, order, k));
+    k->addIncoming(b.CreateAdd(k, b.getInt64(1)), body);
+    b.CreateBr(head);
+    b.SetInsertPoint(done);
+  }
+  // Bottom-up merge passes, ping-ponging between the halves of the scratch.
+  llvm::BasicBlock* pass_head = block("pass.head");
+  llvm::BasicBlock* pass_body = block("pass.body");
+  llvm::BasicBlock* pass_done = block("pass.done");
+  llvm::BasicBlock* before_passes = b.GetInsertBlock();
+  b.CreateBr(pass_head);
+  b.SetInsertPoint(pass_head);
+  llvm::PHINode* width = b.CreatePHI(i64, 2);
+  llvm::PHINode* from = b.CreatePHI(b.getPtrTy(), 2);
+  llvm::PHINode* to = b.CreatePHI(b.getPtrTy(), 2);
+  width->addIncoming(b.getInt64(1), before_passes);
+  from->addIncoming(order, before_passes);
+  to->addIncoming(spare, before_passes);
+  b.CreateCondBr(b.CreateICmpULT(width, length), pass_body, pass_done);
+  b.SetInsertPoint(pass_body);
+  {
+    // For each pair of runs [lo, mid) and [mid, hi).
+    llvm::BasicBlock* run_head = block("run.head");
+    llvm::BasicBlock* run_body = block("run.body");
+    llvm::BasicBlock* run_done = block("run.done");
+    llvm::BasicBlock* before_runs = b.GetInsertBlock();
+    b.CreateBr(run_head);
+    b.SetInsertPoint(run_head);
+    llvm::PHINode* lo = b.CreatePHI(i64, 2);
+    lo->addIncoming(b.getInt64(0), before_runs);
+    b.CreateCondBr(b.CreateICmpULT(lo, length), run_body, run_done);
+    b.SetInsertPoint(run_body);
+    auto min = [&](llvm::Value* a, llvm::Value* c) { return b.CreateSelect(b.CreateICmpULT(a, c), a, c); };
+    llvm::Value* mid = min(b.CreateAdd(lo, width), length);
+    llvm::Value* hi = min(b.CreateAdd(lo, b.CreateMul(width, b.getInt64(2))), length);
+    // Merge: out position o from left i or right j.
+    llvm::BasicBlock* merge_head = block("merge.head");
+    llvm::BasicBlock* merge_body = block("merge.body");
+    llvm::BasicBlock* compare_block = block("merge.compare");
+    llvm::BasicBlock* pick = block("merge.pick");
+    llvm::BasicBlock* merge_done = block("merge.done");
+    llvm::BasicBlock* before_merge = b.GetInsertBlock();
+    b.CreateBr(merge_head);
+    b.SetInsertPoint(merge_head);
+    llvm::PHINode* o = b.CreatePHI(i64, 2);
+    llvm::PHINode* i = b.CreatePHI(i64, 2);
+    llvm::PHINode* j = b.CreatePHI(i64, 2);
+    o->addIncoming(lo, before_merge);
+    i->addIncoming(lo, before_merge);
+    j->addIncoming(mid, before_merge);
+    b.CreateCondBr(b.CreateICmpULT(o, hi), merge_body, merge_done);
+    b.SetInsertPoint(merge_body);
+    llvm::Value* left_left = b.CreateICmpULT(i, mid);
+    llvm::Value* right_left = b.CreateICmpULT(j, hi);
+    llvm::Value* left_empty = b.CreateNot(left_left);
+    // Both runs have elements: compare; else take whichever is left.
+    b.CreateCondBr(b.CreateAnd(left_left, right_left), compare_block, pick);
+    b.SetInsertPoint(compare_block);
+    llvm::Value* left_element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, i));
+    llvm::Value* right_element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, j));
+    // Stable: the right element goes first only when strictly before.
+    KILN_ASSIGN_OR_RETURN(llvm::Value * right_first, compare(right_element, left_element));
+    llvm::BasicBlock* compare_end = b.GetInsertBlock();
+    b.CreateBr(pick);
+    b.SetInsertPoint(pick);
+    llvm::PHINode* take_right = b.CreatePHI(b.getInt1Ty(), 2);
+    take_right->addIncoming(right_first, compare_end);
+    take_right->addIncoming(left_empty, merge_body);
+    llvm::Value* source = b.CreateSelect(take_right, j, i);
+    llvm::Value* chosen = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, source));
+    b.CreateStore(chosen, b.CreateInBoundsGEP(i32, to, o));
+    llvm::Value* next_i = b.CreateSelect(take_right, i, b.CreateAdd(i, b.getInt64(1)));
+    llvm::Value* next_j = b.CreateSelect(take_right, b.CreateAdd(j, b.getInt64(1)), j);
+    o->addIncoming(b.CreateAdd(o, b.getInt64(1)), pick);
+    i->addIncoming(next_i, pick);
+    j->addIncoming(next_j, pick);
+    b.CreateBr(merge_head);
+    b.SetInsertPoint(merge_done);
+    lo->addIncoming(hi, merge_done);
+    b.CreateBr(run_head);
+    b.SetInsertPoint(run_done);
+    width->addIncoming(b.CreateMul(width, b.getInt64(2)), run_done);
+    from->addIncoming(to, run_done);
+    to->addIncoming(from, run_done);
+    b.CreateBr(pass_head);
+  }
+  b.SetInsertPoint(pass_done);
+  return from;
 }
 
 }  // namespace
@@ -121,107 +237,10 @@ StatusOr<int64_t> EmitSortKernel(llvm::Module& module, const Instruction& sort, 
     return (*result)[0];
   };
 
+  KILN_ASSIGN_OR_RETURN(llvm::Value * from,
+                        EmitMergeSort(b, entry.function, row_scratch, second_half, length, compare));
   llvm::Function* function = entry.function;
   auto block = [&](const char* label) { return llvm::BasicBlock::Create(context, label, function); };
-  // A[k] = k.
-  {
-    llvm::BasicBlock* head = block("init.head");
-    llvm::BasicBlock* body = block("init.body");
-    llvm::BasicBlock* done = block("init.done");
-    llvm::BasicBlock* before = b.GetInsertBlock();
-    b.CreateBr(head);
-    b.SetInsertPoint(head);
-    llvm::PHINode* k = b.CreatePHI(i64, 2);
-    k->addIncoming(b.getInt64(0), before);
-    b.CreateCondBr(b.CreateICmpULT(k, length), body, done);
-    b.SetInsertPoint(body);
-    b.CreateStore(b.CreateTrunc(k, i32), b.CreateInBoundsGEP(i32, row_scratch, k));
-    k->addIncoming(b.CreateAdd(k, b.getInt64(1)), body);
-    b.CreateBr(head);
-    b.SetInsertPoint(done);
-  }
-  // Bottom-up merge passes, ping-ponging between the halves of the scratch.
-  llvm::BasicBlock* pass_head = block("pass.head");
-  llvm::BasicBlock* pass_body = block("pass.body");
-  llvm::BasicBlock* pass_done = block("pass.done");
-  llvm::BasicBlock* before_passes = b.GetInsertBlock();
-  b.CreateBr(pass_head);
-  b.SetInsertPoint(pass_head);
-  llvm::PHINode* width = b.CreatePHI(i64, 2);
-  llvm::PHINode* from = b.CreatePHI(b.getPtrTy(), 2);
-  llvm::PHINode* to = b.CreatePHI(b.getPtrTy(), 2);
-  width->addIncoming(b.getInt64(1), before_passes);
-  from->addIncoming(row_scratch, before_passes);
-  to->addIncoming(second_half, before_passes);
-  b.CreateCondBr(b.CreateICmpULT(width, length), pass_body, pass_done);
-  b.SetInsertPoint(pass_body);
-  {
-    // For each pair of runs [lo, mid) and [mid, hi).
-    llvm::BasicBlock* run_head = block("run.head");
-    llvm::BasicBlock* run_body = block("run.body");
-    llvm::BasicBlock* run_done = block("run.done");
-    llvm::BasicBlock* before_runs = b.GetInsertBlock();
-    b.CreateBr(run_head);
-    b.SetInsertPoint(run_head);
-    llvm::PHINode* lo = b.CreatePHI(i64, 2);
-    lo->addIncoming(b.getInt64(0), before_runs);
-    b.CreateCondBr(b.CreateICmpULT(lo, length), run_body, run_done);
-    b.SetInsertPoint(run_body);
-    auto min = [&](llvm::Value* a, llvm::Value* c) { return b.CreateSelect(b.CreateICmpULT(a, c), a, c); };
-    llvm::Value* mid = min(b.CreateAdd(lo, width), length);
-    llvm::Value* hi = min(b.CreateAdd(lo, b.CreateMul(width, b.getInt64(2))), length);
-    // Merge: out position o from left i or right j.
-    llvm::BasicBlock* merge_head = block("merge.head");
-    llvm::BasicBlock* merge_body = block("merge.body");
-    llvm::BasicBlock* compare_block = block("merge.compare");
-    llvm::BasicBlock* pick = block("merge.pick");
-    llvm::BasicBlock* merge_done = block("merge.done");
-    llvm::BasicBlock* before_merge = b.GetInsertBlock();
-    b.CreateBr(merge_head);
-    b.SetInsertPoint(merge_head);
-    llvm::PHINode* o = b.CreatePHI(i64, 2);
-    llvm::PHINode* i = b.CreatePHI(i64, 2);
-    llvm::PHINode* j = b.CreatePHI(i64, 2);
-    o->addIncoming(lo, before_merge);
-    i->addIncoming(lo, before_merge);
-    j->addIncoming(mid, before_merge);
-    b.CreateCondBr(b.CreateICmpULT(o, hi), merge_body, merge_done);
-    b.SetInsertPoint(merge_body);
-    llvm::Value* left_left = b.CreateICmpULT(i, mid);
-    llvm::Value* right_left = b.CreateICmpULT(j, hi);
-    llvm::Value* left_empty = b.CreateNot(left_left);
-    // Both runs have elements: compare; else take whichever is left.
-    b.CreateCondBr(b.CreateAnd(left_left, right_left), compare_block, pick);
-    b.SetInsertPoint(compare_block);
-    llvm::Value* left_element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, i));
-    llvm::Value* right_element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, j));
-    // Stable: the right element goes first only when strictly before.
-    KILN_ASSIGN_OR_RETURN(llvm::Value * right_first, compare(right_element, left_element));
-    llvm::BasicBlock* compare_end = b.GetInsertBlock();
-    b.CreateBr(pick);
-    b.SetInsertPoint(pick);
-    llvm::PHINode* take_right = b.CreatePHI(b.getInt1Ty(), 2);
-    take_right->addIncoming(right_first, compare_end);
-    take_right->addIncoming(left_empty, merge_body);
-    llvm::Value* source = b.CreateSelect(take_right, j, i);
-    llvm::Value* chosen = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, source));
-    b.CreateStore(chosen, b.CreateInBoundsGEP(i32, to, o));
-    llvm::Value* next_i = b.CreateSelect(take_right, i, b.CreateAdd(i, b.getInt64(1)));
-    llvm::Value* next_j = b.CreateSelect(take_right, b.CreateAdd(j, b.getInt64(1)), j);
-    o->addIncoming(b.CreateAdd(o, b.getInt64(1)), pick);
-    i->addIncoming(next_i, pick);
-    j->addIncoming(next_j, pick);
-    b.CreateBr(merge_head);
-    b.SetInsertPoint(merge_done);
-    lo->addIncoming(hi, merge_done);
-    b.CreateBr(run_head);
-    b.SetInsertPoint(run_done);
-    width->addIncoming(b.CreateMul(width, b.getInt64(2)), run_done);
-    from->addIncoming(to, run_done);
-    to->addIncoming(from, run_done);
-    b.CreateBr(pass_head);
-  }
-  b.SetInsertPoint(pass_done);
   // Gather: out_j[k] = op_j[order[k]], `from` holding the final order.
   {
     llvm::BasicBlock* head = block("gather.head");
@@ -248,6 +267,93 @@ StatusOr<int64_t> EmitSortKernel(llvm::Module& module, const Instruction& sort, 
   }
   FinishGpuEntry(entry);
   (void)StoreElement;
+  return rows;
+}
+
+}  // namespace kiln::cuda
+
+namespace kiln::cuda {
+
+Status CheckTopKEmittable(const Instruction& top_k) {
+  if (top_k.opcode != Opcode::kTopK || top_k.operands.size() != 1)
+    return Unimplemented("cuda: topk needs one operand");
+  const Shape& operand = top_k.operand(0)->shape;
+  const Shape& shape = top_k.shape;
+  const bool fits = operand.IsArray() && operand.rank() >= 1 && !IsComplex(operand.element_type()) &&
+                    operand.element_type() != ElementType::kPred && shape.IsTuple() &&
+                    shape.tuple_shapes().size() == 2 && shape.tuple_shapes(0).IsArray() &&
+                    shape.tuple_shapes(1).IsArray() &&
+                    shape.tuple_shapes(1).element_type() == ElementType::kS32 && top_k.attrs.top_k >= 0 &&
+                    top_k.attrs.top_k <= operand.dimensions().back();
+  if (!fits) return Unimplemented("cuda: topk needs a real array operand and (values, s32 indices) results");
+  if (operand.dimensions().back() > (int64_t{1} << 30))
+    return Unimplemented("cuda: topk rows longer than 2^30");
+  return OkStatus();
+}
+
+StatusOr<int64_t> EmitTopKKernel(llvm::Module& module, const Instruction& top_k, const std::string& name) {
+  KILN_RETURN_IF_ERROR(CheckTopKEmittable(top_k));
+  llvm::LLVMContext& context = module.getContext();
+  const Shape& operand = top_k.operand(0)->shape;
+  const ElementType type = operand.element_type();
+  const int64_t length = operand.dimensions().back();
+  const int64_t rows = length == 0 ? 0 : operand.element_count() / length;
+  const int64_t k = top_k.attrs.top_k;
+  const bool largest = top_k.attrs.largest;
+  GpuEntry entry = BeginGpuEntry(module, name, 4);
+  llvm::IRBuilder<>& b = *entry.builder;
+  llvm::Type* i32 = b.getInt32Ty();
+  llvm::Type* i64 = b.getInt64Ty();
+  llvm::Function* function = entry.function;
+  llvm::Type* storage = StorageType(context, type);
+  llvm::Value* row = entry.thread;
+  llvm::Value* base = b.CreateMul(row, b.getInt64(length));
+  llvm::Value* order =
+      b.CreateInBoundsGEP(i32, function->getArg(3), b.CreateMul(row, b.getInt64(2 * length)));
+  llvm::Value* spare = b.CreateInBoundsGEP(i32, order, b.getInt64(length));
+  // A signed key whose order is the element order (floats: TOTALORDER).
+  auto key = [&](llvm::Value* element) -> llvm::Value* {
+    llvm::Value* value = LoadElement(
+        b, type,
+        b.CreateInBoundsGEP(storage, function->getArg(0), b.CreateAdd(base, b.CreateZExt(element, i64))));
+    if (IsFloating(type)) {
+      llvm::Value* bits = b.CreateBitCast(b.CreateFPExt(value, b.getDoubleTy()), i64);
+      return b.CreateSelect(b.CreateICmpSLT(bits, b.getInt64(0)), b.CreateXor(bits, b.getInt64(INT64_MAX)),
+                            bits);
+    }
+    return IsSignedIntegral(type) ? b.CreateSExt(value, i64) : b.CreateZExt(value, i64);
+  };
+  const bool unsigned_keys = !IsFloating(type) && !IsSignedIntegral(type);
+  auto compare = [&](llvm::Value* x, llvm::Value* y) -> StatusOr<llvm::Value*> {
+    llvm::Value* kx = key(x);
+    llvm::Value* ky = key(y);
+    if (unsigned_keys) return largest ? b.CreateICmpUGT(kx, ky) : b.CreateICmpULT(kx, ky);
+    return largest ? b.CreateICmpSGT(kx, ky) : b.CreateICmpSLT(kx, ky);
+  };
+  KILN_ASSIGN_OR_RETURN(llvm::Value * sorted,
+                        EmitMergeSort(b, function, order, spare, b.getInt64(length), compare));
+  // values[row, i] = operand[row, sorted[i]]; indices[row, i] = sorted[i].
+  llvm::BasicBlock* head = llvm::BasicBlock::Create(context, "take.head", function);
+  llvm::BasicBlock* body = llvm::BasicBlock::Create(context, "take.body", function);
+  llvm::BasicBlock* done = llvm::BasicBlock::Create(context, "take.done", function);
+  llvm::BasicBlock* before = b.GetInsertBlock();
+  b.CreateBr(head);
+  b.SetInsertPoint(head);
+  llvm::PHINode* i = b.CreatePHI(i64, 2);
+  i->addIncoming(b.getInt64(0), before);
+  b.CreateCondBr(b.CreateICmpULT(i, b.getInt64(k)), body, done);
+  b.SetInsertPoint(body);
+  llvm::Value* element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, sorted, i));
+  llvm::Value* out = b.CreateAdd(b.CreateMul(row, b.getInt64(k)), i);
+  llvm::Value* value = b.CreateLoad(
+      storage,
+      b.CreateInBoundsGEP(storage, function->getArg(0), b.CreateAdd(base, b.CreateZExt(element, i64))));
+  b.CreateStore(value, b.CreateInBoundsGEP(storage, function->getArg(1), out));
+  b.CreateStore(element, b.CreateInBoundsGEP(i32, function->getArg(2), out));
+  i->addIncoming(b.CreateAdd(i, b.getInt64(1)), body);
+  b.CreateBr(head);
+  b.SetInsertPoint(done);
+  FinishGpuEntry(entry);
   return rows;
 }
 

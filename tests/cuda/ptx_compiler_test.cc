@@ -148,18 +148,30 @@ ENTRY main {
   EXPECT_EQ(exported.kernels[0].buffer_count, 5);     // two operands, two outputs, scratch
 }
 
-TEST(PtxExportTest, HostOnlyOpsAreRefusedByName) {
-  const Status rng = Export(R"(
+TEST(PtxExportTest, RngIsAKernelTakingAKey) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
 HloModule random
 ENTRY main {
-  lo = f32[] constant(0)
-  hi = f32[] constant(1)
-  ROOT r = f32[16] rng(lo, hi), distribution=rng_uniform
+  mu = f32[] constant(0)
+  sigma = f32[] constant(1)
+  ROOT r = f32[64] rng(mu, sigma), distribution=rng_normal
+})"));
+  ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+  EXPECT_TRUE(exported.kernels[0].takes_rng_key);
+  EXPECT_EQ(exported.kernels[0].parallel_extent, 64);
+}
+
+TEST(PtxExportTest, HostOnlyOpsAreRefusedByName) {
+  const Status size = Export(R"(
+HloModule dynamic_size
+ENTRY main {
+  x = f32[16] parameter(0)
+  ROOT d = s32[] get-dimension-size(x), dimensions={0}
 })")
-                         .status();
-  EXPECT_EQ(rng.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(rng.message().find("rng"), std::string::npos) << rng.message();
-  EXPECT_NE(rng.message().find("cpu backend"), std::string::npos) << rng.message();
+                          .status();
+  EXPECT_EQ(size.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(size.message().find("get-dimension-size"), std::string::npos) << size.message();
+  EXPECT_NE(size.message().find("cpu backend"), std::string::npos) << size.message();
 
   const Status complex = Export(R"(
 HloModule complex
