@@ -257,7 +257,7 @@ static void test_handle_arguments(void) {
 }
 
 int main(void) {
-  size_t count = 0;
+  size_t count = 0, tested = 0;
   size_t i;
   test_handle_arguments();
   CHECK_OK(kiln_register_custom_call("kiln_cancellation_test_step", step));
@@ -266,14 +266,32 @@ int main(void) {
   for (i = 0; i < count; ++i) {
     kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
     kiln_client_t* client = NULL;
+    kiln_status_t* status;
     CHECK_OK(kiln_backend_name(i, &options.backend));
-    CHECK_OK(kiln_client_create(&options, &client));
-    if (client == NULL) continue;
+    status = kiln_client_create(&options, &client);
+    if (status != NULL) {
+      /* A backend that cannot run on this machine (cuda without the NVIDIA driver) is
+       * skipped; any other failure to create its client is one. */
+      if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE) {
+        printf("skipping backend %s: %s\n", options.backend, kiln_status_message(status));
+      } else {
+        fprintf(stderr, "kiln_client_create(%s) failed: %s: %s\n", options.backend,
+                kiln_status_code_name(kiln_status_code(status)), kiln_status_message(status));
+        ++g_failures;
+      }
+      kiln_status_destroy(status);
+      continue;
+    }
+    ++tested;
     test_timeout(client);
     test_cancel_from_another_thread(client);
     test_destroy_while_running(client);
     kiln_client_destroy(client);
     printf("%s: %s\n", options.backend, g_failures == 0 ? "ok" : "FAILED");
+  }
+  if (tested == 0) {
+    fprintf(stderr, "no backend was tested: every one was skipped or failed to start\n");
+    ++g_failures;
   }
   if (g_failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);

@@ -136,7 +136,7 @@ static void test_unregistered_custom_call(kiln_client_t* client, const char* bac
 }
 
 int main(void) {
-  size_t count = 0, index;
+  size_t count = 0, tested = 0, index;
   kiln_status_t* status = kiln_backend_count(&count);
   if (status != NULL || count == 0) {
     fprintf(stderr, "no backends\n");
@@ -152,15 +152,27 @@ int main(void) {
     options.backend = backend;
     status = kiln_client_create(&options, &client);
     if (status != NULL) {
-      /* A backend that cannot run on this machine is reported, not tested. */
-      printf("backend %s unavailable: %s\n", backend, kiln_status_message(status));
+      /* A backend that cannot run on this machine (UNAVAILABLE, as cuda without
+       * the NVIDIA driver) is skipped; any other failure to create its client is one. */
+      if (kiln_status_code(status) == KILN_STATUS_UNAVAILABLE) {
+        printf("skipping backend %s: %s\n", backend, kiln_status_message(status));
+      } else {
+        fprintf(stderr, "kiln_client_create(%s) failed: %s: %s\n", backend,
+                kiln_status_code_name(kiln_status_code(status)), kiln_status_message(status));
+        ++g_failures;
+      }
       kiln_status_destroy(status);
       continue;
     }
+    ++tested;
     test_empty_infeed(client, backend);
     test_unregistered_custom_call(client, backend);
     printf("backend %s checked\n", backend);
     kiln_client_destroy(client);
+  }
+  if (tested == 0) {
+    fprintf(stderr, "no backend was tested: every one was skipped or failed to start\n");
+    ++g_failures;
   }
   if (g_failures > 0) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
