@@ -164,21 +164,25 @@ Status CudaExecutable::RunStep(const Step& step, Frame& frame) const {
       KILN_RETURN_IF_ERROR(Copy(step.sources, step.targets, step.bytes, frame));
       const StepSequence& condition = program_->sequences[static_cast<size_t>(step.nested[0])];
       const StepSequence& body = program_->sequences[static_cast<size_t>(step.nested[1])];
-      for (;;) {
+      // A stop inside the loop names it and how far it got.
+      for (int64_t iterations = 0;; ++iterations) {
         for (size_t i = 0; i < step.targets.size(); ++i) {
           frame.addresses[static_cast<size_t>(condition.parameters[i])] =
               frame.addresses[static_cast<size_t>(step.targets[i])];
           frame.addresses[static_cast<size_t>(body.parameters[i])] =
               frame.addresses[static_cast<size_t>(step.targets[i])];
         }
-        KILN_RETURN_IF_ERROR(RunSequence(step.nested[0], frame));
-        KILN_ASSIGN_OR_RETURN(const int64_t go_on,
-                              ReadScalar(frame.addresses[static_cast<size_t>(condition.results[0])],
-                                         ElementType::kPred, frame));
-        if (go_on == 0) return OkStatus();
-        KILN_RETURN_IF_ERROR(frame.options->stop.Check());
-        KILN_RETURN_IF_ERROR(RunSequence(step.nested[1], frame));
-        KILN_RETURN_IF_ERROR(Copy(body.results, step.targets, step.bytes, frame));
+        Status status = RunSequence(step.nested[0], frame);
+        StatusOr<int64_t> go_on = status.ok()
+                                      ? ReadScalar(frame.addresses[static_cast<size_t>(condition.results[0])],
+                                                   ElementType::kPred, frame)
+                                      : StatusOr<int64_t>(status);
+        if (!go_on.ok()) return StoppedInLoop(go_on.status(), step.name, iterations);
+        if (*go_on == 0) return OkStatus();
+        status = frame.options->stop.Check();
+        if (status.ok()) status = RunSequence(step.nested[1], frame);
+        if (status.ok()) status = Copy(body.results, step.targets, step.bytes, frame);
+        if (!status.ok()) return StoppedInLoop(status, step.name, iterations);
       }
     }
     case Step::Kind::kConditional: {
