@@ -20,13 +20,6 @@ struct Gpu {
   int64_t total_memory = 0;
 };
 
-bool HasComplex(const Shape& shape) {
-  for (const Shape& leaf : shape.Leaves()) {
-    if (leaf.IsArray() && IsComplex(leaf.element_type())) return true;
-  }
-  return false;
-}
-
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(const Driver& driver)
@@ -66,8 +59,7 @@ class CudaBackend : public Backend {
   std::span<Device* const> devices() const override { return device_list_; }
 
   bool SupportsElementType(ElementType type) const override {
-    return (IsArrayType(type) && !IsComplex(type)) || type == ElementType::kTuple ||
-           type == ElementType::kToken;
+    return IsArrayType(type) || type == ElementType::kTuple || type == ElementType::kToken;
   }
 
   std::vector<std::string> UnsupportedOps(const Module& module) const override {
@@ -80,7 +72,7 @@ class CudaBackend : public Backend {
                                 instruction->opcode == Opcode::kOutfeed ||
                                 instruction->opcode == Opcode::kRng;
         bool refused = ((OpcodeTraits(instruction->opcode) & kNeedsRuntime) != 0 && !host_queue) ||
-                       instruction->opcode == Opcode::kGetDimensionSize || HasComplex(instruction->shape);
+                       instruction->opcode == Opcode::kGetDimensionSize;
         // Tokens pass through after-all without any device work.
         if (instruction->opcode == Opcode::kAfterAll) refused = false;
         if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
@@ -136,8 +128,6 @@ class CudaBackend : public Backend {
     }
     if (!literal.shape().IsArray())
       return InvalidArgument("cuda: a buffer holds one array, got ", literal.shape().ToString());
-    if (IsComplex(literal.shape().element_type()))
-      return Unimplemented("cuda: complex arrays (", literal.shape().ToString(), ") are not supported yet");
     const int64_t bytes = DenseBytes(literal.shape());
     if (bytes > gpu->total_memory) {
       return ResourceExhausted("cuda: a buffer of ", bytes, " bytes exceeds ", gpu->device->description(),

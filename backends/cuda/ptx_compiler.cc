@@ -18,6 +18,7 @@
 
 #include "backends/cpu/codegen/emittable.h"
 #include "backends/cpu/codegen/kernel_emitter.h"
+#include "backends/cuda/complex_runtime.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
 #include "backends/cuda/rng_emitter.h"
@@ -47,27 +48,6 @@ const llvm::Target* NvptxTarget(std::string& error) {
     LLVMInitializeNVPTXAsmPrinter();
   });
   return llvm::TargetRegistry::lookupTarget(kTriple, error);
-}
-
-bool HasComplex(const Shape& shape) {
-  for (const Shape& leaf : shape.Leaves()) {
-    if (leaf.IsArray() && IsComplex(leaf.element_type())) return true;
-  }
-  return false;
-}
-
-Status CheckNoComplex(const Computation& computation) {
-  for (const auto& instruction : computation.instructions()) {
-    bool complex = HasComplex(instruction->shape);
-    for (const Instruction* operand : instruction->operands) complex = complex || HasComplex(operand->shape);
-    if (complex) {
-      return Unimplemented("cuda: ", OpcodeName(instruction->opcode), " on complex numbers (",
-                           instruction->shape.ToString(),
-                           ") is not supported yet; run it on the cpu backend");
-    }
-    for (const Computation* called : instruction->called) KILN_RETURN_IF_ERROR(CheckNoComplex(*called));
-  }
-  return OkStatus();
 }
 
 // A GPU entry (gpu_entry.h) whose thread t runs parallel iteration t of
@@ -137,8 +117,7 @@ Status CheckPtxEmittable(const Computation& computation) {
   }
   cpu::codegen::EmittableOptions options;
   options.dynamic_update_slice_root = true;
-  KILN_RETURN_IF_ERROR(cpu::codegen::CheckEmittable(computation, options));
-  return CheckNoComplex(computation);
+  return cpu::codegen::CheckEmittable(computation, options);
 }
 
 StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, const PtxTarget& target,
@@ -191,6 +170,7 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
     EmitEntry(*module, *module->getFunction(body_name), request.name, buffer_count);
     result.kernels.push_back({request.name, layout.parallel_extent, buffer_count});
   }
+  DefineComplexRuntime(*module);
   UseLibdeviceNames(*module);
   if (!dump_ir_dir.empty()) {
     KILN_RETURN_IF_ERROR(WriteDumpFile(dump_ir_dir, dump_stem + ".ptx.emitted.ll", ModuleText(*module)));

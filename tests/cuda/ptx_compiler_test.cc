@@ -172,16 +172,27 @@ ENTRY main {
   EXPECT_EQ(size.code(), StatusCode::kUnimplemented);
   EXPECT_NE(size.message().find("get-dimension-size"), std::string::npos) << size.message();
   EXPECT_NE(size.message().find("cpu backend"), std::string::npos) << size.message();
+}
 
-  const Status complex = Export(R"(
+TEST(PtxExportTest, ComplexArithmeticNeedsNoHostFunctions) {
+  if (std::getenv("KILN_CUDA_LIBDEVICE") == nullptr) {
+    GTEST_SKIP() << "KILN_CUDA_LIBDEVICE is not set: run through ctest (cuda.ptx_compiler)";
+  }
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
 HloModule complex
 ENTRY main {
-  x = c64[4] parameter(0)
-  ROOT e = c64[4] exponential(x)
-})")
-                             .status();
-  EXPECT_EQ(complex.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(complex.message().find("complex"), std::string::npos) << complex.message();
+  x = c64[4,4] parameter(0)
+  y = c64[4,4] parameter(1)
+  e = c64[4,4] exponential(x)
+  q = c64[4,4] divide(e, y)
+  m = c64[4,4] multiply(q, x)
+  ROOT d = c64[4,4] dot(m, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})"));
+  EXPECT_FALSE(exported.kernels.empty());
+  // The C library's and libgcc's complex functions have GPU bodies of
+  // Kiln's own (complex_runtime.h), inlined like everything else.
+  for (const char* host_only : {"cexpf", "__mulsc3", "__divsc3", "hypotf"})
+    EXPECT_EQ(exported.ptx.find(host_only), std::string::npos) << host_only << " left in:\n" << exported.ptx;
 }
 
 constexpr const char* kAtan2 = R"(

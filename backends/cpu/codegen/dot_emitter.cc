@@ -4,6 +4,7 @@
 #include <functional>
 #include <vector>
 
+#include "backends/cpu/codegen/complex_ir.h"
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cpu/codegen/scalar_ops_ir.h"
@@ -53,6 +54,8 @@ ElementType DotAccumulationType(ElementType result) {
     case ElementType::kBF16:
     case ElementType::kF32: return ElementType::kF32;
     case ElementType::kF64: return ElementType::kF64;
+    case ElementType::kC64:  // complex accumulates in its own type, as the interpreter does
+    case ElementType::kC128: return result;
     default: return ElementType::kS64;
   }
 }
@@ -78,6 +81,13 @@ Status ProductAccumulator::Add(const Instruction& lhs, const IrIndex& lhs_index,
   llvm::Value* x = EmitConvert(b_, lhs.shape.element_type(), accumulation_, (*a)[0]);
   llvm::Value* y = EmitConvert(b_, rhs.shape.element_type(), accumulation_, (*c)[0]);
   llvm::Value* sum = b_.CreateLoad(type_, sum_);
+  if (IsComplex(accumulation_)) {
+    // C's complex product (complex_ir.h); the parts add as a vector.
+    KILN_ASSIGN_OR_RETURN(llvm::Value * product,
+                          EmitComplexBinary(b_, Opcode::kMultiply, accumulation_, x, y));
+    b_.CreateStore(b_.CreateFAdd(sum, product), sum_);
+    return OkStatus();
+  }
   const bool floating = IsFloating(accumulation_);
   llvm::Value* product = floating ? b_.CreateFMul(x, y) : b_.CreateMul(x, y);
   b_.CreateStore(floating ? b_.CreateFAdd(sum, product) : b_.CreateAdd(sum, product), sum_);
@@ -95,8 +105,16 @@ Status CheckDotEmittable(const Instruction& dot) {
   if (dot.operands.size() != 2 || !dot.shape.IsArray()) return refuse("needs two array operands");
   const Shape& lhs = dot.operand(0)->shape;
   const Shape& rhs = dot.operand(1)->shape;
-  for (ElementType type : {lhs.element_type(), rhs.element_type(), dot.shape.element_type()}) {
-    if (type == ElementType::kPred || IsComplex(type)) return refuse("needs real, non-pred element types");
+  const ElementType result = dot.shape.element_type();
+  if (IsComplex(result)) {
+    // Complex dots multiply and add in the result's own type.
+    if (lhs.element_type() != result || rhs.element_type() != result)
+      return refuse("complex operands must have the result's type");
+  } else {
+    for (ElementType type : {lhs.element_type(), rhs.element_type(), result}) {
+      if (type == ElementType::kPred || IsComplex(type))
+        return refuse("needs non-pred element types of one kind");
+    }
   }
   const DotDimensionNumbers& dn = dot.attrs.dot;
   auto in_range = [](const std::vector<int64_t>& dims, int64_t rank) {
