@@ -71,6 +71,32 @@ void EmitEntry(llvm::Module& module, llvm::Function& body, const std::string& na
   body.addFnAttr(llvm::Attribute::AlwaysInline);
 }
 
+// shfl.sync.bfly over a whole warp: the value of lane (this lane ^ offset),
+// for any compute type (split into 32-bit words).
+llvm::Value* ShuffleXor(llvm::IRBuilder<>& b, llvm::Value* value, int64_t offset) {
+  llvm::Type* type = value->getType();
+  llvm::Type* i32 = b.getInt32Ty();
+  auto shuffle32 = [&](llvm::Value* word) {
+    return b.CreateIntrinsic(
+        llvm::Intrinsic::nvvm_shfl_sync_bfly_i32, {},
+        {b.getInt32(0xffffffffu), word, b.getInt32(static_cast<uint32_t>(offset)), b.getInt32(0x1f)});
+  };
+  const unsigned bits = type->getPrimitiveSizeInBits().getFixedValue();
+  if (bits == 64) {
+    llvm::Value* whole = b.CreateBitCast(value, b.getInt64Ty());
+    llvm::Value* low = shuffle32(b.CreateTrunc(whole, i32));
+    llvm::Value* high = shuffle32(b.CreateTrunc(b.CreateLShr(whole, 32), i32));
+    llvm::Value* joined =
+        b.CreateOr(b.CreateZExt(low, b.getInt64Ty()), b.CreateShl(b.CreateZExt(high, b.getInt64Ty()), 32));
+    return b.CreateBitCast(joined, type);
+  }
+  if (bits == 32) return b.CreateBitCast(shuffle32(b.CreateBitCast(value, i32)), type);
+  // Narrower integers (pred is i1) travel widened.
+  llvm::Type* narrow = b.getIntNTy(bits);
+  llvm::Value* as_int = b.CreateBitCast(value, narrow);
+  return b.CreateBitCast(b.CreateTrunc(shuffle32(b.CreateZExt(as_int, i32)), narrow), type);
+}
+
 std::string ModuleText(const llvm::Module& module) {
   std::string text;
   llvm::raw_string_ostream out(text);
@@ -128,7 +154,11 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
   const llvm::Target* nvptx = NvptxTarget(error);
   if (nvptx == nullptr) return Internal("cuda: LLVM has no NVPTX target: ", error);
   std::string features;
-  if (target.ptx_version > 0) features = "+ptx" + std::to_string(target.ptx_version);
+  if (target.ptx_version > 0) {
+    features = "+ptx" + std::to_string(target.ptx_version);
+  } else if (target.sm < 70) {
+    features = "+ptx60";  // warp shuffles need shfl.sync (PTX 6.0)
+  }
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(
       nvptx->createTargetMachine(kTriple, target.ToString(), features, options, std::nullopt, std::nullopt,
@@ -161,9 +191,13 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
     }
     KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));
     const std::string body_name = request.name + ".iteration";
+    // One output element per thread; a warp per row where rows are reduced.
+    cpu::codegen::CooperativeRows warp;
+    warp.lanes = kWarpSize;
+    warp.shuffle_xor = ShuffleXor;
     KILN_ASSIGN_OR_RETURN(cpu::codegen::KernelLayout layout,
                           cpu::codegen::EmitKernel(*module, *request.computation, body_name,
-                                                   /*work_per_iteration=*/1));
+                                                   /*work_per_iteration=*/1, &warp));
     int buffer_count = static_cast<int>(request.computation->parameters().size());
     for (const Shape& leaf : request.computation->root()->shape.Leaves())
       buffer_count += leaf.IsArray() ? 1 : 0;

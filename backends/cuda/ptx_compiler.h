@@ -33,8 +33,9 @@ StatusOr<PtxTarget> ParsePtxTarget(std::string_view text);
 inline constexpr int kMinSm = 50;
 inline constexpr int kMaxSm = 90;
 
-// Threads per block of every kernel Kiln launches.
+// Threads per block of every kernel Kiln launches (whole warps).
 inline constexpr int kThreadsPerBlock = 256;
+inline constexpr int kWarpSize = 32;
 
 struct PtxKernel {
   std::string name;             // the .entry name

@@ -79,6 +79,29 @@ ENTRY main {
                                                               << exported.ptx;
 }
 
+TEST(PtxExportTest, RowReductionsTakeAWarpPerRow) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+HloModule row_sum
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY main {
+  a = f32[100,1000] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[100] reduce(a, z), dimensions={1}, to_apply=add
+})"));
+  ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+  EXPECT_EQ(exported.kernels[0].parallel_extent, 100 * cuda::kWarpSize);
+  // log2(32) butterfly steps combine the lanes' partial sums.
+  size_t shuffles = 0;
+  for (size_t at = exported.ptx.find("shfl.sync.bfly"); at != std::string::npos;
+       at = exported.ptx.find("shfl.sync.bfly", at + 1))
+    ++shuffles;
+  EXPECT_EQ(shuffles, 5u) << exported.ptx;
+}
+
 TEST(PtxExportTest, TargetSelectsTheArchitecture) {
   KILN_ASSERT_OK_AND_ASSIGN(PtxTarget sm90, ParsePtxTarget("sm_90"));
   KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(

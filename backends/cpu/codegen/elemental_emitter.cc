@@ -71,7 +71,14 @@ StatusOr<IrValues> ElementalEmitter::Emit(const Instruction& instruction, const 
   if (row != nullptr && row->filled) {
     values = {b_.CreateLoad(row->element, slot)};
   } else {
-    KILN_ASSIGN_OR_RETURN(values, EmitUncached(instruction, index));
+    // Lanes cooperate only along chains of row reductions: anything else
+    // may branch or loop differently per lane (CooperativeRows).
+    const bool cooperating = cooperating_;
+    cooperating_ = cooperating && IsRowReduction(instruction);
+    StatusOr<IrValues> emitted = EmitUncached(instruction, index);
+    cooperating_ = cooperating;
+    KILN_RETURN_IF_ERROR(emitted.status());
+    values = std::move(emitted).value();
     if (row != nullptr) b_.CreateStore(values[0], slot);
   }
   scopes_.back()[std::move(key)] = values;
@@ -629,6 +636,8 @@ StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, 
   for (size_t d = 0; d < in_dims.size(); ++d) {
     if (reduced[d]) reduced_dims.push_back(d);
   }
+  if (cooperating_ && IsRowReduction(instruction))
+    return EmitCooperativeRowReduction(instruction, index, accumulators);
   IrIndex input_index(in_dims.size());
   for (size_t d = 0, k = 0; d < in_dims.size(); ++d) {
     if (!reduced[d]) input_index[d] = index[k++];
@@ -670,6 +679,54 @@ StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, 
   for (size_t i = 0; i < count; ++i)
     results.push_back(b_.CreateLoad(accumulators[i]->getAllocatedType(), accumulators[i]));
   return results;
+}
+
+StatusOr<IrValues> ElementalEmitter::EmitCooperativeRowReduction(
+    const Instruction& instruction, const IrIndex& index,
+    const std::vector<llvm::AllocaInst*>& accumulators) {
+  const Instruction& input = *instruction.operand(0);
+  const std::vector<int64_t>& in_dims = input.shape.dimensions();
+  const size_t last = in_dims.size() - 1;
+  IrIndex input_index(index.begin(), index.end());
+  input_index.push_back(nullptr);
+  llvm::AllocaInst* accumulator = accumulators[0];
+  llvm::Type* type = accumulator->getAllocatedType();
+  auto combine = [&](llvm::Value* lhs, llvm::Value* rhs) -> StatusOr<llvm::Value*> {
+    PushScope();
+    StatusOr<IrValues> result = EmitCall(*instruction.called[0], {lhs, rhs}, true);
+    PopScope();
+    KILN_RETURN_IF_ERROR(result.status());
+    if (result->size() != 1)
+      return Internal("cpu codegen: reducer of ", instruction.name, " returns ", result->size(), " values");
+    return (*result)[0];
+  };
+  // This lane's elements: lane, lane + lanes, ... (threads diverge here).
+  const int64_t lanes = cooperative_.lanes;
+  llvm::Value* trips = b_.CreateUDiv(b_.CreateSub(b_.getInt64(in_dims[last] + lanes - 1), cooperative_.lane),
+                                     b_.getInt64(lanes));
+  cooperating_ = false;
+  Status status = EmitCountedLoop(
+      b_, b_.getInt64(0), trips, "reduce.lane",
+      [&](llvm::Value* trip) -> Status {
+        input_index[last] = b_.CreateAdd(b_.CreateMul(trip, b_.getInt64(lanes)), cooperative_.lane);
+        PushScope();
+        StatusOr<IrValues> value = Emit(input, input_index);
+        StatusOr<llvm::Value*> sum = value.ok() ? combine(b_.CreateLoad(type, accumulator), (*value)[0])
+                                                : StatusOr<llvm::Value*>(value.status());
+        PopScope();
+        KILN_RETURN_IF_ERROR(sum.status());
+        b_.CreateStore(*sum, accumulator);
+        return OkStatus();
+      },
+      LoopKind::kAccumulating);
+  cooperating_ = true;
+  KILN_RETURN_IF_ERROR(status);
+  // Butterfly: after log2(lanes) steps every lane holds the total.
+  llvm::Value* total = b_.CreateLoad(type, accumulator);
+  for (int64_t offset = lanes / 2; offset >= 1; offset /= 2) {
+    KILN_ASSIGN_OR_RETURN(total, combine(total, cooperative_.shuffle_xor(b_, total, offset)));
+  }
+  return IrValues{total};
 }
 
 StatusOr<IrValues> ElementalEmitter::EmitReduceWindow(const Instruction& instruction, const IrIndex& index) {

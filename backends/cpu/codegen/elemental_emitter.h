@@ -5,6 +5,7 @@
 // scalar code.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <utility>
@@ -19,6 +20,18 @@ namespace kiln::cpu::codegen {
 
 using IrIndex = std::vector<llvm::Value*>;   // one i64 per dimension
 using IrValues = std::vector<llvm::Value*>;  // one per array leaf
+
+// A GPU's way to reduce a row with several threads: `lanes` threads (a
+// warp) each take the row's elements lane, lane + lanes, ...; then
+// `shuffle_xor(b, value, offset)` returns the value of the thread whose
+// lane differs by `offset` (a butterfly step), combining the partial
+// results until every lane holds the row's total. The threads of a group
+// must all reach the combination together.
+struct CooperativeRows {
+  llvm::Value* lane = nullptr;  // i64 in [0, lanes)
+  int64_t lanes = 1;            // a power of two
+  std::function<llvm::Value*(llvm::IRBuilder<>&, llvm::Value*, int64_t)> shuffle_xor;
+};
 
 class ElementalEmitter {
  public:
@@ -47,6 +60,14 @@ class ElementalEmitter {
   void AddRowBuffer(const Instruction& instruction, const IrIndex& row_index, int64_t length);
   void FinishRowBuffers();
   void ClearRowBuffers() { row_buffers_.clear(); }
+
+  // With `rows` set, row reductions emitted while cooperative emission is
+  // on (SetCooperating) are split across the group's lanes (see
+  // CooperativeRows); everything else is emitted per thread. The kernel
+  // emitter turns it on only where all lanes of a group run together.
+  void SetCooperativeRows(CooperativeRows rows) { cooperative_ = std::move(rows); }
+  void SetCooperating(bool on) { cooperating_ = on && cooperative_.lane != nullptr; }
+  bool cooperating() const { return cooperating_; }
 
   // Values generated inside a scope are forgotten when it is popped, so code
   // in a loop body or a branch is never reused where it does not dominate.
@@ -89,6 +110,10 @@ class ElementalEmitter {
   StatusOr<llvm::Value*> EmitDynamicUpdateSlice(const Instruction& instruction, const IrIndex& index);
   StatusOr<llvm::Value*> EmitGather(const Instruction& instruction, const IrIndex& index);
   StatusOr<IrValues> EmitReduce(const Instruction& instruction, const IrIndex& index);
+  // A row reduction split across the lanes of CooperativeRows, starting
+  // from the initial value in `accumulators[0]`.
+  StatusOr<IrValues> EmitCooperativeRowReduction(const Instruction& instruction, const IrIndex& index,
+                                                 const std::vector<llvm::AllocaInst*>& accumulators);
   StatusOr<IrValues> EmitReduceWindow(const Instruction& instruction, const IrIndex& index);
   // Inlines a scalar computation on argument values.
   StatusOr<IrValues> EmitCall(const Computation& computation, const IrValues& arguments, bool reassociate);
@@ -113,6 +138,8 @@ class ElementalEmitter {
   // Parameters of inlined computations bound to values.
   std::unordered_map<const Instruction*, llvm::Value*> bound_parameters_;
   std::unordered_map<const Instruction*, llvm::GlobalVariable*> constant_globals_;
+  CooperativeRows cooperative_;
+  bool cooperating_ = false;
 };
 
 }  // namespace kiln::cpu::codegen

@@ -11,6 +11,7 @@
 #include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cpu/codegen/row_reduction_plan.h"
 #include "backends/cpu/codegen/scatter_emitter.h"
+#include "core/passes/fusion.h"
 
 namespace kiln::cpu::codegen {
 namespace {
@@ -40,7 +41,8 @@ int64_t IterationBlock(int64_t inner, int64_t work_per_element, bool per_row_red
 }  // namespace
 
 StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
-                                  const std::string& name, int64_t work_per_iteration) {
+                                  const std::string& name, int64_t work_per_iteration,
+                                  const CooperativeRows* cooperative) {
   llvm::LLVMContext& context = module.getContext();
   const std::vector<Shape> leaves = computation.root()->shape.Leaves();
   if (leaves.empty()) return InvalidArgument("cpu codegen: ", computation.name(), " has no array output");
@@ -63,17 +65,28 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   // loop over the row (fusion.h), so an iteration must cover whole rows.
   const std::vector<int64_t> row_dims(dims.begin(), dims.begin() + (rank == 0 ? 0 : rank - 1));
   const bool per_row_reductions = rank >= 2 && HasRowReductionOf(computation, row_dims);
-  const std::vector<const Instruction*> shared_row_values =
-      per_row_reductions ? SharedRowValues(computation, row_dims, inner) : std::vector<const Instruction*>{};
   const bool column_reduction = IsColumnReduction(*computation.root());
+  const bool serial = IsScatterLike(*computation.root());
+  // Lanes (a GPU's warp) share a row: its reductions, then its outputs
+  // (lanes_rows); or the lanes share one output that is a row reduction
+  // (lanes_root).
+  const bool lanes_rows = cooperative != nullptr && per_row_reductions && !column_reduction && !serial;
+  const bool lanes_root = cooperative != nullptr && !lanes_rows && !serial && leaves.size() == 1 &&
+                          IsRowReduction(*computation.root());
+  const int64_t lanes = lanes_rows || lanes_root ? cooperative->lanes : 1;
+  // Row buffers hold a whole row on one thread's stack: not with lanes.
+  const std::vector<const Instruction*> shared_row_values =
+      per_row_reductions && !lanes_rows ? SharedRowValues(computation, row_dims, inner)
+                                        : std::vector<const Instruction*>{};
   const int64_t block =
       IterationBlock(inner, work_per_element, per_row_reductions, column_reduction, work_per_iteration);
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   // Rows split into blocks of which the last is shorter (outputs only).
   const bool ragged_blocks = blocks_per_row > 1 && inner % block != 0 && !column_reduction;
-  const bool serial = IsScatterLike(*computation.root());
   KernelLayout layout;
   layout.parallel_extent = output_count == 0 || serial ? 1 : rows * blocks_per_row;
+  if (lanes_root && output_count > 0) layout.parallel_extent = output_count * lanes;
+  if (lanes_rows && output_count > 0) layout.parallel_extent *= lanes;
   layout.bytes_per_iteration = block * (work_per_element * input_bytes + output_bytes);
 
   // The exported entry point unpacks `buffers` and calls an always-inlined
@@ -147,8 +160,44 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
     status = EmitCountedLoop(b, begin, end, "serial", [&](llvm::Value*) -> Status {
       return EmitScatterLike(b, emitter, *computation.root(), outputs);
     });
+  } else if (lanes_root && output_count > 0) {
+    // Iteration p: lane p % lanes of output element p / lanes; lane 0 stores.
+    status = EmitCountedLoop(b, begin, end, "parallel", [&](llvm::Value* p) -> Status {
+      CooperativeRows rows_of_lanes = *cooperative;
+      rows_of_lanes.lane = b.CreateURem(p, b.getInt64(lanes));
+      emitter.SetCooperativeRows(rows_of_lanes);
+      llvm::Value* element = b.CreateUDiv(p, b.getInt64(lanes));
+      const IrIndex index = rank == 0 ? IrIndex{} : emitter.Delinearize(element, dims);
+      emitter.PushScope();
+      emitter.SetCooperating(true);
+      StatusOr<IrValues> values = emitter.Emit(*computation.root(), index);
+      emitter.SetCooperating(false);
+      if (values.ok()) {
+        llvm::Function* function = b.GetInsertBlock()->getParent();
+        llvm::BasicBlock* store = llvm::BasicBlock::Create(context, "lane0.store", function);
+        llvm::BasicBlock* done = llvm::BasicBlock::Create(context, "lane0.done", function);
+        b.CreateCondBr(b.CreateICmpEQ(rows_of_lanes.lane, b.getInt64(0)), store, done);
+        b.SetInsertPoint(store);
+        llvm::Value* address =
+            b.CreateInBoundsGEP(StorageType(context, leaves[0].element_type()),
+                                body->getArg(static_cast<unsigned>(parameter_count)), element);
+        StoreElement(b, leaves[0].element_type(), (*values)[0], address);
+        b.CreateBr(done);
+        b.SetInsertPoint(done);
+      }
+      emitter.PopScope();
+      return values.status();
+    });
   } else if (output_count > 0) {
     status = EmitCountedLoop(b, begin, end, "parallel", [&](llvm::Value* p) -> Status {
+      llvm::Value* lane = nullptr;
+      if (lanes_rows) {
+        // Iteration p: lane p % lanes of row p / lanes.
+        CooperativeRows rows_of_lanes = *cooperative;
+        lane = rows_of_lanes.lane = b.CreateURem(p, b.getInt64(lanes));
+        emitter.SetCooperativeRows(rows_of_lanes);
+        p = b.CreateUDiv(p, b.getInt64(lanes));
+      }
       llvm::Value* row = p;
       llvm::Value* block_index = b.getInt64(0);
       if (blocks_per_row > 1) {
@@ -176,8 +225,20 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
         }
         if (per_row_reductions) {
           for (const Instruction* shared : shared_row_values) emitter.AddRowBuffer(*shared, row_index, inner);
-          KILN_RETURN_IF_ERROR(emitter.EmitRowReductions(*computation.root(), row_index, row_dims));
+          emitter.SetCooperating(lanes_rows);
+          const Status reductions = emitter.EmitRowReductions(*computation.root(), row_index, row_dims);
+          emitter.SetCooperating(false);
+          KILN_RETURN_IF_ERROR(reductions);
           emitter.FinishRowBuffers();
+        }
+        if (lanes_rows) {
+          // This lane's outputs of the row: lane, lane + lanes, ...
+          llvm::Value* trips =
+              b.CreateUDiv(b.CreateSub(b.getInt64(inner + lanes - 1), lane), b.getInt64(lanes));
+          return EmitCountedLoop(b, b.getInt64(0), trips, "inner.lane", [&](llvm::Value* j) -> Status {
+            index[rank - 1] = b.CreateAdd(b.CreateMul(j, b.getInt64(lanes)), lane);
+            return store_outputs(index);
+          });
         }
         // Loops over [from, to) + offset: a loop from 0 to a constant has a
         // trip count LLVM's vectoriser sees even where `offset` defeats its
