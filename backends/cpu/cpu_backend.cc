@@ -13,6 +13,7 @@
 #include "backends/cpu/lowering.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
+#include "core/single_instruction.h"
 #include "core/verifier.h"
 #ifdef KILN_CPU_HAVE_PIPELINE
 #include "core/passes/pipeline.h"
@@ -39,21 +40,7 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
 // The fusion rule: an instruction may join a fused kernel when the code
 // generator can emit it on its own (with its operands as parameters).
 bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
-  Module scratch("fusion_check");
-  auto computation = std::make_unique<Computation>("single");
-  std::vector<Instruction*> parameters;
-  for (size_t i = 0; i < instruction.operands.size(); ++i) {
-    auto parameter = std::make_unique<Instruction>();
-    parameter->opcode = Opcode::kParameter;
-    parameter->name = "p" + std::to_string(i);
-    parameter->shape = instruction.operand(i)->shape;
-    parameter->attrs.parameter_number = static_cast<int64_t>(i);
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  auto copy = std::make_unique<Instruction>(instruction);
-  copy->operands = parameters;
-  computation->set_root(computation->AddInstruction(std::move(copy)));
-  return compiler.CheckEmittable(*scratch.AddComputation(std::move(computation))).ok();
+  return compiler.CheckEmittable(*SingleInstructionComputation(instruction, "single")).ok();
 }
 #endif
 

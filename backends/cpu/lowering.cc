@@ -17,28 +17,13 @@
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
+#include "core/array_leaves.h"
+#include "core/single_instruction.h"
 
 namespace kiln::cpu {
 namespace {
 
 using Leaves = std::vector<int>;
-
-int64_t ArrayLeafCount(const Shape& shape) {
-  if (shape.IsTuple()) {
-    int64_t count = 0;
-    for (const Shape& element : shape.tuple_shapes()) count += ArrayLeafCount(element);
-    return count;
-  }
-  return shape.IsArray() ? 1 : 0;
-}
-
-std::vector<Shape> ArrayLeaves(const Shape& shape) {
-  std::vector<Shape> leaves;
-  for (Shape& leaf : shape.Leaves()) {
-    if (leaf.IsArray()) leaves.push_back(std::move(leaf));
-  }
-  return leaves;
-}
 
 // Ops that must go through the library path: they keep state between
 // executions, talk to the host, run host code or ask where they run (their
@@ -57,17 +42,6 @@ void NoteLibraryThunk(const Instruction& instruction) {
   const std::string opcode(OpcodeName(instruction.opcode));
   std::fprintf(stderr, "kiln cpu: library thunk for %s %s\n", opcode.c_str(),
                instruction.shape.ToString().c_str());
-}
-
-bool AllArrays(const Instruction& instruction) {
-  if (!instruction.shape.IsArray() && !instruction.shape.IsTuple()) return false;
-  for (const Shape& leaf : instruction.shape.Leaves()) {
-    if (!leaf.IsArray()) return false;
-  }
-  for (const Instruction* operand : instruction.operands) {
-    if (!operand->shape.IsArray()) return false;
-  }
-  return true;
 }
 
 class Lowerer {
@@ -468,20 +442,8 @@ Status Lowerer::LowerTopK(const Instruction& instruction, Scope& scope) {
 }
 
 Computation* Lowerer::SingleInstructionComputation(const Instruction& instruction) {
-  auto computation = std::make_unique<Computation>(instruction.name + ".single");
-  std::vector<Instruction*> parameters;
-  for (size_t i = 0; i < instruction.operands.size(); ++i) {
-    auto parameter = std::make_unique<Instruction>();
-    parameter->opcode = Opcode::kParameter;
-    parameter->name = "p" + std::to_string(i);
-    parameter->shape = instruction.operand(i)->shape;
-    parameter->attrs.parameter_number = static_cast<int64_t>(i);
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  auto copy = std::make_unique<Instruction>(instruction);
-  copy->operands = parameters;
-  computation->set_root(computation->AddInstruction(std::move(copy)));
-  return program_.module->AddComputation(std::move(computation));
+  return program_.module->AddComputation(
+      kiln::SingleInstructionComputation(instruction, instruction.name + ".single"));
 }
 
 Status Lowerer::LowerGeneric(const Instruction& instruction, Scope& scope) {

@@ -20,6 +20,18 @@ struct Gpu {
   int64_t total_memory = 0;
 };
 
+// major * 10 + minor (sm_90 = 90).
+StatusOr<int> ComputeCapability(const Driver& driver, CUdevice device) {
+  int major = 0, minor = 0;
+  KILN_RETURN_IF_ERROR(driver.Check(
+      driver.api().DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
+      "cuDeviceGetAttribute(compute capability major)"));
+  KILN_RETURN_IF_ERROR(driver.Check(
+      driver.api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
+      "cuDeviceGetAttribute(compute capability minor)"));
+  return major * 10 + minor;
+}
+
 class CudaBackend : public Backend {
  public:
   explicit CudaBackend(const Driver& driver)
@@ -33,15 +45,9 @@ class CudaBackend : public Backend {
       KILN_ASSIGN_OR_RETURN(std::string description, DescribeGpu(driver_, ordinal));
       CUdevice device = 0;
       KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceGet(&device, ordinal), "cuDeviceGet"));
-      int major = 0, minor = 0;
-      KILN_RETURN_IF_ERROR(driver_.Check(
-          driver_.api().DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
-          "cuDeviceGetAttribute"));
-      KILN_RETURN_IF_ERROR(driver_.Check(
-          driver_.api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
-          "cuDeviceGetAttribute"));
+      KILN_ASSIGN_OR_RETURN(const int capability, ComputeCapability(driver_, device));
       // PTX for an older capability runs on newer GPUs (the driver JITs it).
-      gpu.target.sm = std::clamp(major * 10 + minor, kMinSm, kMaxSm);
+      gpu.target.sm = std::clamp(capability, kMinSm, kMaxSm);
       size_t total = 0;
       KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceTotalMem(&total, device), "cuDeviceTotalMem"));
       gpu.total_memory = static_cast<int64_t>(total);
@@ -166,19 +172,12 @@ StatusOr<std::string> DescribeGpu(const Driver& driver, int ordinal) {
   char name[256] = {};
   KILN_RETURN_IF_ERROR(
       driver.Check(driver.api().DeviceGetName(name, sizeof(name) - 1, device), "cuDeviceGetName"));
-  int major = 0, minor = 0;
-  KILN_RETURN_IF_ERROR(driver.Check(
-      driver.api().DeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device),
-      "cuDeviceGetAttribute"));
-  KILN_RETURN_IF_ERROR(driver.Check(
-      driver.api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
-      "cuDeviceGetAttribute"));
+  KILN_ASSIGN_OR_RETURN(const int capability, ComputeCapability(driver, device));
   size_t total = 0;
   KILN_RETURN_IF_ERROR(driver.Check(driver.api().DeviceTotalMem(&total, device), "cuDeviceTotalMem"));
   const int version = driver.version();
-  return std::string(name) + ", sm_" + std::to_string(major * 10 + minor) + ", " +
-         std::to_string(total >> 20) + " MiB, driver API " + std::to_string(version / 1000) + "." +
-         std::to_string(version % 1000 / 10);
+  return std::string(name) + ", sm_" + std::to_string(capability) + ", " + std::to_string(total >> 20) +
+         " MiB, driver API " + std::to_string(version / 1000) + "." + std::to_string(version % 1000 / 10);
 }
 
 StatusOr<std::unique_ptr<Backend>> CreateCudaBackend() {

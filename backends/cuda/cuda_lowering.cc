@@ -11,7 +11,9 @@
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/sort_emitter.h"
+#include "core/array_leaves.h"
 #include "core/passes/pipeline.h"
+#include "core/single_instruction.h"
 
 namespace kiln::cuda {
 namespace {
@@ -20,34 +22,6 @@ using Leaves = std::vector<int>;
 
 // Scratch slots start at multiples of this (what cuMemAlloc guarantees).
 constexpr int64_t kSlotAlignment = 256;
-
-int64_t ArrayLeafCount(const Shape& shape) {
-  if (shape.IsTuple()) {
-    int64_t count = 0;
-    for (const Shape& element : shape.tuple_shapes()) count += ArrayLeafCount(element);
-    return count;
-  }
-  return shape.IsArray() ? 1 : 0;
-}
-
-std::vector<Shape> ArrayLeaves(const Shape& shape) {
-  std::vector<Shape> leaves;
-  for (Shape& leaf : shape.Leaves()) {
-    if (leaf.IsArray()) leaves.push_back(std::move(leaf));
-  }
-  return leaves;
-}
-
-bool AllArrays(const Instruction& instruction) {
-  if (!instruction.shape.IsArray() && !instruction.shape.IsTuple()) return false;
-  for (const Shape& leaf : instruction.shape.Leaves()) {
-    if (!leaf.IsArray()) return false;
-  }
-  for (const Instruction* operand : instruction.operands) {
-    if (!operand->shape.IsArray()) return false;
-  }
-  return true;
-}
 
 // Ops that talk to the host, keep state, run host code or ask where they
 // run (their traits say so), and get-dimension-size: no GPU kernel yet.
@@ -381,20 +355,8 @@ Status Lowerer::LowerConditional(const Instruction& instruction, int sequence, V
 }
 
 Computation* Lowerer::SingleInstructionComputation(const Instruction& instruction) {
-  auto computation = std::make_unique<Computation>(instruction.name + ".single");
-  std::vector<Instruction*> parameters;
-  for (size_t i = 0; i < instruction.operands.size(); ++i) {
-    auto parameter = std::make_unique<Instruction>();
-    parameter->opcode = Opcode::kParameter;
-    parameter->name = "p" + std::to_string(i);
-    parameter->shape = instruction.operand(i)->shape;
-    parameter->attrs.parameter_number = static_cast<int64_t>(i);
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  auto copy = std::make_unique<Instruction>(instruction);
-  copy->operands = parameters;
-  computation->set_root(computation->AddInstruction(std::move(copy)));
-  return program_.module->AddComputation(std::move(computation));
+  return program_.module->AddComputation(
+      kiln::SingleInstructionComputation(instruction, instruction.name + ".single"));
 }
 
 Status Lowerer::CompileKernels(const PtxTarget& target, const std::string& dump_ir_dir,
@@ -409,21 +371,7 @@ Status Lowerer::CompileKernels(const PtxTarget& target, const std::string& dump_
 // The fusion rule: an instruction may join a kernel when it could be one.
 bool Emittable(const Instruction& instruction) {
   if (!AllArrays(instruction) || NeedsRuntime(instruction)) return false;
-  Module scratch("fusion_check");
-  auto computation = std::make_unique<Computation>("single");
-  std::vector<Instruction*> parameters;
-  for (size_t i = 0; i < instruction.operands.size(); ++i) {
-    auto parameter = std::make_unique<Instruction>();
-    parameter->opcode = Opcode::kParameter;
-    parameter->name = "p" + std::to_string(i);
-    parameter->shape = instruction.operand(i)->shape;
-    parameter->attrs.parameter_number = static_cast<int64_t>(i);
-    parameters.push_back(computation->AddInstruction(std::move(parameter)));
-  }
-  auto copy = std::make_unique<Instruction>(instruction);
-  copy->operands = parameters;
-  computation->set_root(computation->AddInstruction(std::move(copy)));
-  return CheckPtxEmittable(*scratch.AddComputation(std::move(computation))).ok();
+  return CheckPtxEmittable(*kiln::SingleInstructionComputation(instruction, "single")).ok();
 }
 
 }  // namespace

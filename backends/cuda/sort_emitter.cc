@@ -9,16 +9,17 @@
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/elemental_emitter.h"
 #include "backends/cpu/codegen/emittable.h"
+#include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cuda/gpu_entry.h"
 
 namespace kiln::cuda {
 namespace {
 
 using cpu::codegen::ElementalEmitter;
+using cpu::codegen::EmitCountedLoop;
 using cpu::codegen::IrValues;
 using cpu::codegen::LoadElement;
 using cpu::codegen::StorageType;
-using cpu::codegen::StoreElement;
 
 using Compare = std::function<StatusOr<llvm::Value*>(llvm::Value*, llvm::Value*)>;
 
@@ -53,22 +54,10 @@ StatusOr<llvm::Value*> EmitMergeSort(llvm::IRBuilder<>& b, llvm::Function* funct
   llvm::Type* i64 = b.getInt64Ty();
   auto block = [&](const char* label) { return llvm::BasicBlock::Create(context, label, function); };
   // A[k] = k.
-  {
-    llvm::BasicBlock* head = block("init.head");
-    llvm::BasicBlock* body = block("init.body");
-    llvm::BasicBlock* done = block("init.done");
-    llvm::BasicBlock* before = b.GetInsertBlock();
-    b.CreateBr(head);
-    b.SetInsertPoint(head);
-    llvm::PHINode* k = b.CreatePHI(i64, 2);
-    k->addIncoming(b.getInt64(0), before);
-    b.CreateCondBr(b.CreateICmpULT(k, length), body, done);
-    b.SetInsertPoint(body);
+  KILN_RETURN_IF_ERROR(EmitCountedLoop(b, b.getInt64(0), length, "init", [&](llvm::Value* k) -> Status {
     b.CreateStore(b.CreateTrunc(k, i32), b.CreateInBoundsGEP(i32, order, k));
-    k->addIncoming(b.CreateAdd(k, b.getInt64(1)), body);
-    b.CreateBr(head);
-    b.SetInsertPoint(done);
-  }
+    return OkStatus();
+  }));
   // Bottom-up merge passes, ping-ponging between the halves of the scratch.
   llvm::BasicBlock* pass_head = block("pass.head");
   llvm::BasicBlock* pass_body = block("pass.body");
@@ -239,20 +228,8 @@ StatusOr<int64_t> EmitSortKernel(llvm::Module& module, const Instruction& sort, 
 
   KILN_ASSIGN_OR_RETURN(llvm::Value * from,
                         EmitMergeSort(b, entry.function, row_scratch, second_half, length, compare));
-  llvm::Function* function = entry.function;
-  auto block = [&](const char* label) { return llvm::BasicBlock::Create(context, label, function); };
   // Gather: out_j[k] = op_j[order[k]], `from` holding the final order.
-  {
-    llvm::BasicBlock* head = block("gather.head");
-    llvm::BasicBlock* body = block("gather.body");
-    llvm::BasicBlock* done = block("gather.done");
-    llvm::BasicBlock* before = b.GetInsertBlock();
-    b.CreateBr(head);
-    b.SetInsertPoint(head);
-    llvm::PHINode* k = b.CreatePHI(i64, 2);
-    k->addIncoming(b.getInt64(0), before);
-    b.CreateCondBr(b.CreateICmpULT(k, length), body, done);
-    b.SetInsertPoint(body);
+  KILN_RETURN_IF_ERROR(EmitCountedLoop(b, b.getInt64(0), length, "gather", [&](llvm::Value* k) -> Status {
     llvm::Value* source = b.CreateZExt(b.CreateLoad(i32, b.CreateInBoundsGEP(i32, from, k)), i64);
     for (size_t j = 0; j < count; ++j) {
       const ElementType type = sort.operand(j)->shape.element_type();
@@ -261,12 +238,9 @@ StatusOr<int64_t> EmitSortKernel(llvm::Module& module, const Instruction& sort, 
           b.CreateLoad(storage, b.CreateInBoundsGEP(storage, buffer(j), element_offset(source)));
       b.CreateStore(value, b.CreateInBoundsGEP(storage, buffer(count + j), element_offset(k)));
     }
-    k->addIncoming(b.CreateAdd(k, b.getInt64(1)), body);
-    b.CreateBr(head);
-    b.SetInsertPoint(done);
-  }
+    return OkStatus();
+  }));
   FinishGpuEntry(entry);
-  (void)StoreElement;
   return rows;
 }
 
@@ -333,26 +307,17 @@ StatusOr<int64_t> EmitTopKKernel(llvm::Module& module, const Instruction& top_k,
   KILN_ASSIGN_OR_RETURN(llvm::Value * sorted,
                         EmitMergeSort(b, function, order, spare, b.getInt64(length), compare));
   // values[row, i] = operand[row, sorted[i]]; indices[row, i] = sorted[i].
-  llvm::BasicBlock* head = llvm::BasicBlock::Create(context, "take.head", function);
-  llvm::BasicBlock* body = llvm::BasicBlock::Create(context, "take.body", function);
-  llvm::BasicBlock* done = llvm::BasicBlock::Create(context, "take.done", function);
-  llvm::BasicBlock* before = b.GetInsertBlock();
-  b.CreateBr(head);
-  b.SetInsertPoint(head);
-  llvm::PHINode* i = b.CreatePHI(i64, 2);
-  i->addIncoming(b.getInt64(0), before);
-  b.CreateCondBr(b.CreateICmpULT(i, b.getInt64(k)), body, done);
-  b.SetInsertPoint(body);
-  llvm::Value* element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, sorted, i));
-  llvm::Value* out = b.CreateAdd(b.CreateMul(row, b.getInt64(k)), i);
-  llvm::Value* value = b.CreateLoad(
-      storage,
-      b.CreateInBoundsGEP(storage, function->getArg(0), b.CreateAdd(base, b.CreateZExt(element, i64))));
-  b.CreateStore(value, b.CreateInBoundsGEP(storage, function->getArg(1), out));
-  b.CreateStore(element, b.CreateInBoundsGEP(i32, function->getArg(2), out));
-  i->addIncoming(b.CreateAdd(i, b.getInt64(1)), body);
-  b.CreateBr(head);
-  b.SetInsertPoint(done);
+  KILN_RETURN_IF_ERROR(
+      EmitCountedLoop(b, b.getInt64(0), b.getInt64(k), "take", [&](llvm::Value* i) -> Status {
+        llvm::Value* element = b.CreateLoad(i32, b.CreateInBoundsGEP(i32, sorted, i));
+        llvm::Value* out = b.CreateAdd(b.CreateMul(row, b.getInt64(k)), i);
+        llvm::Value* value = b.CreateLoad(
+            storage,
+            b.CreateInBoundsGEP(storage, function->getArg(0), b.CreateAdd(base, b.CreateZExt(element, i64))));
+        b.CreateStore(value, b.CreateInBoundsGEP(storage, function->getArg(1), out));
+        b.CreateStore(element, b.CreateInBoundsGEP(i32, function->getArg(2), out));
+        return OkStatus();
+      }));
   FinishGpuEntry(entry);
   return rows;
 }
