@@ -1,5 +1,8 @@
 #include "core/pass.h"
 
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/verifier.h"
@@ -7,9 +10,17 @@
 namespace kiln {
 
 StatusOr<bool> PassPipeline::Run(Module& module) {
+  // Debugging aid: with KILN_PASS_TIMING set, each pass's time on stderr.
+  static const bool timing = std::getenv("KILN_PASS_TIMING") != nullptr;
   bool changed = false;
   for (const auto& pass : passes_) {
+    const auto start = std::chrono::steady_clock::now();
     KILN_ASSIGN_OR_RETURN(bool pass_changed, pass->Run(module));
+    if (timing) {
+      const std::chrono::duration<double, std::milli> took = std::chrono::steady_clock::now() - start;
+      std::fprintf(stderr, "kiln pass %-32s %10.3f ms%s\n", std::string(pass->name()).c_str(), took.count(),
+                   pass_changed ? " (changed)" : "");
+    }
     if (!pass_changed) continue;  // what was verified before still holds
     Status verified = VerifyModule(module);
     if (!verified.ok()) {
