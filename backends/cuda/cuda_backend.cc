@@ -72,16 +72,7 @@ class CudaBackend : public Backend {
     std::set<std::string> unsupported;
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
-        constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
-        // Infeed and outfeed run through the host queues, rng as a kernel.
-        const bool host_queue = instruction->opcode == Opcode::kInfeed ||
-                                instruction->opcode == Opcode::kOutfeed ||
-                                instruction->opcode == Opcode::kRng;
-        bool refused = ((OpcodeTraits(instruction->opcode) & kNeedsRuntime) != 0 && !host_queue) ||
-                       instruction->opcode == Opcode::kGetDimensionSize;
-        // Tokens pass through after-all without any device work.
-        if (instruction->opcode == Opcode::kAfterAll) refused = false;
-        if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
+        if (RefusedOnCuda(*instruction)) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
       }
     }
     return {unsupported.begin(), unsupported.end()};

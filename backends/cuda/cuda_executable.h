@@ -45,7 +45,7 @@ class CudaExecutable : public Executable {
   Status Outfeed(const Step& step, Frame& frame) const;
   Status Copy(const std::vector<int>& sources, const std::vector<int>& targets,
               const std::vector<int64_t>& bytes, Frame& frame) const;
-  // Reads `bytes` (<= 8) at `address` to the host, waiting for the stream.
+  // The scalar of `type` at `address`, read to the host once the stream is done.
   StatusOr<int64_t> ReadScalar(CUdeviceptr address, ElementType type, Frame& frame) const;
 
   std::shared_ptr<const CudaProgram> program_;

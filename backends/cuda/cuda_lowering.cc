@@ -31,6 +31,20 @@ bool NeedsRuntime(const Instruction& instruction) {
          instruction.opcode == Opcode::kGetDimensionSize;
 }
 
+}  // namespace
+
+bool RefusedOnCuda(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed:
+    case Opcode::kAfterAll:
+    case Opcode::kRng: return false;
+    default: return NeedsRuntime(instruction);
+  }
+}
+
+namespace {
+
 Status RefuseOp(const Instruction& instruction, const std::string& why) {
   return Unimplemented("cuda: ", OpcodeName(instruction.opcode), " '", instruction.name, "' (",
                        instruction.shape.ToString(), ") cannot run on the cuda backend yet: ", why,
@@ -110,21 +124,14 @@ Status Lowerer::LowerEntry() {
 
 StatusOr<int> Lowerer::LowerNested(const Computation& computation) {
   const int sequence = NewSequence();
+  // parameters() is indexed by parameter number.
   std::vector<Leaves> parameters;
   std::vector<int> bound;
   for (const Instruction* parameter : computation.parameters()) {
-    Leaves leaves = NewLeaves(parameter->shape, SlotKind::kBound);
-    parameters.push_back(leaves);
+    parameters.push_back(NewLeaves(parameter->shape, SlotKind::kBound));
+    bound.insert(bound.end(), parameters.back().begin(), parameters.back().end());
   }
-  std::vector<Leaves> by_number(parameters.size());
-  for (size_t i = 0; i < computation.parameters().size(); ++i) {
-    const auto number = static_cast<size_t>(computation.parameters()[i]->attrs.parameter_number);
-    if (number >= by_number.size())
-      return InvalidArgument("cuda: parameter number ", number, " out of range");
-    by_number[number] = parameters[i];
-  }
-  for (const Leaves& leaves : by_number) bound.insert(bound.end(), leaves.begin(), leaves.end());
-  KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(computation, sequence, by_number));
+  KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(computation, sequence, parameters));
   // A result that is one of the sequence's own parameters would alias the
   // loop state or branch operand it is copied over: give it its own copy.
   Step copy;
@@ -265,8 +272,7 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     default: break;
   }
-  if (NeedsRuntime(instruction) && instruction.opcode != Opcode::kRng)
-    return RefuseOp(instruction, "it needs the host runtime");
+  if (RefusedOnCuda(instruction)) return RefuseOp(instruction, "it needs the host runtime");
   if (!AllArrays(instruction)) return RefuseOp(instruction, "its operands or results are not arrays");
   Computation* single = SingleInstructionComputation(instruction);
   if (Status emittable = CheckPtxEmittable(*single); !emittable.ok())

@@ -84,6 +84,13 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
                                                     const std::string& dump_ir_dir = "",
                                                     const std::string& dump_stem = "");
 
+// Whether `instruction` needs host machinery this backend lacks: its traits
+// say it has side effects, keeps state, runs host code or asks where it
+// runs, or it is get-dimension-size. Infeed, outfeed and after-all have
+// steps of their own and rng a kernel, so they are not. The lowering
+// refuses these by name and Backend::UnsupportedOps lists them.
+bool RefusedOnCuda(const Instruction& instruction);
+
 // The module pipeline the CUDA backend runs before lowering (the core
 // passes, fusing what CheckPtxEmittable accepts).
 Status RunCudaPasses(Module& module, int optimization_level);
