@@ -145,7 +145,9 @@ double ProcessCpuSeconds() {
 // after every product (measured for this product: 0.8 to 10.9 ms of CPU
 // time in the pause), which a machine busy with other processes cannot
 // spare: a 256^3 product then took 8-20 ms instead of 0.9 ms. The bound is on CPU
-// time, not elapsed time.
+// time, not elapsed time, and on most pauses rather than every one: a
+// spinning team shows in each pause, while a CI machine running other tests
+// beside this one once charged 5.9 ms to a single pause of three.
 TEST(RuntimeOneDnnMatmulTest, NoThreadSpinsAfterAParallelProduct) {
   std::unique_ptr<Module> module = ParseOrDie(R"(HloModule m
 ENTRY e {
@@ -165,14 +167,21 @@ ENTRY e {
     buffers.push_back(buffer.get());
     owned.push_back(std::move(buffer));
   }
-  for (int round = 0; round < 3; ++round) {
+  constexpr int kPauses = 7;
+  constexpr double kIdleBound = 0.002;  // seconds of CPU time in a 50 ms pause
+  int busy_pauses = 0;
+  std::string measured;
+  for (int pause = 0; pause < kPauses; ++pause) {
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<DeviceBuffer>> results,
                               executable->Execute(buffers, {}));
     const double before = ProcessCpuSeconds();
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     const double idle = ProcessCpuSeconds() - before;
-    EXPECT_LT(idle, 0.002) << "round " << round << ": " << idle * 1e3 << " ms of CPU time while nothing ran";
+    if (idle >= kIdleBound) ++busy_pauses;
+    measured += " " + std::to_string(idle * 1e3);
   }
+  EXPECT_LE(busy_pauses, 2) << busy_pauses << " of " << kPauses << " pauses used " << kIdleBound * 1e3
+                            << " ms of CPU time or more while nothing ran; each pause's ms:" << measured;
 }
 
 TEST(RuntimeOneDnnMatmulTest, SmallProductStaysOnEigen) {
