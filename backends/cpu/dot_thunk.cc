@@ -5,7 +5,7 @@
 #include <cstring>
 #include <numeric>
 
-#include "backends/cpu/eigen_threads.h"
+#include "backends/cpu/eigen_dot.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/thread_pool.h"
 
@@ -41,38 +41,6 @@ int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
   int64_t product = 1;
   for (int64_t d : dims) product *= shape.dimensions(d);
   return product;
-}
-
-// Below this many multiply-adds per batch element, parallelise over the
-// batch instead of inside each product.
-constexpr int64_t kSmallProduct = 64 * 64 * 64;
-
-template <typename T>
-void RunTyped(const DotGeometry& g, const T* lhs, const T* rhs, T* out, const IntraOpThreadPool* pool) {
-  using ConstMap = Eigen::TensorMap<Eigen::Tensor<const T, 2, Eigen::RowMajor>>;
-  using Map = Eigen::TensorMap<Eigen::Tensor<T, 2, Eigen::RowMajor>>;
-  const Eigen::array<Eigen::IndexPair<Eigen::Index>, 1> contract = {
-      Eigen::IndexPair<Eigen::Index>(g.lhs_contracting_first ? 0 : 1, g.rhs_contracting_last ? 1 : 0)};
-  const int64_t lhs_size = g.m * g.k, rhs_size = g.k * g.n, out_size = g.m * g.n;
-  auto one = [&](int64_t b, auto& device) {
-    ConstMap a(lhs + b * lhs_size, g.lhs_contracting_first ? g.k : g.m, g.lhs_contracting_first ? g.m : g.k);
-    ConstMap c(rhs + b * rhs_size, g.rhs_contracting_last ? g.n : g.k, g.rhs_contracting_last ? g.k : g.n);
-    Map result(out + b * out_size, g.m, g.n);
-    result.device(device) = a.contract(c, contract);
-  };
-  const bool small = g.m * g.n * g.k < kSmallProduct;
-  if (pool == nullptr || (small && g.batch == 1)) {
-    Eigen::DefaultDevice device;
-    for (int64_t b = 0; b < g.batch; ++b) one(b, device);
-  } else if (small) {
-    const int64_t grain = std::max<int64_t>(1, kSmallProduct / std::max<int64_t>(1, g.m * g.n * g.k));
-    pool->ParallelFor(g.batch, grain, [&](int64_t begin, int64_t end) {
-      Eigen::DefaultDevice device;
-      for (int64_t b = begin; b < end; ++b) one(b, device);
-    });
-  } else {
-    for (int64_t b = 0; b < g.batch; ++b) one(b, pool->device());
-  }
 }
 
 }  // namespace
@@ -155,21 +123,22 @@ Status DotThunk::Run(ExecutionContext& context) const {
   const void* rhs = context.slots[inputs_[1]];
   switch (g.type) {
     case ElementType::kF32:
-      RunTyped(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs), static_cast<float*>(out),
-               context.pool);
+      RunEigenDot(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs), static_cast<float*>(out),
+                  context.pool);
       break;
     case ElementType::kF64:
-      RunTyped(g, static_cast<const double*>(lhs), static_cast<const double*>(rhs), static_cast<double*>(out),
-               context.pool);
+      RunEigenDot(g, static_cast<const double*>(lhs), static_cast<const double*>(rhs),
+                  static_cast<double*>(out), context.pool);
       break;
     case ElementType::kC64:
-      RunTyped(g, static_cast<const std::complex<float>*>(lhs), static_cast<const std::complex<float>*>(rhs),
-               static_cast<std::complex<float>*>(out), context.pool);
+      RunEigenDot(g, static_cast<const std::complex<float>*>(lhs),
+                  static_cast<const std::complex<float>*>(rhs), static_cast<std::complex<float>*>(out),
+                  context.pool);
       break;
     case ElementType::kC128:
-      RunTyped(g, static_cast<const std::complex<double>*>(lhs),
-               static_cast<const std::complex<double>*>(rhs), static_cast<std::complex<double>*>(out),
-               context.pool);
+      RunEigenDot(g, static_cast<const std::complex<double>*>(lhs),
+                  static_cast<const std::complex<double>*>(rhs), static_cast<std::complex<double>*>(out),
+                  context.pool);
       break;
     default: return Internal("cpu: dot thunk on ", ElementTypeName(g.type));
   }
