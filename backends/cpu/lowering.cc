@@ -7,7 +7,6 @@
 #include <unordered_map>
 
 #include "backends/cpu/buffer_assignment.h"
-#include "backends/cpu/codegen/kernel_key.h"
 #include "backends/cpu/control_flow_thunks.h"
 #include "backends/cpu/convolution_thunk.h"
 #include "backends/cpu/cpu_buffer.h"
@@ -18,6 +17,7 @@
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
 #include "core/array_leaves.h"
+#include "core/lowering/kernel_key.h"
 #include "core/single_instruction.h"
 
 namespace kiln::cpu {
@@ -102,8 +102,7 @@ class Lowerer {
   // kernel. Identical computations (a layer repeated, a long chain cut into
   // fusions of the same ops) share one kernel: LLVM's time is per kernel.
   void RequestKernel(const Computation& computation, std::function<void(const KernelInfo&)> install) {
-    const auto [found, inserted] =
-        request_of_key_.try_emplace(codegen::KernelKey(computation), requests_.size());
+    const auto [found, inserted] = request_of_key_.try_emplace(KernelKey(computation), requests_.size());
     if (inserted) {
       requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
       kernel_installers_.emplace_back();

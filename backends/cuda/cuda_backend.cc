@@ -72,7 +72,7 @@ class CudaBackend : public Backend {
     std::set<std::string> unsupported;
     for (const auto& computation : module.computations()) {
       for (const auto& instruction : computation->instructions()) {
-        if (RefusedOnCuda(*instruction)) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
+        if (NeedsHostOnDevice(*instruction)) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
       }
     }
     return {unsupported.begin(), unsupported.end()};

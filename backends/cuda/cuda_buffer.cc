@@ -1,15 +1,8 @@
 #include "backends/cuda/cuda_buffer.h"
 
-#include <climits>
+#include "core/lowering/device_program.h"
 
 namespace kiln::cuda {
-
-int64_t DenseBytes(const Shape& shape) {
-  if (!shape.IsArray()) return 0;
-  const int64_t count = shape.element_count();
-  const int64_t width = ByteWidth(shape.element_type());
-  return count > INT64_MAX / width ? INT64_MAX : count * width;
-}
 
 StatusOr<std::unique_ptr<CudaBuffer>> CudaBuffer::FromLiteral(const Literal& literal, Device* device,
                                                               std::shared_ptr<DeviceMemory> memory) {

@@ -9,9 +9,6 @@
 
 namespace kiln::cuda {
 
-// Bytes of an array stored densely row-major.
-int64_t DenseBytes(const Shape& shape);
-
 class CudaBuffer : public DeviceBuffer {
  public:
   // Zero-sized arrays hold no block (address 0).

@@ -1,11 +1,11 @@
-#include "backends/cpu/codegen/kernel_key.h"
+#include "core/lowering/kernel_key.h"
 
 #include <memory>
 #include <unordered_map>
 
 #include "core/hlo_printer.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln {
 
 std::string KernelKey(const Computation& computation) {
   Computation renamed("kernel");
@@ -20,4 +20,4 @@ std::string KernelKey(const Computation& computation) {
   return PrintComputation(renamed);
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln

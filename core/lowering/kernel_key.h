@@ -7,11 +7,11 @@
 
 #include "core/ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln {
 
 // The computation's HLO text with its own name and its instructions' names
 // replaced by positions (the text round-trips every attribute and constant
 // exactly).
 std::string KernelKey(const Computation& computation);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln

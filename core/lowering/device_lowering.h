@@ -1,0 +1,49 @@
+// Lowering an optimised module into a DeviceProgram, with the rules that a
+// backend running kernels on a device supplies: which computations it can
+// run as one kernel (its code generator's answer), how its slots are
+// aligned, and which kernels need scratch memory. Everything that computes
+// becomes a kernel; what the backend's generator cannot emit is refused by
+// name (UNIMPLEMENTED) instead of running on the host behind the caller's
+// back.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "core/lowering/device_program.h"
+#include "core/status.h"
+
+namespace kiln {
+
+struct DeviceLoweringRules {
+  std::string backend;  // named in errors, e.g. "cuda"
+  // Scratch slots start at multiples of this many bytes.
+  int64_t slot_alignment = 256;
+  // OK when the backend can run `kernel` (a fusion's computation or one
+  // made for a single instruction) as one kernel; else why not.
+  std::function<Status(const Computation& kernel)> check_kernel;
+  // Bytes of scratch a kernel whose root is `root` needs beyond its
+  // outputs (e.g. a sort's merge buffers); 0 for none. May be empty.
+  std::function<int64_t(const Instruction& root)> kernel_scratch_bytes;
+};
+
+// Whether `instruction` needs host machinery that no device lowering has:
+// its traits say it has side effects, keeps state, runs host code or asks
+// where it runs, or it is get-dimension-size. Infeed, outfeed and after-all
+// have steps of their own and rng is left to the backend's kernels, so they
+// are not. The lowering refuses these by name, and a backend's
+// UnsupportedOps lists them.
+bool NeedsHostOnDevice(const Instruction& instruction);
+
+// The module pipeline a device backend runs before lowering: the core
+// passes, fusing what `rules.check_kernel` accepts as a single instruction.
+Status RunDevicePasses(Module& module, int optimization_level, const DeviceLoweringRules& rules);
+
+// Lowers `module` (optimised by RunDevicePasses, or not at all) into
+// `program`, whose kernels the backend then compiles.
+Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
+                      DeviceProgram& program);
+
+}  // namespace kiln

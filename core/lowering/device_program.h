@@ -1,0 +1,94 @@
+// A module lowered for a device that runs kernels: sequences of steps
+// (kernel launches, copies, loops and branches whose predicates are read
+// back to the host, infeed and outfeed) over slots, each slot one dense
+// array in device memory. Nothing in it is specific to a backend: the
+// CUDA and Vulkan backends lower through the same rules (device_lowering.h)
+// and differ only in how they compile `kernels` and run the steps.
+// Immutable once built, so one program serves concurrent executions.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir.h"
+#include "core/literal.h"
+
+namespace kiln {
+
+// Bytes of an array stored densely row-major (INT64_MAX when that
+// overflows); 0 for a tuple or token.
+int64_t DenseBytes(const Shape& shape);
+
+enum class DeviceSlotKind {
+  kTemporary,  // at `offset` in the execution's scratch block
+  kConstant,   // the program's uploaded constant `index`
+  kParameter,  // argument leaf `index`
+  kBound,      // a nested computation's parameter, set while it runs
+};
+
+struct DeviceSlot {
+  DeviceSlotKind kind = DeviceSlotKind::kTemporary;
+  int64_t bytes = 0;
+  int64_t index = 0;
+  int64_t offset = 0;
+};
+
+struct DeviceStep {
+  enum class Kind { kLaunch, kCopy, kWhile, kConditional, kInfeed, kOutfeed };
+  Kind kind = Kind::kLaunch;
+  std::string name;  // the instruction it comes from, for errors
+
+  // kLaunch: kernel `kernel` on `buffers` (inputs, then outputs, then the
+  // kernel's scratch slot when its description asks for one).
+  int kernel = -1;
+  std::vector<int> buffers;
+
+  // kCopy: `sources[i]` -> `targets[i]` (`bytes[i]` each).
+  std::vector<int> sources, targets;
+  std::vector<int64_t> bytes;
+
+  // kWhile: `targets` hold the loop state (initialised from `sources`);
+  // `nested[0]` is the condition and `nested[1]` the body, both bound to
+  // the state. kConditional: `selector` picks `nested[b]`, bound to
+  // `branch_operands[b]`; its results are copied to `targets`.
+  int selector = -1;
+  ElementType selector_type = ElementType::kPred;
+  std::vector<std::vector<int>> branch_operands;
+  std::vector<int> nested;  // sequence indices
+
+  // kInfeed: the next literal of the host's infeed queue (of `shape`) goes
+  // to `targets`. kOutfeed: `sources` (an array or tuple of `shape`) go to
+  // the host's outfeed queue.
+  Shape shape;
+};
+
+struct DeviceStepSequence {
+  std::vector<DeviceStep> steps;
+  std::vector<int> parameters;  // bound slots, in parameter-leaf order
+  std::vector<int> results;     // result leaves' slots (never a bound slot)
+};
+
+// One kernel to compile: a computation of the program's module (a fusion's,
+// or one made for a single instruction) whose parameters are the launch's
+// inputs and whose root (an array or a tuple of arrays) its outputs.
+// Launches of equal computations share one description.
+struct KernelDescription {
+  const Computation* computation = nullptr;
+  std::string name;  // unique within the program
+};
+
+struct DeviceProgram {
+  std::unique_ptr<Module> module;             // the optimised clone the kernels come from
+  std::deque<Literal> constants;              // uploaded once per executable
+  std::vector<DeviceStepSequence> sequences;  // [0] is the entry
+  std::vector<DeviceSlot> slots;
+  std::vector<Shape> parameter_leaves;
+  std::vector<Shape> result_leaves;
+  int64_t scratch_bytes = 0;
+  std::vector<KernelDescription> kernels;  // step.kernel indexes this
+};
+
+}  // namespace kiln

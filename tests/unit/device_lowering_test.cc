@@ -1,0 +1,221 @@
+// The shared device lowering (core/lowering): what steps, slots and kernels
+// a module becomes under a backend's rules, what it refuses and how it names
+// the refusal. The CUDA backend's tests run the same lowering end to end.
+#include "core/lowering/device_lowering.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/hlo_parser.h"
+
+namespace kiln {
+namespace {
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  auto module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+bool Contains(const Computation& computation, Opcode opcode) {
+  for (const auto& instruction : computation.instructions()) {
+    if (instruction->opcode == opcode) return true;
+  }
+  return false;
+}
+
+// A backend that runs any kernel except one holding a sort, with 64-byte
+// slots and 100 bytes of scratch for a reduce.
+DeviceLoweringRules TestRules() {
+  DeviceLoweringRules rules;
+  rules.backend = "testdevice";
+  rules.slot_alignment = 64;
+  rules.check_kernel = [](const Computation& kernel) {
+    return Contains(kernel, Opcode::kSort) ? Unimplemented("no sort kernel") : OkStatus();
+  };
+  rules.kernel_scratch_bytes = [](const Instruction& root) -> int64_t {
+    return root.opcode == Opcode::kReduce ? 100 : 0;
+  };
+  return rules;
+}
+
+int CountSteps(const DeviceProgram& program, DeviceStep::Kind kind) {
+  int count = 0;
+  for (const DeviceStepSequence& sequence : program.sequences) {
+    for (const DeviceStep& step : sequence.steps) count += step.kind == kind;
+  }
+  return count;
+}
+
+TEST(DeviceLoweringTest, AFusedChainIsOneLaunchOfOneKernel) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[1000] parameter(0)
+  b = f32[1000] parameter(1)
+  s = f32[1000] add(a, b)
+  m = f32[1000] multiply(s, s)
+  ROOT n = f32[1000] negate(m)
+})");
+  ASSERT_NE(module, nullptr);
+  const DeviceLoweringRules rules = TestRules();
+  ASSERT_TRUE(RunDevicePasses(*module, 2, rules).ok());
+  DeviceProgram program;
+  const Status status = LowerForDevice(std::move(module), rules, program);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(program.kernels.size(), 1u);
+  ASSERT_EQ(program.sequences.size(), 1u);
+  ASSERT_EQ(program.sequences[0].steps.size(), 1u);
+  const DeviceStep& launch = program.sequences[0].steps[0];
+  EXPECT_EQ(launch.kind, DeviceStep::Kind::kLaunch);
+  ASSERT_EQ(launch.buffers.size(), 3u);  // two inputs, one output
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[0])].kind, DeviceSlotKind::kParameter);
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[1])].index, 1);
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].kind, DeviceSlotKind::kTemporary);
+  EXPECT_EQ(program.sequences[0].results, std::vector<int>{launch.buffers[2]});
+  EXPECT_EQ(program.parameter_leaves.size(), 2u);
+  EXPECT_EQ(program.scratch_bytes, 4032);  // 4000 bytes rounded up to 64
+}
+
+TEST(DeviceLoweringTest, EqualKernelsAreCompiledOnce) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  x = f32[8] exponential(a)
+  y = f32[8] exponential(x)
+  ROOT t = (f32[8], f32[8]) tuple(x, y)
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceProgram program;
+  ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
+  EXPECT_EQ(CountSteps(program, DeviceStep::Kind::kLaunch), 2);
+  EXPECT_EQ(program.kernels.size(), 1u);
+  EXPECT_EQ(program.result_leaves.size(), 2u);
+}
+
+TEST(DeviceLoweringTest, LoopsBranchesAndScratchBecomeTheirSteps) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+cond {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  p = (s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(p), index=0
+  v = f32[4] get-tuple-element(p), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  w = f32[4] add(v, v)
+  ROOT t = (s32[], f32[4]) tuple(j, w)
+}
+ENTRY e {
+  v = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4]) tuple(zero, v)
+  loop = (s32[], f32[4]) while(init), condition=cond, body=body
+  out = f32[4] get-tuple-element(loop), index=1
+  z = f32[] constant(0)
+  ROOT r = f32[] reduce(out, z), dimensions={0}, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceProgram program;
+  const Status status = LowerForDevice(std::move(module), TestRules(), program);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  EXPECT_EQ(CountSteps(program, DeviceStep::Kind::kWhile), 1);
+  ASSERT_EQ(program.sequences.size(), 3u);  // entry, condition, body
+  const DeviceStep* loop = nullptr;
+  const DeviceStep* reduce = nullptr;
+  for (const DeviceStep& step : program.sequences[0].steps) {
+    if (step.kind == DeviceStep::Kind::kWhile) loop = &step;
+    if (step.kind == DeviceStep::Kind::kLaunch) reduce = &step;
+  }
+  ASSERT_NE(loop, nullptr);
+  ASSERT_NE(reduce, nullptr);
+  EXPECT_EQ(loop->nested.size(), 2u);
+  EXPECT_EQ(loop->sources.size(), 2u);
+  EXPECT_EQ(program.sequences[static_cast<size_t>(loop->nested[0])].results.size(), 1u);
+  EXPECT_EQ(program.sequences[static_cast<size_t>(loop->nested[1])].parameters.size(), 2u);
+  // The reduce's launch carries its scratch slot after its output.
+  ASSERT_EQ(reduce->buffers.size(), 4u);  // operand, init, output, scratch
+  EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].bytes, 100);
+  EXPECT_EQ(program.constants.size(), 4u);  // two in the entry, one in the condition, one in the body
+}
+
+TEST(DeviceLoweringTest, RefusalsNameTheOpTheBackendAndTheReason) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  ROOT s = f32[8] sort(a), dimensions={0}, is_stable=true, to_apply=lt
+}
+lt {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = pred[] compare(x, y), direction=LT
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceProgram program;
+  const Status status = LowerForDevice(std::move(module), TestRules(), program);
+  ASSERT_FALSE(status.ok());
+  EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("sort 's'"), std::string::npos) << status.ToString();
+  EXPECT_NE(status.message().find("testdevice backend"), std::string::npos) << status.ToString();
+  EXPECT_NE(status.message().find("no sort kernel"), std::string::npos) << status.ToString();
+}
+
+TEST(DeviceLoweringTest, HostOnlyOpsAreRefusedButFeedsAndRngAreNot) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  ROOT c = f32[8] custom-call(a), custom_call_target="my_op"
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(NeedsHostOnDevice(*module->entry()->root()));
+  DeviceProgram program;
+  const Status status = LowerForDevice(std::move(module), TestRules(), program);
+  EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("needs the host runtime"), std::string::npos) << status.ToString();
+
+  std::unique_ptr<Module> feeds = Parse(R"(HloModule m
+ENTRY e {
+  t = token[] after-all()
+  in = (f32[4], token[]) infeed(t)
+  d = f32[4] get-tuple-element(in), index=0
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[4] rng(lo, hi), distribution=rng_uniform
+  u = f32[4] add(d, r)
+  ROOT o = token[] outfeed(u, t)
+})");
+  ASSERT_NE(feeds, nullptr);
+  for (const auto& instruction : feeds->entry()->instructions())
+    EXPECT_FALSE(NeedsHostOnDevice(*instruction)) << instruction->name;
+  DeviceProgram fed;
+  const Status lowered = LowerForDevice(std::move(feeds), TestRules(), fed);
+  ASSERT_TRUE(lowered.ok()) << lowered.ToString();
+  EXPECT_EQ(CountSteps(fed, DeviceStep::Kind::kInfeed), 1);
+  EXPECT_EQ(CountSteps(fed, DeviceStep::Kind::kOutfeed), 1);
+}
+
+TEST(DeviceLoweringTest, RulesWithoutAKernelCheckAreAnError) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  ROOT a = f32[8] parameter(0)
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceLoweringRules rules;
+  rules.backend = "testdevice";
+  DeviceProgram program;
+  EXPECT_EQ(LowerForDevice(std::move(module), rules, program).code(), StatusCode::kInternal);
+  DeviceProgram empty;
+  EXPECT_EQ(LowerForDevice(nullptr, TestRules(), empty).code(), StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace kiln
