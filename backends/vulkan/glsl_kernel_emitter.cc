@@ -1,0 +1,901 @@
+#include "backends/vulkan/glsl_kernel_emitter.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+#include <unordered_map>
+#include <utility>
+
+#include "backends/vulkan/glsl_ops.h"
+#include "backends/vulkan/glsl_types.h"
+
+namespace kiln::vulkan {
+namespace {
+
+// One GLSL expression per array leaf of a value (a tuple has several).
+using Values = std::vector<std::string>;
+
+// A multi-index as GLSL int expressions; `linear` is the row-major linear
+// index when already known (elementwise chains pass it along, so a buffer
+// read does not recompose what the loop just decomposed).
+struct Index {
+  std::vector<std::string> dims;
+  std::string linear;
+};
+
+// Constant arrays bigger than this are refused: they belong in a buffer.
+constexpr int64_t kMaxConstantElements = 4096;
+
+Status Refuse(const Instruction& instruction, const std::string& why) {
+  return Unimplemented("vulkan: cannot emit ", OpcodeName(instruction.opcode), " ",
+                       instruction.shape.ToString(), " (", instruction.name, "): ", why);
+}
+
+std::vector<int64_t> RowMajorStrides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (size_t d = dims.size(); d-- > 1;) strides[d - 1] = strides[d] * dims[d];
+  return strides;
+}
+
+int64_t Product(const std::vector<int64_t>& values) {
+  int64_t product = 1;
+  for (int64_t value : values) product *= value;
+  return product;
+}
+
+bool Contains(const std::vector<int64_t>& values, int64_t value) {
+  return std::find(values.begin(), values.end(), value) != values.end();
+}
+
+class Emitter {
+ public:
+  Emitter(const ShaderFeatures& features) : features_(features) {}
+
+  Status CheckComputation(const Computation& computation, int depth);
+  StatusOr<GlslKernel> Emit(const Computation& kernel, std::string_view entry_name);
+
+ private:
+  // Code.
+  void Line(const std::string& text) {
+    body_ += std::string(static_cast<size_t>(2 * indent_), ' ') + text + "\n";
+  }
+  void Open(const std::string& header) {
+    Line(header + " {");
+    ++indent_;
+    memo_.emplace_back();
+  }
+  void Close() {
+    memo_.pop_back();
+    --indent_;
+    Line("}");
+  }
+  std::string Fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+  std::string Var(ElementType type, const std::string& expression) {
+    const std::string name = Fresh("v");
+    Line(GlslValueType(type) + " " + name + " = " + expression + ";");
+    return name;
+  }
+  std::string IntVar(const std::string& expression) {
+    if (IsSimple(expression)) return expression;
+    const std::string name = Fresh("i");
+    Line("int " + name + " = " + expression + ";");
+    return name;
+  }
+  static bool IsSimple(const std::string& expression) {
+    return std::all_of(expression.begin(), expression.end(),
+                       [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  }
+
+  std::string Linear(const Index& index, const std::vector<int64_t>& dims);
+  Index Delinearize(const std::string& linear, const std::vector<int64_t>& dims);
+
+  StatusOr<Values> Value(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> Scalar(const Instruction& instruction, const Index& index) {
+    KILN_ASSIGN_OR_RETURN(Values values, Value(instruction, index));
+    if (values.size() != 1) return Refuse(instruction, "a tuple where an array was expected");
+    return values[0];
+  }
+  // The operand of an elementwise op at the op's index (a scalar operand of
+  // select or clamp is read at its only element).
+  StatusOr<std::string> ElementwiseOperand(const Instruction& instruction, size_t i, const Index& index) {
+    const Instruction& operand = *instruction.operand(i);
+    if (operand.shape.rank() == 0 && instruction.shape.rank() != 0) return Scalar(operand, Index{});
+    return Scalar(operand, index);
+  }
+  StatusOr<Values> EmitInstruction(const Instruction& instruction, const Index& index);
+  StatusOr<Values> Call(const Computation& computation, const Values& arguments);
+  StatusOr<Values> EmitReduce(const Instruction& instruction, const Index& index);
+  StatusOr<Values> EmitReduceWindow(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitDot(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitConcatenate(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitPad(const Instruction& instruction, const Index& index);
+  StatusOr<std::vector<std::string>> DynamicStarts(const Instruction& instruction, size_t first,
+                                                   const std::vector<int64_t>& sizes);
+  StatusOr<std::string> EmitDynamicSlice(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitDynamicUpdateSlice(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitGather(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitConstant(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> ClampedIndex(const Instruction& index_operand, const std::string& value,
+                                     int64_t high);
+
+  const ShaderFeatures& features_;
+  GlslPrelude prelude_;
+  std::string globals_;
+  std::string body_;
+  int indent_ = 0;
+  int counter_ = 0;
+  std::vector<std::unordered_map<std::string, Values>> memo_;
+  std::unordered_map<const Instruction*, int> buffers_;   // kernel parameters
+  std::unordered_map<const Instruction*, Values> bound_;  // parameters of called computations
+  std::unordered_map<const Instruction*, std::string> constants_;
+};
+
+Status Emitter::CheckComputation(const Computation& computation, int depth) {
+  if (depth > 8) return Unimplemented("vulkan: computations nested too deeply");
+  for (const auto& owned : computation.instructions()) {
+    const Instruction& instruction = *owned;
+    auto check = [&](const Shape& shape) -> Status {
+      for (const Shape& leaf : shape.Leaves()) {
+        if (!leaf.IsArray()) return Refuse(instruction, "only arrays (and tuples of them) are emitted");
+        if (Status status = CheckElementType(leaf.element_type(), features_); !status.ok())
+          return Refuse(instruction, status.message());
+        if (leaf.element_count() > std::numeric_limits<int32_t>::max())
+          return Refuse(instruction, "more elements than 32-bit indexing reaches");
+        NeedTypeExtensions(leaf.element_type(), prelude_);
+      }
+      return OkStatus();
+    };
+    KILN_RETURN_IF_ERROR(check(instruction.shape));
+    for (const Instruction* operand : instruction.operands) KILN_RETURN_IF_ERROR(check(operand->shape));
+    for (const Computation* called : instruction.called) {
+      if (called != nullptr) KILN_RETURN_IF_ERROR(CheckComputation(*called, depth + 1));
+    }
+  }
+  return OkStatus();
+}
+
+std::string Emitter::Linear(const Index& index, const std::vector<int64_t>& dims) {
+  if (!index.linear.empty()) return index.linear;
+  if (dims.empty()) return "0";
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  std::string sum;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    const std::string term =
+        strides[d] == 1 ? index.dims[d] : index.dims[d] + " * " + std::to_string(strides[d]);
+    sum += sum.empty() ? term : " + " + term;
+  }
+  return IntVar(sum.empty() ? "0" : sum);
+}
+
+Index Emitter::Delinearize(const std::string& linear, const std::vector<int64_t>& dims) {
+  Index index;
+  index.linear = linear;
+  const std::vector<int64_t> strides = RowMajorStrides(dims);
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) {
+      index.dims.push_back("0");
+      continue;
+    }
+    std::string expression =
+        strides[d] == 1 ? linear : "(" + linear + " / " + std::to_string(strides[d]) + ")";
+    if (d > 0) expression += " % " + std::to_string(dims[d]);
+    index.dims.push_back(IntVar(expression));
+  }
+  return index;
+}
+
+StatusOr<Values> Emitter::Value(const Instruction& instruction, const Index& index) {
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(&instruction)) + "@";
+  for (const std::string& dim : index.dims) key += dim + ",";
+  for (auto scope = memo_.rbegin(); scope != memo_.rend(); ++scope) {
+    if (auto it = scope->find(key); it != scope->end()) return it->second;
+  }
+  KILN_ASSIGN_OR_RETURN(Values values, EmitInstruction(instruction, index));
+  memo_.back()[key] = values;
+  return values;
+}
+
+StatusOr<Values> Emitter::Call(const Computation& computation, const Values& arguments) {
+  size_t next = 0;
+  for (const Instruction* parameter : computation.parameters()) {
+    const size_t leaves = parameter->shape.Leaves().size();
+    if (next + leaves > arguments.size())
+      return Internal("vulkan: too few arguments for ", computation.name());
+    bound_[parameter] = Values(arguments.begin() + static_cast<std::ptrdiff_t>(next),
+                               arguments.begin() + static_cast<std::ptrdiff_t>(next + leaves));
+    next += leaves;
+  }
+  memo_.emplace_back();
+  StatusOr<Values> result = Value(*computation.root(), Index{});
+  memo_.pop_back();
+  return result;
+}
+
+StatusOr<std::string> Emitter::EmitConstant(const Instruction& instruction, const Index& index) {
+  if (!instruction.literal.has_value()) return Refuse(instruction, "a constant without a value");
+  const Literal& literal = *instruction.literal;
+  const int64_t count = literal.element_count();
+  if (count == 1) return LiteralElement(literal, 0);
+  if (count > kMaxConstantElements)
+    return Refuse(instruction, "a constant of more than " + std::to_string(kMaxConstantElements) +
+                                   " elements belongs in a buffer");
+  auto it = constants_.find(&instruction);
+  if (it == constants_.end()) {
+    const std::string name = Fresh("k_const");
+    const ElementType type = instruction.shape.element_type();
+    std::string text = "const " + GlslValueType(type) + " " + name + "[" + std::to_string(count) +
+                       "] = " + GlslValueType(type) + "[" + std::to_string(count) + "](";
+    for (int64_t i = 0; i < count; ++i) text += (i == 0 ? "" : ", ") + LiteralElement(literal, i);
+    globals_ += text + ");\n";
+    it = constants_.emplace(&instruction, name).first;
+  }
+  return it->second + "[" + Linear(index, instruction.shape.dimensions()) + "]";
+}
+
+StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const Index& index) {
+  const ElementType type =
+      instruction.shape.IsArray() ? instruction.shape.element_type() : ElementType::kInvalid;
+  auto one = [&](StatusOr<std::string> value) -> StatusOr<Values> {
+    if (!value.ok()) {
+      if (value.status().message().rfind("vulkan: ", 0) == 0) return value.status();
+      return Refuse(instruction, value.status().message());
+    }
+    return Values{Var(type, *value)};
+  };
+  switch (instruction.opcode) {
+    case Opcode::kParameter: {
+      if (auto it = bound_.find(&instruction); it != bound_.end()) return it->second;
+      auto it = buffers_.find(&instruction);
+      if (it == buffers_.end()) return Internal("vulkan: parameter ", instruction.name, " is not bound");
+      const std::string element =
+          "b" + std::to_string(it->second) + ".d[" + Linear(index, instruction.shape.dimensions()) + "]";
+      return Values{Var(type, LoadValue(type, element, prelude_))};
+    }
+    case Opcode::kConstant: {
+      KILN_ASSIGN_OR_RETURN(std::string value, EmitConstant(instruction, index));
+      return Values{value};
+    }
+    case Opcode::kIota: {
+      const auto d = static_cast<size_t>(instruction.attrs.iota_dimension);
+      if (d >= index.dims.size()) return Refuse(instruction, "bad iota dimension");
+      if (IsComplex(type)) return Refuse(instruction, "iota is not defined for complex numbers");
+      return one(ConvertExpr(ElementType::kS32, type, index.dims[d], prelude_));
+    }
+    case Opcode::kCompare: {
+      KILN_ASSIGN_OR_RETURN(std::string a, ElementwiseOperand(instruction, 0, index));
+      KILN_ASSIGN_OR_RETURN(std::string b, ElementwiseOperand(instruction, 1, index));
+      return one(CompareExpr(instruction.attrs.comparison_direction, instruction.attrs.comparison_type,
+                             instruction.operand(0)->shape.element_type(), a, b, prelude_));
+    }
+    case Opcode::kConvert: {
+      KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
+      return one(ConvertExpr(instruction.operand(0)->shape.element_type(), type, x, prelude_));
+    }
+    case Opcode::kBitcastConvert: {
+      if (instruction.operand(0)->shape.rank() != instruction.shape.rank())
+        return Refuse(instruction, "bitcast-convert between different widths is not done yet");
+      KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
+      return one(BitcastExpr(instruction.operand(0)->shape.element_type(), type, x, prelude_));
+    }
+    case Opcode::kReducePrecision: {
+      KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
+      return one(ReducePrecisionExpr(type, instruction.attrs.exponent_bits, instruction.attrs.mantissa_bits,
+                                     x, prelude_));
+    }
+    case Opcode::kIsFinite: {
+      KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
+      if (!IsFloating(instruction.operand(0)->shape.element_type()))
+        return Refuse(instruction, "is-finite needs a floating-point operand");
+      return one("(!(isnan(" + x + ") || isinf(" + x + ")))");
+    }
+    case Opcode::kReal:
+    case Opcode::kImag: {
+      KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
+      if (!IsComplex(instruction.operand(0)->shape.element_type()))
+        return one(instruction.opcode == Opcode::kReal ? x : ZeroValue(type));
+      return one(x + (instruction.opcode == Opcode::kReal ? ".x" : ".y"));
+    }
+    case Opcode::kComplex: {
+      KILN_ASSIGN_OR_RETURN(std::string re, ElementwiseOperand(instruction, 0, index));
+      KILN_ASSIGN_OR_RETURN(std::string im, ElementwiseOperand(instruction, 1, index));
+      return one(GlslValueType(type) + "(" + re + ", " + im + ")");
+    }
+    case Opcode::kSelect: {
+      KILN_ASSIGN_OR_RETURN(std::string p, ElementwiseOperand(instruction, 0, index));
+      KILN_ASSIGN_OR_RETURN(std::string a, ElementwiseOperand(instruction, 1, index));
+      KILN_ASSIGN_OR_RETURN(std::string b, ElementwiseOperand(instruction, 2, index));
+      return one("(" + p + " ? " + a + " : " + b + ")");
+    }
+    case Opcode::kClamp: {
+      // min(max(x, low), high), with the ops' own NaN rules, as the interpreter.
+      if (IsComplex(type)) return Refuse(instruction, "clamp is not defined for complex numbers");
+      KILN_ASSIGN_OR_RETURN(std::string low, ElementwiseOperand(instruction, 0, index));
+      KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 1, index));
+      KILN_ASSIGN_OR_RETURN(std::string high, ElementwiseOperand(instruction, 2, index));
+      StatusOr<std::string> max = BinaryOpExpr(Opcode::kMaximum, type, x, low, prelude_);
+      if (!max.ok()) return one(max);
+      return one(BinaryOpExpr(Opcode::kMinimum, type, *max, high, prelude_));
+    }
+    case Opcode::kBroadcast: {
+      const Instruction& operand = *instruction.operand(0);
+      std::vector<int64_t> mapping = instruction.attrs.dimensions;
+      if (mapping.empty() && operand.shape.rank() > 0) {
+        for (int64_t i = 0; i < operand.shape.rank(); ++i)
+          mapping.push_back(instruction.shape.rank() - operand.shape.rank() + i);
+      }
+      Index operand_index;
+      for (int64_t target : mapping) {
+        if (target < 0 || target >= static_cast<int64_t>(index.dims.size()))
+          return Refuse(instruction, "bad broadcast dimensions");
+        operand_index.dims.push_back(index.dims[static_cast<size_t>(target)]);
+      }
+      return Value(operand, operand_index);
+    }
+    case Opcode::kReshape: {
+      const Instruction& operand = *instruction.operand(0);
+      if (operand.shape.dimensions() == instruction.shape.dimensions()) return Value(operand, index);
+      return Value(operand,
+                   Delinearize(Linear(index, instruction.shape.dimensions()), operand.shape.dimensions()));
+    }
+    case Opcode::kTranspose: {
+      const std::vector<int64_t>& permutation = instruction.attrs.dimensions;
+      Index operand_index;
+      operand_index.dims.resize(index.dims.size());
+      if (permutation.size() != index.dims.size()) return Refuse(instruction, "bad permutation");
+      for (size_t i = 0; i < permutation.size(); ++i)
+        operand_index.dims[static_cast<size_t>(permutation[i])] = index.dims[i];
+      return Value(*instruction.operand(0), operand_index);
+    }
+    case Opcode::kSlice: {
+      Index operand_index;
+      for (size_t d = 0; d < index.dims.size(); ++d) {
+        const int64_t stride =
+            instruction.attrs.slice_strides.empty() ? 1 : instruction.attrs.slice_strides[d];
+        const int64_t start = instruction.attrs.slice_starts[d];
+        std::string expression = index.dims[d];
+        if (stride != 1) expression = expression + " * " + std::to_string(stride);
+        if (start != 0) expression = expression + " + " + std::to_string(start);
+        operand_index.dims.push_back(IntVar(expression));
+      }
+      return Value(*instruction.operand(0), operand_index);
+    }
+    case Opcode::kReverse: {
+      Index operand_index{index.dims, ""};
+      for (int64_t d : instruction.attrs.dimensions) {
+        const auto dim = static_cast<size_t>(d);
+        operand_index.dims[dim] =
+            IntVar(std::to_string(instruction.shape.dimensions(d) - 1) + " - " + index.dims[dim]);
+      }
+      return Value(*instruction.operand(0), operand_index);
+    }
+    case Opcode::kConcatenate: return one(EmitConcatenate(instruction, index));
+    case Opcode::kPad: return one(EmitPad(instruction, index));
+    case Opcode::kDynamicSlice: return one(EmitDynamicSlice(instruction, index));
+    case Opcode::kDynamicUpdateSlice: return one(EmitDynamicUpdateSlice(instruction, index));
+    case Opcode::kGather: return one(EmitGather(instruction, index));
+    case Opcode::kDot: return one(EmitDot(instruction, index));
+    case Opcode::kReduce: return EmitReduce(instruction, index);
+    case Opcode::kReduceWindow: return EmitReduceWindow(instruction, index);
+    case Opcode::kTuple: {
+      Values values;
+      for (const Instruction* operand : instruction.operands) {
+        if (operand->shape.IsArray() && operand->shape.rank() != static_cast<int64_t>(index.dims.size()))
+          return Refuse(instruction, "a tuple of differently shaped arrays inside a kernel");
+        KILN_ASSIGN_OR_RETURN(Values leaves, Value(*operand, index));
+        values.insert(values.end(), leaves.begin(), leaves.end());
+      }
+      return values;
+    }
+    case Opcode::kGetTupleElement: {
+      const Instruction& operand = *instruction.operand(0);
+      const auto element = static_cast<size_t>(instruction.attrs.tuple_index);
+      if (!operand.shape.IsTuple() || element >= operand.shape.tuple_shapes().size())
+        return Refuse(instruction, "bad tuple index");
+      size_t first = 0;
+      for (size_t i = 0; i < element; ++i) first += operand.shape.tuple_shapes()[i].Leaves().size();
+      const size_t count = instruction.shape.Leaves().size();
+      KILN_ASSIGN_OR_RETURN(Values leaves, Value(operand, index));
+      return Values(leaves.begin() + static_cast<std::ptrdiff_t>(first),
+                    leaves.begin() + static_cast<std::ptrdiff_t>(first + count));
+    }
+    case Opcode::kMap: {
+      Values arguments;
+      for (size_t i = 0; i < instruction.operands.size(); ++i) {
+        KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, i, index));
+        arguments.push_back(x);
+      }
+      KILN_ASSIGN_OR_RETURN(Values result, Call(*instruction.called[0], arguments));
+      if (result.size() != 1) return Refuse(instruction, "a map computation must return one scalar");
+      return result;
+    }
+    case Opcode::kRng:
+    case Opcode::kRngBitGenerator: return Refuse(instruction, "random numbers are not done on Vulkan yet");
+    case Opcode::kSort:
+    case Opcode::kTopK:
+    case Opcode::kScatter:
+    case Opcode::kSelectAndScatter:
+    case Opcode::kConvolution: return Refuse(instruction, "not done by the Vulkan code generator yet");
+    default: break;
+  }
+  const OpKind kind = OpcodeKind(instruction.opcode);
+  if (kind == OpKind::kUnary) {
+    const ElementType operand_type = instruction.operand(0)->shape.element_type();
+    KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
+    StatusOr<std::string> value = UnaryOpExpr(instruction.opcode, operand_type, x, prelude_);
+    if (!value.ok()) return one(value);
+    return one(Normalize(type, *value, prelude_));
+  }
+  if (kind == OpKind::kBinary) {
+    KILN_ASSIGN_OR_RETURN(std::string a, ElementwiseOperand(instruction, 0, index));
+    KILN_ASSIGN_OR_RETURN(std::string b, ElementwiseOperand(instruction, 1, index));
+    StatusOr<std::string> value = BinaryOpExpr(instruction.opcode, type, a, b, prelude_);
+    if (!value.ok()) return one(value);
+    return one(Normalize(type, *value, prelude_));
+  }
+  return Refuse(instruction, "not an op a Vulkan kernel computes (it runs outside kernels)");
+}
+
+StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index& index) {
+  const size_t count = instruction.operands.size() / 2;
+  if (count == 0 || instruction.operands.size() != 2 * count || instruction.called.size() != 1)
+    return Refuse(instruction, "reduce needs N arrays, N initial values and a computation");
+  const Shape& input = instruction.operand(0)->shape;
+  const std::vector<int64_t>& reduced = instruction.attrs.dimensions;
+  std::vector<int64_t> reduced_extents;
+  for (int64_t d : reduced) {
+    if (d < 0 || d >= input.rank()) return Refuse(instruction, "bad reduce dimensions");
+    reduced_extents.push_back(input.dimensions(d));
+  }
+  // Accumulators start at the initial values and live across the loop.
+  Values accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    const Instruction& init = *instruction.operand(count + k);
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(init, Index{}));
+    const std::string name = Fresh("acc");
+    Line(GlslValueType(init.shape.element_type()) + " " + name + " = " + value + ";");
+    accumulators.push_back(name);
+  }
+  const int64_t total = Product(reduced_extents);
+  if (total == 0) return accumulators;
+  const std::string r = Fresh("r");
+  Open("for (int " + r + " = 0; " + r + " < " + std::to_string(total) + "; ++" + r + ")");
+  const Index within = Delinearize(r, reduced_extents);
+  Index operand_index;
+  size_t kept = 0;
+  for (int64_t d = 0; d < input.rank(); ++d) {
+    const auto position = std::find(reduced.begin(), reduced.end(), d);
+    if (position != reduced.end()) {
+      operand_index.dims.push_back(within.dims[static_cast<size_t>(position - reduced.begin())]);
+    } else {
+      if (kept >= index.dims.size()) return Refuse(instruction, "reduce output rank does not match");
+      operand_index.dims.push_back(index.dims[kept++]);
+    }
+  }
+  if (reduced.size() == static_cast<size_t>(input.rank())) operand_index.linear = r;
+  Values arguments = accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(k), operand_index));
+    arguments.push_back(value);
+  }
+  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
+  if (next.size() != count) return Refuse(instruction, "the reducer returns the wrong number of values");
+  // Both results are computed before either accumulator changes.
+  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  Close();
+  return accumulators;
+}
+
+StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const Index& index) {
+  const size_t count = instruction.operands.size() / 2;
+  if (count == 0 || instruction.operands.size() != 2 * count || instruction.called.size() != 1)
+    return Refuse(instruction, "reduce-window needs N arrays, N initial values and a computation");
+  const Shape& input = instruction.operand(0)->shape;
+  const Window& window = instruction.attrs.window;
+  if (static_cast<int64_t>(window.dimensions.size()) != input.rank() ||
+      index.dims.size() != window.dimensions.size())
+    return Refuse(instruction, "window rank does not match the operand");
+  Values accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    const Instruction& init = *instruction.operand(count + k);
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(init, Index{}));
+    const std::string name = Fresh("acc");
+    Line(GlslValueType(init.shape.element_type()) + " " + name + " = " + value + ";");
+    accumulators.push_back(name);
+  }
+  std::vector<int64_t> sizes;
+  for (const WindowDimension& w : window.dimensions) sizes.push_back(w.size);
+  const int64_t total = Product(sizes);
+  if (total == 0) return accumulators;
+  const std::string r = Fresh("w");
+  Open("for (int " + r + " = 0; " + r + " < " + std::to_string(total) + "; ++" + r + ")");
+  const Index within = Delinearize(r, sizes);
+  Index operand_index;
+  std::string inside;
+  for (size_t d = 0; d < window.dimensions.size(); ++d) {
+    const WindowDimension& w = window.dimensions[d];
+    // Where this window element falls in the (dilated, padded) input; padding
+    // and holes between dilated elements contribute nothing.
+    const std::string position =
+        IntVar(index.dims[d] + " * " + std::to_string(w.stride) + " + " + within.dims[d] + " * " +
+               std::to_string(w.window_dilation) + " - " + std::to_string(w.padding_low));
+    const std::string dim = std::to_string(input.dimensions(static_cast<int64_t>(d)));
+    std::string condition = position + " >= 0";
+    if (w.base_dilation != 1) {
+      const std::string b = std::to_string(w.base_dilation);
+      condition += " && " + position + " % " + b + " == 0 && " + position + " / " + b + " < " + dim;
+      operand_index.dims.push_back("(" + position + " / " + b + ")");
+    } else {
+      condition += " && " + position + " < " + dim;
+      operand_index.dims.push_back(position);
+    }
+    inside += (inside.empty() ? "" : " && ") + ("(" + condition + ")");
+  }
+  Open("if (" + inside + ")");
+  for (std::string& dim : operand_index.dims) dim = IntVar(dim);
+  Values arguments = accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(k), operand_index));
+    arguments.push_back(value);
+  }
+  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
+  if (next.size() != count) return Refuse(instruction, "the reducer returns the wrong number of values");
+  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  Close();
+  Close();
+  return accumulators;
+}
+
+StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Index& index) {
+  const Instruction& lhs = *instruction.operand(0);
+  const Instruction& rhs = *instruction.operand(1);
+  const DotDimensionNumbers& dn = instruction.attrs.dot;
+  const ElementType out = instruction.shape.element_type();
+  // The interpreter's accumulators (core/interpreter/accumulation.h): float
+  // for f16/bf16/f32, the type itself for f64 and complex, wrapping integers
+  // (32 bits give the same low bits as its 64 when the result has no more).
+  ElementType acc = out;
+  if (out == ElementType::kF16 || out == ElementType::kBF16 || out == ElementType::kF32) {
+    acc = ElementType::kF32;
+  } else if (out != ElementType::kF64 && !IsComplex(out)) {
+    acc = BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
+  }
+  if (dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size() ||
+      dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size())
+    return Refuse(instruction, "bad dot dimension numbers");
+  std::vector<int64_t> extents;
+  for (int64_t d : dn.lhs_contracting_dimensions) extents.push_back(lhs.shape.dimensions(d));
+  const std::string sum = Fresh("acc");
+  Line(GlslValueType(acc) + " " + sum + " = " + ZeroValue(acc) + ";");
+  const int64_t total = Product(extents);
+  if (total > 0) {
+    const std::string r = Fresh("c");
+    Open("for (int " + r + " = 0; " + r + " < " + std::to_string(total) + "; ++" + r + ")");
+    const Index within = Delinearize(r, extents);
+    const size_t batch = dn.lhs_batch_dimensions.size();
+    size_t next_free = batch;
+    auto operand_index = [&](const Shape& shape, const std::vector<int64_t>& batch_dims,
+                             const std::vector<int64_t>& contracting) {
+      Index result;
+      for (int64_t d = 0; d < shape.rank(); ++d) {
+        if (auto it = std::find(batch_dims.begin(), batch_dims.end(), d); it != batch_dims.end()) {
+          result.dims.push_back(index.dims[static_cast<size_t>(it - batch_dims.begin())]);
+        } else if (auto jt = std::find(contracting.begin(), contracting.end(), d); jt != contracting.end()) {
+          result.dims.push_back(within.dims[static_cast<size_t>(jt - contracting.begin())]);
+        } else {
+          result.dims.push_back(next_free < index.dims.size() ? index.dims[next_free] : "0");
+          ++next_free;
+        }
+      }
+      return result;
+    };
+    const Index lhs_index = operand_index(lhs.shape, dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+    const Index rhs_index = operand_index(rhs.shape, dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+    if (next_free != index.dims.size()) return Refuse(instruction, "dot output rank does not match");
+    KILN_ASSIGN_OR_RETURN(std::string a, Scalar(lhs, lhs_index));
+    KILN_ASSIGN_OR_RETURN(std::string b, Scalar(rhs, rhs_index));
+    KILN_ASSIGN_OR_RETURN(std::string wide_a, ConvertExpr(lhs.shape.element_type(), acc, a, prelude_));
+    KILN_ASSIGN_OR_RETURN(std::string wide_b, ConvertExpr(rhs.shape.element_type(), acc, b, prelude_));
+    KILN_ASSIGN_OR_RETURN(std::string product,
+                          BinaryOpExpr(Opcode::kMultiply, acc, wide_a, wide_b, prelude_));
+    Line(sum + " = " + sum + " + " + product + ";");
+    Close();
+  }
+  return ConvertExpr(acc, out, sum, prelude_);
+}
+
+StatusOr<std::string> Emitter::EmitConcatenate(const Instruction& instruction, const Index& index) {
+  if (instruction.attrs.dimensions.size() != 1) return Refuse(instruction, "concatenate needs one dimension");
+  const auto dim = static_cast<size_t>(instruction.attrs.dimensions[0]);
+  const ElementType type = instruction.shape.element_type();
+  const std::string result = Fresh("v");
+  Line(GlslValueType(type) + " " + result + ";");
+  int64_t offset = 0;
+  for (size_t i = 0; i < instruction.operands.size(); ++i) {
+    const Instruction& operand = *instruction.operand(i);
+    const int64_t size = operand.shape.dimensions(static_cast<int64_t>(dim));
+    const bool last = i + 1 == instruction.operands.size();
+    const std::string condition = index.dims[dim] + " < " + std::to_string(offset + size);
+    Open(last ? std::string("if (true)") : "if (" + condition + ")");
+    Index operand_index{index.dims, ""};
+    if (offset != 0) operand_index.dims[dim] = IntVar(index.dims[dim] + " - " + std::to_string(offset));
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(operand, operand_index));
+    Line(result + " = " + value + ";");
+    --indent_;
+    memo_.pop_back();
+    if (last) {
+      Line("}");
+    } else {
+      Line("} else {");
+      ++indent_;
+      memo_.emplace_back();
+    }
+    offset += size;
+  }
+  // Close the else blocks opened for all but the last operand.
+  for (size_t i = 0; i + 1 < instruction.operands.size(); ++i) Close();
+  return result;
+}
+
+StatusOr<std::string> Emitter::EmitPad(const Instruction& instruction, const Index& index) {
+  const Instruction& operand = *instruction.operand(0);
+  const std::vector<PaddingDimension>& padding = instruction.attrs.padding;
+  if (padding.size() != index.dims.size()) return Refuse(instruction, "bad padding");
+  KILN_ASSIGN_OR_RETURN(std::string pad_value, Scalar(*instruction.operand(1), Index{}));
+  std::string inside;
+  Index operand_index;
+  for (size_t d = 0; d < padding.size(); ++d) {
+    const PaddingDimension& p = padding[d];
+    const std::string t = IntVar(index.dims[d] + " - (" + std::to_string(p.low) + ")");
+    const std::string step = std::to_string(p.interior + 1);
+    const std::string dim = std::to_string(operand.shape.dimensions(static_cast<int64_t>(d)));
+    std::string condition = t + " >= 0";
+    if (p.interior != 0) {
+      condition += " && " + t + " % " + step + " == 0 && " + t + " / " + step + " < " + dim;
+      operand_index.dims.push_back("(" + t + " / " + step + ")");
+    } else {
+      condition += " && " + t + " < " + dim;
+      operand_index.dims.push_back(t);
+    }
+    inside += (inside.empty() ? "" : " && ") + ("(" + condition + ")");
+  }
+  const std::string result = Fresh("v");
+  Line(GlslValueType(instruction.shape.element_type()) + " " + result + " = " + pad_value + ";");
+  if (inside.empty()) inside = "true";
+  Open("if (" + inside + ")");
+  for (std::string& dim : operand_index.dims) dim = IntVar(dim);
+  KILN_ASSIGN_OR_RETURN(std::string value, Scalar(operand, operand_index));
+  Line(result + " = " + value + ";");
+  Close();
+  return result;
+}
+
+// An index value clamped to [0, high] in its own type (so that a huge s64
+// does not wrap before the clamp), then made an int.
+StatusOr<std::string> Emitter::ClampedIndex(const Instruction& index_operand, const std::string& value,
+                                            int64_t high) {
+  const ElementType type = index_operand.shape.element_type();
+  if (!IsIntegral(type)) return Refuse(index_operand, "indices must be integers");
+  return IntVar("int(clamp(" + value + ", " + ZeroValue(type) + ", " +
+                IntLiteral(type, std::max<int64_t>(high, 0)) + "))");
+}
+
+StatusOr<std::vector<std::string>> Emitter::DynamicStarts(const Instruction& instruction, size_t first,
+                                                          const std::vector<int64_t>& sizes) {
+  const Shape& operand = instruction.operand(0)->shape;
+  std::vector<std::string> starts;
+  const size_t rank = static_cast<size_t>(operand.rank());
+  const bool vector_form =
+      instruction.operands.size() == first + 1 && instruction.operand(first)->shape.rank() == 1;
+  if (!vector_form && instruction.operands.size() != first + rank)
+    return Refuse(instruction, "wrong number of start indices");
+  if (sizes.size() != rank) return Refuse(instruction, "wrong number of slice sizes");
+  for (size_t d = 0; d < rank; ++d) {
+    const Instruction& index_operand = *instruction.operand(vector_form ? first : first + d);
+    Index at;
+    if (vector_form) at.dims.push_back(std::to_string(d));
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(index_operand, at));
+    KILN_ASSIGN_OR_RETURN(
+        std::string start,
+        ClampedIndex(index_operand, value, operand.dimensions(static_cast<int64_t>(d)) - sizes[d]));
+    starts.push_back(start);
+  }
+  return starts;
+}
+
+StatusOr<std::string> Emitter::EmitDynamicSlice(const Instruction& instruction, const Index& index) {
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> starts,
+                        DynamicStarts(instruction, 1, instruction.attrs.dynamic_slice_sizes));
+  Index operand_index;
+  for (size_t d = 0; d < starts.size(); ++d)
+    operand_index.dims.push_back(IntVar(starts[d] + " + " + index.dims[d]));
+  return Scalar(*instruction.operand(0), operand_index);
+}
+
+StatusOr<std::string> Emitter::EmitDynamicUpdateSlice(const Instruction& instruction, const Index& index) {
+  const Instruction& update = *instruction.operand(1);
+  KILN_ASSIGN_OR_RETURN(std::vector<std::string> starts,
+                        DynamicStarts(instruction, 2, update.shape.dimensions()));
+  std::string inside;
+  Index update_index;
+  for (size_t d = 0; d < starts.size(); ++d) {
+    const std::string t = IntVar(index.dims[d] + " - " + starts[d]);
+    inside += (inside.empty() ? "" : " && ") +
+              ("(" + t + " >= 0 && " + t + " < " +
+               std::to_string(update.shape.dimensions(static_cast<int64_t>(d))) + ")");
+    update_index.dims.push_back(t);
+  }
+  if (inside.empty()) inside = "true";
+  const std::string result = Fresh("v");
+  Line(GlslValueType(instruction.shape.element_type()) + " " + result + ";");
+  Open("if (" + inside + ")");
+  KILN_ASSIGN_OR_RETURN(std::string updated, Scalar(update, update_index));
+  Line(result + " = " + updated + ";");
+  --indent_;
+  memo_.pop_back();
+  Line("} else {");
+  ++indent_;
+  memo_.emplace_back();
+  KILN_ASSIGN_OR_RETURN(std::string kept, Scalar(*instruction.operand(0), index));
+  Line(result + " = " + kept + ";");
+  Close();
+  return result;
+}
+
+StatusOr<std::string> Emitter::EmitGather(const Instruction& instruction, const Index& index) {
+  const Instruction& operand = *instruction.operand(0);
+  const Instruction& indices = *instruction.operand(1);
+  const GatherDimensionNumbers& dn = instruction.attrs.gather;
+  const std::vector<int64_t>& slice_sizes = instruction.attrs.gather_slice_sizes;
+  const int64_t rank = operand.shape.rank();
+  if (static_cast<int64_t>(slice_sizes.size()) != rank || dn.index_vector_dim < 0 ||
+      dn.index_vector_dim > indices.shape.rank())
+    return Refuse(instruction, "bad gather slice sizes or index_vector_dim");
+  std::vector<int64_t> window_dims;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!Contains(dn.collapsed_slice_dims, d) && !Contains(dn.operand_batching_dims, d))
+      window_dims.push_back(d);
+  }
+  if (window_dims.size() != dn.offset_dims.size()) return Refuse(instruction, "bad gather offset_dims");
+  std::vector<std::string> batch;
+  for (int64_t d = 0; d < instruction.shape.rank(); ++d) {
+    if (!Contains(dn.offset_dims, d)) batch.push_back(index.dims[static_cast<size_t>(d)]);
+  }
+  const bool has_vector = dn.index_vector_dim < indices.shape.rank();
+  if (static_cast<int64_t>(batch.size()) != indices.shape.rank() - (has_vector ? 1 : 0))
+    return Refuse(instruction, "gather batch dimensions do not match the indices");
+  // Component k of the start index vector of this batch position.
+  auto indices_at = [&](int64_t k) {
+    Index at;
+    size_t next = 0;
+    for (int64_t d = 0; d < indices.shape.rank(); ++d)
+      at.dims.push_back(d == dn.index_vector_dim ? std::to_string(k) : batch[next++]);
+    return at;
+  };
+  std::vector<std::string> starts(static_cast<size_t>(rank), "0");
+  for (size_t k = 0; k < dn.start_index_map.size(); ++k) {
+    const int64_t d = dn.start_index_map[k];
+    if (d < 0 || d >= rank) return Refuse(instruction, "bad start_index_map");
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(indices, indices_at(static_cast<int64_t>(k))));
+    KILN_ASSIGN_OR_RETURN(
+        starts[static_cast<size_t>(d)],
+        ClampedIndex(indices, value, operand.shape.dimensions(d) - slice_sizes[static_cast<size_t>(d)]));
+  }
+  for (size_t i = 0; i < dn.operand_batching_dims.size() && i < dn.start_indices_batching_dims.size(); ++i) {
+    const int64_t dim = dn.start_indices_batching_dims[i];
+    const int64_t position = has_vector && dim > dn.index_vector_dim ? dim - 1 : dim;
+    if (position < 0 || position >= static_cast<int64_t>(batch.size()))
+      return Refuse(instruction, "bad batching dims");
+    const int64_t d = dn.operand_batching_dims[i];
+    const int64_t high =
+        std::max<int64_t>(operand.shape.dimensions(d) - slice_sizes[static_cast<size_t>(d)], 0);
+    starts[static_cast<size_t>(d)] =
+        IntVar("clamp(" + batch[static_cast<size_t>(position)] + ", 0, " + std::to_string(high) + ")");
+  }
+  for (size_t w = 0; w < window_dims.size(); ++w) {
+    auto& start = starts[static_cast<size_t>(window_dims[w])];
+    start = IntVar(start + " + " + index.dims[static_cast<size_t>(dn.offset_dims[w])]);
+  }
+  return Scalar(operand, Index{starts, ""});
+}
+
+StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view entry_name) {
+  if (kernel.root() == nullptr) return InvalidArgument("vulkan: kernel ", kernel.name(), " has no root");
+  KILN_RETURN_IF_ERROR(CheckComputation(kernel, 0));
+  GlslKernel result;
+  result.name = std::string(entry_name);
+  std::string buffers;
+  for (const Instruction* parameter : kernel.parameters()) {
+    if (!parameter->shape.IsArray()) return Refuse(*parameter, "kernel parameters must be arrays");
+    const int binding = static_cast<int>(buffers_.size());
+    buffers_[parameter] = binding;
+    buffers += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") readonly buffer In" +
+               std::to_string(binding) + " { " + GlslStorageType(parameter->shape.element_type()) +
+               " d[]; } b" + std::to_string(binding) + ";\n";
+  }
+  result.input_count = static_cast<int>(buffers_.size());
+  // The output leaves, in order: a tuple root's elements (nested tuples
+  // flattened), each leaf of a tuple-shaped value.
+  struct Leaf {
+    const Instruction* instruction;
+    size_t leaf;
+    Shape shape;
+  };
+  std::vector<Leaf> leaves;
+  std::vector<const Instruction*> pending{kernel.root()};
+  auto expand = [&](auto&& self, const Instruction* instruction) -> void {
+    if (instruction->opcode == Opcode::kTuple) {
+      for (const Instruction* operand : instruction->operands) self(self, operand);
+      return;
+    }
+    const std::vector<Shape> shapes = instruction->shape.Leaves();
+    for (size_t i = 0; i < shapes.size(); ++i) leaves.push_back({instruction, i, shapes[i]});
+  };
+  expand(expand, kernel.root());
+  if (leaves.empty()) return Refuse(*kernel.root(), "a kernel without outputs");
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    const int binding = result.input_count + static_cast<int>(k);
+    buffers += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") writeonly buffer Out" +
+               std::to_string(binding) + " { " + GlslStorageType(leaves[k].shape.element_type()) +
+               " d[]; } b" + std::to_string(binding) + ";\n";
+    result.invocations = std::max(result.invocations, leaves[k].shape.element_count());
+  }
+  result.output_count = static_cast<int>(leaves.size());
+  result.binding_count = result.input_count + result.output_count;
+
+  // Leaves of one shape share one index (and what they compute in common).
+  std::vector<std::vector<size_t>> groups;
+  for (size_t k = 0; k < leaves.size(); ++k) {
+    auto same = std::find_if(groups.begin(), groups.end(), [&](const std::vector<size_t>& group) {
+      return leaves[group[0]].shape.dimensions() == leaves[k].shape.dimensions();
+    });
+    if (same == groups.end()) {
+      groups.push_back({k});
+    } else {
+      same->push_back(k);
+    }
+  }
+  indent_ = 2;
+  memo_.emplace_back();
+  for (const std::vector<size_t>& group : groups) {
+    const Shape& shape = leaves[group[0]].shape;
+    const int64_t count = shape.element_count();
+    if (count == 0) continue;
+    const bool all = count == result.invocations;
+    if (!all) Open("if (k_i < " + std::to_string(count) + ")");
+    if (all) memo_.emplace_back();
+    const Index index = Delinearize("k_i", shape.dimensions());
+    for (size_t k : group) {
+      KILN_ASSIGN_OR_RETURN(Values values, Value(*leaves[k].instruction, index));
+      if (leaves[k].leaf >= values.size()) return Internal("vulkan: output leaf out of range");
+      const std::string b = "b" + std::to_string(result.input_count + static_cast<int>(k));
+      Line(b + ".d[k_i] = " + StoreValue(shape.element_type(), values[leaves[k].leaf], prelude_) + ";");
+    }
+    if (!all) Close();
+    if (all) memo_.pop_back();
+  }
+  std::string source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
+                       "layout(local_size_x_id = 0) in;\n" + buffers + globals_ + prelude_.Helpers() +
+                       "void main() {\n  uint k_stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
+                       "  for (uint k_g = gl_GlobalInvocationID.x; k_g < " +
+                       std::to_string(result.invocations) +
+                       "u; k_g += k_stride) {\n    int k_i = int(k_g);\n" + body_ + "  }\n}\n";
+  result.source = std::move(source);
+  return result;
+}
+
+}  // namespace
+
+StatusOr<GlslKernel> EmitGlslKernel(const Computation& kernel, const ShaderFeatures& features,
+                                    std::string_view entry_name) {
+  Emitter emitter(features);
+  return emitter.Emit(kernel, entry_name);
+}
+
+// Emits and drops the source: the refusals are then exactly the emitter's,
+// and emitting a kernel's text is cheap next to compiling it.
+Status CheckGlslEmittable(const Computation& kernel, const ShaderFeatures& features) {
+  return EmitGlslKernel(kernel, features, "check").status();
+}
+
+}  // namespace kiln::vulkan

@@ -1,0 +1,25 @@
+// GLSL compute shaders to SPIR-V for Vulkan: glslang's C API compiles,
+// SPIRV-Tools validates, optimises and validates again. Targets Vulkan 1.2 /
+// SPIR-V 1.5: with 1.3 glslang writes LocalSizeId, which a device accepts only
+// with maintenance4 enabled.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+
+namespace kiln::vulkan {
+
+// INTERNAL on any failure, with glslang's (or the validator's) log and the
+// source with numbered lines, so that a code-generator bug is easy to find.
+// Thread-safe.
+StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name);
+
+// The source with each line prefixed by its number (1-based), as the
+// compiler's messages count them.
+std::string NumberedSource(std::string_view source);
+
+}  // namespace kiln::vulkan

@@ -1,0 +1,33 @@
+// What a Vulkan device can do that the GLSL code generator needs to know: the
+// optional element types (as shader arithmetic and as storage-buffer
+// elements) and the sizes that shape kernels. The runtime fills it from the
+// device's features and properties; the code generator refuses, by name, a
+// kernel that needs something the device lacks instead of emitting code the
+// device would reject or run wrongly.
+#pragma once
+
+namespace kiln::vulkan {
+
+struct ShaderFeatures {
+  bool f16 = false;        // shaderFloat16: float16_t arithmetic
+  bool f64 = false;        // shaderFloat64: double arithmetic
+  bool i8 = false;         // shaderInt8: int8_t arithmetic
+  bool i16 = false;        // shaderInt16: int16_t arithmetic
+  bool i64 = false;        // shaderInt64: int64_t arithmetic
+  bool storage8 = false;   // storageBuffer8BitAccess: 8-bit buffer elements
+  bool storage16 = false;  // storageBuffer16BitAccess: 16-bit buffer elements
+  int subgroup_size = 0;
+  int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
+};
+
+// Everything on: what the code-generation tests assume (lavapipe has all of it).
+inline ShaderFeatures AllShaderFeatures() {
+  ShaderFeatures features;
+  features.f16 = features.f64 = features.i8 = features.i16 = features.i64 = true;
+  features.storage8 = features.storage16 = true;
+  features.subgroup_size = 8;
+  features.max_workgroup_size = 1024;
+  return features;
+}
+
+}  // namespace kiln::vulkan
