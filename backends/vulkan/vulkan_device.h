@@ -1,0 +1,76 @@
+// A Vulkan logical device with one compute queue: the optional features
+// Kiln knows (vulkan_device_features.h) enabled where the device has them,
+// the memory types buffers use, a pipeline cache, and thread-safe queue
+// submission. Shared (std::shared_ptr) by the buffers, kernels and command
+// lists made on it, which keep it alive.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+
+#include "backends/vulkan/vulkan_api.h"
+#include "backends/vulkan/vulkan_device_features.h"
+#include "backends/vulkan/vulkan_physical_device.h"
+#include "core/status.h"
+
+namespace kiln::vulkan {
+
+class Device {
+ public:
+  // Opens `info` (one of Instance::Get()->devices()). Environment:
+  // KILN_VULKAN_NO_PUSH_DESCRIPTORS=1 binds buffers through descriptor pools
+  // even where push descriptors exist, and KILN_VULKAN_FORCE_STAGING=1 moves
+  // data through staging buffers even where device memory is host-visible;
+  // both exist so that lavapipe can test the paths discrete GPUs take.
+  static StatusOr<std::shared_ptr<Device>> Open(const PhysicalDeviceInfo& info);
+
+  // The process-wide device Instance::ChooseDevice() picks, opened on the
+  // first call; the same error on every call when that failed. Thread-safe.
+  static StatusOr<std::shared_ptr<Device>> Default();
+
+  ~Device();
+  Device(const Device&) = delete;
+  Device& operator=(const Device&) = delete;
+
+  const DeviceFunctions& api() const { return api_; }
+  VkDevice handle() const { return device_; }
+  const PhysicalDeviceInfo& info() const { return info_; }
+  // What shaders may use on this device (everything listed is enabled).
+  const DeviceFeatures& features() const { return features_; }
+  uint32_t queue_family() const { return queue_family_; }
+  VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
+
+  // Whether buffers live in memory the host maps directly (lavapipe,
+  // integrated GPUs) instead of being reached through staging copies.
+  bool buffers_host_visible() const { return buffers_host_visible_; }
+
+  // The memory type for a buffer whose requirements allow `type_bits`:
+  // device-local (and host-visible when buffers_host_visible()) for
+  // storage, host-visible and coherent for staging. INTERNAL when none fits.
+  StatusOr<uint32_t> MemoryTypeFor(uint32_t type_bits, bool staging) const;
+  // The size of the heap a memory type draws from.
+  uint64_t HeapBytes(uint32_t memory_type) const;
+  // Whether a memory type is HOST_COHERENT (else mapped writes need flushes).
+  bool IsCoherent(uint32_t memory_type) const;
+
+  // Submits one command buffer to the queue, signalling `fence` when it
+  // completes. Thread-safe (the queue is guarded by a mutex).
+  Status Submit(VkCommandBuffer commands, VkFence fence) const;
+
+ private:
+  Device() = default;
+
+  DeviceFunctions api_;
+  VkDevice device_ = VK_NULL_HANDLE;
+  VkQueue queue_ = VK_NULL_HANDLE;
+  uint32_t queue_family_ = 0;
+  VkPipelineCache pipeline_cache_ = VK_NULL_HANDLE;
+  PhysicalDeviceInfo info_;
+  DeviceFeatures features_;
+  VkPhysicalDeviceMemoryProperties memory_{};
+  bool buffers_host_visible_ = false;
+  mutable std::mutex queue_mutex_;
+};
+
+}  // namespace kiln::vulkan
