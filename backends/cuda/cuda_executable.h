@@ -1,7 +1,8 @@
 // A CUDA program loaded into one GPU: its PTX module, its kernels' entry
 // points and its constants in device memory. Execute runs the step
-// sequences on a stream of its own, reading loop predicates and branch
-// selectors back to the host, and returns when the results are ready.
+// sequences (core/lowering/device_runner.h) on a stream of its own,
+// reading loop predicates and branch selectors back to the host, and
+// returns when the results are ready.
 #pragma once
 
 #include <memory>
@@ -31,22 +32,13 @@ class CudaExecutable : public Executable {
                                                                const ExecuteOptions& options) override;
 
  private:
-  struct Frame;
+  class StepExecutor;
   CudaExecutable(std::shared_ptr<const CudaProgram> program, Device* device,
                  std::shared_ptr<DeviceMemory> memory, std::shared_ptr<interpreter::HostQueues> queues)
       : program_(std::move(program)),
         device_(device),
         memory_(std::move(memory)),
         queues_(std::move(queues)) {}
-  Status RunSequence(int sequence, Frame& frame) const;
-  Status RunStep(const Step& step, Frame& frame) const;
-  Status Launch(const Step& step, Frame& frame) const;
-  Status Infeed(const Step& step, Frame& frame) const;
-  Status Outfeed(const Step& step, Frame& frame) const;
-  Status Copy(const std::vector<int>& sources, const std::vector<int>& targets,
-              const std::vector<int64_t>& bytes, Frame& frame) const;
-  // The scalar of `type` at `address`, read to the host once the stream is done.
-  StatusOr<int64_t> ReadScalar(CUdeviceptr address, ElementType type, Frame& frame) const;
 
   std::shared_ptr<const CudaProgram> program_;
   Device* device_;

@@ -196,6 +196,61 @@ TEST_F(FakeDriver, ProgramsWithoutKernelsReturnTheirArguments) {
   EXPECT_EQ(hooks_.launch_count(), launches) << "a program without kernels launched one";
 }
 
+// The shared step runner (core/lowering/device_runner.h) on this backend:
+// a branch chosen by a selector read back from the device, and arrays
+// travelling from the infeed queue through the device to the outfeed queue.
+// The branches and feeds only move data, which the fake driver really does.
+TEST_F(FakeDriver, BranchesAndFeedsMoveDataWithoutKernels) {
+  const int launches = hooks_.launch_count();
+  std::unique_ptr<Executable> pick = Compile(R"(HloModule m
+first {
+  ROOT p = f32[3] parameter(0)
+}
+second {
+  ROOT p = f32[3] parameter(0)
+}
+ENTRY e {
+  which = s32[] parameter(0)
+  a = f32[3] parameter(1)
+  b = f32[3] parameter(2)
+  ROOT r = f32[3] conditional(which, a, b), branch_computations={first, second}
+})");
+  ASSERT_NE(pick, nullptr);
+  const Literal a = Literal::FromVector<float>({1, 2, 3});
+  const Literal b = Literal::FromVector<float>({-4, 5.5f, 6});
+  std::unique_ptr<DeviceBuffer> a_buffer = Buffer(a);
+  std::unique_ptr<DeviceBuffer> b_buffer = Buffer(b);
+  for (const auto& [selector, expected] :
+       std::vector<std::pair<int32_t, const Literal*>>{{0, &a}, {1, &b}, {7, &b}, {-1, &b}}) {
+    std::unique_ptr<DeviceBuffer> which = Buffer(Literal::Scalar<int32_t>(selector));
+    std::vector<std::unique_ptr<DeviceBuffer>> picked =
+        Run(*pick, {which.get(), a_buffer.get(), b_buffer.get()});
+    ASSERT_EQ(picked.size(), 1u);
+    EXPECT_EQ(Download(*picked[0]), *expected) << "selector " << selector;
+  }
+
+  std::unique_ptr<Executable> echo = Compile(R"(HloModule m
+ENTRY e {
+  t = token[] after-all()
+  in = (f32[2], token[]) infeed(t)
+  d = f32[2] get-tuple-element(in), index=0
+  ROOT o = token[] outfeed(d, t)
+})");
+  ASSERT_NE(echo, nullptr);
+  const Literal fed = Literal::FromVector<float>({2.5f, -1});
+  ASSERT_TRUE(backend_->TransferToInfeed(fed).ok());
+  Run(*echo, {});
+  StatusOr<Literal> out = backend_->TransferFromOutfeed();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(*out, fed);
+  // An empty queue is an error that says what to call.
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> starved = echo->Execute({}, ExecuteOptions{});
+  ASSERT_FALSE(starved.ok());
+  EXPECT_NE(starved.status().message().find("kiln_client_transfer_to_infeed"), std::string::npos)
+      << starved.status().ToString();
+  EXPECT_EQ(hooks_.launch_count(), launches) << "moving data launched a kernel";
+}
+
 TEST_F(FakeDriver, AddLaunchesOneKernel) {
   std::vector<float> values(1000);
   for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i);

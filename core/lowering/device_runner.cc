@@ -1,0 +1,209 @@
+#include "core/lowering/device_runner.h"
+
+#include <cstring>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "core/stop_condition.h"
+
+namespace kiln {
+namespace {
+
+class SequenceRunner {
+ public:
+  SequenceRunner(const DeviceProgram& program, DeviceStepExecutor& executor, const ExecuteOptions& options,
+                 interpreter::HostQueues& queues, const std::string& backend)
+      : program_(program), executor_(executor), options_(options), queues_(queues), backend_(backend) {}
+
+  Status Run(int sequence) {
+    for (const DeviceStep& step : program_.sequences[static_cast<size_t>(sequence)].steps) {
+      KILN_RETURN_IF_ERROR(options_.stop.Check());
+      Status status = RunStep(step);
+      if (!status.ok()) return status.WithContext("running '" + step.name + "'");
+    }
+    return OkStatus();
+  }
+
+ private:
+  const DeviceStepSequence& Sequence(int index) const {
+    return program_.sequences[static_cast<size_t>(index)];
+  }
+
+  Status CopyAll(const std::vector<int>& sources, const std::vector<int>& targets,
+                 const std::vector<int64_t>& bytes) {
+    for (size_t i = 0; i < sources.size(); ++i) {
+      if (bytes[i] > 0) KILN_RETURN_IF_ERROR(executor_.Copy(sources[i], targets[i], bytes[i]));
+    }
+    return OkStatus();
+  }
+
+  Status RunStep(const DeviceStep& step) {
+    switch (step.kind) {
+      case DeviceStep::Kind::kLaunch: return executor_.Launch(step);
+      case DeviceStep::Kind::kCopy: return CopyAll(step.sources, step.targets, step.bytes);
+      case DeviceStep::Kind::kWhile: return RunWhile(step);
+      case DeviceStep::Kind::kConditional: return RunConditional(step);
+      case DeviceStep::Kind::kInfeed: return Infeed(step);
+      case DeviceStep::Kind::kOutfeed: return Outfeed(step);
+    }
+    return Internal(backend_, ": unknown step kind");
+  }
+
+  Status RunWhile(const DeviceStep& step) {
+    KILN_RETURN_IF_ERROR(CopyAll(step.sources, step.targets, step.bytes));
+    const DeviceStepSequence& condition = Sequence(step.nested[0]);
+    const DeviceStepSequence& body = Sequence(step.nested[1]);
+    for (size_t i = 0; i < step.targets.size(); ++i) {
+      executor_.Bind(condition.parameters[i], step.targets[i]);
+      executor_.Bind(body.parameters[i], step.targets[i]);
+    }
+    // A stop inside the loop names it and how far it got.
+    for (int64_t iterations = 0;; ++iterations) {
+      Status status = Run(step.nested[0]);
+      StatusOr<int64_t> go_on =
+          status.ok() ? ReadScalar(condition.results[0], ElementType::kPred) : StatusOr<int64_t>(status);
+      if (!go_on.ok()) return StoppedInLoop(go_on.status(), step.name, iterations);
+      if (*go_on == 0) return OkStatus();
+      status = options_.stop.Check();
+      if (status.ok()) status = Run(step.nested[1]);
+      if (status.ok()) status = CopyAll(body.results, step.targets, step.bytes);
+      if (!status.ok()) return StoppedInLoop(status, step.name, iterations);
+    }
+  }
+
+  Status RunConditional(const DeviceStep& step) {
+    KILN_ASSIGN_OR_RETURN(int64_t selected, ReadScalar(step.selector, step.selector_type));
+    const auto branches = static_cast<int64_t>(step.nested.size());
+    // pred: true runs branch 0; an index out of range runs the last branch.
+    if (step.selector_type == ElementType::kPred) {
+      selected = selected != 0 ? 0 : 1;
+    } else if (selected < 0 || selected >= branches) {
+      selected = branches - 1;
+    }
+    const auto branch = static_cast<size_t>(selected);
+    const DeviceStepSequence& lowered = Sequence(step.nested[branch]);
+    for (size_t i = 0; i < lowered.parameters.size(); ++i)
+      executor_.Bind(lowered.parameters[i], step.branch_operands[branch][i]);
+    KILN_RETURN_IF_ERROR(Run(step.nested[branch]));
+    return CopyAll(lowered.results, step.targets, step.bytes);
+  }
+
+  // The scalar of `type` in `slot`, read back to the host.
+  StatusOr<int64_t> ReadScalar(int slot, ElementType type) {
+    const int64_t width = ByteWidth(type);
+    uint8_t bytes[8] = {};
+    KILN_RETURN_IF_ERROR(executor_.ReadToHost(slot, bytes, width));
+    switch (type) {
+      case ElementType::kPred:
+      case ElementType::kU8: return int64_t{bytes[0]};
+      case ElementType::kS8: return int64_t{static_cast<int8_t>(bytes[0])};
+      case ElementType::kS32: {
+        int32_t value = 0;
+        std::memcpy(&value, bytes, sizeof(value));
+        return int64_t{value};
+      }
+      case ElementType::kU32: {
+        uint32_t value = 0;
+        std::memcpy(&value, bytes, sizeof(value));
+        return int64_t{value};
+      }
+      case ElementType::kS64: {
+        int64_t value = 0;
+        std::memcpy(&value, bytes, sizeof(value));
+        return value;
+      }
+      default:
+        return InvalidArgument(backend_, ": a selector of type ", ElementTypeName(type), " is not supported");
+    }
+  }
+
+  Status Infeed(const DeviceStep& step) {
+    // An empty tuple reads nothing (as the interpreter has it).
+    if (step.shape.IsTuple() && step.shape.tuple_shapes().empty()) return OkStatus();
+    Literal data;
+    {
+      std::lock_guard<std::mutex> lock(queues_.mutex);
+      if (queues_.infeed.empty()) {
+        return FailedPrecondition(
+            backend_, ": infeed of ", step.shape.ToString(),
+            " found the infeed queue empty; queue an array with kiln_client_transfer_to_infeed first");
+      }
+      if (!queues_.infeed.front().shape().Compatible(step.shape)) {
+        return InvalidArgument(backend_, ": infeed expects ", step.shape.ToString(), " but the queue holds ",
+                               queues_.infeed.front().shape().ToString());
+      }
+      data = std::move(queues_.infeed.front());
+      queues_.infeed.pop_front();
+    }
+    std::vector<Literal> leaves;
+    if (data.shape().IsArray()) {
+      leaves.push_back(std::move(data));
+    } else {
+      for (Literal& leaf : data.Leaves()) {
+        if (leaf.shape().IsArray()) leaves.push_back(std::move(leaf));
+      }
+    }
+    if (leaves.size() != step.targets.size())
+      return Internal(backend_, ": infeed has ", leaves.size(), " arrays for ", step.targets.size());
+    for (size_t i = 0; i < leaves.size(); ++i) {
+      if (step.bytes[i] == 0) continue;
+      KILN_RETURN_IF_ERROR(executor_.WriteFromHost(step.targets[i], leaves[i].raw().data(), step.bytes[i]));
+    }
+    return OkStatus();
+  }
+
+  // A literal of `shape` from its array leaves in order (consumed from `next`).
+  StatusOr<Literal> Assemble(const Shape& shape, std::vector<Literal>& leaves, size_t& next) {
+    if (shape.IsArray()) {
+      if (next >= leaves.size()) return Internal(backend_, ": outfeed ran out of arrays");
+      return std::move(leaves[next++]);
+    }
+    if (!shape.IsTuple()) return Literal(shape);
+    std::vector<Literal> elements;
+    for (const Shape& element : shape.tuple_shapes()) {
+      KILN_ASSIGN_OR_RETURN(Literal part, Assemble(element, leaves, next));
+      elements.push_back(std::move(part));
+    }
+    return Literal::Tuple(std::move(elements));
+  }
+
+  Status Outfeed(const DeviceStep& step) {
+    std::vector<Shape> shapes;
+    for (Shape& leaf : step.shape.Leaves()) {
+      if (leaf.IsArray()) shapes.push_back(std::move(leaf));
+    }
+    if (shapes.size() != step.sources.size())
+      return Internal(backend_, ": outfeed has ", step.sources.size(), " arrays for ", shapes.size());
+    std::vector<Literal> leaves;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      Literal leaf(shapes[i]);
+      if (step.bytes[i] > 0)
+        KILN_RETURN_IF_ERROR(executor_.ReadToHost(step.sources[i], leaf.raw().data(), step.bytes[i]));
+      leaves.push_back(std::move(leaf));
+    }
+    size_t next = 0;
+    KILN_ASSIGN_OR_RETURN(Literal value, Assemble(step.shape, leaves, next));
+    std::lock_guard<std::mutex> lock(queues_.mutex);
+    queues_.outfeed.push_back(std::move(value));
+    return OkStatus();
+  }
+
+  const DeviceProgram& program_;
+  DeviceStepExecutor& executor_;
+  const ExecuteOptions& options_;
+  interpreter::HostQueues& queues_;
+  const std::string& backend_;
+};
+
+}  // namespace
+
+Status RunDeviceSequence(const DeviceProgram& program, int sequence, DeviceStepExecutor& executor,
+                         const ExecuteOptions& options, interpreter::HostQueues& queues,
+                         const std::string& backend) {
+  if (sequence < 0 || static_cast<size_t>(sequence) >= program.sequences.size())
+    return Internal(backend, ": no step sequence ", sequence);
+  return SequenceRunner(program, executor, options, queues, backend).Run(sequence);
+}
+
+}  // namespace kiln

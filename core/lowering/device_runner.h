@@ -1,0 +1,41 @@
+// Running a DeviceProgram's step sequences: the loops, branches, feeds and
+// stop checks are the same on every device, so they live here, and a
+// backend supplies only the primitives (DeviceStepExecutor): queue a
+// kernel launch or a copy, point a bound slot at another slot's storage,
+// and move bytes between a slot and the host once the queued work is done.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/backend.h"
+#include "core/interpreter/eval_context.h"
+#include "core/lowering/device_program.h"
+
+namespace kiln {
+
+class DeviceStepExecutor {
+ public:
+  virtual ~DeviceStepExecutor() = default;
+  // Queues the kernel launch `step` (kind kLaunch) on its buffers.
+  virtual Status Launch(const DeviceStep& step) = 0;
+  // Queues a copy of `bytes` from slot `source` to slot `target`; they
+  // never overlap unless they are the same storage (then nothing happens).
+  virtual Status Copy(int source, int target, int64_t bytes) = 0;
+  // From now on slot `bound` (a kBound slot) is the storage of `slot`.
+  virtual void Bind(int bound, int slot) = 0;
+  // Waits for the queued work, then copies `bytes` of slot `slot` to or
+  // from the host.
+  virtual Status ReadToHost(int slot, void* host, int64_t bytes) = 0;
+  virtual Status WriteFromHost(int slot, const void* host, int64_t bytes) = 0;
+};
+
+// Runs sequence `sequence` of `program` on `executor`; `backend` names the
+// backend in errors. A stop (options.stop) inside a loop names the loop and
+// the iteration it reached. The queued work may still be running when this
+// returns: the caller waits for it.
+Status RunDeviceSequence(const DeviceProgram& program, int sequence, DeviceStepExecutor& executor,
+                         const ExecuteOptions& options, interpreter::HostQueues& queues,
+                         const std::string& backend);
+
+}  // namespace kiln
