@@ -132,8 +132,15 @@ class Emitter {
 
 Status Emitter::CheckComputation(const Computation& computation, int depth) {
   if (depth > 8) return Unimplemented("vulkan: computations nested too deeply");
+  // Parameters last, so that a type the device lacks is blamed on the op
+  // that computes with it.
+  std::vector<const Instruction*> order;
   for (const auto& owned : computation.instructions()) {
-    const Instruction& instruction = *owned;
+    if (owned->opcode != Opcode::kParameter) order.push_back(owned.get());
+  }
+  for (const Instruction* parameter : computation.parameters()) order.push_back(parameter);
+  for (const Instruction* pointer : order) {
+    const Instruction& instruction = *pointer;
     auto check = [&](const Shape& shape) -> Status {
       for (const Shape& leaf : shape.Leaves()) {
         if (!leaf.IsArray()) return Refuse(instruction, "only arrays (and tuples of them) are emitted");
@@ -869,7 +876,8 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
       KILN_ASSIGN_OR_RETURN(Values values, Value(*leaves[k].instruction, index));
       if (leaves[k].leaf >= values.size()) return Internal("vulkan: output leaf out of range");
       const std::string b = "b" + std::to_string(result.input_count + static_cast<int>(k));
-      Line(b + ".d[k_i] = " + StoreValue(shape.element_type(), values[leaves[k].leaf], prelude_) + ";");
+      Line(b + ".d[k_i] = " + StoreValue(leaves[k].shape.element_type(), values[leaves[k].leaf], prelude_) +
+           ";");
     }
     if (!all) Close();
     if (all) memo_.pop_back();

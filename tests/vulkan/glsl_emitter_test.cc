@@ -1,0 +1,312 @@
+// The Vulkan code generator without a device: kernels of each op family
+// become GLSL that glslang compiles and SPIRV-Tools validates; what cannot be
+// emitted is refused by name (op, type, missing feature); a bad shader comes
+// back as an error with the source's numbered lines.
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/glsl_kernel_emitter.h"
+#include "backends/vulkan/shader_compiler.h"
+#include "core/hlo_parser.h"
+
+namespace kiln::vulkan {
+namespace {
+
+struct Compiled {
+  GlslKernel kernel;
+  std::vector<uint32_t> spirv;
+};
+
+// Parses HLO text and emits its entry as one kernel, then compiles it.
+StatusOr<Compiled> Compile(const std::string& text, const ShaderFeatures& features = AllShaderFeatures()) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  if (!module.ok()) return module.status();
+  const Computation& entry = *(*module)->entry();
+  Status check = CheckGlslEmittable(entry, features);
+  StatusOr<GlslKernel> kernel = EmitGlslKernel(entry, features, "test_kernel");
+  if (!kernel.ok()) {
+    EXPECT_EQ(check.code(), kernel.status().code()) << "CheckGlslEmittable disagrees with EmitGlslKernel";
+    return kernel.status();
+  }
+  EXPECT_TRUE(check.ok()) << check.ToString();
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(kernel->source, kernel->name);
+  if (!spirv.ok()) return spirv.status();
+  return Compiled{*kernel, *spirv};
+}
+
+void ExpectCompiles(const std::string& text, int bindings, int64_t invocations) {
+  StatusOr<Compiled> compiled = Compile(text);
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  EXPECT_EQ(compiled->kernel.binding_count, bindings) << compiled->kernel.source;
+  EXPECT_EQ(compiled->kernel.invocations, invocations) << compiled->kernel.source;
+  ASSERT_GT(compiled->spirv.size(), 5u);
+  EXPECT_EQ(compiled->spirv[0], 0x07230203u);  // the SPIR-V magic number
+}
+
+std::string Module(const std::string& body, const std::string& extra = "") {
+  return "HloModule m\n" + extra + "ENTRY main {\n" + body + "\n}\n";
+}
+
+// "(f32[7], f32[7], ...)" with `count` elements.
+std::string TupleShape(const std::string& element, int count) {
+  std::string shape = "(";
+  for (int i = 0; i < count; ++i) shape += (i == 0 ? "" : ", ") + element;
+  return shape + ")";
+}
+
+TEST(GlslEmitterTest, ElementwiseUnaryOpsOfEachTypeCompile) {
+  const char* float_ops[] = {"abs",
+                             "negate",
+                             "sign",
+                             "floor",
+                             "ceil",
+                             "round-nearest-afz",
+                             "round-nearest-even",
+                             "sqrt",
+                             "rsqrt",
+                             "exponential",
+                             "exponential-minus-one",
+                             "log",
+                             "log-plus-one",
+                             "logistic",
+                             "sine",
+                             "cosine",
+                             "tan",
+                             "tanh",
+                             "cbrt",
+                             "erf",
+                             "copy"};
+  for (const char* type : {"f32", "f16", "bf16"}) {
+    std::string body = "  p = " + std::string(type) + "[7] parameter(0)\n";
+    std::string tuple;
+    int n = 0;
+    for (const char* op : float_ops) {
+      body += "  u" + std::to_string(n) + " = " + type + "[7] " + op + "(p)\n";
+      tuple += (n == 0 ? "" : ", ") + std::string("u") + std::to_string(n);
+      ++n;
+    }
+    body += "  ROOT t = " + TupleShape(std::string(type) + "[7]", n) + " tuple(" + tuple + ")";
+    SCOPED_TRACE(type);
+    ExpectCompiles(Module(body), 1 + n, 7);
+  }
+  for (const char* type : {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}) {
+    std::string body = "  p = " + std::string(type) + "[5] parameter(0)\n";
+    std::string tuple;
+    int n = 0;
+    const bool is_signed = type[0] == 's';
+    for (const char* op : {"abs", "negate", "sign", "not", "popcnt", "count-leading-zeros", "copy"}) {
+      const std::string name = op;
+      if (!is_signed && (name == "abs" || name == "negate" || name == "sign")) continue;
+      body += "  u" + std::to_string(n) + " = " + type + "[5] " + op + "(p)\n";
+      tuple += (n == 0 ? "" : ", ") + std::string("u") + std::to_string(n);
+      ++n;
+    }
+    body += "  ROOT t = " + TupleShape(std::string(type) + "[5]", n) + " tuple(" + tuple + ")";
+    SCOPED_TRACE(type);
+    ExpectCompiles(Module(body), 1 + n, 5);
+  }
+}
+
+TEST(GlslEmitterTest, ElementwiseBinaryOpsOfEachTypeCompile) {
+  auto binary = [](const char* type, std::initializer_list<const char*> ops) {
+    std::string body =
+        "  a = " + std::string(type) + "[3,4] parameter(0)\n  b = " + type + "[3,4] parameter(1)\n";
+    std::string tuple;
+    int n = 0;
+    for (const char* op : ops) {
+      body += "  r" + std::to_string(n) + " = " + type + "[3,4] " + op + "(a, b)\n";
+      tuple += (n == 0 ? "" : ", ") + std::string("r") + std::to_string(n);
+      ++n;
+    }
+    body += "  ROOT t = " + TupleShape(std::string(type) + "[3,4]", n) + " tuple(" + tuple + ")";
+    SCOPED_TRACE(type);
+    ExpectCompiles(Module(body), 2 + n, 12);
+  };
+  for (const char* type : {"f32", "f16", "bf16"})
+    binary(type,
+           {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2"});
+  binary("f64", {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum"});
+  for (const char* type : {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}) {
+    binary(type, {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "and",
+                  "or", "xor", "shift-left", "shift-right-logical", "shift-right-arithmetic"});
+  }
+  binary("pred", {"and", "or", "xor", "maximum", "minimum"});
+  binary("c64", {"add", "subtract", "multiply", "divide"});
+  binary("c128", {"add", "subtract", "multiply", "divide"});
+}
+
+TEST(GlslEmitterTest, CompareSelectClampConvertAndBitcastCompile) {
+  ExpectCompiles(Module(R"(  a = f32[6] parameter(0)
+  b = f32[6] parameter(1)
+  lt = pred[6] compare(a, b), direction=LT
+  ne = pred[6] compare(a, b), direction=NE
+  tot = pred[6] compare(a, b), direction=LT, type=TOTALORDER
+  s = f32[6] select(lt, a, b)
+  lo = f32[] constant(-1)
+  hi = f32[] constant(1)
+  c = f32[6] clamp(lo, s, hi)
+  i = s32[6] convert(c)
+  u8 = u8[6] convert(a)
+  h = f16[6] convert(a)
+  d = f64[6] convert(h)
+  bits = s32[6] bitcast-convert(a)
+  hb = s16[6] bitcast-convert(h)
+  z = c64[6] complex(a, b)
+  za = f32[6] abs(z)
+  zeq = pred[6] compare(z, z), direction=EQ
+  fin = pred[6] is-finite(a)
+  rp = f32[6] reduce-precision(a), exponent_bits=5, mantissa_bits=10
+  ROOT t = (pred[6], pred[6], pred[6], s32[6], u8[6], f64[6], s32[6], s16[6], f32[6], pred[6], pred[6], f32[6]) tuple(lt, ne, tot, i, u8, d, bits, hb, za, zeq, fin, rp))"),
+                 14, 6);
+}
+
+TEST(GlslEmitterTest, ShapeOpsCompile) {
+  ExpectCompiles(Module(R"(  a = f32[2,3] parameter(0)
+  b = f32[3] parameter(1)
+  bb = f32[2,3] broadcast(b), dimensions={1}
+  s = f32[2,3] add(a, bb)
+  t = f32[3,2] transpose(s), dimensions={1,0}
+  r = f32[6] reshape(t)
+  rv = f32[6] reverse(r), dimensions={0}
+  sl = f32[3] slice(rv), slice={[1:6:2]}
+  c = f32[9] concatenate(rv, sl), dimensions={0}
+  z = f32[] constant(0)
+  p = f32[12] pad(c, z), padding=2_1_0
+  pi = f32[25] pad(c, z), padding=1_-1_2
+  i = s32[12] iota(), iota_dimension=0
+  k = f32[4] constant({1, 2, 3, 4})
+  kb = f32[4,13] broadcast(k), dimensions={0}
+  ROOT out = (f32[12], s32[12], f32[25], f32[4,13]) tuple(p, i, pi, kb))"),
+                 6, 52);
+}
+
+TEST(GlslEmitterTest, ReductionsDotsAndWindowsCompile) {
+  const std::string sum =
+      "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
+  ExpectCompiles(Module(R"(  a = f32[4,5,6] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[5] reduce(a, z), dimensions={0,2}, to_apply=add)",
+                        sum),
+                 2, 5);
+  const std::string argmax = R"(argmax {
+  a = f32[] parameter(0)
+  ai = s32[] parameter(1)
+  b = f32[] parameter(2)
+  bi = s32[] parameter(3)
+  gt = pred[] compare(a, b), direction=GT
+  m = f32[] select(gt, a, b)
+  mi = s32[] select(gt, ai, bi)
+  ROOT t = (f32[], s32[]) tuple(m, mi)
+}
+)";
+  ExpectCompiles(Module(R"(  a = f32[4,6] parameter(0)
+  i = s32[4,6] iota(), iota_dimension=1
+  z = f32[] constant(-inf)
+  zi = s32[] constant(0)
+  ROOT r = (f32[4], s32[4]) reduce(a, i, z, zi), dimensions={1}, to_apply=argmax)",
+                        argmax),
+                 3, 4);
+  ExpectCompiles(Module(R"(  a = f32[2,3,4] parameter(0)
+  b = f32[2,4,5] parameter(1)
+  ROOT d = f32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1})"),
+                 3, 30);
+  ExpectCompiles(Module(R"(  a = s8[3,4] parameter(0)
+  b = s8[4] parameter(1)
+  ROOT d = s32[3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0})"),
+                 3, 3);
+  ExpectCompiles(Module(R"(  a = f32[1,8,8,1] parameter(0)
+  z = f32[] constant(0)
+  ROOT w = f32[1,4,4,1] reduce-window(a, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add)",
+                        sum),
+                 2, 16);
+}
+
+TEST(GlslEmitterTest, DynamicSlicesAndGatherCompile) {
+  ExpectCompiles(Module(R"(  a = f32[8,6] parameter(0)
+  i = s32[] parameter(1)
+  j = s32[] parameter(2)
+  ROOT s = f32[3,2] dynamic-slice(a, i, j), dynamic_slice_sizes={3,2})"),
+                 4, 6);
+  ExpectCompiles(Module(R"(  a = f32[8,6] parameter(0)
+  u = f32[2,2] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT s = f32[8,6] dynamic-update-slice(a, u, i, j))"),
+                 5, 48);
+  ExpectCompiles(Module(R"(  table = f32[10,4] parameter(0)
+  ids = s32[3] parameter(1)
+  ROOT g = f32[3,4] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4})"),
+                 3, 12);
+}
+
+TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
+  ShaderFeatures no_f64 = AllShaderFeatures();
+  no_f64.f64 = false;
+  const std::string text = Module("  a = f64[4] parameter(0)\n  ROOT n = f64[4] negate(a)");
+  StatusOr<Compiled> refused = Compile(text, no_f64);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+  for (const char* word : {"negate", "f64", "shaderFloat64"})
+    EXPECT_NE(refused.status().message().find(word), std::string::npos) << refused.status().message();
+  ASSERT_TRUE(Compile(text).ok());
+
+  ShaderFeatures no_storage8 = AllShaderFeatures();
+  no_storage8.storage8 = false;
+  const Status pred = Compile(Module("  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+                                     "  ROOT c = pred[4] compare(a, b), direction=LT"),
+                              no_storage8)
+                          .status();
+  EXPECT_EQ(pred.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(pred.message().find("storageBuffer8BitAccess"), std::string::npos) << pred.message();
+
+  ShaderFeatures no_i64 = AllShaderFeatures();
+  no_i64.i64 = false;
+  const Status s64 =
+      Compile(Module("  a = s64[4] parameter(0)\n  ROOT c = s64[4] add(a, a)"), no_i64).status();
+  EXPECT_NE(s64.message().find("shaderInt64"), std::string::npos) << s64.message();
+}
+
+TEST(GlslEmitterTest, RefusesWhatItDoesNotDoByName) {
+  const Status exp64 =
+      Compile(Module("  a = f64[4] parameter(0)\n  ROOT e = f64[4] exponential(a)")).status();
+  EXPECT_EQ(exp64.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(exp64.message().find("exponential"), std::string::npos) << exp64.message();
+  const Status sort = Compile(Module("  a = f32[4] parameter(0)\n  ROOT s = f32[4] sort(a), dimensions={0}, "
+                                     "to_apply=lt",
+                                     "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+                                     "  ROOT c = pred[] compare(x, y), direction=LT\n}\n"))
+                          .status();
+  EXPECT_EQ(sort.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(sort.message().find("sort"), std::string::npos) << sort.message();
+  const Status rng = Compile(Module("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                    "  ROOT r = f32[4] rng(a, b), distribution=rng_uniform"))
+                         .status();
+  EXPECT_EQ(rng.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(rng.message().find("rng"), std::string::npos) << rng.message();
+}
+
+TEST(ShaderCompilerTest, ABadShaderIsAnErrorWithNumberedLines) {
+  const std::string source =
+      "#version 450\nlayout(local_size_x_id = 0) in;\nvoid main() {\n  undeclared = 1;\n}\n";
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "broken");
+  ASSERT_FALSE(spirv.ok());
+  EXPECT_EQ(spirv.status().code(), StatusCode::kInternal);
+  EXPECT_NE(spirv.status().message().find("broken"), std::string::npos);
+  EXPECT_NE(spirv.status().message().find("undeclared"), std::string::npos) << spirv.status().message();
+  EXPECT_NE(spirv.status().message().find("4:   undeclared = 1;"), std::string::npos)
+      << spirv.status().message();
+}
+
+TEST(ShaderCompilerTest, CompilesAMinimalKernel) {
+  const std::string source =
+      "#version 450\nlayout(local_size_x_id = 0) in;\n"
+      "layout(std430, set = 0, binding = 0) buffer B { float d[]; } b;\n"
+      "void main() { b.d[gl_GlobalInvocationID.x] *= 2.0; }\n";
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "double");
+  ASSERT_TRUE(spirv.ok()) << spirv.status().ToString();
+  EXPECT_EQ((*spirv)[0], 0x07230203u);
+}
+
+}  // namespace
+}  // namespace kiln::vulkan
