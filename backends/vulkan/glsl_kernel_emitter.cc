@@ -1,6 +1,7 @@
 #include "backends/vulkan/glsl_kernel_emitter.h"
 
 #include <algorithm>
+#include <cctype>
 #include <limits>
 #include <map>
 #include <unordered_map>

@@ -4,6 +4,7 @@
 // instruction compiled to validated SPIR-V. Refusals are counted by op and
 // printed, not failed; any compile or validation error fails, and so does a
 // corpus where nothing compiled.
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
