@@ -11,6 +11,9 @@
 #ifdef KILN_HAVE_CUDA_BACKEND
 #include "backends/cuda/cuda_backend.h"
 #endif
+#ifdef KILN_HAVE_VULKAN_BACKEND
+#include "backends/vulkan/vulkan_backend.h"
+#endif
 
 namespace kiln {
 
@@ -23,6 +26,9 @@ std::vector<std::string> BackendNames() {
 #ifdef KILN_HAVE_CUDA_BACKEND
   names.push_back("cuda");
 #endif
+#ifdef KILN_HAVE_VULKAN_BACKEND
+  names.push_back("vulkan");
+#endif
   return names;
 }
 
@@ -34,6 +40,9 @@ StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name) {
 #endif
 #ifdef KILN_HAVE_CUDA_BACKEND
   if (name == "cuda") return cuda::CreateCudaBackend();
+#endif
+#ifdef KILN_HAVE_VULKAN_BACKEND
+  if (name == "vulkan") return vulkan::CreateVulkanBackend();
 #endif
   std::string known;
   for (const std::string& candidate : BackendNames()) known += (known.empty() ? "" : ", ") + candidate;

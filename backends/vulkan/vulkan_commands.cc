@@ -1,5 +1,6 @@
 #include "backends/vulkan/vulkan_commands.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "backends/vulkan/vulkan_loader.h"
@@ -73,18 +74,32 @@ Status CommandList::BeginStep(const char* what) {
 Status CommandList::Dispatch(const std::shared_ptr<Kernel>& kernel,
                              std::span<const std::shared_ptr<Buffer>> buffers,
                              std::span<const std::byte> push_constants, std::array<uint32_t, 3> groups) {
+  std::vector<BufferRange> ranges;
+  ranges.reserve(buffers.size());
+  for (const std::shared_ptr<Buffer>& buffer : buffers) ranges.push_back({buffer, 0, 0});
+  return Dispatch(kernel, ranges, push_constants, groups);
+}
+
+Status CommandList::Dispatch(const std::shared_ptr<Kernel>& kernel, std::span<const BufferRange> ranges,
+                             std::span<const std::byte> push_constants, std::array<uint32_t, 3> groups) {
   if (kernel == nullptr) return InvalidArgument("vulkan: a dispatch without a kernel");
   const std::string label = "vulkan: dispatch of kernel \"" + kernel->name() + "\": ";
   if (&kernel->device() != device_.get())
     return InvalidArgument(label, "the kernel was made for another device");
-  if (buffers.size() != kernel->buffer_count()) {
-    return InvalidArgument(label, buffers.size(), " buffers given, the kernel binds ",
-                           kernel->buffer_count());
+  if (ranges.size() != kernel->buffer_count()) {
+    return InvalidArgument(label, ranges.size(), " buffers given, the kernel binds ", kernel->buffer_count());
   }
-  for (size_t i = 0; i < buffers.size(); ++i) {
-    if (buffers[i] == nullptr || buffers[i]->kind() != BufferKind::kStorage ||
-        &buffers[i]->device() != device_.get()) {
+  const uint64_t alignment = std::max<uint64_t>(1, device_->features().min_storage_buffer_offset_alignment);
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    const std::shared_ptr<Buffer>& buffer = ranges[i].buffer;
+    if (buffer == nullptr || buffer->kind() != BufferKind::kStorage || &buffer->device() != device_.get()) {
       return InvalidArgument(label, "buffer ", i, " is missing, not a storage buffer, or on another device");
+    }
+    if (ranges[i].offset % alignment != 0 || ranges[i].offset > buffer->allocated_size() ||
+        ranges[i].size > buffer->allocated_size() - ranges[i].offset) {
+      return InvalidArgument(label, "binding ", i, " covers bytes ", ranges[i].offset, " + ", ranges[i].size,
+                             " of a ", buffer->allocated_size(), "-byte buffer (offsets are multiples of ",
+                             alignment, ")");
     }
   }
   if (push_constants.size() != kernel->push_constant_bytes()) {
@@ -103,11 +118,16 @@ Status CommandList::Dispatch(const std::shared_ptr<Kernel>& kernel,
 
   const DeviceFunctions& api = device_->api();
   api.vkCmdBindPipeline(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel->pipeline());
-  if (!buffers.empty()) {
-    std::vector<VkDescriptorBufferInfo> infos(buffers.size());
-    std::vector<VkWriteDescriptorSet> writes(buffers.size());
-    for (size_t i = 0; i < buffers.size(); ++i) {
-      infos[i] = {buffers[i]->handle(), 0, buffers[i]->allocated_size()};
+  if (!ranges.empty()) {
+    std::vector<VkDescriptorBufferInfo> infos(ranges.size());
+    std::vector<VkWriteDescriptorSet> writes(ranges.size());
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const Buffer& buffer = *ranges[i].buffer;
+      // A zero-byte range binds what is allocated from the offset on (at
+      // least 4 bytes, so that an empty array can still be bound).
+      const uint64_t size = ranges[i].size > 0 ? (ranges[i].size + 3) / 4 * 4 : 0;
+      infos[i] = {buffer.handle(), ranges[i].offset,
+                  size > 0 && ranges[i].offset + size <= buffer.allocated_size() ? size : VK_WHOLE_SIZE};
       writes[i] = {};
       writes[i].sType = VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET;
       writes[i].dstBinding = static_cast<uint32_t>(i);
@@ -125,7 +145,7 @@ Status CommandList::Dispatch(const std::shared_ptr<Kernel>& kernel,
       api.vkCmdPushDescriptorSetKHR(commands_, VK_PIPELINE_BIND_POINT_COMPUTE, kernel->pipeline_layout(), 0,
                                     static_cast<uint32_t>(writes.size()), writes.data());
     } else {
-      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(buffers.size())};
+      VkDescriptorPoolSize size{VK_DESCRIPTOR_TYPE_STORAGE_BUFFER, static_cast<uint32_t>(ranges.size())};
       VkDescriptorPoolCreateInfo pool_info{};
       pool_info.sType = VK_STRUCTURE_TYPE_DESCRIPTOR_POOL_CREATE_INFO;
       pool_info.maxSets = 1;
@@ -157,7 +177,7 @@ Status CommandList::Dispatch(const std::shared_ptr<Kernel>& kernel,
   }
   api.vkCmdDispatch(commands_, groups[0], groups[1], groups[2]);
   kernels_.push_back(kernel);
-  buffers_.insert(buffers_.end(), buffers.begin(), buffers.end());
+  for (const BufferRange& range : ranges) buffers_.push_back(range.buffer);
   return OkStatus();
 }
 

@@ -26,6 +26,15 @@
 
 namespace kiln::vulkan {
 
+// Part of a storage buffer bound to a shader binding: [offset, offset +
+// size), where size 0 means "to the end of the buffer". The offset must be a
+// multiple of the device's minStorageBufferOffsetAlignment.
+struct BufferRange {
+  std::shared_ptr<Buffer> buffer;
+  uint64_t offset = 0;
+  uint64_t size = 0;
+};
+
 class CommandList {
  public:
   static StatusOr<std::unique_ptr<CommandList>> Create(std::shared_ptr<Device> device);
@@ -40,6 +49,11 @@ class CommandList {
   // count of 0 in any dimension records nothing. INVALID_ARGUMENT when the
   // counts or the sizes disagree or exceed the device's limits.
   Status Dispatch(const std::shared_ptr<Kernel>& kernel, std::span<const std::shared_ptr<Buffer>> buffers,
+                  std::span<const std::byte> push_constants, std::array<uint32_t, 3> groups);
+  // The same with parts of buffers at the bindings (several slots of one
+  // scratch buffer, say). INVALID_ARGUMENT when a range leaves its buffer or
+  // its offset breaks the device's alignment.
+  Status Dispatch(const std::shared_ptr<Kernel>& kernel, std::span<const BufferRange> ranges,
                   std::span<const std::byte> push_constants, std::array<uint32_t, 3> groups);
   // Copies `size` bytes from src[src_offset..] to dst[dst_offset..].
   Status Copy(const std::shared_ptr<Buffer>& src, uint64_t src_offset, const std::shared_ptr<Buffer>& dst,

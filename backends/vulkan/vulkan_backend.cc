@@ -1,0 +1,207 @@
+#include "backends/vulkan/vulkan_backend.h"
+
+#include <mutex>
+#include <set>
+
+#include "backends/vulkan/vulkan_array.h"
+#include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_executable.h"
+#include "backends/vulkan/vulkan_instance.h"
+#include "backends/vulkan/vulkan_program.h"
+#include "core/array_leaves.h"
+#include "core/dump_file.h"
+#include "core/hlo_printer.h"
+#include "core/lowering/device_lowering.h"
+#include "core/single_instruction.h"
+#include "core/verifier.h"
+
+namespace kiln::vulkan {
+namespace {
+
+// Instructions the lowering turns into slot renames, copies or steps of
+// their own rather than kernels.
+bool LoweredWithoutAKernel(Opcode opcode) {
+  switch (opcode) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kGetTupleElement:
+    case Opcode::kReshape:
+    case Opcode::kCopy:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kAfterAll:
+    case Opcode::kAllReduce:
+    case Opcode::kCall:
+    case Opcode::kFusion:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed: return true;
+    default: return false;
+  }
+}
+
+class VulkanBackend : public Backend {
+ public:
+  VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
+      : vulkan_(std::move(vulkan)),
+        features_(ShaderFeaturesOf(vulkan_->features())),
+        device_(this, 0, std::move(description)),
+        queues_(std::make_shared<interpreter::HostQueues>()) {}
+
+  std::string_view name() const override { return "vulkan"; }
+  std::span<kiln::Device* const> devices() const override { return {&device_pointer_, 1}; }
+
+  bool SupportsElementType(ElementType type) const override {
+    switch (type) {
+      case ElementType::kTuple:
+      case ElementType::kToken:
+      case ElementType::kS32:
+      case ElementType::kU32:
+      case ElementType::kF32:
+      case ElementType::kC64: return true;
+      case ElementType::kPred:
+      case ElementType::kS8:
+      case ElementType::kU8: return features_.storage8;
+      case ElementType::kS16:
+      case ElementType::kU16:
+      case ElementType::kBF16: return features_.storage16;
+      case ElementType::kF16: return features_.storage16 && features_.f16;
+      case ElementType::kS64:
+      case ElementType::kU64: return features_.i64;
+      case ElementType::kF64:
+      case ElementType::kC128: return features_.f64;
+      default: return false;
+    }
+  }
+
+  // Every op the module holds that this device cannot run: what needs the
+  // host, and what the GLSL generator refuses on its own (a kernel of one
+  // instruction), so a caller learns all of them before compiling.
+  std::vector<std::string> UnsupportedOps(const Module& module) const override {
+    std::set<std::string> unsupported;
+    for (const auto& computation : module.computations()) {
+      for (const auto& instruction : computation->instructions()) {
+        if (LoweredWithoutAKernel(instruction->opcode)) continue;
+        bool refused = NeedsHostOnDevice(*instruction) || !AllArrays(*instruction);
+        if (!refused) {
+          const std::unique_ptr<Computation> single = SingleInstructionComputation(*instruction, "single");
+          refused = !CheckGlslEmittable(*single, features_).ok();
+        }
+        if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
+      }
+    }
+    return {unsupported.begin(), unsupported.end()};
+  }
+
+  int64_t max_buffer_bytes() const override {
+    return static_cast<int64_t>(vulkan_->features().max_storage_buffer_range);
+  }
+
+  StatusOr<std::unique_ptr<Executable>> Compile(const Module& module,
+                                                const CompileOptions& options) override {
+    if (module.entry() == nullptr)
+      return InvalidArgument("vulkan: module '", module.name(), "' has no entry");
+    KILN_RETURN_IF_ERROR(VerifyModule(module));
+    KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
+    const std::string stem = DumpFileStem(module.name());
+    if (!options.dump_hlo_dir.empty())
+      KILN_RETURN_IF_ERROR(
+          WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(module)));
+    KILN_ASSIGN_OR_RETURN(
+        std::unique_ptr<VulkanProgram> program,
+        CompileForVulkan(module, features_, vulkan_->features().min_storage_buffer_offset_alignment,
+                         options.optimization_level, options.dump_ir_dir, stem));
+    if (!options.dump_hlo_dir.empty())
+      KILN_RETURN_IF_ERROR(
+          WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*program->module)));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<VulkanExecutable> executable,
+                          VulkanExecutable::Load(std::shared_ptr<const VulkanProgram>(std::move(program)),
+                                                 &device_, vulkan_, queues_));
+    return std::unique_ptr<Executable>(std::move(executable));
+  }
+
+  StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal,
+                                                            kiln::Device* device) override {
+    if (device != nullptr && device != &device_)
+      return InvalidArgument("vulkan: the device is not this vulkan backend's device (",
+                             device_.description(), ")");
+    if (literal.shape().IsArray() && !SupportsElementType(literal.shape().element_type())) {
+      return Unimplemented("vulkan: ", device_.description(), " cannot hold ",
+                           ElementTypeName(literal.shape().element_type()),
+                           " arrays (the device lacks the feature)");
+    }
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<VulkanArray> array,
+                          VulkanArray::FromLiteral(literal, &device_, vulkan_));
+    return std::unique_ptr<DeviceBuffer>(std::move(array));
+  }
+
+  Status TransferToInfeed(const Literal& literal) override {
+    std::lock_guard<std::mutex> lock(queues_->mutex);
+    queues_->infeed.push_back(literal);
+    return OkStatus();
+  }
+  StatusOr<Literal> TransferFromOutfeed() override {
+    std::lock_guard<std::mutex> lock(queues_->mutex);
+    if (queues_->outfeed.empty()) return FailedPrecondition("vulkan: the outfeed queue is empty");
+    Literal literal = std::move(queues_->outfeed.front());
+    queues_->outfeed.pop_front();
+    return literal;
+  }
+
+ private:
+  std::shared_ptr<Device> vulkan_;
+  ShaderFeatures features_;
+  kiln::Device device_;
+  kiln::Device* device_pointer_ = &device_;
+  std::shared_ptr<interpreter::HostQueues> queues_;
+};
+
+}  // namespace
+
+ShaderFeatures ShaderFeaturesOf(const DeviceFeatures& features) {
+  ShaderFeatures shader;
+  shader.f16 = features.f16;
+  shader.f64 = features.f64;
+  shader.i8 = features.i8;
+  shader.i16 = features.i16;
+  shader.i64 = features.i64;
+  shader.storage8 = features.storage8;
+  shader.storage16 = features.storage16;
+  shader.subgroup_size = static_cast<int>(features.subgroup_size);
+  shader.max_workgroup_size =
+      static_cast<int>(std::min(features.max_workgroup_size[0], features.max_workgroup_invocations));
+  return shader;
+}
+
+std::string FeatureList(const DeviceFeatures& features) {
+  std::string list;
+  auto add = [&list](bool has, const char* name) {
+    if (has) list += (list.empty() ? "" : " ") + std::string(name);
+  };
+  add(features.f16, "f16");
+  add(features.f64, "f64");
+  add(features.i8, "i8");
+  add(features.i16, "i16");
+  add(features.i64, "i64");
+  add(features.storage8, "storage8");
+  add(features.storage16, "storage16");
+  add(features.int64_atomics, "int64-atomics");
+  add(features.float32_atomic_add, "f32-atomic-add");
+  add(features.float64_atomic_add, "f64-atomic-add");
+  add(features.subgroup_arithmetic, "subgroup-arithmetic");
+  add(features.subgroup_shuffle, "subgroup-shuffle");
+  add(features.subgroup_ballot, "subgroup-ballot");
+  return list.empty() ? "none" : list;
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend() {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Device> vulkan, Device::Default());
+  const PhysicalDeviceInfo& info = vulkan->info();
+  std::string description = "vulkan:0 (" + info.ToString() + ", subgroup " +
+                            std::to_string(info.features.subgroup_size) +
+                            ", features: " + FeatureList(vulkan->features()) + ")";
+  return std::unique_ptr<Backend>(std::make_unique<VulkanBackend>(std::move(vulkan), std::move(description)));
+}
+
+}  // namespace kiln::vulkan

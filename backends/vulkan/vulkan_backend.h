@@ -1,0 +1,29 @@
+// The Vulkan backend: the device Instance::ChooseDevice picks (a discrete
+// GPU before an integrated one, before a CPU device such as lavapipe;
+// KILN_VULKAN_DEVICE overrides). Compiling runs the core passes, lowers the
+// module through the shared device lowering and renders each kernel as a
+// GLSL compute shader compiled to SPIR-V (vulkan_program.h); executing
+// records the steps into command lists (vulkan_executable.h).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "backends/vulkan/shader_features.h"
+#include "backends/vulkan/vulkan_device_features.h"
+#include "core/backend.h"
+
+namespace kiln::vulkan {
+
+// UNAVAILABLE, with the reason, when there is no Vulkan loader, driver or
+// usable device.
+StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend();
+
+// What the code generator may use on a device with `features`.
+ShaderFeatures ShaderFeaturesOf(const DeviceFeatures& features);
+
+// The optional features as `kiln info` lists them, e.g. "f16 f64 i8 i16 i64
+// int64-atomics subgroup-arithmetic".
+std::string FeatureList(const DeviceFeatures& features);
+
+}  // namespace kiln::vulkan

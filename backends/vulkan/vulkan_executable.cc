@@ -1,0 +1,173 @@
+#include "backends/vulkan/vulkan_executable.h"
+
+#include <algorithm>
+
+#include "backends/vulkan/vulkan_commands.h"
+#include "core/lowering/device_runner.h"
+
+namespace kiln::vulkan {
+namespace {
+
+// Invocations per workgroup. 64 is a multiple of every subgroup size in use
+// (8 on lavapipe, 32 on NVIDIA and Intel, 64 on AMD) and within every
+// device's limits; kernels loop over their elements, so the group count
+// never has to cover them all.
+constexpr uint32_t kWorkgroupSize = 64;
+// Enough groups to fill any current GPU; larger kernels loop.
+constexpr int64_t kMaxGroups = 65535;
+
+}  // namespace
+
+// What one execution has: where every slot lives (a buffer and an offset in
+// it) and the command list its work is recorded into. The shared step
+// runner drives it.
+class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
+ public:
+  explicit StepExecutor(const VulkanExecutable& executable) : executable_(executable) {}
+
+  Status Start() {
+    KILN_ASSIGN_OR_RETURN(commands_, CommandList::Create(executable_.vulkan_));
+    return OkStatus();
+  }
+
+  Status Launch(const DeviceStep& step) override {
+    const auto index = static_cast<size_t>(step.kernel);
+    const CompiledShader& shader = executable_.program_->shaders[index];
+    std::vector<BufferRange> ranges;
+    ranges.reserve(step.buffers.size());
+    for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
+    const int64_t groups = std::clamp<int64_t>(
+        (shader.glsl.invocations + kWorkgroupSize - 1) / kWorkgroupSize, 0,
+        std::min<int64_t>(kMaxGroups, executable_.vulkan_->features().max_workgroup_count[0]));
+    return commands_->Dispatch(executable_.kernels_[index], ranges, {},
+                               {static_cast<uint32_t>(groups), 1, 1});
+  }
+
+  Status Copy(int source, int target, int64_t bytes) override {
+    const BufferRange& from = slots[static_cast<size_t>(source)];
+    const BufferRange& to = slots[static_cast<size_t>(target)];
+    if (from.buffer == to.buffer && from.offset == to.offset) return OkStatus();
+    return commands_->Copy(from.buffer, from.offset, to.buffer, to.offset, static_cast<uint64_t>(bytes));
+  }
+
+  void Bind(int bound, int slot) override {
+    slots[static_cast<size_t>(bound)] = slots[static_cast<size_t>(slot)];
+  }
+
+  Status ReadToHost(int slot, void* host, int64_t bytes) override {
+    KILN_RETURN_IF_ERROR(Flush());
+    const BufferRange& range = slots[static_cast<size_t>(slot)];
+    return range.buffer->Download(host, static_cast<uint64_t>(bytes), range.offset);
+  }
+
+  Status WriteFromHost(int slot, const void* host, int64_t bytes) override {
+    KILN_RETURN_IF_ERROR(Flush());
+    const BufferRange& range = slots[static_cast<size_t>(slot)];
+    return range.buffer->Upload(host, static_cast<uint64_t>(bytes), range.offset);
+  }
+
+  // Submits what is recorded, waits for it and starts a new list.
+  Status Flush() {
+    if (commands_->steps() > 0) {
+      KILN_RETURN_IF_ERROR(commands_->SubmitAndWait());
+      KILN_ASSIGN_OR_RETURN(commands_, CommandList::Create(executable_.vulkan_));
+    }
+    return OkStatus();
+  }
+
+  CommandList& commands() { return *commands_; }
+
+  std::vector<BufferRange> slots;
+
+ private:
+  const VulkanExecutable& executable_;
+  std::unique_ptr<CommandList> commands_;
+};
+
+StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
+    std::shared_ptr<const VulkanProgram> program, kiln::Device* device, std::shared_ptr<Device> vulkan,
+    std::shared_ptr<interpreter::HostQueues> queues) {
+  std::unique_ptr<VulkanExecutable> executable(
+      new VulkanExecutable(program, device, vulkan, std::move(queues)));
+  for (size_t i = 0; i < program->shaders.size(); ++i) {
+    const CompiledShader& shader = program->shaders[i];
+    KernelSpec spec;
+    spec.name = program->kernels[i].name;
+    spec.spirv = shader.spirv;
+    spec.buffer_count = static_cast<uint32_t>(shader.glsl.binding_count);
+    spec.workgroup_size_x = kWorkgroupSize;
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
+    executable->kernels_.push_back(std::move(kernel));
+  }
+  for (const Literal& constant : program->constants) {
+    const auto bytes = static_cast<uint64_t>(constant.raw().size());
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Create(vulkan, bytes));
+    if (bytes > 0) KILN_RETURN_IF_ERROR(buffer->Upload(constant.raw().data(), bytes));
+    executable->constants_.push_back(std::move(buffer));
+  }
+  return executable;
+}
+
+StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
+    std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) {
+  const VulkanProgram& program = *program_;
+  if (arguments.size() != program.parameter_leaves.size()) {
+    return InvalidArgument("vulkan: the computation takes ", program.parameter_leaves.size(),
+                           " argument buffers, got ", arguments.size());
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const DeviceBuffer* argument = arguments[i];
+    if (argument == nullptr) return InvalidArgument("vulkan: argument ", i, " is null");
+    if (argument->device() != device_ || dynamic_cast<const VulkanArray*>(argument) == nullptr)
+      return InvalidArgument("vulkan: argument ", i, " is not a buffer of this device (",
+                             device_->description(), ")");
+    if (!argument->shape().Compatible(program.parameter_leaves[i])) {
+      return InvalidArgument("vulkan: parameter ", i, " expects ", program.parameter_leaves[i].ToString(),
+                             ", got ", argument->shape().ToString());
+    }
+  }
+  KILN_RETURN_IF_ERROR(options.stop.Check());
+  std::shared_ptr<Buffer> scratch;
+  if (program.scratch_bytes > 0) {
+    KILN_ASSIGN_OR_RETURN(scratch, Buffer::Create(vulkan_, static_cast<uint64_t>(program.scratch_bytes)));
+  }
+  StepExecutor frame(*this);
+  KILN_RETURN_IF_ERROR(frame.Start());
+  frame.slots.resize(program.slots.size());
+  for (size_t i = 0; i < program.slots.size(); ++i) {
+    const DeviceSlot& slot = program.slots[i];
+    BufferRange& range = frame.slots[i];
+    range.size = static_cast<uint64_t>(slot.bytes);
+    switch (slot.kind) {
+      case DeviceSlotKind::kTemporary:
+        range.buffer = scratch;
+        range.offset = static_cast<uint64_t>(slot.offset);
+        break;
+      case DeviceSlotKind::kConstant: range.buffer = constants_[static_cast<size_t>(slot.index)]; break;
+      case DeviceSlotKind::kParameter:
+        range.buffer = static_cast<const VulkanArray*>(arguments[static_cast<size_t>(slot.index)])->buffer();
+        break;
+      case DeviceSlotKind::kBound: break;
+    }
+  }
+  KILN_RETURN_IF_ERROR(RunDeviceSequence(program, 0, frame, options, *queues_, "vulkan"));
+  // Results: each in a buffer of its own that the caller owns, copied in the
+  // same submission as the last steps.
+  std::vector<std::unique_ptr<DeviceBuffer>> results;
+  const std::vector<int>& sources = program.sequences[0].results;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const int64_t bytes = DenseBytes(program.result_leaves[i]);
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
+                          Buffer::Create(vulkan_, static_cast<uint64_t>(bytes)));
+    if (bytes > 0) {
+      const BufferRange& from = frame.slots[static_cast<size_t>(sources[i])];
+      KILN_RETURN_IF_ERROR(
+          frame.commands().Copy(from.buffer, from.offset, buffer, 0, static_cast<uint64_t>(bytes)));
+    }
+    results.push_back(std::make_unique<VulkanArray>(program.result_leaves[i], device_, std::move(buffer)));
+  }
+  KILN_RETURN_IF_ERROR(frame.Flush());
+  return results;
+}
+
+}  // namespace kiln::vulkan

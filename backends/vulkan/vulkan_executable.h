@@ -1,0 +1,50 @@
+// A Vulkan program made ready on one device: a compute pipeline per kernel
+// and its constants in storage buffers. Execute records the step sequences
+// (core/lowering/device_runner.h) into one command list per execution,
+// submitting early only where the host must read a loop predicate, a branch
+// selector or an outfeed, and returns when the results are ready.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "backends/vulkan/vulkan_array.h"
+#include "backends/vulkan/vulkan_kernel.h"
+#include "backends/vulkan/vulkan_program.h"
+#include "core/backend.h"
+#include "core/interpreter/eval_context.h"
+
+namespace kiln::vulkan {
+
+class VulkanExecutable : public Executable {
+ public:
+  // Creates the pipelines (INTERNAL naming the kernel when the driver
+  // refuses one) and uploads the constants.
+  static StatusOr<std::unique_ptr<VulkanExecutable>> Load(std::shared_ptr<const VulkanProgram> program,
+                                                          kiln::Device* device,
+                                                          std::shared_ptr<Device> vulkan,
+                                                          std::shared_ptr<interpreter::HostQueues> queues);
+
+  const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
+  const std::vector<Shape>& result_leaves() const override { return program_->result_leaves; }
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> Execute(std::span<DeviceBuffer* const> arguments,
+                                                               const ExecuteOptions& options) override;
+
+ private:
+  class StepExecutor;
+  VulkanExecutable(std::shared_ptr<const VulkanProgram> program, kiln::Device* device,
+                   std::shared_ptr<Device> vulkan, std::shared_ptr<interpreter::HostQueues> queues)
+      : program_(std::move(program)),
+        device_(device),
+        vulkan_(std::move(vulkan)),
+        queues_(std::move(queues)) {}
+
+  std::shared_ptr<const VulkanProgram> program_;
+  kiln::Device* device_;
+  std::shared_ptr<Device> vulkan_;
+  std::shared_ptr<interpreter::HostQueues> queues_;
+  std::vector<std::shared_ptr<Kernel>> kernels_;    // per program kernel
+  std::vector<std::shared_ptr<Buffer>> constants_;  // per program constant
+};
+
+}  // namespace kiln::vulkan

@@ -1,0 +1,44 @@
+#include "backends/vulkan/vulkan_program.h"
+
+#include <algorithm>
+
+#include "backends/vulkan/shader_compiler.h"
+#include "core/dump_file.h"
+
+namespace kiln::vulkan {
+
+DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment) {
+  DeviceLoweringRules rules;
+  rules.backend = "vulkan";
+  // 256 bytes satisfies every desktop GPU's minStorageBufferOffsetAlignment
+  // (it is at most 256 by the specification); a larger limit wins.
+  rules.slot_alignment = std::max<int64_t>(256, static_cast<int64_t>(offset_alignment));
+  rules.check_kernel = [features](const Computation& kernel) { return CheckGlslEmittable(kernel, features); };
+  return rules;
+}
+
+StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
+                                                          const ShaderFeatures& features,
+                                                          uint64_t offset_alignment, int optimization_level,
+                                                          const std::string& dump_dir,
+                                                          const std::string& dump_stem) {
+  const DeviceLoweringRules rules = VulkanLoweringRules(features, offset_alignment);
+  std::unique_ptr<Module> clone = module.Clone();
+  KILN_RETURN_IF_ERROR(RunDevicePasses(*clone, optimization_level, rules));
+  auto program = std::make_unique<VulkanProgram>();
+  KILN_RETURN_IF_ERROR(LowerForDevice(std::move(clone), rules, *program));
+  for (const KernelDescription& kernel : program->kernels) {
+    CompiledShader shader;
+    StatusOr<GlslKernel> glsl = EmitGlslKernel(*kernel.computation, features, kernel.name);
+    if (!glsl.ok()) return glsl.status().WithContext("emitting kernel " + kernel.name);
+    shader.glsl = std::move(glsl).value();
+    if (!dump_dir.empty())
+      KILN_RETURN_IF_ERROR(
+          WriteDumpFile(dump_dir, dump_stem + "." + kernel.name + ".comp", shader.glsl.source));
+    KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name));
+    program->shaders.push_back(std::move(shader));
+  }
+  return program;
+}
+
+}  // namespace kiln::vulkan

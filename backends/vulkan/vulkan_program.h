@@ -1,0 +1,42 @@
+// A module compiled for the Vulkan backend: the shared device program
+// (core/lowering/device_program.h) plus, per kernel, its GLSL (kept for
+// dumps and errors), its SPIR-V and the invocations a dispatch must cover.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/vulkan/glsl_kernel_emitter.h"
+#include "backends/vulkan/shader_features.h"
+#include "core/lowering/device_lowering.h"
+
+namespace kiln::vulkan {
+
+struct CompiledShader {
+  GlslKernel glsl;
+  std::vector<uint32_t> spirv;
+};
+
+struct VulkanProgram : DeviceProgram {
+  std::vector<CompiledShader> shaders;  // shaders[step.kernel]
+};
+
+// The rules the shared device lowering follows on a device with `features`:
+// a kernel is what the GLSL generator can emit for it, and slots are aligned
+// for storage-buffer binding offsets (`offset_alignment`, the device's
+// minStorageBufferOffsetAlignment).
+DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment);
+
+// Runs the core passes (fusing what the generator accepts), lowers the
+// module and compiles every kernel to SPIR-V. UNIMPLEMENTED names the first
+// op that cannot run on such a device; `dump_dir`, when set, receives each
+// kernel's GLSL as STEM.KERNEL.comp.
+StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
+                                                          const ShaderFeatures& features,
+                                                          uint64_t offset_alignment, int optimization_level,
+                                                          const std::string& dump_dir = "",
+                                                          const std::string& dump_stem = "");
+
+}  // namespace kiln::vulkan
