@@ -48,6 +48,16 @@ bool Contains(const std::vector<int64_t>& values, int64_t value) {
   return std::find(values.begin(), values.end(), value) != values.end();
 }
 
+// The interpreter's accumulators (core/interpreter/accumulation.h): float
+// for f16/bf16/f32, the type itself for f64 and complex, wrapping integers
+// (32 bits give the same low bits as its 64 when the result has no more).
+ElementType AccumulatorType(ElementType out) {
+  if (out == ElementType::kF16 || out == ElementType::kBF16 || out == ElementType::kF32)
+    return ElementType::kF32;
+  if (out == ElementType::kF64 || IsComplex(out)) return out;
+  return BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
+}
+
 class Emitter {
  public:
   Emitter(const ShaderFeatures& features) : features_(features) {}
@@ -108,6 +118,7 @@ class Emitter {
   StatusOr<Values> EmitReduce(const Instruction& instruction, const Index& index);
   StatusOr<Values> EmitReduceWindow(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitDot(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitConvolution(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConcatenate(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitPad(const Instruction& instruction, const Index& index);
   StatusOr<std::vector<std::string>> DynamicStarts(const Instruction& instruction, size_t first,
@@ -383,6 +394,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     case Opcode::kDynamicUpdateSlice: return one(EmitDynamicUpdateSlice(instruction, index));
     case Opcode::kGather: return one(EmitGather(instruction, index));
     case Opcode::kDot: return one(EmitDot(instruction, index));
+    case Opcode::kConvolution: return one(EmitConvolution(instruction, index));
     case Opcode::kReduce: return EmitReduce(instruction, index);
     case Opcode::kReduceWindow: return EmitReduceWindow(instruction, index);
     case Opcode::kTuple: {
@@ -422,8 +434,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     case Opcode::kSort:
     case Opcode::kTopK:
     case Opcode::kScatter:
-    case Opcode::kSelectAndScatter:
-    case Opcode::kConvolution: return Refuse(instruction, "not done by the Vulkan code generator yet");
+    case Opcode::kSelectAndScatter: return Refuse(instruction, "not done by the Vulkan code generator yet");
     default: break;
   }
   const OpKind kind = OpcodeKind(instruction.opcode);
@@ -559,15 +570,7 @@ StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Ind
   const Instruction& rhs = *instruction.operand(1);
   const DotDimensionNumbers& dn = instruction.attrs.dot;
   const ElementType out = instruction.shape.element_type();
-  // The interpreter's accumulators (core/interpreter/accumulation.h): float
-  // for f16/bf16/f32, the type itself for f64 and complex, wrapping integers
-  // (32 bits give the same low bits as its 64 when the result has no more).
-  ElementType acc = out;
-  if (out == ElementType::kF16 || out == ElementType::kBF16 || out == ElementType::kF32) {
-    acc = ElementType::kF32;
-  } else if (out != ElementType::kF64 && !IsComplex(out)) {
-    acc = BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
-  }
+  const ElementType acc = AccumulatorType(out);
   if (dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size() ||
       dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size())
     return Refuse(instruction, "bad dot dimension numbers");
@@ -609,6 +612,100 @@ StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Ind
     Line(sum + " = " + sum + " + " + product + ";");
     Close();
   }
+  return ConvertExpr(acc, out, sum, prelude_);
+}
+
+// A direct loop per output element, in the interpreter's order: kernel taps
+// (row-major over the kernel's spatial dims), then input features of the
+// group; taps that land on padding or between dilated inputs add nothing.
+StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, const Index& index) {
+  const Instruction& lhs = *instruction.operand(0);
+  const Instruction& rhs = *instruction.operand(1);
+  const ConvolutionDimensionNumbers& dn = instruction.attrs.conv;
+  const Window& window = instruction.attrs.window;
+  const ElementType out = instruction.shape.element_type();
+  const ElementType acc = AccumulatorType(out);
+  const size_t spatial = dn.input_spatial_dimensions.size();
+  const int64_t rank = static_cast<int64_t>(spatial) + 2;
+  if (lhs.shape.rank() != rank || rhs.shape.rank() != rank || instruction.shape.rank() != rank ||
+      dn.kernel_spatial_dimensions.size() != spatial || dn.output_spatial_dimensions.size() != spatial ||
+      window.dimensions.size() != spatial || index.dims.size() != static_cast<size_t>(rank))
+    return Refuse(instruction, "convolution ranks do not match its dimension numbers and window");
+  const int64_t feature_groups = instruction.attrs.feature_group_count;
+  const int64_t batch_groups = instruction.attrs.batch_group_count;
+  const int64_t cig = rhs.shape.dimensions(dn.kernel_input_feature_dimension);
+  const int64_t out_features = rhs.shape.dimensions(dn.kernel_output_feature_dimension);
+  const int64_t out_batch = instruction.shape.dimensions(dn.output_batch_dimension);
+  const int64_t partitions = feature_groups * batch_groups;
+  if (feature_groups < 1 || batch_groups < 1 || out_features % partitions != 0)
+    return Refuse(instruction, "bad feature or batch group count");
+  for (const WindowDimension& w : window.dimensions) {
+    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1)
+      return Refuse(instruction, "convolution window needs positive strides and dilations");
+  }
+  const int64_t chunk = out_features / partitions;
+  const std::string n = index.dims[static_cast<size_t>(dn.output_batch_dimension)];
+  const std::string f = index.dims[static_cast<size_t>(dn.output_feature_dimension)];
+  const std::string p = IntVar(f + " / " + std::to_string(chunk));
+  const std::string group = feature_groups > 1 ? p : "0";
+  const std::string batch = batch_groups > 1 ? IntVar(p + " * " + std::to_string(out_batch) + " + " + n) : n;
+  std::vector<int64_t> kernel_spatial;
+  for (int64_t d : dn.kernel_spatial_dimensions) kernel_spatial.push_back(rhs.shape.dimensions(d));
+  const std::string sum = Fresh("acc");
+  Line(GlslValueType(acc) + " " + sum + " = " + ZeroValue(acc) + ";");
+  const int64_t taps = Product(kernel_spatial);
+  if (taps == 0 || cig == 0) return ConvertExpr(acc, out, sum, prelude_);
+  const std::string t = Fresh("t");
+  Open("for (int " + t + " = 0; " + t + " < " + std::to_string(taps) + "; ++" + t + ")");
+  const Index tap = Delinearize(t, kernel_spatial);
+  std::string inside;
+  Index lhs_index, rhs_index;
+  lhs_index.dims.resize(static_cast<size_t>(rank));
+  rhs_index.dims.resize(static_cast<size_t>(rank));
+  for (size_t d = 0; d < spatial; ++d) {
+    const WindowDimension& w = window.dimensions[d];
+    const std::string o = index.dims[static_cast<size_t>(dn.output_spatial_dimensions[d])];
+    const std::string position =
+        IntVar(o + " * " + std::to_string(w.stride) + " + " + tap.dims[d] + " * " +
+               std::to_string(w.window_dilation) + " - " + std::to_string(w.padding_low));
+    const std::string dim = std::to_string(lhs.shape.dimensions(dn.input_spatial_dimensions[d]));
+    std::string condition = position + " >= 0";
+    std::string at = position;
+    if (w.base_dilation != 1) {
+      const std::string b = std::to_string(w.base_dilation);
+      condition += " && " + position + " % " + b + " == 0 && " + position + " / " + b + " < " + dim;
+      at = "(" + position + " / " + b + ")";
+    } else {
+      condition += " && " + position + " < " + dim;
+    }
+    inside += (inside.empty() ? "" : " && ") + ("(" + condition + ")");
+    lhs_index.dims[static_cast<size_t>(dn.input_spatial_dimensions[d])] = at;
+    rhs_index.dims[static_cast<size_t>(dn.kernel_spatial_dimensions[d])] =
+        w.window_reversal ? std::to_string(kernel_spatial[d] - 1) + " - " + tap.dims[d] : tap.dims[d];
+  }
+  Open("if (" + (inside.empty() ? std::string("true") : inside) + ")");
+  for (std::string& dim : lhs_index.dims) {
+    if (!dim.empty()) dim = IntVar(dim);
+  }
+  for (std::string& dim : rhs_index.dims) {
+    if (!dim.empty()) dim = IntVar(dim);
+  }
+  const std::string c = Fresh("c");
+  Open("for (int " + c + " = 0; " + c + " < " + std::to_string(cig) + "; ++" + c + ")");
+  lhs_index.dims[static_cast<size_t>(dn.input_batch_dimension)] = batch;
+  lhs_index.dims[static_cast<size_t>(dn.input_feature_dimension)] =
+      group == "0" ? c : IntVar(group + " * " + std::to_string(cig) + " + " + c);
+  rhs_index.dims[static_cast<size_t>(dn.kernel_input_feature_dimension)] = c;
+  rhs_index.dims[static_cast<size_t>(dn.kernel_output_feature_dimension)] = f;
+  KILN_ASSIGN_OR_RETURN(std::string a, Scalar(lhs, lhs_index));
+  KILN_ASSIGN_OR_RETURN(std::string b, Scalar(rhs, rhs_index));
+  KILN_ASSIGN_OR_RETURN(std::string wide_a, ConvertExpr(lhs.shape.element_type(), acc, a, prelude_));
+  KILN_ASSIGN_OR_RETURN(std::string wide_b, ConvertExpr(rhs.shape.element_type(), acc, b, prelude_));
+  KILN_ASSIGN_OR_RETURN(std::string product, BinaryOpExpr(Opcode::kMultiply, acc, wide_a, wide_b, prelude_));
+  Line(sum + " = " + sum + " + " + product + ";");
+  Close();
+  Close();
+  Close();
   return ConvertExpr(acc, out, sum, prelude_);
 }
 

@@ -222,6 +222,31 @@ TEST(GlslEmitterTest, ReductionsDotsAndWindowsCompile) {
                  2, 16);
 }
 
+TEST(GlslEmitterTest, ConvolutionsCompile) {
+  // NHWC with padding and strides, grouped (depthwise), batch groups, lhs and
+  // rhs dilation, and an integer convolution.
+  ExpectCompiles(Module(R"(  x = f32[1,8,8,3] parameter(0)
+  w = f32[3,3,3,4] parameter(1)
+  ROOT c = f32[1,4,4,4] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f)"),
+                 3, 64);
+  ExpectCompiles(Module(R"(  x = f32[2,4,6,6] parameter(0)
+  w = f32[4,1,3,3] parameter(1)
+  ROOT c = f32[2,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=4)"),
+                 3, 128);
+  ExpectCompiles(Module(R"(  x = f32[4,5,5,3] parameter(0)
+  w = f32[2,2,3,4] parameter(1)
+  ROOT c = f32[2,4,4,4] convolution(x, w), window={size=2x2}, dim_labels=b01f_01io->b01f, batch_group_count=2)"),
+                 3, 128);
+  ExpectCompiles(Module(R"(  x = f32[1,5,2] parameter(0)
+  w = f32[3,2,2] parameter(1)
+  ROOT c = f32[1,11,2] convolution(x, w), window={size=3 pad=2_2 lhs_dilate=2 rhs_dilate=1}, dim_labels=b0f_0io->b0f)"),
+                 3, 22);
+  ExpectCompiles(Module(R"(  x = s8[1,6,2] parameter(0)
+  w = s8[2,2,3] parameter(1)
+  ROOT c = s32[1,4,3] convolution(x, w), window={size=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f)"),
+                 3, 12);
+}
+
 TEST(GlslEmitterTest, DynamicSlicesAndGatherCompile) {
   ExpectCompiles(Module(R"(  a = f32[8,6] parameter(0)
   i = s32[] parameter(1)
