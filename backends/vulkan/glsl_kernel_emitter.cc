@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <limits>
 #include <map>
 #include <unordered_map>
@@ -64,6 +65,7 @@ class Emitter {
 
   Status CheckComputation(const Computation& computation, int depth);
   StatusOr<GlslKernel> Emit(const Computation& kernel, std::string_view entry_name);
+  GlslKernel Finish(GlslKernel& result, const std::string& buffers);
 
  private:
   // Code.
@@ -126,6 +128,17 @@ class Emitter {
   StatusOr<std::string> EmitDynamicSlice(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitDynamicUpdateSlice(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitGather(const Instruction& instruction, const Index& index);
+  // Kernels built around one instruction with a loop of their own (the
+  // grid-stride loop runs over rows, not output elements).
+  Status EmitSortRows(const Instruction& sort, GlslKernel& result);
+  Status EmitTopKRows(const Instruction& top_k, GlslKernel& result);
+  // Merge-sorts the element numbers 0..length-1 of one row in the scratch
+  // buffer; `right_first(a, b)` emits whether element a goes before b.
+  // Returns the GLSL expression of the sorted order's scratch offset.
+  StatusOr<std::string> EmitMergeSort(
+      int64_t rows, int64_t length,
+      const std::function<StatusOr<std::string>(const std::string&, const std::string&)>& right_first);
+  StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
   StatusOr<std::string> EmitConstant(const Instruction& instruction, const Index& index);
   StatusOr<std::string> ClampedIndex(const Instruction& index_operand, const std::string& value,
                                      int64_t high);
@@ -432,7 +445,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     case Opcode::kRng:
     case Opcode::kRngBitGenerator: return Refuse(instruction, "random numbers are not done on Vulkan yet");
     case Opcode::kSort:
-    case Opcode::kTopK:
+    case Opcode::kTopK: return Refuse(instruction, "a sort or topk must be its kernel's root");
     case Opcode::kScatter:
     case Opcode::kSelectAndScatter: return Refuse(instruction, "not done by the Vulkan code generator yet");
     default: break;
@@ -904,6 +917,150 @@ StatusOr<std::string> Emitter::EmitGather(const Instruction& instruction, const 
   return Scalar(operand, Index{starts, ""});
 }
 
+StatusOr<int> Emitter::BufferOf(const Instruction& instruction, const Instruction& operand) {
+  auto it = buffers_.find(&operand);
+  if (it == buffers_.end()) return Refuse(instruction, "its operands must be the kernel's parameters");
+  return it->second;
+}
+
+StatusOr<std::string> Emitter::EmitMergeSort(
+    int64_t rows, int64_t length,
+    const std::function<StatusOr<std::string>(const std::string&, const std::string&)>& right_first) {
+  // Two regions of rows * length element numbers: this row's part of each.
+  const std::string n = std::to_string(length);
+  Line("int k_src = k_i * " + n + ";");
+  Line("int k_dst = " + std::to_string(rows * length) + " + k_i * " + n + ";");
+  Line("for (int k_e = 0; k_e < " + n + "; ++k_e) k_scratch.d[k_src + k_e] = k_e;");
+  Open("for (int k_w = 1; k_w < " + n + "; k_w *= 2)");
+  Open("for (int k_l = 0; k_l < " + n + "; k_l += 2 * k_w)");
+  Line("int k_m = min(k_l + k_w, " + n + ");");
+  Line("int k_r = min(k_l + 2 * k_w, " + n + ");");
+  Line("int k_a = k_l;");
+  Line("int k_b = k_m;");
+  Line("int k_o = k_l;");
+  Open("while (k_a < k_m && k_b < k_r)");
+  Line("int k_ea = k_scratch.d[k_src + k_a];");
+  Line("int k_eb = k_scratch.d[k_src + k_b];");
+  KILN_ASSIGN_OR_RETURN(std::string first, right_first("k_eb", "k_ea"));
+  Open("if (" + first + ")");
+  Line("k_scratch.d[k_dst + k_o] = k_eb;");
+  Line("++k_b;");
+  --indent_;
+  memo_.pop_back();
+  Line("} else {");
+  ++indent_;
+  memo_.emplace_back();
+  Line("k_scratch.d[k_dst + k_o] = k_ea;");
+  Line("++k_a;");
+  Close();
+  Line("++k_o;");
+  Close();
+  Line("for (; k_a < k_m; ++k_a) k_scratch.d[k_dst + k_o++] = k_scratch.d[k_src + k_a];");
+  Line("for (; k_b < k_r; ++k_b) k_scratch.d[k_dst + k_o++] = k_scratch.d[k_src + k_b];");
+  Close();
+  Line("int k_t = k_src;");
+  Line("k_src = k_dst;");
+  Line("k_dst = k_t;");
+  Close();
+  return std::string("k_src");
+}
+
+// One invocation per row (the elements along the sort dimension at one
+// position of the others), in the interpreter's stable merge sort with the
+// comparator inlined; then every operand is gathered in that order.
+Status Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result) {
+  if (sort.operands.empty() || sort.called.size() != 1 || sort.called[0] == nullptr)
+    return Refuse(sort, "sort needs operands and a comparator");
+  const Shape& shape = sort.operand(0)->shape;
+  const int64_t rank = shape.rank();
+  int64_t dimension = sort.attrs.dimensions.empty() ? rank - 1 : sort.attrs.dimensions[0];
+  if (dimension < 0) dimension += rank;
+  if (rank == 0) dimension = 0;
+  if (rank > 0 && (dimension < 0 || dimension >= rank)) return Refuse(sort, "bad sort dimension");
+  std::vector<int> inputs;
+  for (const Instruction* operand : sort.operands) {
+    if (operand->shape.dimensions() != shape.dimensions())
+      return Refuse(sort, "sort operands must share dimensions");
+    KILN_ASSIGN_OR_RETURN(int buffer, BufferOf(sort, *operand));
+    inputs.push_back(buffer);
+  }
+  if (result.output_count != static_cast<int>(inputs.size()))
+    return Refuse(sort, "a sort's outputs must be its operands' leaves");
+  const int64_t length = rank == 0 ? 1 : shape.dimensions(dimension);
+  int64_t inner = 1;
+  for (int64_t d = dimension + 1; d < rank; ++d) inner *= shape.dimensions(d);
+  const int64_t rows = length == 0 ? 0 : shape.element_count() / length;
+  result.invocations = rows;
+  if (rows == 0) return OkStatus();
+  const std::string in = std::to_string(inner);
+  Line("int k_base = (k_i / " + in + ") * " + std::to_string(length * inner) + " + k_i % " + in + ";");
+  const Computation& comparator = *sort.called[0];
+  KILN_ASSIGN_OR_RETURN(
+      std::string order,
+      EmitMergeSort(rows, length, [&](const std::string& a, const std::string& b) -> StatusOr<std::string> {
+        Values arguments;
+        for (size_t k = 0; k < inputs.size(); ++k) {
+          const ElementType type = sort.operand(k)->shape.element_type();
+          for (const std::string& e : {a, b}) {
+            const std::string element =
+                "b" + std::to_string(inputs[k]) + ".d[k_base + " + e + " * " + in + "]";
+            arguments.push_back(Var(type, LoadValue(type, element, prelude_)));
+          }
+        }
+        KILN_ASSIGN_OR_RETURN(Values less, Call(comparator, arguments));
+        if (less.size() != 1) return Refuse(sort, "the comparator must return one pred");
+        return less[0];
+      }));
+  Open("for (int k_e = 0; k_e < " + std::to_string(length) + "; ++k_e)");
+  Line("int k_from = k_scratch.d[" + order + " + k_e];");
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    Line("b" + std::to_string(result.input_count + static_cast<int>(k)) + ".d[k_base + k_e * " + in +
+         "] = b" + std::to_string(inputs[k]) + ".d[k_base + k_from * " + in + "];");
+  }
+  Close();
+  return OkStatus();
+}
+
+// The k largest (smallest) of each last-dimension row: the row stably
+// sorted by value (floats in the total order), ties left in index order.
+Status Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result) {
+  if (top_k.operands.size() != 1 || result.output_count != 2) return Refuse(top_k, "bad topk");
+  const Instruction& operand = *top_k.operand(0);
+  const ElementType type = operand.shape.element_type();
+  if (IsComplex(type) || type == ElementType::kPred) return Refuse(top_k, "topk needs ordered elements");
+  KILN_ASSIGN_OR_RETURN(int input, BufferOf(top_k, operand));
+  if (operand.shape.rank() == 0) return Refuse(top_k, "topk needs a rank >= 1 operand");
+  const int64_t length = operand.shape.dimensions().back();
+  const int64_t k = top_k.attrs.top_k;
+  if (k < 0 || k > length) return Refuse(top_k, "bad k");
+  const int64_t rows = length == 0 ? 0 : operand.shape.element_count() / length;
+  result.invocations = rows;
+  if (rows == 0) return OkStatus();
+  const std::string n = std::to_string(length);
+  const ComparisonDirection direction =
+      top_k.attrs.largest ? ComparisonDirection::kGt : ComparisonDirection::kLt;
+  const ComparisonType comparison = IsFloating(type) ? ComparisonType::kTotalOrder : ComparisonType::kDefault;
+  KILN_ASSIGN_OR_RETURN(
+      std::string order,
+      EmitMergeSort(rows, length, [&](const std::string& a, const std::string& b) -> StatusOr<std::string> {
+        const std::string x = Var(
+            type, LoadValue(type, "b" + std::to_string(input) + ".d[k_i * " + n + " + " + a + "]", prelude_));
+        const std::string y = Var(
+            type, LoadValue(type, "b" + std::to_string(input) + ".d[k_i * " + n + " + " + b + "]", prelude_));
+        return CompareExpr(direction, comparison, type, x, y, prelude_);
+      }));
+  Open("for (int k_e = 0; k_e < " + std::to_string(k) + "; ++k_e)");
+  Line("int k_from = k_scratch.d[" + order + " + k_e];");
+  const std::string values = "b" + std::to_string(result.input_count);
+  const std::string indices = "b" + std::to_string(result.input_count + 1);
+  Line(values + ".d[k_i * " + std::to_string(k) + " + k_e] = b" + std::to_string(input) + ".d[k_i * " + n +
+       " + k_from];");
+  Line(indices + ".d[k_i * " + std::to_string(k) +
+       " + k_e] = " + StoreValue(top_k.shape.tuple_shapes(1).element_type(), "k_from", prelude_) + ";");
+  Close();
+  return OkStatus();
+}
+
 StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view entry_name) {
   if (kernel.root() == nullptr) return InvalidArgument("vulkan: kernel ", kernel.name(), " has no root");
   KILN_RETURN_IF_ERROR(CheckComputation(kernel, 0));
@@ -947,6 +1104,20 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
   }
   result.output_count = static_cast<int>(leaves.size());
   result.binding_count = result.input_count + result.output_count;
+  if (GlslKernelScratchBytes(*kernel.root()) > 0) {
+    result.has_scratch = true;
+    buffers += "layout(std430, set = 0, binding = " + std::to_string(result.binding_count) +
+               ") buffer Scratch { int d[]; } k_scratch;\n";
+    ++result.binding_count;
+  }
+  const Opcode root_opcode = kernel.root()->opcode;
+  if (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK) {
+    indent_ = 2;
+    memo_.emplace_back();
+    KILN_RETURN_IF_ERROR(root_opcode == Opcode::kSort ? EmitSortRows(*kernel.root(), result)
+                                                      : EmitTopKRows(*kernel.root(), result));
+    return Finish(result, buffers);
+  }
 
   // Leaves of one shape share one index (and what they compute in common).
   std::vector<std::vector<size_t>> groups;
@@ -980,6 +1151,10 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
     if (!all) Close();
     if (all) memo_.pop_back();
   }
+  return Finish(result, buffers);
+}
+
+GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
   std::string source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
                        "layout(local_size_x_id = 0) in;\n" + buffers + globals_ + prelude_.Helpers() +
                        "void main() {\n  uint k_stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
@@ -991,6 +1166,12 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
 }
 
 }  // namespace
+
+int64_t GlslKernelScratchBytes(const Instruction& root) {
+  if ((root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK) && !root.operands.empty())
+    return std::max<int64_t>(2 * root.operand(0)->shape.element_count() * 4, 4);
+  return 0;
+}
 
 StatusOr<GlslKernel> EmitGlslKernel(const Computation& kernel, const ShaderFeatures& features,
                                     std::string_view entry_name) {

@@ -21,9 +21,15 @@ struct GlslKernel {
   std::string name;            // the entry_name asked for (in the source's first line)
   int input_count = 0;         // bindings 0 .. input_count-1
   int output_count = 0;        // then the output leaves
-  int binding_count = 0;       // input_count + output_count
+  bool has_scratch = false;    // one more binding after the outputs: GlslKernelScratchBytes of scratch
+  int binding_count = 0;       // input_count + output_count (+ 1 with scratch)
   int64_t invocations = 0;     // the most output elements of any leaf: what a dispatch must cover
 };
+
+// Bytes of the scratch buffer a kernel whose root is `root` binds after its
+// outputs (a sort's or topk's two element-number arrays per row); 0 for
+// kernels without scratch.
+int64_t GlslKernelScratchBytes(const Instruction& root);
 
 // UNIMPLEMENTED naming the op, its shape and what is missing when the kernel
 // holds something this generator does not do or the device lacks a type.

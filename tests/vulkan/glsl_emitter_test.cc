@@ -265,6 +265,54 @@ TEST(GlslEmitterTest, DynamicSlicesAndGatherCompile) {
                  3, 12);
 }
 
+// Sort and topk: one invocation per row, with one scratch binding after the
+// outputs of GlslKernelScratchBytes bytes.
+void ExpectSortKernel(const std::string& text, int bindings, int64_t rows, int64_t scratch_bytes) {
+  SCOPED_TRACE(text);
+  ExpectCompiles(text, bindings, rows);
+  StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(text);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  EXPECT_EQ(GlslKernelScratchBytes(*(*module)->entry()->root()), scratch_bytes);
+  StatusOr<GlslKernel> kernel = EmitGlslKernel(*(*module)->entry(), AllShaderFeatures(), "k");
+  ASSERT_TRUE(kernel.ok());
+  EXPECT_TRUE(kernel->has_scratch);
+  EXPECT_EQ(kernel->binding_count, kernel->input_count + kernel->output_count + 1);
+}
+
+TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
+  const std::string lt =
+      "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+      "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
+  ExpectSortKernel(Module("  a = f32[4,6] parameter(0)\n  ROOT s = f32[4,6] sort(a), dimensions={1}, "
+                          "to_apply=lt",
+                          lt),
+                   1 + 1 + 1, 4, 2 * 24 * 4);
+  // Along a leading dimension, two operands, a comparator over both keys.
+  const std::string two_keys = R"(cmp {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f64[] parameter(2)
+  d = f64[] parameter(3)
+  lt = pred[] compare(a, b), direction=LT
+  eq = pred[] compare(a, b), direction=EQ
+  gt = pred[] compare(c, d), direction=GT, type=TOTALORDER
+  tie = pred[] and(eq, gt)
+  ROOT r = pred[] or(lt, tie)
+}
+)";
+  ExpectSortKernel(Module("  a = s32[5,3] parameter(0)\n  b = f64[5,3] parameter(1)\n"
+                          "  ROOT s = (s32[5,3], f64[5,3]) sort(a, b), dimensions={0}, is_stable=true, "
+                          "to_apply=cmp",
+                          two_keys),
+                   2 + 2 + 1, 3, 2 * 15 * 4);
+  ExpectSortKernel(Module("  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, "
+                          "largest=true"),
+                   1 + 2 + 1, 4, 2 * 40 * 4);
+  ExpectSortKernel(Module("  a = u16[2,7] parameter(0)\n  ROOT t = (u16[2,2], s32[2,2]) topk(a), k=2, "
+                          "largest=false"),
+                   1 + 2 + 1, 2, 2 * 14 * 4);
+}
+
 TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
   ShaderFeatures no_f64 = AllShaderFeatures();
   no_f64.f64 = false;
@@ -297,13 +345,6 @@ TEST(GlslEmitterTest, RefusesWhatItDoesNotDoByName) {
       Compile(Module("  a = f64[4] parameter(0)\n  ROOT e = f64[4] exponential(a)")).status();
   EXPECT_EQ(exp64.code(), StatusCode::kUnimplemented);
   EXPECT_NE(exp64.message().find("exponential"), std::string::npos) << exp64.message();
-  const Status sort = Compile(Module("  a = f32[4] parameter(0)\n  ROOT s = f32[4] sort(a), dimensions={0}, "
-                                     "to_apply=lt",
-                                     "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
-                                     "  ROOT c = pred[] compare(x, y), direction=LT\n}\n"))
-                          .status();
-  EXPECT_EQ(sort.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(sort.message().find("sort"), std::string::npos) << sort.message();
   const Status rng = Compile(Module("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
                                     "  ROOT r = f32[4] rng(a, b), distribution=rng_uniform"))
                          .status();
