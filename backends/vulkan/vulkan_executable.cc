@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/vulkan/vulkan_commands.h"
+#include "backends/vulkan/vulkan_instance.h"
 #include "core/lowering/device_runner.h"
 
 namespace kiln::vulkan {
@@ -17,6 +18,17 @@ constexpr uint32_t kWorkgroupSize = 64;
 constexpr int64_t kMaxGroups = 65535;
 
 }  // namespace
+
+Status ValidationVerdict(std::string_view during) {
+  StatusOr<const Instance*> instance = Instance::Get();
+  if (!instance.ok() || !(*instance)->validation_enabled()) return OkStatus();
+  const std::vector<std::string> messages = Instance::TakeValidationMessages();
+  if (messages.empty()) return OkStatus();
+  std::string text;
+  for (const std::string& message : messages) text += "\n  " + message;
+  return Internal("vulkan: the validation layer (KILN_VULKAN_VALIDATION=1) reported ", messages.size(),
+                  " message(s) during ", during, ":", text);
+}
 
 // What one execution has: where every slot lives (a buffer and an offset in
 // it) and the command list its work is recorded into. The shared step
@@ -105,6 +117,7 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     if (bytes > 0) KILN_RETURN_IF_ERROR(buffer->Upload(constant.raw().data(), bytes));
     executable->constants_.push_back(std::move(buffer));
   }
+  KILN_RETURN_IF_ERROR(ValidationVerdict("loading the kernels"));
   return executable;
 }
 
@@ -167,6 +180,7 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
     results.push_back(std::make_unique<VulkanArray>(program.result_leaves[i], device_, std::move(buffer)));
   }
   KILN_RETURN_IF_ERROR(frame.Flush());
+  KILN_RETURN_IF_ERROR(ValidationVerdict("an execution"));
   return results;
 }
 

@@ -16,6 +16,11 @@
 
 namespace kiln::vulkan {
 
+// With KILN_VULKAN_VALIDATION=1, INTERNAL listing what the validation layer
+// reported since the last call, naming `during`; OK otherwise. Tests run
+// with validation on, so any message fails the call that caused it.
+Status ValidationVerdict(std::string_view during);
+
 class VulkanExecutable : public Executable {
  public:
   // Creates the pipelines (INTERNAL naming the kernel when the driver
