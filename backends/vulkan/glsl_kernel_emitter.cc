@@ -139,6 +139,8 @@ class Emitter {
       int64_t rows, int64_t length,
       const std::function<StatusOr<std::string>(const std::string&, const std::string&)>& right_first);
   StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
+  StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
+  StatusOr<Values> EmitSelectAndScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConstant(const Instruction& instruction, const Index& index);
   StatusOr<std::string> ClampedIndex(const Instruction& index_operand, const std::string& value,
                                      int64_t high);
@@ -446,8 +448,8 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     case Opcode::kRngBitGenerator: return Refuse(instruction, "random numbers are not done on Vulkan yet");
     case Opcode::kSort:
     case Opcode::kTopK: return Refuse(instruction, "a sort or topk must be its kernel's root");
-    case Opcode::kScatter:
-    case Opcode::kSelectAndScatter: return Refuse(instruction, "not done by the Vulkan code generator yet");
+    case Opcode::kScatter: return EmitScatter(instruction, index);
+    case Opcode::kSelectAndScatter: return EmitSelectAndScatter(instruction, index);
     default: break;
   }
   const OpKind kind = OpcodeKind(instruction.opcode);
@@ -720,6 +722,236 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
   Close();
   Close();
   return ConvertExpr(acc, out, sum, prelude_);
+}
+
+// Each output element is its own: it starts as the operand's element and
+// applies, in the interpreter's order (row-major over the updates), every
+// update that lands on it; updates whose window does not fit are skipped.
+// When the update's window dimensions are its last ones, update order is
+// scatter-index order and one index vector gives at most one update here,
+// so the loop runs over index vectors; otherwise over every update element.
+StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Index& index) {
+  const size_t count = (instruction.operands.size() - 1) / 2;
+  if (count == 0 || instruction.operands.size() != 2 * count + 1 || instruction.called.size() != 1)
+    return Refuse(instruction, "scatter needs N operands, indices, N updates and a computation");
+  const Instruction& indices = *instruction.operand(count);
+  const Instruction& first_update = *instruction.operand(count + 1);
+  const ScatterDimensionNumbers& dn = instruction.attrs.scatter;
+  const std::vector<int64_t>& operand_dims = instruction.operand(0)->shape.dimensions();
+  const std::vector<int64_t>& update_dims = first_update.shape.dimensions();
+  const int64_t operand_rank = static_cast<int64_t>(operand_dims.size());
+  const int64_t update_rank = static_cast<int64_t>(update_dims.size());
+  const ElementType index_type = indices.shape.element_type();
+  if (!IsIntegral(index_type)) return Refuse(instruction, "scatter indices must be integers");
+  if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.shape.rank() ||
+      index.dims.size() != operand_dims.size())
+    return Refuse(instruction, "bad scatter index_vector_dim");
+  std::vector<int64_t> window_operand_dims;
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    if (!Contains(dn.inserted_window_dims, d) && !Contains(dn.input_batching_dims, d))
+      window_operand_dims.push_back(d);
+  }
+  if (window_operand_dims.size() != dn.update_window_dims.size())
+    return Refuse(instruction, "scatter update_window_dims do not match the operand");
+  std::vector<int64_t> window_size(operand_dims.size(), 1);
+  for (size_t w = 0; w < window_operand_dims.size(); ++w) {
+    const int64_t u = dn.update_window_dims[w];
+    if (u < 0 || u >= update_rank) return Refuse(instruction, "bad update_window_dims");
+    window_size[static_cast<size_t>(window_operand_dims[w])] = update_dims[static_cast<size_t>(u)];
+  }
+  std::vector<int64_t> batch_dims;  // update dims that are not window dims
+  std::vector<int64_t> batch_extents;
+  for (int64_t d = 0; d < update_rank; ++d) {
+    if (!Contains(dn.update_window_dims, d)) {
+      batch_dims.push_back(d);
+      batch_extents.push_back(update_dims[static_cast<size_t>(d)]);
+    }
+  }
+  const bool has_vector = dn.index_vector_dim < indices.shape.rank();
+  if (static_cast<int64_t>(batch_dims.size()) != indices.shape.rank() - (has_vector ? 1 : 0))
+    return Refuse(instruction, "scatter batch dimensions do not match the indices");
+  bool window_last = true;
+  for (size_t w = 0; w < dn.update_window_dims.size(); ++w) {
+    if (dn.update_window_dims[w] != update_rank - static_cast<int64_t>(dn.update_window_dims.size() - w))
+      window_last = false;
+  }
+  Values accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(k), index));
+    const std::string name = Fresh("acc");
+    Line(GlslValueType(instruction.operand(k)->shape.element_type()) + " " + name + " = " + value + ";");
+    accumulators.push_back(name);
+  }
+  if (first_update.shape.element_count() == 0) return accumulators;
+  // The loop: over index vectors, or over all update elements.
+  const std::string u = Fresh("u");
+  const std::vector<int64_t>& loop_extents = window_last ? batch_extents : update_dims;
+  Open("for (int " + u + " = 0; " + u + " < " + std::to_string(Product(loop_extents)) + "; ++" + u + ")");
+  const Index at = Delinearize(u, loop_extents);
+  std::vector<std::string> batch;  // the batch index, one per batch dim
+  for (size_t b = 0; b < batch_dims.size(); ++b)
+    batch.push_back(window_last ? at.dims[b] : at.dims[static_cast<size_t>(batch_dims[b])]);
+  std::vector<std::string> starts(operand_dims.size(), "0");
+  std::string fits;
+  auto all = [&](const std::string& condition) {
+    fits += (fits.empty() ? "" : " && ") + ("(" + condition + ")");
+  };
+  for (size_t k = 0; k < dn.scatter_dims_to_operand_dims.size(); ++k) {
+    const int64_t d = dn.scatter_dims_to_operand_dims[k];
+    if (d < 0 || d >= operand_rank) return Refuse(instruction, "bad scatter_dims_to_operand_dims");
+    Index vector_at;
+    size_t next = 0;
+    for (int64_t i = 0; i < indices.shape.rank(); ++i)
+      vector_at.dims.push_back(i == dn.index_vector_dim ? std::to_string(k) : batch[next++]);
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(indices, vector_at));
+    const int64_t high = operand_dims[static_cast<size_t>(d)] - window_size[static_cast<size_t>(d)];
+    if (high < 0) {
+      all("false");
+    } else {
+      all(value + " >= " + ZeroValue(index_type) + " && " + value + " <= " + IntLiteral(index_type, high));
+    }
+    starts[static_cast<size_t>(d)] = IntVar("int(" + value + ")");
+  }
+  for (size_t i = 0; i < dn.input_batching_dims.size() && i < dn.scatter_indices_batching_dims.size(); ++i) {
+    const int64_t dim = dn.scatter_indices_batching_dims[i];
+    const int64_t position = has_vector && dim > dn.index_vector_dim ? dim - 1 : dim;
+    if (position < 0 || position >= static_cast<int64_t>(batch.size()))
+      return Refuse(instruction, "bad scatter batching dims");
+    starts[static_cast<size_t>(dn.input_batching_dims[i])] = batch[static_cast<size_t>(position)];
+  }
+  // Where the update lands must be this element.
+  Index update_index;
+  update_index.dims.resize(update_dims.size());
+  for (size_t b = 0; b < batch_dims.size(); ++b)
+    update_index.dims[static_cast<size_t>(batch_dims[b])] = batch[b];
+  for (int64_t d = 0; d < operand_rank; ++d) {
+    const auto dim = static_cast<size_t>(d);
+    const auto w = std::find(window_operand_dims.begin(), window_operand_dims.end(), d);
+    if (w == window_operand_dims.end()) {
+      all(index.dims[dim] + " == " + starts[dim]);
+      continue;
+    }
+    const auto update_dim =
+        static_cast<size_t>(dn.update_window_dims[static_cast<size_t>(w - window_operand_dims.begin())]);
+    if (window_last) {
+      const std::string offset = IntVar(index.dims[dim] + " - " + starts[dim]);
+      all(offset + " >= 0 && " + offset + " < " + std::to_string(window_size[dim]));
+      update_index.dims[update_dim] = offset;
+    } else {
+      all(index.dims[dim] + " == " + starts[dim] + " + " + at.dims[update_dim]);
+      update_index.dims[update_dim] = at.dims[update_dim];
+    }
+  }
+  Open("if (" + (fits.empty() ? std::string("true") : fits) + ")");
+  Values arguments = accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(count + 1 + k), update_index));
+    arguments.push_back(value);
+  }
+  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
+  if (next.size() != count) return Refuse(instruction, "the combiner returns the wrong number of values");
+  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  Close();
+  Close();
+  return accumulators;
+}
+
+// Each output (operand) element starts at the initial value and scatters
+// into itself, in source order, every source element whose window selects
+// it; only sources whose window covers the element are visited.
+StatusOr<Values> Emitter::EmitSelectAndScatter(const Instruction& instruction, const Index& index) {
+  if (instruction.operands.size() != 3 || instruction.called.size() != 2)
+    return Refuse(instruction, "select-and-scatter needs operand, source, init and two computations");
+  const Instruction& operand = *instruction.operand(0);
+  const Instruction& source = *instruction.operand(1);
+  const Window& window = instruction.attrs.window;
+  const size_t rank = static_cast<size_t>(operand.shape.rank());
+  const ElementType type = operand.shape.element_type();
+  if (window.dimensions.size() != rank || source.shape.rank() != operand.shape.rank() ||
+      index.dims.size() != rank)
+    return Refuse(instruction, "window rank does not match the operand");
+  for (const WindowDimension& w : window.dimensions) {
+    if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1 || w.size < 1)
+      return Refuse(instruction, "select-and-scatter needs positive window sizes, strides and dilations");
+  }
+  KILN_ASSIGN_OR_RETURN(std::string init, Scalar(*instruction.operand(2), Index{}));
+  const std::string acc = Fresh("acc");
+  Line(GlslValueType(type) + " " + acc + " = " + init + ";");
+  if (source.shape.element_count() == 0) return Values{acc};
+  const std::string self = Linear(index, operand.shape.dimensions());
+  // The box of sources whose window covers this element, one loop per dim.
+  std::vector<std::string> s(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    const WindowDimension& w = window.dimensions[d];
+    const std::string q = IntVar(index.dims[d] + " * " + std::to_string(w.base_dilation) + " + " +
+                                 std::to_string(w.padding_low));
+    const std::string reach = std::to_string((w.size - 1) * w.window_dilation);
+    const std::string stride = std::to_string(w.stride);
+    const std::string lo = IntVar("max(" + q + " - " + reach + ", 0) + " + stride + " - 1");
+    s[d] = Fresh("s");
+    Open("for (int " + s[d] + " = " + lo + " / " + stride + "; " + s[d] + " <= min(" + q +
+         " < 0 ? -1 : " + q + " / " + stride + ", " +
+         std::to_string(source.shape.dimensions(static_cast<int64_t>(d)) - 1) + "); ++" + s[d] + ")");
+  }
+  // The selected element of this source's window: the first in window
+  // order unless `select` prefers a later one.
+  const std::string selected = Fresh("sel");
+  const std::string selected_value = Fresh("selv");
+  Line("int " + selected + " = -1;");
+  Line(GlslValueType(type) + " " + selected_value + " = " + ZeroValue(type) + ";");
+  std::vector<int64_t> sizes;
+  for (const WindowDimension& w : window.dimensions) sizes.push_back(w.size);
+  const std::string r = Fresh("w");
+  Open("for (int " + r + " = 0; " + r + " < " + std::to_string(Product(sizes)) + "; ++" + r + ")");
+  const Index within = Delinearize(r, sizes);
+  std::string inside;
+  Index candidate;
+  for (size_t d = 0; d < rank; ++d) {
+    const WindowDimension& w = window.dimensions[d];
+    const std::string position =
+        IntVar(s[d] + " * " + std::to_string(w.stride) + " + " + within.dims[d] + " * " +
+               std::to_string(w.window_dilation) + " - " + std::to_string(w.padding_low));
+    const std::string dim = std::to_string(operand.shape.dimensions(static_cast<int64_t>(d)));
+    std::string condition = position + " >= 0";
+    if (w.base_dilation != 1) {
+      const std::string b = std::to_string(w.base_dilation);
+      condition += " && " + position + " % " + b + " == 0 && " + position + " / " + b + " < " + dim;
+      candidate.dims.push_back("(" + position + " / " + b + ")");
+    } else {
+      condition += " && " + position + " < " + dim;
+      candidate.dims.push_back(position);
+    }
+    inside += (inside.empty() ? "" : " && ") + ("(" + condition + ")");
+  }
+  Open("if (" + (inside.empty() ? std::string("true") : inside) + ")");
+  for (std::string& dim : candidate.dims) dim = IntVar(dim);
+  const std::string candidate_linear = Linear(candidate, operand.shape.dimensions());
+  KILN_ASSIGN_OR_RETURN(std::string value, Scalar(operand, candidate));
+  Open("if (" + selected + " < 0)");
+  Line(selected + " = " + candidate_linear + ";");
+  Line(selected_value + " = " + value + ";");
+  --indent_;
+  memo_.pop_back();
+  Line("} else {");
+  ++indent_;
+  memo_.emplace_back();
+  KILN_ASSIGN_OR_RETURN(Values keep, Call(*instruction.called[0], {selected_value, value}));
+  if (keep.size() != 1) return Refuse(instruction, "select must return one pred");
+  Open("if (!" + keep[0] + ")");
+  Line(selected + " = " + candidate_linear + ";");
+  Line(selected_value + " = " + value + ";");
+  Close();
+  Close();
+  Close();
+  Close();
+  Open("if (" + selected + " == " + self + ")");
+  KILN_ASSIGN_OR_RETURN(std::string update, Scalar(source, Index{s, ""}));
+  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[1], {acc, update}));
+  if (next.size() != 1) return Refuse(instruction, "scatter must return one value");
+  Line(acc + " = " + next[0] + ";");
+  Close();
+  for (size_t d = 0; d < rank; ++d) Close();
+  return Values{acc};
 }
 
 StatusOr<std::string> Emitter::EmitConcatenate(const Instruction& instruction, const Index& index) {

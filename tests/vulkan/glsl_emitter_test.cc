@@ -313,6 +313,53 @@ TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
                    1 + 2 + 1, 2, 2 * 14 * 4);
 }
 
+TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
+  const std::string add =
+      "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
+  // Rows of updates (window dims last): the loop runs over index vectors.
+  ExpectCompiles(Module(R"(  a = f32[10,4] parameter(0)
+  i = s32[6,1] parameter(1)
+  u = f32[6,4] parameter(2)
+  ROOT s = f32[10,4] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add)",
+                        add),
+                 4, 40);
+  // A window dim before the batch dim, s64 indices, a 2-D index vector.
+  ExpectCompiles(Module(R"(  a = f32[5,6] parameter(0)
+  i = s64[3,2] parameter(1)
+  u = f32[2,3] parameter(2)
+  ROOT s = f32[5,6] scatter(a, i, u), update_window_dims={0}, inserted_window_dims={1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add)",
+                        add),
+                 4, 30);
+  // Two operands scattered together.
+  const std::string pair = R"(pair {
+  a = s32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = f32[] parameter(3)
+  m = s32[] maximum(a, c)
+  n = f32[] multiply(b, d)
+  ROOT t = (s32[], f32[]) tuple(m, n)
+}
+)";
+  ExpectCompiles(Module(R"(  a = s32[8] parameter(0)
+  b = f32[8] parameter(1)
+  i = u32[4] parameter(2)
+  u = s32[4] parameter(3)
+  v = f32[4] parameter(4)
+  ROOT s = (s32[8], f32[8]) scatter(a, b, i, u, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair)",
+                        pair),
+                 7, 8);
+  const std::string ge =
+      "ge {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+      "  ROOT c = pred[] compare(x, y), direction=GE\n}\n";
+  ExpectCompiles(Module(R"(  a = f32[2,6,6,4] parameter(0)
+  s = f32[2,3,3,4] parameter(1)
+  z = f32[] constant(0)
+  ROOT r = f32[2,6,6,4] select-and-scatter(a, s, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=ge, scatter=add)",
+                        ge + add),
+                 3, 288);
+}
+
 TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
   ShaderFeatures no_f64 = AllShaderFeatures();
   no_f64.f64 = false;
