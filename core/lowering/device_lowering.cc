@@ -372,6 +372,7 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
   if (optimization_level <= 0) return OkStatus();
   PipelineOptions pipeline;
   pipeline.verify_input = false;  // the caller verified the module it cloned
+  pipeline.fuse_row_reductions = rules.fuse_row_reductions;
   // An instruction may join a kernel when it could be one.
   pipeline.can_fuse = [&rules](const Instruction& instruction) {
     if (!AllArrays(instruction) || NeedsHostOnDevice(instruction)) return false;

@@ -27,6 +27,9 @@ struct DeviceLoweringRules {
   // Bytes of scratch a kernel whose root is `root` needs beyond its
   // outputs (e.g. a sort's merge buffers); 0 for none. May be empty.
   std::function<int64_t(const Instruction& root)> kernel_scratch_bytes;
+  // Whether the backend's kernels compute a row reduction fused into its
+  // consumers once per row (FusionOptions::fuse_row_reductions).
+  bool fuse_row_reductions = true;
 };
 
 // Whether `instruction` needs host machinery that no device lowering has:

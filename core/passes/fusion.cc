@@ -194,7 +194,8 @@ class ComputationFuser {
   }
 
   bool CanAbsorb(const Instruction* producer, const Group& group) const {
-    if (IsRowReduction(*producer)) return CanAbsorbRowReduction(producer, group);
+    if (IsRowReduction(*producer))
+      return options_.fuse_row_reductions && CanAbsorbRowReduction(producer, group);
     if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer))
       return false;
     if (producer->opcode == Opcode::kConstant && !IsSmallConstant(*producer)) return false;

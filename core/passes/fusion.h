@@ -58,6 +58,12 @@ struct FusionOptions {
   // each with an alias scope per parameter: a CPU kernel reading 248 arrays
   // took 0.6 s to optimise.
   int64_t max_fusion_inputs = 64;
+  // Whether a row reduction joins the kernel of its consumers (softmax's
+  // max and sum inside its elementwise kernel). Only for a backend whose
+  // kernels compute such a reduction once per row (the CPU's row cache, the
+  // CUDA backend's warp per row); one that evaluates every output element on
+  // its own would redo the whole row's reduction for each element.
+  bool fuse_row_reductions = true;
 };
 
 class InstructionFusion : public Pass {

@@ -42,6 +42,7 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   if (options.enable_fusion) {
     FusionOptions fusion;
     fusion.can_fuse = options.can_fuse;
+    fusion.fuse_row_reductions = options.fuse_row_reductions;
     lowering.AddPass(std::make_unique<InstructionFusion>(std::move(fusion)));
     lowering.AddPass(std::make_unique<DeadCodeElimination>());
   }

@@ -19,6 +19,8 @@ struct PipelineOptions {
   // The backend's fusion rule (see core/passes/fusion.h); empty = the generic rule.
   std::function<bool(const Instruction&)> can_fuse;
   bool enable_fusion = true;
+  // Whether row reductions join their consumers' kernels (FusionOptions).
+  bool fuse_row_reductions = true;
   // Run f16/bf16 dots and convolutions in f32 (contraction_upcast.h), for a
   // backend whose fast kernels are f32.
   bool upcast_low_precision_contractions = false;

@@ -121,6 +121,27 @@ TEST(FusionPassTest, SoftmaxIsOneKernel) {
   EXPECT_EQ(Count(*loops[0]->called[0], Opcode::kReduce), 2);
 }
 
+// A backend that evaluates every output element on its own keeps row
+// reductions as kernels of their own: each reduces its rows once, and the
+// elementwise kernels read the results.
+TEST(FusionPassTest, SoftmaxWithoutFusedRowReductionsReducesEachRowOnce) {
+  auto module = Parse(kSoftmax);
+  PipelineOptions options;
+  options.fuse_row_reductions = false;
+  auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)}, options);
+  const Computation& entry = *optimised->entry();
+  const auto reductions = Fusions(entry, FusionKind::kInput);
+  ASSERT_EQ(reductions.size(), 2u);  // the max, and the sum of exponentials
+  for (const Instruction* fusion : reductions) {
+    EXPECT_EQ(fusion->called[0]->root()->opcode, Opcode::kReduce);
+    EXPECT_EQ(Count(*fusion->called[0], Opcode::kReduce), 1);
+  }
+  const auto loops = Fusions(entry, FusionKind::kLoop);
+  ASSERT_EQ(loops.size(), 1u);
+  EXPECT_EQ(entry.root(), loops[0]);
+  EXPECT_EQ(Count(*loops[0]->called[0], Opcode::kReduce), 0);
+}
+
 constexpr char kLayerNorm[] = R"(HloModule layer_norm
 add {
   a = f32[] parameter(0)
