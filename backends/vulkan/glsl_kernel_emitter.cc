@@ -59,6 +59,16 @@ ElementType AccumulatorType(ElementType out) {
   return BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
 }
 
+// A loop header for `var` from `begin` while < `end`, by `step`.
+// (Mesa's lavapipe ends an invocation's loops after 65535 iterations in
+// all, counted over every loop of the shader, so longer loops come out
+// short there; splitting a loop does not help, only fewer iterations do.)
+std::string LoopHeader(const std::string& var, const std::string& begin, const std::string& end,
+                       const std::string& step) {
+  const std::string increment = step == "1" ? "++" + var : var + " += " + step;
+  return "for (int " + var + " = " + begin + "; " + var + " < " + end + "; " + increment + ")";
+}
+
 class Emitter {
  public:
   Emitter(const ShaderFeatures& features) : features_(features) {}
@@ -140,6 +150,7 @@ class Emitter {
       const std::function<StatusOr<std::string>(const std::string&, const std::string&)>& right_first);
   StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
   StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitRng(const Instruction& instruction, const Index& index);
   StatusOr<Values> EmitSelectAndScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConstant(const Instruction& instruction, const Index& index);
   StatusOr<std::string> ClampedIndex(const Instruction& index_operand, const std::string& value,
@@ -155,6 +166,7 @@ class Emitter {
   std::unordered_map<const Instruction*, int> buffers_;   // kernel parameters
   std::unordered_map<const Instruction*, Values> bound_;  // parameters of called computations
   std::unordered_map<const Instruction*, std::string> constants_;
+  bool uses_rng_key_ = false;
 };
 
 Status Emitter::CheckComputation(const Computation& computation, int depth) {
@@ -444,8 +456,8 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
       if (result.size() != 1) return Refuse(instruction, "a map computation must return one scalar");
       return result;
     }
-    case Opcode::kRng:
-    case Opcode::kRngBitGenerator: return Refuse(instruction, "random numbers are not done on Vulkan yet");
+    case Opcode::kRng: return one(EmitRng(instruction, index));
+    case Opcode::kRngBitGenerator: return Refuse(instruction, "rng-bit-generator is not done on Vulkan yet");
     case Opcode::kSort:
     case Opcode::kTopK: return Refuse(instruction, "a sort or topk must be its kernel's root");
     case Opcode::kScatter: return EmitScatter(instruction, index);
@@ -493,7 +505,7 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
   const int64_t total = Product(reduced_extents);
   if (total == 0) return accumulators;
   const std::string r = Fresh("r");
-  Open("for (int " + r + " = 0; " + r + " < " + std::to_string(total) + "; ++" + r + ")");
+  Open(LoopHeader(r, "0", std::to_string(total), "1"));
   const Index within = Delinearize(r, reduced_extents);
   Index operand_index;
   size_t kept = 0;
@@ -542,7 +554,7 @@ StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const
   const int64_t total = Product(sizes);
   if (total == 0) return accumulators;
   const std::string r = Fresh("w");
-  Open("for (int " + r + " = 0; " + r + " < " + std::to_string(total) + "; ++" + r + ")");
+  Open(LoopHeader(r, "0", std::to_string(total), "1"));
   const Index within = Delinearize(r, sizes);
   Index operand_index;
   std::string inside;
@@ -596,7 +608,7 @@ StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Ind
   const int64_t total = Product(extents);
   if (total > 0) {
     const std::string r = Fresh("c");
-    Open("for (int " + r + " = 0; " + r + " < " + std::to_string(total) + "; ++" + r + ")");
+    Open(LoopHeader(r, "0", std::to_string(total), "1"));
     const Index within = Delinearize(r, extents);
     const size_t batch = dn.lhs_batch_dimensions.size();
     size_t next_free = batch;
@@ -671,7 +683,7 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
   const int64_t taps = Product(kernel_spatial);
   if (taps == 0 || cig == 0) return ConvertExpr(acc, out, sum, prelude_);
   const std::string t = Fresh("t");
-  Open("for (int " + t + " = 0; " + t + " < " + std::to_string(taps) + "; ++" + t + ")");
+  Open(LoopHeader(t, "0", std::to_string(taps), "1"));
   const Index tap = Delinearize(t, kernel_spatial);
   std::string inside;
   Index lhs_index, rhs_index;
@@ -706,7 +718,7 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
     if (!dim.empty()) dim = IntVar(dim);
   }
   const std::string c = Fresh("c");
-  Open("for (int " + c + " = 0; " + c + " < " + std::to_string(cig) + "; ++" + c + ")");
+  Open(LoopHeader(c, "0", std::to_string(cig), "1"));
   lhs_index.dims[static_cast<size_t>(dn.input_batch_dimension)] = batch;
   lhs_index.dims[static_cast<size_t>(dn.input_feature_dimension)] =
       group == "0" ? c : IntVar(group + " * " + std::to_string(cig) + " + " + c);
@@ -786,7 +798,7 @@ StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Inde
   // The loop: over index vectors, or over all update elements.
   const std::string u = Fresh("u");
   const std::vector<int64_t>& loop_extents = window_last ? batch_extents : update_dims;
-  Open("for (int " + u + " = 0; " + u + " < " + std::to_string(Product(loop_extents)) + "; ++" + u + ")");
+  Open(LoopHeader(u, "0", std::to_string(Product(loop_extents)), "1"));
   const Index at = Delinearize(u, loop_extents);
   std::vector<std::string> batch;  // the batch index, one per batch dim
   for (size_t b = 0; b < batch_dims.size(); ++b)
@@ -889,9 +901,10 @@ StatusOr<Values> Emitter::EmitSelectAndScatter(const Instruction& instruction, c
     const std::string stride = std::to_string(w.stride);
     const std::string lo = IntVar("max(" + q + " - " + reach + ", 0) + " + stride + " - 1");
     s[d] = Fresh("s");
-    Open("for (int " + s[d] + " = " + lo + " / " + stride + "; " + s[d] + " <= min(" + q +
-         " < 0 ? -1 : " + q + " / " + stride + ", " +
-         std::to_string(source.shape.dimensions(static_cast<int64_t>(d)) - 1) + "); ++" + s[d] + ")");
+    const std::string hi =
+        IntVar("min(" + q + " < 0 ? -1 : " + q + " / " + stride + ", " +
+               std::to_string(source.shape.dimensions(static_cast<int64_t>(d)) - 1) + ") + 1");
+    Open(LoopHeader(s[d], lo + " / " + stride, hi, "1"));
   }
   // The selected element of this source's window: the first in window
   // order unless `select` prefers a later one.
@@ -902,7 +915,7 @@ StatusOr<Values> Emitter::EmitSelectAndScatter(const Instruction& instruction, c
   std::vector<int64_t> sizes;
   for (const WindowDimension& w : window.dimensions) sizes.push_back(w.size);
   const std::string r = Fresh("w");
-  Open("for (int " + r + " = 0; " + r + " < " + std::to_string(Product(sizes)) + "; ++" + r + ")");
+  Open(LoopHeader(r, "0", std::to_string(Product(sizes)), "1"));
   const Index within = Delinearize(r, sizes);
   std::string inside;
   Index candidate;
@@ -952,6 +965,81 @@ StatusOr<Values> Emitter::EmitSelectAndScatter(const Instruction& instruction, c
   Close();
   for (size_t d = 0; d < rank; ++d) Close();
   return Values{acc};
+}
+
+// Element i of one launch is a SplitMix64 hash of the launch's key (push
+// constants, two 32-bit words) and i, as the CUDA backend's rng: uniform in
+// [a, b) from the top 53 bits, normal by Box-Muller (mean a, deviation b),
+// integers a + (x mod (b - a)). The executable gives each launch its own
+// key (RngLaunchKey of the execution's seed and the launch's number).
+StatusOr<std::string> Emitter::EmitRng(const Instruction& instruction, const Index& index) {
+  const ElementType type = instruction.shape.element_type();
+  if (instruction.operands.size() != 2) return Refuse(instruction, "rng needs two scalar operands");
+  for (const Instruction* operand : instruction.operands) {
+    if (operand->shape.element_count() != 1 || operand->shape.element_type() != type)
+      return Refuse(instruction, "rng operands must be scalars of the result's type");
+  }
+  const bool normal = instruction.attrs.rng_distribution == RngDistribution::kNormal;
+  if (IsComplex(type) || type == ElementType::kPred || (normal && !IsFloating(type)))
+    return Refuse(instruction, "rng of this type is not defined");
+  if (!features_.i64) return Refuse(instruction, "the counter hash needs 64-bit integers (shaderInt64)");
+  const bool use_double = features_.f64;
+  if (type == ElementType::kF64 && normal)
+    return Refuse(instruction, "normal f64 random numbers need double log and cos");
+  prelude_.NeedExtension("GL_EXT_shader_explicit_arithmetic_types_int64");
+  prelude_.Helper("k_mix64",
+                  "uint64_t k_mix64(uint64_t x) {\n"
+                  "  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ul;\n"
+                  "  x = (x ^ (x >> 27)) * 0x94D049BB133111EBul;\n"
+                  "  return x ^ (x >> 31);\n}\n");
+  uses_rng_key_ = true;
+  KILN_ASSIGN_OR_RETURN(std::string a, Scalar(*instruction.operand(0), Index{}));
+  KILN_ASSIGN_OR_RETURN(std::string b, Scalar(*instruction.operand(1), Index{}));
+  const std::string linear = Linear(index, instruction.shape.dimensions());
+  const std::string counter = Fresh("rc");
+  Line("uint64_t " + counter + " = (uint64_t(k_key.lo) | (uint64_t(k_key.hi) << 32)) + uint64_t(" + linear +
+       ") * 0x3C6EF372FE94F82Aul;");
+  const std::string first = Fresh("rb");
+  Line("uint64_t " + first + " = k_mix64(" + counter + ");");
+  const std::string t = GlslValueType(type);
+  if (!IsFloating(type)) {
+    const std::string low = Fresh("rl");
+    const std::string high = Fresh("rh");
+    Line("int64_t " + low + " = int64_t(" + a + ");");
+    Line("int64_t " + high + " = int64_t(" + b + ");");
+    const std::string span = Fresh("rs");
+    Line("uint64_t " + span + " = " + high + " > " + low + " ? uint64_t(" + high + " - " + low + ") : 0ul;");
+    return Normalize(type,
+                     t + "(" + low + " + int64_t(" + span + " == 0ul ? 0ul : " + first + " % " + span + "))",
+                     prelude_);
+  }
+  // Computed in double where the device has it (in float otherwise, from
+  // the top 24 bits), rounded once to the type.
+  const ElementType wide = use_double ? ElementType::kF64 : ElementType::kF32;
+  const std::string w = GlslValueType(wide);
+  auto unit = [&](const std::string& bits) {
+    return use_double ? "(double(" + bits + " >> 11) * " + FloatLiteral(wide, 0x1.0p-53) + ")"
+                      : "(float(uint(" + bits + " >> 40)) * " + FloatLiteral(wide, 0x1.0p-24) + ")";
+  };
+  KILN_ASSIGN_OR_RETURN(std::string low, ConvertExpr(type, wide, a, prelude_));
+  KILN_ASSIGN_OR_RETURN(std::string top, ConvertExpr(type, wide, b, prelude_));
+  const std::string sample = Fresh("rv");
+  if (normal) {
+    // log and cos in float: GLSL has no double versions (f64 is refused above).
+    const std::string second = Fresh("rb");
+    Line("uint64_t " + second + " = k_mix64(" + counter + " + 0x9E3779B97F4A7C15ul);");
+    const std::string u1 = Fresh("ru");
+    Line("float " + u1 + " = float(" + FloatLiteral(wide, 1.0) + " - " + unit(first) + ");");
+    Line(w + " " + sample + " = " + low + " + " + top + " * " + w + "(sqrt(-2.0 * log(" + u1 +
+         ")) * cos(6.283185307179586 * float(" + unit(second) + ")));");
+    return ConvertExpr(wide, type, sample, prelude_);
+  }
+  Line(w + " " + sample + " = " + low + " + (" + top + " - " + low + ") * " + unit(first) + ";");
+  KILN_ASSIGN_OR_RETURN(std::string rounded, ConvertExpr(wide, type, sample, prelude_));
+  const std::string value = Var(type, rounded);
+  KILN_ASSIGN_OR_RETURN(std::string widened, ConvertExpr(type, wide, value, prelude_));
+  // Rounding to the type can reach b; the interval stays half-open.
+  return "((" + widened + " >= " + top + " && " + top + " > " + low + ") ? " + a + " : " + value + ")";
 }
 
 StatusOr<std::string> Emitter::EmitConcatenate(const Instruction& instruction, const Index& index) {
@@ -1162,33 +1250,36 @@ StatusOr<std::string> Emitter::EmitMergeSort(
   const std::string n = std::to_string(length);
   Line("int k_src = k_i * " + n + ";");
   Line("int k_dst = " + std::to_string(rows * length) + " + k_i * " + n + ";");
-  Line("for (int k_e = 0; k_e < " + n + "; ++k_e) k_scratch.d[k_src + k_e] = k_e;");
+  Open(LoopHeader("k_e", "0", n, "1"));
+  Line("k_scratch.d[k_src + k_e] = k_e;");
+  Close();
   Open("for (int k_w = 1; k_w < " + n + "; k_w *= 2)");
-  Open("for (int k_l = 0; k_l < " + n + "; k_l += 2 * k_w)");
+  Open(LoopHeader("k_l", "0", n, "2 * k_w"));
   Line("int k_m = min(k_l + k_w, " + n + ");");
   Line("int k_r = min(k_l + 2 * k_w, " + n + ");");
   Line("int k_a = k_l;");
   Line("int k_b = k_m;");
-  Line("int k_o = k_l;");
-  Open("while (k_a < k_m && k_b < k_r)");
+  // One output per iteration (a counted loop, not a while: see LoopHeader).
+  Open(LoopHeader("k_o", "k_l", "k_r", "1"));
+  Line("bool k_take_b = k_a >= k_m;");
+  Open("if (k_a < k_m && k_b < k_r)");
   Line("int k_ea = k_scratch.d[k_src + k_a];");
   Line("int k_eb = k_scratch.d[k_src + k_b];");
   KILN_ASSIGN_OR_RETURN(std::string first, right_first("k_eb", "k_ea"));
-  Open("if (" + first + ")");
-  Line("k_scratch.d[k_dst + k_o] = k_eb;");
+  Line("k_take_b = " + first + ";");
+  Close();
+  Open("if (k_take_b)");
+  Line("k_scratch.d[k_dst + k_o] = k_scratch.d[k_src + k_b];");
   Line("++k_b;");
   --indent_;
   memo_.pop_back();
   Line("} else {");
   ++indent_;
   memo_.emplace_back();
-  Line("k_scratch.d[k_dst + k_o] = k_ea;");
+  Line("k_scratch.d[k_dst + k_o] = k_scratch.d[k_src + k_a];");
   Line("++k_a;");
   Close();
-  Line("++k_o;");
   Close();
-  Line("for (; k_a < k_m; ++k_a) k_scratch.d[k_dst + k_o++] = k_scratch.d[k_src + k_a];");
-  Line("for (; k_b < k_r; ++k_b) k_scratch.d[k_dst + k_o++] = k_scratch.d[k_src + k_b];");
   Close();
   Line("int k_t = k_src;");
   Line("k_src = k_dst;");
@@ -1243,7 +1334,7 @@ Status Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result) {
         if (less.size() != 1) return Refuse(sort, "the comparator must return one pred");
         return less[0];
       }));
-  Open("for (int k_e = 0; k_e < " + std::to_string(length) + "; ++k_e)");
+  Open(LoopHeader("k_e", "0", std::to_string(length), "1"));
   Line("int k_from = k_scratch.d[" + order + " + k_e];");
   for (size_t k = 0; k < inputs.size(); ++k) {
     Line("b" + std::to_string(result.input_count + static_cast<int>(k)) + ".d[k_base + k_e * " + in +
@@ -1281,7 +1372,7 @@ Status Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result) {
             type, LoadValue(type, "b" + std::to_string(input) + ".d[k_i * " + n + " + " + b + "]", prelude_));
         return CompareExpr(direction, comparison, type, x, y, prelude_);
       }));
-  Open("for (int k_e = 0; k_e < " + std::to_string(k) + "; ++k_e)");
+  Open(LoopHeader("k_e", "0", std::to_string(k), "1"));
   Line("int k_from = k_scratch.d[" + order + " + k_e];");
   const std::string values = "b" + std::to_string(result.input_count);
   const std::string indices = "b" + std::to_string(result.input_count + 1);
@@ -1387,8 +1478,14 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
 }
 
 GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
+  std::string declarations = buffers;
+  if (uses_rng_key_) {
+    declarations += "layout(push_constant) uniform Key { uint lo; uint hi; } k_key;\n";
+    result.takes_rng_key = true;
+    result.push_constant_bytes = 8;
+  }
   std::string source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
-                       "layout(local_size_x_id = 0) in;\n" + buffers + globals_ + prelude_.Helpers() +
+                       "layout(local_size_x_id = 0) in;\n" + declarations + globals_ + prelude_.Helpers() +
                        "void main() {\n  uint k_stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
                        "  for (uint k_g = gl_GlobalInvocationID.x; k_g < " +
                        std::to_string(result.invocations) +

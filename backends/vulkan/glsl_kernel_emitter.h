@@ -23,7 +23,11 @@ struct GlslKernel {
   int output_count = 0;        // then the output leaves
   bool has_scratch = false;    // one more binding after the outputs: GlslKernelScratchBytes of scratch
   int binding_count = 0;       // input_count + output_count (+ 1 with scratch)
-  int64_t invocations = 0;     // the most output elements of any leaf: what a dispatch must cover
+  // Random numbers: the kernel reads a per-launch 64-bit key from push
+  // constants (uint lo, hi): RngLaunchKey(seed, launch) from rng_key.h.
+  bool takes_rng_key = false;
+  int push_constant_bytes = 0;
+  int64_t invocations = 0;  // the most output elements of any leaf: what a dispatch must cover
 };
 
 // Bytes of the scratch buffer a kernel whose root is `root` binds after its

@@ -1,10 +1,13 @@
 #include "backends/vulkan/vulkan_executable.h"
 
 #include <algorithm>
+#include <array>
+#include <cstring>
 
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_instance.h"
 #include "core/lowering/device_runner.h"
+#include "core/lowering/rng_key.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -35,7 +38,8 @@ Status ValidationVerdict(std::string_view during) {
 // runner drives it.
 class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
  public:
-  explicit StepExecutor(const VulkanExecutable& executable) : executable_(executable) {}
+  StepExecutor(const VulkanExecutable& executable, uint64_t rng_seed)
+      : executable_(executable), rng_seed_(rng_seed) {}
 
   Status Start() {
     KILN_ASSIGN_OR_RETURN(commands_, CommandList::Create(executable_.vulkan_));
@@ -51,7 +55,15 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     const int64_t groups = std::clamp<int64_t>(
         (shader.glsl.invocations + kWorkgroupSize - 1) / kWorkgroupSize, 0,
         std::min<int64_t>(kMaxGroups, executable_.vulkan_->features().max_workgroup_count[0]));
-    return commands_->Dispatch(executable_.kernels_[index], ranges, {},
+    // An rng kernel's key, (lo, hi) words: one per launch of this execution.
+    std::array<std::byte, 8> key{};
+    if (shader.glsl.takes_rng_key) {
+      const uint64_t value = RngLaunchKey(rng_seed_, rng_launches_++);
+      const uint32_t words[2] = {static_cast<uint32_t>(value), static_cast<uint32_t>(value >> 32)};
+      std::memcpy(key.data(), words, sizeof(words));
+    }
+    return commands_->Dispatch(executable_.kernels_[index], ranges,
+                               std::span<const std::byte>(key.data(), shader.glsl.takes_rng_key ? 8 : 0),
                                {static_cast<uint32_t>(groups), 1, 1});
   }
 
@@ -94,6 +106,8 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
  private:
   const VulkanExecutable& executable_;
   std::unique_ptr<CommandList> commands_;
+  uint64_t rng_seed_ = 0;
+  uint64_t rng_launches_ = 0;
 };
 
 StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
@@ -107,6 +121,7 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.name = program->kernels[i].name;
     spec.spirv = shader.spirv;
     spec.buffer_count = static_cast<uint32_t>(shader.glsl.binding_count);
+    spec.push_constant_bytes = static_cast<uint32_t>(shader.glsl.push_constant_bytes);
     spec.workgroup_size_x = kWorkgroupSize;
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
     executable->kernels_.push_back(std::move(kernel));
@@ -144,7 +159,7 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
   if (program.scratch_bytes > 0) {
     KILN_ASSIGN_OR_RETURN(scratch, Buffer::Create(vulkan_, static_cast<uint64_t>(program.scratch_bytes)));
   }
-  StepExecutor frame(*this);
+  StepExecutor frame(*this, options.rng_seed);
   KILN_RETURN_IF_ERROR(frame.Start());
   frame.slots.resize(program.slots.size());
   for (size_t i = 0; i < program.slots.size(); ++i) {

@@ -360,6 +360,28 @@ TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
                  3, 288);
 }
 
+TEST(GlslEmitterTest, RngKernelsTakeAKeyInPushConstants) {
+  for (const std::string& text : {Module("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                                         "  ROOT r = f32[4,5] rng(a, b), distribution=rng_uniform"),
+                                  Module("  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+                                         "  ROOT r = bf16[7] rng(a, b), distribution=rng_normal"),
+                                  Module("  a = s8[] parameter(0)\n  b = s8[] parameter(1)\n"
+                                         "  ROOT r = s8[9] rng(a, b), distribution=rng_uniform"),
+                                  Module("  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
+                                         "  ROOT r = f64[3] rng(a, b), distribution=rng_uniform")}) {
+    SCOPED_TRACE(text);
+    StatusOr<Compiled> compiled = Compile(text);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_TRUE(compiled->kernel.takes_rng_key);
+    EXPECT_EQ(compiled->kernel.push_constant_bytes, 8);
+    EXPECT_NE(compiled->kernel.source.find("push_constant"), std::string::npos);
+  }
+  StatusOr<Compiled> plain = Compile(Module("  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->kernel.takes_rng_key);
+  EXPECT_EQ(plain->kernel.push_constant_bytes, 0);
+}
+
 TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
   ShaderFeatures no_f64 = AllShaderFeatures();
   no_f64.f64 = false;
@@ -392,11 +414,12 @@ TEST(GlslEmitterTest, RefusesWhatItDoesNotDoByName) {
       Compile(Module("  a = f64[4] parameter(0)\n  ROOT e = f64[4] exponential(a)")).status();
   EXPECT_EQ(exp64.code(), StatusCode::kUnimplemented);
   EXPECT_NE(exp64.message().find("exponential"), std::string::npos) << exp64.message();
-  const Status rng = Compile(Module("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-                                    "  ROOT r = f32[4] rng(a, b), distribution=rng_uniform"))
-                         .status();
-  EXPECT_EQ(rng.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(rng.message().find("rng"), std::string::npos) << rng.message();
+  const Status bits =
+      Compile(Module("  s = u64[2] parameter(0)\n"
+                     "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_default"))
+          .status();
+  EXPECT_EQ(bits.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(bits.message().find("rng-bit-generator"), std::string::npos) << bits.message();
 }
 
 TEST(ShaderCompilerTest, ABadShaderIsAnErrorWithNumberedLines) {
