@@ -71,6 +71,7 @@ namespace kiln::vulkan {
   X(vkCreateCommandPool)                \
   X(vkDestroyCommandPool)               \
   X(vkAllocateCommandBuffers)           \
+  X(vkFreeCommandBuffers)               \
   X(vkBeginCommandBuffer)               \
   X(vkEndCommandBuffer)                 \
   X(vkCmdBindPipeline)                  \

@@ -1,5 +1,6 @@
 #include "backends/vulkan/vulkan_device.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -86,9 +87,12 @@ StatusOr<std::shared_ptr<Device>> Device::Open(const PhysicalDeviceInfo& info) {
   create.pQueueCreateInfos = &queue;
   create.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   create.ppEnabledExtensionNames = extensions.data();
+  // A driver may load more libraries for a device (e.g. its compiler).
+  const std::vector<std::string> libraries_before = LoadedLibraries();
   KILN_RETURN_IF_ERROR(Check(iapi.vkCreateDevice(info.handle, &create, nullptr, &device->device_),
                              "vkCreateDevice (" + info.name + ")"));
 
+  PinLibrariesLoadedSince(libraries_before);
   VkDevice handle = device->device_;
 #define KILN_VULKAN_RESOLVE_DEVICE(fn)                                                               \
   device->api_.fn = reinterpret_cast<PFN_##fn>(iapi.vkGetDeviceProcAddr(handle, #fn));               \
@@ -174,6 +178,21 @@ StatusOr<uint32_t> Device::MemoryTypeFor(uint32_t type_bits, bool staging) const
                     " memory type for a buffer (allowed types 0x", std::hex, type_bits, ")");
   }
   return static_cast<uint32_t>(type);
+}
+
+ShaderFeatures Device::shader_features() const {
+  ShaderFeatures shader;
+  shader.f16 = features_.f16;
+  shader.f64 = features_.f64;
+  shader.i8 = features_.i8;
+  shader.i16 = features_.i16;
+  shader.i64 = features_.i64;
+  shader.storage8 = features_.storage8;
+  shader.storage16 = features_.storage16;
+  shader.subgroup_size = static_cast<int>(features_.subgroup_size);
+  shader.max_workgroup_size =
+      static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));
+  return shader;
 }
 
 uint64_t Device::HeapBytes(uint32_t memory_type) const {

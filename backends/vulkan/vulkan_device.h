@@ -9,6 +9,7 @@
 #include <memory>
 #include <mutex>
 
+#include "backends/vulkan/shader_features.h"
 #include "backends/vulkan/vulkan_api.h"
 #include "backends/vulkan/vulkan_device_features.h"
 #include "backends/vulkan/vulkan_physical_device.h"
@@ -38,6 +39,8 @@ class Device {
   const PhysicalDeviceInfo& info() const { return info_; }
   // What shaders may use on this device (everything listed is enabled).
   const DeviceFeatures& features() const { return features_; }
+  // The same, as the GLSL code generator takes it.
+  ShaderFeatures shader_features() const;
   uint32_t queue_family() const { return queue_family_; }
   VkPipelineCache pipeline_cache() const { return pipeline_cache_; }
 

@@ -148,6 +148,7 @@ StatusOr<const Instance*> Instance::Create() {
   create.ppEnabledLayerNames = layers.data();
   create.enabledExtensionCount = static_cast<uint32_t>(extensions.size());
   create.ppEnabledExtensionNames = extensions.data();
+  const std::vector<std::string> libraries_before = LoadedLibraries();
   const VkResult created = global.vkCreateInstance(&create, nullptr, &instance->instance_);
   if (created != VK_SUCCESS) {
     delete instance;
@@ -188,6 +189,8 @@ StatusOr<const Instance*> Instance::Create() {
   KILN_RETURN_IF_ERROR(Check(instance->api_.vkEnumeratePhysicalDevices(handle, &count, physical.data()),
                              "vkEnumeratePhysicalDevices"));
   physical.resize(count);
+  // The drivers and layers are loaded by now (see PinLibrariesLoadedSince).
+  PinLibrariesLoadedSince(libraries_before);
   std::string refused;
   for (VkPhysicalDevice device : physical) {
     StatusOr<PhysicalDeviceInfo> info =
@@ -202,11 +205,16 @@ StatusOr<const Instance*> Instance::Create() {
                                        });
     if (!duplicate) instance->devices_.push_back(std::move(info).value());
   }
-  // stable: the loader's order is kept within a type.
-  std::stable_sort(instance->devices_.begin(), instance->devices_.end(),
-                   [](const PhysicalDeviceInfo& a, const PhysicalDeviceInfo& b) {
-                     return TypeRank(a.type) < TypeRank(b.type);
-                   });
+  // Best type first, the loader's order kept within a type (by hand: clang
+  // 19 flags std::stable_sort's use of libstdc++ 12's deprecated
+  // get_temporary_buffer).
+  std::vector<PhysicalDeviceInfo> ordered;
+  for (int rank = 0; rank <= 4; ++rank) {
+    for (PhysicalDeviceInfo& device : instance->devices_) {
+      if (TypeRank(device.type) == rank) ordered.push_back(std::move(device));
+    }
+  }
+  instance->devices_ = std::move(ordered);
   if (instance->devices_.empty()) {
     return Unavailable("vulkan: the Vulkan driver",
                        count == 0 ? " reports no device" : "s report no usable device", refused,

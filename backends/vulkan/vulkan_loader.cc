@@ -1,7 +1,9 @@
 #include "backends/vulkan/vulkan_loader.h"
 
 #include <dlfcn.h>
+#include <link.h>
 
+#include <algorithm>
 #include <cstdlib>
 
 namespace kiln::vulkan {
@@ -48,6 +50,28 @@ StatusOr<const Loader*> Loader::Get() {
   // Loaded once; intentionally never freed (the loader is process-wide).
   static const StatusOr<const Loader*>* loaded = new StatusOr<const Loader*>(Load());
   return *loaded;
+}
+
+std::vector<std::string> LoadedLibraries() {
+  std::vector<std::string> paths;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* data) {
+        if (info->dlpi_name != nullptr && info->dlpi_name[0] != 0) {
+          static_cast<std::vector<std::string>*>(data)->push_back(info->dlpi_name);
+        }
+        return 0;
+      },
+      &paths);
+  return paths;
+}
+
+void PinLibrariesLoadedSince(const std::vector<std::string>& before) {
+  for (const std::string& path : LoadedLibraries()) {
+    if (std::find(before.begin(), before.end(), path) != before.end()) continue;
+    // RTLD_NOLOAD: only a library already loaded; the added reference and
+    // the NODELETE flag are never released.
+    dlopen(path.c_str(), RTLD_NOW | RTLD_NOLOAD | RTLD_NODELETE);
+  }
 }
 
 const char* ResultName(VkResult result) {

@@ -7,6 +7,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backends/vulkan/vulkan_api.h"
 #include "core/status.h"
@@ -36,6 +37,17 @@ class Loader {
   std::string path_;
   uint32_t version_ = 0;
 };
+
+// The shared libraries loaded in the process now, by path. With
+// PinLibrariesLoadedSince, it keeps the libraries Vulkan loads (drivers,
+// layers) mapped until the process ends.
+std::vector<std::string> LoadedLibraries();
+// Marks every library loaded now but absent from `before` RTLD_NODELETE.
+// The Vulkan loader unloads drivers and layers when it is done with them
+// (at vkDestroyInstance, or in its own destructor at exit); what they
+// allocated is then held only by unmapped memory, which LeakSanitizer
+// reports as leaks. Pinned, their globals stay mapped and reachable.
+void PinLibrariesLoadedSince(const std::vector<std::string>& before);
 
 // The name of a VkResult, e.g. "VK_ERROR_OUT_OF_DEVICE_MEMORY".
 const char* ResultName(VkResult result);

@@ -130,6 +130,10 @@ TEST_F(Lavapipe, DescribesTheDevice) {
   EXPECT_EQ(features.push_descriptors, !EnvFlag("KILN_VULKAN_NO_PUSH_DESCRIPTORS"));
   // lavapipe's memory is host memory: mapped unless the test forces staging.
   EXPECT_EQ(device_->buffers_host_visible(), !EnvFlag("KILN_VULKAN_FORCE_STAGING"));
+  const ShaderFeatures shader = device_->shader_features();
+  EXPECT_EQ(shader.subgroup_size, static_cast<int>(features.subgroup_size));
+  EXPECT_EQ(shader.f64, features.f64);
+  EXPECT_GT(shader.max_workgroup_size, 0);
   std::printf("device: %s, subgroup size %u\n", info.ToString().c_str(), features.subgroup_size);
 }
 
