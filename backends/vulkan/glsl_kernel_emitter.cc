@@ -59,6 +59,18 @@ ElementType AccumulatorType(ElementType out) {
   return BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
 }
 
+constexpr int64_t kLoopCountCap = int64_t{1} << 62;
+
+int64_t SaturatingMultiply(int64_t a, int64_t b) {
+  if (a <= 0 || b <= 0) return 0;
+  if (a > kLoopCountCap / b) return kLoopCountCap;
+  return a * b;
+}
+
+int64_t SaturatingAdd(int64_t a, int64_t b) { return std::min(kLoopCountCap, a + b); }
+
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
 // A loop header for `var` from `begin` while < `end`, by `step`.
 // (Mesa's lavapipe ends an invocation's loops after 65535 iterations in
 // all, counted over every loop of the shader, so longer loops come out
@@ -86,8 +98,22 @@ class Emitter {
     Line(header + " {");
     ++indent_;
     memo_.emplace_back();
+    scopes_.push_back(-1);
+  }
+  // A loop that runs at most `trips` times each time it is reached: it adds
+  // that many iterations for every iteration of the loops around it.
+  void OpenLoop(const std::string& header, int64_t trips) {
+    CountLoop(trips);
+    Open(header);
+    scopes_.back() = loop_scale_;
+    loop_scale_ = SaturatingMultiply(loop_scale_, trips);
+  }
+  void CountLoop(int64_t trips) {
+    loop_iterations_ = SaturatingAdd(loop_iterations_, SaturatingMultiply(loop_scale_, trips));
   }
   void Close() {
+    if (scopes_.back() >= 0) loop_scale_ = scopes_.back();
+    scopes_.pop_back();
     memo_.pop_back();
     --indent_;
     Line("}");
@@ -167,6 +193,13 @@ class Emitter {
   std::unordered_map<const Instruction*, Values> bound_;  // parameters of called computations
   std::unordered_map<const Instruction*, std::string> constants_;
   bool uses_rng_key_ = false;
+  // Loop iterations of one pass of the grid-stride loop's body: every
+  // loop's trips times those of the loops around it (see GlslKernel).
+  std::vector<int64_t> scopes_;  // per open block: the enclosing loop scale of a loop, else -1
+  int64_t loop_scale_ = 1;
+  int64_t loop_iterations_ = 0;
+  int64_t heaviest_loops_ = 0;
+  const Instruction* heaviest_ = nullptr;
 };
 
 Status Emitter::CheckComputation(const Computation& computation, int depth) {
@@ -237,7 +270,14 @@ StatusOr<Values> Emitter::Value(const Instruction& instruction, const Index& ind
   for (auto scope = memo_.rbegin(); scope != memo_.rend(); ++scope) {
     if (auto it = scope->find(key); it != scope->end()) return it->second;
   }
+  const int64_t loops_before = loop_iterations_;
   KILN_ASSIGN_OR_RETURN(Values values, EmitInstruction(instruction, index));
+  // The op whose loops weigh most (an op around it with no loops of its
+  // own does not take the blame).
+  if (loop_iterations_ - loops_before > heaviest_loops_) {
+    heaviest_loops_ = loop_iterations_ - loops_before;
+    heaviest_ = &instruction;
+  }
   memo_.back()[key] = values;
   return values;
 }
@@ -505,7 +545,7 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
   const int64_t total = Product(reduced_extents);
   if (total == 0) return accumulators;
   const std::string r = Fresh("r");
-  Open(LoopHeader(r, "0", std::to_string(total), "1"));
+  OpenLoop(LoopHeader(r, "0", std::to_string(total), "1"), total);
   const Index within = Delinearize(r, reduced_extents);
   Index operand_index;
   size_t kept = 0;
@@ -554,7 +594,7 @@ StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const
   const int64_t total = Product(sizes);
   if (total == 0) return accumulators;
   const std::string r = Fresh("w");
-  Open(LoopHeader(r, "0", std::to_string(total), "1"));
+  OpenLoop(LoopHeader(r, "0", std::to_string(total), "1"), total);
   const Index within = Delinearize(r, sizes);
   Index operand_index;
   std::string inside;
@@ -608,7 +648,7 @@ StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Ind
   const int64_t total = Product(extents);
   if (total > 0) {
     const std::string r = Fresh("c");
-    Open(LoopHeader(r, "0", std::to_string(total), "1"));
+    OpenLoop(LoopHeader(r, "0", std::to_string(total), "1"), total);
     const Index within = Delinearize(r, extents);
     const size_t batch = dn.lhs_batch_dimensions.size();
     size_t next_free = batch;
@@ -683,7 +723,7 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
   const int64_t taps = Product(kernel_spatial);
   if (taps == 0 || cig == 0) return ConvertExpr(acc, out, sum, prelude_);
   const std::string t = Fresh("t");
-  Open(LoopHeader(t, "0", std::to_string(taps), "1"));
+  OpenLoop(LoopHeader(t, "0", std::to_string(taps), "1"), taps);
   const Index tap = Delinearize(t, kernel_spatial);
   std::string inside;
   Index lhs_index, rhs_index;
@@ -718,7 +758,7 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
     if (!dim.empty()) dim = IntVar(dim);
   }
   const std::string c = Fresh("c");
-  Open(LoopHeader(c, "0", std::to_string(cig), "1"));
+  OpenLoop(LoopHeader(c, "0", std::to_string(cig), "1"), cig);
   lhs_index.dims[static_cast<size_t>(dn.input_batch_dimension)] = batch;
   lhs_index.dims[static_cast<size_t>(dn.input_feature_dimension)] =
       group == "0" ? c : IntVar(group + " * " + std::to_string(cig) + " + " + c);
@@ -798,7 +838,7 @@ StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Inde
   // The loop: over index vectors, or over all update elements.
   const std::string u = Fresh("u");
   const std::vector<int64_t>& loop_extents = window_last ? batch_extents : update_dims;
-  Open(LoopHeader(u, "0", std::to_string(Product(loop_extents)), "1"));
+  OpenLoop(LoopHeader(u, "0", std::to_string(Product(loop_extents)), "1"), Product(loop_extents));
   const Index at = Delinearize(u, loop_extents);
   std::vector<std::string> batch;  // the batch index, one per batch dim
   for (size_t b = 0; b < batch_dims.size(); ++b)
@@ -904,7 +944,10 @@ StatusOr<Values> Emitter::EmitSelectAndScatter(const Instruction& instruction, c
     const std::string hi =
         IntVar("min(" + q + " < 0 ? -1 : " + q + " / " + stride + ", " +
                std::to_string(source.shape.dimensions(static_cast<int64_t>(d)) - 1) + ") + 1");
-    Open(LoopHeader(s[d], lo + " / " + stride, hi, "1"));
+    // Sources s with q - reach <= s * stride <= q, within the source.
+    const int64_t box = std::min((w.size - 1) * w.window_dilation / w.stride + 1,
+                                 source.shape.dimensions(static_cast<int64_t>(d)));
+    OpenLoop(LoopHeader(s[d], lo + " / " + stride, hi, "1"), box);
   }
   // The selected element of this source's window: the first in window
   // order unless `select` prefers a later one.
@@ -915,7 +958,7 @@ StatusOr<Values> Emitter::EmitSelectAndScatter(const Instruction& instruction, c
   std::vector<int64_t> sizes;
   for (const WindowDimension& w : window.dimensions) sizes.push_back(w.size);
   const std::string r = Fresh("w");
-  Open(LoopHeader(r, "0", std::to_string(Product(sizes)), "1"));
+  OpenLoop(LoopHeader(r, "0", std::to_string(Product(sizes)), "1"), Product(sizes));
   const Index within = Delinearize(r, sizes);
   std::string inside;
   Index candidate;
@@ -1250,6 +1293,11 @@ StatusOr<std::string> Emitter::EmitMergeSort(
   const std::string n = std::to_string(length);
   Line("int k_src = k_i * " + n + ";");
   Line("int k_dst = " + std::to_string(rows * length) + " + k_i * " + n + ";");
+  // Iterations: n to number the elements, then per pass (width w = 1, 2,
+  // 4, ...) ceil(n / 2w) merges that together write n outputs.
+  int64_t iterations = length;
+  for (int64_t w = 1; w < length; w *= 2) iterations += 1 + CeilDiv(length, 2 * w) + length;
+  CountLoop(iterations);
   Open(LoopHeader("k_e", "0", n, "1"));
   Line("k_scratch.d[k_src + k_e] = k_e;");
   Close();
@@ -1334,7 +1382,7 @@ Status Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result) {
         if (less.size() != 1) return Refuse(sort, "the comparator must return one pred");
         return less[0];
       }));
-  Open(LoopHeader("k_e", "0", std::to_string(length), "1"));
+  OpenLoop(LoopHeader("k_e", "0", std::to_string(length), "1"), length);
   Line("int k_from = k_scratch.d[" + order + " + k_e];");
   for (size_t k = 0; k < inputs.size(); ++k) {
     Line("b" + std::to_string(result.input_count + static_cast<int>(k)) + ".d[k_base + k_e * " + in +
@@ -1372,7 +1420,7 @@ Status Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result) {
             type, LoadValue(type, "b" + std::to_string(input) + ".d[k_i * " + n + " + " + b + "]", prelude_));
         return CompareExpr(direction, comparison, type, x, y, prelude_);
       }));
-  Open(LoopHeader("k_e", "0", std::to_string(k), "1"));
+  OpenLoop(LoopHeader("k_e", "0", std::to_string(k), "1"), k);
   Line("int k_from = k_scratch.d[" + order + " + k_e];");
   const std::string values = "b" + std::to_string(result.input_count);
   const std::string indices = "b" + std::to_string(result.input_count + 1);
@@ -1439,6 +1487,7 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
     memo_.emplace_back();
     KILN_RETURN_IF_ERROR(root_opcode == Opcode::kSort ? EmitSortRows(*kernel.root(), result)
                                                       : EmitTopKRows(*kernel.root(), result));
+    heaviest_ = kernel.root();
     return Finish(result, buffers);
   }
 
@@ -1491,6 +1540,11 @@ GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
                        std::to_string(result.invocations) +
                        "u; k_g += k_stride) {\n    int k_i = int(k_g);\n" + body_ + "  }\n}\n";
   result.source = std::move(source);
+  const int64_t passes = CeilDiv(result.invocations, kGlslMaxGridInvocations);
+  result.max_loop_iterations = SaturatingMultiply(passes, SaturatingAdd(1, loop_iterations_));
+  if (heaviest_ != nullptr)
+    result.loop_op = std::string(OpcodeName(heaviest_->opcode)) + " " + heaviest_->shape.ToString() + " (" +
+                     heaviest_->name + ")";
   return result;
 }
 
@@ -1508,10 +1562,23 @@ StatusOr<GlslKernel> EmitGlslKernel(const Computation& kernel, const ShaderFeatu
   return emitter.Emit(kernel, entry_name);
 }
 
-// Emits and drops the source: the refusals are then exactly the emitter's,
+Status CheckGlslLoopIterations(const GlslKernel& kernel, const ShaderFeatures& features) {
+  if (features.max_loop_iterations <= 0 || kernel.max_loop_iterations <= features.max_loop_iterations)
+    return OkStatus();
+  return Unimplemented("vulkan: cannot emit ",
+                       kernel.loop_op.empty() ? "kernel " + kernel.name : kernel.loop_op, ": it needs ",
+                       kernel.max_loop_iterations,
+                       " loop iterations in one shader invocation and this device (Mesa's lavapipe) stops an "
+                       "invocation after ",
+                       features.max_loop_iterations, "; run it on the cpu backend");
+}
+
+// Emits and drops the source: the refusals are then exactly the emitter's
+// (and the device's loop limit, so that fusion keeps such kernels apart),
 // and emitting a kernel's text is cheap next to compiling it.
 Status CheckGlslEmittable(const Computation& kernel, const ShaderFeatures& features) {
-  return EmitGlslKernel(kernel, features, "check").status();
+  KILN_ASSIGN_OR_RETURN(GlslKernel glsl, EmitGlslKernel(kernel, features, "check"));
+  return CheckGlslLoopIterations(glsl, features);
 }
 
 }  // namespace kiln::vulkan

@@ -28,7 +28,22 @@ struct GlslKernel {
   bool takes_rng_key = false;
   int push_constant_bytes = 0;
   int64_t invocations = 0;  // the most output elements of any leaf: what a dispatch must cover
+  // An upper bound of the loop iterations one invocation runs, every loop
+  // of the shader together (Mesa's lavapipe stops an invocation after
+  // 65535): the grid-stride loop's passes when kGlslMaxGridInvocations
+  // invocations run, each pass 1 + the body's loops (a loop's trips times
+  // those of the loops around it).
+  int64_t max_loop_iterations = 0;
+  // The op whose loops weigh most, as "reduce f32[] (reduce.3)".
+  std::string loop_op;
 };
+
+// The most invocations a launch runs at once: 65535 workgroups of 64.
+inline constexpr int64_t kGlslMaxGridInvocations = int64_t{65535} * 64;
+
+// UNIMPLEMENTED naming the kernel's heaviest op, its iterations and the
+// limit when features.max_loop_iterations (0: none) is exceeded.
+Status CheckGlslLoopIterations(const GlslKernel& kernel, const ShaderFeatures& features);
 
 // Bytes of the scratch buffer a kernel whose root is `root` binds after its
 // outputs (a sort's or topk's two element-number arrays per row); 0 for

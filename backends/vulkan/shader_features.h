@@ -6,6 +6,8 @@
 // device would reject or run wrongly.
 #pragma once
 
+#include <cstdint>
+
 namespace kiln::vulkan {
 
 struct ShaderFeatures {
@@ -18,6 +20,10 @@ struct ShaderFeatures {
   bool storage16 = false;  // storageBuffer16BitAccess: 16-bit buffer elements
   int subgroup_size = 0;
   int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
+  // The most loop iterations (all loops together) one shader invocation may
+  // run; 0: unlimited. Mesa's lavapipe silently ends an invocation after
+  // 65535, so a longer loop would come out short.
+  int64_t max_loop_iterations = 0;
 };
 
 // Everything on: what the code-generation tests assume (lavapipe has all of it).

@@ -41,11 +41,20 @@ bool LoweredWithoutAKernel(Opcode opcode) {
   }
 }
 
+// The shader features of `vulkan` and its driver's limits: Mesa's lavapipe
+// (driver "llvmpipe") ends a shader invocation after 65535 loop iterations
+// in all, so longer kernels are refused there instead of coming out short.
+ShaderFeatures ShaderFeaturesOfDevice(const Device& vulkan) {
+  ShaderFeatures features = ShaderFeaturesOf(vulkan.features());
+  if (vulkan.info().driver_name == "llvmpipe") features.max_loop_iterations = 65535;
+  return features;
+}
+
 class VulkanBackend : public Backend {
  public:
   VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
       : vulkan_(std::move(vulkan)),
-        features_(ShaderFeaturesOf(vulkan_->features())),
+        features_(ShaderFeaturesOfDevice(*vulkan_)),
         device_(this, 0, std::move(description)),
         queues_(std::make_shared<interpreter::HostQueues>()) {}
 

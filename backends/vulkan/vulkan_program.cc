@@ -37,6 +37,8 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     StatusOr<GlslKernel> glsl = EmitGlslKernel(*kernel.computation, features, kernel.name);
     if (!glsl.ok()) return glsl.status().WithContext("emitting kernel " + kernel.name);
     shader.glsl = std::move(glsl).value();
+    if (Status loops = CheckGlslLoopIterations(shader.glsl, features); !loops.ok())
+      return loops.WithContext("emitting kernel " + kernel.name);
     if (!dump_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(dump_dir, dump_stem + "." + kernel.name + ".comp", shader.glsl.source));

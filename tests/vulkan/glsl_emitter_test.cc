@@ -446,3 +446,62 @@ TEST(ShaderCompilerTest, CompilesAMinimalKernel) {
 
 }  // namespace
 }  // namespace kiln::vulkan
+
+namespace kiln::vulkan {
+namespace {
+
+constexpr char kAdd[] =
+    "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+
+// Mesa's lavapipe stops an invocation after 65535 loop iterations, all
+// loops together: a sum of 100000 ones came back as 65535. The kernel's
+// bound counts every loop (nested loops multiply, the grid-stride loop
+// adds its passes), and a device with a limit refuses a longer kernel by
+// name instead of running it short.
+TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
+  auto iterations = [](const std::string& text) -> int64_t {
+    StatusOr<Compiled> compiled = Compile(text);
+    EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
+    return compiled.ok() ? compiled->kernel.max_loop_iterations : -1;
+  };
+  const std::string sum = Module(
+      "x = f32[100000] parameter(0)\nz = f32[] constant(0)\n"
+      "ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add",
+      kAdd);
+  // One pass of the grid loop, 100000 of the reduce's.
+  EXPECT_EQ(iterations(sum), 100001);
+  // Rows of 300: still one grid pass per invocation.
+  EXPECT_EQ(iterations(Module("x = f32[7,300] parameter(0)\nz = f32[] constant(0)\n"
+                              "ROOT r = f32[7] reduce(x, z), dimensions={1}, to_apply=add",
+                              kAdd)),
+            301);
+  // A dot contracting 50 of a reduce over 30: 50 + 50 * 30 inside one pass.
+  EXPECT_EQ(
+      iterations(Module("x = f32[4,50,30] parameter(0)\nz = f32[] constant(0)\n"
+                        "r = f32[4,50] reduce(x, z), dimensions={2}, to_apply=add\n"
+                        "w = f32[50,3] parameter(1)\n"
+                        "ROOT d = f32[4,3] dot(r, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+                        kAdd)),
+      1 + 50 + 50 * 30);
+  // More elements than the grid's invocations: the grid loop runs 3 passes.
+  const int64_t big = 2 * kGlslMaxGridInvocations + 1;
+  EXPECT_EQ(iterations(Module("x = f32[" + std::to_string(big) + "] parameter(0)\nROOT n = f32[" +
+                              std::to_string(big) + "] negate(x)")),
+            3);
+
+  ShaderFeatures lavapipe = AllShaderFeatures();
+  lavapipe.max_loop_iterations = 65535;
+  StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(sum);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const Status refused = CheckGlslEmittable(*(*module)->entry(), lavapipe);
+  EXPECT_EQ(refused.code(), StatusCode::kUnimplemented) << refused.ToString();
+  for (const char* part : {"reduce f32[] (r)", "100001", "65535", "cpu backend"})
+    EXPECT_NE(refused.message().find(part), std::string::npos) << part << " not in " << refused.message();
+  // Unlimited (0) and a limit it fits take it.
+  EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), AllShaderFeatures()).ok());
+  lavapipe.max_loop_iterations = 100001;
+  EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), lavapipe).ok());
+}
+
+}  // namespace
+}  // namespace kiln::vulkan
