@@ -5,6 +5,7 @@
 
 #include "backends/cuda/rng_emitter.h"
 #include "core/lowering/device_runner.h"
+#include "core/lowering/rng_key.h"
 
 namespace kiln::cuda {
 namespace {

@@ -7,6 +7,7 @@
 
 #include "backends/cpu/codegen/element_ir.h"
 #include "backends/cuda/gpu_entry.h"
+#include "core/lowering/rng_key.h"
 
 namespace kiln::cuda {
 namespace {
@@ -17,12 +18,6 @@ using cpu::codegen::StorageType;
 using cpu::codegen::StoreElement;
 
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
-
-uint64_t SplitMix64(uint64_t x) {
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // The same mixing in IR.
 llvm::Value* Mix(llvm::IRBuilder<>& b, llvm::Value* x) {
@@ -38,10 +33,6 @@ llvm::Value* Unit(llvm::IRBuilder<>& b, llvm::Value* bits) {
 }
 
 }  // namespace
-
-uint64_t RngLaunchKey(uint64_t seed, uint64_t launch) {
-  return SplitMix64(SplitMix64(seed) + launch * kGolden);
-}
 
 Status CheckRngEmittable(const Instruction& rng) {
   if (rng.opcode != Opcode::kRng || rng.operands.size() != 2 || !rng.shape.IsArray())

@@ -25,7 +25,4 @@ Status CheckRngEmittable(const Instruction& rng);
 // number of threads (elements).
 StatusOr<int64_t> EmitRngKernel(llvm::Module& module, const Instruction& rng, const std::string& name);
 
-// The key of launch number `launch` of an execution seeded `seed`.
-uint64_t RngLaunchKey(uint64_t seed, uint64_t launch);
-
 }  // namespace kiln::cuda
