@@ -77,7 +77,8 @@ TEST(GlslEmitterTest, ElementwiseUnaryOpsOfEachTypeCompile) {
                              "cbrt",
                              "erf",
                              "copy"};
-  for (const char* type : {"f32", "f16", "bf16"}) {
+  // f64 with Kiln's own double-precision functions (GLSL has none).
+  for (const char* type : {"f32", "f16", "bf16", "f64"}) {
     std::string body = "  p = " + std::string(type) + "[7] parameter(0)\n";
     std::string tuple;
     int n = 0;
@@ -126,7 +127,8 @@ TEST(GlslEmitterTest, ElementwiseBinaryOpsOfEachTypeCompile) {
   for (const char* type : {"f32", "f16", "bf16"})
     binary(type,
            {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2"});
-  binary("f64", {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum"});
+  binary("f64",
+         {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2"});
   for (const char* type : {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}) {
     binary(type, {"add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "and",
                   "or", "xor", "shift-left", "shift-right-logical", "shift-right-arithmetic"});
@@ -409,11 +411,32 @@ TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
   EXPECT_NE(s64.message().find("shaderInt64"), std::string::npos) << s64.message();
 }
 
+TEST(GlslEmitterTest, ComplexTranscendentalsCompile) {
+  for (const char* type : {"c64", "c128"}) {
+    std::string body = "  p = " + std::string(type) + "[5] parameter(0)\n";
+    std::string tuple;
+    int n = 0;
+    for (const char* op : {"exponential", "log", "sine", "cosine", "tanh", "abs", "sign"}) {
+      const std::string shape =
+          std::string(op) == "abs" ? (type == std::string("c64") ? "f32" : "f64") : type;
+      body += "  u" + std::to_string(n) + " = " + shape + "[5] " + op + "(p)\n";
+      tuple += (n == 0 ? "" : ", ") + std::string("u") + std::to_string(n);
+      ++n;
+    }
+    std::string shapes = "(";
+    for (int i = 0; i < n; ++i)
+      shapes += std::string(i == 0 ? "" : ", ") +
+                (i == 5 ? (type == std::string("c64") ? "f32" : "f64") : type) + "[5]";
+    body += "  ROOT t = " + shapes + ") tuple(" + tuple + ")";
+    SCOPED_TRACE(type);
+    ExpectCompiles(Module(body), 1 + n, 5);
+  }
+}
+
 TEST(GlslEmitterTest, RefusesWhatItDoesNotDoByName) {
-  const Status exp64 =
-      Compile(Module("  a = f64[4] parameter(0)\n  ROOT e = f64[4] exponential(a)")).status();
-  EXPECT_EQ(exp64.code(), StatusCode::kUnimplemented);
-  EXPECT_NE(exp64.message().find("exponential"), std::string::npos) << exp64.message();
+  const Status tan128 = Compile(Module("  a = c128[4] parameter(0)\n  ROOT e = c128[4] tan(a)")).status();
+  EXPECT_EQ(tan128.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(tan128.message().find("tan"), std::string::npos) << tan128.message();
   const Status bits =
       Compile(Module("  s = u64[2] parameter(0)\n"
                      "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_default"))
