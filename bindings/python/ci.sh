@@ -50,3 +50,8 @@ echo "== pytest"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests
 echo "== sample"
 "$venv/bin/python" samples/python/mlp/mlp.py
+# The picture samples, two small frames each (on vulkan, else cpu), into a scratch directory.
+frames=$(mktemp -d)
+trap 'rm -rf "$frames"' EXIT
+"$venv/bin/python" samples/python/mandelbrot/mandelbrot.py --frames 2 --size 128x96 --output-dir "$frames/mandelbrot"
+"$venv/bin/python" samples/python/ripples/ripples.py --frames 2 --size 128x96 --output-dir "$frames/ripples"
