@@ -177,6 +177,7 @@ class Emitter {
   StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
   StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitRng(const Instruction& instruction, const Index& index);
+  StatusOr<std::string> EmitBitcastChangingWidth(const Instruction& instruction, const Index& index);
   StatusOr<Values> EmitSelectAndScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConstant(const Instruction& instruction, const Index& index);
   StatusOr<std::string> ClampedIndex(const Instruction& index_operand, const std::string& value,
@@ -360,7 +361,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     }
     case Opcode::kBitcastConvert: {
       if (instruction.operand(0)->shape.rank() != instruction.shape.rank())
-        return Refuse(instruction, "bitcast-convert between different widths is not done yet");
+        return one(EmitBitcastChangingWidth(instruction, index));
       KILN_ASSIGN_OR_RETURN(std::string x, ElementwiseOperand(instruction, 0, index));
       return one(BitcastExpr(instruction.operand(0)->shape.element_type(), type, x, prelude_));
     }
@@ -1083,6 +1084,63 @@ StatusOr<std::string> Emitter::EmitRng(const Instruction& instruction, const Ind
   KILN_ASSIGN_OR_RETURN(std::string widened, ConvertExpr(type, wide, value, prelude_));
   // Rounding to the type can reach b; the interval stays half-open.
   return "((" + widened + " >= " + top + " && " + top + " > " + low + ") ? " + a + " : " + value + ")";
+}
+
+// The unsigned type of a width (the bits of a bitcast).
+ElementType UnsignedOfWidth(int bits) {
+  switch (bits) {
+    case 8: return ElementType::kU8;
+    case 16: return ElementType::kU16;
+    case 32: return ElementType::kU32;
+    default: return ElementType::kU64;
+  }
+}
+
+// Bytes copied as they lie (little-endian, as the interpreter's byte copy
+// on its hosts): a narrower result has one more minor dimension, element j
+// of it the j-th piece of the input element; a wider one drops the
+// input's minor dimension, piece j at bit j * (input width).
+StatusOr<std::string> Emitter::EmitBitcastChangingWidth(const Instruction& instruction, const Index& index) {
+  const Instruction& operand = *instruction.operand(0);
+  const ElementType from = operand.shape.element_type();
+  const ElementType to = instruction.shape.element_type();
+  const int in_bits = BitWidth(from);
+  const int out_bits = BitWidth(to);
+  if (IsComplex(from) || IsComplex(to) || from == ElementType::kPred || to == ElementType::kPred)
+    return Refuse(instruction, "bitcast-convert is not defined for complex or pred");
+  if ((in_bits == 64 || out_bits == 64) && !features_.i64)
+    return Refuse(instruction, "64-bit pieces need 64-bit integers (shaderInt64)");
+  const ElementType in_unsigned = UnsignedOfWidth(in_bits);
+  const ElementType out_unsigned = UnsignedOfWidth(out_bits);
+  const std::string in_glsl = GlslValueType(in_unsigned);
+  const std::string out_glsl = GlslValueType(out_unsigned);
+  if (in_bits > out_bits) {
+    const int64_t ratio = in_bits / out_bits;
+    if (operand.shape.rank() + 1 != instruction.shape.rank() ||
+        instruction.shape.dimensions().back() != ratio)
+      return Refuse(instruction, "a narrowing bitcast-convert adds a minor dimension of the width ratio");
+    Index operand_index{std::vector<std::string>(index.dims.begin(), index.dims.end() - 1), ""};
+    KILN_ASSIGN_OR_RETURN(std::string x, Scalar(operand, operand_index));
+    KILN_ASSIGN_OR_RETURN(std::string bits, BitcastExpr(from, in_unsigned, x, prelude_));
+    const std::string piece =
+        out_glsl + "((" + in_glsl + "(" + bits + ") >> (" + index.dims.back() + " * " +
+        std::to_string(out_bits) + ")) & " +
+        UintLiteral(in_unsigned, out_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << out_bits) - 1) + ")";
+    return BitcastExpr(out_unsigned, to, piece, prelude_);
+  }
+  const int64_t ratio = out_bits / in_bits;
+  if (operand.shape.rank() != instruction.shape.rank() + 1 || operand.shape.dimensions().back() != ratio)
+    return Refuse(instruction, "a widening bitcast-convert drops a minor dimension of the width ratio");
+  std::string sum;
+  for (int64_t j = 0; j < ratio; ++j) {
+    Index operand_index{index.dims, ""};
+    operand_index.dims.push_back(std::to_string(j));
+    KILN_ASSIGN_OR_RETURN(std::string x, Scalar(operand, operand_index));
+    KILN_ASSIGN_OR_RETURN(std::string bits, BitcastExpr(from, in_unsigned, x, prelude_));
+    const std::string part = "(" + out_glsl + "(" + bits + ") << " + std::to_string(j * in_bits) + ")";
+    sum += (sum.empty() ? "" : " | ") + part;
+  }
+  return BitcastExpr(out_unsigned, to, Var(out_unsigned, sum), prelude_);
 }
 
 StatusOr<std::string> Emitter::EmitConcatenate(const Instruction& instruction, const Index& index) {

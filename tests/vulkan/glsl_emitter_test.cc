@@ -433,6 +433,18 @@ TEST(GlslEmitterTest, ComplexTranscendentalsCompile) {
   }
 }
 
+TEST(GlslEmitterTest, BitcastConvertBetweenWidthsCompiles) {
+  ExpectCompiles(Module("  d = f64[3] parameter(0)\n  a = u8[3,8] bitcast-convert(d)\n"
+                        "  i = s8[5,4] parameter(1)\n  w = f32[5] bitcast-convert(i)\n"
+                        "  ROOT t = (u8[3,8], f32[5]) tuple(a, w)"),
+                 4, 24);
+  ShaderFeatures no_i64 = AllShaderFeatures();
+  no_i64.i64 = false;
+  const Status refused =
+      Compile(Module("  d = u32[3,2] parameter(0)\n  ROOT a = s64[3] bitcast-convert(d)"), no_i64).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnimplemented);
+}
+
 TEST(GlslEmitterTest, RefusesWhatItDoesNotDoByName) {
   const Status tan128 = Compile(Module("  a = c128[4] parameter(0)\n  ROOT e = c128[4] tan(a)")).status();
   EXPECT_EQ(tan128.code(), StatusCode::kUnimplemented);
