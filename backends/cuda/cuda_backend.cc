@@ -8,6 +8,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
+#include "core/lowering/device_runner.h"
 #include "core/verifier.h"
 
 namespace kiln::cuda {
@@ -135,18 +136,8 @@ class CudaBackend : public Backend {
     return std::unique_ptr<DeviceBuffer>(std::move(buffer));
   }
 
-  Status TransferToInfeed(const Literal& literal) override {
-    std::lock_guard<std::mutex> lock(queues_->mutex);
-    queues_->infeed.push_back(literal);
-    return OkStatus();
-  }
-  StatusOr<Literal> TransferFromOutfeed() override {
-    std::lock_guard<std::mutex> lock(queues_->mutex);
-    if (queues_->outfeed.empty()) return FailedPrecondition("cuda: the outfeed queue is empty");
-    Literal literal = std::move(queues_->outfeed.front());
-    queues_->outfeed.pop_front();
-    return literal;
-  }
+  Status TransferToInfeed(const Literal& literal) override { return PushInfeed(*queues_, literal); }
+  StatusOr<Literal> TransferFromOutfeed() override { return PopOutfeed(*queues_, "cuda"); }
 
  private:
   const Driver& driver_;

@@ -114,21 +114,10 @@ CudaExecutable::~CudaExecutable() {
 StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
     std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) {
   const CudaProgram& program = *program_;
-  if (arguments.size() != program.parameter_leaves.size()) {
-    return InvalidArgument("cuda: the computation takes ", program.parameter_leaves.size(),
-                           " argument buffers, got ", arguments.size());
-  }
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    const DeviceBuffer* argument = arguments[i];
-    if (argument == nullptr) return InvalidArgument("cuda: argument ", i, " is null");
-    if (argument->device() != device_ || dynamic_cast<const CudaBuffer*>(argument) == nullptr)
-      return InvalidArgument("cuda: argument ", i, " is not a buffer of this GPU (", device_->description(),
-                             ")");
-    if (!argument->shape().Compatible(program.parameter_leaves[i])) {
-      return InvalidArgument("cuda: parameter ", i, " expects ", program.parameter_leaves[i].ToString(),
-                             ", got ", argument->shape().ToString());
-    }
-  }
+  KILN_RETURN_IF_ERROR(CheckDeviceArguments(
+      arguments, program.parameter_leaves, device_,
+      [](const DeviceBuffer& buffer) { return dynamic_cast<const CudaBuffer*>(&buffer) != nullptr; },
+      "cuda"));
   KILN_RETURN_IF_ERROR(options.stop.Check());
   const Driver& driver = memory_->driver();
   KILN_RETURN_IF_ERROR(memory_->MakeCurrent());

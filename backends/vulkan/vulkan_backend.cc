@@ -12,6 +12,7 @@
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/lowering/device_lowering.h"
+#include "core/lowering/device_runner.h"
 #include "core/single_instruction.h"
 #include "core/verifier.h"
 
@@ -44,17 +45,12 @@ bool LoweredWithoutAKernel(Opcode opcode) {
 // The shader features of `vulkan` and its driver's limits: Mesa's lavapipe
 // (driver "llvmpipe") ends a shader invocation after 65535 loop iterations
 // in all, so longer kernels are refused there instead of coming out short.
-ShaderFeatures ShaderFeaturesOfDevice(const Device& vulkan) {
-  ShaderFeatures features = ShaderFeaturesOf(vulkan.features());
-  if (vulkan.info().driver_name == "llvmpipe") features.max_loop_iterations = 65535;
-  return features;
-}
 
 class VulkanBackend : public Backend {
  public:
   VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
       : vulkan_(std::move(vulkan)),
-        features_(ShaderFeaturesOfDevice(*vulkan_)),
+        features_(vulkan_->shader_features()),
         device_(this, 0, std::move(description)),
         queues_(std::make_shared<interpreter::HostQueues>()) {}
 
@@ -145,18 +141,8 @@ class VulkanBackend : public Backend {
     return std::unique_ptr<DeviceBuffer>(std::move(array));
   }
 
-  Status TransferToInfeed(const Literal& literal) override {
-    std::lock_guard<std::mutex> lock(queues_->mutex);
-    queues_->infeed.push_back(literal);
-    return OkStatus();
-  }
-  StatusOr<Literal> TransferFromOutfeed() override {
-    std::lock_guard<std::mutex> lock(queues_->mutex);
-    if (queues_->outfeed.empty()) return FailedPrecondition("vulkan: the outfeed queue is empty");
-    Literal literal = std::move(queues_->outfeed.front());
-    queues_->outfeed.pop_front();
-    return literal;
-  }
+  Status TransferToInfeed(const Literal& literal) override { return PushInfeed(*queues_, literal); }
+  StatusOr<Literal> TransferFromOutfeed() override { return PopOutfeed(*queues_, "vulkan"); }
 
  private:
   std::shared_ptr<Device> vulkan_;
@@ -167,21 +153,6 @@ class VulkanBackend : public Backend {
 };
 
 }  // namespace
-
-ShaderFeatures ShaderFeaturesOf(const DeviceFeatures& features) {
-  ShaderFeatures shader;
-  shader.f16 = features.f16;
-  shader.f64 = features.f64;
-  shader.i8 = features.i8;
-  shader.i16 = features.i16;
-  shader.i64 = features.i64;
-  shader.storage8 = features.storage8;
-  shader.storage16 = features.storage16;
-  shader.subgroup_size = static_cast<int>(features.subgroup_size);
-  shader.max_workgroup_size =
-      static_cast<int>(std::min(features.max_workgroup_size[0], features.max_workgroup_invocations));
-  return shader;
-}
 
 std::string FeatureList(const DeviceFeatures& features) {
   std::string list;

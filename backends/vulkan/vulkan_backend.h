@@ -19,9 +19,6 @@ namespace kiln::vulkan {
 // usable device.
 StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend();
 
-// What the code generator may use on a device with `features`.
-ShaderFeatures ShaderFeaturesOf(const DeviceFeatures& features);
-
 // The optional features as `kiln info` lists them, e.g. "f16 f64 i8 i16 i64
 // int64-atomics subgroup-arithmetic".
 std::string FeatureList(const DeviceFeatures& features);

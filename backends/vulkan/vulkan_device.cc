@@ -192,6 +192,9 @@ ShaderFeatures Device::shader_features() const {
   shader.subgroup_size = static_cast<int>(features_.subgroup_size);
   shader.max_workgroup_size =
       static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));
+  // lavapipe (Mesa's llvmpipe driver) silently ends a shader invocation
+  // after 65535 loop iterations: a sum of 100000 ones gave 65535.
+  if (info_.driver_name == "llvmpipe") shader.max_loop_iterations = 65535;
   return shader;
 }
 

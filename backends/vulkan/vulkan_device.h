@@ -39,7 +39,8 @@ class Device {
   const PhysicalDeviceInfo& info() const { return info_; }
   // What shaders may use on this device (everything listed is enabled).
   const DeviceFeatures& features() const { return features_; }
-  // The same, as the GLSL code generator takes it.
+  // The same, as the GLSL code generator takes it, with the driver's known
+  // limits (lavapipe's bound on loop iterations).
   ShaderFeatures shader_features() const;
   uint32_t queue_family() const { return queue_family_; }
   VkPipelineCache pipeline_cache() const { return pipeline_cache_; }

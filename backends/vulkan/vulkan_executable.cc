@@ -139,21 +139,10 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
 StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
     std::span<DeviceBuffer* const> arguments, const ExecuteOptions& options) {
   const VulkanProgram& program = *program_;
-  if (arguments.size() != program.parameter_leaves.size()) {
-    return InvalidArgument("vulkan: the computation takes ", program.parameter_leaves.size(),
-                           " argument buffers, got ", arguments.size());
-  }
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    const DeviceBuffer* argument = arguments[i];
-    if (argument == nullptr) return InvalidArgument("vulkan: argument ", i, " is null");
-    if (argument->device() != device_ || dynamic_cast<const VulkanArray*>(argument) == nullptr)
-      return InvalidArgument("vulkan: argument ", i, " is not a buffer of this device (",
-                             device_->description(), ")");
-    if (!argument->shape().Compatible(program.parameter_leaves[i])) {
-      return InvalidArgument("vulkan: parameter ", i, " expects ", program.parameter_leaves[i].ToString(),
-                             ", got ", argument->shape().ToString());
-    }
-  }
+  KILN_RETURN_IF_ERROR(CheckDeviceArguments(
+      arguments, program.parameter_leaves, device_,
+      [](const DeviceBuffer& buffer) { return dynamic_cast<const VulkanArray*>(&buffer) != nullptr; },
+      "vulkan"));
   KILN_RETURN_IF_ERROR(options.stop.Check());
   std::shared_ptr<Buffer> scratch;
   if (program.scratch_bytes > 0) {

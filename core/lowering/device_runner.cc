@@ -198,6 +198,41 @@ class SequenceRunner {
 
 }  // namespace
 
+Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
+                            const std::vector<Shape>& parameter_leaves, const Device* device,
+                            bool (*is_own)(const DeviceBuffer&), const std::string& backend) {
+  if (arguments.size() != parameter_leaves.size()) {
+    return InvalidArgument(backend, ": the computation takes ", parameter_leaves.size(),
+                           " argument buffers, got ", arguments.size());
+  }
+  for (size_t i = 0; i < arguments.size(); ++i) {
+    const DeviceBuffer* argument = arguments[i];
+    if (argument == nullptr) return InvalidArgument(backend, ": argument ", i, " is null");
+    if (argument->device() != device || !is_own(*argument))
+      return InvalidArgument(backend, ": argument ", i, " is not a buffer of this device (",
+                             device->description(), ")");
+    if (!argument->shape().Compatible(parameter_leaves[i])) {
+      return InvalidArgument(backend, ": parameter ", i, " expects ", parameter_leaves[i].ToString(),
+                             ", got ", argument->shape().ToString());
+    }
+  }
+  return OkStatus();
+}
+
+Status PushInfeed(interpreter::HostQueues& queues, const Literal& literal) {
+  std::lock_guard<std::mutex> lock(queues.mutex);
+  queues.infeed.push_back(literal);
+  return OkStatus();
+}
+
+StatusOr<Literal> PopOutfeed(interpreter::HostQueues& queues, const std::string& backend) {
+  std::lock_guard<std::mutex> lock(queues.mutex);
+  if (queues.outfeed.empty()) return FailedPrecondition(backend, ": the outfeed queue is empty");
+  Literal literal = std::move(queues.outfeed.front());
+  queues.outfeed.pop_front();
+  return literal;
+}
+
 Status RunDeviceSequence(const DeviceProgram& program, int sequence, DeviceStepExecutor& executor,
                          const ExecuteOptions& options, interpreter::HostQueues& queues,
                          const std::string& backend) {

@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
@@ -29,6 +31,19 @@ class DeviceStepExecutor {
   virtual Status ReadToHost(int slot, void* host, int64_t bytes) = 0;
   virtual Status WriteFromHost(int slot, const void* host, int64_t bytes) = 0;
 };
+
+// The checks every device executable makes of its arguments before it runs:
+// their count, no null, each a buffer of `device` of the backend's own type
+// (`is_own`), each of its parameter leaf's shape. INVALID_ARGUMENT naming
+// the argument otherwise.
+Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
+                            const std::vector<Shape>& parameter_leaves, const Device* device,
+                            bool (*is_own)(const DeviceBuffer&), const std::string& backend);
+
+// Backend::TransferToInfeed and TransferFromOutfeed over `queues` (FIFO);
+// an empty outfeed queue is FAILED_PRECONDITION.
+Status PushInfeed(interpreter::HostQueues& queues, const Literal& literal);
+StatusOr<Literal> PopOutfeed(interpreter::HostQueues& queues, const std::string& backend);
 
 // Runs sequence `sequence` of `program` on `executor`; `backend` names the
 // backend in errors. A stop (options.stop) inside a loop names the loop and
