@@ -178,6 +178,7 @@ class Emitter {
   StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitRng(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitBitcastChangingWidth(const Instruction& instruction, const Index& index);
+  StatusOr<Values> EmitRngBitGenerator(const Instruction& instruction, const Index& index);
   StatusOr<Values> EmitSelectAndScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConstant(const Instruction& instruction, const Index& index);
   StatusOr<std::string> ClampedIndex(const Instruction& index_operand, const std::string& value,
@@ -498,7 +499,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
       return result;
     }
     case Opcode::kRng: return one(EmitRng(instruction, index));
-    case Opcode::kRngBitGenerator: return Refuse(instruction, "rng-bit-generator is not done on Vulkan yet");
+    case Opcode::kRngBitGenerator: return EmitRngBitGenerator(instruction, index);
     case Opcode::kSort:
     case Opcode::kTopK: return Refuse(instruction, "a sort or topk must be its kernel's root");
     case Opcode::kScatter: return EmitScatter(instruction, index);
@@ -1084,6 +1085,123 @@ StatusOr<std::string> Emitter::EmitRng(const Instruction& instruction, const Ind
   KILN_ASSIGN_OR_RETURN(std::string widened, ConvertExpr(type, wide, value, prelude_));
   // Rounding to the type can reach b; the interval stays half-open.
   return "((" + widened + " >= " + top + " && " + top + " > " + low + ") ? " + a + " : " + value + ")";
+}
+
+// Threefry-2x32 (20 rounds) and Philox-4x32 (10 rounds) blocks, as the
+// interpreter's rng-bit-generator (core/interpreter/rng.cc), unrolled.
+std::string ThreefryHelper() {
+  static constexpr int kRotations[8] = {13, 15, 26, 6, 17, 29, 16, 24};
+  std::string text =
+      "uvec2 k_threefry(uint k0, uint k1, uint c0, uint c1) {\n  uint ks[3] = uint[3](k0, k1, 0x1BD11BDAu ^ "
+      "k0 ^ "
+      "k1);\n  uint x0 = c0 + k0;\n  uint x1 = c1 + k1;\n";
+  for (int round = 0; round < 20; ++round) {
+    const int r = kRotations[round % 8];
+    text += "  x0 += x1; x1 = (x1 << " + std::to_string(r) + ") | (x1 >> " + std::to_string(32 - r) +
+            "); x1 ^= x0;\n";
+    if (round % 4 == 3) {
+      const int injection = round / 4 + 1;
+      text += "  x0 += ks[" + std::to_string(injection % 3) + "]; x1 += ks[" +
+              std::to_string((injection + 1) % 3) + "] + " + std::to_string(injection) + "u;\n";
+    }
+  }
+  return text + "  return uvec2(x0, x1);\n}\n";
+}
+
+std::string PhiloxHelper() {
+  std::string text = "uvec4 k_philox(uint k0, uint k1, uvec4 c) {\n  uint h0, l0, h1, l1;\n";
+  for (int round = 0; round < 10; ++round) {
+    text +=
+        "  umulExtended(0xD2511F53u, c.x, h0, l0); umulExtended(0xCD9E8D57u, c.z, h1, l1);\n"
+        "  c = uvec4(h1 ^ c.y ^ k0, l1, h0 ^ c.w ^ k1, l0); k0 += 0x9E3779B9u; k1 += 0xBB67AE85u;\n";
+  }
+  return text + "  return c;\n}\n";
+}
+
+// (new state, bits): the bits' element e covers bytes e*B.. of the stream
+// of 32-bit words, word w from block w / (words per block) of the counter
+// state[1] (+ state[2] above it for Philox) plus the block number; the
+// new state advances the counter by the blocks the whole output used.
+StatusOr<Values> Emitter::EmitRngBitGenerator(const Instruction& instruction, const Index& index) {
+  const Instruction& state = *instruction.operand(0);
+  const Shape& shape = instruction.shape;
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 ||
+      state.shape.element_type() != ElementType::kU64 || state.shape.rank() != 1 ||
+      state.shape.element_count() < 2)
+    return Refuse(instruction, "rng-bit-generator needs a u64[n >= 2] state and a (state, bits) result");
+  if (!features_.i64) return Refuse(instruction, "its u64 state needs 64-bit integers (shaderInt64)");
+  const Shape& bits_shape = shape.tuple_shapes(1);
+  const ElementType type = bits_shape.element_type();
+  if (type == ElementType::kPred || IsComplex(type))
+    return Refuse(instruction, "rng-bit-generator makes integer or floating-point bits");
+  prelude_.NeedExtension("GL_EXT_shader_explicit_arithmetic_types_int64");
+  const bool philox = instruction.attrs.rng_algorithm == RngAlgorithm::kPhilox;
+  const int64_t n = state.shape.element_count();
+  const int64_t bytes = BitWidth(type) / 8;
+  const int64_t per_block = philox ? 4 : 2;
+  const int64_t words = (bits_shape.element_count() * bytes + 3) / 4;
+  const int64_t blocks = (words + per_block - 1) / per_block;
+  KILN_ASSIGN_OR_RETURN(std::string key, Scalar(state, Index{{"0"}, ""}));
+  KILN_ASSIGN_OR_RETURN(std::string counter, Scalar(state, Index{{"1"}, ""}));
+  std::string high = "0ul";
+  if (n > 2) {
+    KILN_ASSIGN_OR_RETURN(high, Scalar(state, Index{{"2"}, ""}));
+  }
+  // The new state's element (the index is the state's or, when this leaf
+  // is not the one asked for, the other leaf's: clamped either way).
+  const std::string at =
+      index.dims.size() == 1 ? IntVar("clamp(" + index.dims[0] + ", 0, " + std::to_string(n - 1) + ")") : "0";
+  KILN_ASSIGN_OR_RETURN(std::string kept, Scalar(state, Index{{at}, ""}));
+  const std::string advanced = Var(ElementType::kU64, counter + " + " + std::to_string(blocks) + "ul");
+  std::string new_state = "(" + at + " == 1 ? " + advanced + " : " + kept + ")";
+  if (philox && n > 2)
+    new_state = "(" + at + " == 2 ? " + kept + " + (" + advanced + " < " + counter +
+                " ? 1ul : 0ul) : " + new_state + ")";
+  const std::string state_value = Var(ElementType::kU64, new_state);
+  // The bits' element.
+  const std::string element = !index.linear.empty() ? index.linear
+                              : index.dims.size() == static_cast<size_t>(bits_shape.rank())
+                                  ? Linear(index, bits_shape.dimensions())
+                                  : "0";
+  const std::string first_word = Fresh("rw");
+  Line("int " + first_word + " = " +
+       (bytes >= 4 ? element + " * " + std::to_string(bytes / 4)
+                   : "(" + element + " * " + std::to_string(bytes) + ") / 4") +
+       ";");
+  const std::string block =
+      Var(ElementType::kU64, "uint64_t(" + first_word + " / " + std::to_string(per_block) + ")");
+  const std::string lane = IntVar(first_word + " % " + std::to_string(per_block));
+  const std::string k0 = "uint(" + key + ")", k1 = "uint(" + key + " >> 32)";
+  std::string word_vector;
+  const std::string got = Fresh("rg");
+  if (philox) {
+    prelude_.Helper("k_philox", PhiloxHelper());
+    const std::string low = Var(ElementType::kU64, counter + " + " + block);
+    const std::string upper = Var(ElementType::kU64, high + " + (" + low + " < " + counter + " ? 1ul : 0ul)");
+    Line("uvec4 " + got + " = k_philox(" + k0 + ", " + k1 + ", uvec4(uint(" + low + "), uint(" + low +
+         " >> 32), uint(" + upper + "), uint(" + upper + " >> 32)));");
+  } else {
+    prelude_.Helper("k_threefry", ThreefryHelper());
+    const std::string value = Var(ElementType::kU64, counter + " + " + block);
+    Line("uvec2 " + got + " = k_threefry(" + k0 + ", " + k1 + ", uint(" + value + "), uint(" + value +
+         " >> 32));");
+  }
+  std::string bits_value;
+  if (bytes == 8) {
+    KILN_ASSIGN_OR_RETURN(bits_value, BitcastExpr(ElementType::kU64, type,
+                                                  "(uint64_t(" + got + "[" + lane + "]) | (uint64_t(" + got +
+                                                      "[" + lane + " + 1]) << 32))",
+                                                  prelude_));
+  } else if (bytes == 4) {
+    KILN_ASSIGN_OR_RETURN(bits_value, BitcastExpr(ElementType::kU32, type, got + "[" + lane + "]", prelude_));
+  } else {
+    const std::string shift = "(((" + element + " * " + std::to_string(bytes) + ") % 4) * 8)";
+    const std::string piece =
+        "((" + got + "[" + lane + "] >> " + shift + ") & " + (bytes == 1 ? "0xffu" : "0xffffu") + ")";
+    KILN_ASSIGN_OR_RETURN(
+        bits_value, BitcastExpr(bytes == 1 ? ElementType::kU8 : ElementType::kU16, type, piece, prelude_));
+  }
+  return Values{state_value, Var(type, bits_value)};
 }
 
 // The unsigned type of a width (the bits of a bitcast).
