@@ -42,10 +42,6 @@ bool LoweredWithoutAKernel(Opcode opcode) {
   }
 }
 
-// The shader features of `vulkan` and its driver's limits: Mesa's lavapipe
-// (driver "llvmpipe") ends a shader invocation after 65535 loop iterations
-// in all, so longer kernels are refused there instead of coming out short.
-
 class VulkanBackend : public Backend {
  public:
   VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
