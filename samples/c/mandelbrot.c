@@ -9,161 +9,20 @@
  * It runs on "vulkan" unless --backend names another backend; when vulkan
  * cannot be used it says why in one line and runs on "cpu". Every status is
  * checked; on failure the sample prints the message and exits non-zero.
+ * The host side it shares with the other picture sample (options, client,
+ * output directory, PNG files, clock) is in frames.h.
  *
  * The iteration runs in f64 (f32 runs out of digits after a zoom of about
  * 1000x). The C API has no tuple parameters, so the loop state is one f64 array of
  * 1 + 5H rows of W: a header row holding the trip counter and the trip limit,
  * then the planes zr, zi, n (iterations done), cr and ci. */
-#define _POSIX_C_SOURCE 200809L
-#include <errno.h>
 #include <math.h>
-#include <png.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/stat.h>
-#include <time.h>
 
+#include "frames.h"
 #include "kiln/kiln.h"
-
-/* Prints and frees a failed status; returns 1 when it failed. */
-static int failed(kiln_status_t* status, const char* what) {
-  if (status == NULL) return 0;
-  fprintf(stderr, "%s failed: %s: %s\n", what, kiln_status_code_name(kiln_status_code(status)),
-          kiln_status_message(status));
-  kiln_status_destroy(status);
-  return 1;
-}
-
-/* --- Options --------------------------------------------------------------- */
-
-typedef struct options_t {
-  const char* backend; /* NULL: vulkan, falling back to cpu */
-  int frames;
-  int width;
-  int height;
-  const char* output_dir;
-} options_t;
-
-static int usage(const char* program) {
-  fprintf(stderr, "usage: %s [--backend NAME] [--frames N] [--size WxH] [--output-dir DIR]\n", program);
-  return 2;
-}
-
-/* Returns 0 on success, else the exit status to use. */
-static int parse_options(int argc, char** argv, options_t* options) {
-  int i;
-  options->backend = NULL;
-  options->frames = 8;
-  options->width = 512;
-  options->height = 384;
-  options->output_dir = "frames/mandelbrot";
-  for (i = 1; i < argc; ++i) {
-    const char* value = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      usage(argv[0]);
-      return 1;
-    }
-    if (value == NULL) return usage(argv[0]);
-    if (strcmp(argv[i], "--backend") == 0) {
-      options->backend = value;
-    } else if (strcmp(argv[i], "--frames") == 0) {
-      options->frames = atoi(value);
-      if (options->frames < 1 || options->frames > 1000) {
-        fprintf(stderr, "--frames wants 1 to 1000, not %s\n", value);
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--size") == 0) {
-      if (sscanf(value, "%dx%d", &options->width, &options->height) != 2 || options->width < 8 ||
-          options->height < 8 || options->width > 8192 || options->height > 8192) {
-        fprintf(stderr, "--size wants WxH with sides from 8 to 8192, not %s\n", value);
-        return 2;
-      }
-    } else if (strcmp(argv[i], "--output-dir") == 0) {
-      options->output_dir = value;
-    } else {
-      return usage(argv[0]);
-    }
-    ++i;
-  }
-  return 0;
-}
-
-/* --- Host helpers: directories, PNG, clock --------------------------------- */
-
-/* mkdir -p; returns 0 on success. */
-static int make_directories(const char* path) {
-  char buffer[4096];
-  size_t i, length = strlen(path);
-  if (length == 0 || length >= sizeof(buffer)) return -1;
-  memcpy(buffer, path, length + 1);
-  for (i = 1; i <= length; ++i) {
-    if (buffer[i] == '/' || buffer[i] == '\0') {
-      char saved = buffer[i];
-      buffer[i] = '\0';
-      if (mkdir(buffer, 0777) != 0 && errno != EEXIST) {
-        fprintf(stderr, "cannot create directory %s: %s\n", buffer, strerror(errno));
-        return -1;
-      }
-      buffer[i] = saved;
-    }
-  }
-  return 0;
-}
-
-/* Writes 8-bit RGB rows to `path`; returns 0 on success. */
-static int write_png(const char* path, const unsigned char* rgb, int width, int height) {
-  FILE* file = fopen(path, "wb");
-  png_structp png = NULL;
-  png_infop info = NULL;
-  int row;
-  if (file == NULL) {
-    fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  png = png_create_write_struct(PNG_LIBPNG_VER_STRING, NULL, NULL, NULL);
-  if (png != NULL) info = png_create_info_struct(png);
-  if (info == NULL || setjmp(png_jmpbuf(png))) {
-    fprintf(stderr, "libpng failed to write %s\n", path);
-    png_destroy_write_struct(&png, &info);
-    fclose(file);
-    return -1;
-  }
-  png_init_io(png, file);
-  png_set_IHDR(png, info, (png_uint_32)width, (png_uint_32)height, 8, PNG_COLOR_TYPE_RGB, PNG_INTERLACE_NONE,
-               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
-  png_write_info(png, info);
-  for (row = 0; row < height; ++row) png_write_row(png, rgb + (size_t)row * (size_t)width * 3);
-  png_write_end(png, NULL);
-  png_destroy_write_struct(&png, &info);
-  return fclose(file) == 0 ? 0 : -1;
-}
-
-static double now_ms(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
-}
-
-/* A client for `backend`, or when it is NULL for vulkan, else cpu with a line
- * saying why. */
-static kiln_client_t* create_client(const char* backend) {
-  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
-  kiln_client_t* client = NULL;
-  kiln_status_t* status;
-  options.backend = backend != NULL ? backend : "vulkan";
-  status = kiln_client_create(&options, &client);
-  if (status != NULL && backend == NULL) {
-    printf("vulkan unavailable (%s: %s); using cpu\n", kiln_status_code_name(kiln_status_code(status)),
-           kiln_status_message(status));
-    kiln_status_destroy(status);
-    options.backend = "cpu";
-    status = kiln_client_create(&options, &client);
-  }
-  if (failed(status, "kiln_client_create")) return NULL;
-  return client;
-}
 
 /* --- The computation ------------------------------------------------------- */
 
@@ -194,10 +53,10 @@ static kiln_computation_t* build_condition(int64_t width, int64_t height) {
   kiln_builder_t* b = NULL;
   kiln_computation_t* condition = NULL;
   kiln_op_t state;
-  if (failed(kiln_builder_create("keep_iterating", &b), "kiln_builder_create")) return NULL;
+  if (frames_failed(kiln_builder_create("keep_iterating", &b), "kiln_builder_create")) return NULL;
   state = kiln_op_parameter(b, 0, KILN_TYPE_F64, dims, 2, NULL, "state");
   kiln_op_lt(b, header_value(b, state, 0), header_value(b, state, 1), NULL, 0);
-  failed(kiln_builder_build(b, KILN_OP_INVALID, &condition), "kiln_builder_build(condition)");
+  frames_failed(kiln_builder_build(b, KILN_OP_INVALID, &condition), "kiln_builder_build(condition)");
   kiln_builder_destroy(b);
   return condition;
 }
@@ -211,7 +70,7 @@ static kiln_computation_t* build_body(int64_t width, int64_t height) {
   kiln_computation_t* body = NULL;
   kiln_op_t state, header, zr, zi, n, cr, ci, parts[6];
   int i;
-  if (failed(kiln_builder_create("iterate", &b), "kiln_builder_create")) return NULL;
+  if (frames_failed(kiln_builder_create("iterate", &b), "kiln_builder_create")) return NULL;
   state = kiln_op_parameter(b, 0, KILN_TYPE_F64, dims, 2, NULL, "state");
   header = rows_of(b, state, 0, 1, width);
   zr = rows_of(b, state, 1, height, width);
@@ -240,7 +99,7 @@ static kiln_computation_t* build_body(int64_t width, int64_t height) {
   parts[4] = cr;
   parts[5] = ci;
   kiln_op_concat_in_dim(b, parts, 6, 0);
-  failed(kiln_builder_build(b, KILN_OP_INVALID, &body), "kiln_builder_build(body)");
+  frames_failed(kiln_builder_build(b, KILN_OP_INVALID, &body), "kiln_builder_build(body)");
   kiln_builder_destroy(b);
   return body;
 }
@@ -265,7 +124,7 @@ static kiln_computation_t* build_frame(int64_t width, int64_t height) {
   kiln_op_t view, cx, cy, size, trips, x, y, zero_plane, zero1, header_parts[3], parts[6], state;
   kiln_op_t zr, zi, n, m, escaped, smooth, t, argument, colour;
   if (condition == NULL || body == NULL ||
-      failed(kiln_builder_create("mandelbrot_frame", &b), "kiln_builder_create")) {
+      frames_failed(kiln_builder_create("mandelbrot_frame", &b), "kiln_builder_create")) {
     kiln_computation_destroy(condition);
     kiln_computation_destroy(body);
     return NULL;
@@ -320,7 +179,7 @@ static kiln_computation_t* build_frame(int64_t width, int64_t height) {
   colour = kiln_op_clamp(b, f32c(b, 0.0f), add(b, mul(b, colour, f32c(b, 255.0f)), f32c(b, 0.5f)),
                          f32c(b, 255.0f));
   kiln_op_convert(b, colour, KILN_TYPE_U8);
-  failed(kiln_builder_build(b, KILN_OP_INVALID, &frame), "kiln_builder_build(frame)");
+  frames_failed(kiln_builder_build(b, KILN_OP_INVALID, &frame), "kiln_builder_build(frame)");
   kiln_builder_destroy(b);
   kiln_computation_destroy(condition);
   kiln_computation_destroy(body);
@@ -334,7 +193,7 @@ int main(int argc, char** argv) {
   const double centre_x = -0.743643887, centre_y = 0.131825904;
   const double start_width = 3.2, zoom_per_frame = 3.5;
   const int64_t view_dims[1] = {4};
-  options_t options;
+  frames_options_t options;
   kiln_client_t* client = NULL;
   kiln_computation_t* frame = NULL;
   kiln_executable_t* executable = NULL;
@@ -342,17 +201,16 @@ int main(int argc, char** argv) {
   const char* backend = "";
   int status = 1, parsed, i;
 
-  parsed = parse_options(argc, argv, &options);
-  if (parsed != 0) return parsed == 1 ? 0 : parsed;
+  parsed = frames_parse_options(argc, argv, 8, "frames/mandelbrot", &options);
+  if (parsed >= 0) return parsed;
   rgb = malloc((size_t)options.width * (size_t)options.height * 3);
   if (rgb == NULL) return 1;
-  client = create_client(options.backend);
+  client = frames_open_client(options.backend, &backend);
   if (client == NULL) goto done;
-  if (failed(kiln_client_backend_name(client, &backend), "kiln_client_backend_name")) goto done;
   frame = build_frame(options.width, options.height);
   if (frame == NULL) goto done;
-  if (failed(kiln_client_compile(client, frame, NULL, &executable), "kiln_client_compile")) goto done;
-  if (make_directories(options.output_dir) != 0) goto done;
+  if (frames_failed(kiln_client_compile(client, frame, NULL, &executable), "kiln_client_compile")) goto done;
+  if (frames_prepare_directory(options.output_dir) != 0) goto done;
 
   for (i = 0; i < options.frames; ++i) {
     const double width = start_width / pow(zoom_per_frame, i);
@@ -368,22 +226,22 @@ int main(int argc, char** argv) {
     view[1] = centre_y;
     view[2] = width / options.width;
     view[3] = (iterations + kUnroll - 1) / kUnroll;
-    start = now_ms();
-    ok = !failed(kiln_client_buffer_from_host(client, KILN_TYPE_F64, view_dims, 1, NULL, view, sizeof(view),
-                                              &input),
-                 "kiln_client_buffer_from_host") &&
-         !failed(kiln_executable_execute(executable, &input, 1, NULL, &result, 1, &num_results),
-                 "kiln_executable_execute") &&
-         !failed(kiln_buffer_to_host(result, rgb, (size_t)options.width * (size_t)options.height * 3),
-                 "kiln_buffer_to_host");
+    start = frames_now_ms();
+    ok = !frames_failed(kiln_client_buffer_from_host(client, KILN_TYPE_F64, view_dims, 1, NULL, view,
+                                                     sizeof(view), &input),
+                        "kiln_client_buffer_from_host") &&
+         !frames_failed(kiln_executable_execute(executable, &input, 1, NULL, &result, 1, &num_results),
+                        "kiln_executable_execute") &&
+         !frames_failed(kiln_buffer_to_host(result, rgb, (size_t)options.width * (size_t)options.height * 3),
+                        "kiln_buffer_to_host");
     kiln_buffer_destroy(result);
     kiln_buffer_destroy(input);
     if (!ok) goto done;
     snprintf(path, sizeof(path), "%s/frame_%03d.png", options.output_dir, i);
     printf("%s  backend %s  %dx%d  zoom %.0fx  %d iterations  %.1f ms\n", path, backend, options.width,
-           options.height, start_width / width, (int)view[3] * kUnroll, now_ms() - start);
+           options.height, start_width / width, (int)view[3] * kUnroll, frames_now_ms() - start);
     fflush(stdout);
-    if (write_png(path, rgb, options.width, options.height) != 0) goto done;
+    if (frames_write_png(path, rgb, options.width, options.height) != 0) goto done;
   }
   status = 0;
 done:

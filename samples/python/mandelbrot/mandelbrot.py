@@ -7,7 +7,7 @@
 (from the repository root, with NumPy installed). The computation does all the work: for
 every pixel it iterates z = z^2 + c in a while loop (16 iterations unrolled per trip, in
 f64), keeps the escape count, turns it into a smooth colouring value and maps that through
-a cosine palette to RGB bytes; the host only writes the bytes to a PNG (zlib + struct).
+a cosine palette to RGB bytes; the host only writes the bytes to a PNG (frames.py).
 
 It runs on "vulkan" unless --backend names another backend; when vulkan cannot be used it
 says why in one line and runs on "cpu". The loop state is one f64 array (kiln.h has no
@@ -17,16 +17,18 @@ zr, zi, n (iterations done), cr and ci, each height rows of width.
 
 from __future__ import annotations
 
-import argparse
 import math
 import os
-import struct
+import sys
 import time
-import zlib
 
 import numpy as np
 
 import kiln
+
+# frames.py, shared with the other picture sample, is in the parent folder.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import frames  # noqa: E402
 
 UNROLL = 16
 BAILOUT = 256.0  # |z|^2 past which a point has escaped
@@ -35,32 +37,6 @@ START_WIDTH, ZOOM_PER_FRAME = 3.2, 3.5
 # The cosine palette 0.5 + 0.5 cos(2 pi (t * frequency + phase)) per channel.
 FREQUENCY = np.array([1.0, 1.0, 1.0], np.float32)
 PHASE = np.array([0.0, 0.10, 0.20], np.float32)
-
-
-def write_png(path: str, rgb: np.ndarray) -> None:
-    """Writes an 8-bit RGB array of shape (height, width, 3) as a PNG file."""
-    height, width, _ = rgb.shape
-    rows = np.zeros((height, 1 + width * 3), np.uint8)  # filter byte 0 (none) per row
-    rows[:, 1:] = rgb.reshape(height, width * 3)
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header))
-        f.write(chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + chunk(b"IEND", b""))
-
-
-def open_client(backend: str | None) -> kiln.Client:
-    """A client for `backend`, or when it is None for vulkan, else cpu with a line saying why."""
-    if backend is not None:
-        return kiln.Client(backend)
-    try:
-        return kiln.Client("vulkan")
-    except kiln.KilnError as e:
-        print(f"vulkan unavailable ({e.code.name}: {e.message}); using cpu")
-        return kiln.Client("cpu")
 
 
 def rows(b: kiln.Builder, x: kiln.Op, row: int, count: int, width: int) -> kiln.Op:
@@ -131,25 +107,11 @@ def build_frame(width: int, height: int) -> kiln.Computation:
             return b.build(b.convert(colour, "u8"))
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    width, _, height = text.partition("x")
-    if not (width.isdigit() and height.isdigit() and 8 <= int(width) <= 8192 and 8 <= int(height) <= 8192):
-        raise argparse.ArgumentTypeError(f"want WxH with sides from 8 to 8192, not {text}")
-    return int(width), int(height)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", help="a Kiln backend (default: vulkan, else cpu)")
-    parser.add_argument("--frames", type=int, default=8)
-    parser.add_argument("--size", type=parse_size, default=(512, 384), metavar="WxH")
-    parser.add_argument("--output-dir", default=os.path.join("frames", "mandelbrot"))
-    args = parser.parse_args()
-    if not 1 <= args.frames <= 1000:
-        parser.error("--frames wants 1 to 1000")
+    args = frames.parse_options(__doc__.splitlines()[0], 8, os.path.join("frames", "mandelbrot"))
     width, height = args.size
 
-    with open_client(args.backend) as client, build_frame(width, height) as computation:
+    with frames.open_client(args.backend) as client, build_frame(width, height) as computation:
         with client.compile(computation) as frame:
             os.makedirs(args.output_dir, exist_ok=True)
             for i in range(args.frames):
@@ -165,7 +127,7 @@ def main() -> None:
                     f"  zoom {START_WIDTH / frame_width:.0f}x  {trips * UNROLL} iterations  {ms:.1f} ms",
                     flush=True,
                 )
-                write_png(path, rgb)
+                frames.write_png(path, rgb)
 
 
 if __name__ == "__main__":

@@ -22,15 +22,17 @@ tuple parameters): a header row holding the step counter, then u and u_prev.
 
 from __future__ import annotations
 
-import argparse
 import os
-import struct
+import sys
 import time
-import zlib
 
 import numpy as np
 
 import kiln
+
+# frames.py, shared with the other picture sample, is in the parent folder.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import frames  # noqa: E402
 
 STEPS = 24  # per frame, one per loop trip (unrolling a stencil makes fused kernels recompute it)
 DROP_SLOTS = 4
@@ -56,32 +58,6 @@ RAINDROPS = [
     (10, 0.12, 0.18, -0.6, 0.006),
     (10, 0.88, 0.70, -0.7, 0.007),
 ]
-
-
-def write_png(path: str, rgb: np.ndarray) -> None:
-    """Writes an 8-bit RGB array of shape (height, width, 3) as a PNG file."""
-    height, width, _ = rgb.shape
-    rows = np.zeros((height, 1 + width * 3), np.uint8)  # filter byte 0 (none) per row
-    rows[:, 1:] = rgb.reshape(height, width * 3)
-
-    def chunk(tag: bytes, data: bytes) -> bytes:
-        return struct.pack(">I", len(data)) + tag + data + struct.pack(">I", zlib.crc32(tag + data))
-
-    header = struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0)
-    with open(path, "wb") as f:
-        f.write(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header))
-        f.write(chunk(b"IDAT", zlib.compress(rows.tobytes(), 6)) + chunk(b"IEND", b""))
-
-
-def open_client(backend: str | None) -> kiln.Client:
-    """A client for `backend`, or when it is None for vulkan, else cpu with a line saying why."""
-    if backend is not None:
-        return kiln.Client(backend)
-    try:
-        return kiln.Client("vulkan")
-    except kiln.KilnError as e:
-        print(f"vulkan unavailable ({e.code.name}: {e.message}); using cpu")
-        return kiln.Client("cpu")
 
 
 def rows(b: kiln.Builder, x: kiln.Op, row: int, count: int, width: int) -> kiln.Op:
@@ -185,25 +161,11 @@ def drops_for(frame: int, width: int, height: int) -> np.ndarray:
     return drops
 
 
-def parse_size(text: str) -> tuple[int, int]:
-    width, _, height = text.partition("x")
-    if not (width.isdigit() and height.isdigit() and 8 <= int(width) <= 8192 and 8 <= int(height) <= 8192):
-        raise argparse.ArgumentTypeError(f"want WxH with sides from 8 to 8192, not {text}")
-    return int(width), int(height)
-
-
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", help="a Kiln backend (default: vulkan, else cpu)")
-    parser.add_argument("--frames", type=int, default=12)
-    parser.add_argument("--size", type=parse_size, default=(512, 384), metavar="WxH")
-    parser.add_argument("--output-dir", default=os.path.join("frames", "ripples"))
-    args = parser.parse_args()
-    if not 1 <= args.frames <= 1000:
-        parser.error("--frames wants 1 to 1000")
+    args = frames.parse_options(__doc__.splitlines()[0], 12, os.path.join("frames", "ripples"))
     width, height = args.size
 
-    with open_client(args.backend) as client, build_frame(width, height) as computation:
+    with frames.open_client(args.backend) as client, build_frame(width, height) as computation:
         with client.compile(computation) as frame:
             os.makedirs(args.output_dir, exist_ok=True)
             surface = client.buffer(np.zeros((2 * height, width), np.float32))
@@ -222,7 +184,7 @@ def main() -> None:
                     f"  steps {i * STEPS}-{(i + 1) * STEPS}  {ms:.1f} ms",
                     flush=True,
                 )
-                write_png(path, rgb)
+                frames.write_png(path, rgb)
             surface.close()
 
 
