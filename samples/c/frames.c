@@ -32,7 +32,8 @@ int frames_parse_options(int argc, char** argv, int default_frames, const char* 
   options->width = 512;
   options->height = 384;
   options->output_dir = default_output_dir;
-  for (i = 1; i < argc; ++i) {
+  /* Every option but --help takes a value: the loop steps over both. */
+  for (i = 1; i < argc; i += 2) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(argv[0]);
@@ -62,7 +63,6 @@ int frames_parse_options(int argc, char** argv, int default_frames, const char* 
       usage(argv[0]);
       return 2;
     }
-    ++i;
   }
   return -1;
 }
