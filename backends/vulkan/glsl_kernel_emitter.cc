@@ -153,6 +153,13 @@ class Emitter {
   }
   StatusOr<Values> EmitInstruction(const Instruction& instruction, const Index& index);
   StatusOr<Values> Call(const Computation& computation, const Values& arguments);
+  // One accumulator per value: `instruction`'s operands first .. first +
+  // count - 1, read at `at` (a reduce's initial values, a scatter's operand).
+  StatusOr<Values> Accumulators(const Instruction& instruction, size_t first, size_t count, const Index& at);
+  // accumulators = instruction's computation(accumulators, operands first ..
+  // first + count - 1 at `at`); every result is computed before any
+  // accumulator changes.
+  Status Accumulate(const Instruction& instruction, Values& accumulators, size_t first, const Index& at);
   StatusOr<Values> EmitReduce(const Instruction& instruction, const Index& index);
   StatusOr<Values> EmitReduceWindow(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitDot(const Instruction& instruction, const Index& index);
@@ -524,6 +531,33 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
   return Refuse(instruction, "not an op a Vulkan kernel computes (it runs outside kernels)");
 }
 
+StatusOr<Values> Emitter::Accumulators(const Instruction& instruction, size_t first, size_t count,
+                                       const Index& at) {
+  Values accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    const Instruction& value_of = *instruction.operand(first + k);
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(value_of, at));
+    const std::string name = Fresh("acc");
+    Line(GlslValueType(value_of.shape.element_type()) + " " + name + " = " + value + ";");
+    accumulators.push_back(name);
+  }
+  return accumulators;
+}
+
+Status Emitter::Accumulate(const Instruction& instruction, Values& accumulators, size_t first,
+                           const Index& at) {
+  const size_t count = accumulators.size();
+  Values arguments = accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(first + k), at));
+    arguments.push_back(value);
+  }
+  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
+  if (next.size() != count) return Refuse(instruction, "its computation returns the wrong number of values");
+  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  return OkStatus();
+}
+
 StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index& index) {
   const size_t count = instruction.operands.size() / 2;
   if (count == 0 || instruction.operands.size() != 2 * count || instruction.called.size() != 1)
@@ -536,14 +570,7 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
     reduced_extents.push_back(input.dimensions(d));
   }
   // Accumulators start at the initial values and live across the loop.
-  Values accumulators;
-  for (size_t k = 0; k < count; ++k) {
-    const Instruction& init = *instruction.operand(count + k);
-    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(init, Index{}));
-    const std::string name = Fresh("acc");
-    Line(GlslValueType(init.shape.element_type()) + " " + name + " = " + value + ";");
-    accumulators.push_back(name);
-  }
+  KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, count, count, Index{}));
   const int64_t total = Product(reduced_extents);
   if (total == 0) return accumulators;
   const std::string r = Fresh("r");
@@ -561,15 +588,7 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
     }
   }
   if (reduced.size() == static_cast<size_t>(input.rank())) operand_index.linear = r;
-  Values arguments = accumulators;
-  for (size_t k = 0; k < count; ++k) {
-    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(k), operand_index));
-    arguments.push_back(value);
-  }
-  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
-  if (next.size() != count) return Refuse(instruction, "the reducer returns the wrong number of values");
-  // Both results are computed before either accumulator changes.
-  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, operand_index));
   Close();
   return accumulators;
 }
@@ -583,14 +602,7 @@ StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const
   if (static_cast<int64_t>(window.dimensions.size()) != input.rank() ||
       index.dims.size() != window.dimensions.size())
     return Refuse(instruction, "window rank does not match the operand");
-  Values accumulators;
-  for (size_t k = 0; k < count; ++k) {
-    const Instruction& init = *instruction.operand(count + k);
-    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(init, Index{}));
-    const std::string name = Fresh("acc");
-    Line(GlslValueType(init.shape.element_type()) + " " + name + " = " + value + ";");
-    accumulators.push_back(name);
-  }
+  KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, count, count, Index{}));
   std::vector<int64_t> sizes;
   for (const WindowDimension& w : window.dimensions) sizes.push_back(w.size);
   const int64_t total = Product(sizes);
@@ -621,14 +633,7 @@ StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const
   }
   Open("if (" + inside + ")");
   for (std::string& dim : operand_index.dims) dim = IntVar(dim);
-  Values arguments = accumulators;
-  for (size_t k = 0; k < count; ++k) {
-    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(k), operand_index));
-    arguments.push_back(value);
-  }
-  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
-  if (next.size() != count) return Refuse(instruction, "the reducer returns the wrong number of values");
-  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, operand_index));
   Close();
   Close();
   return accumulators;
@@ -829,13 +834,7 @@ StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Inde
     if (dn.update_window_dims[w] != update_rank - static_cast<int64_t>(dn.update_window_dims.size() - w))
       window_last = false;
   }
-  Values accumulators;
-  for (size_t k = 0; k < count; ++k) {
-    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(k), index));
-    const std::string name = Fresh("acc");
-    Line(GlslValueType(instruction.operand(k)->shape.element_type()) + " " + name + " = " + value + ";");
-    accumulators.push_back(name);
-  }
+  KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, 0, count, index));
   if (first_update.shape.element_count() == 0) return accumulators;
   // The loop: over index vectors, or over all update elements.
   const std::string u = Fresh("u");
@@ -897,14 +896,7 @@ StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Inde
     }
   }
   Open("if (" + (fits.empty() ? std::string("true") : fits) + ")");
-  Values arguments = accumulators;
-  for (size_t k = 0; k < count; ++k) {
-    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(count + 1 + k), update_index));
-    arguments.push_back(value);
-  }
-  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
-  if (next.size() != count) return Refuse(instruction, "the combiner returns the wrong number of values");
-  for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, count + 1, update_index));
   Close();
   Close();
   return accumulators;
