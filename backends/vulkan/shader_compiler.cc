@@ -66,8 +66,16 @@ std::string NumberedSource(std::string_view source) {
   return out.str();
 }
 
-StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name) {
+namespace {
+
+// glslang keeps unguarded global state (its preprocessor fills function-level
+// strings on first use, ThreadSanitizer saw two compiles race on one), so one
+// thread at a time runs it; SPIRV-Tools, which has no such state, runs
+// concurrently after it.
+StatusOr<std::vector<uint32_t>> GlslToUnoptimizedSpirv(std::string_view source, std::string_view name) {
   InitializeGlslangOnce();
+  static std::mutex glslang_mutex;
+  const std::lock_guard<std::mutex> lock(glslang_mutex);
   const std::string code(source);
   glslang_input_t input = {};
   input.language = GLSLANG_SOURCE_GLSL;
@@ -104,6 +112,13 @@ StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std:
     return Failure(name, "SPIR-V generation", messages, source);
   }
   if (words.empty()) return Failure(name, "SPIR-V generation", "no words", source);
+  return words;
+}
+
+}  // namespace
+
+StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name) {
+  KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words, GlslToUnoptimizedSpirv(source, name));
 
   KILN_RETURN_IF_ERROR(Validate(words, name, "validation of glslang's SPIR-V", source));
   spvtools::Optimizer optimizer(kTargetEnv);
