@@ -5,6 +5,7 @@
 
 #include "core/backend.h"
 #include "core/interpreter/interpreter_backend.h"
+#include "core/runtime/host_devices.h"
 #ifdef KILN_HAVE_CPU_BACKEND
 #include "backends/cpu/cpu_backend.h"
 #endif
@@ -32,17 +33,38 @@ std::vector<std::string> BackendNames() {
   return names;
 }
 
-StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name) {
-  if (name == "interpreter")
-    return std::unique_ptr<Backend>(std::make_unique<interpreter::InterpreterBackend>());
+namespace {
+
+// A GPU backend presents its physical devices; num_devices may only confirm
+// their count.
+StatusOr<std::unique_ptr<Backend>> WithPhysicalDevices(StatusOr<std::unique_ptr<Backend>> backend,
+                                                       const BackendOptions& options) {
+  if (!backend.ok() || options.num_devices == 0) return backend;
+  const size_t count = (*backend)->devices().size();
+  if (options.num_devices != static_cast<int>(count)) {
+    return InvalidArgument((*backend)->name(), ": num_devices is ", options.num_devices, " but this machine has ",
+                           count, " ", (*backend)->name(),
+                           " device(s); a GPU backend presents its physical devices (pass 0), only the host "
+                           "backends (cpu, interpreter) split the machine into more");
+  }
+  return backend;
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name, const BackendOptions& options) {
+  if (name == "interpreter") {
+    KILN_ASSIGN_OR_RETURN(const int count, HostDevices::Count("interpreter", options));
+    return std::unique_ptr<Backend>(std::make_unique<interpreter::InterpreterBackend>(count));
+  }
 #ifdef KILN_HAVE_CPU_BACKEND
-  if (name == "cpu") return cpu::CreateCpuBackend();
+  if (name == "cpu") return cpu::CreateCpuBackend(options);
 #endif
 #ifdef KILN_HAVE_CUDA_BACKEND
-  if (name == "cuda") return cuda::CreateCudaBackend();
+  if (name == "cuda") return WithPhysicalDevices(cuda::CreateCudaBackend(), options);
 #endif
 #ifdef KILN_HAVE_VULKAN_BACKEND
-  if (name == "vulkan") return vulkan::CreateVulkanBackend();
+  if (name == "vulkan") return WithPhysicalDevices(vulkan::CreateVulkanBackend(), options);
 #endif
   std::string known;
   for (const std::string& candidate : BackendNames()) known += (known.empty() ? "" : ", ") + candidate;

@@ -1,7 +1,9 @@
 // Device buffers: from host memory, shape queries, back to host memory.
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <optional>
+#include <utility>
 
 #include "capi/internal.h"
 #include "core/npy.h"
@@ -29,7 +31,86 @@ size_t HostByteSize(const kiln::Shape& shape) {
          static_cast<size_t>(kiln::ByteWidth(shape.element_type()));
 }
 
+// Copies host bytes into a new buffer on `device` of the client that
+// `backend` and `devices` belong to.
+Status BufferFromHost(const char* function, const std::shared_ptr<kiln::Backend>& backend,
+                      const std::shared_ptr<const kiln::capi::ClientDevices>& devices, kiln::Device* device,
+                      kiln_element_type_t type, const int64_t* dims, size_t rank, const int64_t* minor_to_major,
+                      const void* data, size_t byte_size, kiln_buffer_t** out_buffer) {
+  KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(function, type, dims, rank, minor_to_major));
+  KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::capi::LiteralFromHost(function, shape, data, byte_size));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
+                        backend->BufferFromLiteral(literal, device));
+  *out_buffer = kiln::capi::WrapReadyBuffer(backend, devices, std::move(device_buffer)).release();
+  return kiln::OkStatus();
+}
+
+// Calls a kiln_host_release_fn once: when handed to a backend, or else when
+// this goes out of scope, so that every way out of
+// kiln_device_buffer_alias_host releases the caller's memory exactly once.
+class HostRelease {
+ public:
+  HostRelease(kiln_host_release_fn release, void* user_data) : release_(release), user_data_(user_data) {}
+  ~HostRelease() {
+    if (release_ != nullptr) release_(user_data_);
+  }
+  HostRelease(const HostRelease&) = delete;
+  HostRelease& operator=(const HostRelease&) = delete;
+  std::function<void()> Take() {
+    kiln_host_release_fn release = std::exchange(release_, nullptr);
+    if (release == nullptr) return {};
+    return [release, user_data = user_data_] { release(user_data); };
+  }
+
+ private:
+  kiln_host_release_fn release_;
+  void* user_data_;
+};
+
 }  // namespace
+
+namespace kiln::capi {
+
+std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
+                                               std::shared_ptr<const ClientDevices> devices,
+                                               std::unique_ptr<DeviceBuffer> buffer) {
+  auto slot = std::make_shared<BufferSlot>(buffer->shape(), buffer->device(), Event::Ready());
+  slot->buffer = std::move(buffer);
+  auto handle = std::make_unique<kiln_buffer_t>();
+  handle->backend = std::move(backend);
+  handle->devices = std::move(devices);
+  handle->slot = std::move(slot);
+  return handle;
+}
+
+}  // namespace kiln::capi
+
+kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> kiln_buffer_t::Slot(const char* function) const {
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (slot == nullptr) {
+    return kiln::FailedPrecondition(function,
+                                    ": the buffer was donated to an execution (kiln_execute_options_t."
+                                    "donated_arguments); use that execution's results, and only "
+                                    "kiln_buffer_destroy this handle");
+  }
+  return slot;
+}
+
+kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> kiln_buffer_t::ReadySlot(const char* function) const {
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<kiln::capi::BufferSlot> ready, Slot(function));
+  if (Status filled = ready->ready.Await(); !filled.ok()) {
+    return Status(filled.code(), kiln::internal::StrCat(function,
+                                                        ": the buffer holds no data because the execution that "
+                                                        "was to fill it failed: ",
+                                                        filled.message()));
+  }
+  return ready;
+}
+
+void kiln_buffer_t::Donate() {
+  const std::lock_guard<std::mutex> lock(mutex);
+  slot.reset();
+}
 
 extern "C" {
 
@@ -39,28 +120,111 @@ kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
-    KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
-                          kiln::capi::ArrayShape(kiln_capi_function, type, dims, rank, minor_to_major));
-    KILN_ASSIGN_OR_RETURN(kiln::Literal literal,
-                          kiln::capi::LiteralFromHost(kiln_capi_function, shape, data, byte_size));
-    kiln::Device* device = client->backend->devices()[0];
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
-                          client->backend->BufferFromLiteral(literal, device));
-    auto buffer = std::make_unique<kiln_buffer_t>();
-    buffer->backend = client->backend;
-    buffer->buffer = std::move(device_buffer);
-    *out_buffer = buffer.release();
+    return BufferFromHost(kiln_capi_function, client->backend, client->devices, client->backend->devices()[0], type,
+                          dims, rank, minor_to_major, data, byte_size, out_buffer);
+  });
+}
+
+kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln_element_type_t type, const int64_t* dims,
+                                            size_t rank, const int64_t* minor_to_major, const void* data,
+                                            size_t byte_size, kiln_buffer_t** out_buffer) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(device);
+    KILN_CAPI_CHECK_NOT_NULL(out_buffer);
+    std::shared_ptr<const kiln::capi::ClientDevices> devices = device->owner->shared_from_this();
+    return BufferFromHost(kiln_capi_function, devices->backend, devices, device->device, type, dims, rank,
+                          minor_to_major, data, byte_size, out_buffer);
+  });
+}
+
+kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kiln_element_type_t type, const int64_t* dims,
+                                             size_t rank, const void* data, size_t byte_size,
+                                             kiln_host_release_fn release, void* user_data,
+                                             kiln_buffer_t** out_buffer) {
+  // Declared before the guard so that even a failure to allocate the
+  // status releases the memory first.
+  HostRelease release_once(release, user_data);
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(device);
+    KILN_CAPI_CHECK_NOT_NULL(out_buffer);
+    KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(kiln_capi_function, type, dims, rank));
+    std::shared_ptr<const kiln::capi::ClientDevices> devices = device->owner->shared_from_this();
+    if (shape.element_type() == kiln::ElementType::kPred || HostByteSize(shape) == 0) {
+      // PRED bytes are normalised to 0 and 1 on the way in, so they are copied.
+      return BufferFromHost(kiln_capi_function, devices->backend, devices, device->device, type, dims, rank,
+                            nullptr, data, byte_size, out_buffer);
+    }
+    if (byte_size != HostByteSize(shape)) {
+      return kiln::InvalidArgument(kiln_capi_function, ": ", shape.ToString(), " needs ", HostByteSize(shape),
+                                   " bytes, got byte_size ", byte_size);
+    }
+    KILN_CAPI_CHECK_NOT_NULL(data);
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> aliased,
+                          devices->backend->BufferAliasingHost(shape, data, release_once.Take(), device->device));
+    *out_buffer = kiln::capi::WrapReadyBuffer(devices->backend, devices, std::move(aliased)).release();
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_buffer_is_host_alias(const kiln_buffer_t* buffer, int* out_is_alias) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(buffer);
+    KILN_CAPI_CHECK_NOT_NULL(out_is_alias);
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->ReadySlot(kiln_capi_function));
+    *out_is_alias = slot->buffer->aliases_host() ? 1 : 0;
     return kiln::OkStatus();
   });
 }
 
 void kiln_buffer_destroy(kiln_buffer_t* buffer) { delete buffer; }
 
+kiln_status_t* kiln_buffer_device(const kiln_buffer_t* buffer, kiln_device_t** out_device) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(buffer);
+    KILN_CAPI_CHECK_NOT_NULL(out_device);
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    kiln_device_t* handle = buffer->devices->Find(slot->device);
+    if (handle == nullptr) return kiln::Internal(kiln_capi_function, ": the buffer's device has no handle");
+    *out_device = handle;
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_buffer_copy_to_device(kiln_buffer_t* buffer, kiln_device_t* device, kiln_buffer_t** out_buffer) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(buffer);
+    KILN_CAPI_CHECK_NOT_NULL(device);
+    KILN_CAPI_CHECK_NOT_NULL(out_buffer);
+    if (device->owner != buffer->devices.get()) {
+      return kiln::InvalidArgument(kiln_capi_function,
+                                   ": the device belongs to another client than the buffer (take it from "
+                                   "kiln_client_device of the buffer's client)");
+    }
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->ReadySlot(kiln_capi_function));
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, slot->buffer->ToLiteral());
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> copy,
+                          buffer->backend->BufferFromLiteral(literal, device->device));
+    *out_buffer = kiln::capi::WrapReadyBuffer(buffer->backend, buffer->devices, std::move(copy)).release();
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_buffer_ready_event(const kiln_buffer_t* buffer, kiln_event_t** out_event) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(buffer);
+    KILN_CAPI_CHECK_NOT_NULL(out_event);
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    *out_event = new kiln_event_t{slot->ready};
+    return kiln::OkStatus();
+  });
+}
+
 kiln_status_t* kiln_buffer_element_type(const kiln_buffer_t* buffer, kiln_element_type_t* out_type) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
     KILN_CAPI_CHECK_NOT_NULL(out_type);
-    *out_type = static_cast<kiln_element_type_t>(buffer->buffer->shape().element_type());
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    *out_type = static_cast<kiln_element_type_t>(slot->shape.element_type());
     return kiln::OkStatus();
   });
 }
@@ -69,7 +233,8 @@ kiln_status_t* kiln_buffer_rank(const kiln_buffer_t* buffer, size_t* out_rank) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
     KILN_CAPI_CHECK_NOT_NULL(out_rank);
-    *out_rank = buffer->buffer->shape().dimensions().size();
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    *out_rank = slot->shape.dimensions().size();
     return kiln::OkStatus();
   });
 }
@@ -77,7 +242,8 @@ kiln_status_t* kiln_buffer_rank(const kiln_buffer_t* buffer, size_t* out_rank) {
 kiln_status_t* kiln_buffer_dimensions(const kiln_buffer_t* buffer, int64_t* dims, size_t dims_capacity) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
-    return CopyOut(kiln_capi_function, "dims", buffer->buffer->shape().dimensions(), dims, dims_capacity);
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    return CopyOut(kiln_capi_function, "dims", slot->shape.dimensions(), dims, dims_capacity);
   });
 }
 
@@ -85,7 +251,8 @@ kiln_status_t* kiln_buffer_minor_to_major(const kiln_buffer_t* buffer, int64_t* 
                                           size_t capacity) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
-    const kiln::Shape& shape = buffer->buffer->shape();
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    const kiln::Shape& shape = slot->shape;
     std::vector<int64_t> order = shape.layout().minor_to_major;
     if (order.empty()) order = kiln::DefaultLayout(shape.rank()).minor_to_major;
     return CopyOut(kiln_capi_function, "minor_to_major", order, minor_to_major, capacity);
@@ -96,7 +263,8 @@ kiln_status_t* kiln_buffer_byte_size(const kiln_buffer_t* buffer, size_t* out_by
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
     KILN_CAPI_CHECK_NOT_NULL(out_byte_size);
-    *out_byte_size = HostByteSize(buffer->buffer->shape());
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    *out_byte_size = HostByteSize(slot->shape);
     return kiln::OkStatus();
   });
 }
@@ -104,7 +272,8 @@ kiln_status_t* kiln_buffer_byte_size(const kiln_buffer_t* buffer, size_t* out_by
 kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_t dst_byte_size) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
-    const kiln::Shape& shape = buffer->buffer->shape();
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->Slot(kiln_capi_function));
+    const kiln::Shape& shape = slot->shape;
     const size_t expected = HostByteSize(shape);
     if (dst_byte_size != expected) {
       return kiln::InvalidArgument(kiln_capi_function, ": buffer of ", shape.ToString(), " needs ", expected,
@@ -112,7 +281,8 @@ kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_
     }
     if (expected == 0) return kiln::OkStatus();
     KILN_CAPI_CHECK_NOT_NULL(dst);
-    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, buffer->buffer->ToLiteral());
+    KILN_ASSIGN_OR_RETURN(slot, buffer->ReadySlot(kiln_capi_function));
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, slot->buffer->ToLiteral());
     if (literal.raw().size() != expected) {
       return kiln::Internal(kiln_capi_function, ": the device returned ", literal.raw().size(), " bytes for ",
                             shape.ToString(), ", expected ", expected);
@@ -149,10 +319,7 @@ kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const cha
     kiln::Device* device = client->backend->devices()[0];
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
                           client->backend->BufferFromLiteral(literal, device));
-    auto buffer = std::make_unique<kiln_buffer_t>();
-    buffer->backend = client->backend;
-    buffer->buffer = std::move(device_buffer);
-    *out_buffer = buffer.release();
+    *out_buffer = kiln::capi::WrapReadyBuffer(client->backend, client->devices, std::move(device_buffer)).release();
     return kiln::OkStatus();
   });
 }
@@ -161,7 +328,8 @@ kiln_status_t* kiln_buffer_to_npy_file(const kiln_buffer_t* buffer, const char* 
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
     KILN_CAPI_CHECK_NOT_NULL(path);
-    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, buffer->buffer->ToLiteral());
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->ReadySlot(kiln_capi_function));
+    KILN_ASSIGN_OR_RETURN(kiln::Literal literal, slot->buffer->ToLiteral());
     return kiln::WriteNpyFile(literal, path);
   });
 }

@@ -21,7 +21,26 @@ std::string DefaultBackendName() {
   return "interpreter";
 }
 
+// One handle per device of `backend`, made once per client.
+std::shared_ptr<const ClientDevices> MakeDeviceHandles(std::shared_ptr<Backend> backend) {
+  auto devices = std::make_shared<ClientDevices>();
+  devices->backend = std::move(backend);
+  std::span<Device* const> list = devices->backend->devices();
+  for (size_t i = 0; i < list.size(); ++i) {
+    devices->handles.push_back(std::make_unique<kiln_device_t>(kiln_device_t{devices.get(), list[i], i}));
+  }
+  return devices;
+}
+
 }  // namespace
+
+kiln_device_t* ClientDevices::Find(const Device* device) const {
+  for (const auto& handle : handles) {
+    if (handle->device == device) return handle.get();
+  }
+  return nullptr;
+}
+
 }  // namespace kiln::capi
 
 using kiln::Status;
@@ -54,6 +73,7 @@ kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_cli
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(out_client);
     std::string name;
+    kiln::BackendOptions backend_options;
     if (options != nullptr) {
       KILN_ASSIGN_OR_RETURN(const kiln_client_options_t given,
                             kiln::capi::ReadStruct(kiln_capi_function, options));
@@ -64,15 +84,22 @@ kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_cli
                                        ": backend is an empty string; pass NULL for the default backend");
         }
       }
+      backend_options.num_devices = given.num_devices;
     }
     if (name.empty()) name = kiln::capi::DefaultBackendName();
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Backend> backend, kiln::CreateBackend(name));
+    kiln::StatusOr<std::unique_ptr<kiln::Backend>> created = kiln::CreateBackend(name, backend_options);
+    if (!created.ok()) {
+      if (created.status().code() != kiln::StatusCode::kInvalidArgument) return created.status();
+      return created.status().WithContext(std::string(kiln_capi_function) + ": kiln_client_options_t.num_devices");
+    }
+    std::unique_ptr<kiln::Backend> backend = std::move(created).value();
     if (backend->devices().empty()) {
       return kiln::Status(kiln::StatusCode::kUnavailable,
                           std::string(kiln_capi_function) + ": backend '" + name + "' has no device");
     }
     auto client = std::make_unique<kiln_client_t>();
     client->backend = std::move(backend);
+    client->devices = kiln::capi::MakeDeviceHandles(client->backend);
     client->backend_name = name;
     *out_client = client.release();
     return kiln::OkStatus();
@@ -110,6 +137,39 @@ kiln_status_t* kiln_client_device_description(const kiln_client_t* client, size_
                               client->backend_name, "' has ", devices.size(), " devices)");
     }
     *out_description = devices[index]->description().c_str();
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_client_device(const kiln_client_t* client, size_t index, kiln_device_t** out_device) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(client);
+    KILN_CAPI_CHECK_NOT_NULL(out_device);
+    const auto& handles = client->devices->handles;
+    if (index >= handles.size()) {
+      return kiln::OutOfRange(kiln_capi_function, ": device index ", index, " is out of range (backend '",
+                              client->backend_name, "' has ", handles.size(),
+                              " devices; kiln_client_device_count says how many)");
+    }
+    *out_device = handles[index].get();
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_device_index(const kiln_device_t* device, size_t* out_index) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(device);
+    KILN_CAPI_CHECK_NOT_NULL(out_index);
+    *out_index = device->index;
+    return kiln::OkStatus();
+  });
+}
+
+kiln_status_t* kiln_device_description(const kiln_device_t* device, const char** out_description) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(device);
+    KILN_CAPI_CHECK_NOT_NULL(out_description);
+    *out_description = device->device->description().c_str();
     return kiln::OkStatus();
   });
 }

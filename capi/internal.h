@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <new>
 #include <span>
 #include <string>
@@ -13,6 +14,7 @@
 #include "core/backend.h"
 #include "core/builder.h"
 #include "core/ir.h"
+#include "core/runtime/event.h"
 #include "core/shape.h"
 #include "core/status.h"
 #include "core/stop_condition.h"
@@ -22,12 +24,52 @@ struct kiln_status_t {
   std::string message;
 };
 
+namespace kiln::capi {
+struct ClientDevices;
+}
+
+// A device handle: owned by its client's ClientDevices, never by the caller.
+struct kiln_device_t {
+  const kiln::capi::ClientDevices* owner;  // which client's it is
+  kiln::Device* device;
+  size_t index;
+};
+
+namespace kiln::capi {
+
+// The device handles of one client. Buffers and executables share it with
+// the client, so a handle stays valid while any of them lives; it shares the
+// backend, so a device handle leads to everything a call on it needs.
+struct ClientDevices : std::enable_shared_from_this<ClientDevices> {
+  std::shared_ptr<Backend> backend;
+  std::vector<std::unique_ptr<kiln_device_t>> handles;
+  // The handle of `device`, or null when it is not this client's.
+  kiln_device_t* Find(const Device* device) const;
+};
+
+// What a buffer handle names. The shape and device are known when it is made;
+// the data arrives when `ready` becomes ready with OK (at once for a buffer
+// made from host memory, when its execution ends for a result of
+// kiln_executable_execute_async). `buffer` is written once, before `ready` is
+// set, and only read after awaiting it.
+struct BufferSlot {
+  BufferSlot(Shape shape, Device* device, Event ready)
+      : shape(std::move(shape)), device(device), ready(std::move(ready)) {}
+  const Shape shape;
+  Device* const device;
+  const Event ready;
+  std::unique_ptr<DeviceBuffer> buffer;
+};
+
+}  // namespace kiln::capi
+
 // Buffers and executables share ownership of their client's backend, so a
 // client destroyed before them (easy to do from a garbage-collected language)
 // leaves them usable instead of dangling.
 struct kiln_client_t {
   std::shared_ptr<kiln::Backend> backend;
   std::string backend_name;
+  std::shared_ptr<const kiln::capi::ClientDevices> devices;
 };
 
 struct kiln_computation_t {
@@ -35,13 +77,32 @@ struct kiln_computation_t {
 };
 
 struct kiln_buffer_t {
-  std::shared_ptr<kiln::Backend> backend;  // declared first: outlives `buffer`
-  std::unique_ptr<kiln::DeviceBuffer> buffer;
+  std::shared_ptr<kiln::Backend> backend;  // declared first: outlives the slot's buffer
+  std::shared_ptr<const kiln::capi::ClientDevices> devices;
+
+  // The slot, or FAILED_PRECONDITION from `function` when the buffer was
+  // donated to an execution.
+  kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> Slot(const char* function) const;
+  // The slot's data once ready: waits for it; the error of the execution that
+  // was to fill it when that failed.
+  kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> ReadySlot(const char* function) const;
+  // Hands the slot over to an execution: later calls on the handle are
+  // FAILED_PRECONDITION.
+  void Donate();
+
+  mutable std::mutex mutex;  // guards slot: donation may race with reads
+  std::shared_ptr<kiln::capi::BufferSlot> slot;
 };
 
 struct kiln_executable_t {
   std::shared_ptr<kiln::Backend> backend;  // declared first: outlives `executable`
-  std::unique_ptr<kiln::Executable> executable;
+  std::shared_ptr<const kiln::capi::ClientDevices> devices;
+  // Shared with asynchronous executions, which may outlive the handle.
+  std::shared_ptr<kiln::Executable> executable;
+};
+
+struct kiln_event_t {
+  kiln::Event event;
 };
 
 // Shared with the executions it was given to, so destroying the handle while
@@ -126,6 +187,12 @@ StatusOr<std::span<const int64_t>> IntList(const char* function, const char* nam
 // and non-negative sizes; `minor_to_major` (rank entries) may be NULL.
 StatusOr<Shape> ArrayShape(const char* function, kiln_element_type_t type, const int64_t* dims, size_t rank,
                            const int64_t* minor_to_major = nullptr);
+
+// A new handle for a buffer whose data is there already, on the client
+// `devices` and `backend` belong to.
+std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
+                                               std::shared_ptr<const ClientDevices> devices,
+                                               std::unique_ptr<DeviceBuffer> buffer);
 
 // A literal of `shape` copied from row-major host bytes (byte size checked;
 // PRED bytes normalised to 0/1).

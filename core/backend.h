@@ -24,6 +24,7 @@
 namespace kiln {
 
 class Backend;
+class Device;
 
 struct CompileOptions {
   // 0 = no optimisation passes beyond what correctness needs.
@@ -51,6 +52,19 @@ struct ExecuteOptions {
   // and then return its CANCELLED or DEADLINE_EXCEEDED status. Arguments are
   // untouched and the executable stays usable.
   StopCondition stop;
+  // The device to run on, one of the backend's; null = the first argument's
+  // device, or the backend's first device when there are no arguments. Every
+  // argument must live on it; the results are made on it.
+  Device* device = nullptr;
+};
+
+// How a backend instance is set up (kiln_client_options_t).
+struct BackendOptions {
+  // Devices to present; 0 = the backend's own count. The host backends (cpu,
+  // interpreter) split the machine into this many (1..kMaxHostDevices); a GPU
+  // backend accepts only 0 or its physical count.
+  int num_devices = 0;
+  static constexpr int kMaxHostDevices = 64;
 };
 
 class Device {
@@ -80,6 +94,9 @@ class DeviceBuffer {
   Device* device() const { return device_; }
   // Copies the contents back to a host literal (row-major).
   virtual StatusOr<Literal> ToLiteral() const = 0;
+  // Whether the buffer reads host memory given to Backend::BufferAliasingHost
+  // in place (rather than a copy of it).
+  virtual bool aliases_host() const { return false; }
 
  private:
   Shape shape_;
@@ -123,6 +140,16 @@ class Backend {
   virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal,
                                                                     Device* device) = 0;
 
+  // A buffer of `shape` (an array) over `data`, its dense row-major bytes,
+  // which the caller keeps allocated and unchanged until `release` runs. A
+  // backend whose device reads host memory reads it in place and calls
+  // `release` (may be empty) once the buffer is destroyed. This default copies
+  // it (BufferFromLiteral) and calls `release` before returning, also on
+  // failure.
+  virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferAliasingHost(const Shape& shape, const void* data,
+                                                                     std::function<void()> release,
+                                                                     Device* device);
+
   // Host-side feed for `infeed` ops, consumed in FIFO order; `outfeed` ops
   // append to a queue read by TransferFromOutfeed.
   virtual Status TransferToInfeed(const Literal& literal) = 0;
@@ -133,8 +160,9 @@ class Backend {
 // is explicit (backend_registry.cc), not built by static constructors.
 std::vector<std::string> BackendNames();
 // Creates a backend by name: NOT_FOUND for an unknown name, UNAVAILABLE when
-// it exists but cannot run here (no device).
-StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name);
+// it exists but cannot run here (no device), INVALID_ARGUMENT for options it
+// cannot honour.
+StatusOr<std::unique_ptr<Backend>> CreateBackend(std::string_view name, const BackendOptions& options = {});
 
 // Process-wide custom-call targets. Registration is thread-safe; a name can be
 // registered once (ALREADY_EXISTS otherwise).

@@ -46,7 +46,7 @@ bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
 
 }  // namespace
 
-std::string HostDescription() {
+std::string HostDescription(int index, int count) {
   std::string model;
   std::ifstream cpuinfo("/proc/cpuinfo");
   std::string line;
@@ -59,12 +59,15 @@ std::string HostDescription() {
   }
   if (model.empty()) model = "host CPU";
   const unsigned cores = std::thread::hardware_concurrency();
-  return "cpu:0 (" + model + ", " + std::to_string(cores == 0 ? 1 : cores) + " cores)";
+  std::string sharing;
+  if (count > 1) sharing = " shared by " + std::to_string(count) + " devices";
+  return "cpu:" + std::to_string(index) + " (" + model + ", " + std::to_string(cores == 0 ? 1 : cores) + " cores" +
+         sharing + ")";
 }
 
-CpuBackend::CpuBackend()
-    : device_(std::make_unique<Device>(this, 0, HostDescription())),
-      device_list_{device_.get()},
+CpuBackend::CpuBackend(int num_devices)
+    : devices_(std::make_shared<HostDevices>(this, num_devices,
+                                             [&](int i) { return HostDescription(i, num_devices); })),
       queues_(std::make_shared<interpreter::HostQueues>()),
       memory_(HostMemoryPool::Create(DefaultMaxCachedBytes())) {
   // The JIT for the default options is process-wide; making it here (once
@@ -210,13 +213,12 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
     if (!dumps) program = cache.Insert(key, std::move(program));
   }
   return std::unique_ptr<Executable>(
-      std::make_unique<CpuExecutable>(program, device_.get(), pool, queues_, memory_));
+      std::make_unique<CpuExecutable>(program, devices_, pool, queues_, memory_));
 }
 
 StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferFromLiteral(const Literal& literal,
                                                                       Device* device) {
-  if (device == nullptr) device = device_.get();
-  if (device != device_.get()) return InvalidArgument("cpu: device is not this backend's cpu:0");
+  KILN_ASSIGN_OR_RETURN(device, devices_->Resolve("cpu", device));
   if (!literal.shape().IsArray())
     return InvalidArgument("cpu: a buffer holds one array, got ", literal.shape().ToString());
   const int64_t bytes = DenseByteSize(literal.shape());
@@ -247,8 +249,35 @@ StatusOr<Literal> CpuBackend::TransferFromOutfeed() {
   return literal;
 }
 
-StatusOr<std::unique_ptr<Backend>> CreateCpuBackend() {
-  return std::unique_ptr<Backend>(std::make_unique<CpuBackend>());
+StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferAliasingHost(const Shape& shape, const void* data,
+                                                                       std::function<void()> release,
+                                                                       Device* device) {
+  const bool aligned = reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(kBufferAlignment) == 0;
+  if (data == nullptr || !aligned || !shape.IsArray() || shape.element_type() == ElementType::kPred)
+    return Backend::BufferAliasingHost(shape, data, std::move(release), device);
+  Status refused = OkStatus();
+  if (StatusOr<Device*> resolved = devices_->Resolve("cpu", device); !resolved.ok()) {
+    refused = resolved.status();
+  } else {
+    device = *resolved;
+  }
+  if (refused.ok() && DenseByteSize(shape) > max_buffer_bytes())
+    refused = ResourceExhausted("cpu: buffer of ", DenseByteSize(shape), " bytes exceeds the limit");
+  if (!refused.ok()) {
+    if (release) release();
+    return refused;
+  }
+  // The block is the caller's: the deleter hands it back through `release`
+  // instead of freeing it.
+  PooledFree owner;
+  owner.release = std::move(release);
+  PooledBytes bytes(static_cast<std::byte*>(const_cast<void*>(data)), std::move(owner));
+  return std::unique_ptr<DeviceBuffer>(std::make_unique<CpuBuffer>(shape, device, std::move(bytes), true));
+}
+
+StatusOr<std::unique_ptr<Backend>> CreateCpuBackend(const BackendOptions& options) {
+  KILN_ASSIGN_OR_RETURN(const int count, HostDevices::Count("cpu", options));
+  return std::unique_ptr<Backend>(std::make_unique<CpuBackend>(count));
 }
 
 }  // namespace kiln::cpu

@@ -18,15 +18,18 @@
 #include "backends/cpu/thread_pool.h"
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
+#include "core/runtime/host_devices.h"
 
 namespace kiln::cpu {
 
 class CpuBackend : public Backend {
  public:
-  CpuBackend();
+  // `num_devices` host devices (see HostDevices), all sharing one thread pool
+  // and memory pool.
+  explicit CpuBackend(int num_devices = 1);
 
   std::string_view name() const override { return "cpu"; }
-  std::span<Device* const> devices() const override { return device_list_; }
+  std::span<Device* const> devices() const override { return devices_->list(); }
   bool SupportsElementType(ElementType type) const override;
   std::vector<std::string> UnsupportedOps(const Module& module) const override;
   int64_t max_buffer_bytes() const override;
@@ -34,6 +37,11 @@ class CpuBackend : public Backend {
   // executable sharing the cached program.
   StatusOr<std::unique_ptr<Executable>> Compile(const Module& module, const CompileOptions& options) override;
   StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal, Device* device) override;
+  // Reads `data` in place when it is 64-byte aligned and not PRED (whose bytes
+  // the kernels take as 0 or 1 only); copies it otherwise.
+  StatusOr<std::unique_ptr<DeviceBuffer>> BufferAliasingHost(const Shape& shape, const void* data,
+                                                             std::function<void()> release,
+                                                             Device* device) override;
   Status TransferToInfeed(const Literal& literal) override;
   StatusOr<Literal> TransferFromOutfeed() override;
 
@@ -43,8 +51,7 @@ class CpuBackend : public Backend {
  private:
   StatusOr<std::shared_ptr<const CompiledProgram>> Build(const Module& module, const CompileOptions& options);
 
-  std::unique_ptr<Device> device_;
-  std::vector<Device*> device_list_;
+  std::shared_ptr<const HostDevices> devices_;
   std::shared_ptr<interpreter::HostQueues> queues_;
   std::shared_ptr<HostMemoryPool> memory_;  // buffers, results and temporaries
 
@@ -80,9 +87,10 @@ class ProgramCache {
   std::deque<std::string> order_;  // oldest first, for eviction
 };
 
-StatusOr<std::unique_ptr<Backend>> CreateCpuBackend();
+StatusOr<std::unique_ptr<Backend>> CreateCpuBackend(const BackendOptions& options = {});
 
-// "cpu:0 (AMD EPYC ..., 2 cores)": the host as the device description.
-std::string HostDescription();
+// "cpu:0 (AMD EPYC ..., 2 cores)": the host as the device description; with
+// several devices, "cpu:1 (AMD EPYC ..., 2 cores shared by 4 devices)".
+std::string HostDescription(int index = 0, int count = 1);
 
 }  // namespace kiln::cpu

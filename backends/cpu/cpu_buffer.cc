@@ -14,8 +14,8 @@ int64_t DenseByteSize(const Shape& shape) {
   return count > INT64_MAX / width ? INT64_MAX : count * width;
 }
 
-CpuBuffer::CpuBuffer(Shape shape, Device* device, PooledBytes data)
-    : DeviceBuffer(std::move(shape), device), data_(std::move(data)) {}
+CpuBuffer::CpuBuffer(Shape shape, Device* device, PooledBytes data, bool host_alias)
+    : DeviceBuffer(std::move(shape), device), data_(std::move(data)), host_alias_(host_alias) {}
 
 std::unique_ptr<CpuBuffer> CpuBuffer::Allocate(const Shape& shape, Device* device, HostMemoryPool& pool) {
   PooledBytes data = pool.Allocate(DenseByteSize(shape));

@@ -19,7 +19,8 @@ int64_t DenseByteSize(const Shape& shape);
 
 class CpuBuffer : public DeviceBuffer {
  public:
-  CpuBuffer(Shape shape, Device* device, PooledBytes data);
+  // `host_alias`: `data` is host memory a caller lent (BufferAliasingHost).
+  CpuBuffer(Shape shape, Device* device, PooledBytes data, bool host_alias = false);
   // A buffer of `shape` (an array) with unspecified contents, from `pool`;
   // null when the memory cannot be had.
   static std::unique_ptr<CpuBuffer> Allocate(const Shape& shape, Device* device, HostMemoryPool& pool);
@@ -27,9 +28,11 @@ class CpuBuffer : public DeviceBuffer {
   void* data() const { return data_.get(); }
   int64_t byte_size() const { return DenseByteSize(shape()); }
   StatusOr<Literal> ToLiteral() const override;
+  bool aliases_host() const override { return host_alias_; }
 
  private:
   PooledBytes data_;
+  bool host_alias_;
 };
 
 }  // namespace kiln::cpu

@@ -12,12 +12,13 @@ constexpr size_t kInlineSlots = 256;
 
 }  // namespace
 
-CpuExecutable::CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
+CpuExecutable::CpuExecutable(std::shared_ptr<const CompiledProgram> program,
+                             std::shared_ptr<const HostDevices> devices,
                              std::shared_ptr<const IntraOpThreadPool> pool,
                              std::shared_ptr<interpreter::HostQueues> queues,
                              std::shared_ptr<HostMemoryPool> memory)
     : program_(std::move(program)),
-      device_(device),
+      devices_(std::move(devices)),
       pool_(std::move(pool)),
       queues_(std::move(queues)),
       memory_(std::move(memory)) {}
@@ -33,8 +34,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(
   for (size_t i = 0; i < arguments.size(); ++i) {
     const DeviceBuffer* argument = arguments[i];
     if (argument == nullptr) return InvalidArgument("cpu: argument ", i, " is null");
-    if (argument->device() != device_ || dynamic_cast<const CpuBuffer*>(argument) == nullptr) {
-      return InvalidArgument("cpu: argument ", i, " is not a buffer of this cpu device");
+    if (dynamic_cast<const CpuBuffer*>(argument) == nullptr) {
+      return InvalidArgument("cpu: argument ", i, " is not a buffer of the cpu backend");
     }
     if (!argument->shape().Compatible(program.parameter_leaves[i])) {
       return InvalidArgument("cpu: parameter ", i, " expects ", program.parameter_leaves[i].ToString(),
@@ -42,12 +43,13 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(
     }
   }
 
+  KILN_ASSIGN_OR_RETURN(Device* const device, devices_->ExecutionDevice("cpu", arguments, options));
   std::vector<std::unique_ptr<DeviceBuffer>> results;
   results.reserve(program.result_leaves.size());
   std::vector<CpuBuffer*> result_buffers;
   result_buffers.reserve(program.result_leaves.size());
   for (const Shape& shape : program.result_leaves) {
-    std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(shape, device_, *memory_);
+    std::unique_ptr<CpuBuffer> buffer = CpuBuffer::Allocate(shape, device, *memory_);
     if (buffer == nullptr)
       return ResourceExhausted("cpu: cannot allocate a result of ", DenseByteSize(shape), " bytes");
     result_buffers.push_back(buffer.get());

@@ -10,12 +10,13 @@
 #include "backends/cpu/thread_pool.h"
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
+#include "core/runtime/host_devices.h"
 
 namespace kiln::cpu {
 
 class CpuExecutable : public Executable {
  public:
-  CpuExecutable(std::shared_ptr<const CompiledProgram> program, Device* device,
+  CpuExecutable(std::shared_ptr<const CompiledProgram> program, std::shared_ptr<const HostDevices> devices,
                 std::shared_ptr<const IntraOpThreadPool> pool,
                 std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<HostMemoryPool> memory);
 
@@ -28,7 +29,7 @@ class CpuExecutable : public Executable {
 
  private:
   std::shared_ptr<const CompiledProgram> program_;
-  Device* device_;
+  std::shared_ptr<const HostDevices> devices_;
   std::shared_ptr<const IntraOpThreadPool> pool_;
   std::shared_ptr<interpreter::HostQueues> queues_;
   std::shared_ptr<HostMemoryPool> memory_;

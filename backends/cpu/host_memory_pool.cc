@@ -28,7 +28,9 @@ std::byte* AllocateBlock(int64_t capacity) {
 }  // namespace
 
 void PooledFree::operator()(std::byte* block) const {
-  if (pool != nullptr) {
+  if (release) {
+    release();
+  } else if (pool != nullptr) {
     pool->Release(block, capacity);
   } else {
     std::free(block);
@@ -65,7 +67,7 @@ PooledBytes HostMemoryPool::Allocate(int64_t bytes) {
       found->second.pop_back();
       cached_bytes_ -= capacity;
       ++reuse_count_;
-      return PooledBytes(block, PooledFree{shared_from_this(), capacity});
+      return PooledBytes(block, PooledFree{shared_from_this(), capacity, {}});
     }
   }
   std::byte* block = AllocateBlock(capacity);
@@ -74,7 +76,7 @@ PooledBytes HostMemoryPool::Allocate(int64_t bytes) {
     block = AllocateBlock(capacity);
     if (block == nullptr) return PooledBytes(nullptr, PooledFree{});
   }
-  return PooledBytes(block, PooledFree{shared_from_this(), capacity});
+  return PooledBytes(block, PooledFree{shared_from_this(), capacity, {}});
 }
 
 void HostMemoryPool::Release(std::byte* block, int64_t capacity) {

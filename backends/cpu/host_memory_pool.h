@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -21,9 +22,12 @@ namespace kiln::cpu {
 class HostMemoryPool;
 
 // Returns a block to its pool (or to free() when it has none).
+// A block that is not the pool's or malloc's (host memory a caller lends a
+// buffer) carries `release` instead, which gives it back.
 struct PooledFree {
   std::shared_ptr<HostMemoryPool> pool;
   int64_t capacity = 0;
+  std::function<void()> release;
   void operator()(std::byte* block) const;
 };
 using PooledBytes = std::unique_ptr<std::byte, PooledFree>;

@@ -142,7 +142,7 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
   KILN_RETURN_IF_ERROR(CheckDeviceArguments(
       arguments, program.parameter_leaves, device_,
       [](const DeviceBuffer& buffer) { return dynamic_cast<const VulkanArray*>(&buffer) != nullptr; },
-      "vulkan"));
+      "vulkan", options.device));
   KILN_RETURN_IF_ERROR(options.stop.Check());
   std::shared_ptr<Buffer> scratch;
   if (program.scratch_bytes > 0) {

@@ -42,11 +42,12 @@ Literal Assemble(const Shape& shape, std::span<DeviceBuffer* const> arguments, s
 LiteralBuffer::LiteralBuffer(Literal literal, Device* device)
     : DeviceBuffer(literal.shape(), device), literal_(std::move(literal)) {}
 
-InterpreterExecutable::InterpreterExecutable(std::unique_ptr<Module> module, Device* device,
+InterpreterExecutable::InterpreterExecutable(std::unique_ptr<Module> module,
+                                             std::shared_ptr<const HostDevices> devices,
                                              std::shared_ptr<HostQueues> queues)
     : module_(std::move(module)),
       plan_(ModulePlan::Build(*module_)),
-      device_(device),
+      devices_(std::move(devices)),
       queues_(std::move(queues)) {
   const ProgramShape signature = module_->entry()->program_shape();
   parameter_shapes_ = signature.parameters;
@@ -76,14 +77,15 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
   for (size_t i = 0; i < arguments.size(); ++i) {
     const DeviceBuffer* argument = arguments[i];
     if (argument == nullptr) return InvalidArgument("interpreter: argument ", i, " is null");
-    if (dynamic_cast<const LiteralBuffer*>(argument) == nullptr || argument->device() != device_) {
-      return InvalidArgument("interpreter: argument ", i, " is not a buffer of this interpreter device");
+    if (dynamic_cast<const LiteralBuffer*>(argument) == nullptr) {
+      return InvalidArgument("interpreter: argument ", i, " is not a buffer of the interpreter backend");
     }
     if (!argument->shape().Compatible(parameter_leaves_[i])) {
       return InvalidArgument("interpreter: parameter ", i, " expects ", parameter_leaves_[i].ToString(),
                              ", got ", argument->shape().ToString());
     }
   }
+  KILN_ASSIGN_OR_RETURN(Device* const device, devices_->ExecutionDevice("interpreter", arguments, options));
   std::vector<Literal> parameters;
   size_t next = 0;
   for (const Shape& shape : parameter_shapes_) parameters.push_back(Assemble(shape, arguments, next));
@@ -106,14 +108,16 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
   std::vector<std::unique_ptr<DeviceBuffer>> buffers;
   for (size_t i = 0; i < leaves.size(); ++i) {
     leaves[i].set_layout(result_leaves_[i].layout());
-    buffers.push_back(std::make_unique<LiteralBuffer>(std::move(leaves[i]), device_));
+    buffers.push_back(std::make_unique<LiteralBuffer>(std::move(leaves[i]), device));
   }
   return buffers;
 }
 
-InterpreterBackend::InterpreterBackend()
-    : device_(std::make_unique<Device>(this, 0, "interpreter:0 (host reference)")),
-      device_list_{device_.get()},
+InterpreterBackend::InterpreterBackend(int num_devices)
+    : devices_(std::make_shared<HostDevices>(this, num_devices,
+                                             [](int i) {
+                                               return "interpreter:" + std::to_string(i) + " (host reference)";
+                                             })),
       queues_(std::make_shared<HostQueues>()) {}
 
 bool InterpreterBackend::SupportsElementType(ElementType type) const {
@@ -162,13 +166,12 @@ StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& 
     KILN_RETURN_IF_ERROR(WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", text));
   }
   return std::unique_ptr<Executable>(
-      std::make_unique<InterpreterExecutable>(module.Clone(), device_.get(), queues_));
+      std::make_unique<InterpreterExecutable>(module.Clone(), devices_, queues_));
 }
 
 StatusOr<std::unique_ptr<DeviceBuffer>> InterpreterBackend::BufferFromLiteral(const Literal& literal,
                                                                               Device* device) {
-  if (device == nullptr) device = device_.get();
-  if (device != device_.get()) return InvalidArgument("interpreter: device is not the interpreter's device");
+  KILN_ASSIGN_OR_RETURN(device, devices_->Resolve("interpreter", device));
   if (!literal.shape().IsArray()) {
     return InvalidArgument("interpreter: a buffer holds one array, got ", literal.shape().ToString());
   }

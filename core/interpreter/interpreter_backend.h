@@ -9,6 +9,7 @@
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
 #include "core/interpreter/evaluator.h"
+#include "core/runtime/host_devices.h"
 
 namespace kiln::interpreter {
 
@@ -25,7 +26,8 @@ class LiteralBuffer : public DeviceBuffer {
 
 class InterpreterExecutable : public Executable {
  public:
-  InterpreterExecutable(std::unique_ptr<Module> module, Device* device, std::shared_ptr<HostQueues> queues);
+  InterpreterExecutable(std::unique_ptr<Module> module, std::shared_ptr<const HostDevices> devices,
+                        std::shared_ptr<HostQueues> queues);
 
   const std::vector<Shape>& parameter_leaves() const override { return parameter_leaves_; }
   const std::vector<Shape>& result_leaves() const override { return result_leaves_; }
@@ -35,7 +37,7 @@ class InterpreterExecutable : public Executable {
  private:
   std::unique_ptr<Module> module_;
   ModulePlan plan_;
-  Device* device_;
+  std::shared_ptr<const HostDevices> devices_;
   std::shared_ptr<HostQueues> queues_;
   std::vector<Shape> parameter_shapes_;  // entry parameters (possibly tuples)
   std::vector<Shape> parameter_leaves_;
@@ -44,10 +46,11 @@ class InterpreterExecutable : public Executable {
 
 class InterpreterBackend : public Backend {
  public:
-  InterpreterBackend();
+  // `num_devices` host devices (see HostDevices).
+  explicit InterpreterBackend(int num_devices = 1);
 
   std::string_view name() const override { return "interpreter"; }
-  std::span<Device* const> devices() const override { return device_list_; }
+  std::span<Device* const> devices() const override { return devices_->list(); }
   bool SupportsElementType(ElementType type) const override;
   std::vector<std::string> UnsupportedOps(const Module& module) const override;
   int64_t max_buffer_bytes() const override;
@@ -57,8 +60,7 @@ class InterpreterBackend : public Backend {
   StatusOr<Literal> TransferFromOutfeed() override;
 
  private:
-  std::unique_ptr<Device> device_;
-  std::vector<Device*> device_list_;
+  std::shared_ptr<const HostDevices> devices_;
   std::shared_ptr<HostQueues> queues_;
 };
 

@@ -200,7 +200,12 @@ class SequenceRunner {
 
 Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
                             const std::vector<Shape>& parameter_leaves, const Device* device,
-                            bool (*is_own)(const DeviceBuffer&), const std::string& backend) {
+                            bool (*is_own)(const DeviceBuffer&), const std::string& backend,
+                            const Device* requested) {
+  if (requested != nullptr && requested != device) {
+    return InvalidArgument(backend, ": the execution's device is not this executable's device (",
+                           device->description(), ")");
+  }
   if (arguments.size() != parameter_leaves.size()) {
     return InvalidArgument(backend, ": the computation takes ", parameter_leaves.size(),
                            " argument buffers, got ", arguments.size());

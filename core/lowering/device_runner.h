@@ -35,10 +35,12 @@ class DeviceStepExecutor {
 // The checks every device executable makes of its arguments before it runs:
 // their count, no null, each a buffer of `device` of the backend's own type
 // (`is_own`), each of its parameter leaf's shape. INVALID_ARGUMENT naming
-// the argument otherwise.
+// the argument otherwise, and when `requested` (ExecuteOptions::device) is
+// set and another device.
 Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
                             const std::vector<Shape>& parameter_leaves, const Device* device,
-                            bool (*is_own)(const DeviceBuffer&), const std::string& backend);
+                            bool (*is_own)(const DeviceBuffer&), const std::string& backend,
+                            const Device* requested = nullptr);
 
 // Backend::TransferToInfeed and TransferFromOutfeed over `queues` (FIFO);
 // an empty outfeed queue is FAILED_PRECONDITION.

@@ -45,7 +45,7 @@
 /* Version of this header; kiln_version() reports the library's. CMake checks that
  * these match the project version. */
 #define KILN_VERSION_MAJOR 0
-#define KILN_VERSION_MINOR 1
+#define KILN_VERSION_MINOR 2
 #define KILN_VERSION_PATCH 0
 /* major * 10000 + minor * 100 + patch. */
 #define KILN_VERSION_NUMBER (KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH)
@@ -200,9 +200,16 @@ typedef struct kiln_client_options_t {
   /* Backend name; NULL means "cpu" when this build has it, else "interpreter".
    * An empty string is INVALID_ARGUMENT. Copied during kiln_client_create. */
   const char* backend;
+  /* (Since 0.2.) How many devices the client presents. 0 = the backend's own
+   * count (one for "cpu" and "interpreter", each physical GPU for the GPU
+   * backends). The host backends ("cpu", "interpreter") split the machine into
+   * this many devices (at most 64), which share its cores and memory: several
+   * devices in one process, for programs written for multi-device work. A GPU
+   * backend accepts only 0 or its physical count (else INVALID_ARGUMENT). */
+  int32_t num_devices;
 } kiln_client_options_t;
 
-#define KILN_CLIENT_OPTIONS_INIT {sizeof(kiln_client_options_t), NULL}
+#define KILN_CLIENT_OPTIONS_INIT {sizeof(kiln_client_options_t), NULL, 0}
 
 /* Creates a client. `options` may be NULL (defaults). An unknown backend is
  * NOT_FOUND; one that cannot run on this machine is UNAVAILABLE. The caller owns
@@ -223,6 +230,23 @@ KILN_API kiln_status_t* kiln_client_device_count(const kiln_client_t* client, si
  * `client` and lives as long. */
 KILN_API kiln_status_t* kiln_client_device_description(const kiln_client_t* client, size_t index,
                                                        const char** out_description);
+
+/* A device of a client: where buffers live and executables run. The library
+ * owns device handles: they stay valid while the client, or any buffer or
+ * executable made through it, lives, and are never destroyed by the caller.
+ * Equal devices have equal handles. Thread-safe. (Since 0.2.) */
+typedef struct kiln_device_t kiln_device_t;
+
+/* Device `index` (< kiln_client_device_count, else OUT_OF_RANGE) of `client`. */
+KILN_API kiln_status_t* kiln_client_device(const kiln_client_t* client, size_t index,
+                                           kiln_device_t** out_device);
+
+/* The device's position in its client's list (what kiln_client_device takes). */
+KILN_API kiln_status_t* kiln_device_index(const kiln_device_t* device, size_t* out_index);
+
+/* The device's description, as kiln_client_device_description gives it. The
+ * string lives as long as the device handle. */
+KILN_API kiln_status_t* kiln_device_description(const kiln_device_t* device, const char** out_description);
 
 /* Queues a host array for the next `infeed` op executed by this client's
  * executables (FIFO). `data` holds `byte_size` bytes of the array in row-major
@@ -743,11 +767,55 @@ KILN_API kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln
                                                      const int64_t* minor_to_major, const void* data,
                                                      size_t byte_size, kiln_buffer_t** out_buffer);
 
-/* Frees a buffer. NULL is a no-op. */
+/* As kiln_client_buffer_from_host, on `device` (any device of any client).
+ * (Since 0.2.) */
+KILN_API kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln_element_type_t type,
+                                                     const int64_t* dims, size_t rank,
+                                                     const int64_t* minor_to_major, const void* data,
+                                                     size_t byte_size, kiln_buffer_t** out_buffer);
+
+/* Called once when the library no longer reads the memory given to
+ * kiln_device_buffer_alias_host, with that call's `user_data`. It may run on any
+ * thread (the one destroying the buffer's last user, or the creating thread) and
+ * must not call back into the library with the buffer it releases. */
+typedef void (*kiln_host_release_fn)(void* user_data);
+
+/* A buffer over host memory the caller owns, without copying where the device
+ * reads host memory directly: the "cpu" backend does for `data` aligned to 64
+ * bytes (kiln_buffer_is_host_alias then reports 1). Elsewhere (other
+ * backends, or unaligned data) the bytes are copied before the call returns.
+ * `data` holds `byte_size` bytes of the array in row-major order, as for
+ * kiln_client_buffer_from_host. The caller must keep it allocated and unchanged
+ * until `release` (may be NULL) is called: once, after the buffer and every
+ * execution reading it are gone, or before the call returns when the data was
+ * copied (also when the call fails). The caller owns *out_buffer. Thread-safe.
+ * (Since 0.2.) */
+KILN_API kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kiln_element_type_t type,
+                                                      const int64_t* dims, size_t rank, const void* data,
+                                                      size_t byte_size, kiln_host_release_fn release,
+                                                      void* user_data, kiln_buffer_t** out_buffer);
+
+/* Writes 1 to *out_is_alias when the buffer reads host memory given to
+ * kiln_device_buffer_alias_host in place, else 0. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_buffer_is_host_alias(const kiln_buffer_t* buffer, int* out_is_alias);
+
+/* Frees a buffer handle. NULL is a no-op. An execution still running on it
+ * (kiln_executable_execute_async) keeps its memory until it ends. */
 KILN_API void kiln_buffer_destroy(kiln_buffer_t* buffer);
+
+/* The device the buffer lives on. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_buffer_device(const kiln_buffer_t* buffer, kiln_device_t** out_device);
+
+/* Copies the buffer (once it is ready) to a new buffer on `device`, which must
+ * belong to the same client (else INVALID_ARGUMENT). The caller owns
+ * *out_buffer. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_buffer_copy_to_device(kiln_buffer_t* buffer, kiln_device_t* device,
+                                                   kiln_buffer_t** out_buffer);
 
 KILN_API kiln_status_t* kiln_buffer_element_type(const kiln_buffer_t* buffer, kiln_element_type_t* out_type);
 KILN_API kiln_status_t* kiln_buffer_rank(const kiln_buffer_t* buffer, size_t* out_rank);
+/* Shape queries (element type, rank, dimensions, layout, byte size) answer at
+ * once, also for a buffer an asynchronous execution has not filled yet. */
 /* Writes the dimensions to dims[0..rank); a capacity below the rank is INVALID_ARGUMENT. */
 KILN_API kiln_status_t* kiln_buffer_dimensions(const kiln_buffer_t* buffer, int64_t* dims,
                                                size_t dims_capacity);
@@ -757,7 +825,9 @@ KILN_API kiln_status_t* kiln_buffer_minor_to_major(const kiln_buffer_t* buffer, 
 /* Bytes of the row-major host copy (what kiln_buffer_to_host needs). */
 KILN_API kiln_status_t* kiln_buffer_byte_size(const kiln_buffer_t* buffer, size_t* out_byte_size);
 /* Copies the buffer to `dst` in row-major order; `dst_byte_size` must equal
- * kiln_buffer_byte_size (else INVALID_ARGUMENT, and `dst` is untouched). */
+ * kiln_buffer_byte_size (else INVALID_ARGUMENT, and `dst` is untouched). Waits
+ * until the buffer is ready; when the execution that was to fill it failed,
+ * returns that execution's error. */
 KILN_API kiln_status_t* kiln_buffer_to_host(const kiln_buffer_t* buffer, void* dst, size_t dst_byte_size);
 
 /* Reads a NumPy .npy file (bool and every numeric dtype, any byte order, C or
@@ -780,6 +850,47 @@ KILN_API kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, 
  * '<V2'). Errors: INVALID_ARGUMENT for a null argument, NOT_FOUND when the file
  * cannot be created, DATA_LOSS when writing fails; messages name the file. */
 KILN_API kiln_status_t* kiln_buffer_to_npy_file(const kiln_buffer_t* buffer, const char* path);
+
+/* ------------------------------------------------------------------------- */
+/* Events                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* The completion of work that runs in the background: an asynchronous
+ * execution (kiln_executable_execute_async) or the filling of a buffer
+ * (kiln_buffer_ready_event). One-shot: it becomes ready once, with success or
+ * the error of the work. Each handle is the caller's, freed with
+ * kiln_event_destroy, and may be used from several threads; destroying it
+ * cancels nothing (the work, and callbacks already registered, go on), and it
+ * may outlive the executable, buffers and client of its work. (Since 0.2.) */
+typedef struct kiln_event_t kiln_event_t;
+
+/* An event that becomes ready when `buffer` holds its data (at once for a
+ * buffer made from host memory). The caller owns *out_event. A buffer whose
+ * execution failed gives an event with that execution's error. */
+KILN_API kiln_status_t* kiln_buffer_ready_event(const kiln_buffer_t* buffer, kiln_event_t** out_event);
+
+/* Blocks until the event is ready, then returns the work's outcome: NULL when
+ * it succeeded, else a new status (the caller's, as always) with its error. May
+ * be called any number of times, from any thread. */
+KILN_API kiln_status_t* kiln_event_await(const kiln_event_t* event);
+
+/* Writes 1 to *out_ready when the event is ready, else 0. Never blocks. */
+KILN_API kiln_status_t* kiln_event_is_ready(const kiln_event_t* event, int* out_ready);
+
+/* Called once when an event is ready: `status` is NULL on success, else the
+ * work's error, owned by the library and valid only during the call (copy
+ * what you need; do not destroy it). */
+typedef void (*kiln_event_callback_fn)(const kiln_status_t* status, void* user_data);
+
+/* Registers `callback` to run once with `user_data` when the event is ready:
+ * at once on the calling thread when it already is, otherwise on the thread
+ * that finishes the work. The callback must be quick and must not block on
+ * another event (it runs on the library's worker thread). */
+KILN_API kiln_status_t* kiln_event_on_ready(const kiln_event_t* event, kiln_event_callback_fn callback,
+                                            void* user_data);
+
+/* Frees an event handle. NULL is a no-op. */
+KILN_API void kiln_event_destroy(kiln_event_t* event);
 
 /* ------------------------------------------------------------------------- */
 /* Compilation and execution                                                 */
@@ -867,8 +978,23 @@ typedef struct kiln_execute_options_t {
   /* NULL, or a cancellation (see kiln_cancellation_create) that stops this
    * execute when cancelled. Borrowed: the caller keeps owning it. */
   kiln_cancellation_t* cancellation;
+  /* (Since 0.2.) The device to run on, a device of the executable's client;
+   * NULL = the first argument's device, or the client's first device when
+   * there are no arguments. Every argument must live on it (else
+   * INVALID_ARGUMENT naming the argument; kiln_buffer_copy_to_device moves
+   * one), and the results are made on it. */
+  kiln_device_t* device;
+  /* (Since 0.2.) Indices of arguments donated to this execution, as XLA's
+   * donate_argnums: the execution takes them over, their handles may then
+   * only be destroyed (any other use is FAILED_PRECONDITION naming the
+   * donation), and their memory is freed as soon as the execution no longer
+   * needs it instead of when the caller gets round to destroying them. An
+   * index out of range or repeated is INVALID_ARGUMENT, and a failed call
+   * donates nothing. */
+  const size_t* donated_arguments;
+  size_t num_donated_arguments;
 } kiln_execute_options_t;
-#define KILN_EXECUTE_OPTIONS_INIT {sizeof(kiln_execute_options_t), 0, 0, NULL}
+#define KILN_EXECUTE_OPTIONS_INIT {sizeof(kiln_execute_options_t), 0, 0, NULL, NULL, NULL, 0}
 
 /* Runs the executable once on `arguments` (kiln_executable_parameter_count of them,
  * in parameter order, tuples flattened; the buffers are only read). On success the
@@ -879,12 +1005,32 @@ typedef struct kiln_execute_options_t {
  * `options` may be NULL. A program that may not end (a while loop) can be
  * bounded with options->timeout_ns or stopped with options->cancellation:
  * execute then returns DEADLINE_EXCEEDED or CANCELLED, writes no results,
- * and leaves the arguments, the executable and the client usable. Thread-safe. */
+ * and leaves the arguments, the executable and the client usable. An argument
+ * that an asynchronous execution has not filled yet is waited for (and its
+ * error, if that execution failed, is returned). Thread-safe. */
 KILN_API kiln_status_t* kiln_executable_execute(kiln_executable_t* executable,
                                                 kiln_buffer_t* const* arguments, size_t num_arguments,
                                                 const kiln_execute_options_t* options,
                                                 kiln_buffer_t** results, size_t results_capacity,
                                                 size_t* out_num_results);
+
+/* As kiln_executable_execute, without waiting: checks the arguments (errors
+ * in them are returned at once, as from kiln_executable_execute), writes the
+ * result buffers and a completion event to *out_event, and returns while the
+ * execution runs on the library's worker threads. It starts once every
+ * argument is ready, so executions chain: a result may be passed to the next
+ * call at once. The results' shapes are known at once; reading one
+ * (kiln_buffer_to_host, or an execute using it) waits until it is ready. When
+ * the execution fails (a stop, an error at run time, or a failed argument),
+ * the event and every result's ready event carry the error and reading a
+ * result returns it. The caller owns *out_event and the results. The
+ * executable, the arguments and the client may be destroyed at once: the
+ * execution keeps what it needs. Thread-safe. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_executable_execute_async(kiln_executable_t* executable,
+                                                      kiln_buffer_t* const* arguments, size_t num_arguments,
+                                                      const kiln_execute_options_t* options,
+                                                      kiln_buffer_t** results, size_t results_capacity,
+                                                      size_t* out_num_results, kiln_event_t** out_event);
 
 /* ------------------------------------------------------------------------- */
 /* Loading Kiln with dlopen                                                  */
@@ -1242,6 +1388,33 @@ typedef void (*kiln_cancellation_cancel_fn)(kiln_cancellation_t* cancellation);
 typedef kiln_status_t* (*kiln_cancellation_is_cancelled_fn)(const kiln_cancellation_t* cancellation,
                                                             int* out_cancelled);
 typedef void (*kiln_cancellation_destroy_fn)(kiln_cancellation_t* cancellation);
+typedef kiln_status_t* (*kiln_client_device_fn)(const kiln_client_t* client, size_t index,
+                                                kiln_device_t** out_device);
+typedef kiln_status_t* (*kiln_device_index_fn)(const kiln_device_t* device, size_t* out_index);
+typedef kiln_status_t* (*kiln_device_description_fn)(const kiln_device_t* device, const char** out_description);
+typedef kiln_status_t* (*kiln_device_buffer_from_host_fn)(kiln_device_t* device, kiln_element_type_t type,
+                                                          const int64_t* dims, size_t rank,
+                                                          const int64_t* minor_to_major, const void* data,
+                                                          size_t byte_size, kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_device_buffer_alias_host_fn)(kiln_device_t* device, kiln_element_type_t type,
+                                                           const int64_t* dims, size_t rank, const void* data,
+                                                           size_t byte_size, kiln_host_release_fn release,
+                                                           void* user_data, kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_buffer_is_host_alias_fn)(const kiln_buffer_t* buffer, int* out_is_alias);
+typedef kiln_status_t* (*kiln_buffer_device_fn)(const kiln_buffer_t* buffer, kiln_device_t** out_device);
+typedef kiln_status_t* (*kiln_buffer_copy_to_device_fn)(kiln_buffer_t* buffer, kiln_device_t* device,
+                                                        kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_buffer_ready_event_fn)(const kiln_buffer_t* buffer, kiln_event_t** out_event);
+typedef kiln_status_t* (*kiln_event_await_fn)(const kiln_event_t* event);
+typedef kiln_status_t* (*kiln_event_is_ready_fn)(const kiln_event_t* event, int* out_ready);
+typedef kiln_status_t* (*kiln_event_on_ready_fn)(const kiln_event_t* event, kiln_event_callback_fn callback,
+                                                 void* user_data);
+typedef void (*kiln_event_destroy_fn)(kiln_event_t* event);
+typedef kiln_status_t* (*kiln_executable_execute_async_fn)(kiln_executable_t* executable,
+                                                           kiln_buffer_t* const* arguments, size_t num_arguments,
+                                                           const kiln_execute_options_t* options,
+                                                           kiln_buffer_t** results, size_t results_capacity,
+                                                           size_t* out_num_results, kiln_event_t** out_event);
 
 #ifdef __cplusplus
 } /* extern "C" */
