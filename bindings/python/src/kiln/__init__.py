@@ -25,10 +25,21 @@ from ._builder import (
     register_custom_call,
 )
 from ._errors import KilnError, StatusCode
-from ._runtime import Buffer, Cancellation, Client, Computation, Executable, backends, version, version_number
+from ._runtime import (
+    Buffer,
+    Cancellation,
+    Client,
+    Computation,
+    Device,
+    Event,
+    Executable,
+    backends,
+    version,
+    version_number,
+)
 from ._types import ComparisonDirection, ComparisonType, ElementType, Padding, Precision, RngAlgorithm
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "Buffer",
@@ -38,9 +49,11 @@ __all__ = [
     "ComparisonDirection",
     "ComparisonType",
     "Computation",
+    "Device",
     "ConvDimensionNumbers",
     "DotDimensionNumbers",
     "ElementType",
+    "Event",
     "Executable",
     "GatherDimensionNumbers",
     "KilnError",

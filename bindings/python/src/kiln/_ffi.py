@@ -42,10 +42,14 @@ OP_INVALID = -1
 
 _CUSTOM_CALL_FN = CFUNCTYPE(None, c_void_p, POINTER(c_void_p))
 CustomCallFn = _CUSTOM_CALL_FN
+#: kiln_host_release_fn: void (*)(void* user_data)
+HostReleaseFn = CFUNCTYPE(None, c_void_p)
+#: kiln_event_callback_fn: void (*)(const kiln_status_t* status, void* user_data)
+EventCallbackFn = CFUNCTYPE(None, c_void_p, c_void_p)
 
 
 class ClientOptions(Structure):
-    _fields_ = [("struct_size", c_size_t), ("backend", c_char_p)]
+    _fields_ = [("struct_size", c_size_t), ("backend", c_char_p), ("num_devices", c_int32)]
 
 
 class CompileOptions(Structure):
@@ -62,6 +66,9 @@ class ExecuteOptions(Structure):
         ("rng_seed", c_uint64),
         ("timeout_ns", c_int64),
         ("cancellation", c_void_p),
+        ("device", c_void_p),
+        ("donated_arguments", _SIZEP),
+        ("num_donated_arguments", c_size_t),
     ]
 
 
@@ -140,6 +147,9 @@ FUNCTIONS = {
     "kiln_client_backend_name": (_STATUS, [_H, _PP]),
     "kiln_client_device_count": (_STATUS, [_H, _SIZEP]),
     "kiln_client_device_description": (_STATUS, [_H, c_size_t, _PP]),
+    "kiln_client_device": (_STATUS, [_H, c_size_t, _PP]),
+    "kiln_device_index": (_STATUS, [_H, _SIZEP]),
+    "kiln_device_description": (_STATUS, [_H, _PP]),
     "kiln_client_transfer_to_infeed": (_STATUS, [_H, c_int32, _I64P, c_size_t, c_void_p, c_size_t]),
     "kiln_register_custom_call": (_STATUS, [_STR, _CUSTOM_CALL_FN]),
     "kiln_builder_create": (_STATUS, [_STR, _PP]),
@@ -303,7 +313,15 @@ FUNCTIONS = {
     "kiln_computation_parameter_count": (_STATUS, [_H, _SIZEP]),
     "kiln_computation_destroy": (None, [_H]),
     "kiln_client_buffer_from_host": (_STATUS, [_H, c_int32, _I64P, c_size_t, _I64P, c_void_p, c_size_t, _PP]),
+    "kiln_device_buffer_from_host": (_STATUS, [_H, c_int32, _I64P, c_size_t, _I64P, c_void_p, c_size_t, _PP]),
+    "kiln_device_buffer_alias_host": (
+        _STATUS,
+        [_H, c_int32, _I64P, c_size_t, c_void_p, c_size_t, HostReleaseFn, c_void_p, _PP],
+    ),
+    "kiln_buffer_is_host_alias": (_STATUS, [_H, POINTER(c_int)]),
     "kiln_buffer_destroy": (None, [_H]),
+    "kiln_buffer_device": (_STATUS, [_H, _PP]),
+    "kiln_buffer_copy_to_device": (_STATUS, [_H, _H, _PP]),
     "kiln_buffer_element_type": (_STATUS, [_H, _I32P]),
     "kiln_buffer_rank": (_STATUS, [_H, _SIZEP]),
     "kiln_buffer_dimensions": (_STATUS, [_H, _I64P, c_size_t]),
@@ -312,6 +330,11 @@ FUNCTIONS = {
     "kiln_buffer_to_host": (_STATUS, [_H, c_void_p, c_size_t]),
     "kiln_client_buffer_from_npy_file": (_STATUS, [_H, _STR, c_int32, _PP]),
     "kiln_buffer_to_npy_file": (_STATUS, [_H, _STR]),
+    "kiln_buffer_ready_event": (_STATUS, [_H, _PP]),
+    "kiln_event_await": (_STATUS, [_H]),
+    "kiln_event_is_ready": (_STATUS, [_H, POINTER(c_int)]),
+    "kiln_event_on_ready": (_STATUS, [_H, EventCallbackFn, c_void_p]),
+    "kiln_event_destroy": (None, [_H]),
     "kiln_client_compile": (_STATUS, [_H, _H, POINTER(CompileOptions), _PP]),
     "kiln_executable_destroy": (None, [_H]),
     "kiln_executable_parameter_count": (_STATUS, [_H, _SIZEP]),
@@ -322,6 +345,10 @@ FUNCTIONS = {
     "kiln_cancellation_is_cancelled": (_STATUS, [_H, POINTER(c_int)]),
     "kiln_cancellation_destroy": (None, [_H]),
     "kiln_executable_execute": (_STATUS, [_H, _PP, c_size_t, POINTER(ExecuteOptions), _PP, c_size_t, _SIZEP]),
+    "kiln_executable_execute_async": (
+        _STATUS,
+        [_H, _PP, c_size_t, POINTER(ExecuteOptions), _PP, c_size_t, _SIZEP, _PP],
+    ),
 }
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import asyncio
 import ctypes
+import itertools
 import os
 import weakref
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
 from . import _ffi
-from ._errors import check
+from ._errors import KilnError, check
 from ._ffi import lib
 from ._handle import Handle
 from ._types import ElementType, element_type, host_array, int64_array, to_dtype
@@ -168,11 +170,253 @@ class Buffer(_ClientChild):
         """Writes the buffer to a .npy file (bf16 as '<V2')."""
         check(lib.kiln_buffer_to_npy_file(self._p, os.fsencode(path)))
 
+    @property
+    def device(self) -> Device:
+        """The device the buffer lives on."""
+        out = ctypes.c_void_p()
+        check(lib.kiln_buffer_device(self._p, ctypes.byref(out)))
+        return Device(out.value, self._client)
+
+    def copy_to(self, device: Device) -> Buffer:
+        """Copies the buffer (once it is ready) to a new buffer on `device`, a device
+        of the same client (else KilnError INVALID_ARGUMENT)."""
+        if not isinstance(device, Device):
+            raise TypeError(f"kiln: copy_to needs a kiln.Device, not {type(device).__name__}")
+        out = ctypes.c_void_p()
+        check(lib.kiln_buffer_copy_to_device(self._p, device._p, ctypes.byref(out)))
+        return Buffer(out.value, self._client)
+
+    @property
+    def is_host_alias(self) -> bool:
+        """Whether the buffer reads the host array given to Device.alias_host in place."""
+        out = ctypes.c_int()
+        check(lib.kiln_buffer_is_host_alias(self._p, ctypes.byref(out)))
+        return bool(out.value)
+
+    def ready_event(self) -> Event:
+        """An Event that is ready once the buffer holds its data (at once for one made
+        from host memory); it carries the error of a failed execution that was to fill it."""
+        out = ctypes.c_void_p()
+        check(lib.kiln_buffer_ready_event(self._p, ctypes.byref(out)))
+        return Event(out.value)
+
     def __repr__(self) -> str:
         if self.closed:
             return "<kiln.Buffer closed>"
-        dims = ",".join(map(str, self.shape))
-        return f"<kiln.Buffer {self.element_type.hlo_name}[{dims}]>"
+        try:
+            dims = ",".join(map(str, self.shape))
+            return f"<kiln.Buffer {self.element_type.hlo_name}[{dims}]>"
+        except KilnError as error:  # a donated buffer answers nothing
+            return f"<kiln.Buffer ({error.code.name if hasattr(error.code, 'name') else error.code})>"
+
+
+# Callbacks handed to the library. One ctypes function object of each kind lives for
+# the whole process; each registration keeps its Python state in a table under a
+# token (the C user_data) until the library calls back, which drops it.
+_tokens = itertools.count(1)
+_pending_events: dict[int, Callable[[KilnError | None], Any]] = {}
+_pending_releases: dict[int, tuple[Any, Callable[[], Any] | None]] = {}
+
+
+def _error_of(status: int | None) -> KilnError | None:
+    """A KilnError copied from a borrowed status (not destroyed); None for NULL."""
+    if not status:
+        return None
+    message = (lib.kiln_status_message(status) or b"").decode("utf-8", "replace")
+    return KilnError(lib.kiln_status_code(status), message)
+
+
+@_ffi.EventCallbackFn
+def _on_event_ready(status: int | None, user_data: int | None) -> None:
+    fn = _pending_events.pop(user_data or 0, None)
+    if fn is not None:
+        fn(_error_of(status))
+
+
+@_ffi.HostReleaseFn
+def _on_host_release(user_data: int | None) -> None:
+    _, on_release = _pending_releases.pop(user_data or 0, (None, None))
+    if on_release is not None:
+        on_release()
+
+
+def _settle(future: asyncio.Future, error: KilnError | None) -> None:
+    if future.cancelled():
+        return
+    if error is None:
+        future.set_result(None)
+    else:
+        future.set_exception(error)
+
+
+class Event(Handle):
+    """The completion of background work: an ``Executable.execute_async`` or the
+    filling of a buffer (``Buffer.ready_event()``). One-shot: it becomes ready once,
+    with success or the work's error (a KilnError).
+
+    ``event.wait()`` blocks (releasing the GIL), ``event.done()`` polls,
+    ``event.add_done_callback(fn)`` calls ``fn(error)`` when ready, and
+    ``await event`` waits in asyncio without blocking the loop. Closing the
+    handle cancels nothing. It may outlive the client of its work.
+    """
+
+    __slots__ = ()
+    _destroy = lib.kiln_event_destroy
+
+    def wait(self) -> None:
+        """Blocks until the event is ready; raises the work's KilnError if it failed.
+        May be called any number of times."""
+        check(lib.kiln_event_await(self._p))
+
+    def done(self) -> bool:
+        """Whether the event is ready. Never blocks."""
+        out = ctypes.c_int()
+        check(lib.kiln_event_is_ready(self._p, ctypes.byref(out)))
+        return bool(out.value)
+
+    @property
+    def is_ready(self) -> bool:
+        """Same as done()."""
+        return self.done()
+
+    def add_done_callback(self, fn: Callable[[KilnError | None], Any]) -> None:
+        """Calls ``fn(error)`` once when the event is ready: error is None on success,
+        else the work's KilnError. It runs at once on this thread when the event is
+        ready already, else on the library's worker thread that finishes the work:
+        it must be quick and must not wait on another event. Exceptions it raises
+        are reported as unraisable (ctypes prints them)."""
+        if not callable(fn):
+            raise TypeError(f"kiln: add_done_callback needs a callable, not {type(fn).__name__}")
+        ptr = self._p
+        token = next(_tokens)
+        _pending_events[token] = fn
+        try:
+            check(lib.kiln_event_on_ready(ptr, _on_event_ready, token))
+        except BaseException:
+            _pending_events.pop(token, None)
+            raise
+
+    def __await__(self):
+        """``await event``: returns None, or raises the work's KilnError."""
+        loop = asyncio.get_running_loop()
+        future = loop.create_future()
+
+        def ready(error: KilnError | None) -> None:
+            try:
+                loop.call_soon_threadsafe(_settle, future, error)
+            except RuntimeError:  # the loop was closed meanwhile: nobody waits any more
+                pass
+
+        self.add_done_callback(ready)
+        return future.__await__()
+
+    def __repr__(self) -> str:
+        if self.closed:
+            return "<kiln.Event closed>"
+        return f"<kiln.Event {'ready' if self.done() else 'pending'}>"
+
+
+class Device:
+    """A device of a client: where buffers live and executables run.
+
+    The library owns device handles: a Device keeps its Client (Python object)
+    alive and is usable while that client is open. Devices compare equal when
+    they are the same device; ``str(device)`` is its description.
+    """
+
+    __slots__ = ("_ptr", "_client", "_index", "_description")
+
+    def __init__(self, ptr: int, client: Client) -> None:
+        self._ptr = ptr
+        self._client = client
+        self._index = _out_size(lib.kiln_device_index, ptr)
+        self._description = _out_string(lib.kiln_device_description, ptr)
+
+    @property
+    def _p(self) -> int:
+        if self._client.closed:
+            raise ValueError("kiln: the Device's client is closed")
+        return self._ptr
+
+    @property
+    def client(self) -> Client:
+        return self._client
+
+    @property
+    def index(self) -> int:
+        """The device's position in ``client.devices``."""
+        return self._index
+
+    @property
+    def description(self) -> str:
+        return self._description
+
+    def buffer(self, array: Any, *, dtype: Any = None, minor_to_major: Sequence[int] | None = None) -> Buffer:
+        """Copies a host array to a new buffer on this device (as Client.buffer)."""
+        host, et = host_array(array, dtype)
+        if minor_to_major is not None and len(minor_to_major) != host.ndim:
+            raise ValueError(f"kiln: minor_to_major needs {host.ndim} entries")
+        out = ctypes.c_void_p()
+        check(
+            lib.kiln_device_buffer_from_host(
+                self._p,
+                et,
+                int64_array(host.shape),
+                host.ndim,
+                int64_array(minor_to_major),
+                host.ctypes.data,
+                host.nbytes,
+                ctypes.byref(out),
+            )
+        )
+        return Buffer(out.value, self._client)
+
+    def alias_host(
+        self, array: np.ndarray, *, dtype: Any = None, on_release: Callable[[], Any] | None = None
+    ) -> Buffer:
+        """A buffer over `array` without copying where the device reads host memory in
+        place (the "cpu" backend, for data aligned to 64 bytes: then
+        ``buffer.is_host_alias``); elsewhere the data is copied now.
+
+        The array (as converted to C order and native byte order, when it needed
+        to be) is kept alive until the library releases it: once the buffer and
+        every execution reading it are gone, or at once when it was copied. Do not
+        change it meanwhile. ``on_release()`` is then called once, on any thread;
+        it must not use the buffer."""
+        if on_release is not None and not callable(on_release):
+            raise TypeError(f"kiln: on_release must be callable, not {type(on_release).__name__}")
+        host, et = host_array(array, dtype)
+        ptr = self._p
+        token = next(_tokens)
+        _pending_releases[token] = (host, on_release)
+        out = ctypes.c_void_p()
+        # The library calls release (dropping the entry) on failure too.
+        check(
+            lib.kiln_device_buffer_alias_host(
+                ptr,
+                et,
+                int64_array(host.shape),
+                host.ndim,
+                host.ctypes.data,
+                host.nbytes,
+                _on_host_release,
+                token,
+                ctypes.byref(out),
+            )
+        )
+        return Buffer(out.value, self._client)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Device) and other._ptr == self._ptr
+
+    def __hash__(self) -> int:
+        return hash(self._ptr)
+
+    def __str__(self) -> str:
+        return self._description
+
+    def __repr__(self) -> str:
+        return f"<kiln.Device {self._index}: {self._description}>"
 
 
 class Cancellation(Handle):
@@ -208,7 +452,11 @@ class Cancellation(Handle):
 
 
 def _execute_options(
-    rng_seed: int, timeout: float | None, cancellation: Cancellation | None
+    rng_seed: int,
+    timeout: float | None,
+    cancellation: Cancellation | None,
+    device: Device | None = None,
+    donate: Iterable[int] = (),
 ) -> _ffi.ExecuteOptions:
     timeout_ns = 0
     if timeout is not None:
@@ -217,11 +465,20 @@ def _execute_options(
         timeout_ns = max(1, min(int(timeout * 1e9), 2**63 - 1))
     if cancellation is not None and not isinstance(cancellation, Cancellation):
         raise TypeError(f"kiln: cancellation must be a kiln.Cancellation, not {type(cancellation).__name__}")
+    if device is not None and not isinstance(device, Device):
+        raise TypeError(f"kiln: device must be a kiln.Device, not {type(device).__name__}")
+    donated = [int(i) for i in donate]
+    if any(i < 0 for i in donated):
+        raise ValueError(f"kiln: donate takes argument indices >= 0, got {donated}")
+    # Assigning the ctypes array to the pointer field keeps it alive with the struct.
     return _ffi.ExecuteOptions(
         ctypes.sizeof(_ffi.ExecuteOptions),
         rng_seed,
         timeout_ns,
         None if cancellation is None else cancellation._p,
+        None if device is None else device._p,
+        (ctypes.c_size_t * len(donated))(*donated) if donated else None,
+        len(donated),
     )
 
 
@@ -231,9 +488,13 @@ class Executable(_ClientChild):
     ``exe(*args)`` takes NumPy arrays (or anything np.asarray accepts) and Buffers
     and returns NumPy arrays: one array for one result, else a tuple.
     ``exe.execute(args)`` returns the results as Buffers.
-    Both take ``timeout`` (seconds; KilnError DEADLINE_EXCEEDED once it has
+    ``exe.execute_async(args)`` returns the result Buffers at once and an Event.
+    All take ``timeout`` (seconds; KilnError DEADLINE_EXCEEDED once it has
     passed) and ``cancellation`` (a Cancellation; KilnError CANCELLED once it
-    is cancelled), which stop even a loop that never ends.
+    is cancelled), which stop even a loop that never ends; ``device`` (a
+    Device of the client: where to run, every argument must live there) and
+    ``donate`` (indices of Buffer arguments the execution takes over: they may
+    afterwards only be closed, anything else is KilnError FAILED_PRECONDITION).
     """
 
     __slots__ = ("_num_params", "_num_results")
@@ -264,11 +525,39 @@ class Executable(_ClientChild):
         rng_seed: int = 0,
         timeout: float | None = None,
         cancellation: Cancellation | None = None,
+        device: Device | None = None,
+        donate: Iterable[int] = (),
     ) -> list[Buffer]:
-        """Runs once; arguments are Buffers or host arrays (copied in for this call)."""
-        options = _execute_options(rng_seed, timeout, cancellation)
+        """Runs once; arguments are Buffers or host arrays (copied in for this call,
+        to `device` when given)."""
+        options = _execute_options(rng_seed, timeout, cancellation, device, donate)
+        return self._with_buffers(arguments, device, lambda buffers: self._execute(buffers, options))
+
+    def execute_async(
+        self,
+        arguments: Iterable[Any] = (),
+        *,
+        rng_seed: int = 0,
+        timeout: float | None = None,
+        cancellation: Cancellation | None = None,
+        device: Device | None = None,
+        donate: Iterable[int] = (),
+    ) -> tuple[list[Buffer], Event]:
+        """Starts one run without waiting: returns ``(results, event)``.
+
+        The results' shapes are known at once; reading one (``to_numpy``, or an
+        execution using it) waits until it is ready, so executions chain. It starts
+        once every argument is ready. Errors in the arguments raise at once; a
+        failure while running (a stop, a run-time error, a failed argument) is
+        raised by ``event.wait()``, ``await event`` and by reading any result."""
+        options = _execute_options(rng_seed, timeout, cancellation, device, donate)
+        return self._with_buffers(arguments, device, lambda buffers: self._execute_async(buffers, options))
+
+    def _with_buffers(self, arguments: Iterable[Any], device: Device | None, run: Callable[[list], Any]):
+        """Calls run(buffers), host arguments copied to temporary buffers closed after."""
         arguments = list(arguments)
         temporaries: list[Buffer] = []
+        target = self._client if device is None else device
         try:
             buffers = []
             for i, arg in enumerate(arguments):
@@ -279,11 +568,12 @@ class Executable(_ClientChild):
                 dtype = None
                 if not isinstance(arg, (np.ndarray, np.generic)) and i < self._num_params:
                     dtype = self.parameter_type(i)
-                temp = self._client.buffer(arg, dtype=dtype)
+                temp = target.buffer(arg, dtype=dtype)
                 temporaries.append(temp)
                 buffers.append(temp)
-            return self._execute(buffers, options)
+            return run(buffers)
         finally:
+            # An asynchronous execution keeps what it needs of its arguments.
             for temp in temporaries:
                 temp.close()
 
@@ -299,15 +589,47 @@ class Executable(_ClientChild):
         )
         return [Buffer(results[i], self._client) for i in range(count.value)]
 
+    def _execute_async(
+        self, buffers: Sequence[Buffer], options: _ffi.ExecuteOptions
+    ) -> tuple[list[Buffer], Event]:
+        args = (ctypes.c_void_p * max(len(buffers), 1))(*[b._p for b in buffers])
+        capacity = self._num_results
+        results = (ctypes.c_void_p * max(capacity, 1))()
+        count = ctypes.c_size_t()
+        event = ctypes.c_void_p()
+        check(
+            lib.kiln_executable_execute_async(
+                self._p,
+                args,
+                len(buffers),
+                ctypes.byref(options),
+                results,
+                capacity,
+                ctypes.byref(count),
+                ctypes.byref(event),
+            )
+        )
+        return [Buffer(results[i], self._client) for i in range(count.value)], Event(event.value)
+
     def __call__(
         self,
         *arguments: Any,
         rng_seed: int = 0,
         timeout: float | None = None,
         cancellation: Cancellation | None = None,
+        device: Device | None = None,
+        donate: Iterable[int] = (),
     ) -> np.ndarray | tuple[np.ndarray, ...]:
         outputs = []
-        for result in self.execute(arguments, rng_seed=rng_seed, timeout=timeout, cancellation=cancellation):
+        results = self.execute(
+            arguments,
+            rng_seed=rng_seed,
+            timeout=timeout,
+            cancellation=cancellation,
+            device=device,
+            donate=donate,
+        )
+        for result in results:
             with result:
                 outputs.append(result.to_numpy())
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -323,11 +645,13 @@ class Client(Handle):
     __slots__ = ("_children",)
     _destroy = lib.kiln_client_destroy
 
-    def __init__(self, backend: str | None = None) -> None:
-        """Opens `backend` ("interpreter", "cpu", ...); None picks the default."""
+    def __init__(self, backend: str | None = None, *, num_devices: int = 0) -> None:
+        """Opens `backend` ("interpreter", "cpu", ...); None picks the default.
+        `num_devices`: 0 is the backend's own count; the host backends ("cpu",
+        "interpreter") split the machine into that many devices (at most 64)."""
         self._children: weakref.WeakSet = weakref.WeakSet()
         options = _ffi.ClientOptions(
-            ctypes.sizeof(_ffi.ClientOptions), None if backend is None else backend.encode()
+            ctypes.sizeof(_ffi.ClientOptions), None if backend is None else backend.encode(), num_devices
         )
         out = ctypes.c_void_p()
         check(lib.kiln_client_create(ctypes.byref(options), ctypes.byref(out)))
@@ -346,14 +670,21 @@ class Client(Handle):
         return _out_string(lib.kiln_client_backend_name, self._p)
 
     @property
-    def devices(self) -> list[str]:
-        """Descriptions of the backend's devices."""
+    def devices(self) -> list[Device]:
+        """The client's devices, in order (``str(device)`` is its description)."""
         count = _out_size(lib.kiln_client_device_count, self._p)
-        return [_out_string(lib.kiln_client_device_description, self._p, i) for i in range(count)]
+        return [self.device(i) for i in range(count)]
+
+    def device(self, index: int) -> Device:
+        """Device `index` (KilnError OUT_OF_RANGE past the end)."""
+        out = ctypes.c_void_p()
+        check(lib.kiln_client_device(self._p, index, ctypes.byref(out)))
+        return Device(out.value, self)
 
     def buffer(self, array: Any, *, dtype: Any = None, minor_to_major: Sequence[int] | None = None) -> Buffer:
-        """Copies a host array (anything np.asarray accepts) to a new device buffer.
-        `dtype` converts it first; `minor_to_major` sets the device layout."""
+        """Copies a host array (anything np.asarray accepts) to a new buffer on the
+        client's first device. `dtype` converts it first; `minor_to_major` sets the
+        device layout. ``client.devices[i].buffer(...)`` places it elsewhere."""
         host, et = host_array(array, dtype)
         if minor_to_major is not None and len(minor_to_major) != host.ndim:
             raise ValueError(f"kiln: minor_to_major needs {host.ndim} entries")
