@@ -32,7 +32,7 @@ fn main() {
         return;
     }
 
-    match pkg_config::Config::new().atleast_version("0.1.0").cargo_metadata(false).probe("kiln") {
+    match pkg_config::Config::new().atleast_version("0.2.0").cargo_metadata(false).probe("kiln") {
         Ok(lib) => {
             for dir in &lib.link_paths {
                 println!("cargo:rustc-link-search=native={}", dir.display());

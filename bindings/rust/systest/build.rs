@@ -89,13 +89,17 @@ fn main() {
     }
     // The *_INIT macros against the Default impls.
     for (s, m, fields) in [
-        ("kiln_client_options_t", "KILN_CLIENT_OPTIONS_INIT", &["struct_size"][..]),
+        ("kiln_client_options_t", "KILN_CLIENT_OPTIONS_INIT", &["struct_size", "num_devices"][..]),
         (
             "kiln_compile_options_t",
             "KILN_COMPILE_OPTIONS_INIT",
             &["struct_size", "optimization_level", "num_threads"][..],
         ),
-        ("kiln_execute_options_t", "KILN_EXECUTE_OPTIONS_INIT", &["struct_size", "rng_seed", "timeout_ns"][..]),
+        (
+            "kiln_execute_options_t",
+            "KILN_EXECUTE_OPTIONS_INIT",
+            &["struct_size", "rng_seed", "timeout_ns", "num_donated_arguments"][..],
+        ),
     ] {
         writeln!(c, "static const {s} init_{s} = {m};").unwrap();
         for f in fields {

@@ -13,7 +13,7 @@ use core::ffi::{c_char, c_int, c_void};
 
 // Versions of the header these declarations were written against.
 pub const KILN_VERSION_MAJOR: u32 = 0;
-pub const KILN_VERSION_MINOR: u32 = 1;
+pub const KILN_VERSION_MINOR: u32 = 2;
 pub const KILN_VERSION_PATCH: u32 = 0;
 pub const KILN_VERSION_NUMBER: u32 = KILN_VERSION_MAJOR * 10000 + KILN_VERSION_MINOR * 100 + KILN_VERSION_PATCH;
 /// The file name dlopen() loads: libkiln.so.<ABI major version>.
@@ -36,7 +36,9 @@ opaque!(
     kiln_computation_t,
     kiln_buffer_t,
     kiln_executable_t,
-    kiln_cancellation_t
+    kiln_cancellation_t,
+    kiln_device_t,
+    kiln_event_t
 );
 
 pub type kiln_status_code_t = i32;
@@ -112,17 +114,26 @@ pub const KILN_OP_INVALID: kiln_op_t = -1;
 /// A custom-call target; `None` is a NULL function pointer.
 pub type kiln_custom_call_fn = Option<unsafe extern "C" fn(out: *mut c_void, in_: *mut *const c_void)>;
 
+/// Frees host memory given to `kiln_device_buffer_alias_host`; `None` is NULL.
+pub type kiln_host_release_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// Runs once when an event is ready; `status` is NULL on success, else borrowed
+/// for the call. `None` is NULL.
+pub type kiln_event_callback_fn = Option<unsafe extern "C" fn(status: *const kiln_status_t, user_data: *mut c_void)>;
+
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct kiln_client_options_t {
     pub struct_size: usize,
     pub backend: *const c_char,
+    /// Since 0.2.
+    pub num_devices: i32,
 }
 
 impl Default for kiln_client_options_t {
     /// `KILN_CLIENT_OPTIONS_INIT`.
     fn default() -> Self {
-        Self { struct_size: core::mem::size_of::<Self>(), backend: core::ptr::null() }
+        Self { struct_size: core::mem::size_of::<Self>(), backend: core::ptr::null(), num_devices: 0 }
     }
 }
 
@@ -148,6 +159,12 @@ pub struct kiln_execute_options_t {
     pub rng_seed: u64,
     pub timeout_ns: i64,
     pub cancellation: *mut kiln_cancellation_t,
+    /// Since 0.2.
+    pub device: *mut kiln_device_t,
+    /// Since 0.2.
+    pub donated_arguments: *const usize,
+    /// Since 0.2.
+    pub num_donated_arguments: usize,
 }
 
 impl Default for kiln_execute_options_t {
@@ -158,6 +175,9 @@ impl Default for kiln_execute_options_t {
             rng_seed: 0,
             timeout_ns: 0,
             cancellation: core::ptr::null_mut(),
+            device: core::ptr::null_mut(),
+            donated_arguments: core::ptr::null(),
+            num_donated_arguments: 0,
         }
     }
 }
@@ -249,6 +269,16 @@ extern "C" {
     pub fn kiln_client_device_description(
         client: *const kiln_client_t,
         index: usize,
+        out_description: *mut *const c_char,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_client_device(
+        client: *const kiln_client_t,
+        index: usize,
+        out_device: *mut *mut kiln_device_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_device_index(device: *const kiln_device_t, out_index: *mut usize) -> *mut kiln_status_t;
+    pub fn kiln_device_description(
+        device: *const kiln_device_t,
         out_description: *mut *const c_char,
     ) -> *mut kiln_status_t;
     pub fn kiln_client_transfer_to_infeed(
@@ -933,7 +963,35 @@ extern "C" {
         byte_size: usize,
         out_buffer: *mut *mut kiln_buffer_t,
     ) -> *mut kiln_status_t;
+    pub fn kiln_device_buffer_from_host(
+        device: *mut kiln_device_t,
+        type_: kiln_element_type_t,
+        dims: *const i64,
+        rank: usize,
+        minor_to_major: *const i64,
+        data: *const c_void,
+        byte_size: usize,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_device_buffer_alias_host(
+        device: *mut kiln_device_t,
+        type_: kiln_element_type_t,
+        dims: *const i64,
+        rank: usize,
+        data: *const c_void,
+        byte_size: usize,
+        release: kiln_host_release_fn,
+        user_data: *mut c_void,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_buffer_is_host_alias(buffer: *const kiln_buffer_t, out_is_alias: *mut c_int) -> *mut kiln_status_t;
     pub fn kiln_buffer_destroy(buffer: *mut kiln_buffer_t);
+    pub fn kiln_buffer_device(buffer: *const kiln_buffer_t, out_device: *mut *mut kiln_device_t) -> *mut kiln_status_t;
+    pub fn kiln_buffer_copy_to_device(
+        buffer: *mut kiln_buffer_t,
+        device: *mut kiln_device_t,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
     pub fn kiln_buffer_element_type(
         buffer: *const kiln_buffer_t,
         out_type: *mut kiln_element_type_t,
@@ -962,6 +1020,18 @@ extern "C" {
         out_buffer: *mut *mut kiln_buffer_t,
     ) -> *mut kiln_status_t;
     pub fn kiln_buffer_to_npy_file(buffer: *const kiln_buffer_t, path: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_buffer_ready_event(
+        buffer: *const kiln_buffer_t,
+        out_event: *mut *mut kiln_event_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_event_await(event: *const kiln_event_t) -> *mut kiln_status_t;
+    pub fn kiln_event_is_ready(event: *const kiln_event_t, out_ready: *mut c_int) -> *mut kiln_status_t;
+    pub fn kiln_event_on_ready(
+        event: *const kiln_event_t,
+        callback: kiln_event_callback_fn,
+        user_data: *mut c_void,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_event_destroy(event: *mut kiln_event_t);
     pub fn kiln_client_compile(
         client: *mut kiln_client_t,
         computation: *const kiln_computation_t,
@@ -997,5 +1067,15 @@ extern "C" {
         results: *mut *mut kiln_buffer_t,
         results_capacity: usize,
         out_num_results: *mut usize,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_executable_execute_async(
+        executable: *mut kiln_executable_t,
+        arguments: *const *mut kiln_buffer_t,
+        num_arguments: usize,
+        options: *const kiln_execute_options_t,
+        results: *mut *mut kiln_buffer_t,
+        results_capacity: usize,
+        out_num_results: *mut usize,
+        out_event: *mut *mut kiln_event_t,
     ) -> *mut kiln_status_t;
 }

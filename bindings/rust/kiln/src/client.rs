@@ -10,7 +10,7 @@ use kiln_sys as sys;
 
 use crate::error::{borrowed_str, c_string, check, Code, Error, Result};
 use crate::types::{Element, ElementType, Shape};
-use crate::{Cancellation, Computation};
+use crate::{Cancellation, Computation, Device, Event};
 
 /// A backend and its devices. Owns the executables and buffers made from it:
 /// they borrow the client, so the compiler makes sure they are dropped first.
@@ -29,19 +29,30 @@ impl Client {
     /// A client on the default backend ("cpu" when the library has it, else
     /// "interpreter").
     pub fn new() -> Result<Client> {
-        Self::create(None)
+        Self::with_options(&ClientOptions::default())
     }
 
     /// A client on the named backend (see [`crate::backends`]). An unknown name is
     /// [`Code::NotFound`]; a backend that cannot run here is [`Code::Unavailable`].
     pub fn with_backend(backend: &str) -> Result<Client> {
-        Self::create(Some(backend))
+        Self::with_options(&ClientOptions { backend: Some(backend), ..Default::default() })
     }
 
-    fn create(backend: Option<&str>) -> Result<Client> {
-        let name = backend.map(|b| c_string("backend", b)).transpose()?;
+    /// A client with options: the backend and how many devices it presents.
+    ///
+    /// ```
+    /// # fn main() -> kiln::Result<()> {
+    /// let client = kiln::Client::with_options(&kiln::ClientOptions { num_devices: 4, ..Default::default() })?;
+    /// assert_eq!(client.devices()?.len(), 4);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn with_options(options: &ClientOptions<'_>) -> Result<Client> {
+        let name = options.backend.map(|b| c_string("backend", b)).transpose()?;
         let options = sys::kiln_client_options_t {
             backend: name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
+            // Beyond i32 the library refuses it as it refuses any count above its limit.
+            num_devices: i32::try_from(options.num_devices).unwrap_or(i32::MAX),
             ..Default::default()
         };
         let mut raw = ptr::null_mut();
@@ -80,6 +91,19 @@ impl Client {
             check(sys::kiln_client_device_description(self.raw.as_ptr(), index, &mut d))?;
             Ok(borrowed_str(d))
         }
+    }
+
+    /// Device `index` ([`Code::OutOfRange`] past the end).
+    pub fn device(&self, index: usize) -> Result<Device<'_>> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::kiln_client_device(self.raw.as_ptr(), index, &mut raw) })?;
+        // SAFETY: a device handle of this client, valid while it lives.
+        Ok(unsafe { Device::from_raw(raw) })
+    }
+
+    /// The client's devices, in order.
+    pub fn devices(&self) -> Result<Vec<Device<'_>>> {
+        (0..self.device_count()?).map(|i| self.device(i)).collect()
     }
 
     /// Copies `data` (row-major, `dims` shape) into a new buffer on the first
@@ -183,6 +207,19 @@ impl Drop for Client {
     }
 }
 
+/// Options of [`Client::with_options`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ClientOptions<'a> {
+    /// The backend (see [`crate::backends`]); `None` (the default) = "cpu" when
+    /// the library has it, else "interpreter".
+    pub backend: Option<&'a str>,
+    /// How many devices the client presents; 0 (the default) = the backend's
+    /// own count. The host backends ("cpu", "interpreter") split the machine
+    /// into this many devices (at most 64); a GPU backend takes only 0 or its
+    /// physical count (else [`Code::InvalidArgument`]).
+    pub num_devices: usize,
+}
+
 /// Options of [`Client::compile_with`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CompileOptions {
@@ -231,6 +268,12 @@ pub struct ExecuteOptions<'a> {
     /// [`Cancellation::cancel`] is called, from any thread. Borrowed for as long
     /// as the options live, so it cannot be freed while an execution uses it.
     pub cancellation: Option<&'a Cancellation>,
+    /// The device to run on, one of the executable's client; `None` (the
+    /// default) = the first argument's device, or the client's first device
+    /// when there are no arguments. Every argument must live on it (else
+    /// [`Code::InvalidArgument`]; [`Buffer::copy_to`] moves one), and the
+    /// results are made on it.
+    pub device: Option<Device<'a>>,
 }
 
 impl<'a> ExecuteOptions<'a> {
@@ -247,6 +290,11 @@ impl<'a> ExecuteOptions<'a> {
     /// Sets [`ExecuteOptions::cancellation`].
     pub fn with_cancellation(self, cancellation: &'a Cancellation) -> Self {
         ExecuteOptions { cancellation: Some(cancellation), ..self }
+    }
+
+    /// Sets [`ExecuteOptions::device`].
+    pub fn with_device(self, device: Device<'a>) -> Self {
+        ExecuteOptions { device: Some(device), ..self }
     }
 
     /// The C struct. The cancellation pointer in it is borrowed from `self`.
@@ -267,6 +315,7 @@ impl<'a> ExecuteOptions<'a> {
             rng_seed: self.rng_seed,
             timeout_ns,
             cancellation: self.cancellation.map_or(ptr::null_mut(), Cancellation::as_raw),
+            device: self.device.map_or(ptr::null_mut(), |d| d.as_raw()),
             ..Default::default()
         })
     }
@@ -287,13 +336,48 @@ unsafe impl Sync for Buffer<'_> {}
 impl<'c> Buffer<'c> {
     /// # Safety
     /// `raw` must be a non-NULL buffer the caller owns, made from the client `'c` borrows.
-    unsafe fn from_raw(raw: *mut sys::kiln_buffer_t) -> Buffer<'c> {
+    pub(crate) unsafe fn from_raw(raw: *mut sys::kiln_buffer_t) -> Buffer<'c> {
         Buffer { raw: NonNull::new(raw).expect("NULL buffer"), _client: PhantomData }
     }
 
     /// The raw handle, for use with `kiln-sys`. Owned by `self`.
     pub fn as_raw(&self) -> *mut sys::kiln_buffer_t {
         self.raw.as_ptr()
+    }
+
+    /// The device the buffer lives on.
+    pub fn device(&self) -> Result<Device<'c>> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::kiln_buffer_device(self.raw.as_ptr(), &mut raw) })?;
+        // SAFETY: a device of the client borrowed for 'c.
+        Ok(unsafe { Device::from_raw(raw) })
+    }
+
+    /// Copies the buffer (once it is ready) to a new buffer on `device`, which
+    /// must belong to the same client (else [`Code::InvalidArgument`]).
+    pub fn copy_to(&self, device: &Device<'_>) -> Result<Buffer<'c>> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::kiln_buffer_copy_to_device(self.raw.as_ptr(), device.as_raw(), &mut raw) })?;
+        // SAFETY: an owned buffer of the same client (the library checks).
+        Ok(unsafe { Buffer::from_raw(raw) })
+    }
+
+    /// Whether the buffer reads host memory given to
+    /// [`Device::buffer_alias_host`] in place (no copy was made).
+    pub fn is_host_alias(&self) -> Result<bool> {
+        let mut alias = 0;
+        check(unsafe { sys::kiln_buffer_is_host_alias(self.raw.as_ptr(), &mut alias) })?;
+        Ok(alias != 0)
+    }
+
+    /// An event that becomes ready when the buffer holds its data (at once for
+    /// one made from host memory), with the error of the execution that was to
+    /// fill it when that failed.
+    pub fn ready_event(&self) -> Result<Event> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { sys::kiln_buffer_ready_event(self.raw.as_ptr(), &mut raw) })?;
+        // SAFETY: an owned event.
+        Ok(unsafe { Event::from_raw(raw) })
     }
 
     /// The element type.
@@ -334,7 +418,8 @@ impl<'c> Buffer<'c> {
     }
 
     /// Copies the buffer to a new vector (row-major). `T` must match the element
-    /// type, else [`Code::InvalidArgument`].
+    /// type, else [`Code::InvalidArgument`]. Waits until the buffer is ready; when
+    /// the asynchronous execution that was to fill it failed, returns its error.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         let t = self.element_type()?;
         if t != T::TYPE {
@@ -424,23 +509,170 @@ impl<'c> Executable<'c> {
     /// results, and the executable, its client and `arguments` stay usable.
     /// Blocks the calling thread until the execution ends or stops.
     pub fn execute_with(&self, arguments: &[&Buffer<'c>], options: &ExecuteOptions<'_>) -> Result<Vec<Buffer<'c>>> {
-        let args: Vec<*mut sys::kiln_buffer_t> = arguments.iter().map(|b| b.raw.as_ptr()).collect();
-        let opts = options.c_struct()?;
+        let args: Vec<_> = arguments.iter().map(|b| b.raw.as_ptr()).collect();
+        self.launch(&args, &[], options, None)
+    }
+
+    /// As [`Executable::execute_with`], without waiting: returns the results at
+    /// once (their shapes are known; reading one waits until it is ready) and
+    /// an [`Event`] that becomes ready when the execution ends. Executions
+    /// chain: a result may be passed to the next call at once, which starts
+    /// when its arguments are ready. Errors in the arguments are returned at
+    /// once; a failure while running (a timeout, a cancellation, a failed
+    /// argument) shows in the event, in every result's
+    /// [`Buffer::ready_event`] and when a result is read.
+    ///
+    /// The execution keeps what it needs: the executable, the arguments and
+    /// the options' cancellation may be dropped while it runs.
+    pub fn execute_async(
+        &self,
+        arguments: &[&Buffer<'c>],
+        options: &ExecuteOptions<'_>,
+    ) -> Result<(Vec<Buffer<'c>>, Event)> {
+        let args: Vec<_> = arguments.iter().map(|b| b.raw.as_ptr()).collect();
+        let mut event = ptr::null_mut();
+        let results = self.launch(&args, &[], options, Some(&mut event))?;
+        // SAFETY: a successful call hands over an owned event.
+        Ok((results, unsafe { Event::from_raw(event) }))
+    }
+
+    /// As [`Executable::execute_with`], where the [`Argument::Donated`] ones are
+    /// given to the execution (XLA's `donate_argnums`): it takes them over and
+    /// frees their memory as soon as it no longer needs them. They are consumed
+    /// even when the call fails.
+    ///
+    /// ```
+    /// # fn main() -> kiln::Result<()> {
+    /// # let b = kiln::Builder::new("double")?;
+    /// # let x = b.parameter(0, kiln::ElementType::F32, &[2], "x");
+    /// # let computation = b.build(b.add(x, x))?;
+    /// use kiln::Argument;
+    /// let client = kiln::Client::new()?;
+    /// let exe = client.compile(&computation)?;
+    /// let x = client.buffer_from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let out = exe.execute_donating(vec![Argument::Donated(x)], &Default::default())?;
+    /// assert_eq!(out[0].to_vec::<f32>()?, [2.0, 4.0]);
+    /// # Ok(())
+    /// # }
+    /// ```
+    /// A donated buffer cannot be used afterwards:
+    /// ```compile_fail
+    /// # fn main() -> kiln::Result<()> {
+    /// # let b = kiln::Builder::new("double")?;
+    /// # let x = b.parameter(0, kiln::ElementType::F32, &[2], "x");
+    /// # let computation = b.build(b.add(x, x))?;
+    /// let client = kiln::Client::new()?;
+    /// let exe = client.compile(&computation)?;
+    /// let x = client.buffer_from_slice(&[1.0f32, 2.0], &[2])?;
+    /// let out = exe.execute_donating(vec![kiln::Argument::Donated(x)], &Default::default())?;
+    /// x.to_vec::<f32>()?;
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn execute_donating(
+        &self,
+        arguments: Vec<Argument<'_, 'c>>,
+        options: &ExecuteOptions<'_>,
+    ) -> Result<Vec<Buffer<'c>>> {
+        let (args, donated) = Argument::split(&arguments);
+        self.launch(&args, &donated, options, None)
+        // `arguments` drops here: a donated handle may (only) be destroyed.
+    }
+
+    /// [`Executable::execute_async`] with donation, as
+    /// [`Executable::execute_donating`].
+    pub fn execute_async_donating(
+        &self,
+        arguments: Vec<Argument<'_, 'c>>,
+        options: &ExecuteOptions<'_>,
+    ) -> Result<(Vec<Buffer<'c>>, Event)> {
+        let (args, donated) = Argument::split(&arguments);
+        let mut event = ptr::null_mut();
+        let results = self.launch(&args, &donated, options, Some(&mut event))?;
+        // SAFETY: a successful call hands over an owned event.
+        Ok((results, unsafe { Event::from_raw(event) }))
+    }
+
+    /// Runs `args`, donating the indices `donated`; asynchronously when `event`
+    /// is given (it receives the completion event).
+    fn launch(
+        &self,
+        args: &[*mut sys::kiln_buffer_t],
+        donated: &[usize],
+        options: &ExecuteOptions<'_>,
+        event: Option<&mut *mut sys::kiln_event_t>,
+    ) -> Result<Vec<Buffer<'c>>> {
+        let opts = sys::kiln_execute_options_t {
+            donated_arguments: opt_ptr(donated),
+            num_donated_arguments: donated.len(),
+            ..options.c_struct()?
+        };
         let mut results = vec![ptr::null_mut(); self.results];
         let mut n = 0;
+        // SAFETY: every pointer is valid for its stated length during the call.
         check(unsafe {
-            sys::kiln_executable_execute(
-                self.raw.as_ptr(),
-                opt_ptr(&args),
-                args.len(),
-                &opts,
-                results.as_mut_ptr(),
-                results.len(),
-                &mut n,
-            )
+            match event {
+                None => sys::kiln_executable_execute(
+                    self.raw.as_ptr(),
+                    opt_ptr(args),
+                    args.len(),
+                    &opts,
+                    results.as_mut_ptr(),
+                    results.len(),
+                    &mut n,
+                ),
+                Some(event) => sys::kiln_executable_execute_async(
+                    self.raw.as_ptr(),
+                    opt_ptr(args),
+                    args.len(),
+                    &opts,
+                    results.as_mut_ptr(),
+                    results.len(),
+                    &mut n,
+                    event,
+                ),
+            }
         })?;
         // SAFETY: the first n entries are owned result buffers of this client.
         Ok(results[..n].iter().map(|&r| unsafe { Buffer::from_raw(r) }).collect())
+    }
+}
+
+/// An argument of [`Executable::execute_donating`]: a borrowed buffer, or one
+/// given to the execution. `From` makes either from `&Buffer` or `Buffer`.
+#[derive(Debug)]
+pub enum Argument<'a, 'c> {
+    /// Only read, as by [`Executable::execute_with`].
+    Borrowed(&'a Buffer<'c>),
+    /// Taken over by the execution, which frees its memory as soon as it no
+    /// longer needs it.
+    Donated(Buffer<'c>),
+}
+
+impl<'a, 'c> From<&'a Buffer<'c>> for Argument<'a, 'c> {
+    fn from(buffer: &'a Buffer<'c>) -> Self {
+        Argument::Borrowed(buffer)
+    }
+}
+
+impl<'c> From<Buffer<'c>> for Argument<'_, 'c> {
+    fn from(buffer: Buffer<'c>) -> Self {
+        Argument::Donated(buffer)
+    }
+}
+
+impl Argument<'_, '_> {
+    /// The raw handles, and the indices of the donated ones.
+    fn split(arguments: &[Self]) -> (Vec<*mut sys::kiln_buffer_t>, Vec<usize>) {
+        let args = arguments
+            .iter()
+            .map(|a| match a {
+                Argument::Borrowed(b) => b.as_raw(),
+                Argument::Donated(b) => b.as_raw(),
+            })
+            .collect();
+        let donated = arguments.iter().enumerate().filter(|(_, a)| matches!(a, Argument::Donated(_))).map(|(i, _)| i);
+        (args, donated.collect())
     }
 }
 

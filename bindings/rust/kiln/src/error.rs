@@ -118,6 +118,20 @@ pub(crate) fn check(status: *mut sys::kiln_status_t) -> Result<()> {
     }
 }
 
+/// The outcome a borrowed status stands for (NULL: success), copied; the status
+/// is left to its owner.
+///
+/// # Safety
+/// `status` must be NULL or a valid status for the duration of the call.
+pub(crate) unsafe fn status_result(status: *const sys::kiln_status_t) -> Result<()> {
+    if status.is_null() {
+        return Ok(());
+    }
+    let code = Code::from_raw(sys::kiln_status_code(status));
+    let message = CStr::from_ptr(sys::kiln_status_message(status)).to_string_lossy().into_owned();
+    Err(Error::new(code, message))
+}
+
 /// A `CString` for a string argument; an inner NUL is INVALID_ARGUMENT.
 pub(crate) fn c_string(what: &str, s: &str) -> Result<std::ffi::CString> {
     std::ffi::CString::new(s)

@@ -33,6 +33,15 @@
 //! borrowed [`Cancellation`] that another thread may cancel
 //! ([`Code::Cancelled`]); either stops even a `while` loop that never ends.
 //!
+//! Devices, events and asynchronous execution: [`Client::devices`] gives the
+//! client's [`Device`]s (a host backend presents as many as
+//! [`ClientOptions::num_devices`] asks for); buffers are made on a device
+//! ([`Device::buffer_from_slice`], zero-copy [`Device::buffer_alias_host`]) and
+//! moved with [`Buffer::copy_to`]; [`ExecuteOptions::device`] picks where to
+//! run. [`Executable::execute_async`] returns the results at once and an
+//! [`Event`] (blocking [`Event::wait`], [`Event::on_ready`], or `.await`);
+//! [`Executable::execute_donating`] gives buffers over to the execution.
+//!
 //! A buffer cannot outlive its client:
 //! ```compile_fail
 //! let buffer = {
@@ -53,6 +62,8 @@
 //! shared::<kiln::Executable<'static>>();
 //! shared::<kiln::Buffer<'static>>();
 //! shared::<kiln::Cancellation>();
+//! shared::<kiln::Device<'static>>();
+//! shared::<kiln::Event>();
 //! ```
 //! and execute options cannot outlive the cancellation they borrow:
 //! ```compile_fail
@@ -65,7 +76,9 @@
 mod builder;
 mod cancellation;
 mod client;
+mod device;
 mod error;
+mod event;
 mod types;
 
 use std::ffi::CStr;
@@ -75,8 +88,10 @@ pub use builder::{
     GatherDimensionNumbers, Op, Padding, Precision, RngAlgorithm, ScatterDimensionNumbers,
 };
 pub use cancellation::Cancellation;
-pub use client::{Buffer, Client, CompileOptions, Executable, ExecuteOptions};
+pub use client::{Argument, Buffer, Client, ClientOptions, CompileOptions, Executable, ExecuteOptions};
+pub use device::{AlignedVec, Device, HostArray};
 pub use error::{Code, Error, Result};
+pub use event::Event;
 pub use kiln_sys as sys;
 pub use types::{Element, ElementType, Shape};
 

@@ -139,7 +139,8 @@ fn an_unused_cancellation_and_long_timeouts_change_nothing() {
     let cancellation = Cancellation::new().unwrap();
     // Duration::MAX is beyond what timeout_ns holds: it is cut to i64::MAX ns, not refused.
     for timeout in [Duration::from_secs(3600), Duration::MAX] {
-        let options = ExecuteOptions { rng_seed: 1, timeout: Some(timeout), cancellation: Some(&cancellation) };
+        let options =
+            ExecuteOptions { rng_seed: 1, timeout: Some(timeout), cancellation: Some(&cancellation), device: None };
         assert_eq!(exe.execute_with(&[&n], &options).unwrap()[0].to_vec::<i64>().unwrap(), [100]);
     }
     assert!(!cancellation.is_cancelled());
