@@ -1,5 +1,6 @@
 package dev.kiln;
 
+import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -85,14 +86,76 @@ public final class Buffer extends NativeHandle {
 
   /**
    * Copies the buffer, row-major in native byte order, into {@code destination} (a heap or
-   * native segment of exactly {@link #byteSize()} bytes, else INVALID_ARGUMENT).
+   * native segment of exactly {@link #byteSize()} bytes, else INVALID_ARGUMENT). Waits until
+   * the buffer is filled; when the execution that was to fill it failed, throws that error.
    */
   public void copyTo(MemorySegment destination) {
+    // kiln_buffer_to_host may read into a heap array only as a critical downcall, which must
+    // not block: wait for the data first through the (non-critical) ready event.
+    try (Event ready = readyEvent()) {
+      ready.await();
+    }
     try {
       Native.check(
           (MemorySegment)
               Native.kiln_buffer_to_host.invokeExact(
                   handle(), destination, destination.byteSize()));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /** The device the buffer lives on. */
+  public Device device() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check((MemorySegment) Native.kiln_buffer_device.invokeExact(handle(), out));
+      return new Device(client, out.get(ADDRESS, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * A copy of this buffer (once it is filled) on {@code device}, a device of the same client
+   * (else INVALID_ARGUMENT). The caller owns the copy.
+   */
+  public Buffer copyTo(Device device) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check(
+          (MemorySegment)
+              Native.kiln_buffer_copy_to_device.invokeExact(handle(), device.handle(), out));
+      return new Buffer(device.client(), out.get(ADDRESS, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * Whether the buffer reads host memory given to {@link Device#aliasHost(ElementType,
+   * MemorySegment, long[], Runnable)} in place (false when that memory was copied).
+   */
+  public boolean isHostAlias() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = arena.allocate(JAVA_INT);
+      Native.check((MemorySegment) Native.kiln_buffer_is_host_alias.invokeExact(handle(), out));
+      return out.get(JAVA_INT, 0) != 0;
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * An event that becomes ready when the buffer holds its data (at once for one made from host
+   * memory), with the error of the execution that was to fill it if that failed. The caller
+   * closes it.
+   */
+  public Event readyEvent() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check((MemorySegment) Native.kiln_buffer_ready_event.invokeExact(handle(), out));
+      return new Event(out.get(ADDRESS, 0));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }

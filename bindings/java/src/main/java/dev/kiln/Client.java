@@ -35,14 +35,22 @@ public final class Client extends NativeHandle {
    * that cannot run here is UNAVAILABLE.
    */
   public static Client create(String backend) {
+    return create(backend, 0);
+  }
+
+  /**
+   * A client of the named backend (null: the default) presenting {@code numDevices} devices (0:
+   * the backend's own count). The host backends ("cpu", "interpreter") split the machine into
+   * that many devices (at most 64), sharing its cores and memory; a GPU backend accepts only 0
+   * or its physical count (else INVALID_ARGUMENT).
+   */
+  public static Client create(String backend, int numDevices) {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment options = MemorySegment.NULL;
-      if (backend != null) {
-        options =
-            new Struct(arena, Struct.CLIENT_OPTIONS)
-                .set("backend", arena.allocateFrom(backend))
-                .segment;
-      }
+      MemorySegment options =
+          new Struct(arena, Struct.CLIENT_OPTIONS)
+              .set("backend", Native.cString(arena, backend))
+              .set("num_devices", numDevices)
+              .segment;
       MemorySegment out = Native.outPointer(arena);
       Native.check((MemorySegment) Native.kiln_client_create.invokeExact(options, out));
       return new Client(out.get(ADDRESS, 0));
@@ -86,19 +94,41 @@ public final class Client extends NativeHandle {
     }
   }
 
-  /** Descriptions of the backend's devices, in order. */
-  public List<String> devices() {
+  /** The client's devices, in order (index i is {@code devices().get(i)}). */
+  public List<Device> devices() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment count = arena.allocate(JAVA_LONG);
       Native.check((MemorySegment) Native.kiln_client_device_count.invokeExact(handle(), count));
-      List<String> devices = new ArrayList<>();
+      List<Device> devices = new ArrayList<>();
       MemorySegment out = Native.outPointer(arena);
       for (long i = 0; i < count.get(JAVA_LONG, 0); i++) {
-        Native.check(
-            (MemorySegment) Native.kiln_client_device_description.invokeExact(handle(), i, out));
-        devices.add(Native.string(out.get(ADDRESS, 0)));
+        Native.check((MemorySegment) Native.kiln_client_device.invokeExact(handle(), i, out));
+        devices.add(new Device(this, out.get(ADDRESS, 0)));
       }
       return List.copyOf(devices);
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /** Device {@code index} ({@code kiln_client_device}); OUT_OF_RANGE past the end. */
+  public Device device(long index) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check((MemorySegment) Native.kiln_client_device.invokeExact(handle(), index, out));
+      return new Device(this, out.get(ADDRESS, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /** Description of device {@code index}; OUT_OF_RANGE past the end. */
+  public String deviceDescription(long index) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check(
+          (MemorySegment) Native.kiln_client_device_description.invokeExact(handle(), index, out));
+      return Native.string(out.get(ADDRESS, 0));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }
@@ -130,7 +160,7 @@ public final class Client extends NativeHandle {
     }
   }
 
-  /** A buffer of shape f32[dims] holding {@code data} (row-major). */
+  /** A buffer of shape f32[dims] on the first device holding {@code data} (row-major). */
   public Buffer buffer(float[] data, long... dims) {
     return buffer(ElementType.F32, MemorySegment.ofArray(data), dims, null);
   }

@@ -82,22 +82,17 @@ public final class Executable extends NativeHandle {
    * already is). A stopped run returns no results and leaves this executable, its client and
    * {@code arguments} usable. A zero or negative timeout is INVALID_ARGUMENT; a closed
    * cancellation is an {@link IllegalStateException}.
+   *
+   * <p>It runs on {@code options}' {@link ExecuteOptions#device() device} (null: the first
+   * argument's, or the client's first device), where every argument must live (else
+   * INVALID_ARGUMENT; {@link Buffer#copyTo(Device)} moves one) and the results are made. The
+   * {@link ExecuteOptions#donatedArguments() donated} arguments may afterwards only be closed:
+   * any other use throws {@link StatusCode#FAILED_PRECONDITION}.
    */
   public List<Buffer> execute(ExecuteOptions options, Buffer... arguments) {
     try (Arena arena = Arena.ofConfined()) {
-      MemorySegment args = arena.allocate(ADDRESS, Math.max(1, arguments.length));
-      for (int i = 0; i < arguments.length; i++) {
-        args.setAtIndex(ADDRESS, i, arguments[i].handle());
-      }
-      Cancellation cancellation = options.cancellation();
-      MemorySegment opts =
-          new Struct(arena, Struct.EXECUTE_OPTIONS)
-              .set("rng_seed", options.rngSeed())
-              .set("timeout_ns", options.timeoutNanos())
-              .set(
-                  "cancellation",
-                  cancellation == null ? MemorySegment.NULL : cancellation.handle())
-              .segment;
+      MemorySegment args = arguments(arena, arguments);
+      MemorySegment opts = options.toNative(arena);
       MemorySegment results = arena.allocate(ADDRESS, Math.max(1, resultCount));
       MemorySegment count = arena.allocate(JAVA_LONG);
       Native.check(
@@ -110,14 +105,65 @@ public final class Executable extends NativeHandle {
                   results,
                   resultCount,
                   count));
-      long n = count.get(JAVA_LONG, 0);
-      List<Buffer> out = new ArrayList<>((int) n);
-      for (long i = 0; i < n; i++) {
-        out.add(new Buffer(client, results.getAtIndex(ADDRESS, i)));
-      }
-      return out;
+      return results(results, count.get(JAVA_LONG, 0));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }
+  }
+
+  /** Starts one run with the default options; see {@link #executeAsync(ExecuteOptions, Buffer...)}. */
+  public Execution executeAsync(Buffer... arguments) {
+    return executeAsync(ExecuteOptions.DEFAULT, arguments);
+  }
+
+  /**
+   * As {@link #execute(ExecuteOptions, Buffer...)} without waiting ({@code
+   * kiln_executable_execute_async}): errors in the arguments or options throw at once; otherwise
+   * the result buffers and a completion event are returned while the run goes on in the
+   * library's worker threads. It starts once every argument is ready, so runs chain: a result
+   * may be passed to the next call at once. A failure of the run (a stop, an error, a failed
+   * argument) shows in {@link Execution#await()}, {@link Execution#future()}, the results'
+   * {@link Buffer#readyEvent() ready events} and when reading a result, as a {@link
+   * KilnException}. The arguments, this executable and the client may be closed at once.
+   */
+  public Execution executeAsync(ExecuteOptions options, Buffer... arguments) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment args = arguments(arena, arguments);
+      MemorySegment opts = options.toNative(arena);
+      MemorySegment results = arena.allocate(ADDRESS, Math.max(1, resultCount));
+      MemorySegment count = arena.allocate(JAVA_LONG);
+      MemorySegment event = Native.outPointer(arena);
+      Native.check(
+          (MemorySegment)
+              Native.kiln_executable_execute_async.invokeExact(
+                  handle(),
+                  args,
+                  (long) arguments.length,
+                  opts,
+                  results,
+                  resultCount,
+                  count,
+                  event));
+      List<Buffer> out = results(results, count.get(JAVA_LONG, 0));
+      return new Execution(out, new Event(event.get(ADDRESS, 0)));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  private static MemorySegment arguments(Arena arena, Buffer[] arguments) {
+    MemorySegment args = arena.allocate(ADDRESS, Math.max(1, arguments.length));
+    for (int i = 0; i < arguments.length; i++) {
+      args.setAtIndex(ADDRESS, i, arguments[i].handle());
+    }
+    return args;
+  }
+
+  private List<Buffer> results(MemorySegment results, long n) {
+    List<Buffer> out = new ArrayList<>((int) n);
+    for (long i = 0; i < n; i++) {
+      out.add(new Buffer(client, results.getAtIndex(ADDRESS, i)));
+    }
+    return out;
   }
 }

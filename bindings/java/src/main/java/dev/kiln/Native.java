@@ -270,6 +270,21 @@ final class Native {
   static final MethodHandle kiln_cancellation_is_cancelled = fn("kiln_cancellation_is_cancelled", P, P, P);
   static final MethodHandle kiln_cancellation_destroy = fnVoid("kiln_cancellation_destroy", P);
   static final MethodHandle kiln_executable_execute = fn("kiln_executable_execute", P, P, P, Z, P, P, Z, P);
+  static final MethodHandle kiln_client_device = fn("kiln_client_device", P, P, Z, P);
+  static final MethodHandle kiln_device_index = fn("kiln_device_index", P, P, P);
+  static final MethodHandle kiln_device_description = fn("kiln_device_description", P, P, P);
+  static final MethodHandle kiln_device_buffer_from_host = fnHeap("kiln_device_buffer_from_host", P, P, I, P, Z, P, P, Z, P);
+  // Not critical: the release callback may run during the call, and the data must be native.
+  static final MethodHandle kiln_device_buffer_alias_host = fn("kiln_device_buffer_alias_host", P, P, I, P, Z, P, Z, P, P, P);
+  static final MethodHandle kiln_buffer_is_host_alias = fn("kiln_buffer_is_host_alias", P, P, P);
+  static final MethodHandle kiln_buffer_device = fn("kiln_buffer_device", P, P, P);
+  static final MethodHandle kiln_buffer_copy_to_device = fn("kiln_buffer_copy_to_device", P, P, P, P);
+  static final MethodHandle kiln_buffer_ready_event = fn("kiln_buffer_ready_event", P, P, P);
+  static final MethodHandle kiln_event_await = fn("kiln_event_await", P, P);
+  static final MethodHandle kiln_event_is_ready = fn("kiln_event_is_ready", P, P, P);
+  static final MethodHandle kiln_event_on_ready = fn("kiln_event_on_ready", P, P, P, P);
+  static final MethodHandle kiln_event_destroy = fnVoid("kiln_event_destroy", P);
+  static final MethodHandle kiln_executable_execute_async = fn("kiln_executable_execute_async", P, P, P, Z, P, P, Z, P, P);
 
   static {
     int major;
@@ -307,6 +322,20 @@ final class Native {
       throw unexpected(t);
     } finally {
       destroyStatus(status);
+    }
+  }
+
+  /** The failure a borrowed {@code kiln_status_t*} describes (not freed); null for NULL. */
+  static KilnException exception(MemorySegment borrowedStatus) {
+    if (borrowedStatus.address() == 0) {
+      return null;
+    }
+    try {
+      int code = (int) kiln_status_code.invokeExact(borrowedStatus);
+      String message = string((MemorySegment) kiln_status_message.invokeExact(borrowedStatus));
+      return new KilnException(StatusCode.of(code), message);
+    } catch (Throwable t) {
+      throw unexpected(t);
     }
   }
 

@@ -14,7 +14,11 @@ import java.lang.foreign.ValueLayout;
 /** The option and dimension-number structs of kiln.h, and a writer that fills them by name. */
 final class Struct {
   static final StructLayout CLIENT_OPTIONS =
-      MemoryLayout.structLayout(JAVA_LONG.withName("struct_size"), ADDRESS.withName("backend"));
+      MemoryLayout.structLayout(
+          JAVA_LONG.withName("struct_size"),
+          ADDRESS.withName("backend"),
+          JAVA_INT.withName("num_devices"),
+          MemoryLayout.paddingLayout(4)); // C pads the struct to its 8-byte alignment
 
   static final StructLayout COMPILE_OPTIONS =
       MemoryLayout.structLayout(
@@ -27,7 +31,10 @@ final class Struct {
           JAVA_LONG.withName("struct_size"),
           JAVA_LONG.withName("rng_seed"),
           JAVA_LONG.withName("timeout_ns"),
-          ADDRESS.withName("cancellation"));
+          ADDRESS.withName("cancellation"),
+          ADDRESS.withName("device"),
+          ADDRESS.withName("donated_arguments"),
+          JAVA_LONG.withName("num_donated_arguments"));
 
   static final StructLayout GATHER_DIMENSION_NUMBERS =
       MemoryLayout.structLayout(
