@@ -271,6 +271,7 @@ StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferAliasingHost(const Sha
   // instead of freeing it.
   PooledFree owner;
   owner.release = std::move(release);
+  if (!owner.release) owner.release = [] {};  // never free() what the caller lent
   PooledBytes bytes(static_cast<std::byte*>(const_cast<void*>(data)), std::move(owner));
   return std::unique_ptr<DeviceBuffer>(std::make_unique<CpuBuffer>(shape, device, std::move(bytes), true));
 }
