@@ -17,6 +17,7 @@ static kiln_compile_options_t kiln_go_compile_options(void) {
 import "C"
 
 import (
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -49,12 +50,24 @@ type Client struct {
 // ClientOption configures NewClient.
 type ClientOption func(*clientOptions)
 
-type clientOptions struct{ backend *string }
+type clientOptions struct {
+	backend    *string
+	numDevices int
+}
 
 // WithBackend selects a backend by name ("interpreter", "cpu", ...). Without
 // it the library picks its default; an empty name is InvalidArgument.
 func WithBackend(name string) ClientOption {
 	return func(o *clientOptions) { o.backend = &name }
+}
+
+// WithNumDevices sets how many devices the client presents (0, the default,
+// means the backend's own count). The host backends ("cpu", "interpreter")
+// split the machine into n devices (at most 64) that share its cores and
+// memory; a GPU backend accepts only 0 or its physical count (else
+// InvalidArgument).
+func WithNumDevices(n int) ClientOption {
+	return func(o *clientOptions) { o.numDevices = n }
 }
 
 // NewClient creates a client. An unknown backend is NotFound; one that cannot
@@ -69,6 +82,10 @@ func NewClient(opts ...ClientOption) (*Client, error) {
 		copts.backend = C.CString(*o.backend)
 		defer C.free(unsafe.Pointer(copts.backend))
 	}
+	if int(int32(o.numDevices)) != o.numDevices {
+		return nil, &Error{Code: InvalidArgument, Message: fmt.Sprintf("WithNumDevices(%d): out of int32 range", o.numDevices)}
+	}
+	copts.num_devices = C.int32_t(o.numDevices)
 	var h *C.kiln_client_t
 	if err := statusError(C.kiln_client_create(&copts, &h)); err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package kiln
 
 /*
+#include <stdlib.h>
 #include <kiln/kiln.h>
 
 static kiln_execute_options_t kiln_go_execute_options(void) {
@@ -16,6 +17,7 @@ import (
 	"fmt"
 	"runtime"
 	"time"
+	"unsafe"
 )
 
 // Executable is a computation compiled for a client. It may run concurrently
@@ -87,18 +89,52 @@ func (e *Executable) ParameterType(index int) (ElementType, error) {
 	return ElementType(t), err
 }
 
-// ExecuteOption configures Execute and ExecuteContext.
+// ExecuteOption configures Execute, ExecuteContext and ExecuteAsync.
 type ExecuteOption func(*executeOptions)
 
-type executeOptions struct{ c C.kiln_execute_options_t }
+type executeOptions struct {
+	c       C.kiln_execute_options_t
+	device  *Device // kept alive while o.c.device is in use
+	donated []int
+}
 
 // WithRNGSeed sets the seed of the rng ops: equal seeds give equal numbers.
 func WithRNGSeed(seed uint64) ExecuteOption {
 	return func(o *executeOptions) { o.c.rng_seed = C.uint64_t(seed) }
 }
 
+// WithTimeout bounds the run: it fails with DeadlineExceeded once d has
+// passed since the call (for ExecuteAsync, since ExecuteAsync was called). 0
+// means no deadline; a negative d is InvalidArgument. ExecuteContext uses the
+// sooner of d and its context's deadline.
+func WithTimeout(d time.Duration) ExecuteOption {
+	return func(o *executeOptions) { o.c.timeout_ns = C.int64_t(d.Nanoseconds()) }
+}
+
+// WithDevice runs on device d, a device of the executable's client. Every
+// argument must live on it (else InvalidArgument naming the argument;
+// Buffer.CopyToDevice moves one), and the results are made on it. Without it
+// the run uses the first argument's device, or the client's first device
+// when there are no arguments.
+func WithDevice(d *Device) ExecuteOption {
+	return func(o *executeOptions) {
+		o.device = d
+		o.c.device = d.handle()
+	}
+}
+
+// WithDonatedArguments donates the arguments at the given indices to the
+// run (as XLA's donate_argnums): it takes them over and frees their memory as
+// soon as it no longer needs it. A donated Buffer may afterwards only be
+// closed; any other use is a FailedPrecondition error naming the donation. An
+// index out of range or repeated is InvalidArgument, and a failed call
+// donates nothing.
+func WithDonatedArguments(indices ...int) ExecuteOption {
+	return func(o *executeOptions) { o.donated = append(o.donated, indices...) }
+}
+
 // Execute runs the executable once on args (in parameter order, tuples
-// flattened; they are only read) and returns the result leaves in order. The
+// flattened; they are only read unless donated) and returns the result leaves in order. The
 // caller owns the results and closes them. It runs until the computation ends;
 // ExecuteContext bounds it.
 func (e *Executable) Execute(args []*Buffer, opts ...ExecuteOption) ([]*Buffer, error) {
@@ -139,7 +175,9 @@ func (e *Executable) ExecuteContext(ctx context.Context, args []*Buffer, opts ..
 			return nil, contextError(context.DeadlineExceeded,
 				"ExecuteContext: the context's deadline passed before the execution started")
 		}
-		o.c.timeout_ns = C.int64_t(left.Nanoseconds())
+		if o.c.timeout_ns <= 0 || C.int64_t(left.Nanoseconds()) < o.c.timeout_ns {
+			o.c.timeout_ns = C.int64_t(left.Nanoseconds())
+		}
 	}
 	if ctx.Done() != nil {
 		var cancellation *C.kiln_cancellation_t
@@ -164,7 +202,7 @@ func (e *Executable) ExecuteContext(ctx context.Context, args []*Buffer, opts ..
 	var kerr *Error
 	if err != nil && errors.As(err, &kerr) && (kerr.Code == Cancelled || kerr.Code == DeadlineExceeded) {
 		cause := ctx.Err()
-		if cause == nil && kerr.Code == DeadlineExceeded && hasDeadline {
+		if cause == nil && kerr.Code == DeadlineExceeded && hasDeadline && !time.Now().Before(deadline) {
 			// The library's clock reached ctx's deadline a moment before ctx's timer fired.
 			cause = context.DeadlineExceeded
 		}
@@ -194,28 +232,74 @@ func newExecuteOptions(opts []ExecuteOption) *executeOptions {
 }
 
 func (e *Executable) execute(args []*Buffer, o *executeOptions) ([]*Buffer, error) {
+	out, _, err := e.run(args, o, false)
+	return out, err
+}
+
+// ExecuteAsync starts the executable on args without waiting for it, and
+// returns its result buffers at once with an Event that becomes ready when
+// the run ends. Errors in the arguments are returned at once, as from
+// Execute. The run starts once every argument is ready, so runs chain: a
+// result may be passed to the next ExecuteAsync (or Execute) at once. The
+// results' shapes are known at once; reading one (Buffer.Bytes, ToSlice, or
+// an execution using it) waits until it is ready. When the run fails (a
+// timeout, a run-time error or a failed argument) the event, every result's
+// ReadyEvent and every read of a result return the error. The caller owns the
+// results and the event and closes them; the executable, the arguments and
+// the client may be closed at once (the run keeps what it needs).
+func (e *Executable) ExecuteAsync(args []*Buffer, opts ...ExecuteOption) ([]*Buffer, *Event, error) {
+	return e.run(args, newExecuteOptions(opts), true)
+}
+
+func (e *Executable) run(args []*Buffer, o *executeOptions, async bool) ([]*Buffer, *Event, error) {
 	n, err := e.ResultCount()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	cargs := make([]*C.kiln_buffer_t, len(args))
 	for i, a := range args {
 		cargs[i] = a.handle()
 	}
+	if len(o.donated) > 0 {
+		for _, d := range o.donated {
+			if d < 0 {
+				return nil, nil, &Error{Code: InvalidArgument, Message: fmt.Sprintf("donated argument index %d is negative", d)}
+			}
+		}
+		// In C memory: o.c, which points at it, is Go memory passed to C.
+		donated := (*C.size_t)(C.malloc(C.size_t(len(o.donated)) * C.size_t(unsafe.Sizeof(C.size_t(0)))))
+		defer C.free(unsafe.Pointer(donated))
+		for i, d := range o.donated {
+			unsafe.Slice(donated, len(o.donated))[i] = C.size_t(d)
+		}
+		o.c.donated_arguments = donated
+		o.c.num_donated_arguments = size(len(o.donated))
+	}
 	results := make([]*C.kiln_buffer_t, n+1) // +1: never pass a nil array
 	var got C.size_t
-	err = statusError(C.kiln_executable_execute(e.handle(), bufPtr(cargs), size(len(cargs)), &o.c,
-		&results[0], size(n), &got))
+	var event *C.kiln_event_t
+	if async {
+		err = statusError(C.kiln_executable_execute_async(e.handle(), bufPtr(cargs), size(len(cargs)), &o.c,
+			&results[0], size(n), &got, &event))
+	} else {
+		err = statusError(C.kiln_executable_execute(e.handle(), bufPtr(cargs), size(len(cargs)), &o.c,
+			&results[0], size(n), &got))
+	}
 	runtime.KeepAlive(args)
+	runtime.KeepAlive(o.device)
 	runtime.KeepAlive(e)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	out := make([]*Buffer, int(got))
 	for i := range out {
 		out[i] = newBuffer(results[i], e.client)
 	}
-	return out, nil
+	var ev *Event
+	if async {
+		ev = newEvent(event)
+	}
+	return out, ev, nil
 }
 
 func bufPtr(s []*C.kiln_buffer_t) **C.kiln_buffer_t {

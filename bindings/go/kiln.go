@@ -18,10 +18,11 @@
 //	out, err := exe.Execute([]*kiln.Buffer{in})
 //	y, err := kiln.ToSlice[float32](out[0])
 //
-// Ownership: every handle (Client, Builder, Computation, Executable, Buffer)
-// has an idempotent Close. Call it (usually with defer) when done; a cleanup
-// registered with runtime.AddCleanup frees forgotten handles only as a safety
-// net. Executables and buffers keep their client's native object alive, so a
+// Ownership: every handle (Client, Builder, Computation, Executable, Buffer,
+// Event, HostMemory) has an idempotent Close; a Device has none. Call it
+// (usually with defer) when done; a cleanup registered with runtime.AddCleanup
+// frees forgotten handles (HostMemory excepted) only as a safety net.
+// Executables, buffers and devices keep their client's native object alive, so a
 // client may be closed before them: it is freed when the last of them closes.
 // Close must not run concurrently with other uses of the same handle.
 //
@@ -31,6 +32,12 @@
 // Deadlines and cancellation: Executable.ExecuteContext stops a run when its
 // context's deadline passes or it is cancelled (even a while loop that never
 // ends); the error then also wraps ctx.Err() for errors.Is.
+//
+// Devices and asynchronous work: Client.Devices gives the client's devices
+// (WithNumDevices splits a host backend into several), WithDevice and
+// WithDonatedArguments configure a run, and Executable.ExecuteAsync returns
+// results at once with an Event (Wait, Ready, Done/Err). Device.AliasHost
+// makes a buffer over C-allocated HostMemory without copying.
 //
 // Threads: a Client, Computation, Executable and Buffer may be used from
 // several goroutines at once; a Builder may not.
@@ -99,9 +106,18 @@ func statusError(s *C.kiln_status_t) error {
 	if s == nil {
 		return nil
 	}
-	err := &Error{Code: Code(C.kiln_status_code(s)), Message: C.GoString(C.kiln_status_message(s))}
+	err := borrowedStatusError(s)
 	C.kiln_status_destroy(s)
 	return err
+}
+
+// borrowedStatusError converts a status the library owns (one passed to a
+// callback) into an error (nil for success) without freeing it.
+func borrowedStatusError(s *C.kiln_status_t) error {
+	if s == nil {
+		return nil
+	}
+	return &Error{Code: Code(C.kiln_status_code(s)), Message: C.GoString(C.kiln_status_message(s))}
 }
 
 // ElementType is an array element type as XLA names it.

@@ -1,0 +1,35 @@
+package kiln
+
+// The Go functions the library calls back. A file with //export may only
+// declare in its preamble; the C trampolines that pass them to the library are
+// in event.go and hostmem.go.
+
+/*
+#include <stdint.h>
+#include <kiln/kiln.h>
+*/
+import "C"
+
+import "runtime/cgo"
+
+// kilnGoEventReady is the kiln_event_callback_fn of Event.Done: status is
+// borrowed (NULL on success), h a cgo.Handle of the *eventState to complete.
+//
+//export kilnGoEventReady
+func kilnGoEventReady(status *C.kiln_status_t, h C.uintptr_t) {
+	handle := cgo.Handle(h)
+	state := handle.Value().(*eventState)
+	handle.Delete()
+	state.complete(borrowedStatusError(status))
+}
+
+// kilnGoHostRelease is the kiln_host_release_fn of Device.AliasHost: h is a
+// cgo.Handle of the *HostMemory the library no longer reads.
+//
+//export kilnGoHostRelease
+func kilnGoHostRelease(h C.uintptr_t) {
+	handle := cgo.Handle(h)
+	m := handle.Value().(*HostMemory)
+	handle.Delete()
+	m.release()
+}
