@@ -42,8 +42,8 @@ StatusOr<std::unique_ptr<Backend>> WithPhysicalDevices(StatusOr<std::unique_ptr<
   if (!backend.ok() || options.num_devices == 0) return backend;
   const size_t count = (*backend)->devices().size();
   if (options.num_devices != static_cast<int>(count)) {
-    return InvalidArgument((*backend)->name(), ": num_devices is ", options.num_devices, " but this machine has ",
-                           count, " ", (*backend)->name(),
+    return InvalidArgument((*backend)->name(), ": num_devices is ", options.num_devices,
+                           " but this machine has ", count, " ", (*backend)->name(),
                            " device(s); a GPU backend presents its physical devices (pass 0), only the host "
                            "backends (cpu, interpreter) split the machine into more");
   }

@@ -35,9 +35,11 @@ size_t HostByteSize(const kiln::Shape& shape) {
 // `backend` and `devices` belong to.
 Status BufferFromHost(const char* function, const std::shared_ptr<kiln::Backend>& backend,
                       const std::shared_ptr<const kiln::capi::ClientDevices>& devices, kiln::Device* device,
-                      kiln_element_type_t type, const int64_t* dims, size_t rank, const int64_t* minor_to_major,
-                      const void* data, size_t byte_size, kiln_buffer_t** out_buffer) {
-  KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(function, type, dims, rank, minor_to_major));
+                      kiln_element_type_t type, const int64_t* dims, size_t rank,
+                      const int64_t* minor_to_major, const void* data, size_t byte_size,
+                      kiln_buffer_t** out_buffer) {
+  KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
+                        kiln::capi::ArrayShape(function, type, dims, rank, minor_to_major));
   KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::capi::LiteralFromHost(function, shape, data, byte_size));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
                         backend->BufferFromLiteral(literal, device));
@@ -83,6 +85,38 @@ std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
   return handle;
 }
 
+Status AliasHostBytes(const char* function, const kiln_device_t& device, const Shape& shape, const void* data,
+                      size_t byte_size, std::function<void()> release, kiln_buffer_t** out_buffer) {
+  // Whatever happens below, `release` runs once: handed to the backend, or
+  // when this guard ends.
+  struct ReleaseAtEnd {
+    std::function<void()> release;
+    ~ReleaseAtEnd() {
+      if (release) release();
+    }
+  } pending{std::move(release)};
+  std::shared_ptr<const ClientDevices> devices = device.owner->shared_from_this();
+  const size_t expected = HostByteSize(shape);
+  if (byte_size != expected) {
+    return InvalidArgument(function, ": ", shape.ToString(), " needs ", expected, " bytes, got byte_size ",
+                           byte_size);
+  }
+  if (shape.element_type() == ElementType::kPred || expected == 0) {
+    // PRED bytes are normalised to 0 and 1 on the way in, so they are copied.
+    KILN_ASSIGN_OR_RETURN(Literal literal, LiteralFromHost(function, shape, data, byte_size));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> copy,
+                          devices->backend->BufferFromLiteral(literal, device.device));
+    *out_buffer = WrapReadyBuffer(devices->backend, devices, std::move(copy)).release();
+    return OkStatus();
+  }
+  if (data == nullptr) return NullArgument(function, "data");
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> aliased,
+                        devices->backend->BufferAliasingHost(
+                            shape, data, std::exchange(pending.release, nullptr), device.device));
+  *out_buffer = WrapReadyBuffer(devices->backend, devices, std::move(aliased)).release();
+  return OkStatus();
+}
+
 }  // namespace kiln::capi
 
 kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> kiln_buffer_t::Slot(const char* function) const {
@@ -99,10 +133,11 @@ kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> kiln_buffer_t::Slot(cons
 kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> kiln_buffer_t::ReadySlot(const char* function) const {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<kiln::capi::BufferSlot> ready, Slot(function));
   if (Status filled = ready->ready.Await(); !filled.ok()) {
-    return Status(filled.code(), kiln::internal::StrCat(function,
-                                                        ": the buffer holds no data because the execution that "
-                                                        "was to fill it failed: ",
-                                                        filled.message()));
+    return Status(filled.code(),
+                  kiln::internal::StrCat(function,
+                                         ": the buffer holds no data because the execution that "
+                                         "was to fill it failed: ",
+                                         filled.message()));
   }
   return ready;
 }
@@ -120,14 +155,14 @@ kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
-    return BufferFromHost(kiln_capi_function, client->backend, client->devices, client->backend->devices()[0], type,
-                          dims, rank, minor_to_major, data, byte_size, out_buffer);
+    return BufferFromHost(kiln_capi_function, client->backend, client->devices, client->backend->devices()[0],
+                          type, dims, rank, minor_to_major, data, byte_size, out_buffer);
   });
 }
 
-kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln_element_type_t type, const int64_t* dims,
-                                            size_t rank, const int64_t* minor_to_major, const void* data,
-                                            size_t byte_size, kiln_buffer_t** out_buffer) {
+kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln_element_type_t type,
+                                            const int64_t* dims, size_t rank, const int64_t* minor_to_major,
+                                            const void* data, size_t byte_size, kiln_buffer_t** out_buffer) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(device);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
@@ -137,32 +172,19 @@ kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln_element_
   });
 }
 
-kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kiln_element_type_t type, const int64_t* dims,
-                                             size_t rank, const void* data, size_t byte_size,
-                                             kiln_host_release_fn release, void* user_data,
+kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kiln_element_type_t type,
+                                             const int64_t* dims, size_t rank, const void* data,
+                                             size_t byte_size, kiln_host_release_fn release, void* user_data,
                                              kiln_buffer_t** out_buffer) {
-  // Declared before the guard so that even a failure to allocate the
-  // status releases the memory first.
+  // Made before the guard so that even a failure to allocate the status
+  // releases the memory first.
   HostRelease release_once(release, user_data);
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(device);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
     KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(kiln_capi_function, type, dims, rank));
-    std::shared_ptr<const kiln::capi::ClientDevices> devices = device->owner->shared_from_this();
-    if (shape.element_type() == kiln::ElementType::kPred || HostByteSize(shape) == 0) {
-      // PRED bytes are normalised to 0 and 1 on the way in, so they are copied.
-      return BufferFromHost(kiln_capi_function, devices->backend, devices, device->device, type, dims, rank,
-                            nullptr, data, byte_size, out_buffer);
-    }
-    if (byte_size != HostByteSize(shape)) {
-      return kiln::InvalidArgument(kiln_capi_function, ": ", shape.ToString(), " needs ", HostByteSize(shape),
-                                   " bytes, got byte_size ", byte_size);
-    }
-    KILN_CAPI_CHECK_NOT_NULL(data);
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> aliased,
-                          devices->backend->BufferAliasingHost(shape, data, release_once.Take(), device->device));
-    *out_buffer = kiln::capi::WrapReadyBuffer(devices->backend, devices, std::move(aliased)).release();
-    return kiln::OkStatus();
+    return kiln::capi::AliasHostBytes(kiln_capi_function, *device, shape, data, byte_size,
+                                      release_once.Take(), out_buffer);
   });
 }
 
@@ -190,7 +212,8 @@ kiln_status_t* kiln_buffer_device(const kiln_buffer_t* buffer, kiln_device_t** o
   });
 }
 
-kiln_status_t* kiln_buffer_copy_to_device(kiln_buffer_t* buffer, kiln_device_t* device, kiln_buffer_t** out_buffer) {
+kiln_status_t* kiln_buffer_copy_to_device(kiln_buffer_t* buffer, kiln_device_t* device,
+                                          kiln_buffer_t** out_buffer) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(buffer);
     KILN_CAPI_CHECK_NOT_NULL(device);
@@ -319,7 +342,8 @@ kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const cha
     kiln::Device* device = client->backend->devices()[0];
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
                           client->backend->BufferFromLiteral(literal, device));
-    *out_buffer = kiln::capi::WrapReadyBuffer(client->backend, client->devices, std::move(device_buffer)).release();
+    *out_buffer =
+        kiln::capi::WrapReadyBuffer(client->backend, client->devices, std::move(device_buffer)).release();
     return kiln::OkStatus();
   });
 }

@@ -90,7 +90,8 @@ kiln_status_t* kiln_client_create(const kiln_client_options_t* options, kiln_cli
     kiln::StatusOr<std::unique_ptr<kiln::Backend>> created = kiln::CreateBackend(name, backend_options);
     if (!created.ok()) {
       if (created.status().code() != kiln::StatusCode::kInvalidArgument) return created.status();
-      return created.status().WithContext(std::string(kiln_capi_function) + ": kiln_client_options_t.num_devices");
+      return created.status().WithContext(std::string(kiln_capi_function) +
+                                          ": kiln_client_options_t.num_devices");
     }
     std::unique_ptr<kiln::Backend> backend = std::move(created).value();
     if (backend->devices().empty()) {

@@ -20,7 +20,8 @@ kiln_status_t* kiln_event_is_ready(const kiln_event_t* event, int* out_ready) {
   });
 }
 
-kiln_status_t* kiln_event_on_ready(const kiln_event_t* event, kiln_event_callback_fn callback, void* user_data) {
+kiln_status_t* kiln_event_on_ready(const kiln_event_t* event, kiln_event_callback_fn callback,
+                                   void* user_data) {
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(event);
     KILN_CAPI_CHECK_NOT_NULL(callback);

@@ -64,8 +64,9 @@ struct Execution {
 
 // Checks a call's arguments and options (nothing has run when this fails,
 // and no argument was donated yet).
-StatusOr<Execution> Prepare(const char* function, kiln_executable_t* executable, kiln_buffer_t* const* arguments,
-                            size_t num_arguments, const kiln_execute_options_t* options, kiln_buffer_t** results,
+StatusOr<Execution> Prepare(const char* function, kiln_executable_t* executable,
+                            kiln_buffer_t* const* arguments, size_t num_arguments,
+                            const kiln_execute_options_t* options, kiln_buffer_t** results,
                             size_t results_capacity, kiln::StopCondition::Clock::time_point called_at) {
   Execution execution;
   execution.function = function;
@@ -87,7 +88,8 @@ StatusOr<Execution> Prepare(const char* function, kiln_executable_t* executable,
   for (size_t i = 0; i < num_arguments; ++i) {
     if (arguments[i] == nullptr) return kiln::InvalidArgument(function, ": argument ", i, " is NULL");
     if (arguments[i]->backend != executable->backend) {
-      return kiln::InvalidArgument(function, ": argument ", i, " was made by another client than the executable");
+      return kiln::InvalidArgument(function, ": argument ", i,
+                                   " was made by another client than the executable");
     }
     StatusOr<std::shared_ptr<BufferSlot>> slot = arguments[i]->Slot(function);
     if (!slot.ok()) return slot.status().WithContext(kiln::internal::StrCat("argument ", i));
@@ -115,8 +117,8 @@ StatusOr<Execution> Prepare(const char* function, kiln_executable_t* executable,
   for (size_t i = 0; i < execution.arguments.size(); ++i) {
     if (execution.arguments[i]->device != execution.options.device) {
       return kiln::InvalidArgument(function, ": argument ", i, " lives on ",
-                                   execution.arguments[i]->device->description(), " but the execution runs on ",
-                                   execution.options.device->description(),
+                                   execution.arguments[i]->device->description(),
+                                   " but the execution runs on ", execution.options.device->description(),
                                    " (kiln_execute_options_t.device, or the first argument's device); "
                                    "kiln_buffer_copy_to_device moves it");
     }
@@ -132,8 +134,8 @@ StatusOr<Execution> Prepare(const char* function, kiln_executable_t* executable,
                                    " but the executable takes ", num_arguments, " arguments");
     }
     if (execution.donated[index]) {
-      return kiln::InvalidArgument(function, ": kiln_execute_options_t.donated_arguments names argument ", index,
-                                   " twice");
+      return kiln::InvalidArgument(function, ": kiln_execute_options_t.donated_arguments names argument ",
+                                   index, " twice");
     }
     execution.donated[index] = true;
   }
@@ -179,13 +181,14 @@ StatusOr<std::vector<std::unique_ptr<kiln::DeviceBuffer>>> Run(Execution& execut
   if (!executed.ok()) return ExplainStop(execution.function, executed.status(), execution.timeout_ns);
   const size_t expected = execution.executable->result_leaves().size();
   if (executed->size() != expected) {
-    return kiln::Internal(execution.function, ": the backend returned ", executed->size(), " results, expected ",
-                          expected);
+    return kiln::Internal(execution.function, ": the backend returned ", executed->size(),
+                          " results, expected ", expected);
   }
   return executed;
 }
 
-std::unique_ptr<kiln_buffer_t> NewHandle(const kiln_executable_t& executable, std::shared_ptr<BufferSlot> slot) {
+std::unique_ptr<kiln_buffer_t> NewHandle(const kiln_executable_t& executable,
+                                         std::shared_ptr<BufferSlot> slot) {
   auto handle = std::make_unique<kiln_buffer_t>();
   handle->backend = executable.backend;
   handle->devices = executable.devices;
@@ -206,8 +209,9 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
-    KILN_ASSIGN_OR_RETURN(Execution execution, Prepare(kiln_capi_function, executable, arguments, num_arguments,
-                                                       options, results, results_capacity, called_at));
+    KILN_ASSIGN_OR_RETURN(Execution execution,
+                          Prepare(kiln_capi_function, executable, arguments, num_arguments, options, results,
+                                  results_capacity, called_at));
     Donate(execution, arguments);
     KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<kiln::DeviceBuffer>> outputs, Run(execution));
     // Wrap everything first so that a failure part-way leaks nothing and
@@ -215,7 +219,8 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     std::vector<std::unique_ptr<kiln_buffer_t>> wrapped;
     wrapped.reserve(outputs.size());
     for (std::unique_ptr<kiln::DeviceBuffer>& output : outputs) {
-      wrapped.push_back(kiln::capi::WrapReadyBuffer(executable->backend, executable->devices, std::move(output)));
+      wrapped.push_back(
+          kiln::capi::WrapReadyBuffer(executable->backend, executable->devices, std::move(output)));
     }
     for (size_t i = 0; i < wrapped.size(); ++i) results[i] = wrapped[i].release();
     *out_num_results = wrapped.size();
@@ -232,8 +237,9 @@ kiln_status_t* kiln_executable_execute_async(kiln_executable_t* executable, kiln
     KILN_CAPI_CHECK_NOT_NULL(executable);
     KILN_CAPI_CHECK_NOT_NULL(out_num_results);
     KILN_CAPI_CHECK_NOT_NULL(out_event);
-    KILN_ASSIGN_OR_RETURN(Execution execution, Prepare(kiln_capi_function, executable, arguments, num_arguments,
-                                                       options, results, results_capacity, called_at));
+    KILN_ASSIGN_OR_RETURN(Execution execution,
+                          Prepare(kiln_capi_function, executable, arguments, num_arguments, options, results,
+                                  results_capacity, called_at));
     // The results exist now, empty; the execution fills them and then makes
     // the one event they share ready.
     struct Job {
@@ -265,7 +271,8 @@ kiln_status_t* kiln_executable_execute_async(kiln_executable_t* executable, kiln
         try {
           StatusOr<std::vector<std::unique_ptr<kiln::DeviceBuffer>>> outputs = Run(job->execution);
           if (outputs.ok()) {
-            for (size_t i = 0; i < job->results.size(); ++i) job->results[i]->buffer = std::move((*outputs)[i]);
+            for (size_t i = 0; i < job->results.size(); ++i)
+              job->results[i]->buffer = std::move((*outputs)[i]);
           } else {
             outcome = outputs.status();
           }

@@ -2,6 +2,7 @@
 // conversion and the exception barrier every exported function goes through.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <new>
@@ -193,6 +194,13 @@ StatusOr<Shape> ArrayShape(const char* function, kiln_element_type_t type, const
 std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
                                                std::shared_ptr<const ClientDevices> devices,
                                                std::unique_ptr<DeviceBuffer> buffer);
+
+// A buffer on `device` over `byte_size` bytes of host memory at `data`, read
+// in place where the backend can (else copied), for `function`.
+// `release` runs exactly once on every path: when the library stops reading
+// the memory, or before this returns when it was copied or refused.
+Status AliasHostBytes(const char* function, const kiln_device_t& device, const Shape& shape, const void* data,
+                      size_t byte_size, std::function<void()> release, kiln_buffer_t** out_buffer);
 
 // A literal of `shape` copied from row-major host bytes (byte size checked;
 // PRED bytes normalised to 0/1).

@@ -13,7 +13,8 @@ StatusOr<std::unique_ptr<DeviceBuffer>> Backend::BufferAliasingHost(const Shape&
   // Release before anything can fail, as promised: the copy below is all
   // that reads `data`.
   StatusOr<Literal> literal = Literal::FromBytes(
-      shape, std::span<const uint8_t>(static_cast<const uint8_t*>(data), static_cast<size_t>(shape.byte_size())));
+      shape,
+      std::span<const uint8_t>(static_cast<const uint8_t*>(data), static_cast<size_t>(shape.byte_size())));
   if (release) release();
   if (!literal.ok()) return literal.status();
   return BufferFromLiteral(*literal, device);

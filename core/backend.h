@@ -97,6 +97,10 @@ class DeviceBuffer {
   // Whether the buffer reads host memory given to Backend::BufferAliasingHost
   // in place (rather than a copy of it).
   virtual bool aliases_host() const { return false; }
+  // The buffer's bytes (dense row-major) when they are in host memory this
+  // process may read for as long as the buffer lives, else null (then only
+  // ToLiteral reads them). DLPack export hands this pointer out.
+  virtual const void* host_data() const { return nullptr; }
 
  private:
   Shape shape_;

@@ -61,8 +61,8 @@ std::string HostDescription(int index, int count) {
   const unsigned cores = std::thread::hardware_concurrency();
   std::string sharing;
   if (count > 1) sharing = " shared by " + std::to_string(count) + " devices";
-  return "cpu:" + std::to_string(index) + " (" + model + ", " + std::to_string(cores == 0 ? 1 : cores) + " cores" +
-         sharing + ")";
+  return "cpu:" + std::to_string(index) + " (" + model + ", " + std::to_string(cores == 0 ? 1 : cores) +
+         " cores" + sharing + ")";
 }
 
 CpuBackend::CpuBackend(int num_devices)
@@ -252,7 +252,12 @@ StatusOr<Literal> CpuBackend::TransferFromOutfeed() {
 StatusOr<std::unique_ptr<DeviceBuffer>> CpuBackend::BufferAliasingHost(const Shape& shape, const void* data,
                                                                        std::function<void()> release,
                                                                        Device* device) {
-  const bool aligned = reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(kBufferAlignment) == 0;
+  // The kernels load elements at their natural alignment (a complex number
+  // at its parts'), and the libraries (Eigen, oneDNN) take unaligned
+  // pointers; so any array a C compiler or NumPy lays out is read in place.
+  const int64_t element_alignment =
+      IsComplex(shape.element_type()) ? ByteWidth(shape.element_type()) / 2 : ByteWidth(shape.element_type());
+  const bool aligned = reinterpret_cast<uintptr_t>(data) % static_cast<uintptr_t>(element_alignment) == 0;
   if (data == nullptr || !aligned || !shape.IsArray() || shape.element_type() == ElementType::kPred)
     return Backend::BufferAliasingHost(shape, data, std::move(release), device);
   Status refused = OkStatus();

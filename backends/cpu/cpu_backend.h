@@ -37,8 +37,9 @@ class CpuBackend : public Backend {
   // executable sharing the cached program.
   StatusOr<std::unique_ptr<Executable>> Compile(const Module& module, const CompileOptions& options) override;
   StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal, Device* device) override;
-  // Reads `data` in place when it is 64-byte aligned and not PRED (whose bytes
-  // the kernels take as 0 or 1 only); copies it otherwise.
+  // Reads `data` in place when it is aligned to its element type (a complex
+  // type to its parts) and not PRED (whose bytes the kernels take as 0 or 1
+  // only); copies it otherwise.
   StatusOr<std::unique_ptr<DeviceBuffer>> BufferAliasingHost(const Shape& shape, const void* data,
                                                              std::function<void()> release,
                                                              Device* device) override;

@@ -29,6 +29,7 @@ class CpuBuffer : public DeviceBuffer {
   int64_t byte_size() const { return DenseByteSize(shape()); }
   StatusOr<Literal> ToLiteral() const override;
   bool aliases_host() const override { return host_alias_; }
+  const void* host_data() const override { return data(); }
 
  private:
   PooledBytes data_;

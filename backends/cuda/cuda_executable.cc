@@ -116,8 +116,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
   const CudaProgram& program = *program_;
   KILN_RETURN_IF_ERROR(CheckDeviceArguments(
       arguments, program.parameter_leaves, device_,
-      [](const DeviceBuffer& buffer) { return dynamic_cast<const CudaBuffer*>(&buffer) != nullptr; },
-      "cuda", options.device));
+      [](const DeviceBuffer& buffer) { return dynamic_cast<const CudaBuffer*>(&buffer) != nullptr; }, "cuda",
+      options.device));
   KILN_RETURN_IF_ERROR(options.stop.Check());
   const Driver& driver = memory_->driver();
   KILN_RETURN_IF_ERROR(memory_->MakeCurrent());

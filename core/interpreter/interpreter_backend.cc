@@ -114,10 +114,8 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> InterpreterExecutable::Exec
 }
 
 InterpreterBackend::InterpreterBackend(int num_devices)
-    : devices_(std::make_shared<HostDevices>(this, num_devices,
-                                             [](int i) {
-                                               return "interpreter:" + std::to_string(i) + " (host reference)";
-                                             })),
+    : devices_(std::make_shared<HostDevices>(
+          this, num_devices, [](int i) { return "interpreter:" + std::to_string(i) + " (host reference)"; })),
       queues_(std::make_shared<HostQueues>()) {}
 
 bool InterpreterBackend::SupportsElementType(ElementType type) const {

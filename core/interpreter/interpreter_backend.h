@@ -19,6 +19,7 @@ class LiteralBuffer : public DeviceBuffer {
   LiteralBuffer(Literal literal, Device* device);
   const Literal& literal() const { return literal_; }
   StatusOr<Literal> ToLiteral() const override { return literal_; }
+  const void* host_data() const override { return literal_.raw().data(); }
 
  private:
   Literal literal_;

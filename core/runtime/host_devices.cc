@@ -30,16 +30,20 @@ StatusOr<Device*> HostDevices::Resolve(std::string_view backend, Device* device)
   return device;
 }
 
-StatusOr<Device*> HostDevices::ExecutionDevice(std::string_view backend, std::span<DeviceBuffer* const> arguments,
+StatusOr<Device*> HostDevices::ExecutionDevice(std::string_view backend,
+                                               std::span<DeviceBuffer* const> arguments,
                                                const ExecuteOptions& options) const {
   Device* device = options.device;
-  if (device == nullptr) device = arguments.empty() || arguments[0] == nullptr ? first() : arguments[0]->device();
-  if (!Contains(device)) return InvalidArgument(backend, ": the execution's device is not one of this backend's");
+  if (device == nullptr)
+    device = arguments.empty() || arguments[0] == nullptr ? first() : arguments[0]->device();
+  if (!Contains(device))
+    return InvalidArgument(backend, ": the execution's device is not one of this backend's");
   for (size_t i = 0; i < arguments.size(); ++i) {
     if (arguments[i] != nullptr && arguments[i]->device() != device) {
-      return InvalidArgument(backend, ": argument ", i, " lives on ",
-                             arguments[i]->device() == nullptr ? "no device" : arguments[i]->device()->description(),
-                             " but the execution runs on ", device->description());
+      return InvalidArgument(
+          backend, ": argument ", i, " lives on ",
+          arguments[i]->device() == nullptr ? "no device" : arguments[i]->device()->description(),
+          " but the execution runs on ", device->description());
     }
   }
   return device;

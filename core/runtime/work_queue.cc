@@ -26,9 +26,7 @@ class WorkQueue {
   }
 
  private:
-  static int Limit() {
-    return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8);
-  }
+  static int Limit() { return std::clamp(static_cast<int>(std::thread::hardware_concurrency()), 2, 8); }
 
   void Work() {
     std::unique_lock<std::mutex> lock(mutex_);

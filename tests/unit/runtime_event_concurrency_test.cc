@@ -20,7 +20,7 @@ namespace {
 TEST(RuntimeEventTest, ReadyEventsReportTheirStatus) {
   EXPECT_TRUE(Event::Ready().IsReady());
   EXPECT_TRUE(Event::Ready().Await().ok());
-  const Event failed = Event::Ready(Cancelled("stopped"));
+  const Event failed = Event::Ready(Status(StatusCode::kCancelled, "stopped"));
   EXPECT_EQ(failed.Await().code(), StatusCode::kCancelled);
   EXPECT_EQ(failed.Await().message(), "stopped");
 }
@@ -31,7 +31,7 @@ TEST(RuntimeEventTest, AwaitBlocksUntilAnotherThreadSetsThePromise) {
   EXPECT_FALSE(event.IsReady());
   std::thread setter([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    promise.Set(DeadlineExceeded("late"));
+    promise.Set(Status(StatusCode::kDeadlineExceeded, "late"));
   });
   EXPECT_EQ(event.Await().code(), StatusCode::kDeadlineExceeded);
   EXPECT_TRUE(event.IsReady());
@@ -75,7 +75,7 @@ TEST(RuntimeEventTest, AllReadyWaitsForEveryEventAndKeepsTheFirstErrorInOrder) {
   Promise c;
   const Event all = AllReady({a.event(), b.event(), c.event()});
   c.Set(Internal("third"));
-  b.Set(Cancelled("second"));
+  b.Set(Status(StatusCode::kCancelled, "second"));
   EXPECT_FALSE(all.IsReady());
   a.Set(OkStatus());
   ASSERT_TRUE(all.IsReady());
@@ -127,16 +127,17 @@ TEST(RuntimeHostDevicesTest, AnExecutionRunsOnItsArgumentsDeviceAndRefusesAMix) 
   Device* one = backend.devices()[1];
   EXPECT_EQ(one->description(), "interpreter:1 (host reference)");
   const Literal literal = Literal::Scalar<float>(1.0f);
-  std::unique_ptr<DeviceBuffer> on_one = *backend.BufferFromLiteral(literal, one);
-  std::unique_ptr<DeviceBuffer> on_zero = *backend.BufferFromLiteral(literal, zero);
+  std::unique_ptr<DeviceBuffer> on_one = std::move(backend.BufferFromLiteral(literal, one)).value();
+  std::unique_ptr<DeviceBuffer> on_zero = std::move(backend.BufferFromLiteral(literal, zero)).value();
   EXPECT_EQ(on_one->device(), one);
-  std::unique_ptr<Module> module = *ParseHloModule(R"(HloModule add
+  std::unique_ptr<Module> module = ParseHloModule(R"(HloModule add
 ENTRY e {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
   ROOT z = f32[] add(x, y)
-})");
-  std::unique_ptr<Executable> executable = *backend.Compile(*module, CompileOptions{});
+})")
+                                       .value();
+  std::unique_ptr<Executable> executable = backend.Compile(*module, CompileOptions{}).value();
 
   std::vector<DeviceBuffer*> same = {on_one.get(), on_one.get()};
   StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> ran = executable->Execute(same, ExecuteOptions{});
@@ -146,7 +147,8 @@ ENTRY e {
   std::vector<DeviceBuffer*> mixed = {on_one.get(), on_zero.get()};
   const Status refused = executable->Execute(mixed, ExecuteOptions{}).status();
   EXPECT_EQ(refused.code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(refused.message().find("argument 1 lives on interpreter:0"), std::string::npos) << refused.message();
+  EXPECT_NE(refused.message().find("argument 1 lives on interpreter:0"), std::string::npos)
+      << refused.message();
 
   ExecuteOptions elsewhere;
   elsewhere.device = zero;
@@ -155,7 +157,8 @@ ENTRY e {
   interpreter::InterpreterBackend other(1);
   elsewhere.device = other.devices()[0];
   EXPECT_EQ(executable->Execute(same, elsewhere).status().code(), StatusCode::kInvalidArgument);
-  EXPECT_EQ(backend.BufferFromLiteral(literal, other.devices()[0]).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(backend.BufferFromLiteral(literal, other.devices()[0]).status().code(),
+            StatusCode::kInvalidArgument);
 }
 
 }  // namespace

@@ -781,9 +781,11 @@ KILN_API kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln
 typedef void (*kiln_host_release_fn)(void* user_data);
 
 /* A buffer over host memory the caller owns, without copying where the device
- * reads host memory directly: the "cpu" backend does for `data` aligned to 64
- * bytes (kiln_buffer_is_host_alias then reports 1). Elsewhere (other
- * backends, or unaligned data) the bytes are copied before the call returns.
+ * reads host memory directly: the "cpu" backend does for `data` aligned to its
+ * element type (as C and NumPy lay arrays out; a complex type to its parts'
+ * width) other than KILN_TYPE_PRED (kiln_buffer_is_host_alias then reports
+ * 1). Elsewhere (other backends, misaligned data, PRED) the bytes are copied
+ * before the call returns.
  * `data` holds `byte_size` bytes of the array in row-major order, as for
  * kiln_client_buffer_from_host. The caller must keep it allocated and unchanged
  * until `release` (may be NULL) is called: once, after the buffer and every
@@ -850,6 +852,54 @@ KILN_API kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, 
  * '<V2'). Errors: INVALID_ARGUMENT for a null argument, NOT_FOUND when the file
  * cannot be created, DATA_LOSS when writing fails; messages name the file. */
 KILN_API kiln_status_t* kiln_buffer_to_npy_file(const kiln_buffer_t* buffer, const char* path);
+
+/* ------------------------------------------------------------------------- */
+/* DLPack                                                                    */
+/* ------------------------------------------------------------------------- */
+
+/* DLPack's tensor structs (dlpack.h; DLPack 1.0 or later for the versioned
+ * one). kiln.h only names them: include <dlpack/dlpack.h> to use them.
+ * (Since 0.2.) */
+struct DLManagedTensorVersioned;
+struct DLManagedTensor;
+
+/* Exports `buffer` as a DLPack 1.x tensor, once it is ready (an execution's
+ * error is returned if it failed). On the host backends ("cpu",
+ * "interpreter") the tensor points at the buffer's own memory, without a
+ * copy; elsewhere at a host copy, flagged DLPACK_FLAG_BITMASK_IS_COPIED.
+ * DLPACK_FLAG_BITMASK_READ_ONLY is always set: Kiln buffers are immutable, so
+ * never write through it. Device kDLCPU 0; strides are always set (row-major,
+ * in elements); PRED is kDLBool, BF16 kDLBfloat, C64/C128 kDLComplex. The
+ * tensor keeps the memory alive until its deleter is called, whatever
+ * happens to the buffer handle or its client meanwhile. The caller owns
+ * *out_tensor and calls its deleter exactly once. Thread-safe. */
+KILN_API kiln_status_t* kiln_buffer_to_dlpack_versioned(kiln_buffer_t* buffer,
+                                                        struct DLManagedTensorVersioned** out_tensor);
+
+/* As kiln_buffer_to_dlpack_versioned, as a pre-1.0 DLManagedTensor, which has
+ * no flags: the consumer cannot learn that it must not write, or that the
+ * data was copied. For consumers that know only the legacy struct. */
+KILN_API kiln_status_t* kiln_buffer_to_dlpack(kiln_buffer_t* buffer, struct DLManagedTensor** out_tensor);
+
+/* Imports a DLPack 1.x tensor as a buffer on `device`, taking it over: the
+ * library calls its deleter (if not NULL) exactly once, on success and on
+ * failure alike (when the buffer and every execution reading it are gone, or
+ * before returning when the data was copied or refused). Host memory
+ * (kDLCPU, kDLCUDAHost), compact and row-major (strides NULL or row-major in
+ * elements; size-1 dimensions may carry any stride), is read in place where
+ * kiln_device_buffer_alias_host would read it in place, else copied. The
+ * tensor must not change while the buffer lives. INVALID_ARGUMENT, naming
+ * the field: `tensor` NULL (nothing to delete then), a major version other
+ * than 1, another device type, a dtype Kiln lacks or lanes != 1, strides that
+ * are not row-major (make the array contiguous first), ndim above 64.
+ * The caller owns *out_buffer. Thread-safe. */
+KILN_API kiln_status_t* kiln_device_buffer_from_dlpack_versioned(kiln_device_t* device,
+                                                                 struct DLManagedTensorVersioned* tensor,
+                                                                 kiln_buffer_t** out_buffer);
+
+/* As kiln_device_buffer_from_dlpack_versioned, for a pre-1.0 DLManagedTensor. */
+KILN_API kiln_status_t* kiln_device_buffer_from_dlpack(kiln_device_t* device, struct DLManagedTensor* tensor,
+                                                       kiln_buffer_t** out_buffer);
 
 /* ------------------------------------------------------------------------- */
 /* Events                                                                    */
@@ -1391,7 +1441,8 @@ typedef void (*kiln_cancellation_destroy_fn)(kiln_cancellation_t* cancellation);
 typedef kiln_status_t* (*kiln_client_device_fn)(const kiln_client_t* client, size_t index,
                                                 kiln_device_t** out_device);
 typedef kiln_status_t* (*kiln_device_index_fn)(const kiln_device_t* device, size_t* out_index);
-typedef kiln_status_t* (*kiln_device_description_fn)(const kiln_device_t* device, const char** out_description);
+typedef kiln_status_t* (*kiln_device_description_fn)(const kiln_device_t* device,
+                                                     const char** out_description);
 typedef kiln_status_t* (*kiln_device_buffer_from_host_fn)(kiln_device_t* device, kiln_element_type_t type,
                                                           const int64_t* dims, size_t rank,
                                                           const int64_t* minor_to_major, const void* data,
@@ -1410,8 +1461,19 @@ typedef kiln_status_t* (*kiln_event_is_ready_fn)(const kiln_event_t* event, int*
 typedef kiln_status_t* (*kiln_event_on_ready_fn)(const kiln_event_t* event, kiln_event_callback_fn callback,
                                                  void* user_data);
 typedef void (*kiln_event_destroy_fn)(kiln_event_t* event);
+typedef kiln_status_t* (*kiln_buffer_to_dlpack_versioned_fn)(kiln_buffer_t* buffer,
+                                                             struct DLManagedTensorVersioned** out_tensor);
+typedef kiln_status_t* (*kiln_buffer_to_dlpack_fn)(kiln_buffer_t* buffer,
+                                                   struct DLManagedTensor** out_tensor);
+typedef kiln_status_t* (*kiln_device_buffer_from_dlpack_versioned_fn)(kiln_device_t* device,
+                                                                      struct DLManagedTensorVersioned* tensor,
+                                                                      kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_device_buffer_from_dlpack_fn)(kiln_device_t* device,
+                                                            struct DLManagedTensor* tensor,
+                                                            kiln_buffer_t** out_buffer);
 typedef kiln_status_t* (*kiln_executable_execute_async_fn)(kiln_executable_t* executable,
-                                                           kiln_buffer_t* const* arguments, size_t num_arguments,
+                                                           kiln_buffer_t* const* arguments,
+                                                           size_t num_arguments,
                                                            const kiln_execute_options_t* options,
                                                            kiln_buffer_t** results, size_t results_capacity,
                                                            size_t* out_num_results, kiln_event_t** out_event);

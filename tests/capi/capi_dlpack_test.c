@@ -1,0 +1,388 @@
+/* DLPack exchange (kiln.h 0.2), from plain C: export of buffers as versioned
+ * and legacy tensors (the host backends hand out the buffer's own memory,
+ * checked by pointer equality; the others a flagged copy), import of foreign
+ * tensors read in place on cpu (a round trip returns the caller's pointer),
+ * and every refusal, each calling the tensor's deleter exactly once.
+ * Exits non-zero when a check fails. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dlpack/dlpack.h>
+
+#include "kiln/kiln.h"
+
+/* Debian's dlpack.h is 0.6; a consumer of DLPack 1.x on it declares the
+ * versioned struct as DLPack 1.0 lays it out. */
+#ifndef DLPACK_MAJOR_VERSION
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
+#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
+#endif
+#define BOOL_CODE 6 /* kDLBool, DLPack 0.8 */
+
+static int g_failures = 0;
+
+#define CHECK(cond)                                                            \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
+      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+      ++g_failures;                                                            \
+    }                                                                          \
+  } while (0)
+
+#define CHECK_OK(expr)                                                                                     \
+  do {                                                                                                     \
+    kiln_status_t* check_status_ = (expr);                                                                 \
+    if (check_status_ != NULL) {                                                                           \
+      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,                             \
+              kiln_status_code_name(kiln_status_code(check_status_)), kiln_status_message(check_status_)); \
+      ++g_failures;                                                                                        \
+      kiln_status_destroy(check_status_);                                                                  \
+    }                                                                                                      \
+  } while (0)
+
+static void expect_error(kiln_status_t* status, kiln_status_code_t code, const char* needle, const char* what,
+                         int line) {
+  if (status == NULL) {
+    fprintf(stderr, "line %d: %s succeeded, expected %s\n", line, what, kiln_status_code_name(code));
+    ++g_failures;
+    return;
+  }
+  if (kiln_status_code(status) != code || strstr(kiln_status_message(status), needle) == NULL) {
+    fprintf(stderr, "line %d: %s gave %s (%s), expected %s mentioning '%s'\n", line, what,
+            kiln_status_code_name(kiln_status_code(status)), kiln_status_message(status),
+            kiln_status_code_name(code), needle);
+    ++g_failures;
+  }
+  kiln_status_destroy(status);
+}
+#define EXPECT_ERROR(expr, code, needle) expect_error((expr), (code), (needle), #expr, __LINE__)
+
+static const char kAddOne[] =
+    "HloModule add_one\n"
+    "ENTRY e {\n"
+    "  x = f32[2,3] parameter(0)\n"
+    "  one = f32[] constant(1)\n"
+    "  ones = f32[2,3] broadcast(one), dimensions={}\n"
+    "  ROOT y = f32[2,3] add(x, ones)\n"
+    "}\n";
+
+static const int64_t kDims[] = {2, 3};
+
+static kiln_client_t* new_client(const char* backend) {
+  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+  options.backend = backend;
+  kiln_client_t* client = NULL;
+  kiln_status_t* status = kiln_client_create(&options, &client);
+  if (status != NULL) {
+    /* A backend this machine cannot run is said, loudly, by the caller. */
+    kiln_status_destroy(status);
+    return NULL;
+  }
+  return client;
+}
+
+static kiln_device_t* first_device(kiln_client_t* client) {
+  kiln_device_t* device = NULL;
+  CHECK_OK(kiln_client_device(client, 0, &device));
+  return device;
+}
+
+/* A foreign tensor: a framework's array with a deleter that counts. */
+typedef struct {
+  int64_t shape[2];
+  float data[6];
+  int64_t strides[2];
+  int deletions;
+  DLManagedTensorVersioned versioned;
+  DLManagedTensor legacy;
+} Foreign;
+
+static void delete_versioned(DLManagedTensorVersioned* self) { ++((Foreign*)self->manager_ctx)->deletions; }
+static void delete_legacy(DLManagedTensor* self) { ++((Foreign*)self->manager_ctx)->deletions; }
+
+static void foreign_init(Foreign* foreign) {
+  memset(foreign, 0, sizeof *foreign);
+  for (int i = 0; i < 6; ++i) foreign->data[i] = (float)(i * 10);
+  foreign->shape[0] = 2;
+  foreign->shape[1] = 3;
+  foreign->strides[0] = 3;
+  foreign->strides[1] = 1;
+  DLTensor tensor;
+  memset(&tensor, 0, sizeof tensor);
+  tensor.data = foreign->data;
+  tensor.device.device_type = kDLCPU;
+  tensor.ndim = 2;
+  tensor.dtype.code = kDLFloat;
+  tensor.dtype.bits = 32;
+  tensor.dtype.lanes = 1;
+  tensor.shape = foreign->shape;
+  tensor.strides = foreign->strides;
+  foreign->versioned.version.major = 1;
+  foreign->versioned.version.minor = 1;
+  foreign->versioned.manager_ctx = foreign;
+  foreign->versioned.deleter = delete_versioned;
+  foreign->versioned.dl_tensor = tensor;
+  foreign->legacy.manager_ctx = foreign;
+  foreign->legacy.deleter = delete_legacy;
+  foreign->legacy.dl_tensor = tensor;
+}
+
+static void check_values(kiln_buffer_t* buffer, float scale, float offset, int line) {
+  float got[6];
+  kiln_status_t* status = kiln_buffer_to_host(buffer, got, sizeof got);
+  if (status != NULL) {
+    fprintf(stderr, "line %d: %s\n", line, kiln_status_message(status));
+    kiln_status_destroy(status);
+    ++g_failures;
+    return;
+  }
+  for (int i = 0; i < 6; ++i) {
+    if (got[i] != (float)i * scale + offset) {
+      fprintf(stderr, "line %d: element %d is %g, expected %g\n", line, i, got[i], (float)i * scale + offset);
+      ++g_failures;
+    }
+  }
+}
+#define CHECK_VALUES(buffer, scale, offset) check_values((buffer), (scale), (offset), __LINE__)
+
+static void test_export(const char* backend, int host_memory) {
+  kiln_client_t* client = new_client(backend);
+  if (client == NULL) {
+    printf("capi_dlpack_test: SKIPPING export from '%s': the backend cannot run here\n", backend);
+    return;
+  }
+  const float values[6] = {0, 1, 2, 3, 4, 5};
+  kiln_buffer_t* buffer = NULL;
+  CHECK_OK(
+      kiln_client_buffer_from_host(client, KILN_TYPE_F32, kDims, 2, NULL, values, sizeof values, &buffer));
+  DLManagedTensorVersioned* versioned = NULL;
+  CHECK_OK(kiln_buffer_to_dlpack_versioned(buffer, &versioned));
+  DLManagedTensor* legacy = NULL;
+  CHECK_OK(kiln_buffer_to_dlpack(buffer, &legacy));
+  /* The tensors outlive the handle and the client. */
+  kiln_buffer_destroy(buffer);
+  kiln_client_destroy(client);
+  if (versioned == NULL || legacy == NULL) return;
+  CHECK(versioned->version.major == 1 && versioned->version.minor == 0);
+  CHECK((versioned->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+  CHECK(((versioned->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0) == !host_memory);
+  const DLTensor* tensor = &versioned->dl_tensor;
+  CHECK(tensor->device.device_type == kDLCPU && tensor->device.device_id == 0);
+  CHECK(tensor->ndim == 2 && tensor->shape[0] == 2 && tensor->shape[1] == 3);
+  CHECK(tensor->strides != NULL && tensor->strides[0] == 3 && tensor->strides[1] == 1);
+  CHECK(tensor->dtype.code == kDLFloat && tensor->dtype.bits == 32 && tensor->dtype.lanes == 1);
+  CHECK(tensor->byte_offset == 0);
+  CHECK(memcmp(tensor->data, values, sizeof values) == 0);
+  CHECK(memcmp(legacy->dl_tensor.data, values, sizeof values) == 0);
+  /* Both views of one host buffer share its memory. */
+  if (host_memory) CHECK(legacy->dl_tensor.data == tensor->data);
+  versioned->deleter(versioned);
+  legacy->deleter(legacy);
+}
+
+static void test_zero_copy_round_trip(void) {
+  kiln_client_t* client = new_client("cpu");
+  if (client == NULL) return;
+  kiln_device_t* device = first_device(client);
+  Foreign foreign;
+  foreign_init(&foreign);
+  kiln_buffer_t* buffer = NULL;
+  CHECK_OK(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer));
+  int is_alias = 0;
+  CHECK_OK(kiln_buffer_is_host_alias(buffer, &is_alias));
+  CHECK(is_alias == 1);
+  CHECK(foreign.deletions == 0);
+  CHECK_VALUES(buffer, 10, 0);
+  /* Exported again: the very same memory. */
+  DLManagedTensorVersioned* back = NULL;
+  CHECK_OK(kiln_buffer_to_dlpack_versioned(buffer, &back));
+  if (back != NULL) {
+    CHECK(back->dl_tensor.data == (void*)foreign.data);
+    back->deleter(back);
+  }
+  /* Computed on in place. */
+  kiln_computation_t* computation = NULL;
+  kiln_executable_t* executable = NULL;
+  CHECK_OK(kiln_computation_from_hlo_text(kAddOne, strlen(kAddOne), &computation));
+  CHECK_OK(kiln_client_compile(client, computation, NULL, &executable));
+  kiln_buffer_t* result = NULL;
+  size_t num_results = 0;
+  CHECK_OK(kiln_executable_execute(executable, &buffer, 1, NULL, &result, 1, &num_results));
+  CHECK_VALUES(result, 10, 1);
+  CHECK(foreign.deletions == 0);
+  kiln_buffer_destroy(buffer);
+  CHECK(foreign.deletions == 1);
+
+  /* The legacy struct, and a byte offset. */
+  foreign_init(&foreign);
+  foreign.legacy.dl_tensor.data = foreign.shape; /* some address before the data */
+  foreign.legacy.dl_tensor.byte_offset = (uint64_t)((char*)foreign.data - (char*)foreign.shape);
+  CHECK_OK(kiln_device_buffer_from_dlpack(device, &foreign.legacy, &buffer));
+  CHECK_VALUES(buffer, 10, 0);
+  CHECK_OK(kiln_buffer_to_dlpack_versioned(buffer, &back));
+  if (back != NULL) {
+    CHECK(back->dl_tensor.data == (void*)foreign.data);
+    back->deleter(back);
+  }
+  kiln_buffer_destroy(buffer);
+  CHECK(foreign.deletions == 1);
+
+  /* NULL strides mean row-major; size-1 dimensions may carry any stride. */
+  foreign_init(&foreign);
+  foreign.versioned.dl_tensor.strides = NULL;
+  CHECK_OK(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer));
+  CHECK_VALUES(buffer, 10, 0);
+  kiln_buffer_destroy(buffer);
+  CHECK(foreign.deletions == 1);
+  foreign_init(&foreign);
+  foreign.shape[0] = 1;
+  foreign.shape[1] = 6;
+  foreign.strides[0] = 99;
+  CHECK_OK(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer));
+  kiln_buffer_destroy(buffer);
+  CHECK(foreign.deletions == 1);
+
+  kiln_buffer_destroy(result);
+  kiln_executable_destroy(executable);
+  kiln_computation_destroy(computation);
+  kiln_client_destroy(client);
+}
+
+static void test_import_refusals(void) {
+  kiln_client_t* client = new_client("cpu");
+  if (client == NULL) return;
+  kiln_device_t* device = first_device(client);
+  kiln_buffer_t* buffer = NULL;
+  Foreign foreign;
+
+  foreign_init(&foreign);
+  foreign.versioned.version.major = 2;
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer),
+               KILN_STATUS_INVALID_ARGUMENT, "DLPack 2.1");
+  CHECK(foreign.deletions == 1);
+
+  foreign_init(&foreign);
+  foreign.versioned.dl_tensor.device.device_type = kDLCUDA;
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer),
+               KILN_STATUS_INVALID_ARGUMENT, "device type 2");
+  CHECK(foreign.deletions == 1);
+
+  foreign_init(&foreign);
+  foreign.strides[0] = 1; /* a transposed view */
+  foreign.strides[1] = 2;
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer),
+               KILN_STATUS_INVALID_ARGUMENT, "not row-major");
+  CHECK(foreign.deletions == 1);
+
+  foreign_init(&foreign);
+  foreign.versioned.dl_tensor.dtype.lanes = 4;
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer),
+               KILN_STATUS_INVALID_ARGUMENT, "lanes");
+  CHECK(foreign.deletions == 1);
+
+  foreign_init(&foreign);
+  foreign.versioned.dl_tensor.dtype.bits = 24;
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer),
+               KILN_STATUS_INVALID_ARGUMENT, "24 bits");
+  CHECK(foreign.deletions == 1);
+
+  foreign_init(&foreign);
+  foreign.legacy.dl_tensor.shape = NULL;
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack(device, &foreign.legacy, &buffer), KILN_STATUS_INVALID_ARGUMENT,
+               "shape");
+  CHECK(foreign.deletions == 1);
+
+  foreign_init(&foreign);
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack_versioned(NULL, &foreign.versioned, &buffer),
+               KILN_STATUS_INVALID_ARGUMENT, "device");
+  CHECK(foreign.deletions == 1);
+  EXPECT_ERROR(kiln_device_buffer_from_dlpack(device, NULL, &buffer), KILN_STATUS_INVALID_ARGUMENT, "tensor");
+  CHECK(buffer == NULL);
+  EXPECT_ERROR(kiln_buffer_to_dlpack_versioned(NULL, NULL), KILN_STATUS_INVALID_ARGUMENT, "buffer");
+  EXPECT_ERROR(kiln_buffer_to_dlpack(NULL, NULL), KILN_STATUS_INVALID_ARGUMENT, "buffer");
+
+  /* A tensor without a deleter is fine. */
+  foreign_init(&foreign);
+  foreign.versioned.deleter = NULL;
+  CHECK_OK(kiln_device_buffer_from_dlpack_versioned(device, &foreign.versioned, &buffer));
+  kiln_buffer_destroy(buffer);
+  CHECK(foreign.deletions == 0);
+
+  /* Booleans arrive as PRED (copied, normalised). */
+  uint8_t flags[3] = {1, 0, 1};
+  int64_t shape[1] = {3};
+  DLManagedTensorVersioned bools;
+  memset(&bools, 0, sizeof bools);
+  bools.version.major = 1;
+  bools.dl_tensor.data = flags;
+  bools.dl_tensor.device.device_type = kDLCPU;
+  bools.dl_tensor.ndim = 1;
+  bools.dl_tensor.dtype.code = BOOL_CODE;
+  bools.dl_tensor.dtype.bits = 8;
+  bools.dl_tensor.dtype.lanes = 1;
+  bools.dl_tensor.shape = shape;
+  CHECK_OK(kiln_device_buffer_from_dlpack_versioned(device, &bools, &buffer));
+  kiln_element_type_t type = KILN_TYPE_INVALID;
+  CHECK_OK(kiln_buffer_element_type(buffer, &type));
+  CHECK(type == KILN_TYPE_PRED);
+  DLManagedTensorVersioned* back = NULL;
+  CHECK_OK(kiln_buffer_to_dlpack_versioned(buffer, &back));
+  if (back != NULL) {
+    CHECK(back->dl_tensor.dtype.code == BOOL_CODE && back->dl_tensor.dtype.bits == 8);
+    CHECK(memcmp(back->dl_tensor.data, flags, 3) == 0);
+    back->deleter(back);
+  }
+  kiln_buffer_destroy(buffer);
+  kiln_client_destroy(client);
+}
+
+static void test_interpreter_import_copies(void) {
+  kiln_client_t* client = new_client("interpreter");
+  if (client == NULL) return;
+  Foreign foreign;
+  foreign_init(&foreign);
+  kiln_buffer_t* buffer = NULL;
+  CHECK_OK(kiln_device_buffer_from_dlpack_versioned(first_device(client), &foreign.versioned, &buffer));
+  CHECK(foreign.deletions == 1);
+  int is_alias = 1;
+  CHECK_OK(kiln_buffer_is_host_alias(buffer, &is_alias));
+  CHECK(is_alias == 0);
+  CHECK_VALUES(buffer, 10, 0);
+  kiln_buffer_destroy(buffer);
+  kiln_client_destroy(client);
+}
+
+int main(void) {
+  size_t backends = 0;
+  CHECK_OK(kiln_backend_count(&backends));
+  for (size_t i = 0; i < backends; ++i) {
+    const char* backend = NULL;
+    CHECK_OK(kiln_backend_name(i, &backend));
+    if (backend == NULL) continue;
+    const int host = strcmp(backend, "cpu") == 0 || strcmp(backend, "interpreter") == 0;
+    test_export(backend, host);
+  }
+  test_zero_copy_round_trip();
+  test_import_refusals();
+  test_interpreter_import_copies();
+  if (g_failures != 0) {
+    fprintf(stderr, "capi_dlpack_test: %d check(s) failed\n", g_failures);
+    return 1;
+  }
+  printf("capi_dlpack_test: DLPack export and import work, zero-copy on the host\n");
+  return 0;
+}
