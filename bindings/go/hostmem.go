@@ -27,8 +27,9 @@ import (
 	"unsafe"
 )
 
-// HostMemoryAlignment is the alignment of HostMemory: what the "cpu" backend
-// needs to read host memory in place.
+// HostMemoryAlignment is the alignment of HostMemory. The "cpu" backend
+// reads host memory in place when it is aligned to its element type (a
+// complex type to its parts' width), so 64 bytes is more than any type needs.
 const HostMemoryAlignment = 64
 
 // HostMemory is host memory allocated by C (aligned to HostMemoryAlignment)
@@ -109,8 +110,9 @@ func (m *HostMemory) Close() error {
 
 // AliasHost makes a buffer of the given shape over m (all of its bytes, in
 // row-major order) without copying where the device reads host memory
-// directly: the "cpu" backend does for non-PRED data (Buffer.IsHostAlias then
-// reports true); other backends copy the bytes before AliasHost returns. The
+// directly: the "cpu" backend does for non-PRED data aligned to its element
+// type, as HostMemory always is (Buffer.IsHostAlias then reports true); other
+// backends, and PRED, copy the bytes before AliasHost returns. The
 // library keeps m's memory (see HostMemory) until the buffer and every run
 // reading it are gone; m must not be changed meanwhile.
 func (d *Device) AliasHost(shape Shape, m *HostMemory) (*Buffer, error) {

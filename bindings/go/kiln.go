@@ -39,6 +39,10 @@
 // results at once with an Event (Wait, Ready, Done/Err). Device.AliasHost
 // makes a buffer over C-allocated HostMemory without copying.
 //
+// DLPack: Buffer.ToDLPackVersioned and Device.BufferFromDLPackVersioned (and
+// their legacy forms) exchange tensors with other frameworks as pointers to
+// C structs; see ReadDLPackVersioned and DeleteDLPackVersioned.
+//
 // Threads: a Client, Computation, Executable and Buffer may be used from
 // several goroutines at once; a Builder may not.
 package kiln
