@@ -52,13 +52,15 @@ def aligned(array, alignment=64):
     return out
 
 
-def unaligned(array):
-    """A C-contiguous copy of `array` whose data is 8 bytes past a multiple of 64."""
+def misaligned(array):
+    """A C-contiguous copy of `array` whose data starts off its element alignment:
+    one byte past a 64-byte boundary of a uint8 buffer (NumPy allows such views)."""
     array = np.asarray(array)
     raw = np.empty(array.nbytes + 128, np.uint8)
-    offset = (-raw.ctypes.data) % 64 + 8
+    offset = (-raw.ctypes.data) % 64 + 1
     out = raw[offset : offset + array.nbytes].view(array.dtype).reshape(array.shape)
     out[...] = array
+    assert out.ctypes.data % array.dtype.alignment != 0 and not out.flags.aligned
     return out
 
 
@@ -430,9 +432,54 @@ def test_zero_copy_alias_on_cpu_keeps_the_array_alive_until_released(cpu4):
 
 
 @needs_cpu
-def test_alias_host_copies_unaligned_and_pred_data_on_cpu(cpu4):
+def test_alias_host_reads_element_aligned_arrays_in_place_on_cpu(cpu4):
+    # The cpu backend reads data aligned to its element type in place (complex: to its
+    # parts' width), as NumPy lays arrays out: default allocations, slices at element
+    # offsets, views 8 bytes past a 64-byte boundary.
     device = cpu4.devices[0]
-    makers = (lambda: unaligned(np.arange(16, dtype=np.float32)), lambda: aligned(np.arange(64) % 3 == 0))
+    base = np.arange(40, dtype=np.float64)
+    arrays = [
+        np.arange(16, dtype=np.float32),
+        base[1:],  # 8 bytes past the allocation
+        base[3:11].reshape(2, 4),
+        np.arange(9, dtype=np.int16)[1:],  # 2-byte aligned only
+        np.arange(5, dtype=np.int8)[1:],
+        np.arange(12, dtype=np.complex64)[1:],  # 8-byte element, aligned to 4
+        aligned(np.arange(6, dtype=np.complex128), 64)[1:],
+        aligned(np.arange(16, dtype=np.float32), 64)[1:],  # 4 bytes past 64
+    ]
+    # A float32 view of a uint8 buffer, 4 bytes past a 64-byte boundary.
+    arrays.append(aligned(np.arange(64, dtype=np.uint8), 64)[4:36].view(np.float32))
+    for array in arrays:
+        assert array.flags.c_contiguous and array.flags.aligned
+        ref = weakref.ref(array)
+        released = []
+        buffer = device.alias_host(array, on_release=lambda released=released: released.append(1))
+        assert buffer.is_host_alias, (array.dtype, array.ctypes.data % 64)
+        assert released == []
+        np.testing.assert_array_equal(buffer.to_numpy(), array)
+        # The buffer reads the array's own memory: DLPack hands that very pointer out.
+        assert np.from_dlpack(buffer).ctypes.data == array.ctypes.data
+        del array
+        gc.collect()
+        assert ref() is not None
+        buffer.close()
+        gc.collect()
+        assert released == [1]
+    base[:] = -1  # slices of it were aliased: nothing reads them any more
+
+
+@needs_cpu
+def test_alias_host_copies_misaligned_and_pred_data_on_cpu(cpu4):
+    device = cpu4.devices[0]
+    makers = (
+        lambda: misaligned(np.arange(16, dtype=np.float32)),
+        lambda: misaligned(np.arange(4, dtype=np.int64)),
+        lambda: misaligned(np.arange(3, dtype=np.complex64)),
+        lambda: misaligned(np.arange(5, dtype=np.float16)),
+        lambda: aligned(np.arange(64) % 3 == 0),
+        lambda: np.arange(10) % 2 == 0,
+    )
     for make in makers:
         array = make()
         ref = weakref.ref(array)

@@ -34,6 +34,7 @@ from ._runtime import (
     Event,
     Executable,
     backends,
+    from_dlpack,
     version,
     version_number,
 )
@@ -64,6 +65,7 @@ __all__ = [
     "ScatterDimensionNumbers",
     "StatusCode",
     "backends",
+    "from_dlpack",
     "register_custom_call",
     "version",
     "version_number",

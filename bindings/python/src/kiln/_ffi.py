@@ -330,6 +330,11 @@ FUNCTIONS = {
     "kiln_buffer_to_host": (_STATUS, [_H, c_void_p, c_size_t]),
     "kiln_client_buffer_from_npy_file": (_STATUS, [_H, _STR, c_int32, _PP]),
     "kiln_buffer_to_npy_file": (_STATUS, [_H, _STR]),
+    # DLPack: the tensors are DLManagedTensorVersioned* / DLManagedTensor* (kiln._dlpack).
+    "kiln_buffer_to_dlpack_versioned": (_STATUS, [_H, _PP]),
+    "kiln_buffer_to_dlpack": (_STATUS, [_H, _PP]),
+    "kiln_device_buffer_from_dlpack_versioned": (_STATUS, [_H, c_void_p, _PP]),
+    "kiln_device_buffer_from_dlpack": (_STATUS, [_H, c_void_p, _PP]),
     "kiln_buffer_ready_event": (_STATUS, [_H, _PP]),
     "kiln_event_await": (_STATUS, [_H]),
     "kiln_event_is_ready": (_STATUS, [_H, POINTER(c_int)]),

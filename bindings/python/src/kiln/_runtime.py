@@ -6,12 +6,13 @@ import asyncio
 import ctypes
 import itertools
 import os
+import threading
 import weakref
 from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 
-from . import _ffi
+from . import _dlpack, _ffi
 from ._errors import KilnError, check
 from ._ffi import lib
 from ._handle import Handle
@@ -192,6 +193,58 @@ class Buffer(_ClientChild):
         out = ctypes.c_int()
         check(lib.kiln_buffer_is_host_alias(self._p, ctypes.byref(out)))
         return bool(out.value)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        """The DLPack protocol: a PyCapsule holding a DLPack tensor of the buffer (once
+        it is ready; a failed execution's KilnError is raised).
+
+        ``max_version`` >= (1, 0) gives a DLPack 1.x tensor (capsule
+        "dltensor_versioned", flagged read-only), else the legacy struct ("dltensor",
+        which cannot say read-only: never write to what a consumer makes of it). On
+        the host backends ("cpu", "interpreter") the tensor is the buffer's own
+        memory, no copy; on the others a host copy. It stays valid after the buffer
+        and its client are closed, until the consumer lets it go.
+
+        ``copy=True`` is honoured: the data is copied to a new NumPy array, which is
+        exported through NumPy's own ``__dlpack__`` (writeable, flagged IS_COPIED
+        when versioned; the consumer's alone). ``copy=False`` raises BufferError
+        where the data would be copied (backends other than cpu and interpreter).
+        ``stream`` must be None and ``dl_device`` None or (1, 0) (kDLCPU): Kiln
+        exports host memory only."""
+        if stream is not None:
+            raise BufferError(f"kiln: stream must be None for host (kDLCPU) memory, got {stream!r}")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"kiln: can only export to kDLCPU device 0 (1, 0), not {tuple(dl_device)}")
+        versioned = max_version is not None and int(max_version[0]) >= 1
+        if copy:
+            fresh = self.to_numpy()
+            if versioned:
+                try:
+                    capsule = fresh.__dlpack__(max_version=_dlpack.MAX_VERSION)
+                except TypeError:  # NumPy < 2.1 knows only the legacy struct
+                    return fresh.__dlpack__()
+                _dlpack.mark_copied(capsule)
+                return capsule
+            return fresh.__dlpack__()
+        if copy is not None and self.client.backend not in _HOST_BACKENDS:
+            raise BufferError(f"kiln: the {self.client.backend} backend can only export a copy (copy=False)")
+        out = ctypes.c_void_p()
+        export = lib.kiln_buffer_to_dlpack_versioned if versioned else lib.kiln_buffer_to_dlpack
+        check(export(self._p, ctypes.byref(out)))
+        return _dlpack.new_capsule(out.value, versioned)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        """(1, 0): kDLCPU, device 0. Kiln exports host memory (a host copy from
+        backends whose memory is elsewhere)."""
+        self._p  # noqa: B018 - ValueError once closed
+        return (_dlpack.KDL_CPU, 0)
 
     def ready_event(self) -> Event:
         """An Event that is ready once the buffer holds its data (at once for one made
@@ -375,8 +428,10 @@ class Device:
         self, array: np.ndarray, *, dtype: Any = None, on_release: Callable[[], Any] | None = None
     ) -> Buffer:
         """A buffer over `array` without copying where the device reads host memory in
-        place (the "cpu" backend, for data aligned to 64 bytes: then
-        ``buffer.is_host_alias``); elsewhere the data is copied now.
+        place (the "cpu" backend, for data aligned to its element type, as NumPy
+        allocates arrays and slices them, a complex type to its parts' width; not
+        bool: then ``buffer.is_host_alias``); elsewhere (other backends, misaligned
+        data, bool) the data is copied now.
 
         The array (as converted to C order and native byte order, when it needed
         to be) is kept alive until the library releases it: once the buffer and
@@ -404,6 +459,36 @@ class Device:
                 ctypes.byref(out),
             )
         )
+        return Buffer(out.value, self._client)
+
+    def from_dlpack(self, obj: Any) -> Buffer:
+        """A buffer on this device of `obj`, any object with ``__dlpack__`` (a NumPy
+        array, a torch tensor, a kiln Buffer) or a DLPack capsule.
+
+        Host memory (kDLCPU, kDLCUDAHost) that is C-contiguous is read in place where
+        ``alias_host`` would read it (the "cpu" backend, data aligned to its element
+        type, not bool: ``buffer.is_host_alias``), else copied now. The producer's
+        tensor (which keeps its array alive) is released once the buffer and every
+        execution reading it are gone, or at once when the data was copied or
+        refused. Do not change the array meanwhile. Asks for DLPack 1.x
+        (``max_version=(1, 0)``) and falls back to the legacy protocol for
+        producers that do not take max_version. KilnError INVALID_ARGUMENT, with
+        the library's message, for a non-contiguous array, a device other than
+        the host, or a dtype Kiln lacks."""
+        capsule = obj
+        if hasattr(obj, "__dlpack__"):
+            try:
+                capsule = obj.__dlpack__(max_version=_dlpack.MAX_VERSION)
+            except TypeError:  # a producer that predates DLPack 1.0 (no max_version)
+                capsule = obj.__dlpack__()
+        ptr = self._p
+        address, versioned = _dlpack.consume(capsule)
+        # The library owns the tensor now and deletes it exactly once, failing or not.
+        out = ctypes.c_void_p()
+        load = (
+            lib.kiln_device_buffer_from_dlpack_versioned if versioned else lib.kiln_device_buffer_from_dlpack
+        )
+        check(load(ptr, address, ctypes.byref(out)))
         return Buffer(out.value, self._client)
 
     def __eq__(self, other: object) -> bool:
@@ -703,6 +788,11 @@ class Client(Handle):
         )
         return Buffer(out.value, self)
 
+    def from_dlpack(self, obj: Any) -> Buffer:
+        """A buffer on the client's first device of a DLPack producer (see
+        Device.from_dlpack)."""
+        return self.device(0).from_dlpack(obj)
+
     def buffer_from_npy(self, path: str | os.PathLike, element_type: Any = None) -> Buffer:
         """Reads a .npy file into a new buffer. Pass element_type="bf16" for
         bf16 data saved as 'V2'."""
@@ -736,3 +826,34 @@ class Client(Handle):
 
 
 _element_type = element_type
+
+#: Backends whose buffers live in host memory (DLPack export without a copy).
+_HOST_BACKENDS = ("cpu", "interpreter")
+
+_default_client: Client | None = None
+_default_client_lock = threading.Lock()
+
+
+def _default_device() -> Device:
+    """The first device of a process-wide client on "cpu" (else the default
+    backend), opened on first use and kept until the interpreter exits."""
+    global _default_client
+    with _default_client_lock:
+        if _default_client is None or _default_client.closed:
+            _default_client = Client("cpu" if "cpu" in backends() else None)
+        return _default_client.device(0)
+
+
+def from_dlpack(obj: Any, *, device: Device | Client | None = None) -> Buffer:
+    """A kiln Buffer of `obj`, any DLPack producer (an object with ``__dlpack__``:
+    a NumPy array, a torch tensor, ...) or a DLPack capsule, on `device` (a Device,
+    or a Client for its first device; None is the first device of a process-wide
+    "cpu" client). Zero-copy where the device reads host memory in place: see
+    Device.from_dlpack."""
+    if device is None:
+        device = _default_device()
+    elif isinstance(device, Client):
+        device = device.device(0)
+    elif not isinstance(device, Device):
+        raise TypeError(f"kiln: device must be a kiln.Device or kiln.Client, not {type(device).__name__}")
+    return device.from_dlpack(obj)
