@@ -7,7 +7,9 @@ use std::path::PathBuf;
 fn main() {
     let manifest = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
     let sys_src = manifest.join("../kiln-sys/src/lib.rs");
+    let dlpack_src = manifest.join("../kiln-sys/src/dlpack.rs");
     println!("cargo:rerun-if-changed={}", sys_src.display());
+    println!("cargo:rerun-if-changed={}", dlpack_src.display());
     println!("cargo:rerun-if-env-changed=KILN_INCLUDE_DIR");
     // The header: KILN_INCLUDE_DIR, what kiln-sys learnt from pkg-config, or the
     // source tree this crate lives in.
@@ -20,8 +22,9 @@ fn main() {
     let header_text = std::fs::read_to_string(&header)
         .unwrap_or_else(|e| panic!("cannot read {}: {e} (set KILN_INCLUDE_DIR)", header.display()));
     let rust = std::fs::read_to_string(&sys_src).unwrap();
+    let dlpack_rust = std::fs::read_to_string(&dlpack_src).unwrap();
 
-    let mut c = String::from("#include <kiln/kiln.h>\n#include <stddef.h>\n\n");
+    let mut c = String::from("#include <kiln/kiln.h>\n#include <stddef.h>\n#include <stdint.h>\n\n");
     let mut rs = String::new();
     let mut values: Vec<(String, String, String)> = Vec::new(); // (name, C expr, Rust expr)
     let mut rust_names = Vec::new();
@@ -40,53 +43,10 @@ fn main() {
         writeln!(c, "{c_ret} {name}({});", c_args.join(", ")).unwrap();
         rust_names.push(name);
     }
-    // Constants.
-    for line in rust.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix("pub const ") {
-            let name = rest.split(':').next().unwrap().trim().to_string();
-            if rest.contains(": &str") {
-                // A string (the library's SONAME): the C side gives its
-                // length, which a numeric table can hold.
-                values.push((
-                    format!("len {name}"),
-                    format!("(int64_t)(sizeof({name}) - 1)"),
-                    format!("{name}.len() as i64"),
-                ));
-            } else {
-                values.push((name.clone(), format!("(int64_t)({name})"), format!("{name} as i64")));
-            }
-            rust_names.push(name);
-        }
-    }
-    // Structs: sizeof and offsetof of every field.
-    let mut current: Option<String> = None;
-    for line in rust.lines().map(str::trim) {
-        if let Some(rest) = line.strip_prefix("pub struct ") {
-            let name = rest.trim_end_matches('{').trim().to_string();
-            if rest.ends_with('{') && name.starts_with("kiln_") {
-                values.push((
-                    format!("sizeof {name}"),
-                    format!("(int64_t)sizeof({name})"),
-                    format!("core::mem::size_of::<{name}>() as i64"),
-                ));
-                current = Some(name);
-            }
-        } else if line == "}" {
-            current = None;
-        } else if let (Some(s), Some(field)) = (&current, line.strip_prefix("pub ")) {
-            let f = field.split(':').next().unwrap().trim();
-            values.push((
-                format!("offsetof {s}.{f}"),
-                format!("(int64_t)offsetof({s}, {f})"),
-                format!("core::mem::offset_of!({s}, {f}) as i64"),
-            ));
-            values.push((
-                format!("sizeof {s}.{f}"),
-                format!("(int64_t)sizeof((({s}*)0)->{f})"),
-                format!("field_size(|x: &{s}| &x.{f}) as i64"),
-            ));
-        }
-    }
+    // Constants, and sizes and offsets of the structs.
+    let (kiln_values, kiln_names) = scan(&rust, "kiln_");
+    values.extend(kiln_values);
+    rust_names.extend(kiln_names);
     // The *_INIT macros against the Default impls.
     for (s, m, fields) in [
         ("kiln_client_options_t", "KILN_CLIENT_OPTIONS_INIT", &["struct_size", "num_devices"][..]),
@@ -118,11 +78,29 @@ fn main() {
     }
     writeln!(c, "  }};\n  *out_count = sizeof(v) / sizeof(v[0]);\n  return v;\n}}").unwrap();
 
-    writeln!(rs, "fn rust_values() -> Vec<(&'static str, i64)> {{\n    vec![").unwrap();
-    for (n, _, re) in &values {
-        writeln!(rs, "        ({n:?}, {re}),").unwrap();
+    // DLPack's structs and constants against the installed dlpack.h, when
+    // there is one; what DLPack 1.0 added, when it predates 1.0, against a C
+    // declaration of 1.0's layout (as kiln's tests declare it). The minor
+    // version is what Kiln writes, not a header's.
+    let (mut dlpack_values, _) = scan(&dlpack_rust, "DL");
+    dlpack_values.retain(|(name, _, _)| name != "DLPACK_MINOR_VERSION");
+    c.push_str(DLPACK_PROLOGUE);
+    writeln!(c, "const int64_t* kiln_systest_dlpack_values(size_t* out_count) {{").unwrap();
+    writeln!(c, "  static const int64_t v[] = {{").unwrap();
+    for (_, ce, _) in &dlpack_values {
+        writeln!(c, "    {ce},").unwrap();
     }
-    writeln!(rs, "    ]\n}}").unwrap();
+    writeln!(c, "  }};\n  *out_count = sizeof(v) / sizeof(v[0]);\n  return v;\n}}").unwrap();
+    c.push_str("#else\nconst int64_t* kiln_systest_dlpack_values(size_t* out_count) {\n");
+    c.push_str("  *out_count = 0;\n  return NULL;\n}\n#endif\n");
+
+    for (f, list) in [("rust_values", &values), ("rust_dlpack_values", &dlpack_values)] {
+        writeln!(rs, "fn {f}() -> Vec<(&'static str, i64)> {{\n    vec![").unwrap();
+        for (n, _, re) in list {
+            writeln!(rs, "        ({n:?}, {re}),").unwrap();
+        }
+        writeln!(rs, "    ]\n}}").unwrap();
+    }
     writeln!(rs, "const RUST_NAMES: &[&str] = &{rust_names:?};").unwrap();
     writeln!(rs, "const HEADER_NAMES: &[&str] = &{:?};", header_names(&header_text)).unwrap();
 
@@ -137,6 +115,99 @@ fn main() {
         .warnings_into_errors(true)
         .compile("kiln_systest");
 }
+
+type Value = (String, String, String); // (name, C expr, Rust expr)
+
+/// The `pub const`s of a Rust source (value and name), and `sizeof`/`offsetof`
+/// of each field of its `pub struct`s whose names start with `struct_prefix`.
+fn scan(rust: &str, struct_prefix: &str) -> (Vec<Value>, Vec<String>) {
+    let mut values = Vec::new();
+    let mut names = Vec::new();
+    for line in rust.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("pub const ") {
+            let name = rest.split(':').next().unwrap().trim().to_string();
+            if rest.contains(": &str") {
+                // A string (the library's SONAME): the C side gives its
+                // length, which a numeric table can hold.
+                values.push((
+                    format!("len {name}"),
+                    format!("(int64_t)(sizeof({name}) - 1)"),
+                    format!("{name}.len() as i64"),
+                ));
+            } else {
+                values.push((name.clone(), format!("(int64_t)({name})"), format!("{name} as i64")));
+            }
+            names.push(name);
+        }
+    }
+    let mut current: Option<String> = None;
+    for line in rust.lines().map(str::trim) {
+        if let Some(rest) = line.strip_prefix("pub struct ") {
+            let name = rest.trim_end_matches('{').trim().to_string();
+            if rest.ends_with('{') && name.starts_with(struct_prefix) {
+                values.push((
+                    format!("sizeof {name}"),
+                    format!("(int64_t)sizeof({name})"),
+                    format!("core::mem::size_of::<{name}>() as i64"),
+                ));
+                current = Some(name);
+            }
+        } else if line == "}" {
+            current = None;
+        } else if let (Some(s), Some(field)) = (&current, line.strip_prefix("pub ")) {
+            let f = field.split(':').next().unwrap().trim();
+            values.push((
+                format!("offsetof {s}.{f}"),
+                format!("(int64_t)offsetof({s}, {f})"),
+                format!("core::mem::offset_of!({s}, {f}) as i64"),
+            ));
+            values.push((
+                format!("sizeof {s}.{f}"),
+                format!("(int64_t)sizeof((({s}*)0)->{f})"),
+                format!("field_size(|x: &{s}| &x.{f}) as i64"),
+            ));
+        }
+    }
+    (values, names)
+}
+
+/// The C side of the DLPack check: dlpack.h when the compiler finds one (the
+/// table is then filled, else empty), completed to DLPack 1.0 when it is older.
+const DLPACK_PROLOGUE: &str = r#"
+#if defined(__has_include)
+#if __has_include(<dlpack/dlpack.h>)
+#include <dlpack/dlpack.h>
+#define KILN_SYSTEST_HAVE_DLPACK 1
+#endif
+#endif
+#ifdef KILN_SYSTEST_HAVE_DLPACK
+#ifndef DLPACK_MAJOR_VERSION
+/* A pre-1.0 header (Debian's is 0.6): DLPack 1.0's additions, laid out as 1.0 does. */
+typedef struct {
+  uint32_t major;
+  uint32_t minor;
+} DLPackVersion;
+struct DLManagedTensorVersioned {
+  DLPackVersion version;
+  void* manager_ctx;
+  void (*deleter)(struct DLManagedTensorVersioned* self);
+  uint64_t flags;
+  DLTensor dl_tensor;
+};
+typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
+#define DLPACK_MAJOR_VERSION 1
+#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
+#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
+#if DLPACK_VERSION < 70
+#define kDLOneAPI 14
+#endif
+#if DLPACK_VERSION < 80
+#define kDLWebGPU 15
+#define kDLHexagon 16
+#define kDLBool 6
+#endif
+#endif
+"#;
 
 /// The extern block's declarations, each on one line.
 fn join_decls(src: &str) -> Vec<String> {
@@ -212,6 +283,8 @@ fn c_type(t: &str) -> String {
         "c_char" => "char",
         "c_void" => "void",
         other if other.starts_with("kiln_") => other,
+        // DLPack's structs, as kiln.h names them.
+        other if other.starts_with("DL") => return format!("struct {other}"),
         other => panic!("systest: no C spelling for Rust type `{other}`"),
     }
     .to_string()

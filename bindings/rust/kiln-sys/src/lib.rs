@@ -4,12 +4,20 @@
 //! ownership, threads and errors are the header's. Use the `kiln` crate for a
 //! safe interface.
 //!
+//! DLPack's structs, which the DLPack functions exchange and `kiln.h` only
+//! names, are declared here as DLPack 1.x lays them out (`DLManagedTensor`,
+//! `DLManagedTensorVersioned`, ...).
+//!
 //! Linking: `build.rs` takes the library directory from `KILN_LIB_DIR` when it is
 //! set, else asks pkg-config for `kiln` (installed by Kiln's packaging).
 #![no_std]
 #![allow(non_camel_case_types)]
+#![allow(non_upper_case_globals)] // DLPack's enum constants (kDLCPU, ...)
 
 use core::ffi::{c_char, c_int, c_void};
+
+mod dlpack;
+pub use dlpack::*;
 
 // Versions of the header these declarations were written against.
 pub const KILN_VERSION_MAJOR: u32 = 0;
@@ -1020,6 +1028,24 @@ extern "C" {
         out_buffer: *mut *mut kiln_buffer_t,
     ) -> *mut kiln_status_t;
     pub fn kiln_buffer_to_npy_file(buffer: *const kiln_buffer_t, path: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_buffer_to_dlpack_versioned(
+        buffer: *mut kiln_buffer_t,
+        out_tensor: *mut *mut DLManagedTensorVersioned,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_buffer_to_dlpack(
+        buffer: *mut kiln_buffer_t,
+        out_tensor: *mut *mut DLManagedTensor,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_device_buffer_from_dlpack_versioned(
+        device: *mut kiln_device_t,
+        tensor: *mut DLManagedTensorVersioned,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_device_buffer_from_dlpack(
+        device: *mut kiln_device_t,
+        tensor: *mut DLManagedTensor,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
     pub fn kiln_buffer_ready_event(
         buffer: *const kiln_buffer_t,
         out_event: *mut *mut kiln_event_t,

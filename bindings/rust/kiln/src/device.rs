@@ -98,11 +98,11 @@ impl<'c> Device<'c> {
     }
 
     /// A buffer over host memory that it takes over, read in place where the
-    /// device reads host memory directly: the "cpu" backend does for data
-    /// aligned to 64 bytes (an [`AlignedVec`]; not PRED), and
-    /// [`Buffer::is_host_alias`] then says so. Elsewhere (other backends, a
-    /// `Vec` or boxed slice that is not so aligned) the data is copied and
-    /// `data` dropped before this returns.
+    /// device reads host memory directly: the "cpu" backend does for every
+    /// element type but PRED (any `&[T]` is aligned to its element type,
+    /// which is all it needs, so a plain `Vec` is read in place), and
+    /// [`Buffer::is_host_alias`] then says so. Elsewhere (other backends,
+    /// PRED) the data is copied and `data` dropped before this returns.
     ///
     /// `data` is dropped exactly once, on whatever thread the library releases
     /// it: once the buffer and every execution reading it are gone (or at once
@@ -139,9 +139,8 @@ impl<'c> Device<'c> {
 }
 
 /// Host memory that [`Device::buffer_alias_host`] may read in place: an owner
-/// of a slice of elements. Implemented for [`AlignedVec`] (64-byte aligned, so
-/// the "cpu" backend reads it without a copy), `Vec<T>` and `Box<[T]>` (copied
-/// unless their allocation happens to be so aligned).
+/// of a slice of elements. Implemented for `Vec<T>`, `Box<[T]>` and
+/// [`AlignedVec`]; the "cpu" backend reads each of them without a copy.
 ///
 /// # Safety
 /// `as_slice` must return the same slice every time it is called on a value,
@@ -179,9 +178,13 @@ unsafe impl<T: Element> HostArray for AlignedVec<T> {
     }
 }
 
-/// A fixed-length heap array aligned to [`AlignedVec::ALIGNMENT`] (64) bytes,
-/// the alignment the "cpu" backend needs to read host memory in place (see
-/// [`Device::buffer_alias_host`]). Derefs to a slice.
+/// A fixed-length heap array aligned to [`AlignedVec::ALIGNMENT`] (64) bytes
+/// (a cache line, the alignment of Kiln's own cpu buffers). Derefs to a slice.
+///
+/// Not needed for zero-copy: the "cpu" backend reads any
+/// element-aligned host memory in place (a `Vec` as well, see
+/// [`Device::buffer_alias_host`]). Use it where 64-byte alignment matters to
+/// you, e.g. for vector loads over the same memory.
 pub struct AlignedVec<T: Element> {
     ptr: NonNull<T>,
     len: usize,

@@ -42,6 +42,12 @@
 //! [`Event`] (blocking [`Event::wait`], [`Event::on_ready`], or `.await`);
 //! [`Executable::execute_donating`] gives buffers over to the execution.
 //!
+//! DLPack: [`Buffer::to_dlpack_versioned`] (or the legacy [`Buffer::to_dlpack`])
+//! exports a buffer as an owned [`DlpackTensor`] over its own host memory on
+//! the host backends (hand it on with [`DlpackTensor::into_raw`]);
+//! [`Device::buffer_from_dlpack_versioned`] imports a foreign tensor, read in
+//! place on "cpu".
+//!
 //! A buffer cannot outlive its client:
 //! ```compile_fail
 //! let buffer = {
@@ -77,6 +83,7 @@ mod builder;
 mod cancellation;
 mod client;
 mod device;
+mod dlpack;
 mod error;
 mod event;
 mod types;
@@ -90,6 +97,7 @@ pub use builder::{
 pub use cancellation::Cancellation;
 pub use client::{Argument, Buffer, Client, ClientOptions, CompileOptions, Executable, ExecuteOptions};
 pub use device::{AlignedVec, Device, HostArray};
+pub use dlpack::{DlpackLegacyTensor, DlpackTensor, ManagedTensor};
 pub use error::{Code, Error, Result};
 pub use event::Event;
 pub use kiln_sys as sys;

@@ -391,30 +391,123 @@ fn cpu_reads_aligned_host_memory_in_place_and_releases_it_once() {
     drop(x);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 
-    // Misaligned data (4 bytes past a 64-byte boundary) and PRED are copied:
-    // released before the call returns.
+    // Element alignment is all it takes: data 4 bytes past a 64-byte
+    // boundary, a Vec and a boxed slice are all read in place (the exported
+    // tensor points at the very memory handed over).
     let (data, drops) = counted(AlignedVec::from_slice(&[0.0f32, 1.0, 2.0, 3.0, 4.0]), 1);
+    let at = data.as_slice().as_ptr();
+    assert_eq!(at as usize % 64, 4);
     let x = c.device(0).unwrap().buffer_alias_host(data, &[4]).unwrap();
-    assert!(!x.is_host_alias().unwrap());
-    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert!(x.is_host_alias().unwrap());
+    assert_eq!(x.to_dlpack_versioned().unwrap().data_ptr(), at.cast());
     assert_eq!(x.to_vec::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
-    let (data, drops) = counted(AlignedVec::from_slice(&[true, false, true]), 0);
+    assert_eq!(drops.load(Ordering::SeqCst), 0);
+    drop(x);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    let (data, drops) = counted(X.to_vec(), 0);
+    let at = data.as_slice().as_ptr();
+    let v = c.device(0).unwrap().buffer_alias_host(data, &[4]).unwrap();
+    assert!(v.is_host_alias().unwrap(), "a Vec<f32> is read in place");
+    assert_eq!(v.to_dlpack_versioned().unwrap().data_ptr(), at.cast());
+    assert_eq!(v.to_vec::<f32>().unwrap(), X);
+    drop(v);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    let boxed = X.map(f64::from).to_vec().into_boxed_slice();
+    let at = boxed.as_ptr();
+    let b = c.device(1).unwrap().buffer_alias_host(boxed, &[2, 2]).unwrap();
+    assert!(b.is_host_alias().unwrap(), "a Box<[f64]> is read in place");
+    assert_eq!(b.to_dlpack_versioned().unwrap().data_ptr(), at.cast());
+    assert_eq!(b.to_vec::<f64>().unwrap(), X.map(f64::from));
+
+    // PRED is copied: released before the call returns.
+    let (data, drops) = counted(vec![true, false, true], 0);
     let p = c.device(0).unwrap().buffer_alias_host(data, &[3]).unwrap();
     assert!(!p.is_host_alias().unwrap());
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(p.to_vec::<bool>().unwrap(), [true, false, true]);
-
-    // A Vec and a boxed slice are accepted (aliased only if they happen to be aligned).
-    let v = c.device(0).unwrap().buffer_alias_host(X.to_vec(), &[4]).unwrap();
-    assert_eq!(v.to_vec::<f32>().unwrap(), X);
-    let b = c.device(1).unwrap().buffer_alias_host(X.to_vec().into_boxed_slice(), &[4]).unwrap();
-    assert_eq!(b.to_vec::<f32>().unwrap(), X);
 
     // A failing call releases the data once too.
     let (data, drops) = counted(AlignedVec::from_slice(&X), 0);
     let err = c.device(0).unwrap().buffer_alias_host(data, &[5]).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{err}");
     assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+/// Counts calls of `kiln_host_release_fn`s given `&AtomicUsize`.
+unsafe extern "C" fn count_release(user_data: *mut std::ffi::c_void) {
+    unsafe { &*user_data.cast::<AtomicUsize>() }.fetch_add(1, Ordering::SeqCst);
+}
+
+/// `kiln_device_buffer_alias_host` through kiln-sys, for data the safe API
+/// cannot express (a misaligned `f32`, complex numbers); returns the buffer
+/// (or the status code) and whether the buffer reads `data` in place.
+fn alias_raw(
+    device: &kiln::Device<'_>,
+    element_type: ElementType,
+    dims: &[i64],
+    data: *const u8,
+    bytes: usize,
+    releases: &AtomicUsize,
+) -> (*mut kiln::sys::kiln_buffer_t, bool) {
+    let mut raw = std::ptr::null_mut();
+    let status = unsafe {
+        kiln::sys::kiln_device_buffer_alias_host(
+            device.as_raw(),
+            element_type.raw(),
+            dims.as_ptr(),
+            dims.len(),
+            data.cast(),
+            bytes,
+            Some(count_release),
+            (releases as *const AtomicUsize).cast_mut().cast(),
+            &mut raw,
+        )
+    };
+    assert!(status.is_null(), "kiln_device_buffer_alias_host failed");
+    let mut alias = 0;
+    assert!(unsafe { kiln::sys::kiln_buffer_is_host_alias(raw, &mut alias) }.is_null());
+    (raw, alias == 1)
+}
+
+#[test]
+fn cpu_copies_host_memory_off_its_element_alignment() {
+    let c = client("cpu", 1);
+    let device = c.device(0).unwrap();
+    // f32 values starting at byte 1 of an 8-byte aligned allocation.
+    let mut storage = vec![0u64; 3];
+    let base = storage.as_mut_ptr().cast::<u8>();
+    for (i, v) in X.iter().enumerate() {
+        unsafe { std::ptr::copy_nonoverlapping(v.to_ne_bytes().as_ptr(), base.add(1 + 4 * i), 4) };
+    }
+    let releases = AtomicUsize::new(0);
+    let (raw, alias) = alias_raw(&device, ElementType::F32, &[4], unsafe { base.add(1) }, 16, &releases);
+    assert!(!alias, "an f32 at an odd address is copied");
+    assert_eq!(releases.load(Ordering::SeqCst), 1, "copied data is released before the call returns");
+    storage.fill(0);
+    let mut host = [0f32; 4];
+    unsafe {
+        assert!(kiln::sys::kiln_buffer_to_host(raw, host.as_mut_ptr().cast(), 16).is_null());
+        kiln::sys::kiln_buffer_destroy(raw);
+    }
+    assert_eq!(host, X);
+    assert_eq!(releases.load(Ordering::SeqCst), 1);
+
+    // Complex numbers need their parts' alignment only: c64 at 4 bytes past
+    // an 8-byte boundary is read in place, at 2 bytes copied.
+    let storage = [0u64; 3];
+    let at = unsafe { storage.as_ptr().cast::<u8>().add(4) };
+    let releases = AtomicUsize::new(0);
+    let (raw, alias) = alias_raw(&device, ElementType::C64, &[2], at, 16, &releases);
+    assert!(alias, "c64 aligned to 4 bytes is read in place");
+    assert_eq!(releases.load(Ordering::SeqCst), 0);
+    unsafe { kiln::sys::kiln_buffer_destroy(raw) };
+    assert_eq!(releases.load(Ordering::SeqCst), 1);
+    let at = unsafe { storage.as_ptr().cast::<u8>().add(2) };
+    let releases = AtomicUsize::new(0);
+    let (raw, alias) = alias_raw(&device, ElementType::C64, &[1], at, 8, &releases);
+    assert!(!alias, "c64 aligned to 2 bytes is copied");
+    assert_eq!(releases.load(Ordering::SeqCst), 1);
+    unsafe { kiln::sys::kiln_buffer_destroy(raw) };
 }
 
 #[test]

@@ -57,6 +57,19 @@ fn handles_do_not_leak() {
             assert_eq!(out[0].to_vec::<f32>().unwrap(), [1.0, 4.0, 9.0, 16.0]);
         }
     });
+
+    // DLPack: exports (dropped, or re-imported and dropped with the buffer)
+    // and a refused import, which deletes the tensor.
+    let device = client.device(0).unwrap();
+    no_growth("dlpack export + import", 2_000, n, 2048, |_| {
+        let x = client.buffer_from_slice(&data, &[4]).unwrap();
+        drop(x.to_dlpack().unwrap());
+        let y = device.buffer_from_dlpack_tensor(x.to_dlpack_versioned().unwrap()).unwrap();
+        drop(x);
+        let t = y.to_dlpack_versioned().unwrap();
+        unsafe { (*t.as_raw()).version.major = 2 };
+        assert!(device.buffer_from_dlpack_tensor(t).is_err());
+    });
     drop(exe);
     drop(client);
 

@@ -4,7 +4,9 @@
 //! kiln.h and declares every function again with the C types the Rust
 //! declaration stands for: a mismatching prototype fails to compile. The same C
 //! file reports `sizeof`/`offsetof` of every struct and the value of every
-//! constant, which the test below compares with what Rust computes.
+//! constant, which the test below compares with what Rust computes. DLPack's
+//! structs and constants (`kiln-sys/src/dlpack.rs`) are compared likewise with
+//! the installed `dlpack.h`, completed to DLPack 1.0 when it is older.
 
 #[cfg(test)]
 mod tests {
@@ -20,20 +22,35 @@ mod tests {
 
     extern "C" {
         fn kiln_systest_values(out_count: *mut usize) -> *const i64;
+        fn kiln_systest_dlpack_values(out_count: *mut usize) -> *const i64;
+    }
+
+    /// Names of the entries of `rust` whose value differs from C's.
+    fn mismatches(c: &[i64], rust: &[(&str, i64)]) -> Vec<String> {
+        assert_eq!(c.len(), rust.len());
+        rust.iter().zip(c).filter(|((_, r), c)| *c != r).map(|((n, r), c)| format!("{n}: C {c} vs Rust {r}")).collect()
     }
 
     #[test]
     fn layouts_and_constants_match_header() {
         let mut n = 0usize;
         let c = unsafe { core::slice::from_raw_parts(kiln_systest_values(&mut n), n) };
-        let rust = rust_values();
-        assert_eq!(c.len(), rust.len());
-        let mut bad = Vec::new();
-        for (i, (name, value)) in rust.iter().enumerate() {
-            if c[i] != *value {
-                bad.push(format!("{name}: C {} vs Rust {}", c[i], value));
-            }
+        let bad = mismatches(c, &rust_values());
+        assert!(bad.is_empty(), "mismatches:\n{}", bad.join("\n"));
+    }
+
+    #[test]
+    fn dlpack_layouts_and_constants_match_dlpack_h() {
+        let mut n = 0usize;
+        let p = unsafe { kiln_systest_dlpack_values(&mut n) };
+        if n == 0 {
+            eprintln!("systest: SKIPPING the DLPack check: the C compiler finds no <dlpack/dlpack.h>");
+            return;
         }
+        let c = unsafe { core::slice::from_raw_parts(p, n) };
+        let rust = rust_dlpack_values();
+        assert!(rust.iter().any(|(name, _)| *name == "offsetof DLManagedTensorVersioned.dl_tensor"));
+        let bad = mismatches(c, &rust);
         assert!(bad.is_empty(), "mismatches:\n{}", bad.join("\n"));
     }
 
