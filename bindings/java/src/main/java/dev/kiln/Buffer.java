@@ -134,13 +134,47 @@ public final class Buffer extends NativeHandle {
 
   /**
    * Whether the buffer reads host memory given to {@link Device#aliasHost(ElementType,
-   * MemorySegment, long[], Runnable)} in place (false when that memory was copied).
+   * MemorySegment, long[], Runnable)} (or a DLPack tensor given to {@link
+   * Device#bufferFromDlpackVersioned(MemorySegment)}) in place (false when it was copied).
    */
   public boolean isHostAlias() {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = arena.allocate(JAVA_INT);
       Native.check((MemorySegment) Native.kiln_buffer_is_host_alias.invokeExact(handle(), out));
       return out.get(JAVA_INT, 0) != 0;
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * Exports the buffer (once it is filled; an execution's failure is thrown) as a DLPack 1.x
+   * {@code DLManagedTensorVersioned} ({@code kiln_buffer_to_dlpack_versioned}). On the host
+   * backends ("cpu", "interpreter") it is the buffer's own memory, without a copy; elsewhere a
+   * host copy, flagged {@link DlpackTensor#FLAG_IS_COPIED}. {@link DlpackTensor#FLAG_READ_ONLY}
+   * is always set: never write through it. The tensor keeps the memory alive after this buffer
+   * and its client are closed, until it is closed (its deleter runs) or {@link
+   * DlpackTensor#release() released} to a consumer that deletes it.
+   */
+  public DlpackTensor toDlpackVersioned() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check((MemorySegment) Native.kiln_buffer_to_dlpack_versioned.invokeExact(handle(), out));
+      return DlpackTensor.ofVersioned(out.get(ADDRESS, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * As {@link #toDlpackVersioned()}, as a legacy (pre-1.0) {@code DLManagedTensor}, which has no
+   * flags, for consumers that know only that struct.
+   */
+  public DlpackTensor toDlpack() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check((MemorySegment) Native.kiln_buffer_to_dlpack.invokeExact(handle(), out));
+      return DlpackTensor.ofLegacy(out.get(ADDRESS, 0));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }

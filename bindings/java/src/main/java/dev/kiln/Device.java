@@ -7,6 +7,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.MethodType;
 import java.nio.ByteBuffer;
@@ -122,9 +123,10 @@ public final class Device {
 
   /**
    * A buffer over host memory, without copying where the device reads host memory directly
-   * ({@code kiln_device_buffer_alias_host}): the "cpu" backend aliases a 64-byte aligned
-   * segment (e.g. {@code arena.allocate(bytes, 64)}) of any type but PRED, and {@link
-   * Buffer#isHostAlias()} is then true; elsewhere the bytes are copied before this returns.
+   * ({@code kiln_device_buffer_alias_host}): the "cpu" backend aliases a segment aligned to its
+   * element type (as {@code arena.allocate(bytes, 4)} is for f32; a complex type to its parts'
+   * width) of any type but PRED, and {@link Buffer#isHostAlias()} is then true; elsewhere
+   * (other backends, misaligned data, PRED) the bytes are copied before this returns.
    *
    * <p>{@code data} must be a native segment of the array's row-major bytes (native byte order).
    * The binding keeps it reachable until the library releases it, then runs {@code onRelease}
@@ -171,6 +173,61 @@ public final class Device {
                   RELEASE_STUB,
                   MemorySegment.ofAddress(id),
                   out));
+      return new Buffer(client, out.get(ADDRESS, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * Imports the DLPack 1.x {@code DLManagedTensorVersioned} at {@code tensor} (C memory) as a
+   * buffer on this device ({@code kiln_device_buffer_from_dlpack_versioned}), taking it over:
+   * its deleter runs exactly once, on success and on failure alike (when the buffer and every
+   * execution reading it are gone, or before this returns when the data was copied or
+   * refused; also when this throws because the client is closed). Host tensors ({@code kDLCPU},
+   * {@code kDLCUDAHost}) that are compact row-major are read in place on the "cpu" backend
+   * where {@link #aliasHost(ElementType, MemorySegment, long[], Runnable)} would read them in
+   * place, else copied; the tensor must not change while the buffer lives. INVALID_ARGUMENT for
+   * a NULL tensor, a major version other than 1, another device type, a dtype Kiln lacks,
+   * lanes other than 1, strides that are not row-major.
+   */
+  public Buffer bufferFromDlpackVersioned(MemorySegment tensor) {
+    return fromDlpack(Native.kiln_device_buffer_from_dlpack_versioned, tensor);
+  }
+
+  /** As {@link #bufferFromDlpackVersioned(MemorySegment)}, for a legacy {@code DLManagedTensor}. */
+  public Buffer bufferFromDlpack(MemorySegment tensor) {
+    return fromDlpack(Native.kiln_device_buffer_from_dlpack, tensor);
+  }
+
+  /**
+   * Imports a {@link DlpackTensor} (versioned or legacy), which hands its pointer over ({@link
+   * DlpackTensor#release()}): as {@link #bufferFromDlpackVersioned(MemorySegment)}.
+   */
+  public Buffer bufferFromDlpack(DlpackTensor tensor) {
+    boolean versioned = tensor.isVersioned();
+    MemorySegment pointer = tensor.release();
+    return versioned ? bufferFromDlpackVersioned(pointer) : bufferFromDlpack(pointer);
+  }
+
+  private Buffer fromDlpack(MethodHandle importer, MemorySegment tensor) {
+    MemorySegment pointer = tensor == null ? MemorySegment.NULL : tensor;
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      MemorySegment device;
+      try {
+        device = handle();
+      } catch (IllegalStateException closed) {
+        // The tensor is ours all the same: the library deletes it, refusing the NULL device.
+        MemorySegment refused = (MemorySegment) importer.invokeExact(MemorySegment.NULL, pointer, out);
+        try {
+          Native.check(refused);
+        } catch (KilnException expected) {
+          closed.addSuppressed(expected);
+        }
+        throw closed;
+      }
+      Native.check((MemorySegment) importer.invokeExact(device, pointer, out));
       return new Buffer(client, out.get(ADDRESS, 0));
     } catch (Throwable t) {
       throw Native.unexpected(t);

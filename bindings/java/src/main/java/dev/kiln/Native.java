@@ -277,6 +277,11 @@ final class Native {
   // Not critical: the release callback may run during the call, and the data must be native.
   static final MethodHandle kiln_device_buffer_alias_host = fn("kiln_device_buffer_alias_host", P, P, I, P, Z, P, Z, P, P, P);
   static final MethodHandle kiln_buffer_is_host_alias = fn("kiln_buffer_is_host_alias", P, P, P);
+  static final MethodHandle kiln_buffer_to_dlpack_versioned = fn("kiln_buffer_to_dlpack_versioned", P, P, P);
+  static final MethodHandle kiln_buffer_to_dlpack = fn("kiln_buffer_to_dlpack", P, P, P);
+  // Not critical: the tensor's deleter (perhaps an upcall) may run during the call.
+  static final MethodHandle kiln_device_buffer_from_dlpack_versioned = fn("kiln_device_buffer_from_dlpack_versioned", P, P, P, P);
+  static final MethodHandle kiln_device_buffer_from_dlpack = fn("kiln_device_buffer_from_dlpack", P, P, P, P);
   static final MethodHandle kiln_buffer_device = fn("kiln_buffer_device", P, P, P);
   static final MethodHandle kiln_buffer_copy_to_device = fn("kiln_buffer_copy_to_device", P, P, P, P);
   static final MethodHandle kiln_buffer_ready_event = fn("kiln_buffer_ready_event", P, P, P);

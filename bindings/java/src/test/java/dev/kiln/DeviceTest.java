@@ -196,13 +196,51 @@ class DeviceTest {
   }
 
   @Test
-  void unalignedPredAndInterpreterAliasesAreCopiesReleasedAtOnce() {
+  void theCpuBackendAliasesDataAlignedToItsElementTypeOnly() {
+    try (Client cpu = Client.create("cpu");
+        Arena arena = Arena.ofShared()) {
+      MemorySegment block = arena.allocate(128, 64);
+      // {type, byte offset past a 64-byte boundary, aliased}: the element's alignment decides
+      // (a complex type's: its parts'), not 64 bytes.
+      Object[][] cases = {
+        {ElementType.F32, 4L, true},
+        {ElementType.F32, 36L, true},
+        {ElementType.F32, 2L, false},
+        {ElementType.F32, 1L, false},
+        {ElementType.F64, 8L, true},
+        {ElementType.F64, 4L, false},
+        {ElementType.S32, 4L, true},
+        {ElementType.C64, 4L, true},
+        {ElementType.C64, 2L, false},
+        {ElementType.C128, 8L, true},
+        {ElementType.C128, 4L, false},
+      };
+      for (Object[] c : cases) {
+        ElementType type = (ElementType) c[0];
+        long offset = (long) c[1];
+        boolean aliased = (boolean) c[2];
+        String what = type + " at offset " + offset;
+        AtomicInteger released = new AtomicInteger();
+        Buffer b =
+            cpu.device(0)
+                .aliasHost(type, block.asSlice(offset, 32), new long[] {32 / type.byteWidth()}, released::incrementAndGet);
+        assertEquals(aliased, b.isHostAlias(), what);
+        assertEquals(aliased ? 0 : 1, released.get(), what);
+        b.close();
+        assertEquals(1, released.get(), what);
+      }
+    }
+  }
+
+  @Test
+  void misalignedPredAndInterpreterAliasesAreCopiesReleasedAtOnce() {
     try (Arena arena = Arena.ofShared()) {
       MemorySegment data = aligned(arena, 0, 1, 2, 3, 4);
-      // Unaligned (4 bytes past a 64-byte boundary) on cpu; aligned on the interpreter.
+      // Off the f32 alignment (1 byte past a 64-byte boundary) on cpu; aligned on the
+      // interpreter, which never aliases.
       try (Client cpu = Client.create("cpu");
           Client interpreter = Client.create("interpreter")) {
-        MemorySegment unaligned = data.asSlice(4, 16);
+        MemorySegment unaligned = data.asSlice(1, 16);
         Object[][] cases = {
           {cpu.device(0), unaligned}, {interpreter.device(0), data.asSlice(0, 16)},
         };
@@ -214,7 +252,7 @@ class DeviceTest {
               device.aliasHost(ElementType.F32, segment, new long[] {4}, released::incrementAndGet)) {
             assertFalse(copy.isHostAlias(), device.toString());
             assertEquals(1, released.get(), device + ": released before returning");
-            segment.setAtIndex(ValueLayout.JAVA_FLOAT, 0, 42);
+            segment.set(ValueLayout.JAVA_FLOAT_UNALIGNED, 0, 42);
             assertNotEquals(42f, copy.toFloatArray()[0], "a copy does not follow the host memory");
           }
           assertEquals(1, released.get());
