@@ -67,6 +67,17 @@ def read_npy(path):
     return descr, shape, list(struct.unpack(fmt, payload))
 
 
+def safetensors_file(tensors):
+    """A safetensors file: {name: (dtype, shape, struct format, values)}, in order."""
+    header, data = {}, b""
+    for name, (dtype, shape, fmt, values) in tensors.items():
+        payload = struct.pack("<" + fmt * len(values), *values)
+        header[name] = {"dtype": dtype, "shape": list(shape), "data_offsets": [len(data), len(data) + len(payload)]}
+        data += payload
+    text = json.dumps(header).encode()
+    return struct.pack("<Q", len(text)) + text + data
+
+
 # --- test harness --------------------------------------------------------------
 
 class Context:
@@ -276,6 +287,28 @@ def test_malformed_npy(ctx):
     obj = ctx.write("obj.npy", npy_bytes("|O", (2, 2), bytes(32)))
     expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", obj, "--input", a), "INVALID_ARGUMENT", "obj.npy",
                  "unsupported dtype '|O'")
+
+
+@case
+def test_run_reads_safetensors_inputs(ctx):
+    weights = ctx.write("w.safetensors", safetensors_file({
+        "x": ("F32", (2, 2), "f", [1, 2, 3, 4]),
+        "y": ("F32", (2, 2), "f", [10, 20, 30, 40]),
+        "wide": ("F32", (2, 3), "f", [1, 2, 3, 4, 5, 6]),
+    }))
+    result = ctx.run("run", ctx.hlo("add.hlo"), "--input", weights + ":y", "--input", weights + ":x",
+                     "--output-dir", ctx.path("out"))
+    expect(result.returncode == 0, "run failed", result)
+    expect(read_npy(ctx.path("out/0.npy")) == ("<f4", (2, 2), [11, 22, 33, 44]), "wrong result")
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", weights + ":x", "--input", weights + ":z"),
+                 "NOT_FOUND", "no tensor named 'z'", "x, y, wide")
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", weights + ":wide", "--input", weights + ":x"),
+                 "INVALID_ARGUMENT", "w.safetensors:wide", "f32[2,3]", "ENTRY parameter 0 expects f32[2,2]")
+    broken = ctx.write("broken.safetensors", struct.pack("<Q", 5) + b"{oops")
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", broken + ":x", "--input", weights + ":x"),
+                 "INVALID_ARGUMENT", "broken.safetensors", "not valid JSON")
+    expect_error(ctx.run("run", ctx.hlo("add.hlo"), "--input", "absent.safetensors:x", "--input", weights + ":x"),
+                 "NOT_FOUND", "absent.safetensors")
 
 
 @case

@@ -854,6 +854,57 @@ KILN_API kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, 
 KILN_API kiln_status_t* kiln_buffer_to_npy_file(const kiln_buffer_t* buffer, const char* path);
 
 /* ------------------------------------------------------------------------- */
+/* Safetensors files                                                         */
+/* ------------------------------------------------------------------------- */
+
+/* A safetensors file (Hugging Face's format for weights) opened for reading:
+ * its header is read and checked once, then tensors are read by name. Not
+ * thread-safe: use one from one thread at a time. (Since 0.2.) */
+typedef struct kiln_safetensors_t kiln_safetensors_t;
+
+/* Opens `path` and checks its header: NOT_FOUND when it cannot be opened;
+ * INVALID_ARGUMENT for a malformed header (not a JSON object, a header over
+ * 100 MiB, an unknown dtype, data_offsets that do not match the shape, that
+ * overlap, leave holes or miss the end of the file, a name given twice),
+ * DATA_LOSS for a truncated file; each message names the file and the tensor.
+ * The caller owns *out_file and frees it with kiln_safetensors_destroy. */
+KILN_API kiln_status_t* kiln_safetensors_open(const char* path, kiln_safetensors_t** out_file);
+
+/* Frees a file. NULL is a no-op. */
+KILN_API void kiln_safetensors_destroy(kiln_safetensors_t* file);
+
+/* Number of tensors in the file. */
+KILN_API kiln_status_t* kiln_safetensors_tensor_count(const kiln_safetensors_t* file, size_t* out_count);
+
+/* Name of tensor `index` (in the order of their data in the file;
+ * OUT_OF_RANGE past the end). The string lives as long as `file`. */
+KILN_API kiln_status_t* kiln_safetensors_tensor_name(const kiln_safetensors_t* file, size_t index,
+                                                     const char** out_name);
+
+/* The value of metadata entry `key` ("__metadata__" in the header), NOT_FOUND
+ * when the file has none by that name. The string lives as long as `file`. */
+KILN_API kiln_status_t* kiln_safetensors_metadata(const kiln_safetensors_t* file, const char* key,
+                                                  const char** out_value);
+
+/* Reads tensor `name` into a new buffer on `device`. NOT_FOUND (listing the
+ * file's tensors) for an unknown name; RESOURCE_EXHAUSTED for a tensor over
+ * the file-array limit (half the machine's memory); DATA_LOSS when the file
+ * changed under it. The caller owns *out_buffer. */
+KILN_API kiln_status_t* kiln_safetensors_read(kiln_safetensors_t* file, kiln_device_t* device, const char* name,
+                                              kiln_buffer_t** out_buffer);
+
+/* Writes buffers (waiting until they are ready) to `path` as a safetensors
+ * file: tensor i is `buffers[i]` under `names[i]` (unique, not
+ * "__metadata__"), in that order, and `num_metadata` string pairs
+ * (metadata_keys[i], metadata_values[i]) go to its "__metadata__". Element
+ * types without a safetensors dtype (C128) are INVALID_ARGUMENT; NOT_FOUND
+ * when the file cannot be created. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_safetensors_write_file(const char* path, const char* const* names,
+                                                    kiln_buffer_t* const* buffers, size_t num_buffers,
+                                                    const char* const* metadata_keys,
+                                                    const char* const* metadata_values, size_t num_metadata);
+
+/* ------------------------------------------------------------------------- */
 /* DLPack                                                                    */
 /* ------------------------------------------------------------------------- */
 
@@ -1461,6 +1512,19 @@ typedef kiln_status_t* (*kiln_event_is_ready_fn)(const kiln_event_t* event, int*
 typedef kiln_status_t* (*kiln_event_on_ready_fn)(const kiln_event_t* event, kiln_event_callback_fn callback,
                                                  void* user_data);
 typedef void (*kiln_event_destroy_fn)(kiln_event_t* event);
+typedef kiln_status_t* (*kiln_safetensors_open_fn)(const char* path, kiln_safetensors_t** out_file);
+typedef void (*kiln_safetensors_destroy_fn)(kiln_safetensors_t* file);
+typedef kiln_status_t* (*kiln_safetensors_tensor_count_fn)(const kiln_safetensors_t* file, size_t* out_count);
+typedef kiln_status_t* (*kiln_safetensors_tensor_name_fn)(const kiln_safetensors_t* file, size_t index,
+                                                          const char** out_name);
+typedef kiln_status_t* (*kiln_safetensors_metadata_fn)(const kiln_safetensors_t* file, const char* key,
+                                                       const char** out_value);
+typedef kiln_status_t* (*kiln_safetensors_read_fn)(kiln_safetensors_t* file, kiln_device_t* device,
+                                                   const char* name, kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_safetensors_write_file_fn)(const char* path, const char* const* names,
+                                                         kiln_buffer_t* const* buffers, size_t num_buffers,
+                                                         const char* const* metadata_keys,
+                                                         const char* const* metadata_values, size_t num_metadata);
 typedef kiln_status_t* (*kiln_buffer_to_dlpack_versioned_fn)(kiln_buffer_t* buffer,
                                                              struct DLManagedTensorVersioned** out_tensor);
 typedef kiln_status_t* (*kiln_buffer_to_dlpack_fn)(kiln_buffer_t* buffer,
