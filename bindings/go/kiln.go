@@ -43,6 +43,9 @@
 // their legacy forms) exchange tensors with other frameworks as pointers to
 // C structs; see ReadDLPackVersioned and DeleteDLPackVersioned.
 //
+// Safetensors: OpenSafetensors reads a safetensors file's tensors by name
+// into buffers; SaveSafetensors writes buffers and metadata to one.
+//
 // Threads: a Client, Computation, Executable and Buffer may be used from
 // several goroutines at once; a Builder may not.
 package kiln
