@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Lints and tests the Python binding, and runs its sample, against a built libkiln.
 #   bindings/python/ci.sh BUILD_DIR      (BUILD_DIR relative to the repo root, e.g. build/release)
-# Creates bindings/python/.venv on first use (numpy, pytest, ruff, ml_dtypes and
-# this package, editable); later runs reuse it.
+# Creates bindings/python/.venv on first use (numpy, pytest, ruff, ml_dtypes,
+# safetensors (interop tests) and this package, editable); later runs reuse it.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -35,7 +35,7 @@ stamp="$venv/.kiln-installed"
 want=$(cat "$here/pyproject.toml" | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --upgrade pip
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check numpy pytest ruff ml_dtypes
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check numpy pytest ruff ml_dtypes safetensors
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-deps -e "$here"
   echo "$want" >"$stamp"
 fi

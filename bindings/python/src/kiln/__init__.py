@@ -15,6 +15,7 @@ libkiln is found through KILN_LIBRARY_PATH (the file or its directory), else the
 system loader (libkiln.so.0).
 """
 
+from . import safetensors
 from ._builder import (
     Builder,
     ConvDimensionNumbers,
@@ -67,6 +68,7 @@ __all__ = [
     "backends",
     "from_dlpack",
     "register_custom_call",
+    "safetensors",
     "version",
     "version_number",
 ]

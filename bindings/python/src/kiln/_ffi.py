@@ -330,6 +330,14 @@ FUNCTIONS = {
     "kiln_buffer_to_host": (_STATUS, [_H, c_void_p, c_size_t]),
     "kiln_client_buffer_from_npy_file": (_STATUS, [_H, _STR, c_int32, _PP]),
     "kiln_buffer_to_npy_file": (_STATUS, [_H, _STR]),
+    # Safetensors files (0.2): the kiln_safetensors_t* is a _H; names and values are borrowed.
+    "kiln_safetensors_open": (_STATUS, [_STR, _PP]),
+    "kiln_safetensors_destroy": (None, [_H]),
+    "kiln_safetensors_tensor_count": (_STATUS, [_H, _SIZEP]),
+    "kiln_safetensors_tensor_name": (_STATUS, [_H, c_size_t, _PP]),
+    "kiln_safetensors_metadata": (_STATUS, [_H, _STR, _PP]),
+    "kiln_safetensors_read": (_STATUS, [_H, _H, _STR, _PP]),
+    "kiln_safetensors_write_file": (_STATUS, [_STR, _PP, _PP, c_size_t, _PP, _PP, c_size_t]),
     # DLPack: the tensors are DLManagedTensorVersioned* / DLManagedTensor* (kiln._dlpack).
     "kiln_buffer_to_dlpack_versioned": (_STATUS, [_H, _PP]),
     "kiln_buffer_to_dlpack": (_STATUS, [_H, _PP]),
