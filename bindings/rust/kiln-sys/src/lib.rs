@@ -46,7 +46,8 @@ opaque!(
     kiln_executable_t,
     kiln_cancellation_t,
     kiln_device_t,
-    kiln_event_t
+    kiln_event_t,
+    kiln_safetensors_t
 );
 
 pub type kiln_status_code_t = i32;
@@ -1028,6 +1029,34 @@ extern "C" {
         out_buffer: *mut *mut kiln_buffer_t,
     ) -> *mut kiln_status_t;
     pub fn kiln_buffer_to_npy_file(buffer: *const kiln_buffer_t, path: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_safetensors_open(path: *const c_char, out_file: *mut *mut kiln_safetensors_t) -> *mut kiln_status_t;
+    pub fn kiln_safetensors_destroy(file: *mut kiln_safetensors_t);
+    pub fn kiln_safetensors_tensor_count(file: *const kiln_safetensors_t, out_count: *mut usize) -> *mut kiln_status_t;
+    pub fn kiln_safetensors_tensor_name(
+        file: *const kiln_safetensors_t,
+        index: usize,
+        out_name: *mut *const c_char,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_safetensors_metadata(
+        file: *const kiln_safetensors_t,
+        key: *const c_char,
+        out_value: *mut *const c_char,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_safetensors_read(
+        file: *mut kiln_safetensors_t,
+        device: *mut kiln_device_t,
+        name: *const c_char,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_safetensors_write_file(
+        path: *const c_char,
+        names: *const *const c_char,
+        buffers: *const *mut kiln_buffer_t,
+        num_buffers: usize,
+        metadata_keys: *const *const c_char,
+        metadata_values: *const *const c_char,
+        num_metadata: usize,
+    ) -> *mut kiln_status_t;
     pub fn kiln_buffer_to_dlpack_versioned(
         buffer: *mut kiln_buffer_t,
         out_tensor: *mut *mut DLManagedTensorVersioned,

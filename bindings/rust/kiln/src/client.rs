@@ -691,7 +691,7 @@ pub(crate) fn opt_ptr<T>(s: &[T]) -> *const T {
     }
 }
 
-fn path_cstring(path: &Path) -> Result<std::ffi::CString> {
+pub(crate) fn path_cstring(path: &Path) -> Result<std::ffi::CString> {
     use std::os::unix::ffi::OsStrExt;
     std::ffi::CString::new(path.as_os_str().as_bytes())
         .map_err(|_| Error::new(Code::InvalidArgument, format!("path contains a NUL byte: {}", path.display())))

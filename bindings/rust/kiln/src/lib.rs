@@ -48,6 +48,11 @@
 //! [`Device::buffer_from_dlpack_versioned`] imports a foreign tensor, read in
 //! place on "cpu".
 //!
+//! Safetensors files: [`SafetensorsFile::open`] checks a file's header and
+//! reads tensors by name ([`SafetensorsFile::read`]) onto a [`Device`];
+//! [`safetensors::load`] reads them all and [`safetensors::save`] writes
+//! buffers with metadata.
+//!
 //! A buffer cannot outlive its client:
 //! ```compile_fail
 //! let buffer = {
@@ -86,6 +91,7 @@ mod device;
 mod dlpack;
 mod error;
 mod event;
+pub mod safetensors;
 mod types;
 
 use std::ffi::CStr;
@@ -101,6 +107,7 @@ pub use dlpack::{DlpackLegacyTensor, DlpackTensor, ManagedTensor};
 pub use error::{Code, Error, Result};
 pub use event::Event;
 pub use kiln_sys as sys;
+pub use safetensors::SafetensorsFile;
 pub use types::{Element, ElementType, Shape};
 
 use error::{borrowed_str, c_string, check};
