@@ -290,6 +290,14 @@ final class Native {
   static final MethodHandle kiln_event_on_ready = fn("kiln_event_on_ready", P, P, P, P);
   static final MethodHandle kiln_event_destroy = fnVoid("kiln_event_destroy", P);
   static final MethodHandle kiln_executable_execute_async = fn("kiln_executable_execute_async", P, P, P, Z, P, P, Z, P, P);
+  static final MethodHandle kiln_safetensors_open = fn("kiln_safetensors_open", P, P, P);
+  static final MethodHandle kiln_safetensors_destroy = fnVoid("kiln_safetensors_destroy", P);
+  static final MethodHandle kiln_safetensors_tensor_count = fn("kiln_safetensors_tensor_count", P, P, P);
+  static final MethodHandle kiln_safetensors_tensor_name = fn("kiln_safetensors_tensor_name", P, P, Z, P);
+  static final MethodHandle kiln_safetensors_metadata = fn("kiln_safetensors_metadata", P, P, P, P);
+  static final MethodHandle kiln_safetensors_read = fn("kiln_safetensors_read", P, P, P, P, P);
+  // Not critical: it waits until the buffers are ready.
+  static final MethodHandle kiln_safetensors_write_file = fn("kiln_safetensors_write_file", P, P, P, P, Z, P, P, Z);
 
   static {
     int major;
