@@ -114,7 +114,9 @@ kiln_status_t* kiln_safetensors_write_file(const char* path, const char* const* 
     for (size_t i = 0; i < num_metadata; ++i) {
       if (metadata_keys[i] == nullptr || metadata_values[i] == nullptr)
         return kiln::InvalidArgument(kiln_capi_function, ": metadata entry ", i, " has a NULL key or value");
-      metadata[metadata_keys[i]] = metadata_values[i];
+      if (!metadata.emplace(metadata_keys[i], metadata_values[i]).second)
+        return kiln::InvalidArgument(kiln_capi_function, ": metadata key '", metadata_keys[i],
+                                     "' is given twice");
     }
     kiln::Status written = kiln::WriteSafetensorsFile(path, tensors, metadata);
     return written.ok() ? written : written.WithContext(kiln_capi_function);

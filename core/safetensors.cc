@@ -283,7 +283,14 @@ StatusOr<std::vector<uint8_t>> WriteSafetensors(
                     {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  std::string text = header.dump();
+  std::string text;
+  try {
+    text = header.dump();
+  } catch (const Json::type_error&) {
+    // The one error dump reports: a string that is not UTF-8.
+    return InvalidArgument(
+        "safetensors: a tensor name or metadata string is not valid UTF-8 (JSON needs it)");
+  }
   // Padding keeps the data 8-byte aligned, as the reference writer does.
   text.append((8 - text.size() % 8) % 8, ' ');
   std::vector<uint8_t> out(8 + text.size());

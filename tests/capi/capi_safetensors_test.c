@@ -191,6 +191,14 @@ static void test_round_trip(kiln_client_t* client, kiln_device_t* device) {
       KILN_STATUS_NOT_FOUND, "cannot create");
   EXPECT_ERROR(kiln_safetensors_write_file(path, NULL, buffers, 1, NULL, NULL, 0),
                KILN_STATUS_INVALID_ARGUMENT, "names");
+  const char* not_utf8[1] = {"\xff"};
+  EXPECT_ERROR(kiln_safetensors_write_file(path_of("utf8.safetensors"), not_utf8, buffers, 1, NULL, NULL, 0),
+               KILN_STATUS_INVALID_ARGUMENT, "not valid UTF-8");
+  const char* keys_twice[2] = {"k", "k"};
+  const char* two_values[2] = {"1", "2"};
+  EXPECT_ERROR(
+      kiln_safetensors_write_file(path_of("meta.safetensors"), names, buffers, 1, keys_twice, two_values, 2),
+      KILN_STATUS_INVALID_ARGUMENT, "given twice");
   kiln_buffer_destroy(c128);
   for (int i = 0; i < 3; ++i) kiln_buffer_destroy(buffers[i]);
 }

@@ -896,9 +896,10 @@ KILN_API kiln_status_t* kiln_safetensors_read(kiln_safetensors_t* file, kiln_dev
 /* Writes buffers (waiting until they are ready) to `path` as a safetensors
  * file: tensor i is `buffers[i]` under `names[i]` (unique, not
  * "__metadata__"), in that order, and `num_metadata` string pairs
- * (metadata_keys[i], metadata_values[i]) go to its "__metadata__". Element
- * types without a safetensors dtype (C128) are INVALID_ARGUMENT; NOT_FOUND
- * when the file cannot be created. (Since 0.2.) */
+ * (metadata_keys[i], metadata_values[i], keys unique) go to its
+ * "__metadata__". INVALID_ARGUMENT for element types without a safetensors
+ * dtype (C128), a name or key given twice, or a string that is not UTF-8;
+ * NOT_FOUND when the file cannot be created. (Since 0.2.) */
 KILN_API kiln_status_t* kiln_safetensors_write_file(const char* path, const char* const* names,
                                                     kiln_buffer_t* const* buffers, size_t num_buffers,
                                                     const char* const* metadata_keys,
