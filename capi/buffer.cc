@@ -47,28 +47,6 @@ Status BufferFromHost(const char* function, const std::shared_ptr<kiln::Backend>
   return kiln::OkStatus();
 }
 
-// Calls a kiln_host_release_fn once: when handed to a backend, or else when
-// this goes out of scope, so that every way out of
-// kiln_device_buffer_alias_host releases the caller's memory exactly once.
-class HostRelease {
- public:
-  HostRelease(kiln_host_release_fn release, void* user_data) : release_(release), user_data_(user_data) {}
-  ~HostRelease() {
-    if (release_ != nullptr) release_(user_data_);
-  }
-  HostRelease(const HostRelease&) = delete;
-  HostRelease& operator=(const HostRelease&) = delete;
-  std::function<void()> Take() {
-    kiln_host_release_fn release = std::exchange(release_, nullptr);
-    if (release == nullptr) return {};
-    return [release, user_data = user_data_] { release(user_data); };
-  }
-
- private:
-  kiln_host_release_fn release_;
-  void* user_data_;
-};
-
 }  // namespace
 
 namespace kiln::capi {
@@ -88,13 +66,8 @@ std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
 Status AliasHostBytes(const char* function, const kiln_device_t& device, const Shape& shape, const void* data,
                       size_t byte_size, std::function<void()> release, kiln_buffer_t** out_buffer) {
   // Whatever happens below, `release` runs once: handed to the backend, or
-  // when this guard ends.
-  struct ReleaseAtEnd {
-    std::function<void()> release;
-    ~ReleaseAtEnd() {
-      if (release) release();
-    }
-  } pending{std::move(release)};
+  // when this returns.
+  ReleaseOnce pending(std::move(release));
   std::shared_ptr<const ClientDevices> devices = device.owner->shared_from_this();
   const size_t expected = HostByteSize(shape);
   if (byte_size != expected) {
@@ -111,8 +84,7 @@ Status AliasHostBytes(const char* function, const kiln_device_t& device, const S
   }
   if (data == nullptr) return NullArgument(function, "data");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> aliased,
-                        devices->backend->BufferAliasingHost(
-                            shape, data, std::exchange(pending.release, nullptr), device.device));
+                        devices->backend->BufferAliasingHost(shape, data, pending.Take(), device.device));
   *out_buffer = WrapReadyBuffer(devices->backend, devices, std::move(aliased)).release();
   return OkStatus();
 }
@@ -178,7 +150,8 @@ kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kiln_element
                                              kiln_buffer_t** out_buffer) {
   // Made before the guard so that even a failure to allocate the status
   // releases the memory first.
-  HostRelease release_once(release, user_data);
+  kiln::capi::ReleaseOnce release_once(release == nullptr ? std::function<void()>()
+                                                          : [release, user_data] { release(user_data); });
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(device);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);

@@ -104,6 +104,13 @@ StatusOr<bool> Describe(const char* function, kiln_buffer_t& buffer, Export& out
   return copied;
 }
 
+// A tensor's deleter as a release function (none when it has none).
+template <typename Tensor>
+std::function<void()> DeleterOf(Tensor* tensor) {
+  if (tensor->deleter == nullptr) return {};
+  return [tensor] { tensor->deleter(tensor); };
+}
+
 void DeleteVersioned(DLManagedTensorVersioned* self) { delete static_cast<Export*>(self->manager_ctx); }
 void DeleteLegacy(DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); }
 
@@ -111,12 +118,7 @@ void DeleteLegacy(DLManagedTensor* self) { delete static_cast<Export*>(self->man
 // `release` (the tensor's deleter) runs exactly once, whatever happens.
 Status Import(const char* function, const kiln_device_t& device, const DLTensor& tensor,
               std::function<void()> release, kiln_buffer_t** out_buffer) {
-  struct ReleaseAtEnd {
-    std::function<void()> release;
-    ~ReleaseAtEnd() {
-      if (release) release();
-    }
-  } pending{std::move(release)};
+  kiln::capi::ReleaseOnce pending(std::move(release));
   if (tensor.device.device_type != kDLCPU && tensor.device.device_type != kDLCUDAHost) {
     return kiln::InvalidArgument(function, ": the tensor lives on DLPack device type ",
                                  static_cast<int>(tensor.device.device_type),
@@ -148,8 +150,7 @@ Status Import(const char* function, const kiln_device_t& device, const DLTensor&
   if (data != nullptr) data += tensor.byte_offset;
   const size_t bytes =
       static_cast<size_t>(shape.element_count()) * static_cast<size_t>(kiln::ByteWidth(type));
-  return kiln::capi::AliasHostBytes(function, device, shape, data, bytes,
-                                    std::exchange(pending.release, nullptr), out_buffer);
+  return kiln::capi::AliasHostBytes(function, device, shape, data, bytes, pending.Take(), out_buffer);
 }
 
 }  // namespace
@@ -191,15 +192,8 @@ kiln_status_t* kiln_device_buffer_from_dlpack_versioned(kiln_device_t* device,
                                                         DLManagedTensorVersioned* tensor,
                                                         kiln_buffer_t** out_buffer) {
   if (tensor == nullptr) return kiln::capi::ToCStatus(kiln::capi::NullArgument(__func__, "tensor"));
-  std::function<void()> release;
-  if (tensor->deleter != nullptr) release = [tensor] { tensor->deleter(tensor); };
+  kiln::capi::ReleaseOnce deleter(DeleterOf(tensor));
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
-    struct ReleaseAtEnd {
-      std::function<void()>& release;
-      ~ReleaseAtEnd() {
-        if (release) std::exchange(release, nullptr)();
-      }
-    } pending{release};
     KILN_CAPI_CHECK_NOT_NULL(device);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
     if (tensor->version.major != kiln::capi::kDlpackMajor) {
@@ -207,27 +201,18 @@ kiln_status_t* kiln_device_buffer_from_dlpack_versioned(kiln_device_t* device,
                                    tensor->version.minor, "; this library reads DLPack ",
                                    kiln::capi::kDlpackMajor, ".x (its deleter was called)");
     }
-    return Import(kiln_capi_function, *device, tensor->dl_tensor, std::exchange(release, nullptr),
-                  out_buffer);
+    return Import(kiln_capi_function, *device, tensor->dl_tensor, deleter.Take(), out_buffer);
   });
 }
 
 kiln_status_t* kiln_device_buffer_from_dlpack(kiln_device_t* device, DLManagedTensor* tensor,
                                               kiln_buffer_t** out_buffer) {
   if (tensor == nullptr) return kiln::capi::ToCStatus(kiln::capi::NullArgument(__func__, "tensor"));
-  std::function<void()> release;
-  if (tensor->deleter != nullptr) release = [tensor] { tensor->deleter(tensor); };
+  kiln::capi::ReleaseOnce deleter(DeleterOf(tensor));
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
-    struct ReleaseAtEnd {
-      std::function<void()>& release;
-      ~ReleaseAtEnd() {
-        if (release) std::exchange(release, nullptr)();
-      }
-    } pending{release};
     KILN_CAPI_CHECK_NOT_NULL(device);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
-    return Import(kiln_capi_function, *device, tensor->dl_tensor, std::exchange(release, nullptr),
-                  out_buffer);
+    return Import(kiln_capi_function, *device, tensor->dl_tensor, deleter.Take(), out_buffer);
   });
 }
 

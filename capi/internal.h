@@ -8,6 +8,7 @@
 #include <new>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "capi/include/kiln/kiln.h"
@@ -194,6 +195,23 @@ StatusOr<Shape> ArrayShape(const char* function, kiln_element_type_t type, const
 std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
                                                std::shared_ptr<const ClientDevices> devices,
                                                std::unique_ptr<DeviceBuffer> buffer);
+
+// A release function (memory a caller lent, a DLPack deleter) that runs
+// exactly once: taken with Take() by whoever releases it later, or else when
+// this goes out of scope, so that every way out of a call releases.
+class ReleaseOnce {
+ public:
+  explicit ReleaseOnce(std::function<void()> release) : release_(std::move(release)) {}
+  ~ReleaseOnce() {
+    if (release_) release_();
+  }
+  ReleaseOnce(const ReleaseOnce&) = delete;
+  ReleaseOnce& operator=(const ReleaseOnce&) = delete;
+  std::function<void()> Take() { return std::exchange(release_, nullptr); }
+
+ private:
+  std::function<void()> release_;
+};
 
 // A buffer on `device` over `byte_size` bytes of host memory at `data`, read
 // in place where the backend can (else copied), for `function`.

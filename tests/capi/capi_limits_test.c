@@ -6,33 +6,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "kiln/kiln.h"
-
-static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
-
-#define CHECK_OK(expr)                                                                                     \
-  do {                                                                                                     \
-    kiln_status_t* check_status_ = (expr);                                                                 \
-    if (check_status_ != NULL) {                                                                           \
-      fprintf(stderr, "%s:%d: %s failed: %s: %s\n", __FILE__, __LINE__, #expr,                             \
-              kiln_status_code_name(kiln_status_code(check_status_)), kiln_status_message(check_status_)); \
-      ++g_failures;                                                                                        \
-      kiln_status_destroy(check_status_);                                                                  \
-    }                                                                                                      \
-  } while (0)
 
 /* Expects failure with `code` and a message containing each of the up to three
  * needles (NULL ends the list early); frees the status. */
-static void expect_error(kiln_status_t* status, kiln_status_code_t code, const char* needle1,
-                         const char* needle2, const char* needle3, const char* what, int line) {
+static void expect_errors(kiln_status_t* status, kiln_status_code_t code, const char* needle1,
+                          const char* needle2, const char* needle3, const char* what, int line) {
   const char* needles[3];
   size_t i;
   needles[0] = needle1;
@@ -58,7 +38,7 @@ static void expect_error(kiln_status_t* status, kiln_status_code_t code, const c
   }
   kiln_status_destroy(status);
 }
-#define EXPECT_ERROR(expr, code, n1, n2, n3) expect_error((expr), (code), (n1), (n2), (n3), #expr, __LINE__)
+#define EXPECT_ERRORS(expr, code, n1, n2, n3) expect_errors((expr), (code), (n1), (n2), (n3), #expr, __LINE__)
 
 static kiln_client_t* make_client(void) {
   kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
@@ -101,29 +81,29 @@ static void test_compile_option_limits(void) {
   CHECK(status != NULL && kiln_status_code(status) == KILN_STATUS_INVALID_ARGUMENT);
   limit = status == NULL ? -1 : thread_limit_from(kiln_status_message(status));
   CHECK(limit >= 16 && limit < 100000);
-  EXPECT_ERROR(status, KILN_STATUS_INVALID_ARGUMENT, "kiln_client_compile", "num_threads is 100000",
-               "per hardware thread");
+  EXPECT_ERRORS(status, KILN_STATUS_INVALID_ARGUMENT, "kiln_client_compile", "num_threads is 100000",
+                "per hardware thread");
   CHECK(executable == NULL);
   if (limit >= 16 && limit < 100000) {
     options.num_threads = (int32_t)limit + 1;
-    EXPECT_ERROR(kiln_client_compile(client, computation, &options, &executable),
-                 KILN_STATUS_INVALID_ARGUMENT, "num_threads", NULL, NULL);
+    EXPECT_ERRORS(kiln_client_compile(client, computation, &options, &executable),
+                  KILN_STATUS_INVALID_ARGUMENT, "num_threads", NULL, NULL);
     options.num_threads = (int32_t)limit;
     CHECK_OK(kiln_client_compile(client, computation, &options, &executable));
     kiln_executable_destroy(executable);
     executable = NULL;
   }
   options.num_threads = -1;
-  EXPECT_ERROR(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
-               "num_threads must be >= 0", NULL, NULL);
+  EXPECT_ERRORS(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
+                "num_threads must be >= 0", NULL, NULL);
 
   options.num_threads = 0;
   options.optimization_level = 99;
-  EXPECT_ERROR(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
-               "kiln_client_compile", "optimization_level must be 0..3, got 99", NULL);
+  EXPECT_ERRORS(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
+                "kiln_client_compile", "optimization_level must be 0..3, got 99", NULL);
   options.optimization_level = -1;
-  EXPECT_ERROR(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
-               "optimization_level", NULL, NULL);
+  EXPECT_ERRORS(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
+                "optimization_level", NULL, NULL);
   CHECK(executable == NULL);
   options.optimization_level = 3;
   CHECK_OK(kiln_client_compile(client, computation, &options, &executable));
@@ -137,8 +117,8 @@ static void test_empty_backend_name(void) {
   kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
   kiln_client_t* untouched = (kiln_client_t*)&options;
   options.backend = "";
-  EXPECT_ERROR(kiln_client_create(&options, &untouched), KILN_STATUS_INVALID_ARGUMENT, "kiln_client_create",
-               "empty", "NULL");
+  EXPECT_ERRORS(kiln_client_create(&options, &untouched), KILN_STATUS_INVALID_ARGUMENT, "kiln_client_create",
+                "empty", "NULL");
   CHECK(untouched == (kiln_client_t*)&options);
 }
 
@@ -157,23 +137,23 @@ static void test_ops_cannot_cross_builders(void) {
   /* The issue's case: both builders hold an op at the same position, so a bare
    * index would have been accepted. */
   CHECK(kiln_op_add(second, x, y, NULL, 0) == KILN_OP_INVALID);
-  EXPECT_ERROR(kiln_builder_first_error(second), KILN_STATUS_INVALID_ARGUMENT, "kiln_op_add: operand 'lhs'",
-               "of builder 'first'", "not of builder 'second'");
-  EXPECT_ERROR(kiln_builder_build(second, y, &computation), KILN_STATUS_INVALID_ARGUMENT, "operand 'lhs'",
-               NULL, NULL);
+  EXPECT_ERRORS(kiln_builder_first_error(second), KILN_STATUS_INVALID_ARGUMENT, "kiln_op_add: operand 'lhs'",
+                "of builder 'first'", "not of builder 'second'");
+  EXPECT_ERRORS(kiln_builder_build(second, y, &computation), KILN_STATUS_INVALID_ARGUMENT, "operand 'lhs'",
+                NULL, NULL);
   CHECK(computation == NULL);
 
   /* Queries and build check the handle the same way. */
-  EXPECT_ERROR(kiln_builder_get_shape(first, y, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_ARGUMENT,
-               "kiln_builder_get_shape: argument 'op'", "builder 'second'", NULL);
-  EXPECT_ERROR(kiln_builder_build(first, y, &computation), KILN_STATUS_INVALID_ARGUMENT,
-               "kiln_builder_build: argument 'root'", "builder 'second'", NULL);
-  EXPECT_ERROR(kiln_builder_get_shape(first, 0, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_ARGUMENT,
-               "(handle 0)", "not an op handle", NULL);
-  EXPECT_ERROR(kiln_builder_get_shape(first, KILN_OP_INVALID, NULL, NULL, 0, NULL),
-               KILN_STATUS_INVALID_ARGUMENT, "KILN_OP_INVALID", NULL, NULL);
-  EXPECT_ERROR(kiln_builder_build(first, x + 7, &computation), KILN_STATUS_INVALID_ARGUMENT, "op #7",
-               "holds only 1 op", NULL);
+  EXPECT_ERRORS(kiln_builder_get_shape(first, y, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_ARGUMENT,
+                "kiln_builder_get_shape: argument 'op'", "builder 'second'", NULL);
+  EXPECT_ERRORS(kiln_builder_build(first, y, &computation), KILN_STATUS_INVALID_ARGUMENT,
+                "kiln_builder_build: argument 'root'", "builder 'second'", NULL);
+  EXPECT_ERRORS(kiln_builder_get_shape(first, 0, NULL, NULL, 0, NULL), KILN_STATUS_INVALID_ARGUMENT,
+                "(handle 0)", "not an op handle", NULL);
+  EXPECT_ERRORS(kiln_builder_get_shape(first, KILN_OP_INVALID, NULL, NULL, 0, NULL),
+                KILN_STATUS_INVALID_ARGUMENT, "KILN_OP_INVALID", NULL, NULL);
+  EXPECT_ERRORS(kiln_builder_build(first, x + 7, &computation), KILN_STATUS_INVALID_ARGUMENT, "op #7",
+                "holds only 1 op", NULL);
 
   /* An op of a destroyed builder, inside a list. */
   CHECK_OK(kiln_builder_create("gone", &gone));
@@ -182,8 +162,8 @@ static void test_ops_cannot_cross_builders(void) {
   list[0] = x;
   list[1] = stale;
   CHECK(kiln_op_tuple(first, list, 2) == KILN_OP_INVALID);
-  EXPECT_ERROR(kiln_builder_first_error(first), KILN_STATUS_INVALID_ARGUMENT, "kiln_op_tuple: elements[1]",
-               "no longer exists", "builder 'first'");
+  EXPECT_ERRORS(kiln_builder_first_error(first), KILN_STATUS_INVALID_ARGUMENT, "kiln_op_tuple: elements[1]",
+                "no longer exists", "builder 'first'");
 
   kiln_builder_destroy(second);
   kiln_builder_destroy(first);
@@ -234,9 +214,9 @@ static void test_npy_file_limits(void) {
   FILE* file;
 
   /* A device that never ends: refused at its first bytes, not read forever. */
-  EXPECT_ERROR(kiln_client_buffer_from_npy_file(client, "/dev/zero", KILN_TYPE_INVALID, &buffer),
-               KILN_STATUS_INVALID_ARGUMENT, "kiln_client_buffer_from_npy_file: /dev/zero", "not a .npy file",
-               NULL);
+  EXPECT_ERRORS(kiln_client_buffer_from_npy_file(client, "/dev/zero", KILN_TYPE_INVALID, &buffer),
+                KILN_STATUS_INVALID_ARGUMENT, "kiln_client_buffer_from_npy_file: /dev/zero",
+                "not a .npy file", NULL);
 
   /* A sparse file as large as its header claims (1 TiB of f32): refused from
    * the header, before any of the data is read. */
@@ -248,8 +228,8 @@ static void test_npy_file_limits(void) {
     CHECK(fseek(file, (long)header_size + (1L << 40) - 1, SEEK_SET) == 0);
     CHECK(fputc(0, file) == 0);
     CHECK(fclose(file) == 0);
-    EXPECT_ERROR(kiln_client_buffer_from_npy_file(client, path, KILN_TYPE_INVALID, &buffer),
-                 KILN_STATUS_RESOURCE_EXHAUSTED, "1099511627776 bytes", "physical memory", path);
+    EXPECT_ERRORS(kiln_client_buffer_from_npy_file(client, path, KILN_TYPE_INVALID, &buffer),
+                  KILN_STATUS_RESOURCE_EXHAUSTED, "1099511627776 bytes", "physical memory", path);
   }
 
   /* A header longer than the reader accepts. */
@@ -258,13 +238,13 @@ static void test_npy_file_limits(void) {
   if (file != NULL) {
     CHECK(fwrite("\x93NUMPY\x02\x00\x00\x00\x20\x00", 1, 12, file) == 12); /* 2 MiB header */
     CHECK(fclose(file) == 0);
-    EXPECT_ERROR(kiln_client_buffer_from_npy_file(client, path, KILN_TYPE_INVALID, &buffer),
-                 KILN_STATUS_INVALID_ARGUMENT, "header of 2097152 bytes", NULL, NULL);
+    EXPECT_ERRORS(kiln_client_buffer_from_npy_file(client, path, KILN_TYPE_INVALID, &buffer),
+                  KILN_STATUS_INVALID_ARGUMENT, "header of 2097152 bytes", NULL, NULL);
   }
   remove(path);
 
-  EXPECT_ERROR(kiln_client_buffer_from_npy_file(client, "/dev/zero", 99, &buffer),
-               KILN_STATUS_INVALID_ARGUMENT, "expected_type 99", NULL, NULL);
+  EXPECT_ERRORS(kiln_client_buffer_from_npy_file(client, "/dev/zero", 99, &buffer),
+                KILN_STATUS_INVALID_ARGUMENT, "expected_type 99", NULL, NULL);
   CHECK(buffer == NULL);
   kiln_client_destroy(client);
 }

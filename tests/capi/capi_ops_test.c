@@ -4,17 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "check.h"
 #include "kiln/kiln.h"
-
-static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
 
 static int ok(kiln_status_t* status, int line) {
   if (status == NULL) return 1;

@@ -11,17 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check.h"
 #include "kiln/kiln.h"
-
-static int g_failures = 0;
-
-#define CHECK(cond)                                                            \
-  do {                                                                         \
-    if (!(cond)) {                                                             \
-      fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
-      ++g_failures;                                                            \
-    }                                                                          \
-  } while (0)
 
 /* Returns 1 when `status` is NULL; otherwise prints and frees it. */
 static int ok(kiln_status_t* status, const char* what) {

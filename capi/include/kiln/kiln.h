@@ -890,8 +890,8 @@ KILN_API kiln_status_t* kiln_safetensors_metadata(const kiln_safetensors_t* file
  * file's tensors) for an unknown name; RESOURCE_EXHAUSTED for a tensor over
  * the file-array limit (half the machine's memory); DATA_LOSS when the file
  * changed under it. The caller owns *out_buffer. */
-KILN_API kiln_status_t* kiln_safetensors_read(kiln_safetensors_t* file, kiln_device_t* device, const char* name,
-                                              kiln_buffer_t** out_buffer);
+KILN_API kiln_status_t* kiln_safetensors_read(kiln_safetensors_t* file, kiln_device_t* device,
+                                              const char* name, kiln_buffer_t** out_buffer);
 
 /* Writes buffers (waiting until they are ready) to `path` as a safetensors
  * file: tensor i is `buffers[i]` under `names[i]` (unique, not
@@ -1525,7 +1525,8 @@ typedef kiln_status_t* (*kiln_safetensors_read_fn)(kiln_safetensors_t* file, kil
 typedef kiln_status_t* (*kiln_safetensors_write_file_fn)(const char* path, const char* const* names,
                                                          kiln_buffer_t* const* buffers, size_t num_buffers,
                                                          const char* const* metadata_keys,
-                                                         const char* const* metadata_values, size_t num_metadata);
+                                                         const char* const* metadata_values,
+                                                         size_t num_metadata);
 typedef kiln_status_t* (*kiln_buffer_to_dlpack_versioned_fn)(kiln_buffer_t* buffer,
                                                              struct DLManagedTensorVersioned** out_tensor);
 typedef kiln_status_t* (*kiln_buffer_to_dlpack_fn)(kiln_buffer_t* buffer,
