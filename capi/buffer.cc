@@ -31,36 +31,39 @@ size_t HostByteSize(const kiln::Shape& shape) {
          static_cast<size_t>(kiln::ByteWidth(shape.element_type()));
 }
 
-// Copies host bytes into a new buffer on `device` of the client that
-// `backend` and `devices` belong to.
-Status BufferFromHost(const char* function, const std::shared_ptr<kiln::Backend>& backend,
-                      const std::shared_ptr<const kiln::capi::ClientDevices>& devices, kiln::Device* device,
-                      kiln_element_type_t type, const int64_t* dims, size_t rank,
+// Copies host bytes into a new buffer on `device` of the client `devices`
+// belongs to.
+Status BufferFromHost(const char* function, std::shared_ptr<const kiln::capi::ClientDevices> devices,
+                      kiln::Device* device, kiln_element_type_t type, const int64_t* dims, size_t rank,
                       const int64_t* minor_to_major, const void* data, size_t byte_size,
                       kiln_buffer_t** out_buffer) {
   KILN_ASSIGN_OR_RETURN(kiln::Shape shape,
                         kiln::capi::ArrayShape(function, type, dims, rank, minor_to_major));
   KILN_ASSIGN_OR_RETURN(kiln::Literal literal, kiln::capi::LiteralFromHost(function, shape, data, byte_size));
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
-                        backend->BufferFromLiteral(literal, device));
-  *out_buffer = kiln::capi::WrapReadyBuffer(backend, devices, std::move(device_buffer)).release();
-  return kiln::OkStatus();
+  return kiln::capi::NewBufferFromLiteral(std::move(devices), device, literal, out_buffer);
 }
 
 }  // namespace
 
 namespace kiln::capi {
 
-std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
-                                               std::shared_ptr<const ClientDevices> devices,
+std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<const ClientDevices> devices,
                                                std::unique_ptr<DeviceBuffer> buffer) {
   auto slot = std::make_shared<BufferSlot>(buffer->shape(), buffer->device(), Event::Ready());
   slot->buffer = std::move(buffer);
   auto handle = std::make_unique<kiln_buffer_t>();
-  handle->backend = std::move(backend);
+  handle->backend = devices->backend;
   handle->devices = std::move(devices);
   handle->slot = std::move(slot);
   return handle;
+}
+
+Status NewBufferFromLiteral(std::shared_ptr<const ClientDevices> devices, Device* device,
+                            const Literal& literal, kiln_buffer_t** out_buffer) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer,
+                        devices->backend->BufferFromLiteral(literal, device));
+  *out_buffer = WrapReadyBuffer(std::move(devices), std::move(buffer)).release();
+  return OkStatus();
 }
 
 Status AliasHostBytes(const char* function, const kiln_device_t& device, const Shape& shape, const void* data,
@@ -77,15 +80,12 @@ Status AliasHostBytes(const char* function, const kiln_device_t& device, const S
   if (shape.element_type() == ElementType::kPred || expected == 0) {
     // PRED bytes are normalised to 0 and 1 on the way in, so they are copied.
     KILN_ASSIGN_OR_RETURN(Literal literal, LiteralFromHost(function, shape, data, byte_size));
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> copy,
-                          devices->backend->BufferFromLiteral(literal, device.device));
-    *out_buffer = WrapReadyBuffer(devices->backend, devices, std::move(copy)).release();
-    return OkStatus();
+    return NewBufferFromLiteral(std::move(devices), device.device, literal, out_buffer);
   }
   if (data == nullptr) return NullArgument(function, "data");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> aliased,
                         devices->backend->BufferAliasingHost(shape, data, pending.Take(), device.device));
-  *out_buffer = WrapReadyBuffer(devices->backend, devices, std::move(aliased)).release();
+  *out_buffer = WrapReadyBuffer(std::move(devices), std::move(aliased)).release();
   return OkStatus();
 }
 
@@ -127,8 +127,8 @@ kiln_status_t* kiln_client_buffer_from_host(kiln_client_t* client, kiln_element_
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(client);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
-    return BufferFromHost(kiln_capi_function, client->backend, client->devices, client->backend->devices()[0],
-                          type, dims, rank, minor_to_major, data, byte_size, out_buffer);
+    return BufferFromHost(kiln_capi_function, client->devices, client->backend->devices()[0], type, dims,
+                          rank, minor_to_major, data, byte_size, out_buffer);
   });
 }
 
@@ -139,8 +139,8 @@ kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln_element_
     KILN_CAPI_CHECK_NOT_NULL(device);
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
     std::shared_ptr<const kiln::capi::ClientDevices> devices = device->owner->shared_from_this();
-    return BufferFromHost(kiln_capi_function, devices->backend, devices, device->device, type, dims, rank,
-                          minor_to_major, data, byte_size, out_buffer);
+    return BufferFromHost(kiln_capi_function, devices, device->device, type, dims, rank, minor_to_major, data,
+                          byte_size, out_buffer);
   });
 }
 
@@ -198,10 +198,7 @@ kiln_status_t* kiln_buffer_copy_to_device(kiln_buffer_t* buffer, kiln_device_t* 
     }
     KILN_ASSIGN_OR_RETURN(auto slot, buffer->ReadySlot(kiln_capi_function));
     KILN_ASSIGN_OR_RETURN(kiln::Literal literal, slot->buffer->ToLiteral());
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> copy,
-                          buffer->backend->BufferFromLiteral(literal, device->device));
-    *out_buffer = kiln::capi::WrapReadyBuffer(buffer->backend, buffer->devices, std::move(copy)).release();
-    return kiln::OkStatus();
+    return kiln::capi::NewBufferFromLiteral(buffer->devices, device->device, literal, out_buffer);
   });
 }
 
@@ -311,13 +308,8 @@ kiln_status_t* kiln_client_buffer_from_npy_file(kiln_client_t* client, const cha
     }
     kiln::StatusOr<kiln::Literal> read = kiln::ReadNpyFile(path, expected);
     if (!read.ok()) return read.status().WithContext(kiln_capi_function);
-    kiln::Literal literal = *std::move(read);
-    kiln::Device* device = client->backend->devices()[0];
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> device_buffer,
-                          client->backend->BufferFromLiteral(literal, device));
-    *out_buffer =
-        kiln::capi::WrapReadyBuffer(client->backend, client->devices, std::move(device_buffer)).release();
-    return kiln::OkStatus();
+    return kiln::capi::NewBufferFromLiteral(client->devices, client->backend->devices()[0], *read,
+                                            out_buffer);
   });
 }
 

@@ -219,8 +219,7 @@ kiln_status_t* kiln_executable_execute(kiln_executable_t* executable, kiln_buffe
     std::vector<std::unique_ptr<kiln_buffer_t>> wrapped;
     wrapped.reserve(outputs.size());
     for (std::unique_ptr<kiln::DeviceBuffer>& output : outputs) {
-      wrapped.push_back(
-          kiln::capi::WrapReadyBuffer(executable->backend, executable->devices, std::move(output)));
+      wrapped.push_back(kiln::capi::WrapReadyBuffer(executable->devices, std::move(output)));
     }
     for (size_t i = 0; i < wrapped.size(); ++i) results[i] = wrapped[i].release();
     *out_num_results = wrapped.size();

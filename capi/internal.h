@@ -191,10 +191,13 @@ StatusOr<Shape> ArrayShape(const char* function, kiln_element_type_t type, const
                            const int64_t* minor_to_major = nullptr);
 
 // A new handle for a buffer whose data is there already, on the client
-// `devices` and `backend` belong to.
-std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<Backend> backend,
-                                               std::shared_ptr<const ClientDevices> devices,
+// `devices` belongs to.
+std::unique_ptr<kiln_buffer_t> WrapReadyBuffer(std::shared_ptr<const ClientDevices> devices,
                                                std::unique_ptr<DeviceBuffer> buffer);
+
+// Copies `literal` into a new buffer on `device` of that client.
+Status NewBufferFromLiteral(std::shared_ptr<const ClientDevices> devices, Device* device,
+                            const Literal& literal, kiln_buffer_t** out_buffer);
 
 // A release function (memory a caller lent, a DLPack deleter) that runs
 // exactly once: taken with Take() by whoever releases it later, or else when

@@ -76,11 +76,8 @@ kiln_status_t* kiln_safetensors_read(kiln_safetensors_t* file, kiln_device_t* de
     KILN_CAPI_CHECK_NOT_NULL(out_buffer);
     kiln::StatusOr<kiln::Literal> literal = file->file->Read(name);
     if (!literal.ok()) return literal.status().WithContext(kiln_capi_function);
-    std::shared_ptr<const kiln::capi::ClientDevices> devices = device->owner->shared_from_this();
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::DeviceBuffer> buffer,
-                          devices->backend->BufferFromLiteral(*literal, device->device));
-    *out_buffer = kiln::capi::WrapReadyBuffer(devices->backend, devices, std::move(buffer)).release();
-    return kiln::OkStatus();
+    return kiln::capi::NewBufferFromLiteral(device->owner->shared_from_this(), device->device, *literal,
+                                            out_buffer);
   });
 }
 

@@ -49,6 +49,21 @@ uint64_t ReadLittleEndian64(const uint8_t* bytes) {
   return value;
 }
 
+// The header length the file's first 8 bytes declare, checked against the
+// format's limit and the `available` bytes that follow them.
+StatusOr<uint64_t> HeaderBytes(const uint8_t* size_bytes, uint64_t available, const std::string& file) {
+  const uint64_t header_bytes = ReadLittleEndian64(size_bytes);
+  if (header_bytes > kMaxSafetensorsHeaderBytes) {
+    return InvalidArgument(file, ": the safetensors header declares ", header_bytes, " bytes (at most ",
+                           kMaxSafetensorsHeaderBytes, ")");
+  }
+  if (header_bytes > available) {
+    return DataLoss(file, ": the header declares ", header_bytes, " bytes but the file has ", available,
+                    " after the size");
+  }
+  return header_bytes;
+}
+
 // A non-negative integer that fits in int64 (JSON numbers may be anything).
 std::optional<int64_t> Count(const Json& value) {
   if (value.is_number_unsigned()) {
@@ -186,13 +201,8 @@ StatusOr<std::vector<std::pair<std::string, Literal>>> ReadSafetensors(std::span
                                                                        const std::string& name_for_errors) {
   if (bytes.size() < 8)
     return DataLoss(name_for_errors, ": a safetensors file starts with 8 bytes of header size");
-  const uint64_t header_bytes = ReadLittleEndian64(bytes.data());
-  if (header_bytes > kMaxSafetensorsHeaderBytes)
-    return InvalidArgument(name_for_errors, ": the safetensors header declares ", header_bytes,
-                           " bytes (at most ", kMaxSafetensorsHeaderBytes, ")");
-  if (header_bytes > bytes.size() - 8)
-    return DataLoss(name_for_errors, ": the header declares ", header_bytes, " bytes but the file has ",
-                    bytes.size() - 8, " after the size");
+  KILN_ASSIGN_OR_RETURN(const uint64_t header_bytes,
+                        HeaderBytes(bytes.data(), bytes.size() - 8, name_for_errors));
   const std::string_view header(reinterpret_cast<const char*>(bytes.data() + 8), header_bytes);
   const std::span<const uint8_t> data = bytes.subspan(8 + header_bytes);
   KILN_ASSIGN_OR_RETURN(SafetensorsIndex index, ParseSafetensorsHeader(header, data.size(), name_for_errors));
@@ -216,13 +226,7 @@ StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::stri
   uint8_t size_bytes[8] = {};
   if (file_bytes < 8 || !stream.read(reinterpret_cast<char*>(size_bytes), 8))
     return DataLoss(path, ": a safetensors file starts with 8 bytes of header size");
-  const uint64_t header_bytes = ReadLittleEndian64(size_bytes);
-  if (header_bytes > kMaxSafetensorsHeaderBytes)
-    return InvalidArgument(path, ": the safetensors header declares ", header_bytes, " bytes (at most ",
-                           kMaxSafetensorsHeaderBytes, ")");
-  if (header_bytes > file_bytes - 8)
-    return DataLoss(path, ": the header declares ", header_bytes, " bytes but the file has ", file_bytes - 8,
-                    " after the size");
+  KILN_ASSIGN_OR_RETURN(const uint64_t header_bytes, HeaderBytes(size_bytes, file_bytes - 8, path));
   std::string header(header_bytes, '\0');
   if (!stream.read(header.data(), static_cast<std::streamsize>(header_bytes)))
     return DataLoss(path, ": the header could not be read");
