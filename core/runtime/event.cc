@@ -43,17 +43,21 @@ Promise::~Promise() {
 }
 
 void Promise::Set(Status status) {
+  // A waiter may destroy this Promise as soon as it sees the event ready, so
+  // after the lock is released only this local reference is touched: it keeps
+  // the condition variable alive through notify_all and the callbacks.
+  const std::shared_ptr<Event::State> state = state_;
   std::vector<Event::Callback> callbacks;
   {
-    const std::lock_guard<std::mutex> lock(state_->mutex);
-    if (state_->ready) return;
-    state_->ready = true;
-    state_->status = std::move(status);
-    callbacks.swap(state_->callbacks);
+    const std::lock_guard<std::mutex> lock(state->mutex);
+    if (state->ready) return;
+    state->ready = true;
+    state->status = std::move(status);
+    callbacks.swap(state->callbacks);
   }
-  state_->ready_changed.notify_all();
+  state->ready_changed.notify_all();
   // The status is final once ready, so callbacks read it without the lock.
-  for (Event::Callback& callback : callbacks) callback(state_->status);
+  for (Event::Callback& callback : callbacks) callback(state->status);
 }
 
 Event AllReady(const std::vector<Event>& events) {
