@@ -5,10 +5,12 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <utility>
 
 #include "backends/vulkan/glsl_ops.h"
+#include "backends/vulkan/glsl_tiled_dot.h"
 #include "backends/vulkan/glsl_types.h"
 
 namespace kiln::vulkan {
@@ -1650,6 +1652,19 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
     ++result.binding_count;
   }
   const Opcode root_opcode = kernel.root()->opcode;
+  if (root_opcode == Opcode::kDot && leaves.size() == 1) {
+    const Instruction& dot = *kernel.root();
+    const std::optional<TiledDotPlan> plan = PlanTiledDot(dot);
+    const auto lhs = buffers_.find(dot.operand(0)), rhs = buffers_.find(dot.operand(1));
+    if (plan.has_value() && lhs != buffers_.end() && rhs != buffers_.end()) {
+      result.invocations = plan->invocations;
+      globals_ += TiledDotGlobals();
+      body_ += TiledDotBody(*plan, lhs->second, rhs->second, result.input_count);
+      CountLoop(TiledDotLoopTrips(*plan));
+      heaviest_ = &dot;
+      return Finish(result, buffers);
+    }
+  }
   if (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK) {
     indent_ = 2;
     memo_.emplace_back();

@@ -38,8 +38,15 @@ struct GlslKernel {
   std::string loop_op;
 };
 
-// The most invocations a launch runs at once: 65535 workgroups of 64.
-inline constexpr int64_t kGlslMaxGridInvocations = int64_t{65535} * 64;
+// Invocations per workgroup, what every launch uses. 64 is a multiple of
+// every subgroup size in use (8 on lavapipe, 32 on NVIDIA and Intel, 64 on
+// AMD) and within every device's limits. Kernels whose workgroups cooperate
+// through shared memory (the tiled dot) are written for exactly this size.
+inline constexpr int64_t kGlslWorkgroupSize = 64;
+// The most workgroups a launch runs: enough to fill any current GPU.
+inline constexpr int64_t kGlslMaxWorkgroups = 65535;
+// The most invocations a launch runs at once; larger kernels loop.
+inline constexpr int64_t kGlslMaxGridInvocations = kGlslMaxWorkgroups * kGlslWorkgroupSize;
 
 // UNIMPLEMENTED naming the kernel's heaviest op, its iterations and the
 // limit when features.max_loop_iterations (0: none) is exceeded.

@@ -117,8 +117,11 @@ StatusOr<std::vector<uint32_t>> GlslToUnoptimizedSpirv(std::string_view source, 
 
 }  // namespace
 
-StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name) {
+StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
+                                                   const NanPreservingWidths& nan_widths) {
   KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words, GlslToUnoptimizedSpirv(source, name));
+  if (Status preserved = PreserveNanInfSignedZero(words, nan_widths); !preserved.ok())
+    return Failure(name, "declaring float controls", preserved.message(), source);
 
   KILN_RETURN_IF_ERROR(Validate(words, name, "validation of glslang's SPIR-V", source));
   spvtools::Optimizer optimizer(kTargetEnv);

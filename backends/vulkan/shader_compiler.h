@@ -9,14 +9,17 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/vulkan/spirv_float_controls.h"
 #include "core/status.h"
 
 namespace kiln::vulkan {
 
-// INTERNAL on any failure, with glslang's (or the validator's) log and the
-// source with numbered lines, so that a code-generator bug is easy to find.
-// Thread-safe.
-StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name);
+// The module declares SignedZeroInfNanPreserve for the float widths it uses
+// that `nan_widths` allows (the device's float controls). INTERNAL on any
+// failure, with glslang's (or the validator's) log and the source with
+// numbered lines, so that a code-generator bug is easy to find. Thread-safe.
+StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
+                                                   const NanPreservingWidths& nan_widths);
 
 // The source with each line prefixed by its number (1-based), as the
 // compiler's messages count them.

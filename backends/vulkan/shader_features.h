@@ -18,6 +18,13 @@ struct ShaderFeatures {
   bool i64 = false;        // shaderInt64: int64_t arithmetic
   bool storage8 = false;   // storageBuffer8BitAccess: 8-bit buffer elements
   bool storage16 = false;  // storageBuffer16BitAccess: 16-bit buffer elements
+  // Per float width, whether shaders may declare SignedZeroInfNanPreserve
+  // (Vulkan's float controls); every kernel declares it for the widths it
+  // uses where the device allows, since HLO's compares and selects rely on
+  // IEEE NaN and infinities.
+  bool preserves_nan_f16 = false;
+  bool preserves_nan_f32 = false;
+  bool preserves_nan_f64 = false;
   int subgroup_size = 0;
   int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
   // The most loop iterations (all loops together) one shader invocation may
@@ -31,6 +38,7 @@ inline ShaderFeatures AllShaderFeatures() {
   ShaderFeatures features;
   features.f16 = features.f64 = features.i8 = features.i16 = features.i64 = true;
   features.storage8 = features.storage16 = true;
+  features.preserves_nan_f16 = features.preserves_nan_f32 = features.preserves_nan_f64 = true;
   features.subgroup_size = 8;
   features.max_workgroup_size = 1024;
   return features;

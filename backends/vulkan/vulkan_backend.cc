@@ -168,6 +168,7 @@ std::string FeatureList(const DeviceFeatures& features) {
   add(features.subgroup_arithmetic, "subgroup-arithmetic");
   add(features.subgroup_shuffle, "subgroup-shuffle");
   add(features.subgroup_ballot, "subgroup-ballot");
+  add(features.preserves_nan_f32, "nan-preserve");
   return list.empty() ? "none" : list;
 }
 

@@ -189,6 +189,9 @@ ShaderFeatures Device::shader_features() const {
   shader.i64 = features_.i64;
   shader.storage8 = features_.storage8;
   shader.storage16 = features_.storage16;
+  shader.preserves_nan_f16 = features_.preserves_nan_f16;
+  shader.preserves_nan_f32 = features_.preserves_nan_f32;
+  shader.preserves_nan_f64 = features_.preserves_nan_f64;
   shader.subgroup_size = static_cast<int>(features_.subgroup_size);
   shader.max_workgroup_size =
       static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));

@@ -38,6 +38,13 @@ struct DeviceFeatures {
   // The device's subgroup size (never assume 32: lavapipe has 8, AMD 64).
   uint32_t subgroup_size = 0;
 
+  // Float controls (shaderSignedZeroInfNanPreserveFloat16/32/64): a shader
+  // may ask the device to keep NaN, infinities and the sign of zero exactly.
+  // Without it a driver may assume no NaN: NVIDIA's folded `x != x` to false.
+  bool preserves_nan_f16 = false;
+  bool preserves_nan_f32 = false;
+  bool preserves_nan_f64 = false;
+
   bool timeline_semaphore = false;
   bool maintenance4 = false;      // lets SPIR-V 1.6 LocalSizeId pass validation
   bool push_descriptors = false;  // VK_KHR_push_descriptor (and Kiln uses it)

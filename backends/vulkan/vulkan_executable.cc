@@ -4,6 +4,7 @@
 #include <array>
 #include <cstring>
 
+#include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_instance.h"
 #include "core/lowering/device_runner.h"
@@ -12,13 +13,10 @@
 namespace kiln::vulkan {
 namespace {
 
-// Invocations per workgroup. 64 is a multiple of every subgroup size in use
-// (8 on lavapipe, 32 on NVIDIA and Intel, 64 on AMD) and within every
-// device's limits; kernels loop over their elements, so the group count
-// never has to cover them all.
-constexpr uint32_t kWorkgroupSize = 64;
-// Enough groups to fill any current GPU; larger kernels loop.
-constexpr int64_t kMaxGroups = 65535;
+// The emitter's launch shape: kernels loop over their elements, so the
+// group count never has to cover them all.
+constexpr auto kWorkgroupSize = static_cast<uint32_t>(kGlslWorkgroupSize);
+constexpr int64_t kMaxGroups = kGlslMaxWorkgroups;
 
 }  // namespace
 

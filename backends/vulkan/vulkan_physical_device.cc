@@ -82,7 +82,8 @@ StatusOr<PhysicalDeviceInfo> DescribePhysicalDevice(const InstanceFunctions& api
   const bool knows_maintenance4 =
       info.effective_api_version >= VK_API_VERSION_1_3 || info.has_maintenance4_extension;
 
-  // Properties: subgroups, driver, UUID, allocation limit, push descriptors.
+  // Properties: subgroups, driver, UUID, allocation limit, float controls,
+  // push descriptors.
   VkPhysicalDeviceProperties2 properties{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2, nullptr, {}};
   VkPhysicalDeviceSubgroupProperties subgroup{};
   subgroup.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES;
@@ -92,13 +93,16 @@ StatusOr<PhysicalDeviceInfo> DescribePhysicalDevice(const InstanceFunctions& api
   id.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_ID_PROPERTIES;
   VkPhysicalDeviceMaintenance3Properties maintenance3{};
   maintenance3.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_MAINTENANCE_3_PROPERTIES;
+  VkPhysicalDeviceFloatControlsProperties float_controls{};
+  float_controls.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
   VkPhysicalDevicePushDescriptorPropertiesKHR push{};
   push.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PUSH_DESCRIPTOR_PROPERTIES_KHR;
   properties.pNext = &subgroup;
   subgroup.pNext = &driver;
   driver.pNext = &id;
   id.pNext = &maintenance3;
-  if (info.has_push_descriptor_extension) maintenance3.pNext = &push;
+  maintenance3.pNext = &float_controls;
+  if (info.has_push_descriptor_extension) float_controls.pNext = &push;
   api.vkGetPhysicalDeviceProperties2(device, &properties);
   info.driver_name = driver.driverName;
   info.driver_info = driver.driverInfo;
@@ -133,6 +137,9 @@ StatusOr<PhysicalDeviceInfo> DescribePhysicalDevice(const InstanceFunctions& api
   f.subgroup_clustered = op(VK_SUBGROUP_FEATURE_CLUSTERED_BIT);
   f.subgroup_quad = op(VK_SUBGROUP_FEATURE_QUAD_BIT);
   f.subgroup_size = subgroup.subgroupSize;
+  f.preserves_nan_f16 = float_controls.shaderSignedZeroInfNanPreserveFloat16;
+  f.preserves_nan_f32 = float_controls.shaderSignedZeroInfNanPreserveFloat32;
+  f.preserves_nan_f64 = float_controls.shaderSignedZeroInfNanPreserveFloat64;
   f.timeline_semaphore = chain.vulkan12.timelineSemaphore;
   f.maintenance4 = knows_maintenance4 && chain.maintenance4.maintenance4;
   f.push_descriptors = info.has_push_descriptor_extension;

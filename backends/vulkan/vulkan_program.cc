@@ -32,6 +32,8 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
   KILN_RETURN_IF_ERROR(RunDevicePasses(*clone, optimization_level, rules));
   auto program = std::make_unique<VulkanProgram>();
   KILN_RETURN_IF_ERROR(LowerForDevice(std::move(clone), rules, *program));
+  const NanPreservingWidths nan_widths{features.preserves_nan_f16, features.preserves_nan_f32,
+                                       features.preserves_nan_f64};
   for (const KernelDescription& kernel : program->kernels) {
     CompiledShader shader;
     StatusOr<GlslKernel> glsl = EmitGlslKernel(*kernel.computation, features, kernel.name);
@@ -42,7 +44,7 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     if (!dump_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(dump_dir, dump_stem + "." + kernel.name + ".comp", shader.glsl.source));
-    KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name));
+    KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name, nan_widths));
     program->shaders.push_back(std::move(shader));
   }
   return program;

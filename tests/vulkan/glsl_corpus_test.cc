@@ -23,6 +23,8 @@
 namespace kiln::vulkan {
 namespace {
 
+constexpr NanPreservingWidths kEveryWidth{true, true, true};
+
 // The opcode a refusal names ("vulkan: cannot emit OP ...").
 std::string RefusedOp(const Status& status) {
   const std::string prefix = "vulkan: cannot emit ";
@@ -65,7 +67,7 @@ TEST(CorpusSpirv, EveryEmittableKernelCompiles) {
         example.emplace(op, glsl.status().message());
         return;
       }
-      StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(glsl->source, glsl->name);
+      StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(glsl->source, glsl->name, kEveryWidth);
       EXPECT_TRUE(spirv.ok()) << program.filename() << " " << what << ": " << spirv.status().ToString();
       if (spirv.ok()) ++compiled;
     };

@@ -13,6 +13,8 @@
 namespace kiln::vulkan {
 namespace {
 
+constexpr NanPreservingWidths kEveryWidth{true, true, true};
+
 struct Compiled {
   GlslKernel kernel;
   std::vector<uint32_t> spirv;
@@ -30,7 +32,7 @@ StatusOr<Compiled> Compile(const std::string& text, const ShaderFeatures& featur
     return kernel.status();
   }
   EXPECT_TRUE(check.ok()) << check.ToString();
-  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(kernel->source, kernel->name);
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(kernel->source, kernel->name, kEveryWidth);
   if (!spirv.ok()) return spirv.status();
   return Compiled{*kernel, *spirv};
 }
@@ -136,6 +138,50 @@ TEST(GlslEmitterTest, ElementwiseBinaryOpsOfEachTypeCompile) {
   binary("pred", {"and", "or", "xor", "maximum", "minimum"});
   binary("c64", {"add", "subtract", "multiply", "divide"});
   binary("c128", {"add", "subtract", "multiply", "divide"});
+}
+
+TEST(GlslEmitterTest, LargeF32DotsShareTilesInWorkgroupMemory) {
+  struct Case {
+    std::string body;
+    int64_t groups;  // batch x 64-row tiles x 64-column tiles
+  };
+  const Case cases[] = {
+      {"a = f32[70,45] parameter(0)\nb = f32[45,100] parameter(1)\n"
+       "ROOT d = f32[70,100] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+       2 * 2},
+      {"a = f32[45,64] parameter(0)\nb = f32[128,45] parameter(1)\n"
+       "ROOT d = f32[64,128] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}",
+       1 * 2},
+      {"a = f32[40,3,33] parameter(0)\nb = f32[3,33,66] parameter(1)\nROOT d = f32[3,40,66] dot(a, b), "
+       "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
+       3 * 1 * 2},
+  };
+  for (const Case& c : cases) {
+    StatusOr<Compiled> compiled = Compile(Module(c.body));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_NE(compiled->kernel.source.find("shared float k_lhs_tile"), std::string::npos) << c.body;
+    EXPECT_NE(compiled->kernel.source.find("barrier()"), std::string::npos) << c.body;
+    EXPECT_EQ(compiled->kernel.invocations, c.groups * kGlslWorkgroupSize) << c.body;
+    EXPECT_EQ(compiled->kernel.invocations % kGlslWorkgroupSize, 0) << "barriers need whole workgroups";
+  }
+}
+
+TEST(GlslEmitterTest, SmallOrNonF32OrFusedDotsStayElemental) {
+  const std::string bodies[] = {
+      "a = f32[16,45] parameter(0)\nb = f32[45,100] parameter(1)\n"
+      "ROOT d = f32[16,100] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+      "a = f64[70,45] parameter(0)\nb = f64[45,100] parameter(1)\n"
+      "ROOT d = f64[70,100] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+      "a = f32[70,45] parameter(0)\nb = f32[45] parameter(1)\n"
+      "ROOT d = f32[70] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+      "a = f32[70,45] parameter(0)\nn = f32[70,45] negate(a)\nb = f32[45,100] parameter(1)\n"
+      "ROOT d = f32[70,100] dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+  };
+  for (const std::string& body : bodies) {
+    StatusOr<Compiled> compiled = Compile(Module(body));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_EQ(compiled->kernel.source.find("k_lhs_tile"), std::string::npos) << body;
+  }
 }
 
 TEST(GlslEmitterTest, CompareSelectClampConvertAndBitcastCompile) {
@@ -471,7 +517,7 @@ TEST(GlslEmitterTest, RngBitGeneratorCompilesAndNeedsInt64) {
 TEST(ShaderCompilerTest, ABadShaderIsAnErrorWithNumberedLines) {
   const std::string source =
       "#version 450\nlayout(local_size_x_id = 0) in;\nvoid main() {\n  undeclared = 1;\n}\n";
-  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "broken");
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "broken", kEveryWidth);
   ASSERT_FALSE(spirv.ok());
   EXPECT_EQ(spirv.status().code(), StatusCode::kInternal);
   EXPECT_NE(spirv.status().message().find("broken"), std::string::npos);
@@ -485,7 +531,7 @@ TEST(ShaderCompilerTest, CompilesAMinimalKernel) {
       "#version 450\nlayout(local_size_x_id = 0) in;\n"
       "layout(std430, set = 0, binding = 0) buffer B { float d[]; } b;\n"
       "void main() { b.d[gl_GlobalInvocationID.x] *= 2.0; }\n";
-  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "double");
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "double", kEveryWidth);
   ASSERT_TRUE(spirv.ok()) << spirv.status().ToString();
   EXPECT_EQ((*spirv)[0], 0x07230203u);
 }

@@ -1,0 +1,97 @@
+// Dots that the vulkan backend computes with shared-memory tiles, on
+// lavapipe with the validation layers on, against the interpreter: sizes that
+// are not multiples of the tile, operands contracted along either dimension,
+// batch dimensions in any position, and NaN and infinities where they land.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/hlo_parser.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln::vulkan {
+namespace {
+
+struct DotCase {
+  const char* name;
+  std::string lhs, rhs, out, dims;  // shapes and dot attributes
+};
+
+// Deterministic values in [-1, 1) with a few exact special values.
+Literal Values(const Shape& shape, uint32_t seed, bool specials) {
+  std::vector<float> values(static_cast<size_t>(shape.element_count()));
+  uint32_t state = seed;
+  for (float& value : values) {
+    state = state * 1664525u + 1013904223u;
+    value = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  if (specials && values.size() > 100) {
+    values[7] = std::numeric_limits<float>::quiet_NaN();
+    values[50] = std::numeric_limits<float>::infinity();
+    values[99] = -std::numeric_limits<float>::infinity();
+  }
+  return Literal::FromVector(values, shape.dimensions());
+}
+
+class TiledDotTest : public ::testing::TestWithParam<DotCase> {};
+
+TEST_P(TiledDotTest, AgreesWithTheInterpreter) {
+  const DotCase& c = GetParam();
+  const std::string text = "HloModule tiled_dot\nENTRY main {\n  a = " + c.lhs +
+                           " parameter(0)\n  b = " + c.rhs + " parameter(1)\n  ROOT d = " + c.out +
+                           " dot(a, b), " + c.dims + "\n}\n";
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
+  const Computation& entry = *module->entry();
+  std::vector<Literal> arguments;
+  arguments.push_back(Values(entry.parameters()[0]->shape, 1, true));
+  arguments.push_back(Values(entry.parameters()[1]->shape, 2, false));
+
+  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
+  ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
+                           << vulkan.status().ToString();
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
+                            testing::ExecuteLeaves(*interpreter, *module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, *module, arguments));
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].shape(), want[0].shape());
+  int64_t nans = 0;
+  for (int64_t i = 0; i < want[0].element_count(); ++i) {
+    const double w = want[0].GetAsDouble(i), g = got[0].GetAsDouble(i);
+    if (std::isnan(w)) {
+      ++nans;
+      EXPECT_TRUE(std::isnan(g)) << c.name << " element " << i << " is " << g << ", expected NaN";
+    } else if (std::isinf(w)) {
+      EXPECT_EQ(g, w) << c.name << " element " << i;
+    } else {
+      EXPECT_NEAR(g, w, 1e-4 + 1e-5 * std::fabs(w)) << c.name << " element " << i;
+    }
+  }
+  EXPECT_GT(nans, 0) << c.name << ": the planted NaN and infinities should reach some outputs";
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, TiledDotTest,
+    ::testing::Values(
+        DotCase{"row_major", "f32[70,45]", "f32[45,100]", "f32[70,100]",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+        DotCase{"exact_tiles", "f32[64,64]", "f32[64,128]", "f32[64,128]",
+                "lhs_contracting_dims={1}, rhs_contracting_dims={0}"},
+        DotCase{"both_transposed", "f32[45,70]", "f32[100,45]", "f32[70,100]",
+                "lhs_contracting_dims={0}, rhs_contracting_dims={1}"},
+        DotCase{"leading_batch", "f32[3,40,33]", "f32[3,33,66]", "f32[3,40,66]",
+                "lhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}"},
+        DotCase{"inner_batch", "f32[40,2,33]", "f32[33,2,66]", "f32[2,40,66]",
+                "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={1}, rhs_contracting_dims={0}"},
+        DotCase{"two_batch_dims", "f32[2,3,33,40]", "f32[3,2,33,35]", "f32[2,3,40,35]",
+                "lhs_batch_dims={0,1}, lhs_contracting_dims={2}, rhs_batch_dims={1,0}, "
+                "rhs_contracting_dims={2}"}),
+    [](const ::testing::TestParamInfo<DotCase>& info) { return std::string(info.param.name); });
+
+}  // namespace
+}  // namespace kiln::vulkan
