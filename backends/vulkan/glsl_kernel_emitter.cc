@@ -163,6 +163,12 @@ class Emitter {
   // accumulator changes.
   Status Accumulate(const Instruction& instruction, Values& accumulators, size_t first, const Index& at);
   StatusOr<Values> EmitReduce(const Instruction& instruction, const Index& index);
+  // The root reduce's lanes each fold a strided part of the reduced
+  // elements, then combine by butterfly shuffles, then fold in the initial
+  // values once.
+  StatusOr<Values> EmitCooperativeReduce(const Instruction& instruction, const Index& index,
+                                         const std::vector<int64_t>& reduced_extents);
+  int64_t CooperativeLanes(const Instruction& root) const;
   StatusOr<Values> EmitReduceWindow(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitDot(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConvolution(const Instruction& instruction, const Index& index);
@@ -197,6 +203,10 @@ class Emitter {
   GlslPrelude prelude_;
   std::string globals_;
   std::string body_;
+  // A kernel whose root is a reduce may give each output element a subgroup
+  // (CooperativeLanes): this is that reduce and the subgroup's size.
+  const Instruction* cooperative_reduce_ = nullptr;
+  int64_t lanes_ = 0;
   int indent_ = 0;
   int counter_ = 0;
   std::vector<std::unordered_map<std::string, Values>> memo_;
@@ -571,6 +581,7 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
     if (d < 0 || d >= input.rank()) return Refuse(instruction, "bad reduce dimensions");
     reduced_extents.push_back(input.dimensions(d));
   }
+  if (&instruction == cooperative_reduce_) return EmitCooperativeReduce(instruction, index, reduced_extents);
   // Accumulators start at the initial values and live across the loop.
   KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, count, count, Index{}));
   const int64_t total = Product(reduced_extents);
@@ -593,6 +604,93 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
   KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, operand_index));
   Close();
   return accumulators;
+}
+
+int64_t Emitter::CooperativeLanes(const Instruction& root) const {
+  const int64_t lanes = features_.subgroup_size;
+  if (root.opcode != Opcode::kReduce || !features_.subgroup_shuffle || lanes < 2 ||
+      lanes > kGlslWorkgroupSize || (lanes & (lanes - 1)) != 0 || root.operands.empty() ||
+      root.called.size() != 1)
+    return 0;
+  // Only reductions over trailing dimensions, whose elements are adjacent
+  // in memory, so the lanes' reads are too; a column reduction's one
+  // invocation per column already reads adjacent columns together.
+  const Shape& input = root.operand(0)->shape;
+  std::vector<int64_t> reduced = root.attrs.dimensions;
+  std::sort(reduced.begin(), reduced.end());
+  int64_t total = 1;
+  for (size_t i = 0; i < reduced.size(); ++i) {
+    if (reduced[i] != input.rank() - static_cast<int64_t>(reduced.size() - i)) return 0;
+    total *= input.dimensions(reduced[i]);
+  }
+  // Worth it only when each lane has a few elements to fold.
+  if (total < 4 * lanes) return 0;
+  // Shuffles take 32-bit values and bools (wider ones need more extensions).
+  for (const Instruction* operand : root.operands) {
+    const std::string type = GlslValueType(operand->shape.element_type());
+    if (type != "float" && type != "int" && type != "uint" && type != "bool") return 0;
+  }
+  return lanes;
+}
+
+StatusOr<Values> Emitter::EmitCooperativeReduce(const Instruction& instruction, const Index& index,
+                                                const std::vector<int64_t>& reduced_extents) {
+  const size_t count = instruction.operands.size() / 2;
+  const Shape& input = instruction.operand(0)->shape;
+  const std::vector<int64_t>& reduced = instruction.attrs.dimensions;
+  const int64_t total = Product(reduced_extents);
+  auto operand_index = [&](const std::string& r) -> StatusOr<Index> {
+    const Index within = Delinearize(r, reduced_extents);
+    Index at;
+    size_t kept = 0;
+    for (int64_t d = 0; d < input.rank(); ++d) {
+      const auto position = std::find(reduced.begin(), reduced.end(), d);
+      if (position != reduced.end()) {
+        at.dims.push_back(within.dims[static_cast<size_t>(position - reduced.begin())]);
+      } else {
+        if (kept >= index.dims.size()) return Refuse(instruction, "reduce output rank does not match");
+        at.dims.push_back(index.dims[kept++]);
+      }
+    }
+    if (reduced.size() == static_cast<size_t>(input.rank())) at.linear = r;
+    return at;
+  };
+  // Every lane has an element (total >= lanes): it starts from it.
+  const std::string first = Fresh("r");
+  Line("int " + first + " = int(k_lane);");
+  KILN_ASSIGN_OR_RETURN(Index first_index, operand_index(first));
+  Values accumulators;
+  for (size_t k = 0; k < count; ++k) {
+    const Instruction& operand = *instruction.operand(k);
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(operand, first_index));
+    const std::string name = Fresh("acc");
+    Line(GlslValueType(operand.shape.element_type()) + " " + name + " = " + value + ";");
+    accumulators.push_back(name);
+  }
+  const std::string lanes = std::to_string(lanes_);
+  const std::string r = Fresh("r");
+  OpenLoop(LoopHeader(r, first + " + " + lanes, std::to_string(total), lanes), CeilDiv(total, lanes_));
+  KILN_ASSIGN_OR_RETURN(Index at, operand_index(r));
+  KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, at));
+  Close();
+  for (int64_t offset = lanes_ / 2; offset >= 1; offset /= 2) {
+    Values arguments = accumulators;
+    for (size_t k = 0; k < count; ++k)
+      arguments.push_back(
+          Var(instruction.operand(k)->shape.element_type(),
+              "subgroupShuffleXor(" + accumulators[k] + ", " + std::to_string(offset) + "u)"));
+    KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
+    if (next.size() != count)
+      return Refuse(instruction, "its computation returns the wrong number of values");
+    for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
+  }
+  // The initial values, once, first (as the serial fold has them).
+  KILN_ASSIGN_OR_RETURN(Values arguments, Accumulators(instruction, count, count, Index{}));
+  arguments.insert(arguments.end(), accumulators.begin(), accumulators.end());
+  KILN_ASSIGN_OR_RETURN(Values result, Call(*instruction.called[0], arguments));
+  if (result.size() != count)
+    return Refuse(instruction, "its computation returns the wrong number of values");
+  return result;
 }
 
 StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const Index& index) {
@@ -1674,6 +1772,12 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
     return Finish(result, buffers);
   }
 
+  if (const int64_t lanes = CooperativeLanes(*kernel.root()); lanes > 0) {
+    cooperative_reduce_ = kernel.root();
+    lanes_ = lanes;
+    prelude_.NeedExtension("GL_KHR_shader_subgroup_basic");
+    prelude_.NeedExtension("GL_KHR_shader_subgroup_shuffle");
+  }
   // Leaves of one shape share one index (and what they compute in common).
   std::vector<std::vector<size_t>> groups;
   for (size_t k = 0; k < leaves.size(); ++k) {
@@ -1700,12 +1804,15 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
       KILN_ASSIGN_OR_RETURN(Values values, Value(*leaves[k].instruction, index));
       if (leaves[k].leaf >= values.size()) return Internal("vulkan: output leaf out of range");
       const std::string b = "b" + std::to_string(result.input_count + static_cast<int>(k));
-      Line(b + ".d[k_i] = " + StoreValue(leaves[k].shape.element_type(), values[leaves[k].leaf], prelude_) +
-           ";");
+      Line(std::string(lanes_ > 0 ? "if (k_lane == 0u) " : "") + b +
+           ".d[k_i] = " + StoreValue(leaves[k].shape.element_type(), values[leaves[k].leaf], prelude_) + ";");
     }
     if (!all) Close();
     if (all) memo_.pop_back();
   }
+  // A subgroup per output element: the dispatch covers lanes_ invocations
+  // for each.
+  if (lanes_ > 0) result.invocations = SaturatingMultiply(result.invocations, lanes_);
   return Finish(result, buffers);
 }
 
@@ -1716,12 +1823,20 @@ GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
     result.takes_rng_key = true;
     result.push_constant_bytes = 8;
   }
+  // The grid-stride loop runs over output elements; with a subgroup per
+  // element, over the subgroups (whose lanes then run the same trips, as
+  // their shuffles need).
+  const std::string loop =
+      lanes_ > 0 ? "  uint k_lane = gl_SubgroupInvocationID;\n"
+                   "  uint k_stride = gl_NumWorkGroups.x * gl_NumSubgroups;\n"
+                   "  for (uint k_g = gl_WorkGroupID.x * gl_NumSubgroups + gl_SubgroupID; k_g < " +
+                       std::to_string(result.invocations / lanes_) + "u; k_g += k_stride) {\n"
+                 : "  uint k_stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
+                   "  for (uint k_g = gl_GlobalInvocationID.x; k_g < " +
+                       std::to_string(result.invocations) + "u; k_g += k_stride) {\n";
   std::string source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
                        "layout(local_size_x_id = 0) in;\n" + declarations + globals_ + prelude_.Helpers() +
-                       "void main() {\n  uint k_stride = gl_NumWorkGroups.x * gl_WorkGroupSize.x;\n"
-                       "  for (uint k_g = gl_GlobalInvocationID.x; k_g < " +
-                       std::to_string(result.invocations) +
-                       "u; k_g += k_stride) {\n    int k_i = int(k_g);\n" + body_ + "  }\n}\n";
+                       "void main() {\n" + loop + "    int k_i = int(k_g);\n" + body_ + "  }\n}\n";
   result.source = std::move(source);
   const int64_t passes = CeilDiv(result.invocations, kGlslMaxGridInvocations);
   result.max_loop_iterations = SaturatingMultiply(passes, SaturatingAdd(1, loop_iterations_));

@@ -26,6 +26,9 @@ struct ShaderFeatures {
   bool preserves_nan_f32 = false;
   bool preserves_nan_f64 = false;
   int subgroup_size = 0;
+  // subgroupShuffleXor in compute shaders: reductions whose kernel is the
+  // reduce take a subgroup per output element.
+  bool subgroup_shuffle = false;
   int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
   // The most loop iterations (all loops together) one shader invocation may
   // run; 0: unlimited. Mesa's lavapipe silently ends an invocation after
@@ -40,6 +43,7 @@ inline ShaderFeatures AllShaderFeatures() {
   features.storage8 = features.storage16 = true;
   features.preserves_nan_f16 = features.preserves_nan_f32 = features.preserves_nan_f64 = true;
   features.subgroup_size = 8;
+  features.subgroup_shuffle = true;
   features.max_workgroup_size = 1024;
   return features;
 }

@@ -193,6 +193,7 @@ ShaderFeatures Device::shader_features() const {
   shader.preserves_nan_f32 = features_.preserves_nan_f32;
   shader.preserves_nan_f64 = features_.preserves_nan_f64;
   shader.subgroup_size = static_cast<int>(features_.subgroup_size);
+  shader.subgroup_shuffle = features_.subgroup_shuffle && features_.subgroup_basic;
   shader.max_workgroup_size =
       static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));
   // lavapipe (Mesa's llvmpipe driver) silently ends a shader invocation

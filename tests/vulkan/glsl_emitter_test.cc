@@ -184,6 +184,51 @@ TEST(GlslEmitterTest, SmallOrNonF32OrFusedDotsStayElemental) {
   }
 }
 
+constexpr char kSum[] =
+    "sum {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n";
+
+TEST(GlslEmitterTest, RowReductionsTakeASubgroupPerOutputElement) {
+  const ShaderFeatures features = AllShaderFeatures();  // subgroups of 8
+  StatusOr<Compiled> rows = Compile(Module("a = f32[30,100] parameter(0)\nz = f32[] constant(0)\n"
+                                           "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
+                                           kSum),
+                                    features);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  EXPECT_NE(rows->kernel.source.find("subgroupShuffleXor"), std::string::npos) << rows->kernel.source;
+  EXPECT_NE(rows->kernel.source.find("gl_SubgroupID"), std::string::npos) << rows->kernel.source;
+  EXPECT_EQ(rows->kernel.invocations, 30 * features.subgroup_size);
+
+  // A column reduction, a short row, a device without shuffles and f64
+  // values stay one invocation per output element.
+  const std::string elemental[] = {
+      "a = f32[100,30] parameter(0)\nz = f32[] constant(0)\n"
+      "ROOT r = f32[30] reduce(a, z), dimensions={0}, to_apply=sum",
+      "a = f32[30,20] parameter(0)\nz = f32[] constant(0)\n"
+      "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
+  };
+  for (const std::string& body : elemental) {
+    StatusOr<Compiled> compiled = Compile(Module(body, kSum), features);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    EXPECT_EQ(compiled->kernel.source.find("subgroupShuffleXor"), std::string::npos) << body;
+    EXPECT_EQ(compiled->kernel.invocations, 30) << body;
+  }
+  ShaderFeatures no_shuffle = features;
+  no_shuffle.subgroup_shuffle = false;
+  StatusOr<Compiled> plain = Compile(Module("a = f32[30,100] parameter(0)\nz = f32[] constant(0)\n"
+                                            "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
+                                            kSum),
+                                     no_shuffle);
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(plain->kernel.source.find("subgroupShuffleXor"), std::string::npos);
+  StatusOr<Compiled> wide = Compile(
+      Module("a = f64[30,100] parameter(0)\nz = f64[] constant(0)\n"
+             "ROOT r = f64[30] reduce(a, z), dimensions={1}, to_apply=sum",
+             "sum {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] add(a, b)\n}\n"),
+      features);
+  ASSERT_TRUE(wide.ok()) << wide.status().ToString();
+  EXPECT_EQ(wide->kernel.source.find("subgroupShuffleXor"), std::string::npos);
+}
+
 TEST(GlslEmitterTest, CompareSelectClampConvertAndBitcastCompile) {
   ExpectCompiles(Module(R"(  a = f32[6] parameter(0)
   b = f32[6] parameter(1)
@@ -551,8 +596,11 @@ constexpr char kAdd[] =
 // adds its passes), and a device with a limit refuses a longer kernel by
 // name instead of running it short.
 TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
-  auto iterations = [](const std::string& text) -> int64_t {
-    StatusOr<Compiled> compiled = Compile(text);
+  // Serial reductions (no subgroup shuffles): every loop as written.
+  ShaderFeatures serial = AllShaderFeatures();
+  serial.subgroup_shuffle = false;
+  auto iterations = [](const std::string& text, const ShaderFeatures& features) -> int64_t {
+    StatusOr<Compiled> compiled = Compile(text, features);
     EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
     return compiled.ok() ? compiled->kernel.max_loop_iterations : -1;
   };
@@ -560,28 +608,34 @@ TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
       "x = f32[100000] parameter(0)\nz = f32[] constant(0)\n"
       "ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add",
       kAdd);
+  const std::string rows = Module(
+      "x = f32[7,300] parameter(0)\nz = f32[] constant(0)\n"
+      "ROOT r = f32[7] reduce(x, z), dimensions={1}, to_apply=add",
+      kAdd);
   // One pass of the grid loop, 100000 of the reduce's.
-  EXPECT_EQ(iterations(sum), 100001);
+  EXPECT_EQ(iterations(sum, serial), 100001);
   // Rows of 300: still one grid pass per invocation.
-  EXPECT_EQ(iterations(Module("x = f32[7,300] parameter(0)\nz = f32[] constant(0)\n"
-                              "ROOT r = f32[7] reduce(x, z), dimensions={1}, to_apply=add",
-                              kAdd)),
-            301);
+  EXPECT_EQ(iterations(rows, serial), 301);
+  // With a subgroup of 8 per output element each lane folds an eighth.
+  EXPECT_EQ(iterations(sum, AllShaderFeatures()), 1 + 12500);
+  EXPECT_EQ(iterations(rows, AllShaderFeatures()), 1 + 38);
   // A dot contracting 50 of a reduce over 30: 50 + 50 * 30 inside one pass.
   EXPECT_EQ(
       iterations(Module("x = f32[4,50,30] parameter(0)\nz = f32[] constant(0)\n"
                         "r = f32[4,50] reduce(x, z), dimensions={2}, to_apply=add\n"
                         "w = f32[50,3] parameter(1)\n"
                         "ROOT d = f32[4,3] dot(r, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
-                        kAdd)),
+                        kAdd),
+                 serial),
       1 + 50 + 50 * 30);
   // More elements than the grid's invocations: the grid loop runs 3 passes.
   const int64_t big = 2 * kGlslMaxGridInvocations + 1;
   EXPECT_EQ(iterations(Module("x = f32[" + std::to_string(big) + "] parameter(0)\nROOT n = f32[" +
-                              std::to_string(big) + "] negate(x)")),
+                              std::to_string(big) + "] negate(x)"),
+                       serial),
             3);
 
-  ShaderFeatures lavapipe = AllShaderFeatures();
+  ShaderFeatures lavapipe = serial;
   lavapipe.max_loop_iterations = 65535;
   StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(sum);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
@@ -589,10 +643,13 @@ TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
   EXPECT_EQ(refused.code(), StatusCode::kUnimplemented) << refused.ToString();
   for (const char* part : {"reduce f32[] (r)", "100001", "65535", "cpu backend"})
     EXPECT_NE(refused.message().find(part), std::string::npos) << part << " not in " << refused.message();
-  // Unlimited (0) and a limit it fits take it.
-  EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), AllShaderFeatures()).ok());
+  // Unlimited (0), a limit it fits, and lanes that share the sum take it.
+  EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), serial).ok());
   lavapipe.max_loop_iterations = 100001;
   EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), lavapipe).ok());
+  ShaderFeatures lavapipe_with_lanes = AllShaderFeatures();
+  lavapipe_with_lanes.max_loop_iterations = 65535;
+  EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), lavapipe_with_lanes).ok());
 }
 
 }  // namespace
