@@ -1,7 +1,9 @@
 #include "backends/vulkan/vulkan_buffer.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#include <optional>
 
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_loader.h"
@@ -27,9 +29,18 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Create(std::shared_ptr<Device> device,
   buffer->kind_ = kind;
   buffer->size_ = size_bytes;
   // At least 4 bytes so an empty buffer can still be bound (Vulkan has no
-  // zero-sized buffers), and a multiple of 4 so fills and bindings may
-  // cover all of it.
-  buffer->allocated_size_ = std::max<uint64_t>(4, (size_bytes + 3) / 4 * 4);
+  // zero-sized buffers), a multiple of 4 so fills and bindings may cover all
+  // of it, and a size class so that freed memory fits later requests.
+  uint64_t largest = limits.max_allocation_bytes != 0 ? limits.max_allocation_bytes : UINT64_MAX;
+  if (kind == BufferKind::kStorage) largest = std::min(largest, limits.max_storage_buffer_range);
+  buffer->allocated_size_ = AllocationClass(size_bytes, largest);
+  if (std::optional<Allocation> idle = device->memory_cache().Take(kind, buffer->allocated_size_)) {
+    buffer->buffer_ = idle->buffer;
+    buffer->memory_ = idle->memory;
+    buffer->mapped_ = idle->mapped;
+    buffer->coherent_ = idle->coherent;
+    return buffer;
+  }
 
   const DeviceFunctions& api = device->api();
   VkBufferCreateInfo create{};
@@ -54,9 +65,15 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Create(std::shared_ptr<Device> device,
   allocate.sType = VK_STRUCTURE_TYPE_MEMORY_ALLOCATE_INFO;
   allocate.allocationSize = requirements.size;
   allocate.memoryTypeIndex = memory_type;
-  KILN_RETURN_IF_ERROR(
-      Check(api.vkAllocateMemory(device->handle(), &allocate, nullptr, &buffer->memory_),
-            "vkAllocateMemory (" + std::to_string(requirements.size) + " bytes for a " + what + ")"));
+  VkResult allocated = api.vkAllocateMemory(device->handle(), &allocate, nullptr, &buffer->memory_);
+  if (allocated == VK_ERROR_OUT_OF_DEVICE_MEMORY || allocated == VK_ERROR_OUT_OF_HOST_MEMORY) {
+    // Memory idle in the cache may be what is missing.
+    device->ReleaseIdleMemory();
+    allocated = api.vkAllocateMemory(device->handle(), &allocate, nullptr, &buffer->memory_);
+  }
+  KILN_RETURN_IF_ERROR(Check(
+      allocated, "vkAllocateMemory (" + std::to_string(requirements.size) + " bytes for a " + what + ")"));
+  device->CountMemoryAllocation();
   KILN_RETURN_IF_ERROR(Check(api.vkBindBufferMemory(device->handle(), buffer->buffer_, buffer->memory_, 0),
                              "vkBindBufferMemory"));
   if (kind == BufferKind::kStaging || device->buffers_host_visible()) {
@@ -71,6 +88,9 @@ StatusOr<std::shared_ptr<Buffer>> Buffer::Create(std::shared_ptr<Device> device,
 }
 
 Buffer::~Buffer() {
+  if (buffer_ != VK_NULL_HANDLE && memory_ != VK_NULL_HANDLE &&
+      device_->memory_cache().Keep(kind_, Allocation{buffer_, memory_, mapped_, coherent_, allocated_size_}))
+    return;
   const DeviceFunctions& api = device_->api();
   if (mapped_ != nullptr) api.vkUnmapMemory(device_->handle(), memory_);
   if (buffer_ != VK_NULL_HANDLE) api.vkDestroyBuffer(device_->handle(), buffer_, nullptr);

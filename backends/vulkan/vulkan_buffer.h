@@ -9,30 +9,30 @@
 
 #include "backends/vulkan/vulkan_api.h"
 #include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_memory_cache.h"
 #include "core/status.h"
 
 namespace kiln::vulkan {
 
-enum class BufferKind {
-  kStorage,  // bound to shaders; device-local
-  kStaging,  // host-visible, a source or target of copies
-};
-
 class Buffer {
  public:
-  // A buffer of `size_bytes` (0 is allowed: it still has a 4-byte
-  // allocation, so it can be bound). A storage buffer larger than the
+  // A buffer of `size_bytes` (0 is allowed: it still has an allocation, so
+  // it can be bound), taking an idle allocation of its size class from the
+  // device's memory cache when there is one. A storage buffer larger than the
   // device's maxStorageBufferRange, or any buffer larger than its
   // maxMemoryAllocationSize or memory heap, is RESOURCE_EXHAUSTED with a
   // message naming the size and the limit.
   static StatusOr<std::shared_ptr<Buffer>> Create(std::shared_ptr<Device> device, uint64_t size_bytes,
                                                   BufferKind kind = BufferKind::kStorage);
+  // Leaves the allocation in the device's memory cache, or frees it when
+  // the cache is full.
   ~Buffer();
   Buffer(const Buffer&) = delete;
   Buffer& operator=(const Buffer&) = delete;
 
   uint64_t size() const { return size_; }
-  // What is allocated and bound: size() rounded up to 4 bytes, at least 4.
+  // What is allocated and bound: size()'s class (AllocationClass), a
+  // multiple of 4 and at least 4.
   uint64_t allocated_size() const { return allocated_size_; }
   VkBuffer handle() const { return buffer_; }
   Device& device() const { return *device_; }

@@ -128,6 +128,13 @@ StatusOr<std::shared_ptr<Device>> Device::Open(const PhysicalDeviceInfo& info) {
     if ((device->memory_.memoryTypes[i].propertyFlags & wanted) == wanted) mappable = true;
   }
   device->buffers_host_visible_ = shared_memory_device && mappable && !EnvFlag("KILN_VULKAN_FORCE_STAGING");
+  uint64_t largest_local_heap = 0;
+  for (uint32_t i = 0; i < device->memory_.memoryHeapCount; ++i) {
+    if ((device->memory_.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) != 0)
+      largest_local_heap = std::max<uint64_t>(largest_local_heap, device->memory_.memoryHeaps[i].size);
+  }
+  device->memory_cache_ =
+      std::make_unique<MemoryCache>(std::min<uint64_t>(uint64_t{1} << 30, largest_local_heap / 4));
   return device;
 }
 
@@ -141,9 +148,19 @@ StatusOr<std::shared_ptr<Device>> Device::Default() {
   return *opened;
 }
 
+void Device::ReleaseIdleMemory() const {
+  if (memory_cache_ == nullptr) return;
+  for (const Allocation& allocation : memory_cache_->TakeAll()) {
+    if (allocation.mapped != nullptr) api_.vkUnmapMemory(device_, allocation.memory);
+    api_.vkDestroyBuffer(device_, allocation.buffer, nullptr);
+    api_.vkFreeMemory(device_, allocation.memory, nullptr);
+  }
+}
+
 Device::~Device() {
   if (device_ == VK_NULL_HANDLE) return;
   if (api_.vkDeviceWaitIdle != nullptr) api_.vkDeviceWaitIdle(device_);
+  ReleaseIdleMemory();
   if (pipeline_cache_ != VK_NULL_HANDLE) api_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (api_.vkDestroyDevice != nullptr) api_.vkDestroyDevice(device_, nullptr);
 }

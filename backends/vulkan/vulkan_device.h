@@ -5,6 +5,7 @@
 // lists made on it, which keep it alive.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -12,6 +13,7 @@
 #include "backends/vulkan/shader_features.h"
 #include "backends/vulkan/vulkan_api.h"
 #include "backends/vulkan/vulkan_device_features.h"
+#include "backends/vulkan/vulkan_memory_cache.h"
 #include "backends/vulkan/vulkan_physical_device.h"
 #include "core/status.h"
 
@@ -62,6 +64,18 @@ class Device {
   // completes. Thread-safe (the queue is guarded by a mutex).
   Status Submit(VkCommandBuffer commands, VkFence fence) const;
 
+  // Where dying buffers leave their memory for the next buffer of their
+  // size class (at most a quarter of the largest device-local heap, and at
+  // most 1 GiB, idle). Thread-safe.
+  MemoryCache& memory_cache() const { return *memory_cache_; }
+  // Frees every idle allocation: when the device refuses an allocation, and
+  // before the device goes.
+  void ReleaseIdleMemory() const;
+  // vkAllocateMemory calls made for buffers so far (what the cache saves is
+  // visible in tests).
+  uint64_t memory_allocations() const { return memory_allocations_.load(); }
+  void CountMemoryAllocation() const { memory_allocations_.fetch_add(1); }
+
  private:
   Device() = default;
 
@@ -75,6 +89,8 @@ class Device {
   VkPhysicalDeviceMemoryProperties memory_{};
   bool buffers_host_visible_ = false;
   mutable std::mutex queue_mutex_;
+  std::unique_ptr<MemoryCache> memory_cache_;
+  mutable std::atomic<uint64_t> memory_allocations_{0};
 };
 
 }  // namespace kiln::vulkan

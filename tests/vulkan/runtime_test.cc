@@ -239,6 +239,37 @@ TEST_F(Buffers, RefusesAbsurdSizesAndRanges) {
   EXPECT_TRUE(buffer->Download(bytes, 0, 16).ok());
 }
 
+// A dying buffer leaves its memory in the device's cache; the next buffer of
+// its size class takes it without a vkAllocateMemory, and its data is its
+// own. Freeing the idle memory makes the next one allocate again.
+TEST_F(Buffers, ReuseTheMemoryOfBuffersThatDied) {
+  device_->ReleaseIdleMemory();
+  const uint64_t before = device_->memory_allocations();
+  VkBuffer first_handle = VK_NULL_HANDLE;
+  {
+    std::shared_ptr<Buffer> first = MakeBuffer(std::vector<float>(250, 1.5f));  // 1000 bytes
+    ASSERT_NE(first, nullptr);
+    first_handle = first->handle();
+  }
+  EXPECT_GT(device_->memory_cache().idle_bytes(), 0u);
+  const uint64_t after_first = device_->memory_allocations();
+  EXPECT_GT(after_first, before);
+  std::vector<float> values(252);
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<float>(i) * 0.25f;
+  std::shared_ptr<Buffer> second = MakeBuffer(values);  // 1008 bytes: the same class
+  ASSERT_NE(second, nullptr);
+  EXPECT_EQ(second->handle(), first_handle) << "the idle allocation of the same class is taken";
+  EXPECT_EQ(device_->memory_allocations(), after_first) << "no new allocation for a reused buffer";
+  EXPECT_EQ(second->size(), values.size() * sizeof(float));
+  EXPECT_EQ(Read<float>(*second), values);
+  second.reset();
+  device_->ReleaseIdleMemory();
+  EXPECT_EQ(device_->memory_cache().idle_bytes(), 0u);
+  std::shared_ptr<Buffer> third = MakeBuffer(1000);
+  ASSERT_NE(third, nullptr);
+  EXPECT_GT(device_->memory_allocations(), after_first) << "idle memory was freed: a new allocation";
+}
+
 using Kernels = VulkanTest;
 
 TEST_F(Kernels, SaxpyOverOneMillionFloats) {
