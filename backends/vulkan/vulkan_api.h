@@ -70,6 +70,7 @@ namespace kiln::vulkan {
   X(vkUpdateDescriptorSets)             \
   X(vkCreateCommandPool)                \
   X(vkDestroyCommandPool)               \
+  X(vkResetCommandPool)                 \
   X(vkAllocateCommandBuffers)           \
   X(vkFreeCommandBuffers)               \
   X(vkBeginCommandBuffer)               \
@@ -83,6 +84,7 @@ namespace kiln::vulkan {
   X(vkCmdFillBuffer)                    \
   X(vkCreateFence)                      \
   X(vkDestroyFence)                     \
+  X(vkResetFences)                      \
   X(vkWaitForFences)
 
 // Device functions of extensions: null when the extension is not enabled.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 
 #include "backends/vulkan/vulkan_loader.h"
 
@@ -20,24 +21,32 @@ StatusOr<std::unique_ptr<CommandList>> CommandList::Create(std::shared_ptr<Devic
   std::unique_ptr<CommandList> list(new CommandList(std::move(device)));
   const DeviceFunctions& api = list->device_->api();
   VkDevice handle = list->device_->handle();
-  // A pool per recording: pools are not thread-safe, and one per list lets
-  // any thread record without locks. TRANSIENT: the buffer is recorded once.
-  VkCommandPoolCreateInfo pool{};
-  pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
-  pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
-  pool.queueFamilyIndex = list->device_->queue_family();
-  KILN_RETURN_IF_ERROR(
-      Check(api.vkCreateCommandPool(handle, &pool, nullptr, &list->pool_), "vkCreateCommandPool"));
-  VkCommandBufferAllocateInfo allocate{};
-  allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
-  allocate.commandPool = list->pool_;
-  allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
-  allocate.commandBufferCount = 1;
-  KILN_RETURN_IF_ERROR(
-      Check(api.vkAllocateCommandBuffers(handle, &allocate, &list->commands_), "vkAllocateCommandBuffers"));
-  VkFenceCreateInfo fence{};
-  fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
-  KILN_RETURN_IF_ERROR(Check(api.vkCreateFence(handle, &fence, nullptr, &list->fence_), "vkCreateFence"));
+  if (std::optional<Device::CommandResources> idle = list->device_->TakeCommandResources()) {
+    list->pool_ = idle->pool;
+    list->commands_ = idle->commands;
+    list->fence_ = idle->fence;
+  } else {
+    // A pool per recording: pools are not thread-safe, and one per list lets
+    // any thread record without locks. TRANSIENT: the buffer is recorded once
+    // (a reused pool is reset as a whole).
+    VkCommandPoolCreateInfo pool{};
+    pool.sType = VK_STRUCTURE_TYPE_COMMAND_POOL_CREATE_INFO;
+    pool.flags = VK_COMMAND_POOL_CREATE_TRANSIENT_BIT;
+    pool.queueFamilyIndex = list->device_->queue_family();
+    KILN_RETURN_IF_ERROR(
+        Check(api.vkCreateCommandPool(handle, &pool, nullptr, &list->pool_), "vkCreateCommandPool"));
+    list->device_->CountCommandPool();
+    VkCommandBufferAllocateInfo allocate{};
+    allocate.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_ALLOCATE_INFO;
+    allocate.commandPool = list->pool_;
+    allocate.level = VK_COMMAND_BUFFER_LEVEL_PRIMARY;
+    allocate.commandBufferCount = 1;
+    KILN_RETURN_IF_ERROR(
+        Check(api.vkAllocateCommandBuffers(handle, &allocate, &list->commands_), "vkAllocateCommandBuffers"));
+    VkFenceCreateInfo fence{};
+    fence.sType = VK_STRUCTURE_TYPE_FENCE_CREATE_INFO;
+    KILN_RETURN_IF_ERROR(Check(api.vkCreateFence(handle, &fence, nullptr, &list->fence_), "vkCreateFence"));
+  }
   VkCommandBufferBeginInfo begin{};
   begin.sType = VK_STRUCTURE_TYPE_COMMAND_BUFFER_BEGIN_INFO;
   begin.flags = VK_COMMAND_BUFFER_USAGE_ONE_TIME_SUBMIT_BIT;
@@ -49,8 +58,17 @@ CommandList::~CommandList() {
   const DeviceFunctions& api = device_->api();
   VkDevice handle = device_->handle();
   // The command buffer and descriptor pools must outlive the work.
-  if (submitted_ && !completed_) (void)Wait();
+  bool idle = !submitted_ || completed_;
+  if (!idle) idle = Wait().ok();
   for (VkDescriptorPool pool : descriptor_pools_) api.vkDestroyDescriptorPool(handle, pool, nullptr);
+  // Finished work leaves its pool, command buffer and fence for the next
+  // list, reset; anything else (a failed wait) destroys them.
+  if (idle && pool_ != VK_NULL_HANDLE && commands_ != VK_NULL_HANDLE && fence_ != VK_NULL_HANDLE &&
+      api.vkResetCommandPool(handle, pool_, 0) == VK_SUCCESS &&
+      api.vkResetFences(handle, 1, &fence_) == VK_SUCCESS &&
+      device_->KeepCommandResources({pool_, commands_, fence_})) {
+    return;
+  }
   if (fence_ != VK_NULL_HANDLE) api.vkDestroyFence(handle, fence_, nullptr);
   // Freed explicitly, though destroying the pool would free it: the
   // validation layer (1.3.239) leaks its record of a command buffer freed

@@ -157,10 +157,30 @@ void Device::ReleaseIdleMemory() const {
   }
 }
 
+std::optional<Device::CommandResources> Device::TakeCommandResources() const {
+  const std::lock_guard<std::mutex> lock(command_resources_mutex_);
+  if (idle_command_resources_.empty()) return std::nullopt;
+  CommandResources resources = idle_command_resources_.back();
+  idle_command_resources_.pop_back();
+  return resources;
+}
+
+bool Device::KeepCommandResources(const CommandResources& resources) const {
+  const std::lock_guard<std::mutex> lock(command_resources_mutex_);
+  if (idle_command_resources_.size() >= kIdleCommandResources) return false;
+  idle_command_resources_.push_back(resources);
+  return true;
+}
+
 Device::~Device() {
   if (device_ == VK_NULL_HANDLE) return;
   if (api_.vkDeviceWaitIdle != nullptr) api_.vkDeviceWaitIdle(device_);
   ReleaseIdleMemory();
+  for (const CommandResources& resources : idle_command_resources_) {
+    api_.vkDestroyFence(device_, resources.fence, nullptr);
+    api_.vkFreeCommandBuffers(device_, resources.pool, 1, &resources.commands);
+    api_.vkDestroyCommandPool(device_, resources.pool, nullptr);
+  }
   if (pipeline_cache_ != VK_NULL_HANDLE) api_.vkDestroyPipelineCache(device_, pipeline_cache_, nullptr);
   if (api_.vkDestroyDevice != nullptr) api_.vkDestroyDevice(device_, nullptr);
 }

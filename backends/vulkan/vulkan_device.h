@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 #include "backends/vulkan/shader_features.h"
 #include "backends/vulkan/vulkan_api.h"
@@ -76,6 +78,23 @@ class Device {
   uint64_t memory_allocations() const { return memory_allocations_.load(); }
   void CountMemoryAllocation() const { memory_allocations_.fetch_add(1); }
 
+  // A command pool with its one primary command buffer and a fence: what a
+  // command list records and waits with. Finished lists leave theirs here,
+  // reset, for the next list (creating them costs each execute otherwise);
+  // at most kIdleCommandResources wait. Thread-safe.
+  struct CommandResources {
+    VkCommandPool pool = VK_NULL_HANDLE;
+    VkCommandBuffer commands = VK_NULL_HANDLE;
+    VkFence fence = VK_NULL_HANDLE;
+  };
+  static constexpr size_t kIdleCommandResources = 16;
+  std::optional<CommandResources> TakeCommandResources() const;
+  // False when enough wait already: the caller destroys them.
+  bool KeepCommandResources(const CommandResources& resources) const;
+  // Command pools created so far (what reuse saves is visible in tests).
+  uint64_t command_pools_created() const { return command_pools_created_.load(); }
+  void CountCommandPool() const { command_pools_created_.fetch_add(1); }
+
  private:
   Device() = default;
 
@@ -91,6 +110,9 @@ class Device {
   mutable std::mutex queue_mutex_;
   std::unique_ptr<MemoryCache> memory_cache_;
   mutable std::atomic<uint64_t> memory_allocations_{0};
+  mutable std::mutex command_resources_mutex_;
+  mutable std::vector<CommandResources> idle_command_resources_;
+  mutable std::atomic<uint64_t> command_pools_created_{0};
 };
 
 }  // namespace kiln::vulkan

@@ -476,6 +476,34 @@ TEST_F(Commands, RefusesMisuse) {
   EXPECT_TRUE(status.ok()) << status.ToString();
 }
 
+// A finished command list leaves its pool, command buffer and fence, reset,
+// for the next one: recordings after the first create none, and each runs
+// its own steps (also after a list that was never submitted).
+TEST_F(Commands, FinishedListsLeaveTheirPoolsForTheNext) {
+  std::shared_ptr<Buffer> buffer = MakeBuffer(64 * sizeof(uint32_t));
+  ASSERT_NE(buffer, nullptr);
+  auto fill = [&](uint32_t value) {
+    StatusOr<std::unique_ptr<CommandList>> list = CommandList::Create(device_);
+    ASSERT_TRUE(list.ok()) << list.status().ToString();
+    ASSERT_TRUE((*list)->Fill(buffer, 0, buffer->size(), value).ok());
+    ASSERT_TRUE((*list)->SubmitAndWait().ok());
+  };
+  fill(1);
+  const uint64_t pools = device_->command_pools_created();
+  for (uint32_t value = 2; value < 6; ++value) {
+    fill(value);
+    EXPECT_EQ(Read<uint32_t>(*buffer), std::vector<uint32_t>(64, value));
+  }
+  {
+    StatusOr<std::unique_ptr<CommandList>> unsubmitted = CommandList::Create(device_);
+    ASSERT_TRUE(unsubmitted.ok()) << unsubmitted.status().ToString();
+    ASSERT_TRUE((*unsubmitted)->Fill(buffer, 0, buffer->size(), 99).ok());
+  }
+  fill(7);
+  EXPECT_EQ(Read<uint32_t>(*buffer), std::vector<uint32_t>(64, 7u)) << "the abandoned fill never ran";
+  EXPECT_EQ(device_->command_pools_created(), pools) << "lists after the first created command pools";
+}
+
 TEST(MissingLoader, IsUnavailableWithTheReason) {
   // Only meaningful under the ctest entry vulkan.missing_loader.
   const char* loader = std::getenv("KILN_VULKAN_LOADER");
