@@ -143,17 +143,30 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
       case SlotKind::kBound: break;
     }
   }
+  // Results: each in a block of its own that the caller owns. Most are
+  // written there by the kernels (their slots placed in them); the rest are
+  // copied on the stream after the steps.
+  const std::vector<int>& sources = program.sequences[0].results;
+  std::vector<DeviceBlock> placed(sources.size());
+  for (size_t i = 0; i < sources.size(); ++i) {
+    const int slot = result_slots_[i];
+    if (slot < 0) continue;
+    const int64_t bytes =
+        std::max(DenseBytes(program.result_leaves[i]), program.slots[static_cast<size_t>(slot)].bytes);
+    KILN_ASSIGN_OR_RETURN(placed[i], DeviceBlock::Allocate(memory_, bytes));
+    frame.addresses[static_cast<size_t>(slot)] = placed[i].address();
+  }
   KILN_RETURN_IF_ERROR(
       driver.Check(driver.api().StreamCreate(&frame.stream, kStreamNonBlocking), "cuStreamCreate"));
   Status status = RunDeviceSequence(program, 0, frame, options, *queues_, "cuda");
-  // Results: each in a block of its own that the caller owns.
   std::vector<std::unique_ptr<DeviceBuffer>> results;
   if (status.ok()) {
-    const std::vector<int>& sources = program.sequences[0].results;
     for (size_t i = 0; i < sources.size() && status.ok(); ++i) {
       const int64_t bytes = DenseBytes(program.result_leaves[i]);
       DeviceBlock block;
-      if (bytes > 0) {
+      if (result_slots_[i] >= 0) {
+        block = std::move(placed[i]);
+      } else if (bytes > 0) {
         StatusOr<DeviceBlock> allocated = DeviceBlock::Allocate(memory_, bytes);
         if (!allocated.ok()) {
           status = allocated.status();

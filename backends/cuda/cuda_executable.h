@@ -38,7 +38,8 @@ class CudaExecutable : public Executable {
       : program_(std::move(program)),
         device_(device),
         memory_(std::move(memory)),
-        queues_(std::move(queues)) {}
+        queues_(std::move(queues)),
+        result_slots_(ResultSlotsToPlace(*program_)) {}
 
   std::shared_ptr<const CudaProgram> program_;
   Device* device_;
@@ -47,6 +48,8 @@ class CudaExecutable : public Executable {
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;   // per kernel of program_->ptx
   std::vector<DeviceBlock> constants_;  // per program constant
+  // Per result: the slot placed in the result's own block, or -1 (copied).
+  std::vector<int> result_slots_;
 };
 
 }  // namespace kiln::cuda

@@ -165,12 +165,28 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
       case DeviceSlotKind::kBound: break;
     }
   }
-  KILN_RETURN_IF_ERROR(RunDeviceSequence(program, 0, frame, options, *queues_, "vulkan"));
-  // Results: each in a buffer of its own that the caller owns, copied in the
-  // same submission as the last steps.
-  std::vector<std::unique_ptr<DeviceBuffer>> results;
+  // Results: each in a buffer of its own that the caller owns. Most are
+  // written there by the steps (their slots placed in them); the rest are
+  // copied in the same submission as the last steps.
   const std::vector<int>& sources = program.sequences[0].results;
+  std::vector<std::shared_ptr<Buffer>> placed(sources.size());
   for (size_t i = 0; i < sources.size(); ++i) {
+    const int slot = result_slots_[i];
+    if (slot < 0) continue;
+    const uint64_t bytes = static_cast<uint64_t>(
+        std::max(DenseBytes(program.result_leaves[i]), program.slots[static_cast<size_t>(slot)].bytes));
+    KILN_ASSIGN_OR_RETURN(placed[i], Buffer::Create(vulkan_, bytes));
+    frame.slots[static_cast<size_t>(slot)] =
+        BufferRange{placed[i], 0, frame.slots[static_cast<size_t>(slot)].size};
+  }
+  KILN_RETURN_IF_ERROR(RunDeviceSequence(program, 0, frame, options, *queues_, "vulkan"));
+  std::vector<std::unique_ptr<DeviceBuffer>> results;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (placed[i] != nullptr) {
+      results.push_back(
+          std::make_unique<VulkanArray>(program.result_leaves[i], device_, std::move(placed[i])));
+      continue;
+    }
     const int64_t bytes = DenseBytes(program.result_leaves[i]);
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
                           Buffer::Create(vulkan_, static_cast<uint64_t>(bytes)));

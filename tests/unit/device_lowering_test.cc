@@ -93,6 +93,33 @@ ENTRY e {
   EXPECT_EQ(program.result_leaves.size(), 2u);
 }
 
+// Results computed into temporaries are placed in their own buffers; a
+// parameter passed through, a constant, a value returned twice (its second
+// time) and a reshape of a parameter (an alias of its slot) are copied out.
+TEST(DeviceLoweringTest, ResultsComputedByStepsArePlacedTheRestCopied) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[8] parameter(0)
+  x = f32[8] exponential(a)
+  c = f32[2] constant({1, 2})
+  r = f32[2,4] reshape(a)
+  ROOT t = (f32[8], f32[8], f32[8], f32[2], f32[8], f32[2,4]) tuple(x, a, x, c, x, r)
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceProgram program;
+  ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
+  const std::vector<int> placed = ResultSlotsToPlace(program);
+  const std::vector<int>& results = program.sequences[0].results;
+  ASSERT_EQ(placed.size(), 6u);
+  EXPECT_EQ(placed[0], results[0]);
+  EXPECT_EQ(program.slots[static_cast<size_t>(placed[0])].kind, DeviceSlotKind::kTemporary);
+  EXPECT_EQ(placed[1], -1) << "a parameter";
+  EXPECT_EQ(placed[2], -1) << "x again";
+  EXPECT_EQ(placed[3], -1) << "a constant";
+  EXPECT_EQ(placed[4], -1) << "x a third time";
+  EXPECT_EQ(placed[5], -1) << "the parameter's slot under another shape";
+}
+
 TEST(DeviceLoweringTest, LoopsBranchesAndScratchBecomeTheirSteps) {
   std::unique_ptr<Module> module = Parse(R"(HloModule m
 add {
