@@ -169,6 +169,10 @@ class Emitter {
   StatusOr<Values> EmitCooperativeReduce(const Instruction& instruction, const Index& index,
                                          const std::vector<int64_t>& reduced_extents);
   int64_t CooperativeLanes(const Instruction& root) const;
+  // The index of a reduce's operand element: the output `index` in the kept
+  // dimensions, `r` delinearised over `reduced_extents` in the reduced ones.
+  StatusOr<Index> ReducedOperandIndex(const Instruction& reduce, const Index& index, const std::string& r,
+                                      const std::vector<int64_t>& reduced_extents);
   StatusOr<Values> EmitReduceWindow(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitDot(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitConvolution(const Instruction& instruction, const Index& index);
@@ -588,22 +592,31 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
   if (total == 0) return accumulators;
   const std::string r = Fresh("r");
   OpenLoop(LoopHeader(r, "0", std::to_string(total), "1"), total);
+  KILN_ASSIGN_OR_RETURN(Index operand_index, ReducedOperandIndex(instruction, index, r, reduced_extents));
+  KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, operand_index));
+  Close();
+  return accumulators;
+}
+
+StatusOr<Index> Emitter::ReducedOperandIndex(const Instruction& reduce, const Index& index,
+                                             const std::string& r,
+                                             const std::vector<int64_t>& reduced_extents) {
+  const Shape& input = reduce.operand(0)->shape;
+  const std::vector<int64_t>& reduced = reduce.attrs.dimensions;
   const Index within = Delinearize(r, reduced_extents);
-  Index operand_index;
+  Index at;
   size_t kept = 0;
   for (int64_t d = 0; d < input.rank(); ++d) {
     const auto position = std::find(reduced.begin(), reduced.end(), d);
     if (position != reduced.end()) {
-      operand_index.dims.push_back(within.dims[static_cast<size_t>(position - reduced.begin())]);
+      at.dims.push_back(within.dims[static_cast<size_t>(position - reduced.begin())]);
     } else {
-      if (kept >= index.dims.size()) return Refuse(instruction, "reduce output rank does not match");
-      operand_index.dims.push_back(index.dims[kept++]);
+      if (kept >= index.dims.size()) return Refuse(reduce, "reduce output rank does not match");
+      at.dims.push_back(index.dims[kept++]);
     }
   }
-  if (reduced.size() == static_cast<size_t>(input.rank())) operand_index.linear = r;
-  KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, operand_index));
-  Close();
-  return accumulators;
+  if (reduced.size() == static_cast<size_t>(input.rank())) at.linear = r;
+  return at;
 }
 
 int64_t Emitter::CooperativeLanes(const Instruction& root) const {
@@ -636,24 +649,9 @@ int64_t Emitter::CooperativeLanes(const Instruction& root) const {
 StatusOr<Values> Emitter::EmitCooperativeReduce(const Instruction& instruction, const Index& index,
                                                 const std::vector<int64_t>& reduced_extents) {
   const size_t count = instruction.operands.size() / 2;
-  const Shape& input = instruction.operand(0)->shape;
-  const std::vector<int64_t>& reduced = instruction.attrs.dimensions;
   const int64_t total = Product(reduced_extents);
-  auto operand_index = [&](const std::string& r) -> StatusOr<Index> {
-    const Index within = Delinearize(r, reduced_extents);
-    Index at;
-    size_t kept = 0;
-    for (int64_t d = 0; d < input.rank(); ++d) {
-      const auto position = std::find(reduced.begin(), reduced.end(), d);
-      if (position != reduced.end()) {
-        at.dims.push_back(within.dims[static_cast<size_t>(position - reduced.begin())]);
-      } else {
-        if (kept >= index.dims.size()) return Refuse(instruction, "reduce output rank does not match");
-        at.dims.push_back(index.dims[kept++]);
-      }
-    }
-    if (reduced.size() == static_cast<size_t>(input.rank())) at.linear = r;
-    return at;
+  auto operand_index = [&](const std::string& r) {
+    return ReducedOperandIndex(instruction, index, r, reduced_extents);
   };
   // Every lane has an element (total >= lanes): it starts from it.
   const std::string first = Fresh("r");

@@ -15,6 +15,7 @@
 
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
+#include "tests/vulkan/interpreter_agreement.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -52,27 +53,7 @@ TEST_P(CooperativeReduceTest, AgreesWithTheInterpreter) {
   uint32_t seed = 3;
   for (const Instruction* parameter : module->entry()->parameters())
     arguments.push_back(Argument(parameter->shape, seed++));
-  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
-  ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
-                           << vulkan.status().ToString();
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
-                            testing::ExecuteLeaves(*interpreter, *module, arguments));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, *module, arguments));
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t leaf = 0; leaf < want.size(); ++leaf) {
-    ASSERT_EQ(got[leaf].shape(), want[leaf].shape());
-    for (int64_t i = 0; i < want[leaf].element_count(); ++i) {
-      const double w = want[leaf].GetAsDouble(i), g = got[leaf].GetAsDouble(i);
-      if (std::isnan(w)) {
-        EXPECT_TRUE(std::isnan(g)) << c.name << " leaf " << leaf << " element " << i << " is " << g;
-      } else if (std::isinf(w)) {
-        EXPECT_EQ(g, w) << c.name << " leaf " << leaf << " element " << i;
-      } else {
-        EXPECT_NEAR(g, w, 1e-4 + 1e-5 * std::fabs(w)) << c.name << " leaf " << leaf << " element " << i;
-      }
-    }
-  }
+  ExpectVulkanAgreesWithInterpreter(*module, arguments, c.name);
 }
 
 const char kSum[] =

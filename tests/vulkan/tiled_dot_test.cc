@@ -14,6 +14,7 @@
 #include "backends/vulkan/vulkan_device.h"
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
+#include "tests/vulkan/interpreter_agreement.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -52,27 +53,7 @@ TEST_P(TiledDotTest, AgreesWithTheInterpreter) {
   arguments.push_back(Values(entry.parameters()[0]->shape, 1, true));
   arguments.push_back(Values(entry.parameters()[1]->shape, 2, false));
 
-  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
-  ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
-                           << vulkan.status().ToString();
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
-                            testing::ExecuteLeaves(*interpreter, *module, arguments));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, *module, arguments));
-  ASSERT_EQ(got.size(), 1u);
-  ASSERT_EQ(got[0].shape(), want[0].shape());
-  int64_t nans = 0;
-  for (int64_t i = 0; i < want[0].element_count(); ++i) {
-    const double w = want[0].GetAsDouble(i), g = got[0].GetAsDouble(i);
-    if (std::isnan(w)) {
-      ++nans;
-      EXPECT_TRUE(std::isnan(g)) << c.name << " element " << i << " is " << g << ", expected NaN";
-    } else if (std::isinf(w)) {
-      EXPECT_EQ(g, w) << c.name << " element " << i;
-    } else {
-      EXPECT_NEAR(g, w, 1e-4 + 1e-5 * std::fabs(w)) << c.name << " element " << i;
-    }
-  }
+  const int64_t nans = ExpectVulkanAgreesWithInterpreter(*module, arguments, c.name);
   EXPECT_GT(nans, 0) << c.name << ": the planted NaN and infinities should reach some outputs";
 }
 
