@@ -127,6 +127,11 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
   if (program.scratch_bytes > 0) {
     KILN_ASSIGN_OR_RETURN(scratch, DeviceBlock::Allocate(memory_, program.scratch_bytes));
   }
+  // Results: each in a block of its own that the caller owns. Result slots
+  // are written there by the kernels; the rest are copied on the stream
+  // after the steps.
+  const std::vector<int>& sources = program.sequences[0].results;
+  std::vector<DeviceBlock> placed(sources.size());
   for (size_t i = 0; i < program.slots.size(); ++i) {
     const Slot& slot = program.slots[i];
     switch (slot.kind) {
@@ -140,21 +145,14 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
         frame.addresses[i] =
             static_cast<const CudaBuffer*>(arguments[static_cast<size_t>(slot.index)])->address();
         break;
+      case SlotKind::kResult: {
+        DeviceBlock& result = placed[static_cast<size_t>(slot.index)];
+        KILN_ASSIGN_OR_RETURN(result, DeviceBlock::Allocate(memory_, slot.bytes));
+        frame.addresses[i] = result.address();
+        break;
+      }
       case SlotKind::kBound: break;
     }
-  }
-  // Results: each in a block of its own that the caller owns. Most are
-  // written there by the kernels (their slots placed in them); the rest are
-  // copied on the stream after the steps.
-  const std::vector<int>& sources = program.sequences[0].results;
-  std::vector<DeviceBlock> placed(sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const int slot = result_slots_[i];
-    if (slot < 0) continue;
-    const int64_t bytes =
-        std::max(DenseBytes(program.result_leaves[i]), program.slots[static_cast<size_t>(slot)].bytes);
-    KILN_ASSIGN_OR_RETURN(placed[i], DeviceBlock::Allocate(memory_, bytes));
-    frame.addresses[static_cast<size_t>(slot)] = placed[i].address();
   }
   KILN_RETURN_IF_ERROR(
       driver.Check(driver.api().StreamCreate(&frame.stream, kStreamNonBlocking), "cuStreamCreate"));
@@ -164,7 +162,7 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
     for (size_t i = 0; i < sources.size() && status.ok(); ++i) {
       const int64_t bytes = DenseBytes(program.result_leaves[i]);
       DeviceBlock block;
-      if (result_slots_[i] >= 0) {
+      if (placed[i].bytes() > 0) {
         block = std::move(placed[i]);
       } else if (bytes > 0) {
         StatusOr<DeviceBlock> allocated = DeviceBlock::Allocate(memory_, bytes);

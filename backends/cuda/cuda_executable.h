@@ -38,8 +38,7 @@ class CudaExecutable : public Executable {
       : program_(std::move(program)),
         device_(device),
         memory_(std::move(memory)),
-        queues_(std::move(queues)),
-        result_slots_(ResultSlotsToPlace(*program_)) {}
+        queues_(std::move(queues)) {}
 
   std::shared_ptr<const CudaProgram> program_;
   Device* device_;
@@ -48,8 +47,6 @@ class CudaExecutable : public Executable {
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;   // per kernel of program_->ptx
   std::vector<DeviceBlock> constants_;  // per program constant
-  // Per result: the slot placed in the result's own block, or -1 (copied).
-  std::vector<int> result_slots_;
 };
 
 }  // namespace kiln::cuda

@@ -11,14 +11,6 @@
 #include "core/lowering/rng_key.h"
 
 namespace kiln::vulkan {
-namespace {
-
-// The emitter's launch shape: kernels loop over their elements, so the
-// group count never has to cover them all.
-constexpr auto kWorkgroupSize = static_cast<uint32_t>(kGlslWorkgroupSize);
-constexpr int64_t kMaxGroups = kGlslMaxWorkgroups;
-
-}  // namespace
 
 Status ValidationVerdict(std::string_view during) {
   StatusOr<const Instance*> instance = Instance::Get();
@@ -51,8 +43,8 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     ranges.reserve(step.buffers.size());
     for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
     const int64_t groups = std::clamp<int64_t>(
-        (shader.glsl.invocations + kWorkgroupSize - 1) / kWorkgroupSize, 0,
-        std::min<int64_t>(kMaxGroups, executable_.vulkan_->features().max_workgroup_count[0]));
+        (shader.glsl.invocations + kGlslWorkgroupSize - 1) / kGlslWorkgroupSize, 0,
+        std::min<int64_t>(kGlslMaxWorkgroups, executable_.vulkan_->features().max_workgroup_count[0]));
     // An rng kernel's key, (lo, hi) words: one per launch of this execution.
     std::array<std::byte, 8> key{};
     if (shader.glsl.takes_rng_key) {
@@ -120,7 +112,7 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.spirv = shader.spirv;
     spec.buffer_count = static_cast<uint32_t>(shader.glsl.binding_count);
     spec.push_constant_bytes = static_cast<uint32_t>(shader.glsl.push_constant_bytes);
-    spec.workgroup_size_x = kWorkgroupSize;
+    spec.workgroup_size_x = static_cast<uint32_t>(kGlslWorkgroupSize);
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
     executable->kernels_.push_back(std::move(kernel));
   }
@@ -149,6 +141,11 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
   StepExecutor frame(*this, options.rng_seed);
   KILN_RETURN_IF_ERROR(frame.Start());
   frame.slots.resize(program.slots.size());
+  // Results: each in a buffer of its own that the caller owns. Result slots
+  // are written there by the steps; the rest are copied in the same
+  // submission as the last steps.
+  const std::vector<int>& sources = program.sequences[0].results;
+  std::vector<std::shared_ptr<Buffer>> placed(sources.size());
   for (size_t i = 0; i < program.slots.size(); ++i) {
     const DeviceSlot& slot = program.slots[i];
     BufferRange& range = frame.slots[i];
@@ -162,22 +159,14 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
       case DeviceSlotKind::kParameter:
         range.buffer = static_cast<const VulkanArray*>(arguments[static_cast<size_t>(slot.index)])->buffer();
         break;
+      case DeviceSlotKind::kResult: {
+        std::shared_ptr<Buffer>& result = placed[static_cast<size_t>(slot.index)];
+        KILN_ASSIGN_OR_RETURN(result, Buffer::Create(vulkan_, static_cast<uint64_t>(slot.bytes)));
+        range.buffer = result;
+        break;
+      }
       case DeviceSlotKind::kBound: break;
     }
-  }
-  // Results: each in a buffer of its own that the caller owns. Most are
-  // written there by the steps (their slots placed in them); the rest are
-  // copied in the same submission as the last steps.
-  const std::vector<int>& sources = program.sequences[0].results;
-  std::vector<std::shared_ptr<Buffer>> placed(sources.size());
-  for (size_t i = 0; i < sources.size(); ++i) {
-    const int slot = result_slots_[i];
-    if (slot < 0) continue;
-    const uint64_t bytes = static_cast<uint64_t>(
-        std::max(DenseBytes(program.result_leaves[i]), program.slots[static_cast<size_t>(slot)].bytes));
-    KILN_ASSIGN_OR_RETURN(placed[i], Buffer::Create(vulkan_, bytes));
-    frame.slots[static_cast<size_t>(slot)] =
-        BufferRange{placed[i], 0, frame.slots[static_cast<size_t>(slot)].size};
   }
   KILN_RETURN_IF_ERROR(RunDeviceSequence(program, 0, frame, options, *queues_, "vulkan"));
   std::vector<std::unique_ptr<DeviceBuffer>> results;

@@ -42,8 +42,7 @@ class VulkanExecutable : public Executable {
       : program_(std::move(program)),
         device_(device),
         vulkan_(std::move(vulkan)),
-        queues_(std::move(queues)),
-        result_slots_(ResultSlotsToPlace(*program_)) {}
+        queues_(std::move(queues)) {}
 
   std::shared_ptr<const VulkanProgram> program_;
   kiln::Device* device_;
@@ -51,8 +50,6 @@ class VulkanExecutable : public Executable {
   std::shared_ptr<interpreter::HostQueues> queues_;
   std::vector<std::shared_ptr<Kernel>> kernels_;    // per program kernel
   std::vector<std::shared_ptr<Buffer>> constants_;  // per program constant
-  // Per result: the slot placed in the result's own buffer, or -1 (copied).
-  std::vector<int> result_slots_;
 };
 
 }  // namespace kiln::vulkan

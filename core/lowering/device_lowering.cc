@@ -381,6 +381,33 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
   return RunOptimizationPipeline(module, pipeline);
 }
 
+namespace {
+
+// Entry results computed into temporaries become result slots, written where
+// the caller gets them instead of into scratch and a copy; then the
+// remaining temporaries are packed again. A parameter, a constant, an empty
+// array or a slot named as a second result is still copied out. Aliases of a
+// value share its slot index (every temporary has a scratch range of its
+// own), so changing the slot moves all of them.
+void PlaceResults(DeviceProgram& program, int64_t alignment) {
+  const std::vector<int>& results = program.sequences[0].results;
+  for (size_t i = 0; i < results.size(); ++i) {
+    DeviceSlot& slot = program.slots[static_cast<size_t>(results[i])];
+    if (slot.kind != DeviceSlotKind::kTemporary || slot.bytes == 0) continue;
+    slot.kind = DeviceSlotKind::kResult;
+    slot.index = static_cast<int64_t>(i);
+    slot.offset = 0;
+  }
+  program.scratch_bytes = 0;
+  for (DeviceSlot& slot : program.slots) {
+    if (slot.kind != DeviceSlotKind::kTemporary) continue;
+    slot.offset = program.scratch_bytes;
+    program.scratch_bytes += (slot.bytes + alignment - 1) / alignment * alignment;
+  }
+}
+
+}  // namespace
+
 Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
                       DeviceProgram& program) {
   if (module == nullptr || module->entry() == nullptr)
@@ -398,6 +425,7 @@ Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules&
     return Internal(rules.backend, ": the entry yields ", program.sequences[0].results.size(),
                     " arrays, its shape has ", program.result_leaves.size());
   }
+  PlaceResults(program, rules.slot_alignment);
   return OkStatus();
 }
 

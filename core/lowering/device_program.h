@@ -27,6 +27,8 @@ enum class DeviceSlotKind {
   kConstant,   // the program's uploaded constant `index`
   kParameter,  // argument leaf `index`
   kBound,      // a nested computation's parameter, set while it runs
+  kResult,     // entry result leaf `index`: the caller's own buffer, which
+               // the steps write directly (no scratch, no copy out)
 };
 
 struct DeviceSlot {
@@ -90,26 +92,5 @@ struct DeviceProgram {
   int64_t scratch_bytes = 0;
   std::vector<KernelDescription> kernels;  // step.kernel indexes this
 };
-
-// For each result leaf of the entry sequence, the slot an execution may
-// place in the result's own buffer, so that the steps write the result
-// where the caller gets it instead of into scratch and a copy: a temporary
-// slot of some bytes that no earlier result names. -1 where the result is
-// copied out: a parameter, a constant, an empty array, or a slot given as
-// two results. Aliases of a value share its slot index (every temporary has
-// a scratch range of its own), so placing the slot moves all of them.
-inline std::vector<int> ResultSlotsToPlace(const DeviceProgram& program) {
-  std::vector<int> placed;
-  const std::vector<int>& results = program.sequences.empty() ? placed : program.sequences[0].results;
-  for (size_t i = 0; i < results.size(); ++i) {
-    const int slot = results[i];
-    bool eligible = slot >= 0 && static_cast<size_t>(slot) < program.slots.size() &&
-                    program.slots[static_cast<size_t>(slot)].kind == DeviceSlotKind::kTemporary &&
-                    program.slots[static_cast<size_t>(slot)].bytes > 0;
-    for (size_t j = 0; j < i && eligible; ++j) eligible = results[j] != slot;
-    placed.push_back(eligible ? slot : -1);
-  }
-  return placed;
-}
 
 }  // namespace kiln

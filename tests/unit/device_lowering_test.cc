@@ -71,10 +71,13 @@ ENTRY e {
   ASSERT_EQ(launch.buffers.size(), 3u);  // two inputs, one output
   EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[0])].kind, DeviceSlotKind::kParameter);
   EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[1])].index, 1);
-  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].kind, DeviceSlotKind::kTemporary);
+  // The output is written where the caller gets it: result 0, no scratch.
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].kind, DeviceSlotKind::kResult);
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].index, 0);
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].bytes, 4000);
   EXPECT_EQ(program.sequences[0].results, std::vector<int>{launch.buffers[2]});
   EXPECT_EQ(program.parameter_leaves.size(), 2u);
-  EXPECT_EQ(program.scratch_bytes, 4032);  // 4000 bytes rounded up to 64
+  EXPECT_EQ(program.scratch_bytes, 0);
 }
 
 TEST(DeviceLoweringTest, EqualKernelsAreCompiledOnce) {
@@ -108,16 +111,20 @@ ENTRY e {
   ASSERT_NE(module, nullptr);
   DeviceProgram program;
   ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
-  const std::vector<int> placed = ResultSlotsToPlace(program);
   const std::vector<int>& results = program.sequences[0].results;
-  ASSERT_EQ(placed.size(), 6u);
-  EXPECT_EQ(placed[0], results[0]);
-  EXPECT_EQ(program.slots[static_cast<size_t>(placed[0])].kind, DeviceSlotKind::kTemporary);
-  EXPECT_EQ(placed[1], -1) << "a parameter";
-  EXPECT_EQ(placed[2], -1) << "x again";
-  EXPECT_EQ(placed[3], -1) << "a constant";
-  EXPECT_EQ(placed[4], -1) << "x a third time";
-  EXPECT_EQ(placed[5], -1) << "the parameter's slot under another shape";
+  ASSERT_EQ(results.size(), 6u);
+  auto placed = [&](size_t i) {
+    const DeviceSlot& slot = program.slots[static_cast<size_t>(results[i])];
+    return slot.kind == DeviceSlotKind::kResult && slot.index == static_cast<int64_t>(i);
+  };
+  EXPECT_TRUE(placed(0));
+  EXPECT_EQ(program.scratch_bytes, 0) << "a result slot takes no scratch";
+  EXPECT_FALSE(placed(1)) << "a parameter";
+  EXPECT_EQ(program.slots[static_cast<size_t>(results[1])].kind, DeviceSlotKind::kParameter);
+  EXPECT_FALSE(placed(2)) << "x again";
+  EXPECT_FALSE(placed(3)) << "a constant";
+  EXPECT_FALSE(placed(4)) << "x a third time";
+  EXPECT_FALSE(placed(5)) << "the parameter's slot under another shape";
 }
 
 TEST(DeviceLoweringTest, LoopsBranchesAndScratchBecomeTheirSteps) {
@@ -173,6 +180,16 @@ ENTRY e {
   ASSERT_EQ(reduce->buffers.size(), 4u);  // operand, init, output, scratch
   EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].bytes, 100);
   EXPECT_EQ(program.constants.size(), 4u);  // two in the entry, one in the condition, one in the body
+  // The temporaries that remain are packed in order, each rounded up to 64.
+  int64_t expected_offset = 0;
+  for (const DeviceSlot& slot : program.slots) {
+    if (slot.kind != DeviceSlotKind::kTemporary) continue;
+    EXPECT_EQ(slot.offset, expected_offset);
+    expected_offset += (slot.bytes + 63) / 64 * 64;
+  }
+  EXPECT_GT(expected_offset, 0);
+  EXPECT_EQ(program.scratch_bytes, expected_offset);
+  EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].offset % 64, 0);
 }
 
 TEST(DeviceLoweringTest, RefusalsNameTheOpTheBackendAndTheReason) {
