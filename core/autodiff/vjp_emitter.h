@@ -1,0 +1,85 @@
+// What a derivative rule writes with: adds instructions to the computation
+// being differentiated, each through shape inference (so a rule cannot build
+// an ill-typed program silently), and the few composite pieces rules share
+// (constants of a value's type, sums over dimensions, zeros).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ir.h"
+#include "core/ir_edit.h"
+
+namespace kiln::autodiff {
+
+// The cotangent of one value. An array value's is `array`, null when it is
+// zero (nothing reached it yet); a tuple value's is one Cotangent per
+// element, or no elements at all when every element is zero. Zeros stay
+// symbolic so that parts of a program no gradient reaches cost nothing.
+struct Cotangent {
+  Instruction* array = nullptr;
+  std::vector<Cotangent> elements;
+
+  bool IsZero() const;
+};
+
+class VjpEmitter {
+ public:
+  VjpEmitter(Module& module, Computation& computation)
+      : module_(module), computation_(computation), names_(computation) {}
+
+  Module& module() { return module_; }
+  Computation& computation() { return computation_; }
+
+  // The first failure of shape inference among the instructions added so
+  // far (a rule built something ill-typed: INTERNAL, naming the op), or OK.
+  const Status& status() const { return status_; }
+
+  // Adds `opcode` over `operands` with the shape inference gives (or
+  // `declared`, for ops whose shape the operands do not fix).
+  Instruction* Add(Opcode opcode, std::vector<Instruction*> operands, Attributes attrs = {},
+                   const Shape* declared = nullptr, std::vector<Computation*> called = {});
+
+  // Elementwise ops on operands of one shape.
+  Instruction* Unary(Opcode opcode, Instruction* x) { return Add(opcode, {x}); }
+  Instruction* Binary(Opcode opcode, Instruction* x, Instruction* y) { return Add(opcode, {x, y}); }
+  Instruction* Compare(Instruction* x, Instruction* y, ComparisonDirection direction);
+  Instruction* Select(Instruction* pred, Instruction* on_true, Instruction* on_false);
+
+  // A constant `value` of `like`'s element type and dimensions (a scalar
+  // constant broadcast when `like` is not a scalar).
+  Instruction* Full(double value, const Shape& like);
+  Instruction* Zeros(const Shape& like) { return Full(0.0, like); }
+  // A zero of every array leaf of `shape`, as a tuple where it is one.
+  Instruction* ZerosOf(const Shape& shape);
+
+  Instruction* Convert(Instruction* x, ElementType to);
+  Instruction* BroadcastInDim(Instruction* x, const Shape& like, std::vector<int64_t> dimensions);
+  Instruction* Reshape(Instruction* x, std::vector<int64_t> dimensions);
+  Instruction* Transpose(Instruction* x, std::vector<int64_t> permutation);
+  // The sum of `x` over `dimensions` (sorted); `x` itself when there are none.
+  Instruction* ReduceSum(Instruction* x, std::vector<int64_t> dimensions);
+  // Sums `x` down to `target`'s dimensions where `target` is a scalar that
+  // an elementwise op used against `x`'s shape; `x` when the shapes agree.
+  Instruction* SumToShape(Instruction* x, const Shape& target);
+  Instruction* GetTupleElement(Instruction* tuple, int64_t index);
+  Instruction* Tuple(std::vector<Instruction*> elements);
+  // A new parameter of the computation, numbered after the existing ones.
+  Instruction* AddParameter(const Shape& shape, const std::string& name);
+
+ private:
+  // The scalar (x, y) -> x + y computation of an element type, made once per module.
+  Computation* Adder(ElementType type);
+
+  Module& module_;
+  Computation& computation_;
+  NameUniquer names_;
+  Status status_;
+  std::unordered_map<int, Computation*> adders_;
+};
+
+}  // namespace kiln::autodiff

@@ -1,0 +1,112 @@
+#include "core/autodiff/vjp_rules.h"
+
+#include <array>
+#include <string>
+
+namespace kiln::autodiff {
+namespace {
+
+struct RuleEntry {
+  Opcode opcode;
+  VjpRule rule;  // null: differentiable, but no rule yet
+};
+
+// The one table of derivative rules. An opcode with the kDifferentiable
+// trait is either here with its rule or here with null ("not yet"); the
+// autodiff test checks that none is missing. Opcodes without the trait have
+// no derivative (their results are integers or predicates, or they are
+// random, opaque or I/O).
+constexpr RuleEntry kRules[] = {
+    {Opcode::kAbs, UnaryRule},
+    {Opcode::kAdd, AddRule},
+    {Opcode::kAllReduce, nullptr},
+    {Opcode::kAtan2, Atan2Rule},
+    {Opcode::kBatchNormGrad, nullptr},
+    {Opcode::kBatchNormInference, nullptr},
+    {Opcode::kBatchNormTraining, nullptr},
+    {Opcode::kBroadcast, BroadcastRule},
+    {Opcode::kCall, nullptr},
+    {Opcode::kCbrt, UnaryRule},
+    {Opcode::kCeil, ZeroDerivativeRule},
+    {Opcode::kClamp, ClampRule},
+    {Opcode::kComplex, nullptr},
+    {Opcode::kConcatenate, ConcatenateRule},
+    {Opcode::kConditional, nullptr},
+    {Opcode::kConvert, ConvertRule},
+    {Opcode::kConvolution, nullptr},
+    {Opcode::kCopy, IdentityRule},
+    {Opcode::kCos, UnaryRule},
+    {Opcode::kDivide, DivideRule},
+    {Opcode::kDot, DotRule},
+    {Opcode::kDynamicSlice, nullptr},
+    {Opcode::kDynamicUpdateSlice, nullptr},
+    {Opcode::kErf, UnaryRule},
+    {Opcode::kExp, UnaryRule},
+    {Opcode::kExpm1, UnaryRule},
+    {Opcode::kFft, nullptr},
+    {Opcode::kFloor, ZeroDerivativeRule},
+    {Opcode::kFusion, nullptr},
+    {Opcode::kGather, nullptr},
+    {Opcode::kGetTupleElement, GetTupleElementRule},
+    {Opcode::kImag, nullptr},
+    {Opcode::kLog, UnaryRule},
+    {Opcode::kLog1p, UnaryRule},
+    {Opcode::kLogistic, UnaryRule},
+    {Opcode::kMap, nullptr},
+    {Opcode::kMaximum, MaxMinRule},
+    {Opcode::kMinimum, MaxMinRule},
+    {Opcode::kMultiply, MultiplyRule},
+    {Opcode::kNegate, UnaryRule},
+    {Opcode::kOptimizationBarrier, IdentityRule},
+    {Opcode::kPad, PadRule},
+    {Opcode::kPower, PowerRule},
+    {Opcode::kReal, nullptr},
+    {Opcode::kReduce, ReduceRule},
+    {Opcode::kReducePrecision, IdentityRule},
+    {Opcode::kReduceWindow, nullptr},
+    {Opcode::kRemainder, RemainderRule},
+    {Opcode::kReshape, ReshapeRule},
+    {Opcode::kReverse, ReverseRule},
+    {Opcode::kRoundNearestAfz, ZeroDerivativeRule},
+    {Opcode::kRoundNearestEven, ZeroDerivativeRule},
+    {Opcode::kRsqrt, UnaryRule},
+    {Opcode::kScatter, nullptr},
+    {Opcode::kSelect, SelectRule},
+    {Opcode::kSelectAndScatter, nullptr},
+    {Opcode::kSign, ZeroDerivativeRule},
+    {Opcode::kSin, UnaryRule},
+    {Opcode::kSlice, SliceRule},
+    {Opcode::kSort, nullptr},
+    {Opcode::kSqrt, UnaryRule},
+    {Opcode::kSubtract, SubtractRule},
+    {Opcode::kTan, UnaryRule},
+    {Opcode::kTanh, UnaryRule},
+    {Opcode::kTopK, nullptr},
+    {Opcode::kTranspose, TransposeRule},
+    {Opcode::kTuple, TupleRule},
+    {Opcode::kWhile, nullptr},
+};
+
+}  // namespace
+
+RuleLookup FindVjpRule(Opcode opcode) {
+  for (const RuleEntry& entry : kRules) {
+    if (entry.opcode != opcode) continue;
+    if (entry.rule == nullptr) return {RuleState::kNotYet, nullptr};
+    return {RuleState::kRule, entry.rule};
+  }
+  return {RuleState::kNotDifferentiable, nullptr};
+}
+
+Status NoRuleError(const Instruction& instruction, RuleState state) {
+  const std::string op(OpcodeName(instruction.opcode));
+  if (state == RuleState::kNotYet) {
+    return Unimplemented("kiln grad: no derivative rule yet for '", op, "' (instruction ", instruction.name,
+                         "); the differentiated parameters reach the result through it");
+  }
+  return InvalidArgument("kiln grad: '", op, "' is not differentiable (instruction ", instruction.name, ", ",
+                         instruction.shape.ToString(),
+                         "); the differentiated parameters must not reach the result through it");
+}
+
+}  // namespace kiln::autodiff

@@ -1,0 +1,71 @@
+// The derivative rules of reverse mode, one per opcode, kept in one table
+// (vjp_rules.cc) beside the op traits of core/opcode.h: every opcode with
+// the kDifferentiable trait either has a rule there or is listed there as
+// not differentiated yet.
+//
+// A rule gets the forward instruction (whose operands are forward values it
+// may read) and the cotangent of its result, and returns the cotangent of
+// each operand (a zero Cotangent for operands that get none: integer
+// operands, predicates, indices). It adds what it needs through the emitter.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "core/autodiff/vjp_emitter.h"
+#include "core/status.h"
+
+namespace kiln::autodiff {
+
+using VjpRule = StatusOr<std::vector<Cotangent>> (*)(VjpEmitter& emitter, Instruction& instruction,
+                                                     const Cotangent& cotangent);
+
+enum class RuleState {
+  kRule,              // differentiated
+  kNotYet,            // differentiable, no rule yet: UNIMPLEMENTED
+  kNotDifferentiable  // no derivative (no kDifferentiable trait): INVALID_ARGUMENT
+};
+
+struct RuleLookup {
+  RuleState state = RuleState::kNotDifferentiable;
+  VjpRule rule = nullptr;  // set when state is kRule
+};
+
+RuleLookup FindVjpRule(Opcode opcode);
+
+// The error for an instruction on the path from a differentiated parameter
+// to the result whose opcode has no rule (`state` is not kRule).
+Status NoRuleError(const Instruction& instruction, RuleState state);
+
+// The rules, by family (elementwise_rules.cc, structural_rules.cc,
+// contraction_rules.cc); the table in vjp_rules.cc refers to them.
+#define KILN_VJP_RULE(name)                                                                              \
+  StatusOr<std::vector<Cotangent>> name([[maybe_unused]] VjpEmitter& e, [[maybe_unused]] Instruction& x, \
+                                        [[maybe_unused]] const Cotangent& ct)
+KILN_VJP_RULE(AddRule);
+KILN_VJP_RULE(SubtractRule);
+KILN_VJP_RULE(MultiplyRule);
+KILN_VJP_RULE(DivideRule);
+KILN_VJP_RULE(RemainderRule);
+KILN_VJP_RULE(PowerRule);
+KILN_VJP_RULE(Atan2Rule);
+KILN_VJP_RULE(MaxMinRule);
+KILN_VJP_RULE(UnaryRule);
+KILN_VJP_RULE(ZeroDerivativeRule);
+KILN_VJP_RULE(IdentityRule);
+KILN_VJP_RULE(SelectRule);
+KILN_VJP_RULE(ClampRule);
+KILN_VJP_RULE(ConvertRule);
+KILN_VJP_RULE(BroadcastRule);
+KILN_VJP_RULE(ReshapeRule);
+KILN_VJP_RULE(TransposeRule);
+KILN_VJP_RULE(SliceRule);
+KILN_VJP_RULE(ConcatenateRule);
+KILN_VJP_RULE(PadRule);
+KILN_VJP_RULE(ReverseRule);
+KILN_VJP_RULE(GetTupleElementRule);
+KILN_VJP_RULE(TupleRule);
+KILN_VJP_RULE(ReduceRule);
+KILN_VJP_RULE(DotRule);
+
+}  // namespace kiln::autodiff
