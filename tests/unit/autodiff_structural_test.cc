@@ -1,0 +1,214 @@
+// Reverse mode over the shape ops, reductions and dot_general: gradients
+// against f64 central differences on random shapes (seeded), on the
+// interpreter and cpu (tests/unit/autodiff_gradient_check.h).
+#include <random>
+
+#include "tests/unit/autodiff_gradient_check.h"
+
+namespace kiln {
+namespace {
+
+using testing::ExpectGradientsMatchFiniteDifferences;
+using testing::RandomF64;
+using testing::RandomF64Shape;
+
+const Shape F64(std::vector<int64_t> dimensions) { return Shape(ElementType::kF64, std::move(dimensions)); }
+
+// Builds a module with one parameter per shape, rooted at `body`'s op.
+template <typename Body>
+std::unique_ptr<Module> BuildModule(const std::vector<Shape>& shapes, Body body) {
+  Builder builder("f");
+  std::vector<Op> parameters;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    parameters.push_back(builder.Parameter(static_cast<int64_t>(i), shapes[i], "p" + std::to_string(i)));
+  }
+  Op root = body(builder, parameters);
+  auto module = builder.Build(root);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+std::vector<Literal> RandomInputs(const std::vector<Shape>& shapes, std::mt19937& random) {
+  std::vector<Literal> inputs;
+  for (const Shape& shape : shapes) inputs.push_back(RandomF64(shape, random));
+  return inputs;
+}
+
+std::vector<int64_t> AllParameters(size_t count) {
+  std::vector<int64_t> all;
+  for (size_t i = 0; i < count; ++i) all.push_back(static_cast<int64_t>(i));
+  return all;
+}
+
+void Check(const std::vector<Shape>& shapes, auto body, uint32_t seed) {
+  std::mt19937 random(seed);
+  auto module = BuildModule(shapes, body);
+  ASSERT_NE(module, nullptr);
+  ExpectGradientsMatchFiniteDifferences(*module, AllParameters(shapes.size()), RandomInputs(shapes, random),
+                                        seed);
+}
+
+TEST(AutodiffStructuralTest, BroadcastAddsDimensions) {
+  Check(
+      {F64({3, 4})},
+      [](Builder& b, std::vector<Op>& p) {
+        const int64_t out[] = {2, 3, 4};
+        const int64_t dims[] = {1, 2};
+        return b.BroadcastInDim(p[0], out, dims);
+      },
+      1);
+  Check(
+      {F64({})},
+      [](Builder& b, std::vector<Op>& p) {
+        const int64_t out[] = {2, 3};
+        return b.BroadcastInDim(p[0], out, {});
+      },
+      2);
+}
+
+TEST(AutodiffStructuralTest, ReshapeTransposeReverse) {
+  std::mt19937 random(3);
+  for (int trial = 0; trial < 3; ++trial) {
+    const Shape shape = RandomF64Shape(random);
+    Check(
+        {shape},
+        [&](Builder& b, std::vector<Op>& p) {
+          std::vector<int64_t> permutation;
+          for (int64_t d = shape.rank() - 1; d >= 0; --d) permutation.push_back(d);
+          const int64_t reversed[] = {0};
+          const int64_t flat[] = {shape.element_count()};
+          Op moved = b.Rev(b.Transpose(b.Sin(p[0]), permutation), reversed);
+          return b.Reshape(moved, flat);
+        },
+        static_cast<uint32_t>(trial));
+  }
+}
+
+TEST(AutodiffStructuralTest, StridedSlice) {
+  Check(
+      {F64({5, 7})},
+      [](Builder& b, std::vector<Op>& p) {
+        const int64_t starts[] = {1, 0};
+        const int64_t limits[] = {5, 7};
+        const int64_t strides[] = {2, 3};
+        return b.Slice(b.Exp(p[0]), starts, limits, strides);
+      },
+      4);
+}
+
+TEST(AutodiffStructuralTest, Concatenate) {
+  Check(
+      {F64({2, 3}), F64({2, 1}), F64({2, 4})},
+      [](Builder& b, std::vector<Op>& p) {
+        const Op parts[] = {p[0], b.Tanh(p[1]), p[2]};
+        return b.ConcatInDim(parts, 1);
+      },
+      5);
+}
+
+TEST(AutodiffStructuralTest, PadWithNegativeAndInteriorPadding) {
+  Check(
+      {F64({4, 3}), F64({})},
+      [](Builder& b, std::vector<Op>& p) {
+        const PaddingDimension config[] = {{-1, 2, 1}, {2, -1, 0}};
+        return b.Pad(b.Mul(p[0], p[0]), p[1], config);
+      },
+      6);
+}
+
+TEST(AutodiffStructuralTest, ReduceSumOverSomeDimensionsWithInitialValue) {
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  Check(
+      {F64({3, 4, 2}), F64({})},
+      [&](Builder& b, std::vector<Op>& p) {
+        const int64_t dims[] = {0, 2};
+        return b.Reduce(b.Sin(p[0]), p[1], *add, dims);
+      },
+      7);
+}
+
+TEST(AutodiffStructuralTest, ReduceMaxAndMinAtGenericPoints) {
+  for (Opcode opcode : {Opcode::kMaximum, Opcode::kMinimum}) {
+    KILN_ASSERT_OK_AND_ASSIGN(auto reducer, testing::ScalarBinaryComputation(opcode, ElementType::kF64, "r"));
+    Check(
+        {F64({3, 5})},
+        [&](Builder& b, std::vector<Op>& p) {
+          const int64_t dims[] = {1};
+          const double init = opcode == Opcode::kMaximum ? -1e30 : 1e30;
+          return b.Reduce(p[0], b.ConstantR0<double>(init), *reducer, dims);
+        },
+        8);
+  }
+}
+
+// JAX's reduce_max gives each of the equal maxima an equal share.
+TEST(AutodiffStructuralTest, ReduceMaxSharesTheCotangentAmongTies) {
+  KILN_ASSERT_OK_AND_ASSIGN(auto max,
+                            testing::ScalarBinaryComputation(Opcode::kMaximum, ElementType::kF64, "max"));
+  Builder builder("max_ties");
+  const int64_t dims[] = {1};
+  builder.Reduce(builder.Parameter(0, F64({2, 4}), "x"), builder.ConstantR0<double>(-1e30), *max, dims);
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+  KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0}));
+  const Literal inputs[] = {Literal::FromVector<double>({1, 3, 3, 2, 7, 7, 7, 0}, {2, 4}),
+                            Literal::FromVector<double>({6, 9})};
+  KILN_ASSERT_OK_AND_ASSIGN(Literal result, testing::Run(*vjp, inputs));
+  EXPECT_EQ(result.tuple_elements()[0], Literal::FromVector<double>({3, 7}));
+  EXPECT_EQ(result.tuple_elements()[1], Literal::FromVector<double>({0, 3, 3, 0, 3, 3, 3, 0}, {2, 4}));
+}
+
+struct DotCase {
+  std::vector<int64_t> lhs, rhs;
+  DotDimensionNumbers numbers;
+};
+
+TEST(AutodiffStructuralTest, DotGeneralBothOperands) {
+  DotDimensionNumbers matmul;
+  matmul.lhs_contracting_dimensions = {1};
+  matmul.rhs_contracting_dimensions = {0};
+  DotDimensionNumbers batched;
+  batched.lhs_batch_dimensions = {0};
+  batched.rhs_batch_dimensions = {0};
+  batched.lhs_contracting_dimensions = {2};
+  batched.rhs_contracting_dimensions = {1};
+  // Batch dimensions not in front, two contracting dimensions in crossed
+  // order, free dimensions on both sides.
+  DotDimensionNumbers scrambled;
+  scrambled.lhs_batch_dimensions = {1};
+  scrambled.rhs_batch_dimensions = {2};
+  scrambled.lhs_contracting_dimensions = {3, 0};
+  scrambled.rhs_contracting_dimensions = {0, 3};
+  DotDimensionNumbers outer;  // no contraction at all
+  const DotCase cases[] = {
+      {{3, 4}, {4, 2}, matmul},
+      {{2, 3, 4}, {2, 4, 5}, batched},
+      {{3, 2, 4, 5}, {5, 3, 2, 3}, scrambled},
+      {{3}, {2}, outer},
+  };
+  uint32_t seed = 10;
+  for (const DotCase& c : cases) {
+    Check(
+        {F64(c.lhs), F64(c.rhs)},
+        [&](Builder& b, std::vector<Op>& p) { return b.DotGeneral(p[0], p[1], c.numbers); }, seed++);
+  }
+}
+
+TEST(AutodiffStructuralTest, TupleResultsTakeOneCotangentEach) {
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  Check(
+      {F64({2, 3}), F64({3})},
+      [&](Builder& b, std::vector<Op>& p) {
+        const int64_t dims[] = {0};
+        Op sum = b.Reduce(b.Mul(p[0], p[0]), b.ConstantR0<double>(0.0), *add, dims);
+        Op inner = b.Tuple(std::vector<Op>{b.Mul(sum, p[1]), b.Sin(p[0])});
+        Op nested = b.Tuple(std::vector<Op>{inner, b.Cos(p[1])});
+        // A get-tuple-element on the way: the gradient flows through tuples.
+        return b.Tuple(std::vector<Op>{b.GetTupleElement(nested, 0), b.Exp(b.GetTupleElement(inner, 0))});
+      },
+      20);
+}
+
+}  // namespace
+}  // namespace kiln
