@@ -2,6 +2,7 @@
 #include <mutex>
 
 #include "core/backend.h"
+#include "core/builtin_custom_calls.h"
 
 namespace kiln {
 namespace {
@@ -21,6 +22,10 @@ CustomCallTable& Table() {
 Status RegisterCustomCallTarget(const std::string& name, CustomCallFunction function) {
   if (name.empty()) return InvalidArgument("custom-call target name is empty");
   if (function == nullptr) return InvalidArgument("custom-call target '", name, "' has a null function");
+  // Built-in targets run first; a registration under their name would never run.
+  if (FindBuiltinCustomCall(name) != nullptr) {
+    return AlreadyExists("custom-call target '", name, "' is built into Kiln (core/builtin_custom_calls.h)");
+  }
   CustomCallTable& table = Table();
   std::lock_guard<std::mutex> lock(table.mutex);
   auto [it, inserted] = table.functions.emplace(name, function);
@@ -42,7 +47,7 @@ Status CheckCustomCallTargetsRegistered(const Module& module, std::string_view b
     for (const std::unique_ptr<Instruction>& instruction : computation->instructions()) {
       if (instruction->opcode != Opcode::kCustomCall) continue;
       const std::string& target = instruction->attrs.custom_call_target;
-      if (FindCustomCallTarget(target) == nullptr) {
+      if (FindBuiltinCustomCall(target) == nullptr && FindCustomCallTarget(target) == nullptr) {
         return NotFound(backend, ": custom-call target '", target, "' of instruction '", instruction->name,
                         "' is not registered; register it with kiln_register_custom_call before compiling");
       }

@@ -1,6 +1,7 @@
 // Ops that talk to the host: infeed and outfeed (the backend's queues) and
 // custom-call (a registered C function).
 #include "core/interpreter/kernels.h"
+#include "core/interpreter/lapack_calls.h"
 
 namespace kiln::interpreter {
 namespace {
@@ -66,6 +67,9 @@ StatusOr<Literal> EvaluateOutfeed(const Instruction&, Operands operands, EvalCon
 
 StatusOr<Literal> EvaluateCustomCall(const Instruction& instruction, Operands operands) {
   const std::string& target = instruction.attrs.custom_call_target;
+  if (const BuiltinCustomCall* builtin = FindBuiltinCustomCall(target)) {
+    return EvaluateLapackCall(*builtin, instruction, operands);
+  }
   CustomCallFunction function = FindCustomCallTarget(target);
   if (function == nullptr) {
     return NotFound("custom-call target '", target,

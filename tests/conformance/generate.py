@@ -1443,6 +1443,77 @@ def register_structure_programs():
     )
 
 
+# LAPACK custom calls (lapack_?potrf_ffi, ...) that jnp.linalg and
+# jax.scipy.linalg lower to on CPU. Each program takes one 4x4 matrix and a
+# batch of two, built well conditioned, and returns what the function gives.
+LINALG_DTYPES = (("f32", "float32", False), ("f64", "float64", True), ("c64", "complex64", False))
+
+
+def linalg_matrix(rng, shape, dtype):
+    values = normal(rng, shape, "float64")
+    if np.dtype(dtype).kind == "c":
+        values = values + 1j * normal(rng, shape, "float64")
+    return values
+
+
+def linalg_positive_definite(rng, shape, dtype):
+    """B B^H + n I: Hermitian positive definite, eigenvalues well apart from 0."""
+    b = linalg_matrix(rng, shape, dtype)
+    n = shape[-1]
+    return (b @ np.conj(np.swapaxes(b, -1, -2)) + n * np.eye(n)).astype(dtype)
+
+
+def linalg_well_conditioned(rng, shape, dtype):
+    return (linalg_matrix(rng, shape, dtype) + shape[-1] * np.eye(shape[-1])).astype(dtype)
+
+
+def linalg_lower_triangular(rng, shape, dtype):
+    return np.tril(linalg_well_conditioned(rng, shape, dtype)).astype(dtype)
+
+
+def register_linalg_programs():
+    def both(fn):
+        return lambda one, batch: (fn(one), fn(batch))
+
+    functions = {
+        "cholesky": (both(lambda a: jnp.linalg.cholesky(a)), linalg_positive_definite),
+        "solve": (both(lambda a: jnp.linalg.solve(a, a[..., :2] + 1.0)), linalg_well_conditioned),
+        "inv": (both(lambda a: jnp.linalg.inv(a)), linalg_well_conditioned),
+        "det": (both(lambda a: jnp.linalg.det(a)), linalg_well_conditioned),
+        "slogdet": (both(lambda a: jnp.linalg.slogdet(a)), linalg_well_conditioned),
+        "qr": (both(lambda a: jnp.linalg.qr(a)), linalg_well_conditioned),
+        "eigh": (both(lambda a: jnp.linalg.eigh(a)), linalg_positive_definite),
+        "svd_full": (both(lambda a: jnp.linalg.svd(a, full_matrices=True)), linalg_well_conditioned),
+        "svd_thin": (both(lambda a: jnp.linalg.svd(a[..., :3], full_matrices=False)), linalg_well_conditioned),
+        "svd_values": (both(lambda a: jnp.linalg.svd(a, compute_uv=False)), linalg_well_conditioned),
+        "solve_triangular": (
+            both(lambda a: jax.scipy.linalg.solve_triangular(a, a[..., :2] + 1.0, lower=True)),
+            linalg_lower_triangular,
+        ),
+        "solve_triangular_upper_transposed": (
+            both(
+                lambda a: jax.scipy.linalg.solve_triangular(
+                    jnp.swapaxes(a, -1, -2),
+                    a[..., :2] + 1.0,
+                    lower=False,
+                    trans=1,
+                    unit_diagonal=True,
+                )
+            ),
+            linalg_lower_triangular,
+        ),
+        "lu": (lambda one, batch: (jax.scipy.linalg.lu(one), jax.scipy.linalg.lu(batch[0])), linalg_matrix),
+        "lu_factor": (both(lambda a: jax.scipy.linalg.lu_factor(a)), linalg_matrix),
+    }
+    for function_name, (fn, make_matrix) in functions.items():
+        for suffix, dtype, x64 in LINALG_DTYPES:
+
+            def inputs(rng, make_matrix=make_matrix, dtype=dtype):
+                return (make_matrix(rng, (4, 4), dtype).astype(dtype), make_matrix(rng, (2, 4, 4), dtype).astype(dtype))
+
+            register_simple(f"linalg_{function_name}_{suffix}", fn, inputs, x64=x64)
+
+
 register_conversion_programs()
 register_data_movement_programs()
 register_reduction_programs()
@@ -1456,6 +1527,7 @@ register_sort_programs()
 register_random_programs()
 register_dtype_programs()
 register_structure_programs()
+register_linalg_programs()
 
 
 # ----------------------------------------------------------------------------

@@ -1,0 +1,415 @@
+// LAPACK is called through LAPACKE with LAPACK_ROW_MAJOR: Kiln's literals
+// hold each matrix row-major whatever their layout says, and LAPACKE turns
+// such a matrix into the column-major one LAPACK factors (and back), so the
+// results are the logical values JAX gets from its column-major buffers.
+// LAPACKE also sizes every workspace. Triangular solves are BLAS (no
+// LAPACKE wrapper): called through BLAS's Fortran symbol on the transposed
+// problem.
+#include "core/interpreter/lapack_calls.h"
+
+#include <algorithm>
+#include <complex>
+#include <limits>
+#include <mutex>
+#include <string>
+#include <vector>
+
+// LAPACKE's complex types are the C++ ones here (its documented switch).
+#define lapack_complex_float std::complex<float>
+#define lapack_complex_double std::complex<double>
+#include <lapacke.h>
+
+extern "C" {
+// BLAS ?trsm (Fortran ABI; the trailing lengths are the character arguments').
+void strsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const float* alpha, const float* a, const int* lda, float* b, const int* ldb,
+            size_t, size_t, size_t, size_t);
+void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const double* alpha, const double* a, const int* lda, double* b, const int* ldb,
+            size_t, size_t, size_t, size_t);
+void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const std::complex<float>* alpha, const std::complex<float>* a, const int* lda,
+            std::complex<float>* b, const int* ldb, size_t, size_t, size_t, size_t);
+void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
+            const int* n, const std::complex<double>* alpha, const std::complex<double>* a, const int* lda,
+            std::complex<double>* b, const int* ldb, size_t, size_t, size_t, size_t);
+}
+
+namespace kiln::interpreter {
+namespace {
+
+// The LAPACK routines of one element type.
+template <typename T>
+struct Lapack;
+
+template <>
+struct Lapack<float> {
+  using Real = float;
+  static constexpr auto potrf = LAPACKE_spotrf;
+  static constexpr auto getrf = LAPACKE_sgetrf;
+  static constexpr auto geqrf = LAPACKE_sgeqrf;
+  static constexpr auto orgqr = LAPACKE_sorgqr;
+  static constexpr auto syevd = LAPACKE_ssyevd;
+  static constexpr auto gesdd = LAPACKE_sgesdd;
+  static constexpr auto trsm = strsm_;
+};
+template <>
+struct Lapack<double> {
+  using Real = double;
+  static constexpr auto potrf = LAPACKE_dpotrf;
+  static constexpr auto getrf = LAPACKE_dgetrf;
+  static constexpr auto geqrf = LAPACKE_dgeqrf;
+  static constexpr auto orgqr = LAPACKE_dorgqr;
+  static constexpr auto syevd = LAPACKE_dsyevd;
+  static constexpr auto gesdd = LAPACKE_dgesdd;
+  static constexpr auto trsm = dtrsm_;
+};
+template <>
+struct Lapack<complex64> {
+  using Real = float;
+  static constexpr auto potrf = LAPACKE_cpotrf;
+  static constexpr auto getrf = LAPACKE_cgetrf;
+  static constexpr auto geqrf = LAPACKE_cgeqrf;
+  static constexpr auto orgqr = LAPACKE_cungqr;
+  static constexpr auto syevd = LAPACKE_cheevd;
+  static constexpr auto gesdd = LAPACKE_cgesdd;
+  static constexpr auto trsm = ctrsm_;
+};
+template <>
+struct Lapack<complex128> {
+  using Real = double;
+  static constexpr auto potrf = LAPACKE_zpotrf;
+  static constexpr auto getrf = LAPACKE_zgetrf;
+  static constexpr auto geqrf = LAPACKE_zgeqrf;
+  static constexpr auto orgqr = LAPACKE_zungqr;
+  static constexpr auto syevd = LAPACKE_zheevd;
+  static constexpr auto gesdd = LAPACKE_zgesdd;
+  static constexpr auto trsm = ztrsm_;
+};
+
+// LAPACKE by default refuses (info < 0) a matrix holding a NaN without
+// factoring it; JAX calls LAPACK directly, which factors it and yields NaNs.
+void LetNaNsThrough() {
+  static std::once_flag once;
+  std::call_once(once, [] { LAPACKE_set_nancheck(0); });
+}
+
+// One custom call being run: names what is wrong with it.
+struct Call {
+  const BuiltinCustomCall& target;
+  const Instruction& instruction;
+  std::map<std::string, int64_t> attributes;
+
+  template <typename... Args>
+  Status Error(const Args&... args) const {
+    return InvalidArgument("custom-call '", instruction.name, "' (target '", target.target, "'): ", args...);
+  }
+};
+
+// A batch of matrices: the leading dimensions index the matrices.
+struct MatrixBatch {
+  std::vector<int64_t> batch_dims;
+  int64_t count = 1;
+  lapack_int rows = 0;
+  lapack_int cols = 0;
+};
+
+StatusOr<MatrixBatch> Matrices(const Call& call, const Shape& shape, std::string_view what) {
+  if (!shape.IsArray() || shape.element_type() != call.target.type || shape.rank() < 2) {
+    return call.Error(what, " is ", shape.ToString(), "; it takes a batch of ",
+                      ElementTypeName(call.target.type), " matrices (rank >= 2)");
+  }
+  MatrixBatch batch;
+  for (int64_t d = 0; d + 2 < shape.rank(); ++d) {
+    batch.batch_dims.push_back(shape.dimensions(d));
+    batch.count *= shape.dimensions(d);
+  }
+  const int64_t rows = shape.dimensions(shape.rank() - 2);
+  const int64_t cols = shape.dimensions(shape.rank() - 1);
+  if (rows > std::numeric_limits<lapack_int>::max() || cols > std::numeric_limits<lapack_int>::max()) {
+    return call.Error(what, " ", shape.ToString(), " has more rows or columns than LAPACK indexes");
+  }
+  batch.rows = static_cast<lapack_int>(rows);
+  batch.cols = static_cast<lapack_int>(cols);
+  return batch;
+}
+
+Shape Batched(ElementType type, const MatrixBatch& batch, std::vector<int64_t> trailing) {
+  std::vector<int64_t> dims = batch.batch_dims;
+  dims.insert(dims.end(), trailing.begin(), trailing.end());
+  return Shape(type, std::move(dims));
+}
+
+Status CheckOperandCount(const Call& call, Operands operands, size_t count) {
+  if (operands.size() != count) return call.Error("takes ", count, " operand(s), got ", operands.size());
+  return OkStatus();
+}
+
+// The instruction's shape must be `expected` (one array, or a tuple of them).
+Status CheckResultShape(const Call& call, const std::vector<Shape>& expected, bool tuple) {
+  const Shape want = tuple ? Shape::Tuple(expected) : expected.front();
+  if (!call.instruction.shape.Compatible(want)) {
+    return call.Error("result is ", call.instruction.shape.ToString(), " but the operands give ",
+                      want.ToString());
+  }
+  return OkStatus();
+}
+
+// A one-letter attribute (JAX passes LAPACK's option letters as their codes).
+StatusOr<char> LetterAttribute(const Call& call, const std::string& name, std::string_view allowed) {
+  auto it = call.attributes.find(name);
+  if (it == call.attributes.end()) return call.Error("needs the attribute '", name, "' in backend_config");
+  for (char letter : allowed) {
+    if (it->second == letter) return letter;
+  }
+  return call.Error("attribute ", name, " = ", it->second, " is none of the letters '", allowed, "'");
+}
+
+template <typename T>
+T* MatrixAt(Literal& literal, int64_t index, int64_t size) {
+  return literal.data<T>().data() + index * size;
+}
+
+Status LapackFailed(const Call& call, lapack_int info) {
+  if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR) {
+    return ResourceExhausted("custom-call '", call.instruction.name, "' (target '", call.target.target,
+                             "'): LAPACK could not allocate its workspace");
+  }
+  return Internal("custom-call '", call.instruction.name, "' (target '", call.target.target,
+                  "'): LAPACK refused argument ", -info);
+}
+
+template <typename T>
+StatusOr<Literal> Potrf(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  if (batch.rows != batch.cols) return call.Error("the matrices are not square");
+  KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
+  const Shape matrices = operands[0]->shape();
+  KILN_RETURN_IF_ERROR(
+      CheckResultShape(call, {matrices, Batched(ElementType::kS32, batch, {})}, /*tuple=*/true));
+  Literal result(call.instruction.shape);
+  Literal& factor = result.mutable_tuple_elements()[0];
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
+  const int64_t size = int64_t{batch.rows} * batch.cols;
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const lapack_int info = Lapack<T>::potrf(LAPACK_ROW_MAJOR, uplo, batch.rows, MatrixAt<T>(factor, i, size),
+                                             std::max<lapack_int>(1, batch.cols));
+    if (info < 0) return LapackFailed(call, info);
+    result.mutable_tuple_elements()[1].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Getrf(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  const lapack_int pivots = std::min(batch.rows, batch.cols);
+  KILN_RETURN_IF_ERROR(CheckResultShape(call,
+                                        {operands[0]->shape(), Batched(ElementType::kS32, batch, {pivots}),
+                                         Batched(ElementType::kS32, batch, {})},
+                                        /*tuple=*/true));
+  Literal result(call.instruction.shape);
+  Literal& factor = result.mutable_tuple_elements()[0];
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
+  const int64_t size = int64_t{batch.rows} * batch.cols;
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const lapack_int info =
+        Lapack<T>::getrf(LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
+                         std::max<lapack_int>(1, batch.cols),
+                         MatrixAt<int32_t>(result.mutable_tuple_elements()[1], i, pivots));
+    if (info < 0) return LapackFailed(call, info);
+    result.mutable_tuple_elements()[2].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Geqrf(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  const lapack_int reflectors = std::min(batch.rows, batch.cols);
+  KILN_RETURN_IF_ERROR(
+      CheckResultShape(call, {operands[0]->shape(), Batched(call.target.type, batch, {reflectors})}, true));
+  Literal result(call.instruction.shape);
+  Literal& factor = result.mutable_tuple_elements()[0];
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
+  const int64_t size = int64_t{batch.rows} * batch.cols;
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const lapack_int info = Lapack<T>::geqrf(
+        LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
+        std::max<lapack_int>(1, batch.cols), MatrixAt<T>(result.mutable_tuple_elements()[1], i, reflectors));
+    if (info < 0) return LapackFailed(call, info);
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Orgqr(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 2));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  const Shape& scales = operands[1]->shape();
+  if (!scales.IsArray() || scales.rank() != static_cast<int64_t>(batch.batch_dims.size()) + 1 ||
+      !scales.Compatible(Batched(call.target.type, batch, {scales.dimensions(scales.rank() - 1)}))) {
+    return call.Error("operand 1 is ", scales.ToString(), "; it takes the reflectors' scales, ",
+                      Batched(call.target.type, batch, {batch.cols}).ToString(),
+                      " or fewer in the last dimension");
+  }
+  const int64_t reflectors = scales.dimensions(scales.rank() - 1);
+  if (batch.cols > batch.rows || reflectors > batch.cols) {
+    return call.Error("needs rows >= columns >= reflectors, got ", batch.rows, ", ", batch.cols, ", ",
+                      reflectors);
+  }
+  KILN_RETURN_IF_ERROR(CheckResultShape(call, {operands[0]->shape()}, /*tuple=*/false));
+  Literal result(call.instruction.shape);
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), result.raw().begin());
+  const int64_t size = int64_t{batch.rows} * batch.cols;
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const lapack_int info =
+        Lapack<T>::orgqr(LAPACK_ROW_MAJOR, batch.rows, batch.cols, static_cast<lapack_int>(reflectors),
+                         MatrixAt<T>(result, i, size), std::max<lapack_int>(1, batch.cols),
+                         operands[1]->data<T>().data() + i * reflectors);
+    if (info < 0) return LapackFailed(call, info);
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Syevd(const Call& call, Operands operands) {
+  using Real = typename Lapack<T>::Real;
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  if (batch.rows != batch.cols) return call.Error("the matrices are not square");
+  KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
+  KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "VN"));
+  KILN_RETURN_IF_ERROR(
+      CheckResultShape(call,
+                       {operands[0]->shape(), Batched(TypeOf<Real>::value, batch, {batch.rows}),
+                        Batched(ElementType::kS32, batch, {})},
+                       true));
+  Literal result(call.instruction.shape);
+  Literal& vectors = result.mutable_tuple_elements()[0];
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), vectors.raw().begin());
+  const int64_t size = int64_t{batch.rows} * batch.cols;
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const lapack_int info =
+        Lapack<T>::syevd(LAPACK_ROW_MAJOR, mode, uplo, batch.rows, MatrixAt<T>(vectors, i, size),
+                         std::max<lapack_int>(1, batch.cols),
+                         MatrixAt<Real>(result.mutable_tuple_elements()[1], i, batch.rows));
+    if (info < 0) return LapackFailed(call, info);
+    result.mutable_tuple_elements()[2].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Gesdd(const Call& call, Operands operands) {
+  using Real = typename Lapack<T>::Real;
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  // 'A': all of U and V^T; 'S': their first min(m, n) columns and rows;
+  // 'N': singular values only (U and V^T keep JAX's full shapes, unwritten).
+  KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "ASN"));
+  const lapack_int m = batch.rows;
+  const lapack_int n = batch.cols;
+  const lapack_int k = std::min(m, n);
+  const lapack_int u_cols = mode == 'S' ? k : m;
+  const lapack_int vt_rows = mode == 'S' ? k : n;
+  KILN_RETURN_IF_ERROR(CheckResultShape(
+      call,
+      {operands[0]->shape(), Batched(TypeOf<Real>::value, batch, {k}),
+       Batched(call.target.type, batch, {m, u_cols}), Batched(call.target.type, batch, {vt_rows, n}),
+       Batched(ElementType::kS32, batch, {})},
+      true));
+  Literal result(call.instruction.shape);
+  std::vector<Literal>& parts = result.mutable_tuple_elements();
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  for (int64_t i = 0; i < batch.count; ++i) {
+    const lapack_int info =
+        Lapack<T>::gesdd(LAPACK_ROW_MAJOR, mode, m, n, MatrixAt<T>(parts[0], i, int64_t{m} * n),
+                         std::max<lapack_int>(1, n), MatrixAt<Real>(parts[1], i, k),
+                         MatrixAt<T>(parts[2], i, int64_t{m} * u_cols), std::max<lapack_int>(1, u_cols),
+                         MatrixAt<T>(parts[3], i, int64_t{vt_rows} * n), std::max<lapack_int>(1, n));
+    if (info < 0) return LapackFailed(call, info);
+    parts[4].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Trsm(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 2));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch a,
+                        Matrices(call, operands[0]->shape(), "operand 0 (the triangular matrix)"));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch b,
+                        Matrices(call, operands[1]->shape(), "operand 1 (the right-hand sides)"));
+  KILN_ASSIGN_OR_RETURN(char side, LetterAttribute(call, "side", "LR"));
+  KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
+  KILN_ASSIGN_OR_RETURN(char trans, LetterAttribute(call, "trans_x", "NTC"));
+  KILN_ASSIGN_OR_RETURN(char diag, LetterAttribute(call, "diag", "NU"));
+  const lapack_int order = side == 'L' ? b.rows : b.cols;
+  if (a.batch_dims != b.batch_dims || a.rows != a.cols || a.rows != order) {
+    return call.Error("operand 0 ", operands[0]->shape().ToString(), " is not a square matrix of order ",
+                      order, " for each right-hand side matrix of operand 1 ",
+                      operands[1]->shape().ToString(), " (side ", side, ")");
+  }
+  KILN_RETURN_IF_ERROR(CheckResultShape(call, {operands[1]->shape()}, /*tuple=*/false));
+  Literal result(call.instruction.shape);
+  std::copy(operands[1]->raw().begin(), operands[1]->raw().end(), result.raw().begin());
+  // Row-major B (m x n) is column-major B^T (n x m); op(A) X = B becomes
+  // X^T op(A)^T = B^T, where row-major A is column-major A^T: the solve runs
+  // on the other side with the other triangle, the same op.
+  const char blas_side = side == 'L' ? 'R' : 'L';
+  const char blas_uplo = uplo == 'L' ? 'U' : 'L';
+  const int blas_rows = b.cols;
+  const int blas_cols = b.rows;
+  const int lda = std::max<lapack_int>(1, a.cols);
+  const int ldb = std::max<lapack_int>(1, b.cols);
+  const T one(1);
+  for (int64_t i = 0; i < b.count; ++i) {
+    if (b.rows == 0 || b.cols == 0) break;
+    Lapack<T>::trsm(&blas_side, &blas_uplo, &trans, &diag, &blas_rows, &blas_cols, &one,
+                    operands[0]->data<T>().data() + i * int64_t{a.rows} * a.cols, &lda,
+                    MatrixAt<T>(result, i, int64_t{b.rows} * b.cols), &ldb, 1, 1, 1, 1);
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
+  switch (call.target.routine) {
+    case LapackRoutine::kPotrf: return Potrf<T>(call, operands);
+    case LapackRoutine::kGetrf: return Getrf<T>(call, operands);
+    case LapackRoutine::kGeqrf: return Geqrf<T>(call, operands);
+    case LapackRoutine::kOrgqr: return Orgqr<T>(call, operands);
+    case LapackRoutine::kSyevd: return Syevd<T>(call, operands);
+    case LapackRoutine::kGesdd: return Gesdd<T>(call, operands);
+    case LapackRoutine::kTrsm: return Trsm<T>(call, operands);
+  }
+  return call.Error("has no LAPACK routine");
+}
+
+}  // namespace
+
+StatusOr<Literal> EvaluateLapackCall(const BuiltinCustomCall& target, const Instruction& instruction,
+                                     Operands operands) {
+  StatusOr<std::map<std::string, int64_t>> attributes =
+      ParseFfiIntegerAttributes(instruction.attrs.backend_config);
+  Call call{target, instruction, {}};
+  if (!attributes.ok()) return call.Error(attributes.status().message());
+  call.attributes = std::move(attributes).value();
+  for (const Literal* operand : operands) {
+    if (operand == nullptr || !operand->shape().IsArray()) return call.Error("takes array operands only");
+  }
+  LetNaNsThrough();
+  switch (target.type) {
+    case ElementType::kF32: return RunRoutine<float>(call, operands);
+    case ElementType::kF64: return RunRoutine<double>(call, operands);
+    case ElementType::kC64: return RunRoutine<complex64>(call, operands);
+    case ElementType::kC128: return RunRoutine<complex128>(call, operands);
+    default: return call.Error("has no LAPACK element type");
+  }
+}
+
+}  // namespace kiln::interpreter
