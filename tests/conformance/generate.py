@@ -1513,6 +1513,27 @@ def register_linalg_programs():
 
             register_simple(f"linalg_{function_name}_{suffix}", fn, inputs, x64=x64)
 
+    # LAPACK reports these through info: cholesky masks a failed factor with
+    # NaNs; a duplicated row leaves an exact zero pivot, so det is 0.
+    def not_positive_definite(rng):
+        one = linalg_positive_definite(rng, (4, 4), "float32")
+        one[2, 2] = -one[2, 2]
+        return one, np.stack([linalg_positive_definite(rng, (4, 4), "float32"), -np.eye(4, dtype="float32")])
+
+    def singular(rng):
+        one = linalg_well_conditioned(rng, (4, 4), "float32")
+        one[3] = one[1]
+        batch = linalg_well_conditioned(rng, (2, 4, 4), "float32")
+        batch[1, 2] = batch[1, 0]
+        return one, batch
+
+    register_simple(
+        "linalg_cholesky_not_positive_definite_f32", both(lambda a: jnp.linalg.cholesky(a)), not_positive_definite
+    )
+    register_simple(
+        "linalg_det_singular_f32", both(lambda a: (jnp.linalg.det(a), jnp.linalg.slogdet(a))), singular
+    )
+
 
 register_conversion_programs()
 register_data_movement_programs()
