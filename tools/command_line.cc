@@ -7,6 +7,7 @@
 
 #include "core/resource_limits.h"
 #include "tools/compile_command.h"
+#include "tools/grad_command.h"
 #include "tools/module_loading.h"
 
 namespace kiln::tool {
@@ -210,7 +211,7 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
             if (shared) return true;
             return TakeRunOption(all, i, run, &seed_given);
           }));
-  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}, {}, {}};
   if (run.random_inputs && !run.inputs.empty()) {
     return InvalidArgument(
         "--random-inputs and --input cannot be combined: the random values replace the files");
@@ -278,7 +279,7 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}, {}, {}};
   return command;
 }
 
@@ -306,7 +307,7 @@ StatusOr<CommandLine> ParseCompile(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, CompileHelpText(), {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, CompileHelpText(), {}, {}, {}, {}};
   if (compile.emit.empty()) return InvalidArgument("'kiln compile' needs --emit, what to write (ptx)");
   if (compile.emit != "ptx")
     return InvalidArgument("option --emit accepts only 'ptx', got '", compile.emit, "'");
@@ -321,28 +322,62 @@ StatusOr<CommandLine> ParseCompile(std::span<const std::string> args) {
   return command;
 }
 
+// `kiln grad`: both --wrt and --output are required.
+StatusOr<CommandLine> ParseGrad(std::span<const std::string> args) {
+  CommandLine command;
+  command.kind = CommandKind::kGrad;
+  GradArguments& grad = command.grad;
+  bool help = false;
+  bool wrt_given = false;
+  KILN_ASSIGN_OR_RETURN(
+      grad.module_path,
+      ParseModuleCommand(
+          args, "grad", &help, [&](std::span<const std::string> all, size_t* i) -> StatusOr<bool> {
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> wrt, OptionValue(all, i, "--wrt"));
+            if (wrt) {
+              KILN_ASSIGN_OR_RETURN(std::vector<int64_t> numbers, ParseParameterList(*wrt));
+              grad.wrt.insert(grad.wrt.end(), numbers.begin(), numbers.end());
+              wrt_given = true;
+              return true;
+            }
+            KILN_ASSIGN_OR_RETURN(std::optional<std::string> output, OptionValue(all, i, "--output"));
+            if (output) {
+              if (output->empty()) return InvalidArgument("option --output needs a non-empty path");
+              grad.output_path = *output;
+              return true;
+            }
+            return false;
+          }));
+  if (help) return CommandLine{CommandKind::kHelp, GradHelpText(), {}, {}, {}, {}};
+  if (!wrt_given)
+    return InvalidArgument("'kiln grad' needs --wrt, the parameters to differentiate (e.g. 0,1)");
+  if (grad.output_path.empty()) return InvalidArgument("'kiln grad' needs --output, the file to write");
+  return command;
+}
+
 }  // namespace
 
 StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   if (args.empty()) return InvalidArgument("no command given");
   const std::string& command = args[0];
   if (command == "-h" || command == "--help" || command == "help")
-    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}, {}};
+    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}, {}, {}};
   if (command == "--version" || command == "version") {
     if (args.size() > 1) return InvalidArgument("'kiln --version' takes no arguments");
-    return CommandLine{CommandKind::kVersion, nullptr, {}, {}, {}};
+    return CommandLine{CommandKind::kVersion, nullptr, {}, {}, {}, {}};
   }
   if (command == "info") {
     if (args.size() > 1) {
       if (args[1] == "-h" || args[1] == "--help")
-        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}, {}};
+        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}, {}, {}};
       return InvalidArgument("'kiln info' takes no arguments, got '", args[1], "'");
     }
-    return CommandLine{CommandKind::kInfo, nullptr, {}, {}, {}};
+    return CommandLine{CommandKind::kInfo, nullptr, {}, {}, {}, {}};
   }
   if (command == "run") return ParseRun(args.subspan(1));
   if (command == "bench") return ParseBench(args.subspan(1));
   if (command == "compile") return ParseCompile(args.subspan(1));
+  if (command == "grad") return ParseGrad(args.subspan(1));
   return InvalidArgument("unknown command '", command, "'");
 }
 
@@ -363,6 +398,7 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
   "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
 #define KILN_COMPILE_USAGE \
   "kiln compile MODULE.hlo --backend cuda --emit ptx --target sm_XX [--output-dir DIR]\n"
+#define KILN_GRAD_USAGE "kiln grad MODULE.hlo --wrt I,J,... --output OUT.hlo\n"
 #define KILN_LIMITS                                                                   \
   "Limits: a module has at most 256 MiB of HLO text; each --input must declare its\n" \
   "parameter's element type and shape in its header, which is checked before any\n"   \
@@ -373,6 +409,7 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
 
 const char* UsageText() {
   return "usage: " KILN_RUN_USAGE "       " KILN_BENCH_USAGE "       " KILN_COMPILE_USAGE
+         "       " KILN_GRAD_USAGE
          "       kiln info\n"
          "       kiln --version\n"
          "       kiln --help\n"
@@ -383,6 +420,8 @@ const char* UsageText() {
          "  bench    compile a module once and time repeated executions.\n"
          "  compile  compile a module ahead of time, without a device, and write what\n"
          "           the backend would load: PTX for NVIDIA GPUs (--emit ptx).\n"
+         "  grad     write the module computing a module's results and the gradients of\n"
+         "           the --wrt parameters (reverse mode).\n"
          "  info     list the backends, their devices and the element types they support.\n"
          "\n"
          "'kiln COMMAND --help' describes a command's options. Options may also be\n"
@@ -471,6 +510,27 @@ const char* CompileHelpText() {
          "\n"
          "Options may also be written --name=VALUE.\n"
          "Exit status: 0 on success, 1 on an error while compiling, 2 on a usage error.\n";
+}
+
+const char* GradHelpText() {
+  return "usage: " KILN_GRAD_USAGE
+         "\n"
+         "Writes to OUT.hlo the reverse-mode gradient module of MODULE.hlo. Its ENTRY\n"
+         "takes MODULE's parameters, then one cotangent per result leaf (tuples\n"
+         "flattened, each of its leaf's shape), appended after them; when the result\n"
+         "is one scalar (a loss) there is no cotangent parameter and the cotangent is 1.\n"
+         "It returns a tuple of the original result leaves followed by the gradient of\n"
+         "each --wrt parameter, in the order given (repeats allowed). Run it with\n"
+         "'kiln run' on any backend. Prints what the written module takes and returns.\n"
+         "\n"
+         "Only f16, bf16, f32 and f64 array parameters can be differentiated. Loops,\n"
+         "conditionals, calls, convolutions, gathers and scatters are not differentiated\n"
+         "yet: a module whose gradient goes through one is refused with UNIMPLEMENTED\n"
+         "naming the op and the instruction; an op with no derivative (a custom call,\n"
+         "random numbers) is INVALID_ARGUMENT.\n"
+         "\n"
+         "Options may also be written --name=VALUE.\n"
+         "Exit status: 0 on success, 1 on an error, 2 on a usage error.\n";
 }
 
 const char* InfoHelpText() {

@@ -63,7 +63,14 @@ struct CompileArguments {
   std::string output_dir = ".";
 };
 
-enum class CommandKind { kHelp, kVersion, kInfo, kRun, kBench, kCompile };
+// `kiln grad`: the reverse-mode gradient module of a module, written as HLO text.
+struct GradArguments {
+  std::string module_path;
+  std::vector<int64_t> wrt;  // ENTRY parameter numbers, in the order given
+  std::string output_path;
+};
+
+enum class CommandKind { kHelp, kVersion, kInfo, kRun, kBench, kCompile, kGrad };
 
 struct CommandLine {
   CommandKind kind = CommandKind::kHelp;
@@ -72,6 +79,7 @@ struct CommandLine {
   RunArguments run;
   BenchArguments bench;
   CompileArguments compile;
+  GradArguments grad;
 };
 
 // `args` excludes the program name.
@@ -85,6 +93,7 @@ const char* UsageText();
 const char* RunHelpText();
 const char* BenchHelpText();
 const char* CompileHelpText();
+const char* GradHelpText();
 const char* InfoHelpText();
 
 }  // namespace kiln::tool

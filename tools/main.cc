@@ -8,6 +8,7 @@
 #include "tools/bench_command.h"
 #include "tools/command_line.h"
 #include "tools/compile_command.h"
+#include "tools/grad_command.h"
 #include "tools/info_command.h"
 #include "tools/run_command.h"
 
@@ -33,12 +34,15 @@ int main(int argc, char** argv) {
     case CommandKind::kInfo: PrintInfo(std::cout); return 0;
     case CommandKind::kRun:
     case CommandKind::kBench:
-    case CommandKind::kCompile: break;
+    case CommandKind::kCompile:
+    case CommandKind::kGrad: break;
   }
   RunOutcome outcome = RunOutcome::kDone;
   kiln::Status status;
   if (command->kind == CommandKind::kCompile) {
     status = CompileModule(command->compile, std::cout);
+  } else if (command->kind == CommandKind::kGrad) {
+    status = GradModule(command->grad, std::cout);
   } else if (command->kind == CommandKind::kBench) {
     status = BenchModule(command->bench, std::cout);
   } else {

@@ -741,6 +741,61 @@ def test_compile_usage_errors(ctx):
     expect("kiln compile MODULE.hlo" in ctx.run("--help").stdout, "the overview lists compile")
 
 
+# --- kiln grad ------------------------------------------------------------------
+
+@case
+def test_grad_of_a_scalar_loss_runs(ctx):
+    # loss = sum(sin(x * w)): d/dw = cos(x * w) * x, d/dx = cos(x * w) * w.
+    out_hlo = ctx.path("grad.hlo")
+    result = ctx.run("grad", ctx.hlo("grad_loss.hlo"), "--wrt", "1,0", "--output", out_hlo)
+    expect(result.returncode == 0, "grad failed", result)
+    expect(result.stdout.startswith("wrote %s: ENTRY (x: f32[3], w: f32[3]) -> (f32[], f32[3], f32[3]);" % out_hlo)
+           and "2 parameter(s) then 0 cotangent(s)" in result.stdout and result.stdout.count("\n") == 1,
+           "expected a one-line summary", result)
+    xs, ws = [0.5, -1.0, 2.0], [1.5, 0.25, -0.75]
+    x = ctx.write("x.npy", npy_array("<f4", (3,), xs))
+    w = ctx.write("w.npy", npy_array("<f4", (3,), ws))
+    run = ctx.run("run", out_hlo, "--input", x, "--input", w, "--output-dir", ctx.path("out"))
+    expect(run.returncode == 0, "running the gradient module failed", run)
+    import math
+    expected = [
+        [sum(math.sin(a * b) for a, b in zip(xs, ws))],
+        [math.cos(a * b) * a for a, b in zip(xs, ws)],
+        [math.cos(a * b) * b for a, b in zip(xs, ws)],
+    ]
+    for leaf, want in enumerate(expected):
+        got = read_npy(ctx.path("out/%d.npy" % leaf))[2]
+        expect(len(got) == len(want) and all(abs(g - e) <= 1e-5 * (1 + abs(e)) for g, e in zip(got, want)),
+               "leaf %d: got %r, expected %r" % (leaf, got, want))
+
+
+@case
+def test_grad_takes_a_cotangent_per_result_leaf(ctx):
+    out_hlo = ctx.path("add_grad.hlo")
+    result = ctx.run("grad", ctx.hlo("add.hlo"), "--wrt=1", "--output=" + out_hlo)
+    expect(result.returncode == 0 and "2 parameter(s) then 1 cotangent(s)" in result.stdout, "grad failed", result)
+    a, b = add_inputs(ctx)
+    cotangent = ctx.write("c.npy", npy_array("<f4", (2, 2), [1, -2, 0.5, 4]))
+    run = ctx.run("run", out_hlo, "--input", a, "--input", b, "--input", cotangent, "--output-dir", ctx.path("out"))
+    expect(run.returncode == 0, "running the gradient module failed", run)
+    expect(read_npy(ctx.path("out/0.npy"))[2] == [11, 22, 33, 44], "the original result comes first")
+    expect(read_npy(ctx.path("out/1.npy"))[2] == [1, -2, 0.5, 4], "d(x + y)/dy passes the cotangent through")
+
+
+@case
+def test_grad_errors(ctx):
+    help_text = ctx.run("grad", "--help")
+    expect(help_text.returncode == 0 and help_text.stdout.startswith("usage: kiln grad MODULE.hlo --wrt"),
+           "'kiln grad --help' should print grad's help", help_text)
+    expect_usage_error(ctx.run("grad", ctx.hlo("add.hlo"), "--output", ctx.path("o.hlo")), "needs --wrt")
+    expect_usage_error(ctx.run("grad", ctx.hlo("add.hlo"), "--wrt", "0"), "needs --output")
+    expect_usage_error(ctx.run("grad", ctx.hlo("add.hlo"), "--wrt", "0,x", "--output", ctx.path("o.hlo")),
+                       "--wrt needs parameter numbers")
+    expect_error(ctx.run("grad", ctx.hlo("add.hlo"), "--wrt", "0,2", "--output", ctx.path("o.hlo")),
+                 "INVALID_ARGUMENT", "parameter 2", "has 2 parameters")
+    expect(not os.path.exists(ctx.path("o.hlo")), "nothing is written on an error")
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--kiln")
