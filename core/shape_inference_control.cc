@@ -1,6 +1,7 @@
 // Shape inference of control flow (while, conditional, call), leaves
 // (constant, parameter, replica-id, partition-id), random numbers, custom
 // calls and the token-threaded host communication ops.
+#include "core/rng_bit_layout.h"
 #include "core/shape_inference_internal.h"
 
 namespace kiln::shape_inference_internal {
@@ -111,6 +112,9 @@ StatusOr<Shape> InferRngBitGenerator(const OpRequest& request) {
     return OpError(request, "result ", declared.ToString(), " must be (", state.ToString(),
                    ", integer array of random bits)");
   }
+  // The state size the algorithm needs and the bits' width, as XLA.
+  KILN_RETURN_IF_ERROR(
+      PlanRngBits(request.attrs.rng_algorithm, state.dimensions(0), declared.tuple_shapes(1)).status());
   return declared;
 }
 

@@ -12,6 +12,7 @@
 #include "backends/vulkan/glsl_ops.h"
 #include "backends/vulkan/glsl_tiled_dot.h"
 #include "backends/vulkan/glsl_types.h"
+#include "core/rng_bit_layout.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -1208,32 +1209,28 @@ std::string PhiloxHelper() {
   return text + "  return c;\n}\n";
 }
 
-// (new state, bits): the bits' element e covers bytes e*B.. of the stream
-// of 32-bit words, word w from block w / (words per block) of the counter
-// state[1] (+ state[2] above it for Philox) plus the block number; the
-// new state advances the counter by the blocks the whole output used.
+// (new state, bits), laid out as XLA lays them out (core/rng_bit_layout.h):
+// each element names its counter block and word; the new state advances the
+// counter by the blocks the whole output used.
 StatusOr<Values> Emitter::EmitRngBitGenerator(const Instruction& instruction, const Index& index) {
   const Instruction& state = *instruction.operand(0);
   const Shape& shape = instruction.shape;
   if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 ||
-      state.shape.element_type() != ElementType::kU64 || state.shape.rank() != 1 ||
-      state.shape.element_count() < 2)
-    return Refuse(instruction, "rng-bit-generator needs a u64[n >= 2] state and a (state, bits) result");
+      state.shape.element_type() != ElementType::kU64 || state.shape.rank() != 1)
+    return Refuse(instruction, "rng-bit-generator needs a u64 state and a (state, bits) result");
   if (!features_.i64) return Refuse(instruction, "its u64 state needs 64-bit integers (shaderInt64)");
   const Shape& bits_shape = shape.tuple_shapes(1);
   const ElementType type = bits_shape.element_type();
-  if (type == ElementType::kPred || IsComplex(type))
-    return Refuse(instruction, "rng-bit-generator makes integer or floating-point bits");
-  prelude_.NeedExtension("GL_EXT_shader_explicit_arithmetic_types_int64");
-  const bool philox = instruction.attrs.rng_algorithm == RngAlgorithm::kPhilox;
   const int64_t n = state.shape.element_count();
-  const int64_t bytes = BitWidth(type) / 8;
-  const int64_t per_block = philox ? 4 : 2;
-  const int64_t words = (bits_shape.element_count() * bytes + 3) / 4;
-  const int64_t blocks = (words + per_block - 1) / per_block;
+  StatusOr<RngBitLayout> planned = PlanRngBits(instruction.attrs.rng_algorithm, n, bits_shape);
+  if (!planned.ok()) return Refuse(instruction, planned.status().message());
+  const RngBitLayout& layout = *planned;
+  prelude_.NeedExtension("GL_EXT_shader_explicit_arithmetic_types_int64");
+  const bool philox = layout.algorithm == RngAlgorithm::kPhilox;
   KILN_ASSIGN_OR_RETURN(std::string key, Scalar(state, Index{{"0"}, ""}));
   KILN_ASSIGN_OR_RETURN(std::string counter, Scalar(state, Index{{"1"}, ""}));
-  std::string high = "0ul";
+  // XLA's two-word Philox state is reversed: the key is the counter's high word.
+  std::string high = key;
   if (n > 2) {
     KILN_ASSIGN_OR_RETURN(high, Scalar(state, Index{{"2"}, ""}));
   }
@@ -1242,27 +1239,40 @@ StatusOr<Values> Emitter::EmitRngBitGenerator(const Instruction& instruction, co
   const std::string at =
       index.dims.size() == 1 ? IntVar("clamp(" + index.dims[0] + ", 0, " + std::to_string(n - 1) + ")") : "0";
   KILN_ASSIGN_OR_RETURN(std::string kept, Scalar(state, Index{{at}, ""}));
-  const std::string advanced = Var(ElementType::kU64, counter + " + " + std::to_string(blocks) + "ul");
+  const std::string advanced = Var(ElementType::kU64, counter + " + " + std::to_string(layout.blocks) + "ul");
   std::string new_state = "(" + at + " == 1 ? " + advanced + " : " + kept + ")";
   if (philox && n > 2)
     new_state = "(" + at + " == 2 ? " + kept + " + (" + advanced + " < " + counter +
                 " ? 1ul : 0ul) : " + new_state + ")";
   const std::string state_value = Var(ElementType::kU64, new_state);
-  // The bits' element.
-  const std::string element = !index.linear.empty() ? index.linear
-                              : index.dims.size() == static_cast<size_t>(bits_shape.rank())
-                                  ? Linear(index, bits_shape.dimensions())
-                                  : "0";
-  const std::string first_word = Fresh("rw");
-  Line("int " + first_word + " = " +
-       (bytes >= 4 ? element + " * " + std::to_string(bytes / 4)
-                   : "(" + element + " * " + std::to_string(bytes) + ") / 4") +
-       ";");
-  const std::string block =
-      Var(ElementType::kU64, "uint64_t(" + first_word + " / " + std::to_string(per_block) + ")");
-  const std::string lane = IntVar(first_word + " % " + std::to_string(per_block));
+  // The bits' element, its block and its first word (RngBitSourceOf).
+  const std::string element = IntVar(!index.linear.empty() ? index.linear
+                                     : index.dims.size() == static_cast<size_t>(bits_shape.rank())
+                                         ? Linear(index, bits_shape.dimensions())
+                                         : "0");
+  std::string block_expr;
+  std::string word;
+  if (philox) {
+    const int per_element = layout.element_word_bits == 64 ? 2 : 1;
+    block_expr = element + " / " + std::to_string(4 / per_element);
+    word = IntVar("(" + element + " % " + std::to_string(4 / per_element) + ") * " + std::to_string(per_element));
+  } else if (layout.element_word_bits == 64) {
+    block_expr = element;
+    word = "0";
+  } else if (layout.split_dim < 0) {
+    block_expr = "0";
+    word = "0";
+  } else {
+    const std::string stride = std::to_string(layout.split_stride);
+    const std::string extent = std::to_string(layout.split_extent);
+    const std::string along = IntVar("(" + element + " / " + stride + ") % " + extent);
+    block_expr = "((" + element + " / " + stride + " / " + extent + ") * " +
+                 std::to_string((layout.split_extent + 1) / 2) + " + " + along + " / 2) * " + stride + " + " +
+                 element + " % " + stride;
+    word = IntVar(along + " % 2");
+  }
+  const std::string block = Var(ElementType::kU64, "uint64_t(" + block_expr + ")");
   const std::string k0 = "uint(" + key + ")", k1 = "uint(" + key + " >> 32)";
-  std::string word_vector;
   const std::string got = Fresh("rg");
   if (philox) {
     prelude_.Helper("k_philox", PhiloxHelper());
@@ -1277,17 +1287,17 @@ StatusOr<Values> Emitter::EmitRngBitGenerator(const Instruction& instruction, co
          " >> 32));");
   }
   std::string bits_value;
+  const int64_t bytes = BitWidth(type) / 8;
   if (bytes == 8) {
     KILN_ASSIGN_OR_RETURN(bits_value, BitcastExpr(ElementType::kU64, type,
-                                                  "(uint64_t(" + got + "[" + lane + "]) | (uint64_t(" + got +
-                                                      "[" + lane + " + 1]) << 32))",
+                                                  "(uint64_t(" + got + "[" + word + "]) | (uint64_t(" + got +
+                                                      "[" + word + " + 1]) << 32))",
                                                   prelude_));
   } else if (bytes == 4) {
-    KILN_ASSIGN_OR_RETURN(bits_value, BitcastExpr(ElementType::kU32, type, got + "[" + lane + "]", prelude_));
+    KILN_ASSIGN_OR_RETURN(bits_value, BitcastExpr(ElementType::kU32, type, got + "[" + word + "]", prelude_));
   } else {
-    const std::string shift = "(((" + element + " * " + std::to_string(bytes) + ") % 4) * 8)";
-    const std::string piece =
-        "((" + got + "[" + lane + "] >> " + shift + ") & " + (bytes == 1 ? "0xffu" : "0xffffu") + ")";
+    // A narrow element is the low bits of its word.
+    const std::string piece = "(" + got + "[" + word + "] & " + (bytes == 1 ? "0xffu" : "0xffffu") + ")";
     KILN_ASSIGN_OR_RETURN(
         bits_value, BitcastExpr(bytes == 1 ? ElementType::kU8 : ElementType::kU16, type, piece, prelude_));
   }

@@ -1,20 +1,14 @@
 // Random numbers. `rng` draws from the execution's counter-based stream
 // (seeded by ExecuteOptions::rng_seed, so equal seeds give equal numbers).
-// `rng-bit-generator` is a pure function of its state operand:
-//   THREEFRY (and DEFAULT, which the interpreter maps to THREEFRY):
-//     Threefry-2x32 with 20 rounds; key = state[0] (low word first),
-//     block i encrypts the 64-bit counter state[1] + i; each block yields two
-//     32-bit words. New state: state[1] advanced by the number of blocks.
-//   PHILOX: Philox-4x32 with 10 rounds; key = state[0], 128-bit counter =
-//     (state[1], state[2] or 0) + i; each block yields four words. New state:
-//     the counter advanced by the number of blocks.
-// The words fill the output's bytes in order (little-endian).
+// `rng-bit-generator` is a pure function of its state operand, bit for bit
+// XLA's (the algorithms and the element layout: core/rng_bit_layout.h).
 #include <cmath>
 #include <cstring>
 #include <numbers>
 
 #include "core/interpreter/kernels.h"
 #include "core/interpreter/scalar_ops.h"
+#include "core/rng_bit_layout.h"
 
 namespace kiln::interpreter {
 namespace {
@@ -111,49 +105,51 @@ StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands,
 StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& instruction, Operands operands) {
   const Literal& state = *operands[0];
   const Shape& shape = instruction.shape;
-  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 ||
-      state.shape().element_type() != ElementType::kU64 || state.element_count() < 2) {
-    return InvalidArgument("rng-bit-generator needs a u64 state of at least 2 elements and a ",
-                           "(state, bits) result, got ", state.shape().ToString(), " -> ", shape.ToString());
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 || state.shape().element_type() != ElementType::kU64) {
+    return InvalidArgument("rng-bit-generator needs a u64 state and a (state, bits) result, got ",
+                           state.shape().ToString(), " -> ", shape.ToString());
+  }
+  const Shape& bits_shape = shape.tuple_shapes(1);
+  KILN_ASSIGN_OR_RETURN(RngBitLayout layout,
+                        PlanRngBits(instruction.attrs.rng_algorithm, state.element_count(), bits_shape));
+  auto words = state.data<uint64_t>();
+  const auto k0 = static_cast<uint32_t>(words[0]);
+  const auto k1 = static_cast<uint32_t>(words[0] >> 32);
+  const bool philox = layout.algorithm == RngAlgorithm::kPhilox;
+  const uint64_t counter_low = words[1];
+  // XLA's two-word Philox state is reversed: the key is the counter's high word.
+  const uint64_t counter_high = philox ? words[layout.state_words == 3 ? 2 : 0] : 0;
+  // The block's words, computed once for the elements that share it.
+  uint32_t block_words[4] = {};
+  uint64_t cached_block = ~uint64_t{0};
+  auto word_pair = [&](RngBitSource source) -> std::pair<uint32_t, uint32_t> {
+    if (source.block != cached_block) {
+      cached_block = source.block;
+      const uint64_t low = counter_low + source.block;
+      if (philox) {
+        const uint64_t high = counter_high + (low < counter_low ? 1 : 0);
+        const uint32_t counter[4] = {static_cast<uint32_t>(low), static_cast<uint32_t>(low >> 32),
+                                     static_cast<uint32_t>(high), static_cast<uint32_t>(high >> 32)};
+        Philox4x32(k0, k1, counter, block_words);
+      } else {
+        Threefry2x32(k0, k1, static_cast<uint32_t>(low), static_cast<uint32_t>(low >> 32), block_words);
+      }
+    }
+    return {block_words[source.word], block_words[(source.word + 1) % 4]};
+  };
+  Literal bits(bits_shape);
+  auto out = bits.raw();
+  const int64_t bytes = BitWidth(bits_shape.element_type()) / 8;
+  for (int64_t element = 0; element < bits_shape.element_count(); ++element) {
+    const auto [first, second] = word_pair(RngBitSourceOf(layout, element));
+    // Little-endian bytes: a narrow element keeps its word's low bits.
+    const uint64_t value = bytes == 8 ? (uint64_t{second} << 32) | first : first;
+    std::memcpy(out.data() + element * bytes, &value, static_cast<size_t>(bytes));
   }
   Literal new_state = state;
-  Literal bits(shape.tuple_shapes(1));
-  auto words_out = bits.raw();
-  const size_t word_count = (words_out.size() + 3) / 4;
-  std::vector<uint32_t> words;
-  words.reserve(word_count + 4);
-  auto key_and_counter = state.data<uint64_t>();
-  const auto k0 = static_cast<uint32_t>(key_and_counter[0]);
-  const auto k1 = static_cast<uint32_t>(key_and_counter[0] >> 32);
-  uint64_t blocks = 0;
-  if (instruction.attrs.rng_algorithm == RngAlgorithm::kPhilox) {
-    const uint64_t counter_low = key_and_counter[1];
-    const uint64_t counter_high = state.element_count() > 2 ? key_and_counter[2] : 0;
-    while (words.size() < word_count) {
-      const uint64_t low = counter_low + blocks;
-      const uint64_t high = counter_high + (low < counter_low ? 1 : 0);
-      const uint32_t counter[4] = {static_cast<uint32_t>(low), static_cast<uint32_t>(low >> 32),
-                                   static_cast<uint32_t>(high), static_cast<uint32_t>(high >> 32)};
-      uint32_t block[4];
-      Philox4x32(k0, k1, counter, block);
-      words.insert(words.end(), block, block + 4);
-      ++blocks;
-    }
-    auto out_state = new_state.data<uint64_t>();
-    out_state[1] = counter_low + blocks;
-    if (state.element_count() > 2 && out_state[1] < counter_low) ++out_state[2];
-  } else {
-    const uint64_t counter = key_and_counter[1];
-    while (words.size() < word_count) {
-      const uint64_t value = counter + blocks;
-      uint32_t block[2];
-      Threefry2x32(k0, k1, static_cast<uint32_t>(value), static_cast<uint32_t>(value >> 32), block);
-      words.insert(words.end(), block, block + 2);
-      ++blocks;
-    }
-    new_state.data<uint64_t>()[1] = counter + blocks;
-  }
-  if (!words_out.empty()) std::memcpy(words_out.data(), words.data(), words_out.size());
+  auto out_state = new_state.data<uint64_t>();
+  out_state[1] = counter_low + layout.blocks;
+  if (philox && layout.state_words == 3 && out_state[1] < counter_low) ++out_state[2];
   std::vector<Literal> elements;
   elements.push_back(std::move(new_state));
   elements.push_back(std::move(bits));
