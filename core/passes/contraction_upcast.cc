@@ -33,6 +33,7 @@ bool UpcastIn(Computation& computation) {
   }
   if (targets.empty()) return false;
   NameUniquer names(computation);
+  const UserMap users = ComputeUsers(computation);
   UseReplacer replacer(computation);
   for (Instruction* contraction : targets) {
     replacer.Forward(*contraction);
@@ -47,6 +48,18 @@ bool UpcastIn(Computation& computation) {
         computation, names, MakeInstruction(Opcode::kConvert, contraction->shape, {computed}),
         contraction->name);
     replacer.Replace(contraction, narrowed);
+    // A convert of the result back to f32 reads the f32 result itself: the
+    // rounding to f16/bf16 and back is dropped, as XLA's CPU pipeline drops
+    // it (SimplifyFPConversions, excess precision allowed by default), so
+    // `dot(bf16, bf16).astype(f32)` gives JAX's values.
+    auto found = users.find(contraction);
+    if (found == users.end()) continue;
+    for (Instruction* user : found->second) {
+      if (user->opcode == Opcode::kConvert && user->shape.IsArray() &&
+          user->shape.element_type() == ElementType::kF32) {
+        replacer.Replace(user, computed);
+      }
+    }
   }
   replacer.Apply();
   computation.SortTopologically();

@@ -3,7 +3,8 @@
 // The semantics are the same (Kiln, like XLA, accumulates low-precision
 // contractions in f32 and rounds the result once), and a backend then runs
 // them on its f32 matrix-multiply and convolution kernels. The converts fuse
-// with their neighbours.
+// with their neighbours. A convert of the result to f32 reads the f32
+// result directly (no rounding through f16/bf16), as on XLA's CPU backend.
 #pragma once
 
 #include "core/pass.h"

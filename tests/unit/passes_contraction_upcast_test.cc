@@ -88,6 +88,52 @@ ENTRY e {
   EXPECT_EQ(convolution->shape.element_type(), ElementType::kF32);
 }
 
+TEST(PassesContractionUpcastTest, ConvertToF32ReadsTheUnroundedProduct) {
+  // dot(bf16, bf16).astype(f32), as JAX lowers it: XLA's CPU backend gives the
+  // f32 product without rounding it to bf16 first, and so does Kiln. A use
+  // in bf16 still reads the rounded value.
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  a = bf16[3,5] parameter(0)
+  b = bf16[5,4] parameter(1)
+  d = bf16[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  wide = f32[3,4] convert(d)
+  twice = bf16[3,4] add(d, d)
+  ROOT t = (f32[3,4], bf16[3,4]) tuple(wide, twice)
+})");
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<Module> upcast = module->Clone();
+  PassPipeline pipeline;
+  pipeline.AddPass(std::make_unique<ContractionUpcast>());
+  KILN_ASSERT_OK(pipeline.Run(*upcast).status());
+  const Instruction* root = upcast->entry()->root();
+  ASSERT_EQ(root->opcode, Opcode::kTuple);
+  EXPECT_EQ(root->operand(0)->opcode, Opcode::kDot) << root->operand(0)->ToString();
+  EXPECT_EQ(root->operand(0)->shape.element_type(), ElementType::kF32);
+  EXPECT_EQ(root->operand(1)->operand(0)->opcode, Opcode::kConvert);
+
+  // Values: the f32 leaf equals the product of the bf16 inputs in f32 (not
+  // rounded to bf16, which this input would change), the bf16 leaf as before.
+  const Literal a = Ramp(ElementType::kBF16, {3, 5}, 0.37);
+  const Literal b = Ramp(ElementType::kBF16, {5, 4}, 0.29);
+  KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::Run(*upcast, std::vector<Literal>{a, b}));
+  KILN_ASSERT_OK_AND_ASSIGN(Literal a32, a.Convert(ElementType::kF32));
+  KILN_ASSERT_OK_AND_ASSIGN(Literal b32, b.Convert(ElementType::kF32));
+  bool some_rounding_avoided = false;
+  for (int64_t i = 0; i < 3; ++i) {
+    for (int64_t j = 0; j < 4; ++j) {
+      float exact = 0;
+      for (int64_t k = 0; k < 5; ++k) exact += a32.data<float>()[i * 5 + k] * b32.data<float>()[k * 4 + j];
+      const float leaf = got.tuple_elements()[0].data<float>()[i * 4 + j];
+      EXPECT_NEAR(leaf, exact, 1e-5f) << i << "," << j;
+      KILN_ASSERT_OK_AND_ASSIGN(Literal rounded,
+                                Literal::FromVector<float>({exact}).Convert(ElementType::kBF16));
+      if (rounded.GetAsDouble(0) != static_cast<double>(exact)) some_rounding_avoided = true;
+    }
+  }
+  EXPECT_TRUE(some_rounding_avoided) << "the inputs must make bf16 rounding visible";
+}
+
 TEST(PassesContractionUpcastTest, OtherTypesStay) {
   auto module = Parse(R"(HloModule m
 ENTRY e {
