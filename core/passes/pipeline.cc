@@ -11,6 +11,7 @@
 #include "core/passes/cse.h"
 #include "core/passes/dot_transpose_folding.h"
 #include "core/passes/fusion.h"
+#include "core/passes/identity_custom_call_removal.h"
 #include "core/passes/layout_normalization.h"
 #include "core/passes/shape_op_simplifier.h"
 #include "core/verifier.h"
@@ -20,6 +21,7 @@ namespace kiln {
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   if (options.verify_input) KILN_RETURN_IF_ERROR(VerifyModule(module).WithContext("before optimisation"));
   PassPipeline expansion;
+  expansion.AddPass(std::make_unique<IdentityCustomCallRemoval>());
   expansion.AddPass(std::make_unique<CallInliner>());
   expansion.AddPass(std::make_unique<BatchNormExpander>());
   KILN_RETURN_IF_ERROR(expansion.Run(module).status());

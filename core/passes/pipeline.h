@@ -1,5 +1,5 @@
 // The optimisation pipeline every backend runs before lowering:
-//   call inlining, batch-norm expansion;
+//   annotation custom calls forwarded, call inlining, batch-norm expansion;
 //   simplification, shape-op simplification, constant folding, CSE and DCE,
 //   repeated until nothing changes (bounded);
 //   layout normalisation (row-major everywhere);
