@@ -60,17 +60,15 @@ KILN_VJP_RULE(RemainderRule) {
 }
 
 KILN_VJP_RULE(PowerRule) {
-  // d/da a^b = b * a^(b-1), taken as 0 where b == 0 (so 0^0 has none);
-  // d/db a^b = log(a) * a^b, with log(a) read as 0 where a == 0 (JAX's rule).
+  // d/da a^b = b * a^(b-1) (NaN for 0^0, as JAX's rule for float exponents);
+  // d/db a^b = log(a) * a^b, with log(a) read as 0 where a == 0 (JAX's rule),
+  // so that 0^b has no gradient in b.
   Instruction* a = x.operand(0);
   Instruction* b = x.operand(1);
   Instruction* y = &x;
-  Instruction* zero = Constant(e, 0.0, x);
   Instruction* one = Constant(e, 1.0, x);
-  Instruction* b_is_zero = e.Compare(b, zero, ComparisonDirection::kEq);
-  Instruction* exponent = e.Select(b_is_zero, one, Sub(e, b, one));
-  Instruction* da = e.Select(b_is_zero, zero, Mul(e, b, e.Binary(Opcode::kPower, a, exponent)));
-  Instruction* a_is_zero = e.Compare(a, zero, ComparisonDirection::kEq);
+  Instruction* da = Mul(e, b, e.Binary(Opcode::kPower, a, Sub(e, b, one)));
+  Instruction* a_is_zero = e.Compare(a, Constant(e, 0.0, x), ComparisonDirection::kEq);
   Instruction* log_a = e.Unary(Opcode::kLog, e.Select(a_is_zero, one, a));
   return std::vector<Cotangent>{Of(Mul(e, ct.array, da)), Of(Mul(e, ct.array, Mul(e, log_a, y)))};
 }
@@ -106,7 +104,10 @@ KILN_VJP_RULE(UnaryRule) {
   Instruction* derivative = nullptr;
   switch (x.opcode) {
     case Opcode::kNegate: return std::vector<Cotangent>{Of(Neg(e, g))};
-    case Opcode::kAbs: derivative = e.Unary(Opcode::kSign, a); break;
+    case Opcode::kAbs: {  // +1 from 0 up, as JAX (so |x| at 0 has derivative 1)
+      Instruction* non_negative = e.Compare(a, Constant(e, 0.0, x), ComparisonDirection::kGe);
+      return std::vector<Cotangent>{Of(e.Select(non_negative, g, Neg(e, g)))};
+    }
     case Opcode::kCbrt:  // 1 / (3 y^2)
       return std::vector<Cotangent>{Of(Div(e, g, Mul(e, Constant(e, 3.0, x), Mul(e, y, y))))};
     case Opcode::kCos: derivative = Neg(e, e.Unary(Opcode::kSin, a)); break;

@@ -1,6 +1,7 @@
 // Reverse mode over the elementwise ops: every rule's gradient against f64
 // central differences, on random shapes and values (seeded), on the
 // interpreter and cpu (tests/unit/autodiff_gradient_check.h).
+#include <cmath>
 #include <random>
 
 #include "tests/unit/autodiff_gradient_check.h"
@@ -105,6 +106,32 @@ TEST(AutodiffElementwiseTest, MaximumAndMinimumSplitTiesEvenly) {
               Literal::FromVector<double>({max ? 0.0 : 10.0, 5.0, max ? 10.0 : 0.0}));
     EXPECT_EQ(result.tuple_elements()[2],
               Literal::FromVector<double>({max ? 10.0 : 0.0, 5.0, max ? 0.0 : 10.0}));
+  }
+}
+
+// Where a derivative is undefined, JAX's choice: |x|' = 1 at 0, and 0^b
+// has no gradient in b (log 0 read as 0).
+TEST(AutodiffElementwiseTest, JaxConventionsAtSingularPoints) {
+  const Shape shape(ElementType::kF64, {3});
+  Builder builder("singular");
+  Op a = builder.Parameter(0, shape, "a");
+  Op b = builder.Parameter(1, shape, "b");
+  builder.Tuple(std::vector<Op>{builder.Abs(a), builder.Pow(a, b)});
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+  KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0, 1}));
+  const Literal ones = Literal::FromVector<double>({1, 1, 1});
+  const Literal zeros = Literal::FromVector<double>({0, 0, 0});
+  {
+    const Literal inputs[] = {Literal::FromVector<double>({0.0, -0.0, -2.0}),
+                              Literal::FromVector<double>({2, 3, 2}), ones, zeros};
+    KILN_ASSERT_OK_AND_ASSIGN(Literal result, testing::Run(*vjp, inputs));
+    EXPECT_EQ(result.tuple_elements()[2], Literal::FromVector<double>({1.0, 1.0, -1.0}));
+  }
+  {
+    const Literal inputs[] = {Literal::FromVector<double>({0.0, 0.0, 2.0}),
+                              Literal::FromVector<double>({2, 3, 0}), zeros, ones};
+    KILN_ASSERT_OK_AND_ASSIGN(Literal result, testing::Run(*vjp, inputs));
+    EXPECT_EQ(result.tuple_elements()[3], Literal::FromVector<double>({0.0, 0.0, std::log(2.0)}));
   }
 }
 
