@@ -22,6 +22,7 @@ constexpr RoutineNames kRoutines[] = {
     {LapackRoutine::kSyevd, "syevd", "heevd",
      "eigenvalues (ascending) and eigenvectors of a Hermitian matrix"},
     {LapackRoutine::kGesdd, "gesdd", "gesdd", "singular values (descending) and vectors"},
+    {LapackRoutine::kGesvd, "gesvd", "gesvd", "singular values (descending) and vectors, by QR iteration"},
     {LapackRoutine::kTrsm, "trsm", "trsm", "solves a triangular system for many right-hand sides"},
 };
 

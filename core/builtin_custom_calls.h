@@ -23,6 +23,7 @@ enum class LapackRoutine {
   kOrgqr,  // Q from Householder reflectors (ungqr for complex)
   kSyevd,  // eigen-decomposition of a symmetric matrix (heevd for complex)
   kGesdd,  // singular value decomposition, divide and conquer
+  kGesvd,  // singular value decomposition, QR iteration
   kTrsm,   // triangular solve with many right-hand sides (BLAS)
 };
 

@@ -51,6 +51,7 @@ struct Lapack<float> {
   static constexpr auto orgqr = LAPACKE_sorgqr;
   static constexpr auto syevd = LAPACKE_ssyevd;
   static constexpr auto gesdd = LAPACKE_sgesdd;
+  static constexpr auto gesvd = LAPACKE_sgesvd;
   static constexpr auto trsm = strsm_;
 };
 template <>
@@ -62,6 +63,7 @@ struct Lapack<double> {
   static constexpr auto orgqr = LAPACKE_dorgqr;
   static constexpr auto syevd = LAPACKE_dsyevd;
   static constexpr auto gesdd = LAPACKE_dgesdd;
+  static constexpr auto gesvd = LAPACKE_dgesvd;
   static constexpr auto trsm = dtrsm_;
 };
 template <>
@@ -73,6 +75,7 @@ struct Lapack<complex64> {
   static constexpr auto orgqr = LAPACKE_cungqr;
   static constexpr auto syevd = LAPACKE_cheevd;
   static constexpr auto gesdd = LAPACKE_cgesdd;
+  static constexpr auto gesvd = LAPACKE_cgesvd;
   static constexpr auto trsm = ctrsm_;
 };
 template <>
@@ -84,6 +87,7 @@ struct Lapack<complex128> {
   static constexpr auto orgqr = LAPACKE_zungqr;
   static constexpr auto syevd = LAPACKE_zheevd;
   static constexpr auto gesdd = LAPACKE_zgesdd;
+  static constexpr auto gesvd = LAPACKE_zgesvd;
   static constexpr auto trsm = ztrsm_;
 };
 
@@ -303,19 +307,35 @@ StatusOr<Literal> Syevd(const Call& call, Operands operands) {
   return result;
 }
 
+// The columns of U or rows of V^T a result holds: `full` for mode 'A',
+// min(m, n) for 'S'; for 'N' (values only) JAX gives either shape, unwritten.
+lapack_int SingularVectorCount(const Call& call, char mode, size_t part, lapack_int full, lapack_int thin,
+                               int64_t dimension) {
+  if (mode == 'A') return full;
+  if (mode == 'S') return thin;
+  const Shape& shape = call.instruction.shape;
+  if (shape.IsTuple() && shape.tuple_shapes().size() == 5 && shape.tuple_shapes(part).IsArray() &&
+      shape.tuple_shapes(part).rank() >= 2) {
+    const int64_t given =
+        shape.tuple_shapes(part).dimensions(shape.tuple_shapes(part).rank() - 2 + dimension);
+    if (given == thin) return thin;
+  }
+  return full;
+}
+
 template <typename T>
-StatusOr<Literal> Gesdd(const Call& call, Operands operands) {
+StatusOr<Literal> SingularValues(const Call& call, Operands operands) {
   using Real = typename Lapack<T>::Real;
   KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
   KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
   // 'A': all of U and V^T; 'S': their first min(m, n) columns and rows;
-  // 'N': singular values only (U and V^T keep JAX's full shapes, unwritten).
+  // 'N': singular values only.
   KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "ASN"));
   const lapack_int m = batch.rows;
   const lapack_int n = batch.cols;
   const lapack_int k = std::min(m, n);
-  const lapack_int u_cols = mode == 'S' ? k : m;
-  const lapack_int vt_rows = mode == 'S' ? k : n;
+  const lapack_int u_cols = SingularVectorCount(call, mode, 2, m, k, 1);
+  const lapack_int vt_rows = SingularVectorCount(call, mode, 3, n, k, 0);
   KILN_RETURN_IF_ERROR(CheckResultShape(
       call,
       {operands[0]->shape(), Batched(TypeOf<Real>::value, batch, {k}),
@@ -325,12 +345,18 @@ StatusOr<Literal> Gesdd(const Call& call, Operands operands) {
   Literal result(call.instruction.shape);
   std::vector<Literal>& parts = result.mutable_tuple_elements();
   std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  std::vector<Real> superdiagonal(static_cast<size_t>(std::max<lapack_int>(1, k)));
   for (int64_t i = 0; i < batch.count; ++i) {
-    const lapack_int info =
-        Lapack<T>::gesdd(LAPACK_ROW_MAJOR, mode, m, n, MatrixAt<T>(parts[0], i, int64_t{m} * n),
-                         std::max<lapack_int>(1, n), MatrixAt<Real>(parts[1], i, k),
-                         MatrixAt<T>(parts[2], i, int64_t{m} * u_cols), std::max<lapack_int>(1, u_cols),
-                         MatrixAt<T>(parts[3], i, int64_t{vt_rows} * n), std::max<lapack_int>(1, n));
+    T* a = MatrixAt<T>(parts[0], i, int64_t{m} * n);
+    Real* s = MatrixAt<Real>(parts[1], i, k);
+    T* u = MatrixAt<T>(parts[2], i, int64_t{m} * u_cols);
+    T* vt = MatrixAt<T>(parts[3], i, int64_t{vt_rows} * n);
+    const lapack_int lda = std::max<lapack_int>(1, n);
+    const lapack_int ldu = std::max<lapack_int>(1, u_cols);
+    const lapack_int info = call.target.routine == LapackRoutine::kGesdd
+                                ? Lapack<T>::gesdd(LAPACK_ROW_MAJOR, mode, m, n, a, lda, s, u, ldu, vt, lda)
+                                : Lapack<T>::gesvd(LAPACK_ROW_MAJOR, mode, mode, m, n, a, lda, s, u, ldu, vt,
+                                                   lda, superdiagonal.data());
     if (info < 0) return LapackFailed(call, info);
     parts[4].data<int32_t>()[static_cast<size_t>(i)] = info;
   }
@@ -384,7 +410,8 @@ StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
     case LapackRoutine::kGeqrf: return Geqrf<T>(call, operands);
     case LapackRoutine::kOrgqr: return Orgqr<T>(call, operands);
     case LapackRoutine::kSyevd: return Syevd<T>(call, operands);
-    case LapackRoutine::kGesdd: return Gesdd<T>(call, operands);
+    case LapackRoutine::kGesdd:
+    case LapackRoutine::kGesvd: return SingularValues<T>(call, operands);
     case LapackRoutine::kTrsm: return Trsm<T>(call, operands);
   }
   return call.Error("has no LAPACK routine");

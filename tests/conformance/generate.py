@@ -1534,6 +1534,50 @@ def register_linalg_programs():
         "linalg_det_singular_f32", both(lambda a: (jnp.linalg.det(a), jnp.linalg.slogdet(a))), singular
     )
 
+    # Other functions over the same targets and attributes (f32): gesdd's
+    # values-only and thin modes, syevd's upper triangle, potrf's upper
+    # factor, trsm transposed, and gesvd (lax.linalg.svd's QR algorithm).
+    others = {
+        "pinv": (both(lambda a: jnp.linalg.pinv(a)), linalg_well_conditioned),
+        "matrix_rank_cond": (
+            both(lambda a: (jnp.linalg.matrix_rank(a), jnp.linalg.cond(a))),
+            linalg_well_conditioned,
+        ),
+        "lstsq": (lambda one, batch: jnp.linalg.lstsq(one, batch[0]), linalg_matrix),
+        "eigvalsh_upper": (
+            both(lambda a: (jnp.linalg.eigvalsh(a, UPLO="U"), jnp.linalg.eigh(a, UPLO="U"))),
+            linalg_positive_definite,
+        ),
+        "cholesky_upper_cho_solve": (
+            both(
+                lambda a: (
+                    jax.scipy.linalg.cholesky(a, lower=False),
+                    jax.scipy.linalg.cho_solve((jax.scipy.linalg.cholesky(a, lower=False), False), a[..., :2]),
+                )
+            ),
+            linalg_positive_definite,
+        ),
+        "svd_qr_algorithm": (
+            both(
+                lambda a: (
+                    lax.linalg.svd(a, algorithm=lax.linalg.SvdAlgorithm.QR),
+                    lax.linalg.svd(a[..., :3], full_matrices=False, algorithm=lax.linalg.SvdAlgorithm.QR),
+                    lax.linalg.svd(a, compute_uv=False, algorithm=lax.linalg.SvdAlgorithm.QR),
+                )
+            ),
+            linalg_well_conditioned,
+        ),
+    }
+    for function_name, (fn, make_matrix) in others.items():
+
+        def inputs(rng, make_matrix=make_matrix):
+            return (
+                make_matrix(rng, (4, 4), "float32").astype("float32"),
+                make_matrix(rng, (2, 4, 4), "float32").astype("float32"),
+            )
+
+        register_simple(f"linalg_{function_name}_f32", fn, inputs)
+
 
 register_conversion_programs()
 register_data_movement_programs()

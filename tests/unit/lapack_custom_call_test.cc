@@ -308,52 +308,57 @@ TEST_P(LapackCallTest, SyevdEigenvectorsScaleByTheirAscendingEigenvalues) {
   }
 }
 
-TEST_P(LapackCallTest, GesddVectorsAndDescendingValuesRebuildTheMatrix) {
+// Both SVD routines; values only ('N') with U and V^T shaped as for 'A' or as for 'S', as JAX gives them.
+TEST_P(LapackCallTest, SvdVectorsAndDescendingValuesRebuildTheMatrix) {
   constexpr int64_t kCount = 2, kRows = 3, kCols = 5, kK = 3;
   for (ElementType type : kTypes) {
-    for (char mode : {'A', 'S', 'N'}) {
-      SCOPED_TRACE(std::string(ElementTypeName(type)) + " mode " + mode);
-      const Values a = RandomMatrices(type, kCount, kRows, kCols, 5);
-      const std::string shape = ShapeText(type, {kCount, kRows, kCols});
-      const int64_t u_cols = mode == 'S' ? kK : kRows;
-      const int64_t vt_rows = mode == 'S' ? kK : kCols;
-      const std::string text = CallModule(std::string("lapack_") + Letter(type) + "gesdd_ffi", {shape},
-                                          "(" + shape + ", " + ShapeText(RealOf(type), {kCount, kK}) + ", " +
-                                              ShapeText(type, {kCount, kRows, u_cols}) + "{1,2,0}, " +
-                                              ShapeText(type, {kCount, vt_rows, kCols}) + "{1,2,0}, s32[2])",
-                                          "{mode = " + std::to_string(static_cast<int>(mode)) + " : ui8}");
-      KILN_ASSERT_OK_AND_ASSIGN(
-          std::vector<Literal> out,
-          RunText(text, std::vector<Literal>{ToLiteral(a, type, {kCount, kRows, kCols})}));
-      const Values s = FromLiteral(out[1]);
-      const Values u = FromLiteral(out[2]);
-      const Values vt = FromLiteral(out[3]);
-      Batch U{u, kRows, u_cols}, VT{vt, vt_rows, kCols};
-      Values product(a.size());
-      for (int64_t b = 0; b < kCount; ++b) {
-        EXPECT_EQ(out[4].data<int32_t>()[b], 0);
-        for (int64_t j = 0; j + 1 < kK; ++j) EXPECT_GE(s[b * kK + j].real(), s[b * kK + j + 1].real());
-        for (int64_t i = 0; i < kRows; ++i)
-          for (int64_t j = 0; j < kCols; ++j) {
-            Complex sum = 0;
-            for (int64_t t = 0; t < kK; ++t)
-              sum += U(b, i, t) * s[static_cast<size_t>(b * kK + t)] * VT(b, t, j);
-            product[static_cast<size_t>((b * kRows + i) * kCols + j)] = sum;
-          }
-      }
-      if (mode != 'N') {
-        ExpectNear(a, product, Tolerance(type) * 10, "U S V^H");
-      } else {
-        // Values only: the sum of their squares is the Frobenius norm squared.
+    for (const char* routine : {"gesdd", "gesvd"})
+      for (const char* modes : {"AA", "SS", "NA", "NS"}) {
+        const char mode = modes[0];
+        const char vector_shape = modes[1];
+        SCOPED_TRACE(std::string(ElementTypeName(type)) + " " + routine + " mode " + modes);
+        const Values a = RandomMatrices(type, kCount, kRows, kCols, 5);
+        const std::string shape = ShapeText(type, {kCount, kRows, kCols});
+        const int64_t u_cols = vector_shape == 'S' ? kK : kRows;
+        const int64_t vt_rows = vector_shape == 'S' ? kK : kCols;
+        const std::string text =
+            CallModule(std::string("lapack_") + Letter(type) + routine + "_ffi", {shape},
+                       "(" + shape + ", " + ShapeText(RealOf(type), {kCount, kK}) + ", " +
+                           ShapeText(type, {kCount, kRows, u_cols}) + "{1,2,0}, " +
+                           ShapeText(type, {kCount, vt_rows, kCols}) + "{1,2,0}, s32[2])",
+                       "{mode = " + std::to_string(static_cast<int>(mode)) + " : ui8}");
+        KILN_ASSERT_OK_AND_ASSIGN(
+            std::vector<Literal> out,
+            RunText(text, std::vector<Literal>{ToLiteral(a, type, {kCount, kRows, kCols})}));
+        const Values s = FromLiteral(out[1]);
+        const Values u = FromLiteral(out[2]);
+        const Values vt = FromLiteral(out[3]);
+        Batch U{u, kRows, u_cols}, VT{vt, vt_rows, kCols};
+        Values product(a.size());
         for (int64_t b = 0; b < kCount; ++b) {
-          double norm = 0, squares = 0;
-          for (int64_t i = 0; i < kRows * kCols; ++i)
-            norm += std::norm(a[static_cast<size_t>(b * kRows * kCols + i)]);
-          for (int64_t t = 0; t < kK; ++t) squares += std::norm(s[static_cast<size_t>(b * kK + t)]);
-          EXPECT_NEAR(norm, squares, Tolerance(type) * 10 * norm);
+          EXPECT_EQ(out[4].data<int32_t>()[b], 0);
+          for (int64_t j = 0; j + 1 < kK; ++j) EXPECT_GE(s[b * kK + j].real(), s[b * kK + j + 1].real());
+          for (int64_t i = 0; i < kRows; ++i)
+            for (int64_t j = 0; j < kCols; ++j) {
+              Complex sum = 0;
+              for (int64_t t = 0; t < kK; ++t)
+                sum += U(b, i, t) * s[static_cast<size_t>(b * kK + t)] * VT(b, t, j);
+              product[static_cast<size_t>((b * kRows + i) * kCols + j)] = sum;
+            }
+        }
+        if (mode != 'N') {
+          ExpectNear(a, product, Tolerance(type) * 10, "U S V^H");
+        } else {
+          // Values only: the sum of their squares is the Frobenius norm squared.
+          for (int64_t b = 0; b < kCount; ++b) {
+            double norm = 0, squares = 0;
+            for (int64_t i = 0; i < kRows * kCols; ++i)
+              norm += std::norm(a[static_cast<size_t>(b * kRows * kCols + i)]);
+            for (int64_t t = 0; t < kK; ++t) squares += std::norm(s[static_cast<size_t>(b * kK + t)]);
+            EXPECT_NEAR(norm, squares, Tolerance(type) * 10 * norm);
+          }
         }
       }
-    }
   }
 }
 
@@ -444,10 +449,10 @@ TEST_P(LapackCallTest, MalformedCallsAreRefusedByName) {
 INSTANTIATE_TEST_SUITE_P(Backends, LapackCallTest, ::testing::Values("interpreter", "cpu"));
 
 TEST(BuiltinCustomCallTest, TableNamesEveryRoutineInEveryTypeAsJaxDoes) {
-  EXPECT_EQ(BuiltinCustomCalls().size(), 28u);
+  EXPECT_EQ(BuiltinCustomCalls().size(), 32u);
   for (const char* name : {"lapack_spotrf_ffi", "lapack_zpotrf_ffi", "lapack_dorgqr_ffi", "lapack_cungqr_ffi",
-                           "lapack_ssyevd_ffi", "lapack_zheevd_ffi", "lapack_cgesdd_ffi", "lapack_dtrsm_ffi",
-                           "lapack_sgetrf_ffi", "lapack_zgeqrf_ffi"}) {
+                           "lapack_ssyevd_ffi", "lapack_zheevd_ffi", "lapack_cgesdd_ffi", "lapack_dgesvd_ffi",
+                           "lapack_dtrsm_ffi", "lapack_sgetrf_ffi", "lapack_zgeqrf_ffi"}) {
     EXPECT_NE(FindBuiltinCustomCall(name), nullptr) << name;
   }
   EXPECT_EQ(FindBuiltinCustomCall("lapack_corgqr_ffi"), nullptr);
