@@ -9,6 +9,8 @@
 #include <utility>
 
 #include "core/autodiff/vjp_rules.h"
+#include "core/identity_custom_calls.h"
+#include "core/passes/call_inliner.h"
 #include "core/verifier.h"
 
 namespace kiln::autodiff {
@@ -147,7 +149,14 @@ StatusOr<std::vector<Cotangent>> EmitBackward(VjpEmitter& emitter, const Cotange
     auto found = cotangents.find(&instruction);
     if (found == cotangents.end() || found->second.IsZero()) continue;
     const Cotangent cotangent = found->second;
-    const RuleLookup lookup = FindVjpRule(instruction.opcode);
+    RuleLookup lookup = FindVjpRule(instruction.opcode);
+    // Partitioner annotations (with_sharding_constraint) are their operand
+    // on one device, so their cotangent is the result's.
+    if (instruction.opcode == Opcode::kCustomCall &&
+        IsIdentityCustomCall(instruction.attrs.custom_call_target) && instruction.operands.size() == 1 &&
+        instruction.operand(0)->shape.Compatible(instruction.shape)) {
+      lookup = {RuleState::kRule, IdentityRule};
+    }
     if (lookup.state != RuleState::kRule) return NoRuleError(instruction, lookup.state);
     KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> operand_cotangents,
                           lookup.rule(emitter, instruction, cotangent));
@@ -181,6 +190,9 @@ StatusOr<std::unique_ptr<Module>> BuildVjp(const Module& module, std::span<const
   }
   std::unique_ptr<Module> gradient = module.Clone();
   gradient->set_name(module.name() + "_vjp");
+  // JAX wraps functions in calls: inlined, their bodies are straight-line
+  // code like the rest (the pipeline would inline them anyway).
+  KILN_RETURN_IF_ERROR(CallInliner().Run(*gradient).status());
   Computation& entry = *gradient->entry();
   VjpEmitter emitter(*gradient, entry);
   Instruction* root = entry.root();

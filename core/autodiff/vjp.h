@@ -2,16 +2,16 @@
 // transformation: the gradient is a new module, compiled, fused and run on
 // every backend like any program.
 //
-// Covered: straight-line computations (no while, conditional or call on the
-// path from a differentiated parameter to the result) over the ops that
-// have a rule in core/autodiff/vjp_rules.cc: elementwise float math,
-// convert, the shape ops (broadcast, reshape, transpose, slice,
-// concatenate, pad, reverse), reduce with add/maximum/minimum,
-// dot_general, tuples. Not yet: control flow (the per-computation
-// EmitBackward below is the piece a while or conditional rule will call for
-// its body and branches), convolution, gather/scatter, dynamic slices,
-// reduce-window, sort/top-k, batch-norm ops, custom calls, complex numbers,
-// forward mode (JVP).
+// Covered: straight-line computations (no while or conditional on the
+// path from a differentiated parameter to the result; calls are inlined
+// first) over the ops that have a rule in core/autodiff/vjp_rules.cc:
+// elementwise float math, convert, the shape ops (broadcast, reshape,
+// transpose, slice, concatenate, pad, reverse), reduce with
+// add/maximum/minimum, dot_general, tuples. Not yet: control flow (the
+// per-computation EmitBackward below is the piece a while or conditional
+// rule will call for its body and branches), convolution, gather/scatter,
+// dynamic slices, reduce-window, sort/top-k, batch-norm ops, custom calls,
+// complex numbers, forward mode (JVP).
 #pragma once
 
 #include <cstdint>

@@ -25,7 +25,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kBatchNormInference, nullptr},
     {Opcode::kBatchNormTraining, nullptr},
     {Opcode::kBroadcast, BroadcastRule},
-    {Opcode::kCall, nullptr},
+    {Opcode::kCall, nullptr},  // BuildVjp inlines calls first; a rule is for called computations later
     {Opcode::kCbrt, UnaryRule},
     {Opcode::kCeil, ZeroDerivativeRule},
     {Opcode::kClamp, ClampRule},

@@ -148,6 +148,35 @@ TEST(AutodiffVjpTest, OpsWithoutRulesAreNamedOnlyWhenTheGradientGoesThroughThem)
   KILN_ASSERT_OK(Vjp(*partial, {0}).status());
 }
 
+// JAX wraps functions in calls; they are inlined before differentiation.
+TEST(AutodiffVjpTest, CallsAreDifferentiatedThrough) {
+  std::mt19937 random(24);
+  Builder callee_builder("callee");
+  Op y = callee_builder.Parameter(0, F64({4}), "y");
+  Op z = callee_builder.Parameter(1, F64({4}), "z");
+  callee_builder.Mul(y, callee_builder.Sin(z));
+  KILN_ASSERT_OK_AND_ASSIGN(auto callee, callee_builder.Build());
+  Builder builder("caller");
+  Op x = builder.Parameter(0, F64({4}), "x");
+  Op w = builder.Parameter(1, F64({4}), "w");
+  const Op arguments[] = {builder.Exp(x), w};
+  builder.Call(*callee, arguments);
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+  ExpectGradientsMatchFiniteDifferences(*module, {0, 1},
+                                        {RandomF64(F64({4}), random), RandomF64(F64({4}), random)});
+}
+
+// JAX's with_sharding_constraint leaves a custom call that is its operand
+// on one device: the gradient passes through it.
+TEST(AutodiffVjpTest, ShardingAnnotationsPassTheGradientThrough) {
+  std::mt19937 random(23);
+  Builder builder("sharded");
+  Op x = builder.Parameter(0, F64({2, 3}), "x");
+  builder.Sin(builder.CustomCall("Sharding", std::vector<Op>{builder.Mul(x, x)}, F64({2, 3})));
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+  ExpectGradientsMatchFiniteDifferences(*module, {0}, {RandomF64(F64({2, 3}), random)});
+}
+
 // loss = sum((tanh(x W + b) v - t)^2), against the gradient derived by hand.
 TEST(AutodiffVjpTest, SmallMlpLossMatchesTheHandDerivedGradient) {
   constexpr int64_t kBatch = 4, kIn = 3, kHidden = 5;
