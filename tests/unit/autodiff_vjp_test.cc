@@ -148,6 +148,33 @@ TEST(AutodiffVjpTest, OpsWithoutRulesAreNamedOnlyWhenTheGradientGoesThroughThem)
   KILN_ASSERT_OK(Vjp(*partial, {0}).status());
 }
 
+// Gradients keep their parameter's element type, whatever float it is.
+TEST(AutodiffVjpTest, GradientsOfNarrowFloatsKeepTheirType) {
+  for (ElementType type : {ElementType::kF32, ElementType::kF16, ElementType::kBF16}) {
+    SCOPED_TRACE(std::string(ElementTypeName(type)));
+    const Shape shape(type, {3});
+    Builder builder("narrow");
+    Op x = builder.Parameter(0, shape, "x");
+    KILN_ASSERT_OK_AND_ASSIGN(auto add, testing::ScalarBinaryComputation(Opcode::kAdd, type, "add"));
+    const int64_t dims[] = {0};
+    Op three = builder.ConvertElementType(builder.ConstantR0<float>(3.0f), type);
+    builder.Reduce(builder.Mul(builder.Mul(x, x), builder.BroadcastInDim(three, shape.dimensions(), {})),
+                   builder.ConvertElementType(builder.ConstantR0<float>(0.0f), type), *add, dims);
+    KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+    KILN_ASSERT_OK_AND_ASSIGN(auto vjp, Vjp(*module, {0}));
+    KILN_ASSERT_OK_AND_ASSIGN(Literal input, Literal::FromVector<float>({1, 2, -3}).Convert(type));
+    const Literal inputs[] = {input};
+    for (const char* backend : {"interpreter", "cpu"}) {
+      KILN_ASSERT_OK_AND_ASSIGN(Literal result, testing::Run(*vjp, inputs, backend));
+      const Literal& gradient = result.tuple_elements()[1];
+      EXPECT_EQ(gradient.shape().element_type(), type) << backend;
+      EXPECT_EQ(gradient.GetAsDouble(0), 6.0) << backend;
+      EXPECT_EQ(gradient.GetAsDouble(1), 12.0) << backend;
+      EXPECT_EQ(gradient.GetAsDouble(2), -18.0) << backend;
+    }
+  }
+}
+
 // JAX wraps functions in calls; they are inlined before differentiation.
 TEST(AutodiffVjpTest, CallsAreDifferentiatedThrough) {
   std::mt19937 random(24);
