@@ -24,6 +24,10 @@ constexpr RoutineNames kRoutines[] = {
     {LapackRoutine::kGesdd, "gesdd", "gesdd", "singular values (descending) and vectors"},
     {LapackRoutine::kGesvd, "gesvd", "gesvd", "singular values (descending) and vectors, by QR iteration"},
     {LapackRoutine::kTrsm, "trsm", "trsm", "solves a triangular system for many right-hand sides"},
+    {LapackRoutine::kGeev, "geev", "geev", "eigenvalues and eigenvectors (complex) of a general matrix"},
+    {LapackRoutine::kGees, "gees", "gees", "Schur form T and Schur vectors Z, A = Z T Z^H"},
+    {LapackRoutine::kGehrd, "gehrd", "gehrd",
+     "upper Hessenberg form as Householder reflectors and their scales"},
 };
 
 struct TypeLetter {

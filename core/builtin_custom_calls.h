@@ -25,6 +25,9 @@ enum class LapackRoutine {
   kGesdd,  // singular value decomposition, divide and conquer
   kGesvd,  // singular value decomposition, QR iteration
   kTrsm,   // triangular solve with many right-hand sides (BLAS)
+  kGeev,   // eigenvalues and left/right eigenvectors of a general matrix
+  kGees,   // Schur form and Schur vectors
+  kGehrd,  // reduction to upper Hessenberg form as Householder reflectors
 };
 
 struct BuiltinCustomCall {

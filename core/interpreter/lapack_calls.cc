@@ -12,6 +12,7 @@
 #include <limits>
 #include <mutex>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 // LAPACKE's complex types are the C++ ones here (its documented switch).
@@ -45,6 +46,7 @@ struct Lapack;
 template <>
 struct Lapack<float> {
   using Real = float;
+  using Complex = complex64;
   static constexpr auto potrf = LAPACKE_spotrf;
   static constexpr auto getrf = LAPACKE_sgetrf;
   static constexpr auto geqrf = LAPACKE_sgeqrf;
@@ -52,11 +54,15 @@ struct Lapack<float> {
   static constexpr auto syevd = LAPACKE_ssyevd;
   static constexpr auto gesdd = LAPACKE_sgesdd;
   static constexpr auto gesvd = LAPACKE_sgesvd;
+  static constexpr auto geev = LAPACKE_sgeev;
+  static constexpr auto gees = LAPACKE_sgees;
+  static constexpr auto gehrd = LAPACKE_sgehrd;
   static constexpr auto trsm = strsm_;
 };
 template <>
 struct Lapack<double> {
   using Real = double;
+  using Complex = complex128;
   static constexpr auto potrf = LAPACKE_dpotrf;
   static constexpr auto getrf = LAPACKE_dgetrf;
   static constexpr auto geqrf = LAPACKE_dgeqrf;
@@ -64,11 +70,15 @@ struct Lapack<double> {
   static constexpr auto syevd = LAPACKE_dsyevd;
   static constexpr auto gesdd = LAPACKE_dgesdd;
   static constexpr auto gesvd = LAPACKE_dgesvd;
+  static constexpr auto geev = LAPACKE_dgeev;
+  static constexpr auto gees = LAPACKE_dgees;
+  static constexpr auto gehrd = LAPACKE_dgehrd;
   static constexpr auto trsm = dtrsm_;
 };
 template <>
 struct Lapack<complex64> {
   using Real = float;
+  using Complex = complex64;
   static constexpr auto potrf = LAPACKE_cpotrf;
   static constexpr auto getrf = LAPACKE_cgetrf;
   static constexpr auto geqrf = LAPACKE_cgeqrf;
@@ -76,11 +86,15 @@ struct Lapack<complex64> {
   static constexpr auto syevd = LAPACKE_cheevd;
   static constexpr auto gesdd = LAPACKE_cgesdd;
   static constexpr auto gesvd = LAPACKE_cgesvd;
+  static constexpr auto geev = LAPACKE_cgeev;
+  static constexpr auto gees = LAPACKE_cgees;
+  static constexpr auto gehrd = LAPACKE_cgehrd;
   static constexpr auto trsm = ctrsm_;
 };
 template <>
 struct Lapack<complex128> {
   using Real = double;
+  using Complex = complex128;
   static constexpr auto potrf = LAPACKE_zpotrf;
   static constexpr auto getrf = LAPACKE_zgetrf;
   static constexpr auto geqrf = LAPACKE_zgeqrf;
@@ -88,6 +102,9 @@ struct Lapack<complex128> {
   static constexpr auto syevd = LAPACKE_zheevd;
   static constexpr auto gesdd = LAPACKE_zgesdd;
   static constexpr auto gesvd = LAPACKE_zgesvd;
+  static constexpr auto geev = LAPACKE_zgeev;
+  static constexpr auto gees = LAPACKE_zgees;
+  static constexpr auto gehrd = LAPACKE_zgehrd;
   static constexpr auto trsm = ztrsm_;
 };
 
@@ -403,6 +420,155 @@ StatusOr<Literal> Trsm(const Call& call, Operands operands) {
 }
 
 template <typename T>
+constexpr bool kIsComplex = !std::is_same_v<T, typename Lapack<T>::Real>;
+
+// Real ?geev packs a complex pair's eigenvectors into two real columns
+// (real part, imaginary part); JAX gets them as complex columns.
+template <typename Real>
+void UnpackEigenvectors(const Real* packed, const Real* imaginary_values, lapack_int n,
+                        std::complex<Real>* out) {
+  for (lapack_int c = 0; c < n; ++c) {
+    const bool pair = imaginary_values[c] != 0 && c + 1 < n;
+    for (lapack_int r = 0; r < n; ++r) {
+      if (!pair) {
+        out[r * n + c] = packed[r * n + c];
+      } else {
+        const Real re = packed[r * n + c];
+        const Real im = packed[r * n + c + 1];
+        out[r * n + c] = {re, im};
+        out[r * n + c + 1] = {re, -im};
+      }
+    }
+    if (pair) ++c;
+  }
+}
+
+template <typename T>
+StatusOr<Literal> Geev(const Call& call, Operands operands) {
+  using Real = typename Lapack<T>::Real;
+  using Complex = typename Lapack<T>::Complex;
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  if (batch.rows != batch.cols) return call.Error("the matrices are not square");
+  KILN_ASSIGN_OR_RETURN(char left, LetterAttribute(call, "compute_left", "NV"));
+  KILN_ASSIGN_OR_RETURN(char right, LetterAttribute(call, "compute_right", "NV"));
+  const lapack_int n = batch.rows;
+  const ElementType complex_type = TypeOf<Complex>::value;
+  std::vector<Shape> expected;
+  if constexpr (kIsComplex<T>) {
+    expected.push_back(Batched(complex_type, batch, {n}));
+  } else {
+    expected.push_back(Batched(call.target.type, batch, {n}));
+    expected.push_back(Batched(call.target.type, batch, {n}));
+  }
+  expected.push_back(Batched(complex_type, batch, {n, n}));
+  expected.push_back(Batched(complex_type, batch, {n, n}));
+  expected.push_back(Batched(ElementType::kS32, batch, {}));
+  KILN_RETURN_IF_ERROR(CheckResultShape(call, expected, true));
+  Literal result(call.instruction.shape);
+  std::vector<Literal>& parts = result.mutable_tuple_elements();
+  const size_t vectors = kIsComplex<T> ? 1 : 2;
+  std::vector<T> matrix(static_cast<size_t>(n) * n);
+  std::vector<Real> packed_left(kIsComplex<T> ? 0 : matrix.size()), packed_right(packed_left.size());
+  const lapack_int ld = std::max<lapack_int>(1, n);
+  for (int64_t i = 0; i < batch.count; ++i) {
+    std::copy_n(operands[0]->data<T>().data() + i * n * n, matrix.size(), matrix.data());
+    Complex* vl = MatrixAt<Complex>(parts[vectors], i, int64_t{n} * n);
+    Complex* vr = MatrixAt<Complex>(parts[vectors + 1], i, int64_t{n} * n);
+    lapack_int info = 0;
+    if constexpr (kIsComplex<T>) {
+      info = Lapack<T>::geev(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld, MatrixAt<T>(parts[0], i, n),
+                             vl, ld, vr, ld);
+    } else {
+      Real* wr = MatrixAt<Real>(parts[0], i, n);
+      Real* wi = MatrixAt<Real>(parts[1], i, n);
+      info = Lapack<T>::geev(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld, wr, wi, packed_left.data(),
+                             ld, packed_right.data(), ld);
+      if (info == 0 && left == 'V') UnpackEigenvectors(packed_left.data(), wi, n, vl);
+      if (info == 0 && right == 'V') UnpackEigenvectors(packed_right.data(), wi, n, vr);
+    }
+    if (info < 0) return LapackFailed(call, info);
+    parts.back().data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Gees(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  if (batch.rows != batch.cols) return call.Error("the matrices are not square");
+  KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "VN"));
+  // Sorting needs a selection function, which JAX never passes.
+  KILN_ASSIGN_OR_RETURN(char sort, LetterAttribute(call, "sort", "N"));
+  const lapack_int n = batch.rows;
+  std::vector<Shape> expected = {operands[0]->shape(), operands[0]->shape()};
+  expected.push_back(Batched(call.target.type, batch, {n}));
+  if constexpr (!kIsComplex<T>) expected.push_back(Batched(call.target.type, batch, {n}));
+  expected.push_back(Batched(ElementType::kS32, batch, {}));
+  expected.push_back(Batched(ElementType::kS32, batch, {}));
+  KILN_RETURN_IF_ERROR(CheckResultShape(call, expected, true));
+  Literal result(call.instruction.shape);
+  std::vector<Literal>& parts = result.mutable_tuple_elements();
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  const size_t sdim_part = parts.size() - 2;
+  const lapack_int ld = std::max<lapack_int>(1, n);
+  for (int64_t i = 0; i < batch.count; ++i) {
+    T* t = MatrixAt<T>(parts[0], i, int64_t{n} * n);
+    T* z = MatrixAt<T>(parts[1], i, int64_t{n} * n);
+    lapack_int sdim = 0;
+    lapack_int info = 0;
+    if constexpr (kIsComplex<T>) {
+      info = Lapack<T>::gees(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
+                             MatrixAt<T>(parts[2], i, n), z, ld);
+    } else {
+      info = Lapack<T>::gees(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
+                             MatrixAt<T>(parts[2], i, n), MatrixAt<T>(parts[3], i, n), z, ld);
+    }
+    if (info < 0) return LapackFailed(call, info);
+    parts[sdim_part].data<int32_t>()[static_cast<size_t>(i)] = sdim;
+    parts[sdim_part + 1].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
+StatusOr<Literal> Gehrd(const Call& call, Operands operands) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  if (batch.rows != batch.cols) return call.Error("the matrices are not square");
+  const lapack_int n = batch.rows;
+  auto low = call.attributes.find("low");
+  auto high = call.attributes.find("high");
+  if (low == call.attributes.end() || high == call.attributes.end()) {
+    return call.Error(
+        "needs the attributes 'low' and 'high' (1-based rows and columns to reduce) in backend_config");
+  }
+  if (n > 0 && !(1 <= low->second && low->second <= high->second && high->second <= n)) {
+    return call.Error("needs 1 <= low <= high <= ", n, ", got low = ", low->second,
+                      ", high = ", high->second);
+  }
+  const lapack_int scales = std::max<lapack_int>(0, n - 1);
+  KILN_RETURN_IF_ERROR(CheckResultShape(call,
+                                        {operands[0]->shape(), Batched(call.target.type, batch, {scales}),
+                                         Batched(ElementType::kS32, batch, {})},
+                                        true));
+  Literal result(call.instruction.shape);
+  std::vector<Literal>& parts = result.mutable_tuple_elements();
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  for (int64_t i = 0; i < batch.count; ++i) {
+    if (n == 0) break;
+    const lapack_int info =
+        Lapack<T>::gehrd(LAPACK_ROW_MAJOR, n, static_cast<lapack_int>(low->second),
+                         static_cast<lapack_int>(high->second), MatrixAt<T>(parts[0], i, int64_t{n} * n),
+                         std::max<lapack_int>(1, n), MatrixAt<T>(parts[1], i, scales));
+    if (info < 0) return LapackFailed(call, info);
+    parts[2].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
 StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
   switch (call.target.routine) {
     case LapackRoutine::kPotrf: return Potrf<T>(call, operands);
@@ -413,6 +579,9 @@ StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
     case LapackRoutine::kGesdd:
     case LapackRoutine::kGesvd: return SingularValues<T>(call, operands);
     case LapackRoutine::kTrsm: return Trsm<T>(call, operands);
+    case LapackRoutine::kGeev: return Geev<T>(call, operands);
+    case LapackRoutine::kGees: return Gees<T>(call, operands);
+    case LapackRoutine::kGehrd: return Gehrd<T>(call, operands);
   }
   return call.Error("has no LAPACK routine");
 }

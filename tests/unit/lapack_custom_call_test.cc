@@ -411,6 +411,141 @@ TEST_P(LapackCallTest, TrsmSolvesEverySideTriangleAndTranspose) {
   }
 }
 
+// Complex n x n product of row-major matrices (one batch element each).
+Values Multiply(const Values& a, const Values& b, int64_t n) {
+  Values product(static_cast<size_t>(n * n));
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t t = 0; t < n; ++t)
+        product[static_cast<size_t>(i * n + j)] +=
+            a[static_cast<size_t>(i * n + t)] * b[static_cast<size_t>(t * n + j)];
+  return product;
+}
+
+Values Adjoint(const Values& a, int64_t n) {
+  Values adjoint(a.size());
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      adjoint[static_cast<size_t>(j * n + i)] = std::conj(a[static_cast<size_t>(i * n + j)]);
+  return adjoint;
+}
+
+Values Slice(const Values& batch, int64_t index, int64_t size) {
+  return Values(batch.begin() + index * size, batch.begin() + (index + 1) * size);
+}
+
+TEST_P(LapackCallTest, GeevRightAndLeftEigenvectorsSatisfyTheirEquations) {
+  constexpr int64_t kCount = 2, kN = 4;
+  for (ElementType type : kTypes) {
+    SCOPED_TRACE(ElementTypeName(type));
+    const ElementType complex_type =
+        RealOf(type) == ElementType::kF32 ? ElementType::kC64 : ElementType::kC128;
+    const Values a = RandomMatrices(type, kCount, kN, kN, 8);
+    const std::string shape = ShapeText(type, {kCount, kN, kN});
+    const std::string values =
+        IsComplex(type) ? ShapeText(type, {kCount, kN}) + ", "
+                        : ShapeText(type, {kCount, kN}) + ", " + ShapeText(type, {kCount, kN}) + ", ";
+    const std::string vectors = ShapeText(complex_type, {kCount, kN, kN});
+    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "geev_ffi", {shape},
+                                        "(" + values + vectors + ", " + vectors + ", s32[2])",
+                                        "{compute_left = 86 : ui8, compute_right = 86 : ui8}");
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
+                              RunText(text, std::vector<Literal>{ToLiteral(a, type, {kCount, kN, kN})}));
+    Values w = FromLiteral(out[0]);
+    if (!IsComplex(type)) {
+      const Values imaginary = FromLiteral(out[1]);
+      for (size_t i = 0; i < w.size(); ++i) w[i] += Complex(0, imaginary[i].real());
+    }
+    const size_t vectors_at = IsComplex(type) ? 1 : 2;
+    for (int64_t b = 0; b < kCount; ++b) {
+      EXPECT_EQ(out.back().data<int32_t>()[b], 0);
+      const Values matrix = Slice(a, b, kN * kN);
+      const Values left = Slice(FromLiteral(out[vectors_at]), b, kN * kN);
+      const Values right = Slice(FromLiteral(out[vectors_at + 1]), b, kN * kN);
+      Values right_scaled(right.size()), left_scaled(left.size());
+      for (int64_t i = 0; i < kN; ++i)
+        for (int64_t j = 0; j < kN; ++j) {
+          right_scaled[static_cast<size_t>(i * kN + j)] =
+              right[static_cast<size_t>(i * kN + j)] * w[static_cast<size_t>(b * kN + j)];
+          // Row j of VL^H A is w_j times row j of VL^H.
+          left_scaled[static_cast<size_t>(j * kN + i)] =
+              w[static_cast<size_t>(b * kN + j)] * std::conj(left[static_cast<size_t>(i * kN + j)]);
+        }
+      ExpectNear(right_scaled, Multiply(matrix, right, kN), Tolerance(type) * 50, "A VR = VR diag(w)");
+      ExpectNear(left_scaled, Multiply(Adjoint(left, kN), matrix, kN), Tolerance(type) * 50,
+                 "VL^H A = diag(w) VL^H");
+    }
+  }
+}
+
+TEST_P(LapackCallTest, GeesSchurVectorsAreUnitaryAndRebuildTheMatrix) {
+  constexpr int64_t kCount = 2, kN = 4;
+  for (ElementType type : kTypes) {
+    SCOPED_TRACE(ElementTypeName(type));
+    const Values a = RandomMatrices(type, kCount, kN, kN, 9);
+    const std::string shape = ShapeText(type, {kCount, kN, kN});
+    const std::string values = IsComplex(type)
+                                   ? ShapeText(type, {kCount, kN})
+                                   : ShapeText(type, {kCount, kN}) + ", " + ShapeText(type, {kCount, kN});
+    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "gees_ffi", {shape},
+                                        "(" + shape + ", " + shape + ", " + values + ", s32[2], s32[2])",
+                                        "{mode = 86 : ui8, sort = 78 : ui8}");
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
+                              RunText(text, std::vector<Literal>{ToLiteral(a, type, {kCount, kN, kN})}));
+    for (int64_t b = 0; b < kCount; ++b) {
+      EXPECT_EQ(out.back().data<int32_t>()[b], 0);
+      const Values t = Slice(FromLiteral(out[0]), b, kN * kN);
+      const Values z = Slice(FromLiteral(out[1]), b, kN * kN);
+      // T is (quasi-, for real types) upper triangular.
+      for (int64_t i = 0; i < kN; ++i)
+        for (int64_t j = 0; j + (IsComplex(type) ? 0 : 1) < i; ++j)
+          EXPECT_EQ(t[static_cast<size_t>(i * kN + j)], Complex(0));
+      ExpectNear(Slice(a, b, kN * kN), Multiply(Multiply(z, t, kN), Adjoint(z, kN), kN), Tolerance(type) * 50,
+                 "Z T Z^H");
+      Values identity(static_cast<size_t>(kN * kN));
+      for (int64_t i = 0; i < kN; ++i) identity[static_cast<size_t>(i * kN + i)] = 1;
+      ExpectNear(identity, Multiply(Adjoint(z, kN), z, kN), Tolerance(type) * 50, "Z^H Z");
+    }
+  }
+}
+
+TEST_P(LapackCallTest, GehrdReflectorsTimesHessenbergRebuildTheMatrix) {
+  constexpr int64_t kN = 5;
+  for (ElementType type : kTypes) {
+    SCOPED_TRACE(ElementTypeName(type));
+    const Values a = RandomMatrices(type, 1, kN, kN, 10);
+    const std::string shape = ShapeText(type, {kN, kN});
+    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "gehrd_ffi", {shape},
+                                        "(" + shape + ", " + ShapeText(type, {kN - 1}) + ", s32[])",
+                                        "{high = 5 : i32, low = 1 : i32}");
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
+                              RunText(text, std::vector<Literal>{ToLiteral(a, type, {kN, kN})}));
+    EXPECT_EQ(out[2].data<int32_t>()[0], 0);
+    const Values packed = FromLiteral(out[0]);
+    const Values tau = FromLiteral(out[1]);
+    Values hessenberg = packed;
+    for (int64_t i = 0; i < kN; ++i)
+      for (int64_t j = 0; j + 1 < i; ++j) hessenberg[static_cast<size_t>(i * kN + j)] = 0;
+    // Q = H_0 H_1 ... H_{n-2}, H_k = I - tau_k v v^H, v = (0.., 1 at k + 1, the packed column k below).
+    Values q(static_cast<size_t>(kN * kN));
+    for (int64_t i = 0; i < kN; ++i) q[static_cast<size_t>(i * kN + i)] = 1;
+    for (int64_t k = 0; k + 1 < kN; ++k) {
+      Values v(static_cast<size_t>(kN));
+      v[static_cast<size_t>(k + 1)] = 1;
+      for (int64_t i = k + 2; i < kN; ++i)
+        v[static_cast<size_t>(i)] = packed[static_cast<size_t>(i * kN + k)];
+      Values reflector(static_cast<size_t>(kN * kN));
+      for (int64_t i = 0; i < kN; ++i)
+        for (int64_t j = 0; j < kN; ++j)
+          reflector[static_cast<size_t>(i * kN + j)] =
+              (i == j ? 1.0 : 0.0) -
+              tau[static_cast<size_t>(k)] * v[static_cast<size_t>(i)] * std::conj(v[static_cast<size_t>(j)]);
+      q = Multiply(q, reflector, kN);
+    }
+    ExpectNear(a, Multiply(Multiply(q, hessenberg, kN), Adjoint(q, kN), kN), Tolerance(type) * 50, "Q H Q^H");
+  }
+}
+
 // Each malformed call: INVALID_ARGUMENT naming the instruction, the target and what is wrong.
 TEST_P(LapackCallTest, MalformedCallsAreRefusedByName) {
   struct Case {
@@ -444,15 +579,32 @@ TEST_P(LapackCallTest, MalformedCallsAreRefusedByName) {
   EXPECT_EQ(wrong_type.status().code(), StatusCode::kInvalidArgument);
   EXPECT_NE(wrong_type.status().message().find("f64 matrices"), std::string::npos)
       << wrong_type.status().message();
+  // Attributes of the other families: a Hessenberg range out of order, a sorted Schur form (JAX passes no
+  // selection).
+  const std::pair<std::string, std::string> others[] = {
+      {CallModule("lapack_sgehrd_ffi", {"f32[3,3]"}, "(f32[3,3], f32[2], s32[])",
+                  "{high = 2 : i32, low = 3 : i32}"),
+       "needs 1 <= low <= high <= 3"},
+      {CallModule("lapack_sgees_ffi", {"f32[3,3]"}, "(f32[3,3], f32[3,3], f32[3], f32[3], s32[], s32[])",
+                  "{mode = 86 : ui8, sort = 83 : ui8}"),
+       "attribute sort = 83"},
+  };
+  for (const auto& [text, message] : others) {
+    StatusOr<std::vector<Literal>> out = RunText(text, std::vector<Literal>{a});
+    ASSERT_FALSE(out.ok());
+    EXPECT_EQ(out.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_NE(out.status().message().find(message), std::string::npos) << out.status().message();
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Backends, LapackCallTest, ::testing::Values("interpreter", "cpu"));
 
 TEST(BuiltinCustomCallTest, TableNamesEveryRoutineInEveryTypeAsJaxDoes) {
-  EXPECT_EQ(BuiltinCustomCalls().size(), 32u);
+  EXPECT_EQ(BuiltinCustomCalls().size(), 44u);
   for (const char* name : {"lapack_spotrf_ffi", "lapack_zpotrf_ffi", "lapack_dorgqr_ffi", "lapack_cungqr_ffi",
                            "lapack_ssyevd_ffi", "lapack_zheevd_ffi", "lapack_cgesdd_ffi", "lapack_dgesvd_ffi",
-                           "lapack_dtrsm_ffi", "lapack_sgetrf_ffi", "lapack_zgeqrf_ffi"}) {
+                           "lapack_zgeev_ffi", "lapack_sgees_ffi", "lapack_cgehrd_ffi", "lapack_dtrsm_ffi",
+                           "lapack_sgetrf_ffi", "lapack_zgeqrf_ffi"}) {
     EXPECT_NE(FindBuiltinCustomCall(name), nullptr) << name;
   }
   EXPECT_EQ(FindBuiltinCustomCall("lapack_corgqr_ffi"), nullptr);
