@@ -1,5 +1,6 @@
 // Derivative rules of the ops that move elements without arithmetic
-// (broadcast, reshape, transpose, slice, concatenate, pad, reverse) and of
+// (broadcast, reshape, transpose, slice, dynamic slices, concatenate, pad,
+// reverse) and of
 // tuples: each operand's cotangent is the cotangent moved back.
 #include <algorithm>
 
@@ -105,6 +106,33 @@ KILN_VJP_RULE(PadRule) {
   Instruction* value_cotangent = e.Binary(Opcode::kSubtract, e.ReduceSum(ct.array, std::move(all)),
                                           e.ReduceSum(operand_cotangent, std::move(all_operand)));
   return std::vector<Cotangent>{Of(operand_cotangent), Of(value_cotangent)};
+}
+
+KILN_VJP_RULE(DynamicSliceRule) {
+  // The slice's cotangent goes back where the slice was read: start indices
+  // are clamped the same way by dynamic-update-slice as by dynamic-slice.
+  Instruction* operand = x.operand(0);
+  std::vector<Instruction*> operands = {e.Zeros(operand->shape), ct.array};
+  operands.insert(operands.end(), x.operands.begin() + 1, x.operands.end());
+  std::vector<Cotangent> cotangents(x.operands.size());
+  cotangents[0] = Of(e.Add(Opcode::kDynamicUpdateSlice, std::move(operands)));
+  return cotangents;
+}
+
+KILN_VJP_RULE(DynamicUpdateSliceRule) {
+  // The operand gets the cotangent outside the updated window, the update
+  // the cotangent inside it.
+  Instruction* update = x.operand(1);
+  std::vector<Instruction*> outside = {ct.array, e.Zeros(update->shape)};
+  outside.insert(outside.end(), x.operands.begin() + 2, x.operands.end());
+  std::vector<Instruction*> inside = {ct.array};
+  inside.insert(inside.end(), x.operands.begin() + 2, x.operands.end());
+  Attributes attrs;
+  attrs.dynamic_slice_sizes = update->shape.dimensions();
+  std::vector<Cotangent> cotangents(x.operands.size());
+  cotangents[0] = Of(e.Add(Opcode::kDynamicUpdateSlice, std::move(outside)));
+  cotangents[1] = Of(e.Add(Opcode::kDynamicSlice, std::move(inside), std::move(attrs)));
+  return cotangents;
 }
 
 KILN_VJP_RULE(GetTupleElementRule) {

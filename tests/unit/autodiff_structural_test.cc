@@ -96,6 +96,39 @@ TEST(AutodiffStructuralTest, StridedSlice) {
       4);
 }
 
+// A start index from an integer parameter, in range and out of range (then
+// clamped): the cotangent goes back to the elements the slice read.
+TEST(AutodiffStructuralTest, DynamicSliceAndDynamicUpdateSlice) {
+  for (int32_t start : {1, 5}) {  // 5 is clamped to the last window that fits
+    SCOPED_TRACE(start);
+    std::mt19937 random(30);
+    const Shape s32 = Shape::Scalar(ElementType::kS32);
+    {
+      Builder builder("dynamic_slice");
+      Op x = builder.Parameter(0, F64({4, 5}), "x");
+      Op i = builder.Parameter(1, s32, "i");
+      const Op starts[] = {builder.ConstantR0<int32_t>(0), i};
+      const int64_t sizes[] = {3, 2};
+      builder.Sin(builder.DynamicSlice(builder.Exp(x), starts, sizes));
+      KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+      ExpectGradientsMatchFiniteDifferences(
+          *module, {0}, {RandomF64(F64({4, 5}), random), Literal::Scalar<int32_t>(start)});
+    }
+    {
+      Builder builder("dynamic_update_slice");
+      Op x = builder.Parameter(0, F64({4, 5}), "x");
+      Op u = builder.Parameter(1, F64({2, 3}), "u");
+      Op i = builder.Parameter(2, s32, "i");
+      const Op starts[] = {i, builder.ConstantR0<int32_t>(1)};
+      builder.Mul(builder.DynamicUpdateSlice(builder.Sin(x), builder.Mul(u, u), starts), x);
+      KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+      ExpectGradientsMatchFiniteDifferences(
+          *module, {0, 1},
+          {RandomF64(F64({4, 5}), random), RandomF64(F64({2, 3}), random), Literal::Scalar<int32_t>(start)});
+    }
+  }
+}
+
 TEST(AutodiffStructuralTest, Concatenate) {
   Check(
       {F64({2, 3}), F64({2, 1}), F64({2, 4})},
