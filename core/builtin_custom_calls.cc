@@ -28,6 +28,7 @@ constexpr RoutineNames kRoutines[] = {
     {LapackRoutine::kGees, "gees", "gees", "Schur form T and Schur vectors Z, A = Z T Z^H"},
     {LapackRoutine::kGehrd, "gehrd", "gehrd",
      "upper Hessenberg form as Householder reflectors and their scales"},
+    {LapackRoutine::kSytrd, "sytrd", "hetrd", "tridiagonal form of a Hermitian matrix and its reflectors"},
 };
 
 struct TypeLetter {

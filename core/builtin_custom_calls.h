@@ -28,6 +28,7 @@ enum class LapackRoutine {
   kGeev,   // eigenvalues and left/right eigenvectors of a general matrix
   kGees,   // Schur form and Schur vectors
   kGehrd,  // reduction to upper Hessenberg form as Householder reflectors
+  kSytrd,  // reduction of a Hermitian matrix to tridiagonal form (hetrd for complex)
 };
 
 struct BuiltinCustomCall {

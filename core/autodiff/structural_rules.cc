@@ -135,6 +135,49 @@ KILN_VJP_RULE(DynamicUpdateSliceRule) {
   return cotangents;
 }
 
+KILN_VJP_RULE(GatherRule) {
+  // The transpose of a gather is a scatter-add of the cotangent into zeros
+  // with the same dimension numbers. A gather clamps its start indices so
+  // that each slice fits, where a scatter would drop the window instead:
+  // the indices are clamped the same way first.
+  Instruction* operand = x.operand(0);
+  Instruction* indices = x.operand(1);
+  const GatherDimensionNumbers& gather = x.attrs.gather;
+  const Shape& index_shape = indices->shape;
+  const bool implicit_index_vector = gather.index_vector_dim == index_shape.rank();
+  std::vector<int64_t> upper;
+  for (size_t k = 0; k < gather.start_index_map.size(); ++k) {
+    const int64_t dimension = gather.start_index_map[k];
+    upper.push_back(operand->shape.dimensions(dimension) -
+                    x.attrs.gather_slice_sizes[static_cast<size_t>(dimension)]);
+  }
+  StatusOr<Literal> bounds = Literal::FromVector<int64_t>(upper).Convert(index_shape.element_type());
+  if (!bounds.ok()) return Internal("kiln grad: gather indices of type ", index_shape.ToString());
+  if (implicit_index_vector) {
+    StatusOr<Literal> scalar = bounds->Reshape({});
+    if (!scalar.ok()) return scalar.status();
+    bounds = std::move(scalar).value();
+  }
+  Instruction* bound = e.Constant(std::move(bounds).value());
+  std::vector<int64_t> bound_dimensions;
+  if (!implicit_index_vector) bound_dimensions.push_back(gather.index_vector_dim);
+  Instruction* high = e.BroadcastInDim(bound, index_shape, std::move(bound_dimensions));
+  Instruction* low = e.Zeros(index_shape);
+  Instruction* clamped = e.Add(Opcode::kClamp, {low, indices, high});
+
+  Attributes attrs;
+  attrs.scatter.update_window_dims = gather.offset_dims;
+  attrs.scatter.inserted_window_dims = gather.collapsed_slice_dims;
+  attrs.scatter.scatter_dims_to_operand_dims = gather.start_index_map;
+  attrs.scatter.index_vector_dim = gather.index_vector_dim;
+  attrs.scatter.input_batching_dims = gather.operand_batching_dims;
+  attrs.scatter.scatter_indices_batching_dims = gather.start_indices_batching_dims;
+  attrs.indices_are_sorted = x.attrs.indices_are_sorted;
+  Instruction* scattered = e.Add(Opcode::kScatter, {e.Zeros(operand->shape), clamped, ct.array},
+                                 std::move(attrs), nullptr, {e.Adder(operand->shape.element_type())});
+  return std::vector<Cotangent>{Of(scattered), Cotangent{}};
+}
+
 KILN_VJP_RULE(GetTupleElementRule) {
   const Shape& tuple = x.operand(0)->shape;
   Cotangent cotangent;

@@ -51,6 +51,12 @@ Instruction* VjpEmitter::Select(Instruction* pred, Instruction* on_true, Instruc
   return Add(Opcode::kSelect, {pred, on_true, on_false});
 }
 
+Instruction* VjpEmitter::Constant(Literal value) {
+  auto constant = MakeInstruction(Opcode::kConstant, value.shape(), {});
+  constant->literal = std::move(value);
+  return AddNamedInstruction(computation_, names_, std::move(constant), "constant");
+}
+
 Instruction* VjpEmitter::Full(double value, const Shape& like) {
   const ElementType type = like.element_type();
   StatusOr<Literal> scalar = Literal::Scalar<double>(value).Convert(type);
@@ -58,9 +64,7 @@ Instruction* VjpEmitter::Full(double value, const Shape& like) {
     if (status_.ok()) status_ = Internal("automatic differentiation: no constant of type ", like.ToString());
     scalar = Literal::Scalar<double>(value);
   }
-  auto constant = MakeInstruction(Opcode::kConstant, scalar->shape(), {});
-  constant->literal = std::move(scalar).value();
-  Instruction* added = AddNamedInstruction(computation_, names_, std::move(constant), "constant");
+  Instruction* added = Constant(std::move(scalar).value());
   if (like.rank() == 0) return added;
   return BroadcastInDim(added, like, {});
 }

@@ -50,6 +50,7 @@ class VjpEmitter {
   Instruction* Compare(Instruction* x, Instruction* y, ComparisonDirection direction);
   Instruction* Select(Instruction* pred, Instruction* on_true, Instruction* on_false);
 
+  Instruction* Constant(Literal value);
   // A constant `value` of `like`'s element type and dimensions (a scalar
   // constant broadcast when `like` is not a scalar).
   Instruction* Full(double value, const Shape& like);
@@ -70,11 +71,11 @@ class VjpEmitter {
   Instruction* Tuple(std::vector<Instruction*> elements);
   // A new parameter of the computation, numbered after the existing ones.
   Instruction* AddParameter(const Shape& shape, const std::string& name);
-
- private:
-  // The scalar (x, y) -> x + y computation of an element type, made once per module.
+  // The scalar (x, y) -> x + y computation of an element type (for
+  // reductions and scatters), made once per module.
   Computation* Adder(ElementType type);
 
+ private:
   Module& module_;
   Computation& computation_;
   NameUniquer names_;

@@ -46,7 +46,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kFft, nullptr},
     {Opcode::kFloor, ZeroDerivativeRule},
     {Opcode::kFusion, nullptr},
-    {Opcode::kGather, nullptr},
+    {Opcode::kGather, GatherRule},
     {Opcode::kGetTupleElement, GetTupleElementRule},
     {Opcode::kImag, nullptr},
     {Opcode::kLog, UnaryRule},

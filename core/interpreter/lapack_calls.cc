@@ -57,6 +57,7 @@ struct Lapack<float> {
   static constexpr auto geev = LAPACKE_sgeev;
   static constexpr auto gees = LAPACKE_sgees;
   static constexpr auto gehrd = LAPACKE_sgehrd;
+  static constexpr auto sytrd = LAPACKE_ssytrd;
   static constexpr auto trsm = strsm_;
 };
 template <>
@@ -73,6 +74,7 @@ struct Lapack<double> {
   static constexpr auto geev = LAPACKE_dgeev;
   static constexpr auto gees = LAPACKE_dgees;
   static constexpr auto gehrd = LAPACKE_dgehrd;
+  static constexpr auto sytrd = LAPACKE_dsytrd;
   static constexpr auto trsm = dtrsm_;
 };
 template <>
@@ -89,6 +91,7 @@ struct Lapack<complex64> {
   static constexpr auto geev = LAPACKE_cgeev;
   static constexpr auto gees = LAPACKE_cgees;
   static constexpr auto gehrd = LAPACKE_cgehrd;
+  static constexpr auto sytrd = LAPACKE_chetrd;
   static constexpr auto trsm = ctrsm_;
 };
 template <>
@@ -105,6 +108,7 @@ struct Lapack<complex128> {
   static constexpr auto geev = LAPACKE_zgeev;
   static constexpr auto gees = LAPACKE_zgees;
   static constexpr auto gehrd = LAPACKE_zgehrd;
+  static constexpr auto sytrd = LAPACKE_zhetrd;
   static constexpr auto trsm = ztrsm_;
 };
 
@@ -569,6 +573,35 @@ StatusOr<Literal> Gehrd(const Call& call, Operands operands) {
 }
 
 template <typename T>
+StatusOr<Literal> Sytrd(const Call& call, Operands operands) {
+  using Real = typename Lapack<T>::Real;
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  if (batch.rows != batch.cols) return call.Error("the matrices are not square");
+  KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
+  const lapack_int n = batch.rows;
+  const lapack_int off = std::max<lapack_int>(0, n - 1);
+  const ElementType real_type = TypeOf<Real>::value;
+  KILN_RETURN_IF_ERROR(CheckResultShape(
+      call,
+      {operands[0]->shape(), Batched(real_type, batch, {n}), Batched(real_type, batch, {off}),
+       Batched(call.target.type, batch, {off}), Batched(ElementType::kS32, batch, {})},
+      true));
+  Literal result(call.instruction.shape);
+  std::vector<Literal>& parts = result.mutable_tuple_elements();
+  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  for (int64_t i = 0; i < batch.count; ++i) {
+    if (n == 0) break;
+    const lapack_int info = Lapack<T>::sytrd(
+        LAPACK_ROW_MAJOR, uplo, n, MatrixAt<T>(parts[0], i, int64_t{n} * n), std::max<lapack_int>(1, n),
+        MatrixAt<Real>(parts[1], i, n), MatrixAt<Real>(parts[2], i, off), MatrixAt<T>(parts[3], i, off));
+    if (info < 0) return LapackFailed(call, info);
+    parts[4].data<int32_t>()[static_cast<size_t>(i)] = info;
+  }
+  return result;
+}
+
+template <typename T>
 StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
   switch (call.target.routine) {
     case LapackRoutine::kPotrf: return Potrf<T>(call, operands);
@@ -582,6 +615,7 @@ StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
     case LapackRoutine::kGeev: return Geev<T>(call, operands);
     case LapackRoutine::kGees: return Gees<T>(call, operands);
     case LapackRoutine::kGehrd: return Gehrd<T>(call, operands);
+    case LapackRoutine::kSytrd: return Sytrd<T>(call, operands);
   }
   return call.Error("has no LAPACK routine");
 }

@@ -1507,6 +1507,7 @@ def register_linalg_programs():
         "eig": (both(lambda a: jnp.linalg.eig(a)), linalg_matrix),
         "schur": (lambda one, batch: jax.scipy.linalg.schur(one), linalg_matrix),
         "hessenberg": (lambda one, batch: jax.scipy.linalg.hessenberg(one, calc_q=True), linalg_matrix),
+        "tridiagonal": (both(lambda a: lax.linalg.tridiagonal(a)), linalg_positive_definite),
     }
     for function_name, (fn, make_matrix) in functions.items():
         for suffix, dtype, x64 in LINALG_DTYPES:

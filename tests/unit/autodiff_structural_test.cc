@@ -129,6 +129,43 @@ TEST(AutodiffStructuralTest, DynamicSliceAndDynamicUpdateSlice) {
   }
 }
 
+// Rows taken by index (repeats accumulate; an index past the end is
+// clamped as gather clamps it) and 2-d windows at clamped corners.
+TEST(AutodiffStructuralTest, GatherScattersTheCotangentBack) {
+  std::mt19937 random(31);
+  {
+    GatherDimensionNumbers rows;
+    rows.offset_dims = {1};
+    rows.collapsed_slice_dims = {0};
+    rows.start_index_map = {0};
+    rows.index_vector_dim = 1;
+    for (bool implicit : {false, true}) {
+      Builder builder("take_rows");
+      Op x = builder.Parameter(0, F64({5, 3}), "x");
+      const std::vector<int32_t> picks = {0, 2, 2, 7};
+      Op indices = implicit ? builder.ConstantR1<int32_t>(picks)
+                            : builder.ConstantLiteral(Literal::FromVector<int32_t>(picks, {4, 1}));
+      const int64_t sizes[] = {1, 3};
+      builder.Sin(builder.Gather(builder.Mul(x, x), indices, rows, sizes));
+      KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+      ExpectGradientsMatchFiniteDifferences(*module, {0}, {RandomF64(F64({5, 3}), random)});
+    }
+  }
+  {
+    GatherDimensionNumbers windows;
+    windows.offset_dims = {1, 2};
+    windows.start_index_map = {0, 1};
+    windows.index_vector_dim = 1;
+    Builder builder("windows");
+    Op x = builder.Parameter(0, F64({4, 5}), "x");
+    Op indices = builder.ConstantLiteral(Literal::FromVector<int64_t>({0, 1, 3, 4, 1, 1}, {3, 2}));
+    const int64_t sizes[] = {2, 3};
+    builder.Exp(builder.Gather(x, indices, windows, sizes));
+    KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+    ExpectGradientsMatchFiniteDifferences(*module, {0}, {RandomF64(F64({4, 5}), random)});
+  }
+}
+
 TEST(AutodiffStructuralTest, Concatenate) {
   Check(
       {F64({2, 3}), F64({2, 1}), F64({2, 4})},

@@ -546,6 +546,55 @@ TEST_P(LapackCallTest, GehrdReflectorsTimesHessenbergRebuildTheMatrix) {
   }
 }
 
+TEST_P(LapackCallTest, SytrdReflectorsTimesTridiagonalRebuildTheMatrix) {
+  constexpr int64_t kN = 5;
+  for (ElementType type : kTypes) {
+    SCOPED_TRACE(ElementTypeName(type));
+    const Values a = PositiveDefinite(type, 1, kN, 11);
+    const std::string shape = ShapeText(type, {kN, kN});
+    const std::string target =
+        std::string("lapack_") + Letter(type) + (IsComplex(type) ? "hetrd" : "sytrd") + "_ffi";
+    const std::string text =
+        CallModule(target, {shape},
+                   "(" + shape + ", " + ShapeText(RealOf(type), {kN}) + ", " +
+                       ShapeText(RealOf(type), {kN - 1}) + ", " + ShapeText(type, {kN - 1}) + ", s32[])",
+                   "{uplo = 76 : ui8}");
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
+                              RunText(text, std::vector<Literal>{ToLiteral(a, type, {kN, kN})}));
+    EXPECT_EQ(out[4].data<int32_t>()[0], 0);
+    const Values packed = FromLiteral(out[0]);
+    const Values diagonal = FromLiteral(out[1]);
+    const Values off_diagonal = FromLiteral(out[2]);
+    const Values tau = FromLiteral(out[3]);
+    Values tridiagonal(static_cast<size_t>(kN * kN));
+    for (int64_t i = 0; i < kN; ++i) {
+      tridiagonal[static_cast<size_t>(i * kN + i)] = diagonal[static_cast<size_t>(i)];
+      if (i + 1 < kN) {
+        tridiagonal[static_cast<size_t>((i + 1) * kN + i)] = off_diagonal[static_cast<size_t>(i)];
+        tridiagonal[static_cast<size_t>(i * kN + i + 1)] = off_diagonal[static_cast<size_t>(i)];
+      }
+    }
+    // Lower: Q = H_0 ... H_{n-2}, H_k = I - tau_k v v^H, v = (0.., 1 at k + 1, the packed column k below).
+    Values q(static_cast<size_t>(kN * kN));
+    for (int64_t i = 0; i < kN; ++i) q[static_cast<size_t>(i * kN + i)] = 1;
+    for (int64_t k = 0; k + 1 < kN; ++k) {
+      Values v(static_cast<size_t>(kN));
+      v[static_cast<size_t>(k + 1)] = 1;
+      for (int64_t i = k + 2; i < kN; ++i)
+        v[static_cast<size_t>(i)] = packed[static_cast<size_t>(i * kN + k)];
+      Values reflector(static_cast<size_t>(kN * kN));
+      for (int64_t i = 0; i < kN; ++i)
+        for (int64_t j = 0; j < kN; ++j)
+          reflector[static_cast<size_t>(i * kN + j)] =
+              (i == j ? 1.0 : 0.0) -
+              tau[static_cast<size_t>(k)] * v[static_cast<size_t>(i)] * std::conj(v[static_cast<size_t>(j)]);
+      q = Multiply(q, reflector, kN);
+    }
+    ExpectNear(a, Multiply(Multiply(q, tridiagonal, kN), Adjoint(q, kN), kN), Tolerance(type) * 50,
+               "Q T Q^H");
+  }
+}
+
 // Each malformed call: INVALID_ARGUMENT naming the instruction, the target and what is wrong.
 TEST_P(LapackCallTest, MalformedCallsAreRefusedByName) {
   struct Case {
@@ -600,11 +649,12 @@ TEST_P(LapackCallTest, MalformedCallsAreRefusedByName) {
 INSTANTIATE_TEST_SUITE_P(Backends, LapackCallTest, ::testing::Values("interpreter", "cpu"));
 
 TEST(BuiltinCustomCallTest, TableNamesEveryRoutineInEveryTypeAsJaxDoes) {
-  EXPECT_EQ(BuiltinCustomCalls().size(), 44u);
-  for (const char* name : {"lapack_spotrf_ffi", "lapack_zpotrf_ffi", "lapack_dorgqr_ffi", "lapack_cungqr_ffi",
-                           "lapack_ssyevd_ffi", "lapack_zheevd_ffi", "lapack_cgesdd_ffi", "lapack_dgesvd_ffi",
-                           "lapack_zgeev_ffi", "lapack_sgees_ffi", "lapack_cgehrd_ffi", "lapack_dtrsm_ffi",
-                           "lapack_sgetrf_ffi", "lapack_zgeqrf_ffi"}) {
+  EXPECT_EQ(BuiltinCustomCalls().size(), 48u);
+  for (const char* name :
+       {"lapack_spotrf_ffi", "lapack_zpotrf_ffi", "lapack_dorgqr_ffi", "lapack_cungqr_ffi",
+        "lapack_ssyevd_ffi", "lapack_zheevd_ffi", "lapack_cgesdd_ffi", "lapack_dgesvd_ffi",
+        "lapack_zgeev_ffi", "lapack_sgees_ffi", "lapack_cgehrd_ffi", "lapack_dsytrd_ffi", "lapack_zhetrd_ffi",
+        "lapack_dtrsm_ffi", "lapack_sgetrf_ffi", "lapack_zgeqrf_ffi"}) {
     EXPECT_NE(FindBuiltinCustomCall(name), nullptr) << name;
   }
   EXPECT_EQ(FindBuiltinCustomCall("lapack_corgqr_ffi"), nullptr);
