@@ -194,6 +194,12 @@ class ComputationFuser {
   }
 
   bool CanAbsorb(const Instruction* producer, const Group& group) const {
+    // Some group reads it from memory, so it is computed once anyway: no
+    // other group recomputes it. Without this, a group that stops at its
+    // size bound leaves values that every group below copies in part, and
+    // the kernels at each such boundary grow in number along a ladder of
+    // values (quadratic in the program's length).
+    if (materialized_.count(producer) && !IsCheapToDuplicate(*producer)) return false;
     if (IsRowReduction(*producer))
       return options_.fuse_row_reductions && CanAbsorbRowReduction(producer, group);
     if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer))
@@ -270,8 +276,11 @@ class ComputationFuser {
       if (producer == previous) continue;
       previous = producer;
       CountInstructionsWalked(1);
-      if (group.members.count(producer) || !CanAbsorb(producer, group) || !InputsFit(producer, group))
+      if (group.members.count(producer)) continue;
+      if (!CanAbsorb(producer, group) || !InputsFit(producer, group)) {
+        materialized_.insert(producer);  // a member reads it: it is some group's root or an input
         continue;
+      }
       group.members.insert(producer);
       if (group.inputs.erase(producer) > 0 && !JoinsWhenRead(*producer)) --group.counted_inputs;
       groups_of_[producer].insert(id);
@@ -339,6 +348,8 @@ class ComputationFuser {
   std::unordered_map<const Instruction*, size_t> position_;
   std::vector<Group> groups_;
   std::unordered_map<const Instruction*, std::set<size_t>> groups_of_;
+  // Producers a group refused: their values are materialised.
+  std::unordered_set<const Instruction*> materialized_;
   mutable std::unordered_map<const Instruction*, bool> accepted_;
   NameUniquer names_{computation_};
   UseReplacer replacer_{computation_};

@@ -163,6 +163,30 @@ TEST_P(CompileScalingTest, WorkGrowsLinearlyWithProgramSize) {
                                << ", " << large << " at " << kLarge;
 }
 
+// The kernels fusion makes of the tuples ladder. Groups stop at their size
+// bound; the values at each boundary are materialised once, so the count
+// grows with the ladder's length. (It once grew with its square: every
+// group below a boundary recomputed part of it, cutting the next groups
+// into more and more one-instruction kernels.)
+int64_t FusionKernels(int64_t n) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(Tuples(n));
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  if (!module.ok()) return 0;
+  EXPECT_TRUE(RunOptimizationPipeline(**module).ok());
+  int64_t kernels = 0;
+  for (const auto& instruction : (*module)->entry()->instructions()) {
+    kernels += instruction->opcode == Opcode::kFusion ? 1 : 0;
+  }
+  return kernels;
+}
+
+TEST(CompileScalingTest, LadderFusesIntoLinearlyManyKernels) {
+  const int64_t small = FusionKernels(4000);
+  const int64_t large = FusionKernels(40000);
+  ASSERT_GT(small, 0);
+  EXPECT_LE(large, 15 * small) << small << " kernels at 4000 instructions, " << large << " at 40000";
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, CompileScalingTest,
                          ::testing::Values(ProgramKind{"negate_chain", NegateChain},
                                            ProgramKind{"shared_operand", SharedOperand},
