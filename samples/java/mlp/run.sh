@@ -8,6 +8,6 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)"
 . "$root/bindings/java/jdk.sh"
 kiln_use_jdk
 export KILN_LIBRARY_PATH="${KILN_LIBRARY_PATH:-$root/${1:-build/release}/capi}"
-jar="$root/bindings/java/target/kiln-0.1.0.jar"
+jar="$root/bindings/java/target/kiln-0.2.0.jar"
 mvn -q -B -Dstyle.color=never -f "$root/bindings/java/pom.xml" -DskipTests package
 exec java --enable-native-access=ALL-UNNAMED -cp "$jar" "$root/samples/java/mlp/Mlp.java"
