@@ -3,6 +3,7 @@
 
 #include "core/backend.h"
 #include "core/builtin_custom_calls.h"
+#include "core/identity_custom_calls.h"
 
 namespace kiln {
 namespace {
@@ -47,6 +48,10 @@ Status CheckCustomCallTargetsRegistered(const Module& module, std::string_view b
     for (const std::unique_ptr<Instruction>& instruction : computation->instructions()) {
       if (instruction->opcode != Opcode::kCustomCall) continue;
       const std::string& target = instruction->attrs.custom_call_target;
+      if (IsIdentityCustomCall(target)) {
+        KILN_RETURN_IF_ERROR(CheckIdentityCustomCall(*instruction, backend));
+        continue;
+      }
       if (FindBuiltinCustomCall(target) == nullptr && FindCustomCallTarget(target) == nullptr) {
         return NotFound(backend, ": custom-call target '", target, "' of instruction '", instruction->name,
                         "' is not registered; register it with kiln_register_custom_call before compiling");

@@ -1,5 +1,6 @@
 // Ops that talk to the host: infeed and outfeed (the backend's queues) and
 // custom-call (a registered C function).
+#include "core/identity_custom_calls.h"
 #include "core/interpreter/kernels.h"
 #include "core/interpreter/lapack_calls.h"
 
@@ -67,6 +68,11 @@ StatusOr<Literal> EvaluateOutfeed(const Instruction&, Operands operands, EvalCon
 
 StatusOr<Literal> EvaluateCustomCall(const Instruction& instruction, Operands operands) {
   const std::string& target = instruction.attrs.custom_call_target;
+  if (IsIdentityCustomCall(target)) {
+    // A partitioning or placement annotation: its operand, on one device.
+    KILN_RETURN_IF_ERROR(CheckIdentityCustomCall(instruction, "interpreter"));
+    return *operands[0];
+  }
   if (const BuiltinCustomCall* builtin = FindBuiltinCustomCall(target)) {
     return EvaluateLapackCall(*builtin, instruction, operands);
   }
