@@ -178,6 +178,80 @@ KILN_VJP_RULE(GatherRule) {
   return std::vector<Cotangent>{Of(scattered), Cotangent{}};
 }
 
+KILN_VJP_RULE(ScatterRule) {
+  // Scatter-add only: the operand's cotangent is the result's, and each
+  // update's is the result's cotangent read back at its window (a gather
+  // with the matching dimension numbers), zero for a window the scatter
+  // dropped because it did not fit.
+  const Computation* combiner = x.called.empty() ? nullptr : x.called[0];
+  const Instruction* root = combiner == nullptr ? nullptr : combiner->root();
+  const bool adds = root != nullptr && root->opcode == Opcode::kAdd &&
+                    root->operand(0)->opcode == Opcode::kParameter &&
+                    root->operand(1)->opcode == Opcode::kParameter && root->operand(0) != root->operand(1);
+  if (x.operands.size() != 3 || !adds) {
+    return Unimplemented(
+        "kiln grad: no derivative rule yet for 'scatter' over several operands or with a "
+        "combiner other than add (instruction ",
+        x.name, ")");
+  }
+  Instruction* operand = x.operand(0);
+  Instruction* indices = x.operand(1);
+  Instruction* updates = x.operand(2);
+  const ScatterDimensionNumbers& scatter = x.attrs.scatter;
+  auto contains = [](const std::vector<int64_t>& list, int64_t value) {
+    return std::find(list.begin(), list.end(), value) != list.end();
+  };
+  // The window each update covers in the operand.
+  std::vector<int64_t> window(static_cast<size_t>(operand->shape.rank()), 1);
+  size_t next_window = 0;
+  for (int64_t d = 0; d < operand->shape.rank(); ++d) {
+    if (contains(scatter.inserted_window_dims, d) || contains(scatter.input_batching_dims, d)) continue;
+    window[static_cast<size_t>(d)] = updates->shape.dimensions(scatter.update_window_dims[next_window++]);
+  }
+  Attributes attrs;
+  attrs.gather.offset_dims = scatter.update_window_dims;
+  attrs.gather.collapsed_slice_dims = scatter.inserted_window_dims;
+  attrs.gather.start_index_map = scatter.scatter_dims_to_operand_dims;
+  attrs.gather.index_vector_dim = scatter.index_vector_dim;
+  attrs.gather.operand_batching_dims = scatter.input_batching_dims;
+  attrs.gather.start_indices_batching_dims = scatter.scatter_indices_batching_dims;
+  attrs.gather_slice_sizes = window;
+  attrs.indices_are_sorted = x.attrs.indices_are_sorted;
+  Instruction* gathered = e.Add(Opcode::kGather, {ct.array, indices}, std::move(attrs));
+
+  // Which windows fit: 0 <= start <= size - window in every indexed dimension.
+  const Shape& index_shape = indices->shape;
+  const bool implicit_index_vector = scatter.index_vector_dim == index_shape.rank();
+  std::vector<int64_t> upper;
+  for (int64_t dimension : scatter.scatter_dims_to_operand_dims) {
+    upper.push_back(operand->shape.dimensions(dimension) - window[static_cast<size_t>(dimension)]);
+  }
+  StatusOr<Literal> bounds = Literal::FromVector<int64_t>(upper).Convert(index_shape.element_type());
+  if (!bounds.ok()) return Internal("kiln grad: scatter indices of type ", index_shape.ToString());
+  if (implicit_index_vector) {
+    StatusOr<Literal> scalar = bounds->Reshape({});
+    if (!scalar.ok()) return scalar.status();
+    bounds = std::move(scalar).value();
+  }
+  std::vector<int64_t> bound_dimensions;
+  if (!implicit_index_vector) bound_dimensions.push_back(scatter.index_vector_dim);
+  Instruction* high = e.BroadcastInDim(e.Constant(std::move(bounds).value()), index_shape, bound_dimensions);
+  Instruction* outside =
+      e.Binary(Opcode::kOr, e.Compare(indices, e.Zeros(index_shape), ComparisonDirection::kLt),
+               e.Compare(indices, high, ComparisonDirection::kGt));
+  const ElementType type = updates->shape.element_type();
+  Instruction* outside_count = e.Convert(outside, type);
+  if (!implicit_index_vector) outside_count = e.ReduceSum(outside_count, {scatter.index_vector_dim});
+  Instruction* fits = e.Compare(outside_count, e.Zeros(outside_count->shape), ComparisonDirection::kEq);
+  std::vector<int64_t> scatter_dims;
+  for (int64_t d = 0; d < updates->shape.rank(); ++d) {
+    if (!contains(scatter.update_window_dims, d)) scatter_dims.push_back(d);
+  }
+  Instruction* fits_per_element = e.BroadcastInDim(fits, updates->shape, scatter_dims);
+  Instruction* update_cotangent = e.Select(fits_per_element, gathered, e.Zeros(updates->shape));
+  return std::vector<Cotangent>{ct, Cotangent{}, Of(update_cotangent)};
+}
+
 KILN_VJP_RULE(GetTupleElementRule) {
   const Shape& tuple = x.operand(0)->shape;
   Cotangent cotangent;

@@ -6,11 +6,11 @@
 // path from a differentiated parameter to the result; calls are inlined
 // first) over the ops that have a rule in core/autodiff/vjp_rules.cc:
 // elementwise float math, convert, the shape ops (broadcast, reshape,
-// transpose, slice, dynamic-slice, dynamic-update-slice, gather,
+// transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter-add,
 // concatenate, pad, reverse), reduce with add/maximum/minimum,
 // dot_general, tuples. Not yet: control flow (the per-computation
 // EmitBackward below is the piece a while or conditional rule will call
-// for its body and branches), convolution, scatter, reduce-window,
+// for its body and branches), convolution, other scatters, reduce-window,
 // sort/top-k, batch-norm ops, custom calls, complex numbers, forward mode
 // (JVP).
 #pragma once

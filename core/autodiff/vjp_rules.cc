@@ -70,7 +70,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kRoundNearestAfz, ZeroDerivativeRule},
     {Opcode::kRoundNearestEven, ZeroDerivativeRule},
     {Opcode::kRsqrt, UnaryRule},
-    {Opcode::kScatter, nullptr},
+    {Opcode::kScatter, ScatterRule},
     {Opcode::kSelect, SelectRule},
     {Opcode::kSelectAndScatter, nullptr},
     {Opcode::kSign, ZeroDerivativeRule},

@@ -61,6 +61,7 @@ KILN_VJP_RULE(ReshapeRule);
 KILN_VJP_RULE(TransposeRule);
 KILN_VJP_RULE(SliceRule);
 KILN_VJP_RULE(GatherRule);
+KILN_VJP_RULE(ScatterRule);
 KILN_VJP_RULE(DynamicSliceRule);
 KILN_VJP_RULE(DynamicUpdateSliceRule);
 KILN_VJP_RULE(ConcatenateRule);

@@ -166,6 +166,38 @@ TEST(AutodiffStructuralTest, GatherScattersTheCotangentBack) {
   }
 }
 
+// Scatter-add: repeated rows accumulate, a window that does not fit is
+// dropped (its update gets no gradient); other combiners are refused.
+TEST(AutodiffStructuralTest, ScatterAddAndRefusedCombiners) {
+  std::mt19937 random(32);
+  ScatterDimensionNumbers rows;
+  rows.update_window_dims = {1};
+  rows.inserted_window_dims = {0};
+  rows.scatter_dims_to_operand_dims = {0};
+  rows.index_vector_dim = 1;
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto max,
+                            testing::ScalarBinaryComputation(Opcode::kMaximum, ElementType::kF64, "max"));
+  for (const Module* combiner : {add.get(), max.get()}) {
+    Builder builder("scatter");
+    Op x = builder.Parameter(0, F64({5, 3}), "x");
+    Op u = builder.Parameter(1, F64({4, 3}), "u");
+    Op indices = builder.ConstantLiteral(Literal::FromVector<int32_t>({0, 2, 2, 7}, {4, 1}));
+    builder.Sin(builder.Scatter(builder.Mul(x, x), indices, builder.Mul(u, u), *combiner, rows));
+    KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+    if (combiner == add.get()) {
+      ExpectGradientsMatchFiniteDifferences(*module, {0, 1},
+                                            {RandomF64(F64({5, 3}), random), RandomF64(F64({4, 3}), random)});
+      continue;
+    }
+    const auto refused = autodiff::BuildVjp(*module, std::vector<int64_t>{1});
+    ASSERT_FALSE(refused.ok());
+    EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(refused.status().message().find("'scatter'"), std::string::npos) << refused.status().message();
+  }
+}
+
 TEST(AutodiffStructuralTest, Concatenate) {
   Check(
       {F64({2, 3}), F64({2, 1}), F64({2, 4})},
