@@ -11,6 +11,7 @@
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
+#include "backends/cpu/scan_thunk.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/single_instruction.h"
@@ -40,6 +41,8 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
 // The fusion rule: an instruction may join a fused kernel when the code
 // generator can emit it on its own (with its operands as parameters).
 bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
+  // A cumulative reduce-window runs as a scan (scan_thunk.h), never inside a kernel.
+  if (PlanScan(instruction)) return false;
   return compiler.CheckEmittable(*SingleInstructionComputation(instruction, "single")).ok();
 }
 #endif

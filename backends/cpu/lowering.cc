@@ -14,6 +14,7 @@
 #include "backends/cpu/dot_thunk.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
+#include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
 #include "core/array_leaves.h"
@@ -239,6 +240,14 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
         const int packed = NewSlot(SlotKind::kArena, packed_bytes, scope.region);
         scope.sequence->thunks.push_back(std::make_unique<ConvolutionThunk>(
             operand_leaves(0)[0], operand_leaves(1)[0], output, packed, std::move(*geometry)));
+        scope.values[&instruction] = {output};
+        return OkStatus();
+      }
+      return LowerGeneric(instruction, scope);
+    case Opcode::kReduceWindow:
+      if (std::optional<ScanGeometry> scan = PlanScan(instruction)) {
+        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+        scope.sequence->thunks.push_back(std::make_unique<ScanThunk>(operand_leaves(0)[0], output, *scan));
         scope.values[&instruction] = {output};
         return OkStatus();
       }

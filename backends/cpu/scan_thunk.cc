@@ -1,0 +1,218 @@
+#include "backends/cpu/scan_thunk.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#include "backends/cpu/thread_pool.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Elements a parallel task should cover at least, so scheduling stays cheap.
+constexpr int64_t kElementsPerTask = 32 * 1024;
+// Lines of the inner dimension a task scans side by side (contiguous in memory).
+constexpr int64_t kColumnsPerBlock = 256;
+
+std::optional<ScanOp> ReducerOp(const Computation& reducer) {
+  const Instruction* root = reducer.root();
+  if (root == nullptr || reducer.parameters().size() != 2 || root->operands.size() != 2) return std::nullopt;
+  const Instruction* a = root->operand(0);
+  const Instruction* b = root->operand(1);
+  if (a->opcode != Opcode::kParameter || b->opcode != Opcode::kParameter || a == b) return std::nullopt;
+  switch (root->opcode) {
+    case Opcode::kAdd: return ScanOp::kAdd;
+    case Opcode::kMultiply: return ScanOp::kMultiply;
+    case Opcode::kMaximum: return ScanOp::kMaximum;
+    case Opcode::kMinimum: return ScanOp::kMinimum;
+    default: return std::nullopt;
+  }
+}
+
+// Whether `value` (a scalar of type T) is `op`'s identity, so the padding
+// and the initial value change nothing.
+template <typename T>
+bool IsIdentity(ScanOp op, T value) {
+  if constexpr (std::is_integral_v<T>) {
+    switch (op) {
+      case ScanOp::kAdd: return value == T{0};
+      case ScanOp::kMultiply: return value == T{1};
+      case ScanOp::kMaximum: return value == std::numeric_limits<T>::lowest();
+      case ScanOp::kMinimum: return value == std::numeric_limits<T>::max();
+    }
+  } else {
+    const double x = static_cast<double>(static_cast<float>(value));
+    const double wide = std::is_same_v<T, double> ? static_cast<double>(value) : x;
+    switch (op) {
+      case ScanOp::kAdd: return wide == 0.0;
+      case ScanOp::kMultiply: return wide == 1.0;
+      case ScanOp::kMaximum: return std::isinf(wide) && wide < 0;
+      case ScanOp::kMinimum: return std::isinf(wide) && wide > 0;
+    }
+  }
+  return false;
+}
+
+template <ScanOp op, typename T>
+T Combine(T acc, T x) {
+  switch (op) {
+    case ScanOp::kAdd: return static_cast<T>(acc + x);
+    case ScanOp::kMultiply: return static_cast<T>(acc * x);
+    case ScanOp::kMaximum:
+      if constexpr (!std::is_integral_v<T>) {
+        if (x != x) return x;  // NaN propagates, as `maximum` does
+      }
+      return acc < x ? x : acc;
+    case ScanOp::kMinimum:
+      if constexpr (!std::is_integral_v<T>) {
+        if (x != x) return x;
+      }
+      return x < acc ? x : acc;
+  }
+  return acc;
+}
+
+// Scans lines [begin, end) of one outer block: `columns` adjacent lines of
+// the inner dimension at a time, each step reading and writing contiguous
+// elements.
+template <ScanOp op, typename T>
+void ScanBlock(const ScanGeometry& geometry, T initial, const T* input, T* output, int64_t outer,
+               int64_t column_begin, int64_t column_end) {
+  const int64_t length = geometry.length;
+  const int64_t inner = geometry.inner;
+  if (inner == 1) {  // a scan along the last dimension: one line, the sum in a register
+    const T* in = input + outer * length;
+    T* out = output + outer * length;
+    T a = initial;
+    for (int64_t step = 0; step < length; ++step) {
+      const int64_t i = geometry.reverse ? length - 1 - step : step;
+      a = Combine<op>(a, in[i]);
+      out[i] = a;
+    }
+    return;
+  }
+  std::vector<T> acc(static_cast<size_t>(column_end - column_begin), initial);
+  const T* in = input + outer * length * inner;
+  T* out = output + outer * length * inner;
+  for (int64_t step = 0; step < length; ++step) {
+    const int64_t i = geometry.reverse ? length - 1 - step : step;
+    const T* row_in = in + i * inner;
+    T* row_out = out + i * inner;
+    for (int64_t j = column_begin; j < column_end; ++j) {
+      T& a = acc[static_cast<size_t>(j - column_begin)];
+      a = Combine<op>(a, row_in[j]);
+      row_out[j] = a;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<ScanGeometry> PlanScan(const Instruction& reduce_window) {
+  if (reduce_window.opcode != Opcode::kReduceWindow || reduce_window.operands.size() != 2 ||
+      reduce_window.called.size() != 1 || !reduce_window.shape.IsArray())
+    return std::nullopt;
+  const Shape& shape = reduce_window.operand(0)->shape;
+  const Instruction& init = *reduce_window.operand(1);
+  if (!shape.IsArray() || reduce_window.shape != shape || init.opcode != Opcode::kConstant ||
+      !init.literal.has_value() || init.literal->element_count() != 1)
+    return std::nullopt;
+  const ElementType type = shape.element_type();
+  if (!IsIntegral(type) && !IsFloating(type)) return std::nullopt;
+  const std::vector<WindowDimension>& window = reduce_window.attrs.window.dimensions;
+  if (static_cast<int64_t>(window.size()) != shape.rank()) return std::nullopt;
+  ScanGeometry geometry;
+  geometry.type = type;
+  int64_t scanned = -1;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    const WindowDimension& w = window[static_cast<size_t>(d)];
+    if (w.stride != 1 || w.window_dilation != 1 || w.base_dilation != 1 || w.window_reversal)
+      return std::nullopt;
+    const int64_t n = shape.dimensions(d);
+    if (w.size == 1 && w.padding_low == 0 && w.padding_high == 0) continue;
+    if (scanned >= 0 || n < 2 || w.size != n) return std::nullopt;
+    if (w.padding_low == n - 1 && w.padding_high == 0) {
+      geometry.reverse = false;
+    } else if (w.padding_low == 0 && w.padding_high == n - 1) {
+      geometry.reverse = true;
+    } else {
+      return std::nullopt;
+    }
+    scanned = d;
+  }
+  if (scanned < 0) return std::nullopt;
+  const std::optional<ScanOp> op = ReducerOp(*reduce_window.called[0]);
+  if (!op) return std::nullopt;
+  geometry.op = *op;
+  const bool identity = DispatchElementType(type, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, complex64> || std::is_same_v<T, complex128>) {
+      return false;
+    } else {
+      return IsIdentity<T>(*op, init.literal->data<T>()[0]);
+    }
+  });
+  if (!identity) return std::nullopt;
+  const auto bytes = init.literal->raw();
+  if (bytes.size() > sizeof(geometry.initial_bits)) return std::nullopt;
+  std::memcpy(&geometry.initial_bits, bytes.data(), bytes.size());
+  for (int64_t d = 0; d < scanned; ++d) geometry.outer *= shape.dimensions(d);
+  geometry.length = shape.dimensions(scanned);
+  for (int64_t d = scanned + 1; d < shape.rank(); ++d) geometry.inner *= shape.dimensions(d);
+  return geometry;
+}
+
+Status ScanThunk::Run(ExecutionContext& context) const {
+  const ScanGeometry& g = geometry_;
+  if (g.outer == 0 || g.length == 0 || g.inner == 0) return OkStatus();
+  const void* input = context.slots[inputs_[0]];
+  void* output = context.slots[outputs_[0]];
+  // Tasks: (outer block, column block) pairs.
+  const int64_t column_blocks = (g.inner + kColumnsPerBlock - 1) / kColumnsPerBlock;
+  const int64_t tasks = g.outer * column_blocks;
+  auto run = [&](int64_t begin, int64_t end) {
+    DispatchElementType(g.type, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, complex64> ||
+                    std::is_same_v<T, complex128>) {
+        // PlanScan takes integers and real floats only.
+      } else {
+        T initial;
+        std::memcpy(static_cast<void*>(&initial), &g.initial_bits, sizeof(T));
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t outer = task / column_blocks;
+          const int64_t first = task % column_blocks * kColumnsPerBlock;
+          const int64_t last = std::min(g.inner, first + kColumnsPerBlock);
+          const auto* in = static_cast<const T*>(input);
+          auto* out = static_cast<T*>(output);
+          // The reducer is a template argument, so the inner loop has no branch on it.
+          switch (g.op) {
+            case ScanOp::kAdd: ScanBlock<ScanOp::kAdd>(g, initial, in, out, outer, first, last); break;
+            case ScanOp::kMultiply:
+              ScanBlock<ScanOp::kMultiply>(g, initial, in, out, outer, first, last);
+              break;
+            case ScanOp::kMaximum:
+              ScanBlock<ScanOp::kMaximum>(g, initial, in, out, outer, first, last);
+              break;
+            case ScanOp::kMinimum:
+              ScanBlock<ScanOp::kMinimum>(g, initial, in, out, outer, first, last);
+              break;
+          }
+        }
+      }
+    });
+  };
+  const int64_t per_task = g.length * std::min(g.inner, kColumnsPerBlock);
+  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, per_task));
+  if (tasks <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
+    run(0, tasks);
+  } else {
+    context.pool->ParallelFor(tasks, grain, run);
+  }
+  return OkStatus();
+}
+
+}  // namespace kiln::cpu
