@@ -624,6 +624,10 @@ bool IsIgnoredAttribute(Opcode opcode, std::string_view name) {
              name == "called_computations" || name == "literal";
     case Opcode::kOutfeed: return name == "outfeed_shape";
     case Opcode::kFusion: return name == "output_to_operand_aliasing";
+    // lax.composite: the called computation is the decomposition, which is
+    // what XLA runs too (the composite's name and attributes ride in
+    // frontend_attributes).
+    case Opcode::kCall: return name == "is_composite";
     case Opcode::kSend:
     case Opcode::kSendDone:
     case Opcode::kRecv:

@@ -170,8 +170,18 @@ class HloTextParser {
     const std::string_view opcode_name = lexer_.ReadName();
     if (opcode_name.empty()) return lexer_.Expected("an opcode");
     const std::optional<Opcode> opcode = OpcodeFromName(opcode_name);
-    if (!opcode)
-      return lexer_.ErrorAt(instruction.opcode_offset, "unknown opcode '" + std::string(opcode_name) + "'");
+    if (!opcode) {
+      // Text cut short in the name is a syntax error like any other.
+      if (!lexer_.TryConsume('('))
+        return lexer_.Expected("'(' after opcode '" + std::string(opcode_name) + "'");
+      // Well-formed text naming an op outside Kiln's set: UNIMPLEMENTED, so a
+      // caller can tell it from a syntax error.
+      const Status where =
+          lexer_.ErrorAt(instruction.opcode_offset, "unsupported op '" + std::string(opcode_name) + "'");
+      return Unimplemented(where.message(),
+                           ": Kiln's op set does not have it (a host function can stand in as a custom-call "
+                           "target registered with kiln_register_custom_call)");
+    }
     instruction.opcode = *opcode;
     if (!lexer_.TryConsume('('))
       return lexer_.Expected("'(' after opcode '" + std::string(opcode_name) + "'");

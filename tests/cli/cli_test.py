@@ -325,6 +325,11 @@ def test_malformed_hlo(ctx):
     expect_error(result, "INVALID_ARGUMENT", "malformed.hlo", "line ", "column ")
     empty = ctx.write("empty.hlo", b"")
     expect_error(ctx.run("run", empty), "INVALID_ARGUMENT", "empty.hlo")
+    # Well-formed text naming an op Kiln does not have is UNIMPLEMENTED, at its place.
+    unknown = ctx.write("unknown_op.hlo", b"HloModule m\n\nENTRY main {\n  x = f32[2] parameter(0)\n"
+                        b"  ROOT y = f32[2] frobnicate(x, x)\n}\n")
+    expect_error(ctx.run("run", unknown), "UNIMPLEMENTED", "unknown_op.hlo", "line 5, column 19",
+                 "unsupported op 'frobnicate'")
 
 
 @case

@@ -9,6 +9,7 @@
 
 #include "core/hlo_parser.h"
 #include "core/hlo_printer.h"
+#include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
@@ -454,9 +455,26 @@ ENTRY main {
 
 // ---- Errors ----
 
-TEST(HloTextErrorTest, UnknownOpcodeNamesIt) {
+TEST(HloTextErrorTest, UnknownOpcodeIsAnUnsupportedOpNamedWithItsPlace) {
   ExpectError("HloModule m\nENTRY e {\n  x = f32[] parameter(0)\n  ROOT y = f32[] frobnicate(x)\n}\n",
-              {"line 4, column 18", "unknown opcode 'frobnicate'"});
+              {"line 4, column 18", "unsupported op 'frobnicate'", "kiln_register_custom_call"},
+              StatusCode::kUnimplemented);
+}
+
+TEST(HloTextTest, CompositeCallParsesAsACallOfItsDecomposition) {
+  // lax.composite as JAX 0.10 prints it: the attribute and the composite's
+  // frontend attributes are accepted; the call runs the decomposition.
+  const std::string text =
+      "HloModule m\n\nmy.tanh.1 {\n  a = f32[4] parameter(0)\n  ROOT t = f32[4] tanh(a)\n}\n\n"
+      "ENTRY e {\n  x = f32[4] parameter(0)\n  ROOT c = f32[4] call(x), to_apply=my.tanh.1, "
+      "is_composite=true, "
+      "frontend_attributes={composite.attributes={},composite.name=\"my.tanh\",composite.version=\"0\"}\n}\n";
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
+  const Literal x = Literal::FromVector<float>({-1.0f, 0.0f, 0.5f, 2.0f});
+  KILN_ASSERT_OK_AND_ASSIGN(Literal result, testing::Run(*module, std::vector<Literal>{x}));
+  for (int64_t i = 0; i < 4; ++i) {
+    EXPECT_FLOAT_EQ(result.data<float>()[i], std::tanh(x.data<float>()[i])) << i;
+  }
 }
 
 TEST(HloTextErrorTest, UnknownAttributeNamesIt) {
