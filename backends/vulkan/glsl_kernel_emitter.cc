@@ -1255,7 +1255,8 @@ StatusOr<Values> Emitter::EmitRngBitGenerator(const Instruction& instruction, co
   if (philox) {
     const int per_element = layout.element_word_bits == 64 ? 2 : 1;
     block_expr = element + " / " + std::to_string(4 / per_element);
-    word = IntVar("(" + element + " % " + std::to_string(4 / per_element) + ") * " + std::to_string(per_element));
+    word = IntVar("(" + element + " % " + std::to_string(4 / per_element) + ") * " +
+                  std::to_string(per_element));
   } else if (layout.element_word_bits == 64) {
     block_expr = element;
     word = "0";

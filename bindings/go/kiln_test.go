@@ -257,9 +257,13 @@ func TestOtherErrors(t *testing.T) {
 		kerr.Code != kiln.InvalidArgument || !strings.Contains(kerr.Message, "empty") {
 		t.Fatalf("empty backend name: %v", err)
 	}
-	if _, err := kiln.ParseHLO("HloModule m\nENTRY e {\n  ROOT p = f32[2] bogus()\n}\n"); !errors.As(err, &kerr) ||
+	if _, err := kiln.ParseHLO("HloModule m\nENTRY e {\n  ROOT p = f32[2] negate(\n}\n"); !errors.As(err, &kerr) ||
 		kerr.Code != kiln.InvalidArgument {
 		t.Fatalf("bad HLO: %v", err)
+	}
+	if _, err := kiln.ParseHLO("HloModule m\nENTRY e {\n  ROOT p = f32[2] bogus()\n}\n"); !errors.As(err, &kerr) ||
+		kerr.Code != kiln.Unimplemented || !strings.Contains(kerr.Message, "unsupported op 'bogus'") {
+		t.Fatalf("unknown op: %v", err)
 	}
 	c := must(kiln.NewClient())
 	defer c.Close()

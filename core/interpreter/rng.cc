@@ -105,7 +105,8 @@ StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands,
 StatusOr<Literal> EvaluateRngBitGenerator(const Instruction& instruction, Operands operands) {
   const Literal& state = *operands[0];
   const Shape& shape = instruction.shape;
-  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 || state.shape().element_type() != ElementType::kU64) {
+  if (!shape.IsTuple() || shape.tuple_shapes().size() != 2 ||
+      state.shape().element_type() != ElementType::kU64) {
     return InvalidArgument("rng-bit-generator needs a u64 state and a (state, bits) result, got ",
                            state.shape().ToString(), " -> ", shape.ToString());
   }

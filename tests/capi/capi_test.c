@@ -294,10 +294,14 @@ static void test_hlo_text(void) {
     }
   }
   {
-    static const char kBroken[] = "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n";
+    static const char kBroken[] = "HloModule m\nENTRY e {\n  ROOT x = f32[] negate(\n}\n";
+    static const char kUnknownOp[] = "HloModule m\nENTRY e {\n  ROOT x = f32[] bogus()\n}\n";
     kiln_computation_t* broken = NULL;
     EXPECT_ERROR(kiln_computation_from_hlo_text(kBroken, strlen(kBroken), &broken),
                  KILN_STATUS_INVALID_ARGUMENT, "line");
+    CHECK(broken == NULL);
+    EXPECT_ERROR(kiln_computation_from_hlo_text(kUnknownOp, strlen(kUnknownOp), &broken),
+                 KILN_STATUS_UNIMPLEMENTED, "unsupported op 'bogus'");
     CHECK(broken == NULL);
   }
   kiln_string_destroy(text);
