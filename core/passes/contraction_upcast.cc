@@ -11,7 +11,10 @@ bool IsLowFloat(ElementType type) { return type == ElementType::kF16 || type == 
 
 bool Upcastable(const Instruction& instruction) {
   if (instruction.opcode != Opcode::kDot && instruction.opcode != Opcode::kConvolution) return false;
-  if (!instruction.shape.IsArray() || !IsLowFloat(instruction.shape.element_type())) return false;
+  // A low-precision result, or an f32 one (preferred_element_type=f32).
+  if (!instruction.shape.IsArray()) return false;
+  const ElementType result = instruction.shape.element_type();
+  if (!IsLowFloat(result) && result != ElementType::kF32) return false;
   if (instruction.operands.size() != 2) return false;
   for (const Instruction* operand : instruction.operands) {
     if (!operand->shape.IsArray() || !IsLowFloat(operand->shape.element_type())) return false;
@@ -44,6 +47,10 @@ bool UpcastIn(Computation& computation) {
     auto product = MakeInstruction(contraction->opcode, wide, {lhs, rhs}, contraction->attrs);
     Instruction* computed =
         AddNamedInstruction(computation, names, std::move(product), contraction->name + ".f32");
+    if (contraction->shape.element_type() == ElementType::kF32) {
+      replacer.Replace(contraction, computed);  // already the result: nothing to round
+      continue;
+    }
     Instruction* narrowed = AddNamedInstruction(
         computation, names, MakeInstruction(Opcode::kConvert, contraction->shape, {computed}),
         contraction->name);

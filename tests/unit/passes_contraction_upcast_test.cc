@@ -88,6 +88,28 @@ ENTRY e {
   EXPECT_EQ(convolution->shape.element_type(), ElementType::kF32);
 }
 
+TEST(PassesContractionUpcastTest, LowPrecisionOperandsWithAnF32ResultRunInF32) {
+  // lax.dot(..., preferred_element_type=f32) on bf16 operands: the operands
+  // are widened (exactly) and the f32 kernels compute the same sums.
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  a = bf16[3,5] parameter(0)
+  b = bf16[5,4] parameter(1)
+  ROOT d = f32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = false;
+  auto upcast = Upcast(
+      *module, {Ramp(ElementType::kBF16, {3, 5}, 0.5), Ramp(ElementType::kBF16, {5, 4}, 0.25)}, &changed);
+  EXPECT_TRUE(changed);
+  const Instruction* root = upcast->entry()->root();
+  ASSERT_EQ(root->opcode, Opcode::kDot);
+  EXPECT_EQ(root->shape.element_type(), ElementType::kF32);
+  EXPECT_EQ(root->operand(0)->opcode, Opcode::kConvert);
+  EXPECT_EQ(root->operand(0)->shape.element_type(), ElementType::kF32);
+  EXPECT_EQ(root->operand(1)->shape.element_type(), ElementType::kF32);
+}
+
 TEST(PassesContractionUpcastTest, ConvertToF32ReadsTheUnroundedProduct) {
   // dot(bf16, bf16).astype(f32), as JAX lowers it: XLA's CPU backend gives the
   // f32 product without rounding it to bf16 first, and so does Kiln. A use
