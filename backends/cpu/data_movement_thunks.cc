@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_buffer.h"
+#include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
 namespace {
@@ -44,7 +45,90 @@ void PermuteCopy(const E* in, E* out, const std::vector<int64_t>& out_dims,
   }
 }
 
+// Tile edge of the blocked transpose: 32 x 32 elements read 32 input lines
+// and write 32 output lines, all of which stay in the L1 cache meanwhile.
+constexpr int64_t kTransposeTile = 32;
+// Elements a parallel task should move at least.
+constexpr int64_t kTransposeElementsPerTask = 64 * 1024;
+
+// The transpose when the input's minor dimension moves: reading each output
+// line straight would touch a new input cache line per element, so square
+// tiles are copied instead, (slab, band of output lines) pairs in parallel.
+// `column` is the output dimension that is the input's minor one.
+template <typename E>
+void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
+                      const std::vector<int64_t>& in_strides, size_t column, const IntraOpThreadPool* pool) {
+  const size_t rank = out_dims.size();
+  std::vector<int64_t> out_strides(rank, 1);
+  for (size_t d = rank - 1; d-- > 0;) out_strides[d] = out_strides[d + 1] * out_dims[d + 1];
+  std::vector<size_t> others;
+  int64_t slabs = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) {
+    if (d == column) continue;
+    others.push_back(d);
+    slabs *= out_dims[d];
+  }
+  const int64_t rows = out_dims[rank - 1];   // along the output's minor dimension
+  const int64_t columns = out_dims[column];  // along the input's minor dimension
+  const int64_t row_stride = in_strides[rank - 1];
+  const int64_t column_stride = out_strides[column];
+  const int64_t bands = (rows + kTransposeTile - 1) / kTransposeTile;
+  auto run = [&](int64_t begin, int64_t end) {
+    for (int64_t task = begin; task < end; ++task) {
+      int64_t slab = task / bands;
+      const int64_t r0 = task % bands * kTransposeTile;
+      const int64_t r1 = std::min(rows, r0 + kTransposeTile);
+      int64_t in_offset = 0, out_offset = 0;
+      for (auto it = others.rbegin(); it != others.rend(); ++it) {
+        const int64_t index = slab % out_dims[*it];
+        slab /= out_dims[*it];
+        in_offset += index * in_strides[*it];
+        out_offset += index * out_strides[*it];
+      }
+      for (int64_t c0 = 0; c0 < columns; c0 += kTransposeTile) {
+        const int64_t c1 = std::min(columns, c0 + kTransposeTile);
+        for (int64_t c = c0; c < c1; ++c) {
+          E* line = out + out_offset + c * column_stride;
+          const E* source = in + in_offset + c;
+          for (int64_t r = r0; r < r1; ++r) line[r] = source[r * row_stride];
+        }
+      }
+    }
+  };
+  const int64_t tasks = slabs * bands;
+  const int64_t grain =
+      std::max<int64_t>(1, kTransposeElementsPerTask / std::max<int64_t>(1, kTransposeTile * columns));
+  if (tasks <= grain || pool == nullptr || pool->num_threads() == 1) {
+    run(0, tasks);
+  } else {
+    pool->ParallelFor(tasks, grain, run);
+  }
+}
+
+template <typename E>
+void Transpose(const E* in, E* out, const std::vector<int64_t>& out_dims,
+               const std::vector<int64_t>& in_strides, int64_t count, const IntraOpThreadPool* pool) {
+  const size_t rank = out_dims.size();
+  if (rank >= 2 && in_strides[rank - 1] != 1) {
+    for (size_t d = rank - 1; d-- > 0;) {
+      if (in_strides[d] == 1 && out_dims[d] > 1)
+        return BlockedTranspose(in, out, out_dims, in_strides, d, pool);
+    }
+  }
+  PermuteCopy(in, out, out_dims, in_strides, count);
+}
+
 }  // namespace
+
+const Instruction* LoneTranspose(const Instruction& fusion) {
+  if (fusion.opcode != Opcode::kFusion || fusion.called.size() != 1 || fusion.operands.size() != 1)
+    return nullptr;
+  const Instruction* root = fusion.called[0]->root();
+  if (root == nullptr || root->opcode != Opcode::kTranspose || root->operands.size() != 1 ||
+      root->operand(0)->opcode != Opcode::kParameter || !root->shape.IsArray())
+    return nullptr;
+  return root;
+}
 
 int64_t ReadIndex(const void* data, ElementType type) {
   switch (type) {
@@ -81,24 +165,24 @@ Status TransposeThunk::Run(ExecutionContext& context) const {
   void* out = context.slots[outputs_[0]];
   switch (element_bytes_) {
     case 1:
-      PermuteCopy(static_cast<const Element<1>*>(in), static_cast<Element<1>*>(out), out_dims_, in_strides_,
-                  element_count_);
+      Transpose(static_cast<const Element<1>*>(in), static_cast<Element<1>*>(out), out_dims_, in_strides_,
+                element_count_, context.pool);
       break;
     case 2:
-      PermuteCopy(static_cast<const Element<2>*>(in), static_cast<Element<2>*>(out), out_dims_, in_strides_,
-                  element_count_);
+      Transpose(static_cast<const Element<2>*>(in), static_cast<Element<2>*>(out), out_dims_, in_strides_,
+                element_count_, context.pool);
       break;
     case 4:
-      PermuteCopy(static_cast<const Element<4>*>(in), static_cast<Element<4>*>(out), out_dims_, in_strides_,
-                  element_count_);
+      Transpose(static_cast<const Element<4>*>(in), static_cast<Element<4>*>(out), out_dims_, in_strides_,
+                element_count_, context.pool);
       break;
     case 8:
-      PermuteCopy(static_cast<const Element<8>*>(in), static_cast<Element<8>*>(out), out_dims_, in_strides_,
-                  element_count_);
+      Transpose(static_cast<const Element<8>*>(in), static_cast<Element<8>*>(out), out_dims_, in_strides_,
+                element_count_, context.pool);
       break;
     case 16:
-      PermuteCopy(static_cast<const Element<16>*>(in), static_cast<Element<16>*>(out), out_dims_, in_strides_,
-                  element_count_);
+      Transpose(static_cast<const Element<16>*>(in), static_cast<Element<16>*>(out), out_dims_, in_strides_,
+                element_count_, context.pool);
       break;
     default: return Internal("cpu: transpose of ", element_bytes_, "-byte elements");
   }

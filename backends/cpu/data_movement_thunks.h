@@ -7,12 +7,15 @@
 #include <vector>
 
 #include "backends/cpu/thunk.h"
+#include "core/ir.h"
 #include "core/shape.h"
 
 namespace kiln::cpu {
 
 // out[i_0..i_n] = in[i_perm...]: output dimension d is input dimension
-// permutation[d] (like the transpose op).
+// permutation[d] (like the transpose op). When the input's minor dimension
+// moves, square tiles are copied (in parallel) so that both sides are read
+// and written a cache line at a time.
 class TransposeThunk : public Thunk {
  public:
   TransposeThunk(int input, int output, const Shape& input_shape, std::vector<int64_t> permutation);
@@ -25,6 +28,10 @@ class TransposeThunk : public Thunk {
   int64_t element_bytes_;
   int64_t element_count_;
 };
+
+// The transpose that `fusion` is, when its computation is nothing but one
+// transpose of its parameter (a transpose that fused with nothing), else null.
+const Instruction* LoneTranspose(const Instruction& fusion);
 
 class DynamicUpdateSliceThunk : public Thunk {
  public:

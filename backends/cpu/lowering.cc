@@ -227,6 +227,15 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
       return LowerComputationCall(instruction, *instruction.called[0], /*try_kernel=*/false, scope);
     case Opcode::kFusion:
       if (instruction.called.size() != 1) return InvalidArgument("cpu: fusion needs one computation");
+      // A transpose that fused with nothing: a blocked copy beats a kernel
+      // that reads across rows element by element.
+      if (const Instruction* transpose = LoneTranspose(instruction)) {
+        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+        scope.sequence->thunks.push_back(std::make_unique<TransposeThunk>(
+            operand_leaves(0)[0], output, transpose->operand(0)->shape, transpose->attrs.dimensions));
+        scope.values[&instruction] = {output};
+        return OkStatus();
+      }
       return LowerComputationCall(instruction, *instruction.called[0], /*try_kernel=*/true, scope);
     case Opcode::kWhile: return LowerWhile(instruction, scope);
     case Opcode::kConditional: return LowerConditional(instruction, scope);

@@ -1,0 +1,69 @@
+// A transpose on its own runs on the CPU backend as a "transpose" thunk, a
+// cache-blocked copy when it moves the minor dimension, with exactly the
+// interpreter's results, for every element width, sizes that are not
+// multiples of the tile, and dimensions of one.
+#include <string>
+
+#include "backends/cpu/cpu_executable.h"
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+int64_t TransposeThunks(const std::string& text) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  EXPECT_NE(module, nullptr);
+  if (module == nullptr) return -1;
+  CpuBackend cpu;
+  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
+  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+  if (!executable.ok()) return -1;
+  const auto& thunks = static_cast<const CpuExecutable&>(**executable).program().statistics.thunks;
+  return thunks.count("transpose") ? thunks.at("transpose") : 0;
+}
+
+std::string Transpose(const std::string& type, const std::string& in, const std::string& out,
+                      const std::string& permutation) {
+  return "HloModule m\nENTRY e {\n  x = " + type + in + " parameter(0)\n  ROOT t = " + type + out +
+         " transpose(x), dimensions={" + permutation + "}\n}\n";
+}
+
+TEST(RuntimeTransposeTest, LargeTransposesAreBlockedCopiesWithTheInterpretersValues) {
+  const std::string cases[] = {
+      Transpose("f32", "[300,517]", "[517,300]", "1,0"),
+      Transpose("f16", "[300,517]", "[517,300]", "1,0"),
+      Transpose("u8", "[300,517]", "[517,300]", "1,0"),
+      Transpose("f64", "[257,255]", "[255,257]", "1,0"),
+      Transpose("c128", "[257,255]", "[255,257]", "1,0"),
+      Transpose("f32", "[40,50,60]", "[60,40,50]", "2,0,1"),
+      Transpose("s32", "[40,50,60]", "[40,60,50]", "0,2,1"),
+      Transpose("f32", "[6,7,40,50]", "[50,7,40,6]", "3,1,2,0"),
+  };
+  for (const std::string& text : cases) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(TransposeThunks(text), 1);
+    testing::ExpectMatchesInterpreter(text, 0.0);
+  }
+}
+
+TEST(RuntimeTransposeTest, SmallUnitAndMinorKeepingTransposes) {
+  const std::string cases[] = {
+      Transpose("f32", "[30,51]", "[51,30]", "1,0"),
+      Transpose("f32", "[300,517,2]", "[517,300,2]", "1,0,2"),
+      Transpose("f32", "[1,300,1,7]", "[7,1,300,1]", "3,2,1,0"),
+  };
+  for (const std::string& text : cases) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(TransposeThunks(text), 1);
+    testing::ExpectMatchesInterpreter(text, 0.0);
+  }
+}
+
+TEST(RuntimeTransposeTest, ThreadCountsAgree) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(Transpose("f32", "[1000,333]", "[333,1000]", "1,0"));
+  ASSERT_NE(module, nullptr);
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 4}, 0.0);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
