@@ -126,6 +126,11 @@ def numpy_program(workload, inputs):
             t = t + x
             return (t - y,)
         return run
+    if kind == "fft":
+        # NumPy's pocketfft; before NumPy 2 it computes (and returns) complex128.
+        (x,) = inputs
+        transform = {"fft2": np.fft.fft2, "rfft": np.fft.rfft}[workload.params["transform"]]
+        return lambda: (transform(x),)
     raise ValueError(f"no numpy program for {kind}")
 
 
@@ -229,6 +234,10 @@ def torch_program(workload, inputs, threads, device="cpu"):
             t = t + x
             return (t - y,)
         return run, None
+    if kind == "fft":
+        (x,) = tensors
+        transform = {"fft2": torch.fft.fft2, "rfft": torch.fft.rfft}[workload.params["transform"]]
+        return (lambda: (transform(x),)), None
     raise ValueError(f"no torch program for {kind}")
 
 

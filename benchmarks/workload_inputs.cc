@@ -29,6 +29,9 @@ StatusOr<std::vector<Literal>> MakeInputs(const Module& module) {
         case ElementType::kF32:
           for (float& value : literal.data<float>()) value = normal(generator);
           break;
+        case ElementType::kC64:
+          for (complex64& value : literal.data<complex64>()) value = {normal(generator), normal(generator)};
+          break;
         case ElementType::kS32:
         case ElementType::kS64:
         case ElementType::kPred: break;  // zero-filled

@@ -1,4 +1,4 @@
-// Dot and convolution ops.
+// Dot, convolution and fft ops.
 #include "capi/builder_internal.h"
 
 using kiln::Op;
@@ -72,6 +72,24 @@ kiln_op_t kiln_op_dot_general(kiln_builder_t* builder, kiln_op_t lhs, kiln_op_t 
         Spatial(c, dn->rhs_batch_dimensions, dn->num_rhs_batch_dimensions, "rhs_batch_dimensions");
     if (!c.ok()) return Op();
     return c.builder().DotGeneral(l, r, numbers);
+  });
+}
+
+static_assert(KILN_FFT_FFT == static_cast<int>(kiln::FftType::kFft) &&
+              KILN_FFT_IFFT == static_cast<int>(kiln::FftType::kIfft) &&
+              KILN_FFT_RFFT == static_cast<int>(kiln::FftType::kRfft) &&
+              KILN_FFT_IRFFT == static_cast<int>(kiln::FftType::kIrfft));
+
+kiln_op_t kiln_op_fft(kiln_builder_t* builder, kiln_op_t operand, kiln_fft_type_t fft_type,
+                      const int64_t* fft_length, size_t num_fft_length) {
+  return BuildOp(builder, __func__, [&](OpContext& c) {
+    Op x = c.op(operand, "operand");
+    std::span<const int64_t> lengths = c.ints(fft_length, num_fft_length, "fft_length");
+    if (fft_type < KILN_FFT_FFT || fft_type > KILN_FFT_IRFFT) {
+      c.Fail(kiln::InvalidArgument(c.function(), ": fft_type ", fft_type, " is not a KILN_FFT_* value"));
+    }
+    if (!c.ok()) return Op();
+    return c.builder().Fft(x, static_cast<kiln::FftType>(fft_type), lengths);
   });
 }
 

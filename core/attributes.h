@@ -89,6 +89,12 @@ enum class FusionKind { kLoop, kInput, kOutput };
 // ask for the plain full-precision one.
 enum class OperandPrecision { kDefault, kHigh, kHighest };
 
+// XLA's FftType: FFT and IFFT transform complex numbers (the inverse scaled
+// by 1/N, as NumPy's ifft); RFFT takes real numbers to the first
+// fft_length[-1]/2+1 entries of their spectrum along the last dimension;
+// IRFFT takes such half spectra back to real numbers (scaled by 1/N).
+enum class FftType { kFft, kIfft, kRfft, kIrfft };
+
 struct Attributes {
   // broadcast (operand->output dim map), reduce, reverse, transpose
   // (permutation), concatenate ({dim}), map, sort ({dim}), reduce-precision
@@ -139,6 +145,10 @@ struct Attributes {
   // topk: how many elements, and whether the largest (else smallest) ones
   int64_t top_k = 0;
   bool largest = true;
+  // fft: the transform and the lengths of the operand's 1 to 3 trailing
+  // dimensions it transforms (for IRFFT, the lengths of the real result's).
+  FftType fft_type = FftType::kFft;
+  std::vector<int64_t> fft_length;
   // rng, rng-bit-generator
   RngDistribution rng_distribution = RngDistribution::kUniform;
   RngAlgorithm rng_algorithm = RngAlgorithm::kDefault;

@@ -991,6 +991,14 @@ Op Builder::Sort(Op operand) {
   return Sort(operands, **comparator, -1, false);
 }
 
+Op Builder::Fft(Op operand, FftType type, std::span<const int64_t> fft_length) {
+  Attributes attrs;
+  attrs.fft_type = type;
+  attrs.fft_length.assign(fft_length.begin(), fft_length.end());
+  const Op operands[] = {operand};
+  return AddInstruction(Opcode::kFft, operands, attrs);
+}
+
 Op Builder::TopK(Op operand, int64_t k, bool largest) {
   Attributes attrs;
   attrs.top_k = k;

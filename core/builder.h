@@ -214,6 +214,14 @@ class Builder {
   // NCHW input, OIHW kernel, NCHW output for `spatial_rank` spatial dims.
   static ConvolutionDimensionNumbers DefaultConvDimensionNumbers(int64_t spatial_rank = 2);
 
+  // --- Fourier transforms.
+  // XLA's fft: the discrete Fourier transform of `type` over the operand's
+  // fft_length.size() (1 to 3) trailing dimensions. FFT/IFFT keep a c64/c128
+  // shape; RFFT takes f32/f64 to c64/c128 with the last dimension
+  // fft_length.back()/2+1; IRFFT takes that half spectrum back to f32/f64
+  // with the trailing dimensions fft_length. IFFT and IRFFT scale by 1/N.
+  Op Fft(Op operand, FftType type, std::span<const int64_t> fft_length);
+
   // --- Reductions and windows. Nested computations are built modules; they
   // are copied into the module being built.
   Op Reduce(Op operand, Op init_value, const Module& computation, std::span<const int64_t> dimensions);

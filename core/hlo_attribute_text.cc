@@ -408,6 +408,13 @@ constexpr std::array<std::pair<OperandPrecision, std::string_view>, 3> kOperandP
     {OperandPrecision::kHighest, "highest"},
 }};
 
+constexpr std::array<std::pair<FftType, std::string_view>, 4> kFftTypes = {{
+    {FftType::kFft, "FFT"},
+    {FftType::kIfft, "IFFT"},
+    {FftType::kRfft, "RFFT"},
+    {FftType::kIrfft, "IRFFT"},
+}};
+
 template <typename Enum, size_t N>
 std::optional<Enum> FindByName(const std::array<std::pair<Enum, std::string_view>, N>& table,
                                std::string_view name) {
@@ -448,6 +455,9 @@ std::optional<RngAlgorithm> RngAlgorithmFromName(std::string_view name) {
 std::string_view RngAlgorithmName(RngAlgorithm algorithm) { return FindName(kAlgorithms, algorithm); }
 std::optional<FusionKind> FusionKindFromName(std::string_view name) { return FindByName(kFusionKinds, name); }
 std::string_view FusionKindName(FusionKind kind) { return FindName(kFusionKinds, kind); }
+
+std::optional<FftType> FftTypeFromName(std::string_view name) { return FindByName(kFftTypes, name); }
+std::string_view FftTypeName(FftType type) { return FindName(kFftTypes, type); }
 
 std::optional<OperandPrecision> OperandPrecisionFromName(std::string_view name) {
   return FindByName(kOperandPrecisions, name);
@@ -514,6 +524,7 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
   static constexpr std::string_view kDimensionsToApply[] = {"dimensions", "to_apply"};
   static constexpr std::string_view kSort[] = {"dimensions", "is_stable", "to_apply"};
   static constexpr std::string_view kTopK[] = {"k", "largest"};
+  static constexpr std::string_view kFft[] = {"fft_type", "fft_length"};
   static constexpr std::string_view kCall[] = {"to_apply", "calls"};
   static constexpr std::string_view kFusion[] = {"kind", "calls"};
   static constexpr std::string_view kWhile[] = {"condition", "body"};
@@ -564,6 +575,7 @@ std::span<const std::string_view> AttributeNamesOf(Opcode opcode) {
     case Opcode::kMap: return kDimensionsToApply;
     case Opcode::kSort: return kSort;
     case Opcode::kTopK: return kTopK;
+    case Opcode::kFft: return kFft;
     case Opcode::kCall: return kCall;
     case Opcode::kFusion: return kFusion;
     case Opcode::kWhile: return kWhile;

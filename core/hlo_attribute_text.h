@@ -1,7 +1,8 @@
 // The value syntaxes of HLO instruction attributes, shared by the parser and
 // the printer so both agree on one spelling: `{1,2}`, `window={size=3x3
 // pad=1_1x0_1}`, `dim_labels=b01f_01io->b01f`, `padding=0_1_2x3_4_0`,
-// `slice={[0:4:2], [1:3]}`, `direction=LT`, `type=TOTALORDER`, rng enums.
+// `slice={[0:4:2], [1:3]}`, `direction=LT`, `type=TOTALORDER`, rng enums,
+// `fft_type=RFFT`.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +56,9 @@ std::string_view OperandPrecisionName(OperandPrecision precision);
 StatusOr<std::vector<OperandPrecision>> ParseOperandPrecisionText(HloLexer& lexer);
 std::string PrintOperandPrecisionText(std::span<const OperandPrecision> precisions);
 std::string_view FusionKindName(FusionKind kind);
+// fft_type=FFT, IFFT, RFFT or IRFFT.
+std::optional<FftType> FftTypeFromName(std::string_view name);
+std::string_view FftTypeName(FftType type);
 
 // C-escaped and double-quoted, as XLA prints strings.
 std::string QuoteString(std::string_view value);

@@ -377,6 +377,19 @@ class HloTextParser {
       }
       return OkStatus();
     }
+    if (key == "fft_type") {
+      lexer_.SkipSpace();
+      const size_t offset = lexer_.offset();
+      const std::string_view word = lexer_.ReadName();
+      const auto type = FftTypeFromName(word);
+      if (!type) {
+        return lexer_.ErrorAt(
+            offset, "unknown fft_type '" + std::string(word) + "'; expected FFT, IFFT, RFFT or IRFFT");
+      }
+      attrs.fft_type = *type;
+      return OkStatus();
+    }
+    if (key == "fft_length") return int_list(attrs.fft_length);
     if (key == "iota_dimension") return integer(attrs.iota_dimension);
     if (key == "index") return integer(attrs.tuple_index);
     if (key == "offset_dims") return int_list(attrs.gather.offset_dims);

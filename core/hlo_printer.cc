@@ -61,6 +61,10 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
       out.Add("k", std::to_string(a.top_k));
       out.Add("largest", a.largest ? "true" : "false");
       break;
+    case Opcode::kFft:
+      out.Add("fft_type", std::string(FftTypeName(a.fft_type)));
+      out.AddList("fft_length", a.fft_length);
+      break;
     case Opcode::kCall: to_apply(); break;
     case Opcode::kFusion:
       out.Add("kind", std::string(FusionKindName(a.fusion_kind)));

@@ -87,6 +87,7 @@ constexpr OpTrait operator|(OpTrait a, OpTrait b) { return static_cast<OpTrait>(
   V(kErf, "erf", kUnary, kElementwise | kDifferentiable)                                           \
   V(kExp, "exponential", kUnary, kElementwise | kElementaryFunction | kDifferentiable)             \
   V(kExpm1, "exponential-minus-one", kUnary, kElementwise | kElementaryFunction | kDifferentiable) \
+  V(kFft, "fft", kOther, kDifferentiable)                                                          \
   V(kFloor, "floor", kUnary, kElementwise | kDifferentiable)                                       \
   V(kFusion, "fusion", kOther, kDifferentiable)                                                    \
   V(kGather, "gather", kOther, kDifferentiable)                                                    \

@@ -176,6 +176,7 @@ StatusOr<Shape> InferShape(Opcode opcode, std::span<const Shape> operands, const
   switch (opcode) {
     case Opcode::kDot:
     case Opcode::kConvolution: return InferContraction(request);
+    case Opcode::kFft: return InferFft(request);
     case Opcode::kGather:
     case Opcode::kScatter: return InferGatherScatter(request);
     case Opcode::kReduce:

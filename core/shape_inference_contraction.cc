@@ -1,5 +1,6 @@
-// Shape inference of the contractions: dot (general dimension numbers) and
-// convolution (dimension numbers, windows, dilations, group counts).
+// Shape inference of the linear maps over dimensions: the contractions dot
+// (general dimension numbers) and convolution (dimension numbers, windows,
+// dilations, group counts), and the discrete Fourier transforms of fft.
 #include <set>
 
 #include "core/shape_inference_internal.h"
@@ -146,6 +147,71 @@ StatusOr<Shape> InferContraction(const OpRequest& request) {
     inferred.set_element_type(declared->element_type());
   }
   return inferred;
+}
+
+StatusOr<Shape> InferFft(const OpRequest& request) {
+  KILN_RETURN_IF_ERROR(ExpectOperandCount(request, 1));
+  const Shape& operand = request.operands[0];
+  KILN_RETURN_IF_ERROR(ExpectArray(request, operand, "operand"));
+  const FftType type = request.attrs.fft_type;
+  const std::vector<int64_t>& lengths = request.attrs.fft_length;
+  const std::string lengths_text = DimsToString(lengths);
+  const std::string_view type_name = type == FftType::kFft    ? "FFT"
+                                     : type == FftType::kIfft ? "IFFT"
+                                     : type == FftType::kRfft ? "RFFT"
+                                                              : "IRFFT";
+  const auto fft_rank = static_cast<int64_t>(lengths.size());
+  if (fft_rank < 1 || fft_rank > 3) {
+    return OpError(request, "fft_length=", lengths_text, " lists ", fft_rank,
+                   " lengths; an fft transforms 1 to 3 trailing dimensions");
+  }
+  for (int64_t length : lengths) {
+    if (length < 0) return OpError(request, "fft_length=", lengths_text, " has a negative length");
+  }
+  const ElementType element = operand.element_type();
+  const bool real_input = type == FftType::kRfft;
+  if (real_input ? element != ElementType::kF32 && element != ElementType::kF64 : !IsComplex(element)) {
+    return OpError(request, type_name, " needs ", real_input ? "an f32 or f64" : "a complex (c64 or c128)",
+                   " operand but got ", operand.ToString());
+  }
+  if (operand.rank() < fft_rank) {
+    return OpError(request, "fft_length=", lengths_text, " transforms ", fft_rank,
+                   " trailing dimensions but the operand ", operand.ToString(), " has rank ", operand.rank());
+  }
+  const int64_t first = operand.rank() - fft_rank;
+  // IRFFT's last operand dimension is a half spectrum; the others match.
+  const int64_t matched = type == FftType::kIrfft ? fft_rank - 1 : fft_rank;
+  for (int64_t i = 0; i < matched; ++i) {
+    if (operand.dimensions(first + i) != lengths[static_cast<size_t>(i)]) {
+      return OpError(request, type_name, " operand ", operand.ToString(), " dimension ", first + i, " is ",
+                     operand.dimensions(first + i), " but fft_length=", lengths_text, " needs ",
+                     lengths[static_cast<size_t>(i)], " (the trailing dimensions must match fft_length)");
+    }
+  }
+  const int64_t last = operand.rank() - 1;
+  const int64_t last_length = lengths.back();
+  Shape result = operand;
+  switch (type) {
+    case FftType::kFft:
+    case FftType::kIfft: return result;
+    case FftType::kRfft:
+      result.set_element_type(element == ElementType::kF32 ? ElementType::kC64 : ElementType::kC128);
+      // XLA keeps a zero-sized dimension zero-sized.
+      if (last_length != 0) result.mutable_dimensions()[static_cast<size_t>(last)] = last_length / 2 + 1;
+      return result;
+    case FftType::kIrfft: {
+      const int64_t half = last_length / 2 + 1;
+      if (operand.dimensions(last) != half && !(operand.dimensions(last) == 0 && last_length == 0)) {
+        return OpError(request, "IRFFT operand ", operand.ToString(), " dimension ", last, " is ",
+                       operand.dimensions(last), " but fft_length=", lengths_text, " needs ", last_length,
+                       "/2+1 = ", half, " (the half spectrum of ", last_length, " real values)");
+      }
+      result.set_element_type(ComplexComponentType(element));
+      result.mutable_dimensions()[static_cast<size_t>(last)] = last_length;
+      return result;
+    }
+  }
+  return OpError(request, "unknown fft_type ", static_cast<int>(type));
 }
 
 }  // namespace kiln::shape_inference_internal

@@ -60,6 +60,7 @@ Status CheckReducer(const OpRequest& request, const ProgramShape& computation,
 StatusOr<Shape> InferElementwise(const OpRequest& request);
 StatusOr<Shape> InferShapeManipulation(const OpRequest& request);
 StatusOr<Shape> InferContraction(const OpRequest& request);
+StatusOr<Shape> InferFft(const OpRequest& request);
 StatusOr<Shape> InferGatherScatter(const OpRequest& request);
 StatusOr<Shape> InferReduction(const OpRequest& request);
 StatusOr<Shape> InferControlAndMisc(const OpRequest& request);

@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/data_movement_thunks.h"
 #include "backends/cpu/dot_thunk.h"
+#include "backends/cpu/fft_thunk.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/scan_thunk.h"
@@ -99,6 +100,8 @@ class Lowerer {
   Status LowerSort(const Instruction& instruction, Scope& scope);
   // A TopKThunk for real operands, else a library thunk.
   Status LowerTopK(const Instruction& instruction, Scope& scope);
+  // An FftThunk (Eigen's FFT module on the slots, lines in parallel).
+  Status LowerFft(const Instruction& instruction, Scope& scope);
   // Queues `computation` for the code generator; `install` receives the
   // kernel. Identical computations (a layer repeated, a long chain cut into
   // fusions of the same ops) share one kernel: LLVM's time is per kernel.
@@ -263,6 +266,7 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
       return LowerGeneric(instruction, scope);
     case Opcode::kSort: return LowerSort(instruction, scope);
     case Opcode::kTopK: return LowerTopK(instruction, scope);
+    case Opcode::kFft: return LowerFft(instruction, scope);
     case Opcode::kDynamicUpdateSlice: {
       if (!AllArrays(instruction) || !instruction.shape.IsArray() || instruction.operands.size() < 2) {
         return LowerGeneric(instruction, scope);
@@ -455,6 +459,19 @@ Status Lowerer::LowerTopK(const Instruction& instruction, Scope& scope) {
   scope.sequence->thunks.push_back(std::make_unique<TopKThunk>(scope.values.at(instruction.operand(0))[0],
                                                                outputs[0], outputs[1], geometry));
   scope.values[&instruction] = std::move(outputs);
+  return OkStatus();
+}
+
+Status Lowerer::LowerFft(const Instruction& instruction, Scope& scope) {
+  if (instruction.operands.size() != 1) return LowerGeneric(instruction, scope);
+  StatusOr<interpreter::FftGeometry> geometry =
+      interpreter::PlanFft(instruction.operand(0)->shape, instruction.shape, instruction.attrs);
+  // A length the library cannot take is refused now (UNIMPLEMENTED, by name).
+  if (!geometry.ok()) return geometry.status();
+  const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+  scope.sequence->thunks.push_back(std::make_unique<FftThunk>(scope.values.at(instruction.operand(0))[0],
+                                                              output, std::move(geometry).value()));
+  scope.values[&instruction] = {output};
   return OkStatus();
 }
 

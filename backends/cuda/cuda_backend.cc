@@ -1,7 +1,6 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
-#include <set>
 
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_executable.h"
@@ -69,14 +68,11 @@ class CudaBackend : public Backend {
     return IsArrayType(type) || type == ElementType::kTuple || type == ElementType::kToken;
   }
 
+  // Every op the module holds that this backend cannot run: what needs the
+  // host, and what no PTX kernel emitter has (fft), so a caller learns all
+  // of them before compiling.
   std::vector<std::string> UnsupportedOps(const Module& module) const override {
-    std::set<std::string> unsupported;
-    for (const auto& computation : module.computations()) {
-      for (const auto& instruction : computation->instructions()) {
-        if (NeedsHostOnDevice(*instruction)) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
-      }
-    }
-    return {unsupported.begin(), unsupported.end()};
+    return UnsupportedDeviceOps(module, CudaLoweringRules());
   }
 
   int64_t max_buffer_bytes() const override {

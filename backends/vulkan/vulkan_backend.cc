@@ -11,6 +11,7 @@
 #include "core/array_leaves.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
+#include "core/identity_custom_calls.h"
 #include "core/lowering/device_lowering.h"
 #include "core/lowering/device_runner.h"
 #include "core/single_instruction.h"
@@ -18,29 +19,6 @@
 
 namespace kiln::vulkan {
 namespace {
-
-// Instructions the lowering turns into slot renames, copies or steps of
-// their own rather than kernels.
-bool LoweredWithoutAKernel(Opcode opcode) {
-  switch (opcode) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kTuple:
-    case Opcode::kGetTupleElement:
-    case Opcode::kReshape:
-    case Opcode::kCopy:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kAfterAll:
-    case Opcode::kAllReduce:
-    case Opcode::kCall:
-    case Opcode::kFusion:
-    case Opcode::kWhile:
-    case Opcode::kConditional:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed: return true;
-    default: return false;
-  }
-}
 
 class VulkanBackend : public Backend {
  public:
@@ -80,19 +58,8 @@ class VulkanBackend : public Backend {
   // host, and what the GLSL generator refuses on its own (a kernel of one
   // instruction), so a caller learns all of them before compiling.
   std::vector<std::string> UnsupportedOps(const Module& module) const override {
-    std::set<std::string> unsupported;
-    for (const auto& computation : module.computations()) {
-      for (const auto& instruction : computation->instructions()) {
-        if (LoweredWithoutAKernel(instruction->opcode)) continue;
-        bool refused = NeedsHostOnDevice(*instruction) || !AllArrays(*instruction);
-        if (!refused) {
-          const std::unique_ptr<Computation> single = SingleInstructionComputation(*instruction, "single");
-          refused = !CheckGlslEmittable(*single, features_).ok();
-        }
-        if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
-      }
-    }
-    return {unsupported.begin(), unsupported.end()};
+    return UnsupportedDeviceOps(
+        module, VulkanLoweringRules(features_, vulkan_->features().min_storage_buffer_offset_alignment));
   }
 
   int64_t max_buffer_bytes() const override {

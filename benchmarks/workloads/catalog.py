@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+import math
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -25,7 +26,8 @@ MLP_LEARNING_RATE = 0.1
 class Input:
     shape: tuple
     dtype: str = "float32"
-    # "normal": standard normal * scale; "labels": integers in [0, high).
+    # "normal": standard normal * scale; "complex": standard normal real and
+    # imaginary parts, * scale; "labels": integers in [0, high).
     kind: str = "normal"
     scale: float = 1.0
     high: int = 0
@@ -35,7 +37,7 @@ class Input:
 class Workload:
     name: str
     title: str
-    # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead.
+    # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft.
     kind: str
     inputs: tuple
     # What bounds it, for the achieved-fraction column: "copy" (read + write
@@ -100,6 +102,17 @@ def workloads(size: str) -> list[Workload]:
                            f"{'-'.join(map(str, wide_sizes))})",
                            "mlp", mlp_inputs(wide_batch, wide_sizes), "fma",
                            flops=mlp_flops(wide_batch, wide_sizes), params={"sizes": wide_sizes}))
+    # FFTs: FLOPs by the usual convention, 5 N log2 N for a complex transform
+    # of N points and half that for a real one.
+    fft_side = 64 if quick else 512
+    rfft_rows, rfft_cols = (64, 128) if quick else (4096, 1024)
+    result.append(Workload("fft2_c64", f"2-D complex fft {fft_side}x{fft_side} c64", "fft",
+                           (Input((fft_side, fft_side), "complex64", "complex"),), "fma",
+                           flops=int(5 * fft_side**2 * math.log2(fft_side**2)), params={"transform": "fft2"}))
+    result.append(Workload("rfft_f32", f"rfft of the last axis, {rfft_rows}x{rfft_cols} f32", "fft",
+                           (Input((rfft_rows, rfft_cols)),), "fma",
+                           flops=int(2.5 * rfft_rows * rfft_cols * math.log2(rfft_cols)),
+                           params={"transform": "rfft"}))
     result.append(Workload("overhead_10op", "10-op elementwise graph on f32[16] (per-execute overhead)", "overhead",
                            (Input((16,)), Input((16,))), "latency"))
     return result

@@ -66,6 +66,10 @@ def overhead(x, y):
     return t - y
 
 
+def fft(workload: catalog.Workload):
+    return {"fft2": jnp.fft.fft2, "rfft": jnp.fft.rfft}[workload.params["transform"]]
+
+
 def function_for(workload: catalog.Workload):
     """The JAX function computing `workload` on its inputs, in order."""
     simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
@@ -74,4 +78,6 @@ def function_for(workload: catalog.Workload):
         return simple[workload.kind]
     if workload.kind == "mlp":
         return _corpus_generator().mlp_train_step
+    if workload.kind == "fft":
+        return fft(workload)
     raise ValueError(f"no JAX function for workload kind {workload.kind!r}")

@@ -513,6 +513,28 @@ func (b *Builder) SetPrecision(op Op, lhs, rhs Precision) Op {
 	return b.op(C.kiln_op_set_precision(b.h, op.id, C.kiln_precision_t(lhs), C.kiln_precision_t(rhs)))
 }
 
+// FftType is the transform of Fft (XLA's FftType).
+type FftType int32
+
+// Fourier transforms: FftForward and FftInverse map complex numbers to
+// complex numbers (the inverse scaled by 1/N); FftReal takes real numbers to
+// the fftLength[last]/2+1 lowest frequencies of the last dimension and
+// FftInverseReal takes those back to real numbers (scaled by 1/N).
+const (
+	FftForward     FftType = C.KILN_FFT_FFT
+	FftInverse     FftType = C.KILN_FFT_IFFT
+	FftReal        FftType = C.KILN_FFT_RFFT
+	FftInverseReal FftType = C.KILN_FFT_IRFFT
+)
+
+// Fft is XLA's fft over the operand's len(fftLength) (1 to 3) trailing
+// dimensions, as NumPy's fftn, ifftn, rfftn and irfftn compute it.
+func (b *Builder) Fft(operand Op, fftType FftType, fftLength []int64) Op {
+	var p runtime.Pinner
+	defer p.Unpin()
+	return b.op(C.kiln_op_fft(b.h, operand.id, C.kiln_fft_type_t(fftType), pin(&p, fftLength), size(len(fftLength))))
+}
+
 // Padding is the padding scheme of Conv, ReduceWindow and SelectAndScatter.
 type Padding int32
 

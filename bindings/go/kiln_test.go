@@ -247,6 +247,44 @@ func TestOperandPrecision(t *testing.T) {
 	}
 }
 
+func TestFft(t *testing.T) {
+	b := must(kiln.NewBuilder("fft"))
+	defer b.Close()
+	x := b.Parameter(0, kiln.NewShape(kiln.F32, 2, 8), "x")
+	back := b.Fft(b.Fft(x, kiln.FftReal, []int64{8}), kiln.FftInverseReal, []int64{8})
+	computation := must(b.BuildRoot(back))
+	defer computation.Close()
+	if text := must(computation.HLOText()); !strings.Contains(text, "fft_type=RFFT, fft_length={8}") {
+		t.Fatalf("fft missing from %s", text)
+	}
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := must(c.Compile(computation))
+	defer exe.Close()
+	signal := make([]float32, 16)
+	for i := range signal {
+		signal[i] = float32(i)*0.5 - 3
+	}
+	xb := must(kiln.NewBuffer(c, signal, 2, 8))
+	defer closeAll(t, xb)
+	out := must(exe.Execute([]*kiln.Buffer{xb}))
+	defer closeAll(t, out[0])
+	got := must(kiln.ToSlice[float32](out[0]))
+	for i := range signal {
+		if !near(float64(got[i]), float64(signal[i]), 1e-5) {
+			t.Fatalf("irfft(rfft(x)) = %v, want %v", got, signal)
+		}
+	}
+	if b.Fft(x, kiln.FftForward, []int64{8}).Valid() {
+		t.Fatal("an FFT took real numbers")
+	}
+	var kerr *kiln.Error
+	if err := b.Err(); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument ||
+		!strings.Contains(kerr.Message, "fft: FFT needs a complex") {
+		t.Fatalf("error %v", err)
+	}
+}
+
 func TestOtherErrors(t *testing.T) {
 	var kerr *kiln.Error
 	if _, err := kiln.NewClient(kiln.WithBackend("no-such-backend")); !errors.As(err, &kerr) ||

@@ -249,6 +249,7 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
       return TupleOf(operands);
     case Opcode::kDot: return EvaluateDot(instruction, operands);
     case Opcode::kConvolution: return EvaluateConvolution(instruction, operands);
+    case Opcode::kFft: return EvaluateFft(instruction, operands);
     case Opcode::kGather: return EvaluateGather(instruction, operands);
     case Opcode::kScatter: return EvaluateScatter(instruction, operands, context_);
     case Opcode::kSort: return EvaluateSort(instruction, operands, context_);

@@ -48,6 +48,9 @@ StatusOr<Literal> EvaluateMap(const Instruction& instruction, Operands operands,
 StatusOr<Literal> EvaluateDot(const Instruction& instruction, Operands operands);
 StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands operands);
 
+// fft.cc: FFT, IFFT, RFFT and IRFFT through Eigen's FFT module (see fft.h).
+StatusOr<Literal> EvaluateFft(const Instruction& instruction, Operands operands);
+
 // gather_scatter.cc
 StatusOr<Literal> EvaluateGather(const Instruction& instruction, Operands operands);
 StatusOr<Literal> EvaluateScatter(const Instruction& instruction, Operands operands, EvalContext& context);

@@ -1,12 +1,15 @@
 #include "core/lowering/device_lowering.h"
 
 #include <climits>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "core/array_leaves.h"
+#include "core/identity_custom_calls.h"
 #include "core/lowering/kernel_key.h"
+#include "core/passes/identity_custom_call_removal.h"
 #include "core/passes/pipeline.h"
 #include "core/single_instruction.h"
 
@@ -361,6 +364,10 @@ bool NeedsHostOnDevice(const Instruction& instruction) {
     case Opcode::kOutfeed:
     case Opcode::kAfterAll:
     case Opcode::kRng: return false;
+    // Annotations: RunDevicePasses forwards them to their operands.
+    case Opcode::kCustomCall:
+      if (IsIdentityCustomCall(instruction.attrs.custom_call_target)) return false;
+      break;
     default: break;
   }
   constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
@@ -369,6 +376,9 @@ bool NeedsHostOnDevice(const Instruction& instruction) {
 }
 
 Status RunDevicePasses(Module& module, int optimization_level, const DeviceLoweringRules& rules) {
+  // Annotations of a multi-device program cost nothing on one device, and
+  // no device kernel runs them, whatever the optimisation level.
+  KILN_RETURN_IF_ERROR(IdentityCustomCallRemoval().Run(module).status());
   if (optimization_level <= 0) return OkStatus();
   PipelineOptions pipeline;
   pipeline.verify_input = false;  // the caller verified the module it cloned
@@ -379,6 +389,49 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
     return rules.check_kernel(*SingleInstructionComputation(instruction, "single")).ok();
   };
   return RunOptimizationPipeline(module, pipeline);
+}
+
+namespace {
+
+// What Lowerer::LowerInstruction turns into slot renames, copies or steps
+// of their own rather than kernels, and the annotations RunDevicePasses
+// removes.
+bool LoweredWithoutAKernel(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kAllReduce:
+    case Opcode::kGetTupleElement:
+    case Opcode::kReshape:
+    case Opcode::kCopy:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kAfterAll:
+    case Opcode::kCall:
+    case Opcode::kFusion:
+    case Opcode::kWhile:
+    case Opcode::kConditional:
+    case Opcode::kInfeed:
+    case Opcode::kOutfeed: return true;
+    case Opcode::kCustomCall: return IsIdentityCustomCall(instruction.attrs.custom_call_target);
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::vector<std::string> UnsupportedDeviceOps(const Module& module, const DeviceLoweringRules& rules) {
+  std::set<std::string> unsupported;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (LoweredWithoutAKernel(*instruction)) continue;
+      const bool refused = NeedsHostOnDevice(*instruction) || !AllArrays(*instruction) ||
+                           (rules.check_kernel &&
+                            !rules.check_kernel(*SingleInstructionComputation(*instruction, "single")).ok());
+      if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
+    }
+  }
+  return {unsupported.begin(), unsupported.end()};
 }
 
 namespace {

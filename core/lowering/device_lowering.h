@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "core/lowering/device_program.h"
 #include "core/status.h"
@@ -35,10 +36,18 @@ struct DeviceLoweringRules {
 // Whether `instruction` needs host machinery that no device lowering has:
 // its traits say it has side effects, keeps state, runs host code or asks
 // where it runs, or it is get-dimension-size. Infeed, outfeed and after-all
-// have steps of their own and rng is left to the backend's kernels, so they
-// are not. The lowering refuses these by name, and a backend's
+// have steps of their own, rng is left to the backend's kernels and the
+// annotation custom calls (core/identity_custom_calls.h) are forwarded by
+// RunDevicePasses, so they are not. The lowering refuses these by name, and a backend's
 // UnsupportedOps lists them.
 bool NeedsHostOnDevice(const Instruction& instruction);
+
+// The ops of `module` that LowerForDevice refuses with `rules`, by HLO name,
+// sorted and each once: what needs the host (NeedsHostOnDevice), what is not
+// made of arrays, and what `rules.check_kernel` refuses as a kernel of one
+// instruction (ops no kernel emitter of the backend has, such as fft). A
+// device backend's UnsupportedOps.
+std::vector<std::string> UnsupportedDeviceOps(const Module& module, const DeviceLoweringRules& rules);
 
 // The module pipeline a device backend runs before lowering: the core
 // passes, fusing what `rules.check_kernel` accepts as a single instruction.

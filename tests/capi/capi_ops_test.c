@@ -277,6 +277,52 @@ static void test_operand_precision(void) {
   kiln_builder_destroy(b);
 }
 
+/* kiln_op_fft: RFFT of [1, 2, 3, 4] and IRFFT back, the attributes in the
+ * HLO text, and refusals naming what is wrong. */
+static void test_fft(void) {
+  const int64_t four[1] = {4};
+  const float signal[4] = {1, 2, 3, 4};
+  float spectrum[6], back[4];
+  kiln_builder_t* b = new_builder("rfft");
+  kiln_op_t x = constant_f32(b, signal, four, 1);
+  kiln_op_t r = kiln_op_fft(b, x, KILN_FFT_RFFT, four, 1);
+  CHECK(r != KILN_OP_INVALID);
+  {
+    kiln_computation_t* computation = NULL;
+    char* text = NULL;
+    if (OK(kiln_builder_build(b, r, &computation)) && OK(kiln_computation_to_hlo_text(computation, &text))) {
+      CHECK(strstr(text, "c64[3]") != NULL && strstr(text, "fft_type=RFFT, fft_length={4}") != NULL);
+    }
+    kiln_string_destroy(text);
+    kiln_computation_destroy(computation);
+  }
+  if (RUN(b, r, spectrum, 0)) {
+    const float expected[6] = {10, 0, -2, 2, -2, 0}; /* 10, -2+2i, -2 */
+    int i;
+    for (i = 0; i < 6; ++i) CHECK(spectrum[i] > expected[i] - 1e-5f && spectrum[i] < expected[i] + 1e-5f);
+  }
+  b = new_builder("irfft_of_rfft");
+  x = constant_f32(b, signal, four, 1);
+  if (RUN(b, kiln_op_fft(b, kiln_op_fft(b, x, KILN_FFT_RFFT, four, 1), KILN_FFT_IRFFT, four, 1), back, 0)) {
+    CHECK(back[0] > 0.9999f && back[0] < 1.0001f && back[3] > 3.9999f && back[3] < 4.0001f);
+  }
+  b = new_builder("fft_of_reals");
+  x = constant_f32(b, signal, four, 1);
+  CHECK(kiln_op_fft(b, x, KILN_FFT_FFT, four, 1) == KILN_OP_INVALID);
+  EXPECT_ERROR(kiln_builder_first_error(b), KILN_STATUS_INVALID_ARGUMENT, "fft: FFT needs a complex");
+  kiln_builder_destroy(b);
+  b = new_builder("fft_bad_type");
+  x = constant_f32(b, signal, four, 1);
+  CHECK(kiln_op_fft(b, x, 9, four, 1) == KILN_OP_INVALID);
+  EXPECT_ERROR(kiln_builder_first_error(b), KILN_STATUS_INVALID_ARGUMENT, "fft_type 9");
+  kiln_builder_destroy(b);
+  b = new_builder("fft_null_lengths");
+  x = constant_f32(b, signal, four, 1);
+  CHECK(kiln_op_fft(b, x, KILN_FFT_RFFT, NULL, 1) == KILN_OP_INVALID);
+  EXPECT_ERROR(kiln_builder_first_error(b), KILN_STATUS_INVALID_ARGUMENT, "fft_length");
+  kiln_builder_destroy(b);
+}
+
 static void test_gather_scatter(void) {
   const int64_t dims33[2] = {3, 3}, two[1] = {2}, dims23[2] = {2, 3};
   const float m[9] = {1, 2, 3, 4, 5, 6, 7, 8, 9};
@@ -421,6 +467,7 @@ int main(void) {
   test_elementwise_and_types();
   test_contractions();
   test_operand_precision();
+  test_fft();
   test_gather_scatter();
   test_windows_and_sort();
   test_control_flow();

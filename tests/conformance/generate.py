@@ -1224,6 +1224,63 @@ def register_sort_programs():
 
 
 # ----------------------------------------------------------------------------
+# Programs: Fourier transforms (XLA's fft: FFT, IFFT, RFFT, IRFFT over 1-3 trailing dims)
+# ----------------------------------------------------------------------------
+
+
+def complex_normal(rng, shape, dtype=np.complex64):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def register_fft_programs():
+    register_simple("fft_c64", lambda z: jnp.fft.fft(z), lambda rng: (complex_normal(rng, (4, 16)),))
+    # Lengths with the factors 2 and 5, and a prime.
+    register_simple(
+        "fft_ifft_c64",
+        lambda z, w: (jnp.fft.ifft(z), jnp.fft.ifft(w)),
+        lambda rng: (complex_normal(rng, (3, 10)), complex_normal(rng, (2, 13))),
+    )
+    register_simple(
+        "fft_rfft_f32",
+        lambda x, y: (jnp.fft.rfft(x), jnp.fft.rfft(y)),
+        lambda rng: (normal(rng, (4, 12)), normal(rng, (3, 9))),
+    )
+    # Arbitrary spectra: the imaginary parts a real signal's spectrum cannot
+    # have (zero frequency, and n/2 for even n) do not count.
+    register_simple(
+        "fft_irfft_f32",
+        lambda a, b: (jnp.fft.irfft(a), jnp.fft.irfft(b, n=9)),
+        lambda rng: (complex_normal(rng, (4, 7)), complex_normal(rng, (3, 5))),
+    )
+    register_simple(
+        "fft_fft2_c64",
+        lambda z: (jnp.fft.fft2(z), jnp.fft.ifft2(z)),
+        lambda rng: (complex_normal(rng, (2, 6, 8)),),
+    )
+    register_simple(
+        "fft_rfftn_irfftn_3d_f32",
+        lambda x, c: (
+            jnp.fft.rfftn(x, axes=(1, 2, 3)),
+            jnp.fft.irfftn(c, s=(4, 6, 10), axes=(1, 2, 3)),
+            jnp.fft.fftn(c, axes=(1, 2, 3)),
+        ),
+        lambda rng: (normal(rng, (2, 4, 6, 10)), complex_normal(rng, (2, 4, 6, 6))),
+    )
+    register_simple(
+        "fft_x64_f64_c128",
+        lambda z, x: (
+            jnp.fft.fft(z),
+            jnp.fft.ifft2(z),
+            jnp.fft.rfft(x),
+            jnp.fft.irfftn(jnp.fft.rfftn(x), s=x.shape),
+            jnp.fft.irfft(z, n=14),
+        ),
+        lambda rng: (complex_normal(rng, (3, 8), np.complex128), normal(rng, (5, 7), np.float64)),
+        x64=True,
+    )
+
+
+# ----------------------------------------------------------------------------
 # Programs: random numbers (threefry)
 # ----------------------------------------------------------------------------
 
@@ -1248,6 +1305,83 @@ def register_random_programs():
         lambda k, x: jnp.where(jax.random.bernoulli(k, 0.75, x.shape), x / 0.75, 0.0),
         lambda rng: (raw_key(3), normal(rng, (4, 4))),
     )
+
+
+# ----------------------------------------------------------------------------
+# Programs: random numbers from rng-bit-generator (JAX's rbg and unsafe_rbg)
+# ----------------------------------------------------------------------------
+
+
+def rbg_key_data(rng):
+    return rng.integers(0, 2**32, (4,), dtype=np.uint64).astype(np.uint32)
+
+
+def register_rbg_programs():
+    """XLA's rng-bit-generator (rng_default is Philox on CPU) through the two
+    JAX implementations built on it; outputs must match bit for bit."""
+    for impl in ("rbg", "unsafe_rbg"):
+
+        def draws(data, impl=impl):
+            k = jax.random.wrap_key_data(data, impl=impl)
+            first, second = jax.random.split(k)
+            return (
+                jax.random.bits(k, (3, 5), jnp.uint32),
+                jax.random.bits(first, (7,), jnp.uint8),
+                jax.random.bits(second, (2, 3), jnp.uint16),
+                jax.random.uniform(jax.random.fold_in(k, 3), (4, 5), minval=-1.0, maxval=2.0),
+                jax.random.randint(k, (6,), -5, 20),
+            )
+
+        def floats(data, impl=impl):
+            k = jax.random.wrap_key_data(data, impl=impl)
+            return (
+                jax.random.normal(k, (3, 4)),
+                jax.random.uniform(k, (5,), jnp.float16),
+                jax.random.uniform(k, (2, 3), jnp.bfloat16),
+                jax.random.bernoulli(k, 0.3, (9,)),
+            )
+
+        def wide(data, impl=impl):
+            k = jax.random.wrap_key_data(data, impl=impl)
+            return jax.random.bits(k, (5,), jnp.uint64), jax.random.uniform(k, (3, 3), jnp.float64)
+
+        register_simple(f"random_{impl}_bits", draws, lambda rng: (rbg_key_data(rng),))
+        register_simple(f"random_{impl}_floats", floats, lambda rng: (rbg_key_data(rng),))
+        register_simple(f"x64_random_{impl}", wide, lambda rng: (rbg_key_data(rng),), x64=True)
+
+
+# ----------------------------------------------------------------------------
+# Programs: annotations for XLA's partitioner and composites, which a single
+# device runs as their operands and decompositions
+# ----------------------------------------------------------------------------
+
+
+def register_annotation_programs():
+    from jax.sharding import NamedSharding, PartitionSpec
+
+    def constrained(x):
+        mesh = jax.make_mesh((1,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
+        y = jnp.sin(x)
+        y = jax.lax.with_sharding_constraint(y, NamedSharding(mesh, PartitionSpec("x")))
+        return y * 2.0 + jnp.sum(y, axis=0)
+
+    def composite(x):
+        scaled_tanh = jax.lax.composite(lambda v: jnp.tanh(v) * 2.0, name="kiln.scaled_tanh")
+        return scaled_tanh(x) + 1.0
+
+    register_simple("sharding_constraint", constrained, lambda rng: (normal(rng, (4, 8)),))
+
+    # A bf16 product read back in f32: XLA's CPU backend (and Kiln's cpu)
+    # keep the f32 product instead of rounding it to bf16 first.
+    def bf16_product_in_f32(a, b):
+        return jnp.dot(a, b).astype(jnp.float32) * 0.5
+
+    register_simple(
+        "bf16_dot_convert_f32",
+        bf16_product_in_f32,
+        lambda rng: (normal(rng, (8, 16), "bfloat16"), normal(rng, (16, 4), "bfloat16")),
+    )
+    register_simple("composite_call", composite, lambda rng: (normal(rng, (3, 5)),))
 
 
 # ----------------------------------------------------------------------------
@@ -1599,7 +1733,10 @@ register_model_programs()
 register_control_flow_programs()
 register_indexing_programs()
 register_sort_programs()
+register_fft_programs()
 register_random_programs()
+register_rbg_programs()
+register_annotation_programs()
 register_dtype_programs()
 register_structure_programs()
 register_linalg_programs()

@@ -267,6 +267,26 @@ TEST_F(FakeDriver, AddLaunchesOneKernel) {
   EXPECT_EQ(Download(*sum[0]).shape(), Shape(ElementType::kF32, {1000}));
 }
 
+// An op no PTX emitter has is named by the capability query, and compiling
+// it is UNIMPLEMENTED naming it, before anything is launched.
+TEST_F(FakeDriver, FftIsRefusedByName) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  x = f32[4,8] parameter(0)
+  r = c64[4,5] fft(x), fft_type=RFFT, fft_length={8}
+  ROOT n = c64[4,5] negate(r)
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(backend_->UnsupportedOps(*module), std::vector<std::string>{"fft"});
+  StatusOr<std::unique_ptr<Executable>> executable = backend_->Compile(*module, CompileOptions{});
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(executable.status().message().find("fft"), std::string::npos) << executable.status().ToString();
+  std::unique_ptr<Module> add = Parse(kAdd);
+  ASSERT_NE(add, nullptr);
+  EXPECT_TRUE(backend_->UnsupportedOps(*add).empty());
+}
+
 // Executables unload their modules when destroyed. Freed blocks stay in
 // the backend's allocation cache (device_memory.h) until the last of the
 // backend, its executables and its buffers is gone, so the bytes are

@@ -139,6 +139,10 @@ std::vector<RoundTripCase> Cases() {
   cases.push_back({"dynamic-update-slice", "",
                    "  x = f32[4] parameter(0)\n  u = f32[2] parameter(1)\n  i = s32[] parameter(2)\n"
                    "  ROOT r = f32[4] dynamic-update-slice(x, u, i)\n"});
+  cases.push_back({"fft", "",
+                   "  x = f32[2,6,8]{1,2,0} parameter(0)\n  r = c64[2,6,5]{1,2,0} fft(x), fft_type=RFFT, "
+                   "fft_length={6,8}\n  f = c64[2,6,5]{1,2,0} fft(r), fft_type=IFFT, fft_length={5}\n"
+                   "  ROOT i = f32[2,6,8] fft(f), fft_type=IRFFT, fft_length={6,8}\n"});
   cases.push_back({"gather", "",
                    "  x = f32[3,3] parameter(0)\n  i = s32[2,1] parameter(1)\n"
                    "  ROOT r = f32[2,3] gather(x, i), offset_dims={1}, collapsed_slice_dims={0}, "

@@ -181,6 +181,10 @@ enum { KILN_PADDING_VALID = 0, KILN_PADDING_SAME = 1 };
 typedef int32_t kiln_rng_algorithm_t;
 enum { KILN_RNG_DEFAULT = 0, KILN_RNG_THREE_FRY = 1, KILN_RNG_PHILOX = 2 };
 
+/* Transforms of kiln_op_fft, numbered as XLA's FftType. (Since 0.2.) */
+typedef int32_t kiln_fft_type_t;
+enum { KILN_FFT_FFT = 0, KILN_FFT_IFFT = 1, KILN_FFT_RFFT = 2, KILN_FFT_IRFFT = 3 };
+
 /* ------------------------------------------------------------------------- */
 /* Backends, clients and devices                                             */
 /* ------------------------------------------------------------------------- */
@@ -632,6 +636,25 @@ KILN_API kiln_op_t kiln_op_conv_general_dilated(kiln_builder_t* builder, kiln_op
                                                 const int64_t* rhs_dilation, size_t num_spatial,
                                                 const kiln_conv_dimension_numbers_t* dimension_numbers,
                                                 int64_t feature_group_count, int64_t batch_group_count);
+
+/* --- Fourier transforms. */
+/* XLA's Fft: the discrete Fourier transform over the operand's `num_fft_length`
+ * (1 to 3) trailing dimensions, whose sizes `fft_length` gives:
+ *  - KILN_FFT_FFT, KILN_FFT_IFFT: c64/c128 -> the same shape; the inverse is
+ *    scaled by 1/N (N: the product of fft_length), as NumPy's ifftn.
+ *  - KILN_FFT_RFFT: f32/f64 -> c64/c128, the last dimension becoming
+ *    fft_length[last]/2+1 (the non-negative frequencies, as NumPy's rfftn).
+ *  - KILN_FFT_IRFFT: c64/c128 whose last dimension is fft_length[last]/2+1 ->
+ *    f32/f64 with the trailing dimensions fft_length, scaled by 1/N (NumPy's
+ *    irfftn; the imaginary parts that a real signal's spectrum cannot have
+ *    are ignored).
+ * Other element types, an fft_length of 0 or more than 3 entries, a negative
+ * length, or trailing dimensions that do not match are INVALID_ARGUMENT
+ * naming the op and what differs. The interpreter and cpu run it (through
+ * Eigen's FFT module); on vulkan and cuda, kiln_client_compile refuses it by
+ * name (UNIMPLEMENTED). (Since 0.2.) */
+KILN_API kiln_op_t kiln_op_fft(kiln_builder_t* builder, kiln_op_t operand, kiln_fft_type_t fft_type,
+                               const int64_t* fft_length, size_t num_fft_length);
 
 /* --- Reductions, windows, maps and sorts. */
 KILN_API kiln_op_t kiln_op_reduce(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
@@ -1367,6 +1390,8 @@ typedef kiln_op_t (*kiln_op_conv_general_dilated_fn)(kiln_builder_t* builder, ki
                                                      size_t num_spatial,
                                                      const kiln_conv_dimension_numbers_t* dimension_numbers,
                                                      int64_t feature_group_count, int64_t batch_group_count);
+typedef kiln_op_t (*kiln_op_fft_fn)(kiln_builder_t* builder, kiln_op_t operand, kiln_fft_type_t fft_type,
+                                    const int64_t* fft_length, size_t num_fft_length);
 typedef kiln_op_t (*kiln_op_reduce_fn)(kiln_builder_t* builder, kiln_op_t operand, kiln_op_t init_value,
                                        const kiln_computation_t* computation, const int64_t* dimensions,
                                        size_t num_dimensions);

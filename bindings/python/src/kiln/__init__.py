@@ -39,7 +39,15 @@ from ._runtime import (
     version,
     version_number,
 )
-from ._types import ComparisonDirection, ComparisonType, ElementType, Padding, Precision, RngAlgorithm
+from ._types import (
+    ComparisonDirection,
+    ComparisonType,
+    ElementType,
+    FftType,
+    Padding,
+    Precision,
+    RngAlgorithm,
+)
 
 __version__ = "0.2.0"
 
@@ -57,6 +65,7 @@ __all__ = [
     "ElementType",
     "Event",
     "Executable",
+    "FftType",
     "GatherDimensionNumbers",
     "KilnError",
     "Op",

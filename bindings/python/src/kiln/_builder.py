@@ -17,6 +17,7 @@ from ._types import (
     ComparisonDirection,
     ComparisonType,
     ElementType,
+    FftType,
     Padding,
     Precision,
     RngAlgorithm,
@@ -735,6 +736,20 @@ class Builder(Handle):
                 ctypes.byref(numbers),
                 feature_group_count,
                 batch_group_count,
+            )
+        )
+
+    # --- Fourier transforms
+
+    def fft(self, operand: Op, fft_type: FftType | str, fft_length: Sequence[int]) -> Op:
+        """XLA's fft over the operand's len(fft_length) (1 to 3) trailing
+        dimensions: FFT/IFFT keep a complex shape, RFFT takes real numbers to
+        the last dimension's fft_length[-1]//2+1 lowest frequencies, IRFFT
+        takes those back to real numbers; the inverses scale by 1/N, as
+        numpy.fft's ifftn and irfftn."""
+        return self._op(
+            lib.kiln_op_fft(
+                self._p, self._h(operand), _enum(FftType, fft_type), _i64(fft_length), len(fft_length)
             )
         )
 

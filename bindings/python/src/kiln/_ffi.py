@@ -249,6 +249,7 @@ FUNCTIONS = {
     "kiln_op_dot": (_OP, [_H, _OP, _OP]),
     "kiln_op_dot_general": (_OP, [_H, _OP, _OP, POINTER(DotDimensionNumbers)]),
     "kiln_op_set_precision": (_OP, [_H, _OP, c_int32, c_int32]),
+    "kiln_op_fft": (_OP, [_H, _OP, c_int32, _I64P, c_size_t]),
     "kiln_op_conv": (_OP, [_H, _OP, _OP, _I64P, c_size_t, c_int32]),
     "kiln_op_conv_with_general_padding": (_OP, [_H, _OP, _OP, _I64P, _I64P, _I64P, c_size_t]),
     "kiln_op_conv_with_general_dimensions": (

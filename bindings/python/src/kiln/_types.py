@@ -90,6 +90,15 @@ class RngAlgorithm(enum.IntEnum):
     PHILOX = 2
 
 
+class FftType(enum.IntEnum):
+    """The transform of Builder.fft (kiln_fft_type_t, XLA's FftType)."""
+
+    FFT = 0
+    IFFT = 1
+    RFFT = 2
+    IRFFT = 3
+
+
 _TO_NUMPY = {
     ElementType.PRED: np.dtype(np.bool_),
     ElementType.S8: np.dtype(np.int8),

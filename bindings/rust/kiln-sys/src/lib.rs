@@ -116,6 +116,12 @@ pub const KILN_RNG_DEFAULT: kiln_rng_algorithm_t = 0;
 pub const KILN_RNG_THREE_FRY: kiln_rng_algorithm_t = 1;
 pub const KILN_RNG_PHILOX: kiln_rng_algorithm_t = 2;
 
+pub type kiln_fft_type_t = i32;
+pub const KILN_FFT_FFT: kiln_fft_type_t = 0;
+pub const KILN_FFT_IFFT: kiln_fft_type_t = 1;
+pub const KILN_FFT_RFFT: kiln_fft_type_t = 2;
+pub const KILN_FFT_IRFFT: kiln_fft_type_t = 3;
+
 /// An op of one builder; `KILN_OP_INVALID` is what a failed op returns.
 pub type kiln_op_t = i64;
 pub const KILN_OP_INVALID: kiln_op_t = -1;
@@ -752,6 +758,13 @@ extern "C" {
         dimension_numbers: *const kiln_conv_dimension_numbers_t,
         feature_group_count: i64,
         batch_group_count: i64,
+    ) -> kiln_op_t;
+    pub fn kiln_op_fft(
+        builder: *mut kiln_builder_t,
+        operand: kiln_op_t,
+        fft_type: kiln_fft_type_t,
+        fft_length: *const i64,
+        num_fft_length: usize,
     ) -> kiln_op_t;
     pub fn kiln_op_reduce(
         builder: *mut kiln_builder_t,

@@ -183,6 +183,20 @@ pub enum RngAlgorithm {
     Philox = sys::KILN_RNG_PHILOX,
 }
 
+/// The transform of [`Builder::fft`] (XLA's `FftType`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[repr(i32)]
+pub enum FftType {
+    /// Complex to complex, forward.
+    Fft = sys::KILN_FFT_FFT,
+    /// Complex to complex, inverse, scaled by 1/N.
+    Ifft = sys::KILN_FFT_IFFT,
+    /// Real to the `fft_length[last]/2+1` lowest frequencies of the last dimension.
+    Rfft = sys::KILN_FFT_RFFT,
+    /// Those frequencies back to real numbers, scaled by 1/N.
+    Irfft = sys::KILN_FFT_IRFFT,
+}
+
 /// XLA `DotDimensionNumbers`.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct DotDimensionNumbers<'a> {
@@ -790,6 +804,15 @@ impl Builder {
     pub fn set_precision(&self, op: Op<'_>, lhs: Precision, rhs: Precision) -> Op<'_> {
         let id = self.id(op);
         self.op(unsafe { sys::kiln_op_set_precision(self.raw(), id, lhs as i32, rhs as i32) })
+    }
+
+    /// XLA's fft over the operand's `fft_length.len()` (1 to 3) trailing
+    /// dimensions: FFT/IFFT keep a complex shape, RFFT takes f32/f64 to
+    /// c64/c128 with the last dimension `fft_length[last]/2+1`, IRFFT takes that
+    /// back; the inverses scale by 1/N, as NumPy's.
+    pub fn fft(&self, operand: Op<'_>, fft_type: FftType, fft_length: &[i64]) -> Op<'_> {
+        let x = self.id(operand);
+        self.op(unsafe { sys::kiln_op_fft(self.raw(), x, fft_type as i32, opt_ptr(fft_length), fft_length.len()) })
     }
 
     /// Convolution: NCHW input, OIHW kernel, no dilation; one stride per spatial

@@ -97,7 +97,7 @@ mod types;
 use std::ffi::CStr;
 
 pub use builder::{
-    Builder, ComparisonDirection, ComparisonType, Computation, ConvDimensionNumbers, DotDimensionNumbers,
+    Builder, ComparisonDirection, ComparisonType, Computation, ConvDimensionNumbers, DotDimensionNumbers, FftType,
     GatherDimensionNumbers, Op, Padding, Precision, RngAlgorithm, ScatterDimensionNumbers,
 };
 pub use cancellation::Cancellation;

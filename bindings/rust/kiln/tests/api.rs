@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use kiln::{Builder, Client, Code, ElementType, Precision};
+use kiln::{Builder, Client, Code, ElementType, FftType, Precision};
 
 /// A 2-layer MLP built with the builder: relu(x·w1 + b1)·w2 + b2.
 fn build_mlp() -> kiln::Computation {
@@ -153,6 +153,33 @@ fn operand_precision_reaches_the_module() {
     let err = b.first_error().unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     assert!(err.message().contains("only dot and convolution"), "{err}");
+}
+
+#[test]
+fn fft_reaches_the_module_and_runs() {
+    let b = Builder::new("fft").unwrap();
+    let x = b.parameter(0, ElementType::F32, &[2, 8], "x");
+    let spectrum = b.fft(x, FftType::Rfft, &[8]);
+    let back = b.fft(spectrum, FftType::Irfft, &[8]);
+    let computation = b.build(back).unwrap();
+    let text = computation.to_hlo_text().unwrap();
+    assert!(text.contains("fft_type=RFFT, fft_length={8}"), "{text}");
+    assert!(text.contains("fft_type=IRFFT, fft_length={8}"), "{text}");
+    let client = Client::new().unwrap();
+    let exe = client.compile(&computation).unwrap();
+    let signal: Vec<f32> = (0..16).map(|i| i as f32 * 0.5 - 3.0).collect();
+    let input = client.buffer_from_slice(&signal, &[2, 8]).unwrap();
+    let out = exe.execute(&[&input]).unwrap();
+    let result = out[0].to_vec::<f32>().unwrap();
+    for (got, want) in result.iter().zip(&signal) {
+        assert!((got - want).abs() < 1e-5, "{result:?} vs {signal:?}");
+    }
+    let c = Builder::new("fft_of_reals").unwrap();
+    let y = c.parameter(0, ElementType::F32, &[8], "y");
+    c.fft(y, FftType::Fft, &[8]);
+    let err = c.first_error().unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("fft: FFT needs a complex"), "{err}");
 }
 
 #[test]

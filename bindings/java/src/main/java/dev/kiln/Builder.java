@@ -939,6 +939,20 @@ public final class Builder extends NativeHandle {
         .segment;
   }
 
+  /**
+   * XLA's fft over the operand's {@code fftLength.length} (1 to 3) trailing dimensions, as NumPy's
+   * fftn, ifftn, rfftn and irfftn compute it: FFT and IFFT keep a complex shape; RFFT takes f32/f64
+   * to c64/c128 with the last dimension {@code fftLength[last]/2+1}; IRFFT takes that back.
+   */
+  public Op fft(Op operand, FftType fftType, long[] fftLength) {
+    long x = id(operand);
+    int type = fftType.value();
+    return op(
+        (b, a) ->
+            (long)
+                Native.kiln_op_fft.invokeExact(b, x, type, longs(a, fftLength), len(fftLength)));
+  }
+
   /** Convolution of an NCHW input with an OIHW kernel, no dilation. */
   public Op conv(Op lhs, Op rhs, long[] windowStrides, Padding padding) {
     long l = id(lhs);

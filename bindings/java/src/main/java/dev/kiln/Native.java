@@ -215,6 +215,7 @@ final class Native {
   static final MethodHandle kiln_op_dot = fn("kiln_op_dot", J, P, J, J);
   static final MethodHandle kiln_op_set_precision = fn("kiln_op_set_precision", J, P, J, I, I);
   static final MethodHandle kiln_op_dot_general = fn("kiln_op_dot_general", J, P, J, J, P);
+  static final MethodHandle kiln_op_fft = fn("kiln_op_fft", J, P, J, I, P, Z);
   static final MethodHandle kiln_op_conv = fn("kiln_op_conv", J, P, J, J, P, Z, I);
   static final MethodHandle kiln_op_conv_with_general_padding = fn("kiln_op_conv_with_general_padding", J, P, J, J, P, P, P, Z);
   static final MethodHandle kiln_op_conv_with_general_dimensions = fn("kiln_op_conv_with_general_dimensions", J, P, J, J, P, Z, I, P);

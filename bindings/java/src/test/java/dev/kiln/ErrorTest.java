@@ -47,6 +47,32 @@ class ErrorTest {
   }
 
   @Test
+  void fftRunsAndRefusesRealNumbersForAComplexTransform() {
+    float[] signal = new float[16];
+    for (int i = 0; i < signal.length; ++i) {
+      signal[i] = i * 0.5f - 3f;
+    }
+    try (Builder b = Builder.create("fft")) {
+      Op x = b.parameter(0, Shape.of(ElementType.F32, 2, 8));
+      long[] eight = {8};
+      Op back = b.fft(b.fft(x, FftType.RFFT, eight), FftType.IRFFT, eight);
+      try (Client client = Client.create();
+          Computation computation = b.build(back);
+          Executable exe = client.compile(computation);
+          Buffer input = client.buffer(signal, 2, 8)) {
+        String text = computation.toHloText();
+        assertTrue(text.contains("fft_type=RFFT, fft_length={8}"), text);
+        try (Buffer y = exe.execute(input).get(0)) {
+          TestSupport.assertClose(signal, y.toFloatArray(), 1e-5, 1e-5);
+        }
+      }
+      KilnException e = assertThrows(KilnException.class, () -> b.fft(x, FftType.FFT, eight));
+      assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().contains("fft: FFT needs a complex"), e.getMessage());
+    }
+  }
+
+  @Test
   void hloParseErrorIsInvalidArgument() {
     KilnException e =
         assertThrows(KilnException.class, () -> Computation.fromHloText("HloModule broken\n{"));

@@ -42,6 +42,7 @@ class HeaderConsistencyTest {
           "kiln_padding_t",
           "kiln_precision_t",
           "kiln_rng_algorithm_t",
+          "kiln_fft_type_t",
           "int",
           "int32_t",
           "uint32_t");
