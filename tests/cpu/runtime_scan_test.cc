@@ -4,28 +4,11 @@
 // interpreter's results; windows that are not scans keep the old path.
 #include <string>
 
-#include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/scan_thunk.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
 namespace {
-
-const CompiledProgram& ProgramOf(const Executable& executable) {
-  return static_cast<const CpuExecutable&>(executable).program();
-}
-
-int64_t ScanThunks(const std::string& text) {
-  std::unique_ptr<Module> module = testing::ParseOrDie(text);
-  EXPECT_NE(module, nullptr);
-  if (module == nullptr) return -1;
-  CpuBackend cpu;
-  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
-  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
-  if (!executable.ok()) return -1;
-  const auto& thunks = ProgramOf(**executable).statistics.thunks;
-  return thunks.count("scan") ? thunks.at("scan") : 0;
-}
 
 // A reduce-window of `reducer` (add, multiply, maximum, minimum) over `type`
 // with initial value `init`, on `shape`, windowed as `window`; the input goes
@@ -61,7 +44,7 @@ TEST(RuntimeScanTest, CumulativeReductionsRunAsScansWithTheInterpretersResults) 
   for (const Case& c : cases) {
     const std::string text = Program(c.type, c.shape, c.reducer, c.init, c.window);
     SCOPED_TRACE(c.type + c.shape + " " + c.reducer + " " + c.window);
-    EXPECT_EQ(ScanThunks(text), 1);
+    EXPECT_EQ(testing::CountThunks(text, "scan"), 1);
     testing::ExpectMatchesInterpreter(text, c.tolerance);
   }
 }
@@ -77,7 +60,7 @@ TEST(RuntimeScanTest, WindowsThatAreNotScansKeepTheirPath) {
   };
   for (const std::string& text : not_scans) {
     SCOPED_TRACE(text);
-    EXPECT_EQ(ScanThunks(text), 0);
+    EXPECT_EQ(testing::CountThunks(text, "scan"), 0);
     testing::ExpectMatchesInterpreter(text, 1e-4);
   }
 }

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/cpu/cpu_backend.h"
+#include "backends/cpu/cpu_executable.h"
 #include "core/hlo_parser.h"
 #include "core/interpreter/interpreter_backend.h"
 #include "tests/unit/test_util.h"
@@ -22,6 +23,21 @@ inline std::unique_ptr<Module> ParseOrDie(const std::string& text) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   return module.ok() ? std::move(module).value() : nullptr;
+}
+
+// Compiles `text` on the CPU backend and counts the thunks of `kind` it
+// made ("scan", "transpose", ...); -1 when it does not compile.
+inline int64_t CountThunks(const std::string& text, const std::string& kind) {
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  EXPECT_NE(module, nullptr);
+  if (module == nullptr) return -1;
+  CpuBackend cpu;
+  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
+  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+  if (!executable.ok()) return -1;
+  const auto& thunks = static_cast<const CpuExecutable&>(**executable).program().statistics.thunks;
+  const auto found = thunks.find(kind);
+  return found == thunks.end() ? 0 : static_cast<int64_t>(found->second);
 }
 
 // Small values of each leaf's type, different for every leaf and seed.

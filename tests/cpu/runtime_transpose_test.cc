@@ -4,23 +4,10 @@
 // multiples of the tile, and dimensions of one.
 #include <string>
 
-#include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
 namespace {
-
-int64_t TransposeThunks(const std::string& text) {
-  std::unique_ptr<Module> module = testing::ParseOrDie(text);
-  EXPECT_NE(module, nullptr);
-  if (module == nullptr) return -1;
-  CpuBackend cpu;
-  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
-  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
-  if (!executable.ok()) return -1;
-  const auto& thunks = static_cast<const CpuExecutable&>(**executable).program().statistics.thunks;
-  return thunks.count("transpose") ? thunks.at("transpose") : 0;
-}
 
 std::string Transpose(const std::string& type, const std::string& in, const std::string& out,
                       const std::string& permutation) {
@@ -41,7 +28,7 @@ TEST(RuntimeTransposeTest, LargeTransposesAreBlockedCopiesWithTheInterpretersVal
   };
   for (const std::string& text : cases) {
     SCOPED_TRACE(text);
-    EXPECT_EQ(TransposeThunks(text), 1);
+    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
     testing::ExpectMatchesInterpreter(text, 0.0);
   }
 }
@@ -54,7 +41,7 @@ TEST(RuntimeTransposeTest, SmallUnitAndMinorKeepingTransposes) {
   };
   for (const std::string& text : cases) {
     SCOPED_TRACE(text);
-    EXPECT_EQ(TransposeThunks(text), 1);
+    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
     testing::ExpectMatchesInterpreter(text, 0.0);
   }
 }
