@@ -58,6 +58,12 @@ bool IsIdentity(ScanOp op, T value) {
 
 template <ScanOp op, typename T>
 T Combine(T acc, T x) {
+  if constexpr (std::is_integral_v<T> && (op == ScanOp::kAdd || op == ScanOp::kMultiply)) {
+    // Integers wrap, as in XLA: computed unsigned, where overflow is defined.
+    using U = std::make_unsigned_t<decltype(acc + x)>;
+    const U a = static_cast<U>(acc), b = static_cast<U>(x);
+    return static_cast<T>(op == ScanOp::kAdd ? a + b : a * b);
+  }
   switch (op) {
     case ScanOp::kAdd: return static_cast<T>(acc + x);
     case ScanOp::kMultiply: return static_cast<T>(acc * x);
