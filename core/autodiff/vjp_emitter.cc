@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "core/scalar_computation.h"
 #include "core/shape_inference.h"
 
 namespace kiln::autodiff {
@@ -143,18 +144,8 @@ Instruction* VjpEmitter::AddParameter(const Shape& shape, const std::string& nam
 Computation* VjpEmitter::Adder(ElementType type) {
   auto found = adders_.find(static_cast<int>(type));
   if (found != adders_.end()) return found->second;
-  auto computation = std::make_unique<Computation>("vjp_add_" + std::string(ElementTypeName(type)));
-  const Shape scalar = Shape::Scalar(type);
-  Instruction* lhs = computation->AddInstruction(MakeInstruction(Opcode::kParameter, scalar, {}));
-  lhs->name = "lhs";
-  Attributes second;
-  second.parameter_number = 1;
-  Instruction* rhs = computation->AddInstruction(MakeInstruction(Opcode::kParameter, scalar, {}, second));
-  rhs->name = "rhs";
-  Instruction* sum = computation->AddInstruction(MakeInstruction(Opcode::kAdd, scalar, {lhs, rhs}));
-  sum->name = "sum";
-  computation->set_root(sum);
-  Computation* added = module_.AddComputation(std::move(computation));
+  Computation* added = AddScalarBinaryComputation(module_, Opcode::kAdd, type,
+                                                  "vjp_add_" + std::string(ElementTypeName(type)));
   adders_[static_cast<int>(type)] = added;
   return added;
 }

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/passes/rewrite_context.h"
+#include "core/scalar_computation.h"
 
 namespace kiln {
 namespace {
@@ -15,18 +16,8 @@ class AddReducers {
   Computation* For(ElementType type) {
     auto found = reducers_.find(type);
     if (found != reducers_.end()) return found->second;
-    auto computation = std::make_unique<Computation>("batch_norm_add_" + std::string(ElementTypeName(type)));
-    const Shape scalar = Shape::Scalar(type);
-    Instruction* lhs = computation->AddInstruction(MakeInstruction(Opcode::kParameter, scalar, {}));
-    lhs->name = "lhs";
-    Attributes second;
-    second.parameter_number = 1;
-    Instruction* rhs = computation->AddInstruction(MakeInstruction(Opcode::kParameter, scalar, {}, second));
-    rhs->name = "rhs";
-    Instruction* sum = computation->AddInstruction(MakeInstruction(Opcode::kAdd, scalar, {lhs, rhs}));
-    sum->name = "sum";
-    computation->set_root(sum);
-    Computation* added = module_.AddComputation(std::move(computation));
+    Computation* added = AddScalarBinaryComputation(module_, Opcode::kAdd, type,
+                                                    "batch_norm_add_" + std::string(ElementTypeName(type)));
     reducers_[type] = added;
     return added;
   }
