@@ -770,6 +770,43 @@ KILN_API kiln_status_t* kiln_computation_to_hlo_text(const kiln_computation_t* c
 KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_t* computation,
                                                          size_t* out_count);
 
+/* Reverse-mode automatic differentiation (vector-Jacobian products): a new
+ * computation that computes `computation` and its gradient, compiled and run
+ * like any other. (Since 0.2.)
+ *
+ * The new computation takes the parameters of `computation`, then, unless its
+ * result is one floating-point scalar (not in a tuple), one cotangent per
+ * array leaf of the result (tuples flattened in order), each of that leaf's
+ * shape. It returns a tuple: the result leaves of `computation`, then for
+ * each of the `num_wrt` parameter numbers in `wrt`, in that order, the
+ * cotangents pulled back to that parameter (of its shape). For a scalar
+ * result the cotangent is 1, so these are the gradients of a loss.
+ *
+ * Covered: straight-line programs (calls are inlined; no while or
+ * conditional between a differentiated parameter and the result) over
+ * elementwise float math, convert, the shape ops, gather, scatter-add,
+ * reduce with add/max/min and dot. Errors, each naming what is wrong:
+ * INVALID_ARGUMENT for an empty `wrt`, a number that is not a parameter, a
+ * number given twice, a parameter that is not an f16/bf16/f32/f64 array, an
+ * op on the way from a differentiated parameter to the result that has no
+ * derivative (naming the op and its instruction); UNIMPLEMENTED for such an
+ * op whose rule is not written yet (while, conditional, convolution, ...),
+ * and for complex or tuple parameters. `computation` is not changed. The
+ * caller owns *out_computation; free it with kiln_computation_destroy. */
+KILN_API kiln_status_t* kiln_computation_vjp(const kiln_computation_t* computation, const int64_t* wrt,
+                                             size_t num_wrt, kiln_computation_t** out_computation);
+
+/* The value and gradient of a scalar loss: as kiln_computation_vjp, for a
+ * `computation` whose result is one f16/bf16/f32/f64 scalar (else
+ * INVALID_ARGUMENT naming its shape). The new computation takes the same
+ * parameters and returns the tuple (loss, d loss / d wrt[0], ...,
+ * d loss / d wrt[num_wrt - 1]), each gradient of its parameter's shape.
+ * (Since 0.2.) The caller owns *out_computation; free it with
+ * kiln_computation_destroy. */
+KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t* computation,
+                                                        const int64_t* wrt, size_t num_wrt,
+                                                        kiln_computation_t** out_computation);
+
 /* Frees a computation. NULL is a no-op. */
 KILN_API void kiln_computation_destroy(kiln_computation_t* computation);
 
@@ -1476,6 +1513,11 @@ typedef kiln_status_t* (*kiln_computation_to_hlo_text_fn)(const kiln_computation
 typedef kiln_status_t* (*kiln_computation_parameter_count_fn)(const kiln_computation_t* computation,
                                                               size_t* out_count);
 typedef void (*kiln_computation_destroy_fn)(kiln_computation_t* computation);
+typedef kiln_status_t* (*kiln_computation_vjp_fn)(const kiln_computation_t* computation, const int64_t* wrt,
+                                                  size_t num_wrt, kiln_computation_t** out_computation);
+typedef kiln_status_t* (*kiln_computation_value_and_grad_fn)(const kiln_computation_t* computation,
+                                                             const int64_t* wrt, size_t num_wrt,
+                                                             kiln_computation_t** out_computation);
 typedef kiln_status_t* (*kiln_client_buffer_from_host_fn)(kiln_client_t* client, kiln_element_type_t type,
                                                           const int64_t* dims, size_t rank,
                                                           const int64_t* minor_to_major, const void* data,
