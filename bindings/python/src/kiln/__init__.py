@@ -36,6 +36,8 @@ from ._runtime import (
     Executable,
     backends,
     from_dlpack,
+    grad,
+    value_and_grad,
     version,
     version_number,
 )
@@ -76,8 +78,10 @@ __all__ = [
     "StatusCode",
     "backends",
     "from_dlpack",
+    "grad",
     "register_custom_call",
     "safetensors",
+    "value_and_grad",
     "version",
     "version_number",
 ]

@@ -85,8 +85,41 @@ class Computation(Handle):
     def parameter_count(self) -> int:
         return _out_size(lib.kiln_computation_parameter_count, self._p)
 
+    def grad(self, wrt: int | Sequence[int] = 0) -> Computation:
+        """Reverse-mode derivative (vector-Jacobian product) as a new computation.
+
+        It takes this computation's parameters, then (unless the result is one
+        float scalar, whose cotangent is 1) one cotangent per result leaf, and
+        returns this computation's result leaves followed by the gradient for
+        each parameter number of ``wrt`` (an int or a sequence, in that order).
+        KilnError INVALID_ARGUMENT or UNIMPLEMENTED names a bad number or an op
+        without a derivative.
+        """
+        return self._gradient(lib.kiln_computation_vjp, wrt)
+
+    def value_and_grad(self, wrt: int | Sequence[int] = 0) -> Computation:
+        """For a scalar loss: a computation with the same parameters returning
+        ``(loss, *gradients)``, one gradient per parameter number of ``wrt``."""
+        return self._gradient(lib.kiln_computation_value_and_grad, wrt)
+
+    def _gradient(self, call, wrt: int | Sequence[int]) -> Computation:
+        numbers = [wrt] if isinstance(wrt, (int, np.integer)) else list(wrt)
+        out = ctypes.c_void_p()
+        check(call(self._p, int64_array(numbers), len(numbers), ctypes.byref(out)))
+        return Computation(out.value)
+
     def __str__(self) -> str:
         return self.to_hlo_text()
+
+
+def grad(computation: Computation, wrt: int | Sequence[int] = 0) -> Computation:
+    """``computation.grad(wrt)``: its vector-Jacobian product (see Computation.grad)."""
+    return computation.grad(wrt)
+
+
+def value_and_grad(computation: Computation, wrt: int | Sequence[int] = 0) -> Computation:
+    """``computation.value_and_grad(wrt)``: ``(loss, *gradients)`` of a scalar loss."""
+    return computation.value_and_grad(wrt)
 
 
 class _ClientChild(Handle):
