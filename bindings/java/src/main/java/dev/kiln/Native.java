@@ -251,6 +251,8 @@ final class Native {
   static final MethodHandle kiln_computation_to_hlo_text = fn("kiln_computation_to_hlo_text", P, P, P);
   static final MethodHandle kiln_computation_parameter_count = fn("kiln_computation_parameter_count", P, P, P);
   static final MethodHandle kiln_computation_destroy = fnVoid("kiln_computation_destroy", P);
+  static final MethodHandle kiln_computation_vjp = fn("kiln_computation_vjp", P, P, P, Z, P);
+  static final MethodHandle kiln_computation_value_and_grad = fn("kiln_computation_value_and_grad", P, P, P, Z, P);
   static final MethodHandle kiln_client_buffer_from_host = fnHeap("kiln_client_buffer_from_host", P, P, I, P, Z, P, P, Z, P);
   static final MethodHandle kiln_buffer_destroy = fnVoid("kiln_buffer_destroy", P);
   static final MethodHandle kiln_buffer_element_type = fn("kiln_buffer_element_type", P, P, P);
