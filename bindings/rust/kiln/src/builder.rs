@@ -58,6 +58,38 @@ impl Computation {
         Ok(n)
     }
 
+    /// Reverse-mode derivative (vector-Jacobian product) as a new computation
+    /// (`kiln_computation_vjp`). It takes this computation's parameters, then,
+    /// unless the result is one float scalar (whose cotangent is 1), one
+    /// cotangent per result leaf; it returns the result leaves followed by the
+    /// gradient for each parameter number of `wrt`, in that order. A bad or
+    /// repeated number, an integer parameter or an op without a derivative is
+    /// [`Code::InvalidArgument`] or [`Code::Unimplemented`] naming it.
+    pub fn grad(&self, wrt: &[i64]) -> Result<Computation> {
+        self.gradient(sys::kiln_computation_vjp, wrt)
+    }
+
+    /// For a scalar loss: a computation with the same parameters returning
+    /// `(loss, gradient for wrt[0], ...)` (`kiln_computation_value_and_grad`).
+    pub fn value_and_grad(&self, wrt: &[i64]) -> Result<Computation> {
+        self.gradient(sys::kiln_computation_value_and_grad, wrt)
+    }
+
+    fn gradient(
+        &self,
+        call: unsafe extern "C" fn(
+            *const sys::kiln_computation_t,
+            *const i64,
+            usize,
+            *mut *mut sys::kiln_computation_t,
+        ) -> *mut sys::kiln_status_t,
+        wrt: &[i64],
+    ) -> Result<Computation> {
+        let mut raw = ptr::null_mut();
+        check(unsafe { call(self.raw.as_ptr(), wrt.as_ptr(), wrt.len(), &mut raw) })?;
+        Ok(Computation { raw: NonNull::new(raw).expect("NULL computation") })
+    }
+
     /// The raw handle, for use with `kiln-sys`. Owned by `self`.
     pub fn as_raw(&self) -> *mut sys::kiln_computation_t {
         self.raw.as_ptr()
