@@ -1,7 +1,11 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
+#include "backends/cuda/cublas_handles.h"
+#include "backends/cuda/cublas_library.h"
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_executable.h"
 #include "backends/cuda/cuda_program.h"
@@ -16,9 +20,36 @@ namespace {
 struct Gpu {
   std::unique_ptr<Device> device;
   std::shared_ptr<DeviceMemory> memory;
+  std::shared_ptr<CublasHandles> blas;  // null when dots run as Kiln kernels
   PtxTarget target;
   int64_t total_memory = 0;
 };
+
+// How this backend runs dots: through cuBLAS when `cublas` is set, else
+// with Kiln's kernels; `description` says which (and why) in each device's
+// description, so `kiln info` shows it.
+struct DotPath {
+  const Cublas* cublas = nullptr;
+  std::string description;
+};
+
+// KILN_CUDA_DOT: unset or "auto" uses cuBLAS when it loads (cublas_library.h)
+// and Kiln's kernels otherwise; "cublas" requires cuBLAS (UNAVAILABLE
+// without it); "kernel" always uses Kiln's kernels. Anything else is
+// INVALID_ARGUMENT.
+StatusOr<DotPath> ChooseDotPath() {
+  const char* setting = std::getenv("KILN_CUDA_DOT");
+  const std::string choice = setting != nullptr ? setting : "";
+  if (choice == "kernel") return DotPath{nullptr, "dot: kiln kernels (KILN_CUDA_DOT=kernel)"};
+  if (!choice.empty() && choice != "auto" && choice != "cublas")
+    return InvalidArgument("cuda: KILN_CUDA_DOT='", choice,
+                           "' is not one of auto (cuBLAS when it loads), cublas, kernel");
+  StatusOr<const Cublas*> cublas = Cublas::Get();
+  if (cublas.ok()) return DotPath{*cublas, "dot: cublas " + (*cublas)->version()};
+  if (choice == "cublas")
+    return Unavailable("cuda: KILN_CUDA_DOT=cublas but cuBLAS cannot be loaded: ", cublas.status().message());
+  return DotPath{nullptr, "dot: kiln kernels (cuBLAS not loaded: " + cublas.status().message() + ")"};
+}
 
 // major * 10 + minor (sm_90 = 90).
 StatusOr<int> ComputeCapability(const Driver& driver, CUdevice device) {
@@ -38,6 +69,7 @@ class CudaBackend : public Backend {
       : driver_(driver), queues_(std::make_shared<interpreter::HostQueues>()) {}
 
   Status Open() {
+    KILN_ASSIGN_OR_RETURN(const DotPath dots, ChooseDotPath());
     int count = 0;
     KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceGetCount(&count), "cuDeviceGetCount"));
     for (int ordinal = 0; ordinal < count; ++ordinal) {
@@ -52,8 +84,10 @@ class CudaBackend : public Backend {
       KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceTotalMem(&total, device), "cuDeviceTotalMem"));
       gpu.total_memory = static_cast<int64_t>(total);
       KILN_ASSIGN_OR_RETURN(gpu.memory, DeviceMemory::Open(driver_, ordinal));
-      gpu.device = std::make_unique<Device>(this, ordinal,
-                                            "cuda:" + std::to_string(ordinal) + " (" + description + ")");
+      if (dots.cublas != nullptr) gpu.blas = std::make_shared<CublasHandles>(*dots.cublas, gpu.memory);
+      gpu.device = std::make_unique<Device>(
+          this, ordinal,
+          "cuda:" + std::to_string(ordinal) + " (" + description + "; " + dots.description + ")");
       device_list_.push_back(gpu.device.get());
       gpus_.push_back(std::move(gpu));
     }
@@ -104,10 +138,11 @@ class CudaBackend : public Backend {
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*clone)));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaProgram> program,
-                          LowerForCuda(std::move(clone), gpu.target, options.dump_ir_dir, stem));
+                          LowerForCuda(std::move(clone), gpu.target, options.dump_ir_dir, stem,
+                                       /*cublas_dots=*/gpu.blas != nullptr));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaExecutable> executable,
                           CudaExecutable::Load(std::shared_ptr<const CudaProgram>(std::move(program)),
-                                               gpu.device.get(), gpu.memory, queues_));
+                                               gpu.device.get(), gpu.memory, queues_, gpu.blas));
     return std::unique_ptr<Executable>(std::move(executable));
   }
 

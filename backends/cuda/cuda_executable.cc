@@ -22,10 +22,12 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
   StepExecutor(const CudaExecutable& executable, const ExecuteOptions& options)
       : executable_(executable), driver_(executable.memory_->driver()), options_(options) {}
   ~StepExecutor() override {
+    if (blas_handle_ != nullptr) executable_.blas_->Release(blas_handle_);
     if (stream != nullptr) driver_.api().StreamDestroy(stream);
   }
 
   Status Launch(const DeviceStep& step) override;
+  Status CallLibrary(const DeviceStep& step) override;
   Status Copy(int source, int target, int64_t bytes) override {
     const CUdeviceptr from = addresses[static_cast<size_t>(source)];
     const CUdeviceptr to = addresses[static_cast<size_t>(target)];
@@ -62,13 +64,17 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
   const CudaExecutable& executable_;
   const Driver& driver_;
   const ExecuteOptions& options_;
-  uint64_t rng_launches_ = 0;  // rng kernels launched so far (rng_emitter.h)
+  uint64_t rng_launches_ = 0;             // rng kernels launched so far (rng_emitter.h)
+  cublasHandle_t blas_handle_ = nullptr;  // taken from the pool at the first GEMM
 };
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
     std::shared_ptr<const CudaProgram> program, Device* device, std::shared_ptr<DeviceMemory> memory,
-    std::shared_ptr<interpreter::HostQueues> queues) {
-  std::unique_ptr<CudaExecutable> executable(new CudaExecutable(program, device, memory, std::move(queues)));
+    std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<CublasHandles> blas) {
+  if (!program->gemms.empty() && blas == nullptr)
+    return Internal("cuda: a program with cuBLAS GEMMs loaded without cuBLAS handles");
+  std::unique_ptr<CudaExecutable> executable(
+      new CudaExecutable(program, device, memory, std::move(queues), std::move(blas)));
   const Driver& driver = memory->driver();
   KILN_RETURN_IF_ERROR(memory->MakeCurrent());
   if (!program->ptx.kernels.empty()) {
@@ -206,6 +212,20 @@ Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
                                                   static_cast<unsigned>(blocks), 1, 1, kThreadsPerBlock, 1, 1,
                                                   0, stream, parameters.data(), nullptr),
                        "cuLaunchKernel(" + kernel.name + ")");
+}
+
+// A dot as a cuBLAS GEMM on this execution's stream, with the handle the
+// execution took from the GPU's pool.
+Status CudaExecutable::StepExecutor::CallLibrary(const DeviceStep& step) {
+  const CudaProgram& program = *executable_.program_;
+  if (step.call < 0 || static_cast<size_t>(step.call) >= program.gemms.size() || step.buffers.size() != 3)
+    return Internal("cuda: library call '", step.name, "' is not a planned GEMM");
+  if (blas_handle_ == nullptr) {
+    KILN_ASSIGN_OR_RETURN(blas_handle_, executable_.blas_->Acquire(stream));
+  }
+  auto address = [&](size_t i) { return addresses[static_cast<size_t>(step.buffers[i])]; };
+  return RunGemm(executable_.blas_->cublas(), blas_handle_, program.gemms[static_cast<size_t>(step.call)],
+                 address(0), address(1), address(2));
 }
 
 }  // namespace kiln::cuda

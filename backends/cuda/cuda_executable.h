@@ -1,5 +1,6 @@
 // A CUDA program loaded into one GPU: its PTX module, its kernels' entry
-// points and its constants in device memory. Execute runs the step
+// points, its constants in device memory and, when it calls cuBLAS, the
+// GPU's pool of cuBLAS handles. Execute runs the step
 // sequences (core/lowering/device_runner.h) on a stream of its own,
 // reading loop predicates and branch selectors back to the host, and
 // returns when the results are ready.
@@ -9,6 +10,7 @@
 #include <mutex>
 #include <vector>
 
+#include "backends/cuda/cublas_handles.h"
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_program.h"
 #include "core/backend.h"
@@ -20,10 +22,12 @@ class CudaExecutable : public Executable {
  public:
   // Loads `program`'s PTX into `memory`'s context (the driver's JIT log is
   // in the error when it refuses it) and uploads the constants.
-  // `queues` are the backend's infeed and outfeed queues.
+  // `queues` are the backend's infeed and outfeed queues; `blas` the GPU's
+  // cuBLAS handles (needed when the program has GEMMs, else may be null).
   static StatusOr<std::unique_ptr<CudaExecutable>> Load(std::shared_ptr<const CudaProgram> program,
                                                         Device* device, std::shared_ptr<DeviceMemory> memory,
-                                                        std::shared_ptr<interpreter::HostQueues> queues);
+                                                        std::shared_ptr<interpreter::HostQueues> queues,
+                                                        std::shared_ptr<CublasHandles> blas = nullptr);
   ~CudaExecutable() override;
 
   const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
@@ -34,16 +38,19 @@ class CudaExecutable : public Executable {
  private:
   class StepExecutor;
   CudaExecutable(std::shared_ptr<const CudaProgram> program, Device* device,
-                 std::shared_ptr<DeviceMemory> memory, std::shared_ptr<interpreter::HostQueues> queues)
+                 std::shared_ptr<DeviceMemory> memory, std::shared_ptr<interpreter::HostQueues> queues,
+                 std::shared_ptr<CublasHandles> blas)
       : program_(std::move(program)),
         device_(device),
         memory_(std::move(memory)),
-        queues_(std::move(queues)) {}
+        queues_(std::move(queues)),
+        blas_(std::move(blas)) {}
 
   std::shared_ptr<const CudaProgram> program_;
   Device* device_;
   std::shared_ptr<DeviceMemory> memory_;
   std::shared_ptr<interpreter::HostQueues> queues_;
+  std::shared_ptr<CublasHandles> blas_;
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;   // per kernel of program_->ptx
   std::vector<DeviceBlock> constants_;  // per program constant

@@ -1,6 +1,6 @@
 // Lowering for the CUDA backend: the shared device lowering
 // (core/lowering/device_lowering.h) with this backend's rules, then every
-// kernel compiled to PTX.
+// kernel compiled to PTX and every library call planned as a cuBLAS GEMM.
 #include <string>
 #include <vector>
 
@@ -9,8 +9,8 @@
 
 namespace kiln::cuda {
 
-const DeviceLoweringRules& CudaLoweringRules() {
-  static const DeviceLoweringRules* const rules = [] {
+const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots) {
+  const auto make = [](bool library_dots) {
     auto* made = new DeviceLoweringRules;
     made->backend = "cuda";
     made->slot_alignment = 256;  // what cuMemAlloc guarantees
@@ -18,9 +18,16 @@ const DeviceLoweringRules& CudaLoweringRules() {
     made->kernel_scratch_bytes = [](const Instruction& root) -> int64_t {
       return root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK ? SortScratchBytes(root) : 0;
     };
+    if (library_dots) {
+      made->library_call = [](const Instruction& instruction) {
+        return instruction.opcode == Opcode::kDot && PlanGemm(instruction).ok();
+      };
+    }
     return made;
-  }();
-  return *rules;
+  };
+  static const DeviceLoweringRules* const kernels_only = make(false);
+  static const DeviceLoweringRules* const with_cublas = make(true);
+  return cublas_dots ? *with_cublas : *kernels_only;
 }
 
 Status RunCudaPasses(Module& module, int optimization_level) {
@@ -29,9 +36,13 @@ Status RunCudaPasses(Module& module, int optimization_level) {
 
 StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> module, const PtxTarget& target,
                                                     const std::string& dump_ir_dir,
-                                                    const std::string& dump_stem) {
+                                                    const std::string& dump_stem, bool cublas_dots) {
   auto program = std::make_unique<CudaProgram>();
-  KILN_RETURN_IF_ERROR(LowerForDevice(std::move(module), CudaLoweringRules(), *program));
+  KILN_RETURN_IF_ERROR(LowerForDevice(std::move(module), CudaLoweringRules(cublas_dots), *program));
+  for (const Instruction* call : program->library_calls) {
+    KILN_ASSIGN_OR_RETURN(GemmPlan gemm, PlanGemm(*call));
+    program->gemms.push_back(gemm);
+  }
   std::vector<cpu::KernelRequest> requests;
   for (const KernelDescription& kernel : program->kernels)
     requests.push_back({kernel.computation, kernel.name});

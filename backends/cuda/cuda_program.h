@@ -1,5 +1,5 @@
-// A compiled CUDA program: step sequences (kernel launches, copies, loops
-// and branches whose predicates are read back to the host) over slots,
+// A compiled CUDA program: step sequences (kernel launches, cuBLAS GEMMs,
+// copies, loops and branches whose predicates are read back to the host) over slots,
 // each slot one array in device memory. Immutable once built, so one
 // program serves concurrent executions.
 #pragma once
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cpu/codegen/kernel_compiler.h"
+#include "backends/cuda/cublas_gemm.h"
 #include "backends/cuda/ptx_compiler.h"
 #include "core/ir.h"
 #include "core/lowering/device_lowering.h"
@@ -25,18 +26,23 @@ using Step = DeviceStep;
 using StepSequence = DeviceStepSequence;
 
 struct CudaProgram : DeviceProgram {
-  PtxModule ptx;  // every kernel; ptx.kernels[step.kernel]
+  PtxModule ptx;                // every kernel; ptx.kernels[step.kernel]
+  std::vector<GemmPlan> gemms;  // per library call: gemms[step.call]
 };
 
 // Lowers an optimised module (after the pass pipeline) and compiles its
-// kernels for `target`. UNIMPLEMENTED names the first op that cannot run.
+// kernels for `target`. With `cublas_dots`, every dot that is a GEMM
+// (PlanGemm) becomes a cuBLAS call instead of a kernel. UNIMPLEMENTED names
+// the first op that cannot run.
 StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> module, const PtxTarget& target,
                                                     const std::string& dump_ir_dir = "",
-                                                    const std::string& dump_stem = "");
+                                                    const std::string& dump_stem = "",
+                                                    bool cublas_dots = false);
 
 // The rules the shared device lowering follows for this backend: kernels
-// are what CheckPtxEmittable accepts, sorts get merge scratch.
-const DeviceLoweringRules& CudaLoweringRules();
+// are what CheckPtxEmittable accepts, sorts get merge scratch; with
+// `cublas_dots`, dots that are GEMMs are library calls.
+const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots = false);
 
 // The module pipeline the CUDA backend runs before lowering (the core
 // passes, fusing what CheckPtxEmittable accepts).

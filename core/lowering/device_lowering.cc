@@ -65,6 +65,7 @@ class Lowerer {
   Status LowerConditional(const Instruction& instruction, int sequence, Values& values);
   Status LowerKernel(const Instruction& instruction, const Computation& computation, int sequence,
                      Values& values);
+  Status LowerLibraryCall(const Instruction& instruction, int sequence, Values& values);
   Computation* SingleInstructionComputation(const Instruction& instruction);
   DeviceStep& Append(int sequence, DeviceStep step) {
     auto& steps = program_.sequences[static_cast<size_t>(sequence)].steps;
@@ -253,6 +254,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     return RefuseOp(rules_.backend, instruction, "it needs the host runtime");
   if (!AllArrays(instruction))
     return RefuseOp(rules_.backend, instruction, "its operands or results are not arrays");
+  if (rules_.library_call && rules_.library_call(instruction))
+    return LowerLibraryCall(instruction, sequence, values);
   Computation* single = SingleInstructionComputation(instruction);
   if (Status emittable = rules_.check_kernel(*single); !emittable.ok())
     return RefuseOp(rules_.backend, instruction, emittable.message());
@@ -282,6 +285,26 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
   if (inserted)
     program_.kernels.push_back({&computation, "kiln_kernel_" + std::to_string(program_.kernels.size())});
   step.kernel = found->second;
+  Append(sequence, std::move(step));
+  values[&instruction] = std::move(outputs);
+  return OkStatus();
+}
+
+Status Lowerer::LowerLibraryCall(const Instruction& instruction, int sequence, Values& values) {
+  DeviceStep step;
+  step.kind = DeviceStep::Kind::kLibraryCall;
+  step.name = instruction.name;
+  for (size_t i = 0; i < instruction.operands.size(); ++i) {
+    const Leaves& leaves = values.at(instruction.operand(i));
+    if (leaves.size() != 1)
+      return Internal(rules_.backend, ": library call operand ", i, " of '", instruction.name,
+                      "' is not one array");
+    step.buffers.push_back(leaves[0]);
+  }
+  Leaves outputs = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
+  step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
+  step.call = static_cast<int>(program_.library_calls.size());
+  program_.library_calls.push_back(&instruction);
   Append(sequence, std::move(step));
   values[&instruction] = std::move(outputs);
   return OkStatus();

@@ -28,6 +28,11 @@ struct DeviceLoweringRules {
   // Bytes of scratch a kernel whose root is `root` needs beyond its
   // outputs (e.g. a sort's merge buffers); 0 for none. May be empty.
   std::function<int64_t(const Instruction& root)> kernel_scratch_bytes;
+  // Instructions the backend runs as a call into a vendor library (the CUDA
+  // backend's dots through cuBLAS) instead of a kernel: each becomes a
+  // kLibraryCall step of its own. May be empty (everything is a kernel).
+  // The fusion pass never fuses dots, so such an instruction stays alone.
+  std::function<bool(const Instruction& instruction)> library_call;
   // Whether the backend's kernels compute a row reduction fused into its
   // consumers once per row (FusionOptions::fuse_row_reductions).
   bool fuse_row_reductions = true;

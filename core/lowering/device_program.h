@@ -1,6 +1,6 @@
 // A module lowered for a device that runs kernels: sequences of steps
-// (kernel launches, copies, loops and branches whose predicates are read
-// back to the host, infeed and outfeed) over slots, each slot one dense
+// (kernel launches, library calls, copies, loops and branches whose
+// predicates are read back to the host, infeed and outfeed) over slots, each slot one dense
 // array in device memory. Nothing in it is specific to a backend: the
 // CUDA and Vulkan backends lower through the same rules (device_lowering.h)
 // and differ only in how they compile `kernels` and run the steps.
@@ -39,7 +39,7 @@ struct DeviceSlot {
 };
 
 struct DeviceStep {
-  enum class Kind { kLaunch, kCopy, kWhile, kConditional, kInfeed, kOutfeed };
+  enum class Kind { kLaunch, kLibraryCall, kCopy, kWhile, kConditional, kInfeed, kOutfeed };
   Kind kind = Kind::kLaunch;
   std::string name;  // the instruction it comes from, for errors
 
@@ -47,6 +47,10 @@ struct DeviceStep {
   // kernel's scratch slot when its description asks for one).
   int kernel = -1;
   std::vector<int> buffers;
+
+  // kLibraryCall: library call `call` (e.g. a cuBLAS GEMM) on `buffers`
+  // (the instruction's operands, then its outputs).
+  int call = -1;
 
   // kCopy: `sources[i]` -> `targets[i]` (`bytes[i]` each).
   std::vector<int> sources, targets;
@@ -91,6 +95,9 @@ struct DeviceProgram {
   std::vector<Shape> result_leaves;
   int64_t scratch_bytes = 0;
   std::vector<KernelDescription> kernels;  // step.kernel indexes this
+  // Instructions the backend runs as library calls (of this program's
+  // module), one per kLibraryCall step; step.call indexes this.
+  std::vector<const Instruction*> library_calls;
 };
 
 }  // namespace kiln

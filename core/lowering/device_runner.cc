@@ -41,6 +41,7 @@ class SequenceRunner {
   Status RunStep(const DeviceStep& step) {
     switch (step.kind) {
       case DeviceStep::Kind::kLaunch: return executor_.Launch(step);
+      case DeviceStep::Kind::kLibraryCall: return executor_.CallLibrary(step);
       case DeviceStep::Kind::kCopy: return CopyAll(step.sources, step.targets, step.bytes);
       case DeviceStep::Kind::kWhile: return RunWhile(step);
       case DeviceStep::Kind::kConditional: return RunConditional(step);
@@ -197,6 +198,10 @@ class SequenceRunner {
 };
 
 }  // namespace
+
+Status DeviceStepExecutor::CallLibrary(const DeviceStep& step) {
+  return Internal("library call '", step.name, "' on a device executor that makes none");
+}
 
 Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
                             const std::vector<Shape>& parameter_leaves, const Device* device,

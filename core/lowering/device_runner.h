@@ -21,6 +21,9 @@ class DeviceStepExecutor {
   virtual ~DeviceStepExecutor() = default;
   // Queues the kernel launch `step` (kind kLaunch) on its buffers.
   virtual Status Launch(const DeviceStep& step) = 0;
+  // Queues the library call `step` (kind kLibraryCall); only a backend
+  // whose lowering rules make library calls has them.
+  virtual Status CallLibrary(const DeviceStep& step);
   // Queues a copy of `bytes` from slot `source` to slot `target`; they
   // never overlap unless they are the same storage (then nothing happens).
   virtual Status Copy(int source, int target, int64_t bytes) = 0;

@@ -1,0 +1,526 @@
+// Dots through cuBLAS on the CUDA backend, on machines without a GPU: the
+// fake driver (fake_driver/, device memory is host memory) and the fake
+// cuBLAS (fake_cublas/, which really computes its GEMMs column-major on
+// the host and records each call). A dot the backend hands to cuBLAS is
+// checked against the interpreter, so a slip in the row-major trick fails;
+// the recorded call says which path ran and with which arguments. The fake
+// driver runs no kernels, so a dot left to Kiln's kernels is only seen
+// launching one.
+//
+// cuBLAS and the driver load once per process, so each scenario is its own
+// ctest (tests/cuda/CMakeLists.txt) with its own environment, selecting one
+// suite with --gtest_filter:
+//   GemmPlanning           no environment: PlanGemm's arguments and refusals
+//   CublasDot              the fake driver and the fake cuBLAS
+//   ForcedKernelDot        ... and KILN_CUDA_DOT=kernel
+//   MissingCublas          KILN_CUBLAS_LIBRARY = a path with no file
+//   NotALibrary            KILN_CUBLAS_LIBRARY = a text file
+//   WrongLibrary           KILN_CUBLAS_LIBRARY = the fake driver (no cuBLAS symbols)
+//   RequiredCublasMissing  KILN_CUDA_DOT=cublas and no cuBLAS
+//   BadDotSetting          KILN_CUDA_DOT=fast
+#include <dlfcn.h>
+
+#include <complex>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/cuda/cublas_gemm.h"
+#include "core/backend.h"
+#include "core/hlo_parser.h"
+#include "core/literal.h"
+#include "tests/cuda/fake_cublas/fake_cublas.h"
+
+namespace kiln {
+namespace {
+
+using cuda::fake::FakeGemmCall;
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+// A module whose entry is one dot of its two parameters.
+std::string DotModule(const std::string& lhs, const std::string& rhs, const std::string& result,
+                      const std::string& dimensions) {
+  return "HloModule dot\nENTRY e {\n  a = " + lhs + " parameter(0)\n  b = " + rhs +
+         " parameter(1)\n  ROOT d = " + result + " dot(a, b), " + dimensions + "\n}\n";
+}
+
+// Small integers (exact in every type, and so are the sums here), complex
+// ones with imaginary parts of their own.
+Literal Values(ElementType type, const std::vector<int64_t>& dims, int salt) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<double> real(static_cast<size_t>(count)), imaginary(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    real[static_cast<size_t>(i)] = static_cast<double>((i * 7 + salt) % 7 - 3);
+    imaginary[static_cast<size_t>(i)] = static_cast<double>((i * 5 + salt * 3) % 5 - 2);
+  }
+  if (type == ElementType::kC64) {
+    std::vector<std::complex<float>> values;
+    for (size_t i = 0; i < real.size(); ++i)
+      values.emplace_back(static_cast<float>(real[i]), static_cast<float>(imaginary[i]));
+    return Literal::FromVector(values, dims);
+  }
+  if (type == ElementType::kC128) {
+    std::vector<std::complex<double>> values;
+    for (size_t i = 0; i < real.size(); ++i) values.emplace_back(real[i], imaginary[i]);
+    return Literal::FromVector(values, dims);
+  }
+  StatusOr<Literal> converted = Literal::FromVector(real, dims).Convert(type);
+  EXPECT_TRUE(converted.ok()) << converted.status().ToString();
+  return converted.ok() ? std::move(converted).value() : Literal();
+}
+
+StatusOr<Literal> RunOn(Backend& backend, const Module& module, const std::vector<Literal>& arguments) {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<DeviceBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer,
+                          backend.BufferFromLiteral(argument, backend.devices()[0]));
+    pointers.push_back(buffer.get());
+    buffers.push_back(std::move(buffer));
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                        executable->Execute(pointers, ExecuteOptions{}));
+  if (results.size() != 1) return Internal("expected one result, got ", results.size());
+  return results[0]->ToLiteral();
+}
+
+// The fake driver's and the fake cuBLAS's test hooks, from the libraries
+// the backend loaded (the same path gives the same loaded library).
+struct Hooks {
+  int (*launch_count)() = nullptr;
+  cuda::fake::GemmCountHook gemm_count = nullptr;
+  cuda::fake::GemmHook gemm = nullptr;
+  cuda::fake::FailNextHook fail_next = nullptr;
+  cuda::fake::LiveHandlesHook live_handles = nullptr;
+};
+
+Hooks LoadHooks() {
+  Hooks hooks;
+  if (void* driver = dlopen(Env("KILN_CUDA_DRIVER").c_str(), RTLD_NOW | RTLD_LOCAL); driver != nullptr)
+    hooks.launch_count = reinterpret_cast<int (*)()>(dlsym(driver, "kiln_fake_cuda_launch_count"));
+  if (void* cublas = dlopen(Env("KILN_CUBLAS_LIBRARY").c_str(), RTLD_NOW | RTLD_LOCAL); cublas != nullptr) {
+    hooks.gemm_count =
+        reinterpret_cast<cuda::fake::GemmCountHook>(dlsym(cublas, "kiln_fake_cublas_gemm_count"));
+    hooks.gemm = reinterpret_cast<cuda::fake::GemmHook>(dlsym(cublas, "kiln_fake_cublas_gemm"));
+    hooks.fail_next = reinterpret_cast<cuda::fake::FailNextHook>(dlsym(cublas, "kiln_fake_cublas_fail_next"));
+    hooks.live_handles =
+        reinterpret_cast<cuda::fake::LiveHandlesHook>(dlsym(cublas, "kiln_fake_cublas_live_handles"));
+  }
+  return hooks;
+}
+
+class CudaDotTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(Env("KILN_CUDA_DRIVER").empty())
+        << "KILN_CUDA_DRIVER is not set: run this test through ctest";
+    StatusOr<std::unique_ptr<Backend>> cuda = CreateBackend("cuda");
+    ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+    cuda_ = std::move(cuda).value();
+    ASSERT_FALSE(cuda_->devices().empty());
+    StatusOr<std::unique_ptr<Backend>> interpreter = CreateBackend("interpreter");
+    ASSERT_TRUE(interpreter.ok()) << interpreter.status().ToString();
+    interpreter_ = std::move(interpreter).value();
+    hooks_ = LoadHooks();
+    ASSERT_NE(hooks_.launch_count, nullptr) << "KILN_CUDA_DRIVER is not the fake driver";
+  }
+
+  const std::string& Description() const { return cuda_->devices()[0]->description(); }
+
+  // Compiles and runs `text` on the cuda backend; true when it ran.
+  bool RunsOnCuda(const std::string& text, const std::vector<Literal>& arguments) {
+    std::unique_ptr<Module> module = Parse(text);
+    if (module == nullptr) return false;
+    StatusOr<Literal> result = RunOn(*cuda_, *module, arguments);
+    EXPECT_TRUE(result.ok()) << result.status().ToString();
+    return result.ok();
+  }
+
+  // A dot that must run as a Kiln kernel: one launch, no GEMM.
+  void ExpectKernel(const std::string& text, const std::vector<Literal>& arguments) {
+    const int launches = hooks_.launch_count();
+    const int gemms = hooks_.gemm_count != nullptr ? hooks_.gemm_count() : 0;
+    ASSERT_TRUE(RunsOnCuda(text, arguments)) << text;
+    EXPECT_EQ(hooks_.launch_count(), launches + 1) << "the dot did not run as a kernel:\n" << text;
+    if (hooks_.gemm_count != nullptr) {
+      EXPECT_EQ(hooks_.gemm_count(), gemms) << "cuBLAS ran:\n" << text;
+    }
+  }
+
+  std::unique_ptr<Backend> cuda_;
+  std::unique_ptr<Backend> interpreter_;
+  Hooks hooks_;
+};
+
+// ---------------------------------------------------------------------------
+// PlanGemm alone.
+
+std::unique_ptr<Module> g_planned;  // keeps the instruction PlanOf returns alive
+
+StatusOr<cuda::GemmPlan> PlanOf(const std::string& text) {
+  g_planned = Parse(text);
+  if (g_planned == nullptr) return InvalidArgument("does not parse");
+  return cuda::PlanGemm(*g_planned->entry()->root());
+}
+
+TEST(GemmPlanning, RowMajorProductIsTheSwappedColumnMajorOne) {
+  // C[3,4] = A[3,5] B[5,4]: cuBLAS computes C' (4 x 3) = B' A'.
+  StatusOr<cuda::GemmPlan> plan = PlanOf(
+      DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->transa, cuda::CUBLAS_OP_N);
+  EXPECT_EQ(plan->transb, cuda::CUBLAS_OP_N);
+  EXPECT_EQ(plan->m, 4);
+  EXPECT_EQ(plan->n, 3);
+  EXPECT_EQ(plan->k, 5);
+  EXPECT_EQ(plan->lda, 4);
+  EXPECT_EQ(plan->ldb, 5);
+  EXPECT_EQ(plan->ldc, 4);
+  EXPECT_EQ(plan->batch, 1);
+  EXPECT_EQ(plan->a_type, cuda::CUDA_R_32F);
+  EXPECT_EQ(plan->compute, cuda::CUBLAS_COMPUTE_32F);
+}
+
+TEST(GemmPlanning, TransposedOperandsAndCollapsedDimensions) {
+  // lhs [b=2, K=(2,3), M=(3,2)], rhs [b=2, N=4, K=(2,3)].
+  StatusOr<cuda::GemmPlan> plan =
+      PlanOf(DotModule("bf16[2,2,3,3,2]", "bf16[2,4,2,3]", "f32[2,3,2,4]",
+                       "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1,2}, "
+                       "rhs_contracting_dims={2,3}"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->transa, cuda::CUBLAS_OP_T);
+  EXPECT_EQ(plan->transb, cuda::CUBLAS_OP_T);
+  EXPECT_EQ(plan->m, 4);
+  EXPECT_EQ(plan->n, 6);
+  EXPECT_EQ(plan->k, 6);
+  EXPECT_EQ(plan->lda, 6);
+  EXPECT_EQ(plan->ldb, 6);
+  EXPECT_EQ(plan->ldc, 4);
+  EXPECT_EQ(plan->batch, 2);
+  EXPECT_EQ(plan->stride_a, 24);
+  EXPECT_EQ(plan->stride_b, 36);
+  EXPECT_EQ(plan->stride_c, 24);
+  EXPECT_EQ(plan->a_type, cuda::CUDA_R_16BF);
+  EXPECT_EQ(plan->c_type, cuda::CUDA_R_32F);
+  EXPECT_EQ(plan->compute, cuda::CUBLAS_COMPUTE_32F);
+}
+
+TEST(GemmPlanning, WhatIsNoGemmIsRefusedWithAReason) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {DotModule("s32[3,5]", "s32[5,4]", "s32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+       "s32"},
+      {DotModule(
+           "f32[5,2,3]", "f32[2,5,4]", "f32[2,3,4]",
+           "lhs_batch_dims={1}, rhs_batch_dims={0}, lhs_contracting_dims={0}, rhs_contracting_dims={1}"),
+       "batch"},
+      {DotModule("f32[3,5,2]", "f32[5,4]", "f32[3,2,4]",
+                 "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+       "both sides"},
+      {DotModule("f32[2,3,5]", "f32[3,2,4]", "f32[5,4]",
+                 "lhs_contracting_dims={0,1}, rhs_contracting_dims={1,0}"),
+       "block"},
+      {DotModule("f32[3]", "f32[4]", "f32[3,4]", "lhs_contracting_dims={}, rhs_contracting_dims={}"),
+       "outer"},
+      {DotModule("f32[3,0]", "f32[0,4]", "f32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+       "empty"},
+  };
+  for (const auto& [text, reason] : refused) {
+    StatusOr<cuda::GemmPlan> plan = PlanOf(text);
+    ASSERT_FALSE(plan.ok()) << "planned " << plan->ToString() << " for\n" << text;
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(plan.status().message().find(reason), std::string::npos) << plan.status().ToString();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The fake driver and the fake cuBLAS.
+
+class CublasDot : public CudaDotTest {
+ protected:
+  void SetUp() override {
+    CudaDotTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_NE(hooks_.gemm_count, nullptr) << "KILN_CUBLAS_LIBRARY is not the fake cuBLAS";
+    ASSERT_NE(hooks_.gemm, nullptr);
+    ASSERT_NE(hooks_.fail_next, nullptr);
+    ASSERT_NE(hooks_.live_handles, nullptr);
+  }
+
+  // Runs `text` on cuda (through one cuBLAS call and no kernel) and on the
+  // interpreter, expects equal results, and returns the call.
+  FakeGemmCall ExpectGemm(const std::string& text, const std::vector<Literal>& arguments) {
+    FakeGemmCall call;
+    std::unique_ptr<Module> module = Parse(text);
+    if (module == nullptr) return call;
+    StatusOr<Literal> expected = RunOn(*interpreter_, *module, arguments);
+    EXPECT_TRUE(expected.ok()) << expected.status().ToString();
+    const int launches = hooks_.launch_count();
+    const int gemms = hooks_.gemm_count();
+    StatusOr<Literal> got = RunOn(*cuda_, *module, arguments);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(hooks_.launch_count(), launches) << "a kernel ran:\n" << text;
+    EXPECT_EQ(hooks_.gemm_count(), gemms + 1) << "not one cuBLAS call:\n" << text;
+    if (!expected.ok() || !got.ok() || hooks_.gemm_count() != gemms + 1) return call;
+    EXPECT_TRUE(*got == *expected) << text << "cuda (cuBLAS): " << got->ToString()
+                                   << "\ninterpreter: " << expected->ToString();
+    EXPECT_EQ(hooks_.gemm(gemms, &call), 1);
+    return call;
+  }
+};
+
+TEST_F(CublasDot, TheDeviceSaysDotsRunThroughCublas) {
+  EXPECT_NE(Description().find("dot: cublas 13.1.0"), std::string::npos) << Description();
+}
+
+struct TypeCase {
+  std::string operand, result;  // HLO type names
+  ElementType type;
+  int data_type, result_data_type, compute;
+};
+
+TEST_F(CublasDot, EveryTypeAndTranspositionMatchesTheInterpreter) {
+  using namespace cuda;
+  const std::vector<TypeCase> types = {
+      {"f32", "f32", ElementType::kF32, CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F},
+      {"f64", "f64", ElementType::kF64, CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F},
+      {"f16", "f16", ElementType::kF16, CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F},
+      {"bf16", "bf16", ElementType::kBF16, CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F},
+      {"f16", "f32", ElementType::kF16, CUDA_R_16F, CUDA_R_32F, CUBLAS_COMPUTE_32F},
+      {"bf16", "f32", ElementType::kBF16, CUDA_R_16BF, CUDA_R_32F, CUBLAS_COMPUTE_32F},
+      {"c64", "c64", ElementType::kC64, CUDA_C_32F, CUDA_C_32F, CUBLAS_COMPUTE_32F},
+      {"c128", "c128", ElementType::kC128, CUDA_C_64F, CUDA_C_64F, CUBLAS_COMPUTE_64F},
+  };
+  constexpr int64_t kM = 3, kK = 5, kN = 4;
+  for (const TypeCase& t : types) {
+    for (const bool lhs_transposed : {false, true}) {
+      for (const bool rhs_transposed : {false, true}) {
+        const std::vector<int64_t> lhs =
+            lhs_transposed ? std::vector<int64_t>{kK, kM} : std::vector<int64_t>{kM, kK};
+        const std::vector<int64_t> rhs =
+            rhs_transposed ? std::vector<int64_t>{kN, kK} : std::vector<int64_t>{kK, kN};
+        auto shape = [](const std::string& type, const std::vector<int64_t>& dims) {
+          return type + "[" + std::to_string(dims[0]) + "," + std::to_string(dims[1]) + "]";
+        };
+        const std::string text =
+            DotModule(shape(t.operand, lhs), shape(t.operand, rhs), shape(t.result, {kM, kN}),
+                      std::string("lhs_contracting_dims={") + (lhs_transposed ? "0" : "1") +
+                          "}, rhs_contracting_dims={" + (rhs_transposed ? "1" : "0") + "}");
+        SCOPED_TRACE(text);
+        const FakeGemmCall call = ExpectGemm(text, {Values(t.type, lhs, 1), Values(t.type, rhs, 2)});
+        EXPECT_EQ(call.batched, 0);
+        EXPECT_EQ(call.transa, rhs_transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
+        EXPECT_EQ(call.transb, lhs_transposed ? CUBLAS_OP_T : CUBLAS_OP_N);
+        EXPECT_EQ(call.m, kN);
+        EXPECT_EQ(call.n, kM);
+        EXPECT_EQ(call.k, kK);
+        EXPECT_EQ(call.lda, rhs_transposed ? kK : kN);
+        EXPECT_EQ(call.ldb, lhs_transposed ? kM : kK);
+        EXPECT_EQ(call.ldc, kN);
+        EXPECT_EQ(call.a_type, t.data_type);
+        EXPECT_EQ(call.b_type, t.data_type);
+        EXPECT_EQ(call.c_type, t.result_data_type);
+        EXPECT_EQ(call.compute_type, t.compute);
+        EXPECT_EQ(call.math_mode, CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)
+            << "f32 must stay f32 (no TF32)";
+        EXPECT_NE(call.stream, nullptr) << "the GEMM did not go on the execution's stream";
+      }
+    }
+  }
+}
+
+TEST_F(CublasDot, BatchedDotsAreOneStridedBatchedCall) {
+  // One batch dimension, both operands transposed.
+  FakeGemmCall call = ExpectGemm(
+      DotModule("f32[2,5,3]", "f32[2,4,5]", "f32[2,3,4]",
+                "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={1}, rhs_contracting_dims={2}"),
+      {Values(ElementType::kF32, {2, 5, 3}, 3), Values(ElementType::kF32, {2, 4, 5}, 4)});
+  EXPECT_EQ(call.batched, 1);
+  EXPECT_EQ(call.batch_count, 2);
+  EXPECT_EQ(call.transa, cuda::CUBLAS_OP_T);
+  EXPECT_EQ(call.transb, cuda::CUBLAS_OP_T);
+  EXPECT_EQ(call.stride_a, 20);
+  EXPECT_EQ(call.stride_b, 15);
+  EXPECT_EQ(call.stride_c, 12);
+
+  // Two batch dimensions, two free and two contracting dimensions collapsed.
+  call = ExpectGemm(
+      DotModule("f64[2,3,3,2,2,3]", "f64[2,3,2,3,4]", "f64[2,3,3,2,4]",
+                "lhs_batch_dims={0,1}, rhs_batch_dims={0,1}, lhs_contracting_dims={4,5}, "
+                "rhs_contracting_dims={2,3}"),
+      {Values(ElementType::kF64, {2, 3, 3, 2, 2, 3}, 5), Values(ElementType::kF64, {2, 3, 2, 3, 4}, 6)});
+  EXPECT_EQ(call.batched, 1);
+  EXPECT_EQ(call.batch_count, 6);
+  EXPECT_EQ(call.m, 4);
+  EXPECT_EQ(call.n, 6);
+  EXPECT_EQ(call.k, 6);
+  EXPECT_EQ(call.stride_a, 24);
+  EXPECT_EQ(call.stride_b, 36);
+  EXPECT_EQ(call.stride_c, 24);
+
+  // A batched complex product.
+  call = ExpectGemm(
+      DotModule("c64[3,2,4]", "c64[3,4,5]", "c64[3,2,5]",
+                "lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}"),
+      {Values(ElementType::kC64, {3, 2, 4}, 7), Values(ElementType::kC64, {3, 4, 5}, 8)});
+  EXPECT_EQ(call.batch_count, 3);
+}
+
+TEST_F(CublasDot, MatrixVectorProductsAreGemms) {
+  FakeGemmCall call = ExpectGemm(
+      DotModule("f32[3,5]", "f32[5]", "f32[3]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5}, 2)});
+  EXPECT_EQ(call.m, 1);
+  EXPECT_EQ(call.n, 3);
+  call = ExpectGemm(
+      DotModule("f32[5]", "f32[5,4]", "f32[4]", "lhs_contracting_dims={0}, rhs_contracting_dims={0}"),
+      {Values(ElementType::kF32, {5}, 3), Values(ElementType::kF32, {5, 4}, 4)});
+  EXPECT_EQ(call.m, 4);
+  EXPECT_EQ(call.n, 1);
+}
+
+TEST_F(CublasDot, DotsThatAreNoGemmStayOnKilnKernels) {
+  ExpectKernel(
+      DotModule("s32[3,5]", "s32[5,4]", "s32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Values(ElementType::kS32, {3, 5}, 1), Values(ElementType::kS32, {5, 4}, 2)});
+  ExpectKernel(
+      DotModule("f32[5,2,3]", "f32[2,5,4]", "f32[2,3,4]",
+                "lhs_batch_dims={1}, rhs_batch_dims={0}, lhs_contracting_dims={0}, rhs_contracting_dims={1}"),
+      {Values(ElementType::kF32, {5, 2, 3}, 1), Values(ElementType::kF32, {2, 5, 4}, 2)});
+  ExpectKernel(
+      DotModule("f32[3,5,2]", "f32[5,4]", "f32[3,2,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"),
+      {Values(ElementType::kF32, {3, 5, 2}, 1), Values(ElementType::kF32, {5, 4}, 2)});
+  ExpectKernel(DotModule("f32[3]", "f32[4]", "f32[3,4]", "lhs_contracting_dims={}, rhs_contracting_dims={}"),
+               {Values(ElementType::kF32, {3}, 1), Values(ElementType::kF32, {4}, 2)});
+}
+
+// A dot between kernels: the GEMM reads and writes the slots the kernels
+// use, on the same stream.
+TEST_F(CublasDot, ADotBetweenKernelsIsOneCallAmongLaunches) {
+  const int launches = hooks_.launch_count();
+  const int gemms = hooks_.gemm_count();
+  ASSERT_TRUE(RunsOnCuda(R"(HloModule m
+ENTRY e {
+  a = f32[3,5] parameter(0)
+  b = f32[5,4] parameter(1)
+  n = f32[3,5] negate(a)
+  d = f32[3,4] dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT e = f32[3,4] exponential(d)
+})",
+                         {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5, 4}, 2)}));
+  EXPECT_EQ(hooks_.gemm_count(), gemms + 1);
+  EXPECT_EQ(hooks_.launch_count(), launches + 2);
+}
+
+TEST_F(CublasDot, ACublasErrorNamesTheCallAndTheStatus) {
+  std::unique_ptr<Module> module = Parse(
+      DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  ASSERT_NE(module, nullptr);
+  const std::vector<Literal> arguments = {Values(ElementType::kF32, {3, 5}, 1),
+                                          Values(ElementType::kF32, {5, 4}, 2)};
+  hooks_.fail_next(cuda::CUBLAS_STATUS_EXECUTION_FAILED);
+  StatusOr<Literal> failed = RunOn(*cuda_, *module, arguments);
+  ASSERT_FALSE(failed.ok()) << "a failed GEMM gave a result";
+  EXPECT_EQ(failed.status().code(), StatusCode::kInternal) << failed.status().ToString();
+  for (const char* part : {"cublasGemmEx", "CUBLAS_STATUS_EXECUTION_FAILED", "'d'"})
+    EXPECT_NE(failed.status().ToString().find(part), std::string::npos) << failed.status().ToString();
+  // The next execution works again.
+  StatusOr<Literal> again = RunOn(*cuda_, *module, arguments);
+  EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+// The handles live in a pool shared by the backend and its executables,
+// and all go once the last of them does.
+TEST_F(CublasDot, HandlesAreReusedAndDestroyedWithTheBackend) {
+  const int before = hooks_.live_handles();
+  cuda_.reset();
+  EXPECT_LE(hooks_.live_handles(), before);
+  const int base = hooks_.live_handles();
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  cuda_ = std::move(backend).value();
+  const std::vector<Literal> arguments = {Values(ElementType::kF32, {3, 5}, 1),
+                                          Values(ElementType::kF32, {5, 4}, 2)};
+  const std::string text =
+      DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}");
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(RunsOnCuda(text, arguments));
+  EXPECT_EQ(hooks_.live_handles(), base + 1) << "sequential executions should share one handle";
+  cuda_.reset();
+  EXPECT_EQ(hooks_.live_handles(), base) << "cuBLAS handles outlived the backend";
+}
+
+// ---------------------------------------------------------------------------
+// Without cuBLAS, or told not to use it: Kiln's kernels, and the device
+// says why.
+
+using ForcedKernelDot = CudaDotTest;
+using MissingCublas = CudaDotTest;
+using NotALibrary = CudaDotTest;
+using WrongLibrary = CudaDotTest;
+
+const char kMatrixProduct[] = "lhs_contracting_dims={1}, rhs_contracting_dims={0}";
+
+TEST_F(ForcedKernelDot, DotsRunAsKernels) {
+  EXPECT_NE(Description().find("dot: kiln kernels (KILN_CUDA_DOT=kernel)"), std::string::npos)
+      << Description();
+  ASSERT_NE(hooks_.gemm_count, nullptr) << "KILN_CUBLAS_LIBRARY is not the fake cuBLAS";
+  ExpectKernel(DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", kMatrixProduct),
+               {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5, 4}, 2)});
+  EXPECT_EQ(hooks_.gemm_count(), 0);
+}
+
+TEST_F(MissingCublas, DotsRunAsKernelsAndTheDeviceSaysWhy) {
+  for (const char* part : {"dot: kiln kernels (cuBLAS not loaded: ",
+                           "KILN_CUBLAS_LIBRARY=/nonexistent/libcublas.so.13", "No such file"})
+    EXPECT_NE(Description().find(part), std::string::npos) << Description();
+  ExpectKernel(DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", kMatrixProduct),
+               {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5, 4}, 2)});
+}
+
+TEST_F(NotALibrary, DotsRunAsKernelsAndTheDeviceSaysWhy) {
+  const std::string path = Env("KILN_CUBLAS_LIBRARY");
+  ASSERT_FALSE(path.empty());
+  for (const std::string& part :
+       {std::string("dot: kiln kernels (cuBLAS not loaded: "), "KILN_CUBLAS_LIBRARY=" + path})
+    EXPECT_NE(Description().find(part), std::string::npos) << Description();
+  ExpectKernel(DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", kMatrixProduct),
+               {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5, 4}, 2)});
+}
+
+TEST_F(WrongLibrary, DotsRunAsKernelsAndTheDeviceNamesTheMissingSymbol) {
+  EXPECT_NE(Description().find("has no cublasGetProperty"), std::string::npos) << Description();
+  ExpectKernel(DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", kMatrixProduct),
+               {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5, 4}, 2)});
+}
+
+TEST(RequiredCublasMissing, BackendIsUnavailableSayingWhy) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_FALSE(backend.ok()) << "KILN_CUDA_DOT=cublas made a backend without cuBLAS";
+  EXPECT_EQ(backend.status().code(), StatusCode::kUnavailable) << backend.status().ToString();
+  for (const char* part : {"KILN_CUDA_DOT=cublas", "/nonexistent/libcublas.so.13"})
+    EXPECT_NE(backend.status().message().find(part), std::string::npos) << backend.status().ToString();
+}
+
+TEST(BadDotSetting, BackendCreationIsAnInvalidArgumentNamingTheValue) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_FALSE(backend.ok()) << "KILN_CUDA_DOT=fast was accepted";
+  EXPECT_EQ(backend.status().code(), StatusCode::kInvalidArgument) << backend.status().ToString();
+  EXPECT_NE(backend.status().message().find("'fast'"), std::string::npos) << backend.status().ToString();
+}
+
+}  // namespace
+}  // namespace kiln
