@@ -85,3 +85,36 @@ func (c *Computation) ParameterCount() (int, error) {
 	runtime.KeepAlive(c)
 	return int(n), err
 }
+
+// Grad returns the reverse-mode derivative (vector-Jacobian product) of c as a
+// new computation (kiln_computation_vjp). It takes c's parameters, then, unless
+// c's result is one float scalar (whose cotangent is 1), one cotangent per
+// result leaf; it returns c's result leaves followed by the gradient for each
+// parameter number of wrt, in that order. A bad or repeated number, an integer
+// parameter or an op without a derivative is an *Error (InvalidArgument or
+// Unimplemented) naming it.
+func (c *Computation) Grad(wrt ...int64) (*Computation, error) {
+	var h *C.kiln_computation_t
+	err := statusError(C.kiln_computation_vjp(c.handle(), i64(wrt), size(len(wrt)), &h))
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(wrt)
+	if err != nil {
+		return nil, err
+	}
+	return newComputation(h), nil
+}
+
+// ValueAndGrad returns, for a computation whose result is one float scalar (a
+// loss), a computation with the same parameters that returns the loss followed
+// by its gradient for each parameter number of wrt
+// (kiln_computation_value_and_grad).
+func (c *Computation) ValueAndGrad(wrt ...int64) (*Computation, error) {
+	var h *C.kiln_computation_t
+	err := statusError(C.kiln_computation_value_and_grad(c.handle(), i64(wrt), size(len(wrt)), &h))
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(wrt)
+	if err != nil {
+		return nil, err
+	}
+	return newComputation(h), nil
+}
