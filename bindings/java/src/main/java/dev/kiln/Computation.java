@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -73,6 +74,39 @@ public final class Computation extends NativeHandle {
       Native.check(
           (MemorySegment) Native.kiln_computation_parameter_count.invokeExact(handle(), out));
       return out.get(JAVA_LONG, 0);
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
+   * The reverse-mode derivative (vector-Jacobian product) as a new computation ({@code
+   * kiln_computation_vjp}). It takes this computation's parameters, then, unless the result is one
+   * float scalar (whose cotangent is 1), one cotangent per result leaf; it returns the result
+   * leaves followed by the gradient for each parameter number of {@code wrt}, in that order. A
+   * bad or repeated number, an integer parameter or an op without a derivative is a {@link
+   * KilnException} (INVALID_ARGUMENT or UNIMPLEMENTED) naming it. The caller closes the result.
+   */
+  public Computation grad(long... wrt) {
+    return gradient(Native.kiln_computation_vjp, wrt);
+  }
+
+  /**
+   * For a scalar loss: a computation with the same parameters returning the loss followed by its
+   * gradient for each parameter number of {@code wrt} ({@code kiln_computation_value_and_grad}).
+   * The caller closes the result.
+   */
+  public Computation valueAndGrad(long... wrt) {
+    return gradient(Native.kiln_computation_value_and_grad, wrt);
+  }
+
+  private Computation gradient(MethodHandle call, long[] wrt) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      long count = wrt == null ? 0 : wrt.length;
+      Native.check(
+          (MemorySegment) call.invokeExact(handle(), Native.longs(arena, wrt), count, out));
+      return new Computation(out.get(ADDRESS, 0));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }
