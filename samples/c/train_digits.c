@@ -373,7 +373,47 @@ static int evaluate(kiln_executable_t* executable, kiln_buffer_t* const* weights
 /* The loss-curve picture                                                     */
 /* ------------------------------------------------------------------------- */
 
-enum { kPictureWidth = 640, kPictureHeight = 360, kMargin = 24 };
+enum { kPictureWidth = 720, kPictureHeight = 420, kLeft = 56, kRight = 20, kTop = 44, kBottom = 52 };
+
+/* A 5x7 pixel font for the picture's labels: the characters they use. */
+typedef struct glyph_t {
+  char c;
+  const char* rows[7];
+} glyph_t;
+
+static const glyph_t kGlyphs[] = {
+    {'0', {".###.", "#...#", "#..##", "#.#.#", "##..#", "#...#", ".###."}},
+    {'1', {"..#..", ".##..", "..#..", "..#..", "..#..", "..#..", ".###."}},
+    {'2', {".###.", "#...#", "....#", "...#.", "..#..", ".#...", "#####"}},
+    {'3', {"#####", "...#.", "..#..", "...#.", "....#", "#...#", ".###."}},
+    {'4', {"...#.", "..##.", ".#.#.", "#..#.", "#####", "...#.", "...#."}},
+    {'5', {"#####", "#....", "####.", "....#", "....#", "#...#", ".###."}},
+    {'6', {"..##.", ".#...", "#....", "####.", "#...#", "#...#", ".###."}},
+    {'7', {"#####", "....#", "...#.", "..#..", ".#...", ".#...", ".#..."}},
+    {'8', {".###.", "#...#", "#...#", ".###.", "#...#", "#...#", ".###."}},
+    {'9', {".###.", "#...#", "#...#", ".####", "....#", "...#.", ".##.."}},
+    {'.', {".....", ".....", ".....", ".....", ".....", ".##..", ".##.."}},
+    {'-', {".....", ".....", ".....", ".###.", ".....", ".....", "....."}},
+    {':', {".....", ".##..", ".##..", ".....", ".##..", ".##..", "....."}},
+    {'a', {".....", ".....", ".###.", "....#", ".####", "#...#", ".####"}},
+    {'b', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "####."}},
+    {'c', {".....", ".....", ".###.", "#....", "#....", "#...#", ".###."}},
+    {'d', {"....#", "....#", ".##.#", "#..##", "#...#", "#...#", ".####"}},
+    {'e', {".....", ".....", ".###.", "#...#", "#####", "#....", ".###."}},
+    {'g', {".....", ".####", "#...#", ".####", "....#", "#...#", ".###."}},
+    {'h', {"#....", "#....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
+    {'i', {"..#..", ".....", ".##..", "..#..", "..#..", "..#..", ".###."}},
+    {'l', {".##..", "..#..", "..#..", "..#..", "..#..", "..#..", ".###."}},
+    {'n', {".....", ".....", "#.##.", "##..#", "#...#", "#...#", "#...#"}},
+    {'o', {".....", ".....", ".###.", "#...#", "#...#", "#...#", ".###."}},
+    {'p', {".....", ".....", "####.", "#...#", "####.", "#....", "#...."}},
+    {'r', {".....", ".....", "#.##.", "##..#", "#....", "#....", "#...."}},
+    {'s', {".....", ".....", ".###.", "#....", ".###.", "....#", "####."}},
+    {'t', {".#...", ".#...", "###..", ".#...", ".#...", ".#..#", "..##."}},
+    {'u', {".....", ".....", "#...#", "#...#", "#...#", "#..##", ".##.#"}},
+};
+
+enum { kScale = 2, kAdvance = 6 * kScale }; /* glyphs drawn twice their size */
 
 static void plot_point(unsigned char* rgb, int x, int y, const unsigned char* colour) {
   if (x < 0 || y < 0 || x >= kPictureWidth || y >= kPictureHeight) return;
@@ -392,28 +432,65 @@ static void plot_line(unsigned char* rgb, double x0, double y0, double x1, doubl
   }
 }
 
-/* The batch losses (light blue), the epoch's mean training loss (blue) and
- * the held-out loss (orange) against steps, from 0 to the first batch loss;
- * grey lines at every 0.5 of loss and every epoch. */
+/* Draws `text` with its top-left corner at (x, y); characters without a glyph
+ * (spaces) leave a gap. Returns the x after the text. */
+static int draw_text(unsigned char* rgb, int x, int y, const char* text, const unsigned char* colour) {
+  size_t g;
+  int row, column, dx, dy;
+  for (; *text != '\0'; ++text, x += kAdvance) {
+    for (g = 0; g < sizeof(kGlyphs) / sizeof(kGlyphs[0]) && kGlyphs[g].c != *text; ++g) {
+    }
+    if (g == sizeof(kGlyphs) / sizeof(kGlyphs[0])) continue;
+    for (row = 0; row < 7; ++row)
+      for (column = 0; column < 5; ++column)
+        if (kGlyphs[g].rows[row][column] == '#')
+          for (dy = 0; dy < kScale; ++dy)
+            for (dx = 0; dx < kScale; ++dx)
+              plot_point(rgb, x + column * kScale + dx, y + row * kScale + dy, colour);
+  }
+  return x;
+}
+
+/* A legend entry: a short thick line in `colour`, then its label. */
+static int draw_key(unsigned char* rgb, int x, int y, const char* label, const unsigned char* colour) {
+  plot_line(rgb, x, y + 6, x + 24, y + 6, colour, 3);
+  return draw_text(rgb, x + 32, y, label, (const unsigned char*)"\x3c\x3c\x3c") + 28;
+}
+
+/* The batch losses (light blue), each epoch's mean training loss (blue) and
+ * the held-out loss (orange) against the epochs, from 0 to the first batch
+ * loss, with a legend, the loss every 0.5 and the epochs labelled. */
 static int write_curve(const char* path, const float* batch_losses, int steps, const float* train_losses,
                        const float* test_losses, int epochs, int steps_per_epoch) {
-  static const unsigned char kGrid[3] = {225, 225, 225}, kAxis[3] = {60, 60, 60};
+  static const unsigned char kGrid[3] = {225, 225, 225}, kInk[3] = {60, 60, 60};
   static const unsigned char kBatchColour[3] = {170, 200, 235}, kTrainColour[3] = {31, 100, 180};
   static const unsigned char kTestColour[3] = {235, 120, 20};
-  const double plot_w = kPictureWidth - 2.0 * kMargin, plot_h = kPictureHeight - 2.0 * kMargin;
+  const double plot_w = kPictureWidth - kLeft - kRight, plot_h = kPictureHeight - kTop - kBottom;
+  const int label_every = epochs <= 10 ? 1 : epochs <= 20 ? 2 : (epochs + 9) / 10;
   unsigned char* rgb = malloc((size_t)kPictureWidth * kPictureHeight * 3);
   double top = 0.5, level;
-  int i, status;
-#define X_OF(step) (kMargin + plot_w * (double)(step) / (double)steps)
-#define Y_OF(value) (kPictureHeight - kMargin - plot_h * ((value) < top ? (value) : top) / top)
+  char label[16];
+  int i, x, status;
+#define X_OF(step) (kLeft + plot_w * (double)(step) / (double)steps)
+#define Y_OF(value) (kTop + plot_h - plot_h * ((value) < top ? (value) : top) / top)
   if (rgb == NULL) return -1;
   memset(rgb, 255, (size_t)kPictureWidth * kPictureHeight * 3);
   for (i = 0; i < steps; ++i)
     if (batch_losses[i] > top) top = batch_losses[i];
-  for (level = 0.5; level < top; level += 0.5)
-    plot_line(rgb, X_OF(0), Y_OF(level), X_OF(steps), Y_OF(level), kGrid, 1);
-  for (i = 1; i <= epochs; ++i)
+  for (level = 0; level < top; level += 0.5) {
+    if (level > 0) plot_line(rgb, X_OF(0), Y_OF(level), X_OF(steps), Y_OF(level), kGrid, 1);
+    snprintf(label, sizeof(label), "%.1f", level);
+    draw_text(rgb, kLeft - 8 - kAdvance * (int)strlen(label), (int)Y_OF(level) - 7, label, kInk);
+  }
+  for (i = 1; i <= epochs; ++i) {
     plot_line(rgb, X_OF(i * steps_per_epoch), Y_OF(0), X_OF(i * steps_per_epoch), Y_OF(top), kGrid, 1);
+    if (i % label_every == 0) {
+      snprintf(label, sizeof(label), "%d", i);
+      draw_text(rgb, (int)X_OF(i * steps_per_epoch) - kAdvance * (int)strlen(label) / 2,
+                kPictureHeight - kBottom + 8, label, kInk);
+    }
+  }
+  draw_text(rgb, kLeft + (int)plot_w / 2 - 2 * kAdvance, kPictureHeight - kBottom + 28, "epoch", kInk);
   for (i = 1; i < steps; ++i)
     plot_line(rgb, X_OF(i - 1), Y_OF(batch_losses[i - 1]), X_OF(i), Y_OF(batch_losses[i]), kBatchColour, 1);
   for (i = 1; i < epochs; ++i) {
@@ -422,8 +499,12 @@ static int write_curve(const char* path, const float* batch_losses, int steps, c
     plot_line(rgb, X_OF(i * steps_per_epoch), Y_OF(test_losses[i - 1]), X_OF((i + 1) * steps_per_epoch),
               Y_OF(test_losses[i]), kTestColour, 2);
   }
-  plot_line(rgb, X_OF(0), Y_OF(0), X_OF(steps), Y_OF(0), kAxis, 1);
-  plot_line(rgb, X_OF(0), Y_OF(0), X_OF(0), Y_OF(top), kAxis, 1);
+  plot_line(rgb, X_OF(0), Y_OF(0), X_OF(steps), Y_OF(0), kInk, 1);
+  plot_line(rgb, X_OF(0), Y_OF(0), X_OF(0), Y_OF(top), kInk, 1);
+  draw_text(rgb, 8, 14, "loss", kInk);
+  x = draw_key(rgb, kLeft + 140, 14, "batch", kBatchColour);
+  x = draw_key(rgb, x, 14, "training", kTrainColour);
+  draw_key(rgb, x, 14, "held-out", kTestColour);
 #undef X_OF
 #undef Y_OF
   status = frames_write_png(path, rgb, kPictureWidth, kPictureHeight);
@@ -613,8 +694,7 @@ int main(int argc, char** argv) {
          100.0 * accuracy, epochs, steps, (frames_now_ms() - start) / 1000.0,
          accuracy >= kTarget ? "reached" : "MISSED", 100.0 * kTarget);
   if (write_curve(output, batch_losses, steps, train_losses, test_losses, epochs, steps_per_epoch) == 0)
-    printf("wrote %s (loss per step in light blue, per epoch: training in blue, held-out in orange)\n",
-           output);
+    printf("wrote %s: the loss per batch, and per epoch on the training and held-out images\n", output);
   exit_code = accuracy >= kTarget ? 0 : 1;
 
 done:
