@@ -96,6 +96,40 @@ ENTRY e {
   EXPECT_EQ(program.result_leaves.size(), 2u);
 }
 
+// A backend's library-call rule (the CUDA backend's dots through cuBLAS)
+// makes the instruction a step of its own on its operands and output, not a
+// kernel; what the rule leaves stays a kernel.
+TEST(DeviceLoweringTest, LibraryCallsAreStepsOfTheirOwn) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[3,5] parameter(0)
+  b = f32[5,4] parameter(1)
+  d = f32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT n = f32[3,4] negate(d)
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceLoweringRules rules = TestRules();
+  rules.library_call = [](const Instruction& instruction) { return instruction.opcode == Opcode::kDot; };
+  ASSERT_TRUE(RunDevicePasses(*module, 2, rules).ok());
+  DeviceProgram program;
+  const Status status = LowerForDevice(std::move(module), rules, program);
+  ASSERT_TRUE(status.ok()) << status.ToString();
+  ASSERT_EQ(program.library_calls.size(), 1u);
+  EXPECT_EQ(program.library_calls[0]->opcode, Opcode::kDot);
+  EXPECT_EQ(program.kernels.size(), 1u);  // the negate
+  ASSERT_EQ(program.sequences[0].steps.size(), 2u);
+  const DeviceStep& call = program.sequences[0].steps[0];
+  EXPECT_EQ(call.kind, DeviceStep::Kind::kLibraryCall);
+  EXPECT_EQ(call.call, 0);
+  ASSERT_EQ(call.buffers.size(), 3u);  // two operands, one output
+  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[0])].kind, DeviceSlotKind::kParameter);
+  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[2])].kind, DeviceSlotKind::kTemporary);
+  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[2])].bytes, 48);
+  const DeviceStep& launch = program.sequences[0].steps[1];
+  EXPECT_EQ(launch.kind, DeviceStep::Kind::kLaunch);
+  EXPECT_EQ(launch.buffers[0], call.buffers[2]);
+}
+
 // Results computed into temporaries are placed in their own buffers; a
 // parameter passed through, a constant, a value returned twice (its second
 // time) and a reshape of a parameter (an alias of its slot) are copied out.
