@@ -1,5 +1,6 @@
 // The CUDA backend: one Device per GPU the driver reports. Compiling runs
-// the core passes, lowers the module to kernel launches and loop steps
+// the core passes, lowers the module to kernel launches, cuBLAS GEMMs (for
+// dots, when cuBLAS loads: cublas_library.h) and loop steps
 // (cuda_program.h) and compiles the kernels to PTX for the GPU's compute
 // capability; executing runs them on a stream of the execution's own.
 #pragma once

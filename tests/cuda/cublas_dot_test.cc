@@ -24,6 +24,7 @@
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -441,6 +442,49 @@ TEST_F(CublasDot, ACublasErrorNamesTheCallAndTheStatus) {
   // The next execution works again.
   StatusOr<Literal> again = RunOn(*cuda_, *module, arguments);
   EXPECT_TRUE(again.ok()) << again.status().ToString();
+}
+
+// Executions running at once on one executable each take a handle of their
+// own, bound to their own stream, and all compute the right product.
+TEST_F(CublasDot, ConcurrentExecutionsEachHaveTheirOwnHandle) {
+  std::unique_ptr<Module> module = Parse(DotModule("f32[16,24]", "f32[24,8]", "f32[16,8]",
+                                                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  ASSERT_NE(module, nullptr);
+  const Literal lhs = Values(ElementType::kF32, {16, 24}, 1);
+  const Literal rhs = Values(ElementType::kF32, {24, 8}, 2);
+  StatusOr<Literal> expected = RunOn(*interpreter_, *module, {lhs, rhs});
+  ASSERT_TRUE(expected.ok()) << expected.status().ToString();
+  StatusOr<std::unique_ptr<Executable>> executable = cuda_->Compile(*module, CompileOptions{});
+  ASSERT_TRUE(executable.ok()) << executable.status().ToString();
+  StatusOr<std::unique_ptr<DeviceBuffer>> a = cuda_->BufferFromLiteral(lhs, cuda_->devices()[0]);
+  StatusOr<std::unique_ptr<DeviceBuffer>> b = cuda_->BufferFromLiteral(rhs, cuda_->devices()[0]);
+  ASSERT_TRUE(a.ok() && b.ok());
+  const std::vector<DeviceBuffer*> arguments = {a->get(), b->get()};
+  const int gemms = hooks_.gemm_count();
+  constexpr int kThreads = 4, kRuns = 5;
+  std::vector<int> right(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kRuns; ++i) {
+        StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> results =
+            (*executable)->Execute(arguments, ExecuteOptions{});
+        if (!results.ok() || results->size() != 1) continue;
+        StatusOr<Literal> got = (*results)[0]->ToLiteral();
+        right[static_cast<size_t>(t)] += got.ok() && *got == *expected;
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(right[static_cast<size_t>(t)], kRuns) << "thread " << t;
+  ASSERT_EQ(hooks_.gemm_count(), gemms + kThreads * kRuns);
+  EXPECT_GE(hooks_.live_handles(), 1);
+  EXPECT_LE(hooks_.live_handles(), kThreads) << "more handles than executions at once";
+  for (int i = gemms; i < gemms + kThreads * kRuns; ++i) {
+    FakeGemmCall call;
+    ASSERT_EQ(hooks_.gemm(i, &call), 1);
+    EXPECT_NE(call.stream, nullptr) << "call " << i << " ran on no execution's stream";
+  }
 }
 
 // The handles live in a pool shared by the backend and its executables,
