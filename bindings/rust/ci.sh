@@ -47,15 +47,22 @@ export CARGO_BUILD_JOBS="${CARGO_BUILD_JOBS:-2}"
 
 ws="$root/bindings/rust/Cargo.toml"
 sample="$root/samples/rust/mlp/Cargo.toml"
+train="$root/samples/rust/train_digits/Cargo.toml"
 
 say "rustfmt"
 cargo fmt --manifest-path "$ws" --all -- --check
 cargo fmt --manifest-path "$sample" -- --check
+cargo fmt --manifest-path "$train" -- --check
 say "clippy"
 cargo clippy --manifest-path "$ws" --workspace --all-targets -- -D warnings
 cargo clippy --manifest-path "$sample" --all-targets -- -D warnings
+cargo clippy --manifest-path "$train" --all-targets -- -D warnings
 say "tests"
 cargo test --manifest-path "$ws" --workspace
 say "sample"
 cargo run --manifest-path "$sample"
+say "sample train_digits (exits 1 under 95% held-out accuracy)"
+curve=$(mktemp -d)
+cargo run --manifest-path "$train" -- --output "$curve/train_digits_loss.png"
+rm -rf "$curve"
 say "ok"
