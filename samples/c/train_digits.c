@@ -546,7 +546,7 @@ int main(int argc, char** argv) {
   double accuracy = 0, start, setup_ms;
   int exit_code = 1, i, epoch, steps_per_epoch = 0, steps = 0;
 
-  for (i = 1; i < argc; ++i) {
+  for (i = 1; i < argc; i += 2) {
     const char* value = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
       usage(argv[0]);
@@ -569,7 +569,6 @@ int main(int argc, char** argv) {
       usage(argv[0]);
       return 2;
     }
-    ++i;
   }
 
   start = frames_now_ms();
