@@ -158,6 +158,54 @@ static void test_vjp_of_a_vector_function(void) {
   kiln_computation_destroy(f);
 }
 
+/* vjp of a tuple result: one cotangent per leaf, in order; the gradient sums
+ * what each leaf pulls back: (sin x, x * x) -> c0 cos x + 2 c1 x. */
+static void test_vjp_of_a_tuple_result(void) {
+  static const float x[kN] = {0.5f, -1.0f, 2.0f};
+  static const float c0[kN] = {1.0f, -2.0f, 0.5f};
+  static const float c1[kN] = {3.0f, 0.25f, -1.0f};
+  const int64_t dims[1] = {kN};
+  const int64_t wrt[1] = {0};
+  kiln_builder_t* builder = NULL;
+  kiln_computation_t* f = NULL;
+  kiln_computation_t* vjp = NULL;
+  kiln_client_t* client = NULL;
+  kiln_buffer_t* arguments[3] = {NULL, NULL, NULL};
+  kiln_op_t leaves[2], parameter;
+  float sine[kN], square[kN], dx[kN];
+  float* results[3] = {sine, square, dx};
+  const size_t sizes[3] = {kN, kN, kN};
+  size_t count = 0, i;
+
+  CHECK_OK(kiln_builder_create("pair", &builder));
+  parameter = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x");
+  leaves[0] = kiln_op_sin(builder, parameter);
+  leaves[1] = kiln_op_mul(builder, parameter, parameter, NULL, 0);
+  CHECK_OK(kiln_builder_build(builder, kiln_op_tuple(builder, leaves, 2), &f));
+  kiln_builder_destroy(builder);
+  CHECK_OK(kiln_computation_vjp(f, wrt, 1, &vjp));
+  if (vjp == NULL) {
+    kiln_computation_destroy(f);
+    return;
+  }
+  CHECK_OK(kiln_computation_parameter_count(vjp, &count));
+  CHECK(count == 3); /* x, then a cotangent per leaf */
+  CHECK_OK(kiln_client_create(NULL, &client));
+  arguments[0] = f32_vector(client, x);
+  arguments[1] = f32_vector(client, c0);
+  arguments[2] = f32_vector(client, c1);
+  run(client, vjp, arguments, 3, results, sizes, 3);
+  for (i = 0; i < kN; ++i) {
+    CHECK(near(sine[i], sinf(x[i])));
+    CHECK(near(square[i], x[i] * x[i]));
+    CHECK(near(dx[i], c0[i] * cosf(x[i]) + 2.0f * c1[i] * x[i]));
+  }
+  for (i = 0; i < 3; ++i) kiln_buffer_destroy(arguments[i]);
+  kiln_client_destroy(client);
+  kiln_computation_destroy(vjp);
+  kiln_computation_destroy(f);
+}
+
 /* A message naming `function`, never the command line's "kiln grad". */
 static void expect_grad_error(kiln_status_t* status, kiln_status_code_t code, const char* function,
                               const char* needle, int line) {
@@ -239,6 +287,7 @@ static void test_errors(void) {
 int main(void) {
   test_value_and_grad();
   test_vjp_of_a_vector_function();
+  test_vjp_of_a_tuple_result();
   test_errors();
   if (g_failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
