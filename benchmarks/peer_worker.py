@@ -131,7 +131,38 @@ def numpy_program(workload, inputs):
         (x,) = inputs
         transform = {"fft2": np.fft.fft2, "rfft": np.fft.rfft}[workload.params["transform"]]
         return lambda: (transform(x),)
+    if kind == "cumsum":
+        (x,) = inputs
+        return lambda: (np.cumsum(x, axis=-1),)
+    if kind == "transpose":
+        # A contiguous copy: x.transpose alone is a view.
+        (x,) = inputs
+        permutation = workload.params["permutation"]
+        return lambda: (np.ascontiguousarray(x.transpose(permutation)),)
+    if kind == "colsum":
+        (x,) = inputs
+        return lambda: (x.sum(axis=0),)
+    if kind == "bf16_gemm":
+        # NumPy has no bf16: the inputs are rounded to bf16 (to nearest even)
+        # once, outside the timing, and multiplied in f32, as the module does.
+        a, b = (round_to_bfloat16(x) for x in inputs)
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        return lambda: (np.matmul(a, b, out=c),)
+    if kind == "sort":
+        (x,) = inputs
+        if workload.params["variant"] == "argsort":
+            return lambda: (np.argsort(x, axis=-1, kind="stable"),)
+        return lambda: (np.sort(x, axis=-1),)
     raise ValueError(f"no numpy program for {kind}")
+
+
+def round_to_bfloat16(x):
+    """f32 values rounded to the nearest bf16 (ties to even), kept as f32."""
+    import numpy as np
+
+    bits = x.astype(np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> np.uint32(16)) & np.uint32(1))) & np.uint32(0xFFFF0000)
+    return rounded.view(np.float32)
 
 
 def numpy_mlp(inputs):
@@ -238,6 +269,25 @@ def torch_program(workload, inputs, threads, device="cpu"):
         (x,) = tensors
         transform = {"fft2": torch.fft.fft2, "rfft": torch.fft.rfft}[workload.params["transform"]]
         return (lambda: (transform(x),)), None
+    if kind == "cumsum":
+        (x,) = tensors
+        return (lambda: (torch.cumsum(x, dim=-1),)), None
+    if kind == "transpose":
+        (x,) = tensors
+        permutation = workload.params["permutation"]
+        return (lambda: (x.permute(permutation).contiguous(),)), None
+    if kind == "colsum":
+        (x,) = tensors
+        return (lambda: (x.sum(dim=0),)), None
+    if kind == "bf16_gemm":
+        # torch returns the bf16 product rounded to bf16 (no f32 output).
+        a, b = (t.to(torch.bfloat16) for t in tensors)
+        return (lambda: (torch.matmul(a, b).float(),)), None
+    if kind == "sort":
+        (x,) = tensors
+        if workload.params["variant"] == "argsort":
+            return (lambda: (torch.argsort(x, dim=-1, stable=True),)), None
+        return (lambda: (torch.sort(x, dim=-1).values,)), None
     raise ValueError(f"no torch program for {kind}")
 
 

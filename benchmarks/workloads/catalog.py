@@ -37,7 +37,8 @@ class Input:
 class Workload:
     name: str
     title: str
-    # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft.
+    # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft |
+    # cumsum | transpose | colsum | bf16_gemm | sort.
     kind: str
     inputs: tuple
     # What bounds it, for the achieved-fraction column: "copy" (read + write
@@ -113,6 +114,31 @@ def workloads(size: str) -> list[Workload]:
                            (Input((rfft_rows, rfft_cols)),), "fma",
                            flops=int(2.5 * rfft_rows * rfft_cols * math.log2(rfft_cols)),
                            params={"transform": "rfft"}))
+    # Thunk-backed operations: a scan, transposes, a column reduction, a bf16
+    # product and sorts (params say which axis, permutation or variant).
+    permute_side = 32 if quick else 256
+    bf16_side = 128 if quick else 1024
+    sort_n = (1 << 12) if quick else (1 << 20)
+    sort_rows, sort_cols = (64, 256) if quick else (1024, 1024)
+    result.append(Workload("cumsum_f32", f"cumsum along the last axis {rows}x{cols} f32", "cumsum",
+                           (Input((rows, cols)),), "copy", traffic_bytes=8 * rows * cols, flops=rows * cols))
+    result.append(Workload("transpose_f32", f"transpose {rows}x{cols} f32", "transpose", (Input((rows, cols)),),
+                           "copy", traffic_bytes=8 * rows * cols, params={"permutation": (1, 0)}))
+    result.append(Workload("permute201_f32", f"(2,0,1) permute {permute_side}^3 f32", "transpose",
+                           (Input((permute_side,) * 3),), "copy", traffic_bytes=8 * permute_side**3,
+                           params={"permutation": (2, 0, 1)}))
+    result.append(Workload("colsum", f"column sum {rows}x{cols}", "colsum", (Input((rows, cols)),), "read",
+                           traffic_bytes=4 * rows * cols + 4 * cols, flops=rows * cols))
+    result.append(Workload(f"bf16_gemm_{bf16_side}",
+                           f"bf16 x bf16 -> f32 matmul {bf16_side}^3 (f32 inputs rounded to bf16 in the module)",
+                           "bf16_gemm", (Input((bf16_side, bf16_side)), Input((bf16_side, bf16_side))), "fma",
+                           flops=2 * bf16_side**3))
+    result.append(Workload("sort_f32", f"sort f32[{sort_n}]", "sort", (Input((sort_n,)),), "latency",
+                           params={"variant": "sort"}))
+    result.append(Workload("argsort_f32", f"argsort f32[{sort_n}] (stable, s32 indices)", "sort",
+                           (Input((sort_n,)),), "latency", params={"variant": "argsort"}))
+    result.append(Workload("sort_rows_f32", f"sort along the last axis {sort_rows}x{sort_cols} f32", "sort",
+                           (Input((sort_rows, sort_cols)),), "latency", params={"variant": "sort"}))
     result.append(Workload("overhead_10op", "10-op elementwise graph on f32[16] (per-execute overhead)", "overhead",
                            (Input((16,)), Input((16,))), "latency"))
     return result

@@ -70,9 +70,31 @@ def fft(workload: catalog.Workload):
     return {"fft2": jnp.fft.fft2, "rfft": jnp.fft.rfft}[workload.params["transform"]]
 
 
+def cumsum(x):
+    return jnp.cumsum(x, axis=-1)
+
+
+def transpose(workload: catalog.Workload):
+    return lambda x: jnp.transpose(x, workload.params["permutation"])
+
+
+def colsum(x):
+    return jnp.sum(x, axis=0)
+
+
+def bf16_gemm(a, b):
+    return jnp.matmul(a.astype(jnp.bfloat16), b.astype(jnp.bfloat16), preferred_element_type=jnp.float32)
+
+
+def sort(workload: catalog.Workload):
+    return {"sort": lambda x: jnp.sort(x, axis=-1), "argsort": lambda x: jnp.argsort(x, axis=-1)}[
+        workload.params["variant"]]
+
+
 def function_for(workload: catalog.Workload):
     """The JAX function computing `workload` on its inputs, in order."""
     simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
+              "cumsum": cumsum, "colsum": colsum, "bf16_gemm": bf16_gemm,
               "overhead": overhead}
     if workload.kind in simple:
         return simple[workload.kind]
@@ -80,4 +102,8 @@ def function_for(workload: catalog.Workload):
         return _corpus_generator().mlp_train_step
     if workload.kind == "fft":
         return fft(workload)
+    if workload.kind == "transpose":
+        return transpose(workload)
+    if workload.kind == "sort":
+        return sort(workload)
     raise ValueError(f"no JAX function for workload kind {workload.kind!r}")
