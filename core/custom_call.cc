@@ -4,6 +4,7 @@
 #include "core/backend.h"
 #include "core/builtin_custom_calls.h"
 #include "core/identity_custom_calls.h"
+#include "core/tape_custom_calls.h"
 
 namespace kiln {
 namespace {
@@ -50,6 +51,10 @@ Status CheckCustomCallTargetsRegistered(const Module& module, std::string_view b
       const std::string& target = instruction->attrs.custom_call_target;
       if (IsIdentityCustomCall(target)) {
         KILN_RETURN_IF_ERROR(CheckIdentityCustomCall(*instruction, backend));
+        continue;
+      }
+      if (IsTapeCustomCall(target)) {
+        KILN_RETURN_IF_ERROR(CheckTapeCustomCall(*instruction, backend));
         continue;
       }
       if (FindBuiltinCustomCall(target) == nullptr && FindCustomCallTarget(target) == nullptr) {

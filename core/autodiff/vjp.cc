@@ -173,6 +173,16 @@ StatusOr<std::vector<Cotangent>> EmitBackward(VjpEmitter& emitter, const Cotange
           Accumulate(emitter, cotangents[operand], operand_cotangents[i], operand->shape, instruction));
     }
   }
+  // Forward instructions a rule rewrote (a while that now counts its
+  // iterations) are read through their replacements; drop them.
+  if (!emitter.replaced().empty()) {
+    computation.SortTopologically();
+    for (const auto& [old, replacement] : emitter.replaced()) {
+      if (old != computation.root() && computation.Users(old).empty()) {
+        KILN_RETURN_IF_ERROR(computation.RemoveInstruction(old));
+      }
+    }
+  }
   std::vector<Cotangent> result;
   for (const Instruction* instruction : wrt) {
     auto found = cotangents.find(instruction);
@@ -218,7 +228,8 @@ StatusOr<std::unique_ptr<Module>> BuildVjp(const Module& module, std::span<const
   KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> gradients,
                         EmitBackward(emitter, root_cotangent, wrt_parameters));
 
-  std::vector<Instruction*> results = leaves;
+  std::vector<Instruction*> results;
+  for (Instruction* leaf : leaves) results.push_back(emitter.Current(leaf));
   for (size_t i = 0; i < gradients.size(); ++i) {
     Instruction* gradient_value = gradients[i].array;
     results.push_back(gradient_value != nullptr ? gradient_value : emitter.Zeros(wrt_parameters[i]->shape));

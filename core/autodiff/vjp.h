@@ -2,17 +2,18 @@
 // transformation: the gradient is a new module, compiled, fused and run on
 // every backend like any program.
 //
-// Covered: straight-line computations (no while or conditional on the
-// path from a differentiated parameter to the result; calls are inlined
-// first) over the ops that have a rule in core/autodiff/vjp_rules.cc:
+// Covered: the ops that have a rule in core/autodiff/vjp_rules.cc:
 // elementwise float math, convert, the shape ops (broadcast, reshape,
 // transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter-add,
 // concatenate, pad, reverse), reduce with add/maximum/minimum,
-// dot_general, tuples. Not yet: control flow (the per-computation
-// EmitBackward below is the piece a while or conditional rule will call
-// for its body and branches), convolution, other scatters, reduce-window,
-// sort/top-k, batch-norm ops, custom calls, complex numbers, forward mode
-// (JVP).
+// dot_general, tuples (calls are inlined first), and control flow
+// (core/autodiff/control_flow_rules.cc): conditionals of both forms and
+// while loops with trip counts known only at run time, nested in each
+// other; the forward loop counts its iterations and pushes the state that
+// changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
+// Not yet: convolution, other scatters, reduce-window, sort/top-k,
+// batch-norm ops, custom calls, complex numbers, forward mode (JVP),
+// differentiating a gradient through a while loop again.
 #pragma once
 
 #include <cstdint>

@@ -136,17 +136,34 @@ Instruction* VjpEmitter::Tuple(std::vector<Instruction*> elements) {
 Instruction* VjpEmitter::AddParameter(const Shape& shape, const std::string& name) {
   Attributes attrs;
   attrs.parameter_number = static_cast<int64_t>(computation_.parameters().size());
-  auto parameter = MakeInstruction(Opcode::kParameter, Shape(shape.element_type(), shape.dimensions()), {},
-                                   std::move(attrs));
+  auto parameter = MakeInstruction(Opcode::kParameter,
+                                   shape.IsTuple() ? shape : Shape(shape.element_type(), shape.dimensions()),
+                                   {}, std::move(attrs));
   return AddNamedInstruction(computation_, names_, std::move(parameter), name);
 }
 
+Instruction* VjpEmitter::Clone(const Instruction& source, std::vector<Instruction*> operands) {
+  return CloneInstructionInto(source, computation_, std::move(operands), names_.Make(source.name));
+}
+
+void VjpEmitter::Replace(Instruction* old, Instruction* replacement) {
+  computation_.ReplaceAllUsesWith(old, replacement);
+  replaced_[old] = replacement;
+}
+
+Instruction* VjpEmitter::Current(Instruction* value) const {
+  for (auto found = replaced_.find(value); found != replaced_.end(); found = replaced_.find(value)) {
+    value = found->second;
+  }
+  return value;
+}
+
 Computation* VjpEmitter::Adder(ElementType type) {
-  auto found = adders_.find(static_cast<int>(type));
-  if (found != adders_.end()) return found->second;
+  auto found = adders_->find(static_cast<int>(type));
+  if (found != adders_->end()) return found->second;
   Computation* added = AddScalarBinaryComputation(module_, Opcode::kAdd, type,
                                                   "vjp_add_" + std::string(ElementTypeName(type)));
-  adders_[static_cast<int>(type)] = added;
+  (*adders_)[static_cast<int>(type)] = added;
   return added;
 }
 

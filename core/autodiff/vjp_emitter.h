@@ -30,7 +30,14 @@ struct Cotangent {
 class VjpEmitter {
  public:
   VjpEmitter(Module& module, Computation& computation)
-      : module_(module), computation_(computation), names_(computation) {}
+      : module_(module),
+        computation_(computation),
+        names_(computation),
+        adders_(std::make_shared<std::unordered_map<int, Computation*>>()) {}
+  // An emitter for another computation of the same module (a backward loop
+  // body or branch) that shares `parent`'s scalar adders.
+  VjpEmitter(VjpEmitter& parent, Computation& computation)
+      : module_(parent.module_), computation_(computation), names_(computation), adders_(parent.adders_) {}
 
   Module& module() { return module_; }
   Computation& computation() { return computation_; }
@@ -71,6 +78,17 @@ class VjpEmitter {
   Instruction* Tuple(std::vector<Instruction*> elements);
   // A new parameter of the computation, numbered after the existing ones.
   Instruction* AddParameter(const Shape& shape, const std::string& name);
+  // A copy of `source` (of another computation) over `operands`, named as
+  // `source` where the name is free.
+  Instruction* Clone(const Instruction& source, std::vector<Instruction*> operands);
+
+  // Makes every use of the forward value `old` read `replacement` (a rule
+  // that rewrites a forward instruction, as the while rule does to count
+  // iterations); EmitBackward removes `old` once it is done.
+  void Replace(Instruction* old, Instruction* replacement);
+  // What reads of `value` read now: `value`, or what replaced it.
+  Instruction* Current(Instruction* value) const;
+  const std::unordered_map<const Instruction*, Instruction*>& replaced() const { return replaced_; }
   // The scalar (x, y) -> x + y computation of an element type (for
   // reductions and scatters), made once per module.
   Computation* Adder(ElementType type);
@@ -80,7 +98,8 @@ class VjpEmitter {
   Computation& computation_;
   NameUniquer names_;
   Status status_;
-  std::unordered_map<int, Computation*> adders_;
+  std::shared_ptr<std::unordered_map<int, Computation*>> adders_;
+  std::unordered_map<const Instruction*, Instruction*> replaced_;
 };
 
 }  // namespace kiln::autodiff

@@ -31,7 +31,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kClamp, ClampRule},
     {Opcode::kComplex, nullptr},
     {Opcode::kConcatenate, ConcatenateRule},
-    {Opcode::kConditional, nullptr},
+    {Opcode::kConditional, ConditionalRule},
     {Opcode::kConvert, ConvertRule},
     {Opcode::kConvolution, nullptr},
     {Opcode::kCopy, IdentityRule},
@@ -84,7 +84,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kTopK, nullptr},
     {Opcode::kTranspose, TransposeRule},
     {Opcode::kTuple, TupleRule},
-    {Opcode::kWhile, nullptr},
+    {Opcode::kWhile, WhileRule},
 };
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "core/interpreter/kernels.h"
+#include "core/tape_custom_calls.h"
 
 namespace kiln::interpreter {
 namespace {
@@ -272,7 +273,10 @@ StatusOr<Literal> Evaluator::EvaluateInstruction(const Instruction& instruction,
 
     case Opcode::kInfeed: return EvaluateInfeed(instruction, operands, context_);
     case Opcode::kOutfeed: return EvaluateOutfeed(instruction, operands, context_);
-    case Opcode::kCustomCall: return EvaluateCustomCall(instruction, operands);
+    case Opcode::kCustomCall:
+      if (IsTapeCustomCall(instruction.attrs.custom_call_target))
+        return tapes_.Evaluate(instruction, operands);
+      return EvaluateCustomCall(instruction, operands);
     case Opcode::kAfterAll: return Literal(Shape::Token());
     case Opcode::kReplicaId:
     case Opcode::kPartitionId: return Literal::Scalar<uint32_t>(0).Convert(instruction.shape.element_type());

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/interpreter/eval_context.h"
+#include "core/interpreter/tape.h"
 #include "core/stop_condition.h"
 
 namespace kiln::interpreter {
@@ -38,6 +39,8 @@ class Evaluator : public ComputationRunner {
  public:
   Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed, StopCondition stop = {});
   StatusOr<Literal> Run(const Computation& computation, Operands arguments) override;
+  // What the tapes of gradient loops (core/tape_custom_calls.h) held.
+  const TapeStatistics& tape_statistics() const { return tapes_.statistics(); }
 
  private:
   StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, Operands operands,
@@ -49,6 +52,7 @@ class Evaluator : public ComputationRunner {
   StopCondition stop_;
   RngStream rng_;
   EvalContext context_;
+  Tapes tapes_;
 };
 
 }  // namespace kiln::interpreter
