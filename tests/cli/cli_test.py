@@ -788,6 +788,35 @@ def test_grad_takes_a_cotangent_per_result_leaf(ctx):
 
 
 @case
+def test_grad_through_a_while_loop(ctx):
+    # x <- x * a + sin(x) while |x| < 10: the trip count depends on the inputs.
+    out_hlo = ctx.path("grad_while.hlo")
+    result = ctx.run("grad", ctx.hlo("grad_while.hlo"), "--wrt", "0,1", "--output", out_hlo)
+    expect(result.returncode == 0 and "2 parameter(s) then 0 cotangent(s)" in result.stdout, "grad failed", result)
+    with open(out_hlo) as f:
+        text = f.read()
+    expect('custom_call_target="kiln_tape_push"' in text and 'custom_call_target="kiln_tape_pop"' in text,
+           "the forward loop pushes its state on a tape that the backward loop pops")
+    import math
+    x0, a = 0.5, 1.3
+    x, dx, da, trips = x0, 1.0, 0.0, 0
+    while abs(x) < 10:
+        slope = a + math.cos(x)
+        x, dx, da, trips = x * a + math.sin(x), slope * dx, slope * da + x, trips + 1
+    expect(trips > 3, "the loop should run a few times, ran %d" % trips)
+    xs = ctx.write("x.npy", npy_array("<f4", (), [x0]))
+    as_ = ctx.write("a.npy", npy_array("<f4", (), [a]))
+    for backend in ("interpreter", "cpu"):
+        out = ctx.path("out_" + backend)
+        run = ctx.run("run", out_hlo, "--backend", backend, "--input", xs, "--input", as_, "--output-dir", out)
+        expect(run.returncode == 0, "running the gradient module on %s failed" % backend, run)
+        for leaf, want in enumerate([x, dx, da]):
+            got = read_npy(os.path.join(out, "%d.npy" % leaf))[2][0]
+            expect(abs(got - want) <= 1e-3 * (1 + abs(want)),
+                   "%s leaf %d: got %r, expected %r" % (backend, leaf, got, want))
+
+
+@case
 def test_grad_errors(ctx):
     help_text = ctx.run("grad", "--help")
     expect(help_text.returncode == 0 and help_text.stdout.startswith("usage: kiln grad MODULE.hlo --wrt"),
