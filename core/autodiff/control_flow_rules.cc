@@ -176,7 +176,8 @@ Instruction* TapeCall(VjpEmitter& e, std::string_view target, int64_t tape,
   Attributes attrs;
   attrs.custom_call_target = std::string(target);
   attrs.backend_config = std::to_string(tape);
-  return e.Add(Opcode::kCustomCall, std::move(operands), std::move(attrs), &shape);
+  return e.Add(Opcode::kCustomCall, std::move(operands), std::move(attrs), &shape, {},
+               target == kTapePushTarget ? "tape_push" : "tape_pop");
 }
 
 // The loop state's top-level elements (the state itself when it is an array).

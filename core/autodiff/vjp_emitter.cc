@@ -16,7 +16,8 @@ bool Cotangent::IsZero() const {
 }
 
 Instruction* VjpEmitter::Add(Opcode opcode, std::vector<Instruction*> operands, Attributes attrs,
-                             const Shape* declared, std::vector<Computation*> called) {
+                             const Shape* declared, std::vector<Computation*> called,
+                             const std::string& name) {
   std::vector<Shape> operand_shapes;
   for (const Instruction* operand : operands) operand_shapes.push_back(operand->shape);
   std::vector<ProgramShape> signatures;
@@ -39,7 +40,8 @@ Instruction* VjpEmitter::Add(Opcode opcode, std::vector<Instruction*> operands, 
   }
   auto instruction = MakeInstruction(opcode, std::move(result), std::move(operands), std::move(attrs));
   instruction->called = std::move(called);
-  return AddNamedInstruction(computation_, names_, std::move(instruction), std::string(OpcodeName(opcode)));
+  return AddNamedInstruction(computation_, names_, std::move(instruction),
+                             name.empty() ? std::string(OpcodeName(opcode)) : name);
 }
 
 Instruction* VjpEmitter::Compare(Instruction* x, Instruction* y, ComparisonDirection direction) {

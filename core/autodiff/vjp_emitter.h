@@ -48,8 +48,10 @@ class VjpEmitter {
 
   // Adds `opcode` over `operands` with the shape inference gives (or
   // `declared`, for ops whose shape the operands do not fix).
+  // `name` is the base of its name (the opcode's name when empty).
   Instruction* Add(Opcode opcode, std::vector<Instruction*> operands, Attributes attrs = {},
-                   const Shape* declared = nullptr, std::vector<Computation*> called = {});
+                   const Shape* declared = nullptr, std::vector<Computation*> called = {},
+                   const std::string& name = "");
 
   // Elementwise ops on operands of one shape.
   Instruction* Unary(Opcode opcode, Instruction* x) { return Add(opcode, {x}); }

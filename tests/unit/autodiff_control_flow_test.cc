@@ -4,6 +4,7 @@
 // differences and, for loops, against the gradient of the same computation
 // unrolled for the trip count the forward loop ran; the tape's memory after
 // N iterations; errors that name what cannot be differentiated.
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <sstream>
@@ -753,6 +754,22 @@ TEST(AutodiffControlFlowTest, TheGradientOfALoopRoundTripsThroughText) {
   EXPECT_EQ(second_order.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(second_order.status().message().find("tape of an earlier gradient"), std::string::npos)
       << second_order.status().message();
+}
+
+// Device backends cannot run the tape (it needs the host) and say so by name.
+TEST(AutodiffControlFlowTest, DeviceBackendsRefuseTheTapeByName) {
+  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
+  if (!vulkan.ok()) GTEST_SKIP() << "no vulkan device: " << vulkan.status().ToString();
+  auto looped = Parse(GrowLoop());
+  ASSERT_NE(looped, nullptr);
+  KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*looped, std::vector<int64_t>{0}));
+  const std::vector<std::string> unsupported = (*vulkan)->UnsupportedOps(*vjp);
+  EXPECT_NE(std::find(unsupported.begin(), unsupported.end(), "custom-call"), unsupported.end());
+  const auto compiled = (*vulkan)->Compile(*vjp, CompileOptions{});
+  ASSERT_FALSE(compiled.ok());
+  EXPECT_EQ(compiled.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(compiled.status().message().find("needs the host runtime"), std::string::npos)
+      << compiled.status().message();
 }
 
 }  // namespace
