@@ -756,6 +756,76 @@ TEST(AutodiffControlFlowTest, TheGradientOfALoopRoundTripsThroughText) {
       << second_order.status().message();
 }
 
+// A loop over one array (no tuple) that is the module's result, and a loop
+// whose trip count is an integer parameter inside a tuple result.
+TEST(AutodiffControlFlowTest, ALoopOverAnArrayThatIsTheResult) {
+  const std::string text = std::string("HloModule array_loop\n") + kAdd + R"(
+body {
+  x = f64[3] parameter(0)
+  s = f64[3] sine(x)
+  c = f64[] constant(1.5)
+  cb = f64[3] broadcast(c), dimensions={}
+  m = f64[3] multiply(x, cb)
+  ROOT r = f64[3] add(m, s)
+}
+
+cond {
+  x = f64[3] parameter(0)
+  zero = f64[] constant(0)
+  total = f64[] reduce(x, zero), dimensions={0}, to_apply=add_f64
+  bound = f64[] constant(20)
+  ROOT lt = pred[] compare(total, bound), direction=LT
+}
+
+ENTRY main {
+  x = f64[3] parameter(0)
+  ROOT w = f64[3] while(x), condition=cond, body=body
+}
+)";
+  auto module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  ExpectGradientsMatchFiniteDifferences(*module, {0}, {Literal::FromVector<double>({0.3, 0.5, 0.2})});
+  ExpectGradientsMatchFiniteDifferences(*module, {0}, {Literal::FromVector<double>({10.0, 9.0, 8.0})});
+
+  const std::string counted = std::string("HloModule counted_loop\n") + R"(
+body {
+  s = (s32[], f64[2,2], s32[]) parameter(0)
+  n = s32[] get-tuple-element(s), index=0
+  x = f64[2,2] get-tuple-element(s), index=1
+  i = s32[] get-tuple-element(s), index=2
+  t = f64[2,2] transpose(x), dimensions={1,0}
+  d = f64[2,2] dot(x, t), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  h = f64[2,2] tanh(d)
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  ROOT r = (s32[], f64[2,2], s32[]) tuple(n, h, ni)
+}
+
+cond {
+  s = (s32[], f64[2,2], s32[]) parameter(0)
+  n = s32[] get-tuple-element(s), index=0
+  i = s32[] get-tuple-element(s), index=2
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f64[2,2] parameter(0)
+  n = s32[] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f64[2,2], s32[]) tuple(n, x, zero)
+  ROOT w = (s32[], f64[2,2], s32[]) while(init), condition=cond, body=body
+}
+)";
+  auto counted_module = Parse(counted);
+  ASSERT_NE(counted_module, nullptr);
+  std::mt19937 random(37);
+  for (int32_t n : {0, 1, 5}) {
+    SCOPED_TRACE(n);
+    ExpectGradientsMatchFiniteDifferences(
+        *counted_module, {0}, {RandomF64(F64({2, 2}), random, -1, 1), Literal::Scalar<int32_t>(n)});
+  }
+}
+
 // Device backends cannot run the tape (it needs the host) and say so by name.
 TEST(AutodiffControlFlowTest, DeviceBackendsRefuseTheTapeByName) {
   StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
