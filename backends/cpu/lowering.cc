@@ -96,7 +96,8 @@ class Lowerer {
   Status LowerWhile(const Instruction& instruction, Scope& scope);
   Status LowerConditional(const Instruction& instruction, Scope& scope);
   Status LowerDot(const Instruction& instruction, const DotPlan& plan, Scope& scope);
-  // A SortThunk when the comparator can be compiled, else a library thunk.
+  // A SortThunk when the comparator is a single key (sorted by key) or can be
+  // compiled, else a library thunk.
   Status LowerSort(const Instruction& instruction, Scope& scope);
   // A TopKThunk for real operands, else a library thunk.
   Status LowerTopK(const Instruction& instruction, Scope& scope);
@@ -417,8 +418,13 @@ Status Lowerer::LowerSort(const Instruction& instruction, Scope& scope) {
     if (operand->shape.dimensions() != first.dimensions()) return LowerGeneric(instruction, scope);
     geometry.element_bytes.push_back(ByteWidth(operand->shape.element_type()));
   }
-  if ((rank > 0 && dimension >= rank) || !ComparatorFitsSort(instruction) ||
-      !compiler_->CheckEmittable(*instruction.called[0]).ok()) {
+  if (rank > 0 && dimension >= rank) return LowerGeneric(instruction, scope);
+  // A single-key comparator sorts by key and needs no compiled comparator,
+  // except under the partial float order (for slices with NaNs).
+  const std::optional<SortKeyPlan> key_plan = MatchSortKeyComparator(instruction);
+  const bool needs_comparator = !key_plan.has_value() || key_plan->order == SortKeyPlan::Order::kFloat;
+  if (needs_comparator &&
+      (!ComparatorFitsSort(instruction) || !compiler_->CheckEmittable(*instruction.called[0]).ok())) {
     return LowerGeneric(instruction, scope);
   }
   std::vector<ParameterBinding> bindings = Bindings(instruction, scope);
@@ -427,8 +433,11 @@ Status Lowerer::LowerSort(const Instruction& instruction, Scope& scope) {
                                                  LeafBytes(instruction.shape));
   auto thunk =
       std::make_unique<SortThunk>(BindingSlots(bindings), outputs, std::move(geometry), std::move(fallback));
-  RequestKernel(*instruction.called[0],
-                [raw = thunk.get()](const KernelInfo& info) { raw->SetComparator(info); });
+  if (key_plan.has_value()) thunk->SetKeyPlan(*key_plan);
+  if (needs_comparator) {
+    RequestKernel(*instruction.called[0],
+                  [raw = thunk.get()](const KernelInfo& info) { raw->SetComparator(info); });
+  }
   scope.sequence->thunks.push_back(std::move(thunk));
   scope.values[&instruction] = std::move(outputs);
   return OkStatus();

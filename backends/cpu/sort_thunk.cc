@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "backends/cpu/thread_pool.h"
 
@@ -10,6 +11,265 @@ namespace {
 
 // Elements a parallel task should sort at least, so scheduling stays cheap.
 constexpr int64_t kElementsPerTask = 16 * 1024;
+
+// --- Matching single-key comparators -------------------------------------------
+
+// One side of the comparator's compare: the parameter it reads and whether
+// jnp's canonicalisation (NaN -> a NaN constant, +-0 -> a zero constant)
+// came first.
+struct KeyOperand {
+  int64_t parameter = -1;
+  bool canonical = false;
+  uint64_t nan_bits = 0;
+  uint64_t zero_bits = 0;
+};
+
+// The sign bit and the exponent mask of a float type's bit pattern.
+struct FloatLayout {
+  uint64_t sign = 0;
+  uint64_t exponent = 0;
+};
+
+std::optional<FloatLayout> LayoutOf(ElementType type) {
+  switch (type) {
+    case ElementType::kF16: return FloatLayout{0x8000, 0x7C00};
+    case ElementType::kBF16: return FloatLayout{0x8000, 0x7F80};
+    case ElementType::kF32: return FloatLayout{0x80000000u, 0x7F800000u};
+    case ElementType::kF64: return FloatLayout{0x8000000000000000ull, 0x7FF0000000000000ull};
+    default: return std::nullopt;
+  }
+}
+
+// The bits of a scalar float constant.
+std::optional<uint64_t> ConstantBits(const Instruction* instruction) {
+  if (instruction->opcode != Opcode::kConstant || !instruction->literal.has_value() ||
+      !instruction->shape.IsArray() || instruction->shape.rank() != 0 ||
+      !LayoutOf(instruction->shape.element_type()).has_value()) {
+    return std::nullopt;
+  }
+  const auto bytes = instruction->literal->data<uint8_t>();
+  const auto width = static_cast<size_t>(ByteWidth(instruction->shape.element_type()));
+  if (bytes.size() != width) return std::nullopt;
+  uint64_t bits = 0;
+  std::memcpy(&bits, bytes.data(), width);
+  return bits;
+}
+
+bool PartialCompare(const Instruction* instruction, ComparisonDirection direction) {
+  return instruction->opcode == Opcode::kCompare && instruction->operands.size() == 2 &&
+         instruction->attrs.comparison_direction == direction &&
+         (instruction->attrs.comparison_type == ComparisonType::kDefault ||
+          instruction->attrs.comparison_type == ComparisonType::kFloat);
+}
+
+// `instruction` as a parameter, or as
+//   select(compare(p, p) NE, NaN, select(compare(p, 0) EQ, 0, p))
+// (what jnp.sort and jnp.argsort put before a TOTALORDER compare).
+std::optional<KeyOperand> ResolveKeyOperand(const Instruction* instruction) {
+  if (instruction->opcode == Opcode::kParameter) return KeyOperand{instruction->attrs.parameter_number};
+  if (instruction->opcode != Opcode::kSelect || instruction->operands.size() != 3) return std::nullopt;
+  const Instruction* is_nan = instruction->operand(0);
+  const Instruction* inner = instruction->operand(2);
+  if (!PartialCompare(is_nan, ComparisonDirection::kNe) || is_nan->operand(0) != is_nan->operand(1)) {
+    return std::nullopt;
+  }
+  const Instruction* parameter = is_nan->operand(0);
+  if (parameter->opcode != Opcode::kParameter) return std::nullopt;
+  const std::optional<FloatLayout> layout = LayoutOf(parameter->shape.element_type());
+  const std::optional<uint64_t> nan = ConstantBits(instruction->operand(1));
+  if (!layout.has_value() || !nan.has_value() || (*nan & ~layout->sign) <= layout->exponent)
+    return std::nullopt;
+  if (inner->opcode != Opcode::kSelect || inner->operands.size() != 3 || inner->operand(2) != parameter) {
+    return std::nullopt;
+  }
+  const Instruction* is_zero = inner->operand(0);
+  if (!PartialCompare(is_zero, ComparisonDirection::kEq)) return std::nullopt;
+  const Instruction* zero_operand =
+      is_zero->operand(0) == parameter ? is_zero->operand(1) : is_zero->operand(0);
+  if (is_zero->operand(0) != parameter && is_zero->operand(1) != parameter) return std::nullopt;
+  const std::optional<uint64_t> compared_zero = ConstantBits(zero_operand);
+  const std::optional<uint64_t> zero = ConstantBits(inner->operand(1));
+  if (!compared_zero.has_value() || !zero.has_value() || (*compared_zero & ~layout->sign) != 0 ||
+      (*zero & ~layout->sign) != 0) {
+    return std::nullopt;
+  }
+  for (const Instruction* constant :
+       std::initializer_list<const Instruction*>{instruction->operand(1), inner->operand(1), zero_operand}) {
+    if (constant->shape.element_type() != parameter->shape.element_type()) return std::nullopt;
+  }
+  return KeyOperand{parameter->attrs.parameter_number, true, *nan, *zero};
+}
+
+// --- Sorting by key ------------------------------------------------------------
+
+template <typename U>
+struct KeyEntry {
+  U key;
+  uint32_t index;
+};
+
+// Maps an element's bits to an unsigned key in the comparator's order.
+template <typename U>
+struct KeyCoder {
+  SortKeyPlan::Order order;
+  bool is_signed;
+  bool descending;
+  U sign;
+  U exponent;
+  U nan_bits;
+  U zero_bits;
+
+  static U Total(U bits, U sign) {
+    return (bits & sign) ? static_cast<U>(~bits) : static_cast<U>(bits | sign);
+  }
+
+  // False for a NaN under the partial order (no key orders it).
+  bool Encode(U bits, U& key) const {
+    const auto magnitude = static_cast<U>(bits & static_cast<U>(~sign));
+    switch (order) {
+      case SortKeyPlan::Order::kInteger: key = is_signed ? static_cast<U>(bits ^ sign) : bits; break;
+      case SortKeyPlan::Order::kFloat:
+        if (magnitude > exponent) return false;
+        key = Total(magnitude == 0 ? U{0} : bits, sign);
+        break;
+      case SortKeyPlan::Order::kTotalOrder: key = Total(bits, sign); break;
+      case SortKeyPlan::Order::kCanonicalTotalOrder:
+        key = Total(magnitude > exponent ? nan_bits : magnitude == 0 ? zero_bits : bits, sign);
+        break;
+    }
+    if (descending) key = static_cast<U>(~key);
+    return true;
+  }
+};
+
+// Sorts `n` entries by (key, index), through `scratch`; returns whichever of
+// the two buffers holds the result. Entries arrive in index order, so the
+// stable LSD radix sort by key alone orders equal keys by index.
+template <typename U>
+KeyEntry<U>* SortEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n) {
+  if (n < 128) {
+    std::sort(entries, entries + n, [](const KeyEntry<U>& a, const KeyEntry<U>& b) {
+      return a.key < b.key || (a.key == b.key && a.index < b.index);
+    });
+    return entries;
+  }
+  constexpr int kKeyBits = static_cast<int>(sizeof(U)) * 8;
+  const int digit = (sizeof(U) >= 4 && n >= 65536) ? 11 : 8;
+  const int passes = (kKeyBits + digit - 1) / digit;
+  const size_t buckets = size_t{1} << digit;
+  const U mask = static_cast<U>(buckets - 1);
+  thread_local std::vector<uint32_t> counts;
+  counts.assign(static_cast<size_t>(passes) * buckets, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const U key = entries[i].key;
+    for (int pass = 0; pass < passes; ++pass) {
+      ++counts[static_cast<size_t>(pass) * buckets + static_cast<size_t>((key >> (pass * digit)) & mask)];
+    }
+  }
+  KeyEntry<U>* from = entries;
+  KeyEntry<U>* to = scratch;
+  for (int pass = 0; pass < passes; ++pass) {
+    uint32_t* count = counts.data() + static_cast<size_t>(pass) * buckets;
+    // A digit every key shares moves nothing.
+    if (count[static_cast<size_t>((from[0].key >> (pass * digit)) & mask)] == n) continue;
+    uint32_t offset = 0;
+    for (size_t b = 0; b < buckets; ++b) {
+      const uint32_t c = count[b];
+      count[b] = offset;
+      offset += c;
+    }
+    const int shift = pass * digit;
+    for (size_t i = 0; i < n; ++i) {
+      const KeyEntry<U> entry = from[i];
+      to[count[static_cast<size_t>((entry.key >> shift) & mask)]++] = entry;
+    }
+    std::swap(from, to);
+  }
+  return from;
+}
+
+// Writes target[first + p * inner] = source[first + entries[p].index * inner].
+template <size_t kBytes, typename U>
+void Gather(const uint8_t* source, uint8_t* target, int64_t first, int64_t inner, const KeyEntry<U>* entries,
+            size_t n) {
+  for (size_t p = 0; p < n; ++p) {
+    std::memcpy(target + static_cast<size_t>(first + static_cast<int64_t>(p) * inner) * kBytes,
+                source + static_cast<size_t>(first + static_cast<int64_t>(entries[p].index) * inner) * kBytes,
+                kBytes);
+  }
+}
+
+template <typename U>
+void GatherOperand(const uint8_t* source, uint8_t* target, size_t bytes, int64_t first, int64_t inner,
+                   const KeyEntry<U>* entries, size_t n) {
+  switch (bytes) {
+    case 1: return Gather<1>(source, target, first, inner, entries, n);
+    case 2: return Gather<2>(source, target, first, inner, entries, n);
+    case 4: return Gather<4>(source, target, first, inner, entries, n);
+    case 8: return Gather<8>(source, target, first, inner, entries, n);
+    case 16: return Gather<16>(source, target, first, inner, entries, n);
+    default:
+      for (size_t p = 0; p < n; ++p) {
+        std::memcpy(
+            target + static_cast<size_t>(first + static_cast<int64_t>(p) * inner) * bytes,
+            source + static_cast<size_t>(first + static_cast<int64_t>(entries[p].index) * inner) * bytes,
+            bytes);
+      }
+  }
+}
+
+// What KeySortSlices needs of the thunk.
+struct KeySortJob {
+  const SortKeyPlan* plan;
+  const std::vector<int>* inputs;
+  const std::vector<int>* outputs;
+  const std::vector<int>* element_bytes;
+  int64_t length;
+  int64_t inner;
+};
+
+// Sorts slices [begin, end) by key; a slice whose keys cannot be encoded
+// (NaN under the partial order) goes to `by_comparator`.
+template <typename U, typename ByComparator>
+void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int64_t end,
+                   const ByComparator& by_comparator) {
+  const SortKeyPlan& plan = *job.plan;
+  KeyCoder<U> coder{plan.order,
+                    IsSignedIntegral(plan.type),
+                    plan.descending,
+                    static_cast<U>(U{1} << (sizeof(U) * 8 - 1)),
+                    0,
+                    static_cast<U>(plan.nan_bits),
+                    static_cast<U>(plan.zero_bits)};
+  if (const std::optional<FloatLayout> layout = LayoutOf(plan.type))
+    coder.exponent = static_cast<U>(layout->exponent);
+  const auto n = static_cast<size_t>(job.length);
+  thread_local std::vector<KeyEntry<U>> entries, scratch;
+  entries.resize(n);
+  scratch.resize(n);
+  const auto* keys = static_cast<const uint8_t*>(slots[(*job.inputs)[static_cast<size_t>(plan.operand)]]);
+  for (int64_t slice = begin; slice < end; ++slice) {
+    const int64_t first = (slice / job.inner) * job.length * job.inner + slice % job.inner;
+    bool encoded = true;
+    for (size_t p = 0; p < n && encoded; ++p) {
+      U bits;
+      std::memcpy(&bits, keys + static_cast<size_t>(first + static_cast<int64_t>(p) * job.inner) * sizeof(U),
+                  sizeof(U));
+      entries[p].index = static_cast<uint32_t>(p);
+      encoded = coder.Encode(bits, entries[p].key);
+    }
+    if (!encoded) {
+      by_comparator(slice);
+      continue;
+    }
+    const KeyEntry<U>* sorted = SortEntries(entries.data(), scratch.data(), n);
+    for (size_t k = 0; k < job.inputs->size(); ++k) {
+      GatherOperand(static_cast<const uint8_t*>(slots[(*job.inputs)[k]]),
+                    static_cast<uint8_t*>(slots[(*job.outputs)[k]]),
+                    static_cast<size_t>((*job.element_bytes)[k]), first, job.inner, sorted, n);
+    }
+  }
+}
 
 // Sorts `order` stably by `less` (bottom-up merge sort through `scratch`).
 // It never reads outside the slice, even for a comparator that is not a
@@ -32,6 +292,69 @@ void MergeSort(std::vector<int64_t>& order, std::vector<int64_t>& scratch, const
 }
 
 }  // namespace
+
+std::optional<SortKeyPlan> MatchSortKeyComparator(const Instruction& sort) {
+  if (sort.called.size() != 1 || sort.operands.empty()) return std::nullopt;
+  const Computation& comparator = *sort.called[0];
+  const Instruction* root = comparator.root();
+  if (root == nullptr || root->opcode != Opcode::kCompare || root->operands.size() != 2 ||
+      comparator.parameters().size() != 2 * sort.operands.size()) {
+    return std::nullopt;
+  }
+  const ComparisonDirection direction = root->attrs.comparison_direction;
+  if (direction != ComparisonDirection::kLt && direction != ComparisonDirection::kGt) return std::nullopt;
+  const std::optional<KeyOperand> lhs = ResolveKeyOperand(root->operand(0));
+  const std::optional<KeyOperand> rhs = ResolveKeyOperand(root->operand(1));
+  if (!lhs.has_value() || !rhs.has_value() || lhs->parameter < 0 || rhs->parameter < 0 ||
+      lhs->parameter / 2 != rhs->parameter / 2 || lhs->parameter == rhs->parameter ||
+      lhs->canonical != rhs->canonical || lhs->nan_bits != rhs->nan_bits ||
+      lhs->zero_bits != rhs->zero_bits) {
+    return std::nullopt;
+  }
+  SortKeyPlan plan;
+  plan.operand = static_cast<int>(lhs->parameter / 2);
+  if (static_cast<size_t>(plan.operand) >= sort.operands.size()) return std::nullopt;
+  const Shape& shape = sort.operand(static_cast<size_t>(plan.operand))->shape;
+  plan.type = shape.element_type();
+  if (root->operand(0)->shape.element_type() != plan.type ||
+      comparator.parameters()[static_cast<size_t>(lhs->parameter)]->shape.element_type() != plan.type) {
+    return std::nullopt;
+  }
+  // compare(rhs element, lhs element) LT is a descending sort.
+  plan.descending = (direction == ComparisonDirection::kGt) != (lhs->parameter % 2 == 1);
+  const ComparisonType type = root->attrs.comparison_type;
+  if (LayoutOf(plan.type).has_value()) {
+    if (lhs->canonical) {
+      if (type != ComparisonType::kTotalOrder) return std::nullopt;
+      plan.order = SortKeyPlan::Order::kCanonicalTotalOrder;
+      plan.nan_bits = lhs->nan_bits;
+      plan.zero_bits = lhs->zero_bits;
+    } else if (type == ComparisonType::kTotalOrder) {
+      plan.order = SortKeyPlan::Order::kTotalOrder;
+    } else if (type == ComparisonType::kDefault || type == ComparisonType::kFloat) {
+      plan.order = SortKeyPlan::Order::kFloat;
+    } else {
+      return std::nullopt;
+    }
+  } else if (IsIntegral(plan.type) && !lhs->canonical) {
+    const bool fits = type == ComparisonType::kDefault ||
+                      (type == ComparisonType::kSigned && IsSignedIntegral(plan.type)) ||
+                      (type == ComparisonType::kUnsigned && IsUnsignedIntegral(plan.type));
+    if (!fits) return std::nullopt;
+    plan.order = SortKeyPlan::Order::kInteger;
+  } else {
+    return std::nullopt;
+  }
+  // Positions are kept as 32-bit indices.
+  const int64_t rank = shape.rank();
+  int64_t dimension = sort.attrs.dimensions.empty() ? rank - 1 : sort.attrs.dimensions[0];
+  if (dimension < 0) dimension += rank;
+  if (rank > 0 && (dimension < 0 || dimension >= rank)) return std::nullopt;
+  if (rank > 0 && shape.dimensions(dimension) >= int64_t{std::numeric_limits<uint32_t>::max()}) {
+    return std::nullopt;
+  }
+  return plan;
+}
 
 SortThunk::SortThunk(std::vector<int> inputs, std::vector<int> outputs, SortGeometry geometry,
                      std::unique_ptr<LibraryThunk> fallback)
@@ -82,16 +405,34 @@ void SortThunk::SortSlices(void* const* slots, int64_t begin, int64_t end) const
   }
 }
 
+void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end) const {
+  const KeySortJob job{&*key_plan_, &inputs_, &outputs_, &geometry_.element_bytes, length_, inner_};
+  auto by_comparator = [&](int64_t slice) { SortSlices(slots, slice, slice + 1); };
+  switch (ByteWidth(key_plan_->type)) {
+    case 1: return KeySortSlices<uint8_t>(slots, job, begin, end, by_comparator);
+    case 2: return KeySortSlices<uint16_t>(slots, job, begin, end, by_comparator);
+    case 4: return KeySortSlices<uint32_t>(slots, job, begin, end, by_comparator);
+    default: return KeySortSlices<uint64_t>(slots, job, begin, end, by_comparator);
+  }
+}
+
 Status SortThunk::Run(ExecutionContext& context) const {
-  if (comparator_ == nullptr) return fallback_->Run(context);
+  const bool by_key = KeyPathReady();
+  if (!by_key && comparator_ == nullptr) return fallback_->Run(context);
   if (length_ == 0 || slices_ == 0) return OkStatus();
   void* const* slots = context.slots;
+  auto sort = [&](int64_t begin, int64_t end) {
+    if (by_key) {
+      SortSlicesByKey(slots, begin, end);
+    } else {
+      SortSlices(slots, begin, end);
+    }
+  };
   const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, length_));
   if (slices_ <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
-    SortSlices(slots, 0, slices_);
+    sort(0, slices_);
   } else {
-    context.pool->ParallelFor(slices_, grain,
-                              [&](int64_t begin, int64_t end) { SortSlices(slots, begin, end); });
+    context.pool->ParallelFor(slices_, grain, sort);
   }
   return OkStatus();
 }

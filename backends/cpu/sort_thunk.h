@@ -4,16 +4,49 @@
 // the two elements of each operand, its output one pred). Slices are sorted
 // in parallel; every slice uses a stable merge sort, which is also a valid
 // result when stability was not asked for and matches the interpreter.
+//
+// The common comparators take a fast path instead (a "key_sort" thunk): one
+// operand's two elements compared with LT or GT, plainly (integers, floats
+// under the partial order), with XLA's TOTALORDER comparison, or with the
+// total order after the canonicalisation jnp.sort / jnp.argsort export
+// (NaN -> one NaN, -0 -> +0), with any number of passenger operands. Each
+// element's key becomes an unsigned integer whose order is the comparator's
+// and a slice is sorted by (key, position) with an LSD radix sort, which is
+// stable, so the result equals the merge sort's. A slice with a NaN key under
+// the partial order (no strict weak order) is sorted by the comparator.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "backends/cpu/codegen/kernel_compiler.h"
 #include "backends/cpu/library_thunk.h"
+#include "core/ir.h"
 
 namespace kiln::cpu {
+
+// What a single-key comparator orders by.
+struct SortKeyPlan {
+  enum class Order {
+    kInteger,             // signed or unsigned integers
+    kFloat,               // floats, partial order: -0 == +0, NaN unordered
+    kTotalOrder,          // XLA's TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < +NaN
+    kCanonicalTotalOrder  // TOTALORDER after NaN -> nan_bits and +-0 -> zero_bits
+  };
+  int operand = 0;  // the operand holding the keys
+  ElementType type = ElementType::kF32;
+  Order order = Order::kInteger;
+  bool descending = false;
+  uint64_t nan_bits = 0;   // kCanonicalTotalOrder only
+  uint64_t zero_bits = 0;  // kCanonicalTotalOrder only
+};
+
+// The plan when `sort`'s comparator is such a single-key comparison of a
+// supported key type (f16, bf16, f32, f64, s8-s64, u8-u64) and every slice
+// has fewer than 2^32 elements; nullopt otherwise.
+std::optional<SortKeyPlan> MatchSortKeyComparator(const Instruction& sort);
 
 struct SortGeometry {
   std::vector<int64_t> dimensions;  // shared by all operands
@@ -28,20 +61,34 @@ class SortThunk : public Thunk {
   SortThunk(std::vector<int> inputs, std::vector<int> outputs, SortGeometry geometry,
             std::unique_ptr<LibraryThunk> fallback);
   void SetComparator(const KernelInfo& comparator) { comparator_ = comparator.function; }
+  // Sorts by `plan` instead of calling the comparator where it can.
+  void SetKeyPlan(const SortKeyPlan& plan) { key_plan_ = plan; }
   bool compiled() const { return comparator_ != nullptr; }
 
   Status Run(ExecutionContext& context) const override;
-  std::string_view kind() const override { return comparator_ != nullptr ? "sort" : "library"; }
+  std::string_view kind() const override {
+    if (KeyPathReady()) return "key_sort";
+    return comparator_ != nullptr ? "sort" : "library";
+  }
 
  private:
+  // The key path runs (a partial-order float plan needs the comparator for
+  // slices with NaNs).
+  bool KeyPathReady() const {
+    return key_plan_.has_value() &&
+           (key_plan_->order != SortKeyPlan::Order::kFloat || comparator_ != nullptr);
+  }
   // Sorts slices [begin, end) of `length` elements `inner` apart.
   void SortSlices(void* const* slots, int64_t begin, int64_t end) const;
+  // The same by key_plan_.
+  void SortSlicesByKey(void* const* slots, int64_t begin, int64_t end) const;
 
   SortGeometry geometry_;
   int64_t length_ = 1;  // elements per slice
   int64_t inner_ = 1;   // stride between neighbours of a slice
   int64_t slices_ = 1;
   KernelFunction comparator_ = nullptr;
+  std::optional<SortKeyPlan> key_plan_;
   std::unique_ptr<LibraryThunk> fallback_;
 };
 

@@ -1,6 +1,10 @@
 // sort on the CPU backend: the comparator is compiled and slices are sorted
-// natively (a "sort" thunk, no library thunk), with the interpreter's results.
+// natively (a "sort" thunk, no library thunk), or a single-key comparator
+// sorts by key (a "key_sort" thunk), with the interpreter's results, bit for
+// bit.
 #include <cmath>
+#include <cstring>
+#include <random>
 
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
@@ -22,7 +26,8 @@ std::vector<Literal> RunNativeSort(const std::string& text, const std::vector<Li
   EXPECT_TRUE(executable.ok()) << executable.status().ToString();
   if (!executable.ok()) return {};
   const auto& thunks = ProgramOf(**executable).statistics.thunks;
-  EXPECT_EQ(thunks.count("sort") ? thunks.at("sort") : 0, 1);
+  const auto count = [&](const char* kind) { return thunks.count(kind) ? thunks.at(kind) : 0; };
+  EXPECT_EQ(count("sort") + count("key_sort"), 1);
   EXPECT_EQ(thunks.count("library"), 0u);
   StatusOr<std::vector<Literal>> results = testing::RunOn(cpu, *module, arguments);
   EXPECT_TRUE(results.ok()) << results.status().ToString();
@@ -147,6 +152,377 @@ ENTRY e {
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable, cpu.Compile(*module, CompileOptions()));
   EXPECT_EQ(ProgramOf(*executable).statistics.thunks.count("sort"), 1u);
   testing::ExpectMatchesInterpreter(text, 0);
+}
+
+// --- The key path ------------------------------------------------------------
+
+// How the key is compared: plainly, with TOTALORDER, or with TOTALORDER
+// after jnp.sort's canonicalisation (NaN -> NaN, +-0 -> 0).
+enum class KeyCompare { kPlain, kTotalOrder, kCanonical };
+
+struct KeySortCase {
+  std::string key_type;
+  std::string direction = "LT";
+  KeyCompare compare = KeyCompare::kPlain;
+  std::vector<int64_t> dimensions = {1000};
+  int64_t dimension = 0;
+  bool key_second = false;  // the key is operand 1 (after an s32 iota)
+  bool swapped = false;     // compare(rhs element, lhs element)
+  bool passengers = true;   // an s32 iota and an f64 operand ride along
+  std::string stable = "true";
+};
+
+std::string ShapeText(const std::string& type, const std::vector<int64_t>& dimensions) {
+  std::string text = type + "[";
+  for (size_t i = 0; i < dimensions.size(); ++i) text += (i ? "," : "") + std::to_string(dimensions[i]);
+  return text + "]";
+}
+
+// The module of one sort as JAX would write it; its root is the sort's tuple.
+std::string KeySortModule(const KeySortCase& c) {
+  std::vector<std::string> types;  // operand element types, in order
+  if (c.key_second)
+    types = {"s32", c.key_type};
+  else if (c.passengers)
+    types = {c.key_type, "s32", "f64"};
+  else
+    types = {c.key_type};
+  if (c.key_second && c.passengers) types.push_back("f64");
+  const int key = c.key_second ? 1 : 0;
+  std::string text = "HloModule m\ncmp {\n";
+  for (size_t i = 0; i < 2 * types.size(); ++i) {
+    text += "  p" + std::to_string(i) + " = " + types[i / 2] + "[] parameter(" + std::to_string(i) + ")\n";
+  }
+  std::string lhs = "p" + std::to_string(2 * key), rhs = "p" + std::to_string(2 * key + 1);
+  if (c.compare == KeyCompare::kCanonical) {
+    const std::string& k = c.key_type;
+    text += "  nan = " + k + "[] constant(nan)\n  zero = " + k + "[] constant(0)\n";
+    for (std::string* side : {&lhs, &rhs}) {
+      const std::string p = *side;
+      text += "  ne" + p + " = pred[] compare(" + p + ", " + p + "), direction=NE\n";
+      text += "  eq" + p + " = pred[] compare(" + p + ", zero), direction=EQ\n";
+      text += "  z" + p + " = " + k + "[] select(eq" + p + ", zero, " + p + ")\n";
+      text += "  c" + p + " = " + k + "[] select(ne" + p + ", nan, z" + p + ")\n";
+      *side = "c" + p;
+    }
+  }
+  if (c.swapped) std::swap(lhs, rhs);
+  text += "  ROOT lt = pred[] compare(" + lhs + ", " + rhs + "), direction=" + c.direction +
+          (c.compare == KeyCompare::kPlain ? "" : ", type=TOTALORDER") + "\n}\n";
+  text += "ENTRY e {\n";
+  std::vector<std::string> names;
+  int parameter = 0;
+  for (size_t i = 0; i < types.size(); ++i) {
+    const std::string name = "x" + std::to_string(i);
+    if (types[i] == "s32") {
+      text += "  " + name + " = " + ShapeText("s32", c.dimensions) +
+              " iota(), iota_dimension=" + std::to_string(c.dimension) + "\n";
+    } else {
+      text += "  " + name + " = " + ShapeText(types[i], c.dimensions) + " parameter(" +
+              std::to_string(parameter++) + ")\n";
+    }
+    names.push_back(name);
+  }
+  std::string tuple = "(", operands;
+  for (size_t i = 0; i < types.size(); ++i) {
+    tuple += (i ? ", " : "") + ShapeText(types[i], c.dimensions);
+    operands += (i ? ", " : "") + names[i];
+  }
+  tuple = types.size() == 1 ? ShapeText(types[0], c.dimensions) : tuple + ")";
+  text += "  ROOT s = " + tuple + " sort(" + operands + "), dimensions={" + std::to_string(c.dimension) +
+          "}, is_stable=" + c.stable + ", to_apply=cmp\n}\n";
+  return text;
+}
+
+// Bit patterns with many ties and, for floats, NaNs of both signs and
+// several payloads, signed zeros, infinities and the extremes.
+template <typename Bits>
+std::vector<Bits> SpecialBits(ElementType type) {
+  std::vector<uint64_t> bits;
+  switch (type) {
+    case ElementType::kF16:
+      bits = {0x7E00, 0xFE00, 0x7C01, 0xFC01, 0x0000, 0x8000, 0x7C00, 0xFC00, 0x7BFF, 0xFBFF, 0x0001, 0x8001};
+      break;
+    case ElementType::kBF16:
+      bits = {0x7FC0, 0xFFC0, 0x7F81, 0xFF81, 0x0000, 0x8000, 0x7F80, 0xFF80, 0x7F7F, 0xFF7F, 0x0001, 0x8001};
+      break;
+    case ElementType::kF32:
+      bits = {0x7FC00000, 0xFFC00000, 0x7F800001, 0xFF800123, 0x00000000, 0x80000000,
+              0x7F800000, 0xFF800000, 0x7F7FFFFF, 0xFF7FFFFF, 0x00000001, 0x80000001};
+      break;
+    case ElementType::kF64:
+      bits = {0x7FF8000000000000ull,
+              0xFFF8000000000000ull,
+              0x7FF0000000000001ull,
+              0xFFF0000000012345ull,
+              0,
+              0x8000000000000000ull,
+              0x7FF0000000000000ull,
+              0xFFF0000000000000ull,
+              0x7FEFFFFFFFFFFFFFull,
+              0x0000000000000001ull};
+      break;
+    default: {
+      // Integers: 0, -1 / max, the extremes.
+      const uint64_t top = uint64_t{1} << (sizeof(Bits) * 8 - 1);
+      bits = {0, ~uint64_t{0}, top, top - 1, 1};
+    }
+  }
+  std::vector<Bits> result;
+  for (uint64_t b : bits) result.push_back(static_cast<Bits>(b));
+  return result;
+}
+
+// A float type's bit pattern of a small integer (ties galore), by converting.
+template <typename Bits>
+Bits SmallValueBits(ElementType type, int value) {
+  uint64_t bits = 0;  // little-endian: the low bytes are the value
+  switch (type) {
+    case ElementType::kF16: {
+      const half h(static_cast<float>(value));
+      std::memcpy(&bits, &h, 2);
+      break;
+    }
+    case ElementType::kBF16: {
+      const bfloat16 b(static_cast<float>(value));
+      std::memcpy(&bits, &b, 2);
+      break;
+    }
+    case ElementType::kF32: {
+      const auto f = static_cast<float>(value) * 0.25f;
+      std::memcpy(&bits, &f, 4);
+      break;
+    }
+    case ElementType::kF64: {
+      const double d = value * 0.125;
+      std::memcpy(&bits, &d, 8);
+      break;
+    }
+    default: bits = static_cast<uint64_t>(static_cast<int64_t>(value)); break;
+  }
+  return static_cast<Bits>(bits);
+}
+
+template <typename Bits>
+void FillKeys(Literal& literal, ElementType type, bool specials, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  const std::vector<Bits> special = SpecialBits<Bits>(type);
+  auto bytes = literal.data<uint8_t>();
+  const size_t n = bytes.size() / sizeof(Bits);
+  for (size_t i = 0; i < n; ++i) {
+    Bits bits;
+    if (specials && random() % 4 == 0) {
+      bits = special[random() % special.size()];
+    } else {
+      bits = SmallValueBits<Bits>(type, static_cast<int>(random() % 41) - 20);
+    }
+    std::memcpy(bytes.data() + i * sizeof(Bits), &bits, sizeof(Bits));
+  }
+}
+
+std::vector<Literal> KeySortArguments(const Module& module, ElementType key_type, bool specials,
+                                      uint64_t seed) {
+  std::vector<Literal> arguments;
+  for (const Instruction* parameter : module.entry()->parameters()) {
+    Literal literal(parameter->shape);
+    const ElementType type = parameter->shape.element_type();
+    if (type == ElementType::kF64 && key_type != ElementType::kF64) {
+      auto values = literal.data<double>();
+      for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i) + 0.5;
+    } else {
+      switch (ByteWidth(type)) {
+        case 1: FillKeys<uint8_t>(literal, type, specials, seed); break;
+        case 2: FillKeys<uint16_t>(literal, type, specials, seed); break;
+        case 4: FillKeys<uint32_t>(literal, type, specials, seed); break;
+        default: FillKeys<uint64_t>(literal, type, specials, seed); break;
+      }
+    }
+    arguments.push_back(std::move(literal));
+  }
+  return arguments;
+}
+
+// Compiles the case, expects `kind` ("key_sort" or "sort") as its one sort
+// thunk, and compares every result with the interpreter's bit for bit, on 1
+// and 3 intra-op threads.
+void ExpectKeySortMatchesInterpreter(const KeySortCase& c, const std::string& kind = "key_sort",
+                                     bool specials = true) {
+  const std::string text = KeySortModule(c);
+  SCOPED_TRACE(text);
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  const ElementType key_type = *ElementTypeFromName(c.key_type);
+  const std::vector<Literal> arguments = KeySortArguments(*module, key_type, specials, 7);
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+  for (int threads : {1, 3}) {
+    CpuBackend cpu;
+    CompileOptions options;
+    options.num_threads = threads;
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable, cpu.Compile(*module, options));
+    const auto& thunks = ProgramOf(*executable).statistics.thunks;
+    EXPECT_EQ(thunks.count(kind) ? thunks.at(kind) : 0, 1) << kind;
+    EXPECT_EQ(thunks.count("library"), 0u);
+    std::vector<std::unique_ptr<DeviceBuffer>> owned;
+    std::vector<DeviceBuffer*> buffers;
+    for (const Literal& argument : arguments) {
+      KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeviceBuffer> buffer,
+                                cpu.BufferFromLiteral(argument, cpu.devices()[0]));
+      buffers.push_back(buffer.get());
+      owned.push_back(std::move(buffer));
+    }
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                              executable->Execute(buffers, ExecuteOptions{}));
+    ASSERT_EQ(results.size(), want.size());
+    for (size_t r = 0; r < want.size(); ++r) {
+      KILN_ASSERT_OK_AND_ASSIGN(Literal got, results[r]->ToLiteral());
+      EXPECT_TRUE(got == want[r]) << threads << " threads, result " << r;
+    }
+  }
+}
+
+const char* const kKeyTypes[] = {"f16", "bf16", "f32", "f64", "s8",  "s16",
+                                 "s32", "s64",  "u8",  "u16", "u32", "u64"};
+
+TEST(RuntimeKeySortTest, EveryKeyTypeAscendingAndDescendingMatchesTheInterpreter) {
+  for (const char* type : kKeyTypes) {
+    for (const char* direction : {"LT", "GT"}) {
+      KeySortCase c{type, direction};
+      ExpectKeySortMatchesInterpreter(c);
+      c.dimensions = {57};  // a short slice (the comparison sort)
+      ExpectKeySortMatchesInterpreter(c);
+    }
+  }
+}
+
+TEST(RuntimeKeySortTest, FloatTotalOrdersPlaceNansAndSignedZerosAsTheInterpreter) {
+  for (const char* type : {"f16", "bf16", "f32", "f64"}) {
+    for (const KeyCompare compare : {KeyCompare::kTotalOrder, KeyCompare::kCanonical}) {
+      for (const char* direction : {"LT", "GT"}) {
+        KeySortCase c{type, direction, compare};
+        ExpectKeySortMatchesInterpreter(c);
+        c.dimensions = {40};
+        ExpectKeySortMatchesInterpreter(c);
+      }
+    }
+  }
+}
+
+TEST(RuntimeKeySortTest, PlainFloatCompareWithoutNansSortsByKey) {
+  // -0 and +0 tie under the partial order; with NaNs the slice falls back to
+  // the comparator (covered by the other cases, which have NaNs).
+  for (const char* type : {"f16", "bf16", "f32", "f64"}) {
+    KeySortCase c{type, "LT"};
+    c.dimensions = {4, 300};
+    c.dimension = 1;
+    ExpectKeySortMatchesInterpreter(c, "key_sort", /*specials=*/false);
+  }
+}
+
+TEST(RuntimeKeySortTest, BatchedAlongEachDimensionAndAcrossThreads) {
+  for (const KeyCompare compare : {KeyCompare::kPlain, KeyCompare::kCanonical}) {
+    KeySortCase c{"f32", "LT", compare};
+    c.dimensions = {70, 300};
+    c.dimension = 1;
+    ExpectKeySortMatchesInterpreter(c);
+    c.dimension = 0;
+    ExpectKeySortMatchesInterpreter(c);
+    c.dimensions = {3, 200, 5};
+    c.dimension = 1;
+    ExpectKeySortMatchesInterpreter(c);
+  }
+  KeySortCase rows{"s32", "GT"};
+  rows.dimensions = {200, 100};
+  rows.dimension = 1;
+  ExpectKeySortMatchesInterpreter(rows);
+}
+
+TEST(RuntimeKeySortTest, KeyAfterPassengersSwappedOperandsAndUnstableSorts) {
+  KeySortCase c{"f32", "LT", KeyCompare::kCanonical};
+  c.key_second = true;
+  ExpectKeySortMatchesInterpreter(c);
+  c.swapped = true;  // compare(rhs, lhs) LT: descending
+  ExpectKeySortMatchesInterpreter(c);
+  KeySortCase d{"u16", "GT"};
+  d.swapped = true;
+  d.stable = "false";
+  ExpectKeySortMatchesInterpreter(d);
+  KeySortCase alone{"s64", "LT"};
+  alone.passengers = false;
+  alone.dimensions = {5000};
+  ExpectKeySortMatchesInterpreter(alone);
+}
+
+TEST(RuntimeKeySortTest, ArgsortAsJaxExportsItUsesTheKeyPath) {
+  const char* text = R"(HloModule m
+region_0.1 {
+  sort.6 = s32[] parameter(2)
+  sort.7 = s32[] parameter(3)
+  sort.4 = f32[] parameter(0)
+  ne.2 = pred[] compare(sort.4, sort.4), direction=NE
+  constant.2 = f32[] constant(nan)
+  constant.3 = f32[] constant(0)
+  eq.2 = pred[] compare(sort.4, constant.3), direction=EQ
+  select_n.4 = f32[] select(eq.2, constant.3, sort.4)
+  select_n.5 = f32[] select(ne.2, constant.2, select_n.4)
+  sort.5 = f32[] parameter(1)
+  ne.3 = pred[] compare(sort.5, sort.5), direction=NE
+  eq.3 = pred[] compare(sort.5, constant.3), direction=EQ
+  select_n.6 = f32[] select(eq.3, constant.3, sort.5)
+  select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
+  ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
+}
+ENTRY main.3 {
+  x.1 = f32[4096]{0} parameter(0)
+  iota.1 = s32[4096]{0} iota(), iota_dimension=0
+  sort.11 = (f32[4096]{0}, s32[4096]{0}) sort(x.1, iota.1), dimensions={0}, is_stable=true, to_apply=region_0.1
+  ROOT sort.13 = s32[4096]{0} get-tuple-element(sort.11), index=1
+})";
+  EXPECT_EQ(testing::CountThunks(text, "key_sort"), 1);
+  EXPECT_EQ(testing::CountThunks(text, "sort"), 0);
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 3}, 0);
+}
+
+TEST(RuntimeKeySortTest, OtherComparatorsFallBackToTheCompiledComparator) {
+  // Two keys (lexicographic), a non-strict direction, a computed key, and
+  // a TOTALORDER compare of canonicalised keys whose NaN test is itself a
+  // total-order compare (NaN == NaN there): each keeps the general path.
+  const std::string header = R"(HloModule m
+cmp {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  c = s32[] parameter(2)
+  d = s32[] parameter(3)
+)";
+  const std::string entry = R"(
+ENTRY e {
+  k = f32[300] parameter(0)
+  v = s32[300] parameter(1)
+  ROOT s = (f32[300], s32[300]) sort(k, v), dimensions={0}, is_stable=true, to_apply=cmp
+})";
+  const std::vector<std::string> bodies = {
+      "  eq = pred[] compare(a, b), direction=EQ\n  lt = pred[] compare(a, b), direction=LT\n"
+      "  lt2 = pred[] compare(c, d), direction=LT\n  ROOT r = pred[] select(eq, lt2, lt)\n}",
+      "  ROOT r = pred[] compare(a, b), direction=LE\n}",
+      "  aa = f32[] abs(a)\n  ab = f32[] abs(b)\n  ROOT r = pred[] compare(aa, ab), direction=LT\n}",
+      "  nan = f32[] constant(nan)\n  zero = f32[] constant(0)\n"
+      "  na = pred[] compare(a, a), direction=NE, type=TOTALORDER\n  ea = pred[] compare(a, zero), "
+      "direction=EQ\n"
+      "  za = f32[] select(ea, zero, a)\n  ca = f32[] select(na, nan, za)\n"
+      "  nb = pred[] compare(b, b), direction=NE, type=TOTALORDER\n  eb = pred[] compare(b, zero), "
+      "direction=EQ\n"
+      "  zb = f32[] select(eb, zero, b)\n  cb = f32[] select(nb, nan, zb)\n"
+      "  ROOT r = pred[] compare(ca, cb), direction=LT, type=TOTALORDER\n}",
+  };
+  for (const std::string& body : bodies) {
+    const std::string text = header + body + entry;
+    SCOPED_TRACE(text);
+    EXPECT_EQ(testing::CountThunks(text, "key_sort"), 0);
+    EXPECT_EQ(testing::CountThunks(text, "sort"), 1);
+    testing::ExpectMatchesInterpreter(text, 0);
+  }
 }
 
 }  // namespace
