@@ -14,6 +14,7 @@
 #include "backends/cpu/scan_thunk.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
+#include "core/op_registry.h"
 #include "core/single_instruction.h"
 #include "core/verifier.h"
 #ifdef KILN_CPU_HAVE_PIPELINE
@@ -204,6 +205,7 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return Unimplemented("cpu backend does not support op(s): ", names);
   }
+  KILN_RETURN_IF_ERROR(CheckRegisteredOps(module, name()));
   KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
   std::shared_ptr<const IntraOpThreadPool> pool = thread_pool(options.num_threads);
   const std::string key = CacheKey(module, options);

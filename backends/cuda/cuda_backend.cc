@@ -12,6 +12,7 @@
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/lowering/device_runner.h"
+#include "core/op_registry.h"
 #include "core/verifier.h"
 
 namespace kiln::cuda {
@@ -119,6 +120,7 @@ class CudaBackend : public Backend {
                                                 const CompileOptions& options) override {
     if (module.entry() == nullptr) return InvalidArgument("cuda: module '", module.name(), "' has no entry");
     KILN_RETURN_IF_ERROR(VerifyModule(module));
+    KILN_RETURN_IF_ERROR(CheckRegisteredOps(module, name()));
     KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
     const std::vector<std::string> unsupported = UnsupportedOps(module);
     if (!unsupported.empty()) {

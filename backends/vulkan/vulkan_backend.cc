@@ -14,6 +14,7 @@
 #include "core/identity_custom_calls.h"
 #include "core/lowering/device_lowering.h"
 #include "core/lowering/device_runner.h"
+#include "core/op_registry.h"
 #include "core/single_instruction.h"
 #include "core/verifier.h"
 
@@ -71,6 +72,7 @@ class VulkanBackend : public Backend {
     if (module.entry() == nullptr)
       return InvalidArgument("vulkan: module '", module.name(), "' has no entry");
     KILN_RETURN_IF_ERROR(VerifyModule(module));
+    KILN_RETURN_IF_ERROR(CheckRegisteredOps(module, name()));
     KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
     const std::string stem = DumpFileStem(module.name());
     if (!options.dump_hlo_dir.empty())

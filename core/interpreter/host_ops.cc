@@ -3,6 +3,7 @@
 #include "core/identity_custom_calls.h"
 #include "core/interpreter/kernels.h"
 #include "core/interpreter/lapack_calls.h"
+#include "core/op_registry.h"
 
 namespace kiln::interpreter {
 namespace {
@@ -75,6 +76,10 @@ StatusOr<Literal> EvaluateCustomCall(const Instruction& instruction, Operands op
   }
   if (const BuiltinCustomCall* builtin = FindBuiltinCustomCall(target)) {
     return EvaluateLapackCall(*builtin, instruction, operands);
+  }
+  if (std::shared_ptr<const OpDef> def = FindRegisteredOp(target)) {
+    // A user-defined op: its host kernel (cpu and interpreter run it alike).
+    return EvaluateRegisteredOp(*def, instruction, operands, "host");
   }
   CustomCallFunction function = FindCustomCallTarget(target);
   if (function == nullptr) {

@@ -4,6 +4,7 @@
 
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
+#include "core/op_registry.h"
 #include "core/verifier.h"
 
 namespace kiln::interpreter {
@@ -152,6 +153,7 @@ StatusOr<std::unique_ptr<Executable>> InterpreterBackend::Compile(const Module& 
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return Unimplemented("interpreter backend does not support op(s): ", names);
   }
+  KILN_RETURN_IF_ERROR(CheckRegisteredOps(module, name()));
   KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
   if (!options.dump_ir_dir.empty()) {
     return Unimplemented("interpreter: there is no LLVM IR to dump; the interpreter compiles none");

@@ -1195,6 +1195,213 @@ KILN_API kiln_status_t* kiln_executable_execute_async(kiln_executable_t* executa
                                                       size_t* out_num_results, kiln_event_t** out_event);
 
 /* ------------------------------------------------------------------------- */
+/* User-defined ops                                                          */
+/* ------------------------------------------------------------------------- */
+
+/* An op is defined once per process, from any language, in the style of
+ * TensorFlow's REGISTER_OP: a name, typed inputs and outputs, attributes with
+ * defaults and constraints, an optional shape function and gradient, and
+ * documentation. Kernels are registered per backend and element type; the
+ * kernel of a call is the one for the element type of its first argument
+ * (else of its first result), or the one registered for any type.
+ *
+ * A call (kiln_op_call_registered) is a custom-call instruction whose target is the op
+ * name; every attribute, defaults and inferred type attributes included,
+ * travels in its backend_config as a dictionary, so HLO text round-trips:
+ *
+ *   %z = s32[5] custom-call(s32[5] %x), custom_call_target="ZeroOut",
+ *        backend_config="{preserve_index = 1}"
+ *
+ * Attribute values, in kiln_op_call_registered's `attrs` and in HLO text: `{name = value,
+ * ...}` with int `3`, float `0.5` (a '.', 'e', inf or nan makes a float),
+ * bool `true`, string `"text"` (C escapes), type `s32` (or int32, float, ...),
+ * shape `shape<2,3>`, tensor `tensor<s32[2], [5, 6]>`, list `[1, 2]`.
+ * A build checks the call against the definition (operand types and counts,
+ * missing attributes without default, attribute kinds, constraints, the shape
+ * function) and fails with INVALID_ARGUMENT naming the op and what is wrong;
+ * a compile checks the same for HLO text and needs a kernel for the backend
+ * and element type (else UNIMPLEMENTED naming op, backend and type).
+ * Backends: cpu and interpreter run host-function kernels; vulkan and cuda
+ * refuse a registered op (device kernels, SPIR-V and PTX, are declared below
+ * but NOT IMPLEMENTED yet). Registered ops and kernels live until the process
+ * exits (there is no unregister); a taken name (op or custom-call target) is
+ * ALREADY_EXISTS. Registration and lookup are thread-safe. (Since 0.3.) */
+typedef struct kiln_op_def_t kiln_op_def_t;
+
+/* Kinds of attribute values. */
+typedef int32_t kiln_op_attr_kind_t;
+enum {
+  KILN_OP_ATTR_INT = 1,
+  KILN_OP_ATTR_FLOAT = 2,
+  KILN_OP_ATTR_BOOL = 3,
+  KILN_OP_ATTR_STRING = 4,
+  KILN_OP_ATTR_TYPE = 5,
+  KILN_OP_ATTR_SHAPE = 6,
+  KILN_OP_ATTR_TENSOR = 7,
+  KILN_OP_ATTR_LIST = 8
+};
+
+/* An attribute value as a kernel, shape function or gradient sees it. The
+ * fields of `kind` are set, the others are zero: INT `i`; FLOAT `f`; BOOL `i`
+ * (0 or 1); STRING `s` (NUL-terminated, `s_size` bytes without the NUL); TYPE
+ * `type`; SHAPE `dims`/`rank`; TENSOR `type`, `dims`/`rank`, `data`/`byte_size`
+ * (row-major); LIST `item_kind`, `num_items`, `items` (items have name ""). All
+ * pointers live as long as the call they were given to. */
+typedef struct kiln_op_attr_t {
+  size_t struct_size;
+  const char* name;
+  kiln_op_attr_kind_t kind;
+  int64_t i;
+  double f;
+  const char* s;
+  size_t s_size;
+  kiln_element_type_t type;
+  const int64_t* dims;
+  size_t rank;
+  const void* data;
+  size_t byte_size;
+  kiln_op_attr_kind_t item_kind;
+  size_t num_items;
+  const struct kiln_op_attr_t* items;
+} kiln_op_attr_t;
+
+/* An argument or result of a kernel: dense row-major data. In a shape
+ * function `data` is NULL and `byte_size` 0. */
+typedef struct kiln_op_buffer_t {
+  size_t struct_size;
+  kiln_element_type_t type;
+  const int64_t* dims;
+  size_t rank;
+  void* data;
+  size_t byte_size;
+} kiln_op_buffer_t;
+
+/* The typed call frame of a kernel (after XLA's FFI call frame). Check
+ * struct_size before reading fields added later. `backend` is "host" for a
+ * host kernel (cpu and interpreter run it in the same host evaluator);
+ * `device` and `stream` are NULL for host kernels (reserved for device
+ * kernels). `user_data` is the
+ * kernel's (kiln_op_register_kernel) or, in a shape function, the op's
+ * (kiln_op_def_set_user_data). Results are allocated by the library; a
+ * kernel writes every byte of them. Everything lives for the call only. */
+typedef struct kiln_op_call_frame_t {
+  size_t struct_size;
+  const char* op_name;
+  const char* backend;
+  void* device;
+  void* stream;
+  void* user_data;
+  size_t num_args;
+  const kiln_op_buffer_t* args;
+  size_t num_results;
+  const kiln_op_buffer_t* results;
+  size_t num_attrs;
+  const kiln_op_attr_t* attrs;
+} kiln_op_call_frame_t;
+
+/* A kernel: returns NULL on success or a status it made with
+ * kiln_status_create, which the library takes over; its code and message
+ * reach the caller of the execute, prefixed with the op and instruction. It
+ * may run on any thread and concurrently with itself; it must not throw or
+ * longjmp. */
+typedef kiln_status_t* (*kiln_op_kernel_fn)(const kiln_op_call_frame_t* frame);
+
+/* A shape function: the frame's results hold the default dims (those of the
+ * argument at the same position, else of argument 0, else a scalar) and the
+ * types the definition gives; it changes dims with kiln_op_frame_set_result_dims
+ * or refuses the call with a status (taken over, as for a kernel), which the
+ * build reports naming the op. */
+typedef kiln_status_t* (*kiln_op_shape_fn)(kiln_op_call_frame_t* frame);
+
+/* A gradient: builds with `builder` (the builder of the gradient computation)
+ * the cotangent of each operand from the operands, the op's outputs (one per
+ * output array) and their cotangents, and writes it to operand_grads[i]
+ * (KILN_OP_INVALID: no gradient, treated as zero). Returns a status as a kernel. */
+typedef kiln_status_t* (*kiln_op_grad_fn)(kiln_builder_t* builder, const kiln_op_t* operands,
+                                          size_t num_operands, const kiln_op_t* outputs,
+                                          const kiln_op_t* output_grads, size_t num_outputs,
+                                          const kiln_op_attr_t* attrs, size_t num_attrs,
+                                          kiln_op_t* operand_grads, void* user_data);
+
+/* A new status with `code` and `message` (copied; NULL is ""), for kernels,
+ * shape and gradient functions to return; NULL for KILN_STATUS_OK. The caller
+ * owns it (returning it from a callback hands it to the library). */
+KILN_API kiln_status_t* kiln_status_create(kiln_status_code_t code, const char* message);
+
+/* A new, empty definition of op `name` (copied; a letter, then letters,
+ * digits and '_'). The caller owns *out_def and destroys it with
+ * kiln_op_def_destroy, registered or not. Not thread-safe per definition. */
+KILN_API kiln_status_t* kiln_op_def_create(const char* name, kiln_op_def_t** out_def);
+/* Frees a definition (a registered op keeps its own copy). NULL is a no-op. */
+KILN_API void kiln_op_def_destroy(kiln_op_def_t* def);
+/* Adds an attribute, TensorFlow-style: "name: kind [>= min] [= default]" with
+ * kind string, int, float, bool, type, shape, tensor, list(kind), a type set
+ * {float, int32}, numbertype, realnumbertype, quantizedtype, or a string enum
+ * {'apple', 'orange'}; e.g. "preserve_index: int = 0", "N: int >= 2",
+ * "T: list(type) >= 1". INVALID_ARGUMENT for a bad spec or default;
+ * ALREADY_EXISTS for a name defined twice. */
+KILN_API kiln_status_t* kiln_op_def_add_attr(kiln_op_def_t* def, const char* spec);
+/* Adds an input, "name: type" with type a fixed element type ("int32", "f32"),
+ * a type attribute ("T"), a list of them ("N * int32", "N * T", N an int
+ * attribute) or a list(type) attribute ("T"). Operands of a call are the
+ * inputs' tensors in order, lists flattened. */
+KILN_API kiln_status_t* kiln_op_def_add_input(kiln_op_def_t* def, const char* spec);
+/* Adds an output, with the same forms as an input. A call's result is the
+ * one array when the op has one non-list output, else a tuple of every
+ * output array in order. */
+KILN_API kiln_status_t* kiln_op_def_add_output(kiln_op_def_t* def, const char* spec);
+/* Sets the documentation text (copied); `kiln info --ops` prints it. */
+KILN_API kiln_status_t* kiln_op_def_set_doc(kiln_op_def_t* def, const char* doc);
+/* Sets the shape function (NULL: the default dims, see kiln_op_shape_fn). */
+KILN_API kiln_status_t* kiln_op_def_set_shape_fn(kiln_op_def_t* def, kiln_op_shape_fn fn);
+/* Sets the gradient function (NULL: the op has none). It receives the op's
+ * user data. */
+KILN_API kiln_status_t* kiln_op_def_set_grad_fn(kiln_op_def_t* def, kiln_op_grad_fn fn);
+/* Sets the user data the shape and gradient functions receive. `release`
+ * (may be NULL) runs once when neither the definition nor a registered op
+ * holds it any more: at kiln_op_def_destroy when the op was never registered,
+ * never for a registered op (ops live until exit), or at once when this call
+ * fails. */
+KILN_API kiln_status_t* kiln_op_def_set_user_data(kiln_op_def_t* def, void* user_data,
+                                                  kiln_host_release_fn release);
+/* Registers a copy of `def` process-wide (the caller still destroys `def`).
+ * INVALID_ARGUMENT when an input or output names an attribute that is not
+ * there or not of the right kind, or there is no output; ALREADY_EXISTS when
+ * the name is a registered op or custom-call target. Thread-safe. */
+KILN_API kiln_status_t* kiln_op_register(const kiln_op_def_t* def);
+/* Registers host-function kernel `fn` of op `op` for `backend` ("cpu",
+ * "interpreter", or "host" for both) and element type `type`
+ * (KILN_TYPE_INVALID: any type). cpu and interpreter run host kernels in the
+ * same host evaluator; when both have one for a type, the first registered
+ * runs. `user_data` reaches the kernel in its frame; `release` (may be NULL)
+ * runs on it if this call fails, else never (kernels live until exit).
+ * NOT_FOUND for an op not registered; ALREADY_EXISTS for a taken (backend,
+ * type); UNIMPLEMENTED for "vulkan" and "cuda". Thread-safe. */
+KILN_API kiln_status_t* kiln_op_register_kernel(const char* op, const char* backend, kiln_element_type_t type,
+                                                kiln_op_kernel_fn fn, void* user_data,
+                                                kiln_host_release_fn release);
+/* Device kernels: a SPIR-V compute shader (backend "vulkan") or PTX (backend
+ * "cuda") with entry point `entry`. NOT IMPLEMENTED YET: always UNIMPLEMENTED
+ * (after checking the arguments). Thread-safe. */
+KILN_API kiln_status_t* kiln_op_register_device_kernel(const char* op, const char* backend,
+                                                       kiln_element_type_t type, const void* code,
+                                                       size_t code_size, const char* entry);
+/* Calls registered op `name` with `operands` (the inputs' tensors in order)
+ * and attributes `attrs` (a dictionary in the text form above; NULL or "" for
+ * none). Errors are the builder's, as for every op. */
+KILN_API kiln_op_t kiln_op_call_registered(kiln_builder_t* builder, const char* name,
+                                           const kiln_op_t* operands, size_t num_operands, const char* attrs);
+/* In a shape function: sets result `index`'s dims (copied). OUT_OF_RANGE for
+ * an index past the results; INVALID_ARGUMENT for a negative size or a frame
+ * that is not a shape function's. */
+KILN_API kiln_status_t* kiln_op_frame_set_result_dims(kiln_op_call_frame_t* frame, size_t index,
+                                                      const int64_t* dims, size_t rank);
+/* A description of every registered op (signature, attributes, kernels,
+ * doc), as `kiln info --ops` prints it. The caller owns *out_text and frees it
+ * with kiln_string_destroy. Thread-safe. */
+KILN_API kiln_status_t* kiln_op_registry_describe(char** out_text);
+
+/* ------------------------------------------------------------------------- */
 /* Loading Kiln with dlopen                                                  */
 /* ------------------------------------------------------------------------- */
 
@@ -1610,6 +1817,30 @@ typedef kiln_status_t* (*kiln_executable_execute_async_fn)(kiln_executable_t* ex
                                                            const kiln_execute_options_t* options,
                                                            kiln_buffer_t** results, size_t results_capacity,
                                                            size_t* out_num_results, kiln_event_t** out_event);
+typedef kiln_status_t* (*kiln_status_create_fn)(kiln_status_code_t code, const char* message);
+typedef kiln_status_t* (*kiln_op_def_create_fn)(const char* name, kiln_op_def_t** out_def);
+typedef void (*kiln_op_def_destroy_fn)(kiln_op_def_t* def);
+typedef kiln_status_t* (*kiln_op_def_add_attr_fn)(kiln_op_def_t* def, const char* spec);
+typedef kiln_status_t* (*kiln_op_def_add_input_fn)(kiln_op_def_t* def, const char* spec);
+typedef kiln_status_t* (*kiln_op_def_add_output_fn)(kiln_op_def_t* def, const char* spec);
+typedef kiln_status_t* (*kiln_op_def_set_doc_fn)(kiln_op_def_t* def, const char* doc);
+typedef kiln_status_t* (*kiln_op_def_set_shape_fn_fn)(kiln_op_def_t* def, kiln_op_shape_fn fn);
+typedef kiln_status_t* (*kiln_op_def_set_grad_fn_fn)(kiln_op_def_t* def, kiln_op_grad_fn fn);
+typedef kiln_status_t* (*kiln_op_def_set_user_data_fn)(kiln_op_def_t* def, void* user_data,
+                                                       kiln_host_release_fn release);
+typedef kiln_status_t* (*kiln_op_register_fn)(const kiln_op_def_t* def);
+typedef kiln_status_t* (*kiln_op_register_kernel_fn)(const char* op, const char* backend,
+                                                     kiln_element_type_t type, kiln_op_kernel_fn fn,
+                                                     void* user_data, kiln_host_release_fn release);
+typedef kiln_status_t* (*kiln_op_register_device_kernel_fn)(const char* op, const char* backend,
+                                                            kiln_element_type_t type, const void* code,
+                                                            size_t code_size, const char* entry);
+typedef kiln_op_t (*kiln_op_call_registered_fn)(kiln_builder_t* builder, const char* name,
+                                                const kiln_op_t* operands, size_t num_operands,
+                                                const char* attrs);
+typedef kiln_status_t* (*kiln_op_frame_set_result_dims_fn)(kiln_op_call_frame_t* frame, size_t index,
+                                                           const int64_t* dims, size_t rank);
+typedef kiln_status_t* (*kiln_op_registry_describe_fn)(char** out_text);
 
 #ifdef __cplusplus
 } /* extern "C" */
