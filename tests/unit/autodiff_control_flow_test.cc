@@ -826,6 +826,86 @@ ENTRY main {
   }
 }
 
+// Three levels: a loop whose body's conditional runs a loop in one branch.
+TEST(AutodiffControlFlowTest, ALoopInAConditionalInALoop) {
+  const std::string text = R"(
+HloModule deep
+
+inner_body {
+  s = (f64[2], s32[]) parameter(0)
+  x = f64[2] get-tuple-element(s), index=0
+  j = s32[] get-tuple-element(s), index=1
+  sx = f64[2] sine(x)
+  sq = f64[2] multiply(sx, sx)
+  nx = f64[2] add(x, sq)
+  one = s32[] constant(1)
+  nj = s32[] add(j, one)
+  ROOT r = (f64[2], s32[]) tuple(nx, nj)
+}
+
+inner_cond {
+  s = (f64[2], s32[]) parameter(0)
+  x = f64[2] get-tuple-element(s), index=0
+  x0 = f64[1] slice(x), slice={[0:1]}
+  first = f64[] reshape(x0)
+  bound = f64[] constant(3)
+  ROOT lt = pred[] compare(first, bound), direction=LT
+}
+
+looping {
+  x = f64[2] parameter(0)
+  zero = s32[] constant(0)
+  t = (f64[2], s32[]) tuple(x, zero)
+  w = (f64[2], s32[]) while(t), condition=inner_cond, body=inner_body
+  ROOT y = f64[2] get-tuple-element(w), index=0
+}
+
+scaling {
+  p = (f64[2], f64[2]) parameter(0)
+  x = f64[2] get-tuple-element(p), index=0
+  a = f64[2] get-tuple-element(p), index=1
+  ROOT y = f64[2] multiply(x, a)
+}
+
+outer_body {
+  s = (f64[2], f64[2], s32[]) parameter(0)
+  x = f64[2] get-tuple-element(s), index=0
+  a = f64[2] get-tuple-element(s), index=1
+  i = s32[] get-tuple-element(s), index=2
+  two = s32[] constant(2)
+  r = s32[] remainder(i, two)
+  zero = s32[] constant(0)
+  even = pred[] compare(r, zero), direction=EQ
+  xa = (f64[2], f64[2]) tuple(x, a)
+  y = f64[2] conditional(even, x, xa), true_computation=looping, false_computation=scaling
+  one = s32[] constant(1)
+  ni = s32[] add(i, one)
+  ROOT out = (f64[2], f64[2], s32[]) tuple(y, a, ni)
+}
+
+outer_cond {
+  s = (f64[2], f64[2], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=2
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+
+ENTRY main {
+  x = f64[2] parameter(0)
+  a = f64[2] parameter(1)
+  zero = s32[] constant(0)
+  init = (f64[2], f64[2], s32[]) tuple(x, a, zero)
+  w = (f64[2], f64[2], s32[]) while(init), condition=outer_cond, body=outer_body
+  ROOT rx = f64[2] get-tuple-element(w), index=0
+}
+)";
+  auto module = Parse(text);
+  ASSERT_NE(module, nullptr);
+  ExpectGradientsMatchFiniteDifferences(
+      *module, {0, 1}, {Literal::FromVector<double>({0.4, 0.7}), Literal::FromVector<double>({0.9, 1.1})}, 1,
+      {1e-7, 1e-6});
+}
+
 // Device backends cannot run the tape (it needs the host) and say so by name.
 TEST(AutodiffControlFlowTest, DeviceBackendsRefuseTheTapeByName) {
   StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
