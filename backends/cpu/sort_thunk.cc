@@ -146,16 +146,18 @@ struct KeyCoder {
 // the two buffers holds the result. Entries arrive in index order, so the
 // stable LSD radix sort by key alone orders equal keys by index.
 template <typename U>
-KeyEntry<U>* SortEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n) {
+KeyEntry<U>* SortEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n,
+                         int key_bits = static_cast<int>(sizeof(U)) * 8) {
   if (n < 128) {
     std::sort(entries, entries + n, [](const KeyEntry<U>& a, const KeyEntry<U>& b) {
       return a.key < b.key || (a.key == b.key && a.index < b.index);
     });
     return entries;
   }
-  constexpr int kKeyBits = static_cast<int>(sizeof(U)) * 8;
-  const int digit = (sizeof(U) >= 4 && n >= 65536) ? 11 : 8;
-  const int passes = (kKeyBits + digit - 1) / digit;
+  // 8-bit digits: 256 scatter targets stay in the store buffers and TLB
+  // (11-bit digits were slower here).
+  const int digit = 8;
+  const int passes = (key_bits + digit - 1) / digit;
   const size_t buckets = size_t{1} << digit;
   const U mask = static_cast<U>(buckets - 1);
   thread_local std::vector<uint32_t> counts;
@@ -188,11 +190,42 @@ KeyEntry<U>* SortEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n) {
   return from;
 }
 
-// Writes target[first + p * inner] = source[first + entries[p].index * inner].
+// Sorts `n` entries of a large slice into `entries`: one stable pass by the
+// top 11 bits into `scratch`, then each bucket (on most data small enough
+// for the caches) by the remaining bits, the buckets spread over `pool`.
+template <typename U>
+void SortLargeEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n, const IntraOpThreadPool* pool) {
+  constexpr int kKeyBits = static_cast<int>(sizeof(U)) * 8;
+  constexpr int kTopBits = 11;
+  static_assert(kKeyBits > kTopBits);
+  constexpr int kShift = kKeyBits - kTopBits;
+  constexpr size_t kBuckets = size_t{1} << kTopBits;
+  std::vector<uint32_t> start(kBuckets + 1, 0);
+  for (size_t i = 0; i < n; ++i) ++start[static_cast<size_t>(entries[i].key >> kShift) + 1];
+  for (size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
+  std::vector<uint32_t> next(start.begin(), start.end() - 1);
+  for (size_t i = 0; i < n; ++i) scratch[next[static_cast<size_t>(entries[i].key >> kShift)]++] = entries[i];
+  auto sort_buckets = [&](int64_t begin, int64_t end) {
+    for (auto b = static_cast<size_t>(begin); b < static_cast<size_t>(end); ++b) {
+      const size_t length = start[b + 1] - start[b];
+      if (length == 0) continue;
+      const KeyEntry<U>* sorted = SortEntries(scratch + start[b], entries + start[b], length, kShift);
+      if (sorted != entries + start[b]) std::memcpy(entries + start[b], sorted, length * sizeof(KeyEntry<U>));
+    }
+  };
+  if (pool != nullptr && pool->num_threads() > 1) {
+    pool->ParallelFor(static_cast<int64_t>(kBuckets), 16, sort_buckets);
+  } else {
+    sort_buckets(0, static_cast<int64_t>(kBuckets));
+  }
+}
+
+// Writes target[first + p * inner] = source[first + entries[p].index * inner]
+// for p in [p_begin, p_end).
 template <size_t kBytes, typename U>
 void Gather(const uint8_t* source, uint8_t* target, int64_t first, int64_t inner, const KeyEntry<U>* entries,
-            size_t n) {
-  for (size_t p = 0; p < n; ++p) {
+            size_t p_begin, size_t p_end) {
+  for (size_t p = p_begin; p < p_end; ++p) {
     std::memcpy(target + static_cast<size_t>(first + static_cast<int64_t>(p) * inner) * kBytes,
                 source + static_cast<size_t>(first + static_cast<int64_t>(entries[p].index) * inner) * kBytes,
                 kBytes);
@@ -201,15 +234,15 @@ void Gather(const uint8_t* source, uint8_t* target, int64_t first, int64_t inner
 
 template <typename U>
 void GatherOperand(const uint8_t* source, uint8_t* target, size_t bytes, int64_t first, int64_t inner,
-                   const KeyEntry<U>* entries, size_t n) {
+                   const KeyEntry<U>* entries, size_t p_begin, size_t p_end) {
   switch (bytes) {
-    case 1: return Gather<1>(source, target, first, inner, entries, n);
-    case 2: return Gather<2>(source, target, first, inner, entries, n);
-    case 4: return Gather<4>(source, target, first, inner, entries, n);
-    case 8: return Gather<8>(source, target, first, inner, entries, n);
-    case 16: return Gather<16>(source, target, first, inner, entries, n);
+    case 1: return Gather<1>(source, target, first, inner, entries, p_begin, p_end);
+    case 2: return Gather<2>(source, target, first, inner, entries, p_begin, p_end);
+    case 4: return Gather<4>(source, target, first, inner, entries, p_begin, p_end);
+    case 8: return Gather<8>(source, target, first, inner, entries, p_begin, p_end);
+    case 16: return Gather<16>(source, target, first, inner, entries, p_begin, p_end);
     default:
-      for (size_t p = 0; p < n; ++p) {
+      for (size_t p = p_begin; p < p_end; ++p) {
         std::memcpy(
             target + static_cast<size_t>(first + static_cast<int64_t>(p) * inner) * bytes,
             source + static_cast<size_t>(first + static_cast<int64_t>(entries[p].index) * inner) * bytes,
@@ -228,11 +261,15 @@ struct KeySortJob {
   int64_t inner;
 };
 
+// Slices at least this long take SortLargeEntries.
+constexpr size_t kLargeSlice = 64 * 1024;
+
 // Sorts slices [begin, end) by key; a slice whose keys cannot be encoded
-// (NaN under the partial order) goes to `by_comparator`.
+// (NaN under the partial order) goes to `by_comparator`. `pool` (null inside
+// a parallel loop over slices) spreads a large slice's work over threads.
 template <typename U, typename ByComparator>
 void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int64_t end,
-                   const ByComparator& by_comparator) {
+                   const ByComparator& by_comparator, const IntraOpThreadPool* pool) {
   const SortKeyPlan& plan = *job.plan;
   KeyCoder<U> coder{plan.order,
                     IsSignedIntegral(plan.type),
@@ -262,11 +299,28 @@ void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int
       by_comparator(slice);
       continue;
     }
-    const KeyEntry<U>* sorted = SortEntries(entries.data(), scratch.data(), n);
-    for (size_t k = 0; k < job.inputs->size(); ++k) {
-      GatherOperand(static_cast<const uint8_t*>(slots[(*job.inputs)[k]]),
-                    static_cast<uint8_t*>(slots[(*job.outputs)[k]]),
-                    static_cast<size_t>((*job.element_bytes)[k]), first, job.inner, sorted, n);
+    const KeyEntry<U>* sorted = entries.data();
+    if constexpr (sizeof(U) >= 2) {
+      if (n >= kLargeSlice) {
+        SortLargeEntries(entries.data(), scratch.data(), n, pool);
+      } else {
+        sorted = SortEntries(entries.data(), scratch.data(), n);
+      }
+    } else {
+      sorted = SortEntries(entries.data(), scratch.data(), n);
+    }
+    auto gather = [&](int64_t p_begin, int64_t p_end) {
+      for (size_t k = 0; k < job.inputs->size(); ++k) {
+        GatherOperand(static_cast<const uint8_t*>(slots[(*job.inputs)[k]]),
+                      static_cast<uint8_t*>(slots[(*job.outputs)[k]]),
+                      static_cast<size_t>((*job.element_bytes)[k]), first, job.inner, sorted,
+                      static_cast<size_t>(p_begin), static_cast<size_t>(p_end));
+      }
+    };
+    if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
+      pool->ParallelFor(static_cast<int64_t>(n), kElementsPerTask, gather);
+    } else {
+      gather(0, static_cast<int64_t>(n));
     }
   }
 }
@@ -405,14 +459,15 @@ void SortThunk::SortSlices(void* const* slots, int64_t begin, int64_t end) const
   }
 }
 
-void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end) const {
+void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end,
+                                const IntraOpThreadPool* pool) const {
   const KeySortJob job{&*key_plan_, &inputs_, &outputs_, &geometry_.element_bytes, length_, inner_};
   auto by_comparator = [&](int64_t slice) { SortSlices(slots, slice, slice + 1); };
   switch (ByteWidth(key_plan_->type)) {
-    case 1: return KeySortSlices<uint8_t>(slots, job, begin, end, by_comparator);
-    case 2: return KeySortSlices<uint16_t>(slots, job, begin, end, by_comparator);
-    case 4: return KeySortSlices<uint32_t>(slots, job, begin, end, by_comparator);
-    default: return KeySortSlices<uint64_t>(slots, job, begin, end, by_comparator);
+    case 1: return KeySortSlices<uint8_t>(slots, job, begin, end, by_comparator, pool);
+    case 2: return KeySortSlices<uint16_t>(slots, job, begin, end, by_comparator, pool);
+    case 4: return KeySortSlices<uint32_t>(slots, job, begin, end, by_comparator, pool);
+    default: return KeySortSlices<uint64_t>(slots, job, begin, end, by_comparator, pool);
   }
 }
 
@@ -423,14 +478,19 @@ Status SortThunk::Run(ExecutionContext& context) const {
   void* const* slots = context.slots;
   auto sort = [&](int64_t begin, int64_t end) {
     if (by_key) {
-      SortSlicesByKey(slots, begin, end);
+      SortSlicesByKey(slots, begin, end, nullptr);
     } else {
       SortSlices(slots, begin, end);
     }
   };
   const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, length_));
   if (slices_ <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
-    sort(0, slices_);
+    // Few slices: a large one spreads its own work over the threads.
+    if (by_key) {
+      SortSlicesByKey(slots, 0, slices_, context.pool);
+    } else {
+      SortSlices(slots, 0, slices_);
+    }
   } else {
     context.pool->ParallelFor(slices_, grain, sort);
   }

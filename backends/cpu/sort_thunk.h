@@ -80,8 +80,9 @@ class SortThunk : public Thunk {
   }
   // Sorts slices [begin, end) of `length` elements `inner` apart.
   void SortSlices(void* const* slots, int64_t begin, int64_t end) const;
-  // The same by key_plan_.
-  void SortSlicesByKey(void* const* slots, int64_t begin, int64_t end) const;
+  // The same by key_plan_; `pool`, where not null, spreads a large slice's
+  // work over its threads.
+  void SortSlicesByKey(void* const* slots, int64_t begin, int64_t end, const IntraOpThreadPool* pool) const;
 
   SortGeometry geometry_;
   int64_t length_ = 1;  // elements per slice

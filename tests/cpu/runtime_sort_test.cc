@@ -453,6 +453,23 @@ TEST(RuntimeKeySortTest, KeyAfterPassengersSwappedOperandsAndUnstableSorts) {
   ExpectKeySortMatchesInterpreter(alone);
 }
 
+TEST(RuntimeKeySortTest, LargeSlicesSplitByTheirTopBitsMatchTheInterpreter) {
+  // 1-D slices of 64Ki elements and more are split by their top bits first
+  // and the buckets sorted over the threads.
+  for (const char* type : {"u16", "s64", "f64"}) {
+    KeySortCase c{type, "GT"};
+    c.dimensions = {70000};
+    ExpectKeySortMatchesInterpreter(c);
+  }
+  KeySortCase canonical{"f32", "LT", KeyCompare::kCanonical};
+  canonical.dimensions = {70000};
+  ExpectKeySortMatchesInterpreter(canonical);
+  KeySortCase total{"bf16", "LT", KeyCompare::kTotalOrder};
+  total.dimensions = {2, 66000};
+  total.dimension = 1;
+  ExpectKeySortMatchesInterpreter(total);
+}
+
 TEST(RuntimeKeySortTest, ArgsortAsJaxExportsItUsesTheKeyPath) {
   const char* text = R"(HloModule m
 region_0.1 {
