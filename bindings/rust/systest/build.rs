@@ -156,14 +156,16 @@ fn scan(rust: &str, struct_prefix: &str) -> (Vec<Value>, Vec<String>) {
             current = None;
         } else if let (Some(s), Some(field)) = (&current, line.strip_prefix("pub ")) {
             let f = field.split(':').next().unwrap().trim();
+            // A C field named after a Rust keyword is a raw identifier here (r#type).
+            let c = f.trim_start_matches("r#");
             values.push((
-                format!("offsetof {s}.{f}"),
-                format!("(int64_t)offsetof({s}, {f})"),
+                format!("offsetof {s}.{c}"),
+                format!("(int64_t)offsetof({s}, {c})"),
                 format!("core::mem::offset_of!({s}, {f}) as i64"),
             ));
             values.push((
-                format!("sizeof {s}.{f}"),
-                format!("(int64_t)sizeof((({s}*)0)->{f})"),
+                format!("sizeof {s}.{c}"),
+                format!("(int64_t)sizeof((({s}*)0)->{c})"),
                 format!("field_size(|x: &{s}| &x.{f}) as i64"),
             ));
         }

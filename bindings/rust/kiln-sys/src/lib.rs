@@ -47,7 +47,8 @@ opaque!(
     kiln_cancellation_t,
     kiln_device_t,
     kiln_event_t,
-    kiln_safetensors_t
+    kiln_safetensors_t,
+    kiln_op_def_t
 );
 
 pub type kiln_status_code_t = i32;
@@ -131,6 +132,88 @@ pub type kiln_custom_call_fn = Option<unsafe extern "C" fn(out: *mut c_void, in_
 
 /// Frees host memory given to `kiln_device_buffer_alias_host`; `None` is NULL.
 pub type kiln_host_release_fn = Option<unsafe extern "C" fn(user_data: *mut c_void)>;
+
+/// Kinds of a user-defined op's attribute values (`kiln_op_attr_t::kind`).
+pub type kiln_op_attr_kind_t = i32;
+pub const KILN_OP_ATTR_INT: kiln_op_attr_kind_t = 1;
+pub const KILN_OP_ATTR_FLOAT: kiln_op_attr_kind_t = 2;
+pub const KILN_OP_ATTR_BOOL: kiln_op_attr_kind_t = 3;
+pub const KILN_OP_ATTR_STRING: kiln_op_attr_kind_t = 4;
+pub const KILN_OP_ATTR_TYPE: kiln_op_attr_kind_t = 5;
+pub const KILN_OP_ATTR_SHAPE: kiln_op_attr_kind_t = 6;
+pub const KILN_OP_ATTR_TENSOR: kiln_op_attr_kind_t = 7;
+pub const KILN_OP_ATTR_LIST: kiln_op_attr_kind_t = 8;
+
+/// An attribute value of a user-defined op, as a kernel sees it.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kiln_op_attr_t {
+    pub struct_size: usize,
+    pub name: *const c_char,
+    pub kind: kiln_op_attr_kind_t,
+    pub i: i64,
+    pub f: f64,
+    pub s: *const c_char,
+    pub s_size: usize,
+    pub r#type: kiln_element_type_t,
+    pub dims: *const i64,
+    pub rank: usize,
+    pub data: *const c_void,
+    pub byte_size: usize,
+    pub item_kind: kiln_op_attr_kind_t,
+    pub num_items: usize,
+    pub items: *const kiln_op_attr_t,
+}
+
+/// An argument or result of a user-defined op's kernel.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kiln_op_buffer_t {
+    pub struct_size: usize,
+    pub r#type: kiln_element_type_t,
+    pub dims: *const i64,
+    pub rank: usize,
+    pub data: *mut c_void,
+    pub byte_size: usize,
+}
+
+/// The typed call frame of a user-defined op's kernel or shape function.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct kiln_op_call_frame_t {
+    pub struct_size: usize,
+    pub op_name: *const c_char,
+    pub backend: *const c_char,
+    pub device: *mut c_void,
+    pub stream: *mut c_void,
+    pub user_data: *mut c_void,
+    pub num_args: usize,
+    pub args: *const kiln_op_buffer_t,
+    pub num_results: usize,
+    pub results: *const kiln_op_buffer_t,
+    pub num_attrs: usize,
+    pub attrs: *const kiln_op_attr_t,
+}
+
+/// A user-defined op's kernel; `None` is NULL.
+pub type kiln_op_kernel_fn = Option<unsafe extern "C" fn(frame: *const kiln_op_call_frame_t) -> *mut kiln_status_t>;
+/// A user-defined op's shape function; `None` is NULL.
+pub type kiln_op_shape_fn = Option<unsafe extern "C" fn(frame: *mut kiln_op_call_frame_t) -> *mut kiln_status_t>;
+/// A user-defined op's gradient; `None` is NULL.
+pub type kiln_op_grad_fn = Option<
+    unsafe extern "C" fn(
+        builder: *mut kiln_builder_t,
+        operands: *const kiln_op_t,
+        num_operands: usize,
+        outputs: *const kiln_op_t,
+        output_grads: *const kiln_op_t,
+        num_outputs: usize,
+        attrs: *const kiln_op_attr_t,
+        num_attrs: usize,
+        operand_grads: *mut kiln_op_t,
+        user_data: *mut c_void,
+    ) -> *mut kiln_status_t,
+>;
 
 /// Runs once when an event is ready; `status` is NULL on success, else borrowed
 /// for the call. `None` is NULL.
@@ -1158,4 +1241,49 @@ extern "C" {
         out_num_results: *mut usize,
         out_event: *mut *mut kiln_event_t,
     ) -> *mut kiln_status_t;
+    pub fn kiln_status_create(code: kiln_status_code_t, message: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_op_def_create(name: *const c_char, out_def: *mut *mut kiln_op_def_t) -> *mut kiln_status_t;
+    pub fn kiln_op_def_destroy(def: *mut kiln_op_def_t);
+    pub fn kiln_op_def_add_attr(def: *mut kiln_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_op_def_add_input(def: *mut kiln_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_op_def_add_output(def: *mut kiln_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_op_def_set_doc(def: *mut kiln_op_def_t, doc: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_op_def_set_shape_fn(def: *mut kiln_op_def_t, fn_: kiln_op_shape_fn) -> *mut kiln_status_t;
+    pub fn kiln_op_def_set_grad_fn(def: *mut kiln_op_def_t, fn_: kiln_op_grad_fn) -> *mut kiln_status_t;
+    pub fn kiln_op_def_set_user_data(
+        def: *mut kiln_op_def_t,
+        user_data: *mut c_void,
+        release: kiln_host_release_fn,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_op_register(def: *const kiln_op_def_t) -> *mut kiln_status_t;
+    pub fn kiln_op_register_kernel(
+        op: *const c_char,
+        backend: *const c_char,
+        type_: kiln_element_type_t,
+        fn_: kiln_op_kernel_fn,
+        user_data: *mut c_void,
+        release: kiln_host_release_fn,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_op_register_device_kernel(
+        op: *const c_char,
+        backend: *const c_char,
+        type_: kiln_element_type_t,
+        code: *const c_void,
+        code_size: usize,
+        entry: *const c_char,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_op_call_registered(
+        builder: *mut kiln_builder_t,
+        name: *const c_char,
+        operands: *const kiln_op_t,
+        num_operands: usize,
+        attrs: *const c_char,
+    ) -> kiln_op_t;
+    pub fn kiln_op_frame_set_result_dims(
+        frame: *mut kiln_op_call_frame_t,
+        index: usize,
+        dims: *const i64,
+        rank: usize,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_op_registry_describe(out_text: *mut *mut c_char) -> *mut kiln_status_t;
 }
