@@ -782,10 +782,11 @@ KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_
  * cotangents pulled back to that parameter (of its shape). For a scalar
  * result the cotangent is 1, so these are the gradients of a loss.
  *
- * Covered: straight-line programs (calls are inlined; no while or
- * conditional between a differentiated parameter and the result) over
- * elementwise float math, convert, the shape ops, gather, scatter-add,
- * reduce with add/max/min and dot. Errors, each naming what is wrong:
+ * Covered: elementwise float math, convert, the shape ops, gather,
+ * scatter-add, reduce with add/max/min, dot, calls (inlined), conditionals
+ * and while loops with run-time trip counts (the README's "Gradients" says
+ * how, and what a loop's gradient costs in memory). Errors, each naming
+ * what is wrong:
  * INVALID_ARGUMENT for an empty `wrt`, a number that is not a parameter, a
  * number given twice, a parameter that is not an f16/bf16/f32/f64 array, an
  * op on the way from a differentiated parameter to the result that has no
