@@ -791,7 +791,7 @@ KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_
  * number given twice, a parameter that is not an f16/bf16/f32/f64 array, an
  * op on the way from a differentiated parameter to the result that has no
  * derivative (naming the op and its instruction); UNIMPLEMENTED for such an
- * op whose rule is not written yet (while, conditional, convolution, ...),
+ * op whose rule is not written yet (convolution, reduce-window, ...),
  * and for complex or tuple parameters. `computation` is not changed. The
  * caller owns *out_computation; free it with kiln_computation_destroy. */
 KILN_API kiln_status_t* kiln_computation_vjp(const kiln_computation_t* computation, const int64_t* wrt,
