@@ -121,6 +121,23 @@ final class Native {
   static final MethodHandle kiln_client_device_description = fn("kiln_client_device_description", P, P, Z, P);
   static final MethodHandle kiln_client_transfer_to_infeed = fnHeap("kiln_client_transfer_to_infeed", P, P, I, P, Z, P, Z);
   static final MethodHandle kiln_register_custom_call = fn("kiln_register_custom_call", P, P, P);
+  // User-defined ops.
+  static final MethodHandle kiln_status_create = fn("kiln_status_create", P, I, P);
+  static final MethodHandle kiln_op_def_create = fn("kiln_op_def_create", P, P, P);
+  static final MethodHandle kiln_op_def_destroy = fnVoid("kiln_op_def_destroy", P);
+  static final MethodHandle kiln_op_def_add_attr = fn("kiln_op_def_add_attr", P, P, P);
+  static final MethodHandle kiln_op_def_add_input = fn("kiln_op_def_add_input", P, P, P);
+  static final MethodHandle kiln_op_def_add_output = fn("kiln_op_def_add_output", P, P, P);
+  static final MethodHandle kiln_op_def_set_doc = fn("kiln_op_def_set_doc", P, P, P);
+  static final MethodHandle kiln_op_def_set_shape_fn = fn("kiln_op_def_set_shape_fn", P, P, P);
+  static final MethodHandle kiln_op_def_set_grad_fn = fn("kiln_op_def_set_grad_fn", P, P, P);
+  static final MethodHandle kiln_op_def_set_user_data = fn("kiln_op_def_set_user_data", P, P, P, P);
+  static final MethodHandle kiln_op_register = fn("kiln_op_register", P, P);
+  static final MethodHandle kiln_op_register_kernel = fn("kiln_op_register_kernel", P, P, P, I, P, P, P);
+  static final MethodHandle kiln_op_register_device_kernel = fn("kiln_op_register_device_kernel", P, P, P, I, P, Z, P);
+  static final MethodHandle kiln_op_call_registered = fn("kiln_op_call_registered", J, P, P, P, Z, P);
+  static final MethodHandle kiln_op_frame_set_result_dims = fn("kiln_op_frame_set_result_dims", P, P, Z, P, Z);
+  static final MethodHandle kiln_op_registry_describe = fn("kiln_op_registry_describe", P, P);
   static final MethodHandle kiln_builder_create = fn("kiln_builder_create", P, P, P);
   static final MethodHandle kiln_builder_destroy = fnVoid("kiln_builder_destroy", P);
   static final MethodHandle kiln_builder_first_error = fn("kiln_builder_first_error", P, P);
