@@ -12,8 +12,10 @@
 // (NaN -> one NaN, -0 -> +0), with any number of passenger operands. Each
 // element's key becomes an unsigned integer whose order is the comparator's
 // and a slice is sorted by (key, position) with an LSD radix sort, which is
-// stable, so the result equals the merge sort's. A slice with a NaN key under
-// the partial order (no strict weak order) is sorted by the comparator.
+// stable, so the result equals the merge sort's (a large slice is first split
+// by its top 11 bits, and the buckets sorted over the threads). A slice with
+// a NaN key under the partial order (no strict weak order) is sorted by the
+// comparator.
 #pragma once
 
 #include <cstdint>
