@@ -8,7 +8,7 @@
 
 #include "capi/builder_internal.h"
 
-struct kiln_op_def_t {
+struct kiln_user_op_def_t {
   kiln::OpDef def;
   // The user data, in a holder the callbacks share: it lives while the
   // definition or the op registered from it does.
@@ -94,7 +94,7 @@ Status TakeStatus(kiln_status_t* status, const char* what) {
   return out;
 }
 
-// The frame a shape function gets, with what kiln_op_frame_set_result_dims needs.
+// The frame a shape function gets, with what kiln_user_op_frame_set_result_dims needs.
 struct ShapeFrame {
   kiln_op_call_frame_t frame;  // first: the C pointer is this struct's
   uint64_t magic;
@@ -140,12 +140,12 @@ kiln_status_t* kiln_status_create(kiln_status_code_t code, const char* message) 
   }
 }
 
-kiln_status_t* kiln_op_def_create(const char* name, kiln_op_def_t** out_def) {
+kiln_status_t* kiln_user_op_def_create(const char* name, kiln_user_op_def_t** out_def) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(name);
     KILN_CAPI_CHECK_NOT_NULL(out_def);
-    auto def = std::make_unique<kiln_op_def_t>();
+    auto def = std::make_unique<kiln_user_op_def_t>();
     def->def.name = name;
     if (def->def.name.empty()) return kiln::InvalidArgument(kiln_capi_function, ": the op name is empty");
     *out_def = def.release();
@@ -153,9 +153,9 @@ kiln_status_t* kiln_op_def_create(const char* name, kiln_op_def_t** out_def) {
   });
 }
 
-void kiln_op_def_destroy(kiln_op_def_t* def) { delete def; }
+void kiln_user_op_def_destroy(kiln_user_op_def_t* def) { delete def; }
 
-kiln_status_t* kiln_op_def_add_attr(kiln_op_def_t* def, const char* spec) {
+kiln_status_t* kiln_user_op_def_add_attr(kiln_user_op_def_t* def, const char* spec) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -164,7 +164,7 @@ kiln_status_t* kiln_op_def_add_attr(kiln_op_def_t* def, const char* spec) {
   });
 }
 
-kiln_status_t* kiln_op_def_add_input(kiln_op_def_t* def, const char* spec) {
+kiln_status_t* kiln_user_op_def_add_input(kiln_user_op_def_t* def, const char* spec) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -173,7 +173,7 @@ kiln_status_t* kiln_op_def_add_input(kiln_op_def_t* def, const char* spec) {
   });
 }
 
-kiln_status_t* kiln_op_def_add_output(kiln_op_def_t* def, const char* spec) {
+kiln_status_t* kiln_user_op_def_add_output(kiln_user_op_def_t* def, const char* spec) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -182,7 +182,7 @@ kiln_status_t* kiln_op_def_add_output(kiln_op_def_t* def, const char* spec) {
   });
 }
 
-kiln_status_t* kiln_op_def_set_doc(kiln_op_def_t* def, const char* doc) {
+kiln_status_t* kiln_user_op_def_set_doc(kiln_user_op_def_t* def, const char* doc) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -191,7 +191,7 @@ kiln_status_t* kiln_op_def_set_doc(kiln_op_def_t* def, const char* doc) {
   });
 }
 
-kiln_status_t* kiln_op_def_set_shape_fn(kiln_op_def_t* def, kiln_op_shape_fn fn) {
+kiln_status_t* kiln_user_op_def_set_shape_fn(kiln_user_op_def_t* def, kiln_op_shape_fn fn) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -247,7 +247,7 @@ kiln_status_t* kiln_op_def_set_shape_fn(kiln_op_def_t* def, kiln_op_shape_fn fn)
   });
 }
 
-kiln_status_t* kiln_op_def_set_grad_fn(kiln_op_def_t* def, kiln_op_grad_fn fn) {
+kiln_status_t* kiln_user_op_def_set_grad_fn(kiln_user_op_def_t* def, kiln_op_grad_fn fn) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -265,7 +265,8 @@ kiln_status_t* kiln_op_def_set_grad_fn(kiln_op_def_t* def, kiln_op_grad_fn fn) {
   });
 }
 
-kiln_status_t* kiln_op_def_set_user_data(kiln_op_def_t* def, void* user_data, kiln_host_release_fn release) {
+kiln_status_t* kiln_user_op_def_set_user_data(kiln_user_op_def_t* def, void* user_data,
+                                              kiln_host_release_fn release) {
   const char* kiln_capi_function = __func__;
   kiln::capi::ReleaseOnce release_on_failure([&] {
     if (release != nullptr) release(user_data);
@@ -280,7 +281,7 @@ kiln_status_t* kiln_op_def_set_user_data(kiln_op_def_t* def, void* user_data, ki
   });
 }
 
-kiln_status_t* kiln_op_register(const kiln_op_def_t* def) {
+kiln_status_t* kiln_user_op_register(const kiln_user_op_def_t* def) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(def);
@@ -290,8 +291,9 @@ kiln_status_t* kiln_op_register(const kiln_op_def_t* def) {
   });
 }
 
-kiln_status_t* kiln_op_register_kernel(const char* op, const char* backend, kiln_element_type_t type,
-                                       kiln_op_kernel_fn fn, void* user_data, kiln_host_release_fn release) {
+kiln_status_t* kiln_user_op_register_kernel(const char* op, const char* backend, kiln_element_type_t type,
+                                            kiln_op_kernel_fn fn, void* user_data,
+                                            kiln_host_release_fn release) {
   const char* kiln_capi_function = __func__;
   kiln::capi::ReleaseOnce release_on_failure([&] {
     if (release != nullptr) release(user_data);
@@ -331,8 +333,9 @@ kiln_status_t* kiln_op_register_kernel(const char* op, const char* backend, kiln
   });
 }
 
-kiln_status_t* kiln_op_register_device_kernel(const char* op, const char* backend, kiln_element_type_t type,
-                                              const void* code, size_t code_size, const char* entry) {
+kiln_status_t* kiln_user_op_register_device_kernel(const char* op, const char* backend,
+                                                   kiln_element_type_t type, const void* code,
+                                                   size_t code_size, const char* entry) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(op);
@@ -368,8 +371,8 @@ kiln_op_t kiln_op_call_registered(kiln_builder_t* builder, const char* name, con
   });
 }
 
-kiln_status_t* kiln_op_frame_set_result_dims(kiln_op_call_frame_t* frame, size_t index, const int64_t* dims,
-                                             size_t rank) {
+kiln_status_t* kiln_user_op_frame_set_result_dims(kiln_op_call_frame_t* frame, size_t index,
+                                                  const int64_t* dims, size_t rank) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(frame);
@@ -393,7 +396,7 @@ kiln_status_t* kiln_op_frame_set_result_dims(kiln_op_call_frame_t* frame, size_t
   });
 }
 
-kiln_status_t* kiln_op_registry_describe(char** out_text) {
+kiln_status_t* kiln_user_op_registry_describe(char** out_text) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(out_text);

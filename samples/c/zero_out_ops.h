@@ -76,19 +76,19 @@ static kiln_status_t* zero_out_float_kernel(const kiln_op_call_frame_t* frame) {
  * with host kernels for every type in `types` (KILN_TYPE_INVALID ends it). */
 static kiln_status_t* zero_out_define(const char* name, const char* const* attrs, const char* input,
                                       const char* output, const kiln_element_type_t* types, const char* doc) {
-  kiln_op_def_t* def = NULL;
-  kiln_status_t* status = kiln_op_def_create(name, &def);
+  kiln_user_op_def_t* def = NULL;
+  kiln_status_t* status = kiln_user_op_def_create(name, &def);
   size_t i;
   for (i = 0; status == NULL && attrs != NULL && attrs[i] != NULL; ++i)
-    status = kiln_op_def_add_attr(def, attrs[i]);
-  if (status == NULL) status = kiln_op_def_add_input(def, input);
-  if (status == NULL) status = kiln_op_def_add_output(def, output);
-  if (status == NULL) status = kiln_op_def_set_doc(def, doc);
-  if (status == NULL) status = kiln_op_register(def);
-  kiln_op_def_destroy(def);
+    status = kiln_user_op_def_add_attr(def, attrs[i]);
+  if (status == NULL) status = kiln_user_op_def_add_input(def, input);
+  if (status == NULL) status = kiln_user_op_def_add_output(def, output);
+  if (status == NULL) status = kiln_user_op_def_set_doc(def, doc);
+  if (status == NULL) status = kiln_user_op_register(def);
+  kiln_user_op_def_destroy(def);
   for (i = 0; status == NULL && types[i] != KILN_TYPE_INVALID; ++i) {
     kiln_op_kernel_fn fn = types[i] == KILN_TYPE_F32 ? zero_out_float_kernel : zero_out_kernel;
-    status = kiln_op_register_kernel(name, "host", types[i], fn, NULL, NULL);
+    status = kiln_user_op_register_kernel(name, "host", types[i], fn, NULL, NULL);
   }
   return status;
 }

@@ -156,39 +156,41 @@ static void plain_custom_call(void* out, const void** in) {
 
 /* Missing attribute without default; missing kernel for a type; vulkan. */
 static void test_definition_errors(void) {
-  kiln_op_def_t* def = NULL;
+  kiln_user_op_def_t* def = NULL;
   kiln_computation_t* computation = NULL;
   int32_t got[5];
-  CHECK_OK(kiln_op_def_create("NeedsAttr", &def));
-  CHECK_OK(kiln_op_def_add_attr(def, "mode: {'apple', 'orange'}"));
-  CHECK_OK(kiln_op_def_add_attr(def, "T: realnumbertype"));
-  CHECK_OK(kiln_op_def_add_input(def, "x: T"));
-  CHECK_OK(kiln_op_def_add_output(def, "y: T"));
-  EXPECT_ERROR(kiln_op_def_add_attr(def, "mode: int"), KILN_STATUS_ALREADY_EXISTS,
+  CHECK_OK(kiln_user_op_def_create("NeedsAttr", &def));
+  CHECK_OK(kiln_user_op_def_add_attr(def, "mode: {'apple', 'orange'}"));
+  CHECK_OK(kiln_user_op_def_add_attr(def, "T: realnumbertype"));
+  CHECK_OK(kiln_user_op_def_add_input(def, "x: T"));
+  CHECK_OK(kiln_user_op_def_add_output(def, "y: T"));
+  EXPECT_ERROR(kiln_user_op_def_add_attr(def, "mode: int"), KILN_STATUS_ALREADY_EXISTS,
                "attribute 'mode' is defined twice");
-  EXPECT_ERROR(kiln_op_def_add_attr(def, "a: int >= x"), KILN_STATUS_INVALID_ARGUMENT, "not a number");
-  EXPECT_ERROR(kiln_op_def_add_attr(def, "b: bogus"), KILN_STATUS_INVALID_ARGUMENT,
+  EXPECT_ERROR(kiln_user_op_def_add_attr(def, "a: int >= x"), KILN_STATUS_INVALID_ARGUMENT, "not a number");
+  EXPECT_ERROR(kiln_user_op_def_add_attr(def, "b: bogus"), KILN_STATUS_INVALID_ARGUMENT,
                "unknown attribute type 'bogus'");
-  EXPECT_ERROR(kiln_op_def_add_attr(def, "c: int >= 2 = 1"), KILN_STATUS_INVALID_ARGUMENT,
+  EXPECT_ERROR(kiln_user_op_def_add_attr(def, "c: int >= 2 = 1"), KILN_STATUS_INVALID_ARGUMENT,
                "default of NeedsAttr: attribute 'c' is 1, less than its minimum 2");
-  EXPECT_ERROR(kiln_op_def_add_attr(def, "d: list(int) >= 3 = [1, 2]"), KILN_STATUS_INVALID_ARGUMENT,
+  EXPECT_ERROR(kiln_user_op_def_add_attr(def, "d: list(int) >= 3 = [1, 2]"), KILN_STATUS_INVALID_ARGUMENT,
                "has 2 item(s), fewer than its minimum 3");
-  EXPECT_ERROR(kiln_op_def_add_input(def, "no type"), KILN_STATUS_INVALID_ARGUMENT,
+  EXPECT_ERROR(kiln_user_op_def_add_input(def, "no type"), KILN_STATUS_INVALID_ARGUMENT,
                "needs the form 'name: type'");
-  CHECK_OK(kiln_op_register(def));
-  EXPECT_ERROR(kiln_op_register(def), KILN_STATUS_ALREADY_EXISTS, "op 'NeedsAttr' is already registered");
-  kiln_op_def_destroy(def);
+  CHECK_OK(kiln_user_op_register(def));
+  EXPECT_ERROR(kiln_user_op_register(def), KILN_STATUS_ALREADY_EXISTS,
+               "op 'NeedsAttr' is already registered");
+  kiln_user_op_def_destroy(def);
   /* The op's name is taken for plain custom calls too. */
   EXPECT_ERROR(kiln_register_custom_call("NeedsAttr", plain_custom_call), KILN_STATUS_ALREADY_EXISTS,
                "'NeedsAttr' is already registered with another function");
-  CHECK_OK(kiln_op_register_kernel("NeedsAttr", "cpu", KILN_TYPE_F32, zero_out_kernel, NULL, NULL));
-  EXPECT_ERROR(kiln_op_register_kernel("NeedsAttr", "cpu", KILN_TYPE_F32, zero_out_kernel, NULL, NULL),
+  CHECK_OK(kiln_user_op_register_kernel("NeedsAttr", "cpu", KILN_TYPE_F32, zero_out_kernel, NULL, NULL));
+  EXPECT_ERROR(kiln_user_op_register_kernel("NeedsAttr", "cpu", KILN_TYPE_F32, zero_out_kernel, NULL, NULL),
                KILN_STATUS_ALREADY_EXISTS, "already has a cpu kernel for f32");
-  EXPECT_ERROR(kiln_op_register_kernel("Nobody", "cpu", KILN_TYPE_F32, zero_out_kernel, NULL, NULL),
+  EXPECT_ERROR(kiln_user_op_register_kernel("Nobody", "cpu", KILN_TYPE_F32, zero_out_kernel, NULL, NULL),
                KILN_STATUS_NOT_FOUND, "op 'Nobody' is not registered");
-  EXPECT_ERROR(kiln_op_register_kernel("NeedsAttr", "vulkan", KILN_TYPE_F32, zero_out_kernel, NULL, NULL),
-               KILN_STATUS_UNIMPLEMENTED, "not implemented yet");
-  EXPECT_ERROR(kiln_op_register_device_kernel("NeedsAttr", "cuda", KILN_TYPE_F32, "x", 1, "main"),
+  EXPECT_ERROR(
+      kiln_user_op_register_kernel("NeedsAttr", "vulkan", KILN_TYPE_F32, zero_out_kernel, NULL, NULL),
+      KILN_STATUS_UNIMPLEMENTED, "not implemented yet");
+  EXPECT_ERROR(kiln_user_op_register_device_kernel("NeedsAttr", "cuda", KILN_TYPE_F32, "x", 1, "main"),
                KILN_STATUS_UNIMPLEMENTED, "not implemented yet");
   EXPECT_ERROR(build_call("NeedsAttr", NULL, KILN_TYPE_S32, 1, 5, &computation), KILN_STATUS_INVALID_ARGUMENT,
                "NeedsAttr: attribute 'mode' (mode: {'apple', 'orange'}) is missing and has no default");
@@ -214,7 +216,7 @@ static kiln_status_t* concat_shape(kiln_op_call_frame_t* frame) {
     return kiln_status_create(KILN_STATUS_INTERNAL, "N is not in the frame");
   }
   if (total > 100) return kiln_status_create(KILN_STATUS_INVALID_ARGUMENT, "too long");
-  return kiln_op_frame_set_result_dims(frame, 0, &total, 1);
+  return kiln_user_op_frame_set_result_dims(frame, 0, &total, 1);
 }
 
 static kiln_status_t* concat_kernel(const kiln_op_call_frame_t* frame) {
@@ -234,7 +236,7 @@ static void count_release(void* p) {
 }
 
 static void test_shape_function_and_hlo_round_trip(void) {
-  kiln_op_def_t* def = NULL;
+  kiln_user_op_def_t* def = NULL;
   kiln_computation_t* computation = NULL;
   kiln_computation_t* parsed = NULL;
   char* text = NULL;
@@ -242,16 +244,16 @@ static void test_shape_function_and_hlo_round_trip(void) {
   kiln_builder_t* builder = NULL;
   kiln_op_t xs[2];
   int64_t n = 60;
-  CHECK_OK(kiln_op_def_create("Concat", &def));
-  CHECK_OK(kiln_op_def_add_attr(def, "N: int >= 2"));
-  CHECK_OK(kiln_op_def_add_input(def, "x: N * int32"));
-  CHECK_OK(kiln_op_def_add_output(def, "y: int32"));
-  CHECK_OK(kiln_op_def_set_shape_fn(def, concat_shape));
-  CHECK_OK(kiln_op_def_set_user_data(def, &g_released, count_release));
-  CHECK_OK(kiln_op_register(def));
-  kiln_op_def_destroy(def);
+  CHECK_OK(kiln_user_op_def_create("Concat", &def));
+  CHECK_OK(kiln_user_op_def_add_attr(def, "N: int >= 2"));
+  CHECK_OK(kiln_user_op_def_add_input(def, "x: N * int32"));
+  CHECK_OK(kiln_user_op_def_add_output(def, "y: int32"));
+  CHECK_OK(kiln_user_op_def_set_shape_fn(def, concat_shape));
+  CHECK_OK(kiln_user_op_def_set_user_data(def, &g_released, count_release));
+  CHECK_OK(kiln_user_op_register(def));
+  kiln_user_op_def_destroy(def);
   CHECK(g_released == 0); /* the registered op holds the user data */
-  CHECK_OK(kiln_op_register_kernel("Concat", "host", KILN_TYPE_S32, concat_kernel, NULL, NULL));
+  CHECK_OK(kiln_user_op_register_kernel("Concat", "host", KILN_TYPE_S32, concat_kernel, NULL, NULL));
   /* A list below its minimum N >= 2. */
   EXPECT_ERROR(build_call("Concat", NULL, KILN_TYPE_S32, 1, 5, &computation), KILN_STATUS_INVALID_ARGUMENT,
                "Concat: input 'x' (x: N * int32) has 1 tensor(s), fewer than its minimum 2");
@@ -374,19 +376,19 @@ static void test_attribute_defaults_of_every_kind(void) {
                                       "te: tensor = tensor<s32[], [5]>",
                                       "l_empty: list(int) = []",
                                       "l_int: list(int) = [2, 3, 5, 7]"};
-  kiln_op_def_t* def = NULL;
+  kiln_user_op_def_t* def = NULL;
   kiln_computation_t* computation = NULL;
   char* text = NULL;
   int32_t got[5];
   size_t i;
-  CHECK_OK(kiln_op_def_create("AttrDefaultExampleForAllTypes", &def));
-  for (i = 0; i < sizeof specs / sizeof specs[0]; ++i) CHECK_OK(kiln_op_def_add_attr(def, specs[i]));
-  CHECK_OK(kiln_op_def_add_input(def, "x: int32"));
-  CHECK_OK(kiln_op_def_add_output(def, "y: int32"));
-  CHECK_OK(kiln_op_register(def));
-  kiln_op_def_destroy(def);
-  CHECK_OK(kiln_op_register_kernel("AttrDefaultExampleForAllTypes", "host", KILN_TYPE_INVALID, kinds_kernel,
-                                   NULL, NULL));
+  CHECK_OK(kiln_user_op_def_create("AttrDefaultExampleForAllTypes", &def));
+  for (i = 0; i < sizeof specs / sizeof specs[0]; ++i) CHECK_OK(kiln_user_op_def_add_attr(def, specs[i]));
+  CHECK_OK(kiln_user_op_def_add_input(def, "x: int32"));
+  CHECK_OK(kiln_user_op_def_add_output(def, "y: int32"));
+  CHECK_OK(kiln_user_op_register(def));
+  kiln_user_op_def_destroy(def);
+  CHECK_OK(kiln_user_op_register_kernel("AttrDefaultExampleForAllTypes", "host", KILN_TYPE_INVALID,
+                                        kinds_kernel, NULL, NULL));
   CHECK_OK(build_call("AttrDefaultExampleForAllTypes", NULL, KILN_TYPE_S32, 1, 5, &computation));
   CHECK_OK(kiln_computation_to_hlo_text(computation, &text));
   CHECK(text != NULL &&
@@ -399,7 +401,7 @@ static void test_attribute_defaults_of_every_kind(void) {
   CHECK(g_kinds_ok);
   kiln_computation_destroy(computation);
   /* The registry's description, as kiln info --ops prints it. */
-  CHECK_OK(kiln_op_registry_describe(&text));
+  CHECK_OK(kiln_user_op_registry_describe(&text));
   CHECK(text != NULL && strstr(text, "ZeroOutIndex(to_zero: int32) -> (zeroed: int32)") != NULL);
   CHECK(text != NULL && strstr(text, "attr preserve_index: int >= 0 = 0") != NULL);
   CHECK(text != NULL && strstr(text, "kernels: cpu:s32, interpreter:s32") != NULL);

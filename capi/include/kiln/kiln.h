@@ -1226,8 +1226,8 @@ KILN_API kiln_status_t* kiln_executable_execute_async(kiln_executable_t* executa
  * refuse a registered op (device kernels, SPIR-V and PTX, are declared below
  * but NOT IMPLEMENTED yet). Registered ops and kernels live until the process
  * exits (there is no unregister); a taken name (op or custom-call target) is
- * ALREADY_EXISTS. Registration and lookup are thread-safe. (Since 0.3.) */
-typedef struct kiln_op_def_t kiln_op_def_t;
+ * ALREADY_EXISTS. Registration and lookup are thread-safe. (Since 0.2.) */
+typedef struct kiln_user_op_def_t kiln_user_op_def_t;
 
 /* Kinds of attribute values. */
 typedef int32_t kiln_op_attr_kind_t;
@@ -1282,8 +1282,8 @@ typedef struct kiln_op_buffer_t {
  * host kernel (cpu and interpreter run it in the same host evaluator);
  * `device` and `stream` are NULL for host kernels (reserved for device
  * kernels). `user_data` is the
- * kernel's (kiln_op_register_kernel) or, in a shape function, the op's
- * (kiln_op_def_set_user_data). Results are allocated by the library; a
+ * kernel's (kiln_user_op_register_kernel) or, in a shape function, the op's
+ * (kiln_user_op_def_set_user_data). Results are allocated by the library; a
  * kernel writes every byte of them. Everything lives for the call only. */
 typedef struct kiln_op_call_frame_t {
   size_t struct_size;
@@ -1309,7 +1309,7 @@ typedef kiln_status_t* (*kiln_op_kernel_fn)(const kiln_op_call_frame_t* frame);
 
 /* A shape function: the frame's results hold the default dims (those of the
  * argument at the same position, else of argument 0, else a scalar) and the
- * types the definition gives; it changes dims with kiln_op_frame_set_result_dims
+ * types the definition gives; it changes dims with kiln_user_op_frame_set_result_dims
  * or refuses the call with a status (taken over, as for a kernel), which the
  * build reports naming the op. */
 typedef kiln_status_t* (*kiln_op_shape_fn)(kiln_op_call_frame_t* frame);
@@ -1331,45 +1331,45 @@ KILN_API kiln_status_t* kiln_status_create(kiln_status_code_t code, const char* 
 
 /* A new, empty definition of op `name` (copied; a letter, then letters,
  * digits and '_'). The caller owns *out_def and destroys it with
- * kiln_op_def_destroy, registered or not. Not thread-safe per definition. */
-KILN_API kiln_status_t* kiln_op_def_create(const char* name, kiln_op_def_t** out_def);
+ * kiln_user_op_def_destroy, registered or not. Not thread-safe per definition. */
+KILN_API kiln_status_t* kiln_user_op_def_create(const char* name, kiln_user_op_def_t** out_def);
 /* Frees a definition (a registered op keeps its own copy). NULL is a no-op. */
-KILN_API void kiln_op_def_destroy(kiln_op_def_t* def);
+KILN_API void kiln_user_op_def_destroy(kiln_user_op_def_t* def);
 /* Adds an attribute, TensorFlow-style: "name: kind [>= min] [= default]" with
  * kind string, int, float, bool, type, shape, tensor, list(kind), a type set
  * {float, int32}, numbertype, realnumbertype, quantizedtype, or a string enum
  * {'apple', 'orange'}; e.g. "preserve_index: int = 0", "N: int >= 2",
  * "T: list(type) >= 1". INVALID_ARGUMENT for a bad spec or default;
  * ALREADY_EXISTS for a name defined twice. */
-KILN_API kiln_status_t* kiln_op_def_add_attr(kiln_op_def_t* def, const char* spec);
+KILN_API kiln_status_t* kiln_user_op_def_add_attr(kiln_user_op_def_t* def, const char* spec);
 /* Adds an input, "name: type" with type a fixed element type ("int32", "f32"),
  * a type attribute ("T"), a list of them ("N * int32", "N * T", N an int
  * attribute) or a list(type) attribute ("T"). Operands of a call are the
  * inputs' tensors in order, lists flattened. */
-KILN_API kiln_status_t* kiln_op_def_add_input(kiln_op_def_t* def, const char* spec);
+KILN_API kiln_status_t* kiln_user_op_def_add_input(kiln_user_op_def_t* def, const char* spec);
 /* Adds an output, with the same forms as an input. A call's result is the
  * one array when the op has one non-list output, else a tuple of every
  * output array in order. */
-KILN_API kiln_status_t* kiln_op_def_add_output(kiln_op_def_t* def, const char* spec);
+KILN_API kiln_status_t* kiln_user_op_def_add_output(kiln_user_op_def_t* def, const char* spec);
 /* Sets the documentation text (copied); `kiln info --ops` prints it. */
-KILN_API kiln_status_t* kiln_op_def_set_doc(kiln_op_def_t* def, const char* doc);
+KILN_API kiln_status_t* kiln_user_op_def_set_doc(kiln_user_op_def_t* def, const char* doc);
 /* Sets the shape function (NULL: the default dims, see kiln_op_shape_fn). */
-KILN_API kiln_status_t* kiln_op_def_set_shape_fn(kiln_op_def_t* def, kiln_op_shape_fn fn);
+KILN_API kiln_status_t* kiln_user_op_def_set_shape_fn(kiln_user_op_def_t* def, kiln_op_shape_fn fn);
 /* Sets the gradient function (NULL: the op has none). It receives the op's
  * user data. */
-KILN_API kiln_status_t* kiln_op_def_set_grad_fn(kiln_op_def_t* def, kiln_op_grad_fn fn);
+KILN_API kiln_status_t* kiln_user_op_def_set_grad_fn(kiln_user_op_def_t* def, kiln_op_grad_fn fn);
 /* Sets the user data the shape and gradient functions receive. `release`
  * (may be NULL) runs once when neither the definition nor a registered op
- * holds it any more: at kiln_op_def_destroy when the op was never registered,
+ * holds it any more: at kiln_user_op_def_destroy when the op was never registered,
  * never for a registered op (ops live until exit), or at once when this call
  * fails. */
-KILN_API kiln_status_t* kiln_op_def_set_user_data(kiln_op_def_t* def, void* user_data,
-                                                  kiln_host_release_fn release);
+KILN_API kiln_status_t* kiln_user_op_def_set_user_data(kiln_user_op_def_t* def, void* user_data,
+                                                       kiln_host_release_fn release);
 /* Registers a copy of `def` process-wide (the caller still destroys `def`).
  * INVALID_ARGUMENT when an input or output names an attribute that is not
  * there or not of the right kind, or there is no output; ALREADY_EXISTS when
  * the name is a registered op or custom-call target. Thread-safe. */
-KILN_API kiln_status_t* kiln_op_register(const kiln_op_def_t* def);
+KILN_API kiln_status_t* kiln_user_op_register(const kiln_user_op_def_t* def);
 /* Registers host-function kernel `fn` of op `op` for `backend` ("cpu",
  * "interpreter", or "host" for both) and element type `type`
  * (KILN_TYPE_INVALID: any type). cpu and interpreter run host kernels in the
@@ -1378,15 +1378,15 @@ KILN_API kiln_status_t* kiln_op_register(const kiln_op_def_t* def);
  * runs on it if this call fails, else never (kernels live until exit).
  * NOT_FOUND for an op not registered; ALREADY_EXISTS for a taken (backend,
  * type); UNIMPLEMENTED for "vulkan" and "cuda". Thread-safe. */
-KILN_API kiln_status_t* kiln_op_register_kernel(const char* op, const char* backend, kiln_element_type_t type,
-                                                kiln_op_kernel_fn fn, void* user_data,
-                                                kiln_host_release_fn release);
+KILN_API kiln_status_t* kiln_user_op_register_kernel(const char* op, const char* backend,
+                                                     kiln_element_type_t type, kiln_op_kernel_fn fn,
+                                                     void* user_data, kiln_host_release_fn release);
 /* Device kernels: a SPIR-V compute shader (backend "vulkan") or PTX (backend
  * "cuda") with entry point `entry`. NOT IMPLEMENTED YET: always UNIMPLEMENTED
  * (after checking the arguments). Thread-safe. */
-KILN_API kiln_status_t* kiln_op_register_device_kernel(const char* op, const char* backend,
-                                                       kiln_element_type_t type, const void* code,
-                                                       size_t code_size, const char* entry);
+KILN_API kiln_status_t* kiln_user_op_register_device_kernel(const char* op, const char* backend,
+                                                            kiln_element_type_t type, const void* code,
+                                                            size_t code_size, const char* entry);
 /* Calls registered op `name` with `operands` (the inputs' tensors in order)
  * and attributes `attrs` (a dictionary in the text form above; NULL or "" for
  * none). Errors are the builder's, as for every op. */
@@ -1395,12 +1395,12 @@ KILN_API kiln_op_t kiln_op_call_registered(kiln_builder_t* builder, const char* 
 /* In a shape function: sets result `index`'s dims (copied). OUT_OF_RANGE for
  * an index past the results; INVALID_ARGUMENT for a negative size or a frame
  * that is not a shape function's. */
-KILN_API kiln_status_t* kiln_op_frame_set_result_dims(kiln_op_call_frame_t* frame, size_t index,
-                                                      const int64_t* dims, size_t rank);
+KILN_API kiln_status_t* kiln_user_op_frame_set_result_dims(kiln_op_call_frame_t* frame, size_t index,
+                                                           const int64_t* dims, size_t rank);
 /* A description of every registered op (signature, attributes, kernels,
  * doc), as `kiln info --ops` prints it. The caller owns *out_text and frees it
  * with kiln_string_destroy. Thread-safe. */
-KILN_API kiln_status_t* kiln_op_registry_describe(char** out_text);
+KILN_API kiln_status_t* kiln_user_op_registry_describe(char** out_text);
 
 /* ------------------------------------------------------------------------- */
 /* Loading Kiln with dlopen                                                  */
@@ -1819,29 +1819,29 @@ typedef kiln_status_t* (*kiln_executable_execute_async_fn)(kiln_executable_t* ex
                                                            kiln_buffer_t** results, size_t results_capacity,
                                                            size_t* out_num_results, kiln_event_t** out_event);
 typedef kiln_status_t* (*kiln_status_create_fn)(kiln_status_code_t code, const char* message);
-typedef kiln_status_t* (*kiln_op_def_create_fn)(const char* name, kiln_op_def_t** out_def);
-typedef void (*kiln_op_def_destroy_fn)(kiln_op_def_t* def);
-typedef kiln_status_t* (*kiln_op_def_add_attr_fn)(kiln_op_def_t* def, const char* spec);
-typedef kiln_status_t* (*kiln_op_def_add_input_fn)(kiln_op_def_t* def, const char* spec);
-typedef kiln_status_t* (*kiln_op_def_add_output_fn)(kiln_op_def_t* def, const char* spec);
-typedef kiln_status_t* (*kiln_op_def_set_doc_fn)(kiln_op_def_t* def, const char* doc);
-typedef kiln_status_t* (*kiln_op_def_set_shape_fn_fn)(kiln_op_def_t* def, kiln_op_shape_fn fn);
-typedef kiln_status_t* (*kiln_op_def_set_grad_fn_fn)(kiln_op_def_t* def, kiln_op_grad_fn fn);
-typedef kiln_status_t* (*kiln_op_def_set_user_data_fn)(kiln_op_def_t* def, void* user_data,
-                                                       kiln_host_release_fn release);
-typedef kiln_status_t* (*kiln_op_register_fn)(const kiln_op_def_t* def);
-typedef kiln_status_t* (*kiln_op_register_kernel_fn)(const char* op, const char* backend,
-                                                     kiln_element_type_t type, kiln_op_kernel_fn fn,
-                                                     void* user_data, kiln_host_release_fn release);
-typedef kiln_status_t* (*kiln_op_register_device_kernel_fn)(const char* op, const char* backend,
-                                                            kiln_element_type_t type, const void* code,
-                                                            size_t code_size, const char* entry);
+typedef kiln_status_t* (*kiln_user_op_def_create_fn)(const char* name, kiln_user_op_def_t** out_def);
+typedef void (*kiln_user_op_def_destroy_fn)(kiln_user_op_def_t* def);
+typedef kiln_status_t* (*kiln_user_op_def_add_attr_fn)(kiln_user_op_def_t* def, const char* spec);
+typedef kiln_status_t* (*kiln_user_op_def_add_input_fn)(kiln_user_op_def_t* def, const char* spec);
+typedef kiln_status_t* (*kiln_user_op_def_add_output_fn)(kiln_user_op_def_t* def, const char* spec);
+typedef kiln_status_t* (*kiln_user_op_def_set_doc_fn)(kiln_user_op_def_t* def, const char* doc);
+typedef kiln_status_t* (*kiln_user_op_def_set_shape_fn_fn)(kiln_user_op_def_t* def, kiln_op_shape_fn fn);
+typedef kiln_status_t* (*kiln_user_op_def_set_grad_fn_fn)(kiln_user_op_def_t* def, kiln_op_grad_fn fn);
+typedef kiln_status_t* (*kiln_user_op_def_set_user_data_fn)(kiln_user_op_def_t* def, void* user_data,
+                                                            kiln_host_release_fn release);
+typedef kiln_status_t* (*kiln_user_op_register_fn)(const kiln_user_op_def_t* def);
+typedef kiln_status_t* (*kiln_user_op_register_kernel_fn)(const char* op, const char* backend,
+                                                          kiln_element_type_t type, kiln_op_kernel_fn fn,
+                                                          void* user_data, kiln_host_release_fn release);
+typedef kiln_status_t* (*kiln_user_op_register_device_kernel_fn)(const char* op, const char* backend,
+                                                                 kiln_element_type_t type, const void* code,
+                                                                 size_t code_size, const char* entry);
 typedef kiln_op_t (*kiln_op_call_registered_fn)(kiln_builder_t* builder, const char* name,
                                                 const kiln_op_t* operands, size_t num_operands,
                                                 const char* attrs);
-typedef kiln_status_t* (*kiln_op_frame_set_result_dims_fn)(kiln_op_call_frame_t* frame, size_t index,
-                                                           const int64_t* dims, size_t rank);
-typedef kiln_status_t* (*kiln_op_registry_describe_fn)(char** out_text);
+typedef kiln_status_t* (*kiln_user_op_frame_set_result_dims_fn)(kiln_op_call_frame_t* frame, size_t index,
+                                                                const int64_t* dims, size_t rank);
+typedef kiln_status_t* (*kiln_user_op_registry_describe_fn)(char** out_text);
 
 #ifdef __cplusplus
 } /* extern "C" */

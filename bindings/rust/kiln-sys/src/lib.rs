@@ -48,7 +48,7 @@ opaque!(
     kiln_device_t,
     kiln_event_t,
     kiln_safetensors_t,
-    kiln_op_def_t
+    kiln_user_op_def_t
 );
 
 pub type kiln_status_code_t = i32;
@@ -1242,21 +1242,21 @@ extern "C" {
         out_event: *mut *mut kiln_event_t,
     ) -> *mut kiln_status_t;
     pub fn kiln_status_create(code: kiln_status_code_t, message: *const c_char) -> *mut kiln_status_t;
-    pub fn kiln_op_def_create(name: *const c_char, out_def: *mut *mut kiln_op_def_t) -> *mut kiln_status_t;
-    pub fn kiln_op_def_destroy(def: *mut kiln_op_def_t);
-    pub fn kiln_op_def_add_attr(def: *mut kiln_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
-    pub fn kiln_op_def_add_input(def: *mut kiln_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
-    pub fn kiln_op_def_add_output(def: *mut kiln_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
-    pub fn kiln_op_def_set_doc(def: *mut kiln_op_def_t, doc: *const c_char) -> *mut kiln_status_t;
-    pub fn kiln_op_def_set_shape_fn(def: *mut kiln_op_def_t, fn_: kiln_op_shape_fn) -> *mut kiln_status_t;
-    pub fn kiln_op_def_set_grad_fn(def: *mut kiln_op_def_t, fn_: kiln_op_grad_fn) -> *mut kiln_status_t;
-    pub fn kiln_op_def_set_user_data(
-        def: *mut kiln_op_def_t,
+    pub fn kiln_user_op_def_create(name: *const c_char, out_def: *mut *mut kiln_user_op_def_t) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_destroy(def: *mut kiln_user_op_def_t);
+    pub fn kiln_user_op_def_add_attr(def: *mut kiln_user_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_add_input(def: *mut kiln_user_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_add_output(def: *mut kiln_user_op_def_t, spec: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_set_doc(def: *mut kiln_user_op_def_t, doc: *const c_char) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_set_shape_fn(def: *mut kiln_user_op_def_t, fn_: kiln_op_shape_fn) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_set_grad_fn(def: *mut kiln_user_op_def_t, fn_: kiln_op_grad_fn) -> *mut kiln_status_t;
+    pub fn kiln_user_op_def_set_user_data(
+        def: *mut kiln_user_op_def_t,
         user_data: *mut c_void,
         release: kiln_host_release_fn,
     ) -> *mut kiln_status_t;
-    pub fn kiln_op_register(def: *const kiln_op_def_t) -> *mut kiln_status_t;
-    pub fn kiln_op_register_kernel(
+    pub fn kiln_user_op_register(def: *const kiln_user_op_def_t) -> *mut kiln_status_t;
+    pub fn kiln_user_op_register_kernel(
         op: *const c_char,
         backend: *const c_char,
         type_: kiln_element_type_t,
@@ -1264,7 +1264,7 @@ extern "C" {
         user_data: *mut c_void,
         release: kiln_host_release_fn,
     ) -> *mut kiln_status_t;
-    pub fn kiln_op_register_device_kernel(
+    pub fn kiln_user_op_register_device_kernel(
         op: *const c_char,
         backend: *const c_char,
         type_: kiln_element_type_t,
@@ -1279,11 +1279,11 @@ extern "C" {
         num_operands: usize,
         attrs: *const c_char,
     ) -> kiln_op_t;
-    pub fn kiln_op_frame_set_result_dims(
+    pub fn kiln_user_op_frame_set_result_dims(
         frame: *mut kiln_op_call_frame_t,
         index: usize,
         dims: *const i64,
         rank: usize,
     ) -> *mut kiln_status_t;
-    pub fn kiln_op_registry_describe(out_text: *mut *mut c_char) -> *mut kiln_status_t;
+    pub fn kiln_user_op_registry_describe(out_text: *mut *mut c_char) -> *mut kiln_status_t;
 }
