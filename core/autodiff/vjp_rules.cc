@@ -33,7 +33,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kConcatenate, ConcatenateRule},
     {Opcode::kConditional, ConditionalRule},
     {Opcode::kConvert, ConvertRule},
-    {Opcode::kConvolution, nullptr},
+    {Opcode::kConvolution, ConvolutionRule},
     {Opcode::kCopy, IdentityRule},
     {Opcode::kCos, UnaryRule},
     {Opcode::kDivide, DivideRule},
