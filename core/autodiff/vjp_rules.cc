@@ -63,7 +63,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kReal, nullptr},
     {Opcode::kReduce, ReduceRule},
     {Opcode::kReducePrecision, IdentityRule},
-    {Opcode::kReduceWindow, nullptr},
+    {Opcode::kReduceWindow, ReduceWindowRule},
     {Opcode::kRemainder, RemainderRule},
     {Opcode::kReshape, ReshapeRule},
     {Opcode::kReverse, ReverseRule},
