@@ -263,6 +263,8 @@ struct KeySortJob {
 
 // Slices at least this long take SortLargeEntries.
 constexpr size_t kLargeSlice = 64 * 1024;
+// Slices up to this long are sorted in buffers each thread keeps.
+constexpr size_t kCachedSlice = 64 * 1024;
 
 // Sorts slices [begin, end) by key; a slice whose keys cannot be encoded
 // (NaN under the partial order) goes to `by_comparator`. `pool` (null inside
@@ -281,9 +283,19 @@ void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int
   if (const std::optional<FloatLayout> layout = LayoutOf(plan.type))
     coder.exponent = static_cast<U>(layout->exponent);
   const auto n = static_cast<size_t>(job.length);
-  thread_local std::vector<KeyEntry<U>> entries, scratch;
-  entries.resize(n);
-  scratch.resize(n);
+  // Short slices reuse a thread's buffers; a long slice's are freed after the
+  // sort, so no thread keeps them.
+  thread_local std::vector<KeyEntry<U>> cached;
+  std::unique_ptr<KeyEntry<U>[]> owned;
+  KeyEntry<U>* entries;
+  if (n <= kCachedSlice) {
+    if (cached.size() < 2 * n) cached.resize(2 * n);
+    entries = cached.data();
+  } else {
+    owned.reset(new KeyEntry<U>[2 * n]);
+    entries = owned.get();
+  }
+  KeyEntry<U>* scratch = entries + n;
   const auto* keys = static_cast<const uint8_t*>(slots[(*job.inputs)[static_cast<size_t>(plan.operand)]]);
   for (int64_t slice = begin; slice < end; ++slice) {
     const int64_t first = (slice / job.inner) * job.length * job.inner + slice % job.inner;
@@ -299,15 +311,15 @@ void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int
       by_comparator(slice);
       continue;
     }
-    const KeyEntry<U>* sorted = entries.data();
+    const KeyEntry<U>* sorted = entries;
     if constexpr (sizeof(U) >= 2) {
       if (n >= kLargeSlice) {
-        SortLargeEntries(entries.data(), scratch.data(), n, pool);
+        SortLargeEntries(entries, scratch, n, pool);
       } else {
-        sorted = SortEntries(entries.data(), scratch.data(), n);
+        sorted = SortEntries(entries, scratch, n);
       }
     } else {
-      sorted = SortEntries(entries.data(), scratch.data(), n);
+      sorted = SortEntries(entries, scratch, n);
     }
     auto gather = [&](int64_t p_begin, int64_t p_end) {
       for (size_t k = 0; k < job.inputs->size(); ++k) {
