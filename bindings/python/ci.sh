@@ -50,6 +50,7 @@ echo "== pytest"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests
 echo "== sample"
 "$venv/bin/python" samples/python/mlp/mlp.py
+"$venv/bin/python" samples/python/zero_out/zero_out.py
 # The picture samples, two small frames each (on vulkan, else cpu), into a scratch directory.
 frames=$(mktemp -d)
 trap 'rm -rf "$frames"' EXIT

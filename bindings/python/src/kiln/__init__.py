@@ -50,6 +50,8 @@ from ._types import (
     Precision,
     RngAlgorithm,
 )
+from ._user_ops import KernelFrame, ShapeFrame, register_kernel, register_op, registered_ops
+from ._user_ops import Shape as AttrShape
 
 __version__ = "0.2.0"
 
@@ -80,6 +82,12 @@ __all__ = [
     "from_dlpack",
     "grad",
     "register_custom_call",
+    "register_op",
+    "register_kernel",
+    "registered_ops",
+    "KernelFrame",
+    "ShapeFrame",
+    "AttrShape",
     "safetensors",
     "value_and_grad",
     "version",

@@ -1105,6 +1105,18 @@ class Builder(Handle):
             )
         )
 
+    def call_registered(self, name: str, operands: Sequence[Op], attrs: dict | str | None = None) -> Op:
+        """Calls user-defined op `name` (kiln.register_op) with `attrs`, a dict
+        (int, float, bool, str, ElementType/dtype, kiln.AttrShape, ndarray,
+        lists of them) or the attribute text "{preserve_index = 1}"."""
+        from ._user_ops import format_attrs
+
+        return self._op(
+            lib.kiln_op_call_registered(
+                self._p, name.encode(), self._hs(operands), len(operands), format_attrs(attrs)
+            )
+        )
+
     def after_all(self, tokens: Sequence[Op]) -> Op:
         return self._op(lib.kiln_op_after_all(self._p, self._hs(tokens), len(tokens)))
 

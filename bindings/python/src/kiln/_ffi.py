@@ -48,6 +48,70 @@ HostReleaseFn = CFUNCTYPE(None, c_void_p)
 EventCallbackFn = CFUNCTYPE(None, c_void_p, c_void_p)
 
 
+class OpAttr(Structure):
+    """kiln_op_attr_t: an attribute value of a user-defined op."""
+
+
+OpAttr._fields_ = [
+    ("struct_size", c_size_t),
+    ("name", c_char_p),
+    ("kind", c_int32),
+    ("i", c_int64),
+    ("f", ctypes.c_double),
+    ("s", c_void_p),
+    ("s_size", c_size_t),
+    ("type", c_int32),
+    ("dims", _I64P),
+    ("rank", c_size_t),
+    ("data", c_void_p),
+    ("byte_size", c_size_t),
+    ("item_kind", c_int32),
+    ("num_items", c_size_t),
+    ("items", POINTER(OpAttr)),
+]
+
+
+class OpBuffer(Structure):
+    """kiln_op_buffer_t: an argument or result of a user-defined op's kernel."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("type", c_int32),
+        ("dims", _I64P),
+        ("rank", c_size_t),
+        ("data", c_void_p),
+        ("byte_size", c_size_t),
+    ]
+
+
+class OpCallFrame(Structure):
+    """kiln_op_call_frame_t: the typed call frame of a kernel or shape function."""
+
+    _fields_ = [
+        ("struct_size", c_size_t),
+        ("op_name", c_char_p),
+        ("backend", c_char_p),
+        ("device", c_void_p),
+        ("stream", c_void_p),
+        ("user_data", c_void_p),
+        ("num_args", c_size_t),
+        ("args", POINTER(OpBuffer)),
+        ("num_results", c_size_t),
+        ("results", POINTER(OpBuffer)),
+        ("num_attrs", c_size_t),
+        ("attrs", POINTER(OpAttr)),
+    ]
+
+
+#: kiln_op_kernel_fn and kiln_op_shape_fn: kiln_status_t* (*)(kiln_op_call_frame_t*)
+OpKernelFn = CFUNCTYPE(c_void_p, POINTER(OpCallFrame))
+OpShapeFn = CFUNCTYPE(c_void_p, POINTER(OpCallFrame))
+#: kiln_op_grad_fn
+OpGradFn = CFUNCTYPE(
+    c_void_p, c_void_p, _OPP, c_size_t, _OPP, _OPP, c_size_t, POINTER(OpAttr), c_size_t, _OPP, c_void_p
+)
+
+
 class ClientOptions(Structure):
     _fields_ = [("struct_size", c_size_t), ("backend", c_char_p), ("num_devices", c_int32)]
 
@@ -152,6 +216,22 @@ FUNCTIONS = {
     "kiln_device_description": (_STATUS, [_H, _PP]),
     "kiln_client_transfer_to_infeed": (_STATUS, [_H, c_int32, _I64P, c_size_t, c_void_p, c_size_t]),
     "kiln_register_custom_call": (_STATUS, [_STR, _CUSTOM_CALL_FN]),
+    "kiln_status_create": (_STATUS, [c_int32, _STR]),
+    "kiln_user_op_def_create": (_STATUS, [_STR, _PP]),
+    "kiln_user_op_def_destroy": (None, [_H]),
+    "kiln_user_op_def_add_attr": (_STATUS, [_H, _STR]),
+    "kiln_user_op_def_add_input": (_STATUS, [_H, _STR]),
+    "kiln_user_op_def_add_output": (_STATUS, [_H, _STR]),
+    "kiln_user_op_def_set_doc": (_STATUS, [_H, _STR]),
+    "kiln_user_op_def_set_shape_fn": (_STATUS, [_H, OpShapeFn]),
+    "kiln_user_op_def_set_grad_fn": (_STATUS, [_H, OpGradFn]),
+    "kiln_user_op_def_set_user_data": (_STATUS, [_H, c_void_p, HostReleaseFn]),
+    "kiln_user_op_register": (_STATUS, [_H]),
+    "kiln_user_op_register_kernel": (_STATUS, [_STR, _STR, c_int32, OpKernelFn, c_void_p, HostReleaseFn]),
+    "kiln_user_op_register_device_kernel": (_STATUS, [_STR, _STR, c_int32, c_void_p, c_size_t, _STR]),
+    "kiln_op_call_registered": (_OP, [_H, _STR, _OPP, c_size_t, _STR]),
+    "kiln_user_op_frame_set_result_dims": (_STATUS, [POINTER(OpCallFrame), c_size_t, _I64P, c_size_t]),
+    "kiln_user_op_registry_describe": (_STATUS, [_PP]),
     "kiln_builder_create": (_STATUS, [_STR, _PP]),
     "kiln_builder_destroy": (None, [_H]),
     "kiln_builder_first_error": (_STATUS, [_H]),
