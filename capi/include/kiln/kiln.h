@@ -1356,7 +1356,10 @@ KILN_API kiln_status_t* kiln_user_op_def_set_doc(kiln_user_op_def_t* def, const 
 /* Sets the shape function (NULL: the default dims, see kiln_op_shape_fn). */
 KILN_API kiln_status_t* kiln_user_op_def_set_shape_fn(kiln_user_op_def_t* def, kiln_op_shape_fn fn);
 /* Sets the gradient function (NULL: the op has none). It receives the op's
- * user data. */
+ * user data. NOT WIRED INTO AUTODIFF YET: the registry stores it and `kiln
+ * info --ops` shows it, but kiln_computation_value_and_grad through a
+ * registered op is still INVALID_ARGUMENT (no derivative), as for any custom
+ * call. */
 KILN_API kiln_status_t* kiln_user_op_def_set_grad_fn(kiln_user_op_def_t* def, kiln_op_grad_fn fn);
 /* Sets the user data the shape and gradient functions receive. `release`
  * (may be NULL) runs once when neither the definition nor a registered op
