@@ -126,14 +126,19 @@ TEST(AutodiffVjpTest, OpsWithoutRulesAreNamedOnlyWhenTheGradientGoesThroughThem)
   Builder builder("f");
   Op x = builder.Parameter(0, F64({4}), "x");
   Op y = builder.Parameter(1, F64({4}), "y");
-  builder.Add(builder.Sort(x), builder.CustomCall("my_target", std::vector<Op>{y}, F64({4})));
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  const Op mapped_operands[] = {x, x};
+  const int64_t map_dimensions[] = {0};
+  builder.Add(builder.Map(mapped_operands, *add, map_dimensions),
+              builder.CustomCall("my_target", std::vector<Op>{y}, F64({4})));
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  const auto sorted = Vjp(*module, {0});
-  ASSERT_FALSE(sorted.ok());
-  EXPECT_EQ(sorted.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(sorted.status().message().find("no derivative rule yet for 'sort' (instruction "),
+  const auto mapped = Vjp(*module, {0});
+  ASSERT_FALSE(mapped.ok());
+  EXPECT_EQ(mapped.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(mapped.status().message().find("no derivative rule yet for 'map' (instruction "),
             std::string::npos)
-      << sorted.status().message();
+      << mapped.status().message();
   const auto opaque = Vjp(*module, {1});
   ASSERT_FALSE(opaque.ok());
   EXPECT_EQ(opaque.status().code(), StatusCode::kInvalidArgument);
@@ -143,7 +148,8 @@ TEST(AutodiffVjpTest, OpsWithoutRulesAreNamedOnlyWhenTheGradientGoesThroughThem)
   Builder other("g");
   Op a = other.Parameter(0, F64({4}), "a");
   Op b = other.Parameter(1, F64({4}), "b");
-  other.Mul(other.Sort(b), a);
+  const Op other_operands[] = {b, b};
+  other.Mul(other.Map(other_operands, *add, map_dimensions), a);
   KILN_ASSERT_OK_AND_ASSIGN(auto partial, other.Build());
   KILN_ASSERT_OK(Vjp(*partial, {0}).status());
 }
