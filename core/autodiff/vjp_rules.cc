@@ -21,9 +21,9 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kAdd, AddRule},
     {Opcode::kAllReduce, nullptr},
     {Opcode::kAtan2, Atan2Rule},
-    {Opcode::kBatchNormGrad, nullptr},
-    {Opcode::kBatchNormInference, nullptr},
-    {Opcode::kBatchNormTraining, nullptr},
+    {Opcode::kBatchNormGrad, BatchNormGradRule},
+    {Opcode::kBatchNormInference, BatchNormInferenceRule},
+    {Opcode::kBatchNormTraining, BatchNormTrainingRule},
     {Opcode::kBroadcast, BroadcastRule},
     {Opcode::kCall, nullptr},  // BuildVjp inlines calls first; a rule is for called computations later
     {Opcode::kCbrt, UnaryRule},

@@ -38,8 +38,8 @@ RuleLookup FindVjpRule(Opcode opcode);
 Status NoRuleError(const Instruction& instruction, RuleState state);
 
 // The rules, by family (elementwise_rules.cc, structural_rules.cc,
-// contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, control_flow_rules.cc); the
-// table in vjp_rules.cc refers to them.
+// contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, batch_norm_rules.cc,
+// control_flow_rules.cc); the table in vjp_rules.cc refers to them.
 #define KILN_VJP_RULE(name)                                                                              \
   StatusOr<std::vector<Cotangent>> name([[maybe_unused]] VjpEmitter& e, [[maybe_unused]] Instruction& x, \
                                         [[maybe_unused]] const Cotangent& ct)
@@ -77,6 +77,9 @@ KILN_VJP_RULE(ReduceWindowRule);
 KILN_VJP_RULE(SelectAndScatterRule);
 KILN_VJP_RULE(SortRule);
 KILN_VJP_RULE(TopKRule);
+KILN_VJP_RULE(BatchNormTrainingRule);
+KILN_VJP_RULE(BatchNormInferenceRule);
+KILN_VJP_RULE(BatchNormGradRule);
 KILN_VJP_RULE(WhileRule);
 KILN_VJP_RULE(ConditionalRule);
 
