@@ -211,7 +211,7 @@ StatusOr<CommandLine> ParseRun(std::span<const std::string> args) {
             if (shared) return true;
             return TakeRunOption(all, i, run, &seed_given);
           }));
-  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, RunHelpText(), {}, {}, {}, {}, {}};
   if (run.random_inputs && !run.inputs.empty()) {
     return InvalidArgument(
         "--random-inputs and --input cannot be combined: the random values replace the files");
@@ -279,7 +279,7 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, BenchHelpText(), {}, {}, {}, {}, {}};
   return command;
 }
 
@@ -307,7 +307,7 @@ StatusOr<CommandLine> ParseCompile(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, CompileHelpText(), {}, {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, CompileHelpText(), {}, {}, {}, {}, {}};
   if (compile.emit.empty()) return InvalidArgument("'kiln compile' needs --emit, what to write (ptx)");
   if (compile.emit != "ptx")
     return InvalidArgument("option --emit accepts only 'ptx', got '", compile.emit, "'");
@@ -348,7 +348,7 @@ StatusOr<CommandLine> ParseGrad(std::span<const std::string> args) {
             }
             return false;
           }));
-  if (help) return CommandLine{CommandKind::kHelp, GradHelpText(), {}, {}, {}, {}};
+  if (help) return CommandLine{CommandKind::kHelp, GradHelpText(), {}, {}, {}, {}, {}};
   if (!wrt_given)
     return InvalidArgument("'kiln grad' needs --wrt, the parameters to differentiate (e.g. 0,1)");
   if (grad.output_path.empty()) return InvalidArgument("'kiln grad' needs --output, the file to write");
@@ -361,18 +361,29 @@ StatusOr<CommandLine> ParseCommandLine(std::span<const std::string> args) {
   if (args.empty()) return InvalidArgument("no command given");
   const std::string& command = args[0];
   if (command == "-h" || command == "--help" || command == "help")
-    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}, {}, {}};
+    return CommandLine{CommandKind::kHelp, UsageText(), {}, {}, {}, {}, {}};
   if (command == "--version" || command == "version") {
     if (args.size() > 1) return InvalidArgument("'kiln --version' takes no arguments");
-    return CommandLine{CommandKind::kVersion, nullptr, {}, {}, {}, {}};
+    return CommandLine{CommandKind::kVersion, nullptr, {}, {}, {}, {}, {}};
   }
   if (command == "info") {
-    if (args.size() > 1) {
-      if (args[1] == "-h" || args[1] == "--help")
-        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}, {}, {}};
-      return InvalidArgument("'kiln info' takes no arguments, got '", args[1], "'");
+    CommandLine line{CommandKind::kInfo, nullptr, {}, {}, {}, {}, {}};
+    for (size_t i = 1; i < args.size(); ++i) {
+      if (args[i] == "-h" || args[i] == "--help")
+        return CommandLine{CommandKind::kHelp, InfoHelpText(), {}, {}, {}, {}, {}};
+      if (args[i] == "--ops") {
+        line.info.ops = true;
+      } else if (args[i] == "--plugin" && i + 1 < args.size()) {
+        line.info.plugins.push_back(args[++i]);
+      } else if (args[i].rfind("--plugin=", 0) == 0) {
+        line.info.plugins.push_back(args[i].substr(9));
+      } else {
+        return InvalidArgument("'kiln info' takes no arguments other than --ops and --plugin LIB, got '",
+                               args[i], "'");
+      }
     }
-    return CommandLine{CommandKind::kInfo, nullptr, {}, {}, {}, {}};
+    if (!line.info.plugins.empty() && !line.info.ops) return InvalidArgument("--plugin goes with --ops");
+    return line;
   }
   if (command == "run") return ParseRun(args.subspan(1));
   if (command == "bench") return ParseBench(args.subspan(1));
@@ -410,7 +421,7 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
 const char* UsageText() {
   return "usage: " KILN_RUN_USAGE "       " KILN_BENCH_USAGE "       " KILN_COMPILE_USAGE
          "       " KILN_GRAD_USAGE
-         "       kiln info\n"
+         "       kiln info [--ops [--plugin LIB.so]...]\n"
          "       kiln --version\n"
          "       kiln --help\n"
          "\n"
@@ -537,11 +548,17 @@ const char* GradHelpText() {
 }
 
 const char* InfoHelpText() {
-  return "usage: kiln info\n"
+  return "usage: kiln info [--ops [--plugin LIB.so]...]\n"
          "\n"
          "Lists the backends of this build (the default one marked), their devices, the\n"
          "element types they support and their largest buffer. A backend that cannot run\n"
-         "on this machine is listed as unavailable with the reason.\n";
+         "on this machine is listed as unavailable with the reason.\n"
+         "\n"
+         "With --ops, lists the built-in custom-call targets and the user-defined ops\n"
+         "(signature, attributes, kernels, doc). User-defined ops live in the process\n"
+         "that registers them: --plugin loads a shared library (linked with libkiln)\n"
+         "that registers ops when loaded or in its `kiln_status_t* kiln_plugin_init(void)`,\n"
+         "and lists them too.\n";
 }
 
 }  // namespace kiln::tool

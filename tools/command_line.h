@@ -70,6 +70,13 @@ struct GradArguments {
   std::string output_path;
 };
 
+// `kiln info`: with --ops, the ops (built-in custom calls and user-defined
+// ops, those of each --plugin library included) instead of the backends.
+struct InfoArguments {
+  bool ops = false;
+  std::vector<std::string> plugins;  // shared libraries that register ops
+};
+
 enum class CommandKind { kHelp, kVersion, kInfo, kRun, kBench, kCompile, kGrad };
 
 struct CommandLine {
@@ -80,6 +87,7 @@ struct CommandLine {
   BenchArguments bench;
   CompileArguments compile;
   GradArguments grad;
+  InfoArguments info;
 };
 
 // `args` excludes the program name.

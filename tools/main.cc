@@ -31,7 +31,16 @@ int main(int argc, char** argv) {
   switch (command->kind) {
     case CommandKind::kHelp: std::cout << command->help_text; return 0;
     case CommandKind::kVersion: std::cout << "kiln " << KILN_VERSION_STRING << "\n"; return 0;
-    case CommandKind::kInfo: PrintInfo(std::cout); return 0;
+    case CommandKind::kInfo: {
+      if (!command->info.ops) {
+        PrintInfo(std::cout);
+        return 0;
+      }
+      kiln::Status status = PrintOps(std::cout, command->info.plugins);
+      if (status.ok()) return 0;
+      std::cerr << "kiln: " << status.message() << "\n";
+      return 1;
+    }
     case CommandKind::kRun:
     case CommandKind::kBench:
     case CommandKind::kCompile:
