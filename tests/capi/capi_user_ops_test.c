@@ -408,6 +408,33 @@ static void test_attribute_defaults_of_every_kind(void) {
   kiln_string_destroy(text);
 }
 
+/* vulkan and cuda refuse a registered op by name (no device kernels yet),
+ * where this machine has them. */
+static void test_gpu_backends_refuse(void) {
+  static const char* const gpus[2] = {"vulkan", "cuda"};
+  size_t g;
+  for (g = 0; g < 2; ++g) {
+    kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+    kiln_client_t* client = NULL;
+    kiln_computation_t* computation = NULL;
+    kiln_executable_t* executable = NULL;
+    kiln_status_t* status;
+    options.backend = gpus[g];
+    status = kiln_client_create(&options, &client);
+    if (status != NULL) { /* not in this build or not on this machine */
+      kiln_status_destroy(status);
+      continue;
+    }
+    CHECK_OK(build_call("ZeroOut", NULL, KILN_TYPE_S32, 1, 5, &computation));
+    status = kiln_client_compile(client, computation, NULL, &executable);
+    CHECK(strstr(kiln_status_message(status), gpus[g]) != NULL);
+    EXPECT_ERROR(status, KILN_STATUS_UNIMPLEMENTED, "op 'ZeroOut' has no");
+    kiln_executable_destroy(executable);
+    kiln_computation_destroy(computation);
+    kiln_client_destroy(client);
+  }
+}
+
 int main(void) {
   CHECK_OK(register_zero_out_ops());
   EXPECT_ERROR(register_zero_out_ops(), KILN_STATUS_ALREADY_EXISTS, "op 'ZeroOut' is already registered");
@@ -417,6 +444,7 @@ int main(void) {
   test_shape_function_and_hlo_round_trip();
   test_hlo_text_checked_at_compile();
   test_attribute_defaults_of_every_kind();
+  test_gpu_backends_refuse();
   if (g_failures != 0) {
     fprintf(stderr, "%d failure(s)\n", g_failures);
     return 1;
