@@ -47,31 +47,57 @@ Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, cons
   for (size_t d = 0; d < in_dims.size(); ++d) {
     if (reduced[d]) reduced_dims.push_back(d);
   }
+  // accumulator combined with the input at input_index.
+  auto combine = [&](llvm::Value* accumulator) -> StatusOr<llvm::Value*> {
+    emitter.PushScope();
+    StatusOr<IrValues> value = emitter.Emit(*reduce.operand(0), input_index);
+    StatusOr<IrValues> combined = value.status();
+    if (value.ok()) combined = emitter.EmitScalarCall(*reduce.called[0], {accumulator, (*value)[0]});
+    emitter.PopScope();
+    KILN_RETURN_IF_ERROR(combined.status());
+    if (combined->size() != 1) return Internal("cpu codegen: reducer of ", reduce.name, " returns a tuple");
+    return (*combined)[0];
+  };
   // Reduced dimensions in order, outermost first, then the block of columns.
+  // The innermost reduced dimension goes kRowsAtOnce positions at a time:
+  // each column's accumulator is loaded once and combined with those rows in
+  // order (the same order as one at a time), and the rows are read as
+  // several streams at once, which the prefetchers follow.
+  constexpr int64_t kRowsAtOnce = 4;
   std::function<Status(size_t)> loop = [&](size_t level) -> Status {
     if (level == reduced_dims.size()) {
       return EmitCountedLoop(b, begin, end, "column", [&](llvm::Value* j) -> Status {
         input_index.back() = j;
-        emitter.PushScope();
-        StatusOr<IrValues> value = emitter.Emit(*reduce.operand(0), input_index);
-        StatusOr<IrValues> combined = value.status();
-        if (value.ok()) {
-          llvm::Value* accumulator = b.CreateLoad(compute, slot(j));
-          combined = emitter.EmitScalarCall(*reduce.called[0], {accumulator, (*value)[0]});
-        }
-        emitter.PopScope();
-        KILN_RETURN_IF_ERROR(combined.status());
-        if (combined->size() != 1)
-          return Internal("cpu codegen: reducer of ", reduce.name, " returns a tuple");
-        b.CreateStore((*combined)[0], slot(j));
+        KILN_ASSIGN_OR_RETURN(llvm::Value * combined, combine(b.CreateLoad(compute, slot(j))));
+        b.CreateStore(combined, slot(j));
         return OkStatus();
       });
     }
     const size_t d = reduced_dims[level];
-    return EmitCountedLoop(b, b.getInt64(0), b.getInt64(in_dims[d]), "column.reduce", [&](llvm::Value* i) {
-      input_index[d] = i;
-      return loop(level + 1);
-    });
+    int64_t grouped = 0;
+    if (level + 1 == reduced_dims.size() && in_dims[d] >= 2 * kRowsAtOnce) {
+      grouped = in_dims[d] / kRowsAtOnce * kRowsAtOnce;
+      KILN_RETURN_IF_ERROR(EmitCountedLoop(
+          b, b.getInt64(0), b.getInt64(grouped / kRowsAtOnce), "column.rows", [&](llvm::Value* g) -> Status {
+            llvm::Value* first = b.CreateMul(g, b.getInt64(kRowsAtOnce));
+            return EmitCountedLoop(b, begin, end, "column.group", [&](llvm::Value* j) -> Status {
+              input_index.back() = j;
+              llvm::Value* accumulator = b.CreateLoad(compute, slot(j));
+              for (int64_t r = 0; r < kRowsAtOnce; ++r) {
+                input_index[d] = b.CreateAdd(first, b.getInt64(r));
+                KILN_ASSIGN_OR_RETURN(accumulator, combine(accumulator));
+              }
+              b.CreateStore(accumulator, slot(j));
+              return OkStatus();
+            });
+          }));
+      if (grouped == in_dims[d]) return OkStatus();
+    }
+    return EmitCountedLoop(b, b.getInt64(grouped), b.getInt64(in_dims[d]), "column.reduce",
+                           [&](llvm::Value* i) {
+                             input_index[d] = i;
+                             return loop(level + 1);
+                           });
   };
   KILN_RETURN_IF_ERROR(loop(0));
 

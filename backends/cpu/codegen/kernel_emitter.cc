@@ -22,18 +22,35 @@ int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
   return product;
 }
 
-// Elements of the innermost output dimension (of `inner`) one parallel
-// iteration covers: enough work to amortise an iteration, whole rows when
-// row reductions are computed once per row, and no more than a column
-// reduction accumulates on the stack.
-int64_t IterationBlock(int64_t inner, int64_t work_per_element, bool per_row_reductions,
-                       bool column_reduction, int64_t work_per_iteration) {
+// Pieces a large CPU column reduction keeps at least (see IterationBlock).
+constexpr int64_t kMinColumnPieces = 4;
+
+// Elements of the innermost output dimension (of `inner`, in each of `rows`
+// rows) one parallel iteration covers: enough work to amortise an iteration,
+// whole rows when row reductions are computed once per row, and no more than
+// a column reduction accumulates on the stack. On a CPU a column reduction
+// takes the widest block, so each input row is read a page-sized stretch at a
+// time, which the prefetchers follow (blocks of 16 columns, one cache line
+// per row, made f32[4096,4096] summed over its rows 2-3x slower); the block
+// halves only while a large reduction would have fewer than kMinColumnPieces
+// pieces to share among threads.
+int64_t IterationBlock(int64_t rows, int64_t inner, int64_t work_per_element, bool per_row_reductions,
+                       bool column_reduction, int64_t work_per_iteration, bool cpu) {
   const int64_t row = std::max<int64_t>(inner, 1);
   if (per_row_reductions && !column_reduction) return row;
   const int64_t wanted = std::max<int64_t>(1, work_per_iteration) / work_per_element;
   if (column_reduction) {
     const int64_t most = std::min<int64_t>(row, kMaxColumnBlock);
-    return std::clamp<int64_t>(wanted, std::min<int64_t>(16, most), most);
+    const int64_t least = std::min<int64_t>(16, most);
+    if (!cpu) return std::clamp<int64_t>(wanted, least, most);
+    const int64_t work = std::max<int64_t>(rows, 1) * row * work_per_element;
+    int64_t block = most;
+    while (block / 2 >= least &&
+           std::max<int64_t>(rows, 1) * ((row + block - 1) / block) < kMinColumnPieces &&
+           work >= kMinColumnPieces * work_per_iteration) {
+      block /= 2;
+    }
+    return block;
   }
   return std::clamp<int64_t>(wanted, 1, row);
 }
@@ -79,7 +96,8 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
       per_row_reductions && !lanes_rows ? SharedRowValues(computation, row_dims, inner)
                                         : std::vector<const Instruction*>{};
   const int64_t block =
-      IterationBlock(inner, work_per_element, per_row_reductions, column_reduction, work_per_iteration);
+      IterationBlock(rows, inner, work_per_element, per_row_reductions, column_reduction, work_per_iteration,
+                     /*cpu=*/cooperative == nullptr);
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   // Rows split into blocks of which the last is shorter (outputs only).
   const bool ragged_blocks = blocks_per_row > 1 && inner % block != 0 && !column_reduction;
