@@ -37,7 +37,7 @@ RuleLookup FindVjpRule(Opcode opcode);
 // to the result whose opcode has no rule (`state` is not kRule).
 Status NoRuleError(const Instruction& instruction, RuleState state);
 
-// The rules, by family (elementwise_rules.cc, structural_rules.cc,
+// The rules, by family (elementwise_rules.cc, structural_rules.cc, scatter_rules.cc,
 // contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, batch_norm_rules.cc,
 // control_flow_rules.cc); the table in vjp_rules.cc refers to them.
 #define KILN_VJP_RULE(name)                                                                              \

@@ -168,7 +168,19 @@ TEST(AutodiffStructuralTest, GatherScattersTheCotangentBack) {
 
 // Scatter-add: repeated rows accumulate, a window that does not fit is
 // dropped (its update gets no gradient); other combiners are refused.
-TEST(AutodiffStructuralTest, ScatterAddAndRefusedCombiners) {
+// The combiner (a, b) -> b: the update overwrites.
+std::unique_ptr<Module> Overwrite() {
+  Builder builder("overwrite");
+  builder.Parameter(0, Shape::Scalar(ElementType::kF64), "old");
+  Op update = builder.Parameter(1, Shape::Scalar(ElementType::kF64), "new");
+  auto module = builder.Build(update);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+// Repeated indices (the last update kept by an overwrite gets the
+// cotangent) and a dropped window; a max combiner is refused by name.
+TEST(AutodiffStructuralTest, ScatterAddOverwriteAndRefusedCombiners) {
   std::mt19937 random(32);
   ScatterDimensionNumbers rows;
   rows.update_window_dims = {1};
@@ -179,14 +191,16 @@ TEST(AutodiffStructuralTest, ScatterAddAndRefusedCombiners) {
                             testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
   KILN_ASSERT_OK_AND_ASSIGN(auto max,
                             testing::ScalarBinaryComputation(Opcode::kMaximum, ElementType::kF64, "max"));
-  for (const Module* combiner : {add.get(), max.get()}) {
+  auto overwrite = Overwrite();
+  ASSERT_NE(overwrite, nullptr);
+  for (const Module* combiner : {add.get(), overwrite.get(), max.get()}) {
     Builder builder("scatter");
     Op x = builder.Parameter(0, F64({5, 3}), "x");
     Op u = builder.Parameter(1, F64({4, 3}), "u");
     Op indices = builder.ConstantLiteral(Literal::FromVector<int32_t>({0, 2, 2, 7}, {4, 1}));
     builder.Sin(builder.Scatter(builder.Mul(x, x), indices, builder.Mul(u, u), *combiner, rows));
     KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-    if (combiner == add.get()) {
+    if (combiner != max.get()) {
       ExpectGradientsMatchFiniteDifferences(*module, {0, 1},
                                             {RandomF64(F64({5, 3}), random), RandomF64(F64({4, 3}), random)});
       continue;
