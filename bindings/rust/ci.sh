@@ -61,6 +61,7 @@ say "tests"
 cargo test --manifest-path "$ws" --workspace
 say "sample"
 cargo run --manifest-path "$sample"
+cargo run --manifest-path "$ws" -p kiln --example zero_out
 say "sample train_digits (exits 1 under 95% held-out accuracy)"
 curve=$(mktemp -d)
 cargo run --manifest-path "$train" -- --output "$curve/train_digits_loss.png"

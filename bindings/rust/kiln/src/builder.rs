@@ -1159,6 +1159,27 @@ impl Builder {
         self.op(unsafe { sys::kiln_op_create_token(self.raw()) })
     }
 
+    /// Calls user-defined op `name` (see [`crate::OpDef`]) with `attrs`, the
+    /// attribute dictionary text (`"{preserve_index = 2}"`; `None` for none).
+    /// Errors (a wrong operand type, a bad attribute, ...) are the builder's.
+    ///
+    /// # Panics
+    /// If `name` or `attrs` contains a NUL byte.
+    pub fn call_registered(&self, name: &str, operands: &[Op<'_>], attrs: Option<&str>) -> Op<'_> {
+        let o = self.ids(operands);
+        let name = cstr_arg("op name", name);
+        let attrs = attrs.map(|s| cstr_arg("attributes", s));
+        self.op(unsafe {
+            sys::kiln_op_call_registered(
+                self.raw(),
+                name.as_ptr(),
+                opt_ptr(&o),
+                o.len(),
+                attrs.as_ref().map_or(ptr::null(), |s| s.as_ptr()),
+            )
+        })
+    }
+
     /// Calls the custom-call target `target` (see [`crate::register_custom_call`]).
     ///
     /// # Panics

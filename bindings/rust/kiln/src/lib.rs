@@ -93,6 +93,7 @@ mod error;
 mod event;
 pub mod safetensors;
 mod types;
+mod user_ops;
 
 use std::ffi::CStr;
 
@@ -109,6 +110,7 @@ pub use event::Event;
 pub use kiln_sys as sys;
 pub use safetensors::SafetensorsFile;
 pub use types::{Element, ElementType, Shape};
+pub use user_ops::{register_kernel, registered_ops, AttrValue, KernelFrame, OpDef};
 
 use error::{borrowed_str, c_string, check};
 

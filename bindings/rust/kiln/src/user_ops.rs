@@ -1,0 +1,266 @@
+//! User-defined ops: an op defined from Rust (TensorFlow-style specs, as the
+//! seed's "Adding an op" describes them) with Rust kernels that the cpu and
+//! interpreter backends run. A builder calls it with
+//! [`Builder::call_registered`](crate::Builder::call_registered).
+//!
+//! ```
+//! use kiln::{ElementType, KernelFrame, OpDef};
+//!
+//! # fn main() -> kiln::Result<()> {
+//! OpDef::new("DocZeroOut").input("to_zero: int32").output("zeroed: int32").register()?;
+//! kiln::register_kernel("DocZeroOut", "host", Some(ElementType::S32), |f: &mut KernelFrame<'_>| {
+//!     let x = f.arg::<i32>(0).to_vec();
+//!     let out = f.result_mut::<i32>(0);
+//!     out.fill(0);
+//!     if let Some(first) = x.first() {
+//!         out[0] = *first;
+//!     }
+//!     Ok(())
+//! })?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Ops and kernels live until the process exits; a taken name is
+//! [`Code::AlreadyExists`](crate::Code::AlreadyExists).
+
+use std::ffi::{c_void, CStr, CString};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::ptr;
+
+use kiln_sys as sys;
+
+use crate::error::{c_string, check};
+use crate::{Code, Element, ElementType, Error, Result};
+
+/// The definition of an op: specs like `"preserve_index: int >= 0 = 0"`,
+/// `"T: {float, int32}"`, `"N: int >= 1"` (attributes) and `"to_zero: int32"`,
+/// `"to_zero: T"`, `"in: N * T"` (inputs and outputs).
+#[derive(Debug, Clone, Default)]
+pub struct OpDef {
+    name: String,
+    attrs: Vec<String>,
+    inputs: Vec<String>,
+    outputs: Vec<String>,
+    doc: String,
+}
+
+impl OpDef {
+    /// An empty definition of op `name`.
+    pub fn new(name: &str) -> OpDef {
+        OpDef { name: name.to_owned(), ..OpDef::default() }
+    }
+    /// Adds an attribute spec.
+    pub fn attr(mut self, spec: &str) -> OpDef {
+        self.attrs.push(spec.to_owned());
+        self
+    }
+    /// Adds an input spec.
+    pub fn input(mut self, spec: &str) -> OpDef {
+        self.inputs.push(spec.to_owned());
+        self
+    }
+    /// Adds an output spec.
+    pub fn output(mut self, spec: &str) -> OpDef {
+        self.outputs.push(spec.to_owned());
+        self
+    }
+    /// Sets the documentation text.
+    pub fn doc(mut self, doc: &str) -> OpDef {
+        doc.clone_into(&mut self.doc);
+        self
+    }
+
+    /// Registers the op process-wide. Errors: a bad spec (InvalidArgument),
+    /// a taken name (AlreadyExists).
+    pub fn register(&self) -> Result<()> {
+        let name = c_string("op name", &self.name)?;
+        let mut def = ptr::null_mut();
+        check(unsafe { sys::kiln_user_op_def_create(name.as_ptr(), &mut def) })?;
+        let result = (|| {
+            for spec in &self.attrs {
+                let s = c_string("attribute spec", spec)?;
+                check(unsafe { sys::kiln_user_op_def_add_attr(def, s.as_ptr()) })?;
+            }
+            for spec in &self.inputs {
+                let s = c_string("input spec", spec)?;
+                check(unsafe { sys::kiln_user_op_def_add_input(def, s.as_ptr()) })?;
+            }
+            for spec in &self.outputs {
+                let s = c_string("output spec", spec)?;
+                check(unsafe { sys::kiln_user_op_def_add_output(def, s.as_ptr()) })?;
+            }
+            let doc = c_string("doc", &self.doc)?;
+            check(unsafe { sys::kiln_user_op_def_set_doc(def, doc.as_ptr()) })?;
+            check(unsafe { sys::kiln_user_op_register(def) })
+        })();
+        unsafe { sys::kiln_user_op_def_destroy(def) };
+        result
+    }
+}
+
+/// An attribute value as a kernel sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    Int(i64),
+    Float(f64),
+    Bool(bool),
+    Str(String),
+    Type(Option<ElementType>),
+    Shape(Vec<i64>),
+    /// Element type, dims and row-major bytes.
+    Tensor(Option<ElementType>, Vec<i64>, Vec<u8>),
+    List(Vec<AttrValue>),
+}
+
+unsafe fn slice<'a, T>(data: *const T, len: usize) -> &'a [T] {
+    if len == 0 || data.is_null() {
+        &[]
+    } else {
+        std::slice::from_raw_parts(data, len)
+    }
+}
+
+fn attr_value(a: &sys::kiln_op_attr_t) -> AttrValue {
+    unsafe {
+        match a.kind {
+            sys::KILN_OP_ATTR_INT => AttrValue::Int(a.i),
+            sys::KILN_OP_ATTR_FLOAT => AttrValue::Float(a.f),
+            sys::KILN_OP_ATTR_BOOL => AttrValue::Bool(a.i != 0),
+            sys::KILN_OP_ATTR_STRING => {
+                AttrValue::Str(String::from_utf8_lossy(slice(a.s.cast::<u8>(), a.s_size)).into_owned())
+            }
+            sys::KILN_OP_ATTR_TYPE => AttrValue::Type(ElementType::from_raw(a.r#type)),
+            sys::KILN_OP_ATTR_SHAPE => AttrValue::Shape(slice(a.dims, a.rank).to_vec()),
+            sys::KILN_OP_ATTR_TENSOR => AttrValue::Tensor(
+                ElementType::from_raw(a.r#type),
+                slice(a.dims, a.rank).to_vec(),
+                slice(a.data.cast::<u8>(), a.byte_size).to_vec(),
+            ),
+            _ => AttrValue::List(slice(a.items, a.num_items).iter().map(attr_value).collect()),
+        }
+    }
+}
+
+/// What a kernel gets: its arguments, its results (which it fills, every
+/// element) and the attributes (defaults and inferred type attributes
+/// included). Lives for one call.
+pub struct KernelFrame<'a> {
+    frame: &'a sys::kiln_op_call_frame_t,
+}
+
+impl KernelFrame<'_> {
+    /// The op's name.
+    pub fn op_name(&self) -> &str {
+        unsafe { CStr::from_ptr(self.frame.op_name) }.to_str().unwrap_or("")
+    }
+    fn buffers(&self, results: bool) -> &[sys::kiln_op_buffer_t] {
+        unsafe {
+            if results {
+                slice(self.frame.results, self.frame.num_results)
+            } else {
+                slice(self.frame.args, self.frame.num_args)
+            }
+        }
+    }
+    /// How many arguments and results there are.
+    pub fn num_args(&self) -> usize {
+        self.frame.num_args
+    }
+    pub fn num_results(&self) -> usize {
+        self.frame.num_results
+    }
+    /// Argument `i`'s element type and dims.
+    pub fn arg_type(&self, i: usize) -> Option<ElementType> {
+        ElementType::from_raw(self.buffers(false)[i].r#type)
+    }
+    pub fn arg_dims(&self, i: usize) -> &[i64] {
+        let b = &self.buffers(false)[i];
+        unsafe { slice(b.dims, b.rank) }
+    }
+    /// Argument `i`'s data. Panics when `T` is not its element type.
+    pub fn arg<T: Element>(&self, i: usize) -> &[T] {
+        let b = &self.buffers(false)[i];
+        assert_eq!(b.r#type, T::TYPE.raw(), "kiln: argument {i} is not {:?}", T::TYPE);
+        unsafe { slice(b.data.cast::<T>(), b.byte_size / std::mem::size_of::<T>()) }
+    }
+    /// Result `i`'s data to fill. Panics when `T` is not its element type.
+    #[allow(clippy::mut_from_ref)]
+    pub fn result_mut<T: Element>(&self, i: usize) -> &mut [T] {
+        let b = &self.buffers(true)[i];
+        assert_eq!(b.r#type, T::TYPE.raw(), "kiln: result {i} is not {:?}", T::TYPE);
+        let len = b.byte_size / std::mem::size_of::<T>();
+        if len == 0 {
+            return &mut [];
+        }
+        unsafe { std::slice::from_raw_parts_mut(b.data.cast::<T>(), len) }
+    }
+    /// Attribute `name`, if the op has one by that name.
+    pub fn attr(&self, name: &str) -> Option<AttrValue> {
+        let attrs = unsafe { slice(self.frame.attrs, self.frame.num_attrs) };
+        attrs.iter().find(|a| unsafe { CStr::from_ptr(a.name) }.to_bytes() == name.as_bytes()).map(attr_value)
+    }
+}
+
+type Kernel = Box<dyn Fn(&mut KernelFrame<'_>) -> Result<()> + Send + Sync>;
+
+fn status(code: Code, message: &str) -> *mut sys::kiln_status_t {
+    let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    unsafe { sys::kiln_status_create(code.raw(), message.as_ptr()) }
+}
+
+unsafe extern "C" fn trampoline(frame: *const sys::kiln_op_call_frame_t) -> *mut sys::kiln_status_t {
+    let frame = &*frame;
+    let kernel = &*(frame.user_data as *const Kernel);
+    let mut view = KernelFrame { frame };
+    match catch_unwind(AssertUnwindSafe(|| kernel(&mut view))) {
+        Ok(Ok(())) => ptr::null_mut(),
+        Ok(Err(e)) => status(e.code(), e.message()),
+        Err(_) => status(Code::Internal, "the Rust kernel panicked"),
+    }
+}
+
+unsafe extern "C" fn release(user_data: *mut c_void) {
+    drop(Box::from_raw(user_data as *mut Kernel));
+}
+
+/// Registers Rust kernel `f` of op `op` for `backend` ("cpu", "interpreter",
+/// or "host" for both) and `element_type` (None: any type). An error it
+/// returns (make one with [`Error::kernel`]) reaches the caller of the
+/// execute with its code; a panic is caught and reported as Internal.
+pub fn register_kernel<F>(op: &str, backend: &str, element_type: Option<ElementType>, f: F) -> Result<()>
+where
+    F: Fn(&mut KernelFrame<'_>) -> Result<()> + Send + Sync + 'static,
+{
+    let op = c_string("op name", op)?;
+    let backend = c_string("backend", backend)?;
+    let kernel: Box<Kernel> = Box::new(Box::new(f));
+    let user_data = Box::into_raw(kernel) as *mut c_void;
+    // On failure the library calls `release`, which frees the box.
+    check(unsafe {
+        sys::kiln_user_op_register_kernel(
+            op.as_ptr(),
+            backend.as_ptr(),
+            element_type.map_or(sys::KILN_TYPE_INVALID, ElementType::raw),
+            Some(trampoline),
+            user_data,
+            Some(release),
+        )
+    })
+}
+
+/// A description of every registered op, as `kiln info --ops` prints it.
+pub fn registered_ops() -> Result<String> {
+    let mut text = ptr::null_mut();
+    check(unsafe { sys::kiln_user_op_registry_describe(&mut text) })?;
+    let out = unsafe { CStr::from_ptr(text) }.to_string_lossy().into_owned();
+    unsafe { sys::kiln_string_destroy(text) };
+    Ok(out)
+}
+
+impl Error {
+    /// An error for a kernel to return: `code` and `message` reach the caller.
+    pub fn kernel(code: Code, message: impl Into<String>) -> Error {
+        Error::new(code, message)
+    }
+}
