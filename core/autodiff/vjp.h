@@ -4,16 +4,17 @@
 //
 // Covered: the ops that have a rule in core/autodiff/vjp_rules.cc:
 // elementwise float math, convert, the shape ops (broadcast, reshape,
-// transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter-add,
-// concatenate, pad, reverse), reduce with add/maximum/minimum,
-// dot_general, tuples (calls are inlined first), and control flow
+// transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter
+// with add or overwrite, concatenate, pad, reverse), reduce with
+// add/maximum/minimum, dot_general, convolution, reduce-window with
+// add/maximum/minimum, sort, top-k, batch-norm training and inference,
+// tuples (calls are inlined first), and control flow
 // (core/autodiff/control_flow_rules.cc): conditionals of both forms and
 // while loops with trip counts known only at run time, nested in each
 // other; the forward loop counts its iterations and pushes the state that
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
-// Not yet: convolution, other scatters, reduce-window, sort/top-k,
-// batch-norm ops, custom calls, complex numbers, forward mode (JVP),
-// differentiating a gradient through a while loop again.
+// Not yet: other scatters, map, fft and complex numbers, custom calls,
+// forward mode (JVP), differentiating a gradient through a while loop again.
 #pragma once
 
 #include <cstdint>
