@@ -33,3 +33,17 @@ func kilnGoHostRelease(h C.uintptr_t) {
 	handle.Delete()
 	m.release()
 }
+
+// kilnGoOpKernel is the kiln_op_kernel_fn of RegisterKernel: the frame's
+// user data is a cgo.Handle of the KernelFunc.
+//
+//export kilnGoOpKernel
+func kilnGoOpKernel(frame *C.kiln_op_call_frame_t) *C.kiln_status_t {
+	fn := cgo.Handle(uintptr(frame.user_data)).Value().(KernelFunc)
+	return kernelStatus(fn(&KernelFrame{frame: frame}))
+}
+
+// kilnGoOpRelease frees the handle of a KernelFunc whose registration failed.
+//
+//export kilnGoOpRelease
+func kilnGoOpRelease(h C.uintptr_t) { cgo.Handle(h).Delete() }

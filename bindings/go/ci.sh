@@ -54,7 +54,7 @@ export CGO_CPPFLAGS="${CGO_CPPFLAGS:+$CGO_CPPFLAGS }-DKILN_GO_PC_ID=$pc_id"
 
 # --- lint, test, sample ----------------------------------------------------------------
 step() { printf '== %s\n' "$*"; }
-for dir in bindings/go samples/go/mlp samples/go/train_digits; do
+for dir in bindings/go samples/go/mlp samples/go/zero_out samples/go/train_digits; do
   cd "$root/$dir"
   step "gofmt $dir"
   unformatted=$(gofmt -l .)
@@ -69,6 +69,8 @@ step "go test -race -short"
 go test -race -short -count=1 ./...
 step "sample samples/go/mlp"
 go -C "$root/samples/go/mlp" run .
+step "sample samples/go/zero_out"
+go -C "$root/samples/go/zero_out" run .
 step "sample samples/go/train_digits (exits 1 under 95% held-out accuracy)"
 curve=$(mktemp -d)
 go -C "$root/samples/go/train_digits" run . -output "$curve/train_digits_loss.png"

@@ -1,0 +1,242 @@
+package kiln
+
+/*
+#include <stdint.h>
+#include <stdlib.h>
+#include <kiln/kiln.h>
+
+extern kiln_status_t* kilnGoOpKernel(kiln_op_call_frame_t* frame);
+extern void kilnGoOpRelease(uintptr_t h);
+
+static kiln_status_t* kiln_go_op_kernel(const kiln_op_call_frame_t* frame) {
+  return kilnGoOpKernel((kiln_op_call_frame_t*)frame);
+}
+static void kiln_go_op_release(void* user_data) { kilnGoOpRelease((uintptr_t)user_data); }
+
+static kiln_status_t* kiln_go_register_kernel(const char* op, const char* backend, kiln_element_type_t type,
+                                              uintptr_t h) {
+  return kiln_user_op_register_kernel(op, backend, type, kiln_go_op_kernel, (void*)h, kiln_go_op_release);
+}
+static const kiln_op_attr_t* kiln_go_attr_at(const kiln_op_attr_t* attrs, size_t i) { return attrs + i; }
+static const kiln_op_buffer_t* kiln_go_buffer_at(const kiln_op_buffer_t* buffers, size_t i) { return buffers + i; }
+*/
+import "C"
+
+import (
+	"errors"
+	"runtime/cgo"
+	"unsafe"
+)
+
+// OpDef defines a user-defined op with TensorFlow-style specs, as the seed's
+// "Adding an op" does: Attrs like "preserve_index: int >= 0 = 0",
+// "T: {float, int32}", "N: int >= 1"; Inputs and Outputs like
+// "to_zero: int32", "to_zero: T", "in: N * T".
+type OpDef struct {
+	Name    string
+	Attrs   []string
+	Inputs  []string
+	Outputs []string
+	Doc     string
+}
+
+// RegisterOp registers def process-wide (ops live until the process exits).
+// A bad spec is InvalidArgument; a taken name AlreadyExists.
+func RegisterOp(def OpDef) error {
+	cname, free := cstr(def.Name)
+	defer free()
+	var d *C.kiln_user_op_def_t
+	if err := statusError(C.kiln_user_op_def_create(cname, &d)); err != nil {
+		return err
+	}
+	defer C.kiln_user_op_def_destroy(d)
+	add := func(specs []string, fn func(*C.kiln_user_op_def_t, *C.char) *C.kiln_status_t) error {
+		for _, spec := range specs {
+			cs, free := cstr(spec)
+			err := statusError(fn(d, cs))
+			free()
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if err := add(def.Attrs, func(d *C.kiln_user_op_def_t, s *C.char) *C.kiln_status_t {
+		return C.kiln_user_op_def_add_attr(d, s)
+	}); err != nil {
+		return err
+	}
+	if err := add(def.Inputs, func(d *C.kiln_user_op_def_t, s *C.char) *C.kiln_status_t {
+		return C.kiln_user_op_def_add_input(d, s)
+	}); err != nil {
+		return err
+	}
+	if err := add(def.Outputs, func(d *C.kiln_user_op_def_t, s *C.char) *C.kiln_status_t {
+		return C.kiln_user_op_def_add_output(d, s)
+	}); err != nil {
+		return err
+	}
+	cdoc, freeDoc := cstr(def.Doc)
+	defer freeDoc()
+	if err := statusError(C.kiln_user_op_def_set_doc(d, cdoc)); err != nil {
+		return err
+	}
+	return statusError(C.kiln_user_op_register(d))
+}
+
+// KernelFrame is what a kernel gets: its arguments, its results (to fill,
+// every element) and the attributes. It is valid during the call only.
+type KernelFrame struct {
+	frame *C.kiln_op_call_frame_t
+}
+
+// KernelFunc is a Go kernel. An *Error it returns keeps its code; any other
+// error is Unknown; either reaches the caller of the execute.
+type KernelFunc func(f *KernelFrame) error
+
+func (f *KernelFrame) buffer(results bool, i int) *C.kiln_op_buffer_t {
+	if results {
+		return C.kiln_go_buffer_at(f.frame.results, C.size_t(i))
+	}
+	return C.kiln_go_buffer_at(f.frame.args, C.size_t(i))
+}
+
+// OpName is the op's name.
+func (f *KernelFrame) OpName() string { return C.GoString(f.frame.op_name) }
+
+// NumArgs and NumResults count the arguments and results.
+func (f *KernelFrame) NumArgs() int    { return int(f.frame.num_args) }
+func (f *KernelFrame) NumResults() int { return int(f.frame.num_results) }
+
+// ArgShape is argument i's element type and dims.
+func (f *KernelFrame) ArgShape(i int) Shape {
+	b := f.buffer(false, i)
+	dims := make([]int64, int(b.rank))
+	if b.rank > 0 {
+		copy(dims, unsafe.Slice((*int64)(unsafe.Pointer(b.dims)), int(b.rank)))
+	}
+	return Shape{Type: ElementType(b._type), Dims: dims}
+}
+
+// ArgBytes and ResultBytes view argument or result i's row-major data.
+func (f *KernelFrame) ArgBytes(i int) []byte    { return bufferBytes(f.buffer(false, i)) }
+func (f *KernelFrame) ResultBytes(i int) []byte { return bufferBytes(f.buffer(true, i)) }
+
+func bufferBytes(b *C.kiln_op_buffer_t) []byte {
+	if b.byte_size == 0 || b.data == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(b.data), int(b.byte_size))
+}
+
+// ArgInt32s, ResultInt32s, ArgFloat32s and ResultFloat32s view the data as
+// a slice of that type (the caller checks the element type).
+func (f *KernelFrame) ArgInt32s(i int) []int32    { return view[int32](f.buffer(false, i)) }
+func (f *KernelFrame) ResultInt32s(i int) []int32 { return view[int32](f.buffer(true, i)) }
+func (f *KernelFrame) ArgFloat32s(i int) []float32 {
+	return view[float32](f.buffer(false, i))
+}
+func (f *KernelFrame) ResultFloat32s(i int) []float32 {
+	return view[float32](f.buffer(true, i))
+}
+
+func view[T any](b *C.kiln_op_buffer_t) []T {
+	var zero T
+	n := int(b.byte_size) / int(unsafe.Sizeof(zero))
+	if n == 0 || b.data == nil {
+		return nil
+	}
+	return unsafe.Slice((*T)(b.data), n)
+}
+
+// Attr is attribute name's value: int64, float64, bool, string, ElementType,
+// []int64 (a shape), or []any (a list); false when the op has none by
+// that name. (Tensor attributes come as []byte of their row-major data.)
+func (f *KernelFrame) Attr(name string) (any, bool) {
+	for i := 0; i < int(f.frame.num_attrs); i++ {
+		a := C.kiln_go_attr_at(f.frame.attrs, C.size_t(i))
+		if C.GoString(a.name) == name {
+			return attrValue(a), true
+		}
+	}
+	return nil, false
+}
+
+func attrValue(a *C.kiln_op_attr_t) any {
+	switch a.kind {
+	case C.KILN_OP_ATTR_INT:
+		return int64(a.i)
+	case C.KILN_OP_ATTR_FLOAT:
+		return float64(a.f)
+	case C.KILN_OP_ATTR_BOOL:
+		return a.i != 0
+	case C.KILN_OP_ATTR_STRING:
+		return C.GoStringN(a.s, C.int(a.s_size))
+	case C.KILN_OP_ATTR_TYPE:
+		return ElementType(a._type)
+	case C.KILN_OP_ATTR_SHAPE:
+		dims := make([]int64, int(a.rank))
+		if a.rank > 0 {
+			copy(dims, unsafe.Slice((*int64)(unsafe.Pointer(a.dims)), int(a.rank)))
+		}
+		return dims
+	case C.KILN_OP_ATTR_TENSOR:
+		return C.GoBytes(a.data, C.int(a.byte_size))
+	}
+	items := make([]any, int(a.num_items))
+	for i := range items {
+		items[i] = attrValue(C.kiln_go_attr_at(a.items, C.size_t(i)))
+	}
+	return items
+}
+
+// RegisterKernel registers Go kernel fn of op for backend ("cpu",
+// "interpreter", or "host" for both) and element type t (InvalidType: any).
+// The kernel may run on any goroutine-less C thread of the library.
+func RegisterKernel(op, backend string, t ElementType, fn KernelFunc) error {
+	cop, freeOp := cstr(op)
+	defer freeOp()
+	cbackend, freeBackend := cstr(backend)
+	defer freeBackend()
+	h := cgo.NewHandle(fn) // deleted by kilnGoOpRelease if the registration fails
+	return statusError(C.kiln_go_register_kernel(cop, cbackend, ty(t), C.uintptr_t(h)))
+}
+
+// CallRegistered calls user-defined op name with attrs, the attribute
+// dictionary text ("{preserve_index = 2}"; "" for none). Errors are the
+// builder's, as for every op.
+func (b *Builder) CallRegistered(name string, operands []Op, attrs string) Op {
+	cname, free := cstr(name)
+	defer free()
+	var cattrs *C.char
+	if attrs != "" {
+		var freeAttrs func()
+		cattrs, freeAttrs = cstr(attrs)
+		defer freeAttrs()
+	}
+	return b.op(C.kiln_op_call_registered(b.h, cname, ops(operands), size(len(operands)), cattrs))
+}
+
+// RegisteredOps describes every registered op, as `kiln info --ops` does.
+func RegisteredOps() (string, error) {
+	var text *C.char
+	if err := statusError(C.kiln_user_op_registry_describe(&text)); err != nil {
+		return "", err
+	}
+	defer C.kiln_string_destroy(text)
+	return C.GoString(text), nil
+}
+
+func kernelStatus(err error) *C.kiln_status_t {
+	if err == nil {
+		return nil
+	}
+	code, message := Unknown, err.Error()
+	var kerr *Error
+	if errors.As(err, &kerr) {
+		code, message = kerr.Code, kerr.Message
+	}
+	cmessage := C.CString(message)
+	defer C.free(unsafe.Pointer(cmessage))
+	return C.kiln_status_create(C.kiln_status_code_t(code), cmessage)
+}

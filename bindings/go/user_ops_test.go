@@ -1,0 +1,186 @@
+package kiln_test
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"kiln.dev/kiln"
+)
+
+// zeroOut is the seed's ZeroOut kernel for every version: each result is its
+// argument with all elements but one (preserve_index, default 0) set to 0.
+func zeroOut(f *kiln.KernelFrame) error {
+	keep := 0
+	if v, ok := f.Attr("preserve_index"); ok {
+		keep = int(v.(int64))
+	}
+	for r := 0; r < f.NumResults(); r++ {
+		shape := f.ArgShape(r)
+		if len(shape.Dims) != 1 {
+			return &kiln.Error{Code: kiln.InvalidArgument, Message: "ZeroOut expects a 1-D vector."}
+		}
+		if keep >= int(shape.Dims[0]) {
+			return &kiln.Error{Code: kiln.InvalidArgument, Message: fmt.Sprintf("preserve_index out of range: %d", keep)}
+		}
+		if shape.Type == kiln.F32 {
+			x, out := f.ArgFloat32s(r), f.ResultFloat32s(r)
+			for i := range out {
+				out[i] = 0
+			}
+			out[keep] = x[keep]
+			continue
+		}
+		x, out := f.ArgInt32s(r), f.ResultInt32s(r)
+		for i := range out {
+			out[i] = 0
+		}
+		out[keep] = x[keep]
+	}
+	return nil
+}
+
+var registerOnce sync.Once
+
+func registerZeroOut(t *testing.T) {
+	registerOnce.Do(func() {
+		defs := []kiln.OpDef{
+			{Name: "GoZeroOut", Inputs: []string{"to_zero: int32"}, Outputs: []string{"zeroed: int32"}, Doc: "ZeroOut"},
+			{Name: "GoZeroOutIndex", Attrs: []string{"preserve_index: int >= 0 = 0"},
+				Inputs: []string{"to_zero: int32"}, Outputs: []string{"zeroed: int32"}},
+			{Name: "GoZeroOutPoly", Attrs: []string{"T: {float, int32}"},
+				Inputs: []string{"to_zero: T"}, Outputs: []string{"zeroed: T"}},
+			{Name: "GoZeroOutList", Attrs: []string{"N: int >= 1", "T: {float, int32}"},
+				Inputs: []string{"to_zero: N * T"}, Outputs: []string{"zeroed: N * T"}},
+		}
+		for _, def := range defs {
+			if err := kiln.RegisterOp(def); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, op := range []string{"GoZeroOut", "GoZeroOutIndex", "GoZeroOutPoly"} {
+			if err := kiln.RegisterKernel(op, "host", kiln.S32, zeroOut); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := kiln.RegisterKernel("GoZeroOutPoly", "host", kiln.F32, zeroOut); err != nil {
+			t.Fatal(err)
+		}
+		if err := kiln.RegisterKernel("GoZeroOutList", "host", kiln.InvalidType, zeroOut); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func runZeroOut(t *testing.T, backend, op string, nArgs int, attrs string) ([][]int32, error) {
+	registerZeroOut(t)
+	b, err := kiln.NewBuilder(op)
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	params := make([]kiln.Op, nArgs)
+	for i := range params {
+		params[i] = b.Parameter(int64(i), kiln.NewShape(kiln.S32, 5), "x")
+	}
+	comp, err := b.BuildRoot(b.CallRegistered(op, params, attrs))
+	if err != nil {
+		return nil, err
+	}
+	defer comp.Close()
+	c, err := kiln.NewClient(kiln.WithBackend(backend))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	exe, err := c.Compile(comp)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	data := make([]byte, 20)
+	for i, v := range []int32{5, 4, 3, 2, 1} {
+		binary.LittleEndian.PutUint32(data[4*i:], uint32(v))
+	}
+	x, err := c.BufferFromBytes(kiln.NewShape(kiln.S32, 5), data, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Close()
+	args := make([]*kiln.Buffer, nArgs)
+	for i := range args {
+		args[i] = x
+	}
+	results, err := exe.Execute(args)
+	if err != nil {
+		return nil, err
+	}
+	var out [][]int32
+	for _, r := range results {
+		raw, err := r.Bytes()
+		r.Close()
+		if err != nil {
+			return nil, err
+		}
+		values := make([]int32, len(raw)/4)
+		for i := range values {
+			values[i] = int32(binary.LittleEndian.Uint32(raw[4*i:]))
+		}
+		out = append(out, values)
+	}
+	return out, nil
+}
+
+func TestUserOpZeroOutVersions(t *testing.T) {
+	for _, backend := range []string{"cpu", "interpreter"} {
+		for _, tc := range []struct {
+			op    string
+			n     int
+			attrs string
+			want  string
+		}{
+			{"GoZeroOut", 1, "", "[[5 0 0 0 0]]"},
+			{"GoZeroOutIndex", 1, "", "[[5 0 0 0 0]]"},
+			{"GoZeroOutIndex", 1, "{preserve_index = 3}", "[[0 0 0 2 0]]"},
+			{"GoZeroOutPoly", 1, "", "[[5 0 0 0 0]]"},
+			{"GoZeroOutList", 2, "", "[[5 0 0 0 0] [5 0 0 0 0]]"},
+		} {
+			got, err := runZeroOut(t, backend, tc.op, tc.n, tc.attrs)
+			if err != nil || fmt.Sprint(got) != tc.want {
+				t.Errorf("%s %s %s: %v, %v; want %s", backend, tc.op, tc.attrs, got, err, tc.want)
+			}
+		}
+	}
+}
+
+func TestUserOpErrors(t *testing.T) {
+	for _, tc := range []struct {
+		op, attrs string
+		n         int
+		needle    string
+	}{
+		{"GoZeroOutIndex", "{preserve_index = -1}", 1, "less than its minimum 0"},
+		{"GoZeroOutIndex", "{preserve_index = \"x\"}", 1, "must be int, got string"},
+		{"GoZeroOutList", "", 0, "fewer than its minimum 1"},
+		{"GoZeroOut", "", 2, "takes 1 operand(s)"},
+		{"GoZeroOutIndex", "{preserve_index = 9}", 1, "kernel failed on host: preserve_index out of range: 9"},
+	} {
+		_, err := runZeroOut(t, "interpreter", tc.op, tc.n, tc.attrs)
+		var kerr *kiln.Error
+		if !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument || !strings.Contains(kerr.Message, tc.needle) {
+			t.Errorf("%s %s: %v, want InvalidArgument mentioning %q", tc.op, tc.attrs, err, tc.needle)
+		}
+	}
+	err := kiln.RegisterOp(kiln.OpDef{Name: "GoZeroOut", Inputs: []string{"x: int32"}, Outputs: []string{"y: int32"}})
+	var kerr *kiln.Error
+	if !errors.As(err, &kerr) || kerr.Code != kiln.AlreadyExists {
+		t.Errorf("duplicate registration: %v, want AlreadyExists", err)
+	}
+	text, err := kiln.RegisteredOps()
+	if err != nil || !strings.Contains(text, "GoZeroOutIndex(to_zero: int32) -> (zeroed: int32)") {
+		t.Errorf("RegisteredOps: %q, %v", text, err)
+	}
+}
