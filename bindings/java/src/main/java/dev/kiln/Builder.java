@@ -1482,6 +1482,22 @@ public final class Builder extends NativeHandle {
                     flag(hasSideEffect)));
   }
 
+  /**
+   * Calls user-defined op {@code name} (see {@link UserOps}) with {@code attrs}, the attribute
+   * dictionary text ({@code "{preserve_index = 2}"}; null for none).
+   */
+  public Op callRegistered(String name, List<Op> operands, String attrs) {
+    return op(
+        (b, a) ->
+            (long)
+                Native.kiln_op_call_registered.invokeExact(
+                    b,
+                    a.allocateFrom(name),
+                    ids(a, operands),
+                    (long) operands.size(),
+                    Native.cString(a, attrs)));
+  }
+
   /** A token that joins {@code tokens}. */
   public Op afterAll(Op... tokens) {
     List<Op> list = List.of(tokens);

@@ -1,0 +1,231 @@
+package dev.kiln;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_DOUBLE;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.MethodType;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * User-defined ops: an op defined from Java with TensorFlow-style specs (the seed's "Adding an
+ * op"), Java kernels (FFM upcalls) that the cpu and interpreter backends run, and {@link
+ * Builder#callRegistered} to call it. Ops and kernels live until the process exits; a taken
+ * name is ALREADY_EXISTS. Thread-safe.
+ */
+@SuppressWarnings("restricted") // upcall stubs; reads the call frame at the address the library gives
+public final class UserOps {
+  private UserOps() {}
+
+  /**
+   * An op definition. Attribute specs like {@code "preserve_index: int >= 0 = 0"}, {@code "T:
+   * {float, int32}"}, {@code "N: int >= 1"}; inputs and outputs like {@code "to_zero: int32"},
+   * {@code "to_zero: T"}, {@code "in: N * T"}.
+   */
+  public record OpDef(
+      String name, List<String> attrs, List<String> inputs, List<String> outputs, String doc) {}
+
+  /** A Java kernel. A {@link KilnException} it throws keeps its code; others are UNKNOWN. */
+  @FunctionalInterface
+  public interface Kernel {
+    /** Fills every result of {@code frame} from its arguments and attributes. */
+    void compute(KernelFrame frame) throws Exception;
+  }
+
+  /** An argument or result: element type, dims and its row-major data. */
+  public record Tensor(ElementType type, long[] dims, MemorySegment data) {}
+
+  /**
+   * What a kernel gets: arguments, results (to fill, every element) and attributes (Long, Double,
+   * Boolean, String, ElementType, long[] for a shape, MemorySegment copy for a tensor, List for a
+   * list). Valid during the call only.
+   */
+  public record KernelFrame(
+      String opName, List<Tensor> args, List<Tensor> results, Map<String, Object> attrs) {}
+
+  /** Registers {@code def} process-wide. */
+  public static void register(OpDef def) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check(
+          (MemorySegment) Native.kiln_user_op_def_create.invokeExact(arena.allocateFrom(def.name()), out));
+      MemorySegment d = out.get(ADDRESS, 0);
+      try {
+        for (String spec : def.attrs()) {
+          Native.check(
+              (MemorySegment) Native.kiln_user_op_def_add_attr.invokeExact(d, arena.allocateFrom(spec)));
+        }
+        for (String spec : def.inputs()) {
+          Native.check(
+              (MemorySegment) Native.kiln_user_op_def_add_input.invokeExact(d, arena.allocateFrom(spec)));
+        }
+        for (String spec : def.outputs()) {
+          Native.check(
+              (MemorySegment) Native.kiln_user_op_def_add_output.invokeExact(d, arena.allocateFrom(spec)));
+        }
+        Native.check(
+            (MemorySegment) Native.kiln_user_op_def_set_doc.invokeExact(d, Native.cString(arena, def.doc())));
+        Native.check((MemorySegment) Native.kiln_user_op_register.invokeExact(d));
+      } finally {
+        Native.kiln_user_op_def_destroy.invokeExact(d);
+      }
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  private static final MethodHandle INVOKE_KERNEL;
+
+  static {
+    try {
+      INVOKE_KERNEL =
+          MethodHandles.lookup()
+              .findStatic(
+                  UserOps.class,
+                  "invoke",
+                  MethodType.methodType(MemorySegment.class, Kernel.class, MemorySegment.class));
+    } catch (ReflectiveOperationException e) {
+      throw new ExceptionInInitializerError(e);
+    }
+  }
+
+  /**
+   * Registers {@code kernel} of {@code op} for {@code backend} ("cpu", "interpreter", or "host"
+   * for both) and {@code type} (null: any element type).
+   */
+  public static void registerKernel(String op, String backend, ElementType type, Kernel kernel) {
+    MemorySegment stub =
+        Linker.nativeLinker()
+            .upcallStub(
+                INVOKE_KERNEL.bindTo(kernel), FunctionDescriptor.of(ADDRESS, ADDRESS), Arena.global());
+    try (Arena arena = Arena.ofConfined()) {
+      Native.check(
+          (MemorySegment)
+              Native.kiln_user_op_register_kernel.invokeExact(
+                  arena.allocateFrom(op),
+                  arena.allocateFrom(backend),
+                  type == null ? 0 : type.value(),
+                  stub,
+                  MemorySegment.NULL,
+                  MemorySegment.NULL));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /** A description of every registered op, as {@code kiln info --ops} prints it. */
+  public static String describe() {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      Native.check((MemorySegment) Native.kiln_user_op_registry_describe.invokeExact(out));
+      MemorySegment text = out.get(ADDRESS, 0);
+      String s = Native.string(text);
+      Native.kiln_string_destroy.invokeExact(text);
+      return s;
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  // kiln_op_call_frame_t, kiln_op_buffer_t and kiln_op_attr_t on LP64.
+  private static final long FRAME_SIZE = 96;
+  private static final long BUFFER_SIZE = 48;
+  private static final long ATTR_SIZE = 120;
+
+  private static MemorySegment invoke(Kernel kernel, MemorySegment framePointer) {
+    try {
+      MemorySegment f = framePointer.reinterpret(FRAME_SIZE);
+      String name = Native.string(f.get(ADDRESS, 8));
+      List<Tensor> args = tensors(f.get(ADDRESS, 56), f.get(JAVA_LONG, 48));
+      List<Tensor> results = tensors(f.get(ADDRESS, 72), f.get(JAVA_LONG, 64));
+      Map<String, Object> attrs = new LinkedHashMap<>();
+      MemorySegment a = f.get(ADDRESS, 88).reinterpret(ATTR_SIZE * f.get(JAVA_LONG, 80));
+      for (long i = 0; i < f.get(JAVA_LONG, 80); i++) {
+        MemorySegment attr = a.asSlice(i * ATTR_SIZE, ATTR_SIZE);
+        attrs.put(Native.string(attr.get(ADDRESS, 8)), value(attr));
+      }
+      kernel.compute(new KernelFrame(name, args, results, attrs));
+      return MemorySegment.NULL;
+    } catch (KilnException e) {
+      return status(e.code().value(), e.getMessage());
+    } catch (Throwable t) {
+      return status(StatusCode.UNKNOWN.value(), t.getClass().getSimpleName() + ": " + t.getMessage());
+    }
+  }
+
+  private static MemorySegment status(int code, String message) {
+    try (Arena arena = Arena.ofConfined()) {
+      return (MemorySegment)
+          Native.kiln_status_create.invokeExact(code, arena.allocateFrom(String.valueOf(message)));
+    } catch (Throwable t) {
+      return MemorySegment.NULL; // cannot report: the library sees success
+    }
+  }
+
+  private static long[] dims(MemorySegment pointer, long rank) {
+    return rank == 0 ? new long[0] : pointer.reinterpret(8 * rank).toArray(JAVA_LONG);
+  }
+
+  private static List<Tensor> tensors(MemorySegment pointer, long count) {
+    List<Tensor> out = new ArrayList<>();
+    MemorySegment all = pointer.reinterpret(BUFFER_SIZE * count);
+    for (long i = 0; i < count; i++) {
+      MemorySegment b = all.asSlice(i * BUFFER_SIZE, BUFFER_SIZE);
+      long bytes = b.get(JAVA_LONG, 40);
+      out.add(
+          new Tensor(
+              ElementType.of(b.get(JAVA_INT, 8)),
+              dims(b.get(ADDRESS, 16), b.get(JAVA_LONG, 24)),
+              b.get(ADDRESS, 32).reinterpret(bytes)));
+    }
+    return List.copyOf(out);
+  }
+
+  private static Object value(MemorySegment attr) {
+    int kind = attr.get(JAVA_INT, 16);
+    switch (kind) {
+      case 1:
+        return attr.get(JAVA_LONG, 24);
+      case 2:
+        return attr.get(JAVA_DOUBLE, 32);
+      case 3:
+        return attr.get(JAVA_LONG, 24) != 0;
+      case 4:
+        {
+          long n = attr.get(JAVA_LONG, 48);
+          byte[] bytes = attr.get(ADDRESS, 40).reinterpret(n).toArray(java.lang.foreign.ValueLayout.JAVA_BYTE);
+          return new String(bytes, StandardCharsets.UTF_8);
+        }
+      case 5:
+        return ElementType.of(attr.get(JAVA_INT, 56));
+      case 6:
+        return dims(attr.get(ADDRESS, 64), attr.get(JAVA_LONG, 72));
+      case 7:
+        {
+          long n = attr.get(JAVA_LONG, 88);
+          return Arena.ofAuto().allocate(Math.max(n, 1)).copyFrom(attr.get(ADDRESS, 80).reinterpret(n));
+        }
+      default:
+        {
+          long n = attr.get(JAVA_LONG, 104);
+          MemorySegment items = attr.get(ADDRESS, 112).reinterpret(ATTR_SIZE * n);
+          List<Object> list = new ArrayList<>();
+          for (long i = 0; i < n; i++) {
+            list.add(value(items.asSlice(i * ATTR_SIZE, ATTR_SIZE)));
+          }
+          return List.copyOf(list);
+        }
+    }
+  }
+}
