@@ -19,7 +19,7 @@ struct RuleEntry {
 constexpr RuleEntry kRules[] = {
     {Opcode::kAbs, UnaryRule},
     {Opcode::kAdd, AddRule},
-    {Opcode::kAllReduce, nullptr},
+    {Opcode::kAllReduce, AllReduceRule},
     {Opcode::kAtan2, Atan2Rule},
     {Opcode::kBatchNormGrad, BatchNormGradRule},
     {Opcode::kBatchNormInference, BatchNormInferenceRule},

@@ -80,6 +80,7 @@ KILN_VJP_RULE(TopKRule);
 KILN_VJP_RULE(BatchNormTrainingRule);
 KILN_VJP_RULE(BatchNormInferenceRule);
 KILN_VJP_RULE(BatchNormGradRule);
+KILN_VJP_RULE(AllReduceRule);
 KILN_VJP_RULE(WhileRule);
 KILN_VJP_RULE(ConditionalRule);
 
