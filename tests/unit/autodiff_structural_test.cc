@@ -212,6 +212,51 @@ TEST(AutodiffStructuralTest, ScatterAddOverwriteAndRefusedCombiners) {
   }
 }
 
+// Overwrite and add scatters of random windows at random (repeated, some
+// out of range) row and column starts, explicit and implicit index vectors.
+TEST(AutodiffStructuralTest, RandomScattersOverwriteAndAdd) {
+  std::mt19937 random(33);
+  auto pick = [&](int64_t low, int64_t high) {
+    return std::uniform_int_distribution<int64_t>(low, high)(random);
+  };
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  auto overwrite = Overwrite();
+  ASSERT_NE(overwrite, nullptr);
+  for (int trial = 0; trial < 6; ++trial) {
+    const int64_t rows = pick(2, 5);
+    const int64_t columns = pick(2, 4);
+    const int64_t count = pick(1, 5);
+    const int64_t width = pick(1, columns);
+    const bool both = trial % 2 == 1;  // index rows and columns (else rows, implicit index vector)
+    std::vector<int32_t> starts;
+    for (int64_t i = 0; i < count * (both ? 2 : 1); ++i) {
+      starts.push_back(static_cast<int32_t>(pick(0, (both && i % 2 == 1) ? columns - width + 1 : rows)));
+    }
+    ScatterDimensionNumbers numbers;
+    numbers.update_window_dims = {1};
+    numbers.inserted_window_dims = {0};
+    numbers.scatter_dims_to_operand_dims = both ? std::vector<int64_t>{0, 1} : std::vector<int64_t>{0};
+    numbers.index_vector_dim = 1;
+    const Shape operand = F64({rows, columns});
+    const Shape updates = F64({count, width});
+    SCOPED_TRACE(operand.ToString() + " updates " + updates.ToString() +
+                 (both ? " rows and columns" : " rows"));
+    for (const Module* combiner : {overwrite.get(), add.get()}) {
+      Builder builder("scatter");
+      Op x = builder.Parameter(0, operand, "x");
+      Op u = builder.Parameter(1, updates, "u");
+      Op indices = builder.ConstantLiteral(both ? Literal::FromVector<int32_t>(starts, {count, 2})
+                                                : Literal::FromVector<int32_t>(starts, {count}));
+      builder.Sin(builder.Scatter(builder.Mul(x, x), indices, builder.Exp(u), *combiner, numbers));
+      KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+      ExpectGradientsMatchFiniteDifferences(*module, {0, 1},
+                                            {RandomF64(operand, random), RandomF64(updates, random)},
+                                            static_cast<uint32_t>(trial));
+    }
+  }
+}
+
 TEST(AutodiffStructuralTest, Concatenate) {
   Check(
       {F64({2, 3}), F64({2, 1}), F64({2, 4})},
