@@ -232,7 +232,7 @@ static void test_errors(void) {
   kiln_computation_t* loss = build_loss();
   kiln_computation_t* add = add_f32();
   kiln_computation_t* out = NULL;
-  kiln_computation_t* sorted = NULL;
+  kiln_computation_t* mapped = NULL;
   kiln_computation_t* vector = NULL;
   kiln_builder_t* builder = NULL;
 
@@ -254,13 +254,17 @@ static void test_errors(void) {
                     "kiln_computation_vjp", "out_computation");
   CHECK(out == NULL); /* failing calls leave the out-parameter alone */
 
-  /* sort has no derivative rule yet: UNIMPLEMENTED naming the op. */
-  CHECK_OK(kiln_builder_create("sorted", &builder));
-  sum(builder, kiln_op_sort(builder, kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x")), add);
-  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &sorted));
+  /* map has no derivative rule yet: UNIMPLEMENTED naming the op. */
+  CHECK_OK(kiln_builder_create("mapped", &builder));
+  {
+    const kiln_op_t x = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x");
+    const kiln_op_t pair[2] = {x, x};
+    sum(builder, kiln_op_map(builder, pair, 2, add, first, 1), add);
+  }
+  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &mapped));
   kiln_builder_destroy(builder);
-  EXPECT_GRAD_ERROR(kiln_computation_value_and_grad(sorted, first, 1, &out), KILN_STATUS_UNIMPLEMENTED,
-                    "kiln_computation_value_and_grad", "'sort'");
+  EXPECT_GRAD_ERROR(kiln_computation_value_and_grad(mapped, first, 1, &out), KILN_STATUS_UNIMPLEMENTED,
+                    "kiln_computation_value_and_grad", "'map'");
 
   /* A bit cast has no derivative at all: INVALID_ARGUMENT naming the op. */
   CHECK_OK(kiln_builder_create("bits", &builder));
@@ -279,7 +283,7 @@ static void test_errors(void) {
   CHECK(out == NULL);
 
   kiln_computation_destroy(vector);
-  kiln_computation_destroy(sorted);
+  kiln_computation_destroy(mapped);
   kiln_computation_destroy(add);
   kiln_computation_destroy(loss);
 }
