@@ -2,7 +2,6 @@
 // each float operand's cotangent is its result's cotangent moved back
 // through the permutation, as JAX's rule that sorts an iota alongside) and
 // top-k (the values' cotangent goes back to the indices top-k returns).
-// Select-and-scatter is refused: JAX differentiates none of its own.
 #include <memory>
 
 #include "core/autodiff/vjp_rules.h"
@@ -129,12 +128,6 @@ KILN_VJP_RULE(TopKRule) {
   Instruction* spread = e.Select(hit, e.BroadcastInDim(g, wide_g, leading), e.Zeros(wide_g));
   return std::vector<Cotangent>{
       Of(e.Convert(e.ReduceSum(spread, {rank - 1}), operand->shape.element_type()))};
-}
-
-KILN_VJP_RULE(SelectAndScatterRule) {
-  return Unimplemented("kiln grad: no derivative rule for 'select-and-scatter' (instruction ", x.name,
-                       "); JAX differentiates none of its own either (the gradient of max-pooling, "
-                       "reduce-window, is differentiated instead)");
 }
 
 }  // namespace kiln::autodiff

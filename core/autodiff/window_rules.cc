@@ -4,9 +4,15 @@
 // windows; a max (min) window's goes to the element each window picked, by
 // select-and-scatter with a GE (LE) select and an add scatter over the
 // forward operand (the first of tied elements, as XLA's select-and-scatter
-// picks it).
+// picks it). Select-and-scatter with a comparison select and an add scatter
+// (what max-pooling's gradient is, so that max-pooling has second
+// derivatives) is linear in its source: the source's cotangent is the
+// result's cotangent at the element each window selects, as JAX's
+// select_and_gather_add, here a reduce-window over (operand, cotangent)
+// pairs that keeps the pair the select prefers.
 #include <limits>
 #include <memory>
+#include <string>
 
 #include "core/autodiff/vjp_rules.h"
 
@@ -81,7 +87,87 @@ Instruction* SumWindowCotangent(VjpEmitter& e, const Instruction& x, Instruction
                {e.Adder(scalar.element_type())});
 }
 
+// The reducer of (value, cotangent) pairs keeping the pair whose value
+// `direction` prefers (the accumulated one on ties where select-and-scatter
+// keeps the earlier element).
+Computation* PairChooser(Module& module, ElementType type, ComparisonDirection direction) {
+  auto computation = std::make_unique<Computation>("vjp_select_pair");
+  const Shape scalar = Shape::Scalar(type);
+  std::vector<Instruction*> p;
+  for (int64_t i = 0; i < 4; ++i) {
+    Attributes number;
+    number.parameter_number = i;
+    p.push_back(computation->AddInstruction(MakeInstruction(Opcode::kParameter, scalar, {}, number)));
+    p.back()->name = "p" + std::to_string(i);
+  }
+  Attributes compare;
+  compare.comparison_direction = direction;
+  Instruction* keep = computation->AddInstruction(
+      MakeInstruction(Opcode::kCompare, Shape::Scalar(ElementType::kPred), {p[0], p[2]}, compare));
+  keep->name = "keep";
+  Instruction* value =
+      computation->AddInstruction(MakeInstruction(Opcode::kSelect, scalar, {keep, p[0], p[2]}));
+  value->name = "value";
+  Instruction* cotangent =
+      computation->AddInstruction(MakeInstruction(Opcode::kSelect, scalar, {keep, p[1], p[3]}));
+  cotangent->name = "cotangent";
+  Instruction* root = computation->AddInstruction(
+      MakeInstruction(Opcode::kTuple, Shape::Tuple({scalar, scalar}), {value, cotangent}));
+  root->name = "pair";
+  computation->set_root(root);
+  return module.AddComputation(std::move(computation));
+}
+
+// The direction of a select computation compare(p0, p1, direction), or
+// nullopt for any other select.
+std::optional<ComparisonDirection> SelectDirection(const Computation& select) {
+  const Instruction* root = select.root();
+  if (root == nullptr || root->opcode != Opcode::kCompare || root->operands.size() != 2) return std::nullopt;
+  const Instruction* lhs = root->operand(0);
+  const Instruction* rhs = root->operand(1);
+  if (lhs->opcode != Opcode::kParameter || rhs->opcode != Opcode::kParameter ||
+      lhs->attrs.parameter_number != 0 || rhs->attrs.parameter_number != 1) {
+    return std::nullopt;
+  }
+  const ComparisonDirection direction = root->attrs.comparison_direction;
+  if (direction == ComparisonDirection::kEq || direction == ComparisonDirection::kNe) return std::nullopt;
+  return direction;
+}
+
 }  // namespace
+
+KILN_VJP_RULE(SelectAndScatterRule) {
+  const std::optional<ComparisonDirection> direction =
+      x.called.size() == 2 ? SelectDirection(*x.called[0]) : std::nullopt;
+  const Instruction* scatter = x.called.size() == 2 ? x.called[1]->root() : nullptr;
+  const bool adds = scatter != nullptr && scatter->opcode == Opcode::kAdd &&
+                    scatter->operand(0)->opcode == Opcode::kParameter &&
+                    scatter->operand(1)->opcode == Opcode::kParameter &&
+                    scatter->operand(0) != scatter->operand(1);
+  if (!direction || !adds) {
+    return Unimplemented(
+        "kiln grad: no derivative rule for 'select-and-scatter' with a select other than a comparison of "
+        "its two parameters or a scatter other than add (instruction ",
+        x.name, "); JAX differentiates only that form (select_and_scatter_add)");
+  }
+  Instruction* operand = x.operand(0);
+  Instruction* g = ct.array;
+  const ElementType type = operand->shape.element_type();
+  const Shape scalar = Shape::Scalar(type);
+  const bool prefers_larger =
+      *direction == ComparisonDirection::kGe || *direction == ComparisonDirection::kGt;
+  const double worst =
+      prefers_larger ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
+  Attributes attrs;
+  attrs.window = x.attrs.window;
+  Instruction* pairs =
+      e.Add(Opcode::kReduceWindow, {operand, e.Convert(g, type), e.Full(worst, scalar), e.Zeros(scalar)},
+            std::move(attrs), nullptr, {PairChooser(e.module(), type, *direction)});
+  Instruction* source_cotangent = e.GetTupleElement(pairs, 1);
+  // The initial value is in every element of the result once.
+  return std::vector<Cotangent>{Cotangent{}, Of(source_cotangent),
+                                Of(e.ReduceSum(g, AllDimensions(g->shape)))};
+}
 
 KILN_VJP_RULE(ReduceWindowRule) {
   const std::optional<Opcode> reducer = SimpleReducer(x);

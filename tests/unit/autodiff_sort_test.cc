@@ -1,7 +1,7 @@
 // Reverse mode over sort (one operand, several operands with integer ones
 // among them, any dimension) and top-k (largest and smallest): gradients
 // against f64 central differences on random shapes, on the interpreter and
-// cpu; select-and-scatter's refusal.
+// cpu.
 #include <random>
 #include <string>
 
@@ -84,28 +84,6 @@ TEST(AutodiffSortTest, TopKLargestAndSmallest) {
     ExpectGradientsMatchFiniteDifferences(*module, {0}, {RandomF64(shape, random)},
                                           static_cast<uint32_t>(trial));
   }
-}
-
-TEST(AutodiffSortTest, SelectAndScatterIsRefusedByName) {
-  auto select = testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "unused");
-  Builder ge("ge");
-  ge.Compare(ge.Parameter(0, Shape::Scalar(ElementType::kF64), "a"),
-             ge.Parameter(1, Shape::Scalar(ElementType::kF64), "b"), ComparisonDirection::kGe);
-  KILN_ASSERT_OK_AND_ASSIGN(auto ge_module, ge.Build());
-  ASSERT_TRUE(select.ok());
-  Builder builder("select_and_scatter");
-  Op x = builder.Parameter(0, Shape(ElementType::kF64, {4}), "x");
-  Op source = builder.Parameter(1, Shape(ElementType::kF64, {2}), "source");
-  const int64_t window[] = {2};
-  const int64_t strides[] = {2};
-  const std::pair<int64_t, int64_t> padding[] = {{0, 0}};
-  builder.SelectAndScatterWithGeneralPadding(x, *ge_module, window, strides, padding, source,
-                                             builder.ConstantR0<double>(0.0), **select);
-  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  const auto vjp = autodiff::BuildVjp(*module, std::vector<int64_t>{1});
-  ASSERT_FALSE(vjp.ok());
-  EXPECT_EQ(vjp.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(vjp.status().message().find("'select-and-scatter'"), std::string::npos) << vjp.status().message();
 }
 
 }  // namespace

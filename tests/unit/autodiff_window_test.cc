@@ -1,7 +1,8 @@
 // Reverse mode over reduce-window (sum, max, min): gradients against f64
 // central differences for random 1-d and 2-d windows (strides, padding,
 // base and window dilation), on the interpreter and cpu; max-pooling's
-// refusal of window dilation.
+// refusal of window dilation; select-and-scatter (GE/LE select, add
+// scatter) and max-pooling's second derivatives.
 #include <cmath>
 #include <limits>
 #include <random>
@@ -153,6 +154,79 @@ TEST(AutodiffWindowTest, MaxPoolingWithWindowDilationIsRefused) {
   ASSERT_FALSE(vjp.ok());
   EXPECT_EQ(vjp.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(vjp.status().message().find("'reduce-window'"), std::string::npos) << vjp.status().message();
+}
+
+std::unique_ptr<Module> Comparison(ComparisonDirection direction) {
+  Builder builder("select");
+  builder.Compare(builder.Parameter(0, Shape::Scalar(ElementType::kF64), "a"),
+                  builder.Parameter(1, Shape::Scalar(ElementType::kF64), "b"), direction);
+  auto module = builder.Build();
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+// sin(select-and-scatter(x, source, init)): gradients of source and init
+// (x's is zero at generic points), random windows; a max scatter is refused.
+TEST(AutodiffWindowTest, SelectAndScatterAddIsLinearInItsSource) {
+  std::mt19937 random(9);
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto max,
+                            testing::ScalarBinaryComputation(Opcode::kMaximum, ElementType::kF64, "max"));
+  for (int trial = 0; trial < 6; ++trial) {
+    const RandomWindow w = MakeWindow(trial % 2 == 0 ? 1 : 2, /*window_dilation=*/false, random);
+    std::vector<int64_t> source_dimensions;
+    for (int64_t d = 0; d < w.operand.rank(); ++d) {
+      const int64_t padded = w.operand.dimensions(d) + w.padding[static_cast<size_t>(d)].first +
+                             w.padding[static_cast<size_t>(d)].second;
+      source_dimensions.push_back(
+          padded < w.sizes[static_cast<size_t>(d)]
+              ? 0
+              : (padded - w.sizes[static_cast<size_t>(d)]) / w.strides[static_cast<size_t>(d)] + 1);
+    }
+    const Shape source_shape(ElementType::kF64, source_dimensions);
+    if (source_shape.element_count() == 0) continue;
+    SCOPED_TRACE(w.operand.ToString() + w.description);
+    auto select = Comparison(trial < 3 ? ComparisonDirection::kGe : ComparisonDirection::kLt);
+    ASSERT_NE(select, nullptr);
+    for (const Module* scatter : {add.get(), max.get()}) {
+      Builder builder("select_and_scatter");
+      Op x = builder.Parameter(0, w.operand, "x");
+      Op source = builder.Parameter(1, source_shape, "source");
+      Op init = builder.Parameter(2, Shape::Scalar(ElementType::kF64), "init");
+      builder.Sin(builder.SelectAndScatterWithGeneralPadding(x, *select, w.sizes, w.strides, w.padding,
+                                                             builder.Mul(source, source), init, *scatter));
+      KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+      if (scatter == max.get()) {
+        const auto refused = autodiff::BuildVjp(*module, std::vector<int64_t>{1});
+        ASSERT_FALSE(refused.ok());
+        EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+        EXPECT_NE(refused.status().message().find("'select-and-scatter'"), std::string::npos)
+            << refused.status().message();
+        continue;
+      }
+      ExpectGradientsMatchFiniteDifferences(
+          *module, {0, 1, 2},
+          {RandomF64(w.operand, random), RandomF64(source_shape, random), Literal::Scalar<double>(0.3)},
+          static_cast<uint32_t>(trial));
+    }
+  }
+}
+
+// The gradient of max-pooling differentiated again.
+TEST(AutodiffWindowTest, GradOfGradOfMaxPooling) {
+  std::mt19937 random(10);
+  for (int trial = 0; trial < 4; ++trial) {
+    const RandomWindow w = MakeWindow(trial % 2 == 0 ? 1 : 2, /*window_dilation=*/false, random);
+    SCOPED_TRACE(w.operand.ToString() + w.description);
+    auto module = BuildWindow(w, Opcode::kMaximum, -10);
+    ASSERT_NE(module, nullptr);
+    KILN_ASSERT_OK_AND_ASSIGN(auto first, autodiff::BuildVjp(*module, std::vector<int64_t>{0}));
+    const auto shape = module->entry()->root()->shape;
+    ExpectGradientsMatchFiniteDifferences(*first, {0, 1},
+                                          {RandomF64(w.operand, random), RandomF64(shape, random)},
+                                          static_cast<uint32_t>(trial));
+  }
 }
 
 }  // namespace
