@@ -119,6 +119,49 @@ std::vector<kiln_op_buffer_t> CBuffers(std::span<const KernelBuffer> buffers) {
   return out;
 }
 
+// The gradient computation of one call from a C gradient function: a fresh
+// C builder holding the parameters (operands, outputs, cotangents) the
+// function builds from; its result is the tuple of the cotangents it filled.
+kiln::StatusOr<OpGradientComputation> BuildCGradient(kiln_op_grad_fn fn, void* user_data,
+                                                     const OpGradientContext& context) {
+  auto builder = std::make_unique<kiln_builder_t>(std::string(context.op_name) + "_grad");
+  int64_t number = 0;
+  auto parameters = [&](std::span<const Shape> shapes, const char* name) {
+    std::vector<kiln_op_t> handles;
+    for (size_t i = 0; i < shapes.size(); ++i) {
+      builder->ops.push_back(builder->builder.Parameter(number++, shapes[i], name + std::to_string(i)));
+      handles.push_back(OpHandle(builder->tag, builder->ops.size() - 1));
+    }
+    return handles;
+  };
+  const std::vector<kiln_op_t> operands = parameters(context.operands, "operand");
+  const std::vector<kiln_op_t> outputs = parameters(context.outputs, "output");
+  const std::vector<kiln_op_t> output_grads = parameters(context.outputs, "output_grad");
+  if (builder->HasError()) return builder->FirstError();
+  std::vector<kiln_op_t> operand_grads(operands.size(), KILN_OP_INVALID);
+  CAttrs attrs(*context.attrs);
+  KILN_RETURN_IF_ERROR(
+      TakeStatus(fn(builder.get(), operands.data(), operands.size(), outputs.data(), output_grads.data(),
+                    outputs.size(), attrs.data(), attrs.size(), operand_grads.data(), user_data),
+                 "the gradient function"));
+  if (builder->HasError()) {
+    const Status& error = builder->FirstError();
+    return Status(error.code(), "its builder failed: " + error.message());
+  }
+  OpGradientComputation gradient;
+  std::vector<Op> cotangents;
+  for (size_t i = 0; i < operand_grads.size(); ++i) {
+    gradient.has_gradient.push_back(operand_grads[i] != KILN_OP_INVALID);
+    if (operand_grads[i] == KILN_OP_INVALID) continue;
+    KILN_ASSIGN_OR_RETURN(
+        Op cotangent,
+        builder->Resolve("kiln_op_grad_fn", "operand_grads[" + std::to_string(i) + "]", operand_grads[i]));
+    cotangents.push_back(cotangent);
+  }
+  KILN_ASSIGN_OR_RETURN(gradient.module, builder->builder.Build(builder->builder.Tuple(cotangents)));
+  return gradient;
+}
+
 }  // namespace
 }  // namespace kiln::capi
 
@@ -255,11 +298,10 @@ kiln_status_t* kiln_user_op_def_set_grad_fn(kiln_user_op_def_t* def, kiln_op_gra
       def->def.gradient = nullptr;
       return kiln::OkStatus();
     }
-    // Autodiff does not call user gradients yet (see README, "User-defined ops").
-    def->def.gradient = [name = def->def.name](kiln::Builder&, std::span<const kiln::Op>,
-                                               std::span<const kiln::Op>, std::span<const kiln::Op>,
-                                               const kiln::AttrList&, std::vector<kiln::Op>&) -> Status {
-      return kiln::Unimplemented("op '", name, "': autodiff does not call user-defined gradients yet");
+    def->def.gradient =
+        [fn, data = def->user_data](
+            const kiln::OpGradientContext& context) -> kiln::StatusOr<kiln::OpGradientComputation> {
+      return kiln::capi::BuildCGradient(fn, data->get(), context);
     };
     return kiln::OkStatus();
   });

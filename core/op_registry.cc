@@ -1153,6 +1153,57 @@ StatusOr<Literal> EvaluateRegisteredOp(const OpDef& def, const Instruction& inst
   return result;
 }
 
+StatusOr<OpGradientComputation> BuildOpGradient(const OpDef& def, const Instruction& call) {
+  const std::string context = "op '" + def.name + "' (instruction " + call.name + ")";
+  if (!def.gradient) {
+    return InvalidArgument(context,
+                           " has no gradient registered; set one with kiln_user_op_def_set_grad_fn "
+                           "before registering the op");
+  }
+  const std::vector<Shape> operands = OperandShapes(call);
+  StatusOr<AttrList> given = ParseAttrDict(call.attrs.backend_config);
+  if (!given.ok()) return given.status().WithContext(context);
+  StatusOr<ResolvedOpCall> resolved = ResolveOpCall(def, operands, *given);
+  if (!resolved.ok()) return resolved.status().WithContext(context);
+  const std::vector<Shape> outputs =
+      call.shape.IsTuple() ? call.shape.tuple_shapes() : std::vector{call.shape};
+  StatusOr<OpGradientComputation> built =
+      def.gradient(OpGradientContext{def.name, operands, outputs, &resolved->attrs});
+  if (!built.ok()) {
+    return Status(built.status().code(),
+                  context + ": the gradient function failed: " + built.status().message());
+  }
+  const Computation* entry = built->module != nullptr ? built->module->entry() : nullptr;
+  if (entry == nullptr || built->has_gradient.size() != operands.size()) {
+    return Internal(context, ": the gradient function returned no computation for its operands");
+  }
+  std::vector<Shape> parameters = operands;
+  for (int copy = 0; copy < 2; ++copy) parameters.insert(parameters.end(), outputs.begin(), outputs.end());
+  const ProgramShape signature = entry->program_shape();
+  bool parameters_match = signature.parameters.size() == parameters.size();
+  for (size_t i = 0; parameters_match && i < parameters.size(); ++i)
+    parameters_match = signature.parameters[i].Compatible(parameters[i]);
+  if (!parameters_match)
+    return Internal(context, ": the gradient computation's parameters do not match the call");
+  std::vector<size_t> marked;
+  for (size_t i = 0; i < operands.size(); ++i)
+    if (built->has_gradient[i]) marked.push_back(i);
+  if (!signature.result.IsTuple() || signature.result.tuple_shapes().size() != marked.size()) {
+    return Internal(context, ": the gradient computation returns ", signature.result.ToString(),
+                    ", not a tuple of ", marked.size(), " cotangent(s)");
+  }
+  for (size_t k = 0; k < marked.size(); ++k) {
+    const Shape& got = signature.result.tuple_shapes(static_cast<int64_t>(k));
+    const Shape& want = operands[marked[k]];
+    if (!got.Compatible(want)) {
+      return InvalidArgument(context, ": the gradient function gave operand ", marked[k],
+                             " a cotangent of shape ", got.ToString(), ", not the operand's shape ",
+                             want.ToString());
+    }
+  }
+  return built;
+}
+
 std::string DescribeRegisteredOps() {
   std::ostringstream out;
   for (const std::shared_ptr<const OpDef>& def : RegisteredOps()) {

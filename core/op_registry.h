@@ -114,11 +114,25 @@ struct KernelFrame {
 };
 using OpKernelFunction = std::function<Status(const KernelFrame&)>;
 
-// Builds the cotangents of the operands (one per operand; an invalid Op for
-// none) from the operands, the op's outputs and their cotangents.
-using OpGradientFunction = std::function<Status(Builder& builder, std::span<const Op> operands,
-                                                std::span<const Op> outputs, std::span<const Op> output_grads,
-                                                const AttrList& attrs, std::vector<Op>& operand_grads)>;
+// What a gradient function is given: the shapes of one call's operands and
+// of its outputs (one per output array; each output's cotangent has its
+// output's shape) and the call's attributes, every one resolved.
+struct OpGradientContext {
+  std::string_view op_name;
+  std::span<const Shape> operands;
+  std::span<const Shape> outputs;
+  const AttrList* attrs;
+};
+// The gradient of one call as a computation of its own: ENTRY's parameters
+// are the operands, then the outputs, then the outputs' cotangents; its
+// result is a tuple of the cotangents of the operands marked in
+// `has_gradient` (in operand order), each of its operand's shape. The
+// other operands get none (zero).
+struct OpGradientComputation {
+  std::unique_ptr<Module> module;
+  std::vector<bool> has_gradient;
+};
+using OpGradientFunction = std::function<StatusOr<OpGradientComputation>(const OpGradientContext&)>;
 
 struct OpDef {
   std::string name;
@@ -184,6 +198,13 @@ Status CheckRegisteredOps(const Module& module, std::string_view backend);
 // Runs a registered op on the host (cpu and interpreter).
 StatusOr<Literal> EvaluateRegisteredOp(const OpDef& def, const Instruction& instruction,
                                        std::span<const Literal* const> operands, std::string_view backend);
+
+// For autodiff: the gradient computation of `call`, a custom-call of
+// registered op `def`, from its gradient function, checked (one cotangent
+// per marked operand, of its operand's shape). INVALID_ARGUMENT when the op
+// has no gradient function or it built a cotangent of the wrong shape; the
+// function's own error with its code. Each names the op and instruction.
+StatusOr<OpGradientComputation> BuildOpGradient(const OpDef& def, const Instruction& call);
 
 // `kiln info --ops`: one block per registered op (signature, attributes,
 // kernels, doc).

@@ -13,7 +13,9 @@
 // while loops with trip counts known only at run time, nested in each
 // other; the forward loop counts its iterations and pushes the state that
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
-// Not yet: other scatters, map, fft and complex numbers, custom calls,
+// Calls of registered ops (core/op_registry.h) with a gradient function are
+// differentiated by it (core/autodiff/registered_op_rules.cc).
+// Not yet: other scatters, map, fft and complex numbers, other custom calls,
 // forward mode (JVP), differentiating a gradient through a while loop again.
 #pragma once
 

@@ -36,6 +36,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kConvolution, ConvolutionRule},
     {Opcode::kCopy, IdentityRule},
     {Opcode::kCos, UnaryRule},
+    {Opcode::kCustomCall, CustomCallRule},  // registered ops with a gradient; refuses the rest
     {Opcode::kDivide, DivideRule},
     {Opcode::kDot, DotRule},
     {Opcode::kDynamicSlice, DynamicSliceRule},

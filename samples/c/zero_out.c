@@ -1,7 +1,7 @@
 /* The seed's ZeroOut op defined from C and run: the int32 version, the one
  * with preserve_index (its default and its bounds check), the polymorphic
- * T: {float, int32} version and the list version. Prints each result and
- * the HLO text of a call.
+ * T: {float, int32} version and the list version. Prints each result, the
+ * HLO text of a call and the gradient of a loss through ZeroOutPoly.
  *
  *   kiln_sample_zero_out [cpu|interpreter]     */
 #include <stdio.h>
@@ -75,9 +75,45 @@ static int run(kiln_client_t* client, const char* op, const char* attrs, kiln_el
   return status != NULL ? fail(status, op) : 0;
 }
 
+/* The gradient of dot(ZeroOutPoly(x), w) with respect to x: w at the
+ * preserved index 0, zero elsewhere (the op's gradient function). */
+static int run_grad(kiln_client_t* client, const float* x, const float* w) {
+  kiln_builder_t* builder = NULL;
+  kiln_computation_t *loss = NULL, *grad = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t *arg = NULL, *results[2] = {NULL, NULL};
+  int64_t n = 5, wrt = 0;
+  size_t num_results = 0;
+  float dx[5];
+  kiln_op_t p;
+  kiln_status_t* status = kiln_builder_create("loss", &builder);
+  if (status != NULL) return fail(status, "builder");
+  p = kiln_op_parameter(builder, 0, KILN_TYPE_F32, &n, 1, NULL, "x");
+  p = kiln_op_dot(builder, kiln_op_call_registered(builder, "ZeroOutPoly", &p, 1, NULL),
+                  kiln_op_constant(builder, KILN_TYPE_F32, &n, 1, w, 5 * sizeof *w));
+  status = kiln_builder_build(builder, p, &loss);
+  kiln_builder_destroy(builder);
+  if (status == NULL) status = kiln_computation_value_and_grad(loss, &wrt, 1, &grad);
+  if (status == NULL) status = kiln_client_compile(client, grad, NULL, &executable);
+  if (status == NULL)
+    status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, &n, 1, NULL, x, 5 * 4, &arg);
+  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, results, 2, &num_results);
+  if (status == NULL) status = kiln_buffer_to_host(results[1], dx, sizeof dx);
+  if (status == NULL)
+    printf("d/dx dot(ZeroOutPoly(x), w): [%g, %g, %g, %g, %g]\n", dx[0], dx[1], dx[2], dx[3], dx[4]);
+  kiln_buffer_destroy(arg);
+  kiln_buffer_destroy(results[0]);
+  kiln_buffer_destroy(results[1]);
+  kiln_executable_destroy(executable);
+  kiln_computation_destroy(grad);
+  kiln_computation_destroy(loss);
+  return status != NULL ? fail(status, "gradient") : 0;
+}
+
 int main(int argc, char** argv) {
   static const int32_t x[5] = {5, 4, 3, 2, 1};
   static const float xf[5] = {1.5f, 2.5f, 3.5f, 4.5f, 5.5f};
+  static const float w[5] = {2, 3, 4, 5, 6};
   kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
   kiln_client_t* client = NULL;
   kiln_status_t* status = register_zero_out_ops();
@@ -92,6 +128,7 @@ int main(int argc, char** argv) {
   failures += run(client, "ZeroOutPoly", NULL, KILN_TYPE_F32, xf, NULL, 5, 0);
   failures += run(client, "ZeroOutPoly", NULL, KILN_TYPE_S32, x, NULL, 5, 0);
   failures += run(client, "ZeroOutList", NULL, KILN_TYPE_S32, x, x, 5, 0);
+  failures += run_grad(client, xf, w);
   /* The bounds check: an error the kernel returns, reaching this caller. */
   printf("expected error: ");
   fflush(stdout);

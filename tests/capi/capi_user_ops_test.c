@@ -1,7 +1,8 @@
 /* User-defined ops through the C ABI: the seed's ZeroOut in its four versions
  * (samples/c/zero_out_ops.h) on cpu and interpreter, attribute kinds and
  * constraints, shape functions, kernel errors reaching the caller, HLO text
- * round trips, and every error a definition or call can meet. */
+ * round trips, every error a definition or call can meet, and gradients
+ * (kiln_user_op_def_set_grad_fn) through kiln_computation_value_and_grad. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -435,6 +436,140 @@ static void test_gpu_backends_refuse(void) {
   }
 }
 
+/* The loss sum_j dot(op(x_0, ..., x_{num-1})[j], w) over f32[5] parameters,
+ * differentiated with respect to parameter 0 and run on `backend`: the
+ * loss to *loss and d loss / d x_0 to grad. */
+static const float kW[5] = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f};
+static kiln_status_t* grad_of(const char* backend, const char* op, const char* attrs, size_t num, float* loss,
+                              float* grad) {
+  kiln_builder_t* builder = NULL;
+  kiln_computation_t* computation = NULL;
+  kiln_computation_t* gradient = NULL;
+  kiln_op_t xs[2], call, w, total;
+  int64_t n = 5, wrt = 0;
+  size_t i;
+  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+  kiln_client_t* client = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* args[2] = {NULL, NULL};
+  kiln_buffer_t* results[2] = {NULL, NULL};
+  size_t num_results = 0;
+  kiln_status_t* status = kiln_builder_create("loss", &builder);
+  if (status != NULL) return status;
+  for (i = 0; i < num; ++i) xs[i] = kiln_op_parameter(builder, (int64_t)i, KILN_TYPE_F32, &n, 1, NULL, "x");
+  call = kiln_op_call_registered(builder, op, xs, num, attrs);
+  w = kiln_op_constant(builder, KILN_TYPE_F32, &n, 1, kW, sizeof kW);
+  total = kiln_op_constant_f32(builder, 0.0f);
+  for (i = 0; i < num; ++i) {
+    kiln_op_t out = num == 1 ? call : kiln_op_get_tuple_element(builder, call, (int64_t)i);
+    total = kiln_op_add(builder, total, kiln_op_dot(builder, out, w), NULL, 0);
+  }
+  status = kiln_builder_build(builder, total, &computation);
+  kiln_builder_destroy(builder);
+  if (status == NULL) status = kiln_computation_value_and_grad(computation, &wrt, 1, &gradient);
+  kiln_computation_destroy(computation);
+  options.backend = backend;
+  if (status == NULL) status = kiln_client_create(&options, &client);
+  if (status == NULL) status = kiln_client_compile(client, gradient, NULL, &executable);
+  for (i = 0; status == NULL && i < num; ++i) {
+    status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, &n, 1, NULL, kXf, sizeof kXf, &args[i]);
+  }
+  if (status == NULL) status = kiln_executable_execute(executable, args, num, NULL, results, 2, &num_results);
+  if (status == NULL) status = kiln_buffer_to_host(results[0], loss, sizeof *loss);
+  if (status == NULL) status = kiln_buffer_to_host(results[1], grad, 5 * sizeof *grad);
+  for (i = 0; i < 2; ++i) {
+    kiln_buffer_destroy(args[i]);
+    kiln_buffer_destroy(results[i]);
+  }
+  kiln_executable_destroy(executable);
+  kiln_client_destroy(client);
+  kiln_computation_destroy(gradient);
+  return status;
+}
+
+static kiln_status_t* failing_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                   const kiln_op_t* outputs, const kiln_op_t* output_grads,
+                                   size_t num_outputs, const kiln_op_attr_t* attrs, size_t num_attrs,
+                                   kiln_op_t* operand_grads, void* user_data) {
+  (void)builder, (void)operands, (void)num_operands, (void)outputs, (void)output_grads, (void)num_outputs;
+  (void)attrs, (void)num_attrs, (void)operand_grads, (void)user_data;
+  return kiln_status_create(KILN_STATUS_FAILED_PRECONDITION, "no gradient on Thursdays");
+}
+
+/* A cotangent of the wrong shape (a scalar for a vector). */
+static kiln_status_t* scalar_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                  const kiln_op_t* outputs, const kiln_op_t* output_grads, size_t num_outputs,
+                                  const kiln_op_attr_t* attrs, size_t num_attrs, kiln_op_t* operand_grads,
+                                  void* user_data) {
+  (void)operands, (void)num_operands, (void)outputs, (void)output_grads, (void)num_outputs;
+  (void)attrs, (void)num_attrs, (void)user_data;
+  operand_grads[0] = kiln_op_constant_f32(builder, 1.0f);
+  return NULL;
+}
+
+/* No gradient at all: every operand_grads entry left unfilled (zero). */
+static kiln_status_t* zero_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                const kiln_op_t* outputs, const kiln_op_t* output_grads, size_t num_outputs,
+                                const kiln_op_attr_t* attrs, size_t num_attrs, kiln_op_t* operand_grads,
+                                void* user_data) {
+  (void)builder, (void)operands, (void)num_operands, (void)outputs, (void)output_grads, (void)num_outputs;
+  (void)attrs, (void)num_attrs, (void)operand_grads, (void)user_data;
+  return NULL;
+}
+
+/* ZeroOut's gradient (the seed's RegisterGradient): the output cotangent at
+ * the preserved position only, through kiln_computation_value_and_grad. */
+static void test_gradient(void) {
+  static const kiln_element_type_t f32_only[] = {KILN_TYPE_F32, KILN_TYPE_INVALID};
+  static const char* const index_attrs[] = {"preserve_index: int >= 0 = 0", "T: {float}", NULL};
+  static const float first[5] = {1, 0, 0, 0, 0};
+  static const float third[5] = {0, 0, 0, 4, 0};
+  static const float zero[5] = {0, 0, 0, 0, 0};
+  size_t b;
+  float loss = 0, grad[5];
+  CHECK_OK(zero_out_define("ZeroOutIndexGrad", index_attrs, "to_zero: T", "zeroed: T", f32_only,
+                           "ZeroOutIndex for floats, with a gradient.", zero_out_grad));
+  CHECK_OK(zero_out_define("ZeroOutNoGrad", NULL, "to_zero: float", "zeroed: float", f32_only, "", NULL));
+  CHECK_OK(
+      zero_out_define("ZeroOutBadGrad", NULL, "to_zero: float", "zeroed: float", f32_only, "", failing_grad));
+  CHECK_OK(zero_out_define("ZeroOutScalarGrad", NULL, "to_zero: float", "zeroed: float", f32_only, "",
+                           scalar_grad));
+  CHECK_OK(
+      zero_out_define("ZeroOutZeroGrad", NULL, "to_zero: float", "zeroed: float", f32_only, "", zero_grad));
+  for (b = 0; b < 2; ++b) {
+    memset(grad, 0xff, sizeof grad);
+    CHECK_OK(grad_of(kBackends[b], "ZeroOutPoly", NULL, 1, &loss, grad));
+    CHECK(loss == 1.5f && memcmp(grad, first, sizeof grad) == 0);
+    memset(grad, 0xff, sizeof grad);
+    CHECK_OK(grad_of(kBackends[b], "ZeroOutIndexGrad", "{preserve_index = 3}", 1, &loss, grad));
+    CHECK(loss == 18.0f && memcmp(grad, third, sizeof grad) == 0);
+    /* Two outputs (a tuple): x_0 reaches the loss through output 0 only. */
+    memset(grad, 0xff, sizeof grad);
+    CHECK_OK(grad_of(kBackends[b], "ZeroOutList", NULL, 2, &loss, grad));
+    CHECK(loss == 3.0f && memcmp(grad, first, sizeof grad) == 0);
+    memset(grad, 0xff, sizeof grad);
+    CHECK_OK(grad_of(kBackends[b], "ZeroOutZeroGrad", NULL, 1, &loss, grad));
+    CHECK(memcmp(grad, zero, sizeof grad) == 0);
+    if (g_failures > 0) {
+      fprintf(stderr, "%s: grad [%g %g %g %g %g], loss %g\n", kBackends[b], grad[0], grad[1], grad[2],
+              grad[3], grad[4], loss);
+    }
+  }
+  EXPECT_ERROR(grad_of("cpu", "ZeroOutNoGrad", NULL, 1, &loss, grad), KILN_STATUS_INVALID_ARGUMENT,
+               "op 'ZeroOutNoGrad' (instruction custom-call.");
+  EXPECT_ERROR(grad_of("cpu", "ZeroOutNoGrad", NULL, 1, &loss, grad), KILN_STATUS_INVALID_ARGUMENT,
+               "has no gradient registered; set one with kiln_user_op_def_set_grad_fn");
+  EXPECT_ERROR(grad_of("cpu", "ZeroOutBadGrad", NULL, 1, &loss, grad), KILN_STATUS_FAILED_PRECONDITION,
+               "op 'ZeroOutBadGrad'");
+  EXPECT_ERROR(grad_of("cpu", "ZeroOutBadGrad", NULL, 1, &loss, grad), KILN_STATUS_FAILED_PRECONDITION,
+               "the gradient function failed: no gradient on Thursdays");
+  EXPECT_ERROR(grad_of("interpreter", "ZeroOutScalarGrad", NULL, 1, &loss, grad),
+               KILN_STATUS_INVALID_ARGUMENT, "op 'ZeroOutScalarGrad'");
+  EXPECT_ERROR(grad_of("interpreter", "ZeroOutScalarGrad", NULL, 1, &loss, grad),
+               KILN_STATUS_INVALID_ARGUMENT,
+               "gave operand 0 a cotangent of shape f32[], not the operand's shape f32[5]");
+}
+
 int main(void) {
   CHECK_OK(register_zero_out_ops());
   EXPECT_ERROR(register_zero_out_ops(), KILN_STATUS_ALREADY_EXISTS, "op 'ZeroOut' is already registered");
@@ -445,6 +580,7 @@ int main(void) {
   test_hlo_text_checked_at_compile();
   test_attribute_defaults_of_every_kind();
   test_gpu_backends_refuse();
+  test_gradient();
   if (g_failures != 0) {
     fprintf(stderr, "%d failure(s)\n", g_failures);
     return 1;

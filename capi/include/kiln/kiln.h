@@ -783,7 +783,8 @@ KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_
  * result the cotangent is 1, so these are the gradients of a loss.
  *
  * Covered: elementwise float math, convert, the shape ops, gather,
- * scatter-add, reduce with add/max/min, dot, calls (inlined), conditionals
+ * scatter-add, reduce with add/max/min, dot, calls (inlined), user-defined
+ * ops with a gradient function (kiln_user_op_def_set_grad_fn), conditionals
  * and while loops with run-time trip counts (the README's "Gradients" says
  * how, and what a loop's gradient costs in memory). Errors, each naming
  * what is wrong:
@@ -1314,10 +1315,21 @@ typedef kiln_status_t* (*kiln_op_kernel_fn)(const kiln_op_call_frame_t* frame);
  * build reports naming the op. */
 typedef kiln_status_t* (*kiln_op_shape_fn)(kiln_op_call_frame_t* frame);
 
-/* A gradient: builds with `builder` (the builder of the gradient computation)
- * the cotangent of each operand from the operands, the op's outputs (one per
- * output array) and their cotangents, and writes it to operand_grads[i]
- * (KILN_OP_INVALID: no gradient, treated as zero). Returns a status as a kernel. */
+/* A gradient: builds with `builder` the cotangent of each operand from the
+ * operands, the op's outputs (one per output array) and their cotangents
+ * (ops of `builder`, parameters of the gradient computation, each of its
+ * value's shape; an output no gradient reaches has a zero cotangent), and
+ * writes it to operand_grads[i] (each entry starts as KILN_OP_INVALID: an
+ * entry left so means no gradient, zero). A cotangent has its operand's
+ * shape (else the differentiation fails with INVALID_ARGUMENT naming the op);
+ * integer operands get none, whatever is written. `attrs` are the call's
+ * (defaults included). `builder` belongs to the library and lives for the
+ * call only: use it with kiln_op_* and kiln_builder_get_shape, never destroy
+ * or build it. Runs on the thread differentiating (kiln_computation_vjp,
+ * kiln_computation_value_and_grad), once per call of the op there. Returns a
+ * status as a kernel does; its code and message reach the caller of the
+ * differentiation, prefixed with the op and instruction; so does the
+ * builder's first error. */
 typedef kiln_status_t* (*kiln_op_grad_fn)(kiln_builder_t* builder, const kiln_op_t* operands,
                                           size_t num_operands, const kiln_op_t* outputs,
                                           const kiln_op_t* output_grads, size_t num_outputs,
@@ -1356,10 +1368,11 @@ KILN_API kiln_status_t* kiln_user_op_def_set_doc(kiln_user_op_def_t* def, const 
 /* Sets the shape function (NULL: the default dims, see kiln_op_shape_fn). */
 KILN_API kiln_status_t* kiln_user_op_def_set_shape_fn(kiln_user_op_def_t* def, kiln_op_shape_fn fn);
 /* Sets the gradient function (NULL: the op has none). It receives the op's
- * user data. NOT WIRED INTO AUTODIFF YET: the registry stores it and `kiln
- * info --ops` shows it, but kiln_computation_value_and_grad through a
- * registered op is still INVALID_ARGUMENT (no derivative), as for any custom
- * call. */
+ * user data. kiln_computation_vjp and kiln_computation_value_and_grad
+ * differentiate a call of the op with it (after TensorFlow's
+ * RegisterGradient): the computation it builds is called in the backward
+ * pass. Differentiating through a call of an op without one is
+ * INVALID_ARGUMENT ("op 'NAME' ... has no gradient registered"). */
 KILN_API kiln_status_t* kiln_user_op_def_set_grad_fn(kiln_user_op_def_t* def, kiln_op_grad_fn fn);
 /* Sets the user data the shape and gradient functions receive. `release`
  * (may be NULL) runs once when neither the definition nor a registered op
