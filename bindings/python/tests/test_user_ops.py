@@ -133,3 +133,64 @@ def test_attributes_and_shape_function_and_hlo_text():
         with client.compile(parsed) as executable:
             assert executable(X, X).tolist() == [5, 4, 3, 2, 1] * 2
     assert "PyZeroOutIndex(to_zero: int32) -> (zeroed: int32)" in kiln.registered_ops()
+
+
+def _zero_out_grad(frame):
+    """The seed's _zero_out_grad: the output cotangent at the preserved index only."""
+    b = frame.builder
+    keep = frame.attrs.get("preserve_index", 0)
+    grads = []
+    for x, grad in zip(frame.operands, frame.output_grads):
+        at_keep = b.eq(b.iota(np.int64, x.shape, 0), b.constant(np.int64(keep)))
+        grads.append(b.select(at_keep, grad, b.constant(np.zeros(x.shape, dtype=x.dtype))))
+    return grads
+
+
+def grad_of(backend, op, attrs=None):
+    """d/dx of dot(op(x), w) for x = [1.5, ..., 5.5], w = [1, ..., 5]: (loss, gradient)."""
+    x = np.array([1.5, 2.5, 3.5, 4.5, 5.5], dtype=np.float32)
+    w = np.arange(1, 6, dtype=np.float32)
+    with kiln.Builder("loss") as b:
+        p = b.parameter(0, np.float32, (5,))
+        loss = b.dot(b.call_registered(op, [p], attrs), b.constant(w))
+        with b.build(loss) as computation, computation.value_and_grad(0) as gradient:
+            with kiln.Client(backend) as client, client.compile(gradient) as executable:
+                value, dx = executable(x)
+                return float(value), dx.tolist()
+
+
+@pytest.mark.parametrize("backend", ["cpu", "interpreter"])
+def test_gradient(backend):
+    for name, grad_fn in [("PyZeroOutGrad", _zero_out_grad), ("PyZeroOutNoGrad", None)]:
+        if name not in kiln.registered_ops():
+            kiln.register_op(
+                name,
+                attrs=["preserve_index: int >= 0 = 0"],
+                inputs=["to_zero: float"],
+                outputs=["zeroed: float"],
+                grad_fn=grad_fn,
+            )
+            kiln.register_kernel(name, zero_out, dtype=np.float32)
+    assert grad_of(backend, "PyZeroOutGrad") == (1.5, [1.0, 0.0, 0.0, 0.0, 0.0])
+    assert grad_of(backend, "PyZeroOutGrad", {"preserve_index": 3}) == (18.0, [0.0, 0.0, 0.0, 4.0, 0.0])
+    with pytest.raises(kiln.KilnError, match="op 'PyZeroOutNoGrad' .* has no gradient registered") as e:
+        grad_of(backend, "PyZeroOutNoGrad")
+    assert e.value.code == kiln.StatusCode.INVALID_ARGUMENT
+
+
+def test_gradient_errors():
+    def failing(frame):
+        raise kiln.KilnError(kiln.StatusCode.FAILED_PRECONDITION, "no gradient on Thursdays")
+
+    def wrong_shape(frame):
+        return frame.builder.constant(np.float32(1.0))
+
+    for name, grad_fn in [("PyZeroOutBadGrad", failing), ("PyZeroOutScalarGrad", wrong_shape)]:
+        kiln.register_op(name, inputs=["to_zero: float"], outputs=["zeroed: float"], grad_fn=grad_fn)
+        kiln.register_kernel(name, zero_out, dtype=np.float32)
+    with pytest.raises(kiln.KilnError, match="op 'PyZeroOutBadGrad'.*no gradient on Thursdays") as e:
+        grad_of("cpu", "PyZeroOutBadGrad")
+    assert e.value.code == kiln.StatusCode.FAILED_PRECONDITION
+    with pytest.raises(kiln.KilnError, match="gave operand 0 a cotangent of shape f32\\[\\]") as e:
+        grad_of("interpreter", "PyZeroOutScalarGrad")
+    assert e.value.code == kiln.StatusCode.INVALID_ARGUMENT

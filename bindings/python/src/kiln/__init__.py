@@ -50,7 +50,7 @@ from ._types import (
     Precision,
     RngAlgorithm,
 )
-from ._user_ops import KernelFrame, ShapeFrame, register_kernel, register_op, registered_ops
+from ._user_ops import GradFrame, KernelFrame, ShapeFrame, register_kernel, register_op, registered_ops
 from ._user_ops import Shape as AttrShape
 
 __version__ = "0.2.0"
@@ -87,6 +87,7 @@ __all__ = [
     "registered_ops",
     "KernelFrame",
     "ShapeFrame",
+    "GradFrame",
     "AttrShape",
     "safetensors",
     "value_and_grad",

@@ -1,9 +1,10 @@
-"""User-defined ops from Python: definitions, Python kernels and shape functions.
+"""User-defined ops from Python: definitions, Python kernels, shape and gradient functions.
 
 An op is defined once per process (``register_op``) with TensorFlow-style specs
 ("to_zero: int32", "T: {float, int32}", "preserve_index: int >= 0 = 0"); its
 kernels (``register_kernel``) are Python functions run on the cpu and
-interpreter backends; a builder calls it with ``Builder.call_registered``.
+interpreter backends; a builder calls it with ``Builder.call_registered``; a
+gradient function (``register_op(..., grad_fn=...)``) makes it differentiable.
 Callbacks stay alive for the life of the process, as the ops do.
 """
 
@@ -154,6 +155,71 @@ class ShapeFrame:
         check(lib.kiln_user_op_frame_set_result_dims(self._pointer, index, values, len(dims)))
 
 
+class GradFrame:
+    """What a gradient function gets: ``builder`` (the Builder of the gradient
+    computation, valid during the call only), ``operands``, ``outputs`` (one
+    per output array) and ``output_grads`` (their cotangents) as its Ops, and
+    ``attrs``. It returns the operands' cotangents: an Op for an op with one
+    operand, else a sequence with one Op or None (no gradient, zero) per
+    operand, each of its operand's shape."""
+
+    def __init__(self, builder: Any, operands: list, outputs: list, output_grads: list, attrs: dict):
+        self.builder = builder
+        self.operands = operands
+        self.outputs = outputs
+        self.output_grads = output_grads
+        self.attrs = attrs
+
+
+def _grad_trampoline(grad_fn: Callable[[GradFrame], Any]):
+    from ._builder import Builder, Op  # a cycle at import time otherwise
+
+    def trampoline(
+        builder_ptr,
+        operands,
+        num_operands,
+        outputs,
+        output_grads,
+        num_outputs,
+        attrs,
+        num_attrs,
+        operand_grads,
+        _user_data,
+    ):
+        # The builder is the library's: borrowed for the call, never destroyed here.
+        builder = Builder.__new__(Builder)
+        builder._ptr = builder_ptr
+        try:
+            frame = GradFrame(
+                builder,
+                [Op(builder, operands[i]) for i in range(num_operands)],
+                [Op(builder, outputs[i]) for i in range(num_outputs)],
+                [Op(builder, output_grads[i]) for i in range(num_outputs)],
+                {attrs[i].name.decode(): _attr_value(attrs[i]) for i in range(num_attrs)},
+            )
+            grads = grad_fn(frame)
+            if grads is None or isinstance(grads, Op):
+                grads = [grads]
+            grads = list(grads)
+            if len(grads) > num_operands:
+                raise ValueError(
+                    f"the gradient function returned {len(grads)} cotangents for {num_operands} operand(s)"
+                )
+            for i, grad in enumerate(grads):
+                if grad is None:
+                    continue
+                if not isinstance(grad, Op) or grad.builder is not builder:
+                    raise TypeError(f"cotangent {i} is not an Op of the gradient's builder")
+                operand_grads[i] = grad.handle
+            return None
+        except BaseException as error:  # noqa: BLE001 - becomes the status
+            return _error_status(error)
+        finally:
+            builder._ptr = None
+
+    return _ffi.OpGradFn(trampoline)
+
+
 def _error_status(error: BaseException) -> int:
     if isinstance(error, KilnError):
         code, message = int(error.code), error.message
@@ -172,13 +238,16 @@ def register_op(
     attrs: Sequence[str] = (),
     doc: str = "",
     shape_fn: Callable[[ShapeFrame], None] | None = None,
+    grad_fn: Callable[[GradFrame], Any] | None = None,
 ) -> None:
     """Defines op `name` process-wide from TensorFlow-style specs.
 
     ``attrs``: "preserve_index: int >= 0 = 0", "T: {float, int32}",
     "N: int >= 1", "T: list(type)"; ``inputs``/``outputs``: "to_zero: int32",
     "to_zero: T", "in: N * T". ``shape_fn(frame)`` may change the result dims
-    (``frame.set_result_dims``) or raise to refuse the call. Raises KilnError
+    (``frame.set_result_dims``) or raise to refuse the call. ``grad_fn(frame)``
+    (a GradFrame) builds the operands' cotangents for ``value_and_grad``; an
+    exception it raises becomes that call's error. Raises KilnError
     (INVALID_ARGUMENT for a bad spec, ALREADY_EXISTS for a taken name).
     """
     out = ctypes.c_void_p()
@@ -205,9 +274,14 @@ def register_op(
             check(lib.kiln_user_op_def_set_shape_fn(definition, callback))
         else:
             callback = None
+        grad_callback = _grad_trampoline(grad_fn) if grad_fn is not None else None
+        if grad_callback is not None:
+            check(lib.kiln_user_op_def_set_grad_fn(definition, grad_callback))
         check(lib.kiln_user_op_register(definition))
         if callback is not None:
             _keep_alive.append((shape_fn, callback))
+        if grad_callback is not None:
+            _keep_alive.append((grad_fn, grad_callback))
     finally:
         lib.kiln_user_op_def_destroy(definition)
 
