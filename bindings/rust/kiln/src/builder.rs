@@ -360,7 +360,13 @@ impl Builder {
         self.raw.as_ptr()
     }
 
-    fn op(&self, id: sys::kiln_op_t) -> Op<'_> {
+    /// A builder the library owns (a gradient function's), never destroyed
+    /// here: the caller keeps it in `ManuallyDrop` and uses it for one call.
+    pub(crate) unsafe fn borrowed(raw: *mut sys::kiln_builder_t) -> std::mem::ManuallyDrop<Builder> {
+        std::mem::ManuallyDrop::new(Builder { raw: NonNull::new(raw).expect("NULL builder"), _not_sync: PhantomData })
+    }
+
+    pub(crate) fn op(&self, id: sys::kiln_op_t) -> Op<'_> {
         Op { builder: self, id }
     }
 

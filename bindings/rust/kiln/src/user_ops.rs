@@ -1,7 +1,9 @@
 //! User-defined ops: an op defined from Rust (TensorFlow-style specs, as the
 //! seed's "Adding an op" describes them) with Rust kernels that the cpu and
 //! interpreter backends run. A builder calls it with
-//! [`Builder::call_registered`](crate::Builder::call_registered).
+//! [`Builder::call_registered`](crate::Builder::call_registered); a gradient
+//! ([`OpDef::grad`]) makes it differentiable by
+//! [`Computation::value_and_grad`](crate::Computation::value_and_grad).
 //!
 //! ```
 //! use kiln::{ElementType, KernelFrame, OpDef};
@@ -25,24 +27,78 @@
 //! [`Code::AlreadyExists`](crate::Code::AlreadyExists).
 
 use std::ffi::{c_void, CStr, CString};
+use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
+use std::sync::Arc;
 
 use kiln_sys as sys;
 
 use crate::error::{c_string, check};
-use crate::{Code, Element, ElementType, Error, Result};
+use crate::{Builder, Code, Element, ElementType, Error, Op, Result};
 
 /// The definition of an op: specs like `"preserve_index: int >= 0 = 0"`,
 /// `"T: {float, int32}"`, `"N: int >= 1"` (attributes) and `"to_zero: int32"`,
 /// `"to_zero: T"`, `"in: N * T"` (inputs and outputs).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct OpDef {
     name: String,
     attrs: Vec<String>,
     inputs: Vec<String>,
     outputs: Vec<String>,
     doc: String,
+    grad: Option<Arc<GradFn>>,
+}
+
+impl fmt::Debug for OpDef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpDef")
+            .field("name", &self.name)
+            .field("attrs", &self.attrs)
+            .field("inputs", &self.inputs)
+            .field("outputs", &self.outputs)
+            .field("doc", &self.doc)
+            .field("grad", &self.grad.is_some())
+            .finish()
+    }
+}
+
+type GradFn = dyn for<'b> Fn(&GradFrame<'b>) -> Result<Vec<Option<Op<'b>>>> + Send + Sync;
+
+/// What a gradient function gets: the builder of the gradient computation
+/// (the library's, for this call only), the op's operands, its outputs (one
+/// per output array) and their cotangents as ops of that builder, and the
+/// call's attributes. The function returns one cotangent per operand (fewer
+/// is allowed), each of its operand's shape; `None` means no gradient (zero).
+pub struct GradFrame<'b> {
+    builder: &'b Builder,
+    operands: Vec<Op<'b>>,
+    outputs: Vec<Op<'b>>,
+    output_grads: Vec<Op<'b>>,
+    attrs: &'b [sys::kiln_op_attr_t],
+}
+
+impl<'b> GradFrame<'b> {
+    /// The builder to build the cotangents with.
+    pub fn builder(&self) -> &'b Builder {
+        self.builder
+    }
+    /// The op's operands.
+    pub fn operands(&self) -> &[Op<'b>] {
+        &self.operands
+    }
+    /// The op's outputs, one per output array.
+    pub fn outputs(&self) -> &[Op<'b>] {
+        &self.outputs
+    }
+    /// The cotangents of the outputs.
+    pub fn output_grads(&self) -> &[Op<'b>] {
+        &self.output_grads
+    }
+    /// Attribute `name`, if the op has one by that name.
+    pub fn attr(&self, name: &str) -> Option<AttrValue> {
+        self.attrs.iter().find(|a| unsafe { CStr::from_ptr(a.name) }.to_bytes() == name.as_bytes()).map(attr_value)
+    }
 }
 
 impl OpDef {
@@ -71,6 +127,18 @@ impl OpDef {
         self
     }
 
+    /// Sets the gradient (after TensorFlow's `RegisterGradient`): `f` builds
+    /// the operands' cotangents when autodiff differentiates a call of the op.
+    /// An error it returns reaches the caller of the differentiation with its
+    /// code; a panic is caught and reported as Internal.
+    pub fn grad<F>(mut self, f: F) -> OpDef
+    where
+        F: for<'b> Fn(&GradFrame<'b>) -> Result<Vec<Option<Op<'b>>>> + Send + Sync + 'static,
+    {
+        self.grad = Some(Arc::new(f));
+        self
+    }
+
     /// Registers the op process-wide. Errors: a bad spec (InvalidArgument),
     /// a taken name (AlreadyExists).
     pub fn register(&self) -> Result<()> {
@@ -92,6 +160,12 @@ impl OpDef {
             }
             let doc = c_string("doc", &self.doc)?;
             check(unsafe { sys::kiln_user_op_def_set_doc(def, doc.as_ptr()) })?;
+            if let Some(grad) = &self.grad {
+                check(unsafe { sys::kiln_user_op_def_set_grad_fn(def, Some(grad_trampoline)) })?;
+                // The library releases it with the definition, or keeps it for the registered op.
+                let user_data = Box::into_raw(Box::new(Arc::clone(grad))) as *mut c_void;
+                check(unsafe { sys::kiln_user_op_def_set_user_data(def, user_data, Some(release_grad)) })?;
+            }
             check(unsafe { sys::kiln_user_op_register(def) })
         })();
         unsafe { sys::kiln_user_op_def_destroy(def) };
@@ -218,6 +292,52 @@ unsafe extern "C" fn trampoline(frame: *const sys::kiln_op_call_frame_t) -> *mut
         Ok(Err(e)) => status(e.code(), e.message()),
         Err(_) => status(Code::Internal, "the Rust kernel panicked"),
     }
+}
+
+#[allow(clippy::too_many_arguments)]
+unsafe extern "C" fn grad_trampoline(
+    builder: *mut sys::kiln_builder_t,
+    operands: *const sys::kiln_op_t,
+    num_operands: usize,
+    outputs: *const sys::kiln_op_t,
+    output_grads: *const sys::kiln_op_t,
+    num_outputs: usize,
+    attrs: *const sys::kiln_op_attr_t,
+    num_attrs: usize,
+    operand_grads: *mut sys::kiln_op_t,
+    user_data: *mut c_void,
+) -> *mut sys::kiln_status_t {
+    let grad = &*(user_data as *const Arc<GradFn>);
+    let builder = Builder::borrowed(builder);
+    let b: &Builder = &builder;
+    let ops = |p: *const sys::kiln_op_t, n: usize| slice(p, n).iter().map(|&id| b.op(id)).collect::<Vec<_>>();
+    let frame = GradFrame {
+        builder: b,
+        operands: ops(operands, num_operands),
+        outputs: ops(outputs, num_outputs),
+        output_grads: ops(output_grads, num_outputs),
+        attrs: slice(attrs, num_attrs),
+    };
+    match catch_unwind(AssertUnwindSafe(|| grad(&frame))) {
+        Ok(Ok(grads)) if grads.len() <= num_operands => {
+            for (i, g) in grads.into_iter().enumerate() {
+                if let Some(g) = g {
+                    *operand_grads.add(i) = g.id();
+                }
+            }
+            ptr::null_mut()
+        }
+        Ok(Ok(grads)) => status(
+            Code::InvalidArgument,
+            &format!("the gradient function returned {} cotangents for {num_operands} operand(s)", grads.len()),
+        ),
+        Ok(Err(e)) => status(e.code(), e.message()),
+        Err(_) => status(Code::Internal, "the Rust gradient function panicked"),
+    }
+}
+
+unsafe extern "C" fn release_grad(user_data: *mut c_void) {
+    drop(Box::from_raw(user_data as *mut Arc<GradFn>));
 }
 
 unsafe extern "C" fn release(user_data: *mut c_void) {

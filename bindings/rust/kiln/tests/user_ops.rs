@@ -1,9 +1,10 @@
 //! User-defined ops from Rust: the seed's ZeroOut in its four versions on cpu
-//! and interpreter, constraint errors and a kernel error reaching the caller.
+//! and interpreter, constraint errors, a kernel error reaching the caller, and
+//! ZeroOut's gradient through `value_and_grad`.
 
 use std::sync::Once;
 
-use kiln::{AttrValue, Builder, Client, Code, ElementType, Error, KernelFrame, OpDef};
+use kiln::{AttrValue, Builder, Client, Code, ElementType, Error, GradFrame, KernelFrame, Op, OpDef};
 
 fn zero_out(f: &mut KernelFrame<'_>) -> kiln::Result<()> {
     let keep = match f.attr("preserve_index") {
@@ -105,4 +106,70 @@ fn constraint_and_kernel_errors() {
     let e = OpDef::new("RsZeroOut").input("to_zero: int32").output("zeroed: int32").register().unwrap_err();
     assert_eq!(e.code(), Code::AlreadyExists);
     assert!(kiln::registered_ops().unwrap().contains("RsZeroOutIndex(to_zero: int32) -> (zeroed: int32)"));
+}
+
+/// The seed's `_zero_out_grad`: the output cotangent at the preserved index only.
+fn zero_out_grad<'b>(f: &GradFrame<'b>) -> kiln::Result<Vec<Option<Op<'b>>>> {
+    let b = f.builder();
+    let keep = match f.attr("preserve_index") {
+        Some(AttrValue::Int(i)) => i,
+        _ => 0,
+    };
+    let mut grads = Vec::new();
+    for (x, g) in f.operands().iter().zip(f.output_grads()) {
+        let shape = x.shape()?;
+        let at_keep = b.eq(b.iota(ElementType::S64, &shape.dims, 0), b.constant_scalar(keep));
+        let zeros = b.broadcast(b.convert(b.constant_scalar(0i32), shape.element_type), &shape.dims);
+        grads.push(Some(b.select(at_keep, *g, zeros)));
+    }
+    Ok(grads)
+}
+
+fn register_grad_ops() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let def = |name: &str| {
+            OpDef::new(name).attr("preserve_index: int >= 0 = 0").input("to_zero: float").output("zeroed: float")
+        };
+        def("RsZeroOutGrad").grad(zero_out_grad).register().unwrap();
+        def("RsZeroOutNoGrad").register().unwrap();
+        def("RsZeroOutBadGrad")
+            .grad(|_: &GradFrame<'_>| Err(Error::kernel(Code::FailedPrecondition, "no gradient on Thursdays")))
+            .register()
+            .unwrap();
+        for name in ["RsZeroOutGrad", "RsZeroOutNoGrad", "RsZeroOutBadGrad"] {
+            kiln::register_kernel(name, "host", Some(ElementType::F32), zero_out).unwrap();
+        }
+    });
+}
+
+/// d/dx of dot(op(x), w) at x = [1.5, ..., 5.5], w = [1, ..., 5]: (loss, gradient).
+fn grad_of(backend: &str, op: &str, attrs: Option<&str>) -> kiln::Result<(f32, Vec<f32>)> {
+    register_grad_ops();
+    let b = Builder::new("loss")?;
+    let x = b.parameter(0, ElementType::F32, &[5], "x");
+    let loss = b.dot(b.call_registered(op, &[x], attrs), b.constant(&[1.0f32, 2.0, 3.0, 4.0, 5.0], &[5]));
+    let gradient = b.build(loss)?.value_and_grad(&[0])?;
+    let client = Client::with_backend(backend)?;
+    let exe = client.compile(&gradient)?;
+    let x = client.buffer_from_slice(&[1.5f32, 2.5, 3.5, 4.5, 5.5], &[5])?;
+    let results = exe.execute(&[&x])?;
+    Ok((results[0].to_vec::<f32>()?[0], results[1].to_vec::<f32>()?))
+}
+
+#[test]
+fn zero_out_gradient() {
+    for backend in ["cpu", "interpreter"] {
+        assert_eq!(grad_of(backend, "RsZeroOutGrad", None).unwrap(), (1.5, vec![1.0, 0.0, 0.0, 0.0, 0.0]));
+        assert_eq!(
+            grad_of(backend, "RsZeroOutGrad", Some("{preserve_index = 3}")).unwrap(),
+            (18.0, vec![0.0, 0.0, 0.0, 4.0, 0.0])
+        );
+    }
+    let e = grad_of("cpu", "RsZeroOutNoGrad", None).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("op 'RsZeroOutNoGrad'") && e.message().contains("has no gradient registered"), "{e}");
+    let e = grad_of("interpreter", "RsZeroOutBadGrad", None).unwrap_err();
+    assert_eq!(e.code(), Code::FailedPrecondition);
+    assert!(e.message().contains("op 'RsZeroOutBadGrad'") && e.message().contains("no gradient on Thursdays"), "{e}");
 }
