@@ -17,6 +17,30 @@ static kiln_status_t* kiln_go_register_kernel(const char* op, const char* backen
                                               uintptr_t h) {
   return kiln_user_op_register_kernel(op, backend, type, kiln_go_op_kernel, (void*)h, kiln_go_op_release);
 }
+extern kiln_status_t* kilnGoOpGrad(kiln_builder_t* builder, kiln_op_t* operands, size_t num_operands,
+                                   kiln_op_t* outputs, kiln_op_t* output_grads, size_t num_outputs,
+                                   kiln_op_attr_t* attrs, size_t num_attrs, kiln_op_t* operand_grads,
+                                   uintptr_t h);
+
+static kiln_status_t* kiln_go_op_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                      const kiln_op_t* outputs, const kiln_op_t* output_grads,
+                                      size_t num_outputs, const kiln_op_attr_t* attrs, size_t num_attrs,
+                                      kiln_op_t* operand_grads, void* user_data) {
+  return kilnGoOpGrad(builder, (kiln_op_t*)operands, num_operands, (kiln_op_t*)outputs, (kiln_op_t*)output_grads,
+                      num_outputs, (kiln_op_attr_t*)attrs, num_attrs, operand_grads, (uintptr_t)user_data);
+}
+// The gradient and, as the op's user data, the handle of its GradFunc (released
+// with the definition unless the op is registered).
+static kiln_status_t* kiln_go_set_grad(kiln_user_op_def_t* def, uintptr_t h) {
+  kiln_status_t* status = kiln_user_op_def_set_grad_fn(def, kiln_go_op_grad);
+  if (status != NULL) {
+    kilnGoOpRelease(h);
+    return status;
+  }
+  return kiln_user_op_def_set_user_data(def, (void*)h, kiln_go_op_release);
+}
+static kiln_op_t kiln_go_op_at(const kiln_op_t* ops, size_t i) { return ops[i]; }
+static void kiln_go_set_op_at(kiln_op_t* ops, size_t i, kiln_op_t op) { ops[i] = op; }
 static const kiln_op_attr_t* kiln_go_attr_at(const kiln_op_attr_t* attrs, size_t i) { return attrs + i; }
 static const kiln_op_buffer_t* kiln_go_buffer_at(const kiln_op_buffer_t* buffers, size_t i) { return buffers + i; }
 */
@@ -24,6 +48,7 @@ import "C"
 
 import (
 	"errors"
+	"fmt"
 	"runtime/cgo"
 	"unsafe"
 )
@@ -38,6 +63,73 @@ type OpDef struct {
 	Inputs  []string
 	Outputs []string
 	Doc     string
+	// Grad, when set, is the op's gradient (after TensorFlow's
+	// RegisterGradient): ValueAndGrad and Grad differentiate calls with it.
+	Grad GradFunc
+}
+
+// GradFrame is what a gradient function gets: Builder, the builder of the
+// gradient computation (the library's: valid during the call only, never
+// Close it), and as its ops the op's Operands, Outputs (one per output array)
+// and OutputGrads (their cotangents), and the call's attributes (Attr).
+type GradFrame struct {
+	Builder     *Builder
+	Operands    []Op
+	Outputs     []Op
+	OutputGrads []Op
+	attrs       *C.kiln_op_attr_t
+	numAttrs    int
+}
+
+// GradFunc builds the cotangent of each operand (of its operand's shape) with
+// f.Builder; a shorter slice or InvalidOp means no gradient (zero). An *Error
+// it returns keeps its code; any other error is Unknown; either reaches the
+// caller of the differentiation, naming the op.
+type GradFunc func(f *GradFrame) ([]Op, error)
+
+// Attr is attribute name's value, as KernelFrame.Attr gives it.
+func (f *GradFrame) Attr(name string) (any, bool) {
+	for i := 0; i < f.numAttrs; i++ {
+		a := C.kiln_go_attr_at(f.attrs, C.size_t(i))
+		if C.GoString(a.name) == name {
+			return attrValue(a), true
+		}
+	}
+	return nil, false
+}
+
+func runGrad(fn GradFunc, builder *C.kiln_builder_t, operands *C.kiln_op_t, numOperands int,
+	outputs, outputGrads *C.kiln_op_t, numOutputs int, attrs *C.kiln_op_attr_t, numAttrs int,
+	operandGrads *C.kiln_op_t) (status *C.kiln_status_t) {
+	opsOf := func(p *C.kiln_op_t, n int) []Op {
+		out := make([]Op, n)
+		for i := range out {
+			out[i] = Op{C.kiln_go_op_at(p, C.size_t(i))}
+		}
+		return out
+	}
+	// The builder is borrowed: h is cleared after the call, so Close does nothing.
+	b := &Builder{h: builder}
+	defer func() {
+		b.h = nil
+		if r := recover(); r != nil {
+			status = kernelStatus(&Error{Code: Internal, Message: fmt.Sprintf("the Go gradient function panicked: %v", r)})
+		}
+	}()
+	frame := &GradFrame{Builder: b, Operands: opsOf(operands, numOperands), Outputs: opsOf(outputs, numOutputs),
+		OutputGrads: opsOf(outputGrads, numOutputs), attrs: attrs, numAttrs: numAttrs}
+	grads, err := fn(frame)
+	if err != nil {
+		return kernelStatus(err)
+	}
+	if len(grads) > numOperands {
+		return kernelStatus(&Error{Code: InvalidArgument,
+			Message: fmt.Sprintf("the gradient function returned %d cotangents for %d operand(s)", len(grads), numOperands)})
+	}
+	for i, g := range grads {
+		C.kiln_go_set_op_at(operandGrads, C.size_t(i), g.id)
+	}
+	return nil
 }
 
 // RegisterOp registers def process-wide (ops live until the process exits).
@@ -80,6 +172,12 @@ func RegisterOp(def OpDef) error {
 	defer freeDoc()
 	if err := statusError(C.kiln_user_op_def_set_doc(d, cdoc)); err != nil {
 		return err
+	}
+	if def.Grad != nil {
+		// Deleted by kilnGoOpRelease unless the op is registered.
+		if err := statusError(C.kiln_go_set_grad(d, C.uintptr_t(cgo.NewHandle(def.Grad)))); err != nil {
+			return err
+		}
 	}
 	return statusError(C.kiln_user_op_register(d))
 }

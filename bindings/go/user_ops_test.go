@@ -184,3 +184,104 @@ func TestUserOpErrors(t *testing.T) {
 		t.Errorf("RegisteredOps: %q, %v", text, err)
 	}
 }
+
+// zeroOutGrad is the seed's _zero_out_grad: the output cotangent at the
+// preserved index only.
+func zeroOutGrad(f *kiln.GradFrame) ([]kiln.Op, error) {
+	b := f.Builder
+	keep := int64(0)
+	if v, ok := f.Attr("preserve_index"); ok {
+		keep = v.(int64)
+	}
+	grads := make([]kiln.Op, len(f.Operands))
+	for i, x := range f.Operands {
+		shape, err := b.Shape(x)
+		if err != nil {
+			return nil, err
+		}
+		atKeep := b.Eq(b.Iota(kiln.NewShape(kiln.S64, shape.Dims...), 0), b.ConstantS64(keep))
+		zeros := b.Broadcast(b.Convert(b.ConstantS32(0), shape.Type), shape.Dims...)
+		grads[i] = b.Select(atKeep, f.OutputGrads[i], zeros)
+	}
+	return grads, nil
+}
+
+var registerGradOnce sync.Once
+
+func registerZeroOutGrad(t *testing.T) {
+	registerGradOnce.Do(func() {
+		failing := func(*kiln.GradFrame) ([]kiln.Op, error) {
+			return nil, &kiln.Error{Code: kiln.FailedPrecondition, Message: "no gradient on Thursdays"}
+		}
+		for name, grad := range map[string]kiln.GradFunc{
+			"GoZeroOutGrad": zeroOutGrad, "GoZeroOutNoGrad": nil, "GoZeroOutBadGrad": failing} {
+			def := kiln.OpDef{Name: name, Attrs: []string{"preserve_index: int >= 0 = 0"},
+				Inputs: []string{"to_zero: float"}, Outputs: []string{"zeroed: float"}, Grad: grad}
+			if err := kiln.RegisterOp(def); err != nil {
+				t.Fatal(err)
+			}
+			if err := kiln.RegisterKernel(name, "host", kiln.F32, zeroOut); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
+}
+
+// gradOf is d/dx of dot(op(x), w) at x = [1.5, ..., 5.5], w = [1, ..., 5]:
+// the loss and the gradient.
+func gradOf(t *testing.T, backend, op, attrs string) (float32, []float32, error) {
+	registerZeroOutGrad(t)
+	b := must(kiln.NewBuilder("loss"))
+	defer b.Close()
+	x := b.Parameter(0, kiln.NewShape(kiln.F32, 5), "x")
+	w := b.Add(b.Iota(kiln.NewShape(kiln.F32, 5), 0), b.ConstantF32(1))
+	loss := must(b.BuildRoot(b.Dot(b.CallRegistered(op, []kiln.Op{x}, attrs), w)))
+	defer loss.Close()
+	gradient, err := loss.ValueAndGrad(0)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer gradient.Close()
+	c := must(kiln.NewClient(kiln.WithBackend(backend)))
+	defer c.Close()
+	exe := must(c.Compile(gradient))
+	defer exe.Close()
+	xb := must(kiln.NewBuffer(c, []float32{1.5, 2.5, 3.5, 4.5, 5.5}, 5))
+	defer closeAll(t, xb)
+	out := must(exe.Execute([]*kiln.Buffer{xb}))
+	defer func() {
+		for _, o := range out {
+			o.Close()
+		}
+	}()
+	return must(kiln.ToSlice[float32](out[0]))[0], must(kiln.ToSlice[float32](out[1])), nil
+}
+
+func TestUserOpGradient(t *testing.T) {
+	for _, backend := range []string{"cpu", "interpreter"} {
+		for _, c := range []struct {
+			attrs string
+			loss  float32
+			grad  []float32
+		}{{"", 1.5, []float32{1, 0, 0, 0, 0}}, {"{preserve_index = 3}", 18, []float32{0, 0, 0, 4, 0}}} {
+			loss, grad, err := gradOf(t, backend, "GoZeroOutGrad", c.attrs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if loss != c.loss || fmt.Sprint(grad) != fmt.Sprint(c.grad) {
+				t.Fatalf("%s %q: loss %v, gradient %v; want %v, %v", backend, c.attrs, loss, grad, c.loss, c.grad)
+			}
+		}
+	}
+	_, _, err := gradOf(t, "cpu", "GoZeroOutNoGrad", "")
+	var kerr *kiln.Error
+	if !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument ||
+		!strings.Contains(kerr.Message, "op 'GoZeroOutNoGrad'") || !strings.Contains(kerr.Message, "has no gradient registered") {
+		t.Fatalf("an op without a gradient: %v", err)
+	}
+	_, _, err = gradOf(t, "interpreter", "GoZeroOutBadGrad", "")
+	if !errors.As(err, &kerr) || kerr.Code != kiln.FailedPrecondition ||
+		!strings.Contains(kerr.Message, "op 'GoZeroOutBadGrad'") || !strings.Contains(kerr.Message, "no gradient on Thursdays") {
+		t.Fatalf("a failing gradient: %v", err)
+	}
+}
