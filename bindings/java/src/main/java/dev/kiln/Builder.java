@@ -25,8 +25,21 @@ import java.util.Optional;
  * computations are copied by the library, so they may be closed right after the call.
  */
 public final class Builder extends NativeHandle {
+  // The library's builder (a gradient function's): closing it never destroys it.
+  private final boolean borrowed;
+
   private Builder(MemorySegment handle) {
+    this(handle, false);
+  }
+
+  private Builder(MemorySegment handle, boolean borrowed) {
     super(handle);
+    this.borrowed = borrowed;
+  }
+
+  /** A view of a builder the library owns, for one call; close() only invalidates it. */
+  static Builder borrowed(MemorySegment handle) {
+    return new Builder(handle, true);
   }
 
   /** A builder of a computation named {@code name}. */
@@ -43,7 +56,9 @@ public final class Builder extends NativeHandle {
 
   @Override
   void destroy(MemorySegment h) throws Throwable {
-    Native.kiln_builder_destroy.invokeExact(h);
+    if (!borrowed) {
+      Native.kiln_builder_destroy.invokeExact(h);
+    }
   }
 
   /** The first error of this builder, if an op failed. */

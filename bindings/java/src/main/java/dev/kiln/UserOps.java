@@ -20,9 +20,10 @@ import java.util.Map;
 
 /**
  * User-defined ops: an op defined from Java with TensorFlow-style specs (the seed's "Adding an
- * op"), Java kernels (FFM upcalls) that the cpu and interpreter backends run, and {@link
- * Builder#callRegistered} to call it. Ops and kernels live until the process exits; a taken
- * name is ALREADY_EXISTS. Thread-safe.
+ * op"), Java kernels (FFM upcalls) that the cpu and interpreter backends run, {@link
+ * Builder#callRegistered} to call it, and an optional {@link Gradient} that makes it
+ * differentiable ({@link Computation#valueAndGrad}). Ops and kernels live until the process
+ * exits; a taken name is ALREADY_EXISTS. Thread-safe.
  */
 @SuppressWarnings("restricted") // upcall stubs; reads the call frame at the address the library gives
 public final class UserOps {
@@ -34,7 +35,42 @@ public final class UserOps {
    * {@code "to_zero: T"}, {@code "in: N * T"}.
    */
   public record OpDef(
-      String name, List<String> attrs, List<String> inputs, List<String> outputs, String doc) {}
+      String name,
+      List<String> attrs,
+      List<String> inputs,
+      List<String> outputs,
+      String doc,
+      Gradient gradient) {
+    /** A definition without a gradient. */
+    public OpDef(
+        String name, List<String> attrs, List<String> inputs, List<String> outputs, String doc) {
+      this(name, attrs, inputs, outputs, doc, null);
+    }
+  }
+
+  /**
+   * A gradient (after TensorFlow's RegisterGradient): builds the cotangent of each operand, of
+   * its operand's shape, with {@code frame.builder()}; a shorter list or a null entry means no
+   * gradient (zero). A {@link KilnException} it throws keeps its code; others are UNKNOWN; either
+   * reaches the caller of the differentiation, naming the op.
+   */
+  @FunctionalInterface
+  public interface Gradient {
+    /** The operands' cotangents. */
+    List<Op> compute(GradFrame frame) throws Exception;
+  }
+
+  /**
+   * What a gradient gets: the builder of the gradient computation (the library's, valid during
+   * the call only), the op's operands, outputs (one per output array) and their cotangents as
+   * ops of that builder, and the call's attributes (as a kernel sees them).
+   */
+  public record GradFrame(
+      Builder builder,
+      List<Op> operands,
+      List<Op> outputs,
+      List<Op> outputGrads,
+      Map<String, Object> attrs) {}
 
   /** A Java kernel. A {@link KilnException} it throws keeps its code; others are UNKNOWN. */
   @FunctionalInterface
@@ -76,6 +112,12 @@ public final class UserOps {
         }
         Native.check(
             (MemorySegment) Native.kiln_user_op_def_set_doc.invokeExact(d, Native.cString(arena, def.doc())));
+        if (def.gradient() != null) {
+          MemorySegment stub =
+              Linker.nativeLinker()
+                  .upcallStub(INVOKE_GRADIENT.bindTo(def.gradient()), GRADIENT, Arena.global());
+          Native.check((MemorySegment) Native.kiln_user_op_def_set_grad_fn.invokeExact(d, stub));
+        }
         Native.check((MemorySegment) Native.kiln_user_op_register.invokeExact(d));
       } finally {
         Native.kiln_user_op_def_destroy.invokeExact(d);
@@ -86,6 +128,12 @@ public final class UserOps {
   }
 
   private static final MethodHandle INVOKE_KERNEL;
+  private static final MethodHandle INVOKE_GRADIENT;
+  // kiln_op_grad_fn: (builder, operands, n, outputs, output_grads, m, attrs, k, grads, data).
+  private static final FunctionDescriptor GRADIENT =
+      FunctionDescriptor.of(
+          ADDRESS, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG, ADDRESS, JAVA_LONG,
+          ADDRESS, ADDRESS);
 
   static {
     try {
@@ -95,6 +143,12 @@ public final class UserOps {
                   UserOps.class,
                   "invoke",
                   MethodType.methodType(MemorySegment.class, Kernel.class, MemorySegment.class));
+      INVOKE_GRADIENT =
+          MethodHandles.lookup()
+              .findStatic(
+                  UserOps.class,
+                  "gradient",
+                  GRADIENT.toMethodType().insertParameterTypes(0, Gradient.class));
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -161,6 +215,69 @@ public final class UserOps {
       return status(e.code().value(), e.getMessage());
     } catch (Throwable t) {
       return status(StatusCode.UNKNOWN.value(), t.getClass().getSimpleName() + ": " + t.getMessage());
+    }
+  }
+
+  private static List<Op> ops(Builder b, MemorySegment pointer, long count) {
+    List<Op> out = new ArrayList<>();
+    MemorySegment all = pointer.reinterpret(8 * count);
+    for (long i = 0; i < count; i++) {
+      out.add(new Op(b, all.getAtIndex(JAVA_LONG, i)));
+    }
+    return List.copyOf(out);
+  }
+
+  private static MemorySegment gradient(
+      Gradient gradient,
+      MemorySegment builder,
+      MemorySegment operands,
+      long numOperands,
+      MemorySegment outputs,
+      MemorySegment outputGrads,
+      long numOutputs,
+      MemorySegment attrPointer,
+      long numAttrs,
+      MemorySegment operandGrads,
+      MemorySegment userData) {
+    Builder b = Builder.borrowed(builder);
+    try {
+      Map<String, Object> attrs = new LinkedHashMap<>();
+      MemorySegment a = attrPointer.reinterpret(ATTR_SIZE * numAttrs);
+      for (long i = 0; i < numAttrs; i++) {
+        MemorySegment attr = a.asSlice(i * ATTR_SIZE, ATTR_SIZE);
+        attrs.put(Native.string(attr.get(ADDRESS, 8)), value(attr));
+      }
+      GradFrame frame =
+          new GradFrame(
+              b,
+              ops(b, operands, numOperands),
+              ops(b, outputs, numOutputs),
+              ops(b, outputGrads, numOutputs),
+              attrs);
+      List<Op> grads = gradient.compute(frame);
+      if (grads == null) {
+        return MemorySegment.NULL;
+      }
+      if (grads.size() > numOperands) {
+        return status(
+            StatusCode.INVALID_ARGUMENT.value(),
+            "the gradient function returned " + grads.size() + " cotangents for " + numOperands
+                + " operand(s)");
+      }
+      MemorySegment out = operandGrads.reinterpret(8 * numOperands);
+      for (int i = 0; i < grads.size(); i++) {
+        if (grads.get(i) != null) {
+          out.setAtIndex(JAVA_LONG, i, grads.get(i).id());
+        }
+      }
+      return MemorySegment.NULL;
+    } catch (KilnException e) {
+      return status(e.code().value(), e.getMessage());
+    } catch (Throwable t) {
+      String what = t.getClass().getSimpleName() + ": " + t.getMessage();
+      return status(StatusCode.UNKNOWN.value(), what);
+    } finally {
+      b.close(); // invalidates the view; the library owns the builder
     }
   }
 

@@ -11,7 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
-/** The seed's ZeroOut, defined from Java, in its four versions; errors. */
+/** The seed's ZeroOut, defined from Java, in its four versions; errors; its gradient. */
 class UserOpsTest {
   static void zeroOut(UserOps.KernelFrame f) {
     int keep = f.attrs().containsKey("preserve_index") ? ((Long) f.attrs().get("preserve_index")).intValue() : 0;
@@ -114,5 +114,85 @@ class UserOpsTest {
                     new UserOps.OpDef("JZeroOut", List.of(), List.of("x: int32"), List.of("y: int32"), null)));
     assertEquals(StatusCode.ALREADY_EXISTS, e.code());
     assertTrue(UserOps.describe().contains("JZeroOutIndex(to_zero: int32) -> (zeroed: int32)"));
+  }
+
+  /** The seed's _zero_out_grad: the output cotangent at the preserved index only. */
+  static List<Op> zeroOutGrad(UserOps.GradFrame f) {
+    Builder b = f.builder();
+    long keep = (Long) f.attrs().getOrDefault("preserve_index", 0L);
+    List<Op> grads = new java.util.ArrayList<>();
+    for (int i = 0; i < f.operands().size(); i++) {
+      Shape shape = f.operands().get(i).shape();
+      long[] dims = shape.dimensions();
+      Op atKeep = b.eq(b.iota(Shape.of(ElementType.S64, dims), 0), b.constant(keep));
+      Op zeros = b.broadcast(b.convert(b.constant(0), shape.elementType()), dims);
+      grads.add(b.select(atKeep, f.outputGrads().get(i), zeros));
+    }
+    return grads;
+  }
+
+  static void registerGradOps() {
+    if (UserOps.describe().contains("JZeroOutGrad(")) {
+      return;
+    }
+    UserOps.Gradient failing =
+        f -> {
+          throw new KilnException(StatusCode.FAILED_PRECONDITION, "no gradient on Thursdays");
+        };
+    java.util.Map<String, UserOps.Gradient> ops = new java.util.LinkedHashMap<>();
+    ops.put("JZeroOutGrad", UserOpsTest::zeroOutGrad);
+    ops.put("JZeroOutNoGrad", null);
+    ops.put("JZeroOutBadGrad", failing);
+    for (var op : ops.entrySet()) {
+      UserOps.register(
+          new UserOps.OpDef(
+              op.getKey(),
+              List.of("preserve_index: int >= 0 = 0"),
+              List.of("to_zero: float"),
+              List.of("zeroed: float"),
+              null,
+              op.getValue()));
+      UserOps.registerKernel(op.getKey(), "host", ElementType.F32, UserOpsTest::zeroOut);
+    }
+  }
+
+  /** d/dx of dot(op(x), w) at x = [1.5, ..., 5.5], w = [1, ..., 5]: loss, then gradient. */
+  static float[][] gradOf(String backend, String op, String attrs) {
+    registerGradOps();
+    try (Client client = Client.create(backend);
+        Builder b = Builder.create("loss")) {
+      Op x = b.parameter(0, Shape.of(ElementType.F32, 5), "x");
+      Op w = b.constant(new float[] {1, 2, 3, 4, 5}, 5);
+      try (Computation loss = b.build(b.dot(b.callRegistered(op, List.of(x), attrs), w));
+          Computation gradient = loss.valueAndGrad(0);
+          Executable exe = client.compile(gradient);
+          Buffer xb = client.buffer(new float[] {1.5f, 2.5f, 3.5f, 4.5f, 5.5f}, 5)) {
+        List<Buffer> results = exe.execute(xb);
+        float[][] out = {results.get(0).toFloatArray(), results.get(1).toFloatArray()};
+        results.forEach(Buffer::close);
+        return out;
+      }
+    }
+  }
+
+  @Test
+  void zeroOutGradient() {
+    for (String backend : List.of("cpu", "interpreter")) {
+      float[][] r = gradOf(backend, "JZeroOutGrad", null);
+      assertArrayEquals(new float[] {1.5f}, r[0]);
+      assertArrayEquals(new float[] {1, 0, 0, 0, 0}, r[1]);
+      r = gradOf(backend, "JZeroOutGrad", "{preserve_index = 3}");
+      assertArrayEquals(new float[] {18}, r[0]);
+      assertArrayEquals(new float[] {0, 0, 0, 4, 0}, r[1]);
+    }
+    KilnException e =
+        assertThrows(KilnException.class, () -> gradOf("cpu", "JZeroOutNoGrad", null));
+    assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+    assertTrue(e.getMessage().contains("op 'JZeroOutNoGrad'"), e.getMessage());
+    assertTrue(e.getMessage().contains("has no gradient registered"), e.getMessage());
+    e = assertThrows(KilnException.class, () -> gradOf("interpreter", "JZeroOutBadGrad", null));
+    assertEquals(StatusCode.FAILED_PRECONDITION, e.code());
+    assertTrue(e.getMessage().contains("op 'JZeroOutBadGrad'"), e.getMessage());
+    assertTrue(e.getMessage().contains("no gradient on Thursdays"), e.getMessage());
   }
 }
