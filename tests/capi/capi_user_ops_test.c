@@ -570,6 +570,79 @@ static void test_gradient(void) {
                "gave operand 0 a cotangent of shape f32[], not the operand's shape f32[5]");
 }
 
+/* ScaleByInt(x: float, k: int32) -> y = x * k (k a scalar): its gradient
+ * fills a cotangent for the integer operand too, which autodiff drops. */
+static kiln_status_t* scale_kernel(const kiln_op_call_frame_t* frame) {
+  const float* x = (const float*)frame->args[0].data;
+  int32_t k = *(const int32_t*)frame->args[1].data;
+  float* y = (float*)frame->results[0].data;
+  size_t i;
+  for (i = 0; i < frame->results[0].byte_size / 4; ++i) y[i] = x[i] * (float)k;
+  return NULL;
+}
+
+static kiln_status_t* scale_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                 const kiln_op_t* outputs, const kiln_op_t* output_grads, size_t num_outputs,
+                                 const kiln_op_attr_t* attrs, size_t num_attrs, kiln_op_t* operand_grads,
+                                 void* user_data) {
+  (void)num_operands, (void)outputs, (void)num_outputs, (void)attrs, (void)num_attrs, (void)user_data;
+  operand_grads[0] =
+      kiln_op_mul(builder, output_grads[0], kiln_op_convert(builder, operands[1], KILN_TYPE_F32), NULL, 0);
+  operand_grads[1] = operands[1];
+  return NULL;
+}
+
+static void test_gradient_integer_operand(void) {
+  kiln_user_op_def_t* def = NULL;
+  size_t b;
+  CHECK_OK(kiln_user_op_def_create("ScaleByInt", &def));
+  CHECK_OK(kiln_user_op_def_add_input(def, "x: float"));
+  CHECK_OK(kiln_user_op_def_add_input(def, "k: int32"));
+  CHECK_OK(kiln_user_op_def_add_output(def, "y: float"));
+  CHECK_OK(kiln_user_op_def_set_grad_fn(def, scale_grad));
+  CHECK_OK(kiln_user_op_register(def));
+  kiln_user_op_def_destroy(def);
+  CHECK_OK(kiln_user_op_register_kernel("ScaleByInt", "host", KILN_TYPE_F32, scale_kernel, NULL, NULL));
+  for (b = 0; b < 2; ++b) {
+    static const float want[5] = {3, 6, 9, 12, 15};
+    kiln_builder_t* builder = NULL;
+    kiln_computation_t *loss = NULL, *gradient = NULL;
+    kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+    kiln_client_t* client = NULL;
+    kiln_executable_t* executable = NULL;
+    kiln_buffer_t *x = NULL, *results[2] = {NULL, NULL};
+    kiln_op_t args[2];
+    int64_t n = 5, wrt = 0;
+    size_t count = 0;
+    float value = 0, dx[5] = {0};
+    CHECK_OK(kiln_builder_create("scaled", &builder));
+    args[0] = kiln_op_parameter(builder, 0, KILN_TYPE_F32, &n, 1, NULL, "x");
+    args[1] = kiln_op_constant_s32(builder, 3);
+    CHECK_OK(
+        kiln_builder_build(builder,
+                           kiln_op_dot(builder, kiln_op_call_registered(builder, "ScaleByInt", args, 2, NULL),
+                                       kiln_op_constant(builder, KILN_TYPE_F32, &n, 1, kW, sizeof kW)),
+                           &loss));
+    kiln_builder_destroy(builder);
+    CHECK_OK(kiln_computation_value_and_grad(loss, &wrt, 1, &gradient));
+    options.backend = kBackends[b];
+    CHECK_OK(kiln_client_create(&options, &client));
+    CHECK_OK(kiln_client_compile(client, gradient, NULL, &executable));
+    CHECK_OK(kiln_client_buffer_from_host(client, KILN_TYPE_F32, &n, 1, NULL, kXf, sizeof kXf, &x));
+    CHECK_OK(kiln_executable_execute(executable, &x, 1, NULL, results, 2, &count));
+    CHECK_OK(kiln_buffer_to_host(results[0], &value, sizeof value));
+    CHECK_OK(kiln_buffer_to_host(results[1], dx, sizeof dx));
+    CHECK(value == 3.0f * (1.5f + 5.0f + 10.5f + 18.0f + 27.5f) && memcmp(dx, want, sizeof dx) == 0);
+    kiln_buffer_destroy(x);
+    kiln_buffer_destroy(results[0]);
+    kiln_buffer_destroy(results[1]);
+    kiln_executable_destroy(executable);
+    kiln_client_destroy(client);
+    kiln_computation_destroy(gradient);
+    kiln_computation_destroy(loss);
+  }
+}
+
 int main(void) {
   CHECK_OK(register_zero_out_ops());
   EXPECT_ERROR(register_zero_out_ops(), KILN_STATUS_ALREADY_EXISTS, "op 'ZeroOut' is already registered");
@@ -581,6 +654,7 @@ int main(void) {
   test_attribute_defaults_of_every_kind();
   test_gpu_backends_refuse();
   test_gradient();
+  test_gradient_integer_operand();
   if (g_failures != 0) {
     fprintf(stderr, "%d failure(s)\n", g_failures);
     return 1;
