@@ -3,12 +3,11 @@
 // standard formulas of normalisation over every dimension but the feature
 // dimension; batch-norm-grad is refused by name (JAX has no such op and
 // differentiates the training formula instead).
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
 namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
 
 // What the rules share: the feature dimension, the dimensions reduced over,
 // and per-feature values broadcast over the operand.

@@ -1,13 +1,10 @@
 // The derivative rule of all-reduce with an add reducer: its transpose is
 // the same sum across replicas (JAX's psum transposes to psum).
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
-namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
-
-}  // namespace
+namespace {}  // namespace
 
 KILN_VJP_RULE(AllReduceRule) {
   const Instruction* root = x.called.size() == 1 ? x.called[0]->root() : nullptr;

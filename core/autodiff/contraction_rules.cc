@@ -3,34 +3,11 @@
 // contracting dimensions).
 #include <algorithm>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
 namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
-
-std::vector<int64_t> AllDimensions(const Shape& shape) {
-  std::vector<int64_t> all;
-  for (int64_t d = 0; d < shape.rank(); ++d) all.push_back(d);
-  return all;
-}
-
-// The elementwise opcode a reducer applies to its two parameters (add,
-// maximum or minimum), or nullopt for any other reducer.
-std::optional<Opcode> SimpleReducer(const Instruction& reduce) {
-  if (reduce.operands.size() != 2 || reduce.called.size() != 1) return std::nullopt;
-  const Instruction* root = reduce.called[0]->root();
-  if (root == nullptr || root->operands.size() != 2) return std::nullopt;
-  if (root->opcode != Opcode::kAdd && root->opcode != Opcode::kMaximum && root->opcode != Opcode::kMinimum) {
-    return std::nullopt;
-  }
-  const Instruction* lhs = root->operand(0);
-  const Instruction* rhs = root->operand(1);
-  if (lhs->opcode != Opcode::kParameter || rhs->opcode != Opcode::kParameter || lhs == rhs)
-    return std::nullopt;
-  return root->opcode;
-}
 
 // Positions of `dimensions` after sorting them: the order a dot_general
 // leaves free dimensions in.

@@ -8,12 +8,11 @@
 // dilation.
 #include <algorithm>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
 namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
 
 // Size of `size` elements with `dilation - 1` holes between neighbours.
 int64_t Dilated(int64_t size, int64_t dilation) { return size == 0 ? 0 : (size - 1) * dilation + 1; }

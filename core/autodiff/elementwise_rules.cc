@@ -5,12 +5,11 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
 namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
 
 // The operand cotangent `value` (of the result's shape) summed down to the
 // operand's shape (a scalar clamp bound), in the operand's element type.

@@ -8,12 +8,11 @@
 // because they did not fit get zero.
 #include <algorithm>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
 namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
 
 bool Contains(const std::vector<int64_t>& list, int64_t value) {
   return std::find(list.begin(), list.end(), value) != list.end();

@@ -4,12 +4,11 @@
 // top-k (the values' cotangent goes back to the indices top-k returns).
 #include <memory>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
 namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
 
 Instruction* Parameter(Computation& computation, const Shape& shape, int64_t number,
                        const std::string& name) {

@@ -4,14 +4,11 @@
 // tuples: each operand's cotangent is the cotangent moved back.
 #include <algorithm>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 
 namespace kiln::autodiff {
-namespace {
-
-Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
-
-}  // namespace
+namespace {}  // namespace
 
 KILN_VJP_RULE(BroadcastRule) {
   // Sum over the dimensions the broadcast added or stretched from size 1.
