@@ -35,7 +35,7 @@ namespace kiln {
 
 class Builder;
 class Literal;
-struct Op;
+class Op;
 
 enum class AttrKind { kInt, kFloat, kBool, kString, kType, kShape, kTensor, kList };
 std::string_view AttrKindName(AttrKind kind);
