@@ -15,8 +15,6 @@ namespace kiln::autodiff {
 namespace {
 
 // Size of `size` elements with `dilation - 1` holes between neighbours.
-int64_t Dilated(int64_t size, int64_t dilation) { return size == 0 ? 0 : (size - 1) * dilation + 1; }
-
 // Splits dimension `dimension` of `x` into (parts, size / parts), parts major.
 Instruction* SplitDimension(VjpEmitter& e, Instruction* x, int64_t dimension, int64_t parts) {
   std::vector<int64_t> dimensions = x->shape.dimensions();

@@ -13,6 +13,9 @@ namespace kiln::autodiff {
 // The cotangent `value` (no tuple leaves).
 inline Cotangent Of(Instruction* value) { return Cotangent{value, {}}; }
 
+// The extent of `size` elements spread `dilation` apart (0 stays 0).
+inline int64_t Dilated(int64_t size, int64_t dilation) { return size == 0 ? 0 : (size - 1) * dilation + 1; }
+
 // 0, 1, ..., rank - 1 of `shape`.
 std::vector<int64_t> AllDimensions(const Shape& shape);
 

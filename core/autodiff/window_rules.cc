@@ -20,8 +20,6 @@
 namespace kiln::autodiff {
 namespace {
 
-int64_t Dilated(int64_t size, int64_t dilation) { return size == 0 ? 0 : (size - 1) * dilation + 1; }
-
 // The scalar (lhs, rhs) -> compare(lhs, rhs, direction) computation.
 Computation* Comparison(Module& module, ElementType type, ComparisonDirection direction) {
   auto computation =
