@@ -48,28 +48,45 @@ OPCODE_HEADER = HERE.parent.parent / "core" / "opcode.h"
 
 
 @dataclasses.dataclass(frozen=True)
+class Forward:
+    """The scalar loss a gradient program differentiates, over the program's own inputs.
+
+    Written as forward.hlo (same parameters as module.hlo), forward_wrt.txt (the
+    parameter numbers differentiated) and grad0.npy, grad1.npy, ... (JAX's
+    gradient with respect to each, in that order), so that Kiln's autodiff can
+    differentiate the forward program and be checked against JAX.
+    """
+
+    loss: Callable
+    wrt: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
 class Program:
     name: str
     # build(rng) -> (function, tuple of input arrays)
     build: Callable
     x64: bool
+    forward: Forward | None = None
 
 
 PROGRAMS: dict[str, Program] = {}
 
 
-def program(name: str, x64: bool = False):
+def program(name: str, x64: bool = False, forward: Forward | None = None):
     def register(build):
         if name in PROGRAMS:
             raise ValueError(f"duplicate program name {name!r}")
-        PROGRAMS[name] = Program(name, build, x64)
+        PROGRAMS[name] = Program(name, build, x64, forward)
         return build
 
     return register
 
 
-def register_simple(name: str, fn: Callable, make_inputs: Callable, x64: bool = False):
-    program(name, x64)(lambda rng: (fn, make_inputs(rng)))
+def register_simple(
+    name: str, fn: Callable, make_inputs: Callable, x64: bool = False, forward: Forward | None = None
+):
+    program(name, x64, forward)(lambda rng: (fn, make_inputs(rng)))
 
 
 # Input helpers: every program draws from its own generator seeded from its name.
@@ -206,6 +223,23 @@ def write_program(prog: Program) -> None:
         np.save(out_dir / f"in{index}.npy", array, allow_pickle=False)
     for index, array in enumerate(outputs):
         np.save(out_dir / f"out{index}.npy", array, allow_pickle=False)
+    if prog.forward is not None:
+        write_forward(prog, args, out_dir)
+
+
+def write_forward(prog: Program, args: tuple, out_dir: Path) -> None:
+    """forward.hlo, forward_wrt.txt and grad*.npy of a gradient program (see Forward)."""
+    loss, wrt = prog.forward.loss, prog.forward.wrt
+    hlo = normalize_hlo(jax.jit(loss, keep_unused=True).lower(*args).as_text(dialect="hlo"))
+    if len(entry_parameter_types(hlo)) != len(args):
+        raise RuntimeError(f"{prog.name}: forward.hlo has other parameters than module.hlo")
+    if entry_result_count(hlo) != 1 or np.ndim(loss(*args)) != 0:
+        raise RuntimeError(f"{prog.name}: the forward function must return one scalar")
+    gradients = jax.jit(jax.grad(loss, argnums=wrt))(*args)
+    (out_dir / "forward.hlo").write_text(hlo)
+    (out_dir / "forward_wrt.txt").write_text(" ".join(str(number) for number in wrt) + "\n")
+    for index, array in enumerate(gradients):
+        np.save(out_dir / f"grad{index}.npy", np.asarray(array), allow_pickle=False)
 
 
 def run_phase(names: list[str], enable_x64: bool) -> int:
@@ -755,6 +789,7 @@ def register_convolution_programs():
         "conv2d_depthwise_weight_grad",
         lambda w, x: jax.grad(depthwise_conv_loss)(w, x),
         lambda rng: (normal(rng, (3, 3, 1, 6)), normal(rng, (2, 5, 5, 3))),
+        forward=Forward(depthwise_conv_loss, (0,)),
     )
     register_simple(
         "conv_batch_group_count",
@@ -842,16 +877,21 @@ def cross_entropy(logits, labels):
     return -jnp.mean(jnp.sum(jax.nn.one_hot(labels, logits.shape[-1]) * log_probs, axis=-1))
 
 
+def mlp_loss(x, labels, *params):
+    return cross_entropy(mlp_forward(x, *params), labels)
+
+
 def mlp_train_step(x, labels, *params):
-    loss, grads = jax.value_and_grad(lambda p: cross_entropy(mlp_forward(x, *p), labels))(params)
+    loss, grads = jax.value_and_grad(lambda p: mlp_loss(x, labels, *p))(params)
     return loss, tuple(p - 0.1 * g for p, g in zip(params, grads))
 
 
-def adam_step(x, y, w, b, m_w, m_b, v_w, v_b, step):
-    def loss_fn(params):
-        return jnp.mean((x @ params[0] + params[1] - y) ** 2)
+def linear_regression_loss(x, y, w, b, *_optimizer_state):
+    return jnp.mean((x @ w + b - y) ** 2)
 
-    loss, (g_w, g_b) = jax.value_and_grad(loss_fn)((w, b))
+
+def adam_step(x, y, w, b, m_w, m_b, v_w, v_b, step):
+    loss, (g_w, g_b) = jax.value_and_grad(lambda p: linear_regression_loss(x, y, *p))((w, b))
     step = step + 1
     outs = [loss, step]
     for p, g, m, v in ((w, g_w, m_w, v_w), (b, g_b, m_b, v_b)):
@@ -882,9 +922,12 @@ def cnn_inputs(rng):
     )
 
 
+def cnn_loss(x, w, b, gamma, beta):
+    return jnp.sum(jnp.sin(cnn_block(x, w, b, gamma, beta)))
+
+
 def cnn_grad(x, w, b, gamma, beta):
-    loss = lambda x, w, b, gamma: jnp.sum(jnp.sin(cnn_block(x, w, b, gamma, beta)))
-    return jax.grad(loss, argnums=(0, 1, 2, 3))(x, w, b, gamma)
+    return jax.grad(cnn_loss, argnums=(0, 1, 2, 3))(x, w, b, gamma, beta)
 
 
 def layer_norm(x, scale, bias):
@@ -912,6 +955,10 @@ def attention_block(x, ln_scale, ln_bias, w_qkv, w_out, w_up, w_down, approximat
     return x + jax.nn.gelu(h @ w_up, approximate=approximate_gelu) @ w_down
 
 
+def attention_loss(x, *params):
+    return jnp.sum(attention_block(x, *params, causal=True) ** 2)
+
+
 def attention_inputs(rng, dtype="float32"):
     dim = 8
     arrays = (
@@ -926,6 +973,14 @@ def attention_inputs(rng, dtype="float32"):
     return tuple(a.astype(dtype) for a in arrays)
 
 
+def activations_loss(x):
+    return jnp.sum(jax.nn.gelu(x) + jax.nn.relu(x) + jax.nn.softplus(x) + jnp.tanh(x))
+
+
+def embedding_loss(table, ids):
+    return jnp.sum(jnp.tanh(table[ids]))
+
+
 def register_model_programs():
     register_simple(
         "mlp_forward", mlp_forward, lambda rng: (normal(rng, (4, 6)), *mlp_params(rng, [6, 8, 8, 3]))
@@ -934,6 +989,7 @@ def register_model_programs():
         "mlp_train_step_sgd",
         mlp_train_step,
         lambda rng: (normal(rng, (4, 6)), ints(rng, (4,), 0, 3), *mlp_params(rng, [6, 8, 8, 3])),
+        forward=Forward(mlp_loss, (2, 3, 4, 5, 6, 7)),
     )
     register_simple(
         "linear_regression_adam",
@@ -949,9 +1005,10 @@ def register_model_programs():
             np.zeros(2, np.float32),
             np.int32(3),
         ),
+        forward=Forward(linear_regression_loss, (2, 3)),
     )
     register_simple("cnn_block_forward", cnn_block, cnn_inputs)
-    register_simple("cnn_block_grad", cnn_grad, cnn_inputs)
+    register_simple("cnn_block_grad", cnn_grad, cnn_inputs, forward=Forward(cnn_loss, (0, 1, 2, 3)))
     register_simple("attention_block_gelu_erf", attention_block, attention_inputs)
     register_simple(
         "attention_block_gelu_tanh_causal",
@@ -960,8 +1017,9 @@ def register_model_programs():
     )
     register_simple(
         "attention_block_grad",
-        lambda x, *p: jax.grad(lambda p: jnp.sum(attention_block(x, *p, causal=True) ** 2))(p),
+        lambda x, *p: jax.grad(lambda p: attention_loss(x, *p))(p),
         attention_inputs,
+        forward=Forward(attention_loss, (1, 2, 3, 4, 5, 6)),
     )
     register_simple(
         "attention_block_bf16",
@@ -994,15 +1052,15 @@ def register_model_programs():
     )
     register_simple(
         "activation_grads",
-        lambda x: jax.grad(
-            lambda x: jnp.sum(jax.nn.gelu(x) + jax.nn.relu(x) + jax.nn.softplus(x) + jnp.tanh(x))
-        )(x),
+        lambda x: jax.grad(activations_loss)(x),
         lambda rng: (normal(rng, (4, 6), scale=2.0),),
+        forward=Forward(activations_loss, (0,)),
     )
     register_simple(
         "embedding_lookup_grad",
-        lambda table, ids: jax.grad(lambda t: jnp.sum(jnp.tanh(t[ids])))(table),
+        lambda table, ids: jax.grad(embedding_loss)(table, ids),
         lambda rng: (normal(rng, (10, 4)), ints(rng, (3, 5), 0, 10)),
+        forward=Forward(embedding_loss, (0,)),
     )
     register_simple(
         "clip_by_global_norm",
@@ -1024,6 +1082,10 @@ def rnn_scan(h0, xs, w_h, w_x):
         return h, jnp.sum(h, axis=-1)
 
     return lax.scan(cell, h0, xs)
+
+
+def rnn_loss(h0, xs, w_h, w_x):
+    return jnp.sum(rnn_scan(h0, xs, w_h, w_x)[1] ** 2)
 
 
 def rnn_inputs(rng):
@@ -1061,8 +1123,9 @@ def register_control_flow_programs():
     register_simple("scan_rnn", rnn_scan, rnn_inputs)
     register_simple(
         "scan_rnn_grad",
-        lambda h0, xs, w_h, w_x: jax.grad(lambda w: jnp.sum(rnn_scan(h0, xs, *w)[1] ** 2))((w_h, w_x)),
+        lambda h0, xs, w_h, w_x: jax.grad(lambda w: rnn_loss(h0, xs, *w))((w_h, w_x)),
         rnn_inputs,
+        forward=Forward(rnn_loss, (2, 3)),
     )
     register_simple(
         "scan_reverse_unrolled",
@@ -1542,13 +1605,24 @@ def inner_jitted():
     return jax.jit(sin_times_plus_one)
 
 
+def checkpoint_loss(x, w):
+    return jnp.sum(jax.checkpoint(lambda v: jnp.sin(jnp.tanh(v @ w)) ** 2)(x))
+
+
+def custom_jvp_loss(x):
+    return jnp.sum(jax.nn.relu(x) + jax.nn.softplus(x) + jnp.linalg.norm(x))
+
+
+def sin_times_square_sum(z):
+    return jnp.sum(jnp.sin(z) * z**2)
+
+
 def register_structure_programs():
     register_simple(
         "checkpoint_grad",
-        lambda x, w: jax.grad(lambda w: jnp.sum(jax.checkpoint(lambda v: jnp.sin(jnp.tanh(v @ w)) ** 2)(x)))(
-            w
-        ),
+        lambda x, w: jax.grad(checkpoint_loss, 1)(x, w),
         lambda rng: (normal(rng, (3, 4)), normal(rng, (4, 4))),
+        forward=Forward(checkpoint_loss, (1,)),
     )
     register_simple(
         "nested_jit_call",
@@ -1557,13 +1631,15 @@ def register_structure_programs():
     )
     register_simple(
         "custom_jvp_grad",
-        lambda x: jax.grad(lambda v: jnp.sum(jax.nn.relu(v) + jax.nn.softplus(v) + jnp.linalg.norm(v)))(x),
+        lambda x: jax.grad(custom_jvp_loss)(x),
         lambda rng: (normal(rng, (5,)),),
+        forward=Forward(custom_jvp_loss, (0,)),
     )
     register_simple(
         "jvp_hessian_vector",
-        lambda x, v: jax.jvp(jax.grad(lambda z: jnp.sum(jnp.sin(z) * z**2)), (x,), (v,)),
+        lambda x, v: jax.jvp(jax.grad(sin_times_square_sum), (x,), (v,)),
         lambda rng: (normal(rng, (4,)), normal(rng, (4,))),
+        forward=Forward(lambda x, v: sin_times_square_sum(x), (0,)),
     )
     register_simple(
         "unused_argument_kept",

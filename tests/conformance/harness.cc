@@ -4,6 +4,10 @@
 //   kiln_conformance run PROGRAM_DIR BACKEND     one program; exit 0 = pass
 //   kiln_conformance table CORPUS_DIR BACKEND... every program on every
 //                                                backend; prints a pass table
+//   kiln_conformance grad PROGRAM_DIR BACKEND    a gradient program's forward
+//       function (forward.hlo, same inputs) differentiated by Kiln's autodiff
+//       with respect to the parameters of forward_wrt.txt; each gradient is
+//       compared with JAX's (grad0.npy, grad1.npy, ...)
 //   kiln_conformance table CORPUS_DIR BACKEND --expect-unsupported LIST
 //       the same on one backend that does not run everything yet: LIST names
 //       (one per line, # comments) the programs it may refuse. Any failure,
@@ -25,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "core/autodiff/vjp.h"
 #include "core/backend.h"
 #include "core/hlo_parser.h"
 #include "core/literal_compare.h"
@@ -62,20 +67,19 @@ StatusOr<std::string> ReadText(const fs::path& path) {
 
 Result Fail(const Status& status) { return {Outcome::kFail, status.ToString()}; }
 
-Result RunProgram(const fs::path& dir, const std::string& backend_name) {
-  auto text = ReadText(dir / "module.hlo");
-  if (!text.ok()) return Fail(text.status());
-  auto module = ParseHloModule(*text);
-  if (!module.ok()) return Fail(module.status().WithContext("parsing module.hlo"));
+// Runs `module` on the program's inputs (in0.npy, ...) and compares its
+// result leaves from `first_compared` on with the files `expected`.
+Result RunAndCompare(const Module& module, const fs::path& dir, const std::string& backend_name,
+                     const std::vector<fs::path>& expected, size_t first_compared) {
   auto backend = CreateBackend(backend_name);
   if (!backend.ok()) return Fail(backend.status());
-  std::vector<std::string> unsupported = (*backend)->UnsupportedOps(**module);
+  std::vector<std::string> unsupported = (*backend)->UnsupportedOps(module);
   if (!unsupported.empty()) {
     std::string names;
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     return {Outcome::kUnsupported, "backend '" + backend_name + "' lacks: " + names};
   }
-  auto executable = (*backend)->Compile(**module, CompileOptions());
+  auto executable = (*backend)->Compile(module, CompileOptions());
   if (!executable.ok()) return Fail(executable.status().WithContext("compiling"));
 
   const std::vector<Shape>& parameters = (*executable)->parameter_leaves();
@@ -98,23 +102,57 @@ Result RunProgram(const fs::path& dir, const std::string& backend_name) {
   auto results = (*executable)->Execute(arguments, ExecuteOptions());
   if (!results.ok()) return Fail(results.status().WithContext("executing"));
 
-  std::vector<fs::path> outputs = NumberedFiles(dir, "out");
-  if (outputs.size() != results->size()) {
+  if (first_compared + expected.size() != results->size()) {
     return {Outcome::kFail, "got " + std::to_string(results->size()) + " results, expected " +
-                                std::to_string(outputs.size())};
+                                std::to_string(first_compared + expected.size())};
   }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    auto actual = (*results)[i]->ToLiteral();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    const size_t leaf = first_compared + i;
+    auto actual = (*results)[leaf]->ToLiteral();
     if (!actual.ok()) return Fail(actual.status());
-    auto expected = ReadNpyFile(outputs[i].string(), actual->shape().element_type());
-    if (!expected.ok()) return Fail(expected.status());
-    const Tolerance tolerance = LeafTolerance(expected->shape().element_type(), ModuleTolerance(**module));
-    const LeafDifference difference = CompareLeaf(*actual, *expected, tolerance);
+    auto wanted = ReadNpyFile(expected[i].string(), actual->shape().element_type());
+    if (!wanted.ok()) return Fail(wanted.status());
+    const Tolerance tolerance = LeafTolerance(wanted->shape().element_type(), ModuleTolerance(module));
+    const LeafDifference difference = CompareLeaf(*actual, *wanted, tolerance);
     if (!difference.agree()) {
-      return {Outcome::kFail, "result " + std::to_string(i) + ": " + difference.first_mismatch};
+      return {Outcome::kFail, "result " + std::to_string(leaf) + " (" + expected[i].filename().string() +
+                                  "): " + difference.first_mismatch};
     }
   }
   return {Outcome::kPass, ""};
+}
+
+StatusOr<std::unique_ptr<Module>> ParseFile(const fs::path& path) {
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadText(path));
+  auto module = ParseHloModule(text);
+  if (!module.ok()) return module.status().WithContext("parsing " + path.filename().string());
+  return module;
+}
+
+Result RunProgram(const fs::path& dir, const std::string& backend_name) {
+  auto module = ParseFile(dir / "module.hlo");
+  if (!module.ok()) return Fail(module.status());
+  return RunAndCompare(**module, dir, backend_name, NumberedFiles(dir, "out"), 0);
+}
+
+// The gradient module of forward.hlo returns the loss, then one gradient per
+// parameter of forward_wrt.txt: the gradients are its leaves from 1 on.
+Result RunGradient(const fs::path& dir, const std::string& backend_name) {
+  auto forward = ParseFile(dir / "forward.hlo");
+  if (!forward.ok()) return Fail(forward.status());
+  auto wrt_text = ReadText(dir / "forward_wrt.txt");
+  if (!wrt_text.ok()) return Fail(wrt_text.status());
+  std::vector<int64_t> wrt;
+  std::istringstream numbers(*wrt_text);
+  for (int64_t number = 0; numbers >> number;) wrt.push_back(number);
+  const std::vector<fs::path> gradients = NumberedFiles(dir, "grad");
+  if (wrt.empty() || wrt.size() != gradients.size()) {
+    return {Outcome::kFail, "forward_wrt.txt names " + std::to_string(wrt.size()) + " parameters for " +
+                                std::to_string(gradients.size()) + " gradient files"};
+  }
+  auto gradient = autodiff::BuildVjp(**forward, wrt);
+  if (!gradient.ok()) return Fail(gradient.status().WithContext("differentiating forward.hlo"));
+  return RunAndCompare(**gradient, dir, backend_name, gradients, 1);
 }
 
 const char* OutcomeName(Outcome outcome) {
@@ -126,9 +164,10 @@ const char* OutcomeName(Outcome outcome) {
   return "?";
 }
 
-int RunOne(const fs::path& dir, const std::string& backend) {
-  Result result = RunProgram(dir, backend);
-  std::cout << OutcomeName(result.outcome) << " " << dir.filename().string() << " on " << backend;
+int RunOne(const fs::path& dir, const std::string& backend, bool gradient) {
+  Result result = gradient ? RunGradient(dir, backend) : RunProgram(dir, backend);
+  std::cout << OutcomeName(result.outcome) << " " << dir.filename().string()
+            << (gradient ? " (gradient)" : "") << " on " << backend;
   if (!result.detail.empty()) std::cout << ": " << result.detail;
   std::cout << "\n";
   return result.outcome == Outcome::kPass ? 0 : 1;
@@ -191,9 +230,11 @@ int RunTable(const fs::path& corpus, const std::vector<std::string>& backends,
 
 int main(int argc, char** argv) {
   const std::string usage =
-      "usage: kiln_conformance run PROGRAM_DIR BACKEND | table CORPUS_DIR BACKEND...\n"
+      "usage: kiln_conformance run PROGRAM_DIR BACKEND | grad PROGRAM_DIR BACKEND\n"
+      "       kiln_conformance table CORPUS_DIR BACKEND...\n"
       "       kiln_conformance table CORPUS_DIR BACKEND --expect-unsupported LIST\n";
-  if (argc >= 4 && std::string(argv[1]) == "run") return kiln::RunOne(argv[2], argv[3]);
+  if (argc >= 4 && std::string(argv[1]) == "run") return kiln::RunOne(argv[2], argv[3], false);
+  if (argc >= 4 && std::string(argv[1]) == "grad") return kiln::RunOne(argv[2], argv[3], true);
   if (argc == 6 && std::string(argv[1]) == "table" && std::string(argv[4]) == "--expect-unsupported") {
     const std::optional<std::set<std::string>> listed = kiln::ReadProgramList(argv[5]);
     if (!listed) {
