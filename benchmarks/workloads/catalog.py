@@ -103,6 +103,15 @@ def workloads(size: str) -> list[Workload]:
                            f"{'-'.join(map(str, wide_sizes))})",
                            "mlp", mlp_inputs(wide_batch, wide_sizes), "fma",
                            flops=mlp_flops(wide_batch, wide_sizes), params={"sizes": wide_sizes}))
+    # The same step with the gradient Kiln derives: NAME.hlo is the forward loss
+    # (the corpus generator's mlp_loss); compare runs `kiln grad` on it and adds the
+    # SGD step; the peers run the train step as above (JAX: its value_and_grad).
+    result.append(Workload("mlp_train_step_kiln_grad",
+                           f"MLP train step, gradient derived by kiln grad (batch {wide_batch}, "
+                           f"{'-'.join(map(str, wide_sizes))})",
+                           "mlp", mlp_inputs(wide_batch, wide_sizes), "fma",
+                           flops=mlp_flops(wide_batch, wide_sizes),
+                           params={"sizes": wide_sizes, "derived_gradient": True}))
     # FFTs: FLOPs by the usual convention, 5 N log2 N for a complex transform
     # of N points and half that for a real one.
     fft_side = 64 if quick else 512

@@ -26,7 +26,7 @@ def lower(workload: catalog.Workload) -> str:
 
     jax.config.update("jax_platforms", "cpu")
     arguments = [jax.ShapeDtypeStruct(i.shape, i.dtype) for i in workload.inputs]
-    function = jax_programs.function_for(workload)
+    function = jax_programs.hlo_function_for(workload)
     return jax.jit(function, keep_unused=True).lower(*arguments).as_text(dialect="hlo")
 
 

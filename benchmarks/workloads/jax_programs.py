@@ -91,6 +91,14 @@ def sort(workload: catalog.Workload):
         workload.params["variant"]]
 
 
+def hlo_function_for(workload: catalog.Workload):
+    """The function whose HLO Kiln runs: the workload's own, or the forward loss of
+    a workload whose gradient Kiln derives (benchmarks/compare differentiates it)."""
+    if workload.params.get("derived_gradient"):
+        return _corpus_generator().mlp_loss
+    return function_for(workload)
+
+
 def function_for(workload: catalog.Workload):
     """The JAX function computing `workload` on its inputs, in order."""
     simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
