@@ -9,13 +9,12 @@ Status FftThunk::Run(ExecutionContext& context) const {
   void* output = context.slots[outputs_[0]];
   const IntraOpThreadPool* pool = context.pool;
   if (pool == nullptr || pool->num_threads() == 1) {
-    interpreter::RunFft(geometry_, input, output);
+    transform_->Run(input, output, nullptr);
   } else {
-    interpreter::RunFft(
-        geometry_, input, output,
-        [pool](int64_t extent, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
-          pool->ParallelFor(extent, grain, body);
-        });
+    transform_->Run(input, output,
+                    [pool](int64_t extent, int64_t grain, const std::function<void(int64_t, int64_t)>& body) {
+                      pool->ParallelFor(extent, grain, body);
+                    });
   }
   return OkStatus();
 }

@@ -1,25 +1,24 @@
-// fft without the interpreter's literals: the transforms of
-// core/interpreter/fft.h (Eigen's FFT module) run straight on the operand's
-// and the result's slots, their lines spread over the intra-op threads.
+// fft on the slots: Kiln's own FFT (fft_transform.h), its plans built with
+// the thunk, its lines spread over the intra-op threads.
 #pragma once
 
-#include <utility>
+#include <memory>
 
+#include "backends/cpu/fft_transform.h"
 #include "backends/cpu/thunk.h"
-#include "core/interpreter/fft.h"
 
 namespace kiln::cpu {
 
 class FftThunk : public Thunk {
  public:
-  FftThunk(int input, int output, interpreter::FftGeometry geometry)
-      : Thunk({input}, {output}), geometry_(std::move(geometry)) {}
+  FftThunk(int input, int output, const interpreter::FftGeometry& geometry)
+      : Thunk({input}, {output}), transform_(FftTransform::Create(geometry)) {}
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "fft"; }
 
  private:
-  interpreter::FftGeometry geometry_;
+  std::unique_ptr<FftTransform> transform_;
 };
 
 }  // namespace kiln::cpu

@@ -101,7 +101,7 @@ class Lowerer {
   Status LowerSort(const Instruction& instruction, Scope& scope);
   // A TopKThunk for real operands, else a library thunk.
   Status LowerTopK(const Instruction& instruction, Scope& scope);
-  // An FftThunk (Eigen's FFT module on the slots, lines in parallel).
+  // An FftThunk (Kiln's own FFT on the slots, lines in parallel).
   Status LowerFft(const Instruction& instruction, Scope& scope);
   // Queues `computation` for the code generator; `install` receives the
   // kernel. Identical computations (a layer repeated, a long chain cut into

@@ -5,8 +5,9 @@
 // backend: any length, mixed radix 2, 3, 4, 5 and a generic butterfly for
 // larger prime factors, so a length with a large prime factor p costs about
 // n*p instead of n*log n); the real transforms use its real-input forward
-// and half-spectrum inverse along the last dimension. Shared by the
-// interpreter's kernel and the cpu backend's fft thunk.
+// and half-spectrum inverse along the last dimension. The interpreter's
+// kernel; the cpu backend shares PlanFft's geometry and runs its own FFT
+// (backends/cpu/fft_transform.h).
 #pragma once
 
 #include <cstdint>

@@ -1,11 +1,62 @@
 // fft on the CPU backend: its own thunk on the slots (no library thunk), the
-// lines spread over the intra-op threads, the same values as the
-// interpreter for every fft_type and both precisions.
+// lines spread over the intra-op threads, the same values as the naive DFT
+// and as the interpreter for every fft_type and both precisions. The cases
+// reach each path of Kiln's FFT: full and partly filled vectors of lines
+// and single lines, rows (the last dimension) and columns (the others),
+// radix 2, 3, 4, 5 and larger prime passes, Bluestein's algorithm for
+// large primes, the half-length real transforms (even n) and the full ones
+// (odd n).
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
+#include "tests/unit/fft_reference.h"
 
 namespace kiln::cpu {
 namespace {
+
+using fft_reference::CheckAgainstNaiveDft;
+
+Backend& Cpu() {
+  static CpuBackend backend;
+  return backend;
+}
+
+constexpr FftType kEveryType[] = {FftType::kFft, FftType::kIfft, FftType::kRfft, FftType::kIrfft};
+
+TEST(RuntimeFftTest, OneDimensionalLengthsMatchTheNaiveDft) {
+  // 13 lines: a full vector of f32 lines and a partly filled one (f64: three
+  // full and a single line); 1 line: the one-line path. 61 is the largest
+  // direct radix; 67, 127, 509, 1009 go through Bluestein, 134 and 183 mix
+  // a large factor with small ones.
+  for (int64_t n : {1,  2,  3,  4,  5,  6,  7,   8,   9,   11,  12,  13,  16,  25,  27,   30,   31,
+                    32, 49, 61, 64, 67, 97, 100, 127, 128, 134, 183, 210, 256, 509, 1000, 1009, 1024}) {
+    for (FftType type : kEveryType) {
+      for (bool f64 : {false, true}) {
+        CheckAgainstNaiveDft({type, f64, {13}, {n}}, Cpu());
+        if (n % 8 == 1 || n < 8) CheckAgainstNaiveDft({type, f64, {1}, {n}}, Cpu());
+      }
+    }
+  }
+}
+
+TEST(RuntimeFftTest, TwoAndThreeDimensionsMatchTheNaiveDft) {
+  // Columns of 13 (f32: a full and a partly filled vector) and 7 (f64: the
+  // same), 9 and 10 (a vector and single columns), a Bluestein column (67).
+  for (std::vector<int64_t> lengths : std::vector<std::vector<int64_t>>{
+           {6, 10}, {7, 9}, {16, 16}, {5, 13}, {4, 7}, {67, 5}, {12, 67}, {1, 5}, {5, 1}}) {
+    for (FftType type : kEveryType) {
+      for (bool f64 : {false, true}) CheckAgainstNaiveDft({type, f64, {3}, lengths}, Cpu());
+    }
+  }
+  for (std::vector<int64_t> lengths :
+       std::vector<std::vector<int64_t>>{{3, 4, 5}, {2, 6, 7}, {4, 4, 4}, {5, 3, 2}, {9, 17, 12}}) {
+    for (FftType type : kEveryType) {
+      for (bool f64 : {false, true}) {
+        CheckAgainstNaiveDft({type, f64, {}, lengths}, Cpu());
+        CheckAgainstNaiveDft({type, f64, {2, 3}, lengths}, Cpu());
+      }
+    }
+  }
+}
 
 TEST(RuntimeFftTest, RunsAsItsOwnThunk) {
   std::unique_ptr<Module> module = testing::ParseOrDie(R"(HloModule m

@@ -650,8 +650,8 @@ KILN_API kiln_op_t kiln_op_conv_general_dilated(kiln_builder_t* builder, kiln_op
  *    are ignored).
  * Other element types, an fft_length of 0 or more than 3 entries, a negative
  * length, or trailing dimensions that do not match are INVALID_ARGUMENT
- * naming the op and what differs. The interpreter and cpu run it (through
- * Eigen's FFT module); on vulkan and cuda, kiln_client_compile refuses it by
+ * naming the op and what differs. The interpreter (through Eigen's FFT
+ * module) and cpu (Kiln's own FFT) run it; on vulkan and cuda, kiln_client_compile refuses it by
  * name (UNIMPLEMENTED). (Since 0.2.) */
 KILN_API kiln_op_t kiln_op_fft(kiln_builder_t* builder, kiln_op_t operand, kiln_fft_type_t fft_type,
                                const int64_t* fft_length, size_t num_fft_length);
