@@ -378,17 +378,32 @@ kiln_status_t* kiln_user_op_register_kernel(const char* op, const char* backend,
 kiln_status_t* kiln_user_op_register_device_kernel(const char* op, const char* backend,
                                                    kiln_element_type_t type, const void* code,
                                                    size_t code_size, const char* entry) {
+  return kiln_user_op_register_device_kernel_with_launch(op, backend, type, code, code_size, entry, 0, 0);
+}
+
+kiln_status_t* kiln_user_op_register_device_kernel_with_launch(const char* op, const char* backend,
+                                                               kiln_element_type_t type, const void* code,
+                                                               size_t code_size, const char* entry,
+                                                               uint32_t block_size, uint32_t grid_size) {
   const char* kiln_capi_function = __func__;
   return Guard(__func__, [&]() -> Status {
     KILN_CAPI_CHECK_NOT_NULL(op);
     KILN_CAPI_CHECK_NOT_NULL(backend);
     KILN_CAPI_CHECK_NOT_NULL(code);
     KILN_CAPI_CHECK_NOT_NULL(entry);
-    (void)type;
-    (void)code_size;
-    return kiln::Unimplemented(kiln_capi_function,
-                               ": device kernels (SPIR-V for vulkan, PTX for cuda) of op '", op,
-                               "' are not implemented yet; register a host kernel for cpu or interpreter");
+    if (type < KILN_TYPE_INVALID || type > KILN_TYPE_C128) {
+      return kiln::InvalidArgument(kiln_capi_function, ": element type ", type,
+                                   " is not an array KILN_TYPE_*");
+    }
+    kiln::OpDeviceKernel kernel;
+    kernel.backend = backend;
+    kernel.type = static_cast<kiln::ElementType>(type);
+    const auto* bytes = static_cast<const uint8_t*>(code);
+    kernel.code.assign(bytes, bytes + code_size);
+    kernel.entry = entry;
+    kernel.block_size = block_size;
+    kernel.grid_size = grid_size;
+    return kiln::RegisterOpDeviceKernel(op, std::move(kernel));
   });
 }
 

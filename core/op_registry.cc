@@ -12,6 +12,7 @@
 
 #include "core/backend.h"
 #include "core/builder.h"
+#include "core/device_kernel_code.h"
 #include "core/literal.h"
 
 namespace kiln {
@@ -370,6 +371,7 @@ struct Registry {
   std::mutex mutex;
   std::map<std::string, std::shared_ptr<const OpDef>, std::less<>> ops;
   std::map<std::string, std::vector<KernelEntry>, std::less<>> kernels;
+  std::map<std::string, std::vector<std::shared_ptr<const OpDeviceKernel>>, std::less<>> device_kernels;
 };
 
 Registry& TheRegistry() {
@@ -383,6 +385,11 @@ Registry& TheRegistry() {
 void RegisteredOpMarker(void*, const void**) {}
 
 bool IsHostBackend(std::string_view backend) { return backend == "cpu" || backend == "interpreter"; }
+bool IsDeviceBackend(std::string_view backend) { return backend == "vulkan" || backend == "cuda"; }
+
+std::string_view TypeOrAny(ElementType type) {
+  return type == ElementType::kInvalid ? "any type" : ElementTypeName(type);
+}
 
 }  // namespace
 
@@ -802,9 +809,11 @@ Status RegisterOpKernel(std::string_view op, std::string_view backend, ElementTy
     backends = {"cpu", "interpreter"};
   } else if (IsHostBackend(backend)) {
     backends = {std::string(backend)};
-  } else if (backend == "vulkan" || backend == "cuda") {
-    return Unimplemented("op '", op, "': host-function kernels run on cpu and interpreter only; ", backend,
-                         " kernels (SPIR-V, PTX) are not implemented yet");
+  } else if (IsDeviceBackend(backend)) {
+    return InvalidArgument("op '", op,
+                           "': host-function kernels run on cpu and interpreter only; register a ",
+                           backend == "vulkan" ? "SPIR-V" : "PTX", " kernel for ", backend,
+                           " with kiln_user_op_register_device_kernel");
   } else {
     return InvalidArgument("op '", op, "': unknown backend '", backend, "' (cpu, interpreter or host)");
   }
@@ -817,8 +826,7 @@ Status RegisterOpKernel(std::string_view op, std::string_view backend, ElementTy
   for (const std::string& b : backends) {
     for (const KernelEntry& entry : entries) {
       if (entry.backend == b && entry.type == type) {
-        return AlreadyExists("op '", op, "' already has a ", b, " kernel for ",
-                             type == ElementType::kInvalid ? "any type" : ElementTypeName(type));
+        return AlreadyExists("op '", op, "' already has a ", b, " kernel for ", TypeOrAny(type));
       }
     }
   }
@@ -841,17 +849,61 @@ OpKernelFunction FindOpKernel(std::string_view op, std::string_view backend, Ele
   return any != nullptr ? any->function : nullptr;
 }
 
+Status RegisterOpDeviceKernel(std::string_view op, OpDeviceKernel kernel) {
+  if (!IsDeviceBackend(kernel.backend)) {
+    return InvalidArgument("op '", op, "': device kernels are for vulkan (SPIR-V) and cuda (PTX), not '",
+                           kernel.backend, "'; register a host kernel with kiln_user_op_register_kernel");
+  }
+  if (kernel.type != ElementType::kInvalid && !IsArrayType(kernel.type)) {
+    return InvalidArgument("op '", op, "': a kernel's element type must be an array type, got ",
+                           ElementTypeName(kernel.type));
+  }
+  if (FindRegisteredOp(op) == nullptr)
+    return NotFound("op '", op, "' is not registered; register the op before its kernels");
+  KILN_RETURN_IF_ERROR(CheckDeviceKernelCode(op, kernel.backend, kernel.code, kernel.entry));
+  Registry& registry = TheRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  std::vector<std::shared_ptr<const OpDeviceKernel>>& entries = registry.device_kernels[std::string(op)];
+  for (const std::shared_ptr<const OpDeviceKernel>& entry : entries) {
+    if (entry->backend == kernel.backend && entry->type == kernel.type) {
+      return AlreadyExists("op '", op, "' already has a ", kernel.backend, " kernel for ",
+                           TypeOrAny(kernel.type));
+    }
+  }
+  entries.push_back(std::make_shared<const OpDeviceKernel>(std::move(kernel)));
+  return OkStatus();
+}
+
+std::shared_ptr<const OpDeviceKernel> FindOpDeviceKernel(std::string_view op, std::string_view backend,
+                                                         ElementType type) {
+  Registry& registry = TheRegistry();
+  std::lock_guard<std::mutex> lock(registry.mutex);
+  auto it = registry.device_kernels.find(op);
+  if (it == registry.device_kernels.end()) return nullptr;
+  std::shared_ptr<const OpDeviceKernel> any;
+  for (const std::shared_ptr<const OpDeviceKernel>& entry : it->second) {
+    if (entry->backend != backend) continue;
+    if (entry->type == type) return entry;
+    if (entry->type == ElementType::kInvalid) any = entry;
+  }
+  return any;
+}
+
 std::string DescribeOpKernels(std::string_view op) {
   Registry& registry = TheRegistry();
   std::lock_guard<std::mutex> lock(registry.mutex);
-  auto it = registry.kernels.find(op);
-  if (it == registry.kernels.end() || it->second.empty()) return "none";
   std::vector<std::string> parts;
-  for (const KernelEntry& entry : it->second) {
-    parts.push_back(entry.backend + ":" +
-                    std::string(entry.type == ElementType::kInvalid ? "any" : ElementTypeName(entry.type)));
+  auto type_name = [](ElementType type) {
+    return std::string(type == ElementType::kInvalid ? "any" : ElementTypeName(type));
+  };
+  if (auto it = registry.kernels.find(op); it != registry.kernels.end()) {
+    for (const KernelEntry& entry : it->second) parts.push_back(entry.backend + ":" + type_name(entry.type));
   }
-  return Join(parts);
+  if (auto it = registry.device_kernels.find(op); it != registry.device_kernels.end()) {
+    for (const std::shared_ptr<const OpDeviceKernel>& entry : it->second)
+      parts.push_back(entry->backend + ":" + type_name(entry->type) + " (" + entry->entry + ")");
+  }
+  return parts.empty() ? "none" : Join(parts);
 }
 
 ElementType KernelElementType(std::span<const Shape> operands, const Shape& result) {
@@ -1103,7 +1155,10 @@ Status CheckRegisteredOps(const Module& module, std::string_view backend) {
                                " but the op's definition gives ", call->result_shape.ToString());
       }
       ElementType type = KernelElementType(operands, instruction->shape);
-      if (FindOpKernel(def->name, backend, type) == nullptr) {
+      const bool has_kernel = IsDeviceBackend(backend)
+                                  ? FindOpDeviceKernel(def->name, backend, type) != nullptr
+                                  : FindOpKernel(def->name, backend, type) != nullptr;
+      if (!has_kernel) {
         return Unimplemented("op '", def->name, "' has no ", backend, " kernel for element type ",
                              ElementTypeName(type), " (", context,
                              "; kernels: ", DescribeOpKernels(def->name), ")");

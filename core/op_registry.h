@@ -173,6 +173,26 @@ Status RegisterOpKernel(std::string_view op, std::string_view backend, ElementTy
                         OpKernelFunction kernel, std::shared_ptr<void> keep_alive);
 // The kernel of `op` for `backend` and `type`, or nullptr.
 OpKernelFunction FindOpKernel(std::string_view op, std::string_view backend, ElementType type);
+
+// A device kernel of a registered op: code the backend loads as given
+// (SPIR-V words on vulkan, PTX text on cuda), its entry point and its
+// launch. The frame it gets is in kiln.h (kiln_user_op_register_device_kernel).
+struct OpDeviceKernel {
+  std::string backend;  // "vulkan" or "cuda"
+  ElementType type = ElementType::kInvalid;
+  std::vector<uint8_t> code;
+  std::string entry;
+  uint32_t block_size = 0;  // invocations per workgroup / threads per block; 0: the backend's default
+  uint32_t grid_size = 0;   // workgroups / blocks; 0: enough for result 0's elements
+};
+// Registers `kernel` for `op` after CheckDeviceKernelCode; NOT_FOUND for an
+// op not registered, ALREADY_EXISTS for a taken (backend, type),
+// INVALID_ARGUMENT for another backend.
+Status RegisterOpDeviceKernel(std::string_view op, OpDeviceKernel kernel);
+// The device kernel of `op` for `backend` and `type` (else the one for any
+// type), or nullptr.
+std::shared_ptr<const OpDeviceKernel> FindOpDeviceKernel(std::string_view op, std::string_view backend,
+                                                         ElementType type);
 // The backends and types with kernels, as "cpu:s32, interpreter:s32".
 std::string DescribeOpKernels(std::string_view op);
 // The element type that picks a kernel: the first argument's, else the first result's.
@@ -191,7 +211,8 @@ StatusOr<Op> BuildRegisteredOpCall(Builder& builder, std::string_view name, std:
 
 // For a backend's compile: every custom-call of `module` that names a
 // registered op is checked against its definition (attributes, operand
-// types, result shape) and must have a kernel for `backend` and its type.
+// types, result shape) and must have a kernel for `backend` and its type
+// (a host kernel on cpu and interpreter, a device kernel on vulkan and cuda).
 // UNIMPLEMENTED naming the op, backend and type when it has none.
 Status CheckRegisteredOps(const Module& module, std::string_view backend);
 

@@ -98,6 +98,10 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
       executable->functions_.push_back(function);
     }
   }
+  for (const UserOpLaunch& launch : program->user_ops) {
+    KILN_ASSIGN_OR_RETURN(LoadedUserOp loaded, LoadUserOpKernel(driver, launch));
+    executable->user_ops_.push_back(loaded);
+  }
   for (const Literal& constant : program->constants) {
     const int64_t bytes = static_cast<int64_t>(constant.raw().size());
     DeviceBlock block;
@@ -114,7 +118,9 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
 
 CudaExecutable::~CudaExecutable() {
   constants_.clear();
-  if (module_ != nullptr && memory_->MakeCurrent().ok()) memory_->driver().api().ModuleUnload(module_);
+  if (!memory_->MakeCurrent().ok()) return;
+  if (module_ != nullptr) memory_->driver().api().ModuleUnload(module_);
+  for (const LoadedUserOp& loaded : user_ops_) memory_->driver().api().ModuleUnload(loaded.module);
 }
 
 StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
@@ -214,17 +220,26 @@ Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
                        "cuLaunchKernel(" + kernel.name + ")");
 }
 
-// A dot as a cuBLAS GEMM on this execution's stream, with the handle the
-// execution took from the GPU's pool.
+// A registered op's PTX kernel, or a dot as a cuBLAS GEMM with the handle
+// the execution took from the GPU's pool, on this execution's stream.
 Status CudaExecutable::StepExecutor::CallLibrary(const DeviceStep& step) {
   const CudaProgram& program = *executable_.program_;
-  if (step.call < 0 || static_cast<size_t>(step.call) >= program.gemms.size() || step.buffers.size() != 3)
+  if (step.call < 0 || static_cast<size_t>(step.call) >= program.calls.size())
+    return Internal("cuda: library call '", step.name, "' was not planned");
+  const CudaLibraryCall& call = program.calls[static_cast<size_t>(step.call)];
+  if (call.user_op >= 0) {
+    std::vector<CUdeviceptr> buffers;
+    for (int slot : step.buffers) buffers.push_back(addresses[static_cast<size_t>(slot)]);
+    const auto index = static_cast<size_t>(call.user_op);
+    return RunUserOpKernel(driver_, executable_.user_ops_[index], program.user_ops[index], buffers, stream);
+  }
+  if (call.gemm < 0 || step.buffers.size() != 3)
     return Internal("cuda: library call '", step.name, "' is not a planned GEMM");
   if (blas_handle_ == nullptr) {
     KILN_ASSIGN_OR_RETURN(blas_handle_, executable_.blas_->Acquire(stream));
   }
   auto address = [&](size_t i) { return addresses[static_cast<size_t>(step.buffers[i])]; };
-  return RunGemm(executable_.blas_->cublas(), blas_handle_, program.gemms[static_cast<size_t>(step.call)],
+  return RunGemm(executable_.blas_->cublas(), blas_handle_, program.gemms[static_cast<size_t>(call.gemm)],
                  address(0), address(1), address(2));
 }
 

@@ -18,11 +18,10 @@ const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots) {
     made->kernel_scratch_bytes = [](const Instruction& root) -> int64_t {
       return root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK ? SortScratchBytes(root) : 0;
     };
-    if (library_dots) {
-      made->library_call = [](const Instruction& instruction) {
-        return instruction.opcode == Opcode::kDot && PlanGemm(instruction).ok();
-      };
-    }
+    made->library_call = [library_dots](const Instruction& instruction) {
+      if (RunsAsUserOpKernel(instruction)) return true;
+      return library_dots && instruction.opcode == Opcode::kDot && PlanGemm(instruction).ok();
+    };
     return made;
   };
   static const DeviceLoweringRules* const kernels_only = make(false);
@@ -40,8 +39,17 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
   auto program = std::make_unique<CudaProgram>();
   KILN_RETURN_IF_ERROR(LowerForDevice(std::move(module), CudaLoweringRules(cublas_dots), *program));
   for (const Instruction* call : program->library_calls) {
-    KILN_ASSIGN_OR_RETURN(GemmPlan gemm, PlanGemm(*call));
-    program->gemms.push_back(gemm);
+    CudaLibraryCall planned;
+    if (RunsAsUserOpKernel(*call)) {
+      KILN_ASSIGN_OR_RETURN(UserOpLaunch launch, PlanUserOpLaunch(*call));
+      planned.user_op = static_cast<int>(program->user_ops.size());
+      program->user_ops.push_back(std::move(launch));
+    } else {
+      KILN_ASSIGN_OR_RETURN(GemmPlan gemm, PlanGemm(*call));
+      planned.gemm = static_cast<int>(program->gemms.size());
+      program->gemms.push_back(gemm);
+    }
+    program->calls.push_back(planned);
   }
   std::vector<cpu::KernelRequest> requests;
   for (const KernelDescription& kernel : program->kernels)

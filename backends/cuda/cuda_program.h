@@ -12,6 +12,7 @@
 #include "backends/cpu/codegen/kernel_compiler.h"
 #include "backends/cuda/cublas_gemm.h"
 #include "backends/cuda/ptx_compiler.h"
+#include "backends/cuda/user_op_kernels.h"
 #include "core/ir.h"
 #include "core/lowering/device_lowering.h"
 #include "core/lowering/device_program.h"
@@ -25,14 +26,23 @@ using Slot = DeviceSlot;
 using Step = DeviceStep;
 using StepSequence = DeviceStepSequence;
 
+// A library call is a cuBLAS GEMM or a registered op's own PTX kernel.
+struct CudaLibraryCall {
+  int gemm = -1;     // index into gemms
+  int user_op = -1;  // index into user_ops
+};
+
 struct CudaProgram : DeviceProgram {
-  PtxModule ptx;                // every kernel; ptx.kernels[step.kernel]
-  std::vector<GemmPlan> gemms;  // per library call: gemms[step.call]
+  PtxModule ptx;                       // every kernel; ptx.kernels[step.kernel]
+  std::vector<CudaLibraryCall> calls;  // per library call: calls[step.call]
+  std::vector<GemmPlan> gemms;
+  std::vector<UserOpLaunch> user_ops;
 };
 
 // Lowers an optimised module (after the pass pipeline) and compiles its
 // kernels for `target`. With `cublas_dots`, every dot that is a GEMM
-// (PlanGemm) becomes a cuBLAS call instead of a kernel. UNIMPLEMENTED names
+// (PlanGemm) becomes a cuBLAS call instead of a kernel; a registered op's
+// call with a PTX kernel is a call of that kernel. UNIMPLEMENTED names
 // the first op that cannot run.
 StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> module, const PtxTarget& target,
                                                     const std::string& dump_ir_dir = "",

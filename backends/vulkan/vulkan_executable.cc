@@ -57,6 +57,16 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
                                {static_cast<uint32_t>(groups), 1, 1});
   }
 
+  // A registered op's own shader (user_op_shaders.h).
+  Status CallLibrary(const DeviceStep& step) override {
+    const auto index = static_cast<size_t>(step.call);
+    const UserOpDispatch& dispatch = executable_.program_->user_ops[index];
+    std::vector<BufferRange> ranges;
+    for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
+    return commands_->Dispatch(executable_.user_ops_[index], ranges, dispatch.push_constants,
+                               {dispatch.groups, 1, 1});
+  }
+
   Status Copy(int source, int target, int64_t bytes) override {
     const BufferRange& from = slots[static_cast<size_t>(source)];
     const BufferRange& to = slots[static_cast<size_t>(target)];
@@ -115,6 +125,10 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.workgroup_size_x = static_cast<uint32_t>(kGlslWorkgroupSize);
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
     executable->kernels_.push_back(std::move(kernel));
+  }
+  for (const UserOpDispatch& dispatch : program->user_ops) {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, CreateUserOpKernel(vulkan, dispatch));
+    executable->user_ops_.push_back(std::move(kernel));
   }
   for (const Literal& constant : program->constants) {
     const auto bytes = static_cast<uint64_t>(constant.raw().size());

@@ -19,6 +19,7 @@ DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t
   // for every element of the row (softmax took 1.4 s instead of ms).
   rules.fuse_row_reductions = false;
   rules.kernel_scratch_bytes = [](const Instruction& root) { return GlslKernelScratchBytes(root); };
+  rules.library_call = RunsAsUserOpShader;
   return rules;
 }
 
@@ -32,6 +33,10 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
   KILN_RETURN_IF_ERROR(RunDevicePasses(*clone, optimization_level, rules));
   auto program = std::make_unique<VulkanProgram>();
   KILN_RETURN_IF_ERROR(LowerForDevice(std::move(clone), rules, *program));
+  for (const Instruction* call : program->library_calls) {
+    KILN_ASSIGN_OR_RETURN(UserOpDispatch dispatch, PlanUserOpDispatch(*call));
+    program->user_ops.push_back(std::move(dispatch));
+  }
   const NanPreservingWidths nan_widths{features.preserves_nan_f16, features.preserves_nan_f32,
                                        features.preserves_nan_f64};
   for (const KernelDescription& kernel : program->kernels) {

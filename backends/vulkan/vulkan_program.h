@@ -10,6 +10,7 @@
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/shader_features.h"
+#include "backends/vulkan/user_op_shaders.h"
 #include "core/lowering/device_lowering.h"
 
 namespace kiln::vulkan {
@@ -20,7 +21,8 @@ struct CompiledShader {
 };
 
 struct VulkanProgram : DeviceProgram {
-  std::vector<CompiledShader> shaders;  // shaders[step.kernel]
+  std::vector<CompiledShader> shaders;   // shaders[step.kernel]
+  std::vector<UserOpDispatch> user_ops;  // registered ops' shaders: user_ops[step.call]
 };
 
 // The rules the shared device lowering follows on a device with `features`:

@@ -250,12 +250,14 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     default: break;
   }
-  if (NeedsHostOnDevice(instruction))
-    return RefuseOp(rules_.backend, instruction, "it needs the host runtime");
   if (!AllArrays(instruction))
     return RefuseOp(rules_.backend, instruction, "its operands or results are not arrays");
+  // Before the host check: a registered op's custom-call is opaque to the
+  // core, yet runs on the device as its user-supplied kernel.
   if (rules_.library_call && rules_.library_call(instruction))
     return LowerLibraryCall(instruction, sequence, values);
+  if (NeedsHostOnDevice(instruction))
+    return RefuseOp(rules_.backend, instruction, "it needs the host runtime");
   Computation* single = SingleInstructionComputation(instruction);
   if (Status emittable = rules_.check_kernel(*single); !emittable.ok())
     return RefuseOp(rules_.backend, instruction, emittable.message());
@@ -448,6 +450,7 @@ std::vector<std::string> UnsupportedDeviceOps(const Module& module, const Device
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
       if (LoweredWithoutAKernel(*instruction)) continue;
+      if (rules.library_call && AllArrays(*instruction) && rules.library_call(*instruction)) continue;
       const bool refused = NeedsHostOnDevice(*instruction) || !AllArrays(*instruction) ||
                            (rules.check_kernel &&
                             !rules.check_kernel(*SingleInstructionComputation(*instruction, "single")).ok());

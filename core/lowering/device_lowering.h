@@ -29,9 +29,11 @@ struct DeviceLoweringRules {
   // outputs (e.g. a sort's merge buffers); 0 for none. May be empty.
   std::function<int64_t(const Instruction& root)> kernel_scratch_bytes;
   // Instructions the backend runs as a call into a vendor library (the CUDA
-  // backend's dots through cuBLAS) instead of a kernel: each becomes a
-  // kLibraryCall step of its own. May be empty (everything is a kernel).
-  // The fusion pass never fuses dots, so such an instruction stays alone.
+  // backend's dots through cuBLAS) or into a registered op's own kernel
+  // (registered_op_launch.h) instead of a kernel of its generator: each
+  // becomes a kLibraryCall step of its own. May be empty (everything is a
+  // kernel). The fusion pass never fuses dots or custom-calls, so such an
+  // instruction stays alone.
   std::function<bool(const Instruction& instruction)> library_call;
   // Whether the backend's kernels compute a row reduction fused into its
   // consumers once per row (FusionOptions::fuse_row_reductions).

@@ -1223,11 +1223,12 @@ KILN_API kiln_status_t* kiln_executable_execute_async(kiln_executable_t* executa
  * function) and fails with INVALID_ARGUMENT naming the op and what is wrong;
  * a compile checks the same for HLO text and needs a kernel for the backend
  * and element type (else UNIMPLEMENTED naming op, backend and type).
- * Backends: cpu and interpreter run host-function kernels; vulkan and cuda
- * refuse a registered op (device kernels, SPIR-V and PTX, are declared below
- * but NOT IMPLEMENTED yet). Registered ops and kernels live until the process
- * exits (there is no unregister); a taken name (op or custom-call target) is
- * ALREADY_EXISTS. Registration and lookup are thread-safe. (Since 0.2.) */
+ * Backends: cpu and interpreter run host-function kernels
+ * (kiln_user_op_register_kernel); vulkan runs a SPIR-V compute shader and
+ * cuda a PTX kernel (kiln_user_op_register_device_kernel), each launched on
+ * the execution's queue or stream between Kiln's own kernels. Registered ops and kernels live until the
+ * process exits (there is no unregister); a taken name (op or custom-call target) is ALREADY_EXISTS.
+ * Registration and lookup are thread-safe. (Since 0.2.) */
 typedef struct kiln_user_op_def_t kiln_user_op_def_t;
 
 /* Kinds of attribute values. */
@@ -1397,12 +1398,53 @@ KILN_API kiln_status_t* kiln_user_op_register(const kiln_user_op_def_t* def);
 KILN_API kiln_status_t* kiln_user_op_register_kernel(const char* op, const char* backend,
                                                      kiln_element_type_t type, kiln_op_kernel_fn fn,
                                                      void* user_data, kiln_host_release_fn release);
-/* Device kernels: a SPIR-V compute shader (backend "vulkan") or PTX (backend
- * "cuda") with entry point `entry`. NOT IMPLEMENTED YET: always UNIMPLEMENTED
- * (after checking the arguments). Thread-safe. */
+/* Device kernels: registers `code` as op `op`'s kernel for `backend` and
+ * element type `type` (KILN_TYPE_INVALID: any type), chosen as host kernels
+ * are. `code` (copied; `code_size` bytes) is a SPIR-V module for "vulkan"
+ * and PTX text (no NUL) for "cuda"; `entry` names its GLCompute entry point
+ * or `.entry` kernel. Each call of the op is one launch; its frame:
+ *
+ *   vulkan: descriptor set 0 holds one storage buffer per argument (binding
+ *     i), then one per result (binding num_args + j), dense row-major
+ *     (std430 arrays of the element type). Push constants, from offset 0:
+ *     a uint (32-bit) element count per argument then per result, then each
+ *     int and bool attribute of the op in definition order as an int
+ *     (32-bit; bool 0/1); at most 128 bytes in all. The workgroup size is
+ *     specialization constant 0 (declare `layout(local_size_x_id = 0) in;`),
+ *     set to the block size; the dispatch is (grid size, 1, 1) workgroups.
+ *   cuda: the kernel's parameters are a .u64 device pointer per argument
+ *     then per result, then a .u64 (int64) element count per argument then
+ *     per result, then a .u64 (int64) per int and bool attribute in
+ *     definition order; launched with (grid size, 1, 1) blocks of (block
+ *     size, 1, 1) threads, no shared memory.
+ *
+ * Other attribute kinds do not reach a device kernel. The block size is
+ * 64 invocations on vulkan and 256 threads on cuda; the grid covers the
+ * elements of result 0, one invocation each (ceil(elements / block), at
+ * least 1); kiln_user_op_register_device_kernel_with_launch sets either.
+ * The kernel writes every element of the results.
+ *
+ * Errors: INVALID_ARGUMENT for a backend other than "vulkan" or "cuda", an
+ * element type that is not an array type, code that is not SPIR-V (size
+ * not a multiple of 4, no SPIR-V magic number, a malformed instruction) or
+ * not PTX text (a NUL, no .version or .target); NOT_FOUND for an op not
+ * registered or an `entry` that the code does not have (the message lists
+ * those it has); ALREADY_EXISTS for a taken (backend, type). A compile for
+ * vulkan or cuda then fails with INVALID_ARGUMENT naming the op when the
+ * SPIR-V validator (Vulkan 1.2) or the driver's PTX JIT refuses the code or
+ * the frame does not fit (more than 128 bytes of push constants, a count or
+ * attribute past 32 bits on vulkan, a grid past the device's limit), and
+ * UNIMPLEMENTED naming op, backend and type when the call's element type has
+ * no kernel there. Thread-safe. */
 KILN_API kiln_status_t* kiln_user_op_register_device_kernel(const char* op, const char* backend,
                                                             kiln_element_type_t type, const void* code,
                                                             size_t code_size, const char* entry);
+/* The same with the launch given: `block_size` invocations per workgroup
+ * (vulkan) or threads per block (cuda), `grid_size` workgroups or blocks;
+ * 0 for either keeps the default above. Thread-safe. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_user_op_register_device_kernel_with_launch(
+    const char* op, const char* backend, kiln_element_type_t type, const void* code, size_t code_size,
+    const char* entry, uint32_t block_size, uint32_t grid_size);
 /* Calls registered op `name` with `operands` (the inputs' tensors in order)
  * and attributes `attrs` (a dictionary in the text form above; NULL or "" for
  * none). Errors are the builder's, as for every op. */
@@ -1852,6 +1894,9 @@ typedef kiln_status_t* (*kiln_user_op_register_kernel_fn)(const char* op, const 
 typedef kiln_status_t* (*kiln_user_op_register_device_kernel_fn)(const char* op, const char* backend,
                                                                  kiln_element_type_t type, const void* code,
                                                                  size_t code_size, const char* entry);
+typedef kiln_status_t* (*kiln_user_op_register_device_kernel_with_launch_fn)(
+    const char* op, const char* backend, kiln_element_type_t type, const void* code, size_t code_size,
+    const char* entry, uint32_t block_size, uint32_t grid_size);
 typedef kiln_op_t (*kiln_op_call_registered_fn)(kiln_builder_t* builder, const char* name,
                                                 const kiln_op_t* operands, size_t num_operands,
                                                 const char* attrs);

@@ -87,6 +87,13 @@ struct State {
   std::set<CUmod_st*> modules;
   std::set<CUstream_st*> streams;
   int launches = 0;
+  // The last launch, for kiln_fake_cuda_last_launch: the entry point, the
+  // grid and block, and each parameter's value (as many bytes as its PTX
+  // declaration, widened to 64 bits).
+  std::string last_entry;
+  unsigned last_grid[3] = {0, 0, 0};
+  unsigned last_block[3] = {0, 0, 0};
+  std::vector<uint64_t> last_parameters;
 };
 
 State& state() {
@@ -526,6 +533,14 @@ KILN_FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, u
     if (!InsideAllocation(s, address, 1)) return kIllegalAddress;
   }
   ++s.launches;
+  s.last_entry = function->entry->name;
+  s.last_grid[0] = grid_x, s.last_grid[1] = grid_y, s.last_grid[2] = grid_z;
+  s.last_block[0] = block_x, s.last_block[1] = block_y, s.last_block[2] = block_z;
+  s.last_parameters.assign(declared.size(), 0);
+  for (size_t i = 0; i < declared.size(); ++i) {
+    const size_t bytes = std::min<size_t>(sizeof(uint64_t), static_cast<size_t>(declared[i].bytes));
+    std::memcpy(&s.last_parameters[i], parameters[i], bytes);
+  }
   return CUDA_SUCCESS;
 }
 
@@ -534,6 +549,26 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_launch_count(void) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return s.launches;
+}
+
+// The last launch: its entry point's name (into `entry`, `entry_size`
+// bytes with the NUL), grid and block dimensions, and up to `capacity`
+// parameter values; returns the number of parameters, -1 before any launch.
+KILN_FAKE_EXPORT int kiln_fake_cuda_last_launch(char* entry, size_t entry_size, unsigned* grid,
+                                                unsigned* block, uint64_t* parameters, size_t capacity) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (s.launches == 0) return -1;
+  if (entry_size > 0) {
+    const size_t n = std::min(entry_size - 1, s.last_entry.size());
+    std::memcpy(entry, s.last_entry.data(), n);
+    entry[n] = 0;
+  }
+  std::memcpy(grid, s.last_grid, sizeof s.last_grid);
+  std::memcpy(block, s.last_block, sizeof s.last_block);
+  std::memcpy(parameters, s.last_parameters.data(),
+              std::min(capacity, s.last_parameters.size()) * sizeof(uint64_t));
+  return static_cast<int>(s.last_parameters.size());
 }
 
 KILN_FAKE_EXPORT size_t kiln_fake_cuda_live_bytes(void) {

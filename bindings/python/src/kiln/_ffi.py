@@ -229,6 +229,10 @@ FUNCTIONS = {
     "kiln_user_op_register": (_STATUS, [_H]),
     "kiln_user_op_register_kernel": (_STATUS, [_STR, _STR, c_int32, OpKernelFn, c_void_p, HostReleaseFn]),
     "kiln_user_op_register_device_kernel": (_STATUS, [_STR, _STR, c_int32, c_void_p, c_size_t, _STR]),
+    "kiln_user_op_register_device_kernel_with_launch": (
+        _STATUS,
+        [_STR, _STR, c_int32, c_void_p, c_size_t, _STR, c_uint32, c_uint32],
+    ),
     "kiln_op_call_registered": (_OP, [_H, _STR, _OPP, c_size_t, _STR]),
     "kiln_user_op_frame_set_result_dims": (_STATUS, [POINTER(OpCallFrame), c_size_t, _I64P, c_size_t]),
     "kiln_user_op_registry_describe": (_STATUS, [_PP]),

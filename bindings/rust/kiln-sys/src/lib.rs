@@ -1272,6 +1272,16 @@ extern "C" {
         code_size: usize,
         entry: *const c_char,
     ) -> *mut kiln_status_t;
+    pub fn kiln_user_op_register_device_kernel_with_launch(
+        op: *const c_char,
+        backend: *const c_char,
+        type_: kiln_element_type_t,
+        code: *const c_void,
+        code_size: usize,
+        entry: *const c_char,
+        block_size: u32,
+        grid_size: u32,
+    ) -> *mut kiln_status_t;
     pub fn kiln_op_call_registered(
         builder: *mut kiln_builder_t,
         name: *const c_char,

@@ -135,6 +135,7 @@ final class Native {
   static final MethodHandle kiln_user_op_register = fn("kiln_user_op_register", P, P);
   static final MethodHandle kiln_user_op_register_kernel = fn("kiln_user_op_register_kernel", P, P, P, I, P, P, P);
   static final MethodHandle kiln_user_op_register_device_kernel = fn("kiln_user_op_register_device_kernel", P, P, P, I, P, Z, P);
+  static final MethodHandle kiln_user_op_register_device_kernel_with_launch = fn("kiln_user_op_register_device_kernel_with_launch", P, P, P, I, P, Z, P, I, I);
   static final MethodHandle kiln_op_call_registered = fn("kiln_op_call_registered", J, P, P, P, Z, P);
   static final MethodHandle kiln_user_op_frame_set_result_dims = fn("kiln_user_op_frame_set_result_dims", P, P, Z, P, Z);
   static final MethodHandle kiln_user_op_registry_describe = fn("kiln_user_op_registry_describe", P, P);
