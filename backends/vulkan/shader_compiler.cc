@@ -1,5 +1,6 @@
 #include "backends/vulkan/shader_compiler.h"
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <sstream>
@@ -7,11 +8,19 @@
 
 #include <glslang/Include/glslang_c_interface.h>
 #include <glslang/Public/resource_limits_c.h>
+#include <glslang/build_info.h>
 #include <spirv-tools/libspirv.hpp>
 #include <spirv-tools/optimizer.hpp>
 
 namespace kiln::vulkan {
 namespace {
+
+// Bump when what CompileGlslToSpirv does after glslang changes (the float
+// controls it declares, the optimiser's passes): SPIR-V cached on disk by
+// an earlier Kiln build then misses instead of being reused.
+constexpr int kSpirvStepsVersion = 1;
+
+std::atomic<uint64_t> glsl_compilations{0};
 
 // glslang's process state is global: initialise it once and never finalise
 // (other threads may be compiling at exit).
@@ -117,8 +126,17 @@ StatusOr<std::vector<uint32_t>> GlslToUnoptimizedSpirv(std::string_view source, 
 
 }  // namespace
 
+uint64_t GlslCompilationCount() { return glsl_compilations.load(); }
+
+std::string ShaderCompilerIdentity() {
+  return "glslang " + std::to_string(GLSLANG_VERSION_MAJOR) + "." + std::to_string(GLSLANG_VERSION_MINOR) +
+         "." + std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR + ", " +
+         Text(spvSoftwareVersionString()) + ", kiln spirv steps " + std::to_string(kSpirvStepsVersion);
+}
+
 StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
                                                    const NanPreservingWidths& nan_widths) {
+  glsl_compilations.fetch_add(1);
   KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words, GlslToUnoptimizedSpirv(source, name));
   if (Status preserved = PreserveNanInfSignedZero(words, nan_widths); !preserved.ok())
     return Failure(name, "declaring float controls", preserved.message(), source);

@@ -21,6 +21,15 @@ namespace kiln::vulkan {
 StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
                                                    const NanPreservingWidths& nan_widths);
 
+// How many GLSL sources CompileGlslToSpirv has compiled in this process
+// (what the on-disk kernel cache saves is visible in tests).
+uint64_t GlslCompilationCount();
+
+// What, besides the source and the float widths, decides the SPIR-V
+// CompileGlslToSpirv makes: glslang's and SPIRV-Tools' versions and the
+// version of Kiln's own steps (part of the on-disk cache's keys).
+std::string ShaderCompilerIdentity();
+
 // The source with each line prefixed by its number (1-based), as the
 // compiler's messages count them.
 std::string NumberedSource(std::string_view source);

@@ -62,6 +62,7 @@ namespace kiln::vulkan {
   X(vkDestroyPipelineLayout)            \
   X(vkCreatePipelineCache)              \
   X(vkDestroyPipelineCache)             \
+  X(vkGetPipelineCacheData)             \
   X(vkCreateComputePipelines)           \
   X(vkDestroyPipeline)                  \
   X(vkCreateDescriptorPool)             \

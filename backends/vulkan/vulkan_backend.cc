@@ -1,8 +1,11 @@
 #include "backends/vulkan/vulkan_backend.h"
 
+#include <map>
 #include <mutex>
 #include <set>
 
+#include "backends/vulkan/kernel_cache.h"
+#include "backends/vulkan/nan_sensitive_ops.h"
 #include "backends/vulkan/vulkan_array.h"
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_executable.h"
@@ -21,11 +24,24 @@
 namespace kiln::vulkan {
 namespace {
 
+std::mutex features_override_mutex;
+std::function<void(ShaderFeatures&)>& FeaturesOverride() {
+  static auto* edit = new std::function<void(ShaderFeatures&)>();
+  return *edit;
+}
+
+ShaderFeatures BackendShaderFeatures(const Device& vulkan) {
+  ShaderFeatures features = vulkan.shader_features();
+  const std::lock_guard<std::mutex> lock(features_override_mutex);
+  if (FeaturesOverride()) FeaturesOverride()(features);
+  return features;
+}
+
 class VulkanBackend : public Backend {
  public:
   VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
       : vulkan_(std::move(vulkan)),
-        features_(vulkan_->shader_features()),
+        features_(BackendShaderFeatures(*vulkan_)),
         device_(this, 0, std::move(description)),
         queues_(std::make_shared<interpreter::HostQueues>()) {}
 
@@ -59,8 +75,14 @@ class VulkanBackend : public Backend {
   // host, and what the GLSL generator refuses on its own (a kernel of one
   // instruction), so a caller learns all of them before compiling.
   std::vector<std::string> UnsupportedOps(const Module& module) const override {
-    return UnsupportedDeviceOps(
+    std::vector<std::string> ops = UnsupportedDeviceOps(
         module, VulkanLoweringRules(features_, vulkan_->features().min_storage_buffer_offset_alignment));
+    if (!NanUnsafeAllowedByEnvironment()) {
+      std::set<std::string> all(ops.begin(), ops.end());
+      for (std::string& op : NanSensitiveOps(module, features_)) all.insert(std::move(op));
+      ops.assign(all.begin(), all.end());
+    }
+    return ops;
   }
 
   int64_t max_buffer_bytes() const override {
@@ -74,20 +96,23 @@ class VulkanBackend : public Backend {
     KILN_RETURN_IF_ERROR(VerifyModule(module));
     KILN_RETURN_IF_ERROR(CheckRegisteredOps(module, name()));
     KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
+    KILN_RETURN_IF_ERROR(
+        CheckNanPreservation(module, features_, vulkan_->info().name, NanUnsafeAllowedByEnvironment()));
     const std::string stem = DumpFileStem(module.name());
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(module)));
+    KernelCache* cache = CacheFor(options);
     KILN_ASSIGN_OR_RETURN(
         std::unique_ptr<VulkanProgram> program,
         CompileForVulkan(module, features_, vulkan_->features().min_storage_buffer_offset_alignment,
-                         options.optimization_level, options.dump_ir_dir, stem));
+                         options.optimization_level, options.dump_ir_dir, stem, cache));
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*program->module)));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<VulkanExecutable> executable,
                           VulkanExecutable::Load(std::shared_ptr<const VulkanProgram>(std::move(program)),
-                                                 &device_, vulkan_, queues_));
+                                                 &device_, vulkan_, queues_, cache));
     return std::unique_ptr<Executable>(std::move(executable));
   }
 
@@ -110,7 +135,29 @@ class VulkanBackend : public Backend {
   StatusOr<Literal> TransferFromOutfeed() override { return PopOutfeed(*queues_, "vulkan"); }
 
  private:
+  // The on-disk kernel cache of the directory `options` choose (opened on
+  // first use, kept for the client's life), or null for none.
+  KernelCache* CacheFor(const CompileOptions& options) {
+    const std::filesystem::path directory = KernelCacheDirectory(options.cache_dir);
+    if (directory.empty()) return nullptr;
+    const std::lock_guard<std::mutex> lock(caches_mutex_);
+    std::unique_ptr<KernelCache>& cache = caches_[directory.string()];
+    if (cache == nullptr) {
+      StatusOr<std::unique_ptr<KernelCache>> opened =
+          KernelCache::Open(vulkan_, directory, DiskCacheBoundFromEnvironment());
+      if (!opened.ok()) {
+        CacheDebugMessage("no disk cache in " + directory.string() + ": " + opened.status().ToString());
+        caches_.erase(directory.string());
+        return nullptr;
+      }
+      cache = std::move(opened).value();
+    }
+    return cache.get();
+  }
+
   std::shared_ptr<Device> vulkan_;
+  std::mutex caches_mutex_;
+  std::map<std::string, std::unique_ptr<KernelCache>> caches_;
   ShaderFeatures features_;
   kiln::Device device_;
   kiln::Device* device_pointer_ = &device_;
@@ -118,6 +165,11 @@ class VulkanBackend : public Backend {
 };
 
 }  // namespace
+
+void SetShaderFeaturesOverrideForTesting(std::function<void(ShaderFeatures&)> edit) {
+  const std::lock_guard<std::mutex> lock(features_override_mutex);
+  FeaturesOverride() = std::move(edit);
+}
 
 std::string FeatureList(const DeviceFeatures& features) {
   std::string list;

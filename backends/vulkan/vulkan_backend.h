@@ -6,6 +6,7 @@
 // records the steps into command lists (vulkan_executable.h).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -18,6 +19,11 @@ namespace kiln::vulkan {
 // UNAVAILABLE, with the reason, when there is no Vulkan loader, driver or
 // usable device.
 StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend();
+
+// Test hook: `edit` changes the shader features of every vulkan backend
+// created after this call (so lavapipe can play a device without, say,
+// float controls); an empty function restores the device's own. Thread-safe.
+void SetShaderFeaturesOverrideForTesting(std::function<void(ShaderFeatures&)> edit);
 
 // The optional features as `kiln info` lists them, e.g. "f16 f64 i8 i16 i64
 // int64-atomics subgroup-arithmetic".

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
+#include "backends/vulkan/kernel_cache.h"
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_instance.h"
 #include "core/lowering/device_runner.h"
@@ -112,7 +113,7 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
 
 StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     std::shared_ptr<const VulkanProgram> program, kiln::Device* device, std::shared_ptr<Device> vulkan,
-    std::shared_ptr<interpreter::HostQueues> queues) {
+    std::shared_ptr<interpreter::HostQueues> queues, KernelCache* cache) {
   std::unique_ptr<VulkanExecutable> executable(
       new VulkanExecutable(program, device, vulkan, std::move(queues)));
   for (size_t i = 0; i < program->shaders.size(); ++i) {
@@ -123,9 +124,11 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.buffer_count = static_cast<uint32_t>(shader.glsl.binding_count);
     spec.push_constant_bytes = static_cast<uint32_t>(shader.glsl.push_constant_bytes);
     spec.workgroup_size_x = static_cast<uint32_t>(kGlslWorkgroupSize);
+    if (cache != nullptr) spec.pipeline_cache = cache->pipeline_cache();
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
     executable->kernels_.push_back(std::move(kernel));
   }
+  if (cache != nullptr) cache->SavePipelineCache();
   for (const UserOpDispatch& dispatch : program->user_ops) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, CreateUserOpKernel(vulkan, dispatch));
     executable->user_ops_.push_back(std::move(kernel));

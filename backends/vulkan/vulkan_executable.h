@@ -24,11 +24,13 @@ Status ValidationVerdict(std::string_view during);
 class VulkanExecutable : public Executable {
  public:
   // Creates the pipelines (INTERNAL naming the kernel when the driver
-  // refuses one) and uploads the constants.
+  // refuses one) and uploads the constants. With `cache`, the pipelines go
+  // through its pipeline cache, whose data is saved to disk after.
   static StatusOr<std::unique_ptr<VulkanExecutable>> Load(std::shared_ptr<const VulkanProgram> program,
                                                           kiln::Device* device,
                                                           std::shared_ptr<Device> vulkan,
-                                                          std::shared_ptr<interpreter::HostQueues> queues);
+                                                          std::shared_ptr<interpreter::HostQueues> queues,
+                                                          KernelCache* cache = nullptr);
 
   const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
   const std::vector<Shape>& result_leaves() const override { return program_->result_leaves; }

@@ -100,8 +100,9 @@ StatusOr<std::shared_ptr<Kernel>> Kernel::Create(std::shared_ptr<Device> device,
   pipeline.stage.pName = spec.entry_point.c_str();
   pipeline.stage.pSpecializationInfo = &specialization;
   pipeline.layout = kernel->pipeline_layout_;
-  const VkResult created = api.vkCreateComputePipelines(handle, device->pipeline_cache(), 1, &pipeline,
-                                                        nullptr, &kernel->pipeline_);
+  const VkResult created = api.vkCreateComputePipelines(
+      handle, spec.pipeline_cache != VK_NULL_HANDLE ? spec.pipeline_cache : device->pipeline_cache(), 1,
+      &pipeline, nullptr, &kernel->pipeline_);
   // The pipeline keeps what it needs; the module is not needed after.
   api.vkDestroyShaderModule(handle, module, nullptr);
   KILN_RETURN_IF_ERROR(Check(created, "vkCreateComputePipelines (kernel \"" + spec.name + "\")"));

@@ -27,6 +27,9 @@ struct KernelSpec {
   // Further 32-bit specialization constants, ids 1, 2, ... in order (tile
   // sizes and the like).
   std::vector<uint32_t> specialization;
+  // The pipeline cache the driver consults and fills; null: the device's
+  // (in memory only). The on-disk one is KernelCache::pipeline_cache().
+  VkPipelineCache pipeline_cache = VK_NULL_HANDLE;
 };
 
 class Kernel {

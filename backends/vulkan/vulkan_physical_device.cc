@@ -107,6 +107,8 @@ StatusOr<PhysicalDeviceInfo> DescribePhysicalDevice(const InstanceFunctions& api
   info.driver_name = driver.driverName;
   info.driver_info = driver.driverInfo;
   std::memcpy(info.uuid, id.deviceUUID, VK_UUID_SIZE);
+  info.driver_version = properties.properties.driverVersion;
+  std::memcpy(info.pipeline_cache_uuid, properties.properties.pipelineCacheUUID, VK_UUID_SIZE);
 
   FeatureChain chain(knows_maintenance4, info.has_atomic_float_extension);
   api.vkGetPhysicalDeviceFeatures2(device, &chain.features2);

@@ -42,6 +42,10 @@ struct PhysicalDeviceInfo {
   uint32_t vendor_id = 0;
   uint32_t device_id = 0;
   uint8_t uuid[VK_UUID_SIZE] = {};
+  // What a driver's pipeline-cache data must match (the on-disk cache,
+  // kernel_cache.h, checks both before handing data to the driver).
+  uint32_t driver_version = 0;
+  uint8_t pipeline_cache_uuid[VK_UUID_SIZE] = {};
   std::vector<std::string> extensions;
   // The optional features the device has (all of them are enabled when Kiln
   // opens it) and its limits.

@@ -1,7 +1,9 @@
 #include "backends/vulkan/vulkan_program.h"
 
 #include <algorithm>
+#include <optional>
 
+#include "backends/vulkan/kernel_cache.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "core/dump_file.h"
 
@@ -27,7 +29,7 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
                                                           const ShaderFeatures& features,
                                                           uint64_t offset_alignment, int optimization_level,
                                                           const std::string& dump_dir,
-                                                          const std::string& dump_stem) {
+                                                          const std::string& dump_stem, KernelCache* cache) {
   const DeviceLoweringRules rules = VulkanLoweringRules(features, offset_alignment);
   std::unique_ptr<Module> clone = module.Clone();
   KILN_RETURN_IF_ERROR(RunDevicePasses(*clone, optimization_level, rules));
@@ -49,7 +51,13 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     if (!dump_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(dump_dir, dump_stem + "." + kernel.name + ".comp", shader.glsl.source));
-    KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name, nan_widths));
+    if (std::optional<std::vector<uint32_t>> cached =
+            cache != nullptr ? cache->LoadSpirv(shader.glsl.source, nan_widths) : std::nullopt) {
+      shader.spirv = std::move(*cached);
+    } else {
+      KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name, nan_widths));
+      if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, nan_widths, shader.spirv);
+    }
     program->shaders.push_back(std::move(shader));
   }
   return program;

@@ -15,6 +15,8 @@
 
 namespace kiln::vulkan {
 
+class KernelCache;
+
 struct CompiledShader {
   GlslKernel glsl;
   std::vector<uint32_t> spirv;
@@ -34,11 +36,10 @@ DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t
 // Runs the core passes (fusing what the generator accepts), lowers the
 // module and compiles every kernel to SPIR-V. UNIMPLEMENTED names the first
 // op that cannot run on such a device; `dump_dir`, when set, receives each
-// kernel's GLSL as STEM.KERNEL.comp.
-StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
-                                                          const ShaderFeatures& features,
-                                                          uint64_t offset_alignment, int optimization_level,
-                                                          const std::string& dump_dir = "",
-                                                          const std::string& dump_stem = "");
+// kernel's GLSL as STEM.KERNEL.comp. With `cache`, a kernel's SPIR-V comes
+// from there when it holds it, and is stored there when compiled.
+StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(
+    const Module& module, const ShaderFeatures& features, uint64_t offset_alignment, int optimization_level,
+    const std::string& dump_dir = "", const std::string& dump_stem = "", KernelCache* cache = nullptr);
 
 }  // namespace kiln::vulkan
