@@ -49,13 +49,21 @@ func kilnGoOpKernel(frame *C.kiln_op_call_frame_t) *C.kiln_status_t {
 func kilnGoOpRelease(h C.uintptr_t) { cgo.Handle(h).Delete() }
 
 // kilnGoOpGrad is the kiln_op_grad_fn of an OpDef with Grad: h is the op's
-// user data, a cgo.Handle of the GradFunc.
+// user data, a cgo.Handle of its opCallbacks.
 //
 //export kilnGoOpGrad
 func kilnGoOpGrad(builder *C.kiln_builder_t, operands *C.kiln_op_t, numOperands C.size_t, outputs *C.kiln_op_t,
 	outputGrads *C.kiln_op_t, numOutputs C.size_t, attrs *C.kiln_op_attr_t, numAttrs C.size_t,
 	operandGrads *C.kiln_op_t, h C.uintptr_t) *C.kiln_status_t {
-	fn := cgo.Handle(h).Value().(GradFunc)
+	fn := cgo.Handle(h).Value().(*opCallbacks).grad
 	return runGrad(fn, builder, operands, int(numOperands), outputs, outputGrads, int(numOutputs), attrs,
 		int(numAttrs), operandGrads)
+}
+
+// kilnGoOpShape is the kiln_op_shape_fn of an OpDef with Shape: the frame's
+// user data is the op's, a cgo.Handle of its opCallbacks.
+//
+//export kilnGoOpShape
+func kilnGoOpShape(frame *C.kiln_op_call_frame_t) *C.kiln_status_t {
+	return runShape(cgo.Handle(uintptr(frame.user_data)).Value().(*opCallbacks).shape, frame)
 }

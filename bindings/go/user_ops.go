@@ -29,10 +29,12 @@ static kiln_status_t* kiln_go_op_grad(kiln_builder_t* builder, const kiln_op_t* 
   return kilnGoOpGrad(builder, (kiln_op_t*)operands, num_operands, (kiln_op_t*)outputs, (kiln_op_t*)output_grads,
                       num_outputs, (kiln_op_attr_t*)attrs, num_attrs, operand_grads, (uintptr_t)user_data);
 }
-// The gradient and, as the op's user data, the handle of its GradFunc (released
-// with the definition unless the op is registered).
-static kiln_status_t* kiln_go_set_grad(kiln_user_op_def_t* def, uintptr_t h) {
-  kiln_status_t* status = kiln_user_op_def_set_grad_fn(def, kiln_go_op_grad);
+extern kiln_status_t* kilnGoOpShape(kiln_op_call_frame_t* frame);
+// The gradient and shape functions and, as the op's user data, the handle of
+// its opCallbacks (released with the definition unless the op is registered).
+static kiln_status_t* kiln_go_set_callbacks(kiln_user_op_def_t* def, uintptr_t h, int grad, int shape) {
+  kiln_status_t* status = grad ? kiln_user_op_def_set_grad_fn(def, kiln_go_op_grad) : NULL;
+  if (status == NULL && shape) status = kiln_user_op_def_set_shape_fn(def, kilnGoOpShape);
   if (status != NULL) {
     kilnGoOpRelease(h);
     return status;
@@ -66,6 +68,75 @@ type OpDef struct {
 	// Grad, when set, is the op's gradient (after TensorFlow's
 	// RegisterGradient): ValueAndGrad and Grad differentiate calls with it.
 	Grad GradFunc
+	// Shape, when set, is the op's shape function: it may change the result
+	// dims a build gives each call (by default those of the argument at the
+	// same position, else of argument 0, else a scalar).
+	Shape ShapeFunc
+}
+
+// opCallbacks is an op's user data: its gradient and shape functions.
+type opCallbacks struct {
+	grad  GradFunc
+	shape ShapeFunc
+}
+
+// ShapeFrame is what a shape function gets: the arguments' shapes, the
+// results' shapes so far (their types come from the definition) and the
+// call's attributes. It is valid during the call only.
+type ShapeFrame struct {
+	frame *C.kiln_op_call_frame_t
+}
+
+// ShapeFunc sets the result dims of a call with SetResultDims, or refuses the
+// call: an *Error it returns keeps its code, any other error is Unknown;
+// either fails the build, naming the op.
+type ShapeFunc func(f *ShapeFrame) error
+
+// NumArgs and NumResults count the arguments and results.
+func (f *ShapeFrame) NumArgs() int    { return int(f.frame.num_args) }
+func (f *ShapeFrame) NumResults() int { return int(f.frame.num_results) }
+
+// ArgShape and ResultShape are argument or result i's element type and dims.
+func (f *ShapeFrame) ArgShape(i int) Shape {
+	return bufferShape(C.kiln_go_buffer_at(f.frame.args, C.size_t(i)))
+}
+func (f *ShapeFrame) ResultShape(i int) Shape {
+	return bufferShape(C.kiln_go_buffer_at(f.frame.results, C.size_t(i)))
+}
+
+// SetResultDims sets result i's dims; an index past the results is
+// OutOfRange, a negative size InvalidArgument.
+func (f *ShapeFrame) SetResultDims(i int, dims []int64) error {
+	if i < 0 {
+		return &Error{Code: OutOfRange, Message: fmt.Sprintf("SetResultDims: result %d", i)}
+	}
+	var p *C.int64_t
+	if len(dims) > 0 {
+		p = (*C.int64_t)(C.malloc(C.size_t(8 * len(dims))))
+		defer C.free(unsafe.Pointer(p))
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(p)), len(dims)), dims)
+	}
+	return statusError(C.kiln_user_op_frame_set_result_dims(f.frame, C.size_t(i), p, C.size_t(len(dims))))
+}
+
+// Attr is attribute name's value, as KernelFrame.Attr gives it.
+func (f *ShapeFrame) Attr(name string) (any, bool) {
+	for i := 0; i < int(f.frame.num_attrs); i++ {
+		a := C.kiln_go_attr_at(f.frame.attrs, C.size_t(i))
+		if C.GoString(a.name) == name {
+			return attrValue(a), true
+		}
+	}
+	return nil, false
+}
+
+func runShape(fn ShapeFunc, frame *C.kiln_op_call_frame_t) (status *C.kiln_status_t) {
+	defer func() {
+		if r := recover(); r != nil {
+			status = kernelStatus(&Error{Code: Internal, Message: fmt.Sprintf("the Go shape function panicked: %v", r)})
+		}
+	}()
+	return kernelStatus(fn(&ShapeFrame{frame: frame}))
 }
 
 // GradFrame is what a gradient function gets: Builder, the builder of the
@@ -173,9 +244,11 @@ func RegisterOp(def OpDef) error {
 	if err := statusError(C.kiln_user_op_def_set_doc(d, cdoc)); err != nil {
 		return err
 	}
-	if def.Grad != nil {
+	if def.Grad != nil || def.Shape != nil {
 		// Deleted by kilnGoOpRelease unless the op is registered.
-		if err := statusError(C.kiln_go_set_grad(d, C.uintptr_t(cgo.NewHandle(def.Grad)))); err != nil {
+		h := cgo.NewHandle(&opCallbacks{grad: def.Grad, shape: def.Shape})
+		if err := statusError(C.kiln_go_set_callbacks(d, C.uintptr_t(h), cbool(def.Grad != nil),
+			cbool(def.Shape != nil))); err != nil {
 			return err
 		}
 	}
@@ -207,8 +280,9 @@ func (f *KernelFrame) NumArgs() int    { return int(f.frame.num_args) }
 func (f *KernelFrame) NumResults() int { return int(f.frame.num_results) }
 
 // ArgShape is argument i's element type and dims.
-func (f *KernelFrame) ArgShape(i int) Shape {
-	b := f.buffer(false, i)
+func (f *KernelFrame) ArgShape(i int) Shape { return bufferShape(f.buffer(false, i)) }
+
+func bufferShape(b *C.kiln_op_buffer_t) Shape {
 	dims := make([]int64, int(b.rank))
 	if b.rank > 0 {
 		copy(dims, unsafe.Slice((*int64)(unsafe.Pointer(b.dims)), int(b.rank)))

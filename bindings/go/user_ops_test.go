@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"testing"
@@ -284,4 +285,104 @@ func TestUserOpGradient(t *testing.T) {
 		!strings.Contains(kerr.Message, "op 'GoZeroOutBadGrad'") || !strings.Contains(kerr.Message, "no gradient on Thursdays") {
 		t.Fatalf("a failing gradient: %v", err)
 	}
+}
+
+// GoTile(x: float, times) repeats a vector `times` times: its shape function
+// makes the result times x as long, or refuses a rank other than 1.
+func TestUserOpShapeFunction(t *testing.T) {
+	tileShape := func(f *kiln.ShapeFrame) error {
+		arg := f.ArgShape(0)
+		if len(arg.Dims) != 1 {
+			return &kiln.Error{Code: kiln.InvalidArgument, Message: fmt.Sprintf("GoTile takes a vector, got rank %d", len(arg.Dims))}
+		}
+		times, _ := f.Attr("times")
+		if f.ResultShape(0).Type != kiln.F32 {
+			return &kiln.Error{Code: kiln.Internal, Message: "the result is not f32"}
+		}
+		return f.SetResultDims(0, []int64{arg.Dims[0] * times.(int64)})
+	}
+	tile := func(f *kiln.KernelFrame) error {
+		x, out := f.ArgFloat32s(0), f.ResultFloat32s(0)
+		for i := range out {
+			out[i] = x[i%len(x)]
+		}
+		return nil
+	}
+	if err := kiln.RegisterOp(kiln.OpDef{Name: "GoTile", Attrs: []string{"times: int >= 1"}, Inputs: []string{"x: float"},
+		Outputs: []string{"y: float"}, Shape: tileShape}); err != nil {
+		t.Fatal(err)
+	}
+	if err := kiln.RegisterKernel("GoTile", "host", kiln.F32, tile); err != nil {
+		t.Fatal(err)
+	}
+	for _, backend := range []string{"cpu", "interpreter"} {
+		b, err := kiln.NewBuilder("tile")
+		if err != nil {
+			t.Fatal(err)
+		}
+		x := b.Parameter(0, kiln.NewShape(kiln.F32, 2), "x")
+		y := b.CallRegistered("GoTile", []kiln.Op{x}, "{times = 3}")
+		shape, err := b.Shape(y)
+		if err != nil || fmt.Sprint(shape.Dims) != "[6]" {
+			t.Fatalf("GoTile's shape: %v, %v; want dims [6]", shape, err)
+		}
+		got, err := runF32(backend, b, y, []float32{1.5, -2})
+		b.Close()
+		if err != nil || fmt.Sprint(got) != "[1.5 -2 1.5 -2 1.5 -2]" {
+			t.Errorf("%s: GoTile = %v, %v", backend, got, err)
+		}
+	}
+	b, err := kiln.NewBuilder("tile_matrix")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	b.CallRegistered("GoTile", []kiln.Op{b.Parameter(0, kiln.NewShape(kiln.F32, 2, 2), "x")}, "{times = 2}")
+	var kerr *kiln.Error
+	if err := b.Err(); !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument ||
+		!strings.Contains(kerr.Message, "GoTile") || !strings.Contains(kerr.Message, "GoTile takes a vector, got rank 2") {
+		t.Errorf("a matrix: %v, want InvalidArgument naming GoTile and the shape function's message", err)
+	}
+}
+
+// runF32 builds root, compiles it for backend and runs it on the f32 vector x.
+func runF32(backend string, b *kiln.Builder, root kiln.Op, x []float32) ([]float32, error) {
+	comp, err := b.BuildRoot(root)
+	if err != nil {
+		return nil, err
+	}
+	defer comp.Close()
+	c, err := kiln.NewClient(kiln.WithBackend(backend))
+	if err != nil {
+		return nil, err
+	}
+	defer c.Close()
+	exe, err := c.Compile(comp)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	data := make([]byte, 4*len(x))
+	for i, v := range x {
+		binary.LittleEndian.PutUint32(data[4*i:], math.Float32bits(v))
+	}
+	arg, err := c.BufferFromBytes(kiln.NewShape(kiln.F32, int64(len(x))), data, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer arg.Close()
+	results, err := exe.Execute([]*kiln.Buffer{arg})
+	if err != nil {
+		return nil, err
+	}
+	defer results[0].Close()
+	raw, err := results[0].Bytes()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float32, len(raw)/4)
+	for i := range out {
+		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(raw[4*i:]))
+	}
+	return out, nil
 }

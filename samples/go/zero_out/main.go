@@ -1,6 +1,7 @@
 // The seed's ZeroOut op ("Adding an op") defined from Go and run on Kiln:
 // the int32 version, preserve_index with its default and bounds check, the
-// polymorphic T: {float, int32} version and the list version.
+// polymorphic T: {float, int32} version and the list version, and the
+// gradient of a loss through ZeroOutPoly (the op's gradient function).
 //
 //	go run . [cpu|interpreter]
 package main
@@ -41,12 +42,79 @@ func zeroOut(f *kiln.KernelFrame) error {
 	return nil
 }
 
+// zeroOutGrad is the seed's _zero_out_grad: each output's cotangent at the
+// preserved index, zero elsewhere.
+func zeroOutGrad(f *kiln.GradFrame) ([]kiln.Op, error) {
+	b := f.Builder
+	keep := int64(0)
+	if v, ok := f.Attr("preserve_index"); ok {
+		keep = v.(int64)
+	}
+	grads := make([]kiln.Op, len(f.Operands))
+	for i, x := range f.Operands {
+		shape, err := b.Shape(x)
+		if err != nil {
+			return nil, err
+		}
+		atKeep := b.Eq(b.Iota(kiln.NewShape(kiln.S64, shape.Dims...), 0), b.ConstantS64(keep))
+		zeros := b.Broadcast(b.Convert(b.ConstantS32(0), shape.Type), shape.Dims...)
+		grads[i] = b.Select(atKeep, f.OutputGrads[i], zeros)
+	}
+	return grads, nil
+}
+
+// gradient is d/dx dot(ZeroOutPoly(x), w): w at the preserved index 0, zero elsewhere.
+func gradient(c *kiln.Client, x, w []float32) ([]float32, error) {
+	b, err := kiln.NewBuilder("loss")
+	if err != nil {
+		return nil, err
+	}
+	defer b.Close()
+	n := int64(len(x))
+	p := b.Parameter(0, kiln.NewShape(kiln.F32, n), "x")
+	wb, err := kiln.NewBuffer(c, w, n)
+	if err != nil {
+		return nil, err
+	}
+	defer wb.Close()
+	wp := b.Parameter(1, kiln.NewShape(kiln.F32, n), "w")
+	loss, err := b.BuildRoot(b.Dot(b.CallRegistered("ZeroOutPoly", []kiln.Op{p}, ""), wp))
+	if err != nil {
+		return nil, err
+	}
+	defer loss.Close()
+	grad, err := loss.ValueAndGrad(0)
+	if err != nil {
+		return nil, err
+	}
+	defer grad.Close()
+	exe, err := c.Compile(grad)
+	if err != nil {
+		return nil, err
+	}
+	defer exe.Close()
+	xb, err := kiln.NewBuffer(c, x, n)
+	if err != nil {
+		return nil, err
+	}
+	defer xb.Close()
+	out, err := exe.Execute([]*kiln.Buffer{xb, wb})
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range out {
+		defer o.Close()
+	}
+	return kiln.ToSlice[float32](out[1])
+}
+
 func register() error {
 	defs := []kiln.OpDef{
 		{Name: "ZeroOut", Inputs: []string{"to_zero: int32"}, Outputs: []string{"zeroed: int32"}},
 		{Name: "ZeroOutIndex", Attrs: []string{"preserve_index: int >= 0 = 0"},
 			Inputs: []string{"to_zero: int32"}, Outputs: []string{"zeroed: int32"}},
-		{Name: "ZeroOutPoly", Attrs: []string{"T: {float, int32}"}, Inputs: []string{"to_zero: T"}, Outputs: []string{"zeroed: T"}},
+		{Name: "ZeroOutPoly", Attrs: []string{"T: {float, int32}"}, Inputs: []string{"to_zero: T"}, Outputs: []string{"zeroed: T"},
+			Grad: zeroOutGrad},
 		{Name: "ZeroOutList", Attrs: []string{"N: int >= 1", "T: {float, int32}"},
 			Inputs: []string{"to_zero: N * T"}, Outputs: []string{"zeroed: N * T"}},
 	}
@@ -144,6 +212,14 @@ func main() {
 			log.Fatal(err)
 		}
 		fmt.Println(call.op, call.attrs, out)
+	}
+	dx, err := gradient(c, []float32{1.5, 2.5, 3.5, 4.5, 5.5}, []float32{2, 3, 4, 5, 6})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("d/dx dot(ZeroOutPoly(x), w):", dx)
+	if fmt.Sprint(dx) != "[2 0 0 0 0]" {
+		log.Fatalf("ZeroOutPoly's gradient is %v, not w at index 0 and zero elsewhere", dx)
 	}
 	if _, err := run(c, "ZeroOutIndex", 1, "{preserve_index = 7}"); err != nil {
 		fmt.Println("expected error:", err)

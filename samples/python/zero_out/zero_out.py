@@ -28,6 +28,17 @@ def zero_out(frame: kiln.KernelFrame) -> None:
             out[keep] = x[keep]
 
 
+def zero_out_grad(frame):
+    """The seed's _zero_out_grad: each output's cotangent at the preserved index, zero elsewhere."""
+    b = frame.builder
+    keep = frame.attrs.get("preserve_index", 0)
+    grads = []
+    for x, grad in zip(frame.operands, frame.output_grads):
+        at_keep = b.eq(b.iota(np.int64, x.shape, 0), b.constant(np.int64(keep)))
+        grads.append(b.select(at_keep, grad, b.constant(np.zeros(x.shape, dtype=x.dtype))))
+    return grads
+
+
 def register() -> None:
     kiln.register_op("ZeroOut", inputs=["to_zero: int32"], outputs=["zeroed: int32"], doc="Keeps element 0.")
     kiln.register_kernel("ZeroOut", zero_out, dtype=np.int32)
@@ -39,7 +50,13 @@ def register() -> None:
         doc="Keeps element preserve_index.",
     )
     kiln.register_kernel("ZeroOutIndex", zero_out, dtype=np.int32)
-    kiln.register_op("ZeroOutPoly", attrs=["T: {float, int32}"], inputs=["to_zero: T"], outputs=["zeroed: T"])
+    kiln.register_op(
+        "ZeroOutPoly",
+        attrs=["T: {float, int32}"],
+        inputs=["to_zero: T"],
+        outputs=["zeroed: T"],
+        grad_fn=zero_out_grad,
+    )
     for dtype in (np.float32, np.int32):  # a kernel per type, as the seed registers them
         kiln.register_kernel("ZeroOutPoly", zero_out, dtype=dtype)
     kiln.register_op(
@@ -62,6 +79,16 @@ def call(client: kiln.Client, op: str, xs: list, attrs=None, show_hlo: bool = Fa
             return executable(*xs)
 
 
+def gradient(client: kiln.Client, x: np.ndarray, w: np.ndarray) -> list:
+    """d/dx dot(ZeroOutPoly(x), w): w at the preserved index 0, zero elsewhere."""
+    with kiln.Builder("loss") as b:
+        loss = b.dot(b.call_registered("ZeroOutPoly", [b.parameter(0, np.float32, x.shape)]), b.constant(w))
+        with b.build(loss) as computation, computation.value_and_grad(0) as grad:
+            with client.compile(grad) as executable:
+                _, dx = executable(x)
+                return dx.tolist()
+
+
 def main() -> None:
     register()
     x = np.array([5, 4, 3, 2, 1], dtype=np.int32)
@@ -72,6 +99,11 @@ def main() -> None:
         print("ZeroOutIndex preserve_index=3:", result.tolist())
         print("ZeroOutPoly f32:", call(client, "ZeroOutPoly", [x.astype(np.float32)]).tolist())
         print("ZeroOutList:", [r.tolist() for r in call(client, "ZeroOutList", [x, x * 2])])
+        w = np.array([2, 3, 4, 5, 6], dtype=np.float32)
+        dx = gradient(client, np.array([1.5, 2.5, 3.5, 4.5, 5.5], dtype=np.float32), w)
+        print("d/dx dot(ZeroOutPoly(x), w):", dx)
+        if dx != [2.0, 0.0, 0.0, 0.0, 0.0]:
+            sys.exit(f"ZeroOutPoly's gradient is {dx}, not w at index 0 and zero elsewhere")
         try:
             call(client, "ZeroOutIndex", [x], {"preserve_index": 7})
         except kiln.KilnError as error:

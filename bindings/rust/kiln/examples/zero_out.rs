@@ -1,7 +1,38 @@
-//! The seed's ZeroOut op ("Adding an op") defined from Rust and run:
+//! The seed's ZeroOut op ("Adding an op") defined from Rust and run, and the
+//! gradient of a loss through ZeroOutPoly (the op's gradient function):
 //! `cargo run --example zero_out [cpu|interpreter]`.
 
-use kiln::{AttrValue, Builder, Client, Code, ElementType, Error, KernelFrame, OpDef};
+use kiln::{AttrValue, Builder, Client, Code, ElementType, Error, GradFrame, KernelFrame, Op, OpDef};
+
+/// The seed's `_zero_out_grad`: each output's cotangent at the preserved
+/// index, zero elsewhere.
+fn zero_out_grad<'b>(f: &GradFrame<'b>) -> kiln::Result<Vec<Option<Op<'b>>>> {
+    let b = f.builder();
+    let keep = match f.attr("preserve_index") {
+        Some(AttrValue::Int(i)) => i,
+        _ => 0,
+    };
+    let mut grads = Vec::new();
+    for (x, g) in f.operands().iter().zip(f.output_grads()) {
+        let shape = x.shape()?;
+        let at_keep = b.eq(b.iota(ElementType::S64, &shape.dims, 0), b.constant_scalar(keep));
+        let zeros = b.broadcast(b.convert(b.constant_scalar(0i32), shape.element_type), &shape.dims);
+        grads.push(Some(b.select(at_keep, *g, zeros)));
+    }
+    Ok(grads)
+}
+
+/// d/dx dot(ZeroOutPoly(x), w): w at the preserved index 0, zero elsewhere.
+fn gradient(client: &Client, x: &[f32], w: &[f32]) -> kiln::Result<Vec<f32>> {
+    let b = Builder::new("loss")?;
+    let p = b.parameter(0, ElementType::F32, &[x.len() as i64], "x");
+    let loss = b.dot(b.call_registered("ZeroOutPoly", &[p], None), b.constant(w, &[w.len() as i64]));
+    let grad = b.build(loss)?.value_and_grad(&[0])?;
+    let exe = client.compile(&grad)?;
+    let xb = client.buffer_from_slice(x, &[x.len() as i64])?;
+    let results = exe.execute(&[&xb])?;
+    results[1].to_vec::<f32>()
+}
 
 /// Every result: its argument with all elements but one set to zero.
 fn zero_out(f: &mut KernelFrame<'_>) -> kiln::Result<()> {
@@ -46,7 +77,12 @@ fn main() -> kiln::Result<()> {
         .output("zeroed: int32")
         .register()?;
     kiln::register_kernel("ZeroOutIndex", "host", s32, zero_out)?;
-    OpDef::new("ZeroOutPoly").attr("T: {float, int32}").input("to_zero: T").output("zeroed: T").register()?;
+    OpDef::new("ZeroOutPoly")
+        .attr("T: {float, int32}")
+        .input("to_zero: T")
+        .output("zeroed: T")
+        .grad(zero_out_grad)
+        .register()?;
     for t in [ElementType::S32, ElementType::F32] {
         kiln::register_kernel("ZeroOutPoly", "host", Some(t), zero_out)?;
     }
@@ -82,6 +118,14 @@ fn main() -> kiln::Result<()> {
             }
             Err(e) => println!("{op} {}: error: {e}", attrs.unwrap_or("")),
         }
+    }
+    let dx = gradient(&client, &[1.5, 2.5, 3.5, 4.5, 5.5], &[2.0, 3.0, 4.0, 5.0, 6.0])?;
+    println!("d/dx dot(ZeroOutPoly(x), w): {dx:?}");
+    if dx != [2.0, 0.0, 0.0, 0.0, 0.0] {
+        return Err(Error::kernel(
+            Code::Internal,
+            format!("ZeroOutPoly's gradient is {dx:?}, not w at index 0 and zero elsewhere"),
+        ));
     }
     Ok(())
 }

@@ -110,7 +110,7 @@ pub use event::Event;
 pub use kiln_sys as sys;
 pub use safetensors::SafetensorsFile;
 pub use types::{Element, ElementType, Shape};
-pub use user_ops::{register_kernel, registered_ops, AttrValue, GradFrame, KernelFrame, OpDef};
+pub use user_ops::{register_kernel, registered_ops, AttrValue, GradFrame, KernelFrame, OpDef, ShapeFrame};
 
 use error::{borrowed_str, c_string, check};
 

@@ -48,6 +48,7 @@ pub struct OpDef {
     outputs: Vec<String>,
     doc: String,
     grad: Option<Arc<GradFn>>,
+    shape: Option<Arc<ShapeFn>>,
 }
 
 impl fmt::Debug for OpDef {
@@ -59,11 +60,78 @@ impl fmt::Debug for OpDef {
             .field("outputs", &self.outputs)
             .field("doc", &self.doc)
             .field("grad", &self.grad.is_some())
+            .field("shape_fn", &self.shape.is_some())
             .finish()
     }
 }
 
 type GradFn = dyn for<'b> Fn(&GradFrame<'b>) -> Result<Vec<Option<Op<'b>>>> + Send + Sync;
+type ShapeFn = dyn Fn(&mut ShapeFrame<'_>) -> Result<()> + Send + Sync;
+
+/// An op's user data: its gradient and shape functions.
+struct Callbacks {
+    grad: Option<Arc<GradFn>>,
+    shape: Option<Arc<ShapeFn>>,
+}
+
+/// What a shape function gets when a builder calls the op: the arguments'
+/// element types and dims, the results' (their types come from the
+/// definition; their dims start as those of the argument at the same
+/// position, else of argument 0, else a scalar) and the call's attributes.
+/// Lives for one call.
+pub struct ShapeFrame<'a> {
+    frame: &'a mut sys::kiln_op_call_frame_t,
+}
+
+impl ShapeFrame<'_> {
+    /// The op's name.
+    pub fn op_name(&self) -> &str {
+        unsafe { CStr::from_ptr(self.frame.op_name) }.to_str().unwrap_or("")
+    }
+    fn buffer(&self, results: bool, i: usize) -> &sys::kiln_op_buffer_t {
+        let buffers = unsafe {
+            if results {
+                slice(self.frame.results, self.frame.num_results)
+            } else {
+                slice(self.frame.args, self.frame.num_args)
+            }
+        };
+        &buffers[i]
+    }
+    /// How many arguments and results there are.
+    pub fn num_args(&self) -> usize {
+        self.frame.num_args
+    }
+    pub fn num_results(&self) -> usize {
+        self.frame.num_results
+    }
+    /// Argument `i`'s element type and dims. Panics past the arguments.
+    pub fn arg_type(&self, i: usize) -> Option<ElementType> {
+        ElementType::from_raw(self.buffer(false, i).r#type)
+    }
+    pub fn arg_dims(&self, i: usize) -> Vec<i64> {
+        let b = self.buffer(false, i);
+        unsafe { slice(b.dims, b.rank) }.to_vec()
+    }
+    /// Result `i`'s element type and dims so far. Panics past the results.
+    pub fn result_type(&self, i: usize) -> Option<ElementType> {
+        ElementType::from_raw(self.buffer(true, i).r#type)
+    }
+    pub fn result_dims(&self, i: usize) -> Vec<i64> {
+        let b = self.buffer(true, i);
+        unsafe { slice(b.dims, b.rank) }.to_vec()
+    }
+    /// Attribute `name`, if the op has one by that name.
+    pub fn attr(&self, name: &str) -> Option<AttrValue> {
+        let attrs = unsafe { slice(self.frame.attrs, self.frame.num_attrs) };
+        attrs.iter().find(|a| unsafe { CStr::from_ptr(a.name) }.to_bytes() == name.as_bytes()).map(attr_value)
+    }
+    /// Sets result `i`'s dims. Errors: an index past the results
+    /// (OutOfRange), a negative size (InvalidArgument).
+    pub fn set_result_dims(&mut self, i: usize, dims: &[i64]) -> Result<()> {
+        check(unsafe { sys::kiln_user_op_frame_set_result_dims(self.frame, i, dims.as_ptr(), dims.len()) })
+    }
+}
 
 /// What a gradient function gets: the builder of the gradient computation
 /// (the library's, for this call only), the op's operands, its outputs (one
@@ -139,6 +207,18 @@ impl OpDef {
         self
     }
 
+    /// Sets the shape function: `f` may change the result dims of each call
+    /// with [`ShapeFrame::set_result_dims`], or refuse the call with an error
+    /// that fails the build, naming the op; a panic is caught and reported
+    /// as Internal.
+    pub fn shape_fn<F>(mut self, f: F) -> OpDef
+    where
+        F: Fn(&mut ShapeFrame<'_>) -> Result<()> + Send + Sync + 'static,
+    {
+        self.shape = Some(Arc::new(f));
+        self
+    }
+
     /// Registers the op process-wide. Errors: a bad spec (InvalidArgument),
     /// a taken name (AlreadyExists).
     pub fn register(&self) -> Result<()> {
@@ -160,11 +240,17 @@ impl OpDef {
             }
             let doc = c_string("doc", &self.doc)?;
             check(unsafe { sys::kiln_user_op_def_set_doc(def, doc.as_ptr()) })?;
-            if let Some(grad) = &self.grad {
-                check(unsafe { sys::kiln_user_op_def_set_grad_fn(def, Some(grad_trampoline)) })?;
+            if self.grad.is_some() || self.shape.is_some() {
+                if self.grad.is_some() {
+                    check(unsafe { sys::kiln_user_op_def_set_grad_fn(def, Some(grad_trampoline)) })?;
+                }
+                if self.shape.is_some() {
+                    check(unsafe { sys::kiln_user_op_def_set_shape_fn(def, Some(shape_trampoline)) })?;
+                }
                 // The library releases it with the definition, or keeps it for the registered op.
-                let user_data = Box::into_raw(Box::new(Arc::clone(grad))) as *mut c_void;
-                check(unsafe { sys::kiln_user_op_def_set_user_data(def, user_data, Some(release_grad)) })?;
+                let callbacks = Callbacks { grad: self.grad.clone(), shape: self.shape.clone() };
+                let user_data = Box::into_raw(Box::new(callbacks)) as *mut c_void;
+                check(unsafe { sys::kiln_user_op_def_set_user_data(def, user_data, Some(release_callbacks)) })?;
             }
             check(unsafe { sys::kiln_user_op_register(def) })
         })();
@@ -307,7 +393,9 @@ unsafe extern "C" fn grad_trampoline(
     operand_grads: *mut sys::kiln_op_t,
     user_data: *mut c_void,
 ) -> *mut sys::kiln_status_t {
-    let grad = &*(user_data as *const Arc<GradFn>);
+    let Some(grad) = &(*(user_data as *const Callbacks)).grad else {
+        return status(Code::Internal, "the op has no Rust gradient function");
+    };
     let builder = Builder::borrowed(builder);
     let b: &Builder = &builder;
     let ops = |p: *const sys::kiln_op_t, n: usize| slice(p, n).iter().map(|&id| b.op(id)).collect::<Vec<_>>();
@@ -336,8 +424,21 @@ unsafe extern "C" fn grad_trampoline(
     }
 }
 
-unsafe extern "C" fn release_grad(user_data: *mut c_void) {
-    drop(Box::from_raw(user_data as *mut Arc<GradFn>));
+unsafe extern "C" fn shape_trampoline(frame: *mut sys::kiln_op_call_frame_t) -> *mut sys::kiln_status_t {
+    let frame = &mut *frame;
+    let Some(shape) = (*(frame.user_data as *const Callbacks)).shape.clone() else {
+        return status(Code::Internal, "the op has no Rust shape function");
+    };
+    let mut view = ShapeFrame { frame };
+    match catch_unwind(AssertUnwindSafe(|| shape(&mut view))) {
+        Ok(Ok(())) => ptr::null_mut(),
+        Ok(Err(e)) => status(e.code(), e.message()),
+        Err(_) => status(Code::Internal, "the Rust shape function panicked"),
+    }
+}
+
+unsafe extern "C" fn release_callbacks(user_data: *mut c_void) {
+    drop(Box::from_raw(user_data as *mut Callbacks));
 }
 
 unsafe extern "C" fn release(user_data: *mut c_void) {

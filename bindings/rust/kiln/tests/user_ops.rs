@@ -173,3 +173,55 @@ fn zero_out_gradient() {
     assert_eq!(e.code(), Code::FailedPrecondition);
     assert!(e.message().contains("op 'RsZeroOutBadGrad'") && e.message().contains("no gradient on Thursdays"), "{e}");
 }
+
+/// RsTile(x: float, times) repeats a vector `times` times: its shape function
+/// makes the result `times` times as long, or refuses a rank other than 1.
+#[test]
+fn shape_function_sets_the_result_dims() {
+    OpDef::new("RsTile")
+        .attr("times: int >= 1")
+        .input("x: float")
+        .output("y: float")
+        .shape_fn(|f| {
+            let dims = f.arg_dims(0);
+            if dims.len() != 1 {
+                return Err(Error::kernel(
+                    Code::InvalidArgument,
+                    format!("RsTile takes a vector, got rank {}", dims.len()),
+                ));
+            }
+            assert_eq!(f.result_type(0), Some(ElementType::F32));
+            let Some(AttrValue::Int(times)) = f.attr("times") else {
+                return Err(Error::kernel(Code::Internal, "no times"));
+            };
+            f.set_result_dims(0, &[dims[0] * times])
+        })
+        .register()
+        .unwrap();
+    kiln::register_kernel("RsTile", "host", Some(ElementType::F32), |f: &mut KernelFrame<'_>| {
+        let x = f.arg::<f32>(0).to_vec();
+        for (i, y) in f.result_mut::<f32>(0).iter_mut().enumerate() {
+            *y = x[i % x.len()];
+        }
+        Ok(())
+    })
+    .unwrap();
+    for backend in ["cpu", "interpreter"] {
+        let b = Builder::new("tile").unwrap();
+        let x = b.parameter(0, ElementType::F32, &[2], "x");
+        let y = b.call_registered("RsTile", &[x], Some("{times = 3}"));
+        assert_eq!(b.shape(y).unwrap().dims, [6]);
+        let computation = b.build(y).unwrap();
+        let client = Client::with_backend(backend).unwrap();
+        let exe = client.compile(&computation).unwrap();
+        let arg = client.buffer_from_slice(&[1.5f32, -2.0], &[2]).unwrap();
+        let out = exe.execute(&[&arg]).unwrap();
+        assert_eq!(out[0].to_vec::<f32>().unwrap(), [1.5, -2.0, 1.5, -2.0, 1.5, -2.0], "{backend}");
+    }
+    let b = Builder::new("tile_matrix").unwrap();
+    let x = b.parameter(0, ElementType::F32, &[2, 2], "x");
+    b.call_registered("RsTile", &[x], Some("{times = 2}"));
+    let e = b.first_error().unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("RsTile") && e.message().contains("RsTile takes a vector, got rank 2"), "{e}");
+}

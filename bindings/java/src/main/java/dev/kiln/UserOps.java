@@ -21,8 +21,9 @@ import java.util.Map;
 /**
  * User-defined ops: an op defined from Java with TensorFlow-style specs (the seed's "Adding an
  * op"), Java kernels (FFM upcalls) that the cpu and interpreter backends run, {@link
- * Builder#callRegistered} to call it, and an optional {@link Gradient} that makes it
- * differentiable ({@link Computation#valueAndGrad}). Ops and kernels live until the process
+ * Builder#callRegistered} to call it, an optional {@link ShapeFunction} that sets the result
+ * dims of each call, and an optional {@link Gradient} that makes it differentiable ({@link
+ * Computation#valueAndGrad}). Ops and kernels live until the process
  * exits; a taken name is ALREADY_EXISTS. Thread-safe.
  */
 @SuppressWarnings("restricted") // upcall stubs; reads the call frame at the address the library gives
@@ -40,11 +41,103 @@ public final class UserOps {
       List<String> inputs,
       List<String> outputs,
       String doc,
-      Gradient gradient) {
-    /** A definition without a gradient. */
+      Gradient gradient,
+      ShapeFunction shapeFunction) {
+    /** A definition without a gradient or shape function. */
     public OpDef(
         String name, List<String> attrs, List<String> inputs, List<String> outputs, String doc) {
-      this(name, attrs, inputs, outputs, doc, null);
+      this(name, attrs, inputs, outputs, doc, null, null);
+    }
+
+    /** A definition with a gradient (may be null) and no shape function. */
+    public OpDef(
+        String name,
+        List<String> attrs,
+        List<String> inputs,
+        List<String> outputs,
+        String doc,
+        Gradient gradient) {
+      this(name, attrs, inputs, outputs, doc, gradient, null);
+    }
+
+    /** This definition with shape function {@code f}. */
+    public OpDef withShapeFunction(ShapeFunction f) {
+      return new OpDef(name, attrs, inputs, outputs, doc, gradient, f);
+    }
+  }
+
+  /**
+   * A shape function: may change the result dims of a call with {@link
+   * ShapeFrame#setResultDims}, or refuse the call by throwing: a {@link KilnException} keeps its
+   * code, others are UNKNOWN; either fails the build, naming the op.
+   */
+  @FunctionalInterface
+  public interface ShapeFunction {
+    /** Sets the result dims of the call {@code frame} describes. */
+    void compute(ShapeFrame frame) throws Exception;
+  }
+
+  /** An argument's or result's element type and dims. */
+  public record TensorShape(ElementType type, long[] dims) {}
+
+  /**
+   * What a shape function gets: the arguments' shapes, the results' shapes so far (types from the
+   * definition; dims those of the argument at the same position, else of argument 0, else a
+   * scalar) and the call's attributes (as a kernel sees them). Valid during the call only.
+   */
+  public static final class ShapeFrame {
+    private final MemorySegment frame;
+    private final Map<String, Object> attrs;
+
+    private ShapeFrame(MemorySegment frame, Map<String, Object> attrs) {
+      this.frame = frame;
+      this.attrs = attrs;
+    }
+
+    /** The op's name. */
+    public String opName() {
+      return Native.string(frame.get(ADDRESS, 8));
+    }
+
+    /** The arguments' shapes. */
+    public List<TensorShape> args() {
+      return shapes(tensors(frame.get(ADDRESS, 56), frame.get(JAVA_LONG, 48)));
+    }
+
+    /** The results' shapes, with the dims set so far. */
+    public List<TensorShape> results() {
+      return shapes(tensors(frame.get(ADDRESS, 72), frame.get(JAVA_LONG, 64)));
+    }
+
+    /** The call's attributes. */
+    public Map<String, Object> attrs() {
+      return attrs;
+    }
+
+    /**
+     * Sets result {@code index}'s dims; an index past the results is OUT_OF_RANGE, a negative size
+     * INVALID_ARGUMENT.
+     */
+    public void setResultDims(int index, long... dims) {
+      try (Arena arena = Arena.ofConfined()) {
+        MemorySegment d = dims.length == 0 ? MemorySegment.NULL : arena.allocateFrom(JAVA_LONG, dims);
+        Native.check(
+            (MemorySegment)
+                Native.kiln_user_op_frame_set_result_dims.invokeExact(
+                    frame, (long) index, d, (long) dims.length));
+      } catch (KilnException e) {
+        throw e;
+      } catch (Throwable t) {
+        throw Native.unexpected(t);
+      }
+    }
+
+    private static List<TensorShape> shapes(List<Tensor> tensors) {
+      List<TensorShape> out = new ArrayList<>();
+      for (Tensor t : tensors) {
+        out.add(new TensorShape(t.type(), t.dims()));
+      }
+      return List.copyOf(out);
     }
   }
 
@@ -118,6 +211,15 @@ public final class UserOps {
                   .upcallStub(INVOKE_GRADIENT.bindTo(def.gradient()), GRADIENT, Arena.global());
           Native.check((MemorySegment) Native.kiln_user_op_def_set_grad_fn.invokeExact(d, stub));
         }
+        if (def.shapeFunction() != null) {
+          MemorySegment stub =
+              Linker.nativeLinker()
+                  .upcallStub(
+                      INVOKE_SHAPE.bindTo(def.shapeFunction()),
+                      FunctionDescriptor.of(ADDRESS, ADDRESS),
+                      Arena.global());
+          Native.check((MemorySegment) Native.kiln_user_op_def_set_shape_fn.invokeExact(d, stub));
+        }
         Native.check((MemorySegment) Native.kiln_user_op_register.invokeExact(d));
       } finally {
         Native.kiln_user_op_def_destroy.invokeExact(d);
@@ -129,6 +231,7 @@ public final class UserOps {
 
   private static final MethodHandle INVOKE_KERNEL;
   private static final MethodHandle INVOKE_GRADIENT;
+  private static final MethodHandle INVOKE_SHAPE;
   // kiln_op_grad_fn: (builder, operands, n, outputs, output_grads, m, attrs, k, grads, data).
   private static final FunctionDescriptor GRADIENT =
       FunctionDescriptor.of(
@@ -149,6 +252,13 @@ public final class UserOps {
                   UserOps.class,
                   "gradient",
                   GRADIENT.toMethodType().insertParameterTypes(0, Gradient.class));
+      INVOKE_SHAPE =
+          MethodHandles.lookup()
+              .findStatic(
+                  UserOps.class,
+                  "shape",
+                  MethodType.methodType(
+                      MemorySegment.class, ShapeFunction.class, MemorySegment.class));
     } catch (ReflectiveOperationException e) {
       throw new ExceptionInInitializerError(e);
     }
@@ -210,6 +320,24 @@ public final class UserOps {
         attrs.put(Native.string(attr.get(ADDRESS, 8)), value(attr));
       }
       kernel.compute(new KernelFrame(name, args, results, attrs));
+      return MemorySegment.NULL;
+    } catch (KilnException e) {
+      return status(e.code().value(), e.getMessage());
+    } catch (Throwable t) {
+      return status(StatusCode.UNKNOWN.value(), t.getClass().getSimpleName() + ": " + t.getMessage());
+    }
+  }
+
+  private static MemorySegment shape(ShapeFunction function, MemorySegment framePointer) {
+    try {
+      MemorySegment f = framePointer.reinterpret(FRAME_SIZE);
+      Map<String, Object> attrs = new LinkedHashMap<>();
+      MemorySegment a = f.get(ADDRESS, 88).reinterpret(ATTR_SIZE * f.get(JAVA_LONG, 80));
+      for (long i = 0; i < f.get(JAVA_LONG, 80); i++) {
+        MemorySegment attr = a.asSlice(i * ATTR_SIZE, ATTR_SIZE);
+        attrs.put(Native.string(attr.get(ADDRESS, 8)), value(attr));
+      }
+      function.compute(new ShapeFrame(f, attrs));
       return MemorySegment.NULL;
     } catch (KilnException e) {
       return status(e.code().value(), e.getMessage());

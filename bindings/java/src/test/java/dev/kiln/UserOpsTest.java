@@ -195,4 +195,60 @@ class UserOpsTest {
     assertTrue(e.getMessage().contains("op 'JZeroOutBadGrad'"), e.getMessage());
     assertTrue(e.getMessage().contains("no gradient on Thursdays"), e.getMessage());
   }
+
+  /**
+   * JTile(x: float, times) repeats a vector {@code times} times: its shape function makes the
+   * result times as long, or refuses a rank other than 1.
+   */
+  @Test
+  void shapeFunction() {
+    UserOps.ShapeFunction tileShape =
+        f -> {
+          long[] dims = f.args().get(0).dims();
+          if (dims.length != 1) {
+            throw new KilnException(
+                StatusCode.INVALID_ARGUMENT, "JTile takes a vector, got rank " + dims.length);
+          }
+          assertEquals(ElementType.F32, f.results().get(0).type());
+          f.setResultDims(0, dims[0] * (Long) f.attrs().get("times"));
+        };
+    UserOps.register(
+        new UserOps.OpDef("JTile", List.of("times: int >= 1"), List.of("x: float"), List.of("y: float"), null)
+            .withShapeFunction(tileShape));
+    UserOps.registerKernel(
+        "JTile",
+        "host",
+        ElementType.F32,
+        f -> {
+          UserOps.Tensor x = f.args().get(0);
+          UserOps.Tensor y = f.results().get(0);
+          long n = x.dims()[0];
+          for (long i = 0; i < y.dims()[0]; i++) {
+            y.data().setAtIndex(JAVA_FLOAT, i, x.data().getAtIndex(JAVA_FLOAT, i % n));
+          }
+        });
+    for (String backend : List.of("cpu", "interpreter")) {
+      try (Client client = Client.create(backend);
+          Builder b = Builder.create("tile")) {
+        Op y = b.callRegistered("JTile", List.of(b.parameter(0, Shape.of(ElementType.F32, 2), "x")), "{times = 3}");
+        assertArrayEquals(new long[] {6}, b.shape(y).dimensions());
+        try (Computation c = b.build(y);
+            Executable exe = client.compile(c);
+            Buffer x = client.buffer(new float[] {1.5f, -2f}, 2)) {
+          List<Buffer> out = exe.execute(new Buffer[] {x});
+          assertArrayEquals(new float[] {1.5f, -2f, 1.5f, -2f, 1.5f, -2f}, out.get(0).toFloatArray(), backend);
+          out.get(0).close();
+        }
+      }
+    }
+    try (Builder b = Builder.create("tile_matrix")) {
+      Op x = b.parameter(0, Shape.of(ElementType.F32, 2, 2), "x");
+      KilnException e =
+          assertThrows(KilnException.class, () -> b.callRegistered("JTile", List.of(x), "{times = 2}"));
+      assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+      assertTrue(
+          e.getMessage().contains("JTile") && e.getMessage().contains("JTile takes a vector, got rank 2"),
+          e.getMessage());
+    }
+  }
 }
