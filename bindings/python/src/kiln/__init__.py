@@ -50,7 +50,15 @@ from ._types import (
     Precision,
     RngAlgorithm,
 )
-from ._user_ops import GradFrame, KernelFrame, ShapeFrame, register_kernel, register_op, registered_ops
+from ._user_ops import (
+    GradFrame,
+    KernelFrame,
+    ShapeFrame,
+    register_device_kernel,
+    register_kernel,
+    register_op,
+    registered_ops,
+)
 from ._user_ops import Shape as AttrShape
 
 __version__ = "0.2.0"
@@ -83,6 +91,7 @@ __all__ = [
     "grad",
     "register_custom_call",
     "register_op",
+    "register_device_kernel",
     "register_kernel",
     "registered_ops",
     "KernelFrame",

@@ -3,7 +3,8 @@
 An op is defined once per process (``register_op``) with TensorFlow-style specs
 ("to_zero: int32", "T: {float, int32}", "preserve_index: int >= 0 = 0"); its
 kernels (``register_kernel``) are Python functions run on the cpu and
-interpreter backends; a builder calls it with ``Builder.call_registered``; a
+interpreter backends, and ``register_device_kernel`` gives it a SPIR-V shader
+on vulkan or PTX on cuda; a builder calls it with ``Builder.call_registered``; a
 gradient function (``register_op(..., grad_fn=...)``) makes it differentiable.
 Callbacks stay alive for the life of the process, as the ops do.
 """
@@ -309,6 +310,34 @@ def register_kernel(
         )
     )
     _keep_alive.append((fn, callback))
+
+
+def register_device_kernel(
+    op: str,
+    backend: str,
+    code: bytes | str,
+    entry: str,
+    *,
+    dtype: Any = None,
+    block_size: int = 0,
+    grid_size: int = 0,
+) -> None:
+    """Registers a device kernel of `op` for `backend` and `dtype` (None: any
+    type): a SPIR-V module (bytes) for "vulkan", PTX text (str or bytes) for
+    "cuda", with entry point `entry`. Each call is one launch with the frame
+    kiln.h documents (kiln_user_op_register_device_kernel): a buffer per
+    argument then per result, each buffer's element count, then the op's int
+    and bool attributes. `block_size` and `grid_size` set the launch (0: 64
+    invocations a workgroup on vulkan, 256 threads a block on cuda, a grid
+    covering result 0). Code that is not SPIR-V or PTX is INVALID_ARGUMENT,
+    an entry point it lacks NOT_FOUND, a taken (backend, type) ALREADY_EXISTS."""
+    data = code.encode() if isinstance(code, str) else bytes(code)
+    et = 0 if dtype is None else int(element_type(dtype))
+    check(
+        lib.kiln_user_op_register_device_kernel_with_launch(
+            op.encode(), backend.encode(), et, data, len(data), entry.encode(), block_size, grid_size
+        )
+    )
 
 
 def registered_ops() -> str:
