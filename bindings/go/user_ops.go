@@ -374,6 +374,28 @@ func RegisterKernel(op, backend string, t ElementType, fn KernelFunc) error {
 	return statusError(C.kiln_go_register_kernel(cop, cbackend, ty(t), C.uintptr_t(h)))
 }
 
+// RegisterDeviceKernel registers a device kernel of op for backend and
+// element type t (InvalidType: any type): a SPIR-V module for "vulkan", PTX
+// text for "cuda", with entry point entry, launched with the frame kiln.h
+// documents for kiln_user_op_register_device_kernel (a buffer per argument
+// then per result, each buffer's element count, then the op's int and bool
+// attributes). blockSize and gridSize set the launch; 0 keeps the default (64
+// invocations a workgroup on vulkan, 256 threads a block on cuda; a grid
+// covering result 0). Code that is not SPIR-V or PTX is InvalidArgument, an
+// entry point it lacks NotFound, a taken (backend, type) AlreadyExists.
+func RegisterDeviceKernel(op, backend string, t ElementType, code []byte, entry string, blockSize, gridSize uint32) error {
+	cop, freeOp := cstr(op)
+	defer freeOp()
+	cbackend, freeBackend := cstr(backend)
+	defer freeBackend()
+	centry, freeEntry := cstr(entry)
+	defer freeEntry()
+	ccode := C.CBytes(code)
+	defer C.free(ccode)
+	return statusError(C.kiln_user_op_register_device_kernel_with_launch(cop, cbackend, ty(t), ccode,
+		C.size_t(len(code)), centry, C.uint32_t(blockSize), C.uint32_t(gridSize)))
+}
+
 // CallRegistered calls user-defined op name with attrs, the attribute
 // dictionary text ("{preserve_index = 2}"; "" for none). Errors are the
 // builder's, as for every op.

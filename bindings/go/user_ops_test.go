@@ -386,3 +386,38 @@ func runF32(backend string, b *kiln.Builder, root kiln.Op, x []float32) ([]float
 	}
 	return out, nil
 }
+
+// Device kernels (SPIR-V on vulkan, PTX on cuda) registered from Go: the code
+// and entry point are checked at registration.
+func TestUserOpDeviceKernels(t *testing.T) {
+	const ptx = ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n\tret;\n}\n"
+	if err := kiln.RegisterOp(kiln.OpDef{Name: "GoDeviceZeroOut", Inputs: []string{"to_zero: int32"},
+		Outputs: []string{"zeroed: int32"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		backend, code, entry string
+		want                 kiln.Code
+		needle               string
+	}{
+		{"vulkan", "\x01\x02\x03\x04", "main", kiln.InvalidArgument, "the vulkan kernel is not a SPIR-V module"},
+		{"cuda", ptx, "main", kiln.NotFound, "has no .entry kernel named 'main' (it has 'k')"},
+		{"cuda", ptx, "k", kiln.OK, ""},
+		{"cuda", ptx, "k", kiln.AlreadyExists, "already has a cuda kernel for s32"},
+	} {
+		err := kiln.RegisterDeviceKernel("GoDeviceZeroOut", c.backend, kiln.S32, []byte(c.code), c.entry, 32, 0)
+		if c.want == kiln.OK {
+			if err != nil {
+				t.Fatalf("%s %s: %v", c.backend, c.entry, err)
+			}
+			continue
+		}
+		var kerr *kiln.Error
+		if !errors.As(err, &kerr) || kerr.Code != c.want || !strings.Contains(kerr.Message, c.needle) {
+			t.Errorf("%s %s: %v, want %v mentioning %q", c.backend, c.entry, err, c.want, c.needle)
+		}
+	}
+	if text, err := kiln.RegisteredOps(); err != nil || !strings.Contains(text, "cuda:s32 (k)") {
+		t.Errorf("RegisteredOps: %q, %v", text, err)
+	}
+}

@@ -110,7 +110,9 @@ pub use event::Event;
 pub use kiln_sys as sys;
 pub use safetensors::SafetensorsFile;
 pub use types::{Element, ElementType, Shape};
-pub use user_ops::{register_kernel, registered_ops, AttrValue, GradFrame, KernelFrame, OpDef, ShapeFrame};
+pub use user_ops::{
+    register_device_kernel, register_kernel, registered_ops, AttrValue, GradFrame, KernelFrame, OpDef, ShapeFrame,
+};
 
 use error::{borrowed_str, c_string, check};
 

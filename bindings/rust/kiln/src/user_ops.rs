@@ -470,6 +470,42 @@ where
     })
 }
 
+/// Registers a device kernel of op `op` for `backend` and `element_type`
+/// (None: any type): a SPIR-V module for "vulkan", PTX text for "cuda", with
+/// entry point `entry`, launched with the frame `kiln.h` documents for
+/// `kiln_user_op_register_device_kernel` (a buffer per argument then per
+/// result, each buffer's element count, then the op's int and bool
+/// attributes). `block_size` and `grid_size` set the launch; 0 keeps the
+/// default (64 invocations a workgroup on vulkan, 256 threads a block on
+/// cuda; a grid covering result 0). Errors: code that is not SPIR-V or PTX
+/// (InvalidArgument), an entry point it lacks (NotFound), a taken (backend,
+/// type) (AlreadyExists).
+pub fn register_device_kernel(
+    op: &str,
+    backend: &str,
+    element_type: Option<ElementType>,
+    code: &[u8],
+    entry: &str,
+    block_size: u32,
+    grid_size: u32,
+) -> Result<()> {
+    let op = c_string("op name", op)?;
+    let backend = c_string("backend", backend)?;
+    let entry = c_string("entry point", entry)?;
+    check(unsafe {
+        sys::kiln_user_op_register_device_kernel_with_launch(
+            op.as_ptr(),
+            backend.as_ptr(),
+            element_type.map_or(sys::KILN_TYPE_INVALID, ElementType::raw),
+            code.as_ptr().cast(),
+            code.len(),
+            entry.as_ptr(),
+            block_size,
+            grid_size,
+        )
+    })
+}
+
 /// A description of every registered op, as `kiln info --ops` prints it.
 pub fn registered_ops() -> Result<String> {
     let mut text = ptr::null_mut();

@@ -225,3 +225,22 @@ fn shape_function_sets_the_result_dims() {
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("RsTile") && e.message().contains("RsTile takes a vector, got rank 2"), "{e}");
 }
+
+/// Device kernels (SPIR-V on vulkan, PTX on cuda) registered from Rust: the
+/// code and entry point are checked at registration.
+#[test]
+fn device_kernels_are_checked_when_registered() {
+    const PTX: &str = ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n\tret;\n}\n";
+    OpDef::new("RsDeviceZeroOut").input("to_zero: int32").output("zeroed: int32").register().unwrap();
+    let s32 = Some(ElementType::S32);
+    let e = kiln::register_device_kernel("RsDeviceZeroOut", "vulkan", s32, &[1, 2, 3, 4], "main", 0, 0).unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("the vulkan kernel is not a SPIR-V module"), "{e}");
+    let e = kiln::register_device_kernel("RsDeviceZeroOut", "cuda", s32, PTX.as_bytes(), "main", 0, 0).unwrap_err();
+    assert_eq!(e.code(), Code::NotFound);
+    assert!(e.message().contains("has no .entry kernel named 'main' (it has 'k')"), "{e}");
+    kiln::register_device_kernel("RsDeviceZeroOut", "cuda", s32, PTX.as_bytes(), "k", 32, 0).unwrap();
+    let e = kiln::register_device_kernel("RsDeviceZeroOut", "cuda", s32, PTX.as_bytes(), "k", 0, 0).unwrap_err();
+    assert_eq!(e.code(), Code::AlreadyExists);
+    assert!(kiln::registered_ops().unwrap().contains("cuda:s32 (k)"));
+}

@@ -288,6 +288,39 @@ public final class UserOps {
     }
   }
 
+  /**
+   * Registers a device kernel of {@code op} for {@code backend} and {@code type} (null: any
+   * element type): a SPIR-V module for "vulkan", PTX text for "cuda", with entry point {@code
+   * entry}, launched with the frame kiln.h documents for kiln_user_op_register_device_kernel (a
+   * buffer per argument then per result, each buffer's element count, then the op's int and bool
+   * attributes). {@code blockSize} and {@code gridSize} set the launch; 0 keeps the default (64
+   * invocations a workgroup on vulkan, 256 threads a block on cuda; a grid covering result 0).
+   * Code that is not SPIR-V or PTX is INVALID_ARGUMENT, an entry point it lacks NOT_FOUND, a taken
+   * (backend, type) ALREADY_EXISTS.
+   */
+  public static void registerDeviceKernel(
+      String op, String backend, ElementType type, byte[] code, String entry, int blockSize, int gridSize) {
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment c = arena.allocate(Math.max(code.length, 1));
+      c.copyFrom(MemorySegment.ofArray(code));
+      Native.check(
+          (MemorySegment)
+              Native.kiln_user_op_register_device_kernel_with_launch.invokeExact(
+                  arena.allocateFrom(op),
+                  arena.allocateFrom(backend),
+                  type == null ? 0 : type.value(),
+                  c,
+                  (long) code.length,
+                  arena.allocateFrom(entry),
+                  blockSize,
+                  gridSize));
+    } catch (KilnException e) {
+      throw e;
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
   /** A description of every registered op, as {@code kiln info --ops} prints it. */
   public static String describe() {
     try (Arena arena = Arena.ofConfined()) {

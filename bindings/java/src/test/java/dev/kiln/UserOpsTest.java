@@ -251,4 +251,35 @@ class UserOpsTest {
           e.getMessage());
     }
   }
+
+  /** Device kernels (SPIR-V on vulkan, PTX on cuda) from Java: code and entry point checked. */
+  @Test
+  void deviceKernels() {
+    byte[] ptx =
+        ".version 7.0\n.target sm_75\n.address_size 64\n.visible .entry k(.param .u64 a)\n{\n\tret;\n}\n"
+            .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    UserOps.register(
+        new UserOps.OpDef("JDeviceZeroOut", List.of(), List.of("to_zero: int32"), List.of("zeroed: int32"), null));
+    KilnException e =
+        assertThrows(
+            KilnException.class,
+            () ->
+                UserOps.registerDeviceKernel(
+                    "JDeviceZeroOut", "vulkan", ElementType.S32, new byte[] {1, 2, 3, 4}, "main", 0, 0));
+    assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+    assertTrue(e.getMessage().contains("the vulkan kernel is not a SPIR-V module"), e.getMessage());
+    e =
+        assertThrows(
+            KilnException.class,
+            () -> UserOps.registerDeviceKernel("JDeviceZeroOut", "cuda", ElementType.S32, ptx, "main", 0, 0));
+    assertEquals(StatusCode.NOT_FOUND, e.code());
+    assertTrue(e.getMessage().contains("has no .entry kernel named 'main' (it has 'k')"), e.getMessage());
+    UserOps.registerDeviceKernel("JDeviceZeroOut", "cuda", ElementType.S32, ptx, "k", 32, 0);
+    e =
+        assertThrows(
+            KilnException.class,
+            () -> UserOps.registerDeviceKernel("JDeviceZeroOut", "cuda", ElementType.S32, ptx, "k", 0, 0));
+    assertEquals(StatusCode.ALREADY_EXISTS, e.code());
+    assertTrue(UserOps.describe().contains("cuda:s32 (k)"));
+  }
 }
