@@ -73,6 +73,18 @@ step "sample samples/go/zero_out"
 go -C "$root/samples/go/zero_out" run .
 step "sample samples/go/train_digits (exits 1 under 95% held-out accuracy)"
 curve=$(mktemp -d)
-go -C "$root/samples/go/train_digits" run . -output "$curve/train_digits_loss.png"
+go -C "$root/samples/go/train_digits" run . -output "$curve/train_digits_loss.png" | tee "$curve/cpu.txt"
+# The same training on vulkan (Mesa's lavapipe where there is no GPU; CI
+# installs it with .ci/install-deps) must end with the same accuracy line.
+step "sample samples/go/train_digits -backend vulkan (the same accuracy as on cpu)"
+go -C "$root/samples/go/train_digits" run . -backend vulkan -output "$curve/train_digits_loss_vulkan.png" |
+  tee "$curve/vulkan.txt"
+accuracy_line() { grep -o 'held-out accuracy [0-9.]*% after [0-9]* epochs ([0-9]* steps)' "$1"; }
+cpu_line=$(accuracy_line "$curve/cpu.txt")
+vulkan_line=$(accuracy_line "$curve/vulkan.txt")
+if [ -z "$cpu_line" ] || [ "$cpu_line" != "$vulkan_line" ]; then
+  echo "train_digits: vulkan ended with '$vulkan_line', cpu with '$cpu_line'" >&2
+  exit 1
+fi
 rm -rf "$curve"
 step "ok"
