@@ -1,5 +1,5 @@
 // Complex arithmetic for GPU kernels. The shared kernel emitter
-// (cpu/codegen/complex_ir.h) calls the C library's complex functions
+// (backends/llvm/complex_ir.h) calls the C library's complex functions
 // (cexpf, clog, ...) and libgcc's careful multiply and divide (__mulsc3,
 // __divsc3, ...), which a GPU does not have; this defines each one the
 // module declares, in IR, from real math that libdevice provides, with the

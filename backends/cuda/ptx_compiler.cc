@@ -16,13 +16,13 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
-#include "backends/cpu/codegen/emittable.h"
-#include "backends/cpu/codegen/kernel_emitter.h"
 #include "backends/cuda/complex_runtime.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
 #include "backends/cuda/rng_emitter.h"
 #include "backends/cuda/sort_emitter.h"
+#include "backends/llvm/emittable.h"
+#include "backends/llvm/kernel_emitter.h"
 #include "core/dump_file.h"
 
 extern "C" {

@@ -1,6 +1,6 @@
 // Compiles kernel computations to PTX with LLVM's NVPTX target: each
-// computation is emitted by the shared elemental kernel emitter (the CPU
-// backend's, one output element per parallel iteration) and wrapped in a
+// computation is emitted by the shared elemental kernel emitter
+// (backends/llvm/, one output element per parallel iteration) and wrapped in a
 // GPU entry point that maps one thread to one iteration; math functions
 // are linked from libdevice (libdevice.h) when they are used.
 #pragma once
@@ -50,7 +50,7 @@ struct PtxModule {
 };
 
 // OK when `computation` can become a GPU kernel: the CPU emitter's rules
-// (codegen/emittable.h) minus what needs host code (complex functions from
+// (backends/llvm/emittable.h) minus what needs host code (complex functions from
 // the C library). UNIMPLEMENTED names the op otherwise.
 Status CheckPtxEmittable(const Computation& computation);
 

@@ -5,8 +5,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/element_ir.h"
 #include "backends/cuda/gpu_entry.h"
+#include "backends/llvm/element_ir.h"
 #include "core/lowering/rng_key.h"
 
 namespace kiln::cuda {

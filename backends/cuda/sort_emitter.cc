@@ -6,11 +6,11 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/element_ir.h"
-#include "backends/cpu/codegen/elemental_emitter.h"
-#include "backends/cpu/codegen/emittable.h"
-#include "backends/cpu/codegen/loop_ir.h"
 #include "backends/cuda/gpu_entry.h"
+#include "backends/llvm/element_ir.h"
+#include "backends/llvm/elemental_emitter.h"
+#include "backends/llvm/emittable.h"
+#include "backends/llvm/loop_ir.h"
 
 namespace kiln::cuda {
 namespace {

@@ -10,7 +10,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/kernel_emitter.h"
+#include "backends/llvm/kernel_emitter.h"
 #include "tests/cpu/codegen_test_util.h"
 
 namespace kiln::cpu::testing {

@@ -11,10 +11,10 @@
 #include <llvm/IR/Module.h>
 
 #include "backends/cpu/codegen/compile_tier.h"
-#include "backends/cpu/codegen/emittable.h"
 #include "backends/cpu/codegen/jit.h"
-#include "backends/cpu/codegen/kernel_emitter.h"
 #include "backends/cpu/codegen/phase_timer.h"
+#include "backends/llvm/emittable.h"
+#include "backends/llvm/kernel_emitter.h"
 
 namespace kiln::cpu {
 namespace {

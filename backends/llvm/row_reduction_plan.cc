@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/row_reduction_plan.h"
+#include "backends/llvm/row_reduction_plan.h"
 
 #include <algorithm>
 #include <set>

@@ -1,9 +1,9 @@
-#include "backends/cpu/codegen/column_reduction_emitter.h"
+#include "backends/llvm/column_reduction_emitter.h"
 
 #include <functional>
 
-#include "backends/cpu/codegen/element_ir.h"
-#include "backends/cpu/codegen/loop_ir.h"
+#include "backends/llvm/element_ir.h"
+#include "backends/llvm/loop_ir.h"
 
 namespace kiln::cpu::codegen {
 

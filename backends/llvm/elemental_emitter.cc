@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/elemental_emitter.h"
+#include "backends/llvm/elemental_emitter.h"
 
 #include <algorithm>
 #include <set>
@@ -7,13 +7,13 @@
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/complex_ir.h"
-#include "backends/cpu/codegen/convolution_emitter.h"
-#include "backends/cpu/codegen/dot_emitter.h"
-#include "backends/cpu/codegen/element_ir.h"
-#include "backends/cpu/codegen/loop_ir.h"
-#include "backends/cpu/codegen/scalar_ops_ir.h"
-#include "backends/cpu/codegen/window_ir.h"
+#include "backends/llvm/complex_ir.h"
+#include "backends/llvm/convolution_emitter.h"
+#include "backends/llvm/dot_emitter.h"
+#include "backends/llvm/element_ir.h"
+#include "backends/llvm/loop_ir.h"
+#include "backends/llvm/scalar_ops_ir.h"
+#include "backends/llvm/window_ir.h"
 #include "core/passes/fusion.h"
 
 namespace kiln::cpu::codegen {

@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/window_ir.h"
+#include "backends/llvm/window_ir.h"
 
 namespace kiln::cpu::codegen {
 

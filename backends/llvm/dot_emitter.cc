@@ -1,13 +1,13 @@
-#include "backends/cpu/codegen/dot_emitter.h"
+#include "backends/llvm/dot_emitter.h"
 
 #include <algorithm>
 #include <functional>
 #include <vector>
 
-#include "backends/cpu/codegen/complex_ir.h"
-#include "backends/cpu/codegen/element_ir.h"
-#include "backends/cpu/codegen/loop_ir.h"
-#include "backends/cpu/codegen/scalar_ops_ir.h"
+#include "backends/llvm/complex_ir.h"
+#include "backends/llvm/element_ir.h"
+#include "backends/llvm/loop_ir.h"
+#include "backends/llvm/scalar_ops_ir.h"
 
 namespace kiln::cpu::codegen {
 namespace {

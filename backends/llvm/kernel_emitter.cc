@@ -1,16 +1,16 @@
-#include "backends/cpu/codegen/kernel_emitter.h"
+#include "backends/llvm/kernel_emitter.h"
 
 #include <algorithm>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
 
-#include "backends/cpu/codegen/column_reduction_emitter.h"
-#include "backends/cpu/codegen/element_ir.h"
-#include "backends/cpu/codegen/elemental_emitter.h"
-#include "backends/cpu/codegen/loop_ir.h"
-#include "backends/cpu/codegen/row_reduction_plan.h"
-#include "backends/cpu/codegen/scatter_emitter.h"
+#include "backends/llvm/column_reduction_emitter.h"
+#include "backends/llvm/element_ir.h"
+#include "backends/llvm/elemental_emitter.h"
+#include "backends/llvm/loop_ir.h"
+#include "backends/llvm/row_reduction_plan.h"
+#include "backends/llvm/scatter_emitter.h"
 #include "core/passes/fusion.h"
 
 namespace kiln::cpu::codegen {

@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/scalar_ops_ir.h"
+#include "backends/llvm/scalar_ops_ir.h"
 
 #include <limits>
 #include <string>
@@ -7,9 +7,9 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/complex_ir.h"
-#include "backends/cpu/codegen/element_ir.h"
 #include "backends/cpu/codegen/fast_math_ir.h"
+#include "backends/llvm/complex_ir.h"
+#include "backends/llvm/element_ir.h"
 
 namespace kiln::cpu::codegen {
 namespace {

@@ -1,10 +1,10 @@
-#include "backends/cpu/codegen/scatter_emitter.h"
+#include "backends/llvm/scatter_emitter.h"
 
 #include <algorithm>
 
-#include "backends/cpu/codegen/element_ir.h"
-#include "backends/cpu/codegen/loop_ir.h"
-#include "backends/cpu/codegen/window_ir.h"
+#include "backends/llvm/element_ir.h"
+#include "backends/llvm/loop_ir.h"
+#include "backends/llvm/window_ir.h"
 
 namespace kiln::cpu::codegen {
 namespace {

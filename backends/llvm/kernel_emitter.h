@@ -9,7 +9,7 @@
 
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/elemental_emitter.h"
+#include "backends/llvm/elemental_emitter.h"
 #include "core/ir.h"
 #include "core/status.h"
 

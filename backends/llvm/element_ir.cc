@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/element_ir.h"
+#include "backends/llvm/element_ir.h"
 
 #include <algorithm>
 #include <cstring>

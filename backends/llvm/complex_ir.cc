@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/complex_ir.h"
+#include "backends/llvm/complex_ir.h"
 
 #include <string>
 #include <vector>

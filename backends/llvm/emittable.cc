@@ -1,10 +1,10 @@
-#include "backends/cpu/codegen/emittable.h"
+#include "backends/llvm/emittable.h"
 
 #include <algorithm>
 
-#include "backends/cpu/codegen/convolution_emitter.h"
-#include "backends/cpu/codegen/dot_emitter.h"
-#include "backends/cpu/codegen/scalar_ops_ir.h"
+#include "backends/llvm/convolution_emitter.h"
+#include "backends/llvm/dot_emitter.h"
+#include "backends/llvm/scalar_ops_ir.h"
 
 namespace kiln::cpu::codegen {
 namespace {

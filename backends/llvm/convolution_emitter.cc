@@ -1,11 +1,11 @@
-#include "backends/cpu/codegen/convolution_emitter.h"
+#include "backends/llvm/convolution_emitter.h"
 
 #include <functional>
 #include <vector>
 
-#include "backends/cpu/codegen/dot_emitter.h"
-#include "backends/cpu/codegen/loop_ir.h"
-#include "backends/cpu/codegen/window_ir.h"
+#include "backends/llvm/dot_emitter.h"
+#include "backends/llvm/loop_ir.h"
+#include "backends/llvm/window_ir.h"
 
 namespace kiln::cpu::codegen {
 

@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/loop_ir.h"
+#include "backends/llvm/loop_ir.h"
 
 #include <string>
 #include <vector>
