@@ -190,7 +190,10 @@ TEST_P(ExecutionStopTest, AStopInANestedLoopNamesBothLoops) {
   std::unique_ptr<Executable> executable = Compile(kNested);
   ASSERT_NE(executable, nullptr);
   std::unique_ptr<DeviceBuffer> zero = Buffer(Literal::Scalar<int32_t>(0));
-  const Status stopped = Run(*executable, zero.get(), WithTimeout(std::chrono::milliseconds(20)));
+  // The deadline must fall inside 'spin': on a loaded machine (a vulkan
+  // upload under a sanitizer with other tests beside it) 20 ms could pass
+  // before the inner loop starts, and the stop would then name 'outer' only.
+  const Status stopped = Run(*executable, zero.get(), WithTimeout(std::chrono::milliseconds(500)));
   EXPECT_EQ(stopped.code(), StatusCode::kDeadlineExceeded) << stopped.ToString();
   const std::string& message = stopped.message();
   const size_t inner = message.find("in while 'spin' after");
