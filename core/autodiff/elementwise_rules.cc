@@ -104,6 +104,7 @@ KILN_VJP_RULE(UnaryRule) {
   switch (x.opcode) {
     case Opcode::kNegate: return std::vector<Cotangent>{Of(Neg(e, g))};
     case Opcode::kAbs: {  // +1 from 0 up, as JAX (so |x| at 0 has derivative 1)
+      if (IsComplex(a->shape.element_type())) return ComplexAbsRule(e, x, ct);
       Instruction* non_negative = e.Compare(a, Constant(e, 0.0, x), ComparisonDirection::kGe);
       return std::vector<Cotangent>{Of(e.Select(non_negative, g, Neg(e, g)))};
     }
@@ -163,11 +164,14 @@ KILN_VJP_RULE(ClampRule) {
 }
 
 KILN_VJP_RULE(ConvertRule) {
-  // Only float to float conversions carry a gradient; the driver drops
-  // cotangents of integer values and operands.
+  // Only conversions between floats and complex numbers carry a gradient;
+  // the driver drops cotangents of integer values and operands. A real
+  // number made complex gets the real part of its cotangent (JAX's rule).
   const ElementType from = x.operand(0)->shape.element_type();
-  if (!IsFloating(from) || !IsFloating(x.shape.element_type())) return std::vector<Cotangent>(1);
-  return std::vector<Cotangent>{Of(e.Convert(ct.array, from))};
+  if (!CarriesGradient(from) || !CarriesGradient(x.shape.element_type())) return std::vector<Cotangent>(1);
+  Instruction* g = ct.array;
+  if (IsComplex(g->shape.element_type()) && !IsComplex(from)) g = e.Unary(Opcode::kReal, g);
+  return std::vector<Cotangent>{Of(e.Convert(g, from))};
 }
 
 }  // namespace kiln::autodiff

@@ -1,11 +1,17 @@
-// The derivative rule of scatter with an add or an overwrite combiner (one
-// operand). Scatter-add: the operand's cotangent is the result's, each
+// The derivative rule of scatter (one operand) with an add, overwrite,
+// multiply, maximum or minimum combiner, as JAX differentiates scatter,
+// scatter_mul, scatter_max and scatter_min. Scatter-add: the operand's cotangent is the result's, each
 // update's the result's cotangent read back at its window. Overwrite, as
 // JAX's scatter rule: an id per update is scattered alongside to learn which
 // update each element ended with (repeated indices included); the operand's
 // cotangent is zero where any update landed, and an update's is the result's
 // cotangent read back where it was the one kept. Windows the scatter dropped
-// because they did not fit get zero.
+// because they did not fit get zero. Multiply: the operand's cotangent is
+// the result's times the product of the updates that landed on it, an
+// update's the result's times the operand and the other updates there (JAX
+// has this rule only for unique indices; Kiln's is exact for repeated ones). Maximum/minimum: the updates
+// equal to the result and the operand element when it equals the result share the cotangent equally (JAX's
+// rule for contending values).
 #include <algorithm>
 
 #include "core/autodiff/rule_helpers.h"
@@ -20,17 +26,23 @@ bool Contains(const std::vector<int64_t>& list, int64_t value) {
 
 // The combiner's root when it is an elementwise op of its two parameters or
 // one of the parameters.
-enum class Combiner { kAdd, kOverwrite, kOther };
+enum class Combiner { kAdd, kOverwrite, kMultiply, kExtremal, kOther };
 
 Combiner KindOf(const Instruction& scatter) {
   if (scatter.called.size() != 1 || scatter.called[0]->root() == nullptr) return Combiner::kOther;
   const Instruction* root = scatter.called[0]->root();
   if (root->opcode == Opcode::kParameter && root->attrs.parameter_number == 1) return Combiner::kOverwrite;
-  if (root->opcode == Opcode::kAdd && root->operand(0)->opcode == Opcode::kParameter &&
-      root->operand(1)->opcode == Opcode::kParameter && root->operand(0) != root->operand(1)) {
-    return Combiner::kAdd;
+  if (root->operands.size() != 2 || root->operand(0)->opcode != Opcode::kParameter ||
+      root->operand(1)->opcode != Opcode::kParameter || root->operand(0) == root->operand(1)) {
+    return Combiner::kOther;
   }
-  return Combiner::kOther;
+  switch (root->opcode) {
+    case Opcode::kAdd: return Combiner::kAdd;
+    case Opcode::kMultiply: return Combiner::kMultiply;
+    case Opcode::kMaximum:
+    case Opcode::kMinimum: return Combiner::kExtremal;
+    default: return Combiner::kOther;
+  }
 }
 
 // The window each update covers in the operand.
@@ -121,6 +133,78 @@ Instruction* UpdateIds(VjpEmitter& e, const Instruction& x) {
                           scatter_dims);
 }
 
+// `values` (of the updates' shape) added up at the scatter's windows into
+// zeros of the operand's dimensions (windows that do not fit are dropped).
+Instruction* ScatterAdd(VjpEmitter& e, const Instruction& x, Instruction* values) {
+  const ElementType type = values->shape.element_type();
+  Attributes attrs = x.attrs;
+  return e.Add(Opcode::kScatter,
+               {e.Zeros(Shape(type, x.operand(0)->shape.dimensions())), x.operand(1), values},
+               std::move(attrs), nullptr, {e.Adder(type)});
+}
+
+// A scatter of `updates` into `operand` with `x`'s indices and combiner.
+Instruction* ScatterLike(VjpEmitter& e, const Instruction& x, Instruction* operand, Instruction* updates) {
+  Attributes attrs = x.attrs;
+  return e.Add(Opcode::kScatter, {operand, x.operand(1), updates}, std::move(attrs), nullptr, x.called);
+}
+
+std::vector<Cotangent> MultiplyScatter(VjpEmitter& e, const Instruction& x, const Cotangent& ct,
+                                       Instruction* fits) {
+  // y = operand * P, P the product of the updates landing on an element. An
+  // update's cotangent is the result's times the operand times the product
+  // of the other updates at its element: P / update when it is not zero,
+  // else the product of the nonzero ones when it is the only zero there (0
+  // when there are more), so repeated indices and zeros are exact.
+  Instruction* operand = x.operand(0);
+  Instruction* updates = x.operand(2);
+  Instruction* ones = e.Full(1.0, operand->shape);
+  const Cotangent operand_cotangent =
+      Of(e.Binary(Opcode::kMultiply, ct.array, ScatterLike(e, x, ones, updates)));
+  Instruction* zero = e.Zeros(updates->shape);
+  Instruction* one = e.Full(1.0, updates->shape);
+  Instruction* is_zero = e.Compare(updates, zero, ComparisonDirection::kEq);
+  Instruction* nonzero_product = ReadBack(e, x, ScatterLike(e, x, ones, e.Select(is_zero, one, updates)));
+  Instruction* zeros_there = ReadBack(e, x, ScatterAdd(e, x, e.Select(is_zero, one, zero)));
+  auto when_zeros_there = [&](double count, Instruction* value) {
+    return e.Select(e.Compare(zeros_there, e.Full(count, zeros_there->shape), ComparisonDirection::kEq),
+                    value, zero);
+  };
+  Instruction* others = e.Select(
+      is_zero, when_zeros_there(1.0, nonzero_product),
+      when_zeros_there(0.0, e.Binary(Opcode::kDivide, nonzero_product, e.Select(is_zero, one, updates))));
+  Instruction* g = ReadBack(e, x, e.Binary(Opcode::kMultiply, ct.array, operand));
+  return {operand_cotangent, Cotangent{}, Of(e.Select(fits, e.Binary(Opcode::kMultiply, g, others), zero))};
+}
+
+std::vector<Cotangent> ExtremalScatter(VjpEmitter& e, Instruction& x, const Cotangent& ct,
+                                       Instruction* fits) {
+  // JAX's scatter_max/scatter_min rule: of the n updates equal to the result
+  // at an element, each gets 1/n of its cotangent, or 1/(n+1) when the
+  // operand element equals the result too, which then keeps 1/(n+1).
+  Instruction* updates = x.operand(2);
+  Instruction* zero = e.Zeros(updates->shape);
+  Instruction* one = e.Full(1.0, updates->shape);
+  Instruction* target = ReadBack(e, x, &x);
+  Instruction* successful =
+      e.Binary(Opcode::kAnd, fits, e.Compare(updates, target, ComparisonDirection::kEq));
+  Instruction* retained = e.Compare(ReadBack(e, x, x.operand(0)), target, ComparisonDirection::kEq);
+  Instruction* winners = ReadBack(e, x, ScatterAdd(e, x, e.Select(successful, one, zero)));
+  Instruction* references = ReadBack(e, x, ScatterAdd(e, x, one));
+  Instruction* shared_with_operand = e.Binary(Opcode::kDivide, one, e.Binary(Opcode::kAdd, winners, one));
+  Instruction* update_share = e.Select(
+      successful, e.Select(retained, shared_with_operand, e.Binary(Opcode::kDivide, one, winners)), zero);
+  // Each of the `references` updates at an element takes back its part of
+  // what the operand element does not keep.
+  Instruction* operand_share = e.Select(retained, shared_with_operand, zero);
+  Instruction* operand_coefficient =
+      e.Binary(Opcode::kDivide, e.Binary(Opcode::kSubtract, operand_share, one), references);
+  Instruction* g = ReadBack(e, x, ct.array);
+  Instruction* taken_back = e.Select(fits, e.Binary(Opcode::kMultiply, operand_coefficient, g), zero);
+  return {Of(e.Binary(Opcode::kAdd, ct.array, ScatterAdd(e, x, taken_back))), Cotangent{},
+          Of(e.Binary(Opcode::kMultiply, update_share, g))};
+}
+
 }  // namespace
 
 KILN_VJP_RULE(ScatterRule) {
@@ -128,7 +212,7 @@ KILN_VJP_RULE(ScatterRule) {
   if (x.operands.size() != 3 || combiner == Combiner::kOther) {
     return Unimplemented(
         "kiln grad: no derivative rule yet for 'scatter' over several operands or with a "
-        "combiner other than add or overwrite (instruction ",
+        "combiner other than add, overwrite, multiply, maximum or minimum (instruction ",
         x.name, ")");
   }
   Instruction* updates = x.operand(2);
@@ -138,6 +222,8 @@ KILN_VJP_RULE(ScatterRule) {
     Instruction* update_cotangent = e.Select(fits, ReadBack(e, x, ct.array), zero_updates);
     return std::vector<Cotangent>{ct, Cotangent{}, Of(update_cotangent)};
   }
+  if (combiner == Combiner::kMultiply) return MultiplyScatter(e, x, ct, fits);
+  if (combiner == Combiner::kExtremal) return ExtremalScatter(e, x, ct, fits);
   // Overwrite: which update each operand element ended with (0: none).
   const Shape ids_shape(ElementType::kS32, x.operand(0)->shape.dimensions());
   const Shape s32 = Shape::Scalar(ElementType::kS32);

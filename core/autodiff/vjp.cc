@@ -35,7 +35,7 @@ Status Accumulate(VjpEmitter& e, Cotangent& total, const Cotangent& contribution
     }
     return OkStatus();
   }
-  if (contribution.array == nullptr || !IsFloating(shape.element_type())) return OkStatus();
+  if (contribution.array == nullptr || !CarriesGradient(shape.element_type())) return OkStatus();
   if (!contribution.array->shape.Compatible(shape)) {
     return Internal("kiln grad: the rule of '", OpcodeName(from.opcode), "' (instruction ", from.name,
                     ") gave a cotangent of shape ", contribution.array->shape.ToString(),
@@ -75,12 +75,10 @@ Status CheckDifferentiable(const Computation& entry, int64_t number) {
     return Unimplemented("kiln grad: ", which,
                          " is a tuple; gradients with respect to tuples are not supported yet");
   }
-  if (IsComplex(parameter.shape.element_type())) {
-    return Unimplemented("kiln grad: ", which, " is complex; complex gradients are not supported yet");
-  }
-  if (!IsFloating(parameter.shape.element_type())) {
-    return InvalidArgument("kiln grad: ", which,
-                           " has no gradient: only f16, bf16, f32 and f64 parameters can be differentiated");
+  if (!CarriesGradient(parameter.shape.element_type())) {
+    return InvalidArgument(
+        "kiln grad: ", which,
+        " has no gradient: only f16, bf16, f32, f64, c64 and c128 parameters can be differentiated");
   }
   return OkStatus();
 }
@@ -115,7 +113,7 @@ Cotangent SeedCotangent(const Shape& shape, const std::vector<Instruction*>& lea
     return cotangent;
   }
   Instruction* leaf = leaf_cotangents[next++];
-  if (IsFloating(shape.element_type())) cotangent.array = leaf;
+  if (CarriesGradient(shape.element_type())) cotangent.array = leaf;
   return cotangent;
 }
 

@@ -3,7 +3,8 @@
 // every backend like any program.
 //
 // Covered: the ops that have a rule in core/autodiff/vjp_rules.cc:
-// elementwise float math, convert, the shape ops (broadcast, reshape,
+// elementwise float and complex math, convert, complex/real/imag, fft
+// (core/autodiff/complex_rules.cc; complex cotangents as JAX's), the shape ops (broadcast, reshape,
 // transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter
 // with add or overwrite, concatenate, pad, reverse), reduce with
 // add/maximum/minimum, dot_general, convolution, reduce-window with
@@ -15,8 +16,9 @@
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
 // Calls of registered ops (core/op_registry.h) with a gradient function are
 // differentiated by it (core/autodiff/registered_op_rules.cc).
-// Not yet: other scatters, map, fft and complex numbers, other custom calls,
-// forward mode (JVP), differentiating a gradient through a while loop again.
+// Not yet: other scatters, map, other custom calls, complex values carried
+// through loops, conditionals or sorts, differentiating a gradient through a
+// while loop again.
 #pragma once
 
 #include <cstdint>
@@ -40,10 +42,10 @@ namespace kiln::autodiff {
 // given; repeats allowed), each of its parameter's shape.
 //
 // Errors: INVALID_ARGUMENT for a `wrt` number that is not a parameter, a
-// parameter that is not an f16/bf16/f32/f64 array, or an op on the way from
+// parameter that is not an f16/bf16/f32/f64/c64/c128 array, or an op on the way from
 // a differentiated parameter to the result that has no derivative (naming
 // op and instruction); UNIMPLEMENTED for such an op whose rule is not
-// written yet, and for complex or tuple-shaped parameters. `module` itself
+// written yet, and for tuple-shaped parameters. `module` itself
 // is not changed.
 StatusOr<std::unique_ptr<Module>> BuildVjp(const Module& module, std::span<const int64_t> wrt);
 

@@ -27,6 +27,10 @@ struct Cotangent {
   bool IsZero() const;
 };
 
+// Whether values of `type` have cotangents: real floats and complex numbers
+// (integers and predicates have none).
+inline bool CarriesGradient(ElementType type) { return IsFloating(type) || IsComplex(type); }
+
 class VjpEmitter {
  public:
   VjpEmitter(Module& module, Computation& computation)

@@ -37,7 +37,7 @@ RuleLookup FindVjpRule(Opcode opcode);
 // to the result whose opcode has no rule (`state` is not kRule).
 Status NoRuleError(const Instruction& instruction, RuleState state);
 
-// The rules, by family (elementwise_rules.cc, structural_rules.cc, scatter_rules.cc,
+// The rules, by family (elementwise_rules.cc, complex_rules.cc, structural_rules.cc, scatter_rules.cc,
 // contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, batch_norm_rules.cc,
 // control_flow_rules.cc, registered_op_rules.cc); the table in vjp_rules.cc refers to them.
 #define KILN_VJP_RULE(name)                                                                              \
@@ -57,6 +57,11 @@ KILN_VJP_RULE(IdentityRule);
 KILN_VJP_RULE(SelectRule);
 KILN_VJP_RULE(ClampRule);
 KILN_VJP_RULE(ConvertRule);
+KILN_VJP_RULE(RealRule);
+KILN_VJP_RULE(ImagRule);
+KILN_VJP_RULE(ComplexRule);
+KILN_VJP_RULE(ComplexAbsRule);  // abs of a complex operand (UnaryRule hands it over)
+KILN_VJP_RULE(FftRule);
 KILN_VJP_RULE(BroadcastRule);
 KILN_VJP_RULE(ReshapeRule);
 KILN_VJP_RULE(TransposeRule);

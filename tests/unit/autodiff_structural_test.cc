@@ -179,7 +179,8 @@ std::unique_ptr<Module> Overwrite() {
 }
 
 // Repeated indices (the last update kept by an overwrite gets the
-// cotangent) and a dropped window; a max combiner is refused by name.
+// cotangent) and a dropped window; a subtract combiner (no JAX scatter has
+// one) is refused by name.
 TEST(AutodiffStructuralTest, ScatterAddOverwriteAndRefusedCombiners) {
   std::mt19937 random(32);
   ScatterDimensionNumbers rows;
@@ -189,18 +190,18 @@ TEST(AutodiffStructuralTest, ScatterAddOverwriteAndRefusedCombiners) {
   rows.index_vector_dim = 1;
   KILN_ASSERT_OK_AND_ASSIGN(auto add,
                             testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
-  KILN_ASSERT_OK_AND_ASSIGN(auto max,
-                            testing::ScalarBinaryComputation(Opcode::kMaximum, ElementType::kF64, "max"));
+  KILN_ASSERT_OK_AND_ASSIGN(
+      auto subtract, testing::ScalarBinaryComputation(Opcode::kSubtract, ElementType::kF64, "subtract"));
   auto overwrite = Overwrite();
   ASSERT_NE(overwrite, nullptr);
-  for (const Module* combiner : {add.get(), overwrite.get(), max.get()}) {
+  for (const Module* combiner : {add.get(), overwrite.get(), subtract.get()}) {
     Builder builder("scatter");
     Op x = builder.Parameter(0, F64({5, 3}), "x");
     Op u = builder.Parameter(1, F64({4, 3}), "u");
     Op indices = builder.ConstantLiteral(Literal::FromVector<int32_t>({0, 2, 2, 7}, {4, 1}));
     builder.Sin(builder.Scatter(builder.Mul(x, x), indices, builder.Mul(u, u), *combiner, rows));
     KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-    if (combiner != max.get()) {
+    if (combiner != subtract.get()) {
       ExpectGradientsMatchFiniteDifferences(*module, {0, 1},
                                             {RandomF64(F64({5, 3}), random), RandomF64(F64({4, 3}), random)});
       continue;
@@ -212,15 +213,22 @@ TEST(AutodiffStructuralTest, ScatterAddOverwriteAndRefusedCombiners) {
   }
 }
 
-// Overwrite and add scatters of random windows at random (repeated, some
-// out of range) row and column starts, explicit and implicit index vectors.
-TEST(AutodiffStructuralTest, RandomScattersOverwriteAndAdd) {
+// Scatters with every differentiated combiner (overwrite, add, multiply,
+// maximum, minimum) of random windows at random (repeated, some out of
+// range) row and column starts, explicit and implicit index vectors.
+TEST(AutodiffStructuralTest, RandomScattersOfEveryCombiner) {
   std::mt19937 random(33);
   auto pick = [&](int64_t low, int64_t high) {
     return std::uniform_int_distribution<int64_t>(low, high)(random);
   };
   KILN_ASSERT_OK_AND_ASSIGN(auto add,
                             testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  KILN_ASSERT_OK_AND_ASSIGN(
+      auto multiply, testing::ScalarBinaryComputation(Opcode::kMultiply, ElementType::kF64, "multiply"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto max,
+                            testing::ScalarBinaryComputation(Opcode::kMaximum, ElementType::kF64, "max"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto min,
+                            testing::ScalarBinaryComputation(Opcode::kMinimum, ElementType::kF64, "min"));
   auto overwrite = Overwrite();
   ASSERT_NE(overwrite, nullptr);
   for (int trial = 0; trial < 6; ++trial) {
@@ -242,7 +250,7 @@ TEST(AutodiffStructuralTest, RandomScattersOverwriteAndAdd) {
     const Shape updates = F64({count, width});
     SCOPED_TRACE(operand.ToString() + " updates " + updates.ToString() +
                  (both ? " rows and columns" : " rows"));
-    for (const Module* combiner : {overwrite.get(), add.get()}) {
+    for (const Module* combiner : {overwrite.get(), add.get(), multiply.get(), max.get(), min.get()}) {
       Builder builder("scatter");
       Op x = builder.Parameter(0, operand, "x");
       Op u = builder.Parameter(1, updates, "u");
@@ -255,6 +263,62 @@ TEST(AutodiffStructuralTest, RandomScattersOverwriteAndAdd) {
                                             static_cast<uint32_t>(trial));
     }
   }
+}
+
+// The gradient of sum(scatter(x, indices, u)) for the combiner `opcode`, at
+// exact values, on the interpreter and cpu: x's gradient, then u's.
+void ExpectScatterGradients(Opcode opcode, const std::vector<double>& x, const std::vector<int32_t>& indices,
+                            const std::vector<double>& u, const std::vector<double>& x_gradient,
+                            const std::vector<double>& u_gradient) {
+  KILN_ASSERT_OK_AND_ASSIGN(auto combiner, testing::ScalarBinaryComputation(opcode, ElementType::kF64, "c"));
+  KILN_ASSERT_OK_AND_ASSIGN(auto add,
+                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
+  ScatterDimensionNumbers elements;
+  elements.inserted_window_dims = {0};
+  elements.scatter_dims_to_operand_dims = {0};
+  elements.index_vector_dim = 1;
+  const auto x_size = static_cast<int64_t>(x.size());
+  const auto u_size = static_cast<int64_t>(u.size());
+  Builder builder("scatter_sum");
+  Op scattered =
+      builder.Scatter(builder.Parameter(0, F64({x_size}), "x"), builder.ConstantR1<int32_t>(indices),
+                      builder.Parameter(1, F64({u_size}), "u"), *combiner, elements);
+  const int64_t all[] = {0};
+  builder.Reduce(scattered, builder.ConstantLiteral(Literal::Scalar<double>(0.0)), *add, all);
+  KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+  KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0, 1}));
+  const std::vector<Literal> inputs = {Literal::FromVector(x), Literal::FromVector(u)};
+  for (const char* backend_name : {"interpreter", "cpu"}) {
+    SCOPED_TRACE(backend_name);
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, CreateBackend(backend_name));
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable,
+                              backend->Compile(*vjp, CompileOptions{}));
+    const std::vector<Literal> leaves = testing::RunLeaves(*executable, *backend, inputs);
+    ASSERT_EQ(leaves.size(), 3u);
+    for (size_t i = 0; i < x_gradient.size(); ++i) {
+      EXPECT_NEAR(leaves[1].data<double>()[i], x_gradient[i], 1e-12) << "x element " << i;
+    }
+    for (size_t i = 0; i < u_gradient.size(); ++i) {
+      EXPECT_NEAR(leaves[2].data<double>()[i], u_gradient[i], 1e-12) << "u element " << i;
+    }
+  }
+}
+
+TEST(AutodiffStructuralTest, ScatterMaxAndMinShareTiesAsJax) {
+  // Two equal updates win element 1: half each; where the operand equals
+  // them too, a third each. An index out of range is dropped.
+  ExpectScatterGradients(Opcode::kMaximum, {0, 0, 0}, {1, 1, 2, 9}, {5, 5, -1, 7}, {1, 0, 1},
+                         {0.5, 0.5, 0, 0});
+  ExpectScatterGradients(Opcode::kMaximum, {0, 5, 0}, {1, 1, 2}, {5, 5, -1}, {1, 1.0 / 3, 1},
+                         {1.0 / 3, 1.0 / 3, 0});
+  ExpectScatterGradients(Opcode::kMinimum, {4, 2}, {0, 0, 1}, {1, 3, 2}, {0, 0.5}, {1, 0, 0.5});
+}
+
+TEST(AutodiffStructuralTest, ScatterMultiplyWithZeroUpdatesAndRepeatedIndices) {
+  // Element 0 gets 0 and 4: x0's gradient is 0 * 4, the zero update's is
+  // x0 * 4, the other's x0 * 0; two zeros at one element give both 0.
+  ExpectScatterGradients(Opcode::kMultiply, {2, 3, 1}, {0, 0, 1, 2, 2}, {0, 4, 5, 0, 0}, {0, 5, 0},
+                         {8, 0, 3, 0, 0});
 }
 
 TEST(AutodiffStructuralTest, Concatenate) {
