@@ -129,8 +129,10 @@ def numpy_program(workload, inputs):
     if kind == "fft":
         # NumPy's pocketfft; before NumPy 2 it computes (and returns) complex128.
         (x,) = inputs
-        transform = {"fft2": np.fft.fft2, "rfft": np.fft.rfft}[workload.params["transform"]]
+        transform = {"fft2": np.fft.fft2, "rfft": np.fft.rfft, "fft": np.fft.fft}[workload.params["transform"]]
         return lambda: (transform(x),)
+    if kind == "linalg":
+        return numpy_linalg(workload.params["function"], inputs)
     if kind == "cumsum":
         (x,) = inputs
         return lambda: (np.cumsum(x, axis=-1),)
@@ -154,6 +156,34 @@ def numpy_program(workload, inputs):
             return lambda: (np.argsort(x, axis=-1, kind="stable"),)
         return lambda: (np.sort(x, axis=-1),)
     raise ValueError(f"no numpy program for {kind}")
+
+
+def numpy_linalg(function, inputs):
+    """The linalg workloads through NumPy's LAPACK, with jax_programs' sign convention
+    for eigh's and svd's vectors (the first row non-negative)."""
+    import numpy as np
+
+    def signs(vectors):
+        return np.where(vectors[:1, :] < 0, -1, 1).astype(vectors.dtype)
+    if function == "cholesky":
+        return lambda: (np.linalg.cholesky(inputs[0]),)
+    if function == "solve":
+        return lambda: (np.linalg.solve(*inputs),)
+    if function == "qr":
+        return lambda: tuple(np.linalg.qr(inputs[0]))
+
+    if function == "eigh":
+        def run():
+            w, v = np.linalg.eigh(inputs[0])
+            return w, v * signs(v)
+        return run
+    if function == "svd":
+        def run():
+            u, s, vt = np.linalg.svd(inputs[0], full_matrices=False)
+            sign = signs(u)
+            return u * sign, s, vt * sign.T
+        return run
+    raise ValueError(f"no numpy program for linalg function {function}")
 
 
 def round_to_bfloat16(x):
@@ -267,8 +297,10 @@ def torch_program(workload, inputs, threads, device="cpu"):
         return run, None
     if kind == "fft":
         (x,) = tensors
-        transform = {"fft2": torch.fft.fft2, "rfft": torch.fft.rfft}[workload.params["transform"]]
+        transform = {"fft2": torch.fft.fft2, "rfft": torch.fft.rfft, "fft": torch.fft.fft}[workload.params["transform"]]
         return (lambda: (transform(x),)), None
+    if kind == "linalg":
+        return torch_linalg(torch, workload.params["function"], tensors), None
     if kind == "cumsum":
         (x,) = tensors
         return (lambda: (torch.cumsum(x, dim=-1),)), None
@@ -289,6 +321,31 @@ def torch_program(workload, inputs, threads, device="cpu"):
             return (lambda: (torch.argsort(x, dim=-1, stable=True),)), None
         return (lambda: (torch.sort(x, dim=-1).values,)), None
     raise ValueError(f"no torch program for {kind}")
+
+
+def torch_linalg(torch, function, tensors):
+    """numpy_linalg through torch.linalg."""
+    def signs(vectors):
+        return torch.where(vectors[:1, :] < 0, -1.0, 1.0).to(vectors.dtype)
+    if function == "cholesky":
+        return lambda: (torch.linalg.cholesky(tensors[0]),)
+    if function == "solve":
+        return lambda: (torch.linalg.solve(*tensors),)
+    if function == "qr":
+        return lambda: tuple(torch.linalg.qr(tensors[0]))
+
+    if function == "eigh":
+        def run():
+            w, v = torch.linalg.eigh(tensors[0])
+            return w, v * signs(v)
+        return run
+    if function == "svd":
+        def run():
+            u, s, vt = torch.linalg.svd(tensors[0], full_matrices=False)
+            sign = signs(u)
+            return u * sign, s, vt * sign.T
+        return run
+    raise ValueError(f"no torch program for linalg function {function}")
 
 
 def torch_cuda_program(workload, inputs, threads):

@@ -27,7 +27,8 @@ class Input:
     shape: tuple
     dtype: str = "float32"
     # "normal": standard normal * scale; "complex": standard normal real and
-    # imaginary parts, * scale; "labels": integers in [0, high).
+    # imaginary parts, * scale; "labels": integers in [0, high); "spd": a
+    # symmetric positive definite matrix (G G^T / n + I, G standard normal).
     kind: str = "normal"
     scale: float = 1.0
     high: int = 0
@@ -38,7 +39,7 @@ class Workload:
     name: str
     title: str
     # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft |
-    # cumsum | transpose | colsum | bf16_gemm | sort.
+    # cumsum | transpose | colsum | bf16_gemm | sort | linalg.
     kind: str
     inputs: tuple
     # What bounds it, for the achieved-fraction column: "copy" (read + write
@@ -123,6 +124,29 @@ def workloads(size: str) -> list[Workload]:
                            (Input((rfft_rows, rfft_cols)),), "fma",
                            flops=int(2.5 * rfft_rows * rfft_cols * math.log2(rfft_cols)),
                            params={"transform": "rfft"}))
+    fft_rows, fft_cols = (64, 128) if quick else (2048, 1024)
+    result.append(Workload("fft_c64", f"1-D complex fft of the last axis, {fft_rows} lines of {fft_cols} c64", "fft",
+                           (Input((fft_rows, fft_cols), "complex64", "complex"),), "fma",
+                           flops=int(5 * fft_rows * fft_cols * math.log2(fft_cols)), params={"transform": "fft"}))
+    # Linear algebra in f32 (JAX lowers each to LAPACK custom calls): FLOPs by
+    # LAPACK's usual counts where the work is fixed; eigh and svd iterate, so
+    # they are timed only. eigh's and svd's vectors come out with the first
+    # row non-negative (each vector's sign is arbitrary), so every peer's
+    # result compares.
+    side = 32 if quick else 256
+    spd, square = Input((side, side), kind="spd"), Input((side, side))
+    right_sides = Input((side, 16))
+    result.append(Workload("cholesky_f32", f"cholesky {side}x{side} f32 (symmetric positive definite)", "linalg",
+                           (spd,), "fma", flops=side**3 // 3, params={"function": "cholesky"}))
+    result.append(Workload("solve_f32", f"solve {side}x{side} f32 with 16 right-hand sides (LU)", "linalg",
+                           (square, right_sides), "fma", flops=2 * side**3 // 3 + 2 * 16 * side**2,
+                           params={"function": "solve"}))
+    result.append(Workload("qr_f32", f"qr {side}x{side} f32 (Q and R)", "linalg", (square,), "fma",
+                           flops=8 * side**3 // 3, params={"function": "qr"}))
+    result.append(Workload("eigh_f32", f"eigh {side}x{side} f32 (values and vectors)", "linalg", (spd,), "latency",
+                           params={"function": "eigh"}))
+    result.append(Workload("svd_f32", f"svd {side}x{side} f32 (U, S, Vt; not full_matrices)", "linalg", (square,),
+                           "latency", params={"function": "svd"}))
     # Thunk-backed operations: a scan, transposes, a column reduction, a bf16
     # product and sorts (params say which axis, permutation or variant).
     permute_side = 32 if quick else 256

@@ -67,7 +67,28 @@ def overhead(x, y):
 
 
 def fft(workload: catalog.Workload):
-    return {"fft2": jnp.fft.fft2, "rfft": jnp.fft.rfft}[workload.params["transform"]]
+    return {"fft2": jnp.fft.fft2, "rfft": jnp.fft.rfft, "fft": jnp.fft.fft}[workload.params["transform"]]
+
+
+def first_row_signs(vectors):
+    """+1 or -1 per column: the sign that makes the column's first element non-negative."""
+    return jnp.where(vectors[:1, :] < 0, -1.0, 1.0).astype(vectors.dtype)
+
+
+def eigh(a):
+    w, v = jnp.linalg.eigh(a)
+    return w, v * first_row_signs(v)
+
+
+def svd(a):
+    u, s, vt = jnp.linalg.svd(a, full_matrices=False)
+    signs = first_row_signs(u)
+    return u * signs, s, vt * signs.T
+
+
+def linalg(workload: catalog.Workload):
+    return {"cholesky": jnp.linalg.cholesky, "solve": jnp.linalg.solve, "qr": jnp.linalg.qr, "eigh": eigh,
+            "svd": svd}[workload.params["function"]]
 
 
 def cumsum(x):
@@ -110,6 +131,8 @@ def function_for(workload: catalog.Workload):
         return _corpus_generator().mlp_train_step
     if workload.kind == "fft":
         return fft(workload)
+    if workload.kind == "linalg":
+        return linalg(workload)
     if workload.kind == "transpose":
         return transpose(workload)
     if workload.kind == "sort":
