@@ -94,7 +94,7 @@ Instruction* CloneComputation(VjpEmitter& e, const Computation& source,
   return copies.at(source.root());
 }
 
-// `value` (of `shape`) as a cotangent: its float leaves, nothing for the rest.
+// `value` (of `shape`) as a cotangent: its float and complex leaves, nothing for the rest.
 Cotangent CotangentOf(VjpEmitter& e, Instruction* value, const Shape& shape) {
   Cotangent cotangent;
   if (shape.IsTuple()) {
@@ -104,7 +104,7 @@ Cotangent CotangentOf(VjpEmitter& e, Instruction* value, const Shape& shape) {
     }
     return cotangent;
   }
-  if (IsFloating(shape.element_type())) cotangent.array = value;
+  if (CarriesGradient(shape.element_type())) cotangent.array = value;
   return cotangent;
 }
 
@@ -112,7 +112,7 @@ Cotangent CotangentOf(VjpEmitter& e, Instruction* value, const Shape& shape) {
 // (and in the leaves that are not floats).
 Instruction* Materialize(VjpEmitter& e, const Cotangent& cotangent, const Shape& shape) {
   if (!shape.IsTuple()) {
-    if (cotangent.array != nullptr && IsFloating(shape.element_type())) return cotangent.array;
+    if (cotangent.array != nullptr && CarriesGradient(shape.element_type())) return cotangent.array;
     return e.Zeros(shape);
   }
   if (cotangent.elements.empty()) return e.ZerosOf(shape);

@@ -74,7 +74,8 @@ KILN_VJP_RULE(SortRule) {
   }
   std::vector<size_t> moved;  // the float operands whose results have a cotangent
   for (size_t i = 0; i < count; ++i) {
-    if (result_cotangents[i] != nullptr && IsFloating(x.operand(i)->shape.element_type())) moved.push_back(i);
+    if (result_cotangents[i] != nullptr && CarriesGradient(x.operand(i)->shape.element_type()))
+      moved.push_back(i);
   }
   if (moved.empty()) return cotangents;
   const int64_t dimension = x.attrs.dimensions.at(0);

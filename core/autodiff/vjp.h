@@ -16,9 +16,8 @@
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
 // Calls of registered ops (core/op_registry.h) with a gradient function are
 // differentiated by it (core/autodiff/registered_op_rules.cc).
-// Not yet: other scatters, map, other custom calls, complex values carried
-// through loops, conditionals or sorts, differentiating a gradient through a
-// while loop again.
+// Not yet: other scatters, map, other custom calls, differentiating a
+// gradient through a while loop again.
 #pragma once
 
 #include <cstdint>

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/hlo_parser.h"
 #include "tests/unit/autodiff_gradient_check.h"
 
 namespace kiln {
@@ -111,6 +112,55 @@ TEST(AutodiffComplexTest, ComplexParameterGetsJaxsCotangent) {
       EXPECT_EQ(leaves[1].data<complex128>()[0], 2.0 * value) << value;
     }
   }
+}
+
+TEST(AutodiffComplexTest, ComplexStateThroughAWhileLoop) {
+  // The loop carries complex values (pushed on the tape and popped in the
+  // backward loop); the losses are the real and imaginary parts.
+  auto module = ParseHloModule(R"(
+HloModule complex_loop
+
+condition {
+  s = (s32[], c128[3], c128[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT more = pred[] compare(i, n), direction=LT
+}
+
+body {
+  s = (s32[], c128[3], c128[3]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  z = c128[3] get-tuple-element(s), index=1
+  w = c128[3] get-tuple-element(s), index=2
+  zw = c128[3] multiply(z, w)
+  stepped = c128[3] sine(zw)
+  ROOT state = (s32[], c128[3], c128[3]) tuple(next, stepped, w)
+}
+
+ENTRY main {
+  a = f64[3] parameter(0)
+  b = f64[3] parameter(1)
+  c = f64[3] parameter(2)
+  d = f64[3] parameter(3)
+  z = c128[3] complex(a, b)
+  w = c128[3] complex(c, d)
+  zero = s32[] constant(0)
+  start = (s32[], c128[3], c128[3]) tuple(zero, z, w)
+  loop = (s32[], c128[3], c128[3]) while(start), condition=condition, body=body
+  out = c128[3] get-tuple-element(loop), index=1
+  re = f64[3] real(out)
+  im = f64[3] imag(out)
+  ROOT parts = (f64[3], f64[3]) tuple(re, im)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  std::mt19937 random(11);
+  const Shape shape(ElementType::kF64, {3});
+  std::vector<Literal> inputs;
+  for (int i = 0; i < 4; ++i) inputs.push_back(RandomF64(shape, random, -1, 1));
+  ExpectGradientsMatchFiniteDifferences(**module, {0, 1, 2, 3}, std::move(inputs));
 }
 
 struct FftCase {
