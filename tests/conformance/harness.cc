@@ -13,6 +13,10 @@
 //       (one per line, # comments) the programs it may refuse. Any failure,
 //       a refusal of a program not listed, and a listed program that now
 //       passes (so the list only shrinks) make it exit 1.
+//   kiln_conformance table ... --shard I/N
+//       only the programs whose place in name order is I modulo N (0 <= I <
+//       N): the sanitizer builds run the corpus as N such tests, each one
+//       process, instead of a process per program.
 //
 // Outcomes: PASS, FAIL (wrong values or an error), UNSUPPORTED (the backend
 // names an op it lacks). Only PASS exits 0: an unsupported program is reported
@@ -188,13 +192,31 @@ std::optional<std::set<std::string>> ReadProgramList(const fs::path& list) {
   return names;
 }
 
-int RunTable(const fs::path& corpus, const std::vector<std::string>& backends,
-             const std::set<std::string>* expect_unsupported = nullptr) {
-  std::vector<fs::path> programs;
+// Which programs of the corpus a table runs: shard `index` of `count`.
+struct Shard {
+  size_t index = 0;
+  size_t count = 1;
+};
+
+// "I/N" with 0 <= I < N, or nullopt.
+std::optional<Shard> ParseShard(const std::string& text) {
+  Shard shard;
+  char slash = 0;
+  std::istringstream in(text);
+  if (!(in >> shard.index >> slash >> shard.count) || slash != '/' || !in.eof()) return std::nullopt;
+  if (shard.count == 0 || shard.index >= shard.count) return std::nullopt;
+  return shard;
+}
+
+int RunTable(const fs::path& corpus, const std::vector<std::string>& backends, Shard shard,
+             const std::set<std::string>* expect_unsupported) {
+  std::vector<fs::path> all;
   for (const auto& entry : fs::directory_iterator(corpus)) {
-    if (fs::exists(entry.path() / "module.hlo")) programs.push_back(entry.path());
+    if (fs::exists(entry.path() / "module.hlo")) all.push_back(entry.path());
   }
-  std::sort(programs.begin(), programs.end());
+  std::sort(all.begin(), all.end());
+  std::vector<fs::path> programs;
+  for (size_t i = shard.index; i < all.size(); i += shard.count) programs.push_back(all[i]);
   std::map<std::string, std::map<Outcome, int>> counts;
   bool all_pass = true;
   for (const auto& program : programs) {
@@ -231,20 +253,41 @@ int RunTable(const fs::path& corpus, const std::vector<std::string>& backends,
 int main(int argc, char** argv) {
   const std::string usage =
       "usage: kiln_conformance run PROGRAM_DIR BACKEND | grad PROGRAM_DIR BACKEND\n"
-      "       kiln_conformance table CORPUS_DIR BACKEND...\n"
-      "       kiln_conformance table CORPUS_DIR BACKEND --expect-unsupported LIST\n";
+      "       kiln_conformance table CORPUS_DIR BACKEND... [--shard I/N]\n"
+      "       kiln_conformance table CORPUS_DIR BACKEND --expect-unsupported LIST [--shard I/N]\n";
   if (argc >= 4 && std::string(argv[1]) == "run") return kiln::RunOne(argv[2], argv[3], false);
   if (argc >= 4 && std::string(argv[1]) == "grad") return kiln::RunOne(argv[2], argv[3], true);
-  if (argc == 6 && std::string(argv[1]) == "table" && std::string(argv[4]) == "--expect-unsupported") {
-    const std::optional<std::set<std::string>> listed = kiln::ReadProgramList(argv[5]);
-    if (!listed) {
-      std::cerr << "kiln_conformance: cannot read the list " << argv[5] << "\n";
+  if (argc >= 4 && std::string(argv[1]) == "table") {
+    std::vector<std::string> backends;
+    std::optional<std::set<std::string>> listed;
+    kiln::Shard shard;
+    for (int i = 3; i < argc; ++i) {
+      const std::string arg = argv[i];
+      if (arg == "--expect-unsupported" && i + 1 < argc) {
+        listed = kiln::ReadProgramList(argv[++i]);
+        if (!listed) {
+          std::cerr << "kiln_conformance: cannot read the list " << argv[i] << "\n";
+          return 2;
+        }
+      } else if (arg == "--shard" && i + 1 < argc) {
+        const std::optional<kiln::Shard> parsed = kiln::ParseShard(argv[++i]);
+        if (!parsed) {
+          std::cerr << "kiln_conformance: --shard wants I/N with 0 <= I < N, not '" << argv[i] << "'\n";
+          return 2;
+        }
+        shard = *parsed;
+      } else if (arg.starts_with("--")) {
+        std::cerr << "kiln_conformance: unknown option " << arg << "\n" << usage;
+        return 2;
+      } else {
+        backends.push_back(arg);
+      }
+    }
+    if (backends.empty() || (listed && backends.size() != 1)) {
+      std::cerr << usage;
       return 2;
     }
-    return kiln::RunTable(argv[2], {argv[3]}, &*listed);
-  }
-  if (argc >= 4 && std::string(argv[1]) == "table") {
-    return kiln::RunTable(argv[2], std::vector<std::string>(argv + 3, argv + argc));
+    return kiln::RunTable(argv[2], backends, shard, listed ? &*listed : nullptr);
   }
   std::cerr << usage;
   return 2;
