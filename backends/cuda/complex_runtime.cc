@@ -171,16 +171,9 @@ void Define(llvm::Function& function, const Body& body, bool scalar_helper) {
 
 }  // namespace
 
-void DefineComplexRuntime(llvm::Module& module) {
-  std::vector<llvm::Function*> declared;
-  for (llvm::Function& function : module) {
-    if (function.isDeclaration() && !Classify(function.getName()).first.empty())
-      declared.push_back(&function);
-  }
-  for (llvm::Function* function : declared) {
-    const auto [key, scalar_helper] = Classify(function->getName());
-    Define(*function, Bodies().at(key), scalar_helper);
-  }
+void DefineComplexFunction(llvm::Function& function) {
+  const auto [key, scalar_helper] = Classify(function.getName());
+  if (!key.empty() && function.isDeclaration()) Define(function, Bodies().at(key), scalar_helper);
 }
 
 }  // namespace kiln::cuda

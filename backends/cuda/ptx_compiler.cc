@@ -16,7 +16,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
-#include "backends/cuda/complex_runtime.h"
+#include "backends/cuda/cuda_target_hooks.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
 #include "backends/cuda/rng_emitter.h"
@@ -141,9 +141,9 @@ Status CheckPtxEmittable(const Computation& computation) {
       return Unimplemented("cuda: a sort kernel takes its operands as they are (nothing fused into it)");
     return root->opcode == Opcode::kSort ? CheckSortEmittable(*root) : CheckTopKEmittable(*root);
   }
-  cpu::codegen::EmittableOptions options;
+  llvm_ir::EmittableOptions options;
   options.dynamic_update_slice_root = true;
-  return cpu::codegen::CheckEmittable(computation, options);
+  return llvm_ir::CheckEmittable(computation, options);
 }
 
 StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, const PtxTarget& target,
@@ -172,6 +172,7 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
   module->setDataLayout(kDataLayout);
   // Precise math: no flushing of subnormals in libdevice's functions.
   module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  const CudaTargetHooks hooks;
   for (const cpu::KernelRequest& request : requests) {
     const Instruction* root = request.computation->root();
     if (root != nullptr && root->opcode == Opcode::kSort) {
@@ -192,19 +193,18 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
     KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));
     const std::string body_name = request.name + ".iteration";
     // One output element per thread; a warp per row where rows are reduced.
-    cpu::codegen::CooperativeRows warp;
+    llvm_ir::CooperativeRows warp;
     warp.lanes = kWarpSize;
     warp.shuffle_xor = ShuffleXor;
-    KILN_ASSIGN_OR_RETURN(cpu::codegen::KernelLayout layout,
-                          cpu::codegen::EmitKernel(*module, *request.computation, body_name,
-                                                   /*work_per_iteration=*/1, &warp));
+    KILN_ASSIGN_OR_RETURN(llvm_ir::KernelLayout layout,
+                          llvm_ir::EmitKernel(*module, *request.computation, body_name, hooks,
+                                              /*work_per_iteration=*/1, &warp));
     int buffer_count = static_cast<int>(request.computation->parameters().size());
     for (const Shape& leaf : request.computation->root()->shape.Leaves())
       buffer_count += leaf.IsArray() ? 1 : 0;
     EmitEntry(*module, *module->getFunction(body_name), request.name, buffer_count);
     result.kernels.push_back({request.name, layout.parallel_extent, buffer_count});
   }
-  DefineComplexRuntime(*module);
   UseLibdeviceNames(*module);
   if (!dump_ir_dir.empty()) {
     KILN_RETURN_IF_ERROR(WriteDumpFile(dump_ir_dir, dump_stem + ".ptx.emitted.ll", ModuleText(*module)));

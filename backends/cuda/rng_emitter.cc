@@ -12,10 +12,10 @@
 namespace kiln::cuda {
 namespace {
 
-using cpu::codegen::LoadElement;
-using cpu::codegen::RoundToType;
-using cpu::codegen::StorageType;
-using cpu::codegen::StoreElement;
+using llvm_ir::LoadElement;
+using llvm_ir::RoundToType;
+using llvm_ir::StorageType;
+using llvm_ir::StoreElement;
 
 constexpr uint64_t kGolden = 0x9E3779B97F4A7C15ull;
 

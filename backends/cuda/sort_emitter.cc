@@ -6,6 +6,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/cuda/cuda_target_hooks.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/llvm/element_ir.h"
 #include "backends/llvm/elemental_emitter.h"
@@ -15,11 +16,11 @@
 namespace kiln::cuda {
 namespace {
 
-using cpu::codegen::ElementalEmitter;
-using cpu::codegen::EmitCountedLoop;
-using cpu::codegen::IrValues;
-using cpu::codegen::LoadElement;
-using cpu::codegen::StorageType;
+using llvm_ir::ElementalEmitter;
+using llvm_ir::EmitCountedLoop;
+using llvm_ir::IrValues;
+using llvm_ir::LoadElement;
+using llvm_ir::StorageType;
 
 using Compare = std::function<StatusOr<llvm::Value*>(llvm::Value*, llvm::Value*)>;
 
@@ -174,7 +175,7 @@ Status CheckSortEmittable(const Instruction& sort) {
   const Shape& root = comparator.root()->shape;
   if (!root.IsArray() || root.rank() != 0 || root.element_type() != ElementType::kPred)
     return Unimplemented("cuda: the sort comparator must return pred[]");
-  return cpu::codegen::CheckEmittable(comparator);
+  return llvm_ir::CheckEmittable(comparator);
 }
 
 int64_t SortScratchBytes(const Instruction& sort) {
@@ -207,7 +208,8 @@ StatusOr<int64_t> EmitSortKernel(llvm::Module& module, const Instruction& sort, 
       b.CreateInBoundsGEP(i32, scratch, b.CreateMul(row, b.getInt64(2 * geometry.length)));
   llvm::Value* second_half = b.CreateInBoundsGEP(i32, row_scratch, length);
 
-  ElementalEmitter emitter(b, entry.entry_block, {});
+  const CudaTargetHooks target;
+  ElementalEmitter emitter(b, target, entry.entry_block, {});
   // comp(x, y): element numbers x, y of this row -> i1.
   auto compare = [&](llvm::Value* x, llvm::Value* y) -> StatusOr<llvm::Value*> {
     IrValues arguments;

@@ -5,7 +5,7 @@
 #include "backends/llvm/element_ir.h"
 #include "backends/llvm/loop_ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 bool IsColumnReduction(const Instruction& instruction) {
   if (instruction.opcode != Opcode::kReduce || instruction.operands.size() != 2 ||
@@ -111,4 +111,4 @@ Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, cons
   });
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

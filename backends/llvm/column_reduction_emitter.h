@@ -16,7 +16,7 @@
 #include "core/ir.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 // Widest block of outputs accumulated at once (kept on the stack).
 constexpr int64_t kMaxColumnBlock = 1024;
@@ -31,4 +31,4 @@ Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, cons
                            const IrIndex& row_index, llvm::Value* begin, llvm::Value* end,
                            llvm::Value* output, const std::vector<int64_t>& output_dims);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -5,7 +5,7 @@
 
 #include <llvm/IR/Module.h>
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 bool IsDouble(llvm::Value* z) { return z->getType()->getScalarType()->isDoubleTy(); }
@@ -15,14 +15,14 @@ llvm::Type* PartType(llvm::Value* z) { return z->getType()->getScalarType(); }
 // Calls a C function taking and returning complex numbers, in the x86-64
 // System V lowering clang uses: a float complex travels as <2 x float>; a
 // double complex as two doubles in, a {double, double} pair out.
-llvm::Value* CallComplex(llvm::IRBuilder<>& b, const std::string& float_name, const std::string& double_name,
-                         const std::vector<llvm::Value*>& arguments) {
+llvm::Value* CallComplex(llvm::IRBuilder<>& b, const TargetHooks& target, const std::string& float_name,
+                         const std::string& double_name, const std::vector<llvm::Value*>& arguments) {
   llvm::Module* module = b.GetInsertBlock()->getModule();
   const bool is_double = IsDouble(arguments[0]);
   if (!is_double) {
     std::vector<llvm::Type*> types(arguments.size(), arguments[0]->getType());
-    llvm::FunctionCallee callee = module->getOrInsertFunction(
-        float_name, llvm::FunctionType::get(arguments[0]->getType(), types, false));
+    llvm::FunctionCallee callee = target.ComplexFunction(
+        *module, float_name, llvm::FunctionType::get(arguments[0]->getType(), types, false));
     return b.CreateCall(callee, arguments);
   }
   llvm::Type* part = b.getDoubleTy();
@@ -34,13 +34,13 @@ llvm::Value* CallComplex(llvm::IRBuilder<>& b, const std::string& float_name, co
   llvm::StructType* pair = llvm::StructType::get(part, part);
   std::vector<llvm::Type*> types(parts.size(), part);
   llvm::FunctionCallee callee =
-      module->getOrInsertFunction(double_name, llvm::FunctionType::get(pair, types, false));
+      target.ComplexFunction(*module, double_name, llvm::FunctionType::get(pair, types, false));
   llvm::Value* result = b.CreateCall(callee, parts);
   return MakeComplex(b, b.CreateExtractValue(result, 0), b.CreateExtractValue(result, 1));
 }
 
 // libgcc's __mulsc3 / __divsc3 take the four parts as scalars.
-llvm::Value* CallComplexHelper(llvm::IRBuilder<>& b, const std::string& float_name,
+llvm::Value* CallComplexHelper(llvm::IRBuilder<>& b, const TargetHooks& target, const std::string& float_name,
                                const std::string& double_name, llvm::Value* lhs, llvm::Value* rhs) {
   llvm::Module* module = b.GetInsertBlock()->getModule();
   llvm::Type* part = PartType(lhs);
@@ -49,12 +49,12 @@ llvm::Value* CallComplexHelper(llvm::IRBuilder<>& b, const std::string& float_na
   const std::vector<llvm::Type*> types(4, part);
   if (!IsDouble(lhs)) {
     llvm::FunctionCallee callee =
-        module->getOrInsertFunction(float_name, llvm::FunctionType::get(lhs->getType(), types, false));
+        target.ComplexFunction(*module, float_name, llvm::FunctionType::get(lhs->getType(), types, false));
     return b.CreateCall(callee, parts);
   }
   llvm::StructType* pair = llvm::StructType::get(part, part);
   llvm::FunctionCallee callee =
-      module->getOrInsertFunction(double_name, llvm::FunctionType::get(pair, types, false));
+      target.ComplexFunction(*module, double_name, llvm::FunctionType::get(pair, types, false));
   llvm::Value* result = b.CreateCall(callee, parts);
   return MakeComplex(b, b.CreateExtractValue(result, 0), b.CreateExtractValue(result, 1));
 }
@@ -64,7 +64,7 @@ llvm::Value* Constant(llvm::Value* like, double real, double imag) {
   return llvm::ConstantVector::get({llvm::ConstantFP::get(part, real), llvm::ConstantFP::get(part, imag)});
 }
 
-llvm::Value* Multiply(llvm::IRBuilder<>& b, llvm::Value* lhs, llvm::Value* rhs) {
+llvm::Value* Multiply(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* lhs, llvm::Value* rhs) {
   llvm::Value *a = RealPart(b, lhs), *c = RealPart(b, rhs);
   llvm::Value *d = ImagPart(b, rhs), *e = ImagPart(b, lhs);
   llvm::Value* real = b.CreateFSub(b.CreateFMul(a, c), b.CreateFMul(e, d));
@@ -78,7 +78,7 @@ llvm::Value* Multiply(llvm::IRBuilder<>& b, llvm::Value* lhs, llvm::Value* rhs) 
   llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "complex.mul.done", function);
   b.CreateCondBr(both_nan, slow, done);
   b.SetInsertPoint(slow);
-  llvm::Value* careful = CallComplexHelper(b, "__mulsc3", "__muldc3", lhs, rhs);
+  llvm::Value* careful = CallComplexHelper(b, target, "__mulsc3", "__muldc3", lhs, rhs);
   llvm::BasicBlock* slow_end = b.GetInsertBlock();
   b.CreateBr(done);
   b.SetInsertPoint(done);
@@ -88,22 +88,28 @@ llvm::Value* Multiply(llvm::IRBuilder<>& b, llvm::Value* lhs, llvm::Value* rhs) 
   return result;
 }
 
-llvm::Value* Divide(llvm::IRBuilder<>& b, llvm::Value* lhs, llvm::Value* rhs) {
-  return CallComplexHelper(b, "__divsc3", "__divdc3", lhs, rhs);
+llvm::Value* Divide(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* lhs, llvm::Value* rhs) {
+  return CallComplexHelper(b, target, "__divsc3", "__divdc3", lhs, rhs);
 }
 
-llvm::Value* Abs(llvm::IRBuilder<>& b, llvm::Value* z) {
+llvm::Value* Abs(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
   llvm::Module* module = b.GetInsertBlock()->getModule();
   llvm::Type* part = PartType(z);
   const std::string name = IsDouble(z) ? "hypot" : "hypotf";
   llvm::FunctionCallee callee =
-      module->getOrInsertFunction(name, llvm::FunctionType::get(part, {part, part}, false));
+      target.ComplexFunction(*module, name, llvm::FunctionType::get(part, {part, part}, false));
   return b.CreateCall(callee, {RealPart(b, z), ImagPart(b, z)});
 }
 
-llvm::Value* Exp(llvm::IRBuilder<>& b, llvm::Value* z) { return CallComplex(b, "cexpf", "cexp", {z}); }
-llvm::Value* Log(llvm::IRBuilder<>& b, llvm::Value* z) { return CallComplex(b, "clogf", "clog", {z}); }
-llvm::Value* Sqrt(llvm::IRBuilder<>& b, llvm::Value* z) { return CallComplex(b, "csqrtf", "csqrt", {z}); }
+llvm::Value* Exp(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
+  return CallComplex(b, target, "cexpf", "cexp", {z});
+}
+llvm::Value* Log(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
+  return CallComplex(b, target, "clogf", "clog", {z});
+}
+llvm::Value* Sqrt(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
+  return CallComplex(b, target, "csqrtf", "csqrt", {z});
+}
 
 }  // namespace
 
@@ -137,55 +143,56 @@ bool ComplexBinarySupported(Opcode opcode) {
   }
 }
 
-StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, Opcode opcode, ElementType type,
-                                        llvm::Value* x) {
+StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
+                                        ElementType type, llvm::Value* x) {
   if (!ComplexUnarySupported(opcode)) {
     return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
   }
   llvm::Value* one = Constant(x, 1.0, 0.0);
   switch (opcode) {
     case Opcode::kCopy: return x;
-    case Opcode::kAbs: return Abs(b, x);
+    case Opcode::kAbs: return Abs(b, target, x);
     case Opcode::kNegate: return b.CreateFNeg(x);
     case Opcode::kSign: {
       // z / |z| part by part; zero stays zero.
-      llvm::Value* magnitude = Abs(b, x);
+      llvm::Value* magnitude = Abs(b, target, x);
       llvm::Value* scaled = b.CreateFDiv(x, b.CreateVectorSplat(2, magnitude));
       llvm::Value* zero = b.CreateFCmpOEQ(magnitude, llvm::ConstantFP::get(PartType(x), 0.0));
       return b.CreateSelect(zero, Constant(x, 0.0, 0.0), scaled);
     }
-    case Opcode::kExp: return Exp(b, x);
-    case Opcode::kExpm1: return b.CreateFSub(Exp(b, x), one);
-    case Opcode::kLog: return Log(b, x);
-    case Opcode::kLog1p: return Log(b, b.CreateFAdd(x, one));
-    case Opcode::kLogistic: return Divide(b, one, b.CreateFAdd(one, Exp(b, b.CreateFNeg(x))));
-    case Opcode::kSqrt: return Sqrt(b, x);
-    case Opcode::kRsqrt: return Divide(b, one, Sqrt(b, x));
-    case Opcode::kSin: return CallComplex(b, "csinf", "csin", {x});
-    case Opcode::kCos: return CallComplex(b, "ccosf", "ccos", {x});
-    case Opcode::kTan: return CallComplex(b, "ctanf", "ctan", {x});
-    case Opcode::kTanh: return CallComplex(b, "ctanhf", "ctanh", {x});
+    case Opcode::kExp: return Exp(b, target, x);
+    case Opcode::kExpm1: return b.CreateFSub(Exp(b, target, x), one);
+    case Opcode::kLog: return Log(b, target, x);
+    case Opcode::kLog1p: return Log(b, target, b.CreateFAdd(x, one));
+    case Opcode::kLogistic: return Divide(b, target, one, b.CreateFAdd(one, Exp(b, target, b.CreateFNeg(x))));
+    case Opcode::kSqrt: return Sqrt(b, target, x);
+    case Opcode::kRsqrt: return Divide(b, target, one, Sqrt(b, target, x));
+    case Opcode::kSin: return CallComplex(b, target, "csinf", "csin", {x});
+    case Opcode::kCos: return CallComplex(b, target, "ccosf", "ccos", {x});
+    case Opcode::kTan: return CallComplex(b, target, "ctanf", "ctan", {x});
+    case Opcode::kTanh: return CallComplex(b, target, "ctanhf", "ctanh", {x});
     default: break;
   }
   return Internal("cpu codegen: unhandled complex ", OpcodeName(opcode));
 }
 
-StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, Opcode opcode, ElementType type,
-                                         llvm::Value* lhs, llvm::Value* rhs) {
+StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
+                                         ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
   if (!ComplexBinarySupported(opcode)) {
     return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
   }
   switch (opcode) {
     case Opcode::kAdd: return b.CreateFAdd(lhs, rhs);
     case Opcode::kSubtract: return b.CreateFSub(lhs, rhs);
-    case Opcode::kMultiply: return Multiply(b, lhs, rhs);
-    case Opcode::kDivide: return Divide(b, lhs, rhs);
+    case Opcode::kMultiply: return Multiply(b, target, lhs, rhs);
+    case Opcode::kDivide: return Divide(b, target, lhs, rhs);
     case Opcode::kPower: {
       // 0^0 is 1, as the interpreter has it; otherwise cpow.
       llvm::Value* zero = Constant(lhs, 0.0, 0.0);
       llvm::Value* both_zero = b.CreateAnd(EmitComplexCompare(b, ComparisonDirection::kEq, lhs, zero),
                                            EmitComplexCompare(b, ComparisonDirection::kEq, rhs, zero));
-      return b.CreateSelect(both_zero, Constant(lhs, 1.0, 0.0), CallComplex(b, "cpowf", "cpow", {lhs, rhs}));
+      return b.CreateSelect(both_zero, Constant(lhs, 1.0, 0.0),
+                            CallComplex(b, target, "cpowf", "cpow", {lhs, rhs}));
     }
     default: break;
   }
@@ -200,4 +207,4 @@ llvm::Value* EmitComplexCompare(llvm::IRBuilder<>& b, ComparisonDirection direct
   return direction == ComparisonDirection::kEq ? equal : b.CreateNot(equal);
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -5,27 +5,30 @@
 // libgcc's __mulsc3/__muldc3 when the naive product is NaN in both parts (as
 // GCC compiles it); divide with __divsc3/__divdc3; abs with hypot; the
 // transcendental functions with libm's C99 complex functions (cexpf, ...),
-// which is what std::complex calls.
+// which is what std::complex calls. The functions called come from the
+// target (TargetHooks::ComplexFunction): a GPU defines its own.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
 
+#include "backends/llvm/target_hooks.h"
 #include "core/attributes.h"
 #include "core/element_type.h"
 #include "core/opcode.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 bool ComplexUnarySupported(Opcode opcode);
 bool ComplexBinarySupported(Opcode opcode);
 
 // `type` is the complex element type of `x` (and of the result, except abs:
 // its real part type).
-StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, Opcode opcode, ElementType type,
-                                        llvm::Value* x);
-StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, Opcode opcode, ElementType type,
-                                         llvm::Value* lhs, llvm::Value* rhs);
+// The C functions called come from `target` (TargetHooks::ComplexFunction).
+StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
+                                        ElementType type, llvm::Value* x);
+StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
+                                         ElementType type, llvm::Value* lhs, llvm::Value* rhs);
 // Equal or not equal (the only comparisons complex numbers have).
 llvm::Value* EmitComplexCompare(llvm::IRBuilder<>& b, ComparisonDirection direction, llvm::Value* lhs,
                                 llvm::Value* rhs);
@@ -34,4 +37,4 @@ llvm::Value* MakeComplex(llvm::IRBuilder<>& b, llvm::Value* real, llvm::Value* i
 llvm::Value* RealPart(llvm::IRBuilder<>& b, llvm::Value* z);
 llvm::Value* ImagPart(llvm::IRBuilder<>& b, llvm::Value* z);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

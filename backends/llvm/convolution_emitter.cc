@@ -7,7 +7,7 @@
 #include "backends/llvm/loop_ir.h"
 #include "backends/llvm/window_ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 Status CheckConvolutionEmittable(const Instruction& conv) {
   auto refuse = [&](const char* why) {
@@ -127,4 +127,4 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
   return sum.Result();
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

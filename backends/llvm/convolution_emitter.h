@@ -11,7 +11,7 @@
 #include "core/ir.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 // OK when `convolution` has consistent dimension numbers, window and group
 // counts, and real, non-pred types.
@@ -21,4 +21,4 @@ Status CheckConvolutionEmittable(const Instruction& convolution);
 StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmitter& emitter,
                                               const Instruction& convolution, const IrIndex& index);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

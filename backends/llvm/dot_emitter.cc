@@ -9,7 +9,7 @@
 #include "backends/llvm/loop_ir.h"
 #include "backends/llvm/scalar_ops_ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 // Where each operand dimension's index comes from: a batch or free position
@@ -84,7 +84,7 @@ Status ProductAccumulator::Add(const Instruction& lhs, const IrIndex& lhs_index,
   if (IsComplex(accumulation_)) {
     // C's complex product (complex_ir.h); the parts add as a vector.
     KILN_ASSIGN_OR_RETURN(llvm::Value * product,
-                          EmitComplexBinary(b_, Opcode::kMultiply, accumulation_, x, y));
+                          EmitComplexBinary(b_, emitter_.target(), Opcode::kMultiply, accumulation_, x, y));
     b_.CreateStore(b_.CreateFAdd(sum, product), sum_);
     return OkStatus();
   }
@@ -190,4 +190,4 @@ StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& em
   return sum.Result();
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -11,7 +11,7 @@
 #include "core/ir.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 // The element type dot accumulates `result` in.
 ElementType DotAccumulationType(ElementType result);
@@ -43,4 +43,4 @@ Status CheckDotEmittable(const Instruction& dot);
 StatusOr<llvm::Value*> EmitDotElement(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& dot,
                                       const IrIndex& index);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -5,7 +5,7 @@
 
 #include <llvm/IR/Constants.h>
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 // BF16 from the bits of a float: round to nearest even, NaN becomes the
@@ -150,4 +150,4 @@ llvm::Constant* ConstantFromBytes(llvm::LLVMContext& context, ElementType type, 
   }
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -10,7 +10,7 @@
 
 #include "core/element_type.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 llvm::Type* ComputeType(llvm::LLVMContext& context, ElementType type);
 llvm::Type* StorageType(llvm::LLVMContext& context, ElementType type);
@@ -35,4 +35,4 @@ llvm::Value* FromBits(llvm::IRBuilder<>& b, ElementType type, llvm::Value* bits)
 // IR constant of the compute type.
 llvm::Constant* ConstantFromBytes(llvm::LLVMContext& context, ElementType type, const uint8_t* bytes);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -16,16 +16,16 @@
 #include "backends/llvm/window_ir.h"
 #include "core/passes/fusion.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 size_t LeafCount(const Shape& shape) { return shape.IsTuple() ? shape.Leaves().size() : 1; }
 
 }  // namespace
 
-ElementalEmitter::ElementalEmitter(llvm::IRBuilder<>& b, llvm::BasicBlock* entry,
+ElementalEmitter::ElementalEmitter(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::BasicBlock* entry,
                                    std::vector<llvm::Value*> parameter_buffers)
-    : b_(b), entry_(entry), parameter_buffers_(std::move(parameter_buffers)) {
+    : b_(b), target_(target), entry_(entry), parameter_buffers_(std::move(parameter_buffers)) {
   scopes_.emplace_back();
 }
 
@@ -218,7 +218,7 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
       KILN_ASSIGN_OR_RETURN(llvm::Value * low, elementwise_operand(0));
       KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(1));
       KILN_ASSIGN_OR_RETURN(llvm::Value * high, elementwise_operand(2));
-      return EmitMinimum(b_, type, EmitMaximum(b_, type, x, low), high);
+      return EmitMinimum(b_, target_, type, EmitMaximum(b_, target_, type, x, low), high);
     }
     case Opcode::kBroadcast: {
       const Instruction& operand = *instruction.operand(0);
@@ -292,12 +292,12 @@ StatusOr<llvm::Value*> ElementalEmitter::EmitOne(const Instruction& instruction,
   const OpKind kind = OpcodeKind(instruction.opcode);
   if (kind == OpKind::kUnary) {
     KILN_ASSIGN_OR_RETURN(llvm::Value * x, elementwise_operand(0));
-    return EmitUnaryOp(b_, instruction.opcode, instruction.operand(0)->shape.element_type(), x);
+    return EmitUnaryOp(b_, target_, instruction.opcode, instruction.operand(0)->shape.element_type(), x);
   }
   if (kind == OpKind::kBinary) {
     KILN_ASSIGN_OR_RETURN(llvm::Value * lhs, elementwise_operand(0));
     KILN_ASSIGN_OR_RETURN(llvm::Value * rhs, elementwise_operand(1));
-    return EmitBinaryOp(b_, instruction.opcode, type, lhs, rhs);
+    return EmitBinaryOp(b_, target_, instruction.opcode, type, lhs, rhs);
   }
   return Unimplemented("cpu codegen: cannot emit ", OpcodeName(instruction.opcode), " (", instruction.name,
                        ")");
@@ -795,4 +795,4 @@ StatusOr<IrValues> ElementalEmitter::EmitReduceWindow(const Instruction& instruc
   return results;
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

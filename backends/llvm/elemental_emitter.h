@@ -13,10 +13,11 @@
 
 #include <llvm/IR/IRBuilder.h>
 
+#include "backends/llvm/target_hooks.h"
 #include "core/ir.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 using IrIndex = std::vector<llvm::Value*>;   // one i64 per dimension
 using IrValues = std::vector<llvm::Value*>;  // one per array leaf
@@ -37,7 +38,8 @@ class ElementalEmitter {
  public:
   // `parameter_buffers[i]` points at parameter i of the emitted computation
   // (storage type, dense row-major). Allocas go to the start of `entry`.
-  ElementalEmitter(llvm::IRBuilder<>& b, llvm::BasicBlock* entry,
+  // What differs per target comes from `target`, which must outlive this.
+  ElementalEmitter(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::BasicBlock* entry,
                    std::vector<llvm::Value*> parameter_buffers);
 
   // Values of `instruction` at `index`: one per array leaf, in compute type.
@@ -89,6 +91,7 @@ class ElementalEmitter {
   llvm::Value* IndexToS64(llvm::Value* value, ElementType type);
   // The block that holds allocas.
   llvm::BasicBlock* entry() const { return entry_; }
+  const TargetHooks& target() const { return target_; }
 
  private:
   using CacheKey = std::pair<const Instruction*, IrIndex>;
@@ -131,6 +134,7 @@ class ElementalEmitter {
   RowBuffer* RowBufferAt(const Instruction& instruction, const IrIndex& index);
 
   llvm::IRBuilder<>& b_;
+  const TargetHooks& target_;
   llvm::BasicBlock* entry_;
   std::unordered_map<const Instruction*, RowBuffer> row_buffers_;
   std::vector<llvm::Value*> parameter_buffers_;
@@ -142,4 +146,4 @@ class ElementalEmitter {
   bool cooperating_ = false;
 };
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -6,7 +6,7 @@
 #include "backends/llvm/dot_emitter.h"
 #include "backends/llvm/scalar_ops_ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 Status Refuse(const Instruction& instruction, const char* why) {
@@ -366,4 +366,4 @@ Status CheckEmittable(const Computation& computation, const EmittableOptions& op
   return OkStatus();
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -6,7 +6,7 @@
 #include "core/ir.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 struct EmittableOptions {
   // A dynamic-update-slice root, emitted elementally (each output element
@@ -19,4 +19,4 @@ struct EmittableOptions {
 // be emitted, in `computation` or any computation it calls.
 Status CheckEmittable(const Computation& computation, const EmittableOptions& options = {});
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

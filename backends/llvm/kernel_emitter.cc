@@ -13,7 +13,7 @@
 #include "backends/llvm/scatter_emitter.h"
 #include "core/passes/fusion.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 int64_t Product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
@@ -58,8 +58,8 @@ int64_t IterationBlock(int64_t rows, int64_t inner, int64_t work_per_element, bo
 }  // namespace
 
 StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& computation,
-                                  const std::string& name, int64_t work_per_iteration,
-                                  const CooperativeRows* cooperative) {
+                                  const std::string& name, const TargetHooks& target,
+                                  int64_t work_per_iteration, const CooperativeRows* cooperative) {
   llvm::LLVMContext& context = module.getContext();
   const std::vector<Shape> leaves = computation.root()->shape.Leaves();
   if (leaves.empty()) return InvalidArgument("cpu codegen: ", computation.name(), " has no array output");
@@ -145,7 +145,7 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   std::vector<llvm::Value*> parameter_buffers;
   for (size_t i = 0; i < parameter_count; ++i)
     parameter_buffers.push_back(body->getArg(static_cast<unsigned>(i)));
-  ElementalEmitter emitter(b, entry, parameter_buffers);
+  ElementalEmitter emitter(b, target, entry, parameter_buffers);
   llvm::Value* begin = body->getArg(static_cast<unsigned>(buffer_count));
   llvm::Value* end = body->getArg(static_cast<unsigned>(buffer_count + 1));
 
@@ -306,4 +306,4 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   return layout;
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -6,25 +6,25 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Metadata.h>
 
-#include "backends/cpu/codegen/fast_math_ir.h"
+#include "backends/llvm/target_hooks.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 // Whether the blocks from `first` to the function's end (a loop body just
 // emitted, nested loops included; `skip` is the loop's exit) call a vector
-// math function. The vectoriser costs such a call as one instruction while
-// its inlined body is about twenty, so it interleaves an accumulating loop
-// around it fourfold. Twofold took a fifth off softmax's compile (warm:
-// 9.5-12 -> 8-9.4 ms) at the same run time in alternating runs; onefold ran
-// 5-10% slower.
+// math function (one its target marks with kVectorMathAttribute). The
+// vectoriser costs such a call as one instruction while its inlined body is
+// about twenty, so it interleaves an accumulating loop around it fourfold.
+// Twofold took a fifth off softmax's compile (warm: 9.5-12 -> 8-9.4 ms) at
+// the same run time in alternating runs; onefold ran 5-10% slower.
 bool CallsVectorMath(llvm::BasicBlock* first, const llvm::BasicBlock* skip) {
   for (auto block = first->getIterator(); block != first->getParent()->end(); ++block) {
     if (&*block == skip) continue;
     for (const llvm::Instruction& instruction : *block) {
       const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
       if (call != nullptr && call->getCalledFunction() != nullptr &&
-          IsVectorizableMathFunction(*call->getCalledFunction())) {
+          call->getCalledFunction()->hasFnAttribute(kVectorMathAttribute)) {
         return true;
       }
     }
@@ -74,4 +74,4 @@ Status EmitCountedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* en
   return OkStatus();
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -9,7 +9,7 @@
 
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 // Loops whose body adds into an accumulator on every iteration (reductions,
 // dot and convolution sums) may be interleaved by the vectoriser: several
@@ -32,4 +32,4 @@ enum class LoopKind : uint8_t { kPlain, kAccumulating, kPlainTail };
 Status EmitCountedLoop(llvm::IRBuilder<>& b, llvm::Value* begin, llvm::Value* end, const char* name,
                        const std::function<Status(llvm::Value*)>& body, LoopKind kind = LoopKind::kPlain);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

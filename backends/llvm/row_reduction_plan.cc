@@ -5,7 +5,7 @@
 
 #include "core/passes/fusion.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t>& row_dims) {
   for (const auto& instruction : computation.instructions()) {
@@ -71,4 +71,4 @@ std::vector<const Instruction*> SharedRowValues(const Computation& computation,
   return result;
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -9,7 +9,7 @@
 
 #include "core/ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 // Largest row kept on the stack by a row buffer.
 constexpr int64_t kMaxRowBufferBytes = int64_t{32} * 1024;
@@ -24,4 +24,4 @@ bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t
 std::vector<const Instruction*> SharedRowValues(const Computation& computation,
                                                 const std::vector<int64_t>& row_dims, int64_t length);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

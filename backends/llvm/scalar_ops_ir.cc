@@ -7,11 +7,11 @@
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/fast_math_ir.h"
 #include "backends/llvm/complex_ir.h"
 #include "backends/llvm/element_ir.h"
+#include "backends/llvm/target_hooks.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 bool IsPred(ElementType type) { return type == ElementType::kPred; }
@@ -20,42 +20,7 @@ llvm::Value* Int(llvm::Type* type, uint64_t value) { return llvm::ConstantInt::g
 
 llvm::Value* FloatConst(llvm::Type* type, double value) { return llvm::ConstantFP::get(type, value); }
 
-// A call of a libm function (float or double flavour) that neither reads nor
-// writes memory as far as the optimiser needs to know.
-llvm::Value* CallLibm(llvm::IRBuilder<>& b, const std::string& double_name,
-                      std::initializer_list<llvm::Value*> args) {
-  llvm::Type* type = (*args.begin())->getType();
-  const std::string name = type->isFloatTy() ? double_name + "f" : double_name;
-  std::vector<llvm::Type*> params(args.size(), type);
-  llvm::Module* module = b.GetInsertBlock()->getModule();
-  llvm::FunctionCallee callee =
-      module->getOrInsertFunction(name, llvm::FunctionType::get(type, params, false));
-  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) {
-    function->setDoesNotThrow();
-    function->setDoesNotAccessMemory();
-    function->setWillReturn();
-  }
-  return b.CreateCall(callee, args);
-}
-
-llvm::Value* Intrinsic(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id,
-                       std::initializer_list<llvm::Value*> args) {
-  return b.CreateIntrinsic(id, {(*args.begin())->getType()}, std::vector<llvm::Value*>(args));
-}
-
 llvm::Value* IsNan(llvm::IRBuilder<>& b, llvm::Value* x) { return b.CreateFCmpUNO(x, x); }
-
-// IEEE maximum/minimum: NaN in either operand gives NaN. Which zero
-// max(-0, +0) returns is left open (no-signed-zeros), as XLA and the
-// interpreter leave it: ordering the zeros costs three more AVX-512
-// instructions per vector, half of a max reduction's loop.
-llvm::Value* FloatMinMax(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id, llvm::Value* lhs, llvm::Value* rhs) {
-  llvm::FastMathFlags flags;
-  flags.setNoSignedZeros();
-  llvm::CallInst* call = b.CreateIntrinsic(id, {lhs->getType()}, {lhs, rhs});
-  call->setFastMathFlags(flags);
-  return call;
-}
 
 // Integer power by squaring with wrap-around, as a small loop; a negative
 // exponent gives 0 except for base 1.
@@ -126,7 +91,7 @@ llvm::Value* EmitShift(llvm::IRBuilder<>& b, Opcode opcode, llvm::Value* a, llvm
 
 // Round half to even that keeps the sign of zero (-0.4 -> -0).
 llvm::Value* EmitRoundEven(llvm::IRBuilder<>& b, llvm::Value* x) {
-  return Intrinsic(b, llvm::Intrinsic::roundeven, {x});
+  return CallIntrinsic(b, llvm::Intrinsic::roundeven, {x});
 }
 
 }  // namespace
@@ -176,30 +141,33 @@ bool BinaryOpSupported(Opcode opcode, ElementType type) {
   }
 }
 
-llvm::Value* EmitMaximum(llvm::IRBuilder<>& b, ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
-  if (IsFloating(type)) return FloatMinMax(b, llvm::Intrinsic::maximum, lhs, rhs);
-  if (IsSignedIntegral(type)) return Intrinsic(b, llvm::Intrinsic::smax, {lhs, rhs});
-  return Intrinsic(b, llvm::Intrinsic::umax, {lhs, rhs});
+llvm::Value* EmitMaximum(llvm::IRBuilder<>& b, const TargetHooks& target, ElementType type, llvm::Value* lhs,
+                         llvm::Value* rhs) {
+  if (IsFloating(type)) return target.EmitFloatMinMax(b, /*maximum=*/true, lhs, rhs);
+  if (IsSignedIntegral(type)) return CallIntrinsic(b, llvm::Intrinsic::smax, {lhs, rhs});
+  return CallIntrinsic(b, llvm::Intrinsic::umax, {lhs, rhs});
 }
 
-llvm::Value* EmitMinimum(llvm::IRBuilder<>& b, ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
-  if (IsFloating(type)) return FloatMinMax(b, llvm::Intrinsic::minimum, lhs, rhs);
-  if (IsSignedIntegral(type)) return Intrinsic(b, llvm::Intrinsic::smin, {lhs, rhs});
-  return Intrinsic(b, llvm::Intrinsic::umin, {lhs, rhs});
+llvm::Value* EmitMinimum(llvm::IRBuilder<>& b, const TargetHooks& target, ElementType type, llvm::Value* lhs,
+                         llvm::Value* rhs) {
+  if (IsFloating(type)) return target.EmitFloatMinMax(b, /*maximum=*/false, lhs, rhs);
+  if (IsSignedIntegral(type)) return CallIntrinsic(b, llvm::Intrinsic::smin, {lhs, rhs});
+  return CallIntrinsic(b, llvm::Intrinsic::umin, {lhs, rhs});
 }
 
-StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementType type, llvm::Value* x) {
+StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
+                                   ElementType type, llvm::Value* x) {
   if (!UnaryOpSupported(opcode, type)) {
     return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
   }
-  if (IsComplex(type)) return EmitComplexUnary(b, opcode, type, x);
+  if (IsComplex(type)) return EmitComplexUnary(b, target, opcode, type, x);
   llvm::Type* t = x->getType();
   if (opcode == Opcode::kCopy) return x;
   if (IsPred(type)) return b.CreateNot(x);  // only `not` applies
   if (IsIntegral(type)) {
     switch (opcode) {
       case Opcode::kAbs:
-        return IsSignedIntegral(type) ? Intrinsic(b, llvm::Intrinsic::abs, {x, b.getFalse()}) : x;
+        return IsSignedIntegral(type) ? CallIntrinsic(b, llvm::Intrinsic::abs, {x, b.getFalse()}) : x;
       case Opcode::kNegate: return b.CreateSub(Int(t, 0), x);
       case Opcode::kSign:
         if (IsSignedIntegral(type)) {
@@ -208,62 +176,55 @@ StatusOr<llvm::Value*> EmitUnaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementT
         }
         return b.CreateZExt(b.CreateICmpNE(x, Int(t, 0)), t);
       case Opcode::kNot: return b.CreateNot(x);
-      case Opcode::kClz: return Intrinsic(b, llvm::Intrinsic::ctlz, {x, b.getFalse()});
-      case Opcode::kPopcnt: return Intrinsic(b, llvm::Intrinsic::ctpop, {x});
+      case Opcode::kClz: return CallIntrinsic(b, llvm::Intrinsic::ctlz, {x, b.getFalse()});
+      case Opcode::kPopcnt: return CallIntrinsic(b, llvm::Intrinsic::ctpop, {x});
       default: break;
     }
     return Internal("cpu codegen: unhandled integer ", OpcodeName(opcode));
   }
   // Floats: F16/BF16 are computed in float and rounded back.
-  const bool fast = t->isFloatTy();
   llvm::Value* result = nullptr;
   switch (opcode) {
-    case Opcode::kAbs: result = Intrinsic(b, llvm::Intrinsic::fabs, {x}); break;
+    case Opcode::kAbs: result = CallIntrinsic(b, llvm::Intrinsic::fabs, {x}); break;
     case Opcode::kNegate: result = b.CreateFNeg(x); break;
     case Opcode::kSign: {
       llvm::Value* keep = b.CreateOr(IsNan(b, x), b.CreateFCmpOEQ(x, FloatConst(t, 0.0)));
-      result = b.CreateSelect(keep, x, Intrinsic(b, llvm::Intrinsic::copysign, {FloatConst(t, 1.0), x}));
+      result = b.CreateSelect(keep, x, CallIntrinsic(b, llvm::Intrinsic::copysign, {FloatConst(t, 1.0), x}));
       break;
     }
-    case Opcode::kFloor: result = Intrinsic(b, llvm::Intrinsic::floor, {x}); break;
-    case Opcode::kCeil: result = Intrinsic(b, llvm::Intrinsic::ceil, {x}); break;
-    case Opcode::kRoundNearestAfz: result = Intrinsic(b, llvm::Intrinsic::round, {x}); break;
+    case Opcode::kFloor: result = CallIntrinsic(b, llvm::Intrinsic::floor, {x}); break;
+    case Opcode::kCeil: result = CallIntrinsic(b, llvm::Intrinsic::ceil, {x}); break;
+    case Opcode::kRoundNearestAfz: result = CallIntrinsic(b, llvm::Intrinsic::round, {x}); break;
     case Opcode::kRoundNearestEven: result = EmitRoundEven(b, x); break;
-    case Opcode::kCbrt: result = CallLibm(b, "cbrt", {x}); break;
-    case Opcode::kErf: result = fast ? EmitFastErf(b, x) : CallLibm(b, "erf", {x}); break;
-    case Opcode::kExp:
-      result = fast ? EmitVectorizableExp(b, x) : Intrinsic(b, llvm::Intrinsic::exp, {x});
-      break;
-    case Opcode::kExpm1: result = CallLibm(b, "expm1", {x}); break;
-    case Opcode::kLog: result = fast ? EmitFastLog(b, x) : Intrinsic(b, llvm::Intrinsic::log, {x}); break;
-    case Opcode::kLog1p: result = CallLibm(b, "log1p", {x}); break;
-    case Opcode::kLogistic:
-      if (fast) {
-        result = EmitFastLogistic(b, x);
-      } else {
-        llvm::Value* e = Intrinsic(b, llvm::Intrinsic::exp, {b.CreateFNeg(x)});
-        result = b.CreateFDiv(FloatConst(t, 1.0), b.CreateFAdd(FloatConst(t, 1.0), e));
-      }
-      break;
-    case Opcode::kSqrt: result = Intrinsic(b, llvm::Intrinsic::sqrt, {x}); break;
+    case Opcode::kSqrt: result = CallIntrinsic(b, llvm::Intrinsic::sqrt, {x}); break;
     case Opcode::kRsqrt:
-      result = b.CreateFDiv(FloatConst(t, 1.0), Intrinsic(b, llvm::Intrinsic::sqrt, {x}));
+      result = b.CreateFDiv(FloatConst(t, 1.0), CallIntrinsic(b, llvm::Intrinsic::sqrt, {x}));
       break;
-    case Opcode::kSin: result = Intrinsic(b, llvm::Intrinsic::sin, {x}); break;
-    case Opcode::kCos: result = Intrinsic(b, llvm::Intrinsic::cos, {x}); break;
-    case Opcode::kTan: result = CallLibm(b, "tan", {x}); break;
-    case Opcode::kTanh: result = fast ? EmitFastTanh(b, x) : CallLibm(b, "tanh", {x}); break;
+    case Opcode::kCbrt:
+    case Opcode::kErf:
+    case Opcode::kExp:
+    case Opcode::kExpm1:
+    case Opcode::kLog:
+    case Opcode::kLog1p:
+    case Opcode::kLogistic:
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+    case Opcode::kTanh: {
+      KILN_ASSIGN_OR_RETURN(result, target.EmitUnaryMath(b, opcode, x));
+      break;
+    }
     default: return Internal("cpu codegen: unhandled float ", OpcodeName(opcode));
   }
   return RoundToType(b, type, result);
 }
 
-StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, Opcode opcode, ElementType type, llvm::Value* lhs,
-                                    llvm::Value* rhs) {
+StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
+                                    ElementType type, llvm::Value* lhs, llvm::Value* rhs) {
   if (!BinaryOpSupported(opcode, type)) {
     return Unimplemented("cpu codegen: ", OpcodeName(opcode), " is not defined for ", ElementTypeName(type));
   }
-  if (IsComplex(type)) return EmitComplexBinary(b, opcode, type, lhs, rhs);
+  if (IsComplex(type)) return EmitComplexBinary(b, target, opcode, type, lhs, rhs);
   if (IsPred(type)) {
     switch (opcode) {
       case Opcode::kAnd:
@@ -281,8 +242,8 @@ StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, Opcode opcode, Element
       case Opcode::kDivide: return EmitIntegerDivide(b, type, lhs, rhs, false);
       case Opcode::kRemainder: return EmitIntegerDivide(b, type, lhs, rhs, true);
       case Opcode::kPower: return EmitIntegerPower(b, type, lhs, rhs);
-      case Opcode::kMaximum: return EmitMaximum(b, type, lhs, rhs);
-      case Opcode::kMinimum: return EmitMinimum(b, type, lhs, rhs);
+      case Opcode::kMaximum: return EmitMaximum(b, target, type, lhs, rhs);
+      case Opcode::kMinimum: return EmitMinimum(b, target, type, lhs, rhs);
       case Opcode::kAnd: return b.CreateAnd(lhs, rhs);
       case Opcode::kOr: return b.CreateOr(lhs, rhs);
       case Opcode::kXor: return b.CreateXor(lhs, rhs);
@@ -300,10 +261,13 @@ StatusOr<llvm::Value*> EmitBinaryOp(llvm::IRBuilder<>& b, Opcode opcode, Element
     case Opcode::kMultiply: result = b.CreateFMul(lhs, rhs); break;
     case Opcode::kDivide: result = b.CreateFDiv(lhs, rhs); break;
     case Opcode::kRemainder: result = b.CreateFRem(lhs, rhs); break;
-    case Opcode::kPower: result = Intrinsic(b, llvm::Intrinsic::pow, {lhs, rhs}); break;
-    case Opcode::kAtan2: result = CallLibm(b, "atan2", {lhs, rhs}); break;
-    case Opcode::kMaximum: result = EmitMaximum(b, type, lhs, rhs); break;
-    case Opcode::kMinimum: result = EmitMinimum(b, type, lhs, rhs); break;
+    case Opcode::kPower:
+    case Opcode::kAtan2: {
+      KILN_ASSIGN_OR_RETURN(result, target.EmitBinaryMath(b, opcode, lhs, rhs));
+      break;
+    }
+    case Opcode::kMaximum: result = EmitMaximum(b, target, type, lhs, rhs); break;
+    case Opcode::kMinimum: result = EmitMinimum(b, target, type, lhs, rhs); break;
     default: return Internal("cpu codegen: unhandled float ", OpcodeName(opcode));
   }
   return RoundToType(b, type, result);
@@ -386,7 +350,7 @@ llvm::Value* EmitBitcastConvert(llvm::IRBuilder<>& b, ElementType from, ElementT
 }
 
 llvm::Value* EmitIsFinite(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value* abs = Intrinsic(b, llvm::Intrinsic::fabs, {x});
+  llvm::Value* abs = CallIntrinsic(b, llvm::Intrinsic::fabs, {x});
   return b.CreateFCmpOLT(abs, FloatConst(x->getType(), std::numeric_limits<double>::infinity()));
 }
 
@@ -431,4 +395,4 @@ llvm::Value* EmitReducePrecision(llvm::IRBuilder<>& b, ElementType type, llvm::V
   return RoundToType(b, type, b.CreateSelect(IsNan(b, x), nan_result, reduced));
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

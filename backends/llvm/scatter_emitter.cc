@@ -6,7 +6,7 @@
 #include "backends/llvm/loop_ir.h"
 #include "backends/llvm/window_ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 bool Contains(const std::vector<int64_t>& values, int64_t value) {
@@ -234,4 +234,4 @@ Status EmitScatterLike(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const In
   return Internal("cpu codegen: ", root.name, " is not a scatter");
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

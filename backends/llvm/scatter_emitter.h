@@ -15,7 +15,7 @@
 #include "core/ir.h"
 #include "core/status.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 bool IsScatterLike(const Instruction& instruction);
 
@@ -24,4 +24,4 @@ bool IsScatterLike(const Instruction& instruction);
 Status EmitScatterLike(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& root,
                        const std::vector<llvm::Value*>& outputs);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -1,6 +1,6 @@
 #include "backends/llvm/window_ir.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 llvm::Value* EmitWindowInputPosition(llvm::IRBuilder<>& b, const WindowDimension& w, int64_t extent,
                                      llvm::Value* output_index, llvm::Value* window_index,
@@ -18,4 +18,4 @@ llvm::Value* EmitWindowInputPosition(llvm::IRBuilder<>& b, const WindowDimension
   return position;
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -8,7 +8,7 @@
 
 #include "core/attributes.h"
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 
 // The input position, along one dimension of `extent` elements, of the
 // window element `window_index` of the window placed at `output_index`:
@@ -19,4 +19,4 @@ llvm::Value* EmitWindowInputPosition(llvm::IRBuilder<>& b, const WindowDimension
                                      llvm::Value* output_index, llvm::Value* window_index,
                                      llvm::Value** inside);
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

@@ -13,8 +13,8 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
-#include "backends/cpu/codegen/fast_math_ir.h"
 #include "backends/cpu/codegen/jit.h"
+#include "backends/llvm/fast_math_ir.h"
 
 namespace kiln::cpu::testing {
 namespace {
@@ -31,7 +31,7 @@ Status EmitVectorExp(llvm::Module& module, const std::string& name, unsigned lan
   llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
   llvm::Type* vector = llvm::FixedVectorType::get(b.getFloatTy(), lanes);
   llvm::Value* x = b.CreateAlignedLoad(vector, function->getArg(0), llvm::Align(4));
-  b.CreateAlignedStore(codegen::EmitFastExp(b, x), function->getArg(1), llvm::Align(4));
+  b.CreateAlignedStore(llvm_ir::EmitFastExp(b, x), function->getArg(1), llvm::Align(4));
   b.CreateRetVoid();
   return OkStatus();
 }

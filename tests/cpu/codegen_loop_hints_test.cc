@@ -10,6 +10,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/cpu/codegen/cpu_target_hooks.h"
 #include "backends/llvm/kernel_emitter.h"
 #include "tests/cpu/codegen_test_util.h"
 
@@ -40,7 +41,8 @@ std::vector<LoopHints> HintsOfKernel(const std::string& hlo) {
   if (!module.ok()) return {};
   llvm::LLVMContext context;
   llvm::Module llvm_module("hints", context);
-  auto layout = codegen::EmitKernel(llvm_module, *(*module)->entry(), "kernel");
+  const codegen::CpuTargetHooks target;
+  auto layout = llvm_ir::EmitKernel(llvm_module, *(*module)->entry(), "kernel", target);
   EXPECT_TRUE(layout.ok()) << layout.status().ToString();
   std::vector<LoopHints> loops;
   for (llvm::Function& function : llvm_module) {

@@ -234,6 +234,37 @@ TEST(PtxExportTest, MathFromLibdeviceNeedsLibdevice) {
   EXPECT_NE(status.message().find("KILN_CUDA_LIBDEVICE"), std::string::npos) << status.message();
 }
 
+// The CUDA target hooks (cuda_target_hooks.h): float exp, log, tanh, erf
+// and logistic are the shared polynomials, which need no library; the same
+// functions of double values are libdevice's.
+TEST(PtxExportTest, FloatExpNeedsNoLibraryAndDoubleExpIsLibdevices) {
+  ScopedEnvironment missing("KILN_CUDA_LIBDEVICE", "/nonexistent/libdevice.10.bc");
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+HloModule float_math
+ENTRY main {
+  x = f32[64] parameter(0)
+  e = f32[64] exponential(x)
+  l = f32[64] log(x)
+  t = f32[64] tanh(x)
+  r = f32[64] erf(x)
+  s = f32[64] logistic(x)
+  el = f32[64] add(e, l)
+  tr = f32[64] add(t, r)
+  elt = f32[64] add(el, tr)
+  ROOT sum = f32[64] add(elt, s)
+})"));
+  EXPECT_EQ(exported.ptx.find("__nv_"), std::string::npos) << exported.ptx;
+  const Status status = Export(R"(
+HloModule double_exp
+ENTRY main {
+  x = f64[64] parameter(0)
+  ROOT e = f64[64] exponential(x)
+})")
+                            .status();
+  EXPECT_EQ(status.code(), StatusCode::kFailedPrecondition);
+  EXPECT_NE(status.message().find("__nv_exp"), std::string::npos) << status.message();
+}
+
 TEST(PtxExportTest, MathFromLibdeviceIsLinkedAndInlinedWhenFound) {
   if (cuda::FindLibdevice().empty()) {
     GTEST_SKIP()

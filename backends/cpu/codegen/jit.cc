@@ -17,8 +17,8 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "backends/cpu/codegen/fast_math_ir.h"
 #include "backends/cpu/codegen/phase_timer.h"
+#include "backends/cpu/codegen/vector_exp_ir.h"
 #include "core/dump_file.h"
 
 namespace kiln::cpu::codegen {

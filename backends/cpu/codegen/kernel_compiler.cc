@@ -11,6 +11,7 @@
 #include <llvm/IR/Module.h>
 
 #include "backends/cpu/codegen/compile_tier.h"
+#include "backends/cpu/codegen/cpu_target_hooks.h"
 #include "backends/cpu/codegen/jit.h"
 #include "backends/cpu/codegen/phase_timer.h"
 #include "backends/llvm/emittable.h"
@@ -79,7 +80,7 @@ class LlvmKernelCompiler : public KernelCompiler {
       : jit_(std::move(jit)), quick_tier_max_iterations_(quick_tier_max_iterations) {}
 
   Status CheckEmittable(const Computation& computation) const override {
-    return codegen::CheckEmittable(computation);
+    return llvm_ir::CheckEmittable(computation);
   }
 
   using KernelCompiler::Compile;
@@ -94,7 +95,7 @@ class LlvmKernelCompiler : public KernelCompiler {
       if (!names.insert(request.name).second) {
         return InvalidArgument("cpu codegen: kernel name ", request.name, " is used twice");
       }
-      KILN_RETURN_IF_ERROR(codegen::CheckEmittable(*request.computation));
+      KILN_RETURN_IF_ERROR(llvm_ir::CheckEmittable(*request.computation));
     }
     std::vector<KernelInfo> kernels(requests.size());
     std::vector<codegen::ModuleJob> jobs;
@@ -106,9 +107,11 @@ class LlvmKernelCompiler : public KernelCompiler {
         job.dump_stem = dump.stem + "." + std::to_string(jobs.size() - 1);
       }
       job.emit = [requests, &kernels, group = std::move(group)](llvm::Module& module) -> Status {
+        const codegen::CpuTargetHooks target;
         for (size_t i : group) {
-          KILN_ASSIGN_OR_RETURN(codegen::KernelLayout layout,
-                                codegen::EmitKernel(module, *requests[i].computation, requests[i].name));
+          KILN_ASSIGN_OR_RETURN(
+              llvm_ir::KernelLayout layout,
+              llvm_ir::EmitKernel(module, *requests[i].computation, requests[i].name, target));
           kernels[i].parallel_extent = layout.parallel_extent;
           kernels[i].bytes_per_iteration = layout.bytes_per_iteration;
         }

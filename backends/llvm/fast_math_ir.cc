@@ -1,4 +1,4 @@
-#include "backends/cpu/codegen/fast_math_ir.h"
+#include "backends/llvm/fast_math_ir.h"
 
 #include <cstdint>
 #include <initializer_list>
@@ -7,11 +7,8 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/IR/IntrinsicsX86.h>
-#include <llvm/IR/Module.h>
-#include <llvm/TargetParser/Host.h>
 
-namespace kiln::cpu::codegen {
+namespace kiln::llvm_ir {
 namespace {
 
 llvm::Value* F(llvm::IRBuilder<>& b, double value) { return llvm::ConstantFP::get(b.getFloatTy(), value); }
@@ -38,19 +35,11 @@ llvm::Value* PowerOfTwo(llvm::IRBuilder<>& b, llvm::Value* n) {
   return b.CreateBitCast(bits, type->getWithNewType(b.getFloatTy()));
 }
 
-// How exp applies its final 2^n.
-enum class ExpScale : uint8_t {
-  kTwoHalves,  // integer exponent arithmetic, in two steps so subnormal results are right
-  kScalef512,  // AVX-512 vscalefps on <16 x float>: one rounding, overflow and NaN included
-  kScalef256,  // the same on <8 x float> (AVX-512VL)
-  kScalef128,  // the same on <4 x float> (AVX-512VL)
-};
+}  // namespace
 
 // exp(x) = 2^n * e^r with n = round(x / ln 2), |r| <= ln2 / 2; e^r by a
-// degree-6 minimax polynomial (Cephes expf coefficients). `x` is a float or a
-// vector of floats. With kTwoHalves, 2^n is applied in two halves so results
-// down to the smallest subnormal are right; vscalefps does it in one step.
-llvm::Value* ExpOf(llvm::IRBuilder<>& b, llvm::Value* x, ExpScale scale) {
+// degree-6 minimax polynomial (Cephes expf coefficients).
+ExpParts EmitExpParts(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Type* type = x->getType();
   auto constant = [type](double value) { return llvm::ConstantFP::get(type, value); };
   auto fma = [&](llvm::Value* p, llvm::Value* q, llvm::Value* r) {
@@ -68,18 +57,15 @@ llvm::Value* ExpOf(llvm::IRBuilder<>& b, llvm::Value* x, ExpScale scale) {
       b, r,
       {1.9875691500E-4, 1.3981999507E-3, 8.3334519073E-3, 4.1665795894E-2, 1.6666665459E-1, 5.0000001201E-1});
   llvm::Value* er = b.CreateFAdd(fma(p, b.CreateFMul(r, r), r), constant(1.0));
-  switch (scale) {
-    case ExpScale::kScalef512:
-      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_512, {},
-                               {er, n, llvm::UndefValue::get(type), b.getInt16(0xFFFF), b.getInt32(4)});
-    case ExpScale::kScalef256:
-      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_256, {},
-                               {er, n, llvm::UndefValue::get(type), b.getInt8(0xFF)});
-    case ExpScale::kScalef128:
-      return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_mask_scalef_ps_128, {},
-                               {er, n, llvm::UndefValue::get(type), b.getInt8(0xFF)});
-    case ExpScale::kTwoHalves: break;
-  }
+  return {n, er};
+}
+
+// 2^n is applied in two halves so that results down to the smallest
+// subnormal are right.
+llvm::Value* EmitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* type = x->getType();
+  auto constant = [type](double value) { return llvm::ConstantFP::get(type, value); };
+  const auto [n, er] = EmitExpParts(b, x);
   llvm::Value* ni = b.CreateFPToSI(n, type->getWithNewType(b.getInt32Ty()));
   llvm::Value* half_n = b.CreateAShr(ni, 1);
   llvm::Value* result =
@@ -88,59 +74,6 @@ llvm::Value* ExpOf(llvm::IRBuilder<>& b, llvm::Value* x, ExpScale scale) {
                           constant(std::numeric_limits<float>::infinity()), result);
   // fptosi of NaN is poison: the select keeps it out of the result.
   return b.CreateSelect(b.CreateFCmpUNO(x, x), x, result);
-}
-
-bool HostHas(const char* feature) {
-  static const llvm::StringMap<bool> features = llvm::sys::getHostCPUFeatures();
-  auto found = features.find(feature);
-  return found != features.end() && found->second;
-}
-
-// The function `name` of `module`: float(float), or its vector variant of
-// `lanes` lanes, computing exp. Defined on first use.
-llvm::Function* ExpFunction(llvm::Module& module, const std::string& name, unsigned lanes) {
-  if (llvm::Function* existing = module.getFunction(name)) return existing;
-  llvm::LLVMContext& context = module.getContext();
-  llvm::Type* type = llvm::Type::getFloatTy(context);
-  if (lanes > 1) type = llvm::FixedVectorType::get(type, lanes);
-  auto* function = llvm::Function::Create(llvm::FunctionType::get(type, {type}, false),
-                                          llvm::GlobalValue::InternalLinkage, name, module);
-  function->setDoesNotThrow();
-  function->setWillReturn();
-  function->setDoesNotAccessMemory();
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
-  ExpScale scale = ExpScale::kTwoHalves;
-  if (lanes == 16 && HostHas("avx512f")) scale = ExpScale::kScalef512;
-  if (lanes == 8 && HostHas("avx512vl")) scale = ExpScale::kScalef256;
-  if (lanes == 4 && HostHas("avx512vl")) scale = ExpScale::kScalef128;
-  b.CreateRet(ExpOf(b, function->getArg(0), scale));
-  return function;
-}
-
-constexpr const char* kExpName = "kiln_expf";
-constexpr unsigned kExpVectorLanes[] = {4, 8, 16};
-
-}  // namespace
-
-llvm::Value* EmitFastExp(llvm::IRBuilder<>& b, llvm::Value* x) { return ExpOf(b, x, ExpScale::kTwoHalves); }
-
-llvm::Value* EmitVectorizableExp(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Module& module = *b.GetInsertBlock()->getModule();
-  llvm::Function* scalar = ExpFunction(module, kExpName, 1);
-  std::string variants;
-  for (unsigned lanes : kExpVectorLanes) {
-    const std::string vector_name = std::string(kExpName) + "_v" + std::to_string(lanes);
-    ExpFunction(module, vector_name, lanes);
-    if (!variants.empty()) variants += ",";
-    variants += "_ZGV_LLVM_N" + std::to_string(lanes) + "v_" + kExpName + "(" + vector_name + ")";
-  }
-  llvm::CallInst* call = b.CreateCall(scalar, {x});
-  call->addFnAttr(llvm::Attribute::get(module.getContext(), "vector-function-abi-variant", variants));
-  return call;
-}
-
-bool IsVectorizableMathFunction(const llvm::Function& function) {
-  return function.getName().starts_with(kExpName);
 }
 
 // log(x) = e * ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(1 + f) by the
@@ -194,12 +127,6 @@ llvm::Value* EmitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpOLT(abs, F(b, 0.0004)), x, result);
 }
 
-// 1 / (1 + exp(-x)), the interpreter's formula, with the vectorisable exp.
-llvm::Value* EmitFastLogistic(llvm::IRBuilder<>& b, llvm::Value* x) {
-  llvm::Value* e = EmitVectorizableExp(b, b.CreateFNeg(x));
-  return b.CreateFDiv(F(b, 1.0), b.CreateFAdd(F(b, 1.0), e));
-}
-
 // erf by a 13/8 rational approximation on [-4, 4]; beyond, erf is +-1.
 llvm::Value* EmitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   llvm::Value* clamped = b.CreateSelect(b.CreateFCmpOGT(x, F(b, 4.0)), F(b, 4.0), x);
@@ -216,4 +143,4 @@ llvm::Value* EmitFastErf(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateFDiv(p, q);
 }
 
-}  // namespace kiln::cpu::codegen
+}  // namespace kiln::llvm_ir

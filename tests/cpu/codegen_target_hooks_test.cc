@@ -1,0 +1,145 @@
+// The shared emitters (backends/llvm) reach the target only through the
+// hooks they are given (target_hooks.h): each elementary function, complex
+// helper and float maximum/minimum of a kernel is the hooks' answer.
+#include <set>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "backends/llvm/kernel_emitter.h"
+#include "backends/llvm/target_hooks.h"
+#include "core/hlo_parser.h"
+
+namespace kiln::cpu::testing {
+namespace {
+
+// Answers every hook with a call of a function named after the question,
+// so the emitted module shows which hooks were asked and for what.
+class MarkingHooks final : public llvm_ir::TargetHooks {
+ public:
+  StatusOr<llvm::Value*> EmitUnaryMath(llvm::IRBuilder<>& b, Opcode opcode, llvm::Value* x) const override {
+    if (opcode == refused_) return Unimplemented("no ", OpcodeName(opcode), " on this target");
+    return Marker(b, "unary." + std::string(OpcodeName(opcode)), {x});
+  }
+  StatusOr<llvm::Value*> EmitBinaryMath(llvm::IRBuilder<>& b, Opcode opcode, llvm::Value* lhs,
+                                        llvm::Value* rhs) const override {
+    return Marker(b, "binary." + std::string(OpcodeName(opcode)), {lhs, rhs});
+  }
+  llvm::FunctionCallee ComplexFunction(llvm::Module& module, const std::string& name,
+                                       llvm::FunctionType* type) const override {
+    return module.getOrInsertFunction("complex." + name, type);
+  }
+  llvm::Value* EmitFloatMinMax(llvm::IRBuilder<>& b, bool maximum, llvm::Value* lhs,
+                               llvm::Value* rhs) const override {
+    return Marker(b, maximum ? "float.maximum" : "float.minimum", {lhs, rhs});
+  }
+
+  void Refuse(Opcode opcode) { refused_ = opcode; }
+
+ private:
+  static llvm::Value* Marker(llvm::IRBuilder<>& b, const std::string& name, std::vector<llvm::Value*> args) {
+    llvm::Type* type = args[0]->getType();
+    std::vector<llvm::Type*> params(args.size(), type);
+    llvm::FunctionCallee callee = b.GetInsertBlock()->getModule()->getOrInsertFunction(
+        name, llvm::FunctionType::get(type, params, false));
+    return b.CreateCall(callee, args);
+  }
+
+  Opcode refused_ = Opcode::kParameter;  // none
+};
+
+// The names of the functions the kernel of `hlo`'s entry calls.
+StatusOr<std::set<std::string>> CalledFunctions(const std::string& hlo, const MarkingHooks& hooks) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseHloModule(hlo));
+  llvm::LLVMContext context;
+  llvm::Module llvm_module("hooks", context);
+  KILN_RETURN_IF_ERROR(llvm_ir::EmitKernel(llvm_module, *module->entry(), "kernel", hooks).status());
+  std::set<std::string> called;
+  for (llvm::Function& function : llvm_module) {
+    for (llvm::BasicBlock& block : function) {
+      for (llvm::Instruction& instruction : block) {
+        const auto* call = llvm::dyn_cast<llvm::CallInst>(&instruction);
+        if (call != nullptr && call->getCalledFunction() != nullptr)
+          called.insert(call->getCalledFunction()->getName().str());
+      }
+    }
+  }
+  return called;
+}
+
+TEST(CodegenTargetHooks, ElementaryFunctionsAndMinMaxComeFromTheTarget) {
+  const MarkingHooks hooks;
+  const StatusOr<std::set<std::string>> called = CalledFunctions(R"(
+HloModule m
+ENTRY e {
+  x = f32[64] parameter(0)
+  y = f64[64] parameter(1)
+  lo = f32[] parameter(2)
+  hi = f32[] parameter(3)
+  ex = f32[64] exponential(x)
+  th = f32[64] tanh(ex)
+  yc = f32[64] convert(y)
+  at = f32[64] atan2(th, yc)
+  lg = f64[64] log(y)
+  pw = f64[64] power(lg, y)
+  pc = f32[64] convert(pw)
+  s = f32[64] add(at, pc)
+  ROOT c = f32[64] clamp(lo, s, hi)
+})",
+                                                                 hooks);
+  ASSERT_TRUE(called.ok()) << called.status().ToString();
+  for (const char* asked : {"unary.exponential", "unary.tanh", "binary.atan2", "unary.log", "binary.power",
+                            "float.maximum", "float.minimum"}) {
+    EXPECT_TRUE(called->count(asked)) << asked;
+  }
+  // Nothing of the CPU's own: no C library, no LLVM math intrinsics.
+  for (const std::string& name : *called) {
+    for (const char* cpu_only : {"expf", "tanhf", "atan2f", "llvm.exp.", "llvm.log.", "llvm.pow.",
+                                 "llvm.maximum.", "llvm.minimum.", "kiln_expf"}) {
+      EXPECT_EQ(name.rfind(cpu_only, 0), std::string::npos) << name;
+    }
+  }
+}
+
+TEST(CodegenTargetHooks, ComplexFunctionsComeFromTheTarget) {
+  const MarkingHooks hooks;
+  const StatusOr<std::set<std::string>> called = CalledFunctions(R"(
+HloModule m
+ENTRY e {
+  x = c64[8] parameter(0)
+  y = c64[8] parameter(1)
+  ex = c64[8] exponential(x)
+  q = c64[8] divide(ex, y)
+  m = c64[8] multiply(q, x)
+  a = f32[8] abs(m)
+  ROOT r = c64[8] convert(a)
+})",
+                                                                 hooks);
+  ASSERT_TRUE(called.ok()) << called.status().ToString();
+  for (const char* asked : {"complex.cexpf", "complex.__divsc3", "complex.__mulsc3", "complex.hypotf"})
+    EXPECT_TRUE(called->count(asked)) << asked;
+  for (const char* host : {"cexpf", "__divsc3", "__mulsc3", "hypotf"})
+    EXPECT_FALSE(called->count(host)) << host;
+}
+
+TEST(CodegenTargetHooks, AFunctionTheTargetLacksFailsTheKernelByName) {
+  MarkingHooks hooks;
+  hooks.Refuse(Opcode::kTanh);
+  const Status status = CalledFunctions(R"(
+HloModule m
+ENTRY e {
+  x = f32[16] parameter(0)
+  ROOT t = f32[16] tanh(x)
+})",
+                                        hooks)
+                            .status();
+  EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(status.message().find("no tanh on this target"), std::string::npos) << status.message();
+}
+
+}  // namespace
+}  // namespace kiln::cpu::testing
