@@ -163,6 +163,59 @@ ENTRY main {
   ExpectGradientsMatchFiniteDifferences(**module, {0, 1, 2, 3}, std::move(inputs));
 }
 
+TEST(AutodiffComplexTest, ComplexValuesThroughAConditionalAndASort) {
+  // A conditional on a real predicate whose branches compute with the
+  // complex operand, and a sort of real keys carrying complex values.
+  auto module = ParseHloModule(R"(
+HloModule complex_branches_and_sort
+
+squared {
+  z = c128[4] parameter(0)
+  ROOT zz = c128[4] multiply(z, z)
+}
+
+exponential {
+  z = c128[4] parameter(0)
+  ROOT ez = c128[4] exponential(z)
+}
+
+by_key {
+  a = f64[] parameter(0)
+  b = f64[] parameter(1)
+  c = c128[] parameter(2)
+  d = c128[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+
+ENTRY main {
+  re = f64[4] parameter(0)
+  im = f64[4] parameter(1)
+  keys = f64[4] parameter(2)
+  z = c128[4] complex(re, im)
+  first = f64[1] slice(re), slice={[0:1]}
+  first_scalar = f64[] reshape(first)
+  zero = f64[] constant(0)
+  positive = pred[] compare(first_scalar, zero), direction=GT
+  branched = c128[4] conditional(positive, z, z), true_computation=squared, false_computation=exponential
+  sorted = (f64[4], c128[4]) sort(keys, branched), dimensions={0}, to_apply=by_key
+  values = c128[4] get-tuple-element(sorted), index=1
+  real_part = f64[4] real(values)
+  imag_part = f64[4] imag(values)
+  ROOT parts = (f64[4], f64[4]) tuple(real_part, imag_part)
+}
+)");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  const Shape shape(ElementType::kF64, {4});
+  for (double first : {0.5, -0.5}) {  // both branches
+    SCOPED_TRACE(first);
+    std::mt19937 random(13);
+    std::vector<Literal> inputs;
+    for (int i = 0; i < 3; ++i) inputs.push_back(RandomF64(shape, random, -1, 1));
+    inputs[0].data<double>()[0] = first;
+    ExpectGradientsMatchFiniteDifferences(**module, {0, 1}, std::move(inputs));
+  }
+}
+
 struct FftCase {
   FftType type;
   std::vector<int64_t> lengths;
