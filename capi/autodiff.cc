@@ -1,5 +1,6 @@
-// Gradients: kiln_computation_vjp and kiln_computation_value_and_grad over
-// the core's reverse mode (core/autodiff/vjp.h).
+// Derivatives: kiln_computation_vjp and kiln_computation_value_and_grad over
+// the core's reverse mode (core/autodiff/vjp.h), kiln_computation_jvp over
+// its forward mode (core/autodiff/jvp.h).
 #include <memory>
 #include <span>
 #include <string>
@@ -7,6 +8,7 @@
 #include <unordered_set>
 
 #include "capi/internal.h"
+#include "core/autodiff/jvp.h"
 #include "core/autodiff/vjp.h"
 
 using kiln::Status;
@@ -14,12 +16,14 @@ using kiln::capi::Guard;
 
 namespace {
 
-// The core names its errors after the command line ("kiln grad: ..."); a C
-// caller reads the name of the function it called instead.
+// The core names its errors after the command line ("kiln grad: ...",
+// "kiln jvp: ..."); a C caller reads the name of the function it called
+// instead.
 Status Renamed(const Status& status, const char* function) {
-  constexpr std::string_view kPrefix = "kiln grad: ";
   std::string_view message = status.message();
-  if (message.starts_with(kPrefix)) message.remove_prefix(kPrefix.size());
+  for (std::string_view prefix : {"kiln grad: ", "kiln jvp: "}) {
+    if (message.starts_with(prefix)) message.remove_prefix(prefix.size());
+  }
   return Status(status.code(), std::string(function) + ": " + std::string(message));
 }
 
@@ -61,6 +65,25 @@ Status BuildGradient(const char* function, const kiln_computation_t* computation
   return kiln::OkStatus();
 }
 
+Status BuildTangents(const char* function, const kiln_computation_t* computation, const int64_t* wrt,
+                     size_t num_wrt, kiln_computation_t** out_computation) {
+  if (computation == nullptr) return kiln::capi::NullArgument(function, "computation");
+  if (out_computation == nullptr) return kiln::capi::NullArgument(function, "out_computation");
+  KILN_ASSIGN_OR_RETURN(std::span<const int64_t> numbers, kiln::capi::IntList(function, "wrt", wrt, num_wrt));
+  if (numbers.empty()) {
+    return kiln::InvalidArgument(function, ": wrt is empty; name the parameter numbers to differentiate");
+  }
+  const kiln::Module& module = *computation->module;
+  if (module.entry() == nullptr)
+    return kiln::FailedPrecondition(function, ": the module has no entry computation");
+  kiln::StatusOr<std::unique_ptr<kiln::Module>> derivative = kiln::autodiff::BuildJvp(module, numbers);
+  if (!derivative.ok()) return Renamed(derivative.status(), function);
+  auto result = std::make_unique<kiln_computation_t>();
+  result->module = std::move(*derivative);
+  *out_computation = result.release();
+  return kiln::OkStatus();
+}
+
 }  // namespace
 
 extern "C" {
@@ -78,6 +101,13 @@ kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t* computa
   return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
     return BuildGradient(kiln_capi_function, computation, wrt, num_wrt, /*scalar_loss=*/true,
                          out_computation);
+  });
+}
+
+kiln_status_t* kiln_computation_jvp(const kiln_computation_t* computation, const int64_t* wrt, size_t num_wrt,
+                                    kiln_computation_t** out_computation) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    return BuildTangents(kiln_capi_function, computation, wrt, num_wrt, out_computation);
   });
 }
 

@@ -118,3 +118,21 @@ func (c *Computation) ValueAndGrad(wrt ...int64) (*Computation, error) {
 	}
 	return newComputation(h), nil
 }
+
+// JVP returns the forward-mode derivative (Jacobian-vector product) of c as a
+// new computation (kiln_computation_jvp). It takes c's parameters, then one
+// tangent per parameter number of wrt (in that order, each of its parameter's
+// shape); it returns c's result leaves followed by the tangent of each result
+// leaf (zeros for integer leaves). A bad or repeated number, an integer
+// parameter or an op without a derivative is an *Error (InvalidArgument or
+// Unimplemented) naming it.
+func (c *Computation) JVP(wrt ...int64) (*Computation, error) {
+	var h *C.kiln_computation_t
+	err := statusError(C.kiln_computation_jvp(c.handle(), i64(wrt), size(len(wrt)), &h))
+	runtime.KeepAlive(c)
+	runtime.KeepAlive(wrt)
+	if err != nil {
+		return nil, err
+	}
+	return newComputation(h), nil
+}

@@ -28,6 +28,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp.h"
 #include "core/autodiff/vjp_rules.h"
 #include "core/tape_custom_calls.h"
@@ -75,23 +76,6 @@ Status CheckRecomputable(const Computation& computation, const Instruction& owne
 Status CheckRecomputable(const Computation& computation, const Instruction& owner, const std::string& part) {
   std::unordered_set<const Computation*> seen;
   return CheckRecomputable(computation, owner, part, seen);
-}
-
-// Copies the instructions `source`'s root needs into the emitter's
-// computation, its parameters reading `arguments`; returns the copied root.
-Instruction* CloneComputation(VjpEmitter& e, const Computation& source,
-                              const std::vector<Instruction*>& arguments) {
-  std::unordered_map<const Instruction*, Instruction*> copies;
-  for (const Instruction* instruction : source.PostOrder()) {
-    if (instruction->opcode == Opcode::kParameter) {
-      copies[instruction] = arguments.at(static_cast<size_t>(instruction->attrs.parameter_number));
-      continue;
-    }
-    std::vector<Instruction*> operands;
-    for (const Instruction* operand : instruction->operands) operands.push_back(copies.at(operand));
-    copies[instruction] = e.Clone(*instruction, std::move(operands));
-  }
-  return copies.at(source.root());
 }
 
 // `value` (of `shape`) as a cotangent: its float and complex leaves, nothing for the rest.
@@ -178,23 +162,6 @@ Instruction* TapeCall(VjpEmitter& e, std::string_view target, int64_t tape,
   attrs.backend_config = std::to_string(tape);
   return e.Add(Opcode::kCustomCall, std::move(operands), std::move(attrs), &shape, {},
                target == kTapePushTarget ? "tape_push" : "tape_pop");
-}
-
-// The loop state's top-level elements (the state itself when it is an array).
-std::vector<Shape> StateElements(const Shape& state) {
-  if (state.IsTuple()) return state.tuple_shapes();
-  return {state};
-}
-
-// `elements` as a value of the loop state's shape.
-Instruction* AsState(VjpEmitter& e, const Shape& state, std::vector<Instruction*> elements) {
-  if (state.IsTuple()) return e.Tuple(std::move(elements));
-  return elements[0];
-}
-
-// Element `i` of a loop state value.
-Instruction* StateElement(VjpEmitter& e, const Shape& state, Instruction* value, int64_t i) {
-  return state.IsTuple() ? e.GetTupleElement(value, i) : value;
 }
 
 // Which state elements the body changes: not those it returns as read.

@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "core/autodiff/vjp_emitter.h"
@@ -23,5 +24,30 @@ std::vector<int64_t> AllDimensions(const Shape& shape);
 // its two scalar parameters when it is add, maximum or minimum; nullopt for
 // any other reducer (the rules that use it refuse those by name).
 std::optional<Opcode> SimpleReducer(const Instruction& reduce);
+
+// Copies the instructions `source`'s root needs into the emitter's
+// computation, `source`'s parameters reading `arguments`; returns the copied
+// root (a loop body or branch computed inside a derived one).
+Instruction* CloneComputation(VjpEmitter& e, const Computation& source,
+                              const std::vector<Instruction*>& arguments);
+
+// A while loop's state's top-level elements (the state itself when it is
+// an array), a state value rebuilt from them, and element `i` of one.
+std::vector<Shape> StateElements(const Shape& state);
+Instruction* AsState(VjpEmitter& e, const Shape& state, std::vector<Instruction*> elements);
+Instruction* StateElement(VjpEmitter& e, const Shape& state, Instruction* value, int64_t i);
+
+// The reducer of (value, derivative) pairs that keeps the pair whose value
+// `direction` prefers, the accumulated one on ties (so the earlier element,
+// as select-and-scatter picks it): a reduce-window over (operand, its
+// cotangent or tangent) with it picks what max (GE) or min (LE) pooling
+// picked. Added to `module`.
+Computation* PairChooser(Module& module, ElementType type, ComparisonDirection direction);
+
+// A copy of sort comparator `comparator` (added to `module`, named after it
+// with `suffix`) that takes two more scalar parameters of each of `types`
+// and ignores them, for operands sorted alongside (an iota, tangents).
+Computation* WithIgnoredParameters(Module& module, const Computation& comparator,
+                                   const std::vector<ElementType>& types, const std::string& suffix);
 
 }  // namespace kiln::autodiff

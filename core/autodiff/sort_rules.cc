@@ -19,31 +19,6 @@ Instruction* Parameter(Computation& computation, const Shape& shape, int64_t num
   return parameter;
 }
 
-// `comparator` with two more (s32) parameters it ignores, for an iota
-// sorted alongside.
-Computation* WithIotaParameters(Module& module, const Computation& comparator) {
-  auto extended = std::make_unique<Computation>(comparator.name() + "_with_iota");
-  std::unordered_map<const Instruction*, Instruction*> copies;
-  for (const Instruction* parameter : comparator.parameters()) {
-    copies[parameter] =
-        Parameter(*extended, parameter->shape, parameter->attrs.parameter_number, parameter->name);
-  }
-  const auto count = static_cast<int64_t>(comparator.parameters().size());
-  const Shape s32 = Shape::Scalar(ElementType::kS32);
-  Parameter(*extended, s32, count, "iota_lhs");
-  Parameter(*extended, s32, count + 1, "iota_rhs");
-  NameUniquer names(*extended);
-  for (const Instruction* instruction : comparator.PostOrder()) {
-    if (instruction->opcode == Opcode::kParameter) continue;
-    std::vector<Instruction*> operands;
-    for (const Instruction* operand : instruction->operands) operands.push_back(copies.at(operand));
-    copies[instruction] =
-        CloneInstructionInto(*instruction, *extended, std::move(operands), names.Make(instruction->name));
-  }
-  extended->set_root(copies.at(comparator.root()));
-  return module.AddComputation(std::move(extended));
-}
-
 // (p0, p1, ...) -> p0 < p1 over `count` operands whose first is s32.
 Computation* FirstLess(Module& module, const std::vector<ElementType>& types) {
   auto computation = std::make_unique<Computation>("vjp_unsort");
@@ -86,8 +61,9 @@ KILN_VJP_RULE(SortRule) {
   const Shape s32(ElementType::kS32, like.dimensions());
   std::vector<Instruction*> operands(x.operands.begin(), x.operands.end());
   operands.push_back(e.Add(Opcode::kIota, {}, std::move(iota), &s32));
-  Instruction* sorted = e.Add(Opcode::kSort, std::move(operands), x.attrs, nullptr,
-                              {WithIotaParameters(e.module(), *x.called.at(0))});
+  Instruction* sorted =
+      e.Add(Opcode::kSort, std::move(operands), x.attrs, nullptr,
+            {WithIgnoredParameters(e.module(), *x.called.at(0), {ElementType::kS32}, "_with_iota")});
   Instruction* permutation = e.GetTupleElement(sorted, static_cast<int64_t>(count));
   // Sorting the cotangents by the permutation puts each where its element came from.
   std::vector<Instruction*> unsort = {permutation};

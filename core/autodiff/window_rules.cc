@@ -62,37 +62,6 @@ Instruction* SumWindowCotangent(VjpEmitter& e, const Instruction& x, Instruction
                {e.Adder(scalar.element_type())});
 }
 
-// The reducer of (value, cotangent) pairs keeping the pair whose value
-// `direction` prefers (the accumulated one on ties where select-and-scatter
-// keeps the earlier element).
-Computation* PairChooser(Module& module, ElementType type, ComparisonDirection direction) {
-  auto computation = std::make_unique<Computation>("vjp_select_pair");
-  const Shape scalar = Shape::Scalar(type);
-  std::vector<Instruction*> p;
-  for (int64_t i = 0; i < 4; ++i) {
-    Attributes number;
-    number.parameter_number = i;
-    p.push_back(computation->AddInstruction(MakeInstruction(Opcode::kParameter, scalar, {}, number)));
-    p.back()->name = "p" + std::to_string(i);
-  }
-  Attributes compare;
-  compare.comparison_direction = direction;
-  Instruction* keep = computation->AddInstruction(
-      MakeInstruction(Opcode::kCompare, Shape::Scalar(ElementType::kPred), {p[0], p[2]}, compare));
-  keep->name = "keep";
-  Instruction* value =
-      computation->AddInstruction(MakeInstruction(Opcode::kSelect, scalar, {keep, p[0], p[2]}));
-  value->name = "value";
-  Instruction* cotangent =
-      computation->AddInstruction(MakeInstruction(Opcode::kSelect, scalar, {keep, p[1], p[3]}));
-  cotangent->name = "cotangent";
-  Instruction* root = computation->AddInstruction(
-      MakeInstruction(Opcode::kTuple, Shape::Tuple({scalar, scalar}), {value, cotangent}));
-  root->name = "pair";
-  computation->set_root(root);
-  return module.AddComputation(std::move(computation));
-}
-
 // The direction of a select computation compare(p0, p1, direction), or
 // nullopt for any other select.
 std::optional<ComparisonDirection> SelectDirection(const Computation& select) {

@@ -809,6 +809,38 @@ KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t
                                                         const int64_t* wrt, size_t num_wrt,
                                                         kiln_computation_t** out_computation);
 
+/* Forward-mode automatic differentiation (Jacobian-vector products): a new
+ * computation that computes `computation` and, alongside, the derivative
+ * of its results in a direction, compiled and run like any other.
+ * (Since 0.2.)
+ *
+ * The new computation takes the parameters of `computation`, then one
+ * tangent per parameter number in `wrt` (in that order), each of that
+ * parameter's shape. It returns a tuple: the result leaves of `computation`
+ * (tuples flattened in order), then the tangent of each result leaf, of
+ * that leaf's shape: J v, the Jacobian of the results with respect to the
+ * `wrt` parameters times the tangents. Integer and predicate results get
+ * zeros (they have no derivative). No tape is kept: a while loop carries
+ * its state's tangents in its state, so the memory does not grow with the
+ * trip count.
+ *
+ * Covered: the ops kiln_computation_vjp covers (elementwise float math,
+ * convert, the shape ops, gather, scatter with add or overwrite, reduce and
+ * reduce-window with add/max/min, dot, convolution, sort, top-k, calls
+ * (inlined), conditionals, while loops with run-time trip counts), except
+ * batch-norm ops and user-defined ops (their gradient function is reverse
+ * mode only). Errors, each naming what is wrong: INVALID_ARGUMENT for an
+ * empty `wrt`, a number that is not a parameter, a number given twice, a
+ * parameter that is not an f16/bf16/f32/f64 array, an op on the way from a
+ * differentiated parameter to the result that has no derivative (naming
+ * the op and its instruction); UNIMPLEMENTED for such an op whose rule is
+ * not written yet, and for complex or tuple parameters. `computation` is
+ * not changed. Thread-safe for distinct output pointers (it only reads
+ * `computation`). The caller owns *out_computation; free it with
+ * kiln_computation_destroy. */
+KILN_API kiln_status_t* kiln_computation_jvp(const kiln_computation_t* computation, const int64_t* wrt,
+                                             size_t num_wrt, kiln_computation_t** out_computation);
+
 /* Frees a computation. NULL is a no-op. */
 KILN_API void kiln_computation_destroy(kiln_computation_t* computation);
 

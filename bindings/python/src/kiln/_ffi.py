@@ -400,6 +400,7 @@ FUNCTIONS = {
     # Gradients (0.2): wrt is (int64 array, count).
     "kiln_computation_vjp": (_STATUS, [_H, _I64P, c_size_t, _PP]),
     "kiln_computation_value_and_grad": (_STATUS, [_H, _I64P, c_size_t, _PP]),
+    "kiln_computation_jvp": (_STATUS, [_H, _I64P, c_size_t, _PP]),
     "kiln_client_buffer_from_host": (_STATUS, [_H, c_int32, _I64P, c_size_t, _I64P, c_void_p, c_size_t, _PP]),
     "kiln_device_buffer_from_host": (_STATUS, [_H, c_int32, _I64P, c_size_t, _I64P, c_void_p, c_size_t, _PP]),
     "kiln_device_buffer_alias_host": (

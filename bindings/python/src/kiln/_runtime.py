@@ -102,6 +102,18 @@ class Computation(Handle):
         ``(loss, *gradients)``, one gradient per parameter number of ``wrt``."""
         return self._gradient(lib.kiln_computation_value_and_grad, wrt)
 
+    def jvp(self, wrt: int | Sequence[int] = 0) -> Computation:
+        """Forward-mode derivative (Jacobian-vector product) as a new computation.
+
+        It takes this computation's parameters, then one tangent per parameter
+        number of ``wrt`` (an int or a sequence, in that order, each of its
+        parameter's shape), and returns this computation's result leaves
+        followed by the tangent of each result leaf (zeros for integer
+        leaves). KilnError INVALID_ARGUMENT or UNIMPLEMENTED names a bad
+        number or an op without a derivative.
+        """
+        return self._gradient(lib.kiln_computation_jvp, wrt)
+
     def _gradient(self, call, wrt: int | Sequence[int]) -> Computation:
         numbers = [wrt] if isinstance(wrt, (int, np.integer)) else list(wrt)
         out = ctypes.c_void_p()
@@ -120,6 +132,11 @@ def grad(computation: Computation, wrt: int | Sequence[int] = 0) -> Computation:
 def value_and_grad(computation: Computation, wrt: int | Sequence[int] = 0) -> Computation:
     """``computation.value_and_grad(wrt)``: ``(loss, *gradients)`` of a scalar loss."""
     return computation.value_and_grad(wrt)
+
+
+def jvp(computation: Computation, wrt: int | Sequence[int] = 0) -> Computation:
+    """``computation.jvp(wrt)``: ``(*results, *tangents)`` (see Computation.jvp)."""
+    return computation.jvp(wrt)
 
 
 class _ClientChild(Handle):

@@ -1070,6 +1070,12 @@ extern "C" {
         num_wrt: usize,
         out_computation: *mut *mut kiln_computation_t,
     ) -> *mut kiln_status_t;
+    pub fn kiln_computation_jvp(
+        computation: *const kiln_computation_t,
+        wrt: *const i64,
+        num_wrt: usize,
+        out_computation: *mut *mut kiln_computation_t,
+    ) -> *mut kiln_status_t;
     pub fn kiln_client_buffer_from_host(
         client: *mut kiln_client_t,
         type_: kiln_element_type_t,

@@ -75,6 +75,17 @@ impl Computation {
         self.gradient(sys::kiln_computation_value_and_grad, wrt)
     }
 
+    /// Forward-mode derivative (Jacobian-vector product) as a new computation
+    /// (`kiln_computation_jvp`). It takes this computation's parameters, then
+    /// one tangent per parameter number of `wrt` (in that order, each of its
+    /// parameter's shape); it returns the result leaves followed by the
+    /// tangent of each result leaf (zeros for integer leaves). A bad or
+    /// repeated number, an integer parameter or an op without a derivative is
+    /// [`Code::InvalidArgument`] or [`Code::Unimplemented`] naming it.
+    pub fn jvp(&self, wrt: &[i64]) -> Result<Computation> {
+        self.gradient(sys::kiln_computation_jvp, wrt)
+    }
+
     fn gradient(
         &self,
         call: unsafe extern "C" fn(

@@ -100,6 +100,18 @@ public final class Computation extends NativeHandle {
     return gradient(Native.kiln_computation_value_and_grad, wrt);
   }
 
+  /**
+   * Forward-mode derivative (Jacobian-vector product) as a new computation ({@code
+   * kiln_computation_jvp}). It takes this computation's parameters, then one tangent per parameter
+   * number of {@code wrt} (in that order, each of its parameter's shape); it returns the result
+   * leaves followed by the tangent of each result leaf (zeros for integer leaves). A bad or
+   * repeated number, an integer parameter or an op without a derivative is a {@link
+   * KilnException} (INVALID_ARGUMENT or UNIMPLEMENTED) naming it. The caller closes the result.
+   */
+  public Computation jvp(long... wrt) {
+    return gradient(Native.kiln_computation_jvp, wrt);
+  }
+
   private Computation gradient(MethodHandle call, long[] wrt) {
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = Native.outPointer(arena);

@@ -271,6 +271,7 @@ final class Native {
   static final MethodHandle kiln_computation_destroy = fnVoid("kiln_computation_destroy", P);
   static final MethodHandle kiln_computation_vjp = fn("kiln_computation_vjp", P, P, P, Z, P);
   static final MethodHandle kiln_computation_value_and_grad = fn("kiln_computation_value_and_grad", P, P, P, Z, P);
+  static final MethodHandle kiln_computation_jvp = fn("kiln_computation_jvp", P, P, P, Z, P);
   static final MethodHandle kiln_client_buffer_from_host = fnHeap("kiln_client_buffer_from_host", P, P, I, P, Z, P, P, Z, P);
   static final MethodHandle kiln_buffer_destroy = fnVoid("kiln_buffer_destroy", P);
   static final MethodHandle kiln_buffer_element_type = fn("kiln_buffer_element_type", P, P, P);
