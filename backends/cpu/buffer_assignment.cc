@@ -4,7 +4,7 @@
 #include <climits>
 #include <numeric>
 
-#include "backends/cpu/arena_planner.h"
+#include "core/compiler/arena_planner.h"
 
 namespace kiln::cpu {
 namespace {
@@ -109,12 +109,12 @@ void AssignBuffers(CompiledProgram& program) {
   int64_t base = 0;
   std::vector<int64_t> offset_of_group(count, -1);
   for (const std::vector<size_t>& owners : owners_of_region) {
-    std::vector<BufferInterval> intervals;
+    std::vector<compiler::BufferInterval> intervals;
     for (size_t s : owners) {
       intervals.push_back({slots[s].bytes, group_first[s], group_last[s]});
       program.statistics.arena_bytes_without_reuse += (slots[s].bytes + 63) / 64 * 64;
     }
-    const ArenaPlan plan = PlanArena(intervals);
+    const compiler::ArenaPlan plan = compiler::PlanArena(intervals);
     for (size_t i = 0; i < owners.size(); ++i) offset_of_group[owners[i]] = base + plan.offsets[i];
     base += plan.total_bytes;
   }

@@ -1,5 +1,6 @@
 // Liveness-based placement of an execution's temporary arrays in one arena:
-// arrays whose lifetimes do not overlap may share bytes.
+// arrays whose lifetimes do not overlap may share bytes. Backend-neutral:
+// the CPU backend's buffer assignment plans its arena with it.
 #pragma once
 
 #include <cstddef>
@@ -7,7 +8,7 @@
 #include <span>
 #include <vector>
 
-namespace kiln::cpu {
+namespace kiln::compiler {
 
 // One temporary: its size and the steps (inclusive) between which it must
 // keep its contents, from the step that writes it to the last that reads it.
@@ -32,4 +33,4 @@ inline constexpr size_t kMaxIntervalsPlacedBySize = 4096;
 
 ArenaPlan PlanArena(std::span<const BufferInterval> intervals, int64_t alignment = 64);
 
-}  // namespace kiln::cpu
+}  // namespace kiln::compiler

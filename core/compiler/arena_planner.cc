@@ -1,4 +1,4 @@
-#include "backends/cpu/arena_planner.h"
+#include "core/compiler/arena_planner.h"
 
 #include <algorithm>
 #include <map>
@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-namespace kiln::cpu {
+namespace kiln::compiler {
 namespace {
 
 int64_t RoundUp(int64_t value, int64_t alignment) { return (value + alignment - 1) / alignment * alignment; }
@@ -160,4 +160,4 @@ ArenaPlan PlanArena(std::span<const BufferInterval> intervals, int64_t alignment
   return PlanByTime(intervals, alignment);
 }
 
-}  // namespace kiln::cpu
+}  // namespace kiln::compiler
