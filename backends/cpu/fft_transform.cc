@@ -10,131 +10,30 @@
 #include <vector>
 
 #include "backends/cpu/fft_lanes.h"
+#include "backends/cpu/fft_lines.h"
+#include "backends/cpu/fft_long_line.h"
 #include "backends/cpu/fft_plan.h"
 
 namespace kiln::cpu {
 namespace {
 
+using fft::Blocks;
 using fft::Conj;
 using fft::Cx;
+using fft::ForLanes;
+using fft::ForRanges;
+using fft::Gather;
+using fft::GetLane;
 using fft::Lanes;
+using fft::Lines;
+using fft::LongLine;
 using fft::Plan;
+using fft::Scatter;
+using fft::SetLane;
 using fft::Times;
 using fft::TimesMinusI;
 using interpreter::FftGeometry;
 using interpreter::FftParallelFor;
-
-// Elements a parallel task should cover at least, so scheduling stays cheap.
-constexpr int64_t kElementsPerTask = 32 * 1024;
-
-void ForRanges(const FftParallelFor& parallel_for, int64_t extent, int64_t work_per_item,
-               const std::function<void(int64_t, int64_t)>& body) {
-  if (extent <= 0) return;
-  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, work_per_item));
-  if (parallel_for == nullptr || extent <= grain) {
-    body(0, extent);
-  } else {
-    parallel_for(extent, grain, body);
-  }
-}
-
-// Lane v of an element part: the scalar itself for one line.
-template <typename E, typename T>
-inline void SetLane(E& part, int v, T value) {
-  if constexpr (std::is_same_v<E, T>) {
-    part = value;
-  } else {
-    part[v] = value;
-  }
-}
-template <typename T, typename E>
-inline T GetLane(const E& part, int v) {
-  if constexpr (std::is_same_v<E, T>) {
-    return part;
-  } else {
-    return part[v];
-  }
-}
-
-// `count` lines of one array: line v's element k is at
-// base + v * line_stride + k * element_stride (in elements).
-struct Lines {
-  int64_t base;
-  int64_t line_stride;
-  int64_t element_stride;
-  int count;
-};
-
-// A task's buffers for blocks of E: the line, the plan's work and, for the
-// real inverse, the half spectrum as read.
-template <typename E>
-struct Block {
-  std::vector<Cx<E>> storage;
-  Cx<E>* data = nullptr;
-  Cx<E>* work = nullptr;
-  Cx<E>* extra = nullptr;
-
-  void Reserve(int64_t data_size, int64_t work_size, int64_t extra_size) {
-    const int64_t total = data_size + work_size + extra_size;
-    if (static_cast<int64_t>(storage.size()) < total) storage.resize(static_cast<size_t>(total));
-    data = storage.data();
-    work = data + data_size;
-    extra = work + work_size;
-  }
-};
-
-template <typename T>
-struct Blocks {
-  Block<T> single;
-  Block<typename Lanes<T>::Vector> vector;
-};
-
-// Copies `n` elements of the lines into `to` (conjugated for an inverse);
-// the lanes past lines.count are zero.
-template <typename E, typename T>
-void Gather(const std::complex<T>* from, const Lines& lines, int64_t n, bool conjugate, Cx<E>* to) {
-  const T sign = conjugate ? T(-1) : T(1);
-  for (int64_t k = 0; k < n; ++k) {
-    Cx<E> element{};
-    const std::complex<T>* row = from + lines.base + k * lines.element_stride;
-    for (int v = 0; v < lines.count; ++v) {
-      const std::complex<T> value = row[v * lines.line_stride];
-      SetLane(element.re, v, value.real());
-      SetLane(element.im, v, sign * value.imag());
-    }
-    to[k] = element;
-  }
-}
-
-// Writes `n` elements back into the lines, scaled (and conjugated for an
-// inverse).
-template <typename E, typename T>
-void Scatter(const Cx<E>* from, int64_t n, bool conjugate, T scale, const Lines& lines, std::complex<T>* to) {
-  const T imaginary_scale = conjugate ? -scale : scale;
-  for (int64_t k = 0; k < n; ++k) {
-    const Cx<E> element = from[k];
-    std::complex<T>* row = to + lines.base + k * lines.element_stride;
-    for (int v = 0; v < lines.count; ++v) {
-      row[v * lines.line_stride] =
-          std::complex<T>(GetLane<T>(element.re, v) * scale, GetLane<T>(element.im, v) * imaginary_scale);
-    }
-  }
-}
-
-// Runs `body` on a block of vectors when the lines fill most lanes, else
-// line by line on scalar blocks.
-template <typename T, typename Body>
-void ForLanes(Blocks<T>& blocks, const Lines& lines, Body body) {
-  constexpr int kLanes = Lanes<T>::kCount;
-  if (2 * lines.count > kLanes) {
-    body(blocks.vector, lines);
-    return;
-  }
-  for (int v = 0; v < lines.count; ++v) {
-    body(blocks.single,
-         Lines{lines.base + v * lines.line_stride, lines.line_stride, lines.element_stride, 1});
-  }
-}
 
 // The plans of one precision: one per complex length, and for RFFT/IRFFT
 // the last dimension's (half the length with its twiddles when even).
@@ -150,6 +49,13 @@ class TypedTransform final : public FftTransform {
       const bool last = axis + 1 == geometry.lengths.size();
       if (last && real) continue;
       AddPlan(geometry.lengths[axis]);
+    }
+    if (!real) {
+      // Too few lines of the last dimension to fill the lanes: one line at
+      // a time as a matrix (fft_long_line.h), where its length allows.
+      int64_t lines = geometry.batch;
+      for (size_t axis = 0; axis + 1 < geometry.lengths.size(); ++axis) lines *= geometry.lengths[axis];
+      if (2 * lines <= Lanes<T>::kCount) long_line_ = LongLine<T>::Create(geometry.lengths.back());
     }
     if (real) {
       const int64_t n = geometry.lengths.back();
@@ -183,7 +89,8 @@ class TypedTransform final : public FftTransform {
 
   FftGeometry geometry_;
   std::map<int64_t, std::unique_ptr<Plan<T>>> plans_;
-  std::vector<C> half_twiddles_;  // exp(-2 pi i k/n), k <= n/2, for even real lengths
+  std::vector<C> half_twiddles_;            // exp(-2 pi i k/n), k <= n/2, for even real lengths
+  std::unique_ptr<LongLine<T>> long_line_;  // for a few long lines of the last dimension
 };
 
 // Complex transforms along one dimension of an array viewed as
@@ -194,10 +101,16 @@ template <typename T>
 void TypedTransform<T>::ComplexAxis(const C* source, C* destination, int64_t outer, int64_t n, int64_t inner,
                                     bool inverse, const FftParallelFor& parallel_for) const {
   constexpr int kLanes = Lanes<T>::kCount;
+  const T scale = inverse ? T(1) / static_cast<T>(n) : T(1);
+  if (inner == 1 && long_line_ != nullptr && long_line_->length() == n && 2 * outer <= kLanes) {
+    for (int64_t line = 0; line < outer; ++line) {
+      long_line_->Run(source + line * n, destination + line * n, inverse, scale, parallel_for);
+    }
+    return;
+  }
   const Plan<T>& plan = PlanFor(n);
   const int64_t groups_per_outer = inner == 1 ? 1 : (inner + kLanes - 1) / kLanes;
   const int64_t groups = inner == 1 ? (outer + kLanes - 1) / kLanes : outer * groups_per_outer;
-  const T scale = inverse ? T(1) / static_cast<T>(n) : T(1);
   ForRanges(parallel_for, groups, n * kLanes, [&](int64_t begin, int64_t end) {
     Blocks<T> blocks;
     for (int64_t group = begin; group < end; ++group) {

@@ -3,8 +3,9 @@
 // vector's width of lines at a time (neighbouring rows of the last
 // dimension, neighbouring columns of the others) into a block where one
 // SIMD register holds the same element of each line, transformed there and
-// written back. RFFT and IRFFT of even length run a complex transform of
-// half the length on the even and odd samples packed as one complex line.
+// written back; a few long lines go through fft_long_line.h instead. RFFT
+// and IRFFT of even length run a complex transform of half the length on
+// the even and odd samples packed as one complex line.
 // The plans (twiddle factors per length) are built once, when the thunk is.
 #pragma once
 

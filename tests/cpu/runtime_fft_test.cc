@@ -2,10 +2,10 @@
 // lines spread over the intra-op threads, the same values as the naive DFT
 // and as the interpreter for every fft_type and both precisions. The cases
 // reach each path of Kiln's FFT: full and partly filled vectors of lines
-// and single lines, rows (the last dimension) and columns (the others),
-// radix 2, 3, 4, 5 and larger prime passes, Bluestein's algorithm for
-// large primes, the half-length real transforms (even n) and the full ones
-// (odd n).
+// and single lines, rows (the last dimension) and columns (the others), a
+// few long lines transformed as matrices, radix 2, 3, 4, 5 and larger prime
+// passes, Bluestein's algorithm for large primes, the half-length real
+// transforms (even n) and the full ones (odd n).
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
 #include "tests/unit/fft_reference.h"
@@ -33,6 +33,21 @@ TEST(RuntimeFftTest, OneDimensionalLengthsMatchTheNaiveDft) {
       for (bool f64 : {false, true}) {
         CheckAgainstNaiveDft({type, f64, {13}, {n}}, Cpu());
         if (n % 8 == 1 || n < 8) CheckAgainstNaiveDft({type, f64, {1}, {n}}, Cpu());
+      }
+    }
+  }
+}
+
+TEST(RuntimeFftTest, FewLongLinesMatchTheNaiveDft) {
+  // One or two lines of 4096 points (64 x 64), 4087 (61 x 67, the row
+  // transforms through Bluestein's algorithm) and 6000 (75 x 80, the last
+  // column vector partly filled): too few lines for the lanes, so each line
+  // is transformed as a matrix.
+  for (int64_t n : {4096, 4087, 6000}) {
+    for (FftType type : {FftType::kFft, FftType::kIfft}) {
+      for (bool f64 : {false, true}) {
+        CheckAgainstNaiveDft({type, f64, {1}, {n}}, Cpu());
+        CheckAgainstNaiveDft({type, f64, {2}, {n}}, Cpu());
       }
     }
   }
