@@ -561,6 +561,36 @@ TEST(AutodiffJvpTest, SortAndTopK) {
   }
 }
 
+// Select-and-scatter (a GE select, an add scatter: max-pooling's gradient)
+// is linear in its source and initial value; all-reduce with add, copy,
+// reduce-precision and an optimization barrier pass the tangent on.
+TEST(AutodiffJvpTest, SelectAndScatterAllReduceAndIdentities) {
+  std::mt19937 random(15);
+  auto add = Scalar(Opcode::kAdd, "add");
+  Builder select_builder("ge");
+  Op lhs = select_builder.Parameter(0, Shape::Scalar(ElementType::kF64), "lhs");
+  Op rhs = select_builder.Parameter(1, Shape::Scalar(ElementType::kF64), "rhs");
+  select_builder.Ge(lhs, rhs);
+  KILN_ASSERT_OK_AND_ASSIGN(auto ge, select_builder.Build());
+  for (int trial = 0; trial < 3; ++trial) {
+    const int64_t size = std::uniform_int_distribution<int64_t>(4, 7)(random);
+    const int64_t windows = (size - 2) / 2 + 1;  // window 2, stride 2, no padding
+    SCOPED_TRACE(size);
+    Check(
+        {F64({size, 3}), F64({windows, 3}), Shape::Scalar(ElementType::kF64)},
+        [&](Builder& b, std::vector<Op>& p) {
+          const int64_t window[] = {2, 1};
+          const int64_t strides[] = {2, 1};
+          const std::pair<int64_t, int64_t> padding[] = {{0, 0}, {0, 0}};
+          Op scattered = b.SelectAndScatterWithGeneralPadding(p[0], *ge, window, strides, padding,
+                                                              b.Mul(p[1], p[1]), p[2], *add);
+          Op passed = b.OptimizationBarrier(b.ReducePrecision(b.Copy(b.AllReduce(scattered, *add)), 11, 52));
+          return b.Mul(b.Sin(p[0]), passed);
+        },
+        static_cast<uint32_t>(80 + trial));
+  }
+}
+
 // JAX wraps functions in calls (inlined first); the partitioner's
 // annotations pass the tangent through.
 TEST(AutodiffJvpTest, CallsAndShardingAnnotations) {
