@@ -591,6 +591,25 @@ TEST(AutodiffJvpTest, SelectAndScatterAllReduceAndIdentities) {
   }
 }
 
+// Forward over reverse: the JVP of a gradient module (Hessian-vector
+// products of a small network's loss) against differences of the gradient.
+TEST(AutodiffJvpTest, ForwardOverReverseGivesHessianVectorProducts) {
+  std::mt19937 random(16);
+  auto add = Scalar(Opcode::kAdd, "add");
+  Builder builder("loss");
+  Op w = builder.Parameter(0, F64({3, 4}), "w");
+  Op x = builder.Parameter(1, F64({4}), "x");
+  DotDimensionNumbers numbers;
+  numbers.lhs_contracting_dimensions = {1};
+  numbers.rhs_contracting_dimensions = {0};
+  const int64_t all[] = {0};
+  Op hidden = builder.Tanh(builder.DotGeneral(w, builder.Sin(x), numbers));
+  builder.Reduce(builder.Mul(hidden, hidden), builder.ConstantR0<double>(0.0), *add, all);
+  KILN_ASSERT_OK_AND_ASSIGN(auto loss, builder.Build());
+  KILN_ASSERT_OK_AND_ASSIGN(auto gradient, autodiff::BuildVjp(*loss, std::vector<int64_t>{0, 1}));
+  ExpectJvpMatches(*gradient, {0, 1}, {RandomF64(F64({3, 4}), random), RandomF64(F64({4}), random)}, 16);
+}
+
 // JAX wraps functions in calls (inlined first); the partitioner's
 // annotations pass the tangent through.
 TEST(AutodiffJvpTest, CallsAndShardingAnnotations) {
