@@ -824,12 +824,12 @@ KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t
  * its state's tangents in its state, so the memory does not grow with the
  * trip count.
  *
- * Covered: the ops kiln_computation_vjp covers (elementwise float math,
- * convert, the shape ops, gather, scatter with add or overwrite, reduce and
- * reduce-window with add/max/min, dot, convolution, sort, top-k, calls
- * (inlined), conditionals, while loops with run-time trip counts), except
- * batch-norm ops and user-defined ops (their gradient function is reverse
- * mode only). Errors, each naming what is wrong: INVALID_ARGUMENT for an
+ * Covered: elementwise float math, convert, the shape ops, gather, scatter
+ * with add or overwrite, reduce and reduce-window with add/max/min, dot,
+ * convolution, sort, top-k, calls (inlined), conditionals, while loops with
+ * run-time trip counts. Not yet: batch-norm ops, fft and complex numbers,
+ * map, other scatters, and user-defined ops (their gradient function is
+ * reverse mode only). Errors, each naming what is wrong: INVALID_ARGUMENT for an
  * empty `wrt`, a number that is not a parameter, a number given twice, a
  * parameter that is not an f16/bf16/f32/f64 array, an op on the way from a
  * differentiated parameter to the result that has no derivative (naming
