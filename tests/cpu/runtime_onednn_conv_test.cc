@@ -259,16 +259,16 @@ size_t RootPieces(const std::string& text, int threads) {
 }
 
 // Large convolutions run in pieces on the intra-op pool: images of the batch
-// (here 5 images, 2 threads: pieces of 2, 2 and 1), or with fewer images
+// (here 8 images, 2 threads: 4 pieces of 2 images), or with fewer images
 // than threads bands of output rows, whose first and last keep the padding
 // and whose inner ones read the rows around them instead (strides and
 // dilation included). One thread runs the whole convolution at once.
 TEST(RuntimeOneDnnConvTest, LargeConvolutionsRunInPieces) {
   const std::string by_images = R"(HloModule m
 ENTRY e {
-  x = f32[5,32,24,24] parameter(0)
+  x = f32[8,32,24,24] parameter(0)
   w = f32[32,32,3,3] parameter(1)
-  ROOT c = f32[5,32,24,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+  ROOT c = f32[8,32,24,24] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
 })";
   const std::string by_rows = R"(HloModule m
 ENTRY e {
@@ -291,8 +291,11 @@ ENTRY e {
     EXPECT_GT(RootPieces(text, 2), 1u) << text;
     EXPECT_GT(RootPieces(text, 4), RootPieces(text, 2)) << text;
   }
+  // Pieces of equal size: with 5 images (pieces of 2, 2 and 1) oneDNN may
+  // choose another weights layout for the one-image piece on some machines
+  // (it does on AVX-512), and then the convolution rightly stays whole.
   if (OneDnnConvolution::Available()) {
-    EXPECT_EQ(RootPieces(by_images, 2), 3u);
+    EXPECT_EQ(RootPieces(by_images, 2), 4u);
   }
 }
 
