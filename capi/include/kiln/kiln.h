@@ -1816,6 +1816,8 @@ typedef kiln_status_t* (*kiln_computation_vjp_fn)(const kiln_computation_t* comp
 typedef kiln_status_t* (*kiln_computation_value_and_grad_fn)(const kiln_computation_t* computation,
                                                              const int64_t* wrt, size_t num_wrt,
                                                              kiln_computation_t** out_computation);
+typedef kiln_status_t* (*kiln_computation_jvp_fn)(const kiln_computation_t* computation, const int64_t* wrt,
+                                                  size_t num_wrt, kiln_computation_t** out_computation);
 typedef kiln_status_t* (*kiln_client_buffer_from_host_fn)(kiln_client_t* client, kiln_element_type_t type,
                                                           const int64_t* dims, size_t rank,
                                                           const int64_t* minor_to_major, const void* data,
