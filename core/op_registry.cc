@@ -1124,15 +1124,11 @@ StatusOr<Op> BuildRegisteredOpCall(Builder& builder, std::string_view name, std:
   return builder.CustomCall(def->name, operands, call.result_shape, PrintAttrDict(call.attrs));
 }
 
-namespace {
-
-std::vector<Shape> OperandShapes(const Instruction& instruction) {
+std::vector<Shape> OperandShapes(const Instruction& call) {
   std::vector<Shape> shapes;
-  for (const Instruction* operand : instruction.operands) shapes.push_back(operand->shape);
+  for (const Instruction* operand : call.operands) shapes.push_back(operand->shape);
   return shapes;
 }
-
-}  // namespace
 
 Status CheckRegisteredOps(const Module& module, std::string_view backend) {
   for (const std::unique_ptr<Computation>& computation : module.computations()) {

@@ -198,6 +198,10 @@ std::string DescribeOpKernels(std::string_view op);
 // The element type that picks a kernel: the first argument's, else the first result's.
 ElementType KernelElementType(std::span<const Shape> operands, const Shape& result);
 
+// The shapes of a call's operands, in order (what KernelElementType and the
+// checks of a registered op's call read).
+std::vector<Shape> OperandShapes(const Instruction& call);
+
 // Checks operand types, counts, attributes and constraints; fills defaults
 // and inferred type attributes; runs the shape function.
 StatusOr<ResolvedOpCall> ResolveOpCall(const OpDef& def, std::span<const Shape> operands,

@@ -25,8 +25,6 @@ std::optional<Opcode> SimpleReducer(const Instruction& reduce) {
   return root->opcode;
 }
 
-namespace {
-
 Instruction* AddParameter(Computation& computation, const Shape& shape, int64_t number,
                           const std::string& name) {
   Attributes attrs;
@@ -35,8 +33,6 @@ Instruction* AddParameter(Computation& computation, const Shape& shape, int64_t 
   parameter->name = name;
   return parameter;
 }
-
-}  // namespace
 
 Instruction* CloneComputation(VjpEmitter& e, const Computation& source,
                               const std::vector<Instruction*>& arguments) {

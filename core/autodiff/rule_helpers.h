@@ -37,6 +37,11 @@ std::vector<Shape> StateElements(const Shape& state);
 Instruction* AsState(VjpEmitter& e, const Shape& state, std::vector<Instruction*> elements);
 Instruction* StateElement(VjpEmitter& e, const Shape& state, Instruction* value, int64_t i);
 
+// Adds parameter `number` of `shape`, called `name`, to a computation being
+// built by hand (comparators, reducers).
+Instruction* AddParameter(Computation& computation, const Shape& shape, int64_t number,
+                          const std::string& name);
+
 // The reducer of (value, derivative) pairs that keeps the pair whose value
 // `direction` prefers, the accumulated one on ties (so the earlier element,
 // as select-and-scatter picks it): a reduce-window over (operand, its

@@ -10,22 +10,13 @@
 namespace kiln::autodiff {
 namespace {
 
-Instruction* Parameter(Computation& computation, const Shape& shape, int64_t number,
-                       const std::string& name) {
-  Attributes attrs;
-  attrs.parameter_number = number;
-  Instruction* parameter = computation.AddInstruction(MakeInstruction(Opcode::kParameter, shape, {}, attrs));
-  parameter->name = name;
-  return parameter;
-}
-
 // (p0, p1, ...) -> p0 < p1 over `count` operands whose first is s32.
 Computation* FirstLess(Module& module, const std::vector<ElementType>& types) {
   auto computation = std::make_unique<Computation>("vjp_unsort");
   std::vector<Instruction*> parameters;
   for (size_t i = 0; i < 2 * types.size(); ++i) {
-    parameters.push_back(Parameter(*computation, Shape::Scalar(types[i / 2]), static_cast<int64_t>(i),
-                                   "p" + std::to_string(i)));
+    parameters.push_back(AddParameter(*computation, Shape::Scalar(types[i / 2]), static_cast<int64_t>(i),
+                                      "p" + std::to_string(i)));
   }
   Attributes compare;
   compare.comparison_direction = ComparisonDirection::kLt;

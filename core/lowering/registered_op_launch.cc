@@ -5,16 +5,6 @@
 #include "core/array_leaves.h"
 
 namespace kiln {
-namespace {
-
-std::vector<Shape> OperandShapes(const Instruction& instruction) {
-  std::vector<Shape> shapes;
-  for (const Instruction* operand : instruction.operands) shapes.push_back(operand->shape);
-  return shapes;
-}
-
-}  // namespace
-
 bool CallsRegisteredDeviceKernel(const Instruction& instruction, std::string_view backend) {
   if (instruction.opcode != Opcode::kCustomCall) return false;
   if (FindRegisteredOp(instruction.attrs.custom_call_target) == nullptr) return false;
