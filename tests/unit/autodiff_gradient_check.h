@@ -10,16 +10,36 @@
 #include <random>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "core/autodiff/vjp.h"
 #include "core/backend.h"
+#include "core/builder.h"
 #include "core/literal.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln::testing {
+
+inline Shape F64(std::vector<int64_t> dimensions) { return Shape(ElementType::kF64, std::move(dimensions)); }
+
+// A module with one parameter per shape ("p0", "p1", ...), rooted at the op
+// `body(builder, parameters)` returns; nullptr (and a failed expectation)
+// when it does not build.
+template <typename Body>
+std::unique_ptr<Module> BuildModule(const std::vector<Shape>& shapes, Body body) {
+  Builder builder("f");
+  std::vector<Op> parameters;
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    parameters.push_back(builder.Parameter(static_cast<int64_t>(i), shapes[i], "p" + std::to_string(i)));
+  }
+  Op root = body(builder, parameters);
+  auto module = builder.Build(root);
+  EXPECT_TRUE(module.ok()) << module.status().ToString();
+  return module.ok() ? std::move(module).value() : nullptr;
+}
 
 // Values uniform in [low, high) of an f64 shape.
 inline Literal RandomF64(const Shape& shape, std::mt19937& random, double low = -2.0, double high = 2.0) {

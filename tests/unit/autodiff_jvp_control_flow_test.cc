@@ -22,7 +22,7 @@ using testing::ExpectJvpMatches;
 using testing::RandomF64;
 using testing::RunLeaves;
 
-const Shape F64(std::vector<int64_t> dimensions) { return Shape(ElementType::kF64, std::move(dimensions)); }
+using testing::F64;
 
 std::unique_ptr<Module> Parse(const std::string& text) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);

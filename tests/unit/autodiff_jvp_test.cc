@@ -18,21 +18,8 @@ using testing::ExpectJvpMatches;
 using testing::RandomF64;
 using testing::RandomF64Shape;
 
-const Shape F64(std::vector<int64_t> dimensions) { return Shape(ElementType::kF64, std::move(dimensions)); }
-
-// A module with one parameter per shape, rooted at `body`'s op.
-template <typename Body>
-std::unique_ptr<Module> BuildModule(const std::vector<Shape>& shapes, Body body) {
-  Builder builder("f");
-  std::vector<Op> parameters;
-  for (size_t i = 0; i < shapes.size(); ++i) {
-    parameters.push_back(builder.Parameter(static_cast<int64_t>(i), shapes[i], "p" + std::to_string(i)));
-  }
-  Op root = body(builder, parameters);
-  auto module = builder.Build(root);
-  EXPECT_TRUE(module.ok()) << module.status().ToString();
-  return module.ok() ? std::move(module).value() : nullptr;
-}
+using testing::BuildModule;
+using testing::F64;
 
 // Checks `body` over parameters of `shapes`, each f64 one differentiated,
 // at inputs uniform in [low, high).

@@ -14,7 +14,7 @@ namespace {
 using testing::ExpectGradientsMatchFiniteDifferences;
 using testing::RandomF64;
 
-const Shape F64(std::vector<int64_t> dimensions) { return Shape(ElementType::kF64, std::move(dimensions)); }
+using testing::F64;
 
 StatusOr<std::unique_ptr<Module>> Vjp(const Module& module, std::vector<int64_t> wrt) {
   return autodiff::BuildVjp(module, wrt);
