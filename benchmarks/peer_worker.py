@@ -155,7 +155,147 @@ def numpy_program(workload, inputs):
         if workload.params["variant"] == "argsort":
             return lambda: (np.argsort(x, axis=-1, kind="stable"),)
         return lambda: (np.sort(x, axis=-1),)
+    if kind in NUMPY_ISSUE19:
+        return NUMPY_ISSUE19[kind](workload, inputs)
     raise ValueError(f"no numpy program for {kind}")
+
+
+def numpy_scatter_add(workload, inputs):
+    # np.add.at is slow before NumPy 1.25; one weighted bincount per column is
+    # NumPy's fast form of a scatter-add.
+    import numpy as np
+
+    x, indices, updates = inputs
+
+    def run():
+        sums = np.stack([np.bincount(indices, weights=updates[:, j], minlength=x.shape[0])
+                         for j in range(updates.shape[1])], axis=1)
+        return (x + sums.astype(np.float32),)
+    return run
+
+
+def numpy_gather_sum(workload, inputs):
+    table, indices = inputs
+    return lambda: (table[indices].sum(axis=0),)
+
+
+def pool_windows(x):
+    """The nine strided views of -inf-padded NHWC `x` that the 3x3 stride-2 pad-1
+    max-pool takes its maximum over, in window order, and the padded array."""
+    import numpy as np
+
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)), constant_values=-np.inf)
+    out_h, out_w = (x.shape[1] - 1) // 2 + 1, (x.shape[2] - 1) // 2 + 1
+    views = [(i, j, padded[:, i:i + 2 * out_h - 1:2, j:j + 2 * out_w - 1:2, :]) for i in range(3) for j in range(3)]
+    return views, padded
+
+
+def numpy_maxpool(workload, inputs):
+    import numpy as np
+
+    (x,) = inputs
+
+    def run():
+        views, _ = pool_windows(x)
+        result = views[0][2].copy()
+        for _, _, view in views[1:]:
+            np.maximum(result, view, out=result)
+        return (result,)
+    return run
+
+
+def numpy_maxpool_grad(workload, inputs):
+    # Each window's gradient of 1 goes to its first maximal element (as
+    # select-and-scatter with a >= select does); overlapping windows add.
+    import numpy as np
+
+    (x,) = inputs
+
+    def run():
+        views, padded = pool_windows(x)
+        pooled = views[0][2].copy()
+        for _, _, view in views[1:]:
+            np.maximum(pooled, view, out=pooled)
+        taken = np.zeros(pooled.shape, bool)
+        gradient = np.zeros(padded.shape, np.float32)
+        out_h, out_w = pooled.shape[1], pooled.shape[2]
+        for i, j, view in views:
+            chosen = (view == pooled) & ~taken
+            taken |= chosen
+            gradient[:, i:i + 2 * out_h - 1:2, j:j + 2 * out_w - 1:2, :] += chosen
+        return (gradient[:, 1:-1, 1:-1, :],)
+    return run
+
+
+def numpy_while_loop(workload, inputs):
+    import numpy as np
+
+    (x,) = inputs
+    a, b = np.float32(0.999), np.float32(0.001)
+
+    def run():
+        c = x.copy()
+        for _ in range(workload.params["iterations"]):
+            c = c * a + b
+        return (c,)
+    return run
+
+
+def numpy_rng_normal(workload, inputs):
+    import numpy as np
+
+    (seed,) = inputs
+    return lambda: (np.random.default_rng(int(seed)).standard_normal(workload.params["count"], dtype=np.float32),)
+
+
+def numpy_topk(workload, inputs):
+    import numpy as np
+
+    (x,) = inputs
+    k = workload.params["k"]
+
+    def run():
+        candidates = np.argpartition(-x, k, axis=-1)[:, :k]
+        values = np.take_along_axis(x, candidates, axis=-1)
+        order = np.argsort(-values, axis=-1, kind="stable")
+        return np.take_along_axis(values, order, axis=-1), np.take_along_axis(candidates, order, axis=-1)
+    return run
+
+
+def numpy_low_gemm(workload, inputs):
+    # NumPy has no int8 or f16 BLAS: the operands (int8 values in [-64, 64), or
+    # f32 rounded to f16 once, outside the timing) are multiplied by f32 SGEMM,
+    # which is exact for the int8 ones (every partial sum is an integer below 2^24).
+    import numpy as np
+
+    a, b = inputs
+    if workload.params["type"] == "int8":
+        a, b = a.astype(np.float32), b.astype(np.float32)
+        c = np.empty((a.shape[0], b.shape[1]), np.float32)
+        return lambda: (np.matmul(a, b, out=c).astype(np.int32),)
+    a, b = (x.astype(workload.params["type"]).astype(np.float32) for x in inputs)
+    c = np.empty((a.shape[0], b.shape[1]), np.float32)
+    return lambda: (np.matmul(a, b, out=c),)
+
+
+def numpy_axis_sum(workload, inputs):
+    (x,) = inputs
+    return lambda: (x.sum(axis=workload.params["axis"]),)
+
+
+def numpy_cumulative(workload, inputs):
+    import numpy as np
+
+    (x,) = inputs
+    if workload.params["op"] == "prod":
+        return lambda: (np.cumprod(x, axis=-1),)
+    return lambda: (np.maximum.accumulate(x, axis=-1),)
+
+
+NUMPY_ISSUE19 = {"scatter_add": numpy_scatter_add, "gather_sum": numpy_gather_sum, "maxpool": numpy_maxpool,
+                 "maxpool_grad": numpy_maxpool_grad, "while_loop": numpy_while_loop,
+                 "rng_normal": numpy_rng_normal, "topk": numpy_topk, "low_gemm": numpy_low_gemm,
+                 "axis_sum": numpy_axis_sum, "cumulative": numpy_cumulative}
 
 
 def numpy_linalg(function, inputs):
@@ -320,7 +460,96 @@ def torch_program(workload, inputs, threads, device="cpu"):
         if workload.params["variant"] == "argsort":
             return (lambda: (torch.argsort(x, dim=-1, stable=True),)), None
         return (lambda: (torch.sort(x, dim=-1).values,)), None
+    if kind in TORCH_ISSUE19:
+        return TORCH_ISSUE19[kind](torch, workload, tensors), None
     raise ValueError(f"no torch program for {kind}")
+
+
+def torch_maxpool_input(torch, x):
+    """NHWC `x` as the NCHW-shaped channels_last view torch's pooling takes."""
+    return x.permute(0, 3, 1, 2)
+
+
+def torch_scatter_add(torch, workload, tensors):
+    x, indices, updates = tensors
+    indices = indices.long()
+    return lambda: (x.index_add(0, indices, updates),)
+
+
+def torch_gather_sum(torch, workload, tensors):
+    table, indices = tensors
+    indices = indices.long()
+    return lambda: (torch.nn.functional.embedding(indices, table).sum(dim=0),)
+
+
+def torch_maxpool(torch, workload, tensors):
+    (x,) = tensors
+    nchw = torch_maxpool_input(torch, x)
+    return lambda: (torch.nn.functional.max_pool2d(nchw, 3, stride=2, padding=1).permute(0, 2, 3, 1),)
+
+
+def torch_maxpool_grad(torch, workload, tensors):
+    (x,) = tensors
+    leaf = x.clone().requires_grad_(True)
+
+    def run():
+        pooled = torch.nn.functional.max_pool2d(torch_maxpool_input(torch, leaf), 3, stride=2, padding=1)
+        (gradient,) = torch.autograd.grad(pooled.sum(), leaf)
+        return (gradient,)
+    return run
+
+
+def torch_while_loop(torch, workload, tensors):
+    (x,) = tensors
+
+    def run():
+        c = x.clone()
+        for _ in range(workload.params["iterations"]):
+            c = c * 0.999 + 0.001
+        return (c,)
+    return run
+
+
+def torch_rng_normal(torch, workload, tensors):
+    (seed,) = tensors
+    generator = torch.Generator().manual_seed(int(seed))
+    return lambda: (torch.randn(workload.params["count"], generator=generator),)
+
+
+def torch_topk(torch, workload, tensors):
+    (x,) = tensors
+    return lambda: tuple(torch.topk(x, workload.params["k"], dim=-1))
+
+
+def torch_low_gemm(torch, workload, tensors):
+    a, b = tensors
+    if workload.params["type"] == "int8":
+        # torch's CPU int8 matmul returns int8 (wrapped): the operands are widened
+        # to int32 once, outside the timing, and multiplied exactly in int32.
+        a, b = a.to(torch.int32), b.to(torch.int32)
+        return lambda: (torch.matmul(a, b),)
+    a, b = a.to(torch.float16), b.to(torch.float16)
+    # torch returns the f16 product rounded to f16 (no f32 output); builds
+    # without a CPU f16 matmul fail here, and the row reads n/a with why.
+    return lambda: (torch.matmul(a, b).float(),)
+
+
+def torch_axis_sum(torch, workload, tensors):
+    (x,) = tensors
+    return lambda: (x.sum(dim=workload.params["axis"]),)
+
+
+def torch_cumulative(torch, workload, tensors):
+    (x,) = tensors
+    if workload.params["op"] == "prod":
+        return lambda: (torch.cumprod(x, dim=-1),)
+    return lambda: (torch.cummax(x, dim=-1).values,)
+
+
+TORCH_ISSUE19 = {"scatter_add": torch_scatter_add, "gather_sum": torch_gather_sum, "maxpool": torch_maxpool,
+                 "maxpool_grad": torch_maxpool_grad, "while_loop": torch_while_loop,
+                 "rng_normal": torch_rng_normal, "topk": torch_topk, "low_gemm": torch_low_gemm,
+                 "axis_sum": torch_axis_sum, "cumulative": torch_cumulative}
 
 
 def torch_linalg(torch, function, tensors):

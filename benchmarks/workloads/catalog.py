@@ -28,10 +28,14 @@ class Input:
     dtype: str = "float32"
     # "normal": standard normal * scale; "complex": standard normal real and
     # imaginary parts, * scale; "labels": integers in [0, high); "spd": a
-    # symmetric positive definite matrix (G G^T / n + I, G standard normal).
+    # symmetric positive definite matrix (G G^T / n + I, G standard normal);
+    # "integers": integers in [low, high) (indices, int8 operands, a seed).
     kind: str = "normal"
     scale: float = 1.0
     high: int = 0
+    low: int = 0
+    # Added to "normal" values (a cumulative product's factors sit near 1).
+    offset: float = 0.0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,11 +43,14 @@ class Workload:
     name: str
     title: str
     # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft |
-    # cumsum | transpose | colsum | bf16_gemm | sort | linalg.
+    # cumsum | transpose | colsum | bf16_gemm | sort | linalg | scatter_add | gather_sum | maxpool |
+    # maxpool_grad | while_loop | rng_normal | topk | low_gemm | axis_sum | cumulative.
     kind: str
     inputs: tuple
     # What bounds it, for the achieved-fraction column: "copy" (read + write
     # streams), "read" (read stream), "fma" (FP32 FMA peak) or "latency".
+    # Results of kind rng_normal are random numbers from different generators:
+    # compare checks their mean and spread, not their values.
     bound: str
     # Useful memory traffic (bytes) and floating-point work (FLOP) of one call.
     traffic_bytes: int = 0
@@ -172,8 +179,77 @@ def workloads(size: str) -> list[Workload]:
                            (Input((sort_n,)),), "latency", params={"variant": "argsort"}))
     result.append(Workload("sort_rows_f32", f"sort along the last axis {sort_rows}x{sort_cols} f32", "sort",
                            (Input((sort_rows, sort_cols)),), "latency", params={"variant": "sort"}))
+    result += issue19_workloads(quick)
     result.append(Workload("overhead_10op", "10-op elementwise graph on f32[16] (per-execute overhead)", "overhead",
                            (Input((16,)), Input((16,))), "latency"))
+    return result
+
+
+def issue19_workloads(quick: bool) -> list[Workload]:
+    """The ordinary workloads of issue 19 outside the first table: scatter and
+    gather, pooling and its gradient, a small loop, random numbers, top-k and
+    row argsort, int8 and f16 dots, reductions along each axis of a 3-D array,
+    a 4-D transpose and cumulative products and maxima (reduce-windows)."""
+    result = []
+    targets, updates, width = (1024, 4096, 16) if quick else (100_000, 1 << 20, 16)
+    result.append(Workload("scatter_add_f32", f"scatter-add of {updates} rows of {width} into {targets} rows "
+                           "(x.at[idx].add) f32", "scatter_add",
+                           (Input((targets, width)), Input((updates,), "int32", "integers", high=targets),
+                            Input((updates, width))), "copy",
+                           traffic_bytes=8 * targets * width + 4 * updates * (width + 1), flops=updates * width))
+    vocabulary, embed, lookups = (1000, 64, 128) if quick else (50_000, 256, 4096)
+    result.append(Workload("gather_embed_f32", f"embedding gather of {lookups} rows of a {vocabulary}x{embed} "
+                           "table, summed f32", "gather_sum",
+                           (Input((vocabulary, embed)), Input((lookups,), "int32", "integers", high=vocabulary)),
+                           "read", traffic_bytes=4 * lookups * (embed + 1), flops=lookups * embed))
+    pool_shape = (2, 16, 16, 8) if quick else (16, 112, 112, 64)
+    pool_elements = math.prod(pool_shape)
+    pooled_elements = pool_elements // 4
+    pool_title = "x".join(map(str, pool_shape))
+    result.append(Workload("maxpool_f32", f"max-pool 3x3 stride 2 pad 1 (reduce-window) NHWC {pool_title} f32",
+                           "maxpool", (Input(pool_shape),), "copy",
+                           traffic_bytes=4 * (pool_elements + pooled_elements), flops=9 * pooled_elements))
+    result.append(Workload("maxpool_grad_f32", f"gradient of the max-pool's sum (select-and-scatter) NHWC "
+                           f"{pool_title} f32", "maxpool_grad", (Input(pool_shape),), "copy",
+                           traffic_bytes=8 * pool_elements, flops=9 * pooled_elements))
+    result.append(Workload("while_tiny", "1000 iterations of a while loop, body c*0.999+0.001 on f32[4]",
+                           "while_loop", (Input((4,)),), "latency", params={"iterations": 1000}))
+    random_n = (1 << 16) if quick else (16 << 20)
+    result.append(Workload("rng_normal_f32", f"{random_n} standard normal f32 from a key (threefry)", "rng_normal",
+                           (Input((), "int32", "integers", high=1 << 20),), "copy", traffic_bytes=4 * random_n,
+                           params={"count": random_n}))
+    rows, cols = (64, 256) if quick else (4096, 1024)
+    result.append(Workload("argsort_rows_f32", f"argsort along the last axis {rows}x{cols} f32 (stable, s32 "
+                           "indices)", "sort", (Input((rows, cols)),), "latency", params={"variant": "argsort"}))
+    result.append(Workload("topk_f32", f"top-16 of each row {rows}x{cols} f32 (values and s32 indices)", "topk",
+                           (Input((rows, cols)),), "read", traffic_bytes=4 * rows * cols, params={"k": 16}))
+    side = 128 if quick else 1024
+    result.append(Workload(f"int8_gemm_{side}", f"int8 x int8 -> int32 matmul {side}^3", "low_gemm",
+                           (Input((side, side), "int8", "integers", low=-64, high=64),
+                            Input((side, side), "int8", "integers", low=-64, high=64)), "latency",
+                           flops=2 * side**3, params={"type": "int8"}))
+    result.append(Workload(f"f16_gemm_{side}", f"f16 x f16 -> f32 matmul {side}^3 (f32 inputs rounded to f16 in "
+                           "the module)", "low_gemm", (Input((side, side)), Input((side, side))), "fma",
+                           flops=2 * side**3, params={"type": "float16"}))
+    cube = 32 if quick else 256
+    for axis in range(3):
+        result.append(Workload(f"sum_axis{axis}_f32", f"sum along axis {axis} of f32[{cube},{cube},{cube}]",
+                               "axis_sum", (Input((cube,) * 3),), "read", traffic_bytes=4 * cube**3 + 4 * cube**2,
+                               flops=cube**3, params={"axis": axis}))
+    nchw = (2, 8, 7, 7) if quick else (32, 64, 56, 56)
+    result.append(Workload("transpose4d_f32", f"NCHW->NHWC transpose of f32[{','.join(map(str, nchw))}]",
+                           "transpose", (Input(nchw),), "copy", traffic_bytes=8 * math.prod(nchw),
+                           params={"permutation": (0, 2, 3, 1)}))
+    # Cumulative products and maxima along rows; shorter rows than cumsum_f32's,
+    # as JAX lowers them to reduce-windows as long as the row.
+    scan_rows, scan_cols = (64, 256) if quick else (4096, 1024)
+    result.append(Workload("cumprod_f32", f"cumprod along the last axis {scan_rows}x{scan_cols} f32 (factors "
+                           "near 1)", "cumulative", (Input((scan_rows, scan_cols), scale=0.01, offset=1.0),), "copy",
+                           traffic_bytes=8 * scan_rows * scan_cols, flops=scan_rows * scan_cols,
+                           params={"op": "prod"}))
+    result.append(Workload("cummax_f32", f"cummax along the last axis {scan_rows}x{scan_cols} f32", "cumulative",
+                           (Input((scan_rows, scan_cols)),), "copy", traffic_bytes=8 * scan_rows * scan_cols,
+                           params={"op": "max"}))
     return result
 
 

@@ -112,6 +112,57 @@ def sort(workload: catalog.Workload):
         workload.params["variant"]]
 
 
+def scatter_add(x, indices, updates):
+    return x.at[indices].add(updates)
+
+
+def gather_sum(table, indices):
+    return jnp.take(table, indices, axis=0).sum(axis=0)
+
+
+# Max-pool 3x3 stride 2 over H and W of NHWC, padded by one on each side (as
+# ResNet's stem and torch's padding=1; "SAME" would pad only the high side).
+POOL_WINDOW, POOL_STRIDES, POOL_PADDING = (1, 3, 3, 1), (1, 2, 2, 1), ((0, 0), (1, 1), (1, 1), (0, 0))
+
+
+def maxpool(x):
+    return lax.reduce_window(x, -jnp.inf, lax.max, POOL_WINDOW, POOL_STRIDES, POOL_PADDING)
+
+
+def maxpool_grad(x):
+    return jax.grad(lambda v: maxpool(v).sum())(x)
+
+
+def while_loop(workload: catalog.Workload):
+    iterations = workload.params["iterations"]
+    return lambda c: lax.fori_loop(0, iterations, lambda i, v: v * 0.999 + 0.001, c)
+
+
+def rng_normal(workload: catalog.Workload):
+    count = workload.params["count"]
+    return lambda seed: jax.random.normal(jax.random.key(seed), (count,), jnp.float32)
+
+
+def topk(workload: catalog.Workload):
+    return lambda x: lax.top_k(x, workload.params["k"])
+
+
+def low_gemm(workload: catalog.Workload):
+    if workload.params["type"] == "int8":
+        return lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.int32)
+    dtype = jnp.dtype(workload.params["type"])
+    return lambda a, b: jnp.matmul(a.astype(dtype), b.astype(dtype), preferred_element_type=jnp.float32)
+
+
+def axis_sum(workload: catalog.Workload):
+    return lambda x: jnp.sum(x, axis=workload.params["axis"])
+
+
+def cumulative(workload: catalog.Workload):
+    return {"prod": lambda x: jnp.cumprod(x, axis=-1), "max": lambda x: lax.cummax(x, axis=x.ndim - 1)}[
+        workload.params["op"]]
+
+
 def hlo_function_for(workload: catalog.Workload):
     """The function whose HLO Kiln runs: the workload's own, or the forward loss of
     a workload whose gradient Kiln derives (benchmarks/compare differentiates it)."""
@@ -124,9 +175,14 @@ def function_for(workload: catalog.Workload):
     """The JAX function computing `workload` on its inputs, in order."""
     simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
               "cumsum": cumsum, "colsum": colsum, "bf16_gemm": bf16_gemm,
-              "overhead": overhead}
+              "overhead": overhead, "scatter_add": scatter_add, "gather_sum": gather_sum, "maxpool": maxpool,
+              "maxpool_grad": maxpool_grad}
+    with_params = {"while_loop": while_loop, "rng_normal": rng_normal, "topk": topk, "low_gemm": low_gemm,
+                   "axis_sum": axis_sum, "cumulative": cumulative}
     if workload.kind in simple:
         return simple[workload.kind]
+    if workload.kind in with_params:
+        return with_params[workload.kind](workload)
     if workload.kind == "mlp":
         return _corpus_generator().mlp_train_step
     if workload.kind == "fft":
