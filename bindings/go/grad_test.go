@@ -108,6 +108,25 @@ func TestGradRefusalsNameWhatIsWrong(t *testing.T) {
 			t.Fatalf("wrt %v: %v, want InvalidArgument mentioning %q", tc.wrt, err, tc.needle)
 		}
 	}
+	mb := must(kiln.NewBuilder("multiply"))
+	defer mb.Close()
+	mb.Mul(mb.Parameter(0, kiln.NewShape(kiln.F32), "a"), mb.Parameter(1, kiln.NewShape(kiln.F32), "b"))
+	multiply := must(mb.Build())
+	defer multiply.Close()
+	b := must(kiln.NewBuilder("product"))
+	defer b.Close()
+	b.Reduce(b.Parameter(0, kiln.NewShape(kiln.F32, 4), "x"), b.ConstantF32(1), multiply, 0)
+	product := must(b.Build())
+	defer product.Close()
+	_, err := product.Grad(0)
+	var kerr *kiln.Error
+	if !errors.As(err, &kerr) || kerr.Code != kiln.Unimplemented || !strings.Contains(kerr.Message, "'reduce'") {
+		t.Fatalf("%v, want Unimplemented naming 'reduce'", err)
+	}
+}
+
+// map is differentiated through its body: sum(map(add, x, x)) has gradient 2.
+func TestGradOfAMap(t *testing.T) {
 	add := addF32(t)
 	defer add.Close()
 	b := must(kiln.NewBuilder("mapped"))
@@ -116,9 +135,27 @@ func TestGradRefusalsNameWhatIsWrong(t *testing.T) {
 	b.Reduce(b.Map([]kiln.Op{x, x}, add, 0), b.ConstantF32(0), add, 0)
 	mapped := must(b.Build())
 	defer mapped.Close()
-	_, err := mapped.Grad(0)
-	var kerr *kiln.Error
-	if !errors.As(err, &kerr) || kerr.Code != kiln.Unimplemented || !strings.Contains(kerr.Message, "'map'") {
-		t.Fatalf("%v, want Unimplemented naming 'map'", err)
+	gradient := must(mapped.ValueAndGrad(0))
+	defer gradient.Close()
+	c := must(kiln.NewClient())
+	defer c.Close()
+	exe := must(c.Compile(gradient))
+	defer exe.Close()
+	xb := must(kiln.NewBuffer(c, []float32{0.5, -1, 2, 3}, 4))
+	defer closeAll(t, xb)
+	out := must(exe.Execute([]*kiln.Buffer{xb}))
+	if len(out) != 2 {
+		t.Fatalf("%d results, want 2", len(out))
+	}
+	defer closeAll(t, out[0], out[1])
+	value := must(kiln.ToSlice[float32](out[0]))
+	dx := must(kiln.ToSlice[float32](out[1]))
+	if !near(float64(value[0]), 9, 1e-5) {
+		t.Fatalf("value %v, want 9", value)
+	}
+	for _, d := range dx {
+		if !near(float64(d), 2, 1e-6) {
+			t.Fatalf("dx %v, want 2s", dx)
+		}
 	}
 }

@@ -136,10 +136,6 @@ Instruction* FromLeaves(VjpEmitter& e, Instruction* source, const Shape& shape, 
   return e.Tuple(std::move(elements));
 }
 
-Computation* NewComputation(Module& module, const std::string& name) {
-  return module.AddComputation(std::make_unique<Computation>(name));
-}
-
 // A tape number no tape custom call of `module` uses yet.
 int64_t NewTapeNumber(const Module& module) {
   int64_t next = 0;

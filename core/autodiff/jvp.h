@@ -13,12 +13,13 @@
 // with add or overwrite, concatenate, pad, reverse), select, clamp, reduce
 // with add/maximum/minimum (ties share, as JAX's rule), dot_general,
 // convolution, reduce-window with add/maximum/minimum, select-and-scatter,
-// sort, top-k, all-reduce (add), tuples, calls (inlined first),
+// sort, top-k, all-reduce (add), map (its body lifted to arrays), tuples,
+// calls (inlined first),
 // conditionals and while loops (nested either way).
 // Integer and predicate values have no tangent (JAX's float0): an op whose
 // result holds no float (compare, convert or bit cast to integers) ends the
 // tangent without a rule, and an integer result's tangent is zeros.
-// Not yet: batch-norm ops, map, fft and complex numbers, custom calls other
+// Not yet: batch-norm ops, fft and complex numbers, custom calls other
 // than the partitioner's identity annotations.
 #pragma once
 

@@ -88,10 +88,6 @@ std::vector<Instruction*> ReadCarried(VjpEmitter& e, Instruction* tuple, int64_t
   return leaves;
 }
 
-Computation* NewComputation(Module& module, const std::string& name) {
-  return module.AddComputation(std::make_unique<Computation>(name));
-}
-
 Status InPart(const Status& status, const std::string& where) {
   return Status(status.code(), status.message() + " (in " + where + ")");
 }

@@ -52,7 +52,7 @@ constexpr JvpRuleEntry kJvpRules[] = {
     {Opcode::kLog, JvpUnaryRule},
     {Opcode::kLog1p, JvpUnaryRule},
     {Opcode::kLogistic, JvpUnaryRule},
-    {Opcode::kMap, nullptr},
+    {Opcode::kMap, JvpMapRule},
     {Opcode::kMaximum, JvpMaxMinRule},
     {Opcode::kMinimum, JvpMaxMinRule},
     {Opcode::kMultiply, JvpMultiplyRule},

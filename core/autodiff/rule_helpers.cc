@@ -34,6 +34,10 @@ Instruction* AddParameter(Computation& computation, const Shape& shape, int64_t 
   return parameter;
 }
 
+Computation* NewComputation(Module& module, const std::string& name) {
+  return module.AddComputation(std::make_unique<Computation>(name));
+}
+
 Instruction* CloneComputation(VjpEmitter& e, const Computation& source,
                               const std::vector<Instruction*>& arguments) {
   std::unordered_map<const Instruction*, Instruction*> copies;

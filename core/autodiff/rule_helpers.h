@@ -37,6 +37,10 @@ std::vector<Shape> StateElements(const Shape& state);
 Instruction* AsState(VjpEmitter& e, const Shape& state, std::vector<Instruction*> elements);
 Instruction* StateElement(VjpEmitter& e, const Shape& state, Instruction* value, int64_t i);
 
+// A new, empty computation of `module` (a derived loop body, branch or map
+// body), named after `name` (made unique).
+Computation* NewComputation(Module& module, const std::string& name);
+
 // Adds parameter `number` of `shape`, called `name`, to a computation being
 // built by hand (comparators, reducers).
 Instruction* AddParameter(Computation& computation, const Shape& shape, int64_t number,

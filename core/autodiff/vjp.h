@@ -9,14 +9,15 @@
 // with add or overwrite, concatenate, pad, reverse), reduce with
 // add/maximum/minimum, dot_general, convolution, reduce-window with
 // add/maximum/minimum, sort, top-k, batch-norm training and inference,
-// tuples (calls are inlined first), and control flow
+// map (its body lifted to arrays, core/autodiff/map_rules.cc), tuples
+// (calls are inlined first), and control flow
 // (core/autodiff/control_flow_rules.cc): conditionals of both forms and
 // while loops with trip counts known only at run time, nested in each
 // other; the forward loop counts its iterations and pushes the state that
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
 // Calls of registered ops (core/op_registry.h) with a gradient function are
 // differentiated by it (core/autodiff/registered_op_rules.cc).
-// Not yet: other scatters, map, other custom calls, differentiating a
+// Not yet: other scatters, other custom calls, differentiating a
 // gradient through a while loop again.
 #pragma once
 

@@ -53,7 +53,7 @@ constexpr RuleEntry kRules[] = {
     {Opcode::kLog, UnaryRule},
     {Opcode::kLog1p, UnaryRule},
     {Opcode::kLogistic, UnaryRule},
-    {Opcode::kMap, nullptr},
+    {Opcode::kMap, MapRule},
     {Opcode::kMaximum, MaxMinRule},
     {Opcode::kMinimum, MaxMinRule},
     {Opcode::kMultiply, MultiplyRule},

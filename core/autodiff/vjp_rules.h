@@ -39,7 +39,7 @@ Status NoRuleError(const Instruction& instruction, RuleState state);
 
 // The rules, by family (elementwise_rules.cc, complex_rules.cc, structural_rules.cc, scatter_rules.cc,
 // contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, batch_norm_rules.cc,
-// control_flow_rules.cc, registered_op_rules.cc); the table in vjp_rules.cc refers to them.
+// control_flow_rules.cc, registered_op_rules.cc, map_rules.cc); the table in vjp_rules.cc refers to them.
 #define KILN_VJP_RULE(name)                                                                              \
   StatusOr<std::vector<Cotangent>> name([[maybe_unused]] VjpEmitter& e, [[maybe_unused]] Instruction& x, \
                                         [[maybe_unused]] const Cotangent& ct)
@@ -89,5 +89,6 @@ KILN_VJP_RULE(AllReduceRule);
 KILN_VJP_RULE(WhileRule);
 KILN_VJP_RULE(ConditionalRule);
 KILN_VJP_RULE(CustomCallRule);
+KILN_VJP_RULE(MapRule);
 
 }  // namespace kiln::autodiff

@@ -11,16 +11,20 @@
 enum { kN = 3 };
 
 /* (a, b) -> a + b over f32 scalars, the reducer of a sum. */
-static kiln_computation_t* add_f32(void) {
+/* The scalar computation (a, b) -> op(a, b) of f32s, called `name`. */
+static kiln_computation_t* scalar_f32(const char* name, kiln_op_t (*op)(kiln_builder_t*, kiln_op_t, kiln_op_t,
+                                                                        const int64_t*, size_t)) {
   kiln_builder_t* builder = NULL;
-  kiln_computation_t* add = NULL;
-  CHECK_OK(kiln_builder_create("add", &builder));
-  kiln_op_add(builder, kiln_op_parameter(builder, 0, KILN_TYPE_F32, NULL, 0, NULL, "a"),
-              kiln_op_parameter(builder, 1, KILN_TYPE_F32, NULL, 0, NULL, "b"), NULL, 0);
-  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &add));
+  kiln_computation_t* computation = NULL;
+  CHECK_OK(kiln_builder_create(name, &builder));
+  op(builder, kiln_op_parameter(builder, 0, KILN_TYPE_F32, NULL, 0, NULL, "a"),
+     kiln_op_parameter(builder, 1, KILN_TYPE_F32, NULL, 0, NULL, "b"), NULL, 0);
+  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &computation));
   kiln_builder_destroy(builder);
-  return add;
+  return computation;
 }
+
+static kiln_computation_t* add_f32(void) { return scalar_f32("add", kiln_op_add); }
 
 /* The sum of all elements of `operand` (rank 1). */
 static kiln_op_t sum(kiln_builder_t* builder, kiln_op_t operand, const kiln_computation_t* add) {
@@ -222,6 +226,45 @@ static void expect_grad_error(kiln_status_t* status, kiln_status_code_t code, co
 #define EXPECT_GRAD_ERROR(expr, code, function, needle) \
   expect_grad_error((expr), (code), (function), (needle), __LINE__)
 
+/* map is differentiated through its body: sum(map(add, x, x)) has gradient 2. */
+static void test_map(void) {
+  static const float x[kN] = {0.5f, -1.0f, 3.0f};
+  const int64_t dims[1] = {kN};
+  const int64_t first[1] = {0};
+  kiln_computation_t* add = add_f32();
+  kiln_computation_t* mapped = NULL;
+  kiln_computation_t* gradient = NULL;
+  kiln_builder_t* builder = NULL;
+  kiln_client_t* client = NULL;
+  kiln_buffer_t* argument = NULL;
+  float value = 0, dx[kN];
+  float* results[2] = {&value, dx};
+  const size_t sizes[2] = {1, kN};
+  size_t i;
+
+  CHECK_OK(kiln_builder_create("mapped", &builder));
+  {
+    const kiln_op_t parameter = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x");
+    const kiln_op_t pair[2] = {parameter, parameter};
+    sum(builder, kiln_op_map(builder, pair, 2, add, first, 1), add);
+  }
+  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &mapped));
+  kiln_builder_destroy(builder);
+  CHECK_OK(kiln_computation_value_and_grad(mapped, first, 1, &gradient));
+  if (gradient != NULL) {
+    CHECK_OK(kiln_client_create(NULL, &client));
+    argument = f32_vector(client, x);
+    run(client, gradient, &argument, 1, results, sizes, 2);
+    CHECK(near(value, 2.0f * (0.5f - 1.0f + 3.0f)));
+    for (i = 0; i < kN; ++i) CHECK(near(dx[i], 2.0f));
+    kiln_buffer_destroy(argument);
+    kiln_client_destroy(client);
+  }
+  kiln_computation_destroy(gradient);
+  kiln_computation_destroy(mapped);
+  kiln_computation_destroy(add);
+}
+
 static void test_errors(void) {
   const int64_t dims[1] = {kN};
   const int64_t past_the_end[1] = {3};
@@ -230,9 +273,9 @@ static void test_errors(void) {
   const int64_t integer[1] = {2};
   const int64_t first[1] = {0};
   kiln_computation_t* loss = build_loss();
-  kiln_computation_t* add = add_f32();
+  kiln_computation_t* multiply = scalar_f32("multiply", kiln_op_mul);
   kiln_computation_t* out = NULL;
-  kiln_computation_t* mapped = NULL;
+  kiln_computation_t* product = NULL;
   kiln_computation_t* vector = NULL;
   kiln_builder_t* builder = NULL;
 
@@ -254,17 +297,14 @@ static void test_errors(void) {
                     "kiln_computation_vjp", "out_computation");
   CHECK(out == NULL); /* failing calls leave the out-parameter alone */
 
-  /* map has no derivative rule yet: UNIMPLEMENTED naming the op. */
-  CHECK_OK(kiln_builder_create("mapped", &builder));
-  {
-    const kiln_op_t x = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x");
-    const kiln_op_t pair[2] = {x, x};
-    sum(builder, kiln_op_map(builder, pair, 2, add, first, 1), add);
-  }
-  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &mapped));
+  /* A product reduction has no derivative rule yet: UNIMPLEMENTED naming the op. */
+  CHECK_OK(kiln_builder_create("product", &builder));
+  kiln_op_reduce(builder, kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x"),
+                 kiln_op_constant_f32(builder, 1.0f), multiply, first, 1);
+  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &product));
   kiln_builder_destroy(builder);
-  EXPECT_GRAD_ERROR(kiln_computation_value_and_grad(mapped, first, 1, &out), KILN_STATUS_UNIMPLEMENTED,
-                    "kiln_computation_value_and_grad", "'map'");
+  EXPECT_GRAD_ERROR(kiln_computation_value_and_grad(product, first, 1, &out), KILN_STATUS_UNIMPLEMENTED,
+                    "kiln_computation_value_and_grad", "'reduce'");
 
   /* A bit cast has no derivative at all: INVALID_ARGUMENT naming the op. */
   CHECK_OK(kiln_builder_create("bits", &builder));
@@ -283,8 +323,8 @@ static void test_errors(void) {
   CHECK(out == NULL);
 
   kiln_computation_destroy(vector);
-  kiln_computation_destroy(mapped);
-  kiln_computation_destroy(add);
+  kiln_computation_destroy(product);
+  kiln_computation_destroy(multiply);
   kiln_computation_destroy(loss);
 }
 
@@ -292,6 +332,7 @@ int main(void) {
   test_value_and_grad();
   test_vjp_of_a_vector_function();
   test_vjp_of_a_tuple_result();
+  test_map();
   test_errors();
   if (g_failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);

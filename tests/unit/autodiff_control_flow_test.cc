@@ -698,18 +698,25 @@ TEST(AutodiffControlFlowTest, ALoopBodyWithoutADerivativeIsNamed) {
   EXPECT_NE(refused.status().message().find("in the body of while 'w'"), std::string::npos)
       << refused.status().message();
 
-  auto mapped = Parse(LoopWithBody("  y = f64[3] map(x), dimensions={0}, to_apply=negate_f64", R"(
-negate_f64 {
+  // A product reduction has no rule yet.
+  auto product = Parse(LoopWithBody(R"(
+  one_f = f64[] constant(1)
+  p = f64[] reduce(x, one_f), dimensions={0}, to_apply=multiply_f64
+  y = f64[3] broadcast(p), dimensions={})",
+                                    R"(
+multiply_f64 {
   a = f64[] parameter(0)
-  ROOT negated = f64[] negate(a)
+  b = f64[] parameter(1)
+  ROOT product = f64[] multiply(a, b)
 }
 )"));
-  ASSERT_NE(mapped, nullptr);
-  const auto not_yet = autodiff::BuildVjp(*mapped, std::vector<int64_t>{0});
+  ASSERT_NE(product, nullptr);
+  const auto not_yet = autodiff::BuildVjp(*product, std::vector<int64_t>{0});
   ASSERT_FALSE(not_yet.ok());
   EXPECT_EQ(not_yet.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(not_yet.status().message().find("no derivative rule yet for 'map' (instruction y"),
-            std::string::npos)
+  EXPECT_NE(not_yet.status().message().find("no derivative rule yet for 'reduce'"), std::string::npos)
+      << not_yet.status().message();
+  EXPECT_NE(not_yet.status().message().find("(instruction p)"), std::string::npos)
       << not_yet.status().message();
 
   // Recomputing the body in the backward pass would draw other numbers.

@@ -137,26 +137,25 @@ TEST(AutodiffJvpTest, BadRequestsAreRefusedByName) {
       << twice.status().message();
 }
 
-// map has no rule yet (UNIMPLEMENTED), an opaque custom call no derivative
-// (INVALID_ARGUMENT); each is named only when a tangent goes through it.
+// A product reduction has no rule yet (UNIMPLEMENTED), an opaque custom
+// call no derivative (INVALID_ARGUMENT); each is named only when a tangent
+// goes through it.
 TEST(AutodiffJvpTest, OpsWithoutRulesAreNamedOnlyWhenTheTangentGoesThroughThem) {
   Builder builder("f");
   Op x = builder.Parameter(0, F64({4}), "x");
   Op y = builder.Parameter(1, F64({4}), "y");
   Op z = builder.Parameter(2, F64({4}), "z");
-  auto add = Scalar(Opcode::kAdd, "add");
-  const Op mapped_operands[] = {x, x};
-  const int64_t map_dimensions[] = {0};
-  builder.Tuple(std::vector<Op>{builder.Map(mapped_operands, *add, map_dimensions),
+  auto multiply = Scalar(Opcode::kMultiply, "multiply");
+  const int64_t all[] = {0};
+  builder.Tuple(std::vector<Op>{builder.Reduce(x, builder.ConstantR0<double>(1.0), *multiply, all),
                                 builder.CustomCall("my_target", std::vector<Op>{y}, F64({4})),
                                 builder.Sin(z)});
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  const auto mapped = autodiff::BuildJvp(*module, std::vector<int64_t>{0});
-  ASSERT_FALSE(mapped.ok());
-  EXPECT_EQ(mapped.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(mapped.status().message().find("no forward-mode rule yet for 'map' (instruction "),
-            std::string::npos)
-      << mapped.status().message();
+  const auto product = autodiff::BuildJvp(*module, std::vector<int64_t>{0});
+  ASSERT_FALSE(product.ok());
+  EXPECT_EQ(product.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(product.status().message().find("no forward-mode rule yet for 'reduce'"), std::string::npos)
+      << product.status().message();
   const auto opaque = autodiff::BuildJvp(*module, std::vector<int64_t>{1});
   ASSERT_FALSE(opaque.ok());
   EXPECT_EQ(opaque.status().code(), StatusCode::kInvalidArgument);

@@ -132,19 +132,18 @@ TEST(AutodiffVjpTest, OpsWithoutRulesAreNamedOnlyWhenTheGradientGoesThroughThem)
   Builder builder("f");
   Op x = builder.Parameter(0, F64({4}), "x");
   Op y = builder.Parameter(1, F64({4}), "y");
-  KILN_ASSERT_OK_AND_ASSIGN(auto add,
-                            testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
-  const Op mapped_operands[] = {x, x};
-  const int64_t map_dimensions[] = {0};
-  builder.Add(builder.Map(mapped_operands, *add, map_dimensions),
+  KILN_ASSERT_OK_AND_ASSIGN(
+      auto multiply, testing::ScalarBinaryComputation(Opcode::kMultiply, ElementType::kF64, "multiply"));
+  const int64_t all[] = {0};
+  const int64_t four[] = {4};
+  builder.Add(builder.Broadcast(builder.Reduce(x, builder.ConstantR0<double>(1.0), *multiply, all), four),
               builder.CustomCall("my_target", std::vector<Op>{y}, F64({4})));
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  const auto mapped = Vjp(*module, {0});
-  ASSERT_FALSE(mapped.ok());
-  EXPECT_EQ(mapped.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(mapped.status().message().find("no derivative rule yet for 'map' (instruction "),
-            std::string::npos)
-      << mapped.status().message();
+  const auto product = Vjp(*module, {0});
+  ASSERT_FALSE(product.ok());
+  EXPECT_EQ(product.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(product.status().message().find("no derivative rule yet for 'reduce'"), std::string::npos)
+      << product.status().message();
   const auto opaque = Vjp(*module, {1});
   ASSERT_FALSE(opaque.ok());
   EXPECT_EQ(opaque.status().code(), StatusCode::kInvalidArgument);
@@ -154,8 +153,7 @@ TEST(AutodiffVjpTest, OpsWithoutRulesAreNamedOnlyWhenTheGradientGoesThroughThem)
   Builder other("g");
   Op a = other.Parameter(0, F64({4}), "a");
   Op b = other.Parameter(1, F64({4}), "b");
-  const Op other_operands[] = {b, b};
-  other.Mul(other.Map(other_operands, *add, map_dimensions), a);
+  other.Mul(other.Broadcast(other.Reduce(b, other.ConstantR0<double>(1.0), *multiply, all), four), a);
   KILN_ASSERT_OK_AND_ASSIGN(auto partial, other.Build());
   KILN_ASSERT_OK(Vjp(*partial, {0}).status());
 }

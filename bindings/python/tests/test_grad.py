@@ -77,13 +77,29 @@ def test_bad_parameter_numbers(wrt, code, needle):
     assert needle in str(error.value) and "kiln_computation_value_and_grad" in str(error.value)
 
 
-def test_refusals_name_the_op_and_the_shape():
+def test_map_is_differentiated_through_its_body(client):
     with add_f32() as add, kiln.Builder("mapped") as b:
         x = b.parameter(0, "f32", [4], "x")
         mapped_sum = b.build(b.reduce(b.map([x, x], add, [0]), b.constant_f32(0.0), add, [0]))
-    with mapped_sum, pytest.raises(kiln.KilnError) as error:
-        kiln.grad(mapped_sum, 0)
-    assert error.value.code == kiln.StatusCode.UNIMPLEMENTED and "'map'" in str(error.value)
+    values = np.array([0.5, -1.0, 2.0, 3.0], dtype=np.float32)
+    with mapped_sum, kiln.value_and_grad(mapped_sum, 0) as gradient, client.compile(gradient) as exe:
+        value, dx = exe(values)
+    np.testing.assert_allclose(value, 2 * values.sum(), rtol=1e-6)
+    np.testing.assert_allclose(dx, np.full(4, 2.0, dtype=np.float32))
+
+
+def multiply_f32() -> kiln.Computation:
+    with kiln.Builder("multiply") as b:
+        return b.build(b.parameter(0, "f32", [], "a") * b.parameter(1, "f32", [], "b"))
+
+
+def test_refusals_name_the_op_and_the_shape():
+    with multiply_f32() as multiply, kiln.Builder("product") as b:
+        x = b.parameter(0, "f32", [4], "x")
+        product = b.build(b.reduce(x, b.constant_f32(1.0), multiply, [0]))
+    with product, pytest.raises(kiln.KilnError) as error:
+        kiln.grad(product, 0)
+    assert error.value.code == kiln.StatusCode.UNIMPLEMENTED and "'reduce'" in str(error.value)
     with kiln.Builder("vector") as b:
         vector = b.build(b.parameter(0, "f32", [4], "x") * 2.0)
     with vector, pytest.raises(kiln.KilnError) as error:

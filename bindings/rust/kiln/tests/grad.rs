@@ -90,12 +90,33 @@ fn refusals_name_what_is_wrong() {
         assert!(error.message().contains(needle), "{error}");
         assert!(error.message().contains("kiln_computation_value_and_grad"), "{error}");
     }
+    let mb = Builder::new("multiply").unwrap();
+    let product = mb.mul(mb.parameter(0, ElementType::F32, &[], "a"), mb.parameter(1, ElementType::F32, &[], "b"));
+    let multiply = mb.build(product).unwrap();
+    let b = Builder::new("product").unwrap();
+    let x = b.parameter(0, ElementType::F32, &[4], "x");
+    let product = b.reduce(x, b.constant_scalar(1.0f32), &multiply, &[0]);
+    let error = refused(b.build(product).unwrap().grad(&[0]));
+    assert_eq!(error.code(), Code::Unimplemented, "{error}");
+    assert!(error.message().contains("'reduce'"), "{error}");
+}
+
+/// map is differentiated through its body: sum(map(add, x, x)) has gradient 2.
+#[test]
+fn grad_of_a_map() {
     let add = add_f32();
     let b = Builder::new("mapped").unwrap();
     let x = b.parameter(0, ElementType::F32, &[4], "x");
     let mapped = b.map(&[x, x], &add, &[0]);
     let sum = b.reduce(mapped, b.constant_scalar(0.0f32), &add, &[0]);
-    let error = refused(b.build(sum).unwrap().grad(&[0]));
-    assert_eq!(error.code(), Code::Unimplemented, "{error}");
-    assert!(error.message().contains("'map'"), "{error}");
+    let gradient = b.build(sum).unwrap().value_and_grad(&[0]).unwrap();
+    let client = Client::new().unwrap();
+    let exe = client.compile(&gradient).unwrap();
+    let args = [client.buffer_from_slice(&[0.5f32, -1.0, 2.0, 3.0], &[4]).unwrap()];
+    let out = exe.execute(&args.iter().collect::<Vec<_>>()).unwrap();
+    assert_eq!(out.len(), 2);
+    let value = out[0].to_vec::<f32>().unwrap();
+    let dx = out[1].to_vec::<f32>().unwrap();
+    assert!(close(&value, &[9.0]), "value {value:?}");
+    assert!(close(&dx, &[2.0; 4]), "dx {dx:?}");
 }

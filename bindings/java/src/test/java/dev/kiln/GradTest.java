@@ -100,14 +100,45 @@ class GradTest {
         assertTrue(e.getMessage().contains("kiln_computation_value_and_grad"), e.getMessage());
       }
     }
+    try (Computation multiply = multiplyF32();
+        Builder b = Builder.create("product")) {
+      Op x = b.parameter(0, Shape.of(ElementType.F32, 4), "x");
+      try (Computation product = b.build(b.reduce(x, b.constant(1f), multiply, 0))) {
+        KilnException e = assertThrows(KilnException.class, () -> product.grad(0).close());
+        assertEquals(StatusCode.UNIMPLEMENTED, e.code());
+        assertTrue(e.getMessage().contains("'reduce'"), e.getMessage());
+      }
+    }
+  }
+
+  static Computation multiplyF32() {
+    try (Builder b = Builder.create("multiply")) {
+      return b.build(
+          b.mul(
+              b.parameter(0, Shape.of(ElementType.F32), "a"),
+              b.parameter(1, Shape.of(ElementType.F32), "b")));
+    }
+  }
+
+  /** map is differentiated through its body: sum(map(add, x, x)) has gradient 2. */
+  @Test
+  void gradOfAMap() {
     try (Computation add = addF32();
         Builder b = Builder.create("mapped")) {
       Op x = b.parameter(0, Shape.of(ElementType.F32, 4), "x");
       Op doubled = b.map(List.of(x, x), add, 0);
-      try (Computation mapped = b.build(b.reduce(doubled, b.constant(0f), add, 0))) {
-        KilnException e = assertThrows(KilnException.class, () -> mapped.grad(0).close());
-        assertEquals(StatusCode.UNIMPLEMENTED, e.code());
-        assertTrue(e.getMessage().contains("'map'"), e.getMessage());
+      try (Client client = Client.create();
+          Computation mapped = b.build(b.reduce(doubled, b.constant(0f), add, 0));
+          Computation gradient = mapped.valueAndGrad(0);
+          Executable exe = client.compile(gradient)) {
+        Buffer argument = client.buffer(new float[] {0.5f, -1f, 2f, 3f}, 4);
+        List<Buffer> results = exe.execute(argument);
+        assertEquals(2, results.size());
+        TestSupport.assertClose(new float[] {9f}, results.get(0).toFloatArray(), 1e-5, 1e-5);
+        TestSupport.assertClose(
+            new float[] {2f, 2f, 2f, 2f}, results.get(1).toFloatArray(), 1e-6, 1e-6);
+        results.forEach(Buffer::close);
+        argument.close();
       }
     }
   }
