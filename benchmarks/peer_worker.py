@@ -1,9 +1,9 @@
-"""Runs one workload on one peer (numpy, torch, jax, torch-cuda or jax-gpu) and
+"""Runs one workload on one peer (numpy, torch, jax, iree, torch-cuda or jax-gpu) and
 prints one JSON line.
 
 benchmarks/compare starts this in a fresh process per (peer, workload), with the
 thread-count environment set before anything is imported, and with the Python
-that has the peer (Debian's for numpy/torch, benchmarks/.venv's for jax; with
+that has the peer (Debian's for numpy/torch, benchmarks/.venv's for jax and iree; with
 compare --gpu, the Python running compare for all of them).
 
   peer_worker.py --peer NAME --size full|quick --workload NAME --input-dir DIR
@@ -12,7 +12,7 @@ compare --gpu, the Python running compare for all of them).
 
 Inputs are DIR/in0.npy, in1.npy, ...; the result leaves are written as
 out0.npy, out1.npy, ... The JSON has best_us and median_us per call (and
-compile_ms for jax), or "error" when the peer cannot run the workload.
+compile_ms for jax and iree), or "error" when the peer cannot run the workload.
 
 torch-cuda and jax-gpu run on the first GPU (torch device "cuda", jax.devices("gpu")[0])
 with the inputs copied there before timing, in FP32 (TF32 off); a peer that
@@ -24,6 +24,7 @@ to write the reference answer.
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
 import json
 import sys
 import time
@@ -657,6 +658,55 @@ def jax_program(workload, inputs, gpu=False):
     return run, extra
 
 
+# --- IREE ----------------------------------------------------------------------
+
+
+def iree_program(workload, inputs, threads):
+    """The workload's JAX function exported as StableHLO (jax.jit(f).lower(...).as_text(),
+    JAX's default dialect), compiled by iree-compile for llvm-cpu on the host CPU and
+    run by the local-task driver on `threads` worker threads, inputs on the device
+    before timing. compile_ms is the compile alone (lowering excluded), as for JAX."""
+    try:
+        import iree.compiler
+        import iree.runtime
+    except ImportError:
+        raise RuntimeError(f"iree-base-compiler/iree-base-runtime are not installed in {sys.executable} "
+                           "(benchmarks/install-peers)") from None
+    import jax
+
+    jax.config.update("jax_platforms", "cpu")
+    import jax_programs
+
+    t0 = time.perf_counter()
+    stablehlo = jax.jit(jax_programs.function_for(workload), keep_unused=True).lower(*inputs).as_text()
+    t1 = time.perf_counter()
+    try:
+        flatbuffer = iree.compiler.compile_str(stablehlo, target_backends=["llvm-cpu"], input_type="stablehlo",
+                                               extra_args=["--iree-llvmcpu-target-cpu=host"])
+    except iree.compiler.CompilerToolError as error:
+        # The tool's report is long; its first error line says what failed.
+        lines = [line for line in str(error).splitlines() if "error:" in line]
+        raise RuntimeError("iree-compile failed: " + (lines[0].strip() if lines else "see iree-compile")) from None
+    t2 = time.perf_counter()
+    iree.runtime.flags.parse_flags(f"--task_topology_max_group_count={threads}")
+    context = iree.runtime.SystemContext(config=iree.runtime.Config("local-task"))
+    module = iree.runtime.VmModule.copy_buffer(context.instance, flatbuffer)
+    context.add_vm_module(module)
+    main = context.modules[module.name]["main"]
+    device_inputs = [iree.runtime.asdevicearray(context.config.device, i) for i in inputs]
+
+    # A synchronous call: it returns once the results are computed.
+    def run():
+        return main(*device_inputs)
+    version = f"IREE {importlib.metadata.version('iree-base-compiler')}"
+    return run, {"lower_ms": (t1 - t0) * 1e3, "compile_ms": (t2 - t1) * 1e3, "version": version}
+
+
+def host_leaves(leaves):
+    """IREE's device arrays copied to the host; other leaves as they are."""
+    return [leaf.to_host() if hasattr(leaf, "to_host") else leaf for leaf in leaves]
+
+
 # --- driver --------------------------------------------------------------------
 
 
@@ -680,7 +730,7 @@ def write_leaves(directory, result):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--peer", required=True, choices=["numpy", "torch", "jax", "torch-cuda", "jax-gpu"])
+    parser.add_argument("--peer", required=True, choices=["numpy", "torch", "jax", "iree", "torch-cuda", "jax-gpu"])
     parser.add_argument("--size", required=True, choices=catalog.SIZES)
     parser.add_argument("--workload", required=True)
     parser.add_argument("--input-dir", required=True, type=Path)
@@ -688,7 +738,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--min-time", type=float, default=1.0)
     parser.add_argument("--compile-only", action="store_true",
-                        help="jax: lower and compile once, report compile_ms, run nothing")
+                        help="jax, iree: lower and compile once, report compile_ms, run nothing")
     parser.add_argument("--reference-only", action="store_true",
                         help="numpy: run once, untimed, and write the result (the reference answer)")
     args = parser.parse_args()
@@ -713,7 +763,10 @@ def main():
         elif args.peer == "torch-cuda":
             runs, extra = torch_cuda_program(workload, inputs, args.threads)
         else:
-            run, extra = jax_program(workload, inputs, gpu=args.peer == "jax-gpu")
+            if args.peer == "iree":
+                run, extra = iree_program(workload, inputs, args.threads)
+            else:
+                run, extra = jax_program(workload, inputs, gpu=args.peer == "jax-gpu")
             if args.compile_only:
                 report.update(extra)
                 print(json.dumps(report))
@@ -730,11 +783,13 @@ def main():
             platforms = {d.platform for leaf in leaves for d in leaf.devices()}
             if platforms != {"gpu"}:
                 raise RuntimeError(f"the results are on {sorted(platforms)}, not on the GPU")
-        write_leaves(args.output_dir, leaves)
+        write_leaves(args.output_dir, host_leaves(leaves))
         report.update(extra)
         report.update({"best_us": best_s * 1e6, "median_us": median_s * 1e6, "iterations": count})
     except Exception as error:  # a peer that cannot run a workload is reported, not fatal
-        report["error"] = f"{type(error).__name__}: {error}"
+        # One line: why it failed (IREE's runtime errors run to a page of frames).
+        reason = (str(error).strip().splitlines() or [""])[0]
+        report["error"] = f"{type(error).__name__}: {reason}"
         report["traceback"] = traceback.format_exc(limit=3)
     print(json.dumps(report))
     return 0

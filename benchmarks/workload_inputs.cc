@@ -32,6 +32,7 @@ StatusOr<std::vector<Literal>> MakeInputs(const Module& module) {
         case ElementType::kC64:
           for (complex64& value : literal.data<complex64>()) value = {normal(generator), normal(generator)};
           break;
+        case ElementType::kS8:  // int8_gemm_N's operands
         case ElementType::kS32:
         case ElementType::kS64:
         case ElementType::kPred: break;  // zero-filled

@@ -1,0 +1,96 @@
+#!/usr/bin/env python3
+"""Checks benchmarks/compare's floor report (issue 19: every row where Kiln is
+slower than the best peer) and its distribution check for random-number rows,
+on made-up results: no workload runs."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import importlib.util
+import io
+import os
+import sys
+import types
+import unittest
+from contextlib import redirect_stdout
+from pathlib import Path
+
+try:
+    import numpy as np
+except ImportError:
+    # As benchmarks/compare does: Debian's python3 has NumPy, a pyenv one may not.
+    if sys.executable != "/usr/bin/python3" and Path("/usr/bin/python3").exists():
+        os.execv("/usr/bin/python3", ["/usr/bin/python3", *sys.argv])
+    sys.exit("compare_floor_test: needs NumPy")
+
+COMPARE = Path(__file__).resolve().parents[2] / "benchmarks" / "compare"
+
+
+def load_compare():
+    loader = importlib.machinery.SourceFileLoader("kiln_benchmarks_compare", str(COMPARE))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+compare = load_compare()
+
+
+def row(name, **medians_us):
+    results = {}
+    for system, median in medians_us.items():
+        results[system] = {"error": "not installed"} if median is None else {"median_us": median}
+    return {"workload": name, "results": results}
+
+
+class FloorTest(unittest.TestCase):
+    def test_lists_only_rows_where_a_peer_is_faster(self):
+        rows = [row("kiln_ahead", kiln=10.0, numpy=20.0, jax=15.0),
+                row("jax_ahead", kiln=10.0, numpy=20.0, jax=4.0),
+                row("tie", kiln=10.0, numpy=10.0)]
+        self.assertEqual(compare.slower_than_best_peer(rows, ["numpy", "jax"]), [("jax_ahead", "jax", 0.4)])
+
+    def test_ignores_peers_that_failed_disagreed_or_were_not_asked(self):
+        wrong = row("wrong_peer", kiln=10.0, numpy=20.0, jax=1.0)
+        wrong["results"]["jax"]["mismatch"] = "max abs error 5 vs numpy"
+        rows = [wrong, row("missing_peer", kiln=10.0, numpy=20.0, iree=None),
+                row("not_asked", kiln=10.0, numpy=20.0, torch=1.0)]
+        self.assertEqual(compare.slower_than_best_peer(rows, ["numpy", "jax", "iree"]), [])
+
+    def test_kiln_that_did_not_run_or_was_wrong_trails(self):
+        failed = row("kiln_failed", kiln=None, numpy=20.0)
+        wrong = row("kiln_wrong", kiln=1.0, numpy=20.0)
+        wrong["results"]["kiln"]["mismatch"] = "max abs error 5 vs numpy"
+        self.assertEqual(compare.slower_than_best_peer([failed, wrong], ["numpy"]),
+                         [("kiln_failed", "numpy", None), ("kiln_wrong", "numpy", None)])
+
+    def test_report_names_each_trailing_row(self):
+        args = types.SimpleNamespace(peers=["numpy", "jax"])
+        printed = io.StringIO()
+        with redirect_stdout(printed):
+            compare.report_floor(args, [row("a", kiln=10.0, jax=5.0), row("b", kiln=1.0, numpy=3.0)])
+        text = printed.getvalue()
+        self.assertIn("Kiln at or ahead of the best peer on 1 of 2 rows; slower on:", text)
+        self.assertIn("a: best peer jax, jax/kiln 0.50 (Kiln 2.0x slower)", text)
+        self.assertNotIn("  b:", text)
+
+
+class DistributionTest(unittest.TestCase):
+    def test_standard_normal_samples_pass(self):
+        samples = np.random.default_rng(7).standard_normal(1 << 16, dtype=np.float32)
+        self.assertIsNone(compare.distribution_mismatch([samples]))
+
+    def test_shifted_scaled_or_broken_samples_fail(self):
+        samples = np.random.default_rng(7).standard_normal(1 << 16, dtype=np.float32)
+        self.assertIn("not standard normal", compare.distribution_mismatch([samples + 0.1]))
+        self.assertIn("not standard normal", compare.distribution_mismatch([samples * 1.1]))
+        self.assertIn("not standard normal", compare.distribution_mismatch([np.zeros(1 << 16, np.float32)]))
+        broken = samples.copy()
+        broken[3] = np.nan
+        self.assertEqual(compare.distribution_mismatch([broken]), "non-finite samples")
+        self.assertEqual(compare.distribution_mismatch([samples, samples]), "expected one array of samples")
+
+
+if __name__ == "__main__":
+    sys.exit(unittest.main())
