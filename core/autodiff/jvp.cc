@@ -41,7 +41,7 @@ Status Sanitize(Tangent& t, const Shape& shape, const Instruction& from) {
                     ") gave a tuple tangent for a value of shape ", shape.ToString());
   }
   if (t.array == nullptr) return OkStatus();
-  if (!IsFloating(shape.element_type())) {
+  if (!CarriesGradient(shape.element_type())) {
     t.array = nullptr;
     return OkStatus();
   }
@@ -76,10 +76,12 @@ Status CheckDifferentiable(const Computation& entry, int64_t number) {
   return OkStatus();
 }
 
-bool HasFloatLeaf(const Shape& shape) {
-  if (!shape.IsTuple()) return IsFloating(shape.element_type());
+// Whether a value of `shape` has a leaf that carries a tangent (a real or
+// complex float).
+bool HasTangentLeaf(const Shape& shape) {
+  if (!shape.IsTuple()) return CarriesGradient(shape.element_type());
   for (const Shape& element : shape.tuple_shapes()) {
-    if (HasFloatLeaf(element)) return true;
+    if (HasTangentLeaf(element)) return true;
   }
   return false;
 }
@@ -125,7 +127,7 @@ ProgramShape JvpLayout(const ProgramShape& original, std::span<const int64_t> wr
 
 Instruction* DenseTangent(VjpEmitter& e, const Tangent& t, const Shape& shape) {
   if (!shape.IsTuple()) {
-    if (t.array != nullptr && IsFloating(shape.element_type())) return t.array;
+    if (t.array != nullptr && CarriesGradient(shape.element_type())) return t.array;
     return e.Zeros(shape);
   }
   if (t.elements.empty()) return e.ZerosOf(shape);
@@ -157,9 +159,9 @@ StatusOr<Tangent> EmitTangents(VjpEmitter& emitter, std::span<const std::pair<In
       operand_tangents.push_back(found == tangents.end() ? Tangent{} : found->second);
       reached = reached || found != tangents.end();
     }
-    // A result with no float leaf has no tangent (JAX's float0): a
-    // comparison, a conversion or bit cast to integers ends the tangent.
-    if (!reached || !HasFloatLeaf(instruction->shape)) continue;
+    // A result with no float or complex leaf has no tangent (JAX's float0):
+    // a comparison, a conversion or bit cast to integers ends the tangent.
+    if (!reached || !HasTangentLeaf(instruction->shape)) continue;
     JvpRuleLookup lookup = FindJvpRule(instruction->opcode);
     // Partitioner annotations (with_sharding_constraint) are their operand
     // on one device, so their tangent is the operand's.

@@ -19,7 +19,10 @@
 // Integer and predicate values have no tangent (JAX's float0): an op whose
 // result holds no float (compare, convert or bit cast to integers) ends the
 // tangent without a rule, and an integer result's tangent is zeros.
-// Not yet: batch-norm ops, fft and complex numbers, custom calls other
+// Complex intermediates (complex, real, imag, fft, complex math) carry
+// tangents like floats; the batch-norm ops are differentiated through their
+// expansion (core/autodiff/jvp_batch_norm_rules.cc).
+// Not yet: complex parameters, custom calls other
 // than the partitioner's identity annotations.
 #pragma once
 

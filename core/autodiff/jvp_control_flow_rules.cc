@@ -26,7 +26,7 @@ namespace {
 // order), null where it is zero or the leaf is not a float.
 void TangentLeaves(const Tangent& t, const Shape& shape, std::vector<Instruction*>& leaves) {
   if (!shape.IsTuple()) {
-    leaves.push_back(IsFloating(shape.element_type()) ? t.array : nullptr);
+    leaves.push_back(CarriesGradient(shape.element_type()) ? t.array : nullptr);
     return;
   }
   for (size_t i = 0; i < shape.tuple_shapes().size(); ++i) {

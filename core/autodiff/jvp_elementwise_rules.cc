@@ -127,7 +127,17 @@ KILN_JVP_RULE(JvpUnaryRule) {
   Instruction* derivative = nullptr;
   switch (x.opcode) {
     case Opcode::kNegate: return Result(Neg(e, ta));
-    case Opcode::kAbs: {  // +1 from 0 up, as JAX (so |x| at 0 has derivative 1)
+    case Opcode::kAbs: {
+      // Of a complex z: Re(conj(z) dz) / |z|, 0 at 0 (the reverse rule's
+      // transpose). Of a real: +1 from 0 up, as JAX (|x|' = 1 at 0).
+      if (IsComplex(a->shape.element_type())) {
+        Instruction* real_type_zero = Constant(e, 0.0, x);
+        Instruction* dot = AddOp(e, Mul(e, e.Unary(Opcode::kReal, a), e.Unary(Opcode::kReal, ta)),
+                                 Mul(e, e.Unary(Opcode::kImag, a), e.Unary(Opcode::kImag, ta)));
+        Instruction* at_zero = e.Compare(y, real_type_zero, ComparisonDirection::kEq);
+        return Result(
+            e.Select(at_zero, real_type_zero, Div(e, dot, e.Select(at_zero, Constant(e, 1.0, x), y))));
+      }
       Instruction* non_negative = e.Compare(a, Constant(e, 0.0, x), ComparisonDirection::kGe);
       return Result(e.Select(non_negative, ta, Neg(e, ta)));
     }
@@ -189,8 +199,9 @@ KILN_JVP_RULE(JvpClampRule) {
 }
 
 KILN_JVP_RULE(JvpConvertRule) {
-  // Only float to float conversions carry a tangent.
-  if (!IsFloating(x.operand(0)->shape.element_type()) || !IsFloating(x.shape.element_type())) {
+  // Only conversions between floats and complex numbers carry a tangent
+  // (complex to real keeps the real part, of the tangent too).
+  if (!CarriesGradient(x.operand(0)->shape.element_type()) || !CarriesGradient(x.shape.element_type())) {
     return Tangent{};
   }
   return Result(e.Convert(t[0].array, x.shape.element_type()));

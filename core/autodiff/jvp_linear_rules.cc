@@ -1,6 +1,8 @@
 // Forward-mode rules of the ops that are linear in their float operands
 // (the shape ops, gather, scatter with add or overwrite, all-reduce with
-// add, select-and-scatter in its source) or bilinear (dot, convolution):
+// add, select-and-scatter in its source; complex, real, imag and fft, which
+// are linear over the reals, so an RFFT's or IRFFT's tangent is the same
+// transform of the tangent) or bilinear (dot, convolution):
 // the tangent is the same op again over the tangents, integer operands
 // (indices, offsets) as they are. Also tuples, and the custom calls.
 #include "core/autodiff/jvp_rules.h"
@@ -18,14 +20,14 @@ bool IsBinaryOfParameters(const Computation* computation, Opcode opcode) {
          root->operand(0) != root->operand(1);
 }
 
-// `x` again with each float operand replaced by its tangent (zeros where it
-// has none); the others (indices) as they are.
+// `x` again with each float or complex operand replaced by its tangent
+// (zeros where it has none); the others (indices) as they are.
 Instruction* OverTangents(VjpEmitter& e, Instruction& x, std::span<const Tangent> t) {
   std::vector<Instruction*> operands;
   for (size_t i = 0; i < x.operands.size(); ++i) {
     Instruction* operand = x.operand(i);
-    operands.push_back(IsFloating(operand->shape.element_type()) ? DenseTangent(e, t[i], operand->shape)
-                                                                 : operand);
+    operands.push_back(CarriesGradient(operand->shape.element_type()) ? DenseTangent(e, t[i], operand->shape)
+                                                                      : operand);
   }
   return e.Clone(x, std::move(operands));
 }

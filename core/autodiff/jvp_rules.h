@@ -36,7 +36,8 @@ Status JvpNoRuleError(const Instruction& instruction, RuleState state);
 Instruction* DenseTangent(VjpEmitter& e, const Tangent& t, const Shape& shape);
 
 // The rules, by family (jvp_elementwise_rules.cc, jvp_linear_rules.cc,
-// jvp_reduction_rules.cc, jvp_control_flow_rules.cc, map_rules.cc); the table in
+// jvp_reduction_rules.cc, jvp_control_flow_rules.cc, map_rules.cc,
+// jvp_batch_norm_rules.cc); the table in
 // jvp_rules.cc refers to them.
 #define KILN_JVP_RULE(name)                                                               \
   StatusOr<Tangent> name([[maybe_unused]] VjpEmitter& e, [[maybe_unused]] Instruction& x, \
@@ -70,5 +71,6 @@ KILN_JVP_RULE(JvpTopKRule);
 KILN_JVP_RULE(JvpWhileRule);
 KILN_JVP_RULE(JvpConditionalRule);
 KILN_JVP_RULE(JvpMapRule);
+KILN_JVP_RULE(JvpBatchNormRule);
 
 }  // namespace kiln::autodiff

@@ -1,11 +1,14 @@
 // Reverse mode over batch-norm-training (all three results) and
 // batch-norm-inference (all five operands): gradients against f64 central
 // differences on random shapes and feature dimensions, on the interpreter
-// and cpu; batch-norm-grad's refusal.
+// and cpu; batch-norm-grad's refusal. Forward mode over all three ops
+// (core/autodiff/jvp_batch_norm_rules.cc): tangents against central
+// differences and, where reverse mode has a rule, <w, J v> == <J^T w, v>.
 #include <random>
 #include <string>
 
 #include "tests/unit/autodiff_gradient_check.h"
+#include "tests/unit/autodiff_jvp_check.h"
 
 namespace kiln {
 namespace {
@@ -48,10 +51,11 @@ TEST(AutodiffBatchNormTest, TrainingThroughAllThreeResults) {
                           builder.Sqrt(builder.GetTupleElement(normalized, 2))};
     builder.Tuple(results);
     KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-    ExpectGradientsMatchFiniteDifferences(
-        *module, {0, 1, 2},
-        {RandomF64(c.operand, random), RandomF64(c.feature, random), RandomF64(c.feature, random)},
-        static_cast<uint32_t>(trial), {1e-6, 1e-5});
+    const std::vector<Literal> inputs = {RandomF64(c.operand, random), RandomF64(c.feature, random),
+                                         RandomF64(c.feature, random)};
+    ExpectGradientsMatchFiniteDifferences(*module, {0, 1, 2}, inputs, static_cast<uint32_t>(trial),
+                                          {1e-6, 1e-5});
+    testing::ExpectJvpMatches(*module, {0, 1, 2}, inputs, static_cast<uint32_t>(trial), {1e-6, 1e-5});
   }
 }
 
@@ -83,11 +87,11 @@ TEST(AutodiffBatchNormTest, InferenceAllOperands) {
     Op variance = builder.Parameter(4, c.feature, "variance");
     builder.Sin(builder.BatchNormInference(x, scale, offset, mean, variance, 0.01f, c.feature_index));
     KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-    ExpectGradientsMatchFiniteDifferences(
-        *module, {0, 1, 2, 3, 4},
-        {RandomF64(c.operand, random), RandomF64(c.feature, random), RandomF64(c.feature, random),
-         RandomF64(c.feature, random), RandomF64(c.feature, random, 0.5, 2.0)},
-        static_cast<uint32_t>(trial));
+    const std::vector<Literal> inputs = {RandomF64(c.operand, random), RandomF64(c.feature, random),
+                                         RandomF64(c.feature, random), RandomF64(c.feature, random),
+                                         RandomF64(c.feature, random, 0.5, 2.0)};
+    ExpectGradientsMatchFiniteDifferences(*module, {0, 1, 2, 3, 4}, inputs, static_cast<uint32_t>(trial));
+    testing::ExpectJvpMatches(*module, {0, 1, 2, 3, 4}, inputs, static_cast<uint32_t>(trial));
   }
 }
 
@@ -106,6 +110,29 @@ TEST(AutodiffBatchNormTest, BatchNormGradIsRefusedByName) {
   ASSERT_FALSE(vjp.ok());
   EXPECT_EQ(vjp.status().code(), StatusCode::kUnimplemented);
   EXPECT_NE(vjp.status().message().find("'batch-norm-grad'"), std::string::npos) << vjp.status().message();
+}
+
+// Forward mode differentiates batch-norm-grad through its formulas (JAX has
+// no such op, so reverse mode refuses it and there is no <w, J v> check).
+TEST(AutodiffBatchNormTest, BatchNormGradForward) {
+  std::mt19937 random(6);
+  for (int trial = 0; trial < 4; ++trial) {
+    const RandomCase c = MakeCase(random);
+    SCOPED_TRACE(c.operand.ToString() + " feature " + std::to_string(c.feature_index));
+    Builder builder("bn_grad");
+    Op x = builder.Parameter(0, c.operand, "x");
+    Op scale = builder.Parameter(1, c.feature, "scale");
+    Op mean = builder.Parameter(2, c.feature, "mean");
+    Op variance = builder.Parameter(3, c.feature, "variance");
+    Op g = builder.Parameter(4, c.operand, "g");
+    builder.BatchNormGrad(x, scale, mean, variance, g, 0.01f, c.feature_index);
+    KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
+    testing::ExpectJvpMatches(
+        *module, {0, 1, 2, 3, 4},
+        {RandomF64(c.operand, random), RandomF64(c.feature, random), RandomF64(c.feature, random),
+         RandomF64(c.feature, random, 0.5, 2.0), RandomF64(c.operand, random)},
+        static_cast<uint32_t>(trial), {1e-6, 1e-6, false});
+  }
 }
 
 }  // namespace

@@ -3,13 +3,16 @@
 // differentiated parameters and the results are real (f64), so the
 // gradients of these real losses are checked against central differences
 // (tests/unit/autodiff_gradient_check.h) on the interpreter and cpu; a wrong
-// conjugate in a rule changes them.
+// conjugate in a rule changes them. Forward mode over the same modules
+// (tests/unit/autodiff_jvp_check.h): tangents against central differences
+// and <w, J v> == <J^T w, v>.
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/hlo_parser.h"
 #include "tests/unit/autodiff_gradient_check.h"
+#include "tests/unit/autodiff_jvp_check.h"
 
 namespace kiln {
 namespace {
@@ -38,8 +41,10 @@ TEST_P(ComplexUnaryGradientTest, RealLossesMatchFiniteDifferences) {
   Op z = builder.Complex(builder.Parameter(0, shape, "re"), builder.Parameter(1, shape, "im"));
   ReturnParts(builder, builder.UnaryOp(c.opcode, z));
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  ExpectGradientsMatchFiniteDifferences(
-      *module, {0, 1}, {RandomF64(shape, random, c.re_low, c.re_high), RandomF64(shape, random, -1.5, 1.5)});
+  const std::vector<Literal> inputs = {RandomF64(shape, random, c.re_low, c.re_high),
+                                       RandomF64(shape, random, -1.5, 1.5)};
+  ExpectGradientsMatchFiniteDifferences(*module, {0, 1}, inputs);
+  testing::ExpectJvpMatches(*module, {0, 1}, inputs);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -63,9 +68,10 @@ TEST_P(ComplexBinaryGradientTest, RealLossesMatchFiniteDifferences) {
   Op rhs = builder.Complex(builder.Parameter(2, shape, "c"), builder.Parameter(3, shape, "d"));
   ReturnParts(builder, builder.BinaryOp(GetParam(), lhs, rhs));
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  ExpectGradientsMatchFiniteDifferences(*module, {0, 1, 2, 3},
-                                        {RandomF64(shape, random, 0.5, 2), RandomF64(shape, random),
-                                         RandomF64(shape, random, 0.5, 2), RandomF64(shape, random)});
+  const std::vector<Literal> inputs = {RandomF64(shape, random, 0.5, 2), RandomF64(shape, random),
+                                       RandomF64(shape, random, 0.5, 2), RandomF64(shape, random)};
+  ExpectGradientsMatchFiniteDifferences(*module, {0, 1, 2, 3}, inputs);
+  testing::ExpectJvpMatches(*module, {0, 1, 2, 3}, inputs);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ops, ComplexBinaryGradientTest,
@@ -87,9 +93,10 @@ TEST(AutodiffComplexTest, ConvertDotAndSumOfComplexValues) {
   Op product = builder.Dot(builder.Mul(x, x), w);
   ReturnParts(builder, builder.Mul(product, builder.UnaryOp(Opcode::kExp, product)));
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  ExpectGradientsMatchFiniteDifferences(
-      *module, {0, 1, 2},
-      {RandomF64(matrix, random, -1, 1), RandomF64(other, random, -1, 1), RandomF64(other, random, -1, 1)});
+  const std::vector<Literal> inputs = {RandomF64(matrix, random, -1, 1), RandomF64(other, random, -1, 1),
+                                       RandomF64(other, random, -1, 1)};
+  ExpectGradientsMatchFiniteDifferences(*module, {0, 1, 2}, inputs);
+  testing::ExpectJvpMatches(*module, {0, 1, 2}, inputs);
 }
 
 TEST(AutodiffComplexTest, ComplexParameterGetsJaxsCotangent) {
@@ -249,7 +256,8 @@ TEST_P(FftGradientTest, RealLossesMatchFiniteDifferences) {
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
   std::vector<int64_t> wrt = {0};
   if (inputs.size() == 2) wrt.push_back(1);
-  ExpectGradientsMatchFiniteDifferences(*module, wrt, std::move(inputs));
+  ExpectGradientsMatchFiniteDifferences(*module, wrt, inputs);
+  testing::ExpectJvpMatches(*module, wrt, std::move(inputs));
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, FftGradientTest,
