@@ -1,4 +1,5 @@
-// LAPACK is called through LAPACKE with LAPACK_ROW_MAJOR: Kiln's literals
+// LAPACK is called through LAPACKE (loaded on the first call:
+// lapack_calls_library.h says why) with LAPACK_ROW_MAJOR: Kiln's literals
 // hold each matrix row-major whatever their layout says, and LAPACKE turns
 // such a matrix into the column-major one LAPACK factors (and back), so the
 // results are the logical values JAX gets from its column-major buffers.
@@ -10,31 +11,11 @@
 #include <algorithm>
 #include <complex>
 #include <limits>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
-// LAPACKE's complex types are the C++ ones here (its documented switch).
-#define lapack_complex_float std::complex<float>
-#define lapack_complex_double std::complex<double>
-#include <lapacke.h>
-
-extern "C" {
-// BLAS ?trsm (Fortran ABI; the trailing lengths are the character arguments').
-void strsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
-            const int* n, const float* alpha, const float* a, const int* lda, float* b, const int* ldb,
-            size_t, size_t, size_t, size_t);
-void dtrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
-            const int* n, const double* alpha, const double* a, const int* lda, double* b, const int* ldb,
-            size_t, size_t, size_t, size_t);
-void ctrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
-            const int* n, const std::complex<float>* alpha, const std::complex<float>* a, const int* lda,
-            std::complex<float>* b, const int* ldb, size_t, size_t, size_t, size_t);
-void ztrsm_(const char* side, const char* uplo, const char* transa, const char* diag, const int* m,
-            const int* n, const std::complex<double>* alpha, const std::complex<double>* a, const int* lda,
-            std::complex<double>* b, const int* ldb, size_t, size_t, size_t, size_t);
-}
+#include "core/interpreter/lapack_calls_library.h"
 
 namespace kiln::interpreter {
 namespace {
@@ -47,83 +28,77 @@ template <>
 struct Lapack<float> {
   using Real = float;
   using Complex = complex64;
-  static constexpr auto potrf = LAPACKE_spotrf;
-  static constexpr auto getrf = LAPACKE_sgetrf;
-  static constexpr auto geqrf = LAPACKE_sgeqrf;
-  static constexpr auto orgqr = LAPACKE_sorgqr;
-  static constexpr auto syevd = LAPACKE_ssyevd;
-  static constexpr auto gesdd = LAPACKE_sgesdd;
-  static constexpr auto gesvd = LAPACKE_sgesvd;
-  static constexpr auto geev = LAPACKE_sgeev;
-  static constexpr auto gees = LAPACKE_sgees;
-  static constexpr auto gehrd = LAPACKE_sgehrd;
-  static constexpr auto sytrd = LAPACKE_ssytrd;
-  static constexpr auto trsm = strsm_;
+  static auto potrf(const LapackLibrary& lapack) { return lapack.spotrf; }
+  static auto getrf(const LapackLibrary& lapack) { return lapack.sgetrf; }
+  static auto geqrf(const LapackLibrary& lapack) { return lapack.sgeqrf; }
+  static auto orgqr(const LapackLibrary& lapack) { return lapack.sorgqr; }
+  static auto syevd(const LapackLibrary& lapack) { return lapack.ssyevd; }
+  static auto gesdd(const LapackLibrary& lapack) { return lapack.sgesdd; }
+  static auto gesvd(const LapackLibrary& lapack) { return lapack.sgesvd; }
+  static auto geev(const LapackLibrary& lapack) { return lapack.sgeev; }
+  static auto gees(const LapackLibrary& lapack) { return lapack.sgees; }
+  static auto gehrd(const LapackLibrary& lapack) { return lapack.sgehrd; }
+  static auto sytrd(const LapackLibrary& lapack) { return lapack.ssytrd; }
+  static auto trsm(const LapackLibrary& lapack) { return lapack.strsm; }
 };
 template <>
 struct Lapack<double> {
   using Real = double;
   using Complex = complex128;
-  static constexpr auto potrf = LAPACKE_dpotrf;
-  static constexpr auto getrf = LAPACKE_dgetrf;
-  static constexpr auto geqrf = LAPACKE_dgeqrf;
-  static constexpr auto orgqr = LAPACKE_dorgqr;
-  static constexpr auto syevd = LAPACKE_dsyevd;
-  static constexpr auto gesdd = LAPACKE_dgesdd;
-  static constexpr auto gesvd = LAPACKE_dgesvd;
-  static constexpr auto geev = LAPACKE_dgeev;
-  static constexpr auto gees = LAPACKE_dgees;
-  static constexpr auto gehrd = LAPACKE_dgehrd;
-  static constexpr auto sytrd = LAPACKE_dsytrd;
-  static constexpr auto trsm = dtrsm_;
+  static auto potrf(const LapackLibrary& lapack) { return lapack.dpotrf; }
+  static auto getrf(const LapackLibrary& lapack) { return lapack.dgetrf; }
+  static auto geqrf(const LapackLibrary& lapack) { return lapack.dgeqrf; }
+  static auto orgqr(const LapackLibrary& lapack) { return lapack.dorgqr; }
+  static auto syevd(const LapackLibrary& lapack) { return lapack.dsyevd; }
+  static auto gesdd(const LapackLibrary& lapack) { return lapack.dgesdd; }
+  static auto gesvd(const LapackLibrary& lapack) { return lapack.dgesvd; }
+  static auto geev(const LapackLibrary& lapack) { return lapack.dgeev; }
+  static auto gees(const LapackLibrary& lapack) { return lapack.dgees; }
+  static auto gehrd(const LapackLibrary& lapack) { return lapack.dgehrd; }
+  static auto sytrd(const LapackLibrary& lapack) { return lapack.dsytrd; }
+  static auto trsm(const LapackLibrary& lapack) { return lapack.dtrsm; }
 };
 template <>
 struct Lapack<complex64> {
   using Real = float;
   using Complex = complex64;
-  static constexpr auto potrf = LAPACKE_cpotrf;
-  static constexpr auto getrf = LAPACKE_cgetrf;
-  static constexpr auto geqrf = LAPACKE_cgeqrf;
-  static constexpr auto orgqr = LAPACKE_cungqr;
-  static constexpr auto syevd = LAPACKE_cheevd;
-  static constexpr auto gesdd = LAPACKE_cgesdd;
-  static constexpr auto gesvd = LAPACKE_cgesvd;
-  static constexpr auto geev = LAPACKE_cgeev;
-  static constexpr auto gees = LAPACKE_cgees;
-  static constexpr auto gehrd = LAPACKE_cgehrd;
-  static constexpr auto sytrd = LAPACKE_chetrd;
-  static constexpr auto trsm = ctrsm_;
+  static auto potrf(const LapackLibrary& lapack) { return lapack.cpotrf; }
+  static auto getrf(const LapackLibrary& lapack) { return lapack.cgetrf; }
+  static auto geqrf(const LapackLibrary& lapack) { return lapack.cgeqrf; }
+  static auto orgqr(const LapackLibrary& lapack) { return lapack.cungqr; }
+  static auto syevd(const LapackLibrary& lapack) { return lapack.cheevd; }
+  static auto gesdd(const LapackLibrary& lapack) { return lapack.cgesdd; }
+  static auto gesvd(const LapackLibrary& lapack) { return lapack.cgesvd; }
+  static auto geev(const LapackLibrary& lapack) { return lapack.cgeev; }
+  static auto gees(const LapackLibrary& lapack) { return lapack.cgees; }
+  static auto gehrd(const LapackLibrary& lapack) { return lapack.cgehrd; }
+  static auto sytrd(const LapackLibrary& lapack) { return lapack.chetrd; }
+  static auto trsm(const LapackLibrary& lapack) { return lapack.ctrsm; }
 };
 template <>
 struct Lapack<complex128> {
   using Real = double;
   using Complex = complex128;
-  static constexpr auto potrf = LAPACKE_zpotrf;
-  static constexpr auto getrf = LAPACKE_zgetrf;
-  static constexpr auto geqrf = LAPACKE_zgeqrf;
-  static constexpr auto orgqr = LAPACKE_zungqr;
-  static constexpr auto syevd = LAPACKE_zheevd;
-  static constexpr auto gesdd = LAPACKE_zgesdd;
-  static constexpr auto gesvd = LAPACKE_zgesvd;
-  static constexpr auto geev = LAPACKE_zgeev;
-  static constexpr auto gees = LAPACKE_zgees;
-  static constexpr auto gehrd = LAPACKE_zgehrd;
-  static constexpr auto sytrd = LAPACKE_zhetrd;
-  static constexpr auto trsm = ztrsm_;
+  static auto potrf(const LapackLibrary& lapack) { return lapack.zpotrf; }
+  static auto getrf(const LapackLibrary& lapack) { return lapack.zgetrf; }
+  static auto geqrf(const LapackLibrary& lapack) { return lapack.zgeqrf; }
+  static auto orgqr(const LapackLibrary& lapack) { return lapack.zungqr; }
+  static auto syevd(const LapackLibrary& lapack) { return lapack.zheevd; }
+  static auto gesdd(const LapackLibrary& lapack) { return lapack.zgesdd; }
+  static auto gesvd(const LapackLibrary& lapack) { return lapack.zgesvd; }
+  static auto geev(const LapackLibrary& lapack) { return lapack.zgeev; }
+  static auto gees(const LapackLibrary& lapack) { return lapack.zgees; }
+  static auto gehrd(const LapackLibrary& lapack) { return lapack.zgehrd; }
+  static auto sytrd(const LapackLibrary& lapack) { return lapack.zhetrd; }
+  static auto trsm(const LapackLibrary& lapack) { return lapack.ztrsm; }
 };
-
-// LAPACKE by default refuses (info < 0) a matrix holding a NaN without
-// factoring it; JAX calls LAPACK directly, which factors it and yields NaNs.
-void LetNaNsThrough() {
-  static std::once_flag once;
-  std::call_once(once, [] { LAPACKE_set_nancheck(0); });
-}
 
 // One custom call being run: names what is wrong with it.
 struct Call {
   const BuiltinCustomCall& target;
   const Instruction& instruction;
   std::map<std::string, int64_t> attributes;
+  const LapackLibrary& lapack;
 
   template <typename... Args>
   Status Error(const Args&... args) const {
@@ -218,8 +193,9 @@ StatusOr<Literal> Potrf(const Call& call, Operands operands) {
   std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
   const int64_t size = int64_t{batch.rows} * batch.cols;
   for (int64_t i = 0; i < batch.count; ++i) {
-    const lapack_int info = Lapack<T>::potrf(LAPACK_ROW_MAJOR, uplo, batch.rows, MatrixAt<T>(factor, i, size),
-                                             std::max<lapack_int>(1, batch.cols));
+    const lapack_int info =
+        Lapack<T>::potrf(call.lapack)(LAPACK_ROW_MAJOR, uplo, batch.rows, MatrixAt<T>(factor, i, size),
+                                      std::max<lapack_int>(1, batch.cols));
     if (info < 0) return LapackFailed(call, info);
     result.mutable_tuple_elements()[1].data<int32_t>()[static_cast<size_t>(i)] = info;
   }
@@ -241,9 +217,9 @@ StatusOr<Literal> Getrf(const Call& call, Operands operands) {
   const int64_t size = int64_t{batch.rows} * batch.cols;
   for (int64_t i = 0; i < batch.count; ++i) {
     const lapack_int info =
-        Lapack<T>::getrf(LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
-                         std::max<lapack_int>(1, batch.cols),
-                         MatrixAt<int32_t>(result.mutable_tuple_elements()[1], i, pivots));
+        Lapack<T>::getrf(call.lapack)(LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
+                                      std::max<lapack_int>(1, batch.cols),
+                                      MatrixAt<int32_t>(result.mutable_tuple_elements()[1], i, pivots));
     if (info < 0) return LapackFailed(call, info);
     result.mutable_tuple_elements()[2].data<int32_t>()[static_cast<size_t>(i)] = info;
   }
@@ -262,7 +238,7 @@ StatusOr<Literal> Geqrf(const Call& call, Operands operands) {
   std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
   const int64_t size = int64_t{batch.rows} * batch.cols;
   for (int64_t i = 0; i < batch.count; ++i) {
-    const lapack_int info = Lapack<T>::geqrf(
+    const lapack_int info = Lapack<T>::geqrf(call.lapack)(
         LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
         std::max<lapack_int>(1, batch.cols), MatrixAt<T>(result.mutable_tuple_elements()[1], i, reflectors));
     if (info < 0) return LapackFailed(call, info);
@@ -291,10 +267,10 @@ StatusOr<Literal> Orgqr(const Call& call, Operands operands) {
   std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), result.raw().begin());
   const int64_t size = int64_t{batch.rows} * batch.cols;
   for (int64_t i = 0; i < batch.count; ++i) {
-    const lapack_int info =
-        Lapack<T>::orgqr(LAPACK_ROW_MAJOR, batch.rows, batch.cols, static_cast<lapack_int>(reflectors),
-                         MatrixAt<T>(result, i, size), std::max<lapack_int>(1, batch.cols),
-                         operands[1]->data<T>().data() + i * reflectors);
+    const lapack_int info = Lapack<T>::orgqr(call.lapack)(
+        LAPACK_ROW_MAJOR, batch.rows, batch.cols, static_cast<lapack_int>(reflectors),
+        MatrixAt<T>(result, i, size), std::max<lapack_int>(1, batch.cols),
+        operands[1]->data<T>().data() + i * reflectors);
     if (info < 0) return LapackFailed(call, info);
   }
   return result;
@@ -319,9 +295,9 @@ StatusOr<Literal> Syevd(const Call& call, Operands operands) {
   const int64_t size = int64_t{batch.rows} * batch.cols;
   for (int64_t i = 0; i < batch.count; ++i) {
     const lapack_int info =
-        Lapack<T>::syevd(LAPACK_ROW_MAJOR, mode, uplo, batch.rows, MatrixAt<T>(vectors, i, size),
-                         std::max<lapack_int>(1, batch.cols),
-                         MatrixAt<Real>(result.mutable_tuple_elements()[1], i, batch.rows));
+        Lapack<T>::syevd(call.lapack)(LAPACK_ROW_MAJOR, mode, uplo, batch.rows, MatrixAt<T>(vectors, i, size),
+                                      std::max<lapack_int>(1, batch.cols),
+                                      MatrixAt<Real>(result.mutable_tuple_elements()[1], i, batch.rows));
     if (info < 0) return LapackFailed(call, info);
     result.mutable_tuple_elements()[2].data<int32_t>()[static_cast<size_t>(i)] = info;
   }
@@ -374,10 +350,11 @@ StatusOr<Literal> SingularValues(const Call& call, Operands operands) {
     T* vt = MatrixAt<T>(parts[3], i, int64_t{vt_rows} * n);
     const lapack_int lda = std::max<lapack_int>(1, n);
     const lapack_int ldu = std::max<lapack_int>(1, u_cols);
-    const lapack_int info = call.target.routine == LapackRoutine::kGesdd
-                                ? Lapack<T>::gesdd(LAPACK_ROW_MAJOR, mode, m, n, a, lda, s, u, ldu, vt, lda)
-                                : Lapack<T>::gesvd(LAPACK_ROW_MAJOR, mode, mode, m, n, a, lda, s, u, ldu, vt,
-                                                   lda, superdiagonal.data());
+    const lapack_int info =
+        call.target.routine == LapackRoutine::kGesdd
+            ? Lapack<T>::gesdd(call.lapack)(LAPACK_ROW_MAJOR, mode, m, n, a, lda, s, u, ldu, vt, lda)
+            : Lapack<T>::gesvd(call.lapack)(LAPACK_ROW_MAJOR, mode, mode, m, n, a, lda, s, u, ldu, vt, lda,
+                                            superdiagonal.data());
     if (info < 0) return LapackFailed(call, info);
     parts[4].data<int32_t>()[static_cast<size_t>(i)] = info;
   }
@@ -416,9 +393,9 @@ StatusOr<Literal> Trsm(const Call& call, Operands operands) {
   const T one(1);
   for (int64_t i = 0; i < b.count; ++i) {
     if (b.rows == 0 || b.cols == 0) break;
-    Lapack<T>::trsm(&blas_side, &blas_uplo, &trans, &diag, &blas_rows, &blas_cols, &one,
-                    operands[0]->data<T>().data() + i * int64_t{a.rows} * a.cols, &lda,
-                    MatrixAt<T>(result, i, int64_t{b.rows} * b.cols), &ldb, 1, 1, 1, 1);
+    Lapack<T>::trsm(call.lapack)(&blas_side, &blas_uplo, &trans, &diag, &blas_rows, &blas_cols, &one,
+                                 operands[0]->data<T>().data() + i * int64_t{a.rows} * a.cols, &lda,
+                                 MatrixAt<T>(result, i, int64_t{b.rows} * b.cols), &ldb, 1, 1, 1, 1);
   }
   return result;
 }
@@ -481,13 +458,13 @@ StatusOr<Literal> Geev(const Call& call, Operands operands) {
     Complex* vr = MatrixAt<Complex>(parts[vectors + 1], i, int64_t{n} * n);
     lapack_int info = 0;
     if constexpr (kIsComplex<T>) {
-      info = Lapack<T>::geev(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld, MatrixAt<T>(parts[0], i, n),
-                             vl, ld, vr, ld);
+      info = Lapack<T>::geev(call.lapack)(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld,
+                                          MatrixAt<T>(parts[0], i, n), vl, ld, vr, ld);
     } else {
       Real* wr = MatrixAt<Real>(parts[0], i, n);
       Real* wi = MatrixAt<Real>(parts[1], i, n);
-      info = Lapack<T>::geev(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld, wr, wi, packed_left.data(),
-                             ld, packed_right.data(), ld);
+      info = Lapack<T>::geev(call.lapack)(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld, wr, wi,
+                                          packed_left.data(), ld, packed_right.data(), ld);
       if (info == 0 && left == 'V') UnpackEigenvectors(packed_left.data(), wi, n, vl);
       if (info == 0 && right == 'V') UnpackEigenvectors(packed_right.data(), wi, n, vr);
     }
@@ -523,11 +500,11 @@ StatusOr<Literal> Gees(const Call& call, Operands operands) {
     lapack_int sdim = 0;
     lapack_int info = 0;
     if constexpr (kIsComplex<T>) {
-      info = Lapack<T>::gees(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
-                             MatrixAt<T>(parts[2], i, n), z, ld);
+      info = Lapack<T>::gees(call.lapack)(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
+                                          MatrixAt<T>(parts[2], i, n), z, ld);
     } else {
-      info = Lapack<T>::gees(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
-                             MatrixAt<T>(parts[2], i, n), MatrixAt<T>(parts[3], i, n), z, ld);
+      info = Lapack<T>::gees(call.lapack)(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
+                                          MatrixAt<T>(parts[2], i, n), MatrixAt<T>(parts[3], i, n), z, ld);
     }
     if (info < 0) return LapackFailed(call, info);
     parts[sdim_part].data<int32_t>()[static_cast<size_t>(i)] = sdim;
@@ -562,10 +539,10 @@ StatusOr<Literal> Gehrd(const Call& call, Operands operands) {
   std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
   for (int64_t i = 0; i < batch.count; ++i) {
     if (n == 0) break;
-    const lapack_int info =
-        Lapack<T>::gehrd(LAPACK_ROW_MAJOR, n, static_cast<lapack_int>(low->second),
-                         static_cast<lapack_int>(high->second), MatrixAt<T>(parts[0], i, int64_t{n} * n),
-                         std::max<lapack_int>(1, n), MatrixAt<T>(parts[1], i, scales));
+    const lapack_int info = Lapack<T>::gehrd(call.lapack)(
+        LAPACK_ROW_MAJOR, n, static_cast<lapack_int>(low->second), static_cast<lapack_int>(high->second),
+        MatrixAt<T>(parts[0], i, int64_t{n} * n), std::max<lapack_int>(1, n),
+        MatrixAt<T>(parts[1], i, scales));
     if (info < 0) return LapackFailed(call, info);
     parts[2].data<int32_t>()[static_cast<size_t>(i)] = info;
   }
@@ -592,7 +569,7 @@ StatusOr<Literal> Sytrd(const Call& call, Operands operands) {
   std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
   for (int64_t i = 0; i < batch.count; ++i) {
     if (n == 0) break;
-    const lapack_int info = Lapack<T>::sytrd(
+    const lapack_int info = Lapack<T>::sytrd(call.lapack)(
         LAPACK_ROW_MAJOR, uplo, n, MatrixAt<T>(parts[0], i, int64_t{n} * n), std::max<lapack_int>(1, n),
         MatrixAt<Real>(parts[1], i, n), MatrixAt<Real>(parts[2], i, off), MatrixAt<T>(parts[3], i, off));
     if (info < 0) return LapackFailed(call, info);
@@ -626,13 +603,17 @@ StatusOr<Literal> EvaluateLapackCall(const BuiltinCustomCall& target, const Inst
                                      Operands operands) {
   StatusOr<std::map<std::string, int64_t>> attributes =
       ParseFfiIntegerAttributes(instruction.attrs.backend_config);
-  Call call{target, instruction, {}};
+  StatusOr<const LapackLibrary*> lapack = LapackLibrary::Get();
+  if (!lapack.ok()) {
+    return Status(lapack.status().code(), "custom-call '" + instruction.name + "' (target '" + target.target +
+                                              "'): " + lapack.status().message());
+  }
+  Call call{target, instruction, {}, **lapack};
   if (!attributes.ok()) return call.Error(attributes.status().message());
   call.attributes = std::move(attributes).value();
   for (const Literal* operand : operands) {
     if (operand == nullptr || !operand->shape().IsArray()) return call.Error("takes array operands only");
   }
-  LetNaNsThrough();
   switch (target.type) {
     case ElementType::kF32: return RunRoutine<float>(call, operands);
     case ElementType::kF64: return RunRoutine<double>(call, operands);

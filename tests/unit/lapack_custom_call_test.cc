@@ -12,6 +12,7 @@
 
 #include "core/builtin_custom_calls.h"
 #include "core/hlo_parser.h"
+#include "core/interpreter/lapack_calls_library.h"
 #include "core/lowering/device_lowering.h"
 #include "tests/unit/test_util.h"
 
@@ -694,6 +695,34 @@ TEST(BuiltinCustomCallTest, BuiltInNamesCannotBeRegisteredAndPassTheCompileCheck
   EXPECT_NE(check.message().find("cpu: custom-call target 'lapack_sfoo_ffi' of instruction 'call'"),
             std::string::npos)
       << check.message();
+}
+
+// LAPACK is loaded on first use; a library that is missing or is not
+// LAPACKE is UNAVAILABLE naming the file, what is wrong and what to install.
+TEST(LapackLibraryTest, MissingOrWrongLibraryIsUnavailableNamingItAndThePackage) {
+  const StatusOr<const interpreter::LapackLibrary*> missing =
+      interpreter::LapackLibrary::Load("libkiln-test-no-such-lapacke.so.3");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(missing.status().message().find("libkiln-test-no-such-lapacke.so.3"), std::string::npos)
+      << missing.status().message();
+  EXPECT_NE(missing.status().message().find("Debian package liblapacke"), std::string::npos)
+      << missing.status().message();
+  const StatusOr<const interpreter::LapackLibrary*> not_lapacke =
+      interpreter::LapackLibrary::Load("libc.so.6");
+  ASSERT_FALSE(not_lapacke.ok());
+  EXPECT_EQ(not_lapacke.status().code(), StatusCode::kUnavailable);
+  EXPECT_NE(not_lapacke.status().message().find("libc.so.6 has no LAPACKE_spotrf"), std::string::npos)
+      << not_lapacke.status().message();
+}
+
+TEST(LapackLibraryTest, TheProcessWideLibraryIsLoadedOnceWithEveryRoutine) {
+  KILN_ASSERT_OK_AND_ASSIGN(const interpreter::LapackLibrary* first, interpreter::LapackLibrary::Get());
+  KILN_ASSERT_OK_AND_ASSIGN(const interpreter::LapackLibrary* second, interpreter::LapackLibrary::Get());
+  EXPECT_EQ(first, second);
+  EXPECT_EQ(first->soname, interpreter::LapackLibrary::kDefaultSoname);
+  EXPECT_NE(first->zhetrd, nullptr);
+  EXPECT_NE(first->ztrsm, nullptr);
 }
 
 }  // namespace

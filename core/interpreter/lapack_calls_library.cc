@@ -1,0 +1,67 @@
+#include "core/interpreter/lapack_calls_library.h"
+
+#include <dlfcn.h>
+
+namespace kiln::interpreter {
+namespace {
+
+constexpr const char* kPackageAdvice =
+    "install the Debian package liblapacke (it brings liblapack3 and libblas3, the reference LAPACK and "
+    "BLAS, or an alternative such as OpenBLAS)";
+
+template <typename Function>
+bool Resolve(void* library, const char* symbol, Function& function) {
+  function = reinterpret_cast<Function>(dlsym(library, symbol));
+  return function != nullptr;
+}
+
+}  // namespace
+
+StatusOr<const LapackLibrary*> LapackLibrary::Load(const std::string& soname) {
+  // RTLD_LOCAL: LAPACK's and BLAS's symbols stay out of the process's
+  // global namespace (the caller may have its own BLAS). Never closed: the
+  // routines are held for the life of the process.
+  void* library = dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (library == nullptr) {
+    const char* reason = dlerror();
+    return Unavailable("LAPACK cannot be loaded: ", reason != nullptr ? reason : soname, "; ",
+                       kPackageAdvice);
+  }
+  auto* lapack = new LapackLibrary();
+  lapack->soname = soname;
+  // dlsym on the handle searches the library and then what it depends on,
+  // so the BLAS routines are found in the libblas.so.3 LAPACKE brings.
+  const char* missing = nullptr;
+#define KILN_LAPACKE_RESOLVE(routine)                                                \
+  if (missing == nullptr && !Resolve(library, "LAPACKE_" #routine, lapack->routine)) \
+    missing = "LAPACKE_" #routine;
+  KILN_LAPACKE_ROUTINES(KILN_LAPACKE_RESOLVE)
+#undef KILN_LAPACKE_RESOLVE
+  if (missing == nullptr && !Resolve(library, "strsm_", lapack->strsm)) missing = "strsm_";
+  if (missing == nullptr && !Resolve(library, "dtrsm_", lapack->dtrsm)) missing = "dtrsm_";
+  if (missing == nullptr && !Resolve(library, "ctrsm_", lapack->ctrsm)) missing = "ctrsm_";
+  if (missing == nullptr && !Resolve(library, "ztrsm_", lapack->ztrsm)) missing = "ztrsm_";
+  if (missing != nullptr) {
+    delete lapack;
+    dlclose(library);
+    return Unavailable("LAPACK cannot be used: ", soname, " has no ", missing, " (not LAPACKE 3); ",
+                       kPackageAdvice);
+  }
+  lapack->set_nancheck(0);
+  void (*set_num_threads)(int) = nullptr;
+  if (Resolve(library, "openblas_set_num_threads", set_num_threads)) {
+    set_num_threads(1);
+    lapack->held_to_one_thread = true;
+  }
+  return static_cast<const LapackLibrary*>(lapack);
+}
+
+StatusOr<const LapackLibrary*> LapackLibrary::Get() {
+  // A function-local static is initialised once, the other threads waiting
+  // for it; intentionally never freed (the library is process-wide).
+  static const StatusOr<const LapackLibrary*>* loaded =
+      new StatusOr<const LapackLibrary*>(Load(kDefaultSoname));
+  return *loaded;
+}
+
+}  // namespace kiln::interpreter
