@@ -91,6 +91,13 @@ class DistributionTest(unittest.TestCase):
         self.assertEqual(compare.distribution_mismatch([broken]), "non-finite samples")
         self.assertEqual(compare.distribution_mismatch([samples, samples]), "expected one array of samples")
 
+    def test_same_generator_must_give_the_same_numbers(self):
+        samples = np.random.default_rng(7).standard_normal(1 << 16, dtype=np.float32)
+        self.assertIsNone(compare.same_generator_mismatch([samples], [samples.copy()]))
+        other = np.random.default_rng(8).standard_normal(1 << 16, dtype=np.float32)
+        self.assertIn("vs jax", compare.same_generator_mismatch([other], [samples]))
+        self.assertIn("shapes differ", compare.same_generator_mismatch([samples[:5]], [samples]))
+
 
 if __name__ == "__main__":
     sys.exit(unittest.main())
