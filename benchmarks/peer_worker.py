@@ -24,6 +24,7 @@ to write the reference answer.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib.metadata
 import json
 import sys
@@ -288,15 +289,49 @@ def numpy_cumulative(workload, inputs):
     import numpy as np
 
     (x,) = inputs
+    axis = workload.params.get("axis", -1)
+    if workload.params["op"] == "sum":
+        return lambda: (np.cumsum(x, axis=axis),)
     if workload.params["op"] == "prod":
-        return lambda: (np.cumprod(x, axis=-1),)
-    return lambda: (np.maximum.accumulate(x, axis=-1),)
+        return lambda: (np.cumprod(x, axis=axis),)
+    return lambda: (np.maximum.accumulate(x, axis=axis),)
+
+
+def numpy_avgpool(workload, inputs):
+    import numpy as np
+
+    (x,) = inputs
+
+    def run():
+        # Zero padding, as the module's reduce-window add has.
+        padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+        out_h, out_w = (x.shape[1] - 1) // 2 + 1, (x.shape[2] - 1) // 2 + 1
+        total = np.zeros((x.shape[0], out_h, out_w, x.shape[3]), np.float32)
+        for i in range(3):
+            for j in range(3):
+                total += padded[:, i:i + 2 * out_h - 1:2, j:j + 2 * out_w - 1:2, :]
+        return (total / np.float32(9),)
+    return run
+
+
+def numpy_take_along(workload, inputs):
+    import numpy as np
+
+    x, indices = inputs
+    return lambda: (np.take_along_axis(x, indices, axis=1),)
+
+
+def numpy_bf16_conv(workload, inputs):
+    # The f32 convolution (numpy_program's im2col) of the inputs rounded to bf16
+    # once, outside the timing: the products of bf16 values are exact in f32.
+    return numpy_program(dataclasses.replace(workload, kind="conv"), [round_to_bfloat16(i) for i in inputs])
 
 
 NUMPY_ISSUE19 = {"scatter_add": numpy_scatter_add, "gather_sum": numpy_gather_sum, "maxpool": numpy_maxpool,
                  "maxpool_grad": numpy_maxpool_grad, "while_loop": numpy_while_loop,
                  "rng_normal": numpy_rng_normal, "topk": numpy_topk, "low_gemm": numpy_low_gemm,
-                 "axis_sum": numpy_axis_sum, "cumulative": numpy_cumulative}
+                 "axis_sum": numpy_axis_sum, "cumulative": numpy_cumulative, "avgpool": numpy_avgpool,
+                 "take_along": numpy_take_along, "bf16_conv": numpy_bf16_conv}
 
 
 def numpy_linalg(function, inputs):
@@ -542,15 +577,39 @@ def torch_axis_sum(torch, workload, tensors):
 
 def torch_cumulative(torch, workload, tensors):
     (x,) = tensors
+    axis = workload.params.get("axis", -1)
+    if workload.params["op"] == "sum":
+        return lambda: (torch.cumsum(x, dim=axis),)
     if workload.params["op"] == "prod":
-        return lambda: (torch.cumprod(x, dim=-1),)
-    return lambda: (torch.cummax(x, dim=-1).values,)
+        return lambda: (torch.cumprod(x, dim=axis),)
+    return lambda: (torch.cummax(x, dim=axis).values,)
+
+
+def torch_avgpool(torch, workload, tensors):
+    (x,) = tensors
+    nchw = torch_maxpool_input(torch, x)
+    # count_include_pad: the padding counts as zeros, as in the module.
+    return lambda: (torch.nn.functional.avg_pool2d(nchw, 3, stride=2, padding=1, count_include_pad=True)
+                    .permute(0, 2, 3, 1),)
+
+
+def torch_take_along(torch, workload, tensors):
+    x, indices = tensors
+    indices = indices.long()
+    return lambda: (torch.take_along_dim(x, indices, dim=1),)
+
+
+def torch_bf16_conv(torch, workload, tensors):
+    # A bf16 convolution: torch rounds its result to bf16 (no f32 output).
+    x, w = (t.to(torch.bfloat16) for t in tensors)
+    return lambda: (torch.nn.functional.conv2d(x, w, padding=1).float(),)
 
 
 TORCH_ISSUE19 = {"scatter_add": torch_scatter_add, "gather_sum": torch_gather_sum, "maxpool": torch_maxpool,
                  "maxpool_grad": torch_maxpool_grad, "while_loop": torch_while_loop,
                  "rng_normal": torch_rng_normal, "topk": torch_topk, "low_gemm": torch_low_gemm,
-                 "axis_sum": torch_axis_sum, "cumulative": torch_cumulative}
+                 "axis_sum": torch_axis_sum, "cumulative": torch_cumulative, "avgpool": torch_avgpool,
+                 "take_along": torch_take_along, "bf16_conv": torch_bf16_conv}
 
 
 def torch_linalg(torch, function, tensors):

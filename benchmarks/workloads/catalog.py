@@ -44,7 +44,8 @@ class Workload:
     title: str
     # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft |
     # cumsum | transpose | colsum | bf16_gemm | sort | linalg | scatter_add | gather_sum | maxpool |
-    # maxpool_grad | while_loop | rng_normal | topk | low_gemm | axis_sum | cumulative.
+    # maxpool_grad | while_loop | rng_normal | topk | low_gemm | axis_sum | cumulative | avgpool | take_along |
+    # bf16_conv.
     kind: str
     inputs: tuple
     # What bounds it, for the achieved-fraction column: "copy" (read + write
@@ -250,6 +251,26 @@ def issue19_workloads(quick: bool) -> list[Workload]:
     result.append(Workload("cummax_f32", f"cummax along the last axis {scan_rows}x{scan_cols} f32", "cumulative",
                            (Input((scan_rows, scan_cols)),), "copy", traffic_bytes=8 * scan_rows * scan_cols,
                            params={"op": "max"}))
+    # More of the same families at other shapes and types: average pooling (a
+    # reduce-window add), a cumulative sum down the columns, a gather along rows
+    # (take_along_axis) and a bf16 convolution with f32 results.
+    result.append(Workload("avgpool_f32", f"average-pool 3x3 stride 2 pad 1 (reduce-window add / 9) NHWC "
+                           f"{pool_title} f32", "avgpool", (Input(pool_shape),), "copy",
+                           traffic_bytes=4 * (pool_elements + pooled_elements), flops=9 * pooled_elements))
+    result.append(Workload("cumsum_axis0_f32", f"cumsum along axis 0 of {scan_rows}x{scan_cols} f32", "cumulative",
+                           (Input((scan_rows, scan_cols)),), "copy", traffic_bytes=8 * scan_rows * scan_cols,
+                           flops=scan_rows * scan_cols, params={"op": "sum", "axis": 0}))
+    picks = 16 if quick else 64
+    result.append(Workload("take_along_rows_f32", f"take_along_axis of {picks} s32 indices per row of "
+                           f"{rows}x{cols} f32", "take_along", (Input((rows, cols)),
+                                                               Input((rows, picks), "int32", "integers", high=cols)),
+                           "latency", traffic_bytes=8 * rows * picks))
+    batch, channels, image = (1, 16, 14) if quick else (8, 64, 56)
+    result.append(Workload("bf16_conv3x3", f"bf16 conv 3x3 {channels}->{channels} {image}x{image} batch {batch} NCHW, "
+                           "f32 results (f32 inputs rounded to bf16 in the module)", "bf16_conv",
+                           (Input((batch, channels, image, image)),
+                            Input((channels, channels, 3, 3), scale=(9 * channels)**-0.5)), "fma",
+                           flops=2 * batch * channels * image * image * channels * 9))
     return result
 
 

@@ -159,8 +159,24 @@ def axis_sum(workload: catalog.Workload):
 
 
 def cumulative(workload: catalog.Workload):
-    return {"prod": lambda x: jnp.cumprod(x, axis=-1), "max": lambda x: lax.cummax(x, axis=x.ndim - 1)}[
-        workload.params["op"]]
+    axis = workload.params.get("axis", -1)
+    return {"sum": lambda x: jnp.cumsum(x, axis=axis), "prod": lambda x: jnp.cumprod(x, axis=axis),
+            "max": lambda x: lax.cummax(x, axis=axis % x.ndim)}[workload.params["op"]]
+
+
+def avgpool(x):
+    # Padding counts as zeros (divided by 9 everywhere), as flax's avg_pool does by default.
+    return lax.reduce_window(x, 0.0, lax.add, POOL_WINDOW, POOL_STRIDES, POOL_PADDING) / 9.0
+
+
+def take_along(x, indices):
+    return jnp.take_along_axis(x, indices, axis=1)
+
+
+def bf16_conv(x, w):
+    return lax.conv_general_dilated(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16), window_strides=(1, 1),
+                                    padding="SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"),
+                                    preferred_element_type=jnp.float32)
 
 
 def hlo_function_for(workload: catalog.Workload):
@@ -176,7 +192,7 @@ def function_for(workload: catalog.Workload):
     simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
               "cumsum": cumsum, "colsum": colsum, "bf16_gemm": bf16_gemm,
               "overhead": overhead, "scatter_add": scatter_add, "gather_sum": gather_sum, "maxpool": maxpool,
-              "maxpool_grad": maxpool_grad}
+              "maxpool_grad": maxpool_grad, "avgpool": avgpool, "take_along": take_along, "bf16_conv": bf16_conv}
     with_params = {"while_loop": while_loop, "rng_normal": rng_normal, "topk": topk, "low_gemm": low_gemm,
                    "axis_sum": axis_sum, "cumulative": cumulative}
     if workload.kind in simple:
