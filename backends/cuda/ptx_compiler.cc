@@ -19,6 +19,7 @@
 #include "backends/cuda/cuda_target_hooks.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
+#include "backends/cuda/rng_bit_generator_emitter.h"
 #include "backends/cuda/rng_emitter.h"
 #include "backends/cuda/sort_emitter.h"
 #include "backends/llvm/emittable.h"
@@ -130,6 +131,12 @@ Status CheckPtxEmittable(const Computation& computation) {
       return Unimplemented("cuda: an rng kernel takes its operands as they are (nothing fused into it)");
     return CheckRngEmittable(*root);
   }
+  if (root != nullptr && root->opcode == Opcode::kRngBitGenerator) {
+    if (computation.parameters().size() != 1 || root->operand(0) != computation.parameters()[0])
+      return Unimplemented(
+          "cuda: an rng-bit-generator kernel takes its state as it is (nothing fused into it)");
+    return CheckRngBitGeneratorEmittable(*root);
+  }
   if (root != nullptr && (root->opcode == Opcode::kSort || root->opcode == Opcode::kTopK)) {
     // Sort and topk kernels read their operands from the kernel's buffers.
     const auto& parameters = computation.parameters();
@@ -183,6 +190,12 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
     if (root != nullptr && root->opcode == Opcode::kRng) {
       KILN_ASSIGN_OR_RETURN(const int64_t elements, EmitRngKernel(*module, *root, request.name));
       result.kernels.push_back({request.name, elements, 3, /*takes_rng_key=*/true});
+      continue;
+    }
+    if (root != nullptr && root->opcode == Opcode::kRngBitGenerator) {
+      KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));
+      KILN_ASSIGN_OR_RETURN(const int64_t threads, EmitRngBitGeneratorKernel(*module, *root, request.name));
+      result.kernels.push_back({request.name, threads, 3});
       continue;
     }
     if (root != nullptr && root->opcode == Opcode::kTopK) {

@@ -267,6 +267,44 @@ TEST_F(FakeDriver, AddLaunchesOneKernel) {
   EXPECT_EQ(Download(*sum[0]).shape(), Shape(ElementType::kF32, {1000}));
 }
 
+// rng-bit-generator is one kernel (rng_bit_generator_emitter.h): a thread
+// per bits element or state word, whichever are more, given the state, the
+// new state and the bits. The fake cannot run it; the bits are checked
+// against the interpreter on the kernel's IR compiled for the host
+// (cuda.rng_bit_generator_ir).
+TEST_F(FakeDriver, RngBitGeneratorLaunchesOneThreadPerElement) {
+  constexpr char kGenerator[] = R"(HloModule rbg
+ENTRY e {
+  s = u64[3] parameter(0)
+  ROOT r = (u64[3], u32[2,5]) rng-bit-generator(s), algorithm=rng_philox
+})";
+  std::unique_ptr<Module> module = Parse(kGenerator);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(backend_->UnsupportedOps(*module).empty());
+  std::unique_ptr<DeviceBuffer> state = Buffer(Literal::FromVector<uint64_t>({1, 2, 3}));
+  std::unique_ptr<Executable> generator = Compile(kGenerator);
+  ASSERT_TRUE(state && generator);
+  const int launches = hooks_.launch_count();
+  std::vector<std::unique_ptr<DeviceBuffer>> results = Run(*generator, {state.get()});
+  EXPECT_EQ(hooks_.launch_count(), launches + 1);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0]->shape(), Shape(ElementType::kU64, {3}));
+  EXPECT_EQ(results[1]->shape(), Shape(ElementType::kU32, {2, 5}));
+  auto last_launch = reinterpret_cast<int (*)(char*, size_t, unsigned*, unsigned*, uint64_t*, size_t)>(
+      dlsym(dlopen(DriverPath(), RTLD_NOW | RTLD_LOCAL), "kiln_fake_cuda_last_launch"));
+  ASSERT_NE(last_launch, nullptr);
+  char entry[256];
+  unsigned grid[3] = {0, 0, 0};
+  unsigned block[3] = {0, 0, 0};
+  uint64_t parameters[8] = {};
+  // state, new state, bits, then the number of threads.
+  ASSERT_EQ(last_launch(entry, sizeof entry, grid, block, parameters, 8), 4);
+  EXPECT_EQ(parameters[3], 10u);
+  EXPECT_GE(uint64_t{grid[0]} * block[0], 10u);
+  EXPECT_NE(parameters[0], parameters[1]);
+  EXPECT_NE(parameters[1], parameters[2]);
+}
+
 // An op no PTX emitter has is named by the capability query, and compiling
 // it is UNIMPLEMENTED naming it, before anything is launched.
 TEST_F(FakeDriver, FftIsRefusedByName) {
