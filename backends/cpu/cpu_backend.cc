@@ -169,6 +169,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
   if (options.optimization_level > 0) {
     PipelineOptions pipeline;
     pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
+    pipeline.narrow_int8_contractions = true;           // and s8 x s8 -> s32 (dot_thunk.h)
     pipeline.verify_input = false;                      // Compile verified the module cloned here
     if (compiler != nullptr) {
       pipeline.can_fuse = [compiler](const Instruction& instruction) {

@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <complex>
+#include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <vector>
 
 #include "backends/cpu/eigen_dot.h"
 #include "backends/cpu/onednn_matmul.h"
@@ -43,15 +45,68 @@ int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
   return product;
 }
 
+// s8 x s8 -> s32 where oneDNN does not run it: small products, builds
+// without oneDNN. Each product fits in 16 bits and the sums wrap modulo 2^32
+// (unsigned arithmetic, so the wrap is defined), as the interpreter's do.
+// Innermost loop over the result's columns when the rhs is [K, N], so it
+// vectorises; over K otherwise.
+void RunInt8Dot(const DotGeometry& g, const int8_t* lhs, const int8_t* rhs, int32_t* out,
+                const IntraOpThreadPool* pool) {
+  const int64_t lhs_size = g.m * g.k, rhs_size = g.k * g.n;
+  auto lhs_at = [&](const int8_t* a, int64_t i, int64_t p) {
+    return static_cast<uint32_t>(
+        static_cast<int32_t>(a[g.lhs_contracting_first ? p * g.m + i : i * g.k + p]));
+  };
+  auto rows = [&](int64_t begin, int64_t end) {  // rows of the batched result
+    std::vector<uint32_t> sums(static_cast<size_t>(g.n));
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t b = row / g.m, i = row % g.m;
+      const int8_t* a = lhs + b * lhs_size;
+      const int8_t* c = rhs + b * rhs_size;
+      std::fill(sums.begin(), sums.end(), 0u);
+      if (!g.rhs_contracting_last) {
+        for (int64_t p = 0; p < g.k; ++p) {
+          const uint32_t x = lhs_at(a, i, p);
+          const int8_t* c_row = c + p * g.n;
+          for (int64_t j = 0; j < g.n; ++j) {
+            sums[static_cast<size_t>(j)] += x * static_cast<uint32_t>(static_cast<int32_t>(c_row[j]));
+          }
+        }
+      } else {
+        for (int64_t j = 0; j < g.n; ++j) {
+          const int8_t* c_column = c + j * g.k;
+          uint32_t sum = 0;
+          for (int64_t p = 0; p < g.k; ++p)
+            sum += lhs_at(a, i, p) * static_cast<uint32_t>(static_cast<int32_t>(c_column[p]));
+          sums[static_cast<size_t>(j)] = sum;
+        }
+      }
+      int32_t* out_row = out + row * g.n;
+      for (int64_t j = 0; j < g.n; ++j) out_row[j] = static_cast<int32_t>(sums[static_cast<size_t>(j)]);
+    }
+  };
+  const int64_t total_rows = g.batch * g.m;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, g.n * g.k));
+  if (pool == nullptr) {
+    rows(0, total_rows);
+  } else {
+    pool->ParallelFor(total_rows, grain, rows);
+  }
+}
+
 }  // namespace
 
 std::optional<DotPlan> PlanDot(const Instruction& dot) {
   if (dot.operands.size() != 2) return std::nullopt;
   const Shape& lhs = dot.operand(0)->shape;
   const Shape& rhs = dot.operand(1)->shape;
+  if (!dot.shape.IsArray()) return std::nullopt;
   const ElementType type = dot.shape.element_type();
-  if (lhs.element_type() != type || rhs.element_type() != type || !dot.shape.IsArray()) return std::nullopt;
-  if (type != ElementType::kF32 && type != ElementType::kF64 && type != ElementType::kC64 &&
+  const ElementType operand_type = lhs.element_type();
+  if (rhs.element_type() != operand_type) return std::nullopt;
+  const bool int8 = operand_type == ElementType::kS8 && type == ElementType::kS32;
+  if (!int8 && operand_type != type) return std::nullopt;
+  if (!int8 && type != ElementType::kF32 && type != ElementType::kF64 && type != ElementType::kC64 &&
       type != ElementType::kC128) {
     return std::nullopt;
   }
@@ -63,6 +118,7 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   DotPlan plan;
   DotGeometry& g = plan.geometry;
   g.type = type;
+  g.operand_type = operand_type;
   g.batch = Product(lhs, dn.lhs_batch_dimensions);
   g.m = Product(lhs, lhs_free);
   g.k = Product(lhs, dn.lhs_contracting_dimensions);
@@ -101,6 +157,39 @@ DotThunk::DotThunk(int lhs, int rhs, int output, DotGeometry geometry)
   // Made for the thread count a backend picks by default; a run with another
   // count makes (once) a primitive for that one.
   onednn_ = OneDnnMatmul::Create(geometry_, ResolveThreadCount(0));
+  if (onednn_ == nullptr && geometry_.type == ElementType::kS32 && geometry_.k <= kExactF32Depth) {
+    DotGeometry widened = geometry_;
+    widened.type = widened.operand_type = ElementType::kF32;
+    widened_ = OneDnnMatmul::Create(widened, ResolveThreadCount(0));
+  }
+}
+
+Status DotThunk::RunWidened(ExecutionContext& context) const {
+  const DotGeometry& g = geometry_;
+  const auto* lhs = static_cast<const int8_t*>(context.slots[inputs_[0]]);
+  const auto* rhs = static_cast<const int8_t*>(context.slots[inputs_[1]]);
+  auto* out = static_cast<int32_t*>(context.slots[outputs_[0]]);
+  std::vector<float> wide_lhs(static_cast<size_t>(g.batch * g.m * g.k));
+  std::vector<float> wide_rhs(static_cast<size_t>(g.batch * g.k * g.n));
+  std::vector<float> wide_out(static_cast<size_t>(g.batch * g.m * g.n));
+  auto over = [&](int64_t count, auto&& body) {
+    if (context.pool == nullptr) {
+      body(int64_t{0}, count);
+    } else {
+      context.pool->ParallelFor(count, int64_t{1} << 16, body);
+    }
+  };
+  over(static_cast<int64_t>(wide_lhs.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) wide_lhs[static_cast<size_t>(i)] = lhs[i];
+  });
+  over(static_cast<int64_t>(wide_rhs.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) wide_rhs[static_cast<size_t>(i)] = rhs[i];
+  });
+  KILN_RETURN_IF_ERROR(widened_->Run(wide_lhs.data(), wide_rhs.data(), wide_out.data(), context.pool));
+  over(static_cast<int64_t>(wide_out.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<int32_t>(wide_out[static_cast<size_t>(i)]);
+  });
+  return OkStatus();
 }
 
 DotThunk::~DotThunk() = default;
@@ -108,10 +197,10 @@ DotThunk::~DotThunk() = default;
 Status DotThunk::Run(ExecutionContext& context) const {
   const DotGeometry& g = geometry_;
   if (onednn_ != nullptr) {
-    return onednn_->Run(static_cast<const float*>(context.slots[inputs_[0]]),
-                        static_cast<const float*>(context.slots[inputs_[1]]),
-                        static_cast<float*>(context.slots[outputs_[0]]), context.pool);
+    return onednn_->Run(context.slots[inputs_[0]], context.slots[inputs_[1]], context.slots[outputs_[0]],
+                        context.pool);
   }
+  if (widened_ != nullptr) return RunWidened(context);
   void* out = context.slots[outputs_[0]];
   const int64_t out_count = g.batch * g.m * g.n;
   if (out_count == 0) return OkStatus();
@@ -122,6 +211,10 @@ Status DotThunk::Run(ExecutionContext& context) const {
   const void* lhs = context.slots[inputs_[0]];
   const void* rhs = context.slots[inputs_[1]];
   switch (g.type) {
+    case ElementType::kS32:
+      RunInt8Dot(g, static_cast<const int8_t*>(lhs), static_cast<const int8_t*>(rhs),
+                 static_cast<int32_t*>(out), context.pool);
+      break;
     case ElementType::kF32:
       RunEigenDot(g, static_cast<const float*>(lhs), static_cast<const float*>(rhs), static_cast<float*>(out),
                   context.pool);

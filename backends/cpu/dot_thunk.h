@@ -1,9 +1,12 @@
 // dot (DotGeneral) on f32/f64/c64/c128 as batched GEMM with Eigen's tensor
-// contraction on the intra-op thread pool. Each operand must be in memory as
-// [batch, rows, columns] in one of the two orders the contraction reads
-// directly; the planner inserts a transpose when it is not. Large f32
-// products run on oneDNN's matmul instead when the build has it (see
-// onednn_matmul.h).
+// contraction on the intra-op thread pool, and s8 x s8 -> s32 (JAX's
+// preferred_element_type=int32) exactly in integers. Each operand must be in
+// memory as [batch, rows, columns] in one of the two orders the contraction
+// reads directly; the planner inserts a transpose when it is not. Large f32
+// and s8 products run on oneDNN's matmul instead when the build has it (see
+// onednn_matmul.h); where its int8 kernels are not exact (no VNNI), s8
+// products of up to kExactF32Depth terms widen to f32 and run on its f32
+// matmul, exactly; the rest run on a plain integer loop.
 #pragma once
 
 #include <cstdint>
@@ -17,7 +20,8 @@
 namespace kiln::cpu {
 
 struct DotGeometry {
-  ElementType type = ElementType::kF32;
+  ElementType type = ElementType::kF32;          // of the result
+  ElementType operand_type = ElementType::kF32;  // of both operands (s8 for an s32 result)
   int64_t batch = 1, m = 1, n = 1, k = 1;
   bool lhs_contracting_first = false;  // lhs is [batch, K, M] (else [batch, M, K])
   bool rhs_contracting_last = false;   // rhs is [batch, N, K] (else [batch, K, N])
@@ -32,7 +36,8 @@ struct DotPlan {
 };
 
 // A plan for `dot`, or nothing when the dot thunk does not handle it (element
-// types other than f32/f64/c64/c128, or mixed operand and result types).
+// types other than f32/f64/c64/c128 or s8 x s8 -> s32, or other mixed
+// operand and result types).
 std::optional<DotPlan> PlanDot(const Instruction& dot);
 
 class OneDnnMatmul;
@@ -43,12 +48,23 @@ class DotThunk : public Thunk {
   ~DotThunk() override;
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "dot"; }
-  // Whether Run goes through oneDNN.
+  // Whether Run goes through oneDNN in the dot's own types.
   bool uses_onednn() const { return onednn_ != nullptr; }
+  // Whether Run widens an s8 product to f32 for oneDNN's f32 matmul (where
+  // its int8 kernels are not exact, see onednn_matmul.h).
+  bool widens_to_f32() const { return widened_ != nullptr; }
+
+  // The longest s8 contraction an f32 product computes exactly: every
+  // partial sum is an integer of at most 1024 * 128 * 128 = 2^24 in
+  // magnitude, which f32 holds exactly.
+  static constexpr int64_t kExactF32Depth = 1024;
 
  private:
+  Status RunWidened(ExecutionContext& context) const;
+
   DotGeometry geometry_;
   std::unique_ptr<OneDnnMatmul> onednn_;
+  std::unique_ptr<OneDnnMatmul> widened_;
 };
 
 }  // namespace kiln::cpu

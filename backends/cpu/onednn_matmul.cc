@@ -33,8 +33,16 @@ struct MatmulDescriptions {
   memory::desc lhs, rhs, output;
 };
 
+memory::data_type DataType(ElementType type) {
+  switch (type) {
+    case ElementType::kS8: return memory::data_type::s8;
+    case ElementType::kS32: return memory::data_type::s32;
+    default: return memory::data_type::f32;
+  }
+}
+
 MatmulDescriptions Describe(const DotGeometry& g, Axis axis, int64_t extent) {
-  const auto f32 = memory::data_type::f32;
+  const memory::data_type operands = DataType(g.operand_type), result_type = DataType(g.type);
   const int64_t batch = axis == Axis::kBatch ? extent : g.batch;
   const int64_t m = axis == Axis::kRows ? extent : g.m;
   const int64_t n = axis == Axis::kColumns ? extent : g.n;
@@ -45,13 +53,13 @@ MatmulDescriptions Describe(const DotGeometry& g, Axis axis, int64_t extent) {
       g.rhs_contracting_last ? memory::dims{g.k * g.n, 1, g.k} : memory::dims{g.k * g.n, g.n, 1};
   MatmulDescriptions result;
   if (batch == 1 && g.batch == 1) {
-    result.lhs = memory::desc({m, g.k}, f32, {lhs_strides[1], lhs_strides[2]});
-    result.rhs = memory::desc({g.k, n}, f32, {rhs_strides[1], rhs_strides[2]});
-    result.output = memory::desc({m, n}, f32, {g.n, 1});
+    result.lhs = memory::desc({m, g.k}, operands, {lhs_strides[1], lhs_strides[2]});
+    result.rhs = memory::desc({g.k, n}, operands, {rhs_strides[1], rhs_strides[2]});
+    result.output = memory::desc({m, n}, result_type, {g.n, 1});
   } else {
-    result.lhs = memory::desc({batch, m, g.k}, f32, lhs_strides);
-    result.rhs = memory::desc({batch, g.k, n}, f32, rhs_strides);
-    result.output = memory::desc({batch, m, n}, f32, {g.m * g.n, g.n, 1});
+    result.lhs = memory::desc({batch, m, g.k}, operands, lhs_strides);
+    result.rhs = memory::desc({batch, g.k, n}, operands, rhs_strides);
+    result.output = memory::desc({batch, m, n}, result_type, {g.m * g.n, g.n, 1});
   }
   return result;
 }
@@ -68,13 +76,13 @@ struct MatmulPrimitive {
                     onednn::UserScratchpadAttributes(), onednn::CpuEngine()),
         matmul(description) {}
 
-  void Run(const float* lhs, const float* rhs, float* output) const {
+  void Run(const void* lhs, const void* rhs, void* output) const {
     const dnnl::engine& engine = onednn::CpuEngine();
     onednn::OmpThreadsScope one_thread(1);
     dnnl::stream& stream = onednn::ThreadStream();
     const memory scratchpad = onednn::ThreadScratchpad(description.scratchpad_desc().get_size());
-    matmul.execute(stream, {{DNNL_ARG_SRC, memory(descriptions.lhs, engine, const_cast<float*>(lhs))},
-                            {DNNL_ARG_WEIGHTS, memory(descriptions.rhs, engine, const_cast<float*>(rhs))},
+    matmul.execute(stream, {{DNNL_ARG_SRC, memory(descriptions.lhs, engine, const_cast<void*>(lhs))},
+                            {DNNL_ARG_WEIGHTS, memory(descriptions.rhs, engine, const_cast<void*>(rhs))},
                             {DNNL_ARG_DST, memory(descriptions.output, engine, output)},
                             {DNNL_ARG_SCRATCHPAD, scratchpad}});
     stream.wait();
@@ -92,7 +100,7 @@ struct PiecewiseMatmul {
     const int64_t wanted = onednn::PiecesFor(g.batch * g.m * g.n * g.k, pool_threads);
     // Cut whole batch elements when there are enough, else the larger of
     // the result's two dimensions, in pieces of at least 8 rows or 16
-    // columns (a vector of f32), so no piece is too thin to run fast.
+    // columns (a vector of f32 or s32), so no piece is too thin to run fast.
     Axis axis = Axis::kBatch;
     int64_t extent = g.batch, smallest = 1;
     if (g.batch < wanted) {
@@ -136,6 +144,20 @@ struct PiecewiseMatmul {
   std::string implementation() const { return primitives.front()->description.impl_info_str(); }
 };
 
+// Whether oneDNN's s8 x s8 -> s32 kernels on this CPU accumulate exactly:
+// with VNNI (vpdpbusd adds each product into s32). Without it oneDNN 2.6.3's
+// AVX2 int8 gemm adds pairs of products in 16 bits (vpmaddubsw), which
+// saturate: s8 values over their whole range gave sums off by thousands
+// under ONEDNN_MAX_CPU_ISA=AVX2 on this machine (runtime_int8_dot_test).
+bool Int8IsExact() {
+  const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  auto has = [isa](dnnl::cpu_isa wanted) {
+    const auto bits = static_cast<unsigned>(wanted);
+    return (isa & bits) == bits;
+  };
+  return has(dnnl::cpu_isa::avx512_core_vnni) || has(dnnl::cpu_isa::avx2_vnni);
+}
+
 }  // namespace
 
 struct OneDnnMatmul::Impl {
@@ -146,16 +168,24 @@ struct OneDnnMatmul::Impl {
 
 bool OneDnnMatmul::Available() { return true; }
 
+bool OneDnnMatmul::RunsInt8() {
+  static const bool exact = Int8IsExact();
+  return exact;
+}
+
 OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
 
 std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry& g, int pool_threads) {
-  if (g.type != ElementType::kF32 || g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return nullptr;
+  const bool f32 = g.type == ElementType::kF32 && g.operand_type == ElementType::kF32;
+  const bool int8 = g.type == ElementType::kS32 && g.operand_type == ElementType::kS8;
+  if ((!f32 && !(int8 && RunsInt8())) || g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return nullptr;
   if (g.m * g.n * g.k < kMinimumProduct) return nullptr;
   try {
     auto impl = std::make_unique<Impl>(g);
     const std::string implementation = impl->plans.GetOrThrow(pool_threads).implementation();
-    if (implementation.rfind("ref", 0) == 0) return nullptr;  // plain loops: Eigen is faster
+    // Plain loops: Eigen (f32) or the dot thunk's own integer loop is faster.
+    if (implementation.rfind("ref", 0) == 0) return nullptr;
     return std::unique_ptr<OneDnnMatmul>(new OneDnnMatmul(std::move(impl)));
   } catch (const dnnl::error&) {
     return nullptr;
@@ -166,8 +196,13 @@ size_t OneDnnMatmul::pieces(int pool_threads) const {
   return impl_->plans.GetOrThrow(pool_threads).pieces.size();
 }
 
-Status OneDnnMatmul::Run(const float* lhs, const float* rhs, float* output,
+Status OneDnnMatmul::Run(const void* lhs, const void* rhs, void* output,
                          const IntraOpThreadPool* pool) const {
+  const DotGeometry& g = impl_->geometry;
+  const int64_t operand_bytes = ByteWidth(g.operand_type), output_bytes = ByteWidth(g.type);
+  const auto* lhs_bytes = static_cast<const char*>(lhs);
+  const auto* rhs_bytes = static_cast<const char*>(rhs);
+  auto* output_bytes_base = static_cast<char*>(output);
   const int pool_threads = pool == nullptr ? 1 : pool->num_threads();
   KILN_ASSIGN_OR_RETURN(const PiecewiseMatmul* plan, impl_->plans.Get(pool_threads));
   onednn::PieceErrors error;
@@ -176,7 +211,8 @@ Status OneDnnMatmul::Run(const float* lhs, const float* rhs, float* output,
       const Piece& piece = plan->pieces[static_cast<size_t>(p)];
       error.Guard([&] {
         plan->primitives[plan->primitive_of[static_cast<size_t>(p)]]->Run(
-            lhs + piece.lhs_offset, rhs + piece.rhs_offset, output + piece.output_offset);
+            lhs_bytes + piece.lhs_offset * operand_bytes, rhs_bytes + piece.rhs_offset * operand_bytes,
+            output_bytes_base + piece.output_offset * output_bytes);
       });
     }
   };
@@ -198,10 +234,11 @@ namespace kiln::cpu {
 struct OneDnnMatmul::Impl {};
 
 bool OneDnnMatmul::Available() { return false; }
+bool OneDnnMatmul::RunsInt8() { return false; }
 OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
 std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry&, int) { return nullptr; }
-Status OneDnnMatmul::Run(const float*, const float*, float*, const IntraOpThreadPool*) const {
+Status OneDnnMatmul::Run(const void*, const void*, void*, const IntraOpThreadPool*) const {
   return Unimplemented("dot: this build has no oneDNN");
 }
 size_t OneDnnMatmul::pieces(int) const { return 0; }

@@ -1,6 +1,15 @@
-// f32 matrix products (DotThunk's batched [batch, M, K] x [batch, K, N], each
-// operand possibly transposed) through oneDNN's matmul primitive, on the
-// operands where they lie: transposes are described by strides.
+// f32 x f32 -> f32 and s8 x s8 -> s32 matrix products (DotThunk's batched
+// [batch, M, K] x [batch, K, N], each operand possibly transposed) through
+// oneDNN's matmul primitive, on the operands where they lie: transposes are
+// described by strides.
+//
+// s8 products run here only on a CPU with VNNI (AVX-512 or AVX2), where
+// oneDNN accumulates each product exactly in s32; its int8 kernels for AVX2
+// without VNNI add pairs of products in saturating 16-bit lanes, so there
+// the dot thunk widens them to f32 or runs its own integer loop (dot_thunk.h;
+// the tests run under ONEDNN_MAX_CPU_ISA=AVX2 too).
+// 1024^3 on one thread (Debian 12's oneDNN 2.6.3, 2-core AVX-512 VNNI
+// machine, busy): s8 3.8-4.5 ms (brg:avx512_core_vnni), f32 15.4 ms.
 //
 // Measured on the 2-core AVX-512 machine against Eigen's contraction, square
 // f32, two backend threads, median: 141 vs 201-258 us (256, one oneDNN
@@ -26,8 +35,11 @@ class OneDnnMatmul {
   static constexpr int64_t kMinimumProduct = int64_t{64} * 64 * 64;
 
   static bool Available();
-  // Null when oneDNN is not built in, the product is small or not f32, or
-  // oneDNN has no fast implementation for it. Creates the primitives for a
+  // Whether s8 x s8 -> s32 products run here (exactly): oneDNN is built in
+  // and the CPU has VNNI.
+  static bool RunsInt8();
+  // Null when oneDNN is not built in, the product is small or neither f32
+  // nor s8 x s8 -> s32, or oneDNN has no fast implementation for it. Creates the primitives for a
   // pool of `pool_threads` right away.
   static std::unique_ptr<OneDnnMatmul> Create(const DotGeometry& geometry, int pool_threads);
   ~OneDnnMatmul();
@@ -38,8 +50,9 @@ class OneDnnMatmul {
   // batch elements, bands of rows or of columns of the result) that `pool`
   // runs, each a one-thread oneDNN primitive on views of the operands; small
   // ones run on the calling thread. `pool` may be null (one thread). Safe to
-  // call from several threads at once.
-  Status Run(const float* lhs, const float* rhs, float* output, const IntraOpThreadPool* pool) const;
+  // call from several threads at once. The pointers hold the geometry's
+  // operand and result types.
+  Status Run(const void* lhs, const void* rhs, void* output, const IntraOpThreadPool* pool) const;
 
   // How many pieces a pool of `pool_threads` runs the product in.
   size_t pieces(int pool_threads) const;

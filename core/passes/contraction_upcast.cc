@@ -9,7 +9,28 @@ namespace {
 
 bool IsLowFloat(ElementType type) { return type == ElementType::kF16 || type == ElementType::kBF16; }
 
+// The longest s8 contraction an f32 one computes exactly: each partial sum
+// is an integer of at most 1024 * 128 * 128 = 2^24 in magnitude.
+constexpr int64_t kExactF32Depth = 1024;
+
+// An s8 x s8 -> s32 convolution (lax.conv_general_dilated with
+// preferred_element_type=int32) whose every output sums at most
+// kExactF32Depth products: the kernel's elements per output feature.
+bool ExactInF32(const Instruction& convolution) {
+  if (convolution.opcode != Opcode::kConvolution || !convolution.shape.IsArray() ||
+      convolution.shape.element_type() != ElementType::kS32 || convolution.operands.size() != 2) {
+    return false;
+  }
+  for (const Instruction* operand : convolution.operands) {
+    if (!operand->shape.IsArray() || operand->shape.element_type() != ElementType::kS8) return false;
+  }
+  const Shape& kernel = convolution.operand(1)->shape;
+  const int64_t output_features = kernel.dimensions(convolution.attrs.conv.kernel_output_feature_dimension);
+  return output_features > 0 && kernel.element_count() / output_features <= kExactF32Depth;
+}
+
 bool Upcastable(const Instruction& instruction) {
+  if (ExactInF32(instruction)) return true;
   if (instruction.opcode != Opcode::kDot && instruction.opcode != Opcode::kConvolution) return false;
   // A low-precision result, or an f32 one (preferred_element_type=f32).
   if (!instruction.shape.IsArray()) return false;

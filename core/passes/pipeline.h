@@ -4,6 +4,7 @@
 //   repeated until nothing changes (bounded);
 //   layout normalisation (row-major everywhere);
 //   f16/bf16 contractions in f32 (optional);
+//   s32 dots of widened s8 operands on the s8 operands (optional);
 //   fusion (optional), then DCE.
 // The verifier runs after every pass.
 #pragma once
@@ -24,6 +25,9 @@ struct PipelineOptions {
   // Run f16/bf16 dots and convolutions in f32 (contraction_upcast.h), for a
   // backend whose fast kernels are f32.
   bool upcast_low_precision_contractions = false;
+  // Run s32 dots of s8 operands widened to s32 on the s8 operands
+  // (int8_contraction_narrowing.h), for a backend with int8 kernels.
+  bool narrow_int8_contractions = false;
   // Bound on the simplification fixed point.
   int max_simplification_rounds = 8;
   // Verify the module before the first pass; a backend that has just

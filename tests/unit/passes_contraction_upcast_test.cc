@@ -169,5 +169,56 @@ ENTRY e {
   EXPECT_FALSE(changed);
 }
 
+// s8 values from -128 to 127, both extremes included.
+Literal Int8Ramp(std::vector<int64_t> dims, int step) {
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  std::vector<int8_t> values;
+  for (int64_t i = 0; i < count; ++i) values.push_back(static_cast<int8_t>((i * step) % 256 - 128));
+  values[0] = 127;
+  return Literal::FromVector<int8_t>(values, std::move(dims));
+}
+
+TEST(PassesContractionUpcastTest, ShallowInt8ConvolutionRunsInF32Exactly) {
+  // 4 input features x 3x3 window = 36 products per output.
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  x = s8[2,4,6,6] parameter(0)
+  w = s8[3,4,3,3] parameter(1)
+  ROOT c = s32[2,3,6,6] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = false;
+  auto upcast = Upcast(*module, {Int8Ramp({2, 4, 6, 6}, 37), Int8Ramp({3, 4, 3, 3}, 101)}, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(upcast->entry()->root()->opcode, Opcode::kConvert);
+  EXPECT_EQ(upcast->entry()->root()->shape.element_type(), ElementType::kS32);
+  const Instruction* convolution = Find(*upcast->entry(), Opcode::kConvolution);
+  ASSERT_NE(convolution, nullptr);
+  EXPECT_EQ(convolution->shape.element_type(), ElementType::kF32);
+}
+
+TEST(PassesContractionUpcastTest, DeepInt8ConvolutionAndInt8DotStay) {
+  // 40 input features x 5x6 window = 1200 products per output: past 2^24
+  // an f32 sum could round, so the convolution stays in integers; an int8
+  // dot is left for the backend's int8 kernels.
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  x = s8[1,40,6,6] parameter(0)
+  w = s8[2,40,5,6] parameter(1)
+  c = s32[1,2,2,1] convolution(x, w), window={size=5x6}, dim_labels=bf01_oi01->bf01
+  a = s8[3,5] parameter(2)
+  b = s8[5,4] parameter(3)
+  d = s32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (s32[1,2,2,1], s32[3,4]) tuple(c, d)
+})");
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<Module> copy = module->Clone();
+  PassPipeline pipeline;
+  pipeline.AddPass(std::make_unique<ContractionUpcast>());
+  KILN_ASSERT_OK_AND_ASSIGN(bool changed, pipeline.Run(*copy));
+  EXPECT_FALSE(changed);
+}
+
 }  // namespace
 }  // namespace kiln
