@@ -22,8 +22,10 @@
 // Complex intermediates (complex, real, imag, fft, complex math) carry
 // tangents like floats; the batch-norm ops are differentiated through their
 // expansion (core/autodiff/jvp_batch_norm_rules.cc).
-// Not yet: complex parameters, custom calls other
-// than the partitioner's identity annotations.
+// Registered ops with a gradient function get the tangent by transposing it
+// (core/autodiff/jvp_registered_op_rules.cc).
+// Not yet: complex parameters; other custom calls than the partitioner's
+// identity annotations have no derivative.
 #pragma once
 
 #include <cstdint>

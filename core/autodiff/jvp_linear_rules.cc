@@ -4,10 +4,9 @@
 // are linear over the reals, so an RFFT's or IRFFT's tangent is the same
 // transform of the tangent) or bilinear (dot, convolution):
 // the tangent is the same op again over the tangents, integer operands
-// (indices, offsets) as they are. Also tuples, and the custom calls.
+// (indices, offsets) as they are. Also tuples.
 #include "core/autodiff/jvp_rules.h"
 #include "core/autodiff/rule_helpers.h"
-#include "core/op_registry.h"
 
 namespace kiln::autodiff {
 namespace {
@@ -107,16 +106,6 @@ KILN_JVP_RULE(JvpTupleRule) {
   tangent.elements.assign(t.begin(), t.end());
   if (tangent.IsZero()) tangent.elements.clear();
   return tangent;
-}
-
-KILN_JVP_RULE(JvpCustomCallRule) {
-  // The partitioner's identity annotations are handled by EmitTangents.
-  if (FindRegisteredOp(x.attrs.custom_call_target) != nullptr) {
-    return Unimplemented("kiln jvp: no forward-mode rule for registered op '", x.attrs.custom_call_target,
-                         "' (instruction ", x.name,
-                         "): a registered gradient function is reverse mode only; use kiln_computation_vjp");
-  }
-  return JvpNoRuleError(x, RuleState::kNotDifferentiable);
 }
 
 }  // namespace kiln::autodiff

@@ -146,9 +146,121 @@ static void test_errors(void) {
   kiln_computation_destroy(f);
 }
 
+/* JvpCube(x: float) = x^3 with the gradient 3 x^2 dy: forward mode derives
+ * its tangent 3 x^2 v from that gradient. */
+static kiln_status_t* cube_kernel(const kiln_op_call_frame_t* frame) {
+  const float* x = (const float*)frame->args[0].data;
+  float* y = (float*)frame->results[0].data;
+  size_t i;
+  for (i = 0; i < frame->results[0].byte_size / sizeof(float); ++i) y[i] = x[i] * x[i] * x[i];
+  return NULL;
+}
+
+static kiln_status_t* cube_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                const kiln_op_t* outputs, const kiln_op_t* output_grads, size_t num_outputs,
+                                const kiln_op_attr_t* attrs, size_t num_attrs, kiln_op_t* operand_grads,
+                                void* user_data) {
+  const kiln_op_t square = kiln_op_mul(builder, operands[0], operands[0], NULL, 0);
+  (void)num_operands, (void)outputs, (void)num_outputs, (void)attrs, (void)num_attrs, (void)user_data;
+  operand_grads[0] =
+      kiln_op_mul(builder, kiln_op_mul(builder, kiln_op_constant_f32(builder, 3.0f), square, NULL, 0),
+                  output_grads[0], NULL, 0);
+  return NULL;
+}
+
+/* A gradient that goes through bit casts, which have no derivative. */
+static kiln_status_t* opaque_grad(kiln_builder_t* builder, const kiln_op_t* operands, size_t num_operands,
+                                  const kiln_op_t* outputs, const kiln_op_t* output_grads, size_t num_outputs,
+                                  const kiln_op_attr_t* attrs, size_t num_attrs, kiln_op_t* operand_grads,
+                                  void* user_data) {
+  (void)operands, (void)num_operands, (void)outputs, (void)num_outputs, (void)attrs, (void)num_attrs,
+      (void)user_data;
+  operand_grads[0] = kiln_op_bitcast_convert(
+      builder, kiln_op_bitcast_convert(builder, output_grads[0], KILN_TYPE_S32), KILN_TYPE_F32);
+  return NULL;
+}
+
+static void register_op(const char* name, kiln_op_grad_fn grad) {
+  kiln_user_op_def_t* def = NULL;
+  CHECK_OK(kiln_user_op_def_create(name, &def));
+  CHECK_OK(kiln_user_op_def_add_input(def, "x: float"));
+  CHECK_OK(kiln_user_op_def_add_output(def, "y: float"));
+  if (grad != NULL) CHECK_OK(kiln_user_op_def_set_grad_fn(def, grad));
+  CHECK_OK(kiln_user_op_register(def));
+  kiln_user_op_def_destroy(def);
+  CHECK_OK(kiln_user_op_register_kernel(name, "host", KILN_TYPE_F32, cube_kernel, NULL, NULL));
+}
+
+/* f(x: f32[3]) = op(x). */
+static kiln_computation_t* call_op(const char* name) {
+  const int64_t dims[1] = {kN};
+  kiln_builder_t* builder = NULL;
+  kiln_computation_t* f = NULL;
+  kiln_op_t x;
+  CHECK_OK(kiln_builder_create("registered", &builder));
+  x = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x");
+  CHECK_OK(kiln_builder_build(builder, kiln_op_call_registered(builder, name, &x, 1, NULL), &f));
+  kiln_builder_destroy(builder);
+  return f;
+}
+
+static void test_registered_ops(void) {
+  static const float x[kN] = {1.0f, -2.0f, 0.5f};
+  static const float v[kN] = {2.0f, 0.5f, -4.0f};
+  const int64_t first[1] = {0};
+  kiln_computation_t *cube = NULL, *jvp = NULL, *refused = NULL, *out = NULL;
+  kiln_client_t* client = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* arguments[2] = {NULL, NULL};
+  kiln_buffer_t* outputs[4] = {NULL};
+  float value[kN], tangent[kN];
+  size_t count = 0, i;
+
+  register_op("JvpCube", cube_grad);
+  register_op("JvpCubeNoGradient", NULL);
+  register_op("JvpCubeOpaqueGradient", opaque_grad);
+  cube = call_op("JvpCube");
+  CHECK_OK(kiln_computation_jvp(cube, first, 1, &jvp));
+  CHECK_OK(kiln_client_create(NULL, &client));
+  arguments[0] = f32_vector(client, x);
+  arguments[1] = f32_vector(client, v);
+  if (jvp != NULL) CHECK_OK(kiln_client_compile(client, jvp, NULL, &executable));
+  if (executable != NULL) {
+    CHECK_OK(kiln_executable_execute(executable, arguments, 2, NULL, outputs, 4, &count));
+    CHECK(count == 2);
+    if (count == 2) {
+      CHECK_OK(kiln_buffer_to_host(outputs[0], value, sizeof(value)));
+      CHECK_OK(kiln_buffer_to_host(outputs[1], tangent, sizeof(tangent)));
+      for (i = 0; i < kN; ++i) {
+        CHECK(near(value[i], x[i] * x[i] * x[i]));
+        CHECK(near(tangent[i], 3.0f * x[i] * x[i] * v[i]));
+      }
+    }
+    for (i = 0; i < count && i < 4; ++i) kiln_buffer_destroy(outputs[i]);
+  }
+  kiln_executable_destroy(executable);
+  for (i = 0; i < 2; ++i) kiln_buffer_destroy(arguments[i]);
+  kiln_client_destroy(client);
+
+  /* Without a gradient function there is nothing to derive the tangent from. */
+  refused = call_op("JvpCubeNoGradient");
+  EXPECT_JVP_ERROR(kiln_computation_jvp(refused, first, 1, &out), KILN_STATUS_INVALID_ARGUMENT,
+                   "JvpCubeNoGradient");
+  kiln_computation_destroy(refused);
+  /* A gradient that cannot be differentiated: UNIMPLEMENTED naming the op. */
+  refused = call_op("JvpCubeOpaqueGradient");
+  EXPECT_JVP_ERROR(kiln_computation_jvp(refused, first, 1, &out), KILN_STATUS_UNIMPLEMENTED,
+                   "no forward-mode rule for registered op 'JvpCubeOpaqueGradient'");
+  kiln_computation_destroy(refused);
+  CHECK(out == NULL);
+  kiln_computation_destroy(jvp);
+  kiln_computation_destroy(cube);
+}
+
 int main(void) {
   test_jvp();
   test_errors();
+  test_registered_ops();
   if (g_failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
     return EXIT_FAILURE;

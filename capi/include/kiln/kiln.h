@@ -782,18 +782,19 @@ KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_
  * cotangents pulled back to that parameter (of its shape). For a scalar
  * result the cotangent is 1, so these are the gradients of a loss.
  *
- * Covered: elementwise float math, convert, the shape ops, gather,
- * scatter-add, reduce with add/max/min, dot, calls (inlined), user-defined
- * ops with a gradient function (kiln_user_op_def_set_grad_fn), conditionals
- * and while loops with run-time trip counts (the README's "Gradients" says
- * how, and what a loop's gradient costs in memory). Errors, each naming
- * what is wrong:
+ * Covered: elementwise float and complex math, convert, the shape ops,
+ * gather, scatters, reduce and reduce-window with add/max/min, dot,
+ * convolution, sort, top-k, fft, batch-norm, map, calls (inlined),
+ * user-defined ops with a gradient function (kiln_user_op_def_set_grad_fn),
+ * conditionals and while loops with run-time trip counts (the README's
+ * "Gradients" lists the rules, says how loops are differentiated and what a
+ * loop's gradient costs in memory). Errors, each naming what is wrong:
  * INVALID_ARGUMENT for an empty `wrt`, a number that is not a parameter, a
- * number given twice, a parameter that is not an f16/bf16/f32/f64 array, an
- * op on the way from a differentiated parameter to the result that has no
- * derivative (naming the op and its instruction); UNIMPLEMENTED for such an
- * op whose rule is not written yet (convolution, reduce-window, ...),
- * and for complex or tuple parameters. `computation` is not changed. The
+ * number given twice, a parameter that is not an f16/bf16/f32/f64/c64/c128
+ * array, an op on the way from a differentiated parameter to the result
+ * that has no derivative (naming the op and its instruction);
+ * UNIMPLEMENTED for such an op whose rule is not written yet (the README
+ * lists them), and for tuple parameters. `computation` is not changed. The
  * caller owns *out_computation; free it with kiln_computation_destroy. */
 KILN_API kiln_status_t* kiln_computation_vjp(const kiln_computation_t* computation, const int64_t* wrt,
                                              size_t num_wrt, kiln_computation_t** out_computation);
@@ -827,11 +828,13 @@ KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t
  * Covered: elementwise float math, convert, the shape ops, gather, scatter
  * with add or overwrite, reduce and reduce-window with add/max/min, dot,
  * convolution, sort, top-k, calls (inlined), conditionals, while loops with
- * run-time trip counts. Not yet: batch-norm ops, fft and complex numbers,
- * map, other scatters, and user-defined ops (their gradient function is
- * reverse mode only). Errors, each naming what is wrong: INVALID_ARGUMENT for an
- * empty `wrt`, a number that is not a parameter, a number given twice, a
- * parameter that is not an f16/bf16/f32/f64 array, an op on the way from a
+ * run-time trip counts, batch-norm ops, map, complex intermediates and fft,
+ * and user-defined ops with a gradient function (the tangent is derived by
+ * transposing it; UNIMPLEMENTED naming the op when that gradient cannot be
+ * differentiated). Not yet: complex parameters, other scatters. Errors,
+ * each naming what is wrong: INVALID_ARGUMENT for an empty `wrt`, a
+ * number that is not a parameter, a number given twice, a parameter that
+ * is not an f16/bf16/f32/f64 array, an op on the way from a
  * differentiated parameter to the result that has no derivative (naming
  * the op and its instruction); UNIMPLEMENTED for such an op whose rule is
  * not written yet, and for complex or tuple parameters. `computation` is
