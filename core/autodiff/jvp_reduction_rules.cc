@@ -8,7 +8,9 @@
 // the element the window picked, the first of tied ones (a reduce-window
 // over (value, tangent) pairs, as JAX's select_and_gather_add), or the
 // initial value's where that is the result; sort sorts the tangents
-// alongside; top-k reads the tangent at the indices it returns.
+// alongside; top-k reads the tangent at the indices it returns. Reductions
+// over several operands fold their tangents along
+// (jvp_variadic_reduction_rules.cc).
 #include <limits>
 
 #include "core/autodiff/jvp_rules.h"
@@ -29,11 +31,12 @@ std::vector<int64_t> Kept(const Shape& operand, const std::vector<int64_t>& redu
 }  // namespace
 
 KILN_JVP_RULE(JvpReduceRule) {
+  if (x.operands.size() > 2) return JvpVariadicReduction(e, x, t);
   const std::optional<Opcode> reducer = SimpleReducer(x);
   if (!reducer || !x.shape.IsArray()) {
     return Unimplemented(
-        "kiln jvp: no forward-mode rule yet for 'reduce' over several operands or with a reducer other than "
-        "add, maximum or minimum of its two parameters (instruction ",
+        "kiln jvp: no forward-mode rule yet for 'reduce' of one operand with a reducer other than add, "
+        "maximum or minimum of its two parameters (instruction ",
         x.name, ")");
   }
   Instruction* operand = x.operand(0);
@@ -62,11 +65,12 @@ KILN_JVP_RULE(JvpReduceRule) {
 }
 
 KILN_JVP_RULE(JvpReduceWindowRule) {
+  if (x.operands.size() > 2) return JvpVariadicReduction(e, x, t);
   const std::optional<Opcode> reducer = SimpleReducer(x);
   if (!reducer || !x.shape.IsArray()) {
     return Unimplemented(
-        "kiln jvp: no forward-mode rule yet for 'reduce-window' over several operands or with a reducer "
-        "other than add, maximum or minimum of its two parameters (instruction ",
+        "kiln jvp: no forward-mode rule yet for 'reduce-window' of one operand with a reducer other than "
+        "add, maximum or minimum of its two parameters (instruction ",
         x.name, ")");
   }
   Instruction* operand = x.operand(0);

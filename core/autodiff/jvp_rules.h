@@ -35,6 +35,10 @@ Status JvpNoRuleError(const Instruction& instruction, RuleState state);
 // symbolically zero (and in the leaves that are not floats).
 Instruction* DenseTangent(VjpEmitter& e, const Tangent& t, const Shape& shape);
 
+// The rule of reduce and reduce-window over several operands, which theirs
+// hand over to (jvp_variadic_reduction_rules.cc).
+StatusOr<Tangent> JvpVariadicReduction(VjpEmitter& e, Instruction& x, std::span<const Tangent> t);
+
 // The rules, by family (jvp_elementwise_rules.cc, jvp_linear_rules.cc,
 // jvp_reduction_rules.cc, jvp_control_flow_rules.cc, map_rules.cc,
 // jvp_batch_norm_rules.cc); the table in
