@@ -15,6 +15,7 @@
 #include "backends/cpu/fft_thunk.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
+#include "backends/cpu/row_scatter_thunk.h"
 #include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
@@ -261,6 +262,16 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
       if (std::optional<ScanGeometry> scan = PlanScan(instruction)) {
         const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
         scope.sequence->thunks.push_back(std::make_unique<ScanThunk>(operand_leaves(0)[0], output, *scan));
+        scope.values[&instruction] = {output};
+        return OkStatus();
+      }
+      return LowerGeneric(instruction, scope);
+    case Opcode::kScatter:
+      if (std::optional<RowScatterPlan> plan = PlanRowScatter(instruction)) {
+        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+        const int order = NewSlot(SlotKind::kArena, RowScatterScratchBytes(*plan), scope.region);
+        scope.sequence->thunks.push_back(std::make_unique<RowScatterThunk>(
+            operand_leaves(0)[0], operand_leaves(1)[0], operand_leaves(2)[0], output, order, *plan));
         scope.values[&instruction] = {output};
         return OkStatus();
       }

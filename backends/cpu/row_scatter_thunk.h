@@ -1,0 +1,60 @@
+// Scatter of whole rows, the form JAX's x.at[idx].add(u) and x.at[idx].set(u)
+// take: operand [N, ...], indices [U] or [U, 1], updates [U, ...] whose
+// update i is combined into row idx[i]. The generic kernel walks the updates
+// one element at a time on one thread; this thunk splits the destination
+// rows into parts small enough to stay in a core's cache: the updates are
+// first sorted (stably, over the threads) by the part they land in; then the
+// threads take parts, each copying the part's rows of the operand and
+// applying its updates in update order, a row at a time (vectorised). On one
+// thread the updates are applied as they come. Every row thus sees its updates in XLA's order (update 0
+// first), so the results equal the sequential scatter's bit for bit, with
+// repeated indices too. Out-of-range indices (negative or >= N) fall in no
+// thread's rows and are skipped, as XLA skips an update window that does not
+// fit.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "backends/cpu/thunk.h"
+#include "core/element_type.h"
+#include "core/ir.h"
+
+namespace kiln::cpu {
+
+enum class RowScatterCombiner { kAdd, kAssign };
+
+struct RowScatterPlan {
+  ElementType type = ElementType::kF32;        // f32, f64, s32, s64, u32 or u64
+  ElementType index_type = ElementType::kS32;  // s32, s64, u32 or u64
+  RowScatterCombiner combiner = RowScatterCombiner::kAdd;
+  int64_t rows = 0;          // the operand's first dimension
+  int64_t row_elements = 1;  // product of its other dimensions
+  int64_t updates = 0;       // update rows (and indices)
+};
+
+// The plan of `scatter` when it is a row scatter: one operand; indices
+// [U] or [U, 1] with index_vector_dim 1 naming operand dimension 0
+// (inserted_window_dims = {0}, no batching dimensions); updates [U, rest of
+// the operand's dimensions] with update_window_dims = {1, ..., rank - 1};
+// a combiner that is add of its two parameters or returns the update
+// (parameter 1). Anything else keeps the generic path.
+std::optional<RowScatterPlan> PlanRowScatter(const Instruction& scatter);
+
+// Scratch the thunk sorts update numbers in (one 32-bit number per update).
+inline int64_t RowScatterScratchBytes(const RowScatterPlan& plan) { return plan.updates * 4; }
+
+class RowScatterThunk : public Thunk {
+ public:
+  // `order`: a scratch slot of RowScatterScratchBytes(plan) bytes.
+  RowScatterThunk(int operand, int indices, int updates, int output, int order, RowScatterPlan plan)
+      : Thunk({operand, indices, updates}, {output, order}), plan_(plan) {}
+
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override { return "row-scatter"; }
+
+ private:
+  RowScatterPlan plan_;
+};
+
+}  // namespace kiln::cpu

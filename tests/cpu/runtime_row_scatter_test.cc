@@ -1,0 +1,148 @@
+// Row scatters (JAX's x.at[idx].add(u) and .set(u)) on the CPU backend's
+// row-scatter thunk: equal to the interpreter bit for bit (each row gets its
+// updates in update order), with repeated and out-of-range indices, on 1, 2
+// and 4 threads; scatters of other forms keep the generic kernel.
+#include <string>
+
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+using testing::AbsDifference;
+using testing::CountThunks;
+using testing::ParseOrDie;
+using testing::RandomArguments;
+using testing::RunOn;
+using testing::RunWithThreads;
+
+// A scatter of `updates` rows of `row` (e.g. "32" or "4,3") into `rows`
+// rows of type `type`, with indices of `index_type` shaped [U] or [U, 1] and
+// a combiner whose root is `combine` (over parameters a and b).
+std::string RowScatter(const std::string& type, int64_t rows, const std::string& row, int64_t updates,
+                       const std::string& index_type, bool index_vector, const std::string& combine) {
+  const std::string operand = type + "[" + std::to_string(rows) + (row.empty() ? "" : "," + row) + "]";
+  const std::string update = type + "[" + std::to_string(updates) + (row.empty() ? "" : "," + row) + "]";
+  const std::string indices = index_type + "[" + std::to_string(updates) + (index_vector ? ",1]" : "]");
+  int64_t rank = 1;
+  for (char c : row) rank += c == ',' ? 1 : 0;
+  if (row.empty()) rank = 0;
+  std::string window_dims;
+  for (int64_t d = 1; d <= rank; ++d) window_dims += (d > 1 ? "," : "") + std::to_string(d);
+  // Set (JAX's .set) returns the update: its root is parameter 1 itself.
+  const std::string combiner =
+      combine == "parameter(1)"
+          ? "  a = " + type + "[] parameter(0)\n  ROOT b = " + type + "[] parameter(1)\n"
+          : "  a = " + type + "[] parameter(0)\n  b = " + type + "[] parameter(1)\n  ROOT c = " + type +
+                "[] " + combine + "\n";
+  return "HloModule m\ncombine {\n" + combiner + "}\nENTRY e {\n  x = " + operand +
+         " parameter(0)\n  i = " + indices + " parameter(1)\n  u = " + update +
+         " parameter(2)\n  ROOT s = " + operand + " scatter(x, i, u), update_window_dims={" + window_dims +
+         "}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+         "to_apply=combine\n}\n";
+}
+
+// Indices that repeat (about four updates per row) and stray out of range
+// on both sides: from -10 to rows + 9 (negative ones are huge unsigned).
+void FillIndices(Literal& indices, int64_t rows) {
+  DispatchElementType(indices.shape().element_type(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      int64_t u = 0;
+      for (T& index : indices.data<T>()) {
+        index = static_cast<T>((u * 7919) % (rows + 20) - 10);
+        ++u;
+      }
+    }
+  });
+}
+
+// Compiles `text`, expects `row_scatters` row-scatter thunks, and compares
+// the results on 1, 2 and 4 threads with the interpreter's (exactly when
+// `tolerance` is 0).
+void ExpectRowScatterMatches(const std::string& text, int64_t rows, int64_t row_scatters,
+                             double tolerance = 0) {
+  EXPECT_EQ(CountThunks(text, "row-scatter"), row_scatters) << text;
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> arguments = RandomArguments(*module);
+  FillIndices(arguments[1], rows);
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  for (int threads : {1, 2, 4}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(*module, arguments, threads));
+    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
+    for (int64_t i = 0; i < want[0].element_count(); ++i) {
+      ASSERT_LE(AbsDifference(got, want[0], i), tolerance) << threads << " threads, element " << i << "\n"
+                                                           << text;
+    }
+  }
+}
+
+TEST(RuntimeRowScatterTest, JaxScatterAddOfFloatRowsIsExactWithRepeatedAndOutOfRangeIndices) {
+  ExpectRowScatterMatches(RowScatter("f32", 300, "16", 1200, "s32", true, "add(a, b)"), 300, 1);
+}
+
+// 10000 rows of 128 bytes make three parts of the destination, and 40000
+// updates two sorting chunks, so the parallel passes run on 2 and 4 threads.
+TEST(RuntimeRowScatterTest, ManyPartsAndChunksKeepTheUpdateOrderOfEachRow) {
+  ExpectRowScatterMatches(RowScatter("f32", 10000, "32", 40000, "s32", true, "add(a, b)"), 10000, 1);
+}
+
+TEST(RuntimeRowScatterTest, EveryAcceptedElementAndIndexType) {
+  for (const char* type : {"f32", "f64", "s32", "s64", "u32", "u64"}) {
+    for (const char* index_type : {"s32", "s64", "u32", "u64"}) {
+      ExpectRowScatterMatches(RowScatter(type, 9000, "8", 3000, index_type, true, "add(a, b)"), 9000, 1);
+    }
+  }
+}
+
+TEST(RuntimeRowScatterTest, ImplicitIndexVectorRowsOfSeveralDimensionsAndScalarRows) {
+  ExpectRowScatterMatches(RowScatter("f32", 400, "", 2000, "s32", false, "add(b, a)"), 400, 1);
+  ExpectRowScatterMatches(RowScatter("f64", 200, "4,3", 900, "s64", false, "add(a, b)"), 200, 1);
+}
+
+TEST(RuntimeRowScatterTest, SetKeepsTheLastUpdateOfARow) {
+  ExpectRowScatterMatches(RowScatter("f32", 5000, "64", 20000, "s32", true, "parameter(1)"), 5000, 1);
+  ExpectRowScatterMatches(RowScatter("s32", 300, "16", 1200, "u32", true, "parameter(1)"), 300, 1);
+}
+
+TEST(RuntimeRowScatterTest, IntegerAddWrapsAround) {
+  const std::string text = RowScatter("s32", 4, "2", 3, "s32", true, "add(a, b)");
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> arguments = RandomArguments(*module);
+  for (int32_t& value : arguments[0].data<int32_t>()) value = 2147483647;
+  for (int32_t& value : arguments[1].data<int32_t>()) value = 1;
+  for (int32_t& value : arguments[2].data<int32_t>()) value = 1;
+  for (int threads : {1, 2}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(*module, arguments, threads));
+    EXPECT_EQ(got.data<int32_t>()[2], -2147483646) << threads << " threads";  // max + 3 wraps
+    EXPECT_EQ(got.data<int32_t>()[0], 2147483647) << threads << " threads";
+  }
+}
+
+TEST(RuntimeRowScatterTest, OtherScattersKeepTheGenericKernel) {
+  // A combiner other than add or set.
+  ExpectRowScatterMatches(RowScatter("f32", 300, "16", 1200, "s32", true, "multiply(a, b)"), 300, 0);
+  // An element type the thunk does not take.
+  ExpectRowScatterMatches(RowScatter("f16", 300, "16", 1200, "s32", true, "add(a, b)"), 300, 0, 1e-2);
+  // An update window narrower than the operand's row.
+  ExpectRowScatterMatches(R"(HloModule m
+combine {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] add(a, b)
+}
+ENTRY e {
+  x = f32[50,8] parameter(0)
+  i = s32[40,1] parameter(1)
+  u = f32[40,4] parameter(2)
+  ROOT s = f32[50,8] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine
+})",
+                          50, 0);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
