@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/cpu/data_movement_thunks.h"
+#include "backends/cpu/kernel_thunk.h"
 
 namespace kiln::cpu {
 namespace {
@@ -19,7 +20,17 @@ std::vector<int> Join(std::vector<int> a, const std::vector<int>& b) {
 }
 
 void CopyIfDistinct(void* to, const void* from, int64_t bytes) {
-  if (to != from && bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
+  if (to == from) return;
+  // A loop's state is often scalars: copies of a fixed small size compile to
+  // one load and store instead of a call into the C library.
+  switch (bytes) {
+    case 1: std::memcpy(to, from, 1); return;
+    case 2: std::memcpy(to, from, 2); return;
+    case 4: std::memcpy(to, from, 4); return;
+    case 8: std::memcpy(to, from, 8); return;
+    default:
+      if (bytes > 0) std::memcpy(to, from, static_cast<size_t>(bytes));
+  }
 }
 
 }  // namespace
@@ -42,18 +53,32 @@ Status WhileThunk::Run(ExecutionContext& context) const {
     slots[results_[i]] = slots[state_a_[i]];
     CopyIfDistinct(slots[state_a_[i]], slots[inputs_[i]], leaf_bytes_[i]);
   }
+  // A body of a few scalar kernels costs nanoseconds, so the per-iteration
+  // overhead around it is what the loop costs: with every step an inline
+  // kernel, the passes call the kernels directly, and the back-edge checks
+  // the stop condition only when it can fire.
+  const bool direct_condition = KernelsRunInline(*condition_.sequence);
+  const bool direct_body = KernelsRunInline(*body_.sequence);
+  const bool may_stop = context.stop->can_stop();
   int64_t iterations = 0;
   for (;; ++iterations) {
-    Status status = context.stop->Check();  // the back-edge
-    if (status.ok()) {
-      for (size_t i = 0; i < leaves; ++i) slots[condition_.parameter_leaves[i]] = slots[results_[i]];
-      status = condition_.sequence->Run(context);
+    if (may_stop) {
+      Status stopped = context.stop->Check();  // the back-edge
+      if (!stopped.ok()) return StoppedInLoop(stopped, name(), iterations);
     }
-    if (!status.ok()) return StoppedInLoop(status, name(), iterations);
+    for (size_t i = 0; i < leaves; ++i) slots[condition_.parameter_leaves[i]] = slots[results_[i]];
+    if (direct_condition) {
+      RunKernelsInline(*condition_.sequence, slots);
+    } else if (Status status = condition_.sequence->Run(context); !status.ok()) {
+      return StoppedInLoop(status, name(), iterations);
+    }
     if (!*static_cast<const bool*>(slots[condition_.result_leaves[0]])) return OkStatus();
     for (size_t i = 0; i < leaves; ++i) slots[body_.parameter_leaves[i]] = slots[results_[i]];
-    status = body_.sequence->Run(context);
-    if (!status.ok()) return StoppedInLoop(status, name(), iterations);
+    if (direct_body) {
+      RunKernelsInline(*body_.sequence, slots);
+    } else if (Status status = body_.sequence->Run(context); !status.ok()) {
+      return StoppedInLoop(status, name(), iterations);
+    }
     for (size_t i = 0; i < leaves; ++i) {
       const void* produced = slots[body_.result_leaves[i]];
       void* current = slots[results_[i]];

@@ -18,16 +18,34 @@ class KernelThunk : public Thunk {
   KernelThunk(std::vector<int> inputs, std::vector<int> outputs, std::unique_ptr<LibraryThunk> fallback);
   void SetKernel(const KernelInfo& info);
   bool compiled() const { return function_ != nullptr; }
+  // Whether Run would call the compiled kernel once on the calling thread
+  // whatever the pool: compiled, and the whole extent is one task. Such a
+  // kernel may be run by RunInline instead, which is what loops with small
+  // bodies do: no virtual call, Status or pool check per step.
+  bool RunsInline() const { return function_ != nullptr && extent_ <= grain_; }
+  void RunInline(void* const* slots) const;
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return function_ != nullptr ? "kernel" : "library"; }
 
  private:
+  static constexpr size_t kMaxInlineArguments = 64;
+  // The kernel's buffer pointers: in `inline_buffers` (kMaxInlineArguments
+  // long) when they fit, else in `heap_buffers`.
+  void** BindArguments(void* const* slots, void** inline_buffers, std::vector<void*>& heap_buffers) const;
+
   std::vector<int> arguments_;  // inputs then outputs: the kernel's buffer order
   KernelFunction function_ = nullptr;
   int64_t extent_ = 1;
   int64_t grain_ = 1;
   std::unique_ptr<LibraryThunk> fallback_;
 };
+
+// Whether every thunk of `sequence` is a KernelThunk that RunsInline (and
+// thunk profiling is off, so that profiles still see each thunk); then
+// RunKernelsInline(sequence, slots) does what sequence.Run does, minus the
+// stop checks between thunks.
+bool KernelsRunInline(const ThunkSequence& sequence);
+void RunKernelsInline(const ThunkSequence& sequence, void* const* slots);
 
 }  // namespace kiln::cpu

@@ -186,5 +186,91 @@ ENTRY e {
 })");
 }
 
+// lax.fori_loop with a scalar body: every step of the condition and body is
+// a kernel run once on the calling thread, which the loop calls directly.
+// The results must be the interpreter's exactly, on any thread count (no
+// multiply feeds an add, so no contraction to a fused multiply-add applies).
+TEST(RuntimeControlFlowTest, LoopOfScalarKernelsIsExactOnEveryThreadCount) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(R"(HloModule m
+cond {
+  s = (s32[], f32[], f64[], s64[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(1000)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[], f64[], s64[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[] get-tuple-element(s), index=1
+  y = f64[] get-tuple-element(s), index=2
+  k = s64[] get-tuple-element(s), index=3
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  a = f32[] constant(1.0001)
+  c = f32[] constant(0.5)
+  xc = f32[] add(x, c)
+  x2 = f32[] divide(xc, a)
+  d = f64[] constant(0.25)
+  e = f64[] constant(1.0001)
+  yd = f64[] add(y, d)
+  y2 = f64[] divide(yd, e)
+  three = s64[] constant(3)
+  k3 = s64[] multiply(k, three)
+  ij = s64[] convert(i)
+  k2 = s64[] add(k3, ij)
+  ROOT t = (s32[], f32[], f64[], s64[]) tuple(j, x2, y2, k2)
+}
+ENTRY e {
+  x = f32[] parameter(0)
+  y = f64[] parameter(1)
+  k = s64[] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], f32[], f64[], s64[]) tuple(zero, x, y, k)
+  w = (s32[], f32[], f64[], s64[]) while(init), condition=cond, body=body
+  rx = f32[] get-tuple-element(w), index=1
+  ry = f64[] get-tuple-element(w), index=2
+  rk = s64[] get-tuple-element(w), index=3
+  fy = f32[] convert(ry)
+  fk = f32[] convert(rk)
+  s1 = f32[] add(rx, fy)
+  ROOT s2 = f32[] add(s1, fk)
+})");
+  ASSERT_NE(module, nullptr);
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 4}, 0);
+}
+
+// A body with a kernel split over the threads (a large elementwise step)
+// next to a scalar one runs its steps as a sequence.
+TEST(RuntimeControlFlowTest, LoopWithAParallelKernelInItsBody) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(R"(HloModule m
+cond {
+  s = (s32[], f32[262144]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[262144]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[262144] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  h = f32[] constant(0.75)
+  hb = f32[262144] broadcast(h), dimensions={}
+  m = f32[262144] multiply(x, hb)
+  y = f32[262144] add(m, x)
+  ROOT t = (s32[], f32[262144]) tuple(j, y)
+}
+ENTRY e {
+  x = f32[262144] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[262144]) tuple(zero, x)
+  w = (s32[], f32[262144]) while(init), condition=cond, body=body
+  ROOT r = f32[262144] get-tuple-element(w), index=1
+})");
+  ASSERT_NE(module, nullptr);
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 4}, 1e-5);
+}
+
 }  // namespace
 }  // namespace kiln::cpu
