@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Checks benchmarks/compare's floor report (issue 19: every row where Kiln is
-slower than the best peer) and its distribution check for random-number rows,
-on made-up results: no workload runs."""
+slower than the best peer), its distribution check for random-number rows, on
+made-up results (no workload runs), and its timeout for a peer's process."""
 
 from __future__ import annotations
 
@@ -97,6 +97,17 @@ class DistributionTest(unittest.TestCase):
         other = np.random.default_rng(8).standard_normal(1 << 16, dtype=np.float32)
         self.assertIn("vs jax", compare.same_generator_mismatch([other], [samples]))
         self.assertIn("shapes differ", compare.same_generator_mismatch([samples[:5]], [samples]))
+
+
+class PeerTimeoutTest(unittest.TestCase):
+    def test_a_process_past_its_timeout_reads_timed_out(self):
+        report, error = compare.run_json([sys.executable, "-c", "import time; time.sleep(30)"], timeout=0.5)
+        self.assertIsNone(report)
+        self.assertEqual(error, "timed out after 0.5 s")
+
+    def test_a_process_within_its_timeout_reports(self):
+        report, error = compare.run_json([sys.executable, "-c", "print('{\"median_us\": 3}')"], timeout=30)
+        self.assertEqual((report, error), ({"median_us": 3}, ""))
 
 
 if __name__ == "__main__":
