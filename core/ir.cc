@@ -47,6 +47,7 @@ std::vector<Instruction*> Computation::PostOrder() const {
   std::vector<Instruction*> order;
   if (!root_) return order;
   std::unordered_set<const Instruction*> visited;
+  visited.reserve(instructions_.size());
   // Iterative DFS: deep graphs (long chains) must not overflow the stack.
   std::vector<std::pair<Instruction*, size_t>> stack = {{root_, 0}};
   visited.insert(root_);
@@ -71,6 +72,7 @@ bool HasSideEffect(const Instruction& instruction) {
 
 std::vector<const Instruction*> Computation::LiveInstructions() const {
   std::unordered_set<const Instruction*> live;
+  live.reserve(instructions_.size());
   std::vector<const Instruction*> stack;
   if (root_ != nullptr) stack.push_back(root_);
   for (const auto& instruction : instructions_) {
@@ -92,6 +94,7 @@ std::vector<const Instruction*> Computation::LiveInstructions() const {
 bool Computation::RemoveDeadInstructions() {
   CountInstructionsWalked(instructions_.size());
   std::unordered_set<const Instruction*> live;
+  live.reserve(instructions_.size());
   for (Instruction* instruction : PostOrder()) live.insert(instruction);
   std::vector<const Instruction*> stack;
   for (const auto& instruction : instructions_) {
@@ -113,6 +116,7 @@ bool Computation::RemoveDeadInstructions() {
 void Computation::SortTopologically() {
   CountInstructionsWalked(instructions_.size());
   std::unordered_map<const Instruction*, size_t> position;
+  position.reserve(instructions_.size());
   for (size_t i = 0; i < instructions_.size(); ++i) position[instructions_[i].get()] = i;
   std::vector<char> placed(instructions_.size(), 0);
   std::vector<size_t> order;

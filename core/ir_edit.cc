@@ -7,6 +7,7 @@ namespace kiln {
 UserMap ComputeUsers(const Computation& computation) {
   CountInstructionsWalked(computation.instructions().size());
   UserMap users;
+  users.reserve(computation.instructions().size());
   for (const auto& instruction : computation.instructions()) {
     users.try_emplace(instruction.get());
     for (const Instruction* operand : instruction->operands) {

@@ -15,7 +15,6 @@
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/op_registry.h"
-#include "core/single_instruction.h"
 #include "core/verifier.h"
 #ifdef KILN_CPU_HAVE_PIPELINE
 #include "core/passes/pipeline.h"
@@ -44,7 +43,7 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
 bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
   // A cumulative reduce-window runs as a scan (scan_thunk.h), never inside a kernel.
   if (PlanScan(instruction)) return false;
-  return compiler.CheckEmittable(*SingleInstructionComputation(instruction, "single")).ok();
+  return compiler.CheckInstructionEmittable(instruction).ok();
 }
 #endif
 

@@ -5,6 +5,7 @@
 #include "backends/llvm/convolution_emitter.h"
 #include "backends/llvm/dot_emitter.h"
 #include "backends/llvm/scalar_ops_ir.h"
+#include "core/single_instruction.h"
 
 namespace kiln::llvm_ir {
 namespace {
@@ -364,6 +365,21 @@ Status CheckEmittable(const Computation& computation, const EmittableOptions& op
     }
   }
   return OkStatus();
+}
+
+Status CheckInstructionEmittable(const Instruction& instruction, const EmittableOptions& options) {
+  // Roots that CheckEmittable treats apart, tuple results (whose leaves it
+  // compares) and tuple operands (parameters it refuses) take the full path.
+  const Opcode opcode = instruction.opcode;
+  bool plain = instruction.shape.IsArray() && opcode != Opcode::kScatter &&
+               opcode != Opcode::kSelectAndScatter &&
+               !(options.dynamic_update_slice_root && opcode == Opcode::kDynamicUpdateSlice);
+  for (const Instruction* operand : instruction.operands) plain = plain && operand->shape.IsArray();
+  if (!plain) return CheckEmittable(*SingleInstructionComputation(instruction, "single"), options);
+  // Otherwise the one-instruction computation holds array parameters, which
+  // always pass, and a copy of `instruction` reading operands of the same
+  // shapes: CheckInstruction of the instruction itself gives its answer.
+  return CheckInstruction(instruction, /*scalar_only=*/false);
 }
 
 }  // namespace kiln::llvm_ir

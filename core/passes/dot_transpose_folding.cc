@@ -17,19 +17,26 @@ bool IsFoldableProduct(const Instruction& dot) {
 }
 
 bool FoldIn(Computation& computation) {
-  const UserMap users = ComputeUsers(computation);
-  std::vector<std::pair<Instruction*, Instruction*>> folds;  // transpose, dot
-  UseReplacer replacer(computation);
+  std::vector<std::pair<Instruction*, Instruction*>> candidates;  // transpose, dot
   for (const auto& owned : computation.instructions()) {
     Instruction* transpose = owned.get();
     if (transpose->opcode != Opcode::kTranspose || transpose->attrs.dimensions != std::vector<int64_t>{1, 0})
       continue;
     Instruction* dot = transpose->operand(0);
     if (!IsFoldableProduct(*dot) || dot == computation.root()) continue;
+    candidates.emplace_back(transpose, dot);
+  }
+  // The user map costs an allocation per instruction: most computations have
+  // no transposed product at all and never need it (issue 13's compile time).
+  if (candidates.empty()) return false;
+  const UserMap users = ComputeUsers(computation);
+  std::vector<std::pair<Instruction*, Instruction*>> folds;
+  for (auto [transpose, dot] : candidates) {
     const auto found = users.find(dot);
     if (found == users.end() || found->second.size() != 1) continue;
     folds.emplace_back(transpose, dot);
   }
+  UseReplacer replacer(computation);
   for (auto [transpose, dot] : folds) {
     Attributes attrs = dot->attrs;
     std::swap(attrs.dot.lhs_contracting_dimensions, attrs.dot.rhs_contracting_dimensions);

@@ -82,6 +82,9 @@ class LlvmKernelCompiler : public KernelCompiler {
   Status CheckEmittable(const Computation& computation) const override {
     return llvm_ir::CheckEmittable(computation);
   }
+  Status CheckInstructionEmittable(const Instruction& instruction) const override {
+    return llvm_ir::CheckInstructionEmittable(instruction);
+  }
 
   using KernelCompiler::Compile;
   StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests,

@@ -83,6 +83,9 @@ class KernelCompiler {
   // calls, e.g. reducers) can be emitted; UNIMPLEMENTED naming the op and
   // element type otherwise.
   virtual Status CheckEmittable(const Computation& computation) const = 0;
+  // CheckEmittable of `instruction` alone (its operands as parameters),
+  // without building that computation where the answer allows.
+  virtual Status CheckInstructionEmittable(const Instruction& instruction) const = 0;
 
   // Compiles all requests (per compile tier, split into up to
   // KernelCompileThreads() modules, built in parallel) into one native
