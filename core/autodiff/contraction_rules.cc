@@ -78,10 +78,11 @@ Instruction* DotOperandCotangent(VjpEmitter& e, const Instruction& dot, Instruct
 }  // namespace
 
 KILN_VJP_RULE(ReduceRule) {
+  if (x.operands.size() > 2) return VariadicReduceCotangents(e, x, ct);
   const std::optional<Opcode> reducer = SimpleReducer(x);
   if (!reducer || !x.shape.IsArray()) {
     return Unimplemented(
-        "kiln grad: no derivative rule yet for 'reduce' over several operands or with a reducer "
+        "kiln grad: no derivative rule yet for 'reduce' of one operand with a reducer "
         "other than add, maximum or minimum of its two parameters (instruction ",
         x.name, ")");
   }

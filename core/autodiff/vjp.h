@@ -9,7 +9,9 @@
 // with add or overwrite, concatenate, pad, reverse), reduce with
 // add/maximum/minimum, dot_general, convolution, reduce-window with
 // add/maximum/minimum, sort, top-k, batch-norm training and inference,
-// map (its body lifted to arrays, core/autodiff/map_rules.cc), tuples
+// map (its body lifted to arrays, core/autodiff/map_rules.cc), reduce
+// over several operands with a reducer that chooses (argmax-style,
+// core/autodiff/variadic_reduction_rules.cc), tuples
 // (calls are inlined first), and control flow
 // (core/autodiff/control_flow_rules.cc): conditionals of both forms and
 // while loops with trip counts known only at run time, nested in each
@@ -17,8 +19,9 @@
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
 // Calls of registered ops (core/op_registry.h) with a gradient function are
 // differentiated by it (core/autodiff/registered_op_rules.cc).
-// Not yet: other scatters, other custom calls, differentiating a
-// gradient through a while loop again.
+// Not yet: other scatters, other reducers of several operands and
+// reduce-window over several operands, other custom calls, differentiating
+// a gradient through a while loop again.
 #pragma once
 
 #include <cstdint>

@@ -37,6 +37,10 @@ RuleLookup FindVjpRule(Opcode opcode);
 // to the result whose opcode has no rule (`state` is not kRule).
 Status NoRuleError(const Instruction& instruction, RuleState state);
 
+// The rule of reduce over several operands, which ReduceRule hands over to
+// (variadic_reduction_rules.cc).
+StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruction& x, const Cotangent& ct);
+
 // The rules, by family (elementwise_rules.cc, complex_rules.cc, structural_rules.cc, scatter_rules.cc,
 // contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, batch_norm_rules.cc,
 // control_flow_rules.cc, registered_op_rules.cc, map_rules.cc); the table in vjp_rules.cc refers to them.

@@ -1,13 +1,16 @@
 // Reductions over several operands: forward mode folds the tangents along
 // with the reducer's own derivative (core/autodiff/jvp_variadic_reduction_rules.cc),
-// checked against f64 central differences on the interpreter and cpu for
-// an argmax-style reduce and reduce-window of (value, index) pairs and a
+// reverse mode sends the cotangent to the element a choosing reducer chose
+// (core/autodiff/variadic_reduction_rules.cc); checked against f64 central
+// differences on the interpreter and cpu (and against each other) for an
+// argmax-style reduce and reduce-window of (value, index) pairs and a
 // reduce of two floats with a sum and a product.
 #include <random>
 #include <string>
 #include <vector>
 
 #include "core/hlo_parser.h"
+#include "tests/unit/autodiff_gradient_check.h"
 #include "tests/unit/autodiff_jvp_check.h"
 
 namespace kiln {
@@ -57,7 +60,31 @@ ENTRY main {
 )");
   ASSERT_NE(module, nullptr);
   std::mt19937 random(1);
-  testing::ExpectJvpMatches(*module, {0}, {RandomF64(F64({3, 4}), random)}, 2, {1e-5, 1e-6, false});
+  const std::vector<Literal> inputs = {RandomF64(F64({3, 4}), random)};
+  testing::ExpectJvpMatches(*module, {0}, inputs, 2);
+  testing::ExpectGradientsMatchFiniteDifferences(*module, {0}, inputs, 3);
+}
+
+// An output no element beats comes from the initial value, which then gets
+// its cotangent (in both modes).
+TEST(AutodiffVariadicReductionTest, ArgmaxReduceFromTheInitialValue) {
+  auto module = Parse(std::string("HloModule argmax_initial\n") + kArgmax + R"(
+ENTRY main {
+  x = f64[2,3] parameter(0)
+  start = f64[] parameter(1)
+  iota = s32[2,3] iota(), iota_dimension=1
+  none = s32[] constant(-1)
+  r = (f64[2], s32[2]) reduce(x, iota, start, none), dimensions={1}, to_apply=argmax
+  ROOT v = f64[2] get-tuple-element(r), index=0
+}
+)");
+  ASSERT_NE(module, nullptr);
+  std::mt19937 random(7);
+  Literal rows = RandomF64(F64({2, 3}), random, -2.0, -1.0);
+  rows.data<double>()[3] = 1.5;  // the second row beats the initial value 0.5 once
+  const std::vector<Literal> inputs = {std::move(rows), Literal::Scalar<double>(0.5)};
+  testing::ExpectGradientsMatchFiniteDifferences(*module, {0, 1}, inputs, 8);
+  testing::ExpectJvpMatches(*module, {0, 1}, inputs, 9);
 }
 
 TEST(AutodiffVariadicReductionTest, SumAndProductReduceForward) {
@@ -86,6 +113,13 @@ ENTRY main {
                             {RandomF64(F64({2, 3}), random), RandomF64(F64({2, 3}), random),
                              RandomF64(Shape::Scalar(ElementType::kF64), random)},
                             4, {1e-5, 1e-6, false});
+  // Reverse mode needs a reducer that chooses; this one adds and multiplies.
+  const auto refused = autodiff::BuildVjp(*module, std::vector<int64_t>{0});
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(refused.status().message().find("no derivative rule yet for 'reduce' over several operands"),
+            std::string::npos)
+      << refused.status().message();
 }
 
 TEST(AutodiffVariadicReductionTest, ArgmaxReduceWindowForward) {
