@@ -1,12 +1,13 @@
-// Reverse-mode rule of reduce over several operands whose reducer chooses:
-// each float result of the reducer is a select between its accumulated and
-// its new argument (an argmax's (value, index) pairs), so each output
-// element is one operand element or the initial value. The reduce runs
-// again with each element's position riding along, chosen by the same
-// predicate, which tells where each output came from; the cotangent goes
-// back there (to the initial value where no element was chosen). Other
-// reducers of several operands have no reverse-mode rule yet (forward mode
-// folds any reducer: jvp_variadic_reduction_rules.cc).
+// Reverse-mode rule of reduce and reduce-window over several operands whose
+// reducer chooses: each float result of the reducer is a select between
+// its accumulated and its new argument (an argmax's (value, index) pairs),
+// so each output element is one operand element or the initial value. The
+// reduction runs again with each element's position riding along, chosen
+// by the same predicate, which tells where each output came from; the
+// cotangent goes back there (summed over the windows that chose an
+// element; to the initial value where no element was chosen, padding and
+// holes included). Other reducers of several operands have no reverse-mode
+// rule yet (forward mode folds any reducer: jvp_variadic_reduction_rules.cc).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -64,6 +65,38 @@ Computation* PositionReducer(VjpEmitter& e, const Instruction& x, const std::vec
   return extended;
 }
 
+// The cotangents of a reduce-window over several operands, from the
+// position each output element chose (`chosen`, -1 for the initial value):
+// a scatter-add of the result's cotangent into the flattened operand, which
+// drops the -1 positions, and their sum for the initial value.
+std::vector<Cotangent> WindowCotangents(VjpEmitter& e, const Instruction& x, const Cotangent& ct,
+                                        const std::vector<size_t>& tracked, Instruction* chosen_all,
+                                        Instruction* none) {
+  const size_t count = x.operands.size() / 2;
+  std::vector<Cotangent> result(x.operands.size());
+  const Shape& operand_shape = x.operand(0)->shape;
+  const int64_t outputs = x.shape.tuple_shapes(0).element_count();
+  for (size_t i = 0; i < tracked.size(); ++i) {
+    const size_t k = tracked[i];
+    Instruction* g = ct.elements[k].array;
+    Instruction* chosen = e.GetTupleElement(chosen_all, static_cast<int64_t>(count + i));
+    Attributes attrs;
+    attrs.scatter.inserted_window_dims = {0};
+    attrs.scatter.scatter_dims_to_operand_dims = {0};
+    attrs.scatter.index_vector_dim = 1;
+    const ElementType type = x.operand(k)->shape.element_type();
+    Instruction* scattered = e.Add(Opcode::kScatter,
+                                   {e.Zeros(Shape(type, {operand_shape.element_count()})),
+                                    e.Reshape(chosen, {outputs, 1}), e.Reshape(g, {outputs})},
+                                   std::move(attrs), nullptr, {e.Adder(type)});
+    result[k] = Of(e.Reshape(scattered, operand_shape.dimensions()));
+    Instruction* from_init =
+        e.Compare(chosen, e.BroadcastInDim(none, chosen->shape, {}), ComparisonDirection::kEq);
+    result[count + k] = Of(e.ReduceSum(e.Select(from_init, g, e.Zeros(g->shape)), AllDimensions(g->shape)));
+  }
+  return result;
+}
+
 }  // namespace
 
 StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruction& x,
@@ -74,11 +107,10 @@ StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruc
     if (k >= ct.elements.size() || ct.elements[k].array == nullptr) continue;
     if (!CarriesGradient(x.operand(k)->shape.element_type())) continue;
     if (!Chooses(*x.called.at(0), count, k)) {
-      return Unimplemented(
-          "kiln grad: no derivative rule yet for 'reduce' over several operands whose reducer's "
-          "result ",
-          k, " is not a select between its accumulated and its new argument (instruction ", x.name,
-          "); forward mode (kiln_computation_jvp) differentiates any reducer");
+      return Unimplemented("kiln grad: no derivative rule yet for '", OpcodeName(x.opcode),
+                           "' over several operands whose reducer's result ", k,
+                           " is not a select between its accumulated and its new argument (instruction ",
+                           x.name, "); forward mode (kiln_computation_jvp) differentiates any reducer");
     }
     tracked.push_back(k);
   }
@@ -96,7 +128,8 @@ StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruc
   for (size_t k = 0; k < count; ++k) operands.push_back(x.operand(count + k));
   for (size_t i = 0; i < tracked.size(); ++i) operands.push_back(none);
   Instruction* chosen_all =
-      e.Add(Opcode::kReduce, std::move(operands), x.attrs, nullptr, {PositionReducer(e, x, tracked)});
+      e.Add(x.opcode, std::move(operands), x.attrs, nullptr, {PositionReducer(e, x, tracked)});
+  if (x.opcode == Opcode::kReduceWindow) return WindowCotangents(e, x, ct, tracked, chosen_all, none);
   const std::vector<int64_t>& reduced = x.attrs.dimensions;
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < operand_shape.rank(); ++d) {

@@ -9,8 +9,8 @@
 // with add or overwrite, concatenate, pad, reverse), reduce with
 // add/maximum/minimum, dot_general, convolution, reduce-window with
 // add/maximum/minimum, sort, top-k, batch-norm training and inference,
-// map (its body lifted to arrays, core/autodiff/map_rules.cc), reduce
-// over several operands with a reducer that chooses (argmax-style,
+// map (its body lifted to arrays, core/autodiff/map_rules.cc), reduce and
+// reduce-window over several operands with a reducer that chooses (argmax-style,
 // core/autodiff/variadic_reduction_rules.cc), tuples
 // (calls are inlined first), and control flow
 // (core/autodiff/control_flow_rules.cc): conditionals of both forms and
@@ -19,9 +19,8 @@
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
 // Calls of registered ops (core/op_registry.h) with a gradient function are
 // differentiated by it (core/autodiff/registered_op_rules.cc).
-// Not yet: other scatters, other reducers of several operands and
-// reduce-window over several operands, other custom calls, differentiating
-// a gradient through a while loop again.
+// Not yet: other scatters, other reducers of several operands, other
+// custom calls, differentiating a gradient through a while loop again.
 #pragma once
 
 #include <cstdint>

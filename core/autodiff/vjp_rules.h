@@ -37,8 +37,8 @@ RuleLookup FindVjpRule(Opcode opcode);
 // to the result whose opcode has no rule (`state` is not kRule).
 Status NoRuleError(const Instruction& instruction, RuleState state);
 
-// The rule of reduce over several operands, which ReduceRule hands over to
-// (variadic_reduction_rules.cc).
+// The rule of reduce and reduce-window over several operands, which
+// ReduceRule and ReduceWindowRule hand over to (variadic_reduction_rules.cc).
 StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruction& x, const Cotangent& ct);
 
 // The rules, by family (elementwise_rules.cc, complex_rules.cc, structural_rules.cc, scatter_rules.cc,
