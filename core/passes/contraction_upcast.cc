@@ -1,5 +1,6 @@
 #include "core/passes/contraction_upcast.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "core/ir_edit.h"
@@ -13,24 +14,56 @@ bool IsLowFloat(ElementType type) { return type == ElementType::kF16 || type == 
 // is an integer of at most 1024 * 128 * 128 = 2^24 in magnitude.
 constexpr int64_t kExactF32Depth = 1024;
 
-// An s8 x s8 -> s32 convolution (lax.conv_general_dilated with
-// preferred_element_type=int32) whose every output sums at most
-// kExactF32Depth products: the kernel's elements per output feature.
-bool ExactInF32(const Instruction& convolution) {
+// How many pieces along the input features an s8 x s8 -> s32 convolution
+// (lax.conv_general_dilated with preferred_element_type=int32) is cut into so
+// that every output of each piece sums at most kExactF32Depth products (the
+// piece's kernel elements per output feature); 0 when it is not such a
+// convolution or cannot be cut so (a window alone past kExactF32Depth, or
+// grouped features too many for one piece).
+int64_t Int8ConvolutionPieces(const Instruction& convolution) {
   if (convolution.opcode != Opcode::kConvolution || !convolution.shape.IsArray() ||
       convolution.shape.element_type() != ElementType::kS32 || convolution.operands.size() != 2) {
-    return false;
+    return 0;
   }
   for (const Instruction* operand : convolution.operands) {
-    if (!operand->shape.IsArray() || operand->shape.element_type() != ElementType::kS8) return false;
+    if (!operand->shape.IsArray() || operand->shape.element_type() != ElementType::kS8) return 0;
   }
   const Shape& kernel = convolution.operand(1)->shape;
-  const int64_t output_features = kernel.dimensions(convolution.attrs.conv.kernel_output_feature_dimension);
-  return output_features > 0 && kernel.element_count() / output_features <= kExactF32Depth;
+  const ConvolutionDimensionNumbers& dn = convolution.attrs.conv;
+  const int64_t output_features = kernel.dimensions(dn.kernel_output_feature_dimension);
+  const int64_t input_features = kernel.dimensions(dn.kernel_input_feature_dimension);
+  if (output_features <= 0 || input_features <= 0) return 0;
+  const int64_t depth = kernel.element_count() / output_features;
+  if (depth <= kExactF32Depth) return 1;
+  // Cutting the input features of a grouped convolution would cut its groups.
+  if (convolution.attrs.feature_group_count != 1 || convolution.attrs.batch_group_count != 1) return 0;
+  const int64_t window = depth / input_features;
+  const int64_t features_per_piece = kExactF32Depth / window;
+  if (features_per_piece == 0) return 0;
+  return (input_features + features_per_piece - 1) / features_per_piece;
+}
+
+// `operand` restricted to [begin, end) along `dimension`.
+Instruction* SliceAlong(Computation& computation, NameUniquer& names, Instruction* operand, int64_t dimension,
+                        int64_t begin, int64_t end) {
+  Attributes attrs;
+  const int64_t rank = operand->shape.rank();
+  attrs.slice_starts.assign(static_cast<size_t>(rank), 0);
+  attrs.slice_strides.assign(static_cast<size_t>(rank), 1);
+  for (int64_t d = 0; d < rank; ++d) attrs.slice_limits.push_back(operand->shape.dimensions(d));
+  attrs.slice_starts[static_cast<size_t>(dimension)] = begin;
+  attrs.slice_limits[static_cast<size_t>(dimension)] = end;
+  std::vector<int64_t> dims = operand->shape.dimensions();
+  dims[static_cast<size_t>(dimension)] = end - begin;
+  return AddNamedInstruction(
+      computation, names,
+      MakeInstruction(Opcode::kSlice, Shape(operand->shape.element_type(), std::move(dims)), {operand},
+                      attrs),
+      operand->name + ".piece");
 }
 
 bool Upcastable(const Instruction& instruction) {
-  if (ExactInF32(instruction)) return true;
+  if (Int8ConvolutionPieces(instruction) > 0) return true;
   if (instruction.opcode != Opcode::kDot && instruction.opcode != Opcode::kConvolution) return false;
   // A low-precision result, or an f32 one (preferred_element_type=f32).
   if (!instruction.shape.IsArray()) return false;
@@ -61,6 +94,40 @@ bool UpcastIn(Computation& computation) {
   UseReplacer replacer(computation);
   for (Instruction* contraction : targets) {
     replacer.Forward(*contraction);
+    if (const int64_t pieces = Int8ConvolutionPieces(*contraction); pieces > 1) {
+      // Each piece of the input features in f32 exactly, the pieces' s32
+      // results added in s32 (wrapping as the s32 convolution's sums do).
+      const ConvolutionDimensionNumbers& dn = contraction->attrs.conv;
+      const int64_t features = contraction->operand(1)->shape.dimensions(dn.kernel_input_feature_dimension);
+      const int64_t step = (features + pieces - 1) / pieces;
+      Shape wide = contraction->shape;
+      wide.set_element_type(ElementType::kF32);
+      Instruction* sum = nullptr;
+      for (int64_t begin = 0; begin < features; begin += step) {
+        const int64_t end = std::min(features, begin + step);
+        Instruction* input =
+            SliceAlong(computation, names, contraction->operand(0), dn.input_feature_dimension, begin, end);
+        Instruction* kernel = SliceAlong(computation, names, contraction->operand(1),
+                                         dn.kernel_input_feature_dimension, begin, end);
+        Instruction* piece =
+            AddNamedInstruction(computation, names,
+                                MakeInstruction(Opcode::kConvolution, wide,
+                                                {ConvertTo(computation, names, input, ElementType::kF32),
+                                                 ConvertTo(computation, names, kernel, ElementType::kF32)},
+                                                contraction->attrs),
+                                contraction->name + ".f32");
+        Instruction* exact = AddNamedInstruction(
+            computation, names, MakeInstruction(Opcode::kConvert, contraction->shape, {piece}),
+            contraction->name);
+        sum = sum == nullptr
+                  ? exact
+                  : AddNamedInstruction(computation, names,
+                                        MakeInstruction(Opcode::kAdd, contraction->shape, {sum, exact}),
+                                        contraction->name);
+      }
+      replacer.Replace(contraction, sum);
+      continue;
+    }
     Instruction* lhs = ConvertTo(computation, names, contraction->operand(0), ElementType::kF32);
     Instruction* rhs = ConvertTo(computation, names, contraction->operand(1), ElementType::kF32);
     Shape wide = contraction->shape;

@@ -18,7 +18,9 @@
 //
 // An s8 x s8 -> s32 convolution of at most 1024 products per output runs in
 // f32 too, exactly (every partial sum is an integer within 2^24), and
-// converts back to s32; int8 dots stay in int8 for the backend (see
+// converts back to s32; a deeper one (ungrouped) runs as several such
+// convolutions over pieces of its input features whose s32 results are
+// added. int8 dots stay in int8 for the backend (see
 // int8_contraction_narrowing.h).
 //
 // A convert of the result to f32 reads the f32 result directly (no rounding

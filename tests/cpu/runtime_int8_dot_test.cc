@@ -6,7 +6,8 @@
 // thunk's integer loop or widened to f32 where that is exact, none on the
 // elemental path. The same tests run again with oneDNN held to AVX2 (ctest's
 // .onednn_avx2 variant), where its int8 kernels would saturate and the dot
-// thunk must not use them. Shallow s8 convolutions run in f32, exactly.
+// thunk must not use them. s8 convolutions run in f32, exactly (in pieces
+// of at most 1024 products per output).
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
@@ -236,6 +237,19 @@ ENTRY e {
 })";
   ExpectExactOnBothFills(text);
   EXPECT_EQ(testing::CountThunks(text, "convolution"), 1);
+}
+
+// 160 input features x 3x3 = 1440 products per output: two convolutions of
+// 80 features on the f32 convolution thunk, added in s32, exactly.
+TEST(RuntimeInt8DotTest, DeepInt8ConvolutionIsExactInPieces) {
+  const std::string text = R"(HloModule m
+ENTRY e {
+  x = s8[2,160,9,7] parameter(0)
+  w = s8[8,160,3,3] parameter(1)
+  ROOT c = s32[2,8,9,7] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})";
+  ExpectExactOnBothFills(text);
+  EXPECT_EQ(testing::CountThunks(text, "convolution"), 2);
 }
 
 }  // namespace

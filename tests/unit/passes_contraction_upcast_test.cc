@@ -198,19 +198,47 @@ ENTRY e {
   EXPECT_EQ(convolution->shape.element_type(), ElementType::kF32);
 }
 
-TEST(PassesContractionUpcastTest, DeepInt8ConvolutionAndInt8DotStay) {
-  // 40 input features x 5x6 window = 1200 products per output: past 2^24
-  // an f32 sum could round, so the convolution stays in integers; an int8
-  // dot is left for the backend's int8 kernels.
+TEST(PassesContractionUpcastTest, DeepInt8ConvolutionRunsInExactPieces) {
+  // 40 input features x 5x6 window = 1200 products per output: past 2^24 an
+  // f32 sum could round, so it runs as two convolutions of 20 features (600
+  // products) each in f32, added in s32.
   auto module = Parse(R"(HloModule m
 ENTRY e {
   x = s8[1,40,6,6] parameter(0)
   w = s8[2,40,5,6] parameter(1)
-  c = s32[1,2,2,1] convolution(x, w), window={size=5x6}, dim_labels=bf01_oi01->bf01
-  a = s8[3,5] parameter(2)
-  b = s8[5,4] parameter(3)
+  ROOT c = s32[1,2,2,1] convolution(x, w), window={size=5x6}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(module, nullptr);
+  bool changed = false;
+  auto upcast = Upcast(*module, {Int8Ramp({1, 40, 6, 6}, 37), Int8Ramp({2, 40, 5, 6}, 101)}, &changed);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(upcast->entry()->root()->opcode, Opcode::kAdd);
+  int convolutions = 0;
+  for (const auto& instruction : upcast->entry()->instructions()) {
+    if (instruction->opcode != Opcode::kConvolution) continue;
+    ++convolutions;
+    EXPECT_EQ(instruction->shape.element_type(), ElementType::kF32);
+    EXPECT_EQ(instruction->operand(1)->shape.dimensions(1), 20);
+  }
+  EXPECT_EQ(convolutions, 2);
+}
+
+TEST(PassesContractionUpcastTest, UncuttableInt8ConvolutionsAndInt8DotsStay) {
+  // A 33x33 window alone is 1089 products; a grouped convolution (80
+  // features x 4x4 = 1280 products) is not cut along its features; an int8
+  // dot is left for the backend's int8 kernels.
+  auto module = Parse(R"(HloModule m
+ENTRY e {
+  x = s8[1,1,40,40] parameter(0)
+  w = s8[2,1,33,33] parameter(1)
+  c = s32[1,2,8,8] convolution(x, w), window={size=33x33}, dim_labels=bf01_oi01->bf01
+  gx = s8[1,160,6,6] parameter(2)
+  gw = s8[80,4,4,4] parameter(3)
+  g = s32[1,4,3,3] convolution(gx, gw), window={size=4x4}, dim_labels=bf01_io01->bf01, feature_group_count=2
+  a = s8[3,5] parameter(4)
+  b = s8[5,4] parameter(5)
   d = s32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
-  ROOT t = (s32[1,2,2,1], s32[3,4]) tuple(c, d)
+  ROOT t = (s32[1,2,8,8], s32[1,4,3,3], s32[3,4]) tuple(c, g, d)
 })");
   ASSERT_NE(module, nullptr);
   std::unique_ptr<Module> copy = module->Clone();
