@@ -55,6 +55,7 @@ KILN_JVP_RULE(JvpBilinearRule) {
 }
 
 KILN_JVP_RULE(JvpScatterRule) {
+  if (x.operands.size() > 3) return JvpVariadicScatter(e, x, t);
   // With an add combiner a scatter is linear in (operand, updates); with an
   // overwrite combiner too, each element keeping the update that the
   // forward scatter keeps, since the indices are the same.

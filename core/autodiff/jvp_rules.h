@@ -39,6 +39,10 @@ Instruction* DenseTangent(VjpEmitter& e, const Tangent& t, const Shape& shape);
 // hand over to (jvp_variadic_reduction_rules.cc).
 StatusOr<Tangent> JvpVariadicReduction(VjpEmitter& e, Instruction& x, std::span<const Tangent> t);
 
+// The forward-mode rule of scatter over several operands, which
+// JvpScatterRule hands over to (variadic_scatter_rules.cc).
+StatusOr<Tangent> JvpVariadicScatter(VjpEmitter& e, Instruction& x, std::span<const Tangent> t);
+
 // The rules, by family (jvp_elementwise_rules.cc, jvp_linear_rules.cc,
 // jvp_reduction_rules.cc, jvp_control_flow_rules.cc, map_rules.cc,
 // jvp_batch_norm_rules.cc); the table in

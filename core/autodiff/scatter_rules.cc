@@ -208,6 +208,7 @@ std::vector<Cotangent> ExtremalScatter(VjpEmitter& e, Instruction& x, const Cota
 }  // namespace
 
 KILN_VJP_RULE(ScatterRule) {
+  if (x.operands.size() > 3) return VariadicScatterCotangents(e, x, ct);
   const Combiner combiner = KindOf(x);
   if (x.operands.size() != 3 || combiner == Combiner::kOther) {
     return Unimplemented(

@@ -19,6 +19,8 @@
 // changes on a tape (core/tape_custom_calls.h) that the backward loop pops.
 // Calls of registered ops (core/op_registry.h) with a gradient function are
 // differentiated by it (core/autodiff/registered_op_rules.cc).
+// Scatters over several operands combined component by component
+// (core/autodiff/variadic_scatter_rules.cc).
 // Not yet: other scatters, other reducers of several operands, other
 // custom calls, differentiating a gradient through a while loop again.
 #pragma once

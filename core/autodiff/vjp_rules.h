@@ -41,6 +41,11 @@ Status NoRuleError(const Instruction& instruction, RuleState state);
 // ReduceRule and ReduceWindowRule hand over to (variadic_reduction_rules.cc).
 StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruction& x, const Cotangent& ct);
 
+// The rule of scatter over several operands whose combiner works component
+// by component, which ScatterRule hands over to (variadic_scatter_rules.cc).
+StatusOr<std::vector<Cotangent>> VariadicScatterCotangents(VjpEmitter& e, Instruction& x,
+                                                           const Cotangent& ct);
+
 // The rules, by family (elementwise_rules.cc, complex_rules.cc, structural_rules.cc, scatter_rules.cc,
 // contraction_rules.cc, convolution_rules.cc, window_rules.cc, sort_rules.cc, batch_norm_rules.cc,
 // control_flow_rules.cc, registered_op_rules.cc, map_rules.cc); the table in vjp_rules.cc refers to them.
