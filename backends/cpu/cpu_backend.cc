@@ -12,6 +12,7 @@
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
 #include "backends/cpu/scan_thunk.h"
+#include "backends/cpu/window_thunk.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/op_registry.h"
@@ -43,6 +44,8 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
 bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
   // A cumulative reduce-window runs as a scan (scan_thunk.h), never inside a kernel.
   if (PlanScan(instruction)) return false;
+  // So do pooling windows and select-and-scatter (window_thunk.h).
+  if (PlanReduceWindow(instruction) || PlanSelectAndScatter(instruction)) return false;
   return compiler.CheckInstructionEmittable(instruction).ok();
 }
 #endif

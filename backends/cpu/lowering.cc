@@ -19,6 +19,7 @@
 #include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/sort_thunk.h"
 #include "backends/cpu/top_k_thunk.h"
+#include "backends/cpu/window_thunk.h"
 #include "core/array_leaves.h"
 #include "core/lowering/kernel_key.h"
 #include "core/single_instruction.h"
@@ -262,6 +263,22 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
       if (std::optional<ScanGeometry> scan = PlanScan(instruction)) {
         const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
         scope.sequence->thunks.push_back(std::make_unique<ScanThunk>(operand_leaves(0)[0], output, *scan));
+        scope.values[&instruction] = {output};
+        return OkStatus();
+      }
+      if (std::optional<ReduceWindowPlan> plan = PlanReduceWindow(instruction)) {
+        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+        scope.sequence->thunks.push_back(std::make_unique<ReduceWindowThunk>(
+            operand_leaves(0)[0], operand_leaves(1)[0], output, std::move(*plan)));
+        scope.values[&instruction] = {output};
+        return OkStatus();
+      }
+      return LowerGeneric(instruction, scope);
+    case Opcode::kSelectAndScatter:
+      if (std::optional<SelectAndScatterPlan> plan = PlanSelectAndScatter(instruction)) {
+        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
+        scope.sequence->thunks.push_back(std::make_unique<SelectAndScatterThunk>(
+            operand_leaves(0)[0], operand_leaves(1)[0], operand_leaves(2)[0], output, std::move(*plan)));
         scope.values[&instruction] = {output};
         return OkStatus();
       }

@@ -1,6 +1,6 @@
-// gather, scatter and select-and-scatter on the whole CPU backend: each is
-// lowered to a compiled kernel (no library thunk) and agrees with the
-// interpreter.
+// gather, scatter and select-and-scatter on the whole CPU backend: gather and
+// scatter are lowered to compiled kernels, select-and-scatter to its own
+// thunk (no library thunk), and each agrees with the interpreter.
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
 
@@ -42,8 +42,10 @@ ENTRY e {
 })");
 }
 
-TEST(RuntimeIndexingTest, MaxPoolGradientIsAKernel) {
-  ExpectKernelsOnly(R"(HloModule m
+// Select-and-scatter runs as its own thunk (window_thunk.h; its cases are in
+// runtime_window_test.cc), never on the library path.
+TEST(RuntimeIndexingTest, MaxPoolGradientIsASelectAndScatterThunk) {
+  const std::string text = R"(HloModule m
 ge {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -59,7 +61,10 @@ ENTRY e {
   s = f32[2,3,3,3] parameter(1)
   z = f32[] constant(0)
   ROOT r = f32[2,6,6,3] select-and-scatter(x, s, z), window={size=1x2x2x1 stride=1x2x2x1}, select=ge, scatter=add
-})");
+})";
+  EXPECT_EQ(testing::CountThunks(text, "library"), 0);
+  EXPECT_EQ(testing::CountThunks(text, "select-and-scatter"), 1);
+  testing::ExpectMatchesInterpreter(text, 0);
 }
 
 }  // namespace

@@ -1,0 +1,406 @@
+#include "backends/cpu/window_thunk.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <utility>
+
+#include "backends/cpu/thread_pool.h"
+#include "core/interpreter/called_computation.h"
+#include "core/interpreter/scalar_ops.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Elements a parallel task should touch at least, so scheduling stays cheap.
+constexpr int64_t kElementsPerTask = 32 * 1024;
+// Lanes reduced side by side: a row of accumulators that stays in L1.
+constexpr int64_t kLaneChunk = 512;
+// Lanes whose selections select-and-scatter keeps at once (on the stack).
+constexpr int64_t kSelectLanes = 128;
+
+bool Untouched(const WindowDimension& w) {
+  return w.size == 1 && w.stride == 1 && w.padding_low == 0 && w.padding_high == 0 &&
+         w.window_dilation == 1 && w.base_dilation == 1;
+}
+
+bool IsPooledType(ElementType type) { return IsIntegral(type) || IsFloating(type); }
+
+bool IsPlainReducer(Opcode opcode) {
+  return opcode == Opcode::kAdd || opcode == Opcode::kMultiply || opcode == Opcode::kMaximum ||
+         opcode == Opcode::kMinimum;
+}
+
+// `operand` seen as [batch, axes..., lanes] under `window`, with each axis's
+// output extent taken from `output`; nullopt when the window is reversed,
+// malformed or touches no dimension.
+std::optional<WindowGeometry> PlanGeometry(const Shape& operand, const Shape& output, const Window& window) {
+  const int64_t rank = operand.rank();
+  if (!operand.IsArray() || !output.IsArray() || output.rank() != rank ||
+      static_cast<int64_t>(window.dimensions.size()) != rank || !IsPooledType(operand.element_type()) ||
+      output.element_type() != operand.element_type())
+    return std::nullopt;
+  int64_t first = rank, last = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    const WindowDimension& w = window.dimensions[static_cast<size_t>(d)];
+    if (w.window_reversal || w.size < 1 || w.stride < 1 || w.window_dilation < 1 || w.base_dilation < 1 ||
+        w.padding_low < 0 || w.padding_high < 0)
+      return std::nullopt;
+    if (Untouched(w)) {
+      if (output.dimensions(d) != operand.dimensions(d)) return std::nullopt;
+      continue;
+    }
+    first = std::min(first, d);
+    last = d;
+  }
+  if (last < 0) return std::nullopt;
+  WindowGeometry geometry;
+  geometry.type = operand.element_type();
+  for (int64_t d = 0; d < first; ++d) geometry.batch *= operand.dimensions(d);
+  for (int64_t d = last + 1; d < rank; ++d) geometry.lanes *= operand.dimensions(d);
+  int64_t window_elements = 1;
+  for (int64_t d = first; d <= last; ++d) {
+    const WindowDimension& w = window.dimensions[static_cast<size_t>(d)];
+    // Select-and-scatter numbers a window's elements in 32 bits.
+    window_elements *= w.size;
+    if (window_elements > std::numeric_limits<int32_t>::max()) return std::nullopt;
+    geometry.axes.push_back(WindowAxis{operand.dimensions(d), output.dimensions(d), w.size, w.stride,
+                                       w.padding_low, w.window_dilation, w.base_dilation});
+  }
+  return geometry;
+}
+
+// Whether `computation` is `p0 OP p1` for an OP of IsPlainReducer, as the
+// interpreter reads it (its fast path, so the order of operands is its).
+std::optional<Opcode> PlainReducer(const Computation& computation, ElementType type) {
+  const std::optional<Opcode> op = interpreter::SimpleBinaryComputation(computation);
+  if (!op || !IsPlainReducer(*op) || computation.root()->shape.element_type() != type) return std::nullopt;
+  return op;
+}
+
+// The operand positions (linear over the axes, row-major) that window
+// `index` (an output position) covers, in row-major window order; padding
+// and the holes of base dilation are left out.
+class WindowTaps {
+ public:
+  explicit WindowTaps(const std::vector<WindowAxis>& axes) : axes_(axes) {}
+
+  const std::vector<int64_t>& At(const std::vector<int64_t>& index) {
+    offsets_.assign(1, 0);
+    for (size_t a = 0; a < axes_.size(); ++a) {
+      const WindowAxis& axis = axes_[a];
+      axis_taps_.clear();
+      for (int64_t k = 0; k < axis.size; ++k) {
+        const int64_t position = index[a] * axis.stride + k * axis.window_dilation - axis.padding_low;
+        if (position < 0 || position % axis.base_dilation != 0) continue;
+        const int64_t i = position / axis.base_dilation;
+        if (i < axis.input) axis_taps_.push_back(i);
+      }
+      next_.clear();
+      for (int64_t outer : offsets_) {
+        for (int64_t tap : axis_taps_) next_.push_back(outer * axis.input + tap);
+      }
+      offsets_.swap(next_);
+      if (offsets_.empty()) break;
+    }
+    return offsets_;
+  }
+
+ private:
+  const std::vector<WindowAxis>& axes_;
+  std::vector<int64_t> offsets_, next_, axis_taps_;
+};
+
+// Steps `index` to the next output position (row-major); false after the last.
+bool Advance(const std::vector<WindowAxis>& axes, std::vector<int64_t>& index) {
+  for (size_t a = axes.size(); a-- > 0;) {
+    if (++index[a] < axes[a].output) return true;
+    index[a] = 0;
+  }
+  return false;
+}
+
+void Decode(const std::vector<WindowAxis>& axes, int64_t position, std::vector<int64_t>& index) {
+  for (size_t a = axes.size(); a-- > 0;) {
+    index[a] = position % axes[a].output;
+    position /= axes[a].output;
+  }
+}
+
+template <typename T>
+constexpr bool kPooled = interpreter::kIsFloat<T> || interpreter::kIsInt<T>;
+
+template <typename T, typename Op>
+void ReduceRow(T* __restrict acc, const T* __restrict row, int64_t n, Op op) {
+  for (int64_t c = 0; c < n; ++c) acc[c] = op(acc[c], row[c]);
+}
+
+// Output positions [begin, end) of the flattened [batch, output positions].
+template <typename T, typename Op>
+void ReduceWindows(const WindowGeometry& g, const T* input, T initial, T* output, int64_t begin, int64_t end,
+                   Op op) {
+  const int64_t out_positions = g.OutputPositions();
+  const int64_t in_positions = g.InputPositions();
+  WindowTaps taps(g.axes);
+  std::vector<int64_t> index(g.axes.size());
+  Decode(g.axes, begin % out_positions, index);
+  for (int64_t task = begin; task < end; ++task) {
+    const T* base = input + task / out_positions * in_positions * g.lanes;
+    T* out = output + task * g.lanes;
+    const std::vector<int64_t>& offsets = taps.At(index);
+    // The accumulators are a row of lanes in L1; each window element adds a
+    // contiguous row to them.
+    for (int64_t c0 = 0; c0 < g.lanes; c0 += kLaneChunk) {
+      const int64_t n = std::min(kLaneChunk, g.lanes - c0);
+      std::fill(out + c0, out + c0 + n, initial);
+      for (int64_t offset : offsets) ReduceRow(out + c0, base + offset * g.lanes + c0, n, op);
+    }
+    if (!Advance(g.axes, index)) std::fill(index.begin(), index.end(), 0);
+  }
+}
+
+template <typename T>
+bool Compare(ComparisonDirection direction, T a, T b) {
+  switch (direction) {
+    case ComparisonDirection::kEq: return a == b;
+    case ComparisonDirection::kNe: return a != b;
+    case ComparisonDirection::kGe: return a >= b;
+    case ComparisonDirection::kGt: return a > b;
+    case ComparisonDirection::kLe: return a <= b;
+    case ComparisonDirection::kLt: return a < b;
+  }
+  return false;
+}
+
+// Selects in lanes [0, n) (n <= kSelectLanes) of one source position: per
+// lane the first element of the window (at `offsets`, rows of `stride`) that
+// `select` does not keep over a later one; scatters `values` there.
+template <typename T, typename Select, typename Op>
+void SelectAndScatterBlock(const T* operand, int64_t stride, const std::vector<int64_t>& offsets,
+                           const T* values, T* output, int64_t n, Select select, Op op) {
+  // The best value so far and its place in `offsets` (32 bits, as wide as a
+  // float, so the selection vectorises).
+  T best[kSelectLanes];
+  uint32_t where[kSelectLanes];
+  const T* first = operand + offsets[0] * stride;
+  for (int64_t c = 0; c < n; ++c) {
+    best[c] = first[c];
+    where[c] = 0;
+  }
+  for (size_t k = 1; k < offsets.size(); ++k) {
+    const T* row = operand + offsets[k] * stride;
+    const auto place = static_cast<uint32_t>(k);
+    for (int64_t c = 0; c < n; ++c) {
+      const T candidate = row[c];
+      const bool keep = select(best[c], candidate);
+      best[c] = keep ? best[c] : candidate;
+      where[c] = keep ? where[c] : place;
+    }
+  }
+  for (int64_t c = 0; c < n; ++c) {
+    T& target = output[offsets[where[c]] * stride + c];
+    target = op(target, values[c]);
+  }
+}
+
+// One batch entry and lanes [c0, c0 + n) (n <= kSelectLanes): the output
+// starts as `initial`; each source position, in row-major order, selects in
+// every lane the first window element `select` does not keep over a later
+// one, and scatters its source value there.
+template <typename T, typename Select, typename Op>
+void SelectAndScatterLanes(const WindowGeometry& g, const T* operand, const T* source, T initial, T* output,
+                           int64_t c0, int64_t n, Select select, Op op) {
+  const int64_t in_positions = g.InputPositions();
+  for (int64_t p = 0; p < in_positions; ++p) std::fill_n(output + p * g.lanes + c0, n, initial);
+  WindowTaps taps(g.axes);
+  std::vector<int64_t> index(g.axes.size(), 0);
+  const int64_t source_positions = g.OutputPositions();
+  for (int64_t q = 0; q < source_positions; ++q, Advance(g.axes, index)) {
+    const std::vector<int64_t>& offsets = taps.At(index);
+    if (offsets.empty()) continue;
+    const T* values = source + q * g.lanes + c0;
+    SelectAndScatterBlock(operand + c0, g.lanes, offsets, values, output + c0, n, select, op);
+  }
+}
+
+// Calls `fn(op)` with `op` the scalar function of `opcode` on T: the
+// interpreter's (interpreter::WithBinaryOp), except that maximum and minimum
+// of float and double are written as selects without branches, so row loops
+// vectorise: a NaN in a wins, then a NaN in b, as in MaximumOp and MinimumOp.
+template <typename T, typename Fn>
+Status WithPoolingOp(Opcode opcode, Fn&& fn) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (opcode == Opcode::kMaximum) {
+      fn([](T a, T b) {
+        const T larger = a > b ? a : b;
+        const T or_b = b != b ? b : larger;
+        return a != a ? a : or_b;
+      });
+      return OkStatus();
+    }
+    if (opcode == Opcode::kMinimum) {
+      fn([](T a, T b) {
+        const T smaller = a < b ? a : b;
+        const T or_b = b != b ? b : smaller;
+        return a != a ? a : or_b;
+      });
+      return OkStatus();
+    }
+  }
+  return interpreter::WithBinaryOp<T>(opcode, std::forward<Fn>(fn));
+}
+
+template <typename T>
+T LoadScalar(const void* slot) {
+  T value;
+  std::memcpy(static_cast<void*>(&value), slot, sizeof(T));
+  return value;
+}
+
+void RunTasks(const ExecutionContext& context, int64_t tasks, int64_t grain,
+              const std::function<void(int64_t, int64_t)>& run) {
+  if (tasks <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
+    run(0, tasks);
+  } else {
+    context.pool->ParallelFor(tasks, grain, run);
+  }
+}
+
+}  // namespace
+
+int64_t WindowGeometry::InputPositions() const {
+  int64_t count = 1;
+  for (const WindowAxis& axis : axes) count *= axis.input;
+  return count;
+}
+
+int64_t WindowGeometry::OutputPositions() const {
+  int64_t count = 1;
+  for (const WindowAxis& axis : axes) count *= axis.output;
+  return count;
+}
+
+std::optional<ReduceWindowPlan> PlanReduceWindow(const Instruction& reduce_window) {
+  if (reduce_window.opcode != Opcode::kReduceWindow || reduce_window.operands.size() != 2 ||
+      reduce_window.called.size() != 1 || !reduce_window.shape.IsArray())
+    return std::nullopt;
+  const Shape& init = reduce_window.operand(1)->shape;
+  std::optional<WindowGeometry> geometry =
+      PlanGeometry(reduce_window.operand(0)->shape, reduce_window.shape, reduce_window.attrs.window);
+  if (!geometry || !init.IsArray() || init.rank() != 0 || init.element_type() != geometry->type)
+    return std::nullopt;
+  const std::optional<Opcode> reducer = PlainReducer(*reduce_window.called[0], geometry->type);
+  if (!reducer) return std::nullopt;
+  return ReduceWindowPlan{std::move(*geometry), *reducer};
+}
+
+std::optional<SelectAndScatterPlan> PlanSelectAndScatter(const Instruction& select_and_scatter) {
+  if (select_and_scatter.opcode != Opcode::kSelectAndScatter || select_and_scatter.operands.size() != 3 ||
+      select_and_scatter.called.size() != 2 || !select_and_scatter.shape.IsArray())
+    return std::nullopt;
+  const Shape& operand = select_and_scatter.operand(0)->shape;
+  const Shape& init = select_and_scatter.operand(2)->shape;
+  if (select_and_scatter.shape != operand) return std::nullopt;
+  std::optional<WindowGeometry> geometry =
+      PlanGeometry(operand, select_and_scatter.operand(1)->shape, select_and_scatter.attrs.window);
+  if (!geometry || !init.IsArray() || init.rank() != 0 || init.element_type() != geometry->type)
+    return std::nullopt;
+  const Computation& select = *select_and_scatter.called[0];
+  const Instruction* root = select.root();
+  if (root == nullptr || root->opcode != Opcode::kCompare || select.parameters().size() != 2 ||
+      root->operands.size() != 2 || root->operand(0)->opcode != Opcode::kParameter ||
+      root->operand(1)->opcode != Opcode::kParameter || root->operand(0)->attrs.parameter_number != 0 ||
+      root->operand(1)->attrs.parameter_number != 1 ||
+      root->operand(0)->shape != Shape::Scalar(geometry->type) ||
+      root->operand(1)->shape != Shape::Scalar(geometry->type))
+    return std::nullopt;
+  const ComparisonType comparison = root->attrs.comparison_type;
+  const bool plain_order = comparison == ComparisonType::kDefault ||
+                           (comparison == ComparisonType::kFloat && IsFloating(geometry->type)) ||
+                           (comparison == ComparisonType::kSigned && IsSignedIntegral(geometry->type)) ||
+                           (comparison == ComparisonType::kUnsigned && IsUnsignedIntegral(geometry->type));
+  if (!plain_order) return std::nullopt;
+  const std::optional<Opcode> scatter = PlainReducer(*select_and_scatter.called[1], geometry->type);
+  if (!scatter) return std::nullopt;
+  return SelectAndScatterPlan{std::move(*geometry), root->attrs.comparison_direction, *scatter};
+}
+
+Status ReduceWindowThunk::Run(ExecutionContext& context) const {
+  const WindowGeometry& g = plan_.geometry;
+  const int64_t out_positions = g.OutputPositions();
+  const int64_t tasks = g.batch * out_positions;
+  if (tasks == 0 || g.lanes == 0) return OkStatus();
+  const void* input = context.slots[inputs_[0]];
+  const void* initial = context.slots[inputs_[1]];
+  void* output = context.slots[outputs_[0]];
+  int64_t window = 1;
+  for (const WindowAxis& axis : g.axes) window *= axis.size;
+  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, g.lanes * window));
+  Status status = OkStatus();
+  RunTasks(context, tasks, grain, [&](int64_t begin, int64_t end) {
+    DispatchElementType(g.type, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kPooled<T>) {
+        // The reducer is resolved once per task, so the row loop has no branch on it.
+        const Status done = WithPoolingOp<T>(plan_.reducer, [&](auto op) {
+          ReduceWindows<T>(g, static_cast<const T*>(input), LoadScalar<T>(initial), static_cast<T*>(output),
+                           begin, end, op);
+        });
+        if (!done.ok() && begin == 0) status = done;
+      }
+    });
+  });
+  return status;
+}
+
+Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
+  const WindowGeometry& g = plan_.geometry;
+  const int64_t in_positions = g.InputPositions();
+  const int64_t source_positions = g.OutputPositions();
+  const int64_t chunks = (g.lanes + kSelectLanes - 1) / kSelectLanes;
+  const int64_t tasks = g.batch * chunks;
+  if (tasks == 0 || in_positions == 0) return OkStatus();
+  const void* operand = context.slots[inputs_[0]];
+  const void* source = context.slots[inputs_[1]];
+  const void* initial = context.slots[inputs_[2]];
+  void* output = context.slots[outputs_[0]];
+  const int64_t per_task = std::min(g.lanes, kSelectLanes) * (in_positions + source_positions);
+  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, per_task));
+  Status status = OkStatus();
+  RunTasks(context, tasks, grain, [&](int64_t begin, int64_t end) {
+    DispatchElementType(g.type, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (kPooled<T>) {
+        const Status done = WithPoolingOp<T>(plan_.scatter, [&](auto op) {
+          for (int64_t task = begin; task < end; ++task) {
+            const int64_t b = task / chunks;
+            const int64_t c0 = task % chunks * kSelectLanes;
+            const int64_t n = std::min(kSelectLanes, g.lanes - c0);
+            const auto* x = static_cast<const T*>(operand) + b * in_positions * g.lanes;
+            const auto* s = static_cast<const T*>(source) + b * source_positions * g.lanes;
+            T* out = static_cast<T*>(output) + b * in_positions * g.lanes;
+            const T init = LoadScalar<T>(initial);
+            auto lanes = [&](auto select) {
+              SelectAndScatterLanes<T>(g, x, s, init, out, c0, n, select, op);
+            };
+            // The comparison is a template argument of the lane loop, not a branch in it.
+            switch (plan_.select) {
+              case ComparisonDirection::kGe: lanes([](T a, T b) { return a >= b; }); break;
+              case ComparisonDirection::kGt: lanes([](T a, T b) { return a > b; }); break;
+              case ComparisonDirection::kLe: lanes([](T a, T b) { return a <= b; }); break;
+              case ComparisonDirection::kLt: lanes([](T a, T b) { return a < b; }); break;
+              default:
+                lanes([direction = plan_.select](T a, T b) { return Compare<T>(direction, a, b); });
+                break;
+            }
+          }
+        });
+        if (!done.ok() && begin == 0) status = done;
+      }
+    });
+  });
+  return status;
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,198 @@
+// Pooling reduce-windows and select-and-scatter run on the CPU backend as
+// "reduce-window" and "select-and-scatter" thunks (backends/cpu/window_thunk.h)
+// with the interpreter's results bit for bit: every reducer, padding, strides,
+// dilations, NaNs, ties, and 1, 2 and 4 threads; windows the thunks do not take
+// keep their old path.
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+
+#include "backends/cpu/window_thunk.h"
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+std::string Reducer(const std::string& name, const std::string& type, const std::string& op) {
+  return name + " {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n  ROOT c = " + type + "[] " + op + "(a, b)\n}\n";
+}
+
+// reduce-window(x, init) of `reducer` over `type`; `init` a constant.
+std::string ReduceWindowProgram(const std::string& type, const std::string& in_shape,
+                                const std::string& out_shape, const std::string& reducer,
+                                const std::string& init, const std::string& window) {
+  return "HloModule m\n" + Reducer("r", type, reducer) + "ENTRY e {\n  x = " + type + in_shape +
+         " parameter(0)\n  i = " + type + "[] constant(" + init + ")\n  ROOT w = " + type + out_shape +
+         " reduce-window(x, i), window={" + window + "}, to_apply=r\n}\n";
+}
+
+// select-and-scatter(x, s, 0) with `select` = compare(a, b) of `direction`
+// and `scatter` = `scatter_op`.
+std::string SelectAndScatterProgram(const std::string& type, const std::string& in_shape,
+                                    const std::string& source_shape, const std::string& direction,
+                                    const std::string& scatter_op, const std::string& window,
+                                    const std::string& compare_type = "") {
+  return "HloModule m\nselect {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=" + direction + compare_type + "\n}\n" +
+         Reducer("scatter", type, scatter_op) + "ENTRY e {\n  x = " + type + in_shape +
+         " parameter(0)\n  s = " + type + source_shape + " parameter(1)\n  i = " + type +
+         "[] constant(0)\n  ROOT o = " + type + in_shape + " select-and-scatter(x, s, i), window={" + window +
+         "}, select=select, scatter=scatter\n}\n";
+}
+
+// The element where `got` and `want` differ in their bytes, or -1.
+int64_t FirstDifference(const Literal& got, const Literal& want) {
+  const int64_t width = ByteWidth(want.shape().element_type());
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    if (std::memcmp(got.raw().data() + i * width, want.raw().data() + i * width, static_cast<size_t>(width)))
+      return i;
+  }
+  return -1;
+}
+
+// Runs `module` on the interpreter and on the CPU backend with each of 1, 2
+// and 4 threads and expects the same bytes.
+void ExpectSameBytes(const Module& module, const std::vector<Literal>& arguments) {
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  for (int threads : {1, 2, 4}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(module, arguments, threads));
+    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
+    const int64_t at = FirstDifference(got, want[0]);
+    EXPECT_EQ(at, -1) << threads << " threads: element " << at << " differs";
+  }
+}
+
+void ExpectThunkAndSameBytes(const std::string& text, const std::string& kind, int64_t count) {
+  SCOPED_TRACE(text);
+  EXPECT_EQ(testing::CountThunks(text, kind), count);
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  ExpectSameBytes(*module, testing::RandomArguments(*module));
+}
+
+TEST(RuntimeWindowTest, PoolingRunsAsReduceWindowThunksWithTheInterpretersBytes) {
+  struct Case {
+    std::string type, in, out, reducer, init, window;
+  };
+  const Case cases[] = {
+      // JAX's max-pool 3x3 stride 2, NHWC: SAME (padding 0_1 or 1_1) and VALID.
+      {"f32", "[2,9,10,5]", "[2,5,5,5]", "maximum", "-inf",
+       "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0"},
+      {"f32", "[2,9,10,5]", "[2,4,4,5]", "maximum", "-inf", "size=1x3x3x1 stride=1x2x2x1"},
+      // Average pooling's sum (same operation order: bit-exact), with a
+      // channel count above one lane chunk.
+      {"f32", "[1,6,6,600]", "[1,3,3,600]", "add", "0", "size=1x2x2x1 stride=1x2x2x1"},
+      {"f64", "[3,7,8,4]", "[3,7,8,4]", "minimum", "inf", "size=1x3x3x1 pad=0_0x1_1x1_1x0_0"},
+      {"f64", "[2,5,6,3]", "[2,4,5,3]", "multiply", "1", "size=1x2x2x1"},
+      // NCHW: the window on the last dimensions (one lane).
+      {"f32", "[2,3,9,9]", "[2,3,4,4]", "maximum", "-inf", "size=1x1x3x3 stride=1x1x2x2"},
+      // An initial value that is not the identity; integers; half floats.
+      {"f32", "[4,20]", "[4,10]", "add", "1.5", "size=1x4 stride=1x2 pad=0_0x1_1"},
+      {"s32", "[3,11,6]", "[3,5,6]", "add", "0", "size=1x3x1 stride=1x2x1"},
+      {"s8", "[3,11,6]", "[3,11,6]", "maximum", "-128", "size=1x3x1 pad=0_0x1_1x0_0"},
+      {"u16", "[3,11,6]", "[3,9,6]", "minimum", "65535", "size=1x3x1"},
+      {"f16", "[2,8,8,3]", "[2,4,4,3]", "add", "0", "size=1x2x2x1 stride=1x2x2x1"},
+      {"bf16", "[2,8,8,3]", "[2,3,3,3]", "maximum", "-inf", "size=1x3x3x1 stride=1x2x2x1"},
+      // Window dilation, base dilation, a window wider than the input, 1-D.
+      {"f32", "[2,9,9,2]", "[2,5,5,2]", "maximum", "-inf", "size=1x3x3x1 rhs_dilate=1x2x2x1"},
+      {"f32", "[2,5,5,2]", "[2,10,10,2]", "add", "0", "size=1x2x2x1 pad=0_0x1_1x1_1x0_0 lhs_dilate=1x2x2x1"},
+      {"f32", "[3,4]", "[3,1]", "maximum", "-inf", "size=1x6 stride=1x4 pad=0_0x2_2"},
+      {"f32", "[50]", "[24]", "add", "0", "size=4 stride=2"},
+  };
+  for (const Case& c : cases) {
+    ExpectThunkAndSameBytes(ReduceWindowProgram(c.type, c.in, c.out, c.reducer, c.init, c.window),
+                            "reduce-window", 1);
+  }
+}
+
+TEST(RuntimeWindowTest, MaxPoolingOfNaNsGivesTheInterpretersNaNs) {
+  // NaNs of different signs and payloads: which one a window returns is
+  // visible in the bytes.
+  for (const std::string reducer : {"maximum", "minimum"}) {
+    std::unique_ptr<Module> module = testing::ParseOrDie(
+        ReduceWindowProgram("f32", "[2,9,10,4]", "[2,5,5,4]", reducer, reducer == "maximum" ? "-inf" : "inf",
+                            "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0"));
+    ASSERT_NE(module, nullptr);
+    std::vector<Literal> arguments = testing::RandomArguments(*module);
+    auto x = arguments[0].data<float>();
+    for (size_t i = 0; i < x.size(); i += 7) {
+      const uint32_t bits = (i % 3 == 0 ? 0xffc00000u : 0x7fc00000u) | static_cast<uint32_t>(i);
+      std::memcpy(&x[i], &bits, sizeof(bits));
+    }
+    x[5] = std::numeric_limits<float>::infinity();
+    SCOPED_TRACE(reducer);
+    ExpectSameBytes(*module, arguments);
+  }
+}
+
+TEST(RuntimeWindowTest, MaxPoolGradientRunsAsASelectAndScatterThunkWithTheInterpretersBytes) {
+  struct Case {
+    std::string type, in, source, direction, scatter, window;
+  };
+  const Case cases[] = {
+      // JAX's max-pool gradient: GE and add, overlapping 3x3 windows, stride 2.
+      {"f32", "[3,9,9,5]", "[3,4,4,5]", "GE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      // Padding in the window, the other comparisons, integers with many ties.
+      {"f32", "[2,9,10,3]", "[2,5,5,3]", "GT", "add", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0"},
+      {"f64", "[2,7,7,2]", "[2,7,7,2]", "LE", "add", "size=1x3x3x1 pad=0_0x1_1x1_1x0_0"},
+      {"s32", "[2,8,8,3]", "[2,3,3,3]", "LT", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"s32", "[2,8,8,3]", "[2,3,3,3]", "GE", "maximum", "size=1x3x3x1 stride=1x2x2x1"},
+      {"f32", "[2,8,8,3]", "[2,4,4,3]", "EQ", "multiply", "size=1x2x2x1 stride=1x2x2x1"},
+      // More lanes than one selection chunk; NCHW (one lane); window dilation;
+      // strides that skip elements; 1-D.
+      {"f32", "[1,5,5,300]", "[1,2,2,300]", "GE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"f32", "[2,3,9,9]", "[2,3,4,4]", "GE", "add", "size=1x1x3x3 stride=1x1x2x2"},
+      {"f32", "[2,9,9,2]", "[2,5,5,2]", "GE", "add", "size=1x3x3x1 rhs_dilate=1x2x2x1"},
+      {"f32", "[2,9,9,2]", "[2,3,3,2]", "GE", "add", "size=1x2x2x1 stride=1x3x3x1"},
+      {"bf16", "[40]", "[19]", "GE", "add", "size=4 stride=2"},
+  };
+  for (const Case& c : cases) {
+    ExpectThunkAndSameBytes(SelectAndScatterProgram(c.type, c.in, c.source, c.direction, c.scatter, c.window),
+                            "select-and-scatter", 1);
+  }
+}
+
+TEST(RuntimeWindowTest, SelectAndScatterOfNaNsAndTiesGivesTheInterpretersBytes) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(SelectAndScatterProgram(
+      "f32", "[2,9,10,4]", "[2,5,5,4]", "GE", "add", "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0"));
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> arguments = testing::RandomArguments(*module);
+  auto x = arguments[0].data<float>();
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (i % 5 == 0) x[i] = std::nanf("");
+    if (i % 5 == 1) x[i] = 0.25f;  // ties: the first in window order wins
+  }
+  ExpectSameBytes(*module, arguments);
+}
+
+TEST(RuntimeWindowTest, WindowsTheThunksDoNotTakeKeepTheirPath) {
+  // A reducer that is not one binary op of its parameters, a total-order
+  // select, a variadic (two-array) reduce-window.
+  const std::string not_plain =
+      "HloModule m\nr {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  s = f32[] add(a, b)\n  ROOT c "
+      "= "
+      "f32[] multiply(s, b)\n}\nENTRY e {\n  x = f32[4,9] parameter(0)\n  i = f32[] constant(0)\n  ROOT w = "
+      "f32[4,4] reduce-window(x, i), window={size=1x3 stride=1x2}, to_apply=r\n}\n";
+  ExpectThunkAndSameBytes(not_plain, "reduce-window", 0);
+  ExpectThunkAndSameBytes(SelectAndScatterProgram("f32", "[2,8,8,3]", "[2,3,3,3]", "GE", "add",
+                                                  "size=1x3x3x1 stride=1x2x2x1", ", type=TOTALORDER"),
+                          "select-and-scatter", 0);
+  const std::string variadic =
+      "HloModule m\nr {\n  a = f32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n  d = "
+      "s32[] "
+      "parameter(3)\n  m = f32[] maximum(a, c)\n  n = s32[] add(b, d)\n  ROOT t = (f32[], s32[]) tuple(m, "
+      "n)\n}\n"
+      "ENTRY e {\n  x = f32[4,9] parameter(0)\n  y = s32[4,9] parameter(1)\n  i = f32[] constant(-inf)\n  j "
+      "= "
+      "s32[] constant(0)\n  w = (f32[4,4], s32[4,4]) reduce-window(x, y, i, j), window={size=1x3 "
+      "stride=1x2}, "
+      "to_apply=r\n  ROOT g = f32[4,4] get-tuple-element(w), index=0\n}\n";
+  ExpectThunkAndSameBytes(variadic, "reduce-window", 0);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
