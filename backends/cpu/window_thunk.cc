@@ -173,6 +173,19 @@ bool Compare(ComparisonDirection direction, T a, T b) {
   return false;
 }
 
+// Per lane, keeps best[c] where `select(best[c], row[c])` holds, else takes
+// row[c] and `place`; the pointers do not alias, so the loop vectorises.
+template <typename T, typename Select>
+void SelectRow(T* __restrict best, uint32_t* __restrict where, const T* __restrict row, int64_t n,
+               uint32_t place, Select select) {
+  for (int64_t c = 0; c < n; ++c) {
+    const T candidate = row[c];
+    const bool keep = select(best[c], candidate);
+    best[c] = keep ? best[c] : candidate;
+    where[c] = keep ? where[c] : place;
+  }
+}
+
 // Selects in lanes [0, n) (n <= kSelectLanes) of one source position: per
 // lane the first element of the window (at `offsets`, rows of `stride`) that
 // `select` does not keep over a later one; scatters `values` there.
@@ -189,14 +202,7 @@ void SelectAndScatterBlock(const T* operand, int64_t stride, const std::vector<i
     where[c] = 0;
   }
   for (size_t k = 1; k < offsets.size(); ++k) {
-    const T* row = operand + offsets[k] * stride;
-    const auto place = static_cast<uint32_t>(k);
-    for (int64_t c = 0; c < n; ++c) {
-      const T candidate = row[c];
-      const bool keep = select(best[c], candidate);
-      best[c] = keep ? best[c] : candidate;
-      where[c] = keep ? where[c] : place;
-    }
+    SelectRow(best, where, operand + offsets[k] * stride, n, static_cast<uint32_t>(k), select);
   }
   for (int64_t c = 0; c < n; ++c) {
     T& target = output[offsets[where[c]] * stride + c];
