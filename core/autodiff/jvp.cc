@@ -9,6 +9,7 @@
 #include <unordered_set>
 
 #include "core/autodiff/jvp_rules.h"
+#include "core/autodiff/rule_helpers.h"
 #include "core/identity_custom_calls.h"
 #include "core/passes/call_inliner.h"
 #include "core/verifier.h"
@@ -136,6 +137,20 @@ Instruction* DenseTangent(VjpEmitter& e, const Tangent& t, const Shape& shape) {
     elements.push_back(DenseTangent(e, t.elements[i], shape.tuple_shapes(static_cast<int64_t>(i))));
   }
   return e.Tuple(std::move(elements));
+}
+
+TangentCallParameters AddTangentCallParameters(VjpEmitter& d, const Instruction& x,
+                                               std::span<const Tangent> t) {
+  TangentCallParameters frame;
+  for (const Instruction* operand : x.operands)
+    frame.operands.push_back(d.AddParameter(operand->shape, "operand"));
+  frame.arguments.assign(x.operands.begin(), x.operands.end());
+  for (size_t i = 0; i < frame.operands.size(); ++i) {
+    if (t[i].array == nullptr) continue;
+    frame.seeds.emplace_back(frame.operands[i], Of(d.AddParameter(frame.operands[i]->shape, "tangent")));
+    frame.arguments.push_back(t[i].array);
+  }
+  return frame;
 }
 
 StatusOr<Tangent> EmitTangents(VjpEmitter& emitter, std::span<const std::pair<Instruction*, Tangent>> seeds) {

@@ -43,15 +43,7 @@ KILN_JVP_RULE(JvpBatchNormRule) {
   KILN_ASSIGN_OR_RETURN(const Computation* expanded, Expanded(e, x));
   Computation* derivative = NewComputation(e.module(), x.name + "_jvp");
   VjpEmitter d(e, *derivative);
-  std::vector<Instruction*> operands;
-  for (const Instruction* operand : x.operands) operands.push_back(d.AddParameter(operand->shape, "operand"));
-  std::vector<std::pair<Instruction*, Tangent>> seeds;
-  std::vector<Instruction*> arguments(x.operands.begin(), x.operands.end());
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (t[i].array == nullptr) continue;
-    seeds.emplace_back(operands[i], Of(d.AddParameter(operands[i]->shape, "tangent")));
-    arguments.push_back(t[i].array);
-  }
+  auto [operands, seeds, arguments] = AddTangentCallParameters(d, x, t);
   derivative->set_root(CloneComputation(d, *expanded, operands));
   StatusOr<Tangent> found = EmitTangents(d, seeds);
   if (!found.ok()) {

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <span>
+#include <utility>
+#include <vector>
 
 #include "core/autodiff/jvp.h"
 #include "core/autodiff/vjp_rules.h"
@@ -34,6 +36,19 @@ Status JvpNoRuleError(const Instruction& instruction, RuleState state);
 // The value of tangent `t` of a value of `shape`: zeros where it is
 // symbolically zero (and in the leaves that are not floats).
 Instruction* DenseTangent(VjpEmitter& e, const Tangent& t, const Shape& shape);
+
+// The parameters of a computation of its own that a rule differentiates and
+// calls from the tangent (map's lifted body, batch-norm's expansion): one
+// per operand of `x`, then one per operand with a tangent, each the seed of
+// that operand for EmitTangents; `arguments` is what the call passes (x's
+// operands, then those tangents).
+struct TangentCallParameters {
+  std::vector<Instruction*> operands;
+  std::vector<std::pair<Instruction*, Tangent>> seeds;
+  std::vector<Instruction*> arguments;
+};
+TangentCallParameters AddTangentCallParameters(VjpEmitter& d, const Instruction& x,
+                                               std::span<const Tangent> t);
 
 // The rule of reduce and reduce-window over several operands, which theirs
 // hand over to (jvp_variadic_reduction_rules.cc).

@@ -102,15 +102,7 @@ KILN_VJP_RULE(MapRule) {
 KILN_JVP_RULE(JvpMapRule) {
   Computation* forward = NewComputation(e.module(), x.called[0]->name() + "_jvp");
   VjpEmitter d(e, *forward);
-  std::vector<Instruction*> operands;
-  for (const Instruction* operand : x.operands) operands.push_back(d.AddParameter(operand->shape, "operand"));
-  std::vector<std::pair<Instruction*, Tangent>> seeds;
-  std::vector<Instruction*> arguments(x.operands.begin(), x.operands.end());
-  for (size_t i = 0; i < operands.size(); ++i) {
-    if (t[i].array == nullptr) continue;
-    seeds.emplace_back(operands[i], Of(d.AddParameter(operands[i]->shape, "tangent")));
-    arguments.push_back(t[i].array);
-  }
+  auto [operands, seeds, arguments] = AddTangentCallParameters(d, x, t);
   KILN_ASSIGN_OR_RETURN(Instruction * root, LiftMapBody(d, x, operands));
   forward->set_root(root);
   StatusOr<Tangent> found = EmitTangents(d, seeds);
