@@ -3,6 +3,10 @@
 #include <algorithm>
 #include <cstring>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/thread_pool.h"
 
@@ -51,6 +55,76 @@ constexpr int64_t kTransposeTile = 32;
 // Elements a parallel task should move at least.
 constexpr int64_t kTransposeElementsPerTask = 64 * 1024;
 
+// out[c * out_stride + r] = in[r * in_stride + c] for r < rows, c < columns:
+// one tile, element by element.
+template <typename E>
+void TransposeTile(const E* in, int64_t in_stride, E* out, int64_t out_stride, int64_t rows,
+                   int64_t columns) {
+  for (int64_t c = 0; c < columns; ++c) {
+    E* line = out + c * out_stride;
+    for (int64_t r = 0; r < rows; ++r) line[r] = in[r * in_stride + c];
+  }
+}
+
+#if defined(__x86_64__)
+// Eight input lines of eight 4-byte elements become eight output lines in
+// registers (unpack pairs, then quads, then swap 128-bit halves); only
+// moves and shuffles, so every bit pattern (NaN payloads too) is kept.
+__attribute__((target("avx"))) inline void Transpose8x8(const float* in, int64_t in_stride, float* out,
+                                                        int64_t out_stride) {
+  __m256 r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(in + i * in_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(out + i * out_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(out + (i + 4) * out_stride, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+
+// A tile of 4-byte elements as 8 x 8 register transposes, the ragged right
+// and bottom edges element by element.
+__attribute__((target("avx"))) void TransposeTileAvx(const float* in, int64_t in_stride, float* out,
+                                                     int64_t out_stride, int64_t rows, int64_t columns) {
+  const int64_t full_rows = rows / 8 * 8, full_columns = columns / 8 * 8;
+  for (int64_t c = 0; c < full_columns; c += 8) {
+    for (int64_t r = 0; r < full_rows; r += 8)
+      Transpose8x8(in + r * in_stride + c, in_stride, out + c * out_stride + r, out_stride);
+  }
+  TransposeTile(in + full_rows * in_stride, in_stride, out + full_rows, out_stride, rows - full_rows,
+                full_columns);
+  TransposeTile(in + full_columns, in_stride, out + full_columns * out_stride, out_stride, rows,
+                columns - full_columns);
+}
+
+bool HasAvx() {
+  static const bool has_avx = __builtin_cpu_supports("avx");
+  return has_avx;
+}
+#endif
+
+template <typename E>
+void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_stride, int64_t rows,
+                          int64_t columns) {
+#if defined(__x86_64__)
+  if constexpr (sizeof(E) == 4) {
+    if (HasAvx()) {
+      return TransposeTileAvx(reinterpret_cast<const float*>(in), in_stride, reinterpret_cast<float*>(out),
+                              out_stride, rows, columns);
+    }
+  }
+#endif
+  TransposeTile(in, in_stride, out, out_stride, rows, columns);
+}
+
 // The transpose when the input's minor dimension moves: reading each output
 // line straight would touch a new input cache line per element, so square
 // tiles are copied instead, (slab, band of output lines) pairs in parallel.
@@ -77,8 +151,8 @@ void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
     for (int64_t task = begin; task < end; ++task) {
       int64_t slab = task / bands;
       const int64_t r0 = task % bands * kTransposeTile;
-      const int64_t r1 = std::min(rows, r0 + kTransposeTile);
-      int64_t in_offset = 0, out_offset = 0;
+      const int64_t band_rows = std::min(rows - r0, kTransposeTile);
+      int64_t in_offset = r0 * row_stride, out_offset = r0;
       for (auto it = others.rbegin(); it != others.rend(); ++it) {
         const int64_t index = slab % out_dims[*it];
         slab /= out_dims[*it];
@@ -86,12 +160,8 @@ void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
         out_offset += index * out_strides[*it];
       }
       for (int64_t c0 = 0; c0 < columns; c0 += kTransposeTile) {
-        const int64_t c1 = std::min(columns, c0 + kTransposeTile);
-        for (int64_t c = c0; c < c1; ++c) {
-          E* line = out + out_offset + c * column_stride;
-          const E* source = in + in_offset + c;
-          for (int64_t r = r0; r < r1; ++r) line[r] = source[r * row_stride];
-        }
+        TransposeTileFastest(in + in_offset + c0, row_stride, out + out_offset + c0 * column_stride,
+                             column_stride, band_rows, std::min(columns - c0, kTransposeTile));
       }
     }
   };
@@ -154,15 +224,27 @@ TransposeThunk::TransposeThunk(int input, int output, const Shape& input_shape,
       element_bytes_(ByteWidth(input_shape.element_type())),
       element_count_(input_shape.element_count()) {
   const std::vector<int64_t> strides = RowMajorStrides(input_shape.dimensions());
+  // Dimensions of one are dropped and output neighbours that are neighbours
+  // in the input too are merged (NCHW -> NHWC is then a batch of [C, H*W]
+  // -> [H*W, C] transposes), so tiles run along the longest lines there are.
   for (int64_t d : permutation) {
-    out_dims_.push_back(input_shape.dimensions(d));
-    in_strides_.push_back(strides[static_cast<size_t>(d)]);
+    const int64_t size = input_shape.dimensions(d);
+    const int64_t stride = strides[static_cast<size_t>(d)];
+    if (size == 1) continue;
+    if (!out_dims_.empty() && in_strides_.back() == stride * size) {
+      out_dims_.back() *= size;
+      in_strides_.back() = stride;
+      continue;
+    }
+    out_dims_.push_back(size);
+    in_strides_.push_back(stride);
   }
 }
 
 Status TransposeThunk::Run(ExecutionContext& context) const {
   const void* in = context.slots[inputs_[0]];
   void* out = context.slots[outputs_[0]];
+  if (element_count_ == 0) return OkStatus();
   switch (element_bytes_) {
     case 1:
       Transpose(static_cast<const Element<1>*>(in), static_cast<Element<1>*>(out), out_dims_, in_strides_,

@@ -15,7 +15,9 @@ namespace kiln::cpu {
 // out[i_0..i_n] = in[i_perm...]: output dimension d is input dimension
 // permutation[d] (like the transpose op). When the input's minor dimension
 // moves, square tiles are copied (in parallel) so that both sides are read
-// and written a cache line at a time.
+// and written a cache line at a time; dimensions of one are dropped and
+// dimensions adjacent on both sides merged first, and 4-byte tiles move as
+// 8 x 8 register transposes where the CPU has AVX.
 class TransposeThunk : public Thunk {
  public:
   TransposeThunk(int input, int output, const Shape& input_shape, std::vector<int64_t> permutation);
