@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <bit>
-#include <numeric>
+#include <cstring>
+#include <functional>
+#include <limits>
 #include <type_traits>
 #include <vector>
 
@@ -14,10 +16,118 @@ namespace {
 // Elements a parallel task should scan at least, so scheduling stays cheap.
 constexpr int64_t kElementsPerTask = 16 * 1024;
 
-// A signed integer whose order is the total order of the float `value`.
-int64_t TotalOrderKey(double value) {
-  const auto bits = std::bit_cast<int64_t>(value);
-  return bits < 0 ? bits ^ INT64_MAX : bits;
+// Elements whose greatest key the scan keeps: a row of fewer blocks than k is
+// sorted instead.
+constexpr int64_t kBlock = 16;
+
+// The signed integer a key is: 32 bits for elements of up to 32 bits (halves
+// widen to float), else 64.
+template <typename T>
+using KeyOf = std::conditional_t<sizeof(T) <= 4, int32_t, int64_t>;
+
+// The total-order key of a float's bits (see OrderKey).
+inline int32_t FloatBitsKey(int32_t bits) {
+  const bool nan = (bits & INT32_MAX) > 0x7f800000;
+  bits |= nan ? 0x00400000 : 0;
+  return bits ^ ((bits >> 31) & INT32_MAX);
+}
+
+// A signed integer whose order is the element's order: the total order for
+// floats (-NaN < -inf < ... < -0 < +0 < ... < inf < +NaN), reversed when the
+// smallest come first, so a larger key always comes first. The interpreter
+// orders floats through double, and widening a float to double quiets a
+// signalling NaN; the quiet bit is set here too so NaNs compare as there.
+template <typename T>
+KeyOf<T> OrderKey(T value, bool largest) {
+  KeyOf<T> key;
+  if constexpr (std::is_same_v<T, double>) {
+    const auto bits = std::bit_cast<int64_t>(value);
+    key = bits ^ ((bits >> 63) & INT64_MAX);
+  } else if constexpr (!std::is_integral_v<T>) {
+    key = FloatBitsKey(std::bit_cast<int32_t>(static_cast<float>(value)));
+  } else if constexpr (std::is_signed_v<T>) {
+    key = static_cast<KeyOf<T>>(value);
+  } else {
+    // Unsigned: flipping the top bit of the widened value keeps its order.
+    using Unsigned = std::make_unsigned_t<KeyOf<T>>;
+    key = static_cast<KeyOf<T>>(static_cast<Unsigned>(value) ^ (Unsigned{1} << (sizeof(Unsigned) * 8 - 1)));
+  }
+  return largest ? key : ~key;
+}
+
+template <typename Key>
+struct Candidate {
+  Key key;
+  int64_t index;
+};
+
+// The strict order of the answer: larger key first, equal keys in index
+// order (which makes the answer unique).
+template <typename Key>
+bool Before(const Candidate<Key>& a, const Candidate<Key>& b) {
+  return a.key != b.key ? a.key > b.key : a.index < b.index;
+}
+
+// keys[i] = OrderKey(row[i]) for the whole row, in one loop the compiler
+// vectorises.
+template <typename T, bool largest>
+void RowKeys(const T* row, int64_t length, KeyOf<T>* keys) {
+  if constexpr (std::is_same_v<T, float>) {
+    // Through integer bits: the compiler vectorises no float bit_cast.
+    std::memcpy(keys, row, sizeof(float) * static_cast<size_t>(length));
+    for (int64_t i = 0; i < length; ++i) keys[i] = largest ? FloatBitsKey(keys[i]) : ~FloatBitsKey(keys[i]);
+  } else {
+    for (int64_t i = 0; i < length; ++i) keys[i] = OrderKey(row[i], largest);
+  }
+}
+
+// A row of at least k blocks: the k-th greatest of the blocks' greatest keys
+// is a floor under the k-th greatest key of the row (k blocks each hold one
+// at least as great), so only elements at or above the floor can be in the
+// answer, and only blocks whose greatest key reaches it hold any. The keys
+// and the blocks' greatest (vectorised; most of the time), then the elements
+// at or above the floor, in index order, from the blocks that reach it,
+// appended without a branch; the few candidates are then partially sorted.
+// `keys` has room for the row, `block_greatest` for two keys per block,
+// `candidates` for the whole row.
+template <typename T, bool largest>
+void ScanRow(const T* row, int64_t length, int64_t k, KeyOf<T>* keys, KeyOf<T>* block_greatest,
+             Candidate<KeyOf<T>>* candidates) {
+  using Key = KeyOf<T>;
+  RowKeys<T, largest>(row, length, keys);
+  const int64_t blocks = (length + kBlock - 1) / kBlock;
+  const int64_t whole_blocks = length / kBlock;
+  for (int64_t block = 0; block < whole_blocks; ++block) {
+    const Key* block_keys = keys + block * kBlock;
+    Key greatest = block_keys[0];
+    for (int64_t j = 1; j < kBlock; ++j) greatest = std::max(greatest, block_keys[j]);
+    block_greatest[block] = greatest;
+  }
+  if (whole_blocks < blocks) {
+    block_greatest[whole_blocks] = *std::max_element(keys + whole_blocks * kBlock, keys + length);
+  }
+  Key* floor_search = block_greatest + blocks;  // a copy to select in
+  std::copy(block_greatest, block_greatest + blocks, floor_search);
+  std::nth_element(floor_search, floor_search + (k - 1), floor_search + blocks, std::greater<Key>());
+  const Key floor = floor_search[k - 1];
+  int64_t count = 0;
+  for (int64_t block = 0; block < blocks; ++block) {
+    if (block_greatest[block] < floor) continue;
+    const int64_t end = std::min(length, (block + 1) * kBlock);
+    for (int64_t i = block * kBlock; i < end; ++i) {
+      candidates[count] = {keys[i], i};
+      count += keys[i] >= floor ? 1 : 0;
+    }
+  }
+  std::partial_sort(candidates, candidates + k, candidates + count, Before<Key>);
+}
+
+// Rows of fewer blocks than k: keys once, then a partial sort; ties broken
+// by index make the order strict, so the answer is the stable one.
+template <typename T>
+void SortRow(const T* row, int64_t length, int64_t k, bool largest, Candidate<KeyOf<T>>* all) {
+  for (int64_t i = 0; i < length; ++i) all[i] = {OrderKey(row[i], largest), i};
+  std::partial_sort(all, all + k, all + length, Before<KeyOf<T>>);
 }
 
 template <typename T>
@@ -25,25 +135,22 @@ void TopKRows(const TopKGeometry& geometry, const T* input, T* values, int32_t* 
               int64_t end) {
   const int64_t length = geometry.row_length;
   const int64_t k = geometry.k;
-  std::vector<int64_t> order(static_cast<size_t>(length));
+  const int64_t blocks = (length + kBlock - 1) / kBlock;
+  const bool scanned = blocks >= k;
+  std::vector<Candidate<KeyOf<T>>> candidates(static_cast<size_t>(length) + 1);
+  std::vector<KeyOf<T>> keys(static_cast<size_t>(scanned ? length : 0));
+  std::vector<KeyOf<T>> block_greatest(static_cast<size_t>(scanned ? 2 * blocks : 0));
   for (int64_t row = begin; row < end; ++row) {
     const T* base = input + row * length;
-    // Ties broken by index make this a strict total order, so a partial sort
-    // gives the one stable answer.
-    auto before = [&](int64_t a, int64_t b) {
-      if constexpr (std::is_integral_v<T>) {
-        if (base[a] != base[b]) return geometry.largest ? base[a] > base[b] : base[a] < base[b];
-      } else {
-        const int64_t key_a = TotalOrderKey(static_cast<double>(base[a]));
-        const int64_t key_b = TotalOrderKey(static_cast<double>(base[b]));
-        if (key_a != key_b) return geometry.largest ? key_a > key_b : key_a < key_b;
-      }
-      return a < b;
-    };
-    std::iota(order.begin(), order.end(), 0);
-    std::partial_sort(order.begin(), order.begin() + k, order.end(), before);
+    if (scanned && geometry.largest) {
+      ScanRow<T, true>(base, length, k, keys.data(), block_greatest.data(), candidates.data());
+    } else if (scanned) {
+      ScanRow<T, false>(base, length, k, keys.data(), block_greatest.data(), candidates.data());
+    } else {
+      SortRow(base, length, k, geometry.largest, candidates.data());
+    }
     for (int64_t i = 0; i < k; ++i) {
-      const int64_t source = order[static_cast<size_t>(i)];
+      const int64_t source = candidates[static_cast<size_t>(i)].index;
       values[row * k + i] = base[source];
       indices[row * k + i] = static_cast<int32_t>(source);
     }
