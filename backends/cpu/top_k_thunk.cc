@@ -63,10 +63,13 @@ struct Candidate {
 
 // The strict order of the answer: larger key first, equal keys in index
 // order (which makes the answer unique).
-template <typename Key>
-bool Before(const Candidate<Key>& a, const Candidate<Key>& b) {
-  return a.key != b.key ? a.key > b.key : a.index < b.index;
-}
+// (A function object, so the sorts inline it.)
+struct Before {
+  template <typename Key>
+  bool operator()(const Candidate<Key>& a, const Candidate<Key>& b) const {
+    return a.key != b.key ? a.key > b.key : a.index < b.index;
+  }
+};
 
 // keys[i] = OrderKey(row[i]) for the whole row, in one loop the compiler
 // vectorises.
@@ -74,8 +77,11 @@ template <typename T, bool largest>
 void RowKeys(const T* row, int64_t length, KeyOf<T>* keys) {
   if constexpr (std::is_same_v<T, float>) {
     // Through integer bits: the compiler vectorises no float bit_cast.
-    std::memcpy(keys, row, sizeof(float) * static_cast<size_t>(length));
-    for (int64_t i = 0; i < length; ++i) keys[i] = largest ? FloatBitsKey(keys[i]) : ~FloatBitsKey(keys[i]);
+    for (int64_t i = 0; i < length; ++i) {
+      int32_t bits;
+      std::memcpy(&bits, row + i, sizeof(bits));
+      keys[i] = largest ? FloatBitsKey(bits) : ~FloatBitsKey(bits);
+    }
   } else {
     for (int64_t i = 0; i < length; ++i) keys[i] = OrderKey(row[i], largest);
   }
@@ -119,7 +125,7 @@ void ScanRow(const T* row, int64_t length, int64_t k, KeyOf<T>* keys, KeyOf<T>* 
       count += keys[i] >= floor ? 1 : 0;
     }
   }
-  std::partial_sort(candidates, candidates + k, candidates + count, Before<Key>);
+  std::partial_sort(candidates, candidates + k, candidates + count, Before());
 }
 
 // Rows of fewer blocks than k: keys once, then a partial sort; ties broken
@@ -127,7 +133,7 @@ void ScanRow(const T* row, int64_t length, int64_t k, KeyOf<T>* keys, KeyOf<T>* 
 template <typename T>
 void SortRow(const T* row, int64_t length, int64_t k, bool largest, Candidate<KeyOf<T>>* all) {
   for (int64_t i = 0; i < length; ++i) all[i] = {OrderKey(row[i], largest), i};
-  std::partial_sort(all, all + k, all + length, Before<KeyOf<T>>);
+  std::partial_sort(all, all + k, all + length, Before());
 }
 
 template <typename T>
