@@ -87,6 +87,31 @@ void RowKeys(const T* row, int64_t length, KeyOf<T>* keys) {
   }
 }
 
+// Up to this many blocks the k-th greatest block key is found by counting,
+// for each, the keys greater than it (no branch: cheaper than a selection's
+// mispredicted partitions); above it, the count's square costs more.
+constexpr int64_t kMaxCountedBlocks = 128;
+
+// The k-th greatest of keys[0, size) (1 <= k <= size). `keys` has room for
+// 2 * size (a copy to select in).
+template <typename Key>
+Key KthGreatest(Key* keys, int64_t size, int64_t k) {
+  if (size <= kMaxCountedBlocks) {
+    // The least key with fewer than k keys greater than it.
+    Key least = std::numeric_limits<Key>::max();
+    for (int64_t i = 0; i < size; ++i) {
+      int32_t greater = 0;  // 32 bits, as wide as a key: more lanes
+      for (int64_t j = 0; j < size; ++j) greater += keys[j] > keys[i] ? 1 : 0;
+      least = greater < k ? std::min(least, keys[i]) : least;
+    }
+    return least;
+  }
+  Key* copy = keys + size;
+  std::copy(keys, keys + size, copy);
+  std::nth_element(copy, copy + (k - 1), copy + size, std::greater<Key>());
+  return copy[k - 1];
+}
+
 // A row of at least k blocks: the k-th greatest of the blocks' greatest keys
 // is a floor under the k-th greatest key of the row (k blocks each hold one
 // at least as great), so only elements at or above the floor can be in the
@@ -112,10 +137,7 @@ void ScanRow(const T* row, int64_t length, int64_t k, KeyOf<T>* keys, KeyOf<T>* 
   if (whole_blocks < blocks) {
     block_greatest[whole_blocks] = *std::max_element(keys + whole_blocks * kBlock, keys + length);
   }
-  Key* floor_search = block_greatest + blocks;  // a copy to select in
-  std::copy(block_greatest, block_greatest + blocks, floor_search);
-  std::nth_element(floor_search, floor_search + (k - 1), floor_search + blocks, std::greater<Key>());
-  const Key floor = floor_search[k - 1];
+  const Key floor = KthGreatest(block_greatest, blocks, k);
   int64_t count = 0;
   for (int64_t block = 0; block < blocks; ++block) {
     if (block_greatest[block] < floor) continue;

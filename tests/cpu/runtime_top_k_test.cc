@@ -177,8 +177,9 @@ void ExpectTopKMatchesInterpreter(const std::string& type, int64_t rows, int64_t
 }
 
 // The scan (rows of at least k blocks of 16): k = 1 (on a row of one element
-// too), k = the row's block count, a row whose last block is short, and rows long enough that they are
-// split over the threads.
+// too), k = the row's block count, a row whose last block is short, rows of
+// up to 128 blocks (the k-th greatest block key counted) and of more
+// (selected), and rows long enough that they are split over the threads.
 TEST(RuntimeTopKTest, ScannedRowsMatchTheInterpreterForEveryType) {
   for (const char* type : {"f32", "bf16", "f16", "f64", "s32", "s8", "u8", "u32", "s64", "u64"}) {
     for (bool largest : {true, false}) {
@@ -187,6 +188,7 @@ TEST(RuntimeTopKTest, ScannedRowsMatchTheInterpreterForEveryType) {
       ExpectTopKMatchesInterpreter(type, 100, 203, 13, largest);
       ExpectTopKMatchesInterpreter(type, 40, 1024, 16, largest);
       ExpectTopKMatchesInterpreter(type, 40, 1024, 64, largest);
+      ExpectTopKMatchesInterpreter(type, 9, 2100, 16, largest);
     }
   }
 }
