@@ -230,31 +230,42 @@ void SelectAndScatterLanes(const WindowGeometry& g, const T* operand, const T* s
   }
 }
 
-// Calls `fn(op)` with `op` the scalar function of `opcode` on T: the
-// interpreter's (interpreter::WithBinaryOp), except that maximum and minimum
-// of float and double are written as selects without branches, so row loops
-// vectorise: a NaN in a wins, then a NaN in b, as in MaximumOp and MinimumOp.
+// Calls `fn(op)` with `op` the scalar function of `opcode` (one of
+// IsPlainReducer's, the only ones a plan holds) on T: the interpreter's
+// scalar ops, except that maximum and minimum of float and double are written
+// as selects without branches, so row loops vectorise: a NaN in a wins, then
+// a NaN in b, as in MaximumOp and MinimumOp. Only these four are
+// instantiated: every other binary op would multiply the lane loops' copies
+// (types x selects x ops) for nothing (this file once took minutes to build).
 template <typename T, typename Fn>
 Status WithPoolingOp(Opcode opcode, Fn&& fn) {
-  if constexpr (std::is_floating_point_v<T>) {
-    if (opcode == Opcode::kMaximum) {
-      fn([](T a, T b) {
-        const T larger = a > b ? a : b;
-        const T or_b = b != b ? b : larger;
-        return a != a ? a : or_b;
-      });
+  switch (opcode) {
+    case Opcode::kAdd: fn([](T a, T b) { return interpreter::AddOp(a, b); }); return OkStatus();
+    case Opcode::kMultiply: fn([](T a, T b) { return interpreter::MultiplyOp(a, b); }); return OkStatus();
+    case Opcode::kMaximum:
+      if constexpr (std::is_floating_point_v<T>) {
+        fn([](T a, T b) {
+          const T larger = a > b ? a : b;
+          const T or_b = b != b ? b : larger;
+          return a != a ? a : or_b;
+        });
+      } else {
+        fn([](T a, T b) { return interpreter::MaximumOp(a, b); });
+      }
       return OkStatus();
-    }
-    if (opcode == Opcode::kMinimum) {
-      fn([](T a, T b) {
-        const T smaller = a < b ? a : b;
-        const T or_b = b != b ? b : smaller;
-        return a != a ? a : or_b;
-      });
+    case Opcode::kMinimum:
+      if constexpr (std::is_floating_point_v<T>) {
+        fn([](T a, T b) {
+          const T smaller = a < b ? a : b;
+          const T or_b = b != b ? b : smaller;
+          return a != a ? a : or_b;
+        });
+      } else {
+        fn([](T a, T b) { return interpreter::MinimumOp(a, b); });
+      }
       return OkStatus();
-    }
+    default: return Internal("cpu window thunk: ", OpcodeName(opcode), " is not a pooling reducer");
   }
-  return interpreter::WithBinaryOp<T>(opcode, std::forward<Fn>(fn));
 }
 
 template <typename T>
