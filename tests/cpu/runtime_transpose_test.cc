@@ -2,6 +2,7 @@
 // cache-blocked copy when it moves the minor dimension, with exactly the
 // interpreter's results, for every element width, sizes that are not
 // multiples of the tile, and dimensions of one.
+#include <span>
 #include <string>
 
 #include "tests/cpu/runtime_test_util.h"
@@ -15,6 +16,15 @@ std::string Transpose(const std::string& type, const std::string& in, const std:
          " transpose(x), dimensions={" + permutation + "}\n}\n";
 }
 
+// Each case runs as one transpose thunk whose result equals the interpreter's exactly.
+void ExpectTransposeThunksMatchTheInterpreter(std::span<const std::string> cases) {
+  for (const std::string& text : cases) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
+    testing::ExpectMatchesInterpreter(text, 0.0);
+  }
+}
+
 TEST(RuntimeTransposeTest, LargeTransposesAreBlockedCopiesWithTheInterpretersValues) {
   const std::string cases[] = {
       Transpose("f32", "[300,517]", "[517,300]", "1,0"),
@@ -26,11 +36,7 @@ TEST(RuntimeTransposeTest, LargeTransposesAreBlockedCopiesWithTheInterpretersVal
       Transpose("s32", "[40,50,60]", "[40,60,50]", "0,2,1"),
       Transpose("f32", "[6,7,40,50]", "[50,7,40,6]", "3,1,2,0"),
   };
-  for (const std::string& text : cases) {
-    SCOPED_TRACE(text);
-    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
-    testing::ExpectMatchesInterpreter(text, 0.0);
-  }
+  ExpectTransposeThunksMatchTheInterpreter(cases);
 }
 
 TEST(RuntimeTransposeTest, SmallUnitAndMinorKeepingTransposes) {
@@ -39,11 +45,7 @@ TEST(RuntimeTransposeTest, SmallUnitAndMinorKeepingTransposes) {
       Transpose("f32", "[300,517,2]", "[517,300,2]", "1,0,2"),
       Transpose("f32", "[1,300,1,7]", "[7,1,300,1]", "3,2,1,0"),
   };
-  for (const std::string& text : cases) {
-    SCOPED_TRACE(text);
-    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
-    testing::ExpectMatchesInterpreter(text, 0.0);
-  }
+  ExpectTransposeThunksMatchTheInterpreter(cases);
 }
 
 // NCHW -> NHWC merges H and W into one [C, H*W] -> [H*W, C] transpose per
@@ -62,11 +64,7 @@ TEST(RuntimeTransposeTest, MergedDimensionsAndRegisterTilesWithTheInterpretersVa
       Transpose("f64", "[2,37,5,41]", "[2,5,41,37]", "0,2,3,1"),
       Transpose("c128", "[2,17,5,21]", "[2,5,21,17]", "0,2,3,1"),
   };
-  for (const std::string& text : cases) {
-    SCOPED_TRACE(text);
-    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
-    testing::ExpectMatchesInterpreter(text, 0.0);
-  }
+  ExpectTransposeThunksMatchTheInterpreter(cases);
 }
 
 TEST(RuntimeTransposeTest, ThreadCountsAgreeOnMergedRaggedTiles) {
