@@ -108,20 +108,18 @@ func TestGradRefusalsNameWhatIsWrong(t *testing.T) {
 			t.Fatalf("wrt %v: %v, want InvalidArgument mentioning %q", tc.wrt, err, tc.needle)
 		}
 	}
-	mb := must(kiln.NewBuilder("multiply"))
-	defer mb.Close()
-	mb.Mul(mb.Parameter(0, kiln.NewShape(kiln.F32), "a"), mb.Parameter(1, kiln.NewShape(kiln.F32), "b"))
-	multiply := must(mb.Build())
-	defer multiply.Close()
-	b := must(kiln.NewBuilder("product"))
+	// A custom call with no gradient registered has no derivative.
+	b := must(kiln.NewBuilder("opaque"))
 	defer b.Close()
-	b.Reduce(b.Parameter(0, kiln.NewShape(kiln.F32, 4), "x"), b.ConstantF32(1), multiply, 0)
-	product := must(b.Build())
-	defer product.Close()
-	_, err := product.Grad(0)
+	x := b.Parameter(0, kiln.NewShape(kiln.F32), "x")
+	b.CustomCall("kiln_test_no_gradient", []kiln.Op{x}, kiln.NewShape(kiln.F32), "", false)
+	opaque := must(b.Build())
+	defer opaque.Close()
+	_, err := opaque.Grad(0)
 	var kerr *kiln.Error
-	if !errors.As(err, &kerr) || kerr.Code != kiln.Unimplemented || !strings.Contains(kerr.Message, "'reduce'") {
-		t.Fatalf("%v, want Unimplemented naming 'reduce'", err)
+	if !errors.As(err, &kerr) || kerr.Code != kiln.InvalidArgument ||
+		!strings.Contains(kerr.Message, "'custom-call' is not differentiable") {
+		t.Fatalf("%v, want InvalidArgument saying 'custom-call' is not differentiable", err)
 	}
 }
 

@@ -273,9 +273,9 @@ static void test_errors(void) {
   const int64_t integer[1] = {2};
   const int64_t first[1] = {0};
   kiln_computation_t* loss = build_loss();
-  kiln_computation_t* multiply = scalar_f32("multiply", kiln_op_mul);
+  kiln_computation_t* add = scalar_f32("add", kiln_op_add);
   kiln_computation_t* out = NULL;
-  kiln_computation_t* product = NULL;
+  kiln_computation_t* opaque = NULL;
   kiln_computation_t* vector = NULL;
   kiln_builder_t* builder = NULL;
 
@@ -297,14 +297,20 @@ static void test_errors(void) {
                     "kiln_computation_vjp", "out_computation");
   CHECK(out == NULL); /* failing calls leave the out-parameter alone */
 
-  /* A product reduction has no derivative rule yet: UNIMPLEMENTED naming the op. */
-  CHECK_OK(kiln_builder_create("product", &builder));
-  kiln_op_reduce(builder, kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x"),
-                 kiln_op_constant_f32(builder, 1.0f), multiply, first, 1);
-  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &product));
+  /* A custom call with no gradient registered (no registered op defines one)
+   * has no derivative: INVALID_ARGUMENT naming the op. */
+  CHECK_OK(kiln_builder_create("opaque", &builder));
+  {
+    kiln_op_t x = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x");
+    kiln_op_reduce(
+        builder,
+        kiln_op_custom_call(builder, "kiln_test_no_gradient", &x, 1, KILN_TYPE_F32, dims, 1, NULL, 0),
+        kiln_op_constant_f32(builder, 0.0f), add, first, 1);
+  }
+  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &opaque));
   kiln_builder_destroy(builder);
-  EXPECT_GRAD_ERROR(kiln_computation_value_and_grad(product, first, 1, &out), KILN_STATUS_UNIMPLEMENTED,
-                    "kiln_computation_value_and_grad", "'reduce'");
+  EXPECT_GRAD_ERROR(kiln_computation_value_and_grad(opaque, first, 1, &out), KILN_STATUS_INVALID_ARGUMENT,
+                    "kiln_computation_value_and_grad", "'custom-call' is not differentiable");
 
   /* A bit cast has no derivative at all: INVALID_ARGUMENT naming the op. */
   CHECK_OK(kiln_builder_create("bits", &builder));
@@ -323,8 +329,8 @@ static void test_errors(void) {
   CHECK(out == NULL);
 
   kiln_computation_destroy(vector);
-  kiln_computation_destroy(product);
-  kiln_computation_destroy(multiply);
+  kiln_computation_destroy(opaque);
+  kiln_computation_destroy(add);
   kiln_computation_destroy(loss);
 }
 

@@ -88,18 +88,15 @@ def test_map_is_differentiated_through_its_body(client):
     np.testing.assert_allclose(dx, np.full(4, 2.0, dtype=np.float32))
 
 
-def multiply_f32() -> kiln.Computation:
-    with kiln.Builder("multiply") as b:
-        return b.build(b.parameter(0, "f32", [], "a") * b.parameter(1, "f32", [], "b"))
-
-
 def test_refusals_name_the_op_and_the_shape():
-    with multiply_f32() as multiply, kiln.Builder("product") as b:
-        x = b.parameter(0, "f32", [4], "x")
-        product = b.build(b.reduce(x, b.constant_f32(1.0), multiply, [0]))
-    with product, pytest.raises(kiln.KilnError) as error:
-        kiln.grad(product, 0)
-    assert error.value.code == kiln.StatusCode.UNIMPLEMENTED and "'reduce'" in str(error.value)
+    # A custom call with no gradient registered has no derivative.
+    with kiln.Builder("opaque") as b:
+        x = b.parameter(0, "f32", [], "x")
+        opaque = b.build(b.custom_call("kiln_test_no_gradient", [x], "f32", []))
+    with opaque, pytest.raises(kiln.KilnError) as error:
+        kiln.grad(opaque, 0)
+    assert error.value.code == kiln.StatusCode.INVALID_ARGUMENT
+    assert "'custom-call' is not differentiable" in str(error.value)
     with kiln.Builder("vector") as b:
         vector = b.build(b.parameter(0, "f32", [4], "x") * 2.0)
     with vector, pytest.raises(kiln.KilnError) as error:

@@ -2,7 +2,7 @@
 //! kiln_computation_vjp and kiln_computation_value_and_grad, checked against
 //! derivatives worked out by hand.
 
-use kiln::{Builder, Client, Code, Computation, ElementType};
+use kiln::{Builder, Client, Code, Computation, ElementType, Shape};
 
 fn add_f32() -> Computation {
     let b = Builder::new("add").unwrap();
@@ -90,15 +90,13 @@ fn refusals_name_what_is_wrong() {
         assert!(error.message().contains(needle), "{error}");
         assert!(error.message().contains("kiln_computation_value_and_grad"), "{error}");
     }
-    let mb = Builder::new("multiply").unwrap();
-    let product = mb.mul(mb.parameter(0, ElementType::F32, &[], "a"), mb.parameter(1, ElementType::F32, &[], "b"));
-    let multiply = mb.build(product).unwrap();
-    let b = Builder::new("product").unwrap();
-    let x = b.parameter(0, ElementType::F32, &[4], "x");
-    let product = b.reduce(x, b.constant_scalar(1.0f32), &multiply, &[0]);
-    let error = refused(b.build(product).unwrap().grad(&[0]));
-    assert_eq!(error.code(), Code::Unimplemented, "{error}");
-    assert!(error.message().contains("'reduce'"), "{error}");
+    // A custom call with no gradient registered has no derivative.
+    let b = Builder::new("opaque").unwrap();
+    let x = b.parameter(0, ElementType::F32, &[], "x");
+    let opaque = b.custom_call("kiln_test_no_gradient", &[x], &Shape::new(ElementType::F32, &[]), None, false);
+    let error = refused(b.build(opaque).unwrap().grad(&[0]));
+    assert_eq!(error.code(), Code::InvalidArgument, "{error}");
+    assert!(error.message().contains("'custom-call' is not differentiable"), "{error}");
 }
 
 /// map is differentiated through its body: sum(map(add, x, x)) has gradient 2.

@@ -100,23 +100,16 @@ class GradTest {
         assertTrue(e.getMessage().contains("kiln_computation_value_and_grad"), e.getMessage());
       }
     }
-    try (Computation multiply = multiplyF32();
-        Builder b = Builder.create("product")) {
-      Op x = b.parameter(0, Shape.of(ElementType.F32, 4), "x");
-      try (Computation product = b.build(b.reduce(x, b.constant(1f), multiply, 0))) {
-        KilnException e = assertThrows(KilnException.class, () -> product.grad(0).close());
-        assertEquals(StatusCode.UNIMPLEMENTED, e.code());
-        assertTrue(e.getMessage().contains("'reduce'"), e.getMessage());
+    // A custom call with no gradient registered has no derivative.
+    try (Builder b = Builder.create("opaque")) {
+      Op x = b.parameter(0, Shape.of(ElementType.F32), "x");
+      Op call =
+          b.customCall("kiln_test_no_gradient", List.of(x), Shape.of(ElementType.F32), null, false);
+      try (Computation opaque = b.build(call)) {
+        KilnException e = assertThrows(KilnException.class, () -> opaque.grad(0).close());
+        assertEquals(StatusCode.INVALID_ARGUMENT, e.code());
+        assertTrue(e.getMessage().contains("'custom-call' is not differentiable"), e.getMessage());
       }
-    }
-  }
-
-  static Computation multiplyF32() {
-    try (Builder b = Builder.create("multiply")) {
-      return b.build(
-          b.mul(
-              b.parameter(0, Shape.of(ElementType.F32), "a"),
-              b.parameter(1, Shape.of(ElementType.F32), "b")));
     }
   }
 
