@@ -10,7 +10,8 @@
 // Covered: the ops that have a rule in core/autodiff/jvp_rules.cc:
 // elementwise float math, convert, the shape ops (broadcast, reshape,
 // transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter
-// with add or overwrite, concatenate, pad, reverse), select, clamp, reduce
+// with the combiners reverse mode differentiates and the same rules
+// (core/autodiff/jvp_scatter_rules.cc), concatenate, pad, reverse), select, clamp, reduce
 // with add/maximum/minimum (ties share, as JAX's rule), dot_general,
 // convolution, reduce-window with add/maximum/minimum, select-and-scatter,
 // sort, top-k, all-reduce (add), map (its body lifted to arrays), tuples,

@@ -1,8 +1,8 @@
 // Forward-mode rules of the ops that are linear in their float operands
-// (the shape ops, gather, scatter with add or overwrite, all-reduce with
-// add, select-and-scatter in its source; complex, real, imag and fft, which
-// are linear over the reals, so an RFFT's or IRFFT's tangent is the same
-// transform of the tangent) or bilinear (dot, convolution):
+// (the shape ops, gather, all-reduce with add, select-and-scatter in its
+// source; complex, real, imag and fft, which are linear over the reals,
+// so an RFFT's or IRFFT's tangent is the same transform of the tangent) or
+// bilinear (dot, convolution):
 // the tangent is the same op again over the tangents, integer operands
 // (indices, offsets) as they are. Also tuples.
 #include "core/autodiff/jvp_rules.h"
@@ -52,24 +52,6 @@ KILN_JVP_RULE(JvpBilinearRule) {
     sum = sum == nullptr ? term : e.Binary(Opcode::kAdd, sum, term);
   }
   return Of(sum);
-}
-
-KILN_JVP_RULE(JvpScatterRule) {
-  if (x.operands.size() > 3) return JvpVariadicScatter(e, x, t);
-  // With an add combiner a scatter is linear in (operand, updates); with an
-  // overwrite combiner too, each element keeping the update that the
-  // forward scatter keeps, since the indices are the same.
-  const Computation* combiner = x.called.size() == 1 ? x.called[0] : nullptr;
-  const Instruction* root = combiner == nullptr ? nullptr : combiner->root();
-  const bool overwrites =
-      root != nullptr && root->opcode == Opcode::kParameter && root->attrs.parameter_number == 1;
-  if (x.operands.size() != 3 || !(overwrites || IsBinaryOfParameters(combiner, Opcode::kAdd))) {
-    return Unimplemented(
-        "kiln jvp: no forward-mode rule yet for 'scatter' over several operands or with a combiner other "
-        "than add or overwrite (instruction ",
-        x.name, ")");
-  }
-  return Of(OverTangents(e, x, t));
 }
 
 KILN_JVP_RULE(JvpAllReduceRule) {

@@ -59,7 +59,7 @@ StatusOr<Tangent> JvpVariadicReduction(VjpEmitter& e, Instruction& x, std::span<
 StatusOr<Tangent> JvpVariadicScatter(VjpEmitter& e, Instruction& x, std::span<const Tangent> t);
 
 // The rules, by family (jvp_elementwise_rules.cc, jvp_linear_rules.cc,
-// jvp_reduction_rules.cc, jvp_control_flow_rules.cc, map_rules.cc,
+// jvp_scatter_rules.cc, jvp_reduction_rules.cc, jvp_control_flow_rules.cc, map_rules.cc,
 // jvp_batch_norm_rules.cc); the table in
 // jvp_rules.cc refers to them.
 #define KILN_JVP_RULE(name)                                                               \

@@ -6,7 +6,9 @@
 // elementwise float and complex math, convert, complex/real/imag, fft
 // (core/autodiff/complex_rules.cc; complex cotangents as JAX's), the shape ops (broadcast, reshape,
 // transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter
-// with add or overwrite, concatenate, pad, reverse), reduce with
+// (core/autodiff/scatter_rules.cc: add, subtract, overwrite, multiply,
+// maximum, minimum; any other combiner when no two updates land on one
+// element, else INVALID_ARGUMENT naming it), concatenate, pad, reverse), reduce with
 // add/maximum/minimum, dot_general, convolution, reduce-window with
 // add/maximum/minimum, sort, top-k, batch-norm training and inference,
 // map (its body lifted to arrays, core/autodiff/map_rules.cc), reduce and
@@ -21,7 +23,7 @@
 // differentiated by it (core/autodiff/registered_op_rules.cc).
 // Scatters over several operands combined component by component
 // (core/autodiff/variadic_scatter_rules.cc).
-// Not yet: other scatters, other reducers of several operands, other
+// Not yet: other reducers of several operands, other
 // custom calls, differentiating a gradient through a while loop again.
 #pragma once
 

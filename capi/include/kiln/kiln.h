@@ -792,9 +792,11 @@ KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_
  * INVALID_ARGUMENT for an empty `wrt`, a number that is not a parameter, a
  * number given twice, a parameter that is not an f16/bf16/f32/f64/c64/c128
  * array, an op on the way from a differentiated parameter to the result
- * that has no derivative (naming the op and its instruction);
- * UNIMPLEMENTED for such an op whose rule is not written yet (the README
- * lists them), and for tuple parameters. `computation` is not changed. The
+ * that has no derivative (naming the op and its instruction), a scatter
+ * whose combiner depends on the order in which repeated indices are
+ * applied (naming it and the combiner); UNIMPLEMENTED for such an op
+ * whose rule is not written yet (the README lists them), and for tuple
+ * parameters. `computation` is not changed. The
  * caller owns *out_computation; free it with kiln_computation_destroy. */
 KILN_API kiln_status_t* kiln_computation_vjp(const kiln_computation_t* computation, const int64_t* wrt,
                                              size_t num_wrt, kiln_computation_t** out_computation);
@@ -825,13 +827,13 @@ KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t
  * its state's tangents in its state, so the memory does not grow with the
  * trip count.
  *
- * Covered: elementwise float math, convert, the shape ops, gather, scatter
- * with add or overwrite, reduce and reduce-window with add/max/min, dot,
+ * Covered: elementwise float math, convert, the shape ops, gather, the
+ * scatters reverse mode covers, reduce and reduce-window with add/max/min, dot,
  * convolution, sort, top-k, calls (inlined), conditionals, while loops with
  * run-time trip counts, batch-norm ops, map, complex intermediates and fft,
  * and user-defined ops with a gradient function (the tangent is derived by
  * transposing it; UNIMPLEMENTED naming the op when that gradient cannot be
- * differentiated). Not yet: complex parameters, other scatters. Errors,
+ * differentiated). Not yet: complex parameters. Errors,
  * each naming what is wrong: INVALID_ARGUMENT for an empty `wrt`, a
  * number that is not a parameter, a number given twice, a parameter that
  * is not an f16/bf16/f32/f64 array, an op on the way from a
