@@ -67,12 +67,13 @@ Status CheckDifferentiable(const Computation& entry, int64_t number) {
   if (parameter.shape.IsTuple()) {
     return Unimplemented("kiln jvp: ", which, " is a tuple; tangents of tuples are not supported yet");
   }
-  if (IsComplex(parameter.shape.element_type())) {
-    return Unimplemented("kiln jvp: ", which, " is complex; complex tangents are not supported yet");
-  }
-  if (!IsFloating(parameter.shape.element_type())) {
-    return InvalidArgument("kiln jvp: ", which,
-                           " has no tangent: only f16, bf16, f32 and f64 parameters can be differentiated");
+  // A complex parameter's tangent is complex: the rules are linear over the
+  // reals, so J v is the derivative along v whatever its real and imaginary
+  // parts.
+  if (!CarriesGradient(parameter.shape.element_type())) {
+    return InvalidArgument(
+        "kiln jvp: ", which,
+        " has no tangent: only f16, bf16, f32, f64, c64 and c128 parameters can be differentiated");
   }
   return OkStatus();
 }

@@ -25,8 +25,13 @@
 // expansion (core/autodiff/jvp_batch_norm_rules.cc).
 // Registered ops with a gradient function get the tangent by transposing it
 // (core/autodiff/jvp_registered_op_rules.cc).
-// Not yet: complex parameters; other custom calls than the partitioner's
-// identity annotations have no derivative.
+// Complex (c64/c128) parameters get complex tangents: the rules are linear
+// over the reals, so J v is the derivative along v for any real and
+// imaginary parts (holomorphic ops give f'(z) v). Reverse mode is its
+// transpose under <a, b> = Re(sum a b): JAX's convention, the cotangent of
+// z = x + iy under a real loss L is dL/dx - i dL/dy.
+// Other custom calls than the partitioner's identity annotations have no
+// derivative.
 #pragma once
 
 #include <cstdint>
@@ -56,11 +61,11 @@ using Tangent = Cotangent;
 // float (an integer or predicate result) gets zeros.
 //
 // Errors: INVALID_ARGUMENT for a `wrt` number that is not a parameter, one
-// given twice, a parameter that is not an f16/bf16/f32/f64 array, or an op
-// on the way from a differentiated parameter to the result that has no
-// derivative (naming op and instruction); UNIMPLEMENTED for such an op
-// whose rule is not written yet, and for complex or tuple-shaped
-// parameters. `module` itself is not changed.
+// given twice, a parameter whose elements are not f16, bf16, f32, f64, c64
+// or c128, or an op on the way from a differentiated parameter to the
+// result that has no derivative (naming op and instruction);
+// UNIMPLEMENTED for such an op whose rule is not written yet, and for
+// tuple-shaped parameters. `module` itself is not changed.
 StatusOr<std::unique_ptr<Module>> BuildJvp(const Module& module, std::span<const int64_t> wrt);
 
 // The building block: for the instructions of the emitter's computation,

@@ -833,13 +833,15 @@ KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t
  * run-time trip counts, batch-norm ops, map, complex intermediates and fft,
  * and user-defined ops with a gradient function (the tangent is derived by
  * transposing it; UNIMPLEMENTED naming the op when that gradient cannot be
- * differentiated). Not yet: complex parameters. Errors,
+ * differentiated). A c64/c128 parameter's tangent is complex; J v is the
+ * derivative along it (for any real and imaginary parts), and
+ * kiln_computation_vjp is its transpose under <a, b> = Re(sum a b). Errors,
  * each naming what is wrong: INVALID_ARGUMENT for an empty `wrt`, a
  * number that is not a parameter, a number given twice, a parameter that
- * is not an f16/bf16/f32/f64 array, an op on the way from a
+ * is not an f16/bf16/f32/f64/c64/c128 array, an op on the way from a
  * differentiated parameter to the result that has no derivative (naming
  * the op and its instruction); UNIMPLEMENTED for such an op whose rule is
- * not written yet, and for complex or tuple parameters. `computation` is
+ * not written yet, and for tuple parameters. `computation` is
  * not changed. Thread-safe for distinct output pointers (it only reads
  * `computation`). The caller owns *out_computation; free it with
  * kiln_computation_destroy. */
