@@ -1,5 +1,5 @@
 // Derivative rules of the ops that sum: reduce (with an add, maximum or
-// minimum reducer) and dot_general (both operands, any batch and
+// minimum reducer; others go to reduction_tree_rules.cc) and dot_general (both operands, any batch and
 // contracting dimensions).
 #include <algorithm>
 
@@ -80,12 +80,8 @@ Instruction* DotOperandCotangent(VjpEmitter& e, const Instruction& dot, Instruct
 KILN_VJP_RULE(ReduceRule) {
   if (x.operands.size() > 2) return VariadicReduceCotangents(e, x, ct);
   const std::optional<Opcode> reducer = SimpleReducer(x);
-  if (!reducer || !x.shape.IsArray()) {
-    return Unimplemented(
-        "kiln grad: no derivative rule yet for 'reduce' of one operand with a reducer "
-        "other than add, maximum or minimum of its two parameters (instruction ",
-        x.name, ")");
-  }
+  // Any other reducer (a product, ...): a tree of its applications.
+  if (!reducer || !x.shape.IsArray()) return ReductionTreeCotangents(e, x, ct);
   Instruction* operand = x.operand(0);
   Instruction* init = x.operand(1);
   Instruction* g = ct.array;

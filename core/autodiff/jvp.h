@@ -12,8 +12,10 @@
 // transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter
 // with the combiners reverse mode differentiates and the same rules
 // (core/autodiff/jvp_scatter_rules.cc), concatenate, pad, reverse), select, clamp, reduce
-// with add/maximum/minimum (ties share, as JAX's rule), dot_general,
-// convolution, reduce-window with add/maximum/minimum, select-and-scatter,
+// and reduce-window with add/maximum/minimum (ties share, as JAX's rule) and
+// any other reducer, over one operand or several (a product included: the
+// tangents fold along as dual numbers), dot_general, convolution,
+// select-and-scatter,
 // sort, top-k, all-reduce (add), map (its body lifted to arrays), tuples,
 // calls (inlined first),
 // conditionals and while loops (nested either way).

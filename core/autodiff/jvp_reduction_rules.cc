@@ -9,8 +9,9 @@
 // over (value, tangent) pairs, as JAX's select_and_gather_add), or the
 // initial value's where that is the result; sort sorts the tangents
 // alongside; top-k reads the tangent at the indices it returns. Reductions
-// over several operands fold their tangents along
-// (jvp_variadic_reduction_rules.cc).
+// over several operands, and with any other reducer (a product: dual
+// numbers multiply without dividing, exact at zeros), fold their tangents
+// along (jvp_variadic_reduction_rules.cc).
 #include <limits>
 
 #include "core/autodiff/jvp_rules.h"
@@ -33,12 +34,8 @@ std::vector<int64_t> Kept(const Shape& operand, const std::vector<int64_t>& redu
 KILN_JVP_RULE(JvpReduceRule) {
   if (x.operands.size() > 2) return JvpVariadicReduction(e, x, t);
   const std::optional<Opcode> reducer = SimpleReducer(x);
-  if (!reducer || !x.shape.IsArray()) {
-    return Unimplemented(
-        "kiln jvp: no forward-mode rule yet for 'reduce' of one operand with a reducer other than add, "
-        "maximum or minimum of its two parameters (instruction ",
-        x.name, ")");
-  }
+  // Any other reducer (a product, ...): the tangents fold along.
+  if (!reducer || !x.shape.IsArray()) return JvpVariadicReduction(e, x, t);
   Instruction* operand = x.operand(0);
   Instruction* init = x.operand(1);
   if (*reducer == Opcode::kAdd) {
@@ -67,12 +64,8 @@ KILN_JVP_RULE(JvpReduceRule) {
 KILN_JVP_RULE(JvpReduceWindowRule) {
   if (x.operands.size() > 2) return JvpVariadicReduction(e, x, t);
   const std::optional<Opcode> reducer = SimpleReducer(x);
-  if (!reducer || !x.shape.IsArray()) {
-    return Unimplemented(
-        "kiln jvp: no forward-mode rule yet for 'reduce-window' of one operand with a reducer other than "
-        "add, maximum or minimum of its two parameters (instruction ",
-        x.name, ")");
-  }
+  // Any other reducer (a product, ...): the tangents fold along.
+  if (!reducer || !x.shape.IsArray()) return JvpVariadicReduction(e, x, t);
   Instruction* operand = x.operand(0);
   Instruction* init = x.operand(1);
   if (*reducer == Opcode::kAdd) {

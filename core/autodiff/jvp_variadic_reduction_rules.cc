@@ -1,5 +1,7 @@
 // Forward-mode rule of reduce and reduce-window over several operands (an
-// argmax's (value, index) pairs, or any other reducer). A reduction folds
+// argmax's (value, index) pairs, or any other reducer), and over one with a
+// reducer other than add, maximum or minimum (a product: (a, da) (b, db)
+// = (a b, a db + da b), no division, exact at zeros). A reduction folds
 // its reducer over the elements, so the tangents fold along as dual
 // numbers: the same reduction again over the operands and the tangents of
 // the float ones, with the reducer extended to return, beside its results,
@@ -46,11 +48,13 @@ StatusOr<Computation*> DualReducer(VjpEmitter& e, const Instruction& x, const st
                                              std::string(OpcodeName(x.opcode)) + "' " + x.name + ")");
   }
   result = dual->root();
+  // A reducer of one operand returns its value, not a tuple.
+  const bool single = !result->shape.IsTuple();
   std::vector<Instruction*> results;
   for (size_t k = 0; k < types.size(); ++k)
-    results.push_back(r.GetTupleElement(result, static_cast<int64_t>(k)));
+    results.push_back(single ? result : r.GetTupleElement(result, static_cast<int64_t>(k)));
   for (size_t k : carried) {
-    const Tangent& tangent = k < found->elements.size() ? found->elements[k] : Tangent{};
+    const Tangent& tangent = single ? *found : k < found->elements.size() ? found->elements[k] : Tangent{};
     results.push_back(DenseTangent(r, tangent, Shape::Scalar(types[k])));
   }
   dual->set_root(r.Tuple(std::move(results)));
@@ -74,6 +78,11 @@ StatusOr<Tangent> JvpVariadicReduction(VjpEmitter& e, Instruction& x, std::span<
   for (size_t k = 0; k < count; ++k) operands.push_back(x.operand(count + k));
   for (size_t k : carried) operands.push_back(DenseTangent(e, t[count + k], x.operand(count + k)->shape));
   Instruction* folded = e.Add(x.opcode, std::move(operands), x.attrs, nullptr, {dual});
+  if (x.shape.IsArray()) {
+    // One operand (a product, ...): it is a float, or no tangent reached it.
+    e.Replace(&x, e.GetTupleElement(folded, 0));
+    return carried.empty() ? Tangent{} : Of(e.GetTupleElement(folded, 1));
+  }
   std::vector<Instruction*> values;
   for (size_t k = 0; k < count; ++k) values.push_back(e.GetTupleElement(folded, static_cast<int64_t>(k)));
   e.Replace(&x, e.Tuple(std::move(values)));

@@ -6,8 +6,8 @@
 // by the same predicate, which tells where each output came from; the
 // cotangent goes back there (summed over the windows that chose an
 // element; to the initial value where no element was chosen, padding and
-// holes included). Other reducers of several operands have no reverse-mode
-// rule yet (forward mode folds any reducer: jvp_variadic_reduction_rules.cc).
+// holes included). Other reducers of several operands are differentiated
+// through a tree of their applications (reduction_tree_rules.cc).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -106,12 +106,8 @@ StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruc
   for (size_t k = 0; k < count; ++k) {
     if (k >= ct.elements.size() || ct.elements[k].array == nullptr) continue;
     if (!CarriesGradient(x.operand(k)->shape.element_type())) continue;
-    if (!Chooses(*x.called.at(0), count, k)) {
-      return Unimplemented("kiln grad: no derivative rule yet for '", OpcodeName(x.opcode),
-                           "' over several operands whose reducer's result ", k,
-                           " is not a select between its accumulated and its new argument (instruction ",
-                           x.name, "); forward mode (kiln_computation_jvp) differentiates any reducer");
-    }
+    // Other reducers (a sum and a product, ...): a tree of their applications.
+    if (!Chooses(*x.called.at(0), count, k)) return ReductionTreeCotangents(e, x, ct);
     tracked.push_back(k);
   }
   std::vector<Cotangent> result(x.operands.size());

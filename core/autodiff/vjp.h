@@ -8,12 +8,14 @@
 // transpose, slice, dynamic-slice, dynamic-update-slice, gather, scatter
 // (core/autodiff/scatter_rules.cc: add, subtract, overwrite, multiply,
 // maximum, minimum; any other combiner when no two updates land on one
-// element, else INVALID_ARGUMENT naming it), concatenate, pad, reverse), reduce with
-// add/maximum/minimum, dot_general, convolution, reduce-window with
-// add/maximum/minimum, sort, top-k, batch-norm training and inference,
-// map (its body lifted to arrays, core/autodiff/map_rules.cc), reduce and
-// reduce-window over several operands with a reducer that chooses (argmax-style,
-// core/autodiff/variadic_reduction_rules.cc), tuples
+// element, else INVALID_ARGUMENT naming it), concatenate, pad, reverse), reduce
+// and reduce-window with any reducer whose body map's rule lifts (add,
+// maximum, minimum and, over several operands, reducers that choose as
+// argmax's by rules of their own, core/autodiff/variadic_reduction_rules.cc;
+// others, a product included, as a tree of reducer applications,
+// core/autodiff/reduction_tree_rules.cc), dot_general, convolution, sort,
+// top-k, batch-norm training and inference, map (its body lifted to arrays,
+// core/autodiff/map_rules.cc), tuples
 // (calls are inlined first), and control flow
 // (core/autodiff/control_flow_rules.cc): conditionals of both forms and
 // while loops with trip counts known only at run time, nested in each
@@ -23,7 +25,7 @@
 // differentiated by it (core/autodiff/registered_op_rules.cc).
 // Scatters over several operands combined component by component
 // (core/autodiff/variadic_scatter_rules.cc).
-// Not yet: other reducers of several operands, other
+// Not yet: reducers whose body is not elementwise, other
 // custom calls, differentiating a gradient through a while loop again.
 #pragma once
 

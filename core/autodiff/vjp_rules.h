@@ -41,6 +41,12 @@ Status NoRuleError(const Instruction& instruction, RuleState state);
 // ReduceRule and ReduceWindowRule hand over to (variadic_reduction_rules.cc).
 StatusOr<std::vector<Cotangent>> VariadicReduceCotangents(VjpEmitter& e, Instruction& x, const Cotangent& ct);
 
+// The rule of reduce and reduce-window for reducers no specialised rule
+// covers (a product, any differentiable reducer, over one operand or
+// several): the reduction as a tree of reducer applications
+// (reduction_tree_rules.cc), which the rules above hand over to.
+StatusOr<std::vector<Cotangent>> ReductionTreeCotangents(VjpEmitter& e, Instruction& x, const Cotangent& ct);
+
 // The rule of scatter over several operands whose combiner works component
 // by component, which ScatterRule hands over to (variadic_scatter_rules.cc).
 StatusOr<std::vector<Cotangent>> VariadicScatterCotangents(VjpEmitter& e, Instruction& x,

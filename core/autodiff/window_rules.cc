@@ -116,12 +116,8 @@ KILN_VJP_RULE(SelectAndScatterRule) {
 KILN_VJP_RULE(ReduceWindowRule) {
   if (x.operands.size() > 2) return VariadicReduceCotangents(e, x, ct);
   const std::optional<Opcode> reducer = SimpleReducer(x);
-  if (!reducer || !x.shape.IsArray()) {
-    return Unimplemented(
-        "kiln grad: no derivative rule yet for 'reduce-window' of one operand with a reducer "
-        "other than add, maximum or minimum of its two parameters (instruction ",
-        x.name, ")");
-  }
+  // Any other reducer (a product, ...): a tree of its applications.
+  if (!reducer || !x.shape.IsArray()) return ReductionTreeCotangents(e, x, ct);
   Instruction* operand = x.operand(0);
   Instruction* init = x.operand(1);
   Instruction* g = ct.array;

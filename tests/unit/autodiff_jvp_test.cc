@@ -137,7 +137,8 @@ TEST(AutodiffJvpTest, BadRequestsAreRefusedByName) {
       << twice.status().message();
 }
 
-// A product reduction has no rule yet (UNIMPLEMENTED), an opaque custom
+// A select-and-scatter with a max scatter has no rule (UNIMPLEMENTED, as in
+// JAX), an opaque custom
 // call no derivative (INVALID_ARGUMENT); each is named only when a tangent
 // goes through it.
 TEST(AutodiffJvpTest, OpsWithoutRulesAreNamedOnlyWhenTheTangentGoesThroughThem) {
@@ -145,17 +146,23 @@ TEST(AutodiffJvpTest, OpsWithoutRulesAreNamedOnlyWhenTheTangentGoesThroughThem) 
   Op x = builder.Parameter(0, F64({4}), "x");
   Op y = builder.Parameter(1, F64({4}), "y");
   Op z = builder.Parameter(2, F64({4}), "z");
-  auto multiply = Scalar(Opcode::kMultiply, "multiply");
-  const int64_t all[] = {0};
-  builder.Tuple(std::vector<Op>{builder.Reduce(x, builder.ConstantR0<double>(1.0), *multiply, all),
-                                builder.CustomCall("my_target", std::vector<Op>{y}, F64({4})),
-                                builder.Sin(z)});
+  auto max = Scalar(Opcode::kMaximum, "max");
+  Builder ge("ge");
+  ge.Compare(ge.Parameter(0, Shape::Scalar(ElementType::kF64), "a"),
+             ge.Parameter(1, Shape::Scalar(ElementType::kF64), "b"), ComparisonDirection::kGe);
+  KILN_ASSERT_OK_AND_ASSIGN(auto select, ge.Build());
+  const int64_t one[] = {1};
+  const std::pair<int64_t, int64_t> no_padding[] = {{0, 0}};
+  builder.Tuple(
+      std::vector<Op>{builder.SelectAndScatterWithGeneralPadding(x, *select, one, one, no_padding, x,
+                                                                 builder.ConstantR0<double>(0.0), *max),
+                      builder.CustomCall("my_target", std::vector<Op>{y}, F64({4})), builder.Sin(z)});
   KILN_ASSERT_OK_AND_ASSIGN(auto module, builder.Build());
-  const auto product = autodiff::BuildJvp(*module, std::vector<int64_t>{0});
-  ASSERT_FALSE(product.ok());
-  EXPECT_EQ(product.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(product.status().message().find("no forward-mode rule yet for 'reduce'"), std::string::npos)
-      << product.status().message();
+  const auto not_yet = autodiff::BuildJvp(*module, std::vector<int64_t>{0});
+  ASSERT_FALSE(not_yet.ok());
+  EXPECT_EQ(not_yet.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(not_yet.status().message().find("'select-and-scatter'"), std::string::npos)
+      << not_yet.status().message();
   const auto opaque = autodiff::BuildJvp(*module, std::vector<int64_t>{1});
   ASSERT_FALSE(opaque.ok());
   EXPECT_EQ(opaque.status().code(), StatusCode::kInvalidArgument);

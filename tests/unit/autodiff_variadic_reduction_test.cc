@@ -1,7 +1,9 @@
 // Reductions over several operands: forward mode folds the tangents along
 // with the reducer's own derivative (core/autodiff/jvp_variadic_reduction_rules.cc),
 // reverse mode sends the cotangent to the element a choosing reducer chose
-// (core/autodiff/variadic_reduction_rules.cc); checked against f64 central
+// (core/autodiff/variadic_reduction_rules.cc) and differentiates other
+// reducers through a tree of their applications
+// (core/autodiff/reduction_tree_rules.cc); checked against f64 central
 // differences on the interpreter and cpu (and against each other) for an
 // argmax-style reduce and reduce-window of (value, index) pairs and a
 // reduce of two floats with a sum and a product.
@@ -87,7 +89,7 @@ ENTRY main {
   testing::ExpectJvpMatches(*module, {0, 1}, inputs, 9);
 }
 
-TEST(AutodiffVariadicReductionTest, SumAndProductReduceForward) {
+TEST(AutodiffVariadicReductionTest, SumAndProductReduceInBothModes) {
   auto module = Parse(R"(HloModule sum_and_product
 sum_prod {
   a = f64[] parameter(0)
@@ -112,14 +114,14 @@ ENTRY main {
   testing::ExpectJvpMatches(*module, {0, 1, 2},
                             {RandomF64(F64({2, 3}), random), RandomF64(F64({2, 3}), random),
                              RandomF64(Shape::Scalar(ElementType::kF64), random)},
-                            4, {1e-5, 1e-6, false});
-  // Reverse mode needs a reducer that chooses; this one adds and multiplies.
-  const auto refused = autodiff::BuildVjp(*module, std::vector<int64_t>{0});
-  ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(refused.status().message().find("no derivative rule yet for 'reduce' over several operands"),
-            std::string::npos)
-      << refused.status().message();
+                            4);
+  // Reverse mode through the tree of reducer applications (a sum and a
+  // product: neither result chooses).
+  testing::ExpectGradientsMatchFiniteDifferences(
+      *module, {0, 1, 2},
+      {RandomF64(F64({2, 3}), random), RandomF64(F64({2, 3}), random),
+       RandomF64(Shape::Scalar(ElementType::kF64), random)},
+      5);
 }
 
 TEST(AutodiffVariadicReductionTest, ArgmaxReduceWindowInBothModes) {

@@ -783,7 +783,8 @@ KILN_API kiln_status_t* kiln_computation_parameter_count(const kiln_computation_
  * result the cotangent is 1, so these are the gradients of a loss.
  *
  * Covered: elementwise float and complex math, convert, the shape ops,
- * gather, scatters, reduce and reduce-window with add/max/min, dot,
+ * gather, scatters, reduce and reduce-window with any elementwise reducer
+ * (products included), dot,
  * convolution, sort, top-k, fft, batch-norm, map, calls (inlined),
  * user-defined ops with a gradient function (kiln_user_op_def_set_grad_fn),
  * conditionals and while loops with run-time trip counts (the README's
@@ -828,7 +829,8 @@ KILN_API kiln_status_t* kiln_computation_value_and_grad(const kiln_computation_t
  * trip count.
  *
  * Covered: elementwise float math, convert, the shape ops, gather, the
- * scatters reverse mode covers, reduce and reduce-window with add/max/min, dot,
+ * scatters reverse mode covers, reduce and reduce-window with any
+ * elementwise reducer (products included), dot,
  * convolution, sort, top-k, calls (inlined), conditionals, while loops with
  * run-time trip counts, batch-norm ops, map, complex intermediates and fft,
  * and user-defined ops with a gradient function (the tangent is derived by
