@@ -161,6 +161,20 @@ TEST(AutodiffReductionTreeTest, ProductGradientsAreExactAtZerosAndRepeats) {
   }
 }
 
+// The gradient module of a product differentiates again (its tree is maps
+// and slices): second derivatives against central differences of the
+// gradient, in both modes.
+TEST(AutodiffReductionTreeTest, SecondDerivativesOfAProduct) {
+  auto module = ReduceModule(F64({2, 3}), {1}, kMultiply, "multiply");
+  ASSERT_NE(module, nullptr);
+  KILN_ASSERT_OK_AND_ASSIGN(auto gradient, autodiff::BuildVjp(*module, std::vector<int64_t>{0}));
+  std::mt19937 random(81);
+  const std::vector<Literal> inputs = {RandomF64(F64({2, 3}), random), Literal::Scalar<double>(1.0),
+                                       RandomF64(F64({2}), random)};
+  testing::ExpectGradientsMatchFiniteDifferences(*gradient, {0}, inputs, 82);
+  testing::ExpectJvpMatches(*gradient, {0}, inputs, 83);
+}
+
 // Product and (a + 1)(b + 1) - 1 windows: overlapping, strided over
 // padding, base- and window-dilated, 2-d; initial values other than the
 // identity (the reduce-window applies them once and skips padding and
