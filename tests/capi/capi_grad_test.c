@@ -265,6 +265,42 @@ static void test_map(void) {
   kiln_computation_destroy(add);
 }
 
+/* The gradient of a product reduction: the product of the other elements,
+ * exact beside a zero (no division by x). */
+static void test_product(void) {
+  static const float x[kN] = {2.0f, 0.0f, 5.0f};
+  const int64_t dims[1] = {kN};
+  const int64_t first[1] = {0};
+  kiln_computation_t* multiply = scalar_f32("multiply", kiln_op_mul);
+  kiln_computation_t* product = NULL;
+  kiln_computation_t* gradient = NULL;
+  kiln_builder_t* builder = NULL;
+  kiln_client_t* client = NULL;
+  kiln_buffer_t* argument = NULL;
+  float value = -1, dx[kN];
+  float* results[2] = {&value, dx};
+  const size_t sizes[2] = {1, kN};
+
+  CHECK_OK(kiln_builder_create("product", &builder));
+  kiln_op_reduce(builder, kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 1, NULL, "x"),
+                 kiln_op_constant_f32(builder, 1.0f), multiply, first, 1);
+  CHECK_OK(kiln_builder_build(builder, KILN_OP_INVALID, &product));
+  kiln_builder_destroy(builder);
+  CHECK_OK(kiln_computation_value_and_grad(product, first, 1, &gradient));
+  if (gradient != NULL) {
+    CHECK_OK(kiln_client_create(NULL, &client));
+    argument = f32_vector(client, x);
+    run(client, gradient, &argument, 1, results, sizes, 2);
+    CHECK(value == 0.0f);
+    CHECK(dx[0] == 0.0f && dx[1] == 10.0f && dx[2] == 0.0f);
+    kiln_buffer_destroy(argument);
+    kiln_client_destroy(client);
+  }
+  kiln_computation_destroy(gradient);
+  kiln_computation_destroy(product);
+  kiln_computation_destroy(multiply);
+}
+
 static void test_errors(void) {
   const int64_t dims[1] = {kN};
   const int64_t past_the_end[1] = {3};
@@ -339,6 +375,7 @@ int main(void) {
   test_vjp_of_a_vector_function();
   test_vjp_of_a_tuple_result();
   test_map();
+  test_product();
   test_errors();
   if (g_failures != 0) {
     fprintf(stderr, "%d check(s) failed\n", g_failures);
