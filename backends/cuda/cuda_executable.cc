@@ -101,6 +101,16 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
   for (const UserOpLaunch& launch : program->user_ops) {
     KILN_ASSIGN_OR_RETURN(LoadedUserOp loaded, LoadUserOpKernel(driver, launch));
     executable->user_ops_.push_back(loaded);
+    // The call frame is fixed at compile time: copied to the device once, read by every execution.
+    if (!launch.frame.empty()) {
+      const auto bytes = static_cast<int64_t>(launch.frame.size() * sizeof(uint64_t));
+      KILN_ASSIGN_OR_RETURN(DeviceBlock frame, DeviceBlock::Allocate(memory, bytes));
+      KILN_RETURN_IF_ERROR(driver.Check(
+          driver.api().MemcpyHtoD(frame.address(), launch.frame.data(), static_cast<size_t>(bytes)),
+          "cuMemcpyHtoD (the call frame of " + launch.label + ")"));
+      executable->user_ops_.back().frame = frame.address();
+      executable->user_op_frames_.push_back(std::move(frame));
+    }
   }
   for (const Literal& constant : program->constants) {
     const int64_t bytes = static_cast<int64_t>(constant.raw().size());
@@ -118,6 +128,7 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
 
 CudaExecutable::~CudaExecutable() {
   constants_.clear();
+  user_op_frames_.clear();
   if (!memory_->MakeCurrent().ok()) return;
   if (module_ != nullptr) memory_->driver().api().ModuleUnload(module_);
   for (const LoadedUserOp& loaded : user_ops_) memory_->driver().api().ModuleUnload(loaded.module);

@@ -3,7 +3,8 @@
 // shared device lowering, launched as the user's kernel with the frame
 // kiln.h documents: a device pointer per argument then per result, an
 // int64 element count per argument then per result, then the op's int and
-// bool attributes as int64.
+// bool attributes as int64, then (for a kernel that declares one more
+// parameter) a pointer to the device call frame (user_op_device_frame.h).
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,7 @@ struct UserOpLaunch {
   std::string ptx;
   std::string entry;
   std::vector<int64_t> scalars;  // element counts, then the int and bool attributes
+  std::vector<uint64_t> frame;   // the device call frame, its pointer last; empty: the kernel takes none
   uint32_t block = 0;
   uint32_t grid = 0;
 };
@@ -34,7 +36,9 @@ struct UserOpLaunch {
 bool RunsAsUserOpKernel(const Instruction& instruction);
 
 // The launch of `call`; INVALID_ARGUMENT naming the op when its block or
-// grid passes CUDA's limits (1024 threads, 2^31 - 1 blocks).
+// grid passes CUDA's limits (1024 threads, 2^31 - 1 blocks) or its PTX
+// entry's parameters are not the frame's (their number, or one that is not
+// 8 bytes).
 StatusOr<UserOpLaunch> PlanUserOpLaunch(const Instruction& call);
 
 // A user kernel loaded into the current context: its own module, since its
@@ -42,6 +46,7 @@ StatusOr<UserOpLaunch> PlanUserOpLaunch(const Instruction& call);
 struct LoadedUserOp {
   CUmodule module = nullptr;
   CUfunction function = nullptr;
+  CUdeviceptr frame = 0;  // the call frame in device memory (the executable owns it); 0: none
 };
 // INVALID_ARGUMENT naming the op, with the JIT's log, when the driver
 // refuses the PTX or finds no such entry.

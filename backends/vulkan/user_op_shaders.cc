@@ -5,6 +5,7 @@
 
 #include <spirv-tools/libspirv.hpp>
 
+#include "backends/vulkan/spirv_interface.h"
 #include "core/lowering/registered_op_launch.h"
 
 namespace kiln::vulkan {
@@ -17,6 +18,31 @@ void AppendWord(std::vector<std::byte>& bytes, uint32_t word) {
   const size_t at = bytes.size();
   bytes.resize(at + sizeof word);
   std::memcpy(bytes.data() + at, &word, sizeof word);
+}
+
+// Whether the shader reads the call frame (binding num_args + num_results),
+// after checking that every binding it uses is one the launch binds: a
+// storage buffer of set 0, an argument's, a result's or the frame's.
+StatusOr<bool> UsesFrameBinding(const std::string& label, const SpirvInterface& interface, size_t num_args,
+                                size_t num_results) {
+  const size_t buffers = num_args + num_results;
+  const std::string frame = std::to_string(num_args) + " argument(s) at bindings 0.., " +
+                            std::to_string(num_results) +
+                            " result(s) after them, the call frame at binding " + std::to_string(buffers) +
+                            ", all storage buffers of set 0";
+  bool uses_frame = false;
+  for (const SpirvBinding& binding : interface.bindings) {
+    const std::string where =
+        "(set " + std::to_string(binding.set) + ", binding " + std::to_string(binding.binding) + ")";
+    if (binding.set != 0 || binding.binding > buffers)
+      return InvalidArgument(label, ": its shader uses ", where, ", which the op's frame does not have (",
+                             frame, ")");
+    if (!binding.storage_buffer)
+      return InvalidArgument(label, ": its shader declares ", where,
+                             " as something other than a storage buffer (", frame, ")");
+    uses_frame = uses_frame || binding.binding == buffers;
+  }
+  return uses_frame;
 }
 
 }  // namespace
@@ -44,8 +70,18 @@ StatusOr<UserOpDispatch> PlanUserOpDispatch(const Instruction& call) {
     return InvalidArgument(label, ": the SPIR-V validator (Vulkan 1.2) refuses its kernel", messages);
   }
   dispatch.spec.entry_point = launch.kernel->entry;
-  dispatch.spec.buffer_count = static_cast<uint32_t>(launch.element_counts.size());
+  StatusOr<SpirvInterface> interface = ReflectSpirvInterface(dispatch.spec.spirv, launch.kernel->entry);
+  if (!interface.ok()) return InvalidArgument(label, ": ", interface.status().message());
+  KILN_ASSIGN_OR_RETURN(const bool uses_frame,
+                        UsesFrameBinding(label, *interface, launch.num_args, launch.num_results));
+  dispatch.spec.buffer_count = static_cast<uint32_t>(launch.element_counts.size() + (uses_frame ? 1 : 0));
+  if (uses_frame) dispatch.frame = launch.frame;
   dispatch.spec.workgroup_size_x = launch.block_size;
+  if (launch.grid_size > UINT32_MAX)
+    return InvalidArgument(label, ": ", launch.grid_size, " workgroups do not fit a dispatch");
+  dispatch.groups = static_cast<uint32_t>(launch.grid_size);
+  // Nothing to push when the shader has no push constants: it reads the frame buffer, if anything.
+  if (!interface->push_constants) return dispatch;
   for (size_t i = 0; i < launch.element_counts.size(); ++i) {
     if (launch.element_counts[i] > UINT32_MAX)
       return InvalidArgument(label, ": buffer ", i, " has ", launch.element_counts[i],
@@ -62,13 +98,11 @@ StatusOr<UserOpDispatch> PlanUserOpDispatch(const Instruction& call) {
   if (dispatch.push_constants.size() > kMaxFrameBytes) {
     return InvalidArgument(
         label, ": its frame takes ", dispatch.push_constants.size(),
-        " bytes of push constants (a count per buffer, then the int and bool attributes); ", "the limit is ",
-        kMaxFrameBytes);
+        " bytes of push constants (a count per buffer, then the int and bool attributes); the limit is ",
+        kMaxFrameBytes, "; read them from the call frame at binding ", launch.element_counts.size(),
+        " and declare no push constants");
   }
   dispatch.spec.push_constant_bytes = static_cast<uint32_t>(dispatch.push_constants.size());
-  if (launch.grid_size > UINT32_MAX)
-    return InvalidArgument(label, ": ", launch.grid_size, " workgroups do not fit a dispatch");
-  dispatch.groups = static_cast<uint32_t>(launch.grid_size);
   return dispatch;
 }
 
@@ -81,6 +115,20 @@ StatusOr<std::shared_ptr<Kernel>> CreateUserOpKernel(std::shared_ptr<Device> dev
                            "; register it with a larger block size");
   }
   return Kernel::Create(std::move(device), dispatch.spec);
+}
+
+StatusOr<std::shared_ptr<Buffer>> CreateUserOpFrame(std::shared_ptr<Device> device,
+                                                    const UserOpDispatch& dispatch) {
+  if (dispatch.frame.empty()) return std::shared_ptr<Buffer>();
+  const uint64_t bytes = dispatch.frame.size() * sizeof(uint64_t);
+  const uint64_t range = device->features().max_storage_buffer_range;
+  if (bytes > range) {
+    return InvalidArgument("vulkan: kernel of ", dispatch.spec.name, ": its call frame takes ", bytes,
+                           " bytes, past the device's storage buffer range of ", range);
+  }
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> frame, Buffer::Create(std::move(device), bytes));
+  KILN_RETURN_IF_ERROR(frame->Upload(dispatch.frame.data(), bytes));
+  return frame;
 }
 
 }  // namespace kiln::vulkan

@@ -3,8 +3,10 @@
 // shared device lowering, dispatched as the user's compute shader with the
 // frame kiln.h documents: a storage buffer per argument then per result at
 // set 0, push constants holding each buffer's element count and then the
-// op's int and bool attributes, the workgroup size as specialization
-// constant 0.
+// op's int and bool attributes (only for a shader that declares push
+// constants), the device call frame (user_op_device_frame.h) as a storage
+// buffer after the results' (only for a shader that declares that
+// binding), the workgroup size as specialization constant 0.
 #pragma once
 
 #include <cstddef>
@@ -13,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "backends/vulkan/vulkan_buffer.h"
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_kernel.h"
 #include "core/ir.h"
@@ -26,6 +29,7 @@ constexpr uint32_t kUserOpWorkgroupSize = 64;
 struct UserOpDispatch {
   KernelSpec spec;                        // the user's SPIR-V, entry point, buffers, push bytes
   std::vector<std::byte> push_constants;  // the frame's counts and attributes
+  std::vector<uint64_t> frame;            // the device call frame, bound after the results; empty: unused
   uint32_t groups = 1;
 };
 
@@ -33,10 +37,13 @@ struct UserOpDispatch {
 // element type (the lowering's library-call rule).
 bool RunsAsUserOpShader(const Instruction& instruction);
 
-// The dispatch of `call`: the SPIR-V validated for Vulkan 1.2 and the frame
-// built. INVALID_ARGUMENT naming the op when the validator refuses the code,
-// a count or attribute does not fit 32 bits, or the push constants pass 128
-// bytes.
+// The dispatch of `call`: the SPIR-V validated for Vulkan 1.2, its bindings
+// checked against the op's buffers and the frame built. INVALID_ARGUMENT
+// naming the op when the validator refuses the code, the shader uses a
+// binding that is not the frame's (another set, a binding past the frame
+// buffer, an image or uniform buffer), or, for a shader with push
+// constants, a count or attribute does not fit 32 bits or the push
+// constants pass 128 bytes.
 StatusOr<UserOpDispatch> PlanUserOpDispatch(const Instruction& call);
 
 // The pipeline of `dispatch` on `device`; INVALID_ARGUMENT naming the op
@@ -44,5 +51,11 @@ StatusOr<UserOpDispatch> PlanUserOpDispatch(const Instruction& call);
 // Kernel::Create).
 StatusOr<std::shared_ptr<Kernel>> CreateUserOpKernel(std::shared_ptr<Device> device,
                                                      const UserOpDispatch& dispatch);
+
+// The storage buffer holding `dispatch`'s call frame, uploaded; null when
+// the shader does not read it. INVALID_ARGUMENT naming the op when the
+// frame passes the device's storage buffer range.
+StatusOr<std::shared_ptr<Buffer>> CreateUserOpFrame(std::shared_ptr<Device> device,
+                                                    const UserOpDispatch& dispatch);
 
 }  // namespace kiln::vulkan

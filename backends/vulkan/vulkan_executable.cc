@@ -64,6 +64,8 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     const UserOpDispatch& dispatch = executable_.program_->user_ops[index];
     std::vector<BufferRange> ranges;
     for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
+    const std::shared_ptr<Buffer>& frame = executable_.user_op_frames_[index];
+    if (frame != nullptr) ranges.push_back({frame, 0, dispatch.frame.size() * sizeof(uint64_t)});
     return commands_->Dispatch(executable_.user_ops_[index], ranges, dispatch.push_constants,
                                {dispatch.groups, 1, 1});
   }
@@ -132,6 +134,9 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
   for (const UserOpDispatch& dispatch : program->user_ops) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, CreateUserOpKernel(vulkan, dispatch));
     executable->user_ops_.push_back(std::move(kernel));
+    // The call frame is fixed at compile time: uploaded once, read by every execution.
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> frame, CreateUserOpFrame(vulkan, dispatch));
+    executable->user_op_frames_.push_back(std::move(frame));
   }
   for (const Literal& constant : program->constants) {
     const auto bytes = static_cast<uint64_t>(constant.raw().size());

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/array_leaves.h"
+#include "core/lowering/user_op_device_frame.h"
 
 namespace kiln {
 bool CallsRegisteredDeviceKernel(const Instruction& instruction, std::string_view backend) {
@@ -32,15 +33,19 @@ StatusOr<RegisteredOpLaunch> PlanRegisteredOpLaunch(const Instruction& call, std
   KILN_ASSIGN_OR_RETURN(AttrList given, ParseAttrDict(call.attrs.backend_config));
   StatusOr<ResolvedOpCall> resolved = ResolveOpCall(*def, operands, given);
   if (!resolved.ok()) return resolved.status().WithContext("instruction '" + call.name + "'");
+  AttrList attrs;  // every attribute, definition order
   for (const AttrDef& attr : def->attrs) {
-    if (attr.kind != AttrKind::kInt && attr.kind != AttrKind::kBool) continue;
     const AttrValue* value = FindAttr(resolved->attrs, attr.name);
     if (value == nullptr) return Internal("op '", name, "': attribute '", attr.name, "' was not resolved");
-    launch.scalar_attrs.push_back(value->i);
+    attrs.emplace_back(attr.name, *value);
+    if (attr.kind == AttrKind::kInt || attr.kind == AttrKind::kBool) launch.scalar_attrs.push_back(value->i);
   }
   for (const Shape& operand : operands) launch.element_counts.push_back(operand.element_count());
   const std::vector<Shape> results = ArrayLeaves(call.shape);
   for (const Shape& result : results) launch.element_counts.push_back(result.element_count());
+  launch.num_args = operands.size();
+  launch.num_results = results.size();
+  launch.frame = BuildUserOpDeviceFrame(operands, results, attrs);
   launch.block_size = launch.kernel->block_size != 0 ? launch.kernel->block_size : default_block_size;
   if (launch.kernel->grid_size != 0) {
     launch.grid_size = launch.kernel->grid_size;

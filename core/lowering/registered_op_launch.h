@@ -4,7 +4,8 @@
 // this plans at compile time, the frame documented in kiln.h
 // (kiln_user_op_register_device_kernel): one buffer per argument then per
 // result, each buffer's element count, then the op's int and bool
-// attributes in definition order.
+// attributes in definition order; and the device call frame
+// (user_op_device_frame.h) for kernels that take it.
 #pragma once
 
 #include <cstdint>
@@ -25,8 +26,11 @@ struct RegisteredOpLaunch {
   std::shared_ptr<const OpDeviceKernel> kernel;
   std::vector<int64_t> element_counts;  // per argument, then per result
   std::vector<int64_t> scalar_attrs;    // int and bool attributes (bool 0/1), definition order
-  uint32_t block_size = 0;              // the kernel's, else the backend's default
-  uint64_t grid_size = 0;               // the kernel's, else ceil(result 0's elements / block_size), >= 1
+  size_t num_args = 0;
+  size_t num_results = 0;
+  std::vector<uint64_t> frame;  // the device call frame's cells (BuildUserOpDeviceFrame)
+  uint32_t block_size = 0;      // the kernel's, else the backend's default
+  uint64_t grid_size = 0;       // the kernel's, else ceil(result 0's elements / block_size), >= 1
 };
 
 // Whether `instruction` is a custom-call of a registered op with a device

@@ -1447,23 +1447,61 @@ KILN_API kiln_status_t* kiln_user_op_register_kernel(const char* op, const char*
  *
  *   vulkan: descriptor set 0 holds one storage buffer per argument (binding
  *     i), then one per result (binding num_args + j), dense row-major
- *     (std430 arrays of the element type). Push constants, from offset 0:
- *     a uint (32-bit) element count per argument then per result, then each
- *     int and bool attribute of the op in definition order as an int
- *     (32-bit; bool 0/1); at most 128 bytes in all. The workgroup size is
- *     specialization constant 0 (declare `layout(local_size_x_id = 0) in;`),
- *     set to the block size; the dispatch is (grid size, 1, 1) workgroups.
+ *     (std430 arrays of the element type), then the call frame below
+ *     (binding num_args + num_results, read-only) when the shader declares
+ *     that binding. Push constants, only when the shader declares a
+ *     push-constant block, from offset 0: a uint (32-bit) element count per
+ *     argument then per result, then each int and bool attribute of the op
+ *     in definition order as an int (32-bit; bool 0/1); at most 128 bytes in
+ *     all. The workgroup size is specialization constant 0 (declare
+ *     `layout(local_size_x_id = 0) in;`), set to the block size; the
+ *     dispatch is (grid size, 1, 1) workgroups.
  *   cuda: the kernel's parameters are a .u64 device pointer per argument
  *     then per result, then a .u64 (int64) element count per argument then
  *     per result, then a .u64 (int64) per int and bool attribute in
- *     definition order; launched with (grid size, 1, 1) blocks of (block
- *     size, 1, 1) threads, no shared memory.
+ *     definition order, then, when the kernel declares one more parameter,
+ *     a .u64 device pointer to the call frame below (global memory,
+ *     read-only, 8-byte aligned); launched with (grid size, 1, 1) blocks of
+ *     (block size, 1, 1) threads, no shared memory.
  *
- * Other attribute kinds do not reach a device kernel. The block size is
- * 64 invocations on vulkan and 256 threads on cuda; the grid covers the
- * elements of result 0, one invocation each (ceil(elements / block), at
- * least 1); kiln_user_op_register_device_kernel_with_launch sets either.
- * The kernel writes every element of the results.
+ * The call frame has what the host frame (kiln_op_call_frame_t) has that a
+ * device can use, with no size limit: an array of 64-bit little-endian
+ * cells, the same bytes on both backends (in GLSL,
+ * `layout(std430, binding = B) readonly buffer Frame { uint words[]; };`
+ * sees cell k as words[2k], its low half, and words[2k + 1], its high
+ * half; in PTX, cell k is the .u64/.s64/.f64 at byte 8k). Integers are
+ * int64 (two's complement; the low word alone is the value when it fits
+ * 32 bits). Kiln writes it once, when the executable is loaded: shapes and
+ * attributes are fixed at compile time. With A arguments, R results and N
+ * attributes:
+ *
+ *   cell 0: the layout version, 1; cell 1: the frame's size in cells;
+ *   cell 2: A; cell 3: R; cell 4: N.
+ *   cells 5 + 4b .. 8 + 4b, for buffer b < A + R (arguments then results):
+ *     element type (KILN_TYPE_*), rank, element count, and the cell of its
+ *     dims (rank cells, outermost first; 0 for a scalar).
+ *   cells 5 + 4(A + R) + 4a .. 8 + 4(A + R) + 4a, for attribute a < N, each
+ *     attribute of the op in definition order (defaults applied): kind
+ *     (KILN_OP_ATTR_*), item kind (a list's KILN_OP_ATTR_* item kind; else
+ *     the kind again), count, and the cell of its values (0 when the count
+ *     is 0). The values, by kind:
+ *       INT, BOOL (0/1), TYPE (its KILN_TYPE_* code): count 1, one cell.
+ *       FLOAT: count 1, two cells: the value as an f64, then as an f32 in
+ *         the low half of the next cell (so a shader without 64-bit floats
+ *         reads it as uintBitsToFloat(words[2k + 2])).
+ *       SHAPE: count = rank, one cell per dimension.
+ *       LIST of INT, BOOL or TYPE: count = items, one cell each; of FLOAT:
+ *         two cells each, as above; of SHAPE: two cells each, the rank and
+ *         the cell of its dims.
+ *       STRING, TENSOR and lists of them have no device meaning: count 0;
+ *         only host kernels receive them.
+ *   The values follow the records, in the records' order; a kernel finds
+ *   them through the cells the records give, never by assuming where.
+ *
+ * The block size is 64 invocations on vulkan and 256 threads on cuda; the
+ * grid covers the elements of result 0, one invocation each (ceil(elements
+ * / block), at least 1); kiln_user_op_register_device_kernel_with_launch
+ * sets either. The kernel writes every element of the results.
  *
  * Errors: INVALID_ARGUMENT for a backend other than "vulkan" or "cuda", an
  * element type that is not an array type, code that is not SPIR-V (size
@@ -1472,11 +1510,17 @@ KILN_API kiln_status_t* kiln_user_op_register_kernel(const char* op, const char*
  * registered or an `entry` that the code does not have (the message lists
  * those it has); ALREADY_EXISTS for a taken (backend, type). A compile for
  * vulkan or cuda then fails with INVALID_ARGUMENT naming the op when the
- * SPIR-V validator (Vulkan 1.2) or the driver's PTX JIT refuses the code or
- * the frame does not fit (more than 128 bytes of push constants, a count or
- * attribute past 32 bits on vulkan, a grid past the device's limit), and
- * UNIMPLEMENTED naming op, backend and type when the call's element type has
- * no kernel there. Thread-safe. */
+ * SPIR-V validator (Vulkan 1.2) or the driver's PTX JIT refuses the code;
+ * when the kernel does not match the frame (a shader binding of another
+ * set, past the call frame's binding, or not a storage buffer; a PTX entry
+ * whose parameters are not 8 bytes each or not as many as the frame's, with
+ * or without the call frame's pointer); when the frame does not fit the
+ * device (push constants past 128 bytes, or a count or attribute past 32
+ * bits there, for a shader that declares push constants; a call frame past
+ * the device's storage buffer range; more storage buffers than a shader
+ * stage may bind; a grid past the device's limit); and UNIMPLEMENTED naming
+ * op, backend and type when the call's element type has no kernel there.
+ * Thread-safe. */
 KILN_API kiln_status_t* kiln_user_op_register_device_kernel(const char* op, const char* backend,
                                                             kiln_element_type_t type, const void* code,
                                                             size_t code_size, const char* entry);

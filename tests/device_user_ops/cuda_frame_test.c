@@ -1,0 +1,275 @@
+/* Registered ops whose PTX kernels take the call frame (kiln.h,
+ * kiln_user_op_register_device_kernel) on the fake driver
+ * (tests/cuda/fake_driver), which runs no kernel but records the last
+ * launch; its device memory is host memory, so the test reads the frame
+ * through the launch's last parameter: FrameProbe's frame, cell by cell,
+ * against the layout kiln.h gives, and RowScale played on the host the way
+ * frame_kernels.ptx (which ptxas checks in device_user_ops.ptxas_frame)
+ * computes it, against its host kernel. Also the errors of a kernel whose
+ * parameters are not its op's frame.
+ * Usage: kiln_cuda_frame_test FRAME_KERNELS.ptx (KILN_CUDA_DRIVER names the fake driver) */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "frame_ops.h"
+#include "read_file.h"
+
+enum { kMaxElements = 4096, kMaxParameters = 16, kFrameVersion = 1 };
+
+typedef int (*last_launch_fn)(char* entry, size_t entry_size, unsigned* grid, unsigned* block,
+                              uint64_t* parameters, size_t capacity);
+static last_launch_fn g_last_launch = NULL;
+
+/* What a launch gave the kernel: its parameters (their count in num). */
+typedef struct launch_t {
+  char entry[64];
+  uint64_t parameters[kMaxParameters];
+  int num;
+} launch_t;
+
+/* `op` over f32 `x` of dims `dims` (rank 2) with `attrs` on `backend`; on
+ * cuda the launch to *launch, then `play` (may be NULL) runs the kernel on
+ * the host through the launch's pointers. The result is read to `out`
+ * (`bytes`). */
+static kiln_status_t* run_op(const char* backend, const char* op, const float* x, const int64_t* dims,
+                             const char* attrs, void (*play)(const launch_t*), launch_t* launch, void* out,
+                             size_t bytes) {
+  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+  kiln_client_t* client = NULL;
+  kiln_builder_t* builder = NULL;
+  kiln_computation_t* computation = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* arg = NULL;
+  kiln_buffer_t* result = NULL;
+  size_t num_results = 0;
+  unsigned grid[3], block[3];
+  kiln_op_t param;
+  kiln_status_t* status = kiln_builder_create(op, &builder);
+  if (launch != NULL) launch->num = -1;
+  if (status == NULL) {
+    param = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 2, NULL, "x");
+    status =
+        kiln_builder_build(builder, kiln_op_call_registered(builder, op, &param, 1, attrs), &computation);
+  }
+  options.backend = backend;
+  if (status == NULL) status = kiln_client_create(&options, &client);
+  if (status == NULL) status = kiln_client_compile(client, computation, NULL, &executable);
+  if (status == NULL)
+    status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 2, NULL, x,
+                                          (size_t)(dims[0] * dims[1]) * 4, &arg);
+  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, &result, 1, &num_results);
+  if (status == NULL && launch != NULL) {
+    launch->num =
+        g_last_launch(launch->entry, sizeof launch->entry, grid, block, launch->parameters, kMaxParameters);
+    if (play != NULL) play(launch);
+  }
+  if (status == NULL) status = kiln_buffer_to_host(result, out, bytes);
+  kiln_buffer_destroy(arg);
+  kiln_buffer_destroy(result);
+  kiln_executable_destroy(executable);
+  kiln_client_destroy(client);
+  kiln_computation_destroy(computation);
+  kiln_builder_destroy(builder);
+  return status;
+}
+
+static const uint64_t* frame_of(const launch_t* launch) {
+  return (const uint64_t*)(uintptr_t)launch->parameters[launch->num - 1];
+}
+
+static float f32_half(uint64_t cell) {
+  uint32_t bits = (uint32_t)cell;
+  float value;
+  memcpy(&value, &bits, 4);
+  return value;
+}
+
+/* row_scale of frame_kernels.ptx, step for step, on the host. */
+static void play_row_scale(const launch_t* launch) {
+  const float* x = (const float*)(uintptr_t)launch->parameters[0];
+  float* y = (float*)(uintptr_t)launch->parameters[1];
+  const uint64_t* frame = frame_of(launch);
+  const uint64_t buffers = frame[2] + frame[3];
+  const uint64_t cols = frame[frame[8] + 1];
+  const uint64_t* attrs = frame + 5 + 4 * buffers;
+  const float scale = f32_half(frame[attrs[4 + 3] + 1]);
+  const uint64_t weights = attrs[8 + 2], weights_at = attrs[8 + 3];
+  uint64_t i;
+  for (i = 0; i < launch->parameters[3]; ++i) {
+    const float w = f32_half(frame[weights_at + 2 * ((i / cols) % weights) + 1]);
+    y[i] = x[i] * scale * w;
+  }
+}
+
+static void check_row_scale(int64_t rows, int64_t cols, const char* attrs) {
+  static float x[kMaxElements], on_cuda[kMaxElements], on_host[kMaxElements];
+  const int64_t dims[2] = {rows, cols};
+  const size_t bytes = (size_t)(rows * cols) * 4;
+  launch_t launch;
+  int64_t i;
+  for (i = 0; i < rows * cols; ++i) x[i] = (float)((i * 37) % 101) * 0.125f - 6.0f;
+  CHECK_OK(run_op("cuda", "RowScale", x, dims, attrs, play_row_scale, &launch, on_cuda, bytes));
+  CHECK(launch.num == 5 && strcmp(launch.entry, "row_scale") == 0);
+  CHECK(launch.parameters[2] == (uint64_t)(rows * cols) && launch.parameters[3] == (uint64_t)(rows * cols));
+  CHECK_OK(run_op("interpreter", "RowScale", x, dims, attrs, NULL, NULL, on_host, bytes));
+  for (i = 0; i < rows * cols; ++i) {
+    if (on_cuda[i] != on_host[i]) {
+      fprintf(stderr, "RowScale %s on cuda: element %lld is %g, the host kernel's %g\n", attrs, (long long)i,
+              on_cuda[i], on_host[i]);
+      ++g_failures;
+      break;
+    }
+  }
+}
+
+/* The frame of the last launch, copied while its executable lives. */
+enum { kMaxFrameCells = 128 };
+static uint64_t g_frame[kMaxFrameCells];
+static void capture_frame(const launch_t* launch) {
+  const uint64_t* frame = frame_of(launch);
+  const uint64_t cells = frame[1] < kMaxFrameCells ? frame[1] : kMaxFrameCells;
+  memcpy(g_frame, frame, cells * sizeof(uint64_t));
+}
+
+static uint64_t f64_cell(double value) {
+  uint64_t cell;
+  memcpy(&cell, &value, 8);
+  return cell;
+}
+static uint64_t f32_cell(float value) {
+  uint32_t bits;
+  memcpy(&bits, &value, 4);
+  return bits;
+}
+
+/* FrameProbe's frame with its defaults over an f32[2, 3] x, cell by cell as
+ * kiln.h lays it out: the header, two buffer records, ten attribute
+ * records, then the values in the records' order. */
+static void test_frame_bytes(void) {
+  static const float x[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t dims[2] = {2, 3};
+  const uint64_t minus = (uint64_t)0 - 1; /* int64 cells hold two's complement */
+  float out[6];
+  launch_t launch;
+  uint64_t want[81];
+  const uint64_t* frame;
+  size_t k;
+  const uint64_t records[12][4] = {
+      {KILN_TYPE_F32, 2, 6, 53},                        /* x: f32[2,3], dims at 53 */
+      {KILN_TYPE_F32, 2, 6, 55},                        /* y */
+      {KILN_OP_ATTR_INT, KILN_OP_ATTR_INT, 1, 57},      /* n = -5 */
+      {KILN_OP_ATTR_FLOAT, KILN_OP_ATTR_FLOAT, 1, 58},  /* f = 0.1: f64, then f32 */
+      {KILN_OP_ATTR_BOOL, KILN_OP_ATTR_BOOL, 1, 60},    /* b = true */
+      {KILN_OP_ATTR_STRING, KILN_OP_ATTR_STRING, 0, 0}, /* s: no device value */
+      {KILN_OP_ATTR_TYPE, KILN_OP_ATTR_TYPE, 1, 61},    /* t = int32 */
+      {KILN_OP_ATTR_SHAPE, KILN_OP_ATTR_SHAPE, 2, 62},  /* dims = shape<2,3> */
+      {KILN_OP_ATTR_LIST, KILN_OP_ATTR_INT, 2, 64},     /* ints = [7, -8] */
+      {KILN_OP_ATTR_LIST, KILN_OP_ATTR_FLOAT, 2, 66},   /* floats = [1.5, -2.25] */
+      {KILN_OP_ATTR_LIST, KILN_OP_ATTR_TYPE, 2, 70},    /* types = [float, int32] */
+      {KILN_OP_ATTR_LIST, KILN_OP_ATTR_SHAPE, 3, 72}};  /* shapes = [shape<4>, shape<>, shape<5,6>] */
+  /* clang-format off */
+  const uint64_t values[] = {
+      2, 3, 2, 3,                                                        /* x's and y's dims */
+      minus - 4,                                                         /* n */
+      f64_cell(0.1), f32_cell(0.1f),                                     /* f */
+      1,                                                                 /* b */
+      KILN_TYPE_S32,                                                     /* t */
+      2, 3,                                                              /* dims */
+      7, minus - 7,                                                      /* ints */
+      f64_cell(1.5), f32_cell(1.5f), f64_cell(-2.25), f32_cell(-2.25f),  /* floats */
+      KILN_TYPE_F32, KILN_TYPE_S32,                                      /* types */
+      1, 78, 0, 0, 2, 79,                                                /* shapes: (rank, dims cell) each */
+      4, 5, 6};                                                          /* their dims */
+  /* clang-format on */
+  want[0] = kFrameVersion;
+  want[1] = 81;
+  want[2] = 1;
+  want[3] = 1;
+  want[4] = 10;
+  for (k = 0; k < 12; ++k) memcpy(&want[5 + 4 * k], records[k], sizeof records[k]);
+  memcpy(&want[53], values, sizeof values);
+  CHECK(53 + sizeof values / sizeof values[0] == 81);
+  CHECK_OK(run_op("cuda", "FrameProbe", x, dims, NULL, capture_frame, &launch, out, sizeof out));
+  if (launch.num != 7) {
+    fprintf(stderr, "FrameProbe: %d launch parameters, expected 7\n", launch.num);
+    ++g_failures;
+    return;
+  }
+  /* The int and bool attributes are parameters too; the frame's pointer is last. */
+  CHECK(launch.parameters[4] == minus - 4 && launch.parameters[5] == 1);
+  CHECK(launch.parameters[6] != 0);
+  frame = g_frame;
+  CHECK(frame[1] == 81);
+  for (k = 0; k < 81 && k < frame[1]; ++k) {
+    if (frame[k] != want[k]) {
+      fprintf(stderr, "FrameProbe: frame cell %zu is 0x%llx, expected 0x%llx\n", k,
+              (unsigned long long)frame[k], (unsigned long long)want[k]);
+      ++g_failures;
+    }
+  }
+}
+
+/* Kernels whose parameters are not their op's frame: compile errors naming the op. */
+static void test_parameter_mismatches(const unsigned char* ptx, size_t size) {
+  static const char narrow[] =
+      ".version 7.0\n.target sm_75\n.address_size 64\n"
+      ".visible .entry k(.param .u64 a, .param .u64 b, .param .u32 n, .param .u64 m) { ret; }\n";
+  static const char* const none[] = {NULL};
+  static const char* const x[] = {"x: float", NULL};
+  static const char* const y[] = {"y: float", NULL};
+  static const float in[6] = {1, 2, 3, 4, 5, 6};
+  const int64_t dims[2] = {2, 3};
+  float out[6];
+  launch_t launch;
+  /* MaxWithIndex has three buffers: 6 parameters, or 7 with the frame; row_scale declares 5. */
+  CHECK_OK(
+      kiln_user_op_register_device_kernel("MaxWithIndex", "cuda", KILN_TYPE_F32, ptx, size, "row_scale"));
+  EXPECT_ERROR(run_op("cuda", "MaxWithIndex", in, dims, NULL, NULL, &launch, out, sizeof out),
+               KILN_STATUS_INVALID_ARGUMENT, "op 'MaxWithIndex' (instruction");
+  EXPECT_ERROR(run_op("cuda", "MaxWithIndex", in, dims, NULL, NULL, &launch, out, sizeof out),
+               KILN_STATUS_INVALID_ARGUMENT,
+               "on cuda: its PTX entry 'row_scale' declares 5 "
+               "parameter(s); the op's frame has 6 or 7 (3 buffer pointer(s), 3 element count(s), 0 int/bool "
+               "attribute(s), then optionally the call frame's pointer, each 8 bytes)");
+  CHECK_OK(frame_ops_define("Narrow", none, x, y, NULL, frame_probe_kernel));
+  CHECK_OK(
+      kiln_user_op_register_device_kernel("Narrow", "cuda", KILN_TYPE_F32, narrow, sizeof narrow - 1, "k"));
+  EXPECT_ERROR(run_op("cuda", "Narrow", in, dims, NULL, NULL, &launch, out, sizeof out),
+               KILN_STATUS_INVALID_ARGUMENT, "op 'Narrow' (instruction");
+  EXPECT_ERROR(run_op("cuda", "Narrow", in, dims, NULL, NULL, &launch, out, sizeof out),
+               KILN_STATUS_INVALID_ARGUMENT,
+               "on cuda: parameter 2 ('n') of its PTX entry 'k' is 4 bytes; "
+               "every parameter of the frame is 8");
+}
+
+int main(int argc, char** argv) {
+  const char* driver = getenv("KILN_CUDA_DRIVER");
+  void* library;
+  size_t size = 0;
+  unsigned char* ptx;
+  if (argc != 2 || (ptx = read_file(argv[1], &size)) == NULL) {
+    fprintf(stderr, "usage: %s FRAME_KERNELS.ptx (a readable PTX file)\n", argv[0]);
+    return 2;
+  }
+  library = driver != NULL ? dlopen(driver, RTLD_NOW | RTLD_LOCAL) : NULL;
+  if (library != NULL) *(void**)&g_last_launch = dlsym(library, "kiln_fake_cuda_last_launch");
+  if (g_last_launch == NULL) {
+    fprintf(stderr, "KILN_CUDA_DRIVER must name the fake driver (tests/cuda/fake_driver)\n");
+    return 2;
+  }
+  CHECK_OK(register_frame_ops());
+  CHECK_OK(kiln_user_op_register_device_kernel("RowScale", "cuda", KILN_TYPE_F32, ptx, size, "row_scale"));
+  CHECK_OK(
+      kiln_user_op_register_device_kernel("FrameProbe", "cuda", KILN_TYPE_F32, ptx, size, "frame_probe"));
+  test_frame_bytes();
+  check_row_scale(37, 53, "{scale = 0.75, row_weights = [1.0, -2.0, 0.5]}");
+  check_row_scale(3, 1000, "{scale = -1.5e-3, row_weights = [3.25]}");
+  test_parameter_mismatches(ptx, size);
+  free(ptx);
+  dlclose(library);
+  if (g_failures != 0) fprintf(stderr, "%d failure(s)\n", g_failures);
+  return g_failures == 0 ? 0 : 1;
+}

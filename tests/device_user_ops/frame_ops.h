@@ -1,0 +1,139 @@
+/* Registered ops whose device kernels read the call frame (kiln.h,
+ * kiln_user_op_register_device_kernel), with their host kernels, the
+ * reference each device kernel is checked against:
+ *
+ *   RowScale      x: float -> y: float, attrs "tag: string = 'rows'",
+ *                 "scale: float", "row_weights: list(float) >= 1";
+ *                 y[r][c] = x[r][c] * scale * row_weights[r % len] over a
+ *                 2-D x (the device kernels read its dims, the float and
+ *                 the float list from the frame; the string has no device
+ *                 value, so it sits before them to show it is skipped).
+ *   MaxWithIndex  x: float -> value: float, index: int32 over a 2-D x: each
+ *                 row's largest element and its first column (two outputs,
+ *                 dims [rows] from the shape function).
+ *   FrameProbe    x: float -> y: float with an attribute of every kind, for
+ *                 checking the frame's bytes (its kernels copy x).
+ *
+ * Shared by vulkan_frame_test.c and cuda_zero_out_test.c. */
+#ifndef KILN_TESTS_DEVICE_USER_OPS_FRAME_OPS_H_
+#define KILN_TESTS_DEVICE_USER_OPS_FRAME_OPS_H_
+
+#include <string.h>
+
+#include "kiln/kiln.h"
+
+static const kiln_op_attr_t* frame_ops_attr(const kiln_op_call_frame_t* frame, const char* name) {
+  size_t i;
+  for (i = 0; i < frame->num_attrs; ++i)
+    if (strcmp(frame->attrs[i].name, name) == 0) return &frame->attrs[i];
+  return NULL;
+}
+
+static kiln_status_t* frame_ops_need_matrix(const kiln_op_call_frame_t* frame) {
+  if (frame->args[0].rank != 2 || frame->args[0].type != KILN_TYPE_F32)
+    return kiln_status_create(KILN_STATUS_INVALID_ARGUMENT, "expects a 2-D f32 matrix");
+  return NULL;
+}
+
+/* The host kernel of RowScale, in f32 arithmetic as the device kernels do it. */
+static kiln_status_t* row_scale_kernel(const kiln_op_call_frame_t* frame) {
+  const kiln_op_attr_t* scale = frame_ops_attr(frame, "scale");
+  const kiln_op_attr_t* weights = frame_ops_attr(frame, "row_weights");
+  const float* x = (const float*)frame->args[0].data;
+  float* y = (float*)frame->results[0].data;
+  kiln_status_t* status = frame_ops_need_matrix(frame);
+  int64_t r, c, rows, cols;
+  if (status != NULL) return status;
+  if (scale == NULL || weights == NULL || weights->num_items == 0)
+    return kiln_status_create(KILN_STATUS_INTERNAL, "RowScale: attributes missing");
+  rows = frame->args[0].dims[0];
+  cols = frame->args[0].dims[1];
+  for (r = 0; r < rows; ++r) {
+    const float w = (float)weights->items[(size_t)r % weights->num_items].f;
+    for (c = 0; c < cols; ++c) y[r * cols + c] = x[r * cols + c] * (float)scale->f * w;
+  }
+  return NULL;
+}
+
+static kiln_status_t* max_with_index_kernel(const kiln_op_call_frame_t* frame) {
+  const float* x = (const float*)frame->args[0].data;
+  float* value = (float*)frame->results[0].data;
+  int32_t* index = (int32_t*)frame->results[1].data;
+  kiln_status_t* status = frame_ops_need_matrix(frame);
+  int64_t r, c, rows, cols;
+  if (status != NULL) return status;
+  rows = frame->args[0].dims[0];
+  cols = frame->args[0].dims[1];
+  for (r = 0; r < rows; ++r) {
+    float best = x[r * cols];
+    int32_t at = 0;
+    for (c = 1; c < cols; ++c) {
+      if (x[r * cols + c] > best) {
+        best = x[r * cols + c];
+        at = (int32_t)c;
+      }
+    }
+    value[r] = best;
+    index[r] = at;
+  }
+  return NULL;
+}
+
+/* MaxWithIndex's results are [rows] each. */
+static kiln_status_t* max_with_index_shape(kiln_op_call_frame_t* frame) {
+  kiln_status_t* status = frame_ops_need_matrix(frame);
+  if (status != NULL) return status;
+  status = kiln_user_op_frame_set_result_dims(frame, 0, frame->args[0].dims, 1);
+  if (status == NULL) status = kiln_user_op_frame_set_result_dims(frame, 1, frame->args[0].dims, 1);
+  return status;
+}
+
+static kiln_status_t* frame_probe_kernel(const kiln_op_call_frame_t* frame) {
+  memcpy(frame->results[0].data, frame->args[0].data, frame->args[0].byte_size);
+  return NULL;
+}
+
+/* Registers `name` from its attribute, input and output specs (NULL-ended)
+ * with host kernel `kernel` and shape function `shape` (may be NULL). */
+static kiln_status_t* frame_ops_define(const char* name, const char* const* attrs, const char* const* inputs,
+                                       const char* const* outputs, kiln_op_shape_fn shape,
+                                       kiln_op_kernel_fn kernel) {
+  kiln_user_op_def_t* def = NULL;
+  kiln_status_t* status = kiln_user_op_def_create(name, &def);
+  for (; status == NULL && *attrs != NULL; ++attrs) status = kiln_user_op_def_add_attr(def, *attrs);
+  for (; status == NULL && *inputs != NULL; ++inputs) status = kiln_user_op_def_add_input(def, *inputs);
+  for (; status == NULL && *outputs != NULL; ++outputs) status = kiln_user_op_def_add_output(def, *outputs);
+  if (status == NULL && shape != NULL) status = kiln_user_op_def_set_shape_fn(def, shape);
+  if (status == NULL) status = kiln_user_op_register(def);
+  if (status == NULL) status = kiln_user_op_register_kernel(name, "host", KILN_TYPE_F32, kernel, NULL, NULL);
+  kiln_user_op_def_destroy(def);
+  return status;
+}
+
+static kiln_status_t* register_frame_ops(void) {
+  static const char* const row_scale_attrs[] = {"tag: string = 'rows'", "scale: float",
+                                                "row_weights: list(float) >= 1", NULL};
+  static const char* const probe_attrs[] = {"n: int = -5",
+                                            "f: float = 0.1",
+                                            "b: bool = true",
+                                            "s: string = 'text'",
+                                            "t: type = int32",
+                                            "dims: shape = shape<2,3>",
+                                            "ints: list(int) = [7, -8]",
+                                            "floats: list(float) = [1.5, -2.25]",
+                                            "types: list(type) = [float, int32]",
+                                            "shapes: list(shape) = [shape<4>, shape<>, shape<5,6>]",
+                                            NULL};
+  static const char* const none[] = {NULL};
+  static const char* const x[] = {"x: float", NULL};
+  static const char* const y[] = {"y: float", NULL};
+  static const char* const value_index[] = {"value: float", "index: int32", NULL};
+  kiln_status_t* status = frame_ops_define("RowScale", row_scale_attrs, x, y, NULL, row_scale_kernel);
+  if (status == NULL)
+    status =
+        frame_ops_define("MaxWithIndex", none, x, value_index, max_with_index_shape, max_with_index_kernel);
+  if (status == NULL) status = frame_ops_define("FrameProbe", probe_attrs, x, y, NULL, frame_probe_kernel);
+  return status;
+}
+
+#endif /* KILN_TESTS_DEVICE_USER_OPS_FRAME_OPS_H_ */
