@@ -3,8 +3,9 @@
  * kernel on the interpreter (frame_ops.h): RowScale (f32, a float and a
  * float-list attribute, the input's dims from the frame) and MaxWithIndex
  * (two results); and the errors of a shader that does not fit its op: a
- * binding past the frame's, push constants past 128 bytes.
- * Usage: kiln_vulkan_frame_test ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv */
+ * binding past the frame's, a frame binding that is not a storage buffer,
+ * push constants past 128 bytes.
+ * Usage: kiln_vulkan_frame_test ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,10 +108,12 @@ static void check_max_with_index(int64_t rows, int64_t cols) {
   }
 }
 
-/* A shader that binds more buffers than the op has, and a push-constant
- * frame past 128 bytes: compile errors naming the op. */
+/* A shader that binds more buffers than the op has, one whose frame binding
+ * is a uniform buffer, and a push-constant frame past 128 bytes: compile
+ * errors naming the op. */
 static void test_mismatches(const unsigned char* max_with_index, size_t max_with_index_size,
-                            const unsigned char* zero_out_index, size_t zero_out_index_size) {
+                            const unsigned char* zero_out_index, size_t zero_out_index_size,
+                            const unsigned char* uniform_frame, size_t uniform_frame_size) {
   static const char* const many_ints[] = {"a0: int = 0",  "a1: int = 1",  "a2: int = 2",  "a3: int = 3",
                                           "a4: int = 4",  "a5: int = 5",  "a6: int = 6",  "a7: int = 7",
                                           "a8: int = 8",  "a9: int = 9",  "a10: int = 0", "a11: int = 1",
@@ -119,6 +122,7 @@ static void test_mismatches(const unsigned char* max_with_index, size_t max_with
                                           "a20: int = 0", "a21: int = 1", "a22: int = 2", "a23: int = 3",
                                           "a24: int = 4", "a25: int = 5", "a26: int = 6", "a27: int = 7",
                                           "a28: int = 8", "a29: int = 9", "a30: int = 0", NULL};
+  static const char* const none[] = {NULL};
   static const char* const x[] = {"x: float", NULL};
   static const char* const y[] = {"y: float", NULL};
   static float in[6] = {1, 2, 3, 4, 5, 6}, out[6];
@@ -133,6 +137,14 @@ static void test_mismatches(const unsigned char* max_with_index, size_t max_with
   EXPECT_ERROR(run_op("vulkan", "FrameProbe", in, dims, NULL, 1, outs, &bytes), KILN_STATUS_INVALID_ARGUMENT,
                "its shader uses (set 0, binding 3), which the op's frame does not have (1 argument(s) at "
                "bindings 0.., 1 result(s) after them, the call frame at binding 2");
+  CHECK_OK(frame_ops_define("UniformFrame", none, x, y, NULL, frame_probe_kernel));
+  CHECK_OK(kiln_user_op_register_device_kernel("UniformFrame", "vulkan", KILN_TYPE_F32, uniform_frame,
+                                               uniform_frame_size, "main"));
+  EXPECT_ERROR(run_op("vulkan", "UniformFrame", in, dims, NULL, 1, outs, &bytes),
+               KILN_STATUS_INVALID_ARGUMENT, "op 'UniformFrame' (instruction");
+  EXPECT_ERROR(run_op("vulkan", "UniformFrame", in, dims, NULL, 1, outs, &bytes),
+               KILN_STATUS_INVALID_ARGUMENT,
+               "its shader declares (set 0, binding 2) as something other than a storage buffer");
   /* Two counts and 31 int attributes: 132 bytes of push constants for a shader that declares them. */
   CHECK_OK(frame_ops_define("ManyInts", many_ints, x, y, NULL, frame_probe_kernel));
   CHECK_OK(kiln_user_op_register_device_kernel("ManyInts", "vulkan", KILN_TYPE_F32, zero_out_index,
@@ -145,13 +157,16 @@ static void test_mismatches(const unsigned char* max_with_index, size_t max_with
 }
 
 int main(int argc, char** argv) {
-  unsigned char* code[3] = {NULL, NULL, NULL};
-  size_t size[3] = {0, 0, 0};
+  unsigned char* code[4] = {NULL, NULL, NULL, NULL};
+  size_t size[4] = {0, 0, 0, 0};
   int i;
-  for (i = 1; i < argc && i <= 3; ++i) code[i - 1] = read_file(argv[i], &size[i - 1]);
-  if (argc != 4 || code[0] == NULL || code[1] == NULL || code[2] == NULL) {
-    fprintf(stderr, "usage: %s ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv (readable SPIR-V files)\n",
-            argv[0]);
+  for (i = 1; i < argc && i <= 4; ++i) code[i - 1] = read_file(argv[i], &size[i - 1]);
+  if (argc != 5 || code[0] == NULL || code[1] == NULL || code[2] == NULL || code[3] == NULL) {
+    fprintf(
+        stderr,
+        "usage: %s ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv (readable SPIR-V "
+        "files)\n",
+        argv[0]);
     return 2;
   }
   CHECK_OK(register_frame_ops());
@@ -164,8 +179,8 @@ int main(int argc, char** argv) {
   check_row_scale(3, 1000, "{tag = \"wide\", scale = -1.5e-3, row_weights = [3.25]}");
   check_max_with_index(29, 41);
   check_max_with_index(1000, 3);
-  test_mismatches(code[1], size[1], code[2], size[2]);
-  for (i = 0; i < 3; ++i) free(code[i]);
+  test_mismatches(code[1], size[1], code[2], size[2], code[3], size[3]);
+  for (i = 0; i < 4; ++i) free(code[i]);
   if (g_failures != 0) fprintf(stderr, "%d failure(s)\n", g_failures);
   return g_failures == 0 ? 0 : 1;
 }
