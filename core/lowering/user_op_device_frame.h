@@ -3,8 +3,9 @@
 // as one block of 64-bit little-endian cells that the backend puts in a
 // storage buffer (vulkan) or device memory behind a pointer parameter
 // (cuda). Its layout is documented in kiln.h
-// (kiln_user_op_register_device_kernel) and below; the block is fixed at
-// compile time (shapes and attributes are), so a backend uploads it once
+// (kiln_user_op_register_device_kernel): a header, a record per buffer and
+// per attribute, then the values the records point at. The block is fixed
+// at compile time (shapes and attributes are), so a backend uploads it once
 // per executable.
 #pragma once
 
