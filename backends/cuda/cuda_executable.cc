@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <map>
+#include <vector>
 
 #include "backends/cuda/rng_emitter.h"
 #include "core/lowering/device_runner.h"
@@ -38,6 +40,30 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
   void Bind(int bound, int slot) override {
     addresses[static_cast<size_t>(bound)] = addresses[static_cast<size_t>(slot)];
   }
+  Status CopyRange(int source, int64_t source_offset, int target, int64_t target_offset,
+                   int64_t bytes) override {
+    const CUdeviceptr from = addresses[static_cast<size_t>(source)] + static_cast<CUdeviceptr>(source_offset);
+    const CUdeviceptr to = addresses[static_cast<size_t>(target)] + static_cast<CUdeviceptr>(target_offset);
+    return driver_.Check(driver_.api().MemcpyDtoDAsync(to, from, static_cast<size_t>(bytes), stream),
+                         "cuMemcpyDtoDAsync");
+  }
+  StatusOr<int> AddSlot(int64_t bytes) override {
+    KILN_ASSIGN_OR_RETURN(DeviceBlock block, DeviceBlock::Allocate(executable_.memory_, bytes));
+    addresses.push_back(block.address());
+    const int slot = static_cast<int>(addresses.size() - 1);
+    added_.emplace(slot, std::move(block));
+    return slot;
+  }
+  // Copies out of the slot may still be queued, and the allocator could
+  // hand its block to another execution at once: it is freed after the
+  // stream's next synchronisation instead (each loop iteration has one).
+  void ReleaseSlot(int slot) override {
+    const auto found = added_.find(slot);
+    if (found == added_.end()) return;
+    retired_.push_back(std::move(found->second));
+    added_.erase(found);
+    addresses[static_cast<size_t>(slot)] = 0;
+  }
   Status ReadToHost(int slot, void* host, int64_t bytes) override {
     KILN_RETURN_IF_ERROR(
         driver_.Check(driver_.api().MemcpyDtoHAsync(host, addresses[static_cast<size_t>(slot)],
@@ -54,7 +80,9 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
         "cuMemcpyHtoD");
   }
   Status Synchronize() {
-    return driver_.Check(driver_.api().StreamSynchronize(stream), "cuStreamSynchronize");
+    KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().StreamSynchronize(stream), "cuStreamSynchronize"));
+    retired_.clear();
+    return OkStatus();
   }
 
   std::vector<CUdeviceptr> addresses;
@@ -66,6 +94,8 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
   const ExecuteOptions& options_;
   uint64_t rng_launches_ = 0;             // rng kernels launched so far (rng_emitter.h)
   cublasHandle_t blas_handle_ = nullptr;  // taken from the pool at the first GEMM
+  std::map<int, DeviceBlock> added_;      // AddSlot's blocks, by slot
+  std::vector<DeviceBlock> retired_;      // released, freed at the next synchronisation
 };
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(

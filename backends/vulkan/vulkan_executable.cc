@@ -81,6 +81,29 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     slots[static_cast<size_t>(bound)] = slots[static_cast<size_t>(slot)];
   }
 
+  Status CopyRange(int source, int64_t source_offset, int target, int64_t target_offset,
+                   int64_t bytes) override {
+    const BufferRange& from = slots[static_cast<size_t>(source)];
+    const BufferRange& to = slots[static_cast<size_t>(target)];
+    return commands_->Copy(from.buffer, from.offset + static_cast<uint64_t>(source_offset), to.buffer,
+                           to.offset + static_cast<uint64_t>(target_offset), static_cast<uint64_t>(bytes));
+  }
+
+  // A buffer of its own (the tapes grow by replacing theirs). The command
+  // list holds each buffer it copies until its work is done, so a released
+  // slot's buffer outlives the copies queued out of it.
+  StatusOr<int> AddSlot(int64_t bytes) override {
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer,
+                          Buffer::Create(executable_.vulkan_, static_cast<uint64_t>(bytes)));
+    BufferRange range;
+    range.buffer = std::move(buffer);
+    range.size = static_cast<uint64_t>(bytes);
+    slots.push_back(std::move(range));
+    return static_cast<int>(slots.size() - 1);
+  }
+
+  void ReleaseSlot(int slot) override { slots[static_cast<size_t>(slot)] = BufferRange(); }
+
   Status ReadToHost(int slot, void* host, int64_t bytes) override {
     KILN_RETURN_IF_ERROR(Flush());
     const BufferRange& range = slots[static_cast<size_t>(slot)];

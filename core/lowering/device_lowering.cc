@@ -12,6 +12,7 @@
 #include "core/passes/identity_custom_call_removal.h"
 #include "core/passes/pipeline.h"
 #include "core/single_instruction.h"
+#include "core/tape_custom_calls.h"
 
 namespace kiln {
 namespace {
@@ -66,6 +67,10 @@ class Lowerer {
   Status LowerKernel(const Instruction& instruction, const Computation& computation, int sequence,
                      Values& values);
   Status LowerLibraryCall(const Instruction& instruction, int sequence, Values& values);
+  Status LowerTapeCall(const Instruction& instruction, int sequence, Values& values);
+  // A launch of the kernel that adds `delta` to the s32[] tape counter in
+  // `counter`; its output slot.
+  StatusOr<int> LowerCounterStep(const Instruction& instruction, int32_t delta, int sequence, Values& values);
   Computation* SingleInstructionComputation(const Instruction& instruction);
   DeviceStep& Append(int sequence, DeviceStep step) {
     auto& steps = program_.sequences[static_cast<size_t>(sequence)].steps;
@@ -80,6 +85,7 @@ class Lowerer {
   DeviceProgram& program_;
   const DeviceLoweringRules& rules_;
   std::unordered_map<std::string, int> request_of_key_;
+  std::unordered_map<int32_t, Computation*> counter_steps_;  // by delta
 };
 
 Status Lowerer::LowerEntry() {
@@ -221,6 +227,10 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     case Opcode::kWhile: return LowerWhile(instruction, sequence, values);
     case Opcode::kConditional: return LowerConditional(instruction, sequence, values);
+    case Opcode::kCustomCall:
+      if (IsTapeCustomCall(instruction.attrs.custom_call_target))
+        return LowerTapeCall(instruction, sequence, values);
+      break;
     case Opcode::kInfeed: {
       // (data, token) or data; the token has no storage.
       const Shape& shape = instruction.shape;
@@ -369,6 +379,81 @@ Status Lowerer::LowerConditional(const Instruction& instruction, int sequence, V
   return OkStatus();
 }
 
+StatusOr<int> Lowerer::LowerCounterStep(const Instruction& instruction, int32_t delta, int sequence,
+                                        Values& values) {
+  const Shape shape = Shape::Scalar(ElementType::kS32);
+  Computation*& kernel = counter_steps_[delta];
+  if (kernel == nullptr) {
+    auto computation = std::make_unique<Computation>("kiln_tape_counter");
+    auto parameter = std::make_unique<Instruction>();
+    parameter->opcode = Opcode::kParameter;
+    parameter->name = "counter";
+    parameter->shape = shape;
+    parameter->attrs.parameter_number = 0;
+    auto step = std::make_unique<Instruction>();
+    step->opcode = Opcode::kConstant;
+    step->name = "step";
+    step->shape = shape;
+    step->literal = Literal::Scalar<int32_t>(delta);
+    Instruction* counted = computation->AddInstruction(std::move(parameter));
+    Instruction* by = computation->AddInstruction(std::move(step));
+    auto next = std::make_unique<Instruction>();
+    next->opcode = Opcode::kAdd;
+    next->name = "next";
+    next->shape = shape;
+    next->operands = {counted, by};
+    computation->set_root(computation->AddInstruction(std::move(next)));
+    kernel = program_.module->AddComputation(std::move(computation));
+  }
+  if (Status emittable = rules_.check_kernel(*kernel); !emittable.ok())
+    return RefuseOp(rules_.backend, instruction, "its counter's kernel: " + emittable.message());
+  // A launch as for an instruction `counter + delta` of the tape call's
+  // counter operand.
+  Instruction update;
+  update.opcode = Opcode::kAdd;
+  update.name = instruction.name + ".counter";
+  update.shape = shape;
+  update.operands = {instruction.operands[0]};
+  KILN_RETURN_IF_ERROR(LowerKernel(update, *kernel, sequence, values));
+  const Leaves output = values.at(&update);
+  values.erase(&update);
+  if (output.size() != 1)
+    return Internal(rules_.backend, ": the counter of '", instruction.name, "' is not one array");
+  return output[0];
+}
+
+// A push: its arrays copied onto the tape and a kernel for counter + 1; a
+// pop: the arrays copied back off it into new slots and counter - 1.
+Status Lowerer::LowerTapeCall(const Instruction& instruction, int sequence, Values& values) {
+  KILN_RETURN_IF_ERROR(CheckTapeCustomCall(instruction, rules_.backend));
+  KILN_ASSIGN_OR_RETURN(const int64_t tape, TapeNumber(instruction));
+  const bool push = instruction.attrs.custom_call_target == kTapePushTarget;
+  KILN_ASSIGN_OR_RETURN(const int next, LowerCounterStep(instruction, push ? 1 : -1, sequence, values));
+  DeviceStep step;
+  step.kind = push ? DeviceStep::Kind::kTapePush : DeviceStep::Kind::kTapePop;
+  step.name = instruction.name;
+  step.tape = tape;
+  Leaves result = {next};
+  if (push) {
+    for (size_t i = 1; i < instruction.operands.size(); ++i) {
+      const Leaves& leaves = values.at(instruction.operand(i));
+      step.sources.insert(step.sources.end(), leaves.begin(), leaves.end());
+    }
+    for (int slot : step.sources) step.bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
+  } else {
+    const std::vector<Shape>& elements = instruction.shape.tuple_shapes();
+    for (size_t i = 1; i < elements.size(); ++i) {
+      const int64_t bytes = DenseBytes(elements[i]);
+      step.targets.push_back(NewSlot(DeviceSlotKind::kTemporary, bytes));
+      step.bytes.push_back(bytes);
+    }
+    result.insert(result.end(), step.targets.begin(), step.targets.end());
+  }
+  Append(sequence, std::move(step));
+  values[&instruction] = std::move(result);
+  return OkStatus();
+}
+
 Computation* Lowerer::SingleInstructionComputation(const Instruction& instruction) {
   return program_.module->AddComputation(
       kiln::SingleInstructionComputation(instruction, instruction.name + ".single"));
@@ -419,8 +504,8 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
 namespace {
 
 // What Lowerer::LowerInstruction turns into slot renames, copies or steps
-// of their own rather than kernels, and the annotations RunDevicePasses
-// removes.
+// of their own rather than kernels (the tape custom calls: tape steps and
+// a counter kernel), and the annotations RunDevicePasses removes.
 bool LoweredWithoutAKernel(const Instruction& instruction) {
   switch (instruction.opcode) {
     case Opcode::kParameter:
@@ -438,7 +523,9 @@ bool LoweredWithoutAKernel(const Instruction& instruction) {
     case Opcode::kConditional:
     case Opcode::kInfeed:
     case Opcode::kOutfeed: return true;
-    case Opcode::kCustomCall: return IsIdentityCustomCall(instruction.attrs.custom_call_target);
+    case Opcode::kCustomCall:
+      return IsIdentityCustomCall(instruction.attrs.custom_call_target) ||
+             IsTapeCustomCall(instruction.attrs.custom_call_target);
     default: return false;
   }
 }

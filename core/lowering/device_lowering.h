@@ -46,7 +46,9 @@ struct DeviceLoweringRules {
 // have steps of their own, rng is left to the backend's kernels and the
 // annotation custom calls (core/identity_custom_calls.h) are forwarded by
 // RunDevicePasses, so they are not. The lowering refuses these by name, and a backend's
-// UnsupportedOps lists them.
+// UnsupportedOps lists them, except the tape custom calls of reverse-mode
+// loops (core/tape_custom_calls.h): those become tape steps and a counter
+// kernel (device_tapes.h), and being "host" here keeps them out of fusions.
 bool NeedsHostOnDevice(const Instruction& instruction);
 
 // The ops of `module` that LowerForDevice refuses with `rules`, by HLO name,

@@ -1,6 +1,7 @@
 // A module lowered for a device that runs kernels: sequences of steps
 // (kernel launches, library calls, copies, loops and branches whose
-// predicates are read back to the host, infeed and outfeed) over slots, each slot one dense
+// predicates are read back to the host, infeed and outfeed, and the pushes
+// and pops of reverse-mode loops' tapes) over slots, each slot one dense
 // array in device memory. Nothing in it is specific to a backend: the
 // CUDA and Vulkan backends lower through the same rules (device_lowering.h)
 // and differ only in how they compile `kernels` and run the steps.
@@ -39,7 +40,17 @@ struct DeviceSlot {
 };
 
 struct DeviceStep {
-  enum class Kind { kLaunch, kLibraryCall, kCopy, kWhile, kConditional, kInfeed, kOutfeed };
+  enum class Kind {
+    kLaunch,
+    kLibraryCall,
+    kCopy,
+    kWhile,
+    kConditional,
+    kInfeed,
+    kOutfeed,
+    kTapePush,
+    kTapePop
+  };
   Kind kind = Kind::kLaunch;
   std::string name;  // the instruction it comes from, for errors
 
@@ -69,6 +80,13 @@ struct DeviceStep {
   // to `targets`. kOutfeed: `sources` (an array or tuple of `shape`) go to
   // the host's outfeed queue.
   Shape shape;
+
+  // kTapePush: `sources` (`bytes[i]` each) are appended, as one entry, to
+  // the execution's tape `tape` (core/tape_custom_calls.h), device to
+  // device. kTapePop: the newest entry of tape `tape` is removed into
+  // `targets` (`bytes[i]` each). The tape's counter is no part of these
+  // steps: a kernel of its own adds 1 or -1 to it.
+  int64_t tape = -1;
 };
 
 struct DeviceStepSequence {

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/lowering/device_tapes.h"
 #include "core/stop_condition.h"
 
 namespace kiln {
@@ -14,7 +15,12 @@ class SequenceRunner {
  public:
   SequenceRunner(const DeviceProgram& program, DeviceStepExecutor& executor, const ExecuteOptions& options,
                  interpreter::HostQueues& queues, const std::string& backend)
-      : program_(program), executor_(executor), options_(options), queues_(queues), backend_(backend) {}
+      : program_(program),
+        executor_(executor),
+        options_(options),
+        queues_(queues),
+        backend_(backend),
+        tapes_(executor, backend) {}
 
   Status Run(int sequence) {
     for (const DeviceStep& step : program_.sequences[static_cast<size_t>(sequence)].steps) {
@@ -47,6 +53,8 @@ class SequenceRunner {
       case DeviceStep::Kind::kConditional: return RunConditional(step);
       case DeviceStep::Kind::kInfeed: return Infeed(step);
       case DeviceStep::Kind::kOutfeed: return Outfeed(step);
+      case DeviceStep::Kind::kTapePush: return tapes_.Push(step);
+      case DeviceStep::Kind::kTapePop: return tapes_.Pop(step);
     }
     return Internal(backend_, ": unknown step kind");
   }
@@ -195,6 +203,7 @@ class SequenceRunner {
   const ExecuteOptions& options_;
   interpreter::HostQueues& queues_;
   const std::string& backend_;
+  DeviceTapes tapes_;  // this execution's, released when it ends
 };
 
 }  // namespace
@@ -202,6 +211,18 @@ class SequenceRunner {
 Status DeviceStepExecutor::CallLibrary(const DeviceStep& step) {
   return Internal("library call '", step.name, "' on a device executor that makes none");
 }
+
+Status DeviceStepExecutor::CopyRange(int source, int64_t, int target, int64_t, int64_t) {
+  return Internal("a copy between parts of slots ", source, " and ", target,
+                  " on a device executor that has none (tape steps need it)");
+}
+
+StatusOr<int> DeviceStepExecutor::AddSlot(int64_t bytes) {
+  return Internal("a slot of ", bytes,
+                  " bytes added on a device executor that adds none (tape steps need it)");
+}
+
+void DeviceStepExecutor::ReleaseSlot(int) {}
 
 Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
                             const std::vector<Shape>& parameter_leaves, const Device* device,

@@ -2,7 +2,9 @@
 // stop checks are the same on every device, so they live here, and a
 // backend supplies only the primitives (DeviceStepExecutor): queue a
 // kernel launch or a copy, point a bound slot at another slot's storage,
-// and move bytes between a slot and the host once the queued work is done.
+// add and release slots of the execution's own (the loops' tapes,
+// device_tapes.h), and move bytes between a slot and the host once the
+// queued work is done.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +29,19 @@ class DeviceStepExecutor {
   // Queues a copy of `bytes` from slot `source` to slot `target`; they
   // never overlap unless they are the same storage (then nothing happens).
   virtual Status Copy(int source, int target, int64_t bytes) = 0;
+  // Queues a copy of `bytes` from slot `source` at byte `source_offset` to
+  // slot `target` at `target_offset`; the ranges are inside the slots and
+  // never overlap. The default refuses (INTERNAL): a backend without it
+  // cannot run tape steps.
+  virtual Status CopyRange(int source, int64_t source_offset, int target, int64_t target_offset,
+                           int64_t bytes);
+  // A new slot of `bytes` (> 0) bytes of device memory for the rest of the
+  // execution, numbered after the program's slots; RESOURCE_EXHAUSTED
+  // naming the bytes when the device has no room. The default refuses.
+  virtual StatusOr<int> AddSlot(int64_t bytes);
+  // Gives back an added slot; its memory is freed once the work queued so
+  // far (a copy out of it) is done.
+  virtual void ReleaseSlot(int slot);
   // From now on slot `bound` (a kBound slot) is the storage of `slot`.
   virtual void Bind(int bound, int slot) = 0;
   // Waits for the queued work, then copies `bytes` of slot `slot` to or

@@ -34,6 +34,7 @@ struct FakeHooks {
   int (*launch_count)() = nullptr;
   size_t (*live_bytes)() = nullptr;
   int (*live_modules)() = nullptr;
+  int (*device_copies)(size_t* bytes) = nullptr;
 };
 
 const char* DriverPath() {
@@ -50,6 +51,7 @@ FakeHooks Hooks() {
   hooks.launch_count = reinterpret_cast<int (*)()>(dlsym(library, "kiln_fake_cuda_launch_count"));
   hooks.live_bytes = reinterpret_cast<size_t (*)()>(dlsym(library, "kiln_fake_cuda_live_bytes"));
   hooks.live_modules = reinterpret_cast<int (*)()>(dlsym(library, "kiln_fake_cuda_live_modules"));
+  hooks.device_copies = reinterpret_cast<int (*)(size_t*)>(dlsym(library, "kiln_fake_cuda_device_copies"));
   return hooks;
 }
 
@@ -101,6 +103,7 @@ class CudaOnFakeDriver : public ::testing::Test {
     ASSERT_NE(hooks_.launch_count, nullptr) << DriverPath() << " is not the fake driver";
     ASSERT_NE(hooks_.live_bytes, nullptr);
     ASSERT_NE(hooks_.live_modules, nullptr);
+    ASSERT_NE(hooks_.device_copies, nullptr);
   }
 
   std::unique_ptr<DeviceBuffer> Buffer(const Literal& literal) {
@@ -249,6 +252,58 @@ ENTRY e {
   EXPECT_NE(starved.status().message().find("kiln_client_transfer_to_infeed"), std::string::npos)
       << starved.status().ToString();
   EXPECT_EQ(hooks_.launch_count(), launches) << "moving data launched a kernel";
+}
+
+// The tape of reverse-mode loops (core/lowering/device_tapes.h): three
+// pushes of 16 bytes onto one tape, then three pops. Each push or pop is
+// one launch (its counter's kernel, which the fake does not run) and
+// device-to-device copies, which the fake really does: one per array, plus
+// one per growth of the tape (16, 32, then 64 bytes: the second push copies
+// the 16 bytes held, the third the 32). The pops give the arrays back in
+// reverse order.
+TEST_F(FakeDriver, TapePushesAndPopsAreDeviceCopies) {
+  std::unique_ptr<Executable> tape = Compile(R"(HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  b = f32[4] parameter(1)
+  c = f32[4] parameter(2)
+  n = s32[] parameter(3)
+  n1 = s32[] custom-call(n, a), custom_call_target="kiln_tape_push", backend_config="0"
+  n2 = s32[] custom-call(n1, b), custom_call_target="kiln_tape_push", backend_config="0"
+  n3 = s32[] custom-call(n2, c), custom_call_target="kiln_tape_push", backend_config="0"
+  p3 = (s32[], f32[4]) custom-call(n3), custom_call_target="kiln_tape_pop", backend_config="0"
+  m2 = s32[] get-tuple-element(p3), index=0
+  p2 = (s32[], f32[4]) custom-call(m2), custom_call_target="kiln_tape_pop", backend_config="0"
+  m1 = s32[] get-tuple-element(p2), index=0
+  p1 = (s32[], f32[4]) custom-call(m1), custom_call_target="kiln_tape_pop", backend_config="0"
+  first = f32[4] get-tuple-element(p3), index=1
+  second = f32[4] get-tuple-element(p2), index=1
+  third = f32[4] get-tuple-element(p1), index=1
+  ROOT r = (f32[4], f32[4], f32[4]) tuple(first, second, third)
+})");
+  ASSERT_NE(tape, nullptr);
+  const Literal a = Literal::FromVector<float>({1, 2, 3, 4});
+  const Literal b = Literal::FromVector<float>({-5, 6.5f, 7, 8});
+  const Literal c = Literal::FromVector<float>({0.25f, 0, -1, 9});
+  std::unique_ptr<DeviceBuffer> a_buffer = Buffer(a);
+  std::unique_ptr<DeviceBuffer> b_buffer = Buffer(b);
+  std::unique_ptr<DeviceBuffer> c_buffer = Buffer(c);
+  std::unique_ptr<DeviceBuffer> n_buffer = Buffer(Literal::Scalar<int32_t>(0));
+  ASSERT_TRUE(a_buffer && b_buffer && c_buffer && n_buffer);
+  const int launches = hooks_.launch_count();
+  size_t bytes_before = 0;
+  const int copies_before = hooks_.device_copies(&bytes_before);
+  std::vector<std::unique_ptr<DeviceBuffer>> popped =
+      Run(*tape, {a_buffer.get(), b_buffer.get(), c_buffer.get(), n_buffer.get()});
+  size_t bytes_after = 0;
+  const int copies_after = hooks_.device_copies(&bytes_after);
+  EXPECT_EQ(hooks_.launch_count(), launches + 6) << "one counter kernel per push and pop";
+  EXPECT_EQ(copies_after - copies_before, 3 + 2 + 3) << "pushes, growths, pops";
+  EXPECT_EQ(bytes_after - bytes_before, size_t{48 + 16 + 32 + 48});
+  ASSERT_EQ(popped.size(), 3u);
+  EXPECT_EQ(Download(*popped[0]), c);
+  EXPECT_EQ(Download(*popped[1]), b);
+  EXPECT_EQ(Download(*popped[2]), a);
 }
 
 TEST_F(FakeDriver, AddLaunchesOneKernel) {

@@ -87,6 +87,10 @@ struct State {
   std::set<CUmod_st*> modules;
   std::set<CUstream_st*> streams;
   int launches = 0;
+  // Device-to-device copies (cuMemcpyDtoDAsync) of at least one byte, and
+  // their bytes, for kiln_fake_cuda_device_copies.
+  int device_copies = 0;
+  size_t device_copy_bytes = 0;
   // The last launch, for kiln_fake_cuda_last_launch: the entry point, the
   // grid and block, and each parameter's value (as many bytes as its PTX
   // declaration, widened to 64 bits).
@@ -414,6 +418,8 @@ KILN_FAKE_EXPORT CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr to, CUdeviceptr from,
   if (bytes == 0) return CUDA_SUCCESS;
   if (!InsideAllocation(s, to, bytes) || !InsideAllocation(s, from, bytes)) return CUDA_ERROR_INVALID_VALUE;
   std::memmove(reinterpret_cast<void*>(to), reinterpret_cast<const void*>(from), bytes);
+  ++s.device_copies;
+  s.device_copy_bytes += bytes;
   return CUDA_SUCCESS;
 }
 
@@ -569,6 +575,14 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_last_launch(char* entry, size_t entry_size, 
   std::memcpy(parameters, s.last_parameters.data(),
               std::min(capacity, s.last_parameters.size()) * sizeof(uint64_t));
   return static_cast<int>(s.last_parameters.size());
+}
+
+// The device-to-device copies so far; their bytes go to `bytes`.
+KILN_FAKE_EXPORT int kiln_fake_cuda_device_copies(size_t* bytes) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  *bytes = s.device_copy_bytes;
+  return s.device_copies;
 }
 
 KILN_FAKE_EXPORT size_t kiln_fake_cuda_live_bytes(void) {
