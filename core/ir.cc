@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "core/hlo_printer.h"
+#include "core/pointer_map.h"
 #include "core/work_count.h"
 
 namespace kiln {
@@ -46,16 +47,16 @@ ProgramShape Computation::program_shape() const {
 std::vector<Instruction*> Computation::PostOrder() const {
   std::vector<Instruction*> order;
   if (!root_) return order;
-  std::unordered_set<const Instruction*> visited;
-  visited.reserve(instructions_.size());
+  PointerSet visited(instructions_.size());
+  order.reserve(instructions_.size());
   // Iterative DFS: deep graphs (long chains) must not overflow the stack.
   std::vector<std::pair<Instruction*, size_t>> stack = {{root_, 0}};
-  visited.insert(root_);
+  visited.Insert(root_);
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->operands.size()) {
       Instruction* operand = node->operands[next++];
-      if (visited.insert(operand).second) stack.emplace_back(operand, 0);
+      if (visited.Insert(operand)) stack.emplace_back(operand, 0);
       continue;
     }
     order.push_back(node);
@@ -70,54 +71,54 @@ bool HasSideEffect(const Instruction& instruction) {
   return HasTraits(instruction.opcode, kSideEffect);
 }
 
-std::vector<const Instruction*> Computation::LiveInstructions() const {
-  std::unordered_set<const Instruction*> live;
-  live.reserve(instructions_.size());
+namespace {
+
+// The instructions the root or a side effect reaches, in one walk of the
+// computation: each instruction is looked at once, its operands once each.
+PointerSet MarkLive(const std::vector<std::unique_ptr<Instruction>>& instructions, const Instruction* root) {
+  CountInstructionsWalked(instructions.size());
+  PointerSet live(instructions.size());
   std::vector<const Instruction*> stack;
-  if (root_ != nullptr) stack.push_back(root_);
-  for (const auto& instruction : instructions_) {
+  if (root != nullptr) stack.push_back(root);
+  for (const auto& instruction : instructions) {
     if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
   }
   while (!stack.empty()) {
     const Instruction* instruction = stack.back();
     stack.pop_back();
-    if (!live.insert(instruction).second) continue;
+    if (!live.Insert(instruction)) continue;
     for (const Instruction* operand : instruction->operands) stack.push_back(operand);
   }
+  return live;
+}
+
+}  // namespace
+
+std::vector<const Instruction*> Computation::LiveInstructions() const {
+  const PointerSet live = MarkLive(instructions_, root_);
   std::vector<const Instruction*> order;
+  order.reserve(live.size());
   for (const auto& instruction : instructions_) {
-    if (live.count(instruction.get())) order.push_back(instruction.get());
+    if (live.Contains(instruction.get())) order.push_back(instruction.get());
   }
   return order;
 }
 
 bool Computation::RemoveDeadInstructions() {
-  CountInstructionsWalked(instructions_.size());
-  std::unordered_set<const Instruction*> live;
-  live.reserve(instructions_.size());
-  for (Instruction* instruction : PostOrder()) live.insert(instruction);
-  std::vector<const Instruction*> stack;
-  for (const auto& instruction : instructions_) {
-    if (HasSideEffect(*instruction)) stack.push_back(instruction.get());
-  }
-  while (!stack.empty()) {
-    const Instruction* instruction = stack.back();
-    stack.pop_back();
-    if (!live.insert(instruction).second) continue;
-    for (const Instruction* operand : instruction->operands) stack.push_back(operand);
-  }
+  // One marking walk (it used to take a post-order of the root first, then
+  // walk again from the side effects: two walks and two hash sets).
+  const PointerSet live = MarkLive(instructions_, root_);
   const size_t before = instructions_.size();
   std::erase_if(instructions_, [&](const std::unique_ptr<Instruction>& instruction) {
-    return instruction->opcode != Opcode::kParameter && !live.count(instruction.get());
+    return instruction->opcode != Opcode::kParameter && !live.Contains(instruction.get());
   });
   return instructions_.size() != before;
 }
 
 void Computation::SortTopologically() {
   CountInstructionsWalked(instructions_.size());
-  std::unordered_map<const Instruction*, size_t> position;
-  position.reserve(instructions_.size());
-  for (size_t i = 0; i < instructions_.size(); ++i) position[instructions_[i].get()] = i;
+  PointerMap<size_t> position(instructions_.size());
+  for (size_t i = 0; i < instructions_.size(); ++i) position.Insert(instructions_[i].get(), i);
   std::vector<char> placed(instructions_.size(), 0);
   std::vector<size_t> order;
   order.reserve(instructions_.size());
@@ -131,10 +132,10 @@ void Computation::SortTopologically() {
       auto& [index, next] = stack.back();
       const Instruction* node = instructions_[index].get();
       if (next < node->operands.size()) {
-        const auto found = position.find(node->operands[next++]);
-        if (found != position.end() && !placed[found->second]) {
-          placed[found->second] = 1;
-          stack.emplace_back(found->second, 0);
+        const size_t* found = position.Find(node->operands[next++]);
+        if (found != nullptr && !placed[*found]) {
+          placed[*found] = 1;
+          stack.emplace_back(*found, 0);
         }
         continue;
       }
@@ -231,14 +232,20 @@ namespace {
 std::unique_ptr<Computation> CopyComputation(
     const Computation& source, const std::unordered_map<const Computation*, Computation*>& callee_map) {
   auto copy = std::make_unique<Computation>(source.name());
-  std::unordered_map<const Instruction*, Instruction*> map;
+  PointerMap<Instruction*> map(source.instructions().size());
+  // An operand outside `source` (an invalid module) has no copy: the clone
+  // reads null, as a failed lookup here must not throw.
+  const auto copy_of = [&map](const Instruction* original) {
+    Instruction* const* found = map.Find(original);
+    return found != nullptr ? *found : nullptr;
+  };
   for (const auto& instruction : source.instructions()) {
     auto clone = std::make_unique<Instruction>(*instruction);
-    for (Instruction*& operand : clone->operands) operand = map.at(operand);
+    for (Instruction*& operand : clone->operands) operand = copy_of(operand);
     for (Computation*& callee : clone->called) callee = callee_map.at(callee);
-    map[instruction.get()] = copy->AddInstruction(std::move(clone));
+    map.Insert(instruction.get(), copy->AddInstruction(std::move(clone)));
   }
-  if (source.root()) copy->set_root(map.at(source.root()));
+  if (source.root()) copy->set_root(copy_of(source.root()));
   return copy;
 }
 

@@ -9,6 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/pointer_map.h"
 #include "core/shape_inference.h"
 #include "core/work_count.h"
 
@@ -87,18 +88,18 @@ Status CheckParameters(const Computation& computation) {
 // `operand_shapes` is scratch space kept across instructions, so that copying
 // the operands' shapes reuses their storage instead of allocating.
 Status CheckInstruction(const Computation& computation, const Instruction& instruction,
-                        const std::unordered_map<const Instruction*, size_t>& position, size_t index,
+                        const PointerMap<size_t>& position, size_t index,
                         const std::unordered_set<const Computation*>& in_module,
                         std::vector<Shape>& operand_shapes) {
   const size_t operand_count = instruction.operands.size();
   if (operand_shapes.size() < operand_count) operand_shapes.resize(operand_count);
   for (size_t i = 0; i < operand_count; ++i) {
     const Instruction* operand = instruction.operands[i];
-    auto it = operand == nullptr ? position.end() : position.find(operand);
-    if (it == position.end()) {
+    const size_t* defined_at = position.Find(operand);  // null for a null operand
+    if (defined_at == nullptr) {
       return InvalidArgument(Where(computation, instruction), " has an operand from another computation");
     }
-    if (it->second >= index) {
+    if (*defined_at >= index) {
       return InvalidArgument(Where(computation, instruction), " uses ", operand->name,
                              " before it is defined");
     }
@@ -137,18 +138,17 @@ Status VerifyComputation(const Computation& computation,
   KILN_RETURN_IF_ERROR(CheckParameters(computation));
   const auto& instructions = computation.instructions();
   CountInstructionsWalked(instructions.size());
-  std::unordered_map<const Instruction*, size_t> position;
+  PointerMap<size_t> position(instructions.size());
   std::unordered_set<std::string_view> names;
-  position.reserve(instructions.size());
   names.reserve(instructions.size());
   for (size_t i = 0; i < instructions.size(); ++i) {
-    position[instructions[i].get()] = i;
+    position.Insert(instructions[i].get(), i);
     if (!names.insert(instructions[i]->name).second) {
       return InvalidArgument("computation ", computation.name(), " has two instructions named ",
                              instructions[i]->name);
     }
   }
-  if (!position.count(computation.root())) {
+  if (!position.Contains(computation.root())) {
     return InvalidArgument("computation ", computation.name(), ": root is not one of its instructions");
   }
   std::vector<Shape> operand_shapes;

@@ -1,9 +1,9 @@
 #include "core/passes/call_inliner.h"
 
-#include <unordered_map>
 #include <vector>
 
 #include "core/ir_edit.h"
+#include "core/pointer_map.h"
 
 namespace kiln {
 namespace {
@@ -12,18 +12,22 @@ namespace {
 // call's operands; returns the copy of the callee's root.
 Instruction* InlineCall(Instruction& call, Computation& caller, NameUniquer& names) {
   const Computation& callee = *call.called[0];
-  std::unordered_map<const Instruction*, Instruction*> copies;
+  PointerMap<Instruction*> copies(callee.instructions().size());
+  // The module was verified: every operand is an earlier instruction of the callee.
+  const auto copy_of = [&copies](const Instruction* original) { return *copies.Find(original); };
   for (const auto& instruction : callee.instructions()) {
     if (instruction->opcode == Opcode::kParameter) {
-      copies[instruction.get()] = call.operand(static_cast<size_t>(instruction->attrs.parameter_number));
+      copies.Insert(instruction.get(),
+                    call.operand(static_cast<size_t>(instruction->attrs.parameter_number)));
       continue;
     }
     std::vector<Instruction*> operands;
-    for (const Instruction* operand : instruction->operands) operands.push_back(copies.at(operand));
-    copies[instruction.get()] =
-        CloneInstructionInto(*instruction, caller, std::move(operands), names.Make(instruction->name));
+    operands.reserve(instruction->operands.size());
+    for (const Instruction* operand : instruction->operands) operands.push_back(copy_of(operand));
+    copies.Insert(instruction.get(), CloneInstructionInto(*instruction, caller, std::move(operands),
+                                                          names.Make(instruction->name)));
   }
-  return copies.at(callee.root());
+  return copy_of(callee.root());
 }
 
 }  // namespace

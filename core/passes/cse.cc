@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/ir_edit.h"
+#include "core/pointer_map.h"
 
 namespace kiln {
 namespace {
@@ -44,24 +45,32 @@ StatusOr<bool> CommonSubexpressionElimination::Run(Module& module) {
   bool changed = false;
   for (const auto& owned : module.computations()) {
     Computation& computation = *owned;
-    std::unordered_map<size_t, std::vector<Instruction*>> seen;
+    const size_t size = computation.instructions().size();
+    // The instructions kept so far, by hash: the latest with each hash, and
+    // from each the one kept before it with the same hash (a chain through a
+    // flat map instead of a vector allocated per hash).
+    std::unordered_map<size_t, Instruction*> latest_with_hash;
+    latest_with_hash.reserve(size);
+    PointerMap<Instruction*> earlier_with_same_hash(size);
     std::vector<Instruction*> order;
+    order.reserve(size);
     for (const auto& instruction : computation.instructions()) order.push_back(instruction.get());
     UseReplacer replacer(computation);
     // Operands come first, so merged operands make their users equal in the same sweep.
     for (Instruction* instruction : order) {
       replacer.Forward(*instruction);
       if (!MayMerge(instruction->opcode)) continue;
-      std::vector<Instruction*>& bucket = seen[HashOf(*instruction)];
+      const auto [latest, first_with_hash] = latest_with_hash.try_emplace(HashOf(*instruction), instruction);
+      if (first_with_hash) continue;
       Instruction* match = nullptr;
-      for (Instruction* candidate : bucket) {
-        if (Equivalent(*candidate, *instruction)) {
-          match = candidate;
-          break;
-        }
+      for (Instruction* candidate = latest->second; candidate != nullptr && match == nullptr;) {
+        if (Equivalent(*candidate, *instruction)) match = candidate;
+        Instruction* const* earlier = earlier_with_same_hash.Find(candidate);
+        candidate = earlier != nullptr ? *earlier : nullptr;
       }
       if (match == nullptr) {
-        bucket.push_back(instruction);
+        earlier_with_same_hash.Insert(instruction, latest->second);
+        latest->second = instruction;
         continue;
       }
       replacer.Replace(instruction, match);

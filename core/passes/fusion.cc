@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <queue>
 #include <set>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "core/ir_edit.h"
+#include "core/pointer_map.h"
 #include "core/work_count.h"
 
 namespace kiln {
@@ -61,7 +61,7 @@ bool WalksRows(const Shape& shape, const std::vector<int64_t>& rows) {
 
 struct Group {
   Instruction* root = nullptr;
-  std::unordered_set<const Instruction*> members;
+  PointerSet members;
   // What the members read that is not a member: the fused computation's
   // parameters, unless they join too.
   std::unordered_set<const Instruction*> inputs;
@@ -76,9 +76,11 @@ class ComputationFuser {
   ComputationFuser(Module& module, Computation& computation, const FusionOptions& options)
       : module_(module), computation_(computation), options_(options), users_(ComputeUsers(computation)) {
     const auto& instructions = computation.instructions();
+    order_.reserve(instructions.size());
+    position_.Reserve(instructions.size());
     for (size_t i = 0; i < instructions.size(); ++i) {
       order_.push_back(instructions[i].get());
-      position_[instructions[i].get()] = i;
+      position_.Insert(instructions[i].get(), i);
     }
   }
 
@@ -101,12 +103,11 @@ class ComputationFuser {
   // Asked once per instruction: the backend's rule may be costly (the CPU
   // backend's builds a one-instruction computation and checks its code).
   bool Accepted(const Instruction& instruction) const {
-    const auto [found, inserted] = accepted_.try_emplace(&instruction, false);
-    if (inserted) {
-      found->second =
-          IsFusibleByDefault(instruction) && (!options_.can_fuse || options_.can_fuse(instruction));
-    }
-    return found->second;
+    if (const bool* known = accepted_.Find(&instruction)) return *known;
+    const bool accepted =
+        IsFusibleByDefault(instruction) && (!options_.can_fuse || options_.can_fuse(instruction));
+    accepted_.Insert(&instruction, accepted);
+    return accepted;
   }
 
   bool IsSmallConstant(const Instruction& instruction) const {
@@ -124,13 +125,13 @@ class ComputationFuser {
     if (instruction == computation_.root()) return false;
     const std::vector<Instruction*>& users = users_.at(instruction);
     if (users.empty()) return false;
-    const auto mine = groups_of_.find(instruction);
-    if (mine == groups_of_.end()) return false;
+    const std::vector<size_t>* mine = groups_of_.Find(instruction);
+    if (mine == nullptr) return false;
     for (const Instruction* user : users) {
-      const auto theirs = groups_of_.find(user);
-      if (theirs == groups_of_.end()) return false;
-      for (size_t group : theirs->second) {
-        if (!mine->second.count(group)) return false;
+      const std::vector<size_t>* theirs = groups_of_.Find(user);
+      if (theirs == nullptr) return false;
+      for (size_t group : *theirs) {
+        if (!std::binary_search(mine->begin(), mine->end(), group)) return false;
       }
     }
     return true;
@@ -176,12 +177,12 @@ class ComputationFuser {
     // The members on the way from the reduction to the root all joined
     // before it (producers join after their users).
     std::vector<const Instruction*> pending = {producer};
-    std::unordered_set<const Instruction*> on_path;
+    PointerSet on_path;
     while (!pending.empty()) {
       const Instruction* node = pending.back();
       pending.pop_back();
       for (const Instruction* user : users_.at(node)) {
-        if (!group.members.count(user) || !on_path.insert(user).second) continue;
+        if (!group.members.Contains(user) || !on_path.Insert(user)) continue;
         if (!keeps_rows(*user)) return false;
         pending.push_back(user);
       }
@@ -199,7 +200,7 @@ class ComputationFuser {
     // size bound leaves values that every group below copies in part, and
     // the kernels at each such boundary grow in number along a ladder of
     // values (quadratic in the program's length).
-    if (materialized_.count(producer) && !IsCheapToDuplicate(*producer)) return false;
+    if (materialized_.Contains(producer) && !IsCheapToDuplicate(*producer)) return false;
     if (IsRowReduction(*producer))
       return options_.fuse_row_reductions && CanAbsorbRowReduction(producer, group);
     if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer))
@@ -212,13 +213,13 @@ class ComputationFuser {
     // with 100k users is considered by many groups).
     bool all_users_in_group = users.size() <= group.members.size();
     for (size_t i = 0; all_users_in_group && i < users.size(); ++i)
-      all_users_in_group = group.members.count(users[i]) > 0;
+      all_users_in_group = group.members.Contains(users[i]);
     if (all_users_in_group || IsCheapToDuplicate(*producer)) return true;
     // Recompute an elementwise producer in each of its few users' fusions
     // instead of writing it to memory, when every user is itself fused.
     if (!IsElementwise(producer->opcode) || users.size() > kMaxRecomputingUsers) return false;
     for (const Instruction* user : users) {
-      if (!group.members.count(user) && !CanBeRoot(*user)) return false;
+      if (!group.members.Contains(user) && !CanBeRoot(*user)) return false;
     }
     return true;
   }
@@ -240,7 +241,8 @@ class ComputationFuser {
     if (group.inputs.count(producer) && !JoinsWhenRead(*producer)) --inputs;
     const std::vector<Instruction*>& operands = producer->operands;
     for (auto it = operands.begin(); it != operands.end(); ++it) {
-      if (group.members.count(*it) || group.inputs.count(*it) || std::find(operands.begin(), it, *it) != it)
+      if (group.members.Contains(*it) || group.inputs.count(*it) ||
+          std::find(operands.begin(), it, *it) != it)
         continue;
       if (!JoinsWhenRead(**it)) ++inputs;
     }
@@ -248,20 +250,21 @@ class ComputationFuser {
   }
 
   void AddInput(Instruction* input, Group& group) const {
-    if (group.members.count(input) || !group.inputs.insert(input).second) return;
+    if (group.members.Contains(input) || !group.inputs.insert(input).second) return;
     if (!JoinsWhenRead(*input)) ++group.counted_inputs;
   }
 
   void GrowGroup(Instruction* root) {
     const size_t id = groups_.size();
-    groups_.push_back(Group{root, {root}, {}, 0});
+    groups_.push_back(Group{root, {}, {}, 0});
     Group& group = groups_.back();
+    group.members.Insert(root);
     for (Instruction* operand : root->operands) AddInput(operand, group);
-    groups_of_[root].insert(id);
+    JoinGroup(root, id);
     // Candidates latest first: when a producer is considered, every member
     // that uses it has already joined.
     auto later = [&](const Instruction* a, const Instruction* b) {
-      return position_.at(a) < position_.at(b);
+      return *position_.Find(a) < *position_.Find(b);
     };
     std::priority_queue<Instruction*, std::vector<Instruction*>, decltype(later)> candidates(later);
     for (Instruction* operand : root->operands) candidates.push(operand);
@@ -276,14 +279,14 @@ class ComputationFuser {
       if (producer == previous) continue;
       previous = producer;
       CountInstructionsWalked(1);
-      if (group.members.count(producer)) continue;
+      if (group.members.Contains(producer)) continue;
       if (!CanAbsorb(producer, group) || !InputsFit(producer, group)) {
-        materialized_.insert(producer);  // a member reads it: it is some group's root or an input
+        materialized_.Insert(producer);  // a member reads it: it is some group's root or an input
         continue;
       }
-      group.members.insert(producer);
+      group.members.Insert(producer);
       if (group.inputs.erase(producer) > 0 && !JoinsWhenRead(*producer)) --group.counted_inputs;
-      groups_of_[producer].insert(id);
+      JoinGroup(producer, id);
       for (Instruction* operand : producer->operands) {
         AddInput(operand, group);
         candidates.push(operand);
@@ -291,45 +294,51 @@ class ComputationFuser {
     }
   }
 
+  // Group ids grow as groups are made, and an instruction joins a group
+  // once, so each list stays sorted.
+  void JoinGroup(const Instruction* instruction, size_t id) {
+    groups_of_.Insert(instruction, {}).first->push_back(id);
+  }
+
   void Materialize(const Group& group) {
     auto fused = std::make_unique<Computation>("fused_" + group.root->name);
-    std::unordered_map<const Instruction*, Instruction*> clones;
+    PointerMap<Instruction*> clones(group.members.size());
     std::vector<Instruction*> inputs;
-    std::unordered_map<const Instruction*, Instruction*> parameters;
+    PointerMap<Instruction*> parameters;
     auto parameter_for = [&](Instruction* input) {
-      auto found = parameters.find(input);
-      if (found != parameters.end()) return found->second;
+      if (Instruction* const* found = parameters.Find(input)) return *found;
       Attributes attrs;
       attrs.parameter_number = static_cast<int64_t>(inputs.size());
       Instruction* parameter =
           fused->AddInstruction(MakeInstruction(Opcode::kParameter, input->shape, {}, attrs));
       parameter->name = "param_" + std::to_string(inputs.size());
       inputs.push_back(input);
-      parameters[input] = parameter;
+      parameters.Insert(input, parameter);
       return parameter;
     };
     // Iterative post-order over the members reachable from the root. A
     // member's operand that is the root of a group made before reads that
     // group's fusion (Resolve), so it is an input, not a member.
     std::vector<std::pair<Instruction*, size_t>> stack = {{group.root, 0}};
-    std::unordered_set<const Instruction*> visited = {group.root};
+    PointerSet visited(group.members.size());
+    visited.Insert(group.root);
     while (!stack.empty()) {
       auto& [node, next] = stack.back();
       if (next < node->operands.size()) {
         Instruction* operand = replacer_.Resolve(node->operands[next++]);
-        if (group.members.count(operand) && visited.insert(operand).second) stack.emplace_back(operand, 0);
+        if (group.members.Contains(operand) && visited.Insert(operand)) stack.emplace_back(operand, 0);
         continue;
       }
       std::vector<Instruction*> operands;
       for (Instruction* original : node->operands) {
         Instruction* operand = replacer_.Resolve(original);
-        operands.push_back(group.members.count(operand) ? clones.at(operand) : parameter_for(operand));
+        operands.push_back(group.members.Contains(operand) ? *clones.Find(operand) : parameter_for(operand));
       }
-      clones[node] = CloneInstructionInto(*node, *fused, std::move(operands), node->name);
+      clones.Insert(node, CloneInstructionInto(*node, *fused, std::move(operands), node->name));
       CountInstructionsWalked(1);
       stack.pop_back();
     }
-    fused->set_root(clones.at(group.root));
+    fused->set_root(*clones.Find(group.root));
     Computation* called = module_.AddComputation(std::move(fused));
     Attributes attrs;
     attrs.fusion_kind = group.root->opcode == Opcode::kReduce ? FusionKind::kInput : FusionKind::kLoop;
@@ -345,12 +354,12 @@ class ComputationFuser {
   const FusionOptions& options_;
   UserMap users_;
   std::vector<Instruction*> order_;
-  std::unordered_map<const Instruction*, size_t> position_;
+  PointerMap<size_t> position_;
   std::vector<Group> groups_;
-  std::unordered_map<const Instruction*, std::set<size_t>> groups_of_;
+  PointerMap<std::vector<size_t>> groups_of_;  // the ids of the groups holding each instruction, ascending
   // Producers a group refused: their values are materialised.
-  std::unordered_set<const Instruction*> materialized_;
-  mutable std::unordered_map<const Instruction*, bool> accepted_;
+  PointerSet materialized_;
+  mutable PointerMap<bool> accepted_;
   NameUniquer names_{computation_};
   UseReplacer replacer_{computation_};
 };

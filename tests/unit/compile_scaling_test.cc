@@ -187,6 +187,21 @@ TEST(CompileScalingTest, LadderFusesIntoLinearlyManyKernels) {
   EXPECT_LE(large, 15 * small) << small << " kernels at 4000 instructions, " << large << " at 40000";
 }
 
+// Dead-code removal looks at each instruction once: one marking walk from
+// the root and the side effects. (It took a post-order of the root first,
+// then walked again from the side effects: two walks, two hash sets, on every
+// call, and the passes call it many times.)
+TEST(CompileScalingTest, DeadCodeRemovalWalksTheComputationOnce) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(WhileBody(1000));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  for (const auto& computation : (*module)->computations()) {
+    const uint64_t size = computation->instructions().size();
+    const uint64_t before = InstructionsWalked();
+    EXPECT_FALSE(computation->RemoveDeadInstructions()) << computation->name();  // nothing is dead
+    EXPECT_EQ(InstructionsWalked() - before, size) << computation->name();
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, CompileScalingTest,
                          ::testing::Values(ProgramKind{"negate_chain", NegateChain},
                                            ProgramKind{"shared_operand", SharedOperand},
