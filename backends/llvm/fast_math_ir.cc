@@ -108,6 +108,20 @@ llvm::Value* EmitFastLog(llvm::IRBuilder<>& b, llvm::Value* x) {
   return b.CreateSelect(b.CreateFCmpULT(x, F(b, 0.0)), F(b, std::numeric_limits<float>::quiet_NaN()), result);
 }
 
+// log1p(x) = log(u) * x / (u - 1) with u = 1 + x rounded: the ratio
+// x / (u - 1) undoes the rounding of u to first order, so the result keeps
+// EmitFastLog's few-ulp accuracy near 0, where log(1 + x) alone would lose
+// all of x's low bits (a classic identity, Goldberg 1991). Where u rounds
+// to 1 the answer is x itself; where u is +inf (x = +inf) it is x; x = -1
+// gives -inf and x < -1 or NaN give NaN through the log.
+llvm::Value* EmitFastLog1p(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Value* u = b.CreateFAdd(x, F(b, 1.0));
+  llvm::Value* log_u = EmitFastLog(b, u);
+  llvm::Value* corrected = b.CreateFMul(log_u, b.CreateFDiv(x, b.CreateFSub(u, F(b, 1.0))));
+  llvm::Value* exact = b.CreateOr(b.CreateFCmpOEQ(u, F(b, 1.0)), b.CreateFCmpOEQ(log_u, u));
+  return b.CreateSelect(exact, x, corrected);
+}
+
 // tanh by a 13/6 rational approximation on [-7.9, 7.9] (beyond, tanh rounds
 // to +-1 in float); tiny inputs return themselves.
 llvm::Value* EmitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x) {

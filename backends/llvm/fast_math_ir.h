@@ -1,4 +1,4 @@
-// Single-precision approximations of exp, log, tanh and erf as plain LLVM
+// Single-precision approximations of exp, log, log1p, tanh and erf as plain LLVM
 // IR: polynomials and bit manipulation, no library calls, so loops using
 // them vectorise on any target. Each is accurate to a few ulp over the
 // whole float range and handles inf and NaN. A target's hooks
@@ -21,6 +21,7 @@ ExpParts EmitExpParts(llvm::IRBuilder<>& b, llvm::Value* x);
 
 llvm::Value* EmitFastExp(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* EmitFastLog(llvm::IRBuilder<>& b, llvm::Value* x);
+llvm::Value* EmitFastLog1p(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* EmitFastTanh(llvm::IRBuilder<>& b, llvm::Value* x);
 llvm::Value* EmitFastErf(llvm::IRBuilder<>& b, llvm::Value* x);
 

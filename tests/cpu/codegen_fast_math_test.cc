@@ -1,7 +1,8 @@
 // The fast exp on whole vectors, as the vector variants of hosts without
 // AVX-512 compute it (kernels on this host may use vscalefps instead, which
 // the elementwise tests cover): built straight into a JIT module and compared
-// with std::exp, subnormal results, overflow and NaN included.
+// with std::exp, subnormal results, overflow and NaN included. The fast
+// log1p likewise, against std::log1p near 0, near -1 and over the range.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -93,6 +94,55 @@ TEST(CodegenFastMath, VectorExpMatchesLibmInEveryWidth) {
       } else {
         EXPECT_LE(UlpDistance(outputs[i], expected), 2) << what << ": " << outputs[i] << " vs " << expected;
       }
+    }
+  }
+}
+
+using ScalarFunction = float (*)(float);
+
+// Defines `name`: float(float), returning llvm_ir::EmitFastLog1p of its argument.
+Status EmitScalarLog1p(llvm::Module& module, const std::string& name) {
+  llvm::LLVMContext& context = module.getContext();
+  llvm::Type* f32 = llvm::Type::getFloatTy(context);
+  auto* function = llvm::Function::Create(llvm::FunctionType::get(f32, {f32}, false),
+                                          llvm::GlobalValue::ExternalLinkage, name, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", function));
+  b.CreateRet(llvm_ir::EmitFastLog1p(b, function->getArg(0)));
+  return OkStatus();
+}
+
+TEST(CodegenFastMath, Log1pMatchesLibm) {
+  auto jit = codegen::Jit::Create(3, "");
+  ASSERT_TRUE(jit.ok()) << jit.status().ToString();
+  std::vector<codegen::ModuleJob> jobs(1);
+  jobs[0].emit = [&](llvm::Module& module) { return EmitScalarLog1p(module, "log1p_fast"); };
+  int cached = 0;
+  auto code = (*jit)->AddModules(jobs, &cached);
+  ASSERT_TRUE(code.ok()) << code.status().ToString();
+  auto address = (*code)->Lookup("log1p_fast");
+  ASSERT_TRUE(address.ok()) << address.status().ToString();
+  const auto log1p_fast = reinterpret_cast<ScalarFunction>(*address);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  std::vector<float> inputs = {0.0f,    -0.0f,  1e-45f,  -1e-45f,  1e-38f,
+                               -1e-38f, 1e-10f, -1e-10f, 5.96e-8f, -5.96e-8f,
+                               1e-7f,   -1e-7f, -0.5f,   -1.0f,    -1.5f,
+                               -kInf,   kInf,   1e38f,   3.4e38f,  std::numeric_limits<float>::quiet_NaN()};
+  // -w*w for w near 1, as erf_inv computes it for JAX's normal samples.
+  for (int i = 1; i <= 1000; ++i) inputs.push_back(-1.0f + std::ldexp(static_cast<float>(i), -24));
+  for (int i = 0; i <= 4000; ++i) inputs.push_back(-0.9999f + 2.0f * static_cast<float>(i) / 4000.0f);
+  for (int i = -40; i <= 38; ++i) inputs.push_back(std::pow(10.0f, static_cast<float>(i)) * 1.2345f);
+  for (int i = -40; i <= -1; ++i) inputs.push_back(-std::pow(10.0f, static_cast<float>(i)) * 1.2345f);
+  for (float x : inputs) {
+    const float expected = static_cast<float>(std::log1p(static_cast<double>(x)));
+    const float actual = log1p_fast(x);
+    const std::string what = "log1p(" + std::to_string(x) + ") = " + std::to_string(actual);
+    if (std::isnan(expected)) {
+      EXPECT_TRUE(std::isnan(actual)) << what;
+    } else if (std::isinf(expected) || expected == 0.0f) {
+      EXPECT_EQ(actual, expected) << what;
+      EXPECT_EQ(std::signbit(actual), std::signbit(expected)) << what;
+    } else {
+      EXPECT_LE(UlpDistance(actual, expected), 4) << what << " vs " << expected;
     }
   }
 }

@@ -21,7 +21,7 @@ StatusOr<llvm::Value*> CpuTargetHooks::EmitUnaryMath(llvm::IRBuilder<>& b, Opcod
     case Opcode::kExp: return fast ? EmitVectorizableExp(b, x) : CallIntrinsic(b, llvm::Intrinsic::exp, {x});
     case Opcode::kExpm1: return CallMathFunction(b, "expm1", {x});
     case Opcode::kLog: return fast ? llvm_ir::EmitFastLog(b, x) : CallIntrinsic(b, llvm::Intrinsic::log, {x});
-    case Opcode::kLog1p: return CallMathFunction(b, "log1p", {x});
+    case Opcode::kLog1p: return fast ? llvm_ir::EmitFastLog1p(b, x) : CallMathFunction(b, "log1p", {x});
     case Opcode::kLogistic: {
       // 1 / (1 + exp(-x)), the interpreter's formula.
       llvm::Value* e = fast ? EmitVectorizableExp(b, b.CreateFNeg(x))
