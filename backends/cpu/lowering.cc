@@ -15,6 +15,7 @@
 #include "backends/cpu/fft_thunk.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
+#include "backends/cpu/rng_bit_generator_thunk.h"
 #include "backends/cpu/row_scatter_thunk.h"
 #include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/sort_thunk.h"
@@ -290,6 +291,15 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
         scope.sequence->thunks.push_back(std::make_unique<RowScatterThunk>(
             operand_leaves(0)[0], operand_leaves(1)[0], operand_leaves(2)[0], output, order, *plan));
         scope.values[&instruction] = {output};
+        return OkStatus();
+      }
+      return LowerGeneric(instruction, scope);
+    case Opcode::kRngBitGenerator:
+      if (std::optional<RngBitPlan> plan = PlanRngBitGenerator(instruction)) {
+        Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
+        scope.sequence->thunks.push_back(
+            std::make_unique<RngBitGeneratorThunk>(operand_leaves(0)[0], outputs[0], outputs[1], *plan));
+        scope.values[&instruction] = std::move(outputs);
         return OkStatus();
       }
       return LowerGeneric(instruction, scope);
