@@ -5,7 +5,8 @@
  * through the launch's last parameter: FrameProbe's frame, cell by cell,
  * against the layout kiln.h gives, and RowScale played on the host the way
  * frame_kernels.ptx (which ptxas checks in device_user_ops.ptxas_frame)
- * computes it, against its host kernel. Also the errors of a kernel whose
+ * computes it, against its host kernel, and MaxWithIndex (two results) the
+ * same way. Also the errors of a kernel whose
  * parameters are not its op's frame.
  * Usage: kiln_cuda_frame_test FRAME_KERNELS.ptx (KILN_CUDA_DRIVER names the fake driver) */
 #include <dlfcn.h>
@@ -32,19 +33,19 @@ typedef struct launch_t {
 
 /* `op` over f32 `x` of dims `dims` (rank 2) with `attrs` on `backend`; on
  * cuda the launch to *launch, then `play` (may be NULL) runs the kernel on
- * the host through the launch's pointers. The result is read to `out`
- * (`bytes`). */
+ * the host through the launch's pointers. Its num_results results are read
+ * to outs[i] (bytes[i] each). */
 static kiln_status_t* run_op(const char* backend, const char* op, const float* x, const int64_t* dims,
-                             const char* attrs, void (*play)(const launch_t*), launch_t* launch, void* out,
-                             size_t bytes) {
+                             const char* attrs, void (*play)(const launch_t*), launch_t* launch,
+                             size_t num_results, void** outs, const size_t* bytes) {
   kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
   kiln_client_t* client = NULL;
   kiln_builder_t* builder = NULL;
   kiln_computation_t* computation = NULL;
   kiln_executable_t* executable = NULL;
   kiln_buffer_t* arg = NULL;
-  kiln_buffer_t* result = NULL;
-  size_t num_results = 0;
+  kiln_buffer_t* results[2] = {NULL, NULL};
+  size_t got = 0, i;
   unsigned grid[3], block[3];
   kiln_op_t param;
   kiln_status_t* status = kiln_builder_create(op, &builder);
@@ -60,15 +61,18 @@ static kiln_status_t* run_op(const char* backend, const char* op, const float* x
   if (status == NULL)
     status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 2, NULL, x,
                                           (size_t)(dims[0] * dims[1]) * 4, &arg);
-  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, &result, 1, &num_results);
+  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, results, num_results, &got);
+  if (status == NULL && got != num_results)
+    status = kiln_status_create(KILN_STATUS_INTERNAL, "the execution gave another number of results");
   if (status == NULL && launch != NULL) {
     launch->num =
         g_last_launch(launch->entry, sizeof launch->entry, grid, block, launch->parameters, kMaxParameters);
     if (play != NULL) play(launch);
   }
-  if (status == NULL) status = kiln_buffer_to_host(result, out, bytes);
+  for (i = 0; status == NULL && i < num_results; ++i)
+    status = kiln_buffer_to_host(results[i], outs[i], bytes[i]);
   kiln_buffer_destroy(arg);
-  kiln_buffer_destroy(result);
+  for (i = 0; i < 2; ++i) kiln_buffer_destroy(results[i]);
   kiln_executable_destroy(executable);
   kiln_client_destroy(client);
   kiln_computation_destroy(computation);
@@ -111,10 +115,12 @@ static void check_row_scale(int64_t rows, int64_t cols, const char* attrs) {
   launch_t launch;
   int64_t i;
   for (i = 0; i < rows * cols; ++i) x[i] = (float)((i * 37) % 101) * 0.125f - 6.0f;
-  CHECK_OK(run_op("cuda", "RowScale", x, dims, attrs, play_row_scale, &launch, on_cuda, bytes));
+  void* cuda_out[1] = {on_cuda};
+  void* host_out[1] = {on_host};
+  CHECK_OK(run_op("cuda", "RowScale", x, dims, attrs, play_row_scale, &launch, 1, cuda_out, &bytes));
   CHECK(launch.num == 5 && strcmp(launch.entry, "row_scale") == 0);
   CHECK(launch.parameters[2] == (uint64_t)(rows * cols) && launch.parameters[3] == (uint64_t)(rows * cols));
-  CHECK_OK(run_op("interpreter", "RowScale", x, dims, attrs, NULL, NULL, on_host, bytes));
+  CHECK_OK(run_op("interpreter", "RowScale", x, dims, attrs, NULL, NULL, 1, host_out, &bytes));
   for (i = 0; i < rows * cols; ++i) {
     if (on_cuda[i] != on_host[i]) {
       fprintf(stderr, "RowScale %s on cuda: element %lld is %g, the host kernel's %g\n", attrs, (long long)i,
@@ -132,6 +138,57 @@ static void capture_frame(const launch_t* launch) {
   const uint64_t* frame = frame_of(launch);
   const uint64_t cells = frame[1] < kMaxFrameCells ? frame[1] : kMaxFrameCells;
   memcpy(g_frame, frame, cells * sizeof(uint64_t));
+}
+
+/* max_with_index of frame_kernels.ptx, step for step, on the host. */
+static void play_max_with_index(const launch_t* launch) {
+  const float* x = (const float*)(uintptr_t)launch->parameters[0];
+  float* value = (float*)(uintptr_t)launch->parameters[1];
+  int32_t* index = (int32_t*)(uintptr_t)launch->parameters[2];
+  const uint64_t* frame = frame_of(launch);
+  const uint64_t rows = frame[frame[8]], cols = frame[frame[8] + 1];
+  uint64_t r, c;
+  for (r = 0; r < rows; ++r) {
+    float best = x[r * cols];
+    uint32_t at = 0;
+    for (c = 1; c < cols; ++c) {
+      if (x[r * cols + c] > best) {
+        best = x[r * cols + c];
+        at = (uint32_t)c;
+      }
+    }
+    value[r] = best;
+    index[r] = (int32_t)at;
+  }
+}
+
+/* MaxWithIndex's two results through the launch's three pointers, against its host kernel. */
+static void check_max_with_index(int64_t rows, int64_t cols) {
+  static float x[kMaxElements], values[2][kMaxElements];
+  static int32_t indices[2][kMaxElements];
+  const int64_t dims[2] = {rows, cols};
+  const size_t bytes[2] = {(size_t)rows * 4, (size_t)rows * 4};
+  void* cuda_out[2] = {values[0], indices[0]};
+  void* host_out[2] = {values[1], indices[1]};
+  launch_t launch;
+  int64_t i, distinct = 0;
+  for (i = 0; i < rows * cols; ++i) x[i] = (float)((i * 37) % 101) * 0.125f - 6.0f;
+  CHECK_OK(run_op("cuda", "MaxWithIndex", x, dims, NULL, play_max_with_index, &launch, 2, cuda_out, bytes));
+  CHECK_OK(run_op("interpreter", "MaxWithIndex", x, dims, NULL, NULL, NULL, 2, host_out, bytes));
+  /* Three pointers, three counts (x's, then each result's), the frame. */
+  CHECK(launch.num == 7 && strcmp(launch.entry, "max_with_index") == 0);
+  CHECK(launch.parameters[3] == (uint64_t)(rows * cols) && launch.parameters[4] == (uint64_t)rows &&
+        launch.parameters[5] == (uint64_t)rows);
+  for (i = 1; i < rows; ++i) distinct += indices[1][i] != indices[1][0];
+  CHECK(distinct > 0);
+  for (i = 0; i < rows; ++i) {
+    if (values[0][i] != values[1][i] || indices[0][i] != indices[1][i]) {
+      fprintf(stderr, "MaxWithIndex on cuda: row %lld is (%g, %d), the host kernel's (%g, %d)\n",
+              (long long)i, values[0][i], indices[0][i], values[1][i], indices[1][i]);
+      ++g_failures;
+      break;
+    }
+  }
 }
 
 static uint64_t f64_cell(double value) {
@@ -153,6 +210,8 @@ static void test_frame_bytes(void) {
   const int64_t dims[2] = {2, 3};
   const uint64_t minus = (uint64_t)0 - 1; /* int64 cells hold two's complement */
   float out[6];
+  void* outs[1] = {out};
+  const size_t bytes = sizeof out;
   launch_t launch;
   uint64_t want[81];
   const uint64_t* frame;
@@ -192,7 +251,7 @@ static void test_frame_bytes(void) {
   for (k = 0; k < 12; ++k) memcpy(&want[5 + 4 * k], records[k], sizeof records[k]);
   memcpy(&want[53], values, sizeof values);
   CHECK(53 + sizeof values / sizeof values[0] == 81);
-  CHECK_OK(run_op("cuda", "FrameProbe", x, dims, NULL, capture_frame, &launch, out, sizeof out));
+  CHECK_OK(run_op("cuda", "FrameProbe", x, dims, NULL, capture_frame, &launch, 1, outs, &bytes));
   if (launch.num != 7) {
     fprintf(stderr, "FrameProbe: %d launch parameters, expected 7\n", launch.num);
     ++g_failures;
@@ -223,26 +282,27 @@ static void test_parameter_mismatches(const unsigned char* ptx, size_t size) {
   static const float in[6] = {1, 2, 3, 4, 5, 6};
   const int64_t dims[2] = {2, 3};
   float out[6];
+  void* outs[1] = {out};
+  const size_t bytes = sizeof out;
   launch_t launch;
-  /* MaxWithIndex has three buffers: 6 parameters, or 7 with the frame; row_scale declares 5. */
-  CHECK_OK(
-      kiln_user_op_register_device_kernel("MaxWithIndex", "cuda", KILN_TYPE_F32, ptx, size, "row_scale"));
-  EXPECT_ERROR(run_op("cuda", "MaxWithIndex", in, dims, NULL, NULL, &launch, out, sizeof out),
-               KILN_STATUS_INVALID_ARGUMENT, "op 'MaxWithIndex' (instruction");
-  EXPECT_ERROR(run_op("cuda", "MaxWithIndex", in, dims, NULL, NULL, &launch, out, sizeof out),
-               KILN_STATUS_INVALID_ARGUMENT,
-               "on cuda: its PTX entry 'row_scale' declares 5 "
-               "parameter(s); the op's frame has 6 or 7 (3 buffer pointer(s), 3 element count(s), 0 int/bool "
-               "attribute(s), then optionally the call frame's pointer, each 8 bytes)");
+  /* Plain has two buffers and no int attribute: 4 parameters, or 5 with the frame; frame_probe declares 7. */
+  CHECK_OK(frame_ops_define("Plain", none, x, y, NULL, frame_probe_kernel));
+  CHECK_OK(kiln_user_op_register_device_kernel("Plain", "cuda", KILN_TYPE_F32, ptx, size, "frame_probe"));
+  EXPECT_ERROR(run_op("cuda", "Plain", in, dims, NULL, NULL, &launch, 1, outs, &bytes),
+               KILN_STATUS_INVALID_ARGUMENT, "op 'Plain' (instruction");
+  EXPECT_ERROR(
+      run_op("cuda", "Plain", in, dims, NULL, NULL, &launch, 1, outs, &bytes), KILN_STATUS_INVALID_ARGUMENT,
+      "on cuda: its PTX entry 'frame_probe' declares 7 parameter(s); the op's frame has 4 or 5 (2 buffer "
+      "pointer(s), 2 element count(s), 0 int/bool attribute(s), then optionally the call frame's pointer, "
+      "each 8 bytes)");
   CHECK_OK(frame_ops_define("Narrow", none, x, y, NULL, frame_probe_kernel));
   CHECK_OK(
       kiln_user_op_register_device_kernel("Narrow", "cuda", KILN_TYPE_F32, narrow, sizeof narrow - 1, "k"));
-  EXPECT_ERROR(run_op("cuda", "Narrow", in, dims, NULL, NULL, &launch, out, sizeof out),
+  EXPECT_ERROR(run_op("cuda", "Narrow", in, dims, NULL, NULL, &launch, 1, outs, &bytes),
                KILN_STATUS_INVALID_ARGUMENT, "op 'Narrow' (instruction");
-  EXPECT_ERROR(run_op("cuda", "Narrow", in, dims, NULL, NULL, &launch, out, sizeof out),
-               KILN_STATUS_INVALID_ARGUMENT,
-               "on cuda: parameter 2 ('n') of its PTX entry 'k' is 4 bytes; "
-               "every parameter of the frame is 8");
+  EXPECT_ERROR(
+      run_op("cuda", "Narrow", in, dims, NULL, NULL, &launch, 1, outs, &bytes), KILN_STATUS_INVALID_ARGUMENT,
+      "on cuda: parameter 2 ('n') of its PTX entry 'k' is 4 bytes; every parameter of the frame is 8");
 }
 
 int main(int argc, char** argv) {
@@ -267,6 +327,10 @@ int main(int argc, char** argv) {
   test_frame_bytes();
   check_row_scale(37, 53, "{scale = 0.75, row_weights = [1.0, -2.0, 0.5]}");
   check_row_scale(3, 1000, "{scale = -1.5e-3, row_weights = [3.25]}");
+  CHECK_OK(kiln_user_op_register_device_kernel("MaxWithIndex", "cuda", KILN_TYPE_F32, ptx, size,
+                                               "max_with_index"));
+  check_max_with_index(29, 41);
+  check_max_with_index(1000, 3);
   test_parameter_mismatches(ptx, size);
   free(ptx);
   dlclose(library);
