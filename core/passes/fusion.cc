@@ -4,6 +4,7 @@
 #include <queue>
 #include <set>
 #include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "core/ir_edit.h"
@@ -263,18 +264,18 @@ class ComputationFuser {
     JoinGroup(root, id);
     // Candidates latest first: when a producer is considered, every member
     // that uses it has already joined.
-    auto later = [&](const Instruction* a, const Instruction* b) {
-      return *position_.Find(a) < *position_.Find(b);
-    };
-    std::priority_queue<Instruction*, std::vector<Instruction*>, decltype(later)> candidates(later);
-    for (Instruction* operand : root->operands) candidates.push(operand);
+    // Each candidate carries its position, so the heap compares numbers
+    // instead of looking both positions up per comparison.
+    std::priority_queue<std::pair<size_t, Instruction*>> candidates;
+    auto push = [&](Instruction* candidate) { candidates.emplace(*position_.Find(candidate), candidate); };
+    for (Instruction* operand : root->operands) push(operand);
     // A producer pushed by several members comes out that many times in a
     // row; no member that uses it can join after it is first considered, so
     // the first answer stands (a value with many users in one group would
     // otherwise be judged once per use).
     const Instruction* previous = nullptr;
     while (!candidates.empty()) {
-      Instruction* producer = candidates.top();
+      Instruction* producer = candidates.top().second;
       candidates.pop();
       if (producer == previous) continue;
       previous = producer;
@@ -289,7 +290,7 @@ class ComputationFuser {
       JoinGroup(producer, id);
       for (Instruction* operand : producer->operands) {
         AddInput(operand, group);
-        candidates.push(operand);
+        push(operand);
       }
     }
   }
