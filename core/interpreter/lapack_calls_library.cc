@@ -52,6 +52,14 @@ StatusOr<const LapackLibrary*> LapackLibrary::Load(const std::string& soname) {
   if (Resolve(library, "openblas_set_num_threads", set_num_threads)) {
     set_num_threads(1);
     lapack->held_to_one_thread = true;
+    // Holding it to one thread is not enough: OpenBLAS started its worker
+    // threads when it was loaded, and they spin (sched_yield) for about a
+    // tenth of a second before they sleep, using up to a core beside
+    // Kiln's workers. With one thread it never needs them, so they are
+    // stopped; OpenBLAS starts them again itself if someone later asks it
+    // for more threads.
+    int (*shut_down_threads)() = nullptr;
+    if (Resolve(library, "blas_thread_shutdown_", shut_down_threads)) (void)shut_down_threads();
   }
   return static_cast<const LapackLibrary*>(lapack);
 }

@@ -74,7 +74,8 @@ class LapackLibrary {
   // The soname that was loaded.
   std::string soname;
   // True when the BLAS is OpenBLAS (it exports openblas_set_num_threads),
-  // which was then told to use one thread: Kiln runs independent matrices
+  // which was then told to use one thread and whose worker threads were
+  // stopped: Kiln runs independent matrices
   // of a batch on its own workers, and OpenBLAS threads on top of those
   // would oversubscribe the cores and spin while idle.
   bool held_to_one_thread = false;
