@@ -8,9 +8,10 @@
 //
 // A reduce's reduced dimensions become one trailing axis, halved log2(n)
 // times (an odd element left over rides along to the next level); a
-// reduce-window's window positions become one strided slice each of the
-// padded operand, combined pairwise, where padding and base-dilation holes
-// are masked out (the reduce-window skips them). Each output is then
+// reduce-window's windows are gathered from the padded operand into such
+// an axis too, where padding and base-dilation holes are masked out (the
+// reduce-window skips them), so a window of n elements costs log2(n)
+// levels, not n - 1 applications. Each output is then
 // combined once with the initial value, as the fold starts from it, so the
 // tree computes the reduction itself, not one with extra initial values. No division anywhere: a product's
 // cotangent comes out as the product of the other elements (the tree's partial products), exact where
@@ -85,37 +86,63 @@ Instruction* LastDimensionSlice(VjpEmitter& b, Instruction* x, int64_t start, in
   return b.Add(Opcode::kSlice, {x}, std::move(attrs));
 }
 
-// The reduction of `values` (arrays [kept..., n]) over their last
-// dimension by halving it: [kept...] arrays; n >= 1.
-Values HalvingTree(VjpEmitter& b, const std::vector<Computation*>& bodies, Values values) {
-  int64_t n = values[0]->shape.dimensions().back();
+// Arrays with a trailing dimension of elements to reduce, one per operand
+// (or per result of the reducer), and where a window's padding or
+// base-dilation hole is there instead of an element (the reduce-window
+// skips it), `present` says so (null when every element is there).
+struct Elements {
+  Values values;
+  Instruction* present = nullptr;
+};
+
+// The reducer applied where both have an element; the one that has an
+// element where only one has; either where neither has.
+Elements CombineElements(VjpEmitter& b, const std::vector<Computation*>& bodies, const Elements& a,
+                         const Elements& c) {
+  Elements result{Combine(b, bodies, a.values, c.values), nullptr};
+  for (size_t k = 0; k < result.values.size(); ++k) {
+    if (a.present != nullptr) result.values[k] = b.Select(a.present, result.values[k], c.values[k]);
+    if (c.present != nullptr) result.values[k] = b.Select(c.present, result.values[k], a.values[k]);
+  }
+  if (a.present != nullptr && c.present != nullptr)
+    result.present = b.Binary(Opcode::kOr, a.present, c.present);
+  return result;
+}
+
+// The reduction of `elements` (arrays [kept..., n], n >= 1) over their
+// last dimension by halving it, an odd element riding along: [kept...].
+Elements HalvingTree(VjpEmitter& b, const std::vector<Computation*>& bodies, Elements elements) {
+  int64_t n = elements.values[0]->shape.dimensions().back();
+  auto halves = [&](int64_t start, int64_t limit) {
+    Elements part;
+    for (Instruction* v : elements.values) part.values.push_back(LastDimensionSlice(b, v, start, limit));
+    if (elements.present != nullptr) part.present = LastDimensionSlice(b, elements.present, start, limit);
+    return part;
+  };
   while (n > 1) {
     const int64_t half = n / 2;
-    Values low;
-    Values high;
-    for (Instruction* v : values) {
-      low.push_back(LastDimensionSlice(b, v, 0, half));
-      high.push_back(LastDimensionSlice(b, v, half, 2 * half));
-    }
-    Values combined = Combine(b, bodies, low, high);
+    Elements combined = CombineElements(b, bodies, halves(0, half), halves(half, 2 * half));
     if (n % 2 == 1) {
+      const Elements last = halves(n - 1, n);
       Attributes attrs;
-      attrs.dimensions = {values[0]->shape.rank() - 1};
-      for (size_t k = 0; k < values.size(); ++k) {
-        combined[k] =
-            b.Add(Opcode::kConcatenate, {combined[k], LastDimensionSlice(b, values[k], n - 1, n)}, attrs);
-      }
+      attrs.dimensions = {elements.values[0]->shape.rank() - 1};
+      for (size_t k = 0; k < combined.values.size(); ++k)
+        combined.values[k] = b.Add(Opcode::kConcatenate, {combined.values[k], last.values[k]}, attrs);
+      if (last.present != nullptr)
+        combined.present = b.Add(Opcode::kConcatenate, {combined.present, last.present}, attrs);
     }
-    values = std::move(combined);
+    elements = std::move(combined);
     n = half + n % 2;
   }
-  Values results;
-  for (Instruction* v : values) {
+  auto drop_last = [&](Instruction* v) {
     std::vector<int64_t> kept = v->shape.dimensions();
     kept.pop_back();
-    results.push_back(b.Reshape(v, std::move(kept)));
-  }
-  return results;
+    return b.Reshape(v, std::move(kept));
+  };
+  Elements result;
+  for (Instruction* v : elements.values) result.values.push_back(drop_last(v));
+  if (elements.present != nullptr) result.present = drop_last(elements.present);
+  return result;
 }
 
 // A reduce's operands as [kept..., reduced elements] arrays.
@@ -143,83 +170,79 @@ Values ReducedLast(VjpEmitter& b, const Instruction& x, const Values& operands) 
   return result;
 }
 
-// The operands' elements at one window position in every window, and
-// where padding or a base-dilation hole is there instead (no element: the
-// reduce-window skips it), `present` says so (null when every window has
-// an element there).
-struct WindowElement {
-  Values values;
-  Instruction* present = nullptr;
-};
-
-// The reducer applied where both have an element; the one that has an
-// element where only one has; neither where neither has.
-WindowElement CombineElements(VjpEmitter& b, const std::vector<Computation*>& bodies, const WindowElement& a,
-                              const WindowElement& c) {
-  WindowElement result{Combine(b, bodies, a.values, c.values), nullptr};
-  if (a.present == nullptr && c.present == nullptr) return result;
-  for (size_t k = 0; k < result.values.size(); ++k) {
-    if (a.present != nullptr) result.values[k] = b.Select(a.present, result.values[k], c.values[k]);
-    if (c.present != nullptr) result.values[k] = b.Select(c.present, result.values[k], a.values[k]);
-  }
-  if (a.present != nullptr && c.present != nullptr)
-    result.present = b.Binary(Opcode::kOr, a.present, c.present);
-  return result;
-}
-
-// For each window position, the operands' elements there in every window:
-// strided slices of the operands padded as the window pads them (the
-// padding value does not matter: `present` masks it).
-std::vector<WindowElement> WindowElements(VjpEmitter& b, const Instruction& x, const Values& operands,
-                                          const Values& inits) {
+// A reduce-window's operands as [output..., window elements] arrays: each
+// window's elements gathered from the operands padded as the window pads
+// them (positions iota(output) * stride + iota(window) * window dilation),
+// with `present` false at padding and holes (the padding value does not
+// matter there).
+Elements WindowsLast(VjpEmitter& b, const Instruction& x, const Values& operands, const Values& inits) {
   const Window& window = x.attrs.window;
-  const int64_t rank = x.operand(0)->shape.rank();
-  Attributes pad;
-  bool padded_anywhere = false;
-  for (const WindowDimension& w : window.dimensions) {
-    pad.padding.push_back({w.padding_low, w.padding_high, w.base_dilation - 1});
-    padded_anywhere = padded_anywhere || w.padding_low > 0 || w.padding_high > 0 || w.base_dilation > 1;
-  }
-  Values padded;
-  for (size_t k = 0; k < operands.size(); ++k)
-    padded.push_back(b.Add(Opcode::kPad, {operands[k], inits[k]}, pad));
-  Instruction* present = nullptr;
-  if (padded_anywhere) {
-    Literal yes = Literal::Scalar<bool>(true);
-    Literal no = Literal::Scalar<bool>(false);
-    present = b.Add(Opcode::kPad,
-                    {b.BroadcastInDim(b.Constant(std::move(yes)),
-                                      Shape(ElementType::kPred, x.operand(0)->shape.dimensions()), {}),
-                     b.Constant(std::move(no))},
-                    pad);
-  }
+  const Shape& operand = x.operand(0)->shape;
+  const int64_t rank = operand.rank();
   const Shape& out = x.shape.IsTuple() ? x.shape.tuple_shapes(0) : x.shape;
-  std::vector<WindowElement> positions;
-  std::vector<int64_t> offset(static_cast<size_t>(rank), 0);
-  while (true) {
-    Attributes slice;
-    for (int64_t d = 0; d < rank; ++d) {
-      const auto i = static_cast<size_t>(d);
-      const WindowDimension& w = window.dimensions[i];
-      const int64_t start = offset[i] * w.window_dilation;
-      slice.slice_starts.push_back(start);
-      slice.slice_limits.push_back(out.dimensions(d) == 0 ? start
-                                                          : start + (out.dimensions(d) - 1) * w.stride + 1);
-      slice.slice_strides.push_back(w.stride);
-    }
-    WindowElement here;
-    for (Instruction* p : padded) here.values.push_back(b.Add(Opcode::kSlice, {p}, slice));
-    if (present != nullptr) here.present = b.Add(Opcode::kSlice, {present}, slice);
-    positions.push_back(std::move(here));
-    int64_t d = rank - 1;
-    for (; d >= 0; --d) {
-      const auto i = static_cast<size_t>(d);
-      if (++offset[i] < window.dimensions[i].size) break;
-      offset[i] = 0;
-    }
-    if (d < 0) break;
+  std::vector<int64_t> grid = out.dimensions();  // [output..., window...]
+  int64_t count = 1;
+  Attributes pad;
+  bool holes = false;
+  for (const WindowDimension& w : window.dimensions) {
+    grid.push_back(w.size);
+    count *= w.size;
+    pad.padding.push_back({w.padding_low, w.padding_high, w.base_dilation - 1});
+    holes = holes || w.padding_low > 0 || w.padding_high > 0 || w.base_dilation > 1;
   }
-  return positions;
+  std::vector<int64_t> stacked = out.dimensions();
+  stacked.push_back(count);
+  const Shape positions(ElementType::kS64, grid);
+  std::vector<int64_t> with_vector = grid;
+  with_vector.push_back(1);
+  Instruction* indices = nullptr;
+  Instruction* present = nullptr;
+  for (int64_t d = 0; d < rank; ++d) {
+    const WindowDimension& w = window.dimensions[static_cast<size_t>(d)];
+    Attributes along_output;
+    along_output.iota_dimension = d;
+    Attributes along_window;
+    along_window.iota_dimension = rank + d;
+    Instruction* index =
+        b.Binary(Opcode::kAdd,
+                 b.Binary(Opcode::kMultiply, b.Add(Opcode::kIota, {}, along_output, &positions),
+                          b.Full(static_cast<double>(w.stride), positions)),
+                 b.Binary(Opcode::kMultiply, b.Add(Opcode::kIota, {}, along_window, &positions),
+                          b.Full(static_cast<double>(w.window_dilation), positions)));
+    Attributes concatenate;
+    concatenate.dimensions = {rank * 2};
+    Instruction* column = b.Reshape(index, with_vector);
+    indices = indices == nullptr ? column : b.Add(Opcode::kConcatenate, {indices, column}, concatenate);
+    if (!holes) continue;
+    // The element's position in the base-dilated operand, if it is one.
+    Instruction* q =
+        b.Binary(Opcode::kSubtract, index, b.Full(static_cast<double>(w.padding_low), positions));
+    Instruction* here = b.Add(
+        Opcode::kAnd,
+        {b.Compare(q, b.Zeros(positions), ComparisonDirection::kGe),
+         b.Compare(b.Binary(Opcode::kRemainder, q, b.Full(static_cast<double>(w.base_dilation), positions)),
+                   b.Zeros(positions), ComparisonDirection::kEq)});
+    here = b.Add(
+        Opcode::kAnd,
+        {here,
+         b.Compare(q, b.Full(static_cast<double>(Dilated(operand.dimensions(d), w.base_dilation)), positions),
+                   ComparisonDirection::kLt)});
+    present = present == nullptr ? here : b.Add(Opcode::kAnd, {present, here});
+  }
+  Attributes gather;
+  for (int64_t d = 0; d < rank; ++d) {
+    gather.gather.collapsed_slice_dims.push_back(d);
+    gather.gather.start_index_map.push_back(d);
+    gather.gather_slice_sizes.push_back(1);
+  }
+  gather.gather.index_vector_dim = rank * 2;
+  Elements result;
+  for (size_t k = 0; k < operands.size(); ++k) {
+    Instruction* padded = b.Add(Opcode::kPad, {operands[k], inits[k]}, pad);
+    result.values.push_back(b.Reshape(b.Add(Opcode::kGather, {padded, indices}, gather), stacked));
+  }
+  if (present != nullptr) result.present = b.Reshape(present, stacked);
+  return result;
 }
 
 // The reduction `x` recomputed from `operands` and `inits` as a tree of
@@ -228,22 +251,19 @@ StatusOr<Values> ReductionTree(VjpEmitter& b, const Instruction& x, const Values
                                const Values& inits) {
   KILN_ASSIGN_OR_RETURN(std::vector<Computation*> bodies, ResultBodies(b, x));
   const Shape& out = x.shape.IsTuple() ? x.shape.tuple_shapes(0) : x.shape;
-  Values start;
+  Elements start;
   for (Instruction* init : inits)
-    start.push_back(b.BroadcastInDim(init, Shape(init->shape.element_type(), out.dimensions()), {}));
+    start.values.push_back(b.BroadcastInDim(init, Shape(init->shape.element_type(), out.dimensions()), {}));
+  Elements stacked;
   if (x.opcode == Opcode::kReduce) {
-    if (x.operand(0)->shape.element_count() == 0 && out.element_count() != 0) return start;
-    return Combine(b, bodies, start, HalvingTree(b, bodies, ReducedLast(b, x, operands)));
+    if (x.operand(0)->shape.element_count() == 0 && out.element_count() != 0) return start.values;
+    stacked.values = ReducedLast(b, x, operands);
+  } else if (x.operand(0)->shape.rank() == 0) {
+    for (Instruction* operand : operands) stacked.values.push_back(b.Reshape(operand, {1}));
+  } else {
+    stacked = WindowsLast(b, x, operands, inits);
   }
-  std::vector<WindowElement> level = WindowElements(b, x, operands, inits);
-  while (level.size() > 1) {
-    std::vector<WindowElement> next;
-    for (size_t i = 0; i + 1 < level.size(); i += 2)
-      next.push_back(CombineElements(b, bodies, level[i], level[i + 1]));
-    if (level.size() % 2 == 1) next.push_back(level.back());
-    level = std::move(next);
-  }
-  return CombineElements(b, bodies, WindowElement{start, nullptr}, level[0]).values;
+  return CombineElements(b, bodies, start, HalvingTree(b, bodies, std::move(stacked))).values;
 }
 
 Status InReducer(const Status& status, const Instruction& x) {
