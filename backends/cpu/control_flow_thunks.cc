@@ -36,13 +36,15 @@ void CopyIfDistinct(void* to, const void* from, int64_t bytes) {
 }  // namespace
 
 WhileThunk::WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b,
-                       std::vector<int> results, std::vector<int64_t> leaf_bytes, NestedComputation condition,
+                       std::vector<int> results, std::vector<int64_t> leaf_bytes,
+                       std::vector<bool> computed_in_place, NestedComputation condition,
                        NestedComputation body)
     : Thunk(std::move(init), Join(Join(state_a, state_b), results)),
       state_a_(std::move(state_a)),
       state_b_(std::move(state_b)),
       results_(std::move(results)),
       leaf_bytes_(std::move(leaf_bytes)),
+      computed_in_place_(std::move(computed_in_place)),
       condition_(std::move(condition)),
       body_(std::move(body)) {}
 
@@ -73,7 +75,10 @@ Status WhileThunk::Run(ExecutionContext& context) const {
       return StoppedInLoop(status, name(), iterations);
     }
     if (!*static_cast<const bool*>(slots[condition_.result_leaves[0]])) return OkStatus();
-    for (size_t i = 0; i < leaves; ++i) slots[body_.parameter_leaves[i]] = slots[results_[i]];
+    for (size_t i = 0; i < leaves; ++i) {
+      slots[body_.parameter_leaves[i]] = slots[results_[i]];
+      if (computed_in_place_[i]) slots[body_.result_leaves[i]] = OtherBuffer(slots, i);
+    }
     if (direct_body) {
       RunKernelsInline(*body_.sequence, slots);
     } else if (Status status = body_.sequence->Run(context); !status.ok()) {
@@ -83,8 +88,8 @@ Status WhileThunk::Run(ExecutionContext& context) const {
       const void* produced = slots[body_.result_leaves[i]];
       void* current = slots[results_[i]];
       if (produced == current) continue;  // passed through unchanged
-      void* next = current == slots[state_a_[i]] ? slots[state_b_[i]] : slots[state_a_[i]];
-      CopyIfDistinct(next, produced, leaf_bytes_[i]);
+      void* next = OtherBuffer(slots, i);
+      CopyIfDistinct(next, produced, leaf_bytes_[i]);  // nothing to copy when computed in place
       slots[results_[i]] = next;
     }
   }

@@ -1,8 +1,9 @@
 // while and conditional: nested thunk sequences whose parameters are bound
 // by pointer (no copy in) to the caller's arrays. A loop keeps its state in
 // two buffers per leaf and alternates between them, so the body reads one
-// while its results land in the other; a leaf the body passes through
-// unchanged is not copied at all.
+// while its results land in the other (computed there directly, or copied
+// when the body takes the leaf from elsewhere); a leaf the body passes
+// through unchanged is not copied at all.
 #pragma once
 
 #include <cstdint>
@@ -25,16 +26,25 @@ class WhileThunk : public Thunk {
  public:
   // `state_a`/`state_b`: the loop's two buffers per leaf (arena slots of the
   // caller); `results`: slots the caller reads the final state from, set by
-  // this thunk to whichever buffer holds it.
+  // this thunk to whichever buffer holds it. `computed_in_place[i]`: the
+  // body's result leaf i is a bound slot the thunk points at the buffer that
+  // does not hold the current state, so the body writes the next state there.
   WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b,
-             std::vector<int> results, std::vector<int64_t> leaf_bytes, NestedComputation condition,
-             NestedComputation body);
+             std::vector<int> results, std::vector<int64_t> leaf_bytes, std::vector<bool> computed_in_place,
+             NestedComputation condition, NestedComputation body);
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "while"; }
 
  private:
+  // The state buffer of leaf `i` that does not hold the current state.
+  void* OtherBuffer(void* const* slots, size_t i) const {
+    void* current = slots[results_[i]];
+    return current == slots[state_a_[i]] ? slots[state_b_[i]] : slots[state_a_[i]];
+  }
+
   std::vector<int> state_a_, state_b_, results_;
   std::vector<int64_t> leaf_bytes_;
+  std::vector<bool> computed_in_place_;
   NestedComputation condition_, body_;
 };
 

@@ -1,5 +1,6 @@
 #include "backends/cpu/lowering.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -368,8 +369,30 @@ Status Lowerer::LowerWhile(const Instruction& instruction, Scope& scope) {
   for (size_t i = 0; i < results.size(); ++i) {
     program_.slots[static_cast<size_t>(results[i])].backing = {state_a[i], state_b[i]};
   }
-  scope.sequence->thunks.push_back(std::make_unique<WhileThunk>(
-      init, state_a, state_b, results, LeafBytes(instruction.shape), std::move(condition), std::move(body)));
+  // A state leaf the body computes into one of its own temporaries is
+  // computed straight into the loop's other state buffer instead (the loop
+  // binds that slot each iteration), so the back-edge swaps pointers rather
+  // than copying the array. The other buffer is never the one the body reads,
+  // so no element is overwritten before it is read. Leaves passed through,
+  // taken from another leaf or a constant, or repeated are still copied.
+  const std::vector<int64_t> leaf_bytes = LeafBytes(instruction.shape);
+  std::vector<bool> computed_in_place(results.size(), false);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int produced = body.result_leaves[i];
+    Slot& slot = program_.slots[static_cast<size_t>(produced)];
+    const bool repeated =
+        std::find(body.result_leaves.begin(), body.result_leaves.begin() + static_cast<std::ptrdiff_t>(i),
+                  produced) != body.result_leaves.begin() + static_cast<std::ptrdiff_t>(i);
+    if (slot.kind == SlotKind::kArena && !repeated) {
+      slot.kind = SlotKind::kBound;
+      computed_in_place[i] = true;
+    } else if (produced != body.parameter_leaves[i]) {
+      program_.statistics.loop_state_bytes_copied_per_iteration += leaf_bytes[i];
+    }
+  }
+  scope.sequence->thunks.push_back(std::make_unique<WhileThunk>(init, state_a, state_b, results, leaf_bytes,
+                                                                std::move(computed_in_place),
+                                                                std::move(condition), std::move(body)));
   scope.values[&instruction] = std::move(results);
   return OkStatus();
 }

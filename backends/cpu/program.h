@@ -54,6 +54,10 @@ struct CompiledProgram {
     int64_t in_place_updates = 0;           // dynamic-update-slices without a copy
     int64_t arena_bytes_without_reuse = 0;  // sum of all arena arrays
     int64_t distinct_kernels = 0;           // identical computations share one kernel
+    // Summed over loops: bytes of state a back-edge copies (leaves the body
+    // takes from another leaf, a constant or a repeated value); leaves the
+    // body computes are written in place and passed-through leaves stay put.
+    int64_t loop_state_bytes_copied_per_iteration = 0;
   } statistics;
 };
 

@@ -1,0 +1,235 @@
+// A while loop's state on the CPU backend: leaves the body computes are
+// written straight into the loop's other state buffer (no copy at the
+// back-edge), leaves it takes from elsewhere are copied, and every form
+// agrees with the interpreter. The copied bytes are a compile statistic so
+// a copy that comes back shows here.
+#include "backends/cpu/cpu_executable.h"
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+using testing::ExpectMatchesInterpreter;
+
+int64_t BytesCopiedPerIteration(const std::string& text) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  EXPECT_NE(module, nullptr);
+  if (module == nullptr) return -1;
+  CpuBackend cpu;
+  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
+  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+  if (!executable.ok()) return -1;
+  return static_cast<const CpuExecutable&>(**executable)
+      .program()
+      .statistics.loop_state_bytes_copied_per_iteration;
+}
+
+// The body reads the old `a` (reversed, so not element for element) after the
+// new `a` is computed, and the new `b` is the old `a`: the old state must
+// survive until the body ends.
+constexpr char kReadsOldStateAfterWritingNew[] = R"(HloModule m
+cond {
+  s = (s32[], f32[64], f32[64], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(7)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[64], f32[64], f32[64]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[64] get-tuple-element(s), index=1
+  b = f32[64] get-tuple-element(s), index=2
+  c = f32[64] get-tuple-element(s), index=3
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  half = f32[] constant(0.5)
+  halves = f32[64] broadcast(half), dimensions={}
+  ra = f32[64] reverse(a), dimensions={0}
+  a2 = f32[64] add(ra, b)
+  a3 = f32[64] multiply(a2, halves)
+  ra3 = f32[64] reverse(a3), dimensions={0}
+  c2 = f32[64] add(ra3, a)
+  c3 = f32[64] add(c2, c)
+  ROOT t = (s32[], f32[64], f32[64], f32[64]) tuple(j, a3, a, c3)
+}
+ENTRY e {
+  a = f32[64] parameter(0)
+  b = f32[64] parameter(1)
+  c = f32[64] parameter(2)
+  zero = s32[] constant(0)
+  init = (s32[], f32[64], f32[64], f32[64]) tuple(zero, a, b, c)
+  ROOT loop = (s32[], f32[64], f32[64], f32[64]) while(init), condition=cond, body=body
+})";
+
+TEST(RuntimeWhileStateTest, BodyReadsOldStateAfterComputingTheNew) {
+  ExpectMatchesInterpreter(kReadsOldStateAfterWritingNew, 1e-5);
+  // Only `b`, taken from the old `a`, is copied.
+  EXPECT_EQ(BytesCopiedPerIteration(kReadsOldStateAfterWritingNew), 64 * 4);
+}
+
+constexpr char kPassesStateThrough[] = R"(HloModule m
+cond {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(9)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  k = f32[16] get-tuple-element(s), index=1
+  x = f32[16] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  kx = f32[16] multiply(k, x)
+  c = f32[] constant(0.25)
+  cs = f32[16] broadcast(c), dimensions={}
+  x2 = f32[16] add(kx, cs)
+  ROOT t = (s32[], f32[16], f32[16]) tuple(j, k, x2)
+}
+ENTRY e {
+  k = f32[16] parameter(0)
+  x = f32[16] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[16], f32[16]) tuple(zero, k, x)
+  ROOT loop = (s32[], f32[16], f32[16]) while(init), condition=cond, body=body
+})";
+
+TEST(RuntimeWhileStateTest, StatePassedThroughAndComputedIsNeverCopied) {
+  ExpectMatchesInterpreter(kPassesStateThrough, 1e-5);
+  EXPECT_EQ(BytesCopiedPerIteration(kPassesStateThrough), 0);
+}
+
+// The same computed array twice in the state: the first leaf is computed in
+// place, the second copied from it.
+constexpr char kRepeatedLeaves[] = R"(HloModule m
+cond {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(4)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  a = f32[8] get-tuple-element(s), index=1
+  b = f32[8] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  ab = f32[8] multiply(a, b)
+  y = f32[8] add(ab, a)
+  ROOT t = (s32[], f32[8], f32[8]) tuple(j, y, y)
+}
+ENTRY e {
+  a = f32[8] parameter(0)
+  b = f32[8] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8], f32[8]) tuple(zero, a, b)
+  ROOT loop = (s32[], f32[8], f32[8]) while(init), condition=cond, body=body
+})";
+
+TEST(RuntimeWhileStateTest, RepeatedLeafIsComputedOnceAndCopiedOnce) {
+  ExpectMatchesInterpreter(kRepeatedLeaves, 1e-5);
+  EXPECT_EQ(BytesCopiedPerIteration(kRepeatedLeaves), 8 * 4);
+}
+
+// An inner loop's result is the outer state: the inner loop's own state is
+// computed in place, the outer leaf copied from wherever the inner loop ended.
+constexpr char kNestedLoops[] = R"(HloModule m
+inner_cond {
+  s = (s32[], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+inner_body {
+  s = (s32[], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[32] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  h = f32[] constant(0.5)
+  hs = f32[32] broadcast(h), dimensions={}
+  xh = f32[32] multiply(x, hs)
+  rx = f32[32] reverse(x), dimensions={0}
+  x2 = f32[32] add(xh, rx)
+  ROOT t = (s32[], f32[32]) tuple(j, x2)
+}
+outer_cond {
+  s = (s32[], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(5)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+outer_body {
+  s = (s32[], f32[32]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[32] get-tuple-element(s), index=1
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  zero = s32[] constant(0)
+  inner_init = (s32[], f32[32]) tuple(zero, x)
+  inner = (s32[], f32[32]) while(inner_init), condition=inner_cond, body=inner_body
+  y = f32[32] get-tuple-element(inner), index=1
+  ROOT t = (s32[], f32[32]) tuple(j, y)
+}
+ENTRY e {
+  x = f32[32] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[32]) tuple(zero, x)
+  ROOT loop = (s32[], f32[32]) while(init), condition=outer_cond, body=outer_body
+})";
+
+TEST(RuntimeWhileStateTest, NestedLoops) {
+  ExpectMatchesInterpreter(kNestedLoops, 1e-4);
+  EXPECT_EQ(BytesCopiedPerIteration(kNestedLoops), 32 * 4);
+}
+
+// A scan's accumulator updated by dynamic-update-slice and a state leaf
+// chosen by a conditional: both write the next state from the body.
+constexpr char kUpdateAndBranchInTheBody[] = R"(HloModule m
+neg {
+  x = f32[4] parameter(0)
+  ROOT n = f32[4] negate(x)
+}
+twice {
+  x = f32[4] parameter(0)
+  ROOT d = f32[4] add(x, x)
+}
+cond {
+  s = (s32[], f32[4], f32[6,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(6)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[4], f32[6,4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[4] get-tuple-element(s), index=1
+  acc = f32[6,4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  two = s32[] constant(2)
+  r = s32[] remainder(i, two)
+  zero = s32[] constant(0)
+  even = pred[] compare(r, zero), direction=EQ
+  x2 = f32[4] conditional(even, x, x), true_computation=neg, false_computation=twice
+  row = f32[1,4] reshape(x2)
+  acc2 = f32[6,4] dynamic-update-slice(acc, row, i, zero)
+  ROOT t = (s32[], f32[4], f32[6,4]) tuple(j, x2, acc2)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  acc = f32[6,4] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[4], f32[6,4]) tuple(zero, x, acc)
+  ROOT loop = (s32[], f32[4], f32[6,4]) while(init), condition=cond, body=body
+})";
+
+TEST(RuntimeWhileStateTest, UpdateAndBranchWriteTheNextState) {
+  ExpectMatchesInterpreter(kUpdateAndBranchInTheBody, 1e-6);
+  EXPECT_EQ(BytesCopiedPerIteration(kUpdateAndBranchInTheBody), 0);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
