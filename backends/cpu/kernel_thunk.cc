@@ -20,11 +20,17 @@ KernelThunk::KernelThunk(std::vector<int> inputs, std::vector<int> outputs,
   arguments_.insert(arguments_.end(), outputs_.begin(), outputs_.end());
 }
 
-void KernelThunk::SetKernel(const KernelInfo& info) {
-  function_ = info.function;
-  extent_ = std::max<int64_t>(1, info.parallel_extent);
-  grain_ =
-      info.bytes_per_iteration > 0 ? std::max<int64_t>(1, kBytesPerTask / info.bytes_per_iteration) : extent_;
+KernelGrid CpuKernelGrid(const KernelInfo& info) {
+  const int64_t extent = std::max<int64_t>(1, info.parallel_extent);
+  const int64_t grain =
+      info.bytes_per_iteration > 0 ? std::max<int64_t>(1, kBytesPerTask / info.bytes_per_iteration) : extent;
+  return LinearGrid(extent, grain);
+}
+
+void KernelThunk::SetKernel(KernelFunction function, const KernelGrid& grid) {
+  function_ = function;
+  extent_ = std::max<int64_t>(1, grid.iterations);
+  grain_ = std::max<int64_t>(1, grid.workgroup_size[0]);
 }
 
 Status KernelThunk::Run(ExecutionContext& context) const {

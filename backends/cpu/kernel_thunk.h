@@ -12,11 +12,18 @@
 
 namespace kiln::cpu {
 
+// The CPU's grid for a compiled kernel: its parallel extent in row blocks
+// of at least 64 KiB touched (by the kernel's bytes per iteration), one
+// block per thread-pool task; one block when the kernel cannot say.
+KernelGrid CpuKernelGrid(const KernelInfo& info);
+
 class KernelThunk : public Thunk {
  public:
   // `fallback` computes the same computation with the same slots.
   KernelThunk(std::vector<int> inputs, std::vector<int> outputs, std::unique_ptr<LibraryThunk> fallback);
-  void SetKernel(const KernelInfo& info);
+  // Runs `function` over grid.iterations, in tasks of
+  // grid.workgroup_size[0] iterations on the pool.
+  void SetKernel(KernelFunction function, const KernelGrid& grid);
   bool compiled() const { return function_ != nullptr; }
   // Whether Run would call the compiled kernel once on the calling thread
   // whatever the pool: compiled, and the whole extent is one task. Such a

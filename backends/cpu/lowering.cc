@@ -107,13 +107,16 @@ class Lowerer {
   Status LowerTopK(const Instruction& instruction, Scope& scope);
   // An FftThunk (Kiln's own FFT on the slots, lines in parallel).
   Status LowerFft(const Instruction& instruction, Scope& scope);
+  // Gives a thunk its compiled kernel and the grid the CPU chose for it.
+  using KernelInstaller = std::function<void(const KernelInfo&, const KernelGrid&)>;
   // Queues `computation` for the code generator; `install` receives the
   // kernel. Identical computations (a layer repeated, a long chain cut into
   // fusions of the same ops) share one kernel: LLVM's time is per kernel.
-  void RequestKernel(const Computation& computation, std::function<void(const KernelInfo&)> install) {
-    const auto [found, inserted] = request_of_key_.try_emplace(KernelKey(computation), requests_.size());
+  void RequestKernel(const Computation& computation, KernelInstaller install) {
+    std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
+    const auto [found, inserted] = request_of_key_.try_emplace(KernelKey(computation), kernels.size());
     if (inserted) {
-      requests_.push_back({&computation, "kiln_kernel_" + std::to_string(next_computation_++)});
+      kernels.push_back(DescribeKernel(computation, "kiln_kernel_" + std::to_string(next_computation_++)));
       kernel_installers_.emplace_back();
     }
     kernel_installers_[found->second].push_back(std::move(install));
@@ -134,9 +137,8 @@ class Lowerer {
 
   CompiledProgram& program_;
   KernelCompiler* compiler_;
-  std::vector<KernelRequest> requests_;
-  // Per request, the thunks that run its kernel.
-  std::vector<std::vector<std::function<void(const KernelInfo&)>>> kernel_installers_;
+  // Per kernel description, the thunks that run its kernel.
+  std::vector<std::vector<KernelInstaller>> kernel_installers_;
   std::unordered_map<std::string, size_t> request_of_key_;  // KernelKey -> request
   int next_computation_ = 0;
 };
@@ -496,8 +498,9 @@ Status Lowerer::LowerSort(const Instruction& instruction, Scope& scope) {
       std::make_unique<SortThunk>(BindingSlots(bindings), outputs, std::move(geometry), std::move(fallback));
   if (key_plan.has_value()) thunk->SetKeyPlan(*key_plan);
   if (needs_comparator) {
-    RequestKernel(*instruction.called[0],
-                  [raw = thunk.get()](const KernelInfo& info) { raw->SetComparator(info); });
+    RequestKernel(*instruction.called[0], [raw = thunk.get()](const KernelInfo& info, const KernelGrid&) {
+      raw->SetComparator(info);
+    });
   }
   scope.sequence->thunks.push_back(std::move(thunk));
   scope.values[&instruction] = std::move(outputs);
@@ -573,7 +576,9 @@ Status Lowerer::LowerComputationCall(const Instruction& instruction, const Compu
       std::make_unique<LibraryThunk>(&computation, bindings, outputs, LeafBytes(instruction.shape));
   if (kernel) {
     auto thunk = std::make_unique<KernelThunk>(BindingSlots(bindings), outputs, std::move(library));
-    RequestKernel(computation, [raw = thunk.get()](const KernelInfo& info) { raw->SetKernel(info); });
+    RequestKernel(computation, [raw = thunk.get()](const KernelInfo& info, const KernelGrid& grid) {
+      raw->SetKernel(info.function, grid);
+    });
     scope.sequence->thunks.push_back(std::move(thunk));
   } else {
     NoteLibraryThunk(instruction);
@@ -584,11 +589,12 @@ Status Lowerer::LowerComputationCall(const Instruction& instruction, const Compu
 }
 
 Status Lowerer::CompileKernels(const KernelDump& dump) {
-  if (requests_.empty() || compiler_ == nullptr) return OkStatus();
-  program_.statistics.distinct_kernels = static_cast<int64_t>(requests_.size());
+  std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
+  if (kernels.empty() || compiler_ == nullptr) return OkStatus();
+  program_.statistics.distinct_kernels = static_cast<int64_t>(kernels.size());
   // A kernel that the emitter accepted but LLVM could not compile is a bug
   // to report, never a silent (and much slower) run of the library path.
-  KILN_ASSIGN_OR_RETURN(program_.kernels, compiler_->Compile(requests_, dump));
+  KILN_ASSIGN_OR_RETURN(program_.kernels, compiler_->Compile(kernels, dump));
   const std::vector<KernelInfo>& infos = program_.kernels->kernels();
   if (infos.size() != kernel_installers_.size()) {
     return Internal("cpu: the code generator returned ", infos.size(), " kernels for ",
@@ -596,7 +602,8 @@ Status Lowerer::CompileKernels(const KernelDump& dump) {
   }
   for (size_t i = 0; i < infos.size(); ++i) {
     if (infos[i].function == nullptr) continue;
-    for (const auto& install : kernel_installers_[i]) install(infos[i]);
+    kernels[i].grid = CpuKernelGrid(infos[i]);
+    for (const auto& install : kernel_installers_[i]) install(infos[i], kernels[i].grid);
   }
   return OkStatus();
 }

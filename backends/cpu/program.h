@@ -36,6 +36,9 @@ struct Slot {
 
 struct CompiledProgram {
   std::unique_ptr<Module> module;  // the optimised clone the thunks point into
+  // One description per distinct kernel, in compile order (kernels->kernels()
+  // answers them one for one), each grid the row blocks CpuKernelGrid chose.
+  std::vector<KernelDescription> kernel_descriptions;
   std::shared_ptr<CompiledKernels> kernels;
   std::unique_ptr<interpreter::ModulePlan> library_plan;
   std::deque<Literal> constant_storage;          // leaves of tuple constants

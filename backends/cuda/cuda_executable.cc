@@ -245,19 +245,21 @@ Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
   std::vector<CUdeviceptr> pointers;
   pointers.reserve(step.buffers.size());
   for (int slot : step.buffers) pointers.push_back(addresses[static_cast<size_t>(slot)]);
-  int64_t extent = kernel.parallel_extent;
+  const KernelGrid& grid = executable_.program_->kernels[static_cast<size_t>(step.kernel)].grid;
+  int64_t extent = grid.iterations;
   std::vector<void*> parameters;
   for (CUdeviceptr& pointer : pointers) parameters.push_back(&pointer);
   parameters.push_back(&extent);
   // Each rng launch draws from a new stream of the execution's seed.
   uint64_t key = kernel.takes_rng_key ? RngLaunchKey(options_.rng_seed, rng_launches_++) : 0;
   if (kernel.takes_rng_key) parameters.push_back(&key);
-  const int64_t blocks = std::max<int64_t>(1, (extent + kThreadsPerBlock - 1) / kThreadsPerBlock);
+  const int64_t blocks = grid.workgroups[0];
   if (blocks > 0x7fffffff)
     return ResourceExhausted("cuda: kernel ", kernel.name, " needs ", blocks, " blocks");
   return driver_.Check(driver_.api().LaunchKernel(executable_.functions_[static_cast<size_t>(step.kernel)],
-                                                  static_cast<unsigned>(blocks), 1, 1, kThreadsPerBlock, 1, 1,
-                                                  0, stream, parameters.data(), nullptr),
+                                                  static_cast<unsigned>(blocks), 1, 1,
+                                                  static_cast<unsigned>(grid.workgroup_size[0]), 1, 1, 0,
+                                                  stream, parameters.data(), nullptr),
                        "cuLaunchKernel(" + kernel.name + ")");
 }
 

@@ -51,13 +51,12 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
     }
     program->calls.push_back(planned);
   }
-  std::vector<cpu::KernelRequest> requests;
-  for (const KernelDescription& kernel : program->kernels)
-    requests.push_back({kernel.computation, kernel.name});
-  KILN_ASSIGN_OR_RETURN(program->ptx, CompileToPtx(requests, target, dump_ir_dir, dump_stem));
-  if (program->ptx.kernels.size() != requests.size())
-    return Internal("cuda: ", program->ptx.kernels.size(), " kernels compiled for ", requests.size(),
-                    " requests");
+  KILN_ASSIGN_OR_RETURN(program->ptx, CompileToPtx(program->kernels, target, dump_ir_dir, dump_stem));
+  if (program->ptx.kernels.size() != program->kernels.size())
+    return Internal("cuda: ", program->ptx.kernels.size(), " kernels compiled for ", program->kernels.size(),
+                    " descriptions");
+  for (size_t i = 0; i < program->kernels.size(); ++i)
+    program->kernels[i].grid = CudaKernelGrid(program->ptx.kernels[i]);
   return program;
 }
 

@@ -9,7 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/cpu/codegen/kernel_compiler.h"
 #include "backends/cuda/cublas_gemm.h"
 #include "backends/cuda/ptx_compiler.h"
 #include "backends/cuda/user_op_kernels.h"
@@ -20,7 +19,7 @@
 namespace kiln::cuda {
 
 // The CUDA program is the shared device program (core/lowering) plus the
-// PTX of its kernels.
+// PTX of its kernels; each kernel description's grid is CudaKernelGrid's.
 using SlotKind = DeviceSlotKind;
 using Slot = DeviceSlot;
 using Step = DeviceStep;

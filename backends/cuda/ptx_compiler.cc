@@ -153,7 +153,12 @@ Status CheckPtxEmittable(const Computation& computation) {
   return llvm_ir::CheckEmittable(computation, options);
 }
 
-StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, const PtxTarget& target,
+KernelGrid CudaKernelGrid(const PtxKernel& kernel) {
+  // At least one block, as every kernel's extent is at least one iteration.
+  return LinearGrid(std::max<int64_t>(1, kernel.parallel_extent), kThreadsPerBlock);
+}
+
+StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, const PtxTarget& target,
                                  const std::string& dump_ir_dir, const std::string& dump_stem) {
   PtxModule result;
   if (requests.empty()) return result;
@@ -180,7 +185,7 @@ StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, c
   // Precise math: no flushing of subnormals in libdevice's functions.
   module->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   const CudaTargetHooks hooks;
-  for (const cpu::KernelRequest& request : requests) {
+  for (const KernelDescription& request : requests) {
     const Instruction* root = request.computation->root();
     if (root != nullptr && root->opcode == Opcode::kSort) {
       KILN_ASSIGN_OR_RETURN(const int64_t rows, EmitSortKernel(*module, *root, request.name));

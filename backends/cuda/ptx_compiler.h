@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "backends/cpu/codegen/kernel_compiler.h"
+#include "core/compiler/kernel_description.h"
 #include "core/status.h"
 
 namespace kiln::cuda {
@@ -44,6 +44,10 @@ struct PtxKernel {
   bool takes_rng_key = false;   // an i64 key follows the extent (rng_emitter.h)
 };
 
+// The grid a kernel launches with: blocks of kThreadsPerBlock threads
+// along x, one thread per iteration of its parallel extent.
+KernelGrid CudaKernelGrid(const PtxKernel& kernel);
+
 struct PtxModule {
   std::string ptx;
   std::vector<PtxKernel> kernels;  // request order
@@ -57,7 +61,7 @@ Status CheckPtxEmittable(const Computation& computation);
 // Every request's kernel in one PTX module. `dump_ir_dir`, when not empty,
 // receives the emitted and optimised LLVM IR (STEM.ptx.emitted.ll and
 // STEM.ptx.optimized.ll).
-StatusOr<PtxModule> CompileToPtx(std::span<const cpu::KernelRequest> requests, const PtxTarget& target,
+StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, const PtxTarget& target,
                                  const std::string& dump_ir_dir = "", const std::string& dump_stem = "");
 
 }  // namespace kiln::cuda

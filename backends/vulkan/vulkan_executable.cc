@@ -43,9 +43,9 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     std::vector<BufferRange> ranges;
     ranges.reserve(step.buffers.size());
     for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
-    const int64_t groups = std::clamp<int64_t>(
-        (shader.glsl.invocations + kGlslWorkgroupSize - 1) / kGlslWorkgroupSize, 0,
-        std::min<int64_t>(kGlslMaxWorkgroups, executable_.vulkan_->features().max_workgroup_count[0]));
+    const KernelGrid& grid = executable_.program_->kernels[index].grid;
+    const int64_t groups =
+        std::min<int64_t>(grid.workgroups[0], executable_.vulkan_->features().max_workgroup_count[0]);
     // An rng kernel's key, (lo, hi) words: one per launch of this execution.
     std::array<std::byte, 8> key{};
     if (shader.glsl.takes_rng_key) {
@@ -148,7 +148,7 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.spirv = shader.spirv;
     spec.buffer_count = static_cast<uint32_t>(shader.glsl.binding_count);
     spec.push_constant_bytes = static_cast<uint32_t>(shader.glsl.push_constant_bytes);
-    spec.workgroup_size_x = static_cast<uint32_t>(kGlslWorkgroupSize);
+    spec.workgroup_size_x = static_cast<uint32_t>(program->kernels[i].grid.workgroup_size[0]);
     if (cache != nullptr) spec.pipeline_cache = cache->pipeline_cache();
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
     executable->kernels_.push_back(std::move(kernel));

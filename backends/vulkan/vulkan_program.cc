@@ -25,6 +25,10 @@ DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t
   return rules;
 }
 
+KernelGrid VulkanKernelGrid(const GlslKernel& kernel) {
+  return LinearGrid(kernel.invocations, kGlslWorkgroupSize, kGlslMaxWorkgroups);
+}
+
 StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
                                                           const ShaderFeatures& features,
                                                           uint64_t offset_alignment, int optimization_level,
@@ -58,6 +62,7 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
       KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name, nan_widths));
       if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, nan_widths, shader.spirv);
     }
+    program->kernels[program->shaders.size()].grid = VulkanKernelGrid(shader.glsl);
     program->shaders.push_back(std::move(shader));
   }
   return program;

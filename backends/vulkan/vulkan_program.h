@@ -1,6 +1,7 @@
 // A module compiled for the Vulkan backend: the shared device program
 // (core/lowering/device_program.h) plus, per kernel, its GLSL (kept for
-// dumps and errors), its SPIR-V and the invocations a dispatch must cover.
+// dumps and errors) and its SPIR-V; each kernel description's grid is
+// VulkanKernelGrid's.
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,12 @@ struct VulkanProgram : DeviceProgram {
   std::vector<CompiledShader> shaders;   // shaders[step.kernel]
   std::vector<UserOpDispatch> user_ops;  // registered ops' shaders: user_ops[step.call]
 };
+
+// The grid a kernel is dispatched with: workgroups of kGlslWorkgroupSize
+// invocations (its local size) along x, one invocation per output element,
+// at most kGlslMaxWorkgroups (the shader then strides); a device with a
+// lower workgroup-count limit caps it again at dispatch.
+KernelGrid VulkanKernelGrid(const GlslKernel& kernel);
 
 // The rules the shared device lowering follows on a device with `features`:
 // a kernel is what the GLSL generator can emit for it, and slots are aligned

@@ -289,13 +289,13 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
   Leaves outputs = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
   const Instruction* root = computation.root();
-  if (const int64_t scratch = rules_.kernel_scratch_bytes ? rules_.kernel_scratch_bytes(*root) : 0;
-      scratch > 0)
-    step.buffers.push_back(NewSlot(DeviceSlotKind::kTemporary, scratch));
+  const int64_t scratch = rules_.kernel_scratch_bytes ? rules_.kernel_scratch_bytes(*root) : 0;
+  if (scratch > 0) step.buffers.push_back(NewSlot(DeviceSlotKind::kTemporary, scratch));
   const auto [found, inserted] =
       request_of_key_.try_emplace(KernelKey(computation), static_cast<int>(program_.kernels.size()));
   if (inserted)
-    program_.kernels.push_back({&computation, "kiln_kernel_" + std::to_string(program_.kernels.size())});
+    program_.kernels.push_back(
+        DescribeKernel(computation, "kiln_kernel_" + std::to_string(program_.kernels.size()), scratch));
   step.kernel = found->second;
   Append(sequence, std::move(step));
   values[&instruction] = std::move(outputs);
@@ -460,13 +460,6 @@ Computation* Lowerer::SingleInstructionComputation(const Instruction& instructio
 }
 
 }  // namespace
-
-int64_t DenseBytes(const Shape& shape) {
-  if (!shape.IsArray()) return 0;
-  const int64_t count = shape.element_count();
-  const int64_t width = ByteWidth(shape.element_type());
-  return count > INT64_MAX / width ? INT64_MAX : count * width;
-}
 
 bool NeedsHostOnDevice(const Instruction& instruction) {
   switch (instruction.opcode) {

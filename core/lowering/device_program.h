@@ -14,14 +14,11 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler/kernel_description.h"
 #include "core/ir.h"
 #include "core/literal.h"
 
 namespace kiln {
-
-// Bytes of an array stored densely row-major (INT64_MAX when that
-// overflows); 0 for a tuple or token.
-int64_t DenseBytes(const Shape& shape);
 
 enum class DeviceSlotKind {
   kTemporary,  // at `offset` in the execution's scratch block
@@ -55,7 +52,7 @@ struct DeviceStep {
   std::string name;  // the instruction it comes from, for errors
 
   // kLaunch: kernel `kernel` on `buffers` (inputs, then outputs, then the
-  // kernel's scratch slot when its description asks for one).
+  // kernel's scratch slot when its description's scratch_bytes is not 0).
   int kernel = -1;
   std::vector<int> buffers;
 
@@ -95,15 +92,6 @@ struct DeviceStepSequence {
   std::vector<int> results;     // result leaves' slots (never a bound slot)
 };
 
-// One kernel to compile: a computation of the program's module (a fusion's,
-// or one made for a single instruction) whose parameters are the launch's
-// inputs and whose root (an array or a tuple of arrays) its outputs.
-// Launches of equal computations share one description.
-struct KernelDescription {
-  const Computation* computation = nullptr;
-  std::string name;  // unique within the program
-};
-
 struct DeviceProgram {
   std::unique_ptr<Module> module;             // the optimised clone the kernels come from
   std::deque<Literal> constants;              // uploaded once per executable
@@ -112,7 +100,10 @@ struct DeviceProgram {
   std::vector<Shape> parameter_leaves;
   std::vector<Shape> result_leaves;
   int64_t scratch_bytes = 0;
-  std::vector<KernelDescription> kernels;  // step.kernel indexes this
+  // One description per distinct kernel (core/compiler/kernel_description.h):
+  // launches of equal computations share one; step.kernel indexes this.
+  // The backend fills in each grid when it compiles the kernels.
+  std::vector<KernelDescription> kernels;
   // Instructions the backend runs as library calls (of this program's
   // module), one per kLibraryCall step; step.call indexes this.
   std::vector<const Instruction*> library_calls;

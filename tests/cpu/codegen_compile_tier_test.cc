@@ -135,7 +135,8 @@ TEST(CompileTier, MixedTiersInOneCompileAgreeWithTheInterpreter) {
     options.quick_tier_max_iterations = limit;
     auto compiler = KernelCompiler::Create(options);
     ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
-    const KernelRequest requests[] = {{(*small)->entry(), "small"}, {(*large)->entry(), "large"}};
+    const KernelDescription requests[] = {DescribeKernel(*(*small)->entry(), "small"),
+                                          DescribeKernel(*(*large)->entry(), "large")};
     auto compiled = (*compiler)->Compile(requests);
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
     const std::string what = "limit " + std::to_string(limit);

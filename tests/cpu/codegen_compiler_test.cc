@@ -28,8 +28,8 @@ ENTRY e {
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   const Status emittable = SharedCompiler().CheckEmittable(*(*module)->entry());
   EXPECT_TRUE(emittable.ok()) << emittable.ToString();
-  KernelRequest request{(*module)->entry(), "dot_kernel"};
-  auto compiled = SharedCompiler().Compile(std::span<const KernelRequest>(&request, 1));
+  KernelDescription request = DescribeKernel(*(*module)->entry(), "dot_kernel");
+  auto compiled = SharedCompiler().Compile(std::span<const KernelDescription>(&request, 1));
   ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
   ASSERT_EQ((*compiled)->kernels().size(), 1u);
   EXPECT_NE((*compiled)->kernels()[0].function, nullptr);
@@ -95,11 +95,11 @@ std::unique_ptr<Module> ScaleModule(int factor) {
 TEST(CodegenCompiler, ManyKernelsSplitOverParallelModules) {
   const int count = 3 * KernelCompileThreads() + 2;
   std::vector<std::unique_ptr<Module>> modules;
-  std::vector<KernelRequest> requests;
+  std::vector<KernelDescription> requests;
   for (int i = 0; i < count; ++i) {
     modules.push_back(ScaleModule(i + 1));
     ASSERT_NE(modules.back(), nullptr);
-    requests.push_back({modules.back()->entry(), "scale_" + std::to_string(i)});
+    requests.push_back(DescribeKernel(*modules.back()->entry(), "scale_" + std::to_string(i)));
   }
   auto compiled = SharedCompiler().Compile(requests);
   ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
@@ -144,11 +144,11 @@ TEST(CodegenCompiler, ObjectCacheHitsOnSecondCompile) {
   options.cache_dir = directory.string();
   auto compiler = KernelCompiler::Create(options);
   ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
-  KernelRequest request{(*module)->entry(), "cached"};
+  KernelDescription request = DescribeKernel(*(*module)->entry(), "cached");
   Literal input = MakeInput(Shape(ElementType::kF32, {64}), 5);
   std::vector<Literal> results;
   for (int round = 0; round < 2; ++round) {
-    auto compiled = (*compiler)->Compile(std::span<const KernelRequest>(&request, 1));
+    auto compiled = (*compiler)->Compile(std::span<const KernelDescription>(&request, 1));
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
     EXPECT_EQ((*compiler)->cache_hits(), round);
     results.push_back(RunCompiled(**compiled, **module, {input}, 1)[0]);
@@ -169,9 +169,9 @@ TEST(CodegenCompiler, CacheDirectoryFromEnvironment) {
   auto module =
       ParseHloModule("HloModule m\nENTRY e {\n  a = s16[9] parameter(0)\n  ROOT n = s16[9] not(a)\n}\n");
   ASSERT_TRUE(module.ok());
-  KernelRequest request{(*module)->entry(), "from_env"};
+  KernelDescription request = DescribeKernel(*(*module)->entry(), "from_env");
   for (int round = 0; round < 2; ++round) {
-    ASSERT_TRUE((*compiler)->Compile(std::span<const KernelRequest>(&request, 1)).ok());
+    ASSERT_TRUE((*compiler)->Compile(std::span<const KernelDescription>(&request, 1)).ok());
   }
   EXPECT_EQ((*compiler)->cache_hits(), 1);
   EXPECT_TRUE(std::filesystem::exists(directory));
@@ -189,11 +189,11 @@ TEST(CodegenCompiler, ObjectCacheHitsForEverySplitModule) {
   auto compiler = KernelCompiler::Create(options);
   ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
   std::vector<std::unique_ptr<Module>> modules;
-  std::vector<KernelRequest> requests;
+  std::vector<KernelDescription> requests;
   for (int i = 0; i < 5; ++i) {
     modules.push_back(ScaleModule(i + 2));
     ASSERT_NE(modules.back(), nullptr);
-    requests.push_back({modules.back()->entry(), "cached_scale_" + std::to_string(i)});
+    requests.push_back(DescribeKernel(*modules.back()->entry(), "cached_scale_" + std::to_string(i)));
   }
   Literal input = MakeInput(Shape(ElementType::kS32, {100}), 8, -1000, 1000);
   for (int round = 0; round < 2; ++round) {

@@ -100,8 +100,8 @@ TEST(CodegenElementwise, ExpAndLogisticAtEveryOptimizationLevel) {
       options.quick_tier_max_iterations = quick_limit;
       auto compiler = KernelCompiler::Create(options);
       ASSERT_TRUE(compiler.ok()) << compiler.status().ToString();
-      KernelRequest request{(*module)->entry(), "exp_logistic"};
-      auto compiled = (*compiler)->Compile(std::span<const KernelRequest>(&request, 1));
+      KernelDescription request = DescribeKernel(*(*module)->entry(), "exp_logistic");
+      auto compiled = (*compiler)->Compile(std::span<const KernelDescription>(&request, 1));
       ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
       ExpectNear((*expected)[0], RunCompiled(**compiled, **module, {input}, 3)[0],
                  "level " + std::to_string(level) + ", quick limit " + std::to_string(quick_limit));

@@ -40,8 +40,8 @@ inline void RunInPieces(const KernelInfo& kernel, void* const* buffers, int piec
 }
 
 inline StatusOr<std::shared_ptr<CompiledKernels>> CompileEntry(const Module& module) {
-  KernelRequest request{module.entry(), "test_kernel"};
-  return SharedCompiler().Compile(std::span<const KernelRequest>(&request, 1));
+  KernelDescription request = DescribeKernel(*module.entry(), "test_kernel");
+  return SharedCompiler().Compile(std::span<const KernelDescription>(&request, 1));
 }
 
 // Runs compiled kernel number `kernel`, built from the entry of `module`, on

@@ -73,6 +73,11 @@ ENTRY main {
   ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
   EXPECT_EQ(exported.kernels[0].parallel_extent, 1000);  // one thread per element
   EXPECT_EQ(exported.kernels[0].buffer_count, 3);
+  // Launched as 4 blocks of 256 threads, the last skipping 24.
+  const KernelGrid grid = cuda::CudaKernelGrid(exported.kernels[0]);
+  EXPECT_EQ(grid.iterations, 1000);
+  EXPECT_EQ(grid.workgroups[0], 4);
+  EXPECT_EQ(grid.workgroup_size[0], cuda::kThreadsPerBlock);
   EXPECT_NE(exported.ptx.find(".target sm_80"), std::string::npos);
   EXPECT_NE(exported.ptx.find(".entry " + exported.kernels[0].name), std::string::npos) << exported.ptx;
   EXPECT_EQ(exported.ptx.find("call.uni"), std::string::npos) << "everything should be inlined:\n"

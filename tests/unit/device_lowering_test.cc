@@ -1,8 +1,10 @@
 // The shared device lowering (core/lowering): what steps, slots and kernels
 // a module becomes under a backend's rules, what it refuses and how it names
-// the refusal. The CUDA backend's tests run the same lowering end to end.
+// the refusal, and the kernel descriptions it makes. The CUDA backend's
+// tests run the same lowering end to end.
 #include "core/lowering/device_lowering.h"
 
+#include <climits>
 #include <string>
 
 #include <gtest/gtest.h>
@@ -293,6 +295,94 @@ ENTRY e {
   EXPECT_EQ(LowerForDevice(std::move(module), rules, program).code(), StatusCode::kInternal);
   DeviceProgram empty;
   EXPECT_EQ(LowerForDevice(nullptr, TestRules(), empty).code(), StatusCode::kInvalidArgument);
+}
+
+// The backend-neutral kernel description (core/compiler/kernel_description.h)
+// the lowering makes once per distinct kernel: what DescribeKernel reads off
+// a computation, and the linear grids every backend builds its own from
+// (CPU row blocks, CUDA blocks x threads, Vulkan workgroups x local size).
+TEST(KernelDescriptionTest, DescribesArgumentsAndResultLeavesOfTheComputation) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4,8] parameter(0)
+  b = s8[3] parameter(1)
+  n = f32[4,8] negate(a)
+  ROOT t = (f32[4,8], s8[3]) tuple(n, b)
+})");
+  ASSERT_NE(module, nullptr);
+  const KernelDescription kernel = DescribeKernel(*module->entry(), "k0", 96);
+  EXPECT_EQ(kernel.computation, module->entry());
+  EXPECT_EQ(kernel.name, "k0");
+  ASSERT_EQ(kernel.arguments.size(), 2u);
+  EXPECT_EQ(kernel.arguments[0].shape.ToString(), "f32[4,8]");
+  EXPECT_EQ(kernel.arguments[0].bytes, 4 * 8 * 4);
+  EXPECT_EQ(kernel.arguments[1].bytes, 3);
+  ASSERT_EQ(kernel.results.size(), 2u);
+  EXPECT_EQ(kernel.results[0].shape.ToString(), "f32[4,8]");
+  EXPECT_EQ(kernel.results[1].shape.ToString(), "s8[3]");
+  EXPECT_EQ(kernel.scratch_bytes, 96);
+  // No backend has chosen a grid yet: one iteration, one workgroup of one.
+  EXPECT_EQ(kernel.grid.iterations, 1);
+  EXPECT_EQ(kernel.grid.invocations(), 1);
+}
+
+TEST(KernelDescriptionTest, LinearGridCoversTheIterationsInWholeWorkgroups) {
+  const KernelGrid exact = LinearGrid(1024, 256);
+  EXPECT_EQ(exact.iterations, 1024);
+  EXPECT_EQ(exact.workgroups[0], 4);
+  EXPECT_EQ(exact.workgroup_size[0], 256);
+  EXPECT_EQ(exact.workgroups[1] * exact.workgroups[2] * exact.workgroup_size[1] * exact.workgroup_size[2], 1);
+  EXPECT_EQ(exact.invocations(), 1024);
+
+  const KernelGrid ragged = LinearGrid(1000, 256);
+  EXPECT_EQ(ragged.workgroups[0], 4);  // the last workgroup skips 24 iterations
+  EXPECT_EQ(ragged.invocations(), 1024);
+
+  const KernelGrid one_block = LinearGrid(7, 64);
+  EXPECT_EQ(one_block.workgroups[0], 1);
+}
+
+TEST(KernelDescriptionTest, LinearGridCapsWorkgroupsAndKeepsEmptyGridsEmpty) {
+  const KernelGrid capped = LinearGrid(1'000'000, 64, 100);
+  EXPECT_EQ(capped.workgroups[0], 100);  // the invocations stride through the rest
+  EXPECT_EQ(capped.iterations, 1'000'000);
+  EXPECT_LT(capped.invocations(), capped.iterations);
+
+  const KernelGrid empty = LinearGrid(0, 64);
+  EXPECT_EQ(empty.workgroups[0], 0);
+  EXPECT_EQ(empty.invocations(), 0);
+
+  // A workgroup size below one is one; sizes near the limit do not overflow.
+  EXPECT_EQ(LinearGrid(5, 0).workgroup_size[0], 1);
+  EXPECT_EQ(LinearGrid(5, 0).workgroups[0], 5);
+  const KernelGrid huge = LinearGrid(INT64_MAX, 2);
+  EXPECT_EQ(huge.workgroups[0], INT64_MAX / 2 + 1);
+  EXPECT_EQ(huge.invocations(), INT64_MAX);  // saturated
+}
+
+TEST(KernelDescriptionTest, DeviceLoweringDescribesEachDistinctKernelOnceWithItsScratch) {
+  std::unique_ptr<Module> module = Parse(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ENTRY e {
+  a = f32[16,32] parameter(0)
+  z = f32[] constant(0)
+  ROOT r = f32[16] reduce(a, z), dimensions={1}, to_apply=add
+})");
+  ASSERT_NE(module, nullptr);
+  DeviceProgram program;
+  ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
+  ASSERT_EQ(program.kernels.size(), 1u);
+  const KernelDescription& kernel = program.kernels[0];
+  EXPECT_EQ(kernel.scratch_bytes, 100);
+  ASSERT_EQ(kernel.results.size(), 1u);
+  EXPECT_EQ(kernel.results[0].shape.ToString(), "f32[16]");
+  EXPECT_EQ(kernel.results[0].bytes, 64);
+  ASSERT_FALSE(kernel.arguments.empty());
+  EXPECT_EQ(kernel.arguments[0].shape.ToString(), "f32[16,32]");
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/shader_compiler.h"
+#include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 
 namespace kiln::vulkan {
@@ -650,6 +651,36 @@ TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
   ShaderFeatures lavapipe_with_lanes = AllShaderFeatures();
   lavapipe_with_lanes.max_loop_iterations = 65535;
   EXPECT_TRUE(CheckGlslEmittable(*(*module)->entry(), lavapipe_with_lanes).ok());
+}
+
+}  // namespace
+}  // namespace kiln::vulkan
+
+namespace kiln::vulkan {
+namespace {
+
+// Each kernel description of a compiled program gets VulkanKernelGrid's
+// grid: workgroups of the shaders' local size over the kernel's
+// invocations, at most kGlslMaxWorkgroups of them.
+TEST(VulkanKernelGridTest, ProgramKernelsAreWorkgroupsOfTheLocalSize) {
+  StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(Module(R"(
+  a = f32[1000] parameter(0)
+  b = f32[1000] parameter(1)
+  s = f32[1000] add(a, b)
+  ROOT e = f32[1000] exponential(s))"));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  StatusOr<std::unique_ptr<VulkanProgram>> program =
+      CompileForVulkan(**module, AllShaderFeatures(), 256, /*optimization_level=*/2);
+  ASSERT_TRUE(program.ok()) << program.status().ToString();
+  ASSERT_EQ((*program)->kernels.size(), 1u);
+  const KernelGrid& grid = (*program)->kernels[0].grid;
+  EXPECT_EQ(grid.iterations, 1000);
+  EXPECT_EQ(grid.workgroup_size[0], kGlslWorkgroupSize);
+  EXPECT_EQ(grid.workgroups[0], (1000 + kGlslWorkgroupSize - 1) / kGlslWorkgroupSize);
+
+  GlslKernel huge;
+  huge.invocations = kGlslMaxGridInvocations * 3;
+  EXPECT_EQ(VulkanKernelGrid(huge).workgroups[0], kGlslMaxWorkgroups);  // the shader strides
 }
 
 }  // namespace

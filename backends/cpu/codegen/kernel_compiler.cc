@@ -37,7 +37,7 @@ class LlvmCompiledKernels : public CompiledKernels {
 // equal size (by instruction count, largest first onto the lightest group),
 // one module each, so that the modules compile in about the same time in
 // parallel.
-std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelRequest> requests,
+std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelDescription> requests,
                                                 std::vector<size_t> members, int count) {
   auto size_of = [&](size_t i) { return requests[i].computation->instructions().size(); };
   // Ties keep request order, so the grouping is deterministic.
@@ -56,9 +56,8 @@ std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelRequest> r
 
 // The requests' modules: fully optimised ones first (they take longest, and
 // workers take modules in order), then quick-tier ones.
-std::vector<std::pair<CompileTier, std::vector<size_t>>> PlanModules(std::span<const KernelRequest> requests,
-                                                                     int threads,
-                                                                     int64_t quick_tier_max_iterations) {
+std::vector<std::pair<CompileTier, std::vector<size_t>>> PlanModules(
+    std::span<const KernelDescription> requests, int threads, int64_t quick_tier_max_iterations) {
   std::vector<size_t> optimized, quick;
   for (size_t i = 0; i < requests.size(); ++i) {
     const CompileTier tier = codegen::ChooseCompileTier(*requests[i].computation, quick_tier_max_iterations);
@@ -87,11 +86,11 @@ class LlvmKernelCompiler : public KernelCompiler {
   }
 
   using KernelCompiler::Compile;
-  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests,
+  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,
                                                      const KernelDump& dump) override {
     PhaseTimer total("kernels: total");
     std::set<std::string> names;
-    for (const KernelRequest& request : requests) {
+    for (const KernelDescription& request : requests) {
       if (request.computation == nullptr)
         return InvalidArgument("cpu codegen: request ", request.name, " has no computation");
       if (request.name.empty()) return InvalidArgument("cpu codegen: a kernel request has an empty name");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/codegen/compile_tier.h"
+#include "core/compiler/kernel_description.h"
 #include "core/ir.h"
 #include "core/status.h"
 
@@ -32,11 +33,8 @@ namespace kiln::cpu {
 // threads at once, so a kernel writes only the outputs of its own range.
 using KernelFunction = void (*)(void* const* buffers, int64_t begin, int64_t end);
 
-struct KernelRequest {
-  const Computation* computation = nullptr;
-  std::string name;  // unique within one Compile call
-};
-
+// What compiling one KernelDescription gave: the function, and what the
+// runtime needs to choose its grid (CpuKernelGrid, kernel_thunk.h).
 struct KernelInfo {
   KernelFunction function = nullptr;
   // Number of independent iterations the kernel can be split into (>= 1).
@@ -87,12 +85,14 @@ class KernelCompiler {
   // without building that computation where the answer allows.
   virtual Status CheckInstructionEmittable(const Instruction& instruction) const = 0;
 
-  // Compiles all requests (per compile tier, split into up to
+  // Compiles all described kernels (per compile tier, split into up to
   // KernelCompileThreads() modules, built in parallel) into one native
-  // program. Thread-safe.
-  virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests,
+  // program; their names must be unique within the call. Only the
+  // computation and name of each description are read: the grid is the
+  // runtime's to choose from the KernelInfo. Thread-safe.
+  virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,
                                                              const KernelDump& dump) = 0;
-  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelRequest> requests) {
+  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests) {
     return Compile(requests, KernelDump{});
   }
 

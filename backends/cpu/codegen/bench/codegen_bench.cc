@@ -64,9 +64,9 @@ ENTRY e {
   u = f32[16777216] multiply(t, bc)
   ROOT r = f32[16777216] add(u, x)
 })");
-  kiln::cpu::KernelRequest request{chain->entry(), "chain"};
+  kiln::KernelDescription request = kiln::DescribeKernel(*chain->entry(), "chain");
   auto start = Clock::now();
-  auto compiled = compiler.Compile(std::span<const kiln::cpu::KernelRequest>(&request, 1));
+  auto compiled = compiler.Compile(std::span<const kiln::KernelDescription>(&request, 1));
   const double chain_compile_ms = Milliseconds(start);
   if (!compiled.ok()) return 1;
   std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
@@ -88,8 +88,8 @@ ENTRY e {
   z = f32[] constant(0)
   ROOT r = f32[4096] reduce(x, z), dimensions={1}, to_apply=add
 })");
-  kiln::cpu::KernelRequest sum_request{rowsum->entry(), "rowsum"};
-  auto sum = compiler.Compile(std::span<const kiln::cpu::KernelRequest>(&sum_request, 1));
+  kiln::KernelDescription sum_request = kiln::DescribeKernel(*rowsum->entry(), "rowsum");
+  auto sum = compiler.Compile(std::span<const kiln::KernelDescription>(&sum_request, 1));
   if (!sum.ok()) return 1;
   std::vector<float> matrix(4096u * 4096u, 1.0f), sums(4096);
   void* sum_buffers[] = {matrix.data(), sums.data()};
@@ -99,14 +99,14 @@ ENTRY e {
 
   // 50 small kernels in one module.
   std::vector<std::unique_ptr<kiln::Module>> modules;
-  std::vector<kiln::cpu::KernelRequest> requests;
+  std::vector<kiln::KernelDescription> requests;
   for (int i = 0; i < 50; ++i) {
     modules.push_back(
         Parse("HloModule m\nENTRY e {\n  x = f32[128," + std::to_string(64 + i) +
               "] parameter(0)\n  y = f32[128," + std::to_string(64 + i) + "] parameter(1)\n  m = f32[128," +
               std::to_string(64 + i) + "] multiply(x, y)\n  e = f32[128," + std::to_string(64 + i) +
               "] exponential(m)\n  ROOT r = f32[128," + std::to_string(64 + i) + "] add(e, x)\n}\n"));
-    requests.push_back({modules.back()->entry(), "k" + std::to_string(i)});
+    requests.push_back(kiln::DescribeKernel(*modules.back()->entry(), "k" + std::to_string(i)));
   }
   start = Clock::now();
   auto many = compiler.Compile(requests);
