@@ -51,10 +51,10 @@ WhileThunk::WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vec
 Status WhileThunk::Run(ExecutionContext& context) const {
   void** slots = context.slots;
   const size_t leaves = results_.size();
-  for (size_t i = 0; i < leaves; ++i) {
-    slots[results_[i]] = slots[state_a_[i]];
-    CopyIfDistinct(slots[state_a_[i]], slots[inputs_[i]], leaf_bytes_[i]);
-  }
+  // The first iteration reads the initial state where it is: the next state
+  // always goes to a buffer other than the current one, so it is never
+  // written (no copy in, and no fresh pages touched by one thread).
+  for (size_t i = 0; i < leaves; ++i) slots[results_[i]] = slots[inputs_[i]];
   // A body of a few scalar kernels costs nanoseconds, so the per-iteration
   // overhead around it is what the loop costs: with every step an inline
   // kernel, the passes call the kernels directly, and the back-edge checks

@@ -36,7 +36,8 @@ class WhileThunk : public Thunk {
   std::string_view kind() const override { return "while"; }
 
  private:
-  // The state buffer of leaf `i` that does not hold the current state.
+  // The state buffer of leaf `i` that does not hold the current state (the
+  // first when the current state is still the initial value).
   void* OtherBuffer(void* const* slots, size_t i) const {
     void* current = slots[results_[i]];
     return current == slots[state_a_[i]] ? slots[state_b_[i]] : slots[state_a_[i]];

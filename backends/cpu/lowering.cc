@@ -369,7 +369,13 @@ Status Lowerer::LowerWhile(const Instruction& instruction, Scope& scope) {
   Leaves state_b = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
   Leaves results = NewLeaves(instruction.shape, SlotKind::kBound, scope.region);
   for (size_t i = 0; i < results.size(); ++i) {
-    program_.slots[static_cast<size_t>(results[i])].backing = {state_a[i], state_b[i]};
+    // The loop starts from the initial value where it is (it never writes
+    // the buffer holding the current state), so that value, and whatever it
+    // may point to (another loop's state), lives as long.
+    std::vector<int> backing = {state_a[i], state_b[i], init[i]};
+    const std::vector<int>& inherited = program_.slots[static_cast<size_t>(init[i])].backing;
+    backing.insert(backing.end(), inherited.begin(), inherited.end());
+    program_.slots[static_cast<size_t>(results[i])].backing = std::move(backing);
   }
   // A state leaf the body computes into one of its own temporaries is
   // computed straight into the loop's other state buffer instead (the loop

@@ -231,5 +231,50 @@ TEST(RuntimeWhileStateTest, UpdateAndBranchWriteTheNextState) {
   EXPECT_EQ(BytesCopiedPerIteration(kUpdateAndBranchInTheBody), 0);
 }
 
+// Loops one after another: each starts from the previous loop's result
+// where it lies, so that loop's buffers must outlive the next loop too (the
+// next loop's own state buffers may not take their place).
+constexpr char kChainedLoops[] = R"(HloModule m
+cond {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[16] get-tuple-element(s), index=1
+  k = f32[16] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  rx = f32[16] reverse(x), dimensions={0}
+  x2 = f32[16] add(rx, k)
+  ROOT t = (s32[], f32[16], f32[16]) tuple(j, x2, k)
+}
+ENTRY e {
+  x = f32[16] parameter(0)
+  k = f32[16] parameter(1)
+  zero = s32[] constant(0)
+  init1 = (s32[], f32[16], f32[16]) tuple(zero, x, k)
+  loop1 = (s32[], f32[16], f32[16]) while(init1), condition=cond, body=body
+  y1 = f32[16] get-tuple-element(loop1), index=1
+  k1 = f32[16] get-tuple-element(loop1), index=2
+  k1n = f32[16] negate(k1)
+  init2 = (s32[], f32[16], f32[16]) tuple(zero, y1, k1n)
+  loop2 = (s32[], f32[16], f32[16]) while(init2), condition=cond, body=body
+  y2 = f32[16] get-tuple-element(loop2), index=1
+  k2 = f32[16] get-tuple-element(loop2), index=2
+  init3 = (s32[], f32[16], f32[16]) tuple(zero, y2, k2)
+  loop3 = (s32[], f32[16], f32[16]) while(init3), condition=cond, body=body
+  y3 = f32[16] get-tuple-element(loop3), index=1
+  ROOT out = (f32[16]) tuple(y3)
+})";
+
+TEST(RuntimeWhileStateTest, LoopsStartingFromAnotherLoopsResult) {
+  ExpectMatchesInterpreter(kChainedLoops, 1e-5);
+  EXPECT_EQ(BytesCopiedPerIteration(kChainedLoops), 0);
+}
+
 }  // namespace
 }  // namespace kiln::cpu
