@@ -52,9 +52,9 @@ class CudaExecutable : public Executable {
   std::shared_ptr<interpreter::HostQueues> queues_;
   std::shared_ptr<CublasHandles> blas_;
   CUmodule module_ = nullptr;
-  std::vector<CUfunction> functions_;   // per kernel of program_->ptx
-  std::vector<LoadedUserOp> user_ops_;  // per program_->user_ops entry
-  std::vector<DeviceBlock> constants_;  // per program constant
+  std::vector<CUfunction> functions_;        // per kernel of program_->ptx
+  std::vector<LoadedUserOp> user_ops_;       // per program_->user_ops entry
+  std::vector<DeviceBlock> constants_;       // per program constant
   std::vector<DeviceBlock> user_op_frames_;  // the call frames of the user ops that take one
 };
 

@@ -50,10 +50,10 @@ class VulkanExecutable : public Executable {
   kiln::Device* device_;
   std::shared_ptr<Device> vulkan_;
   std::shared_ptr<interpreter::HostQueues> queues_;
-  std::vector<std::shared_ptr<Kernel>> kernels_;    // per program kernel
-  std::vector<std::shared_ptr<Kernel>> user_ops_;   // per program user_ops entry
+  std::vector<std::shared_ptr<Kernel>> kernels_;         // per program kernel
+  std::vector<std::shared_ptr<Kernel>> user_ops_;        // per program user_ops entry
   std::vector<std::shared_ptr<Buffer>> user_op_frames_;  // per user_ops entry: its call frame, or null
-  std::vector<std::shared_ptr<Buffer>> constants_;  // per program constant
+  std::vector<std::shared_ptr<Buffer>> constants_;       // per program constant
 };
 
 }  // namespace kiln::vulkan
