@@ -14,6 +14,7 @@
 #include "core/hlo_parser.h"
 #include "core/interpreter/evaluator.h"
 #include "tests/unit/autodiff_gradient_check.h"
+#include "tests/unit/control_flow_programs.h"
 
 namespace kiln {
 namespace {
@@ -23,6 +24,7 @@ using testing::RandomF64;
 using testing::RunLeaves;
 
 using testing::F64;
+namespace control_flow = testing::control_flow;
 
 std::unique_ptr<Module> Parse(const std::string& text) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
@@ -30,13 +32,7 @@ std::unique_ptr<Module> Parse(const std::string& text) {
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
-constexpr char kAdd[] = R"(
-add_f64 {
-  a = f64[] parameter(0)
-  b = f64[] parameter(1)
-  ROOT s = f64[] add(a, b)
-}
-)";
+const std::string kAdd = control_flow::AddComputation("f64");
 
 // Runs `module` on the interpreter.
 std::vector<Literal> RunForward(const Module& module, const std::vector<Literal>& inputs) {
@@ -86,30 +82,7 @@ void ExpectSameGradientsAsUnrolled(const Module& looped, const Module& unrolled,
 }
 
 // x grows as x * a + sin(x) while |x|^2 < 100; a is loop-invariant; i counts.
-constexpr char kGrowComputations[] = R"(
-grow_body {
-  s = (f64[3], f64[3], s32[]) parameter(0)
-  x = f64[3] get-tuple-element(s), index=0
-  a = f64[3] get-tuple-element(s), index=1
-  i = s32[] get-tuple-element(s), index=2
-  xa = f64[3] multiply(x, a)
-  sx = f64[3] sine(x)
-  nx = f64[3] add(xa, sx)
-  one = s32[] constant(1)
-  ni = s32[] add(i, one)
-  ROOT r = (f64[3], f64[3], s32[]) tuple(nx, a, ni)
-}
-
-grow_cond {
-  s = (f64[3], f64[3], s32[]) parameter(0)
-  x = f64[3] get-tuple-element(s), index=0
-  sq = f64[3] multiply(x, x)
-  zero = f64[] constant(0)
-  n = f64[] reduce(sq, zero), dimensions={0}, to_apply=add_f64
-  bound = f64[] constant(100)
-  ROOT lt = pred[] compare(n, bound), direction=LT
-}
-)";
+const std::string kGrowComputations = control_flow::GrowComputations("f64");
 
 std::string GrowLoop() {
   return std::string("HloModule grow\n") + kAdd + kGrowComputations + R"(
@@ -250,71 +223,10 @@ ENTRY main {
 
 // An inner loop whose trip count is the outer iteration number (plus one)
 // inside an outer loop that runs until x is large.
-constexpr char kNestedComputations[] = R"(
-inner_body {
-  s = (f64[2], f64[2], s32[], s32[]) parameter(0)
-  x = f64[2] get-tuple-element(s), index=0
-  a = f64[2] get-tuple-element(s), index=1
-  j = s32[] get-tuple-element(s), index=2
-  limit = s32[] get-tuple-element(s), index=3
-  xa = f64[2] multiply(x, a)
-  sxa = f64[2] sine(xa)
-  quarter = f64[] constant(0.25)
-  q = f64[2] broadcast(quarter), dimensions={}
-  sq = f64[2] multiply(sxa, sxa)
-  d = f64[2] multiply(q, sq)
-  nx = f64[2] add(x, d)
-  one = s32[] constant(1)
-  nj = s32[] add(j, one)
-  ROOT r = (f64[2], f64[2], s32[], s32[]) tuple(nx, a, nj, limit)
-}
-
-inner_cond {
-  s = (f64[2], f64[2], s32[], s32[]) parameter(0)
-  j = s32[] get-tuple-element(s), index=2
-  limit = s32[] get-tuple-element(s), index=3
-  ROOT le = pred[] compare(j, limit), direction=LE
-}
-
-outer_cond {
-  s = (f64[2], f64[2], s32[]) parameter(0)
-  x = f64[2] get-tuple-element(s), index=0
-  sq = f64[2] multiply(x, x)
-  zero = f64[] constant(0)
-  n = f64[] reduce(sq, zero), dimensions={0}, to_apply=add_f64
-  bound = f64[] constant(40)
-  ROOT lt = pred[] compare(n, bound), direction=LT
-}
-)";
+const std::string kNestedComputations = control_flow::NestedComputations("f64");
 
 TEST(AutodiffControlFlowTest, NestedWhileLoops) {
-  const std::string looped_text = std::string("HloModule nested\n") + kAdd + kNestedComputations + R"(
-outer_body {
-  s = (f64[2], f64[2], s32[]) parameter(0)
-  x = f64[2] get-tuple-element(s), index=0
-  a = f64[2] get-tuple-element(s), index=1
-  i = s32[] get-tuple-element(s), index=2
-  zero = s32[] constant(0)
-  t = (f64[2], f64[2], s32[], s32[]) tuple(x, a, zero, i)
-  w = (f64[2], f64[2], s32[], s32[]) while(t), condition=inner_cond, body=inner_body
-  y = f64[2] get-tuple-element(w), index=0
-  nx = f64[2] multiply(y, a)
-  one = s32[] constant(1)
-  ni = s32[] add(i, one)
-  ROOT r = (f64[2], f64[2], s32[]) tuple(nx, a, ni)
-}
-
-ENTRY main {
-  x = f64[2] parameter(0)
-  a = f64[2] parameter(1)
-  zero = s32[] constant(0)
-  init = (f64[2], f64[2], s32[]) tuple(x, a, zero)
-  w = (f64[2], f64[2], s32[]) while(init), condition=outer_cond, body=outer_body
-  rx = f64[2] get-tuple-element(w), index=0
-  ri = s32[] get-tuple-element(w), index=2
-  ROOT out = (f64[2], s32[]) tuple(rx, ri)
-}
-)";
+  const std::string looped_text = control_flow::NestedLoopsModule("f64");
   auto looped = Parse(looped_text);
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(32);
@@ -353,66 +265,12 @@ ENTRY main {
   }
 }
 
-constexpr char kEvenOdd[] = R"(
-even_step {
-  p = (f64[2], f64[2]) parameter(0)
-  x = f64[2] get-tuple-element(p), index=0
-  a = f64[2] get-tuple-element(p), index=1
-  xa = f64[2] multiply(x, a)
-  ROOT r = f64[2] add(xa, x)
-}
-
-odd_step {
-  p = (f64[2], f64[2]) parameter(0)
-  x = f64[2] get-tuple-element(p), index=0
-  a = f64[2] get-tuple-element(p), index=1
-  sx = f64[2] sine(x)
-  ex = f64[2] multiply(sx, a)
-  ROOT r = f64[2] add(ex, x)
-}
-)";
+const std::string kEvenOdd = control_flow::EvenOddComputations("f64");
 
 // The body picks a branch by the parity of its iteration; the loop runs
 // until x is large.
 TEST(AutodiffControlFlowTest, ConditionalInsideAWhileLoop) {
-  const std::string looped_text = std::string("HloModule cond_in_loop\n") + kAdd + kEvenOdd + R"(
-step_body {
-  s = (f64[2], f64[2], s32[]) parameter(0)
-  x = f64[2] get-tuple-element(s), index=0
-  a = f64[2] get-tuple-element(s), index=1
-  i = s32[] get-tuple-element(s), index=2
-  two = s32[] constant(2)
-  r = s32[] remainder(i, two)
-  zero = s32[] constant(0)
-  even = pred[] compare(r, zero), direction=EQ
-  xa = (f64[2], f64[2]) tuple(x, a)
-  y = f64[2] conditional(even, xa, xa), true_computation=even_step, false_computation=odd_step
-  one = s32[] constant(1)
-  ni = s32[] add(i, one)
-  ROOT out = (f64[2], f64[2], s32[]) tuple(y, a, ni)
-}
-
-step_cond {
-  s = (f64[2], f64[2], s32[]) parameter(0)
-  x = f64[2] get-tuple-element(s), index=0
-  sq = f64[2] multiply(x, x)
-  zero = f64[] constant(0)
-  n = f64[] reduce(sq, zero), dimensions={0}, to_apply=add_f64
-  bound = f64[] constant(60)
-  ROOT lt = pred[] compare(n, bound), direction=LT
-}
-
-ENTRY main {
-  x = f64[2] parameter(0)
-  a = f64[2] parameter(1)
-  zero = s32[] constant(0)
-  init = (f64[2], f64[2], s32[]) tuple(x, a, zero)
-  w = (f64[2], f64[2], s32[]) while(init), condition=step_cond, body=step_body
-  rx = f64[2] get-tuple-element(w), index=0
-  ri = s32[] get-tuple-element(w), index=2
-  ROOT out = (f64[2], s32[]) tuple(rx, ri)
-}
-)";
+  const std::string looped_text = control_flow::ConditionalInALoopModule("f64");
   auto looped = Parse(looped_text);
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(33);
@@ -444,36 +302,8 @@ ENTRY main {
 // A conditional whose true branch is a loop (its operand a tuple) and whose
 // false branch is straight-line code on another operand.
 TEST(AutodiffControlFlowTest, WhileLoopInsideAConditional) {
-  const std::string computations = std::string(kAdd) + kGrowComputations + R"(
-looping {
-  p = (f64[3], f64[3]) parameter(0)
-  x = f64[3] get-tuple-element(p), index=0
-  a = f64[3] get-tuple-element(p), index=1
-  zero = s32[] constant(0)
-  init = (f64[3], f64[3], s32[]) tuple(x, a, zero)
-  w = (f64[3], f64[3], s32[]) while(init), condition=grow_cond, body=grow_body
-  rx = f64[3] get-tuple-element(w), index=0
-  ri = s32[] get-tuple-element(w), index=2
-  ROOT r = (f64[3], s32[]) tuple(rx, ri)
-}
-
-straight {
-  a = f64[3] parameter(0)
-  sa = f64[3] sine(a)
-  m = f64[3] multiply(sa, a)
-  zero = s32[] constant(0)
-  ROOT r = (f64[3], s32[]) tuple(m, zero)
-}
-)";
-  const std::string looped_text = "HloModule loop_in_cond\n" + computations + R"(
-ENTRY main {
-  x = f64[3] parameter(0)
-  a = f64[3] parameter(1)
-  p = pred[] parameter(2)
-  xa = (f64[3], f64[3]) tuple(x, a)
-  ROOT c = (f64[3], s32[]) conditional(p, xa, a), true_computation=looping, false_computation=straight
-}
-)";
+  const std::string computations = control_flow::LoopInAConditionalComputations("f64");
+  const std::string looped_text = control_flow::LoopInAConditionalModule("f64");
   auto looped = Parse(looped_text);
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(34);

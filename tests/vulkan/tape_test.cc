@@ -16,44 +16,17 @@
 #include "core/autodiff/vjp.h"
 #include "core/hlo_parser.h"
 #include "core/literal_compare.h"
+#include "tests/unit/control_flow_programs.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln::vulkan {
 namespace {
 
-constexpr char kAdd[] = R"(
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-)";
+namespace control_flow = testing::control_flow;
 
-// x grows as x * a + sin(x) while |x|^2 < 100; a is loop-invariant; i counts.
-constexpr char kGrow[] = R"(
-grow_body {
-  s = (f32[3], f32[3], s32[]) parameter(0)
-  x = f32[3] get-tuple-element(s), index=0
-  a = f32[3] get-tuple-element(s), index=1
-  i = s32[] get-tuple-element(s), index=2
-  xa = f32[3] multiply(x, a)
-  sx = f32[3] sine(x)
-  nx = f32[3] add(xa, sx)
-  one = s32[] constant(1)
-  ni = s32[] add(i, one)
-  ROOT r = (f32[3], f32[3], s32[]) tuple(nx, a, ni)
-}
+const std::string kAdd = control_flow::AddComputation("f32");
 
-grow_cond {
-  s = (f32[3], f32[3], s32[]) parameter(0)
-  x = f32[3] get-tuple-element(s), index=0
-  sq = f32[3] multiply(x, x)
-  zero = f32[] constant(0)
-  n = f32[] reduce(sq, zero), dimensions={0}, to_apply=add_f32
-  bound = f32[] constant(100)
-  ROOT lt = pred[] compare(n, bound), direction=LT
-}
-)";
+const std::string kGrow = control_flow::GrowComputations("f32");
 
 std::unique_ptr<Module> Parse(const std::string& text) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
@@ -185,68 +158,8 @@ ENTRY main {
 // An inner loop whose trip count is the outer iteration number (plus one)
 // inside an outer loop that runs until x is large.
 TEST(VulkanTape, NestedWhileLoops) {
-  auto module = Parse(std::string("HloModule nested\n") + kAdd + R"(
-inner_body {
-  s = (f32[2], f32[2], s32[], s32[]) parameter(0)
-  x = f32[2] get-tuple-element(s), index=0
-  a = f32[2] get-tuple-element(s), index=1
-  j = s32[] get-tuple-element(s), index=2
-  limit = s32[] get-tuple-element(s), index=3
-  xa = f32[2] multiply(x, a)
-  sxa = f32[2] sine(xa)
-  quarter = f32[] constant(0.25)
-  q = f32[2] broadcast(quarter), dimensions={}
-  sq = f32[2] multiply(sxa, sxa)
-  d = f32[2] multiply(q, sq)
-  nx = f32[2] add(x, d)
-  one = s32[] constant(1)
-  nj = s32[] add(j, one)
-  ROOT r = (f32[2], f32[2], s32[], s32[]) tuple(nx, a, nj, limit)
-}
+  auto module = Parse(control_flow::NestedLoopsModule("f32"));
 
-inner_cond {
-  s = (f32[2], f32[2], s32[], s32[]) parameter(0)
-  j = s32[] get-tuple-element(s), index=2
-  limit = s32[] get-tuple-element(s), index=3
-  ROOT le = pred[] compare(j, limit), direction=LE
-}
-
-outer_cond {
-  s = (f32[2], f32[2], s32[]) parameter(0)
-  x = f32[2] get-tuple-element(s), index=0
-  sq = f32[2] multiply(x, x)
-  zero = f32[] constant(0)
-  n = f32[] reduce(sq, zero), dimensions={0}, to_apply=add_f32
-  bound = f32[] constant(40)
-  ROOT lt = pred[] compare(n, bound), direction=LT
-}
-
-outer_body {
-  s = (f32[2], f32[2], s32[]) parameter(0)
-  x = f32[2] get-tuple-element(s), index=0
-  a = f32[2] get-tuple-element(s), index=1
-  i = s32[] get-tuple-element(s), index=2
-  zero = s32[] constant(0)
-  t = (f32[2], f32[2], s32[], s32[]) tuple(x, a, zero, i)
-  w = (f32[2], f32[2], s32[], s32[]) while(t), condition=inner_cond, body=inner_body
-  y = f32[2] get-tuple-element(w), index=0
-  nx = f32[2] multiply(y, a)
-  one = s32[] constant(1)
-  ni = s32[] add(i, one)
-  ROOT r = (f32[2], f32[2], s32[]) tuple(nx, a, ni)
-}
-
-ENTRY main {
-  x = f32[2] parameter(0)
-  a = f32[2] parameter(1)
-  zero = s32[] constant(0)
-  init = (f32[2], f32[2], s32[]) tuple(x, a, zero)
-  w = (f32[2], f32[2], s32[]) while(init), condition=outer_cond, body=outer_body
-  rx = f32[2] get-tuple-element(w), index=0
-  ri = s32[] get-tuple-element(w), index=2
-  ROOT out = (f32[2], s32[]) tuple(rx, ri)
-}
-)");
   ASSERT_NE(module, nullptr);
   std::mt19937 random(32);
   for (int trial = 0; trial < 2; ++trial) {
@@ -259,35 +172,8 @@ ENTRY main {
 // A conditional whose true branch is a loop and whose false branch is
 // straight-line code; and a loop whose body picks a branch by parity.
 TEST(VulkanTape, LoopsInsideAndAroundConditionals) {
-  auto in_conditional = Parse(std::string("HloModule loop_in_cond\n") + kAdd + kGrow + R"(
-looping {
-  p = (f32[3], f32[3]) parameter(0)
-  x = f32[3] get-tuple-element(p), index=0
-  a = f32[3] get-tuple-element(p), index=1
-  zero = s32[] constant(0)
-  init = (f32[3], f32[3], s32[]) tuple(x, a, zero)
-  w = (f32[3], f32[3], s32[]) while(init), condition=grow_cond, body=grow_body
-  rx = f32[3] get-tuple-element(w), index=0
-  ri = s32[] get-tuple-element(w), index=2
-  ROOT r = (f32[3], s32[]) tuple(rx, ri)
-}
+  auto in_conditional = Parse(control_flow::LoopInAConditionalModule("f32"));
 
-straight {
-  a = f32[3] parameter(0)
-  sa = f32[3] sine(a)
-  m = f32[3] multiply(sa, a)
-  zero = s32[] constant(0)
-  ROOT r = (f32[3], s32[]) tuple(m, zero)
-}
-
-ENTRY main {
-  x = f32[3] parameter(0)
-  a = f32[3] parameter(1)
-  p = pred[] parameter(2)
-  xa = (f32[3], f32[3]) tuple(x, a)
-  ROOT c = (f32[3], s32[]) conditional(p, xa, a), true_computation=looping, false_computation=straight
-}
-)");
   ASSERT_NE(in_conditional, nullptr);
   std::mt19937 random(34);
   for (bool predicate : {true, false}) {
@@ -299,61 +185,8 @@ ENTRY main {
     EXPECT_EQ(TripCount(cpu, 1) > 2, predicate) << TripCount(cpu, 1);
   }
 
-  auto around_conditional = Parse(std::string("HloModule cond_in_loop\n") + kAdd + R"(
-even_step {
-  p = (f32[2], f32[2]) parameter(0)
-  x = f32[2] get-tuple-element(p), index=0
-  a = f32[2] get-tuple-element(p), index=1
-  xa = f32[2] multiply(x, a)
-  ROOT r = f32[2] add(xa, x)
-}
+  auto around_conditional = Parse(control_flow::ConditionalInALoopModule("f32"));
 
-odd_step {
-  p = (f32[2], f32[2]) parameter(0)
-  x = f32[2] get-tuple-element(p), index=0
-  a = f32[2] get-tuple-element(p), index=1
-  sx = f32[2] sine(x)
-  ex = f32[2] multiply(sx, a)
-  ROOT r = f32[2] add(ex, x)
-}
-
-step_body {
-  s = (f32[2], f32[2], s32[]) parameter(0)
-  x = f32[2] get-tuple-element(s), index=0
-  a = f32[2] get-tuple-element(s), index=1
-  i = s32[] get-tuple-element(s), index=2
-  two = s32[] constant(2)
-  r = s32[] remainder(i, two)
-  zero = s32[] constant(0)
-  even = pred[] compare(r, zero), direction=EQ
-  xa = (f32[2], f32[2]) tuple(x, a)
-  y = f32[2] conditional(even, xa, xa), true_computation=even_step, false_computation=odd_step
-  one = s32[] constant(1)
-  ni = s32[] add(i, one)
-  ROOT out = (f32[2], f32[2], s32[]) tuple(y, a, ni)
-}
-
-step_cond {
-  s = (f32[2], f32[2], s32[]) parameter(0)
-  x = f32[2] get-tuple-element(s), index=0
-  sq = f32[2] multiply(x, x)
-  zero = f32[] constant(0)
-  n = f32[] reduce(sq, zero), dimensions={0}, to_apply=add_f32
-  bound = f32[] constant(60)
-  ROOT lt = pred[] compare(n, bound), direction=LT
-}
-
-ENTRY main {
-  x = f32[2] parameter(0)
-  a = f32[2] parameter(1)
-  zero = s32[] constant(0)
-  init = (f32[2], f32[2], s32[]) tuple(x, a, zero)
-  w = (f32[2], f32[2], s32[]) while(init), condition=step_cond, body=step_body
-  rx = f32[2] get-tuple-element(w), index=0
-  ri = s32[] get-tuple-element(w), index=2
-  ROOT out = (f32[2], s32[]) tuple(rx, ri)
-}
-)");
   ASSERT_NE(around_conditional, nullptr);
   const std::vector<Literal> cpu = ExpectGradientsAgreeWithCpu(
       *around_conditional, {0, 1}, {Uniform(2, random, 0.3f, 0.9f), Uniform(2, random, 0.3f, 0.6f)}, 11);
