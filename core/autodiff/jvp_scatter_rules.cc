@@ -10,7 +10,11 @@
 // updates equal to the result and of the operand element when it equals
 // the result averaged. Any other combiner, when no two updates land on one
 // element: the tangent of the expansion (read back, map, overwrite); with
-// possibly repeated indices it is refused (scatter_helpers.h).
+// possibly repeated indices it is refused (scatter_helpers.h). So is a
+// scatter over several operands whose combiner mixes their components
+// (every operand read back, a map per result, an overwrite per result).
+#include <vector>
+
 #include "core/autodiff/jvp_rules.h"
 #include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/scatter_helpers.h"
@@ -53,23 +57,33 @@ StatusOr<Tangent> ExtremalScatterTangent(VjpEmitter& e, Instruction& x, std::spa
   return Of(Sum(e, t[0].array, ScatterAdd(e, x, moved)));
 }
 
-// A combiner of any body over updates that land on distinct elements: the
-// rules of gather, map and overwrite, through the expansion.
+// A combiner of any body over updates that land on distinct elements (of
+// one operand, or of several mixing their components): the rules of
+// gather, map and overwrite, through the expansion.
 StatusOr<Tangent> DisjointScatterTangent(VjpEmitter& e, Instruction& x, std::span<const Tangent> t) {
+  const size_t count = ScatteredCount(x);
   const DisjointScatter parts = ExpandDisjointScatter(e, x);
-  Tangent gathered;
-  if (t[0].array != nullptr) gathered = Of(ReadBack(e, x, t[0].array));
-  const Tangent map_tangents[] = {gathered, t[2]};
-  KILN_ASSIGN_OR_RETURN(Tangent combined, JvpMapRule(e, *parts.combined, map_tangents));
-  if (t[0].IsZero() && combined.IsZero()) return Tangent{};
-  const Tangent written[] = {t[0], Tangent{}, combined};
-  return Of(OverTangents(e, *parts.overwritten, written));
+  std::vector<Tangent> map_tangents(2 * count);
+  for (size_t j = 0; j < count; ++j) {
+    if (t[j].array != nullptr) map_tangents[j] = Of(ReadBack(e, x, t[j].array));
+    map_tangents[count + j] = t[count + 1 + j];
+  }
+  Tangent tangent;
+  tangent.elements.resize(count);
+  for (size_t k = 0; k < count; ++k) {
+    KILN_ASSIGN_OR_RETURN(Tangent combined, JvpMapRule(e, *parts.combined[k], map_tangents));
+    if (t[k].IsZero() && combined.IsZero()) continue;
+    const Tangent written[] = {t[k], Tangent{}, combined};
+    tangent.elements[k] = Of(OverTangents(e, *parts.overwritten[k], written));
+  }
+  if (count == 1) return tangent.elements[0];
+  return tangent;
 }
 
 }  // namespace
 
 KILN_JVP_RULE(JvpScatterRule) {
-  if (x.operands.size() > 3) return JvpVariadicScatter(e, x, t);
+  if (x.operands.size() > 3 && !MixesComponents(x)) return JvpVariadicScatter(e, x, t);
   switch (CombinerOf(x)) {
     case ScatterCombiner::kAdd:
     case ScatterCombiner::kSubtract:

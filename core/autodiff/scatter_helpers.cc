@@ -1,7 +1,9 @@
 #include "core/autodiff/scatter_helpers.h"
 
 #include <algorithm>
+#include <functional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 
 #include "core/autodiff/rule_helpers.h"
@@ -24,7 +26,7 @@ constexpr int64_t kMaxElementsToProveDisjoint = int64_t{1} << 26;
 // Whether `x`'s indices are a constant whose windows that fit cover no
 // operand element twice (windows that do not fit are dropped).
 bool ConstantWindowsAreDisjoint(const Instruction& x) {
-  const Instruction* indices = x.operand(1);
+  const Instruction* indices = ScatterIndices(x);
   const ScatterDimensionNumbers& scatter = x.attrs.scatter;
   // With batching dimensions the batch position is a coordinate of its own;
   // such scatters are proven disjoint only by unique_indices.
@@ -82,10 +84,70 @@ bool ConstantWindowsAreDisjoint(const Instruction& x) {
   return true;
 }
 
+// Result `k` of the combiner of `x`, a scatter over several operands, as a
+// computation of all 2n scalar parameters (what a map applies): the
+// instructions that result reads, copied.
+Computation* CombinerResult(VjpEmitter& e, const Instruction& x, size_t k) {
+  const size_t count = ScatteredCount(x);
+  const Computation& combiner = *x.called[0];
+  Computation* result = NewComputation(e.module(), combiner.name() + "_result" + std::to_string(k));
+  std::vector<Instruction*> parameters;
+  for (size_t i = 0; i < 2 * count; ++i) {
+    const Instruction* array = i < count ? x.operand(i) : ScatterUpdates(x, i - count);
+    parameters.push_back(AddParameter(*result, Shape::Scalar(array->shape.element_type()),
+                                      static_cast<int64_t>(i),
+                                      (i < count ? "operand" : "update") + std::to_string(i % count)));
+  }
+  VjpEmitter c(e, *result);
+  std::unordered_map<const Instruction*, Instruction*> copies;
+  const std::function<Instruction*(const Instruction*)> copy = [&](const Instruction* from) -> Instruction* {
+    if (from->opcode == Opcode::kParameter)
+      return parameters.at(static_cast<size_t>(from->attrs.parameter_number));
+    if (auto found = copies.find(from); found != copies.end()) return found->second;
+    std::vector<Instruction*> operands;
+    for (const Instruction* operand : from->operands) operands.push_back(copy(operand));
+    return copies[from] = c.Clone(*from, std::move(operands));
+  };
+  const Instruction* root = combiner.root();
+  // A root that is not a tuple: its element k, which a map's body refuses
+  // by name as a value that is not a scalar.
+  result->set_root(root->opcode == Opcode::kTuple ? copy(root->operand(k))
+                                                  : c.GetTupleElement(copy(root), static_cast<int64_t>(k)));
+  return result;
+}
+
 }  // namespace
 
+size_t ScatteredCount(const Instruction& x) { return (x.operands.size() - 1) / 2; }
+
+Instruction* ScatterIndices(const Instruction& x) { return x.operand(ScatteredCount(x)); }
+
+Instruction* ScatterUpdates(const Instruction& x, size_t k) { return x.operand(ScatteredCount(x) + 1 + k); }
+
+bool MixesComponents(const Instruction& x) {
+  const size_t count = ScatteredCount(x);
+  if (count == 1 || x.called.size() != 1 || x.called[0]->root() == nullptr) return false;
+  const Instruction* root = x.called[0]->root();
+  if (root->opcode != Opcode::kTuple || root->operands.size() != count) return true;
+  for (size_t k = 0; k < count; ++k) {
+    std::vector<const Instruction*> pending = {root->operand(k)};
+    while (!pending.empty()) {
+      const Instruction* next = pending.back();
+      pending.pop_back();
+      if (next->opcode == Opcode::kParameter) {
+        const auto number = static_cast<size_t>(next->attrs.parameter_number);
+        if (number != k && number != count + k) return true;
+      }
+      pending.insert(pending.end(), next->operands.begin(), next->operands.end());
+    }
+  }
+  return false;
+}
+
 ScatterCombiner CombinerOf(const Instruction& scatter) {
-  if (scatter.called.size() != 1 || scatter.called[0]->root() == nullptr) return ScatterCombiner::kOther;
+  if (ScatteredCount(scatter) != 1 || scatter.called.size() != 1 || scatter.called[0]->root() == nullptr) {
+    return ScatterCombiner::kOther;
+  }
   const Instruction* root = scatter.called[0]->root();
   if (IsParameter(root, 1)) return ScatterCombiner::kOverwrite;
   if (root->operands.size() != 2 || root->operand(0)->opcode != Opcode::kParameter ||
@@ -106,7 +168,7 @@ ScatterCombiner CombinerOf(const Instruction& scatter) {
 
 std::vector<int64_t> ScatterWindows(const Instruction& x) {
   const Shape& operand = x.operand(0)->shape;
-  const Shape& updates = x.operand(2)->shape;
+  const Shape& updates = ScatterUpdates(x)->shape;
   const ScatterDimensionNumbers& scatter = x.attrs.scatter;
   std::vector<int64_t> window(static_cast<size_t>(operand.rank()), 1);
   size_t next_window = 0;
@@ -128,13 +190,13 @@ Instruction* ReadBack(VjpEmitter& e, const Instruction& x, Instruction* source) 
   attrs.gather.start_indices_batching_dims = scatter.scatter_indices_batching_dims;
   attrs.gather_slice_sizes = ScatterWindows(x);
   attrs.indices_are_sorted = x.attrs.indices_are_sorted;
-  return e.Add(Opcode::kGather, {source, x.operand(1)}, std::move(attrs));
+  return e.Add(Opcode::kGather, {source, ScatterIndices(x)}, std::move(attrs));
 }
 
 StatusOr<Instruction*> WindowsThatFit(VjpEmitter& e, const Instruction& x) {
   const Instruction* operand = x.operand(0);
-  Instruction* indices = x.operand(1);
-  const Shape& updates = x.operand(2)->shape;
+  Instruction* indices = ScatterIndices(x);
+  const Shape& updates = ScatterUpdates(x)->shape;
   const ScatterDimensionNumbers& scatter = x.attrs.scatter;
   const std::vector<int64_t> window = ScatterWindows(x);
   const Shape& index_shape = indices->shape;
@@ -233,28 +295,38 @@ Status RepeatedIndicesRefusal(const Instruction& x, const char* mode) {
   return InvalidArgument(
       "kiln ", mode, ": cannot differentiate 'scatter' (instruction ", x.name, ") with the combiner ", named,
       ": its indices may repeat, XLA applies the updates of one element in an unspecified order, and this "
-      "combiner's result depends on that order (only add, subtract, multiply, maximum, minimum and overwrite "
-      "do not). Differentiable when no two updates land on one element: set unique_indices=true, or give "
+      "combiner's result depends on that order (only add, subtract, multiply, maximum, minimum and "
+      "overwrite, "
+      "over several operands component by component, do not). Differentiable when no two updates land on one "
+      "element: set unique_indices=true, or give "
       "constant indices whose windows are disjoint");
 }
 
 DisjointScatter ExpandDisjointScatter(VjpEmitter& e, Instruction& x) {
-  const Shape& updates = x.operand(2)->shape;
-  const ElementType type = x.operand(0)->shape.element_type();
+  const size_t count = ScatteredCount(x);
+  const Shape& updates = ScatterUpdates(x)->shape;
   DisjointScatter parts;
-  parts.gathered = ReadBack(e, x, x.operand(0));
-  Attributes map;
-  map.dimensions = AllDimensions(updates);
-  const Shape combined(type, updates.dimensions());
-  parts.combined = e.Add(Opcode::kMap, {parts.gathered, x.operand(2)}, std::move(map), &combined, x.called,
-                         x.name + "_combined");
-  Computation* overwrite = NewComputation(e.module(), x.called[0]->name() + "_overwrite");
-  const Shape scalar = Shape::Scalar(type);
-  AddParameter(*overwrite, scalar, 0, "old");
-  overwrite->set_root(AddParameter(*overwrite, scalar, 1, "new"));
-  Attributes attrs = x.attrs;
-  parts.overwritten = e.Add(Opcode::kScatter, {x.operand(0), x.operand(1), parts.combined}, std::move(attrs),
-                            nullptr, {overwrite}, x.name + "_overwritten");
+  for (size_t k = 0; k < count; ++k) parts.gathered.push_back(ReadBack(e, x, x.operand(k)));
+  std::vector<Instruction*> arrays = parts.gathered;
+  for (size_t k = 0; k < count; ++k) arrays.push_back(ScatterUpdates(x, k));
+  for (size_t k = 0; k < count; ++k) {
+    const std::string suffix = count == 1 ? "" : std::to_string(k);
+    const ElementType type = x.operand(k)->shape.element_type();
+    Attributes map;
+    map.dimensions = AllDimensions(updates);
+    const Shape combined(type, updates.dimensions());
+    Computation* body = count == 1 ? x.called[0] : CombinerResult(e, x, k);
+    parts.combined.push_back(
+        e.Add(Opcode::kMap, arrays, std::move(map), &combined, {body}, x.name + "_combined" + suffix));
+    Computation* overwrite = NewComputation(e.module(), x.called[0]->name() + "_overwrite" + suffix);
+    const Shape scalar = Shape::Scalar(type);
+    AddParameter(*overwrite, scalar, 0, "old");
+    overwrite->set_root(AddParameter(*overwrite, scalar, 1, "new"));
+    Attributes attrs = x.attrs;
+    parts.overwritten.push_back(
+        e.Add(Opcode::kScatter, {x.operand(k), ScatterIndices(x), parts.combined.back()}, std::move(attrs),
+              nullptr, {overwrite}, x.name + "_overwritten" + suffix));
+  }
   return parts;
 }
 

@@ -5,6 +5,7 @@
 // combiners, so that both modes differentiate the same function.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -14,14 +15,25 @@
 
 namespace kiln::autodiff {
 
-// The combiner of a scatter of one operand. The first five are
+// The parts of a scatter over n operands (n = 1 for one): its operands
+// 0..n-1, then the indices, then update k at n + 1 + k.
+size_t ScatteredCount(const Instruction& x);
+Instruction* ScatterIndices(const Instruction& x);
+Instruction* ScatterUpdates(const Instruction& x, size_t k = 0);
+
+// Whether result k of the combiner of a scatter over several operands
+// reads parameters other than k and n + k (a complex-like product of
+// pairs); false for one operand.
+bool MixesComponents(const Instruction& x);
+
+// The combiner of a scatter of one operand (kOther for several). The first five are
 // differentiated whatever the indices (subtract as old - update, which is
 // linear, so its order does not matter); any other is differentiated only
 // when no two updates land on one element (UpdatesAreDisjoint).
 enum class ScatterCombiner { kAdd, kSubtract, kOverwrite, kMultiply, kExtremal, kOther };
 ScatterCombiner CombinerOf(const Instruction& scatter);
 
-// The window each update covers in the operand, per operand dimension.
+// The window each update covers in every operand, per operand dimension.
 std::vector<int64_t> ScatterWindows(const Instruction& x);
 
 // `source` (of the operand's dimensions) read back at each update's window:
@@ -69,15 +81,17 @@ bool UpdatesAreDisjoint(const Instruction& x);
 // "grad" or "jvp".
 Status RepeatedIndicesRefusal(const Instruction& x, const char* mode);
 
-// A scatter whose updates land on distinct elements, written as ops the
-// ordinary rules differentiate: the operand read back at the windows
-// (`gathered`), the combiner applied to it and the updates elementwise (a
-// map, `combined`), and that overwriting the operand (`overwritten`, equal
-// to the scatter). Added to the emitter's computation.
+// A scatter over n operands whose updates land on distinct elements,
+// written as ops the ordinary rules differentiate: each operand read back
+// at the windows (`gathered`), the combiner applied to all of those and the
+// updates elementwise (`combined`: one map per result, over all 2n arrays,
+// since a map has one result), and each result overwriting its operand
+// (`overwritten`, equal to the scatter's result k). Added to the emitter's
+// computation.
 struct DisjointScatter {
-  Instruction* gathered = nullptr;
-  Instruction* combined = nullptr;
-  Instruction* overwritten = nullptr;
+  std::vector<Instruction*> gathered;
+  std::vector<Instruction*> combined;
+  std::vector<Instruction*> overwritten;
 };
 DisjointScatter ExpandDisjointScatter(VjpEmitter& e, Instruction& x);
 

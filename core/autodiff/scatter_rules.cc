@@ -17,7 +17,11 @@
 // is the operand read back at the windows, combined with the updates
 // elementwise (a map) and written over the operand, and those ops' rules
 // give the cotangents; with possibly repeated indices it is refused
-// (scatter_helpers.h).
+// (scatter_helpers.h). A scatter over several operands whose combiner
+// mixes their components is treated the same way (every operand read
+// back, a map per result over all of them, an overwrite per result); one
+// that works component by component is n scatters of one operand
+// (variadic_scatter_rules.cc).
 #include <algorithm>
 #include <vector>
 
@@ -92,25 +96,47 @@ std::vector<Cotangent> ExtremalScatter(VjpEmitter& e, Instruction& x, const Cota
           Of(e.Binary(Opcode::kMultiply, shares.update_share, g))};
 }
 
-// A combiner of any body over updates that land on distinct elements: the
-// rules of overwrite, map and gather, through the expansion.
+// A combiner of any body over updates that land on distinct elements (of
+// one operand, or of several mixing their components): the rules of
+// overwrite, map and gather, through the expansion. Operand j's cotangent
+// gathers what its overwrite passes on and what every map's result passes
+// back to its windows; update j's, what every map passes to it.
 StatusOr<std::vector<Cotangent>> DisjointScatterCotangents(VjpEmitter& e, Instruction& x,
                                                            const Cotangent& ct) {
+  const size_t count = ScatteredCount(x);
   const DisjointScatter parts = ExpandDisjointScatter(e, x);
-  KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> written, ScatterRule(e, *parts.overwritten, ct));
-  KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> combined, MapRule(e, *parts.combined, written[2]));
-  std::vector<Cotangent> result = {written[0], Cotangent{}, combined[1]};
-  if (combined[0].array != nullptr) {
-    KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> read, GatherRule(e, *parts.gathered, combined[0]));
-    if (read[0].array != nullptr) result[0] = Of(e.Binary(Opcode::kAdd, written[0].array, read[0].array));
+  std::vector<Instruction*> sums(x.operands.size(), nullptr);
+  std::vector<Instruction*> at_windows(count, nullptr);
+  auto accumulate = [&](Instruction*& sum, Instruction* value) {
+    if (value != nullptr) sum = sum == nullptr ? value : e.Binary(Opcode::kAdd, sum, value);
+  };
+  for (size_t k = 0; k < count; ++k) {
+    const Cotangent none;
+    const Cotangent& result = count == 1 ? ct : k < ct.elements.size() ? ct.elements[k] : none;
+    if (result.array == nullptr) continue;
+    KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> written, ScatterRule(e, *parts.overwritten[k], result));
+    accumulate(sums[k], written[0].array);
+    if (written[2].array == nullptr) continue;
+    KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> combined, MapRule(e, *parts.combined[k], written[2]));
+    for (size_t j = 0; j < count; ++j) {
+      accumulate(at_windows[j], combined[j].array);
+      accumulate(sums[count + 1 + j], combined[count + j].array);
+    }
   }
-  return result;
+  for (size_t j = 0; j < count; ++j) {
+    if (at_windows[j] == nullptr) continue;
+    KILN_ASSIGN_OR_RETURN(std::vector<Cotangent> read, GatherRule(e, *parts.gathered[j], Of(at_windows[j])));
+    accumulate(sums[j], read[0].array);
+  }
+  std::vector<Cotangent> cotangents;
+  for (Instruction* sum : sums) cotangents.push_back(sum == nullptr ? Cotangent{} : Of(sum));
+  return cotangents;
 }
 
 }  // namespace
 
 KILN_VJP_RULE(ScatterRule) {
-  if (x.operands.size() > 3) return VariadicScatterCotangents(e, x, ct);
+  if (x.operands.size() > 3 && !MixesComponents(x)) return VariadicScatterCotangents(e, x, ct);
   const ScatterCombiner combiner = CombinerOf(x);
   if (combiner == ScatterCombiner::kOther) {
     if (!UpdatesAreDisjoint(x)) return RepeatedIndicesRefusal(x, "grad");
