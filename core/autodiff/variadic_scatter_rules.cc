@@ -3,8 +3,10 @@
 // n + k, as JAX's scatters of several arrays at once do). Such a scatter is
 // n scatters of one operand each, sharing the indices; each is built again
 // with its component of the combiner and differentiated by the rule of one
-// operand (scatter_rules.cc, jvp_linear_rules.cc), so the combiners those
-// cover are covered here.
+// operand (scatter_rules.cc, jvp_scatter_rules.cc), so the combiners those
+// cover are covered here. A combiner that mixes components
+// (MixesComponents, scatter_helpers.h) never reaches these rules: the
+// one-operand rules' general-combiner expansion takes it over n operands.
 #include <string>
 #include <unordered_map>
 #include <vector>
