@@ -1,6 +1,7 @@
 #include "core/passes/fusion.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <queue>
 #include <set>
 #include <unordered_set>
@@ -67,7 +68,32 @@ struct Group {
   // parameters, unless they join too.
   std::unordered_set<const Instruction*> inputs;
   size_t counted_inputs = 0;  // those that count against max_fusion_inputs
+  // For each member (but those whose copies cost no code: constants, iota,
+  // broadcasts of scalars), the indices the kernel evaluates it at per
+  // output element, as classes (IndexClasses).
+  PointerMap<std::vector<uint64_t>> index_classes;
 };
+
+// Index classes: the root's index, a scalar's (always the empty index), and
+// one derived per index-changing user, operand slot and class of that user.
+constexpr uint64_t kRootIndexClass = 1;
+constexpr uint64_t kScalarIndexClass = 2;
+
+uint64_t DerivedIndexClass(const Instruction* user, size_t slot, uint64_t user_class) {
+  // splitmix64's finaliser over the three parts: a collision would only
+  // undercount one value's emissions.
+  uint64_t x =
+      reinterpret_cast<uintptr_t>(user) ^ (uint64_t{slot} << 48) ^ (user_class * 0x9e3779b97f4a7c15ULL);
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
+}
+
+// Copies of these cost an index computation at most, never a value's code.
+bool EmitsNoCode(const Instruction& instruction) {
+  if (instruction.opcode == Opcode::kBroadcast) return instruction.operand(0)->shape.rank() == 0;
+  return instruction.opcode == Opcode::kConstant || instruction.opcode == Opcode::kIota;
+}
 
 class ComputationFuser {
  public:
@@ -250,6 +276,45 @@ class ComputationFuser {
     return static_cast<int64_t>(inputs) <= options_.max_fusion_inputs;
   }
 
+  // The classes of the indices at which `group`'s kernel would evaluate
+  // `producer`, from its users in the group (all joined before it). The
+  // elemental emitter caches a value per index, so an elementwise user
+  // shares its own classes with its operands, while any other user (pad,
+  // slice, concatenate, reshape, transpose, broadcast, reduce, ...) computes
+  // a new index per operand slot for each index it is evaluated at. A rank-0
+  // value is read at the empty index only.
+  std::vector<uint64_t> IndexClasses(const Instruction* producer, const Group& group) const {
+    if (producer->shape.IsArray() && producer->shape.rank() == 0) return {kScalarIndexClass};
+    std::vector<uint64_t> classes;
+    const std::vector<uint64_t> root_classes = {kRootIndexClass};
+    for (const Instruction* user : users_.at(producer)) {
+      if (!group.members.Contains(user)) continue;
+      const std::vector<uint64_t>* found = group.index_classes.Find(user);
+      const std::vector<uint64_t>& user_classes = found != nullptr ? *found : root_classes;
+      if (IsElementwise(user->opcode)) {
+        classes.insert(classes.end(), user_classes.begin(), user_classes.end());
+        continue;
+      }
+      for (size_t slot = 0; slot < user->operands.size(); ++slot) {
+        if (user->operands[slot] != producer) continue;
+        for (uint64_t user_class : user_classes) classes.push_back(DerivedIndexClass(user, slot, user_class));
+      }
+    }
+    std::sort(classes.begin(), classes.end());
+    classes.erase(std::unique(classes.begin(), classes.end()), classes.end());
+    return classes;
+  }
+
+  // Whether `group`'s kernel would evaluate `producer` at no more than
+  // max_emissions_per_value indices per element; records its classes if so.
+  bool EmissionsFit(const Instruction* producer, Group& group) const {
+    if (EmitsNoCode(*producer)) return true;
+    std::vector<uint64_t> classes = IndexClasses(producer, group);
+    if (static_cast<int64_t>(classes.size()) > options_.max_emissions_per_value) return false;
+    group.index_classes.Insert(producer, std::move(classes));
+    return true;
+  }
+
   void AddInput(Instruction* input, Group& group) const {
     if (group.members.Contains(input) || !group.inputs.insert(input).second) return;
     if (!JoinsWhenRead(*input)) ++group.counted_inputs;
@@ -257,9 +322,10 @@ class ComputationFuser {
 
   void GrowGroup(Instruction* root) {
     const size_t id = groups_.size();
-    groups_.push_back(Group{root, {}, {}, 0});
+    groups_.push_back(Group{root, {}, {}, 0, {}});
     Group& group = groups_.back();
     group.members.Insert(root);
+    group.index_classes.Insert(root, {kRootIndexClass});
     for (Instruction* operand : root->operands) AddInput(operand, group);
     JoinGroup(root, id);
     // Candidates latest first: when a producer is considered, every member
@@ -281,7 +347,7 @@ class ComputationFuser {
       previous = producer;
       CountInstructionsWalked(1);
       if (group.members.Contains(producer)) continue;
-      if (!CanAbsorb(producer, group) || !InputsFit(producer, group)) {
+      if (!CanAbsorb(producer, group) || !InputsFit(producer, group) || !EmissionsFit(producer, group)) {
         materialized_.Insert(producer);  // a member reads it: it is some group's root or an input
         continue;
       }

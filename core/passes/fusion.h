@@ -22,7 +22,10 @@
 // backend's predicate refuses. Only the entry and the computations reached
 // through while/conditional/call are fused; reducers and comparators are
 // left alone. A fused computation has at most max_fusion_size instructions
-// and max_fusion_inputs parameters, which bounds a backend's work per kernel.
+// and max_fusion_inputs parameters, and evaluates none of its values at more
+// than max_emissions_per_value indices per element (a value read through
+// index-changing ops along several paths is emitted once per path), which
+// bounds a backend's work per kernel.
 #pragma once
 
 #include <functional>
@@ -58,6 +61,16 @@ struct FusionOptions {
   // each with an alias scope per parameter: a CPU kernel reading 248 arrays
   // took 0.6 s to optimise.
   int64_t max_fusion_inputs = 64;
+  // Upper bound on the number of different indices at which a kernel
+  // evaluates one fused value per output element. A value reached through
+  // index-changing ops (pad, slice, concatenate, reshape, ...) along several
+  // paths is emitted once per path, and a ladder of such fan-outs doubles at
+  // each rung: the gradient of a cumulative product over 512 elements fused
+  // nine rungs of pad/add pairs into one kernel that evaluated its lowest
+  // values 512 times per element (13.9 s in LLVM). A producer beyond the
+  // bound is written to memory instead; 16 still fuses a 4x4 stencil of
+  // slices.
+  int64_t max_emissions_per_value = 16;
   // Whether a row reduction joins the kernel of its consumers (softmax's
   // max and sum inside its elementwise kernel). Only for a backend whose
   // kernels compute such a reduction once per row (the CPU's row cache, the

@@ -8,6 +8,7 @@
 // other (<w, J v> == <J^T w, v>), products also exactly where elements are
 // zero or repeated.
 #include <algorithm>
+#include <cmath>
 #include <random>
 #include <span>
 #include <string>
@@ -157,6 +158,46 @@ TEST(AutodiffReductionTreeTest, ProductGradientsAreExactAtZerosAndRepeats) {
       ASSERT_EQ(forward.size(), 2u);
       EXPECT_EQ(forward[0].GetAsDouble(0), product);
       EXPECT_EQ(forward[1].GetAsDouble(0), directional);
+    }
+  }
+}
+
+// The gradient of a cumulative product over 512 elements (jnp.cumprod's
+// reduce-window): its tree of maps over pads and slices is nine rungs deep,
+// which the cpu backend once fused into one kernel evaluated 512 times per
+// element (a 14 s compile). Its kernels are now bounded (fusion's
+// max_emissions_per_value, tested in fusion_pass_test); the results are the
+// interpreter's.
+TEST(AutodiffReductionTreeTest, CumulativeProductGradientOnCpuIsTheInterpreters) {
+  auto module = Parse(R"(HloModule cumprod
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] multiply(a, b)
+}
+ENTRY main {
+  x = f32[2,512] parameter(0)
+  one = f32[] constant(1)
+  ROOT c = f32[2,512] reduce-window(x, one), window={size=1x512 pad=0_0x511_0}, to_apply=mul
+})");
+  ASSERT_NE(module, nullptr);
+  KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0}));
+  std::mt19937 random(19);
+  std::uniform_real_distribution<float> factor(0.9f, 1.1f), weight(-1.0f, 1.0f);
+  std::vector<float> x(1024), cotangent(1024);
+  for (float& v : x) v = factor(random);
+  for (float& v : cotangent) v = weight(random);
+  const std::vector<Literal> inputs = {Literal::FromVector<float>(x, {2, 512}),
+                                       Literal::FromVector<float>(cotangent, {2, 512})};
+  const std::vector<Literal> expected = Leaves(*vjp, inputs, "interpreter");
+  const std::vector<Literal> got = Leaves(*vjp, inputs, "cpu");
+  ASSERT_EQ(expected.size(), 2u);
+  ASSERT_EQ(got.size(), 2u);
+  for (size_t leaf = 0; leaf < 2; ++leaf) {
+    for (int64_t i = 0; i < 1024; ++i) {
+      const double want = expected[leaf].GetAsDouble(i);
+      ASSERT_NEAR(got[leaf].GetAsDouble(i), want, 1e-5 * (1.0 + std::abs(want)))
+          << "leaf " << leaf << " at " << i;
     }
   }
 }

@@ -1,11 +1,16 @@
 // The fusion pass and the whole pipeline on typical model pieces: how many
 // kernels (fusions) an MLP layer, a softmax and a layer norm become, what is
 // never fused, and that fused modules compute what the originals did.
+#include <algorithm>
+#include <map>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "core/autodiff/vjp.h"
 #include "core/hlo_parser.h"
 #include "core/passes/fusion.h"
 #include "core/passes/pipeline.h"
@@ -390,6 +395,118 @@ TEST(FusionPassTest, AFusionReadsAtMostMaxFusionInputsValues) {
   for (const Instruction* fusion : loops) {
     EXPECT_LE(static_cast<int64_t>(fusion->operands.size()), FusionOptions().max_fusion_inputs);
   }
+}
+
+// The most indices at which a kernel of `fused` evaluates one of its values
+// per output element, found by listing paths: a value's index is the chain
+// of index-changing ops (with operand slots) between it and the root;
+// elementwise ops pass their index on unchanged, a rank-0 value is read at
+// the empty index, and constants, iota and broadcasts of scalars cost no
+// code. Independent of the pass's own count (a set of hashed classes).
+size_t MostEmissions(const Computation& fused) {
+  using Path = std::vector<std::pair<const Instruction*, size_t>>;
+  std::map<const Instruction*, std::set<Path>> paths;
+  paths[fused.root()].insert(Path{});
+  const auto& instructions = fused.instructions();
+  size_t most = 0;
+  for (auto it = instructions.rbegin(); it != instructions.rend(); ++it) {
+    const Instruction* node = it->get();
+    const std::set<Path>& mine = paths[node];
+    const bool no_code = node->opcode == Opcode::kConstant || node->opcode == Opcode::kIota ||
+                         node->opcode == Opcode::kParameter ||
+                         (node->opcode == Opcode::kBroadcast && node->operand(0)->shape.rank() == 0);
+    if (!no_code) most = std::max(most, mine.size());
+    for (size_t slot = 0; slot < node->operands.size(); ++slot) {
+      const Instruction* operand = node->operands[slot];
+      std::set<Path>& theirs = paths[operand];
+      if (operand->shape.IsArray() && operand->shape.rank() == 0) {
+        theirs.insert(Path{});
+        continue;
+      }
+      for (const Path& path : mine) {
+        Path extended = path;
+        if (!IsElementwise(node->opcode)) extended.emplace_back(node, slot);
+        theirs.insert(std::move(extended));
+      }
+    }
+  }
+  return most;
+}
+
+size_t MostEmissionsInAnyFusion(const Module& module) {
+  size_t most = 0;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->opcode == Opcode::kFusion)
+        most = std::max(most, MostEmissions(*instruction->called[0]));
+    }
+  }
+  return most;
+}
+
+// v(k+1) = v(k) shifted left + v(k) shifted right: each rung reads the one
+// below at two indices, so one kernel for all ten rungs would evaluate the
+// lowest at 1024 indices per element.
+std::string ShiftLadder(int rungs) {
+  std::string text =
+      "HloModule ladder\nENTRY main {\n  x = f32[64] parameter(0)\n  zero = f32[] constant(0)\n";
+  text += "  v0 = f32[64] exponential(x)\n";
+  for (int k = 0; k < rungs; ++k) {
+    const std::string v = "v" + std::to_string(k), n = std::to_string(k);
+    text += "  l" + n + " = f32[63] slice(" + v + "), slice={[1:64]}\n";
+    text += "  r" + n + " = f32[63] slice(" + v + "), slice={[0:63]}\n";
+    text += "  lp" + n + " = f32[64] pad(l" + n + ", zero), padding=0_1\n";
+    text += "  rp" + n + " = f32[64] pad(r" + n + ", zero), padding=1_0\n";
+    text += "  " + std::string(k + 1 == rungs ? "ROOT " : "") + "v" + std::to_string(k + 1) +
+            " = f32[64] add(lp" + n + ", rp" + n + ")\n";
+  }
+  return text + "}\n";
+}
+
+TEST(FusionPassTest, ALadderOfShiftsIsNotEvaluatedExponentiallyOften) {
+  auto module = Parse(ShiftLadder(10));
+  ASSERT_NE(module, nullptr);
+  auto optimised = OptimiseAndCompare(*module, {Ramp({64}, 0.03125f)});
+  const size_t bound = static_cast<size_t>(FusionOptions().max_emissions_per_value);
+  EXPECT_LE(MostEmissionsInAnyFusion(*optimised), bound);
+  EXPECT_GE(Fusions(*optimised->entry(), FusionKind::kLoop).size(), 2u);
+  // Without the bound the whole ladder is one kernel that evaluates v0 (and
+  // x's exponential) 1024 times per element: what the bound prevents.
+  FusionOptions unbounded;
+  unbounded.max_emissions_per_value = int64_t{1} << 20;
+  auto whole = module->Clone();
+  KILN_ASSERT_OK(InstructionFusion(unbounded).Run(*whole).status());
+  EXPECT_EQ(Fusions(*whole->entry(), FusionKind::kLoop).size(), 1u);
+  EXPECT_EQ(MostEmissionsInAnyFusion(*whole), 1024u);
+}
+
+// The reverse-mode gradient of a cumulative product (a reduce-window whose
+// reducer is a product) differentiates a tree of maps over pads and slices:
+// a ladder like the one above. Over 512 elements one kernel took 13.9 s of
+// LLVM time on the cpu backend; its kernels now stay within the bound.
+TEST(FusionPassTest, CumulativeProductGradientKernelsStayWithinTheEmissionBound) {
+  auto module = Parse(R"(HloModule cumprod
+mul {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT m = f32[] multiply(a, b)
+}
+ENTRY main {
+  x = f32[2,128] parameter(0)
+  one = f32[] constant(1)
+  ROOT c = f32[2,128] reduce-window(x, one), window={size=1x128 pad=0_0x127_0}, to_apply=mul
+})");
+  ASSERT_NE(module, nullptr);
+  KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0}));
+  std::vector<float> x(256), cotangent(256);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = 0.9f + 0.2f * static_cast<float>((i * 37) % 101) / 101.0f;
+    cotangent[i] = static_cast<float>((i * 13) % 7) - 3.0f;
+  }
+  auto optimised = OptimiseAndCompare(
+      *vjp, {Literal::FromVector<float>(x, {2, 128}), Literal::FromVector<float>(cotangent, {2, 128})});
+  EXPECT_LE(MostEmissionsInAnyFusion(*optimised),
+            static_cast<size_t>(FusionOptions().max_emissions_per_value));
 }
 
 TEST(FusionPassTest, ProducerSharedByTwoFusionsIsNeverLeftUnfused) {
