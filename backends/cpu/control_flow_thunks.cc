@@ -46,9 +46,90 @@ WhileThunk::WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vec
       leaf_bytes_(std::move(leaf_bytes)),
       computed_in_place_(std::move(computed_in_place)),
       condition_(std::move(condition)),
-      body_(std::move(body)) {}
+      body_(std::move(body)) {
+  state_alternates_ = true;
+  for (size_t i = 0; i < results_.size(); ++i) {
+    const bool passed_through = body_.result_leaves[i] == body_.parameter_leaves[i];
+    if (!computed_in_place_[i] && !passed_through) state_alternates_ = false;
+  }
+}
 
 Status WhileThunk::Run(ExecutionContext& context) const {
+  if (state_alternates_ && KernelsRunInline(*condition_.sequence) && KernelsRunInline(*body_.sequence)) {
+    return RunWithBoundKernels(context);
+  }
+  return RunSequences(context);
+}
+
+Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
+  void** slots = context.slots;
+  const size_t leaves = results_.size();
+  struct BoundKernel {
+    KernelFunction function;
+    int64_t extent;
+    size_t first_buffer;  // into one trip kind's buffer pointers
+  };
+  std::vector<BoundKernel> kernels;
+  kernels.reserve(condition_.sequence->thunks.size() + body_.sequence->thunks.size());
+  size_t buffers_per_trip = 0;
+  for (const ThunkSequence* sequence : {condition_.sequence, body_.sequence}) {
+    for (const auto& thunk : sequence->thunks) {
+      const auto& kernel = static_cast<const KernelThunk&>(*thunk);
+      kernels.push_back({kernel.function(), kernel.extent(), buffers_per_trip});
+      buffers_per_trip += kernel.arguments().size();
+    }
+  }
+  const size_t condition_kernels = condition_.sequence->thunks.size();
+  // Trip kinds: 0 the first trip, 1 every odd one, 2 every even one after
+  // the first. Per kind: each leaf's current state, the predicate, and every
+  // kernel's buffer pointers, found by binding the slots as that trip would.
+  constexpr size_t kTripKinds = 3;
+  std::vector<void*> state(kTripKinds * leaves);
+  std::vector<void*> buffers(kTripKinds * buffers_per_trip);
+  const bool* predicate[kTripKinds];
+  for (size_t kind = 0; kind < kTripKinds; ++kind) {
+    void** current = &state[kind * leaves];
+    for (size_t i = 0; i < leaves; ++i) {
+      if (kind == 0) {
+        current[i] = slots[inputs_[i]];
+      } else {
+        void* previous = state[(kind - 1) * leaves + i];
+        current[i] = computed_in_place_[i] ? OtherBuffer(slots, i, previous) : previous;
+      }
+      slots[condition_.parameter_leaves[i]] = current[i];
+      slots[body_.parameter_leaves[i]] = current[i];
+      if (computed_in_place_[i]) slots[body_.result_leaves[i]] = OtherBuffer(slots, i, current[i]);
+    }
+    predicate[kind] = static_cast<const bool*>(slots[condition_.result_leaves[0]]);
+    void** bound = &buffers[kind * buffers_per_trip];
+    for (const ThunkSequence* sequence : {condition_.sequence, body_.sequence}) {
+      for (const auto& thunk : sequence->thunks) {
+        for (int slot : static_cast<const KernelThunk&>(*thunk).arguments()) *bound++ = slots[slot];
+      }
+    }
+  }
+  const bool may_stop = context.stop->can_stop();
+  size_t kind = 0;
+  int64_t iterations = 0;
+  for (;; ++iterations) {
+    if (may_stop && iterations % kTripsPerStopCheck == 0) {
+      Status stopped = context.stop->Check();  // the back-edge, every kTripsPerStopCheck trips
+      if (!stopped.ok()) return StoppedInLoop(stopped, name(), iterations);
+    }
+    void* const* bound = &buffers[kind * buffers_per_trip];
+    size_t k = 0;
+    for (; k < condition_kernels; ++k)
+      kernels[k].function(bound + kernels[k].first_buffer, 0, kernels[k].extent);
+    if (!*predicate[kind]) break;
+    for (; k < kernels.size(); ++k)
+      kernels[k].function(bound + kernels[k].first_buffer, 0, kernels[k].extent);
+    kind = kind == 1 ? 2 : 1;
+  }
+  for (size_t i = 0; i < leaves; ++i) slots[results_[i]] = state[kind * leaves + i];
+  return OkStatus();
+}
+
+Status WhileThunk::RunSequences(ExecutionContext& context) const {
   void** slots = context.slots;
   const size_t leaves = results_.size();
   // The first iteration reads the initial state where it is: the next state

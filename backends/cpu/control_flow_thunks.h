@@ -35,11 +35,26 @@ class WhileThunk : public Thunk {
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "while"; }
 
+  // How many trips a loop whose kernels are bound once per run (see
+  // RunWithBoundKernels) makes between two checks of the stop condition.
+  static constexpr int64_t kTripsPerStopCheck = 32;
+
  private:
+  // Runs the loop through the thunk sequences, binding slots every trip.
+  Status RunSequences(ExecutionContext& context) const;
+  // Runs the loop when the condition and the body are each inline kernels
+  // only and every leaf is passed through or computed in place. Then each
+  // leaf's state is the initial value on the first trip and alternates
+  // between its two buffers after it, so every kernel's buffer pointers and
+  // the predicate's address take one of three sets of values (first, odd,
+  // even trip): they are bound once per run and each trip calls the kernels
+  // directly, with no slot, Status or vector work.
+  Status RunWithBoundKernels(ExecutionContext& context) const;
+
   // The state buffer of leaf `i` that does not hold the current state (the
   // first when the current state is still the initial value).
-  void* OtherBuffer(void* const* slots, size_t i) const {
-    void* current = slots[results_[i]];
+  void* OtherBuffer(void* const* slots, size_t i) const { return OtherBuffer(slots, i, slots[results_[i]]); }
+  void* OtherBuffer(void* const* slots, size_t i, const void* current) const {
     return current == slots[state_a_[i]] ? slots[state_b_[i]] : slots[state_a_[i]];
   }
 
@@ -47,6 +62,9 @@ class WhileThunk : public Thunk {
   std::vector<int64_t> leaf_bytes_;
   std::vector<bool> computed_in_place_;
   NestedComputation condition_, body_;
+  // Every leaf computed in place or passed through (body result = its
+  // parameter): what RunWithBoundKernels needs of the state.
+  bool state_alternates_ = false;
 };
 
 class ConditionalThunk : public Thunk {

@@ -31,6 +31,12 @@ class KernelThunk : public Thunk {
   // bodies do: no virtual call, Status or pool check per step.
   bool RunsInline() const { return function_ != nullptr && extent_ <= grain_; }
   void RunInline(void* const* slots) const;
+  // What RunInline calls: function()(buffers, 0, extent()) with buffers[i]
+  // the memory of slot arguments()[i] (inputs then outputs). A loop that
+  // binds its kernels' buffers once per run calls them through these.
+  KernelFunction function() const { return function_; }
+  int64_t extent() const { return extent_; }
+  const std::vector<int>& arguments() const { return arguments_; }
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return function_ != nullptr ? "kernel" : "library"; }

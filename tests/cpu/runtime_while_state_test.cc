@@ -3,6 +3,8 @@
 // back-edge), leaves it takes from elsewhere are copied, and every form
 // agrees with the interpreter. The copied bytes are a compile statistic so
 // a copy that comes back shows here.
+#include <string>
+
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
 
@@ -274,6 +276,101 @@ ENTRY e {
 TEST(RuntimeWhileStateTest, LoopsStartingFromAnotherLoopsResult) {
   ExpectMatchesInterpreter(kChainedLoops, 1e-5);
   EXPECT_EQ(BytesCopiedPerIteration(kChainedLoops), 0);
+}
+
+// Loops whose condition and body are small inline kernels and whose every
+// leaf is computed in place or passed through run with their kernels' buffers
+// bound once per run, in three sets (first, odd and even trip): each trip
+// count below ends the loop in a different set, and the results must still
+// be the interpreter's. `$N` is the trip count.
+std::string WithTripCount(std::string text, int trips) {
+  const std::string mark = "$N";
+  for (size_t at = text.find(mark); at != std::string::npos; at = text.find(mark, at)) {
+    text.replace(at, mark.size(), std::to_string(trips));
+  }
+  return text;
+}
+
+constexpr int kTripCounts[] = {0, 1, 2, 3, 4, 7};
+
+// Counters and a vector computed in place; the bound and a vector passed
+// through (the condition reads the bound from the state).
+constexpr char kSmallKernels[] = R"(HloModule m
+cond {
+  s = (s32[], s32[], f32[4], f32[4], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] get-tuple-element(s), index=4
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], s32[], f32[4], f32[4], s32[]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  c = s32[] get-tuple-element(s), index=1
+  x = f32[4] get-tuple-element(s), index=2
+  k = f32[4] get-tuple-element(s), index=3
+  n = s32[] get-tuple-element(s), index=4
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  three = s32[] constant(3)
+  c2 = s32[] multiply(c, three)
+  r = f32[] constant(0.75)
+  rs = f32[4] broadcast(r), dimensions={}
+  xr = f32[4] multiply(x, rs)
+  x2 = f32[4] add(xr, k)
+  ROOT t = (s32[], s32[], f32[4], f32[4], s32[]) tuple(j, c2, x2, k, n)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  k = f32[4] parameter(1)
+  zero = s32[] constant(0)
+  one = s32[] constant(1)
+  n = s32[] constant($N)
+  init = (s32[], s32[], f32[4], f32[4], s32[]) tuple(zero, one, x, k, n)
+  ROOT loop = (s32[], s32[], f32[4], f32[4], s32[]) while(init), condition=cond, body=body
+})";
+
+TEST(RuntimeWhileStateTest, SmallKernelLoopEndsOnEveryKindOfTrip) {
+  for (int trips : kTripCounts) {
+    SCOPED_TRACE("trips " + std::to_string(trips));
+    ExpectMatchesInterpreter(WithTripCount(kSmallKernels, trips), 1e-5);
+  }
+  EXPECT_EQ(BytesCopiedPerIteration(WithTripCount(kSmallKernels, 3)), 0);
+}
+
+// The condition is a state leaf itself (no kernel): the predicate's address
+// moves between the leaf's two buffers from trip to trip.
+constexpr char kPredicateInTheState[] = R"(HloModule m
+cond {
+  s = (pred[], s32[], f32[4]) parameter(0)
+  ROOT go = pred[] get-tuple-element(s), index=0
+}
+body {
+  s = (pred[], s32[], f32[4]) parameter(0)
+  i = s32[] get-tuple-element(s), index=1
+  x = f32[4] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  j = s32[] add(i, one)
+  n = s32[] constant($N)
+  go = pred[] compare(j, n), direction=LT
+  h = f32[] constant(0.5)
+  hs = f32[4] broadcast(h), dimensions={}
+  x2 = f32[4] add(x, hs)
+  ROOT t = (pred[], s32[], f32[4]) tuple(go, j, x2)
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  zero = s32[] constant(0)
+  n = s32[] constant($N)
+  go = pred[] compare(zero, n), direction=LT
+  init = (pred[], s32[], f32[4]) tuple(go, zero, x)
+  ROOT loop = (pred[], s32[], f32[4]) while(init), condition=cond, body=body
+})";
+
+TEST(RuntimeWhileStateTest, PredicateKeptInTheStateEndsTheLoop) {
+  for (int trips : kTripCounts) {
+    SCOPED_TRACE("trips " + std::to_string(trips));
+    ExpectMatchesInterpreter(WithTripCount(kPredicateInTheState, trips), 1e-6);
+  }
 }
 
 }  // namespace
