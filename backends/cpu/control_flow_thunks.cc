@@ -33,6 +33,28 @@ void CopyIfDistinct(void* to, const void* from, int64_t bytes) {
   }
 }
 
+// One loop run's table of `size` elements: on the stack up to `N` (what
+// small loops need), on the heap beyond, so that a short loop run once per
+// trip of an outer loop allocates nothing. Elements start uninitialised.
+template <typename T, size_t N>
+class RunTable {
+ public:
+  explicit RunTable(size_t size) {
+    if (size > N) {
+      heap_.resize(size);
+      data_ = heap_.data();
+    }
+  }
+  RunTable(const RunTable&) = delete;
+  RunTable& operator=(const RunTable&) = delete;
+  T& operator[](size_t i) { return data_[i]; }
+
+ private:
+  T inline_[N];
+  std::vector<T> heap_;
+  T* data_ = inline_;
+};
+
 }  // namespace
 
 WhileThunk::WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vector<int> state_b,
@@ -69,13 +91,14 @@ Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
     int64_t extent;
     size_t first_buffer;  // into one trip kind's buffer pointers
   };
-  std::vector<BoundKernel> kernels;
-  kernels.reserve(condition_.sequence->thunks.size() + body_.sequence->thunks.size());
+  const size_t kernel_count = condition_.sequence->thunks.size() + body_.sequence->thunks.size();
+  RunTable<BoundKernel, 16> kernels(kernel_count);
+  size_t next_kernel = 0;
   size_t buffers_per_trip = 0;
   for (const ThunkSequence* sequence : {condition_.sequence, body_.sequence}) {
     for (const auto& thunk : sequence->thunks) {
       const auto& kernel = static_cast<const KernelThunk&>(*thunk);
-      kernels.push_back({kernel.function(), kernel.extent(), buffers_per_trip});
+      kernels[next_kernel++] = {kernel.function(), kernel.extent(), buffers_per_trip};
       buffers_per_trip += kernel.arguments().size();
     }
   }
@@ -84,8 +107,8 @@ Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
   // the first. Per kind: each leaf's current state, the predicate, and every
   // kernel's buffer pointers, found by binding the slots as that trip would.
   constexpr size_t kTripKinds = 3;
-  std::vector<void*> state(kTripKinds * leaves);
-  std::vector<void*> buffers(kTripKinds * buffers_per_trip);
+  RunTable<void*, kTripKinds * 16> state(kTripKinds * leaves);
+  RunTable<void*, kTripKinds * 64> buffers(kTripKinds * buffers_per_trip);
   const bool* predicate[kTripKinds];
   for (size_t kind = 0; kind < kTripKinds; ++kind) {
     void** current = &state[kind * leaves];
@@ -121,8 +144,7 @@ Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
     for (; k < condition_kernels; ++k)
       kernels[k].function(bound + kernels[k].first_buffer, 0, kernels[k].extent);
     if (!*predicate[kind]) break;
-    for (; k < kernels.size(); ++k)
-      kernels[k].function(bound + kernels[k].first_buffer, 0, kernels[k].extent);
+    for (; k < kernel_count; ++k) kernels[k].function(bound + kernels[k].first_buffer, 0, kernels[k].extent);
     kind = kind == 1 ? 2 : 1;
   }
   for (size_t i = 0; i < leaves; ++i) slots[results_[i]] = state[kind * leaves + i];

@@ -373,5 +373,45 @@ TEST(RuntimeWhileStateTest, PredicateKeptInTheStateEndsTheLoop) {
   }
 }
 
+// More state leaves and kernels than a loop run keeps on the stack (its
+// tables go to the heap): twenty vectors, each the sum of itself and the
+// next, computed in place by kernels of their own.
+std::string ManyLeavesLoop(int leaves) {
+  std::string state = "(s32[]";
+  for (int k = 0; k < leaves; ++k) state += ", f32[2]";
+  state += ")";
+  std::string text =
+      "HloModule m\ncond {\n  s = " + state + " parameter(0)\n" +
+      "  i = s32[] get-tuple-element(s), index=0\n  n = s32[] constant(5)\n" +
+      "  ROOT lt = pred[] compare(i, n), direction=LT\n}\nbody {\n  s = " + state + " parameter(0)\n" +
+      "  i = s32[] get-tuple-element(s), index=0\n  one = s32[] constant(1)\n  j = s32[] add(i, one)\n";
+  std::string results = "j";
+  for (int k = 0; k < leaves; ++k) {
+    text +=
+        "  x" + std::to_string(k) + " = f32[2] get-tuple-element(s), index=" + std::to_string(k + 1) + "\n";
+  }
+  for (int k = 0; k < leaves; ++k) {
+    const std::string y = "y" + std::to_string(k);
+    text +=
+        "  " + y + " = f32[2] add(x" + std::to_string(k) + ", x" + std::to_string((k + 1) % leaves) + ")\n";
+    results += ", " + y;
+  }
+  text += "  ROOT t = " + state + " tuple(" + results + ")\n}\nENTRY e {\n  zero = s32[] constant(0)\n";
+  std::string init = "zero";
+  for (int k = 0; k < leaves; ++k) {
+    text += "  p" + std::to_string(k) + " = f32[2] parameter(" + std::to_string(k) + ")\n";
+    init += ", p" + std::to_string(k);
+  }
+  text += "  init = " + state + " tuple(" + init + ")\n  ROOT loop = " + state +
+          " while(init), condition=cond, body=body\n}\n";
+  return text;
+}
+
+TEST(RuntimeWhileStateTest, LoopWithMoreLeavesThanTheStackTables) {
+  const std::string text = ManyLeavesLoop(20);
+  ExpectMatchesInterpreter(text, 1e-4);
+  EXPECT_EQ(BytesCopiedPerIteration(text), 0);
+}
+
 }  // namespace
 }  // namespace kiln::cpu
