@@ -192,7 +192,19 @@ Elements WindowsLast(VjpEmitter& b, const Instruction& x, const Values& operands
   }
   std::vector<int64_t> stacked = out.dimensions();
   stacked.push_back(count);
-  const Shape positions(ElementType::kS64, grid);
+  // s32 positions where the padded operand's extents fit (they always do in
+  // practice): the index array is [output..., window..., rank] elements, as
+  // many as the gathered values times the rank, so its width is most of the
+  // gradient's memory traffic (a cumulative product over 512: 32 MiB of s64
+  // indices for 4096 results).
+  int64_t extent = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    const WindowDimension& w = window.dimensions[static_cast<size_t>(d)];
+    extent =
+        std::max(extent, w.padding_low + Dilated(operand.dimensions(d), w.base_dilation) + w.padding_high);
+  }
+  const bool narrow = extent < (int64_t{1} << 31);
+  const Shape positions(narrow ? ElementType::kS32 : ElementType::kS64, grid);
   std::vector<int64_t> with_vector = grid;
   with_vector.push_back(1);
   Instruction* indices = nullptr;

@@ -166,8 +166,8 @@ TEST(AutodiffReductionTreeTest, ProductGradientsAreExactAtZerosAndRepeats) {
 // reduce-window): its tree of maps over pads and slices is nine rungs deep,
 // which the cpu backend once fused into one kernel evaluated 512 times per
 // element (a 14 s compile). Its kernels are now bounded (fusion's
-// max_emissions_per_value, tested in fusion_pass_test); the results are the
-// interpreter's.
+// max_emissions_per_value, tested in fusion_pass_test) and its gathered
+// positions s32; the results are the interpreter's.
 TEST(AutodiffReductionTreeTest, CumulativeProductGradientOnCpuIsTheInterpreters) {
   auto module = Parse(R"(HloModule cumprod
 mul {
@@ -182,6 +182,15 @@ ENTRY main {
 })");
   ASSERT_NE(module, nullptr);
   KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0}));
+  // The windows' positions (2 x 512 x 512 x 2 of them) are s32: no s64
+  // array doubles the gradient's index traffic.
+  for (const auto& computation : vjp->computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      if (instruction->shape.IsArray()) {
+        EXPECT_NE(instruction->shape.element_type(), ElementType::kS64) << instruction->ToString();
+      }
+    }
+  }
   std::mt19937 random(19);
   std::uniform_real_distribution<float> factor(0.9f, 1.1f), weight(-1.0f, 1.0f);
   std::vector<float> x(1024), cotangent(1024);
