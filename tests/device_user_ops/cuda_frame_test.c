@@ -31,53 +31,32 @@ typedef struct launch_t {
   int num;
 } launch_t;
 
-/* `op` over f32 `x` of dims `dims` (rank 2) with `attrs` on `backend`; on
- * cuda the launch to *launch, then `play` (may be NULL) runs the kernel on
- * the host through the launch's pointers. Its num_results results are read
- * to outs[i] (bytes[i] each). */
+/* What run_op's record_launch needs: where the launch goes and who plays it. */
+typedef struct recording_t {
+  launch_t* launch;
+  void (*play)(const launch_t*);
+} recording_t;
+
+static void record_launch(void* context) {
+  const recording_t* recording = (const recording_t*)context;
+  unsigned grid[3], block[3];
+  launch_t* launch = recording->launch;
+  launch->num =
+      g_last_launch(launch->entry, sizeof launch->entry, grid, block, launch->parameters, kMaxParameters);
+  if (recording->play != NULL) recording->play(launch);
+}
+
+/* `op` over f32 `x` of dims `dims` (rank 2) with `attrs` on `backend`
+ * (frame_ops.h's run_frame_op); on cuda the launch to *launch, then `play`
+ * (may be NULL) runs the kernel on the host through the launch's pointers.
+ * Its num_results results are read to outs[i] (bytes[i] each). */
 static kiln_status_t* run_op(const char* backend, const char* op, const float* x, const int64_t* dims,
                              const char* attrs, void (*play)(const launch_t*), launch_t* launch,
                              size_t num_results, void** outs, const size_t* bytes) {
-  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
-  kiln_client_t* client = NULL;
-  kiln_builder_t* builder = NULL;
-  kiln_computation_t* computation = NULL;
-  kiln_executable_t* executable = NULL;
-  kiln_buffer_t* arg = NULL;
-  kiln_buffer_t* results[2] = {NULL, NULL};
-  size_t got = 0, i;
-  unsigned grid[3], block[3];
-  kiln_op_t param;
-  kiln_status_t* status = kiln_builder_create(op, &builder);
+  recording_t recording = {launch, play};
   if (launch != NULL) launch->num = -1;
-  if (status == NULL) {
-    param = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 2, NULL, "x");
-    status =
-        kiln_builder_build(builder, kiln_op_call_registered(builder, op, &param, 1, attrs), &computation);
-  }
-  options.backend = backend;
-  if (status == NULL) status = kiln_client_create(&options, &client);
-  if (status == NULL) status = kiln_client_compile(client, computation, NULL, &executable);
-  if (status == NULL)
-    status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 2, NULL, x,
-                                          (size_t)(dims[0] * dims[1]) * 4, &arg);
-  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, results, num_results, &got);
-  if (status == NULL && got != num_results)
-    status = kiln_status_create(KILN_STATUS_INTERNAL, "the execution gave another number of results");
-  if (status == NULL && launch != NULL) {
-    launch->num =
-        g_last_launch(launch->entry, sizeof launch->entry, grid, block, launch->parameters, kMaxParameters);
-    if (play != NULL) play(launch);
-  }
-  for (i = 0; status == NULL && i < num_results; ++i)
-    status = kiln_buffer_to_host(results[i], outs[i], bytes[i]);
-  kiln_buffer_destroy(arg);
-  for (i = 0; i < 2; ++i) kiln_buffer_destroy(results[i]);
-  kiln_executable_destroy(executable);
-  kiln_client_destroy(client);
-  kiln_computation_destroy(computation);
-  kiln_builder_destroy(builder);
-  return status;
+  return run_frame_op(backend, op, x, dims, attrs, launch != NULL ? record_launch : NULL, &recording,
+                      num_results, outs, bytes);
 }
 
 static const uint64_t* frame_of(const launch_t* launch) {

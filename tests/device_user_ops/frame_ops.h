@@ -14,7 +14,8 @@
  *   FrameProbe    x: float -> y: float with an attribute of every kind, for
  *                 checking the frame's bytes (its kernels copy x).
  *
- * Shared by vulkan_frame_test.c and cuda_zero_out_test.c. */
+ * Shared by vulkan_frame_test.c and cuda_frame_test.c, with run_frame_op,
+ * which runs one of them on a backend. */
 #ifndef KILN_TESTS_DEVICE_USER_OPS_FRAME_OPS_H_
 #define KILN_TESTS_DEVICE_USER_OPS_FRAME_OPS_H_
 
@@ -133,6 +134,52 @@ static kiln_status_t* register_frame_ops(void) {
     status =
         frame_ops_define("MaxWithIndex", none, x, value_index, max_with_index_shape, max_with_index_kernel);
   if (status == NULL) status = frame_ops_define("FrameProbe", probe_attrs, x, y, NULL, frame_probe_kernel);
+  return status;
+}
+
+/* `op` over f32 `x` of dims `dims` (rank 2) with `attrs` on `backend`:
+ * builds the one-call computation, compiles and runs it, calls
+ * `after_execute(context)` (may be NULL; e.g. to read a fake driver's last
+ * launch) once the execution succeeded, then reads its num_results (at most
+ * 2) results to outs[i] (bytes[i] each). Everything it made is destroyed. */
+static kiln_status_t* run_frame_op(const char* backend, const char* op, const float* x, const int64_t* dims,
+                                   const char* attrs, void (*after_execute)(void*), void* context,
+                                   size_t num_results, void** outs, const size_t* bytes) {
+  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
+  kiln_client_t* client = NULL;
+  kiln_builder_t* builder = NULL;
+  kiln_computation_t* computation = NULL;
+  kiln_executable_t* executable = NULL;
+  kiln_buffer_t* arg = NULL;
+  kiln_buffer_t* results[2] = {NULL, NULL};
+  size_t got = 0, i;
+  kiln_op_t param;
+  kiln_status_t* status = num_results <= 2 ? kiln_builder_create(op, &builder)
+                                           : kiln_status_create(KILN_STATUS_INVALID_ARGUMENT,
+                                                                "run_frame_op reads at most 2 results");
+  if (status == NULL) {
+    param = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 2, NULL, "x");
+    status =
+        kiln_builder_build(builder, kiln_op_call_registered(builder, op, &param, 1, attrs), &computation);
+  }
+  options.backend = backend;
+  if (status == NULL) status = kiln_client_create(&options, &client);
+  if (status == NULL) status = kiln_client_compile(client, computation, NULL, &executable);
+  if (status == NULL)
+    status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 2, NULL, x,
+                                          (size_t)(dims[0] * dims[1]) * 4, &arg);
+  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, results, num_results, &got);
+  if (status == NULL && got != num_results)
+    status = kiln_status_create(KILN_STATUS_INTERNAL, "the execution gave another number of results");
+  if (status == NULL && after_execute != NULL) after_execute(context);
+  for (i = 0; status == NULL && i < num_results; ++i)
+    status = kiln_buffer_to_host(results[i], outs[i], bytes[i]);
+  kiln_buffer_destroy(arg);
+  for (i = 0; i < 2; ++i) kiln_buffer_destroy(results[i]);
+  kiln_executable_destroy(executable);
+  kiln_client_destroy(client);
+  kiln_computation_destroy(computation);
+  kiln_builder_destroy(builder);
   return status;
 }
 

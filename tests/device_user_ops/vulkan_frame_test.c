@@ -14,45 +14,12 @@
 #include "frame_ops.h"
 #include "read_file.h"
 
-enum { kMaxElements = 4096, kMaxResults = 2 };
+enum { kMaxElements = 4096 };
 
-/* `op` over f32 `x` of dims `dims` (rank 2) with `attrs` on `backend`; its
- * num_results results to outs[i] (bytes[i] each). */
+/* `op` on `backend` (frame_ops.h's run_frame_op). */
 static kiln_status_t* run_op(const char* backend, const char* op, const float* x, const int64_t* dims,
                              const char* attrs, size_t num_results, void** outs, const size_t* bytes) {
-  kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
-  kiln_client_t* client = NULL;
-  kiln_builder_t* builder = NULL;
-  kiln_computation_t* computation = NULL;
-  kiln_executable_t* executable = NULL;
-  kiln_buffer_t* arg = NULL;
-  kiln_buffer_t* results[kMaxResults] = {NULL, NULL};
-  size_t got = 0, i;
-  kiln_op_t param;
-  kiln_status_t* status = kiln_builder_create(op, &builder);
-  if (status == NULL) {
-    param = kiln_op_parameter(builder, 0, KILN_TYPE_F32, dims, 2, NULL, "x");
-    status =
-        kiln_builder_build(builder, kiln_op_call_registered(builder, op, &param, 1, attrs), &computation);
-  }
-  options.backend = backend;
-  if (status == NULL) status = kiln_client_create(&options, &client);
-  if (status == NULL) status = kiln_client_compile(client, computation, NULL, &executable);
-  if (status == NULL)
-    status = kiln_client_buffer_from_host(client, KILN_TYPE_F32, dims, 2, NULL, x,
-                                          (size_t)(dims[0] * dims[1]) * 4, &arg);
-  if (status == NULL) status = kiln_executable_execute(executable, &arg, 1, NULL, results, num_results, &got);
-  if (status == NULL && got != num_results)
-    status = kiln_status_create(KILN_STATUS_INTERNAL, "the execution gave another number of results");
-  for (i = 0; status == NULL && i < num_results; ++i)
-    status = kiln_buffer_to_host(results[i], outs[i], bytes[i]);
-  kiln_buffer_destroy(arg);
-  for (i = 0; i < kMaxResults; ++i) kiln_buffer_destroy(results[i]);
-  kiln_executable_destroy(executable);
-  kiln_client_destroy(client);
-  kiln_computation_destroy(computation);
-  kiln_builder_destroy(builder);
-  return status;
+  return run_frame_op(backend, op, x, dims, attrs, NULL, NULL, num_results, outs, bytes);
 }
 
 /* Distinct values of both signs, so a wrong index or scale shows. */
