@@ -9,6 +9,7 @@
 #include "core/array_leaves.h"
 #include "core/identity_custom_calls.h"
 #include "core/lowering/kernel_key.h"
+#include "core/passes/device_op_expansion.h"
 #include "core/passes/identity_custom_call_removal.h"
 #include "core/passes/pipeline.h"
 #include "core/single_instruction.h"
@@ -482,6 +483,9 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
   // Annotations of a multi-device program cost nothing on one device, and
   // no device kernel runs them, whatever the optimisation level.
   KILN_RETURN_IF_ERROR(IdentityCustomCallRemoval().Run(module).status());
+  // What no device kernel runs (LAPACK calls, fft) becomes ops they do run,
+  // at every optimisation level: without it the program cannot run at all.
+  KILN_RETURN_IF_ERROR(DeviceOpExpander().Run(module).status());
   if (optimization_level <= 0) return OkStatus();
   PipelineOptions pipeline;
   pipeline.verify_input = false;  // the caller verified the module it cloned
@@ -529,7 +533,7 @@ std::vector<std::string> UnsupportedDeviceOps(const Module& module, const Device
   std::set<std::string> unsupported;
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
-      if (LoweredWithoutAKernel(*instruction)) continue;
+      if (LoweredWithoutAKernel(*instruction) || ExpandsForDevices(*instruction)) continue;
       if (rules.library_call && AllArrays(*instruction) && rules.library_call(*instruction)) continue;
       const bool refused = NeedsHostOnDevice(*instruction) || !AllArrays(*instruction) ||
                            (rules.check_kernel &&

@@ -1,0 +1,14 @@
+// The table of device op expansions: one row per op family, in the order
+// they are tried. A row's `matches` must be cheap; `expand` may refuse an
+// instance it cannot handle with a status naming why.
+#include "core/passes/device_op_expansion.h"
+#include "core/passes/expansions/expansions.h"
+
+namespace kiln {
+
+const std::vector<DeviceOpExpansion>& DeviceOpExpansions() {
+  static const std::vector<DeviceOpExpansion> table = {};
+  return table;
+}
+
+}  // namespace kiln
