@@ -4,6 +4,7 @@
 using kiln::Op;
 using kiln::capi::BuildOp;
 using kiln::capi::OpContext;
+using kiln::capi::ValidPadding;
 
 namespace {
 
@@ -31,12 +32,6 @@ kiln::ConvolutionDimensionNumbers ConvNumbers(OpContext& c, const kiln_conv_dime
   result.output_spatial_dimensions =
       Spatial(c, dn->output_spatial_dimensions, dn->num_spatial_dimensions, "output_spatial_dimensions");
   return result;
-}
-
-bool ValidPadding(OpContext& c, kiln_padding_t padding) {
-  if (padding == KILN_PADDING_VALID || padding == KILN_PADDING_SAME) return true;
-  c.Fail(kiln::InvalidArgument(c.function(), ": padding ", padding, " is not KILN_PADDING_VALID or _SAME"));
-  return false;
 }
 
 }  // namespace

@@ -88,4 +88,12 @@ kiln_op_t BuildOp(kiln_builder_t* builder, const char* function, Make&& make) no
   }
 }
 
+// True for the two padding modes; otherwise records INVALID_ARGUMENT naming
+// the value (convolutions and pooling windows take the same two).
+inline bool ValidPadding(OpContext& c, kiln_padding_t padding) {
+  if (padding == KILN_PADDING_VALID || padding == KILN_PADDING_SAME) return true;
+  c.Fail(InvalidArgument(c.function(), ": padding ", padding, " is not KILN_PADDING_VALID or _SAME"));
+  return false;
+}
+
 }  // namespace kiln::capi

@@ -5,16 +5,7 @@
 using kiln::Op;
 using kiln::capi::BuildOp;
 using kiln::capi::OpContext;
-
-namespace {
-
-bool ValidPadding(OpContext& c, kiln_padding_t padding) {
-  if (padding == KILN_PADDING_VALID || padding == KILN_PADDING_SAME) return true;
-  c.Fail(kiln::InvalidArgument(c.function(), ": padding ", padding, " is not KILN_PADDING_VALID or _SAME"));
-  return false;
-}
-
-}  // namespace
+using kiln::capi::ValidPadding;
 
 extern "C" {
 

@@ -10,7 +10,7 @@ namespace kiln::cpu {
 namespace {
 
 // Elements a parallel task should sort at least, so scheduling stays cheap.
-constexpr int64_t kElementsPerTask = 16 * 1024;
+constexpr int64_t kSortElementsPerTask = 16 * 1024;
 
 // --- Matching single-key comparators -------------------------------------------
 
@@ -330,7 +330,7 @@ void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int
       }
     };
     if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
-      pool->ParallelFor(static_cast<int64_t>(n), kElementsPerTask, gather);
+      pool->ParallelFor(static_cast<int64_t>(n), kSortElementsPerTask, gather);
     } else {
       gather(0, static_cast<int64_t>(n));
     }
@@ -495,7 +495,7 @@ Status SortThunk::Run(ExecutionContext& context) const {
       SortSlices(slots, begin, end);
     }
   };
-  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, length_));
+  const int64_t grain = std::max<int64_t>(1, kSortElementsPerTask / std::max<int64_t>(1, length_));
   if (slices_ <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
     // Few slices: a large one spreads its own work over the threads.
     if (by_key) {

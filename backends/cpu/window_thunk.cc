@@ -14,7 +14,7 @@ namespace kiln::cpu {
 namespace {
 
 // Elements a parallel task should touch at least, so scheduling stays cheap.
-constexpr int64_t kElementsPerTask = 32 * 1024;
+constexpr int64_t kWindowElementsPerTask = 32 * 1024;
 // Lanes reduced side by side: a row of accumulators that stays in L1.
 constexpr int64_t kLaneChunk = 512;
 // Lanes whose selections select-and-scatter keeps at once (on the stack).
@@ -353,7 +353,7 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
   void* output = context.slots[outputs_[0]];
   int64_t window = 1;
   for (const WindowAxis& axis : g.axes) window *= axis.size;
-  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, g.lanes * window));
+  const int64_t grain = std::max<int64_t>(1, kWindowElementsPerTask / std::max<int64_t>(1, g.lanes * window));
   Status status = OkStatus();
   RunTasks(context, tasks, grain, [&](int64_t begin, int64_t end) {
     DispatchElementType(g.type, [&](auto tag) {
@@ -383,7 +383,7 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
   const void* initial = context.slots[inputs_[2]];
   void* output = context.slots[outputs_[0]];
   const int64_t per_task = std::min(g.lanes, kSelectLanes) * (in_positions + source_positions);
-  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, per_task));
+  const int64_t grain = std::max<int64_t>(1, kWindowElementsPerTask / std::max<int64_t>(1, per_task));
   Status status = OkStatus();
   RunTasks(context, tasks, grain, [&](int64_t begin, int64_t end) {
     DispatchElementType(g.type, [&](auto tag) {

@@ -11,7 +11,7 @@ namespace {
 // From the SPIR-V specification (unified headers): opcodes, storage
 // classes and decorations this reads.
 constexpr uint32_t kMagic = 0x07230203;
-constexpr size_t kHeaderWords = 5;
+constexpr size_t kSpirvHeaderWords = 5;
 constexpr uint32_t kOpEntryPoint = 15;
 constexpr uint32_t kOpTypePointer = 32;
 constexpr uint32_t kOpVariable = 59;
@@ -37,7 +37,7 @@ size_t StringWords(std::span<const uint32_t> words, size_t at, size_t end, std::
 }  // namespace
 
 StatusOr<SpirvInterface> ReflectSpirvInterface(std::span<const uint32_t> words, std::string_view entry) {
-  if (words.size() < kHeaderWords || words[0] != kMagic)
+  if (words.size() < kSpirvHeaderWords || words[0] != kMagic)
     return InvalidArgument("the code is not a SPIR-V module (no magic number)");
   const bool lists_every_global = words[1] >= kVersion14;
   std::set<uint32_t> interface;
@@ -49,7 +49,7 @@ StatusOr<SpirvInterface> ReflectSpirvInterface(std::span<const uint32_t> words, 
   std::map<uint32_t, Variable> variables;
   std::map<uint32_t, uint32_t> bindings, sets, pointees;
   std::set<uint32_t> buffer_blocks;
-  for (size_t at = kHeaderWords; at < words.size();) {
+  for (size_t at = kSpirvHeaderWords; at < words.size();) {
     const uint32_t count = words[at] >> 16;
     const uint32_t opcode = words[at] & 0xffff;
     if (count == 0 || at + count > words.size())

@@ -88,10 +88,10 @@ bool HasTangentLeaf(const Shape& shape) {
   return false;
 }
 
-bool HasToken(const Shape& shape) {
+bool ShapeHasToken(const Shape& shape) {
   if (shape.IsToken()) return true;
   for (const Shape& element : shape.tuple_shapes()) {
-    if (HasToken(element)) return true;
+    if (ShapeHasToken(element)) return true;
   }
   return false;
 }
@@ -220,7 +220,7 @@ StatusOr<std::unique_ptr<Module>> BuildJvp(const Module& module, std::span<const
                              "; name each parameter once");
     }
   }
-  if (HasToken(module.entry()->root()->shape)) {
+  if (ShapeHasToken(module.entry()->root()->shape)) {
     return Unimplemented("kiln jvp: ENTRY's result ", module.entry()->root()->shape.ToString(),
                          " holds a token; results with tokens are not supported yet");
   }

@@ -24,12 +24,12 @@ namespace {
 
 // `x` over the tangents of its operand and updates (zeros where they have
 // none), its indices as they are.
-Instruction* OverTangents(VjpEmitter& e, Instruction& x, std::span<const Tangent> t) {
+Instruction* ScatterOverTangents(VjpEmitter& e, Instruction& x, std::span<const Tangent> t) {
   return e.Clone(x, {DenseTangent(e, t[0], x.operand(0)->shape), x.operand(1),
                      DenseTangent(e, t[2], x.operand(2)->shape)});
 }
 
-Instruction* Sum(VjpEmitter& e, Instruction* a, Instruction* b) {
+Instruction* SumOfPresent(VjpEmitter& e, Instruction* a, Instruction* b) {
   if (a == nullptr) return b;
   return b == nullptr ? a : e.Binary(Opcode::kAdd, a, b);
 }
@@ -41,7 +41,7 @@ Tangent MultiplyScatterTangent(VjpEmitter& e, Instruction& x, std::span<const Ta
     Instruction* each = e.Binary(Opcode::kMultiply, t[2].array, ProductOfOtherUpdates(e, x));
     from_updates = e.Binary(Opcode::kMultiply, x.operand(0), ScatterAdd(e, x, each));
   }
-  return Of(Sum(e, from_operand, from_updates));
+  return Of(SumOfPresent(e, from_operand, from_updates));
 }
 
 StatusOr<Tangent> ExtremalScatterTangent(VjpEmitter& e, Instruction& x, std::span<const Tangent> t) {
@@ -53,8 +53,8 @@ StatusOr<Tangent> ExtremalScatterTangent(VjpEmitter& e, Instruction& x, std::spa
     moved = e.Select(fits, taken, e.Zeros(taken->shape));
   }
   if (t[2].array != nullptr)
-    moved = Sum(e, moved, e.Binary(Opcode::kMultiply, shares.update_share, t[2].array));
-  return Of(Sum(e, t[0].array, ScatterAdd(e, x, moved)));
+    moved = SumOfPresent(e, moved, e.Binary(Opcode::kMultiply, shares.update_share, t[2].array));
+  return Of(SumOfPresent(e, t[0].array, ScatterAdd(e, x, moved)));
 }
 
 // A combiner of any body over updates that land on distinct elements (of
@@ -74,7 +74,7 @@ StatusOr<Tangent> DisjointScatterTangent(VjpEmitter& e, Instruction& x, std::spa
     KILN_ASSIGN_OR_RETURN(Tangent combined, JvpMapRule(e, *parts.combined[k], map_tangents));
     if (t[k].IsZero() && combined.IsZero()) continue;
     const Tangent written[] = {t[k], Tangent{}, combined};
-    tangent.elements[k] = Of(OverTangents(e, *parts.overwritten[k], written));
+    tangent.elements[k] = Of(ScatterOverTangents(e, *parts.overwritten[k], written));
   }
   if (count == 1) return tangent.elements[0];
   return tangent;
@@ -87,7 +87,7 @@ KILN_JVP_RULE(JvpScatterRule) {
   switch (CombinerOf(x)) {
     case ScatterCombiner::kAdd:
     case ScatterCombiner::kSubtract:
-    case ScatterCombiner::kOverwrite: return Of(OverTangents(e, x, t));
+    case ScatterCombiner::kOverwrite: return Of(ScatterOverTangents(e, x, t));
     case ScatterCombiner::kMultiply: return MultiplyScatterTangent(e, x, t);
     case ScatterCombiner::kExtremal: return ExtremalScatterTangent(e, x, t);
     case ScatterCombiner::kOther: break;
