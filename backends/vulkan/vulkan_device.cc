@@ -11,11 +11,6 @@
 namespace kiln::vulkan {
 namespace {
 
-bool EnvFlag(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != 0 && std::strcmp(value, "0") != 0;
-}
-
 // A queue family that computes, preferring one without graphics: on GPUs
 // with both, the dedicated compute family runs beside any rendering.
 StatusOr<uint32_t> ChooseQueueFamily(const InstanceFunctions& api, const PhysicalDeviceInfo& info) {

@@ -42,11 +42,6 @@ VKAPI_ATTR VkBool32 VKAPI_CALL OnValidationMessage(VkDebugUtilsMessageSeverityFl
   return VK_FALSE;  // the call that triggered the message goes on
 }
 
-bool EnvFlag(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr && *value != 0 && std::strcmp(value, "0") != 0;
-}
-
 int TypeRank(VkPhysicalDeviceType type) {
   switch (type) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return 0;
@@ -259,6 +254,11 @@ std::vector<std::string> Instance::TakeValidationMessages() {
   std::vector<std::string> taken;
   taken.swap(Messages());
   return taken;
+}
+
+bool EnvFlag(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr && *value != 0 && std::strcmp(value, "0") != 0;
 }
 
 }  // namespace kiln::vulkan

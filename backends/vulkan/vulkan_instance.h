@@ -59,4 +59,8 @@ class Instance {
   std::vector<PhysicalDeviceInfo> devices_;
 };
 
+// True when the environment variable `name` is set and neither empty nor
+// "0": the backend's KILN_VULKAN_* switches.
+bool EnvFlag(const char* name);
+
 }  // namespace kiln::vulkan
