@@ -22,7 +22,7 @@ using testing::ParseOrDie;
 
 // Whether the dot thunk made for the root of `text` runs on oneDNN (the
 // root's operands must already be in an order PlanDot takes as it is).
-bool RootUsesOneDnn(const std::string& text) {
+bool MatmulRootUsesOneDnn(const std::string& text) {
   std::unique_ptr<Module> module = ParseOrDie(text);
   if (module == nullptr) return false;
   std::optional<DotPlan> plan = PlanDot(*module->entry()->root());
@@ -33,56 +33,56 @@ bool RootUsesOneDnn(const std::string& text) {
   return thunk.uses_onednn();
 }
 
-void ExpectMatchesOnPath(const std::string& text, bool onednn_can_run_it, double tolerance = 1e-3) {
+void ExpectMatmulMatchesOnPath(const std::string& text, bool onednn_can_run_it, double tolerance = 1e-3) {
   ExpectMatchesInterpreter(text, tolerance);
-  EXPECT_EQ(RootUsesOneDnn(text), onednn_can_run_it && OneDnnMatmul::Available())
+  EXPECT_EQ(MatmulRootUsesOneDnn(text), onednn_can_run_it && OneDnnMatmul::Available())
       << "oneDNN in this build: " << OneDnnMatmul::Available();
 }
 
 TEST(RuntimeOneDnnMatmulTest, PlainProduct) {
-  ExpectMatchesOnPath(R"(HloModule m
+  ExpectMatmulMatchesOnPath(R"(HloModule m
 ENTRY e {
   a = f32[70,96] parameter(0)
   b = f32[96,80] parameter(1)
   ROOT d = f32[70,80] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
-                      true);
+                            true);
 }
 
 TEST(RuntimeOneDnnMatmulTest, TransposedOperands) {
-  ExpectMatchesOnPath(R"(HloModule m
+  ExpectMatmulMatchesOnPath(R"(HloModule m
 ENTRY e {
   a = f32[96,70] parameter(0)
   b = f32[80,96] parameter(1)
   ROOT d = f32[70,80] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}
 })",
-                      true);
+                            true);
 }
 
 TEST(RuntimeOneDnnMatmulTest, BatchedProduct) {
-  ExpectMatchesOnPath(R"(HloModule m
+  ExpectMatmulMatchesOnPath(R"(HloModule m
 ENTRY e {
   a = f32[3,64,72] parameter(0)
   b = f32[3,72,66] parameter(1)
   ROOT d = f32[3,64,66] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1}
 })",
-                      true);
+                            true);
 }
 
 // Large enough that a two-thread backend splits it among its threads.
 TEST(RuntimeOneDnnMatmulTest, ProductThatRunsOnSeveralThreads) {
-  ExpectMatchesOnPath(R"(HloModule m
+  ExpectMatmulMatchesOnPath(R"(HloModule m
 ENTRY e {
   a = f32[256,384] parameter(0)
   b = f32[384,512] parameter(1)
   ROOT d = f32[256,512] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
-                      true, 1e-2);
+                            true, 1e-2);
 }
 
 // The pieces a pool of `threads` cuts the root product of `text` into (0
 // without oneDNN).
-size_t RootPieces(const std::string& text, int threads) {
+size_t MatmulRootPieces(const std::string& text, int threads) {
   std::unique_ptr<Module> module = ParseOrDie(text);
   if (module == nullptr) return 0;
   std::optional<DotPlan> plan = PlanDot(*module->entry()->root());
@@ -127,9 +127,9 @@ ENTRY e {
     ASSERT_NE(module, nullptr);
     testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 3, 4}, 1e-3);
     if (!OneDnnMatmul::Available()) continue;
-    EXPECT_EQ(RootPieces(text, 1), 1u) << text;
-    EXPECT_GT(RootPieces(text, 2), 1u) << text;
-    EXPECT_GT(RootPieces(text, 3), RootPieces(text, 2)) << text;
+    EXPECT_EQ(MatmulRootPieces(text, 1), 1u) << text;
+    EXPECT_GT(MatmulRootPieces(text, 2), 1u) << text;
+    EXPECT_GT(MatmulRootPieces(text, 3), MatmulRootPieces(text, 2)) << text;
   }
 }
 
@@ -185,23 +185,23 @@ ENTRY e {
 }
 
 TEST(RuntimeOneDnnMatmulTest, SmallProductStaysOnEigen) {
-  ExpectMatchesOnPath(R"(HloModule m
+  ExpectMatmulMatchesOnPath(R"(HloModule m
 ENTRY e {
   a = f32[8,16] parameter(0)
   b = f32[16,4] parameter(1)
   ROOT d = f32[8,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
-                      false);
+                            false);
 }
 
 TEST(RuntimeOneDnnMatmulTest, DoubleStaysOnEigen) {
-  ExpectMatchesOnPath(R"(HloModule m
+  ExpectMatmulMatchesOnPath(R"(HloModule m
 ENTRY e {
   a = f64[70,96] parameter(0)
   b = f64[96,80] parameter(1)
   ROOT d = f64[70,80] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
 })",
-                      false);
+                            false);
 }
 
 }  // namespace

@@ -46,7 +46,7 @@ shifted_product {
 }
 )";
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseTreeModule(const std::string& text) {
   auto module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
   return module.ok() ? std::move(module).value() : nullptr;
@@ -66,10 +66,11 @@ std::unique_ptr<Module> ReduceModule(const Shape& operand, const std::vector<int
   for (int64_t d = 0; d < operand.rank(); ++d) {
     if (std::find(reduced.begin(), reduced.end(), d) == reduced.end()) kept.push_back(operand.dimensions(d));
   }
-  return Parse("HloModule reduce_tree\n" + std::string(reducer) + "\nENTRY main {\n  x = f64[" +
-               Dimensions(operand.dimensions()) +
-               "] parameter(0)\n  init = f64[] parameter(1)\n  ROOT r = f64[" + Dimensions(kept) +
-               "] reduce(x, init), dimensions={" + Dimensions(reduced) + "}, to_apply=" + name + "\n}\n");
+  return ParseTreeModule("HloModule reduce_tree\n" + std::string(reducer) + "\nENTRY main {\n  x = f64[" +
+                         Dimensions(operand.dimensions()) +
+                         "] parameter(0)\n  init = f64[] parameter(1)\n  ROOT r = f64[" + Dimensions(kept) +
+                         "] reduce(x, init), dimensions={" + Dimensions(reduced) + "}, to_apply=" + name +
+                         "\n}\n");
 }
 
 // Values in [-2, 2) with some zeros and some repeated values.
@@ -169,7 +170,7 @@ TEST(AutodiffReductionTreeTest, ProductGradientsAreExactAtZerosAndRepeats) {
 // max_emissions_per_value, tested in fusion_pass_test) and its gathered
 // positions s32; the results are the interpreter's.
 TEST(AutodiffReductionTreeTest, CumulativeProductGradientOnCpuIsTheInterpreters) {
-  auto module = Parse(R"(HloModule cumprod
+  auto module = ParseTreeModule(R"(HloModule cumprod
 mul {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -246,7 +247,8 @@ TEST(AutodiffReductionTreeTest, ReduceWindowsWithAnyReducerInBothModes) {
   for (const WindowCase& w : windows) {
     for (const bool product : {true, false}) {
       SCOPED_TRACE(w.window + (product ? " product" : " shifted product"));
-      auto module = Parse("HloModule windows\n" + std::string(product ? kMultiply : kShiftedProduct) +
+      auto module =
+          ParseTreeModule("HloModule windows\n" + std::string(product ? kMultiply : kShiftedProduct) +
                           "\nENTRY main {\n  x = f64[" + Dimensions(w.operand) +
                           "] parameter(0)\n  init = f64[] parameter(1)\n  ROOT r = f64[" +
                           Dimensions(w.result) + "] reduce-window(x, init), window={" + w.window +
@@ -265,7 +267,7 @@ TEST(AutodiffReductionTreeTest, ReduceWindowsWithAnyReducerInBothModes) {
 // A sum and a product over two operands in windows (neither result
 // chooses), reverse and forward.
 TEST(AutodiffReductionTreeTest, SumAndProductReduceWindowInBothModes) {
-  auto module = Parse(R"(HloModule sum_and_product_windows
+  auto module = ParseTreeModule(R"(HloModule sum_and_product_windows
 sum_prod {
   a = f64[] parameter(0)
   b = f64[] parameter(1)
@@ -294,7 +296,7 @@ ENTRY main {
 // A reducer whose body cannot be lifted to arrays stays refused, naming
 // the op in the body and the reduce.
 TEST(AutodiffReductionTreeTest, AReducerWithoutADerivativeIsNamed) {
-  auto module = Parse(R"(HloModule opaque_reducer
+  auto module = ParseTreeModule(R"(HloModule opaque_reducer
 opaque {
   a = f64[] parameter(0)
   b = f64[] parameter(1)

@@ -27,7 +27,7 @@ std::vector<int64_t> AllParameters(size_t count) {
   return all;
 }
 
-void Check(const std::vector<Shape>& shapes, auto body, uint32_t seed) {
+void CheckStructuralGradient(const std::vector<Shape>& shapes, auto body, uint32_t seed) {
   std::mt19937 random(seed);
   auto module = BuildModule(shapes, body);
   ASSERT_NE(module, nullptr);
@@ -36,7 +36,7 @@ void Check(const std::vector<Shape>& shapes, auto body, uint32_t seed) {
 }
 
 TEST(AutodiffStructuralTest, BroadcastAddsDimensions) {
-  Check(
+  CheckStructuralGradient(
       {F64({3, 4})},
       [](Builder& b, std::vector<Op>& p) {
         const int64_t out[] = {2, 3, 4};
@@ -44,7 +44,7 @@ TEST(AutodiffStructuralTest, BroadcastAddsDimensions) {
         return b.BroadcastInDim(p[0], out, dims);
       },
       1);
-  Check(
+  CheckStructuralGradient(
       {F64({})},
       [](Builder& b, std::vector<Op>& p) {
         const int64_t out[] = {2, 3};
@@ -57,7 +57,7 @@ TEST(AutodiffStructuralTest, ReshapeTransposeReverse) {
   std::mt19937 random(3);
   for (int trial = 0; trial < 3; ++trial) {
     const Shape shape = RandomF64Shape(random);
-    Check(
+    CheckStructuralGradient(
         {shape},
         [&](Builder& b, std::vector<Op>& p) {
           std::vector<int64_t> permutation;
@@ -72,7 +72,7 @@ TEST(AutodiffStructuralTest, ReshapeTransposeReverse) {
 }
 
 TEST(AutodiffStructuralTest, StridedSlice) {
-  Check(
+  CheckStructuralGradient(
       {F64({5, 7})},
       [](Builder& b, std::vector<Op>& p) {
         const int64_t starts[] = {1, 0};
@@ -302,7 +302,7 @@ TEST(AutodiffStructuralTest, ScatterMultiplyWithZeroUpdatesAndRepeatedIndices) {
 }
 
 TEST(AutodiffStructuralTest, Concatenate) {
-  Check(
+  CheckStructuralGradient(
       {F64({2, 3}), F64({2, 1}), F64({2, 4})},
       [](Builder& b, std::vector<Op>& p) {
         const Op parts[] = {p[0], b.Tanh(p[1]), p[2]};
@@ -312,7 +312,7 @@ TEST(AutodiffStructuralTest, Concatenate) {
 }
 
 TEST(AutodiffStructuralTest, PadWithNegativeAndInteriorPadding) {
-  Check(
+  CheckStructuralGradient(
       {F64({4, 3}), F64({})},
       [](Builder& b, std::vector<Op>& p) {
         const PaddingDimension config[] = {{-1, 2, 1}, {2, -1, 0}};
@@ -324,7 +324,7 @@ TEST(AutodiffStructuralTest, PadWithNegativeAndInteriorPadding) {
 TEST(AutodiffStructuralTest, ReduceSumOverSomeDimensionsWithInitialValue) {
   KILN_ASSERT_OK_AND_ASSIGN(auto add,
                             testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
-  Check(
+  CheckStructuralGradient(
       {F64({3, 4, 2}), F64({})},
       [&](Builder& b, std::vector<Op>& p) {
         const int64_t dims[] = {0, 2};
@@ -336,7 +336,7 @@ TEST(AutodiffStructuralTest, ReduceSumOverSomeDimensionsWithInitialValue) {
 TEST(AutodiffStructuralTest, ReduceMaxAndMinAtGenericPoints) {
   for (Opcode opcode : {Opcode::kMaximum, Opcode::kMinimum}) {
     KILN_ASSERT_OK_AND_ASSIGN(auto reducer, testing::ScalarBinaryComputation(opcode, ElementType::kF64, "r"));
-    Check(
+    CheckStructuralGradient(
         {F64({3, 5})},
         [&](Builder& b, std::vector<Op>& p) {
           const int64_t dims[] = {1};
@@ -393,7 +393,7 @@ TEST(AutodiffStructuralTest, DotGeneralBothOperands) {
   };
   uint32_t seed = 10;
   for (const DotCase& c : cases) {
-    Check(
+    CheckStructuralGradient(
         {F64(c.lhs), F64(c.rhs)},
         [&](Builder& b, std::vector<Op>& p) { return b.DotGeneral(p[0], p[1], c.numbers); }, seed++);
   }
@@ -402,7 +402,7 @@ TEST(AutodiffStructuralTest, DotGeneralBothOperands) {
 TEST(AutodiffStructuralTest, TupleResultsTakeOneCotangentEach) {
   KILN_ASSERT_OK_AND_ASSIGN(auto add,
                             testing::ScalarBinaryComputation(Opcode::kAdd, ElementType::kF64, "add"));
-  Check(
+  CheckStructuralGradient(
       {F64({2, 3}), F64({3})},
       [&](Builder& b, std::vector<Op>& p) {
         const int64_t dims[] = {0};

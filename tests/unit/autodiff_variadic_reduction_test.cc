@@ -40,14 +40,14 @@ argmax {
 }
 )";
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseReductionModule(const std::string& text) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
 TEST(AutodiffVariadicReductionTest, ArgmaxReduceForward) {
-  auto module = Parse(std::string("HloModule argmax_reduce\n") + kArgmax + R"(
+  auto module = ParseReductionModule(std::string("HloModule argmax_reduce\n") + kArgmax + R"(
 ENTRY main {
   x = f64[3,4] parameter(0)
   iota = s32[3,4] iota(), iota_dimension=1
@@ -70,7 +70,7 @@ ENTRY main {
 // An output no element beats comes from the initial value, which then gets
 // its cotangent (in both modes).
 TEST(AutodiffVariadicReductionTest, ArgmaxReduceFromTheInitialValue) {
-  auto module = Parse(std::string("HloModule argmax_initial\n") + kArgmax + R"(
+  auto module = ParseReductionModule(std::string("HloModule argmax_initial\n") + kArgmax + R"(
 ENTRY main {
   x = f64[2,3] parameter(0)
   start = f64[] parameter(1)
@@ -90,7 +90,7 @@ ENTRY main {
 }
 
 TEST(AutodiffVariadicReductionTest, SumAndProductReduceInBothModes) {
-  auto module = Parse(R"(HloModule sum_and_product
+  auto module = ParseReductionModule(R"(HloModule sum_and_product
 sum_prod {
   a = f64[] parameter(0)
   b = f64[] parameter(1)
@@ -129,18 +129,18 @@ TEST(AutodiffVariadicReductionTest, ArgmaxReduceWindowInBothModes) {
   for (const char* window : {"size=2 stride=1 pad=0_0", "size=3 stride=2 pad=1_1"}) {
     SCOPED_TRACE(window);
     const std::string size = std::string(window).starts_with("size=2") ? "5" : "3";
-    auto module = Parse(std::string("HloModule argmax_windows\n") + kArgmax + R"(
+    auto module = ParseReductionModule(std::string("HloModule argmax_windows\n") + kArgmax + R"(
 ENTRY main {
   x = f64[6] parameter(0)
   iota = s32[6] iota(), iota_dimension=0
   lowest = f64[] constant(-1e30)
   none = s32[] constant(-1)
-  r = (f64[)" + size + "], s32[" +
-                        size + R"(]) reduce-window(x, iota, lowest, none), window={)" + window +
-                        R"(}, to_apply=argmax
+  r = (f64[)" + size + "], s32[" + size +
+                                       R"(]) reduce-window(x, iota, lowest, none), window={)" + window +
+                                       R"(}, to_apply=argmax
   v = f64[)" + size + R"(] get-tuple-element(r), index=0
   ROOT m = f64[)" + size +
-                        R"(] multiply(v, v)
+                                       R"(] multiply(v, v)
 }
 )");
     ASSERT_NE(module, nullptr);

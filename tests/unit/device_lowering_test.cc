@@ -14,7 +14,7 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseLoweringModule(const std::string& text) {
   auto module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   return module.ok() ? std::move(module).value() : nullptr;
@@ -51,7 +51,7 @@ int CountSteps(const DeviceProgram& program, DeviceStep::Kind kind) {
 }
 
 TEST(DeviceLoweringTest, AFusedChainIsOneLaunchOfOneKernel) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[1000] parameter(0)
   b = f32[1000] parameter(1)
@@ -83,7 +83,7 @@ ENTRY e {
 }
 
 TEST(DeviceLoweringTest, EqualKernelsAreCompiledOnce) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
   x = f32[8] exponential(a)
@@ -102,7 +102,7 @@ ENTRY e {
 // makes the instruction a step of its own on its operands and output, not a
 // kernel; what the rule leaves stays a kernel.
 TEST(DeviceLoweringTest, LibraryCallsAreStepsOfTheirOwn) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[3,5] parameter(0)
   b = f32[5,4] parameter(1)
@@ -136,7 +136,7 @@ ENTRY e {
 // parameter passed through, a constant, a value returned twice (its second
 // time) and a reshape of a parameter (an alias of its slot) are copied out.
 TEST(DeviceLoweringTest, ResultsComputedByStepsArePlacedTheRestCopied) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
   x = f32[8] exponential(a)
@@ -164,7 +164,7 @@ ENTRY e {
 }
 
 TEST(DeviceLoweringTest, LoopsBranchesAndScratchBecomeTheirSteps) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)
@@ -229,7 +229,7 @@ ENTRY e {
 }
 
 TEST(DeviceLoweringTest, RefusalsNameTheOpTheBackendAndTheReason) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
   ROOT s = f32[8] sort(a), dimensions={0}, is_stable=true, to_apply=lt
@@ -250,7 +250,7 @@ lt {
 }
 
 TEST(DeviceLoweringTest, HostOnlyOpsAreRefusedButFeedsAndRngAreNot) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
   ROOT c = f32[8] custom-call(a), custom_call_target="my_op"
@@ -262,7 +262,7 @@ ENTRY e {
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("needs the host runtime"), std::string::npos) << status.ToString();
 
-  std::unique_ptr<Module> feeds = Parse(R"(HloModule m
+  std::unique_ptr<Module> feeds = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   t = token[] after-all()
   in = (f32[4], token[]) infeed(t)
@@ -284,7 +284,7 @@ ENTRY e {
 }
 
 TEST(DeviceLoweringTest, RulesWithoutAKernelCheckAreAnError) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   ROOT a = f32[8] parameter(0)
 })");
@@ -302,7 +302,7 @@ ENTRY e {
 // a computation, and the linear grids every backend builds its own from
 // (CPU row blocks, CUDA blocks x threads, Vulkan workgroups x local size).
 TEST(KernelDescriptionTest, DescribesArgumentsAndResultLeavesOfTheComputation) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[4,8] parameter(0)
   b = s8[3] parameter(1)
@@ -361,7 +361,7 @@ TEST(KernelDescriptionTest, LinearGridCapsWorkgroupsAndKeepsEmptyGridsEmpty) {
 }
 
 TEST(KernelDescriptionTest, DeviceLoweringDescribesEachDistinctKernelOnceWithItsScratch) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule m
+  std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 add {
   x = f32[] parameter(0)
   y = f32[] parameter(1)

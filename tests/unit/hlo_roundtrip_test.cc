@@ -249,7 +249,7 @@ RoundTripCase Ordered(RoundTripCase c) {
 // Readable test failure output instead of a byte dump.
 void PrintTo(const RoundTripCase& c, std::ostream* out) { *out << c.name; }
 
-class HloRoundTripTest : public testing::TestWithParam<RoundTripCase> {};
+class HloRoundTripTest : public ::testing::TestWithParam<RoundTripCase> {};
 
 TEST_P(HloRoundTripTest, PrintParsePrintIsStable) {
   const std::string text = ModuleText(GetParam());
@@ -276,12 +276,12 @@ TEST_P(HloRoundTripTest, PrintParsePrintIsStable) {
   EXPECT_EQ(PrintModule(*(*first)->Clone()), long_form);
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryOpcode, HloRoundTripTest, testing::ValuesIn([] {
+INSTANTIATE_TEST_SUITE_P(EveryOpcode, HloRoundTripTest, ::testing::ValuesIn([] {
                            std::vector<RoundTripCase> ordered;
                            for (const RoundTripCase& c : Cases()) ordered.push_back(Ordered(c));
                            return ordered;
                          }()),
-                         [](const testing::TestParamInfo<RoundTripCase>& info) {
+                         [](const ::testing::TestParamInfo<RoundTripCase>& info) {
                            std::string name;
                            for (char c : info.param.name)
                              name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';

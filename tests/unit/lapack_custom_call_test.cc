@@ -42,7 +42,7 @@ char Letter(ElementType type) {
 ElementType RealOf(ElementType type) {
   return type == ElementType::kF32 || type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
 }
-double Tolerance(ElementType type) { return RealOf(type) == ElementType::kF32 ? 2e-4 : 1e-10; }
+double LapackTolerance(ElementType type) { return RealOf(type) == ElementType::kF32 ? 2e-4 : 1e-10; }
 
 std::string ShapeText(ElementType type, const std::vector<int64_t>& dims) {
   return Shape(type, dims).ToString();
@@ -161,7 +161,7 @@ TEST_P(LapackCallTest, PotrfLowerFactorTimesItsAdjointIsTheMatrix) {
           for (int64_t t = 0; t <= std::min(i, j); ++t) sum += L(k, i, t) * std::conj(L(k, j, t));
           product[static_cast<size_t>((k * kN + i) * kN + j)] = sum;
         }
-    ExpectNear(a, product, Tolerance(type) * 10, "L L^H");
+    ExpectNear(a, product, LapackTolerance(type) * 10, "L L^H");
   }
 }
 
@@ -218,7 +218,7 @@ TEST_P(LapackCallTest, GetrfPivotsTimesLowerTimesUpperIsTheMatrix) {
             product[static_cast<size_t>((b * rows + i) * cols + j)] =
                 rows_of[static_cast<size_t>(i)][static_cast<size_t>(j)];
       }
-      ExpectNear(a, product, Tolerance(type) * 10, "P L U");
+      ExpectNear(a, product, LapackTolerance(type) * 10, "P L U");
     }
   }
 }
@@ -274,11 +274,11 @@ TEST_P(LapackCallTest, GeqrfThenOrgqrGiveAnOrthonormalQTimesRThatIsTheMatrix) {
         for (int64_t j = 0; j < kCols; ++j) {
           Complex dot = 0;
           for (int64_t t = 0; t < kRows; ++t) dot += std::conj(Q(b, t, i)) * Q(b, t, j);
-          EXPECT_LE(std::abs(dot - Complex(i == j ? 1.0 : 0.0)), Tolerance(type) * 10)
+          EXPECT_LE(std::abs(dot - Complex(i == j ? 1.0 : 0.0)), LapackTolerance(type) * 10)
               << "Q^H Q at " << i << "," << j;
         }
     }
-    ExpectNear(a, product, Tolerance(type) * 10, "Q R");
+    ExpectNear(a, product, LapackTolerance(type) * 10, "Q R");
   }
 }
 
@@ -310,7 +310,7 @@ TEST_P(LapackCallTest, SyevdEigenvectorsScaleByTheirAscendingEigenvalues) {
           vw[static_cast<size_t>((b * kN + i) * kN + j)] = V(b, i, j) * w[static_cast<size_t>(b * kN + j)];
         }
     }
-    ExpectNear(av, vw, Tolerance(type) * 50, "A V = V diag(w)");
+    ExpectNear(av, vw, LapackTolerance(type) * 50, "A V = V diag(w)");
   }
 }
 
@@ -353,7 +353,7 @@ TEST_P(LapackCallTest, SvdVectorsAndDescendingValuesRebuildTheMatrix) {
             }
         }
         if (mode != 'N') {
-          ExpectNear(a, product, Tolerance(type) * 10, "U S V^H");
+          ExpectNear(a, product, LapackTolerance(type) * 10, "U S V^H");
         } else {
           // Values only: the sum of their squares is the Frobenius norm squared.
           for (int64_t b = 0; b < kCount; ++b) {
@@ -361,7 +361,7 @@ TEST_P(LapackCallTest, SvdVectorsAndDescendingValuesRebuildTheMatrix) {
             for (int64_t i = 0; i < kRows * kCols; ++i)
               norm += std::norm(a[static_cast<size_t>(b * kRows * kCols + i)]);
             for (int64_t t = 0; t < kK; ++t) squares += std::norm(s[static_cast<size_t>(b * kK + t)]);
-            EXPECT_NEAR(norm, squares, Tolerance(type) * 10 * norm);
+            EXPECT_NEAR(norm, squares, LapackTolerance(type) * 10 * norm);
           }
         }
       }
@@ -412,7 +412,7 @@ TEST_P(LapackCallTest, TrsmSolvesEverySideTriangleAndTranspose) {
                 }
                 product[static_cast<size_t>(i * kN + j)] = sum;
               }
-            ExpectNear(b, product, Tolerance(type) * 10, "op(A) X or X op(A)");
+            ExpectNear(b, product, LapackTolerance(type) * 10, "op(A) X or X op(A)");
           }
   }
 }
@@ -477,8 +477,8 @@ TEST_P(LapackCallTest, GeevRightAndLeftEigenvectorsSatisfyTheirEquations) {
           left_scaled[static_cast<size_t>(j * kN + i)] =
               w[static_cast<size_t>(b * kN + j)] * std::conj(left[static_cast<size_t>(i * kN + j)]);
         }
-      ExpectNear(right_scaled, Multiply(matrix, right, kN), Tolerance(type) * 50, "A VR = VR diag(w)");
-      ExpectNear(left_scaled, Multiply(Adjoint(left, kN), matrix, kN), Tolerance(type) * 50,
+      ExpectNear(right_scaled, Multiply(matrix, right, kN), LapackTolerance(type) * 50, "A VR = VR diag(w)");
+      ExpectNear(left_scaled, Multiply(Adjoint(left, kN), matrix, kN), LapackTolerance(type) * 50,
                  "VL^H A = diag(w) VL^H");
     }
   }
@@ -506,11 +506,11 @@ TEST_P(LapackCallTest, GeesSchurVectorsAreUnitaryAndRebuildTheMatrix) {
       for (int64_t i = 0; i < kN; ++i)
         for (int64_t j = 0; j + (IsComplex(type) ? 0 : 1) < i; ++j)
           EXPECT_EQ(t[static_cast<size_t>(i * kN + j)], Complex(0));
-      ExpectNear(Slice(a, b, kN * kN), Multiply(Multiply(z, t, kN), Adjoint(z, kN), kN), Tolerance(type) * 50,
-                 "Z T Z^H");
+      ExpectNear(Slice(a, b, kN * kN), Multiply(Multiply(z, t, kN), Adjoint(z, kN), kN),
+                 LapackTolerance(type) * 50, "Z T Z^H");
       Values identity(static_cast<size_t>(kN * kN));
       for (int64_t i = 0; i < kN; ++i) identity[static_cast<size_t>(i * kN + i)] = 1;
-      ExpectNear(identity, Multiply(Adjoint(z, kN), z, kN), Tolerance(type) * 50, "Z^H Z");
+      ExpectNear(identity, Multiply(Adjoint(z, kN), z, kN), LapackTolerance(type) * 50, "Z^H Z");
     }
   }
 }
@@ -548,7 +548,8 @@ TEST_P(LapackCallTest, GehrdReflectorsTimesHessenbergRebuildTheMatrix) {
               tau[static_cast<size_t>(k)] * v[static_cast<size_t>(i)] * std::conj(v[static_cast<size_t>(j)]);
       q = Multiply(q, reflector, kN);
     }
-    ExpectNear(a, Multiply(Multiply(q, hessenberg, kN), Adjoint(q, kN), kN), Tolerance(type) * 50, "Q H Q^H");
+    ExpectNear(a, Multiply(Multiply(q, hessenberg, kN), Adjoint(q, kN), kN), LapackTolerance(type) * 50,
+               "Q H Q^H");
   }
 }
 
@@ -596,7 +597,7 @@ TEST_P(LapackCallTest, SytrdReflectorsTimesTridiagonalRebuildTheMatrix) {
               tau[static_cast<size_t>(k)] * v[static_cast<size_t>(i)] * std::conj(v[static_cast<size_t>(j)]);
       q = Multiply(q, reflector, kN);
     }
-    ExpectNear(a, Multiply(Multiply(q, tridiagonal, kN), Adjoint(q, kN), kN), Tolerance(type) * 50,
+    ExpectNear(a, Multiply(Multiply(q, tridiagonal, kN), Adjoint(q, kN), kN), LapackTolerance(type) * 50,
                "Q T Q^H");
   }
 }

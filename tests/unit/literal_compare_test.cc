@@ -11,7 +11,7 @@ namespace kiln {
 namespace {
 
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
-constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kFloatInfinity = std::numeric_limits<float>::infinity();
 
 TEST(LiteralCompareTest, FloatsAgreeWithinRelativeAndAbsoluteTolerance) {
   const Literal expected = Literal::FromVector<float>({100, 0, -2});
@@ -28,8 +28,10 @@ TEST(LiteralCompareTest, FloatsAgreeWithinRelativeAndAbsoluteTolerance) {
 }
 
 TEST(LiteralCompareTest, NaNMatchesNaNAndInfinityOnlyItself) {
-  const Literal expected = Literal::FromVector<float>({kNaN, kInf, -kInf});
-  EXPECT_TRUE(CompareLeaf(Literal::FromVector<float>({kNaN, kInf, -kInf}), expected, {1, 1}).agree());
+  const Literal expected = Literal::FromVector<float>({kNaN, kFloatInfinity, -kFloatInfinity});
+  EXPECT_TRUE(
+      CompareLeaf(Literal::FromVector<float>({kNaN, kFloatInfinity, -kFloatInfinity}), expected, {1, 1})
+          .agree());
   const LeafDifference wrong = CompareLeaf(Literal::FromVector<float>({1, 1e30f, kNaN}), expected, {1, 1});
   EXPECT_EQ(wrong.mismatches, 3);
   EXPECT_EQ(wrong.max_abs_difference, 0) << "no pair of finite elements";

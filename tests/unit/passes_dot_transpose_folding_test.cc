@@ -13,13 +13,13 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseFoldingModule(const std::string& text) {
   auto module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
-Literal Ramp(std::vector<int64_t> dims, float scale) {
+Literal FloatRamp(std::vector<int64_t> dims, float scale) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   std::vector<float> values;
@@ -27,7 +27,7 @@ Literal Ramp(std::vector<int64_t> dims, float scale) {
   return Literal::FromVector<float>(values, std::move(dims));
 }
 
-int Count(const Computation& computation, Opcode opcode) {
+int CountOpcode(const Computation& computation, Opcode opcode) {
   int count = 0;
   for (const auto& instruction : computation.instructions()) count += instruction->opcode == opcode;
   return count;
@@ -49,7 +49,7 @@ std::unique_ptr<Module> FoldAndCompare(const Module& module, const std::vector<L
 }
 
 TEST(PassesDotTransposeFoldingTest, TransposedProductSwapsItsOperands) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseFoldingModule(R"(HloModule m
 ENTRY main {
   a = f32[3,4] parameter(0)
   b = f32[4,5] parameter(1)
@@ -60,12 +60,12 @@ ENTRY main {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = false;
-  auto folded =
-      FoldAndCompare(*module, {Ramp({3, 4}, 0.5f), Ramp({4, 5}, 0.25f), Ramp({5, 3}, 1.0f)}, &changed);
+  auto folded = FoldAndCompare(
+      *module, {FloatRamp({3, 4}, 0.5f), FloatRamp({4, 5}, 0.25f), FloatRamp({5, 3}, 1.0f)}, &changed);
   EXPECT_TRUE(changed);
   const Computation& entry = *folded->entry();
-  EXPECT_EQ(Count(entry, Opcode::kTranspose), 0);
-  ASSERT_EQ(Count(entry, Opcode::kDot), 1);
+  EXPECT_EQ(CountOpcode(entry, Opcode::kTranspose), 0);
+  ASSERT_EQ(CountOpcode(entry, Opcode::kDot), 1);
   const Instruction* dot = entry.root()->operand(0);
   ASSERT_EQ(dot->opcode, Opcode::kDot);
   EXPECT_EQ(dot->operand(0)->name, "b");
@@ -75,7 +75,7 @@ ENTRY main {
 }
 
 TEST(PassesDotTransposeFoldingTest, OperandPrecisionsSwapWithTheOperands) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseFoldingModule(R"(HloModule m
 ENTRY main {
   a = f32[3,4] parameter(0)
   b = f32[4,5] parameter(1)
@@ -84,7 +84,7 @@ ENTRY main {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = false;
-  auto folded = FoldAndCompare(*module, {Ramp({3, 4}, 0.5f), Ramp({4, 5}, 0.25f)}, &changed);
+  auto folded = FoldAndCompare(*module, {FloatRamp({3, 4}, 0.5f), FloatRamp({4, 5}, 0.25f)}, &changed);
   EXPECT_TRUE(changed);
   const Instruction* dot = folded->entry()->root();
   ASSERT_EQ(dot->opcode, Opcode::kDot);
@@ -96,7 +96,7 @@ ENTRY main {
 // A weight gradient as JAX writes it: x' . g contracts the batch (dimension
 // 0 of both), and the update reads it transposed.
 TEST(PassesDotTransposeFoldingTest, ContractingLeadingDimensions) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseFoldingModule(R"(HloModule m
 ENTRY main {
   x = f32[6,4] parameter(0)
   g = f32[6,3] parameter(1)
@@ -105,13 +105,13 @@ ENTRY main {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = false;
-  auto folded = FoldAndCompare(*module, {Ramp({6, 4}, 0.5f), Ramp({6, 3}, 0.75f)}, &changed);
+  auto folded = FoldAndCompare(*module, {FloatRamp({6, 4}, 0.5f), FloatRamp({6, 3}, 0.75f)}, &changed);
   EXPECT_TRUE(changed);
   EXPECT_EQ(folded->entry()->root()->opcode, Opcode::kDot);
 }
 
 TEST(PassesDotTransposeFoldingTest, ProductWithAnotherUserStays) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseFoldingModule(R"(HloModule m
 ENTRY main {
   a = f32[3,4] parameter(0)
   b = f32[4,5] parameter(1)
@@ -121,14 +121,14 @@ ENTRY main {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = true;
-  auto folded = FoldAndCompare(*module, {Ramp({3, 4}, 0.5f), Ramp({4, 5}, 0.25f)}, &changed);
+  auto folded = FoldAndCompare(*module, {FloatRamp({3, 4}, 0.5f), FloatRamp({4, 5}, 0.25f)}, &changed);
   EXPECT_FALSE(changed);
-  EXPECT_EQ(Count(*folded->entry(), Opcode::kDot), 1);
-  EXPECT_EQ(Count(*folded->entry(), Opcode::kTranspose), 1);
+  EXPECT_EQ(CountOpcode(*folded->entry(), Opcode::kDot), 1);
+  EXPECT_EQ(CountOpcode(*folded->entry(), Opcode::kTranspose), 1);
 }
 
 TEST(PassesDotTransposeFoldingTest, BatchedProductStays) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseFoldingModule(R"(HloModule m
 ENTRY main {
   a = f32[2,3,4] parameter(0)
   b = f32[2,4,5] parameter(1)
@@ -137,7 +137,7 @@ ENTRY main {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = true;
-  FoldAndCompare(*module, {Ramp({2, 3, 4}, 0.5f), Ramp({2, 4, 5}, 0.25f)}, &changed);
+  FoldAndCompare(*module, {FloatRamp({2, 3, 4}, 0.5f), FloatRamp({2, 4, 5}, 0.25f)}, &changed);
   EXPECT_FALSE(changed);
 }
 

@@ -16,7 +16,7 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseCseModule(const std::string& text) {
   auto module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   return module.ok() ? std::move(module).value() : nullptr;
@@ -32,14 +32,14 @@ bool RunPass(std::unique_ptr<Pass> pass, Module& module) {
   return changed.ok() && *changed;
 }
 
-int Count(const Computation& computation, Opcode opcode) {
+int CountInstructions(const Computation& computation, Opcode opcode) {
   int count = 0;
   for (const auto& instruction : computation.instructions()) count += instruction->opcode == opcode;
   return count;
 }
 
 TEST(PassesConstantFoldingTest, FoldsArithmeticChains) {
-  auto module = Parse(R"(HloModule t
+  auto module = ParseCseModule(R"(HloModule t
 ENTRY main {
   a = f32[3] constant({1, 2, 3})
   b = f32[3] constant({10, 20, 30})
@@ -53,7 +53,7 @@ ENTRY main {
 }
 
 TEST(PassesConstantFoldingTest, FoldsReduceThroughItsReducer) {
-  auto module = Parse(R"(HloModule t
+  auto module = ParseCseModule(R"(HloModule t
 add {
   x = s32[] parameter(0)
   y = s32[] parameter(1)
@@ -71,7 +71,7 @@ ENTRY main {
 }
 
 TEST(PassesConstantFoldingTest, LeavesBroadcastIotaRngAndParametersAlone) {
-  auto module = Parse(R"(HloModule t
+  auto module = ParseCseModule(R"(HloModule t
 ENTRY main {
   c = f32[] constant(2)
   b = f32[64] broadcast(c), dimensions={}
@@ -85,12 +85,12 @@ ENTRY main {
   ROOT u = f32[64] add(t, x)
 })");
   EXPECT_FALSE(RunPass(std::make_unique<ConstantFolding>(), *module));
-  EXPECT_EQ(Count(*module->entry(), Opcode::kRng), 1);
-  EXPECT_EQ(Count(*module->entry(), Opcode::kBroadcast), 1);
+  EXPECT_EQ(CountInstructions(*module->entry(), Opcode::kRng), 1);
+  EXPECT_EQ(CountInstructions(*module->entry(), Opcode::kBroadcast), 1);
 }
 
 TEST(PassesConstantFoldingTest, SkipsResultsOverTheSizeLimit) {
-  auto module = Parse(R"(HloModule t
+  auto module = ParseCseModule(R"(HloModule t
 ENTRY main {
   a = f32[4] constant({1, 2, 3, 4})
   ROOT n = f32[4] negate(a)
@@ -100,7 +100,7 @@ ENTRY main {
 }
 
 TEST(PassesCseTest, MergesEqualInstructionsAndTheirUsers) {
-  auto module = Parse(R"(HloModule t
+  auto module = ParseCseModule(R"(HloModule t
 ENTRY main {
   x = f32[4] parameter(0)
   a = f32[4] exponential(x)
@@ -118,12 +118,12 @@ ENTRY main {
   EXPECT_TRUE(RunPass(std::make_unique<CommonSubexpressionElimination>(), *module));
   const Instruction* root = module->entry()->root();
   EXPECT_EQ(root->operand(0), root->operand(1));
-  EXPECT_EQ(Count(*module->entry(), Opcode::kExp), 1);
-  EXPECT_EQ(Count(*module->entry(), Opcode::kConstant), 1);
+  EXPECT_EQ(CountInstructions(*module->entry(), Opcode::kExp), 1);
+  EXPECT_EQ(CountInstructions(*module->entry(), Opcode::kConstant), 1);
 }
 
 TEST(PassesCseTest, KeepsDifferentAttributesAndRandomNumbers) {
-  auto module = Parse(R"(HloModule t
+  auto module = ParseCseModule(R"(HloModule t
 ENTRY main {
   x = f32[2,3] parameter(0)
   a = f32[1,3] slice(f32[2,3] x), slice={[0:1], [0:3]}
@@ -139,12 +139,12 @@ ENTRY main {
   ROOT u = f32[3] add(s, t)
 })");
   EXPECT_FALSE(RunPass(std::make_unique<CommonSubexpressionElimination>(), *module));
-  EXPECT_EQ(Count(*module->entry(), Opcode::kRng), 2);
-  EXPECT_EQ(Count(*module->entry(), Opcode::kSlice), 2);
+  EXPECT_EQ(CountInstructions(*module->entry(), Opcode::kRng), 2);
+  EXPECT_EQ(CountInstructions(*module->entry(), Opcode::kSlice), 2);
 }
 
 TEST(PassesLayoutTest, NormalisesEveryShapeToRowMajor) {
-  auto module = Parse(R"(HloModule t, entry_computation_layout={(f32[2,3]{0,1})->f32[3,2]{0,1}}
+  auto module = ParseCseModule(R"(HloModule t, entry_computation_layout={(f32[2,3]{0,1})->f32[3,2]{0,1}}
 ENTRY main {
   x = f32[2,3]{0,1} parameter(0)
   c = f32[3,2]{0,1} constant({{1, 2}, {3, 4}, {5, 6}})
@@ -177,7 +177,7 @@ TEST(PassesLayoutTest, DefaultLayoutsForTuples) {
 
 // Expansion gives the interpreter's own batch-norm results.
 void ExpectExpansionMatches(const std::string& text, const std::vector<Literal>& arguments) {
-  auto module = Parse(text);
+  auto module = ParseCseModule(text);
   ASSERT_NE(module, nullptr);
   interpreter::InterpreterBackend backend;
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> expected,

@@ -13,14 +13,14 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
+std::unique_ptr<Module> ParseNarrowingModule(const std::string& text) {
   auto module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
 // s8 values from -128 to 127, both extremes included.
-Literal Int8Ramp(std::vector<int64_t> dims, int step) {
+Literal NarrowingInt8Ramp(std::vector<int64_t> dims, int step) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
   std::vector<int8_t> values;
@@ -43,7 +43,7 @@ std::unique_ptr<Module> Narrow(const Module& module, const std::vector<Literal>&
 }
 
 TEST(PassesInt8ContractionNarrowingTest, WidenedOperandsAreRead) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseNarrowingModule(R"(HloModule m
 ENTRY e {
   a = s8[3,5] parameter(0)
   b = s8[5,4] parameter(1)
@@ -53,7 +53,7 @@ ENTRY e {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = false;
-  auto narrowed = Narrow(*module, {Int8Ramp({3, 5}, 37), Int8Ramp({5, 4}, 71)}, &changed);
+  auto narrowed = Narrow(*module, {NarrowingInt8Ramp({3, 5}, 37), NarrowingInt8Ramp({5, 4}, 71)}, &changed);
   EXPECT_TRUE(changed);
   const Instruction* root = narrowed->entry()->root();
   ASSERT_EQ(root->opcode, Opcode::kDot);
@@ -67,7 +67,7 @@ ENTRY e {
 }
 
 TEST(PassesInt8ContractionNarrowingTest, ConvertWithOtherReadersStays) {
-  auto module = Parse(R"(HloModule m
+  auto module = ParseNarrowingModule(R"(HloModule m
 ENTRY e {
   a = s8[3,5] parameter(0)
   b = s8[5,4] parameter(1)
@@ -78,7 +78,7 @@ ENTRY e {
 })");
   ASSERT_NE(module, nullptr);
   bool changed = false;
-  auto narrowed = Narrow(*module, {Int8Ramp({3, 5}, 37), Int8Ramp({5, 4}, 71)}, &changed);
+  auto narrowed = Narrow(*module, {NarrowingInt8Ramp({3, 5}, 37), NarrowingInt8Ramp({5, 4}, 71)}, &changed);
   EXPECT_TRUE(changed);
   const Instruction* root = narrowed->entry()->root();
   EXPECT_EQ(root->operand(0)->operand(0)->shape.element_type(), ElementType::kS8);
@@ -87,7 +87,7 @@ ENTRY e {
 
 TEST(PassesInt8ContractionNarrowingTest, OtherDotsStay) {
   // One operand widened from s16, one from s8: not an s8 x s8 product.
-  auto module = Parse(R"(HloModule m
+  auto module = ParseNarrowingModule(R"(HloModule m
 ENTRY e {
   a = s16[3,5] parameter(0)
   b = s8[5,4] parameter(1)

@@ -13,16 +13,16 @@ namespace {
 
 using ET = ElementType;
 
-Shape F32(std::vector<int64_t> dims) { return Shape(ET::kF32, std::move(dims)); }
+Shape F32Shape(std::vector<int64_t> dims) { return Shape(ET::kF32, std::move(dims)); }
 
 // entry: sum_all(x: f32[2,3]) = reduce(x + x, 0) over both dims with `add`.
 std::unique_ptr<Module> BuildSample() {
   Builder add("add");
-  add.Add(add.Parameter(0, F32({}), "a"), add.Parameter(1, F32({}), "b"));
+  add.Add(add.Parameter(0, F32Shape({}), "a"), add.Parameter(1, F32Shape({}), "b"));
   auto add_module = add.Build();
   EXPECT_TRUE(add_module.ok());
   Builder builder("sample");
-  Op x = builder.Parameter(0, F32({2, 3}), "x");
+  Op x = builder.Parameter(0, F32Shape({2, 3}), "x");
   Op doubled = builder.Add(x, x);
   builder.Reduce(doubled, builder.ConstantR0<float>(0.0f), **add_module, std::vector<int64_t>{0, 1});
   auto module = builder.Build();
@@ -56,7 +56,7 @@ TEST(VerifierTest, WrongShapeNamesTheInstruction) {
   auto module = BuildSample();
   Instruction* add = Find(*module, Opcode::kAdd);
   ASSERT_NE(add, nullptr);
-  add->shape = F32({3, 2});
+  add->shape = F32Shape({3, 2});
   ExpectRefused(*module, "instruction " + add->name);
   ExpectRefused(*module, "shape inference gives f32[2,3]");
 }
@@ -91,11 +91,11 @@ TEST(VerifierTest, OperandUsedBeforeDefinition) {
   auto parameter = std::make_unique<Instruction>();
   parameter->opcode = Opcode::kParameter;
   parameter->name = "p";
-  parameter->shape = F32({2});
+  parameter->shape = F32Shape({2});
   auto negate = std::make_unique<Instruction>();
   negate->opcode = Opcode::kNegate;
   negate->name = "n";
-  negate->shape = F32({2});
+  negate->shape = F32Shape({2});
   negate->operands = {parameter.get()};
   Instruction* root = computation->AddInstruction(std::move(negate));
   computation->AddInstruction(std::move(parameter));
@@ -110,7 +110,7 @@ TEST(VerifierTest, ParameterGap) {
   auto parameter = std::make_unique<Instruction>();
   parameter->opcode = Opcode::kParameter;
   parameter->name = "p1";
-  parameter->shape = F32({});
+  parameter->shape = F32Shape({});
   parameter->attrs.parameter_number = 1;
   computation->set_root(computation->AddInstruction(std::move(parameter)));
   module.set_entry(module.AddComputation(std::move(computation)));
@@ -140,7 +140,7 @@ TEST(VerifierTest, CalledComputationsAreChecked) {
   reduce->called = {to_apply};
   EXPECT_TRUE(VerifyModule(*module).ok());
   // A reducer whose signature no longer fits is refused by shape inference.
-  to_apply->root()->shape = F32({1});
+  to_apply->root()->shape = F32Shape({1});
   ExpectRefused(*module, "instruction");
 }
 
@@ -163,7 +163,7 @@ TEST(VerifierTest, RecursionIsRefused) {
   auto call = std::make_unique<Instruction>();
   call->opcode = Opcode::kCall;
   call->name = "loop";
-  call->shape = F32({});
+  call->shape = F32Shape({});
   call->called = {module->entry()};
   to_apply->AddInstruction(std::move(call));
   ExpectRefused(*module, "calls itself");

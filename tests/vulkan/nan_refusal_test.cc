@@ -26,7 +26,7 @@ ShaderFeatures WithoutNanPreserve(bool f32, bool f64) {
   return features;
 }
 
-std::unique_ptr<Module> Parse(const char* text) {
+std::unique_ptr<Module> ParseRefusalModule(const char* text) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   return module.ok() ? std::move(module).value() : nullptr;
@@ -64,7 +64,7 @@ ENTRY e {
 })";
 
 TEST(NanSensitiveOps, RefusedNamingInstructionWidthAndDevice) {
-  std::unique_ptr<Module> module = Parse(kIsFinite);
+  std::unique_ptr<Module> module = ParseRefusalModule(kIsFinite);
   ASSERT_NE(module, nullptr);
   const Status refused = CheckNanPreservation(*module, WithoutNanPreserve(true, false), "Some GPU", false);
   EXPECT_EQ(refused.code(), StatusCode::kUnimplemented);
@@ -77,7 +77,7 @@ TEST(NanSensitiveOps, RefusedNamingInstructionWidthAndDevice) {
 }
 
 TEST(NanSensitiveOps, AReducersMaximumCountsInItsWidth) {
-  std::unique_ptr<Module> module = Parse(kReduceMax);
+  std::unique_ptr<Module> module = ParseRefusalModule(kReduceMax);
   ASSERT_NE(module, nullptr);
   const Status refused = CheckNanPreservation(*module, WithoutNanPreserve(false, true), "Some GPU", false);
   EXPECT_EQ(refused.code(), StatusCode::kUnimplemented);
@@ -88,8 +88,8 @@ TEST(NanSensitiveOps, AReducersMaximumCountsInItsWidth) {
 }
 
 TEST(NanSensitiveOps, HalfFloatsComputeInThirtyTwoBitsAndIntegersNeedNothing) {
-  std::unique_ptr<Module> halves = Parse(kHalfCompare);
-  std::unique_ptr<Module> ints = Parse(kIntegerCompare);
+  std::unique_ptr<Module> halves = ParseRefusalModule(kHalfCompare);
+  std::unique_ptr<Module> ints = ParseRefusalModule(kIntegerCompare);
   ASSERT_NE(halves, nullptr);
   ASSERT_NE(ints, nullptr);
   EXPECT_EQ(CheckNanPreservation(*halves, WithoutNanPreserve(true, false), "Some GPU", false).code(),
@@ -117,7 +117,7 @@ class VulkanWithoutFloatControls : public ::testing::Test {
 };
 
 TEST_F(VulkanWithoutFloatControls, CompileRefusesAndUnsupportedOpsLists) {
-  std::unique_ptr<Module> module = Parse(kIsFinite);
+  std::unique_ptr<Module> module = ParseRefusalModule(kIsFinite);
   ASSERT_NE(module, nullptr);
   EXPECT_EQ(vulkan_->UnsupportedOps(*module), std::vector<std::string>{"is-finite"});
   StatusOr<std::unique_ptr<Executable>> executable = vulkan_->Compile(*module, CompileOptions{});
@@ -130,7 +130,7 @@ TEST_F(VulkanWithoutFloatControls, CompileRefusesAndUnsupportedOpsLists) {
 }
 
 TEST_F(VulkanWithoutFloatControls, ProgramsWithoutNanTestsStillRun) {
-  std::unique_ptr<Module> module = Parse(R"(HloModule plain
+  std::unique_ptr<Module> module = ParseRefusalModule(R"(HloModule plain
 ENTRY e {
   x = f32[4] parameter(0)
   ROOT y = f32[4] multiply(x, x)
@@ -145,7 +145,7 @@ ENTRY e {
 
 TEST_F(VulkanWithoutFloatControls, OptInCompilesAndRuns) {
   ::setenv("KILN_VULKAN_ALLOW_NAN_UNSAFE", "1", 1);
-  std::unique_ptr<Module> module = Parse(kIsFinite);
+  std::unique_ptr<Module> module = ParseRefusalModule(kIsFinite);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(vulkan_->UnsupportedOps(*module).empty());
   const Literal x = Literal::FromVector<float>({1, -2, 3, 0.5f, 4, 5, 6, 7});

@@ -14,7 +14,7 @@
 namespace kiln::vulkan {
 namespace {
 
-constexpr NanPreservingWidths kEveryWidth{true, true, true};
+constexpr NanPreservingWidths kEveryFloatWidth{true, true, true};
 
 // A compute shader in SPIR-V assembly; `extra` adds capabilities and types.
 std::vector<uint32_t> Assemble(const std::string& capabilities, const std::string& modes = "",
@@ -54,7 +54,7 @@ int Count(const std::string& text, const std::string& what) {
 
 TEST(SpirvFloatControlsTest, DeclaresThirtyTwoBitsForEveryModule) {
   std::vector<uint32_t> words = Assemble("");
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryWidth).ok());
+  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryFloatWidth).ok());
   const std::string text = Disassemble(words);
   EXPECT_EQ(Count(text, "OpCapability SignedZeroInfNanPreserve"), 1) << text;
   EXPECT_EQ(Count(text, "OpExecutionMode %main SignedZeroInfNanPreserve 32"), 1) << text;
@@ -65,7 +65,7 @@ TEST(SpirvFloatControlsTest, DeclaresThirtyTwoBitsForEveryModule) {
 TEST(SpirvFloatControlsTest, DeclaresTheOtherWidthsTheModuleUses) {
   std::vector<uint32_t> words = Assemble("OpCapability Float16\nOpCapability Float64\n", "",
                                          "%half = OpTypeFloat 16\n%double = OpTypeFloat 64\n");
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryWidth).ok());
+  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryFloatWidth).ok());
   const std::string text = Disassemble(words);
   for (const char* width : {"16", "32", "64"})
     EXPECT_EQ(Count(text, std::string("OpExecutionMode %main SignedZeroInfNanPreserve ") + width), 1) << text;
@@ -89,17 +89,17 @@ TEST(SpirvFloatControlsTest, WhatIsDeclaredAlreadyIsNotRepeated) {
   std::vector<uint32_t> words = Assemble("OpCapability SignedZeroInfNanPreserve\n",
                                          "OpExecutionMode %main SignedZeroInfNanPreserve 32\n");
   const std::vector<uint32_t> before = words;
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryWidth).ok());
+  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryFloatWidth).ok());
   EXPECT_EQ(words, before);
 }
 
 TEST(SpirvFloatControlsTest, WordsThatAreNoModuleAreAnError) {
   std::vector<uint32_t> empty;
-  EXPECT_EQ(PreserveNanInfSignedZero(empty, kEveryWidth).code(), StatusCode::kInternal);
+  EXPECT_EQ(PreserveNanInfSignedZero(empty, kEveryFloatWidth).code(), StatusCode::kInternal);
   std::vector<uint32_t> truncated = Assemble("");
   truncated.resize(7);
   truncated[5] = (9u << 16) | 17u;  // an OpCapability claiming nine words
-  const Status status = PreserveNanInfSignedZero(truncated, kEveryWidth);
+  const Status status = PreserveNanInfSignedZero(truncated, kEveryFloatWidth);
   EXPECT_EQ(status.code(), StatusCode::kInternal);
   EXPECT_NE(status.message().find("malformed instruction at word 5"), std::string::npos) << status.message();
 }
@@ -110,7 +110,7 @@ TEST(SpirvFloatControlsTest, CompiledKernelsCarryTheMode) {
       "layout(local_size_x_id = 0) in;\n"
       "layout(std430, set = 0, binding = 0) buffer B { double d[2]; int nan[]; } b;\n"
       "void main() { float x = float(b.d[0]); b.nan[0] = x != x ? 1 : 0; b.d[1] = b.d[0] * 2.0lf; }\n";
-  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "nan_test", kEveryWidth);
+  StatusOr<std::vector<uint32_t>> spirv = CompileGlslToSpirv(source, "nan_test", kEveryFloatWidth);
   ASSERT_TRUE(spirv.ok()) << spirv.status().ToString();
   const std::string text = Disassemble(*spirv);
   EXPECT_EQ(Count(text, "SignedZeroInfNanPreserve 32"), 1) << text;
