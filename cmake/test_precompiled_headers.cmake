@@ -11,9 +11,8 @@
 # headers are read as system headers, so GCC builds parse them per source.
 # A target of few sources would spend more on the header than it saves.
 #
-# (A unity build would save more, but the test sources share helper names
-# in their anonymous namespaces, Parse, Count, Check, Tolerance among them,
-# which clash once two sources share a batch.)
+# CI's presets (ci-unity in CMakePresets.json) also build these targets as
+# unity builds; the precompiled header then serves each batch of 8 sources.
 option(KILN_TEST_PCH "Precompile GoogleTest and the core headers for the large test programs (Clang)" ON)
 
 # kiln_test_precompiled_headers(TARGET...): the targets that exist get the
