@@ -3,6 +3,12 @@
 #   bindings/python/ci.sh BUILD_DIR      (BUILD_DIR relative to the repo root, e.g. build/release)
 # Creates bindings/python/.venv on first use (numpy, pytest, ruff, ml_dtypes,
 # safetensors (interop tests) and this package, editable); later runs reuse it.
+# The DLPack tests with PyTorch run again in bindings/python/.venv-torch, a
+# venv over Debian's python3 that sees its packages: python3-torch (which
+# .ci/install-deps installs) and the python3-numpy it was built for (torch
+# 1.13 cannot run beside the NumPy 2 of the first venv, whose newer DLPack the
+# other tests need). Where Debian's python3 has no torch they are skipped,
+# saying so; under CI (CI set) that fails instead.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -47,7 +53,26 @@ echo "== ruff (lint, format)"
 
 export KILN_LIBRARY_PATH="$libdir"
 echo "== pytest"
-"$venv/bin/python" -m pytest -q -p no:cacheprovider bindings/python/tests
+# -rs lists each skipped test with its reason.
+"$venv/bin/python" -m pytest -q -rs -p no:cacheprovider bindings/python/tests
+
+echo "== pytest: DLPack with PyTorch (Debian's python3-torch and python3-numpy)"
+system_python=/usr/bin/python3
+if [ -x "$system_python" ] && "$system_python" -c 'import torch' 2>/dev/null; then
+  torch_venv="$here/.venv-torch"
+  if [ ! -x "$torch_venv/bin/pytest" ]; then
+    "$system_python" -m venv --system-site-packages "$torch_venv"
+    "$torch_venv/bin/python" -m pip install -q --disable-pip-version-check pytest
+  fi
+  "$torch_venv/bin/python" -c 'import numpy, torch; print(f"torch {torch.__version__}, NumPy {numpy.__version__}")'
+  PYTHONPATH="$root/bindings/python/src" "$torch_venv/bin/python" -m pytest -q -rs -p no:cacheprovider \
+    bindings/python/tests/test_dlpack.py -k torch
+elif [ -n "${CI:-}" ]; then
+  echo "ci.sh: Debian's python3 has no torch: install python3-torch (.ci/install-deps does)" >&2
+  exit 1
+else
+  echo "skipped: Debian's python3 has no torch (install python3-torch to run these)"
+fi
 echo "== sample"
 "$venv/bin/python" samples/python/mlp/mlp.py
 "$venv/bin/python" samples/python/zero_out/zero_out.py

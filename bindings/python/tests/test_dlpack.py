@@ -453,7 +453,7 @@ def torch_or_skip():
     try:
         import torch
     except ImportError:
-        pytest.skip("PyTorch is not installed (too heavy for CI); the torch DLPack tests need it")
+        pytest.skip("PyTorch is not installed (Debian: python3-torch, which .ci/install-deps installs)")
     return torch
 
 
