@@ -7,7 +7,11 @@
 namespace kiln {
 
 const std::vector<DeviceOpExpansion>& DeviceOpExpansions() {
-  static const std::vector<DeviceOpExpansion> table = {};
+  static const std::vector<DeviceOpExpansion> table = {
+      {"potrf (Cholesky)", MatchesCholesky, ExpandCholesky},
+      {"trsm (triangular solve)", MatchesTriangularSolve, ExpandTriangularSolve},
+      {"getrf (LU with partial pivoting)", MatchesLu, ExpandLu},
+  };
   return table;
 }
 

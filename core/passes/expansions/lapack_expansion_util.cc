@@ -1,0 +1,129 @@
+#include "core/passes/expansions/lapack_expansion_util.h"
+
+#include <utility>
+
+namespace kiln::expansions {
+
+bool IsLapackCall(const Instruction& instruction, LapackRoutine routine) {
+  if (instruction.opcode != Opcode::kCustomCall) return false;
+  const BuiltinCustomCall* target = FindBuiltinCustomCall(instruction.attrs.custom_call_target);
+  return target != nullptr && target->routine == routine;
+}
+
+StatusOr<MatrixBatchShape> MatrixOperand(const Instruction& instruction, size_t index) {
+  const BuiltinCustomCall* target = FindBuiltinCustomCall(instruction.attrs.custom_call_target);
+  if (target == nullptr) return CannotExpand(instruction, "it is not a built-in LAPACK target");
+  if (index >= instruction.operands.size()) {
+    return CannotExpand(instruction, "it has ", instruction.operands.size(), " operand(s), operand ", index,
+                        " is missing");
+  }
+  const Shape& shape = instruction.operand(index)->shape;
+  if (!shape.IsArray() || shape.element_type() != target->type || shape.rank() < 2) {
+    return CannotExpand(instruction, "operand ", index, " is ", shape.ToString(), ", not a batch of ",
+                        ElementTypeName(target->type), " matrices");
+  }
+  MatrixBatchShape matrices;
+  matrices.type = target->type;
+  for (int64_t d = 0; d + 2 < shape.rank(); ++d) {
+    matrices.batch_dims.push_back(shape.dimensions(d));
+    matrices.batch *= shape.dimensions(d);
+  }
+  matrices.rows = shape.dimensions(shape.rank() - 2);
+  matrices.cols = shape.dimensions(shape.rank() - 1);
+  return matrices;
+}
+
+StatusOr<char> LetterAttribute(const Instruction& instruction, const std::string& name,
+                               std::string_view allowed) {
+  StatusOr<std::map<std::string, int64_t>> attributes =
+      ParseFfiIntegerAttributes(instruction.attrs.backend_config);
+  if (!attributes.ok()) return CannotExpand(instruction, attributes.status().message());
+  auto it = attributes->find(name);
+  if (it == attributes->end()) return CannotExpand(instruction, "the attribute '", name, "' is missing");
+  for (char letter : allowed) {
+    if (it->second == letter) return letter;
+  }
+  return CannotExpand(instruction, "attribute ", name, " = ", it->second, " is none of the letters '",
+                      allowed, "'");
+}
+
+Op ScalarOf(Builder& builder, ElementType type, double value) {
+  switch (type) {
+    case ElementType::kF32: return builder.ConstantR0<float>(static_cast<float>(value));
+    case ElementType::kF64: return builder.ConstantR0<double>(value);
+    case ElementType::kC64: return builder.ConstantR0<complex64>(complex64(static_cast<float>(value), 0.0f));
+    case ElementType::kC128: return builder.ConstantR0<complex128>(complex128(value, 0.0));
+    case ElementType::kS32: return builder.ConstantR0<int32_t>(static_cast<int32_t>(value));
+    default: return builder.ConvertElementType(builder.ConstantR0<double>(value), type);
+  }
+}
+
+Op Filled(Builder& builder, ElementType type, double value, std::span<const int64_t> dims) {
+  return builder.BroadcastInDim(ScalarOf(builder, type, value), dims, {});
+}
+
+Op IndexGrid(Builder& builder, std::span<const int64_t> dims, int64_t dimension) {
+  return builder.Iota(Shape(ElementType::kS32, std::vector<int64_t>(dims.begin(), dims.end())), dimension);
+}
+
+Op Conjugate(Builder& builder, Op x, ElementType type) {
+  if (!IsComplex(type)) return x;
+  return builder.Complex(builder.Real(x), builder.Neg(builder.Imag(x)));
+}
+
+Op Adjoint(Builder& builder, Op x, ElementType type) {
+  const int64_t swap[] = {0, 2, 1};
+  return Conjugate(builder, builder.Transpose(x, swap), type);
+}
+
+Op TriangleMask(Builder& builder, std::span<const int64_t> dims, bool lower) {
+  Op rows = IndexGrid(builder, dims, 1);
+  Op cols = IndexGrid(builder, dims, 2);
+  return lower ? builder.Ge(rows, cols) : builder.Le(rows, cols);
+}
+
+StatusOr<std::unique_ptr<Module>> ScalarComputation(Opcode opcode, ElementType type) {
+  Builder builder(std::string(OpcodeName(opcode)) + "_" + std::string(ElementTypeName(type)));
+  Op lhs = builder.Parameter(0, Shape::Scalar(type), "lhs");
+  Op rhs = builder.Parameter(1, Shape::Scalar(type), "rhs");
+  builder.BinaryOp(opcode, lhs, rhs);
+  return builder.Build();
+}
+
+StatusOr<std::vector<Op>> CountedLoop(Builder& builder, int64_t trips, const std::vector<Op>& init,
+                                      const LoopBody& body) {
+  std::vector<Shape> shapes = {Shape::Scalar(ElementType::kS32)};
+  for (Op op : init) {
+    KILN_ASSIGN_OR_RETURN(Shape shape, builder.GetShape(op));
+    shapes.push_back(std::move(shape));
+  }
+  const Shape state = Shape::Tuple(shapes);
+
+  Builder condition(builder.name() + "_condition");
+  condition.Lt(condition.GetTupleElement(condition.Parameter(0, state, "state"), 0),
+               condition.ConstantR0<int32_t>(static_cast<int32_t>(trips)));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> condition_module, condition.Build());
+
+  Builder step(builder.name() + "_body");
+  Op parameter = step.Parameter(0, state, "state");
+  Op trip = step.GetTupleElement(parameter, 0);
+  std::vector<Op> current;
+  for (size_t i = 0; i < init.size(); ++i) current.push_back(step.GetTupleElement(parameter, int64_t(i) + 1));
+  std::vector<Op> next = body(step, trip, current);
+  if (next.size() != init.size()) {
+    return Internal("loop body of ", builder.name(), " returned ", next.size(), " values for ", init.size());
+  }
+  next.insert(next.begin(), step.Add(trip, step.ConstantR0<int32_t>(1)));
+  Op root = step.Tuple(next);
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> body_module, step.Build(root));
+
+  std::vector<Op> start = {builder.ConstantR0<int32_t>(0)};
+  start.insert(start.end(), init.begin(), init.end());
+  Op loop = builder.While(*condition_module, *body_module, builder.Tuple(start));
+  std::vector<Op> result;
+  for (size_t i = 0; i < init.size(); ++i) result.push_back(builder.GetTupleElement(loop, int64_t(i) + 1));
+  KILN_RETURN_IF_ERROR(builder.first_error());
+  return result;
+}
+
+}  // namespace kiln::expansions

@@ -1,0 +1,76 @@
+// What the LAPACK expansions (Cholesky, triangular solve, LU) share: reading
+// a built-in LAPACK custom call's matrices and option letters, naming what
+// cannot be expanded, and the small builder pieces their loops are made of.
+// Every helper works on matrices flattened to [batch, rows, cols] (rank 3):
+// an expansion reshapes its operands so once and reshapes back at the end.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/builder.h"
+#include "core/builtin_custom_calls.h"
+#include "core/ir.h"
+#include "core/status.h"
+
+namespace kiln::expansions {
+
+// True when `instruction` is a custom call of a built-in LAPACK target that
+// runs `routine`.
+bool IsLapackCall(const Instruction& instruction, LapackRoutine routine);
+
+// The refusal of an expansion: UNIMPLEMENTED naming the instruction, its
+// target and why.
+template <typename... Args>
+Status CannotExpand(const Instruction& instruction, const Args&... args) {
+  return Unimplemented("custom-call '", instruction.name, "' (target '", instruction.attrs.custom_call_target,
+                       "') cannot be expanded for a device: ", args...);
+}
+
+// A batch of matrices: the leading dimensions index the matrices.
+struct MatrixBatchShape {
+  ElementType type = ElementType::kInvalid;
+  std::vector<int64_t> batch_dims;
+  int64_t batch = 1;  // the product of batch_dims
+  int64_t rows = 0;
+  int64_t cols = 0;
+};
+
+// Operand `index` of `instruction` as a batch of matrices of the target's
+// element type, or the refusal naming what is wrong.
+StatusOr<MatrixBatchShape> MatrixOperand(const Instruction& instruction, size_t index);
+
+// The typed-FFI attribute `name` of `instruction`, one of the LAPACK option
+// letters in `allowed` (JAX passes them as their character codes).
+StatusOr<char> LetterAttribute(const Instruction& instruction, const std::string& name,
+                               std::string_view allowed);
+
+// A scalar constant `value` of `type` (real part for complex types).
+Op ScalarOf(Builder& builder, ElementType type, double value);
+// `value` of `type` broadcast to `dims`.
+Op Filled(Builder& builder, ElementType type, double value, std::span<const int64_t> dims);
+// An s32 array of `dims` holding each element's index along `dimension`.
+Op IndexGrid(Builder& builder, std::span<const int64_t> dims, int64_t dimension);
+// The complex conjugate of `x` (x itself for real types).
+Op Conjugate(Builder& builder, Op x, ElementType type);
+// The conjugate transpose of each matrix of a [batch, rows, cols] array.
+Op Adjoint(Builder& builder, Op x, ElementType type);
+// A PRED [batch, rows, cols] mask: true on and below the diagonal (lower) or
+// on and above it (upper).
+Op TriangleMask(Builder& builder, std::span<const int64_t> dims, bool lower);
+// The scalar computation (x, y) -> x + y (or max, min) of `type`, for Reduce.
+StatusOr<std::unique_ptr<Module>> ScalarComputation(Opcode opcode, ElementType type);
+
+// The body of a counted loop: given the trip index (s32 scalar) and the
+// state, the next state (same shapes, same order).
+using LoopBody = std::function<std::vector<Op>(Builder& body, Op trip, const std::vector<Op>& state)>;
+
+// Runs `body` for trips 0 .. trips-1 as one while loop over `init` and
+// returns the final state, or the error building the loop.
+StatusOr<std::vector<Op>> CountedLoop(Builder& builder, int64_t trips, const std::vector<Op>& init,
+                                      const LoopBody& body);
+
+}  // namespace kiln::expansions
