@@ -267,8 +267,14 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
   // core, yet runs on the device as its user-supplied kernel.
   if (rules_.library_call && rules_.library_call(instruction))
     return LowerLibraryCall(instruction, sequence, values);
-  if (NeedsHostOnDevice(instruction))
+  if (NeedsHostOnDevice(instruction)) {
+    // An op whose device expansion refused it says why (geev: as in JAX).
+    if (const DeviceOpExpansion* row = FindDeviceOpExpansion(instruction)) {
+      StatusOr<std::unique_ptr<Module>> expansion = row->expand(instruction);
+      if (!expansion.ok()) return RefuseOp(rules_.backend, instruction, expansion.status().message());
+    }
     return RefuseOp(rules_.backend, instruction, "it needs the host runtime");
+  }
   Computation* single = SingleInstructionComputation(instruction);
   if (Status emittable = rules_.check_kernel(*single); !emittable.ok())
     return RefuseOp(rules_.backend, instruction, emittable.message());

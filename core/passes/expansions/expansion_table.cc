@@ -11,6 +11,12 @@ const std::vector<DeviceOpExpansion>& DeviceOpExpansions() {
       {"potrf (Cholesky)", MatchesCholesky, ExpandCholesky},
       {"trsm (triangular solve)", MatchesTriangularSolve, ExpandTriangularSolve},
       {"getrf (LU with partial pivoting)", MatchesLu, ExpandLu},
+      {"geqrf (Householder QR)", MatchesGeqrf, ExpandGeqrf},
+      {"orgqr/ungqr (Q of a QR)", MatchesOrgqr, ExpandOrgqr},
+      {"gehrd (Hessenberg reduction)", MatchesGehrd, ExpandGehrd},
+      {"gesdd/gesvd (singular value decomposition)", MatchesSvd, ExpandSvd},
+      {"syevd/heevd (Hermitian eigen-decomposition)", MatchesEigh, ExpandEigh},
+      {"geev/gees (host only, as in JAX)", MatchesGeneralEigen, RefuseGeneralEigen},
   };
   return table;
 }

@@ -21,4 +21,23 @@ StatusOr<std::unique_ptr<Module>> ExpandTriangularSolve(const Instruction& instr
 bool MatchesLu(const Instruction& instruction);
 StatusOr<std::unique_ptr<Module>> ExpandLu(const Instruction& instruction);
 
+// geqrf (Householder QR), orgqr/ungqr (its Q), gehrd (Hessenberg): qr.cc.
+bool MatchesGeqrf(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction);
+bool MatchesOrgqr(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction);
+bool MatchesGehrd(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction);
+
+// gesdd/gesvd (singular value decomposition, one-sided Jacobi): svd.cc.
+bool MatchesSvd(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandSvd(const Instruction& instruction);
+
+// syevd/heevd (Hermitian eigen-decomposition, two-sided Jacobi): eigh.cc.
+bool MatchesEigh(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandEigh(const Instruction& instruction);
+// geev/gees (general eigen, Schur): always refused, saying why (eigh.cc).
+bool MatchesGeneralEigen(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> RefuseGeneralEigen(const Instruction& instruction);
+
 }  // namespace kiln

@@ -1,0 +1,163 @@
+// Householder QR (?geqrf), the Q it implies (?orgqr / ?ungqr) and the
+// Hessenberg reduction (?gehrd) as loops over columns of ordinary HLO: each
+// trip builds one reflector with LAPACK's ?larfg convention
+// (MakeReflector) and applies it to the whole batch at once, so the packed
+// factors and the scales are LAPACK's within rounding (the unblocked
+// ?geqr2 / ?org2r / ?gehd2 algorithms, which the blocked routines equal in
+// exact arithmetic).
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+#include "core/passes/expansions/expansions.h"
+#include "core/passes/expansions/matrix_batch_ops.h"
+
+namespace kiln {
+namespace {
+
+bool CallsQrFamilyRoutine(const Instruction& instruction, LapackRoutine routine) {
+  const BuiltinCustomCall* target = matrix_batch::LapackTargetOf(instruction);
+  return target != nullptr && target->routine == routine;
+}
+
+Status CheckQrFamilyTuple(const Instruction& instruction, size_t count) {
+  if (!instruction.shape.IsTuple() || instruction.shape.tuple_shapes().size() != count)
+    return matrix_batch::Refuse(instruction, "its result is not a tuple of " + std::to_string(count));
+  return OkStatus();
+}
+
+}  // namespace
+
+bool MatchesGeqrf(const Instruction& instruction) {
+  return CallsQrFamilyRoutine(instruction, LapackRoutine::kGeqrf);
+}
+bool MatchesOrgqr(const Instruction& instruction) {
+  return CallsQrFamilyRoutine(instruction, LapackRoutine::kOrgqr);
+}
+bool MatchesGehrd(const Instruction& instruction) {
+  return CallsQrFamilyRoutine(instruction, LapackRoutine::kGehrd);
+}
+
+StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 2));
+  const int64_t reflectors = std::min(shape.rows, shape.cols);
+  const Shape matrices = instruction.operands[0]->shape;
+  const Shape scales(shape.type, shape.Dims({reflectors}));
+  if (!instruction.shape.tuple_shapes(1).Compatible(scales))
+    return matrix_batch::Refuse(instruction, "its scales are not " + scales.ToString());
+  Builder builder("geqrf");
+  Op a = builder.Parameter(0, matrices, "a");
+  Op taus = matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions());
+  matrix_batch::CountingLoop loop;
+  loop.value_shapes = {Shape(shape.type, matrices.dimensions()), scales};
+  loop.keep_going = [&](Builder& b, Op j, std::span<const Op>) {
+    return b.Lt(j, b.ConstantR0<int32_t>(static_cast<int32_t>(reflectors)));
+  };
+  loop.body = [&](Builder& b, Op j, std::span<const Op> values) {
+    Op column = matrix_batch::Column(b, values[0], shape, j);
+    matrix_batch::Reflector h = matrix_batch::MakeReflector(b, column, shape, j);
+    // ?geqr2 applies H^H = I - conj(tau) v v^H to the columns right of j.
+    Op applied = matrix_batch::ApplyFromLeft(b, values[0], shape, h.v, matrix_batch::Conjugate(b, h.tau), j);
+    return std::vector<Op>{matrix_batch::WithColumn(b, applied, shape, h.stored, j),
+                           matrix_batch::WithEntry(b, values[1], shape, h.tau, j)};
+  };
+  const Op initial[] = {a, taus};
+  if (reflectors == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> result, matrix_batch::RunLoop(builder, loop, initial));
+  builder.Tuple(result);
+  return builder.Build();
+}
+
+StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  if (instruction.operands.size() != 2) return matrix_batch::Refuse(instruction, "it takes two operands");
+  const Shape& scales = instruction.operands[1]->shape;
+  if (!scales.IsArray() || scales.rank() != shape.batch_rank() + 1 || scales.element_type() != shape.type)
+    return matrix_batch::Refuse(instruction, "operand 1 " + scales.ToString() + " is not a batch of scales");
+  const int64_t reflectors = scales.dimensions(scales.rank() - 1);
+  if (shape.cols > shape.rows || reflectors > shape.cols)
+    return matrix_batch::Refuse(instruction, "it needs rows >= columns >= reflectors");
+  const Shape matrices = instruction.operands[0]->shape;
+  Builder builder("orgqr");
+  Op a = builder.Parameter(0, matrices, "a");
+  Op taus = builder.Parameter(1, scales, "taus");
+  // Q = H(0) ... H(k-1) I: the reflectors applied last to first (?org2r).
+  // Columns left of i hold e_c then, which H(i) leaves alone (v(c) = 0).
+  matrix_batch::CountingLoop loop;
+  loop.value_shapes = {Shape(shape.type, matrices.dimensions()), Shape(shape.type, matrices.dimensions()),
+                       Shape(shape.type, scales.dimensions())};
+  loop.first = reflectors - 1;
+  loop.step = -1;
+  loop.keep_going = [&](Builder& b, Op i, std::span<const Op>) { return b.Ge(i, b.ConstantR0<int32_t>(0)); };
+  loop.body = [&](Builder& b, Op i, std::span<const Op> values) {
+    const std::vector<int64_t> dims = shape.Dims({shape.rows});
+    Op row = matrix_batch::IotaOf(b, dims, shape.batch_rank());
+    Op column = matrix_batch::Column(b, values[1], shape, i);
+    Op zeros = matrix_batch::Filled(b, shape.type, 0.0, dims);
+    Op v = b.Select(b.Eq(row, i), matrix_batch::Filled(b, shape.type, 1.0, dims),
+                    b.Select(b.Gt(row, i), column, zeros));
+    Op tau = matrix_batch::Entry(b, values[2], shape, reflectors, i);
+    Op q = matrix_batch::ApplyFromLeft(b, values[0], shape, v, tau, b.ConstantR0<int32_t>(-1));
+    return std::vector<Op>{q, values[1], values[2]};
+  };
+  const Op initial[] = {matrix_batch::Identities(builder, shape), a, taus};
+  if (reflectors == 0) return builder.Build(initial[0]);
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> result, matrix_batch::RunLoop(builder, loop, initial));
+  return builder.Build(result[0]);
+}
+
+StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 3));
+  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+  const int64_t n = shape.rows;
+  KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
+  auto low = attributes.find("low");
+  auto high = attributes.find("high");
+  if (low == attributes.end() || high == attributes.end() || low->second != 1 || high->second != n) {
+    return matrix_batch::Refuse(instruction,
+                                "only low = 1 and high = n (the whole matrix, as jax.scipy.linalg.hessenberg "
+                                "asks) are expanded");
+  }
+  const int64_t count = std::max<int64_t>(0, n - 1);
+  const Shape matrices = instruction.operands[0]->shape;
+  const Shape scales(shape.type, shape.Dims({count}));
+  Builder builder("gehrd");
+  Op a = builder.Parameter(0, matrices, "a");
+  matrix_batch::CountingLoop loop;
+  loop.value_shapes = {Shape(shape.type, matrices.dimensions()), scales};
+  loop.keep_going = [&](Builder& b, Op i, std::span<const Op>) {
+    return b.Lt(i, b.ConstantR0<int32_t>(static_cast<int32_t>(count)));
+  };
+  loop.body = [&](Builder& b, Op i, std::span<const Op> values) {
+    const int64_t nb = shape.batch_rank();
+    const std::vector<int64_t> dims = shape.Dims({n, n});
+    Op pivot = b.Add(i, b.ConstantR0<int32_t>(1));
+    Op column = matrix_batch::Column(b, values[0], shape, i);
+    matrix_batch::Reflector h = matrix_batch::MakeReflector(b, column, shape, pivot);
+    // ?gehd2: A H(i) (all rows; v is zero up to row i, so columns up to i
+    // keep their values), then H(i)^H A on the columns right of i.
+    std::vector<int64_t> v_as_columns = shape.BatchAxes();
+    v_as_columns.push_back(nb + 1);
+    Op products =
+        matrix_batch::SumOver(b, b.Mul(values[0], b.BroadcastInDim(h.v, dims, v_as_columns)), nb + 1);
+    Op right =
+        b.Sub(values[0], b.Mul(matrix_batch::Outer(b, products, matrix_batch::Conjugate(b, h.v), shape),
+                               b.BroadcastInDim(h.tau, dims, shape.BatchAxes())));
+    Op both = matrix_batch::ApplyFromLeft(b, right, shape, h.v, matrix_batch::Conjugate(b, h.tau), i);
+    return std::vector<Op>{matrix_batch::WithColumn(b, both, shape, h.stored, i),
+                           matrix_batch::WithEntry(b, values[1], shape, h.tau, i)};
+  };
+  const Op initial[] = {a, matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions())};
+  // No reflector (n <= 1): the body, which writes a scale, would not fit.
+  std::vector<Op> result(std::begin(initial), std::end(initial));
+  if (count > 0) {
+    KILN_ASSIGN_OR_RETURN(result, matrix_batch::RunLoop(builder, loop, initial));
+  }
+  result.push_back(matrix_batch::Filled(builder, ElementType::kS32, 0.0, shape.batch));
+  builder.Tuple(result);
+  return builder.Build();
+}
+
+}  // namespace kiln
