@@ -46,7 +46,7 @@ double Epsilon(ElementType type) {
                                            : std::numeric_limits<double>::epsilon();
 }
 
-std::vector<int64_t> Dims(std::vector<int64_t> batch, std::vector<int64_t> trailing) {
+std::vector<int64_t> BatchedDims(std::vector<int64_t> batch, std::vector<int64_t> trailing) {
   batch.insert(batch.end(), trailing.begin(), trailing.end());
   return batch;
 }
@@ -58,7 +58,7 @@ int64_t Count(const std::vector<int64_t>& batch) {
 }
 
 // A module of custom calls: `body` lines after parameters p0.. of `operands`.
-std::string Module(const std::vector<Shape>& operands, const std::string& body) {
+std::string ModuleText(const std::vector<Shape>& operands, const std::string& body) {
   std::string text = "HloModule lapack\n\nENTRY main {\n";
   for (size_t i = 0; i < operands.size(); ++i)
     text += "  p" + std::to_string(i) + " = " + operands[i].ToString() + " parameter(" + std::to_string(i) +
@@ -186,13 +186,13 @@ TEST(QrExpansionTest, GeqrfAndOrgqrAreLapacks) {
   for (ElementType type : kTypes) {
     for (const Case& c : QrCases()) {
       const int64_t k = std::min(c.rows, c.cols);
-      const Shape a(type, Dims(c.batch, {c.rows, c.cols}));
-      const Shape taus(type, Dims(c.batch, {k}));
+      const Shape a(type, BatchedDims(c.batch, {c.rows, c.cols}));
+      const Shape taus(type, BatchedDims(c.batch, {k}));
       std::string body = Call("qr", Shape::Tuple({a, taus}).ToString(), Target(type, "geqrf"), "p0", "{}");
       body += "  factor = " + a.ToString() + " get-tuple-element(qr), index=0\n";
       body += "  scales = " + taus.ToString() + " get-tuple-element(qr), index=1\n";
       // orgqr takes rows >= columns: the first k columns of a wide factor.
-      const Shape q_shape(type, Dims(c.batch, {c.rows, k}));
+      const Shape q_shape(type, BatchedDims(c.batch, {c.rows, k}));
       std::string q_operand = "factor";
       if (k != c.cols) {
         std::string limits;
@@ -204,7 +204,7 @@ TEST(QrExpansionTest, GeqrfAndOrgqrAreLapacks) {
       const std::string orgqr = Target(type, IsComplex(type) ? "ungqr" : "orgqr");
       body += Call("q", q_shape.ToString(), orgqr, q_operand + ", scales", "{}");
       body += "  ROOT all = " + Shape::Tuple({a, taus, q_shape}).ToString() + " tuple(factor, scales, q)\n";
-      const std::string text = Module({a}, body);
+      const std::string text = ModuleText({a}, body);
       Values input = Random(type, Count(c.batch) * c.rows * c.cols, seed++);
       if (c.rows >= 3 && c.cols >= 2) {
         // A zero column below the diagonal: a reflector that is I (tau = 0)
@@ -231,11 +231,11 @@ TEST(QrExpansionTest, GehrdIsLapacks) {
   for (ElementType type : kTypes) {
     for (int64_t n : kSizes) {
       for (const std::vector<int64_t>& batch : {std::vector<int64_t>{}, std::vector<int64_t>{2}}) {
-        const Shape a(type, Dims(batch, {n, n}));
-        const Shape taus(type, Dims(batch, {std::max<int64_t>(0, n - 1)}));
+        const Shape a(type, BatchedDims(batch, {n, n}));
+        const Shape taus(type, BatchedDims(batch, {std::max<int64_t>(0, n - 1)}));
         const Shape info(ElementType::kS32, batch);
         const std::string config = "{high = " + std::to_string(n) + " : i32, low = 1 : i32}";
-        const std::string text = Module(
+        const std::string text = ModuleText(
             {a}, Call("h", Shape::Tuple({a, taus, info}).ToString(), Target(type, "gehrd"), "p0", config,
                       /*root=*/true));
         Runs runs =
@@ -256,7 +256,7 @@ TEST(QrExpansionTest, GehrdIsLapacks) {
 
 TEST(QrExpansionTest, GehrdOfPartOfTheMatrixIsRefused) {
   const Shape a(ElementType::kF32, {4, 4});
-  const std::string text = Module(
+  const std::string text = ModuleText(
       {a},
       Call("h", Shape::Tuple({a, Shape(ElementType::kF32, {3}), Shape(ElementType::kS32, {})}).ToString(),
            "lapack_sgehrd_ffi", "p0", "{high = 3 : i32, low = 1 : i32}", true));
@@ -298,13 +298,14 @@ TEST(SvdExpansionTest, ValuesAreLapacksAndVectorsFactorTheMatrix) {
         const bool vectors = c.mode != 'N';
         const int64_t u_cols = c.mode == 'S' ? k : m;
         const int64_t vt_rows = c.mode == 'S' ? k : n;
-        const Shape a(type, Dims(c.batch, {m, n}));
-        const Shape result =
-            Shape::Tuple({a, Shape(RealOf(type), Dims(c.batch, {k})), Shape(type, Dims(c.batch, {m, u_cols})),
-                          Shape(type, Dims(c.batch, {vt_rows, n})), Shape(ElementType::kS32, c.batch)});
+        const Shape a(type, BatchedDims(c.batch, {m, n}));
+        const Shape result = Shape::Tuple({a, Shape(RealOf(type), BatchedDims(c.batch, {k})),
+                                           Shape(type, BatchedDims(c.batch, {m, u_cols})),
+                                           Shape(type, BatchedDims(c.batch, {vt_rows, n})),
+                                           Shape(ElementType::kS32, c.batch)});
         const std::string config = "{mode = " + std::to_string(static_cast<int>(c.mode)) + " : ui8}";
         const std::string text =
-            Module({a}, Call("svd", result.ToString(), Target(type, routine), "p0", config, true));
+            ModuleText({a}, Call("svd", result.ToString(), Target(type, routine), "p0", config, true));
         Values input = Random(type, Count(c.batch) * m * n, seed++);
         if (m == 7 && n == 7) {
           // Rank-deficient: row 3 repeats row 1.
@@ -368,7 +369,7 @@ TEST(SvdExpansionTest, FullVectorsOfANonSquareMatrixAreRefused) {
   const Shape result = Shape::Tuple({a, Shape(ElementType::kF32, {3}), Shape(ElementType::kF32, {5, 5}),
                                      Shape(ElementType::kF32, {3, 3}), Shape(ElementType::kS32, {})});
   const std::string text =
-      Module({a}, Call("svd", result.ToString(), "lapack_sgesdd_ffi", "p0", "{mode = 65 : ui8}", true));
+      ModuleText({a}, Call("svd", result.ToString(), "lapack_sgesdd_ffi", "p0", "{mode = 65 : ui8}", true));
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<kiln::Module> module, ParseHloModule(text));
   const Instruction* call = module->entry()->root();
   ASSERT_NE(FindDeviceOpExpansion(*call), nullptr);
@@ -389,14 +390,14 @@ TEST(EighExpansionTest, ValuesAreLapacksAndVectorsDiagonaliseTheMatrix) {
           const std::vector<int64_t> batch =
               n == 3 || n == 7 ? std::vector<int64_t>{2} : std::vector<int64_t>{};
           const int64_t count = Count(batch);
-          const Shape a(type, Dims(batch, {n, n}));
-          const Shape result =
-              Shape::Tuple({a, Shape(RealOf(type), Dims(batch, {n})), Shape(ElementType::kS32, batch)});
+          const Shape a(type, BatchedDims(batch, {n, n}));
+          const Shape result = Shape::Tuple(
+              {a, Shape(RealOf(type), BatchedDims(batch, {n})), Shape(ElementType::kS32, batch)});
           const std::string config = "{mode = " + std::to_string(static_cast<int>(mode)) +
                                      " : ui8, uplo = " + std::to_string(static_cast<int>(uplo)) + " : ui8}";
           const std::string text =
-              Module({a}, Call("eigh", result.ToString(), Target(type, IsComplex(type) ? "heevd" : "syevd"),
-                               "p0", config, true));
+              ModuleText({a}, Call("eigh", result.ToString(),
+                                   Target(type, IsComplex(type) ? "heevd" : "syevd"), "p0", config, true));
           // The `uplo` triangle of a Hermitian matrix (indefinite; the
           // second of a batch has a repeated eigenvalue: 2 I plus a rank-one
           // term); the other triangle is noise, which LAPACK never reads.
@@ -460,12 +461,12 @@ TEST(EighExpansionTest, GeneralEigenAndSchurAreRefusedAsJaxRefusesThemOnGpu) {
   const Shape vectors(ElementType::kC64, {3, 3});
   const Shape values(ElementType::kF32, {3});
   const Shape info(ElementType::kS32, {});
-  const std::string geev = Module(
+  const std::string geev = ModuleText(
       {a}, Call("eig", Shape::Tuple({values, values, vectors, vectors, info}).ToString(), "lapack_sgeev_ffi",
                 "p0", "{compute_left = 78 : ui8, compute_right = 86 : ui8}", true));
   const std::string gees =
-      Module({a}, Call("schur", Shape::Tuple({a, a, values, values, info, info}).ToString(),
-                       "lapack_sgees_ffi", "p0", "{mode = 86 : ui8, sort = 78 : ui8}", true));
+      ModuleText({a}, Call("schur", Shape::Tuple({a, a, values, values, info, info}).ToString(),
+                           "lapack_sgees_ffi", "p0", "{mode = 86 : ui8, sort = 78 : ui8}", true));
   for (const std::string& text : {geev, gees}) {
     KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<kiln::Module> module, ParseHloModule(text));
     const Instruction* call = module->entry()->root();
