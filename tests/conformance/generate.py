@@ -1697,6 +1697,32 @@ def schur_phase_normalised(a):
     return jnp.swapaxes(jnp.conj(d), -1, -2) * t * d, z * d
 
 
+def unit_phases(vectors):
+    """The unit phase d_j of each column of `vectors` that makes its entry of
+    largest magnitude real and positive (a sign for real vectors)."""
+    index = jnp.argmax(jnp.abs(vectors), axis=-2, keepdims=True)
+    pivot = jnp.take_along_axis(vectors, index, axis=-2)
+    return jnp.conj(pivot) / jnp.abs(pivot)
+
+
+def eigh_phase_normalised(a, **kwargs):
+    """jnp.linalg.eigh with each eigenvector scaled by unit_phases: an
+    eigenvector is unique only up to a phase, which LAPACK and the GPU backends'
+    Jacobi expansion choose differently; after this scaling two correct
+    decompositions (distinct eigenvalues) agree elementwise."""
+    w, v = jnp.linalg.eigh(a, **kwargs)
+    return w, v * unit_phases(v)
+
+
+def svd_phase_normalised(u, s, vh):
+    """An SVD with each column of U scaled by unit_phases and the matching row
+    of V^H by the conjugate phase (U S V^H unchanged), for the same reason."""
+    d = unit_phases(u)
+    k = min(u.shape[-1], vh.shape[-2])
+    paired = jnp.swapaxes(jnp.conj(d[..., :, :k]), -1, -2) * vh[..., :k, :]
+    return u * d, s, jnp.concatenate([paired, vh[..., k:, :]], axis=-2)
+
+
 def register_linalg_programs():
     def both(fn):
         return lambda one, batch: (fn(one), fn(batch))
@@ -1708,9 +1734,15 @@ def register_linalg_programs():
         "det": (both(lambda a: jnp.linalg.det(a)), linalg_well_conditioned),
         "slogdet": (both(lambda a: jnp.linalg.slogdet(a)), linalg_well_conditioned),
         "qr": (both(lambda a: jnp.linalg.qr(a)), linalg_well_conditioned),
-        "eigh": (both(lambda a: jnp.linalg.eigh(a)), linalg_positive_definite),
-        "svd_full": (both(lambda a: jnp.linalg.svd(a, full_matrices=True)), linalg_well_conditioned),
-        "svd_thin": (both(lambda a: jnp.linalg.svd(a[..., :3], full_matrices=False)), linalg_well_conditioned),
+        "eigh": (both(lambda a: eigh_phase_normalised(a)), linalg_positive_definite),
+        "svd_full": (
+            both(lambda a: svd_phase_normalised(*jnp.linalg.svd(a, full_matrices=True))),
+            linalg_well_conditioned,
+        ),
+        "svd_thin": (
+            both(lambda a: svd_phase_normalised(*jnp.linalg.svd(a[..., :3], full_matrices=False))),
+            linalg_well_conditioned,
+        ),
         "svd_values": (both(lambda a: jnp.linalg.svd(a, compute_uv=False)), linalg_well_conditioned),
         "solve_triangular": (
             both(lambda a: jax.scipy.linalg.solve_triangular(a, a[..., :2] + 1.0, lower=True)),
@@ -1778,7 +1810,7 @@ def register_linalg_programs():
         ),
         "lstsq": (lambda one, batch: jnp.linalg.lstsq(one, batch[0]), linalg_matrix),
         "eigvalsh_upper": (
-            both(lambda a: (jnp.linalg.eigvalsh(a, UPLO="U"), jnp.linalg.eigh(a, UPLO="U"))),
+            both(lambda a: (jnp.linalg.eigvalsh(a, UPLO="U"), eigh_phase_normalised(a, UPLO="U"))),
             linalg_positive_definite,
         ),
         "cholesky_upper_cho_solve": (
@@ -1793,8 +1825,10 @@ def register_linalg_programs():
         "svd_qr_algorithm": (
             both(
                 lambda a: (
-                    lax.linalg.svd(a, algorithm=lax.linalg.SvdAlgorithm.QR),
-                    lax.linalg.svd(a[..., :3], full_matrices=False, algorithm=lax.linalg.SvdAlgorithm.QR),
+                    svd_phase_normalised(*lax.linalg.svd(a, algorithm=lax.linalg.SvdAlgorithm.QR)),
+                    svd_phase_normalised(
+                        *lax.linalg.svd(a[..., :3], full_matrices=False, algorithm=lax.linalg.SvdAlgorithm.QR)
+                    ),
                     lax.linalg.svd(a, compute_uv=False, algorithm=lax.linalg.SvdAlgorithm.QR),
                 )
             ),
