@@ -21,7 +21,9 @@
 #include "core/passes/device_op_expansion.h"
 #include "tests/unit/test_util.h"
 
-namespace kiln {
+// A namespace of its own: a unity build may put this file in one unit with
+// the other LAPACK tests, whose helpers have the same names.
+namespace kiln::qr_svd_expansion_test {
 namespace {
 
 using Complex = std::complex<double>;
@@ -483,4 +485,4 @@ TEST(EighExpansionTest, GeneralEigenAndSchurAreRefusedAsJaxRefusesThemOnGpu) {
 }
 
 }  // namespace
-}  // namespace kiln
+}  // namespace kiln::qr_svd_expansion_test
