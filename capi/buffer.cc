@@ -89,6 +89,18 @@ Status AliasHostBytes(const char* function, const kiln_device_t& device, const S
   return OkStatus();
 }
 
+Status AliasCudaMemory(const char* function, const kiln_device_t& device, const Shape& shape,
+                       uint64_t device_address, std::function<void()> release, kiln_buffer_t** out_buffer) {
+  ReleaseOnce pending(std::move(release));
+  std::shared_ptr<const ClientDevices> devices = device.owner->shared_from_this();
+  StatusOr<std::unique_ptr<DeviceBuffer>> aliased =
+      devices->backend->BufferAliasingCudaMemory(shape, device_address, pending.Take(), device.device);
+  if (!aliased.ok())
+    return Status(aliased.status().code(), internal::StrCat(function, ": ", aliased.status().message()));
+  *out_buffer = WrapReadyBuffer(std::move(devices), std::move(*aliased)).release();
+  return OkStatus();
+}
+
 }  // namespace kiln::capi
 
 kiln::StatusOr<std::shared_ptr<kiln::capi::BufferSlot>> kiln_buffer_t::Slot(const char* function) const {
@@ -158,6 +170,41 @@ kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kiln_element
     KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(kiln_capi_function, type, dims, rank));
     return kiln::capi::AliasHostBytes(kiln_capi_function, *device, shape, data, byte_size,
                                       release_once.Take(), out_buffer);
+  });
+}
+
+kiln_status_t* kiln_device_buffer_alias_cuda_memory(kiln_device_t* device, kiln_element_type_t type,
+                                                    const int64_t* dims, size_t rank, uint64_t device_address,
+                                                    kiln_host_release_fn release, void* user_data,
+                                                    kiln_buffer_t** out_buffer) {
+  // Made before the guard, as for host memory: every way out releases.
+  kiln::capi::ReleaseOnce release_once(release == nullptr ? std::function<void()>()
+                                                          : [release, user_data] { release(user_data); });
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(device);
+    KILN_CAPI_CHECK_NOT_NULL(out_buffer);
+    KILN_ASSIGN_OR_RETURN(kiln::Shape shape, kiln::capi::ArrayShape(kiln_capi_function, type, dims, rank));
+    return kiln::capi::AliasCudaMemory(kiln_capi_function, *device, shape, device_address,
+                                       release_once.Take(), out_buffer);
+  });
+}
+
+kiln_status_t* kiln_buffer_cuda_memory(const kiln_buffer_t* buffer, int* out_ordinal,
+                                       uint64_t* out_device_address) {
+  return Guard(__func__, [&, kiln_capi_function = __func__]() -> Status {
+    KILN_CAPI_CHECK_NOT_NULL(buffer);
+    KILN_CAPI_CHECK_NOT_NULL(out_ordinal);
+    KILN_CAPI_CHECK_NOT_NULL(out_device_address);
+    KILN_ASSIGN_OR_RETURN(auto slot, buffer->ReadySlot(kiln_capi_function));
+    const std::optional<kiln::GpuMemoryAddress> memory = slot->buffer->cuda_memory();
+    if (!memory.has_value()) {
+      return kiln::InvalidArgument(kiln_capi_function, ": the buffer is on the ", buffer->backend->name(),
+                                   " backend, not in CUDA device memory (kiln_buffer_to_host or "
+                                   "kiln_buffer_to_dlpack read it)");
+    }
+    *out_ordinal = memory->ordinal;
+    *out_device_address = memory->address;
+    return kiln::OkStatus();
   });
 }
 

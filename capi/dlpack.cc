@@ -1,6 +1,7 @@
 // DLPack export and import: Kiln buffers as DLPack tensors (versioned 1.x and
 // legacy) and DLPack tensors as Kiln buffers, without copying where the
-// memory is host memory both sides can read.
+// memory is host memory both sides can read, or CUDA device memory
+// (kDLCUDA) of a cuda client's GPU.
 #include <cstring>
 #include <new>
 #include <optional>
@@ -73,7 +74,8 @@ struct Export {
 };
 
 // Fills `tensor` from `buffer`, ready, pointing at its own memory where it
-// is host memory, else at a copy. Returns whether it was copied.
+// is host memory or CUDA device memory (kDLCUDA), else at a host copy.
+// Returns whether it was copied.
 StatusOr<bool> Describe(const char* function, kiln_buffer_t& buffer, Export& out, DLTensor& tensor) {
   KILN_ASSIGN_OR_RETURN(out.slot, buffer.ReadySlot(function));
   out.backend = buffer.backend;
@@ -85,9 +87,14 @@ StatusOr<bool> Describe(const char* function, kiln_buffer_t& buffer, Export& out
   out.strides.assign(out.shape.size(), 1);
   for (size_t i = out.shape.size(); i-- > 1;)
     out.strides[i - 1] = out.strides[i] * std::max<int64_t>(out.shape[i], 1);
+  DLDevice device = {kDLCPU, 0};
   const void* data = out.slot->buffer->host_data();
   bool copied = false;
-  if (data == nullptr) {
+  if (const std::optional<kiln::GpuMemoryAddress> gpu = out.slot->buffer->cuda_memory(); gpu.has_value()) {
+    // The slot (held by `out`) keeps the device memory until the deleter.
+    device = {kDLCUDA, gpu->ordinal};
+    data = reinterpret_cast<const void*>(static_cast<uintptr_t>(gpu->address));
+  } else if (data == nullptr) {
     KILN_ASSIGN_OR_RETURN(kiln::Literal literal, out.slot->buffer->ToLiteral());
     out.copy.assign(literal.raw().begin(), literal.raw().end());
     out.slot.reset();
@@ -95,7 +102,7 @@ StatusOr<bool> Describe(const char* function, kiln_buffer_t& buffer, Export& out
     copied = true;
   }
   tensor.data = const_cast<void*>(data);  // DLTensor's data is not const; the flags say read-only
-  tensor.device = {kDLCPU, 0};
+  tensor.device = device;
   tensor.ndim = static_cast<int32_t>(out.shape.size());
   tensor.dtype = *dtype;
   tensor.shape = out.shape.data();
@@ -114,16 +121,9 @@ std::function<void()> DeleterOf(Tensor* tensor) {
 void DeleteVersioned(DLManagedTensorVersioned* self) { delete static_cast<Export*>(self->manager_ctx); }
 void DeleteLegacy(DLManagedTensor* self) { delete static_cast<Export*>(self->manager_ctx); }
 
-// The checks every import makes of a foreign tensor, then the import itself:
-// `release` (the tensor's deleter) runs exactly once, whatever happens.
-Status Import(const char* function, const kiln_device_t& device, const DLTensor& tensor,
-              std::function<void()> release, kiln_buffer_t** out_buffer) {
-  kiln::capi::ReleaseOnce pending(std::move(release));
-  if (tensor.device.device_type != kDLCPU && tensor.device.device_type != kDLCUDAHost) {
-    return kiln::InvalidArgument(function, ": the tensor lives on DLPack device type ",
-                                 static_cast<int>(tensor.device.device_type),
-                                 "; Kiln imports host memory (kDLCPU, kDLCUDAHost) only so far");
-  }
+// The shape of a foreign tensor, after the checks every import makes: ndim,
+// dtype, dimensions, row-major strides.
+StatusOr<kiln::Shape> TensorShape(const char* function, const DLTensor& tensor) {
   if (tensor.ndim < 0 || tensor.ndim > 64) {
     return kiln::InvalidArgument(function, ": the tensor's ndim is ", tensor.ndim, " (0 to 64 are accepted)");
   }
@@ -141,15 +141,67 @@ Status Import(const char* function, const kiln_device_t& device, const DLTensor&
       if (dims[static_cast<size_t>(i)] != 1 && tensor.strides[i] != expected) {
         return kiln::InvalidArgument(function, ": the tensor's strides are not row-major (dimension ", i,
                                      " has stride ", tensor.strides[i], ", row-major is ", expected,
-                                     "); make it contiguous first (e.g. numpy.ascontiguousarray)");
+                                     "); make it contiguous first (e.g. numpy.ascontiguousarray, "
+                                     "torch.Tensor.contiguous)");
       }
       expected *= dims[static_cast<size_t>(i)];
     }
   }
+  return shape;
+}
+
+// A kDLCUDA tensor read in place on `device`, which must be the cuda
+// client's device of the tensor's GPU.
+Status ImportCuda(const char* function, const kiln_device_t& device, const DLTensor& tensor,
+                  const kiln::Shape& shape, std::function<void()> release, kiln_buffer_t** out_buffer) {
+  kiln::capi::ReleaseOnce pending(std::move(release));
+  const int gpu = tensor.device.device_id;
+  const kiln::Backend& backend = *device.owner->backend;
+  if (backend.name() != "cuda") {
+    return kiln::InvalidArgument(function, ": the tensor lives on CUDA GPU ", gpu,
+                                 " (kDLCUDA) and the device is ", backend.name(),
+                                 "'s, which cannot read GPU memory: import it onto the ",
+                                 "device of a \"cuda\" client, or copy it to the host (kDLCPU) first");
+  }
+  if (gpu != device.device->id()) {
+    const size_t count = backend.devices().size();
+    if (gpu < 0 || static_cast<size_t>(gpu) >= count) {
+      return kiln::InvalidArgument(function, ": the tensor lives on CUDA GPU ", gpu,
+                                   " (kDLCUDA), which this ", "cuda client does not have (it has ", count,
+                                   " GPU", count == 1 ? "" : "s", ")");
+    }
+    return kiln::InvalidArgument(function, ": the tensor lives on CUDA GPU ", gpu,
+                                 " (kDLCUDA), the device given is cuda:", device.device->id(),
+                                 "; import it onto device ", gpu, " of the client");
+  }
+  const uint64_t address = reinterpret_cast<uintptr_t>(tensor.data) + tensor.byte_offset;
+  return kiln::capi::AliasCudaMemory(function, device, shape, address, pending.Take(), out_buffer);
+}
+
+// The checks every import makes of a foreign tensor, then the import itself:
+// `release` (the tensor's deleter) runs exactly once, whatever happens.
+Status Import(const char* function, const kiln_device_t& device, const DLTensor& tensor,
+              std::function<void()> release, kiln_buffer_t** out_buffer) {
+  kiln::capi::ReleaseOnce pending(std::move(release));
+  const DLDeviceType type = tensor.device.device_type;
+  if (type == kDLVulkan) {
+    return kiln::InvalidArgument(
+        function, ": the tensor lives on Vulkan device ", tensor.device.device_id,
+        " (kDLVulkan); Vulkan memory belongs to the VkDevice that allocated it and cannot be read by "
+        "another library's device, so Kiln does not exchange it: copy it to the host (kDLCPU) first");
+  }
+  if (type != kDLCPU && type != kDLCUDAHost && type != kDLCUDA) {
+    return kiln::InvalidArgument(function, ": the tensor lives on DLPack device type ",
+                                 static_cast<int>(type),
+                                 "; Kiln imports host memory (kDLCPU, kDLCUDAHost) and CUDA GPU memory "
+                                 "(kDLCUDA, onto a \"cuda\" client's device)");
+  }
+  KILN_ASSIGN_OR_RETURN(const kiln::Shape shape, TensorShape(function, tensor));
+  if (type == kDLCUDA) return ImportCuda(function, device, tensor, shape, pending.Take(), out_buffer);
   const auto* data = static_cast<const uint8_t*>(tensor.data);
   if (data != nullptr) data += tensor.byte_offset;
   const size_t bytes =
-      static_cast<size_t>(shape.element_count()) * static_cast<size_t>(kiln::ByteWidth(type));
+      static_cast<size_t>(shape.element_count()) * static_cast<size_t>(kiln::ByteWidth(shape.element_type()));
   return kiln::capi::AliasHostBytes(function, device, shape, data, bytes, pending.Take(), out_buffer);
 }
 

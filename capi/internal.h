@@ -223,6 +223,12 @@ class ReleaseOnce {
 Status AliasHostBytes(const char* function, const kiln_device_t& device, const Shape& shape, const void* data,
                       size_t byte_size, std::function<void()> release, kiln_buffer_t** out_buffer);
 
+// A buffer on `device` over CUDA device memory at `device_address`, read in
+// place (Backend::BufferAliasingCudaMemory), for `function`; `release` runs
+// exactly once on every path, as for AliasHostBytes.
+Status AliasCudaMemory(const char* function, const kiln_device_t& device, const Shape& shape,
+                       uint64_t device_address, std::function<void()> release, kiln_buffer_t** out_buffer);
+
 // A literal of `shape` copied from row-major host bytes (byte size checked;
 // PRED bytes normalised to 0/1).
 StatusOr<Literal> LiteralFromHost(const char* function, const Shape& shape, const void* data,

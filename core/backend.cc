@@ -20,4 +20,17 @@ StatusOr<std::unique_ptr<DeviceBuffer>> Backend::BufferAliasingHost(const Shape&
   return BufferFromLiteral(*literal, device);
 }
 
+StatusOr<std::unique_ptr<DeviceBuffer>> Backend::BufferAliasingCudaMemory(const Shape& shape,
+                                                                          uint64_t address,
+                                                                          std::function<void()> release,
+                                                                          Device* device) {
+  (void)shape;
+  (void)address;
+  (void)device;
+  if (release) release();
+  return InvalidArgument("the ", name(),
+                         " backend cannot read CUDA device memory; make the buffer on a device of a "
+                         "\"cuda\" client");
+}
+
 }  // namespace kiln

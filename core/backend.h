@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -81,6 +82,13 @@ class Device {
   std::string description_;
 };
 
+// Where a buffer's bytes lie in a GPU's own memory, for the libraries beside
+// Kiln that read the same GPU (DLPack kDLCUDA, raw device pointers).
+struct GpuMemoryAddress {
+  int ordinal = 0;       // the GPU, as its driver numbers it (CUDA's device ordinal)
+  uint64_t address = 0;  // the device pointer (CUdeviceptr) of the dense row-major bytes
+};
+
 // An array in a device's memory. Immutable once created; safe to read from
 // several threads.
 class DeviceBuffer {
@@ -101,6 +109,10 @@ class DeviceBuffer {
   // process may read for as long as the buffer lives, else null (then only
   // ToLiteral reads them). DLPack export hands this pointer out.
   virtual const void* host_data() const { return nullptr; }
+  // Where the bytes lie in CUDA device memory that another library on the
+  // same GPU may read for as long as the buffer lives (the cuda backend),
+  // else nullopt. DLPack export hands it out as kDLCUDA.
+  virtual std::optional<GpuMemoryAddress> cuda_memory() const { return std::nullopt; }
 
  private:
   Shape shape_;
@@ -153,6 +165,18 @@ class Backend {
   virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferAliasingHost(const Shape& shape, const void* data,
                                                                      std::function<void()> release,
                                                                      Device* device);
+
+  // A buffer of `shape` (an array) over CUDA device memory at `address` on
+  // `device` (dense row-major bytes, aligned to the element type), which the
+  // caller keeps allocated and unchanged until `release` (may be empty)
+  // runs: once, when the buffer is destroyed, or before this returns when it
+  // fails. Work another library queued on that memory must be complete
+  // before the buffer is read. The cuda backend reads it in place; this
+  // default refuses it (INVALID_ARGUMENT naming the backend).
+  virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferAliasingCudaMemory(const Shape& shape,
+                                                                           uint64_t address,
+                                                                           std::function<void()> release,
+                                                                           Device* device);
 
   // Host-side feed for `infeed` ops, consumed in FIFO order; `outfeed` ops
   // append to a queue read by TransferFromOutfeed.

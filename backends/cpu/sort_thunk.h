@@ -10,12 +10,17 @@
 // under the partial order), with XLA's TOTALORDER comparison, or with the
 // total order after the canonicalisation jnp.sort / jnp.argsort export
 // (NaN -> one NaN, -0 -> +0), with any number of passenger operands. Each
-// element's key becomes an unsigned integer whose order is the comparator's
-// and a slice is sorted by (key, position) with an LSD radix sort, which is
-// stable, so the result equals the merge sort's (a large slice is first split
-// by its top 11 bits, and the buckets sorted over the threads). A slice with
-// a NaN key under the partial order (no strict weak order) is sorted by the
-// comparator.
+// element's key becomes an unsigned integer whose order is the comparator's.
+// 4- and 8-byte keys are sorted with Highway's vectorised quicksort
+// (vector_sort.h): a lone operand's keys by themselves, decoded back into
+// the output (where equal keys stand for different bits, +0/-0 or NaNs under
+// the canonical order, their run is rewritten in input order), otherwise
+// (key, position) pairs packed into one wider integer, whose positions
+// gather every operand. 1- and 2-byte keys are sorted by (key, position)
+// with an LSD radix sort (a large slice is first split by its top 11 bits,
+// and the buckets sorted over the threads). Either way the result equals the
+// stable merge sort's, bit for bit. A slice with a NaN key under the partial
+// order (no strict weak order) is sorted by the comparator.
 #pragma once
 
 #include <cstdint>

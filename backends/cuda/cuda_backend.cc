@@ -1,8 +1,10 @@
 #include "backends/cuda/cuda_backend.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
 
 #include "backends/cuda/cublas_handles.h"
 #include "backends/cuda/cublas_library.h"
@@ -62,6 +64,12 @@ StatusOr<int> ComputeCapability(const Driver& driver, CUdevice device) {
       driver.api().DeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, device),
       "cuDeviceGetAttribute(compute capability minor)"));
   return major * 10 + minor;
+}
+
+std::string HexAddress(uint64_t address) {
+  char text[24];
+  std::snprintf(text, sizeof text, "0x%llx", static_cast<unsigned long long>(address));
+  return text;
 }
 
 class CudaBackend : public Backend {
@@ -149,14 +157,7 @@ class CudaBackend : public Backend {
   }
 
   StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal, Device* device) override {
-    const Gpu* gpu = &gpus_[0];
-    if (device != nullptr) {
-      gpu = nullptr;
-      for (const Gpu& candidate : gpus_) {
-        if (candidate.device.get() == device) gpu = &candidate;
-      }
-      if (gpu == nullptr) return InvalidArgument("cuda: the device is not one of this cuda backend's GPUs");
-    }
+    KILN_ASSIGN_OR_RETURN(const Gpu* gpu, FindGpu(device));
     if (!literal.shape().IsArray())
       return InvalidArgument("cuda: a buffer holds one array, got ", literal.shape().ToString());
     const int64_t bytes = DenseBytes(literal.shape());
@@ -169,10 +170,51 @@ class CudaBackend : public Backend {
     return std::unique_ptr<DeviceBuffer>(std::move(buffer));
   }
 
+  StatusOr<std::unique_ptr<DeviceBuffer>> BufferAliasingCudaMemory(const Shape& shape, uint64_t address,
+                                                                   std::function<void()> release,
+                                                                   Device* device) override {
+    // Released on every way out but the buffer's, which takes it over.
+    struct Pending {
+      std::function<void()> release;
+      ~Pending() {
+        if (release) release();
+      }
+    } pending{std::move(release)};
+    KILN_ASSIGN_OR_RETURN(const Gpu* gpu, FindGpu(device));
+    if (!shape.IsArray()) return InvalidArgument("cuda: a buffer holds one array, got ", shape.ToString());
+    const ElementType type = shape.element_type();
+    // Kernels load each element at its own alignment (a complex one at its parts').
+    const int64_t alignment = std::max<int64_t>(1, IsComplex(type) ? ByteWidth(type) / 2 : ByteWidth(type));
+    if (address % static_cast<uint64_t>(alignment) != 0) {
+      return InvalidArgument("cuda: device address ", HexAddress(address), " of ", shape.ToString(),
+                             " is not aligned to its element type (", alignment, " bytes)");
+    }
+    if (address == 0 && DenseBytes(shape) > 0)
+      return InvalidArgument("cuda: device address 0 for ", shape.ToString(), ", which holds elements");
+    KILN_RETURN_IF_ERROR(gpu->memory->MakeCurrent());
+    // A DLPack producer asked for stream 1 queues its work on the legacy
+    // default stream; Kiln's streams do not wait for it, so wait here.
+    KILN_RETURN_IF_ERROR(
+        driver_.Check(driver_.api().StreamSynchronize(nullptr), "cuStreamSynchronize(default stream)"));
+    return std::unique_ptr<DeviceBuffer>(
+        std::make_unique<CudaBuffer>(shape, gpu->device.get(), gpu->memory, static_cast<CUdeviceptr>(address),
+                                     std::exchange(pending.release, nullptr)));
+  }
+
   Status TransferToInfeed(const Literal& literal) override { return PushInfeed(*queues_, literal); }
   StatusOr<Literal> TransferFromOutfeed() override { return PopOutfeed(*queues_, "cuda"); }
 
  private:
+  // `device`'s GPU (null = the first), or INVALID_ARGUMENT for another
+  // backend's device.
+  StatusOr<const Gpu*> FindGpu(const Device* device) const {
+    if (device == nullptr) return &gpus_[0];
+    for (const Gpu& candidate : gpus_) {
+      if (candidate.device.get() == device) return &candidate;
+    }
+    return InvalidArgument("cuda: the device is not one of this cuda backend's GPUs");
+  }
+
   const Driver& driver_;
   std::vector<Gpu> gpus_;
   std::vector<Device*> device_list_;

@@ -343,19 +343,17 @@ std::vector<Literal> KeySortArguments(const Module& module, ElementType key_type
 }
 
 // Compiles the case, expects `kind` ("key_sort" or "sort") as its one sort
-// thunk, and compares every result with the interpreter's bit for bit, on 1
-// and 3 intra-op threads.
-void ExpectKeySortMatchesInterpreter(const KeySortCase& c, const std::string& kind = "key_sort",
-                                     bool specials = true) {
+// thunk, and compares every result with the interpreter's bit for bit, on 1,
+// 2 and 3 intra-op threads.
+void ExpectKeySortArgumentsMatchInterpreter(const KeySortCase& c, const std::vector<Literal>& arguments,
+                                            const std::string& kind = "key_sort") {
   const std::string text = KeySortModule(c);
-  SCOPED_TRACE(text);
+  SCOPED_TRACE(text.size() > 2000 ? text.substr(text.size() - 400) : text);
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
   ASSERT_NE(module, nullptr);
-  const ElementType key_type = *ElementTypeFromName(c.key_type);
-  const std::vector<Literal> arguments = KeySortArguments(*module, key_type, specials, 7);
   interpreter::InterpreterBackend reference;
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
-  for (int threads : {1, 3}) {
+  for (int threads : {1, 2, 3}) {
     CpuBackend cpu;
     CompileOptions options;
     options.num_threads = threads;
@@ -379,6 +377,16 @@ void ExpectKeySortMatchesInterpreter(const KeySortCase& c, const std::string& ki
       EXPECT_TRUE(got == want[r]) << threads << " threads, result " << r;
     }
   }
+}
+
+// The same on keys FillKeys makes (with `specials`: NaNs of both signs,
+// signed zeros, infinities, extremes; always many ties).
+void ExpectKeySortMatchesInterpreter(const KeySortCase& c, const std::string& kind = "key_sort",
+                                     bool specials = true) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(KeySortModule(c));
+  ASSERT_NE(module, nullptr);
+  const ElementType key_type = *ElementTypeFromName(c.key_type);
+  ExpectKeySortArgumentsMatchInterpreter(c, KeySortArguments(*module, key_type, specials, 7), kind);
 }
 
 const char* const kKeyTypes[] = {"f16", "bf16", "f32", "f64", "s8",  "s16",
@@ -468,6 +476,88 @@ TEST(RuntimeKeySortTest, LargeSlicesSplitByTheirTopBitsMatchTheInterpreter) {
   total.dimensions = {2, 66000};
   total.dimension = 1;
   ExpectKeySortMatchesInterpreter(total);
+}
+
+// --- 4- and 8-byte keys: Highway's vectorised quicksort -------------------------
+
+const char* const kVectorKeyTypes[] = {"f32", "f64", "s32", "s64", "u32", "u64"};
+
+TEST(RuntimeVectorKeySortTest, EveryLengthDirectionAndOrderMatchesTheInterpreter) {
+  // Rows of 1, 2, 17 and 1024 keys (several rows, so slices run in parallel
+  // too), alone (the keys are sorted and decoded) or with passengers
+  // ((key, position) pairs), stable and not.
+  for (const char* type : kVectorKeyTypes) {
+    const bool is_float = type[0] == 'f';
+    const std::vector<KeyCompare> compares =
+        is_float ? std::vector<KeyCompare>{KeyCompare::kTotalOrder, KeyCompare::kCanonical}
+                 : std::vector<KeyCompare>{KeyCompare::kPlain};
+    for (const KeyCompare compare : compares) {
+      for (const char* direction : {"LT", "GT"}) {
+        for (const bool passengers : {false, true}) {
+          for (const int64_t length : {1, 2, 17, 1024}) {
+            KeySortCase c{type, direction, compare};
+            c.dimensions = {3, length};
+            c.dimension = 1;
+            c.passengers = passengers;
+            c.stable = length == 17 ? "false" : "true";
+            ExpectKeySortMatchesInterpreter(c);
+          }
+        }
+      }
+    }
+  }
+}
+
+// Keys with +0 and -0 and no NaN, in a row of `n` (the partial float order
+// ties the zeros: they keep their order, as in a stable sort).
+template <typename Float>
+Literal SignedZeroKeys(const std::string& type, int64_t n) {
+  std::vector<Float> values;
+  std::mt19937 random(3);
+  for (int64_t i = 0; i < n; ++i) {
+    switch (random() % 4) {
+      case 0: values.push_back(Float(0)); break;
+      case 1: values.push_back(-Float(0)); break;
+      default: values.push_back(static_cast<Float>(static_cast<int>(random() % 9) - 4)); break;
+    }
+  }
+  Literal literal = Literal::FromVector<Float>(values, {n});
+  EXPECT_EQ(literal.shape().element_type(), *ElementTypeFromName(type));
+  return literal;
+}
+
+TEST(RuntimeVectorKeySortTest, PlainFloatCompareKeepsSignedZerosInTheirOrder) {
+  for (const char* type : {"f32", "f64"}) {
+    for (const char* direction : {"LT", "GT"}) {
+      for (const int64_t n : {17, 1024, 70000}) {
+        KeySortCase c{type, direction};
+        c.dimensions = {n};
+        c.passengers = false;
+        const bool f32 = std::string(type) == "f32";
+        std::vector<Literal> arguments;
+        arguments.push_back(f32 ? SignedZeroKeys<float>(type, n) : SignedZeroKeys<double>(type, n));
+        ExpectKeySortArgumentsMatchInterpreter(c, arguments);
+      }
+    }
+  }
+}
+
+TEST(RuntimeVectorKeySortTest, LongSlicesMatchTheInterpreter) {
+  // One slice of 1 << 20 keys as jnp.sort exports it, and a long argsort
+  // (positions gathered over the threads; shorter, as the interpreter's
+  // comparator sort takes about 25 s for 1 << 20 keys).
+  KeySortCase sort{"f32", "LT", KeyCompare::kCanonical};
+  sort.dimensions = {1 << 20};
+  sort.passengers = false;
+  ExpectKeySortMatchesInterpreter(sort);
+  KeySortCase argsort{"f32", "GT", KeyCompare::kCanonical};
+  argsort.dimensions = {1 << 17};
+  ExpectKeySortMatchesInterpreter(argsort);
+  KeySortCase wide{"s64", "LT"};
+  wide.dimensions = {100000};
+  ExpectKeySortMatchesInterpreter(wide);
+  wide.passengers = false;
+  ExpectKeySortMatchesInterpreter(wide);
 }
 
 TEST(RuntimeKeySortTest, ArgsortAsJaxExportsItUsesTheKeyPath) {

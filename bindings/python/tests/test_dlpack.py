@@ -4,7 +4,11 @@ producers such as NumPy arrays; zero copy on the host backends."""
 
 import ctypes
 import gc
+import os
+import pathlib
+import subprocess
 import sys
+import textwrap
 import time
 import weakref
 
@@ -227,9 +231,10 @@ def open_clients(backends):
 
 
 def test_other_backends_export_a_flagged_host_copy_and_copy_on_import():
-    clients = open_clients(b for b in kiln.backends() if b not in ("cpu", "interpreter"))
+    # cuda exports its GPU memory (kDLCUDA): the cuda tests below.
+    clients = open_clients(b for b in kiln.backends() if b not in ("cpu", "interpreter", "cuda"))
     if not clients:
-        pytest.skip(f"no backend besides cpu and interpreter opens here ({kiln.backends()})")
+        pytest.skip(f"no backend besides cpu, interpreter and cuda opens here ({kiln.backends()})")
     for client in clients:
         with client:
             values = np.arange(6, dtype=np.float32).reshape(2, 3)
@@ -489,3 +494,140 @@ def test_kiln_from_dlpack_of_a_torch_tensor(cpu):
         source = torch.ones(3, dtype=dtype)
         with kiln.from_dlpack(source, device=cpu) as buffer:
             assert torch.equal(torch.from_dlpack(buffer), source)
+
+
+# -- CUDA memory (kDLCUDA) ----------------------------------------------------------------------
+
+
+def fake_cuda_driver():
+    """The fake libcuda the C tests use (tests/cuda/fake_driver), beside the libkiln
+    that KILN_LIBRARY_PATH names in a build tree; skips saying so when it is not built."""
+    library = os.environ.get("KILN_LIBRARY_PATH")
+    if not library:
+        pytest.skip("KILN_LIBRARY_PATH is not set, so the build tree of the fake CUDA driver is unknown")
+    capi = pathlib.Path(library)
+    capi = capi if capi.is_dir() else capi.parent
+    driver = capi.parent / "tests" / "cuda" / "libkiln_fake_cuda_driver.so"
+    if not driver.is_file():
+        pytest.skip(f"the fake CUDA driver is not built ({driver}: build target kiln_fake_cuda_driver)")
+    return driver
+
+
+# Runs in a process of its own: the cuda backend loads its driver once per process.
+FAKE_CUDA_SCRIPT = textwrap.dedent(
+    """
+    import numpy as np
+    import kiln
+    from kiln import _dlpack
+
+    values = np.arange(6, dtype=np.float32).reshape(2, 3)
+    client = kiln.Client("cuda")
+    for gpu in (0, 1):
+        buffer = client.device(gpu).buffer(values)
+        ordinal, address = buffer.cuda_memory
+        assert (ordinal, buffer.__dlpack_device__()) == (gpu, (2, gpu)), buffer.__dlpack_device__()
+        for stream in (None, -1, 1, 2, 0x7F00):
+            capsule = buffer.__dlpack__(max_version=(1, 0), stream=stream)
+            tensor = _dlpack.tensor_of(capsule)
+            assert (tensor.device.device_type, tensor.device.device_id) == (2, gpu)
+            assert tensor.data == address, (hex(tensor.data), hex(address))
+            assert _dlpack.flags_of(capsule) == _dlpack.FLAG_READ_ONLY
+            del capsule
+        # Zero copy both ways: a kiln buffer of the export is at the same address.
+        with client.device(gpu).from_dlpack(buffer) as imported:
+            assert imported.cuda_memory == (gpu, address)
+            np.testing.assert_array_equal(imported.to_numpy(), values)
+        # copy=True: another buffer on the same GPU; dl_device=(1, 0): host memory.
+        capsule = buffer.__dlpack__(max_version=(1, 0), copy=True)
+        tensor = _dlpack.tensor_of(capsule)
+        assert (tensor.device.device_type, tensor.device.device_id) == (2, gpu) and tensor.data != address
+        assert _dlpack.flags_of(capsule) & _dlpack.FLAG_IS_COPIED
+        del capsule
+        assert _dlpack.tensor_of(buffer.__dlpack__(dl_device=(1, 0))).device.device_type == 1
+        for kwargs, needle in (
+            ({"stream": 0}, "stream must be"),
+            ({"stream": "default"}, "stream must be"),
+            ({"dl_device": (7, 0)}, "kDLVulkan"),
+            ({"dl_device": (1, 0), "copy": False}, "only as a copy"),
+        ):
+            try:
+                buffer.__dlpack__(**kwargs)
+            except BufferError as error:
+                assert needle in str(error), (kwargs, error)
+            else:
+                raise AssertionError(f"{kwargs} was accepted")
+
+    class Producer:
+        # A CUDA producer that records the stream a consumer asks for.
+        def __init__(self, inner):
+            self.inner, self.streams = inner, []
+
+        def __dlpack__(self, stream=None, max_version=None):
+            self.streams.append(stream)
+            return self.inner.__dlpack__(stream=stream, max_version=max_version)
+
+        def __dlpack_device__(self):
+            return self.inner.__dlpack_device__()
+
+    source = client.device(1).buffer(values)
+    producer = Producer(source)
+    with kiln.from_dlpack(producer, device=client.device(1)) as imported:
+        assert imported.cuda_memory == source.cuda_memory
+    assert producer.streams == [1], producer.streams
+    cpu = kiln.Client("cpu")
+    refusals = ((client.device(0), "the device given is cuda:0"), (cpu, "cannot read GPU memory"))
+    for device, needle in refusals:
+        try:
+            kiln.from_dlpack(source, device=device)
+        except kiln.KilnError as error:
+            assert error.code == kiln.StatusCode.INVALID_ARGUMENT and needle in str(error), error
+        else:
+            raise AssertionError("a tensor of GPU 1 was imported onto " + str(device))
+    print("fake cuda dlpack: ok")
+    """
+)
+
+
+def test_cuda_buffers_exchange_gpu_memory_on_the_fake_driver():
+    driver = fake_cuda_driver()
+    environment = dict(os.environ, KILN_CUDA_DRIVER=str(driver), KILN_FAKE_CUDA_DEVICES="2")
+    environment.pop("KILN_CUBLAS_LIBRARY", None)
+    run = subprocess.run(
+        [sys.executable, "-c", FAKE_CUDA_SCRIPT], env=environment, capture_output=True, text=True, timeout=300
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "fake cuda dlpack: ok" in run.stdout
+
+
+def cuda_client_or_skip():
+    torch = torch_or_skip()
+    if not torch.cuda.is_available():
+        pytest.skip(f"no CUDA GPU for PyTorch {torch.__version__} here: the kDLCUDA round trip needs one")
+    if "cuda" not in kiln.backends():
+        pytest.skip("this libkiln has no cuda backend")
+    try:
+        return torch, kiln.Client("cuda")
+    except kiln.KilnError as error:
+        pytest.skip(f"Kiln's cuda backend does not open here: {error}")
+
+
+def test_torch_cuda_tensors_and_cuda_buffers_share_gpu_memory():
+    """On a real GPU: torch CUDA tensors and Kiln cuda buffers exchange device pointers."""
+    torch, client = cuda_client_or_skip()
+    with client:
+        gpu = 0  # Kiln compiles for its first GPU
+        tensor = torch.arange(12, dtype=torch.float32, device=f"cuda:{gpu}").reshape(3, 4)
+        with kiln.from_dlpack(tensor, device=client.device(gpu)) as buffer:
+            assert buffer.__dlpack_device__() == (2, gpu)
+            assert buffer.cuda_memory == (gpu, tensor.data_ptr())
+            np.testing.assert_array_equal(buffer.to_numpy(), tensor.cpu().numpy())
+            with kiln.Builder("double") as b:
+                x = b.parameter(0, "f32", [3, 4], "x")
+                computation = b.build(x + x)
+            with computation, client.compile(computation) as exe:
+                (doubled,) = exe.execute([buffer])
+            back = torch.from_dlpack(doubled)
+            assert back.device == tensor.device and back.data_ptr() == doubled.cuda_memory[1]
+            assert torch.equal(back, tensor * 2)
+        with pytest.raises(kiln.KilnError):
+            kiln.from_dlpack(tensor.t(), device=client.device(gpu))

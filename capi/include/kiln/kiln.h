@@ -878,7 +878,8 @@ KILN_API kiln_status_t* kiln_device_buffer_from_host(kiln_device_t* device, kiln
                                                      size_t byte_size, kiln_buffer_t** out_buffer);
 
 /* Called once when the library no longer reads the memory given to
- * kiln_device_buffer_alias_host, with that call's `user_data`. It may run on any
+ * kiln_device_buffer_alias_host (or the device memory given to
+ * kiln_device_buffer_alias_cuda_memory), with that call's `user_data`. It may run on any
  * thread (the one destroying the buffer's last user, or the creating thread) and
  * must not call back into the library with the buffer it releases. */
 typedef void (*kiln_host_release_fn)(void* user_data);
@@ -903,6 +904,35 @@ KILN_API kiln_status_t* kiln_device_buffer_alias_host(kiln_device_t* device, kil
 /* Writes 1 to *out_is_alias when the buffer reads host memory given to
  * kiln_device_buffer_alias_host in place, else 0. (Since 0.2.) */
 KILN_API kiln_status_t* kiln_buffer_is_host_alias(const kiln_buffer_t* buffer, int* out_is_alias);
+
+/* A buffer over CUDA device memory the caller owns (another library's
+ * allocation on the same GPU), read in place: no copy. `device` is a device
+ * of a "cuda" client; `device_address` (a CUdeviceptr of that GPU, in the
+ * primary context Kiln uses) holds the array's bytes in row-major order,
+ * aligned to the element type (a complex type to its parts' width); it may
+ * be 0 only for an array without elements. Work queued on that memory must
+ * be complete, or queued on the legacy default stream, which this call
+ * synchronises. The caller keeps the memory allocated and unchanged until
+ * `release` (may be NULL) is called: once, after the buffer and every
+ * execution reading it are gone, or before the call returns when it fails.
+ * INVALID_ARGUMENT, naming the call: a device of another backend (its
+ * memory is not CUDA memory), a misaligned or 0 address, a bad shape. The
+ * caller owns *out_buffer. Thread-safe. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_device_buffer_alias_cuda_memory(kiln_device_t* device, kiln_element_type_t type,
+                                                             const int64_t* dims, size_t rank,
+                                                             uint64_t device_address,
+                                                             kiln_host_release_fn release, void* user_data,
+                                                             kiln_buffer_t** out_buffer);
+
+/* Where a buffer of a "cuda" client lies in GPU memory, once it is ready
+ * (an execution's error is returned if it failed): the GPU's CUDA device
+ * ordinal to *out_ordinal and the CUdeviceptr of its row-major bytes to
+ * *out_device_address (0 for an array without elements). The memory stays
+ * valid while the buffer handle lives; never write through it (Kiln buffers
+ * are immutable). INVALID_ARGUMENT for a buffer of another backend, naming
+ * it. (Since 0.2.) */
+KILN_API kiln_status_t* kiln_buffer_cuda_memory(const kiln_buffer_t* buffer, int* out_ordinal,
+                                                uint64_t* out_device_address);
 
 /* Frees a buffer handle. NULL is a no-op. An execution still running on it
  * (kiln_executable_execute_async) keeps its memory until it ends. */
@@ -1021,9 +1051,14 @@ struct DLManagedTensor;
 /* Exports `buffer` as a DLPack 1.x tensor, once it is ready (an execution's
  * error is returned if it failed). On the host backends ("cpu",
  * "interpreter") the tensor points at the buffer's own memory, without a
- * copy; elsewhere at a host copy, flagged DLPACK_FLAG_BITMASK_IS_COPIED.
+ * copy (device kDLCPU 0); on "cuda" at the buffer's own GPU memory, without
+ * a copy (device kDLCUDA, device_id = the GPU's CUDA ordinal; the data is
+ * complete on the GPU, so a consumer may read it on any stream); on
+ * "vulkan" at a host copy (kDLCPU 0), flagged DLPACK_FLAG_BITMASK_IS_COPIED:
+ * Vulkan memory belongs to the VkDevice that allocated it, and no other
+ * library here can open it, so Kiln never exports (or imports) kDLVulkan.
  * DLPACK_FLAG_BITMASK_READ_ONLY is always set: Kiln buffers are immutable, so
- * never write through it. Device kDLCPU 0; strides are always set (row-major,
+ * never write through it. Strides are always set (row-major,
  * in elements); PRED is kDLBool, BF16 kDLBfloat, C64/C128 kDLComplex. The
  * tensor keeps the memory alive until its deleter is called, whatever
  * happens to the buffer handle or its client meanwhile. The caller owns
@@ -1039,14 +1074,23 @@ KILN_API kiln_status_t* kiln_buffer_to_dlpack(kiln_buffer_t* buffer, struct DLMa
 /* Imports a DLPack 1.x tensor as a buffer on `device`, taking it over: the
  * library calls its deleter (if not NULL) exactly once, on success and on
  * failure alike (when the buffer and every execution reading it are gone, or
- * before returning when the data was copied or refused). Host memory
- * (kDLCPU, kDLCUDAHost), compact and row-major (strides NULL or row-major in
- * elements; size-1 dimensions may carry any stride), is read in place where
- * kiln_device_buffer_alias_host would read it in place, else copied. The
- * tensor must not change while the buffer lives. INVALID_ARGUMENT, naming
+ * before returning when the data was copied or refused). The tensor must be
+ * compact and row-major (strides NULL or row-major in elements; size-1
+ * dimensions may carry any stride). Host memory (kDLCPU, kDLCUDAHost) is read
+ * in place where kiln_device_buffer_alias_host would read it in place, else
+ * copied. CUDA memory (kDLCUDA) is read in place, as
+ * kiln_device_buffer_alias_cuda_memory reads it, on `device` of a "cuda"
+ * client whose CUDA ordinal is the tensor's device_id; its producer must
+ * have finished writing it, or queued the writes on the legacy default
+ * stream (DLPack's stream 1), which this call synchronises. The tensor must
+ * not change while the buffer lives. INVALID_ARGUMENT, naming the call and
  * the field: `tensor` NULL (nothing to delete then), a major version other
- * than 1, another device type, a dtype Kiln lacks or lanes != 1, strides that
- * are not row-major (make the array contiguous first), ndim above 64.
+ * than 1, a kDLCUDA tensor given to another backend's device or to another
+ * GPU's device or of a GPU the client does not have, kDLVulkan (see
+ * kiln_buffer_to_dlpack_versioned) or another device type, a dtype Kiln
+ * lacks or lanes != 1, strides that are not row-major (make the array
+ * contiguous first), a device address not aligned to the element type,
+ * ndim above 64.
  * The caller owns *out_buffer. Thread-safe. */
 KILN_API kiln_status_t* kiln_device_buffer_from_dlpack_versioned(kiln_device_t* device,
                                                                  struct DLManagedTensorVersioned* tensor,
@@ -1924,6 +1968,11 @@ typedef kiln_status_t* (*kiln_device_buffer_alias_host_fn)(kiln_device_t* device
                                                            size_t byte_size, kiln_host_release_fn release,
                                                            void* user_data, kiln_buffer_t** out_buffer);
 typedef kiln_status_t* (*kiln_buffer_is_host_alias_fn)(const kiln_buffer_t* buffer, int* out_is_alias);
+typedef kiln_status_t* (*kiln_device_buffer_alias_cuda_memory_fn)(
+    kiln_device_t* device, kiln_element_type_t type, const int64_t* dims, size_t rank,
+    uint64_t device_address, kiln_host_release_fn release, void* user_data, kiln_buffer_t** out_buffer);
+typedef kiln_status_t* (*kiln_buffer_cuda_memory_fn)(const kiln_buffer_t* buffer, int* out_ordinal,
+                                                     uint64_t* out_device_address);
 typedef kiln_status_t* (*kiln_buffer_device_fn)(const kiln_buffer_t* buffer, kiln_device_t** out_device);
 typedef kiln_status_t* (*kiln_buffer_copy_to_device_fn)(kiln_buffer_t* buffer, kiln_device_t* device,
                                                         kiln_buffer_t** out_buffer);

@@ -31,7 +31,16 @@ from typing import Any
 
 #: DLDeviceType values the binding meets (dlpack.h).
 KDL_CPU = 1
+KDL_CUDA = 2
 KDL_CUDA_HOST = 3
+KDL_VULKAN = 7
+
+#: The ``stream`` a consumer of CUDA memory passes to ``__dlpack__`` (DLPack's
+#: Python specification): 1 is the legacy default stream, 2 the per-thread
+#: default stream, -1 asks for no synchronisation, a larger integer is a
+#: cudaStream_t; 0 is disallowed as ambiguous.
+CUDA_LEGACY_DEFAULT_STREAM = 1
+CUDA_DISALLOWED_STREAM = 0
 
 #: DLManagedTensorVersioned.flags bits.
 FLAG_READ_ONLY = 1 << 0

@@ -408,6 +408,11 @@ FUNCTIONS = {
         [_H, c_int32, _I64P, c_size_t, c_void_p, c_size_t, HostReleaseFn, c_void_p, _PP],
     ),
     "kiln_buffer_is_host_alias": (_STATUS, [_H, POINTER(c_int)]),
+    "kiln_device_buffer_alias_cuda_memory": (
+        _STATUS,
+        [_H, c_int32, _I64P, c_size_t, c_uint64, HostReleaseFn, c_void_p, _PP],
+    ),
+    "kiln_buffer_cuda_memory": (_STATUS, [_H, POINTER(c_int), POINTER(c_uint64)]),
     "kiln_buffer_destroy": (None, [_H]),
     "kiln_buffer_device": (_STATUS, [_H, _PP]),
     "kiln_buffer_copy_to_device": (_STATUS, [_H, _H, _PP]),

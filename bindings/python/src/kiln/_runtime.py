@@ -244,6 +244,18 @@ class Buffer(_ClientChild):
         check(lib.kiln_buffer_is_host_alias(self._p, ctypes.byref(out)))
         return bool(out.value)
 
+    @property
+    def cuda_memory(self) -> tuple[int, int] | None:
+        """(CUDA device ordinal, device address) of a buffer of a "cuda" client, once
+        it is ready; None on the other backends. The address is valid while the
+        buffer is open; never write through it."""
+        if self.client.backend != "cuda":
+            self._p  # noqa: B018 - ValueError once closed
+            return None
+        ordinal, address = ctypes.c_int(), ctypes.c_uint64()
+        check(lib.kiln_buffer_cuda_memory(self._p, ctypes.byref(ordinal), ctypes.byref(address)))
+        return ordinal.value, address.value
+
     def __dlpack__(
         self,
         *,
@@ -259,21 +271,53 @@ class Buffer(_ClientChild):
         "dltensor_versioned", flagged read-only), else the legacy struct ("dltensor",
         which cannot say read-only: never write to what a consumer makes of it). On
         the host backends ("cpu", "interpreter") the tensor is the buffer's own
-        memory, no copy; on the others a host copy. It stays valid after the buffer
-        and its client are closed, until the consumer lets it go.
+        memory, no copy; on "cuda" its own GPU memory (kDLCUDA), no copy; on the
+        others (vulkan) a host copy. It stays valid after the buffer and its client
+        are closed, until the consumer lets it go.
 
-        ``copy=True`` is honoured: the data is copied to a new NumPy array, which is
-        exported through NumPy's own ``__dlpack__`` (writeable, flagged IS_COPIED
-        when versioned; the consumer's alone). ``copy=False`` raises BufferError
-        where the data would be copied (backends other than cpu and interpreter).
-        ``stream`` must be None and ``dl_device`` None or (1, 0) (kDLCPU): Kiln
-        exports host memory only."""
-        if stream is not None:
+        ``stream`` is DLPack's: None for host memory; for a cuda buffer the
+        consumer's CUDA stream (None or 1 the legacy default stream, 2 the
+        per-thread one, -1 none, or a cudaStream_t; 0 is refused as the
+        specification says). Kiln's work on the buffer is complete when it is
+        ready, which the export waits for, so the data may be read on any stream.
+
+        ``copy=True`` is honoured with a copy that is the consumer's alone: on a
+        cuda buffer a new buffer on the same GPU (flagged IS_COPIED when
+        versioned), elsewhere a new NumPy array exported through NumPy's own
+        ``__dlpack__`` (writeable, flagged IS_COPIED when versioned).
+        ``copy=False`` raises BufferError where the data would be copied (vulkan).
+        ``dl_device`` may be the buffer's own device or (1, 0), kDLCPU, for a host
+        copy (BufferError with copy=False). Vulkan memory (kDLVulkan) is never
+        exported: no other library here can open a Kiln VkDevice's memory."""
+        own = self.__dlpack_device__()
+        on_gpu = own[0] == _dlpack.KDL_CUDA
+        if on_gpu:
+            if stream is not None and (
+                not isinstance(stream, int) or stream == _dlpack.CUDA_DISALLOWED_STREAM or stream < -1
+            ):
+                raise BufferError(
+                    "kiln: stream must be None, -1, 1, 2 or a CUDA stream handle for kDLCUDA memory, "
+                    f"got {stream!r}"
+                )
+        elif stream is not None:
             raise BufferError(f"kiln: stream must be None for host (kDLCPU) memory, got {stream!r}")
-        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
-            raise BufferError(f"kiln: can only export to kDLCPU device 0 (1, 0), not {tuple(dl_device)}")
+        to_host = False
+        if dl_device is not None and tuple(dl_device) != own:
+            requested = tuple(dl_device)
+            if requested[0] == _dlpack.KDL_VULKAN:
+                raise BufferError(
+                    "kiln: Kiln does not export kDLVulkan: its Vulkan memory belongs to Kiln's own VkDevice, "
+                    "which no other library here can open; ask for (1, 0), a host copy"
+                )
+            if not on_gpu:
+                raise BufferError(f"kiln: can only export to kDLCPU device 0 (1, 0), not {requested}")
+            if requested != (_dlpack.KDL_CPU, 0):
+                raise BufferError(f"kiln: can export to {own} or to kDLCPU device 0 (1, 0), not {requested}")
+            if copy is False:
+                raise BufferError("kiln: a cuda buffer reaches the host (1, 0) only as a copy (copy=False)")
+            to_host = True
         versioned = max_version is not None and int(max_version[0]) >= 1
-        if copy:
+        if to_host or (copy and not on_gpu):
             fresh = self.to_numpy()
             if versioned:
                 try:
@@ -283,17 +327,28 @@ class Buffer(_ClientChild):
                 _dlpack.mark_copied(capsule)
                 return capsule
             return fresh.__dlpack__()
-        if copy is not None and self.client.backend not in _HOST_BACKENDS:
+        if copy is False and not on_gpu and self.client.backend not in _HOST_BACKENDS:
             raise BufferError(f"kiln: the {self.client.backend} backend can only export a copy (copy=False)")
-        out = ctypes.c_void_p()
-        export = lib.kiln_buffer_to_dlpack_versioned if versioned else lib.kiln_buffer_to_dlpack
-        check(export(self._p, ctypes.byref(out)))
-        return _dlpack.new_capsule(out.value, versioned)
+        source = self.copy_to(self.device) if copy else self
+        try:
+            out = ctypes.c_void_p()
+            export = lib.kiln_buffer_to_dlpack_versioned if versioned else lib.kiln_buffer_to_dlpack
+            check(export(source._p, ctypes.byref(out)))
+            capsule = _dlpack.new_capsule(out.value, versioned)
+        finally:
+            if source is not self:
+                source.close()  # the tensor keeps the copy's memory
+        if copy:
+            _dlpack.mark_copied(capsule)
+        return capsule
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        """(1, 0): kDLCPU, device 0. Kiln exports host memory (a host copy from
-        backends whose memory is elsewhere)."""
-        self._p  # noqa: B018 - ValueError once closed
+        """(2, ordinal), kDLCUDA and the GPU's CUDA ordinal, for a buffer of a "cuda"
+        client; else (1, 0): kDLCPU, device 0 (a host copy from vulkan, whose memory
+        no other library can read)."""
+        memory = self.cuda_memory
+        if memory is not None:
+            return (_dlpack.KDL_CUDA, memory[0])
         return (_dlpack.KDL_CPU, 0)
 
     def ready_event(self) -> Event:
@@ -517,20 +572,30 @@ class Device:
 
         Host memory (kDLCPU, kDLCUDAHost) that is C-contiguous is read in place where
         ``alias_host`` would read it (the "cpu" backend, data aligned to its element
-        type, not bool: ``buffer.is_host_alias``), else copied now. The producer's
+        type, not bool: ``buffer.is_host_alias``), else copied now. GPU memory
+        (kDLCUDA, e.g. a torch CUDA tensor) is read in place on the device of a
+        "cuda" client whose ordinal is the tensor's; the producer is asked for
+        stream 1 (the legacy default stream), which the import synchronises. The producer's
         tensor (which keeps its array alive) is released once the buffer and every
         execution reading it are gone, or at once when the data was copied or
         refused. Do not change the array meanwhile. Asks for DLPack 1.x
         (``max_version=(1, 0)``) and falls back to the legacy protocol for
         producers that do not take max_version. KilnError INVALID_ARGUMENT, with
-        the library's message, for a non-contiguous array, a device other than
-        the host, or a dtype Kiln lacks."""
+        the library's message, for a non-contiguous array, a device this one cannot
+        read (GPU memory on a host client, another GPU, kDLVulkan), or a dtype Kiln
+        lacks."""
         capsule = obj
         if hasattr(obj, "__dlpack__"):
+            request = {}
+            device = obj.__dlpack_device__() if hasattr(obj, "__dlpack_device__") else None
+            if device is not None and int(device[0]) == _dlpack.KDL_CUDA:
+                # The import synchronises the legacy default stream: the producer
+                # queues its pending writes there first.
+                request["stream"] = _dlpack.CUDA_LEGACY_DEFAULT_STREAM
             try:
-                capsule = obj.__dlpack__(max_version=_dlpack.MAX_VERSION)
+                capsule = obj.__dlpack__(max_version=_dlpack.MAX_VERSION, **request)
             except TypeError:  # a producer that predates DLPack 1.0 (no max_version)
-                capsule = obj.__dlpack__()
+                capsule = obj.__dlpack__(**request)
         ptr = self._p
         address, versioned = _dlpack.consume(capsule)
         # The library owns the tensor now and deletes it exactly once, failing or not.

@@ -1108,6 +1108,21 @@ extern "C" {
         out_buffer: *mut *mut kiln_buffer_t,
     ) -> *mut kiln_status_t;
     pub fn kiln_buffer_is_host_alias(buffer: *const kiln_buffer_t, out_is_alias: *mut c_int) -> *mut kiln_status_t;
+    pub fn kiln_device_buffer_alias_cuda_memory(
+        device: *mut kiln_device_t,
+        type_: kiln_element_type_t,
+        dims: *const i64,
+        rank: usize,
+        device_address: u64,
+        release: kiln_host_release_fn,
+        user_data: *mut c_void,
+        out_buffer: *mut *mut kiln_buffer_t,
+    ) -> *mut kiln_status_t;
+    pub fn kiln_buffer_cuda_memory(
+        buffer: *const kiln_buffer_t,
+        out_ordinal: *mut c_int,
+        out_device_address: *mut u64,
+    ) -> *mut kiln_status_t;
     pub fn kiln_buffer_destroy(buffer: *mut kiln_buffer_t);
     pub fn kiln_buffer_device(buffer: *const kiln_buffer_t, out_device: *mut *mut kiln_device_t) -> *mut kiln_status_t;
     pub fn kiln_buffer_copy_to_device(

@@ -299,6 +299,10 @@ final class Native {
   // Not critical: the release callback may run during the call, and the data must be native.
   static final MethodHandle kiln_device_buffer_alias_host = fn("kiln_device_buffer_alias_host", P, P, I, P, Z, P, Z, P, P, P);
   static final MethodHandle kiln_buffer_is_host_alias = fn("kiln_buffer_is_host_alias", P, P, P);
+  // CUDA device memory (0.2): declared for the header's full coverage; no wrapper yet.
+  static final MethodHandle kiln_device_buffer_alias_cuda_memory =
+      fn("kiln_device_buffer_alias_cuda_memory", P, P, I, P, Z, J, P, P, P);
+  static final MethodHandle kiln_buffer_cuda_memory = fn("kiln_buffer_cuda_memory", P, P, P, P);
   static final MethodHandle kiln_buffer_to_dlpack_versioned = fn("kiln_buffer_to_dlpack_versioned", P, P, P);
   static final MethodHandle kiln_buffer_to_dlpack = fn("kiln_buffer_to_dlpack", P, P, P);
   // Not critical: the tensor's deleter (perhaps an upcall) may run during the call.
