@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <utility>
 
 namespace kiln {
 namespace {
@@ -50,14 +51,27 @@ class FrameWriter {
       case AttrKind::kType: cells_.push_back(static_cast<uint64_t>(value.type)); return {1, at};
       case AttrKind::kFloat: AppendFloat(cells_, value.f); return {1, at};
       case AttrKind::kShape: return {value.dims.size(), AppendDims(value.dims)};
+      case AttrKind::kTensor: {
+        cells_.resize(cells_.size() + kTensorHeaderCells);
+        WriteTensorHeader(at, value);
+        return {ElementCount(value), at};
+      }
       case AttrKind::kList: return AppendList(value);
-      case AttrKind::kString:
-      case AttrKind::kTensor: break;
+      case AttrKind::kString: break;
     }
     return {0, 0};
   }
 
   std::vector<uint64_t> Finish(size_t args, size_t results, size_t attrs) {
+    // The tensors' elements come last, so every cell before them is where
+    // it was before tensors had device values.
+    for (const auto& [header, tensor] : tensors_) {
+      const size_t bytes = tensor->data.size();
+      const uint64_t at = cells_.size();
+      cells_.resize(cells_.size() + (bytes + sizeof(uint64_t) - 1) / sizeof(uint64_t));
+      if (bytes > 0) std::memcpy(&cells_[at], tensor->data.data(), bytes);
+      cells_[header + 3] = bytes == 0 ? 0 : at;
+    }
     cells_[0] = kUserOpDeviceFrameVersion;
     cells_[1] = cells_.size();
     cells_[2] = args;
@@ -67,6 +81,24 @@ class FrameWriter {
   }
 
  private:
+  static constexpr size_t kTensorHeaderCells = 4;
+
+  static uint64_t ElementCount(const AttrValue& tensor) {
+    int64_t count = 1;
+    for (int64_t d : tensor.dims) count *= d;
+    return SignedCell(count);
+  }
+
+  // A tensor's header at cell `at`: element type, rank, the cell of its
+  // dims (appended now), and the cell of its elements (set by Finish).
+  void WriteTensorHeader(uint64_t at, const AttrValue& tensor) {
+    const uint64_t dims = AppendDims(tensor.dims);
+    cells_[at] = static_cast<uint64_t>(tensor.type);
+    cells_[at + 1] = tensor.dims.size();
+    cells_[at + 2] = dims;
+    tensors_.emplace_back(at, &tensor);
+  }
+
   std::pair<uint64_t, uint64_t> AppendList(const AttrValue& list) {
     const size_t n = list.items.size();
     switch (list.item_kind) {
@@ -89,14 +121,22 @@ class FrameWriter {
         }
         return {n, n == 0 ? 0 : at};
       }
+      case AttrKind::kTensor: {
+        // A header per tensor, then their dims.
+        const uint64_t at = cells_.size();
+        cells_.resize(cells_.size() + kTensorHeaderCells * n);
+        for (size_t k = 0; k < n; ++k) WriteTensorHeader(at + kTensorHeaderCells * k, list.items[k]);
+        return {n, n == 0 ? 0 : at};
+      }
       case AttrKind::kString:
-      case AttrKind::kTensor:
       case AttrKind::kList: break;
     }
     return {0, 0};
   }
 
   std::vector<uint64_t> cells_;
+  // (header cell, tensor) of every tensor value, for Finish.
+  std::vector<std::pair<uint64_t, const AttrValue*>> tensors_;
 };
 
 }  // namespace

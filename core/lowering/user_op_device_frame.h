@@ -28,7 +28,8 @@ constexpr size_t kUserOpDeviceFrameRecordCells = 4;
 
 // The frame of a call with `args` and `results` (array shapes) and the
 // op's attributes `attrs` (resolved, definition order): cells as
-// kiln.h lays them out. Strings and tensors have no device value (count 0).
+// kiln.h lays them out. Strings have no device value (count 0); tensors
+// have a header each and their elements after every other cell.
 std::vector<uint64_t> BuildUserOpDeviceFrame(std::span<const Shape> args, std::span<const Shape> results,
                                              const AttrList& attrs);
 

@@ -184,6 +184,55 @@ static uint64_t f32_cell(float value) {
 /* FrameProbe's frame with its defaults over an f32[2, 3] x, cell by cell as
  * kiln.h lays it out: the header, two buffer records, ten attribute
  * records, then the values in the records' order. */
+/* AddTensor's frame: each tensor attribute's record points at a header
+ * (element type, rank, dims cell, elements cell), and the elements, packed
+ * and zero-padded to whole cells, come after every other cell, in the
+ * attributes' order. The fake driver runs no kernel: the row_scale entry,
+ * whose parameters are AddTensor's too, carries the frame. */
+static void test_tensor_attribute_frame(void) {
+  static const float x[6] = {0, 1, 2, 3, 4, 5};
+  static const float addend[3] = {1.5f, -2.0f, 0.25f};
+  static const int32_t ints[2] = {5, -6};
+  const int64_t dims[2] = {2, 3};
+  float out[6];
+  const size_t bytes = sizeof out;
+  void* outs[1] = {out};
+  const uint64_t* f = g_frame;
+  launch_t launch;
+  uint64_t h, list, e, e1, e2;
+  CHECK_OK(run_op("cuda", "AddTensor", x, dims,
+                  "{addend = tensor<f32[3], [1.5, -2, 0.25]>, bias = [tensor<s32[2], [5, -6]>, "
+                  "tensor<u8[1,3], [7, 8, 9]>]}",
+                  capture_frame, &launch, 1, outs, &bytes));
+  if (launch.num != 5) {
+    CHECK(launch.num == 5);
+    return;
+  }
+  CHECK(f[0] == kFrameVersion && f[2] == 1 && f[3] == 1 && f[4] == 2);
+  /* Records: 5 + 4 * 2 buffers = cell 13 (addend), 17 (bias). */
+  CHECK(f[13] == KILN_OP_ATTR_TENSOR && f[14] == KILN_OP_ATTR_TENSOR && f[15] == 3);
+  CHECK(f[17] == KILN_OP_ATTR_LIST && f[18] == KILN_OP_ATTR_TENSOR && f[19] == 2);
+  h = f[16];
+  list = f[20];
+  if (h + 3 >= kMaxFrameCells || list + 7 >= kMaxFrameCells) {
+    CHECK(!"a tensor header lies past the captured frame");
+    return;
+  }
+  CHECK(f[h] == KILN_TYPE_F32 && f[h + 1] == 1 && f[f[h + 2]] == 3);
+  CHECK(f[list] == KILN_TYPE_S32 && f[list + 1] == 1 && f[f[list + 2]] == 2);
+  CHECK(f[list + 4] == KILN_TYPE_U8 && f[list + 5] == 2 && f[f[list + 6]] == 1 && f[f[list + 6] + 1] == 3);
+  e = f[h + 3];
+  e1 = f[list + 3];
+  e2 = f[list + 7];
+  /* After every other cell (the last dims are the u8 tensor's), in order,
+   * each padded to whole cells; the frame ends with them. */
+  CHECK(e > f[list + 6] + 1 && e1 == e + 2 && e2 == e1 + 1 && f[1] == e2 + 1);
+  if (f[1] > kMaxFrameCells || e2 >= kMaxFrameCells) return;
+  CHECK(memcmp(&f[e], addend, sizeof addend) == 0 && (f[e + 1] >> 32) == 0);
+  CHECK(memcmp(&f[e1], ints, sizeof ints) == 0);
+  CHECK(f[e2] == 0x090807u);
+}
+
 static void test_frame_bytes(void) {
   static const float x[6] = {1, 2, 3, 4, 5, 6};
   const int64_t dims[2] = {2, 3};
@@ -304,6 +353,8 @@ int main(int argc, char** argv) {
   CHECK_OK(
       kiln_user_op_register_device_kernel("FrameProbe", "cuda", KILN_TYPE_F32, ptx, size, "frame_probe"));
   test_frame_bytes();
+  CHECK_OK(kiln_user_op_register_device_kernel("AddTensor", "cuda", KILN_TYPE_F32, ptx, size, "row_scale"));
+  test_tensor_attribute_frame();
   check_row_scale(37, 53, "{scale = 0.75, row_weights = [1.0, -2.0, 0.5]}");
   check_row_scale(3, 1000, "{scale = -1.5e-3, row_weights = [3.25]}");
   CHECK_OK(kiln_user_op_register_device_kernel("MaxWithIndex", "cuda", KILN_TYPE_F32, ptx, size,

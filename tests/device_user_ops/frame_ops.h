@@ -13,6 +13,11 @@
  *                 dims [rows] from the shape function).
  *   FrameProbe    x: float -> y: float with an attribute of every kind, for
  *                 checking the frame's bytes (its kernels copy x).
+ *   AddTensor     x: float -> y: float, attrs "addend: tensor",
+ *                 "bias: list(tensor) = []"; y[i] = x[i] + addend[i % n]
+ *                 for an f32 addend of n elements (its device kernels read
+ *                 the tensor's elements from the frame; bias is only there
+ *                 for the frame's bytes).
  *
  * Shared by vulkan_frame_test.c and cuda_frame_test.c, with run_frame_op,
  * which runs one of them on a backend. */
@@ -94,6 +99,19 @@ static kiln_status_t* frame_probe_kernel(const kiln_op_call_frame_t* frame) {
   return NULL;
 }
 
+static kiln_status_t* add_tensor_kernel(const kiln_op_call_frame_t* frame) {
+  const kiln_op_attr_t* addend = frame_ops_attr(frame, "addend");
+  const float* x = (const float*)frame->args[0].data;
+  float* y = (float*)frame->results[0].data;
+  size_t i, n, count = frame->args[0].byte_size / sizeof(float);
+  if (addend == NULL || addend->type != KILN_TYPE_F32 || addend->byte_size < sizeof(float))
+    return kiln_status_create(KILN_STATUS_INVALID_ARGUMENT,
+                              "AddTensor: addend must be a non-empty f32 tensor");
+  n = addend->byte_size / sizeof(float);
+  for (i = 0; i < count; ++i) y[i] = x[i] + ((const float*)addend->data)[i % n];
+  return NULL;
+}
+
 /* Registers `name` from its attribute, input and output specs (NULL-ended)
  * with host kernel `kernel` and shape function `shape` (may be NULL). */
 static kiln_status_t* frame_ops_define(const char* name, const char* const* attrs, const char* const* inputs,
@@ -125,6 +143,7 @@ static kiln_status_t* register_frame_ops(void) {
                                             "types: list(type) = [float, int32]",
                                             "shapes: list(shape) = [shape<4>, shape<>, shape<5,6>]",
                                             NULL};
+  static const char* const add_tensor_attrs[] = {"addend: tensor", "bias: list(tensor) = []", NULL};
   static const char* const none[] = {NULL};
   static const char* const x[] = {"x: float", NULL};
   static const char* const y[] = {"y: float", NULL};
@@ -134,6 +153,7 @@ static kiln_status_t* register_frame_ops(void) {
     status =
         frame_ops_define("MaxWithIndex", none, x, value_index, max_with_index_shape, max_with_index_kernel);
   if (status == NULL) status = frame_ops_define("FrameProbe", probe_attrs, x, y, NULL, frame_probe_kernel);
+  if (status == NULL) status = frame_ops_define("AddTensor", add_tensor_attrs, x, y, NULL, add_tensor_kernel);
   return status;
 }
 

@@ -1,11 +1,13 @@
 /* Registered ops whose SPIR-V kernels read the call frame (kiln.h,
  * kiln_user_op_register_device_kernel) on lavapipe, each against its host
  * kernel on the interpreter (frame_ops.h): RowScale (f32, a float and a
- * float-list attribute, the input's dims from the frame) and MaxWithIndex
- * (two results); and the errors of a shader that does not fit its op: a
+ * float-list attribute, the input's dims from the frame), MaxWithIndex
+ * (two results) and AddTensor (a tensor attribute's elements from the
+ * frame); and the errors of a shader that does not fit its op: a
  * binding past the frame's, a frame binding that is not a storage buffer,
  * push constants past 128 bytes.
- * Usage: kiln_vulkan_frame_test ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv */
+ * Usage: kiln_vulkan_frame_test ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv
+ *        ADD_TENSOR.spv */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -44,6 +46,29 @@ static void check_row_scale(int64_t rows, int64_t cols, const char* attrs) {
     if (on_vulkan[i] != on_host[i]) {
       fprintf(stderr, "RowScale %s [%lld, %lld] on vulkan: element %lld is %g, the host kernel's %g\n", attrs,
               (long long)rows, (long long)cols, (long long)i, on_vulkan[i], on_host[i]);
+      ++g_failures;
+      break;
+    }
+  }
+}
+
+/* AddTensor: the addend's elements come from the frame. */
+static void check_add_tensor(int64_t rows, int64_t cols, const char* attrs) {
+  static float x[kMaxElements], on_vulkan[kMaxElements], on_host[kMaxElements];
+  const int64_t dims[2] = {rows, cols};
+  const size_t bytes = (size_t)(rows * cols) * 4;
+  void* vulkan_out[1] = {on_vulkan};
+  void* host_out[1] = {on_host};
+  int64_t i, changed = 0;
+  fill(x, rows * cols);
+  CHECK_OK(run_op("vulkan", "AddTensor", x, dims, attrs, 1, vulkan_out, &bytes));
+  CHECK_OK(run_op("interpreter", "AddTensor", x, dims, attrs, 1, host_out, &bytes));
+  for (i = 0; i < rows * cols; ++i) changed += on_host[i] != x[i];
+  CHECK(changed > rows * cols / 2); /* the addend is not a trivial one */
+  for (i = 0; i < rows * cols; ++i) {
+    if (on_vulkan[i] != on_host[i]) {
+      fprintf(stderr, "AddTensor %s [%lld, %lld] on vulkan: element %lld is %g, the host kernel's %g\n",
+              attrs, (long long)rows, (long long)cols, (long long)i, on_vulkan[i], on_host[i]);
       ++g_failures;
       break;
     }
@@ -124,16 +149,16 @@ static void test_mismatches(const unsigned char* max_with_index, size_t max_with
 }
 
 int main(int argc, char** argv) {
-  unsigned char* code[4] = {NULL, NULL, NULL, NULL};
-  size_t size[4] = {0, 0, 0, 0};
+  unsigned char* code[5] = {NULL, NULL, NULL, NULL, NULL};
+  size_t size[5] = {0, 0, 0, 0, 0};
   int i;
-  for (i = 1; i < argc && i <= 4; ++i) code[i - 1] = read_file(argv[i], &size[i - 1]);
-  if (argc != 5 || code[0] == NULL || code[1] == NULL || code[2] == NULL || code[3] == NULL) {
-    fprintf(
-        stderr,
-        "usage: %s ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv (readable SPIR-V "
-        "files)\n",
-        argv[0]);
+  for (i = 1; i < argc && i <= 5; ++i) code[i - 1] = read_file(argv[i], &size[i - 1]);
+  if (argc != 6 || code[0] == NULL || code[1] == NULL || code[2] == NULL || code[3] == NULL ||
+      code[4] == NULL) {
+    fprintf(stderr,
+            "usage: %s ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv ADD_TENSOR.spv "
+            "(readable SPIR-V files)\n",
+            argv[0]);
     return 2;
   }
   CHECK_OK(register_frame_ops());
@@ -146,8 +171,12 @@ int main(int argc, char** argv) {
   check_row_scale(3, 1000, "{tag = \"wide\", scale = -1.5e-3, row_weights = [3.25]}");
   check_max_with_index(29, 41);
   check_max_with_index(1000, 3);
+  CHECK_OK(
+      kiln_user_op_register_device_kernel("AddTensor", "vulkan", KILN_TYPE_F32, code[4], size[4], "main"));
+  check_add_tensor(13, 7, "{addend = tensor<f32[5], [1.5, -2, 0.25, 8, -0.125]>}");
+  check_add_tensor(1, 300, "{addend = tensor<f32[2,2], [3, -1, 0.5, 7]>, bias = [tensor<s32[2], [5, 6]>]}");
   test_mismatches(code[1], size[1], code[2], size[2], code[3], size[3]);
-  for (i = 0; i < 4; ++i) free(code[i]);
+  for (i = 0; i < 5; ++i) free(code[i]);
   if (g_failures != 0) fprintf(stderr, "%d failure(s)\n", g_failures);
   return g_failures == 0 ? 0 : 1;
 }

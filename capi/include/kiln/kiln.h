@@ -1537,10 +1537,21 @@ KILN_API kiln_status_t* kiln_user_op_register_kernel(const char* op, const char*
  *       LIST of INT, BOOL or TYPE: count = items, one cell each; of FLOAT:
  *         two cells each, as above; of SHAPE: two cells each, the rank and
  *         the cell of its dims.
- *       STRING, TENSOR and lists of them have no device meaning: count 0;
- *         only host kernels receive them.
+ *       TENSOR: count = its element count; the cell of its header, four
+ *         cells: element type (KILN_TYPE_*), rank, the cell of its dims
+ *         (rank cells, outermost first; 0 for a scalar), the cell of its
+ *         elements (0 when it has none).
+ *       LIST of TENSOR: count = items; the cell of their headers, four
+ *         cells each, as above.
+ *       STRING and lists of strings have no device meaning: count 0; only
+ *         host kernels receive them.
  *   The values follow the records, in the records' order; a kernel finds
  *   them through the cells the records give, never by assuming where.
+ *   The tensors' elements come after every other cell, tensor by tensor in
+ *   the attributes' order, each from a cell boundary: the dense row-major
+ *   bytes the host frame has (KILN_TYPE_PRED one byte per element, 0 or 1),
+ *   packed, the last cell padded with zeros (in GLSL, element e of an f32
+ *   or int32 tensor whose elements start at cell k is words[2k + e]).
  *
  * The block size is 64 invocations on vulkan and 256 threads on cuda; the
  * grid covers the elements of result 0, one invocation each (ceil(elements
