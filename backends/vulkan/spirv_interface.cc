@@ -13,6 +13,11 @@ namespace {
 constexpr uint32_t kMagic = 0x07230203;
 constexpr size_t kSpirvHeaderWords = 5;
 constexpr uint32_t kOpEntryPoint = 15;
+constexpr uint32_t kOpTypeInt = 21;
+constexpr uint32_t kOpTypeFloat = 22;
+constexpr uint32_t kOpTypeArray = 28;
+constexpr uint32_t kOpTypeRuntimeArray = 29;
+constexpr uint32_t kOpTypeStruct = 30;
 constexpr uint32_t kOpTypePointer = 32;
 constexpr uint32_t kOpVariable = 59;
 constexpr uint32_t kOpDecorate = 71;
@@ -49,6 +54,9 @@ StatusOr<SpirvInterface> ReflectSpirvInterface(std::span<const uint32_t> words, 
   std::map<uint32_t, Variable> variables;
   std::map<uint32_t, uint32_t> bindings, sets, pointees;
   std::set<uint32_t> buffer_blocks;
+  std::map<uint32_t, SpirvScalar> scalars;           // OpTypeInt / OpTypeFloat ids
+  std::map<uint32_t, uint32_t> array_elements;       // (runtime) array id -> element type id
+  std::map<uint32_t, uint32_t> last_struct_members;  // struct id -> its last member's type id
   for (size_t at = kSpirvHeaderWords; at < words.size();) {
     const uint32_t count = words[at] >> 16;
     const uint32_t opcode = words[at] & 0xffff;
@@ -62,6 +70,14 @@ StatusOr<SpirvInterface> ReflectSpirvInterface(std::span<const uint32_t> words, 
         found_entry = true;
         for (size_t k = at + 3 + name_words; k < end; ++k) interface.insert(words[k]);
       }
+    } else if (opcode == kOpTypeInt && count >= 4) {
+      scalars[words[at + 1]] = {SpirvScalar::Kind::kInt, words[at + 2], words[at + 3] != 0};
+    } else if (opcode == kOpTypeFloat && count >= 3) {
+      scalars[words[at + 1]] = {SpirvScalar::Kind::kFloat, words[at + 2], true};
+    } else if ((opcode == kOpTypeRuntimeArray || opcode == kOpTypeArray) && count >= 3) {
+      array_elements[words[at + 1]] = words[at + 2];
+    } else if (opcode == kOpTypeStruct && count >= 3) {
+      last_struct_members[words[at + 1]] = words[end - 1];
     } else if (opcode == kOpTypePointer && count >= 4) {
       pointees[words[at + 1]] = words[at + 3];
     } else if (opcode == kOpVariable && count >= 4) {
@@ -86,8 +102,17 @@ StatusOr<SpirvInterface> ReflectSpirvInterface(std::span<const uint32_t> words, 
       if (!bindings.contains(id)) continue;
       const bool buffer_block = storage == kStorageClassUniform && pointees.contains(variable.pointer_type) &&
                                 buffer_blocks.contains(pointees[variable.pointer_type]);
-      result.bindings.push_back({sets.contains(id) ? sets[id] : 0, bindings[id],
-                                 storage == kStorageClassStorageBuffer || buffer_block});
+      const bool storage_buffer = storage == kStorageClassStorageBuffer || buffer_block;
+      // A storage buffer block whose last member is an array of scalars.
+      SpirvScalar element;
+      if (storage_buffer && pointees.contains(variable.pointer_type)) {
+        const auto member = last_struct_members.find(pointees[variable.pointer_type]);
+        const auto array =
+            member == last_struct_members.end() ? array_elements.end() : array_elements.find(member->second);
+        if (array != array_elements.end() && scalars.contains(array->second))
+          element = scalars[array->second];
+      }
+      result.bindings.push_back({sets.contains(id) ? sets[id] : 0, bindings[id], storage_buffer, element});
     }
   }
   return result;

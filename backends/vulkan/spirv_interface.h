@@ -13,10 +13,21 @@
 
 namespace kiln::vulkan {
 
+// The scalar type of a storage buffer's array elements, when the block ends
+// in an array of scalars (`buffer B { float x[]; }`); kUnknown otherwise
+// (vectors, structs, a block of plain members).
+struct SpirvScalar {
+  enum class Kind { kUnknown, kFloat, kInt };
+  Kind kind = Kind::kUnknown;
+  uint32_t bits = 0;
+  bool is_signed = false;  // kInt only
+};
+
 struct SpirvBinding {
   uint32_t set = 0;
   uint32_t binding = 0;
   bool storage_buffer = false;  // StorageBuffer storage class (else a uniform, image or sampler)
+  SpirvScalar element;          // storage buffers only
 };
 
 struct SpirvInterface {

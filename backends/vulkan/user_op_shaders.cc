@@ -2,11 +2,14 @@
 
 #include <climits>
 #include <cstring>
+#include <string>
 
 #include <spirv-tools/libspirv.hpp>
 
 #include "backends/vulkan/spirv_interface.h"
+#include "core/element_type.h"
 #include "core/lowering/registered_op_launch.h"
+#include "core/lowering/user_op_device_frame.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -45,6 +48,52 @@ StatusOr<bool> UsesFrameBinding(const std::string& label, const SpirvInterface& 
   return uses_frame;
 }
 
+// Whether an array of `scalar` can hold a buffer of `type`'s elements: a
+// float array only the float type of its width (a complex type: its
+// parts'), since a float read of integer bits is a value, not a bit cast;
+// an integer array holds any data as bits (uint words[] reading f32 through
+// uintBitsToFloat, s64 as word pairs or bytes packed four to a word are
+// common), so it is not checked.
+bool ArrayHolds(const SpirvScalar& scalar, ElementType type) {
+  if (scalar.kind != SpirvScalar::Kind::kFloat) return true;
+  const int bits = BitWidth(type);
+  if (IsComplex(type)) return static_cast<int>(scalar.bits) * 2 == bits;
+  return IsFloating(type) && type != ElementType::kBF16 && static_cast<int>(scalar.bits) == bits;
+}
+
+// GLSL's name of `scalar` (float, double, int, uint, int64_t, uint64_t, ...).
+std::string ScalarName(const SpirvScalar& scalar) {
+  if (scalar.kind == SpirvScalar::Kind::kFloat)
+    return scalar.bits == 32   ? "float"
+           : scalar.bits == 64 ? "double"
+                               : "float" + std::to_string(scalar.bits) + "_t";
+  const std::string base = scalar.is_signed ? "int" : "uint";
+  return scalar.bits == 32 ? base : base + std::to_string(scalar.bits) + "_t";
+}
+
+// Each argument's and result's binding, where the shader's block ends in
+// an array of scalars, can hold its buffer (ArrayHolds): a float array
+// bound to an s32 argument reads garbage, so it is an error naming the
+// binding. The buffers' element types are the frame's records.
+Status CheckBufferElementTypes(const std::string& label, const SpirvInterface& interface,
+                               const RegisteredOpLaunch& launch) {
+  const size_t buffers = launch.num_args + launch.num_results;
+  for (const SpirvBinding& binding : interface.bindings) {
+    if (binding.binding >= buffers || binding.element.kind == SpirvScalar::Kind::kUnknown) continue;
+    const size_t record = kUserOpDeviceFrameHeaderCells + binding.binding * kUserOpDeviceFrameRecordCells;
+    if (record >= launch.frame.size()) continue;
+    const auto type = static_cast<ElementType>(launch.frame[record]);
+    if (!ArrayHolds(binding.element, type)) {
+      const bool argument = binding.binding < launch.num_args;
+      const size_t index = argument ? binding.binding : binding.binding - launch.num_args;
+      return InvalidArgument(label, ": its shader's binding ", binding.binding, " is an array of ",
+                             ScalarName(binding.element), ", but ", argument ? "argument " : "result ", index,
+                             " bound there is ", ElementTypeName(type));
+    }
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 bool RunsAsUserOpShader(const Instruction& instruction) {
@@ -81,7 +130,10 @@ StatusOr<UserOpDispatch> PlanUserOpDispatch(const Instruction& call) {
     return InvalidArgument(label, ": ", launch.grid_size, " workgroups do not fit a dispatch");
   dispatch.groups = static_cast<uint32_t>(launch.grid_size);
   // Nothing to push when the shader has no push constants: it reads the frame buffer, if anything.
-  if (!interface->push_constants) return dispatch;
+  if (!interface->push_constants) {
+    KILN_RETURN_IF_ERROR(CheckBufferElementTypes(label, *interface, launch));
+    return dispatch;
+  }
   for (size_t i = 0; i < launch.element_counts.size(); ++i) {
     if (launch.element_counts[i] > UINT32_MAX)
       return InvalidArgument(label, ": buffer ", i, " has ", launch.element_counts[i],
@@ -103,6 +155,7 @@ StatusOr<UserOpDispatch> PlanUserOpDispatch(const Instruction& call) {
         " and declare no push constants");
   }
   dispatch.spec.push_constant_bytes = static_cast<uint32_t>(dispatch.push_constants.size());
+  KILN_RETURN_IF_ERROR(CheckBufferElementTypes(label, *interface, launch));
   return dispatch;
 }
 

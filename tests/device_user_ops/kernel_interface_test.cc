@@ -100,6 +100,8 @@ class SpirvWords {
     operands.insert(operands.end(), literals.begin(), literals.end());
     Add(71, operands);
   }
+  // Any other instruction (types: OpTypeInt, OpTypeFloat, arrays, structs).
+  void Instruction(uint32_t opcode, const std::vector<uint32_t>& operands) { Add(opcode, operands); }
   const std::vector<uint32_t>& words() const { return words_; }
 
  private:
@@ -153,6 +155,41 @@ TEST(SpirvInterface, OlderModulesUseEveryGlobalAndBufferBlocks) {
   EXPECT_EQ(interface->bindings[0].binding, 4u);
   EXPECT_TRUE(interface->bindings[0].storage_buffer);
   EXPECT_FALSE(interface->push_constants);
+}
+
+// A storage buffer's element type is the scalar of the array its block
+// ends in; a block without one has none.
+TEST(SpirvInterface, ReadsTheElementTypeOfEachStorageBuffer) {
+  constexpr uint32_t kOpTypeInt = 21, kOpTypeFloat = 22, kOpTypeArray = 28, kOpTypeRuntimeArray = 29,
+                     kOpTypeStruct = 30;
+  SpirvWords spirv(0x00010500);
+  spirv.EntryPoint({10, 11, 12, 13});
+  spirv.Instruction(kOpTypeFloat, {80, 32});
+  spirv.Instruction(kOpTypeInt, {81, 32, 1});
+  spirv.Instruction(kOpTypeInt, {82, 64, 0});
+  spirv.Instruction(kOpTypeRuntimeArray, {90, 80});
+  spirv.Instruction(kOpTypeRuntimeArray, {91, 81});
+  spirv.Instruction(kOpTypeArray, {92, 82, 81});
+  spirv.Instruction(kOpTypeStruct, {70, 90});      // variable 10: { float x[]; }
+  spirv.Instruction(kOpTypeStruct, {71, 81, 91});  // variable 11: { int n; int x[]; }
+  spirv.Instruction(kOpTypeStruct, {72, 92});      // variable 12: { uint64_t x[N]; }
+  spirv.Instruction(kOpTypeStruct, {73, 81});      // variable 13: { int n; }
+  for (uint32_t id : {10u, 11u, 12u, 13u}) {
+    spirv.Variable(id, kStorageBuffer);
+    spirv.Decorate(id, kBinding, {id - 10});
+  }
+  StatusOr<vulkan::SpirvInterface> interface = vulkan::ReflectSpirvInterface(spirv.words(), "main");
+  ASSERT_TRUE(interface.ok()) << interface.status().message();
+  ASSERT_EQ(interface->bindings.size(), 4u);
+  using Kind = vulkan::SpirvScalar::Kind;
+  const std::vector<vulkan::SpirvScalar>& want = {
+      {Kind::kFloat, 32, true}, {Kind::kInt, 32, true}, {Kind::kInt, 64, false}, {Kind::kUnknown, 0, false}};
+  for (size_t b = 0; b < 4; ++b) {
+    const vulkan::SpirvScalar& got = interface->bindings[b].element;
+    EXPECT_EQ(got.kind, want[b].kind) << "binding " << b;
+    EXPECT_EQ(got.bits, want[b].bits) << "binding " << b;
+    EXPECT_EQ(got.is_signed, want[b].is_signed) << "binding " << b;
+  }
 }
 
 TEST(SpirvInterface, RefusesAMissingEntryPoint) {

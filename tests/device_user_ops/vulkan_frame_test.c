@@ -3,11 +3,12 @@
  * kernel on the interpreter (frame_ops.h): RowScale (f32, a float and a
  * float-list attribute, the input's dims from the frame), MaxWithIndex
  * (two results) and AddTensor (a tensor attribute's elements from the
- * frame); and the errors of a shader that does not fit its op: a
- * binding past the frame's, a frame binding that is not a storage buffer,
- * push constants past 128 bytes.
- * Usage: kiln_vulkan_frame_test ROW_SCALE.spv MAX_WITH_INDEX.spv ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv
- *        ADD_TENSOR.spv */
+ * frame); and the errors of a shader that does not fit its op: a float
+ * array bound to an int32 buffer, a binding past the frame's, a frame
+ * binding that is not a storage buffer, push constants past 128 bytes.
+ *
+ * Usage: kiln_vulkan_frame_test ROW_SCALE.spv MAX_WITH_INDEX.spv
+ *        ZERO_OUT_INDEX.spv UNIFORM_FRAME.spv ADD_TENSOR.spv */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,7 +104,8 @@ static void check_max_with_index(int64_t rows, int64_t cols) {
 /* A shader that binds more buffers than the op has, one whose frame binding
  * is a uniform buffer, and a push-constant frame past 128 bytes: compile
  * errors naming the op. */
-static void test_mismatches(const unsigned char* max_with_index, size_t max_with_index_size,
+static void test_mismatches(const unsigned char* row_scale, size_t row_scale_size,
+                            const unsigned char* max_with_index, size_t max_with_index_size,
                             const unsigned char* zero_out_index, size_t zero_out_index_size,
                             const unsigned char* uniform_frame, size_t uniform_frame_size) {
   static const char* const many_ints[] = {"a0: int = 0",  "a1: int = 1",  "a2: int = 2",  "a3: int = 3",
@@ -117,6 +119,7 @@ static void test_mismatches(const unsigned char* max_with_index, size_t max_with
   static const char* const none[] = {NULL};
   static const char* const x[] = {"x: float", NULL};
   static const char* const y[] = {"y: float", NULL};
+  static const char* const int_y[] = {"y: int32", NULL};
   static float in[6] = {1, 2, 3, 4, 5, 6}, out[6];
   const int64_t dims[2] = {2, 3};
   const size_t bytes = sizeof out;
@@ -137,6 +140,14 @@ static void test_mismatches(const unsigned char* max_with_index, size_t max_with
   EXPECT_ERROR(run_op("vulkan", "UniformFrame", in, dims, NULL, 1, outs, &bytes),
                KILN_STATUS_INVALID_ARGUMENT,
                "its shader declares (set 0, binding 2) as something other than a storage buffer");
+  /* A float array bound to an int32 result (row_scale's y, binding 1): refused, naming the binding. */
+  CHECK_OK(frame_ops_define("FloatToInt", none, x, int_y, NULL, frame_probe_kernel));
+  CHECK_OK(kiln_user_op_register_device_kernel("FloatToInt", "vulkan", KILN_TYPE_F32, row_scale,
+                                               row_scale_size, "main"));
+  EXPECT_ERROR(run_op("vulkan", "FloatToInt", in, dims, NULL, 1, outs, &bytes), KILN_STATUS_INVALID_ARGUMENT,
+               "op 'FloatToInt' (instruction");
+  EXPECT_ERROR(run_op("vulkan", "FloatToInt", in, dims, NULL, 1, outs, &bytes), KILN_STATUS_INVALID_ARGUMENT,
+               "its shader's binding 1 is an array of float, but result 0 bound there is s32");
   /* Two counts and 31 int attributes: 132 bytes of push constants for a shader that declares them. */
   CHECK_OK(frame_ops_define("ManyInts", many_ints, x, y, NULL, frame_probe_kernel));
   CHECK_OK(kiln_user_op_register_device_kernel("ManyInts", "vulkan", KILN_TYPE_F32, zero_out_index,
@@ -175,7 +186,7 @@ int main(int argc, char** argv) {
       kiln_user_op_register_device_kernel("AddTensor", "vulkan", KILN_TYPE_F32, code[4], size[4], "main"));
   check_add_tensor(13, 7, "{addend = tensor<f32[5], [1.5, -2, 0.25, 8, -0.125]>}");
   check_add_tensor(1, 300, "{addend = tensor<f32[2,2], [3, -1, 0.5, 7]>, bias = [tensor<s32[2], [5, 6]>]}");
-  test_mismatches(code[1], size[1], code[2], size[2], code[3], size[3]);
+  test_mismatches(code[0], size[0], code[1], size[1], code[2], size[2], code[3], size[3]);
   for (i = 0; i < 5; ++i) free(code[i]);
   if (g_failures != 0) fprintf(stderr, "%d failure(s)\n", g_failures);
   return g_failures == 0 ? 0 : 1;

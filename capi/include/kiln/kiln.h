@@ -1567,7 +1567,11 @@ KILN_API kiln_status_t* kiln_user_op_register_kernel(const char* op, const char*
  * vulkan or cuda then fails with INVALID_ARGUMENT naming the op when the
  * SPIR-V validator (Vulkan 1.2) or the driver's PTX JIT refuses the code;
  * when the kernel does not match the frame (a shader binding of another
- * set, past the call frame's binding, or not a storage buffer; a PTX entry
+ * set, past the call frame's binding, or not a storage buffer; a storage
+ * buffer whose block ends in an array of floats bound to an argument or
+ * result of another type, e.g. `float x[]` for an int32 argument (a float
+ * array must be the element type's width, a complex type's parts' width;
+ * integer arrays hold any elements as bits, so they are not checked); a PTX entry
  * whose parameters are not 8 bytes each or not as many as the frame's, with
  * or without the call frame's pointer); when the frame does not fit the
  * device (push constants past 128 bytes, or a count or attribute past 32
