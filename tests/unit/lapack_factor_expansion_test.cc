@@ -233,8 +233,8 @@ TEST(LapackFactorExpansionTest, CholeskyMatchesLapack) {
                          std::string("{uplo = ") + std::to_string(int(uplo)) + " : ui8}");
           const Runs runs = RunAll(text, {ToLiteral(a, type, dims)});
           ExpectSameAsLapack(runs, 16 * static_cast<double>(n) * Epsilon(type), what);
-          if (!runs.lapack.empty())
-            ASSERT_EQ(runs.lapack[1].data<int32_t>()[0], 0) << "not a factorisation test";
+          ASSERT_FALSE(runs.lapack.empty());
+          ASSERT_EQ(runs.lapack[1].data<int32_t>()[0], 0) << "not a factorisation test";
         }
       }
     }
