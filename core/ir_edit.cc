@@ -1,5 +1,11 @@
 #include "core/ir_edit.h"
 
+#include <algorithm>
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "core/work_count.h"
 
 namespace kiln {
@@ -44,18 +50,47 @@ bool UseReplacer::Apply() {
   return true;
 }
 
+void NameUniquer::Grow(size_t names) {
+  size_t capacity = 64;
+  while (capacity < 2 * names) capacity *= 2;
+  if (capacity <= used_.size()) return;
+  std::vector<std::string> old = std::move(used_);
+  used_.assign(capacity, std::string());
+  const size_t mask = used_.size() - 1;
+  for (std::string& name : old) {
+    if (name.empty()) continue;
+    size_t slot = std::hash<std::string>()(name) & mask;
+    while (!used_[slot].empty()) slot = (slot + 1) & mask;
+    used_[slot] = std::move(name);
+  }
+}
+
+bool NameUniquer::Use(const std::string& name) {
+  if (2 * (used_count_ + 1) > used_.size()) Grow(used_count_ + 1);
+  const size_t mask = used_.size() - 1;  // the size is a power of two
+  size_t slot = std::hash<std::string>()(name) & mask;
+  for (; !used_[slot].empty(); slot = (slot + 1) & mask) {
+    if (used_[slot] == name) return false;
+  }
+  used_[slot] = name;
+  ++used_count_;
+  return true;
+}
+
 std::string NameUniquer::Make(const std::string& base) {
   if (computation_ != nullptr) {
     CountInstructionsWalked(computation_->instructions().size());
-    used_.reserve(computation_->instructions().size());
-    for (const auto& instruction : computation_->instructions()) used_.insert(instruction->name);
+    Grow(computation_->instructions().size());
+    for (const auto& instruction : computation_->instructions()) {
+      if (!instruction->name.empty()) Use(instruction->name);
+    }
     computation_ = nullptr;
   }
   const std::string stem = base.empty() ? std::string("t") : base;
-  if (used_.insert(stem).second) return stem;
+  if (Use(stem)) return stem;
   for (int& suffix = next_suffix_.try_emplace(stem, 1).first->second;;) {
     std::string candidate = stem + "." + std::to_string(suffix++);
-    if (used_.insert(candidate).second) return candidate;
+    if (Use(candidate)) return candidate;
   }
 }
 

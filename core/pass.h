@@ -1,6 +1,7 @@
 // Passes rewrite a module and report whether they changed it. A pipeline runs
-// passes in order with the verifier after each that changed the module, so a
-// broken rewrite is caught at the pass that made it.
+// passes in order and checks the module's structure after each that changed
+// it (operands, calls, parameters: a broken rewrite is caught at the pass
+// that made it), and every instruction's shape once, at the end.
 #pragma once
 
 #include <memory>
@@ -22,12 +23,20 @@ class Pass {
 
 class PassPipeline {
  public:
+  // Re-inferring every shape is most of the verifier's cost, and doing it
+  // after each pass that changed the module made it a multiple of the
+  // module's size per compile. Run re-infers them once, at its end, when
+  // anything changed; a caller that runs several pipelines in a row and
+  // verifies the result itself passes false (RunOptimizationPipeline).
+  explicit PassPipeline(bool verify_shapes_at_end = true) : verify_shapes_at_end_(verify_shapes_at_end) {}
+
   void AddPass(std::unique_ptr<Pass> pass) { passes_.push_back(std::move(pass)); }
-  // Runs every pass once, verifying after each that changed the module; true
-  // if any did.
+  // Runs every pass once, checking the structure after each that changed the
+  // module and (see above) the shapes at the end; true if any pass changed it.
   StatusOr<bool> Run(Module& module);
 
  private:
+  bool verify_shapes_at_end_;
   std::vector<std::unique_ptr<Pass>> passes_;
 };
 

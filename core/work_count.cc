@@ -6,6 +6,7 @@ namespace kiln {
 namespace {
 
 std::atomic<uint64_t> instructions_walked{0};
+std::atomic<uint64_t> shapes_verified{0};
 
 }  // namespace
 
@@ -14,5 +15,11 @@ void CountInstructionsWalked(size_t instructions) {
 }
 
 uint64_t InstructionsWalked() { return instructions_walked.load(std::memory_order_relaxed); }
+
+void CountShapesVerified(size_t instructions) {
+  shapes_verified.fetch_add(instructions, std::memory_order_relaxed);
+}
+
+uint64_t ShapesVerified() { return shapes_verified.load(std::memory_order_relaxed); }
 
 }  // namespace kiln

@@ -15,4 +15,10 @@ void CountInstructionsWalked(size_t instructions);
 // The total since the process started.
 uint64_t InstructionsWalked();
 
+// Instructions whose shape the verifier inferred again (the costly part of
+// verifying), since the process started: a pipeline that re-infers every
+// shape after each pass shows as a multiple of the module's size.
+void CountShapesVerified(size_t instructions);
+uint64_t ShapesVerified();
+
 }  // namespace kiln

@@ -21,13 +21,16 @@ namespace kiln {
 
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   if (options.verify_input) KILN_RETURN_IF_ERROR(VerifyModule(module).WithContext("before optimisation"));
-  PassPipeline expansion;
+  // Each stage checks the structure after every pass that changed the
+  // module; the shapes are re-inferred once, at the end (core/pass.h).
+  constexpr bool kVerifyShapesAtEnd = false;
+  PassPipeline expansion(kVerifyShapesAtEnd);
   expansion.AddPass(std::make_unique<IdentityCustomCallRemoval>());
   expansion.AddPass(std::make_unique<CallInliner>());
   expansion.AddPass(std::make_unique<BatchNormExpander>());
-  KILN_RETURN_IF_ERROR(expansion.Run(module).status());
+  KILN_ASSIGN_OR_RETURN(bool changed, expansion.Run(module));
 
-  PassPipeline simplification;
+  PassPipeline simplification(kVerifyShapesAtEnd);
   simplification.AddPass(std::make_unique<AlgebraicSimplifier>());
   simplification.AddPass(std::make_unique<ShapeOpSimplifier>());
   simplification.AddPass(std::make_unique<DotTransposeFolding>());
@@ -35,11 +38,12 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   simplification.AddPass(std::make_unique<CommonSubexpressionElimination>());
   simplification.AddPass(std::make_unique<DeadCodeElimination>());
   for (int round = 0; round < options.max_simplification_rounds; ++round) {
-    KILN_ASSIGN_OR_RETURN(bool changed, simplification.Run(module));
-    if (!changed) break;
+    KILN_ASSIGN_OR_RETURN(bool simplified, simplification.Run(module));
+    changed = simplified || changed;
+    if (!simplified) break;
   }
 
-  PassPipeline lowering;
+  PassPipeline lowering(kVerifyShapesAtEnd);
   lowering.AddPass(std::make_unique<LayoutNormalization>());
   if (options.upcast_low_precision_contractions) lowering.AddPass(std::make_unique<ContractionUpcast>());
   if (options.narrow_int8_contractions) lowering.AddPass(std::make_unique<Int8ContractionNarrowing>());
@@ -50,7 +54,11 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
     lowering.AddPass(std::make_unique<InstructionFusion>(std::move(fusion)));
     lowering.AddPass(std::make_unique<DeadCodeElimination>());
   }
-  return lowering.Run(module).status();
+  KILN_ASSIGN_OR_RETURN(bool lowered, lowering.Run(module));
+  if (!changed && !lowered) return OkStatus();  // the module as given (or as verified)
+  Status verified = VerifyModule(module);
+  if (!verified.ok()) return Internal("module invalid after the optimisation passes: ", verified.message());
+  return OkStatus();
 }
 
 }  // namespace kiln
