@@ -92,6 +92,14 @@ llvm::Value* ShuffleXor(llvm::IRBuilder<>& b, llvm::Value* value, int64_t offset
     return b.CreateBitCast(joined, type);
   }
   if (bits == 32) return b.CreateBitCast(shuffle32(b.CreateBitCast(value, i32)), type);
+  // Wider values (c128 is <2 x double>) travel as a vector of 32-bit words.
+  if (bits > 64 && bits % 32 == 0) {
+    llvm::Type* words_type = llvm::FixedVectorType::get(i32, bits / 32);
+    llvm::Value* words = b.CreateBitCast(value, words_type);
+    for (unsigned word = 0; word < bits / 32; ++word)
+      words = b.CreateInsertElement(words, shuffle32(b.CreateExtractElement(words, word)), word);
+    return b.CreateBitCast(words, type);
+  }
   // Narrower integers (pred is i1) travel widened.
   llvm::Type* narrow = b.getIntNTy(bits);
   llvm::Value* as_int = b.CreateBitCast(value, narrow);
