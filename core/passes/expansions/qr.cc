@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/passes/expansions/expansions.h"
+#include "core/passes/expansions/householder.h"
 #include "core/passes/expansions/matrix_batch_ops.h"
 
 namespace kiln {
@@ -38,19 +39,13 @@ bool MatchesGehrd(const Instruction& instruction) {
   return CallsQrFamilyRoutine(instruction, LapackRoutine::kGehrd);
 }
 
-StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction) {
-  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
-  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 2));
+StatusOr<std::vector<Op>> HouseholderFactor(Builder& builder, Op a,
+                                            const matrix_batch::MatrixBatchShape& shape) {
   const int64_t reflectors = std::min(shape.rows, shape.cols);
-  const Shape matrices = instruction.operands[0]->shape;
+  const Shape matrices(shape.type, shape.Dims({shape.rows, shape.cols}));
   const Shape scales(shape.type, shape.Dims({reflectors}));
-  if (!instruction.shape.tuple_shapes(1).Compatible(scales))
-    return matrix_batch::Refuse(instruction, "its scales are not " + scales.ToString());
-  Builder builder("geqrf");
-  Op a = builder.Parameter(0, matrices, "a");
-  Op taus = matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions());
   matrix_batch::CountingLoop loop;
-  loop.value_shapes = {Shape(shape.type, matrices.dimensions()), scales};
+  loop.value_shapes = {matrices, scales};
   loop.keep_going = [&](Builder& b, Op j, std::span<const Op>) {
     return b.Lt(j, b.ConstantR0<int32_t>(static_cast<int32_t>(reflectors)));
   };
@@ -62,31 +57,18 @@ StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction) {
     return std::vector<Op>{matrix_batch::WithColumn(b, applied, shape, h.stored, j),
                            matrix_batch::WithEntry(b, values[1], shape, h.tau, j)};
   };
-  const Op initial[] = {a, taus};
-  if (reflectors == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
-  KILN_ASSIGN_OR_RETURN(std::vector<Op> result, matrix_batch::RunLoop(builder, loop, initial));
-  builder.Tuple(result);
-  return builder.Build();
+  const Op initial[] = {a, matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions())};
+  return matrix_batch::RunLoop(builder, loop, initial);
 }
 
-StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction) {
-  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
-  if (instruction.operands.size() != 2) return matrix_batch::Refuse(instruction, "it takes two operands");
-  const Shape& scales = instruction.operands[1]->shape;
-  if (!scales.IsArray() || scales.rank() != shape.batch_rank() + 1 || scales.element_type() != shape.type)
-    return matrix_batch::Refuse(instruction, "operand 1 " + scales.ToString() + " is not a batch of scales");
-  const int64_t reflectors = scales.dimensions(scales.rank() - 1);
-  if (shape.cols > shape.rows || reflectors > shape.cols)
-    return matrix_batch::Refuse(instruction, "it needs rows >= columns >= reflectors");
-  const Shape matrices = instruction.operands[0]->shape;
-  Builder builder("orgqr");
-  Op a = builder.Parameter(0, matrices, "a");
-  Op taus = builder.Parameter(1, scales, "taus");
+StatusOr<Op> HouseholderProduct(Builder& builder, Op a, Op taus, const matrix_batch::MatrixBatchShape& shape,
+                                int64_t reflectors) {
+  if (reflectors == 0) return matrix_batch::Identities(builder, shape);
+  const Shape matrices(shape.type, shape.Dims({shape.rows, shape.cols}));
   // Q = H(0) ... H(k-1) I: the reflectors applied last to first (?org2r).
   // Columns left of i hold e_c then, which H(i) leaves alone (v(c) = 0).
   matrix_batch::CountingLoop loop;
-  loop.value_shapes = {Shape(shape.type, matrices.dimensions()), Shape(shape.type, matrices.dimensions()),
-                       Shape(shape.type, scales.dimensions())};
+  loop.value_shapes = {matrices, matrices, Shape(shape.type, shape.Dims({reflectors}))};
   loop.first = reflectors - 1;
   loop.step = -1;
   loop.keep_going = [&](Builder& b, Op i, std::span<const Op>) { return b.Ge(i, b.ConstantR0<int32_t>(0)); };
@@ -102,9 +84,39 @@ StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction) {
     return std::vector<Op>{q, values[1], values[2]};
   };
   const Op initial[] = {matrix_batch::Identities(builder, shape), a, taus};
-  if (reflectors == 0) return builder.Build(initial[0]);
   KILN_ASSIGN_OR_RETURN(std::vector<Op> result, matrix_batch::RunLoop(builder, loop, initial));
-  return builder.Build(result[0]);
+  return result[0];
+}
+
+StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 2));
+  const int64_t reflectors = std::min(shape.rows, shape.cols);
+  const Shape scales(shape.type, shape.Dims({reflectors}));
+  if (!instruction.shape.tuple_shapes(1).Compatible(scales))
+    return matrix_batch::Refuse(instruction, "its scales are not " + scales.ToString());
+  if (reflectors == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
+  Builder builder("geqrf");
+  Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> result, HouseholderFactor(builder, a, shape));
+  builder.Tuple(result);
+  return builder.Build();
+}
+
+StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  if (instruction.operands.size() != 2) return matrix_batch::Refuse(instruction, "it takes two operands");
+  const Shape& scales = instruction.operands[1]->shape;
+  if (!scales.IsArray() || scales.rank() != shape.batch_rank() + 1 || scales.element_type() != shape.type)
+    return matrix_batch::Refuse(instruction, "operand 1 " + scales.ToString() + " is not a batch of scales");
+  const int64_t reflectors = scales.dimensions(scales.rank() - 1);
+  if (shape.cols > shape.rows || reflectors > shape.cols)
+    return matrix_batch::Refuse(instruction, "it needs rows >= columns >= reflectors");
+  Builder builder("orgqr");
+  Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
+  Op taus = builder.Parameter(1, scales, "taus");
+  KILN_ASSIGN_OR_RETURN(Op q, HouseholderProduct(builder, a, taus, shape, reflectors));
+  return builder.Build(q);
 }
 
 StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction) {

@@ -9,13 +9,16 @@
 // LAPACK's; singular vectors are unique only up to a phase per pair (and a
 // rotation within a repeated value), so they may differ from LAPACK's in
 // sign while U S V^H, U^H U and V^H V agree. U's columns of a zero singular
-// value are zero (LAPACK completes them to an orthonormal basis).
+// value are zero (LAPACK completes them to an orthonormal basis); the extra
+// columns of a full U (or rows of V^T) of a non-square matrix come from the
+// Householder QR of the thin one.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 
 #include "core/passes/expansions/expansions.h"
+#include "core/passes/expansions/householder.h"
 #include "core/passes/expansions/jacobi.h"
 #include "core/passes/expansions/matrix_batch_ops.h"
 
@@ -49,11 +52,12 @@ StatusOr<std::unique_ptr<Module>> ExpandSvd(const Instruction& instruction) {
   if (!u_shape.IsArray() || !vt_shape.IsArray() || u_shape.rank() != shape.batch_rank() + 2 ||
       vt_shape.rank() != shape.batch_rank() + 2)
     return matrix_batch::Refuse(instruction, "its U and V^T results are not batches of matrices");
-  if (mode != 'N' &&
-      (u_shape.dimensions(u_shape.rank() - 1) != k || vt_shape.dimensions(vt_shape.rank() - 2) != k)) {
-    return matrix_batch::Refuse(instruction,
-                                "the full U or V^T of a non-square matrix (mode 'A') needs an orthonormal "
-                                "completion the Jacobi expansion does not build");
+  const int64_t want_u_cols = mode == 'A' ? m : k;
+  const int64_t want_vt_rows = mode == 'A' ? n : k;
+  if (mode != 'N' && (u_shape.dimensions(u_shape.rank() - 1) != want_u_cols ||
+                      vt_shape.dimensions(vt_shape.rank() - 2) != want_vt_rows)) {
+    return matrix_batch::Refuse(instruction, "its U and V^T results do not have the shapes mode " +
+                                                 std::string(1, static_cast<char>(mode)) + " gives");
   }
   if (k == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
 
@@ -160,6 +164,21 @@ StatusOr<std::unique_ptr<Module>> ExpandSvd(const Instruction& instruction) {
   Op u_columns =
       builder.Select(nonzero, builder.Div(w_columns, matrix_batch::RealAs(builder, safe, shape.type)),
                      matrix_batch::Filled(builder, shape.type, 0.0, u_dims));
+  // Mode 'A' of a non-square matrix: the p - q columns that complete U's to
+  // an orthonormal basis, from the Householder QR of U (the last columns of
+  // its full Q are orthogonal to U's).
+  if (mode == 'A' && p > q) {
+    const matrix_batch::MatrixBatchShape thin = jacobi::Reshaped(shape, p, q);
+    KILN_ASSIGN_OR_RETURN(std::vector<Op> qr, HouseholderFactor(builder, u_columns, thin));
+    Op square = builder.ConcatInDim(
+        std::vector<Op>{qr[0], matrix_batch::Filled(builder, shape.type, 0.0, shape.Dims({p, p - q}))},
+        nb + 1);
+    KILN_ASSIGN_OR_RETURN(Op full_q,
+                          HouseholderProduct(builder, square, qr[1], jacobi::Reshaped(shape, p, p), q));
+    u_columns = builder.ConcatInDim(
+        std::vector<Op>{u_columns, jacobi::Columns(builder, full_q, nb + 1, q, p)}, nb + 1);
+  }
+  const int64_t u_count = mode == 'A' ? p : q;
   Op u;
   Op vt;
   if (mode == 'N') {
@@ -170,7 +189,7 @@ StatusOr<std::unique_ptr<Module>> ExpandSvd(const Instruction& instruction) {
     vt = matrix_batch::Adjoint(builder, v_columns, jacobi::Reshaped(shape, q, q));
   } else {
     u = v_columns;
-    vt = matrix_batch::Adjoint(builder, u_columns, jacobi::Reshaped(shape, p, q));
+    vt = matrix_batch::Adjoint(builder, u_columns, jacobi::Reshaped(shape, p, u_count));
   }
   // info > 0 as LAPACK's "did not converge" when the last sweep left pairs
   // far from orthogonal (or the input held NaNs).
