@@ -256,6 +256,42 @@ TEST(QrExpansionTest, GehrdIsLapacks) {
   }
 }
 
+TEST(QrExpansionTest, SytrdIsLapacks) {
+  uint32_t seed = 150;
+  for (ElementType type : kTypes) {
+    for (int64_t n : kSizes) {
+      for (const std::vector<int64_t>& batch : {std::vector<int64_t>{}, std::vector<int64_t>{2}}) {
+        const Shape a(type, BatchedDims(batch, {n, n}));
+        const int64_t off = std::max<int64_t>(0, n - 1);
+        const Shape result = Shape::Tuple(
+            {a, Shape(RealOf(type), BatchedDims(batch, {n})), Shape(RealOf(type), BatchedDims(batch, {off})),
+             Shape(type, BatchedDims(batch, {off})), Shape(ElementType::kS32, batch)});
+        const std::string text =
+            ModuleText({a}, Call("t", result.ToString(), Target(type, IsComplex(type) ? "hetrd" : "sytrd"),
+                                 "p0", "{uplo = 76 : ui8}", /*root=*/true));
+        // The lower triangle is read (the diagonal's real part); the upper
+        // triangle is noise LAPACK leaves alone.
+        Runs runs =
+            RunAll(text, {ToLiteral(Random(type, Count(batch) * n * n, seed++), type, a.dimensions())},
+                   /*on_cpu=*/n <= 7);
+        ASSERT_EQ(runs.lapack.size(), 5u);
+        // Looser than QR's: T is backward stable, but its entries' forward
+        // error is not bounded by eps n (an f32 16x16 case differs from
+        // LAPACK by 2e-4 on two diagonal entries near 3).
+        const double tolerance = 200 * Epsilon(type) * static_cast<double>(n);
+        for (const auto& [backend, leaves] : runs.expanded) {
+          const std::string where = CaseName(type, {batch, n, n}) + " on " + backend;
+          ExpectNear(runs.lapack[0], leaves[0], tolerance, "sytrd factor, " + where);
+          ExpectNear(runs.lapack[1], leaves[1], tolerance, "sytrd diagonal, " + where);
+          ExpectNear(runs.lapack[2], leaves[2], tolerance, "sytrd subdiagonal, " + where);
+          ExpectNear(runs.lapack[3], leaves[3], tolerance, "sytrd scales, " + where);
+          EXPECT_EQ(FromLiteral(leaves[4]), FromLiteral(runs.lapack[4])) << "info, " << where;
+        }
+      }
+    }
+  }
+}
+
 TEST(QrExpansionTest, GehrdOfPartOfTheMatrixIsRefused) {
   const Shape a(ElementType::kF32, {4, 4});
   const std::string text = ModuleText(

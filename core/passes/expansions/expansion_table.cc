@@ -14,6 +14,7 @@ const std::vector<DeviceOpExpansion>& DeviceOpExpansions() {
       {"geqrf (Householder QR)", MatchesGeqrf, ExpandGeqrf},
       {"orgqr/ungqr (Q of a QR)", MatchesOrgqr, ExpandOrgqr},
       {"gehrd (Hessenberg reduction)", MatchesGehrd, ExpandGehrd},
+      {"sytrd/hetrd (tridiagonal reduction)", MatchesSytrd, ExpandSytrd},
       {"gesdd/gesvd (singular value decomposition)", MatchesSvd, ExpandSvd},
       {"syevd/heevd (Hermitian eigen-decomposition)", MatchesEigh, ExpandEigh},
       {"geev/gees (host only, as in JAX)", MatchesGeneralEigen, RefuseGeneralEigen},

@@ -28,6 +28,9 @@ bool MatchesOrgqr(const Instruction& instruction);
 StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction);
 bool MatchesGehrd(const Instruction& instruction);
 StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction);
+// sytrd/hetrd (tridiagonal form, uplo 'L'): qr.cc.
+bool MatchesSytrd(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandSytrd(const Instruction& instruction);
 
 // gesdd/gesvd (singular value decomposition, one-sided Jacobi): svd.cc.
 bool MatchesSvd(const Instruction& instruction);

@@ -119,26 +119,17 @@ StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction) {
   return builder.Build(q);
 }
 
-StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction) {
-  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
-  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 3));
-  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+namespace {
+
+// ?gehd2 on the whole of each n x n matrix: {the reduced matrix with the
+// reflectors below its subdiagonal, the n - 1 scales}.
+StatusOr<std::vector<Op>> HessenbergReduction(Builder& builder, Op a,
+                                              const matrix_batch::MatrixBatchShape& shape) {
   const int64_t n = shape.rows;
-  KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
-  auto low = attributes.find("low");
-  auto high = attributes.find("high");
-  if (low == attributes.end() || high == attributes.end() || low->second != 1 || high->second != n) {
-    return matrix_batch::Refuse(instruction,
-                                "only low = 1 and high = n (the whole matrix, as jax.scipy.linalg.hessenberg "
-                                "asks) are expanded");
-  }
   const int64_t count = std::max<int64_t>(0, n - 1);
-  const Shape matrices = instruction.operands[0]->shape;
   const Shape scales(shape.type, shape.Dims({count}));
-  Builder builder("gehrd");
-  Op a = builder.Parameter(0, matrices, "a");
   matrix_batch::CountingLoop loop;
-  loop.value_shapes = {Shape(shape.type, matrices.dimensions()), scales};
+  loop.value_shapes = {Shape(shape.type, shape.Dims({n, n})), scales};
   loop.keep_going = [&](Builder& b, Op i, std::span<const Op>) {
     return b.Lt(i, b.ConstantR0<int32_t>(static_cast<int32_t>(count)));
   };
@@ -163,12 +154,81 @@ StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction) {
   };
   const Op initial[] = {a, matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions())};
   // No reflector (n <= 1): the body, which writes a scale, would not fit.
-  std::vector<Op> result(std::begin(initial), std::end(initial));
-  if (count > 0) {
-    KILN_ASSIGN_OR_RETURN(result, matrix_batch::RunLoop(builder, loop, initial));
+  if (count == 0) return std::vector<Op>(std::begin(initial), std::end(initial));
+  return matrix_batch::RunLoop(builder, loop, initial);
+}
+
+}  // namespace
+
+StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 3));
+  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+  const int64_t n = shape.rows;
+  KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
+  auto low = attributes.find("low");
+  auto high = attributes.find("high");
+  if (low == attributes.end() || high == attributes.end() || low->second != 1 || high->second != n) {
+    return matrix_batch::Refuse(instruction,
+                                "only low = 1 and high = n (the whole matrix, as jax.scipy.linalg.hessenberg "
+                                "asks) are expanded");
   }
+  Builder builder("gehrd");
+  Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> result, HessenbergReduction(builder, a, shape));
   result.push_back(matrix_batch::Filled(builder, ElementType::kS32, 0.0, shape.batch));
   builder.Tuple(result);
+  return builder.Build();
+}
+
+bool MatchesSytrd(const Instruction& instruction) {
+  return CallsQrFamilyRoutine(instruction, LapackRoutine::kSytrd);
+}
+
+// ?sytrd / ?hetrd with uplo 'L' is ?gehd2 of the Hermitian matrix the lower
+// triangle stands for (the same reflectors; H^H A H is ?her2's update): the
+// lower triangle gets T's diagonal (real) and subdiagonal and the reflectors,
+// the upper triangle keeps the input's.
+StatusOr<std::unique_ptr<Module>> ExpandSytrd(const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
+  KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 5));
+  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+  KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
+  auto uplo = attributes.find("uplo");
+  if (uplo == attributes.end() || uplo->second != 'L') {
+    return matrix_batch::Refuse(
+        instruction,
+        "only uplo 'L' (lax.linalg.tridiagonal's default) is expanded; 'U' builds its "
+        "reflectors from the last column up");
+  }
+  const int64_t n = shape.rows;
+  if (n == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
+  const int64_t nb = shape.batch_rank();
+  const std::vector<int64_t> dims = shape.Dims({n, n});
+  Builder builder("sytrd");
+  Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
+  Op rows = matrix_batch::IotaOf(builder, dims, nb);
+  Op cols = matrix_batch::IotaOf(builder, dims, nb + 1);
+  Op zeros = matrix_batch::Filled(builder, shape.type, 0.0, dims);
+  Op on_diagonal = builder.Eq(rows, cols);
+  Op real_diagonal = matrix_batch::RealAs(builder, matrix_batch::RealPart(builder, a), shape.type);
+  Op strict = builder.Select(builder.Gt(rows, cols), a, zeros);
+  Op hermitian = builder.Add(builder.Add(strict, matrix_batch::Adjoint(builder, strict, shape)),
+                             builder.Select(on_diagonal, real_diagonal, zeros));
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> reduced, HessenbergReduction(builder, hermitian, shape));
+  Op h = reduced[0];
+  Op h_real_diagonal = matrix_batch::RealAs(builder, matrix_batch::RealPart(builder, h), shape.type);
+  Op lower = builder.Select(on_diagonal, h_real_diagonal, h);
+  Op factor = builder.Select(builder.Ge(rows, cols), lower, a);
+  auto along = [&](Op mask) {
+    return matrix_batch::RealPart(builder,
+                                  matrix_batch::SumOver(builder, builder.Select(mask, h, zeros), nb));
+  };
+  Op diagonal = along(on_diagonal);
+  Op below = along(builder.Eq(rows, builder.Add(cols, builder.ConstantR0<int32_t>(1))));
+  Op subdiagonal = builder.SliceInDim(below, 0, n - 1, 1, nb);
+  builder.Tuple(std::vector<Op>{factor, diagonal, subdiagonal, reduced[1],
+                                matrix_batch::Filled(builder, ElementType::kS32, 0.0, shape.batch)});
   return builder.Build();
 }
 
