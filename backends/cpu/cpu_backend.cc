@@ -18,6 +18,7 @@
 #include "core/op_registry.h"
 #include "core/verifier.h"
 #ifdef KILN_CPU_HAVE_PIPELINE
+#include "backends/llvm/emittable.h"
 #include "core/passes/pipeline.h"
 #endif
 
@@ -40,13 +41,14 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
 
 #ifdef KILN_CPU_HAVE_PIPELINE
 // The fusion rule: an instruction may join a fused kernel when the code
-// generator can emit it on its own (with its operands as parameters).
-bool Emittable(const KernelCompiler& compiler, const Instruction& instruction) {
+// generator can emit it on its own (with its operands as parameters), as
+// the CPU's emittable table says (backends/llvm/emittable.h).
+bool Emittable(const Instruction& instruction) {
   // A cumulative reduce-window runs as a scan (scan_thunk.h), never inside a kernel.
   if (PlanScan(instruction)) return false;
   // So do pooling windows and select-and-scatter (window_thunk.h).
   if (PlanReduceWindow(instruction) || PlanSelectAndScatter(instruction)) return false;
-  return compiler.CheckInstructionEmittable(instruction).ok();
+  return llvm_ir::CpuEmittableTable().Check(instruction).ok();
 }
 #endif
 
@@ -174,9 +176,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
     pipeline.narrow_int8_contractions = true;           // and s8 x s8 -> s32 (dot_thunk.h)
     pipeline.verify_input = false;                      // Compile verified the module cloned here
     if (compiler != nullptr) {
-      pipeline.can_fuse = [compiler](const Instruction& instruction) {
-        return Emittable(*compiler, instruction);
-      };
+      pipeline.can_fuse = Emittable;
     } else {
       pipeline.enable_fusion = false;  // nothing could run a fused computation as one kernel
     }

@@ -1,10 +1,12 @@
 // Lowering for the CUDA backend: the shared device lowering
 // (core/lowering/device_lowering.h) with this backend's rules, then every
 // kernel compiled to PTX and every library call planned as a cuBLAS GEMM.
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/ptx_emittable.h"
 #include "backends/cuda/sort_emitter.h"
 
 namespace kiln::cuda {
@@ -15,6 +17,8 @@ const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots) {
     made->backend = "cuda";
     made->slot_alignment = 256;  // what cuMemAlloc guarantees
     made->check_kernel = [](const Computation& kernel) { return CheckPtxEmittable(kernel); };
+    // Not owned: the table lives as long as the process.
+    made->emittable = std::shared_ptr<const compiler::EmittableTable>(&PtxEmittableTable(), [](auto*) {});
     made->kernel_scratch_bytes = [](const Instruction& root) -> int64_t {
       return root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK ? SortScratchBytes(root) : 0;
     };

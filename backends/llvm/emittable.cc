@@ -5,7 +5,6 @@
 #include "backends/llvm/convolution_emitter.h"
 #include "backends/llvm/dot_emitter.h"
 #include "backends/llvm/scalar_ops_ir.h"
-#include "core/single_instruction.h"
 
 namespace kiln::llvm_ir {
 namespace {
@@ -372,19 +371,107 @@ Status CheckEmittable(const Computation& computation, const EmittableOptions& op
   return OkStatus();
 }
 
-Status CheckInstructionEmittable(const Instruction& instruction, const EmittableOptions& options) {
-  // Roots that CheckEmittable treats apart, tuple results (whose leaves it
-  // compares) and tuple operands (parameters it refuses) take the full path.
+namespace {
+
+// The checks of CheckEmittable on the computation of `instruction` alone:
+// its parameters are the operands (arrays, which the table checked), so
+// only the root's own checks and the one loop nest of its outputs remain.
+Status CheckInstructionAlone(const Instruction& instruction, const EmittableOptions& options) {
   const Opcode opcode = instruction.opcode;
-  bool plain = instruction.shape.IsArray() && opcode != Opcode::kScatter &&
-               opcode != Opcode::kSelectAndScatter &&
-               !(options.dynamic_update_slice_root && opcode == Opcode::kDynamicUpdateSlice);
-  for (const Instruction* operand : instruction.operands) plain = plain && operand->shape.IsArray();
-  if (!plain) return CheckEmittable(*SingleInstructionComputation(instruction, "single"), options);
-  // Otherwise the one-instruction computation holds array parameters, which
-  // always pass, and a copy of `instruction` reading operands of the same
-  // shapes: CheckInstruction of the instruction itself gives its answer.
-  return CheckInstruction(instruction, /*scalar_only=*/false);
+  if (opcode == Opcode::kScatter || opcode == Opcode::kSelectAndScatter) {
+    KILN_RETURN_IF_ERROR(CheckScatterRoot(instruction));
+  } else if (options.dynamic_update_slice_root && opcode == Opcode::kDynamicUpdateSlice) {
+    KILN_RETURN_IF_ERROR(CheckDynamicUpdateSliceRoot(instruction));
+  } else {
+    KILN_RETURN_IF_ERROR(CheckInstruction(instruction, /*scalar_only=*/false));
+  }
+  if (instruction.shape.IsTuple()) {
+    const std::vector<Shape>& leaves = instruction.shape.tuple_shapes();
+    for (const Shape& leaf : leaves) {
+      if (leaf.dimensions() != leaves[0].dimensions())
+        return Unimplemented("cpu codegen: outputs of ", instruction.name,
+                             " differ in dimensions: ", instruction.shape.ToString());
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+compiler::EmittableTable MakeLlvmEmittableTable(std::string backend, const EmittableOptions& options) {
+  using compiler::ElementTypeSet;
+  using compiler::Emittability;
+  constexpr Emittability kAlways = Emittability::kAlways, kChecked = Emittability::kChecked;
+  const ElementTypeSet all = ElementTypeSet::All();
+  // Complex numbers have no order and no iota.
+  const ElementTypeSet ordered = all.Without({ElementType::kC64, ElementType::kC128});
+  compiler::EmittableTable table(
+      std::move(backend),
+      {
+          {Opcode::kParameter, kAlways},
+          {Opcode::kConstant, kAlways},
+          {Opcode::kIota, kAlways, ordered},
+          {Opcode::kConvert, kAlways},
+          {Opcode::kSelect, kAlways},
+          {Opcode::kClamp, kAlways, ordered},
+          {Opcode::kBroadcast, kAlways},
+          {Opcode::kReshape, kAlways},
+          {Opcode::kTranspose, kAlways},
+          {Opcode::kSlice, kAlways},
+          {Opcode::kReverse, kAlways},
+          {Opcode::kConcatenate, kAlways},
+          {Opcode::kPad, kAlways},
+          {Opcode::kDynamicSlice, kAlways},
+          {Opcode::kGetTupleElement, kAlways},
+          {Opcode::kReal, kAlways},
+          {Opcode::kImag, kAlways},
+          {Opcode::kTuple, kChecked, all, /*tuple_result=*/true},
+          // Complex numbers compare for (in)equality only; the rest are
+          // checked for their attributes, operand counts and types.
+          {Opcode::kCompare, kChecked},
+          {Opcode::kComplex, kChecked},
+          {Opcode::kBitcastConvert, kChecked},
+          {Opcode::kIsFinite, kChecked},
+          {Opcode::kReducePrecision, kChecked},
+          {Opcode::kGather, kChecked},
+          {Opcode::kDot, kChecked},
+          {Opcode::kConvolution, kChecked},
+          {Opcode::kMap, kChecked},
+          {Opcode::kReduce, kChecked, all, /*tuple_result=*/true},
+          {Opcode::kReduceWindow, kChecked, all, /*tuple_result=*/true},
+          {Opcode::kScatter, kChecked, all, /*tuple_result=*/true},
+          {Opcode::kSelectAndScatter, kChecked},
+      },
+      [options](const Instruction& instruction) { return CheckInstructionAlone(instruction, options); });
+  if (options.dynamic_update_slice_root) table.Set({Opcode::kDynamicUpdateSlice, kChecked});
+  // Unary and binary ops: the element types the scalar emitters compute
+  // them for (scalar_ops_ir.h keeps that fact; it is read here once).
+  for (int i = 0; i < static_cast<int>(Opcode::kOpcodeCount); ++i) {
+    const auto opcode = static_cast<Opcode>(i);
+    const OpKind kind = OpcodeKind(opcode);
+    if (table.row(opcode).emittability != Emittability::kNever ||
+        (kind != OpKind::kUnary && kind != OpKind::kBinary))
+      continue;
+    ElementTypeSet types;
+    bool any = false;
+    for (int t = static_cast<int>(ElementType::kPred); t <= static_cast<int>(ElementType::kC128); ++t) {
+      const auto type = static_cast<ElementType>(t);
+      if (kind == OpKind::kUnary ? UnaryOpSupported(opcode, type) : BinaryOpSupported(opcode, type)) {
+        types.Insert(type);
+        any = true;
+      }
+    }
+    if (!any) continue;
+    // abs of complex numbers gives real ones, of types abs also takes.
+    table.Set({opcode, kAlways, types});
+  }
+  return table;
+}
+
+const compiler::EmittableTable& CpuEmittableTable() {
+  static const compiler::EmittableTable* const table =
+      new compiler::EmittableTable(MakeLlvmEmittableTable("cpu"));
+  return *table;
 }
 
 }  // namespace kiln::llvm_ir

@@ -3,6 +3,9 @@
 // other paths instead of failing mid-compile.
 #pragma once
 
+#include <string>
+
+#include "core/compiler/emittable_table.h"
 #include "core/ir.h"
 #include "core/status.h"
 
@@ -19,11 +22,14 @@ struct EmittableOptions {
 // be emitted, in `computation` or any computation it calls.
 Status CheckEmittable(const Computation& computation, const EmittableOptions& options = {});
 
-// The same answer as CheckEmittable on SingleInstructionComputation(instruction)
-// (the instruction alone, its operands as parameters), without building that
-// computation when the answer cannot depend on it: the fusion pass asks this
-// of every instruction of a module, and at 100k instructions the copies were
-// a tenth of the compile (issue 13).
-Status CheckInstructionEmittable(const Instruction& instruction, const EmittableOptions& options = {});
+// What the LLVM emitters can compute as a kernel of one instruction (its
+// operands as the kernel's arguments), declared per opcode
+// (core/compiler/emittable_table.h): the same answer as CheckEmittable on
+// that one-instruction computation, without building it. The fusion pass
+// asks it of every candidate instruction of a module. `backend` is named in
+// refusals; `options` are those its CheckEmittable would be called with.
+compiler::EmittableTable MakeLlvmEmittableTable(std::string backend, const EmittableOptions& options = {});
+// The CPU backend's table: MakeLlvmEmittableTable("cpu").
+const compiler::EmittableTable& CpuEmittableTable();
 
 }  // namespace kiln::llvm_ir

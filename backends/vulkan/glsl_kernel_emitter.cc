@@ -90,6 +90,9 @@ class Emitter {
 
   Status CheckComputation(const Computation& computation, int depth);
   StatusOr<GlslKernel> Emit(const Computation& kernel, std::string_view entry_name);
+  // `instruction` as a kernel of its own, its operands its input buffers,
+  // without building that kernel's computation.
+  StatusOr<GlslKernel> EmitAlone(const Instruction& instruction);
   GlslKernel Finish(GlslKernel& result, const std::string& buffers);
 
  private:
@@ -140,6 +143,14 @@ class Emitter {
 
   std::string Linear(const Index& index, const std::vector<int64_t>& dims);
   Index Delinearize(const std::string& linear, const std::vector<int64_t>& dims);
+
+  // Every array of `instruction` (its result leaves and operands) of a type
+  // the device has and within 32-bit indexing, and what it calls.
+  Status CheckArrays(const Instruction& instruction, int depth);
+  // The kernel whose outputs are `root`'s and whose input buffers are
+  // `inputs` (checked by the caller).
+  StatusOr<GlslKernel> EmitRoot(const Instruction& root, const std::vector<const Instruction*>& inputs,
+                                std::string_view entry_name);
 
   StatusOr<Values> Value(const Instruction& instruction, const Index& index);
   StatusOr<std::string> Scalar(const Instruction& instruction, const Index& index) {
@@ -219,6 +230,9 @@ class Emitter {
   std::unordered_map<const Instruction*, Values> bound_;  // parameters of called computations
   std::unordered_map<const Instruction*, std::string> constants_;
   bool uses_rng_key_ = false;
+  // Emitting an instruction alone (EmitAlone): its operands, whatever
+  // their opcodes, are read from the input buffers.
+  bool alone_ = false;
   // Loop iterations of one pass of the grid-stride loop's body: every
   // loop's trips times those of the loops around it (see GlslKernel).
   std::vector<int64_t> scopes_;  // per open block: the enclosing loop scale of a loop, else -1
@@ -237,24 +251,26 @@ Status Emitter::CheckComputation(const Computation& computation, int depth) {
     if (owned->opcode != Opcode::kParameter) order.push_back(owned.get());
   }
   for (const Instruction* parameter : computation.parameters()) order.push_back(parameter);
-  for (const Instruction* pointer : order) {
-    const Instruction& instruction = *pointer;
-    auto check = [&](const Shape& shape) -> Status {
-      for (const Shape& leaf : shape.Leaves()) {
-        if (!leaf.IsArray()) return Refuse(instruction, "only arrays (and tuples of them) are emitted");
-        if (Status status = CheckElementType(leaf.element_type(), features_); !status.ok())
-          return Refuse(instruction, status.message());
-        if (leaf.element_count() > std::numeric_limits<int32_t>::max())
-          return Refuse(instruction, "more elements than 32-bit indexing reaches");
-        NeedTypeExtensions(leaf.element_type(), prelude_);
-      }
-      return OkStatus();
-    };
-    KILN_RETURN_IF_ERROR(check(instruction.shape));
-    for (const Instruction* operand : instruction.operands) KILN_RETURN_IF_ERROR(check(operand->shape));
-    for (const Computation* called : instruction.called) {
-      if (called != nullptr) KILN_RETURN_IF_ERROR(CheckComputation(*called, depth + 1));
+  for (const Instruction* pointer : order) KILN_RETURN_IF_ERROR(CheckArrays(*pointer, depth));
+  return OkStatus();
+}
+
+Status Emitter::CheckArrays(const Instruction& instruction, int depth) {
+  auto check = [&](const Shape& shape) -> Status {
+    for (const Shape& leaf : shape.Leaves()) {
+      if (!leaf.IsArray()) return Refuse(instruction, "only arrays (and tuples of them) are emitted");
+      if (Status status = CheckElementType(leaf.element_type(), features_); !status.ok())
+        return Refuse(instruction, status.message());
+      if (leaf.element_count() > std::numeric_limits<int32_t>::max())
+        return Refuse(instruction, "more elements than 32-bit indexing reaches");
+      NeedTypeExtensions(leaf.element_type(), prelude_);
     }
+    return OkStatus();
+  };
+  KILN_RETURN_IF_ERROR(check(instruction.shape));
+  for (const Instruction* operand : instruction.operands) KILN_RETURN_IF_ERROR(check(operand->shape));
+  for (const Computation* called : instruction.called) {
+    if (called != nullptr) KILN_RETURN_IF_ERROR(CheckComputation(*called, depth + 1));
   }
   return OkStatus();
 }
@@ -355,6 +371,13 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     }
     return Values{Var(type, *value)};
   };
+  if (alone_ && instruction.opcode != Opcode::kParameter) {
+    if (auto it = buffers_.find(&instruction); it != buffers_.end()) {
+      const std::string element =
+          "b" + std::to_string(it->second) + ".d[" + Linear(index, instruction.shape.dimensions()) + "]";
+      return Values{Var(type, LoadValue(type, element, prelude_))};
+    }
+  }
   switch (instruction.opcode) {
     case Opcode::kParameter: {
       if (auto it = bound_.find(&instruction); it != bound_.end()) return it->second;
@@ -1712,10 +1735,29 @@ Status Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result) {
 StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view entry_name) {
   if (kernel.root() == nullptr) return InvalidArgument("vulkan: kernel ", kernel.name(), " has no root");
   KILN_RETURN_IF_ERROR(CheckComputation(kernel, 0));
+  const std::vector<const Instruction*> parameters(kernel.parameters().begin(), kernel.parameters().end());
+  return EmitRoot(*kernel.root(), parameters, entry_name);
+}
+
+StatusOr<GlslKernel> Emitter::EmitAlone(const Instruction& instruction) {
+  KILN_RETURN_IF_ERROR(CheckArrays(instruction, 0));
+  // An operand read twice (multiply(x, x)) is one buffer here and two
+  // parameters in the instruction's own computation: the text differs, the
+  // answer does not.
+  std::vector<const Instruction*> inputs;
+  for (const Instruction* operand : instruction.operands) {
+    if (std::find(inputs.begin(), inputs.end(), operand) == inputs.end()) inputs.push_back(operand);
+  }
+  alone_ = true;
+  return EmitRoot(instruction, inputs, "check");
+}
+
+StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vector<const Instruction*>& inputs,
+                                       std::string_view entry_name) {
   GlslKernel result;
   result.name = std::string(entry_name);
   std::string buffers;
-  for (const Instruction* parameter : kernel.parameters()) {
+  for (const Instruction* parameter : inputs) {
     if (!parameter->shape.IsArray()) return Refuse(*parameter, "kernel parameters must be arrays");
     const int binding = static_cast<int>(buffers_.size());
     buffers_[parameter] = binding;
@@ -1732,7 +1774,6 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
     Shape shape;
   };
   std::vector<Leaf> leaves;
-  std::vector<const Instruction*> pending{kernel.root()};
   auto expand = [&](auto&& self, const Instruction* instruction) -> void {
     if (instruction->opcode == Opcode::kTuple) {
       for (const Instruction* operand : instruction->operands) self(self, operand);
@@ -1741,8 +1782,8 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
     const std::vector<Shape> shapes = instruction->shape.Leaves();
     for (size_t i = 0; i < shapes.size(); ++i) leaves.push_back({instruction, i, shapes[i]});
   };
-  expand(expand, kernel.root());
-  if (leaves.empty()) return Refuse(*kernel.root(), "a kernel without outputs");
+  expand(expand, &root);
+  if (leaves.empty()) return Refuse(root, "a kernel without outputs");
   for (size_t k = 0; k < leaves.size(); ++k) {
     const int binding = result.input_count + static_cast<int>(k);
     buffers += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") writeonly buffer Out" +
@@ -1752,15 +1793,15 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
   }
   result.output_count = static_cast<int>(leaves.size());
   result.binding_count = result.input_count + result.output_count;
-  if (GlslKernelScratchBytes(*kernel.root()) > 0) {
+  if (GlslKernelScratchBytes(root) > 0) {
     result.has_scratch = true;
     buffers += "layout(std430, set = 0, binding = " + std::to_string(result.binding_count) +
                ") buffer Scratch { int d[]; } k_scratch;\n";
     ++result.binding_count;
   }
-  const Opcode root_opcode = kernel.root()->opcode;
+  const Opcode root_opcode = root.opcode;
   if (root_opcode == Opcode::kDot && leaves.size() == 1) {
-    const Instruction& dot = *kernel.root();
+    const Instruction& dot = root;
     const std::optional<TiledDotPlan> plan = PlanTiledDot(dot);
     const auto lhs = buffers_.find(dot.operand(0)), rhs = buffers_.find(dot.operand(1));
     if (plan.has_value() && lhs != buffers_.end() && rhs != buffers_.end()) {
@@ -1775,14 +1816,14 @@ StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view e
   if (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK) {
     indent_ = 2;
     memo_.emplace_back();
-    KILN_RETURN_IF_ERROR(root_opcode == Opcode::kSort ? EmitSortRows(*kernel.root(), result)
-                                                      : EmitTopKRows(*kernel.root(), result));
-    heaviest_ = kernel.root();
+    KILN_RETURN_IF_ERROR(root_opcode == Opcode::kSort ? EmitSortRows(root, result)
+                                                      : EmitTopKRows(root, result));
+    heaviest_ = &root;
     return Finish(result, buffers);
   }
 
-  if (const int64_t lanes = CooperativeLanes(*kernel.root()); lanes > 0) {
-    cooperative_reduce_ = kernel.root();
+  if (const int64_t lanes = CooperativeLanes(root); lanes > 0) {
+    cooperative_reduce_ = &root;
     lanes_ = lanes;
     prelude_.NeedExtension("GL_KHR_shader_subgroup_basic");
     prelude_.NeedExtension("GL_KHR_shader_subgroup_shuffle");
@@ -1885,6 +1926,12 @@ Status CheckGlslLoopIterations(const GlslKernel& kernel, const ShaderFeatures& f
 // and emitting a kernel's text is cheap next to compiling it.
 Status CheckGlslEmittable(const Computation& kernel, const ShaderFeatures& features) {
   KILN_ASSIGN_OR_RETURN(GlslKernel glsl, EmitGlslKernel(kernel, features, "check"));
+  return CheckGlslLoopIterations(glsl, features);
+}
+
+Status CheckGlslInstructionEmittable(const Instruction& instruction, const ShaderFeatures& features) {
+  Emitter emitter(features);
+  KILN_ASSIGN_OR_RETURN(GlslKernel glsl, emitter.EmitAlone(instruction));
   return CheckGlslLoopIterations(glsl, features);
 }
 

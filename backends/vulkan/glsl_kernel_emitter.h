@@ -66,4 +66,9 @@ StatusOr<GlslKernel> EmitGlslKernel(const Computation& kernel, const ShaderFeatu
 // instruction).
 Status CheckGlslEmittable(const Computation& kernel, const ShaderFeatures& features);
 
+// CheckGlslEmittable of `instruction` alone (its operands as the kernel's
+// parameters), emitting it in place: no computation is built. The
+// per-instruction check of the Vulkan emittable table (glsl_emittable.h).
+Status CheckGlslInstructionEmittable(const Instruction& instruction, const ShaderFeatures& features);
+
 }  // namespace kiln::vulkan

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "backends/vulkan/glsl_emittable.h"
 #include "backends/vulkan/kernel_cache.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "core/dump_file.h"
@@ -16,6 +17,7 @@ DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t
   // (it is at most 256 by the specification); a larger limit wins.
   rules.slot_alignment = std::max<int64_t>(256, static_cast<int64_t>(offset_alignment));
   rules.check_kernel = [features](const Computation& kernel) { return CheckGlslEmittable(kernel, features); };
+  rules.emittable = MakeGlslEmittableTable(features);
   // Each invocation of a GLSL kernel computes its output elements on its
   // own: a row reduction inside an elementwise kernel would be recomputed
   // for every element of the row (softmax took 1.4 s instead of ms).

@@ -497,9 +497,10 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
   pipeline.verify_input = false;  // the caller verified the module it cloned
   pipeline.fuse_row_reductions = rules.fuse_row_reductions;
   // An instruction may join a kernel when it could be one.
-  pipeline.can_fuse = [&rules](const Instruction& instruction) {
+  if (!rules.emittable) return Internal(rules.backend, ": the lowering rules have no emittable table");
+  pipeline.can_fuse = [table = rules.emittable](const Instruction& instruction) {
     if (!AllArrays(instruction) || NeedsHostOnDevice(instruction)) return false;
-    return rules.check_kernel(*SingleInstructionComputation(instruction, "single")).ok();
+    return table->Check(instruction).ok();
   };
   return RunOptimizationPipeline(module, pipeline);
 }
@@ -542,8 +543,7 @@ std::vector<std::string> UnsupportedDeviceOps(const Module& module, const Device
       if (LoweredWithoutAKernel(*instruction) || ExpandsForDevices(*instruction)) continue;
       if (rules.library_call && AllArrays(*instruction) && rules.library_call(*instruction)) continue;
       const bool refused = NeedsHostOnDevice(*instruction) || !AllArrays(*instruction) ||
-                           (rules.check_kernel &&
-                            !rules.check_kernel(*SingleInstructionComputation(*instruction, "single")).ok());
+                           (rules.emittable && !rules.emittable->Check(*instruction).ok());
       if (refused) unsupported.insert(std::string(OpcodeName(instruction->opcode)));
     }
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/compiler/emittable_table.h"
 #include "core/lowering/device_program.h"
 #include "core/status.h"
 
@@ -25,6 +26,11 @@ struct DeviceLoweringRules {
   // OK when the backend can run `kernel` (a fusion's computation or one
   // made for a single instruction) as one kernel; else why not.
   std::function<Status(const Computation& kernel)> check_kernel;
+  // What each instruction alone can be as a kernel, by opcode and element
+  // type (the backend's declaration, core/compiler/emittable_table.h): what
+  // fusion may put in a kernel and what UnsupportedDeviceOps names. The
+  // lowering needs it.
+  std::shared_ptr<const compiler::EmittableTable> emittable;
   // Bytes of scratch a kernel whose root is `root` needs beyond its
   // outputs (e.g. a sort's merge buffers); 0 for none. May be empty.
   std::function<int64_t(const Instruction& root)> kernel_scratch_bytes;
@@ -53,13 +59,13 @@ bool NeedsHostOnDevice(const Instruction& instruction);
 
 // The ops of `module` that LowerForDevice refuses with `rules`, by HLO name,
 // sorted and each once: what needs the host (NeedsHostOnDevice), what is not
-// made of arrays, and what `rules.check_kernel` refuses as a kernel of one
+// made of arrays, and what `rules.emittable` refuses as a kernel of one
 // instruction (ops no kernel emitter of the backend has, such as fft). A
 // device backend's UnsupportedOps.
 std::vector<std::string> UnsupportedDeviceOps(const Module& module, const DeviceLoweringRules& rules);
 
 // The module pipeline a device backend runs before lowering: the core
-// passes, fusing what `rules.check_kernel` accepts as a single instruction.
+// passes, fusing what `rules.emittable` accepts as a single instruction.
 Status RunDevicePasses(Module& module, int optimization_level, const DeviceLoweringRules& rules);
 
 // Lowers `module` (optimised by RunDevicePasses, or not at all) into

@@ -9,7 +9,6 @@
 #include <llvm/Support/CommandLine.h>
 #include <llvm/Support/raw_ostream.h>
 
-#include "core/single_instruction.h"
 #include "tests/cpu/codegen_test_util.h"
 
 namespace kiln::cpu::testing {
@@ -231,61 +230,5 @@ TEST(CodegenCompiler, RejectsBadOptimizationLevel) {
   options.optimization_level = 7;
   EXPECT_EQ(KernelCompiler::Create(options).status().code(), StatusCode::kInvalidArgument);
 }
-// The fusion pass asks CheckInstructionEmittable of every instruction; it must
-// answer as CheckEmittable of the instruction alone does, accepted or refused
-// with the same message, for plain elementwise ops and for every root the
-// full check treats apart (scatter, tuple results, tuple operands).
-TEST(CodegenCompiler, CheckInstructionEmittableAnswersAsTheOneInstructionComputation) {
-  auto module = ParseHloModule(R"(HloModule m
-add {
-  x = f32[] parameter(0)
-  y = f32[] parameter(1)
-  ROOT s = f32[] add(x, y)
-}
-max_pair {
-  a = f32[] parameter(0)
-  i = s32[] parameter(1)
-  b = f32[] parameter(2)
-  j = s32[] parameter(3)
-  m = f32[] maximum(a, b)
-  k = s32[] maximum(i, j)
-  ROOT t = (f32[], s32[]) tuple(m, k)
-}
-ENTRY e {
-  p = f32[4,8] parameter(0)
-  c = c64[4] parameter(1)
-  q = s32[4,8] parameter(2)
-  ids = s32[3,1] parameter(3)
-  rows = f32[3,8] parameter(4)
-  n = f32[4,8] negate(p)
-  t = f32[4,8] tanh(n)
-  eq = pred[4] compare(c, c), direction=EQ
-  bits = c64[4] bitcast-convert(c)
-  zero = f32[] constant(0)
-  izero = s32[] constant(0)
-  r = f32[4] reduce(t, zero), dimensions={1}, to_apply=add
-  pair = (f32[4], s32[4]) reduce(p, q, zero, izero), dimensions={1}, to_apply=max_pair
-  g = f32[4] get-tuple-element(pair), index=0
-  sc = f32[4,8] scatter(p, ids, rows), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
-  sq = f32[4,8] multiply(sc, sc)
-  ROOT out = (f32[4], pred[4], c64[4], f32[4], f32[4,8]) tuple(r, eq, bits, g, sq)
-})");
-  ASSERT_TRUE(module.ok()) << module.status().ToString();
-  int refused = 0;
-  for (const auto& instruction : (*module)->entry()->instructions()) {
-    if (instruction->opcode == Opcode::kParameter) continue;  // never a fusion candidate
-    const Status fast = SharedCompiler().CheckInstructionEmittable(*instruction);
-    const Status full =
-        SharedCompiler().CheckEmittable(*SingleInstructionComputation(*instruction, "single"));
-    EXPECT_EQ(fast.code(), full.code())
-        << instruction->ToString() << ": " << fast.ToString() << " vs " << full.ToString();
-    EXPECT_EQ(fast.message(), full.message()) << instruction->ToString();
-    if (!full.ok()) ++refused;
-  }
-  // The module holds refusals (reinterpreting complex bits, a tuple operand,
-  // outputs of different dimensions), so agreeing is not agreeing that all is fine.
-  EXPECT_GE(refused, 3);
-}
-
 }  // namespace
 }  // namespace kiln::cpu::testing

@@ -39,6 +39,16 @@ DeviceLoweringRules TestRules() {
   rules.kernel_scratch_bytes = [](const Instruction& root) -> int64_t {
     return root.opcode == Opcode::kReduce ? 100 : 0;
   };
+  // The same answer per instruction: every op alone is a kernel but sort.
+  auto table = std::make_shared<compiler::EmittableTable>("testdevice",
+                                                          std::initializer_list<compiler::EmittableRow>{});
+  for (int i = 0; i < static_cast<int>(Opcode::kOpcodeCount); ++i) {
+    const auto opcode = static_cast<Opcode>(i);
+    if (opcode != Opcode::kSort)
+      table->Set(
+          {opcode, compiler::Emittability::kAlways, compiler::ElementTypeSet::All(), /*tuple_result=*/true});
+  }
+  rules.emittable = table;
   return rules;
 }
 

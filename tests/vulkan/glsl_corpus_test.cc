@@ -1,9 +1,11 @@
 // vulkan.corpus_spirv: every conformance program, optimised and fused with
-// the Vulkan code generator's rule (an instruction fuses when it is
-// emittable on its own), then every fusion computation and every emittable
+// the Vulkan code generator's rule (an instruction fuses when its emittable
+// table accepts it alone), then every fusion computation and every emittable
 // instruction compiled to validated SPIR-V. Refusals are counted by op and
 // printed, not failed; any compile or validation error fails, and so does a
-// corpus where nothing compiled.
+// corpus where nothing compiled. Then: the table answers as
+// CheckGlslEmittable does on each instruction's own computation, for
+// several devices, and the device passes build no such computation.
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -14,11 +16,14 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/vulkan/glsl_emittable.h"
 #include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/shader_compiler.h"
+#include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "core/passes/pipeline.h"
 #include "core/single_instruction.h"
+#include "tests/unit/emittable_agreement.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -43,6 +48,7 @@ TEST(CorpusSpirv, EveryEmittableKernelCompiles) {
   std::sort(programs.begin(), programs.end());
   ASSERT_FALSE(programs.empty());
   const ShaderFeatures features = AllShaderFeatures();
+  const std::shared_ptr<const compiler::EmittableTable> table = MakeGlslEmittableTable(features);
   int compiled = 0, fusions = 0;
   std::map<std::string, int> refused;
   std::map<std::string, std::string> example;
@@ -53,9 +59,7 @@ TEST(CorpusSpirv, EveryEmittableKernelCompiles) {
     StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text.str());
     ASSERT_TRUE(module.ok()) << program << ": " << module.status().ToString();
     PipelineOptions options;
-    options.can_fuse = [&](const Instruction& instruction) {
-      return CheckGlslEmittable(*SingleInstructionComputation(instruction, "single"), features).ok();
-    };
+    options.can_fuse = [table](const Instruction& instruction) { return table->Check(instruction).ok(); };
     Status passes = RunOptimizationPipeline(**module, options);
     ASSERT_TRUE(passes.ok()) << program << ": " << passes.ToString();
     int kernel = 0;
@@ -113,6 +117,48 @@ TEST(CorpusSpirv, EveryEmittableKernelCompiles) {
   for (const auto& [op, count] : refused)
     std::cout << "  refused " << op << ": " << count << "  e.g. " << example[op] << "\n";
   EXPECT_GT(compiled, 0) << "nothing compiled";
+}
+
+// lavapipe's limits (an invocation stops after 65535 loop iterations), and a
+// device without 64-bit or 8/16-bit types, beside everything on.
+std::vector<std::pair<std::string, ShaderFeatures>> EmittableTestDevices() {
+  ShaderFeatures lavapipe = AllShaderFeatures();
+  lavapipe.max_loop_iterations = 65535;
+  ShaderFeatures narrow = lavapipe;
+  narrow.f64 = narrow.i64 = narrow.storage8 = narrow.storage16 = narrow.f16 = false;
+  return {{"all", AllShaderFeatures()}, {"lavapipe", lavapipe}, {"narrow", narrow}};
+}
+
+TEST(CorpusSpirv, EmittableTableAgreesWithCheckGlslEmittableOnEveryInstruction) {
+  const std::vector<std::unique_ptr<Module>> modules = kiln::testing::CorpusModules();
+  ASSERT_GT(modules.size(), 100u);
+  for (const auto& [name, features] : EmittableTestDevices()) {
+    SCOPED_TRACE(name);
+    const kiln::testing::Agreement agreement = kiln::testing::ExpectTableAgreesWithKernelCheck(
+        *MakeGlslEmittableTable(features),
+        [&features](const Computation& kernel) { return CheckGlslEmittable(kernel, features); }, modules);
+    EXPECT_GT(agreement.instructions, 10000);
+    EXPECT_GT(agreement.refused, 100);
+  }
+}
+
+TEST(CorpusSpirv, DevicePassesBuildNoComputationPerInstruction) {
+  std::vector<std::unique_ptr<Module>> modules = kiln::testing::CorpusModules();
+  ASSERT_FALSE(modules.empty());
+  ShaderFeatures lavapipe = AllShaderFeatures();
+  lavapipe.max_loop_iterations = 65535;
+  const DeviceLoweringRules rules = VulkanLoweringRules(lavapipe, 256);
+  const int64_t before = SingleInstructionComputationsBuilt();
+  int fusions = 0;
+  for (const auto& module : modules) {
+    ASSERT_TRUE(RunDevicePasses(*module, 2, rules).ok()) << module->name();
+    for (const auto& computation : module->computations()) {
+      for (const auto& instruction : computation->instructions())
+        fusions += instruction->opcode == Opcode::kFusion;
+    }
+  }
+  EXPECT_EQ(SingleInstructionComputationsBuilt(), before);
+  EXPECT_GT(fusions, 100);
 }
 
 }  // namespace

@@ -81,9 +81,6 @@ class LlvmKernelCompiler : public KernelCompiler {
   Status CheckEmittable(const Computation& computation) const override {
     return llvm_ir::CheckEmittable(computation);
   }
-  Status CheckInstructionEmittable(const Instruction& instruction) const override {
-    return llvm_ir::CheckInstructionEmittable(instruction);
-  }
 
   using KernelCompiler::Compile;
   StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,

@@ -81,9 +81,8 @@ class KernelCompiler {
   // calls, e.g. reducers) can be emitted; UNIMPLEMENTED naming the op and
   // element type otherwise.
   virtual Status CheckEmittable(const Computation& computation) const = 0;
-  // CheckEmittable of `instruction` alone (its operands as parameters),
-  // without building that computation where the answer allows.
-  virtual Status CheckInstructionEmittable(const Instruction& instruction) const = 0;
+  // What fusion asks of `instruction` alone is llvm_ir::CpuEmittableTable()
+  // (backends/llvm/emittable.h): a table, no computation built.
 
   // Compiles all described kernels (per compile tier, split into up to
   // KernelCompileThreads() modules, built in parallel) into one native
