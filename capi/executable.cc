@@ -21,6 +21,11 @@ kiln_status_t* kiln_client_compile(kiln_client_t* client, const kiln_computation
                             kiln::capi::ReadStruct(kiln_capi_function, options));
       compile_options.optimization_level = given.optimization_level;
       compile_options.num_threads = given.num_threads;
+      if (given.allow_unsafe_nan_math != 0 && given.allow_unsafe_nan_math != 1) {
+        return kiln::InvalidArgument(kiln_capi_function, ": allow_unsafe_nan_math must be 0 or 1, got ",
+                                     given.allow_unsafe_nan_math);
+      }
+      compile_options.allow_unsafe_nan_math = given.allow_unsafe_nan_math == 1;
       KILN_RETURN_IF_ERROR(kiln::CheckCompileOptions(kiln_capi_function, compile_options));
     }
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<kiln::Executable> compiled,

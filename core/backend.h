@@ -44,6 +44,10 @@ struct CompileOptions {
   // UNIMPLEMENTED. A dumping compile never comes from a cache.
   std::string dump_hlo_dir;
   std::string dump_ir_dir;
+  // Compile programs whose results depend on NaN and infinities even for a
+  // device that may not keep them (kiln_compile_options_t.allow_unsafe_nan_math):
+  // such results may then be wrong. Backends that always keep them ignore it.
+  bool allow_unsafe_nan_math = false;
 };
 
 struct ExecuteOptions {

@@ -67,8 +67,10 @@ Status CheckNanPreservation(const Module& module, const ShaderFeatures& features
           " cannot keep NaN and infinities in ", width, "-bit floats (no shaderSignedZeroInfNanPreserveFloat",
           width,
           ", VK_KHR_shader_float_controls), so its driver may fold NaN tests away; run it on "
-          "another backend, or set KILN_VULKAN_ALLOW_NAN_UNSAFE=1 to compile it anyway "
-          "(results with NaN or infinities may then be wrong)");
+          "another backend, or compile it anyway with the compile option allow_unsafe_nan_math "
+          "(kiln_compile_options_t.allow_unsafe_nan_math = 1; kiln run --allow-unsafe-nan-math; or the "
+          "environment variable KILN_VULKAN_ALLOW_NAN_UNSAFE=1): results with NaN or infinities may then "
+          "be wrong");
     }
   }
   return OkStatus();

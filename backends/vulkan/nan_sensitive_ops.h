@@ -6,7 +6,9 @@
 // NaN ever occurs and fold the tests HLO's semantics rest on (NVIDIA's
 // folded `x != x`). A module holding such an op in that width is refused at
 // compile time, naming the instruction and the device, unless the caller
-// accepts the risk with KILN_VULKAN_ALLOW_NAN_UNSAFE=1.
+// accepts the risk: the compile option allow_unsafe_nan_math
+// (CompileOptions, kiln_compile_options_t), or KILN_VULKAN_ALLOW_NAN_UNSAFE=1
+// for every compile (tools that do not expose the option).
 #pragma once
 
 #include <string>

@@ -97,7 +97,8 @@ class VulkanBackend : public Backend {
     KILN_RETURN_IF_ERROR(CheckRegisteredOps(module, name()));
     KILN_RETURN_IF_ERROR(CheckCustomCallTargetsRegistered(module, name()));
     KILN_RETURN_IF_ERROR(
-        CheckNanPreservation(module, features_, vulkan_->info().name, NanUnsafeAllowedByEnvironment()));
+        CheckNanPreservation(module, features_, vulkan_->info().name,
+                             options.allow_unsafe_nan_math || NanUnsafeAllowedByEnvironment()));
     const std::string stem = DumpFileStem(module.name());
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(

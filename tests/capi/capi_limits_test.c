@@ -108,6 +108,17 @@ static void test_compile_option_limits(void) {
   options.optimization_level = 3;
   CHECK_OK(kiln_client_compile(client, computation, &options, &executable));
   kiln_executable_destroy(executable);
+  executable = NULL;
+
+  /* The NaN opt-in is a flag: anything but 0 or 1 is refused by name; 1 is
+   * accepted by a backend that keeps NaN anyway. */
+  options.allow_unsafe_nan_math = 2;
+  EXPECT_ERRORS(kiln_client_compile(client, computation, &options, &executable), KILN_STATUS_INVALID_ARGUMENT,
+                "kiln_client_compile", "allow_unsafe_nan_math must be 0 or 1, got 2", NULL);
+  CHECK(executable == NULL);
+  options.allow_unsafe_nan_math = 1;
+  CHECK_OK(kiln_client_compile(client, computation, &options, &executable));
+  kiln_executable_destroy(executable);
 
   kiln_computation_destroy(computation);
   kiln_client_destroy(client);

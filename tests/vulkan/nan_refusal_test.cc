@@ -1,7 +1,8 @@
 // Programs whose results depend on NaN and infinities are refused on a
 // device that cannot keep them (no shaderSignedZeroInfNanPreserve for the
 // width they compute in), naming the instruction and the device, unless
-// KILN_VULKAN_ALLOW_NAN_UNSAFE=1 accepts them. lavapipe has float controls,
+// the compile option allow_unsafe_nan_math (or KILN_VULKAN_ALLOW_NAN_UNSAFE=1)
+// accepts them. lavapipe has float controls,
 // so the backend tests play a device without them through the features
 // hook (SetShaderFeaturesOverrideForTesting).
 #include <cstdlib>
@@ -68,8 +69,10 @@ TEST(NanSensitiveOps, RefusedNamingInstructionWidthAndDevice) {
   ASSERT_NE(module, nullptr);
   const Status refused = CheckNanPreservation(*module, WithoutNanPreserve(true, false), "Some GPU", false);
   EXPECT_EQ(refused.code(), StatusCode::kUnimplemented);
-  for (const char* part : {"is-finite", "(f in e)", "Some GPU", "32-bit",
-                           "shaderSignedZeroInfNanPreserveFloat32", "KILN_VULKAN_ALLOW_NAN_UNSAFE=1"})
+  for (const char* part :
+       {"is-finite", "(f in e)", "Some GPU", "32-bit", "shaderSignedZeroInfNanPreserveFloat32",
+        "allow_unsafe_nan_math", "kiln_compile_options_t.allow_unsafe_nan_math = 1",
+        "--allow-unsafe-nan-math", "KILN_VULKAN_ALLOW_NAN_UNSAFE=1"})
     EXPECT_NE(refused.message().find(part), std::string::npos) << part << " in " << refused.ToString();
   EXPECT_TRUE(CheckNanPreservation(*module, WithoutNanPreserve(true, false), "Some GPU", true).ok());
   EXPECT_TRUE(CheckNanPreservation(*module, WithoutNanPreserve(false, true), "Some GPU", false).ok());
@@ -143,7 +146,26 @@ ENTRY e {
   EXPECT_EQ(got, Literal::FromVector<float>({1, 4, 9, 0.25f}));
 }
 
-TEST_F(VulkanWithoutFloatControls, OptInCompilesAndRuns) {
+TEST_F(VulkanWithoutFloatControls, CompileOptionOptsInAndRuns) {
+  std::unique_ptr<Module> module = ParseRefusalModule(kIsFinite);
+  ASSERT_NE(module, nullptr);
+  CompileOptions options;
+  options.allow_unsafe_nan_math = true;
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable, vulkan_->Compile(*module, options));
+  const Literal x = Literal::FromVector<float>({1, -2, 3, 0.5f, 4, 5, 6, 7});
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<DeviceBuffer> argument,
+                            vulkan_->BufferFromLiteral(x, vulkan_->devices()[0]));
+  DeviceBuffer* arguments[] = {argument.get()};
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                            executable->Execute(arguments, ExecuteOptions{}));
+  ASSERT_EQ(results.size(), 1u);
+  KILN_ASSERT_OK_AND_ASSIGN(Literal got, results[0]->ToLiteral());
+  EXPECT_EQ(got, Literal::FromVector<bool>(std::vector<bool>(8, true)));
+  // The option belongs to that compile only: the next one without it refuses.
+  EXPECT_EQ(vulkan_->Compile(*module, CompileOptions{}).status().code(), StatusCode::kUnimplemented);
+}
+
+TEST_F(VulkanWithoutFloatControls, EnvironmentOptInCompilesAndRuns) {
   ::setenv("KILN_VULKAN_ALLOW_NAN_UNSAFE", "1", 1);
   std::unique_ptr<Module> module = ParseRefusalModule(kIsFinite);
   ASSERT_NE(module, nullptr);

@@ -1157,8 +1157,17 @@ typedef struct kiln_compile_options_t {
    * thread (std::thread::hardware_concurrency) and never fewer than 16 may be
    * asked for: more is INVALID_ARGUMENT, and the message gives the limit. */
   int32_t num_threads;
+  /* 1 accepts the risk of wrong results with NaN or infinities: a program whose
+   * results depend on them (maximum, minimum, clamp, a float compare,
+   * is-finite, top-k) is compiled even for a device whose driver may assume no
+   * NaN ever occurs (vulkan without shaderSignedZeroInfNanPreserveFloat32/64),
+   * which otherwise refuses it as UNIMPLEMENTED. 0 (the default, and what a
+   * caller whose struct_size ends before this field gets) refuses. Backends
+   * that always keep NaN ignore it. The environment variable
+   * KILN_VULKAN_ALLOW_NAN_UNSAFE=1 sets it for every compile. */
+  int32_t allow_unsafe_nan_math;
 } kiln_compile_options_t;
-#define KILN_COMPILE_OPTIONS_INIT {sizeof(kiln_compile_options_t), 2, 0}
+#define KILN_COMPILE_OPTIONS_INIT {sizeof(kiln_compile_options_t), 2, 0, 0}
 
 /* Compiles `computation` for the client's backend. `options` may be NULL. An op
  * the backend cannot run is UNIMPLEMENTED naming it. The caller owns
