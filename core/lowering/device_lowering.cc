@@ -1,5 +1,6 @@
 #include "core/lowering/device_lowering.h"
 
+#include <algorithm>
 #include <climits>
 #include <set>
 #include <string>
@@ -7,6 +8,7 @@
 #include <vector>
 
 #include "core/array_leaves.h"
+#include "core/compiler/buffer_assignment.h"
 #include "core/identity_custom_calls.h"
 #include "core/lowering/kernel_key.h"
 #include "core/passes/device_op_expansion.h"
@@ -38,12 +40,7 @@ class Lowerer {
   int NewSlot(DeviceSlotKind kind, int64_t bytes) {
     DeviceSlot slot;
     slot.kind = kind;
-    slot.bytes = bytes;
-    if (kind == DeviceSlotKind::kTemporary) {
-      slot.offset = program_.scratch_bytes;
-      program_.scratch_bytes +=
-          (bytes + rules_.slot_alignment - 1) / rules_.slot_alignment * rules_.slot_alignment;
-    }
+    slot.bytes = bytes;  // a temporary's offset is placed after lowering (PlaceTemporaries)
     program_.slots.push_back(slot);
     return static_cast<int>(program_.slots.size() - 1);
   }
@@ -552,13 +549,49 @@ std::vector<std::string> UnsupportedDeviceOps(const Module& module, const Device
 
 namespace {
 
+// The slots a step reads and writes: what the buffer assignment measures
+// lifetimes by. A launch's buffers are its kernel's arguments, then its
+// results and scratch; a library call's, its instruction's operands, then
+// its outputs. A loop or branch reads its initial state or operands and
+// writes its results (its nested sequences are regions of their own).
+void StepBuffers(const DeviceProgram& program, const DeviceStep& step, std::vector<int>& inputs,
+                 std::vector<int>& outputs) {
+  auto split = [&](size_t reads) {
+    reads = std::min(reads, step.buffers.size());
+    inputs.assign(step.buffers.begin(), step.buffers.begin() + static_cast<std::ptrdiff_t>(reads));
+    outputs.assign(step.buffers.begin() + static_cast<std::ptrdiff_t>(reads), step.buffers.end());
+  };
+  switch (step.kind) {
+    case DeviceStep::Kind::kLaunch:
+      split(program.kernels[static_cast<size_t>(step.kernel)].arguments.size());
+      return;
+    case DeviceStep::Kind::kLibraryCall:
+      split(program.library_calls[static_cast<size_t>(step.call)]->operands.size());
+      return;
+    case DeviceStep::Kind::kConditional:
+      inputs = {step.selector};
+      for (const std::vector<int>& operands : step.branch_operands)
+        inputs.insert(inputs.end(), operands.begin(), operands.end());
+      outputs = step.targets;
+      return;
+    case DeviceStep::Kind::kCopy:
+    case DeviceStep::Kind::kWhile:
+    case DeviceStep::Kind::kInfeed:
+    case DeviceStep::Kind::kOutfeed:
+    case DeviceStep::Kind::kTapePush:
+    case DeviceStep::Kind::kTapePop:
+      inputs = step.sources;
+      outputs = step.targets;
+      return;
+  }
+}
+
 // Entry results computed into temporaries become result slots, written where
-// the caller gets them instead of into scratch and a copy; then the
-// remaining temporaries are packed again. A parameter, a constant, an empty
-// array or a slot named as a second result is still copied out. Aliases of a
-// value share its slot index (every temporary has a scratch range of its
-// own), so changing the slot moves all of them.
-void PlaceResults(DeviceProgram& program, int64_t alignment) {
+// the caller gets them instead of into scratch and a copy. A parameter, a
+// constant, an empty array or a slot named as a second result is still
+// copied out. Aliases of a value share its slot index, so changing the slot
+// moves all of them.
+void PlaceResults(DeviceProgram& program) {
   const std::vector<int>& results = program.sequences[0].results;
   for (size_t i = 0; i < results.size(); ++i) {
     DeviceSlot& slot = program.slots[static_cast<size_t>(results[i])];
@@ -567,12 +600,43 @@ void PlaceResults(DeviceProgram& program, int64_t alignment) {
     slot.index = static_cast<int64_t>(i);
     slot.offset = 0;
   }
-  program.scratch_bytes = 0;
-  for (DeviceSlot& slot : program.slots) {
-    if (slot.kind != DeviceSlotKind::kTemporary) continue;
-    slot.offset = program.scratch_bytes;
-    program.scratch_bytes += (slot.bytes + alignment - 1) / alignment * alignment;
+}
+
+// The remaining temporaries are placed in the scratch block by the shared
+// buffer assignment (core/compiler/buffer_assignment.h), as the CPU's arena
+// is: each sequence is a region, and temporaries that are never live
+// together share bytes. Steps run in order, with a full barrier (vulkan)
+// or on one stream (cuda) between them, so a kernel never writes bytes an
+// earlier one still reads.
+void PlaceTemporaries(DeviceProgram& program, int64_t alignment) {
+  compiler::BufferAssignmentProblem problem;
+  problem.alignment = alignment;
+  problem.buffers.resize(program.slots.size());
+  for (size_t s = 0; s < program.slots.size(); ++s) {
+    problem.buffers[s].bytes = program.slots[s].bytes;
+    problem.buffers[s].in_arena = program.slots[s].kind == DeviceSlotKind::kTemporary;
+    problem.buffers[s].region = -1;
   }
+  problem.regions.resize(program.sequences.size());
+  for (size_t region = 0; region < program.sequences.size(); ++region) {
+    const DeviceStepSequence& sequence = program.sequences[region];
+    for (const DeviceStep& step : sequence.steps) {
+      compiler::AssignmentStep& uses = problem.regions[region].emplace_back();
+      StepBuffers(program, step, uses.inputs, uses.outputs);
+      // A temporary belongs to the sequence whose step writes it first.
+      for (int output : uses.outputs) {
+        int& owner = problem.buffers[static_cast<size_t>(output)].region;
+        if (owner < 0) owner = static_cast<int>(region);
+      }
+    }
+    problem.region_results.push_back(sequence.results);
+  }
+  for (compiler::AssignmentBuffer& buffer : problem.buffers) buffer.region = std::max(buffer.region, 0);
+  const compiler::BufferAssignment assignment = compiler::AssignBuffers(problem);
+  for (size_t s = 0; s < program.slots.size(); ++s) {
+    if (program.slots[s].kind == DeviceSlotKind::kTemporary) program.slots[s].offset = assignment.offset[s];
+  }
+  program.scratch_bytes = assignment.arena_bytes;
 }
 
 }  // namespace
@@ -594,7 +658,8 @@ Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules&
     return Internal(rules.backend, ": the entry yields ", program.sequences[0].results.size(),
                     " arrays, its shape has ", program.result_leaves.size());
   }
-  PlaceResults(program, rules.slot_alignment);
+  PlaceResults(program);
+  PlaceTemporaries(program, rules.slot_alignment);
   return OkStatus();
 }
 

@@ -35,6 +35,7 @@ struct FakeHooks {
   size_t (*live_bytes)() = nullptr;
   int (*live_modules)() = nullptr;
   int (*device_copies)(size_t* bytes) = nullptr;
+  size_t (*take_peak_bytes)() = nullptr;
 };
 
 const char* DriverPath() {
@@ -52,6 +53,7 @@ FakeHooks Hooks() {
   hooks.live_bytes = reinterpret_cast<size_t (*)()>(dlsym(library, "kiln_fake_cuda_live_bytes"));
   hooks.live_modules = reinterpret_cast<int (*)()>(dlsym(library, "kiln_fake_cuda_live_modules"));
   hooks.device_copies = reinterpret_cast<int (*)(size_t*)>(dlsym(library, "kiln_fake_cuda_device_copies"));
+  hooks.take_peak_bytes = reinterpret_cast<size_t (*)()>(dlsym(library, "kiln_fake_cuda_take_peak_bytes"));
   return hooks;
 }
 
@@ -104,6 +106,7 @@ class CudaOnFakeDriver : public ::testing::Test {
     ASSERT_NE(hooks_.live_bytes, nullptr);
     ASSERT_NE(hooks_.live_modules, nullptr);
     ASSERT_NE(hooks_.device_copies, nullptr);
+    ASSERT_NE(hooks_.take_peak_bytes, nullptr);
   }
 
   std::unique_ptr<DeviceBuffer> Buffer(const Literal& literal) {
@@ -320,6 +323,38 @@ TEST_F(FakeDriver, AddLaunchesOneKernel) {
   EXPECT_EQ(sum[0]->shape(), Shape(ElementType::kF32, {1000}));
   // The fake ran nothing, so only the result's shape is known.
   EXPECT_EQ(Download(*sum[0]).shape(), Shape(ElementType::kF32, {1000}));
+}
+
+// Six dots in a chain: five temporaries of 16 KiB, never more than two
+// live at once, so the execution's scratch block holds two (the shared
+// buffer assignment, core/compiler/buffer_assignment.h); with a range per
+// temporary it held five. The device memory allocated at the peak is the
+// result and that block.
+TEST_F(FakeDriver, AChainOfKernelsReusesTheBytesOfDeadTemporaries) {
+  std::unique_ptr<DeviceBuffer> x =
+      Buffer(Literal::FromVector<float>(std::vector<float>(64 * 64, 0.5f), {64, 64}));
+  std::unique_ptr<DeviceBuffer> w =
+      Buffer(Literal::FromVector<float>(std::vector<float>(64 * 64, 0.25f), {64, 64}));
+  std::unique_ptr<Executable> chain = Compile(R"(HloModule dot_chain
+ENTRY e {
+  x = f32[64,64] parameter(0)
+  w = f32[64,64] parameter(1)
+  d1 = f32[64,64] dot(x, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d2 = f32[64,64] dot(d1, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d3 = f32[64,64] dot(d2, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d4 = f32[64,64] dot(d3, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  d5 = f32[64,64] dot(d4, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT d6 = f32[64,64] dot(d5, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_TRUE(x && w && chain);
+  const size_t before = hooks_.live_bytes();
+  hooks_.take_peak_bytes();
+  const int launches = hooks_.launch_count();
+  std::vector<std::unique_ptr<DeviceBuffer>> result = Run(*chain, {x.get(), w.get()});
+  ASSERT_EQ(result.size(), 1u);
+  EXPECT_EQ(hooks_.launch_count(), launches + 6);
+  constexpr size_t kArray = 64 * 64 * sizeof(float);
+  EXPECT_EQ(hooks_.take_peak_bytes() - before, kArray + 2 * kArray) << "the result and two temporaries";
 }
 
 // rng-bit-generator is one kernel (rng_bit_generator_emitter.h): a thread

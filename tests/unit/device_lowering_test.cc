@@ -226,15 +226,17 @@ ENTRY e {
   ASSERT_EQ(reduce->buffers.size(), 4u);  // operand, init, output, scratch
   EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].bytes, 100);
   EXPECT_EQ(program.constants.size(), 4u);  // two in the entry, one in the condition, one in the body
-  // The temporaries that remain are packed in order, each rounded up to 64.
-  int64_t expected_offset = 0;
+  // The temporaries that remain lie in the scratch block at multiples of
+  // 64 (the buffer assignment places them: device_buffer_reuse_test.cc).
+  int64_t temporaries = 0;
   for (const DeviceSlot& slot : program.slots) {
     if (slot.kind != DeviceSlotKind::kTemporary) continue;
-    EXPECT_EQ(slot.offset, expected_offset);
-    expected_offset += (slot.bytes + 63) / 64 * 64;
+    ++temporaries;
+    EXPECT_EQ(slot.offset % 64, 0);
+    EXPECT_LE(slot.offset + slot.bytes, program.scratch_bytes);
   }
-  EXPECT_GT(expected_offset, 0);
-  EXPECT_EQ(program.scratch_bytes, expected_offset);
+  EXPECT_GT(temporaries, 0);
+  EXPECT_GT(program.scratch_bytes, 0);
   EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].offset % 64, 0);
 }
 

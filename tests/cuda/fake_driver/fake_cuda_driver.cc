@@ -84,6 +84,7 @@ struct State {
   CUctx_st contexts[kMaxDevices];
   std::map<CUdeviceptr, size_t> allocations;  // base -> bytes
   size_t live_bytes = 0;
+  size_t peak_bytes = 0;  // the most live_bytes since kiln_fake_cuda_reset_peak_bytes
   std::set<CUmod_st*> modules;
   std::set<CUstream_st*> streams;
   int launches = 0;
@@ -376,6 +377,7 @@ KILN_FAKE_EXPORT CUresult cuMemAlloc_v2(CUdeviceptr* pointer, size_t bytes) {
   *pointer = reinterpret_cast<CUdeviceptr>(memory);
   s.allocations[*pointer] = bytes;
   s.live_bytes += bytes;
+  s.peak_bytes = std::max(s.peak_bytes, s.live_bytes);
   return CUDA_SUCCESS;
 }
 
@@ -589,6 +591,16 @@ KILN_FAKE_EXPORT size_t kiln_fake_cuda_live_bytes(void) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return s.live_bytes;
+}
+
+// The most device memory allocated at once since the last call (or the
+// start): how much an execution's temporaries took at their peak.
+KILN_FAKE_EXPORT size_t kiln_fake_cuda_take_peak_bytes(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  const size_t peak = s.peak_bytes;
+  s.peak_bytes = s.live_bytes;
+  return peak;
 }
 
 KILN_FAKE_EXPORT int kiln_fake_cuda_live_modules(void) {
