@@ -113,6 +113,7 @@ Status BenchModule(const BenchArguments& arguments, std::ostream& out) {
 
   CompileOptions compile_options;
   compile_options.num_threads = arguments.threads;
+  compile_options.allow_unsafe_nan_math = arguments.allow_unsafe_nan_math;
   const Clock::time_point compile_start = Clock::now();
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend->Compile(*module, compile_options));
   report.compile_ms = SecondsSince(compile_start) * 1e3;

@@ -127,6 +127,9 @@ StatusOr<bool> TakeSharedOption(std::span<const std::string> args, size_t* i, st
   return false;
 }
 
+// The flag of CompileOptions::allow_unsafe_nan_math, in run and bench.
+constexpr std::string_view kAllowUnsafeNanMath = "--allow-unsafe-nan-math";
+
 // The options of `kiln run` beyond the shared ones; returns false for an
 // option it does not know.
 StatusOr<bool> TakeRunOption(std::span<const std::string> args, size_t* i, RunArguments& run,
@@ -134,6 +137,10 @@ StatusOr<bool> TakeRunOption(std::span<const std::string> args, size_t* i, RunAr
   const std::string& arg = args[*i];
   if (arg == "--random-inputs") {
     run.random_inputs = true;
+    return true;
+  }
+  if (arg == kAllowUnsafeNanMath) {
+    run.allow_unsafe_nan_math = true;
     return true;
   }
   if (arg == "--progress") {
@@ -243,6 +250,10 @@ StatusOr<CommandLine> ParseBench(std::span<const std::string> args) {
             if (shared) return true;
             if (all[*i] == "--json") {
               bench.json = true;
+              return true;
+            }
+            if (all[*i] == kAllowUnsafeNanMath) {
+              bench.allow_unsafe_nan_math = true;
               return true;
             }
             KILN_ASSIGN_OR_RETURN(std::optional<std::string> iterations, OptionValue(all, i, "--iterations"));
@@ -403,10 +414,11 @@ static_assert(kMaxModuleTextBytes == size_t{256} << 20 && kThreadsPerHardwareThr
   "kiln run MODULE.hlo [--backend NAME] [--input FILE.npy]... [--output-dir DIR] [--rng-seed N]\n" \
   "                [--random-inputs [--seed N]] [--compare-with BACKEND] [--expect DIR]\n"         \
   "                [--rtol R] [--atol A] [--dump-hlo DIR] [--dump-ir DIR] [--progress]\n"          \
-  "                [--timeout SECONDS]\n"
+  "                [--timeout SECONDS] [--allow-unsafe-nan-math]\n"
 #define KILN_BENCH_USAGE                                                                         \
   "kiln bench MODULE.hlo [--backend NAME] [--input FILE.npy]... [--iterations N] [--warmup N]\n" \
-  "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"
+  "                  [--min-time SECONDS] [--threads N] [--json] [--output-dir DIR]\n"           \
+  "                  [--allow-unsafe-nan-math]\n"
 #define KILN_COMPILE_USAGE \
   "kiln compile MODULE.hlo --backend cuda --emit ptx --target sm_XX [--output-dir DIR]\n"
 #define KILN_GRAD_USAGE "kiln grad MODULE.hlo --wrt I,J,... --output OUT.hlo\n"
@@ -487,6 +499,12 @@ const char* RunHelpText() {
          "                     cpu backend).\n"
          "  --progress         reports each phase (parse, compile, run) on stderr. On a\n"
          "                     terminal, phases longer than a second are reported anyway.\n"
+         "  --allow-unsafe-nan-math\n"
+         "                     compiles a module whose results depend on NaN or\n"
+         "                     infinities (maximum, minimum, clamp, float compares,\n"
+         "                     is-finite, top-k) even for a device whose driver may\n"
+         "                     assume there are none (vulkan without float controls),\n"
+         "                     which refuses it otherwise; such results may be wrong.\n"
          "\n"
          "Options may also be written --name=VALUE.\n" KILN_EXIT_STATUS;
 }
@@ -500,6 +518,7 @@ const char* BenchHelpText() {
          "and the best, median and mean microseconds per execute (one JSON object with\n"
          "--json). --threads sets the intra-op threads (0 = one per core); --output-dir\n"
          "writes the last execution's results. Inputs bind as for 'kiln run'.\n"
+         "--allow-unsafe-nan-math compiles as 'kiln run' does with it.\n"
          "\n"
          "\n"
          "Options may also be written --name=VALUE.\n" KILN_LIMITS

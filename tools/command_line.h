@@ -37,6 +37,8 @@ struct RunArguments {
   std::string dump_ir_dir;
   // Report every phase on stderr (otherwise only long ones, on a terminal).
   bool progress = false;
+  // CompileOptions::allow_unsafe_nan_math (--allow-unsafe-nan-math).
+  bool allow_unsafe_nan_math = false;
 };
 
 struct BenchArguments {
@@ -52,6 +54,8 @@ struct BenchArguments {
   bool json = false;
   // Where the last execution's results are written, as for `kiln run`.
   std::optional<std::string> output_dir;
+  // CompileOptions::allow_unsafe_nan_math (--allow-unsafe-nan-math).
+  bool allow_unsafe_nan_math = false;
 };
 
 // `kiln compile`: ahead-of-time output for a backend, written to a file.

@@ -55,6 +55,7 @@ StatusOr<RunOutcome> RunModule(const RunArguments& arguments, std::ostream& out,
   CompileOptions compile;
   compile.dump_hlo_dir = arguments.dump_hlo_dir;
   compile.dump_ir_dir = arguments.dump_ir_dir;
+  compile.allow_unsafe_nan_math = arguments.allow_unsafe_nan_math;
   ExecuteOptions execute;
   execute.rng_seed = arguments.rng_seed;
   if (arguments.timeout_seconds > 0) {

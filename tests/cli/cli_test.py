@@ -680,6 +680,25 @@ def test_input_larger_than_its_parameter(ctx):
 
 
 @case
+def test_allow_unsafe_nan_math(ctx):
+    # The flag reaches CompileOptions; backends that keep NaN (the interpreter
+    # here) compile with it and give NaN-exact results. The refusal it lifts
+    # is tested in tests/vulkan/nan_refusal_test.cc on a faked device.
+    hlo = ctx.write("finite.hlo", b"HloModule finite\nENTRY e {\n  x = f32[4] parameter(0)\n"
+                    b"  ROOT f = pred[4] is-finite(x)\n}\n")
+    x = ctx.write("x.npy", npy_bytes("<f4", (4,), struct.pack("<4f", 1, float("nan"), float("inf"), 0)))
+    result = ctx.run("run", hlo, "--backend", "interpreter", "--input", x, "--allow-unsafe-nan-math")
+    expect(result.returncode == 0 and "{true, false, false, true}" in result.stdout, "run with the flag", result)
+    result = ctx.run("bench", hlo, "--backend", "interpreter", "--input", x, "--iterations", "1",
+                     "--allow-unsafe-nan-math")
+    expect(result.returncode == 0, "bench with the flag", result)
+    for command in ("run", "bench"):
+        result = ctx.run(command, "--help")
+        expect(result.returncode == 0 and "--allow-unsafe-nan-math" in result.stdout, "help names the flag", result)
+    expect_usage_error(ctx.run("run", hlo, "--allow-unsafe-nan-math=1"), "unknown option '--allow-unsafe-nan-math=1'")
+
+
+@case
 def test_thread_limit(ctx):
     # The limit is 4 per hardware thread and never below 16.
     limit = max(16, 4 * os.cpu_count())
