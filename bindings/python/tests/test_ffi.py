@@ -39,7 +39,7 @@ def test_every_function_is_declared_with_its_arity():
 def test_struct_sizes_follow_the_header_layout():
     # Every option struct is size_t + fields; on LP64 each list is (pointer, size_t).
     assert ctypes.sizeof(_ffi.ClientOptions) == 24  # 0.2 appended num_devices (int32, padded)
-    assert ctypes.sizeof(_ffi.CompileOptions) == 16
+    assert ctypes.sizeof(_ffi.CompileOptions) == 24  # 0.2 appended allow_unsafe_nan_math (int32, padded)
     assert ctypes.sizeof(_ffi.ExecuteOptions) == 56  # 0.2: device, donated_arguments + count
     assert ctypes.sizeof(_ffi.DotDimensionNumbers) == 8 + 4 * 16
     assert ctypes.sizeof(_ffi.GatherDimensionNumbers) == 8 + 5 * 16 + 8

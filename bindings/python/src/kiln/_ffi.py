@@ -121,6 +121,7 @@ class CompileOptions(Structure):
         ("struct_size", c_size_t),
         ("optimization_level", c_int32),
         ("num_threads", c_int32),
+        ("allow_unsafe_nan_math", c_int32),
     ]
 
 

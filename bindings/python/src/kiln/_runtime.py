@@ -917,12 +917,29 @@ class Client(Handle):
         return Buffer(out.value, self)
 
     def compile(
-        self, computation: Computation, *, optimization_level: int = 2, num_threads: int = 0
+        self,
+        computation: Computation,
+        *,
+        optimization_level: int = 2,
+        num_threads: int = 0,
+        allow_unsafe_nan_math: bool = False,
     ) -> Executable:
-        """Compiles `computation` for this client's backend."""
+        """Compiles `computation` for this client's backend.
+
+        allow_unsafe_nan_math=True compiles a computation whose results depend
+        on NaN or infinities even for a device whose driver may assume there
+        are none (vulkan without float controls), which refuses it otherwise:
+        such results may then be wrong."""
         if not isinstance(computation, Computation):
             raise TypeError(f"kiln: compile needs a Computation, not {type(computation).__name__}")
-        options = _ffi.CompileOptions(ctypes.sizeof(_ffi.CompileOptions), optimization_level, num_threads)
+        if not isinstance(allow_unsafe_nan_math, bool):
+            raise TypeError(
+                "kiln: compile's allow_unsafe_nan_math must be a bool, not "
+                f"{type(allow_unsafe_nan_math).__name__}"
+            )
+        options = _ffi.CompileOptions(
+            ctypes.sizeof(_ffi.CompileOptions), optimization_level, num_threads, int(allow_unsafe_nan_math)
+        )
         out = ctypes.c_void_p()
         check(lib.kiln_client_compile(self._p, computation._p, ctypes.byref(options), ctypes.byref(out)))
         return Executable(out.value, self)
