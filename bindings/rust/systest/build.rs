@@ -53,7 +53,7 @@ fn main() {
         (
             "kiln_compile_options_t",
             "KILN_COMPILE_OPTIONS_INIT",
-            &["struct_size", "optimization_level", "num_threads"][..],
+            &["struct_size", "optimization_level", "num_threads", "allow_unsafe_nan_math"][..],
         ),
         (
             "kiln_execute_options_t",

@@ -241,12 +241,18 @@ pub struct kiln_compile_options_t {
     pub struct_size: usize,
     pub optimization_level: i32,
     pub num_threads: i32,
+    pub allow_unsafe_nan_math: i32,
 }
 
 impl Default for kiln_compile_options_t {
     /// `KILN_COMPILE_OPTIONS_INIT`.
     fn default() -> Self {
-        Self { struct_size: core::mem::size_of::<Self>(), optimization_level: 2, num_threads: 0 }
+        Self {
+            struct_size: core::mem::size_of::<Self>(),
+            optimization_level: 2,
+            num_threads: 0,
+            allow_unsafe_nan_math: 0,
+        }
     }
 }
 

@@ -174,6 +174,7 @@ impl Client {
         let opts = sys::kiln_compile_options_t {
             optimization_level: options.optimization_level,
             num_threads: options.num_threads,
+            allow_unsafe_nan_math: i32::from(options.allow_unsafe_nan_math),
             ..Default::default()
         };
         let mut raw = ptr::null_mut();
@@ -227,12 +228,22 @@ pub struct CompileOptions {
     pub optimization_level: i32,
     /// Threads for intra-op parallelism; 0 (the default) = one per core.
     pub num_threads: i32,
+    /// `true` compiles a computation whose results depend on NaN or
+    /// infinities even for a device whose driver may assume there are none
+    /// (vulkan without float controls), which refuses it otherwise with
+    /// [`Code::Unimplemented`]: such results may then be wrong. `false` (the
+    /// default) refuses.
+    pub allow_unsafe_nan_math: bool,
 }
 
 impl Default for CompileOptions {
     fn default() -> Self {
         let d = sys::kiln_compile_options_t::default();
-        CompileOptions { optimization_level: d.optimization_level, num_threads: d.num_threads }
+        CompileOptions {
+            optimization_level: d.optimization_level,
+            num_threads: d.num_threads,
+            allow_unsafe_nan_math: d.allow_unsafe_nan_math != 0,
+        }
     }
 }
 
