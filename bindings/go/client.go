@@ -169,6 +169,14 @@ func WithNumThreads(n int) CompileOption {
 	return func(o *compileOptions) { o.c.num_threads = C.int32_t(n) }
 }
 
+// WithAllowUnsafeNanMath compiles a computation whose results depend on NaN
+// or infinities even for a device whose driver may assume there are none
+// (vulkan without float controls), which refuses it otherwise as
+// Unimplemented: such results may then be wrong. Off by default.
+func WithAllowUnsafeNanMath() CompileOption {
+	return func(o *compileOptions) { o.c.allow_unsafe_nan_math = 1 }
+}
+
 // Compile compiles a computation for the client's backend. The computation
 // may be closed right after. An op the backend cannot run is Unimplemented.
 func (c *Client) Compile(comp *Computation, opts ...CompileOption) (*Executable, error) {
