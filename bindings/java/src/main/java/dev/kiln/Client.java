@@ -149,6 +149,7 @@ public final class Client extends NativeHandle {
           new Struct(arena, Struct.COMPILE_OPTIONS)
               .set("optimization_level", options.optimizationLevel())
               .set("num_threads", options.numThreads())
+              .set("allow_unsafe_nan_math", options.allowUnsafeNanMath() ? 1 : 0)
               .segment;
       MemorySegment out = Native.outPointer(arena);
       Native.check(

@@ -24,7 +24,9 @@ final class Struct {
       MemoryLayout.structLayout(
           JAVA_LONG.withName("struct_size"),
           JAVA_INT.withName("optimization_level"),
-          JAVA_INT.withName("num_threads"));
+          JAVA_INT.withName("num_threads"),
+          JAVA_INT.withName("allow_unsafe_nan_math"),
+          MemoryLayout.paddingLayout(4)); // C pads the struct to its 8-byte alignment
 
   static final StructLayout EXECUTE_OPTIONS =
       MemoryLayout.structLayout(
