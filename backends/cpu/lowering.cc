@@ -7,7 +7,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "backends/cpu/buffer_assignment.h"
 #include "backends/cpu/control_flow_thunks.h"
 #include "backends/cpu/convolution_thunk.h"
 #include "backends/cpu/cpu_buffer.h"
@@ -16,6 +15,7 @@
 #include "backends/cpu/fft_thunk.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
+#include "backends/cpu/program_buffers.h"
 #include "backends/cpu/rng_bit_generator_thunk.h"
 #include "backends/cpu/row_scatter_thunk.h"
 #include "backends/cpu/scan_thunk.h"

@@ -4,10 +4,9 @@
 // lifetime, lets a dynamic-update-slice write its result over its operand
 // when the operand dies there, writes entry results straight into the
 // caller's buffers, and places the rest in one arena where buffers that
-// are never live together share bytes (arena_planner.h). The device
-// lowering (core/lowering/device_lowering.cc) describes its program this
-// way; the CPU backend's own copy (backends/cpu/buffer_assignment.cc) is
-// still to be made a description of its thunks over this one.
+// are never live together share bytes (arena_planner.h). The CPU backend
+// (backends/cpu/program_buffers.h) and the device lowering
+// (core/lowering/device_lowering.cc) each describe their program this way.
 #pragma once
 
 #include <cstdint>
