@@ -11,6 +11,7 @@ const std::vector<DeviceOpExpansion>& DeviceOpExpansions() {
       {"potrf (Cholesky)", MatchesCholesky, ExpandCholesky},
       {"trsm (triangular solve)", MatchesTriangularSolve, ExpandTriangularSolve},
       {"getrf (LU with partial pivoting)", MatchesLu, ExpandLu},
+      {"fft (FFT, IFFT, RFFT, IRFFT)", IsFft, ExpandFft},
       {"geqrf (Householder QR)", MatchesGeqrf, ExpandGeqrf},
       {"orgqr/ungqr (Q of a QR)", MatchesOrgqr, ExpandOrgqr},
       {"gehrd (Hessenberg reduction)", MatchesGehrd, ExpandGehrd},

@@ -21,6 +21,10 @@ StatusOr<std::unique_ptr<Module>> ExpandTriangularSolve(const Instruction& instr
 bool MatchesLu(const Instruction& instruction);
 StatusOr<std::unique_ptr<Module>> ExpandLu(const Instruction& instruction);
 
+// fft (every fft_type, c64 and c128, 1 to 3 dimensions): fft.cc.
+bool IsFft(const Instruction& instruction);
+StatusOr<std::unique_ptr<Module>> ExpandFft(const Instruction& instruction);
+
 // geqrf (Householder QR), orgqr/ungqr (its Q), gehrd (Hessenberg): qr.cc.
 bool MatchesGeqrf(const Instruction& instruction);
 StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction);
