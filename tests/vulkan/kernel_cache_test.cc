@@ -68,7 +68,7 @@ class TemporaryDirectory {
   fs::path path_;
 };
 
-std::span<const std::byte> Bytes(const std::string& text) {
+std::span<const std::byte> TextBytes(const std::string& text) {
   return {reinterpret_cast<const std::byte*>(text.data()), text.size()};
 }
 
@@ -156,8 +156,8 @@ TEST(DiskCache, StoresAndLoadsByKey) {
   TemporaryDirectory directory;
   DiskCache cache(directory.path(), kDefaultDiskCacheBytes);
   EXPECT_FALSE(cache.Load("key one").has_value());
-  cache.Store("key one", Bytes("payload one"));
-  cache.Store("key two", Bytes("payload two, longer"));
+  cache.Store("key one", TextBytes("payload one"));
+  cache.Store("key two", TextBytes("payload two, longer"));
   std::optional<std::vector<std::byte>> one = cache.Load("key one");
   ASSERT_TRUE(one.has_value());
   EXPECT_EQ(std::string(reinterpret_cast<const char*>(one->data()), one->size()), "payload one");
@@ -175,7 +175,7 @@ TEST(DiskCache, CorruptTruncatedGarbageAndForeignFilesAreMisses) {
   DiskCache cache(directory.path(), kDefaultDiskCacheBytes);
   const std::string payload(200, 'p');
   auto rewrite = [&](const std::string& key, auto&& edit) {
-    cache.Store(key, Bytes(payload));
+    cache.Store(key, TextBytes(payload));
     std::ifstream in(cache.PathOf(key), std::ios::binary);
     std::string file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     in.close();
@@ -188,14 +188,14 @@ TEST(DiskCache, CorruptTruncatedGarbageAndForeignFilesAreMisses) {
   rewrite("empty", [](std::string& file) { file.clear(); });
   // Another key's intact file in this key's place (what a hash collision
   // or another device's file would look like).
-  cache.Store("other key", Bytes(payload));
+  cache.Store("other key", TextBytes(payload));
   fs::copy_file(cache.PathOf("other key"), cache.PathOf("foreign"), fs::copy_options::overwrite_existing);
   for (const char* key : {"flipped", "truncated", "garbage", "empty", "foreign"})
     EXPECT_FALSE(cache.Load(key).has_value()) << key;
   EXPECT_EQ(cache.stats().ignored, 5u);
   EXPECT_TRUE(cache.Load("other key").has_value());
   // A store replaces a corrupt file.
-  cache.Store("flipped", Bytes(payload));
+  cache.Store("flipped", TextBytes(payload));
   EXPECT_TRUE(cache.Load("flipped").has_value());
 }
 
@@ -205,7 +205,7 @@ TEST(DiskCache, StaysUnderItsBoundDroppingTheLeastRecentlyUsed) {
   DiskCache cache(directory.path(), kBound);
   const std::string payload(1000, 'x');
   for (int i = 0; i < 40; ++i) {
-    cache.Store("entry " + std::to_string(i), Bytes(payload));
+    cache.Store("entry " + std::to_string(i), TextBytes(payload));
     uint64_t total = 0;
     for (const fs::path& file : CacheFiles(directory.path())) total += fs::file_size(file);
     EXPECT_LE(total, kBound) << "after " << i + 1 << " stores";
@@ -214,7 +214,7 @@ TEST(DiskCache, StaysUnderItsBoundDroppingTheLeastRecentlyUsed) {
   EXPECT_TRUE(cache.Load("entry 39").has_value());  // the newest stays
   EXPECT_FALSE(cache.Load("entry 0").has_value());  // the oldest went
   // A payload larger than half the bound is not stored at all.
-  cache.Store("huge", Bytes(std::string(kBound, 'h')));
+  cache.Store("huge", TextBytes(std::string(kBound, 'h')));
   EXPECT_FALSE(cache.Load("huge").has_value());
 }
 

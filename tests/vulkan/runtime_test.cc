@@ -33,7 +33,7 @@ struct SaxpyParameters {
 };
 
 template <typename T>
-std::span<const std::byte> Bytes(const T& value) {
+std::span<const std::byte> ValueBytes(const T& value) {
   return std::as_bytes(std::span<const T, 1>(&value, 1));
 }
 
@@ -286,7 +286,7 @@ TEST_F(Kernels, SaxpyOverOneMillionFloats) {
   ASSERT_TRUE(commands.ok()) << commands.status().ToString();
   const SaxpyParameters parameters{3.0f, n};
   const std::shared_ptr<Buffer> bindings[] = {xs, ys};
-  Status status = (*commands)->Dispatch(saxpy, bindings, Bytes(parameters), {(n + 127) / 128, 1, 1});
+  Status status = (*commands)->Dispatch(saxpy, bindings, ValueBytes(parameters), {(n + 127) / 128, 1, 1});
   ASSERT_TRUE(status.ok()) << status.ToString();
   status = (*commands)->SubmitAndWait();
   ASSERT_TRUE(status.ok()) << status.ToString();
@@ -383,9 +383,9 @@ TEST_F(Commands, DependentStepsInOneRecording) {
   ASSERT_TRUE(commands.Fill(b, 0, bytes, bits(2.0f)).ok());
   ASSERT_TRUE(commands.Copy(a, 0, c, 0, bytes).ok());  // c = 1
   const std::shared_ptr<Buffer> ab[] = {a, b}, bc[] = {b, c}, cb[] = {c, b};
-  ASSERT_TRUE(commands.Dispatch(saxpy, ab, Bytes(three), {groups, 1, 1}).ok());      // b = 3*1 + 2 = 5
-  ASSERT_TRUE(commands.Dispatch(saxpy, bc, Bytes(two), {groups, 1, 1}).ok());        // c = 2*5 + 1 = 11
-  ASSERT_TRUE(commands.Dispatch(saxpy, cb, Bytes(minus_one), {groups, 1, 1}).ok());  // b = -11 + 5 = -6
+  ASSERT_TRUE(commands.Dispatch(saxpy, ab, ValueBytes(three), {groups, 1, 1}).ok());      // b = 3*1 + 2 = 5
+  ASSERT_TRUE(commands.Dispatch(saxpy, bc, ValueBytes(two), {groups, 1, 1}).ok());        // c = 2*5 + 1 = 11
+  ASSERT_TRUE(commands.Dispatch(saxpy, cb, ValueBytes(minus_one), {groups, 1, 1}).ok());  // b = -11 + 5 = -6
   ASSERT_TRUE(commands.Copy(b, 0, a, 0, bytes / 2).ok());                            // a[:n/2] = -6
   EXPECT_EQ(commands.steps(), 7u);
   Status status = commands.SubmitAndWait();
@@ -428,7 +428,7 @@ TEST_F(Commands, ConcurrentSubmissionsFromFourThreads) {
         if (!commands.ok()) return fail(commands.status().ToString());
         const SaxpyParameters parameters{static_cast<float>(t + 1), n};
         const std::shared_ptr<Buffer> bindings[] = {*xs, *ys};
-        Status status = (*commands)->Dispatch(saxpy, bindings, Bytes(parameters), {(n + 63) / 64, 1, 1});
+        Status status = (*commands)->Dispatch(saxpy, bindings, ValueBytes(parameters), {(n + 63) / 64, 1, 1});
         if (status.ok()) status = (*commands)->SubmitAndWait();
         if (!status.ok()) return fail(status.ToString());
         std::vector<float> result(n);
@@ -455,11 +455,11 @@ TEST_F(Commands, RefusesMisuse) {
   CommandList& commands = **recording;
   const SaxpyParameters parameters{1.0f, 0};
   const std::shared_ptr<Buffer> one[] = {buffer}, two[] = {buffer, empty};
-  EXPECT_EQ(commands.Dispatch(saxpy, one, Bytes(parameters), {1, 1, 1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(commands.Dispatch(saxpy, one, ValueBytes(parameters), {1, 1, 1}).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(commands.Dispatch(saxpy, two, {}, {1, 1, 1}).code(), StatusCode::kInvalidArgument);
   const uint32_t too_many = device_->features().max_workgroup_count[0] + 1;
   if (too_many != 0) {
-    EXPECT_EQ(commands.Dispatch(saxpy, two, Bytes(parameters), {too_many, 1, 1}).code(),
+    EXPECT_EQ(commands.Dispatch(saxpy, two, ValueBytes(parameters), {too_many, 1, 1}).code(),
               StatusCode::kInvalidArgument);
   }
   EXPECT_EQ(commands.Fill(buffer, 2, 8, 0).code(), StatusCode::kInvalidArgument);
@@ -468,9 +468,9 @@ TEST_F(Commands, RefusesMisuse) {
   EXPECT_EQ(commands.Copy(buffer, 0, buffer, 8, 16).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(commands.steps(), 0u);
   // A dispatch over no elements, with an empty buffer bound, is fine.
-  Status status = commands.Dispatch(saxpy, two, Bytes(parameters), {1, 1, 1});
+  Status status = commands.Dispatch(saxpy, two, ValueBytes(parameters), {1, 1, 1});
   ASSERT_TRUE(status.ok()) << status.ToString();
-  ASSERT_TRUE(commands.Dispatch(saxpy, two, Bytes(parameters), {0, 1, 1}).ok());
+  ASSERT_TRUE(commands.Dispatch(saxpy, two, ValueBytes(parameters), {0, 1, 1}).ok());
   EXPECT_EQ(commands.steps(), 1u);
   status = commands.SubmitAndWait();
   EXPECT_TRUE(status.ok()) << status.ToString();
