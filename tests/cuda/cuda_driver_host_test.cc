@@ -395,21 +395,34 @@ ENTRY e {
   EXPECT_NE(parameters[1], parameters[2]);
 }
 
-// An op no PTX emitter has is named by the capability query, and compiling
-// it is UNIMPLEMENTED naming it, before anything is launched.
-TEST_F(FakeDriver, FftIsRefusedByName) {
+// An op no PTX emitter has and no expansion rewrites (LAPACK geev: JAX has
+// no GPU version either) is named by the capability query, and compiling it
+// is UNIMPLEMENTED naming it, before anything is launched; fft, which has an
+// expansion into ordinary HLO (core/passes/expansions/), compiles.
+TEST_F(FakeDriver, GeneralEigenIsRefusedByNameAndFftIsExpanded) {
   std::unique_ptr<Module> module = Parse(R"(HloModule m
+ENTRY e {
+  a = f32[4,4]{1,0} parameter(0)
+  eig = (f32[4]{0}, f32[4]{0}, c64[4,4]{0,1}, c64[4,4]{0,1}, s32[]) custom-call(a), custom_call_target="lapack_sgeev_ffi", operand_layout_constraints={f32[4,4]{0,1}}, api_version=API_VERSION_TYPED_FFI, backend_config={compute_left = 78 : ui8, compute_right = 86 : ui8}
+  ROOT w = f32[4]{0} get-tuple-element(eig), index=0
+})");
+  ASSERT_NE(module, nullptr);
+  EXPECT_EQ(backend_->UnsupportedOps(*module), std::vector<std::string>{"custom-call"});
+  StatusOr<std::unique_ptr<Executable>> executable = backend_->Compile(*module, CompileOptions{});
+  ASSERT_FALSE(executable.ok());
+  EXPECT_EQ(executable.status().code(), StatusCode::kUnimplemented);
+  EXPECT_NE(executable.status().message().find("custom-call"), std::string::npos)
+      << executable.status().ToString();
+  std::unique_ptr<Module> fft = Parse(R"(HloModule m
 ENTRY e {
   x = f32[4,8] parameter(0)
   r = c64[4,5] fft(x), fft_type=RFFT, fft_length={8}
   ROOT n = c64[4,5] negate(r)
 })");
-  ASSERT_NE(module, nullptr);
-  EXPECT_EQ(backend_->UnsupportedOps(*module), std::vector<std::string>{"fft"});
-  StatusOr<std::unique_ptr<Executable>> executable = backend_->Compile(*module, CompileOptions{});
-  ASSERT_FALSE(executable.ok());
-  EXPECT_EQ(executable.status().code(), StatusCode::kUnimplemented);
-  EXPECT_NE(executable.status().message().find("fft"), std::string::npos) << executable.status().ToString();
+  ASSERT_NE(fft, nullptr);
+  EXPECT_TRUE(backend_->UnsupportedOps(*fft).empty());
+  StatusOr<std::unique_ptr<Executable>> expanded = backend_->Compile(*fft, CompileOptions{});
+  EXPECT_TRUE(expanded.ok()) << expanded.status().ToString();
   std::unique_ptr<Module> add = Parse(kAdd);
   ASSERT_NE(add, nullptr);
   EXPECT_TRUE(backend_->UnsupportedOps(*add).empty());
