@@ -22,7 +22,7 @@ using dnnl::memory;
 // unchanged, data offset), so no data moves.
 enum class Axis { kBatch, kRows, kColumns };
 
-struct Piece {
+struct MatmulPiece {
   int64_t extent = 0;  // along the axis
   int64_t lhs_offset = 0, rhs_offset = 0, output_offset = 0;
 };
@@ -92,7 +92,7 @@ struct MatmulPrimitive {
 // A product cut into pieces for a pool of some thread count: one primitive
 // per distinct piece size (at most two: the regular one and the last).
 struct PiecewiseMatmul {
-  std::vector<Piece> pieces;
+  std::vector<MatmulPiece> pieces;
   std::vector<size_t> primitive_of;  // per piece
   std::vector<std::unique_ptr<MatmulPrimitive>> primitives;
 
@@ -112,7 +112,7 @@ struct PiecewiseMatmul {
     const int64_t step = (extent + count - 1) / count;
     std::vector<int64_t> primitive_extents;
     for (int64_t begin = 0; begin < extent; begin += step) {
-      Piece piece;
+      MatmulPiece piece;
       piece.extent = std::min(step, extent - begin);
       switch (axis) {
         case Axis::kBatch:
@@ -208,7 +208,7 @@ Status OneDnnMatmul::Run(const void* lhs, const void* rhs, void* output,
   onednn::PieceErrors error;
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t p = begin; p < end; ++p) {
-      const Piece& piece = plan->pieces[static_cast<size_t>(p)];
+      const MatmulPiece& piece = plan->pieces[static_cast<size_t>(p)];
       error.Guard([&] {
         plan->primitives[plan->primitive_of[static_cast<size_t>(p)]]->Run(
             lhs_bytes + piece.lhs_offset * operand_bytes, rhs_bytes + piece.rhs_offset * operand_bytes,
