@@ -13,7 +13,7 @@ namespace kiln::cpu {
 namespace {
 
 // Elements a parallel task should cover at least, so scheduling stays cheap.
-constexpr int64_t kElementsPerTask = 32 * 1024;
+constexpr int64_t kScanElementsPerTask = 32 * 1024;
 // Lines of the inner dimension a task scans side by side (contiguous in memory).
 constexpr int64_t kColumnsPerBlock = 256;
 
@@ -212,7 +212,7 @@ Status ScanThunk::Run(ExecutionContext& context) const {
     });
   };
   const int64_t per_task = g.length * std::min(g.inner, kColumnsPerBlock);
-  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, per_task));
+  const int64_t grain = std::max<int64_t>(1, kScanElementsPerTask / std::max<int64_t>(1, per_task));
   if (tasks <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
     run(0, tasks);
   } else {

@@ -14,7 +14,7 @@ namespace kiln::cpu {
 namespace {
 
 // Elements a parallel task should scan at least, so scheduling stays cheap.
-constexpr int64_t kElementsPerTask = 16 * 1024;
+constexpr int64_t kTopKElementsPerTask = 16 * 1024;
 
 // Elements whose greatest key the scan keeps: a row of fewer blocks than k is
 // sorted instead.
@@ -204,7 +204,7 @@ Status TopKThunk::Run(ExecutionContext& context) const {
       }
     });
   };
-  const int64_t grain = std::max<int64_t>(1, kElementsPerTask / std::max<int64_t>(1, geometry_.row_length));
+  const int64_t grain = std::max<int64_t>(1, kTopKElementsPerTask / std::max<int64_t>(1, geometry_.row_length));
   if (geometry_.rows <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
     rows(0, geometry_.rows);
   } else {

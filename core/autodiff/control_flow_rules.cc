@@ -36,14 +36,6 @@
 namespace kiln::autodiff {
 namespace {
 
-bool HasToken(const Shape& shape) {
-  if (shape.IsToken()) return true;
-  for (const Shape& element : shape.tuple_shapes()) {
-    if (HasToken(element)) return true;
-  }
-  return false;
-}
-
 // The backward pass computes `computation` (and what it calls) again, so
 // it must give the same values twice: no side effects, no stateful random
 // numbers, no tape of an earlier gradient.

@@ -88,14 +88,6 @@ bool HasTangentLeaf(const Shape& shape) {
   return false;
 }
 
-bool ShapeHasToken(const Shape& shape) {
-  if (shape.IsToken()) return true;
-  for (const Shape& element : shape.tuple_shapes()) {
-    if (ShapeHasToken(element)) return true;
-  }
-  return false;
-}
-
 // The array leaves of `value` and of its tangent `t`, tuples flattened in
 // order; a leaf's tangent is zeros where it has none.
 void CollectLeaves(VjpEmitter& e, Instruction* value, const Tangent& t, std::vector<Instruction*>& leaves,
@@ -220,7 +212,7 @@ StatusOr<std::unique_ptr<Module>> BuildJvp(const Module& module, std::span<const
                              "; name each parameter once");
     }
   }
-  if (ShapeHasToken(module.entry()->root()->shape)) {
+  if (HasToken(module.entry()->root()->shape)) {
     return Unimplemented("kiln jvp: ENTRY's result ", module.entry()->root()->shape.ToString(),
                          " holds a token; results with tokens are not supported yet");
   }

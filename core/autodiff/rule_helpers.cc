@@ -5,6 +5,14 @@
 
 namespace kiln::autodiff {
 
+bool HasToken(const Shape& shape) {
+  if (shape.IsToken()) return true;
+  for (const Shape& element : shape.tuple_shapes()) {
+    if (HasToken(element)) return true;
+  }
+  return false;
+}
+
 std::vector<int64_t> AllDimensions(const Shape& shape) {
   std::vector<int64_t> all;
   for (int64_t d = 0; d < shape.rank(); ++d) all.push_back(d);

@@ -20,6 +20,10 @@ inline int64_t Dilated(int64_t size, int64_t dilation) { return size == 0 ? 0 : 
 // 0, 1, ..., rank - 1 of `shape`.
 std::vector<int64_t> AllDimensions(const Shape& shape);
 
+// Whether `shape` is a token or a tuple holding one at any depth (tokens
+// order side effects and have no derivative).
+bool HasToken(const Shape& shape);
+
 // The elementwise opcode a reduce's (or reduce-window's) reducer applies to
 // its two scalar parameters when it is add, maximum or minimum; nullopt for
 // any other reducer (the rules that use it refuse those by name).

@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
 #include "core/identity_custom_calls.h"
 #include "core/passes/call_inliner.h"
@@ -81,14 +82,6 @@ Status CheckDifferentiable(const Computation& entry, int64_t number) {
         " has no gradient: only f16, bf16, f32, f64, c64 and c128 parameters can be differentiated");
   }
   return OkStatus();
-}
-
-bool HasToken(const Shape& shape) {
-  if (shape.IsToken()) return true;
-  for (const Shape& element : shape.tuple_shapes()) {
-    if (HasToken(element)) return true;
-  }
-  return false;
 }
 
 // The array leaves of `value`, tuples flattened in order.

@@ -15,6 +15,7 @@
 #include "core/interpreter/evaluator.h"
 #include "tests/unit/autodiff_gradient_check.h"
 #include "tests/unit/control_flow_programs.h"
+#include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
@@ -25,12 +26,6 @@ using testing::RunLeaves;
 
 using testing::F64;
 namespace control_flow = testing::control_flow;
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  return module.ok() ? std::move(module).value() : nullptr;
-}
 
 const std::string kAdd = control_flow::AddComputation("f64");
 
@@ -126,7 +121,7 @@ int32_t TripCount(const std::vector<Literal>& leaves, size_t leaf) {
 }
 
 TEST(AutodiffControlFlowTest, WhileWithADataDependentTripCount) {
-  auto looped = Parse(GrowLoop());
+  auto looped = testing::ParseHloOrFail(GrowLoop());
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(31);
   for (int trial = 0; trial < 3; ++trial) {
@@ -136,7 +131,7 @@ TEST(AutodiffControlFlowTest, WhileWithADataDependentTripCount) {
     SCOPED_TRACE("trip count " + std::to_string(trips));
     EXPECT_GT(trips, 3);
     ExpectGradientsMatchFiniteDifferences(*looped, {0, 1}, inputs, 5 + trial, {1e-6, 1e-6});
-    auto unrolled = Parse(GrowUnrolled(trips));
+    auto unrolled = testing::ParseHloOrFail(GrowUnrolled(trips));
     ASSERT_NE(unrolled, nullptr);
     ExpectSameGradientsAsUnrolled(*looped, *unrolled, {0, 1}, inputs, 9 + trial);
   }
@@ -144,13 +139,13 @@ TEST(AutodiffControlFlowTest, WhileWithADataDependentTripCount) {
 
 // No iteration: the cotangent passes straight through, the invariant's too.
 TEST(AutodiffControlFlowTest, WhileThatRunsZeroTimes) {
-  auto looped = Parse(GrowLoop());
+  auto looped = testing::ParseHloOrFail(GrowLoop());
   ASSERT_NE(looped, nullptr);
   const std::vector<Literal> inputs = {Literal::FromVector<double>({8.0, -7.0, 3.0}),
                                        Literal::FromVector<double>({1.3, 1.4, 1.5})};
   ASSERT_EQ(TripCount(RunForward(*looped, inputs), 2), 0);
   ExpectGradientsMatchFiniteDifferences(*looped, {0, 1}, inputs);
-  auto unrolled = Parse(GrowUnrolled(0));
+  auto unrolled = testing::ParseHloOrFail(GrowUnrolled(0));
   ASSERT_NE(unrolled, nullptr);
   ExpectSameGradientsAsUnrolled(*looped, *unrolled, {1, 0}, inputs);
 }
@@ -192,7 +187,7 @@ ENTRY main {
   ROOT loss = f64[] reduce(sq, z), dimensions={0}, to_apply=add_f64
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*module, std::vector<int64_t>{0, 1}));
   const interpreter::ModulePlan plan = interpreter::ModulePlan::Build(*vjp);
@@ -227,7 +222,7 @@ const std::string kNestedComputations = control_flow::NestedComputations("f64");
 
 TEST(AutodiffControlFlowTest, NestedWhileLoops) {
   const std::string looped_text = control_flow::NestedLoopsModule("f64");
-  auto looped = Parse(looped_text);
+  auto looped = testing::ParseHloOrFail(looped_text);
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(32);
   for (int trial = 0; trial < 2; ++trial) {
@@ -259,7 +254,7 @@ ENTRY main {
     }
     text << "  n = s32[] constant(" << trips << ")\n"
          << "  ROOT out = (f64[2], s32[]) tuple(x" << trips << ", n)\n}\n";
-    auto unrolled = Parse(text.str());
+    auto unrolled = testing::ParseHloOrFail(text.str());
     ASSERT_NE(unrolled, nullptr);
     ExpectSameGradientsAsUnrolled(*looped, *unrolled, {0, 1}, inputs, 11 + trial);
   }
@@ -271,7 +266,7 @@ const std::string kEvenOdd = control_flow::EvenOddComputations("f64");
 // until x is large.
 TEST(AutodiffControlFlowTest, ConditionalInsideAWhileLoop) {
   const std::string looped_text = control_flow::ConditionalInALoopModule("f64");
-  auto looped = Parse(looped_text);
+  auto looped = testing::ParseHloOrFail(looped_text);
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(33);
   std::vector<Literal> inputs = {RandomF64(F64({2}), random, 0.3, 0.9),
@@ -294,7 +289,7 @@ ENTRY main {
   }
   text << "  n = s32[] constant(" << trips << ")\n"
        << "  ROOT out = (f64[2], s32[]) tuple(x" << trips << ", n)\n}\n";
-  auto unrolled = Parse(text.str());
+  auto unrolled = testing::ParseHloOrFail(text.str());
   ASSERT_NE(unrolled, nullptr);
   ExpectSameGradientsAsUnrolled(*looped, *unrolled, {0, 1}, inputs);
 }
@@ -304,7 +299,7 @@ ENTRY main {
 TEST(AutodiffControlFlowTest, WhileLoopInsideAConditional) {
   const std::string computations = control_flow::LoopInAConditionalComputations("f64");
   const std::string looped_text = control_flow::LoopInAConditionalModule("f64");
-  auto looped = Parse(looped_text);
+  auto looped = testing::ParseHloOrFail(looped_text);
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(34);
   for (bool predicate : {true, false}) {
@@ -333,7 +328,7 @@ ENTRY main {
     } else {
       text << "  ROOT r = (f64[3], s32[]) call(a), to_apply=straight\n}\n";
     }
-    auto unrolled = Parse(text.str());
+    auto unrolled = testing::ParseHloOrFail(text.str());
     ASSERT_NE(unrolled, nullptr);
     ExpectSameGradientsAsUnrolled(*looped, *unrolled, {0, 1}, inputs);
   }
@@ -367,7 +362,7 @@ ENTRY main {
   ROOT c = f64[2,3] conditional(p, xy, y), true_computation=on_true, false_computation=on_false
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   std::mt19937 random(35);
   for (bool predicate : {true, false}) {
@@ -423,7 +418,7 @@ ENTRY main {
   ROOT r = f64[4] sine(c)
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   std::mt19937 random(36);
   for (int32_t index : {0, 1, 1, 2, 7, -1}) {
@@ -480,7 +475,7 @@ ENTRY main {
   ROOT rx = f64[2] get-tuple-element(w), index=0
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   ExpectGradientsMatchFiniteDifferences(*module, {0}, {Literal::FromVector<double>({0.2, 0.3})});
   ExpectGradientsMatchFiniteDifferences(*module, {0}, {Literal::FromVector<double>({-1.0, 0.45})});
@@ -517,7 +512,8 @@ ENTRY main {
 }
 
 TEST(AutodiffControlFlowTest, ALoopBodyWithoutADerivativeIsNamed) {
-  auto opaque = Parse(LoopWithBody("  y = f64[3] custom-call(x), custom_call_target=\"my_op\""));
+  auto opaque =
+      testing::ParseHloOrFail(LoopWithBody("  y = f64[3] custom-call(x), custom_call_target=\"my_op\""));
   ASSERT_NE(opaque, nullptr);
   const auto refused = autodiff::BuildVjp(*opaque, std::vector<int64_t>{0});
   ASSERT_FALSE(refused.ok());
@@ -529,11 +525,11 @@ TEST(AutodiffControlFlowTest, ALoopBodyWithoutADerivativeIsNamed) {
       << refused.status().message();
 
   // A select-and-scatter with a max scatter has no rule (nor has it in JAX).
-  auto max_scatter = Parse(LoopWithBody(R"(
+  auto max_scatter = testing::ParseHloOrFail(LoopWithBody(R"(
   zero_f = f64[] constant(0)
   p = f64[3] select-and-scatter(x, x, zero_f), window={size=1}, select=ge_f64, scatter=max_f64
   y = f64[3] add(p, x))",
-                                        R"(
+                                                          R"(
 ge_f64 {
   a = f64[] parameter(0)
   b = f64[] parameter(1)
@@ -556,7 +552,7 @@ max_f64 {
       << not_yet.status().message();
 
   // Recomputing the body in the backward pass would draw other numbers.
-  auto random = Parse(LoopWithBody(R"(
+  auto random = testing::ParseHloOrFail(LoopWithBody(R"(
   lo = f64[] constant(0)
   hi = f64[] constant(1)
   u = f64[3] rng(lo, hi), distribution=rng_uniform
@@ -573,13 +569,13 @@ max_f64 {
 // The gradient module is HLO text like any other: it prints, parses back
 // and runs; a device backend would refuse its tape custom calls by name.
 TEST(AutodiffControlFlowTest, TheGradientOfALoopRoundTripsThroughText) {
-  auto looped = Parse(GrowLoop());
+  auto looped = testing::ParseHloOrFail(GrowLoop());
   ASSERT_NE(looped, nullptr);
   KILN_ASSERT_OK_AND_ASSIGN(auto vjp, autodiff::BuildVjp(*looped, std::vector<int64_t>{0, 1}));
   const std::string text = vjp->ToString();
   EXPECT_NE(text.find("custom_call_target=\"kiln_tape_push\""), std::string::npos) << text;
   EXPECT_NE(text.find("custom_call_target=\"kiln_tape_pop\""), std::string::npos) << text;
-  auto reparsed = Parse(text);
+  auto reparsed = testing::ParseHloOrFail(text);
   ASSERT_NE(reparsed, nullptr);
   std::vector<Literal> inputs = {Literal::FromVector<double>({0.3, 0.4, 0.5}),
                                  Literal::FromVector<double>({1.3, 1.4, 1.2}),
@@ -624,7 +620,7 @@ ENTRY main {
   ROOT w = f64[3] while(x), condition=cond, body=body
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   ExpectGradientsMatchFiniteDifferences(*module, {0}, {Literal::FromVector<double>({0.3, 0.5, 0.2})});
   ExpectGradientsMatchFiniteDifferences(*module, {0}, {Literal::FromVector<double>({10.0, 9.0, 8.0})});
@@ -658,7 +654,7 @@ ENTRY main {
   ROOT w = (s32[], f64[2,2], s32[]) while(init), condition=cond, body=body
 }
 )";
-  auto counted_module = Parse(counted);
+  auto counted_module = testing::ParseHloOrFail(counted);
   ASSERT_NE(counted_module, nullptr);
   std::mt19937 random(37);
   for (int32_t n : {0, 1, 5}) {
@@ -741,7 +737,7 @@ ENTRY main {
   ROOT rx = f64[2] get-tuple-element(w), index=0
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   ExpectGradientsMatchFiniteDifferences(
       *module, {0, 1}, {Literal::FromVector<double>({0.4, 0.7}), Literal::FromVector<double>({0.9, 1.1})}, 1,

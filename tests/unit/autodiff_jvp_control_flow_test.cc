@@ -14,6 +14,7 @@
 #include "core/hlo_parser.h"
 #include "core/tape_custom_calls.h"
 #include "tests/unit/autodiff_jvp_check.h"
+#include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
@@ -23,12 +24,6 @@ using testing::RandomF64;
 using testing::RunLeaves;
 
 using testing::F64;
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  return module.ok() ? std::move(module).value() : nullptr;
-}
 
 std::vector<Literal> RunOn(const Module& module, const std::vector<Literal>& inputs,
                            const char* backend_name) {
@@ -149,7 +144,7 @@ bool HoldsTape(const Module& module) {
 // With respect to x, a and the invariant a alone: a's tangent reaches the
 // carried x in the first iteration, so the loop carries x's tangent too.
 TEST(AutodiffJvpControlFlowTest, WhileWithADataDependentTripCount) {
-  auto looped = Parse(SpiralLoop());
+  auto looped = testing::ParseHloOrFail(SpiralLoop());
   ASSERT_NE(looped, nullptr);
   std::mt19937 random(1);
   for (int trial = 0; trial < 3; ++trial) {
@@ -160,7 +155,7 @@ TEST(AutodiffJvpControlFlowTest, WhileWithADataDependentTripCount) {
     EXPECT_GT(trips, 3);
     for (const std::vector<int64_t>& wrt : {std::vector<int64_t>{0, 1}, std::vector<int64_t>{1}}) {
       ExpectJvpMatches(*looped, wrt, inputs, static_cast<uint32_t>(trial));
-      auto unrolled = Parse(SpiralUnrolled(trips));
+      auto unrolled = testing::ParseHloOrFail(SpiralUnrolled(trips));
       ASSERT_NE(unrolled, nullptr);
       ExpectSameAsUnrolled(*looped, *unrolled, wrt, inputs, random);
     }
@@ -170,7 +165,7 @@ TEST(AutodiffJvpControlFlowTest, WhileWithADataDependentTripCount) {
 }
 
 TEST(AutodiffJvpControlFlowTest, WhileThatRunsZeroTimes) {
-  auto looped = Parse(SpiralLoop());
+  auto looped = testing::ParseHloOrFail(SpiralLoop());
   ASSERT_NE(looped, nullptr);
   const std::vector<Literal> inputs = {Literal::FromVector<double>({8.0, -7.0}),
                                        Literal::FromVector<double>({1.3, 1.4})};
@@ -283,7 +278,7 @@ ENTRY main {
   ROOT out = (f64[2], s32[], f64[2]) tuple(rx, ri, picked)
 }
 )";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   std::mt19937 random(2);
   for (int32_t branch : {0, 1, 2, 7}) {  // 7 runs the last branch

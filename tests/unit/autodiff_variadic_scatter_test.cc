@@ -15,6 +15,7 @@
 #include "core/hlo_parser.h"
 #include "tests/unit/autodiff_gradient_check.h"
 #include "tests/unit/autodiff_jvp_check.h"
+#include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
@@ -52,14 +53,8 @@ ENTRY main {
 )";
 }
 
-std::unique_ptr<Module> Parse(const std::string& text) {
-  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  return module.ok() ? std::move(module).value() : nullptr;
-}
-
 TEST(AutodiffVariadicScatterTest, ComponentwiseCombinersInBothModes) {
-  auto module = Parse(TwoScatters("add(a, c)"));
+  auto module = testing::ParseHloOrFail(TwoScatters("add(a, c)"));
   ASSERT_NE(module, nullptr);
   std::mt19937 random(1);
   const std::vector<Literal> inputs = {RandomF64(F64({5, 2}), random), RandomF64(F64({5, 2}), random),
@@ -133,7 +128,7 @@ void ExpectBothModesMatch(const Module& module, const Shape& updates, std::optio
 TEST(AutodiffVariadicScatterTest, MixingCombinerWithUniqueIndicesInBothModes) {
   std::string text = ComplexProductScatters("f64[3,3]", "s32[3,1]", "", kRows);
   text.replace(text.find("to_apply=times"), 14, "unique_indices=true, to_apply=times");
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   ExpectBothModesMatch(*module, F64({3, 3}), Literal::FromVector<int32_t>({3, 0, 2}, {3, 1}), 10);
 }
@@ -141,8 +136,8 @@ TEST(AutodiffVariadicScatterTest, MixingCombinerWithUniqueIndicesInBothModes) {
 // Constant 1 x 2 windows at (0, 0), (2, 1) and (3, 0), disjoint, and one
 // at (1, 2) that does not fit (dropped).
 TEST(AutodiffVariadicScatterTest, MixingCombinerWithDisjointConstantWindowsInBothModes) {
-  auto module =
-      Parse(ComplexProductScatters("f64[4,2]", "s32[4,2]", "{{0, 0}, {2, 1}, {1, 2}, {3, 0}}", kWindows));
+  auto module = testing::ParseHloOrFail(
+      ComplexProductScatters("f64[4,2]", "s32[4,2]", "{{0, 0}, {2, 1}, {1, 2}, {3, 0}}", kWindows));
   ASSERT_NE(module, nullptr);
   ExpectBothModesMatch(*module, F64({4, 2}), std::nullopt, 20);
 }
@@ -158,7 +153,7 @@ TEST(AutodiffVariadicScatterTest, MixingCombinerWithRepeatableIndicesIsRefused) 
       ComplexProductScatters("f64[2,2]", "s32[2,2]", "{{0, 0}, {0, 1}}", kWindows),
   };
   for (const std::string& text : texts) {
-    auto module = Parse(text);
+    auto module = testing::ParseHloOrFail(text);
     ASSERT_NE(module, nullptr);
     for (const bool reverse : {true, false}) {
       const Status status = reverse ? autodiff::BuildVjp(*module, std::vector<int64_t>{0, 2}).status()

@@ -20,12 +20,6 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
-  auto module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString();
-  return module.ok() ? std::move(module).value() : nullptr;
-}
-
 std::vector<const Instruction*> Fusions(const Computation& computation, FusionKind kind) {
   std::vector<const Instruction*> result;
   for (const auto& instruction : computation.instructions()) {
@@ -74,7 +68,7 @@ ENTRY main {
 })";
 
 TEST(FusionPassTest, MlpLayerIsADotAndOneLoopFusion) {
-  auto module = Parse(kMlpLayer);
+  auto module = testing::ParseHloOrFail(kMlpLayer);
   auto optimised =
       OptimiseAndCompare(*module, {Ramp({4, 8}, 0.25f), Ramp({8, 16}, 0.125f), Ramp({16}, 0.5f)});
   const Computation& entry = *optimised->entry();
@@ -114,7 +108,7 @@ ENTRY main {
 // Max, sum of exp(x - max) and the division are row reductions read through
 // row broadcasts: one kernel that computes both reductions per row.
 TEST(FusionPassTest, SoftmaxIsOneKernel) {
-  auto module = Parse(kSoftmax);
+  auto module = testing::ParseHloOrFail(kSoftmax);
   auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)});
   const Computation& entry = *optimised->entry();
   EXPECT_TRUE(Fusions(entry, FusionKind::kInput).empty());
@@ -130,7 +124,7 @@ TEST(FusionPassTest, SoftmaxIsOneKernel) {
 // reductions as kernels of their own: each reduces its rows once, and the
 // elementwise kernels read the results.
 TEST(FusionPassTest, SoftmaxWithoutFusedRowReductionsReducesEachRowOnce) {
-  auto module = Parse(kSoftmax);
+  auto module = testing::ParseHloOrFail(kSoftmax);
   PipelineOptions options;
   options.fuse_row_reductions = false;
   auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)}, options);
@@ -183,7 +177,7 @@ ENTRY main {
 // rsqrt on f32[8]) and row broadcasts; gamma and beta are broadcast along
 // the row, off that path. One kernel.
 TEST(FusionPassTest, LayerNormIsOneKernel) {
-  auto module = Parse(kLayerNorm);
+  auto module = testing::ParseHloOrFail(kLayerNorm);
   auto optimised = OptimiseAndCompare(*module, {Ramp({8, 16}, 0.3f), Ramp({16}, 0.1f), Ramp({16}, 0.2f)});
   const Computation& entry = *optimised->entry();
   EXPECT_TRUE(Fusions(entry, FusionKind::kInput).empty());
@@ -196,7 +190,7 @@ TEST(FusionPassTest, LayerNormIsOneKernel) {
 // A consumer that reads the row sums in another order (here transposed) would
 // need each sum at every element, so the reduction keeps its own kernel.
 TEST(FusionPassTest, RowReductionReadThroughTransposeStaysApart) {
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -220,7 +214,7 @@ ENTRY main {
 
 // A reduction over the leading dimension is not a row reduction.
 TEST(FusionPassTest, ColumnReductionStaysApart) {
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -238,7 +232,7 @@ ENTRY main {
 }
 
 TEST(FusionPassTest, PredicateRefusalKeepsAnOpOutOfFusions) {
-  auto module = Parse(kMlpLayer);
+  auto module = testing::ParseHloOrFail(kMlpLayer);
   PipelineOptions options;
   options.can_fuse = [](const Instruction& instruction) {
     return IsFusibleByDefault(instruction) && instruction.opcode != Opcode::kMaximum;
@@ -254,7 +248,7 @@ TEST(FusionPassTest, PredicateRefusalKeepsAnOpOutOfFusions) {
 }
 
 TEST(FusionPassTest, DisabledFusionLeavesNoFusions) {
-  auto module = Parse(kSoftmax);
+  auto module = testing::ParseHloOrFail(kSoftmax);
   PipelineOptions options;
   options.enable_fusion = false;
   auto optimised = OptimiseAndCompare(*module, {Ramp({4, 10}, 0.5f)}, options);
@@ -262,7 +256,7 @@ TEST(FusionPassTest, DisabledFusionLeavesNoFusions) {
 }
 
 TEST(FusionPassTest, SharedBroadcastIsDuplicatedIntoEachUser) {
-  auto module = Parse(R"(HloModule t
+  auto module = testing::ParseHloOrFail(R"(HloModule t
 ENTRY main {
   x = f32[4,8] parameter(0)
   w = f32[8,8] parameter(1)
@@ -283,7 +277,7 @@ ENTRY main {
 TEST(FusionPassTest, ProducerUsedOutsideAFusionIsComputedOnce) {
   // t = tanh(x) feeds a dot and a fusion: tanh is not cheap, and one of its
   // users is not fused, so it is its own kernel rather than recomputed.
-  auto module = Parse(R"(HloModule t
+  auto module = testing::ParseHloOrFail(R"(HloModule t
 ENTRY main {
   x = f32[4,4] parameter(0)
   t = f32[4,4] tanh(x)
@@ -298,7 +292,7 @@ ENTRY main {
 }
 
 TEST(FusionPassTest, ReducersAndWhileBodiesAreHandledRightly) {
-  auto module = Parse(R"(HloModule t
+  auto module = testing::ParseHloOrFail(R"(HloModule t
 add {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -342,7 +336,7 @@ ENTRY main {
 }
 
 TEST(FusionPassTest, FusingTwiceChangesNothing) {
-  auto module = Parse(kSoftmax);
+  auto module = testing::ParseHloOrFail(kSoftmax);
   KILN_ASSERT_OK(RunOptimizationPipeline(*module));
   const std::string once = module->ToString();
   InstructionFusion fusion;
@@ -353,7 +347,7 @@ TEST(FusionPassTest, FusingTwiceChangesNothing) {
 }
 
 TEST(FusionPassTest, FusedModulePrintsAndParsesBack) {
-  auto module = Parse(kLayerNorm);
+  auto module = testing::ParseHloOrFail(kLayerNorm);
   KILN_ASSERT_OK(RunOptimizationPipeline(*module));
   const std::string printed = module->ToString();
   KILN_ASSERT_OK_AND_ASSIGN(auto reparsed, ParseHloModule(printed));
@@ -385,7 +379,7 @@ TEST(FusionPassTest, AFusionReadsAtMostMaxFusionInputsValues) {
     level = std::move(joined);
   }
   text += "  ROOT r = f32[4] negate(" + level[0] + ")\n}\n";
-  auto module = Parse(text);
+  auto module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   std::vector<Literal> arguments;
   for (int i = 0; i < kLeaves; ++i) arguments.push_back(Ramp({4}, 0.01f * static_cast<float>(i + 1)));
@@ -464,7 +458,7 @@ std::string ShiftLadder(int rungs) {
 }
 
 TEST(FusionPassTest, ALadderOfShiftsIsNotEvaluatedExponentiallyOften) {
-  auto module = Parse(ShiftLadder(10));
+  auto module = testing::ParseHloOrFail(ShiftLadder(10));
   ASSERT_NE(module, nullptr);
   auto optimised = OptimiseAndCompare(*module, {Ramp({64}, 0.03125f)});
   const size_t bound = static_cast<size_t>(FusionOptions().max_emissions_per_value);
@@ -485,7 +479,7 @@ TEST(FusionPassTest, ALadderOfShiftsIsNotEvaluatedExponentiallyOften) {
 // a ladder like the one above. Over 512 elements one kernel took 13.9 s of
 // LLVM time on the cpu backend; its kernels now stay within the bound.
 TEST(FusionPassTest, CumulativeProductGradientKernelsStayWithinTheEmissionBound) {
-  auto module = Parse(R"(HloModule cumprod
+  auto module = testing::ParseHloOrFail(R"(HloModule cumprod
 mul {
   a = f32[] parameter(0)
   b = f32[] parameter(1)
@@ -513,7 +507,7 @@ TEST(FusionPassTest, ProducerSharedByTwoFusionsIsNeverLeftUnfused) {
   // p has five users, all in the fusion of `s`, so it joins that fusion
   // only; u1 is also recomputed in the fusion of `l`, which must then read p
   // from its own kernel: no op may be left outside fusions.
-  auto module = Parse(R"(HloModule t
+  auto module = testing::ParseHloOrFail(R"(HloModule t
 ENTRY main {
   x = f32[4] parameter(0)
   p = f32[4] negate(x)

@@ -13,12 +13,6 @@
 namespace kiln {
 namespace {
 
-std::unique_ptr<Module> Parse(const std::string& text) {
-  auto module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString();
-  return module.ok() ? std::move(module).value() : nullptr;
-}
-
 Literal Ramp(ElementType type, std::vector<int64_t> dims, double scale) {
   int64_t count = 1;
   for (int64_t d : dims) count *= d;
@@ -50,7 +44,7 @@ const Instruction* Find(const Computation& computation, Opcode opcode) {
 }
 
 TEST(PassesContractionUpcastTest, HalfDotRunsInF32) {
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   a = f16[3,5] parameter(0)
   b = f16[5,4] parameter(1)
@@ -71,7 +65,7 @@ ENTRY e {
 }
 
 TEST(PassesContractionUpcastTest, BfloatConvolutionRunsInF32) {
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   x = bf16[1,2,5,5] parameter(0)
   w = bf16[3,2,3,3] parameter(1)
@@ -91,7 +85,7 @@ ENTRY e {
 TEST(PassesContractionUpcastTest, LowPrecisionOperandsWithAnF32ResultRunInF32) {
   // lax.dot(..., preferred_element_type=f32) on bf16 operands: the operands
   // are widened (exactly) and the f32 kernels compute the same sums.
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   a = bf16[3,5] parameter(0)
   b = bf16[5,4] parameter(1)
@@ -114,7 +108,7 @@ TEST(PassesContractionUpcastTest, ConvertToF32ReadsTheUnroundedProduct) {
   // dot(bf16, bf16).astype(f32), as JAX lowers it: XLA's CPU backend gives the
   // f32 product without rounding it to bf16 first, and so does Kiln. A use
   // in bf16 still reads the rounded value.
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   a = bf16[3,5] parameter(0)
   b = bf16[5,4] parameter(1)
@@ -157,7 +151,7 @@ ENTRY e {
 }
 
 TEST(PassesContractionUpcastTest, OtherTypesStay) {
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   a = s32[3,5] parameter(0)
   b = s32[5,4] parameter(1)
@@ -181,7 +175,7 @@ Literal Int8Ramp(std::vector<int64_t> dims, int step) {
 
 TEST(PassesContractionUpcastTest, ShallowInt8ConvolutionRunsInF32Exactly) {
   // 4 input features x 3x3 window = 36 products per output.
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   x = s8[2,4,6,6] parameter(0)
   w = s8[3,4,3,3] parameter(1)
@@ -202,7 +196,7 @@ TEST(PassesContractionUpcastTest, DeepInt8ConvolutionRunsInExactPieces) {
   // 40 input features x 5x6 window = 1200 products per output: past 2^24 an
   // f32 sum could round, so it runs as two convolutions of 20 features (600
   // products) each in f32, added in s32.
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   x = s8[1,40,6,6] parameter(0)
   w = s8[2,40,5,6] parameter(1)
@@ -227,7 +221,7 @@ TEST(PassesContractionUpcastTest, UncuttableInt8ConvolutionsAndInt8DotsStay) {
   // A 33x33 window alone is 1089 products; a grouped convolution (80
   // features x 4x4 = 1280 products) is not cut along its features; an int8
   // dot is left for the backend's int8 kernels.
-  auto module = Parse(R"(HloModule m
+  auto module = testing::ParseHloOrFail(R"(HloModule m
 ENTRY e {
   x = s8[1,1,40,40] parameter(0)
   w = s8[2,1,33,33] parameter(1)

@@ -16,6 +16,7 @@
 
 #include "core/backend.h"
 #include "core/builder.h"
+#include "core/hlo_parser.h"
 #include "core/literal.h"
 #include "core/status.h"
 
@@ -199,6 +200,14 @@ inline ::testing::AssertionResult RunsTo(Builder& builder, const Literal& expect
   StatusOr<Literal> result = BuildAndRun(builder, arguments);
   if (!result.ok()) return ::testing::AssertionFailure() << "run failed: " << result.status().ToString();
   return LiteralNear(expected, *result, tolerance);
+}
+
+// The module HLO `text` parses to; on a parse error, a (non-fatal) test
+// failure naming the error and the text, and nullptr.
+inline std::unique_ptr<Module> ParseHloOrFail(const std::string& text) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
+  return module.ok() ? std::move(module).value() : nullptr;
 }
 
 }  // namespace kiln::testing
