@@ -204,7 +204,8 @@ Status TopKThunk::Run(ExecutionContext& context) const {
       }
     });
   };
-  const int64_t grain = std::max<int64_t>(1, kTopKElementsPerTask / std::max<int64_t>(1, geometry_.row_length));
+  const int64_t grain =
+      std::max<int64_t>(1, kTopKElementsPerTask / std::max<int64_t>(1, geometry_.row_length));
   if (geometry_.rows <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
     rows(0, geometry_.rows);
   } else {

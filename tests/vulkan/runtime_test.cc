@@ -386,7 +386,7 @@ TEST_F(Commands, DependentStepsInOneRecording) {
   ASSERT_TRUE(commands.Dispatch(saxpy, ab, ValueBytes(three), {groups, 1, 1}).ok());      // b = 3*1 + 2 = 5
   ASSERT_TRUE(commands.Dispatch(saxpy, bc, ValueBytes(two), {groups, 1, 1}).ok());        // c = 2*5 + 1 = 11
   ASSERT_TRUE(commands.Dispatch(saxpy, cb, ValueBytes(minus_one), {groups, 1, 1}).ok());  // b = -11 + 5 = -6
-  ASSERT_TRUE(commands.Copy(b, 0, a, 0, bytes / 2).ok());                            // a[:n/2] = -6
+  ASSERT_TRUE(commands.Copy(b, 0, a, 0, bytes / 2).ok());                                 // a[:n/2] = -6
   EXPECT_EQ(commands.steps(), 7u);
   Status status = commands.SubmitAndWait();
   ASSERT_TRUE(status.ok()) << status.ToString();
@@ -455,7 +455,8 @@ TEST_F(Commands, RefusesMisuse) {
   CommandList& commands = **recording;
   const SaxpyParameters parameters{1.0f, 0};
   const std::shared_ptr<Buffer> one[] = {buffer}, two[] = {buffer, empty};
-  EXPECT_EQ(commands.Dispatch(saxpy, one, ValueBytes(parameters), {1, 1, 1}).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(commands.Dispatch(saxpy, one, ValueBytes(parameters), {1, 1, 1}).code(),
+            StatusCode::kInvalidArgument);
   EXPECT_EQ(commands.Dispatch(saxpy, two, {}, {1, 1, 1}).code(), StatusCode::kInvalidArgument);
   const uint32_t too_many = device_->features().max_workgroup_count[0] + 1;
   if (too_many != 0) {
