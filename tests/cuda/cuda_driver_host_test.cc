@@ -14,10 +14,12 @@
 //   MissingDriver      KILN_CUDA_DRIVER = a path where there is no library
 #include <dlfcn.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +27,7 @@
 #include "core/backend.h"
 #include "core/hlo_parser.h"
 #include "core/literal.h"
+#include "core/stop_condition.h"
 
 namespace kiln {
 namespace {
@@ -426,6 +429,72 @@ ENTRY e {
   std::unique_ptr<Module> add = Parse(kAdd);
   ASSERT_NE(add, nullptr);
   EXPECT_TRUE(backend_->UnsupportedOps(*add).empty());
+}
+
+// Deadlines and cancellation on this backend (issue 13): a loop whose
+// condition is a flag carried in its state, set on entry and never cleared,
+// so it runs until stopped with kernels the fake does not run. The flag
+// moves by device copies, which the fake does, so the loop really is endless
+// here. A deadline and a cancel from another thread each stop it, name the
+// loop, and leave the argument and the executable usable.
+constexpr char kFlagLoop[] = R"(HloModule flag_loop
+cond {
+  s = (pred[], f32[8]) parameter(0)
+  ROOT go = pred[] get-tuple-element(s), index=0
+}
+body {
+  s = (pred[], f32[8]) parameter(0)
+  go = pred[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  y = f32[8] negate(x)
+  ROOT t = (pred[], f32[8]) tuple(go, y)
+}
+ENTRY e {
+  go = pred[] parameter(0)
+  x = f32[8] parameter(1)
+  init = (pred[], f32[8]) tuple(go, x)
+  loop = (pred[], f32[8]) while(init), condition=cond, body=body
+  ROOT out = f32[8] get-tuple-element(loop), index=1
+})";
+
+TEST_F(FakeDriver, DeadlineAndCancelStopAnEndlessLoop) {
+  std::unique_ptr<Executable> loop = Compile(kFlagLoop);
+  ASSERT_NE(loop, nullptr);
+  const Literal values = Literal::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8});
+  std::unique_ptr<DeviceBuffer> forever = Buffer(Literal::Scalar<bool>(true));
+  std::unique_ptr<DeviceBuffer> x = Buffer(values);
+  ASSERT_TRUE(forever && x);
+  const std::vector<DeviceBuffer*> arguments = {forever.get(), x.get()};
+
+  ExecuteOptions timed;
+  timed.stop = StopCondition(nullptr, StopCondition::Clock::now() + std::chrono::milliseconds(50));
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> deadline = loop->Execute(arguments, timed);
+  ASSERT_FALSE(deadline.ok());
+  EXPECT_EQ(deadline.status().code(), StatusCode::kDeadlineExceeded) << deadline.status().ToString();
+  EXPECT_NE(deadline.status().message().find("in while 'loop' after"), std::string::npos)
+      << deadline.status().message();
+
+  auto flag = std::make_shared<CancellationFlag>();
+  ExecuteOptions cancellable;
+  cancellable.stop = StopCondition(flag, StopCondition::Clock::time_point::max());
+  Status cancelled;
+  std::thread runner([&] { cancelled = loop->Execute(arguments, cancellable).status(); });
+  // Whether the loop has started or not, the execution ends CANCELLED; the
+  // pause only makes "while running" the likely case.
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  flag->Cancel();
+  runner.join();
+  EXPECT_EQ(cancelled.code(), StatusCode::kCancelled) << cancelled.ToString();
+
+  // The arguments are intact, and a run with the flag clear ends at once
+  // (no iteration, so no kernel the fake would skip: the result is x).
+  EXPECT_EQ(Download(*forever), Literal::Scalar<bool>(true));
+  EXPECT_EQ(Download(*x), values);
+  std::unique_ptr<DeviceBuffer> stop = Buffer(Literal::Scalar<bool>(false));
+  ASSERT_NE(stop, nullptr);
+  std::vector<std::unique_ptr<DeviceBuffer>> finished = Run(*loop, {stop.get(), x.get()});
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_EQ(Download(*finished[0]), values);
 }
 
 // Executables unload their modules when destroyed. Freed blocks stay in
