@@ -2,7 +2,7 @@ package kiln
 
 // The Go functions the library calls back. A file with //export may only
 // declare in its preamble; the C trampolines that pass them to the library are
-// in event.go and hostmem.go.
+// in event.go, hostmem.go and cuda_memory.go.
 
 /*
 #include <stdint.h>
@@ -32,6 +32,17 @@ func kilnGoHostRelease(h C.uintptr_t) {
 	m := handle.Value().(*HostMemory)
 	handle.Delete()
 	m.release()
+}
+
+// kilnGoCUDARelease is the kiln_host_release_fn of Device.AliasCUDAMemory: h
+// is a cgo.Handle of the caller's release func, run once.
+//
+//export kilnGoCUDARelease
+func kilnGoCUDARelease(h C.uintptr_t) {
+	handle := cgo.Handle(h)
+	release := handle.Value().(func())
+	handle.Delete()
+	release()
 }
 
 // kilnGoOpKernel is the kiln_op_kernel_fn of RegisterKernel: the frame's

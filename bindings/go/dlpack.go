@@ -163,7 +163,10 @@ func DeleteDLPack(p unsafe.Pointer) { C.kiln_go_dl_delete((*C.struct_DLManagedTe
 // ToDLPackVersioned exports the buffer (once it is ready) as a DLPack 1.x
 // tensor and returns a pointer to its DLManagedTensorVersioned, in C memory.
 // On the host backends ("cpu", "interpreter") it points at the buffer's own
-// memory; elsewhere at a host copy (DLPackFlagIsCopied). DLPackFlagReadOnly is
+// memory (DLPackDeviceCPU 0); on "cuda" at the buffer's own GPU memory, no
+// copy (DLPackDeviceCUDA, DeviceID the GPU's CUDA ordinal, the data complete
+// on the GPU: see Buffer.CUDAMemory); elsewhere at a host copy
+// (DLPackFlagIsCopied). DLPackFlagReadOnly is
 // always set: never write through it. The tensor stays valid after the buffer
 // and its client are closed, until its deleter is called: the caller calls it
 // exactly once (DeleteDLPackVersioned), or hands the tensor to a consumer
@@ -197,9 +200,15 @@ func (b *Buffer) ToDLPack() (unsafe.Pointer, error) {
 // data was copied or refused). Host tensors (kDLCPU, kDLCUDAHost) that are
 // row-major are read in place on the "cpu" backend where AliasHost would
 // read them in place (data aligned to its element type, not PRED), else
-// copied; the tensor must not change while the buffer lives. Refusals
-// (another major version or device type, a dtype Kiln lacks, lanes != 1,
-// strides that are not row-major, nil p) are InvalidArgument.
+// copied. GPU memory (kDLCUDA) is read in place, as AliasCUDAMemory reads
+// it, on d of a "cuda" client whose CUDA ordinal is the tensor's DeviceID;
+// its producer must have finished writing it, or queued the writes on the
+// legacy default stream, which this call synchronises. The tensor must not
+// change while the buffer lives. Refusals (another major version or device
+// type, a kDLCUDA tensor given to another backend's device or another GPU's,
+// a dtype Kiln lacks, lanes != 1, strides that are not row-major, data not
+// aligned to its element type on a GPU, nil p) are InvalidArgument naming the
+// call.
 func (d *Device) BufferFromDLPackVersioned(p unsafe.Pointer) (*Buffer, error) {
 	var h *C.kiln_buffer_t
 	err := statusError(C.kiln_device_buffer_from_dlpack_versioned(d.handle(),

@@ -1,7 +1,8 @@
 // Package dlpacktest makes foreign DLPack tensors for the binding's tests: a
 // DLManagedTensorVersioned and a legacy DLManagedTensor over f32 data in C
 // memory, as a framework would hand them out, each with a C deleter that
-// counts its calls. (cgo is not allowed in _test.go files.)
+// counts its calls; and tensors over another device's memory that the test
+// owns (At). (cgo is not allowed in _test.go files.)
 package dlpacktest
 
 /*
@@ -84,6 +85,40 @@ static foreign* foreign_new(const float* values, size_t count, const int64_t* di
   return f;
 }
 
+// An f32 tensor of the given dims (rank <= 8) at `address` in another
+// device's memory (device_type, device_id), with row-major strides; the
+// memory is the caller's.
+static foreign* foreign_at(uint64_t address, int32_t device_type, int32_t device_id, const int64_t* dims, int rank) {
+  foreign* f = calloc(1, sizeof *f);
+  if (f == NULL) return NULL;
+  int64_t stride = 1;
+  for (int i = rank - 1; i >= 0; --i) {
+    f->shape[i] = dims[i];
+    f->strides[i] = stride;
+    stride *= dims[i];
+  }
+  dl_tensor t;
+  memset(&t, 0, sizeof t);
+  t.data = (void*)(uintptr_t)address;
+  t.device.device_type = device_type;
+  t.device.device_id = device_id;
+  t.ndim = rank;
+  t.dtype.code = 2; // kDLFloat
+  t.dtype.bits = 32;
+  t.dtype.lanes = 1;
+  t.shape = f->shape;
+  t.strides = f->strides;
+  f->versioned.version.major = 1;
+  f->versioned.version.minor = 1;
+  f->versioned.manager_ctx = f;
+  f->versioned.deleter = delete_versioned;
+  f->versioned.dl_tensor = t;
+  f->legacy.manager_ctx = f;
+  f->legacy.deleter = delete_legacy;
+  f->legacy.dl_tensor = t;
+  return f;
+}
+
 static void foreign_free(foreign* f) {
   free(f->storage);
   free(f);
@@ -116,6 +151,22 @@ func New(values []float32, offset int, dims ...int64) *Foreign {
 	runtime.KeepAlive(dims)
 	if f == nil {
 		panic("dlpacktest.New: out of memory")
+	}
+	return &Foreign{f: f}
+}
+
+// At makes a Foreign f32 tensor with the given dims (rank <= 8, row-major
+// strides) over memory the caller owns at address on another device (e.g.
+// DLPack's kDLCUDA, 2, and a GPU ordinal), as a GPU framework hands one out.
+func At(address uint64, deviceType, deviceID int32, dims ...int64) *Foreign {
+	if len(dims) == 0 || len(dims) > 8 {
+		panic("dlpacktest.At: rank 0 or above 8")
+	}
+	f := C.foreign_at(C.uint64_t(address), C.int32_t(deviceType), C.int32_t(deviceID),
+		(*C.int64_t)(unsafe.Pointer(&dims[0])), C.int(len(dims)))
+	runtime.KeepAlive(dims)
+	if f == nil {
+		panic("dlpacktest.At: out of memory")
 	}
 	return &Foreign{f: f}
 }
@@ -161,6 +212,21 @@ func (x *Foreign) SetVersion(major, minor uint32) {
 func (x *Foreign) SetLanes(lanes uint16) {
 	x.f.versioned.dl_tensor.dtype.lanes = C.uint16_t(lanes)
 	x.f.legacy.dl_tensor.dtype.lanes = C.uint16_t(lanes)
+}
+
+// SetDeviceID sets both tensors' device id (the GPU's ordinal for kDLCUDA).
+func (x *Foreign) SetDeviceID(id int32) {
+	x.f.versioned.dl_tensor.device.device_id = C.int32_t(id)
+	x.f.legacy.dl_tensor.device.device_id = C.int32_t(id)
+}
+
+// SetByteOffset moves both tensors' data pointer offset bytes back and sets
+// their byte_offset to offset: the first element stays where it was.
+func (x *Foreign) SetByteOffset(offset uint64) {
+	for _, t := range []*C.dl_tensor{&x.f.versioned.dl_tensor, &x.f.legacy.dl_tensor} {
+		t.data = unsafe.Add(t.data, -int(offset))
+		t.byte_offset = C.uint64_t(offset)
+	}
 }
 
 // Free frees the C memory.
