@@ -58,6 +58,9 @@ cargo clippy --manifest-path "$ws" --workspace --all-targets -- -D warnings
 cargo clippy --manifest-path "$sample" --all-targets -- -D warnings
 cargo clippy --manifest-path "$train" --all-targets -- -D warnings
 say "tests"
+# kiln/tests/cuda_memory.rs runs on Kiln's fake CUDA driver built in BUILD_DIR
+# (tests/cuda/fake_driver); it fails, saying so, when it is not built.
+export KILN_FAKE_CUDA_DRIVER="$build/tests/cuda/libkiln_fake_cuda_driver.so"
 cargo test --manifest-path "$ws" --workspace
 say "sample"
 cargo run --manifest-path "$sample"

@@ -143,7 +143,8 @@ impl<M: ManagedTensor> DlpackTensor<M> {
         t.data.cast::<u8>().wrapping_add(t.byte_offset as usize).cast_const().cast()
     }
 
-    /// Where the memory lives (Kiln exports to `kDLCPU` 0).
+    /// Where the memory lives (Kiln exports to `kDLCPU` 0, or `kDLCUDA` and
+    /// the GPU's ordinal from "cuda").
     pub fn device(&self) -> sys::DLDevice {
         self.dl_tensor().device
     }
@@ -296,10 +297,13 @@ fn element_type_of(d: sys::DLDataType) -> Option<ElementType> {
 impl Buffer<'_> {
     /// Exports the buffer as a DLPack 1.x tensor, once it is ready (the error
     /// of the execution that was to fill it, if that failed). On the host
-    /// backends ("cpu", "interpreter") it points at the buffer's own memory;
-    /// elsewhere at a host copy ([`DlpackTensor::is_copied`]). Always
-    /// read-only, `kDLCPU` 0, with row-major strides. The tensor keeps the
-    /// memory alive by itself: the buffer and its client may be dropped first.
+    /// backends ("cpu", "interpreter") it points at the buffer's own memory
+    /// (`kDLCPU` 0); on "cuda" at the buffer's own GPU memory, not copied
+    /// (`kDLCUDA`, `device_id` the GPU's CUDA ordinal, the data complete on
+    /// the GPU: see [`Buffer::cuda_memory`]); elsewhere at a host copy
+    /// ([`DlpackTensor::is_copied`], `kDLCPU` 0). Always read-only, with
+    /// row-major strides. The tensor keeps the memory alive by itself: the
+    /// buffer and its client may be dropped first.
     pub fn to_dlpack_versioned(&self) -> Result<DlpackTensor> {
         let mut raw = ptr::null_mut();
         check(unsafe { sys::kiln_buffer_to_dlpack_versioned(self.as_raw(), &mut raw) })?;
@@ -325,9 +329,16 @@ impl<'c> Device<'c> {
     /// are gone, or before this returns when the data was copied or refused).
     /// Host memory (`kDLCPU`, `kDLCUDAHost`), compact and row-major, is read
     /// in place where [`Device::buffer_alias_host`] would read it in place
-    /// (the "cpu" backend), else copied. [`Code::InvalidArgument`] for NULL
-    /// (nothing is deleted then), a major version other than 1, another device
-    /// type, a dtype Kiln lacks or lanes != 1, strides that are not row-major.
+    /// (the "cpu" backend), else copied. GPU memory (`kDLCUDA`) is read in
+    /// place, as [`Device::buffer_alias_cuda_memory`] reads it, on a device
+    /// of a "cuda" client whose CUDA ordinal is the tensor's `device_id`; its
+    /// producer must have finished writing it, or queued the writes on the
+    /// legacy default stream, which this call synchronises.
+    /// [`Code::InvalidArgument`], naming the call, for NULL (nothing is
+    /// deleted then), a major version other than 1, another device type, a
+    /// `kDLCUDA` tensor given to another backend's device or another GPU's, a
+    /// dtype Kiln lacks or lanes != 1, strides that are not row-major, GPU
+    /// data not aligned to its element type.
     ///
     /// # Safety
     /// `tensor` must be NULL or a valid DLPack 1.x managed tensor the caller

@@ -46,7 +46,13 @@
 //! exports a buffer as an owned [`DlpackTensor`] over its own host memory on
 //! the host backends (hand it on with [`DlpackTensor::into_raw`]);
 //! [`Device::buffer_from_dlpack_versioned`] imports a foreign tensor, read in
-//! place on "cpu".
+//! place on "cpu". On "cuda" both are zero-copy in GPU memory (`kDLCUDA`,
+//! the GPU's ordinal as `device_id`).
+//!
+//! Raw CUDA memory: [`Buffer::cuda_memory`] gives a cuda buffer's GPU ordinal
+//! and device address ([`CudaMemory`]); [`Device::buffer_alias_cuda_memory`]
+//! makes a buffer over GPU memory another library owns, with a closure run
+//! exactly once when the library no longer reads it.
 //!
 //! Safetensors files: [`SafetensorsFile::open`] checks a file's header and
 //! reads tensors by name ([`SafetensorsFile::read`]) onto a [`Device`];
@@ -87,6 +93,7 @@
 mod builder;
 mod cancellation;
 mod client;
+mod cuda_memory;
 mod device;
 mod dlpack;
 mod error;
@@ -103,6 +110,7 @@ pub use builder::{
 };
 pub use cancellation::Cancellation;
 pub use client::{Argument, Buffer, Client, ClientOptions, CompileOptions, Executable, ExecuteOptions};
+pub use cuda_memory::CudaMemory;
 pub use device::{AlignedVec, Device, HostArray};
 pub use dlpack::{DlpackLegacyTensor, DlpackTensor, ManagedTensor};
 pub use error::{Code, Error, Result};
