@@ -30,9 +30,12 @@ fi
 echo "kiln java: JDK $(kiln_jdk_major "$JAVA_HOME") at $JAVA_HOME, library $1/capi"
 
 export KILN_LIBRARY_PATH="$lib_dir"
+# CudaMemoryTest runs on Kiln's fake CUDA driver built in BUILD_DIR (tests/cuda/fake_driver);
+# it fails, saying so, when that is not built.
 mvn -q -B -Dstyle.color=never -f "$root/bindings/java/pom.xml" \
   -Dkiln.test.iterations="${KILN_JAVA_ITERATIONS:-100000}" \
   -Dkiln.test.compileIterations="${KILN_JAVA_COMPILE_ITERATIONS:-100000}" \
+  -Dkiln.fakeCudaDriver="$root/$1/tests/cuda/libkiln_fake_cuda_driver.so" \
   package
 # The sample's output is what a user sees: no terminal escapes in it.
 sample_output=$("$root/samples/java/mlp/run.sh" "$1" 2>&1) || {

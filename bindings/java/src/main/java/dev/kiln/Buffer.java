@@ -7,6 +7,7 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import java.lang.foreign.Arena;
 import java.lang.foreign.MemorySegment;
 import java.nio.file.Path;
+import java.util.Optional;
 
 /**
  * An immutable array in a device's memory, owned by the {@link Client} that made it. Reads are
@@ -148,10 +149,32 @@ public final class Buffer extends NativeHandle {
   }
 
   /**
+   * Where the buffer (once it is filled; an execution's failure is thrown) lies in GPU memory
+   * ({@code kiln_buffer_cuda_memory}); empty for a buffer of a backend other than "cuda". The
+   * memory stays valid while the buffer is open; never write through it (buffers are immutable).
+   */
+  public Optional<CudaMemory> cudaMemory() {
+    MemorySegment buffer = handle();
+    if (!client.backendName().equals("cuda")) {
+      return Optional.empty();
+    }
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment ordinal = arena.allocate(JAVA_INT);
+      MemorySegment address = arena.allocate(JAVA_LONG);
+      Native.check((MemorySegment) Native.kiln_buffer_cuda_memory.invokeExact(buffer, ordinal, address));
+      return Optional.of(new CudaMemory(ordinal.get(JAVA_INT, 0), address.get(JAVA_LONG, 0)));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
    * Exports the buffer (once it is filled; an execution's failure is thrown) as a DLPack 1.x
    * {@code DLManagedTensorVersioned} ({@code kiln_buffer_to_dlpack_versioned}). On the host
-   * backends ("cpu", "interpreter") it is the buffer's own memory, without a copy; elsewhere a
-   * host copy, flagged {@link DlpackTensor#FLAG_IS_COPIED}. {@link DlpackTensor#FLAG_READ_ONLY}
+   * backends ("cpu", "interpreter") it is the buffer's own memory, without a copy; on "cuda" the
+   * buffer's own GPU memory, without a copy ({@link DlpackTensor#DEVICE_CUDA}, device id the GPU's
+   * CUDA ordinal, the data complete on the GPU: see {@link #cudaMemory()}); elsewhere a host copy,
+   * flagged {@link DlpackTensor#FLAG_IS_COPIED}. {@link DlpackTensor#FLAG_READ_ONLY}
    * is always set: never write through it. The tensor keeps the memory alive after this buffer
    * and its client are closed, until it is closed (its deleter runs) or {@link
    * DlpackTensor#release() released} to a consumer that deletes it.

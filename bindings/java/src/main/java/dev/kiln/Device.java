@@ -180,6 +180,68 @@ public final class Device {
   }
 
   /**
+   * A buffer over CUDA device memory the caller owns (another library's allocation on this
+   * device's GPU, in the primary context), read in place, without a copy ({@code
+   * kiln_device_buffer_alias_cuda_memory}). This is a device of a "cuda" client; {@code address}
+   * (a {@code CUdeviceptr}) holds the array's bytes in row-major order, aligned to the element
+   * type (a complex type to its parts' width); it may be 0 only for an array without elements.
+   * Work queued on that memory must be complete, or queued on the legacy default stream, which
+   * this call synchronises.
+   *
+   * <p>The caller keeps the memory allocated and unchanged until {@code onRelease} (may be null)
+   * runs: exactly once, on any thread, after the buffer is closed and every execution reading it
+   * has ended, or before this returns when the call fails (also when it throws because the
+   * client is closed). It must be quick; throwables from it are printed. Refusals are {@link
+   * KilnException}s with {@link StatusCode#INVALID_ARGUMENT} naming the call: a device of another
+   * backend (its memory is not CUDA memory), a misaligned or 0 address, a bad shape.
+   */
+  public Buffer aliasCudaMemory(ElementType type, long address, long[] dims, Runnable onRelease) {
+    long id = NEXT_ALIAS.getAndIncrement();
+    // Registered first: the library releases before returning when it fails.
+    ALIASES.put(id, new Alias(null, onRelease));
+    try (Arena arena = Arena.ofConfined()) {
+      MemorySegment out = Native.outPointer(arena);
+      MemorySegment device;
+      try {
+        device = handle();
+      } catch (IllegalStateException closed) {
+        // onRelease runs all the same: the library releases, refusing the NULL device.
+        MemorySegment refused =
+            (MemorySegment)
+                Native.kiln_device_buffer_alias_cuda_memory.invokeExact(
+                    MemorySegment.NULL,
+                    type.value(),
+                    Native.longs(arena, dims),
+                    (long) dims.length,
+                    address,
+                    RELEASE_STUB,
+                    MemorySegment.ofAddress(id),
+                    out);
+        try {
+          Native.check(refused);
+        } catch (KilnException expected) {
+          closed.addSuppressed(expected);
+        }
+        throw closed;
+      }
+      Native.check(
+          (MemorySegment)
+              Native.kiln_device_buffer_alias_cuda_memory.invokeExact(
+                  device,
+                  type.value(),
+                  Native.longs(arena, dims),
+                  (long) dims.length,
+                  address,
+                  RELEASE_STUB,
+                  MemorySegment.ofAddress(id),
+                  out));
+      return new Buffer(client, out.get(ADDRESS, 0));
+    } catch (Throwable t) {
+      throw Native.unexpected(t);
+    }
+  }
+
+  /**
    * Imports the DLPack 1.x {@code DLManagedTensorVersioned} at {@code tensor} (C memory) as a
    * buffer on this device ({@code kiln_device_buffer_from_dlpack_versioned}), taking it over:
    * its deleter runs exactly once, on success and on failure alike (when the buffer and every
@@ -187,9 +249,14 @@ public final class Device {
    * refused; also when this throws because the client is closed). Host tensors ({@code kDLCPU},
    * {@code kDLCUDAHost}) that are compact row-major are read in place on the "cpu" backend
    * where {@link #aliasHost(ElementType, MemorySegment, long[], Runnable)} would read them in
-   * place, else copied; the tensor must not change while the buffer lives. INVALID_ARGUMENT for
-   * a NULL tensor, a major version other than 1, another device type, a dtype Kiln lacks,
-   * lanes other than 1, strides that are not row-major.
+   * place, else copied. GPU memory ({@code kDLCUDA}) is read in place, as {@link
+   * #aliasCudaMemory(ElementType, long, long[], Runnable)} reads it, on a device of a "cuda"
+   * client whose CUDA ordinal is the tensor's device id; its producer must have finished writing
+   * it, or queued the writes on the legacy default stream, which this call synchronises. The
+   * tensor must not change while the buffer lives. INVALID_ARGUMENT, naming the call, for a NULL
+   * tensor, a major version other than 1, another device type, a {@code kDLCUDA} tensor given to
+   * another backend's device or another GPU's, a dtype Kiln lacks, lanes other than 1, strides
+   * that are not row-major, GPU data not aligned to its element type.
    */
   public Buffer bufferFromDlpackVersioned(MemorySegment tensor) {
     return fromDlpack(Native.kiln_device_buffer_from_dlpack_versioned, tensor);
@@ -234,7 +301,7 @@ public final class Device {
     }
   }
 
-  /** What a host alias keeps reachable until the library releases it. */
+  /** What a host or CUDA alias keeps reachable until the library releases it. */
   private record Alias(Object memory, Runnable onRelease) {}
 
   private static final Map<Long, Alias> ALIASES = new ConcurrentHashMap<>();
@@ -270,7 +337,7 @@ public final class Device {
     }
   }
 
-  /** Host aliases the library has not released yet (for tests). */
+  /** Host and CUDA aliases the library has not released yet (for tests). */
   static int pendingAliases() {
     return ALIASES.size();
   }
