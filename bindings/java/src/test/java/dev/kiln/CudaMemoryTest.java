@@ -184,6 +184,20 @@ class CudaMemoryTest {
   }
 
   @Test
+  void anAliasOnAClosedClientThrowsAndStillReleasesOnce() {
+    try (Buffer owner = owner(0)) {
+      Client other = Client.create("cuda");
+      Device device = other.device(0);
+      other.close();
+      AtomicInteger released = new AtomicInteger();
+      assertThrows(
+          IllegalStateException.class,
+          () -> device.aliasCudaMemory(ElementType.F32, addressOf(owner), DIMS, released::incrementAndGet));
+      assertEquals(1, released.get(), "released once, though the client was closed");
+    }
+  }
+
+  @Test
   void aCudaBufferExportsItsOwnGpuMemory() {
     for (int gpu = 0; gpu < 2; gpu++) {
       DlpackTensor versioned;
