@@ -9,41 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dlpack/dlpack.h>
-
 #include "check.h"
+#include "dlpack_foreign.h"
 #include "kiln/kiln.h"
 
-/* Debian's dlpack.h is 0.6; a consumer of DLPack 1.x on it declares the
- * versioned struct as DLPack 1.0 lays it out. */
-#ifndef DLPACK_MAJOR_VERSION
-typedef struct {
-  uint32_t major;
-  uint32_t minor;
-} DLPackVersion;
-struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void* manager_ctx;
-  void (*deleter)(struct DLManagedTensorVersioned* self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-};
-typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
-#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
-#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
-#endif
 #define BOOL_CODE 6 /* kDLBool, DLPack 0.8 */
-
-static const char kAddOne[] =
-    "HloModule add_one\n"
-    "ENTRY e {\n"
-    "  x = f32[2,3] parameter(0)\n"
-    "  one = f32[] constant(1)\n"
-    "  ones = f32[2,3] broadcast(one), dimensions={}\n"
-    "  ROOT y = f32[2,3] add(x, ones)\n"
-    "}\n";
-
-static const int64_t kDims[] = {2, 3};
 
 static kiln_client_t* new_client(const char* backend) {
   kiln_client_options_t options = KILN_CLIENT_OPTIONS_INIT;
@@ -64,44 +34,10 @@ static kiln_device_t* first_device(kiln_client_t* client) {
   return device;
 }
 
-/* A foreign tensor: a framework's array with a deleter that counts. */
-typedef struct {
-  int64_t shape[2];
-  float data[6];
-  int64_t strides[2];
-  int deletions;
-  DLManagedTensorVersioned versioned;
-  DLManagedTensor legacy;
-} Foreign;
-
-static void delete_versioned(DLManagedTensorVersioned* self) { ++((Foreign*)self->manager_ctx)->deletions; }
-static void delete_legacy(DLManagedTensor* self) { ++((Foreign*)self->manager_ctx)->deletions; }
-
+/* A foreign host tensor: a framework's array, 0, 10, ..., 50. */
 static void foreign_init(Foreign* foreign) {
-  memset(foreign, 0, sizeof *foreign);
+  foreign_init_at(foreign, foreign->data, kDLCPU, 0);
   for (int i = 0; i < 6; ++i) foreign->data[i] = (float)(i * 10);
-  foreign->shape[0] = 2;
-  foreign->shape[1] = 3;
-  foreign->strides[0] = 3;
-  foreign->strides[1] = 1;
-  DLTensor tensor;
-  memset(&tensor, 0, sizeof tensor);
-  tensor.data = foreign->data;
-  tensor.device.device_type = kDLCPU;
-  tensor.ndim = 2;
-  tensor.dtype.code = kDLFloat;
-  tensor.dtype.bits = 32;
-  tensor.dtype.lanes = 1;
-  tensor.shape = foreign->shape;
-  tensor.strides = foreign->strides;
-  foreign->versioned.version.major = 1;
-  foreign->versioned.version.minor = 1;
-  foreign->versioned.manager_ctx = foreign;
-  foreign->versioned.deleter = delete_versioned;
-  foreign->versioned.dl_tensor = tensor;
-  foreign->legacy.manager_ctx = foreign;
-  foreign->legacy.deleter = delete_legacy;
-  foreign->legacy.dl_tensor = tensor;
 }
 
 static void check_values(kiln_buffer_t* buffer, float scale, float offset, int line) {

@@ -16,29 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <dlpack/dlpack.h>
-
 #include "check.h"
+#include "dlpack_foreign.h"
 #include "kiln/kiln.h"
-
-/* Debian's dlpack.h is 0.6; a consumer of DLPack 1.x on it declares the
- * versioned struct as DLPack 1.0 lays it out. */
-#ifndef DLPACK_MAJOR_VERSION
-typedef struct {
-  uint32_t major;
-  uint32_t minor;
-} DLPackVersion;
-struct DLManagedTensorVersioned {
-  DLPackVersion version;
-  void* manager_ctx;
-  void (*deleter)(struct DLManagedTensorVersioned* self);
-  uint64_t flags;
-  DLTensor dl_tensor;
-};
-typedef struct DLManagedTensorVersioned DLManagedTensorVersioned;
-#define DLPACK_FLAG_BITMASK_READ_ONLY (UINT64_C(1) << 0)
-#define DLPACK_FLAG_BITMASK_IS_COPIED (UINT64_C(1) << 1)
-#endif
 
 enum { kMaxParameters = 16 };
 
@@ -46,16 +26,6 @@ typedef int (*last_launch_fn)(char* entry, size_t entry_size, unsigned* grid, un
                               uint64_t* parameters, size_t capacity);
 static last_launch_fn g_last_launch = NULL;
 
-static const char kAddOne[] =
-    "HloModule add_one\n"
-    "ENTRY e {\n"
-    "  x = f32[2,3] parameter(0)\n"
-    "  one = f32[] constant(1)\n"
-    "  ones = f32[2,3] broadcast(one), dimensions={}\n"
-    "  ROOT y = f32[2,3] add(x, ones)\n"
-    "}\n";
-
-static const int64_t kDims[] = {2, 3};
 static const float kValues[6] = {0, 10, 20, 30, 40, 50};
 
 static kiln_client_t* new_client(const char* backend) {
@@ -104,43 +74,9 @@ static void check_values(kiln_buffer_t* buffer, int line) {
 }
 #define CHECK_VALUES(buffer) check_values((buffer), __LINE__)
 
-/* Another library's tensor in GPU memory: a counting deleter, row-major. */
-typedef struct {
-  int64_t shape[2];
-  int64_t strides[2];
-  int deletions;
-  DLManagedTensorVersioned versioned;
-  DLManagedTensor legacy;
-} Foreign;
-
-static void delete_versioned(DLManagedTensorVersioned* self) { ++((Foreign*)self->manager_ctx)->deletions; }
-static void delete_legacy(DLManagedTensor* self) { ++((Foreign*)self->manager_ctx)->deletions; }
-
+/* Another library's tensor in GPU memory. */
 static void foreign_init(Foreign* foreign, uint64_t address, int gpu) {
-  memset(foreign, 0, sizeof *foreign);
-  foreign->shape[0] = 2;
-  foreign->shape[1] = 3;
-  foreign->strides[0] = 3;
-  foreign->strides[1] = 1;
-  DLTensor tensor;
-  memset(&tensor, 0, sizeof tensor);
-  tensor.data = (void*)(uintptr_t)address;
-  tensor.device.device_type = kDLCUDA;
-  tensor.device.device_id = gpu;
-  tensor.ndim = 2;
-  tensor.dtype.code = kDLFloat;
-  tensor.dtype.bits = 32;
-  tensor.dtype.lanes = 1;
-  tensor.shape = foreign->shape;
-  tensor.strides = foreign->strides;
-  foreign->versioned.version.major = 1;
-  foreign->versioned.version.minor = 1;
-  foreign->versioned.manager_ctx = foreign;
-  foreign->versioned.deleter = delete_versioned;
-  foreign->versioned.dl_tensor = tensor;
-  foreign->legacy.manager_ctx = foreign;
-  foreign->legacy.deleter = delete_legacy;
-  foreign->legacy.dl_tensor = tensor;
+  foreign_init_at(foreign, (void*)(uintptr_t)address, kDLCUDA, gpu);
 }
 
 /* A cuda buffer exports its own GPU memory, on its GPU, and the tensor
