@@ -157,18 +157,36 @@ func testHostBufferHasNoCUDAMemory(t *testing.T, _ *kiln.Client) {
 	checkCode(t, err, kiln.InvalidArgument, "CUDAMemory of a closed buffer")
 }
 
-// Refusals are InvalidArgument naming the call, and release once.
-func testCUDAAliasRefusals(t *testing.T, c *kiln.Client) {
+// checkRefusal wants no buffer and an InvalidArgument whose message names
+// call and holds needle.
+func checkRefusal(t *testing.T, b *kiln.Buffer, err error, call, needle string) {
+	t.Helper()
+	checkCode(t, err, kiln.InvalidArgument, needle)
+	if b != nil || !strings.Contains(err.Error(), call) || !strings.Contains(err.Error(), needle) {
+		t.Fatalf("%v: want a message naming %s with %q, and no buffer", err, call, needle)
+	}
+}
+
+// refusalFixture gives GPU 0's device, memory on it that the test owns, and a
+// device of a cpu client (closed when the test ends).
+func refusalFixture(t *testing.T, c *kiln.Client) (*kiln.Device, uint64, *kiln.Device) {
+	t.Helper()
 	d, address := cudaOwner(t, c, 0)
 	cpu := must(kiln.NewClient(kiln.WithBackend("cpu")))
-	defer cpu.Close()
+	t.Cleanup(func() { cpu.Close() })
+	return d, address, must(cpu.Device(0))
+}
+
+// Refusals are InvalidArgument naming the call, and release once.
+func testCUDAAliasRefusals(t *testing.T, c *kiln.Client) {
+	d, address, cpu := refusalFixture(t, c)
 	cases := []struct {
 		name    string
 		device  *kiln.Device
 		address uint64
 		needle  string
 	}{
-		{"cpu device", must(cpu.Device(0)), address, "the cpu backend cannot read CUDA device memory"},
+		{"cpu device", cpu, address, "the cpu backend cannot read CUDA device memory"},
 		{"misaligned", d, address + 2, "kiln_device_buffer_alias_cuda_memory: cuda: device address 0x"},
 		{"null address", d, 0, "which holds elements"},
 		{"nil device", nil, address, "kiln_device_buffer_alias_cuda_memory"},
@@ -176,10 +194,7 @@ func testCUDAAliasRefusals(t *testing.T, c *kiln.Client) {
 	for _, tc := range cases {
 		var released atomic.Int32
 		b, err := tc.device.AliasCUDAMemory(shape23, tc.address, func() { released.Add(1) })
-		checkCode(t, err, kiln.InvalidArgument, tc.name)
-		if b != nil || !strings.Contains(err.Error(), tc.needle) {
-			t.Fatalf("%s: %v, want a message with %q and no buffer", tc.name, err, tc.needle)
-		}
+		checkRefusal(t, b, err, "kiln_device_buffer_alias_cuda_memory", tc.needle)
 		checkReleases(t, &released, 1, tc.name)
 	}
 }
@@ -249,9 +264,7 @@ func testCUDADLPackImport(t *testing.T, c *kiln.Client) {
 
 // Refusals are InvalidArgument naming the call, and delete once.
 func testCUDADLPackImportRefusals(t *testing.T, c *kiln.Client) {
-	d, address := cudaOwner(t, c, 0)
-	cpu := must(kiln.NewClient(kiln.WithBackend("cpu")))
-	defer cpu.Close()
+	d, address, cpu := refusalFixture(t, c)
 	cases := []struct {
 		name    string
 		device  *kiln.Device
@@ -261,17 +274,13 @@ func testCUDADLPackImportRefusals(t *testing.T, c *kiln.Client) {
 	}{
 		{"GPU 5", d, address, 5, "the tensor lives on CUDA GPU 5 (kDLCUDA), which this cuda client does not have"},
 		{"another GPU's device", d, address, 1, "the tensor lives on CUDA GPU 1 (kDLCUDA), the device given is cuda:0"},
-		{"cpu device", must(cpu.Device(0)), address, 0, "the device is cpu's, which cannot read GPU memory"},
+		{"cpu device", cpu, address, 0, "the device is cpu's, which cannot read GPU memory"},
 		{"misaligned", d, address + 2, 0, "is not aligned to its element type (4 bytes)"},
 	}
 	for _, tc := range cases {
 		f := dlpacktest.At(tc.address, kiln.DLPackDeviceCUDA, tc.gpu, 2, 3)
 		b, err := tc.device.BufferFromDLPackVersioned(f.Versioned())
-		checkCode(t, err, kiln.InvalidArgument, tc.name)
-		if b != nil || !strings.Contains(err.Error(), "kiln_device_buffer_from_dlpack_versioned") ||
-			!strings.Contains(err.Error(), tc.needle) {
-			t.Fatalf("%s: %v, want a message naming the call with %q and no buffer", tc.name, err, tc.needle)
-		}
+		checkRefusal(t, b, err, "kiln_device_buffer_from_dlpack_versioned", tc.needle)
 		checkDeletions(t, f, 1, tc.name)
 		f.Free()
 	}

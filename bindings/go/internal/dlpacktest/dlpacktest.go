@@ -50,44 +50,8 @@ static void delete_legacy(dl_legacy* self) { __atomic_add_fetch(&((foreign*)self
 
 static int foreign_deletions(foreign* f) { return __atomic_load_n(&f->deletions, __ATOMIC_SEQ_CST); }
 
-// An f32 tensor of the given dims (rank <= 8) over a copy of `values` placed
-// `offset` bytes past a 64-byte boundary, with row-major strides.
-static foreign* foreign_new(const float* values, size_t count, const int64_t* dims, int rank, size_t offset) {
-  foreign* f = calloc(1, sizeof *f);
-  if (f == NULL) return NULL;
-  f->storage = aligned_alloc(64, (count * sizeof(float) + offset + 64) / 64 * 64);
-  if (f->storage == NULL) { free(f); return NULL; }
-  memcpy(f->storage + offset, values, count * sizeof(float));
-  int64_t stride = 1;
-  for (int i = rank - 1; i >= 0; --i) {
-    f->shape[i] = dims[i];
-    f->strides[i] = stride;
-    stride *= dims[i];
-  }
-  dl_tensor t;
-  memset(&t, 0, sizeof t);
-  t.data = f->storage + offset;
-  t.device.device_type = 1; // kDLCPU
-  t.ndim = rank;
-  t.dtype.code = 2; // kDLFloat
-  t.dtype.bits = 32;
-  t.dtype.lanes = 1;
-  t.shape = f->shape;
-  t.strides = f->strides;
-  f->versioned.version.major = 1;
-  f->versioned.version.minor = 1;
-  f->versioned.manager_ctx = f;
-  f->versioned.deleter = delete_versioned;
-  f->versioned.dl_tensor = t;
-  f->legacy.manager_ctx = f;
-  f->legacy.deleter = delete_legacy;
-  f->legacy.dl_tensor = t;
-  return f;
-}
-
-// An f32 tensor of the given dims (rank <= 8) at `address` in another
-// device's memory (device_type, device_id), with row-major strides; the
-// memory is the caller's.
+// An f32 tensor of the given dims (rank <= 8) at `address` on (device_type,
+// device_id), with row-major strides; the memory is the caller's.
 static foreign* foreign_at(uint64_t address, int32_t device_type, int32_t device_id, const int64_t* dims, int rank) {
   foreign* f = calloc(1, sizeof *f);
   if (f == NULL) return NULL;
@@ -116,6 +80,19 @@ static foreign* foreign_at(uint64_t address, int32_t device_type, int32_t device
   f->legacy.manager_ctx = f;
   f->legacy.deleter = delete_legacy;
   f->legacy.dl_tensor = t;
+  return f;
+}
+
+// A host (kDLCPU) f32 tensor of the given dims over a copy of `values`
+// placed `offset` bytes past a 64-byte boundary, which it owns.
+static foreign* foreign_new(const float* values, size_t count, const int64_t* dims, int rank, size_t offset) {
+  unsigned char* storage = aligned_alloc(64, (count * sizeof(float) + offset + 64) / 64 * 64);
+  if (storage == NULL) return NULL;
+  memcpy(storage + offset, values, count * sizeof(float));
+  const int32_t cpu = 1; // kDLCPU
+  foreign* f = foreign_at((uint64_t)(uintptr_t)(storage + offset), cpu, 0, dims, rank);
+  if (f == NULL) { free(storage); return NULL; }
+  f->storage = storage;
   return f;
 }
 

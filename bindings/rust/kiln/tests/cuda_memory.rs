@@ -18,6 +18,9 @@ use std::sync::Arc;
 use kiln::sys;
 use kiln::{Buffer, Builder, Client, ClientOptions, Code, CudaMemory, Device, DlpackTensor, ElementType};
 
+mod foreign;
+use foreign::Foreign;
+
 const CHILD: &str = "KILN_RUST_FAKE_CUDA_CHILD";
 const VALUES: [f32; 6] = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0];
 const DIMS: [i64; 2] = [2, 3];
@@ -206,74 +209,15 @@ fn dlpack_export(c: &Client) {
     }
 }
 
-/// A foreign kDLCUDA f32[2,3] tensor over memory the test owns; its
-/// deleter counts. Boxed: the struct points into itself.
-struct Foreign {
-    shape: [i64; 2],
-    strides: [i64; 2],
-    deletions: AtomicUsize,
-    versioned: sys::DLManagedTensorVersioned,
-    legacy: sys::DLManagedTensor,
-}
-
-unsafe extern "C" fn delete_versioned(tensor: *mut sys::DLManagedTensorVersioned) {
-    let foreign = unsafe { &*(*tensor).manager_ctx.cast::<Foreign>() };
-    foreign.deletions.fetch_add(1, Ordering::SeqCst);
-}
-
-unsafe extern "C" fn delete_legacy(tensor: *mut sys::DLManagedTensor) {
-    let foreign = unsafe { &*(*tensor).manager_ctx.cast::<Foreign>() };
-    foreign.deletions.fetch_add(1, Ordering::SeqCst);
-}
-
-impl Foreign {
-    fn new(address: u64, gpu: i32) -> Box<Foreign> {
-        let tensor = sys::DLTensor {
-            data: address as *mut c_void,
-            device: sys::DLDevice { device_type: sys::kDLCUDA, device_id: gpu },
-            ndim: 2,
-            dtype: sys::DLDataType { code: sys::kDLFloat, bits: 32, lanes: 1 },
-            shape: std::ptr::null_mut(),
-            strides: std::ptr::null_mut(),
-            byte_offset: 0,
-        };
-        let mut f = Box::new(Foreign {
-            shape: DIMS,
-            strides: [3, 1],
-            deletions: AtomicUsize::new(0),
-            versioned: sys::DLManagedTensorVersioned {
-                version: sys::DLPackVersion { major: sys::DLPACK_MAJOR_VERSION, minor: 1 },
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_versioned),
-                flags: 0,
-                dl_tensor: tensor,
-            },
-            legacy: sys::DLManagedTensor {
-                dl_tensor: tensor,
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_legacy),
-            },
-        });
-        let ctx: *mut Foreign = &mut *f;
-        let (shape, strides) = (f.shape.as_mut_ptr(), f.strides.as_mut_ptr());
-        for t in [&mut f.versioned.dl_tensor, &mut f.legacy.dl_tensor] {
-            t.shape = shape;
-            t.strides = strides;
-        }
-        f.versioned.manager_ctx = ctx.cast();
-        f.legacy.manager_ctx = ctx.cast();
-        f
-    }
-
-    fn deletions(&self) -> usize {
-        self.deletions.load(Ordering::SeqCst)
-    }
+/// A foreign kDLCUDA f32[2,3] tensor at `address` on GPU `gpu`.
+fn on_gpu(address: u64, gpu: i32) -> Box<Foreign> {
+    Foreign::on_device(address, sys::DLDevice { device_type: sys::kDLCUDA, device_id: gpu })
 }
 
 fn dlpack_import(c: &Client) {
     for gpu in 0..2 {
         let (d, _owner, address) = owner(c, gpu);
-        let mut f = Foreign::new(address, gpu as i32);
+        let mut f = on_gpu(address, gpu as i32);
         // SAFETY: a valid tensor over the owner's memory, which outlives the import.
         let b = unsafe { d.buffer_from_dlpack_versioned(&mut f.versioned) }.unwrap();
         assert_eq!(b.cuda_memory().unwrap(), Some(CudaMemory { ordinal: gpu as i32, address }));
@@ -287,7 +231,7 @@ fn dlpack_import(c: &Client) {
     }
     // The legacy struct, with a byte offset.
     let (d, _owner, address) = owner(c, 1);
-    let mut f = Foreign::new(address - 256, 1);
+    let mut f = on_gpu(address - 256, 1);
     f.legacy.dl_tensor.byte_offset = 256;
     // SAFETY: as above.
     let b = unsafe { d.buffer_from_dlpack(&mut f.legacy) }.unwrap();
@@ -308,7 +252,7 @@ fn dlpack_import_refusals(c: &Client) {
         (&d, address + 2, 0, "is not aligned to its element type (4 bytes)"),
     ];
     for (device, at, gpu, needle) in cases {
-        let mut f = Foreign::new(at, gpu);
+        let mut f = on_gpu(at, gpu);
         // SAFETY: a valid tensor; refused, so its memory is never read.
         let result = unsafe { device.buffer_from_dlpack_versioned(&mut f.versioned) };
         check_refusal(result, "kiln_device_buffer_from_dlpack_versioned", needle);

@@ -10,6 +10,9 @@ use std::time::Duration;
 use kiln::sys;
 use kiln::{Builder, Client, ClientOptions, Code, DlpackTensor, ElementType, Executable, ExecuteOptions, HostArray};
 
+mod foreign;
+use foreign::Foreign;
+
 const VALUES: [f32; 6] = [0.0, 10.0, 20.0, 30.0, 40.0, 50.0];
 
 fn client(backend: &str) -> Client {
@@ -49,80 +52,8 @@ fn counted(data: &[f32]) -> (Counted, Arc<AtomicUsize>) {
     (Counted { data: data.to_vec(), drops: Arc::clone(&drops) }, drops)
 }
 
-/// A foreign framework's f32[2,3] tensor over a Rust Vec, as both managed
-/// structs, whose deleters count their calls. Boxed: the structs point into it.
-struct Foreign {
-    data: Vec<f32>,
-    shape: [i64; 2],
-    strides: [i64; 2],
-    deletions: AtomicUsize,
-    versioned: sys::DLManagedTensorVersioned,
-    legacy: sys::DLManagedTensor,
-}
-
-unsafe extern "C" fn delete_versioned(tensor: *mut sys::DLManagedTensorVersioned) {
-    let foreign = unsafe { &*(*tensor).manager_ctx.cast::<Foreign>() };
-    foreign.deletions.fetch_add(1, Ordering::SeqCst);
-}
-
-unsafe extern "C" fn delete_legacy(tensor: *mut sys::DLManagedTensor) {
-    let foreign = unsafe { &*(*tensor).manager_ctx.cast::<Foreign>() };
-    foreign.deletions.fetch_add(1, Ordering::SeqCst);
-}
-
 /// Makes a [`Foreign`] tensor one that import must refuse.
 type Spoil = fn(&mut Foreign);
-
-fn dl_tensor(data: *mut f32, shape: *mut i64, strides: *mut i64) -> sys::DLTensor {
-    sys::DLTensor {
-        data: data.cast(),
-        device: sys::DLDevice { device_type: sys::kDLCPU, device_id: 0 },
-        ndim: 2,
-        dtype: sys::DLDataType { code: sys::kDLFloat, bits: 32, lanes: 1 },
-        shape,
-        strides,
-        byte_offset: 0,
-    }
-}
-
-impl Foreign {
-    fn new() -> Box<Foreign> {
-        let null = dl_tensor(std::ptr::null_mut(), std::ptr::null_mut(), std::ptr::null_mut());
-        let mut f = Box::new(Foreign {
-            data: VALUES.to_vec(),
-            shape: [2, 3],
-            strides: [3, 1],
-            deletions: AtomicUsize::new(0),
-            versioned: sys::DLManagedTensorVersioned {
-                version: sys::DLPackVersion { major: sys::DLPACK_MAJOR_VERSION, minor: 1 },
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_versioned),
-                flags: 0,
-                dl_tensor: null,
-            },
-            legacy: sys::DLManagedTensor {
-                dl_tensor: null,
-                manager_ctx: std::ptr::null_mut(),
-                deleter: Some(delete_legacy),
-            },
-        });
-        let ctx: *mut Foreign = &mut *f;
-        let tensor = dl_tensor(f.data.as_mut_ptr(), f.shape.as_mut_ptr(), f.strides.as_mut_ptr());
-        f.versioned.manager_ctx = ctx.cast();
-        f.versioned.dl_tensor = tensor;
-        f.legacy.manager_ctx = ctx.cast();
-        f.legacy.dl_tensor = tensor;
-        f
-    }
-
-    fn data_ptr(&self) -> *const std::ffi::c_void {
-        self.data.as_ptr().cast()
-    }
-
-    fn deletions(&self) -> usize {
-        self.deletions.load(Ordering::SeqCst)
-    }
-}
 
 fn check_metadata<M: kiln::ManagedTensor>(t: &DlpackTensor<M>) {
     assert_eq!(t.device(), sys::DLDevice { device_type: sys::kDLCPU, device_id: 0 });
@@ -205,7 +136,7 @@ fn an_exported_tensor_outlives_its_buffer_and_client() {
 fn cpu_import_reads_a_foreign_tensor_in_place_and_deletes_it_once() {
     let c = client("cpu");
     let device = c.device(0).unwrap();
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
     assert!(x.is_host_alias().unwrap());
     assert_eq!(foreign.deletions(), 0);
@@ -227,20 +158,20 @@ fn cpu_import_reads_a_foreign_tensor_in_place_and_deletes_it_once() {
     assert_eq!(foreign.deletions(), 1);
 
     // Without an export in between: deleted when the buffer is dropped.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
     assert_eq!(foreign.deletions(), 0);
     drop(x);
     assert_eq!(foreign.deletions(), 1);
 
     // NULL strides are row-major; size-1 dimensions may carry any stride.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.versioned.dl_tensor.strides = std::ptr::null_mut();
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
     assert_eq!(x.to_dlpack_versioned().unwrap().data_ptr(), foreign.data_ptr());
     drop(x);
     assert_eq!(foreign.deletions(), 1);
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.shape = [1, 6];
     foreign.strides = [99, 1];
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
@@ -261,14 +192,14 @@ fn refused_imports_give_invalid_argument_and_delete_once() {
         ("24-bit floats", |f| f.versioned.dl_tensor.dtype.bits = 24),
     ];
     for (what, spoil) in cases {
-        let mut foreign = Foreign::new();
+        let mut foreign = Foreign::host(&VALUES);
         spoil(&mut foreign);
         let err = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "{what}: {err}");
         assert_eq!(foreign.deletions(), 1, "{what}: the deleter runs once");
     }
     // The same through the legacy struct.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.strides = [1, 2];
     let err = unsafe { device.buffer_from_dlpack(&mut foreign.legacy) }.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument, "{err}");
@@ -279,7 +210,7 @@ fn refused_imports_give_invalid_argument_and_delete_once() {
     let err = unsafe { device.buffer_from_dlpack(std::ptr::null_mut()) }.unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
     // No deleter is fine.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.versioned.deleter = None;
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
     assert_eq!(x.to_vec::<f32>().unwrap(), VALUES);
@@ -291,7 +222,7 @@ fn refused_imports_give_invalid_argument_and_delete_once() {
 fn legacy_import_and_export_work() {
     let c = client("cpu");
     let device = c.device(0).unwrap();
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     // The first element reached through a byte offset.
     foreign.legacy.dl_tensor.data = foreign.data.as_mut_ptr().cast::<u8>().wrapping_sub(8).cast();
     foreign.legacy.dl_tensor.byte_offset = 8;
@@ -320,7 +251,7 @@ fn legacy_import_and_export_work() {
 fn the_interpreter_copies_on_import() {
     let c = client("interpreter");
     let device = c.device(0).unwrap();
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
     assert_eq!(foreign.deletions(), 1, "copied: deleted before the call returns");
     assert!(!x.is_host_alias().unwrap());
@@ -415,7 +346,7 @@ fn cpu_import_copies_data_off_its_element_alignment_and_takes_edge_shapes() {
     let device = c.device(0).unwrap();
     // f32 elements from byte 1 of the Vec (DLPack says so with byte_offset):
     // copied, and deleted before the call returns.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     let mut bytes = [0u8; 24];
     for (i, v) in VALUES[..5].iter().enumerate() {
         bytes[1 + 4 * i..5 + 4 * i].copy_from_slice(&v.to_ne_bytes());
@@ -432,7 +363,7 @@ fn cpu_import_copies_data_off_its_element_alignment_and_takes_edge_shapes() {
     assert_eq!(x.to_vec::<f32>().unwrap(), VALUES[..5]);
 
     // Pinned CUDA host memory is host memory: read in place.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.versioned.dl_tensor.device.device_type = sys::kDLCUDAHost;
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
     assert!(x.is_host_alias().unwrap());
@@ -440,7 +371,7 @@ fn cpu_import_copies_data_off_its_element_alignment_and_takes_edge_shapes() {
     assert_eq!(foreign.deletions(), 1);
 
     // A scalar (no shape array) and an empty array without data.
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.versioned.dl_tensor.ndim = 0;
     foreign.versioned.dl_tensor.shape = std::ptr::null_mut();
     foreign.versioned.dl_tensor.strides = std::ptr::null_mut();
@@ -448,7 +379,7 @@ fn cpu_import_copies_data_off_its_element_alignment_and_takes_edge_shapes() {
     assert_eq!(x.to_vec::<f32>().unwrap(), [0.0]);
     drop(x);
     assert_eq!(foreign.deletions(), 1);
-    let mut foreign = Foreign::new();
+    let mut foreign = Foreign::host(&VALUES);
     foreign.shape = [0, 3];
     foreign.versioned.dl_tensor.data = std::ptr::null_mut();
     let x = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap();
@@ -464,7 +395,7 @@ fn cpu_import_copies_data_off_its_element_alignment_and_takes_edge_shapes() {
         ("ndim 65", |f| f.versioned.dl_tensor.ndim = 65),
     ];
     for (what, spoil) in cases {
-        let mut foreign = Foreign::new();
+        let mut foreign = Foreign::host(&VALUES);
         spoil(&mut foreign);
         let err = unsafe { device.buffer_from_dlpack_versioned(&mut foreign.versioned) }.unwrap_err();
         assert_eq!(err.code(), Code::InvalidArgument, "{what}: {err}");

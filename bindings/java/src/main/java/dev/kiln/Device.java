@@ -201,41 +201,21 @@ public final class Device {
     ALIASES.put(id, new Alias(null, onRelease));
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = Native.outPointer(arena);
-      MemorySegment device;
-      try {
-        device = handle();
-      } catch (IllegalStateException closed) {
-        // onRelease runs all the same: the library releases, refusing the NULL device.
-        MemorySegment refused =
-            (MemorySegment)
-                Native.kiln_device_buffer_alias_cuda_memory.invokeExact(
-                    MemorySegment.NULL,
-                    type.value(),
-                    Native.longs(arena, dims),
-                    (long) dims.length,
-                    address,
-                    RELEASE_STUB,
-                    MemorySegment.ofAddress(id),
-                    out);
-        try {
-          Native.check(refused);
-        } catch (KilnException expected) {
-          closed.addSuppressed(expected);
-        }
-        throw closed;
-      }
-      Native.check(
-          (MemorySegment)
-              Native.kiln_device_buffer_alias_cuda_memory.invokeExact(
-                  device,
-                  type.value(),
-                  Native.longs(arena, dims),
-                  (long) dims.length,
-                  address,
-                  RELEASE_STUB,
-                  MemorySegment.ofAddress(id),
-                  out));
-      return new Buffer(client, out.get(ADDRESS, 0));
+      MemorySegment nativeDims = Native.longs(arena, dims);
+      // onRelease runs also when the client is closed: the library releases, refusing NULL.
+      return handOver(
+          out,
+          device ->
+              (MemorySegment)
+                  Native.kiln_device_buffer_alias_cuda_memory.invokeExact(
+                      device,
+                      type.value(),
+                      nativeDims,
+                      (long) dims.length,
+                      address,
+                      RELEASE_STUB,
+                      MemorySegment.ofAddress(id),
+                      out));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }
@@ -281,24 +261,38 @@ public final class Device {
     MemorySegment pointer = tensor == null ? MemorySegment.NULL : tensor;
     try (Arena arena = Arena.ofConfined()) {
       MemorySegment out = Native.outPointer(arena);
-      MemorySegment device;
-      try {
-        device = handle();
-      } catch (IllegalStateException closed) {
-        // The tensor is ours all the same: the library deletes it, refusing the NULL device.
-        MemorySegment refused = (MemorySegment) importer.invokeExact(MemorySegment.NULL, pointer, out);
-        try {
-          Native.check(refused);
-        } catch (KilnException expected) {
-          closed.addSuppressed(expected);
-        }
-        throw closed;
-      }
-      Native.check((MemorySegment) importer.invokeExact(device, pointer, out));
-      return new Buffer(client, out.get(ADDRESS, 0));
+      // The tensor is ours also when the client is closed: the library deletes it, refusing NULL.
+      return handOver(out, device -> (MemorySegment) importer.invokeExact(device, pointer, out));
     } catch (Throwable t) {
       throw Native.unexpected(t);
     }
+  }
+
+  /** A call that hands something over to the library (a tensor, a release action). */
+  @FunctionalInterface
+  private interface HandOver {
+    MemorySegment call(MemorySegment device) throws Throwable;
+  }
+
+  /**
+   * The buffer {@code call} makes on this device into {@code out}. On a device of a closed client
+   * it calls with a NULL device, so that the library releases what was handed over (refusing the
+   * call), and throws the {@link IllegalStateException}.
+   */
+  private Buffer handOver(MemorySegment out, HandOver call) throws Throwable {
+    MemorySegment device;
+    try {
+      device = handle();
+    } catch (IllegalStateException closed) {
+      try {
+        Native.check(call.call(MemorySegment.NULL));
+      } catch (KilnException expected) {
+        closed.addSuppressed(expected);
+      }
+      throw closed;
+    }
+    Native.check(call.call(device));
+    return new Buffer(client, out.get(ADDRESS, 0));
   }
 
   /** What a host or CUDA alias keeps reachable until the library releases it. */
