@@ -54,6 +54,12 @@ void PermuteCopy(const E* in, E* out, const std::vector<int64_t>& out_dims,
 constexpr int64_t kTransposeTile = 32;
 // Elements a parallel task should move at least.
 constexpr int64_t kTransposeElementsPerTask = 64 * 1024;
+// Outputs of at least this many bytes (twice a core's L2 here) are written
+// with streaming stores where whole aligned 64-byte lines allow: the lines
+// would leave the cache before they are read again anyway, and a plain store
+// first reads each line (a third of the traffic). On the 2-core AVX-512 VM,
+// a 4096^2 f32 transpose took 5.7 ms streaming and 25.7 ms without (busy).
+constexpr int64_t kStreamingTransposeBytes = 8 << 20;
 
 // out[c * out_stride + r] = in[r * in_stride + c] for r < rows, c < columns:
 // one tile, element by element.
@@ -105,16 +111,147 @@ __attribute__((target("avx"))) void TransposeTileAvx(const float* in, int64_t in
                 columns - full_columns);
 }
 
+// Stores one 64-byte output line segment: past the caches when `streaming`
+// (the caller made sure it is 64-byte aligned), so a large transpose's
+// output neither reads its lines first nor evicts the input.
+__attribute__((target("avx512f"))) inline void StoreLine(void* out, __m512i line, bool streaming) {
+  if (streaming) {
+    _mm512_stream_si512(static_cast<__m512i*>(out), line);
+  } else {
+    _mm512_storeu_si512(out, line);
+  }
+}
+
+// The AVX-512 shuffles, written as their masked forms with every lane
+// selected: the plain intrinsics pass GCC 12 an "undefined" merge source
+// that -Wuninitialized (an error here) reports once they are inlined.
+constexpr __mmask16 kEveryLane16 = 0xffff;
+constexpr __mmask8 kEveryLane8 = 0xff;
+__attribute__((target("avx512f"))) inline __m512i UnpackLow32(__m512i a, __m512i b) {
+  return _mm512_mask_unpacklo_epi32(a, kEveryLane16, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512i UnpackHigh32(__m512i a, __m512i b) {
+  return _mm512_mask_unpackhi_epi32(a, kEveryLane16, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512i UnpackLow64(__m512i a, __m512i b) {
+  return _mm512_mask_unpacklo_epi64(a, kEveryLane8, a, b);
+}
+__attribute__((target("avx512f"))) inline __m512i UnpackHigh64(__m512i a, __m512i b) {
+  return _mm512_mask_unpackhi_epi64(a, kEveryLane8, a, b);
+}
+// 128-bit lanes: the even (`kEvenQuarters`) or odd (`kOddQuarters`) lanes of a, then those of b.
+constexpr int kEvenQuarters = 0x88;
+constexpr int kOddQuarters = 0xdd;
+template <int kLanes>
+__attribute__((target("avx512f"))) inline __m512i SwapLanes(__m512i a, __m512i b) {
+  return _mm512_mask_shuffle_i64x2(a, kEveryLane8, a, b, kLanes);
+}
+
+// Sixteen input lines of sixteen 4-byte elements become sixteen output lines
+// in registers: 32-bit pairs, 64-bit pairs, then 128-bit lanes twice.
+__attribute__((target("avx512f"))) inline void Transpose16x16(const void* in, int64_t in_stride, void* out,
+                                                              int64_t out_stride, bool streaming) {
+  const auto* source = static_cast<const uint32_t*>(in);
+  auto* target = static_cast<uint32_t*>(out);
+  __m512i r[16], t[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_si512(source + i * in_stride);
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = UnpackLow32(r[i], r[i + 1]);
+    t[i + 1] = UnpackHigh32(r[i], r[i + 1]);
+  }
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = UnpackLow64(t[i], t[i + 2]);
+    r[i + 1] = UnpackHigh64(t[i], t[i + 2]);
+    r[i + 2] = UnpackLow64(t[i + 1], t[i + 3]);
+    r[i + 3] = UnpackHigh64(t[i + 1], t[i + 3]);
+  }
+  for (int i = 0; i < 16; i += 8) {
+    for (int j = 0; j < 4; ++j) {
+      t[i + j] = SwapLanes<kEvenQuarters>(r[i + j], r[i + j + 4]);
+      t[i + j + 4] = SwapLanes<kOddQuarters>(r[i + j], r[i + j + 4]);
+    }
+  }
+  for (int j = 0; j < 8; ++j) {
+    StoreLine(target + j * out_stride, SwapLanes<kEvenQuarters>(t[j], t[j + 8]), streaming);
+    StoreLine(target + (j + 8) * out_stride, SwapLanes<kOddQuarters>(t[j], t[j + 8]), streaming);
+  }
+}
+
+// Eight input lines of eight 8-byte elements become eight output lines:
+// 64-bit pairs, then 128-bit lanes twice.
+__attribute__((target("avx512f"))) inline void Transpose8x8Wide(const void* in, int64_t in_stride, void* out,
+                                                                int64_t out_stride, bool streaming) {
+  const auto* source = static_cast<const uint64_t*>(in);
+  auto* target = static_cast<uint64_t*>(out);
+  __m512i r[8], t[8];
+  for (int i = 0; i < 8; ++i) r[i] = _mm512_loadu_si512(source + i * in_stride);
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = UnpackLow64(r[i], r[i + 1]);
+    t[i + 1] = UnpackHigh64(r[i], r[i + 1]);
+  }
+  // t[2p + q] holds, in 128-bit lane l, input lines 2p, 2p+1 at column 2l+q.
+  for (int q = 0; q < 2; ++q) {
+    const __m512i even_low = SwapLanes<kEvenQuarters>(t[q], t[2 + q]);
+    const __m512i odd_low = SwapLanes<kOddQuarters>(t[q], t[2 + q]);
+    const __m512i even_high = SwapLanes<kEvenQuarters>(t[4 + q], t[6 + q]);
+    const __m512i odd_high = SwapLanes<kOddQuarters>(t[4 + q], t[6 + q]);
+    StoreLine(target + q * out_stride, SwapLanes<kEvenQuarters>(even_low, even_high), streaming);
+    StoreLine(target + (4 + q) * out_stride, SwapLanes<kOddQuarters>(even_low, even_high), streaming);
+    StoreLine(target + (2 + q) * out_stride, SwapLanes<kEvenQuarters>(odd_low, odd_high), streaming);
+    StoreLine(target + (6 + q) * out_stride, SwapLanes<kOddQuarters>(odd_low, odd_high), streaming);
+  }
+}
+
+// A tile of 4- or 8-byte elements as 64-byte-line register transposes
+// (16 x 16 or 8 x 8), the ragged edges element by element. A block streams
+// its stores when `streaming` and its output lines are 64-byte aligned.
+template <typename E>
+__attribute__((target("avx512f"))) void TransposeTileAvx512(const E* in, int64_t in_stride, E* out,
+                                                            int64_t out_stride, int64_t rows, int64_t columns,
+                                                            bool streaming) {
+  constexpr int64_t kEdge = 64 / sizeof(E);
+  const int64_t full_rows = rows / kEdge * kEdge, full_columns = columns / kEdge * kEdge;
+  const bool aligned_stride = out_stride * static_cast<int64_t>(sizeof(E)) % 64 == 0;
+  for (int64_t c = 0; c < full_columns; c += kEdge) {
+    for (int64_t r = 0; r < full_rows; r += kEdge) {
+      E* target = out + c * out_stride + r;
+      const bool stream = streaming && aligned_stride && reinterpret_cast<uintptr_t>(target) % 64 == 0;
+      if constexpr (sizeof(E) == 4) {
+        Transpose16x16(in + r * in_stride + c, in_stride, target, out_stride, stream);
+      } else {
+        Transpose8x8Wide(in + r * in_stride + c, in_stride, target, out_stride, stream);
+      }
+    }
+  }
+  TransposeTile(in + full_rows * in_stride, in_stride, out + full_rows, out_stride, rows - full_rows,
+                full_columns);
+  TransposeTile(in + full_columns, in_stride, out + full_columns * out_stride, out_stride, rows,
+                columns - full_columns);
+}
+
 bool HasAvx() {
   static const bool has_avx = __builtin_cpu_supports("avx");
   return has_avx;
 }
+
+bool HasAvx512() {
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  return has_avx512;
+}
+
+// Makes a task's streaming stores visible before the thread pool reports it done.
+void FenceStreamingStores() { _mm_sfence(); }
+#else
+void FenceStreamingStores() {}
 #endif
 
 template <typename E>
 void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_stride, int64_t rows,
-                          int64_t columns) {
+                          int64_t columns, bool streaming) {
 #if defined(__x86_64__)
+  if constexpr (sizeof(E) == 4 || sizeof(E) == 8) {
+    if (HasAvx512()) return TransposeTileAvx512(in, in_stride, out, out_stride, rows, columns, streaming);
+  }
   if constexpr (sizeof(E) == 4) {
     if (HasAvx()) {
       return TransposeTileAvx(reinterpret_cast<const float*>(in), in_stride, reinterpret_cast<float*>(out),
@@ -122,6 +259,7 @@ void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_st
     }
   }
 #endif
+  (void)streaming;
   TransposeTile(in, in_stride, out, out_stride, rows, columns);
 }
 
@@ -131,7 +269,8 @@ void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_st
 // `column` is the output dimension that is the input's minor one.
 template <typename E>
 void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
-                      const std::vector<int64_t>& in_strides, size_t column, const IntraOpThreadPool* pool) {
+                      const std::vector<int64_t>& in_strides, int64_t count, size_t column,
+                      const IntraOpThreadPool* pool) {
   const size_t rank = out_dims.size();
   std::vector<int64_t> out_strides(rank, 1);
   for (size_t d = rank - 1; d-- > 0;) out_strides[d] = out_strides[d + 1] * out_dims[d + 1];
@@ -147,6 +286,7 @@ void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
   const int64_t row_stride = in_strides[rank - 1];
   const int64_t column_stride = out_strides[column];
   const int64_t bands = (rows + kTransposeTile - 1) / kTransposeTile;
+  const bool streaming = count * static_cast<int64_t>(sizeof(E)) >= kStreamingTransposeBytes;
   auto run = [&](int64_t begin, int64_t end) {
     for (int64_t task = begin; task < end; ++task) {
       int64_t slab = task / bands;
@@ -161,9 +301,10 @@ void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
       }
       for (int64_t c0 = 0; c0 < columns; c0 += kTransposeTile) {
         TransposeTileFastest(in + in_offset + c0, row_stride, out + out_offset + c0 * column_stride,
-                             column_stride, band_rows, std::min(columns - c0, kTransposeTile));
+                             column_stride, band_rows, std::min(columns - c0, kTransposeTile), streaming);
       }
     }
+    if (streaming) FenceStreamingStores();
   };
   const int64_t tasks = slabs * bands;
   const int64_t grain =
@@ -182,7 +323,7 @@ void Transpose(const E* in, E* out, const std::vector<int64_t>& out_dims,
   if (rank >= 2 && in_strides[rank - 1] != 1) {
     for (size_t d = rank - 1; d-- > 0;) {
       if (in_strides[d] == 1 && out_dims[d] > 1)
-        return BlockedTranspose(in, out, out_dims, in_strides, d, pool);
+        return BlockedTranspose(in, out, out_dims, in_strides, count, d, pool);
     }
   }
   PermuteCopy(in, out, out_dims, in_strides, count);

@@ -2,8 +2,12 @@
 // cache-blocked copy when it moves the minor dimension, with exactly the
 // interpreter's results, for every element width, sizes that are not
 // multiples of the tile, and dimensions of one.
+#include <algorithm>
+#include <numeric>
 #include <span>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/cpu/runtime_test_util.h"
 
@@ -78,6 +82,93 @@ TEST(RuntimeTransposeTest, ThreadCountsAgree) {
   std::unique_ptr<Module> module = testing::ParseOrDie(Transpose("f32", "[1000,333]", "[333,1000]", "1,0"));
   ASSERT_NE(module, nullptr);
   testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 4}, 0.0);
+}
+
+// Distinct bit patterns for every element (no two neighbours alike, so a
+// misplaced element shows), with each component's exponent kept off all
+// ones: no float is a NaN or an infinity, so every path copies bits.
+Literal DistinctPatterns(const Shape& shape, int component_bytes) {
+  Literal literal(shape);
+  std::span<uint8_t> bytes = literal.raw();
+  uint64_t state = 0x2545F4914F6CDD1DULL;
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    state ^= state << 13;
+    state ^= state >> 7;
+    state ^= state << 17;
+    bytes[i] = static_cast<uint8_t>(state >> 24);
+    if (i % static_cast<size_t>(component_bytes) == static_cast<size_t>(component_bytes) - 1)
+      bytes[i] &= 0xbf;
+  }
+  return literal;
+}
+
+std::string DimsText(const std::vector<int64_t>& dims) {
+  std::string text = "[";
+  for (size_t d = 0; d < dims.size(); ++d) text += (d ? "," : "") + std::to_string(dims[d]);
+  return text + "]";
+}
+
+// Every permutation of `dims` for each element type: one transpose thunk
+// whose result is the interpreter's, byte for byte.
+void ExpectEveryPermutationMatches(const std::vector<int64_t>& dims) {
+  struct Type {
+    const char* name;
+    int component_bytes;
+  };
+  const Type types[] = {{"f32", 4}, {"f64", 8}, {"s8", 1}, {"bf16", 2}, {"c64", 4}};
+  std::vector<int64_t> permutation(dims.size());
+  std::iota(permutation.begin(), permutation.end(), 0);
+  do {
+    std::vector<int64_t> out_dims;
+    std::string order;
+    for (int64_t d : permutation) {
+      out_dims.push_back(dims[static_cast<size_t>(d)]);
+      order += (order.empty() ? "" : ",") + std::to_string(d);
+    }
+    for (const Type& type : types) {
+      const std::string text = Transpose(type.name, DimsText(dims), DimsText(out_dims), order);
+      SCOPED_TRACE(text);
+      std::unique_ptr<Module> module = testing::ParseOrDie(text);
+      ASSERT_NE(module, nullptr);
+      const bool identity = std::is_sorted(permutation.begin(), permutation.end());
+      if (!identity) {
+        EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
+      }
+      std::vector<Literal> arguments;
+      arguments.push_back(DistinctPatterns(module->entry()->parameters()[0]->shape, type.component_bytes));
+      CpuBackend cpu;
+      interpreter::InterpreterBackend reference;
+      KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::RunOn(cpu, *module, arguments));
+      KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+      ASSERT_EQ(got.size(), 1u);
+      ASSERT_EQ(want.size(), 1u);
+      const std::span<const uint8_t> got_bytes = std::as_const(got[0]).raw();
+      const std::span<const uint8_t> want_bytes = std::as_const(want[0]).raw();
+      ASSERT_EQ(got_bytes.size(), want_bytes.size());
+      EXPECT_TRUE(std::equal(got_bytes.begin(), got_bytes.end(), want_bytes.begin()));
+    }
+  } while (std::next_permutation(permutation.begin(), permutation.end()));
+}
+
+// Odd extents, some past 16 (the AVX-512 16 x 16 and 8 x 8 register tiles
+// and their ragged edges) and some of one.
+TEST(RuntimeTransposeTest, EveryPermutationOfTwoDimensions) { ExpectEveryPermutationMatches({37, 45}); }
+
+TEST(RuntimeTransposeTest, EveryPermutationOfThreeDimensions) { ExpectEveryPermutationMatches({19, 7, 35}); }
+
+TEST(RuntimeTransposeTest, EveryPermutationOfFourDimensions) {
+  ExpectEveryPermutationMatches({3, 17, 5, 33});
+}
+
+// Outputs past 8 MiB store whole aligned 64-byte lines past the caches;
+// the ragged last columns and a misaligned row length take plain stores.
+TEST(RuntimeTransposeTest, LargeOutputsWithStreamingStores) {
+  const std::string cases[] = {
+      Transpose("f32", "[1104,2047]", "[2047,1104]", "1,0"),
+      Transpose("f64", "[1032,1039]", "[1039,1032]", "1,0"),
+      Transpose("f32", "[1103,2049]", "[2049,1103]", "1,0"),
+  };
+  ExpectTransposeThunksMatchTheInterpreter(cases);
 }
 
 }  // namespace
