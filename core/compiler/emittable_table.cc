@@ -49,6 +49,12 @@ Status EmittableTable::Check(const Instruction& instruction) const {
   } else {
     KILN_RETURN_IF_ERROR(check_array(instruction.shape));
   }
+  const size_t results = instruction.shape.IsTuple() ? instruction.shape.tuple_shapes().size() : 1;
+  const auto buffers = static_cast<int64_t>(instruction.operands.size() + results);
+  if (buffers > max_kernel_buffers_)
+    return refuse("its kernel would bind " + std::to_string(buffers) +
+                  " buffers (one per operand and result); this backend binds at most " +
+                  std::to_string(max_kernel_buffers_));
   if (row.emittability == Emittability::kAlways) return OkStatus();
   if (!check_)
     return Internal(backend_, ": the emittable table has no check for ", OpcodeName(instruction.opcode));

@@ -6,7 +6,9 @@
 // dimension numbers, a reduce's computation, a constant's size) asks the
 // backend's per-instruction check. Each backend declares its table in one
 // place (backends/llvm/emittable.cc, backends/cuda/ptx_emittable.cc,
-// backends/vulkan/glsl_emittable.cc).
+// backends/vulkan/glsl_emittable.cc), with the most buffers one of its
+// kernels may bind (a Vulkan device's storage-buffer bindings, CUDA's
+// kernel-parameter space), which the fusion pass never exceeds.
 #pragma once
 
 #include <array>
@@ -94,11 +96,21 @@ class EmittableTable {
   void set_check(InstructionEmittableCheck check) { check_ = std::move(check); }
   const std::string& backend() const { return backend_; }
 
+  // The most argument and result buffers one kernel may bind: an
+  // instruction alone needs one per operand and one per result array
+  // (Check refuses more); a fused kernel one per parameter and result array
+  // (FusionOptions::max_kernel_buffers). What a backend's kernels bind
+  // besides (a sort's scratch) is left out of it: the backend's per-
+  // instruction check counts that. Unbounded unless set.
+  int64_t max_kernel_buffers() const { return max_kernel_buffers_; }
+  void set_max_kernel_buffers(int64_t buffers) { max_kernel_buffers_ = buffers; }
+
  private:
   std::string backend_;
   std::array<EmittableRow, static_cast<size_t>(Opcode::kOpcodeCount)> rows_;
   InstructionEmittableCheck check_;
   int64_t max_elements_;
+  int64_t max_kernel_buffers_ = std::numeric_limits<int64_t>::max();
 };
 
 }  // namespace kiln::compiler

@@ -495,6 +495,8 @@ Status RunDevicePasses(Module& module, int optimization_level, const DeviceLower
   pipeline.fuse_row_reductions = rules.fuse_row_reductions;
   // An instruction may join a kernel when it could be one.
   if (!rules.emittable) return Internal(rules.backend, ": the lowering rules have no emittable table");
+  // No fused kernel binds more buffers than the device does.
+  pipeline.max_kernel_buffers = rules.emittable->max_kernel_buffers();
   pipeline.can_fuse = [table = rules.emittable](const Instruction& instruction) {
     if (!AllArrays(instruction) || NeedsHostOnDevice(instruction)) return false;
     return table->Check(instruction).ok();

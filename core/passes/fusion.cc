@@ -68,6 +68,7 @@ struct Group {
   // parameters, unless they join too.
   std::unordered_set<const Instruction*> inputs;
   size_t counted_inputs = 0;  // those that count against max_fusion_inputs
+  size_t outputs = 1;         // the root's result arrays (a variadic reduce has several)
   // For each member (but those whose copies cost no code: constants, iota,
   // broadcasts of scalars), the indices the kernel evaluates it at per
   // output element, as classes (IndexClasses).
@@ -143,7 +144,22 @@ class ComputationFuser {
   }
 
   bool CanBeRoot(const Instruction& instruction) const {
-    return instruction.opcode != Opcode::kConstant && Accepted(instruction);
+    return instruction.opcode != Opcode::kConstant && Accepted(instruction) && RootBuffersFit(instruction);
+  }
+
+  static size_t ResultArrays(const Instruction& instruction) {
+    return instruction.shape.IsTuple() ? instruction.shape.tuple_shapes().size() : 1;
+  }
+
+  // Whether a kernel of `root` alone binds at most max_kernel_buffers
+  // arrays: one per distinct operand and one per result.
+  bool RootBuffersFit(const Instruction& root) const {
+    const std::vector<Instruction*>& operands = root.operands;
+    size_t buffers = ResultArrays(root);
+    for (auto it = operands.begin(); it != operands.end(); ++it) {
+      if (std::find(operands.begin(), it, *it) == it) ++buffers;
+    }
+    return static_cast<int64_t>(buffers) <= options_.max_kernel_buffers;
   }
 
   // Whether no one needs `instruction` as a value: every user is fused, and
@@ -262,18 +278,27 @@ class ComputationFuser {
   }
 
   // Whether `group` reads at most max_fusion_inputs values once `producer`
-  // joins it (it may read fewer later, if some of them join too).
+  // joins it (it may read fewer later, if some of them join too), and binds
+  // at most max_kernel_buffers arrays, counting every value it reads: those
+  // that may join later might not (the group may be full by then), and
+  // this bound must hold whatever happens.
   bool InputsFit(const Instruction* producer, const Group& group) const {
     size_t inputs = group.counted_inputs;
-    if (group.inputs.count(producer) && !JoinsWhenRead(*producer)) --inputs;
+    size_t buffers = group.inputs.size() + group.outputs;
+    if (group.inputs.count(producer)) {
+      --buffers;
+      if (!JoinsWhenRead(*producer)) --inputs;
+    }
     const std::vector<Instruction*>& operands = producer->operands;
     for (auto it = operands.begin(); it != operands.end(); ++it) {
       if (group.members.Contains(*it) || group.inputs.count(*it) ||
           std::find(operands.begin(), it, *it) != it)
         continue;
+      ++buffers;
       if (!JoinsWhenRead(**it)) ++inputs;
     }
-    return static_cast<int64_t>(inputs) <= options_.max_fusion_inputs;
+    return static_cast<int64_t>(inputs) <= options_.max_fusion_inputs &&
+           static_cast<int64_t>(buffers) <= options_.max_kernel_buffers;
   }
 
   // The classes of the indices at which `group`'s kernel would evaluate
@@ -322,7 +347,7 @@ class ComputationFuser {
 
   void GrowGroup(Instruction* root) {
     const size_t id = groups_.size();
-    groups_.push_back(Group{root, {}, {}, 0, {}});
+    groups_.push_back(Group{root, {}, {}, 0, ResultArrays(*root), {}});
     Group& group = groups_.back();
     group.members.Insert(root);
     group.index_classes.Insert(root, {kRootIndexClass});

@@ -22,13 +22,16 @@
 // backend's predicate refuses. Only the entry and the computations reached
 // through while/conditional/call are fused; reducers and comparators are
 // left alone. A fused computation has at most max_fusion_size instructions
-// and max_fusion_inputs parameters, and evaluates none of its values at more
+// and max_fusion_inputs parameters, binds at most max_kernel_buffers
+// arrays (parameters and results), and evaluates none of its values at more
 // than max_emissions_per_value indices per element (a value read through
 // index-changing ops along several paths is emitted once per path), which
 // bounds a backend's work per kernel.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 
 #include "core/pass.h"
 
@@ -61,6 +64,13 @@ struct FusionOptions {
   // each with an alias scope per parameter: a CPU kernel reading 248 arrays
   // took 0.6 s to optimise.
   int64_t max_fusion_inputs = 64;
+  // Upper bound on the arrays one fused kernel binds: its parameters, every
+  // one counted (the copies above too), plus its result arrays. Unlike
+  // max_fusion_inputs this is a device's hard limit (a Vulkan device's
+  // storage-buffer bindings per dispatch, CUDA's kernel-parameter space:
+  // EmittableTable::max_kernel_buffers), so no fusion ever exceeds it; an
+  // instruction that alone exceeds it is never fused.
+  int64_t max_kernel_buffers = std::numeric_limits<int64_t>::max();
   // Upper bound on the number of different indices at which a kernel
   // evaluates one fused value per output element. A value reached through
   // index-changing ops (pad, slice, concatenate, reshape, ...) along several

@@ -9,7 +9,9 @@
 // The verifier runs after every pass.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <limits>
 
 #include "core/ir.h"
 #include "core/status.h"
@@ -22,6 +24,8 @@ struct PipelineOptions {
   bool enable_fusion = true;
   // Whether row reductions join their consumers' kernels (FusionOptions).
   bool fuse_row_reductions = true;
+  // The most arrays one fused kernel binds (FusionOptions::max_kernel_buffers).
+  int64_t max_kernel_buffers = std::numeric_limits<int64_t>::max();
   // Run f16/bf16 dots and convolutions in f32 (contraction_upcast.h), for a
   // backend whose fast kernels are f32.
   bool upcast_low_precision_contractions = false;

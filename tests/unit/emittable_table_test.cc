@@ -95,5 +95,24 @@ TEST_F(EmittableTableTest, OverrideRestrictAndAMissingCheck) {
   EXPECT_FALSE(ElementTypeSet::All().Contains(ElementType::kTuple));
 }
 
+TEST_F(EmittableTableTest, AnInstructionBindsAtMostTheKernelBufferLimit) {
+  EmittableTable table("testdevice", {{Opcode::kNegate, Emittability::kAlways},
+                                      {Opcode::kTuple, Emittability::kAlways, ElementTypeSet::All(), true}});
+  EXPECT_TRUE(table.Check(InstructionNamed(*module_, "t")).ok());  // unbounded by default
+  table.set_max_kernel_buffers(4);  // the tuple of two binds 2 operands and 2 results
+  EXPECT_TRUE(table.Check(InstructionNamed(*module_, "t")).ok());
+  table.set_max_kernel_buffers(3);
+  const Status over = table.Check(InstructionNamed(*module_, "t"));
+  EXPECT_EQ(over.code(), StatusCode::kUnimplemented);
+  EXPECT_NE(
+      over.message().find("would bind 4 buffers (one per operand and result); this backend binds at most 3"),
+      std::string::npos)
+      << over.ToString();
+  table.set_max_kernel_buffers(2);  // negate: one operand, one result
+  EXPECT_TRUE(table.Check(InstructionNamed(*module_, "n")).ok());
+  table.set_max_kernel_buffers(1);
+  EXPECT_EQ(table.Check(InstructionNamed(*module_, "n")).code(), StatusCode::kUnimplemented);
+}
+
 }  // namespace
 }  // namespace kiln::compiler

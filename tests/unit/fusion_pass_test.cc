@@ -391,6 +391,135 @@ TEST(FusionPassTest, AFusionReadsAtMostMaxFusionInputsValues) {
   }
 }
 
+// `leaves` parameters, each scaled by a broadcast constant of its own, then
+// joined by a tree of maximum: one kernel of all of it would bind every
+// parameter, and the broadcast constants are copied in when they fit.
+std::string ScaledMaximumTree(int leaves) {
+  std::string text = "HloModule scaled_tree\nENTRY main {\n";
+  std::vector<std::string> level;
+  for (int i = 0; i < leaves; ++i) {
+    const std::string n = std::to_string(i);
+    text += "  p" + n + " = f32[4] parameter(" + n + ")\n";
+    text += "  c" + n + " = f32[] constant(" + std::to_string(i + 2) + ")\n";
+    text += "  b" + n + " = f32[4] broadcast(c" + n + "), dimensions={}\n";
+    text += "  s" + n + " = f32[4] multiply(p" + n + ", b" + n + ")\n";
+    level.push_back("s" + n);
+  }
+  for (int node = 0; level.size() > 1; ++node) {
+    std::vector<std::string> joined;
+    for (size_t j = 0; j + 1 < level.size(); j += 2) {
+      joined.push_back("m" + std::to_string(node) + "_" + std::to_string(j / 2));
+      text += "  " + joined.back() + " = f32[4] maximum(" + level[j] + ", " + level[j + 1] + ")\n";
+    }
+    if (level.size() % 2 == 1) joined.push_back(level.back());
+    level = std::move(joined);
+  }
+  return text + "  ROOT r = f32[4] negate(" + level[0] + ")\n}\n";
+}
+
+// Parameters plus result arrays: the buffers a kernel of `fusion` binds.
+int64_t KernelBuffers(const Instruction& fusion) {
+  const size_t results = fusion.shape.IsTuple() ? fusion.shape.tuple_shapes().size() : 1;
+  return static_cast<int64_t>(fusion.operands.size() + results);
+}
+
+TEST(FusionPassTest, NoFusionBindsMoreThanMaxKernelBuffers) {
+  constexpr int kLeaves = 100;
+  auto module = testing::ParseHloOrFail(ScaledMaximumTree(kLeaves));
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> arguments;
+  for (int i = 0; i < kLeaves; ++i) arguments.push_back(Ramp({4}, 0.01f * static_cast<float>(i + 1)));
+  auto widest = [](const Module& fused) {
+    int64_t most = 0;
+    for (const auto& instruction : fused.entry()->instructions()) {
+      if (instruction->opcode == Opcode::kFusion) most = std::max(most, KernelBuffers(*instruction));
+    }
+    return most;
+  };
+  // Without the bound some kernel binds more than 32 (the soft input bound
+  // is 64): the bound below is what keeps them apart.
+  std::unique_ptr<Module> unbounded = module->Clone();
+  ASSERT_TRUE(InstructionFusion().Run(*unbounded).ok());
+  ASSERT_GT(widest(*unbounded), 32);
+  // Small groups too: a group that stops at its size bound leaves the
+  // broadcast constants it would have copied in as parameters.
+  for (const int64_t max_fusion_size : {int64_t{6}, int64_t{256}}) {
+    for (const int64_t limit : {3, 4, 5, 8, 31, 32}) {
+      SCOPED_TRACE("max_kernel_buffers " + std::to_string(limit) + ", max_fusion_size " +
+                   std::to_string(max_fusion_size));
+      FusionOptions options;
+      options.max_kernel_buffers = limit;
+      options.max_fusion_size = max_fusion_size;
+      std::unique_ptr<Module> fused = module->Clone();
+      ASSERT_TRUE(InstructionFusion(options).Run(*fused).ok());
+      ASSERT_TRUE(VerifyModule(*fused).ok());
+      int fusions = 0;
+      for (const auto& instruction : fused->entry()->instructions()) {
+        if (instruction->opcode != Opcode::kFusion) continue;
+        ++fusions;
+        EXPECT_LE(KernelBuffers(*instruction), limit) << instruction->name;
+      }
+      EXPECT_GT(fusions, 1);
+      testing::ExpectSameResults(*module, *fused, arguments);
+    }
+  }
+}
+
+// The CPU lowering runs windows and select-and-scatter as thunks of their
+// own (scan_thunk.h, window_thunk.h) and its fusion rule does not repeat
+// that: the generic rule keeps them out of fusions whatever a backend accepts.
+TEST(FusionPassTest, WindowsAndSelectAndScatterAreNeverFused) {
+  auto module = testing::ParseHloOrFail(R"(HloModule windows
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+ge {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = pred[] compare(x, y), direction=GE
+}
+ENTRY main {
+  a = f32[8] parameter(0)
+  e = f32[8] exponential(a)
+  zero = f32[] constant(0)
+  cumulative = f32[8] reduce-window(e, zero), window={size=8 pad=7_0}, to_apply=add
+  pooled = f32[4] reduce-window(e, zero), window={size=2 stride=2}, to_apply=add
+  n = f32[4] negate(pooled)
+  scattered = f32[8] select-and-scatter(e, n, zero), window={size=2 stride=2}, select=ge, scatter=add
+  ROOT r = f32[8] add(cumulative, scattered)
+})");
+  ASSERT_NE(module, nullptr);
+  FusionOptions options;
+  options.can_fuse = [](const Instruction&) { return true; };
+  std::unique_ptr<Module> fused = module->Clone();
+  ASSERT_TRUE(InstructionFusion(options).Run(*fused).ok());
+  EXPECT_EQ(Count(*fused->entry(), Opcode::kReduceWindow), 2);
+  EXPECT_EQ(Count(*fused->entry(), Opcode::kSelectAndScatter), 1);
+  EXPECT_GE(Count(*fused->entry(), Opcode::kFusion), 1);  // the elementwise ops around them fuse
+}
+
+TEST(FusionPassTest, AnInstructionOverMaxKernelBuffersIsNeverAFusionRoot) {
+  auto module = testing::ParseHloOrFail(R"(HloModule wide_concatenate
+ENTRY main {
+  a = f32[2] parameter(0)
+  b = f32[2] parameter(1)
+  c = f32[2] parameter(2)
+  d = f32[2] parameter(3)
+  ROOT r = f32[8] concatenate(a, b, c, d), dimensions={0}
+})");
+  ASSERT_NE(module, nullptr);
+  FusionOptions options;
+  options.max_kernel_buffers = 4;  // the concatenate alone binds five
+  std::unique_ptr<Module> fused = module->Clone();
+  ASSERT_TRUE(InstructionFusion(options).Run(*fused).ok());
+  EXPECT_EQ(Count(*fused->entry(), Opcode::kFusion), 0);
+  options.max_kernel_buffers = 5;
+  ASSERT_TRUE(InstructionFusion(options).Run(*fused).ok());
+  EXPECT_EQ(Count(*fused->entry(), Opcode::kFusion), 1);
+}
+
 // The most indices at which a kernel of `fused` evaluates one of its values
 // per output element, found by listing paths: a value's index is the chain
 // of index-changing ops (with operand slots) between it and the root;
