@@ -6,6 +6,7 @@
 #include "core/hlo_attribute_text.h"
 #include "core/hlo_literal_text.h"
 #include "core/hlo_shape_text.h"
+#include "core/pointer_map.h"
 
 namespace kiln {
 namespace {
@@ -186,7 +187,31 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
   }
 }
 
-std::string PrintOperands(const Instruction& instruction, const PrintOptions& options) {
+// The names instructions print under: their own, or with
+// PrintOptions::positional_names their positions in their computation.
+class PrintedNames {
+ public:
+  PrintedNames() = default;
+  explicit PrintedNames(const Computation& computation) : positions_(computation.instructions().size()) {
+    const auto& instructions = computation.instructions();
+    for (size_t i = 0; i < instructions.size(); ++i) positions_.Insert(instructions[i].get(), i);
+  }
+  void Append(const Instruction& instruction, std::string& text) const {
+    const size_t* position = positions_.Find(&instruction);
+    if (position == nullptr) {
+      text += instruction.name;
+      return;
+    }
+    text += 'v';
+    text += std::to_string(*position);
+  }
+
+ private:
+  PointerMap<size_t> positions_;  // empty: every instruction prints its own name
+};
+
+std::string PrintOperands(const Instruction& instruction, const PrintOptions& options,
+                          const PrintedNames& names) {
   if (instruction.opcode == Opcode::kConstant) {
     return instruction.literal ? PrintLiteralText(*instruction.literal) : "";
   }
@@ -200,21 +225,25 @@ std::string PrintOperands(const Instruction& instruction, const PrintOptions& op
       continue;
     }
     if (options.print_operand_shapes) text += PrintShapeText(operand->shape, options.print_layouts) + " ";
-    text += operand->name;
+    names.Append(*operand, text);
   }
   return text;
 }
 
-std::string PrintInstructionLine(const Instruction& instruction, const PrintOptions& options, bool is_root) {
+std::string PrintInstructionLine(const Instruction& instruction, const PrintOptions& options, bool is_root,
+                                 const PrintedNames& names) {
   std::string text = is_root ? "ROOT " : "";
-  text += instruction.name + " = " + PrintShapeText(instruction.shape, options.print_layouts) + " ";
-  text += std::string(OpcodeName(instruction.opcode)) + "(" + PrintOperands(instruction, options) + ")";
+  names.Append(instruction, text);
+  text += " = " + PrintShapeText(instruction.shape, options.print_layouts) + " ";
+  text +=
+      std::string(OpcodeName(instruction.opcode)) + "(" + PrintOperands(instruction, options, names) + ")";
   AttributeList attributes;
   AddOpAttributes(instruction, attributes);
   return text + attributes.text();
 }
 
-std::string PrintSignature(const Computation& computation, const PrintOptions& options) {
+std::string PrintSignature(const Computation& computation, const PrintOptions& options,
+                           const PrintedNames& names) {
   std::string text = "(";
   const auto& parameters = computation.parameters();
   for (size_t i = 0; i < parameters.size(); ++i) {
@@ -223,7 +252,8 @@ std::string PrintSignature(const Computation& computation, const PrintOptions& o
       text += "?: ?";
       continue;
     }
-    text += parameters[i]->name + ": " + PrintShapeText(parameters[i]->shape, options.print_layouts);
+    names.Append(*parameters[i], text);
+    text += ": " + PrintShapeText(parameters[i]->shape, options.print_layouts);
   }
   text += ") -> ";
   text += computation.root() ? PrintShapeText(computation.root()->shape, options.print_layouts) : "?";
@@ -231,18 +261,19 @@ std::string PrintSignature(const Computation& computation, const PrintOptions& o
 }
 
 std::string PrintComputationBody(const Computation& computation, const PrintOptions& options, bool is_entry) {
+  const PrintedNames names = options.positional_names ? PrintedNames(computation) : PrintedNames();
   std::string text = is_entry ? "ENTRY " : "";
   text += computation.name();
   // The long form (with operand shapes) also carries the signature, as XLA's
   // default printer does; the short form is JAX's.
   if (options.print_operand_shapes) {
     text += ' ';
-    text += PrintSignature(computation, options);
+    text += PrintSignature(computation, options, names);
   }
   text += " {\n";
   for (const auto& instruction : computation.instructions()) {
     text += "  ";
-    text += PrintInstructionLine(*instruction, options, instruction.get() == computation.root());
+    text += PrintInstructionLine(*instruction, options, instruction.get() == computation.root(), names);
     text += '\n';
   }
   return text + "}\n";
@@ -296,7 +327,7 @@ std::string PrintComputation(const Computation& computation, const PrintOptions&
 }
 
 std::string PrintInstruction(const Instruction& instruction, const PrintOptions& options) {
-  return PrintInstructionLine(instruction, options, false);
+  return PrintInstructionLine(instruction, options, false, PrintedNames());
 }
 
 }  // namespace kiln
