@@ -11,8 +11,10 @@
 namespace kiln {
 namespace {
 
+// Appends ", key=value" attributes to a line being printed.
 class AttributeList {
  public:
+  explicit AttributeList(std::string& text) : text_(text) {}
   void Add(std::string_view key, const std::string& value) {
     text_ += ", ";
     text_ += key;
@@ -26,10 +28,9 @@ class AttributeList {
   void AddTrue(std::string_view key, bool value) {
     if (value) Add(key, "true");
   }
-  const std::string& text() const { return text_; }
 
  private:
-  std::string text_;
+  std::string& text_;
 };
 
 std::string CalleeName(const Instruction& instruction, size_t i) {
@@ -210,36 +211,47 @@ class PrintedNames {
   PointerMap<size_t> positions_;  // empty: every instruction prints its own name
 };
 
-std::string PrintOperands(const Instruction& instruction, const PrintOptions& options,
-                          const PrintedNames& names) {
+// Appends instead of returning strings: a 200k-instruction module prints
+// twice per compile (the program cache's key and the kernels' keys), and
+// the temporaries of each line cost more than its text.
+void AppendOperands(std::string& text, const Instruction& instruction, const PrintOptions& options,
+                    const PrintedNames& names) {
   if (instruction.opcode == Opcode::kConstant) {
-    return instruction.literal ? PrintLiteralText(*instruction.literal) : "";
+    if (instruction.literal) text += PrintLiteralText(*instruction.literal);
+    return;
   }
-  if (instruction.opcode == Opcode::kParameter) return std::to_string(instruction.attrs.parameter_number);
-  std::string text;
+  if (instruction.opcode == Opcode::kParameter) {
+    text += std::to_string(instruction.attrs.parameter_number);
+    return;
+  }
   for (size_t i = 0; i < instruction.operands.size(); ++i) {
     if (i) text += ", ";
     const Instruction* operand = instruction.operands[i];
     if (!operand) {
-      text += "?";
+      text += '?';
       continue;
     }
-    if (options.print_operand_shapes) text += PrintShapeText(operand->shape, options.print_layouts) + " ";
+    if (options.print_operand_shapes) {
+      AppendShapeText(text, operand->shape, options.print_layouts);
+      text += ' ';
+    }
     names.Append(*operand, text);
   }
-  return text;
 }
 
-std::string PrintInstructionLine(const Instruction& instruction, const PrintOptions& options, bool is_root,
-                                 const PrintedNames& names) {
-  std::string text = is_root ? "ROOT " : "";
+void AppendInstructionLine(std::string& text, const Instruction& instruction, const PrintOptions& options,
+                           bool is_root, const PrintedNames& names) {
+  if (is_root) text += "ROOT ";
   names.Append(instruction, text);
-  text += " = " + PrintShapeText(instruction.shape, options.print_layouts) + " ";
-  text +=
-      std::string(OpcodeName(instruction.opcode)) + "(" + PrintOperands(instruction, options, names) + ")";
-  AttributeList attributes;
+  text += " = ";
+  AppendShapeText(text, instruction.shape, options.print_layouts);
+  text += ' ';
+  text += OpcodeName(instruction.opcode);
+  text += '(';
+  AppendOperands(text, instruction, options, names);
+  text += ')';
+  AttributeList attributes(text);
   AddOpAttributes(instruction, attributes);
-  return text + attributes.text();
 }
 
 std::string PrintSignature(const Computation& computation, const PrintOptions& options,
@@ -253,16 +265,18 @@ std::string PrintSignature(const Computation& computation, const PrintOptions& o
       continue;
     }
     names.Append(*parameters[i], text);
-    text += ": " + PrintShapeText(parameters[i]->shape, options.print_layouts);
+    text += ": ";
+    AppendShapeText(text, parameters[i]->shape, options.print_layouts);
   }
   text += ") -> ";
   text += computation.root() ? PrintShapeText(computation.root()->shape, options.print_layouts) : "?";
   return text;
 }
 
-std::string PrintComputationBody(const Computation& computation, const PrintOptions& options, bool is_entry) {
+void AppendComputationBody(std::string& text, const Computation& computation, const PrintOptions& options,
+                           bool is_entry) {
   const PrintedNames names = options.positional_names ? PrintedNames(computation) : PrintedNames();
-  std::string text = is_entry ? "ENTRY " : "";
+  if (is_entry) text += "ENTRY ";
   text += computation.name();
   // The long form (with operand shapes) also carries the signature, as XLA's
   // default printer does; the short form is JAX's.
@@ -273,10 +287,10 @@ std::string PrintComputationBody(const Computation& computation, const PrintOpti
   text += " {\n";
   for (const auto& instruction : computation.instructions()) {
     text += "  ";
-    text += PrintInstructionLine(*instruction, options, instruction.get() == computation.root(), names);
+    AppendInstructionLine(text, *instruction, options, instruction.get() == computation.root(), names);
     text += '\n';
   }
-  return text + "}\n";
+  text += "}\n";
 }
 
 bool SameSignature(const ProgramShape& a, const ProgramShape& b) {
@@ -317,17 +331,21 @@ std::string PrintModule(const Module& module, const PrintOptions& options) {
   text += "\n";
   for (const Computation* computation : module.ComputationsPostOrder()) {
     text += '\n';
-    text += PrintComputationBody(*computation, options, computation == module.entry());
+    AppendComputationBody(text, *computation, options, computation == module.entry());
   }
   return text;
 }
 
 std::string PrintComputation(const Computation& computation, const PrintOptions& options) {
-  return PrintComputationBody(computation, options, false);
+  std::string text;
+  AppendComputationBody(text, computation, options, false);
+  return text;
 }
 
 std::string PrintInstruction(const Instruction& instruction, const PrintOptions& options) {
-  return PrintInstructionLine(instruction, options, false, PrintedNames());
+  std::string text;
+  AppendInstructionLine(text, instruction, options, false, PrintedNames());
+  return text;
 }
 
 }  // namespace kiln

@@ -128,8 +128,6 @@ bool ShapeStartsHere(HloLexer& lexer) {
 
 StatusOr<Shape> ParseShapeText(HloLexer& lexer) { return ParseShapeAt(lexer, 0); }
 
-namespace {
-
 // Appends instead of streaming: the printer prints a shape per instruction
 // and operand, and a stream's set-up cost more than the text.
 void AppendShapeText(std::string& text, const Shape& shape, bool print_layout) {
@@ -163,8 +161,6 @@ void AppendShapeText(std::string& text, const Shape& shape, bool print_layout) {
     text += '}';
   }
 }
-
-}  // namespace
 
 std::string PrintShapeText(const Shape& shape, bool print_layout) {
   std::string text;

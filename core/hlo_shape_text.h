@@ -22,5 +22,7 @@ StatusOr<Shape> ParseShapeText(HloLexer& lexer);
 
 // XLA's spelling; scalars print without `{}`, layouts only when asked.
 std::string PrintShapeText(const Shape& shape, bool print_layout);
+// PrintShapeText appended to `text` (no temporary string).
+void AppendShapeText(std::string& text, const Shape& shape, bool print_layout);
 
 }  // namespace kiln
