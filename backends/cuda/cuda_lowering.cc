@@ -16,7 +16,10 @@ const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots) {
     auto* made = new DeviceLoweringRules;
     made->backend = "cuda";
     made->slot_alignment = 256;  // what cuMemAlloc guarantees
-    made->check_kernel = [](const Computation& kernel) { return CheckPtxEmittable(kernel); };
+    made->check_kernel = [](const Computation& kernel) {
+      KILN_RETURN_IF_ERROR(CheckPtxKernelBuffers(kernel));
+      return CheckPtxEmittable(kernel);
+    };
     // Not owned: the table lives as long as the process.
     made->emittable = std::shared_ptr<const compiler::EmittableTable>(&PtxEmittableTable(), [](auto*) {});
     made->kernel_scratch_bytes = [](const Instruction& root) -> int64_t {

@@ -8,6 +8,14 @@
 namespace kiln::cuda {
 namespace {
 
+// A kernel's parameters (gpu_entry.h: a pointer per buffer, then the i64
+// extent and at most one more i64, an rng kernel's key) must fit the 4 KiB
+// of parameter space every CUDA device has (newer drivers allow more on
+// Volta and later; 4 KiB holds everywhere). One buffer is kept for a
+// kernel's scratch (sort, topk).
+constexpr int64_t kKernelParameterBytes = 4096;
+constexpr int64_t kMaxKernelBuffers = (kKernelParameterBytes - 2 * 8) / 8 - 1;
+
 compiler::EmittableTable MakePtxEmittableTable() {
   using compiler::Emittability;
   llvm_ir::EmittableOptions options;
@@ -30,6 +38,7 @@ compiler::EmittableTable MakePtxEmittableTable() {
       default: return llvm(instruction);
     }
   });
+  table.set_max_kernel_buffers(kMaxKernelBuffers);
   return table;
 }
 
@@ -38,6 +47,18 @@ compiler::EmittableTable MakePtxEmittableTable() {
 const compiler::EmittableTable& PtxEmittableTable() {
   static const compiler::EmittableTable* const table = new compiler::EmittableTable(MakePtxEmittableTable());
   return *table;
+}
+
+Status CheckPtxKernelBuffers(const Computation& kernel) {
+  if (kernel.root() == nullptr) return InvalidArgument("cuda: kernel ", kernel.name(), " has no root");
+  const Shape& result = kernel.root()->shape;
+  const size_t results = result.IsTuple() ? result.tuple_shapes().size() : 1;
+  const auto buffers = static_cast<int64_t>(kernel.parameters().size() + results);
+  if (buffers <= kMaxKernelBuffers) return OkStatus();
+  return Unimplemented("cuda: cannot emit ", OpcodeName(kernel.root()->opcode), " ", result.ToString(), " (",
+                       kernel.root()->name, "): its kernel would take ", buffers,
+                       " buffers as parameters and one kernel takes at most ", kMaxKernelBuffers, " (",
+                       kKernelParameterBytes, " bytes of parameters)");
 }
 
 }  // namespace kiln::cuda

@@ -1,5 +1,6 @@
 #include "backends/vulkan/glsl_emittable.h"
 
+#include <atomic>
 #include <cstdint>
 #include <limits>
 
@@ -8,6 +9,13 @@
 #include "backends/vulkan/glsl_types.h"
 
 namespace kiln::vulkan {
+namespace {
+
+std::atomic<int64_t> glsl_emittable_tables_made{0};
+
+}  // namespace
+
+int64_t GlslEmittableTablesMade() { return glsl_emittable_tables_made.load(); }
 
 std::shared_ptr<const compiler::EmittableTable> MakeGlslEmittableTable(const ShaderFeatures& features) {
   using compiler::ElementTypeSet;
@@ -90,6 +98,10 @@ std::shared_ptr<const compiler::EmittableTable> MakeGlslEmittableTable(const Sha
     if (CheckElementType(type, features).ok()) supported.Insert(type);
   }
   table->Restrict(supported);
+  // Fused kernels bind no scratch (only sort and topk do, whose rows are
+  // checked by emitting them): their inputs and outputs may take every binding.
+  if (features.max_storage_buffers > 0) table->set_max_kernel_buffers(features.max_storage_buffers);
+  glsl_emittable_tables_made.fetch_add(1);
   return table;
 }
 

@@ -233,6 +233,7 @@ class Emitter {
   // Emitting an instruction alone (EmitAlone): its operands, whatever
   // their opcodes, are read from the input buffers.
   bool alone_ = false;
+  int64_t alone_repeated_operands_ = 0;  // operands read twice or more, beyond the first
   // Loop iterations of one pass of the grid-stride loop's body: every
   // loop's trips times those of the loops around it (see GlslKernel).
   std::vector<int64_t> scopes_;  // per open block: the enclosing loop scale of a loop, else -1
@@ -1749,6 +1750,7 @@ StatusOr<GlslKernel> Emitter::EmitAlone(const Instruction& instruction) {
     if (std::find(inputs.begin(), inputs.end(), operand) == inputs.end()) inputs.push_back(operand);
   }
   alone_ = true;
+  alone_repeated_operands_ = static_cast<int64_t>(instruction.operands.size() - inputs.size());
   return EmitRoot(instruction, inputs, "check");
 }
 
@@ -1799,6 +1801,13 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
                ") buffer Scratch { int d[]; } k_scratch;\n";
     ++result.binding_count;
   }
+  // An instruction emitted alone reads each operand from one buffer; as a
+  // kernel of its own it binds one per operand, repeats included.
+  const int64_t bindings = result.binding_count + alone_repeated_operands_;
+  if (features_.max_storage_buffers > 0 && bindings > features_.max_storage_buffers)
+    return Refuse(root, "its kernel binds " + std::to_string(bindings) +
+                            " storage buffers and this device at most " +
+                            std::to_string(features_.max_storage_buffers));
   const Opcode root_opcode = root.opcode;
   if (root_opcode == Opcode::kDot && leaves.size() == 1) {
     const Instruction& dot = root;

@@ -30,6 +30,10 @@ struct ShaderFeatures {
   // reduce take a subgroup per output element.
   bool subgroup_shuffle = false;
   int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
+  // The most storage buffers one dispatch binds (maxPerStageDescriptorStorage-
+  // Buffers, and maxPushDescriptors where Kiln pushes them); 0: unlimited.
+  // Every buffer of a kernel is one: its inputs, outputs and scratch.
+  int max_storage_buffers = 0;
   // The most loop iterations (all loops together) one shader invocation may
   // run; 0: unlimited. Mesa's lavapipe silently ends an invocation after
   // 65535, so a longer loop would come out short.

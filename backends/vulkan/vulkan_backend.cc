@@ -42,6 +42,7 @@ class VulkanBackend : public Backend {
   VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
       : vulkan_(std::move(vulkan)),
         features_(BackendShaderFeatures(*vulkan_)),
+        rules_(VulkanLoweringRules(features_, vulkan_->features().min_storage_buffer_offset_alignment)),
         device_(this, 0, std::move(description)),
         queues_(std::make_shared<interpreter::HostQueues>()) {}
 
@@ -75,8 +76,7 @@ class VulkanBackend : public Backend {
   // host, and what the GLSL generator refuses on its own (a kernel of one
   // instruction), so a caller learns all of them before compiling.
   std::vector<std::string> UnsupportedOps(const Module& module) const override {
-    std::vector<std::string> ops = UnsupportedDeviceOps(
-        module, VulkanLoweringRules(features_, vulkan_->features().min_storage_buffer_offset_alignment));
+    std::vector<std::string> ops = UnsupportedDeviceOps(module, rules_);
     if (!NanUnsafeAllowedByEnvironment()) {
       std::set<std::string> all(ops.begin(), ops.end());
       for (std::string& op : NanSensitiveOps(module, features_)) all.insert(std::move(op));
@@ -104,10 +104,9 @@ class VulkanBackend : public Backend {
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(module)));
     KernelCache* cache = CacheFor(options);
-    KILN_ASSIGN_OR_RETURN(
-        std::unique_ptr<VulkanProgram> program,
-        CompileForVulkan(module, features_, vulkan_->features().min_storage_buffer_offset_alignment,
-                         options.optimization_level, options.dump_ir_dir, stem, cache));
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<VulkanProgram> program,
+                          CompileForVulkan(module, rules_, features_, options.optimization_level,
+                                           options.dump_ir_dir, stem, cache));
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*program->module)));
@@ -160,6 +159,9 @@ class VulkanBackend : public Backend {
   std::mutex caches_mutex_;
   std::map<std::string, std::unique_ptr<KernelCache>> caches_;
   ShaderFeatures features_;
+  // Made once for the device: its emittable table is what every compile
+  // and UnsupportedOps ask.
+  DeviceLoweringRules rules_;
   kiln::Device device_;
   kiln::Device* device_pointer_ = &device_;
   std::shared_ptr<interpreter::HostQueues> queues_;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "backends/vulkan/vulkan_instance.h"
@@ -228,6 +229,8 @@ ShaderFeatures Device::shader_features() const {
   shader.subgroup_shuffle = features_.subgroup_shuffle && features_.subgroup_basic;
   shader.max_workgroup_size =
       static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));
+  shader.max_storage_buffers = static_cast<int>(
+      std::min<uint32_t>(features_.max_storage_buffers_per_stage, std::numeric_limits<int>::max()));
   // lavapipe (Mesa's llvmpipe driver) silently ends a shader invocation
   // after 65535 loop iterations: a sum of 100000 ones gave 65535.
   if (info_.driver_name == "llvmpipe") shader.max_loop_iterations = 65535;

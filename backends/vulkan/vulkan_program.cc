@@ -36,7 +36,15 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
                                                           uint64_t offset_alignment, int optimization_level,
                                                           const std::string& dump_dir,
                                                           const std::string& dump_stem, KernelCache* cache) {
-  const DeviceLoweringRules rules = VulkanLoweringRules(features, offset_alignment);
+  return CompileForVulkan(module, VulkanLoweringRules(features, offset_alignment), features,
+                          optimization_level, dump_dir, dump_stem, cache);
+}
+
+StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
+                                                          const DeviceLoweringRules& rules,
+                                                          const ShaderFeatures& features,
+                                                          int optimization_level, const std::string& dump_dir,
+                                                          const std::string& dump_stem, KernelCache* cache) {
   std::unique_ptr<Module> clone = module.Clone();
   KILN_RETURN_IF_ERROR(RunDevicePasses(*clone, optimization_level, rules));
   auto program = std::make_unique<VulkanProgram>();

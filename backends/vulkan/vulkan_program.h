@@ -48,5 +48,12 @@ DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t
 StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(
     const Module& module, const ShaderFeatures& features, uint64_t offset_alignment, int optimization_level,
     const std::string& dump_dir = "", const std::string& dump_stem = "", KernelCache* cache = nullptr);
+// The same with rules made before, by VulkanLoweringRules(features, ...):
+// a backend makes them once per device (the emittable table in them costs
+// milliseconds to build), not once per compile.
+StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(
+    const Module& module, const DeviceLoweringRules& rules, const ShaderFeatures& features,
+    int optimization_level, const std::string& dump_dir = "", const std::string& dump_stem = "",
+    KernelCache* cache = nullptr);
 
 }  // namespace kiln::vulkan

@@ -3,10 +3,15 @@
 // whole corpus, and the device passes build no such computation.
 #include "backends/cuda/ptx_emittable.h"
 
+#include <algorithm>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/ptx_compiler.h"
+#include "backends/cuda/ptx_export.h"
+#include "core/hlo_parser.h"
 #include "tests/unit/emittable_agreement.h"
 
 namespace kiln {
@@ -36,6 +41,55 @@ TEST(PtxEmittableTable, DevicePassesOverTheCorpusBuildNoComputationPerInstructio
   }
   EXPECT_EQ(SingleInstructionComputationsBuilt(), before);
   EXPECT_GT(fusions, 100);
+}
+
+// A pointer per buffer, the i64 extent and an rng key fit CUDA's 4 KiB of
+// kernel parameters with a buffer to spare for scratch; fusion keeps every
+// kernel within the table's limit and a single instruction past it is
+// refused by name.
+TEST(PtxEmittableTable, KernelsFitTheKernelParameterSpace) {
+  const int64_t limit = cuda::PtxEmittableTable().max_kernel_buffers();
+  EXPECT_LE((limit + 1) * 8 + 2 * 8, 4096);
+  EXPECT_GT((limit + 2) * 8 + 2 * 8, 4096);
+  // A sum of limit + 100 inputs, one add after another.
+  const int inputs = static_cast<int>(limit) + 100;
+  std::string text = "HloModule sum\nENTRY main {\n";
+  for (int i = 0; i < inputs; ++i)
+    text += "  p" + std::to_string(i) + " = f32[8] parameter(" + std::to_string(i) + ")\n";
+  std::string last = "p0";
+  for (int i = 1; i < inputs; ++i) {
+    const std::string next = "s" + std::to_string(i);
+    text += std::string(i + 1 == inputs ? "  ROOT " : "  ") + next + " = f32[8] add(" + last + ", p" +
+            std::to_string(i) + ")\n";
+    last = next;
+  }
+  text += "}\n";
+  StatusOr<std::unique_ptr<Module>> sum = ParseHloModule(text);
+  ASSERT_TRUE(sum.ok()) << sum.status().ToString();
+  ASSERT_TRUE(cuda::RunCudaPasses(**sum, 2).ok());
+  int64_t widest = 0;
+  for (const auto& instruction : (*sum)->entry()->instructions()) {
+    if (instruction->opcode != Opcode::kFusion) continue;
+    widest = std::max(widest, static_cast<int64_t>(instruction->operands.size()) + 1);
+    EXPECT_TRUE(cuda::CheckPtxKernelBuffers(*instruction->called[0]).ok()) << instruction->name;
+  }
+  EXPECT_LE(widest, limit);
+  EXPECT_GT(widest, 2);
+
+  std::string wide = "HloModule concatenate\nENTRY main {\n";
+  std::string operands;
+  for (int i = 0; i < inputs; ++i) {
+    wide += "  p" + std::to_string(i) + " = f32[1] parameter(" + std::to_string(i) + ")\n";
+    operands += (i == 0 ? "p" : ", p") + std::to_string(i);
+  }
+  wide += "  ROOT c = f32[" + std::to_string(inputs) + "] concatenate(" + operands + "), dimensions={0}\n}\n";
+  StatusOr<std::unique_ptr<Module>> concatenate = ParseHloModule(wide);
+  ASSERT_TRUE(concatenate.ok()) << concatenate.status().ToString();
+  const Status refused = cuda::ExportPtx(**concatenate, cuda::PtxTarget{}).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnimplemented) << refused.ToString();
+  EXPECT_NE(refused.message().find("concatenate"), std::string::npos) << refused.ToString();
+  EXPECT_NE(refused.message().find("at most " + std::to_string(limit)), std::string::npos)
+      << refused.ToString();
 }
 
 }  // namespace
