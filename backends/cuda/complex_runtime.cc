@@ -1,7 +1,5 @@
 #include "backends/cuda/complex_runtime.h"
 
-#include <functional>
-#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,7 +11,6 @@ namespace kiln::cuda {
 namespace {
 
 using Complex = std::pair<llvm::Value*, llvm::Value*>;  // (real, imaginary)
-using Body = std::function<Complex(llvm::IRBuilder<>&, const std::vector<Complex>&)>;
 
 // A real math function of the C library (float flavour ending in 'f'),
 // later renamed to libdevice's.
@@ -94,86 +91,74 @@ Complex Tanh(llvm::IRBuilder<>& b, Complex z) {
           b.CreateSelect(far, b.CreateFMul(Constant(z.first, 0.0), z.second), im)};
 }
 
-const std::map<std::string, Body>& Bodies() {
-  static const auto* bodies = new std::map<std::string, Body>{
-      {"mul", [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) { return Multiply(b, z[0], z[1]); }},
-      {"div", [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) { return Divide(b, z[0], z[1]); }},
-      {"exp", [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) { return Exp(b, z[0]); }},
-      {"log", [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) { return Log(b, z[0]); }},
-      {"sqrt", [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) { return Sqrt(b, z[0]); }},
-      {"sin",
-       [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) -> Complex {
-         auto [a, bi] = z[0];
-         return {b.CreateFMul(Call(b, "sin", {a}), Call(b, "cosh", {bi})),
-                 b.CreateFMul(Call(b, "cos", {a}), Call(b, "sinh", {bi}))};
-       }},
-      {"cos",
-       [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) -> Complex {
-         auto [a, bi] = z[0];
-         return {b.CreateFMul(Call(b, "cos", {a}), Call(b, "cosh", {bi})),
-                 b.CreateFNeg(b.CreateFMul(Call(b, "sin", {a}), Call(b, "sinh", {bi})))};
-       }},
-      {"tanh", [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) { return Tanh(b, z[0]); }},
+// The body of `call` on the parts of its arguments.
+Complex ComputeComplexCall(llvm::IRBuilder<>& b, llvm_ir::ComplexCall call, const std::vector<Complex>& z) {
+  using llvm_ir::ComplexCall;
+  switch (call) {
+    case ComplexCall::kMultiply: return Multiply(b, z[0], z[1]);
+    case ComplexCall::kDivide: return Divide(b, z[0], z[1]);
+    case ComplexCall::kExp: return Exp(b, z[0]);
+    case ComplexCall::kLog: return Log(b, z[0]);
+    case ComplexCall::kSqrt: return Sqrt(b, z[0]);
+    case ComplexCall::kSin: {
+      auto [a, bi] = z[0];
+      return {b.CreateFMul(Call(b, "sin", {a}), Call(b, "cosh", {bi})),
+              b.CreateFMul(Call(b, "cos", {a}), Call(b, "sinh", {bi}))};
+    }
+    case ComplexCall::kCos: {
+      auto [a, bi] = z[0];
+      return {b.CreateFMul(Call(b, "cos", {a}), Call(b, "cosh", {bi})),
+              b.CreateFNeg(b.CreateFMul(Call(b, "sin", {a}), Call(b, "sinh", {bi})))};
+    }
+    case ComplexCall::kTanh: return Tanh(b, z[0]);
+    case ComplexCall::kTan: {
       // tan(z) = -i tanh(iz).
-      {"tan",
-       [](llvm::IRBuilder<>& b, const std::vector<Complex>& z) -> Complex {
-         Complex t = Tanh(b, {b.CreateFNeg(z[0].second), z[0].first});
-         return {t.second, b.CreateFNeg(t.first)};
-       }},
-      {"pow", [](llvm::IRBuilder<>& b,
-                 const std::vector<Complex>& z) { return Exp(b, Multiply(b, Log(b, z[0]), z[1])); }},
-  };
-  return *bodies;
+      Complex t = Tanh(b, {b.CreateFNeg(z[0].second), z[0].first});
+      return {t.second, b.CreateFNeg(t.first)};
+    }
+    case ComplexCall::kPower: return Exp(b, Multiply(b, Log(b, z[0]), z[1]));
+  }
+  return z[0];
 }
 
-// The body key and whether the arguments come as four scalars (libgcc's
-// helpers) for a runtime function name, or "" when it is not one.
-std::pair<std::string, bool> Classify(llvm::StringRef name) {
-  static const std::map<std::string, std::pair<std::string, bool>> names = {
-      {"__mulsc3", {"mul", true}}, {"__muldc3", {"mul", true}}, {"__divsc3", {"div", true}},
-      {"__divdc3", {"div", true}}, {"cexpf", {"exp", false}},   {"cexp", {"exp", false}},
-      {"clogf", {"log", false}},   {"clog", {"log", false}},    {"csqrtf", {"sqrt", false}},
-      {"csqrt", {"sqrt", false}},  {"csinf", {"sin", false}},   {"csin", {"sin", false}},
-      {"ccosf", {"cos", false}},   {"ccos", {"cos", false}},    {"ctanf", {"tan", false}},
-      {"ctan", {"tan", false}},    {"ctanhf", {"tanh", false}}, {"ctanh", {"tanh", false}},
-      {"cpowf", {"pow", false}},   {"cpow", {"pow", false}},
-  };
-  auto found = names.find(name.str());
-  return found == names.end() ? std::pair<std::string, bool>{"", false} : found->second;
-}
-
-void Define(llvm::Function& function, const Body& body, bool scalar_helper) {
-  llvm::LLVMContext& context = function.getContext();
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", &function));
-  std::vector<Complex> arguments;
-  const bool vector_abi = function.getReturnType()->isVectorTy();  // float complex
-  if (vector_abi && !scalar_helper) {
-    for (llvm::Argument& argument : function.args())
-      arguments.push_back(
-          {b.CreateExtractElement(&argument, uint64_t{0}), b.CreateExtractElement(&argument, uint64_t{1})});
-  } else {
-    // Parts as scalars: (re0, im0, re1, im1, ...).
-    for (unsigned i = 0; i + 1 < function.arg_size(); i += 2)
-      arguments.push_back({function.getArg(i), function.getArg(i + 1)});
+const char* ComplexCallKey(llvm_ir::ComplexCall call) {
+  using llvm_ir::ComplexCall;
+  switch (call) {
+    case ComplexCall::kMultiply: return "mul";
+    case ComplexCall::kDivide: return "div";
+    case ComplexCall::kExp: return "exp";
+    case ComplexCall::kLog: return "log";
+    case ComplexCall::kSqrt: return "sqrt";
+    case ComplexCall::kSin: return "sin";
+    case ComplexCall::kCos: return "cos";
+    case ComplexCall::kTan: return "tan";
+    case ComplexCall::kTanh: return "tanh";
+    case ComplexCall::kPower: return "pow";
   }
-  const Complex result = body(b, arguments);
-  llvm::Value* packed = llvm::PoisonValue::get(function.getReturnType());
-  if (vector_abi) {
-    packed = b.CreateInsertElement(packed, result.first, uint64_t{0});
-    packed = b.CreateInsertElement(packed, result.second, uint64_t{1});
-  } else {
-    packed = b.CreateInsertValue(packed, result.first, {0});
-    packed = b.CreateInsertValue(packed, result.second, {1});
-  }
-  b.CreateRet(packed);
-  function.setLinkage(llvm::GlobalValue::InternalLinkage);
+  return "";
 }
 
 }  // namespace
 
-void DefineComplexFunction(llvm::Function& function) {
-  const auto [key, scalar_helper] = Classify(function.getName());
-  if (!key.empty() && function.isDeclaration()) Define(function, Bodies().at(key), scalar_helper);
+llvm::Function* ComplexRuntimeFunction(llvm::Module& module, llvm_ir::ComplexCall call,
+                                       llvm::Type* complex_type) {
+  const std::string name = std::string("kiln.complex.") + ComplexCallKey(call) +
+                           (complex_type->getScalarType()->isDoubleTy() ? ".f64" : ".f32");
+  if (llvm::Function* defined = module.getFunction(name)) return defined;
+  const std::vector<llvm::Type*> parameters(static_cast<size_t>(llvm_ir::ComplexCallArity(call)),
+                                            complex_type);
+  llvm::Function* function = llvm::Function::Create(llvm::FunctionType::get(complex_type, parameters, false),
+                                                    llvm::GlobalValue::InternalLinkage, name, module);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(module.getContext(), "entry", function));
+  std::vector<Complex> arguments;
+  for (llvm::Argument& argument : function->args())
+    arguments.push_back(
+        {b.CreateExtractElement(&argument, uint64_t{0}), b.CreateExtractElement(&argument, uint64_t{1})});
+  const Complex result = ComputeComplexCall(b, call, arguments);
+  llvm::Value* packed =
+      b.CreateInsertElement(llvm::PoisonValue::get(complex_type), result.first, uint64_t{0});
+  b.CreateRet(b.CreateInsertElement(packed, result.second, uint64_t{1}));
+  return function;
 }
 
 }  // namespace kiln::cuda

@@ -53,13 +53,17 @@ StatusOr<llvm::Value*> CudaTargetHooks::EmitBinaryMath(llvm::IRBuilder<>& b, Opc
   return Unimplemented("cuda: no elementary function ", OpcodeName(opcode));
 }
 
-llvm::FunctionCallee CudaTargetHooks::ComplexFunction(llvm::Module& module, const std::string& name,
-                                                      llvm::FunctionType* type) const {
-  // |z| is libdevice's hypot; the rest the complex runtime defines here.
-  if (name == "hypot" || name == "hypotf") return module.getOrInsertFunction("__nv_" + name, type);
-  llvm::FunctionCallee callee = module.getOrInsertFunction(name, type);
-  if (auto* function = llvm::dyn_cast<llvm::Function>(callee.getCallee())) DefineComplexFunction(*function);
-  return callee;
+// The complex runtime's own function (complex_runtime.h), called with the
+// values as they are: nothing here follows the host's C ABI.
+llvm::Value* CudaTargetHooks::EmitComplexCall(llvm::IRBuilder<>& b, llvm_ir::ComplexCall call,
+                                              const std::vector<llvm::Value*>& arguments) const {
+  llvm::Function* function =
+      ComplexRuntimeFunction(*b.GetInsertBlock()->getModule(), call, arguments[0]->getType());
+  return b.CreateCall(function, arguments);
+}
+
+llvm::Value* CudaTargetHooks::EmitHypot(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) const {
+  return CallLibdevice(b, "hypot", {x, y});
 }
 
 }  // namespace kiln::cuda

@@ -8,56 +8,7 @@
 namespace kiln::llvm_ir {
 namespace {
 
-bool IsDouble(llvm::Value* z) { return z->getType()->getScalarType()->isDoubleTy(); }
-
 llvm::Type* PartType(llvm::Value* z) { return z->getType()->getScalarType(); }
-
-// Calls a C function taking and returning complex numbers, in the x86-64
-// System V lowering clang uses: a float complex travels as <2 x float>; a
-// double complex as two doubles in, a {double, double} pair out.
-llvm::Value* CallComplex(llvm::IRBuilder<>& b, const TargetHooks& target, const std::string& float_name,
-                         const std::string& double_name, const std::vector<llvm::Value*>& arguments) {
-  llvm::Module* module = b.GetInsertBlock()->getModule();
-  const bool is_double = IsDouble(arguments[0]);
-  if (!is_double) {
-    std::vector<llvm::Type*> types(arguments.size(), arguments[0]->getType());
-    llvm::FunctionCallee callee = target.ComplexFunction(
-        *module, float_name, llvm::FunctionType::get(arguments[0]->getType(), types, false));
-    return b.CreateCall(callee, arguments);
-  }
-  llvm::Type* part = b.getDoubleTy();
-  std::vector<llvm::Value*> parts;
-  for (llvm::Value* argument : arguments) {
-    parts.push_back(RealPart(b, argument));
-    parts.push_back(ImagPart(b, argument));
-  }
-  llvm::StructType* pair = llvm::StructType::get(part, part);
-  std::vector<llvm::Type*> types(parts.size(), part);
-  llvm::FunctionCallee callee =
-      target.ComplexFunction(*module, double_name, llvm::FunctionType::get(pair, types, false));
-  llvm::Value* result = b.CreateCall(callee, parts);
-  return MakeComplex(b, b.CreateExtractValue(result, 0), b.CreateExtractValue(result, 1));
-}
-
-// libgcc's __mulsc3 / __divsc3 take the four parts as scalars.
-llvm::Value* CallComplexHelper(llvm::IRBuilder<>& b, const TargetHooks& target, const std::string& float_name,
-                               const std::string& double_name, llvm::Value* lhs, llvm::Value* rhs) {
-  llvm::Module* module = b.GetInsertBlock()->getModule();
-  llvm::Type* part = PartType(lhs);
-  const std::vector<llvm::Value*> parts = {RealPart(b, lhs), ImagPart(b, lhs), RealPart(b, rhs),
-                                           ImagPart(b, rhs)};
-  const std::vector<llvm::Type*> types(4, part);
-  if (!IsDouble(lhs)) {
-    llvm::FunctionCallee callee =
-        target.ComplexFunction(*module, float_name, llvm::FunctionType::get(lhs->getType(), types, false));
-    return b.CreateCall(callee, parts);
-  }
-  llvm::StructType* pair = llvm::StructType::get(part, part);
-  llvm::FunctionCallee callee =
-      target.ComplexFunction(*module, double_name, llvm::FunctionType::get(pair, types, false));
-  llvm::Value* result = b.CreateCall(callee, parts);
-  return MakeComplex(b, b.CreateExtractValue(result, 0), b.CreateExtractValue(result, 1));
-}
 
 llvm::Value* Constant(llvm::Value* like, double real, double imag) {
   llvm::Type* part = PartType(like);
@@ -78,7 +29,7 @@ llvm::Value* Multiply(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Val
   llvm::BasicBlock* done = llvm::BasicBlock::Create(b.getContext(), "complex.mul.done", function);
   b.CreateCondBr(both_nan, slow, done);
   b.SetInsertPoint(slow);
-  llvm::Value* careful = CallComplexHelper(b, target, "__mulsc3", "__muldc3", lhs, rhs);
+  llvm::Value* careful = target.EmitComplexCall(b, ComplexCall::kMultiply, {lhs, rhs});
   llvm::BasicBlock* slow_end = b.GetInsertBlock();
   b.CreateBr(done);
   b.SetInsertPoint(done);
@@ -89,26 +40,21 @@ llvm::Value* Multiply(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Val
 }
 
 llvm::Value* Divide(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* lhs, llvm::Value* rhs) {
-  return CallComplexHelper(b, target, "__divsc3", "__divdc3", lhs, rhs);
+  return target.EmitComplexCall(b, ComplexCall::kDivide, {lhs, rhs});
 }
 
 llvm::Value* Abs(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
-  llvm::Module* module = b.GetInsertBlock()->getModule();
-  llvm::Type* part = PartType(z);
-  const std::string name = IsDouble(z) ? "hypot" : "hypotf";
-  llvm::FunctionCallee callee =
-      target.ComplexFunction(*module, name, llvm::FunctionType::get(part, {part, part}, false));
-  return b.CreateCall(callee, {RealPart(b, z), ImagPart(b, z)});
+  return target.EmitHypot(b, RealPart(b, z), ImagPart(b, z));
 }
 
 llvm::Value* Exp(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
-  return CallComplex(b, target, "cexpf", "cexp", {z});
+  return target.EmitComplexCall(b, ComplexCall::kExp, {z});
 }
 llvm::Value* Log(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
-  return CallComplex(b, target, "clogf", "clog", {z});
+  return target.EmitComplexCall(b, ComplexCall::kLog, {z});
 }
 llvm::Value* Sqrt(llvm::IRBuilder<>& b, const TargetHooks& target, llvm::Value* z) {
-  return CallComplex(b, target, "csqrtf", "csqrt", {z});
+  return target.EmitComplexCall(b, ComplexCall::kSqrt, {z});
 }
 
 }  // namespace
@@ -167,10 +113,10 @@ StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, const TargetHooks&
     case Opcode::kLogistic: return Divide(b, target, one, b.CreateFAdd(one, Exp(b, target, b.CreateFNeg(x))));
     case Opcode::kSqrt: return Sqrt(b, target, x);
     case Opcode::kRsqrt: return Divide(b, target, one, Sqrt(b, target, x));
-    case Opcode::kSin: return CallComplex(b, target, "csinf", "csin", {x});
-    case Opcode::kCos: return CallComplex(b, target, "ccosf", "ccos", {x});
-    case Opcode::kTan: return CallComplex(b, target, "ctanf", "ctan", {x});
-    case Opcode::kTanh: return CallComplex(b, target, "ctanhf", "ctanh", {x});
+    case Opcode::kSin: return target.EmitComplexCall(b, ComplexCall::kSin, {x});
+    case Opcode::kCos: return target.EmitComplexCall(b, ComplexCall::kCos, {x});
+    case Opcode::kTan: return target.EmitComplexCall(b, ComplexCall::kTan, {x});
+    case Opcode::kTanh: return target.EmitComplexCall(b, ComplexCall::kTanh, {x});
     default: break;
   }
   return Internal("cpu codegen: unhandled complex ", OpcodeName(opcode));
@@ -192,7 +138,7 @@ StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, const TargetHooks
       llvm::Value* both_zero = b.CreateAnd(EmitComplexCompare(b, ComparisonDirection::kEq, lhs, zero),
                                            EmitComplexCompare(b, ComparisonDirection::kEq, rhs, zero));
       return b.CreateSelect(both_zero, Constant(lhs, 1.0, 0.0),
-                            CallComplex(b, target, "cpowf", "cpow", {lhs, rhs}));
+                            target.EmitComplexCall(b, ComplexCall::kPower, {lhs, rhs}));
     }
     default: break;
   }

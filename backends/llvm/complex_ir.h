@@ -1,12 +1,13 @@
 // Complex (c64, c128) values in LLVM IR: a <2 x float> or <2 x double>
 // holding the real and imaginary parts, in registers and in memory (the
 // layout of std::complex). Arithmetic matches the interpreter, which uses
-// std::complex: add, subtract and negate part by part; multiply inline with
-// libgcc's __mulsc3/__muldc3 when the naive product is NaN in both parts (as
-// GCC compiles it); divide with __divsc3/__divdc3; abs with hypot; the
-// transcendental functions with libm's C99 complex functions (cexpf, ...),
-// which is what std::complex calls. The functions called come from the
-// target (TargetHooks::ComplexFunction): a GPU defines its own.
+// std::complex: add, subtract and negate part by part; multiply inline,
+// with C Annex G's careful product (libgcc's __mulsc3/__muldc3 on the CPU)
+// when the naive one is NaN in both parts (as GCC compiles it); divide by
+// Annex G's quotient; abs with hypot; the transcendental functions as C99's
+// complex functions (cexpf, ...), which is what std::complex calls. Each of
+// those is the target's (TargetHooks::EmitComplexCall, EmitHypot): the CPU
+// calls the C library in its C ABI, a GPU computes them with code of its own.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>
@@ -24,7 +25,7 @@ bool ComplexBinarySupported(Opcode opcode);
 
 // `type` is the complex element type of `x` (and of the result, except abs:
 // its real part type).
-// The C functions called come from `target` (TargetHooks::ComplexFunction).
+// What is computed out of line comes from `target` (TargetHooks::EmitComplexCall).
 StatusOr<llvm::Value*> EmitComplexUnary(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,
                                         ElementType type, llvm::Value* x);
 StatusOr<llvm::Value*> EmitComplexBinary(llvm::IRBuilder<>& b, const TargetHooks& target, Opcode opcode,

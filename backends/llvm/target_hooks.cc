@@ -17,6 +17,27 @@ llvm::Value* TargetHooks::EmitFloatMinMax(llvm::IRBuilder<>& b, bool maximum, ll
   return call;
 }
 
+const char* ComplexCallCName(ComplexCall call, bool double_parts) {
+  switch (call) {
+    case ComplexCall::kMultiply: return double_parts ? "__muldc3" : "__mulsc3";
+    case ComplexCall::kDivide: return double_parts ? "__divdc3" : "__divsc3";
+    case ComplexCall::kExp: return double_parts ? "cexp" : "cexpf";
+    case ComplexCall::kLog: return double_parts ? "clog" : "clogf";
+    case ComplexCall::kSqrt: return double_parts ? "csqrt" : "csqrtf";
+    case ComplexCall::kSin: return double_parts ? "csin" : "csinf";
+    case ComplexCall::kCos: return double_parts ? "ccos" : "ccosf";
+    case ComplexCall::kTan: return double_parts ? "ctan" : "ctanf";
+    case ComplexCall::kTanh: return double_parts ? "ctanh" : "ctanhf";
+    case ComplexCall::kPower: return double_parts ? "cpow" : "cpowf";
+  }
+  return "";
+}
+
+int ComplexCallArity(ComplexCall call) {
+  return call == ComplexCall::kMultiply || call == ComplexCall::kDivide || call == ComplexCall::kPower ? 2
+                                                                                                       : 1;
+}
+
 llvm::Value* CallMathFunction(llvm::IRBuilder<>& b, const std::string& name,
                               std::initializer_list<llvm::Value*> args) {
   llvm::Type* type = (*args.begin())->getType();

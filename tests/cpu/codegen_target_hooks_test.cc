@@ -1,6 +1,7 @@
 // The shared emitters (backends/llvm) reach the target only through the
 // hooks they are given (target_hooks.h): each elementary function, complex
 // helper and float maximum/minimum of a kernel is the hooks' answer.
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -9,7 +10,9 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
 
+#include "backends/cpu/codegen/cpu_target_hooks.h"
 #include "backends/llvm/kernel_emitter.h"
 #include "backends/llvm/target_hooks.h"
 #include "core/hlo_parser.h"
@@ -29,9 +32,13 @@ class MarkingHooks final : public llvm_ir::TargetHooks {
                                         llvm::Value* rhs) const override {
     return Marker(b, "binary." + std::string(OpcodeName(opcode)), {lhs, rhs});
   }
-  llvm::FunctionCallee ComplexFunction(llvm::Module& module, const std::string& name,
-                                       llvm::FunctionType* type) const override {
-    return module.getOrInsertFunction("complex." + name, type);
+  llvm::Value* EmitComplexCall(llvm::IRBuilder<>& b, llvm_ir::ComplexCall call,
+                               const std::vector<llvm::Value*>& arguments) const override {
+    const bool double_parts = arguments[0]->getType()->getScalarType()->isDoubleTy();
+    return Marker(b, std::string("complex.") + llvm_ir::ComplexCallCName(call, double_parts), arguments);
+  }
+  llvm::Value* EmitHypot(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) const override {
+    return Marker(b, "complex.hypot", {x, y});
   }
   llvm::Value* EmitFloatMinMax(llvm::IRBuilder<>& b, bool maximum, llvm::Value* lhs,
                                llvm::Value* rhs) const override {
@@ -120,10 +127,64 @@ ENTRY e {
 })",
                                                                  hooks);
   ASSERT_TRUE(called.ok()) << called.status().ToString();
-  for (const char* asked : {"complex.cexpf", "complex.__divsc3", "complex.__mulsc3", "complex.hypotf"})
+  for (const char* asked : {"complex.cexpf", "complex.__divsc3", "complex.__mulsc3", "complex.hypot"})
     EXPECT_TRUE(called->count(asked)) << asked;
   for (const char* host : {"cexpf", "__divsc3", "__mulsc3", "hypotf"})
     EXPECT_FALSE(called->count(host)) << host;
+}
+
+// The type of every function the kernel of `hlo`'s entry declares, as LLVM prints it.
+StatusOr<std::map<std::string, std::string>> DeclaredFunctionTypes(const std::string& hlo,
+                                                                   const llvm_ir::TargetHooks& hooks) {
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseHloModule(hlo));
+  llvm::LLVMContext context;
+  llvm::Module llvm_module("hooks", context);
+  KILN_RETURN_IF_ERROR(llvm_ir::EmitKernel(llvm_module, *module->entry(), "kernel", hooks).status());
+  std::map<std::string, std::string> types;
+  for (llvm::Function& function : llvm_module) {
+    if (!function.isDeclaration()) continue;
+    std::string printed;
+    llvm::raw_string_ostream stream(printed);
+    function.getFunctionType()->print(stream);
+    types[function.getName().str()] = stream.str();
+  }
+  return types;
+}
+
+TEST(CodegenTargetHooks, TheCpuCallsComplexFunctionsInTheX86_64SystemVAbi) {
+  const codegen::CpuTargetHooks cpu;
+  const StatusOr<std::map<std::string, std::string>> types = DeclaredFunctionTypes(R"(
+HloModule m
+ENTRY e {
+  x = c64[8] parameter(0)
+  y = c128[8] parameter(1)
+  ex = c64[8] exponential(x)
+  mx = c64[8] multiply(ex, x)
+  ey = c128[8] exponential(y)
+  my = c128[8] multiply(ey, y)
+  dy = c128[8] divide(my, y)
+  ay = f64[8] abs(dy)
+  ax = f32[8] abs(mx)
+  ROOT r = (f32[8], f64[8]) tuple(ax, ay)
+})",
+                                                                                   cpu);
+  ASSERT_TRUE(types.ok()) << types.status().ToString();
+  // A float complex in one vector register; a double complex as two
+  // doubles in and a pair out; libgcc's helpers take the parts.
+  const std::map<std::string, std::string> want = {
+      {"cexpf", "<2 x float> (<2 x float>)"},
+      {"cexp", "{ double, double } (double, double)"},
+      {"__mulsc3", "<2 x float> (float, float, float, float)"},
+      {"__muldc3", "{ double, double } (double, double, double, double)"},
+      {"__divdc3", "{ double, double } (double, double, double, double)"},
+      {"hypotf", "float (float, float)"},
+      {"hypot", "double (double, double)"},
+  };
+  for (const auto& [name, type] : want) {
+    const auto found = types->find(name);
+    ASSERT_NE(found, types->end()) << name << " is not called";
+    EXPECT_EQ(found->second, type) << name;
+  }
 }
 
 TEST(CodegenTargetHooks, AFunctionTheTargetLacksFailsTheKernelByName) {

@@ -4,6 +4,7 @@
 #include <llvm/IR/Intrinsics.h>
 
 #include "backends/cpu/codegen/vector_exp_ir.h"
+#include "backends/llvm/complex_ir.h"
 #include "backends/llvm/fast_math_ir.h"
 
 namespace kiln::cpu::codegen {
@@ -48,9 +49,40 @@ StatusOr<llvm::Value*> CpuTargetHooks::EmitBinaryMath(llvm::IRBuilder<>& b, Opco
   return Unimplemented("cpu codegen: no elementary function ", OpcodeName(opcode));
 }
 
-llvm::FunctionCallee CpuTargetHooks::ComplexFunction(llvm::Module& module, const std::string& name,
-                                                     llvm::FunctionType* type) const {
-  return module.getOrInsertFunction(name, type);
+// The C library's complex functions in the x86-64 System V lowering that
+// clang gives C's complex types: a float complex travels as <2 x float> (one
+// SSE register), a double complex argument as its two doubles and a double
+// complex result as a {double, double} pair; libgcc's __mulXc3 and __divXc3
+// take the four parts as scalars and return the complex number as above.
+llvm::Value* CpuTargetHooks::EmitComplexCall(llvm::IRBuilder<>& b, llvm_ir::ComplexCall call,
+                                             const std::vector<llvm::Value*>& arguments) const {
+  llvm::Module* module = b.GetInsertBlock()->getModule();
+  llvm::Type* complex = arguments[0]->getType();
+  llvm::Type* part = complex->getScalarType();
+  const bool double_parts = part->isDoubleTy();
+  const bool scalar_parts =
+      double_parts || call == llvm_ir::ComplexCall::kMultiply || call == llvm_ir::ComplexCall::kDivide;
+  std::vector<llvm::Value*> passed;
+  for (llvm::Value* argument : arguments) {
+    if (!scalar_parts) {
+      passed.push_back(argument);
+      continue;
+    }
+    passed.push_back(llvm_ir::RealPart(b, argument));
+    passed.push_back(llvm_ir::ImagPart(b, argument));
+  }
+  std::vector<llvm::Type*> types;
+  for (llvm::Value* value : passed) types.push_back(value->getType());
+  llvm::Type* result = double_parts ? llvm::StructType::get(part, part) : complex;
+  llvm::FunctionCallee callee = module->getOrInsertFunction(llvm_ir::ComplexCallCName(call, double_parts),
+                                                            llvm::FunctionType::get(result, types, false));
+  llvm::Value* returned = b.CreateCall(callee, passed);
+  if (!double_parts) return returned;
+  return llvm_ir::MakeComplex(b, b.CreateExtractValue(returned, 0), b.CreateExtractValue(returned, 1));
+}
+
+llvm::Value* CpuTargetHooks::EmitHypot(llvm::IRBuilder<>& b, llvm::Value* x, llvm::Value* y) const {
+  return CallMathFunction(b, "hypot", {x, y});
 }
 
 }  // namespace kiln::cpu::codegen
