@@ -1,5 +1,6 @@
 #include "backends/cpu/control_flow_thunks.h"
 
+#include <cstdint>
 #include <cstring>
 
 #include "backends/cpu/data_movement_thunks.h"
@@ -78,9 +79,49 @@ WhileThunk::WhileThunk(std::vector<int> init, std::vector<int> state_a, std::vec
 
 Status WhileThunk::Run(ExecutionContext& context) const {
   if (state_alternates_ && KernelsRunInline(*condition_.sequence) && KernelsRunInline(*body_.sequence)) {
-    return RunWithBoundKernels(context);
+    return fused_loop_ != nullptr ? RunFused(context) : RunWithBoundKernels(context);
   }
   return RunSequences(context);
+}
+
+bool WhileThunk::RunsFused() const {
+  return fused_loop_ != nullptr && state_alternates_ && KernelsRunInline(*condition_.sequence) &&
+         KernelsRunInline(*body_.sequence);
+}
+
+size_t WhileThunk::KernelBuffersPerTrip() const {
+  size_t buffers = 0;
+  for (const ThunkSequence* sequence : {condition_.sequence, body_.sequence}) {
+    for (const auto& thunk : sequence->thunks)
+      buffers += static_cast<const KernelThunk&>(*thunk).arguments().size();
+  }
+  return buffers;
+}
+
+void WhileThunk::BindTripKinds(void** slots, void** state, void** tables, size_t stride, size_t reserved,
+                               const bool** predicate) const {
+  const size_t leaves = results_.size();
+  for (size_t kind = 0; kind < kTripKinds; ++kind) {
+    void** current = &state[kind * leaves];
+    for (size_t i = 0; i < leaves; ++i) {
+      if (kind == 0) {
+        current[i] = slots[inputs_[i]];
+      } else {
+        void* previous = state[(kind - 1) * leaves + i];
+        current[i] = computed_in_place_[i] ? OtherBuffer(slots, i, previous) : previous;
+      }
+      slots[condition_.parameter_leaves[i]] = current[i];
+      slots[body_.parameter_leaves[i]] = current[i];
+      if (computed_in_place_[i]) slots[body_.result_leaves[i]] = OtherBuffer(slots, i, current[i]);
+    }
+    predicate[kind] = static_cast<const bool*>(slots[condition_.result_leaves[0]]);
+    void** bound = &tables[kind * stride + reserved];
+    for (const ThunkSequence* sequence : {condition_.sequence, body_.sequence}) {
+      for (const auto& thunk : sequence->thunks) {
+        for (int slot : static_cast<const KernelThunk&>(*thunk).arguments()) *bound++ = slots[slot];
+      }
+    }
+  }
 }
 
 Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
@@ -106,31 +147,10 @@ Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
   // Trip kinds: 0 the first trip, 1 every odd one, 2 every even one after
   // the first. Per kind: each leaf's current state, the predicate, and every
   // kernel's buffer pointers, found by binding the slots as that trip would.
-  constexpr size_t kTripKinds = 3;
   RunTable<void*, kTripKinds * 16> state(kTripKinds * leaves);
   RunTable<void*, kTripKinds * 64> buffers(kTripKinds * buffers_per_trip);
   const bool* predicate[kTripKinds];
-  for (size_t kind = 0; kind < kTripKinds; ++kind) {
-    void** current = &state[kind * leaves];
-    for (size_t i = 0; i < leaves; ++i) {
-      if (kind == 0) {
-        current[i] = slots[inputs_[i]];
-      } else {
-        void* previous = state[(kind - 1) * leaves + i];
-        current[i] = computed_in_place_[i] ? OtherBuffer(slots, i, previous) : previous;
-      }
-      slots[condition_.parameter_leaves[i]] = current[i];
-      slots[body_.parameter_leaves[i]] = current[i];
-      if (computed_in_place_[i]) slots[body_.result_leaves[i]] = OtherBuffer(slots, i, current[i]);
-    }
-    predicate[kind] = static_cast<const bool*>(slots[condition_.result_leaves[0]]);
-    void** bound = &buffers[kind * buffers_per_trip];
-    for (const ThunkSequence* sequence : {condition_.sequence, body_.sequence}) {
-      for (const auto& thunk : sequence->thunks) {
-        for (int slot : static_cast<const KernelThunk&>(*thunk).arguments()) *bound++ = slots[slot];
-      }
-    }
-  }
+  BindTripKinds(slots, &state[0], &buffers[0], buffers_per_trip, 0, predicate);
   const bool may_stop = context.stop->can_stop();
   size_t kind = 0;
   int64_t iterations = 0;
@@ -148,6 +168,37 @@ Status WhileThunk::RunWithBoundKernels(ExecutionContext& context) const {
     kind = kind == 1 ? 2 : 1;
   }
   for (size_t i = 0; i < leaves; ++i) slots[results_[i]] = state[kind * leaves + i];
+  return OkStatus();
+}
+
+Status WhileThunk::RunFused(ExecutionContext& context) const {
+  void** slots = context.slots;
+  const size_t leaves = results_.size();
+  // Per trip kind: the predicate's address, then every kernel's buffers
+  // (fused_loop.h's table).
+  const size_t stride = 1 + KernelBuffersPerTrip();
+  RunTable<void*, kTripKinds * 16> state(kTripKinds * leaves);
+  RunTable<void*, kTripKinds * 64> tables(kTripKinds * stride);
+  const bool* predicate[kTripKinds];
+  BindTripKinds(slots, &state[0], &tables[0], stride, 1, predicate);
+  for (size_t kind = 0; kind < kTripKinds; ++kind) tables[kind * stride] = const_cast<bool*>(predicate[kind]);
+  const bool may_stop = context.stop->can_stop();
+  const int64_t trips_per_call = may_stop ? kFusedTripsPerStopCheck : INT64_MAX;
+  int64_t kind = 0;
+  int64_t iterations = 0;
+  for (;;) {
+    if (may_stop) {
+      Status stopped = context.stop->Check();  // the back-edge, every kFusedTripsPerStopCheck trips
+      if (!stopped.ok()) return StoppedInLoop(stopped, name(), iterations);
+    }
+    int64_t trips = 0;
+    const bool finished = fused_loop_(&tables[0], kind, trips_per_call, &trips) != 0;
+    fused_calls_.fetch_add(1, std::memory_order_relaxed);
+    iterations += trips;
+    kind = FusedLoopKindAfter(kind, trips);
+    if (finished) break;
+  }
+  for (size_t i = 0; i < leaves; ++i) slots[results_[i]] = state[static_cast<size_t>(kind) * leaves + i];
   return OkStatus();
 }
 

@@ -6,9 +6,11 @@
 // through unchanged is not copied at all.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <vector>
 
+#include "backends/cpu/codegen/fused_loop.h"
 #include "backends/cpu/thunk.h"
 #include "core/element_type.h"
 
@@ -38,6 +40,26 @@ class WhileThunk : public Thunk {
   // How many trips a loop whose kernels are bound once per run (see
   // RunWithBoundKernels) makes between two checks of the stop condition.
   static constexpr int64_t kTripsPerStopCheck = 32;
+  // The same for a loop compiled whole (RunFused), whose trips cost a few
+  // nanoseconds: one check (a clock read with a deadline) per call of its
+  // function.
+  static constexpr int64_t kFusedTripsPerStopCheck = 256;
+
+  const NestedComputation& condition() const { return condition_; }
+  const NestedComputation& body() const { return body_; }
+  // Every leaf computed in place or passed through: what a loop compiled
+  // whole (fused_loop.h) and RunWithBoundKernels need of the state.
+  bool state_alternates() const { return state_alternates_; }
+  // The loop compiled whole, for a loop whose condition and body the
+  // lowering found to be small kernels only; Run uses it while those
+  // kernels run inline (compiled, one task each, thunks not profiled).
+  void SetFusedLoop(FusedLoopFunction function) { fused_loop_ = function; }
+  // Whether Run would run the loop through its compiled function.
+  bool RunsFused() const;
+  // Calls of the compiled function so far, over all runs (a run calls it
+  // once per kFusedTripsPerStopCheck trips when it may be stopped, else
+  // once): what shows that a loop ran as one function.
+  int64_t fused_calls() const { return fused_calls_.load(std::memory_order_relaxed); }
 
  private:
   // Runs the loop through the thunk sequences, binding slots every trip.
@@ -50,6 +72,19 @@ class WhileThunk : public Thunk {
   // even trip): they are bound once per run and each trip calls the kernels
   // directly, with no slot, Status or vector work.
   Status RunWithBoundKernels(ExecutionContext& context) const;
+  // Runs the loop through its compiled function, with the buffer tables
+  // RunWithBoundKernels uses.
+  Status RunFused(ExecutionContext& context) const;
+  // For each trip kind (first, odd, even), binds the slots as that trip
+  // would and records each leaf's state in `state` (kTripKinds x leaves),
+  // the predicate's address, and the buffers of every kernel of the
+  // condition and the body in run order in `tables` (kTripKinds x `stride`,
+  // each kind's pointers after `reserved` left for the caller).
+  void BindTripKinds(void** slots, void** state, void** tables, size_t stride, size_t reserved,
+                     const bool** predicate) const;
+  // Pointers per trip kind: every kernel's buffers.
+  size_t KernelBuffersPerTrip() const;
+  static constexpr size_t kTripKinds = 3;
 
   // The state buffer of leaf `i` that does not hold the current state (the
   // first when the current state is still the initial value).
@@ -65,6 +100,8 @@ class WhileThunk : public Thunk {
   // Every leaf computed in place or passed through (body result = its
   // parameter): what RunWithBoundKernels needs of the state.
   bool state_alternates_ = false;
+  FusedLoopFunction fused_loop_ = nullptr;
+  mutable std::atomic<int64_t> fused_calls_{0};
 };
 
 class ConditionalThunk : public Thunk {

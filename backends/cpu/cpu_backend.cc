@@ -10,6 +10,7 @@
 #include "backends/cpu/codegen/phase_timer.h"
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
+#include "backends/cpu/fused_loops.h"
 #include "backends/cpu/lowering.h"
 #include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/window_thunk.h"
@@ -195,6 +196,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
   PhaseTimer timer("lowering (with kernels)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
                         LowerModule(std::move(clone), compiler, kernel_dump));
+  if (compiler != nullptr) KILN_RETURN_IF_ERROR(CompileFusedLoops(*program, *compiler, kernel_dump));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 

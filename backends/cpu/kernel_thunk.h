@@ -37,6 +37,9 @@ class KernelThunk : public Thunk {
   KernelFunction function() const { return function_; }
   int64_t extent() const { return extent_; }
   const std::vector<int>& arguments() const { return arguments_; }
+  // The computation the kernel computes (its parameters are the inputs, its
+  // result's leaves the outputs): a loop compiled whole emits it again.
+  const Computation* computation() const { return fallback_->computation(); }
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return function_ != nullptr ? "kernel" : "library"; }

@@ -47,6 +47,8 @@ class LibraryThunk : public Thunk {
                std::vector<int> outputs, std::vector<int64_t> output_bytes);
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "library"; }
+  // What it computes: the computation whose parameters `parameters` bind.
+  const Computation* computation() const { return computation_; }
 
  private:
   const Computation* computation_;

@@ -40,6 +40,8 @@ struct CompiledProgram {
   // answers them one for one), each grid the row blocks CpuKernelGrid chose.
   std::vector<KernelDescription> kernel_descriptions;
   std::shared_ptr<CompiledKernels> kernels;
+  // The code of the while loops compiled whole (fused_loops.h), if any.
+  std::shared_ptr<CompiledKernels> fused_loop_code;
   std::unique_ptr<interpreter::ModulePlan> library_plan;
   std::deque<Literal> constant_storage;          // leaves of tuple constants
   std::deque<ThunkSequence> sequences;           // sequences[0] runs the entry
@@ -61,6 +63,9 @@ struct CompiledProgram {
     // takes from another leaf, a constant or a repeated value); leaves the
     // body computes are written in place and passed-through leaves stay put.
     int64_t loop_state_bytes_copied_per_iteration = 0;
+    // While loops compiled whole (fused_loops.h): their condition and body
+    // are a few small kernels.
+    int64_t fused_loops = 0;
   } statistics;
 };
 

@@ -39,6 +39,17 @@ constexpr const char* kKernelPipeline =
     "loop-vectorize,"
     "instcombine<no-verify-fixpoint>,simplifycfg)";
 
+// The pipeline of a while loop compiled whole (fused_loop.h) at levels 2
+// and 3: its kernels are inlined into the loop with constant extents, so
+// their short loops (a few scalars or a small vector) unroll fully, the
+// unrolled scalars combine into vector operations, and values stored by one
+// kernel and loaded by the next are forwarded.
+constexpr const char* kFusedLoopPipeline =
+    "always-inline,"
+    "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
+    "loop-mssa(loop-rotate,licm),loop(indvars,loop-unroll-full),"
+    "loop-vectorize,gvn,instcombine<no-verify-fixpoint>,slp-vectorizer,simplifycfg)";
+
 // The quick tier's pipeline (compile_tier.h): scalar cleanup only, so that
 // the fast instruction selector gets small straight-line loops.
 constexpr const char* kQuickPipeline =
@@ -82,7 +93,7 @@ std::string ModuleText(const llvm::Module& module) {
   return text;
 }
 
-Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int level) {
+Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int level, bool fused_loop) {
   PhaseTimer timer("llvm: optimise");
   // Debugging aid: the IR as emitted.
   if (std::getenv("KILN_CPU_DUMP_RAW_IR") != nullptr) module.print(llvm::errs(), nullptr);
@@ -102,9 +113,11 @@ Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int l
   llvm::ModulePassManager pipeline;
   if (level == 1) {
     pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
-  } else if (llvm::Error error =
-                 passes.parsePassPipeline(pipeline, level == 0 ? kQuickPipeline : kKernelPipeline)) {
-    return FromLlvm(std::move(error), "parsing the kernel pipeline");
+  } else {
+    const char* text = level == 0 ? kQuickPipeline : (fused_loop ? kFusedLoopPipeline : kKernelPipeline);
+    if (llvm::Error error = passes.parsePassPipeline(pipeline, text)) {
+      return FromLlvm(std::move(error), "parsing the kernel pipeline");
+    }
   }
   pipeline.run(module, module_analyses);
   // Vector math functions were kept as calls so the vectoriser could use
@@ -132,7 +145,7 @@ Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int l
 StatusOr<std::unique_ptr<llvm::MemoryBuffer>> CompileToObject(llvm::Module& module,
                                                               llvm::TargetMachine& target_machine, int level,
                                                               const ModuleJob& job) {
-  KILN_RETURN_IF_ERROR(Optimize(module, target_machine, level));
+  KILN_RETURN_IF_ERROR(Optimize(module, target_machine, level, job.fused_loop));
   if (!job.dump_directory.empty()) {
     KILN_RETURN_IF_ERROR(
         WriteDumpFile(job.dump_directory, job.dump_stem + ".optimized.ll", ModuleText(module)));
@@ -249,7 +262,9 @@ StatusOr<std::unique_ptr<llvm::MemoryBuffer>> Jit::BuildObject(const ModuleJob& 
   const int level = LevelFor(job.tier);
   std::string key;
   if (cache_ && !dumps) {
-    key = ObjectCacheKey(ModuleText(module), triple_, cpu_, features_, level);
+    // The pipeline differs for a fused loop's module, so its key does too.
+    const char* pipeline = job.fused_loop ? "\n; fused loop pipeline" : "";
+    key = ObjectCacheKey(ModuleText(module) + pipeline, triple_, cpu_, features_, level);
     if (std::unique_ptr<llvm::MemoryBuffer> cached = cache_->Load(key)) {
       *cache_hit = true;
       return cached;

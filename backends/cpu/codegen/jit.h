@@ -51,6 +51,9 @@ using ModuleEmitter = std::function<Status(llvm::Module& module)>;
 struct ModuleJob {
   ModuleEmitter emit;
   CompileTier tier = CompileTier::kOptimized;
+  // A while loop compiled whole (fused_loop.h): optimised with the pipeline
+  // that unrolls its kernels' short loops.
+  bool fused_loop = false;
   // When set, the IR is written to dump_directory/dump_stem.emitted.ll and
   // .optimized.ll, and the object is compiled even when it is cached.
   std::string dump_directory;

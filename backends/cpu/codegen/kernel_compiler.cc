@@ -12,6 +12,7 @@
 
 #include "backends/cpu/codegen/compile_tier.h"
 #include "backends/cpu/codegen/cpu_target_hooks.h"
+#include "backends/cpu/codegen/fused_loop_emitter.h"
 #include "backends/cpu/codegen/jit.h"
 #include "backends/cpu/codegen/phase_timer.h"
 #include "backends/llvm/emittable.h"
@@ -24,13 +25,16 @@ using codegen::CompileTier;
 
 class LlvmCompiledKernels : public CompiledKernels {
  public:
-  LlvmCompiledKernels(std::unique_ptr<codegen::JitModule> code, std::vector<KernelInfo> kernels)
-      : code_(std::move(code)), kernels_(std::move(kernels)) {}
+  LlvmCompiledKernels(std::unique_ptr<codegen::JitModule> code, std::vector<KernelInfo> kernels,
+                      std::vector<FusedLoopFunction> loops)
+      : code_(std::move(code)), kernels_(std::move(kernels)), loops_(std::move(loops)) {}
   const std::vector<KernelInfo>& kernels() const override { return kernels_; }
+  const std::vector<FusedLoopFunction>& loops() const override { return loops_; }
 
  private:
   std::unique_ptr<codegen::JitModule> code_;
   std::vector<KernelInfo> kernels_;
+  std::vector<FusedLoopFunction> loops_;
 };
 
 // Splits the requests `members` names into at most `count` groups of about
@@ -84,6 +88,7 @@ class LlvmKernelCompiler : public KernelCompiler {
 
   using KernelCompiler::Compile;
   StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,
+                                                     std::span<const FusedLoopRequest> loops,
                                                      const KernelDump& dump) override {
     PhaseTimer total("kernels: total");
     std::set<std::string> names;
@@ -95,6 +100,19 @@ class LlvmKernelCompiler : public KernelCompiler {
         return InvalidArgument("cpu codegen: kernel name ", request.name, " is used twice");
       }
       KILN_RETURN_IF_ERROR(llvm_ir::CheckEmittable(*request.computation));
+    }
+    for (const FusedLoopRequest& loop : loops) {
+      if (loop.name.empty()) return InvalidArgument("cpu codegen: a loop request has an empty name");
+      if (!names.insert(loop.name).second) {
+        return InvalidArgument("cpu codegen: loop name ", loop.name, " is used twice");
+      }
+      for (const auto* part : {&loop.condition, &loop.body}) {
+        for (const Computation* computation : *part) {
+          if (computation == nullptr)
+            return InvalidArgument("cpu codegen: loop ", loop.name, " has a null kernel");
+          KILN_RETURN_IF_ERROR(llvm_ir::CheckEmittable(*computation));
+        }
+      }
     }
     std::vector<KernelInfo> kernels(requests.size());
     std::vector<codegen::ModuleJob> jobs;
@@ -117,16 +135,34 @@ class LlvmKernelCompiler : public KernelCompiler {
         return OkStatus();
       };
     }
+    for (const FusedLoopRequest& loop : loops) {
+      codegen::ModuleJob& job = jobs.emplace_back();
+      job.tier = CompileTier::kOptimized;
+      job.fused_loop = true;
+      if (!dump.directory.empty()) {
+        job.dump_directory = dump.directory;
+        job.dump_stem = dump.stem + "." + std::to_string(jobs.size() - 1);
+      }
+      job.emit = [&loop](llvm::Module& module) -> Status {
+        const codegen::CpuTargetHooks target;
+        return EmitFusedLoop(module, loop, target);
+      };
+    }
     int cached_modules = 0;
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<codegen::JitModule> code, jit_->AddModules(jobs, &cached_modules));
     for (size_t i = 0; i < requests.size(); ++i) {
       KILN_ASSIGN_OR_RETURN(void* address, code->Lookup(requests[i].name));
       kernels[i].function = reinterpret_cast<KernelFunction>(address);
     }
+    std::vector<FusedLoopFunction> loop_functions;
+    for (const FusedLoopRequest& loop : loops) {
+      KILN_ASSIGN_OR_RETURN(void* address, code->Lookup(loop.name));
+      loop_functions.push_back(reinterpret_cast<FusedLoopFunction>(address));
+    }
     const bool all_cached = !jobs.empty() && cached_modules == static_cast<int>(jobs.size());
     cache_hits_.fetch_add(all_cached ? 1 : 0);
-    return std::shared_ptr<CompiledKernels>(
-        std::make_shared<LlvmCompiledKernels>(std::move(code), std::move(kernels)));
+    return std::shared_ptr<CompiledKernels>(std::make_shared<LlvmCompiledKernels>(
+        std::move(code), std::move(kernels), std::move(loop_functions)));
   }
 
   int64_t cache_hits() const override { return cache_hits_.load(); }

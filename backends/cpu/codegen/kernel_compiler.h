@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "backends/cpu/codegen/compile_tier.h"
+#include "backends/cpu/codegen/fused_loop.h"
 #include "core/compiler/kernel_description.h"
 #include "core/ir.h"
 #include "core/status.h"
@@ -69,7 +70,8 @@ int KernelCompileThreads();
 class CompiledKernels {
  public:
   virtual ~CompiledKernels() = default;
-  virtual const std::vector<KernelInfo>& kernels() const = 0;  // request order
+  virtual const std::vector<KernelInfo>& kernels() const = 0;       // request order
+  virtual const std::vector<FusedLoopFunction>& loops() const = 0;  // loop request order
 };
 
 class KernelCompiler {
@@ -89,10 +91,18 @@ class KernelCompiler {
   // program; their names must be unique within the call. Only the
   // computation and name of each description are read: the grid is the
   // runtime's to choose from the KernelInfo. Thread-safe.
+  // `loops` are while loops compiled whole (fused_loop.h), each in a
+  // module of its own, fully optimised whatever its size; their names must
+  // be unique too.
   virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,
+                                                             std::span<const FusedLoopRequest> loops,
                                                              const KernelDump& dump) = 0;
+  StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,
+                                                     const KernelDump& dump) {
+    return Compile(requests, {}, dump);
+  }
   StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests) {
-    return Compile(requests, KernelDump{});
+    return Compile(requests, {}, KernelDump{});
   }
 
   // Compile calls whose object code came from the object cache (options.cache_dir,
