@@ -12,8 +12,6 @@
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/fused_loops.h"
 #include "backends/cpu/lowering.h"
-#include "backends/cpu/scan_thunk.h"
-#include "backends/cpu/window_thunk.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/op_registry.h"
@@ -43,12 +41,11 @@ std::string CacheKey(const Module& module, const CompileOptions& options) {
 #ifdef KILN_CPU_HAVE_PIPELINE
 // The fusion rule: an instruction may join a fused kernel when the code
 // generator can emit it on its own (with its operands as parameters), as
-// the CPU's emittable table says (backends/llvm/emittable.h).
+// the CPU's emittable table says (backends/llvm/emittable.h). Which ops run
+// as thunks of their own instead (scans, pooling windows,
+// select-and-scatter, dots, ...) is the lowering's to say (lowering.cc):
+// the fusion pass never fuses them (fusion.h), so it need not ask.
 bool Emittable(const Instruction& instruction) {
-  // A cumulative reduce-window runs as a scan (scan_thunk.h), never inside a kernel.
-  if (PlanScan(instruction)) return false;
-  // So do pooling windows and select-and-scatter (window_thunk.h).
-  if (PlanReduceWindow(instruction) || PlanSelectAndScatter(instruction)) return false;
   return llvm_ir::CpuEmittableTable().Check(instruction).ok();
 }
 #endif
