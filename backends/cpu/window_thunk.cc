@@ -3,8 +3,13 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <span>
 #include <type_traits>
 #include <utility>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "backends/cpu/thread_pool.h"
 #include "core/interpreter/called_computation.h"
@@ -112,6 +117,33 @@ class WindowTaps {
   std::vector<int64_t> offsets_, next_, axis_taps_;
 };
 
+}  // namespace
+
+WindowTapTable::WindowTapTable(const std::vector<WindowAxis>& axes) {
+  for (const WindowAxis& axis : axes) {
+    std::vector<int64_t> first(1, static_cast<int64_t>(taps_.size()));
+    for (int64_t index = 0; index < axis.output; ++index) {
+      for (int64_t k = 0; k < axis.size; ++k) {
+        const int64_t position = index * axis.stride + k * axis.window_dilation - axis.padding_low;
+        if (position < 0 || position % axis.base_dilation != 0) continue;
+        const int64_t i = position / axis.base_dilation;
+        if (i < axis.input) taps_.push_back(i);
+      }
+      first.push_back(static_cast<int64_t>(taps_.size()));
+    }
+    first_.push_back(std::move(first));
+  }
+}
+
+std::span<const int64_t> WindowTapTable::Taps(size_t axis, int64_t index) const {
+  const std::vector<int64_t>& first = first_[axis];
+  const auto begin = static_cast<size_t>(first[static_cast<size_t>(index)]);
+  const auto end = static_cast<size_t>(first[static_cast<size_t>(index) + 1]);
+  return std::span<const int64_t>(taps_).subspan(begin, end - begin);
+}
+
+namespace {
+
 // Steps `index` to the next output position (row-major); false after the last.
 bool Advance(const std::vector<WindowAxis>& axes, std::vector<int64_t>& index) {
   for (size_t a = axes.size(); a-- > 0;) {
@@ -186,6 +218,22 @@ void SelectRow(T* __restrict best, uint32_t* __restrict where, const T* __restri
   }
 }
 
+// Adds (by `op`) values[c] into row[c] for the lanes whose selection is
+// `place`; the other lanes are written back unchanged, so the loop
+// vectorises without a scatter.
+template <typename T, typename Op>
+void ScatterIntoRow(T* __restrict row, const uint32_t* __restrict where, uint32_t place,
+                    const T* __restrict values, int64_t n, Op op) {
+  for (int64_t c = 0; c < n; ++c) {
+    const T sum = op(row[c], values[c]);
+    row[c] = where[c] == place ? sum : row[c];
+  }
+}
+
+// Windows of up to this many elements scatter row by row (vectorised, every
+// row of the window read and written); larger ones lane by lane.
+constexpr size_t kRowScatterWindow = 16;
+
 // Selects in lanes [0, n) (n <= kSelectLanes) of one source position: per
 // lane the first element of the window (at `offsets`, rows of `stride`) that
 // `select` does not keep over a later one; scatters `values` there.
@@ -204,30 +252,131 @@ void SelectAndScatterBlock(const T* operand, int64_t stride, const std::vector<i
   for (size_t k = 1; k < offsets.size(); ++k) {
     SelectRow(best, where, operand + offsets[k] * stride, n, static_cast<uint32_t>(k), select);
   }
+  if (offsets.size() <= kRowScatterWindow) {
+    for (size_t k = 0; k < offsets.size(); ++k) {
+      ScatterIntoRow(output + offsets[k] * stride, where, static_cast<uint32_t>(k), values, n, op);
+    }
+    return;
+  }
   for (int64_t c = 0; c < n; ++c) {
     T& target = output[offsets[where[c]] * stride + c];
     target = op(target, values[c]);
   }
 }
 
-// One batch entry and lanes [c0, c0 + n) (n <= kSelectLanes): the output
-// starts as `initial`; each source position, in row-major order, selects in
-// every lane the first window element `select` does not keep over a later
-// one, and scatters its source value there.
-template <typename T, typename Select, typename Op>
-void SelectAndScatterLanes(const WindowGeometry& g, const T* operand, const T* source, T initial, T* output,
-                           int64_t c0, int64_t n, Select select, Op op) {
-  const int64_t in_positions = g.InputPositions();
-  for (int64_t p = 0; p < in_positions; ++p) std::fill_n(output + p * g.lanes + c0, n, initial);
-  WindowTaps taps(g.axes);
-  std::vector<int64_t> index(g.axes.size(), 0);
-  const int64_t source_positions = g.OutputPositions();
-  for (int64_t q = 0; q < source_positions; ++q, Advance(g.axes, index)) {
-    const std::vector<int64_t>& offsets = taps.At(index);
-    if (offsets.empty()) continue;
-    const T* values = source + q * g.lanes + c0;
-    SelectAndScatterBlock(operand + c0, g.lanes, offsets, values, output + c0, n, select, op);
+#if defined(__x86_64__)
+bool HasAvx512ForWindows() {
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  return has_avx512;
+}
+
+// SelectAndScatterBlock for f32 with an add scatter, sixteen lanes to a
+// register: `kPredicate` is the select's comparison as _mm512_cmp_ps_mask
+// reads it (ordered, so false where either side is a NaN, like the scalar
+// comparison; NE unordered, true there); each window row then adds the
+// source into the lanes that selected it, with a masked store. The compiler
+// leaves the scalar form's per-lane select as a branch, which mispredicts on
+// every other element of real data.
+template <int kPredicate>
+__attribute__((target("avx512f"))) void SelectAndAddF32Avx512(const float* operand, int64_t stride,
+                                                              const std::vector<int64_t>& offsets,
+                                                              const float* values, float* output, int64_t n) {
+  const size_t taps = offsets.size();
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 lanes =
+        n - c >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - c)) - 1);
+    __m512 best = _mm512_maskz_loadu_ps(lanes, operand + offsets[0] * stride + c);
+    __m512i where = _mm512_setzero_si512();
+    for (size_t k = 1; k < taps; ++k) {
+      const __m512 candidate = _mm512_maskz_loadu_ps(lanes, operand + offsets[k] * stride + c);
+      const __mmask16 keep = _mm512_cmp_ps_mask(best, candidate, kPredicate);
+      best = _mm512_mask_blend_ps(keep, candidate, best);
+      where = _mm512_mask_blend_epi32(keep, _mm512_set1_epi32(static_cast<int>(k)), where);
+    }
+    const __m512 value = _mm512_maskz_loadu_ps(lanes, values + c);
+    for (size_t k = 0; k < taps; ++k) {
+      const __mmask16 chosen = _mm512_cmpeq_epi32_mask(where, _mm512_set1_epi32(static_cast<int>(k))) & lanes;
+      if (chosen == 0) continue;
+      float* row = output + offsets[k] * stride + c;
+      _mm512_mask_storeu_ps(row, chosen, _mm512_add_ps(_mm512_maskz_loadu_ps(chosen, row), value));
+    }
   }
+}
+
+// The AVX-512 block for `direction`, or null (no AVX-512, or a direction
+// without a vector form here).
+using SelectAndAddF32Block = void (*)(const float*, int64_t, const std::vector<int64_t>&, const float*,
+                                      float*, int64_t);
+SelectAndAddF32Block FindSelectAndAddF32Block(ComparisonDirection direction) {
+  if (!HasAvx512ForWindows()) return nullptr;
+  switch (direction) {
+    case ComparisonDirection::kGe: return SelectAndAddF32Avx512<_CMP_GE_OQ>;
+    case ComparisonDirection::kGt: return SelectAndAddF32Avx512<_CMP_GT_OQ>;
+    case ComparisonDirection::kLe: return SelectAndAddF32Avx512<_CMP_LE_OQ>;
+    case ComparisonDirection::kLt: return SelectAndAddF32Avx512<_CMP_LT_OQ>;
+    case ComparisonDirection::kEq: return SelectAndAddF32Avx512<_CMP_EQ_OQ>;
+    case ComparisonDirection::kNe: return SelectAndAddF32Avx512<_CMP_NEQ_UQ>;
+  }
+  return nullptr;
+}
+#else
+using SelectAndAddF32Block = void (*)(const float*, int64_t, const std::vector<int64_t>&, const float*,
+                                      float*, int64_t);
+SelectAndAddF32Block FindSelectAndAddF32Block(ComparisonDirection) { return nullptr; }
+#endif
+
+// One batch entry and lanes [c0, c0 + n) (n <= kSelectLanes): the output
+// holds `initial` except where a source position scattered; each source
+// position, in row-major order, selects in every lane the first window
+// element `select` does not keep over a later one and scatters its source
+// value there (`block`: SelectAndScatterBlock or a vector form of it). The output is set to `initial` one
+// operand row (first window axis) at a time, just before the first window that reaches the row, so the
+// scatters find it in the cache.
+template <typename T, typename Block>
+void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table, const T* operand,
+                           const T* source, T initial, T* output, int64_t c0, int64_t n, Block block) {
+  const std::vector<WindowAxis>& axes = g.axes;
+  int64_t row_positions = 1, row_sources = 1;  // per index of the first axis
+  for (size_t a = 1; a < axes.size(); ++a) {
+    row_positions *= axes[a].input;
+    row_sources *= axes[a].output;
+  }
+  int64_t ready_rows = 0;
+  auto initialise_rows = [&](int64_t end) {
+    for (; ready_rows < end; ++ready_rows) {
+      T* row = output + ready_rows * row_positions * g.lanes + c0;
+      for (int64_t p = 0; p < row_positions; ++p) std::fill_n(row + p * g.lanes, n, initial);
+    }
+  };
+  std::vector<int64_t> offsets, next;
+  std::vector<int64_t> index(axes.size(), 0);
+  const T* values = source + c0;
+  for (int64_t q0 = 0; q0 < axes[0].output; ++q0) {
+    const std::span<const int64_t> rows = table.Taps(0, q0);
+    if (rows.empty()) {
+      values += row_sources * g.lanes;
+      continue;
+    }
+    initialise_rows(rows.back() + 1);
+    std::fill(index.begin() + 1, index.end(), 0);
+    for (int64_t q = 0; q < row_sources; ++q, values += g.lanes) {
+      offsets.assign(rows.begin(), rows.end());
+      for (size_t a = 1; a < axes.size() && !offsets.empty(); ++a) {
+        next.clear();
+        const std::span<const int64_t> taps = table.Taps(a, index[a]);
+        for (int64_t outer : offsets) {
+          for (int64_t tap : taps) next.push_back(outer * axes[a].input + tap);
+        }
+        offsets.swap(next);
+      }
+      if (!offsets.empty()) block(operand + c0, g.lanes, offsets, values, output + c0, n);
+      for (size_t a = axes.size(); a-- > 1;) {
+        if (++index[a] < axes[a].output) break;
+        index[a] = 0;
+      }
+    }
+  }
+  initialise_rows(axes[0].input);
 }
 
 // Calls `fn(op)` with `op` the scalar function of `opcode` (one of
@@ -384,6 +533,7 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
   void* output = context.slots[outputs_[0]];
   const int64_t per_task = std::min(g.lanes, kSelectLanes) * (in_positions + source_positions);
   const int64_t grain = std::max<int64_t>(1, kWindowElementsPerTask / std::max<int64_t>(1, per_task));
+  const SelectAndAddF32Block vector_block = FindSelectAndAddF32Block(plan_.select);
   Status status = OkStatus();
   RunTasks(context, tasks, grain, [&](int64_t begin, int64_t end) {
     DispatchElementType(g.type, [&](auto tag) {
@@ -398,8 +548,19 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
             const auto* s = static_cast<const T*>(source) + b * source_positions * g.lanes;
             T* out = static_cast<T*>(output) + b * in_positions * g.lanes;
             const T init = LoadScalar<T>(initial);
+            if constexpr (std::is_same_v<T, float>) {
+              if (vector_block != nullptr && plan_.scatter == Opcode::kAdd) {
+                SelectAndScatterLanes<T>(g, taps_, x, s, init, out, c0, n, vector_block);
+                continue;
+              }
+            }
             auto lanes = [&](auto select) {
-              SelectAndScatterLanes<T>(g, x, s, init, out, c0, n, select, op);
+              SelectAndScatterLanes<T>(g, taps_, x, s, init, out, c0, n,
+                                       [&](const T* rows, int64_t stride, const std::vector<int64_t>& offsets,
+                                           const T* values, T* target, int64_t count) {
+                                         SelectAndScatterBlock(rows, stride, offsets, values, target, count,
+                                                               select, op);
+                                       });
             };
             // The comparison is a template argument of the lane loop, not a branch in it.
             switch (plan_.select) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "backends/cpu/thunk.h"
@@ -81,17 +82,31 @@ class ReduceWindowThunk : public Thunk {
   ReduceWindowPlan plan_;
 };
 
+// Per window axis and index along its result (or source): the operand
+// indices that window covers along the axis, in window order, padding and
+// the holes of base dilation left out. Made once, at compile time.
+class WindowTapTable {
+ public:
+  explicit WindowTapTable(const std::vector<WindowAxis>& axes);
+  std::span<const int64_t> Taps(size_t axis, int64_t index) const;
+
+ private:
+  std::vector<int64_t> taps_;
+  std::vector<std::vector<int64_t>> first_;  // per axis: output + 1 offsets into taps_
+};
+
 // Inputs: operand, source, initial value; output: the result (the operand's shape).
 class SelectAndScatterThunk : public Thunk {
  public:
   SelectAndScatterThunk(int operand, int source, int initial, int output, SelectAndScatterPlan plan)
-      : Thunk({operand, source, initial}, {output}), plan_(std::move(plan)) {}
+      : Thunk({operand, source, initial}, {output}), plan_(std::move(plan)), taps_(plan_.geometry.axes) {}
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "select-and-scatter"; }
 
  private:
   SelectAndScatterPlan plan_;
+  WindowTapTable taps_;
 };
 
 }  // namespace kiln::cpu

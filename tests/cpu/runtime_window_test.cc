@@ -149,6 +149,18 @@ TEST(RuntimeWindowTest, MaxPoolGradientRunsAsASelectAndScatterThunkWithTheInterp
       {"f32", "[2,9,9,2]", "[2,5,5,2]", "GE", "add", "size=1x3x3x1 rhs_dilate=1x2x2x1"},
       {"f32", "[2,9,9,2]", "[2,3,3,2]", "GE", "add", "size=1x2x2x1 stride=1x3x3x1"},
       {"bf16", "[40]", "[19]", "GE", "add", "size=4 stride=2"},
+      // Windows of more than 16 elements scatter lane by lane, not row by
+      // row; a window over three axes; padding on the high side only.
+      {"f32", "[2,11,12,3]", "[2,7,8,3]", "GE", "add", "size=1x5x5x1"},
+      {"f32", "[2,6,7,8,3]", "[2,3,3,4,3]", "GT", "add", "size=1x2x3x2x1 stride=1x2x2x2x1"},
+      {"f32", "[2,9,9,17]", "[2,5,5,17]", "GE", "add", "size=1x2x2x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0"},
+      {"f64", "[2,11,12,3]", "[2,7,8,3]", "GE", "add", "size=1x5x5x1"},
+      // f32 with add runs sixteen lanes to a vector where the CPU has
+      // AVX-512: every comparison, and lanes that are not a multiple of 16.
+      {"f32", "[2,8,8,20]", "[2,4,4,20]", "EQ", "add", "size=1x2x2x1 stride=1x2x2x1"},
+      {"f32", "[2,8,8,20]", "[2,3,3,20]", "NE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"f32", "[2,8,8,33]", "[2,3,3,33]", "LT", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"f32", "[2,8,8,33]", "[2,3,3,33]", "LE", "add", "size=1x3x3x1 stride=1x2x2x1"},
   };
   for (const Case& c : cases) {
     ExpectThunkAndSameBytes(SelectAndScatterProgram(c.type, c.in, c.source, c.direction, c.scatter, c.window),
