@@ -17,43 +17,28 @@
 
 #include "core/hlo_parser.h"
 #include "core/passes/device_op_expansion.h"
+#include "tests/unit/lapack_test_values.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln::factor_expansion_test {
 namespace {
 
-using Complex = std::complex<double>;
-using Values = std::vector<Complex>;  // a batch of row-major matrices
-
-constexpr ElementType kTypes[] = {ElementType::kF32, ElementType::kF64, ElementType::kC64,
-                                  ElementType::kC128};
+using testing::lapack::Complex;
+using testing::lapack::EpsilonOf;
+using testing::lapack::FromLiteral;
+using testing::lapack::LapackTarget;
+using testing::lapack::MatrixCount;
+using testing::lapack::RandomValues;
+using testing::lapack::ToLiteral;
+using testing::lapack::Values;
+constexpr auto& kTypes = testing::lapack::kLapackTypes;
 constexpr int64_t kSizes[] = {1, 2, 3, 7, 16, 33};
-
-char Letter(ElementType type) {
-  switch (type) {
-    case ElementType::kF32: return 's';
-    case ElementType::kF64: return 'd';
-    case ElementType::kC64: return 'c';
-    default: return 'z';
-  }
-}
-
-double Epsilon(ElementType type) {
-  return type == ElementType::kF32 || type == ElementType::kC64 ? std::numeric_limits<float>::epsilon()
-                                                                : std::numeric_limits<double>::epsilon();
-}
 
 std::vector<int64_t> Dims(const std::vector<int64_t>& batch, int64_t rows, int64_t cols) {
   std::vector<int64_t> dims = batch;
   dims.push_back(rows);
   dims.push_back(cols);
   return dims;
-}
-
-int64_t Count(const std::vector<int64_t>& batch) {
-  int64_t count = 1;
-  for (int64_t d : batch) count *= d;
-  return count;
 }
 
 // One custom call of `target` on parameters of `operands`, giving `result`.
@@ -71,44 +56,6 @@ std::string CallModule(const std::string& target, const std::vector<Shape>& oper
   return text;
 }
 
-std::string Target(ElementType type, const std::string& routine) {
-  return std::string("lapack_") + Letter(type) + routine + "_ffi";
-}
-
-Literal ToLiteral(const Values& values, ElementType type, const std::vector<int64_t>& dims) {
-  Literal literal(Shape(type, dims));
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (type) {
-      case ElementType::kF32: literal.data<float>()[i] = static_cast<float>(values[i].real()); break;
-      case ElementType::kF64: literal.data<double>()[i] = values[i].real(); break;
-      case ElementType::kC64: literal.data<complex64>()[i] = complex64(values[i]); break;
-      default: literal.data<complex128>()[i] = values[i]; break;
-    }
-  }
-  return literal;
-}
-
-Values FromLiteral(const Literal& literal) {
-  Values values(static_cast<size_t>(literal.element_count()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (literal.shape().element_type()) {
-      case ElementType::kC64: values[i] = Complex(literal.data<complex64>()[i]); break;
-      case ElementType::kC128: values[i] = literal.data<complex128>()[i]; break;
-      default: values[i] = literal.GetAsDouble(static_cast<int64_t>(i)); break;
-    }
-  }
-  return values;
-}
-
-Values Random(ElementType type, int64_t count, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::normal_distribution<double> normal;
-  Values values(static_cast<size_t>(count));
-  for (Complex& v : values)
-    v = IsComplex(type) ? Complex(normal(engine), normal(engine)) : Complex(normal(engine));
-  return values;
-}
-
 // Element (r, c) of matrix k in a batch of row-major n x n matrices.
 Complex& At(Values& values, int64_t n, int64_t k, int64_t r, int64_t c) {
   return values[static_cast<size_t>((k * n + r) * n + c)];
@@ -117,8 +64,8 @@ Complex& At(Values& values, int64_t n, int64_t k, int64_t r, int64_t c) {
 // B B^H + n I in the `lower` (or upper) triangle; the other triangle holds
 // noise, which LAPACK never reads.
 Values PositiveDefinite(ElementType type, int64_t count, int64_t n, bool lower, uint32_t seed) {
-  Values b = Random(type, count * n * n, seed);
-  Values noise = Random(type, count * n * n, seed + 1);
+  Values b = RandomValues(type, count * n * n, seed);
+  Values noise = RandomValues(type, count * n * n, seed + 1);
   Values a(b.size());
   for (int64_t k = 0; k < count; ++k)
     for (int64_t i = 0; i < n; ++i)
@@ -138,10 +85,15 @@ struct Runs {
   std::vector<Literal> lapack;
   std::vector<Literal> interpreter;
   std::vector<Literal> cpu;
+  bool on_cpu = true;  // false: the expansion ran on the interpreter only
 };
 
-Runs RunAll(const std::string& text, const std::vector<Literal>& arguments) {
+// Compiling a blocked expansion for cpu takes a second or more (the
+// panel's columns are unrolled: hundreds of kernels), so the panel-edge
+// tests run most orders expanded on the interpreter only (`on_cpu` false).
+Runs RunAll(const std::string& text, const std::vector<Literal>& arguments, bool on_cpu = true) {
   Runs runs;
+  runs.on_cpu = on_cpu;
   StatusOr<std::unique_ptr<Module>> original = ParseHloModule(text);
   StatusOr<std::unique_ptr<Module>> expanded = ParseHloModule(text);
   EXPECT_TRUE(original.ok() && expanded.ok()) << original.status().ToString() << "\n" << text;
@@ -156,6 +108,7 @@ Runs RunAll(const std::string& text, const std::vector<Literal>& arguments) {
   for (auto [backend_name, out] :
        {std::pair<const char*, std::vector<Literal>*>{"interpreter", &runs.interpreter},
         {"cpu", &runs.cpu}}) {
+    if (out == &runs.cpu && !on_cpu) break;
     StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(backend_name);
     EXPECT_TRUE(backend.ok()) << backend.status().ToString();
     if (!backend.ok()) return runs;
@@ -200,6 +153,7 @@ void ExpectSameAsLapack(const Runs& runs, double tolerance, const std::string& w
   for (const auto& [name, leaves] :
        {std::pair<const char*, const std::vector<Literal>*>{"interpreter", &runs.interpreter},
         {"cpu", &runs.cpu}}) {
+    if (leaves == &runs.cpu && !runs.on_cpu) break;
     ASSERT_EQ(leaves->size(), runs.lapack.size()) << what << " on " << name;
     for (size_t leaf = 0; leaf < leaves->size(); ++leaf) {
       const std::string where = what + " on " + name + ", leaf " + std::to_string(leaf);
@@ -215,30 +169,6 @@ void ExpectSameAsLapack(const Runs& runs, double tolerance, const std::string& w
 
 std::string Describe(ElementType type, const std::vector<int64_t>& dims, const std::string& extra) {
   return Shape(type, dims).ToString() + " " + extra;
-}
-
-TEST(LapackFactorExpansionTest, CholeskyMatchesLapack) {
-  for (ElementType type : kTypes) {
-    for (int64_t n : kSizes) {
-      for (char uplo : {'L', 'U'}) {
-        for (const std::vector<int64_t>& batch : {std::vector<int64_t>{}, std::vector<int64_t>{2, 3}}) {
-          const std::vector<int64_t> dims = Dims(batch, n, n);
-          const std::string what = Describe(type, dims, std::string("uplo ") + uplo);
-          SCOPED_TRACE(what);
-          const Values a = PositiveDefinite(type, Count(batch), n, uplo == 'L', static_cast<uint32_t>(n));
-          const Shape shape(type, dims);
-          const std::string text =
-              CallModule(Target(type, "potrf"), {shape},
-                         "(" + shape.ToString() + ", " + Shape(ElementType::kS32, batch).ToString() + ")",
-                         std::string("{uplo = ") + std::to_string(int(uplo)) + " : ui8}");
-          const Runs runs = RunAll(text, {ToLiteral(a, type, dims)});
-          ExpectSameAsLapack(runs, 16 * static_cast<double>(n) * Epsilon(type), what);
-          ASSERT_FALSE(runs.lapack.empty());
-          ASSERT_EQ(runs.lapack[1].data<int32_t>()[0], 0) << "not a factorisation test";
-        }
-      }
-    }
-  }
 }
 
 // A batch of two 7x7 matrices, the second not positive definite at column
@@ -258,7 +188,7 @@ TEST(LapackFactorExpansionTest, CholeskyOfAMatrixNotPositiveDefiniteGivesLapacks
       At(a, kN, 1, kBad, kBad) = -1.0;
       const Shape shape(type, dims);
       const std::string text =
-          CallModule(Target(type, "potrf"), {shape}, "(" + shape.ToString() + ", s32[2])",
+          CallModule(LapackTarget(type, "potrf"), {shape}, "(" + shape.ToString() + ", s32[2])",
                      std::string("{uplo = ") + std::to_string(int(uplo)) + " : ui8}");
       const Runs runs = RunAll(text, {ToLiteral(a, type, dims)});
       ASSERT_FALSE(runs.lapack.empty());
@@ -271,7 +201,81 @@ TEST(LapackFactorExpansionTest, CholeskyOfAMatrixNotPositiveDefiniteGivesLapacks
           const bool in_leading_minor = r < kBad && c < kBad;
           keep[static_cast<size_t>((kN + r) * kN + c)] = !in_triangle || in_leading_minor;
         }
-      ExpectSameAsLapack(runs, 16 * kN * Epsilon(type), what, keep);
+      ExpectSameAsLapack(runs, 16 * kN * EpsilonOf(type), what, keep);
+    }
+  }
+}
+
+// potrf and getrf factor panels of PanelWidth columns (the whole matrix up
+// to 32, then 32): orders on both sides of one and two panels, two panels
+// and a bit, and several panels.
+constexpr int64_t kPanelEdgeSizes[] = {31, 32, 33, 63, 64, 65, 67, 200};
+
+void CheckCholesky(ElementType type, int64_t n, char uplo, const std::vector<int64_t>& batch,
+                   bool on_cpu = true) {
+  const std::vector<int64_t> dims = Dims(batch, n, n);
+  const std::string what = Describe(type, dims, std::string("uplo ") + uplo);
+  SCOPED_TRACE(what);
+  const Values a = PositiveDefinite(type, MatrixCount(batch), n, uplo == 'L', static_cast<uint32_t>(n));
+  const Shape shape(type, dims);
+  const std::string text =
+      CallModule(LapackTarget(type, "potrf"), {shape},
+                 "(" + shape.ToString() + ", " + Shape(ElementType::kS32, batch).ToString() + ")",
+                 std::string("{uplo = ") + std::to_string(int(uplo)) + " : ui8}");
+  const Runs runs = RunAll(text, {ToLiteral(a, type, dims)}, on_cpu);
+  ExpectSameAsLapack(runs, 16 * static_cast<double>(n) * EpsilonOf(type), what);
+  ASSERT_FALSE(runs.lapack.empty());
+  ASSERT_EQ(runs.lapack[1].data<int32_t>()[0], 0) << "not a factorisation test";
+}
+
+TEST(LapackFactorExpansionTest, CholeskyMatchesLapack) {
+  for (ElementType type : kTypes)
+    for (int64_t n : kSizes)
+      for (char uplo : {'L', 'U'})
+        for (const std::vector<int64_t>& batch : {std::vector<int64_t>{}, std::vector<int64_t>{2, 3}})
+          CheckCholesky(type, n, uplo, batch);
+}
+
+TEST(LapackFactorExpansionTest, CholeskyMatchesLapackAtPanelEdges) {
+  for (ElementType type : kTypes) {
+    for (int64_t n : kPanelEdgeSizes) CheckCholesky(type, n, 'L', {}, /*on_cpu=*/n == 67);
+    CheckCholesky(type, 67, 'U', {}, /*on_cpu=*/false);
+    CheckCholesky(type, 33, 'U', {2});
+    CheckCholesky(type, 65, 'L', {2}, /*on_cpu=*/false);
+  }
+}
+
+// A batch of four 67x67 matrices, three of them not positive definite at
+// column 31 (the first panel's last), 32 (the second panel's first) and 33:
+// info 0, 32, 33 and 34, and the factor of each leading minor as LAPACK's.
+TEST(LapackFactorExpansionTest, CholeskyFailsAtLapacksColumnAcrossPanels) {
+  constexpr int64_t kN = 67;
+  constexpr int64_t kBad[] = {31, 32, 33};
+  for (ElementType type : kTypes) {
+    for (char uplo : {'L', 'U'}) {
+      const std::vector<int64_t> dims = {4, kN, kN};
+      const std::string what = Describe(type, dims, std::string("uplo ") + uplo);
+      SCOPED_TRACE(what);
+      Values a = PositiveDefinite(type, 4, kN, uplo == 'L', 9);
+      for (int64_t k = 1; k < 4; ++k) At(a, kN, k, kBad[k - 1], kBad[k - 1]) = -1.0;
+      const Shape shape(type, dims);
+      const std::string text =
+          CallModule(LapackTarget(type, "potrf"), {shape}, "(" + shape.ToString() + ", s32[4])",
+                     std::string("{uplo = ") + std::to_string(int(uplo)) + " : ui8}");
+      const Runs runs = RunAll(text, {ToLiteral(a, type, dims)});
+      ASSERT_FALSE(runs.lapack.empty());
+      ASSERT_EQ(runs.lapack[1].data<int32_t>()[0], 0);
+      std::vector<bool> keep(static_cast<size_t>(4 * kN * kN), true);
+      for (int64_t k = 1; k < 4; ++k) {
+        ASSERT_EQ(runs.lapack[1].data<int32_t>()[k], kBad[k - 1] + 1);
+        for (int64_t r = 0; r < kN; ++r)
+          for (int64_t c = 0; c < kN; ++c) {
+            const bool in_triangle = uplo == 'L' ? r >= c : r <= c;
+            const bool in_leading_minor = r < kBad[k - 1] && c < kBad[k - 1];
+            keep[static_cast<size_t>((k * kN + r) * kN + c)] = !in_triangle || in_leading_minor;
+          }
+      }
+      ExpectSameAsLapack(runs, 16 * kN * EpsilonOf(type), what, keep);
     }
   }
 }
@@ -280,7 +284,7 @@ TEST(LapackFactorExpansionTest, CholeskyOfAMatrixNotPositiveDefiniteGivesLapacks
 // solution stays within the tolerance); the other triangle is noise the
 // solve must not read.
 Values TriangularMatrices(ElementType type, int64_t count, int64_t n, uint32_t seed) {
-  Values a = Random(type, count * n * n, seed);
+  Values a = RandomValues(type, count * n * n, seed);
   for (int64_t k = 0; k < count; ++k)
     for (int64_t i = 0; i < n; ++i) At(a, n, k, i, i) = static_cast<double>(n) + std::abs(At(a, n, k, i, i));
   return a;
@@ -293,16 +297,17 @@ void CheckTriangularSolve(ElementType type, int64_t n, int64_t rhs, const std::v
   const std::string what = Describe(
       type, b_dims, std::string("side ") + side + " uplo " + uplo + " trans " + trans + " diag " + diag);
   SCOPED_TRACE(what);
-  const Values a = TriangularMatrices(type, Count(batch), n, static_cast<uint32_t>(n + 7));
-  const Values b = Random(type, Count(batch) * n * rhs, static_cast<uint32_t>(n + 11));
+  const Values a = TriangularMatrices(type, MatrixCount(batch), n, static_cast<uint32_t>(n + 7));
+  const Values b = RandomValues(type, MatrixCount(batch) * n * rhs, static_cast<uint32_t>(n + 11));
   const Shape a_shape(type, a_dims), b_shape(type, b_dims);
   const std::string config = "{diag = " + std::to_string(int(diag)) +
                              " : ui8, side = " + std::to_string(int(side)) +
                              " : ui8, trans_x = " + std::to_string(int(trans)) +
                              " : ui8, uplo = " + std::to_string(int(uplo)) + " : ui8}";
-  const std::string text = CallModule(Target(type, "trsm"), {a_shape, b_shape}, b_shape.ToString(), config);
+  const std::string text =
+      CallModule(LapackTarget(type, "trsm"), {a_shape, b_shape}, b_shape.ToString(), config);
   const Runs runs = RunAll(text, {ToLiteral(a, type, a_dims), ToLiteral(b, type, b_dims)});
-  ExpectSameAsLapack(runs, 16 * static_cast<double>(n) * Epsilon(type), what);
+  ExpectSameAsLapack(runs, 16 * static_cast<double>(n) * EpsilonOf(type), what);
 }
 
 TEST(LapackFactorExpansionTest, TriangularSolveMatchesBlasInEveryForm) {
@@ -322,7 +327,7 @@ TEST(LapackFactorExpansionTest, TriangularSolveMatchesBlasAtEverySize) {
 }
 
 void CheckLu(ElementType type, const Values& a, int64_t rows, int64_t cols, const std::vector<int64_t>& batch,
-             int32_t expected_info_of_first) {
+             int32_t expected_info_of_first, bool on_cpu = true) {
   const std::vector<int64_t> dims = Dims(batch, rows, cols);
   const std::string what = Describe(type, dims, "getrf");
   SCOPED_TRACE(what);
@@ -330,25 +335,26 @@ void CheckLu(ElementType type, const Values& a, int64_t rows, int64_t cols, cons
   std::vector<int64_t> pivot_dims = batch;
   pivot_dims.push_back(std::min(rows, cols));
   const std::string text =
-      CallModule(Target(type, "getrf"), {shape},
+      CallModule(LapackTarget(type, "getrf"), {shape},
                  "(" + shape.ToString() + ", " + Shape(ElementType::kS32, pivot_dims).ToString() + ", " +
                      Shape(ElementType::kS32, batch).ToString() + ")",
                  "{}");
-  const Runs runs = RunAll(text, {ToLiteral(a, type, dims)});
+  const Runs runs = RunAll(text, {ToLiteral(a, type, dims)}, on_cpu);
   ASSERT_FALSE(runs.lapack.empty());
   ASSERT_EQ(runs.lapack[2].data<int32_t>()[0], expected_info_of_first);
-  ExpectSameAsLapack(runs, 32 * static_cast<double>(std::max(rows, cols)) * Epsilon(type), what);
+  ExpectSameAsLapack(runs, 32 * static_cast<double>(std::max(rows, cols)) * EpsilonOf(type), what);
 }
 
 TEST(LapackFactorExpansionTest, LuMatchesLapack) {
   for (ElementType type : kTypes) {
     for (int64_t n : kSizes) {
       for (const std::vector<int64_t>& batch : {std::vector<int64_t>{}, std::vector<int64_t>{3}}) {
-        CheckLu(type, Random(type, Count(batch) * n * n, static_cast<uint32_t>(3 * n)), n, n, batch, 0);
+        CheckLu(type, RandomValues(type, MatrixCount(batch) * n * n, static_cast<uint32_t>(3 * n)), n, n,
+                batch, 0);
       }
     }
     for (auto [rows, cols] : {std::pair<int64_t, int64_t>{3, 5}, {5, 3}, {1, 4}, {4, 1}}) {
-      CheckLu(type, Random(type, 2 * rows * cols, 17), rows, cols, {2}, 0);
+      CheckLu(type, RandomValues(type, 2 * rows * cols, 17), rows, cols, {2}, 0);
     }
   }
 }
@@ -360,9 +366,33 @@ TEST(LapackFactorExpansionTest, LuOfSingularMatricesGivesLapacksInfo) {
   for (ElementType type : kTypes) {
     CheckLu(type, Values{1, 2, 2, 4}, 2, 2, {}, 2);
     constexpr int64_t kN = 7;
-    Values a = Random(type, 2 * kN * kN, 23);
+    Values a = RandomValues(type, 2 * kN * kN, 23);
     for (int64_t r = 0; r < kN; ++r) At(a, kN, 0, r, 3) = 0;
     CheckLu(type, a, kN, kN, {2}, 4);
+  }
+}
+
+TEST(LapackFactorExpansionTest, LuMatchesLapackAtPanelEdges) {
+  for (ElementType type : kTypes) {
+    for (int64_t n : kPanelEdgeSizes) {
+      CheckLu(type, RandomValues(type, n * n, static_cast<uint32_t>(5 * n)), n, n, {}, 0, /*on_cpu=*/n == 67);
+    }
+    CheckLu(type, RandomValues(type, 2 * 65 * 65, 29), 65, 65, {2}, 0, /*on_cpu=*/false);
+    for (auto [rows, cols] : {std::pair<int64_t, int64_t>{70, 40}, {40, 70}, {33, 100}, {100, 33}}) {
+      CheckLu(type, RandomValues(type, rows * cols, 31), rows, cols, {}, 0, /*on_cpu=*/rows == 70);
+    }
+  }
+}
+
+// Exact zero pivots at the panels' seams: three 67x67 matrices whose column
+// 31, 32 or 33 is zero (info 32, 33, 34; LAPACK goes on factoring).
+TEST(LapackFactorExpansionTest, LuOfSingularMatricesAcrossPanelsGivesLapacksInfo) {
+  constexpr int64_t kN = 67;
+  for (ElementType type : kTypes) {
+    Values a = RandomValues(type, 3 * kN * kN, 37);
+    for (int64_t k = 0; k < 3; ++k)
+      for (int64_t r = 0; r < kN; ++r) At(a, kN, k, r, 31 + k) = 0;
+    CheckLu(type, a, kN, kN, {3}, 32);
   }
 }
 

@@ -1,8 +1,14 @@
-// potrf (lapack_?potrf_ffi) as a loop of ordinary HLO: a left-looking
-// Cholesky factorisation, one column per trip, vectorised over the column's
-// rows and the batch. Trip j computes column j of the lower factor L from
-// the matrix's column j and the columns already found (one batched
-// matrix-vector product), as LAPACK's unblocked ?potf2 does.
+// potrf (lapack_?potrf_ffi) as a loop of ordinary HLO: a blocked, right-
+// looking Cholesky factorisation, as LAPACK's ?potrf. The matrix is padded
+// to a multiple of the panel width nb (PanelWidth: 32 or 64 past 32
+// columns; the padding is an identity block, so it stays positive definite)
+// and each while trip factors one panel of nb columns:
+//  - the panel (all rows, nb columns) is factored column by column as
+//    unblocked ?potf2 does, unrolled: the pivot's square root, the column
+//    below it scaled, a rank-1 update of the panel's later columns;
+//  - the trailing matrix loses L21 L21^H, one batched dot (L21 being the
+//    panel's rows below it, zero elsewhere), where most of the flops go.
+// So a device runs n / nb trips, each one host round trip, instead of n.
 //
 // LAPACK's conventions are kept: only the `uplo` triangle is read and
 // written, the other triangle is the input's; at the first pivot that is
@@ -41,68 +47,98 @@ StatusOr<std::unique_ptr<Module>> ExpandCholesky(const Instruction& instruction)
   const ElementType real = ComplexComponentType(type);
   const int64_t batch = matrices.batch;
   const int64_t n = matrices.rows;
+  const int64_t nb = PanelWidth(n);
+  const int64_t padded = RoundedUp(n, nb);
   const std::vector<int64_t> square = {batch, n, n};
-  const std::vector<int64_t> column = {batch, n};
+  const std::vector<int64_t> padded_square = {batch, padded, padded};
+  const std::vector<int64_t> panel_dims = {batch, padded, nb};
+  const std::vector<int64_t> column = {batch, padded};
+  const std::vector<int64_t> per_matrix = {batch};
+  const int64_t along_batch[] = {0};
+  const int64_t batch_and_row[] = {0, 1};
+  const int64_t batch_and_column[] = {0, 2};
 
   Builder builder("potrf_expansion");
   Op input = builder.Parameter(0, operand_shape, "a");
   Op a = builder.Reshape(input, square);
   // The matrix whose lower triangle is factored.
   Op lower_input = uplo == 'L' ? a : Adjoint(builder, a, type);
-  const std::vector<Op> init = {lower_input, Filled(builder, type, 0, square),
-                                Filled(builder, ElementType::kS32, 0, std::vector<int64_t>{batch})};
-  auto trip = [&](Builder& b, Op j, const std::vector<Op>& state) -> std::vector<Op> {
-    Op matrix = state[0], factor = state[1], info = state[2];
+  const std::vector<Op> init = {
+      PaddedMatrices(builder, lower_input, type, square, padded, padded, /*unit_diagonal=*/true),
+      Filled(builder, ElementType::kS32, 0, per_matrix), Filled(builder, type, 0, per_matrix)};
+  auto trip = [&](Builder& b, Op k, const std::vector<Op>& state) -> std::vector<Op> {
+    Op matrix = state[0], info = state[1], failed_pivot = state[2];
     Op zero = b.ConstantR0<int32_t>(0);
-    const int64_t column_slice[] = {batch, n, 1};
-    const int64_t row_slice[] = {batch, 1, n};
-    const Op column_at[] = {zero, zero, j};
-    const Op row_at[] = {zero, j, zero};
-    Op a_column = b.Reshape(b.DynamicSlice(matrix, column_at, column_slice), column);
-    // Row j of the factor so far: its columns j.. are still zero.
-    Op l_row = Conjugate(b, b.Reshape(b.DynamicSlice(factor, row_at, row_slice), column), type);
-    DotDimensionNumbers dims;
-    dims.lhs_contracting_dimensions = {2};
-    dims.rhs_contracting_dimensions = {1};
-    dims.lhs_batch_dimensions = {0};
-    dims.rhs_batch_dimensions = {0};
-    Op updated = b.Sub(a_column, b.DotGeneral(factor, l_row, dims));
-    const Op diagonal_at[] = {zero, j};
-    const int64_t one_element[] = {batch, 1};
-    const int64_t per_matrix[] = {batch};
-    Op pivot = b.Real(b.Reshape(b.DynamicSlice(updated, diagonal_at, one_element), per_matrix));
-    Op positive = b.Gt(pivot, ScalarOf(b, real, 0));  // false for NaN, as ?potf2's check
-    Op root = b.Sqrt(pivot);
-    Op zero_real = Filled(b, real, 0, per_matrix);
-    Op root_typed = IsComplex(type) ? b.Complex(root, zero_real) : root;
-    Op pivot_typed = IsComplex(type) ? b.Complex(pivot, zero_real) : pivot;
-    const int64_t along_batch[] = {0};
+    Op first = b.Mul(k, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
+    const Op panel_at[] = {zero, zero, first};
+    Op panel = b.DynamicSlice(matrix, panel_at, panel_dims);
     Op rows = IndexGrid(b, column, 1);
-    Op j_rows = b.BroadcastInDim(j, column, {});
-    Op below = b.Gt(rows, j_rows);
-    Op on_diagonal = b.Eq(rows, j_rows);
+    Op panel_columns = IndexGrid(b, panel_dims, 2);
     Op zeros = Filled(b, type, 0, column);
-    Op scaled = b.Div(updated, b.BroadcastInDim(root_typed, column, along_batch));
-    Op factored = b.Select(below, scaled,
-                           b.Select(on_diagonal, b.BroadcastInDim(root_typed, column, along_batch), zeros));
-    Op failed = b.Select(below, a_column,
-                         b.Select(on_diagonal, b.BroadcastInDim(pivot_typed, column, along_batch), zeros));
-    Op good_so_far = b.Eq(info, b.ConstantR0<int32_t>(0));
-    Op new_column =
-        b.Select(b.BroadcastInDim(good_so_far, column, along_batch),
-                 b.Select(b.BroadcastInDim(positive, column, along_batch), factored, failed), a_column);
-    const int64_t column_shape[] = {batch, n, 1};
-    Op next_factor = b.DynamicUpdateSlice(factor, b.Reshape(new_column, column_shape), column_at);
-    Op fails_here = b.And(good_so_far, b.Not(positive));
-    Op next_info =
-        b.Select(fails_here, b.BroadcastInDim(b.Add(j, b.ConstantR0<int32_t>(1)), per_matrix, {}), info);
-    return {matrix, next_factor, next_info};
+    Op zero_real = Filled(b, real, 0, per_matrix);
+    for (int64_t t = 0; t < nb; ++t) {
+      Op j = b.Add(first, b.ConstantR0<int32_t>(static_cast<int32_t>(t)));
+      Op values = b.Reshape(b.SliceInDim(panel, t, t + 1, 1, 2), column);
+      const Op diagonal_at[] = {zero, j};
+      const int64_t one_element[] = {batch, 1};
+      Op diagonal = b.Reshape(b.DynamicSlice(values, diagonal_at, one_element), per_matrix);
+      Op pivot = IsComplex(type) ? b.Real(diagonal) : diagonal;
+      Op positive = b.Gt(pivot, ScalarOf(b, real, 0));  // false for NaN, as ?potf2's check
+      Op root = b.Sqrt(pivot);
+      Op root_typed = IsComplex(type) ? b.Complex(root, zero_real) : root;
+      Op j_rows = b.BroadcastInDim(j, column, {});
+      Op below = b.Gt(rows, j_rows);
+      Op scaled = b.Select(below, b.Div(values, b.BroadcastInDim(root_typed, column, along_batch)), zeros);
+      Op factored =
+          b.Select(below, scaled,
+                   b.Select(b.Eq(rows, j_rows), b.BroadcastInDim(root_typed, column, along_batch), values));
+      // Rank-1 update of the panel's later columns s: L[r, j] conj(L[first + s, j])
+      // (zero for s <= t, as `scaled` is zero on and above row j).
+      const Op panel_rows_at[] = {zero, first};
+      const int64_t panel_rows[] = {batch, nb};
+      Op later = Conjugate(b, b.DynamicSlice(scaled, panel_rows_at, panel_rows), type);
+      Op update = b.Mul(b.BroadcastInDim(scaled, panel_dims, batch_and_row),
+                        b.BroadcastInDim(later, panel_dims, batch_and_column));
+      Op is_column = b.Eq(panel_columns, b.ConstantR0<int32_t>(static_cast<int32_t>(t)));
+      panel =
+          b.Select(is_column, b.BroadcastInDim(factored, panel_dims, batch_and_row), b.Sub(panel, update));
+      // Padded columns have pivot 1, so `fails_here` is only ever a real column.
+      Op fails_here = b.And(b.Eq(info, b.ConstantR0<int32_t>(0)), b.Not(positive));
+      info = b.Select(fails_here, b.BroadcastInDim(b.Add(j, b.ConstantR0<int32_t>(1)), per_matrix, {}), info);
+      failed_pivot = b.Select(fails_here, diagonal, failed_pivot);
+    }
+    matrix = b.DynamicUpdateSlice(matrix, panel, panel_at);
+    // Trailing update: A -= L21 L21^H, L21 the panel's rows past it.
+    Op next = b.Add(first, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
+    Op l21 = b.Select(b.Ge(IndexGrid(b, panel_dims, 1), b.BroadcastInDim(next, panel_dims, {})), panel,
+                      Filled(b, type, 0, panel_dims));
+    DotDimensionNumbers outer;
+    outer.lhs_contracting_dimensions = {2};
+    outer.rhs_contracting_dimensions = {2};
+    outer.lhs_batch_dimensions = {0};
+    outer.rhs_batch_dimensions = {0};
+    matrix = b.Sub(matrix, b.DotGeneral(l21, Conjugate(b, l21, type), outer));
+    return {matrix, info, failed_pivot};
   };
-  KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, n, init, trip));
-  Op lower = builder.Select(TriangleMask(builder, square, /*lower=*/true), final_state[1], final_state[0]);
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, padded / nb, init, trip));
+  const int64_t origin[] = {0, 0, 0};
+  const int64_t unit_stride[] = {1, 1, 1};
+  Op factored = builder.Slice(final_state[0], origin, square, unit_stride);
+  Op info = final_state[1];
+  // A matrix that failed at column j = info - 1 keeps the input from column
+  // j on, with the failed pivot on the diagonal, as ?potf2 leaves it.
+  Op failed_at =
+      builder.BroadcastInDim(builder.Sub(info, builder.ConstantR0<int32_t>(1)), square, along_batch);
+  Op failed = builder.BroadcastInDim(builder.Gt(info, builder.ConstantR0<int32_t>(0)), square, along_batch);
+  Op rows = IndexGrid(builder, square, 1);
+  Op columns = IndexGrid(builder, square, 2);
+  Op failed_entry = builder.Select(builder.And(builder.Eq(rows, failed_at), builder.Eq(columns, failed_at)),
+                                   builder.BroadcastInDim(final_state[2], square, along_batch), lower_input);
+  Op kept = builder.Select(builder.And(failed, builder.Ge(columns, failed_at)), failed_entry, factored);
+  Op lower = builder.Select(TriangleMask(builder, square, /*lower=*/true), kept, lower_input);
   Op factor = uplo == 'L' ? lower : Adjoint(builder, lower, type);
   const Op results[] = {builder.Reshape(factor, operand_shape.dimensions()),
-                        builder.Reshape(final_state[2], matrices.batch_dims)};
+                        builder.Reshape(info, matrices.batch_dims)};
   return builder.Build(builder.Tuple(results));
 }
 

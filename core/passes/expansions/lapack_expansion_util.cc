@@ -1,5 +1,6 @@
 #include "core/passes/expansions/lapack_expansion_util.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace kiln::expansions {
@@ -88,6 +89,69 @@ StatusOr<std::unique_ptr<Module>> ScalarComputation(Opcode opcode, ElementType t
   Op rhs = builder.Parameter(1, Shape::Scalar(type), "rhs");
   builder.BinaryOp(opcode, lhs, rhs);
   return builder.Build();
+}
+
+int64_t PanelWidth(int64_t order) {
+  if (order <= 32) return std::max<int64_t>(order, 1);
+  return order < 512 ? 32 : 64;
+}
+
+int64_t RoundedUp(int64_t order, int64_t width) { return (order + width - 1) / width * width; }
+
+Op PaddedMatrices(Builder& builder, Op x, ElementType type, std::span<const int64_t> dims, int64_t rows_to,
+                  int64_t cols_to, bool unit_diagonal) {
+  if (dims[1] == rows_to && dims[2] == cols_to) return x;
+  const PaddingDimension padding[] = {{0, 0, 0}, {0, rows_to - dims[1], 0}, {0, cols_to - dims[2], 0}};
+  Op padded = builder.Pad(x, ScalarOf(builder, type, 0), padding);
+  if (!unit_diagonal) return padded;
+  const int64_t padded_dims[] = {dims[0], rows_to, cols_to};
+  Op rows = IndexGrid(builder, padded_dims, 1);
+  Op added_diagonal =
+      builder.And(builder.Eq(rows, IndexGrid(builder, padded_dims, 2)),
+                  builder.Ge(rows, builder.ConstantR0<int32_t>(static_cast<int32_t>(dims[1]))));
+  return builder.Select(added_diagonal, Filled(builder, type, 1, padded_dims), padded);
+}
+
+Op UnitLowerInverse(Builder& builder, Op lower, ElementType type, int64_t batch, int64_t width) {
+  const int64_t square[] = {batch, width, width};
+  Op inverse = builder.Select(builder.Eq(IndexGrid(builder, square, 1), IndexGrid(builder, square, 2)),
+                              Filled(builder, type, 1, square), Filled(builder, type, 0, square));
+  Op rows = IndexGrid(builder, square, 1);
+  DotDimensionNumbers row_times_matrix;
+  row_times_matrix.lhs_contracting_dimensions = {1};
+  row_times_matrix.rhs_contracting_dimensions = {1};
+  row_times_matrix.lhs_batch_dimensions = {0};
+  row_times_matrix.rhs_batch_dimensions = {0};
+  const int64_t unit_stride[] = {1, 1, 1};
+  // Row s of L^-1 is e_s - L[s, :s] L^-1[:s, :]; rows before s are final.
+  for (int64_t s = 1; s < width; ++s) {
+    const int64_t row_start[] = {0, s, 0};
+    const int64_t row_limit[] = {batch, s + 1, s};
+    const int64_t known_start[] = {0, 0, 0};
+    const int64_t known_limit[] = {batch, s, width};
+    Op l_row = builder.Reshape(builder.Slice(lower, row_start, row_limit, unit_stride),
+                               std::vector<int64_t>{batch, s});
+    Op known = builder.Slice(inverse, known_start, known_limit, unit_stride);
+    Op product = builder.DotGeneral(l_row, known, row_times_matrix);  // [batch, width]
+    const int64_t one_row[] = {batch, 1, width};                      // e_s
+    Op s_index = builder.ConstantR0<int32_t>(static_cast<int32_t>(s));
+    Op unit = builder.Select(builder.Eq(IndexGrid(builder, one_row, 2), s_index),
+                             Filled(builder, type, 1, one_row), Filled(builder, type, 0, one_row));
+    Op row = builder.Sub(builder.Reshape(unit, std::vector<int64_t>{batch, width}), product);
+    const int64_t batch_and_column[] = {0, 2};
+    inverse = builder.Select(builder.Eq(rows, s_index), builder.BroadcastInDim(row, square, batch_and_column),
+                             inverse);
+  }
+  return inverse;
+}
+
+Op RowAt(Builder& builder, Op matrices, ElementType type, std::span<const int64_t> dims, Op row,
+         const Module& add) {
+  const int64_t along_batch[] = {0};
+  const int64_t over_rows[] = {1};
+  Op is_row = builder.Eq(IndexGrid(builder, dims, 1), builder.BroadcastInDim(row, dims, along_batch));
+  return builder.Reduce(builder.Select(is_row, matrices, Filled(builder, type, 0, dims)),
+                        ScalarOf(builder, type, 0), add, over_rows);
 }
 
 StatusOr<std::vector<Op>> CountedLoop(Builder& builder, int64_t trips, const std::vector<Op>& init,

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -63,6 +64,29 @@ Op Adjoint(Builder& builder, Op x, ElementType type);
 Op TriangleMask(Builder& builder, std::span<const int64_t> dims, bool lower);
 // The scalar computation (x, y) -> x + y (or max, min) of `type`, for Reduce.
 StatusOr<std::unique_ptr<Module>> ScalarComputation(Opcode opcode, ElementType type);
+
+// The panel width of the blocked factorisations (potrf, getrf) of order
+// `order`: the whole matrix up to 32 (one trip), else 32 columns, and 64
+// from 512 on. A trip factors its panel column by column, unrolled (so a
+// device runs order / width trips, each one host round trip), then updates
+// the rest with one dot; wider panels mean fewer trips but a longer body.
+int64_t PanelWidth(int64_t order);
+// `order` rounded up to a multiple of `width`.
+int64_t RoundedUp(int64_t order, int64_t width);
+// A [batch, rows, cols] array padded with zeros to [batch, rows_to,
+// cols_to]; with `unit_diagonal`, the padded diagonal entries are 1 (a
+// positive definite matrix stays positive definite).
+Op PaddedMatrices(Builder& builder, Op x, ElementType type, std::span<const int64_t> dims, int64_t rows_to,
+                  int64_t cols_to, bool unit_diagonal);
+// The inverse of each unit lower triangular [batch, width, width] matrix
+// (the diagonal and upper triangle of `lower` are not read): `width` - 1
+// unrolled steps of row substitution, each a small batched dot.
+Op UnitLowerInverse(Builder& builder, Op lower, ElementType type, int64_t batch, int64_t width);
+// Row `row` of each [batch, rows, cols] matrix, where `row` (s32, [batch])
+// differs per matrix: [batch, cols]. A masked sum over the rows; `add` is
+// ScalarComputation(kAdd, type).
+Op RowAt(Builder& builder, Op matrices, ElementType type, std::span<const int64_t> dims, Op row,
+         const Module& add);
 
 // The body of a counted loop: given the trip index (s32 scalar) and the
 // state, the next state (same shapes, same order).

@@ -1,16 +1,25 @@
-// getrf (lapack_?getrf_ffi) as a loop of ordinary HLO: LU factorisation
-// with partial pivoting, one column per trip (LAPACK's unblocked ?getf2),
-// vectorised over the matrix and the batch. Trip j:
-//  - picks the pivot row p >= j of column j whose |re| + |im| (|x| for real
-//    types) is largest, the first such row on ties, as BLAS's i?amax; a
-//    column whose candidates are all NaN keeps row j;
-//  - records p + 1 (LAPACK's pivots are 1-based) and swaps rows j and p;
-//  - divides the column below the diagonal by the pivot unless the pivot is
-//    exactly zero, where info becomes j + 1 if it was 0 (LAPACK goes on
-//    factoring; the column below is all zero then);
-//  - subtracts the outer product of that column and row j from the trailing
-//    block (rows and columns after j).
-// The permutation JAX builds from the pivots is HLO already.
+// getrf (lapack_?getrf_ffi) as a loop of ordinary HLO: a blocked, right-
+// looking LU factorisation with partial pivoting, as LAPACK's ?getrf. The
+// matrix is padded with zeros to a multiple of the panel width nb
+// (PanelWidth of min(m, n)) and each while trip handles one panel of nb
+// columns starting at column i:
+//  - the panel (all rows, nb columns) is factored column by column as
+//    unblocked ?getf2 does, unrolled. Column j = i + t: the pivot row p >= j
+//    (below the real rows' end m) whose |re| + |im| (|x| for real types) is
+//    largest, the first on ties, as BLAS's i?amax (a column whose candidates
+//    are all NaN keeps row j); p + 1 recorded (LAPACK's pivots are 1-based);
+//    rows j and p swapped in the panel and in the trip's row permutation;
+//    the column below the diagonal divided by the pivot unless it is exactly
+//    zero, where info becomes j + 1 if it was 0 (LAPACK goes on; the column
+//    below is all zero then); the panel's later columns lose the outer
+//    product of that column and row j;
+//  - the trip's row permutation is applied to the whole matrix (one
+//    gather) and the factored panel written back;
+//  - U12 = L11^-1 A12 for the panel's rows right of it (L11 unit lower
+//    triangular, inverted by UnitLowerInverse, one dot) and the trailing
+//    matrix loses L21 U12, one dot, where most of the flops go.
+// So a device runs min(m, n) / nb trips, each one host round trip, instead
+// of min(m, n). The permutation JAX builds from the pivots is HLO already.
 #include <algorithm>
 
 #include "core/passes/expansions/expansions.h"
@@ -44,85 +53,178 @@ StatusOr<std::unique_ptr<Module>> ExpandLu(const Instruction& instruction) {
   const ElementType type = matrices.type;
   const ElementType real = ComplexComponentType(type);
   const int64_t batch = matrices.batch;
+  const int64_t nb = PanelWidth(steps);
+  const int64_t padded_rows = RoundedUp(m, nb);
+  const int64_t padded_cols = RoundedUp(n, nb);
+  const int64_t padded_steps = RoundedUp(steps, nb);
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> max_real, ScalarComputation(Opcode::kMaximum, real));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> min_index,
                         ScalarComputation(Opcode::kMinimum, ElementType::kS32));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> add, ScalarComputation(Opcode::kAdd, type));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> add_index,
+                        ScalarComputation(Opcode::kAdd, ElementType::kS32));
   const std::vector<int64_t> matrix = {batch, m, n};
-  const std::vector<int64_t> column = {batch, m};
-  const std::vector<int64_t> row = {batch, n};
+  const std::vector<int64_t> padded = {batch, padded_rows, padded_cols};
+  const std::vector<int64_t> panel_dims = {batch, padded_rows, nb};
+  const std::vector<int64_t> column = {batch, padded_rows};
+  const std::vector<int64_t> index_column = {batch, padded_rows, 1};
+  const std::vector<int64_t> carried_dims = {batch, padded_rows, nb + 1};
+  const std::vector<int64_t> carried_row = {batch, nb + 1};
   const std::vector<int64_t> per_matrix = {batch};
+  const int64_t along_batch[] = {0};
+  const int64_t batch_and_row[] = {0, 1};
+  const int64_t batch_and_column[] = {0, 2};
+  const int64_t reduce_rows[] = {1};
+  const int32_t no_row = static_cast<int32_t>(padded_rows);
 
   Builder builder("getrf_expansion");
   Op a = builder.Reshape(builder.Parameter(0, operand_shape, "a"), matrix);
-  const std::vector<Op> init = {a, Filled(builder, ElementType::kS32, 0, std::vector<int64_t>{batch, steps}),
-                                Filled(builder, ElementType::kS32, 0, per_matrix)};
-  auto trip = [&](Builder& b, Op j, const std::vector<Op>& state) -> std::vector<Op> {
+  const std::vector<Op> init = {
+      PaddedMatrices(builder, a, type, matrix, padded_rows, padded_cols, /*unit_diagonal=*/false),
+      Filled(builder, ElementType::kS32, 0, std::vector<int64_t>{batch, padded_steps}),
+      Filled(builder, ElementType::kS32, 0, per_matrix)};
+  auto trip = [&](Builder& b, Op k, const std::vector<Op>& state) -> std::vector<Op> {
     Op lu = state[0], pivots = state[1], info = state[2];
     Op zero = b.ConstantR0<int32_t>(0);
-    const Op column_at[] = {zero, zero, j};
-    const Op row_at[] = {zero, j, zero};
-    const int64_t column_slice[] = {batch, m, 1};
-    const int64_t row_slice[] = {batch, 1, n};
-    const int64_t along_batch[] = {0};
-    const int64_t reduce_rows[] = {1};
-
-    // The pivot row: the first largest |re| + |im| at or below row j.
-    Op values = b.Reshape(b.DynamicSlice(lu, column_at, column_slice), column);
-    Op magnitude = IsComplex(type) ? b.Add(b.Abs(b.Real(values)), b.Abs(b.Imag(values))) : b.Abs(values);
-    Op rows = IndexGrid(b, column, 1);
-    Op j_rows = b.BroadcastInDim(j, column, {});
-    Op candidate = b.Ge(rows, j_rows);
-    Op score = b.Select(candidate, magnitude, Filled(b, real, -1, column));
-    Op best = b.Reduce(score, ScalarOf(b, real, -1), *max_real, reduce_rows);
-    Op is_best = b.And(candidate, b.Eq(score, b.BroadcastInDim(best, column, along_batch)));
-    Op first_best = b.Reduce(b.Select(is_best, rows, Filled(b, ElementType::kS32, double(m), column)),
-                             b.ConstantR0<int32_t>(static_cast<int32_t>(m)), *min_index, reduce_rows);
-    Op j_each = b.BroadcastInDim(j, per_matrix, {});
-    Op pivot_row =
-        b.Select(b.Lt(first_best, b.ConstantR0<int32_t>(static_cast<int32_t>(m))), first_best, j_each);
     Op one = b.ConstantR0<int32_t>(1);
-    const Op pivot_at[] = {zero, j};
-    Op next_pivots = b.DynamicUpdateSlice(
-        pivots, b.Reshape(b.Add(pivot_row, one), std::vector<int64_t>{batch, 1}), pivot_at);
+    Op first = b.Mul(k, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
+    const Op panel_at[] = {zero, zero, first};
+    Op rows = IndexGrid(b, column, 1);
+    // The panel, with one more column holding each row's index: the row
+    // interchanges move it along, so afterwards it is the trip's permutation.
+    Op row_numbers = b.ConvertElementType(rows, real);
+    if (IsComplex(type)) row_numbers = b.Complex(row_numbers, Filled(b, real, 0, column));
+    Op panel = b.ConcatInDim(
+        std::vector<Op>{b.DynamicSlice(lu, panel_at, panel_dims), b.Reshape(row_numbers, index_column)}, 2);
+    Op panel_rows = IndexGrid(b, carried_dims, 1);
+    Op panel_columns = IndexGrid(b, carried_dims, 2);
+    Op real_row = b.Lt(rows, b.ConstantR0<int32_t>(static_cast<int32_t>(m)));
+    Op no_candidate = Filled(b, real, -1, column);
+    Op no_row_yet = Filled(b, ElementType::kS32, no_row, column);
+    Op column_zeros = Filled(b, type, 0, column);
+    Op carried_zeros = Filled(b, type, 0, carried_row);
+    Op carried_columns = IndexGrid(b, carried_row, 1);
+    Op panel_pivots = Filled(b, ElementType::kS32, 0, std::vector<int64_t>{batch, nb});
+    Op pivot_columns = IndexGrid(b, std::vector<int64_t>{batch, nb}, 1);
+    for (int64_t t = 0; t < nb; ++t) {
+      Op j = b.Add(first, b.ConstantR0<int32_t>(static_cast<int32_t>(t)));
+      Op active = b.Lt(j, b.ConstantR0<int32_t>(static_cast<int32_t>(steps)));  // not a padded column
+      Op j_rows = b.BroadcastInDim(j, column, {});
+      Op j_each = b.BroadcastInDim(j, per_matrix, {});
 
-    // Swap rows j and p (p differs per matrix: a mask, not a slice).
-    Op matrix_rows = IndexGrid(b, matrix, 1);
-    Op is_pivot_row = b.Eq(matrix_rows, b.BroadcastInDim(pivot_row, matrix, along_batch));
-    Op row_j = b.Reshape(b.DynamicSlice(lu, row_at, row_slice), row);
-    Op row_p = b.Reduce(b.Select(is_pivot_row, lu, Filled(b, type, 0, matrix)), ScalarOf(b, type, 0), *add,
-                        reduce_rows);
-    const int64_t batch_and_column[] = {0, 2};
-    Op swapped = b.Select(is_pivot_row, b.BroadcastInDim(row_j, matrix, batch_and_column), lu);
-    swapped = b.DynamicUpdateSlice(swapped, b.Reshape(row_p, row_slice), row_at);
+      // The pivot row: the first largest |re| + |im| at or below row j.
+      Op values = b.Reshape(b.SliceInDim(panel, t, t + 1, 1, 2), column);
+      Op magnitude = IsComplex(type) ? b.Add(b.Abs(b.Real(values)), b.Abs(b.Imag(values))) : b.Abs(values);
+      Op candidate = b.And(b.Ge(rows, j_rows), real_row);
+      Op score = b.Select(candidate, magnitude, no_candidate);
+      Op best = b.Reduce(score, ScalarOf(b, real, -1), *max_real, reduce_rows);
+      Op is_best = b.And(candidate, b.Eq(score, b.BroadcastInDim(best, column, along_batch)));
+      Op first_best = b.Reduce(b.Select(is_best, rows, no_row_yet), b.ConstantR0<int32_t>(no_row), *min_index,
+                               reduce_rows);
+      Op found =
+          b.And(b.BroadcastInDim(active, per_matrix, {}), b.Lt(first_best, b.ConstantR0<int32_t>(no_row)));
+      Op pivot_row = b.Select(found, first_best, j_each);
+      panel_pivots = b.Select(b.Eq(pivot_columns, b.ConstantR0<int32_t>(static_cast<int32_t>(t))),
+                              b.BroadcastInDim(b.Add(pivot_row, b.BroadcastInDim(one, per_matrix, {})),
+                                               std::vector<int64_t>{batch, nb}, along_batch),
+                              panel_pivots);
 
-    // Scale the column below the pivot, unless the pivot is zero.
-    const Op diagonal_at[] = {zero, j, j};
-    const int64_t one_element[] = {batch, 1, 1};
-    Op pivot = b.Reshape(b.DynamicSlice(swapped, diagonal_at, one_element), per_matrix);
-    Op nonzero = b.Ne(pivot, ScalarOf(b, type, 0));
-    Op pivoted_column = b.Reshape(b.DynamicSlice(swapped, column_at, column_slice), column);
-    Op below = b.Gt(rows, j_rows);
-    Op scaled = b.Select(b.BroadcastInDim(nonzero, column, along_batch),
-                         b.Div(pivoted_column, b.BroadcastInDim(pivot, column, along_batch)), pivoted_column);
-    Op multipliers = b.Select(below, scaled, pivoted_column);
+      // Rows j and p (p differs per matrix: a gather and masks, not slices).
+      const Op row_at[] = {zero, j, zero};
+      Op row_j =
+          b.Reshape(b.DynamicSlice(panel, row_at, std::vector<int64_t>{batch, 1, nb + 1}), carried_row);
+      const Op row_index_parts[] = {IndexGrid(b, std::vector<int64_t>{batch, 1}, 0),
+                                    b.Reshape(pivot_row, std::vector<int64_t>{batch, 1})};
+      GatherDimensionNumbers one_row;
+      one_row.offset_dims = {1};
+      one_row.collapsed_slice_dims = {0, 1};
+      one_row.start_index_map = {0, 1};
+      one_row.index_vector_dim = 1;
+      const int64_t one_row_sizes[] = {1, 1, nb + 1};
+      Op row_p = b.Gather(panel, b.ConcatInDim(row_index_parts, 1), one_row, one_row_sizes);
+      Op is_row_j = b.Eq(panel_rows, b.BroadcastInDim(j, carried_dims, {}));
+      Op is_row_p = b.Eq(panel_rows, b.BroadcastInDim(pivot_row, carried_dims, along_batch));
+      Op swapped =
+          b.Select(is_row_j, b.BroadcastInDim(row_p, carried_dims, batch_and_column),
+                   b.Select(is_row_p, b.BroadcastInDim(row_j, carried_dims, batch_and_column), panel));
 
-    // Rank-1 update of the trailing block.
-    Op outer = b.Mul(b.BroadcastInDim(multipliers, matrix, std::vector<int64_t>{0, 1}),
-                     b.BroadcastInDim(row_p, matrix, batch_and_column));
-    Op trailing = b.And(b.Gt(matrix_rows, b.BroadcastInDim(j, matrix, {})),
-                        b.Gt(IndexGrid(b, matrix, 2), b.BroadcastInDim(j, matrix, {})));
-    Op updated = b.Select(trailing, b.Sub(swapped, outer), swapped);
-    updated = b.DynamicUpdateSlice(updated, b.Reshape(multipliers, column_slice), column_at);
+      // Scale the column below the pivot, unless the pivot is zero.
+      Op pivot = b.Reshape(b.SliceInDim(row_p, t, t + 1, 1, 1), per_matrix);
+      Op nonzero = b.Ne(pivot, ScalarOf(b, type, 0));
+      Op pivoted = b.Reshape(b.SliceInDim(swapped, t, t + 1, 1, 2), column);
+      Op below = b.Gt(rows, j_rows);
+      Op scaled = b.Select(b.BroadcastInDim(nonzero, column, along_batch),
+                           b.Div(pivoted, b.BroadcastInDim(pivot, column, along_batch)), pivoted);
+      Op multipliers = b.Select(below, scaled, column_zeros);
 
-    Op fails_here = b.And(b.Eq(info, Filled(b, ElementType::kS32, 0, per_matrix)), b.Not(nonzero));
-    Op next_info = b.Select(fails_here, b.Add(j_each, b.BroadcastInDim(one, per_matrix, {})), info);
-    return {updated, next_pivots, next_info};
+      // Rank-1 update of the panel's later columns (not the index column),
+      // below row j.
+      Op later = b.Select(b.And(b.Gt(carried_columns, b.ConstantR0<int32_t>(static_cast<int32_t>(t))),
+                                b.Lt(carried_columns, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)))),
+                          row_p, carried_zeros);
+      Op update = b.Mul(b.BroadcastInDim(multipliers, carried_dims, batch_and_row),
+                        b.BroadcastInDim(later, carried_dims, batch_and_column));
+      Op is_column = b.Eq(panel_columns, b.ConstantR0<int32_t>(static_cast<int32_t>(t)));
+      panel =
+          b.Select(is_column, b.BroadcastInDim(b.Select(below, scaled, pivoted), carried_dims, batch_and_row),
+                   b.Sub(swapped, update));
+
+      Op fails_here = b.And(b.And(b.Eq(info, Filled(b, ElementType::kS32, 0, per_matrix)), b.Not(nonzero)),
+                            b.BroadcastInDim(active, per_matrix, {}));
+      info = b.Select(fails_here, b.Add(j_each, b.BroadcastInDim(one, per_matrix, {})), info);
+    }
+    const Op pivots_at[] = {zero, first};
+    pivots = b.DynamicUpdateSlice(pivots, panel_pivots, pivots_at);
+    Op index_values = b.Reshape(b.SliceInDim(panel, nb, nb + 1, 1, 2), column);
+    Op permutation =
+        b.ConvertElementType(IsComplex(type) ? b.Real(index_values) : index_values, ElementType::kS32);
+    panel = b.SliceInDim(panel, 0, nb, 1, 2);
+
+    // The trip's row interchanges on the whole matrix, then the panel.
+    const int64_t index_dims[] = {batch, padded_rows, 1};
+    const Op index_parts[] = {IndexGrid(b, index_dims, 0), b.Reshape(permutation, index_dims)};
+    GatherDimensionNumbers whole_rows;
+    whole_rows.offset_dims = {2};
+    whole_rows.collapsed_slice_dims = {0, 1};
+    whole_rows.start_index_map = {0, 1};
+    whole_rows.index_vector_dim = 2;
+    const int64_t one_row[] = {1, 1, padded_cols};
+    lu = b.Gather(lu, b.ConcatInDim(index_parts, 2), whole_rows, one_row);
+    lu = b.DynamicUpdateSlice(lu, panel, panel_at);
+
+    // U12 = L11^-1 A12, right of the panel.
+    const Op block_rows_at[] = {zero, first, zero};
+    const int64_t diagonal_block[] = {batch, nb, nb};
+    const int64_t block_rows[] = {batch, nb, padded_cols};
+    Op inverse = UnitLowerInverse(b, b.DynamicSlice(panel, block_rows_at, diagonal_block), type, batch, nb);
+    Op a12 = b.DynamicSlice(lu, block_rows_at, block_rows);
+    DotDimensionNumbers matrix_product;
+    matrix_product.lhs_contracting_dimensions = {2};
+    matrix_product.rhs_contracting_dimensions = {1};
+    matrix_product.lhs_batch_dimensions = {0};
+    matrix_product.rhs_batch_dimensions = {0};
+    Op u12 = b.DotGeneral(inverse, a12, matrix_product);
+    Op next = b.Add(first, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
+    Op right = b.Ge(IndexGrid(b, block_rows, 2), b.BroadcastInDim(next, block_rows, {}));
+    lu = b.DynamicUpdateSlice(lu, b.Select(right, u12, a12), block_rows_at);
+
+    // Trailing update: A22 -= L21 U12 (zero outside the trailing block).
+    Op l21 = b.Select(b.Ge(IndexGrid(b, panel_dims, 1), b.BroadcastInDim(next, panel_dims, {})), panel,
+                      Filled(b, type, 0, panel_dims));
+    Op u12_right = b.Select(right, u12, Filled(b, type, 0, block_rows));
+    lu = b.Sub(lu, b.DotGeneral(l21, u12_right, matrix_product));
+    return {lu, pivots, info};
   };
-  KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, steps, init, trip));
-  const Op results[] = {builder.Reshape(final_state[0], operand_shape.dimensions()),
-                        builder.Reshape(final_state[1], pivot_dims),
-                        builder.Reshape(final_state[2], matrices.batch_dims)};
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, padded_steps / nb, init, trip));
+  const int64_t origin[] = {0, 0, 0};
+  const int64_t unit_stride[] = {1, 1, 1};
+  const int64_t pivot_start[] = {0, 0};
+  const int64_t pivot_limit[] = {batch, steps};
+  const int64_t pivot_stride[] = {1, 1};
+  const Op results[] = {
+      builder.Reshape(builder.Slice(final_state[0], origin, matrix, unit_stride), operand_shape.dimensions()),
+      builder.Reshape(builder.Slice(final_state[1], pivot_start, pivot_limit, pivot_stride), pivot_dims),
+      builder.Reshape(final_state[2], matrices.batch_dims)};
   return builder.Build(builder.Tuple(results));
 }
 
