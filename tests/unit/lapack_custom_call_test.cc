@@ -19,30 +19,22 @@
 #include "core/hlo_parser.h"
 #include "core/interpreter/lapack_calls_library.h"
 #include "core/lowering/device_lowering.h"
+#include "tests/unit/lapack_test_values.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
 
-using Complex = std::complex<double>;
-// A batch of row-major matrices as complex doubles, whatever the element type.
-using Values = std::vector<Complex>;
+using testing::lapack::Complex;
+using testing::lapack::FromLiteral;
+using testing::lapack::LapackLetter;
+using testing::lapack::RandomValues;
+using testing::lapack::RealTypeOf;
+using testing::lapack::ToLiteral;
+using testing::lapack::Values;
+constexpr auto& kTypes = testing::lapack::kLapackTypes;
 
-constexpr ElementType kTypes[] = {ElementType::kF32, ElementType::kF64, ElementType::kC64,
-                                  ElementType::kC128};
-
-char Letter(ElementType type) {
-  switch (type) {
-    case ElementType::kF32: return 's';
-    case ElementType::kF64: return 'd';
-    case ElementType::kC64: return 'c';
-    default: return 'z';
-  }
-}
-ElementType RealOf(ElementType type) {
-  return type == ElementType::kF32 || type == ElementType::kC64 ? ElementType::kF32 : ElementType::kF64;
-}
-double LapackTolerance(ElementType type) { return RealOf(type) == ElementType::kF32 ? 2e-4 : 1e-10; }
+double LapackTolerance(ElementType type) { return RealTypeOf(type) == ElementType::kF32 ? 2e-4 : 1e-10; }
 
 std::string ShapeText(ElementType type, const std::vector<int64_t>& dims) {
   return Shape(type, dims).ToString();
@@ -63,40 +55,6 @@ std::string CallModule(const std::string& target, const std::vector<std::string>
   return text;
 }
 
-Literal ToLiteral(const Values& values, ElementType type, std::vector<int64_t> dims) {
-  Literal literal(Shape(type, std::move(dims)));
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (type) {
-      case ElementType::kF32: literal.data<float>()[i] = static_cast<float>(values[i].real()); break;
-      case ElementType::kF64: literal.data<double>()[i] = values[i].real(); break;
-      case ElementType::kC64: literal.data<complex64>()[i] = complex64(values[i]); break;
-      default: literal.data<complex128>()[i] = values[i]; break;
-    }
-  }
-  return literal;
-}
-
-Values FromLiteral(const Literal& literal) {
-  Values values(static_cast<size_t>(literal.element_count()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (literal.shape().element_type()) {
-      case ElementType::kC64: values[i] = Complex(literal.data<complex64>()[i]); break;
-      case ElementType::kC128: values[i] = literal.data<complex128>()[i]; break;
-      default: values[i] = literal.GetAsDouble(static_cast<int64_t>(i)); break;
-    }
-  }
-  return values;
-}
-
-Values RandomMatrices(ElementType type, int64_t count, int64_t rows, int64_t cols, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::normal_distribution<double> normal;
-  Values values(static_cast<size_t>(count * rows * cols));
-  for (Complex& v : values)
-    v = IsComplex(type) ? Complex(normal(engine), normal(engine)) : Complex(normal(engine));
-  return values;
-}
-
 // Matrix `index` of a batch: element (r, c).
 struct Batch {
   const Values& values;
@@ -108,7 +66,7 @@ struct Batch {
 
 // B B^H + n I for each matrix: Hermitian positive definite.
 Values PositiveDefinite(ElementType type, int64_t count, int64_t n, uint32_t seed) {
-  const Values b = RandomMatrices(type, count, n, n, seed);
+  const Values b = RandomValues(type, count * n * n, seed);
   Batch B{b, n, n};
   Values a(b.size());
   for (int64_t k = 0; k < count; ++k)
@@ -145,7 +103,7 @@ TEST_P(LapackCallTest, PotrfLowerFactorTimesItsAdjointIsTheMatrix) {
     SCOPED_TRACE(ElementTypeName(type));
     const Values a = PositiveDefinite(type, kCount, kN, 1);
     const std::string shape = ShapeText(type, {kCount, kN, kN});
-    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "potrf_ffi", {shape},
+    const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "potrf_ffi", {shape},
                                         "(" + shape + "{1,2,0}, s32[2]{0})", "{uplo = 76 : ui8}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
                               RunText(text, std::vector<Literal>{ToLiteral(a, type, {kCount, kN, kN})}));
@@ -171,7 +129,7 @@ TEST_P(LapackCallTest, PotrfOfAMatrixNotPositiveDefiniteReportsInfo) {
     // diag(1, -1): the second leading minor is negative.
     const Values a = {1, 0, 0, -1};
     const std::string shape = ShapeText(type, {2, 2});
-    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "potrf_ffi", {shape},
+    const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "potrf_ffi", {shape},
                                         "(" + shape + ", s32[])", "{uplo = 76 : ui8}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
                               RunText(text, std::vector<Literal>{ToLiteral(a, type, {2, 2})}));
@@ -187,9 +145,9 @@ TEST_P(LapackCallTest, GetrfPivotsTimesLowerTimesUpperIsTheMatrix) {
                    std::to_string(cols));
       constexpr int64_t kCount = 2;
       const int64_t k = std::min(rows, cols);
-      const Values a = RandomMatrices(type, kCount, rows, cols, 2);
+      const Values a = RandomValues(type, kCount * rows * cols, 2);
       const std::string shape = ShapeText(type, {kCount, rows, cols});
-      const std::string text = CallModule(std::string("lapack_") + Letter(type) + "getrf_ffi", {shape},
+      const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "getrf_ffi", {shape},
                                           "(" + shape + ", s32[2," + std::to_string(k) + "], s32[2])", "{}");
       KILN_ASSERT_OK_AND_ASSIGN(
           std::vector<Literal> out,
@@ -228,7 +186,7 @@ TEST_P(LapackCallTest, GetrfOfASingularMatrixReportsInfo) {
     SCOPED_TRACE(ElementTypeName(type));
     const Values a = {1, 2, 2, 4};  // rank 1: U(2, 2) is exactly 0
     const std::string shape = ShapeText(type, {2, 2});
-    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "getrf_ffi", {shape},
+    const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "getrf_ffi", {shape},
                                         "(" + shape + ", s32[2], s32[])", "{}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
                               RunText(text, std::vector<Literal>{ToLiteral(a, type, {2, 2})}));
@@ -240,10 +198,10 @@ TEST_P(LapackCallTest, GeqrfThenOrgqrGiveAnOrthonormalQTimesRThatIsTheMatrix) {
   constexpr int64_t kCount = 2, kRows = 5, kCols = 3;
   for (ElementType type : kTypes) {
     SCOPED_TRACE(ElementTypeName(type));
-    const Values a = RandomMatrices(type, kCount, kRows, kCols, 3);
+    const Values a = RandomValues(type, kCount * kRows * kCols, 3);
     const std::string matrix = ShapeText(type, {kCount, kRows, kCols});
     const std::string scales = ShapeText(type, {kCount, kCols});
-    const std::string letter(1, Letter(type));
+    const std::string letter(1, LapackLetter(type));
     const std::string text = "HloModule qr\n\nENTRY main {\n  a = " + matrix + " parameter(0)\n  qr = (" +
                              matrix + "{1,2,0}, " + scales +
                              ") custom-call(a), custom_call_target=\"lapack_" + letter +
@@ -289,10 +247,10 @@ TEST_P(LapackCallTest, SyevdEigenvectorsScaleByTheirAscendingEigenvalues) {
     const Values a = PositiveDefinite(type, kCount, kN, 4);
     const std::string shape = ShapeText(type, {kCount, kN, kN});
     const std::string target =
-        std::string("lapack_") + Letter(type) + (IsComplex(type) ? "heevd" : "syevd") + "_ffi";
-    const std::string text =
-        CallModule(target, {shape}, "(" + shape + ", " + ShapeText(RealOf(type), {kCount, kN}) + ", s32[2])",
-                   "{mode = 86 : ui8, uplo = 76 : ui8}");
+        std::string("lapack_") + LapackLetter(type) + (IsComplex(type) ? "heevd" : "syevd") + "_ffi";
+    const std::string text = CallModule(
+        target, {shape}, "(" + shape + ", " + ShapeText(RealTypeOf(type), {kCount, kN}) + ", s32[2])",
+        "{mode = 86 : ui8, uplo = 76 : ui8}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
                               RunText(text, std::vector<Literal>{ToLiteral(a, type, {kCount, kN, kN})}));
     const Values v = FromLiteral(out[0]);
@@ -323,13 +281,13 @@ TEST_P(LapackCallTest, SvdVectorsAndDescendingValuesRebuildTheMatrix) {
         const char mode = modes[0];
         const char vector_shape = modes[1];
         SCOPED_TRACE(std::string(ElementTypeName(type)) + " " + routine + " mode " + modes);
-        const Values a = RandomMatrices(type, kCount, kRows, kCols, 5);
+        const Values a = RandomValues(type, kCount * kRows * kCols, 5);
         const std::string shape = ShapeText(type, {kCount, kRows, kCols});
         const int64_t u_cols = vector_shape == 'S' ? kK : kRows;
         const int64_t vt_rows = vector_shape == 'S' ? kK : kCols;
         const std::string text =
-            CallModule(std::string("lapack_") + Letter(type) + routine + "_ffi", {shape},
-                       "(" + shape + ", " + ShapeText(RealOf(type), {kCount, kK}) + ", " +
+            CallModule(std::string("lapack_") + LapackLetter(type) + routine + "_ffi", {shape},
+                       "(" + shape + ", " + ShapeText(RealTypeOf(type), {kCount, kK}) + ", " +
                            ShapeText(type, {kCount, kRows, u_cols}) + "{1,2,0}, " +
                            ShapeText(type, {kCount, vt_rows, kCols}) + "{1,2,0}, s32[2])",
                        "{mode = " + std::to_string(static_cast<int>(mode)) + " : ui8}");
@@ -378,11 +336,11 @@ TEST_P(LapackCallTest, TrsmSolvesEverySideTriangleAndTranspose) {
             SCOPED_TRACE(std::string(ElementTypeName(type)) + " side " + side + " uplo " + uplo + " trans " +
                          trans + " diag " + diag);
             const int64_t order = side == 'L' ? kM : kN;
-            Values a = RandomMatrices(type, 1, order, order, 6);
+            Values a = RandomValues(type, order * order, 6);
             for (int64_t i = 0; i < order; ++i) a[static_cast<size_t>(i * order + i)] += 3.0;
-            const Values b = RandomMatrices(type, 1, kM, kN, 7);
+            const Values b = RandomValues(type, kM * kN, 7);
             auto letter = [](char c) { return std::to_string(static_cast<int>(c)); };
-            const std::string text = CallModule(std::string("lapack_") + Letter(type) + "trsm_ffi",
+            const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "trsm_ffi",
                                                 {ShapeText(type, {order, order}), ShapeText(type, {kM, kN})},
                                                 ShapeText(type, {kM, kN}) + "{0,1}",
                                                 "{diag = " + letter(diag) + " : ui8, side = " + letter(side) +
@@ -445,14 +403,14 @@ TEST_P(LapackCallTest, GeevRightAndLeftEigenvectorsSatisfyTheirEquations) {
   for (ElementType type : kTypes) {
     SCOPED_TRACE(ElementTypeName(type));
     const ElementType complex_type =
-        RealOf(type) == ElementType::kF32 ? ElementType::kC64 : ElementType::kC128;
-    const Values a = RandomMatrices(type, kCount, kN, kN, 8);
+        RealTypeOf(type) == ElementType::kF32 ? ElementType::kC64 : ElementType::kC128;
+    const Values a = RandomValues(type, kCount * kN * kN, 8);
     const std::string shape = ShapeText(type, {kCount, kN, kN});
     const std::string values =
         IsComplex(type) ? ShapeText(type, {kCount, kN}) + ", "
                         : ShapeText(type, {kCount, kN}) + ", " + ShapeText(type, {kCount, kN}) + ", ";
     const std::string vectors = ShapeText(complex_type, {kCount, kN, kN});
-    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "geev_ffi", {shape},
+    const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "geev_ffi", {shape},
                                         "(" + values + vectors + ", " + vectors + ", s32[2])",
                                         "{compute_left = 86 : ui8, compute_right = 86 : ui8}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
@@ -488,12 +446,12 @@ TEST_P(LapackCallTest, GeesSchurVectorsAreUnitaryAndRebuildTheMatrix) {
   constexpr int64_t kCount = 2, kN = 4;
   for (ElementType type : kTypes) {
     SCOPED_TRACE(ElementTypeName(type));
-    const Values a = RandomMatrices(type, kCount, kN, kN, 9);
+    const Values a = RandomValues(type, kCount * kN * kN, 9);
     const std::string shape = ShapeText(type, {kCount, kN, kN});
     const std::string values = IsComplex(type)
                                    ? ShapeText(type, {kCount, kN})
                                    : ShapeText(type, {kCount, kN}) + ", " + ShapeText(type, {kCount, kN});
-    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "gees_ffi", {shape},
+    const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "gees_ffi", {shape},
                                         "(" + shape + ", " + shape + ", " + values + ", s32[2], s32[2])",
                                         "{mode = 86 : ui8, sort = 78 : ui8}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
@@ -519,9 +477,9 @@ TEST_P(LapackCallTest, GehrdReflectorsTimesHessenbergRebuildTheMatrix) {
   constexpr int64_t kN = 5;
   for (ElementType type : kTypes) {
     SCOPED_TRACE(ElementTypeName(type));
-    const Values a = RandomMatrices(type, 1, kN, kN, 10);
+    const Values a = RandomValues(type, kN * kN, 10);
     const std::string shape = ShapeText(type, {kN, kN});
-    const std::string text = CallModule(std::string("lapack_") + Letter(type) + "gehrd_ffi", {shape},
+    const std::string text = CallModule(std::string("lapack_") + LapackLetter(type) + "gehrd_ffi", {shape},
                                         "(" + shape + ", " + ShapeText(type, {kN - 1}) + ", s32[])",
                                         "{high = 5 : i32, low = 1 : i32}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
@@ -560,11 +518,11 @@ TEST_P(LapackCallTest, SytrdReflectorsTimesTridiagonalRebuildTheMatrix) {
     const Values a = PositiveDefinite(type, 1, kN, 11);
     const std::string shape = ShapeText(type, {kN, kN});
     const std::string target =
-        std::string("lapack_") + Letter(type) + (IsComplex(type) ? "hetrd" : "sytrd") + "_ffi";
+        std::string("lapack_") + LapackLetter(type) + (IsComplex(type) ? "hetrd" : "sytrd") + "_ffi";
     const std::string text =
         CallModule(target, {shape},
-                   "(" + shape + ", " + ShapeText(RealOf(type), {kN}) + ", " +
-                       ShapeText(RealOf(type), {kN - 1}) + ", " + ShapeText(type, {kN - 1}) + ", s32[])",
+                   "(" + shape + ", " + ShapeText(RealTypeOf(type), {kN}) + ", " +
+                       ShapeText(RealTypeOf(type), {kN - 1}) + ", " + ShapeText(type, {kN - 1}) + ", s32[])",
                    "{uplo = 76 : ui8}");
     KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> out,
                               RunText(text, std::vector<Literal>{ToLiteral(a, type, {kN, kN})}));

@@ -19,6 +19,7 @@
 
 #include "core/hlo_parser.h"
 #include "core/passes/device_op_expansion.h"
+#include "tests/unit/lapack_test_values.h"
 #include "tests/unit/test_util.h"
 
 // A namespace of its own: a unity build may put this file in one unit with
@@ -26,37 +27,21 @@
 namespace kiln::qr_svd_expansion_test {
 namespace {
 
-using Complex = std::complex<double>;
-using Values = std::vector<Complex>;  // a batch of row-major matrices
-
-constexpr ElementType kTypes[] = {ElementType::kF32, ElementType::kF64, ElementType::kC64,
-                                  ElementType::kC128};
+using testing::lapack::Complex;
+using testing::lapack::EpsilonOf;
+using testing::lapack::FromLiteral;
+using testing::lapack::LapackTarget;
+using testing::lapack::MatrixCount;
+using testing::lapack::RandomValues;
+using testing::lapack::RealTypeOf;
+using testing::lapack::ToLiteral;
+using testing::lapack::Values;
+constexpr auto& kTypes = testing::lapack::kLapackTypes;
 constexpr int64_t kSizes[] = {1, 2, 3, 7, 16, 33};
-
-std::string Target(ElementType type, const std::string& routine) {
-  const char letter = type == ElementType::kF32   ? 's'
-                      : type == ElementType::kF64 ? 'd'
-                      : type == ElementType::kC64 ? 'c'
-                                                  : 'z';
-  return std::string("lapack_") + letter + routine + "_ffi";
-}
-
-ElementType RealOf(ElementType type) { return IsComplex(type) ? ComplexComponentType(type) : type; }
-
-double Epsilon(ElementType type) {
-  return RealOf(type) == ElementType::kF32 ? std::numeric_limits<float>::epsilon()
-                                           : std::numeric_limits<double>::epsilon();
-}
 
 std::vector<int64_t> BatchedDims(std::vector<int64_t> batch, std::vector<int64_t> trailing) {
   batch.insert(batch.end(), trailing.begin(), trailing.end());
   return batch;
-}
-
-int64_t Count(const std::vector<int64_t>& batch) {
-  int64_t count = 1;
-  for (int64_t d : batch) count *= d;
-  return count;
 }
 
 // A module of custom calls: `body` lines after parameters p0.. of `operands`.
@@ -73,40 +58,6 @@ std::string Call(const std::string& name, const std::string& result, const std::
   return std::string("  ") + (root ? "ROOT " : "") + name + " = " + result + " custom-call(" + operands +
          "), custom_call_target=\"" + target +
          "\", api_version=API_VERSION_TYPED_FFI, backend_config=" + config + "\n";
-}
-
-Literal ToLiteral(const Values& values, ElementType type, const std::vector<int64_t>& dims) {
-  Literal literal(Shape(type, dims));
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (type) {
-      case ElementType::kF32: literal.data<float>()[i] = static_cast<float>(values[i].real()); break;
-      case ElementType::kF64: literal.data<double>()[i] = values[i].real(); break;
-      case ElementType::kC64: literal.data<complex64>()[i] = complex64(values[i]); break;
-      default: literal.data<complex128>()[i] = values[i]; break;
-    }
-  }
-  return literal;
-}
-
-Values FromLiteral(const Literal& literal) {
-  Values values(static_cast<size_t>(literal.element_count()));
-  for (size_t i = 0; i < values.size(); ++i) {
-    switch (literal.shape().element_type()) {
-      case ElementType::kC64: values[i] = Complex(literal.data<complex64>()[i]); break;
-      case ElementType::kC128: values[i] = literal.data<complex128>()[i]; break;
-      default: values[i] = literal.GetAsDouble(static_cast<int64_t>(i)); break;
-    }
-  }
-  return values;
-}
-
-Values Random(ElementType type, int64_t count, uint32_t seed) {
-  std::mt19937 engine(seed);
-  std::normal_distribution<double> normal;
-  Values values(static_cast<size_t>(count));
-  for (Complex& v : values)
-    v = IsComplex(type) ? Complex(normal(engine), normal(engine)) : Complex(normal(engine));
-  return values;
 }
 
 // The original module's leaves (LAPACK, interpreter) and the expanded
@@ -190,7 +141,8 @@ TEST(QrExpansionTest, GeqrfAndOrgqrAreLapacks) {
       const int64_t k = std::min(c.rows, c.cols);
       const Shape a(type, BatchedDims(c.batch, {c.rows, c.cols}));
       const Shape taus(type, BatchedDims(c.batch, {k}));
-      std::string body = Call("qr", Shape::Tuple({a, taus}).ToString(), Target(type, "geqrf"), "p0", "{}");
+      std::string body =
+          Call("qr", Shape::Tuple({a, taus}).ToString(), LapackTarget(type, "geqrf"), "p0", "{}");
       body += "  factor = " + a.ToString() + " get-tuple-element(qr), index=0\n";
       body += "  scales = " + taus.ToString() + " get-tuple-element(qr), index=1\n";
       // orgqr takes rows >= columns: the first k columns of a wide factor.
@@ -203,11 +155,11 @@ TEST(QrExpansionTest, GeqrfAndOrgqrAreLapacks) {
                 "[0:" + std::to_string(c.rows) + "], [0:" + std::to_string(k) + "]}\n";
         q_operand = "left";
       }
-      const std::string orgqr = Target(type, IsComplex(type) ? "ungqr" : "orgqr");
+      const std::string orgqr = LapackTarget(type, IsComplex(type) ? "ungqr" : "orgqr");
       body += Call("q", q_shape.ToString(), orgqr, q_operand + ", scales", "{}");
       body += "  ROOT all = " + Shape::Tuple({a, taus, q_shape}).ToString() + " tuple(factor, scales, q)\n";
       const std::string text = ModuleText({a}, body);
-      Values input = Random(type, Count(c.batch) * c.rows * c.cols, seed++);
+      Values input = RandomValues(type, MatrixCount(c.batch) * c.rows * c.cols, seed++);
       if (c.rows >= 3 && c.cols >= 2) {
         // A zero column below the diagonal: a reflector that is I (tau = 0)
         // for real types.
@@ -216,7 +168,7 @@ TEST(QrExpansionTest, GeqrfAndOrgqrAreLapacks) {
       const bool on_cpu = c.rows <= 7;
       Runs runs = RunAll(text, {ToLiteral(input, type, a.dimensions())}, on_cpu);
       ASSERT_EQ(runs.lapack.size(), 3u) << CaseName(type, c);
-      const double tolerance = 20 * Epsilon(type) * static_cast<double>(std::max(c.rows, c.cols));
+      const double tolerance = 20 * EpsilonOf(type) * static_cast<double>(std::max(c.rows, c.cols));
       for (const auto& [backend, leaves] : runs.expanded) {
         ASSERT_EQ(leaves.size(), 3u);
         const std::string where = CaseName(type, c) + " on " + backend;
@@ -237,14 +189,14 @@ TEST(QrExpansionTest, GehrdIsLapacks) {
         const Shape taus(type, BatchedDims(batch, {std::max<int64_t>(0, n - 1)}));
         const Shape info(ElementType::kS32, batch);
         const std::string config = "{high = " + std::to_string(n) + " : i32, low = 1 : i32}";
-        const std::string text = ModuleText(
-            {a}, Call("h", Shape::Tuple({a, taus, info}).ToString(), Target(type, "gehrd"), "p0", config,
-                      /*root=*/true));
-        Runs runs =
-            RunAll(text, {ToLiteral(Random(type, Count(batch) * n * n, seed++), type, a.dimensions())},
-                   /*on_cpu=*/n <= 7);
+        const std::string text = ModuleText({a}, Call("h", Shape::Tuple({a, taus, info}).ToString(),
+                                                      LapackTarget(type, "gehrd"), "p0", config,
+                                                      /*root=*/true));
+        Runs runs = RunAll(
+            text, {ToLiteral(RandomValues(type, MatrixCount(batch) * n * n, seed++), type, a.dimensions())},
+            /*on_cpu=*/n <= 7);
         ASSERT_EQ(runs.lapack.size(), 3u);
-        const double tolerance = 20 * Epsilon(type) * static_cast<double>(n);
+        const double tolerance = 20 * EpsilonOf(type) * static_cast<double>(n);
         for (const auto& [backend, leaves] : runs.expanded) {
           const std::string where = CaseName(type, {batch, n, n}) + " on " + backend;
           ExpectNear(runs.lapack[0], leaves[0], tolerance, "gehrd factor, " + where);
@@ -263,22 +215,23 @@ TEST(QrExpansionTest, SytrdIsLapacks) {
       for (const std::vector<int64_t>& batch : {std::vector<int64_t>{}, std::vector<int64_t>{2}}) {
         const Shape a(type, BatchedDims(batch, {n, n}));
         const int64_t off = std::max<int64_t>(0, n - 1);
-        const Shape result = Shape::Tuple(
-            {a, Shape(RealOf(type), BatchedDims(batch, {n})), Shape(RealOf(type), BatchedDims(batch, {off})),
-             Shape(type, BatchedDims(batch, {off})), Shape(ElementType::kS32, batch)});
-        const std::string text =
-            ModuleText({a}, Call("t", result.ToString(), Target(type, IsComplex(type) ? "hetrd" : "sytrd"),
-                                 "p0", "{uplo = 76 : ui8}", /*root=*/true));
+        const Shape result =
+            Shape::Tuple({a, Shape(RealTypeOf(type), BatchedDims(batch, {n})),
+                          Shape(RealTypeOf(type), BatchedDims(batch, {off})),
+                          Shape(type, BatchedDims(batch, {off})), Shape(ElementType::kS32, batch)});
+        const std::string text = ModuleText(
+            {a}, Call("t", result.ToString(), LapackTarget(type, IsComplex(type) ? "hetrd" : "sytrd"), "p0",
+                      "{uplo = 76 : ui8}", /*root=*/true));
         // The lower triangle is read (the diagonal's real part); the upper
         // triangle is noise LAPACK leaves alone.
-        Runs runs =
-            RunAll(text, {ToLiteral(Random(type, Count(batch) * n * n, seed++), type, a.dimensions())},
-                   /*on_cpu=*/n <= 7);
+        Runs runs = RunAll(
+            text, {ToLiteral(RandomValues(type, MatrixCount(batch) * n * n, seed++), type, a.dimensions())},
+            /*on_cpu=*/n <= 7);
         ASSERT_EQ(runs.lapack.size(), 5u);
         // Looser than QR's: T is backward stable, but its entries' forward
         // error is not bounded by eps n (an f32 16x16 case differs from
         // LAPACK by 2e-4 on two diagonal entries near 3).
-        const double tolerance = 200 * Epsilon(type) * static_cast<double>(n);
+        const double tolerance = 200 * EpsilonOf(type) * static_cast<double>(n);
         for (const auto& [backend, leaves] : runs.expanded) {
           const std::string where = CaseName(type, {batch, n, n}) + " on " + backend;
           ExpectNear(runs.lapack[0], leaves[0], tolerance, "sytrd factor, " + where);
@@ -339,24 +292,24 @@ TEST(SvdExpansionTest, ValuesAreLapacksAndVectorsFactorTheMatrix) {
         const int64_t u_cols = c.mode == 'S' ? k : m;
         const int64_t vt_rows = c.mode == 'S' ? k : n;
         const Shape a(type, BatchedDims(c.batch, {m, n}));
-        const Shape result = Shape::Tuple({a, Shape(RealOf(type), BatchedDims(c.batch, {k})),
+        const Shape result = Shape::Tuple({a, Shape(RealTypeOf(type), BatchedDims(c.batch, {k})),
                                            Shape(type, BatchedDims(c.batch, {m, u_cols})),
                                            Shape(type, BatchedDims(c.batch, {vt_rows, n})),
                                            Shape(ElementType::kS32, c.batch)});
         const std::string config = "{mode = " + std::to_string(static_cast<int>(c.mode)) + " : ui8}";
         const std::string text =
-            ModuleText({a}, Call("svd", result.ToString(), Target(type, routine), "p0", config, true));
-        Values input = Random(type, Count(c.batch) * m * n, seed++);
+            ModuleText({a}, Call("svd", result.ToString(), LapackTarget(type, routine), "p0", config, true));
+        Values input = RandomValues(type, MatrixCount(c.batch) * m * n, seed++);
         if (m == 7 && n == 7) {
           // Rank-deficient: row 3 repeats row 1.
-          for (int64_t b = 0; b < Count(c.batch); ++b)
+          for (int64_t b = 0; b < MatrixCount(c.batch); ++b)
             for (int64_t j = 0; j < n; ++j)
               input[static_cast<size_t>((b * m + 3) * n + j)] =
                   input[static_cast<size_t>((b * m + 1) * n + j)];
         }
         Runs runs = RunAll(text, {ToLiteral(input, type, a.dimensions())}, /*on_cpu=*/m <= 7 && n <= 7);
         ASSERT_EQ(runs.lapack.size(), 5u);
-        const double tolerance = 30 * Epsilon(type) * static_cast<double>(std::max(m, n));
+        const double tolerance = 30 * EpsilonOf(type) * static_cast<double>(std::max(m, n));
         for (const auto& [backend, leaves] : runs.expanded) {
           const std::string where =
               routine + " " + c.mode + " " + CaseName(type, {c.batch, m, n}) + " on " + backend;
@@ -367,7 +320,7 @@ TEST(SvdExpansionTest, ValuesAreLapacksAndVectorsFactorTheMatrix) {
           const Values u = FromLiteral(leaves[2]);
           const Values vt = FromLiteral(leaves[3]);
           double worst_product = 0, worst_u = 0, worst_v = 0;
-          for (int64_t b = 0; b < Count(c.batch); ++b) {
+          for (int64_t b = 0; b < MatrixCount(c.batch); ++b) {
             for (int64_t i = 0; i < m; ++i)
               for (int64_t j = 0; j < n; ++j) {
                 Complex sum = 0;
@@ -435,19 +388,19 @@ TEST(EighExpansionTest, ValuesAreLapacksAndVectorsDiagonaliseTheMatrix) {
           if (mode == 'N' && n != 7) continue;
           const std::vector<int64_t> batch =
               n == 3 || n == 7 ? std::vector<int64_t>{2} : std::vector<int64_t>{};
-          const int64_t count = Count(batch);
+          const int64_t count = MatrixCount(batch);
           const Shape a(type, BatchedDims(batch, {n, n}));
           const Shape result = Shape::Tuple(
-              {a, Shape(RealOf(type), BatchedDims(batch, {n})), Shape(ElementType::kS32, batch)});
+              {a, Shape(RealTypeOf(type), BatchedDims(batch, {n})), Shape(ElementType::kS32, batch)});
           const std::string config = "{mode = " + std::to_string(static_cast<int>(mode)) +
                                      " : ui8, uplo = " + std::to_string(static_cast<int>(uplo)) + " : ui8}";
-          const std::string text =
-              ModuleText({a}, Call("eigh", result.ToString(),
-                                   Target(type, IsComplex(type) ? "heevd" : "syevd"), "p0", config, true));
+          const std::string text = ModuleText(
+              {a}, Call("eigh", result.ToString(), LapackTarget(type, IsComplex(type) ? "heevd" : "syevd"),
+                        "p0", config, true));
           // The `uplo` triangle of a Hermitian matrix (indefinite; the
           // second of a batch has a repeated eigenvalue: 2 I plus a rank-one
           // term); the other triangle is noise, which LAPACK never reads.
-          Values input = Random(type, count * n * n, seed++);
+          Values input = RandomValues(type, count * n * n, seed++);
           Values hermitian(input.size());
           for (int64_t b = 0; b < count; ++b)
             for (int64_t i = 0; i < n; ++i)
@@ -470,7 +423,7 @@ TEST(EighExpansionTest, ValuesAreLapacksAndVectorsDiagonaliseTheMatrix) {
               }
           Runs runs = RunAll(text, {ToLiteral(given, type, a.dimensions())}, /*on_cpu=*/n <= 7);
           ASSERT_EQ(runs.lapack.size(), 3u);
-          const double tolerance = 30 * Epsilon(type) * static_cast<double>(n);
+          const double tolerance = 30 * EpsilonOf(type) * static_cast<double>(n);
           for (const auto& [backend, leaves] : runs.expanded) {
             const std::string where = std::string("uplo ") + uplo + " mode " + mode + " " +
                                       CaseName(type, {batch, n, n}) + " on " + backend;
