@@ -142,13 +142,13 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
       executable->user_op_frames_.push_back(std::move(frame));
     }
   }
-  for (const Literal& constant : program->constants) {
-    const int64_t bytes = static_cast<int64_t>(constant.raw().size());
+  for (const Literal* constant : program->constants) {
+    const int64_t bytes = static_cast<int64_t>(constant->raw().size());
     DeviceBlock block;
     if (bytes > 0) {
       KILN_ASSIGN_OR_RETURN(block, DeviceBlock::Allocate(memory, bytes));
       KILN_RETURN_IF_ERROR(driver.Check(
-          driver.api().MemcpyHtoD(block.address(), constant.raw().data(), static_cast<size_t>(bytes)),
+          driver.api().MemcpyHtoD(block.address(), constant->raw().data(), static_cast<size_t>(bytes)),
           "cuMemcpyHtoD"));
     }
     executable->constants_.push_back(std::move(block));

@@ -161,10 +161,10 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> frame, CreateUserOpFrame(vulkan, dispatch));
     executable->user_op_frames_.push_back(std::move(frame));
   }
-  for (const Literal& constant : program->constants) {
-    const auto bytes = static_cast<uint64_t>(constant.raw().size());
+  for (const Literal* constant : program->constants) {
+    const auto bytes = static_cast<uint64_t>(constant->raw().size());
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Buffer> buffer, Buffer::Create(vulkan, bytes));
-    if (bytes > 0) KILN_RETURN_IF_ERROR(buffer->Upload(constant.raw().data(), bytes));
+    if (bytes > 0) KILN_RETURN_IF_ERROR(buffer->Upload(constant->raw().data(), bytes));
     executable->constants_.push_back(std::move(buffer));
   }
   KILN_RETURN_IF_ERROR(ValidationVerdict("loading the kernels"));

@@ -28,6 +28,26 @@ Status RefuseOp(const std::string& backend, const Instruction& instruction, cons
                        "; run the module on the cpu backend");
 }
 
+// Instructions the lowering turns into slot renames, nested sequences or
+// loops and branches whatever the backend: never a backend's library call.
+bool OnlyStructures(const Instruction& instruction) {
+  switch (instruction.opcode) {
+    case Opcode::kParameter:
+    case Opcode::kConstant:
+    case Opcode::kTuple:
+    case Opcode::kAllReduce:
+    case Opcode::kGetTupleElement:
+    case Opcode::kReshape:
+    case Opcode::kCopy:
+    case Opcode::kOptimizationBarrier:
+    case Opcode::kAfterAll:
+    case Opcode::kCall:
+    case Opcode::kWhile:
+    case Opcode::kConditional: return true;
+    default: return false;
+  }
+}
+
 class Lowerer {
  public:
   Lowerer(DeviceProgram& program, const DeviceLoweringRules& rules) : program_(program), rules_(rules) {}
@@ -41,6 +61,7 @@ class Lowerer {
     DeviceSlot slot;
     slot.kind = kind;
     slot.bytes = bytes;  // a temporary's offset is placed after lowering (PlaceTemporaries)
+    slot.sequence = current_sequence_;
     program_.slots.push_back(slot);
     return static_cast<int>(program_.slots.size() - 1);
   }
@@ -80,8 +101,24 @@ class Lowerer {
     return static_cast<int>(program_.sequences.size() - 1);
   }
 
+  // Makes `sequence` the one new slots belong to while it lives.
+  class InSequence {
+   public:
+    InSequence(Lowerer& lowerer, int sequence) : lowerer_(lowerer), outer_(lowerer.current_sequence_) {
+      lowerer_.current_sequence_ = sequence;
+    }
+    ~InSequence() { lowerer_.current_sequence_ = outer_; }
+    InSequence(const InSequence&) = delete;
+    InSequence& operator=(const InSequence&) = delete;
+
+   private:
+    Lowerer& lowerer_;
+    int outer_;
+  };
+
   DeviceProgram& program_;
   const DeviceLoweringRules& rules_;
+  int current_sequence_ = 0;
   std::unordered_map<std::string, int> request_of_key_;
   std::unordered_map<int32_t, Computation*> counter_steps_;  // by delta
 };
@@ -103,6 +140,7 @@ Status Lowerer::LowerEntry() {
 
 StatusOr<int> Lowerer::LowerNested(const Computation& computation) {
   const int sequence = NewSequence();
+  const InSequence in_nested(*this, sequence);
   // parameters() is indexed by parameter number.
   std::vector<Leaves> parameters;
   std::vector<int> bound;
@@ -112,12 +150,13 @@ StatusOr<int> Lowerer::LowerNested(const Computation& computation) {
   }
   KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(computation, sequence, parameters));
   // A result that is one of the sequence's own parameters would alias the
-  // loop state or branch operand it is copied over: give it its own copy.
+  // loop state or branch operand it is copied over: give it its own copy,
+  // unless the backend's loops and branches handle that themselves.
   DeviceStep copy;
   copy.kind = DeviceStep::Kind::kCopy;
   copy.name = computation.name() + ".results";
   for (int& result : results) {
-    if (!IsBound(result)) continue;
+    if (!rules_.copy_bound_results || !IsBound(result)) continue;
     const int64_t bytes = program_.slots[static_cast<size_t>(result)].bytes;
     const int target = NewSlot(DeviceSlotKind::kTemporary, bytes);
     copy.sources.push_back(result);
@@ -136,6 +175,7 @@ StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int sequence
                                     const std::vector<Leaves>& parameters) {
   if (computation.root() == nullptr)
     return InvalidArgument(rules_.backend, ": computation '", computation.name(), "' has no root");
+  const InSequence in_sequence(*this, sequence);
   Values values;
   for (const Instruction* instruction : computation.LiveInstructions()) {
     Status status = LowerInstruction(*instruction, sequence, values, parameters);
@@ -147,6 +187,8 @@ StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int sequence
 Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, Values& values,
                                  const std::vector<Leaves>& parameters) {
   auto operand_leaves = [&](size_t i) -> const Leaves& { return values.at(instruction.operand(i)); };
+  if (rules_.host_library_call && !OnlyStructures(instruction) && rules_.host_library_call(instruction))
+    return LowerLibraryCall(instruction, sequence, values);
   switch (instruction.opcode) {
     case Opcode::kParameter: {
       const auto number = static_cast<size_t>(instruction.attrs.parameter_number);
@@ -158,19 +200,22 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     case Opcode::kConstant: {
       if (!instruction.literal.has_value())
         return InvalidArgument(rules_.backend, ": constant '", instruction.name, "' has no value");
-      std::vector<Literal> leaves;
+      // An array constant is its instruction's own literal (never copied: it
+      // may be a model's weights); a tuple constant's leaves are kept here.
+      std::vector<const Literal*> leaves;
       if (instruction.literal->shape().IsArray()) {
-        leaves.push_back(*instruction.literal);
+        leaves.push_back(&*instruction.literal);
       } else {
         for (Literal& leaf : instruction.literal->Leaves()) {
-          if (leaf.shape().IsArray()) leaves.push_back(std::move(leaf));
+          if (leaf.shape().IsArray())
+            leaves.push_back(&program_.constant_storage.emplace_back(std::move(leaf)));
         }
       }
       Leaves slots;
-      for (Literal& leaf : leaves) {
-        const int slot = NewSlot(DeviceSlotKind::kConstant, static_cast<int64_t>(leaf.raw().size()));
+      for (const Literal* leaf : leaves) {
+        const int slot = NewSlot(DeviceSlotKind::kConstant, static_cast<int64_t>(leaf->raw().size()));
         program_.slots[static_cast<size_t>(slot)].index = static_cast<int64_t>(program_.constants.size());
-        program_.constants.push_back(std::move(leaf));
+        program_.constants.push_back(leaf);
         slots.push_back(slot);
       }
       values[&instruction] = std::move(slots);
@@ -258,13 +303,17 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     default: break;
   }
-  if (!AllArrays(instruction))
+  const bool fall_back = rules_.library_call_when_not_a_kernel;
+  if (!AllArrays(instruction)) {
+    if (fall_back) return LowerLibraryCall(instruction, sequence, values);
     return RefuseOp(rules_.backend, instruction, "its operands or results are not arrays");
+  }
   // Before the host check: a registered op's custom-call is opaque to the
   // core, yet runs on the device as its user-supplied kernel.
   if (rules_.library_call && rules_.library_call(instruction))
     return LowerLibraryCall(instruction, sequence, values);
   if (NeedsHostOnDevice(instruction)) {
+    if (fall_back) return LowerLibraryCall(instruction, sequence, values);
     // An op whose device expansion refused it says why (geev: as in JAX).
     if (const DeviceOpExpansion* row = FindDeviceOpExpansion(instruction)) {
       StatusOr<std::unique_ptr<Module>> expansion = row->expand(instruction);
@@ -273,8 +322,10 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     return RefuseOp(rules_.backend, instruction, "it needs the host runtime");
   }
   Computation* single = SingleInstructionComputation(instruction);
-  if (Status emittable = rules_.check_kernel(*single); !emittable.ok())
+  if (Status emittable = rules_.check_kernel(*single); !emittable.ok()) {
+    if (fall_back) return LowerLibraryCall(instruction, sequence, values);
     return RefuseOp(rules_.backend, instruction, emittable.message());
+  }
   return LowerKernel(instruction, *single, sequence, values);
 }
 
@@ -310,12 +361,9 @@ Status Lowerer::LowerLibraryCall(const Instruction& instruction, int sequence, V
   DeviceStep step;
   step.kind = DeviceStep::Kind::kLibraryCall;
   step.name = instruction.name;
-  for (size_t i = 0; i < instruction.operands.size(); ++i) {
-    const Leaves& leaves = values.at(instruction.operand(i));
-    if (leaves.size() != 1)
-      return Internal(rules_.backend, ": library call operand ", i, " of '", instruction.name,
-                      "' is not one array");
-    step.buffers.push_back(leaves[0]);
+  for (const Instruction* operand : instruction.operands) {
+    const Leaves& leaves = values.at(operand);
+    step.buffers.insert(step.buffers.end(), leaves.begin(), leaves.end());
   }
   Leaves outputs = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
@@ -510,20 +558,9 @@ namespace {
 // of their own rather than kernels (the tape custom calls: tape steps and
 // a counter kernel), and the annotations RunDevicePasses removes.
 bool LoweredWithoutAKernel(const Instruction& instruction) {
+  if (OnlyStructures(instruction)) return true;
   switch (instruction.opcode) {
-    case Opcode::kParameter:
-    case Opcode::kConstant:
-    case Opcode::kTuple:
-    case Opcode::kAllReduce:
-    case Opcode::kGetTupleElement:
-    case Opcode::kReshape:
-    case Opcode::kCopy:
-    case Opcode::kOptimizationBarrier:
-    case Opcode::kAfterAll:
-    case Opcode::kCall:
     case Opcode::kFusion:
-    case Opcode::kWhile:
-    case Opcode::kConditional:
     case Opcode::kInfeed:
     case Opcode::kOutfeed: return true;
     case Opcode::kCustomCall:
@@ -567,9 +604,13 @@ void StepBuffers(const DeviceProgram& program, const DeviceStep& step, std::vect
     case DeviceStep::Kind::kLaunch:
       split(program.kernels[static_cast<size_t>(step.kernel)].arguments.size());
       return;
-    case DeviceStep::Kind::kLibraryCall:
-      split(program.library_calls[static_cast<size_t>(step.call)]->operands.size());
+    case DeviceStep::Kind::kLibraryCall: {
+      size_t reads = 0;
+      for (const Instruction* operand : program.library_calls[static_cast<size_t>(step.call)]->operands)
+        reads += static_cast<size_t>(ArrayLeafCount(operand->shape));
+      split(reads);
       return;
+    }
     case DeviceStep::Kind::kConditional:
       inputs = {step.selector};
       for (const std::vector<int>& operands : step.branch_operands)
@@ -643,8 +684,8 @@ void PlaceTemporaries(DeviceProgram& program, int64_t alignment) {
 
 }  // namespace
 
-Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
-                      DeviceProgram& program) {
+Status LowerToSteps(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
+                    DeviceProgram& program) {
   if (module == nullptr || module->entry() == nullptr)
     return InvalidArgument(rules.backend, ": the module has no entry");
   if (!rules.check_kernel) return Internal(rules.backend, ": the lowering rules have no kernel check");
@@ -660,6 +701,12 @@ Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules&
     return Internal(rules.backend, ": the entry yields ", program.sequences[0].results.size(),
                     " arrays, its shape has ", program.result_leaves.size());
   }
+  return OkStatus();
+}
+
+Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
+                      DeviceProgram& program) {
+  KILN_RETURN_IF_ERROR(LowerToSteps(std::move(module), rules, program));
   PlaceResults(program);
   PlaceTemporaries(program, rules.slot_alignment);
   return OkStatus();

@@ -44,6 +44,27 @@ struct DeviceLoweringRules {
   // Whether the backend's kernels compute a row reduction fused into its
   // consumers once per row (FusionOptions::fuse_row_reductions).
   bool fuse_row_reductions = true;
+
+  // What a backend whose runtime runs on the host (the cpu) adds. The
+  // device backends leave these at their defaults.
+  //
+  // Instructions the backend's runtime runs itself, whatever their shapes
+  // (tuples, tokens) and traits: asked first for every instruction but
+  // parameters, constants, tuples, get-tuple-element, reshapes, copies,
+  // barriers, after-all, calls, whiles and conditionals (so also for
+  // fusions, infeed, outfeed and tape calls), each claimed one a kLibraryCall
+  // step. The cpu's sort, fft, dot, convolution... thunks and its
+  // interpreter path. May be empty.
+  std::function<bool(const Instruction& instruction)> host_library_call;
+  // An instruction that is no kernel (check_kernel refuses it, or it needs
+  // the host) becomes a kLibraryCall step instead of being refused.
+  bool library_call_when_not_a_kernel = false;
+  // A nested sequence's result that is one of its own parameters is copied
+  // to a temporary (a kCopy step), so that it never aliases the loop state
+  // or branch operand it is copied over. False for a backend whose loops and
+  // branches handle a passed-through parameter themselves (the cpu's
+  // WhileThunk keeps such a leaf where it is).
+  bool copy_bound_results = true;
 };
 
 // Whether `instruction` needs host machinery that no device lowering has:
@@ -68,8 +89,16 @@ std::vector<std::string> UnsupportedDeviceOps(const Module& module, const Device
 // passes, fusing what `rules.emittable` accepts as a single instruction.
 Status RunDevicePasses(Module& module, int optimization_level, const DeviceLoweringRules& rules);
 
+// Lowers `module` into the steps of `program` without placing any slot:
+// every temporary stays kTemporary at offset 0 and scratch_bytes 0, for a
+// backend that translates the steps into its own program and places that
+// (the cpu: backends/cpu/lowering.cc).
+Status LowerToSteps(std::unique_ptr<Module> module, const DeviceLoweringRules& rules, DeviceProgram& program);
+
 // Lowers `module` (optimised by RunDevicePasses, or not at all) into
-// `program`, whose kernels the backend then compiles.
+// `program`, whose kernels the backend then compiles: LowerToSteps, then
+// entry results written where the caller gets them and temporaries placed
+// in the scratch block by the shared buffer assignment.
 Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
                       DeviceProgram& program);
 

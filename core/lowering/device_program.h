@@ -34,6 +34,9 @@ struct DeviceSlot {
   int64_t bytes = 0;
   int64_t index = 0;
   int64_t offset = 0;
+  // The sequence whose lowering made it: the region whose steps measure a
+  // temporary's lifetime for a backend that places slots itself (the cpu).
+  int sequence = 0;
 };
 
 struct DeviceStep {
@@ -57,7 +60,7 @@ struct DeviceStep {
   std::vector<int> buffers;
 
   // kLibraryCall: library call `call` (e.g. a cuBLAS GEMM) on `buffers`
-  // (the instruction's operands, then its outputs).
+  // (the array leaves of the instruction's operands, then of its result).
   int call = -1;
 
   // kCopy: `sources[i]` -> `targets[i]` (`bytes[i]` each).
@@ -93,8 +96,12 @@ struct DeviceStepSequence {
 };
 
 struct DeviceProgram {
-  std::unique_ptr<Module> module;             // the optimised clone the kernels come from
-  std::deque<Literal> constants;              // uploaded once per executable
+  std::unique_ptr<Module> module;  // the optimised clone the kernels come from
+  // Per constant slot index, its value (uploaded once per executable): an
+  // array constant's own literal in `module`, or a leaf of a tuple constant
+  // kept in `constant_storage`.
+  std::vector<const Literal*> constants;
+  std::deque<Literal> constant_storage;
   std::vector<DeviceStepSequence> sequences;  // [0] is the entry
   std::vector<DeviceSlot> slots;
   std::vector<Shape> parameter_leaves;
