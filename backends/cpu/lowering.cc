@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 
@@ -23,6 +24,7 @@
 #include "backends/cpu/top_k_thunk.h"
 #include "backends/cpu/window_thunk.h"
 #include "core/array_leaves.h"
+#include "core/lowering/device_lowering.h"
 #include "core/lowering/kernel_key.h"
 #include "core/single_instruction.h"
 
@@ -50,411 +52,6 @@ void NoteLibraryThunk(const Instruction& instruction) {
                instruction.shape.ToString().c_str());
 }
 
-class Lowerer {
- public:
-  Lowerer(CompiledProgram& program, KernelCompiler* compiler) : program_(program), compiler_(compiler) {}
-
-  Status LowerEntry();
-  Status CompileKernels(const KernelDump& dump);
-
- private:
-  struct Scope {
-    int region;
-    ThunkSequence* sequence;
-    std::unordered_map<const Instruction*, Leaves> values;
-  };
-
-  int NewSlot(SlotKind kind, int64_t bytes, int region) {
-    Slot slot;
-    slot.kind = kind;
-    slot.bytes = bytes;
-    slot.region = region;
-    program_.slots.push_back(std::move(slot));
-    return static_cast<int>(program_.slots.size() - 1);
-  }
-  Leaves NewLeaves(const Shape& shape, SlotKind kind, int region) {
-    Leaves leaves;
-    for (const Shape& leaf : ArrayLeaves(shape)) leaves.push_back(NewSlot(kind, DenseByteSize(leaf), region));
-    return leaves;
-  }
-  std::vector<int64_t> LeafBytes(const Shape& shape) const {
-    std::vector<int64_t> bytes;
-    for (const Shape& leaf : ArrayLeaves(shape)) bytes.push_back(DenseByteSize(leaf));
-    return bytes;
-  }
-  int NewRegion(ThunkSequence*& sequence) {
-    program_.sequences.emplace_back();
-    program_.region_results.emplace_back();
-    sequence = &program_.sequences.back();
-    return static_cast<int>(program_.sequences.size() - 1);
-  }
-
-  // Lowers `computation` into `scope`'s sequence with its parameters bound to
-  // `parameters`; returns its result leaves.
-  StatusOr<Leaves> LowerInto(const Computation& computation, int region, ThunkSequence* sequence,
-                             const std::vector<Leaves>& parameters);
-  StatusOr<NestedComputation> LowerNested(const Computation& computation);
-  Status LowerInstruction(const Instruction& instruction, Scope& scope,
-                          const std::vector<Leaves>& parameters);
-  Status LowerConstant(const Instruction& instruction, Scope& scope);
-  Status LowerWhile(const Instruction& instruction, Scope& scope);
-  Status LowerConditional(const Instruction& instruction, Scope& scope);
-  Status LowerDot(const Instruction& instruction, const DotPlan& plan, Scope& scope);
-  // A SortThunk when the comparator is a single key (sorted by key) or can be
-  // compiled, else a library thunk.
-  Status LowerSort(const Instruction& instruction, Scope& scope);
-  // A TopKThunk for real operands, else a library thunk.
-  Status LowerTopK(const Instruction& instruction, Scope& scope);
-  // An FftThunk (Kiln's own FFT on the slots, lines in parallel).
-  Status LowerFft(const Instruction& instruction, Scope& scope);
-  // Gives a thunk its compiled kernel and the grid the CPU chose for it.
-  using KernelInstaller = std::function<void(const KernelInfo&, const KernelGrid&)>;
-  // Queues `computation` for the code generator; `install` receives the
-  // kernel. Identical computations (a layer repeated, a long chain cut into
-  // fusions of the same ops) share one kernel: LLVM's time is per kernel.
-  void RequestKernel(const Computation& computation, KernelInstaller install) {
-    std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
-    const auto [found, inserted] = request_of_key_.try_emplace(KernelKey(computation), kernels.size());
-    if (inserted) {
-      kernels.push_back(DescribeKernel(computation, "kiln_kernel_" + std::to_string(next_computation_++)));
-      kernel_installers_.emplace_back();
-    }
-    kernel_installers_[found->second].push_back(std::move(install));
-  }
-  // A kernel when the code generator emits `computation` (called with the
-  // instruction's operands), else a library thunk.
-  Status LowerGeneric(const Instruction& instruction, Scope& scope);
-  Status LowerComputationCall(const Instruction& instruction, const Computation& computation, bool try_kernel,
-                              Scope& scope);
-  Computation* SingleInstructionComputation(const Instruction& instruction);
-
-  std::vector<ParameterBinding> Bindings(const Instruction& instruction, const Scope& scope) const {
-    std::vector<ParameterBinding> bindings;
-    for (const Instruction* operand : instruction.operands)
-      bindings.push_back({operand->shape, scope.values.at(operand)});
-    return bindings;
-  }
-
-  CompiledProgram& program_;
-  KernelCompiler* compiler_;
-  // Per kernel description, the thunks that run its kernel.
-  std::vector<std::vector<KernelInstaller>> kernel_installers_;
-  std::unordered_map<std::string, size_t> request_of_key_;  // KernelKey -> request
-  int next_computation_ = 0;
-};
-
-Status Lowerer::LowerEntry() {
-  const Computation& entry = *program_.module->entry();
-  ThunkSequence* sequence = nullptr;
-  const int region = NewRegion(sequence);
-  std::vector<Leaves> parameters;
-  int64_t leaf = 0;
-  for (const Shape& shape : program_.parameter_shapes) {
-    Leaves leaves = NewLeaves(shape, SlotKind::kParameter, region);
-    for (int slot : leaves) program_.slots[static_cast<size_t>(slot)].index = leaf++;
-    parameters.push_back(std::move(leaves));
-  }
-  KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(entry, region, sequence, parameters));
-  program_.result_sources = results;
-  program_.region_results[static_cast<size_t>(region)] = results;
-  return OkStatus();
-}
-
-StatusOr<NestedComputation> Lowerer::LowerNested(const Computation& computation) {
-  ThunkSequence* sequence = nullptr;
-  const int region = NewRegion(sequence);
-  std::vector<Leaves> parameters;
-  NestedComputation nested;
-  nested.sequence = sequence;
-  for (const Instruction* parameter : computation.parameters()) {
-    Leaves leaves = NewLeaves(parameter->shape, SlotKind::kBound, region);
-    nested.parameter_leaves.insert(nested.parameter_leaves.end(), leaves.begin(), leaves.end());
-    parameters.push_back(std::move(leaves));
-  }
-  KILN_ASSIGN_OR_RETURN(nested.result_leaves, LowerInto(computation, region, sequence, parameters));
-  program_.region_results[static_cast<size_t>(region)] = nested.result_leaves;
-  return nested;
-}
-
-StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int region, ThunkSequence* sequence,
-                                    const std::vector<Leaves>& parameters) {
-  if (computation.root() == nullptr)
-    return InvalidArgument("cpu: computation '", computation.name(), "' has no root");
-  Scope scope{region, sequence, {}};
-  for (const Instruction* instruction : computation.LiveInstructions()) {
-    const size_t first_new = sequence->thunks.size();
-    Status status = LowerInstruction(*instruction, scope, parameters);
-    if (!status.ok()) return status.WithContext(std::string("lowering '") + instruction->name + "'");
-    for (size_t i = first_new; i < sequence->thunks.size(); ++i)
-      sequence->thunks[i]->set_name(instruction->name);
-  }
-  return scope.values.at(computation.root());
-}
-
-Status Lowerer::LowerInstruction(const Instruction& instruction, Scope& scope,
-                                 const std::vector<Leaves>& parameters) {
-  auto operand_leaves = [&](size_t i) -> const Leaves& { return scope.values.at(instruction.operand(i)); };
-  switch (instruction.opcode) {
-    case Opcode::kParameter: {
-      const auto number = static_cast<size_t>(instruction.attrs.parameter_number);
-      if (number >= parameters.size()) return Internal("cpu: parameter ", number, " is not bound");
-      scope.values[&instruction] = parameters[number];
-      return OkStatus();
-    }
-    case Opcode::kConstant: return LowerConstant(instruction, scope);
-    case Opcode::kTuple:
-    case Opcode::kAllReduce: {  // one replica: all-reduce returns its operands
-      Leaves leaves;
-      for (size_t i = 0; i < instruction.operands.size(); ++i) {
-        leaves.insert(leaves.end(), operand_leaves(i).begin(), operand_leaves(i).end());
-      }
-      scope.values[&instruction] = std::move(leaves);
-      return OkStatus();
-    }
-    case Opcode::kGetTupleElement: {
-      const Shape& tuple = instruction.operand(0)->shape;
-      const int64_t index = instruction.attrs.tuple_index;
-      if (!tuple.IsTuple() || index < 0 || index >= static_cast<int64_t>(tuple.tuple_shapes().size())) {
-        return InvalidArgument("cpu: get-tuple-element index ", index, " out of range for ",
-                               tuple.ToString());
-      }
-      int64_t begin = 0;
-      for (int64_t i = 0; i < index; ++i) begin += ArrayLeafCount(tuple.tuple_shapes(i));
-      const int64_t count = ArrayLeafCount(tuple.tuple_shapes(index));
-      const Leaves& all = operand_leaves(0);
-      scope.values[&instruction] = Leaves(all.begin() + begin, all.begin() + begin + count);
-      return OkStatus();
-    }
-    case Opcode::kReshape:
-    case Opcode::kCopy:
-    case Opcode::kOptimizationBarrier:
-      // Arrays are dense row-major, so these only rename their operand.
-      scope.values[&instruction] = operand_leaves(0);
-      return OkStatus();
-    case Opcode::kAfterAll: scope.values[&instruction] = {}; return OkStatus();
-    case Opcode::kCall:
-      if (instruction.called.size() != 1) return InvalidArgument("cpu: call needs one computation");
-      return LowerComputationCall(instruction, *instruction.called[0], /*try_kernel=*/false, scope);
-    case Opcode::kFusion:
-      if (instruction.called.size() != 1) return InvalidArgument("cpu: fusion needs one computation");
-      // A transpose that fused with nothing: a blocked copy beats a kernel
-      // that reads across rows element by element.
-      if (const Instruction* transpose = LoneTranspose(instruction)) {
-        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-        scope.sequence->thunks.push_back(std::make_unique<TransposeThunk>(
-            operand_leaves(0)[0], output, transpose->operand(0)->shape, transpose->attrs.dimensions));
-        scope.values[&instruction] = {output};
-        return OkStatus();
-      }
-      return LowerComputationCall(instruction, *instruction.called[0], /*try_kernel=*/true, scope);
-    case Opcode::kWhile: return LowerWhile(instruction, scope);
-    case Opcode::kConditional: return LowerConditional(instruction, scope);
-    case Opcode::kDot:
-      if (std::optional<DotPlan> plan = PlanDot(instruction)) return LowerDot(instruction, *plan, scope);
-      return LowerGeneric(instruction, scope);
-    case Opcode::kConvolution:
-      if (std::optional<ConvolutionGeometry> geometry = PlanConvolution(instruction)) {
-        const int64_t packed_bytes = geometry->packed_kernel_elements() * ByteWidth(geometry->type);
-        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-        const int packed = NewSlot(SlotKind::kArena, packed_bytes, scope.region);
-        scope.sequence->thunks.push_back(std::make_unique<ConvolutionThunk>(
-            operand_leaves(0)[0], operand_leaves(1)[0], output, packed, std::move(*geometry)));
-        scope.values[&instruction] = {output};
-        return OkStatus();
-      }
-      return LowerGeneric(instruction, scope);
-    case Opcode::kReduceWindow:
-      if (std::optional<ScanGeometry> scan = PlanScan(instruction)) {
-        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-        scope.sequence->thunks.push_back(std::make_unique<ScanThunk>(operand_leaves(0)[0], output, *scan));
-        scope.values[&instruction] = {output};
-        return OkStatus();
-      }
-      if (std::optional<ReduceWindowPlan> plan = PlanReduceWindow(instruction)) {
-        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-        scope.sequence->thunks.push_back(std::make_unique<ReduceWindowThunk>(
-            operand_leaves(0)[0], operand_leaves(1)[0], output, std::move(*plan)));
-        scope.values[&instruction] = {output};
-        return OkStatus();
-      }
-      return LowerGeneric(instruction, scope);
-    case Opcode::kSelectAndScatter:
-      if (std::optional<SelectAndScatterPlan> plan = PlanSelectAndScatter(instruction)) {
-        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-        scope.sequence->thunks.push_back(std::make_unique<SelectAndScatterThunk>(
-            operand_leaves(0)[0], operand_leaves(1)[0], operand_leaves(2)[0], output, std::move(*plan)));
-        scope.values[&instruction] = {output};
-        return OkStatus();
-      }
-      return LowerGeneric(instruction, scope);
-    case Opcode::kScatter:
-      if (std::optional<RowScatterPlan> plan = PlanRowScatter(instruction)) {
-        const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-        const int order = NewSlot(SlotKind::kArena, RowScatterScratchBytes(*plan), scope.region);
-        scope.sequence->thunks.push_back(std::make_unique<RowScatterThunk>(
-            operand_leaves(0)[0], operand_leaves(1)[0], operand_leaves(2)[0], output, order, *plan));
-        scope.values[&instruction] = {output};
-        return OkStatus();
-      }
-      return LowerGeneric(instruction, scope);
-    case Opcode::kRngBitGenerator:
-      if (std::optional<RngBitPlan> plan = PlanRngBitGenerator(instruction)) {
-        Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-        scope.sequence->thunks.push_back(
-            std::make_unique<RngBitGeneratorThunk>(operand_leaves(0)[0], outputs[0], outputs[1], *plan));
-        scope.values[&instruction] = std::move(outputs);
-        return OkStatus();
-      }
-      return LowerGeneric(instruction, scope);
-    case Opcode::kSort: return LowerSort(instruction, scope);
-    case Opcode::kTopK: return LowerTopK(instruction, scope);
-    case Opcode::kFft: return LowerFft(instruction, scope);
-    case Opcode::kDynamicUpdateSlice: {
-      if (!AllArrays(instruction) || !instruction.shape.IsArray() || instruction.operands.size() < 2) {
-        return LowerGeneric(instruction, scope);
-      }
-      std::vector<int> inputs;
-      std::vector<ElementType> index_types;
-      for (size_t i = 0; i < instruction.operands.size(); ++i) {
-        inputs.push_back(operand_leaves(i)[0]);
-        if (i >= 2) index_types.push_back(instruction.operand(i)->shape.element_type());
-      }
-      if (index_types.size() != static_cast<size_t>(instruction.shape.rank()))
-        return LowerGeneric(instruction, scope);
-      const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-      scope.sequence->thunks.push_back(
-          std::make_unique<DynamicUpdateSliceThunk>(std::move(inputs), output, instruction.operand(0)->shape,
-                                                    instruction.operand(1)->shape, std::move(index_types)));
-      scope.values[&instruction] = {output};
-      return OkStatus();
-    }
-    default: return LowerGeneric(instruction, scope);
-  }
-}
-
-Status Lowerer::LowerConstant(const Instruction& instruction, Scope& scope) {
-  if (!instruction.literal.has_value())
-    return InvalidArgument("cpu: constant '", instruction.name, "' has no value");
-  std::vector<const Literal*> leaves;
-  if (instruction.literal->shape().IsArray()) {
-    leaves.push_back(&*instruction.literal);
-  } else {
-    for (Literal& leaf : instruction.literal->Leaves()) {
-      if (leaf.shape().IsArray()) leaves.push_back(&program_.constant_storage.emplace_back(std::move(leaf)));
-    }
-  }
-  Leaves slots;
-  for (const Literal* leaf : leaves) {
-    const int slot = NewSlot(SlotKind::kConstant, static_cast<int64_t>(leaf->raw().size()), scope.region);
-    program_.slots[static_cast<size_t>(slot)].constant = leaf->raw().data();
-    slots.push_back(slot);
-  }
-  scope.values[&instruction] = std::move(slots);
-  return OkStatus();
-}
-
-Status Lowerer::LowerWhile(const Instruction& instruction, Scope& scope) {
-  if (instruction.called.size() != 2 || instruction.operands.size() != 1) {
-    return InvalidArgument("cpu: while needs one operand, a condition and a body");
-  }
-  KILN_ASSIGN_OR_RETURN(NestedComputation condition, LowerNested(*instruction.called[0]));
-  KILN_ASSIGN_OR_RETURN(NestedComputation body, LowerNested(*instruction.called[1]));
-  const Leaves& init = scope.values.at(instruction.operand(0));
-  if (condition.result_leaves.size() != 1 || condition.parameter_leaves.size() != init.size() ||
-      body.parameter_leaves.size() != init.size() || body.result_leaves.size() != init.size()) {
-    return InvalidArgument("cpu: while condition and body do not match the loop state ",
-                           instruction.shape.ToString());
-  }
-  Leaves state_a = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-  Leaves state_b = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-  Leaves results = NewLeaves(instruction.shape, SlotKind::kBound, scope.region);
-  for (size_t i = 0; i < results.size(); ++i) {
-    // The loop starts from the initial value where it is (it never writes
-    // the buffer holding the current state), so that value, and whatever it
-    // may point to (another loop's state), lives as long.
-    std::vector<int> backing = {state_a[i], state_b[i], init[i]};
-    const std::vector<int>& inherited = program_.slots[static_cast<size_t>(init[i])].backing;
-    backing.insert(backing.end(), inherited.begin(), inherited.end());
-    program_.slots[static_cast<size_t>(results[i])].backing = std::move(backing);
-  }
-  // A state leaf the body computes into one of its own temporaries is
-  // computed straight into the loop's other state buffer instead (the loop
-  // binds that slot each iteration), so the back-edge swaps pointers rather
-  // than copying the array. The other buffer is never the one the body reads,
-  // so no element is overwritten before it is read. Leaves passed through,
-  // taken from another leaf or a constant, or repeated are still copied.
-  const std::vector<int64_t> leaf_bytes = LeafBytes(instruction.shape);
-  std::vector<bool> computed_in_place(results.size(), false);
-  for (size_t i = 0; i < results.size(); ++i) {
-    const int produced = body.result_leaves[i];
-    Slot& slot = program_.slots[static_cast<size_t>(produced)];
-    const bool repeated =
-        std::find(body.result_leaves.begin(), body.result_leaves.begin() + static_cast<std::ptrdiff_t>(i),
-                  produced) != body.result_leaves.begin() + static_cast<std::ptrdiff_t>(i);
-    if (slot.kind == SlotKind::kArena && !repeated) {
-      slot.kind = SlotKind::kBound;
-      computed_in_place[i] = true;
-    } else if (produced != body.parameter_leaves[i]) {
-      program_.statistics.loop_state_bytes_copied_per_iteration += leaf_bytes[i];
-    }
-  }
-  scope.sequence->thunks.push_back(std::make_unique<WhileThunk>(init, state_a, state_b, results, leaf_bytes,
-                                                                std::move(computed_in_place),
-                                                                std::move(condition), std::move(body)));
-  scope.values[&instruction] = std::move(results);
-  return OkStatus();
-}
-
-Status Lowerer::LowerConditional(const Instruction& instruction, Scope& scope) {
-  const size_t branches = instruction.called.size();
-  if (branches == 0 || instruction.operands.size() != branches + 1) {
-    return InvalidArgument("cpu: conditional needs a selector and one operand per branch");
-  }
-  const Instruction& selector = *instruction.operand(0);
-  if (!selector.shape.IsArray() || selector.shape.element_count() != 1) {
-    return InvalidArgument("cpu: conditional selector must be a scalar, got ", selector.shape.ToString());
-  }
-  if (selector.shape.element_type() == ElementType::kPred && branches != 2) {
-    return InvalidArgument("cpu: a predicated conditional needs two branches");
-  }
-  std::vector<Leaves> operands;
-  std::vector<NestedComputation> nested;
-  for (size_t b = 0; b < branches; ++b) {
-    KILN_ASSIGN_OR_RETURN(NestedComputation branch, LowerNested(*instruction.called[b]));
-    const Leaves& operand = scope.values.at(instruction.operand(b + 1));
-    if (branch.parameter_leaves.size() != operand.size() ||
-        static_cast<int64_t>(branch.result_leaves.size()) != ArrayLeafCount(instruction.shape)) {
-      return InvalidArgument("cpu: conditional branch ", b, " does not match its operand or result");
-    }
-    operands.push_back(operand);
-    nested.push_back(std::move(branch));
-  }
-  Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-  scope.sequence->thunks.push_back(std::make_unique<ConditionalThunk>(
-      scope.values.at(&selector)[0], selector.shape.element_type(), std::move(operands), std::move(nested),
-      outputs, LeafBytes(instruction.shape)));
-  scope.values[&instruction] = std::move(outputs);
-  return OkStatus();
-}
-
-Status Lowerer::LowerDot(const Instruction& instruction, const DotPlan& plan, Scope& scope) {
-  auto prepared = [&](size_t i, const std::vector<int64_t>& permutation) {
-    const int source = scope.values.at(instruction.operand(i))[0];
-    if (permutation.empty()) return source;
-    const Shape& shape = instruction.operand(i)->shape;
-    const int transposed = NewSlot(SlotKind::kArena, DenseByteSize(shape), scope.region);
-    scope.sequence->thunks.push_back(
-        std::make_unique<TransposeThunk>(source, transposed, shape, permutation));
-    return transposed;
-  };
-  const int lhs = prepared(0, plan.lhs_permutation);
-  const int rhs = prepared(1, plan.rhs_permutation);
-  const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-  scope.sequence->thunks.push_back(std::make_unique<DotThunk>(lhs, rhs, output, plan.geometry));
-  scope.values[&instruction] = {output};
-  return OkStatus();
-}
-
 // The comparator must take one scalar of each operand's type twice (lhs, rhs
 // per operand) and return a pred scalar: that is the SortThunk's calling
 // convention for the compiled comparator.
@@ -472,140 +69,461 @@ bool ComparatorFitsSort(const Instruction& sort) {
   return true;
 }
 
-Status Lowerer::LowerSort(const Instruction& instruction, Scope& scope) {
-  if (instruction.called.size() != 1 || instruction.operands.empty() || !AllArrays(instruction) ||
-      compiler_ == nullptr) {
-    return LowerGeneric(instruction, scope);
-  }
-  const Shape& first = instruction.operand(0)->shape;
+// How a SortThunk sorts `sort`: by key alone (`key_plan`, no comparator
+// kernel unless its float order needs one) or with its compiled comparator.
+struct CpuSortPlan {
+  SortGeometry geometry;
+  std::optional<SortKeyPlan> key_plan;
+  bool needs_comparator = false;
+};
+
+// A plan when a SortThunk can run `sort`: operands of one shape, a dimension
+// in range, and a comparator that is a single key or can be compiled.
+std::optional<CpuSortPlan> PlanCpuSort(const Instruction& sort, KernelCompiler* compiler) {
+  if (sort.called.size() != 1 || sort.operands.empty() || !AllArrays(sort) || compiler == nullptr)
+    return std::nullopt;
+  const Shape& first = sort.operand(0)->shape;
   const int64_t rank = first.rank();
-  int64_t dimension = instruction.attrs.dimensions.empty() ? rank - 1 : instruction.attrs.dimensions[0];
+  int64_t dimension = sort.attrs.dimensions.empty() ? rank - 1 : sort.attrs.dimensions[0];
   if (dimension < 0) dimension += rank;
   if (rank == 0) dimension = 0;
-  SortGeometry geometry{first.dimensions(), dimension, {}};
-  for (const Instruction* operand : instruction.operands) {
-    if (operand->shape.dimensions() != first.dimensions()) return LowerGeneric(instruction, scope);
-    geometry.element_bytes.push_back(ByteWidth(operand->shape.element_type()));
+  CpuSortPlan plan{SortGeometry{first.dimensions(), dimension, {}}, MatchSortKeyComparator(sort), false};
+  for (const Instruction* operand : sort.operands) {
+    if (operand->shape.dimensions() != first.dimensions()) return std::nullopt;
+    plan.geometry.element_bytes.push_back(ByteWidth(operand->shape.element_type()));
   }
-  if (rank > 0 && dimension >= rank) return LowerGeneric(instruction, scope);
+  if (rank > 0 && dimension >= rank) return std::nullopt;
   // A single-key comparator sorts by key and needs no compiled comparator,
   // except under the partial float order (for slices with NaNs).
-  const std::optional<SortKeyPlan> key_plan = MatchSortKeyComparator(instruction);
-  const bool needs_comparator = !key_plan.has_value() || key_plan->order == SortKeyPlan::Order::kFloat;
-  if (needs_comparator &&
-      (!ComparatorFitsSort(instruction) || !compiler_->CheckEmittable(*instruction.called[0]).ok())) {
-    return LowerGeneric(instruction, scope);
-  }
-  std::vector<ParameterBinding> bindings = Bindings(instruction, scope);
-  Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-  auto fallback = std::make_unique<LibraryThunk>(SingleInstructionComputation(instruction), bindings, outputs,
-                                                 LeafBytes(instruction.shape));
-  auto thunk =
-      std::make_unique<SortThunk>(BindingSlots(bindings), outputs, std::move(geometry), std::move(fallback));
-  if (key_plan.has_value()) thunk->SetKeyPlan(*key_plan);
-  if (needs_comparator) {
-    RequestKernel(*instruction.called[0], [raw = thunk.get()](const KernelInfo& info, const KernelGrid&) {
-      raw->SetComparator(info);
-    });
-  }
-  scope.sequence->thunks.push_back(std::move(thunk));
-  scope.values[&instruction] = std::move(outputs);
-  return OkStatus();
+  plan.needs_comparator = !plan.key_plan.has_value() || plan.key_plan->order == SortKeyPlan::Order::kFloat;
+  if (plan.needs_comparator && (!ComparatorFitsSort(sort) || !compiler->CheckEmittable(*sort.called[0]).ok()))
+    return std::nullopt;
+  return plan;
 }
 
-Status Lowerer::LowerTopK(const Instruction& instruction, Scope& scope) {
-  const Shape& operand = instruction.operand(0)->shape;
-  const Shape& shape = instruction.shape;
-  const bool fits = instruction.operands.size() == 1 && operand.IsArray() && operand.rank() >= 1 &&
+// A geometry when a TopKThunk can run `top_k`: real operands, (values, s32
+// indices) results of k per row.
+std::optional<TopKGeometry> PlanCpuTopK(const Instruction& top_k) {
+  const Shape& operand = top_k.operand(0)->shape;
+  const Shape& shape = top_k.shape;
+  const bool fits = top_k.operands.size() == 1 && operand.IsArray() && operand.rank() >= 1 &&
                     TopKThunk::Supports(operand.element_type()) && shape.IsTuple() &&
                     shape.tuple_shapes().size() == 2 && shape.tuple_shapes(0).IsArray() &&
                     shape.tuple_shapes(1).IsArray() &&
                     shape.tuple_shapes(0).element_type() == operand.element_type() &&
                     shape.tuple_shapes(1).element_type() == ElementType::kS32;
-  if (!fits) return LowerGeneric(instruction, scope);
+  if (!fits) return std::nullopt;
   TopKGeometry geometry;
   geometry.type = operand.element_type();
   geometry.row_length = operand.dimensions().back();
   geometry.rows = geometry.row_length == 0 ? 0 : operand.element_count() / geometry.row_length;
-  geometry.k = instruction.attrs.top_k;
-  geometry.largest = instruction.attrs.largest;
+  geometry.k = top_k.attrs.top_k;
+  geometry.largest = top_k.attrs.largest;
   if (geometry.k < 0 || geometry.k > geometry.row_length ||
       shape.tuple_shapes(0).element_count() != geometry.rows * geometry.k ||
       shape.tuple_shapes(1).element_count() != geometry.rows * geometry.k) {
-    return LowerGeneric(instruction, scope);
+    return std::nullopt;
   }
-  Leaves outputs = NewLeaves(shape, SlotKind::kArena, scope.region);
-  scope.sequence->thunks.push_back(std::make_unique<TopKThunk>(scope.values.at(instruction.operand(0))[0],
-                                                               outputs[0], outputs[1], geometry));
-  scope.values[&instruction] = std::move(outputs);
+  return geometry;
+}
+
+// Whether a DynamicUpdateSliceThunk can run `update`: arrays, one index
+// operand per dimension.
+bool FitsDynamicUpdateSliceThunk(const Instruction& update) {
+  return AllArrays(update) && update.shape.IsArray() && update.operands.size() >= 2 &&
+         update.operands.size() - 2 == static_cast<size_t>(update.shape.rank());
+}
+
+// The cpu's answer to DeviceLoweringRules::host_library_call: what a thunk
+// of its own runs (a blocked transpose, oneDNN or Eigen dots and
+// convolutions, scans, windows, row scatters, rng, sort, top-k, fft, in-place
+// updates) and what only the interpreter path runs (host ops, tuples of
+// non-arrays). A fusion is one only when it is a lone transpose.
+bool RunsAsCpuThunk(const Instruction& instruction, KernelCompiler* compiler) {
+  if (instruction.opcode == Opcode::kFusion)
+    return instruction.called.size() == 1 && LoneTranspose(instruction) != nullptr;
+  if (LibraryOnly(instruction) || !AllArrays(instruction)) return true;
+  switch (instruction.opcode) {
+    case Opcode::kDot: return PlanDot(instruction).has_value();
+    case Opcode::kConvolution: return PlanConvolution(instruction).has_value();
+    case Opcode::kReduceWindow:
+      return PlanScan(instruction).has_value() || PlanReduceWindow(instruction).has_value();
+    case Opcode::kSelectAndScatter: return PlanSelectAndScatter(instruction).has_value();
+    case Opcode::kScatter: return PlanRowScatter(instruction).has_value();
+    case Opcode::kRngBitGenerator: return PlanRngBitGenerator(instruction).has_value();
+    case Opcode::kSort: return PlanCpuSort(instruction, compiler).has_value();
+    case Opcode::kTopK: return PlanCpuTopK(instruction).has_value();
+    case Opcode::kFft: return true;  // a length Kiln's FFT cannot take is refused by name
+    case Opcode::kDynamicUpdateSlice: return FitsDynamicUpdateSliceThunk(instruction);
+    default: return false;
+  }
+}
+
+DeviceLoweringRules CpuLoweringRules(KernelCompiler* compiler) {
+  DeviceLoweringRules rules;
+  rules.backend = "cpu";
+  rules.check_kernel = [compiler](const Computation& kernel) {
+    if (compiler == nullptr) return Unimplemented("cpu: no code generator");
+    return compiler->CheckEmittable(kernel);
+  };
+  rules.host_library_call = [compiler](const Instruction& instruction) {
+    return RunsAsCpuThunk(instruction, compiler);
+  };
+  rules.library_call_when_not_a_kernel = true;  // the interpreter path
+  rules.copy_bound_results = false;             // WhileThunk keeps passed-through leaves in place
+  return rules;
+}
+
+// Builds the thunk program from the shared step program: a launch is a
+// KernelThunk (with the interpreter path as its fallback until compiled), a
+// library call the cpu's own thunk for its instruction or the interpreter
+// path, a loop a WhileThunk over two state buffers per leaf, a branch a
+// ConditionalThunk. Slots keep their indices; the thunks add the arena slots
+// they need (transposed dot operands, packed kernels, scatter orders, loop
+// state).
+class StepTranslator {
+ public:
+  StepTranslator(const DeviceProgram& steps, CompiledProgram& program, KernelCompiler* compiler)
+      : steps_(steps), program_(program), compiler_(compiler) {}
+
+  Status Translate();
+  Status CompileKernels(const KernelDump& dump);
+
+ private:
+  using KernelInstaller = std::function<void(const KernelInfo&, const KernelGrid&)>;
+
+  int NewArenaSlot(int64_t bytes, int region) {
+    Slot slot;
+    slot.kind = SlotKind::kArena;
+    slot.bytes = bytes;
+    slot.region = region;
+    program_.slots.push_back(std::move(slot));
+    return static_cast<int>(program_.slots.size() - 1);
+  }
+  std::vector<int64_t> SlotBytes(const Leaves& slots) const {
+    std::vector<int64_t> bytes;
+    for (int slot : slots) bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
+    return bytes;
+  }
+  NestedComputation Nested(int sequence) const {
+    const DeviceStepSequence& lowered = steps_.sequences[static_cast<size_t>(sequence)];
+    return {&program_.sequences[static_cast<size_t>(sequence)], lowered.parameters, lowered.results};
+  }
+  Status TranslateSlots();
+  Status TranslateStep(const DeviceStep& step, int region, ThunkSequence& sequence);
+  Status TranslateLaunch(const DeviceStep& step, ThunkSequence& sequence);
+  Status TranslateLibraryCall(const DeviceStep& step, int region, ThunkSequence& sequence);
+  Status TranslateWhile(const DeviceStep& step, int region, ThunkSequence& sequence);
+  // `instruction` through the interpreter on `operands` (per operand, its
+  // leaves) into `outputs`.
+  std::unique_ptr<LibraryThunk> InterpreterThunk(const Instruction& instruction,
+                                                 const std::vector<Leaves>& operands, const Leaves& outputs);
+  // `install` receives kernel `description` once compiled.
+  void RequestKernel(size_t description, KernelInstaller install) {
+    if (kernel_installers_.size() <= description) kernel_installers_.resize(description + 1);
+    kernel_installers_[description].push_back(std::move(install));
+  }
+  // The description of a sort's comparator: a kernel the step lowering did
+  // not make (a sort is a library call to it), shared with any identical one.
+  size_t ComparatorKernel(const Computation& comparator);
+
+  const DeviceProgram& steps_;
+  CompiledProgram& program_;
+  KernelCompiler* compiler_;
+  std::vector<std::vector<KernelInstaller>> kernel_installers_;  // per kernel description
+  std::unordered_map<std::string, size_t> description_of_key_;   // filled on the first comparator
+};
+
+Status StepTranslator::Translate() {
+  KILN_RETURN_IF_ERROR(TranslateSlots());
+  program_.sequences.resize(steps_.sequences.size());
+  program_.region_results.resize(steps_.sequences.size());
+  // Nested sequences come after the one holding their loop or branch; the
+  // innermost first, so that a loop sees the slot kinds its body's loops set.
+  for (size_t s = steps_.sequences.size(); s-- > 0;) {
+    ThunkSequence& sequence = program_.sequences[s];
+    for (const DeviceStep& step : steps_.sequences[s].steps) {
+      const size_t first_new = sequence.thunks.size();
+      Status status = TranslateStep(step, static_cast<int>(s), sequence);
+      if (!status.ok()) return status.WithContext("lowering '" + step.name + "'");
+      for (size_t i = first_new; i < sequence.thunks.size(); ++i) sequence.thunks[i]->set_name(step.name);
+    }
+    program_.region_results[s] = steps_.sequences[s].results;
+  }
+  program_.result_sources = steps_.sequences[0].results;
   return OkStatus();
 }
 
-Status Lowerer::LowerFft(const Instruction& instruction, Scope& scope) {
-  if (instruction.operands.size() != 1) return LowerGeneric(instruction, scope);
-  StatusOr<interpreter::FftGeometry> geometry =
-      interpreter::PlanFft(instruction.operand(0)->shape, instruction.shape, instruction.attrs);
-  // A length the library cannot take is refused now (UNIMPLEMENTED, by name).
-  if (!geometry.ok()) return geometry.status();
-  const int output = NewSlot(SlotKind::kArena, DenseByteSize(instruction.shape), scope.region);
-  scope.sequence->thunks.push_back(std::make_unique<FftThunk>(scope.values.at(instruction.operand(0))[0],
-                                                              output, std::move(geometry).value()));
-  scope.values[&instruction] = {output};
+Status StepTranslator::TranslateSlots() {
+  program_.slots.reserve(steps_.slots.size());
+  for (const DeviceSlot& lowered : steps_.slots) {
+    Slot slot;
+    slot.bytes = lowered.bytes;
+    slot.region = lowered.sequence;
+    switch (lowered.kind) {
+      case DeviceSlotKind::kTemporary: slot.kind = SlotKind::kArena; break;
+      case DeviceSlotKind::kConstant:
+        slot.kind = SlotKind::kConstant;
+        slot.constant = steps_.constants[static_cast<size_t>(lowered.index)]->raw().data();
+        break;
+      case DeviceSlotKind::kParameter:
+        slot.kind = SlotKind::kParameter;
+        slot.index = lowered.index;
+        break;
+      case DeviceSlotKind::kBound: slot.kind = SlotKind::kBound; break;
+      case DeviceSlotKind::kResult: return Internal("cpu: the step program's slots are already placed");
+    }
+    program_.slots.push_back(std::move(slot));
+  }
   return OkStatus();
 }
 
-Computation* Lowerer::SingleInstructionComputation(const Instruction& instruction) {
-  return program_.module->AddComputation(
+Status StepTranslator::TranslateStep(const DeviceStep& step, int region, ThunkSequence& sequence) {
+  switch (step.kind) {
+    case DeviceStep::Kind::kLaunch: return TranslateLaunch(step, sequence);
+    case DeviceStep::Kind::kLibraryCall: return TranslateLibraryCall(step, region, sequence);
+    case DeviceStep::Kind::kWhile: return TranslateWhile(step, region, sequence);
+    case DeviceStep::Kind::kConditional: {
+      std::vector<NestedComputation> branches;
+      for (int nested : step.nested) branches.push_back(Nested(nested));
+      sequence.thunks.push_back(std::make_unique<ConditionalThunk>(step.selector, step.selector_type,
+                                                                   step.branch_operands, std::move(branches),
+                                                                   step.targets, step.bytes));
+      return OkStatus();
+    }
+    // The cpu claims infeed, outfeed and the tape calls as library calls
+    // (the interpreter path keeps their queues and tapes), and its loops
+    // need no copies of passed-through results.
+    case DeviceStep::Kind::kCopy:
+    case DeviceStep::Kind::kInfeed:
+    case DeviceStep::Kind::kOutfeed:
+    case DeviceStep::Kind::kTapePush:
+    case DeviceStep::Kind::kTapePop: break;
+  }
+  return Internal("cpu: the step lowering made a step of kind ", static_cast<int>(step.kind),
+                  ", which the cpu runs as a library call");
+}
+
+Status StepTranslator::TranslateLaunch(const DeviceStep& step, ThunkSequence& sequence) {
+  const auto description = static_cast<size_t>(step.kernel);
+  const KernelDescription& kernel = program_.kernel_descriptions[description];
+  const size_t arguments = kernel.arguments.size();
+  if (step.buffers.size() != arguments + kernel.results.size())
+    return Internal("cpu: launch of '", kernel.name, "' has ", step.buffers.size(), " buffers");
+  const Leaves inputs(step.buffers.begin(), step.buffers.begin() + static_cast<std::ptrdiff_t>(arguments));
+  const Leaves outputs(step.buffers.begin() + static_cast<std::ptrdiff_t>(arguments), step.buffers.end());
+  std::vector<ParameterBinding> bindings;
+  for (size_t i = 0; i < arguments; ++i) bindings.push_back({kernel.arguments[i].shape, {inputs[i]}});
+  auto fallback =
+      std::make_unique<LibraryThunk>(kernel.computation, std::move(bindings), outputs, SlotBytes(outputs));
+  auto thunk = std::make_unique<KernelThunk>(inputs, outputs, std::move(fallback));
+  RequestKernel(description, [raw = thunk.get()](const KernelInfo& info, const KernelGrid& grid) {
+    raw->SetKernel(info.function, grid);
+  });
+  sequence.thunks.push_back(std::move(thunk));
+  return OkStatus();
+}
+
+std::unique_ptr<LibraryThunk> StepTranslator::InterpreterThunk(const Instruction& instruction,
+                                                               const std::vector<Leaves>& operands,
+                                                               const Leaves& outputs) {
+  std::vector<ParameterBinding> bindings;
+  for (size_t i = 0; i < operands.size(); ++i)
+    bindings.push_back({instruction.operand(i)->shape, operands[i]});
+  const Computation* single = program_.module->AddComputation(
       kiln::SingleInstructionComputation(instruction, instruction.name + ".single"));
+  return std::make_unique<LibraryThunk>(single, std::move(bindings), outputs, SlotBytes(outputs));
 }
 
-Status Lowerer::LowerGeneric(const Instruction& instruction, Scope& scope) {
-  return LowerComputationCall(instruction, *SingleInstructionComputation(instruction),
-                              /*try_kernel=*/!LibraryOnly(instruction) && AllArrays(instruction), scope);
+size_t StepTranslator::ComparatorKernel(const Computation& comparator) {
+  std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
+  if (description_of_key_.empty()) {
+    for (size_t i = 0; i < kernels.size(); ++i)
+      description_of_key_.emplace(KernelKey(*kernels[i].computation), i);
+  }
+  const auto [found, inserted] = description_of_key_.try_emplace(KernelKey(comparator), kernels.size());
+  if (inserted)
+    kernels.push_back(DescribeKernel(comparator, "kiln_kernel_" + std::to_string(kernels.size())));
+  return found->second;
 }
 
-Status Lowerer::LowerComputationCall(const Instruction& instruction, const Computation& computation,
-                                     bool try_kernel, Scope& scope) {
-  std::vector<ParameterBinding> bindings = Bindings(instruction, scope);
-  const bool kernel = try_kernel && compiler_ != nullptr && AllArrays(instruction) &&
-                      compiler_->CheckEmittable(computation).ok();
-  if (!kernel && (instruction.opcode == Opcode::kFusion || instruction.opcode == Opcode::kCall)) {
-    // Not one kernel: inline the fused (or called) instructions.
-    std::vector<Leaves> parameters;
-    for (ParameterBinding& binding : bindings) parameters.push_back(std::move(binding.leaf_slots));
-    KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(computation, scope.region, scope.sequence, parameters));
-    scope.values[&instruction] = std::move(results);
+Status StepTranslator::TranslateLibraryCall(const DeviceStep& step, int region, ThunkSequence& sequence) {
+  const Instruction& instruction = *steps_.library_calls[static_cast<size_t>(step.call)];
+  // The step's buffers: each operand's array leaves, then the result's.
+  std::vector<Leaves> operands;
+  size_t next = 0;
+  for (const Instruction* operand : instruction.operands) {
+    const auto count = static_cast<size_t>(ArrayLeafCount(operand->shape));
+    if (next + count > step.buffers.size()) return Internal("cpu: library call with too few buffers");
+    operands.emplace_back(step.buffers.begin() + static_cast<std::ptrdiff_t>(next),
+                          step.buffers.begin() + static_cast<std::ptrdiff_t>(next + count));
+    next += count;
+  }
+  const Leaves outputs(step.buffers.begin() + static_cast<std::ptrdiff_t>(next), step.buffers.end());
+  auto first = [&](size_t i) { return operands[i].at(0); };
+  auto add = [&](std::unique_ptr<Thunk> thunk) {
+    sequence.thunks.push_back(std::move(thunk));
     return OkStatus();
+  };
+  switch (instruction.opcode) {
+    case Opcode::kFusion:
+      // A transpose that fused with nothing: a blocked copy beats a kernel
+      // that reads across rows element by element.
+      if (const Instruction* transpose = LoneTranspose(instruction)) {
+        return add(std::make_unique<TransposeThunk>(first(0), outputs.at(0), transpose->operand(0)->shape,
+                                                    transpose->attrs.dimensions));
+      }
+      break;
+    case Opcode::kDot:
+      if (std::optional<DotPlan> plan = PlanDot(instruction)) {
+        auto prepared = [&](size_t i, const std::vector<int64_t>& permutation) {
+          if (permutation.empty()) return first(i);
+          const Shape& shape = instruction.operand(i)->shape;
+          const int transposed = NewArenaSlot(DenseByteSize(shape), region);
+          sequence.thunks.push_back(
+              std::make_unique<TransposeThunk>(first(i), transposed, shape, permutation));
+          return transposed;
+        };
+        const int lhs = prepared(0, plan->lhs_permutation);
+        const int rhs = prepared(1, plan->rhs_permutation);
+        return add(std::make_unique<DotThunk>(lhs, rhs, outputs.at(0), plan->geometry));
+      }
+      break;
+    case Opcode::kConvolution:
+      if (std::optional<ConvolutionGeometry> geometry = PlanConvolution(instruction)) {
+        const int64_t packed_bytes = geometry->packed_kernel_elements() * ByteWidth(geometry->type);
+        const int packed = NewArenaSlot(packed_bytes, region);
+        return add(std::make_unique<ConvolutionThunk>(first(0), first(1), outputs.at(0), packed,
+                                                      std::move(*geometry)));
+      }
+      break;
+    case Opcode::kReduceWindow:
+      if (std::optional<ScanGeometry> scan = PlanScan(instruction))
+        return add(std::make_unique<ScanThunk>(first(0), outputs.at(0), *scan));
+      if (std::optional<ReduceWindowPlan> plan = PlanReduceWindow(instruction))
+        return add(std::make_unique<ReduceWindowThunk>(first(0), first(1), outputs.at(0), std::move(*plan)));
+      break;
+    case Opcode::kSelectAndScatter:
+      if (std::optional<SelectAndScatterPlan> plan = PlanSelectAndScatter(instruction)) {
+        return add(std::make_unique<SelectAndScatterThunk>(first(0), first(1), first(2), outputs.at(0),
+                                                           std::move(*plan)));
+      }
+      break;
+    case Opcode::kScatter:
+      if (std::optional<RowScatterPlan> plan = PlanRowScatter(instruction)) {
+        const int order = NewArenaSlot(RowScatterScratchBytes(*plan), region);
+        return add(
+            std::make_unique<RowScatterThunk>(first(0), first(1), first(2), outputs.at(0), order, *plan));
+      }
+      break;
+    case Opcode::kRngBitGenerator:
+      if (std::optional<RngBitPlan> plan = PlanRngBitGenerator(instruction))
+        return add(std::make_unique<RngBitGeneratorThunk>(first(0), outputs.at(0), outputs.at(1), *plan));
+      break;
+    case Opcode::kSort:
+      if (std::optional<CpuSortPlan> plan = PlanCpuSort(instruction, compiler_)) {
+        auto fallback = InterpreterThunk(instruction, operands, outputs);
+        Leaves inputs;
+        for (const Leaves& operand : operands) inputs.insert(inputs.end(), operand.begin(), operand.end());
+        auto thunk = std::make_unique<SortThunk>(std::move(inputs), outputs, std::move(plan->geometry),
+                                                 std::move(fallback));
+        if (plan->key_plan.has_value()) thunk->SetKeyPlan(*plan->key_plan);
+        if (plan->needs_comparator) {
+          RequestKernel(
+              ComparatorKernel(*instruction.called[0]),
+              [raw = thunk.get()](const KernelInfo& info, const KernelGrid&) { raw->SetComparator(info); });
+        }
+        return add(std::move(thunk));
+      }
+      break;
+    case Opcode::kTopK:
+      if (std::optional<TopKGeometry> geometry = PlanCpuTopK(instruction))
+        return add(std::make_unique<TopKThunk>(first(0), outputs.at(0), outputs.at(1), *geometry));
+      break;
+    case Opcode::kFft: {
+      if (instruction.operands.size() != 1) break;
+      StatusOr<interpreter::FftGeometry> geometry =
+          interpreter::PlanFft(instruction.operand(0)->shape, instruction.shape, instruction.attrs);
+      // A length the library cannot take is refused now (UNIMPLEMENTED, by name).
+      if (!geometry.ok()) return geometry.status();
+      return add(std::make_unique<FftThunk>(first(0), outputs.at(0), std::move(geometry).value()));
+    }
+    case Opcode::kDynamicUpdateSlice:
+      if (FitsDynamicUpdateSliceThunk(instruction)) {
+        Leaves inputs;
+        std::vector<ElementType> index_types;
+        for (size_t i = 0; i < operands.size(); ++i) {
+          inputs.push_back(first(i));
+          if (i >= 2) index_types.push_back(instruction.operand(i)->shape.element_type());
+        }
+        return add(std::make_unique<DynamicUpdateSliceThunk>(
+            std::move(inputs), outputs.at(0), instruction.operand(0)->shape, instruction.operand(1)->shape,
+            std::move(index_types)));
+      }
+      break;
+    default: break;
   }
-  Leaves outputs = NewLeaves(instruction.shape, SlotKind::kArena, scope.region);
-  auto library =
-      std::make_unique<LibraryThunk>(&computation, bindings, outputs, LeafBytes(instruction.shape));
-  if (kernel) {
-    auto thunk = std::make_unique<KernelThunk>(BindingSlots(bindings), outputs, std::move(library));
-    RequestKernel(computation, [raw = thunk.get()](const KernelInfo& info, const KernelGrid& grid) {
-      raw->SetKernel(info.function, grid);
-    });
-    scope.sequence->thunks.push_back(std::move(thunk));
-  } else {
-    NoteLibraryThunk(instruction);
-    scope.sequence->thunks.push_back(std::move(library));
+  NoteLibraryThunk(instruction);
+  return add(InterpreterThunk(instruction, operands, outputs));
+}
+
+Status StepTranslator::TranslateWhile(const DeviceStep& step, int region, ThunkSequence& sequence) {
+  if (step.nested.size() != 2) return Internal("cpu: a loop step without a condition and a body");
+  const NestedComputation condition = Nested(step.nested[0]);
+  const NestedComputation body = Nested(step.nested[1]);
+  const Leaves& init = step.sources;
+  const Leaves& results = step.targets;
+  Leaves state_a, state_b;
+  for (size_t i = 0; i < results.size(); ++i) {
+    state_a.push_back(NewArenaSlot(step.bytes[i], region));
+    state_b.push_back(NewArenaSlot(step.bytes[i], region));
+    // The loop starts from the initial value where it is (it never writes
+    // the buffer holding the current state), so that value, and whatever it
+    // may point to (another loop's state), lives as long. The results are
+    // set by the loop to whichever buffer holds the final state.
+    std::vector<int> backing = {state_a[i], state_b[i], init[i]};
+    const std::vector<int>& inherited = program_.slots[static_cast<size_t>(init[i])].backing;
+    backing.insert(backing.end(), inherited.begin(), inherited.end());
+    Slot& result = program_.slots[static_cast<size_t>(results[i])];
+    result.kind = SlotKind::kBound;
+    result.backing = std::move(backing);
   }
-  scope.values[&instruction] = std::move(outputs);
+  // A state leaf the body computes into one of its own temporaries is
+  // computed straight into the loop's other state buffer instead (the loop
+  // binds that slot each iteration), so the back-edge swaps pointers rather
+  // than copying the array. The other buffer is never the one the body reads,
+  // so no element is overwritten before it is read. Leaves passed through,
+  // taken from another leaf or a constant, or repeated are still copied.
+  std::vector<bool> computed_in_place(results.size(), false);
+  for (size_t i = 0; i < results.size(); ++i) {
+    const int produced = body.result_leaves[i];
+    Slot& slot = program_.slots[static_cast<size_t>(produced)];
+    const auto before = body.result_leaves.begin() + static_cast<std::ptrdiff_t>(i);
+    const bool repeated = std::find(body.result_leaves.begin(), before, produced) != before;
+    if (slot.kind == SlotKind::kArena && !repeated) {
+      slot.kind = SlotKind::kBound;
+      computed_in_place[i] = true;
+    } else if (produced != body.parameter_leaves[i]) {
+      program_.statistics.loop_state_bytes_copied_per_iteration += step.bytes[i];
+    }
+  }
+  sequence.thunks.push_back(std::make_unique<WhileThunk>(init, std::move(state_a), std::move(state_b),
+                                                         results, step.bytes, std::move(computed_in_place),
+                                                         condition, body));
   return OkStatus();
 }
 
-Status Lowerer::CompileKernels(const KernelDump& dump) {
+Status StepTranslator::CompileKernels(const KernelDump& dump) {
   std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
   if (kernels.empty() || compiler_ == nullptr) return OkStatus();
   program_.statistics.distinct_kernels = static_cast<int64_t>(kernels.size());
+  kernel_installers_.resize(kernels.size());
   // A kernel that the emitter accepted but LLVM could not compile is a bug
   // to report, never a silent (and much slower) run of the library path.
   KILN_ASSIGN_OR_RETURN(program_.kernels, compiler_->Compile(kernels, dump));
   const std::vector<KernelInfo>& infos = program_.kernels->kernels();
-  if (infos.size() != kernel_installers_.size()) {
-    return Internal("cpu: the code generator returned ", infos.size(), " kernels for ",
-                    kernel_installers_.size(), " requests");
-  }
+  if (infos.size() != kernels.size())
+    return Internal("cpu: the code generator returned ", infos.size(), " kernels for ", kernels.size());
   for (size_t i = 0; i < infos.size(); ++i) {
     if (infos[i].function == nullptr) continue;
     kernels[i].grid = CpuKernelGrid(infos[i]);
@@ -620,13 +538,12 @@ StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> m
                                                        KernelCompiler* compiler, const KernelDump& dump) {
   if (module == nullptr || module->entry() == nullptr) return InvalidArgument("cpu: the module has no entry");
   auto program = std::make_unique<CompiledProgram>();
-  program->module = std::move(module);
-  const ProgramShape signature = program->module->entry()->program_shape();
+  const ProgramShape signature = module->entry()->program_shape();
   program->parameter_shapes = signature.parameters;
   Shape result = signature.result;
   // Entry layouts are metadata only (all data is dense row-major); they are
   // reported on the leaves, as the interpreter does.
-  const auto& layout = program->module->entry_layout();
+  const auto& layout = module->entry_layout();
   if (layout.has_value() && layout->parameters.size() == program->parameter_shapes.size()) {
     for (size_t i = 0; i < program->parameter_shapes.size(); ++i) {
       if (layout->parameters[i].Compatible(program->parameter_shapes[i])) {
@@ -640,13 +557,20 @@ StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> m
   }
   program->result_leaves = ArrayLeaves(result);
 
-  Lowerer lowerer(*program, compiler);
-  KILN_RETURN_IF_ERROR(lowerer.LowerEntry());
+  // The shared step lowering (core/lowering/device_lowering.h) with the cpu's
+  // rules, then its steps as thunks.
+  DeviceProgram steps;
+  KILN_RETURN_IF_ERROR(LowerToSteps(std::move(module), CpuLoweringRules(compiler), steps));
+  program->module = std::move(steps.module);  // the instructions and literals the steps point at stay put
+  program->constant_storage = std::move(steps.constant_storage);
+  program->kernel_descriptions = std::move(steps.kernels);
+  StepTranslator translator(steps, *program, compiler);
+  KILN_RETURN_IF_ERROR(translator.Translate());
   if (program->result_sources.size() != program->result_leaves.size()) {
     return Internal("cpu: the entry yields ", program->result_sources.size(), " arrays, its shape has ",
                     program->result_leaves.size());
   }
-  KILN_RETURN_IF_ERROR(lowerer.CompileKernels(dump));
+  KILN_RETURN_IF_ERROR(translator.CompileKernels(dump));
   program->library_plan =
       std::make_unique<interpreter::ModulePlan>(interpreter::ModulePlan::Build(*program->module));
   AssignBuffers(*program);

@@ -1,8 +1,8 @@
-// Lowers an optimised module to a CompiledProgram: one thunk per
-// instruction that computes something (tuples, get-tuple-element, reshape and
-// copy only rename arrays; call and unfusable fusions are inlined), kernels
-// for what the code generator emits, library thunks for the rest; then
-// assigns every temporary a place in the arena by liveness.
+// Lowers an optimised module to a CompiledProgram: the shared step lowering
+// (core/lowering/device_lowering.h) with the cpu's rules (kernels for what
+// the code generator emits, library calls for what the cpu's own thunks or
+// the interpreter path run), each step then translated into thunks; every
+// temporary then gets its place in the arena by liveness.
 #pragma once
 
 #include <memory>
