@@ -193,6 +193,22 @@ TEST(RuntimeTopKTest, ScannedRowsMatchTheInterpreterForEveryType) {
   }
 }
 
+// f32 rows of 2 vectors of sixteen and more (and k up to 128) run in
+// AVX-512 registers where the CPU has it: rows whose last chunk is one short
+// vector (most of its blocks empty), k = the row length, k = 16 x chunks,
+// and the NaNs, signed zeros and ties of the pool.
+TEST(RuntimeTopKTest, VectorScannedF32RowsMatchTheInterpreter) {
+  for (bool largest : {true, false}) {
+    ExpectTopKMatchesInterpreter("f32", 30, 20, 16, largest);
+    ExpectTopKMatchesInterpreter("f32", 30, 20, 20, largest);
+    ExpectTopKMatchesInterpreter("f32", 30, 50, 16, largest);
+    ExpectTopKMatchesInterpreter("f32", 30, 50, 50, largest);
+    ExpectTopKMatchesInterpreter("f32", 20, 64, 64, largest);
+    ExpectTopKMatchesInterpreter("f32", 20, 300, 128, largest);
+    ExpectTopKMatchesInterpreter("f32", 20, 1000, 1, largest);
+  }
+}
+
 // The partial sort (rows of fewer blocks than k): k one past the block count,
 // k = row length, and rows shorter than a block.
 TEST(RuntimeTopKTest, SortedRowsMatchTheInterpreter) {
