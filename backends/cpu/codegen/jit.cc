@@ -39,11 +39,12 @@ constexpr const char* kKernelPipeline =
     "loop-vectorize,"
     "instcombine<no-verify-fixpoint>,simplifycfg)";
 
-// The pipeline of a while loop compiled whole (fused_loop.h) at levels 2
-// and 3: its kernels are inlined into the loop with constant extents, so
-// their short loops (a few scalars or a small vector) unroll fully, the
-// unrolled scalars combine into vector operations, and values stored by one
-// kernel and loaded by the next are forwarded.
+// The pipeline of a while loop compiled whole (fused_loop.h) at every level
+// but 1 (at level 0, that of quick-tier kernels, only its instruction
+// selection is quick): its kernels are inlined into the loop with constant
+// extents, so their short loops (a few scalars or a small vector) unroll
+// fully, the unrolled scalars combine into vector operations, and values
+// stored by one kernel and loaded by the next are forwarded.
 constexpr const char* kFusedLoopPipeline =
     "always-inline,"
     "function(sroa,early-cse,instcombine<no-verify-fixpoint>,simplifycfg,"
@@ -114,7 +115,7 @@ Status Optimize(llvm::Module& module, llvm::TargetMachine& target_machine, int l
   if (level == 1) {
     pipeline = passes.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O1);
   } else {
-    const char* text = level == 0 ? kQuickPipeline : (fused_loop ? kFusedLoopPipeline : kKernelPipeline);
+    const char* text = fused_loop ? kFusedLoopPipeline : (level == 0 ? kQuickPipeline : kKernelPipeline);
     if (llvm::Error error = passes.parsePassPipeline(pipeline, text)) {
       return FromLlvm(std::move(error), "parsing the kernel pipeline");
     }

@@ -137,7 +137,18 @@ class LlvmKernelCompiler : public KernelCompiler {
     }
     for (const FusedLoopRequest& loop : loops) {
       codegen::ModuleJob& job = jobs.emplace_back();
-      job.tier = CompileTier::kOptimized;
+      // The loop's code is as small as its kernels: when they all take the
+      // quick tier, so does its instruction selection (its IR is still
+      // optimised by the fused loop pipeline), which reuses the quick
+      // tier's target machine instead of creating a fully optimising one,
+      // about 10 ms of a small program's compile.
+      job.tier = CompileTier::kQuick;
+      for (const auto* part : {&loop.condition, &loop.body}) {
+        for (const Computation* computation : *part) {
+          if (codegen::ChooseCompileTier(*computation, quick_tier_max_iterations_) == CompileTier::kOptimized)
+            job.tier = CompileTier::kOptimized;
+        }
+      }
       job.fused_loop = true;
       if (!dump.directory.empty()) {
         job.dump_directory = dump.directory;
