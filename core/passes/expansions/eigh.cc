@@ -25,18 +25,18 @@ bool MatchesEigh(const Instruction& instruction) {
 
 StatusOr<std::unique_ptr<Module>> ExpandEigh(const Instruction& instruction) {
   KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
-  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+  if (shape.rows != shape.cols) return expansions::CannotExpand(instruction, "the matrices are not square");
   if (!instruction.shape.IsTuple() || instruction.shape.tuple_shapes().size() != 3)
-    return matrix_batch::Refuse(instruction, "its result is not a tuple of 3");
+    return expansions::CannotExpand(instruction, "its result is not a tuple of 3");
   KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
   auto uplo = attributes.find("uplo");
   auto mode = attributes.find("mode");
   if (uplo == attributes.end() || (uplo->second != 'L' && uplo->second != 'U'))
-    return matrix_batch::Refuse(instruction, "its attribute uplo is not 'L' or 'U'");
+    return expansions::CannotExpand(instruction, "its attribute uplo is not 'L' or 'U'");
   if (mode == attributes.end() || (mode->second != 'V' && mode->second != 'N'))
-    return matrix_batch::Refuse(instruction, "its attribute mode is not 'V' or 'N'");
+    return expansions::CannotExpand(instruction, "its attribute mode is not 'V' or 'N'");
   const int64_t n = shape.rows;
-  if (n == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
+  if (n == 0) return expansions::CannotExpand(instruction, "the matrices are empty");
   const int64_t nb = shape.batch_rank();
   const ElementType real = shape.real_type();
   const int64_t n2 = n + n % 2;
@@ -48,9 +48,9 @@ StatusOr<std::unique_ptr<Module>> ExpandEigh(const Instruction& instruction) {
   Builder builder("eigh");
   Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
   // The Hermitian matrix the triangle stands for.
-  Op rows = matrix_batch::IotaOf(builder, dims, nb);
-  Op cols = matrix_batch::IotaOf(builder, dims, nb + 1);
-  Op zeros = matrix_batch::Filled(builder, shape.type, 0.0, dims);
+  Op rows = expansions::IndexGrid(builder, dims, nb);
+  Op cols = expansions::IndexGrid(builder, dims, nb + 1);
+  Op zeros = expansions::Filled(builder, shape.type, 0.0, dims);
   Op strict = builder.Select(uplo->second == 'L' ? builder.Gt(rows, cols) : builder.Lt(rows, cols), a, zeros);
   Op diagonal =
       builder.Select(builder.Eq(rows, cols),
@@ -58,94 +58,66 @@ StatusOr<std::unique_ptr<Module>> ExpandEigh(const Instruction& instruction) {
   Op full = builder.Add(builder.Add(strict, matrix_batch::Adjoint(builder, strict, shape)), diagonal);
   if (n2 != n) {
     full = builder.ConcatInDim(
-        std::vector<Op>{full, matrix_batch::Filled(builder, shape.type, 0.0, shape.Dims({n, 1}))}, nb + 1);
+        std::vector<Op>{full, expansions::Filled(builder, shape.type, 0.0, shape.Dims({n, 1}))}, nb + 1);
     full = builder.ConcatInDim(
-        std::vector<Op>{full, matrix_batch::Filled(builder, shape.type, 0.0, shape.Dims({1, n2}))}, nb);
+        std::vector<Op>{full, expansions::Filled(builder, shape.type, 0.0, shape.Dims({1, n2}))}, nb);
   }
   const double eps = real == ElementType::kF32 ? std::numeric_limits<float>::epsilon()
                                                : std::numeric_limits<double>::epsilon();
   const double tolerance = static_cast<double>(n2) * eps;
-  const int64_t trips_per_sweep = std::max<int64_t>(1, n2 - 1);
 
   // The diagonal of each matrix (batch..., size), of the element type.
   auto diagonal_of = [&](Builder& b, Op x, int64_t size) {
     const matrix_batch::MatrixBatchShape square = jacobi::Reshaped(shape, size, size);
     return matrix_batch::SumOver(b, b.Mul(x, matrix_batch::Identities(b, square)), nb + 1);
   };
-  matrix_batch::CountingLoop loop;
-  const Shape real_scalar(real, {});
-  loop.value_shapes = {Shape(shape.type, padded_dims), Shape(shape.type, padded_dims),
-                       Shape(ElementType::kS32, {n2}), real_scalar, real_scalar};
-  loop.keep_going = [&](Builder& b, Op trip, std::span<const Op> values) {
-    Op per_sweep = b.ConstantR0<int32_t>(static_cast<int32_t>(trips_per_sweep));
-    Op within = b.Lt(trip, b.ConstantR0<int32_t>(static_cast<int32_t>(trips_per_sweep * jacobi::kMaxSweeps)));
-    Op mid_sweep = b.Ne(b.Rem(trip, per_sweep), b.ConstantR0<int32_t>(0));
-    Op unconverged = b.Gt(values[4], matrix_batch::TypedScalar(b, real, tolerance));
-    return b.And(within, b.Or(mid_sweep, unconverged));
-  };
-  loop.body = [&](Builder& b, Op trip, std::span<const Op> values) {
+  auto trip = [&](Builder& b, Op matrix, Op rotations) {
     const std::vector<int64_t> pair_dims = shape.Dims({h});
-    Op diag = matrix_batch::RealPart(b, diagonal_of(b, values[0], n2));
+    Op diag = matrix_batch::RealPart(b, diagonal_of(b, matrix, n2));
     Op alpha = jacobi::Columns(b, diag, nb, 0, h);
     Op beta = jacobi::Columns(b, diag, nb, h, n2);
-    Op block = jacobi::Columns(b, jacobi::Columns(b, values[0], nb, 0, h), nb + 1, h, n2);
+    Op block = jacobi::Columns(b, jacobi::Columns(b, matrix, nb, 0, h), nb + 1, h, n2);
     Op gamma = diagonal_of(b, block, h);
     jacobi::PairRotation rotation = jacobi::RotationFor(b, alpha, beta, gamma, shape.type, pair_dims);
-    Op right = jacobi::RotatePairs(b, values[0], padded, h, rotation);
-    Op both = jacobi::RotatePairs(b, right, padded, h, rotation, /*rows=*/true);
-    Op next_a = jacobi::NextSeating(b, jacobi::NextSeating(b, both, nb + 1, h), nb, h);
-    Op next_v = jacobi::NextSeating(b, jacobi::RotatePairs(b, values[1], padded, h, rotation), nb + 1, h);
-    Op next_ids = jacobi::NextSeating(b, values[2], 0, h);
+    Op right = jacobi::RotatePairs(b, matrix, padded, h, rotation);
     // How far from diagonal the pairs were: |gamma| / sqrt(|alpha beta|),
     // entries at rounding level against the whole matrix not counted.
-    Op zero = matrix_batch::Filled(b, real, 0.0, pair_dims);
-    Op frobenius = b.Sqrt(matrix_batch::SumOver(
-        b, matrix_batch::SumOver(b, matrix_batch::AbsSquared(b, values[0]), nb + 1), nb));
-    Op floor = b.Mul(b.BroadcastInDim(frobenius, pair_dims, shape.BatchAxes()),
-                     matrix_batch::TypedScalar(b, real, eps));
+    Op zero = expansions::Filled(b, real, 0.0, pair_dims);
+    Op frobenius = b.Sqrt(
+        matrix_batch::SumOver(b, matrix_batch::SumOver(b, matrix_batch::AbsSquared(b, matrix), nb + 1), nb));
+    Op floor =
+        b.Mul(b.BroadcastInDim(frobenius, pair_dims, shape.BatchAxes()), expansions::ScalarOf(b, real, eps));
     Op scale = b.Max(b.Sqrt(b.Abs(b.Mul(alpha, beta))), floor);
     Op ratio = b.Select(b.Gt(scale, zero), b.Div(b.Abs(gamma), b.Max(scale, floor)), zero);
-    std::vector<int64_t> all_axes = shape.BatchAxes();
-    all_axes.push_back(nb);
-    Op off = b.Max(values[3], matrix_batch::MaxOver(b, ratio, all_axes));
-    Op sweep_ends = b.Eq(b.Rem(trip, b.ConstantR0<int32_t>(static_cast<int32_t>(trips_per_sweep))),
-                         b.ConstantR0<int32_t>(static_cast<int32_t>(trips_per_sweep - 1)));
-    Op real_zero = matrix_batch::TypedScalar(b, real, 0.0);
-    return std::vector<Op>{next_a, next_v, next_ids, b.Select(sweep_ends, real_zero, off),
-                           b.Select(sweep_ends, off, values[4])};
+    return jacobi::JacobiTrip{jacobi::RotatePairs(b, right, padded, h, rotation, /*rows=*/true),
+                              jacobi::RotatePairs(b, rotations, padded, h, rotation), ratio};
   };
-  std::vector<int64_t> id_dims = {n2};
-  const Op initial[] = {full, matrix_batch::Identities(builder, padded),
-                        matrix_batch::IotaOf(builder, id_dims, 0),
-                        matrix_batch::TypedScalar(builder, real, 0.0),
-                        matrix_batch::TypedScalar(builder, real, std::numeric_limits<float>::max())};
-  KILN_ASSIGN_OR_RETURN(std::vector<Op> state, matrix_batch::RunLoop(builder, loop, initial));
+  KILN_ASSIGN_OR_RETURN(
+      jacobi::JacobiSweeps sweeps,
+      jacobi::RunJacobiSweeps(builder, shape, full, matrix_batch::Identities(builder, padded), n2, tolerance,
+                              /*two_sided=*/true, trip));
 
   // Eigenvalues ascending, the padding (id n) last.
-  Op values = matrix_batch::RealPart(builder, diagonal_of(builder, state[0], n2));
+  Op values = matrix_batch::RealPart(builder, diagonal_of(builder, sweeps.matrix, n2));
   const std::vector<int64_t> value_dims = shape.Dims({n2});
   std::vector<int64_t> last_axis = {nb};
   Op padding = builder.BroadcastInDim(
-      builder.Eq(state[2], builder.ConstantR0<int32_t>(static_cast<int32_t>(n))), value_dims, last_axis);
+      builder.Eq(sweeps.seat_ids, builder.ConstantR0<int32_t>(static_cast<int32_t>(n))), value_dims,
+      last_axis);
   Op key = builder.Select(
-      padding, matrix_batch::Filled(builder, real, std::numeric_limits<float>::max(), value_dims), values);
+      padding, expansions::Filled(builder, real, std::numeric_limits<float>::max(), value_dims), values);
   std::vector<int64_t> key_axes = shape.BatchAxes();
   key_axes.push_back(nb + 1);
   std::vector<Op> sorted_v = jacobi::SortByKey(builder, builder.BroadcastInDim(key, padded_dims, key_axes),
-                                               {state[1]}, nb + 1, false);
+                                               {sweeps.rotations}, nb + 1, false);
   std::vector<Op> sorted_values = jacobi::SortByKey(builder, key, {key}, nb, false);
   if (sorted_v.empty() || sorted_values.empty())
-    return matrix_batch::Refuse(instruction, "building the sort of the eigenvalues failed");
+    return expansions::CannotExpand(instruction, "building the sort of the eigenvalues failed");
   Op eigenvalues = jacobi::Columns(builder, sorted_values[0], nb, 0, n);
   Op vectors = jacobi::Columns(builder, jacobi::Columns(builder, sorted_v[0], nb + 1, 0, n), nb, 0, n);
   // info > 0 as LAPACK's "did not converge" when the last sweep left pairs
   // far from diagonal (or the input held NaNs).
-  Op last_off = state[4];
-  Op failed = builder.Or(builder.Ne(last_off, last_off),
-                         builder.Gt(last_off, matrix_batch::TypedScalar(builder, real, std::sqrt(eps))));
-  Op info = builder.BroadcastInDim(
-      builder.Select(failed, builder.ConstantR0<int32_t>(1), builder.ConstantR0<int32_t>(0)), shape.batch,
-      {});
+  Op info = jacobi::NotConvergedInfo(builder, shape, sweeps.last_sweep_ratio, eps);
   builder.Tuple(std::vector<Op>{mode->second == 'V' ? vectors : a, eigenvalues, info});
   return builder.Build();
 }
@@ -157,7 +129,7 @@ bool MatchesGeneralEigen(const Instruction& instruction) {
 }
 
 StatusOr<std::unique_ptr<Module>> RefuseGeneralEigen(const Instruction& instruction) {
-  return matrix_batch::Refuse(
+  return expansions::CannotExpand(
       instruction,
       "the eigenvalues and Schur form of a general matrix (?geev, ?gees) run on the host "
       "only, as JAX refuses jnp.linalg.eig and jax.scipy.linalg.schur on GPU: run them "

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -47,6 +48,39 @@ PairRotation RotationFor(Builder& b, Op alpha, Op beta, Op gamma, ElementType ty
 // bottom; with `rows`, J^H [top; bottom] for each pair of rows (2h rows).
 Op RotatePairs(Builder& b, Op x, const matrix_batch::MatrixBatchShape& shape, int64_t h,
                const PairRotation& r, bool rows = false);
+
+// What one trip of a cyclic Jacobi loop computes from the matrix being
+// rotated and the rotations accumulated so far: both after this trip's
+// rotations (not yet reseated), and how far from converged each rotated
+// pair was (batch..., h; 0 for a pair that does not count).
+struct JacobiTrip {
+  Op matrix;
+  Op rotations;
+  Op ratio;
+};
+// The loop's final state: the matrix and the rotations, which original
+// column sits in each seat (s32[seats]), and the largest ratio of the last
+// finished sweep.
+struct JacobiSweeps {
+  Op matrix;
+  Op rotations;
+  Op seat_ids;
+  Op last_sweep_ratio;
+};
+// Runs `trip` as the body of one while loop, seats - 1 trips per sweep (a
+// tournament over `seats` columns, `seats` even), reseating the columns
+// (axis `matrix_axes` of the matrix: the last, or the last two for a two-
+// sided rotation) and the rotations' columns after each trip, until a
+// sweep's largest ratio is at most `tolerance` or kMaxSweeps sweeps ran.
+StatusOr<JacobiSweeps> RunJacobiSweeps(
+    Builder& builder, const matrix_batch::MatrixBatchShape& shape, Op matrix, Op rotations, int64_t seats,
+    double tolerance, bool two_sided,
+    const std::function<JacobiTrip(Builder&, Op matrix, Op rotations)>& trip);
+// LAPACK's info for a Jacobi loop, per matrix (batch...): 1 ("did not
+// converge") where the last sweep left a ratio above sqrt(eps) or NaN (the
+// input held NaNs), else 0.
+Op NotConvergedInfo(Builder& builder, const matrix_batch::MatrixBatchShape& shape, Op last_sweep_ratio,
+                    double eps);
 
 // `key` and `payloads` (each of `key`'s shape) sorted along `axis` by key,
 // stably, descending or ascending: the payloads' entries follow their keys.

@@ -93,7 +93,7 @@ StatusOr<std::unique_ptr<Module>> ScalarComputation(Opcode opcode, ElementType t
 
 int64_t PanelWidth(int64_t order) {
   if (order <= 32) return std::max<int64_t>(order, 1);
-  return order < 512 ? 32 : 64;
+  return order < 2048 ? 32 : 64;
 }
 
 int64_t RoundedUp(int64_t order, int64_t width) { return (order + width - 1) / width * width; }

@@ -49,17 +49,12 @@ ElementType MatrixBatchShape::real_type() const {
   return IsComplex(type) ? ComplexComponentType(type) : type;
 }
 
-Status Refuse(const Instruction& instruction, const std::string& why) {
-  return Unimplemented("custom-call '", instruction.name, "' (target '", instruction.attrs.custom_call_target,
-                       "') has no device expansion: ", why);
-}
-
 StatusOr<MatrixBatchShape> MatrixOperand(const Instruction& instruction, size_t index) {
-  if (index >= instruction.operands.size()) return Refuse(instruction, "too few operands");
+  if (index >= instruction.operands.size()) return expansions::CannotExpand(instruction, "too few operands");
   const Shape& shape = instruction.operands[index]->shape;
   if (!shape.IsArray() || shape.rank() < 2) {
-    return Refuse(instruction, "operand " + std::to_string(index) + " is " + shape.ToString() +
-                                   ", not a batch of matrices");
+    return expansions::CannotExpand(instruction, "operand " + std::to_string(index) + " is " +
+                                                     shape.ToString() + ", not a batch of matrices");
   }
   MatrixBatchShape matrices;
   matrices.type = shape.element_type();
@@ -67,21 +62,6 @@ StatusOr<MatrixBatchShape> MatrixOperand(const Instruction& instruction, size_t 
   matrices.rows = shape.dimensions(shape.rank() - 2);
   matrices.cols = shape.dimensions(shape.rank() - 1);
   return matrices;
-}
-
-Op TypedScalar(Builder& builder, ElementType type, double value) {
-  switch (type) {
-    case ElementType::kF32: return builder.ConstantR0<float>(static_cast<float>(value));
-    case ElementType::kF64: return builder.ConstantR0<double>(value);
-    case ElementType::kC64: return builder.ConstantR0<complex64>(complex64(static_cast<float>(value), 0.0f));
-    case ElementType::kC128: return builder.ConstantR0<complex128>(complex128(value, 0.0));
-    case ElementType::kS32: return builder.ConstantR0<int32_t>(static_cast<int32_t>(value));
-    default: return builder.ConvertElementType(builder.ConstantR0<double>(value), type);
-  }
-}
-
-Op Filled(Builder& builder, ElementType type, double value, std::span<const int64_t> dims) {
-  return builder.BroadcastInDim(TypedScalar(builder, type, value), dims, {});
 }
 
 Op Conjugate(Builder& builder, Op x) {
@@ -98,8 +78,9 @@ Op AbsSquared(Builder& builder, Op x) {
 
 Op RealAs(Builder& builder, Op real, ElementType type) {
   if (!IsComplex(type)) return real;
-  return builder.Complex(real, builder.BroadcastInDim(TypedScalar(builder, ElementTypeOf(builder, real), 0.0),
-                                                      DimsOf(builder, real), {}));
+  return builder.Complex(
+      real, builder.BroadcastInDim(expansions::ScalarOf(builder, ElementTypeOf(builder, real), 0.0),
+                                   DimsOf(builder, real), {}));
 }
 
 Op RealPart(Builder& builder, Op x) { return IsComplex(ElementTypeOf(builder, x)) ? builder.Real(x) : x; }
@@ -107,24 +88,20 @@ Op RealPart(Builder& builder, Op x) { return IsComplex(ElementTypeOf(builder, x)
 Op ImagPart(Builder& builder, Op x, std::span<const int64_t> dims) {
   const ElementType type = ElementTypeOf(builder, x);
   if (IsComplex(type)) return builder.Imag(x);
-  return Filled(builder, type, 0.0, dims);
+  return expansions::Filled(builder, type, 0.0, dims);
 }
 
 Op SumOver(Builder& builder, Op x, int64_t axis) {
   const ElementType type = ElementTypeOf(builder, x);
   std::unique_ptr<Module> add = ScalarCombiner(type, Opcode::kAdd);
   const int64_t axes[] = {axis};
-  return builder.Reduce(x, TypedScalar(builder, type, 0.0), *add, axes);
+  return builder.Reduce(x, expansions::ScalarOf(builder, type, 0.0), *add, axes);
 }
 
 Op MaxOver(Builder& builder, Op x, std::span<const int64_t> axes) {
   const ElementType type = ElementTypeOf(builder, x);
   std::unique_ptr<Module> max = ScalarCombiner(type, Opcode::kMaximum);
-  return builder.Reduce(x, TypedScalar(builder, type, 0.0), *max, axes);
-}
-
-Op IotaOf(Builder& builder, std::span<const int64_t> dims, int64_t axis) {
-  return builder.Iota(Shape(ElementType::kS32, std::vector<int64_t>(dims.begin(), dims.end())), axis);
+  return builder.Reduce(x, expansions::ScalarOf(builder, type, 0.0), *max, axes);
 }
 
 Op Column(Builder& builder, Op matrices, const MatrixBatchShape& shape, Op index) {
@@ -160,8 +137,9 @@ Op WithEntry(Builder& builder, Op vectors, const MatrixBatchShape& shape, Op val
 Op Identities(Builder& builder, const MatrixBatchShape& shape) {
   const std::vector<int64_t> dims = shape.Dims({shape.rows, shape.cols});
   const int64_t nb = shape.batch_rank();
-  return builder.Select(builder.Eq(IotaOf(builder, dims, nb), IotaOf(builder, dims, nb + 1)),
-                        Filled(builder, shape.type, 1.0, dims), Filled(builder, shape.type, 0.0, dims));
+  return builder.Select(
+      builder.Eq(expansions::IndexGrid(builder, dims, nb), expansions::IndexGrid(builder, dims, nb + 1)),
+      expansions::Filled(builder, shape.type, 1.0, dims), expansions::Filled(builder, shape.type, 0.0, dims));
 }
 
 Op Outer(Builder& builder, Op a, Op b, const MatrixBatchShape& shape) {
@@ -186,10 +164,10 @@ Reflector MakeReflector(Builder& builder, Op column, const MatrixBatchShape& sha
   const int64_t nb = shape.batch_rank();
   const ElementType real = shape.real_type();
   auto spread = [&](Op per_matrix) { return builder.BroadcastInDim(per_matrix, dims, batch_axes); };
-  Op row = IotaOf(builder, dims, nb);
+  Op row = expansions::IndexGrid(builder, dims, nb);
   Op at = builder.Eq(row, pivot);
   Op below = builder.Gt(row, pivot);
-  Op zeros = Filled(builder, shape.type, 0.0, dims);
+  Op zeros = expansions::Filled(builder, shape.type, 0.0, dims);
   Op tail = builder.Select(below, column, zeros);
   Op alpha = SumOver(builder, builder.Select(at, column, zeros), nb);
   Op tail_norm2 = SumOver(builder, AbsSquared(builder, tail), nb);
@@ -197,18 +175,19 @@ Reflector MakeReflector(Builder& builder, Op column, const MatrixBatchShape& sha
   Op alpha_im = ImagPart(builder, alpha, shape.batch);
   Op norm = builder.Sqrt(builder.Add(AbsSquared(builder, alpha), tail_norm2));
   // Fortran's SIGN(norm, Re alpha): +norm for Re alpha >= 0.
-  Op real_zero = TypedScalar(builder, real, 0.0);
+  Op real_zero = expansions::ScalarOf(builder, real, 0.0);
   Op beta_real = builder.Select(builder.Ge(alpha_re, real_zero), builder.Neg(norm), norm);
   Op identity = builder.And(builder.Eq(tail_norm2, real_zero), builder.Eq(alpha_im, real_zero));
   Op beta = RealAs(builder, beta_real, shape.type);
-  Op batch_zeros = Filled(builder, shape.type, 0.0, shape.batch);
+  Op batch_zeros = expansions::Filled(builder, shape.type, 0.0, shape.batch);
   Op tau = builder.Select(identity, batch_zeros, builder.Div(builder.Sub(beta, alpha), beta));
   // ?larfg scales the tail by 1 / (alpha - beta).
-  Op scale = builder.Select(identity, batch_zeros,
-                            builder.Div(TypedScalar(builder, shape.type, 1.0), builder.Sub(alpha, beta)));
+  Op scale =
+      builder.Select(identity, batch_zeros,
+                     builder.Div(expansions::ScalarOf(builder, shape.type, 1.0), builder.Sub(alpha, beta)));
   Op v_tail = builder.Mul(tail, spread(scale));
   Reflector reflector;
-  reflector.v = builder.Select(at, Filled(builder, shape.type, 1.0, dims), v_tail);
+  reflector.v = builder.Select(at, expansions::Filled(builder, shape.type, 1.0, dims), v_tail);
   reflector.tau = tau;
   Op kept_beta = builder.Select(identity, alpha, beta);
   reflector.stored = builder.Select(at, spread(kept_beta), builder.Select(below, v_tail, column));
@@ -224,8 +203,9 @@ Op ApplyFromLeft(Builder& builder, Op matrices, const MatrixBatchShape& shape, O
       builder, builder.Mul(builder.BroadcastInDim(Conjugate(builder, v), dims, v_axes), matrices), nb);
   Op update = builder.Mul(Outer(builder, v, projections, shape),
                           builder.BroadcastInDim(scale, dims, shape.BatchAxes()));
-  Op columns = builder.Gt(IotaOf(builder, dims, nb + 1), after);
-  return builder.Sub(matrices, builder.Select(columns, update, Filled(builder, shape.type, 0.0, dims)));
+  Op columns = builder.Gt(expansions::IndexGrid(builder, dims, nb + 1), after);
+  return builder.Sub(matrices,
+                     builder.Select(columns, update, expansions::Filled(builder, shape.type, 0.0, dims)));
 }
 
 StatusOr<std::vector<Op>> RunLoop(Builder& builder, const CountingLoop& loop, std::span<const Op> initial) {

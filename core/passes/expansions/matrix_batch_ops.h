@@ -1,8 +1,9 @@
 // Building blocks for the LAPACK expansions of QR, Hessenberg, SVD and
 // Hermitian eigen (qr.cc, svd.cc, eigh.cc, jacobi.cc): batches of matrices as HLO values, with the batch
 // dimensions leading and each matrix's rows and columns last, built with
-// core/builder.h. Every helper works on f32, f64, c64 and c128; "real" means
-// the element type's real component type.
+// core/builder.h (scalars, fills, iotas and refusals are lapack_expansion_
+// util.h's). Every helper works on f32, f64, c64 and c128; "real" means the
+// element type's real component type.
 #pragma once
 
 #include <cstdint>
@@ -15,6 +16,7 @@
 #include "core/builder.h"
 #include "core/builtin_custom_calls.h"
 #include "core/ir.h"
+#include "core/passes/expansions/lapack_expansion_util.h"
 #include "core/status.h"
 
 namespace kiln::matrix_batch {
@@ -40,13 +42,6 @@ struct MatrixBatchShape {
 // matrices, or an error naming the call.
 StatusOr<MatrixBatchShape> MatrixOperand(const Instruction& instruction, size_t index);
 
-// An error naming the custom call, its target and `why`.
-Status Refuse(const Instruction& instruction, const std::string& why);
-
-// A scalar constant of `type` (complex types get a zero imaginary part).
-Op TypedScalar(Builder& builder, ElementType type, double value);
-// `value` broadcast to `dims`.
-Op Filled(Builder& builder, ElementType type, double value, std::span<const int64_t> dims);
 // The complex conjugate (the operand itself for real types).
 Op Conjugate(Builder& builder, Op x);
 // |x|^2 elementwise, of the real type.
@@ -69,8 +64,6 @@ Op WithColumn(Builder& builder, Op matrices, const MatrixBatchShape& shape, Op c
 Op Entry(Builder& builder, Op vectors, const MatrixBatchShape& shape, int64_t length, Op index);
 // `vectors` with element `index` of the last axis set to `values` (batch...).
 Op WithEntry(Builder& builder, Op vectors, const MatrixBatchShape& shape, Op values, Op index);
-// The s32 iota along axis `axis` of an array of extents `dims`.
-Op IotaOf(Builder& builder, std::span<const int64_t> dims, int64_t axis);
 // Identity matrices (batch..., rows, cols) of `shape`'s type.
 Op Identities(Builder& builder, const MatrixBatchShape& shape);
 // a (batch..., rows) times b (batch..., cols) into (batch..., rows, cols).

@@ -23,7 +23,7 @@ bool CallsQrFamilyRoutine(const Instruction& instruction, LapackRoutine routine)
 
 Status CheckQrFamilyTuple(const Instruction& instruction, size_t count) {
   if (!instruction.shape.IsTuple() || instruction.shape.tuple_shapes().size() != count)
-    return matrix_batch::Refuse(instruction, "its result is not a tuple of " + std::to_string(count));
+    return expansions::CannotExpand(instruction, "its result is not a tuple of " + std::to_string(count));
   return OkStatus();
 }
 
@@ -57,7 +57,7 @@ StatusOr<std::vector<Op>> HouseholderFactor(Builder& builder, Op a,
     return std::vector<Op>{matrix_batch::WithColumn(b, applied, shape, h.stored, j),
                            matrix_batch::WithEntry(b, values[1], shape, h.tau, j)};
   };
-  const Op initial[] = {a, matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions())};
+  const Op initial[] = {a, expansions::Filled(builder, shape.type, 0.0, scales.dimensions())};
   return matrix_batch::RunLoop(builder, loop, initial);
 }
 
@@ -74,10 +74,10 @@ StatusOr<Op> HouseholderProduct(Builder& builder, Op a, Op taus, const matrix_ba
   loop.keep_going = [&](Builder& b, Op i, std::span<const Op>) { return b.Ge(i, b.ConstantR0<int32_t>(0)); };
   loop.body = [&](Builder& b, Op i, std::span<const Op> values) {
     const std::vector<int64_t> dims = shape.Dims({shape.rows});
-    Op row = matrix_batch::IotaOf(b, dims, shape.batch_rank());
+    Op row = expansions::IndexGrid(b, dims, shape.batch_rank());
     Op column = matrix_batch::Column(b, values[1], shape, i);
-    Op zeros = matrix_batch::Filled(b, shape.type, 0.0, dims);
-    Op v = b.Select(b.Eq(row, i), matrix_batch::Filled(b, shape.type, 1.0, dims),
+    Op zeros = expansions::Filled(b, shape.type, 0.0, dims);
+    Op v = b.Select(b.Eq(row, i), expansions::Filled(b, shape.type, 1.0, dims),
                     b.Select(b.Gt(row, i), column, zeros));
     Op tau = matrix_batch::Entry(b, values[2], shape, reflectors, i);
     Op q = matrix_batch::ApplyFromLeft(b, values[0], shape, v, tau, b.ConstantR0<int32_t>(-1));
@@ -94,8 +94,8 @@ StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction) {
   const int64_t reflectors = std::min(shape.rows, shape.cols);
   const Shape scales(shape.type, shape.Dims({reflectors}));
   if (!instruction.shape.tuple_shapes(1).Compatible(scales))
-    return matrix_batch::Refuse(instruction, "its scales are not " + scales.ToString());
-  if (reflectors == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
+    return expansions::CannotExpand(instruction, "its scales are not " + scales.ToString());
+  if (reflectors == 0) return expansions::CannotExpand(instruction, "the matrices are empty");
   Builder builder("geqrf");
   Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
   KILN_ASSIGN_OR_RETURN(std::vector<Op> result, HouseholderFactor(builder, a, shape));
@@ -105,13 +105,14 @@ StatusOr<std::unique_ptr<Module>> ExpandGeqrf(const Instruction& instruction) {
 
 StatusOr<std::unique_ptr<Module>> ExpandOrgqr(const Instruction& instruction) {
   KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
-  if (instruction.operands.size() != 2) return matrix_batch::Refuse(instruction, "it takes two operands");
+  if (instruction.operands.size() != 2) return expansions::CannotExpand(instruction, "it takes two operands");
   const Shape& scales = instruction.operands[1]->shape;
   if (!scales.IsArray() || scales.rank() != shape.batch_rank() + 1 || scales.element_type() != shape.type)
-    return matrix_batch::Refuse(instruction, "operand 1 " + scales.ToString() + " is not a batch of scales");
+    return expansions::CannotExpand(instruction,
+                                    "operand 1 " + scales.ToString() + " is not a batch of scales");
   const int64_t reflectors = scales.dimensions(scales.rank() - 1);
   if (shape.cols > shape.rows || reflectors > shape.cols)
-    return matrix_batch::Refuse(instruction, "it needs rows >= columns >= reflectors");
+    return expansions::CannotExpand(instruction, "it needs rows >= columns >= reflectors");
   Builder builder("orgqr");
   Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
   Op taus = builder.Parameter(1, scales, "taus");
@@ -152,7 +153,7 @@ StatusOr<std::vector<Op>> HessenbergReduction(Builder& builder, Op a,
     return std::vector<Op>{matrix_batch::WithColumn(b, both, shape, h.stored, i),
                            matrix_batch::WithEntry(b, values[1], shape, h.tau, i)};
   };
-  const Op initial[] = {a, matrix_batch::Filled(builder, shape.type, 0.0, scales.dimensions())};
+  const Op initial[] = {a, expansions::Filled(builder, shape.type, 0.0, scales.dimensions())};
   // No reflector (n <= 1): the body, which writes a scale, would not fit.
   if (count == 0) return std::vector<Op>(std::begin(initial), std::end(initial));
   return matrix_batch::RunLoop(builder, loop, initial);
@@ -163,20 +164,21 @@ StatusOr<std::vector<Op>> HessenbergReduction(Builder& builder, Op a,
 StatusOr<std::unique_ptr<Module>> ExpandGehrd(const Instruction& instruction) {
   KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
   KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 3));
-  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+  if (shape.rows != shape.cols) return expansions::CannotExpand(instruction, "the matrices are not square");
   const int64_t n = shape.rows;
   KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
   auto low = attributes.find("low");
   auto high = attributes.find("high");
   if (low == attributes.end() || high == attributes.end() || low->second != 1 || high->second != n) {
-    return matrix_batch::Refuse(instruction,
-                                "only low = 1 and high = n (the whole matrix, as jax.scipy.linalg.hessenberg "
-                                "asks) are expanded");
+    return expansions::CannotExpand(
+        instruction,
+        "only low = 1 and high = n (the whole matrix, as jax.scipy.linalg.hessenberg "
+        "asks) are expanded");
   }
   Builder builder("gehrd");
   Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
   KILN_ASSIGN_OR_RETURN(std::vector<Op> result, HessenbergReduction(builder, a, shape));
-  result.push_back(matrix_batch::Filled(builder, ElementType::kS32, 0.0, shape.batch));
+  result.push_back(expansions::Filled(builder, ElementType::kS32, 0.0, shape.batch));
   builder.Tuple(result);
   return builder.Build();
 }
@@ -192,24 +194,24 @@ bool MatchesSytrd(const Instruction& instruction) {
 StatusOr<std::unique_ptr<Module>> ExpandSytrd(const Instruction& instruction) {
   KILN_ASSIGN_OR_RETURN(matrix_batch::MatrixBatchShape shape, matrix_batch::MatrixOperand(instruction, 0));
   KILN_RETURN_IF_ERROR(CheckQrFamilyTuple(instruction, 5));
-  if (shape.rows != shape.cols) return matrix_batch::Refuse(instruction, "the matrices are not square");
+  if (shape.rows != shape.cols) return expansions::CannotExpand(instruction, "the matrices are not square");
   KILN_ASSIGN_OR_RETURN(auto attributes, ParseFfiIntegerAttributes(instruction.attrs.backend_config));
   auto uplo = attributes.find("uplo");
   if (uplo == attributes.end() || uplo->second != 'L') {
-    return matrix_batch::Refuse(
+    return expansions::CannotExpand(
         instruction,
         "only uplo 'L' (lax.linalg.tridiagonal's default) is expanded; 'U' builds its "
         "reflectors from the last column up");
   }
   const int64_t n = shape.rows;
-  if (n == 0) return matrix_batch::Refuse(instruction, "the matrices are empty");
+  if (n == 0) return expansions::CannotExpand(instruction, "the matrices are empty");
   const int64_t nb = shape.batch_rank();
   const std::vector<int64_t> dims = shape.Dims({n, n});
   Builder builder("sytrd");
   Op a = builder.Parameter(0, instruction.operands[0]->shape, "a");
-  Op rows = matrix_batch::IotaOf(builder, dims, nb);
-  Op cols = matrix_batch::IotaOf(builder, dims, nb + 1);
-  Op zeros = matrix_batch::Filled(builder, shape.type, 0.0, dims);
+  Op rows = expansions::IndexGrid(builder, dims, nb);
+  Op cols = expansions::IndexGrid(builder, dims, nb + 1);
+  Op zeros = expansions::Filled(builder, shape.type, 0.0, dims);
   Op on_diagonal = builder.Eq(rows, cols);
   Op real_diagonal = matrix_batch::RealAs(builder, matrix_batch::RealPart(builder, a), shape.type);
   Op strict = builder.Select(builder.Gt(rows, cols), a, zeros);
@@ -228,7 +230,7 @@ StatusOr<std::unique_ptr<Module>> ExpandSytrd(const Instruction& instruction) {
   Op below = along(builder.Eq(rows, builder.Add(cols, builder.ConstantR0<int32_t>(1))));
   Op subdiagonal = builder.SliceInDim(below, 0, n - 1, 1, nb);
   builder.Tuple(std::vector<Op>{factor, diagonal, subdiagonal, reduced[1],
-                                matrix_batch::Filled(builder, ElementType::kS32, 0.0, shape.batch)});
+                                expansions::Filled(builder, ElementType::kS32, 0.0, shape.batch)});
   return builder.Build();
 }
 
