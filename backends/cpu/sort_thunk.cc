@@ -1,8 +1,11 @@
 #include "backends/cpu/sort_thunk.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+#include <utility>
 
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/vector_sort.h"
@@ -103,143 +106,11 @@ std::optional<KeyOperand> ResolveKeyOperand(const Instruction* instruction) {
 
 // --- Sorting by key ------------------------------------------------------------
 
-template <typename U>
-struct KeyEntry {
-  U key;
-  uint32_t index;
-};
-
-// Maps an element's bits to an unsigned key in the comparator's order.
-template <typename U>
-struct KeyCoder {
-  SortKeyPlan::Order order;
-  bool is_signed;
-  bool descending;
-  U sign;
-  U exponent;
-  U nan_bits;
-  U zero_bits;
-
-  static U Total(U bits, U sign) {
-    return (bits & sign) ? static_cast<U>(~bits) : static_cast<U>(bits | sign);
-  }
-
-  // False for a NaN under the partial order (no key orders it).
-  bool Encode(U bits, U& key) const {
-    const auto magnitude = static_cast<U>(bits & static_cast<U>(~sign));
-    switch (order) {
-      case SortKeyPlan::Order::kInteger: key = is_signed ? static_cast<U>(bits ^ sign) : bits; break;
-      case SortKeyPlan::Order::kFloat:
-        if (magnitude > exponent) return false;
-        key = Total(magnitude == 0 ? U{0} : bits, sign);
-        break;
-      case SortKeyPlan::Order::kTotalOrder: key = Total(bits, sign); break;
-      case SortKeyPlan::Order::kCanonicalTotalOrder:
-        key = Total(magnitude > exponent ? nan_bits : magnitude == 0 ? zero_bits : bits, sign);
-        break;
-    }
-    if (descending) key = static_cast<U>(~key);
-    return true;
-  }
-};
-
-template <typename U>
-KeyCoder<U> CoderOf(const SortKeyPlan& plan) {
-  KeyCoder<U> coder{plan.order,
-                    IsSignedIntegral(plan.type),
-                    plan.descending,
-                    static_cast<U>(U{1} << (sizeof(U) * 8 - 1)),
-                    0,
-                    static_cast<U>(plan.nan_bits),
-                    static_cast<U>(plan.zero_bits)};
-  if (const std::optional<FloatLayout> layout = LayoutOf(plan.type))
-    coder.exponent = static_cast<U>(layout->exponent);
-  return coder;
-}
-
-// Sorts `n` entries by (key, index), through `scratch`; returns whichever of
-// the two buffers holds the result. Entries arrive in index order, so the
-// stable LSD radix sort by key alone orders equal keys by index.
-template <typename U>
-KeyEntry<U>* SortEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n,
-                         int key_bits = static_cast<int>(sizeof(U)) * 8) {
-  if (n < 128) {
-    std::sort(entries, entries + n, [](const KeyEntry<U>& a, const KeyEntry<U>& b) {
-      return a.key < b.key || (a.key == b.key && a.index < b.index);
-    });
-    return entries;
-  }
-  // 8-bit digits: 256 scatter targets stay in the store buffers and TLB
-  // (11-bit digits were slower here).
-  const int digit = 8;
-  const int passes = (key_bits + digit - 1) / digit;
-  const size_t buckets = size_t{1} << digit;
-  const U mask = static_cast<U>(buckets - 1);
-  thread_local std::vector<uint32_t> counts;
-  counts.assign(static_cast<size_t>(passes) * buckets, 0);
-  for (size_t i = 0; i < n; ++i) {
-    const U key = entries[i].key;
-    for (int pass = 0; pass < passes; ++pass) {
-      ++counts[static_cast<size_t>(pass) * buckets + static_cast<size_t>((key >> (pass * digit)) & mask)];
-    }
-  }
-  KeyEntry<U>* from = entries;
-  KeyEntry<U>* to = scratch;
-  for (int pass = 0; pass < passes; ++pass) {
-    uint32_t* count = counts.data() + static_cast<size_t>(pass) * buckets;
-    // A digit every key shares moves nothing.
-    if (count[static_cast<size_t>((from[0].key >> (pass * digit)) & mask)] == n) continue;
-    uint32_t offset = 0;
-    for (size_t b = 0; b < buckets; ++b) {
-      const uint32_t c = count[b];
-      count[b] = offset;
-      offset += c;
-    }
-    const int shift = pass * digit;
-    for (size_t i = 0; i < n; ++i) {
-      const KeyEntry<U> entry = from[i];
-      to[count[static_cast<size_t>((entry.key >> shift) & mask)]++] = entry;
-    }
-    std::swap(from, to);
-  }
-  return from;
-}
-
-// Sorts `n` entries of a large slice into `entries`: one stable pass by the
-// top 11 bits into `scratch`, then each bucket (on most data small enough
-// for the caches) by the remaining bits, the buckets spread over `pool`.
-template <typename U>
-void SortLargeEntries(KeyEntry<U>* entries, KeyEntry<U>* scratch, size_t n, const IntraOpThreadPool* pool) {
-  constexpr int kKeyBits = static_cast<int>(sizeof(U)) * 8;
-  constexpr int kTopBits = 11;
-  static_assert(kKeyBits > kTopBits);
-  constexpr int kShift = kKeyBits - kTopBits;
-  constexpr size_t kBuckets = size_t{1} << kTopBits;
-  std::vector<uint32_t> start(kBuckets + 1, 0);
-  for (size_t i = 0; i < n; ++i) ++start[static_cast<size_t>(entries[i].key >> kShift) + 1];
-  for (size_t b = 0; b < kBuckets; ++b) start[b + 1] += start[b];
-  std::vector<uint32_t> next(start.begin(), start.end() - 1);
-  for (size_t i = 0; i < n; ++i) scratch[next[static_cast<size_t>(entries[i].key >> kShift)]++] = entries[i];
-  auto sort_buckets = [&](int64_t begin, int64_t end) {
-    for (auto b = static_cast<size_t>(begin); b < static_cast<size_t>(end); ++b) {
-      const size_t length = start[b + 1] - start[b];
-      if (length == 0) continue;
-      const KeyEntry<U>* sorted = SortEntries(scratch + start[b], entries + start[b], length, kShift);
-      if (sorted != entries + start[b]) std::memcpy(entries + start[b], sorted, length * sizeof(KeyEntry<U>));
-    }
-  };
-  if (pool != nullptr && pool->num_threads() > 1) {
-    pool->ParallelFor(static_cast<int64_t>(kBuckets), 16, sort_buckets);
-  } else {
-    sort_buckets(0, static_cast<int64_t>(kBuckets));
-  }
-}
-
 // Writes target[first + p * inner] = source[first + index_of(p) * inner]
 // for p in [p_begin, p_end).
 template <size_t kBytes, typename IndexOf>
-void Gather(const uint8_t* source, uint8_t* target, int64_t first, int64_t inner, const IndexOf& index_of,
-            size_t p_begin, size_t p_end) {
+void GatherSliceElements(const uint8_t* source, uint8_t* target, int64_t first, int64_t inner,
+                         const IndexOf& index_of, size_t p_begin, size_t p_end) {
   for (size_t p = p_begin; p < p_end; ++p) {
     std::memcpy(target + static_cast<size_t>(first + static_cast<int64_t>(p) * inner) * kBytes,
                 source + static_cast<size_t>(first + static_cast<int64_t>(index_of(p)) * inner) * kBytes,
@@ -251,11 +122,11 @@ template <typename IndexOf>
 void GatherOperand(const uint8_t* source, uint8_t* target, size_t bytes, int64_t first, int64_t inner,
                    const IndexOf& index_of, size_t p_begin, size_t p_end) {
   switch (bytes) {
-    case 1: return Gather<1>(source, target, first, inner, index_of, p_begin, p_end);
-    case 2: return Gather<2>(source, target, first, inner, index_of, p_begin, p_end);
-    case 4: return Gather<4>(source, target, first, inner, index_of, p_begin, p_end);
-    case 8: return Gather<8>(source, target, first, inner, index_of, p_begin, p_end);
-    case 16: return Gather<16>(source, target, first, inner, index_of, p_begin, p_end);
+    case 1: return GatherSliceElements<1>(source, target, first, inner, index_of, p_begin, p_end);
+    case 2: return GatherSliceElements<2>(source, target, first, inner, index_of, p_begin, p_end);
+    case 4: return GatherSliceElements<4>(source, target, first, inner, index_of, p_begin, p_end);
+    case 8: return GatherSliceElements<8>(source, target, first, inner, index_of, p_begin, p_end);
+    case 16: return GatherSliceElements<16>(source, target, first, inner, index_of, p_begin, p_end);
     default:
       for (size_t p = p_begin; p < p_end; ++p) {
         std::memcpy(target + static_cast<size_t>(first + static_cast<int64_t>(p) * inner) * bytes,
@@ -275,16 +146,30 @@ struct KeySortJob {
   int64_t inner;
 };
 
-// Slices at least this long take SortLargeEntries.
+// A slice at least this long spreads its passes over the pool's threads and
+// is split into one part per thread before it is sorted.
 constexpr size_t kLargeSlice = 64 * 1024;
 // Slices up to this long are sorted in buffers each thread keeps.
 constexpr size_t kCachedSlice = 64 * 1024;
+// Elements a pass over one long slice gives each parallel task.
+constexpr int64_t kSortPassElementsPerTask = 64 * 1024;
 
-// --- Sorting 4- and 8-byte keys with the vectorised quicksort ----------------
+// Runs `body(begin, end)` over [0, n): split over `pool`'s threads for a
+// long slice, in one go otherwise.
+template <typename Body>
+void OverSlice(size_t n, const IntraOpThreadPool* pool, const Body& body) {
+  if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
+    pool->ParallelFor(static_cast<int64_t>(n), kSortPassElementsPerTask, [&](int64_t begin, int64_t end) {
+      body(static_cast<size_t>(begin), static_cast<size_t>(end));
+    });
+  } else {
+    body(0, n);
+  }
+}
 
-// KeyCoder's Encode and Decode for one order without a branch, so the loops
-// over a slice's elements vectorise (with a switch per element, encoding and
-// decoding 1M f32 keys took as long as sorting them).
+// An element's bits as an unsigned key in one comparator order, without a
+// branch, so the loops over a slice's elements vectorise (with a switch per
+// element, encoding and decoding 1M f32 keys took as long as sorting them).
 template <typename U, SortKeyPlan::Order kOrder>
 struct OrderCoder {
   static constexpr int kTopBit = static_cast<int>(sizeof(U)) * 8 - 1;
@@ -295,13 +180,13 @@ struct OrderCoder {
   U integer_flip;  // the sign bit for signed integers, else 0
   U direction;     // all ones for a descending sort, else 0
 
-  explicit OrderCoder(const KeyCoder<U>& coder)
-      : sign(coder.sign),
-        exponent(coder.exponent),
-        nan_bits(coder.nan_bits),
-        zero_bits(coder.zero_bits),
-        integer_flip(coder.is_signed ? coder.sign : U{0}),
-        direction(coder.descending ? static_cast<U>(~U{0}) : U{0}) {}
+  explicit OrderCoder(const SortKeyPlan& plan)
+      : sign(static_cast<U>(U{1} << kTopBit)),
+        exponent(LayoutOf(plan.type).has_value() ? static_cast<U>(LayoutOf(plan.type)->exponent) : U{0}),
+        nan_bits(static_cast<U>(plan.nan_bits)),
+        zero_bits(static_cast<U>(plan.zero_bits)),
+        integer_flip(IsSignedIntegral(plan.type) ? sign : U{0}),
+        direction(plan.descending ? static_cast<U>(~U{0}) : U{0}) {}
 
   // A NaN's key under the partial order (kFloat) is meaningless: callers
   // count NaNs first (IsNan).
@@ -331,10 +216,12 @@ struct OrderCoder {
     }
   }
   bool IsNan(U bits) const {
-    return kOrder != SortKeyPlan::Order::kInteger && static_cast<U>(bits & static_cast<U>(~sign)) > exponent;
+    if constexpr (kOrder == SortKeyPlan::Order::kInteger) return false;
+    return static_cast<U>(bits & static_cast<U>(~sign)) > exponent;
   }
   bool IsZero(U bits) const {
-    return kOrder != SortKeyPlan::Order::kInteger && static_cast<U>(bits & static_cast<U>(~sign)) == 0;
+    if constexpr (kOrder == SortKeyPlan::Order::kInteger) return false;
+    return static_cast<U>(bits & static_cast<U>(~sign)) == 0;
   }
   // Equal keys stand for different bits: +0 and -0 under the float orders,
   // every NaN under the canonical total order.
@@ -344,6 +231,125 @@ struct OrderCoder {
   U ZeroRepresentative() const { return kOrder == SortKeyPlan::Order::kFloat ? U{0} : zero_bits; }
 };
 
+// Whether any of `n` elements `inner` apart is a NaN (only the partial
+// float order has keys no comparison orders). Flags are OR-ed in the
+// elements' own width, so the loop over a contiguous slice vectorises.
+template <typename U, SortKeyPlan::Order kOrder>
+bool AnyNan(const OrderCoder<U, kOrder>& coder, const U* source, int64_t inner, size_t n,
+            const IntraOpThreadPool* pool) {
+  if constexpr (kOrder != SortKeyPlan::Order::kFloat) return false;
+  std::atomic<bool> any{false};
+  OverSlice(n, pool, [&](size_t begin, size_t end) {
+    const OrderCoder<U, kOrder> local = coder;
+    U flags = 0;
+    if (inner == 1) {
+      for (size_t p = begin; p < end; ++p) flags |= local.IsNan(source[p]) ? U{1} : U{0};
+    } else {
+      for (size_t p = begin; p < end; ++p)
+        flags |= local.IsNan(source[static_cast<int64_t>(p) * inner]) ? U{1} : U{0};
+    }
+    if (flags != 0) any = true;
+  });
+  return any.load();
+}
+
+// Sorts keys[0, n): on one thread, or for a long slice split into one part
+// per thread of `pool` around keys sampled from it (each part's keys below
+// the next part's), and the parts sorted in parallel. Splitting costs one
+// partition pass per halving (VQSort's own, vectorised).
+template <typename K>
+void SortKeys(K* keys, size_t n, const IntraOpThreadPool* pool) {
+  if constexpr (std::is_same_v<K, uint32_t> || std::is_same_v<K, uint64_t>) {
+    if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
+      std::vector<std::pair<size_t, size_t>> parts;
+      constexpr size_t kSamples = 255;
+      std::vector<K> sample(kSamples);
+      // Splits [begin, end) into `count` parts of about equal size.
+      auto split = [&](auto& self, size_t begin, size_t end, int count) -> void {
+        const size_t length = end - begin;
+        if (count <= 1 || length < kLargeSlice / 2) {
+          parts.emplace_back(begin, end);
+          return;
+        }
+        const int left_count = count / 2;
+        for (size_t i = 0; i < kSamples; ++i) sample[i] = keys[begin + (2 * i + 1) * length / (2 * kSamples)];
+        std::sort(sample.begin(), sample.end());
+        const K pivot = sample[kSamples * static_cast<size_t>(left_count) / static_cast<size_t>(count)];
+        size_t bound = VectorPartition(keys + begin, length, pivot);
+        // Every key <= the pivot (many equal keys): split below the pivot.
+        if (bound == length && pivot > 0)
+          bound = VectorPartition(keys + begin, length, static_cast<K>(pivot - 1));
+        if (bound == 0 || bound == length) {
+          parts.emplace_back(begin, end);
+          return;
+        }
+        self(self, begin, begin + bound, left_count);
+        self(self, begin + bound, end, count - left_count);
+      };
+      split(split, 0, n, pool->num_threads());
+      pool->ParallelFor(static_cast<int64_t>(parts.size()), 1, [&](int64_t first, int64_t last) {
+        for (auto i = static_cast<size_t>(first); i < static_cast<size_t>(last); ++i) {
+          VectorSortAscending(keys + parts[i].first, parts[i].second - parts[i].first);
+        }
+      });
+      return;
+    }
+  }
+  VectorSortAscending(keys, n);
+}
+
+// Whether a tied class (OrderCoder::kZerosTie, kNansTie) has members whose
+// bits are not the class's representative.
+struct TiedOthers {
+  bool zeros = false;
+  bool nans = false;
+};
+
+// keys[p] = the key of source[p * inner] for p in [begin, end). The coder
+// comes by value, the keys through a restrict pointer and the flags are
+// OR-ed in the keys' width, so that a contiguous slice's loop vectorises.
+template <typename U, typename W, SortKeyPlan::Order kOrder>
+TiedOthers EncodeLoneKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t inner,
+                          W* __restrict keys, size_t begin, size_t end) {
+  using Coder = OrderCoder<U, kOrder>;
+  const U zero_representative = coder.ZeroRepresentative();
+  const U nan_representative = coder.nan_bits;
+  U zeros = 0, nans = 0;
+  auto encode = [&](size_t p, U bits) {
+    keys[p] = static_cast<W>(coder.Encode(bits));
+    // `&`, not `&&`: no branch in the loop.
+    if constexpr (Coder::kZerosTie)
+      zeros |=
+          static_cast<U>(static_cast<U>(coder.IsZero(bits)) & static_cast<U>(bits != zero_representative));
+    if constexpr (Coder::kNansTie)
+      nans |= static_cast<U>(static_cast<U>(coder.IsNan(bits)) & static_cast<U>(bits != nan_representative));
+  };
+  if (inner == 1) {
+    for (size_t p = begin; p < end; ++p) encode(p, source[p]);
+  } else {
+    for (size_t p = begin; p < end; ++p) encode(p, source[static_cast<int64_t>(p) * inner]);
+  }
+  return TiedOthers{zeros != 0, nans != 0};
+}
+
+// target[p * inner] = the bits keys[p] stands for, for p in [begin, end)
+// (keys may be target itself).
+template <typename U, typename W, SortKeyPlan::Order kOrder>
+void DecodeLoneKeys(const OrderCoder<U, kOrder> coder, const W* keys, U* target, int64_t inner, size_t begin,
+                    size_t end) {
+  if (inner == 1) {
+    for (size_t p = begin; p < end; ++p) target[p] = coder.Decode(static_cast<U>(keys[p]));
+  } else {
+    for (size_t p = begin; p < end; ++p)
+      target[static_cast<int64_t>(p) * inner] = coder.Decode(static_cast<U>(keys[p]));
+  }
+}
+
+// The unsigned word a lone key is sorted as: itself, or a 1-byte key
+// widened to 2 bytes (the narrowest VQSort sorts).
+template <typename U>
+using LoneWord = std::conditional_t<sizeof(U) == 1, uint16_t, U>;
+
 // Sorts one slice of a single operand: its keys alone are sorted and decoded
 // back into the output (a contiguous slice's keys are encoded into the output
 // itself). Where a class of tied keys (OrderCoder::kZerosTie, kNansTie) holds
@@ -351,45 +357,46 @@ struct OrderCoder {
 // with the slice's members in their original order, as a stable sort leaves
 // them. False, with nothing written, for a NaN under the partial order.
 template <typename U, SortKeyPlan::Order kOrder>
-bool VectorSortSingleOperand(const OrderCoder<U, kOrder>& coder, const U* source, U* target, int64_t inner,
-                             size_t n) {
-  const auto at = [inner](size_t p) { return static_cast<size_t>(static_cast<int64_t>(p) * inner); };
-  if constexpr (kOrder == SortKeyPlan::Order::kFloat) {
-    size_t nans = 0;
-    for (size_t p = 0; p < n; ++p) nans += coder.IsNan(source[at(p)]) ? 1 : 0;
-    if (nans > 0) return false;
+bool SortLoneSlice(const OrderCoder<U, kOrder>& coder, const U* source, U* target, int64_t inner, size_t n,
+                   const IntraOpThreadPool* pool) {
+  using W = LoneWord<U>;
+  if (AnyNan(coder, source, inner, n, pool)) return false;
+  thread_local std::vector<W> cached;
+  std::vector<W> owned;
+  W* keys = nullptr;
+  if constexpr (std::is_same_v<W, U>) {
+    if (inner == 1) keys = target;
   }
-  std::unique_ptr<U[]> strided_keys;
-  U* keys = target;
-  if (inner != 1) {
-    strided_keys.reset(new U[n]);
-    keys = strided_keys.get();
+  if (keys == nullptr) {
+    std::vector<W>& memory = n <= kCachedSlice ? cached : owned;
+    if (memory.size() < n) memory.resize(n);
+    keys = memory.data();
   }
-  size_t other_zeros = 0, other_nans = 0;  // tied members that are not the representative
+  std::atomic<bool> other_zeros{false}, other_nans{false};  // tied members that are not the representative
   const U zero_representative = coder.ZeroRepresentative();
-  for (size_t p = 0; p < n; ++p) {
-    const U bits = source[at(p)];
-    keys[p] = coder.Encode(bits);
-    if constexpr (OrderCoder<U, kOrder>::kZerosTie)
-      other_zeros += (coder.IsZero(bits) && bits != zero_representative) ? 1 : 0;
-    if constexpr (OrderCoder<U, kOrder>::kNansTie)
-      other_nans += (coder.IsNan(bits) && bits != coder.nan_bits) ? 1 : 0;
-  }
-  VectorSortAscending(keys, n);
+  OverSlice(n, pool, [&](size_t begin, size_t end) {
+    const TiedOthers others = EncodeLoneKeys(coder, source, inner, keys, begin, end);
+    if (others.zeros) other_zeros = true;
+    if (others.nans) other_nans = true;
+  });
+  SortKeys(keys, n, pool);
   // Where each run to rewrite starts, found before decoding overwrites keys.
   const auto run_start = [&](U representative) {
-    return static_cast<size_t>(std::lower_bound(keys, keys + n, coder.Encode(representative)) - keys);
+    return static_cast<size_t>(
+        std::lower_bound(keys, keys + n, static_cast<W>(coder.Encode(representative))) - keys);
   };
-  const size_t zeros_start = other_zeros > 0 ? run_start(zero_representative) : 0;
-  const size_t nans_start = other_nans > 0 ? run_start(coder.nan_bits) : 0;
-  for (size_t p = 0; p < n; ++p) target[at(p)] = coder.Decode(keys[p]);
-  if (other_zeros > 0) {
+  const size_t zeros_start = other_zeros ? run_start(zero_representative) : 0;
+  const size_t nans_start = other_nans ? run_start(coder.nan_bits) : 0;
+  OverSlice(n, pool,
+            [&](size_t begin, size_t end) { DecodeLoneKeys(coder, keys, target, inner, begin, end); });
+  const auto at = [inner](size_t p) { return static_cast<size_t>(static_cast<int64_t>(p) * inner); };
+  if (other_zeros) {
     size_t out = zeros_start;
     for (size_t p = 0; p < n; ++p) {
       if (coder.IsZero(source[at(p)])) target[at(out++)] = source[at(p)];
     }
   }
-  if (other_nans > 0) {
+  if (other_nans) {
     size_t out = nans_start;
     for (size_t p = 0; p < n; ++p) {
       if (coder.IsNan(source[at(p)])) target[at(out++)] = source[at(p)];
@@ -398,163 +405,176 @@ bool VectorSortSingleOperand(const OrderCoder<U, kOrder>& coder, const U* source
   return true;
 }
 
-// A key with its position below it: (key, position) order is the stable order.
-template <typename U>
-struct PackedKeyOf;
-template <>
-struct PackedKeyOf<uint32_t> {
-  using Type = uint64_t;
-  static uint64_t Pack(uint32_t key, uint32_t position) { return (uint64_t{key} << 32) | position; }
-  static uint32_t Position(uint64_t packed) { return static_cast<uint32_t>(packed); }
+// A key with its position below it in one unsigned word: (key, position)
+// order is the stable order. Keys of up to 2 bytes share 32 bits with
+// positions when the slice is short enough, others take 64 bits (8-byte
+// keys: 128).
+template <typename U, typename P>
+struct PackedKey {
+  using Type = P;
+  static constexpr int kShift = static_cast<int>(sizeof(P) - sizeof(U)) * 8;
+  static constexpr size_t kMaxLength = size_t{1} << std::min(kShift, 32);
+  static P Pack(U key, uint32_t position) { return static_cast<P>((P{key} << kShift) | position); }
+  static uint32_t Position(P packed) {
+    return static_cast<uint32_t>(packed & static_cast<P>((P{1} << std::min(kShift, 32)) - 1));
+  }
+  static U Key(P packed) { return static_cast<U>(packed >> kShift); }
 };
 template <>
-struct PackedKeyOf<uint64_t> {
+struct PackedKey<uint64_t, WideKey> {
   using Type = WideKey;
   static WideKey Pack(uint64_t key, uint32_t position) { return WideKey{position, key}; }
   static uint32_t Position(const WideKey& packed) { return static_cast<uint32_t>(packed.lo); }
+  static uint64_t Key(const WideKey& packed) { return packed.hi; }
 };
 
-// Sorts slices [begin, end) of 4- or 8-byte keys under one order with the
-// vectorised quicksort: a single operand by its keys alone, otherwise
-// (key, position) pairs whose positions gather every operand (over `pool`'s
-// threads for a long slice).
-template <typename U, SortKeyPlan::Order kOrder, typename ByComparator>
-void VectorKeySortSlicesInOrder(void* const* slots, const KeySortJob& job, int64_t begin, int64_t end,
-                                const ByComparator& by_comparator, const IntraOpThreadPool* pool) {
-  const SortKeyPlan& plan = *job.plan;
-  const OrderCoder<U, kOrder> coder(CoderOf<U>(plan));
-  const auto n = static_cast<size_t>(job.length);
-  const auto* keys = static_cast<const U*>(slots[(*job.inputs)[static_cast<size_t>(plan.operand)]]);
-  using Packing = PackedKeyOf<U>;
+// packed[p] = (the key of source[p * inner], p) for p in [begin, end); the
+// flags as in EncodeLoneKeys.
+template <typename Packing, typename U, SortKeyPlan::Order kOrder>
+TiedOthers PackKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t inner,
+                    typename Packing::Type* __restrict packed, size_t begin, size_t end) {
+  using Coder = OrderCoder<U, kOrder>;
+  const U zero_representative = coder.ZeroRepresentative();
+  const U nan_representative = coder.nan_bits;
+  U zeros = 0, nans = 0;
+  auto pack = [&](size_t p, U bits) {
+    packed[p] = Packing::Pack(coder.Encode(bits), static_cast<uint32_t>(p));
+    if constexpr (Coder::kZerosTie)
+      zeros |=
+          static_cast<U>(static_cast<U>(coder.IsZero(bits)) & static_cast<U>(bits != zero_representative));
+    if constexpr (Coder::kNansTie)
+      nans |= static_cast<U>(static_cast<U>(coder.IsNan(bits)) & static_cast<U>(bits != nan_representative));
+  };
+  if (inner == 1) {
+    for (size_t p = begin; p < end; ++p) pack(p, source[p]);
+  } else {
+    for (size_t p = begin; p < end; ++p) pack(p, source[static_cast<int64_t>(p) * inner]);
+  }
+  return TiedOthers{zeros != 0, nans != 0};
+}
+
+// Whether a 4- or 8-byte integer operand's slice holds its positions 0, 1,
+// ... n - 1 (the iota an argsort sorts beside its keys): its sorted slice
+// is then the sorted positions themselves.
+template <typename T>
+bool SliceIsItsPositions(const T* slice, int64_t inner, size_t n, const IntraOpThreadPool* pool) {
+  std::atomic<bool> differs{false};
+  OverSlice(n, pool, [&](size_t begin, size_t end) {
+    T mismatch = 0;
+    for (size_t p = begin; p < end; ++p)
+      mismatch |= static_cast<T>(slice[static_cast<int64_t>(p) * inner] ^ static_cast<T>(p));
+    if (mismatch != 0) differs = true;
+  });
+  return !differs.load();
+}
+
+// Sorts one slice by (key, position) words and gathers every operand by the
+// positions. False, with nothing written, for a NaN under the partial order.
+template <typename Packing, typename U, SortKeyPlan::Order kOrder>
+bool SortPackedSlice(void* const* slots, const KeySortJob& job, const OrderCoder<U, kOrder>& coder,
+                     const U* source, int64_t first, const IntraOpThreadPool* pool) {
   using Packed = typename Packing::Type;
+  const auto n = static_cast<size_t>(job.length);
+  if (AnyNan(coder, source, job.inner, n, pool)) return false;
   // Short slices reuse a thread's buffer; a long slice's is freed after the
   // sort, so no thread keeps it.
   thread_local std::vector<Packed> cached;
   std::vector<Packed> owned;
+  std::vector<Packed>& memory = n <= kCachedSlice ? cached : owned;
+  if (memory.size() < n) memory.resize(n);
+  Packed* packed = memory.data();
+  std::atomic<bool> other_zeros{false}, other_nans{false};
+  OverSlice(n, pool, [&](size_t begin, size_t end) {
+    const TiedOthers others = PackKeys<Packing>(coder, source, job.inner, packed, begin, end);
+    if (others.zeros) other_zeros = true;
+    if (others.nans) other_nans = true;
+  });
+  SortKeys(packed, n, pool);
+  // Each operand's sorted slice: the key operand decoded from the sorted
+  // words (unless tied keys hold other bits), an operand holding its
+  // positions written from them, others gathered by position (on a long
+  // slice, reads all over the operand).
+  for (size_t k = 0; k < job.inputs->size(); ++k) {
+    const void* input = slots[(*job.inputs)[k]];
+    void* output = slots[(*job.outputs)[k]];
+    const int bytes = (*job.element_bytes)[k];
+    const auto at = [&](size_t p) { return first + static_cast<int64_t>(p) * job.inner; };
+    if (static_cast<int>(k) == job.plan->operand && !other_zeros && !other_nans) {
+      U* target = static_cast<U*>(output);
+      OverSlice(n, pool, [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) target[at(p)] = coder.Decode(Packing::Key(packed[p]));
+      });
+    } else if (bytes == 4 && static_cast<int>(k) != job.plan->operand &&
+               SliceIsItsPositions(static_cast<const uint32_t*>(input) + first, job.inner, n, pool)) {
+      uint32_t* target = static_cast<uint32_t*>(output);
+      OverSlice(n, pool, [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) target[at(p)] = Packing::Position(packed[p]);
+      });
+    } else if (bytes == 8 && static_cast<int>(k) != job.plan->operand &&
+               SliceIsItsPositions(static_cast<const uint64_t*>(input) + first, job.inner, n, pool)) {
+      uint64_t* target = static_cast<uint64_t*>(output);
+      OverSlice(n, pool, [&](size_t begin, size_t end) {
+        for (size_t p = begin; p < end; ++p) target[at(p)] = Packing::Position(packed[p]);
+      });
+    } else {
+      OverSlice(n, pool, [&](size_t begin, size_t end) {
+        GatherOperand(
+            static_cast<const uint8_t*>(input), static_cast<uint8_t*>(output), static_cast<size_t>(bytes),
+            first, job.inner, [packed](size_t p) { return Packing::Position(packed[p]); }, begin, end);
+      });
+    }
+  }
+  return true;
+}
+
+// Sorts slices [begin, end) of keys under one order with the vectorised
+// quicksort: a single operand by its keys alone, otherwise (key, position)
+// words whose positions gather every operand. `pool` (null inside a
+// parallel loop over slices) spreads a long slice's work over its threads.
+template <typename U, SortKeyPlan::Order kOrder, typename ByComparator>
+void KeySortSlicesInOrder(void* const* slots, const KeySortJob& job, int64_t begin, int64_t end,
+                          const ByComparator& by_comparator, const IntraOpThreadPool* pool) {
+  const SortKeyPlan& plan = *job.plan;
+  const OrderCoder<U, kOrder> coder(plan);
+  const auto n = static_cast<size_t>(job.length);
+  const auto* keys = static_cast<const U*>(slots[(*job.inputs)[static_cast<size_t>(plan.operand)]]);
   for (int64_t slice = begin; slice < end; ++slice) {
     const int64_t first = (slice / job.inner) * job.length * job.inner + slice % job.inner;
     const U* source = keys + first;
+    bool sorted = false;
     if (job.inputs->size() == 1) {
-      if (!VectorSortSingleOperand<U, kOrder>(
-              coder, source, static_cast<U*>(slots[(*job.outputs)[0]]) + first, job.inner, n)) {
-        by_comparator(slice);
-      }
-      continue;
-    }
-    std::vector<Packed>& memory = n <= kCachedSlice ? cached : owned;
-    if (memory.size() < n) memory.resize(n);
-    Packed* packed = memory.data();
-    size_t nans = 0;
-    for (size_t p = 0; p < n; ++p) {
-      const U bits = source[static_cast<size_t>(static_cast<int64_t>(p) * job.inner)];
-      if constexpr (kOrder == SortKeyPlan::Order::kFloat) nans += coder.IsNan(bits) ? 1 : 0;
-      packed[p] = Packing::Pack(coder.Encode(bits), static_cast<uint32_t>(p));
-    }
-    if (nans > 0) {
-      by_comparator(slice);
-      continue;
-    }
-    VectorSortAscending(packed, n);
-    auto gather = [&](int64_t p_begin, int64_t p_end) {
-      for (size_t k = 0; k < job.inputs->size(); ++k) {
-        GatherOperand(
-            static_cast<const uint8_t*>(slots[(*job.inputs)[k]]),
-            static_cast<uint8_t*>(slots[(*job.outputs)[k]]), static_cast<size_t>((*job.element_bytes)[k]),
-            first, job.inner, [packed](size_t p) { return Packing::Position(packed[p]); },
-            static_cast<size_t>(p_begin), static_cast<size_t>(p_end));
-      }
-    };
-    if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
-      pool->ParallelFor(static_cast<int64_t>(n), kSortElementsPerTask, gather);
+      sorted = SortLoneSlice<U, kOrder>(coder, source, static_cast<U*>(slots[(*job.outputs)[0]]) + first,
+                                        job.inner, n, pool);
+    } else if constexpr (sizeof(U) == 8) {
+      sorted = SortPackedSlice<PackedKey<U, WideKey>>(slots, job, coder, source, first, pool);
+    } else if constexpr (sizeof(U) <= 2) {
+      sorted = n <= PackedKey<U, uint32_t>::kMaxLength
+                   ? SortPackedSlice<PackedKey<U, uint32_t>>(slots, job, coder, source, first, pool)
+                   : SortPackedSlice<PackedKey<U, uint64_t>>(slots, job, coder, source, first, pool);
     } else {
-      gather(0, static_cast<int64_t>(n));
+      sorted = SortPackedSlice<PackedKey<U, uint64_t>>(slots, job, coder, source, first, pool);
     }
-  }
-}
-
-template <typename U, typename ByComparator>
-void VectorKeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int64_t end,
-                         const ByComparator& by_comparator, const IntraOpThreadPool* pool) {
-  switch (job.plan->order) {
-    case SortKeyPlan::Order::kInteger:
-      return VectorKeySortSlicesInOrder<U, SortKeyPlan::Order::kInteger>(slots, job, begin, end,
-                                                                         by_comparator, pool);
-    case SortKeyPlan::Order::kFloat:
-      return VectorKeySortSlicesInOrder<U, SortKeyPlan::Order::kFloat>(slots, job, begin, end, by_comparator,
-                                                                       pool);
-    case SortKeyPlan::Order::kTotalOrder:
-      return VectorKeySortSlicesInOrder<U, SortKeyPlan::Order::kTotalOrder>(slots, job, begin, end,
-                                                                            by_comparator, pool);
-    case SortKeyPlan::Order::kCanonicalTotalOrder:
-      return VectorKeySortSlicesInOrder<U, SortKeyPlan::Order::kCanonicalTotalOrder>(slots, job, begin, end,
-                                                                                     by_comparator, pool);
+    if (!sorted) by_comparator(slice);
   }
 }
 
 // Sorts slices [begin, end) by key; a slice whose keys cannot be encoded
-// (NaN under the partial order) goes to `by_comparator`. `pool` (null inside
-// a parallel loop over slices) spreads a large slice's work over threads.
+// (NaN under the partial order) goes to `by_comparator`.
 template <typename U, typename ByComparator>
 void KeySortSlices(void* const* slots, const KeySortJob& job, int64_t begin, int64_t end,
                    const ByComparator& by_comparator, const IntraOpThreadPool* pool) {
-  if constexpr (sizeof(U) >= 4) {
-    return VectorKeySortSlices<U>(slots, job, begin, end, by_comparator, pool);
-  }
-  const SortKeyPlan& plan = *job.plan;
-  const KeyCoder<U> coder = CoderOf<U>(plan);
-  const auto n = static_cast<size_t>(job.length);
-  // Short slices reuse a thread's buffers; a long slice's are freed after the
-  // sort, so no thread keeps them.
-  thread_local std::vector<KeyEntry<U>> cached;
-  std::unique_ptr<KeyEntry<U>[]> owned;
-  KeyEntry<U>* entries;
-  if (n <= kCachedSlice) {
-    if (cached.size() < 2 * n) cached.resize(2 * n);
-    entries = cached.data();
-  } else {
-    owned.reset(new KeyEntry<U>[2 * n]);
-    entries = owned.get();
-  }
-  KeyEntry<U>* scratch = entries + n;
-  const auto* keys = static_cast<const uint8_t*>(slots[(*job.inputs)[static_cast<size_t>(plan.operand)]]);
-  for (int64_t slice = begin; slice < end; ++slice) {
-    const int64_t first = (slice / job.inner) * job.length * job.inner + slice % job.inner;
-    bool encoded = true;
-    for (size_t p = 0; p < n && encoded; ++p) {
-      U bits;
-      std::memcpy(&bits, keys + static_cast<size_t>(first + static_cast<int64_t>(p) * job.inner) * sizeof(U),
-                  sizeof(U));
-      entries[p].index = static_cast<uint32_t>(p);
-      encoded = coder.Encode(bits, entries[p].key);
-    }
-    if (!encoded) {
-      by_comparator(slice);
-      continue;
-    }
-    const KeyEntry<U>* sorted = entries;
-    if constexpr (sizeof(U) >= 2) {
-      if (n >= kLargeSlice) {
-        SortLargeEntries(entries, scratch, n, pool);
-      } else {
-        sorted = SortEntries(entries, scratch, n);
-      }
-    } else {
-      sorted = SortEntries(entries, scratch, n);
-    }
-    auto gather = [&](int64_t p_begin, int64_t p_end) {
-      for (size_t k = 0; k < job.inputs->size(); ++k) {
-        GatherOperand(
-            static_cast<const uint8_t*>(slots[(*job.inputs)[k]]),
-            static_cast<uint8_t*>(slots[(*job.outputs)[k]]), static_cast<size_t>((*job.element_bytes)[k]),
-            first, job.inner, [sorted](size_t p) { return sorted[p].index; }, static_cast<size_t>(p_begin),
-            static_cast<size_t>(p_end));
-      }
-    };
-    if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
-      pool->ParallelFor(static_cast<int64_t>(n), kSortElementsPerTask, gather);
-    } else {
-      gather(0, static_cast<int64_t>(n));
-    }
+  switch (job.plan->order) {
+    case SortKeyPlan::Order::kInteger:
+      return KeySortSlicesInOrder<U, SortKeyPlan::Order::kInteger>(slots, job, begin, end, by_comparator,
+                                                                   pool);
+    case SortKeyPlan::Order::kFloat:
+      return KeySortSlicesInOrder<U, SortKeyPlan::Order::kFloat>(slots, job, begin, end, by_comparator, pool);
+    case SortKeyPlan::Order::kTotalOrder:
+      return KeySortSlicesInOrder<U, SortKeyPlan::Order::kTotalOrder>(slots, job, begin, end, by_comparator,
+                                                                      pool);
+    case SortKeyPlan::Order::kCanonicalTotalOrder:
+      return KeySortSlicesInOrder<U, SortKeyPlan::Order::kCanonicalTotalOrder>(slots, job, begin, end,
+                                                                               by_comparator, pool);
   }
 }
 

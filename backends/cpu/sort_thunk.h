@@ -10,17 +10,19 @@
 // under the partial order), with XLA's TOTALORDER comparison, or with the
 // total order after the canonicalisation jnp.sort / jnp.argsort export
 // (NaN -> one NaN, -0 -> +0), with any number of passenger operands. Each
-// element's key becomes an unsigned integer whose order is the comparator's.
-// 4- and 8-byte keys are sorted with Highway's vectorised quicksort
-// (vector_sort.h): a lone operand's keys by themselves, decoded back into
-// the output (where equal keys stand for different bits, +0/-0 or NaNs under
-// the canonical order, their run is rewritten in input order), otherwise
-// (key, position) pairs packed into one wider integer, whose positions
-// gather every operand. 1- and 2-byte keys are sorted by (key, position)
-// with an LSD radix sort (a large slice is first split by its top 11 bits,
-// and the buckets sorted over the threads). Either way the result equals the
-// stable merge sort's, bit for bit. A slice with a NaN key under the partial
-// order (no strict weak order) is sorted by the comparator.
+// element's key becomes an unsigned integer whose order is the comparator's,
+// and keys of every width are sorted with Highway's vectorised quicksort
+// (vector_sort.h): a lone operand's keys by themselves (1-byte keys widened
+// to 2), decoded back into the output (where equal keys stand for different
+// bits, +0/-0 or NaNs under the canonical order, their run is rewritten in
+// input order), otherwise (key, position) pairs packed into one wider
+// integer (32 bits for 1- and 2-byte keys of short slices, 64 for 4-byte
+// keys, 128 for 8-byte ones), whose positions gather every operand. Rows are
+// sorted in parallel; one long slice spreads its passes over the threads
+// and is split around sampled keys into one part per thread. Either way the
+// result equals the stable merge sort's, bit for bit. A slice with a NaN
+// key under the partial order (no strict weak order) is sorted by the
+// comparator.
 #pragma once
 
 #include <cstdint>

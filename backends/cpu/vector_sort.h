@@ -6,11 +6,9 @@
 // algorithm (equal keys are equal bit patterns, or carry distinct positions),
 // so a quicksort serves stable sorts too.
 //
-// One slice is sorted by one thread (slices run in parallel). Splitting a
-// slice over the threads did not pay on the 2-core machine here: VQSort
-// sorts 1M 4-byte keys in about 5 ms, and both ways of splitting cost as
-// much again on one core (merging sorted halves, a chain of dependent loads,
-// about 4 ns a key; scattering into buckets by the top bits, about 6 ms).
+// Slices are sorted in parallel, one per thread; one long slice is first
+// split by VectorPartition around sampled pivots (sort_thunk.cc), and the
+// parts sorted on the threads.
 #pragma once
 
 #include <cstddef>
@@ -25,8 +23,14 @@ struct alignas(16) WideKey {
 };
 
 // Sorts keys[0, n) ascending, in place.
+void VectorSortAscending(uint16_t* keys, size_t n);
 void VectorSortAscending(uint32_t* keys, size_t n);
 void VectorSortAscending(uint64_t* keys, size_t n);
 void VectorSortAscending(WideKey* keys, size_t n);
+
+// Moves the keys of keys[0, n) that are <= pivot to its front, the others
+// behind them, and returns how many are <= pivot.
+size_t VectorPartition(uint32_t* keys, size_t n, uint32_t pivot);
+size_t VectorPartition(uint64_t* keys, size_t n, uint64_t pivot);
 
 }  // namespace kiln::cpu

@@ -345,9 +345,8 @@ std::vector<Literal> KeySortArguments(const Module& module, ElementType key_type
 // Compiles the case, expects `kind` ("key_sort" or "sort") as its one sort
 // thunk, and compares every result with the interpreter's bit for bit, on 1,
 // 2 and 3 intra-op threads.
-void ExpectKeySortArgumentsMatchInterpreter(const KeySortCase& c, const std::vector<Literal>& arguments,
-                                            const std::string& kind = "key_sort") {
-  const std::string text = KeySortModule(c);
+void ExpectSortTextMatchesInterpreter(const std::string& text, const std::vector<Literal>& arguments,
+                                      const std::string& kind = "key_sort") {
   SCOPED_TRACE(text.size() > 2000 ? text.substr(text.size() - 400) : text);
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
   ASSERT_NE(module, nullptr);
@@ -377,6 +376,11 @@ void ExpectKeySortArgumentsMatchInterpreter(const KeySortCase& c, const std::vec
       EXPECT_TRUE(got == want[r]) << threads << " threads, result " << r;
     }
   }
+}
+
+void ExpectKeySortArgumentsMatchInterpreter(const KeySortCase& c, const std::vector<Literal>& arguments,
+                                            const std::string& kind = "key_sort") {
+  ExpectSortTextMatchesInterpreter(KeySortModule(c), arguments, kind);
 }
 
 // The same on keys FillKeys makes (with `specials`: NaNs of both signs,
@@ -461,9 +465,10 @@ TEST(RuntimeKeySortTest, KeyAfterPassengersSwappedOperandsAndUnstableSorts) {
   ExpectKeySortMatchesInterpreter(alone);
 }
 
-TEST(RuntimeKeySortTest, LargeSlicesSplitByTheirTopBitsMatchTheInterpreter) {
-  // 1-D slices of 64Ki elements and more are split by their top bits first
-  // and the buckets sorted over the threads.
+TEST(RuntimeKeySortTest, LargeSlicesOfEveryWidthMatchTheInterpreter) {
+  // 1-D slices of 64Ki elements and more spread their passes over the
+  // threads; 2-byte keys past 64Ki positions take 64-bit (key, position)
+  // words instead of 32-bit ones.
   for (const char* type : {"u16", "s64", "f64"}) {
     KeySortCase c{type, "GT"};
     c.dimensions = {70000};
@@ -478,23 +483,23 @@ TEST(RuntimeKeySortTest, LargeSlicesSplitByTheirTopBitsMatchTheInterpreter) {
   ExpectKeySortMatchesInterpreter(total);
 }
 
-// --- 4- and 8-byte keys: Highway's vectorised quicksort -------------------------
-
-const char* const kVectorKeyTypes[] = {"f32", "f64", "s32", "s64", "u32", "u64"};
+// --- Every key type: Highway's vectorised quicksort ------------------------------
 
 TEST(RuntimeVectorKeySortTest, EveryLengthDirectionAndOrderMatchesTheInterpreter) {
-  // Rows of 1, 2, 17 and 1024 keys (several rows, so slices run in parallel
-  // too), alone (the keys are sorted and decoded) or with passengers
-  // ((key, position) pairs), stable and not.
-  for (const char* type : kVectorKeyTypes) {
-    const bool is_float = type[0] == 'f';
+  // Rows of 1, 2, 17, 1024 and 1025 keys of every type (several rows, so
+  // slices run in parallel too), alone (the keys are sorted and decoded;
+  // 1-byte keys widened to 2) or with passengers ((key, position) words of
+  // 32 bits for 1- and 2-byte keys, 64 for 4-byte, 128 for 8-byte), stable
+  // and not, on keys with NaNs of both signs, signed zeros and many ties.
+  for (const char* type : kKeyTypes) {
+    const bool is_float = type[0] == 'f' || type[0] == 'b';
     const std::vector<KeyCompare> compares =
         is_float ? std::vector<KeyCompare>{KeyCompare::kTotalOrder, KeyCompare::kCanonical}
                  : std::vector<KeyCompare>{KeyCompare::kPlain};
     for (const KeyCompare compare : compares) {
       for (const char* direction : {"LT", "GT"}) {
         for (const bool passengers : {false, true}) {
-          for (const int64_t length : {1, 2, 17, 1024}) {
+          for (const int64_t length : {1, 2, 17, 1024, 1025}) {
             KeySortCase c{type, direction, compare};
             c.dimensions = {3, length};
             c.dimension = 1;
@@ -503,6 +508,23 @@ TEST(RuntimeVectorKeySortTest, EveryLengthDirectionAndOrderMatchesTheInterpreter
             ExpectKeySortMatchesInterpreter(c);
           }
         }
+      }
+    }
+  }
+}
+
+TEST(RuntimeVectorKeySortTest, StridedSlicesOfEveryKeyTypeMatchTheInterpreter) {
+  // Sorting along the first dimension: each slice's elements lie `inner`
+  // apart, gathered into the thread's buffer and written back strided.
+  for (const char* type : kKeyTypes) {
+    const bool is_float = type[0] == 'f' || type[0] == 'b';
+    for (const bool passengers : {false, true}) {
+      for (const int64_t length : {17, 1025}) {
+        KeySortCase c{type, "GT", is_float ? KeyCompare::kCanonical : KeyCompare::kPlain};
+        c.dimensions = {length, 3};
+        c.dimension = 0;
+        c.passengers = passengers;
+        ExpectKeySortMatchesInterpreter(c);
       }
     }
   }
@@ -544,8 +566,9 @@ TEST(RuntimeVectorKeySortTest, PlainFloatCompareKeepsSignedZerosInTheirOrder) {
 
 TEST(RuntimeVectorKeySortTest, LongSlicesMatchTheInterpreter) {
   // One long slice as jnp.sort exports it, and a long argsort (positions
-  // gathered over the threads). Past 64Ki keys nothing changes in the
-  // vectorised path; the lengths stay short because the interpreter's
+  // gathered over the threads): past 64Ki keys, 4-byte keys alone and
+  // 4-byte keys with positions are split into one part per thread before
+  // they are sorted. The lengths stay short because the interpreter's
   // comparator sort, the reference, takes about 25 s for 1 << 20 keys (and
   // many times that under the sanitizers).
   KeySortCase sort{"f32", "LT", KeyCompare::kCanonical};
@@ -560,6 +583,76 @@ TEST(RuntimeVectorKeySortTest, LongSlicesMatchTheInterpreter) {
   ExpectKeySortMatchesInterpreter(wide);
   wide.passengers = false;
   ExpectKeySortMatchesInterpreter(wide);
+}
+
+// A long slice of `n` keys holding only `values` distinct values (one
+// value: nothing to split around).
+Literal FewValueKeys(int64_t n, int values) {
+  std::vector<uint32_t> keys;
+  std::mt19937 random(5);
+  for (int64_t i = 0; i < n; ++i) keys.push_back(values == 1 ? 7u : static_cast<uint32_t>(random() % values));
+  return Literal::FromVector<uint32_t>(keys, {n});
+}
+
+TEST(RuntimeVectorKeySortTest, LongSlicesOfFewValuesSplitOverThreadsMatchTheInterpreter) {
+  // A long slice is split around sampled keys into one part per thread;
+  // with one value nothing splits, with two the split falls below the
+  // pivot, alone and with passengers (1, 2 and 3 threads).
+  for (const int values : {1, 2, 3}) {
+    for (const bool passengers : {false, true}) {
+      KeySortCase c{"u32", "LT"};
+      c.dimensions = {70000};
+      c.passengers = passengers;
+      std::unique_ptr<Module> module = testing::ParseOrDie(KeySortModule(c));
+      ASSERT_NE(module, nullptr);
+      std::vector<Literal> arguments = KeySortArguments(*module, ElementType::kU32, false, 11);
+      arguments[0] = FewValueKeys(70000, values);
+      ExpectKeySortArgumentsMatchInterpreter(c, arguments);
+    }
+  }
+}
+
+TEST(RuntimeVectorKeySortTest, PassengersThatHoldTheirPositionsOrNearlyMatchTheInterpreter) {
+  // Passengers are written from the sorted positions when their slice holds
+  // 0, 1, ... n - 1 (4- and 8-byte, along the sorted dimension), gathered
+  // otherwise: an iota along the other dimension, and positions with one
+  // element changed. The keys are decoded from the sorted words unless tied
+  // keys hold other bits (-0 beside +0 here, under the plain float order).
+  const char* text = R"(HloModule m
+cmp {
+  p0 = f32[] parameter(0)
+  p1 = f32[] parameter(1)
+  p2 = s32[] parameter(2)
+  p3 = s32[] parameter(3)
+  p4 = u64[] parameter(4)
+  p5 = u64[] parameter(5)
+  p6 = s32[] parameter(6)
+  p7 = s32[] parameter(7)
+  ROOT lt = pred[] compare(p0, p1), direction=GT
+}
+ENTRY e {
+  k = f32[3,1025] parameter(0)
+  near = s32[3,1025] parameter(1)
+  positions = u64[3,1025] iota(), iota_dimension=1
+  rows = s32[3,1025] iota(), iota_dimension=0
+  ROOT s = (f32[3,1025], s32[3,1025], u64[3,1025], s32[3,1025]) sort(k, near, positions, rows), dimensions={1}, is_stable=true, to_apply=cmp
+})";
+  for (const bool signed_zeros : {false, true}) {
+    std::vector<float> keys;
+    std::vector<int32_t> near;
+    std::mt19937 random(9);
+    for (int row = 0; row < 3; ++row) {
+      for (int p = 0; p < 1025; ++p) {
+        const auto value = static_cast<float>(static_cast<int>(random() % 31) - 15);
+        keys.push_back(signed_zeros && value == 0 && random() % 2 == 0 ? -0.0f : value);
+        near.push_back(row == 1 && p == 700 ? 3 : p);
+      }
+    }
+    std::vector<Literal> arguments;
+    arguments.push_back(Literal::FromVector<float>(keys, {3, 1025}));
+    arguments.push_back(Literal::FromVector<int32_t>(near, {3, 1025}));
+    ExpectSortTextMatchesInterpreter(text, arguments);
+  }
 }
 
 TEST(RuntimeKeySortTest, ArgsortAsJaxExportsItUsesTheKeyPath) {
