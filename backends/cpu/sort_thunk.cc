@@ -309,8 +309,9 @@ struct TiedOthers {
 // comes by value, the keys through a restrict pointer and the flags are
 // OR-ed in the keys' width, so that a contiguous slice's loop vectorises.
 template <typename U, typename W, SortKeyPlan::Order kOrder>
-TiedOthers EncodeLoneKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t inner,
-                          W* __restrict keys, size_t begin, size_t end) {
+[[gnu::always_inline]] inline TiedOthers EncodeLoneKeysBody(const OrderCoder<U, kOrder> coder,
+                                                            const U* source, int64_t inner,
+                                                            W* __restrict keys, size_t begin, size_t end) {
   using Coder = OrderCoder<U, kOrder>;
   const U zero_representative = coder.ZeroRepresentative();
   const U nan_representative = coder.nan_bits;
@@ -335,8 +336,8 @@ TiedOthers EncodeLoneKeys(const OrderCoder<U, kOrder> coder, const U* source, in
 // target[p * inner] = the bits keys[p] stands for, for p in [begin, end)
 // (keys may be target itself).
 template <typename U, typename W, SortKeyPlan::Order kOrder>
-void DecodeLoneKeys(const OrderCoder<U, kOrder> coder, const W* keys, U* target, int64_t inner, size_t begin,
-                    size_t end) {
+[[gnu::always_inline]] inline void DecodeLoneKeysBody(const OrderCoder<U, kOrder> coder, const W* keys,
+                                                      U* target, int64_t inner, size_t begin, size_t end) {
   if (inner == 1) {
     for (size_t p = begin; p < end; ++p) target[p] = coder.Decode(static_cast<U>(keys[p]));
   } else {
@@ -431,8 +432,10 @@ struct PackedKey<uint64_t, WideKey> {
 // packed[p] = (the key of source[p * inner], p) for p in [begin, end); the
 // flags as in EncodeLoneKeys.
 template <typename Packing, typename U, SortKeyPlan::Order kOrder>
-TiedOthers PackKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t inner,
-                    typename Packing::Type* __restrict packed, size_t begin, size_t end) {
+[[gnu::always_inline]] inline TiedOthers PackKeysBody(const OrderCoder<U, kOrder> coder, const U* source,
+                                                      int64_t inner,
+                                                      typename Packing::Type* __restrict packed, size_t begin,
+                                                      size_t end) {
   using Coder = OrderCoder<U, kOrder>;
   const U zero_representative = coder.ZeroRepresentative();
   const U nan_representative = coder.nan_bits;
@@ -451,6 +454,61 @@ TiedOthers PackKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t 
     for (size_t p = begin; p < end; ++p) pack(p, source[static_cast<int64_t>(p) * inner]);
   }
   return TiedOthers{zeros != 0, nans != 0};
+}
+
+// The passes above built for AVX-512 as well as for the baseline (x86-64's
+// SSE2, 4 lanes of 4 bytes), chosen when the CPU has it: a row of 1024 f32
+// keys spent about a quarter of its time encoding and decoding with SSE2.
+#if defined(__x86_64__)
+#define KILN_SORT_PASS_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+bool SortPassesUseAvx512() {
+  static const bool available = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+  return available;
+}
+
+template <typename U, typename W, SortKeyPlan::Order kOrder>
+KILN_SORT_PASS_AVX512 TiedOthers EncodeLoneKeysAvx512(const OrderCoder<U, kOrder> coder, const U* source,
+                                                      int64_t inner, W* __restrict keys, size_t begin,
+                                                      size_t end) {
+  return EncodeLoneKeysBody(coder, source, inner, keys, begin, end);
+}
+template <typename U, typename W, SortKeyPlan::Order kOrder>
+KILN_SORT_PASS_AVX512 void DecodeLoneKeysAvx512(const OrderCoder<U, kOrder> coder, const W* keys, U* target,
+                                                int64_t inner, size_t begin, size_t end) {
+  DecodeLoneKeysBody(coder, keys, target, inner, begin, end);
+}
+template <typename Packing, typename U, SortKeyPlan::Order kOrder>
+KILN_SORT_PASS_AVX512 TiedOthers PackKeysAvx512(const OrderCoder<U, kOrder> coder, const U* source,
+                                                int64_t inner, typename Packing::Type* __restrict packed,
+                                                size_t begin, size_t end) {
+  return PackKeysBody<Packing>(coder, source, inner, packed, begin, end);
+}
+#endif
+
+template <typename U, typename W, SortKeyPlan::Order kOrder>
+TiedOthers EncodeLoneKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t inner, W* keys,
+                          size_t begin, size_t end) {
+#if defined(__x86_64__)
+  if (SortPassesUseAvx512()) return EncodeLoneKeysAvx512(coder, source, inner, keys, begin, end);
+#endif
+  return EncodeLoneKeysBody(coder, source, inner, keys, begin, end);
+}
+template <typename U, typename W, SortKeyPlan::Order kOrder>
+void DecodeLoneKeys(const OrderCoder<U, kOrder> coder, const W* keys, U* target, int64_t inner, size_t begin,
+                    size_t end) {
+#if defined(__x86_64__)
+  if (SortPassesUseAvx512()) return DecodeLoneKeysAvx512(coder, keys, target, inner, begin, end);
+#endif
+  DecodeLoneKeysBody(coder, keys, target, inner, begin, end);
+}
+template <typename Packing, typename U, SortKeyPlan::Order kOrder>
+TiedOthers PackKeys(const OrderCoder<U, kOrder> coder, const U* source, int64_t inner,
+                    typename Packing::Type* packed, size_t begin, size_t end) {
+#if defined(__x86_64__)
+  if (SortPassesUseAvx512()) return PackKeysAvx512<Packing>(coder, source, inner, packed, begin, end);
+#endif
+  return PackKeysBody<Packing>(coder, source, inner, packed, begin, end);
 }
 
 // Whether a 4- or 8-byte integer operand's slice holds its positions 0, 1,
