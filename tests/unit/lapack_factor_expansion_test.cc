@@ -326,6 +326,15 @@ TEST(LapackFactorExpansionTest, TriangularSolveMatchesBlasAtEverySize) {
     }
 }
 
+// Blocks of PanelWidth rows: one block and a bit, several blocks, batched.
+TEST(LapackFactorExpansionTest, TriangularSolveMatchesBlasAtPanelEdges) {
+  for (ElementType type : kTypes) {
+    for (int64_t n : {32, 33, 67}) CheckTriangularSolve(type, n, 5, {}, 'L', 'L', 'N', 'N');
+    CheckTriangularSolve(type, 67, 3, {2}, 'R', 'U', 'C', 'N');
+    CheckTriangularSolve(type, 65, 4, {}, 'L', 'U', 'T', 'U');
+  }
+}
+
 void CheckLu(ElementType type, const Values& a, int64_t rows, int64_t cols, const std::vector<int64_t>& batch,
              int32_t expected_info_of_first, bool on_cpu = true) {
   const std::vector<int64_t> dims = Dims(batch, rows, cols);

@@ -1,14 +1,18 @@
 // trsm (lapack_?trsm_ffi, BLAS's triangular solve with many right-hand
-// sides) as a loop of ordinary HLO: substitution one row of the solution
-// per trip, vectorised over the right-hand sides and the batch.
+// sides) as a loop of ordinary HLO: blocked substitution, nb rows of the
+// solution per trip (PanelWidth), vectorised over the right-hand sides and
+// the batch, so a device runs n / nb trips.
 //
 // Every case is first turned into one form, "T X = R with T lower
 // triangular": the triangle `uplo` of A is kept (the other is never read,
 // as BLAS), its diagonal replaced by ones for diag 'U'; op(A) is A, A^T or
 // A^H as trans_x says; side 'R' (X op(A) = B) is op(A)^T X^T = B^T; an upper
 // triangular T becomes lower by reversing its rows and columns (and R's
-// rows). Trip i then computes x_i = (r_i - T[i, :] X) / T[i, i], where the
-// rows of X not yet found are zero.
+// rows). Trip k then computes the block of rows B = [k nb, (k + 1) nb):
+// X_B = D^-1 (R_B - T[B, :] X) (one dot), where the rows of X not yet
+// found are zero, and D = T[B, B] is solved by row substitution unrolled
+// in the trip (backward stable, as BLAS's; an explicit inverse of D lost
+// accuracy on ill-conditioned unit triangles).
 #include "core/passes/expansions/expansions.h"
 #include "core/passes/expansions/lapack_expansion_util.h"
 
@@ -45,7 +49,6 @@ StatusOr<std::unique_ptr<Module>> ExpandTriangularSolve(const Instruction& instr
   const int64_t n = order;
   const int64_t rhs = side == 'L' ? b_shape.cols : b_shape.rows;
   const std::vector<int64_t> square = {batch, n, n};
-  const std::vector<int64_t> solution = {batch, n, rhs};
 
   Builder builder("trsm_expansion");
   Op a = builder.Reshape(builder.Parameter(0, instruction.operand(0)->shape, "a"), square);
@@ -75,29 +78,60 @@ StatusOr<std::unique_ptr<Module>> ExpandTriangularSolve(const Instruction& instr
     t = builder.Rev(t, rows_and_columns);
     r = builder.Rev(r, rows_only);
   }
-  const std::vector<Op> init = {t, r, Filled(builder, type, 0, solution)};
-  auto trip = [&](Builder& s, Op i, const std::vector<Op>& state) -> std::vector<Op> {
+  // Blocks of nb rows per trip (PanelWidth), the matrix padded with an
+  // identity block and R with zero rows to a multiple of nb.
+  const int64_t nb = PanelWidth(n);
+  const int64_t padded = RoundedUp(n, nb);
+  const int64_t solution_dims[] = {batch, n, rhs};
+  const std::vector<Op> init = {
+      PaddedMatrices(builder, t, type, square, padded, padded, /*unit_diagonal=*/true),
+      PaddedMatrices(builder, r, type, solution_dims, padded, rhs, /*unit_diagonal=*/false),
+      Filled(builder, type, 0, std::vector<int64_t>{batch, padded, rhs})};
+  auto trip = [&](Builder& s, Op k, const std::vector<Op>& state) -> std::vector<Op> {
     Op matrix = state[0], right = state[1], x = state[2];
     Op zero = s.ConstantR0<int32_t>(0);
-    const Op row_at[] = {zero, i, zero};
-    const Op diagonal_at[] = {zero, i, i};
-    const int64_t matrix_row[] = {batch, 1, n};
-    const int64_t solution_row[] = {batch, 1, rhs};
-    const int64_t one_element[] = {batch, 1, 1};
+    Op first = s.Mul(k, s.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
+    const Op rows_at[] = {zero, first, zero};
+    const Op diagonal_at[] = {zero, first, first};
+    const int64_t block_rows[] = {batch, nb, padded};
+    const int64_t solution_rows[] = {batch, nb, rhs};
+    const int64_t diagonal_block[] = {batch, nb, nb};
     DotDimensionNumbers dims;
     dims.lhs_contracting_dimensions = {2};
     dims.rhs_contracting_dimensions = {1};
     dims.lhs_batch_dimensions = {0};
     dims.rhs_batch_dimensions = {0};
-    Op known = s.DotGeneral(s.DynamicSlice(matrix, row_at, matrix_row), x, dims);  // [batch, 1, rhs]
-    Op residual = s.Sub(s.DynamicSlice(right, row_at, solution_row), known);
-    Op pivot = s.Reshape(s.DynamicSlice(matrix, diagonal_at, one_element), std::vector<int64_t>{batch});
+    // The rows of X not yet found are zero, so this is T[block, :block] X.
+    Op known = s.DotGeneral(s.DynamicSlice(matrix, rows_at, block_rows), x, dims);
+    Op residual = s.Sub(s.DynamicSlice(right, rows_at, solution_rows), known);
+    // Solve the diagonal block D Y = residual by substitution, unrolled:
+    // y_q = (residual_q - D[q, :q] Y[:q]) / D[q, q], Y's later rows zero.
+    Op block = s.DynamicSlice(matrix, diagonal_at, diagonal_block);
+    Op block_rows_index = IndexGrid(s, solution_rows, 1);
+    Op y = Filled(s, type, 0, solution_rows);
+    DotDimensionNumbers row_times_block;
+    row_times_block.lhs_contracting_dimensions = {1};
+    row_times_block.rhs_contracting_dimensions = {1};
+    row_times_block.lhs_batch_dimensions = {0};
+    row_times_block.rhs_batch_dimensions = {0};
+    const int64_t per_row[] = {batch, rhs};
     const int64_t along_batch[] = {0};
-    Op x_row = s.Div(residual, s.BroadcastInDim(pivot, solution_row, along_batch));
-    return {matrix, right, s.DynamicUpdateSlice(x, x_row, row_at)};
+    const int64_t batch_and_column[] = {0, 2};
+    for (int64_t q = 0; q < nb; ++q) {
+      Op d_row = s.Reshape(s.SliceInDim(block, q, q + 1, 1, 1), std::vector<int64_t>{batch, nb});
+      Op pivot = s.Reshape(s.SliceInDim(d_row, q, q + 1, 1, 1), std::vector<int64_t>{batch});
+      Op found = s.DotGeneral(d_row, y, row_times_block);  // Y's rows q.. are still zero
+      Op value = s.Div(s.Sub(s.Reshape(s.SliceInDim(residual, q, q + 1, 1, 1), per_row), found),
+                       s.BroadcastInDim(pivot, per_row, along_batch));
+      y = s.Select(s.Eq(block_rows_index, s.ConstantR0<int32_t>(static_cast<int32_t>(q))),
+                   s.BroadcastInDim(value, solution_rows, batch_and_column), y);
+    }
+    return {matrix, right, s.DynamicUpdateSlice(x, y, rows_at)};
   };
-  KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, n, init, trip));
-  Op x = final_state[2];
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, padded / nb, init, trip));
+  const int64_t origin[] = {0, 0, 0};
+  const int64_t unit_stride[] = {1, 1, 1};
+  Op x = builder.Slice(final_state[2], origin, solution_dims, unit_stride);
   if (!lower) x = builder.Rev(x, rows_only);
   if (side == 'R') x = builder.Transpose(x, swap);
   return builder.Build(builder.Reshape(x, b_full.dimensions()));
