@@ -88,9 +88,9 @@ struct Runs {
   bool on_cpu = true;  // false: the expansion ran on the interpreter only
 };
 
-// Compiling a blocked expansion for cpu takes a second or more (the
-// panel's columns are unrolled: hundreds of kernels), so the panel-edge
-// tests run most orders expanded on the interpreter only (`on_cpu` false).
+// Compiling an expansion for cpu costs about a tenth of a second per order
+// and type (the loops' kernels), so the panel-edge tests run most orders
+// expanded on the interpreter only (`on_cpu` false).
 Runs RunAll(const std::string& text, const std::vector<Literal>& arguments, bool on_cpu = true) {
   Runs runs;
   runs.on_cpu = on_cpu;

@@ -4,8 +4,10 @@
 // columns; the padding is an identity block, so it stays positive definite)
 // and each while trip factors one panel of nb columns:
 //  - the panel (all rows, nb columns) is factored column by column as
-//    unblocked ?potf2 does, unrolled: the pivot's square root, the column
-//    below it scaled, a rank-1 update of the panel's later columns;
+//    unblocked ?potf2 does, in an inner loop (PanelColumnLoop: one column
+//    step's instructions, built a few times, not nb times): the pivot's
+//    square root, the column below it scaled, a rank-1 update of the panel's
+//    later columns;
 //  - the trailing matrix loses L21 L21^H, one batched dot (L21 being the
 //    panel's rows below it, zero elsewhere), where most of the flops go.
 // So a device runs n / nb trips, each one host round trip, instead of n.
@@ -66,47 +68,62 @@ StatusOr<std::unique_ptr<Module>> ExpandCholesky(const Instruction& instruction)
   const std::vector<Op> init = {
       PaddedMatrices(builder, lower_input, type, square, padded, padded, /*unit_diagonal=*/true),
       Filled(builder, ElementType::kS32, 0, per_matrix), Filled(builder, type, 0, per_matrix)};
+  // One column j = first + t of the panel, as ?potf2 does it: the pivot's
+  // square root, the column below it scaled, a rank-1 update of the panel's
+  // later columns. State: panel, info, failed pivot, first (read only).
+  auto column_step = [&](Builder& b, Op t, const std::vector<Op>& state) -> std::vector<Op> {
+    Op panel = state[0], info = state[1], failed_pivot = state[2], first = state[3];
+    Op zero = b.ConstantR0<int32_t>(0);
+    Op rows = IndexGrid(b, column, 1);
+    Op j = b.Add(first, t);
+    const Op column_at[] = {zero, zero, t};
+    const int64_t one_column[] = {batch, padded, 1};
+    Op values = b.Reshape(b.DynamicSlice(panel, column_at, one_column), column);
+    const Op diagonal_at[] = {zero, j};
+    const int64_t one_element[] = {batch, 1};
+    Op diagonal = b.Reshape(b.DynamicSlice(values, diagonal_at, one_element), per_matrix);
+    Op pivot = IsComplex(type) ? b.Real(diagonal) : diagonal;
+    Op positive = b.Gt(pivot, ScalarOf(b, real, 0));  // false for NaN, as ?potf2's check
+    Op root = b.Sqrt(pivot);
+    Op root_typed = IsComplex(type) ? b.Complex(root, Filled(b, real, 0, per_matrix)) : root;
+    Op j_rows = b.BroadcastInDim(j, column, {});
+    Op below = b.Gt(rows, j_rows);
+    Op scaled = b.Select(below, b.Div(values, b.BroadcastInDim(root_typed, column, along_batch)),
+                         Filled(b, type, 0, column));
+    Op factored =
+        b.Select(below, scaled,
+                 b.Select(b.Eq(rows, j_rows), b.BroadcastInDim(root_typed, column, along_batch), values));
+    // Rank-1 update of the panel's later columns s: L[r, j] conj(L[first + s, j])
+    // (zero for s <= t, as `scaled` is zero on and above row j).
+    const Op panel_rows_at[] = {zero, first};
+    const int64_t panel_rows[] = {batch, nb};
+    Op later = Conjugate(b, b.DynamicSlice(scaled, panel_rows_at, panel_rows), type);
+    Op update = b.Mul(b.BroadcastInDim(scaled, panel_dims, batch_and_row),
+                      b.BroadcastInDim(later, panel_dims, batch_and_column));
+    Op is_column = b.Eq(IndexGrid(b, panel_dims, 2), b.BroadcastInDim(t, panel_dims, {}));
+    panel = b.Select(is_column, b.BroadcastInDim(factored, panel_dims, batch_and_row), b.Sub(panel, update));
+    // Padded columns have pivot 1, so `fails_here` is only ever a real column.
+    Op fails_here = b.And(b.Eq(info, Filled(b, ElementType::kS32, 0, per_matrix)), b.Not(positive));
+    info = b.Select(fails_here, b.BroadcastInDim(b.Add(j, b.ConstantR0<int32_t>(1)), per_matrix, {}), info);
+    failed_pivot = b.Select(fails_here, diagonal, failed_pivot);
+    return {panel, info, failed_pivot, first};
+  };
+  Status column_loop_error = OkStatus();
   auto trip = [&](Builder& b, Op k, const std::vector<Op>& state) -> std::vector<Op> {
     Op matrix = state[0], info = state[1], failed_pivot = state[2];
     Op zero = b.ConstantR0<int32_t>(0);
     Op first = b.Mul(k, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
     const Op panel_at[] = {zero, zero, first};
     Op panel = b.DynamicSlice(matrix, panel_at, panel_dims);
-    Op rows = IndexGrid(b, column, 1);
-    Op panel_columns = IndexGrid(b, panel_dims, 2);
-    Op zeros = Filled(b, type, 0, column);
-    Op zero_real = Filled(b, real, 0, per_matrix);
-    for (int64_t t = 0; t < nb; ++t) {
-      Op j = b.Add(first, b.ConstantR0<int32_t>(static_cast<int32_t>(t)));
-      Op values = b.Reshape(b.SliceInDim(panel, t, t + 1, 1, 2), column);
-      const Op diagonal_at[] = {zero, j};
-      const int64_t one_element[] = {batch, 1};
-      Op diagonal = b.Reshape(b.DynamicSlice(values, diagonal_at, one_element), per_matrix);
-      Op pivot = IsComplex(type) ? b.Real(diagonal) : diagonal;
-      Op positive = b.Gt(pivot, ScalarOf(b, real, 0));  // false for NaN, as ?potf2's check
-      Op root = b.Sqrt(pivot);
-      Op root_typed = IsComplex(type) ? b.Complex(root, zero_real) : root;
-      Op j_rows = b.BroadcastInDim(j, column, {});
-      Op below = b.Gt(rows, j_rows);
-      Op scaled = b.Select(below, b.Div(values, b.BroadcastInDim(root_typed, column, along_batch)), zeros);
-      Op factored =
-          b.Select(below, scaled,
-                   b.Select(b.Eq(rows, j_rows), b.BroadcastInDim(root_typed, column, along_batch), values));
-      // Rank-1 update of the panel's later columns s: L[r, j] conj(L[first + s, j])
-      // (zero for s <= t, as `scaled` is zero on and above row j).
-      const Op panel_rows_at[] = {zero, first};
-      const int64_t panel_rows[] = {batch, nb};
-      Op later = Conjugate(b, b.DynamicSlice(scaled, panel_rows_at, panel_rows), type);
-      Op update = b.Mul(b.BroadcastInDim(scaled, panel_dims, batch_and_row),
-                        b.BroadcastInDim(later, panel_dims, batch_and_column));
-      Op is_column = b.Eq(panel_columns, b.ConstantR0<int32_t>(static_cast<int32_t>(t)));
-      panel =
-          b.Select(is_column, b.BroadcastInDim(factored, panel_dims, batch_and_row), b.Sub(panel, update));
-      // Padded columns have pivot 1, so `fails_here` is only ever a real column.
-      Op fails_here = b.And(b.Eq(info, b.ConstantR0<int32_t>(0)), b.Not(positive));
-      info = b.Select(fails_here, b.BroadcastInDim(b.Add(j, b.ConstantR0<int32_t>(1)), per_matrix, {}), info);
-      failed_pivot = b.Select(fails_here, diagonal, failed_pivot);
+    StatusOr<std::vector<Op>> factored =
+        PanelColumnLoop(b, nb, {panel, info, failed_pivot, first}, column_step);
+    if (!factored.ok()) {
+      column_loop_error = factored.status();
+      return state;
     }
+    panel = (*factored)[0];
+    info = (*factored)[1];
+    failed_pivot = (*factored)[2];
     matrix = b.DynamicUpdateSlice(matrix, panel, panel_at);
     // Trailing update: A -= L21 L21^H, L21 the panel's rows past it.
     Op next = b.Add(first, b.ConstantR0<int32_t>(static_cast<int32_t>(nb)));
@@ -121,6 +138,7 @@ StatusOr<std::unique_ptr<Module>> ExpandCholesky(const Instruction& instruction)
     return {matrix, info, failed_pivot};
   };
   KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, padded / nb, init, trip));
+  KILN_RETURN_IF_ERROR(column_loop_error);
   const int64_t origin[] = {0, 0, 0};
   const int64_t unit_stride[] = {1, 1, 1};
   Op factored = builder.Slice(final_state[0], origin, square, unit_stride);

@@ -112,37 +112,35 @@ Op PaddedMatrices(Builder& builder, Op x, ElementType type, std::span<const int6
   return builder.Select(added_diagonal, Filled(builder, type, 1, padded_dims), padded);
 }
 
-Op UnitLowerInverse(Builder& builder, Op lower, ElementType type, int64_t batch, int64_t width) {
+StatusOr<Op> UnitLowerInverse(Builder& builder, Op lower, ElementType type, int64_t batch, int64_t width) {
   const int64_t square[] = {batch, width, width};
-  Op inverse = builder.Select(builder.Eq(IndexGrid(builder, square, 1), IndexGrid(builder, square, 2)),
-                              Filled(builder, type, 1, square), Filled(builder, type, 0, square));
-  Op rows = IndexGrid(builder, square, 1);
-  DotDimensionNumbers row_times_matrix;
-  row_times_matrix.lhs_contracting_dimensions = {1};
-  row_times_matrix.rhs_contracting_dimensions = {1};
-  row_times_matrix.lhs_batch_dimensions = {0};
-  row_times_matrix.rhs_batch_dimensions = {0};
-  const int64_t unit_stride[] = {1, 1, 1};
+  Op identity = builder.Select(builder.Eq(IndexGrid(builder, square, 1), IndexGrid(builder, square, 2)),
+                               Filled(builder, type, 1, square), Filled(builder, type, 0, square));
   // Row s of L^-1 is e_s - L[s, :s] L^-1[:s, :]; rows before s are final.
-  for (int64_t s = 1; s < width; ++s) {
-    const int64_t row_start[] = {0, s, 0};
-    const int64_t row_limit[] = {batch, s + 1, s};
-    const int64_t known_start[] = {0, 0, 0};
-    const int64_t known_limit[] = {batch, s, width};
-    Op l_row = builder.Reshape(builder.Slice(lower, row_start, row_limit, unit_stride),
-                               std::vector<int64_t>{batch, s});
-    Op known = builder.Slice(inverse, known_start, known_limit, unit_stride);
-    Op product = builder.DotGeneral(l_row, known, row_times_matrix);  // [batch, width]
-    const int64_t one_row[] = {batch, 1, width};                      // e_s
-    Op s_index = builder.ConstantR0<int32_t>(static_cast<int32_t>(s));
-    Op unit = builder.Select(builder.Eq(IndexGrid(builder, one_row, 2), s_index),
-                             Filled(builder, type, 1, one_row), Filled(builder, type, 0, one_row));
-    Op row = builder.Sub(builder.Reshape(unit, std::vector<int64_t>{batch, width}), product);
+  // L[s, :] is masked to its first s entries, so the dot reads only those.
+  auto row_step = [&](Builder& b, Op s, const std::vector<Op>& state) -> std::vector<Op> {
+    Op inverse = state[0], l = state[1];
+    const std::vector<int64_t> row_dims = {batch, width};
+    Op zero = b.ConstantR0<int32_t>(0);
+    const Op row_at[] = {zero, s, zero};
+    const int64_t one_row[] = {batch, 1, width};
+    Op l_row = b.Reshape(b.DynamicSlice(l, row_at, one_row), row_dims);
+    Op columns = IndexGrid(b, row_dims, 1);
+    Op s_columns = b.BroadcastInDim(s, row_dims, {});
+    Op known = b.Select(b.Lt(columns, s_columns), l_row, Filled(b, type, 0, row_dims));
+    DotDimensionNumbers row_times_matrix;
+    row_times_matrix.lhs_contracting_dimensions = {1};
+    row_times_matrix.rhs_contracting_dimensions = {1};
+    row_times_matrix.lhs_batch_dimensions = {0};
+    row_times_matrix.rhs_batch_dimensions = {0};
+    Op product = b.DotGeneral(known, inverse, row_times_matrix);  // [batch, width]
+    Op unit = b.Select(b.Eq(columns, s_columns), Filled(b, type, 1, row_dims), Filled(b, type, 0, row_dims));
     const int64_t batch_and_column[] = {0, 2};
-    inverse = builder.Select(builder.Eq(rows, s_index), builder.BroadcastInDim(row, square, batch_and_column),
-                             inverse);
-  }
-  return inverse;
+    Op is_row = b.Eq(IndexGrid(b, square, 1), b.BroadcastInDim(s, square, {}));
+    return {b.Select(is_row, b.BroadcastInDim(b.Sub(unit, product), square, batch_and_column), inverse), l};
+  };
+  KILN_ASSIGN_OR_RETURN(std::vector<Op> rows, PanelColumnLoop(builder, width, {identity, lower}, row_step));
+  return rows[0];
 }
 
 Op RowAt(Builder& builder, Op matrices, ElementType type, std::span<const int64_t> dims, Op row,
@@ -188,6 +186,20 @@ StatusOr<std::vector<Op>> CountedLoop(Builder& builder, int64_t trips, const std
   for (size_t i = 0; i < init.size(); ++i) result.push_back(builder.GetTupleElement(loop, int64_t(i) + 1));
   KILN_RETURN_IF_ERROR(builder.first_error());
   return result;
+}
+
+StatusOr<std::vector<Op>> PanelColumnLoop(Builder& builder, int64_t columns, const std::vector<Op>& init,
+                                          const LoopBody& step) {
+  const int64_t unrolled = columns % kColumnsPerInnerTrip == 0 ? kColumnsPerInnerTrip : columns;
+  auto trip = [&](Builder& b, Op k, const std::vector<Op>& state) -> std::vector<Op> {
+    std::vector<Op> current = state;
+    Op first_column = b.Mul(k, b.ConstantR0<int32_t>(static_cast<int32_t>(unrolled)));
+    for (int64_t c = 0; c < unrolled; ++c) {
+      current = step(b, b.Add(first_column, b.ConstantR0<int32_t>(static_cast<int32_t>(c))), current);
+    }
+    return current;
+  };
+  return CountedLoop(builder, columns / unrolled, init, trip);
 }
 
 }  // namespace kiln::expansions

@@ -70,11 +70,9 @@ StatusOr<std::unique_ptr<Module>> ScalarComputation(Opcode opcode, ElementType t
 
 // The panel width of the blocked factorisations (potrf, getrf) of order
 // `order`: the whole matrix up to 32 (one trip), else 32 columns, and 64
-// from 2048 on. A trip factors its panel column by column, unrolled (so a
-// device runs order / width trips, each one host round trip), then updates
-// the rest with dots. Compile time grows with the width: getrf at n = 512
-// compiled for cpu in 22-27 s with 64 columns against 10-11 s for 32 at
-// n = 256 (busy machine), so 64 only where the trips saved are many.
+// from 2048 on. A trip factors its panel column by column (an inner
+// PanelColumnLoop), then updates the rest with dots, so a device runs
+// order / width outer trips.
 int64_t PanelWidth(int64_t order);
 // `order` rounded up to a multiple of `width`.
 int64_t RoundedUp(int64_t order, int64_t width);
@@ -84,9 +82,10 @@ int64_t RoundedUp(int64_t order, int64_t width);
 Op PaddedMatrices(Builder& builder, Op x, ElementType type, std::span<const int64_t> dims, int64_t rows_to,
                   int64_t cols_to, bool unit_diagonal);
 // The inverse of each unit lower triangular [batch, width, width] matrix
-// (the diagonal and upper triangle of `lower` are not read): `width` - 1
-// unrolled steps of row substitution, each a small batched dot.
-Op UnitLowerInverse(Builder& builder, Op lower, ElementType type, int64_t batch, int64_t width);
+// (the diagonal and upper triangle of `lower` are not read): row
+// substitution, one row per step of a PanelColumnLoop, each a small batched
+// dot; or the error building the loop.
+StatusOr<Op> UnitLowerInverse(Builder& builder, Op lower, ElementType type, int64_t batch, int64_t width);
 // Row `row` of each [batch, rows, cols] matrix, where `row` (s32, [batch])
 // differs per matrix: [batch, cols]. A masked sum over the rows; `add` is
 // ScalarComputation(kAdd, type).
@@ -101,5 +100,18 @@ using LoopBody = std::function<std::vector<Op>(Builder& body, Op trip, const std
 // returns the final state, or the error building the loop.
 StatusOr<std::vector<Op>> CountedLoop(Builder& builder, int64_t trips, const std::vector<Op>& init,
                                       const LoopBody& body);
+
+// The panel's column steps as an inner loop: `step` builds one column
+// step, given the column's index inside the panel (s32 scalar, run time) and
+// the state; the loop runs columns 0 .. columns-1 of it, kColumnsPerInnerTrip
+// of them unrolled per inner trip (columns must be a multiple, or smaller:
+// then all of them). One column step's instructions are built that many
+// times, not once per column: the module's size, and its compile time, no
+// longer grow with the panel width; the unrolled few keep the inner trips
+// (on a device, host round trips) to columns / kColumnsPerInnerTrip.
+// `state` may carry values the steps only read (the panel's first column).
+inline constexpr int64_t kColumnsPerInnerTrip = 4;
+StatusOr<std::vector<Op>> PanelColumnLoop(Builder& builder, int64_t columns, const std::vector<Op>& init,
+                                          const LoopBody& step);
 
 }  // namespace kiln::expansions
