@@ -10,9 +10,9 @@
 // triangular T becomes lower by reversing its rows and columns (and R's
 // rows). Trip k then computes the block of rows B = [k nb, (k + 1) nb):
 // X_B = D^-1 (R_B - T[B, :] X) (one dot), where the rows of X not yet
-// found are zero, and D = T[B, B] is solved by row substitution unrolled
-// in the trip (backward stable, as BLAS's; an explicit inverse of D lost
-// accuracy on ill-conditioned unit triangles).
+// found are zero, and D = T[B, B] is solved by row substitution in an
+// inner loop of the trip (backward stable, as BLAS's; an explicit inverse
+// of D lost accuracy on ill-conditioned unit triangles).
 #include "core/passes/expansions/expansions.h"
 #include "core/passes/expansions/lapack_expansion_util.h"
 
@@ -87,6 +87,7 @@ StatusOr<std::unique_ptr<Module>> ExpandTriangularSolve(const Instruction& instr
       PaddedMatrices(builder, t, type, square, padded, padded, /*unit_diagonal=*/true),
       PaddedMatrices(builder, r, type, solution_dims, padded, rhs, /*unit_diagonal=*/false),
       Filled(builder, type, 0, std::vector<int64_t>{batch, padded, rhs})};
+  Status row_loop_error = OkStatus();
   auto trip = [&](Builder& s, Op k, const std::vector<Op>& state) -> std::vector<Op> {
     Op matrix = state[0], right = state[1], x = state[2];
     Op zero = s.ConstantR0<int32_t>(0);
@@ -104,31 +105,46 @@ StatusOr<std::unique_ptr<Module>> ExpandTriangularSolve(const Instruction& instr
     // The rows of X not yet found are zero, so this is T[block, :block] X.
     Op known = s.DotGeneral(s.DynamicSlice(matrix, rows_at, block_rows), x, dims);
     Op residual = s.Sub(s.DynamicSlice(right, rows_at, solution_rows), known);
-    // Solve the diagonal block D Y = residual by substitution, unrolled:
-    // y_q = (residual_q - D[q, :q] Y[:q]) / D[q, q], Y's later rows zero.
+    // Solve the diagonal block D Y = residual by substitution, one row per
+    // step of an inner loop (PanelColumnLoop, so the module does not grow
+    // with nb): y_q = (residual_q - D[q, :q] Y[:q]) / D[q, q], Y's later
+    // rows zero.
     Op block = s.DynamicSlice(matrix, diagonal_at, diagonal_block);
-    Op block_rows_index = IndexGrid(s, solution_rows, 1);
-    Op y = Filled(s, type, 0, solution_rows);
-    DotDimensionNumbers row_times_block;
-    row_times_block.lhs_contracting_dimensions = {1};
-    row_times_block.rhs_contracting_dimensions = {1};
-    row_times_block.lhs_batch_dimensions = {0};
-    row_times_block.rhs_batch_dimensions = {0};
-    const int64_t per_row[] = {batch, rhs};
-    const int64_t along_batch[] = {0};
-    const int64_t batch_and_column[] = {0, 2};
-    for (int64_t q = 0; q < nb; ++q) {
-      Op d_row = s.Reshape(s.SliceInDim(block, q, q + 1, 1, 1), std::vector<int64_t>{batch, nb});
-      Op pivot = s.Reshape(s.SliceInDim(d_row, q, q + 1, 1, 1), std::vector<int64_t>{batch});
-      Op found = s.DotGeneral(d_row, y, row_times_block);  // Y's rows q.. are still zero
-      Op value = s.Div(s.Sub(s.Reshape(s.SliceInDim(residual, q, q + 1, 1, 1), per_row), found),
-                       s.BroadcastInDim(pivot, per_row, along_batch));
-      y = s.Select(s.Eq(block_rows_index, s.ConstantR0<int32_t>(static_cast<int32_t>(q))),
-                   s.BroadcastInDim(value, solution_rows, batch_and_column), y);
+    auto row_step = [&](Builder& r, Op q, const std::vector<Op>& rows) -> std::vector<Op> {
+      Op y = rows[0], d = rows[1], res = rows[2];
+      Op origin = r.ConstantR0<int32_t>(0);
+      DotDimensionNumbers row_times_block;
+      row_times_block.lhs_contracting_dimensions = {1};
+      row_times_block.rhs_contracting_dimensions = {1};
+      row_times_block.lhs_batch_dimensions = {0};
+      row_times_block.rhs_batch_dimensions = {0};
+      const int64_t per_row[] = {batch, rhs};
+      const int64_t along_batch[] = {0};
+      const int64_t batch_and_column[] = {0, 2};
+      const Op row_at[] = {origin, q, origin};
+      const int64_t one_block_row[] = {batch, 1, nb};
+      const int64_t one_solution_row[] = {batch, 1, rhs};
+      Op d_row = r.Reshape(r.DynamicSlice(d, row_at, one_block_row), std::vector<int64_t>{batch, nb});
+      const Op pivot_at[] = {origin, q};
+      const int64_t one_element[] = {batch, 1};
+      Op pivot = r.Reshape(r.DynamicSlice(d_row, pivot_at, one_element), std::vector<int64_t>{batch});
+      Op found = r.DotGeneral(d_row, y, row_times_block);  // Y's rows q.. are still zero
+      Op value = r.Div(r.Sub(r.Reshape(r.DynamicSlice(res, row_at, one_solution_row), per_row), found),
+                       r.BroadcastInDim(pivot, per_row, along_batch));
+      Op is_row = r.Eq(IndexGrid(r, solution_rows, 1), r.BroadcastInDim(q, solution_rows, {}));
+      return {r.Select(is_row, r.BroadcastInDim(value, solution_rows, batch_and_column), y), d, res};
+    };
+    StatusOr<std::vector<Op>> solved =
+        PanelColumnLoop(s, nb, {Filled(s, type, 0, solution_rows), block, residual}, row_step);
+    if (!solved.ok()) {
+      row_loop_error = solved.status();
+      return state;
     }
+    Op y = (*solved)[0];
     return {matrix, right, s.DynamicUpdateSlice(x, y, rows_at)};
   };
   KILN_ASSIGN_OR_RETURN(std::vector<Op> final_state, CountedLoop(builder, padded / nb, init, trip));
+  KILN_RETURN_IF_ERROR(row_loop_error);
   const int64_t origin[] = {0, 0, 0};
   const int64_t unit_stride[] = {1, 1, 1};
   Op x = builder.Slice(final_state[2], origin, solution_dims, unit_stride);
