@@ -305,6 +305,41 @@ struct TiedOthers {
   bool nans = false;
 };
 
+// Collects TiedOthers over the keys an encode or pack pass meets: flags
+// OR-ed in the keys' width with `&`, not `&&` (no branch), so that the
+// pass's loop still vectorises.
+template <typename U, SortKeyPlan::Order kOrder>
+class TiedOthersTracker {
+ public:
+  explicit TiedOthersTracker(const OrderCoder<U, kOrder>& coder)
+      : zero_representative_(coder.ZeroRepresentative()), nan_representative_(coder.nan_bits) {}
+  [[gnu::always_inline]] void Note(const OrderCoder<U, kOrder>& coder, U bits) {
+    if constexpr (OrderCoder<U, kOrder>::kZerosTie)
+      zeros_ |=
+          static_cast<U>(static_cast<U>(coder.IsZero(bits)) & static_cast<U>(bits != zero_representative_));
+    if constexpr (OrderCoder<U, kOrder>::kNansTie)
+      nans_ |=
+          static_cast<U>(static_cast<U>(coder.IsNan(bits)) & static_cast<U>(bits != nan_representative_));
+  }
+  TiedOthers Found() const { return TiedOthers{zeros_ != 0, nans_ != 0}; }
+
+ private:
+  U zero_representative_, nan_representative_;
+  U zeros_ = 0, nans_ = 0;
+};
+
+// visit(p, source[p * inner]) for p in [begin, end), a contiguous slice's
+// loop apart from a strided one's so that it vectorises.
+template <typename U, typename Visit>
+[[gnu::always_inline]] inline void ForEachSliceBits(const U* source, int64_t inner, size_t begin, size_t end,
+                                                    Visit& visit) {
+  if (inner == 1) {
+    for (size_t p = begin; p < end; ++p) visit(p, source[p]);
+  } else {
+    for (size_t p = begin; p < end; ++p) visit(p, source[static_cast<int64_t>(p) * inner]);
+  }
+}
+
 // keys[p] = the key of source[p * inner] for p in [begin, end). The coder
 // comes by value, the keys through a restrict pointer and the flags are
 // OR-ed in the keys' width, so that a contiguous slice's loop vectorises.
@@ -312,25 +347,13 @@ template <typename U, typename W, SortKeyPlan::Order kOrder>
 [[gnu::always_inline]] inline TiedOthers EncodeLoneKeysBody(const OrderCoder<U, kOrder> coder,
                                                             const U* source, int64_t inner,
                                                             W* __restrict keys, size_t begin, size_t end) {
-  using Coder = OrderCoder<U, kOrder>;
-  const U zero_representative = coder.ZeroRepresentative();
-  const U nan_representative = coder.nan_bits;
-  U zeros = 0, nans = 0;
+  TiedOthersTracker<U, kOrder> tied(coder);
   auto encode = [&](size_t p, U bits) {
     keys[p] = static_cast<W>(coder.Encode(bits));
-    // `&`, not `&&`: no branch in the loop.
-    if constexpr (Coder::kZerosTie)
-      zeros |=
-          static_cast<U>(static_cast<U>(coder.IsZero(bits)) & static_cast<U>(bits != zero_representative));
-    if constexpr (Coder::kNansTie)
-      nans |= static_cast<U>(static_cast<U>(coder.IsNan(bits)) & static_cast<U>(bits != nan_representative));
+    tied.Note(coder, bits);
   };
-  if (inner == 1) {
-    for (size_t p = begin; p < end; ++p) encode(p, source[p]);
-  } else {
-    for (size_t p = begin; p < end; ++p) encode(p, source[static_cast<int64_t>(p) * inner]);
-  }
-  return TiedOthers{zeros != 0, nans != 0};
+  ForEachSliceBits(source, inner, begin, end, encode);
+  return tied.Found();
 }
 
 // target[p * inner] = the bits keys[p] stands for, for p in [begin, end)
@@ -436,24 +459,13 @@ template <typename Packing, typename U, SortKeyPlan::Order kOrder>
                                                       int64_t inner,
                                                       typename Packing::Type* __restrict packed, size_t begin,
                                                       size_t end) {
-  using Coder = OrderCoder<U, kOrder>;
-  const U zero_representative = coder.ZeroRepresentative();
-  const U nan_representative = coder.nan_bits;
-  U zeros = 0, nans = 0;
+  TiedOthersTracker<U, kOrder> tied(coder);
   auto pack = [&](size_t p, U bits) {
     packed[p] = Packing::Pack(coder.Encode(bits), static_cast<uint32_t>(p));
-    if constexpr (Coder::kZerosTie)
-      zeros |=
-          static_cast<U>(static_cast<U>(coder.IsZero(bits)) & static_cast<U>(bits != zero_representative));
-    if constexpr (Coder::kNansTie)
-      nans |= static_cast<U>(static_cast<U>(coder.IsNan(bits)) & static_cast<U>(bits != nan_representative));
+    tied.Note(coder, bits);
   };
-  if (inner == 1) {
-    for (size_t p = begin; p < end; ++p) pack(p, source[p]);
-  } else {
-    for (size_t p = begin; p < end; ++p) pack(p, source[static_cast<int64_t>(p) * inner]);
-  }
-  return TiedOthers{zeros != 0, nans != 0};
+  ForEachSliceBits(source, inner, begin, end, pack);
+  return tied.Found();
 }
 
 // The passes above built for AVX-512 as well as for the baseline (x86-64's

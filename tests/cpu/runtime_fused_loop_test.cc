@@ -165,21 +165,7 @@ CompiledLoop CompileLoop(CpuBackend& cpu, const std::string& text) {
 // Runs `compiled` once with `arguments` and `options`; its results.
 StatusOr<std::vector<Literal>> RunOnce(CpuBackend& cpu, const CompiledLoop& compiled,
                                        const std::vector<Literal>& arguments, const ExecuteOptions& options) {
-  std::vector<std::unique_ptr<DeviceBuffer>> owned;
-  std::vector<DeviceBuffer*> buffers;
-  for (const Literal& argument : arguments) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, cpu.BufferFromLiteral(argument, nullptr));
-    buffers.push_back(buffer.get());
-    owned.push_back(std::move(buffer));
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
-                        compiled.executable->Execute(buffers, options));
-  std::vector<Literal> literals;
-  for (const auto& result : results) {
-    KILN_ASSIGN_OR_RETURN(Literal literal, result->ToLiteral());
-    literals.push_back(std::move(literal));
-  }
-  return literals;
+  return testing::RunExecutable(cpu, *compiled.executable, arguments, options);
 }
 
 TEST(RuntimeFusedLoopTest, MatchesTheInterpreterForEveryTripCount) {

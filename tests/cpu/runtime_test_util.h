@@ -123,6 +123,28 @@ inline void ExpectMatchesInterpreter(const std::string& text, double tolerance =
   }
 }
 
+// Runs `executable`, compiled by `cpu`, once on `arguments` (arrays) with
+// `options`; its result leaves.
+inline StatusOr<std::vector<Literal>> RunExecutable(CpuBackend& cpu, Executable& executable,
+                                                    const std::vector<Literal>& arguments,
+                                                    const ExecuteOptions& options = {}) {
+  std::vector<std::unique_ptr<DeviceBuffer>> owned;
+  std::vector<DeviceBuffer*> buffers;
+  for (const Literal& argument : arguments) {
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, cpu.BufferFromLiteral(argument, nullptr));
+    buffers.push_back(buffer.get());
+    owned.push_back(std::move(buffer));
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                        executable.Execute(buffers, options));
+  std::vector<Literal> literals;
+  for (const auto& result : results) {
+    KILN_ASSIGN_OR_RETURN(Literal literal, result->ToLiteral());
+    literals.push_back(std::move(literal));
+  }
+  return literals;
+}
+
 // Runs `module` on a CPU backend with `threads` intra-op threads; the one
 // result (array) of the entry.
 inline StatusOr<Literal> RunWithThreads(const Module& module, const std::vector<Literal>& arguments,
@@ -131,16 +153,9 @@ inline StatusOr<Literal> RunWithThreads(const Module& module, const std::vector<
   CompileOptions options;
   options.num_threads = threads;
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, cpu.Compile(module, options));
-  std::vector<std::unique_ptr<DeviceBuffer>> owned;
-  std::vector<DeviceBuffer*> buffers;
-  for (const Literal& argument : arguments) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer, cpu.BufferFromLiteral(argument, nullptr));
-    buffers.push_back(buffer.get());
-    owned.push_back(std::move(buffer));
-  }
-  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results, executable->Execute(buffers, {}));
+  KILN_ASSIGN_OR_RETURN(std::vector<Literal> results, RunExecutable(cpu, *executable, arguments));
   if (results.size() != 1) return Internal("expected one result, got ", results.size());
-  return results[0]->ToLiteral();
+  return std::move(results[0]);
 }
 
 // As ExpectMatchesInterpreter for a module of one array result, on CPU
