@@ -10,7 +10,6 @@
 #include "backends/cpu/codegen/phase_timer.h"
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
-#include "backends/cpu/fused_loops.h"
 #include "backends/cpu/lowering.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
@@ -193,7 +192,6 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
   PhaseTimer timer("lowering (with kernels)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
                         LowerModule(std::move(clone), compiler, kernel_dump));
-  if (compiler != nullptr) KILN_RETURN_IF_ERROR(CompileFusedLoops(*program, *compiler, kernel_dump));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 

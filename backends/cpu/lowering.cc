@@ -14,6 +14,7 @@
 #include "backends/cpu/data_movement_thunks.h"
 #include "backends/cpu/dot_thunk.h"
 #include "backends/cpu/fft_thunk.h"
+#include "backends/cpu/fused_loops.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/program_buffers.h"
@@ -518,9 +519,13 @@ Status StepTranslator::CompileKernels(const KernelDump& dump) {
   if (kernels.empty() || compiler_ == nullptr) return OkStatus();
   program_.statistics.distinct_kernels = static_cast<int64_t>(kernels.size());
   kernel_installers_.resize(kernels.size());
+  // Small loops are compiled whole in the same call (one link), over the
+  // kernels they call, which are compiled once for both.
+  const FusedLoopPlan loops = PlanFusedLoops(program_);
   // A kernel that the emitter accepted but LLVM could not compile is a bug
   // to report, never a silent (and much slower) run of the library path.
-  KILN_ASSIGN_OR_RETURN(program_.kernels, compiler_->Compile(kernels, dump));
+  KILN_ASSIGN_OR_RETURN(program_.kernels, compiler_->Compile(kernels, loops.requests, dump));
+  KILN_RETURN_IF_ERROR(InstallFusedLoops(loops, *program_.kernels, program_));
   const std::vector<KernelInfo>& infos = program_.kernels->kernels();
   if (infos.size() != kernels.size())
     return Internal("cpu: the code generator returned ", infos.size(), " kernels for ", kernels.size());

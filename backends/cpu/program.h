@@ -37,11 +37,10 @@ struct Slot {
 struct CompiledProgram {
   std::unique_ptr<Module> module;  // the optimised clone the thunks point into
   // One description per distinct kernel, in compile order (kernels->kernels()
-  // answers them one for one), each grid the row blocks CpuKernelGrid chose.
+  // answers them one for one), each grid the row blocks CpuKernelGrid chose;
+  // `kernels` also holds the while loops compiled whole (fused_loops.h).
   std::vector<KernelDescription> kernel_descriptions;
   std::shared_ptr<CompiledKernels> kernels;
-  // The code of the while loops compiled whole (fused_loops.h), if any.
-  std::shared_ptr<CompiledKernels> fused_loop_code;
   std::unique_ptr<interpreter::ModulePlan> library_plan;
   std::deque<Literal> constant_storage;          // leaves of tuple constants
   std::deque<ThunkSequence> sequences;           // sequences[0] runs the entry

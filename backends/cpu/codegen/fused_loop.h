@@ -7,9 +7,9 @@
 // buffers per leaf, so each kernel's buffer pointers take one of three sets
 // of values: the first trip, every odd trip, every even trip after the
 // first ("trip kinds" 0, 1, 2). It passes the three sets as one table of
-// 3 x FusedLoopTripStride(request) pointers: per kind, the predicate's
-// address, then each kernel's buffers (kernel_compiler.h's ABI: parameters,
-// then result leaves) in run order.
+// 3 x stride pointers: per kind, the predicate's address, then each
+// kernel's buffers (kernel_compiler.h's ABI: parameters, then result
+// leaves) in run order, so stride is one more than the kernels' buffers.
 #pragma once
 
 #include <cstddef>
@@ -23,11 +23,13 @@ namespace kiln::cpu {
 
 // What to compile: the kernels the condition runs (in order; after them the
 // predicate lies where the table's first pointer says) and those the body
-// runs, each a computation a kernel request could name.
+// runs, each named by its index among the kernel requests of the same
+// Compile call (kernel_compiler.h): the loop calls those kernels, emitted
+// once in the loops' module, and LLVM inlines them there.
 struct FusedLoopRequest {
   std::string name;  // the function's symbol, unique within one Compile call
-  std::vector<const Computation*> condition;
-  std::vector<const Computation*> body;
+  std::vector<size_t> condition;
+  std::vector<size_t> body;
 };
 
 // The compiled loop. Runs trips from trip kind `kind` (0, 1 or 2) until the
@@ -46,15 +48,6 @@ inline int64_t FusedLoopKindAfter(int64_t kind, int64_t trips) {
 // A kernel's buffers: its parameters, then its result's array leaves.
 inline size_t FusedLoopKernelBuffers(const Computation& computation) {
   return computation.parameters().size() + computation.root()->shape.Leaves().size();
-}
-
-// Pointers per trip kind in the table: the predicate's address, then the
-// kernels' buffers in run order.
-inline size_t FusedLoopTripStride(const FusedLoopRequest& request) {
-  size_t stride = 1;
-  for (const Computation* computation : request.condition) stride += FusedLoopKernelBuffers(*computation);
-  for (const Computation* computation : request.body) stride += FusedLoopKernelBuffers(*computation);
-  return stride;
 }
 
 }  // namespace kiln::cpu

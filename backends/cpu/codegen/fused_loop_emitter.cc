@@ -1,57 +1,41 @@
 #include "backends/cpu/codegen/fused_loop_emitter.h"
 
 #include <algorithm>
+#include <vector>
 
 #include <llvm/IR/IRBuilder.h>
-
-#include "backends/llvm/kernel_emitter.h"
 
 namespace kiln::cpu {
 namespace {
 
-// One kernel of the loop, emitted into the loop's module under a private
-// name, and where its buffers start in a trip kind's table.
-struct LoopKernel {
-  llvm::Function* function = nullptr;
-  int64_t extent = 1;
+// Where a kernel's buffers start in a trip kind's table.
+struct PlacedKernel {
+  FusedLoopKernel kernel;
   size_t first_pointer = 0;
 };
 
-StatusOr<std::vector<LoopKernel>> EmitLoopKernels(llvm::Module& module, const FusedLoopRequest& request,
-                                                  const llvm_ir::TargetHooks& target) {
-  std::vector<LoopKernel> kernels;
-  size_t next_pointer = 1;  // after the predicate's address
-  for (const std::vector<const Computation*>* part : {&request.condition, &request.body}) {
-    for (const Computation* computation : *part) {
-      if (computation == nullptr)
-        return InvalidArgument("cpu codegen: loop ", request.name, " has a null kernel");
-      const std::string name = request.name + ".kernel" + std::to_string(kernels.size());
-      KILN_ASSIGN_OR_RETURN(llvm_ir::KernelLayout layout,
-                            llvm_ir::EmitKernel(module, *computation, name, target));
-      llvm::Function* function = module.getFunction(name);
-      if (function == nullptr) return Internal("cpu codegen: kernel ", name, " was not emitted");
-      // Only this loop calls it, with its whole extent on one thread.
-      function->setLinkage(llvm::GlobalValue::InternalLinkage);
-      function->addFnAttr(llvm::Attribute::AlwaysInline);
-      kernels.push_back({function, std::max<int64_t>(1, layout.parallel_extent), next_pointer});
-      next_pointer += FusedLoopKernelBuffers(*computation);
-    }
-  }
-  return kernels;
-}
-
 }  // namespace
 
-Status EmitFusedLoop(llvm::Module& module, const FusedLoopRequest& request,
-                     const llvm_ir::TargetHooks& target) {
-  KILN_ASSIGN_OR_RETURN(std::vector<LoopKernel> kernels, EmitLoopKernels(module, request, target));
-  const size_t stride = FusedLoopTripStride(request);
+Status EmitFusedLoop(llvm::Module& module, const std::string& name,
+                     std::span<const FusedLoopKernel> condition_kernels,
+                     std::span<const FusedLoopKernel> body_kernels) {
+  std::vector<PlacedKernel> kernels;
+  size_t stride = 1;  // the predicate's address first
+  for (std::span<const FusedLoopKernel> part : {condition_kernels, body_kernels}) {
+    for (const FusedLoopKernel& kernel : part) {
+      if (kernel.function == nullptr)
+        return InvalidArgument("cpu codegen: loop ", name, " has a null kernel");
+      kernel.function->addFnAttr(llvm::Attribute::AlwaysInline);
+      kernels.push_back({kernel, stride});
+      stride += kernel.buffers;
+    }
+  }
   llvm::LLVMContext& context = module.getContext();
   llvm::Type* ptr = llvm::PointerType::getUnqual(context);
   llvm::Type* i64 = llvm::Type::getInt64Ty(context);
   llvm::Type* i8 = llvm::Type::getInt8Ty(context);
   llvm::Function* loop = llvm::Function::Create(llvm::FunctionType::get(i64, {ptr, i64, i64, ptr}, false),
-                                                llvm::GlobalValue::ExternalLinkage, request.name, module);
+                                                llvm::GlobalValue::ExternalLinkage, name, module);
   loop->addFnAttr(llvm::Attribute::NoUnwind);
   // The tables are only read, and no kernel writes them.
   loop->addParamAttr(0, llvm::Attribute::NoAlias);
@@ -90,18 +74,18 @@ Status EmitFusedLoop(llvm::Module& module, const FusedLoopRequest& request,
   table->addIncoming(first_table, entry);
   b.CreateCondBr(b.CreateICmpSGE(trips, max_trips), paused, condition);
 
-  auto run = [&](const LoopKernel& kernel) {
-    llvm::Value* buffers = b.CreateConstInBoundsGEP1_64(ptr, table, kernel.first_pointer);
-    b.CreateCall(kernel.function, {buffers, b.getInt64(0), b.getInt64(kernel.extent)});
+  auto run = [&](const PlacedKernel& placed) {
+    llvm::Value* buffers = b.CreateConstInBoundsGEP1_64(ptr, table, placed.first_pointer);
+    b.CreateCall(placed.kernel.function,
+                 {buffers, b.getInt64(0), b.getInt64(std::max<int64_t>(1, placed.kernel.extent))});
   };
-  const size_t condition_kernels = request.condition.size();
   b.SetInsertPoint(condition);
-  for (size_t k = 0; k < condition_kernels; ++k) run(kernels[k]);
+  for (size_t k = 0; k < condition_kernels.size(); ++k) run(kernels[k]);
   llvm::Value* predicate = b.CreateLoad(i8, b.CreateLoad(ptr, table, "predicate_address"), "predicate");
   b.CreateCondBr(b.CreateICmpNE(predicate, b.getInt8(0)), body, finished);
 
   b.SetInsertPoint(body);
-  for (size_t k = condition_kernels; k < kernels.size(); ++k) run(kernels[k]);
+  for (size_t k = condition_kernels.size(); k < kernels.size(); ++k) run(kernels[k]);
   trips->addIncoming(b.CreateAdd(trips, b.getInt64(1), "next_trips", /*HasNUW=*/true, /*HasNSW=*/true), body);
   table->addIncoming(b.CreateSelect(b.CreateICmpEQ(table, odd_table), even_table, odd_table, "next_table"),
                      body);

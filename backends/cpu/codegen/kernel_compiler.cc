@@ -58,12 +58,15 @@ std::vector<std::vector<size_t>> BalancedGroups(std::span<const KernelDescriptio
   return grouped;
 }
 
-// The requests' modules: fully optimised ones first (they take longest, and
-// workers take modules in order), then quick-tier ones.
+// The modules of the requests that no loop calls (`in_loop`): fully
+// optimised ones first (they take longest, and workers take modules in
+// order), then quick-tier ones.
 std::vector<std::pair<CompileTier, std::vector<size_t>>> PlanModules(
-    std::span<const KernelDescription> requests, int threads, int64_t quick_tier_max_iterations) {
+    std::span<const KernelDescription> requests, const std::vector<bool>& in_loop, int threads,
+    int64_t quick_tier_max_iterations) {
   std::vector<size_t> optimized, quick;
   for (size_t i = 0; i < requests.size(); ++i) {
+    if (in_loop[i]) continue;
     const CompileTier tier = codegen::ChooseCompileTier(*requests[i].computation, quick_tier_max_iterations);
     (tier == CompileTier::kQuick ? quick : optimized).push_back(i);
   }
@@ -101,62 +104,85 @@ class LlvmKernelCompiler : public KernelCompiler {
       }
       KILN_RETURN_IF_ERROR(llvm_ir::CheckEmittable(*request.computation));
     }
+    // The kernels the loops call are emitted once, in the loops' module,
+    // under their own names: the loops inline them and their thunks (run
+    // when a loop cannot go whole) call them.
+    std::vector<bool> in_loop(requests.size(), false);
     for (const FusedLoopRequest& loop : loops) {
       if (loop.name.empty()) return InvalidArgument("cpu codegen: a loop request has an empty name");
       if (!names.insert(loop.name).second) {
         return InvalidArgument("cpu codegen: loop name ", loop.name, " is used twice");
       }
       for (const auto* part : {&loop.condition, &loop.body}) {
-        for (const Computation* computation : *part) {
-          if (computation == nullptr)
-            return InvalidArgument("cpu codegen: loop ", loop.name, " has a null kernel");
-          KILN_RETURN_IF_ERROR(llvm_ir::CheckEmittable(*computation));
+        for (size_t kernel : *part) {
+          if (kernel >= requests.size()) {
+            return InvalidArgument("cpu codegen: loop ", loop.name, " names kernel ", kernel, " of ",
+                                   requests.size());
+          }
+          in_loop[kernel] = true;
         }
       }
     }
     std::vector<KernelInfo> kernels(requests.size());
     std::vector<codegen::ModuleJob> jobs;
-    for (auto& [tier, group] : PlanModules(requests, KernelCompileThreads(), quick_tier_max_iterations_)) {
+    auto dump_into = [&](codegen::ModuleJob& job) {
+      if (dump.directory.empty()) return;
+      job.dump_directory = dump.directory;
+      job.dump_stem = dump.stem + "." + std::to_string(jobs.size() - 1);
+    };
+    auto emit_kernel = [requests, &kernels](llvm::Module& module, size_t i) -> Status {
+      const codegen::CpuTargetHooks target;
+      KILN_ASSIGN_OR_RETURN(llvm_ir::KernelLayout layout,
+                            llvm_ir::EmitKernel(module, *requests[i].computation, requests[i].name, target));
+      kernels[i].parallel_extent = layout.parallel_extent;
+      kernels[i].bytes_per_iteration = layout.bytes_per_iteration;
+      return OkStatus();
+    };
+    for (auto& [tier, group] :
+         PlanModules(requests, in_loop, KernelCompileThreads(), quick_tier_max_iterations_)) {
       codegen::ModuleJob& job = jobs.emplace_back();
       job.tier = tier;
-      if (!dump.directory.empty()) {
-        job.dump_directory = dump.directory;
-        job.dump_stem = dump.stem + "." + std::to_string(jobs.size() - 1);
-      }
-      job.emit = [requests, &kernels, group = std::move(group)](llvm::Module& module) -> Status {
-        const codegen::CpuTargetHooks target;
-        for (size_t i : group) {
-          KILN_ASSIGN_OR_RETURN(
-              llvm_ir::KernelLayout layout,
-              llvm_ir::EmitKernel(module, *requests[i].computation, requests[i].name, target));
-          kernels[i].parallel_extent = layout.parallel_extent;
-          kernels[i].bytes_per_iteration = layout.bytes_per_iteration;
-        }
+      dump_into(job);
+      job.emit = [emit_kernel, group = std::move(group)](llvm::Module& module) -> Status {
+        for (size_t i : group) KILN_RETURN_IF_ERROR(emit_kernel(module, i));
         return OkStatus();
       };
     }
-    for (const FusedLoopRequest& loop : loops) {
+    if (!loops.empty()) {
       codegen::ModuleJob& job = jobs.emplace_back();
-      // The loop's code is as small as its kernels: when they all take the
-      // quick tier, so does its instruction selection (its IR is still
+      // The loops' code is as small as their kernels: when they all take
+      // the quick tier, so does its instruction selection (its IR is still
       // optimised by the fused loop pipeline), which reuses the quick
       // tier's target machine instead of creating a fully optimising one,
       // about 10 ms of a small program's compile.
       job.tier = CompileTier::kQuick;
-      for (const auto* part : {&loop.condition, &loop.body}) {
-        for (const Computation* computation : *part) {
-          if (codegen::ChooseCompileTier(*computation, quick_tier_max_iterations_) == CompileTier::kOptimized)
-            job.tier = CompileTier::kOptimized;
-        }
+      for (size_t i = 0; i < requests.size(); ++i) {
+        if (in_loop[i] && codegen::ChooseCompileTier(*requests[i].computation, quick_tier_max_iterations_) ==
+                              CompileTier::kOptimized)
+          job.tier = CompileTier::kOptimized;
       }
       job.fused_loop = true;
-      if (!dump.directory.empty()) {
-        job.dump_directory = dump.directory;
-        job.dump_stem = dump.stem + "." + std::to_string(jobs.size() - 1);
-      }
-      job.emit = [&loop](llvm::Module& module) -> Status {
-        const codegen::CpuTargetHooks target;
-        return EmitFusedLoop(module, loop, target);
+      dump_into(job);
+      job.emit = [requests, loops, &kernels, &in_loop, emit_kernel](llvm::Module& module) -> Status {
+        std::vector<llvm::Function*> functions(requests.size(), nullptr);
+        for (size_t i = 0; i < requests.size(); ++i) {
+          if (!in_loop[i]) continue;
+          KILN_RETURN_IF_ERROR(emit_kernel(module, i));
+          functions[i] = module.getFunction(requests[i].name);
+          if (functions[i] == nullptr)
+            return Internal("cpu codegen: kernel ", requests[i].name, " was not emitted");
+        }
+        auto called = [&](const std::vector<size_t>& part) {
+          std::vector<FusedLoopKernel> called_kernels;
+          for (size_t i : part) {
+            called_kernels.push_back(
+                {functions[i], kernels[i].parallel_extent, FusedLoopKernelBuffers(*requests[i].computation)});
+          }
+          return called_kernels;
+        };
+        for (const FusedLoopRequest& loop : loops)
+          KILN_RETURN_IF_ERROR(EmitFusedLoop(module, loop.name, called(loop.condition), called(loop.body)));
+        return OkStatus();
       };
     }
     int cached_modules = 0;

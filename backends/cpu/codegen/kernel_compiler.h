@@ -91,9 +91,10 @@ class KernelCompiler {
   // program; their names must be unique within the call. Only the
   // computation and name of each description are read: the grid is the
   // runtime's to choose from the KernelInfo. Thread-safe.
-  // `loops` are while loops compiled whole (fused_loop.h), each in a
-  // module of its own, fully optimised whatever its size; their names must
-  // be unique too.
+  // `loops` are while loops compiled whole (fused_loop.h) over kernels of
+  // `requests`: the loops and the kernels they call go into one module of
+  // their own (the kernels keep their symbols, for their thunks), linked
+  // with the others; the loops' names must be unique too.
   virtual StatusOr<std::shared_ptr<CompiledKernels>> Compile(std::span<const KernelDescription> requests,
                                                              std::span<const FusedLoopRequest> loops,
                                                              const KernelDump& dump) = 0;
