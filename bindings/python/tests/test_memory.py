@@ -75,9 +75,7 @@ def check_flat(run, n):
     if window() < SLACK_KIB:
         return
     growth = window()
-    assert growth < SLACK_KIB, (
-        f"resident memory grew by {growth} KiB over {n} iterations, twice in a row"
-    )
+    assert growth < SLACK_KIB, f"resident memory grew by {growth} KiB over {n} iterations, twice in a row"
 
 
 def test_buffers_and_builders_100k(client):
