@@ -1,0 +1,47 @@
+// The passes of a bitonic sorting network, shared by the GPU backends' sort
+// and top-k kernels. A row is padded to a power of two (elements past its
+// end compare after every real element); workgroups sort and merge tiles of
+// `tile` elements in shared memory, and only the compare distances of a
+// tile or more need a pass of their own over global memory, so a row of n
+// elements costs one launch per such distance plus one per merge size
+// instead of one thread working through the whole row.
+//
+// The network compares element i with i ^ stride, keeping the pair in
+// ascending order when (i & block) == 0 and descending otherwise; the last
+// merge (block == padded length) leaves the row ascending.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace kiln {
+
+struct BitonicPass {
+  enum class Kind {
+    // Every tile sorted alone by the whole network up to block == tile
+    // (every compare distance below the tile, in shared memory).
+    kSortTiles,
+    // One compare distance of at least a tile: one compare-exchange per pair
+    // of elements, over global memory.
+    kMergeAcrossTiles,
+    // The distances tile / 2 .. 1 of merge size `block`, each tile in shared memory.
+    kMergeWithinTiles,
+  };
+  Kind kind = Kind::kSortTiles;
+  int64_t block = 0;   // size of the sequences this pass merges (kSortTiles: the tile)
+  int64_t stride = 0;  // compare distance (kMergeAcrossTiles only; 0 otherwise)
+};
+
+// The smallest power of two >= length (1 for length <= 1).
+int64_t BitonicPaddedLength(int64_t length);
+
+// The passes that sort rows of `padded_length` elements (a power of two)
+// with tiles of `tile` elements (a power of two >= 2); a row no longer
+// than a tile is sorted by one kSortTiles pass with tile == padded length;
+// a row of one element needs no pass.
+std::vector<BitonicPass> BitonicSortPasses(int64_t padded_length, int64_t tile);
+
+// The tile actually used for a row: min(tile, padded_length), at least 2.
+int64_t BitonicTile(int64_t padded_length, int64_t tile);
+
+}  // namespace kiln
