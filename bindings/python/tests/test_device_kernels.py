@@ -77,3 +77,36 @@ def test_shader_on_vulkan(tmp_path):
             want = run(host, x, attrs)
             assert np.count_nonzero(want) == 1
             np.testing.assert_array_equal(run(device, x, attrs), want)
+
+
+def test_ptx_on_a_cuda_gpu():
+    """ZeroOutIndex from tests/device_user_ops/zero_out.ptx on a real GPU (the fake
+    driver's tests check the launch; this one checks what the kernel wrote)."""
+    if "cuda" not in kiln.backends():
+        pytest.skip("this libkiln has no cuda backend")
+    try:
+        device = kiln.Client("cuda")
+    except kiln.KilnError as error:
+        pytest.skip(f"no CUDA GPU here: {error}")
+    if "fake" in device.devices[0].description.lower():
+        device.close()
+        pytest.skip("the cuda backend runs on the fake driver here, which runs no kernel")
+    kiln.register_op(
+        "PyCudaZeroOut",
+        attrs=["preserve_index: int >= 0 = 0"],
+        inputs=["to_zero: int32"],
+        outputs=["zeroed: int32"],
+    )
+    kiln.register_kernel("PyCudaZeroOut", zero_out, dtype=np.int32)
+    ptx = (REPO_ROOT / "tests" / "device_user_ops" / "zero_out.ptx").read_text()
+    kiln.register_device_kernel("PyCudaZeroOut", "cuda", ptx, "zero_out_index", dtype=np.int32)
+    x = np.arange(1, 1001, dtype=np.int32) * 7
+    with device, kiln.Client("interpreter") as host:
+        for attrs in (None, {"preserve_index": 3}, {"preserve_index": 999}):
+            with kiln.Builder("zero_out") as b:
+                p = b.parameter(0, x.dtype, x.shape)
+                with b.build(b.call_registered("PyCudaZeroOut", [p], attrs)) as computation:
+                    with device.compile(computation) as on_gpu, host.compile(computation) as on_host:
+                        want = on_host(x)
+                        assert np.count_nonzero(want) == 1
+                        np.testing.assert_array_equal(on_gpu(x), want)
