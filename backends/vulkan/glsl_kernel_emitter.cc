@@ -9,9 +9,11 @@
 #include <unordered_map>
 #include <utility>
 
+#include "backends/vulkan/glsl_bitonic_sort.h"
 #include "backends/vulkan/glsl_ops.h"
 #include "backends/vulkan/glsl_tiled_dot.h"
 #include "backends/vulkan/glsl_types.h"
+#include "core/lowering/bitonic_sort.h"
 #include "core/rng_bit_layout.h"
 
 namespace kiln::vulkan {
@@ -197,14 +199,15 @@ class Emitter {
   StatusOr<std::string> EmitGather(const Instruction& instruction, const Index& index);
   // Kernels built around one instruction with a loop of their own (the
   // grid-stride loop runs over rows, not output elements).
-  Status EmitSortRows(const Instruction& sort, GlslKernel& result);
-  Status EmitTopKRows(const Instruction& top_k, GlslKernel& result);
-  // Merge-sorts the element numbers 0..length-1 of one row in the scratch
-  // buffer; `right_first(a, b)` emits whether element a goes before b.
-  // Returns the GLSL expression of the sorted order's scratch offset.
-  StatusOr<std::string> EmitMergeSort(
-      int64_t rows, int64_t length,
-      const std::function<StatusOr<std::string>(const std::string&, const std::string&)>& right_first);
+  // Sort and topk kernels: the bitonic network's passes (glsl_bitonic_sort.h).
+  StatusOr<GlslKernel> EmitSortRows(const Instruction& sort, GlslKernel& result, const std::string& buffers);
+  StatusOr<GlslKernel> EmitTopKRows(const Instruction& top_k, GlslKernel& result, const std::string& buffers);
+  // k_hi_first(row, lo, hi) as a GLSL function whose body `hi_first` emits
+  // (returning its decision's expression).
+  StatusOr<std::string> EmitComparatorFunction(const std::function<StatusOr<std::string>()>& hi_first);
+  GlslKernel FinishBitonicSort(GlslKernel& result, const std::string& buffers,
+                               const BitonicSortLayout& layout, const std::string& comparator,
+                               const std::string& gather);
   StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
   StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitRng(const Instruction& instruction, const Index& index);
@@ -241,6 +244,7 @@ class Emitter {
   int64_t loop_iterations_ = 0;
   int64_t heaviest_loops_ = 0;
   const Instruction* heaviest_ = nullptr;
+  int64_t comparator_loops_ = 0;  // loop iterations of one k_hi_first call
 };
 
 Status Emitter::CheckComputation(const Computation& computation, int depth) {
@@ -1587,60 +1591,53 @@ StatusOr<int> Emitter::BufferOf(const Instruction& instruction, const Instructio
   return it->second;
 }
 
-StatusOr<std::string> Emitter::EmitMergeSort(
-    int64_t rows, int64_t length,
-    const std::function<StatusOr<std::string>(const std::string&, const std::string&)>& right_first) {
-  // Two regions of rows * length element numbers: this row's part of each.
-  const std::string n = std::to_string(length);
-  Line("int k_src = k_i * " + n + ";");
-  Line("int k_dst = " + std::to_string(rows * length) + " + k_i * " + n + ";");
-  // Iterations: n to number the elements, then per pass (width w = 1, 2,
-  // 4, ...) ceil(n / 2w) merges that together write n outputs.
-  int64_t iterations = length;
-  for (int64_t w = 1; w < length; w *= 2) iterations += 1 + CeilDiv(length, 2 * w) + length;
-  CountLoop(iterations);
-  Open(LoopHeader("k_e", "0", n, "1"));
-  Line("k_scratch.d[k_src + k_e] = k_e;");
-  Close();
-  Open("for (int k_w = 1; k_w < " + n + "; k_w *= 2)");
-  Open(LoopHeader("k_l", "0", n, "2 * k_w"));
-  Line("int k_m = min(k_l + k_w, " + n + ");");
-  Line("int k_r = min(k_l + 2 * k_w, " + n + ");");
-  Line("int k_a = k_l;");
-  Line("int k_b = k_m;");
-  // One output per iteration (a counted loop, not a while: see LoopHeader).
-  Open(LoopHeader("k_o", "k_l", "k_r", "1"));
-  Line("bool k_take_b = k_a >= k_m;");
-  Open("if (k_a < k_m && k_b < k_r)");
-  Line("int k_ea = k_scratch.d[k_src + k_a];");
-  Line("int k_eb = k_scratch.d[k_src + k_b];");
-  KILN_ASSIGN_OR_RETURN(std::string first, right_first("k_eb", "k_ea"));
-  Line("k_take_b = " + first + ";");
-  Close();
-  Open("if (k_take_b)");
-  Line("k_scratch.d[k_dst + k_o] = k_scratch.d[k_src + k_b];");
-  Line("++k_b;");
-  --indent_;
-  memo_.pop_back();
-  Line("} else {");
-  ++indent_;
+StatusOr<std::string> Emitter::EmitComparatorFunction(
+    const std::function<StatusOr<std::string>()>& hi_first) {
+  // Its own text, scopes and indentation: a function of its own, defined
+  // after the prelude's helpers (which it may call).
+  std::string saved_body = std::move(body_);
+  auto saved_memo = std::move(memo_);
+  const int saved_indent = indent_;
+  body_.clear();
+  memo_.clear();
   memo_.emplace_back();
-  Line("k_scratch.d[k_dst + k_o] = k_scratch.d[k_src + k_a];");
-  Line("++k_a;");
-  Close();
-  Close();
-  Close();
-  Line("int k_t = k_src;");
-  Line("k_src = k_dst;");
-  Line("k_dst = k_t;");
-  Close();
-  return std::string("k_src");
+  indent_ = 1;
+  const int64_t loops_before = loop_iterations_;
+  StatusOr<std::string> decision = hi_first();
+  const int64_t compare_loops = loop_iterations_ - loops_before;
+  std::string text = "bool k_hi_first(int k_row, int k_lo, int k_hi) {\n" + body_;
+  body_ = std::move(saved_body);
+  memo_ = std::move(saved_memo);
+  indent_ = saved_indent;
+  loop_iterations_ = loops_before;
+  if (!decision.ok()) return decision.status();
+  comparator_loops_ = compare_loops;
+  return text + "  return " + *decision + ";\n}\n";
 }
 
-// One invocation per row (the elements along the sort dimension at one
-// position of the others), in the interpreter's stable merge sort with the
-// comparator inlined; then every operand is gathered in that order.
-Status Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result) {
+GlslKernel Emitter::FinishBitonicSort(GlslKernel& result, const std::string& buffers,
+                                      const BitonicSortLayout& layout, const std::string& comparator,
+                                      const std::string& gather) {
+  result.invocations = layout.outputs;
+  result.workgroup_size = layout.workgroup_size;
+  result.push_constant_bytes = kBitonicPushConstantBytes;
+  result.dispatches = BitonicSortDispatches(layout);
+  result.max_loop_iterations = BitonicSortLoopIterations(layout, result.dispatches, comparator_loops_);
+  result.source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
+                  "layout(local_size_x_id = 0) in;\n" + buffers + BitonicSortGlobals(layout) + globals_ +
+                  prelude_.Helpers() + comparator + BitonicSortFunctions(layout) +
+                  BitonicSortMain(layout, gather);
+  if (heaviest_ != nullptr)
+    result.loop_op = std::string(OpcodeName(heaviest_->opcode)) + " " + heaviest_->shape.ToString() + " (" +
+                     heaviest_->name + ")";
+  return result;
+}
+
+// The rows along the sort dimension (at each position of the others) put
+// in order by the bitonic network with the comparator inlined; then every
+// operand gathered in that order.
+StatusOr<GlslKernel> Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result,
+                                           const std::string& buffers) {
   if (sort.operands.empty() || sort.called.size() != 1 || sort.called[0] == nullptr)
     return Refuse(sort, "sort needs operands and a comparator");
   const Shape& shape = sort.operand(0)->shape;
@@ -1662,20 +1659,21 @@ Status Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result) {
   int64_t inner = 1;
   for (int64_t d = dimension + 1; d < rank; ++d) inner *= shape.dimensions(d);
   const int64_t rows = length == 0 ? 0 : shape.element_count() / length;
-  result.invocations = rows;
-  if (rows == 0) return OkStatus();
+  if (rows * BitonicPaddedLength(length) > std::numeric_limits<int32_t>::max())
+    return Refuse(sort, "its rows padded to a power of two pass 32-bit indexing");
+  const BitonicSortLayout layout = PlanBitonicSort(rows, length, shape.element_count(), features_);
   const std::string in = std::to_string(inner);
-  Line("int k_base = (k_i / " + in + ") * " + std::to_string(length * inner) + " + k_i % " + in + ";");
+  const std::string row_elements = std::to_string(length * inner);
   const Computation& comparator = *sort.called[0];
   KILN_ASSIGN_OR_RETURN(
-      std::string order,
-      EmitMergeSort(rows, length, [&](const std::string& a, const std::string& b) -> StatusOr<std::string> {
+      std::string function, EmitComparatorFunction([&]() -> StatusOr<std::string> {
+        Line("int k_base = (k_row / " + in + ") * " + row_elements + " + k_row % " + in + ";");
         Values arguments;
         for (size_t k = 0; k < inputs.size(); ++k) {
           const ElementType type = sort.operand(k)->shape.element_type();
-          for (const std::string& e : {a, b}) {
+          for (const char* e : {"k_hi", "k_lo"}) {
             const std::string element =
-                "b" + std::to_string(inputs[k]) + ".d[k_base + " + e + " * " + in + "]";
+                "b" + std::to_string(inputs[k]) + ".d[k_base + " + std::string(e) + " * " + in + "]";
             arguments.push_back(Var(type, LoadValue(type, element, prelude_)));
           }
         }
@@ -1683,19 +1681,23 @@ Status Emitter::EmitSortRows(const Instruction& sort, GlslKernel& result) {
         if (less.size() != 1) return Refuse(sort, "the comparator must return one pred");
         return less[0];
       }));
-  OpenLoop(LoopHeader("k_e", "0", std::to_string(length), "1"), length);
-  Line("int k_from = k_scratch.d[" + order + " + k_e];");
+  // Output element k_o, in the outputs' own order (writes side by side):
+  // its row, its place e in the row, and the row's first element.
+  std::string gather = "    int k_outer = k_o / " + row_elements + ";\n    int k_in = k_o % " + in +
+                       ";\n    int k_e = (k_o / " + in + ") % " + std::to_string(length) +
+                       ";\n    int k_base = k_outer * " + row_elements +
+                       " + k_in;\n    int k_from = k_sorted(k_outer * " + in + " + k_in, k_e);\n";
   for (size_t k = 0; k < inputs.size(); ++k) {
-    Line("b" + std::to_string(result.input_count + static_cast<int>(k)) + ".d[k_base + k_e * " + in +
-         "] = b" + std::to_string(inputs[k]) + ".d[k_base + k_from * " + in + "];");
+    gather += "    b" + std::to_string(result.input_count + static_cast<int>(k)) + ".d[k_o] = b" +
+              std::to_string(inputs[k]) + ".d[k_base + k_from * " + in + "];\n";
   }
-  Close();
-  return OkStatus();
+  return FinishBitonicSort(result, buffers, layout, function, gather);
 }
 
-// The k largest (smallest) of each last-dimension row: the row stably
-// sorted by value (floats in the total order), ties left in index order.
-Status Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result) {
+// The k largest (smallest) of each last-dimension row: the row sorted by
+// value (floats in the total order), ties in index order, its first k.
+StatusOr<GlslKernel> Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result,
+                                           const std::string& buffers) {
   if (top_k.operands.size() != 1 || result.output_count != 2) return Refuse(top_k, "bad topk");
   const Instruction& operand = *top_k.operand(0);
   const ElementType type = operand.shape.element_type();
@@ -1706,31 +1708,27 @@ Status Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel& result) {
   const int64_t k = top_k.attrs.top_k;
   if (k < 0 || k > length) return Refuse(top_k, "bad k");
   const int64_t rows = length == 0 ? 0 : operand.shape.element_count() / length;
-  result.invocations = rows;
-  if (rows == 0) return OkStatus();
+  if (rows * BitonicPaddedLength(length) > std::numeric_limits<int32_t>::max())
+    return Refuse(top_k, "its rows padded to a power of two pass 32-bit indexing");
+  const BitonicSortLayout layout = PlanBitonicSort(rows, length, rows * k, features_);
   const std::string n = std::to_string(length);
+  const std::string b = "b" + std::to_string(input);
   const ComparisonDirection direction =
       top_k.attrs.largest ? ComparisonDirection::kGt : ComparisonDirection::kLt;
   const ComparisonType comparison = IsFloating(type) ? ComparisonType::kTotalOrder : ComparisonType::kDefault;
   KILN_ASSIGN_OR_RETURN(
-      std::string order,
-      EmitMergeSort(rows, length, [&](const std::string& a, const std::string& b) -> StatusOr<std::string> {
-        const std::string x = Var(
-            type, LoadValue(type, "b" + std::to_string(input) + ".d[k_i * " + n + " + " + a + "]", prelude_));
-        const std::string y = Var(
-            type, LoadValue(type, "b" + std::to_string(input) + ".d[k_i * " + n + " + " + b + "]", prelude_));
+      std::string function, EmitComparatorFunction([&]() -> StatusOr<std::string> {
+        const std::string x = Var(type, LoadValue(type, b + ".d[k_row * " + n + " + k_hi]", prelude_));
+        const std::string y = Var(type, LoadValue(type, b + ".d[k_row * " + n + " + k_lo]", prelude_));
         return CompareExpr(direction, comparison, type, x, y, prelude_);
       }));
-  OpenLoop(LoopHeader("k_e", "0", std::to_string(k), "1"), k);
-  Line("int k_from = k_scratch.d[" + order + " + k_e];");
-  const std::string values = "b" + std::to_string(result.input_count);
-  const std::string indices = "b" + std::to_string(result.input_count + 1);
-  Line(values + ".d[k_i * " + std::to_string(k) + " + k_e] = b" + std::to_string(input) + ".d[k_i * " + n +
-       " + k_from];");
-  Line(indices + ".d[k_i * " + std::to_string(k) +
-       " + k_e] = " + StoreValue(top_k.shape.tuple_shapes(1).element_type(), "k_from", prelude_) + ";");
-  Close();
-  return OkStatus();
+  const std::string kk = std::to_string(k);
+  const std::string gather =
+      "    int k_row = k_o / " + kk + ";\n    int k_from = k_sorted(k_row, k_o % " + kk + ");\n    b" +
+      std::to_string(result.input_count) + ".d[k_o] = " + b + ".d[k_row * " + n + " + k_from];\n    b" +
+      std::to_string(result.input_count + 1) +
+      ".d[k_o] = " + StoreValue(top_k.shape.tuple_shapes(1).element_type(), "k_from", prelude_) + ";\n";
+  return FinishBitonicSort(result, buffers, layout, function, gather);
 }
 
 StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view entry_name) {
@@ -1823,12 +1821,9 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
     }
   }
   if (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK) {
-    indent_ = 2;
-    memo_.emplace_back();
-    KILN_RETURN_IF_ERROR(root_opcode == Opcode::kSort ? EmitSortRows(root, result)
-                                                      : EmitTopKRows(root, result));
     heaviest_ = &root;
-    return Finish(result, buffers);
+    return root_opcode == Opcode::kSort ? EmitSortRows(root, result, buffers)
+                                        : EmitTopKRows(root, result, buffers);
   }
 
   if (const int64_t lanes = CooperativeLanes(root); lanes > 0) {
@@ -1908,9 +1903,16 @@ GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
 }  // namespace
 
 int64_t GlslKernelScratchBytes(const Instruction& root) {
-  if ((root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK) && !root.operands.empty())
-    return std::max<int64_t>(2 * root.operand(0)->shape.element_count() * 4, 4);
-  return 0;
+  if ((root.opcode != Opcode::kSort && root.opcode != Opcode::kTopK) || root.operands.empty()) return 0;
+  // One element number per place of each row padded to a power of two.
+  const Shape& shape = root.operand(0)->shape;
+  const int64_t rank = shape.rank();
+  int64_t dimension = rank - 1;
+  if (root.opcode == Opcode::kSort && !root.attrs.dimensions.empty()) dimension = root.attrs.dimensions[0];
+  if (dimension < 0) dimension += rank;
+  const int64_t length = rank == 0 || dimension < 0 || dimension >= rank ? 1 : shape.dimensions(dimension);
+  const int64_t rows = length == 0 ? 0 : shape.element_count() / length;
+  return std::max<int64_t>(rows * BitonicPaddedLength(length) * 4, 4);
 }
 
 StatusOr<GlslKernel> EmitGlslKernel(const Computation& kernel, const ShaderFeatures& features,

@@ -9,11 +9,18 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backends/vulkan/shader_features.h"
 #include "core/ir.h"
 
 namespace kiln::vulkan {
+
+// One dispatch of a kernel of several passes.
+struct GlslDispatch {
+  std::vector<uint32_t> push_constants;  // push_constant_bytes / 4 words
+  int64_t workgroups = 0;                // at most kGlslMaxWorkgroups; the shader strides over the rest
+};
 
 struct GlslKernel {
   std::string source;          // GLSL 4.50 for Vulkan
@@ -36,6 +43,13 @@ struct GlslKernel {
   int64_t max_loop_iterations = 0;
   // The op whose loops weigh most, as "reduce f32[] (reduce.3)".
   std::string loop_op;
+  // Invocations per workgroup; 0: kGlslWorkgroupSize.
+  int64_t workgroup_size = 0;
+  // A kernel of several passes (the sort's and topk's bitonic network):
+  // dispatched once per entry, in order, each with its push constants and
+  // workgroup count, every pass seeing the previous one's writes. Empty:
+  // one dispatch covering `invocations`.
+  std::vector<GlslDispatch> dispatches;
 };
 
 // Invocations per workgroup, what every launch uses. 64 is a multiple of

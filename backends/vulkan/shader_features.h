@@ -30,6 +30,9 @@ struct ShaderFeatures {
   // reduce take a subgroup per output element.
   bool subgroup_shuffle = false;
   int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
+  // maxComputeSharedMemorySize: what one workgroup's `shared` arrays may
+  // take (the sort's tiles are sized by it); 0: unknown (small tiles).
+  int64_t max_shared_memory_bytes = 0;
   // The most storage buffers one dispatch binds (maxPerStageDescriptorStorage-
   // Buffers, and maxPushDescriptors where Kiln pushes them); 0: unlimited.
   // Every buffer of a kernel is one: its inputs, outputs and scratch.
@@ -49,6 +52,7 @@ inline ShaderFeatures AllShaderFeatures() {
   features.subgroup_size = 8;
   features.subgroup_shuffle = true;
   features.max_workgroup_size = 1024;
+  features.max_shared_memory_bytes = 32768;
   return features;
 }
 

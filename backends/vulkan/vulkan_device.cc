@@ -229,6 +229,7 @@ ShaderFeatures Device::shader_features() const {
   shader.subgroup_shuffle = features_.subgroup_shuffle && features_.subgroup_basic;
   shader.max_workgroup_size =
       static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));
+  shader.max_shared_memory_bytes = features_.max_shared_memory_bytes;
   shader.max_storage_buffers = static_cast<int>(
       std::min<uint32_t>(features_.max_storage_buffers_per_stage, std::numeric_limits<int>::max()));
   // lavapipe (Mesa's llvmpipe driver) silently ends a shader invocation

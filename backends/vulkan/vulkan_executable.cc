@@ -44,8 +44,16 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     ranges.reserve(step.buffers.size());
     for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
     const KernelGrid& grid = executable_.program_->kernels[index].grid;
-    const int64_t groups =
-        std::min<int64_t>(grid.workgroups[0], executable_.vulkan_->features().max_workgroup_count[0]);
+    const int64_t max_groups = executable_.vulkan_->features().max_workgroup_count[0];
+    // A kernel of several passes (sort, topk): each a dispatch of its own
+    // in this command buffer; the list's barrier between steps orders them.
+    for (const GlslDispatch& pass : shader.glsl.dispatches) {
+      KILN_RETURN_IF_ERROR(commands_->Dispatch(
+          executable_.kernels_[index], ranges, std::as_bytes(std::span<const uint32_t>(pass.push_constants)),
+          {static_cast<uint32_t>(std::min<int64_t>(pass.workgroups, max_groups)), 1, 1}));
+    }
+    if (!shader.glsl.dispatches.empty()) return OkStatus();
+    const int64_t groups = std::min<int64_t>(grid.workgroups[0], max_groups);
     // An rng kernel's key, (lo, hi) words: one per launch of this execution.
     std::array<std::byte, 8> key{};
     if (shader.glsl.takes_rng_key) {

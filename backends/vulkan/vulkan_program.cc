@@ -28,7 +28,9 @@ DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t
 }
 
 KernelGrid VulkanKernelGrid(const GlslKernel& kernel) {
-  return LinearGrid(kernel.invocations, kGlslWorkgroupSize, kGlslMaxWorkgroups);
+  return LinearGrid(kernel.invocations,
+                    kernel.workgroup_size > 0 ? kernel.workgroup_size : kGlslWorkgroupSize,
+                    kGlslMaxWorkgroups);
 }
 
 StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,

@@ -29,7 +29,8 @@ struct VulkanProgram : DeviceProgram {
 };
 
 // The grid a kernel is dispatched with: workgroups of kGlslWorkgroupSize
-// invocations (its local size) along x, one invocation per output element,
+// invocations (or the kernel's own workgroup_size: its local size) along
+// x, one invocation per output element,
 // at most kGlslMaxWorkgroups (the shader then strides); a device with a
 // lower workgroup-count limit caps it again at dispatch.
 KernelGrid VulkanKernelGrid(const GlslKernel& kernel);

@@ -359,11 +359,15 @@ TEST(GlslEmitterTest, DynamicSlicesAndGatherCompile) {
                  3, 12);
 }
 
-// Sort and topk: one invocation per row, with one scratch binding after the
-// outputs of GlslKernelScratchBytes bytes.
-void ExpectSortKernel(const std::string& text, int bindings, int64_t rows, int64_t scratch_bytes) {
+// Sort and topk: the bitonic network's passes and the gather, each a
+// dispatch of one shader, one invocation per output element in the
+// gather, with one scratch binding after the outputs of
+// GlslKernelScratchBytes bytes (each row's element numbers, padded to a
+// power of two).
+void ExpectSortKernel(const std::string& text, int bindings, int64_t outputs, int64_t scratch_bytes,
+                      size_t dispatches) {
   SCOPED_TRACE(text);
-  ExpectCompiles(text, bindings, rows);
+  ExpectCompiles(text, bindings, outputs);
   StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
   EXPECT_EQ(GlslKernelScratchBytes(*(*module)->entry()->root()), scratch_bytes);
@@ -371,16 +375,19 @@ void ExpectSortKernel(const std::string& text, int bindings, int64_t rows, int64
   ASSERT_TRUE(kernel.ok());
   EXPECT_TRUE(kernel->has_scratch);
   EXPECT_EQ(kernel->binding_count, kernel->input_count + kernel->output_count + 1);
+  EXPECT_EQ(kernel->dispatches.size(), dispatches);
+  EXPECT_EQ(kernel->push_constant_bytes, 12);
 }
 
 TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
   const std::string lt =
       "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
       "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
+  // Rows of 6 padded to 8, within one tile: the tile sort and the gather.
   ExpectSortKernel(Module("  a = f32[4,6] parameter(0)\n  ROOT s = f32[4,6] sort(a), dimensions={1}, "
                           "to_apply=lt",
                           lt),
-                   1 + 1 + 1, 4, 2 * 24 * 4);
+                   1 + 1 + 1, 24, 4 * 8 * 4, 2);
   // Along a leading dimension, two operands, a comparator over both keys.
   const std::string two_keys = R"(cmp {
   a = s32[] parameter(0)
@@ -398,13 +405,19 @@ TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
                           "  ROOT s = (s32[5,3], f64[5,3]) sort(a, b), dimensions={0}, is_stable=true, "
                           "to_apply=cmp",
                           two_keys),
-                   2 + 2 + 1, 3, 2 * 15 * 4);
+                   2 + 2 + 1, 15, 3 * 8 * 4, 2);
   ExpectSortKernel(Module("  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, "
                           "largest=true"),
-                   1 + 2 + 1, 4, 2 * 40 * 4);
+                   1 + 2 + 1, 12, 4 * 16 * 4, 2);
   ExpectSortKernel(Module("  a = u16[2,7] parameter(0)\n  ROOT t = (u16[2,2], s32[2,2]) topk(a), k=2, "
                           "largest=false"),
-                   1 + 2 + 1, 2, 2 * 14 * 4);
+                   1 + 2 + 1, 4, 2 * 8 * 4, 2);
+  // A row of 2^20 in tiles of 2048 (1024 invocations): the tile sort, 45
+  // passes across tiles, 9 within them, the gather.
+  ExpectSortKernel(Module("  a = f32[1048576] parameter(0)\n  ROOT s = f32[1048576] sort(a), dimensions={0}, "
+                          "to_apply=lt",
+                          lt),
+                   1 + 1 + 1, 1048576, 1048576 * 4, 1 + 45 + 9 + 1);
 }
 
 TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
