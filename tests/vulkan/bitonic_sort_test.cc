@@ -223,6 +223,9 @@ TEST_F(VulkanBitonicSortTest, SeveralRowsAndLeadingDimensions) {
   // Rows of 1 and of 3 in many rows (several rows per workgroup).
   SortWithPayload("s32", ElementType::kS32, {999, 1}, 1, "LT", "rows of one");
   SortWithPayload("s32", ElementType::kS32, {999, 3}, 1, "GT", "rows of three");
+  // Empty arrays: no row, or rows of no element.
+  SortWithPayload("s32", ElementType::kS32, {0, 5}, 1, "LT", "no row");
+  SortWithPayload("s32", ElementType::kS32, {4, 0}, 1, "LT", "empty rows");
 }
 
 TEST_F(VulkanBitonicSortTest, IntegerAndOtherTypes) {
@@ -244,6 +247,7 @@ TEST_F(VulkanBitonicSortTest, TopK) {
     TopK("s32", ElementType::kS32, {3, 3000}, k, false);
   }
   TopK("f32", ElementType::kF32, {2, 5}, 5, false);
+  TopK("f32", ElementType::kF32, {2, 5}, 0, true);  // nothing to write
   MakeBackend(4);
   TopK("f32", ElementType::kF32, {4, 100}, 16, true);
   TopK("u16", ElementType::kU16, {4, 100}, 100, false);
