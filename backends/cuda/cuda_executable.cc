@@ -29,6 +29,7 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
   }
 
   Status Launch(const DeviceStep& step) override;
+  Status LaunchSequence(const DeviceStep& step, std::vector<CUdeviceptr>& pointers);
   Status CallLibrary(const DeviceStep& step) override;
   Status Copy(int source, int target, int64_t bytes) override {
     const CUdeviceptr from = addresses[static_cast<size_t>(source)];
@@ -245,6 +246,7 @@ Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
   std::vector<CUdeviceptr> pointers;
   pointers.reserve(step.buffers.size());
   for (int slot : step.buffers) pointers.push_back(addresses[static_cast<size_t>(slot)]);
+  if (!kernel.launches.empty()) return LaunchSequence(step, pointers);
   const KernelGrid& grid = executable_.program_->kernels[static_cast<size_t>(step.kernel)].grid;
   int64_t extent = grid.iterations;
   std::vector<void*> parameters;
@@ -261,6 +263,29 @@ Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
                                                   static_cast<unsigned>(grid.workgroup_size[0]), 1, 1, 0,
                                                   stream, parameters.data(), nullptr),
                        "cuLaunchKernel(" + kernel.name + ")");
+}
+
+// A kernel of several passes (a sort's, sort_emitter.h): each launch gets
+// the buffers then its own i64 arguments, one after another on the
+// execution's stream with nothing read back in between.
+Status CudaExecutable::StepExecutor::LaunchSequence(const DeviceStep& step,
+                                                    std::vector<CUdeviceptr>& pointers) {
+  const PtxKernel& kernel = executable_.program_->ptx.kernels[static_cast<size_t>(step.kernel)];
+  const CUfunction function = executable_.functions_[static_cast<size_t>(step.kernel)];
+  for (const PtxLaunch& launch : kernel.launches) {
+    std::vector<int64_t> arguments = launch.arguments;
+    std::vector<void*> parameters;
+    for (CUdeviceptr& pointer : pointers) parameters.push_back(&pointer);
+    for (int64_t& argument : arguments) parameters.push_back(&argument);
+    if (launch.blocks > 0x7fffffff)
+      return ResourceExhausted("cuda: kernel ", kernel.name, " needs ", launch.blocks, " blocks");
+    KILN_RETURN_IF_ERROR(
+        driver_.Check(driver_.api().LaunchKernel(function, static_cast<unsigned>(launch.blocks), 1, 1,
+                                                 static_cast<unsigned>(launch.threads), 1, 1, 0, stream,
+                                                 parameters.data(), nullptr),
+                      "cuLaunchKernel(" + kernel.name + ")"));
+  }
+  return OkStatus();
 }
 
 // A registered op's PTX kernel, or a dot as a cuBLAS GEMM with the handle

@@ -196,8 +196,8 @@ StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, co
   for (const KernelDescription& request : requests) {
     const Instruction* root = request.computation->root();
     if (root != nullptr && root->opcode == Opcode::kSort) {
-      KILN_ASSIGN_OR_RETURN(const int64_t rows, EmitSortKernel(*module, *root, request.name));
-      result.kernels.push_back({request.name, rows, static_cast<int>(2 * root->operands.size() + 1)});
+      KILN_ASSIGN_OR_RETURN(PtxKernel sort, EmitSortKernel(*module, *root, request.name));
+      result.kernels.push_back(std::move(sort));
       continue;
     }
     if (root != nullptr && root->opcode == Opcode::kRng) {
@@ -212,8 +212,8 @@ StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, co
       continue;
     }
     if (root != nullptr && root->opcode == Opcode::kTopK) {
-      KILN_ASSIGN_OR_RETURN(const int64_t rows, EmitTopKKernel(*module, *root, request.name));
-      result.kernels.push_back({request.name, rows, 4});
+      KILN_ASSIGN_OR_RETURN(PtxKernel top_k, EmitTopKKernel(*module, *root, request.name));
+      result.kernels.push_back(std::move(top_k));
       continue;
     }
     KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));

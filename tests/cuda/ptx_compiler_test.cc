@@ -8,7 +8,9 @@
 
 #include "backends/cuda/libdevice.h"
 #include "backends/cuda/ptx_export.h"
+#include "backends/cuda/sort_emitter.h"
 #include "core/hlo_parser.h"
+#include "core/lowering/bitonic_sort.h"
 #include "tests/unit/test_util.h"  // KILN_ASSERT_OK_AND_ASSIGN
 
 namespace kiln {
@@ -172,8 +174,53 @@ ENTRY main {
   ROOT s = (f32[3,16], s32[3,16]) sort(x, k), dimensions={1}, to_apply=less
 })"));
   ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
-  EXPECT_EQ(exported.kernels[0].parallel_extent, 3);  // one thread per row
-  EXPECT_EQ(exported.kernels[0].buffer_count, 5);     // two operands, two outputs, scratch
+  EXPECT_EQ(exported.kernels[0].parallel_extent, 3 * 16);  // the gather: a thread per output element
+  EXPECT_EQ(exported.kernels[0].buffer_count, 5);          // two operands, two outputs, scratch
+  // Rows of 16 are one tile each: a tile pass, then the gather.
+  ASSERT_EQ(exported.kernels[0].launches.size(), 2u);
+  EXPECT_EQ(exported.kernels[0].launches[0].blocks, 3);
+  EXPECT_EQ(exported.kernels[0].launches[0].threads, 8);
+}
+
+// A long row is sorted by blocks in parallel (sort_emitter.h): one entry
+// whose modes sort tiles in shared memory with a barrier between steps,
+// merge across tiles a pair per thread, and gather. Every pass of the
+// schedule gives each thread one pair (never a thread a whole row), and the
+// entry has no call left (the comparator is inlined).
+TEST(PtxExportTest, LongSortIsBitonicPassesOverSharedMemoryTiles) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+HloModule sort
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  i = s32[] parameter(2)
+  j = s32[] parameter(3)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+ENTRY main {
+  x = f32[100000] parameter(0)
+  k = s32[100000] parameter(1)
+  ROOT s = (f32[100000], s32[100000]) sort(x, k), dimensions={0}, to_apply=less
+})"));
+  ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+  const cuda::PtxKernel& kernel = exported.kernels[0];
+  EXPECT_NE(exported.ptx.find(".entry " + kernel.name), std::string::npos) << exported.ptx;
+  EXPECT_NE(exported.ptx.find(".shared"), std::string::npos) << "tiles in shared memory";
+  EXPECT_NE(exported.ptx.find("bar.sync"), std::string::npos) << "a barrier between a tile's steps";
+  EXPECT_EQ(exported.ptx.find("call.uni"), std::string::npos) << "the comparator should be inlined";
+  const int64_t padded = 131072;  // 100000 padded to a power of two
+  const std::vector<BitonicPass> passes = BitonicSortPasses(padded, cuda::kSortTile);
+  ASSERT_EQ(kernel.launches.size(), passes.size() + 1);
+  for (size_t i = 0; i < passes.size(); ++i) {
+    const cuda::PtxLaunch& launch = kernel.launches[i];
+    ASSERT_EQ(launch.arguments.size(), 3u);
+    EXPECT_EQ(launch.arguments[1], passes[i].block);
+    // One pair per thread: as many threads as the row has pairs.
+    EXPECT_GE(launch.blocks * launch.threads, padded / 2) << "pass " << i;
+    EXPECT_LE(launch.threads, 1024);
+  }
+  EXPECT_EQ(kernel.launches.back().arguments[0], static_cast<int64_t>(cuda::SortLaunchMode::kFinish));
+  EXPECT_GE(kernel.launches.back().blocks * kernel.launches.back().threads, 100000);
 }
 
 TEST(PtxExportTest, RngIsAKernelTakingAKey) {

@@ -99,7 +99,21 @@ struct State {
   unsigned last_grid[3] = {0, 0, 0};
   unsigned last_block[3] = {0, 0, 0};
   std::vector<uint64_t> last_parameters;
+  // Every launch so far (the newest kLaunchLogCapacity), for
+  // kiln_fake_cuda_launch_at; launch_log[i] is launch log_start + i.
+  struct LaunchRecord {
+    std::string entry;
+    unsigned grid[3] = {0, 0, 0};
+    unsigned block[3] = {0, 0, 0};
+    std::vector<uint64_t> parameters;
+  };
+  std::vector<LaunchRecord> launch_log;
+  int log_start = 0;
+  // cuStreamSynchronize and cuCtxSynchronize calls that succeeded.
+  int synchronizations = 0;
 };
+
+constexpr size_t kLaunchLogCapacity = 1 << 16;
 
 State& state() {
   static State* instance = new State();  // never destroyed: the driver outlives every caller
@@ -350,7 +364,9 @@ KILN_FAKE_EXPORT CUresult cuCtxSetCurrent(CUcontext context) {
 KILN_FAKE_EXPORT CUresult cuCtxSynchronize() {
   State& s = state();
   std::lock_guard lock(s.mutex);
-  return RequireContext(s);  // every operation has already completed
+  const CUresult r = RequireContext(s);  // every operation has already completed
+  if (r == CUDA_SUCCESS) ++s.synchronizations;
+  return r;
 }
 
 KILN_FAKE_EXPORT CUresult cuMemGetInfo_v2(size_t* free_bytes, size_t* total_bytes) {
@@ -447,7 +463,9 @@ KILN_FAKE_EXPORT CUresult cuStreamSynchronize(CUstream stream) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (CUresult r = RequireContext(s); r != CUDA_SUCCESS) return r;
-  return KnownStream(s, stream) ? CUDA_SUCCESS : kInvalidHandle;
+  if (!KnownStream(s, stream)) return kInvalidHandle;
+  ++s.synchronizations;
+  return CUDA_SUCCESS;
 }
 
 KILN_FAKE_EXPORT CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned option_count,
@@ -549,6 +567,16 @@ KILN_FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, u
     const size_t bytes = std::min<size_t>(sizeof(uint64_t), static_cast<size_t>(declared[i].bytes));
     std::memcpy(&s.last_parameters[i], parameters[i], bytes);
   }
+  if (s.launch_log.size() == kLaunchLogCapacity) {
+    s.launch_log.erase(s.launch_log.begin(), s.launch_log.begin() + kLaunchLogCapacity / 2);
+    s.log_start += static_cast<int>(kLaunchLogCapacity / 2);
+  }
+  State::LaunchRecord record;
+  record.entry = s.last_entry;
+  std::copy(std::begin(s.last_grid), std::end(s.last_grid), record.grid);
+  std::copy(std::begin(s.last_block), std::end(s.last_block), record.block);
+  record.parameters = s.last_parameters;
+  s.launch_log.push_back(std::move(record));
   return CUDA_SUCCESS;
 }
 
@@ -577,6 +605,35 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_last_launch(char* entry, size_t entry_size, 
   std::memcpy(parameters, s.last_parameters.data(),
               std::min(capacity, s.last_parameters.size()) * sizeof(uint64_t));
   return static_cast<int>(s.last_parameters.size());
+}
+
+// Launch number `index` (counting from 0 at the driver's load, as
+// kiln_fake_cuda_launch_count counts), as kiln_fake_cuda_last_launch gives
+// the last; -1 when there was no such launch or it left the log.
+KILN_FAKE_EXPORT int kiln_fake_cuda_launch_at(int index, char* entry, size_t entry_size, unsigned* grid,
+                                              unsigned* block, uint64_t* parameters, size_t capacity) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  if (index < s.log_start || index - s.log_start >= static_cast<int>(s.launch_log.size())) return -1;
+  const State::LaunchRecord& record = s.launch_log[static_cast<size_t>(index - s.log_start)];
+  if (entry_size > 0) {
+    const size_t n = std::min(entry_size - 1, record.entry.size());
+    std::memcpy(entry, record.entry.data(), n);
+    entry[n] = 0;
+  }
+  std::memcpy(grid, record.grid, sizeof record.grid);
+  std::memcpy(block, record.block, sizeof record.block);
+  std::memcpy(parameters, record.parameters.data(),
+              std::min(capacity, record.parameters.size()) * sizeof(uint64_t));
+  return static_cast<int>(record.parameters.size());
+}
+
+// cuStreamSynchronize and cuCtxSynchronize calls so far: how often the
+// host waited for the device.
+KILN_FAKE_EXPORT int kiln_fake_cuda_synchronizations(void) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.synchronizations;
 }
 
 // The device-to-device copies so far; their bytes go to `bytes`.
