@@ -311,6 +311,14 @@ const std::string& DoubleMathLibrary() {
         "double k_dcos(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
         ";\n  int q;\n  double r = k_dreduce(x, q);\n  if (q == 0) return k_dcosr(r);\n  if (q == 1) return "
         "-k_dsinr(r);\n  if (q == 2) return -k_dcosr(r);\n  return k_dsinr(r);\n}\n";
+    // Both from one reduction: each reduction inlined is long code, which
+    // lavapipe's compiler takes seconds over.
+    text +=
+        "void k_dsincos(double x, out double s, out double c) {\n  if (isnan(x) || isinf(x)) {\n    s = " +
+        NAN_ +
+        ";\n    c = s;\n    return;\n  }\n  int q;\n  double r = k_dreduce(x, q);\n"
+        "  double sr = k_dsinr(r);\n  double cr = k_dcosr(r);\n  s = (q & 1) == 0 ? sr : cr;\n"
+        "  c = (q & 1) == 0 ? cr : sr;\n  if (q == 1 || q == 2) c = -c;\n  if (q >= 2) s = -s;\n}\n";
     text += "double k_dtan(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
             ";\n  int q;\n  double r = k_dreduce(x, q);\n  double s = k_dsinr(r);\n  double c = k_dcosr(r);\n"
             "  return (q & 1) == 0 ? s / c : -c / s;\n}\n";
@@ -453,8 +461,9 @@ constexpr const char* kCDiv = R"($T k_cdiv_$N($T a, $T b) {
   return $T((a.x * r + a.y) / d, (a.y * r - a.x) / d);
 }
 )";
-// Complex functions over the component type's real ones: @E exp, @S sin,
-// @C cos, @T tan, @M expm1 (GLSL's built-ins for c64, k_d* for c128).
+// Complex functions over the component type's real ones: @E exp, @M expm1,
+// @L log1p, @G log, @A atan2, @P sincos (GLSL's built-ins or Kiln's f32
+// helpers for c64, k_d* for c128).
 constexpr const char* kCSinhCosh = R"($R k_csinh_$N($R b) {
   $R a = abs(b);
   if (a < 1.0) {
@@ -470,18 +479,29 @@ $R k_ccosh_$N($R b) {
   return 0.5 * (e + 1.0 / e);
 }
 )";
-constexpr const char* kCSin =
-    "$T k_csin_$N($T z) { return $T(@S(z.x) * k_ccosh_$N(z.y), @C(z.x) * k_csinh_$N(z.y)); }\n";
-constexpr const char* kCCos =
-    "$T k_ccos_$N($T z) { return $T(@C(z.x) * k_ccosh_$N(z.y), -(@S(z.x) * k_csinh_$N(z.y))); }\n";
+// @P(x, s, c) sets s = sin x and c = cos x (one argument reduction for c128).
+constexpr const char* kCSin = R"($T k_csin_$N($T z) {
+  $R s, c;
+  @P(z.x, s, c);
+  return $T(s * k_ccosh_$N(z.y), c * k_csinh_$N(z.y));
+}
+)";
+constexpr const char* kCCos = R"($T k_ccos_$N($T z) {
+  $R s, c;
+  @P(z.x, s, c);
+  return $T(c * k_ccosh_$N(z.y), -(s * k_csinh_$N(z.y)));
+}
+)";
 // Kahan's tanh: with t = tan(b), beta = 1 + t^2, s = sinh(a), rho =
 // sqrt(1 + s^2): (beta rho s, t) / (1 + beta s^2); for |a| > 20 the real
 // part is +-1 and the imaginary part 4 sin(b) cos(b) exp(-2|a|).
 constexpr const char* kCTanh = R"($T k_ctanh_$N($T z) {
   $R a = z.x;
   $R b = z.y;
-  if (abs(a) > 20.0) return $T(a > 0.0 ? 1.0 : -1.0, 4.0 * @S(b) * @C(b) * @E(-2.0 * abs(a)));
-  $R t = @T(b);
+  $R sin_b, cos_b;
+  @P(b, sin_b, cos_b);
+  if (abs(a) > 20.0) return $T(a > 0.0 ? 1.0 : -1.0, 4.0 * sin_b * cos_b * @E(-2.0 * abs(a)));
+  $R t = sin_b / cos_b;
   $R beta = 1.0 + t * t;
   $R s = k_csinh_$N(a);
   $R rho = sqrt(1.0 + s * s);
@@ -489,21 +509,103 @@ constexpr const char* kCTanh = R"($T k_ctanh_$N($T z) {
   return $T(beta * rho * s / den, t / den);
 }
 )";
-constexpr const char* kCExpAny =
-    "$T k_cexp_$N($T z) { $R e = @E(z.x); return z.y == $R(0) ? $T(e, z.y) : $T(e * @C(z.y), e * @S(z.y)); "
-    "}\n";
+constexpr const char* kCExpAny = R"($T k_cexp_$N($T z) {
+  $R e = @E(z.x);
+  if (z.y == $R(0)) return $T(e, z.y);
+  $R s, c;
+  @P(z.y, s, c);
+  return $T(e * c, e * s);
+}
+)";
+
+// tan z = -i tanh(iz), with iz = (-b, a).
+constexpr const char* kCTan =
+    "$T k_ctan_$N($T z) { $T t = k_ctanh_$N($T(-z.y, z.x)); return $T(t.y, -t.x); }\n";
+// exp(z) - 1 without the cancellation of exp(z) - 1 near z = 0: the real
+// part exp(a) cos b - 1 is expm1(a) cos b + (cos b - 1), and cos b - 1 is
+// -sin^2 b / (1 + cos b) where cos b > 0 (neither cancels); the imaginary
+// part is exp(a) sin b. Non-finite parts give what C's cexp (Annex G)
+// gives, less one.
+constexpr const char* kCExpm1 = R"($T k_cexpm1_$N($T z) {
+  $R a = z.x;
+  $R b = z.y;
+  if (isnan(a)) return $T(a, b == $R(0) ? b : a);
+  bool b_finite = !isinf(b) && !isnan(b);
+  if (isinf(a) && a < $R(0) && !b_finite) return $T(-$R(1), $R(0));
+  if (isinf(a) && a > $R(0) && b == $R(0)) return $T(a, b);
+  if (!b_finite) return $T(isinf(a) ? a : $NAN, $NAN);
+  $R s, c;
+  @P(b, s, c);
+  if (isinf(a)) return a < $R(0) ? $T(-$R(1), $R(0) * s) : $T(a * c, a * s);
+  $R cos_minus_one = c > $R(0) ? -s * s / ($R(1) + c) : c - $R(1);
+  return $T(@M(a) * c + cos_minus_one, b == $R(0) ? b : @E(a) * s);
+}
+)";
+// C's csqrt (Annex G): sqrt(conj z) = conj sqrt(z), the cut along the
+// negative real axis takes the imaginary part's sign (-4 - 0i gives -2i),
+// infinities and NaN as the standard lists them. Finite z is scaled by an
+// even power of two to |z| near 1 (|a| + |z| cannot overflow, tiny parts
+// lose no digits), t = sqrt((|a| + |z|) / 2) is the larger part of the root
+// and |b| / 2t, from the unscaled b, the other: neither subtracts.
+constexpr const char* kCSqrt = R"($R k_cscale_$N($R x, int n) { return ldexp(ldexp(x, n / 2), n - n / 2); }
+$T k_csqrt_$N($T z) {
+  $R a = z.x;
+  $R b = z.y;
+  bool b_negative = k_csignbit_$N(b);
+  if (isinf(b)) return $T($INF, b);
+  if (isnan(a)) return $T(a, a);
+  if (isinf(a)) {
+    if (a > $R(0)) return $T(a, isnan(b) ? b : (b_negative ? -$R(0) : $R(0)));
+    return $T(isnan(b) ? b : $R(0), b_negative ? -$INF : $INF);
+  }
+  if (isnan(b)) return $T(b, b);
+  if (b == $R(0)) {
+    $R r = sqrt(abs(a));
+    return a < $R(0) ? $T($R(0), b_negative ? -r : r) : $T(r, b);
+  }
+  int e;
+  frexp(max(abs(a), abs(b)), e);
+  e -= e & 1;
+  $T s = $T(k_cscale_$N(a, -e), k_cscale_$N(b, -e));
+  $R t = k_cscale_$N(sqrt($R(0.5) * (abs(s.x) + k_cabs_$N(s))), e / 2);
+  $R other = abs(b) / ($R(2) * t);
+  if (a >= $R(0)) return $T(t, b_negative ? -other : other);
+  return $T(other, b_negative ? -t : t);
+}
+)";
+// log(1 + z): the imaginary part is atan2(b, 1 + a); the real part
+// log|1 + z| is log1p(a (a + 2) + b^2) / 2 near z = 0, where forming 1 + a
+// would lose a's digits, and log(hypot(1 + a, b)) elsewhere (no overflow).
+constexpr const char* kCLog1p = R"($T k_clog1p_$N($T z) {
+  $R a = z.x;
+  $R b = z.y;
+  $R u = a + $R(1);
+  $R im = @A(b, u);
+  if (abs(a) < $R(0.5) && abs(b) < $R(0.5)) return $T($R(0.5) * @L(a * (a + $R(2)) + b * b), im);
+  return $T(@G(k_cabs_$N($T(u, b))), im);
+}
+)";
 
 // A complex helper over the component's real functions (see kCSin).
 std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementType type, std::string body,
                         const std::string& x) {
   const bool is_double = IsDouble(type);
   if (is_double) NeedDoubleMath(prelude);
-  if (!is_double) Call(prelude, "k_expm1_$N", ElementType::kF32, kExpm1, "x");
-  const std::pair<const char*, const char*> names[] = {{"@E", is_double ? "k_dexp" : "exp"},
-                                                       {"@S", is_double ? "k_dsin" : "sin"},
-                                                       {"@C", is_double ? "k_dcos" : "cos"},
-                                                       {"@T", is_double ? "k_dtan" : "tan"},
-                                                       {"@M", is_double ? "k_dexpm1" : "k_expm1_f32"}};
+  if (!is_double) {
+    // The f32 helpers the body names (GLSL's built-ins need none).
+    Call(prelude, "k_expm1_$N", ElementType::kF32, kExpm1, "x");
+    if (body.find("@G") != std::string::npos || body.find("@L") != std::string::npos)
+      Call(prelude, "k_log_$N", ElementType::kF32, kLog, "x");
+    if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
+    if (body.find("@A") != std::string::npos) Call(prelude, "k_atan2_$N", ElementType::kF32, kAtan2, "y, x");
+    if (body.find("@P") != std::string::npos)
+      prelude.Helper("k_fsincos",
+                     "void k_fsincos(float x, out float s, out float c) { s = sin(x); c = cos(x); }\n");
+  }
+  const std::pair<const char*, const char*> names[] = {
+      {"@E", is_double ? "k_dexp" : "exp"},           {"@P", is_double ? "k_dsincos" : "k_fsincos"},
+      {"@M", is_double ? "k_dexpm1" : "k_expm1_f32"}, {"@L", is_double ? "k_dlog1p" : "k_log1p_f32"},
+      {"@G", is_double ? "k_dlog" : "k_log_f32"},     {"@A", is_double ? "k_datan2" : "k_atan2_f32"}};
   for (const auto& [key, value] : names) {
     for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at))
       body.replace(at, 2, value);
@@ -522,6 +624,29 @@ std::string CAbs(ElementType type, const std::string& x, GlslPrelude& prelude) {
   return Call(prelude, "k_cabs_$N", type, kCAbs, x);
 }
 
+// Whether the component's sign bit is set (-0 and -NaN included).
+void NeedComplexSignBit(ElementType type, GlslPrelude& prelude) {
+  Call(prelude, "k_csignbit_$N", type,
+       IsDouble(type) ? "bool k_csignbit_$N($R s) { return (unpackDouble2x32(s).y & 0x80000000u) != 0u; }\n"
+                      : "bool k_csignbit_$N($R s) { return (floatBitsToUint(s) & 0x80000000u) != 0u; }\n",
+       "s");
+}
+
+std::string CSqrt(ElementType type, const std::string& x, GlslPrelude& prelude) {
+  CAbs(type, "z", prelude);
+  NeedComplexSignBit(type, prelude);
+  return Call(prelude, "k_csqrt_$N", type, kCSqrt, x);
+}
+
+std::string CDiv(ElementType type, const std::string& a, const std::string& b, GlslPrelude& prelude) {
+  return Call(prelude, "k_cdiv_$N", type, kCDiv, a + ", " + b);
+}
+
+std::string CExp(ElementType type, const std::string& x, GlslPrelude& prelude) {
+  if (IsDouble(type)) return ComplexCall(prelude, "k_cexp_$N", type, kCExpAny, x);
+  return Call(prelude, "k_cexp_$N", type, kCExp, x);
+}
+
 StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::string& x,
                                    GlslPrelude& prelude) {
   switch (opcode) {
@@ -529,9 +654,21 @@ StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::s
     case Opcode::kNegate: return "(-" + x + ")";
     case Opcode::kAbs: return CAbs(type, x, prelude);
     case Opcode::kSign: CAbs(type, "z", prelude); return Call(prelude, "k_csign_$N", type, kCSign, x);
-    case Opcode::kExp:
-      if (IsDouble(type)) return ComplexCall(prelude, "k_cexp_$N", type, kCExpAny, x);
-      return Call(prelude, "k_cexp_$N", type, kCExp, x);
+    case Opcode::kExp: return CExp(type, x, prelude);
+    case Opcode::kExpm1: return ComplexCall(prelude, "k_cexpm1_$N", type, kCExpm1, x);
+    case Opcode::kSqrt: return CSqrt(type, x, prelude);
+    case Opcode::kRsqrt: {
+      const std::string one = GlslValueType(type) + "(1, 0)";
+      return CDiv(type, one, CSqrt(type, x, prelude), prelude);
+    }
+    case Opcode::kLog1p:
+      CAbs(type, "z", prelude);
+      return ComplexCall(prelude, "k_clog1p_$N", type, kCLog1p, x);
+    case Opcode::kLogistic: {
+      // 1 / (1 + exp(-z)), as the interpreter has it.
+      const std::string one = GlslValueType(type) + "(1, 0)";
+      return CDiv(type, one, "(" + one + " + " + CExp(type, "(-" + x + ")", prelude) + ")", prelude);
+    }
     case Opcode::kLog:
       CAbs(type, "z", prelude);
       if (IsDouble(type)) {
@@ -543,10 +680,13 @@ StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::s
     case Opcode::kSin:
     case Opcode::kCos:
     case Opcode::kTanh:
+    case Opcode::kTan:
       ComplexCall(prelude, "k_csinh_$N", type, kCSinhCosh, "z");
       if (opcode == Opcode::kSin) return ComplexCall(prelude, "k_csin_$N", type, kCSin, x);
       if (opcode == Opcode::kCos) return ComplexCall(prelude, "k_ccos_$N", type, kCCos, x);
-      return ComplexCall(prelude, "k_ctanh_$N", type, kCTanh, x);
+      if (opcode == Opcode::kTanh) return ComplexCall(prelude, "k_ctanh_$N", type, kCTanh, x);
+      ComplexCall(prelude, "k_ctanh_$N", type, kCTanh, "z");
+      return Call(prelude, "k_ctan_$N", type, kCTan, x);
     default:
       return Unimplemented(OpcodeName(opcode), " of ", Name(type),
                            " is not done yet by the Vulkan code generator");
