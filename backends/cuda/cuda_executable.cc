@@ -31,6 +31,10 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
   Status Launch(const DeviceStep& step) override;
   Status LaunchSequence(const DeviceStep& step, std::vector<CUdeviceptr>& pointers);
   Status CallLibrary(const DeviceStep& step) override;
+  bool RunsLoopWhole(const DeviceStep& step) const override {
+    return executable_.whole_loop_of_.count(&step) != 0;
+  }
+  StatusOr<DeviceLoopTrips> RunLoopTrips(const DeviceStep& step) override;
   Status Copy(int source, int target, int64_t bytes) override {
     const CUdeviceptr from = addresses[static_cast<size_t>(source)];
     const CUdeviceptr to = addresses[static_cast<size_t>(target)];
@@ -127,6 +131,14 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
           driver.Check(driver.api().ModuleGetFunction(&function, executable->module_, kernel.name.c_str()),
                        "cuModuleGetFunction(" + kernel.name + ")"));
       executable->functions_.push_back(function);
+    }
+    for (const WholeLoop& loop : program->whole_loops) {
+      CUfunction function = nullptr;
+      KILN_RETURN_IF_ERROR(
+          driver.Check(driver.api().ModuleGetFunction(&function, executable->module_, loop.entry.c_str()),
+                       "cuModuleGetFunction(" + loop.entry + ")"));
+      executable->whole_loop_of_.emplace(loop.step, executable->loop_functions_.size());
+      executable->loop_functions_.push_back(function);
     }
   }
   for (const UserOpLaunch& launch : program->user_ops) {
@@ -286,6 +298,41 @@ Status CudaExecutable::StepExecutor::LaunchSequence(const DeviceStep& step,
                       "cuLaunchKernel(" + kernel.name + ")"));
   }
   return OkStatus();
+}
+
+// One launch of a loop's kernel (whole_loop.h), one block: its status is
+// first reset from the program's "unreported" constant on the stream, so
+// a kernel that did not run cannot pass for one that did; after the
+// launch the status is read back, which waits for it.
+StatusOr<DeviceLoopTrips> CudaExecutable::StepExecutor::RunLoopTrips(const DeviceStep& step) {
+  const auto found = executable_.whole_loop_of_.find(&step);
+  if (found == executable_.whole_loop_of_.end())
+    return Internal("cuda: while '", step.name, "' has no loop kernel");
+  const WholeLoop& loop = executable_.program_->whole_loops[found->second];
+  int64_t reported[2] = {0, 0};
+  KILN_RETURN_IF_ERROR(Copy(loop.unreported_slot, loop.status_slot, sizeof(reported)));
+  CUdeviceptr status = addresses[static_cast<size_t>(loop.status_slot)];
+  int64_t max_trips = kWholeLoopTripsPerLaunch;
+  std::vector<CUdeviceptr> pointers;
+  pointers.reserve(loop.slots.size());
+  for (int slot : loop.slots) pointers.push_back(addresses[static_cast<size_t>(slot)]);
+  std::vector<void*> parameters = {&status, &max_trips};
+  for (CUdeviceptr& pointer : pointers) parameters.push_back(&pointer);
+  const CUfunction function = executable_.loop_functions_[found->second];
+  KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().LaunchKernel(function, 1, 1, 1, kThreadsPerBlock, 1, 1, 0,
+                                                                stream, parameters.data(), nullptr),
+                                     "cuLaunchKernel(" + loop.entry + ")"));
+  KILN_RETURN_IF_ERROR(ReadToHost(loop.status_slot, reported, sizeof(reported)));
+  const int64_t trips = reported[0];
+  const int64_t finished = reported[1];
+  const bool valid =
+      trips >= 0 && trips <= max_trips && (finished == 1 || (finished == 0 && trips == max_trips));
+  if (!valid) {
+    return Internal("cuda: loop kernel ", loop.entry, " of while '", step.name, "' reported ", trips,
+                    " trips, finished ", finished, ", for a budget of ", max_trips,
+                    trips == -1 ? " (it wrote nothing: did it run?)" : "");
+  }
+  return DeviceLoopTrips{trips, finished == 1};
 }
 
 // A registered op's PTX kernel, or a dot as a cuBLAS GEMM with the handle

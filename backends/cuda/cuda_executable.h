@@ -2,12 +2,14 @@
 // points, its constants in device memory and, when it calls cuBLAS, the
 // GPU's pool of cuBLAS handles. Execute runs the step
 // sequences (core/lowering/device_runner.h) on a stream of its own,
-// reading loop predicates and branch selectors back to the host, and
-// returns when the results are ready.
+// reading loop predicates and branch selectors back to the host (a small
+// loop's finished flag, when it runs whole: whole_loop.h), and returns
+// when the results are ready.
 #pragma once
 
 #include <memory>
 #include <mutex>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/cuda/cublas_handles.h"
@@ -53,9 +55,12 @@ class CudaExecutable : public Executable {
   std::shared_ptr<CublasHandles> blas_;
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;        // per kernel of program_->ptx
+  std::vector<CUfunction> loop_functions_;   // per program_->whole_loops entry
   std::vector<LoadedUserOp> user_ops_;       // per program_->user_ops entry
   std::vector<DeviceBlock> constants_;       // per program constant
   std::vector<DeviceBlock> user_op_frames_;  // the call frames of the user ops that take one
+  // A whole loop's index in program_->whole_loops, by the loop's step.
+  std::unordered_map<const DeviceStep*, size_t> whole_loop_of_;
 };
 
 }  // namespace kiln::cuda

@@ -1,6 +1,7 @@
 // Lowering for the CUDA backend: the shared device lowering
 // (core/lowering/device_lowering.h) with this backend's rules, then every
-// kernel compiled to PTX and every library call planned as a cuBLAS GEMM.
+// kernel compiled to PTX (with a kernel of its own for each small loop that
+// runs whole, whole_loop.h) and every library call planned as a cuBLAS GEMM.
 #include <memory>
 #include <string>
 #include <vector>
@@ -58,10 +59,15 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
     }
     program->calls.push_back(planned);
   }
-  KILN_ASSIGN_OR_RETURN(program->ptx, CompileToPtx(program->kernels, target, dump_ir_dir, dump_stem));
+  KILN_ASSIGN_OR_RETURN(const bool whole_loops, WholeLoopsEnabled());
+  WholeLoopPlan loops = whole_loops ? PlanWholeLoops(*program) : WholeLoopPlan{};
+  KILN_ASSIGN_OR_RETURN(program->ptx,
+                        CompileToPtx(program->kernels, target, dump_ir_dir, dump_stem, loops.kernels));
   if (program->ptx.kernels.size() != program->kernels.size())
     return Internal("cuda: ", program->ptx.kernels.size(), " kernels compiled for ", program->kernels.size(),
                     " descriptions");
+  KILN_ASSIGN_OR_RETURN(program->whole_loops,
+                        AdoptWholeLoops(std::move(loops), program->ptx.loops, *program));
   for (size_t i = 0; i < program->kernels.size(); ++i)
     program->kernels[i].grid = CudaKernelGrid(program->ptx.kernels[i]);
   return program;

@@ -12,6 +12,7 @@
 #include "backends/cuda/cublas_gemm.h"
 #include "backends/cuda/ptx_compiler.h"
 #include "backends/cuda/user_op_kernels.h"
+#include "backends/cuda/whole_loop.h"
 #include "core/ir.h"
 #include "core/lowering/device_lowering.h"
 #include "core/lowering/device_program.h"
@@ -36,6 +37,8 @@ struct CudaProgram : DeviceProgram {
   std::vector<CudaLibraryCall> calls;  // per library call: calls[step.call]
   std::vector<GemmPlan> gemms;
   std::vector<UserOpLaunch> user_ops;
+  // The loops that run whole on the device (whole_loop.h), by their steps.
+  std::vector<WholeLoop> whole_loops;
 };
 
 // Lowers an optimised module (after the pass pipeline) and compiles its

@@ -36,17 +36,22 @@ GpuEntry BeginGpuEntry(llvm::Module& module, const std::string& name, int buffer
   llvm::Value* extent = entry.function->getArg(static_cast<unsigned>(buffer_count));
   b.CreateCondBr(b.CreateICmpULT(entry.thread, extent), run, entry.done);
   b.SetInsertPoint(run);
+  MarkGpuKernel(module, *entry.function);
+  return entry;
+}
+
+void MarkGpuKernel(llvm::Module& module, llvm::Function& function) {
+  llvm::LLVMContext& context = module.getContext();
   // LLVM 19 marks kernels, and their block size, through nvvm.annotations.
   llvm::NamedMDNode* annotations = module.getOrInsertNamedMetadata("nvvm.annotations");
   auto annotate = [&](const char* key, int value) {
     annotations->addOperand(llvm::MDNode::get(
         context,
-        {llvm::ValueAsMetadata::get(entry.function), llvm::MDString::get(context, key),
+        {llvm::ValueAsMetadata::get(&function), llvm::MDString::get(context, key),
          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(context), value))}));
   };
   annotate("kernel", 1);
   annotate("maxntidx", kThreadsPerBlock);
-  return entry;
 }
 
 void FinishGpuEntry(GpuEntry& entry) {

@@ -27,4 +27,8 @@ GpuEntry BeginGpuEntry(llvm::Module& module, const std::string& name, int buffer
 // Ends the iteration's body (from wherever the builder is) and returns.
 void FinishGpuEntry(GpuEntry& entry);
 
+// Marks `function` a kernel of `module` for NVPTX, of at most
+// kThreadsPerBlock threads per block (BeginGpuEntry does it for its own).
+void MarkGpuKernel(llvm::Module& module, llvm::Function& function);
+
 }  // namespace kiln::cuda

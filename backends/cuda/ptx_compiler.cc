@@ -22,6 +22,7 @@
 #include "backends/cuda/rng_bit_generator_emitter.h"
 #include "backends/cuda/rng_emitter.h"
 #include "backends/cuda/sort_emitter.h"
+#include "backends/cuda/whole_loop_emitter.h"
 #include "backends/llvm/emittable.h"
 #include "backends/llvm/kernel_emitter.h"
 #include "core/dump_file.h"
@@ -167,7 +168,8 @@ KernelGrid CudaKernelGrid(const PtxKernel& kernel) {
 }
 
 StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, const PtxTarget& target,
-                                 const std::string& dump_ir_dir, const std::string& dump_stem) {
+                                 const std::string& dump_ir_dir, const std::string& dump_stem,
+                                 std::span<const WholeLoopKernel> loops) {
   PtxModule result;
   if (requests.empty()) return result;
   std::string error;
@@ -230,6 +232,12 @@ StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, co
       buffer_count += leaf.IsArray() ? 1 : 0;
     EmitEntry(*module, *module->getFunction(body_name), request.name, buffer_count);
     result.kernels.push_back({request.name, layout.parallel_extent, buffer_count});
+  }
+  // The loops run whole call the kernels' iteration functions, before the
+  // optimiser inlines and drops them.
+  for (const WholeLoopKernel& loop : loops) {
+    KILN_ASSIGN_OR_RETURN(const bool emitted, EmitWholeLoopKernel(*module, loop, result.kernels));
+    result.loops.push_back(emitted ? loop.name : "");
   }
   UseLibdeviceNames(*module);
   if (!dump_ir_dir.empty()) {

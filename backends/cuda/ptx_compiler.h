@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/cuda/whole_loop.h"
 #include "core/compiler/kernel_description.h"
 #include "core/status.h"
 
@@ -64,6 +65,9 @@ KernelGrid CudaKernelGrid(const PtxKernel& kernel);
 struct PtxModule {
   std::string ptx;
   std::vector<PtxKernel> kernels;  // request order
+  // Per loop request: its kernel's .entry name, or "" when it was not
+  // emitted (whole_loop_emitter.h); the loop then runs from the host.
+  std::vector<std::string> loops;
 };
 
 // OK when `computation` can become a GPU kernel: the CPU emitter's rules
@@ -71,10 +75,12 @@ struct PtxModule {
 // the C library). UNIMPLEMENTED names the op otherwise.
 Status CheckPtxEmittable(const Computation& computation);
 
-// Every request's kernel in one PTX module. `dump_ir_dir`, when not empty,
+// Every request's kernel in one PTX module, and a kernel per loop of
+// `loops` (whole_loop.h) that can run whole. `dump_ir_dir`, when not empty,
 // receives the emitted and optimised LLVM IR (STEM.ptx.emitted.ll and
 // STEM.ptx.optimized.ll).
 StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, const PtxTarget& target,
-                                 const std::string& dump_ir_dir = "", const std::string& dump_stem = "");
+                                 const std::string& dump_ir_dir = "", const std::string& dump_stem = "",
+                                 std::span<const WholeLoopKernel> loops = {});
 
 }  // namespace kiln::cuda

@@ -14,6 +14,9 @@ StatusOr<PtxExport> ExportPtx(const Module& module, const PtxTarget& target) {
   PtxExport result;
   result.ptx = std::move(program->ptx.ptx);
   result.kernels = std::move(program->ptx.kernels);
+  // The loops run whole are entries of the module too: one block each.
+  for (const WholeLoop& loop : program->whole_loops)
+    result.kernels.push_back({loop.entry, kThreadsPerBlock, static_cast<int>(loop.slots.size()) + 1});
   return result;
 }
 

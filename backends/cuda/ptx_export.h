@@ -16,7 +16,7 @@ namespace kiln::cuda {
 
 struct PtxExport {
   std::string ptx;                 // one module holding every kernel ("" when none)
-  std::vector<PtxKernel> kernels;  // its entry points
+  std::vector<PtxKernel> kernels;  // its entry points, the loops run whole (whole_loop.h) last
 };
 
 // UNIMPLEMENTED naming the op when part of `module` cannot run on the CUDA

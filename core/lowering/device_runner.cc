@@ -67,6 +67,7 @@ class SequenceRunner {
       executor_.Bind(condition.parameters[i], step.targets[i]);
       executor_.Bind(body.parameters[i], step.targets[i]);
     }
+    if (executor_.RunsLoopWhole(step)) return RunWholeLoop(step);
     // A stop inside the loop names it and how far it got.
     for (int64_t iterations = 0;; ++iterations) {
       Status status = Run(step.nested[0]);
@@ -78,6 +79,19 @@ class SequenceRunner {
       if (status.ok()) status = Run(step.nested[1]);
       if (status.ok()) status = CopyAll(body.results, step.targets, step.bytes);
       if (!status.ok()) return StoppedInLoop(status, step.name, iterations);
+    }
+  }
+
+  // A loop the device runs whole, a budget of trips at a time: a stop is
+  // seen between runs, and names the loop and the trips run so far.
+  Status RunWholeLoop(const DeviceStep& step) {
+    for (int64_t iterations = 0;;) {
+      Status status = options_.stop.Check();
+      StatusOr<DeviceLoopTrips> ran =
+          status.ok() ? executor_.RunLoopTrips(step) : StatusOr<DeviceLoopTrips>(status);
+      if (!ran.ok()) return StoppedInLoop(ran.status(), step.name, iterations);
+      iterations += ran->trips;
+      if (ran->finished) return OkStatus();
     }
   }
 
@@ -223,6 +237,12 @@ StatusOr<int> DeviceStepExecutor::AddSlot(int64_t bytes) {
 }
 
 void DeviceStepExecutor::ReleaseSlot(int) {}
+
+bool DeviceStepExecutor::RunsLoopWhole(const DeviceStep&) const { return false; }
+
+StatusOr<DeviceLoopTrips> DeviceStepExecutor::RunLoopTrips(const DeviceStep& step) {
+  return Internal("loop '", step.name, "' run whole on a device executor that runs no loop whole");
+}
 
 Status CheckDeviceArguments(std::span<DeviceBuffer* const> arguments,
                             const std::vector<Shape>& parameter_leaves, const Device* device,

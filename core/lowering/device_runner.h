@@ -18,6 +18,14 @@
 
 namespace kiln {
 
+// What a run of a loop's trips on the device did (DeviceStepExecutor::
+// RunLoopTrips): how many bodies ran, and whether the condition turned
+// false (else the trip budget of one run ran out first).
+struct DeviceLoopTrips {
+  int64_t trips = 0;
+  bool finished = false;
+};
+
 class DeviceStepExecutor {
  public:
   virtual ~DeviceStepExecutor() = default;
@@ -48,6 +56,15 @@ class DeviceStepExecutor {
   // from the host.
   virtual Status ReadToHost(int slot, void* host, int64_t bytes) = 0;
   virtual Status WriteFromHost(int slot, const void* host, int64_t bytes) = 0;
+  // Whether the backend runs the while loop `step` whole on the device
+  // (its condition, predicate test and body in a kernel of its own) rather
+  // than step by step from here. The default: no loop.
+  virtual bool RunsLoopWhole(const DeviceStep& step) const;
+  // For such a loop, whose state is in `step.targets` (bound to its
+  // condition and body): runs trips until the condition is false or the
+  // backend's trip budget for one run is spent, waits for them, and says
+  // which. The runner checks for a stop between runs. The default refuses.
+  virtual StatusOr<DeviceLoopTrips> RunLoopTrips(const DeviceStep& step);
 };
 
 // The checks every device executable makes of its arguments before it runs:

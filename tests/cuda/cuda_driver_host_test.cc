@@ -39,6 +39,10 @@ struct FakeHooks {
   int (*live_modules)() = nullptr;
   int (*device_copies)(size_t* bytes) = nullptr;
   size_t (*take_peak_bytes)() = nullptr;
+  int (*last_launch)(char* entry, size_t entry_size, unsigned* grid, unsigned* block, uint64_t* parameters,
+                     size_t capacity) = nullptr;
+  void (*write_after_launch)(const char* entry_prefix, int parameter, const void* bytes,
+                             size_t size) = nullptr;
 };
 
 const char* DriverPath() {
@@ -57,6 +61,10 @@ FakeHooks Hooks() {
   hooks.live_modules = reinterpret_cast<int (*)()>(dlsym(library, "kiln_fake_cuda_live_modules"));
   hooks.device_copies = reinterpret_cast<int (*)(size_t*)>(dlsym(library, "kiln_fake_cuda_device_copies"));
   hooks.take_peak_bytes = reinterpret_cast<size_t (*)()>(dlsym(library, "kiln_fake_cuda_take_peak_bytes"));
+  hooks.last_launch =
+      reinterpret_cast<decltype(hooks.last_launch)>(dlsym(library, "kiln_fake_cuda_last_launch"));
+  hooks.write_after_launch = reinterpret_cast<decltype(hooks.write_after_launch)>(
+      dlsym(library, "kiln_fake_cuda_write_after_launch"));
   return hooks;
 }
 
@@ -110,6 +118,34 @@ class CudaOnFakeDriver : public ::testing::Test {
     ASSERT_NE(hooks_.live_modules, nullptr);
     ASSERT_NE(hooks_.device_copies, nullptr);
     ASSERT_NE(hooks_.take_peak_bytes, nullptr);
+    ASSERT_NE(hooks_.last_launch, nullptr);
+    ASSERT_NE(hooks_.write_after_launch, nullptr);
+  }
+  void TearDown() override {
+    if (hooks_.write_after_launch != nullptr) hooks_.write_after_launch("", 0, nullptr, 0);
+  }
+
+  // From now on every launch of a loop kernel (whole_loop.h) reports
+  // `trips` bodies run and `finished`, as the kernel would.
+  void LoopKernelsReport(int64_t trips, bool finished) {
+    const int64_t status[2] = {trips, finished ? 1 : 0};
+    hooks_.write_after_launch("kiln_loop_", 0, status, sizeof(status));
+  }
+
+  // The entry point of the last launch, and its grid, block and first
+  // parameters.
+  struct LaunchSeen {
+    std::string entry;
+    unsigned grid[3] = {0, 0, 0};
+    unsigned block[3] = {0, 0, 0};
+    uint64_t parameters[4] = {0, 0, 0, 0};
+  };
+  LaunchSeen LastLaunch() {
+    LaunchSeen seen;
+    char entry[64] = {};
+    hooks_.last_launch(entry, sizeof(entry), seen.grid, seen.block, seen.parameters, 4);
+    seen.entry = entry;
+    return seen;
   }
 
   std::unique_ptr<DeviceBuffer> Buffer(const Literal& literal) {
@@ -431,6 +467,19 @@ ENTRY e {
   EXPECT_TRUE(backend_->UnsupportedOps(*add).empty());
 }
 
+// Sets an environment variable while it lives (the backend reads
+// KILN_CUDA_WHOLE_LOOPS when it compiles).
+class EnvironmentSetting {
+ public:
+  EnvironmentSetting(const char* name, const char* value) : name_(name) { setenv(name, value, 1); }
+  ~EnvironmentSetting() { unsetenv(name_); }
+  EnvironmentSetting(const EnvironmentSetting&) = delete;
+  EnvironmentSetting& operator=(const EnvironmentSetting&) = delete;
+
+ private:
+  const char* name_;
+};
+
 // Deadlines and cancellation on this backend (issue 13): a loop whose
 // condition is a flag carried in its state, set on entry and never cleared,
 // so it runs until stopped with kernels the fake does not run. The flag
@@ -457,44 +506,250 @@ ENTRY e {
   ROOT out = f32[8] get-tuple-element(loop), index=1
 })";
 
-TEST_F(FakeDriver, DeadlineAndCancelStopAnEndlessLoop) {
-  std::unique_ptr<Executable> loop = Compile(kFlagLoop);
-  ASSERT_NE(loop, nullptr);
-  const Literal values = Literal::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8});
-  std::unique_ptr<DeviceBuffer> forever = Buffer(Literal::Scalar<bool>(true));
-  std::unique_ptr<DeviceBuffer> x = Buffer(values);
-  ASSERT_TRUE(forever && x);
-  const std::vector<DeviceBuffer*> arguments = {forever.get(), x.get()};
+// The same loop over 5000 elements, past what a loop kernel takes
+// (kWholeLoopMaxElements): it runs from the host, a launch per trip.
+constexpr char kLargeFlagLoop[] = R"(HloModule large_flag_loop
+cond {
+  s = (pred[], f32[5000]) parameter(0)
+  ROOT go = pred[] get-tuple-element(s), index=0
+}
+body {
+  s = (pred[], f32[5000]) parameter(0)
+  go = pred[] get-tuple-element(s), index=0
+  x = f32[5000] get-tuple-element(s), index=1
+  y = f32[5000] negate(x)
+  ROOT t = (pred[], f32[5000]) tuple(go, y)
+}
+ENTRY e {
+  go = pred[] parameter(0)
+  x = f32[5000] parameter(1)
+  init = (pred[], f32[5000]) tuple(go, x)
+  loop = (pred[], f32[5000]) while(init), condition=cond, body=body
+  ROOT out = f32[5000] get-tuple-element(loop), index=1
+})";
 
+// benchmarks/workloads/full/while_tiny.hlo: 1000 trips over f32[4].
+constexpr char kWhileTiny[] = R"(HloModule while_tiny
+closed_call.1 {
+  Arg_0.1 = s32[] parameter(0)
+  constant.7 = s32[] constant(1)
+  add.2 = s32[] add(Arg_0.1, constant.7)
+  Arg_1.1 = f32[4]{0} parameter(1)
+  constant.6 = f32[] constant(0.999)
+  broadcast.3 = f32[4]{0} broadcast(constant.6), dimensions={}
+  mul.1 = f32[4]{0} multiply(Arg_1.1, broadcast.3)
+  constant.5 = f32[] constant(0.001)
+  broadcast.2 = f32[4]{0} broadcast(constant.5), dimensions={}
+  add.3 = f32[4]{0} add(mul.1, broadcast.2)
+  ROOT tuple.1 = (s32[], f32[4]{0}) tuple(add.2, add.3)
+}
+region_0.2 {
+  arg_tuple.1 = (s32[], s32[], f32[4]{0}) parameter(0)
+  get-tuple-element.3 = s32[] get-tuple-element(arg_tuple.1), index=0
+  constant.8 = s32[] constant(1)
+  add.5 = s32[] add(get-tuple-element.3, constant.8)
+  get-tuple-element.4 = s32[] get-tuple-element(arg_tuple.1), index=1
+  get-tuple-element.5 = f32[4]{0} get-tuple-element(arg_tuple.1), index=2
+  closed_call.3 = (s32[], f32[4]{0}) call(get-tuple-element.4, get-tuple-element.5), to_apply=closed_call.1
+  closed_call.4 = s32[] get-tuple-element(closed_call.3), index=0
+  closed_call.5 = f32[4]{0} get-tuple-element(closed_call.3), index=1
+  ROOT tuple.3 = (s32[], s32[], f32[4]{0}) tuple(add.5, closed_call.4, closed_call.5)
+}
+region_1.3 {
+  arg_tuple.3 = (s32[], s32[], f32[4]{0}) parameter(0)
+  get-tuple-element.9 = s32[] get-tuple-element(arg_tuple.3), index=0
+  constant.10 = s32[] constant(1000)
+  ROOT lt.1 = pred[] compare(get-tuple-element.9, constant.10), direction=LT
+}
+ENTRY main.4 {
+  constant.11 = s32[] constant(0)
+  c.1 = f32[4]{0} parameter(0)
+  while.5 = (s32[], s32[], f32[4]{0}) tuple(constant.11, constant.11, c.1)
+  while.6 = (s32[], s32[], f32[4]{0}) while(while.5), condition=region_1.3, body=region_0.2
+  ROOT while.9 = f32[4]{0} get-tuple-element(while.6), index=2
+})";
+
+// The loop's iterations named in a stop's message ("... in while 'loop'
+// after N iterations"); -1 when the message has no such count.
+int64_t IterationsInMessage(const std::string& message) {
+  const std::string marker = "in while 'loop' after ";
+  const size_t at = message.find(marker);
+  if (at == std::string::npos) return -1;
+  return std::strtoll(message.c_str() + at + marker.size(), nullptr, 10);
+}
+
+// Runs `loop` (kFlagLoop or kLargeFlagLoop, over `elements`) with its flag
+// set: a deadline and a cancel each stop it, and the arguments stay
+// intact. The iterations the deadline's message names, or -1.
+int64_t ExpectDeadlineAndCancelStop(Executable& loop, DeviceBuffer& forever, DeviceBuffer& x,
+                                    const Literal& values) {
+  const std::vector<DeviceBuffer*> arguments = {&forever, &x};
   ExecuteOptions timed;
   timed.stop = StopCondition(nullptr, StopCondition::Clock::now() + std::chrono::milliseconds(50));
-  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> deadline = loop->Execute(arguments, timed);
-  ASSERT_FALSE(deadline.ok());
+  StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> deadline = loop.Execute(arguments, timed);
+  EXPECT_FALSE(deadline.ok());
+  if (deadline.ok()) return -1;
   EXPECT_EQ(deadline.status().code(), StatusCode::kDeadlineExceeded) << deadline.status().ToString();
-  EXPECT_NE(deadline.status().message().find("in while 'loop' after"), std::string::npos)
-      << deadline.status().message();
+  const int64_t iterations = IterationsInMessage(deadline.status().message());
+  EXPECT_GE(iterations, 0) << deadline.status().message();
 
   auto flag = std::make_shared<CancellationFlag>();
   ExecuteOptions cancellable;
   cancellable.stop = StopCondition(flag, StopCondition::Clock::time_point::max());
   Status cancelled;
-  std::thread runner([&] { cancelled = loop->Execute(arguments, cancellable).status(); });
+  std::thread runner([&] { cancelled = loop.Execute(arguments, cancellable).status(); });
   // Whether the loop has started or not, the execution ends CANCELLED; the
   // pause only makes "while running" the likely case.
   std::this_thread::sleep_for(std::chrono::milliseconds(20));
   flag->Cancel();
   runner.join();
   EXPECT_EQ(cancelled.code(), StatusCode::kCancelled) << cancelled.ToString();
+  EXPECT_NE(cancelled.message().find("in while 'loop' after"), std::string::npos) << cancelled.message();
 
-  // The arguments are intact, and a run with the flag clear ends at once
-  // (no iteration, so no kernel the fake would skip: the result is x).
-  EXPECT_EQ(Download(*forever), Literal::Scalar<bool>(true));
-  EXPECT_EQ(Download(*x), values);
+  StatusOr<Literal> flag_after = forever.ToLiteral();
+  StatusOr<Literal> x_after = x.ToLiteral();
+  EXPECT_TRUE(flag_after.ok() && x_after.ok());
+  if (flag_after.ok() && x_after.ok()) {
+    EXPECT_EQ(*flag_after, Literal::Scalar<bool>(true));
+    EXPECT_EQ(*x_after, values);
+  }
+  return iterations;
+}
+
+// The loop run step by step from the host (KILN_CUDA_WHOLE_LOOPS=0): each
+// trip launches the body's kernel.
+TEST_F(FakeDriver, DeadlineAndCancelStopAnEndlessLoop) {
+  std::unique_ptr<Executable> loop;
+  {
+    EnvironmentSetting step_by_step("KILN_CUDA_WHOLE_LOOPS", "0");
+    loop = Compile(kFlagLoop);
+  }
+  ASSERT_NE(loop, nullptr);
+  const Literal values = Literal::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8});
+  std::unique_ptr<DeviceBuffer> forever = Buffer(Literal::Scalar<bool>(true));
+  std::unique_ptr<DeviceBuffer> x = Buffer(values);
+  ASSERT_TRUE(forever && x);
+  const int launches = hooks_.launch_count();
+  ExpectDeadlineAndCancelStop(*loop, *forever, *x, values);
+  EXPECT_GT(hooks_.launch_count(), launches);
+  EXPECT_EQ(LastLaunch().entry.rfind("kiln_kernel_", 0), 0u) << LastLaunch().entry;
+
+  // A run with the flag clear ends at once (no iteration, so no kernel the
+  // fake would skip: the result is x).
   std::unique_ptr<DeviceBuffer> stop = Buffer(Literal::Scalar<bool>(false));
   ASSERT_NE(stop, nullptr);
   std::vector<std::unique_ptr<DeviceBuffer>> finished = Run(*loop, {stop.get(), x.get()});
   ASSERT_EQ(finished.size(), 1u);
   EXPECT_EQ(Download(*finished[0]), values);
+}
+
+// The same loop run whole (whole_loop.h), its kernel reporting the whole
+// trip budget spent and the loop not finished, every launch: the host
+// relaunches until the deadline or the cancel, which name the trips run
+// (whole launches of kWholeLoopTripsPerLaunch = 4096).
+TEST_F(FakeDriver, DeadlineAndCancelStopAnEndlessWholeLoop) {
+  std::unique_ptr<Executable> loop = Compile(kFlagLoop);
+  ASSERT_NE(loop, nullptr);
+  const Literal values = Literal::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8});
+  std::unique_ptr<DeviceBuffer> forever = Buffer(Literal::Scalar<bool>(true));
+  std::unique_ptr<DeviceBuffer> x = Buffer(values);
+  ASSERT_TRUE(forever && x);
+  LoopKernelsReport(4096, /*finished=*/false);
+  const int launches = hooks_.launch_count();
+  const int64_t iterations = ExpectDeadlineAndCancelStop(*loop, *forever, *x, values);
+  EXPECT_EQ(iterations % 4096, 0) << iterations;
+  EXPECT_GT(hooks_.launch_count(), launches);
+  const LaunchSeen seen = LastLaunch();
+  EXPECT_EQ(seen.entry, "kiln_loop_0");
+  EXPECT_EQ(seen.parameters[1], 4096u) << "the trip budget of one launch";
+
+  // The kernel finding the flag clear at once: one launch, zero trips, and
+  // the state as it came in.
+  LoopKernelsReport(0, /*finished=*/true);
+  std::unique_ptr<DeviceBuffer> stop = Buffer(Literal::Scalar<bool>(false));
+  ASSERT_NE(stop, nullptr);
+  const int before = hooks_.launch_count();
+  std::vector<std::unique_ptr<DeviceBuffer>> finished = Run(*loop, {stop.get(), x.get()});
+  EXPECT_EQ(hooks_.launch_count(), before + 1);
+  ASSERT_EQ(finished.size(), 1u);
+  EXPECT_EQ(Download(*finished[0]), values);
+
+  // A report the host cannot believe (more trips than the budget) and no
+  // report at all (the status as the host reset it) are errors, not loops.
+  LoopKernelsReport(5000, /*finished=*/true);
+  const std::vector<DeviceBuffer*> stopped = {stop.get(), x.get()};
+  Status unbelievable = loop->Execute(stopped, ExecuteOptions{}).status();
+  EXPECT_EQ(unbelievable.code(), StatusCode::kInternal) << unbelievable.ToString();
+  EXPECT_NE(unbelievable.message().find("kiln_loop_0"), std::string::npos) << unbelievable.message();
+  hooks_.write_after_launch("", 0, nullptr, 0);
+  Status silent = loop->Execute(stopped, ExecuteOptions{}).status();
+  EXPECT_EQ(silent.code(), StatusCode::kInternal) << silent.ToString();
+  EXPECT_NE(silent.message().find("wrote nothing"), std::string::npos) << silent.message();
+}
+
+// while_tiny's 1000 trips are one launch of one block, the loop kernel,
+// whose report ends the loop; the result is the state the loop was given
+// (the fake runs no kernel).
+TEST_F(FakeDriver, WhileTinyIsOneLaunchOfItsLoopKernel) {
+  std::unique_ptr<Executable> loop = Compile(kWhileTiny);
+  ASSERT_NE(loop, nullptr);
+  const Literal c = Literal::FromVector<float>({1, 2, 3, 4});
+  std::unique_ptr<DeviceBuffer> input = Buffer(c);
+  ASSERT_NE(input, nullptr);
+  LoopKernelsReport(1000, /*finished=*/true);
+  const int launches = hooks_.launch_count();
+  std::vector<std::unique_ptr<DeviceBuffer>> results = Run(*loop, {input.get()});
+  EXPECT_EQ(hooks_.launch_count(), launches + 1);
+  const LaunchSeen seen = LastLaunch();
+  EXPECT_EQ(seen.entry, "kiln_loop_0");
+  EXPECT_EQ(std::vector<unsigned>(seen.grid, seen.grid + 3), std::vector<unsigned>({1, 1, 1}));
+  EXPECT_EQ(std::vector<unsigned>(seen.block, seen.block + 3), std::vector<unsigned>({256, 1, 1}));
+  EXPECT_EQ(seen.parameters[1], 4096u);
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(Download(*results[0]), c);
+
+  // Turned off, the same program launches the condition's kernel first.
+  std::unique_ptr<Executable> step_by_step;
+  {
+    EnvironmentSetting off("KILN_CUDA_WHOLE_LOOPS", "off");
+    step_by_step = Compile(kWhileTiny);
+  }
+  ASSERT_NE(step_by_step, nullptr);
+  ExecuteOptions brief;
+  brief.stop = StopCondition(nullptr, StopCondition::Clock::now() + std::chrono::milliseconds(20));
+  const int before = hooks_.launch_count();
+  const std::vector<DeviceBuffer*> arguments = {input.get()};
+  (void)step_by_step->Execute(arguments, brief);  // the fake's predicate is whatever the scratch held
+  EXPECT_GT(hooks_.launch_count(), before);
+  EXPECT_EQ(LastLaunch().entry.rfind("kiln_kernel_", 0), 0u) << LastLaunch().entry;
+}
+
+// A setting of KILN_CUDA_WHOLE_LOOPS that is neither on nor off is refused
+// by name when a program is compiled.
+TEST_F(FakeDriver, WholeLoopSettingIsChecked) {
+  EnvironmentSetting bad("KILN_CUDA_WHOLE_LOOPS", "sometimes");
+  std::unique_ptr<Module> module = Parse(kFlagLoop);
+  ASSERT_NE(module, nullptr);
+  const Status status = backend_->Compile(*module, CompileOptions{}).status();
+  EXPECT_EQ(status.code(), StatusCode::kInvalidArgument) << status.ToString();
+  EXPECT_NE(status.message().find("KILN_CUDA_WHOLE_LOOPS='sometimes'"), std::string::npos)
+      << status.message();
+}
+
+// A loop over arrays larger than a loop kernel takes runs from the host as
+// before: every trip launches the body's kernel, and no loop kernel runs
+// (none is reported here, so one would fail the run as INTERNAL).
+TEST_F(FakeDriver, LoopsPastTheLimitsRunFromTheHost) {
+  std::unique_ptr<Executable> loop = Compile(kLargeFlagLoop);
+  ASSERT_NE(loop, nullptr);
+  const Literal values = Literal::FromVector<float>(std::vector<float>(5000, 1.5f));
+  std::unique_ptr<DeviceBuffer> forever = Buffer(Literal::Scalar<bool>(true));
+  std::unique_ptr<DeviceBuffer> x = Buffer(values);
+  ASSERT_TRUE(forever && x);
+  const int launches = hooks_.launch_count();
+  ExpectDeadlineAndCancelStop(*loop, *forever, *x, values);
+  EXPECT_GT(hooks_.launch_count(), launches + 1);
+  EXPECT_EQ(LastLaunch().entry.rfind("kiln_kernel_", 0), 0u) << LastLaunch().entry;
 }
 
 // Executables unload their modules when destroyed. Freed blocks stay in

@@ -25,6 +25,7 @@ struct Api {
   int (*launch_count)() = nullptr;
   size_t (*live_bytes)() = nullptr;
   int (*live_modules)() = nullptr;
+  void (*write_after_launch)(const char*, int, const void*, size_t) = nullptr;
 };
 
 void* Library() {
@@ -78,6 +79,8 @@ class FakeDriverTest : public ::testing::Test {
     api_.launch_count = reinterpret_cast<int (*)()>(dlsym(Library(), "kiln_fake_cuda_launch_count"));
     api_.live_bytes = reinterpret_cast<size_t (*)()>(dlsym(Library(), "kiln_fake_cuda_live_bytes"));
     api_.live_modules = reinterpret_cast<int (*)()>(dlsym(Library(), "kiln_fake_cuda_live_modules"));
+    api_.write_after_launch = reinterpret_cast<void (*)(const char*, int, const void*, size_t)>(
+        dlsym(Library(), "kiln_fake_cuda_write_after_launch"));
     ASSERT_NE(api_.LaunchKernel, nullptr);
     ASSERT_NE(api_.live_modules, nullptr);
     ASSERT_EQ(api_.Init(0), CUDA_SUCCESS);
@@ -252,6 +255,52 @@ TEST_F(FakeDriverTest, CountsLaunchesWithDevicePointers) {
   void* wrong[] = {&host_address, &count};
   EXPECT_NE(api_.LaunchKernel(scaled, 1, 1, 1, 256, 1, 1, 0, nullptr, wrong, nullptr), CUDA_SUCCESS);
   EXPECT_EQ(api_.launch_count(), launches + 1);
+  EXPECT_EQ(api_.MemFree(buffer), CUDA_SUCCESS);
+  EXPECT_EQ(api_.ModuleUnload(module), CUDA_SUCCESS);
+}
+
+// A test can have launches of chosen entries write what their kernel
+// would have (a loop kernel's status): into the pointer parameter it
+// names, only for entries of the prefix, refused outside device memory.
+TEST_F(FakeDriverTest, WritesAfterLaunchWhatTheTestAsks) {
+  ASSERT_NE(api_.write_after_launch, nullptr);
+  CUmodule module = nullptr;
+  std::string log;
+  ASSERT_EQ(Load(kTwoKernels, &module, &log), CUDA_SUCCESS) << log;
+  CUfunction scaled = nullptr;
+  ASSERT_EQ(api_.ModuleGetFunction(&scaled, module, "scaled"), CUDA_SUCCESS);
+  CUdeviceptr buffer = 0;
+  ASSERT_EQ(api_.MemAlloc(&buffer, 2 * sizeof(int64_t)), CUDA_SUCCESS);
+  const int64_t zeros[2] = {0, 0};
+  ASSERT_EQ(api_.MemcpyHtoD(buffer, zeros, sizeof(zeros)), CUDA_SUCCESS);
+  uint64_t count = 1;
+  void* parameters[] = {&buffer, &count};
+  auto launch = [&] { return api_.LaunchKernel(scaled, 1, 1, 1, 32, 1, 1, 0, nullptr, parameters, nullptr); };
+  auto contents = [&] {
+    std::vector<int64_t> back(2, -7);
+    EXPECT_EQ(api_.MemcpyDtoH(back.data(), buffer, 2 * sizeof(int64_t)), CUDA_SUCCESS);
+    return back;
+  };
+
+  const int64_t status[2] = {1000, 1};
+  api_.write_after_launch("plain", 0, status, sizeof(status));  // another entry: no write
+  ASSERT_EQ(launch(), CUDA_SUCCESS);
+  EXPECT_EQ(contents(), std::vector<int64_t>({0, 0}));
+  api_.write_after_launch("scal", 0, status, sizeof(status));
+  ASSERT_EQ(launch(), CUDA_SUCCESS);
+  EXPECT_EQ(contents(), std::vector<int64_t>({1000, 1}));
+  // Parameter 1 is no pointer; three words do not fit the allocation.
+  api_.write_after_launch("scal", 1, status, sizeof(status));
+  EXPECT_EQ(launch(), CUDA_ERROR_INVALID_VALUE);
+  const int64_t three[3] = {1, 2, 3};
+  api_.write_after_launch("scal", 0, three, sizeof(three));
+  const int launches = api_.launch_count();
+  EXPECT_NE(launch(), CUDA_SUCCESS);
+  EXPECT_EQ(api_.launch_count(), launches) << "a launch that faulted was counted";
+  api_.write_after_launch("", 0, nullptr, 0);
+  ASSERT_EQ(api_.MemcpyHtoD(buffer, zeros, sizeof(zeros)), CUDA_SUCCESS);
+  ASSERT_EQ(launch(), CUDA_SUCCESS);
+  EXPECT_EQ(contents(), std::vector<int64_t>({0, 0})) << "the write outlived its clearing";
   EXPECT_EQ(api_.MemFree(buffer), CUDA_SUCCESS);
   EXPECT_EQ(api_.ModuleUnload(module), CUDA_SUCCESS);
 }

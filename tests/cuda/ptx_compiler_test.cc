@@ -2,7 +2,11 @@
 // refused by name, and the PTX the NVPTX target emits for kernels (ptxas
 // checks the whole corpus's PTX in tests/cuda).
 #include <cstdlib>
+#include <map>
+#include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -156,6 +160,145 @@ ENTRY main {
   EXPECT_GE(exported.kernels.size(), 3u) << exported.ptx;  // condition, increment, dot, reduce
   for (const cuda::PtxKernel& kernel : exported.kernels)
     EXPECT_NE(exported.ptx.find(".entry " + kernel.name), std::string::npos) << kernel.name;
+}
+
+// benchmarks/workloads/full/while_tiny.hlo: 1000 trips of c * 0.999 + 0.001
+// over f32[4], with a counter in the state.
+constexpr char kWhileTiny[] = R"(HloModule while_tiny
+closed_call.1 {
+  Arg_0.1 = s32[] parameter(0)
+  constant.7 = s32[] constant(1)
+  add.2 = s32[] add(Arg_0.1, constant.7)
+  Arg_1.1 = f32[4]{0} parameter(1)
+  constant.6 = f32[] constant(0.999)
+  broadcast.3 = f32[4]{0} broadcast(constant.6), dimensions={}
+  mul.1 = f32[4]{0} multiply(Arg_1.1, broadcast.3)
+  constant.5 = f32[] constant(0.001)
+  broadcast.2 = f32[4]{0} broadcast(constant.5), dimensions={}
+  add.3 = f32[4]{0} add(mul.1, broadcast.2)
+  ROOT tuple.1 = (s32[], f32[4]{0}) tuple(add.2, add.3)
+}
+region_0.2 {
+  arg_tuple.1 = (s32[], s32[], f32[4]{0}) parameter(0)
+  get-tuple-element.3 = s32[] get-tuple-element(arg_tuple.1), index=0
+  constant.8 = s32[] constant(1)
+  add.5 = s32[] add(get-tuple-element.3, constant.8)
+  get-tuple-element.4 = s32[] get-tuple-element(arg_tuple.1), index=1
+  get-tuple-element.5 = f32[4]{0} get-tuple-element(arg_tuple.1), index=2
+  closed_call.3 = (s32[], f32[4]{0}) call(get-tuple-element.4, get-tuple-element.5), to_apply=closed_call.1
+  closed_call.4 = s32[] get-tuple-element(closed_call.3), index=0
+  closed_call.5 = f32[4]{0} get-tuple-element(closed_call.3), index=1
+  ROOT tuple.3 = (s32[], s32[], f32[4]{0}) tuple(add.5, closed_call.4, closed_call.5)
+}
+region_1.3 {
+  arg_tuple.3 = (s32[], s32[], f32[4]{0}) parameter(0)
+  get-tuple-element.9 = s32[] get-tuple-element(arg_tuple.3), index=0
+  constant.10 = s32[] constant(1000)
+  ROOT lt.1 = pred[] compare(get-tuple-element.9, constant.10), direction=LT
+}
+ENTRY main.4 {
+  constant.11 = s32[] constant(0)
+  c.1 = f32[4]{0} parameter(0)
+  while.5 = (s32[], s32[], f32[4]{0}) tuple(constant.11, constant.11, c.1)
+  while.6 = (s32[], s32[], f32[4]{0}) while(while.5), condition=region_1.3, body=region_0.2
+  ROOT while.9 = f32[4]{0} get-tuple-element(while.6), index=2
+})";
+
+// The text of entry `name` in `ptx`, up to the end of its function; empty
+// when there is no such entry.
+std::string EntryText(const std::string& ptx, const std::string& name) {
+  const size_t begin = ptx.find(".entry " + name + "(");
+  if (begin == std::string::npos) return "";
+  const size_t end = ptx.find("\n}", begin);  // a function's closing brace starts its line
+  return ptx.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
+}
+
+// Whether some branch of `entry` jumps back to a label above it: a loop
+// that runs on the device.
+bool HasBackEdge(const std::string& entry) {
+  std::map<std::string, size_t> labels;  // label -> where it is defined
+  std::istringstream lines(entry);
+  std::vector<std::pair<std::string, size_t>> branches;  // target, line
+  size_t number = 0;
+  for (std::string line; std::getline(lines, line); ++number) {
+    const size_t first = line.find_first_not_of(" \t");
+    if (first == std::string::npos) continue;
+    const std::string text = line.substr(first);
+    if (text.front() == '$' && text.back() == ':') labels[text.substr(0, text.size() - 1)] = number;
+    const size_t bra = text.find("bra");
+    if (bra != std::string::npos && text.find('$', bra) != std::string::npos) {
+      std::string target = text.substr(text.find('$', bra));
+      target = target.substr(0, target.find(';'));
+      branches.emplace_back(target, number);
+    }
+  }
+  for (const auto& [target, line] : branches) {
+    const auto found = labels.find(target);
+    if (found != labels.end() && found->second < line) return true;
+  }
+  return false;
+}
+
+size_t Occurrences(const std::string& text, const std::string& what) {
+  size_t count = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++count;
+  return count;
+}
+
+// while_tiny's loop (whole_loop.h) is one more entry: it loops on the
+// device (a branch back), with a barrier after each step (the condition's
+// compare, the predicate's read, the body's two kernels, the state's three
+// copies), and takes the status, the trip budget and the slots' pointers.
+// The kernels it inlines keep their own entries, for the host's loop.
+TEST(PtxExportTest, SmallLoopIsOneEntryThatLoopsOnTheDevice) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(kWhileTiny));
+  ASSERT_FALSE(exported.kernels.empty()) << exported.ptx;
+  const cuda::PtxKernel& loop = exported.kernels.back();
+  EXPECT_EQ(loop.name, "kiln_loop_0") << exported.ptx;
+  EXPECT_EQ(loop.parallel_extent, cuda::kThreadsPerBlock);
+  size_t loops = 0;
+  for (const cuda::PtxKernel& kernel : exported.kernels) {
+    EXPECT_FALSE(EntryText(exported.ptx, kernel.name).empty()) << kernel.name;
+    loops += kernel.name.rfind("kiln_loop_", 0) == 0 ? 1 : 0;
+  }
+  EXPECT_EQ(loops, 1u);
+  const std::string entry = EntryText(exported.ptx, loop.name);
+  ASSERT_FALSE(entry.empty()) << exported.ptx;
+  EXPECT_TRUE(HasBackEdge(entry)) << entry;
+  EXPECT_GE(Occurrences(entry, "bar.sync"), 3u) << entry;
+  EXPECT_EQ(Occurrences(entry, "call.uni"), 0u) << "the kernels should be inlined:\n" << entry;
+  // Steps read what earlier steps of the block wrote: never through the
+  // non-coherent read-only cache.
+  EXPECT_EQ(Occurrences(entry, "ld.global.nc"), 0u) << entry;
+  EXPECT_EQ(Occurrences(entry, ".param .u64 kiln_loop_0_param_"), static_cast<size_t>(loop.buffer_count) + 1)
+      << entry;
+  // The kernels' own entries have no loop back to the top.
+  for (const cuda::PtxKernel& kernel : exported.kernels) {
+    if (kernel.name == loop.name) continue;
+    EXPECT_EQ(Occurrences(EntryText(exported.ptx, kernel.name), "bar.sync"), 0u) << kernel.name;
+  }
+}
+
+// Loops past the limits (arrays over kWholeLoopMaxElements), and every loop
+// with KILN_CUDA_WHOLE_LOOPS=0, get no loop entry.
+TEST(PtxExportTest, LoopsPastTheLimitsOrTurnedOffHaveNoLoopEntry) {
+  std::string large = kWhileTiny;
+  for (size_t at = large.find("f32[4]"); at != std::string::npos; at = large.find("f32[4]", at))
+    large.replace(at, 6, "f32[5000]");
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport over, Export(large.c_str()));
+  for (const cuda::PtxKernel& kernel : over.kernels)
+    EXPECT_EQ(kernel.name.rfind("kiln_loop_", 0), std::string::npos);
+  EXPECT_EQ(over.ptx.find("bar.sync"), std::string::npos);
+  {
+    ScopedEnvironment off("KILN_CUDA_WHOLE_LOOPS", "0");
+    KILN_ASSERT_OK_AND_ASSIGN(PtxExport turned_off, Export(kWhileTiny));
+    for (const cuda::PtxKernel& kernel : turned_off.kernels)
+      EXPECT_EQ(kernel.name.rfind("kiln_loop_", 0), std::string::npos);
+  }
+  {
+    ScopedEnvironment bad("KILN_CUDA_WHOLE_LOOPS", "maybe");
+    EXPECT_EQ(Export(kWhileTiny).status().code(), StatusCode::kInvalidArgument);
+  }
 }
 
 TEST(PtxExportTest, SortIsAKernelWithScratch) {

@@ -3,7 +3,9 @@
 // its real symbol name, loaded through KILN_CUDA_DRIVER. Device memory is
 // host memory (a CUdeviceptr is the address), so copies really move data;
 // modules are kept as text and searched for their entry points; launches
-// are checked and counted but run nothing, since PTX cannot run here.
+// are checked and counted but run nothing, since PTX cannot run here (a
+// test may have the fake write, after a launch, what the kernel would:
+// kiln_fake_cuda_write_after_launch).
 //
 // It keeps the rules of the real driver that a backend can get wrong
 // without noticing on a machine where everything is host memory: calls
@@ -229,6 +231,38 @@ CUresult CheckedCopy(void* to, const void* from, CUdeviceptr device, size_t byte
 
 bool KnownStream(const State& s, CUstream stream) {
   return stream == nullptr || s.streams.count(stream) != 0;
+}
+
+// What kiln_fake_cuda_write_after_launch asked for: after each launch of an
+// entry whose name starts with `entry_prefix`, `bytes` go to the address
+// in pointer parameter `parameter`, standing for what the kernel would
+// have written there (the fake runs no kernel).
+struct AfterLaunchWrite {
+  std::string entry_prefix;
+  int parameter = 0;
+  std::vector<unsigned char> bytes;
+};
+
+AfterLaunchWrite& after_launch_write() {
+  static AfterLaunchWrite* instance = new AfterLaunchWrite();  // guarded by state().mutex
+  return *instance;
+}
+
+// Does the write asked for after a launch of `entry` with `parameters`
+// (declared as `declared`); a target outside device memory is the illegal
+// address a real kernel writing there would meet.
+CUresult WriteAfterLaunch(const State& s, const std::string& entry,
+                          const std::vector<kiln::cuda::fake::PtxParameter>& declared, void** parameters) {
+  const AfterLaunchWrite& write = after_launch_write();
+  if (write.bytes.empty() || entry.compare(0, write.entry_prefix.size(), write.entry_prefix) != 0)
+    return CUDA_SUCCESS;
+  const auto index = static_cast<size_t>(write.parameter);
+  if (index >= declared.size() || !declared[index].pointer) return CUDA_ERROR_INVALID_VALUE;
+  CUdeviceptr address = 0;
+  std::memcpy(&address, parameters[index], sizeof(address));
+  if (!InsideAllocation(s, address, write.bytes.size())) return kIllegalAddress;
+  std::memcpy(reinterpret_cast<void*>(address), write.bytes.data(), write.bytes.size());
+  return CUDA_SUCCESS;
 }
 
 }  // namespace
@@ -558,6 +592,8 @@ KILN_FAKE_EXPORT CUresult cuLaunchKernel(CUfunction function, unsigned grid_x, u
     std::memcpy(&address, parameters[i], sizeof(address));
     if (!InsideAllocation(s, address, 1)) return kIllegalAddress;
   }
+  if (CUresult r = WriteAfterLaunch(s, function->entry->name, declared, parameters); r != CUDA_SUCCESS)
+    return r;
   ++s.launches;
   s.last_entry = function->entry->name;
   s.last_grid[0] = grid_x, s.last_grid[1] = grid_y, s.last_grid[2] = grid_z;
@@ -664,6 +700,22 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_live_modules(void) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   return static_cast<int>(s.modules.size());
+}
+
+// From now on, after each launch of an entry whose name starts with
+// `entry_prefix`, copies `size` bytes from `bytes` to the device address
+// that the launch's pointer parameter `parameter` holds (as a kernel would
+// write its results); the launch fails as an illegal address when they do
+// not fit there. `size` 0 stops it.
+KILN_FAKE_EXPORT void kiln_fake_cuda_write_after_launch(const char* entry_prefix, int parameter,
+                                                        const void* bytes, size_t size) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  AfterLaunchWrite& write = after_launch_write();
+  write.entry_prefix = entry_prefix != nullptr ? entry_prefix : "";
+  write.parameter = parameter;
+  const auto* first = static_cast<const unsigned char*>(bytes);
+  write.bytes.assign(first, first + (bytes != nullptr ? size : 0));
 }
 
 // Each export has the type driver_api.h gives its entry point, and none is
