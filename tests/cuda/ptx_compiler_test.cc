@@ -301,6 +301,93 @@ TEST(PtxExportTest, LoopsPastTheLimitsOrTurnedOffHaveNoLoopEntry) {
   }
 }
 
+// The names of the loop kernels (whole_loop.h) among `exported`'s entries.
+std::vector<std::string> LoopEntries(const PtxExport& exported) {
+  std::vector<std::string> loops;
+  for (const cuda::PtxKernel& kernel : exported.kernels) {
+    if (kernel.name.rfind("kiln_loop_", 0) == 0) loops.push_back(kernel.name);
+  }
+  return loops;
+}
+
+// Only loops of kernels and copies run whole: a loop whose body sorts (a
+// kernel of its own entry and scratch) or holds another loop runs from the
+// host, while the inner loop of the two, which is small, gets its entry;
+// a loop whose condition is a constant has one too (its predicate is the
+// constant's slot).
+TEST(PtxExportTest, OnlyLoopsOfPlainKernelsAndCopiesRunWhole) {
+  const std::string sorting_loop = R"(
+HloModule sorting_loop
+less {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT lt = pred[] compare(a, b), direction=LT
+}
+cond {
+  s = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  n = s32[] constant(3)
+  ROOT lt = pred[] compare(i, n), direction=LT
+}
+body {
+  s = (s32[], f32[16]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  x = f32[16] get-tuple-element(s), index=1
+  y = f32[16] negate(x)
+  sorted = f32[16] sort(y), dimensions={0}, to_apply=less
+  ROOT t = (s32[], f32[16]) tuple(next, sorted)
+}
+ENTRY main {
+  x = f32[16] parameter(0)
+  zero = s32[] constant(0)
+  init = (s32[], f32[16]) tuple(zero, x)
+  loop = (s32[], f32[16]) while(init), condition=cond, body=body
+  ROOT r = f32[16] get-tuple-element(loop), index=1
+})";
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport sorting, Export(sorting_loop.c_str()));
+  EXPECT_TRUE(LoopEntries(sorting).empty()) << sorting.ptx;
+  // The same loop without its sort runs whole.
+  std::string plain_loop = sorting_loop;
+  plain_loop.replace(plain_loop.find("tuple(next, sorted)"), 19, "tuple(next, y)");
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport plain, Export(plain_loop.c_str()));
+  EXPECT_EQ(LoopEntries(plain).size(), 1u) << plain.ptx;
+
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport nested, Export(R"(
+HloModule nested
+inner_cond {
+  s = s32[] parameter(0)
+  ROOT yes = pred[] constant(true)
+}
+inner_body {
+  s = s32[] parameter(0)
+  one = s32[] constant(1)
+  ROOT next = s32[] add(s, one)
+}
+outer_cond {
+  s = s32[] parameter(0)
+  two = s32[] constant(2)
+  ROOT lt = pred[] compare(s, two), direction=LT
+}
+outer_body {
+  s = s32[] parameter(0)
+  spin = s32[] while(s), condition=inner_cond, body=inner_body
+  ROOT next = s32[] add(s, spin)
+}
+ENTRY e {
+  x = s32[] parameter(0)
+  ROOT outer = s32[] while(x), condition=outer_cond, body=outer_body
+})"));
+  const std::vector<std::string> loops = LoopEntries(nested);
+  ASSERT_EQ(loops.size(), 1u) << nested.ptx;
+  const std::string inner = EntryText(nested.ptx, loops[0]);
+  EXPECT_TRUE(HasBackEdge(inner)) << inner;
+  // The inner loop has no condition kernel: one barrier after reading the
+  // constant predicate, one after the body's add, one after its copy.
+  EXPECT_EQ(Occurrences(inner, "bar.sync"), 3u) << inner;
+}
+
 TEST(PtxExportTest, SortIsAKernelWithScratch) {
   KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
 HloModule sort
