@@ -28,6 +28,7 @@
 #include "core/hlo_parser.h"
 #include "core/literal.h"
 #include "core/stop_condition.h"
+#include "tests/cuda/while_tiny_hlo.h"
 
 namespace kiln {
 namespace {
@@ -508,66 +509,14 @@ ENTRY e {
 
 // The same loop over 5000 elements, past what a loop kernel takes
 // (kWholeLoopMaxElements): it runs from the host, a launch per trip.
-constexpr char kLargeFlagLoop[] = R"(HloModule large_flag_loop
-cond {
-  s = (pred[], f32[5000]) parameter(0)
-  ROOT go = pred[] get-tuple-element(s), index=0
+std::string LargeFlagLoop() {
+  std::string text = kFlagLoop;
+  for (size_t at = text.find("f32[8]"); at != std::string::npos; at = text.find("f32[8]", at))
+    text.replace(at, 6, "f32[5000]");
+  return text;
 }
-body {
-  s = (pred[], f32[5000]) parameter(0)
-  go = pred[] get-tuple-element(s), index=0
-  x = f32[5000] get-tuple-element(s), index=1
-  y = f32[5000] negate(x)
-  ROOT t = (pred[], f32[5000]) tuple(go, y)
-}
-ENTRY e {
-  go = pred[] parameter(0)
-  x = f32[5000] parameter(1)
-  init = (pred[], f32[5000]) tuple(go, x)
-  loop = (pred[], f32[5000]) while(init), condition=cond, body=body
-  ROOT out = f32[5000] get-tuple-element(loop), index=1
-})";
 
-// benchmarks/workloads/full/while_tiny.hlo: 1000 trips over f32[4].
-constexpr char kWhileTiny[] = R"(HloModule while_tiny
-closed_call.1 {
-  Arg_0.1 = s32[] parameter(0)
-  constant.7 = s32[] constant(1)
-  add.2 = s32[] add(Arg_0.1, constant.7)
-  Arg_1.1 = f32[4]{0} parameter(1)
-  constant.6 = f32[] constant(0.999)
-  broadcast.3 = f32[4]{0} broadcast(constant.6), dimensions={}
-  mul.1 = f32[4]{0} multiply(Arg_1.1, broadcast.3)
-  constant.5 = f32[] constant(0.001)
-  broadcast.2 = f32[4]{0} broadcast(constant.5), dimensions={}
-  add.3 = f32[4]{0} add(mul.1, broadcast.2)
-  ROOT tuple.1 = (s32[], f32[4]{0}) tuple(add.2, add.3)
-}
-region_0.2 {
-  arg_tuple.1 = (s32[], s32[], f32[4]{0}) parameter(0)
-  get-tuple-element.3 = s32[] get-tuple-element(arg_tuple.1), index=0
-  constant.8 = s32[] constant(1)
-  add.5 = s32[] add(get-tuple-element.3, constant.8)
-  get-tuple-element.4 = s32[] get-tuple-element(arg_tuple.1), index=1
-  get-tuple-element.5 = f32[4]{0} get-tuple-element(arg_tuple.1), index=2
-  closed_call.3 = (s32[], f32[4]{0}) call(get-tuple-element.4, get-tuple-element.5), to_apply=closed_call.1
-  closed_call.4 = s32[] get-tuple-element(closed_call.3), index=0
-  closed_call.5 = f32[4]{0} get-tuple-element(closed_call.3), index=1
-  ROOT tuple.3 = (s32[], s32[], f32[4]{0}) tuple(add.5, closed_call.4, closed_call.5)
-}
-region_1.3 {
-  arg_tuple.3 = (s32[], s32[], f32[4]{0}) parameter(0)
-  get-tuple-element.9 = s32[] get-tuple-element(arg_tuple.3), index=0
-  constant.10 = s32[] constant(1000)
-  ROOT lt.1 = pred[] compare(get-tuple-element.9, constant.10), direction=LT
-}
-ENTRY main.4 {
-  constant.11 = s32[] constant(0)
-  c.1 = f32[4]{0} parameter(0)
-  while.5 = (s32[], s32[], f32[4]{0}) tuple(constant.11, constant.11, c.1)
-  while.6 = (s32[], s32[], f32[4]{0}) while(while.5), condition=region_1.3, body=region_0.2
-  ROOT while.9 = f32[4]{0} get-tuple-element(while.6), index=2
-})";
+constexpr const char* kWhileTiny = cuda_test::kWhileTinyHlo;
 
 // The loop's iterations named in a stop's message ("... in while 'loop'
 // after N iterations"); -1 when the message has no such count.
@@ -578,7 +527,7 @@ int64_t IterationsInMessage(const std::string& message) {
   return std::strtoll(message.c_str() + at + marker.size(), nullptr, 10);
 }
 
-// Runs `loop` (kFlagLoop or kLargeFlagLoop, over `elements`) with its flag
+// Runs `loop` (kFlagLoop or LargeFlagLoop()) with its flag
 // set: a deadline and a cancel each stop it, and the arguments stay
 // intact. The iterations the deadline's message names, or -1.
 int64_t ExpectDeadlineAndCancelStop(Executable& loop, DeviceBuffer& forever, DeviceBuffer& x,
@@ -740,7 +689,8 @@ TEST_F(FakeDriver, WholeLoopSettingIsChecked) {
 // before: every trip launches the body's kernel, and no loop kernel runs
 // (none is reported here, so one would fail the run as INTERNAL).
 TEST_F(FakeDriver, LoopsPastTheLimitsRunFromTheHost) {
-  std::unique_ptr<Executable> loop = Compile(kLargeFlagLoop);
+  const std::string large = LargeFlagLoop();
+  std::unique_ptr<Executable> loop = Compile(large.c_str());
   ASSERT_NE(loop, nullptr);
   const Literal values = Literal::FromVector<float>(std::vector<float>(5000, 1.5f));
   std::unique_ptr<DeviceBuffer> forever = Buffer(Literal::Scalar<bool>(true));

@@ -103,6 +103,16 @@ class FakeDriverTest : public ::testing::Test {
     return result;
   }
 
+  // Loads kTwoKernels into `module` and returns its entry "scaled" (null,
+  // failing the test, when either fails).
+  CUfunction LoadScaled(CUmodule* module) {
+    std::string log;
+    EXPECT_EQ(Load(kTwoKernels, module, &log), CUDA_SUCCESS) << log;
+    CUfunction scaled = nullptr;
+    EXPECT_EQ(api_.ModuleGetFunction(&scaled, *module, "scaled"), CUDA_SUCCESS);
+    return scaled;
+  }
+
   Api api_;
   CUcontext context_ = nullptr;
 };
@@ -234,10 +244,8 @@ TEST_F(FakeDriverTest, RejectsInvalidPtxWithALog) {
 
 TEST_F(FakeDriverTest, CountsLaunchesWithDevicePointers) {
   CUmodule module = nullptr;
-  std::string log;
-  ASSERT_EQ(Load(kTwoKernels, &module, &log), CUDA_SUCCESS) << log;
-  CUfunction scaled = nullptr;
-  ASSERT_EQ(api_.ModuleGetFunction(&scaled, module, "scaled"), CUDA_SUCCESS);
+  const CUfunction scaled = LoadScaled(&module);
+  ASSERT_NE(scaled, nullptr);
   CUdeviceptr buffer = 0;
   ASSERT_EQ(api_.MemAlloc(&buffer, 1024), CUDA_SUCCESS);
   uint64_t count = 256;
@@ -265,10 +273,9 @@ TEST_F(FakeDriverTest, CountsLaunchesWithDevicePointers) {
 TEST_F(FakeDriverTest, WritesAfterLaunchWhatTheTestAsks) {
   ASSERT_NE(api_.write_after_launch, nullptr);
   CUmodule module = nullptr;
-  std::string log;
-  ASSERT_EQ(Load(kTwoKernels, &module, &log), CUDA_SUCCESS) << log;
-  CUfunction scaled = nullptr;
-  ASSERT_EQ(api_.ModuleGetFunction(&scaled, module, "scaled"), CUDA_SUCCESS);
+  const CUfunction scaled = LoadScaled(&module);
+  ASSERT_NE(scaled, nullptr);
+  // A status of two words, as a loop kernel's.
   CUdeviceptr buffer = 0;
   ASSERT_EQ(api_.MemAlloc(&buffer, 2 * sizeof(int64_t)), CUDA_SUCCESS);
   const int64_t zeros[2] = {0, 0};
