@@ -59,20 +59,28 @@ Status NotDefined(Opcode opcode, ElementType type) {
 // Functions GLSL leaves undefined outside their domain, made total the way C's are.
 constexpr const char* kLog = "$T k_log_$N($T x) { return x < $Z ? $NAN : (x == $Z ? -$INF : log(x)); }\n";
 constexpr const char* kSqrt = "$T k_sqrt_$N($T x) { return x < $Z ? $NAN : sqrt(x); }\n";
+// expm1 and log1p by their series near 0, where exp(x) - 1 and log(1 + x)
+// lose x's digits: GLSL's exp and log are not exact enough near 1 (lavapipe's
+// err by about 1e-7 absolute) for the usual (u - 1) x / log(u) correction.
+// Taylor's series below 1/2; log1p as 2 atanh(s), s = x / (2 + x) (|s| <
+// 1/7), below 1/4.
 constexpr const char* kExpm1 = R"($T k_expm1_$N($T x) {
+  if (abs(x) < 0.5) {
+    return x * (1.0 + x * (0.5 + x * (0.16666667 + x * (0.041666668 + x * (0.0083333338 + x * (0.0013888889 +
+           x * (1.9841270e-4 + x * (2.4801587e-5 + x * 2.7557319e-6))))))));
+  }
   $T u = exp(x);
-  if (u == $ONE) return x;
-  $T um1 = u - $ONE;
-  if (um1 == -$ONE) return -$ONE;
-  if (isinf(u)) return u;
-  return um1 * x / log(u);
+  return isinf(u) ? u : u - $ONE;
 }
 )";
 constexpr const char* kLog1p = R"($T k_log1p_$N($T x) {
-  $T u = $ONE + x;
-  if (u == $ONE) return x;
-  if (isinf(u) || u <= $Z) return k_log_$N(u);
-  return log(u) * x / (u - $ONE);
+  if (abs(x) < 0.25) {
+    $T s = x / (2.0 + x);
+    $T s2 = s * s;
+    return 2.0 * s * (1.0 + s2 * (0.33333334 + s2 * (0.2 + s2 * (0.14285715 + s2 * (0.11111111 +
+           s2 * 0.09090909)))));
+  }
+  return k_log_$N($ONE + x);
 }
 )";
 constexpr const char* kTanh = R"($T k_tanh_$N($T x) {
@@ -316,7 +324,8 @@ const std::string& DoubleMathLibrary() {
     text +=
         "void k_dsincos(double x, out double s, out double c) {\n  if (isnan(x) || isinf(x)) {\n    s = " +
         NAN_ +
-        ";\n    c = s;\n    return;\n  }\n  int q;\n  double r = k_dreduce(x, q);\n"
+        ";\n    c = s;\n    return;\n  }\n  if (x == 0.0lf) {\n    s = x;\n    c = 1.0lf;\n    return;\n  }\n"
+        "  int q;\n  double r = k_dreduce(x, q);\n"
         "  double sr = k_dsinr(r);\n  double cr = k_dcosr(r);\n  s = (q & 1) == 0 ? sr : cr;\n"
         "  c = (q & 1) == 0 ? cr : sr;\n  if (q == 1 || q == 2) c = -c;\n  if (q >= 2) s = -s;\n}\n";
     text += "double k_dtan(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
@@ -638,6 +647,14 @@ std::string CSqrt(ElementType type, const std::string& x, GlslPrelude& prelude) 
   return Call(prelude, "k_csqrt_$N", type, kCSqrt, x);
 }
 
+// 1 / sqrt(z); 1 / 0 is (inf, NaN), as C's complex division has it.
+constexpr const char* kCRsqrt = R"($T k_crsqrt_$N($T z) {
+  $T r = k_csqrt_$N(z);
+  if (r.x == $R(0) && r.y == $R(0)) return $T($INF, $NAN);
+  return k_cdiv_$N($T(1, 0), r);
+}
+)";
+
 std::string CDiv(ElementType type, const std::string& a, const std::string& b, GlslPrelude& prelude) {
   return Call(prelude, "k_cdiv_$N", type, kCDiv, a + ", " + b);
 }
@@ -657,10 +674,10 @@ StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::s
     case Opcode::kExp: return CExp(type, x, prelude);
     case Opcode::kExpm1: return ComplexCall(prelude, "k_cexpm1_$N", type, kCExpm1, x);
     case Opcode::kSqrt: return CSqrt(type, x, prelude);
-    case Opcode::kRsqrt: {
-      const std::string one = GlslValueType(type) + "(1, 0)";
-      return CDiv(type, one, CSqrt(type, x, prelude), prelude);
-    }
+    case Opcode::kRsqrt:
+      CSqrt(type, "z", prelude);
+      Call(prelude, "k_cdiv_$N", type, kCDiv, "a, b");
+      return Call(prelude, "k_crsqrt_$N", type, kCRsqrt, x);
     case Opcode::kLog1p:
       CAbs(type, "z", prelude);
       return ComplexCall(prelude, "k_clog1p_$N", type, kCLog1p, x);
