@@ -655,6 +655,19 @@ constexpr const char* kCRsqrt = R"($T k_crsqrt_$N($T z) {
 }
 )";
 
+// C's cpow, exp(w log z), with the interpreter's 0^0 = 1. A zero base
+// gives what C's multiplication makes of w (-inf + i arg z): 0 where Re w > 0,
+// (inf, NaN) where Re w < 0, NaN elsewhere.
+constexpr const char* kCPow = R"($T k_cpow_$N($T z, $T w) {
+  if (z == $T(0)) {
+    if (w == $T(0)) return $T(1, 0);
+    if (w.x > $R(0)) return $T(0);
+    return w.x < $R(0) ? $T($INF, $NAN) : $T($NAN);
+  }
+  return k_cexp_$N(k_cmul_$N(w, k_clog_$N(z)));
+}
+)";
+
 std::string CDiv(ElementType type, const std::string& a, const std::string& b, GlslPrelude& prelude) {
   return Call(prelude, "k_cdiv_$N", type, kCDiv, a + ", " + b);
 }
@@ -827,6 +840,13 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
       case Opcode::kSubtract: return "(" + a + " - " + b + ")";
       case Opcode::kMultiply: return Call(prelude, "k_cmul_$N", type, kCMul, args);
       case Opcode::kDivide: return Call(prelude, "k_cdiv_$N", type, kCDiv, args);
+      case Opcode::kPower: {
+        // Defines k_clog and k_cexp, which k_cpow calls.
+        KILN_RETURN_IF_ERROR(ComplexUnary(Opcode::kLog, type, "z", prelude).status());
+        KILN_RETURN_IF_ERROR(ComplexUnary(Opcode::kExp, type, "z", prelude).status());
+        Call(prelude, "k_cmul_$N", type, kCMul, "a, b");
+        return Call(prelude, "k_cpow_$N", type, kCPow, args);
+      }
       case Opcode::kMaximum:
       case Opcode::kMinimum:
       case Opcode::kRemainder:

@@ -33,17 +33,23 @@ constexpr double PartTolerance() {
   return sizeof(R) == 4 ? 1e-4 : 1e-12;
 }
 
-// Runs `op` on `values` on both backends; returns {vulkan, interpreter}.
+// Runs `op` on `values` (and on `others` as a second operand, when given)
+// on both backends; returns {vulkan, interpreter}.
 template <typename R>
 std::vector<std::vector<std::complex<R>>> RunOnVulkanAndInterpreter(
-    const std::string& op, const std::vector<std::complex<R>>& values) {
+    const std::string& op, const std::vector<std::complex<R>>& values,
+    const std::vector<std::complex<R>>& others = {}) {
   const std::string shape = std::string(ComplexTypeName<R>()) + "[" + std::to_string(values.size()) + "]";
-  const std::string text =
-      "HloModule m\nENTRY e {\n  x = " + shape + " parameter(0)\n  ROOT r = " + shape + " " + op + "(x)\n}\n";
+  const bool binary = !others.empty();
+  const std::string text = "HloModule m\nENTRY e {\n  x = " + shape + " parameter(0)\n" +
+                           (binary ? "  y = " + shape + " parameter(1)\n" : "") + "  ROOT r = " + shape +
+                           " " + op + (binary ? "(x, y)" : "(x)") + "\n}\n";
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
   EXPECT_TRUE(module.ok()) << module.status().ToString();
   if (!module.ok()) return {};
-  const std::vector<Literal> arguments = {Literal::FromVector(values)};
+  std::vector<Literal> arguments;
+  arguments.push_back(Literal::FromVector(values));
+  if (binary) arguments.push_back(Literal::FromVector(others));
   std::vector<std::vector<std::complex<R>>> results;
   for (const char* name : {"vulkan", "interpreter"}) {
     StatusOr<std::unique_ptr<Backend>> backend = CreateBackend(name);
@@ -228,6 +234,32 @@ TEST(VulkanComplexFunctions, RsqrtLog1pLogisticAndTanMatchTheInterpreterC64) {
 TEST(VulkanComplexFunctions, RsqrtLog1pLogisticAndTanMatchTheInterpreterC128) {
   CheckModerateFunctions<double>();
 }
+
+// power against the interpreter (C's cpow with 0^0 = 1): bases and
+// exponents with zero, negative, fractional and complex parts.
+template <typename R>
+void CheckPower() {
+  const std::vector<std::complex<R>> bases =
+      ComplexGrid<R>({R(0), -R(0), R(0.5), R(-1.5), R(3)}, {R(0), -R(0), R(0.25), R(-2)});
+  const std::vector<std::complex<R>> exponents =
+      ComplexGrid<R>({R(0), R(1), R(-2), R(0.5), R(2.5)}, {R(0), R(1.5), R(-0.75)});
+  std::vector<std::complex<R>> x, y;
+  for (std::complex<R> base : bases) {
+    for (std::complex<R> exponent : exponents) {
+      x.push_back(base);
+      y.push_back(exponent);
+    }
+  }
+  const auto results = RunOnVulkanAndInterpreter<R>("power", x, y);
+  ASSERT_EQ(results.size(), 2u);
+  for (size_t i = 0; i < x.size(); ++i) {
+    SCOPED_TRACE(::testing::Message() << "exponent (" << y[i].real() << ", " << y[i].imag() << ")");
+    ExpectAgrees<R>("power", x[i], results[0][i], results[1][i], false);
+  }
+}
+
+TEST(VulkanComplexFunctions, PowerMatchesTheInterpreterC64) { CheckPower<float>(); }
+TEST(VulkanComplexFunctions, PowerMatchesTheInterpreterC128) { CheckPower<double>(); }
 
 }  // namespace
 }  // namespace kiln::vulkan
