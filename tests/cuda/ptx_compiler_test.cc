@@ -16,6 +16,7 @@
 #include "core/hlo_parser.h"
 #include "core/lowering/bitonic_sort.h"
 #include "tests/cuda/while_tiny_hlo.h"
+#include "tests/unit/nested_loop_program.h"
 #include "tests/unit/test_util.h"  // KILN_ASSERT_OK_AND_ASSIGN
 
 namespace kiln {
@@ -315,31 +316,7 @@ ENTRY main {
   KILN_ASSERT_OK_AND_ASSIGN(PtxExport plain, Export(plain_loop.c_str()));
   EXPECT_EQ(LoopEntries(plain).size(), 1u) << plain.ptx;
 
-  KILN_ASSERT_OK_AND_ASSIGN(PtxExport nested, Export(R"(
-HloModule nested
-inner_cond {
-  s = s32[] parameter(0)
-  ROOT yes = pred[] constant(true)
-}
-inner_body {
-  s = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT next = s32[] add(s, one)
-}
-outer_cond {
-  s = s32[] parameter(0)
-  two = s32[] constant(2)
-  ROOT lt = pred[] compare(s, two), direction=LT
-}
-outer_body {
-  s = s32[] parameter(0)
-  spin = s32[] while(s), condition=inner_cond, body=inner_body
-  ROOT next = s32[] add(s, spin)
-}
-ENTRY e {
-  x = s32[] parameter(0)
-  ROOT outer = s32[] while(x), condition=outer_cond, body=outer_body
-})"));
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport nested, Export(kNestedEndlessLoop));
   const std::vector<std::string> loops = LoopEntries(nested);
   ASSERT_EQ(loops.size(), 1u) << nested.ptx;
   const std::string inner = EntryText(nested.ptx, loops[0]);

@@ -12,6 +12,7 @@
 #include "core/backend.h"
 #include "core/hlo_parser.h"
 #include "core/stop_condition.h"
+#include "tests/unit/nested_loop_program.h"
 
 namespace kiln {
 namespace {
@@ -57,32 +58,6 @@ body {
 ENTRY e {
   x = f32[64] parameter(0)
   ROOT loop = f32[64] while(x), condition=cond, body=body
-})";
-
-// An outer loop of two iterations around an inner loop that never ends.
-constexpr char kNested[] = R"(HloModule nested
-inner_cond {
-  s = s32[] parameter(0)
-  ROOT yes = pred[] constant(true)
-}
-inner_body {
-  s = s32[] parameter(0)
-  one = s32[] constant(1)
-  ROOT next = s32[] add(s, one)
-}
-outer_cond {
-  s = s32[] parameter(0)
-  two = s32[] constant(2)
-  ROOT lt = pred[] compare(s, two), direction=LT
-}
-outer_body {
-  s = s32[] parameter(0)
-  spin = s32[] while(s), condition=inner_cond, body=inner_body
-  ROOT next = s32[] add(s, spin)
-}
-ENTRY e {
-  x = s32[] parameter(0)
-  ROOT outer = s32[] while(x), condition=outer_cond, body=outer_body
 })";
 
 class ExecutionStopTest : public ::testing::TestWithParam<std::string> {
@@ -187,7 +162,7 @@ TEST_P(ExecutionStopTest, AnExecutionCancelledBeforeItStartsDoesNotRun) {
 }
 
 TEST_P(ExecutionStopTest, AStopInANestedLoopNamesBothLoops) {
-  std::unique_ptr<Executable> executable = Compile(kNested);
+  std::unique_ptr<Executable> executable = Compile(kNestedEndlessLoop);
   ASSERT_NE(executable, nullptr);
   std::unique_ptr<DeviceBuffer> zero = Buffer(Literal::Scalar<int32_t>(0));
   // The deadline must fall inside 'spin': on a loaded machine (a vulkan
