@@ -149,8 +149,12 @@ StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std:
         if (level <= SPV_MSG_ERROR) messages += Text(message) + "\n";
       });
   optimizer.RegisterPerformancePasses();
+  // The optimiser would validate its input again by default: it was just
+  // validated above (with a message that names the stage), so it is not.
+  spvtools::OptimizerOptions options;
+  options.set_run_validator(false);
   std::vector<uint32_t> optimized;
-  if (!optimizer.Run(words.data(), words.size(), &optimized))
+  if (!optimizer.Run(words.data(), words.size(), &optimized, options))
     return Failure(name, "SPIR-V optimisation", messages, source);
   KILN_RETURN_IF_ERROR(Validate(optimized, name, "validation of the optimised SPIR-V", source));
   return optimized;

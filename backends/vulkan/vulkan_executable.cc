@@ -6,6 +6,7 @@
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/kernel_cache.h"
+#include "backends/vulkan/parallel_compile.h"
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_instance.h"
 #include "core/lowering/device_runner.h"
@@ -149,7 +150,11 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     std::shared_ptr<interpreter::HostQueues> queues, KernelCache* cache) {
   std::unique_ptr<VulkanExecutable> executable(
       new VulkanExecutable(program, device, vulkan, std::move(queues)));
-  for (size_t i = 0; i < program->shaders.size(); ++i) {
+  // Each pipeline is the driver's own compile of one kernel: made side by
+  // side (vkCreateComputePipelines may be called from several threads, and
+  // the pipeline cache is internally synchronized), kept in kernel order.
+  executable->kernels_.resize(program->shaders.size());
+  KILN_RETURN_IF_ERROR(RunCompileTasks(program->shaders.size(), CompileThreads(), [&](size_t i) -> Status {
     const CompiledShader& shader = program->shaders[i];
     KernelSpec spec;
     spec.name = program->kernels[i].name;
@@ -158,9 +163,9 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.push_constant_bytes = static_cast<uint32_t>(shader.glsl.push_constant_bytes);
     spec.workgroup_size_x = static_cast<uint32_t>(program->kernels[i].grid.workgroup_size[0]);
     if (cache != nullptr) spec.pipeline_cache = cache->pipeline_cache();
-    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
-    executable->kernels_.push_back(std::move(kernel));
-  }
+    KILN_ASSIGN_OR_RETURN(executable->kernels_[i], Kernel::Create(vulkan, spec));
+    return OkStatus();
+  }));
   if (cache != nullptr) cache->SavePipelineCache();
   for (const UserOpDispatch& dispatch : program->user_ops) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, CreateUserOpKernel(vulkan, dispatch));

@@ -5,6 +5,7 @@
 
 #include "backends/vulkan/glsl_emittable.h"
 #include "backends/vulkan/kernel_cache.h"
+#include "backends/vulkan/parallel_compile.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "core/dump_file.h"
 
@@ -57,8 +58,12 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
   }
   const NanPreservingWidths nan_widths{features.preserves_nan_f16, features.preserves_nan_f32,
                                        features.preserves_nan_f64};
-  for (const KernelDescription& kernel : program->kernels) {
-    CompiledShader shader;
+  // Emitted in order (cheap, and dump files appear in kernel order), then
+  // compiled to SPIR-V side by side: the SPIRV-Tools steps dominate.
+  program->shaders.resize(program->kernels.size());
+  for (size_t i = 0; i < program->kernels.size(); ++i) {
+    const KernelDescription& kernel = program->kernels[i];
+    CompiledShader& shader = program->shaders[i];
     StatusOr<GlslKernel> glsl = EmitGlslKernel(*kernel.computation, features, kernel.name);
     if (!glsl.ok()) return glsl.status().WithContext("emitting kernel " + kernel.name);
     shader.glsl = std::move(glsl).value();
@@ -67,16 +72,20 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     if (!dump_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(dump_dir, dump_stem + "." + kernel.name + ".comp", shader.glsl.source));
+    program->kernels[i].grid = VulkanKernelGrid(shader.glsl);
+  }
+  KILN_RETURN_IF_ERROR(RunCompileTasks(program->shaders.size(), CompileThreads(), [&](size_t i) -> Status {
+    CompiledShader& shader = program->shaders[i];
     if (std::optional<std::vector<uint32_t>> cached =
             cache != nullptr ? cache->LoadSpirv(shader.glsl.source, nan_widths) : std::nullopt) {
       shader.spirv = std::move(*cached);
-    } else {
-      KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, kernel.name, nan_widths));
-      if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, nan_widths, shader.spirv);
+      return OkStatus();
     }
-    program->kernels[program->shaders.size()].grid = VulkanKernelGrid(shader.glsl);
-    program->shaders.push_back(std::move(shader));
-  }
+    KILN_ASSIGN_OR_RETURN(shader.spirv,
+                          CompileGlslToSpirv(shader.glsl.source, program->kernels[i].name, nan_widths));
+    if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, nan_widths, shader.spirv);
+    return OkStatus();
+  }));
   return program;
 }
 
