@@ -1,129 +1,43 @@
 // The CUDA backend's sort and topk kernels (sort_emitter.h) give the
 // interpreter's results. No GPU runs here and the fake driver cannot
-// execute PTX, so the kernel's own IR is compiled for this host with LLVM's
-// JIT, its PTX special registers (thread, block, block size) and its barrier
-// replaced by host functions, and run launch by launch as a GPU runs it:
-// each thread of a tile block as a thread of its own, meeting the others at
-// a std::barrier, and the threads of the other modes one after another.
+// execute PTX, so the kernel's own IR runs on this host
+// (host_kernel_harness.h), launch by launch as a GPU runs it: each thread
+// of a tile block as a thread of its own, meeting the others at a
+// std::barrier, and the threads of the other modes one after another.
 // Small tiles (4 .. 16 elements) take rows of a few hundred elements through
 // every mode: tiles sorted, merges across tiles and within them, the gather.
-// What only a GPU can check is the NVPTX lowering of that IR (ptxas accepts
-// it: cuda.corpus_ptx) and real parallel timing.
-#include <barrier>
 #include <cmath>
 #include <cstdint>
-#include <cstring>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/Support/TargetSelect.h>
-#include <llvm/Support/raw_ostream.h>
 
 #include "backends/cuda/sort_emitter.h"
 #include "core/hlo_parser.h"
+#include "tests/cuda/host_kernel_harness.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
 
-// The GPU thread the host thread plays.
-thread_local uint32_t host_thread = 0;
-thread_local uint32_t host_block = 0;
-thread_local uint32_t host_block_size = 1;
-thread_local std::barrier<>* host_barrier = nullptr;
-
-extern "C" uint32_t KilnSortIrTestThread() { return host_thread; }
-extern "C" uint32_t KilnSortIrTestBlock() { return host_block; }
-extern "C" uint32_t KilnSortIrTestBlockSize() { return host_block_size; }
-extern "C" void KilnSortIrTestBarrier() {
-  if (host_barrier == nullptr) {
-    ADD_FAILURE() << "a barrier in a mode whose threads run one after another";
-    return;
-  }
-  host_barrier->arrive_and_wait();
-}
-
-// The kernel entry: buffers then (mode, block, stride), every one an
-// integer register or stack word of the same size on x86-64.
-using Entry6 = void (*)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-using Entry7 = void (*)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-using Entry8 = void (*)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-
-void CallEntry(void* entry, const std::vector<uint64_t>& a) {
-  switch (a.size()) {
-    case 6: reinterpret_cast<Entry6>(entry)(a[0], a[1], a[2], a[3], a[4], a[5]); return;
-    case 7: reinterpret_cast<Entry7>(entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]); return;
-    case 8: reinterpret_cast<Entry8>(entry)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); return;
-    default: ADD_FAILURE() << "no entry type with " << a.size() << " parameters";
-  }
-}
-
 // Emits `instruction`'s kernel with `tile`, runs its launches on `inputs`
 // and returns the outputs' bytes.
 StatusOr<std::vector<std::vector<uint8_t>>> RunKernelOnHost(const Instruction& instruction, int64_t tile,
                                                             const std::vector<Literal>& inputs) {
-  static const bool initialised = [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    return true;
-  }();
-  (void)initialised;
   auto context = std::make_unique<llvm::LLVMContext>();
   auto module = std::make_unique<llvm::Module>("sort_host", *context);
   const bool top_k = instruction.opcode == Opcode::kTopK;
   KILN_ASSIGN_OR_RETURN(cuda::PtxKernel kernel,
                         top_k ? cuda::EmitTopKKernel(*module, instruction, "sorter", tile)
                               : cuda::EmitSortKernel(*module, instruction, "sorter", tile));
-  // The special registers and the barrier become calls of the host's.
-  const std::pair<const char*, const char*> replaced[] = {
-      {"llvm.nvvm.read.ptx.sreg.tid.x", "KilnSortIrTestThread"},
-      {"llvm.nvvm.read.ptx.sreg.ctaid.x", "KilnSortIrTestBlock"},
-      {"llvm.nvvm.read.ptx.sreg.ntid.x", "KilnSortIrTestBlockSize"},
-      {"llvm.nvvm.barrier0", "KilnSortIrTestBarrier"},
-  };
-  for (const auto& [intrinsic_name, host_name] : replaced) {
-    llvm::Function* intrinsic = module->getFunction(intrinsic_name);
-    if (intrinsic == nullptr) continue;
-    llvm::Function* host = llvm::Function::Create(intrinsic->getFunctionType(),
-                                                  llvm::GlobalValue::ExternalLinkage, host_name, *module);
-    intrinsic->replaceAllUsesWith(host);
-    intrinsic->eraseFromParent();
-  }
-  std::string problems;
-  llvm::raw_string_ostream out(problems);
-  if (llvm::verifyModule(*module, &out)) return Internal("invalid IR: ", problems);
-  auto jit = llvm::orc::LLJITBuilder().create();
-  if (!jit) return Internal("LLJIT: ", llvm::toString(jit.takeError()));
-  module->setDataLayout((*jit)->getDataLayout());
-  module->setTargetTriple((*jit)->getTargetTriple().str());
-  llvm::orc::SymbolMap host_symbols;
-  auto define = [&](const char* name, auto* function) {
-    host_symbols[(*jit)->mangleAndIntern(name)] = {
-        llvm::orc::ExecutorAddr::fromPtr(function),
-        llvm::JITSymbolFlags::Exported | llvm::JITSymbolFlags::Callable};
-  };
-  define("KilnSortIrTestThread", &KilnSortIrTestThread);
-  define("KilnSortIrTestBlock", &KilnSortIrTestBlock);
-  define("KilnSortIrTestBlockSize", &KilnSortIrTestBlockSize);
-  define("KilnSortIrTestBarrier", &KilnSortIrTestBarrier);
-  if (llvm::Error error = (*jit)->getMainJITDylib().define(llvm::orc::absoluteSymbols(host_symbols)))
-    return Internal("define: ", llvm::toString(std::move(error)));
-  if (llvm::Error error =
-          (*jit)->addIRModule(llvm::orc::ThreadSafeModule(std::move(module), std::move(context))))
-    return Internal("addIRModule: ", llvm::toString(std::move(error)));
-  auto symbol = (*jit)->lookup("sorter");
-  if (!symbol) return Internal("lookup: ", llvm::toString(symbol.takeError()));
-  void* entry = symbol->toPtr<void*>();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<cuda_test::HostKernels> host,
+                        cuda_test::HostKernels::Compile(std::move(context), std::move(module), {"sorter"}));
 
   // Buffers: the inputs, the outputs (poisoned, so an element no thread
   // writes shows) and the scratch.
@@ -146,24 +60,14 @@ StatusOr<std::vector<std::vector<uint8_t>>> RunKernelOnHost(const Instruction& i
       arguments.push_back(reinterpret_cast<uint64_t>(buffer.data()));
     for (int64_t argument : launch.arguments) arguments.push_back(static_cast<uint64_t>(argument));
     const auto mode = static_cast<cuda::SortLaunchMode>(launch.arguments[0]);
+    // Only a tile's modes meet at barriers: the others run faster one
+    // thread after another.
     const bool tiles =
         mode == cuda::SortLaunchMode::kSortTiles || mode == cuda::SortLaunchMode::kMergeWithinTiles;
     for (int64_t block = 0; block < launch.blocks; ++block) {
-      auto play = [&, block](int thread, std::barrier<>* barrier) {
-        host_thread = static_cast<uint32_t>(thread);
-        host_block = static_cast<uint32_t>(block);
-        host_block_size = static_cast<uint32_t>(launch.threads);
-        host_barrier = barrier;
-        CallEntry(entry, arguments);
-      };
-      if (!tiles) {
-        for (int thread = 0; thread < launch.threads; ++thread) play(thread, nullptr);
-        continue;
-      }
-      std::barrier<> barrier(launch.threads);
-      std::vector<std::thread> threads;
-      for (int thread = 0; thread < launch.threads; ++thread) threads.emplace_back(play, thread, &barrier);
-      for (std::thread& thread : threads) thread.join();
+      KILN_RETURN_IF_ERROR(host->RunBlock(
+          "sorter", arguments, block, launch.threads,
+          tiles ? cuda_test::BlockThreads::kTogether : cuda_test::BlockThreads::kOneAfterAnother));
     }
   }
   return std::vector<std::vector<uint8_t>>(buffers.begin() + static_cast<std::ptrdiff_t>(inputs.size()),
