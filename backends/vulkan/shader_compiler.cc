@@ -128,6 +128,19 @@ StatusOr<std::vector<uint32_t>> GlslToUnoptimizedSpirv(std::string_view source, 
 
 uint64_t GlslCompilationCount() { return glsl_compilations.load(); }
 
+void PrepareShaderCompiler() {
+  // The same version and stage as every kernel (#version 450, compute):
+  // glslang keeps one built-in table per version, profile and stage.
+  static constexpr std::string_view kSmallestKernel =
+      "#version 450\nlayout(local_size_x = 1) in;\nvoid main() {}\n";
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // A failure here would be glslang's and shows again, with its log, on
+    // the first real kernel: nothing to report from the warm-up itself.
+    (void)GlslToUnoptimizedSpirv(kSmallestKernel, "shader compiler warm-up");
+  });
+}
+
 std::string ShaderCompilerIdentity() {
   return "glslang " + std::to_string(GLSLANG_VERSION_MAJOR) + "." + std::to_string(GLSLANG_VERSION_MINOR) +
          "." + std::to_string(GLSLANG_VERSION_PATCH) + GLSLANG_VERSION_FLAVOR + ", " +

@@ -25,6 +25,14 @@ StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std:
 // (what the on-disk kernel cache saves is visible in tests).
 uint64_t GlslCompilationCount();
 
+// Makes glslang parse the declarations of its built-in functions (thousands
+// of lines of GLSL, parsed on a process's first compile of a compute shader:
+// most of the cold compile of a module of few kernels) by compiling a kernel
+// that does nothing; not counted by GlslCompilationCount. Thread-safe, and
+// at once after the first call has finished. The vulkan backend calls it on
+// a thread of its own while the device opens.
+void PrepareShaderCompiler();
+
 // What, besides the source and the float widths, decides the SPIR-V
 // CompileGlslToSpirv makes: glslang's and SPIRV-Tools' versions and the
 // version of Kiln's own steps (part of the on-disk cache's keys).

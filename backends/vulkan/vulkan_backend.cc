@@ -3,9 +3,11 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
 
 #include "backends/vulkan/kernel_cache.h"
 #include "backends/vulkan/nan_sensitive_ops.h"
+#include "backends/vulkan/shader_compiler.h"
 #include "backends/vulkan/vulkan_array.h"
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_executable.h"
@@ -39,8 +41,9 @@ ShaderFeatures BackendShaderFeatures(const Device& vulkan) {
 
 class VulkanBackend : public Backend {
  public:
-  VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
-      : vulkan_(std::move(vulkan)),
+  VulkanBackend(std::shared_ptr<Device> vulkan, std::string description, std::jthread prepare_compiler)
+      : prepare_compiler_(std::move(prepare_compiler)),
+        vulkan_(std::move(vulkan)),
         features_(BackendShaderFeatures(*vulkan_)),
         rules_(VulkanLoweringRules(features_, vulkan_->features().min_storage_buffer_offset_alignment)),
         device_(this, 0, std::move(description)),
@@ -155,6 +158,8 @@ class VulkanBackend : public Backend {
     return cache.get();
   }
 
+  // Joined when the backend goes (it may still be preparing glslang).
+  std::jthread prepare_compiler_;
   std::shared_ptr<Device> vulkan_;
   std::mutex caches_mutex_;
   std::map<std::string, std::unique_ptr<KernelCache>> caches_;
@@ -197,12 +202,17 @@ std::string FeatureList(const DeviceFeatures& features) {
 }
 
 StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend() {
+  // glslang's one-time set-up (PrepareShaderCompiler) overlaps with opening
+  // the device and with what the caller does before its first compile,
+  // which then finds it done (or waits for the rest of it).
+  std::jthread prepare_compiler(PrepareShaderCompiler);
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Device> vulkan, Device::Default());
   const PhysicalDeviceInfo& info = vulkan->info();
   std::string description = "vulkan:0 (" + info.ToString() + ", subgroup " +
                             std::to_string(info.features.subgroup_size) +
                             ", features: " + FeatureList(vulkan->features()) + ")";
-  return std::unique_ptr<Backend>(std::make_unique<VulkanBackend>(std::move(vulkan), std::move(description)));
+  return std::unique_ptr<Backend>(std::make_unique<VulkanBackend>(std::move(vulkan), std::move(description),
+                                                                  std::move(prepare_compiler)));
 }
 
 }  // namespace kiln::vulkan
