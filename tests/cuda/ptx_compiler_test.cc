@@ -326,8 +326,9 @@ ENTRY main {
   EXPECT_EQ(Occurrences(inner, "bar.sync"), 3u) << inner;
 }
 
-TEST(PtxExportTest, SortIsAKernelWithScratch) {
-  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
+// An f32 key sorted with an s32 payload along `dimension` of `dims`.
+std::string KeyPayloadSort(const std::string& dims, int dimension) {
+  return R"(
 HloModule sort
 less {
   a = f32[] parameter(0)
@@ -337,10 +338,17 @@ less {
   ROOT lt = pred[] compare(a, b), direction=LT
 }
 ENTRY main {
-  x = f32[3,16] parameter(0)
-  k = s32[3,16] parameter(1)
-  ROOT s = (f32[3,16], s32[3,16]) sort(x, k), dimensions={1}, to_apply=less
-})"));
+  x = f32[)" +
+         dims + R"(] parameter(0)
+  k = s32[)" +
+         dims + R"(] parameter(1)
+  ROOT s = (f32[)" +
+         dims + "], s32[" + dims + "]) sort(x, k), dimensions={" + std::to_string(dimension) +
+         "}, to_apply=less\n}";
+}
+
+TEST(PtxExportTest, SortIsAKernelWithScratch) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(KeyPayloadSort("3,16", 1).c_str()));
   ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
   EXPECT_EQ(exported.kernels[0].parallel_extent, 3 * 16);  // the gather: a thread per output element
   EXPECT_EQ(exported.kernels[0].buffer_count, 5);          // two operands, two outputs, scratch
@@ -356,20 +364,7 @@ ENTRY main {
 // schedule gives each thread one pair (never a thread a whole row), and the
 // entry has no call left (the comparator is inlined).
 TEST(PtxExportTest, LongSortIsBitonicPassesOverSharedMemoryTiles) {
-  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
-HloModule sort
-less {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  i = s32[] parameter(2)
-  j = s32[] parameter(3)
-  ROOT lt = pred[] compare(a, b), direction=LT
-}
-ENTRY main {
-  x = f32[100000] parameter(0)
-  k = s32[100000] parameter(1)
-  ROOT s = (f32[100000], s32[100000]) sort(x, k), dimensions={0}, to_apply=less
-})"));
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(KeyPayloadSort("100000", 0).c_str()));
   ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
   const cuda::PtxKernel& kernel = exported.kernels[0];
   EXPECT_NE(exported.ptx.find(".entry " + kernel.name), std::string::npos) << exported.ptx;
