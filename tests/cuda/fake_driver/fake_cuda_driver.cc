@@ -623,6 +623,23 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_launch_count(void) {
   return s.launches;
 }
 
+// Copies one launch (entry name, grid, block, parameters) to a caller's
+// buffers as kiln_fake_cuda_last_launch documents; returns the parameter count.
+static int CopyLaunchOut(const std::string& name, const unsigned (&from_grid)[3],
+                         const unsigned (&from_block)[3], const std::vector<uint64_t>& values, char* entry,
+                         size_t entry_size, unsigned* grid, unsigned* block, uint64_t* parameters,
+                         size_t capacity) {
+  if (entry_size > 0) {
+    const size_t n = std::min(entry_size - 1, name.size());
+    std::memcpy(entry, name.data(), n);
+    entry[n] = 0;
+  }
+  std::memcpy(grid, from_grid, sizeof from_grid);
+  std::memcpy(block, from_block, sizeof from_block);
+  std::memcpy(parameters, values.data(), std::min(capacity, values.size()) * sizeof(uint64_t));
+  return static_cast<int>(values.size());
+}
+
 // The last launch: its entry point's name (into `entry`, `entry_size`
 // bytes with the NUL), grid and block dimensions, and up to `capacity`
 // parameter values; returns the number of parameters, -1 before any launch.
@@ -631,16 +648,8 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_last_launch(char* entry, size_t entry_size, 
   State& s = state();
   std::lock_guard lock(s.mutex);
   if (s.launches == 0) return -1;
-  if (entry_size > 0) {
-    const size_t n = std::min(entry_size - 1, s.last_entry.size());
-    std::memcpy(entry, s.last_entry.data(), n);
-    entry[n] = 0;
-  }
-  std::memcpy(grid, s.last_grid, sizeof s.last_grid);
-  std::memcpy(block, s.last_block, sizeof s.last_block);
-  std::memcpy(parameters, s.last_parameters.data(),
-              std::min(capacity, s.last_parameters.size()) * sizeof(uint64_t));
-  return static_cast<int>(s.last_parameters.size());
+  return CopyLaunchOut(s.last_entry, s.last_grid, s.last_block, s.last_parameters, entry, entry_size, grid,
+                       block, parameters, capacity);
 }
 
 // Launch number `index` (counting from 0 at the driver's load, as
@@ -652,16 +661,8 @@ KILN_FAKE_EXPORT int kiln_fake_cuda_launch_at(int index, char* entry, size_t ent
   std::lock_guard lock(s.mutex);
   if (index < s.log_start || index - s.log_start >= static_cast<int>(s.launch_log.size())) return -1;
   const State::LaunchRecord& record = s.launch_log[static_cast<size_t>(index - s.log_start)];
-  if (entry_size > 0) {
-    const size_t n = std::min(entry_size - 1, record.entry.size());
-    std::memcpy(entry, record.entry.data(), n);
-    entry[n] = 0;
-  }
-  std::memcpy(grid, record.grid, sizeof record.grid);
-  std::memcpy(block, record.block, sizeof record.block);
-  std::memcpy(parameters, record.parameters.data(),
-              std::min(capacity, record.parameters.size()) * sizeof(uint64_t));
-  return static_cast<int>(record.parameters.size());
+  return CopyLaunchOut(record.entry, record.grid, record.block, record.parameters, entry, entry_size, grid,
+                       block, parameters, capacity);
 }
 
 // cuStreamSynchronize and cuCtxSynchronize calls so far: how often the
