@@ -1,11 +1,16 @@
 // Attributes of instructions: plain data, one struct for every op. Fields an
 // op does not use keep their defaults; shape inference, the verifier, the HLO
 // printer and the backends read only the fields that belong to the opcode.
+// The large ones few opcodes use (window, the dimension numbers of
+// convolution, dot, gather and scatter) are Boxed (core/boxed.h): one pointer
+// in every instruction, allocated when written; read them with `->`.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include "core/boxed.h"
 
 namespace kiln {
 
@@ -108,20 +113,20 @@ struct Attributes {
   // pad
   std::vector<PaddingDimension> padding;
   // reduce-window, select-and-scatter, convolution
-  Window window;
+  Boxed<Window> window;
   // convolution
-  ConvolutionDimensionNumbers conv;
+  Boxed<ConvolutionDimensionNumbers> conv;
   int64_t feature_group_count = 1;
   int64_t batch_group_count = 1;
   // dot
-  DotDimensionNumbers dot;
+  Boxed<DotDimensionNumbers> dot;
   // dot, convolution: empty when not given (all kDefault)
   std::vector<OperandPrecision> operand_precision;
   // gather
-  GatherDimensionNumbers gather;
+  Boxed<GatherDimensionNumbers> gather;
   std::vector<int64_t> gather_slice_sizes;
   // scatter
-  ScatterDimensionNumbers scatter;
+  Boxed<ScatterDimensionNumbers> scatter;
   // gather and scatter hints
   bool indices_are_sorted = false;
   bool unique_indices = false;

@@ -325,10 +325,10 @@ class HloTextParser {
       }
       return OkStatus();
     }
-    if (key == "lhs_batch_dims") return int_list(attrs.dot.lhs_batch_dimensions);
-    if (key == "rhs_batch_dims") return int_list(attrs.dot.rhs_batch_dimensions);
-    if (key == "lhs_contracting_dims") return int_list(attrs.dot.lhs_contracting_dimensions);
-    if (key == "rhs_contracting_dims") return int_list(attrs.dot.rhs_contracting_dimensions);
+    if (key == "lhs_batch_dims") return int_list(attrs.dot->lhs_batch_dimensions);
+    if (key == "rhs_batch_dims") return int_list(attrs.dot->rhs_batch_dimensions);
+    if (key == "lhs_contracting_dims") return int_list(attrs.dot->lhs_contracting_dimensions);
+    if (key == "rhs_contracting_dims") return int_list(attrs.dot->rhs_contracting_dimensions);
     if (key == "slice") {
       KILN_ASSIGN_OR_RETURN(SliceBounds bounds, ParseSliceText(lexer_));
       attrs.slice_starts = std::move(bounds.starts);
@@ -392,23 +392,23 @@ class HloTextParser {
     if (key == "fft_length") return int_list(attrs.fft_length);
     if (key == "iota_dimension") return integer(attrs.iota_dimension);
     if (key == "index") return integer(attrs.tuple_index);
-    if (key == "offset_dims") return int_list(attrs.gather.offset_dims);
-    if (key == "collapsed_slice_dims") return int_list(attrs.gather.collapsed_slice_dims);
-    if (key == "start_index_map") return int_list(attrs.gather.start_index_map);
-    if (key == "operand_batching_dims") return int_list(attrs.gather.operand_batching_dims);
-    if (key == "start_indices_batching_dims") return int_list(attrs.gather.start_indices_batching_dims);
+    if (key == "offset_dims") return int_list(attrs.gather->offset_dims);
+    if (key == "collapsed_slice_dims") return int_list(attrs.gather->collapsed_slice_dims);
+    if (key == "start_index_map") return int_list(attrs.gather->start_index_map);
+    if (key == "operand_batching_dims") return int_list(attrs.gather->operand_batching_dims);
+    if (key == "start_indices_batching_dims") return int_list(attrs.gather->start_indices_batching_dims);
     if (key == "slice_sizes") return int_list(attrs.gather_slice_sizes);
     if (key == "index_vector_dim") {
       // Gather and scatter keep it in their own dimension numbers.
-      KILN_RETURN_IF_ERROR(integer(attrs.gather.index_vector_dim));
-      attrs.scatter.index_vector_dim = attrs.gather.index_vector_dim;
+      KILN_RETURN_IF_ERROR(integer(attrs.gather->index_vector_dim));
+      attrs.scatter->index_vector_dim = attrs.gather->index_vector_dim;
       return OkStatus();
     }
-    if (key == "update_window_dims") return int_list(attrs.scatter.update_window_dims);
-    if (key == "inserted_window_dims") return int_list(attrs.scatter.inserted_window_dims);
-    if (key == "scatter_dims_to_operand_dims") return int_list(attrs.scatter.scatter_dims_to_operand_dims);
-    if (key == "input_batching_dims") return int_list(attrs.scatter.input_batching_dims);
-    if (key == "scatter_indices_batching_dims") return int_list(attrs.scatter.scatter_indices_batching_dims);
+    if (key == "update_window_dims") return int_list(attrs.scatter->update_window_dims);
+    if (key == "inserted_window_dims") return int_list(attrs.scatter->inserted_window_dims);
+    if (key == "scatter_dims_to_operand_dims") return int_list(attrs.scatter->scatter_dims_to_operand_dims);
+    if (key == "input_batching_dims") return int_list(attrs.scatter->input_batching_dims);
+    if (key == "scatter_indices_batching_dims") return int_list(attrs.scatter->scatter_indices_batching_dims);
     if (key == "indices_are_sorted") return boolean(attrs.indices_are_sorted);
     if (key == "unique_indices") return boolean(attrs.unique_indices);
     if (key == "is_stable") return boolean(attrs.is_stable);

@@ -100,7 +100,7 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
       out.Add("scatter", CalleeName(instruction, 1));
       break;
     case Opcode::kConvolution:
-      if (!a.window.dimensions.empty()) out.Add("window", PrintWindowText(a.window));
+      if (!a.window->dimensions.empty()) out.Add("window", PrintWindowText(a.window));
       out.Add("dim_labels", PrintDimLabelsText(a.conv));
       if (a.feature_group_count != 1) out.Add("feature_group_count", std::to_string(a.feature_group_count));
       if (a.batch_group_count != 1) out.Add("batch_group_count", std::to_string(a.batch_group_count));
@@ -108,10 +108,10 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
         out.Add("operand_precision", PrintOperandPrecisionText(a.operand_precision));
       break;
     case Opcode::kDot:
-      out.AddListIfAny("lhs_batch_dims", a.dot.lhs_batch_dimensions);
-      out.AddList("lhs_contracting_dims", a.dot.lhs_contracting_dimensions);
-      out.AddListIfAny("rhs_batch_dims", a.dot.rhs_batch_dimensions);
-      out.AddList("rhs_contracting_dims", a.dot.rhs_contracting_dimensions);
+      out.AddListIfAny("lhs_batch_dims", a.dot->lhs_batch_dimensions);
+      out.AddList("lhs_contracting_dims", a.dot->lhs_contracting_dimensions);
+      out.AddListIfAny("rhs_batch_dims", a.dot->rhs_batch_dimensions);
+      out.AddList("rhs_contracting_dims", a.dot->rhs_contracting_dimensions);
       if (!a.operand_precision.empty())
         out.Add("operand_precision", PrintOperandPrecisionText(a.operand_precision));
       break;
@@ -129,22 +129,22 @@ void AddOpAttributes(const Instruction& instruction, AttributeList& out) {
     case Opcode::kIota: out.Add("iota_dimension", std::to_string(a.iota_dimension)); break;
     case Opcode::kGetTupleElement: out.Add("index", std::to_string(a.tuple_index)); break;
     case Opcode::kGather:
-      out.AddList("offset_dims", a.gather.offset_dims);
-      out.AddList("collapsed_slice_dims", a.gather.collapsed_slice_dims);
-      out.AddList("start_index_map", a.gather.start_index_map);
-      out.AddListIfAny("operand_batching_dims", a.gather.operand_batching_dims);
-      out.AddListIfAny("start_indices_batching_dims", a.gather.start_indices_batching_dims);
-      out.Add("index_vector_dim", std::to_string(a.gather.index_vector_dim));
+      out.AddList("offset_dims", a.gather->offset_dims);
+      out.AddList("collapsed_slice_dims", a.gather->collapsed_slice_dims);
+      out.AddList("start_index_map", a.gather->start_index_map);
+      out.AddListIfAny("operand_batching_dims", a.gather->operand_batching_dims);
+      out.AddListIfAny("start_indices_batching_dims", a.gather->start_indices_batching_dims);
+      out.Add("index_vector_dim", std::to_string(a.gather->index_vector_dim));
       out.AddList("slice_sizes", a.gather_slice_sizes);
       out.AddTrue("indices_are_sorted", a.indices_are_sorted);
       break;
     case Opcode::kScatter:
-      out.AddList("update_window_dims", a.scatter.update_window_dims);
-      out.AddList("inserted_window_dims", a.scatter.inserted_window_dims);
-      out.AddList("scatter_dims_to_operand_dims", a.scatter.scatter_dims_to_operand_dims);
-      out.AddListIfAny("input_batching_dims", a.scatter.input_batching_dims);
-      out.AddListIfAny("scatter_indices_batching_dims", a.scatter.scatter_indices_batching_dims);
-      out.Add("index_vector_dim", std::to_string(a.scatter.index_vector_dim));
+      out.AddList("update_window_dims", a.scatter->update_window_dims);
+      out.AddList("inserted_window_dims", a.scatter->inserted_window_dims);
+      out.AddList("scatter_dims_to_operand_dims", a.scatter->scatter_dims_to_operand_dims);
+      out.AddListIfAny("input_batching_dims", a.scatter->input_batching_dims);
+      out.AddListIfAny("scatter_indices_batching_dims", a.scatter->scatter_indices_batching_dims);
+      out.Add("index_vector_dim", std::to_string(a.scatter->index_vector_dim));
       out.AddTrue("indices_are_sorted", a.indices_are_sorted);
       out.AddTrue("unique_indices", a.unique_indices);
       to_apply();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/attributes.h"
+#include "core/boxed.h"
 #include "core/literal.h"
 #include "core/opcode.h"
 #include "core/shape.h"
@@ -35,7 +36,7 @@ struct Instruction {
   std::vector<Instruction*> operands;
   std::vector<Computation*> called;
   Attributes attrs;
-  std::optional<Literal> literal;  // constant only
+  BoxedOptional<Literal> literal;  // constant only (on the heap: see core/boxed.h)
 
   Instruction* operand(size_t i) const { return operands[i]; }
   std::string ToString() const;  // one line of HLO text

@@ -75,8 +75,8 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
                    rank, " for ", spatial, " spatial dimensions, and the dimension numbers must list ",
                    spatial, " spatial dimensions for input, kernel and output");
   }
-  if (request.attrs.window.dimensions.size() != spatial) {
-    return OpError(request, "window has ", request.attrs.window.dimensions.size(),
+  if (request.attrs.window->dimensions.size() != spatial) {
+    return OpError(request, "window has ", request.attrs.window->dimensions.size(),
                    " dimensions; expected one per spatial dimension (", spatial, ")");
   }
   std::vector<int64_t> input_dims = {dn.input_batch_dimension, dn.input_feature_dimension};
@@ -116,8 +116,8 @@ StatusOr<Shape> InferConvolution(const OpRequest& request) {
   std::vector<int64_t> base;
   for (size_t i = 0; i < spatial; ++i) {
     const int64_t kernel_size = rhs.dimensions(dn.kernel_spatial_dimensions[i]);
-    if (request.attrs.window.dimensions[i].size != kernel_size) {
-      return OpError(request, "window size ", request.attrs.window.dimensions[i].size,
+    if (request.attrs.window->dimensions[i].size != kernel_size) {
+      return OpError(request, "window size ", request.attrs.window->dimensions[i].size,
                      " of spatial dimension ", i, " must equal the kernel's size ", kernel_size, " (kernel ",
                      rhs.ToString(), ")");
     }

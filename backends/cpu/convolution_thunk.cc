@@ -183,14 +183,14 @@ std::optional<ConvolutionGeometry> PlanConvolution(const Instruction& convolutio
   if (lhs.rank() != rank || rhs.rank() != rank || out.rank() != rank ||
       dn.kernel_spatial_dimensions.size() != g.spatial_rank ||
       dn.output_spatial_dimensions.size() != g.spatial_rank ||
-      convolution.attrs.window.dimensions.size() != g.spatial_rank) {
+      convolution.attrs.window->dimensions.size() != g.spatial_rank) {
     return std::nullopt;
   }
   const std::vector<int64_t> lhs_strides = RowMajorStrides(lhs.dimensions());
   const std::vector<int64_t> rhs_strides = RowMajorStrides(rhs.dimensions());
   const std::vector<int64_t> out_strides = RowMajorStrides(out.dimensions());
   auto at = [](const std::vector<int64_t>& v, int64_t i) { return v[static_cast<size_t>(i)]; };
-  g.window = convolution.attrs.window.dimensions;
+  g.window = convolution.attrs.window->dimensions;
   for (const WindowDimension& w : g.window) {
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) return std::nullopt;
   }

@@ -25,7 +25,7 @@
 #include "backends/cpu/top_k_thunk.h"
 #include "backends/cpu/window_thunk.h"
 #include "core/array_leaves.h"
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 #include "core/lowering/kernel_key.h"
 #include "core/single_instruction.h"
 
@@ -135,7 +135,7 @@ bool FitsDynamicUpdateSliceThunk(const Instruction& update) {
          update.operands.size() - 2 == static_cast<size_t>(update.shape.rank());
 }
 
-// The cpu's answer to DeviceLoweringRules::host_library_call: what a thunk
+// The cpu's answer to StepLoweringRules::host_library_call: what a thunk
 // of its own runs (a blocked transpose, oneDNN or Eigen dots and
 // convolutions, scans, windows, row scatters, rng, sort, top-k, fft, in-place
 // updates) and what only the interpreter path runs (host ops, tuples of
@@ -160,8 +160,8 @@ bool RunsAsCpuThunk(const Instruction& instruction, KernelCompiler* compiler) {
   }
 }
 
-DeviceLoweringRules CpuLoweringRules(KernelCompiler* compiler) {
-  DeviceLoweringRules rules;
+StepLoweringRules CpuLoweringRules(KernelCompiler* compiler) {
+  StepLoweringRules rules;
   rules.backend = "cpu";
   rules.check_kernel = [compiler](const Computation& kernel) {
     if (compiler == nullptr) return Unimplemented("cpu: no code generator");
@@ -184,7 +184,7 @@ DeviceLoweringRules CpuLoweringRules(KernelCompiler* compiler) {
 // state).
 class StepTranslator {
  public:
-  StepTranslator(const DeviceProgram& steps, CompiledProgram& program, KernelCompiler* compiler)
+  StepTranslator(const StepProgram& steps, CompiledProgram& program, KernelCompiler* compiler)
       : steps_(steps), program_(program), compiler_(compiler) {}
 
   Status Translate();
@@ -207,14 +207,14 @@ class StepTranslator {
     return bytes;
   }
   NestedComputation Nested(int sequence) const {
-    const DeviceStepSequence& lowered = steps_.sequences[static_cast<size_t>(sequence)];
+    const StepSequence& lowered = steps_.sequences[static_cast<size_t>(sequence)];
     return {&program_.sequences[static_cast<size_t>(sequence)], lowered.parameters, lowered.results};
   }
   Status TranslateSlots();
-  Status TranslateStep(const DeviceStep& step, int region, ThunkSequence& sequence);
-  Status TranslateLaunch(const DeviceStep& step, ThunkSequence& sequence);
-  Status TranslateLibraryCall(const DeviceStep& step, int region, ThunkSequence& sequence);
-  Status TranslateWhile(const DeviceStep& step, int region, ThunkSequence& sequence);
+  Status TranslateStep(const ProgramStep& step, int region, ThunkSequence& sequence);
+  Status TranslateLaunch(const ProgramStep& step, ThunkSequence& sequence);
+  Status TranslateLibraryCall(const ProgramStep& step, int region, ThunkSequence& sequence);
+  Status TranslateWhile(const ProgramStep& step, int region, ThunkSequence& sequence);
   // `instruction` through the interpreter on `operands` (per operand, its
   // leaves) into `outputs`.
   std::unique_ptr<LibraryThunk> InterpreterThunk(const Instruction& instruction,
@@ -228,7 +228,7 @@ class StepTranslator {
   // not make (a sort is a library call to it), shared with any identical one.
   size_t ComparatorKernel(const Computation& comparator);
 
-  const DeviceProgram& steps_;
+  const StepProgram& steps_;
   CompiledProgram& program_;
   KernelCompiler* compiler_;
   std::vector<std::vector<KernelInstaller>> kernel_installers_;  // per kernel description
@@ -243,7 +243,7 @@ Status StepTranslator::Translate() {
   // innermost first, so that a loop sees the slot kinds its body's loops set.
   for (size_t s = steps_.sequences.size(); s-- > 0;) {
     ThunkSequence& sequence = program_.sequences[s];
-    for (const DeviceStep& step : steps_.sequences[s].steps) {
+    for (const ProgramStep& step : steps_.sequences[s].steps) {
       const size_t first_new = sequence.thunks.size();
       Status status = TranslateStep(step, static_cast<int>(s), sequence);
       if (!status.ok()) return status.WithContext("lowering '" + step.name + "'");
@@ -257,34 +257,34 @@ Status StepTranslator::Translate() {
 
 Status StepTranslator::TranslateSlots() {
   program_.slots.reserve(steps_.slots.size());
-  for (const DeviceSlot& lowered : steps_.slots) {
+  for (const StepSlot& lowered : steps_.slots) {
     Slot slot;
     slot.bytes = lowered.bytes;
     slot.region = lowered.sequence;
     switch (lowered.kind) {
-      case DeviceSlotKind::kTemporary: slot.kind = SlotKind::kArena; break;
-      case DeviceSlotKind::kConstant:
+      case StepSlotKind::kTemporary: slot.kind = SlotKind::kArena; break;
+      case StepSlotKind::kConstant:
         slot.kind = SlotKind::kConstant;
         slot.constant = steps_.constants[static_cast<size_t>(lowered.index)]->raw().data();
         break;
-      case DeviceSlotKind::kParameter:
+      case StepSlotKind::kParameter:
         slot.kind = SlotKind::kParameter;
         slot.index = lowered.index;
         break;
-      case DeviceSlotKind::kBound: slot.kind = SlotKind::kBound; break;
-      case DeviceSlotKind::kResult: return Internal("cpu: the step program's slots are already placed");
+      case StepSlotKind::kBound: slot.kind = SlotKind::kBound; break;
+      case StepSlotKind::kResult: return Internal("cpu: the step program's slots are already placed");
     }
     program_.slots.push_back(std::move(slot));
   }
   return OkStatus();
 }
 
-Status StepTranslator::TranslateStep(const DeviceStep& step, int region, ThunkSequence& sequence) {
+Status StepTranslator::TranslateStep(const ProgramStep& step, int region, ThunkSequence& sequence) {
   switch (step.kind) {
-    case DeviceStep::Kind::kLaunch: return TranslateLaunch(step, sequence);
-    case DeviceStep::Kind::kLibraryCall: return TranslateLibraryCall(step, region, sequence);
-    case DeviceStep::Kind::kWhile: return TranslateWhile(step, region, sequence);
-    case DeviceStep::Kind::kConditional: {
+    case ProgramStep::Kind::kLaunch: return TranslateLaunch(step, sequence);
+    case ProgramStep::Kind::kLibraryCall: return TranslateLibraryCall(step, region, sequence);
+    case ProgramStep::Kind::kWhile: return TranslateWhile(step, region, sequence);
+    case ProgramStep::Kind::kConditional: {
       std::vector<NestedComputation> branches;
       for (int nested : step.nested) branches.push_back(Nested(nested));
       sequence.thunks.push_back(std::make_unique<ConditionalThunk>(step.selector, step.selector_type,
@@ -295,17 +295,17 @@ Status StepTranslator::TranslateStep(const DeviceStep& step, int region, ThunkSe
     // The cpu claims infeed, outfeed and the tape calls as library calls
     // (the interpreter path keeps their queues and tapes), and its loops
     // need no copies of passed-through results.
-    case DeviceStep::Kind::kCopy:
-    case DeviceStep::Kind::kInfeed:
-    case DeviceStep::Kind::kOutfeed:
-    case DeviceStep::Kind::kTapePush:
-    case DeviceStep::Kind::kTapePop: break;
+    case ProgramStep::Kind::kCopy:
+    case ProgramStep::Kind::kInfeed:
+    case ProgramStep::Kind::kOutfeed:
+    case ProgramStep::Kind::kTapePush:
+    case ProgramStep::Kind::kTapePop: break;
   }
   return Internal("cpu: the step lowering made a step of kind ", static_cast<int>(step.kind),
                   ", which the cpu runs as a library call");
 }
 
-Status StepTranslator::TranslateLaunch(const DeviceStep& step, ThunkSequence& sequence) {
+Status StepTranslator::TranslateLaunch(const ProgramStep& step, ThunkSequence& sequence) {
   const auto description = static_cast<size_t>(step.kernel);
   const KernelDescription& kernel = program_.kernel_descriptions[description];
   const size_t arguments = kernel.arguments.size();
@@ -348,7 +348,7 @@ size_t StepTranslator::ComparatorKernel(const Computation& comparator) {
   return found->second;
 }
 
-Status StepTranslator::TranslateLibraryCall(const DeviceStep& step, int region, ThunkSequence& sequence) {
+Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region, ThunkSequence& sequence) {
   const Instruction& instruction = *steps_.library_calls[static_cast<size_t>(step.call)];
   // The step's buffers: each operand's array leaves, then the result's.
   std::vector<Leaves> operands;
@@ -468,7 +468,7 @@ Status StepTranslator::TranslateLibraryCall(const DeviceStep& step, int region, 
   return add(InterpreterThunk(instruction, operands, outputs));
 }
 
-Status StepTranslator::TranslateWhile(const DeviceStep& step, int region, ThunkSequence& sequence) {
+Status StepTranslator::TranslateWhile(const ProgramStep& step, int region, ThunkSequence& sequence) {
   if (step.nested.size() != 2) return Internal("cpu: a loop step without a condition and a body");
   const NestedComputation condition = Nested(step.nested[0]);
   const NestedComputation body = Nested(step.nested[1]);
@@ -562,9 +562,9 @@ StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> m
   }
   program->result_leaves = ArrayLeaves(result);
 
-  // The shared step lowering (core/lowering/device_lowering.h) with the cpu's
+  // The shared step lowering (core/lowering/step_lowering.h) with the cpu's
   // rules, then its steps as thunks.
-  DeviceProgram steps;
+  StepProgram steps;
   KILN_RETURN_IF_ERROR(LowerToSteps(std::move(module), CpuLoweringRules(compiler), steps));
   program->module = std::move(steps.module);  // the instructions and literals the steps point at stay put
   program->constant_storage = std::move(steps.constant_storage);

@@ -1,5 +1,5 @@
 // Lowers an optimised module to a CompiledProgram: the shared step lowering
-// (core/lowering/device_lowering.h) with the cpu's rules (kernels for what
+// (core/lowering/step_lowering.h) with the cpu's rules (kernels for what
 // the code generator emits, library calls for what the cpu's own thunks or
 // the interpreter path run), each step then translated into thunks; every
 // temporary then gets its place in the arena by liveness.

@@ -128,7 +128,7 @@ std::optional<ScanGeometry> PlanScan(const Instruction& reduce_window) {
     return std::nullopt;
   const ElementType type = shape.element_type();
   if (!IsIntegral(type) && !IsFloating(type)) return std::nullopt;
-  const std::vector<WindowDimension>& window = reduce_window.attrs.window.dimensions;
+  const std::vector<WindowDimension>& window = reduce_window.attrs.window->dimensions;
   if (static_cast<int64_t>(window.size()) != shape.rank()) return std::nullopt;
   ScanGeometry geometry;
   geometry.type = type;

@@ -13,7 +13,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_runner.h"
 #include "core/op_registry.h"
 #include "core/verifier.h"
 

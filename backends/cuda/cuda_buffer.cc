@@ -1,6 +1,6 @@
 #include "backends/cuda/cuda_buffer.h"
 
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_program.h"
 
 namespace kiln::cuda {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "backends/cuda/rng_emitter.h"
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_runner.h"
 #include "core/lowering/rng_key.h"
 
 namespace kiln::cuda {
@@ -19,7 +19,7 @@ constexpr size_t kJitLogBytes = 16384;
 
 // What one execution has: the address of every slot and the stream its
 // work goes to; the shared step runner drives it.
-class CudaExecutable::StepExecutor : public DeviceStepExecutor {
+class CudaExecutable::StepExecutor : public ProgramStepExecutor {
  public:
   StepExecutor(const CudaExecutable& executable, const ExecuteOptions& options)
       : executable_(executable), driver_(executable.memory_->driver()), options_(options) {}
@@ -28,13 +28,13 @@ class CudaExecutable::StepExecutor : public DeviceStepExecutor {
     if (stream != nullptr) driver_.api().StreamDestroy(stream);
   }
 
-  Status Launch(const DeviceStep& step) override;
-  Status LaunchSequence(const DeviceStep& step, std::vector<CUdeviceptr>& pointers);
-  Status CallLibrary(const DeviceStep& step) override;
-  bool RunsLoopWhole(const DeviceStep& step) const override {
+  Status Launch(const ProgramStep& step) override;
+  Status LaunchSequence(const ProgramStep& step, std::vector<CUdeviceptr>& pointers);
+  Status CallLibrary(const ProgramStep& step) override;
+  bool RunsLoopWhole(const ProgramStep& step) const override {
     return executable_.whole_loop_of_.count(&step) != 0;
   }
-  StatusOr<DeviceLoopTrips> RunLoopTrips(const DeviceStep& step) override;
+  StatusOr<StepLoopTrips> RunLoopTrips(const ProgramStep& step) override;
   Status Copy(int source, int target, int64_t bytes) override {
     const CUdeviceptr from = addresses[static_cast<size_t>(source)];
     const CUdeviceptr to = addresses[static_cast<size_t>(target)];
@@ -222,7 +222,7 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
   }
   KILN_RETURN_IF_ERROR(
       driver.Check(driver.api().StreamCreate(&frame.stream, kStreamNonBlocking), "cuStreamCreate"));
-  Status status = RunDeviceSequence(program, 0, frame, options, *queues_, "cuda");
+  Status status = RunStepSequence(program, 0, frame, options, *queues_, "cuda");
   std::vector<std::unique_ptr<DeviceBuffer>> results;
   if (status.ok()) {
     for (size_t i = 0; i < sources.size() && status.ok(); ++i) {
@@ -253,7 +253,7 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CudaExecutable::Execute(
   return results;
 }
 
-Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
+Status CudaExecutable::StepExecutor::Launch(const ProgramStep& step) {
   const PtxKernel& kernel = executable_.program_->ptx.kernels[static_cast<size_t>(step.kernel)];
   std::vector<CUdeviceptr> pointers;
   pointers.reserve(step.buffers.size());
@@ -280,7 +280,7 @@ Status CudaExecutable::StepExecutor::Launch(const DeviceStep& step) {
 // A kernel of several passes (a sort's, sort_emitter.h): each launch gets
 // the buffers then its own i64 arguments, one after another on the
 // execution's stream with nothing read back in between.
-Status CudaExecutable::StepExecutor::LaunchSequence(const DeviceStep& step,
+Status CudaExecutable::StepExecutor::LaunchSequence(const ProgramStep& step,
                                                     std::vector<CUdeviceptr>& pointers) {
   const PtxKernel& kernel = executable_.program_->ptx.kernels[static_cast<size_t>(step.kernel)];
   const CUfunction function = executable_.functions_[static_cast<size_t>(step.kernel)];
@@ -304,7 +304,7 @@ Status CudaExecutable::StepExecutor::LaunchSequence(const DeviceStep& step,
 // first reset from the program's "unreported" constant on the stream, so
 // a kernel that did not run cannot pass for one that did; after the
 // launch the status is read back, which waits for it.
-StatusOr<DeviceLoopTrips> CudaExecutable::StepExecutor::RunLoopTrips(const DeviceStep& step) {
+StatusOr<StepLoopTrips> CudaExecutable::StepExecutor::RunLoopTrips(const ProgramStep& step) {
   const auto found = executable_.whole_loop_of_.find(&step);
   if (found == executable_.whole_loop_of_.end())
     return Internal("cuda: while '", step.name, "' has no loop kernel");
@@ -332,12 +332,12 @@ StatusOr<DeviceLoopTrips> CudaExecutable::StepExecutor::RunLoopTrips(const Devic
                     " trips, finished ", finished, ", for a budget of ", max_trips,
                     trips == -1 ? " (it wrote nothing: did it run?)" : "");
   }
-  return DeviceLoopTrips{trips, finished == 1};
+  return StepLoopTrips{trips, finished == 1};
 }
 
 // A registered op's PTX kernel, or a dot as a cuBLAS GEMM with the handle
 // the execution took from the GPU's pool, on this execution's stream.
-Status CudaExecutable::StepExecutor::CallLibrary(const DeviceStep& step) {
+Status CudaExecutable::StepExecutor::CallLibrary(const ProgramStep& step) {
   const CudaProgram& program = *executable_.program_;
   if (step.call < 0 || static_cast<size_t>(step.call) >= program.calls.size())
     return Internal("cuda: library call '", step.name, "' was not planned");

@@ -1,7 +1,7 @@
 // A CUDA program loaded into one GPU: its PTX module, its kernels' entry
 // points, its constants in device memory and, when it calls cuBLAS, the
 // GPU's pool of cuBLAS handles. Execute runs the step
-// sequences (core/lowering/device_runner.h) on a stream of its own,
+// sequences (core/lowering/step_runner.h) on a stream of its own,
 // reading loop predicates and branch selectors back to the host (a small
 // loop's finished flag, when it runs whole: whole_loop.h), and returns
 // when the results are ready.
@@ -60,7 +60,7 @@ class CudaExecutable : public Executable {
   std::vector<DeviceBlock> constants_;       // per program constant
   std::vector<DeviceBlock> user_op_frames_;  // the call frames of the user ops that take one
   // A whole loop's index in program_->whole_loops, by the loop's step.
-  std::unordered_map<const DeviceStep*, size_t> whole_loop_of_;
+  std::unordered_map<const ProgramStep*, size_t> whole_loop_of_;
 };
 
 }  // namespace kiln::cuda

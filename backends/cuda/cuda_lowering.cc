@@ -1,5 +1,5 @@
 // Lowering for the CUDA backend: the shared device lowering
-// (core/lowering/device_lowering.h) with this backend's rules, then every
+// (core/lowering/step_lowering.h) with this backend's rules, then every
 // kernel compiled to PTX (with a kernel of its own for each small loop that
 // runs whole, whole_loop.h) and every library call planned as a cuBLAS GEMM.
 #include <memory>
@@ -12,9 +12,9 @@
 
 namespace kiln::cuda {
 
-const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots) {
+const StepLoweringRules& CudaLoweringRules(bool cublas_dots) {
   const auto make = [](bool library_dots) {
-    auto* made = new DeviceLoweringRules;
+    auto* made = new StepLoweringRules;
     made->backend = "cuda";
     made->slot_alignment = 256;  // what cuMemAlloc guarantees
     made->check_kernel = [](const Computation& kernel) {
@@ -32,8 +32,8 @@ const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots) {
     };
     return made;
   };
-  static const DeviceLoweringRules* const kernels_only = make(false);
-  static const DeviceLoweringRules* const with_cublas = make(true);
+  static const StepLoweringRules* const kernels_only = make(false);
+  static const StepLoweringRules* const with_cublas = make(true);
   return cublas_dots ? *with_cublas : *kernels_only;
 }
 
@@ -45,7 +45,7 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
                                                     const std::string& dump_ir_dir,
                                                     const std::string& dump_stem, bool cublas_dots) {
   auto program = std::make_unique<CudaProgram>();
-  KILN_RETURN_IF_ERROR(LowerForDevice(std::move(module), CudaLoweringRules(cublas_dots), *program));
+  KILN_RETURN_IF_ERROR(LowerToStepProgram(std::move(module), CudaLoweringRules(cublas_dots), *program));
   for (const Instruction* call : program->library_calls) {
     CudaLibraryCall planned;
     if (RunsAsUserOpKernel(*call)) {

@@ -14,17 +14,16 @@
 #include "backends/cuda/user_op_kernels.h"
 #include "backends/cuda/whole_loop.h"
 #include "core/ir.h"
-#include "core/lowering/device_lowering.h"
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_lowering.h"
+#include "core/lowering/step_program.h"
 
 namespace kiln::cuda {
 
-// The CUDA program is the shared device program (core/lowering) plus the
+// The CUDA program is the shared step program (core/lowering) plus the
 // PTX of its kernels; each kernel description's grid is CudaKernelGrid's.
-using SlotKind = DeviceSlotKind;
-using Slot = DeviceSlot;
-using Step = DeviceStep;
-using StepSequence = DeviceStepSequence;
+using SlotKind = StepSlotKind;
+using Slot = StepSlot;
+using Step = ProgramStep;
 
 // A library call is a cuBLAS GEMM or a registered op's own PTX kernel.
 struct CudaLibraryCall {
@@ -32,7 +31,7 @@ struct CudaLibraryCall {
   int user_op = -1;  // index into user_ops
 };
 
-struct CudaProgram : DeviceProgram {
+struct CudaProgram : StepProgram {
   PtxModule ptx;                       // every kernel; ptx.kernels[step.kernel]
   std::vector<CudaLibraryCall> calls;  // per library call: calls[step.call]
   std::vector<GemmPlan> gemms;
@@ -54,7 +53,7 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
 // The rules the shared device lowering follows for this backend: kernels
 // are what CheckPtxEmittable accepts, sorts get merge scratch; with
 // `cublas_dots`, dots that are GEMMs are library calls.
-const DeviceLoweringRules& CudaLoweringRules(bool cublas_dots = false);
+const StepLoweringRules& CudaLoweringRules(bool cublas_dots = false);
 
 // The module pipeline the CUDA backend runs before lowering (the core
 // passes, fusing what CheckPtxEmittable accepts).

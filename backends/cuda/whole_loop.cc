@@ -68,11 +68,11 @@ bool AppendLoopCopy(int source, int target, int64_t bytes, WholeLoopPointers& po
 
 // Appends `sequence`'s steps to `steps`; false when one is neither a small
 // kernel a loop kernel can inline nor a copy.
-bool AppendLoopSteps(const DeviceProgram& program, const DeviceStepSequence& sequence,
+bool AppendLoopSteps(const StepProgram& program, const StepSequence& sequence,
                      WholeLoopPointers& pointers, WholeLoopBudget& budget,
                      std::vector<WholeLoopStep>& steps) {
-  for (const DeviceStep& step : sequence.steps) {
-    if (step.kind == DeviceStep::Kind::kCopy) {
+  for (const ProgramStep& step : sequence.steps) {
+    if (step.kind == ProgramStep::Kind::kCopy) {
       if (step.sources.size() != step.targets.size() || step.bytes.size() != step.sources.size())
         return false;
       for (size_t i = 0; i < step.sources.size(); ++i) {
@@ -81,7 +81,7 @@ bool AppendLoopSteps(const DeviceProgram& program, const DeviceStepSequence& seq
       }
       continue;
     }
-    if (step.kind != DeviceStep::Kind::kLaunch) return false;
+    if (step.kind != ProgramStep::Kind::kLaunch) return false;
     if (step.kernel < 0 || static_cast<size_t>(step.kernel) >= program.kernels.size()) return false;
     const KernelDescription& kernel = program.kernels[static_cast<size_t>(step.kernel)];
     if (kernel.computation == nullptr || KernelHasOwnEntry(*kernel.computation) || kernel.scratch_bytes != 0)
@@ -104,11 +104,11 @@ bool AppendLoopSteps(const DeviceProgram& program, const DeviceStepSequence& seq
 
 // The loop kernel request for `step` (a kWhile), or false when it cannot
 // run whole.
-bool PlanWholeLoop(const DeviceProgram& program, const DeviceStep& step, WholeLoop& loop,
+bool PlanWholeLoop(const StepProgram& program, const ProgramStep& step, WholeLoop& loop,
                    WholeLoopKernel& kernel) {
   if (step.nested.size() != 2) return false;
-  const DeviceStepSequence& condition = program.sequences[static_cast<size_t>(step.nested[0])];
-  const DeviceStepSequence& body = program.sequences[static_cast<size_t>(step.nested[1])];
+  const StepSequence& condition = program.sequences[static_cast<size_t>(step.nested[0])];
+  const StepSequence& body = program.sequences[static_cast<size_t>(step.nested[1])];
   if (condition.results.size() != 1 || body.results.size() != step.targets.size() ||
       step.bytes.size() != step.targets.size())
     return false;
@@ -145,11 +145,11 @@ StatusOr<bool> WholeLoopsEnabled() {
       "(every loop runs step by step from the host)");
 }
 
-WholeLoopPlan PlanWholeLoops(const DeviceProgram& program) {
+WholeLoopPlan PlanWholeLoops(const StepProgram& program) {
   WholeLoopPlan plan;
-  for (const DeviceStepSequence& sequence : program.sequences) {
-    for (const DeviceStep& step : sequence.steps) {
-      if (step.kind != DeviceStep::Kind::kWhile) continue;
+  for (const StepSequence& sequence : program.sequences) {
+    for (const ProgramStep& step : sequence.steps) {
+      if (step.kind != ProgramStep::Kind::kWhile) continue;
       WholeLoop loop;
       WholeLoopKernel kernel;
       if (!PlanWholeLoop(program, step, loop, kernel)) continue;
@@ -162,7 +162,7 @@ WholeLoopPlan PlanWholeLoops(const DeviceProgram& program) {
 }
 
 StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::vector<std::string>& entries,
-                                                 DeviceProgram& program) {
+                                                 StepProgram& program) {
   if (entries.size() != plan.loops.size())
     return Internal("cuda: ", entries.size(), " loop kernels compiled for ", plan.loops.size(), " loops");
   std::vector<WholeLoop> kept;
@@ -175,8 +175,8 @@ StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::
   // One status for all: an execution runs one loop kernel at a time. It
   // lies past every temporary, so no step of the program writes it.
   constexpr int64_t kStatusAlignment = 256;
-  DeviceSlot status;
-  status.kind = DeviceSlotKind::kTemporary;
+  StepSlot status;
+  status.kind = StepSlotKind::kTemporary;
   status.bytes = 2 * sizeof(int64_t);
   status.offset = (program.scratch_bytes + kStatusAlignment - 1) / kStatusAlignment * kStatusAlignment;
   program.scratch_bytes = status.offset + status.bytes;
@@ -184,8 +184,8 @@ StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::
   const int status_slot = static_cast<int>(program.slots.size() - 1);
   program.constant_storage.push_back(Literal::FromVector<int64_t>({-1, 0}));
   program.constants.push_back(&program.constant_storage.back());
-  DeviceSlot unreported;
-  unreported.kind = DeviceSlotKind::kConstant;
+  StepSlot unreported;
+  unreported.kind = StepSlotKind::kConstant;
   unreported.bytes = status.bytes;
   unreported.index = static_cast<int64_t>(program.constants.size() - 1);
   program.slots.push_back(unreported);

@@ -24,7 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_program.h"
 #include "core/status.h"
 
 namespace kiln::cuda {
@@ -70,7 +70,7 @@ struct WholeLoopKernel {
 // A loop of the program that runs whole: its step, the slot behind each
 // of its kernel's pointers, and where the kernel reports.
 struct WholeLoop {
-  const DeviceStep* step = nullptr;  // a kWhile step of the program's sequences
+  const ProgramStep* step = nullptr;  // a kWhile step of the program's sequences
   std::string entry;                 // the loop kernel's .entry name
   std::vector<int> slots;            // pointer i is the address of slots[i]
   int status_slot = -1;              // 2 x s64: bodies run, finished
@@ -89,13 +89,13 @@ struct WholeLoopPlan {
   std::vector<WholeLoop> loops;
   std::vector<WholeLoopKernel> kernels;
 };
-WholeLoopPlan PlanWholeLoops(const DeviceProgram& program);
+WholeLoopPlan PlanWholeLoops(const StepProgram& program);
 
 // Keeps the planned loops whose kernel was emitted (`entries[i]` is
 // loops[i]'s .entry name, empty when it could not be: whole_loop_emitter.h)
 // and gives them a status slot past the program's scratch and the constant
 // the host resets it from. Returns the loops kept.
 StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::vector<std::string>& entries,
-                                                 DeviceProgram& program);
+                                                 StepProgram& program);
 
 }  // namespace kiln::cuda

@@ -22,7 +22,7 @@ Status CheckConvolutionEmittable(const Instruction& conv) {
   }
   const ConvolutionDimensionNumbers& dn = conv.attrs.conv;
   const auto spatial = static_cast<int64_t>(dn.input_spatial_dimensions.size());
-  const std::vector<WindowDimension>& window = conv.attrs.window.dimensions;
+  const std::vector<WindowDimension>& window = conv.attrs.window->dimensions;
   if (lhs.rank() != spatial + 2 || rhs.rank() != spatial + 2 || conv.shape.rank() != spatial + 2 ||
       static_cast<int64_t>(dn.kernel_spatial_dimensions.size()) != spatial ||
       static_cast<int64_t>(dn.output_spatial_dimensions.size()) != spatial ||
@@ -65,7 +65,7 @@ Status CheckConvolutionEmittable(const Instruction& conv) {
 StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmitter& emitter,
                                               const Instruction& conv, const IrIndex& index) {
   const ConvolutionDimensionNumbers& dn = conv.attrs.conv;
-  const std::vector<WindowDimension>& window = conv.attrs.window.dimensions;
+  const std::vector<WindowDimension>& window = conv.attrs.window->dimensions;
   const Instruction& lhs = *conv.operand(0);
   const Instruction& rhs = *conv.operand(1);
   const size_t spatial = dn.input_spatial_dimensions.size();

@@ -294,7 +294,7 @@ Status CheckSelectAndScatter(const Instruction& instruction) {
       instruction.operand(2)->shape.rank() != 0 || source.rank() != operand.rank()) {
     return Refuse(instruction, "operand, source and init must share a type");
   }
-  const std::vector<WindowDimension>& window = instruction.attrs.window.dimensions;
+  const std::vector<WindowDimension>& window = instruction.attrs.window->dimensions;
   if (static_cast<int64_t>(window.size()) != operand.rank())
     return Refuse(instruction, "window rank mismatch");
   for (const WindowDimension& w : window) {

@@ -1,6 +1,6 @@
 #include "backends/vulkan/vulkan_array.h"
 
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_program.h"
 
 namespace kiln::vulkan {
 

@@ -17,8 +17,8 @@
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/identity_custom_calls.h"
-#include "core/lowering/device_lowering.h"
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_lowering.h"
+#include "core/lowering/step_runner.h"
 #include "core/op_registry.h"
 #include "core/single_instruction.h"
 #include "core/verifier.h"
@@ -166,7 +166,7 @@ class VulkanBackend : public Backend {
   ShaderFeatures features_;
   // Made once for the device: its emittable table is what every compile
   // and UnsupportedOps ask.
-  DeviceLoweringRules rules_;
+  StepLoweringRules rules_;
   kiln::Device device_;
   kiln::Device* device_pointer_ = &device_;
   std::shared_ptr<interpreter::HostQueues> queues_;

@@ -9,7 +9,7 @@
 #include "backends/vulkan/parallel_compile.h"
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_instance.h"
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_runner.h"
 #include "core/lowering/rng_key.h"
 
 namespace kiln::vulkan {
@@ -28,7 +28,7 @@ Status ValidationVerdict(std::string_view during) {
 // What one execution has: where every slot lives (a buffer and an offset in
 // it) and the command list its work is recorded into. The shared step
 // runner drives it.
-class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
+class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
  public:
   StepExecutor(const VulkanExecutable& executable, uint64_t rng_seed)
       : executable_(executable), rng_seed_(rng_seed) {}
@@ -38,7 +38,7 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
     return OkStatus();
   }
 
-  Status Launch(const DeviceStep& step) override {
+  Status Launch(const ProgramStep& step) override {
     const auto index = static_cast<size_t>(step.kernel);
     const CompiledShader& shader = executable_.program_->shaders[index];
     std::vector<BufferRange> ranges;
@@ -68,7 +68,7 @@ class VulkanExecutable::StepExecutor : public DeviceStepExecutor {
   }
 
   // A registered op's own shader (user_op_shaders.h).
-  Status CallLibrary(const DeviceStep& step) override {
+  Status CallLibrary(const ProgramStep& step) override {
     const auto index = static_cast<size_t>(step.call);
     const UserOpDispatch& dispatch = executable_.program_->user_ops[index];
     std::vector<BufferRange> ranges;
@@ -205,28 +205,28 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> VulkanExecutable::Execute(
   const std::vector<int>& sources = program.sequences[0].results;
   std::vector<std::shared_ptr<Buffer>> placed(sources.size());
   for (size_t i = 0; i < program.slots.size(); ++i) {
-    const DeviceSlot& slot = program.slots[i];
+    const StepSlot& slot = program.slots[i];
     BufferRange& range = frame.slots[i];
     range.size = static_cast<uint64_t>(slot.bytes);
     switch (slot.kind) {
-      case DeviceSlotKind::kTemporary:
+      case StepSlotKind::kTemporary:
         range.buffer = scratch;
         range.offset = static_cast<uint64_t>(slot.offset);
         break;
-      case DeviceSlotKind::kConstant: range.buffer = constants_[static_cast<size_t>(slot.index)]; break;
-      case DeviceSlotKind::kParameter:
+      case StepSlotKind::kConstant: range.buffer = constants_[static_cast<size_t>(slot.index)]; break;
+      case StepSlotKind::kParameter:
         range.buffer = static_cast<const VulkanArray*>(arguments[static_cast<size_t>(slot.index)])->buffer();
         break;
-      case DeviceSlotKind::kResult: {
+      case StepSlotKind::kResult: {
         std::shared_ptr<Buffer>& result = placed[static_cast<size_t>(slot.index)];
         KILN_ASSIGN_OR_RETURN(result, Buffer::Create(vulkan_, static_cast<uint64_t>(slot.bytes)));
         range.buffer = result;
         break;
       }
-      case DeviceSlotKind::kBound: break;
+      case StepSlotKind::kBound: break;
     }
   }
-  KILN_RETURN_IF_ERROR(RunDeviceSequence(program, 0, frame, options, *queues_, "vulkan"));
+  KILN_RETURN_IF_ERROR(RunStepSequence(program, 0, frame, options, *queues_, "vulkan"));
   std::vector<std::unique_ptr<DeviceBuffer>> results;
   for (size_t i = 0; i < sources.size(); ++i) {
     if (placed[i] != nullptr) {

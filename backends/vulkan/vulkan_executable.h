@@ -1,6 +1,6 @@
 // A Vulkan program made ready on one device: a compute pipeline per kernel
 // and its constants in storage buffers. Execute records the step sequences
-// (core/lowering/device_runner.h) into one command list per execution,
+// (core/lowering/step_runner.h) into one command list per execution,
 // submitting early only where the host must read a loop predicate, a branch
 // selector or an outfeed, and returns when the results are ready.
 #pragma once

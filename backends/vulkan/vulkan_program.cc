@@ -11,8 +11,8 @@
 
 namespace kiln::vulkan {
 
-DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment) {
-  DeviceLoweringRules rules;
+StepLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment) {
+  StepLoweringRules rules;
   rules.backend = "vulkan";
   // 256 bytes satisfies every desktop GPU's minStorageBufferOffsetAlignment
   // (it is at most 256 by the specification); a larger limit wins.
@@ -44,14 +44,14 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
 }
 
 StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
-                                                          const DeviceLoweringRules& rules,
+                                                          const StepLoweringRules& rules,
                                                           const ShaderFeatures& features,
                                                           int optimization_level, const std::string& dump_dir,
                                                           const std::string& dump_stem, KernelCache* cache) {
   std::unique_ptr<Module> clone = module.Clone();
   KILN_RETURN_IF_ERROR(RunDevicePasses(*clone, optimization_level, rules));
   auto program = std::make_unique<VulkanProgram>();
-  KILN_RETURN_IF_ERROR(LowerForDevice(std::move(clone), rules, *program));
+  KILN_RETURN_IF_ERROR(LowerToStepProgram(std::move(clone), rules, *program));
   for (const Instruction* call : program->library_calls) {
     KILN_ASSIGN_OR_RETURN(UserOpDispatch dispatch, PlanUserOpDispatch(*call));
     program->user_ops.push_back(std::move(dispatch));

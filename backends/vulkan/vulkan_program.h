@@ -1,5 +1,5 @@
-// A module compiled for the Vulkan backend: the shared device program
-// (core/lowering/device_program.h) plus, per kernel, its GLSL (kept for
+// A module compiled for the Vulkan backend: the shared step program
+// (core/lowering/step_program.h) plus, per kernel, its GLSL (kept for
 // dumps and errors) and its SPIR-V; each kernel description's grid is
 // VulkanKernelGrid's.
 #pragma once
@@ -12,7 +12,7 @@
 #include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/shader_features.h"
 #include "backends/vulkan/user_op_shaders.h"
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 
 namespace kiln::vulkan {
 
@@ -23,7 +23,7 @@ struct CompiledShader {
   std::vector<uint32_t> spirv;
 };
 
-struct VulkanProgram : DeviceProgram {
+struct VulkanProgram : StepProgram {
   std::vector<CompiledShader> shaders;   // shaders[step.kernel]
   std::vector<UserOpDispatch> user_ops;  // registered ops' shaders: user_ops[step.call]
 };
@@ -39,7 +39,7 @@ KernelGrid VulkanKernelGrid(const GlslKernel& kernel);
 // a kernel is what the GLSL generator can emit for it, and slots are aligned
 // for storage-buffer binding offsets (`offset_alignment`, the device's
 // minStorageBufferOffsetAlignment).
-DeviceLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment);
+StepLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment);
 
 // Runs the core passes (fusing what the generator accepts), lowers the
 // module and compiles every kernel to SPIR-V. UNIMPLEMENTED names the first
@@ -53,7 +53,7 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(
 // a backend makes them once per device (the emittable table in them costs
 // milliseconds to build), not once per compile.
 StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(
-    const Module& module, const DeviceLoweringRules& rules, const ShaderFeatures& features,
+    const Module& module, const StepLoweringRules& rules, const ShaderFeatures& features,
     int optimization_level, const std::string& dump_dir = "", const std::string& dump_stem = "",
     KernelCache* cache = nullptr);
 

@@ -50,7 +50,7 @@ Instruction* DotOperandCotangent(VjpEmitter& e, const Instruction& dot, Instruct
 
   Attributes attrs;
   attrs.operand_precision = dot.attrs.operand_precision;
-  DotDimensionNumbers& back = attrs.dot;
+  DotDimensionNumbers& back = *attrs.dot;
   for (int64_t b = 0; b < batch_count; ++b) back.lhs_batch_dimensions.push_back(b);
   back.rhs_batch_dimensions = other_batch;
   for (size_t i = 0; i < other_free.size(); ++i) {

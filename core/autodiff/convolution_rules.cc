@@ -58,7 +58,7 @@ Instruction* InputCotangent(VjpEmitter& e, const Instruction& conv, Instruction*
   Attributes attrs;
   attrs.operand_precision = conv.attrs.operand_precision;
   attrs.feature_group_count = groups;
-  ConvolutionDimensionNumbers& back = attrs.conv;
+  ConvolutionDimensionNumbers& back = *attrs.conv;
   back.input_batch_dimension = dn.output_batch_dimension;
   back.input_feature_dimension = dn.output_feature_dimension;
   back.input_spatial_dimensions = dn.output_spatial_dimensions;
@@ -69,12 +69,12 @@ Instruction* InputCotangent(VjpEmitter& e, const Instruction& conv, Instruction*
   back.output_feature_dimension = dn.input_feature_dimension;
   back.output_spatial_dimensions = dn.input_spatial_dimensions;
   for (size_t i = 0; i < dn.input_spatial_dimensions.size(); ++i) {
-    const WindowDimension& w = conv.attrs.window.dimensions[i];
+    const WindowDimension& w = conv.attrs.window->dimensions[i];
     const int64_t input_size =
         Dilated(input->shape.dimensions(dn.input_spatial_dimensions[i]), w.base_dilation);
     const int64_t window_size = Dilated(w.size, w.window_dilation);
     const int64_t output_size = Dilated(conv.shape.dimensions(dn.output_spatial_dimensions[i]), w.stride);
-    WindowDimension& b = attrs.window.dimensions.emplace_back();
+    WindowDimension& b = attrs.window->dimensions.emplace_back();
     b.size = w.size;
     b.stride = w.base_dilation;
     b.base_dilation = w.stride;
@@ -106,7 +106,7 @@ Instruction* KernelCotangent(VjpEmitter& e, const Instruction& conv, Instruction
   // Feature groups become batch groups and the other way round.
   attrs.feature_group_count = conv.attrs.batch_group_count;
   attrs.batch_group_count = conv.attrs.feature_group_count;
-  ConvolutionDimensionNumbers& back = attrs.conv;
+  ConvolutionDimensionNumbers& back = *attrs.conv;
   back.input_batch_dimension = dn.input_feature_dimension;
   back.input_feature_dimension = dn.input_batch_dimension;
   back.input_spatial_dimensions = dn.input_spatial_dimensions;
@@ -117,12 +117,12 @@ Instruction* KernelCotangent(VjpEmitter& e, const Instruction& conv, Instruction
   back.output_feature_dimension = dn.kernel_output_feature_dimension;
   back.output_spatial_dimensions = dn.kernel_spatial_dimensions;
   for (size_t i = 0; i < dn.input_spatial_dimensions.size(); ++i) {
-    const WindowDimension& w = conv.attrs.window.dimensions[i];
+    const WindowDimension& w = conv.attrs.window->dimensions[i];
     const int64_t input_size =
         Dilated(input->shape.dimensions(dn.input_spatial_dimensions[i]), w.base_dilation);
     const int64_t window_size = Dilated(w.size, w.window_dilation);
     const int64_t output_size = conv.shape.dimensions(dn.output_spatial_dimensions[i]);
-    WindowDimension& b = attrs.window.dimensions.emplace_back();
+    WindowDimension& b = attrs.window->dimensions.emplace_back();
     b.size = output_size;
     b.stride = w.window_dilation;
     b.base_dilation = w.base_dilation;
@@ -138,7 +138,7 @@ Instruction* KernelCotangent(VjpEmitter& e, const Instruction& conv, Instruction
 }  // namespace
 
 KILN_VJP_RULE(ConvolutionRule) {
-  for (const WindowDimension& w : x.attrs.window.dimensions) {
+  for (const WindowDimension& w : x.attrs.window->dimensions) {
     if (w.window_reversal) {
       return Unimplemented(
           "kiln grad: no derivative rule yet for 'convolution' with window reversal (instruction ", x.name,

@@ -243,11 +243,11 @@ Elements WindowsLast(VjpEmitter& b, const Instruction& x, const Values& operands
   }
   Attributes gather;
   for (int64_t d = 0; d < rank; ++d) {
-    gather.gather.collapsed_slice_dims.push_back(d);
-    gather.gather.start_index_map.push_back(d);
+    gather.gather->collapsed_slice_dims.push_back(d);
+    gather.gather->start_index_map.push_back(d);
     gather.gather_slice_sizes.push_back(1);
   }
-  gather.gather.index_vector_dim = rank * 2;
+  gather.gather->index_vector_dim = rank * 2;
   Elements result;
   for (size_t k = 0; k < operands.size(); ++k) {
     Instruction* padded = b.Add(Opcode::kPad, {operands[k], inits[k]}, pad);

@@ -182,12 +182,12 @@ std::vector<int64_t> ScatterWindows(const Instruction& x) {
 Instruction* ReadBack(VjpEmitter& e, const Instruction& x, Instruction* source) {
   const ScatterDimensionNumbers& scatter = x.attrs.scatter;
   Attributes attrs;
-  attrs.gather.offset_dims = scatter.update_window_dims;
-  attrs.gather.collapsed_slice_dims = scatter.inserted_window_dims;
-  attrs.gather.start_index_map = scatter.scatter_dims_to_operand_dims;
-  attrs.gather.index_vector_dim = scatter.index_vector_dim;
-  attrs.gather.operand_batching_dims = scatter.input_batching_dims;
-  attrs.gather.start_indices_batching_dims = scatter.scatter_indices_batching_dims;
+  attrs.gather->offset_dims = scatter.update_window_dims;
+  attrs.gather->collapsed_slice_dims = scatter.inserted_window_dims;
+  attrs.gather->start_index_map = scatter.scatter_dims_to_operand_dims;
+  attrs.gather->index_vector_dim = scatter.index_vector_dim;
+  attrs.gather->operand_batching_dims = scatter.input_batching_dims;
+  attrs.gather->start_indices_batching_dims = scatter.scatter_indices_batching_dims;
   attrs.gather_slice_sizes = ScatterWindows(x);
   attrs.indices_are_sorted = x.attrs.indices_are_sorted;
   return e.Add(Opcode::kGather, {source, ScatterIndices(x)}, std::move(attrs));

@@ -38,7 +38,7 @@ Instruction* UpdateIds(VjpEmitter& e, const Instruction& x) {
   std::vector<int64_t> scatter_dims;
   std::vector<int64_t> per_window;
   int64_t count = 1;
-  const std::vector<int64_t>& window_dims = x.attrs.scatter.update_window_dims;
+  const std::vector<int64_t>& window_dims = x.attrs.scatter->update_window_dims;
   for (int64_t d = 0; d < updates.rank(); ++d) {
     if (std::find(window_dims.begin(), window_dims.end(), d) != window_dims.end()) continue;
     scatter_dims.push_back(d);

@@ -163,12 +163,12 @@ KILN_VJP_RULE(GatherRule) {
   Instruction* clamped = e.Add(Opcode::kClamp, {low, indices, high});
 
   Attributes attrs;
-  attrs.scatter.update_window_dims = gather.offset_dims;
-  attrs.scatter.inserted_window_dims = gather.collapsed_slice_dims;
-  attrs.scatter.scatter_dims_to_operand_dims = gather.start_index_map;
-  attrs.scatter.index_vector_dim = gather.index_vector_dim;
-  attrs.scatter.input_batching_dims = gather.operand_batching_dims;
-  attrs.scatter.scatter_indices_batching_dims = gather.start_indices_batching_dims;
+  attrs.scatter->update_window_dims = gather.offset_dims;
+  attrs.scatter->inserted_window_dims = gather.collapsed_slice_dims;
+  attrs.scatter->scatter_dims_to_operand_dims = gather.start_index_map;
+  attrs.scatter->index_vector_dim = gather.index_vector_dim;
+  attrs.scatter->input_batching_dims = gather.operand_batching_dims;
+  attrs.scatter->scatter_indices_batching_dims = gather.start_indices_batching_dims;
   attrs.indices_are_sorted = x.attrs.indices_are_sorted;
   Instruction* scattered = e.Add(Opcode::kScatter, {e.Zeros(operand->shape), clamped, ct.array},
                                  std::move(attrs), nullptr, {e.Adder(operand->shape.element_type())});

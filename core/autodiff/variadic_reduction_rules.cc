@@ -81,9 +81,9 @@ std::vector<Cotangent> WindowCotangents(VjpEmitter& e, const Instruction& x, con
     Instruction* g = ct.elements[k].array;
     Instruction* chosen = e.GetTupleElement(chosen_all, static_cast<int64_t>(count + i));
     Attributes attrs;
-    attrs.scatter.inserted_window_dims = {0};
-    attrs.scatter.scatter_dims_to_operand_dims = {0};
-    attrs.scatter.index_vector_dim = 1;
+    attrs.scatter->inserted_window_dims = {0};
+    attrs.scatter->scatter_dims_to_operand_dims = {0};
+    attrs.scatter->index_vector_dim = 1;
     const ElementType type = x.operand(k)->shape.element_type();
     Instruction* scattered = e.Add(Opcode::kScatter,
                                    {e.Zeros(Shape(type, {operand_shape.element_count()})),

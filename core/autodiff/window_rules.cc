@@ -45,13 +45,13 @@ Instruction* SumWindowCotangent(VjpEmitter& e, const Instruction& x, Instruction
   Attributes pad;
   Attributes back;
   for (int64_t d = 0; d < operand.rank(); ++d) {
-    const WindowDimension& w = x.attrs.window.dimensions[static_cast<size_t>(d)];
+    const WindowDimension& w = x.attrs.window->dimensions[static_cast<size_t>(d)];
     const int64_t input_size = Dilated(operand.dimensions(d), w.base_dilation);
     const int64_t window_size = Dilated(w.size, w.window_dilation);
     const int64_t output_size = Dilated(x.shape.dimensions(d), w.stride);
     const int64_t low = window_size - w.padding_low - 1;
     pad.padding.push_back({low, input_size + window_size - 1 - output_size - low, w.stride - 1});
-    WindowDimension& b = back.window.dimensions.emplace_back();
+    WindowDimension& b = back.window->dimensions.emplace_back();
     b.size = w.size;
     b.stride = w.base_dilation;
     b.window_dilation = w.window_dilation;
@@ -131,7 +131,7 @@ KILN_VJP_RULE(ReduceWindowRule) {
                                   Of(e.ReduceSum(g, AllDimensions(g->shape)))};
   }
   bool base_dilated = false;
-  for (const WindowDimension& w : x.attrs.window.dimensions) {
+  for (const WindowDimension& w : x.attrs.window->dimensions) {
     if (w.window_dilation != 1 || w.window_reversal) {
       return Unimplemented(
           "kiln grad: no derivative rule for '", OpcodeName(x.opcode),
@@ -152,12 +152,12 @@ KILN_VJP_RULE(ReduceWindowRule) {
   if (base_dilated) {
     // Holes hold the reducer's identity, which no window picks.
     Attributes interior;
-    for (const WindowDimension& w : x.attrs.window.dimensions)
+    for (const WindowDimension& w : x.attrs.window->dimensions)
       interior.padding.push_back({0, 0, w.base_dilation - 1});
     const double identity =
         is_max ? -std::numeric_limits<double>::infinity() : std::numeric_limits<double>::infinity();
     chosen_from = e.Add(Opcode::kPad, {operand, e.Full(identity, scalar)}, std::move(interior));
-    for (WindowDimension& w : attrs.window.dimensions) w.base_dilation = 1;
+    for (WindowDimension& w : attrs.window->dimensions) w.base_dilation = 1;
   }
   Computation* select =
       Comparison(e.module(), type, is_max ? ComparisonDirection::kGe : ComparisonDirection::kLe);
@@ -168,7 +168,7 @@ KILN_VJP_RULE(ReduceWindowRule) {
     for (int64_t d = 0; d < operand->shape.rank(); ++d) {
       strided.slice_starts.push_back(0);
       strided.slice_limits.push_back(scattered->shape.dimensions(d));
-      strided.slice_strides.push_back(x.attrs.window.dimensions[static_cast<size_t>(d)].base_dilation);
+      strided.slice_strides.push_back(x.attrs.window->dimensions[static_cast<size_t>(d)].base_dilation);
     }
     scattered = e.Add(Opcode::kSlice, {scattered}, std::move(strided));
   }

@@ -6,7 +6,7 @@
 // caller's buffers, and places the rest in one arena where buffers that
 // are never live together share bytes (arena_planner.h). The CPU backend
 // (backends/cpu/program_buffers.h) and the device lowering
-// (core/lowering/device_lowering.cc) each describe their program this way.
+// (core/lowering/step_lowering.cc) each describe their program this way.
 #pragma once
 
 #include <cstdint>

@@ -42,7 +42,7 @@ struct KernelGrid {
 KernelGrid LinearGrid(int64_t iterations, int64_t workgroup_size, int64_t max_workgroups = INT64_MAX);
 
 // One array a kernel reads or writes. A launch binds it to a buffer slice
-// (the device program's slot, the CPU's thunk slot) of `bytes` bytes.
+// (the step program's slot, the CPU's thunk slot) of `bytes` bytes.
 struct KernelArray {
   Shape shape;  // an array, stored dense row-major
   int64_t bytes = 0;

@@ -93,7 +93,7 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
   if (lhs.shape().rank() != rank || rhs.shape().rank() != rank || out_shape.rank() != rank ||
       static_cast<int64_t>(dn.kernel_spatial_dimensions.size()) != g.spatial_rank ||
       static_cast<int64_t>(dn.output_spatial_dimensions.size()) != g.spatial_rank ||
-      static_cast<int64_t>(instruction.attrs.window.dimensions.size()) != g.spatial_rank) {
+      static_cast<int64_t>(instruction.attrs.window->dimensions.size()) != g.spatial_rank) {
     return InvalidArgument("convolution ranks do not match its dimension numbers and window");
   }
   std::vector<int64_t> all_dims = {dn.input_batch_dimension,          dn.input_feature_dimension,
@@ -106,7 +106,7 @@ StatusOr<Literal> EvaluateConvolution(const Instruction& instruction, Operands o
   for (int64_t d : all_dims) {
     if (d < 0 || d >= rank) return InvalidArgument("convolution dimension number ", d, " out of range");
   }
-  for (const WindowDimension& w : instruction.attrs.window.dimensions) {
+  for (const WindowDimension& w : instruction.attrs.window->dimensions) {
     if (w.stride < 1 || w.base_dilation < 1 || w.window_dilation < 1) {
       return InvalidArgument("convolution window needs positive strides and dilations");
     }

@@ -39,7 +39,7 @@ bool FoldIn(Computation& computation) {
   UseReplacer replacer(computation);
   for (auto [transpose, dot] : folds) {
     Attributes attrs = dot->attrs;
-    std::swap(attrs.dot.lhs_contracting_dimensions, attrs.dot.rhs_contracting_dimensions);
+    std::swap(attrs.dot->lhs_contracting_dimensions, attrs.dot->rhs_contracting_dimensions);
     // The operands trade places, and so do their precisions.
     if (attrs.operand_precision.size() == 2)
       std::swap(attrs.operand_precision[0], attrs.operand_precision[1]);

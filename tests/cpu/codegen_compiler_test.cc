@@ -53,8 +53,8 @@ TEST(CodegenCompiler, CheckEmittableRefusesMixedComplexDot) {
   dot->name = "d";
   dot->shape = Shape(ElementType::kC64, {2, 4});
   dot->operands = {a, b};
-  dot->attrs.dot.lhs_contracting_dimensions = {1};
-  dot->attrs.dot.rhs_contracting_dimensions = {0};
+  dot->attrs.dot->lhs_contracting_dimensions = {1};
+  dot->attrs.dot->rhs_contracting_dimensions = {0};
   computation->set_root(computation->AddInstruction(std::move(dot)));
   Computation* entry = module.AddComputation(std::move(computation));
   Status status = SharedCompiler().CheckEmittable(*entry);

@@ -242,7 +242,7 @@ TEST_F(FakeDriver, ProgramsWithoutKernelsReturnTheirArguments) {
   EXPECT_EQ(hooks_.launch_count(), launches) << "a program without kernels launched one";
 }
 
-// The shared step runner (core/lowering/device_runner.h) on this backend:
+// The shared step runner (core/lowering/step_runner.h) on this backend:
 // a branch chosen by a selector read back from the device, and arrays
 // travelling from the infeed queue through the device to the outfeed queue.
 // The branches and feeds only move data, which the fake driver really does.
@@ -297,7 +297,7 @@ ENTRY e {
   EXPECT_EQ(hooks_.launch_count(), launches) << "moving data launched a kernel";
 }
 
-// The tape of reverse-mode loops (core/lowering/device_tapes.h): three
+// The tape of reverse-mode loops (core/lowering/step_tapes.h): three
 // pushes of 16 bytes onto one tape, then three pops. Each push or pop is
 // one launch (its counter's kernel, which the fake does not run) and
 // device-to-device copies, which the fake really does: one per array, plus

@@ -4,7 +4,7 @@
 // NVPTX codegen, as emitted and as optimised), that IR runs on this host
 // (host_kernel_harness.h: a block of 256 host threads meeting at barriers,
 // warp shuffles played across each warp's 32 threads), and the program's
-// steps run through the real device runner (RunDeviceSequence) on a host
+// steps run through the real device runner (RunStepSequence) on a host
 // executor: copies are memcpy, launches and loop kernels run their IR, a
 // loop kernel gets the trip budget the test chooses, and its status is
 // reset, read and checked as the cuda executable does. The programs
@@ -27,7 +27,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "core/hlo_parser.h"
 #include "core/interpreter/eval_context.h"
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_runner.h"
 #include "tests/cuda/host_kernel_harness.h"
 #include "tests/unit/test_util.h"
 
@@ -47,7 +47,7 @@ std::ostream& operator<<(std::ostream& out, const LoopLaunchReport& report) {
 
 // Device memory of one execution, in host vectors: the steps of the
 // program run as the cuda executable runs them, the kernels on the host.
-class HostLoopExecutor : public DeviceStepExecutor {
+class HostLoopExecutor : public ProgramStepExecutor {
  public:
   HostLoopExecutor(const cuda::CudaProgram& program, const cuda_test::HostKernels& kernels,
                    const std::vector<Literal>& arguments, int64_t trip_budget, int64_t max_launches)
@@ -68,22 +68,22 @@ class HostLoopExecutor : public DeviceStepExecutor {
     results_.resize(program.result_leaves.size());
     addresses_.assign(program.slots.size(), nullptr);
     for (size_t i = 0; i < program.slots.size(); ++i) {
-      const DeviceSlot& slot = program.slots[i];
+      const StepSlot& slot = program.slots[i];
       const auto index = static_cast<size_t>(slot.index);
       switch (slot.kind) {
-        case DeviceSlotKind::kTemporary: addresses_[i] = scratch + slot.offset; break;
-        case DeviceSlotKind::kConstant: addresses_[i] = constants_.at(index).data(); break;
-        case DeviceSlotKind::kParameter: addresses_[i] = parameters_.at(index).data(); break;
-        case DeviceSlotKind::kResult:
+        case StepSlotKind::kTemporary: addresses_[i] = scratch + slot.offset; break;
+        case StepSlotKind::kConstant: addresses_[i] = constants_.at(index).data(); break;
+        case StepSlotKind::kParameter: addresses_[i] = parameters_.at(index).data(); break;
+        case StepSlotKind::kResult:
           results_.at(index).assign(static_cast<size_t>(slot.bytes), 0xA5);
           addresses_[i] = results_[index].data();
           break;
-        case DeviceSlotKind::kBound: break;
+        case StepSlotKind::kBound: break;
       }
     }
   }
 
-  Status Launch(const DeviceStep& step) override {
+  Status Launch(const ProgramStep& step) override {
     const cuda::PtxKernel& kernel = program_.ptx.kernels.at(static_cast<size_t>(step.kernel));
     if (!kernel.launches.empty() || kernel.takes_rng_key)
       return Unimplemented("the host executor runs no multi-pass or rng kernel (", kernel.name, ")");
@@ -115,11 +115,11 @@ class HostLoopExecutor : public DeviceStepExecutor {
     std::memcpy(addresses_[static_cast<size_t>(slot)], host, static_cast<size_t>(bytes));
     return OkStatus();
   }
-  bool RunsLoopWhole(const DeviceStep& step) const override { return LoopOf(step) != nullptr; }
+  bool RunsLoopWhole(const ProgramStep& step) const override { return LoopOf(step) != nullptr; }
 
   // As CudaExecutable's: the status reset from the program's constant,
   // one block of the loop kernel, the status read back and checked.
-  StatusOr<DeviceLoopTrips> RunLoopTrips(const DeviceStep& step) override {
+  StatusOr<StepLoopTrips> RunLoopTrips(const ProgramStep& step) override {
     const cuda::WholeLoop* loop = LoopOf(step);
     if (loop == nullptr) return Internal("while '", step.name, "' has no loop kernel");
     // A loop that never finishes (a broken kernel) stops the test.
@@ -138,7 +138,7 @@ class HostLoopExecutor : public DeviceStepExecutor {
     if (!valid)
       return Internal("loop kernel ", loop->entry, " reported ", reported[0], " trips, finished ",
                       reported[1], ", for a budget of ", trip_budget_);
-    return DeviceLoopTrips{reported[0], reported[1] == 1};
+    return StepLoopTrips{reported[0], reported[1] == 1};
   }
 
   // The entry's result leaves, once the steps ran.
@@ -155,7 +155,7 @@ class HostLoopExecutor : public DeviceStepExecutor {
   const std::vector<LoopLaunchReport>& reports() const { return reports_; }
 
  private:
-  const cuda::WholeLoop* LoopOf(const DeviceStep& step) const {
+  const cuda::WholeLoop* LoopOf(const ProgramStep& step) const {
     for (const cuda::WholeLoop& loop : program_.whole_loops) {
       if (loop.step == &step) return &loop;
     }
@@ -231,7 +231,7 @@ StatusOr<HostRun> RunOnHost(const std::string& text, const std::vector<Literal>&
                         cuda_test::HostKernels::CompileFile(file, entries));
   HostLoopExecutor executor(*program, *kernels, arguments, trip_budget, max_launches);
   interpreter::HostQueues queues;
-  KILN_RETURN_IF_ERROR(RunDeviceSequence(*program, 0, executor, ExecuteOptions{}, queues, "cuda"));
+  KILN_RETURN_IF_ERROR(RunStepSequence(*program, 0, executor, ExecuteOptions{}, queues, "cuda"));
   run.results = executor.Results();
   run.reports = executor.reports();
   return run;

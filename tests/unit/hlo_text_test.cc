@@ -68,8 +68,8 @@ ENTRY main.10 {
   EXPECT_EQ(module->entry_layout()->result, Shape(ElementType::kF32, {4, 5}));
   const Instruction* dot = Find(*module->entry(), "dot.4");
   ASSERT_NE(dot, nullptr);
-  EXPECT_EQ(dot->attrs.dot.lhs_contracting_dimensions, std::vector<int64_t>{1});
-  EXPECT_EQ(dot->attrs.dot.rhs_contracting_dimensions, std::vector<int64_t>{0});
+  EXPECT_EQ(dot->attrs.dot->lhs_contracting_dimensions, std::vector<int64_t>{1});
+  EXPECT_EQ(dot->attrs.dot->rhs_contracting_dimensions, std::vector<int64_t>{0});
   EXPECT_EQ(Find(*module->entry(), "broadcast.5")->attrs.dimensions, std::vector<int64_t>{1});
 }
 
@@ -182,18 +182,18 @@ ENTRY main {
   auto module = ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   const Attributes& attrs = module->entry()->root()->attrs;
-  ASSERT_EQ(attrs.window.dimensions.size(), 2u);
-  EXPECT_EQ(attrs.window.dimensions[0].size, 3);
-  EXPECT_EQ(attrs.window.dimensions[1].stride, 2);
-  EXPECT_EQ(attrs.window.dimensions[0].padding_low, 1);
-  EXPECT_EQ(attrs.window.dimensions[1].padding_high, 1);
-  EXPECT_EQ(attrs.conv.input_batch_dimension, 0);
-  EXPECT_EQ(attrs.conv.input_feature_dimension, 3);
-  EXPECT_EQ(attrs.conv.input_spatial_dimensions, (std::vector<int64_t>{1, 2}));
-  EXPECT_EQ(attrs.conv.kernel_input_feature_dimension, 2);
-  EXPECT_EQ(attrs.conv.kernel_output_feature_dimension, 3);
-  EXPECT_EQ(attrs.conv.kernel_spatial_dimensions, (std::vector<int64_t>{0, 1}));
-  EXPECT_EQ(attrs.conv.output_feature_dimension, 3);
+  ASSERT_EQ(attrs.window->dimensions.size(), 2u);
+  EXPECT_EQ(attrs.window->dimensions[0].size, 3);
+  EXPECT_EQ(attrs.window->dimensions[1].stride, 2);
+  EXPECT_EQ(attrs.window->dimensions[0].padding_low, 1);
+  EXPECT_EQ(attrs.window->dimensions[1].padding_high, 1);
+  EXPECT_EQ(attrs.conv->input_batch_dimension, 0);
+  EXPECT_EQ(attrs.conv->input_feature_dimension, 3);
+  EXPECT_EQ(attrs.conv->input_spatial_dimensions, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(attrs.conv->kernel_input_feature_dimension, 2);
+  EXPECT_EQ(attrs.conv->kernel_output_feature_dimension, 3);
+  EXPECT_EQ(attrs.conv->kernel_spatial_dimensions, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(attrs.conv->output_feature_dimension, 3);
   const std::string printed = PrintModule(*module);
   EXPECT_NE(printed.find("window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f"),
             std::string::npos)
@@ -218,14 +218,14 @@ ENTRY main {
   auto module = ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   const Instruction* gather = Find(*module->entry(), "gathered");
-  EXPECT_EQ(gather->attrs.gather.offset_dims, std::vector<int64_t>{1});
-  EXPECT_EQ(gather->attrs.gather.index_vector_dim, 1);
+  EXPECT_EQ(gather->attrs.gather->offset_dims, std::vector<int64_t>{1});
+  EXPECT_EQ(gather->attrs.gather->index_vector_dim, 1);
   EXPECT_EQ(gather->attrs.gather_slice_sizes, (std::vector<int64_t>{1, 3}));
   EXPECT_TRUE(gather->attrs.indices_are_sorted);
   const Instruction* scatter = module->entry()->root();
-  EXPECT_EQ(scatter->attrs.scatter.update_window_dims, std::vector<int64_t>{1});
-  EXPECT_EQ(scatter->attrs.scatter.scatter_dims_to_operand_dims, std::vector<int64_t>{0});
-  EXPECT_EQ(scatter->attrs.scatter.index_vector_dim, 1);
+  EXPECT_EQ(scatter->attrs.scatter->update_window_dims, std::vector<int64_t>{1});
+  EXPECT_EQ(scatter->attrs.scatter->scatter_dims_to_operand_dims, std::vector<int64_t>{0});
+  EXPECT_EQ(scatter->attrs.scatter->index_vector_dim, 1);
   EXPECT_TRUE(scatter->attrs.unique_indices);
   EXPECT_FALSE(scatter->attrs.indices_are_sorted);
   EXPECT_EQ(scatter->called[0]->name(), "add");

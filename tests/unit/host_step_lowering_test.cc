@@ -1,5 +1,5 @@
 // The rules a backend whose runtime runs on the host adds to the shared step
-// lowering (core/lowering/device_lowering.h), as the cpu backend uses them:
+// lowering (core/lowering/step_lowering.h), as the cpu backend uses them:
 // its own library calls claimed before any other rule (tuples and host ops
 // included), the library path for what is no kernel, passed-through loop
 // results left uncopied, and LowerToSteps leaving every slot unplaced with
@@ -11,15 +11,15 @@
 #include <gtest/gtest.h>
 
 #include "core/array_leaves.h"
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
 
 // Every computation is a kernel unless it holds a sort; nothing claimed.
-DeviceLoweringRules HostTestRules() {
-  DeviceLoweringRules rules;
+StepLoweringRules HostTestRules() {
+  StepLoweringRules rules;
   rules.backend = "hosttest";
   rules.check_kernel = [](const Computation& kernel) {
     for (const auto& instruction : kernel.instructions()) {
@@ -30,10 +30,10 @@ DeviceLoweringRules HostTestRules() {
   return rules;
 }
 
-int CountHostSteps(const DeviceProgram& program, DeviceStep::Kind kind) {
+int CountHostSteps(const StepProgram& program, ProgramStep::Kind kind) {
   int count = 0;
-  for (const DeviceStepSequence& sequence : program.sequences) {
-    for (const DeviceStep& step : sequence.steps) count += step.kind == kind;
+  for (const StepSequence& sequence : program.sequences) {
+    for (const ProgramStep& step : sequence.steps) count += step.kind == kind;
   }
   return count;
 }
@@ -61,21 +61,21 @@ ENTRY e {
 TEST(HostStepLoweringTest, ClaimedInstructionsAreLibraryCallsOverEveryLeaf) {
   std::unique_ptr<Module> module = testing::ParseHloOrFail(kSortAndFeeds);
   ASSERT_NE(module, nullptr);
-  DeviceLoweringRules rules = HostTestRules();
+  StepLoweringRules rules = HostTestRules();
   rules.host_library_call = [](const Instruction& instruction) {
     return instruction.opcode == Opcode::kSort || instruction.opcode == Opcode::kInfeed ||
            instruction.opcode == Opcode::kOutfeed;
   };
-  DeviceProgram program;
+  StepProgram program;
   KILN_ASSERT_OK(LowerToSteps(std::move(module), rules, program));
   // Claimed before the infeed and outfeed steps and the tuple refusal.
-  EXPECT_EQ(CountHostSteps(program, DeviceStep::Kind::kInfeed), 0);
-  EXPECT_EQ(CountHostSteps(program, DeviceStep::Kind::kOutfeed), 0);
+  EXPECT_EQ(CountHostSteps(program, ProgramStep::Kind::kInfeed), 0);
+  EXPECT_EQ(CountHostSteps(program, ProgramStep::Kind::kOutfeed), 0);
   ASSERT_EQ(program.library_calls.size(), 3u);
-  EXPECT_EQ(CountHostSteps(program, DeviceStep::Kind::kLibraryCall), 3);
-  EXPECT_EQ(CountHostSteps(program, DeviceStep::Kind::kLaunch), 1);  // the add
-  for (const DeviceStep& step : program.sequences[0].steps) {
-    if (step.kind != DeviceStep::Kind::kLibraryCall) continue;
+  EXPECT_EQ(CountHostSteps(program, ProgramStep::Kind::kLibraryCall), 3);
+  EXPECT_EQ(CountHostSteps(program, ProgramStep::Kind::kLaunch), 1);  // the add
+  for (const ProgramStep& step : program.sequences[0].steps) {
+    if (step.kind != ProgramStep::Kind::kLibraryCall) continue;
     const Instruction& call = *program.library_calls[static_cast<size_t>(step.call)];
     // Each operand's array leaves, then the result's: a token has none.
     int64_t leaves = ArrayLeafCount(call.shape);
@@ -100,19 +100,19 @@ ENTRY e {
   h = f32[8] custom-call(s), custom_call_target="my_host_op"
   ROOT n = f32[8] negate(h)
 })";
-  DeviceProgram refused;
+  StepProgram refused;
   const Status status = LowerToSteps(testing::ParseHloOrFail(text), HostTestRules(), refused);
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented) << status.ToString();
   EXPECT_NE(status.message().find("no sort kernel"), std::string::npos) << status.ToString();
 
-  DeviceLoweringRules rules = HostTestRules();
+  StepLoweringRules rules = HostTestRules();
   rules.library_call_when_not_a_kernel = true;
-  DeviceProgram program;
+  StepProgram program;
   KILN_ASSERT_OK(LowerToSteps(testing::ParseHloOrFail(text), rules, program));
   ASSERT_EQ(program.library_calls.size(), 2u);  // the sort (no kernel) and the host op
   EXPECT_EQ(program.library_calls[0]->opcode, Opcode::kSort);
   EXPECT_EQ(program.library_calls[1]->opcode, Opcode::kCustomCall);
-  EXPECT_EQ(CountHostSteps(program, DeviceStep::Kind::kLaunch), 1);  // the negate
+  EXPECT_EQ(CountHostSteps(program, ProgramStep::Kind::kLaunch), 1);  // the negate
 }
 
 constexpr char kPassThroughLoop[] = R"(HloModule m
@@ -139,17 +139,17 @@ ENTRY e {
 })";
 
 TEST(HostStepLoweringTest, PassedThroughLoopStateIsCopiedUnlessTheBackendKeepsIt) {
-  DeviceProgram copied;
+  StepProgram copied;
   KILN_ASSERT_OK(LowerToSteps(testing::ParseHloOrFail(kPassThroughLoop), HostTestRules(), copied));
-  EXPECT_EQ(CountHostSteps(copied, DeviceStep::Kind::kCopy), 1);
+  EXPECT_EQ(CountHostSteps(copied, ProgramStep::Kind::kCopy), 1);
 
-  DeviceLoweringRules rules = HostTestRules();
+  StepLoweringRules rules = HostTestRules();
   rules.copy_bound_results = false;
-  DeviceProgram kept;
+  StepProgram kept;
   KILN_ASSERT_OK(LowerToSteps(testing::ParseHloOrFail(kPassThroughLoop), rules, kept));
-  EXPECT_EQ(CountHostSteps(kept, DeviceStep::Kind::kCopy), 0);
+  EXPECT_EQ(CountHostSteps(kept, ProgramStep::Kind::kCopy), 0);
   ASSERT_EQ(kept.sequences.size(), 3u);  // entry, condition, body
-  const DeviceStepSequence& body = kept.sequences[2];
+  const StepSequence& body = kept.sequences[2];
   ASSERT_EQ(body.results.size(), 2u);
   ASSERT_EQ(body.parameters.size(), 2u);
   EXPECT_EQ(body.results[1], body.parameters[1]);  // the array stays where it is
@@ -160,11 +160,11 @@ TEST(HostStepLoweringTest, StepsLeaveSlotsUnplacedAndNameTheirSequence) {
   std::unique_ptr<Module> module = testing::ParseHloOrFail(kPassThroughLoop);
   ASSERT_NE(module, nullptr);
   const Literal* zero = &*module->entry()->root()->operand(0)->operand(0)->operand(0)->literal;
-  DeviceProgram program;
+  StepProgram program;
   KILN_ASSERT_OK(LowerToSteps(std::move(module), HostTestRules(), program));
   EXPECT_EQ(program.scratch_bytes, 0);
-  for (const DeviceSlot& slot : program.slots) {
-    EXPECT_NE(slot.kind, DeviceSlotKind::kResult);
+  for (const StepSlot& slot : program.slots) {
+    EXPECT_NE(slot.kind, StepSlotKind::kResult);
     EXPECT_EQ(slot.offset, 0);
   }
   // Each sequence's bound parameters and the temporaries its steps write
@@ -172,11 +172,11 @@ TEST(HostStepLoweringTest, StepsLeaveSlotsUnplacedAndNameTheirSequence) {
   for (size_t s = 0; s < program.sequences.size(); ++s) {
     for (int slot : program.sequences[s].parameters)
       EXPECT_EQ(program.slots[static_cast<size_t>(slot)].sequence, static_cast<int>(s));
-    for (const DeviceStep& step : program.sequences[s].steps) {
-      if (step.kind == DeviceStep::Kind::kWhile) {
+    for (const ProgramStep& step : program.sequences[s].steps) {
+      if (step.kind == ProgramStep::Kind::kWhile) {
         for (int slot : step.targets) EXPECT_EQ(program.slots[static_cast<size_t>(slot)].sequence, 0);
       }
-      if (step.kind != DeviceStep::Kind::kLaunch) continue;
+      if (step.kind != ProgramStep::Kind::kLaunch) continue;
       EXPECT_EQ(program.slots[static_cast<size_t>(step.buffers.back())].sequence, static_cast<int>(s));
     }
   }
@@ -193,7 +193,7 @@ ENTRY e {
   ROOT x = f32[2] get-tuple-element(c), index=0
 })");
   ASSERT_NE(module, nullptr);
-  DeviceProgram program;
+  StepProgram program;
   KILN_ASSERT_OK(LowerToSteps(std::move(module), HostTestRules(), program));
   ASSERT_EQ(program.constants.size(), 2u);
   ASSERT_EQ(program.constant_storage.size(), 2u);

@@ -84,7 +84,7 @@ StatusOr<Literal> RunConv(const ConvCase& c, const Literal& input, const Literal
   if (c.reversal) {
     for (const auto& instruction : module->entry()->instructions()) {
       if (instruction->opcode == Opcode::kConvolution) {
-        for (WindowDimension& w : instruction->attrs.window.dimensions) w.window_reversal = true;
+        for (WindowDimension& w : instruction->attrs.window->dimensions) w.window_reversal = true;
       }
     }
   }

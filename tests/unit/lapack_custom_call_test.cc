@@ -18,7 +18,7 @@
 #include "core/builtin_custom_calls.h"
 #include "core/hlo_parser.h"
 #include "core/interpreter/lapack_calls_library.h"
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 #include "tests/unit/lapack_test_values.h"
 #include "tests/unit/test_util.h"
 

@@ -70,8 +70,8 @@ ENTRY main {
   ASSERT_EQ(dot->opcode, Opcode::kDot);
   EXPECT_EQ(dot->operand(0)->name, "b");
   EXPECT_EQ(dot->operand(1)->name, "a");
-  EXPECT_EQ(dot->attrs.dot.lhs_contracting_dimensions, std::vector<int64_t>{0});
-  EXPECT_EQ(dot->attrs.dot.rhs_contracting_dimensions, std::vector<int64_t>{1});
+  EXPECT_EQ(dot->attrs.dot->lhs_contracting_dimensions, std::vector<int64_t>{0});
+  EXPECT_EQ(dot->attrs.dot->rhs_contracting_dimensions, std::vector<int64_t>{1});
 }
 
 TEST(PassesDotTransposeFoldingTest, OperandPrecisionsSwapWithTheOperands) {

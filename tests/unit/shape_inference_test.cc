@@ -281,10 +281,10 @@ TEST(ShapeInferenceTest, DynamicSliceAndUpdate) {
 TEST(ShapeInferenceTest, Gather) {
   // Gather rows of a [5,4] matrix by a [3] index vector: result [3,4].
   Attributes attrs;
-  attrs.gather.offset_dims = {1};
-  attrs.gather.collapsed_slice_dims = {0};
-  attrs.gather.start_index_map = {0};
-  attrs.gather.index_vector_dim = 1;
+  attrs.gather->offset_dims = {1};
+  attrs.gather->collapsed_slice_dims = {0};
+  attrs.gather->start_index_map = {0};
+  attrs.gather->index_vector_dim = 1;
   attrs.gather_slice_sizes = {1, 4};
   ExpectShape(Infer(Opcode::kGather, {F32({5, 4}), S32({3})}, attrs), F32({3, 4}));
   attrs.gather_slice_sizes = {2, 4};
@@ -292,19 +292,19 @@ TEST(ShapeInferenceTest, Gather) {
               "collapsed dimension 0");
   attrs.gather_slice_sizes = {1, 4};
   ExpectError(Infer(Opcode::kGather, {F32({5, 4}), F32({3})}, attrs), Opcode::kGather, "integer array");
-  attrs.gather.start_index_map = {0, 1};
+  attrs.gather->start_index_map = {0, 1};
   ExpectError(Infer(Opcode::kGather, {F32({5, 4}), S32({3})}, attrs), Opcode::kGather, "start_index_map");
 }
 
 TEST(ShapeInferenceTest, GatherWithBatchingDims) {
   // operand [2,5,4], indices [2,3,1] with batch dim 0 of both: result [2,3,4].
   Attributes attrs;
-  attrs.gather.offset_dims = {2};
-  attrs.gather.collapsed_slice_dims = {1};
-  attrs.gather.start_index_map = {1};
-  attrs.gather.index_vector_dim = 2;
-  attrs.gather.operand_batching_dims = {0};
-  attrs.gather.start_indices_batching_dims = {0};
+  attrs.gather->offset_dims = {2};
+  attrs.gather->collapsed_slice_dims = {1};
+  attrs.gather->start_index_map = {1};
+  attrs.gather->index_vector_dim = 2;
+  attrs.gather->operand_batching_dims = {0};
+  attrs.gather->start_indices_batching_dims = {0};
   attrs.gather_slice_sizes = {1, 1, 4};
   ExpectShape(Infer(Opcode::kGather, {F32({2, 5, 4}), S32({2, 3, 1})}, attrs), F32({2, 3, 4}));
   ExpectError(Infer(Opcode::kGather, {F32({3, 5, 4}), S32({2, 3, 1})}, attrs), Opcode::kGather,
@@ -314,10 +314,10 @@ TEST(ShapeInferenceTest, GatherWithBatchingDims) {
 TEST(ShapeInferenceTest, Scatter) {
   // Scatter-add rows [3,4] into [5,4] at indices [3].
   Attributes attrs;
-  attrs.scatter.update_window_dims = {1};
-  attrs.scatter.inserted_window_dims = {0};
-  attrs.scatter.scatter_dims_to_operand_dims = {0};
-  attrs.scatter.index_vector_dim = 1;
+  attrs.scatter->update_window_dims = {1};
+  attrs.scatter->inserted_window_dims = {0};
+  attrs.scatter->scatter_dims_to_operand_dims = {0};
+  attrs.scatter->index_vector_dim = 1;
   const ProgramShape add = Sig({F32({}), F32({})}, F32({}));
   ExpectShape(Infer(Opcode::kScatter, {F32({5, 4}), S32({3}), F32({3, 4})}, attrs, {add}), F32({5, 4}));
   ExpectError(Infer(Opcode::kScatter, {F32({5, 4}), S32({3}), F32({2, 4})}, attrs, {add}), Opcode::kScatter,
@@ -351,31 +351,31 @@ TEST(ShapeInferenceTest, IotaTupleGetTupleElement) {
 
 TEST(ShapeInferenceTest, Dot) {
   Attributes attrs;
-  attrs.dot.lhs_contracting_dimensions = {1};
-  attrs.dot.rhs_contracting_dimensions = {0};
+  attrs.dot->lhs_contracting_dimensions = {1};
+  attrs.dot->rhs_contracting_dimensions = {0};
   ExpectShape(Infer(Opcode::kDot, {F32({2, 3}), F32({3, 4})}, attrs), F32({2, 4}));
   ExpectError(Infer(Opcode::kDot, {F32({2, 3}), F32({2, 4})}, attrs), Opcode::kDot, "differ in size");
   ExpectError(Infer(Opcode::kDot, {F32({2, 3}), S32({3, 4})}, attrs), Opcode::kDot, "same element type");
-  attrs.dot.lhs_batch_dimensions = {0};
-  attrs.dot.rhs_batch_dimensions = {0};
-  attrs.dot.lhs_contracting_dimensions = {2};
-  attrs.dot.rhs_contracting_dimensions = {1};
+  attrs.dot->lhs_batch_dimensions = {0};
+  attrs.dot->rhs_batch_dimensions = {0};
+  attrs.dot->lhs_contracting_dimensions = {2};
+  attrs.dot->rhs_contracting_dimensions = {1};
   ExpectShape(Infer(Opcode::kDot, {F32({5, 2, 3}), F32({5, 3, 4})}, attrs), F32({5, 2, 4}));
-  attrs.dot.rhs_contracting_dimensions = {3};
+  attrs.dot->rhs_contracting_dimensions = {3};
   ExpectError(Infer(Opcode::kDot, {F32({5, 2, 3}), F32({5, 3, 4})}, attrs), Opcode::kDot, "out of range");
 }
 
 Attributes ConvAttrs(int64_t kernel_size, int64_t stride, int64_t pad) {
   Attributes attrs;
-  attrs.conv.input_spatial_dimensions = {2, 3};
-  attrs.conv.kernel_spatial_dimensions = {2, 3};
-  attrs.conv.output_spatial_dimensions = {2, 3};
+  attrs.conv->input_spatial_dimensions = {2, 3};
+  attrs.conv->kernel_spatial_dimensions = {2, 3};
+  attrs.conv->output_spatial_dimensions = {2, 3};
   for (int i = 0; i < 2; ++i) {
     WindowDimension dim;
     dim.size = kernel_size;
     dim.stride = stride;
     dim.padding_low = dim.padding_high = pad;
-    attrs.window.dimensions.push_back(dim);
+    attrs.window->dimensions.push_back(dim);
   }
   return attrs;
 }
@@ -395,7 +395,7 @@ TEST(ShapeInferenceTest, Convolution) {
 
 TEST(ShapeInferenceTest, ConvolutionDilationAndGroups) {
   Attributes attrs = ConvAttrs(3, 1, 0);
-  for (auto& dim : attrs.window.dimensions) {
+  for (auto& dim : attrs.window->dimensions) {
     dim.base_dilation = 2;
     dim.window_dilation = 2;
   }
@@ -454,7 +454,7 @@ TEST(ShapeInferenceTest, ReduceWindow) {
   attrs.window = MakeWindow2D(2, 3);
   const ProgramShape max = Sig({F32({}), F32({})}, F32({}));
   ExpectShape(Infer(Opcode::kReduceWindow, {F32({4, 6}), F32({})}, attrs, {max}), F32({1, 2}));
-  attrs.window.dimensions.pop_back();
+  attrs.window->dimensions.pop_back();
   ExpectError(Infer(Opcode::kReduceWindow, {F32({4, 6}), F32({})}, attrs, {max}), Opcode::kReduceWindow,
               "window has 1 dimensions");
   attrs.window = MakeWindow2D(2, 0);

@@ -147,7 +147,7 @@ TEST(CorpusSpirv, DevicePassesBuildNoComputationPerInstruction) {
   ASSERT_FALSE(modules.empty());
   ShaderFeatures lavapipe = AllShaderFeatures();
   lavapipe.max_loop_iterations = 65535;
-  const DeviceLoweringRules rules = VulkanLoweringRules(lavapipe, 256);
+  const StepLoweringRules rules = VulkanLoweringRules(lavapipe, 256);
   const int64_t before = SingleInstructionComputationsBuilt();
   int fusions = 0;
   for (const auto& module : modules) {

@@ -1,5 +1,5 @@
 // Reverse-mode gradients through while loops on vulkan (lavapipe here):
-// the tape steps of the shared device runner (core/lowering/device_tapes.h)
+// the tape steps of the shared device runner (core/lowering/step_tapes.h)
 // keep each forward iteration's state in a device buffer and give it back
 // to the backward loop. Loops whose trip counts only the data decide
 // (nested, inside a conditional, around a conditional, long enough for the

@@ -29,14 +29,14 @@ double Iterations(const Instruction& instruction) {
   switch (instruction.opcode) {
     case Opcode::kDot: {
       double contracted = 1;
-      for (int64_t dimension : instruction.attrs.dot.lhs_contracting_dimensions) {
+      for (int64_t dimension : instruction.attrs.dot->lhs_contracting_dimensions) {
         contracted *= static_cast<double>(instruction.operand(0)->shape.dimensions(dimension));
       }
       return results * contracted;
     }
     case Opcode::kConvolution: {
       const Shape& kernel = instruction.operand(1)->shape;
-      const int64_t input_features = kernel.dimensions(instruction.attrs.conv.kernel_input_feature_dimension);
+      const int64_t input_features = kernel.dimensions(instruction.attrs.conv->kernel_input_feature_dimension);
       return results * WindowElements(instruction.attrs.window) * static_cast<double>(input_features);
     }
     case Opcode::kReduceWindow: return results * WindowElements(instruction.attrs.window);

@@ -1,9 +1,9 @@
-// Running a DeviceProgram's step sequences: the loops, branches, feeds and
+// Running a StepProgram's step sequences: the loops, branches, feeds and
 // stop checks are the same on every device, so they live here, and a
-// backend supplies only the primitives (DeviceStepExecutor): queue a
+// backend supplies only the primitives (ProgramStepExecutor): queue a
 // kernel launch or a copy, point a bound slot at another slot's storage,
 // add and release slots of the execution's own (the loops' tapes,
-// device_tapes.h), and move bytes between a slot and the host once the
+// step_tapes.h), and move bytes between a slot and the host once the
 // queued work is done.
 #pragma once
 
@@ -14,26 +14,26 @@
 
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_program.h"
 
 namespace kiln {
 
-// What a run of a loop's trips on the device did (DeviceStepExecutor::
+// What a run of a loop's trips on the device did (ProgramStepExecutor::
 // RunLoopTrips): how many bodies ran, and whether the condition turned
 // false (else the trip budget of one run ran out first).
-struct DeviceLoopTrips {
+struct StepLoopTrips {
   int64_t trips = 0;
   bool finished = false;
 };
 
-class DeviceStepExecutor {
+class ProgramStepExecutor {
  public:
-  virtual ~DeviceStepExecutor() = default;
+  virtual ~ProgramStepExecutor() = default;
   // Queues the kernel launch `step` (kind kLaunch) on its buffers.
-  virtual Status Launch(const DeviceStep& step) = 0;
+  virtual Status Launch(const ProgramStep& step) = 0;
   // Queues the library call `step` (kind kLibraryCall); only a backend
   // whose lowering rules make library calls has them.
-  virtual Status CallLibrary(const DeviceStep& step);
+  virtual Status CallLibrary(const ProgramStep& step);
   // Queues a copy of `bytes` from slot `source` to slot `target`; they
   // never overlap unless they are the same storage (then nothing happens).
   virtual Status Copy(int source, int target, int64_t bytes) = 0;
@@ -59,12 +59,12 @@ class DeviceStepExecutor {
   // Whether the backend runs the while loop `step` whole on the device
   // (its condition, predicate test and body in a kernel of its own) rather
   // than step by step from here. The default: no loop.
-  virtual bool RunsLoopWhole(const DeviceStep& step) const;
+  virtual bool RunsLoopWhole(const ProgramStep& step) const;
   // For such a loop, whose state is in `step.targets` (bound to its
   // condition and body): runs trips until the condition is false or the
   // backend's trip budget for one run is spent, waits for them, and says
   // which. The runner checks for a stop between runs. The default refuses.
-  virtual StatusOr<DeviceLoopTrips> RunLoopTrips(const DeviceStep& step);
+  virtual StatusOr<StepLoopTrips> RunLoopTrips(const ProgramStep& step);
 };
 
 // The checks every device executable makes of its arguments before it runs:
@@ -86,7 +86,7 @@ StatusOr<Literal> PopOutfeed(interpreter::HostQueues& queues, const std::string&
 // backend in errors. A stop (options.stop) inside a loop names the loop and
 // the iteration it reached. The queued work may still be running when this
 // returns: the caller waits for it.
-Status RunDeviceSequence(const DeviceProgram& program, int sequence, DeviceStepExecutor& executor,
+Status RunStepSequence(const StepProgram& program, int sequence, ProgramStepExecutor& executor,
                          const ExecuteOptions& options, interpreter::HostQueues& queues,
                          const std::string& backend);
 

@@ -1,11 +1,11 @@
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_runner.h"
 
 #include <cstring>
 #include <mutex>
 #include <utility>
 #include <vector>
 
-#include "core/lowering/device_tapes.h"
+#include "core/lowering/step_tapes.h"
 #include "core/stop_condition.h"
 
 namespace kiln {
@@ -13,7 +13,7 @@ namespace {
 
 class SequenceRunner {
  public:
-  SequenceRunner(const DeviceProgram& program, DeviceStepExecutor& executor, const ExecuteOptions& options,
+  SequenceRunner(const StepProgram& program, ProgramStepExecutor& executor, const ExecuteOptions& options,
                  interpreter::HostQueues& queues, const std::string& backend)
       : program_(program),
         executor_(executor),
@@ -23,7 +23,7 @@ class SequenceRunner {
         tapes_(executor, backend) {}
 
   Status Run(int sequence) {
-    for (const DeviceStep& step : program_.sequences[static_cast<size_t>(sequence)].steps) {
+    for (const ProgramStep& step : program_.sequences[static_cast<size_t>(sequence)].steps) {
       KILN_RETURN_IF_ERROR(options_.stop.Check());
       Status status = RunStep(step);
       if (!status.ok()) return status.WithContext("running '" + step.name + "'");
@@ -32,7 +32,7 @@ class SequenceRunner {
   }
 
  private:
-  const DeviceStepSequence& Sequence(int index) const {
+  const StepSequence& Sequence(int index) const {
     return program_.sequences[static_cast<size_t>(index)];
   }
 
@@ -44,25 +44,25 @@ class SequenceRunner {
     return OkStatus();
   }
 
-  Status RunStep(const DeviceStep& step) {
+  Status RunStep(const ProgramStep& step) {
     switch (step.kind) {
-      case DeviceStep::Kind::kLaunch: return executor_.Launch(step);
-      case DeviceStep::Kind::kLibraryCall: return executor_.CallLibrary(step);
-      case DeviceStep::Kind::kCopy: return CopyAll(step.sources, step.targets, step.bytes);
-      case DeviceStep::Kind::kWhile: return RunWhile(step);
-      case DeviceStep::Kind::kConditional: return RunConditional(step);
-      case DeviceStep::Kind::kInfeed: return Infeed(step);
-      case DeviceStep::Kind::kOutfeed: return Outfeed(step);
-      case DeviceStep::Kind::kTapePush: return tapes_.Push(step);
-      case DeviceStep::Kind::kTapePop: return tapes_.Pop(step);
+      case ProgramStep::Kind::kLaunch: return executor_.Launch(step);
+      case ProgramStep::Kind::kLibraryCall: return executor_.CallLibrary(step);
+      case ProgramStep::Kind::kCopy: return CopyAll(step.sources, step.targets, step.bytes);
+      case ProgramStep::Kind::kWhile: return RunWhile(step);
+      case ProgramStep::Kind::kConditional: return RunConditional(step);
+      case ProgramStep::Kind::kInfeed: return Infeed(step);
+      case ProgramStep::Kind::kOutfeed: return Outfeed(step);
+      case ProgramStep::Kind::kTapePush: return tapes_.Push(step);
+      case ProgramStep::Kind::kTapePop: return tapes_.Pop(step);
     }
     return Internal(backend_, ": unknown step kind");
   }
 
-  Status RunWhile(const DeviceStep& step) {
+  Status RunWhile(const ProgramStep& step) {
     KILN_RETURN_IF_ERROR(CopyAll(step.sources, step.targets, step.bytes));
-    const DeviceStepSequence& condition = Sequence(step.nested[0]);
-    const DeviceStepSequence& body = Sequence(step.nested[1]);
+    const StepSequence& condition = Sequence(step.nested[0]);
+    const StepSequence& body = Sequence(step.nested[1]);
     for (size_t i = 0; i < step.targets.size(); ++i) {
       executor_.Bind(condition.parameters[i], step.targets[i]);
       executor_.Bind(body.parameters[i], step.targets[i]);
@@ -84,18 +84,18 @@ class SequenceRunner {
 
   // A loop the device runs whole, a budget of trips at a time: a stop is
   // seen between runs, and names the loop and the trips run so far.
-  Status RunWholeLoop(const DeviceStep& step) {
+  Status RunWholeLoop(const ProgramStep& step) {
     for (int64_t iterations = 0;;) {
       Status status = options_.stop.Check();
-      StatusOr<DeviceLoopTrips> ran =
-          status.ok() ? executor_.RunLoopTrips(step) : StatusOr<DeviceLoopTrips>(status);
+      StatusOr<StepLoopTrips> ran =
+          status.ok() ? executor_.RunLoopTrips(step) : StatusOr<StepLoopTrips>(status);
       if (!ran.ok()) return StoppedInLoop(ran.status(), step.name, iterations);
       iterations += ran->trips;
       if (ran->finished) return OkStatus();
     }
   }
 
-  Status RunConditional(const DeviceStep& step) {
+  Status RunConditional(const ProgramStep& step) {
     KILN_ASSIGN_OR_RETURN(int64_t selected, ReadScalar(step.selector, step.selector_type));
     const auto branches = static_cast<int64_t>(step.nested.size());
     // pred: true runs branch 0; an index out of range runs the last branch.
@@ -105,7 +105,7 @@ class SequenceRunner {
       selected = branches - 1;
     }
     const auto branch = static_cast<size_t>(selected);
-    const DeviceStepSequence& lowered = Sequence(step.nested[branch]);
+    const StepSequence& lowered = Sequence(step.nested[branch]);
     for (size_t i = 0; i < lowered.parameters.size(); ++i)
       executor_.Bind(lowered.parameters[i], step.branch_operands[branch][i]);
     KILN_RETURN_IF_ERROR(Run(step.nested[branch]));
@@ -141,7 +141,7 @@ class SequenceRunner {
     }
   }
 
-  Status Infeed(const DeviceStep& step) {
+  Status Infeed(const ProgramStep& step) {
     // An empty tuple reads nothing (as the interpreter has it).
     if (step.shape.IsTuple() && step.shape.tuple_shapes().empty()) return OkStatus();
     Literal data;
@@ -191,7 +191,7 @@ class SequenceRunner {
     return Literal::Tuple(std::move(elements));
   }
 
-  Status Outfeed(const DeviceStep& step) {
+  Status Outfeed(const ProgramStep& step) {
     std::vector<Shape> shapes;
     for (Shape& leaf : step.shape.Leaves()) {
       if (leaf.IsArray()) shapes.push_back(std::move(leaf));
@@ -212,35 +212,35 @@ class SequenceRunner {
     return OkStatus();
   }
 
-  const DeviceProgram& program_;
-  DeviceStepExecutor& executor_;
+  const StepProgram& program_;
+  ProgramStepExecutor& executor_;
   const ExecuteOptions& options_;
   interpreter::HostQueues& queues_;
   const std::string& backend_;
-  DeviceTapes tapes_;  // this execution's, released when it ends
+  StepTapes tapes_;  // this execution's, released when it ends
 };
 
 }  // namespace
 
-Status DeviceStepExecutor::CallLibrary(const DeviceStep& step) {
+Status ProgramStepExecutor::CallLibrary(const ProgramStep& step) {
   return Internal("library call '", step.name, "' on a device executor that makes none");
 }
 
-Status DeviceStepExecutor::CopyRange(int source, int64_t, int target, int64_t, int64_t) {
+Status ProgramStepExecutor::CopyRange(int source, int64_t, int target, int64_t, int64_t) {
   return Internal("a copy between parts of slots ", source, " and ", target,
                   " on a device executor that has none (tape steps need it)");
 }
 
-StatusOr<int> DeviceStepExecutor::AddSlot(int64_t bytes) {
+StatusOr<int> ProgramStepExecutor::AddSlot(int64_t bytes) {
   return Internal("a slot of ", bytes,
                   " bytes added on a device executor that adds none (tape steps need it)");
 }
 
-void DeviceStepExecutor::ReleaseSlot(int) {}
+void ProgramStepExecutor::ReleaseSlot(int) {}
 
-bool DeviceStepExecutor::RunsLoopWhole(const DeviceStep&) const { return false; }
+bool ProgramStepExecutor::RunsLoopWhole(const ProgramStep&) const { return false; }
 
-StatusOr<DeviceLoopTrips> DeviceStepExecutor::RunLoopTrips(const DeviceStep& step) {
+StatusOr<StepLoopTrips> ProgramStepExecutor::RunLoopTrips(const ProgramStep& step) {
   return Internal("loop '", step.name, "' run whole on a device executor that runs no loop whole");
 }
 
@@ -284,7 +284,7 @@ StatusOr<Literal> PopOutfeed(interpreter::HostQueues& queues, const std::string&
   return literal;
 }
 
-Status RunDeviceSequence(const DeviceProgram& program, int sequence, DeviceStepExecutor& executor,
+Status RunStepSequence(const StepProgram& program, int sequence, ProgramStepExecutor& executor,
                          const ExecuteOptions& options, interpreter::HostQueues& queues,
                          const std::string& backend) {
   if (sequence < 0 || static_cast<size_t>(sequence) >= program.sequences.size())

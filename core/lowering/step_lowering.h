@@ -1,4 +1,4 @@
-// Lowering an optimised module into a DeviceProgram, with the rules that a
+// Lowering an optimised module into a StepProgram, with the rules that a
 // backend running kernels on a device supplies: which computations it can
 // run as one kernel (its code generator's answer), how its slots are
 // aligned, and which kernels need scratch memory. Everything that computes
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "core/compiler/emittable_table.h"
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_program.h"
 #include "core/status.h"
 
 namespace kiln {
 
-struct DeviceLoweringRules {
+struct StepLoweringRules {
   std::string backend;  // named in errors, e.g. "cuda"
   // Scratch slots start at multiples of this many bytes.
   int64_t slot_alignment = 256;
@@ -75,31 +75,31 @@ struct DeviceLoweringRules {
 // RunDevicePasses, so they are not. The lowering refuses these by name, and a backend's
 // UnsupportedOps lists them, except the tape custom calls of reverse-mode
 // loops (core/tape_custom_calls.h): those become tape steps and a counter
-// kernel (device_tapes.h), and being "host" here keeps them out of fusions.
+// kernel (step_tapes.h), and being "host" here keeps them out of fusions.
 bool NeedsHostOnDevice(const Instruction& instruction);
 
-// The ops of `module` that LowerForDevice refuses with `rules`, by HLO name,
+// The ops of `module` that LowerToStepProgram refuses with `rules`, by HLO name,
 // sorted and each once: what needs the host (NeedsHostOnDevice), what is not
 // made of arrays, and what `rules.emittable` refuses as a kernel of one
 // instruction (ops no kernel emitter of the backend has, such as fft). A
 // device backend's UnsupportedOps.
-std::vector<std::string> UnsupportedDeviceOps(const Module& module, const DeviceLoweringRules& rules);
+std::vector<std::string> UnsupportedDeviceOps(const Module& module, const StepLoweringRules& rules);
 
 // The module pipeline a device backend runs before lowering: the core
 // passes, fusing what `rules.emittable` accepts as a single instruction.
-Status RunDevicePasses(Module& module, int optimization_level, const DeviceLoweringRules& rules);
+Status RunDevicePasses(Module& module, int optimization_level, const StepLoweringRules& rules);
 
 // Lowers `module` into the steps of `program` without placing any slot:
 // every temporary stays kTemporary at offset 0 and scratch_bytes 0, for a
 // backend that translates the steps into its own program and places that
 // (the cpu: backends/cpu/lowering.cc).
-Status LowerToSteps(std::unique_ptr<Module> module, const DeviceLoweringRules& rules, DeviceProgram& program);
+Status LowerToSteps(std::unique_ptr<Module> module, const StepLoweringRules& rules, StepProgram& program);
 
 // Lowers `module` (optimised by RunDevicePasses, or not at all) into
 // `program`, whose kernels the backend then compiles: LowerToSteps, then
 // entry results written where the caller gets them and temporaries placed
 // in the scratch block by the shared buffer assignment.
-Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
-                      DeviceProgram& program);
+Status LowerToStepProgram(std::unique_ptr<Module> module, const StepLoweringRules& rules,
+                      StepProgram& program);
 
 }  // namespace kiln

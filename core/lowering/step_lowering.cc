@@ -1,4 +1,4 @@
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 
 #include <algorithm>
 #include <climits>
@@ -50,28 +50,28 @@ bool OnlyStructures(const Instruction& instruction) {
 
 class Lowerer {
  public:
-  Lowerer(DeviceProgram& program, const DeviceLoweringRules& rules) : program_(program), rules_(rules) {}
+  Lowerer(StepProgram& program, const StepLoweringRules& rules) : program_(program), rules_(rules) {}
 
   Status LowerEntry();
 
  private:
   using Values = std::unordered_map<const Instruction*, Leaves>;
 
-  int NewSlot(DeviceSlotKind kind, int64_t bytes) {
-    DeviceSlot slot;
+  int NewSlot(StepSlotKind kind, int64_t bytes) {
+    StepSlot slot;
     slot.kind = kind;
     slot.bytes = bytes;  // a temporary's offset is placed after lowering (PlaceTemporaries)
     slot.sequence = current_sequence_;
     program_.slots.push_back(slot);
     return static_cast<int>(program_.slots.size() - 1);
   }
-  Leaves NewLeaves(const Shape& shape, DeviceSlotKind kind) {
+  Leaves NewLeaves(const Shape& shape, StepSlotKind kind) {
     Leaves leaves;
     for (const Shape& leaf : ArrayLeaves(shape)) leaves.push_back(NewSlot(kind, DenseBytes(leaf)));
     return leaves;
   }
   bool IsBound(int slot) const {
-    return program_.slots[static_cast<size_t>(slot)].kind == DeviceSlotKind::kBound;
+    return program_.slots[static_cast<size_t>(slot)].kind == StepSlotKind::kBound;
   }
 
   StatusOr<Leaves> LowerInto(const Computation& computation, int sequence,
@@ -91,7 +91,7 @@ class Lowerer {
   // `counter`; its output slot.
   StatusOr<int> LowerCounterStep(const Instruction& instruction, int32_t delta, int sequence, Values& values);
   Computation* SingleInstructionComputation(const Instruction& instruction);
-  DeviceStep& Append(int sequence, DeviceStep step) {
+  ProgramStep& Append(int sequence, ProgramStep step) {
     auto& steps = program_.sequences[static_cast<size_t>(sequence)].steps;
     steps.push_back(std::move(step));
     return steps.back();
@@ -116,8 +116,8 @@ class Lowerer {
     int outer_;
   };
 
-  DeviceProgram& program_;
-  const DeviceLoweringRules& rules_;
+  StepProgram& program_;
+  const StepLoweringRules& rules_;
   int current_sequence_ = 0;
   std::unordered_map<std::string, int> request_of_key_;
   std::unordered_map<int32_t, Computation*> counter_steps_;  // by delta
@@ -129,7 +129,7 @@ Status Lowerer::LowerEntry() {
   std::vector<Leaves> parameters;
   int64_t leaf = 0;
   for (const Shape& shape : program_.module->entry()->program_shape().parameters) {
-    Leaves leaves = NewLeaves(shape, DeviceSlotKind::kParameter);
+    Leaves leaves = NewLeaves(shape, StepSlotKind::kParameter);
     for (int slot : leaves) program_.slots[static_cast<size_t>(slot)].index = leaf++;
     parameters.push_back(std::move(leaves));
   }
@@ -145,27 +145,27 @@ StatusOr<int> Lowerer::LowerNested(const Computation& computation) {
   std::vector<Leaves> parameters;
   std::vector<int> bound;
   for (const Instruction* parameter : computation.parameters()) {
-    parameters.push_back(NewLeaves(parameter->shape, DeviceSlotKind::kBound));
+    parameters.push_back(NewLeaves(parameter->shape, StepSlotKind::kBound));
     bound.insert(bound.end(), parameters.back().begin(), parameters.back().end());
   }
   KILN_ASSIGN_OR_RETURN(Leaves results, LowerInto(computation, sequence, parameters));
   // A result that is one of the sequence's own parameters would alias the
   // loop state or branch operand it is copied over: give it its own copy,
   // unless the backend's loops and branches handle that themselves.
-  DeviceStep copy;
-  copy.kind = DeviceStep::Kind::kCopy;
+  ProgramStep copy;
+  copy.kind = ProgramStep::Kind::kCopy;
   copy.name = computation.name() + ".results";
   for (int& result : results) {
     if (!rules_.copy_bound_results || !IsBound(result)) continue;
     const int64_t bytes = program_.slots[static_cast<size_t>(result)].bytes;
-    const int target = NewSlot(DeviceSlotKind::kTemporary, bytes);
+    const int target = NewSlot(StepSlotKind::kTemporary, bytes);
     copy.sources.push_back(result);
     copy.targets.push_back(target);
     copy.bytes.push_back(bytes);
     result = target;
   }
   if (!copy.sources.empty()) Append(sequence, std::move(copy));
-  DeviceStepSequence& lowered = program_.sequences[static_cast<size_t>(sequence)];
+  StepSequence& lowered = program_.sequences[static_cast<size_t>(sequence)];
   lowered.parameters = std::move(bound);
   lowered.results = std::move(results);
   return sequence;
@@ -213,7 +213,7 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
       }
       Leaves slots;
       for (const Literal* leaf : leaves) {
-        const int slot = NewSlot(DeviceSlotKind::kConstant, static_cast<int64_t>(leaf->raw().size()));
+        const int slot = NewSlot(StepSlotKind::kConstant, static_cast<int64_t>(leaf->raw().size()));
         program_.slots[static_cast<size_t>(slot)].index = static_cast<int64_t>(program_.constants.size());
         program_.constants.push_back(leaf);
         slots.push_back(slot);
@@ -279,11 +279,11 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
       const Shape& shape = instruction.shape;
       const bool with_token =
           shape.IsTuple() && shape.tuple_shapes().size() == 2 && shape.tuple_shapes(1).IsToken();
-      DeviceStep step;
-      step.kind = DeviceStep::Kind::kInfeed;
+      ProgramStep step;
+      step.kind = ProgramStep::Kind::kInfeed;
       step.name = instruction.name;
       step.shape = with_token ? shape.tuple_shapes(0) : shape;
-      step.targets = NewLeaves(step.shape, DeviceSlotKind::kTemporary);
+      step.targets = NewLeaves(step.shape, StepSlotKind::kTemporary);
       for (int slot : step.targets) step.bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
       values[&instruction] = step.targets;
       Append(sequence, std::move(step));
@@ -291,8 +291,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
     }
     case Opcode::kOutfeed: {
       if (instruction.operands.empty()) return InvalidArgument(rules_.backend, ": outfeed needs an operand");
-      DeviceStep step;
-      step.kind = DeviceStep::Kind::kOutfeed;
+      ProgramStep step;
+      step.kind = ProgramStep::Kind::kOutfeed;
       step.name = instruction.name;
       step.shape = instruction.operand(0)->shape;
       step.sources = operand_leaves(0);
@@ -331,8 +331,8 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
 
 Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& computation, int sequence,
                             Values& values) {
-  DeviceStep step;
-  step.kind = DeviceStep::Kind::kLaunch;
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kLaunch;
   step.name = instruction.name;
   for (size_t i = 0; i < instruction.operands.size(); ++i) {
     const Leaves& leaves = values.at(instruction.operand(i));
@@ -341,11 +341,11 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
                       "' is not one array");
     step.buffers.push_back(leaves[0]);
   }
-  Leaves outputs = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
+  Leaves outputs = NewLeaves(instruction.shape, StepSlotKind::kTemporary);
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
   const Instruction* root = computation.root();
   const int64_t scratch = rules_.kernel_scratch_bytes ? rules_.kernel_scratch_bytes(*root) : 0;
-  if (scratch > 0) step.buffers.push_back(NewSlot(DeviceSlotKind::kTemporary, scratch));
+  if (scratch > 0) step.buffers.push_back(NewSlot(StepSlotKind::kTemporary, scratch));
   const auto [found, inserted] =
       request_of_key_.try_emplace(KernelKey(computation), static_cast<int>(program_.kernels.size()));
   if (inserted)
@@ -358,14 +358,14 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
 }
 
 Status Lowerer::LowerLibraryCall(const Instruction& instruction, int sequence, Values& values) {
-  DeviceStep step;
-  step.kind = DeviceStep::Kind::kLibraryCall;
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kLibraryCall;
   step.name = instruction.name;
   for (const Instruction* operand : instruction.operands) {
     const Leaves& leaves = values.at(operand);
     step.buffers.insert(step.buffers.end(), leaves.begin(), leaves.end());
   }
-  Leaves outputs = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
+  Leaves outputs = NewLeaves(instruction.shape, StepSlotKind::kTemporary);
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
   step.call = static_cast<int>(program_.library_calls.size());
   program_.library_calls.push_back(&instruction);
@@ -380,18 +380,18 @@ Status Lowerer::LowerWhile(const Instruction& instruction, int sequence, Values&
   KILN_ASSIGN_OR_RETURN(const int condition, LowerNested(*instruction.called[0]));
   KILN_ASSIGN_OR_RETURN(const int body, LowerNested(*instruction.called[1]));
   const Leaves& init = values.at(instruction.operand(0));
-  const DeviceStepSequence& lowered_condition = program_.sequences[static_cast<size_t>(condition)];
-  const DeviceStepSequence& lowered_body = program_.sequences[static_cast<size_t>(body)];
+  const StepSequence& lowered_condition = program_.sequences[static_cast<size_t>(condition)];
+  const StepSequence& lowered_body = program_.sequences[static_cast<size_t>(body)];
   if (lowered_condition.results.size() != 1 || lowered_condition.parameters.size() != init.size() ||
       lowered_body.parameters.size() != init.size() || lowered_body.results.size() != init.size()) {
     return InvalidArgument(rules_.backend, ": while condition and body do not match the loop state ",
                            instruction.shape.ToString());
   }
-  DeviceStep step;
-  step.kind = DeviceStep::Kind::kWhile;
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kWhile;
   step.name = instruction.name;
   step.sources = init;
-  step.targets = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
+  step.targets = NewLeaves(instruction.shape, StepSlotKind::kTemporary);
   for (int slot : init) step.bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
   step.nested = {condition, body};
   values[&instruction] = step.targets;
@@ -409,16 +409,16 @@ Status Lowerer::LowerConditional(const Instruction& instruction, int sequence, V
                            selector.shape.ToString());
   if (selector.shape.element_type() == ElementType::kPred && branches != 2)
     return InvalidArgument(rules_.backend, ": a predicated conditional needs two branches");
-  DeviceStep step;
-  step.kind = DeviceStep::Kind::kConditional;
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kConditional;
   step.name = instruction.name;
   step.selector = values.at(&selector)[0];
   step.selector_type = selector.shape.element_type();
-  step.targets = NewLeaves(instruction.shape, DeviceSlotKind::kTemporary);
+  step.targets = NewLeaves(instruction.shape, StepSlotKind::kTemporary);
   for (int slot : step.targets) step.bytes.push_back(program_.slots[static_cast<size_t>(slot)].bytes);
   for (size_t b = 0; b < branches; ++b) {
     KILN_ASSIGN_OR_RETURN(const int branch, LowerNested(*instruction.called[b]));
-    const DeviceStepSequence& lowered = program_.sequences[static_cast<size_t>(branch)];
+    const StepSequence& lowered = program_.sequences[static_cast<size_t>(branch)];
     const Leaves& operand = values.at(instruction.operand(b + 1));
     if (lowered.parameters.size() != operand.size() || lowered.results.size() != step.targets.size())
       return InvalidArgument(rules_.backend, ": conditional branch ", b,
@@ -481,8 +481,8 @@ Status Lowerer::LowerTapeCall(const Instruction& instruction, int sequence, Valu
   KILN_ASSIGN_OR_RETURN(const int64_t tape, TapeNumber(instruction));
   const bool push = instruction.attrs.custom_call_target == kTapePushTarget;
   KILN_ASSIGN_OR_RETURN(const int next, LowerCounterStep(instruction, push ? 1 : -1, sequence, values));
-  DeviceStep step;
-  step.kind = push ? DeviceStep::Kind::kTapePush : DeviceStep::Kind::kTapePop;
+  ProgramStep step;
+  step.kind = push ? ProgramStep::Kind::kTapePush : ProgramStep::Kind::kTapePop;
   step.name = instruction.name;
   step.tape = tape;
   Leaves result = {next};
@@ -496,7 +496,7 @@ Status Lowerer::LowerTapeCall(const Instruction& instruction, int sequence, Valu
     const std::vector<Shape>& elements = instruction.shape.tuple_shapes();
     for (size_t i = 1; i < elements.size(); ++i) {
       const int64_t bytes = DenseBytes(elements[i]);
-      step.targets.push_back(NewSlot(DeviceSlotKind::kTemporary, bytes));
+      step.targets.push_back(NewSlot(StepSlotKind::kTemporary, bytes));
       step.bytes.push_back(bytes);
     }
     result.insert(result.end(), step.targets.begin(), step.targets.end());
@@ -530,7 +530,7 @@ bool NeedsHostOnDevice(const Instruction& instruction) {
          instruction.opcode == Opcode::kGetDimensionSize;
 }
 
-Status RunDevicePasses(Module& module, int optimization_level, const DeviceLoweringRules& rules) {
+Status RunDevicePasses(Module& module, int optimization_level, const StepLoweringRules& rules) {
   // Annotations of a multi-device program cost nothing on one device, and
   // no device kernel runs them, whatever the optimisation level.
   KILN_RETURN_IF_ERROR(IdentityCustomCallRemoval().Run(module).status());
@@ -572,7 +572,7 @@ bool LoweredWithoutAKernel(const Instruction& instruction) {
 
 }  // namespace
 
-std::vector<std::string> UnsupportedDeviceOps(const Module& module, const DeviceLoweringRules& rules) {
+std::vector<std::string> UnsupportedDeviceOps(const Module& module, const StepLoweringRules& rules) {
   std::set<std::string> unsupported;
   for (const auto& computation : module.computations()) {
     for (const auto& instruction : computation->instructions()) {
@@ -593,7 +593,7 @@ namespace {
 // results and scratch; a library call's, its instruction's operands, then
 // its outputs. A loop or branch reads its initial state or operands and
 // writes its results (its nested sequences are regions of their own).
-void StepBuffers(const DeviceProgram& program, const DeviceStep& step, std::vector<int>& inputs,
+void StepBuffers(const StepProgram& program, const ProgramStep& step, std::vector<int>& inputs,
                  std::vector<int>& outputs) {
   auto split = [&](size_t reads) {
     reads = std::min(reads, step.buffers.size());
@@ -601,28 +601,28 @@ void StepBuffers(const DeviceProgram& program, const DeviceStep& step, std::vect
     outputs.assign(step.buffers.begin() + static_cast<std::ptrdiff_t>(reads), step.buffers.end());
   };
   switch (step.kind) {
-    case DeviceStep::Kind::kLaunch:
+    case ProgramStep::Kind::kLaunch:
       split(program.kernels[static_cast<size_t>(step.kernel)].arguments.size());
       return;
-    case DeviceStep::Kind::kLibraryCall: {
+    case ProgramStep::Kind::kLibraryCall: {
       size_t reads = 0;
       for (const Instruction* operand : program.library_calls[static_cast<size_t>(step.call)]->operands)
         reads += static_cast<size_t>(ArrayLeafCount(operand->shape));
       split(reads);
       return;
     }
-    case DeviceStep::Kind::kConditional:
+    case ProgramStep::Kind::kConditional:
       inputs = {step.selector};
       for (const std::vector<int>& operands : step.branch_operands)
         inputs.insert(inputs.end(), operands.begin(), operands.end());
       outputs = step.targets;
       return;
-    case DeviceStep::Kind::kCopy:
-    case DeviceStep::Kind::kWhile:
-    case DeviceStep::Kind::kInfeed:
-    case DeviceStep::Kind::kOutfeed:
-    case DeviceStep::Kind::kTapePush:
-    case DeviceStep::Kind::kTapePop:
+    case ProgramStep::Kind::kCopy:
+    case ProgramStep::Kind::kWhile:
+    case ProgramStep::Kind::kInfeed:
+    case ProgramStep::Kind::kOutfeed:
+    case ProgramStep::Kind::kTapePush:
+    case ProgramStep::Kind::kTapePop:
       inputs = step.sources;
       outputs = step.targets;
       return;
@@ -634,12 +634,12 @@ void StepBuffers(const DeviceProgram& program, const DeviceStep& step, std::vect
 // constant, an empty array or a slot named as a second result is still
 // copied out. Aliases of a value share its slot index, so changing the slot
 // moves all of them.
-void PlaceResults(DeviceProgram& program) {
+void PlaceResults(StepProgram& program) {
   const std::vector<int>& results = program.sequences[0].results;
   for (size_t i = 0; i < results.size(); ++i) {
-    DeviceSlot& slot = program.slots[static_cast<size_t>(results[i])];
-    if (slot.kind != DeviceSlotKind::kTemporary || slot.bytes == 0) continue;
-    slot.kind = DeviceSlotKind::kResult;
+    StepSlot& slot = program.slots[static_cast<size_t>(results[i])];
+    if (slot.kind != StepSlotKind::kTemporary || slot.bytes == 0) continue;
+    slot.kind = StepSlotKind::kResult;
     slot.index = static_cast<int64_t>(i);
     slot.offset = 0;
   }
@@ -651,19 +651,19 @@ void PlaceResults(DeviceProgram& program) {
 // together share bytes. Steps run in order, with a full barrier (vulkan)
 // or on one stream (cuda) between them, so a kernel never writes bytes an
 // earlier one still reads.
-void PlaceTemporaries(DeviceProgram& program, int64_t alignment) {
+void PlaceTemporaries(StepProgram& program, int64_t alignment) {
   compiler::BufferAssignmentProblem problem;
   problem.alignment = alignment;
   problem.buffers.resize(program.slots.size());
   for (size_t s = 0; s < program.slots.size(); ++s) {
     problem.buffers[s].bytes = program.slots[s].bytes;
-    problem.buffers[s].in_arena = program.slots[s].kind == DeviceSlotKind::kTemporary;
+    problem.buffers[s].in_arena = program.slots[s].kind == StepSlotKind::kTemporary;
     problem.buffers[s].region = -1;
   }
   problem.regions.resize(program.sequences.size());
   for (size_t region = 0; region < program.sequences.size(); ++region) {
-    const DeviceStepSequence& sequence = program.sequences[region];
-    for (const DeviceStep& step : sequence.steps) {
+    const StepSequence& sequence = program.sequences[region];
+    for (const ProgramStep& step : sequence.steps) {
       compiler::AssignmentStep& uses = problem.regions[region].emplace_back();
       StepBuffers(program, step, uses.inputs, uses.outputs);
       // A temporary belongs to the sequence whose step writes it first.
@@ -677,15 +677,15 @@ void PlaceTemporaries(DeviceProgram& program, int64_t alignment) {
   for (compiler::AssignmentBuffer& buffer : problem.buffers) buffer.region = std::max(buffer.region, 0);
   const compiler::BufferAssignment assignment = compiler::AssignBuffers(problem);
   for (size_t s = 0; s < program.slots.size(); ++s) {
-    if (program.slots[s].kind == DeviceSlotKind::kTemporary) program.slots[s].offset = assignment.offset[s];
+    if (program.slots[s].kind == StepSlotKind::kTemporary) program.slots[s].offset = assignment.offset[s];
   }
   program.scratch_bytes = assignment.arena_bytes;
 }
 
 }  // namespace
 
-Status LowerToSteps(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
-                    DeviceProgram& program) {
+Status LowerToSteps(std::unique_ptr<Module> module, const StepLoweringRules& rules,
+                    StepProgram& program) {
   if (module == nullptr || module->entry() == nullptr)
     return InvalidArgument(rules.backend, ": the module has no entry");
   if (!rules.check_kernel) return Internal(rules.backend, ": the lowering rules have no kernel check");
@@ -704,8 +704,8 @@ Status LowerToSteps(std::unique_ptr<Module> module, const DeviceLoweringRules& r
   return OkStatus();
 }
 
-Status LowerForDevice(std::unique_ptr<Module> module, const DeviceLoweringRules& rules,
-                      DeviceProgram& program) {
+Status LowerToStepProgram(std::unique_ptr<Module> module, const StepLoweringRules& rules,
+                      StepProgram& program) {
   KILN_RETURN_IF_ERROR(LowerToSteps(std::move(module), rules, program));
   PlaceResults(program);
   PlaceTemporaries(program, rules.slot_alignment);

@@ -1,10 +1,11 @@
-// A module lowered for a device that runs kernels: sequences of steps
-// (kernel launches, library calls, copies, loops and branches whose
-// predicates are read back to the host, infeed and outfeed, and the pushes
-// and pops of reverse-mode loops' tapes) over slots, each slot one dense
-// array in device memory. Nothing in it is specific to a backend: the
-// CUDA and Vulkan backends lower through the same rules (device_lowering.h)
-// and differ only in how they compile `kernels` and run the steps.
+// A module lowered into steps, for every backend that runs kernels:
+// sequences of steps (kernel launches, library calls, copies, loops and
+// branches whose predicates are read back to the host, infeed and outfeed,
+// and the pushes and pops of reverse-mode loops' tapes) over slots, each slot one dense
+// array in the backend's memory. Nothing in it is specific to a backend: the
+// cpu, CUDA and Vulkan backends lower through the same rules
+// (step_lowering.h) and differ only in how they compile `kernels` and run
+// (or, on the cpu, translate) the steps.
 // Immutable once built, so one program serves concurrent executions.
 #pragma once
 
@@ -20,7 +21,7 @@
 
 namespace kiln {
 
-enum class DeviceSlotKind {
+enum class StepSlotKind {
   kTemporary,  // at `offset` in the execution's scratch block
   kConstant,   // the program's uploaded constant `index`
   kParameter,  // argument leaf `index`
@@ -29,8 +30,8 @@ enum class DeviceSlotKind {
                // the steps write directly (no scratch, no copy out)
 };
 
-struct DeviceSlot {
-  DeviceSlotKind kind = DeviceSlotKind::kTemporary;
+struct StepSlot {
+  StepSlotKind kind = StepSlotKind::kTemporary;
   int64_t bytes = 0;
   int64_t index = 0;
   int64_t offset = 0;
@@ -39,7 +40,7 @@ struct DeviceSlot {
   int sequence = 0;
 };
 
-struct DeviceStep {
+struct ProgramStep {
   enum class Kind {
     kLaunch,
     kLibraryCall,
@@ -89,21 +90,21 @@ struct DeviceStep {
   int64_t tape = -1;
 };
 
-struct DeviceStepSequence {
-  std::vector<DeviceStep> steps;
+struct StepSequence {
+  std::vector<ProgramStep> steps;
   std::vector<int> parameters;  // bound slots, in parameter-leaf order
   std::vector<int> results;     // result leaves' slots (never a bound slot)
 };
 
-struct DeviceProgram {
+struct StepProgram {
   std::unique_ptr<Module> module;  // the optimised clone the kernels come from
   // Per constant slot index, its value (uploaded once per executable): an
   // array constant's own literal in `module`, or a leaf of a tuple constant
   // kept in `constant_storage`.
   std::vector<const Literal*> constants;
   std::deque<Literal> constant_storage;
-  std::vector<DeviceStepSequence> sequences;  // [0] is the entry
-  std::vector<DeviceSlot> slots;
+  std::vector<StepSequence> sequences;  // [0] is the entry
+  std::vector<StepSlot> slots;
   std::vector<Shape> parameter_leaves;
   std::vector<Shape> result_leaves;
   int64_t scratch_bytes = 0;

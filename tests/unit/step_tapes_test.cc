@@ -1,11 +1,11 @@
 // The tapes of reverse-mode loops on device backends: the tape steps the
-// shared lowering makes of kiln_tape_push / kiln_tape_pop, and DeviceTapes
-// (core/lowering/device_tapes.h) run against an executor whose slots are
+// shared lowering makes of kiln_tape_push / kiln_tape_pop, and StepTapes
+// (core/lowering/step_tapes.h) run against an executor whose slots are
 // host memory: entries come back in reverse order, byte for byte; the
 // buffer doubles (one copy of what it holds each time) and is released at
 // the end; a pop without its push and a device without room are errors
 // that say which tape and how many bytes.
-#include "core/lowering/device_tapes.h"
+#include "core/lowering/step_tapes.h"
 
 #include <cstring>
 #include <map>
@@ -15,19 +15,19 @@
 #include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
-#include "core/lowering/device_lowering.h"
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_lowering.h"
+#include "core/lowering/step_runner.h"
 
 namespace kiln {
 namespace {
 
 // Slots are byte vectors; added slots count against `limit` bytes.
-class HostExecutor : public DeviceStepExecutor {
+class HostExecutor : public ProgramStepExecutor {
  public:
   explicit HostExecutor(size_t program_slots, int64_t limit = INT64_MAX) : limit_(limit) {
     slots.resize(program_slots);
   }
-  Status Launch(const DeviceStep&) override { return Internal("no kernels here"); }
+  Status Launch(const ProgramStep&) override { return Internal("no kernels here"); }
   Status Copy(int source, int target, int64_t bytes) override {
     return CopyRange(source, 0, target, 0, bytes);
   }
@@ -72,9 +72,9 @@ class HostExecutor : public DeviceStepExecutor {
 
 const std::string kBackend = "testdevice";
 
-DeviceStep PushStep(int64_t tape, std::vector<int> sources, std::vector<int64_t> bytes) {
-  DeviceStep step;
-  step.kind = DeviceStep::Kind::kTapePush;
+ProgramStep PushStep(int64_t tape, std::vector<int> sources, std::vector<int64_t> bytes) {
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kTapePush;
   step.name = "push";
   step.tape = tape;
   step.sources = std::move(sources);
@@ -82,9 +82,9 @@ DeviceStep PushStep(int64_t tape, std::vector<int> sources, std::vector<int64_t>
   return step;
 }
 
-DeviceStep PopStep(int64_t tape, std::vector<int> targets, std::vector<int64_t> bytes) {
-  DeviceStep step;
-  step.kind = DeviceStep::Kind::kTapePop;
+ProgramStep PopStep(int64_t tape, std::vector<int> targets, std::vector<int64_t> bytes) {
+  ProgramStep step;
+  step.kind = ProgramStep::Kind::kTapePop;
   step.name = "popped";
   step.tape = tape;
   step.targets = std::move(targets);
@@ -94,7 +94,7 @@ DeviceStep PopStep(int64_t tape, std::vector<int> targets, std::vector<int64_t> 
 
 // Slot 0 holds 12 bytes and slot 1 4 bytes (the pushed state); slots 2 and
 // 3 receive the pops.
-TEST(DeviceTapesTest, PopsGiveBackPushesInReverseOrderAndTheTapeDoubles) {
+TEST(StepTapesTest, PopsGiveBackPushesInReverseOrderAndTheTapeDoubles) {
   HostExecutor executor(4);
   executor.slots[0].resize(12);
   executor.slots[1].resize(4);
@@ -103,13 +103,13 @@ TEST(DeviceTapesTest, PopsGiveBackPushesInReverseOrderAndTheTapeDoubles) {
   constexpr int kEntries = 100;
   constexpr int64_t kEntryBytes = 16;
   {
-    DeviceTapes tapes(executor, kBackend);
+    StepTapes tapes(executor, kBackend);
     for (int i = 0; i < kEntries; ++i) {
       for (size_t b = 0; b < 12; ++b) executor.slots[0][b] = static_cast<uint8_t>(i + b);
       for (size_t b = 0; b < 4; ++b) executor.slots[1][b] = static_cast<uint8_t>(255 - i - b);
       ASSERT_TRUE(tapes.Push(PushStep(7, {0, 1}, {12, 4})).ok());
     }
-    const DeviceTapeStatistics& pushed = tapes.statistics();
+    const StepTapeStatistics& pushed = tapes.statistics();
     EXPECT_EQ(pushed.pushes, kEntries);
     EXPECT_EQ(pushed.peak_bytes, kEntries * kEntryBytes);
     // 16, 32, ..., 2048 bytes: 8 buffers, the last under twice what it holds.
@@ -135,11 +135,11 @@ TEST(DeviceTapesTest, PopsGiveBackPushesInReverseOrderAndTheTapeDoubles) {
   EXPECT_EQ(executor.live_bytes, 0);
 }
 
-TEST(DeviceTapesTest, TapesAreSeparateByNumber) {
+TEST(StepTapesTest, TapesAreSeparateByNumber) {
   HostExecutor executor(2);
   executor.slots[0] = {1, 2, 3, 4};
   executor.slots[1].resize(4);
-  DeviceTapes tapes(executor, kBackend);
+  StepTapes tapes(executor, kBackend);
   ASSERT_TRUE(tapes.Push(PushStep(0, {0}, {4})).ok());
   executor.slots[0] = {9, 9, 9, 9};
   ASSERT_TRUE(tapes.Push(PushStep(1, {0}, {4})).ok());
@@ -149,11 +149,11 @@ TEST(DeviceTapesTest, TapesAreSeparateByNumber) {
   EXPECT_EQ(executor.slots[1], (std::vector<uint8_t>{9, 9, 9, 9}));
 }
 
-TEST(DeviceTapesTest, APopWithoutItsPushIsInternalNamingTheTape) {
+TEST(StepTapesTest, APopWithoutItsPushIsInternalNamingTheTape) {
   HostExecutor executor(2);
   executor.slots[0].resize(4);
   executor.slots[1].resize(8);
-  DeviceTapes tapes(executor, kBackend);
+  StepTapes tapes(executor, kBackend);
   ASSERT_TRUE(tapes.Push(PushStep(5, {0}, {4})).ok());
   const Status status = tapes.Pop(PopStep(5, {1}, {8}));
   ASSERT_FALSE(status.ok());
@@ -163,10 +163,10 @@ TEST(DeviceTapesTest, APopWithoutItsPushIsInternalNamingTheTape) {
   EXPECT_NE(status.message().find("holds 4"), std::string::npos) << status.ToString();
 }
 
-TEST(DeviceTapesTest, ADeviceWithoutRoomIsResourceExhaustedNamingTheBytes) {
+TEST(StepTapesTest, ADeviceWithoutRoomIsResourceExhaustedNamingTheBytes) {
   HostExecutor executor(1, /*limit=*/100);
   executor.slots[0].resize(40);
-  DeviceTapes tapes(executor, kBackend);
+  StepTapes tapes(executor, kBackend);
   ASSERT_TRUE(tapes.Push(PushStep(2, {0}, {40})).ok());  // 40 bytes
   // Growing to 80 needs 80 more bytes beside the 40 held: 120 > 100.
   const Status status = tapes.Push(PushStep(2, {0}, {40}));
@@ -177,7 +177,7 @@ TEST(DeviceTapesTest, ADeviceWithoutRoomIsResourceExhaustedNamingTheBytes) {
 
 // The lowering: a push is a counter kernel and a push step of its arrays; a
 // pop is a counter kernel and a pop step into new slots.
-TEST(DeviceTapesTest, TapeCallsLowerToTapeStepsAndCounterKernels) {
+TEST(StepTapesTest, TapeCallsLowerToTapeStepsAndCounterKernels) {
   StatusOr<std::unique_ptr<Module>> module = ParseHloModule(R"(HloModule m
 ENTRY e {
   x = f32[4] parameter(0)
@@ -190,17 +190,17 @@ ENTRY e {
   ROOT out = (s32[], f32[4]) tuple(count, back)
 })");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  DeviceLoweringRules rules;
+  StepLoweringRules rules;
   rules.backend = kBackend;
   rules.check_kernel = [](const Computation&) { return OkStatus(); };
   EXPECT_TRUE(UnsupportedDeviceOps(**module, rules).empty());
-  DeviceProgram program;
-  ASSERT_TRUE(LowerForDevice(std::move(module).value(), rules, program).ok());
-  const std::vector<DeviceStep>& steps = program.sequences[0].steps;
-  std::vector<DeviceStep::Kind> kinds;
-  for (const DeviceStep& step : steps) kinds.push_back(step.kind);
-  ASSERT_EQ(kinds, (std::vector<DeviceStep::Kind>{DeviceStep::Kind::kLaunch, DeviceStep::Kind::kTapePush,
-                                                  DeviceStep::Kind::kLaunch, DeviceStep::Kind::kTapePop}));
+  StepProgram program;
+  ASSERT_TRUE(LowerToStepProgram(std::move(module).value(), rules, program).ok());
+  const std::vector<ProgramStep>& steps = program.sequences[0].steps;
+  std::vector<ProgramStep::Kind> kinds;
+  for (const ProgramStep& step : steps) kinds.push_back(step.kind);
+  ASSERT_EQ(kinds, (std::vector<ProgramStep::Kind>{ProgramStep::Kind::kLaunch, ProgramStep::Kind::kTapePush,
+                                                  ProgramStep::Kind::kLaunch, ProgramStep::Kind::kTapePop}));
   EXPECT_EQ(steps[0].kernel != steps[2].kernel, true) << "+1 and -1 are two kernels";
   EXPECT_EQ(steps[1].tape, 3);
   EXPECT_EQ(steps[1].bytes, (std::vector<int64_t>{16, 8}));

@@ -1,14 +1,14 @@
-#include "core/lowering/device_tapes.h"
+#include "core/lowering/step_tapes.h"
 
 #include <algorithm>
 #include <climits>
 
-#include "core/lowering/device_runner.h"
+#include "core/lowering/step_runner.h"
 
 namespace kiln {
 namespace {
 
-int64_t EntryBytes(const DeviceStep& step) {
+int64_t EntryBytes(const ProgramStep& step) {
   int64_t bytes = 0;
   for (int64_t part : step.bytes) bytes += part;
   return bytes;
@@ -16,13 +16,13 @@ int64_t EntryBytes(const DeviceStep& step) {
 
 }  // namespace
 
-DeviceTapes::~DeviceTapes() {
+StepTapes::~StepTapes() {
   for (auto& [number, tape] : tapes_) {
     if (tape.slot >= 0) executor_.ReleaseSlot(tape.slot);
   }
 }
 
-Status DeviceTapes::Grow(Tape& tape, int64_t number, int64_t needed) {
+Status StepTapes::Grow(Tape& tape, int64_t number, int64_t needed) {
   // Doubling: the copies over all pushes cost less than twice the bytes pushed.
   const int64_t capacity = std::max(needed, tape.capacity > INT64_MAX / 2 ? INT64_MAX : 2 * tape.capacity);
   StatusOr<int> grown = executor_.AddSlot(capacity);
@@ -44,7 +44,7 @@ Status DeviceTapes::Grow(Tape& tape, int64_t number, int64_t needed) {
   return OkStatus();
 }
 
-Status DeviceTapes::Push(const DeviceStep& step) {
+Status StepTapes::Push(const ProgramStep& step) {
   if (step.sources.size() != step.bytes.size())
     return Internal(backend_, ": tape push '", step.name, "' has ", step.sources.size(), " arrays and ",
                     step.bytes.size(), " sizes");
@@ -64,7 +64,7 @@ Status DeviceTapes::Push(const DeviceStep& step) {
   return OkStatus();
 }
 
-Status DeviceTapes::Pop(const DeviceStep& step) {
+Status StepTapes::Pop(const ProgramStep& step) {
   if (step.targets.size() != step.bytes.size())
     return Internal(backend_, ": tape pop '", step.name, "' has ", step.targets.size(), " arrays and ",
                     step.bytes.size(), " sizes");

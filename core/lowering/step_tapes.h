@@ -13,15 +13,15 @@
 #include <map>
 #include <string>
 
-#include "core/lowering/device_program.h"
+#include "core/lowering/step_program.h"
 #include "core/status.h"
 
 namespace kiln {
 
-class DeviceStepExecutor;
+class ProgramStepExecutor;
 
 // How much the tapes of one execution held, for tests and statistics.
-struct DeviceTapeStatistics {
+struct StepTapeStatistics {
   int64_t pushes = 0;
   int64_t pops = 0;
   int64_t growths = 0;              // buffers allocated (the first one included)
@@ -31,23 +31,23 @@ struct DeviceTapeStatistics {
   int64_t peak_capacity_bytes = 0;  // the most reserved at once (a growth's old buffer included)
 };
 
-class DeviceTapes {
+class StepTapes {
  public:
-  DeviceTapes(DeviceStepExecutor& executor, const std::string& backend)
+  StepTapes(ProgramStepExecutor& executor, const std::string& backend)
       : executor_(executor), backend_(backend) {}
   // Releases every tape's buffer.
-  ~DeviceTapes();
-  DeviceTapes(const DeviceTapes&) = delete;
-  DeviceTapes& operator=(const DeviceTapes&) = delete;
+  ~StepTapes();
+  StepTapes(const StepTapes&) = delete;
+  StepTapes& operator=(const StepTapes&) = delete;
 
   // Runs a kTapePush step: RESOURCE_EXHAUSTED naming the bytes when the
   // tape cannot grow.
-  Status Push(const DeviceStep& step);
+  Status Push(const ProgramStep& step);
   // Runs a kTapePop step: INTERNAL naming the tape when it holds less than
   // the entry (a pop without its push).
-  Status Pop(const DeviceStep& step);
+  Status Pop(const ProgramStep& step);
 
-  const DeviceTapeStatistics& statistics() const { return statistics_; }
+  const StepTapeStatistics& statistics() const { return statistics_; }
 
  private:
   struct Tape {
@@ -57,10 +57,10 @@ class DeviceTapes {
   };
   Status Grow(Tape& tape, int64_t number, int64_t needed);
 
-  DeviceStepExecutor& executor_;
+  ProgramStepExecutor& executor_;
   const std::string& backend_;
   std::map<int64_t, Tape> tapes_;
-  DeviceTapeStatistics statistics_;
+  StepTapeStatistics statistics_;
 };
 
 }  // namespace kiln

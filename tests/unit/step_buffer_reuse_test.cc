@@ -5,13 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "core/hlo_parser.h"
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 
 namespace kiln {
 namespace {
 
-DeviceLoweringRules AnyKernelRules() {
-  DeviceLoweringRules rules;
+StepLoweringRules AnyKernelRules() {
+  StepLoweringRules rules;
   rules.backend = "testdevice";
   rules.slot_alignment = 64;
   rules.check_kernel = [](const Computation&) { return OkStatus(); };
@@ -19,10 +19,10 @@ DeviceLoweringRules AnyKernelRules() {
 }
 
 // Byte ranges of two temporaries overlap.
-bool ScratchOverlap(const DeviceProgram& program, int a, int b) {
-  const DeviceSlot& x = program.slots[static_cast<size_t>(a)];
-  const DeviceSlot& y = program.slots[static_cast<size_t>(b)];
-  if (x.kind != DeviceSlotKind::kTemporary || y.kind != DeviceSlotKind::kTemporary) return false;
+bool ScratchOverlap(const StepProgram& program, int a, int b) {
+  const StepSlot& x = program.slots[static_cast<size_t>(a)];
+  const StepSlot& y = program.slots[static_cast<size_t>(b)];
+  if (x.kind != StepSlotKind::kTemporary || y.kind != StepSlotKind::kTemporary) return false;
   return x.offset < y.offset + y.bytes && y.offset < x.offset + x.bytes;
 }
 
@@ -40,19 +40,19 @@ ENTRY e {
   ROOT g = f32[1000] exponential(f)
 })");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  DeviceProgram program;
-  ASSERT_TRUE(LowerForDevice(std::move(module).value(), AnyKernelRules(), program).ok());
+  StepProgram program;
+  ASSERT_TRUE(LowerToStepProgram(std::move(module).value(), AnyKernelRules(), program).ok());
   EXPECT_EQ(program.scratch_bytes, 2 * 4032) << "was 5 * 4032 with a range per temporary";
   int launches = 0;
-  for (const DeviceStep& step : program.sequences[0].steps) {
-    if (step.kind != DeviceStep::Kind::kLaunch) continue;
+  for (const ProgramStep& step : program.sequences[0].steps) {
+    if (step.kind != ProgramStep::Kind::kLaunch) continue;
     ++launches;
     ASSERT_EQ(step.buffers.size(), 2u);
     EXPECT_FALSE(ScratchOverlap(program, step.buffers[0], step.buffers[1])) << step.name;
   }
   EXPECT_EQ(launches, 6);
-  for (const DeviceSlot& slot : program.slots) {
-    if (slot.kind != DeviceSlotKind::kTemporary) continue;
+  for (const StepSlot& slot : program.slots) {
+    if (slot.kind != StepSlotKind::kTemporary) continue;
     EXPECT_EQ(slot.offset % 64, 0);
     EXPECT_LE(slot.offset + slot.bytes, program.scratch_bytes);
   }
@@ -88,19 +88,19 @@ ENTRY e {
   ROOT r = f32[64] add(out, kept)
 })");
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  DeviceProgram program;
-  ASSERT_TRUE(LowerForDevice(std::move(module).value(), AnyKernelRules(), program).ok());
+  StepProgram program;
+  ASSERT_TRUE(LowerToStepProgram(std::move(module).value(), AnyKernelRules(), program).ok());
   int kept = -1;
-  const DeviceStep* loop = nullptr;
-  for (const DeviceStep& step : program.sequences[0].steps) {
+  const ProgramStep* loop = nullptr;
+  for (const ProgramStep& step : program.sequences[0].steps) {
     if (step.name == "kept") kept = step.buffers.back();
-    if (step.kind == DeviceStep::Kind::kWhile) loop = &step;
+    if (step.kind == ProgramStep::Kind::kWhile) loop = &step;
   }
   ASSERT_GE(kept, 0);
   ASSERT_NE(loop, nullptr);
   for (int target : loop->targets) EXPECT_FALSE(ScratchOverlap(program, kept, target));
   for (int nested : loop->nested) {
-    for (const DeviceStep& step : program.sequences[static_cast<size_t>(nested)].steps) {
+    for (const ProgramStep& step : program.sequences[static_cast<size_t>(nested)].steps) {
       for (int buffer : step.buffers) EXPECT_FALSE(ScratchOverlap(program, kept, buffer)) << step.name;
       for (int target : step.targets) EXPECT_FALSE(ScratchOverlap(program, kept, target)) << step.name;
     }

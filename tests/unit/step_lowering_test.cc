@@ -2,7 +2,7 @@
 // a module becomes under a backend's rules, what it refuses and how it names
 // the refusal, and the kernel descriptions it makes. The CUDA backend's
 // tests run the same lowering end to end.
-#include "core/lowering/device_lowering.h"
+#include "core/lowering/step_lowering.h"
 
 #include <climits>
 #include <string>
@@ -29,8 +29,8 @@ bool Contains(const Computation& computation, Opcode opcode) {
 
 // A backend that runs any kernel except one holding a sort, with 64-byte
 // slots and 100 bytes of scratch for a reduce.
-DeviceLoweringRules TestRules() {
-  DeviceLoweringRules rules;
+StepLoweringRules TestRules() {
+  StepLoweringRules rules;
   rules.backend = "testdevice";
   rules.slot_alignment = 64;
   rules.check_kernel = [](const Computation& kernel) {
@@ -52,15 +52,15 @@ DeviceLoweringRules TestRules() {
   return rules;
 }
 
-int CountSteps(const DeviceProgram& program, DeviceStep::Kind kind) {
+int CountSteps(const StepProgram& program, ProgramStep::Kind kind) {
   int count = 0;
-  for (const DeviceStepSequence& sequence : program.sequences) {
-    for (const DeviceStep& step : sequence.steps) count += step.kind == kind;
+  for (const StepSequence& sequence : program.sequences) {
+    for (const ProgramStep& step : sequence.steps) count += step.kind == kind;
   }
   return count;
 }
 
-TEST(DeviceLoweringTest, AFusedChainIsOneLaunchOfOneKernel) {
+TEST(StepLoweringTest, AFusedChainIsOneLaunchOfOneKernel) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[1000] parameter(0)
@@ -70,21 +70,21 @@ ENTRY e {
   ROOT n = f32[1000] negate(m)
 })");
   ASSERT_NE(module, nullptr);
-  const DeviceLoweringRules rules = TestRules();
+  const StepLoweringRules rules = TestRules();
   ASSERT_TRUE(RunDevicePasses(*module, 2, rules).ok());
-  DeviceProgram program;
-  const Status status = LowerForDevice(std::move(module), rules, program);
+  StepProgram program;
+  const Status status = LowerToStepProgram(std::move(module), rules, program);
   ASSERT_TRUE(status.ok()) << status.ToString();
   EXPECT_EQ(program.kernels.size(), 1u);
   ASSERT_EQ(program.sequences.size(), 1u);
   ASSERT_EQ(program.sequences[0].steps.size(), 1u);
-  const DeviceStep& launch = program.sequences[0].steps[0];
-  EXPECT_EQ(launch.kind, DeviceStep::Kind::kLaunch);
+  const ProgramStep& launch = program.sequences[0].steps[0];
+  EXPECT_EQ(launch.kind, ProgramStep::Kind::kLaunch);
   ASSERT_EQ(launch.buffers.size(), 3u);  // two inputs, one output
-  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[0])].kind, DeviceSlotKind::kParameter);
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[0])].kind, StepSlotKind::kParameter);
   EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[1])].index, 1);
   // The output is written where the caller gets it: result 0, no scratch.
-  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].kind, DeviceSlotKind::kResult);
+  EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].kind, StepSlotKind::kResult);
   EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].index, 0);
   EXPECT_EQ(program.slots[static_cast<size_t>(launch.buffers[2])].bytes, 4000);
   EXPECT_EQ(program.sequences[0].results, std::vector<int>{launch.buffers[2]});
@@ -92,7 +92,7 @@ ENTRY e {
   EXPECT_EQ(program.scratch_bytes, 0);
 }
 
-TEST(DeviceLoweringTest, EqualKernelsAreCompiledOnce) {
+TEST(StepLoweringTest, EqualKernelsAreCompiledOnce) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
@@ -101,9 +101,9 @@ ENTRY e {
   ROOT t = (f32[8], f32[8]) tuple(x, y)
 })");
   ASSERT_NE(module, nullptr);
-  DeviceProgram program;
-  ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
-  EXPECT_EQ(CountSteps(program, DeviceStep::Kind::kLaunch), 2);
+  StepProgram program;
+  ASSERT_TRUE(LowerToStepProgram(std::move(module), TestRules(), program).ok());
+  EXPECT_EQ(CountSteps(program, ProgramStep::Kind::kLaunch), 2);
   EXPECT_EQ(program.kernels.size(), 1u);
   EXPECT_EQ(program.result_leaves.size(), 2u);
 }
@@ -111,7 +111,7 @@ ENTRY e {
 // A backend's library-call rule (the CUDA backend's dots through cuBLAS)
 // makes the instruction a step of its own on its operands and output, not a
 // kernel; what the rule leaves stays a kernel.
-TEST(DeviceLoweringTest, LibraryCallsAreStepsOfTheirOwn) {
+TEST(StepLoweringTest, LibraryCallsAreStepsOfTheirOwn) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[3,5] parameter(0)
@@ -120,32 +120,32 @@ ENTRY e {
   ROOT n = f32[3,4] negate(d)
 })");
   ASSERT_NE(module, nullptr);
-  DeviceLoweringRules rules = TestRules();
+  StepLoweringRules rules = TestRules();
   rules.library_call = [](const Instruction& instruction) { return instruction.opcode == Opcode::kDot; };
   ASSERT_TRUE(RunDevicePasses(*module, 2, rules).ok());
-  DeviceProgram program;
-  const Status status = LowerForDevice(std::move(module), rules, program);
+  StepProgram program;
+  const Status status = LowerToStepProgram(std::move(module), rules, program);
   ASSERT_TRUE(status.ok()) << status.ToString();
   ASSERT_EQ(program.library_calls.size(), 1u);
   EXPECT_EQ(program.library_calls[0]->opcode, Opcode::kDot);
   EXPECT_EQ(program.kernels.size(), 1u);  // the negate
   ASSERT_EQ(program.sequences[0].steps.size(), 2u);
-  const DeviceStep& call = program.sequences[0].steps[0];
-  EXPECT_EQ(call.kind, DeviceStep::Kind::kLibraryCall);
+  const ProgramStep& call = program.sequences[0].steps[0];
+  EXPECT_EQ(call.kind, ProgramStep::Kind::kLibraryCall);
   EXPECT_EQ(call.call, 0);
   ASSERT_EQ(call.buffers.size(), 3u);  // two operands, one output
-  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[0])].kind, DeviceSlotKind::kParameter);
-  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[2])].kind, DeviceSlotKind::kTemporary);
+  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[0])].kind, StepSlotKind::kParameter);
+  EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[2])].kind, StepSlotKind::kTemporary);
   EXPECT_EQ(program.slots[static_cast<size_t>(call.buffers[2])].bytes, 48);
-  const DeviceStep& launch = program.sequences[0].steps[1];
-  EXPECT_EQ(launch.kind, DeviceStep::Kind::kLaunch);
+  const ProgramStep& launch = program.sequences[0].steps[1];
+  EXPECT_EQ(launch.kind, ProgramStep::Kind::kLaunch);
   EXPECT_EQ(launch.buffers[0], call.buffers[2]);
 }
 
 // Results computed into temporaries are placed in their own buffers; a
 // parameter passed through, a constant, a value returned twice (its second
 // time) and a reshape of a parameter (an alias of its slot) are copied out.
-TEST(DeviceLoweringTest, ResultsComputedByStepsArePlacedTheRestCopied) {
+TEST(StepLoweringTest, ResultsComputedByStepsArePlacedTheRestCopied) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
@@ -155,25 +155,25 @@ ENTRY e {
   ROOT t = (f32[8], f32[8], f32[8], f32[2], f32[8], f32[2,4]) tuple(x, a, x, c, x, r)
 })");
   ASSERT_NE(module, nullptr);
-  DeviceProgram program;
-  ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
+  StepProgram program;
+  ASSERT_TRUE(LowerToStepProgram(std::move(module), TestRules(), program).ok());
   const std::vector<int>& results = program.sequences[0].results;
   ASSERT_EQ(results.size(), 6u);
   auto placed = [&](size_t i) {
-    const DeviceSlot& slot = program.slots[static_cast<size_t>(results[i])];
-    return slot.kind == DeviceSlotKind::kResult && slot.index == static_cast<int64_t>(i);
+    const StepSlot& slot = program.slots[static_cast<size_t>(results[i])];
+    return slot.kind == StepSlotKind::kResult && slot.index == static_cast<int64_t>(i);
   };
   EXPECT_TRUE(placed(0));
   EXPECT_EQ(program.scratch_bytes, 0) << "a result slot takes no scratch";
   EXPECT_FALSE(placed(1)) << "a parameter";
-  EXPECT_EQ(program.slots[static_cast<size_t>(results[1])].kind, DeviceSlotKind::kParameter);
+  EXPECT_EQ(program.slots[static_cast<size_t>(results[1])].kind, StepSlotKind::kParameter);
   EXPECT_FALSE(placed(2)) << "x again";
   EXPECT_FALSE(placed(3)) << "a constant";
   EXPECT_FALSE(placed(4)) << "x a third time";
   EXPECT_FALSE(placed(5)) << "the parameter's slot under another shape";
 }
 
-TEST(DeviceLoweringTest, LoopsBranchesAndScratchBecomeTheirSteps) {
+TEST(StepLoweringTest, LoopsBranchesAndScratchBecomeTheirSteps) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 add {
   x = f32[] parameter(0)
@@ -205,16 +205,16 @@ ENTRY e {
   ROOT r = f32[] reduce(out, z), dimensions={0}, to_apply=add
 })");
   ASSERT_NE(module, nullptr);
-  DeviceProgram program;
-  const Status status = LowerForDevice(std::move(module), TestRules(), program);
+  StepProgram program;
+  const Status status = LowerToStepProgram(std::move(module), TestRules(), program);
   ASSERT_TRUE(status.ok()) << status.ToString();
-  EXPECT_EQ(CountSteps(program, DeviceStep::Kind::kWhile), 1);
+  EXPECT_EQ(CountSteps(program, ProgramStep::Kind::kWhile), 1);
   ASSERT_EQ(program.sequences.size(), 3u);  // entry, condition, body
-  const DeviceStep* loop = nullptr;
-  const DeviceStep* reduce = nullptr;
-  for (const DeviceStep& step : program.sequences[0].steps) {
-    if (step.kind == DeviceStep::Kind::kWhile) loop = &step;
-    if (step.kind == DeviceStep::Kind::kLaunch) reduce = &step;
+  const ProgramStep* loop = nullptr;
+  const ProgramStep* reduce = nullptr;
+  for (const ProgramStep& step : program.sequences[0].steps) {
+    if (step.kind == ProgramStep::Kind::kWhile) loop = &step;
+    if (step.kind == ProgramStep::Kind::kLaunch) reduce = &step;
   }
   ASSERT_NE(loop, nullptr);
   ASSERT_NE(reduce, nullptr);
@@ -227,10 +227,10 @@ ENTRY e {
   EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].bytes, 100);
   EXPECT_EQ(program.constants.size(), 4u);  // two in the entry, one in the condition, one in the body
   // The temporaries that remain lie in the scratch block at multiples of
-  // 64 (the buffer assignment places them: device_buffer_reuse_test.cc).
+  // 64 (the buffer assignment places them: step_buffer_reuse_test.cc).
   int64_t temporaries = 0;
-  for (const DeviceSlot& slot : program.slots) {
-    if (slot.kind != DeviceSlotKind::kTemporary) continue;
+  for (const StepSlot& slot : program.slots) {
+    if (slot.kind != StepSlotKind::kTemporary) continue;
     ++temporaries;
     EXPECT_EQ(slot.offset % 64, 0);
     EXPECT_LE(slot.offset + slot.bytes, program.scratch_bytes);
@@ -240,7 +240,7 @@ ENTRY e {
   EXPECT_EQ(program.slots[static_cast<size_t>(reduce->buffers[3])].offset % 64, 0);
 }
 
-TEST(DeviceLoweringTest, RefusalsNameTheOpTheBackendAndTheReason) {
+TEST(StepLoweringTest, RefusalsNameTheOpTheBackendAndTheReason) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
@@ -252,8 +252,8 @@ lt {
   ROOT c = pred[] compare(x, y), direction=LT
 })");
   ASSERT_NE(module, nullptr);
-  DeviceProgram program;
-  const Status status = LowerForDevice(std::move(module), TestRules(), program);
+  StepProgram program;
+  const Status status = LowerToStepProgram(std::move(module), TestRules(), program);
   ASSERT_FALSE(status.ok());
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("sort 's'"), std::string::npos) << status.ToString();
@@ -261,7 +261,7 @@ lt {
   EXPECT_NE(status.message().find("no sort kernel"), std::string::npos) << status.ToString();
 }
 
-TEST(DeviceLoweringTest, HostOnlyOpsAreRefusedButFeedsAndRngAreNot) {
+TEST(StepLoweringTest, HostOnlyOpsAreRefusedButFeedsAndRngAreNot) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   a = f32[8] parameter(0)
@@ -269,8 +269,8 @@ ENTRY e {
 })");
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(NeedsHostOnDevice(*module->entry()->root()));
-  DeviceProgram program;
-  const Status status = LowerForDevice(std::move(module), TestRules(), program);
+  StepProgram program;
+  const Status status = LowerToStepProgram(std::move(module), TestRules(), program);
   EXPECT_EQ(status.code(), StatusCode::kUnimplemented);
   EXPECT_NE(status.message().find("needs the host runtime"), std::string::npos) << status.ToString();
 
@@ -288,25 +288,25 @@ ENTRY e {
   ASSERT_NE(feeds, nullptr);
   for (const auto& instruction : feeds->entry()->instructions())
     EXPECT_FALSE(NeedsHostOnDevice(*instruction)) << instruction->name;
-  DeviceProgram fed;
-  const Status lowered = LowerForDevice(std::move(feeds), TestRules(), fed);
+  StepProgram fed;
+  const Status lowered = LowerToStepProgram(std::move(feeds), TestRules(), fed);
   ASSERT_TRUE(lowered.ok()) << lowered.ToString();
-  EXPECT_EQ(CountSteps(fed, DeviceStep::Kind::kInfeed), 1);
-  EXPECT_EQ(CountSteps(fed, DeviceStep::Kind::kOutfeed), 1);
+  EXPECT_EQ(CountSteps(fed, ProgramStep::Kind::kInfeed), 1);
+  EXPECT_EQ(CountSteps(fed, ProgramStep::Kind::kOutfeed), 1);
 }
 
-TEST(DeviceLoweringTest, RulesWithoutAKernelCheckAreAnError) {
+TEST(StepLoweringTest, RulesWithoutAKernelCheckAreAnError) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 ENTRY e {
   ROOT a = f32[8] parameter(0)
 })");
   ASSERT_NE(module, nullptr);
-  DeviceLoweringRules rules;
+  StepLoweringRules rules;
   rules.backend = "testdevice";
-  DeviceProgram program;
-  EXPECT_EQ(LowerForDevice(std::move(module), rules, program).code(), StatusCode::kInternal);
-  DeviceProgram empty;
-  EXPECT_EQ(LowerForDevice(nullptr, TestRules(), empty).code(), StatusCode::kInvalidArgument);
+  StepProgram program;
+  EXPECT_EQ(LowerToStepProgram(std::move(module), rules, program).code(), StatusCode::kInternal);
+  StepProgram empty;
+  EXPECT_EQ(LowerToStepProgram(nullptr, TestRules(), empty).code(), StatusCode::kInvalidArgument);
 }
 
 // The backend-neutral kernel description (core/compiler/kernel_description.h)
@@ -372,7 +372,7 @@ TEST(KernelDescriptionTest, LinearGridCapsWorkgroupsAndKeepsEmptyGridsEmpty) {
   EXPECT_EQ(huge.invocations(), INT64_MAX);  // saturated
 }
 
-TEST(KernelDescriptionTest, DeviceLoweringDescribesEachDistinctKernelOnceWithItsScratch) {
+TEST(KernelDescriptionTest, StepLoweringDescribesEachDistinctKernelOnceWithItsScratch) {
   std::unique_ptr<Module> module = ParseLoweringModule(R"(HloModule m
 add {
   x = f32[] parameter(0)
@@ -385,8 +385,8 @@ ENTRY e {
   ROOT r = f32[16] reduce(a, z), dimensions={1}, to_apply=add
 })");
   ASSERT_NE(module, nullptr);
-  DeviceProgram program;
-  ASSERT_TRUE(LowerForDevice(std::move(module), TestRules(), program).ok());
+  StepProgram program;
+  ASSERT_TRUE(LowerToStepProgram(std::move(module), TestRules(), program).ok());
   ASSERT_EQ(program.kernels.size(), 1u);
   const KernelDescription& kernel = program.kernels[0];
   EXPECT_EQ(kernel.scratch_bytes, 100);
