@@ -142,13 +142,28 @@ class IntraOpThreadPool::Team {
   std::vector<std::thread> threads_;
 };
 
-IntraOpThreadPool::IntraOpThreadPool(int num_threads)
-    : num_threads_(std::max(1, num_threads)),
-      team_(num_threads_ > 1 ? std::make_unique<Team>(num_threads_ - 1) : nullptr),
-      eigen_pool_(std::make_unique<Eigen::ThreadPool>(num_threads_)),
-      device_(std::make_unique<Eigen::ThreadPoolDevice>(eigen_pool_.get(), num_threads_)) {}
+IntraOpThreadPool::IntraOpThreadPool(int num_threads) : num_threads_(std::max(1, num_threads)) {}
 
-IntraOpThreadPool::~IntraOpThreadPool() = default;
+IntraOpThreadPool::~IntraOpThreadPool() {
+  device_.reset();
+  eigen_pool_.reset();
+  delete team_.load(std::memory_order_acquire);
+}
+
+IntraOpThreadPool::Team* IntraOpThreadPool::team() const {
+  if (num_threads_ <= 1) return nullptr;
+  std::call_once(team_started_,
+                 [this] { team_.store(new Team(num_threads_ - 1), std::memory_order_release); });
+  return team_.load(std::memory_order_acquire);
+}
+
+const Eigen::ThreadPoolDevice& IntraOpThreadPool::device() const {
+  std::call_once(eigen_started_, [this] {
+    eigen_pool_ = std::make_unique<Eigen::ThreadPool>(num_threads_);
+    device_ = std::make_unique<Eigen::ThreadPoolDevice>(eigen_pool_.get(), num_threads_);
+  });
+  return *device_;
+}
 
 void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
                                     const std::function<void(int64_t, int64_t)>& body) const {
@@ -158,7 +173,7 @@ void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
   // and let the caller take over more of the work when a helper is late.
   const int64_t max_ranges = int64_t{num_threads_} * 4;
   const int64_t ranges = std::min(max_ranges, (extent + grain - 1) / grain);
-  if (ranges <= 1 || team_ == nullptr) {
+  if (ranges <= 1 || num_threads_ <= 1) {
     body(0, extent);
     return;
   }
@@ -170,10 +185,13 @@ void IntraOpThreadPool::ParallelFor(int64_t extent, int64_t grain,
   };
   // Never more runnable threads than the intra-op thread count: a third one
   // on two cores made every kernel wait for a time slice.
-  team_->Run(count, static_cast<int>(std::min<int64_t>(num_threads_ - 1, count - 1)), run);
+  team()->Run(count, static_cast<int>(std::min<int64_t>(num_threads_ - 1, count - 1)), run);
 }
 
-int IntraOpThreadPool::sleeping_helpers() const { return team_ == nullptr ? 0 : team_->sleeping(); }
+int IntraOpThreadPool::sleeping_helpers() const {
+  const Team* team = team_.load(std::memory_order_acquire);
+  return team == nullptr ? 0 : team->sleeping();
+}
 
 int ResolveThreadCount(int requested) {
   // Callers check requested counts (CheckThreadCount); an environment variable

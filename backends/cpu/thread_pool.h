@@ -1,5 +1,5 @@
 // The intra-op thread pool of one CPU backend instance, shared by kernels,
-// dot and convolution. Work is split into contiguous ranges that the calling
+// dot and convolution; its threads start on first use. Work is split into contiguous ranges that the calling
 // thread and up to num_threads - 1 helper threads claim one at a time, so a
 // one-range loop never touches the pool and no more threads run than were
 // asked for.
@@ -16,10 +16,12 @@
 // on this pool instead (see onednn_runtime.h).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "backends/cpu/eigen_threads.h"
 
@@ -38,8 +40,9 @@ class IntraOpThreadPool {
   IntraOpThreadPool& operator=(const IntraOpThreadPool&) = delete;
 
   int num_threads() const { return num_threads_; }
-  // For Eigen Tensor expressions (contractions).
-  const Eigen::ThreadPoolDevice& device() const { return *device_; }
+  // For Eigen Tensor expressions (contractions). Eigen's threads start on
+  // the first call.
+  const Eigen::ThreadPoolDevice& device() const;
 
   // Calls `body(begin, end)` on disjoint ranges covering [0, extent), each at
   // least `grain` long (except the last), and returns when all are done.
@@ -51,10 +54,18 @@ class IntraOpThreadPool {
 
  private:
   class Team;
+  Team* team() const;
+
+  // Threads start when first needed, not with the pool: a client that only
+  // compiles, or runs programs too small to split, starts none, and creating
+  // and destroying clients (a binding's leak loop, a short-lived session)
+  // costs no thread start and join each time.
   int num_threads_;
-  std::unique_ptr<Team> team_;  // null with one thread
-  std::unique_ptr<Eigen::ThreadPool> eigen_pool_;
-  std::unique_ptr<Eigen::ThreadPoolDevice> device_;
+  mutable std::once_flag team_started_;
+  mutable std::atomic<Team*> team_{nullptr};  // owned; stays null with one thread
+  mutable std::once_flag eigen_started_;
+  mutable std::unique_ptr<Eigen::ThreadPool> eigen_pool_;
+  mutable std::unique_ptr<Eigen::ThreadPoolDevice> device_;
 };
 
 // Threads a backend uses: `requested` when positive, else KILN_NUM_THREADS

@@ -2,6 +2,7 @@
 // extent exactly once, at least `grain` long, on up to num_threads threads
 // at a time (the caller among them); and idle helpers that stop using the
 // processor once the loop is done.
+#include <dirent.h>
 #include <time.h>
 
 #include <algorithm>
@@ -19,6 +20,46 @@
 
 namespace kiln::cpu {
 namespace {
+
+int ThreadsInThisProcess() {
+  DIR* tasks = opendir("/proc/self/task");
+  if (tasks == nullptr) return -1;
+  int count = 0;
+  while (const dirent* entry = readdir(tasks)) count += entry->d_name[0] != '.';
+  closedir(tasks);
+  return count;
+}
+
+// Threads start when a loop first splits (the helpers) or an Eigen
+// expression first asks for its device (Eigen's own), never with the pool:
+// a client that compiles, or runs only loops too small to split, starts
+// none, and is created and destroyed without a thread start or join.
+TEST(RuntimeThreadPoolTest, ThreadsStartOnlyWhenFirstNeeded) {
+  // A thread started and joined first, so that threads a runtime starts
+  // with the process's first thread (ThreadSanitizer's) are counted before.
+  std::thread([] {}).join();
+  const int before = ThreadsInThisProcess();
+  ASSERT_GT(before, 0) << "cannot count this process's threads in /proc/self/task";
+  {
+    IntraOpThreadPool pool(3);
+    EXPECT_EQ(ThreadsInThisProcess(), before) << "the pool started threads before any work";
+    int64_t covered = 0;
+    pool.ParallelFor(100, 1000, [&](int64_t begin, int64_t end) { covered += end - begin; });
+    EXPECT_EQ(covered, 100);
+    EXPECT_EQ(ThreadsInThisProcess(), before) << "a loop of one range started threads";
+    std::atomic<int64_t> split{0};
+    pool.ParallelFor(4096, 16, [&](int64_t begin, int64_t end) { split.fetch_add(end - begin); });
+    EXPECT_EQ(split.load(), 4096);
+    EXPECT_EQ(ThreadsInThisProcess(), before + 2) << "a split loop should start the two helpers";
+    EXPECT_EQ(pool.device().numThreads(), 3);
+    EXPECT_EQ(ThreadsInThisProcess(), before + 2 + 3) << "Eigen's device should start its three threads";
+  }
+  // A joined thread's /proc entry can linger for a moment after the join.
+  for (int polls = 0; polls < 100 && ThreadsInThisProcess() != before; ++polls) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(ThreadsInThisProcess(), before) << "the pool's threads outlived it";
+}
 
 TEST(RuntimeThreadPoolTest, RangesCoverTheExtentOnce) {
   for (int threads : {1, 2, 3, 8}) {
