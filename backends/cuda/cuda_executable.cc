@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "backends/cuda/rng_emitter.h"
-#include "core/lowering/step_runner.h"
 #include "core/lowering/rng_key.h"
+#include "core/lowering/step_runner.h"
 
 namespace kiln::cuda {
 namespace {
@@ -258,8 +258,9 @@ Status CudaExecutable::StepExecutor::Launch(const ProgramStep& step) {
   std::vector<CUdeviceptr> pointers;
   pointers.reserve(step.buffers.size());
   for (int slot : step.buffers) pointers.push_back(addresses[static_cast<size_t>(slot)]);
-  if (!kernel.launches.empty()) return LaunchSequence(step, pointers);
-  const KernelGrid& grid = executable_.program_->kernels[static_cast<size_t>(step.kernel)].grid;
+  const KernelDescription& description = executable_.program_->kernels[static_cast<size_t>(step.kernel)];
+  if (!description.launches.empty()) return LaunchSequence(step, pointers);
+  const KernelGrid& grid = description.grid;
   int64_t extent = grid.iterations;
   std::vector<void*> parameters;
   for (CUdeviceptr& pointer : pointers) parameters.push_back(&pointer);
@@ -278,24 +279,27 @@ Status CudaExecutable::StepExecutor::Launch(const ProgramStep& step) {
 }
 
 // A kernel of several passes (a sort's, sort_emitter.h): each launch gets
-// the buffers then its own i64 arguments, one after another on the
-// execution's stream with nothing read back in between.
+// the buffers then its own parameters as i64, one after another on the
+// execution's stream with nothing read back in between; a launch of no
+// blocks is not made.
 Status CudaExecutable::StepExecutor::LaunchSequence(const ProgramStep& step,
                                                     std::vector<CUdeviceptr>& pointers) {
-  const PtxKernel& kernel = executable_.program_->ptx.kernels[static_cast<size_t>(step.kernel)];
+  const KernelDescription& description = executable_.program_->kernels[static_cast<size_t>(step.kernel)];
+  const std::string& entry = executable_.program_->ptx.kernels[static_cast<size_t>(step.kernel)].name;
   const CUfunction function = executable_.functions_[static_cast<size_t>(step.kernel)];
-  for (const PtxLaunch& launch : kernel.launches) {
-    std::vector<int64_t> arguments = launch.arguments;
+  for (const KernelLaunch& launch : description.launches) {
+    const int64_t blocks = launch.grid.workgroups[0];
+    if (blocks == 0) continue;
+    std::vector<int64_t> arguments = launch.parameters;
     std::vector<void*> parameters;
     for (CUdeviceptr& pointer : pointers) parameters.push_back(&pointer);
     for (int64_t& argument : arguments) parameters.push_back(&argument);
-    if (launch.blocks > 0x7fffffff)
-      return ResourceExhausted("cuda: kernel ", kernel.name, " needs ", launch.blocks, " blocks");
+    if (blocks > 0x7fffffff) return ResourceExhausted("cuda: kernel ", entry, " needs ", blocks, " blocks");
     KILN_RETURN_IF_ERROR(
-        driver_.Check(driver_.api().LaunchKernel(function, static_cast<unsigned>(launch.blocks), 1, 1,
-                                                 static_cast<unsigned>(launch.threads), 1, 1, 0, stream,
-                                                 parameters.data(), nullptr),
-                      "cuLaunchKernel(" + kernel.name + ")"));
+        driver_.Check(driver_.api().LaunchKernel(function, static_cast<unsigned>(blocks), 1, 1,
+                                                 static_cast<unsigned>(launch.grid.workgroup_size[0]), 1, 1,
+                                                 0, stream, parameters.data(), nullptr),
+                      "cuLaunchKernel(" + entry + ")"));
   }
   return OkStatus();
 }

@@ -68,8 +68,10 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
                     " descriptions");
   KILN_ASSIGN_OR_RETURN(program->whole_loops,
                         AdoptWholeLoops(std::move(loops), program->ptx.loops, *program));
-  for (size_t i = 0; i < program->kernels.size(); ++i)
+  for (size_t i = 0; i < program->kernels.size(); ++i) {
     program->kernels[i].grid = CudaKernelGrid(program->ptx.kernels[i]);
+    program->kernels[i].launches = program->ptx.kernels[i].launches;
+  }
   return program;
 }
 

@@ -38,15 +38,6 @@ inline constexpr int kMaxSm = 90;
 inline constexpr int kThreadsPerBlock = 256;
 inline constexpr int kWarpSize = 32;
 
-// One launch of a kernel that runs as a sequence of launches (a sort's
-// passes, sort_emitter.h): its grid along x and the i64 arguments that
-// follow the buffers (no extent is passed).
-struct PtxLaunch {
-  int64_t blocks = 1;
-  int threads = 1;
-  std::vector<int64_t> arguments = {};
-};
-
 struct PtxKernel {
   std::string name;             // the .entry name
   int64_t parallel_extent = 1;  // threads to launch (one per iteration)
@@ -54,8 +45,11 @@ struct PtxKernel {
   bool takes_rng_key = false;   // an i64 key follows the extent (rng_emitter.h)
   // When not empty, the kernel runs as these launches of its entry, in
   // order on the execution's stream, instead of one launch over
-  // parallel_extent.
-  std::vector<PtxLaunch> launches = {};
+  // parallel_extent: each gets the buffers, then its parameters as i64
+  // (a sort's passes, sort_emitter.h). The lowering hands them to the
+  // kernel's description (KernelDescription::launches), which the
+  // executable reads.
+  std::vector<KernelLaunch> launches = {};
 };
 
 // The grid a kernel launches with: blocks of kThreadsPerBlock threads

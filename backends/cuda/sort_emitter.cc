@@ -148,7 +148,7 @@ BitonicEntry BeginBitonicEntry(llvm::Module& module, const std::string& name, in
   return entry;
 }
 
-// Fills the entry with the modes SortLaunchMode names, the first i64
+// Fills the entry with the modes BitonicLaunchMode names, the first i64
 // argument choosing one per launch, and marks it a kernel.
 Status EmitBitonicModes(llvm::Module& module, BitonicEntry& entry, const std::string& name,
                         const BitonicKernelSpec& spec) {
@@ -180,11 +180,11 @@ Status EmitBitonicModes(llvm::Module& module, BitonicEntry& entry, const std::st
   llvm::BasicBlock* within = block("merge_within_tiles");
   llvm::BasicBlock* finish = block("finish");
   llvm::SwitchInst* modes = b.CreateSwitch(mode, done, 4);
-  auto mode_value = [&](SortLaunchMode m) { return b.getInt64(static_cast<int64_t>(m)); };
-  modes->addCase(mode_value(SortLaunchMode::kSortTiles), sort_tiles);
-  modes->addCase(mode_value(SortLaunchMode::kMergeAcrossTiles), across);
-  modes->addCase(mode_value(SortLaunchMode::kMergeWithinTiles), within);
-  modes->addCase(mode_value(SortLaunchMode::kFinish), finish);
+  auto mode_value = [&](BitonicLaunchMode m) { return b.getInt64(static_cast<int64_t>(m)); };
+  modes->addCase(mode_value(BitonicLaunchMode::kSortTiles), sort_tiles);
+  modes->addCase(mode_value(BitonicLaunchMode::kMergeAcrossTiles), across);
+  modes->addCase(mode_value(BitonicLaunchMode::kMergeWithinTiles), within);
+  modes->addCase(mode_value(BitonicLaunchMode::kFinish), finish);
   auto row_order = [&](llvm::Value* row) {
     return b.CreateInBoundsGEP(i32, scratch, b.CreateMul(row, b.getInt64(padded)));
   };
@@ -298,42 +298,20 @@ Status EmitBitonicModes(llvm::Module& module, BitonicEntry& entry, const std::st
   return OkStatus();
 }
 
-}  // namespace
-
-std::vector<PtxLaunch> SortLaunches(int64_t rows, int64_t length, int64_t finish_threads, int64_t tile) {
-  auto global_blocks = [](int64_t threads) {
-    return std::max<int64_t>(1, (threads + kSortGlobalThreads - 1) / kSortGlobalThreads);
-  };
-  auto arguments = [](SortLaunchMode mode, int64_t block, int64_t stride) {
-    return std::vector<int64_t>{static_cast<int64_t>(mode), block, stride};
-  };
-  std::vector<PtxLaunch> launches;
-  if (rows > 0 && length > 1) {
-    const int64_t padded = BitonicPaddedLength(length);
-    const int64_t used_tile = BitonicTile(padded, tile);
-    const int64_t tile_blocks = rows * (padded / used_tile);
-    const int tile_threads = static_cast<int>(used_tile / 2);
-    for (const BitonicPass& pass : BitonicSortPasses(padded, tile)) {
-      switch (pass.kind) {
-        case BitonicPass::Kind::kSortTiles:
-          launches.push_back(
-              {tile_blocks, tile_threads, arguments(SortLaunchMode::kSortTiles, pass.block, 0)});
-          break;
-        case BitonicPass::Kind::kMergeAcrossTiles:
-          launches.push_back({global_blocks(rows * (padded / 2)), kSortGlobalThreads,
-                              arguments(SortLaunchMode::kMergeAcrossTiles, pass.block, pass.stride)});
-          break;
-        case BitonicPass::Kind::kMergeWithinTiles:
-          launches.push_back(
-              {tile_blocks, tile_threads, arguments(SortLaunchMode::kMergeWithinTiles, pass.block, 0)});
-          break;
-      }
-    }
-  }
-  launches.push_back(
-      {global_blocks(finish_threads), kSortGlobalThreads, arguments(SortLaunchMode::kFinish, 0, 0)});
-  return launches;
+// The kernel's launches: the tile passes a block per tile of tile / 2
+// threads, the rest blocks of kSortGlobalThreads, as many as it takes.
+std::vector<KernelLaunch> CudaBitonicLaunches(int64_t rows, int64_t length, int64_t finish_threads,
+                                              int64_t tile) {
+  BitonicLaunchPlan plan;
+  plan.rows = rows;
+  plan.length = length;
+  plan.finish_iterations = finish_threads;
+  plan.tile = tile;
+  plan.group_size = kSortGlobalThreads;
+  return BitonicSortLaunches(plan);
 }
+
+}  // namespace
 
 Status CheckSortEmittable(const Instruction& sort) {
   if (sort.opcode != Opcode::kSort || sort.operands.empty() || sort.called.size() != 1)
@@ -448,7 +426,7 @@ StatusOr<PtxKernel> EmitSortKernel(llvm::Module& module, const Instruction& sort
   kernel.name = name;
   kernel.parallel_extent = spec.finish_threads;
   kernel.buffer_count = buffer_count;
-  kernel.launches = SortLaunches(rows, geometry.length, spec.finish_threads, tile);
+  kernel.launches = CudaBitonicLaunches(rows, geometry.length, spec.finish_threads, tile);
   return kernel;
 }
 
@@ -541,7 +519,7 @@ StatusOr<PtxKernel> EmitTopKKernel(llvm::Module& module, const Instruction& top_
   kernel.name = name;
   kernel.parallel_extent = spec.finish_threads;
   kernel.buffer_count = kBuffers;
-  kernel.launches = SortLaunches(rows, length, spec.finish_threads, tile);
+  kernel.launches = CudaBitonicLaunches(rows, length, spec.finish_threads, tile);
   return kernel;
 }
 

@@ -10,8 +10,9 @@
 // the first k values and their indices).
 //
 // The kernel is one entry whose first i64 argument picks what a launch does
-// (SortLaunchMode); the runtime launches it as the schedule says
-// (PtxKernel::launches), all on one stream:
+// (BitonicLaunchMode, core/lowering/bitonic_sort.h); the runtime launches
+// it as the schedule says (PtxKernel::launches, BitonicSortLaunches), all
+// on one stream:
 //   kSortTiles          a block of tile / 2 threads sorts one tile of a row
 //                       in shared memory, writing the initial element numbers
 //   kMergeAcrossTiles   one compare-exchange per thread at distance `stride`
@@ -28,6 +29,7 @@
 
 #include "backends/cuda/ptx_compiler.h"
 #include "core/ir.h"
+#include "core/lowering/bitonic_sort.h"
 #include "core/status.h"
 
 namespace llvm {
@@ -42,22 +44,6 @@ namespace kiln::cuda {
 inline constexpr int64_t kSortTile = 2048;
 // Threads per block of the launches over global memory.
 inline constexpr int kSortGlobalThreads = 256;
-
-// The first i64 argument of each launch of a sort or topk kernel; `block`
-// and `stride` follow it.
-enum class SortLaunchMode : int64_t {
-  kSortTiles = 0,
-  kMergeAcrossTiles = 1,
-  kMergeWithinTiles = 2,
-  kFinish = 3,
-};
-
-// The launches that sort `rows` rows of `length` elements with tiles of
-// `tile` (BitonicSortPasses over the padded length), then the finish with
-// `finish_threads` threads (at least one block, which does nothing when
-// there is nothing to write).
-std::vector<PtxLaunch> SortLaunches(int64_t rows, int64_t length, int64_t finish_threads,
-                                    int64_t tile = kSortTile);
 
 // OK when `sort` (operands as arrays of one shape, a scalar comparator of
 // 2N parameters returning pred) can be emitted; UNIMPLEMENTED otherwise.

@@ -41,6 +41,18 @@ struct KernelGrid {
 // workgroup: nothing to launch.
 KernelGrid LinearGrid(int64_t iterations, int64_t workgroup_size, int64_t max_workgroups = INT64_MAX);
 
+// One launch of a kernel that runs as a sequence of launches (a sort's
+// bitonic passes, core/lowering/bitonic_sort.h): the grid it runs over
+// and the small integers it is given after its arrays, in order. Every
+// backend reads them the same way: CUDA passes each as an i64 kernel
+// parameter, Vulkan as a 32-bit push constant. Each launch sees the
+// writes of the launches before it; a launch of no workgroups does
+// nothing and is not made.
+struct KernelLaunch {
+  KernelGrid grid;
+  std::vector<int64_t> parameters;
+};
+
 // One array a kernel reads or writes. A launch binds it to a buffer slice
 // (the step program's slot, the CPU's thunk slot) of `bytes` bytes.
 struct KernelArray {
@@ -61,6 +73,10 @@ struct KernelDescription {
   // Filled in by the backend that compiles the kernel; until then one
   // iteration in one workgroup of one.
   KernelGrid grid;
+  // Filled in by the backend too, for a kernel of several passes: when not
+  // empty, the kernel runs as these launches, in order, instead of one
+  // launch over `grid`.
+  std::vector<KernelLaunch> launches;
 };
 
 // The description of `computation` under `name`: its arguments and

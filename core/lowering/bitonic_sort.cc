@@ -1,6 +1,15 @@
 #include "core/lowering/bitonic_sort.h"
 
+#include <algorithm>
+
 namespace kiln {
+namespace {
+
+KernelLaunch BitonicModeLaunch(BitonicLaunchMode mode, int64_t block, int64_t stride, KernelGrid grid) {
+  return KernelLaunch{grid, {static_cast<int64_t>(mode), block, stride}};
+}
+
+}  // namespace
 
 int64_t BitonicPaddedLength(int64_t length) {
   int64_t padded = 1;
@@ -24,6 +33,36 @@ std::vector<BitonicPass> BitonicSortPasses(int64_t padded_length, int64_t tile) 
     passes.push_back({BitonicPass::Kind::kMergeWithinTiles, block, 0});
   }
   return passes;
+}
+
+std::vector<KernelLaunch> BitonicSortLaunches(const BitonicLaunchPlan& plan) {
+  std::vector<KernelLaunch> launches;
+  const int64_t padded = BitonicPaddedLength(plan.length);
+  if (plan.rows > 0 && plan.finish_iterations > 0) {
+    const int64_t tile = BitonicTile(padded, plan.tile);
+    const int64_t group_elements = std::max(tile, plan.tile_group_elements);
+    const int64_t pairs = plan.rows * (padded / 2);
+    const KernelGrid tiles = LinearGrid(pairs, group_elements / 2, plan.max_workgroups);
+    const KernelGrid across = LinearGrid(pairs, plan.group_size, plan.max_workgroups);
+    for (const BitonicPass& pass : BitonicSortPasses(padded, tile)) {
+      switch (pass.kind) {
+        case BitonicPass::Kind::kSortTiles:
+          launches.push_back(BitonicModeLaunch(BitonicLaunchMode::kSortTiles, pass.block, 0, tiles));
+          break;
+        case BitonicPass::Kind::kMergeAcrossTiles:
+          launches.push_back(
+              BitonicModeLaunch(BitonicLaunchMode::kMergeAcrossTiles, pass.block, pass.stride, across));
+          break;
+        case BitonicPass::Kind::kMergeWithinTiles:
+          launches.push_back(BitonicModeLaunch(BitonicLaunchMode::kMergeWithinTiles, pass.block, 0, tiles));
+          break;
+      }
+    }
+  }
+  launches.push_back(
+      BitonicModeLaunch(BitonicLaunchMode::kFinish, 0, 0,
+                        LinearGrid(plan.finish_iterations, plan.group_size, plan.max_workgroups)));
+  return launches;
 }
 
 }  // namespace kiln

@@ -14,6 +14,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/compiler/kernel_description.h"
+
 namespace kiln {
 
 struct BitonicPass {
@@ -43,5 +45,43 @@ std::vector<BitonicPass> BitonicSortPasses(int64_t padded_length, int64_t tile);
 
 // The tile actually used for a row: min(tile, padded_length), at least 2.
 int64_t BitonicTile(int64_t padded_length, int64_t tile);
+
+// What a launch of a bitonic sort kernel does: the first of its
+// parameters, {mode, block, stride} (BitonicPass's block and stride; 0
+// where the mode has none). Every backend's sort and top-k kernel switches
+// on these numbers.
+enum class BitonicLaunchMode : int64_t {
+  kSortTiles = 0,
+  kMergeAcrossTiles = 1,
+  kMergeWithinTiles = 2,
+  kFinish = 3,  // the gather (sort) or the take of the first k (top-k)
+};
+inline constexpr int kBitonicLaunchParameterCount = 3;
+
+// How a backend runs the network over `rows` rows of `length` elements,
+// then the finish.
+struct BitonicLaunchPlan {
+  int64_t rows = 0;
+  int64_t length = 0;
+  int64_t finish_iterations = 0;  // output elements the finish writes
+  int64_t tile = 2;               // the backend's tile (BitonicTile caps it by the row)
+  // Element numbers the workgroup of a tile pass holds in shared memory,
+  // one invocation per pair: whole tiles of one row or of several short
+  // rows (a power of two >= the tile used; 0: that tile).
+  int64_t tile_group_elements = 0;
+  // Invocations per workgroup of the merges across tiles and the finish.
+  int64_t group_size = 1;
+  // The most workgroups of a launch; the invocations stride over the rest.
+  int64_t max_workgroups = INT64_MAX;
+};
+
+// The launches of a bitonic sort kernel, parameters {mode, block, stride}:
+// each pass of BitonicSortPasses over the padded rows (a tile pass a
+// workgroup per tile_group_elements element numbers, a merge across tiles
+// an invocation per pair of elements), then the finish, an invocation per
+// iteration. Nothing to sort (no rows, rows of one element) is the finish
+// alone, and so is no finish iteration, when that finish has no
+// workgroups: nothing to launch.
+std::vector<KernelLaunch> BitonicSortLaunches(const BitonicLaunchPlan& plan);
 
 }  // namespace kiln

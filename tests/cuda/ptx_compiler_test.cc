@@ -354,8 +354,8 @@ TEST(PtxExportTest, SortIsAKernelWithScratch) {
   EXPECT_EQ(exported.kernels[0].buffer_count, 5);          // two operands, two outputs, scratch
   // Rows of 16 are one tile each: a tile pass, then the gather.
   ASSERT_EQ(exported.kernels[0].launches.size(), 2u);
-  EXPECT_EQ(exported.kernels[0].launches[0].blocks, 3);
-  EXPECT_EQ(exported.kernels[0].launches[0].threads, 8);
+  EXPECT_EQ(exported.kernels[0].launches[0].grid.workgroups[0], 3);
+  EXPECT_EQ(exported.kernels[0].launches[0].grid.workgroup_size[0], 8);
 }
 
 // A long row is sorted by blocks in parallel (sort_emitter.h): one entry
@@ -375,15 +375,15 @@ TEST(PtxExportTest, LongSortIsBitonicPassesOverSharedMemoryTiles) {
   const std::vector<BitonicPass> passes = BitonicSortPasses(padded, cuda::kSortTile);
   ASSERT_EQ(kernel.launches.size(), passes.size() + 1);
   for (size_t i = 0; i < passes.size(); ++i) {
-    const cuda::PtxLaunch& launch = kernel.launches[i];
-    ASSERT_EQ(launch.arguments.size(), 3u);
-    EXPECT_EQ(launch.arguments[1], passes[i].block);
+    const KernelLaunch& launch = kernel.launches[i];
+    ASSERT_EQ(launch.parameters.size(), 3u);
+    EXPECT_EQ(launch.parameters[1], passes[i].block);
     // One pair per thread: as many threads as the row has pairs.
-    EXPECT_GE(launch.blocks * launch.threads, padded / 2) << "pass " << i;
-    EXPECT_LE(launch.threads, 1024);
+    EXPECT_GE(launch.grid.invocations(), padded / 2) << "pass " << i;
+    EXPECT_LE(launch.grid.workgroup_size[0], 1024);
   }
-  EXPECT_EQ(kernel.launches.back().arguments[0], static_cast<int64_t>(cuda::SortLaunchMode::kFinish));
-  EXPECT_GE(kernel.launches.back().blocks * kernel.launches.back().threads, 100000);
+  EXPECT_EQ(kernel.launches.back().parameters[0], static_cast<int64_t>(BitonicLaunchMode::kFinish));
+  EXPECT_GE(kernel.launches.back().grid.invocations(), 100000);
 }
 
 TEST(PtxExportTest, RngIsAKernelTakingAKey) {

@@ -54,19 +54,18 @@ StatusOr<std::vector<std::vector<uint8_t>>> RunKernelOnHost(const Instruction& i
   buffers.emplace_back(static_cast<size_t>(cuda::SortScratchBytes(instruction)) + 4, uint8_t{0x5A});
   if (static_cast<int>(buffers.size()) != kernel.buffer_count)
     return Internal(buffers.size(), " buffers for a kernel of ", kernel.buffer_count);
-  for (const cuda::PtxLaunch& launch : kernel.launches) {
+  for (const KernelLaunch& launch : kernel.launches) {
     std::vector<uint64_t> arguments;
     for (std::vector<uint8_t>& buffer : buffers)
       arguments.push_back(reinterpret_cast<uint64_t>(buffer.data()));
-    for (int64_t argument : launch.arguments) arguments.push_back(static_cast<uint64_t>(argument));
-    const auto mode = static_cast<cuda::SortLaunchMode>(launch.arguments[0]);
+    for (int64_t argument : launch.parameters) arguments.push_back(static_cast<uint64_t>(argument));
+    const auto mode = static_cast<BitonicLaunchMode>(launch.parameters[0]);
     // Only a tile's modes meet at barriers: the others run faster one
     // thread after another.
-    const bool tiles =
-        mode == cuda::SortLaunchMode::kSortTiles || mode == cuda::SortLaunchMode::kMergeWithinTiles;
-    for (int64_t block = 0; block < launch.blocks; ++block) {
+    const bool tiles = mode == BitonicLaunchMode::kSortTiles || mode == BitonicLaunchMode::kMergeWithinTiles;
+    for (int64_t block = 0; block < launch.grid.workgroups[0]; ++block) {
       KILN_RETURN_IF_ERROR(host->RunBlock(
-          "sorter", arguments, block, launch.threads,
+          "sorter", arguments, block, static_cast<int>(launch.grid.workgroup_size[0]),
           tiles ? cuda_test::BlockThreads::kTogether : cuda_test::BlockThreads::kOneAfterAnother));
     }
   }

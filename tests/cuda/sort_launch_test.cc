@@ -24,8 +24,6 @@
 namespace kiln {
 namespace {
 
-using cuda::SortLaunchMode;
-
 // One launch as the fake driver logged it.
 struct LoggedLaunch {
   std::string entry;
@@ -123,7 +121,7 @@ void ExpectSortLaunches(const std::vector<LoggedLaunch>& launches, int64_t rows,
     const uint64_t stride = launch.parameters[buffers + 2];
     const uint64_t threads = uint64_t{launch.grid[0]} * launch.block[0];
     if (i == passes.size()) {
-      EXPECT_EQ(mode, static_cast<uint64_t>(SortLaunchMode::kFinish));
+      EXPECT_EQ(mode, static_cast<uint64_t>(BitonicLaunchMode::kFinish));
       EXPECT_GE(threads, static_cast<uint64_t>(rows * outputs));
       EXPECT_LT(threads, static_cast<uint64_t>(rows * outputs) + launch.block[0] + (rows * outputs == 0));
       continue;
@@ -134,13 +132,13 @@ void ExpectSortLaunches(const std::vector<LoggedLaunch>& launches, int64_t rows,
       case BitonicPass::Kind::kSortTiles:
       case BitonicPass::Kind::kMergeWithinTiles:
         EXPECT_EQ(mode, static_cast<uint64_t>(pass.kind == BitonicPass::Kind::kSortTiles
-                                                  ? SortLaunchMode::kSortTiles
-                                                  : SortLaunchMode::kMergeWithinTiles));
+                                                  ? BitonicLaunchMode::kSortTiles
+                                                  : BitonicLaunchMode::kMergeWithinTiles));
         EXPECT_EQ(launch.block[0], static_cast<unsigned>(tile / 2)) << "a thread per pair of a tile";
         EXPECT_EQ(launch.grid[0], static_cast<unsigned>(rows * padded / tile)) << "a block per tile";
         break;
       case BitonicPass::Kind::kMergeAcrossTiles:
-        EXPECT_EQ(mode, static_cast<uint64_t>(SortLaunchMode::kMergeAcrossTiles));
+        EXPECT_EQ(mode, static_cast<uint64_t>(BitonicLaunchMode::kMergeAcrossTiles));
         EXPECT_EQ(stride, static_cast<uint64_t>(pass.stride));
         EXPECT_GE(threads, static_cast<uint64_t>(rows * padded / 2)) << "a thread per pair";
         EXPECT_LT(threads, static_cast<uint64_t>(rows * padded / 2) + launch.block[0]);
