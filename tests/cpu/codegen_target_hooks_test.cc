@@ -11,6 +11,8 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "backends/cpu/codegen/cpu_target_hooks.h"
 #include "backends/llvm/kernel_emitter.h"
@@ -151,9 +153,8 @@ StatusOr<std::map<std::string, std::string>> DeclaredFunctionTypes(const std::st
   return types;
 }
 
-TEST(CodegenTargetHooks, TheCpuCallsComplexFunctionsInTheX86_64SystemVAbi) {
-  const codegen::CpuTargetHooks cpu;
-  const StatusOr<std::map<std::string, std::string>> types = DeclaredFunctionTypes(R"(
+// exp, multiply and divide of c64 and c128, and abs (hypot) of each.
+constexpr char kComplexCalls[] = R"(
 HloModule m
 ENTRY e {
   x = c64[8] parameter(0)
@@ -166,25 +167,58 @@ ENTRY e {
   ay = f64[8] abs(dy)
   ax = f32[8] abs(mx)
   ROOT r = (f32[8], f64[8]) tuple(ax, ay)
-})",
-                                                                                   cpu);
+})";
+
+void ExpectDeclarations(const codegen::CpuTargetHooks& hooks,
+                        const std::map<std::string, std::string>& want) {
+  const StatusOr<std::map<std::string, std::string>> types = DeclaredFunctionTypes(kComplexCalls, hooks);
   ASSERT_TRUE(types.ok()) << types.status().ToString();
-  // A float complex in one vector register; a double complex as two
-  // doubles in and a pair out; libgcc's helpers take the parts.
-  const std::map<std::string, std::string> want = {
-      {"cexpf", "<2 x float> (<2 x float>)"},
-      {"cexp", "{ double, double } (double, double)"},
-      {"__mulsc3", "<2 x float> (float, float, float, float)"},
-      {"__muldc3", "{ double, double } (double, double, double, double)"},
-      {"__divdc3", "{ double, double } (double, double, double, double)"},
-      {"hypotf", "float (float, float)"},
-      {"hypot", "double (double, double)"},
-  };
   for (const auto& [name, type] : want) {
     const auto found = types->find(name);
     ASSERT_NE(found, types->end()) << name << " is not called";
     EXPECT_EQ(found->second, type) << name;
   }
+}
+
+TEST(CodegenTargetHooks, TheCpuCallsComplexFunctionsInTheX86_64SystemVAbi) {
+  // A float complex in one vector register; a double complex as two
+  // doubles in and a pair out; libgcc's helpers take the parts.
+  ExpectDeclarations(codegen::CpuTargetHooks(llvm::Triple("x86_64-pc-linux-gnu")),
+                     {
+                         {"cexpf", "<2 x float> (<2 x float>)"},
+                         {"cexp", "{ double, double } (double, double)"},
+                         {"__mulsc3", "<2 x float> (float, float, float, float)"},
+                         {"__muldc3", "{ double, double } (double, double, double, double)"},
+                         {"__divdc3", "{ double, double } (double, double, double, double)"},
+                         {"hypotf", "float (float, float)"},
+                         {"hypot", "double (double, double)"},
+                     });
+}
+
+// What clang 19 declares for the same C calls with -target aarch64-linux-gnu:
+// each complex number an aggregate of its parts, [2 x T] in and {T, T} out.
+TEST(CodegenTargetHooks, TheCpuCallsComplexFunctionsInAArch64sAapcs64) {
+  ExpectDeclarations(codegen::CpuTargetHooks(llvm::Triple("aarch64-unknown-linux-gnu")),
+                     {
+                         {"cexpf", "{ float, float } ([2 x float])"},
+                         {"cexp", "{ double, double } ([2 x double])"},
+                         {"__mulsc3", "{ float, float } (float, float, float, float)"},
+                         {"__muldc3", "{ double, double } (double, double, double, double)"},
+                         {"__divdc3", "{ double, double } (double, double, double, double)"},
+                         {"hypotf", "float (float, float)"},
+                         {"hypot", "double (double, double)"},
+                     });
+}
+
+// The default hooks follow the process's own CPU.
+TEST(CodegenTargetHooks, TheDefaultHooksAreTheHostsConvention) {
+  const llvm::Triple host(llvm::sys::getProcessTriple());
+  const StatusOr<std::map<std::string, std::string>> host_types =
+      DeclaredFunctionTypes(kComplexCalls, codegen::CpuTargetHooks());
+  const StatusOr<std::map<std::string, std::string>> triple_types =
+      DeclaredFunctionTypes(kComplexCalls, codegen::CpuTargetHooks(host));
+  ASSERT_TRUE(host_types.ok() && triple_types.ok());
+  EXPECT_EQ(*host_types, *triple_types) << host.str();
 }
 
 TEST(CodegenTargetHooks, AFunctionTheTargetLacksFailsTheKernelByName) {

@@ -2,6 +2,7 @@
 
 #include <llvm/IR/Constants.h>
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/TargetParser/Host.h>
 
 #include "backends/cpu/codegen/vector_exp_ir.h"
 #include "backends/llvm/complex_ir.h"
@@ -49,35 +50,52 @@ StatusOr<llvm::Value*> CpuTargetHooks::EmitBinaryMath(llvm::IRBuilder<>& b, Opco
   return Unimplemented("cpu codegen: no elementary function ", OpcodeName(opcode));
 }
 
-// The C library's complex functions in the x86-64 System V lowering that
-// clang gives C's complex types: a float complex travels as <2 x float> (one
-// SSE register), a double complex argument as its two doubles and a double
-// complex result as a {double, double} pair; libgcc's __mulXc3 and __divXc3
-// take the four parts as scalars and return the complex number as above.
+CpuTargetHooks::CpuTargetHooks(const llvm::Triple& triple)
+    : complex_abi_(triple.getArch() == llvm::Triple::aarch64 ? ComplexAbi::kAArch64 : ComplexAbi::kX86_64) {}
+
+CpuTargetHooks::CpuTargetHooks() {
+  static const CpuTargetHooks host{llvm::Triple(llvm::sys::getProcessTriple())};
+  complex_abi_ = host.complex_abi_;
+}
+
+// The C library's complex functions and libgcc's __mulXc3/__divXc3 (which
+// take the four parts as scalars), called as clang lowers C's complex types:
+// - x86-64 System V: a float complex travels as <2 x float> (one SSE
+//   register) both ways; a double complex argument as its two doubles and a
+//   double complex result as a {double, double} pair.
+// - AArch64 (AAPCS64): a complex number is a homogeneous aggregate of its
+//   two parts, passed as [2 x T] and returned as {T, T}, in FP registers.
 llvm::Value* CpuTargetHooks::EmitComplexCall(llvm::IRBuilder<>& b, llvm_ir::ComplexCall call,
                                              const std::vector<llvm::Value*>& arguments) const {
   llvm::Module* module = b.GetInsertBlock()->getModule();
   llvm::Type* complex = arguments[0]->getType();
   llvm::Type* part = complex->getScalarType();
   const bool double_parts = part->isDoubleTy();
-  const bool scalar_parts =
-      double_parts || call == llvm_ir::ComplexCall::kMultiply || call == llvm_ir::ComplexCall::kDivide;
+  const bool aarch64 = complex_abi_ == ComplexAbi::kAArch64;
+  const bool scalar_parts = call == llvm_ir::ComplexCall::kMultiply ||
+                            call == llvm_ir::ComplexCall::kDivide || (!aarch64 && double_parts);
   std::vector<llvm::Value*> passed;
   for (llvm::Value* argument : arguments) {
-    if (!scalar_parts) {
+    llvm::Value* real = llvm_ir::RealPart(b, argument);
+    llvm::Value* imag = llvm_ir::ImagPart(b, argument);
+    if (scalar_parts) {
+      passed.push_back(real);
+      passed.push_back(imag);
+    } else if (aarch64) {
+      llvm::Value* pair = llvm::PoisonValue::get(llvm::ArrayType::get(part, 2));
+      passed.push_back(b.CreateInsertValue(b.CreateInsertValue(pair, real, 0), imag, 1));
+    } else {
       passed.push_back(argument);
-      continue;
     }
-    passed.push_back(llvm_ir::RealPart(b, argument));
-    passed.push_back(llvm_ir::ImagPart(b, argument));
   }
   std::vector<llvm::Type*> types;
   for (llvm::Value* value : passed) types.push_back(value->getType());
-  llvm::Type* result = double_parts ? llvm::StructType::get(part, part) : complex;
+  const bool pair_result = aarch64 || double_parts;
+  llvm::Type* result = pair_result ? llvm::StructType::get(part, part) : complex;
   llvm::FunctionCallee callee = module->getOrInsertFunction(llvm_ir::ComplexCallCName(call, double_parts),
                                                             llvm::FunctionType::get(result, types, false));
   llvm::Value* returned = b.CreateCall(callee, passed);
-  if (!double_parts) return returned;
+  if (!pair_result) return returned;
   return llvm_ir::MakeComplex(b, b.CreateExtractValue(returned, 0), b.CreateExtractValue(returned, 1));
 }
 
