@@ -19,6 +19,7 @@
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/program_buffers.h"
 #include "backends/cpu/rng_bit_generator_thunk.h"
+#include "backends/cpu/rng_thunk.h"
 #include "backends/cpu/row_scatter_thunk.h"
 #include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/sort_thunk.h"
@@ -416,6 +417,10 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
         return add(
             std::make_unique<RowScatterThunk>(first(0), first(1), first(2), outputs.at(0), order, *plan));
       }
+      break;
+    case Opcode::kRng:
+      if (std::optional<RngPlan> plan = PlanRng(instruction))
+        return add(std::make_unique<RngThunk>(first(0), first(1), outputs.at(0), *plan));
       break;
     case Opcode::kRngBitGenerator:
       if (std::optional<RngBitPlan> plan = PlanRngBitGenerator(instruction))

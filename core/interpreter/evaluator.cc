@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "core/interpreter/kernels.h"
+#include "core/rng_stream.h"
 #include "core/tape_custom_calls.h"
 
 namespace kiln::interpreter {
@@ -20,14 +21,7 @@ Literal TupleOf(Operands operands) {
 
 }  // namespace
 
-uint64_t RngStream::Next() {
-  // SplitMix64 over (key, counter): a counter-based stream, cheap and
-  // statistically sound for test data.
-  uint64_t z = key + 0x9e3779b97f4a7c15ULL * ++counter;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
+uint64_t RngStream::Next() { return RngStreamDraw(key, ++counter); }
 
 ModulePlan ModulePlan::Build(const Module& module) {
   ModulePlan result;

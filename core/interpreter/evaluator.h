@@ -41,6 +41,9 @@ class Evaluator : public ComputationRunner {
   StatusOr<Literal> Run(const Computation& computation, Operands arguments) override;
   // What the tapes of gradient loops (core/tape_custom_calls.h) held.
   const TapeStatistics& tape_statistics() const { return tapes_.statistics(); }
+  // The execution's `rng` stream: the cpu backend's rng thunk takes its
+  // draws from it, so its ops and those run here share one counter.
+  RngStream& rng_stream() { return rng_; }
 
  private:
   StatusOr<Literal> EvaluateInstruction(const Instruction& instruction, Operands operands,

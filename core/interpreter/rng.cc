@@ -1,14 +1,16 @@
 // Random numbers. `rng` draws from the execution's counter-based stream
-// (seeded by ExecuteOptions::rng_seed, so equal seeds give equal numbers).
+// (seeded by ExecuteOptions::rng_seed, so equal seeds give equal numbers;
+// the draws and their mapping to elements are core/rng_stream.h's, shared
+// with the cpu backend's rng thunk).
 // `rng-bit-generator` is a pure function of its state operand, bit for bit
 // XLA's (the algorithms and the element layout: core/rng_bit_layout.h).
 #include <cmath>
 #include <cstring>
-#include <numbers>
 
 #include "core/interpreter/kernels.h"
 #include "core/interpreter/scalar_ops.h"
 #include "core/rng_bit_layout.h"
+#include "core/rng_stream.h"
 
 namespace kiln::interpreter {
 namespace {
@@ -49,9 +51,6 @@ void Philox4x32(uint32_t k0, uint32_t k1, const uint32_t counter[4], uint32_t ou
   std::memcpy(out, c, sizeof(c));
 }
 
-// Uniform double in [0, 1) from 53 random bits.
-double UniformUnit(RngStream& stream) { return static_cast<double>(stream.Next() >> 11) * 0x1.0p-53; }
-
 }  // namespace
 
 StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands, EvalContext& context) {
@@ -70,28 +69,24 @@ StatusOr<Literal> EvaluateRng(const Instruction& instruction, Operands operands,
       const double low = a.GetAsDouble(0);
       const double high = b.GetAsDouble(0);
       for (auto& value : out) {
-        double sample;
         if (normal) {
           // Box-Muller: mean `low` (mu), standard deviation `high` (sigma).
-          const double u1 = 1.0 - UniformUnit(stream);
-          const double u2 = UniformUnit(stream);
-          sample = low + high * std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+          const double first = RngUnitInterval(stream.Next());
+          const double second = RngUnitInterval(stream.Next());
+          value = static_cast<T>(RngNormalFromUnits(low, high, first, second));
         } else {
-          sample = low + (high - low) * UniformUnit(stream);
-          // Rounding to T can reach `high`; keep the interval half-open.
-          if (ConvertElement<double>(static_cast<T>(sample)) >= high && high > low) sample = low;
+          value = RngUniformFloat<T>(low, high, RngUnitInterval(stream.Next()));
         }
-        value = static_cast<T>(sample);
       }
       return OkStatus();
     } else if constexpr (kIsInt<T> || kIsPred<T>) {
       if (normal) return InvalidArgument("rng normal needs a floating-point type");
       const int64_t low = a.GetAsInt64(0);
       const int64_t high = b.GetAsInt64(0);
-      const uint64_t span = high > low ? static_cast<uint64_t>(high) - static_cast<uint64_t>(low) : 0;
+      const uint64_t span = RngIntegerSpan(low, high);
       for (auto& value : out) {
-        const uint64_t offset = span == 0 ? 0 : stream.Next() % span;
-        value = static_cast<T>(static_cast<uint64_t>(low) + offset);
+        value = span == 0 ? static_cast<T>(static_cast<uint64_t>(low))
+                          : RngUniformInteger<T>(low, span, stream.Next());
       }
       return OkStatus();
     } else {
