@@ -89,6 +89,7 @@ class CudaBackend : public Backend {
       KILN_ASSIGN_OR_RETURN(const int capability, ComputeCapability(driver_, device));
       // PTX for an older capability runs on newer GPUs (the driver JITs it).
       gpu.target.sm = std::clamp(capability, kMinSm, kMaxSm);
+      gpu.target.kernel_parameter_bytes = KernelParameterBytes(driver_.version(), capability);
       size_t total = 0;
       KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceTotalMem(&total, device), "cuDeviceTotalMem"));
       gpu.total_memory = static_cast<int64_t>(total);
@@ -115,7 +116,7 @@ class CudaBackend : public Backend {
   // host, and what no PTX kernel emitter has (fft), so a caller learns all
   // of them before compiling.
   std::vector<std::string> UnsupportedOps(const Module& module) const override {
-    return UnsupportedDeviceOps(module, CudaLoweringRules());
+    return UnsupportedDeviceOps(module, CudaLoweringRules(false, CompileTarget().kernel_parameter_bytes));
   }
 
   int64_t max_buffer_bytes() const override {
@@ -143,7 +144,8 @@ class CudaBackend : public Backend {
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(*clone)));
-    KILN_RETURN_IF_ERROR(RunCudaPasses(*clone, options.optimization_level));
+    KILN_RETURN_IF_ERROR(
+        RunCudaPasses(*clone, options.optimization_level, gpu.target.kernel_parameter_bytes));
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*clone)));
@@ -205,6 +207,9 @@ class CudaBackend : public Backend {
   StatusOr<Literal> TransferFromOutfeed() override { return PopOutfeed(*queues_, "cuda"); }
 
  private:
+  // What Compile compiles for: the first GPU's target (Open found one).
+  const PtxTarget& CompileTarget() const { return gpus_[0].target; }
+
   // `device`'s GPU (null = the first), or INVALID_ARGUMENT for another
   // backend's device.
   StatusOr<const Gpu*> FindGpu(const Device* device) const {

@@ -12,17 +12,18 @@
 
 namespace kiln::cuda {
 
-const StepLoweringRules& CudaLoweringRules(bool cublas_dots) {
-  const auto make = [](bool library_dots) {
+const StepLoweringRules& CudaLoweringRules(bool cublas_dots, int64_t parameter_bytes) {
+  const auto make = [](bool library_dots, int64_t bytes) {
     auto* made = new StepLoweringRules;
     made->backend = "cuda";
     made->slot_alignment = 256;  // what cuMemAlloc guarantees
-    made->check_kernel = [](const Computation& kernel) {
-      KILN_RETURN_IF_ERROR(CheckPtxKernelBuffers(kernel));
+    made->check_kernel = [bytes](const Computation& kernel) {
+      KILN_RETURN_IF_ERROR(CheckPtxKernelBuffers(kernel, bytes));
       return CheckPtxEmittable(kernel);
     };
     // Not owned: the table lives as long as the process.
-    made->emittable = std::shared_ptr<const compiler::EmittableTable>(&PtxEmittableTable(), [](auto*) {});
+    made->emittable =
+        std::shared_ptr<const compiler::EmittableTable>(&PtxEmittableTable(bytes), [](auto*) {});
     made->kernel_scratch_bytes = [](const Instruction& root) -> int64_t {
       return root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK ? SortScratchBytes(root) : 0;
     };
@@ -32,20 +33,24 @@ const StepLoweringRules& CudaLoweringRules(bool cublas_dots) {
     };
     return made;
   };
-  static const StepLoweringRules* const kernels_only = make(false);
-  static const StepLoweringRules* const with_cublas = make(true);
-  return cublas_dots ? *with_cublas : *kernels_only;
+  // One set per way of running dots and parameter space.
+  static const StepLoweringRules* const rules[2][2] = {
+      {make(false, kPortableKernelParameterBytes), make(false, kLargeKernelParameterBytes)},
+      {make(true, kPortableKernelParameterBytes), make(true, kLargeKernelParameterBytes)},
+  };
+  return *rules[cublas_dots ? 1 : 0][parameter_bytes == kLargeKernelParameterBytes ? 1 : 0];
 }
 
-Status RunCudaPasses(Module& module, int optimization_level) {
-  return RunDevicePasses(module, optimization_level, CudaLoweringRules());
+Status RunCudaPasses(Module& module, int optimization_level, int64_t parameter_bytes) {
+  return RunDevicePasses(module, optimization_level, CudaLoweringRules(false, parameter_bytes));
 }
 
 StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> module, const PtxTarget& target,
                                                     const std::string& dump_ir_dir,
                                                     const std::string& dump_stem, bool cublas_dots) {
   auto program = std::make_unique<CudaProgram>();
-  KILN_RETURN_IF_ERROR(LowerToStepProgram(std::move(module), CudaLoweringRules(cublas_dots), *program));
+  KILN_RETURN_IF_ERROR(LowerToStepProgram(
+      std::move(module), CudaLoweringRules(cublas_dots, target.kernel_parameter_bytes), *program));
   for (const Instruction* call : program->library_calls) {
     CudaLibraryCall planned;
     if (RunsAsUserOpKernel(*call)) {

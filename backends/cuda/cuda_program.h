@@ -51,12 +51,16 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
                                                     bool cublas_dots = false);
 
 // The rules the shared device lowering follows for this backend: kernels
-// are what CheckPtxEmittable accepts, sorts get merge scratch; with
-// `cublas_dots`, dots that are GEMMs are library calls.
-const StepLoweringRules& CudaLoweringRules(bool cublas_dots = false);
+// are what CheckPtxEmittable accepts within `parameter_bytes` of kernel
+// parameters (PtxTarget::kernel_parameter_bytes), sorts get merge scratch;
+// with `cublas_dots`, dots that are GEMMs are library calls.
+const StepLoweringRules& CudaLoweringRules(bool cublas_dots = false,
+                                           int64_t parameter_bytes = kPortableKernelParameterBytes);
 
 // The module pipeline the CUDA backend runs before lowering (the core
-// passes, fusing what CheckPtxEmittable accepts).
-Status RunCudaPasses(Module& module, int optimization_level);
+// passes, fusing what CheckPtxEmittable accepts, no kernel binding more
+// buffers than `parameter_bytes` of parameters hold).
+Status RunCudaPasses(Module& module, int optimization_level,
+                     int64_t parameter_bytes = kPortableKernelParameterBytes);
 
 }  // namespace kiln::cuda

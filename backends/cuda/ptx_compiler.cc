@@ -1,5 +1,6 @@
 #include "backends/cuda/ptx_compiler.h"
 
+#include <algorithm>
 #include <charconv>
 #include <mutex>
 
@@ -114,6 +115,23 @@ std::string ModuleText(const llvm::Module& module) {
   return text;
 }
 
+// The PTX ISA from which ptxas takes kernel parameters past 4352 bytes
+// (on sm_70 and later).
+constexpr int kLargeParameterPtxVersion = 81;
+
+// The most bytes of parameters any request's kernel takes: a pointer per
+// argument, result and scratch, then at most three i64 (a sort's mode,
+// block and stride; an extent and an rng key otherwise).
+int64_t WidestKernelParameterBytes(std::span<const KernelDescription> requests) {
+  int64_t widest = 0;
+  for (const KernelDescription& request : requests) {
+    const size_t buffers =
+        request.arguments.size() + request.results.size() + (request.scratch_bytes > 0 ? 1 : 0);
+    widest = std::max(widest, 8 * static_cast<int64_t>(buffers + 3));
+  }
+  return widest;
+}
+
 }  // namespace
 
 StatusOr<PtxTarget> ParsePtxTarget(std::string_view text) {
@@ -181,6 +199,11 @@ StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, co
   } else if (target.sm < 70) {
     features = "+ptx60";  // warp shuffles need shfl.sync (PTX 6.0)
   }
+  // ptxas takes parameters past 4352 bytes from PTX ISA 8.1 only: a module
+  // with a kernel past the portable 4 KiB asks for it.
+  if (target.ptx_version < kLargeParameterPtxVersion &&
+      WidestKernelParameterBytes(requests) > kPortableKernelParameterBytes)
+    features = "+ptx" + std::to_string(kLargeParameterPtxVersion);
   llvm::TargetOptions options;
   std::unique_ptr<llvm::TargetMachine> machine(
       nvptx->createTargetMachine(kTriple, target.ToString(), features, options, std::nullopt, std::nullopt,

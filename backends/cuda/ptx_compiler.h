@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/cuda/ptx_emittable.h"
 #include "backends/cuda/whole_loop.h"
 #include "core/compiler/kernel_description.h"
 #include "core/status.h"
@@ -23,6 +24,10 @@ struct PtxTarget {
   // PTX ISA version times 10 (e.g. 78); 0 = the highest LLVM 19 emits for
   // `sm`. A driver older than that needs a lower one (Backend chooses).
   int ptx_version = 0;
+  // Bytes of kernel parameters the device takes (KernelParameterBytes of
+  // its driver and capability). A module with a kernel past the portable
+  // 4 KiB is emitted as PTX ISA 8.1 at least, which ptxas asks for.
+  int64_t kernel_parameter_bytes = kPortableKernelParameterBytes;
   std::string ToString() const { return "sm_" + std::to_string(sm); }
 };
 

@@ -8,15 +8,11 @@
 namespace kiln::cuda {
 namespace {
 
-// A kernel's parameters (gpu_entry.h: a pointer per buffer, then the i64
-// extent and at most one more i64, an rng kernel's key) must fit the 4 KiB
-// of parameter space every CUDA device has (newer drivers allow more on
-// Volta and later; 4 KiB holds everywhere). One buffer is kept for a
-// kernel's scratch (sort, topk).
-constexpr int64_t kKernelParameterBytes = 4096;
-constexpr int64_t kMaxKernelBuffers = (kKernelParameterBytes - 2 * 8) / 8 - 1;
+// The i64 parameters a kernel may take after its buffers (gpu_entry.h):
+// the extent and an rng kernel's key.
+constexpr int64_t kKernelParameterWords = 2;
 
-compiler::EmittableTable MakePtxEmittableTable() {
+compiler::EmittableTable MakePtxEmittableTable(int64_t parameter_bytes) {
   using compiler::Emittability;
   llvm_ir::EmittableOptions options;
   options.dynamic_update_slice_root = true;
@@ -38,27 +34,40 @@ compiler::EmittableTable MakePtxEmittableTable() {
       default: return llvm(instruction);
     }
   });
-  table.set_max_kernel_buffers(kMaxKernelBuffers);
+  table.set_max_kernel_buffers(MaxKernelBuffers(parameter_bytes));
   return table;
 }
 
 }  // namespace
 
-const compiler::EmittableTable& PtxEmittableTable() {
-  static const compiler::EmittableTable* const table = new compiler::EmittableTable(MakePtxEmittableTable());
-  return *table;
+int64_t KernelParameterBytes(int driver_version, int compute_capability) {
+  return driver_version >= 12010 && compute_capability >= 70 ? kLargeKernelParameterBytes
+                                                             : kPortableKernelParameterBytes;
 }
 
-Status CheckPtxKernelBuffers(const Computation& kernel) {
+int64_t MaxKernelBuffers(int64_t parameter_bytes) {
+  return (parameter_bytes - kKernelParameterWords * 8) / 8 - 1;
+}
+
+const compiler::EmittableTable& PtxEmittableTable(int64_t parameter_bytes) {
+  static const compiler::EmittableTable* const portable =
+      new compiler::EmittableTable(MakePtxEmittableTable(kPortableKernelParameterBytes));
+  static const compiler::EmittableTable* const large =
+      new compiler::EmittableTable(MakePtxEmittableTable(kLargeKernelParameterBytes));
+  return parameter_bytes == kLargeKernelParameterBytes ? *large : *portable;
+}
+
+Status CheckPtxKernelBuffers(const Computation& kernel, int64_t parameter_bytes) {
   if (kernel.root() == nullptr) return InvalidArgument("cuda: kernel ", kernel.name(), " has no root");
   const Shape& result = kernel.root()->shape;
   const size_t results = result.IsTuple() ? result.tuple_shapes().size() : 1;
   const auto buffers = static_cast<int64_t>(kernel.parameters().size() + results);
-  if (buffers <= kMaxKernelBuffers) return OkStatus();
+  const int64_t limit = MaxKernelBuffers(parameter_bytes);
+  if (buffers <= limit) return OkStatus();
   return Unimplemented("cuda: cannot emit ", OpcodeName(kernel.root()->opcode), " ", result.ToString(), " (",
                        kernel.root()->name, "): its kernel would take ", buffers,
-                       " buffers as parameters and one kernel takes at most ", kMaxKernelBuffers, " (",
-                       kKernelParameterBytes, " bytes of parameters)");
+                       " buffers as parameters and one kernel takes at most ", limit, " (", parameter_bytes,
+                       " bytes of parameters)");
 }
 
 }  // namespace kiln::cuda

@@ -9,7 +9,7 @@ StatusOr<PtxExport> ExportPtx(const Module& module, const PtxTarget& target) {
   if (module.entry() == nullptr) return InvalidArgument("cuda: module '", module.name(), "' has no entry");
   KILN_RETURN_IF_ERROR(VerifyModule(module));
   std::unique_ptr<Module> clone = module.Clone();
-  KILN_RETURN_IF_ERROR(RunCudaPasses(*clone, /*optimization_level=*/2));
+  KILN_RETURN_IF_ERROR(RunCudaPasses(*clone, /*optimization_level=*/2, target.kernel_parameter_bytes));
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaProgram> program, LowerForCuda(std::move(clone), target));
   PtxExport result;
   result.ptx = std::move(program->ptx.ptx);

@@ -732,6 +732,54 @@ TEST_F(FakeDriver, DestroyingEverythingFreesDeviceMemoryAndModules) {
 
 // A driver older than the PTX ISA LLVM would emit: the backend must choose
 // an ISA the driver reads (the fake refuses newer ones as the driver does).
+// A concatenate of `inputs` f32[1] parameters: one kernel binding every
+// input and its result.
+std::string WideConcatenate(int inputs) {
+  std::string text = "HloModule wide\nENTRY main {\n";
+  std::string operands;
+  for (int i = 0; i < inputs; ++i) {
+    text += "  p" + std::to_string(i) + " = f32[1] parameter(" + std::to_string(i) + ")\n";
+    operands += (i == 0 ? "p" : ", p") + std::to_string(i);
+  }
+  return text + "  ROOT c = f32[" + std::to_string(inputs) + "] concatenate(" + operands +
+         "), dimensions={0}\n}\n";
+}
+
+// The fake reports driver 12.8 and sm_80: 32764 bytes of kernel
+// parameters, so a kernel of 601 buffers (4 KiB holds 509) compiles, as
+// PTX ISA 8.1, and launches with every buffer.
+TEST_F(FakeDriver, KernelsTakeTheDevicesLargeParameterSpace) {
+  const std::string text = WideConcatenate(600);
+  std::unique_ptr<Executable> wide = Compile(text.c_str());
+  ASSERT_NE(wide, nullptr);
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<DeviceBuffer*> arguments;
+  for (int i = 0; i < 600; ++i) {
+    buffers.push_back(Buffer(Literal::FromVector<float>({static_cast<float>(i)})));
+    ASSERT_NE(buffers.back(), nullptr);
+    arguments.push_back(buffers.back().get());
+  }
+  const int launches = hooks_.launch_count();
+  EXPECT_EQ(Run(*wide, arguments).size(), 1u);
+  EXPECT_EQ(hooks_.launch_count(), launches + 1) << "one kernel binds all 601 buffers";
+  // The first parameters are the first inputs' buffers.
+  const LaunchSeen seen = LastLaunch();
+  for (size_t i = 0; i < 4; ++i) {
+    ASSERT_TRUE(buffers[i]->cuda_memory().has_value());
+    EXPECT_EQ(seen.parameters[i], buffers[i]->cuda_memory()->address) << "parameter " << i;
+  }
+}
+
+// Driver 12.0 (before 12.1) keeps every kernel within 4 KiB of
+// parameters: the same concatenate is refused by name at compile.
+TEST_F(OldDriver, KernelsKeepToThePortableParameterSpace) {
+  std::unique_ptr<Module> wide = Parse(WideConcatenate(600).c_str());
+  ASSERT_NE(wide, nullptr);
+  const Status refused = backend_->Compile(*wide, CompileOptions{}).status();
+  EXPECT_EQ(refused.code(), StatusCode::kUnimplemented) << refused.ToString();
+  EXPECT_NE(refused.message().find("concatenate"), std::string::npos) << refused.ToString();
+}
+
 TEST_F(OldDriver, CompilesPtxTheDriverReads) {
   std::unique_ptr<DeviceBuffer> x = Buffer(Literal::FromVector<float>(std::vector<float>(1000, 1.0f)));
   std::unique_ptr<Executable> add = Compile(kAdd);

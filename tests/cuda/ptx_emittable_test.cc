@@ -92,5 +92,57 @@ TEST(PtxEmittableTable, KernelsFitTheKernelParameterSpace) {
       << refused.ToString();
 }
 
+// 32764 bytes of kernel parameters from driver 12.1 on compute capability
+// 7.0 and later, 4 KiB otherwise.
+TEST(PtxEmittableTable, ParameterSpaceFollowsTheDriverAndTheCapability) {
+  EXPECT_EQ(cuda::KernelParameterBytes(12010, 70), 32764);
+  EXPECT_EQ(cuda::KernelParameterBytes(12080, 90), 32764);
+  EXPECT_EQ(cuda::KernelParameterBytes(12000, 90), 4096) << "driver 12.0";
+  EXPECT_EQ(cuda::KernelParameterBytes(12080, 61), 4096) << "sm_61";
+  EXPECT_EQ(cuda::KernelParameterBytes(0, 80), 4096) << "no driver version";
+  EXPECT_EQ(cuda::MaxKernelBuffers(4096), 509);
+  EXPECT_EQ(cuda::MaxKernelBuffers(32764), 4092);
+  EXPECT_EQ(cuda::PtxEmittableTable(4096).max_kernel_buffers(), 509);
+  EXPECT_EQ(cuda::PtxEmittableTable(32764).max_kernel_buffers(), 4092);
+}
+
+// With the large parameter space a kernel of 601 buffers is emitted, as PTX
+// ISA 8.1 (ptxas refuses more than 4352 bytes of parameters before it);
+// a module whose kernels fit 4 KiB is the same PTX either way.
+TEST(PtxEmittableTable, OnlyAKernelPastFourKiBAsksForPtx81) {
+  std::string wide = "HloModule concatenate\nENTRY main {\n";
+  std::string operands;
+  for (int i = 0; i < 600; ++i) {
+    wide += "  p" + std::to_string(i) + " = f32[1] parameter(" + std::to_string(i) + ")\n";
+    operands += (i == 0 ? "p" : ", p") + std::to_string(i);
+  }
+  wide += "  ROOT c = f32[600] concatenate(" + operands + "), dimensions={0}\n}\n";
+  StatusOr<std::unique_ptr<Module>> concatenate = ParseHloModule(wide);
+  ASSERT_TRUE(concatenate.ok()) << concatenate.status().ToString();
+  cuda::PtxTarget large;
+  large.sm = 80;
+  large.kernel_parameter_bytes = cuda::kLargeKernelParameterBytes;
+  StatusOr<cuda::PtxExport> exported = cuda::ExportPtx(**concatenate, large);
+  ASSERT_TRUE(exported.ok()) << exported.status().ToString();
+  ASSERT_EQ(exported->kernels.size(), 1u);
+  EXPECT_EQ(exported->kernels[0].buffer_count, 601);
+  EXPECT_NE(exported->ptx.find(".version 8.1"), std::string::npos) << exported->ptx.substr(0, 400);
+
+  StatusOr<std::unique_ptr<Module>> small = ParseHloModule(R"(HloModule add
+ENTRY main {
+  a = f32[100] parameter(0)
+  b = f32[100] parameter(1)
+  ROOT s = f32[100] add(a, b)
+})");
+  ASSERT_TRUE(small.ok()) << small.status().ToString();
+  cuda::PtxTarget portable;
+  portable.sm = 80;
+  StatusOr<cuda::PtxExport> as_portable = cuda::ExportPtx(**small, portable);
+  StatusOr<cuda::PtxExport> as_large = cuda::ExportPtx(**small, large);
+  ASSERT_TRUE(as_portable.ok() && as_large.ok());
+  EXPECT_EQ(as_portable->ptx, as_large->ptx);
+  EXPECT_EQ(as_portable->ptx.find(".version 8.1"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln
