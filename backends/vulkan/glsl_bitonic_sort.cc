@@ -7,11 +7,10 @@
 namespace kiln::vulkan {
 namespace {
 
-// The shader's modes (push constant `mode`).
-constexpr uint32_t kBitonicSortTilesMode = 0;
-constexpr uint32_t kBitonicMergeAcrossMode = 1;
-constexpr uint32_t kBitonicMergeWithinMode = 2;
-constexpr uint32_t kBitonicGatherMode = 3;
+// The shader's modes (push constant `mode`): BitonicLaunchMode's numbers.
+constexpr int64_t kBitonicSortTilesMode = static_cast<int64_t>(BitonicLaunchMode::kSortTiles);
+constexpr int64_t kBitonicMergeAcrossMode = static_cast<int64_t>(BitonicLaunchMode::kMergeAcrossTiles);
+constexpr int64_t kBitonicMergeWithinMode = static_cast<int64_t>(BitonicLaunchMode::kMergeWithinTiles);
 
 // Invocations per workgroup are at most this many: every current GPU allows
 // 1024, and a larger tile buys fewer passes only logarithmically.
@@ -28,10 +27,6 @@ int64_t BitonicLog2(int64_t power_of_two) {
   int64_t log = 0;
   while ((int64_t{1} << log) < power_of_two) ++log;
   return log;
-}
-
-int64_t BitonicGroups(int64_t items, int64_t per_group) {
-  return std::min(BitonicCeilDiv(items, per_group), kGlslMaxWorkgroups);
 }
 
 }  // namespace
@@ -191,33 +186,22 @@ std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& 
 }
 
 std::vector<GlslDispatch> BitonicSortDispatches(const BitonicSortLayout& layout) {
-  // Nothing to write: one empty dispatch (it records nothing).
-  if (layout.outputs == 0) return {GlslDispatch{{kBitonicGatherMode, 0, 0}, 0}};
+  BitonicLaunchPlan plan;
+  plan.rows = layout.rows;
+  plan.length = layout.length;
+  plan.finish_iterations = layout.outputs;
+  plan.tile = layout.tile;
+  plan.tile_group_elements = layout.chunk;
+  plan.group_size = layout.workgroup_size;
+  plan.max_workgroups = kGlslMaxWorkgroups;
   std::vector<GlslDispatch> dispatches;
-  const int64_t total = layout.rows * layout.padded;
-  for (const BitonicPass& pass : BitonicSortPasses(layout.padded, layout.tile)) {
+  for (const KernelLaunch& launch : BitonicSortLaunches(plan)) {
     GlslDispatch dispatch;
-    switch (pass.kind) {
-      case BitonicPass::Kind::kSortTiles:
-        dispatch.push_constants = {kBitonicSortTilesMode, 0, 0};
-        dispatch.workgroups = BitonicGroups(total, layout.chunk);
-        break;
-      case BitonicPass::Kind::kMergeAcrossTiles:
-        dispatch.push_constants = {kBitonicMergeAcrossMode, static_cast<uint32_t>(pass.block),
-                                   static_cast<uint32_t>(pass.stride)};
-        dispatch.workgroups = BitonicGroups(total / 2, layout.workgroup_size);
-        break;
-      case BitonicPass::Kind::kMergeWithinTiles:
-        dispatch.push_constants = {kBitonicMergeWithinMode, static_cast<uint32_t>(pass.block), 0};
-        dispatch.workgroups = BitonicGroups(total, layout.chunk);
-        break;
-    }
+    for (const int64_t parameter : launch.parameters)
+      dispatch.push_constants.push_back(static_cast<uint32_t>(parameter));
+    dispatch.workgroups = launch.grid.workgroups[0];
     dispatches.push_back(std::move(dispatch));
   }
-  GlslDispatch gather;
-  gather.push_constants = {kBitonicGatherMode, 0, 0};
-  gather.workgroups = BitonicGroups(layout.outputs, layout.workgroup_size);
-  dispatches.push_back(std::move(gather));
   return dispatches;
 }
 
@@ -231,12 +215,12 @@ int64_t BitonicSortLoopIterations(const BitonicSortLayout& layout,
     if (dispatch.workgroups <= 0) continue;
     const int64_t invocations = dispatch.workgroups * layout.workgroup_size;
     int64_t trips = 0;
-    switch (dispatch.push_constants[0]) {
+    switch (static_cast<int64_t>(dispatch.push_constants[0])) {
       case kBitonicSortTilesMode:
       case kBitonicMergeWithinMode: {
         // Blocks and their steps: the whole network up to the tile, or
         // one merge's steps within it.
-        const int64_t steps = dispatch.push_constants[0] == kBitonicSortTilesMode
+        const int64_t steps = static_cast<int64_t>(dispatch.push_constants[0]) == kBitonicSortTilesMode
                                   ? log_tile * (log_tile + 1) / 2 + log_tile
                                   : log_tile + 1;
         const int64_t per_chunk = 2 * (layout.chunk / layout.workgroup_size) + steps * per_compare + 1;

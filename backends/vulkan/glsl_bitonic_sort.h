@@ -23,6 +23,7 @@
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
 #include "backends/vulkan/shader_features.h"
+#include "core/lowering/bitonic_sort.h"
 
 namespace kiln::vulkan {
 
@@ -36,8 +37,9 @@ struct BitonicSortLayout {
   int64_t outputs = 0;         // elements the gather writes (per output array)
 };
 
-// Push constants of every pass: mode, block, stride (32 bits each).
-inline constexpr int kBitonicPushConstantBytes = 12;
+// Push constants of every pass: its launch's parameters, mode, block and
+// stride (BitonicSortLaunches), 32 bits each.
+inline constexpr int kBitonicPushConstantBytes = 4 * kBitonicLaunchParameterCount;
 
 // The largest tile this device sorts in one workgroup: two elements per
 // invocation, at most 1024 invocations, the tile's element numbers within
@@ -56,8 +58,10 @@ std::string BitonicSortFunctions(const BitonicSortLayout& layout);
 // main(); `gather` runs once per output element with `int k_o` its index.
 std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& gather);
 
-// The dispatches, in order (one of no workgroups when there is nothing to
-// write).
+// The dispatches, in order: BitonicSortLaunches with workgroups of `chunk`
+// element numbers in the tile passes, `workgroup_size` invocations in every
+// dispatch and at most kGlslMaxWorkgroups workgroups (one dispatch of no
+// workgroups when there is nothing to write).
 std::vector<GlslDispatch> BitonicSortDispatches(const BitonicSortLayout& layout);
 
 // An upper bound of the loop iterations one invocation runs in any one of

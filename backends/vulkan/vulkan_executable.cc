@@ -9,8 +9,8 @@
 #include "backends/vulkan/parallel_compile.h"
 #include "backends/vulkan/vulkan_commands.h"
 #include "backends/vulkan/vulkan_instance.h"
-#include "core/lowering/step_runner.h"
 #include "core/lowering/rng_key.h"
+#include "core/lowering/step_runner.h"
 
 namespace kiln::vulkan {
 
@@ -44,16 +44,26 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
     std::vector<BufferRange> ranges;
     ranges.reserve(step.buffers.size());
     for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
-    const KernelGrid& grid = executable_.program_->kernels[index].grid;
+    const KernelDescription& description = executable_.program_->kernels[index];
+    const KernelGrid& grid = description.grid;
     const int64_t max_groups = executable_.vulkan_->features().max_workgroup_count[0];
-    // A kernel of several passes (sort, topk): each a dispatch of its own
-    // in this command buffer; the list's barrier between steps orders them.
-    for (const GlslDispatch& pass : shader.glsl.dispatches) {
+    // A kernel of several passes (sort, topk): each launch a dispatch of
+    // its own in this command buffer, its parameters 32-bit push constants;
+    // the list's barrier between steps orders them.
+    std::vector<uint32_t> words;
+    for (const KernelLaunch& launch : description.launches) {
+      words.clear();
+      for (const int64_t parameter : launch.parameters) {
+        if (parameter < 0 || parameter > UINT32_MAX)
+          return Internal("vulkan: kernel ", description.name, " has a launch parameter ", parameter,
+                          " past 32 bits");
+        words.push_back(static_cast<uint32_t>(parameter));
+      }
       KILN_RETURN_IF_ERROR(commands_->Dispatch(
-          executable_.kernels_[index], ranges, std::as_bytes(std::span<const uint32_t>(pass.push_constants)),
-          {static_cast<uint32_t>(std::min<int64_t>(pass.workgroups, max_groups)), 1, 1}));
+          executable_.kernels_[index], ranges, std::as_bytes(std::span<const uint32_t>(words)),
+          {static_cast<uint32_t>(std::min<int64_t>(launch.grid.workgroups[0], max_groups)), 1, 1}));
     }
-    if (!shader.glsl.dispatches.empty()) return OkStatus();
+    if (!description.launches.empty()) return OkStatus();
     const int64_t groups = std::min<int64_t>(grid.workgroups[0], max_groups);
     // An rng kernel's key, (lo, hi) words: one per launch of this execution.
     std::array<std::byte, 8> key{};
