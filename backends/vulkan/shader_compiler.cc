@@ -21,6 +21,7 @@ namespace {
 constexpr int kSpirvStepsVersion = 1;
 
 std::atomic<uint64_t> glsl_compilations{0};
+std::atomic<uint64_t> warm_up_calls{0};
 
 // glslang's process state is global: initialise it once and never finalise
 // (other threads may be compiling at exit).
@@ -128,7 +129,10 @@ StatusOr<std::vector<uint32_t>> GlslToUnoptimizedSpirv(std::string_view source, 
 
 uint64_t GlslCompilationCount() { return glsl_compilations.load(); }
 
+uint64_t ShaderCompilerWarmUpCalls() { return warm_up_calls.load(); }
+
 void PrepareShaderCompiler() {
+  warm_up_calls.fetch_add(1);
   // The same version and stage as every kernel (#version 450, compute):
   // glslang keeps one built-in table per version, profile and stage.
   static constexpr std::string_view kSmallestKernel =

@@ -30,8 +30,12 @@ uint64_t GlslCompilationCount();
 // most of the cold compile of a module of few kernels) by compiling a kernel
 // that does nothing; not counted by GlslCompilationCount. Thread-safe, and
 // at once after the first call has finished. The vulkan backend calls it on
-// a thread of its own while the device opens.
+// a thread of its own from its first compile without a disk cache.
 void PrepareShaderCompiler();
+
+// How many times PrepareShaderCompiler has been called in this process
+// (whether a backend asked for the warm-up is visible in tests).
+uint64_t ShaderCompilerWarmUpCalls();
 
 // What, besides the source and the float widths, decides the SPIR-V
 // CompileGlslToSpirv makes: glslang's and SPIRV-Tools' versions and the

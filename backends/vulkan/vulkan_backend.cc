@@ -41,9 +41,8 @@ ShaderFeatures BackendShaderFeatures(const Device& vulkan) {
 
 class VulkanBackend : public Backend {
  public:
-  VulkanBackend(std::shared_ptr<Device> vulkan, std::string description, std::jthread prepare_compiler)
-      : prepare_compiler_(std::move(prepare_compiler)),
-        vulkan_(std::move(vulkan)),
+  VulkanBackend(std::shared_ptr<Device> vulkan, std::string description)
+      : vulkan_(std::move(vulkan)),
         features_(BackendShaderFeatures(*vulkan_)),
         rules_(VulkanLoweringRules(features_, vulkan_->features().min_storage_buffer_offset_alignment)),
         device_(this, 0, std::move(description)),
@@ -102,11 +101,12 @@ class VulkanBackend : public Backend {
     KILN_RETURN_IF_ERROR(
         CheckNanPreservation(module, features_, vulkan_->info().name,
                              options.allow_unsafe_nan_math || NanUnsafeAllowedByEnvironment()));
+    KernelCache* cache = CacheFor(options);
+    if (cache == nullptr) PrepareShaderCompilerBesideThisCompile();
     const std::string stem = DumpFileStem(module.name());
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(module)));
-    KernelCache* cache = CacheFor(options);
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<VulkanProgram> program,
                           CompileForVulkan(module, rules_, features_, options.optimization_level,
                                            options.dump_ir_dir, stem, cache));
@@ -138,6 +138,18 @@ class VulkanBackend : public Backend {
   StatusOr<Literal> TransferFromOutfeed() override { return PopOutfeed(*queues_, "vulkan"); }
 
  private:
+  // glslang's one-time set-up (PrepareShaderCompiler, ~90 ms of CPU) on a
+  // thread of its own, started by the first compile that will run glslang
+  // (one without a disk cache: every kernel is compiled) so that it
+  // overlaps with the passes, the lowering and the GLSL emission; a process
+  // that never compiles (`kiln info`) never pays for it. With a disk cache
+  // most kernels need no glslang at all, and the first that misses pays
+  // the set-up itself.
+  void PrepareShaderCompilerBesideThisCompile() {
+    std::call_once(prepare_compiler_once_,
+                   [this] { prepare_compiler_ = std::jthread(PrepareShaderCompiler); });
+  }
+
   // The on-disk kernel cache of the directory `options` choose (opened on
   // first use, kept for the client's life), or null for none.
   KernelCache* CacheFor(const CompileOptions& options) {
@@ -158,6 +170,7 @@ class VulkanBackend : public Backend {
     return cache.get();
   }
 
+  std::once_flag prepare_compiler_once_;
   // Joined when the backend goes (it may still be preparing glslang).
   std::jthread prepare_compiler_;
   std::shared_ptr<Device> vulkan_;
@@ -202,17 +215,12 @@ std::string FeatureList(const DeviceFeatures& features) {
 }
 
 StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend() {
-  // glslang's one-time set-up (PrepareShaderCompiler) overlaps with opening
-  // the device and with what the caller does before its first compile,
-  // which then finds it done (or waits for the rest of it).
-  std::jthread prepare_compiler(PrepareShaderCompiler);
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Device> vulkan, Device::Default());
   const PhysicalDeviceInfo& info = vulkan->info();
   std::string description = "vulkan:0 (" + info.ToString() + ", subgroup " +
                             std::to_string(info.features.subgroup_size) +
                             ", features: " + FeatureList(vulkan->features()) + ")";
-  return std::unique_ptr<Backend>(std::make_unique<VulkanBackend>(std::move(vulkan), std::move(description),
-                                                                  std::move(prepare_compiler)));
+  return std::unique_ptr<Backend>(std::make_unique<VulkanBackend>(std::move(vulkan), std::move(description)));
 }
 
 }  // namespace kiln::vulkan

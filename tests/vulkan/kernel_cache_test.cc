@@ -2,7 +2,7 @@
 // a second client and a second process compile nothing the first compiled
 // (counted in glslang compilations), corrupt, truncated and foreign files
 // are misses and never crash, a changed key misses, and the directory stays
-// under its size bound.
+// under its size bound; glslang's warm-up runs only for compiles without it.
 #include "backends/vulkan/kernel_cache.h"
 
 #include <unistd.h>
@@ -234,6 +234,32 @@ TEST(VulkanKernelCache, SecondClientCompilesNothing) {
   environment.Set("KILN_VULKAN_DISK_CACHE", "0");
   std::unique_ptr<Backend> uncached = Vulkan();
   EXPECT_EQ(CompileAndRunProbe(*uncached, directory.path()), cold);
+}
+
+// glslang's warm-up (PrepareShaderCompiler) is asked for by a backend's
+// first compile that runs glslang on every kernel (no disk cache), once per
+// backend, and never by a backend that only opens its device (`kiln info`)
+// or compiles through a disk cache.
+TEST(VulkanKernelCache, ShaderCompilerWarmUpOnlyForACompileWithoutDiskCache) {
+  const uint64_t before = ShaderCompilerWarmUpCalls();
+  {
+    std::unique_ptr<Backend> idle = Vulkan();
+    ASSERT_NE(idle, nullptr);
+  }
+  EXPECT_EQ(ShaderCompilerWarmUpCalls(), before) << "creating the backend started the warm-up";
+  TemporaryDirectory directory;
+  std::unique_ptr<Backend> cached = Vulkan();
+  ASSERT_NE(cached, nullptr);
+  EXPECT_GE(CompileAndRunProbe(*cached, directory.path()), 0);
+  EXPECT_EQ(ShaderCompilerWarmUpCalls(), before) << "a compile through a disk cache started the warm-up";
+  ScopedEnvironment environment;
+  environment.Set("KILN_VULKAN_DISK_CACHE", "0");
+  std::unique_ptr<Backend> uncached = Vulkan();
+  ASSERT_NE(uncached, nullptr);
+  EXPECT_GT(CompileAndRunProbe(*uncached, directory.path()), 0);
+  EXPECT_EQ(ShaderCompilerWarmUpCalls(), before + 1);
+  EXPECT_GT(CompileAndRunProbe(*uncached, directory.path()), 0);
+  EXPECT_EQ(ShaderCompilerWarmUpCalls(), before + 1) << "the warm-up runs once per backend";
 }
 
 TEST(VulkanKernelCache, KernelCacheDirectoryFollowsOptionEnvironmentAndXdg) {

@@ -124,7 +124,7 @@ TEST(VulkanParallelCompile, PipelinesMadeSideBySideGiveTheInterpretersResults) {
   ExpectVulkanAgreesWithInterpreter(**module, arguments, "many kernels on 4 compile threads");
 }
 
-// glslang's warm-up (run by the backend while the device opens) may meet
+// glslang's warm-up (run by a backend beside its first compile) may meet
 // kernels being compiled on other threads: they still compile, and only
 // they are counted as compilations.
 TEST(VulkanParallelCompile, ShaderCompilerWarmUpRunsBesideCompilesUncounted) {
