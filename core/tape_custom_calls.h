@@ -13,9 +13,10 @@
 // orders the pushes and pops of a loop through data dependencies, so no
 // pass reorders or drops one without the other. A tape lives for one
 // execution; it grows by doubling, so holding N entries of B bytes takes
-// less than 2 * N * B bytes. The interpreter and the cpu backend (through
-// its library path) run both; device backends refuse them by name (a
-// custom call needs the host).
+// less than 2 * N * B bytes. The interpreter runs both; the cpu, cuda and
+// vulkan backends lower each to a tape step and a counter kernel
+// (core/lowering/step_lowering.h) and run the steps with StepTapes
+// (core/lowering/step_tapes.h).
 #pragma once
 
 #include <cstdint>

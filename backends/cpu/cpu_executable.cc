@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_buffer.h"
+#include "backends/cpu/host_step_thunks.h"
 #include "backends/cpu/library_thunk.h"
 
 namespace kiln::cpu {
@@ -83,10 +84,12 @@ StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> CpuExecutable::Execute(
   }
 
   LibraryRuntime library(program.library_plan.get(), queues_.get(), options.rng_seed, &options.stop);
+  HostStepRuntime host_steps(slots, program.slots.size(), queues_.get());
   ExecutionContext context;
   context.slots = slots;
   context.pool = pool_.get();
   context.library = &library;
+  context.host_steps = &host_steps;
   context.stop = &options.stop;
   KILN_RETURN_IF_ERROR(program.sequences.front().Run(context));
 

@@ -1,6 +1,6 @@
-// The generic path: ops with no native lowering (rng, custom-call,
-// infeed/outfeed, complex math, ...) run through the
-// reference interpreter's kernels on literals copied in and out of slots.
+// The generic path: ops with no native lowering (custom-call, batch norm,
+// what the code generator cannot emit, ...) run through the reference
+// interpreter's kernels on literals copied in and out of slots.
 // Correct for every op the interpreter runs; slow, and meant to shrink.
 #pragma once
 

@@ -15,6 +15,7 @@
 #include "backends/cpu/dot_thunk.h"
 #include "backends/cpu/fft_thunk.h"
 #include "backends/cpu/fused_loops.h"
+#include "backends/cpu/host_step_thunks.h"
 #include "backends/cpu/kernel_thunk.h"
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/program_buffers.h"
@@ -26,23 +27,14 @@
 #include "backends/cpu/top_k_thunk.h"
 #include "backends/cpu/window_thunk.h"
 #include "core/array_leaves.h"
-#include "core/lowering/step_lowering.h"
 #include "core/lowering/kernel_key.h"
+#include "core/lowering/step_lowering.h"
 #include "core/single_instruction.h"
 
 namespace kiln::cpu {
 namespace {
 
 using Leaves = std::vector<int>;
-
-// Ops that must go through the library path: they keep state between
-// executions, talk to the host, run host code or ask where they run (their
-// traits say so); and get-dimension-size, which the kernel emitters lack.
-bool LibraryOnly(const Instruction& instruction) {
-  constexpr OpTrait kNeedsRuntime = kSideEffect | kStateful | kOpaque | kPlacement;
-  return (OpcodeTraits(instruction.opcode) & kNeedsRuntime) != 0 ||
-         instruction.opcode == Opcode::kGetDimensionSize;
-}
 
 // With KILN_CPU_LOG_LIBRARY set, every op lowered to the (slow) library path
 // is listed on stderr, to see what still needs a native implementation.
@@ -139,12 +131,18 @@ bool FitsDynamicUpdateSliceThunk(const Instruction& update) {
 // The cpu's answer to StepLoweringRules::host_library_call: what a thunk
 // of its own runs (a blocked transpose, oneDNN or Eigen dots and
 // convolutions, scans, windows, row scatters, rng, sort, top-k, fft, in-place
-// updates) and what only the interpreter path runs (host ops, tuples of
-// non-arrays). A fusion is one only when it is a lone transpose.
+// updates) and what only the interpreter path runs (the host ops no device
+// lowering runs either, NeedsHostOnDevice, and tuples of non-arrays). A
+// fusion is one only when it is a lone transpose.
 bool RunsAsCpuThunk(const Instruction& instruction, KernelCompiler* compiler) {
   if (instruction.opcode == Opcode::kFusion)
     return instruction.called.size() == 1 && LoneTranspose(instruction) != nullptr;
-  if (LibraryOnly(instruction) || !AllArrays(instruction)) return true;
+  // Infeed, outfeed and the tape calls are steps of their own
+  // (host_step_thunks.h), except that without a code generator a tape call,
+  // whose counter is a kernel, stays on the interpreter path.
+  if (LowersToFeedOrTapeSteps(instruction))
+    return compiler == nullptr && instruction.opcode == Opcode::kCustomCall;
+  if (NeedsHostOnDevice(instruction) || !AllArrays(instruction)) return true;
   switch (instruction.opcode) {
     case Opcode::kDot: return PlanDot(instruction).has_value();
     case Opcode::kConvolution: return PlanConvolution(instruction).has_value();
@@ -217,9 +215,11 @@ class StepTranslator {
   Status TranslateLibraryCall(const ProgramStep& step, int region, ThunkSequence& sequence);
   Status TranslateWhile(const ProgramStep& step, int region, ThunkSequence& sequence);
   // `instruction` through the interpreter on `operands` (per operand, its
-  // leaves) into `outputs`.
+  // leaves) into `outputs`; `single` is the instruction alone as a
+  // computation when the step lowering built it, else one is built here.
   std::unique_ptr<LibraryThunk> InterpreterThunk(const Instruction& instruction,
-                                                 const std::vector<Leaves>& operands, const Leaves& outputs);
+                                                 const std::vector<Leaves>& operands, const Leaves& outputs,
+                                                 const Computation* single = nullptr);
   // `install` receives kernel `description` once compiled.
   void RequestKernel(size_t description, KernelInstaller install) {
     if (kernel_installers_.size() <= description) kernel_installers_.resize(description + 1);
@@ -293,17 +293,21 @@ Status StepTranslator::TranslateStep(const ProgramStep& step, int region, ThunkS
                                                                    step.targets, step.bytes));
       return OkStatus();
     }
-    // The cpu claims infeed, outfeed and the tape calls as library calls
-    // (the interpreter path keeps their queues and tapes), and its loops
-    // need no copies of passed-through results.
     case ProgramStep::Kind::kCopy:
+      sequence.thunks.push_back(std::make_unique<SlotCopyThunk>(step.sources, step.targets, step.bytes));
+      return OkStatus();
     case ProgramStep::Kind::kInfeed:
+      sequence.thunks.push_back(std::make_unique<InfeedThunk>(step.shape, step.targets, step.bytes));
+      return OkStatus();
     case ProgramStep::Kind::kOutfeed:
+      sequence.thunks.push_back(std::make_unique<OutfeedThunk>(step.shape, step.sources, step.bytes));
+      return OkStatus();
     case ProgramStep::Kind::kTapePush:
-    case ProgramStep::Kind::kTapePop: break;
+    case ProgramStep::Kind::kTapePop:
+      sequence.thunks.push_back(std::make_unique<TapeThunk>(step));
+      return OkStatus();
   }
-  return Internal("cpu: the step lowering made a step of kind ", static_cast<int>(step.kind),
-                  ", which the cpu runs as a library call");
+  return Internal("cpu: the step lowering made a step of kind ", static_cast<int>(step.kind));
 }
 
 Status StepTranslator::TranslateLaunch(const ProgramStep& step, ThunkSequence& sequence) {
@@ -328,12 +332,15 @@ Status StepTranslator::TranslateLaunch(const ProgramStep& step, ThunkSequence& s
 
 std::unique_ptr<LibraryThunk> StepTranslator::InterpreterThunk(const Instruction& instruction,
                                                                const std::vector<Leaves>& operands,
-                                                               const Leaves& outputs) {
+                                                               const Leaves& outputs,
+                                                               const Computation* single) {
   std::vector<ParameterBinding> bindings;
   for (size_t i = 0; i < operands.size(); ++i)
     bindings.push_back({instruction.operand(i)->shape, operands[i]});
-  const Computation* single = program_.module->AddComputation(
-      kiln::SingleInstructionComputation(instruction, instruction.name + ".single"));
+  if (single == nullptr) {
+    single = program_.module->AddComputation(
+        kiln::SingleInstructionComputation(instruction, instruction.name + ".single"));
+  }
   return std::make_unique<LibraryThunk>(single, std::move(bindings), outputs, SlotBytes(outputs));
 }
 
@@ -470,7 +477,8 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
     default: break;
   }
   NoteLibraryThunk(instruction);
-  return add(InterpreterThunk(instruction, operands, outputs));
+  return add(InterpreterThunk(instruction, operands, outputs,
+                              steps_.library_call_computations.at(static_cast<size_t>(step.call))));
 }
 
 Status StepTranslator::TranslateWhile(const ProgramStep& step, int region, ThunkSequence& sequence) {

@@ -15,6 +15,7 @@
 
 namespace kiln::cpu {
 
+class HostStepRuntime;
 class IntraOpThreadPool;
 class LibraryRuntime;
 
@@ -23,6 +24,8 @@ struct ExecutionContext {
   void** slots = nullptr;
   const IntraOpThreadPool* pool = nullptr;
   LibraryRuntime* library = nullptr;
+  // The feed queues and tapes the feed and tape thunks use (host_step_thunks.h).
+  HostStepRuntime* host_steps = nullptr;
   // Checked between thunks and at loop back-edges; never null while running.
   const StopCondition* stop = nullptr;
 };

@@ -85,7 +85,10 @@ class Lowerer {
   Status LowerConditional(const Instruction& instruction, int sequence, Values& values);
   Status LowerKernel(const Instruction& instruction, const Computation& computation, int sequence,
                      Values& values);
-  Status LowerLibraryCall(const Instruction& instruction, int sequence, Values& values);
+  // `single`: the instruction alone as a computation, when one was built
+  // (StepProgram::library_call_computations).
+  Status LowerLibraryCall(const Instruction& instruction, int sequence, Values& values,
+                          const Computation* single = nullptr);
   Status LowerTapeCall(const Instruction& instruction, int sequence, Values& values);
   // A launch of the kernel that adds `delta` to the s32[] tape counter in
   // `counter`; its output slot.
@@ -323,7 +326,7 @@ Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, V
   }
   Computation* single = SingleInstructionComputation(instruction);
   if (Status emittable = rules_.check_kernel(*single); !emittable.ok()) {
-    if (fall_back) return LowerLibraryCall(instruction, sequence, values);
+    if (fall_back) return LowerLibraryCall(instruction, sequence, values, single);
     return RefuseOp(rules_.backend, instruction, emittable.message());
   }
   return LowerKernel(instruction, *single, sequence, values);
@@ -357,7 +360,8 @@ Status Lowerer::LowerKernel(const Instruction& instruction, const Computation& c
   return OkStatus();
 }
 
-Status Lowerer::LowerLibraryCall(const Instruction& instruction, int sequence, Values& values) {
+Status Lowerer::LowerLibraryCall(const Instruction& instruction, int sequence, Values& values,
+                                 const Computation* single) {
   ProgramStep step;
   step.kind = ProgramStep::Kind::kLibraryCall;
   step.name = instruction.name;
@@ -369,6 +373,7 @@ Status Lowerer::LowerLibraryCall(const Instruction& instruction, int sequence, V
   step.buffers.insert(step.buffers.end(), outputs.begin(), outputs.end());
   step.call = static_cast<int>(program_.library_calls.size());
   program_.library_calls.push_back(&instruction);
+  program_.library_call_computations.push_back(single);
   Append(sequence, std::move(step));
   values[&instruction] = std::move(outputs);
   return OkStatus();
@@ -513,10 +518,22 @@ Computation* Lowerer::SingleInstructionComputation(const Instruction& instructio
 
 }  // namespace
 
-bool NeedsHostOnDevice(const Instruction& instruction) {
+bool LowersToFeedOrTapeSteps(const Instruction& instruction) {
   switch (instruction.opcode) {
     case Opcode::kInfeed:
-    case Opcode::kOutfeed:
+    case Opcode::kOutfeed: return true;
+    case Opcode::kCustomCall: return IsTapeCustomCall(instruction.attrs.custom_call_target);
+    default: return false;
+  }
+}
+
+bool NeedsHostOnDevice(const Instruction& instruction) {
+  if (LowersToFeedOrTapeSteps(instruction)) {
+    // A tape call stays a host op so that no fusion takes it in: its steps
+    // run between kernels.
+    return instruction.opcode == Opcode::kCustomCall;
+  }
+  switch (instruction.opcode) {
     case Opcode::kAfterAll:
     case Opcode::kRng: return false;
     // Annotations: RunDevicePasses forwards them to their operands.
@@ -558,14 +575,10 @@ namespace {
 // of their own rather than kernels (the tape custom calls: tape steps and
 // a counter kernel), and the annotations RunDevicePasses removes.
 bool LoweredWithoutAKernel(const Instruction& instruction) {
-  if (OnlyStructures(instruction)) return true;
+  if (OnlyStructures(instruction) || LowersToFeedOrTapeSteps(instruction)) return true;
   switch (instruction.opcode) {
-    case Opcode::kFusion:
-    case Opcode::kInfeed:
-    case Opcode::kOutfeed: return true;
-    case Opcode::kCustomCall:
-      return IsIdentityCustomCall(instruction.attrs.custom_call_target) ||
-             IsTapeCustomCall(instruction.attrs.custom_call_target);
+    case Opcode::kFusion: return true;
+    case Opcode::kCustomCall: return IsIdentityCustomCall(instruction.attrs.custom_call_target);
     default: return false;
   }
 }
@@ -684,8 +697,7 @@ void PlaceTemporaries(StepProgram& program, int64_t alignment) {
 
 }  // namespace
 
-Status LowerToSteps(std::unique_ptr<Module> module, const StepLoweringRules& rules,
-                    StepProgram& program) {
+Status LowerToSteps(std::unique_ptr<Module> module, const StepLoweringRules& rules, StepProgram& program) {
   if (module == nullptr || module->entry() == nullptr)
     return InvalidArgument(rules.backend, ": the module has no entry");
   if (!rules.check_kernel) return Internal(rules.backend, ": the lowering rules have no kernel check");
@@ -705,7 +717,7 @@ Status LowerToSteps(std::unique_ptr<Module> module, const StepLoweringRules& rul
 }
 
 Status LowerToStepProgram(std::unique_ptr<Module> module, const StepLoweringRules& rules,
-                      StepProgram& program) {
+                          StepProgram& program) {
   KILN_RETURN_IF_ERROR(LowerToSteps(std::move(module), rules, program));
   PlaceResults(program);
   PlaceTemporaries(program, rules.slot_alignment);

@@ -67,6 +67,14 @@ struct StepLoweringRules {
   bool copy_bound_results = true;
 };
 
+// Whether the lowering makes `instruction` steps of its own on every backend,
+// which move bytes between slots and the host's queues or the execution's
+// tapes: infeed (kInfeed), outfeed (kOutfeed) and the tape custom calls of
+// reverse-mode loops (core/tape_custom_calls.h: kTapePush / kTapePop beside
+// a counter kernel). A backend whose runtime is on the host (the cpu) runs
+// those steps rather than claiming the instructions as library calls.
+bool LowersToFeedOrTapeSteps(const Instruction& instruction);
+
 // Whether `instruction` needs host machinery that no device lowering has:
 // its traits say it has side effects, keeps state, runs host code or asks
 // where it runs, or it is get-dimension-size. Infeed, outfeed and after-all
@@ -100,6 +108,6 @@ Status LowerToSteps(std::unique_ptr<Module> module, const StepLoweringRules& rul
 // entry results written where the caller gets them and temporaries placed
 // in the scratch block by the shared buffer assignment.
 Status LowerToStepProgram(std::unique_ptr<Module> module, const StepLoweringRules& rules,
-                      StepProgram& program);
+                          StepProgram& program);
 
 }  // namespace kiln

@@ -115,6 +115,11 @@ struct StepProgram {
   // Instructions the backend runs as library calls (of this program's
   // module), one per kLibraryCall step; step.call indexes this.
   std::vector<const Instruction*> library_calls;
+  // Per library call, its instruction alone as a computation of `module`
+  // (operands as parameters) when the lowering built one to ask whether it
+  // is a kernel, else null: a backend that runs the call through an
+  // interpreter (the cpu) takes it rather than building the same again.
+  std::vector<const Computation*> library_call_computations;
 };
 
 }  // namespace kiln

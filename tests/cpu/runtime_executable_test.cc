@@ -3,6 +3,7 @@
 // (concurrency: runtime_concurrency_test.cc).
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
+#include "core/single_instruction.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
@@ -155,6 +156,47 @@ ENTRY e {
   ROOT t = (f32[8], f32[2], s32[]) tuple(s, v, k)
 })",
                                     0);
+}
+
+// An instruction that is no kernel and that no thunk of its own runs (a
+// batch norm, left whole at optimisation level 0) runs through the
+// interpreter as the computation the step lowering built to ask the code
+// generator: one computation for it, not a second made by the translation.
+TEST(RuntimeExecutableTest, TheLibraryPathBuildsOneComputationPerInstruction) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(R"(HloModule library_path_once
+ENTRY e {
+  x = f32[2,3] parameter(0)
+  scale = f32[3] parameter(1)
+  offset = f32[3] parameter(2)
+  mean = f32[3] parameter(3)
+  variance = f32[3] parameter(4)
+  ROOT bn = f32[2,3] batch-norm-inference(x, scale, offset, mean, variance), epsilon=0.001, feature_index=1
+})");
+  ASSERT_NE(module, nullptr);
+  CpuBackend cpu;
+  CompileOptions options;
+  options.optimization_level = 0;
+  const int64_t before = SingleInstructionComputationsBuilt();
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable, cpu.Compile(*module, options));
+  EXPECT_EQ(SingleInstructionComputationsBuilt() - before, 1);
+  const CompiledProgram& program = static_cast<const CpuExecutable&>(*executable).program();
+  EXPECT_EQ(program.statistics.thunks.at("library"), 1);
+  int singles = 0;
+  for (const auto& computation : program.module->computations())
+    singles += computation->name() == "bn.single";
+  EXPECT_EQ(singles, 1);
+  // It computes what the interpreter does.
+  std::vector<Literal> arguments;
+  arguments.push_back(Literal::FromVector<float>({1, -2, 3, 0.5f, 4, -1}, {2, 3}));
+  arguments.push_back(Literal::FromVector<float>({1, 2, 0.5f}));
+  arguments.push_back(Literal::FromVector<float>({0, 1, -1}));
+  arguments.push_back(Literal::FromVector<float>({0.5f, -1, 2}));
+  arguments.push_back(Literal::FromVector<float>({1, 4, 0.25f}));  // variances
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::RunExecutable(cpu, *executable, arguments));
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0], want[0]);
 }
 
 }  // namespace

@@ -5,13 +5,16 @@
 // results left uncopied, and LowerToSteps leaving every slot unplaced with
 // the sequence that made it. The cpu's runtime tests run the same lowering
 // end to end.
+#include <map>
 #include <memory>
 #include <string>
+#include <utility>
 
 #include <gtest/gtest.h>
 
 #include "core/array_leaves.h"
 #include "core/lowering/step_lowering.h"
+#include "core/single_instruction.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln {
@@ -113,6 +116,76 @@ ENTRY e {
   EXPECT_EQ(program.library_calls[0]->opcode, Opcode::kSort);
   EXPECT_EQ(program.library_calls[1]->opcode, Opcode::kCustomCall);
   EXPECT_EQ(CountHostSteps(program, ProgramStep::Kind::kLaunch), 1);  // the negate
+}
+
+// A library call made because its instruction is no kernel carries the
+// computation the lowering built to ask (a backend running it through an
+// interpreter takes that one, none of its own); one claimed before any
+// kernel check (here the host op) has none.
+TEST(HostStepLoweringTest, ALibraryCallKeepsTheComputationItWasCheckedAs) {
+  StepLoweringRules rules = HostTestRules();
+  rules.library_call_when_not_a_kernel = true;
+  StepProgram program;
+  const int64_t built_before = SingleInstructionComputationsBuilt();
+  KILN_ASSERT_OK(LowerToSteps(testing::ParseHloOrFail(R"(HloModule m
+lt {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT c = pred[] compare(x, y), direction=LT
+}
+ENTRY e {
+  a = f32[8] parameter(0)
+  s = f32[8] sort(a), dimensions={0}, to_apply=lt
+  ROOT h = f32[8] custom-call(s), custom_call_target="my_host_op"
+})"),
+                              rules, program));
+  EXPECT_EQ(SingleInstructionComputationsBuilt() - built_before, 1) << "the sort's, once";
+  ASSERT_EQ(program.library_calls.size(), 2u);
+  ASSERT_EQ(program.library_call_computations.size(), 2u);
+  const Computation* sort = program.library_call_computations[0];
+  ASSERT_NE(sort, nullptr);
+  ASSERT_NE(sort->root(), nullptr);
+  EXPECT_EQ(sort->root()->opcode, Opcode::kSort);
+  EXPECT_EQ(sort->parameters().size(), 1u);
+  bool in_module = false;
+  for (const auto& computation : program.module->computations()) in_module |= computation.get() == sort;
+  EXPECT_TRUE(in_module) << "the program's module owns it";
+  EXPECT_EQ(program.library_call_computations[1], nullptr);
+}
+
+// Infeed, outfeed and the tape calls are steps of their own on every
+// backend; of them only the tape calls count as host ops (so that no fusion
+// takes them in). After-all, rng and annotations are no host ops; what
+// keeps state or asks where it runs is.
+TEST(HostStepLoweringTest, FeedsAndTapeCallsAreStepsOfTheirOwn) {
+  std::unique_ptr<Module> module = testing::ParseHloOrFail(R"(HloModule m
+ENTRY e {
+  x = f32[2] parameter(0)
+  t = token[] after-all()
+  in = (f32[2], token[]) infeed(t)
+  d = f32[2] get-tuple-element(in), index=0
+  o = token[] outfeed(d, t)
+  n = s32[] constant(0)
+  pushed = s32[] custom-call(n, x), custom_call_target="kiln_tape_push", backend_config="0"
+  popped = (s32[], f32[2]) custom-call(pushed), custom_call_target="kiln_tape_pop", backend_config="0"
+  sharded = f32[2] custom-call(x), custom_call_target="Sharding"
+  lo = f32[] constant(0)
+  hi = f32[] constant(1)
+  r = f32[2] rng(lo, hi), distribution=rng_uniform
+  id = u32[] replica-id()
+  ROOT sum = f32[2] add(sharded, r)
+})");
+  ASSERT_NE(module, nullptr);
+  std::map<std::string, std::pair<bool, bool>> found;  // name: (steps of its own, host op)
+  for (const auto& instruction : module->entry()->instructions())
+    found[instruction->name] = {LowersToFeedOrTapeSteps(*instruction), NeedsHostOnDevice(*instruction)};
+  const std::map<std::string, std::pair<bool, bool>> want = {
+      {"in", {true, false}},    {"o", {true, false}},  {"pushed", {true, true}},
+      {"popped", {true, true}}, {"t", {false, false}}, {"sharded", {false, false}},
+      {"r", {false, false}},    {"id", {false, true}}, {"sum", {false, false}},
+      {"x", {false, false}},    {"d", {false, false}}, {"n", {false, false}},
+      {"lo", {false, false}},   {"hi", {false, false}}};
+  EXPECT_EQ(found, want);
 }
 
 constexpr char kPassThroughLoop[] = R"(HloModule m
