@@ -11,6 +11,7 @@
 
 #include "backends/vulkan/glsl_bitonic_sort.h"
 #include "backends/vulkan/glsl_ops.h"
+#include "backends/vulkan/glsl_serial_sort.h"
 #include "backends/vulkan/glsl_tiled_dot.h"
 #include "backends/vulkan/glsl_types.h"
 #include "core/lowering/bitonic_sort.h"
@@ -199,15 +200,17 @@ class Emitter {
   StatusOr<std::string> EmitGather(const Instruction& instruction, const Index& index);
   // Kernels built around one instruction with a loop of their own (the
   // grid-stride loop runs over rows, not output elements).
-  // Sort and topk kernels: the bitonic network's passes (glsl_bitonic_sort.h).
+  // Sort and topk kernels: the bitonic network's passes (glsl_bitonic_sort.h),
+  // or on a CPU device for short rows one invocation's merge sort per row
+  // (glsl_serial_sort.h).
   StatusOr<GlslKernel> EmitSortRows(const Instruction& sort, GlslKernel& result, const std::string& buffers);
   StatusOr<GlslKernel> EmitTopKRows(const Instruction& top_k, GlslKernel& result, const std::string& buffers);
   // k_hi_first(row, lo, hi) as a GLSL function whose body `hi_first` emits
   // (returning its decision's expression).
   StatusOr<std::string> EmitComparatorFunction(const std::function<StatusOr<std::string>()>& hi_first);
-  GlslKernel FinishBitonicSort(GlslKernel& result, const std::string& buffers,
-                               const BitonicSortLayout& layout, const std::string& comparator,
-                               const std::string& gather);
+  StatusOr<GlslKernel> FinishSort(const Instruction& root, GlslKernel& result, const std::string& buffers,
+                                  int64_t rows, int64_t length, int64_t outputs,
+                                  const std::string& comparator, const std::string& gather);
   StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
   StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitRng(const Instruction& instruction, const Index& index);
@@ -1615,18 +1618,38 @@ StatusOr<std::string> Emitter::EmitComparatorFunction(
   return text + "  return " + *decision + ";\n}\n";
 }
 
-GlslKernel Emitter::FinishBitonicSort(GlslKernel& result, const std::string& buffers,
-                                      const BitonicSortLayout& layout, const std::string& comparator,
-                                      const std::string& gather) {
-  result.invocations = layout.outputs;
-  result.workgroup_size = layout.workgroup_size;
-  result.push_constant_bytes = kBitonicPushConstantBytes;
-  result.dispatches = BitonicSortDispatches(layout);
-  result.max_loop_iterations = BitonicSortLoopIterations(layout, result.dispatches, comparator_loops_);
-  result.source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
-                  "layout(local_size_x_id = 0) in;\n" + buffers + BitonicSortGlobals(layout) + globals_ +
-                  prelude_.Helpers() + comparator + BitonicSortFunctions(layout) +
-                  BitonicSortMain(layout, gather);
+StatusOr<GlslKernel> Emitter::FinishSort(const Instruction& root, GlslKernel& result,
+                                         const std::string& buffers, int64_t rows, int64_t length,
+                                         int64_t outputs, const std::string& comparator,
+                                         const std::string& gather) {
+  const std::string head = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
+                           "layout(local_size_x_id = 0) in;\n" + buffers;
+  result.invocations = outputs;
+  // The serial sort only where its loops, with this comparator's, stay
+  // within the device's limit (its scratch is never the smaller: a
+  // fallback to the bitonic network fits in it).
+  const SerialSortLayout serial = PlanSerialSort(rows, length, outputs, features_);
+  const std::vector<GlslDispatch> serial_dispatches = SerialSortDispatches(serial);
+  const int64_t serial_loops = SerialSortLoopIterations(serial, serial_dispatches, comparator_loops_);
+  if (SortsRowsSerially(features_, rows, length) &&
+      (features_.max_loop_iterations <= 0 || serial_loops <= features_.max_loop_iterations)) {
+    result.workgroup_size = serial.workgroup_size;
+    result.push_constant_bytes = kSerialSortPushConstantBytes;
+    result.dispatches = serial_dispatches;
+    result.max_loop_iterations = serial_loops;
+    result.source = head + SerialSortGlobals() + globals_ + prelude_.Helpers() + comparator +
+                    SerialSortFunctions(serial) + SerialSortMain(serial, gather);
+  } else {
+    if (rows * BitonicPaddedLength(length) > std::numeric_limits<int32_t>::max())
+      return Refuse(root, "its rows padded to a power of two pass 32-bit indexing");
+    const BitonicSortLayout layout = PlanBitonicSort(rows, length, outputs, features_);
+    result.workgroup_size = layout.workgroup_size;
+    result.push_constant_bytes = kBitonicPushConstantBytes;
+    result.dispatches = BitonicSortDispatches(layout);
+    result.max_loop_iterations = BitonicSortLoopIterations(layout, result.dispatches, comparator_loops_);
+    result.source = head + BitonicSortGlobals(layout) + globals_ + prelude_.Helpers() + comparator +
+                    BitonicSortFunctions(layout) + BitonicSortMain(layout, gather);
+  }
   if (heaviest_ != nullptr)
     result.loop_op = std::string(OpcodeName(heaviest_->opcode)) + " " + heaviest_->shape.ToString() + " (" +
                      heaviest_->name + ")";
@@ -1659,9 +1682,6 @@ StatusOr<GlslKernel> Emitter::EmitSortRows(const Instruction& sort, GlslKernel& 
   int64_t inner = 1;
   for (int64_t d = dimension + 1; d < rank; ++d) inner *= shape.dimensions(d);
   const int64_t rows = length == 0 ? 0 : shape.element_count() / length;
-  if (rows * BitonicPaddedLength(length) > std::numeric_limits<int32_t>::max())
-    return Refuse(sort, "its rows padded to a power of two pass 32-bit indexing");
-  const BitonicSortLayout layout = PlanBitonicSort(rows, length, shape.element_count(), features_);
   const std::string in = std::to_string(inner);
   const std::string row_elements = std::to_string(length * inner);
   const Computation& comparator = *sort.called[0];
@@ -1691,7 +1711,7 @@ StatusOr<GlslKernel> Emitter::EmitSortRows(const Instruction& sort, GlslKernel& 
     gather += "    b" + std::to_string(result.input_count + static_cast<int>(k)) + ".d[k_o] = b" +
               std::to_string(inputs[k]) + ".d[k_base + k_from * " + in + "];\n";
   }
-  return FinishBitonicSort(result, buffers, layout, function, gather);
+  return FinishSort(sort, result, buffers, rows, length, shape.element_count(), function, gather);
 }
 
 // The k largest (smallest) of each last-dimension row: the row sorted by
@@ -1708,9 +1728,6 @@ StatusOr<GlslKernel> Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel&
   const int64_t k = top_k.attrs.top_k;
   if (k < 0 || k > length) return Refuse(top_k, "bad k");
   const int64_t rows = length == 0 ? 0 : operand.shape.element_count() / length;
-  if (rows * BitonicPaddedLength(length) > std::numeric_limits<int32_t>::max())
-    return Refuse(top_k, "its rows padded to a power of two pass 32-bit indexing");
-  const BitonicSortLayout layout = PlanBitonicSort(rows, length, rows * k, features_);
   const std::string n = std::to_string(length);
   const std::string b = "b" + std::to_string(input);
   const ComparisonDirection direction =
@@ -1728,7 +1745,7 @@ StatusOr<GlslKernel> Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel&
       std::to_string(result.input_count) + ".d[k_o] = " + b + ".d[k_row * " + n + " + k_from];\n    b" +
       std::to_string(result.input_count + 1) +
       ".d[k_o] = " + StoreValue(top_k.shape.tuple_shapes(1).element_type(), "k_from", prelude_) + ";\n";
-  return FinishBitonicSort(result, buffers, layout, function, gather);
+  return FinishSort(top_k, result, buffers, rows, length, rows * k, function, gather);
 }
 
 StatusOr<GlslKernel> Emitter::Emit(const Computation& kernel, std::string_view entry_name) {
@@ -1793,7 +1810,7 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
   }
   result.output_count = static_cast<int>(leaves.size());
   result.binding_count = result.input_count + result.output_count;
-  if (GlslKernelScratchBytes(root) > 0) {
+  if (GlslKernelScratchBytes(root, features_) > 0) {
     result.has_scratch = true;
     buffers += "layout(std430, set = 0, binding = " + std::to_string(result.binding_count) +
                ") buffer Scratch { int d[]; } k_scratch;\n";
@@ -1902,9 +1919,8 @@ GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
 
 }  // namespace
 
-int64_t GlslKernelScratchBytes(const Instruction& root) {
+int64_t GlslKernelScratchBytes(const Instruction& root, const ShaderFeatures& features) {
   if ((root.opcode != Opcode::kSort && root.opcode != Opcode::kTopK) || root.operands.empty()) return 0;
-  // One element number per place of each row padded to a power of two.
   const Shape& shape = root.operand(0)->shape;
   const int64_t rank = shape.rank();
   int64_t dimension = rank - 1;
@@ -1912,6 +1928,10 @@ int64_t GlslKernelScratchBytes(const Instruction& root) {
   if (dimension < 0) dimension += rank;
   const int64_t length = rank == 0 || dimension < 0 || dimension >= rank ? 1 : shape.dimensions(dimension);
   const int64_t rows = length == 0 ? 0 : shape.element_count() / length;
+  // Two regions of each row's element numbers for the serial merge sort;
+  // one element number per place of each row padded to a power of two for
+  // the bitonic network.
+  if (SortsRowsSerially(features, rows, length)) return SerialSortScratchBytes(rows, length);
   return std::max<int64_t>(rows * BitonicPaddedLength(length) * 4, 4);
 }
 

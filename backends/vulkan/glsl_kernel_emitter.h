@@ -67,9 +67,9 @@ inline constexpr int64_t kGlslMaxGridInvocations = kGlslMaxWorkgroups * kGlslWor
 Status CheckGlslLoopIterations(const GlslKernel& kernel, const ShaderFeatures& features);
 
 // Bytes of the scratch buffer a kernel whose root is `root` binds after its
-// outputs (a sort's or topk's two element-number arrays per row); 0 for
-// kernels without scratch.
-int64_t GlslKernelScratchBytes(const Instruction& root);
+// outputs on a device with `features` (a sort's or topk's element numbers:
+// glsl_bitonic_sort.h, glsl_serial_sort.h); 0 for kernels without scratch.
+int64_t GlslKernelScratchBytes(const Instruction& root, const ShaderFeatures& features);
 
 // UNIMPLEMENTED naming the op, its shape and what is missing when the kernel
 // holds something this generator does not do or the device lacks a type.

@@ -41,6 +41,10 @@ struct ShaderFeatures {
   // run; 0: unlimited. Mesa's lavapipe silently ends an invocation after
   // 65535, so a longer loop would come out short.
   int64_t max_loop_iterations = 0;
+  // A CPU device (VkPhysicalDeviceType CPU: lavapipe): its invocations are
+  // a few SIMD lanes on a few cores, so a short row's sort is cheaper as one
+  // invocation's merge sort than as the bitonic network (glsl_serial_sort.h).
+  bool cpu_device = false;
 };
 
 // Everything on: what the code-generation tests assume (lavapipe has all of it).

@@ -235,6 +235,7 @@ ShaderFeatures Device::shader_features() const {
   // lavapipe (Mesa's llvmpipe driver) silently ends a shader invocation
   // after 65535 loop iterations: a sum of 100000 ones gave 65535.
   if (info_.driver_name == "llvmpipe") shader.max_loop_iterations = 65535;
+  shader.cpu_device = info_.type == VK_PHYSICAL_DEVICE_TYPE_CPU;
   return shader;
 }
 

@@ -23,7 +23,9 @@ StepLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t o
   // own: a row reduction inside an elementwise kernel would be recomputed
   // for every element of the row (softmax took 1.4 s instead of ms).
   rules.fuse_row_reductions = false;
-  rules.kernel_scratch_bytes = [](const Instruction& root) { return GlslKernelScratchBytes(root); };
+  rules.kernel_scratch_bytes = [features](const Instruction& root) {
+    return GlslKernelScratchBytes(root, features);
+  };
   rules.library_call = RunsAsUserOpShader;
   return rules;
 }

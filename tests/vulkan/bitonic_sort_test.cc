@@ -1,11 +1,13 @@
 // Sorts and topk on the vulkan backend (the bitonic network's passes, one
-// dispatch each, then the gather; glsl_bitonic_sort.h), on lavapipe with the
-// validation layers on, against the interpreter bit for bit: row lengths
+// dispatch each, then the gather; glsl_bitonic_sort.h), on lavapipe playing
+// a GPU with the validation layers on, against the interpreter bit for bit: row lengths
 // about the tile (the device's, and a tile of 8 on a device played with 4
 // invocations per workgroup), several rows, a sort along a leading
 // dimension, a key with a payload, descending comparators, equal keys
 // (stability), NaN and -0 under JAX's comparator, integer types; topk with
-// k of 1, 16 and the whole row.
+// k of 1, 16 and the whole row. Then lavapipe as itself, a CPU device:
+// short rows sorted one invocation's merge sort each (glsl_serial_sort.h),
+// over the same kinds of rows.
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -96,11 +98,14 @@ const char kJaxComparator[] = R"(cmp {
 class VulkanBitonicSortTest : public ::testing::Test {
  protected:
   // The backend for the next checks, on a device played with at most
-  // `max_workgroup` invocations per workgroup (0: as it is); records the
-  // tile the sorts then use.
-  void MakeBackend(int max_workgroup) {
-    SetShaderFeaturesOverrideForTesting([this, max_workgroup](ShaderFeatures& features) {
+  // `max_workgroup` invocations per workgroup (0: as it is), as a GPU (the
+  // bitonic network for every row) unless `cpu_device`; records the tile
+  // the sorts then use and whether the device said it is a CPU device.
+  void MakeBackend(int max_workgroup, bool cpu_device = false) {
+    SetShaderFeaturesOverrideForTesting([this, max_workgroup, cpu_device](ShaderFeatures& features) {
       if (max_workgroup > 0) features.max_workgroup_size = max_workgroup;
+      reported_cpu_device_ = features.cpu_device;
+      features.cpu_device = cpu_device;
       tile_ = BitonicDeviceTile(features);
     });
     StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
@@ -190,6 +195,7 @@ class VulkanBitonicSortTest : public ::testing::Test {
   std::unique_ptr<Backend> vulkan_;
   std::unique_ptr<Backend> interpreter_;
   int64_t tile_ = 0;
+  bool reported_cpu_device_ = false;
 };
 
 TEST_F(VulkanBitonicSortTest, RowsAboutTheDevicesTile) {
@@ -251,6 +257,38 @@ TEST_F(VulkanBitonicSortTest, TopK) {
   MakeBackend(4);
   TopK("f32", ElementType::kF32, {4, 100}, 16, true);
   TopK("u16", ElementType::kU16, {4, 100}, 100, false);
+}
+
+// Lavapipe as it is: a CPU device, whose short rows are merge sorted one
+// per invocation (an even and an odd number of merge passes, a run left
+// without a partner, the longest serial row), and a row past the crossover
+// on the bitonic network.
+TEST_F(VulkanBitonicSortTest, SerialMergeSortOnACpuDevice) {
+  MakeBackend(0, /*cpu_device=*/true);
+  EXPECT_TRUE(reported_cpu_device_) << "lavapipe's device type is VK_PHYSICAL_DEVICE_TYPE_CPU";
+  for (int64_t length : {1, 2, 3, 7, 8, 9, 300, 2048}) {
+    SortRows("f32", ElementType::kF32, {2, length}, 1, kJaxComparator, true, "jax");
+    SortWithPayload("f32", ElementType::kF32, {3, length}, 1, "GT", "descending with payload");
+    SortWithPayload("s32", ElementType::kS32, {5, length}, 1, "LT", "ascending with payload");
+  }
+  SortRows("f32", ElementType::kF32, {300, 5}, 0, kJaxComparator, true, "jax columns");
+  SortWithPayload("f32", ElementType::kF32, {37, 3, 4}, 0, "LT", "leading dimension");
+  SortWithPayload("f32", ElementType::kF32, {3, 37, 4}, 1, "GT", "middle dimension");
+  SortWithPayload("s32", ElementType::kS32, {999, 3}, 1, "GT", "many rows of three");
+  SortWithPayload("s32", ElementType::kS32, {0, 5}, 1, "LT", "no row");
+  SortWithPayload("s32", ElementType::kS32, {4, 0}, 1, "LT", "empty rows");
+  SortWithPayload("u8", ElementType::kU8, {4, 700}, 1, "GT", "u8");
+  SortWithPayload("s64", ElementType::kS64, {4, 700}, 1, "LT", "s64");
+  SortRows("f16", ElementType::kF16, {3, 500}, 1, SortTestComparator("f16", "LT", "TOTALORDER", 0), true,
+           "f16 total order");
+  SortRows("f64", ElementType::kF64, {3, 500}, 1, SortTestComparator("f64", "GT", "TOTALORDER", 0), true,
+           "f64 total order");
+  SortRows("f32", ElementType::kF32, {1, 5000}, 1, kJaxComparator, true, "past the crossover");
+  for (int64_t k : {int64_t{1}, int64_t{16}, int64_t{3000}}) {
+    TopK("f32", ElementType::kF32, {3, 3000}, k, true);
+    TopK("s32", ElementType::kS32, {3, 3000}, k, false);
+  }
+  TopK("f32", ElementType::kF32, {2, 5}, 0, true);  // nothing to write
 }
 
 }  // namespace

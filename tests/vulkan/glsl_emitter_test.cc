@@ -370,7 +370,7 @@ void ExpectSortKernel(const std::string& text, int bindings, int64_t outputs, in
   ExpectCompiles(text, bindings, outputs);
   StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(text);
   ASSERT_TRUE(module.ok()) << module.status().ToString();
-  EXPECT_EQ(GlslKernelScratchBytes(*(*module)->entry()->root()), scratch_bytes);
+  EXPECT_EQ(GlslKernelScratchBytes(*(*module)->entry()->root(), AllShaderFeatures()), scratch_bytes);
   StatusOr<GlslKernel> kernel = EmitGlslKernel(*(*module)->entry(), AllShaderFeatures(), "k");
   ASSERT_TRUE(kernel.ok());
   EXPECT_TRUE(kernel->has_scratch);
@@ -418,6 +418,67 @@ TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
                           "to_apply=lt",
                           lt),
                    1 + 1 + 1, 1048576, 1048576 * 4, 1 + 45 + 9 + 1);
+}
+
+// A CPU device (lavapipe) sorts rows up to the crossover one invocation's
+// merge sort each (glsl_serial_sort.h: the sort's dispatch and the gather,
+// two regions of element numbers per row); a GPU, a longer row, or a row
+// whose merge sort would pass the device's loop limit, takes the bitonic
+// network. Either kernel compiles and validates.
+TEST(GlslEmitterTest, SortsFollowTheDeviceTypeAndRowLength) {
+  const std::string lt =
+      "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+      "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
+  const auto sort_of = [&](int64_t rows, int64_t length) {
+    const std::string shape = "f32[" + std::to_string(rows) + "," + std::to_string(length) + "]";
+    return Module(
+        "  a = " + shape + " parameter(0)\n  ROOT s = " + shape + " sort(a), dimensions={1}, to_apply=lt",
+        lt);
+  };
+  ShaderFeatures gpu = AllShaderFeatures();
+  ShaderFeatures cpu = AllShaderFeatures();
+  cpu.cpu_device = true;
+  cpu.max_loop_iterations = 65535;  // lavapipe's
+  struct Case {
+    std::string text;
+    const ShaderFeatures* features;
+    bool serial;
+    int64_t scratch_bytes;
+  };
+  ShaderFeatures cpu_short_loops = cpu;
+  cpu_short_loops.max_loop_iterations = 2000;
+  const std::vector<Case> cases = {
+      {sort_of(64, 2048), &cpu, true, 2 * 64 * 2048 * 4},
+      {sort_of(64, 2048), &gpu, false, 64 * 2048 * 4},
+      {sort_of(3, 6), &cpu, true, 2 * 3 * 6 * 4},
+      {sort_of(3, 6), &gpu, false, 3 * 8 * 4},
+      // Past the crossover.
+      {sort_of(2, 5000), &cpu, false, 2 * 8192 * 4},
+      // 300 elements' merge sort is ~3000 loop iterations.
+      {sort_of(2, 300), &cpu_short_loops, false, 2 * 512 * 4},
+      {sort_of(2, 100), &cpu_short_loops, true, 2 * 2 * 100 * 4},
+      {Module("  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, largest=true"),
+       &cpu, true, 2 * 4 * 10 * 4},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text.substr(c.text.find("ENTRY")) +
+                 (c.features->cpu_device ? " on a CPU device" : " on a GPU"));
+    StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(c.text);
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    EXPECT_EQ(GlslKernelScratchBytes(*(*module)->entry()->root(), *c.features), c.scratch_bytes);
+    StatusOr<Compiled> compiled = Compile(c.text, *c.features);
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    const GlslKernel& kernel = compiled->kernel;
+    EXPECT_EQ(kernel.source.find("k_sort_row(") != std::string::npos, c.serial);
+    EXPECT_EQ(kernel.push_constant_bytes, c.serial ? 4 : 12);
+    if (c.serial) {
+      EXPECT_EQ(kernel.dispatches.size(), 2u);
+      EXPECT_EQ(kernel.workgroup_size, c.features->subgroup_size);
+    }
+    if (c.features->max_loop_iterations > 0) {
+      EXPECT_LE(kernel.max_loop_iterations, c.features->max_loop_iterations);
+    }
+  }
 }
 
 TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
