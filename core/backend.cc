@@ -7,6 +7,12 @@
 
 namespace kiln {
 
+StatusOr<std::unique_ptr<Executable>> Backend::CompileModule(std::unique_ptr<Module> module,
+                                                             const CompileOptions& options) {
+  if (module == nullptr) return InvalidArgument(name(), ": no module to compile");
+  return Compile(*module, options);
+}
+
 StatusOr<std::unique_ptr<DeviceBuffer>> Backend::BufferAliasingHost(const Shape& shape, const void* data,
                                                                     std::function<void()> release,
                                                                     Device* device) {

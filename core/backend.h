@@ -155,6 +155,11 @@ class Backend {
   // anything in UnsupportedOps.
   virtual StatusOr<std::unique_ptr<Executable>> Compile(const Module& module,
                                                         const CompileOptions& options) = 0;
+  // Compiles a module the caller gives up, as Compile does, so that a
+  // backend that rewrites the module it compiles need not copy it first. By
+  // default, Compile(*module).
+  virtual StatusOr<std::unique_ptr<Executable>> CompileModule(std::unique_ptr<Module> module,
+                                                              const CompileOptions& options);
 
   // Copies a host array into a new buffer on `device`.
   virtual StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal,

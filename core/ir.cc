@@ -192,6 +192,12 @@ Status Computation::RemoveInstruction(const Instruction* instruction) {
   return OkStatus();
 }
 
+std::vector<std::unique_ptr<Instruction>> Computation::ReleaseInstructions() {
+  parameters_.clear();
+  root_ = nullptr;
+  return std::exchange(instructions_, {});
+}
+
 std::string Module::UniqueComputationName(const std::string& base) {
   if (!FindComputation(base)) return base;
   for (int& suffix = next_suffix_.try_emplace(base, 1).first->second;;) {

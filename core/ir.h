@@ -91,6 +91,10 @@ class Computation {
   // Removes an instruction nothing uses; refuses the root, parameters and
   // instructions that still have users.
   Status RemoveInstruction(const Instruction* instruction);
+  // Takes every instruction out, leaving the computation empty (no root, no
+  // parameters), so that a pass can move a body into another computation
+  // instead of copying it (the inliner, for a callee called once).
+  std::vector<std::unique_ptr<Instruction>> ReleaseInstructions();
 
  private:
   friend class Module;

@@ -7,10 +7,12 @@
 // The reference interpreter takes the draws one after another
 // (interpreter::RngStream); the cpu backend's rng thunk computes an op's
 // whole range at once, over threads and vector lanes. Both turn draws into
-// elements with the functions here, so their results are equal bit for bit.
-// The files that call RngUniformFloat and RngNormalFromUnits are compiled
-// with -ffp-contract=off: a fused multiply-add in one and not in the other
-// would round differently.
+// units and uniform elements with the functions here, so those are equal
+// bit for bit (the files that call them are compiled with
+// -ffp-contract=off: a multiply-add fused in one and not in the other would
+// round differently). Normal elements follow RngNormalFromUnits on the same
+// units; the cpu's vector log and cos may differ from libm's in the last
+// bits (backends/cpu/rng_normal_lanes.h).
 #pragma once
 
 #include <cmath>

@@ -153,13 +153,12 @@ KernelCompiler* ProgramCache::CompilerFor(const std::string& cache_directory, in
   return compilers_.emplace(key, std::move(compiler).value()).first->second.get();
 }
 
-StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module& module,
+StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(std::unique_ptr<Module> module,
                                                                    const CompileOptions& options) {
-  std::unique_ptr<Module> clone = module.Clone();
-  const std::string dump_stem = DumpFileStem(module.name());
+  const std::string dump_stem = DumpFileStem(module->name());
   if (!options.dump_hlo_dir.empty()) {
     KILN_RETURN_IF_ERROR(
-        WriteDumpFile(options.dump_hlo_dir, dump_stem + ".before_passes.hlo", PrintModule(*clone)));
+        WriteDumpFile(options.dump_hlo_dir, dump_stem + ".before_passes.hlo", PrintModule(*module)));
   }
   KernelCompiler* compiler = nullptr;
   {
@@ -171,32 +170,46 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(const Module&
     PipelineOptions pipeline;
     pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
     pipeline.narrow_int8_contractions = true;           // and s8 x s8 -> s32 (dot_thunk.h)
-    pipeline.verify_input = false;                      // Compile verified the module cloned here
+    pipeline.verify_input = false;                      // Compile verified it
+    pipeline.verify_output = VerifyOptimisedModules();  // the structure is checked after each pass
     if (compiler != nullptr) {
       pipeline.can_fuse = Emittable;
     } else {
       pipeline.enable_fusion = false;  // nothing could run a fused computation as one kernel
     }
     PhaseTimer timer("module passes");
-    KILN_RETURN_IF_ERROR(RunOptimizationPipeline(*clone, pipeline));
+    KILN_RETURN_IF_ERROR(RunOptimizationPipeline(*module, pipeline));
   }
 #endif
   // Debugging aid: the module as the passes left it, fusions included.
-  if (std::getenv("KILN_CPU_DUMP_HLO") != nullptr) std::fputs(PrintModule(*clone).c_str(), stderr);
+  if (std::getenv("KILN_CPU_DUMP_HLO") != nullptr) std::fputs(PrintModule(*module).c_str(), stderr);
   if (!options.dump_hlo_dir.empty()) {
     KILN_RETURN_IF_ERROR(
-        WriteDumpFile(options.dump_hlo_dir, dump_stem + ".after_passes.hlo", PrintModule(*clone)));
+        WriteDumpFile(options.dump_hlo_dir, dump_stem + ".after_passes.hlo", PrintModule(*module)));
   }
   KernelDump kernel_dump;
   if (!options.dump_ir_dir.empty()) kernel_dump = {options.dump_ir_dir, dump_stem + ".kernels"};
   PhaseTimer timer("lowering (with kernels)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<CompiledProgram> program,
-                        LowerModule(std::move(clone), compiler, kernel_dump));
+                        LowerModule(std::move(module), compiler, kernel_dump));
   return std::shared_ptr<const CompiledProgram>(std::move(program));
 }
 
 StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
                                                           const CompileOptions& options) {
+  return CompileChecked(module, [&module] { return module.Clone(); }, options);
+}
+
+StatusOr<std::unique_ptr<Executable>> CpuBackend::CompileModule(std::unique_ptr<Module> module,
+                                                                const CompileOptions& options) {
+  if (module == nullptr) return InvalidArgument("cpu: no module to compile");
+  const Module& checked = *module;
+  return CompileChecked(checked, [&module] { return std::move(module); }, options);
+}
+
+StatusOr<std::unique_ptr<Executable>> CpuBackend::CompileChecked(
+    const Module& module, const std::function<std::unique_ptr<Module>()>& take,
+    const CompileOptions& options) {
   if (module.entry() == nullptr) return InvalidArgument("cpu: module '", module.name(), "' has no entry");
   KILN_RETURN_IF_ERROR(VerifyModule(module));
   const std::vector<std::string> unsupported = UnsupportedOps(module);
@@ -214,7 +227,7 @@ StatusOr<std::unique_ptr<Executable>> CpuBackend::Compile(const Module& module,
   const bool dumps = !options.dump_hlo_dir.empty() || !options.dump_ir_dir.empty();
   std::shared_ptr<const CompiledProgram> program = dumps ? nullptr : cache.Find(key);
   if (program == nullptr) {
-    KILN_ASSIGN_OR_RETURN(program, Build(module, options));
+    KILN_ASSIGN_OR_RETURN(program, Build(take(), options));
     if (!dumps) program = cache.Insert(key, std::move(program));
   }
   return std::unique_ptr<Executable>(

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -36,6 +37,10 @@ class CpuBackend : public Backend {
   // Compiling a module already compiled with the same options returns an
   // executable sharing the cached program.
   StatusOr<std::unique_ptr<Executable>> Compile(const Module& module, const CompileOptions& options) override;
+  // The same, on the module itself: the passes rewrite it and the program
+  // keeps it, with no copy made.
+  StatusOr<std::unique_ptr<Executable>> CompileModule(std::unique_ptr<Module> module,
+                                                      const CompileOptions& options) override;
   StatusOr<std::unique_ptr<DeviceBuffer>> BufferFromLiteral(const Literal& literal, Device* device) override;
   // Reads `data` in place when it is aligned to its element type (a complex
   // type to its parts) and not PRED (whose bytes the kernels take as 0 or 1
@@ -50,7 +55,15 @@ class CpuBackend : public Backend {
   std::shared_ptr<const IntraOpThreadPool> thread_pool(int requested_threads);
 
  private:
-  StatusOr<std::shared_ptr<const CompiledProgram>> Build(const Module& module, const CompileOptions& options);
+  // Checks `module` and finds or builds its program; `take` gives the module
+  // to rewrite (a copy, or the module itself), called only when a program
+  // is built.
+  StatusOr<std::unique_ptr<Executable>> CompileChecked(const Module& module,
+                                                       const std::function<std::unique_ptr<Module>()>& take,
+                                                       const CompileOptions& options);
+  // Optimises and lowers `module`, which the program keeps.
+  StatusOr<std::shared_ptr<const CompiledProgram>> Build(std::unique_ptr<Module> module,
+                                                         const CompileOptions& options);
 
   std::shared_ptr<const HostDevices> devices_;
   std::shared_ptr<interpreter::HostQueues> queues_;

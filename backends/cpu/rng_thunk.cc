@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "backends/cpu/library_thunk.h"
+#include "backends/cpu/rng_normal_lanes.h"
 #include "backends/cpu/thread_pool.h"
 #include "core/rng_stream.h"
 
@@ -18,9 +19,9 @@ constexpr int64_t kRngChunk = 256;
 
 // Elements one task of the thread pool takes at least (tens of
 // microseconds each: a uniform element costs about a nanosecond, a normal
-// one's log and cos tens).
+// one a few).
 constexpr int64_t kRngUniformElementsPerTask = 16384;
-constexpr int64_t kRngNormalElementsPerTask = 1024;
+constexpr int64_t kRngNormalElementsPerTask = 4096;
 
 constexpr uint64_t kRngTwoTo52Bits = 0x4330000000000000ull;  // 2^52 as a double's bits
 
@@ -47,6 +48,18 @@ constexpr uint64_t kRngTwoTo52Bits = 0x4330000000000000ull;  // 2^52 as a double
     units[i] = VectorUnit(RngStreamDraw(key, first + static_cast<uint64_t>(i)));
 }
 
+// The units of normal elements 0 .. count - 1 whose draws start at `first`:
+// element i's first and second draws are first + 2i and first + 2i + 1.
+[[gnu::always_inline]] inline void NormalUnitLanes(uint64_t key, uint64_t first, int64_t count,
+                                                   double* __restrict first_units,
+                                                   double* __restrict second_units) {
+  for (int64_t i = 0; i < count; ++i) {
+    const uint64_t draw = first + 2 * static_cast<uint64_t>(i);
+    first_units[i] = VectorUnit(RngStreamDraw(key, draw));
+    second_units[i] = VectorUnit(RngStreamDraw(key, draw + 1));
+  }
+}
+
 // RngUniformFloat's two steps, with `high > low` checked once: a loop with
 // that check inside stays scalar.
 template <typename T>
@@ -69,6 +82,7 @@ template <typename T>
 struct RngLaneKernels {
   void (*draws)(uint64_t, uint64_t, int64_t, uint64_t*);
   void (*units)(uint64_t, uint64_t, int64_t, double*);
+  void (*normal_units)(uint64_t, uint64_t, int64_t, double*, double*);
   void (*uniform_f32)(uint64_t, uint64_t, int64_t, double, double, float*);
   void (*uniform_f64)(uint64_t, uint64_t, int64_t, double, double, double*);
 };
@@ -80,6 +94,10 @@ struct RngLaneKernels {
   }                                                                                                       \
   TARGET void RngUnits##SUFFIX(uint64_t key, uint64_t first, int64_t count, double* units) {              \
     UnitLanes(key, first, count, units);                                                                  \
+  }                                                                                                       \
+  TARGET void RngNormalUnits##SUFFIX(uint64_t key, uint64_t first, int64_t count, double* first_units,    \
+                                     double* second_units) {                                              \
+    NormalUnitLanes(key, first, count, first_units, second_units);                                        \
   }                                                                                                       \
   TARGET void RngUniformF32##SUFFIX(uint64_t key, uint64_t first, int64_t count, double low, double high, \
                                     float* out) {                                                         \
@@ -100,11 +118,13 @@ KILN_RNG_LANE_KERNELS(Avx512, __attribute__((target("avx512f,avx512vl,avx512dq")
 RngLaneKernels RngKernelsFor(RngVectorIsa isa) {
 #if defined(__x86_64__)
   if (isa == RngVectorIsa::kAvx512)
-    return {RngDrawsAvx512, RngUnitsAvx512, RngUniformF32Avx512, RngUniformF64Avx512};
-  if (isa == RngVectorIsa::kAvx2) return {RngDrawsAvx2, RngUnitsAvx2, RngUniformF32Avx2, RngUniformF64Avx2};
+    return {RngDrawsAvx512, RngUnitsAvx512, RngNormalUnitsAvx512, RngUniformF32Avx512, RngUniformF64Avx512};
+  if (isa == RngVectorIsa::kAvx2)
+    return {RngDrawsAvx2, RngUnitsAvx2, RngNormalUnitsAvx2, RngUniformF32Avx2, RngUniformF64Avx2};
 #endif
   (void)isa;
-  return {RngDrawsBaseline, RngUnitsBaseline, RngUniformF32Baseline, RngUniformF64Baseline};
+  return {RngDrawsBaseline, RngUnitsBaseline, RngNormalUnitsBaseline, RngUniformF32Baseline,
+          RngUniformF64Baseline};
 }
 
 // A bound as the interpreter reads it (Literal::GetAsDouble / GetAsInt64).
@@ -125,17 +145,19 @@ int64_t RngBoundAsInt64(const void* bound) {
 // Elements [begin, end) of a float rng whose element 0 takes draw `first`
 // (and `first + 1` when normal).
 template <typename T>
-void GenerateFloatRange(const RngLaneKernels& kernels, bool normal, uint64_t key, uint64_t first, double low,
-                        double high, T* out, int64_t begin, int64_t end) {
-  double units[2 * kRngChunk];
+void GenerateFloatRange(const RngLaneKernels& kernels, RngBoxMullerFunction box_muller, bool normal,
+                        uint64_t key, uint64_t first, double low, double high, T* out, int64_t begin,
+                        int64_t end) {
+  double units[kRngChunk];
+  double second_units[kRngChunk];
+  double samples[kRngChunk];
   for (int64_t chunk = begin; chunk < end; chunk += kRngChunk) {
     const int64_t count = std::min(kRngChunk, end - chunk);
     T* chunk_out = out + chunk;
     if (normal) {
-      kernels.units(key, first + 2 * static_cast<uint64_t>(chunk), 2 * count, units);
-      // libm's log and cos, the interpreter's, one element at a time.
-      for (int64_t i = 0; i < count; ++i)
-        chunk_out[i] = static_cast<T>(RngNormalFromUnits(low, high, units[2 * i], units[2 * i + 1]));
+      kernels.normal_units(key, first + 2 * static_cast<uint64_t>(chunk), count, units, second_units);
+      box_muller(units, second_units, count, low, high, samples);
+      for (int64_t i = 0; i < count; ++i) chunk_out[i] = static_cast<T>(samples[i]);
     } else if constexpr (std::is_same_v<T, float>) {
       kernels.uniform_f32(key, first + static_cast<uint64_t>(chunk), count, low, high, chunk_out);
     } else if constexpr (std::is_same_v<T, double>) {
@@ -190,6 +212,7 @@ std::optional<RngPlan> PlanRng(const Instruction& rng) {
 uint64_t GenerateRng(const RngPlan& plan, const void* low, const void* high, uint64_t key, uint64_t counter,
                      void* out, RngVectorIsa isa, const IntraOpThreadPool* pool) {
   const RngLaneKernels kernels = RngKernelsFor(isa);
+  const RngBoxMullerFunction box_muller = plan.normal ? RngBoxMullerFor(isa) : nullptr;
   const uint64_t first = counter + 1;  // draws are numbered from 1
   const int64_t count = plan.element_count;
   return DispatchElementType(plan.type, [&](auto tag) -> uint64_t {
@@ -199,8 +222,8 @@ uint64_t GenerateRng(const RngPlan& plan, const void* low, const void* high, uin
       const double b = RngBoundAsDouble<T>(high);
       RunRanges(count, plan.normal ? kRngNormalElementsPerTask : kRngUniformElementsPerTask, pool,
                 [&](int64_t begin, int64_t end) {
-                  GenerateFloatRange<T>(kernels, plan.normal, key, first, a, b, static_cast<T*>(out), begin,
-                                        end);
+                  GenerateFloatRange<T>(kernels, box_muller, plan.normal, key, first, a, b,
+                                        static_cast<T*>(out), begin, end);
                 });
       return static_cast<uint64_t>(count) * (plan.normal ? 2 : 1);
     } else if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {

@@ -1,12 +1,15 @@
-// `rng` (distribution=rng_uniform / rng_normal) without the interpreter:
-// the same numbers as the interpreter's, bit for bit, from the execution's
-// one counter-based stream (core/rng_stream.h). An op's elements take
-// consecutive draws of that stream (two each for normal, one for uniform,
-// none for an empty integer range), so element i's draws are known without
-// the others': the elements are split over the thread pool by index range,
-// and the draws are computed many at a time in vector lanes (AVX-512, AVX2
-// or the baseline ISA, chosen at run time). Normal samples call the same
-// libm log, sqrt and cos as the interpreter, one element at a time.
+// `rng` (distribution=rng_uniform / rng_normal) without the interpreter,
+// from the execution's one counter-based stream (core/rng_stream.h). An
+// op's elements take consecutive draws of that stream (two each for normal,
+// one for uniform, none for an empty integer range), so element i's draws
+// are known without the others': the elements are split over the thread
+// pool by index range, and the draws are computed many at a time in vector
+// lanes (AVX-512, AVX2 or the baseline ISA, chosen at run time). Uniform
+// floats and integers are the interpreter's numbers bit for bit. Normal
+// samples are its formula on the same draws with Highway's vector log and
+// cos instead of libm's (rng_normal_lanes.h): they can differ from the
+// interpreter's in the last bits of the double before rounding to the
+// element type. Neither depends on the thread count.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +42,8 @@ double RngVectorUnitInterval(uint64_t draw);
 // draws, with bounds `low` and `high` (one element of plan.type each: low
 // and high, or mean and standard deviation), computed with the kernels of
 // `isa` over `pool`'s threads (null: the calling thread only). Returns the
-// draws the elements took; the numbers do not depend on `isa` or the pool.
+// draws the elements took. The numbers do not depend on the pool, nor on
+// `isa` except normal samples' last bits.
 uint64_t GenerateRng(const RngPlan& plan, const void* low, const void* high, uint64_t key, uint64_t counter,
                      void* out, RngVectorIsa isa, const IntraOpThreadPool* pool);
 

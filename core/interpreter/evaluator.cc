@@ -1,6 +1,8 @@
 #include "core/interpreter/evaluator.h"
 
+#include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "core/interpreter/kernels.h"
 #include "core/rng_stream.h"
@@ -23,39 +25,67 @@ Literal TupleOf(Operands operands) {
 
 uint64_t RngStream::Next() { return RngStreamDraw(key, ++counter); }
 
+namespace {
+
+// The order a computation's instructions run in, where each reads its
+// operands, and when each intermediate value can be dropped.
+ComputationPlan PlanComputation(const Computation& computation) {
+  ComputationPlan plan;
+  std::unordered_map<const Instruction*, size_t> slot_of;
+  for (const Instruction* instruction : computation.LiveInstructions()) {
+    slot_of[instruction] = plan.order.size();
+    plan.order.push_back(instruction);
+  }
+  plan.operand_slots.resize(plan.order.size());
+  plan.release_after.resize(plan.order.size());
+  std::vector<size_t> last_use(plan.order.size(), 0);
+  for (size_t i = 0; i < plan.order.size(); ++i) {
+    for (const Instruction* operand : plan.order[i]->operands) {
+      const size_t slot = slot_of.at(operand);
+      plan.operand_slots[i].push_back(slot);
+      last_use[slot] = i;
+    }
+  }
+  plan.root_slot =
+      computation.root() != nullptr && slot_of.count(computation.root()) ? slot_of.at(computation.root()) : 0;
+  for (size_t slot = 0; slot < plan.order.size(); ++slot) {
+    if (slot != plan.root_slot && last_use[slot] > slot) plan.release_after[last_use[slot]].push_back(slot);
+  }
+  return plan;
+}
+
+}  // namespace
+
 ModulePlan ModulePlan::Build(const Module& module) {
   ModulePlan result;
   for (const auto& computation : module.computations()) {
-    ComputationPlan plan;
-    std::unordered_map<const Instruction*, size_t> slot_of;
-    for (const Instruction* instruction : computation->LiveInstructions()) {
-      slot_of[instruction] = plan.order.size();
-      plan.order.push_back(instruction);
-    }
-    plan.operand_slots.resize(plan.order.size());
-    plan.release_after.resize(plan.order.size());
-    std::vector<size_t> last_use(plan.order.size(), 0);
-    for (size_t i = 0; i < plan.order.size(); ++i) {
-      for (const Instruction* operand : plan.order[i]->operands) {
-        const size_t slot = slot_of.at(operand);
-        plan.operand_slots[i].push_back(slot);
-        last_use[slot] = i;
-      }
-    }
-    plan.root_slot = computation->root() != nullptr && slot_of.count(computation->root())
-                         ? slot_of.at(computation->root())
-                         : 0;
-    for (size_t slot = 0; slot < plan.order.size(); ++slot) {
-      if (slot != plan.root_slot && last_use[slot] > slot) plan.release_after[last_use[slot]].push_back(slot);
-    }
-    result.plans_.emplace(computation.get(), std::move(plan));
+    result.plans_.emplace(computation.get(), PlanComputation(*computation));
   }
   return result;
 }
 
+ModulePlan ModulePlan::OnFirstUse(const Module& module) {
+  ModulePlan result;
+  result.module_ = &module;
+  return result;
+}
+
 const ComputationPlan* ModulePlan::Find(const Computation* computation) const {
-  auto it = plans_.find(computation);
-  return it == plans_.end() ? nullptr : &it->second;
+  if (module_ == nullptr) {
+    auto it = plans_.find(computation);
+    return it == plans_.end() ? nullptr : &it->second;
+  }
+  std::lock_guard<std::mutex> lock(*mutex_);
+  if (auto it = plans_.find(computation); it != plans_.end()) return &it->second;
+  // Names are unique in a verified module: this finds the computation only
+  // when it is the module's.
+  if (computation == nullptr || module_->FindComputation(computation->name()) != computation) return nullptr;
+  return &plans_.emplace(computation, PlanComputation(*computation)).first->second;
+}
+
+size_t ModulePlan::planned() const {
+  std::lock_guard<std::mutex> lock(*mutex_);
+  return plans_.size();
 }
 
 Evaluator::Evaluator(const ModulePlan& plan, HostQueues* queues, uint64_t rng_seed, StopCondition stop)

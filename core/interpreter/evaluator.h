@@ -2,6 +2,8 @@
 // instruction by instruction, recursing into called computations.
 #pragma once
 
+#include <memory>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -21,15 +23,27 @@ struct ComputationPlan {
   size_t root_slot = 0;
 };
 
-// Plans of every computation of a module. Immutable after Build, so one
-// ModulePlan serves concurrent executions.
+// Plans of a module's computations: all of them at once (Build: the
+// interpreter backend runs every computation), or each on its first Find
+// (OnFirstUse: the cpu backend runs few computations through the
+// interpreter, often none, and planning every computation of a large module
+// was a twentieth of its compile). One ModulePlan serves concurrent
+// executions either way: a plan made on first use is made under a lock and
+// never moves.
 class ModulePlan {
  public:
   static ModulePlan Build(const Module& module);
+  // `module` outlives the plan and does not change while it lives.
+  static ModulePlan OnFirstUse(const Module& module);
+  // The plan of one of the module's computations; null for any other.
   const ComputationPlan* Find(const Computation* computation) const;
+  // How many computations have a plan so far.
+  size_t planned() const;
 
  private:
-  std::unordered_map<const Computation*, ComputationPlan> plans_;
+  const Module* module_ = nullptr;  // set when plans are made on first use
+  std::unique_ptr<std::mutex> mutex_ = std::make_unique<std::mutex>();
+  mutable std::unordered_map<const Computation*, ComputationPlan> plans_;
 };
 
 // Evaluates computations for one execution. Not shared between threads.

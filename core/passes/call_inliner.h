@@ -1,7 +1,9 @@
-// Inlines every `call`: the callee's instructions are copied into the caller
-// in its place, so later passes (fusion above all) see across the call
-// boundary, as JAX wraps jitted functions in calls. Computations nothing
-// reaches any more are then removed from the module.
+// Inlines every `call`: the callee's instructions replace the call in the
+// caller, so later passes (fusion above all) see across the call boundary,
+// as JAX wraps jitted functions in calls. A callee that nothing else calls
+// gives up its instructions (moved, not copied); one called from several
+// places is copied. Computations nothing reaches any more are then removed
+// from the module.
 #pragma once
 
 #include "core/pass.h"

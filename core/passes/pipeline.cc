@@ -1,5 +1,6 @@
 #include "core/passes/pipeline.h"
 
+#include <cstdlib>
 #include <memory>
 
 #include "core/pass.h"
@@ -18,6 +19,15 @@
 #include "core/verifier.h"
 
 namespace kiln {
+
+bool VerifyOptimisedModules() {
+#ifdef NDEBUG
+  static const bool asked = std::getenv("KILN_VERIFY_PASSES") != nullptr;
+  return asked;
+#else
+  return true;
+#endif
+}
 
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   if (options.verify_input) KILN_RETURN_IF_ERROR(VerifyModule(module).WithContext("before optimisation"));
@@ -57,6 +67,7 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   }
   KILN_ASSIGN_OR_RETURN(bool lowered, lowering.Run(module));
   if (!changed && !lowered) return OkStatus();  // the module as given (or as verified)
+  if (!options.verify_output) return OkStatus();
   Status verified = VerifyModule(module);
   if (!verified.ok()) return Internal("module invalid after the optimisation passes: ", verified.message());
   return OkStatus();

@@ -6,7 +6,8 @@
 //   f16/bf16 contractions in f32 (optional);
 //   s32 dots of widened s8 operands on the s8 operands (optional);
 //   fusion (optional), then DCE.
-// The verifier runs after every pass.
+// The verifier checks the structure after every pass that changed the module
+// and, when asked (verify_output), every shape once at the end.
 #pragma once
 
 #include <cstdint>
@@ -37,7 +38,19 @@ struct PipelineOptions {
   // Verify the module before the first pass; a backend that has just
   // verified the module it copied may skip it.
   bool verify_input = true;
+  // Verify the optimised module in full at the end (every shape inferred
+  // again, names unique), which finds a pass that built a wrong shape. The
+  // structure is checked after each pass that changed the module either way.
+  // On for a direct caller (the passes' tests); a backend, which has just
+  // verified its input in full, asks for it with VerifyOptimisedModules().
+  bool verify_output = true;
 };
+
+// Whether a backend verifies the module its passes made in full: in a debug
+// build, or with KILN_VERIFY_PASSES set in the environment. Off otherwise:
+// every compile verified the module twice in full, its input and its
+// passes' output, each about as costly (issue 13).
+bool VerifyOptimisedModules();
 
 Status RunOptimizationPipeline(Module& module, const PipelineOptions& options = {});
 

@@ -221,6 +221,23 @@ TEST(CompileScalingTest, TheOptimisationPipelineInfersEachShapeOnce) {
   EXPECT_EQ(verified, instructions);
 }
 
+// A backend, having verified its input in full, asks for the check of the
+// optimised module only in a debug build (VerifyOptimisedModules): without
+// it no shape is inferred again, and the structure is still checked after
+// each pass.
+TEST(CompileScalingTest, WithoutTheOutputCheckThePipelineInfersNoShape) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(ManyComputations(1000));
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  PipelineOptions options;
+  options.verify_input = false;
+  options.verify_output = false;
+  const uint64_t shapes_before = ShapesVerified();
+  const uint64_t walked_before = InstructionsWalked();
+  ASSERT_TRUE(RunOptimizationPipeline(**module, options).ok());
+  EXPECT_EQ(ShapesVerified(), shapes_before);
+  EXPECT_GT(InstructionsWalked(), walked_before);  // the passes and the structural checks walked it
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, CompileScalingTest,
                          ::testing::Values(ProgramKind{"negate_chain", NegateChain},
                                            ProgramKind{"shared_operand", SharedOperand},
