@@ -589,8 +589,10 @@ StatusOr<std::unique_ptr<CompiledProgram>> LowerModule(std::unique_ptr<Module> m
                     program->result_leaves.size());
   }
   KILN_RETURN_IF_ERROR(translator.CompileKernels(dump));
+  // Planned per computation when a library call first runs it: most programs
+  // run none through the interpreter.
   program->library_plan =
-      std::make_unique<interpreter::ModulePlan>(interpreter::ModulePlan::Build(*program->module));
+      std::make_unique<interpreter::ModulePlan>(interpreter::ModulePlan::OnFirstUse(*program->module));
   AssignBuffers(*program);
   return program;
 }

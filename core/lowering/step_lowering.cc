@@ -557,6 +557,7 @@ Status RunDevicePasses(Module& module, int optimization_level, const StepLowerin
   if (optimization_level <= 0) return OkStatus();
   PipelineOptions pipeline;
   pipeline.verify_input = false;  // the caller verified the module it cloned
+  pipeline.verify_output = VerifyOptimisedModules();
   pipeline.fuse_row_reductions = rules.fuse_row_reductions;
   // An instruction may join a kernel when it could be one.
   if (!rules.emittable) return Internal(rules.backend, ": the lowering rules have no emittable table");
