@@ -6,6 +6,7 @@
 // fresh tapes for every execution, and the errors of an empty or mismatched
 // infeed and of a pop without its push.
 #include "backends/cpu/cpu_executable.h"
+#include "backends/cpu/host_step_thunks.h"
 #include "core/interpreter/interpreter_backend.h"
 #include "tests/cpu/runtime_test_util.h"
 
@@ -198,6 +199,23 @@ ENTRY e {
   EXPECT_EQ(status.code(), StatusCode::kInternal) << status.ToString();
   EXPECT_NE(status.message().find("pops 8 bytes from tape 4, which holds 0"), std::string::npos)
       << status.ToString();
+}
+
+// The cpu's loops keep passed-through results where they are, so its
+// lowering makes no kCopy step; the thunk that would run one copies each
+// slot's bytes and leaves a slot that is its own target alone.
+TEST(RuntimeHostStepsTest, ACopyStepCopiesEachSlot) {
+  std::vector<float> a = {1, 2, 3}, b = {4, 5}, a_copy(3, 0), b_copy(2, 0);
+  void* slots[] = {a.data(), b.data(), a_copy.data(), b_copy.data()};
+  ExecutionContext context;
+  context.slots = slots;
+  const SlotCopyThunk copy({0, 1, 0}, {2, 3, 0}, {12, 8, 12});
+  EXPECT_EQ(copy.inputs(), (std::vector<int>{0, 1, 0}));
+  EXPECT_EQ(copy.outputs(), (std::vector<int>{2, 3, 0}));
+  KILN_ASSERT_OK(copy.Run(context));
+  EXPECT_EQ(a_copy, a);
+  EXPECT_EQ(b_copy, b);
+  EXPECT_EQ(a, (std::vector<float>{1, 2, 3}));
 }
 
 }  // namespace
