@@ -1,8 +1,8 @@
 #include "tests/cuda/host_kernel_harness.h"
 
 #include <algorithm>
-#include <barrier>
-#include <thread>
+#include <memory>
+#include <string>
 #include <utility>
 
 #include <gtest/gtest.h>
@@ -16,27 +16,32 @@
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "tests/cuda/host_block_fibers.h"
+
 namespace kiln::cuda_test {
 namespace {
 
 constexpr int kHostWarpLanes = 32;
 
 // One warp's meeting point for shuffles: each lane leaves its word, all
-// wait, each takes its partner's, all wait again before the next shuffle
+// meet, each takes its partner's, all meet again before the next shuffle
 // may overwrite the words.
 struct HostWarp {
-  explicit HostWarp(int lanes) : lanes(lanes), meeting(lanes) {}
+  HostWarp(int warp, int lanes)
+      : meeting("warp " + std::to_string(warp) + "'s shuffle", lanes), lanes(lanes) {}
+  FiberMeeting meeting;
   int lanes;
-  std::barrier<> meeting;
   uint32_t words[kHostWarpLanes] = {};
 };
 
-// The GPU thread the host thread plays.
+// The GPU thread the running code plays. Its block's threads are fibers of
+// one host thread, so each fiber sets it again whenever it is resumed.
 struct HostGpuThread {
   uint32_t thread = 0;
   uint32_t block = 0;
   uint32_t block_size = 1;
-  std::barrier<>* block_barrier = nullptr;  // null: threads run one after another
+  FiberBlock* fibers = nullptr;  // null: threads run one after another
+  FiberMeeting* block_barrier = nullptr;
   HostWarp* warp = nullptr;
 };
 thread_local HostGpuThread played_gpu_thread;
@@ -45,12 +50,20 @@ uint32_t HostThreadIndex() { return played_gpu_thread.thread; }
 uint32_t HostBlockIndex() { return played_gpu_thread.block; }
 uint32_t HostBlockSize() { return played_gpu_thread.block_size; }
 
+// Parks the playing fiber at `meeting` and plays its thread again once
+// the others arrived (other fibers ran meanwhile).
+void MeetAsPlayedThread(FiberMeeting& meeting) {
+  const HostGpuThread played = played_gpu_thread;
+  played.fibers->Meet(meeting);
+  played_gpu_thread = played;
+}
+
 void HostBlockBarrier() {
-  if (played_gpu_thread.block_barrier == nullptr) {
+  if (played_gpu_thread.fibers == nullptr) {
     ADD_FAILURE() << "a block barrier in a kernel whose threads run one after another";
     return;
   }
-  played_gpu_thread.block_barrier->arrive_and_wait();
+  MeetAsPlayedThread(*played_gpu_thread.block_barrier);
 }
 
 uint32_t HostShuffleXor(uint32_t mask, uint32_t value, uint32_t offset, uint32_t clamp) {
@@ -65,9 +78,9 @@ uint32_t HostShuffleXor(uint32_t mask, uint32_t value, uint32_t offset, uint32_t
     ADD_FAILURE() << "shfl.sync.bfly with mask " << mask << ", clamp " << clamp << ", lane " << lane << " ^ "
                   << offset << " in a warp of " << warp->lanes << " threads";
   warp->words[lane] = value;
-  warp->meeting.arrive_and_wait();
+  MeetAsPlayedThread(warp->meeting);
   const uint32_t shuffled = partner < static_cast<uint32_t>(warp->lanes) ? warp->words[partner] : value;
-  warp->meeting.arrive_and_wait();
+  MeetAsPlayedThread(warp->meeting);
   return shuffled;
 }
 
@@ -216,31 +229,37 @@ Status HostKernels::RunBlock(const std::string& entry, std::span<const uint64_t>
   if (threads < 1) return Internal("a block of ", threads, " threads");
   void (*const caller)(const uint64_t*) = found->second;
   const std::vector<uint64_t> words(arguments.begin(), arguments.end());
-  auto play = [&](int thread, std::barrier<>* block_barrier, HostWarp* warp) {
-    played_gpu_thread = {static_cast<uint32_t>(thread), static_cast<uint32_t>(block),
-                         static_cast<uint32_t>(threads), block_barrier, warp};
-    caller(words.data());
-    // A thread that returned no longer counts at the barriers, as on a
-    // GPU: threads that wait for it then go on (and a kernel whose threads
-    // disagree about a branch gives wrong results, not a hang).
-    if (block_barrier != nullptr) block_barrier->arrive_and_drop();
-    if (warp != nullptr) warp->meeting.arrive_and_drop();
-    played_gpu_thread = {};
-  };
   if (how == BlockThreads::kOneAfterAnother) {
-    for (int thread = 0; thread < threads; ++thread) play(thread, nullptr, nullptr);
+    for (int thread = 0; thread < threads; ++thread) {
+      played_gpu_thread = {static_cast<uint32_t>(thread),
+                           static_cast<uint32_t>(block),
+                           static_cast<uint32_t>(threads),
+                           nullptr,
+                           nullptr,
+                           nullptr};
+      caller(words.data());
+    }
+    played_gpu_thread = {};
     return OkStatus();
   }
-  std::barrier<> block_barrier(threads);
+  FiberBlock fibers(threads);
+  FiberMeeting block_barrier("the block barrier", threads);
   std::vector<std::unique_ptr<HostWarp>> warps;
-  for (int first = 0; first < threads; first += kHostWarpLanes)
-    warps.push_back(std::make_unique<HostWarp>(std::min(kHostWarpLanes, threads - first)));
-  std::vector<std::thread> played;
-  played.reserve(static_cast<size_t>(threads));
-  for (int thread = 0; thread < threads; ++thread)
-    played.emplace_back(play, thread, &block_barrier,
-                        warps[static_cast<size_t>(thread / kHostWarpLanes)].get());
-  for (std::thread& thread : played) thread.join();
+  for (int first = 0; first < threads; first += kHostWarpLanes) {
+    warps.push_back(
+        std::make_unique<HostWarp>(first / kHostWarpLanes, std::min(kHostWarpLanes, threads - first)));
+  }
+  const Status ran = fibers.Run([&](int thread) {
+    played_gpu_thread = {static_cast<uint32_t>(thread),
+                         static_cast<uint32_t>(block),
+                         static_cast<uint32_t>(threads),
+                         &fibers,
+                         &block_barrier,
+                         warps[static_cast<size_t>(thread / kHostWarpLanes)].get()};
+    caller(words.data());
+  });
+  played_gpu_thread = {};
+  if (!ran.ok()) return ran.WithContext("kernel " + entry + ", block " + std::to_string(block));
   return OkStatus();
 }
 

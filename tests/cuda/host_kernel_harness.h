@@ -3,15 +3,17 @@
 // that goes to NVPTX codegen) is retargeted to the host and compiled with
 // LLVM's JIT after its PTX special registers (thread, block, block size),
 // its block barrier (bar.sync) and its warp shuffles (shfl.sync.bfly) are
-// replaced by host functions; a block then runs as a host thread per GPU
-// thread, meeting the others at a std::barrier, and each warp's 32
+// replaced by host functions; a block then runs on the calling thread as
+// a cooperative fiber per GPU thread (host_block_fibers.h), parked at a
+// barrier until every thread of the block arrived, and each warp's 32
 // threads exchange shuffled words through an array of their own between
-// two waits at the warp's barrier. Math library calls (libdevice's __nv_*)
-// are not provided: a module that calls one is refused by name.
+// two meetings of the warp. Math library calls (libdevice's __nv_*) are
+// not provided: a module that calls one is refused by name.
 //
 // What only a GPU can check is the NVPTX lowering of that IR (ptxas
-// accepts it: cuda.corpus_ptx), memory ordering beyond the barrier, and
-// real parallel timing.
+// accepts it: cuda.corpus_ptx), memory ordering beyond the barrier, races
+// between a block's threads (a fiber runs alone from one meeting to the
+// next) and real parallel timing.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +35,10 @@ class LLJIT;
 
 namespace kiln::cuda_test {
 
-// How the threads of a block run: each on a host thread of its own, all
-// at once (barriers and shuffles work), or one after another on the
-// caller's thread (faster; a barrier or shuffle is then a test failure).
+// How the threads of a block run: taking turns as fibers (barriers and
+// shuffles work; a barrier or shuffle that some threads never reach, as
+// they returned or wait at another, makes RunBlock fail), or one after
+// another (faster; a barrier or shuffle is then a test failure).
 enum class BlockThreads { kTogether, kOneAfterAnother };
 
 class HostKernels {
@@ -55,6 +58,7 @@ class HostKernels {
   // Runs block `block` of a grid of blocks of `threads` threads of kernel
   // `entry` on `arguments`: the kernel's parameters in order, each as a
   // 64-bit word (a pointer, or an integer truncated to its width).
+  // INTERNAL when the block's threads cannot all finish (see BlockThreads).
   Status RunBlock(const std::string& entry, std::span<const uint64_t> arguments, int64_t block, int threads,
                   BlockThreads how) const;
 
