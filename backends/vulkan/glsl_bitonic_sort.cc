@@ -185,7 +185,7 @@ std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& 
   return text;
 }
 
-std::vector<GlslDispatch> BitonicSortDispatches(const BitonicSortLayout& layout) {
+std::vector<KernelLaunch> BitonicSortDispatches(const BitonicSortLayout& layout) {
   BitonicLaunchPlan plan;
   plan.rows = layout.rows;
   plan.length = layout.length;
@@ -194,37 +194,30 @@ std::vector<GlslDispatch> BitonicSortDispatches(const BitonicSortLayout& layout)
   plan.tile_group_elements = layout.chunk;
   plan.group_size = layout.workgroup_size;
   plan.max_workgroups = kGlslMaxWorkgroups;
-  std::vector<GlslDispatch> dispatches;
-  for (const KernelLaunch& launch : BitonicSortLaunches(plan)) {
-    GlslDispatch dispatch;
-    for (const int64_t parameter : launch.parameters)
-      dispatch.push_constants.push_back(static_cast<uint32_t>(parameter));
-    dispatch.workgroups = launch.grid.workgroups[0];
-    dispatches.push_back(std::move(dispatch));
-  }
-  return dispatches;
+  return BitonicSortLaunches(plan);
 }
 
 int64_t BitonicSortLoopIterations(const BitonicSortLayout& layout,
-                                  const std::vector<GlslDispatch>& dispatches, int64_t compare_loops) {
+                                  const std::vector<KernelLaunch>& dispatches, int64_t compare_loops) {
   const int64_t total = layout.rows * layout.padded;
   const int64_t log_tile = BitonicLog2(layout.tile);
   const int64_t per_compare = 1 + std::max<int64_t>(0, compare_loops);
   int64_t most = 0;
-  for (const GlslDispatch& dispatch : dispatches) {
-    if (dispatch.workgroups <= 0) continue;
-    const int64_t invocations = dispatch.workgroups * layout.workgroup_size;
+  for (const KernelLaunch& dispatch : dispatches) {
+    const int64_t workgroups = dispatch.grid.workgroups[0];
+    if (workgroups <= 0) continue;
+    const int64_t invocations = workgroups * layout.workgroup_size;
     int64_t trips = 0;
-    switch (static_cast<int64_t>(dispatch.push_constants[0])) {
+    switch (dispatch.parameters.at(0)) {
       case kBitonicSortTilesMode:
       case kBitonicMergeWithinMode: {
         // Blocks and their steps: the whole network up to the tile, or
         // one merge's steps within it.
-        const int64_t steps = static_cast<int64_t>(dispatch.push_constants[0]) == kBitonicSortTilesMode
+        const int64_t steps = dispatch.parameters.at(0) == kBitonicSortTilesMode
                                   ? log_tile * (log_tile + 1) / 2 + log_tile
                                   : log_tile + 1;
         const int64_t per_chunk = 2 * (layout.chunk / layout.workgroup_size) + steps * per_compare + 1;
-        trips = BitonicCeilDiv(BitonicCeilDiv(total, layout.chunk), dispatch.workgroups) * per_chunk;
+        trips = BitonicCeilDiv(BitonicCeilDiv(total, layout.chunk), workgroups) * per_chunk;
         break;
       }
       case kBitonicMergeAcrossMode: trips = BitonicCeilDiv(total / 2, invocations) * per_compare; break;

@@ -62,11 +62,11 @@ std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& 
 // element numbers in the tile passes, `workgroup_size` invocations in every
 // dispatch and at most kGlslMaxWorkgroups workgroups (one dispatch of no
 // workgroups when there is nothing to write).
-std::vector<GlslDispatch> BitonicSortDispatches(const BitonicSortLayout& layout);
+std::vector<KernelLaunch> BitonicSortDispatches(const BitonicSortLayout& layout);
 
 // An upper bound of the loop iterations one invocation runs in any one of
 // the dispatches, each compare running `compare_loops` more.
 int64_t BitonicSortLoopIterations(const BitonicSortLayout& layout,
-                                  const std::vector<GlslDispatch>& dispatches, int64_t compare_loops);
+                                  const std::vector<KernelLaunch>& dispatches, int64_t compare_loops);
 
 }  // namespace kiln::vulkan

@@ -1629,13 +1629,13 @@ StatusOr<GlslKernel> Emitter::FinishSort(const Instruction& root, GlslKernel& re
   // within the device's limit (its scratch is never the smaller: a
   // fallback to the bitonic network fits in it).
   const SerialSortLayout serial = PlanSerialSort(rows, length, outputs, features_);
-  const std::vector<GlslDispatch> serial_dispatches = SerialSortDispatches(serial);
+  const std::vector<KernelLaunch> serial_dispatches = SerialSortDispatches(serial);
   const int64_t serial_loops = SerialSortLoopIterations(serial, serial_dispatches, comparator_loops_);
   if (SortsRowsSerially(features_, rows, length) &&
       (features_.max_loop_iterations <= 0 || serial_loops <= features_.max_loop_iterations)) {
     result.workgroup_size = serial.workgroup_size;
     result.push_constant_bytes = kSerialSortPushConstantBytes;
-    result.dispatches = serial_dispatches;
+    result.launches = serial_dispatches;
     result.max_loop_iterations = serial_loops;
     result.source = head + SerialSortGlobals() + globals_ + prelude_.Helpers() + comparator +
                     SerialSortFunctions(serial) + SerialSortMain(serial, gather);
@@ -1645,8 +1645,8 @@ StatusOr<GlslKernel> Emitter::FinishSort(const Instruction& root, GlslKernel& re
     const BitonicSortLayout layout = PlanBitonicSort(rows, length, outputs, features_);
     result.workgroup_size = layout.workgroup_size;
     result.push_constant_bytes = kBitonicPushConstantBytes;
-    result.dispatches = BitonicSortDispatches(layout);
-    result.max_loop_iterations = BitonicSortLoopIterations(layout, result.dispatches, comparator_loops_);
+    result.launches = BitonicSortDispatches(layout);
+    result.max_loop_iterations = BitonicSortLoopIterations(layout, result.launches, comparator_loops_);
     result.source = head + BitonicSortGlobals(layout) + globals_ + prelude_.Helpers() + comparator +
                     BitonicSortFunctions(layout) + BitonicSortMain(layout, gather);
   }

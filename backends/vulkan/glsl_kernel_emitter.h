@@ -12,15 +12,10 @@
 #include <vector>
 
 #include "backends/vulkan/shader_features.h"
+#include "core/compiler/kernel_description.h"
 #include "core/ir.h"
 
 namespace kiln::vulkan {
-
-// One dispatch of a kernel of several passes.
-struct GlslDispatch {
-  std::vector<uint32_t> push_constants;  // push_constant_bytes / 4 words
-  int64_t workgroups = 0;                // at most kGlslMaxWorkgroups; the shader strides over the rest
-};
 
 struct GlslKernel {
   std::string source;          // GLSL 4.50 for Vulkan
@@ -45,11 +40,14 @@ struct GlslKernel {
   std::string loop_op;
   // Invocations per workgroup; 0: kGlslWorkgroupSize.
   int64_t workgroup_size = 0;
-  // A kernel of several passes (the sort's and topk's bitonic network):
-  // dispatched once per entry, in order, each with its push constants and
-  // workgroup count, every pass seeing the previous one's writes. Empty:
-  // one dispatch covering `invocations`.
-  std::vector<GlslDispatch> dispatches;
+  // A kernel of several passes (a sort's or topk's, glsl_bitonic_sort.h
+  // and glsl_serial_sort.h): dispatched once per launch, in order, each
+  // parameter a 32-bit push constant (push_constant_bytes / 4 of them),
+  // every launch with `workgroup_size` invocations a workgroup and seeing
+  // the previous one's writes. CompileForVulkan puts them in the kernel's
+  // description (KernelDescription::launches), which the executable reads.
+  // Empty: one dispatch covering `invocations`.
+  std::vector<KernelLaunch> launches;
 };
 
 // Invocations per workgroup, what every launch uses. 64 is a multiple of

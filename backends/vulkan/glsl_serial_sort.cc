@@ -23,10 +23,6 @@ std::string SerialText(int64_t value) { return std::to_string(value); }
 
 int64_t SerialCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-int64_t SerialGroups(int64_t items, int64_t per_group) {
-  return std::min(SerialCeilDiv(items, per_group), kGlslMaxWorkgroups);
-}
-
 // Merge passes of a row: ceil(log2(length)).
 int64_t SerialMergePasses(int64_t length) {
   int64_t passes = 0;
@@ -142,19 +138,21 @@ std::string SerialSortMain(const SerialSortLayout& layout, const std::string& ga
          SerialText(layout.outputs) + "; k_o += k_step) {\n" + gather + "  }\n}\n";
 }
 
-std::vector<GlslDispatch> SerialSortDispatches(const SerialSortLayout& layout) {
-  if (layout.outputs == 0) return {GlslDispatch{{kSerialGatherMode}, 0}};
-  return {GlslDispatch{{kSerialSortRowsMode}, SerialGroups(layout.rows, layout.workgroup_size)},
-          GlslDispatch{{kSerialGatherMode}, SerialGroups(layout.outputs, layout.workgroup_size)}};
+std::vector<KernelLaunch> SerialSortDispatches(const SerialSortLayout& layout) {
+  const auto launch = [&](uint32_t mode, int64_t items) {
+    return KernelLaunch{LinearGrid(items, layout.workgroup_size, kGlslMaxWorkgroups), {mode}};
+  };
+  if (layout.outputs == 0) return {launch(kSerialGatherMode, 0)};
+  return {launch(kSerialSortRowsMode, layout.rows), launch(kSerialGatherMode, layout.outputs)};
 }
 
-int64_t SerialSortLoopIterations(const SerialSortLayout& layout, const std::vector<GlslDispatch>& dispatches,
+int64_t SerialSortLoopIterations(const SerialSortLayout& layout, const std::vector<KernelLaunch>& dispatches,
                                  int64_t compare_loops) {
   int64_t most = 0;
-  for (const GlslDispatch& dispatch : dispatches) {
-    if (dispatch.workgroups <= 0) continue;
-    const int64_t invocations = dispatch.workgroups * layout.workgroup_size;
-    const int64_t trips = dispatch.push_constants[0] == kSerialSortRowsMode
+  for (const KernelLaunch& dispatch : dispatches) {
+    if (dispatch.grid.workgroups[0] <= 0) continue;
+    const int64_t invocations = dispatch.grid.workgroups[0] * layout.workgroup_size;
+    const int64_t trips = dispatch.parameters.at(0) == kSerialSortRowsMode
                               ? SerialCeilDiv(layout.rows, invocations) *
                                     (1 + SerialRowIterations(layout.length, compare_loops))
                               : SerialCeilDiv(layout.outputs, invocations);

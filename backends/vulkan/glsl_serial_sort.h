@@ -55,11 +55,11 @@ std::string SerialSortMain(const SerialSortLayout& layout, const std::string& ga
 
 // The sort's dispatch and the gather's (one of no workgroups when there is
 // nothing to write).
-std::vector<GlslDispatch> SerialSortDispatches(const SerialSortLayout& layout);
+std::vector<KernelLaunch> SerialSortDispatches(const SerialSortLayout& layout);
 
 // An upper bound of the loop iterations one invocation runs in either
 // dispatch, each compare running `compare_loops` more.
-int64_t SerialSortLoopIterations(const SerialSortLayout& layout, const std::vector<GlslDispatch>& dispatches,
+int64_t SerialSortLoopIterations(const SerialSortLayout& layout, const std::vector<KernelLaunch>& dispatches,
                                  int64_t compare_loops);
 
 }  // namespace kiln::vulkan

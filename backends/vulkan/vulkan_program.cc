@@ -36,26 +36,6 @@ KernelGrid VulkanKernelGrid(const GlslKernel& kernel) {
                     kGlslMaxWorkgroups);
 }
 
-namespace {
-
-// The description's launches of a kernel of several passes: its dispatches,
-// each with the kernel's workgroup size (a specialization constant, the
-// same in every dispatch) and its push constants as parameters.
-std::vector<KernelLaunch> VulkanKernelLaunches(const GlslKernel& kernel, const KernelGrid& grid) {
-  std::vector<KernelLaunch> launches;
-  for (const GlslDispatch& dispatch : kernel.dispatches) {
-    KernelLaunch launch;
-    launch.grid.workgroups[0] = dispatch.workgroups;
-    launch.grid.workgroup_size = grid.workgroup_size;
-    launch.grid.iterations = launch.grid.invocations();
-    launch.parameters.assign(dispatch.push_constants.begin(), dispatch.push_constants.end());
-    launches.push_back(std::move(launch));
-  }
-  return launches;
-}
-
-}  // namespace
-
 StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
                                                           const ShaderFeatures& features,
                                                           uint64_t offset_alignment, int optimization_level,
@@ -95,7 +75,15 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(dump_dir, dump_stem + "." + kernel.name + ".comp", shader.glsl.source));
     program->kernels[i].grid = VulkanKernelGrid(shader.glsl);
-    program->kernels[i].launches = VulkanKernelLaunches(shader.glsl, program->kernels[i].grid);
+    // Every launch has the kernel's workgroup size: a specialization
+    // constant of its one pipeline.
+    for (const KernelLaunch& launch : shader.glsl.launches) {
+      if (launch.grid.workgroup_size != program->kernels[i].grid.workgroup_size)
+        return Internal("vulkan: kernel ", kernel.name, " has a launch of workgroup size ",
+                        launch.grid.workgroup_size[0], ", its pipeline ",
+                        program->kernels[i].grid.workgroup_size[0]);
+    }
+    program->kernels[i].launches = shader.glsl.launches;
   }
   KILN_RETURN_IF_ERROR(RunCompileTasks(program->shaders.size(), CompileThreads(), [&](size_t i) -> Status {
     CompiledShader& shader = program->shaders[i];

@@ -375,7 +375,7 @@ void ExpectSortKernel(const std::string& text, int bindings, int64_t outputs, in
   ASSERT_TRUE(kernel.ok());
   EXPECT_TRUE(kernel->has_scratch);
   EXPECT_EQ(kernel->binding_count, kernel->input_count + kernel->output_count + 1);
-  EXPECT_EQ(kernel->dispatches.size(), dispatches);
+  EXPECT_EQ(kernel->launches.size(), dispatches);
   EXPECT_EQ(kernel->push_constant_bytes, 12);
 }
 
@@ -472,7 +472,7 @@ TEST(GlslEmitterTest, SortsFollowTheDeviceTypeAndRowLength) {
     EXPECT_EQ(kernel.source.find("k_sort_row(") != std::string::npos, c.serial);
     EXPECT_EQ(kernel.push_constant_bytes, c.serial ? 4 : 12);
     if (c.serial) {
-      EXPECT_EQ(kernel.dispatches.size(), 2u);
+      EXPECT_EQ(kernel.launches.size(), 2u);
       EXPECT_EQ(kernel.workgroup_size, c.features->subgroup_size);
     }
     if (c.features->max_loop_iterations > 0) {
