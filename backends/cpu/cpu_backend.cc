@@ -11,6 +11,7 @@
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
 #include "backends/cpu/lowering.h"
+#include "backends/cpu/window_thunk.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/op_registry.h"
@@ -170,6 +171,10 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(std::unique_p
     PipelineOptions pipeline;
     pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
     pipeline.narrow_int8_contractions = true;           // and s8 x s8 -> s32 (dot_thunk.h)
+    // A max-pool gradient's pad and slice run in its select-and-scatter (window_thunk.h).
+    pipeline.fold_select_and_scatter = [](const Instruction& fusion) {
+      return PlanFoldedSelectAndScatter(fusion).has_value();
+    };
     pipeline.verify_input = false;                      // Compile verified it
     pipeline.verify_output = VerifyOptimisedModules();  // the structure is checked after each pass
     if (compiler != nullptr) {

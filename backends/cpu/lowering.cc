@@ -133,10 +133,12 @@ bool FitsDynamicUpdateSliceThunk(const Instruction& update) {
 // convolutions, scans, windows, row scatters, rng, sort, top-k, fft, in-place
 // updates) and what only the interpreter path runs (the host ops no device
 // lowering runs either, NeedsHostOnDevice, and tuples of non-arrays). A
-// fusion is one only when it is a lone transpose.
+// fusion is one only when it is a lone transpose or a
+// select-and-scatter with its pad and slice folded in.
 bool RunsAsCpuThunk(const Instruction& instruction, KernelCompiler* compiler) {
   if (instruction.opcode == Opcode::kFusion)
-    return instruction.called.size() == 1 && LoneTranspose(instruction) != nullptr;
+    return instruction.called.size() == 1 &&
+           (LoneTranspose(instruction) != nullptr || PlanFoldedSelectAndScatter(instruction).has_value());
   // Infeed, outfeed and the tape calls are steps of their own
   // (host_step_thunks.h), except that without a code generator a tape call,
   // whose counter is a kernel, stays on the interpreter path.
@@ -381,6 +383,12 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
       if (const Instruction* transpose = LoneTranspose(instruction)) {
         return add(std::make_unique<TransposeThunk>(first(0), outputs.at(0), transpose->operand(0)->shape,
                                                     transpose->attrs.dimensions));
+      }
+      if (std::optional<FoldedSelectAndScatterPlan> folded = PlanFoldedSelectAndScatter(instruction)) {
+        auto operand = [&](int64_t i) { return first(static_cast<size_t>(i)); };
+        return add(std::make_unique<SelectAndScatterThunk>(
+            operand(folded->operand), operand(folded->source), operand(folded->initial),
+            operand(folded->pad_value), outputs.at(0), std::move(folded->plan)));
       }
       break;
     case Opcode::kDot:

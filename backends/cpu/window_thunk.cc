@@ -7,10 +7,7 @@
 #include <type_traits>
 #include <utility>
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
+#include "backends/cpu/select_and_add_vectors.h"
 #include "backends/cpu/thread_pool.h"
 #include "core/interpreter/called_computation.h"
 #include "core/interpreter/scalar_ops.h"
@@ -135,6 +132,26 @@ WindowTapTable::WindowTapTable(const std::vector<WindowAxis>& axes) {
   }
 }
 
+WindowFrameTable::WindowFrameTable(const std::vector<WindowAxis>& axes,
+                                   const std::vector<WindowAxisFrame>& frames) {
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const WindowAxisFrame frame =
+        a < frames.size() ? frames[a] : WindowAxisFrame{0, axes[a].input, 0, axes[a].input};
+    std::vector<int64_t> read, write;
+    for (int64_t p = 0; p < axes[a].input; ++p) {
+      const int64_t r = p - frame.pad_low, w = p - frame.slice_start;
+      read.push_back(r >= 0 && r < frame.operand ? r : -1);
+      write.push_back(w >= 0 && w < frame.result ? w : -1);
+    }
+    read_.push_back(std::move(read));
+    write_.push_back(std::move(write));
+    read_extent_.push_back(frame.operand);
+    write_extent_.push_back(frame.result);
+    operand_positions_ *= frame.operand;
+    result_positions_ *= frame.result;
+  }
+}
+
 std::span<const int64_t> WindowTapTable::Taps(size_t axis, int64_t index) const {
   const std::vector<int64_t>& first = first_[axis];
   const auto begin = static_cast<size_t>(first[static_cast<size_t>(index)]);
@@ -235,120 +252,69 @@ void ScatterIntoRow(T* __restrict row, const uint32_t* __restrict where, uint32_
 constexpr size_t kRowScatterWindow = 16;
 
 // Selects in lanes [0, n) (n <= kSelectLanes) of one source position: per
-// lane the first element of the window (at `offsets`, rows of `stride`) that
-// `select` does not keep over a later one; scatters `values` there.
+// lane the first element of the window (rows `in`, `taps` of them) that
+// `select` does not keep over a later one; scatters `values` into the same
+// lane of the matching row of `out`.
 template <typename T, typename Select, typename Op>
-void SelectAndScatterBlock(const T* operand, int64_t stride, const std::vector<int64_t>& offsets,
-                           const T* values, T* output, int64_t n, Select select, Op op) {
-  // The best value so far and its place in `offsets` (32 bits, as wide as a
-  // float, so the selection vectorises).
+void SelectAndScatterBlock(const T* const* in, T* const* out, size_t taps, const T* values, int64_t n,
+                           Select select, Op op) {
+  // The best value so far and its place in the window (32 bits, as wide as
+  // a float, so the selection vectorises).
   T best[kSelectLanes];
   uint32_t where[kSelectLanes];
-  const T* first = operand + offsets[0] * stride;
+  const T* first = in[0];
   for (int64_t c = 0; c < n; ++c) {
     best[c] = first[c];
     where[c] = 0;
   }
-  for (size_t k = 1; k < offsets.size(); ++k) {
-    SelectRow(best, where, operand + offsets[k] * stride, n, static_cast<uint32_t>(k), select);
-  }
-  if (offsets.size() <= kRowScatterWindow) {
-    for (size_t k = 0; k < offsets.size(); ++k) {
-      ScatterIntoRow(output + offsets[k] * stride, where, static_cast<uint32_t>(k), values, n, op);
-    }
+  for (size_t k = 1; k < taps; ++k) SelectRow(best, where, in[k], n, static_cast<uint32_t>(k), select);
+  if (taps <= kRowScatterWindow) {
+    for (size_t k = 0; k < taps; ++k) ScatterIntoRow(out[k], where, static_cast<uint32_t>(k), values, n, op);
     return;
   }
   for (int64_t c = 0; c < n; ++c) {
-    T& target = output[offsets[where[c]] * stride + c];
+    T& target = out[where[c]][c];
     target = op(target, values[c]);
   }
 }
-
-#if defined(__x86_64__)
-bool HasAvx512ForWindows() {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
-  return has_avx512;
-}
-
-// SelectAndScatterBlock for f32 with an add scatter, sixteen lanes to a
-// register: `kPredicate` is the select's comparison as _mm512_cmp_ps_mask
-// reads it (ordered, so false where either side is a NaN, like the scalar
-// comparison; NE unordered, true there); each window row then adds the
-// source into the lanes that selected it, with a masked store. The compiler
-// leaves the scalar form's per-lane select as a branch, which mispredicts on
-// every other element of real data.
-template <int kPredicate>
-__attribute__((target("avx512f"))) void SelectAndAddF32Avx512(const float* operand, int64_t stride,
-                                                              const std::vector<int64_t>& offsets,
-                                                              const float* values, float* output, int64_t n) {
-  const size_t taps = offsets.size();
-  for (int64_t c = 0; c < n; c += 16) {
-    const __mmask16 lanes =
-        n - c >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - c)) - 1);
-    __m512 best = _mm512_maskz_loadu_ps(lanes, operand + offsets[0] * stride + c);
-    __m512i where = _mm512_setzero_si512();
-    for (size_t k = 1; k < taps; ++k) {
-      const __m512 candidate = _mm512_maskz_loadu_ps(lanes, operand + offsets[k] * stride + c);
-      const __mmask16 keep = _mm512_cmp_ps_mask(best, candidate, kPredicate);
-      best = _mm512_mask_blend_ps(keep, candidate, best);
-      where = _mm512_mask_blend_epi32(keep, _mm512_set1_epi32(static_cast<int>(k)), where);
-    }
-    const __m512 value = _mm512_maskz_loadu_ps(lanes, values + c);
-    for (size_t k = 0; k < taps; ++k) {
-      const __mmask16 chosen = _mm512_cmpeq_epi32_mask(where, _mm512_set1_epi32(static_cast<int>(k))) & lanes;
-      if (chosen == 0) continue;
-      float* row = output + offsets[k] * stride + c;
-      _mm512_mask_storeu_ps(row, chosen, _mm512_add_ps(_mm512_maskz_loadu_ps(chosen, row), value));
-    }
-  }
-}
-
-// The AVX-512 block for `direction`, or null (no AVX-512, or a direction
-// without a vector form here).
-using SelectAndAddF32Block = void (*)(const float*, int64_t, const std::vector<int64_t>&, const float*,
-                                      float*, int64_t);
-SelectAndAddF32Block FindSelectAndAddF32Block(ComparisonDirection direction) {
-  if (!HasAvx512ForWindows()) return nullptr;
-  switch (direction) {
-    case ComparisonDirection::kGe: return SelectAndAddF32Avx512<_CMP_GE_OQ>;
-    case ComparisonDirection::kGt: return SelectAndAddF32Avx512<_CMP_GT_OQ>;
-    case ComparisonDirection::kLe: return SelectAndAddF32Avx512<_CMP_LE_OQ>;
-    case ComparisonDirection::kLt: return SelectAndAddF32Avx512<_CMP_LT_OQ>;
-    case ComparisonDirection::kEq: return SelectAndAddF32Avx512<_CMP_EQ_OQ>;
-    case ComparisonDirection::kNe: return SelectAndAddF32Avx512<_CMP_NEQ_UQ>;
-  }
-  return nullptr;
-}
-#else
-using SelectAndAddF32Block = void (*)(const float*, int64_t, const std::vector<int64_t>&, const float*,
-                                      float*, int64_t);
-SelectAndAddF32Block FindSelectAndAddF32Block(ComparisonDirection) { return nullptr; }
-#endif
 
 // One batch entry and lanes [c0, c0 + n) (n <= kSelectLanes): the output
 // holds `initial` except where a source position scattered; each source
 // position, in row-major order, selects in every lane the first window
 // element `select` does not keep over a later one and scatters its source
-// value there (`block`: SelectAndScatterBlock or a vector form of it). The output is set to `initial` one
-// operand row (first window axis) at a time, just before the first window that reaches the row, so the
-// scatters find it in the cache.
+// value there (`block`: SelectAndScatterBlock or a vector form of it). A
+// window reads padding positions from a row of `pad` and scatters what the
+// slice drops into a row nobody reads (`frames`). The output is set to
+// `initial` one row (first window axis) at a time, just before the first
+// window that reaches the row, so the scatters find it in the cache.
 template <typename T, typename Block>
-void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table, const T* operand,
-                           const T* source, T initial, T* output, int64_t c0, int64_t n, Block block) {
+void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
+                           const WindowFrameTable& frames, const T* operand, const T* source, T initial,
+                           T pad, T* output, int64_t c0, int64_t n, Block block) {
   const std::vector<WindowAxis>& axes = g.axes;
-  int64_t row_positions = 1, row_sources = 1;  // per index of the first axis
+  int64_t row_results = 1, row_sources = 1;  // per index of the first axis
   for (size_t a = 1; a < axes.size(); ++a) {
-    row_positions *= axes[a].input;
+    row_results *= frames.WriteExtent(a);
     row_sources *= axes[a].output;
   }
-  int64_t ready_rows = 0;
+  T pad_row[kSelectLanes];
+  T dropped_row[kSelectLanes];
+  std::fill_n(pad_row, n, pad);
+  std::fill_n(dropped_row, n, initial);
+  int64_t ready_rows = 0;  // padded positions of the first axis
   auto initialise_rows = [&](int64_t end) {
     for (; ready_rows < end; ++ready_rows) {
-      T* row = output + ready_rows * row_positions * g.lanes + c0;
-      for (int64_t p = 0; p < row_positions; ++p) std::fill_n(row + p * g.lanes, n, initial);
+      const int64_t r = frames.Write(0, ready_rows);
+      if (r < 0) continue;
+      T* row = output + r * row_results * g.lanes + c0;
+      for (int64_t p = 0; p < row_results; ++p) std::fill_n(row + p * g.lanes, n, initial);
     }
   };
-  std::vector<int64_t> offsets, next;
+  // Per window element: the operand and result elements over the axes
+  // (-1: padding, dropped), then the rows they are.
+  std::vector<int64_t> reads, writes, next_reads, next_writes;
+  std::vector<const T*> in_rows;
+  std::vector<T*> out_rows;
   std::vector<int64_t> index(axes.size(), 0);
   const T* values = source + c0;
   for (int64_t q0 = 0; q0 < axes[0].output; ++q0) {
@@ -360,16 +326,36 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
     initialise_rows(rows.back() + 1);
     std::fill(index.begin() + 1, index.end(), 0);
     for (int64_t q = 0; q < row_sources; ++q, values += g.lanes) {
-      offsets.assign(rows.begin(), rows.end());
-      for (size_t a = 1; a < axes.size() && !offsets.empty(); ++a) {
-        next.clear();
-        const std::span<const int64_t> taps = table.Taps(a, index[a]);
-        for (int64_t outer : offsets) {
-          for (int64_t tap : taps) next.push_back(outer * axes[a].input + tap);
-        }
-        offsets.swap(next);
+      reads.clear();
+      writes.clear();
+      for (int64_t p : rows) {
+        reads.push_back(frames.Read(0, p));
+        writes.push_back(frames.Write(0, p));
       }
-      if (!offsets.empty()) block(operand + c0, g.lanes, offsets, values, output + c0, n);
+      for (size_t a = 1; a < axes.size() && !reads.empty(); ++a) {
+        next_reads.clear();
+        next_writes.clear();
+        const std::span<const int64_t> taps = table.Taps(a, index[a]);
+        const int64_t read_extent = frames.ReadExtent(a), write_extent = frames.WriteExtent(a);
+        for (size_t i = 0; i < reads.size(); ++i) {
+          for (int64_t tap : taps) {
+            const int64_t r = frames.Read(a, tap), w = frames.Write(a, tap);
+            next_reads.push_back(reads[i] < 0 || r < 0 ? -1 : reads[i] * read_extent + r);
+            next_writes.push_back(writes[i] < 0 || w < 0 ? -1 : writes[i] * write_extent + w);
+          }
+        }
+        reads.swap(next_reads);
+        writes.swap(next_writes);
+      }
+      if (!reads.empty()) {
+        in_rows.clear();
+        out_rows.clear();
+        for (size_t k = 0; k < reads.size(); ++k) {
+          in_rows.push_back(reads[k] < 0 ? pad_row : operand + reads[k] * g.lanes + c0);
+          out_rows.push_back(writes[k] < 0 ? dropped_row : output + writes[k] * g.lanes + c0);
+        }
+        block(in_rows.data(), out_rows.data(), in_rows.size(), values, n);
+      }
       for (size_t a = axes.size(); a-- > 1;) {
         if (++index[a] < axes[a].output) break;
         index[a] = 0;
@@ -489,7 +475,74 @@ std::optional<SelectAndScatterPlan> PlanSelectAndScatter(const Instruction& sele
   if (!plain_order) return std::nullopt;
   const std::optional<Opcode> scatter = PlainReducer(*select_and_scatter.called[1], geometry->type);
   if (!scatter) return std::nullopt;
-  return SelectAndScatterPlan{std::move(*geometry), root->attrs.comparison_direction, *scatter};
+  SelectAndScatterPlan plan{std::move(*geometry), root->attrs.comparison_direction, *scatter, {}, false};
+  for (const WindowAxis& axis : plan.geometry.axes) plan.frames.push_back({0, axis.input, 0, axis.input});
+  return plan;
+}
+
+std::optional<FoldedSelectAndScatterPlan> PlanFoldedSelectAndScatter(const Instruction& fusion) {
+  if (fusion.opcode != Opcode::kFusion || fusion.called.size() != 1 || !fusion.shape.IsArray() ||
+      fusion.operands.size() != 4)
+    return std::nullopt;
+  const Instruction* slice = fusion.called[0]->root();
+  if (slice == nullptr || slice->opcode != Opcode::kSlice) return std::nullopt;
+  const Instruction* select_and_scatter = slice->operand(0);
+  if (select_and_scatter->opcode != Opcode::kSelectAndScatter) return std::nullopt;
+  const Instruction* pad = select_and_scatter->operand(0);
+  if (pad->opcode != Opcode::kPad) return std::nullopt;
+  // Each of x, v, s and i a parameter of its own: the fusion's operands.
+  const Instruction* leaves[] = {pad->operand(0), pad->operand(1), select_and_scatter->operand(1),
+                                 select_and_scatter->operand(2)};
+  int64_t numbers[4];
+  for (size_t i = 0; i < 4; ++i) {
+    if (leaves[i]->opcode != Opcode::kParameter || leaves[i]->attrs.parameter_number < 0 ||
+        leaves[i]->attrs.parameter_number >= 4)
+      return std::nullopt;
+    numbers[i] = leaves[i]->attrs.parameter_number;
+    for (size_t j = 0; j < i; ++j) {
+      if (numbers[j] == numbers[i]) return std::nullopt;
+    }
+  }
+  std::optional<SelectAndScatterPlan> plan = PlanSelectAndScatter(*select_and_scatter);
+  if (!plan) return std::nullopt;
+  const Shape& operand = pad->operand(0)->shape;
+  const Shape& padded = pad->shape;
+  const Shape& result = slice->shape;
+  const Window& window = *select_and_scatter->attrs.window;
+  const int64_t rank = padded.rank();
+  const std::vector<PaddingDimension>& padding = pad->attrs.padding;
+  const std::vector<int64_t>& starts = slice->attrs.slice_starts;
+  const std::vector<int64_t>& strides = slice->attrs.slice_strides;
+  if (!operand.IsArray() || operand.rank() != rank || result.rank() != rank ||
+      static_cast<int64_t>(padding.size()) != rank || static_cast<int64_t>(starts.size()) != rank ||
+      (!strides.empty() && static_cast<int64_t>(strides.size()) != rank) ||
+      static_cast<int64_t>(window.dimensions.size()) != rank || result.element_type() != plan->geometry.type)
+    return std::nullopt;
+  // The window's axes are the dimensions from the first it touches to the
+  // last (PlanGeometry); the pad and the slice may touch only those.
+  int64_t first = rank, last = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (Untouched(window.dimensions[static_cast<size_t>(d)])) continue;
+    first = std::min(first, d);
+    last = d;
+  }
+  if (last - first + 1 != static_cast<int64_t>(plan->geometry.axes.size())) return std::nullopt;
+  plan->frames.clear();
+  for (int64_t d = 0; d < rank; ++d) {
+    const PaddingDimension& p = padding[static_cast<size_t>(d)];
+    const int64_t start = starts[static_cast<size_t>(d)];
+    if (p.interior != 0 || p.low < 0 || p.high < 0 ||
+        (!strides.empty() && strides[static_cast<size_t>(d)] != 1))
+      return std::nullopt;
+    if (d < first || d > last) {
+      if (p.low != 0 || p.high != 0 || start != 0 || result.dimensions(d) != padded.dimensions(d))
+        return std::nullopt;
+      continue;
+    }
+    plan->frames.push_back({p.low, operand.dimensions(d), start, result.dimensions(d)});
+  }
+  plan->padded_and_sliced = true;
+  return FoldedSelectAndScatterPlan{std::move(*plan), numbers[0], numbers[1], numbers[2], numbers[3]};
 }
 
 Status ReduceWindowThunk::Run(ExecutionContext& context) const {
@@ -520,47 +573,88 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
   return status;
 }
 
+namespace {
+
+// NCHW pooling (a window over the trailing dimensions: one lane) runs this
+// many batch entries side by side as lanes, so each window row is a vector.
+constexpr int64_t kGatheredLanes = 16;
+
+// to[p * kGatheredLanes + j] = from[j * positions + p] for j < width: `width`
+// rows of `positions` elements as the lanes of one row per position.
+template <typename T>
+void GatherLanes(const T* from, int64_t positions, int64_t width, T* to) {
+  constexpr int64_t kBlock = 64;  // positions per pass: the written rows stay in L1
+  for (int64_t p0 = 0; p0 < positions; p0 += kBlock) {
+    const int64_t p1 = std::min(positions, p0 + kBlock);
+    for (int64_t j = 0; j < width; ++j) {
+      const T* row = from + j * positions;
+      for (int64_t p = p0; p < p1; ++p) to[p * kGatheredLanes + j] = row[p];
+    }
+  }
+}
+
+// The inverse of GatherLanes.
+template <typename T>
+void ScatterLanes(const T* from, int64_t positions, int64_t width, T* to) {
+  constexpr int64_t kBlock = 64;
+  for (int64_t p0 = 0; p0 < positions; p0 += kBlock) {
+    const int64_t p1 = std::min(positions, p0 + kBlock);
+    for (int64_t j = 0; j < width; ++j) {
+      T* row = to + j * positions;
+      for (int64_t p = p0; p < p1; ++p) row[p] = from[p * kGatheredLanes + j];
+    }
+  }
+}
+
+}  // namespace
+
 Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
   const WindowGeometry& g = plan_.geometry;
-  const int64_t in_positions = g.InputPositions();
+  const int64_t in_positions = frames_.OperandPositions();
+  const int64_t out_positions = frames_.ResultPositions();
   const int64_t source_positions = g.OutputPositions();
-  const int64_t chunks = (g.lanes + kSelectLanes - 1) / kSelectLanes;
-  const int64_t tasks = g.batch * chunks;
-  if (tasks == 0 || in_positions == 0) return OkStatus();
+  // One lane and several batch entries: kGatheredLanes entries a task, as lanes.
+  const bool gathered = g.lanes == 1 && g.batch > 1;
+  WindowGeometry gathered_geometry = g;
+  gathered_geometry.lanes = kGatheredLanes;
+  const WindowGeometry& lane_geometry = gathered ? gathered_geometry : g;
+  const int64_t chunks = gathered ? 1 : (g.lanes + kSelectLanes - 1) / kSelectLanes;
+  const int64_t tasks = gathered ? (g.batch + kGatheredLanes - 1) / kGatheredLanes : g.batch * chunks;
+  if (tasks == 0 || out_positions == 0) return OkStatus();
   const void* operand = context.slots[inputs_[0]];
   const void* source = context.slots[inputs_[1]];
   const void* initial = context.slots[inputs_[2]];
+  // Without a pad nothing reads the pad value: any slot will do.
+  const void* pad_value = context.slots[inputs_.size() > 3 ? inputs_[3] : inputs_[2]];
   void* output = context.slots[outputs_[0]];
-  const int64_t per_task = std::min(g.lanes, kSelectLanes) * (in_positions + source_positions);
+  const int64_t lanes_per_task = gathered ? kGatheredLanes : std::min(g.lanes, kSelectLanes);
+  const int64_t per_task = lanes_per_task * (g.InputPositions() + source_positions);
   const int64_t grain = std::max<int64_t>(1, kWindowElementsPerTask / std::max<int64_t>(1, per_task));
-  const SelectAndAddF32Block vector_block = FindSelectAndAddF32Block(plan_.select);
   Status status = OkStatus();
   RunTasks(context, tasks, grain, [&](int64_t begin, int64_t end) {
     DispatchElementType(g.type, [&](auto tag) {
       using T = decltype(tag);
       if constexpr (kPooled<T>) {
         const Status done = WithPoolingOp<T>(plan_.scatter, [&](auto op) {
-          for (int64_t task = begin; task < end; ++task) {
-            const int64_t b = task / chunks;
-            const int64_t c0 = task % chunks * kSelectLanes;
-            const int64_t n = std::min(kSelectLanes, g.lanes - c0);
-            const auto* x = static_cast<const T*>(operand) + b * in_positions * g.lanes;
-            const auto* s = static_cast<const T*>(source) + b * source_positions * g.lanes;
-            T* out = static_cast<T*>(output) + b * in_positions * g.lanes;
-            const T init = LoadScalar<T>(initial);
-            if constexpr (std::is_same_v<T, float>) {
-              if (vector_block != nullptr && plan_.scatter == Opcode::kAdd) {
-                SelectAndScatterLanes<T>(g, taps_, x, s, init, out, c0, n, vector_block);
-                continue;
+          const T init = LoadScalar<T>(initial);
+          const T pad = LoadScalar<T>(pad_value);
+          // Lanes [c0, c0 + n) of x, s and out, rows of lane_geometry.lanes.
+          auto run_lanes = [&](const T* x, const T* s, T* out, int64_t c0, int64_t n) {
+            if constexpr (kHasSelectAndAddVectors<T>) {
+              const SelectAndAddBlock<T> vector_block =
+                  plan_.scatter == Opcode::kAdd ? FindSelectAndAddBlock<T>(plan_.select) : nullptr;
+              if (vector_block != nullptr) {
+                SelectAndScatterLanes<T>(lane_geometry, taps_, frames_, x, s, init, pad, out, c0, n,
+                                         vector_block);
+                return;
               }
             }
             auto lanes = [&](auto select) {
-              SelectAndScatterLanes<T>(g, taps_, x, s, init, out, c0, n,
-                                       [&](const T* rows, int64_t stride, const std::vector<int64_t>& offsets,
-                                           const T* values, T* target, int64_t count) {
-                                         SelectAndScatterBlock(rows, stride, offsets, values, target, count,
-                                                               select, op);
-                                       });
+              SelectAndScatterLanes<T>(
+                  lane_geometry, taps_, frames_, x, s, init, pad, out, c0, n,
+                  [&](const T* const* in, T* const* rows, size_t taps, const T* values, int64_t count) {
+                    SelectAndScatterBlock(in, rows, taps, values, count, select, op);
+                  });
             };
             // The comparison is a template argument of the lane loop, not a branch in it.
             switch (plan_.select) {
@@ -572,6 +666,29 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
                 lanes([direction = plan_.select](T a, T b) { return Compare<T>(direction, a, b); });
                 break;
             }
+          };
+          if (gathered) {
+            std::vector<T> x(static_cast<size_t>(in_positions * kGatheredLanes));
+            std::vector<T> s(static_cast<size_t>(source_positions * kGatheredLanes));
+            std::vector<T> out(static_cast<size_t>(out_positions * kGatheredLanes));
+            for (int64_t task = begin; task < end; ++task) {
+              const int64_t b0 = task * kGatheredLanes;
+              const int64_t width = std::min(kGatheredLanes, g.batch - b0);
+              GatherLanes(static_cast<const T*>(operand) + b0 * in_positions, in_positions, width, x.data());
+              GatherLanes(static_cast<const T*>(source) + b0 * source_positions, source_positions, width,
+                          s.data());
+              run_lanes(x.data(), s.data(), out.data(), 0, width);
+              ScatterLanes(out.data(), out_positions, width, static_cast<T*>(output) + b0 * out_positions);
+            }
+            return;
+          }
+          for (int64_t task = begin; task < end; ++task) {
+            const int64_t b = task / chunks;
+            const int64_t c0 = task % chunks * kSelectLanes;
+            const int64_t n = std::min(kSelectLanes, g.lanes - c0);
+            run_lanes(static_cast<const T*>(operand) + b * in_positions * g.lanes,
+                      static_cast<const T*>(source) + b * source_positions * g.lanes,
+                      static_cast<T*>(output) + b * out_positions * g.lanes, c0, n);
           }
         });
         if (!done.ok() && begin == 0) status = done;

@@ -9,6 +9,12 @@
 // output element in the source's row-major order. Work is split over the
 // leading dimensions the window does not touch (and, for reduce-window, the
 // output positions) so no two tasks write the same element.
+// Select-and-scatter with an add scatter selects and adds in AVX-512
+// registers for f32, f64 and 32- and 64-bit integers
+// (select_and_add_vectors.h); with one lane (NCHW pooling, the window over
+// the trailing dimensions) it gathers sixteen batch entries into the lanes
+// of a scratch copy and scatters the result back; JAX's pad before it and
+// slice after it run inside it (PlanFoldedSelectAndScatter).
 #pragma once
 
 #include <cstdint>
@@ -58,16 +64,47 @@ struct ReduceWindowPlan {
 };
 std::optional<ReduceWindowPlan> PlanReduceWindow(const Instruction& reduce_window);
 
+// Where a window axis's positions (the select-and-scatter's operand's) come
+// from and go to when the operand is a pad of the real operand and the result
+// is sliced (JAX's max-pool gradient pads with -inf, select-and-scatters and
+// slices the padding off): position p reads operand element p - pad_low when
+// it lies in [0, operand), else the pad value, and its result is element
+// p - slice_start of the sliced result when that lies in [0, result), else
+// dropped. Without a pad and a slice, pad_low = slice_start = 0 and operand
+// = result = the axis's extent.
+struct WindowAxisFrame {
+  int64_t pad_low = 0;
+  int64_t operand = 1;
+  int64_t slice_start = 0;
+  int64_t result = 1;
+};
+
 // The select-and-scatter plan: `select` a compare of its two parameters in
 // that order (any direction; the element type's own comparison, not a total
 // order), `scatter` add, multiply, maximum or minimum of its two parameters,
-// a window as for reduce-window.
+// a window as for reduce-window; `frames` one per axis of the geometry.
 struct SelectAndScatterPlan {
-  WindowGeometry geometry;
+  WindowGeometry geometry;  // over the (padded) operand the window moves on
   ComparisonDirection select = ComparisonDirection::kGe;
   Opcode scatter = Opcode::kAdd;
+  std::vector<WindowAxisFrame> frames;
+  bool padded_and_sliced = false;  // a fold (below): the thunk reads a pad value
 };
 std::optional<SelectAndScatterPlan> PlanSelectAndScatter(const Instruction& select_and_scatter);
+
+// A fusion whose computation is slice(select-and-scatter(pad(x, v), s, i))
+// (core/passes/select_and_scatter_folding.h) as one select-and-scatter that
+// reads x and v where the padded operand would be and writes only the
+// slice's elements, with the bytes of the three instructions run one after
+// the other: padding positions hold v and may be selected (their scatters
+// are dropped, as the slice drops them). Only edge padding (no interior,
+// none negative) and unit slice strides on the window's axes; `operand`,
+// `pad_value`, `source`, `initial` are the fusion's operand numbers.
+struct FoldedSelectAndScatterPlan {
+  SelectAndScatterPlan plan;
+  int64_t operand = 0, pad_value = 1, source = 2, initial = 3;
+};
+std::optional<FoldedSelectAndScatterPlan> PlanFoldedSelectAndScatter(const Instruction& fusion);
 
 // Inputs: operand, initial value; output: the result.
 class ReduceWindowThunk : public Thunk {
@@ -95,18 +132,52 @@ class WindowTapTable {
   std::vector<std::vector<int64_t>> first_;  // per axis: output + 1 offsets into taps_
 };
 
-// Inputs: operand, source, initial value; output: the result (the operand's shape).
+// Per window axis and padded position: the operand element it reads and the
+// result element it writes (-1: the pad value; -1: dropped), from the
+// plan's frames. Made once, at compile time.
+class WindowFrameTable {
+ public:
+  WindowFrameTable(const std::vector<WindowAxis>& axes, const std::vector<WindowAxisFrame>& frames);
+  int64_t Read(size_t axis, int64_t position) const { return read_[axis][static_cast<size_t>(position)]; }
+  int64_t Write(size_t axis, int64_t position) const { return write_[axis][static_cast<size_t>(position)]; }
+  // The operand's and the result's extents along an axis, and their
+  // elements over all the window's axes.
+  int64_t ReadExtent(size_t axis) const { return read_extent_[axis]; }
+  int64_t WriteExtent(size_t axis) const { return write_extent_[axis]; }
+  int64_t OperandPositions() const { return operand_positions_; }
+  int64_t ResultPositions() const { return result_positions_; }
+
+ private:
+  std::vector<std::vector<int64_t>> read_, write_;
+  std::vector<int64_t> read_extent_, write_extent_;
+  int64_t operand_positions_ = 1, result_positions_ = 1;
+};
+
+// Inputs: operand, source, initial value (and, for a folded pad, the pad
+// value); output: the result (the operand's shape, or the slice's).
 class SelectAndScatterThunk : public Thunk {
  public:
   SelectAndScatterThunk(int operand, int source, int initial, int output, SelectAndScatterPlan plan)
-      : Thunk({operand, source, initial}, {output}), plan_(std::move(plan)), taps_(plan_.geometry.axes) {}
+      : Thunk({operand, source, initial}, {output}),
+        plan_(std::move(plan)),
+        taps_(plan_.geometry.axes),
+        frames_(plan_.geometry.axes, plan_.frames) {}
+  SelectAndScatterThunk(int operand, int source, int initial, int pad_value, int output,
+                        SelectAndScatterPlan plan)
+      : Thunk({operand, source, initial, pad_value}, {output}),
+        plan_(std::move(plan)),
+        taps_(plan_.geometry.axes),
+        frames_(plan_.geometry.axes, plan_.frames) {}
 
   Status Run(ExecutionContext& context) const override;
-  std::string_view kind() const override { return "select-and-scatter"; }
+  std::string_view kind() const override {
+    return plan_.padded_and_sliced ? "padded-select-and-scatter" : "select-and-scatter";
+  }
 
  private:
   SelectAndScatterPlan plan_;
   WindowTapTable taps_;
+  WindowFrameTable frames_;
 };
 
 }  // namespace kiln::cpu

@@ -15,6 +15,7 @@
 #include "core/passes/identity_custom_call_removal.h"
 #include "core/passes/int8_contraction_narrowing.h"
 #include "core/passes/layout_normalization.h"
+#include "core/passes/select_and_scatter_folding.h"
 #include "core/passes/shape_op_simplifier.h"
 #include "core/verifier.h"
 
@@ -57,6 +58,8 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   lowering.AddPass(std::make_unique<LayoutNormalization>());
   if (options.upcast_low_precision_contractions) lowering.AddPass(std::make_unique<ContractionUpcast>());
   if (options.narrow_int8_contractions) lowering.AddPass(std::make_unique<Int8ContractionNarrowing>());
+  if (options.fold_select_and_scatter)
+    lowering.AddPass(std::make_unique<SelectAndScatterFolding>(options.fold_select_and_scatter));
   if (options.enable_fusion) {
     FusionOptions fusion;
     fusion.can_fuse = options.can_fuse;

@@ -5,6 +5,7 @@
 //   layout normalisation (row-major everywhere);
 //   f16/bf16 contractions in f32 (optional);
 //   s32 dots of widened s8 operands on the s8 operands (optional);
+//   pads and slices around select-and-scatter folded into it (optional);
 //   fusion (optional), then DCE.
 // The verifier checks the structure after every pass that changed the module
 // and, when asked (verify_output), every shape once at the end.
@@ -33,6 +34,9 @@ struct PipelineOptions {
   // Run s32 dots of s8 operands widened to s32 on the s8 operands
   // (int8_contraction_narrowing.h), for a backend with int8 kernels.
   bool narrow_int8_contractions = false;
+  // The backend's rule for folding pads and slices around select-and-scatter
+  // into one fusion (select_and_scatter_folding.h); empty = no fold.
+  std::function<bool(const Instruction& fusion)> fold_select_and_scatter;
   // Bound on the simplification fixed point.
   int max_simplification_rounds = 8;
   // Verify the module before the first pass; a backend that has just

@@ -2,11 +2,14 @@
 // "reduce-window" and "select-and-scatter" thunks (backends/cpu/window_thunk.h)
 // with the interpreter's results bit for bit: every reducer, padding, strides,
 // dilations, NaNs, ties, and 1, 2 and 4 threads; windows the thunks do not take
-// keep their old path.
+// keep their old path. A pad before a select-and-scatter and a slice after
+// it (JAX's max-pool gradient) run inside its thunk with the bytes of the
+// three instructions run one after the other.
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "backends/cpu/window_thunk.h"
 #include "tests/cpu/runtime_test_util.h"
@@ -161,6 +164,20 @@ TEST(RuntimeWindowTest, MaxPoolGradientRunsAsASelectAndScatterThunkWithTheInterp
       {"f32", "[2,8,8,20]", "[2,3,3,20]", "NE", "add", "size=1x3x3x1 stride=1x2x2x1"},
       {"f32", "[2,8,8,33]", "[2,3,3,33]", "LT", "add", "size=1x3x3x1 stride=1x2x2x1"},
       {"f32", "[2,8,8,33]", "[2,3,3,33]", "LE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      // The same for f64 (eight lanes) and 32- and 64-bit integers, signed
+      // and unsigned, with lanes that are not a multiple of the vector.
+      {"f64", "[2,8,8,21]", "[2,3,3,21]", "GT", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"f64", "[2,8,8,21]", "[2,3,3,21]", "NE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"s32", "[2,8,8,21]", "[2,3,3,21]", "GE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"u32", "[2,8,8,21]", "[2,3,3,21]", "LE", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"s64", "[2,8,8,21]", "[2,3,3,21]", "GT", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      {"u64", "[2,8,8,21]", "[2,3,3,21]", "EQ", "add", "size=1x3x3x1 stride=1x2x2x1"},
+      // NCHW: sixteen batch entries at a time as lanes (21 entries: a partial
+      // group), vector and scalar blocks.
+      {"f32", "[3,7,9,9]", "[3,7,4,4]", "GE", "add", "size=1x1x3x3 stride=1x1x2x2"},
+      {"f64", "[3,7,9,9]", "[3,7,4,4]", "GE", "add", "size=1x1x3x3 stride=1x1x2x2"},
+      {"s32", "[3,7,9,9]", "[3,7,4,4]", "GE", "maximum", "size=1x1x3x3 stride=1x1x2x2"},
+      {"bf16", "[3,7,9,9]", "[3,7,4,4]", "GT", "add", "size=1x1x3x3 stride=1x1x2x2"},
   };
   for (const Case& c : cases) {
     ExpectThunkAndSameBytes(SelectAndScatterProgram(c.type, c.in, c.source, c.direction, c.scatter, c.window),
@@ -179,6 +196,166 @@ TEST(RuntimeWindowTest, SelectAndScatterOfNaNsAndTiesGivesTheInterpretersBytes) 
     if (i % 5 == 1) x[i] = 0.25f;  // ties: the first in window order wins
   }
   ExpectSameBytes(*module, arguments);
+}
+
+// JAX's max-pool gradient as it exports it: pad the operand with `pad`,
+// select-and-scatter (GE unless told, add unless told), slice. Shapes and
+// attributes as HLO text pieces.
+struct PaddedGradient {
+  std::string type, in, pad, padded, source, window, slice, out;
+  std::string direction = "GE", scatter = "add", pad_value = "-inf";
+};
+
+std::string PaddedGradientProgram(const PaddedGradient& c) {
+  return "HloModule m\nselect {\n  a = " + c.type + "[] parameter(0)\n  b = " + c.type +
+         "[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=" + c.direction + "\n}\n" +
+         Reducer("scatter", c.type, c.scatter) + "ENTRY e {\n  x = " + c.type + c.in +
+         " parameter(0)\n  s = " + c.type + c.source + " parameter(1)\n  v = " + c.type + "[] constant(" +
+         c.pad_value + ")\n  p = " + c.type + c.padded + " pad(x, v), padding=" + c.pad +
+         "\n  i = " + c.type + "[] constant(0)\n  g = " + c.type + c.padded +
+         " select-and-scatter(p, s, i), window={" + c.window +
+         "}, select=select, scatter=scatter\n  ROOT o = " + c.type + c.out + " slice(g), slice={" + c.slice +
+         "}\n}\n";
+}
+
+// The folded program (one padded-select-and-scatter thunk, no kernel for the
+// pad or the slice) gives the unfolded program's bytes: the interpreter runs
+// the pad, the select-and-scatter and the slice one after the other.
+void ExpectFoldedWithTheUnfoldedBytes(const PaddedGradient& c,
+                                      const std::vector<Literal>* arguments = nullptr) {
+  const std::string text = PaddedGradientProgram(c);
+  SCOPED_TRACE(text);
+  EXPECT_EQ(testing::CountThunks(text, "padded-select-and-scatter"), 1);
+  EXPECT_EQ(testing::CountThunks(text, "kernel"), 0);
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  ExpectSameBytes(*module, arguments != nullptr ? *arguments : testing::RandomArguments(*module));
+}
+
+TEST(RuntimeWindowTest, MaxPoolGradientsPadAndSliceFoldIntoTheSelectAndScatter) {
+  const PaddedGradient cases[] = {
+      // JAX's SAME max-pool 3x3 stride 2, NHWC.
+      {"f32", "[2,16,16,8]", "0_0x1_1x1_1x0_0", "[2,18,18,8]", "[2,8,8,8]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:17], [1:17], [0:8]", "[2,16,16,8]"},
+      // Odd extents, padding on one side, a slice that keeps some padding and
+      // drops some real positions.
+      {"f32", "[3,9,10,5]", "0_0x1_1x0_1x0_0", "[3,11,11,5]", "[3,5,5,5]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:3], [1:10], [0:10], [0:5]", "[3,9,10,5]"},
+      {"f32", "[3,9,10,5]", "0_0x1_1x0_1x0_0", "[3,11,11,5]", "[3,5,5,5]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:3], [0:11], [2:9], [0:5]", "[3,11,7,5]"},
+      // NCHW (one lane), 1-D, more lanes than one selection chunk.
+      {"f32", "[2,3,9,9]", "0_0x0_0x1_1x1_1", "[2,3,11,11]", "[2,3,5,5]", "size=1x1x3x3 stride=1x1x2x2",
+       "[0:2], [0:3], [1:10], [1:10]", "[2,3,9,9]"},
+      {"f32", "[40]", "2_1", "[43]", "[20]", "size=4 stride=2", "[2:42]", "[40]"},
+      {"f32", "[1,7,7,300]", "0_0x1_1x1_1x0_0", "[1,9,9,300]", "[1,4,4,300]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:1], [1:8], [1:8], [0:300]", "[1,7,7,300]"},
+      // Padding in the window as well as in the pad; a window of 25 elements
+      // (scattered lane by lane).
+      {"f32", "[2,8,8,3]", "0_0x1_0x1_0x0_0", "[2,9,9,3]", "[2,4,4,3]",
+       "size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0", "[0:2], [1:9], [1:9], [0:3]", "[2,8,8,3]"},
+      {"f32", "[2,9,9,3]", "0_0x2_2x2_2x0_0", "[2,13,13,3]", "[2,5,5,3]", "size=1x5x5x1 stride=1x2x2x1",
+       "[0:2], [2:11], [2:11], [0:3]", "[2,9,9,3]"},
+      // Other types, comparisons and scatters (the scalar lane loop).
+      {"f64", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,5,5,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]"},
+      {"s32", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,5,5,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]", "GE", "add", "-2147483648"},
+      {"bf16", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,5,5,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]"},
+      {"f32", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,5,5,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]", "GT", "maximum", "0"},
+      {"f32", "[2,9,9,20]", "0_0x1_1x1_1x0_0", "[2,11,11,20]", "[2,5,5,20]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:20]", "[2,9,9,20]", "LT", "add", "inf"},
+  };
+  for (const PaddedGradient& c : cases) ExpectFoldedWithTheUnfoldedBytes(c);
+}
+
+TEST(RuntimeWindowTest, FoldedPaddingIsSelectedWhereTheUnfoldedProgramSelectsIt) {
+  // -inf everywhere but in a few places: under GE a window whose first
+  // element is padding keeps it over real -infs, and the slice drops that
+  // gradient; NaNs, signed zeros and ties decide as in the unfolded program.
+  PaddedGradient c{"f32",
+                   "[2,10,9,4]",
+                   "0_0x1_1x1_1x0_0",
+                   "[2,12,11,4]",
+                   "[2,5,5,4]",
+                   "size=1x3x3x1 stride=1x2x2x1",
+                   "[0:2], [1:11], [1:10], [0:4]",
+                   "[2,10,9,4]"};
+  std::unique_ptr<Module> module = testing::ParseOrDie(PaddedGradientProgram(c));
+  ASSERT_NE(module, nullptr);
+  for (int pattern = 0; pattern < 3; ++pattern) {
+    std::vector<Literal> arguments = testing::RandomArguments(*module, static_cast<uint64_t>(pattern) + 3);
+    auto x = arguments[0].data<float>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      switch ((i + static_cast<size_t>(pattern)) % 6) {
+        case 0: x[i] = -std::numeric_limits<float>::infinity(); break;
+        case 1: x[i] = pattern == 0 ? -std::numeric_limits<float>::infinity() : std::nanf(""); break;
+        case 2: x[i] = 0.0f; break;
+        case 3: x[i] = -0.0f; break;
+        case 4: x[i] = pattern == 2 ? 0.5f : x[i]; break;
+        default: break;
+      }
+    }
+    SCOPED_TRACE(pattern);
+    ExpectFoldedWithTheUnfoldedBytes(c, &arguments);
+  }
+}
+
+TEST(RuntimeWindowTest, PadsAndSlicesTheThunkCannotTakeStayUnfolded) {
+  PaddedGradient interior{"f32",
+                          "[2,5,5,3]",
+                          "0_0x1_1_1x1_1_1x0_0",
+                          "[2,11,11,3]",
+                          "[2,5,5,3]",
+                          "size=1x3x3x1 stride=1x2x2x1",
+                          "[0:2], [1:10], [1:10], [0:3]",
+                          "[2,9,9,3]"};
+  PaddedGradient strided{"f32",
+                         "[2,9,9,3]",
+                         "0_0x1_1x1_1x0_0",
+                         "[2,11,11,3]",
+                         "[2,5,5,3]",
+                         "size=1x3x3x1 stride=1x2x2x1",
+                         "[0:2], [1:10:2], [1:10], [0:3]",
+                         "[2,5,9,3]"};
+  PaddedGradient channels{"f32",
+                          "[2,9,9,3]",
+                          "0_0x1_1x1_1x1_0",
+                          "[2,11,11,4]",
+                          "[2,5,5,4]",
+                          "size=1x3x3x1 stride=1x2x2x1",
+                          "[0:2], [1:10], [1:10], [0:4]",
+                          "[2,9,9,4]"};
+  for (const PaddedGradient& c : {interior, strided, channels}) {
+    const std::string text = PaddedGradientProgram(c);
+    SCOPED_TRACE(text);
+    EXPECT_EQ(testing::CountThunks(text, "padded-select-and-scatter"), 0);
+    EXPECT_EQ(testing::CountThunks(text, "select-and-scatter"), 1);
+    std::unique_ptr<Module> module = testing::ParseOrDie(text);
+    ASSERT_NE(module, nullptr);
+    ExpectSameBytes(*module, testing::RandomArguments(*module));
+  }
+}
+
+TEST(RuntimeWindowTest, SelectAndScatterOfF64NaNsAndTiesGivesTheInterpretersBytes) {
+  const std::pair<std::string, std::string> windows[] = {
+      {"size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0", "[2,5,5,4]"},
+      {"size=1x3x1x1 stride=1x2x1x1", "[2,4,10,4]"}};
+  for (const auto& [window, source] : windows) {
+    std::unique_ptr<Module> module =
+        testing::ParseOrDie(SelectAndScatterProgram("f64", "[2,9,10,4]", source, "GE", "add", window));
+    ASSERT_NE(module, nullptr);
+    std::vector<Literal> arguments = testing::RandomArguments(*module);
+    auto x = arguments[0].data<double>();
+    for (size_t i = 0; i < x.size(); ++i) {
+      if (i % 5 == 0) x[i] = std::nan("");
+      if (i % 5 == 1) x[i] = 0.25;  // ties: the first in window order wins
+      if (i % 5 == 2) x[i] = i % 2 == 0 ? 0.0 : -0.0;
+    }
+    SCOPED_TRACE(window);
+    ExpectSameBytes(*module, arguments);
+  }
 }
 
 TEST(RuntimeWindowTest, WindowsTheThunksDoNotTakeKeepTheirPath) {

@@ -1,0 +1,106 @@
+#include "core/passes/select_and_scatter_folding.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir_edit.h"
+
+namespace kiln {
+namespace {
+
+// The chain a fold replaces: slice(select-and-scatter(pad(x, v), s, i)).
+struct PaddedSelectAndScatter {
+  Instruction* slice;
+  Instruction* select_and_scatter;
+  Instruction* pad;
+};
+
+bool OnlyUserIs(const UserMap& users, const Instruction* value, const Instruction* user) {
+  const auto found = users.find(value);
+  return found != users.end() && found->second.size() == 1 && found->second[0] == user;
+}
+
+// The fusion of `chain` over (x, v, s, i), its computation owned by `fused`.
+std::unique_ptr<Instruction> FuseChain(const PaddedSelectAndScatter& chain,
+                                       std::unique_ptr<Computation>& fused) {
+  fused = std::make_unique<Computation>("fused_" + chain.slice->name);
+  const std::vector<Instruction*> inputs = {chain.pad->operand(0), chain.pad->operand(1),
+                                            chain.select_and_scatter->operand(1),
+                                            chain.select_and_scatter->operand(2)};
+  std::vector<Instruction*> parameters;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    Attributes attrs;
+    attrs.parameter_number = static_cast<int64_t>(i);
+    Instruction* parameter =
+        fused->AddInstruction(MakeInstruction(Opcode::kParameter, inputs[i]->shape, {}, attrs));
+    parameter->name = "param_" + std::to_string(i);
+    parameters.push_back(parameter);
+  }
+  Instruction* pad =
+      CloneInstructionInto(*chain.pad, *fused, {parameters[0], parameters[1]}, chain.pad->name);
+  Instruction* select_and_scatter = CloneInstructionInto(
+      *chain.select_and_scatter, *fused, {pad, parameters[2], parameters[3]}, chain.select_and_scatter->name);
+  fused->set_root(CloneInstructionInto(*chain.slice, *fused, {select_and_scatter}, chain.slice->name));
+  Attributes attrs;
+  attrs.fusion_kind = FusionKind::kOutput;
+  auto fusion = MakeInstruction(Opcode::kFusion, chain.slice->shape, inputs, attrs);
+  fusion->called = {fused.get()};
+  return fusion;
+}
+
+bool FoldIn(Module& module, Computation& computation,
+            const std::function<bool(const Instruction& fusion)>& accepts) {
+  std::vector<PaddedSelectAndScatter> candidates;
+  for (const auto& owned : computation.instructions()) {
+    Instruction* slice = owned.get();
+    if (slice->opcode != Opcode::kSlice || slice->operands.size() != 1) continue;
+    Instruction* select_and_scatter = slice->operand(0);
+    if (select_and_scatter->opcode != Opcode::kSelectAndScatter || select_and_scatter->operands.size() != 3 ||
+        select_and_scatter == computation.root())
+      continue;
+    Instruction* pad = select_and_scatter->operand(0);
+    if (pad->opcode != Opcode::kPad || pad->operands.size() != 2 || pad == computation.root() ||
+        select_and_scatter->operand(1) == pad || select_and_scatter->operand(2) == pad)
+      continue;
+    candidates.push_back({slice, select_and_scatter, pad});
+  }
+  // Most computations have none: the user map is made only for those that do.
+  if (candidates.empty()) return false;
+  const UserMap users = ComputeUsers(computation);
+  NameUniquer names(computation);
+  UseReplacer replacer(computation);
+  bool folded = false;
+  for (const PaddedSelectAndScatter& chain : candidates) {
+    if (!OnlyUserIs(users, chain.select_and_scatter, chain.slice) ||
+        !OnlyUserIs(users, chain.pad, chain.select_and_scatter))
+      continue;
+    std::unique_ptr<Computation> fused;
+    std::unique_ptr<Instruction> fusion = FuseChain(chain, fused);
+    if (!accepts(*fusion)) continue;
+    Computation* called = module.AddComputation(std::move(fused));
+    fusion->called = {called};
+    Instruction* added =
+        AddNamedInstruction(computation, names, std::move(fusion), chain.slice->name + ".fusion");
+    replacer.Replace(chain.slice, added);
+    folded = true;
+  }
+  if (!folded || !replacer.Apply()) return false;
+  computation.SortTopologically();
+  computation.RemoveDeadInstructions();
+  return true;
+}
+
+}  // namespace
+
+StatusOr<bool> SelectAndScatterFolding::Run(Module& module) {
+  if (!accepts_) return false;
+  // Computations added by a fold hold no candidate: walk the ones there were.
+  std::vector<Computation*> computations;
+  for (const auto& computation : module.computations()) computations.push_back(computation.get());
+  bool changed = false;
+  for (Computation* computation : computations) changed = FoldIn(module, *computation, accepts_) || changed;
+  return changed;
+}
+
+}  // namespace kiln
