@@ -582,7 +582,7 @@ constexpr int64_t kGatheredLanes = 16;
 // to[p * kGatheredLanes + j] = from[j * positions + p] for j < width: `width`
 // rows of `positions` elements as the lanes of one row per position.
 template <typename T>
-void GatherLanes(const T* from, int64_t positions, int64_t width, T* to) {
+void GatherBatchAsLanes(const T* from, int64_t positions, int64_t width, T* to) {
   constexpr int64_t kBlock = 64;  // positions per pass: the written rows stay in L1
   for (int64_t p0 = 0; p0 < positions; p0 += kBlock) {
     const int64_t p1 = std::min(positions, p0 + kBlock);
@@ -593,9 +593,9 @@ void GatherLanes(const T* from, int64_t positions, int64_t width, T* to) {
   }
 }
 
-// The inverse of GatherLanes.
+// The inverse of GatherBatchAsLanes.
 template <typename T>
-void ScatterLanes(const T* from, int64_t positions, int64_t width, T* to) {
+void ScatterLanesToBatch(const T* from, int64_t positions, int64_t width, T* to) {
   constexpr int64_t kBlock = 64;
   for (int64_t p0 = 0; p0 < positions; p0 += kBlock) {
     const int64_t p1 = std::min(positions, p0 + kBlock);
@@ -674,11 +674,13 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
             for (int64_t task = begin; task < end; ++task) {
               const int64_t b0 = task * kGatheredLanes;
               const int64_t width = std::min(kGatheredLanes, g.batch - b0);
-              GatherLanes(static_cast<const T*>(operand) + b0 * in_positions, in_positions, width, x.data());
-              GatherLanes(static_cast<const T*>(source) + b0 * source_positions, source_positions, width,
-                          s.data());
+              GatherBatchAsLanes(static_cast<const T*>(operand) + b0 * in_positions, in_positions, width,
+                                 x.data());
+              GatherBatchAsLanes(static_cast<const T*>(source) + b0 * source_positions, source_positions,
+                                 width, s.data());
               run_lanes(x.data(), s.data(), out.data(), 0, width);
-              ScatterLanes(out.data(), out_positions, width, static_cast<T*>(output) + b0 * out_positions);
+              ScatterLanesToBatch(out.data(), out_positions, width,
+                                  static_cast<T*>(output) + b0 * out_positions);
             }
             return;
           }

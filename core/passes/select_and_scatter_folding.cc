@@ -16,14 +16,14 @@ struct PaddedSelectAndScatter {
   Instruction* pad;
 };
 
-bool OnlyUserIs(const UserMap& users, const Instruction* value, const Instruction* user) {
+bool SelectAndScatterChainUserIs(const UserMap& users, const Instruction* value, const Instruction* user) {
   const auto found = users.find(value);
   return found != users.end() && found->second.size() == 1 && found->second[0] == user;
 }
 
 // The fusion of `chain` over (x, v, s, i), its computation owned by `fused`.
-std::unique_ptr<Instruction> FuseChain(const PaddedSelectAndScatter& chain,
-                                       std::unique_ptr<Computation>& fused) {
+std::unique_ptr<Instruction> FuseSelectAndScatterChain(const PaddedSelectAndScatter& chain,
+                                                       std::unique_ptr<Computation>& fused) {
   fused = std::make_unique<Computation>("fused_" + chain.slice->name);
   const std::vector<Instruction*> inputs = {chain.pad->operand(0), chain.pad->operand(1),
                                             chain.select_and_scatter->operand(1),
@@ -49,8 +49,8 @@ std::unique_ptr<Instruction> FuseChain(const PaddedSelectAndScatter& chain,
   return fusion;
 }
 
-bool FoldIn(Module& module, Computation& computation,
-            const std::function<bool(const Instruction& fusion)>& accepts) {
+bool FoldSelectAndScatterChains(Module& module, Computation& computation,
+                                const std::function<bool(const Instruction& fusion)>& accepts) {
   std::vector<PaddedSelectAndScatter> candidates;
   for (const auto& owned : computation.instructions()) {
     Instruction* slice = owned.get();
@@ -72,11 +72,11 @@ bool FoldIn(Module& module, Computation& computation,
   UseReplacer replacer(computation);
   bool folded = false;
   for (const PaddedSelectAndScatter& chain : candidates) {
-    if (!OnlyUserIs(users, chain.select_and_scatter, chain.slice) ||
-        !OnlyUserIs(users, chain.pad, chain.select_and_scatter))
+    if (!SelectAndScatterChainUserIs(users, chain.select_and_scatter, chain.slice) ||
+        !SelectAndScatterChainUserIs(users, chain.pad, chain.select_and_scatter))
       continue;
     std::unique_ptr<Computation> fused;
-    std::unique_ptr<Instruction> fusion = FuseChain(chain, fused);
+    std::unique_ptr<Instruction> fusion = FuseSelectAndScatterChain(chain, fused);
     if (!accepts(*fusion)) continue;
     Computation* called = module.AddComputation(std::move(fused));
     fusion->called = {called};
@@ -99,7 +99,8 @@ StatusOr<bool> SelectAndScatterFolding::Run(Module& module) {
   std::vector<Computation*> computations;
   for (const auto& computation : module.computations()) computations.push_back(computation.get());
   bool changed = false;
-  for (Computation* computation : computations) changed = FoldIn(module, *computation, accepts_) || changed;
+  for (Computation* computation : computations)
+    changed = FoldSelectAndScatterChains(module, *computation, accepts_) || changed;
   return changed;
 }
 
