@@ -481,6 +481,36 @@ TEST(GlslEmitterTest, SortsFollowTheDeviceTypeAndRowLength) {
   }
 }
 
+// The optimiser's trimmed pass list (shader_compiler.cc) still inlines
+// every function into main and takes function-scope scalars to SSA: a sort
+// kernel's GLSL has helper functions (k_hi_first, k_swap, k_sorted) and
+// locals; its SPIR-V keeps one function, no call and no Function-storage
+// variable.
+TEST(GlslEmitterTest, OptimisedSpirvIsInlinedIntoMainWithoutLocalVariables) {
+  const std::string lt =
+      "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
+      "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
+  StatusOr<Compiled> compiled = Compile(Module(
+      "  a = f32[4,600] parameter(0)\n  ROOT s = f32[4,600] sort(a), dimensions={1}, to_apply=lt", lt));
+  ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+  ASSERT_NE(compiled->kernel.source.find("bool k_hi_first("), std::string::npos);
+  constexpr uint32_t kOpFunction = 54, kOpFunctionCall = 57, kOpVariable = 59, kStorageClassFunction = 7;
+  int functions = 0, calls = 0, locals = 0;
+  const std::vector<uint32_t>& words = compiled->spirv;
+  for (size_t at = 5; at < words.size();) {
+    const uint32_t opcode = words[at] & 0xffffu;
+    const uint32_t count = words[at] >> 16;
+    ASSERT_GT(count, 0u);
+    if (opcode == kOpFunction) ++functions;
+    if (opcode == kOpFunctionCall) ++calls;
+    if (opcode == kOpVariable && at + 3 < words.size() && words[at + 3] == kStorageClassFunction) ++locals;
+    at += count;
+  }
+  EXPECT_EQ(functions, 1);
+  EXPECT_EQ(calls, 0);
+  EXPECT_EQ(locals, 0);
+}
+
 TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
   const std::string add =
       "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
