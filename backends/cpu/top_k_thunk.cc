@@ -169,82 +169,167 @@ bool HasAvx512ForTopK() {
   return has_avx512;
 }
 
-// Scratch of one task for TopKRowF32Avx512, sized for rows of `length`.
+// Element types whose keys the vector scan makes sixteen at a time: f32,
+// bf16 (widened to f32's bits) and 32-bit integers, whose total-order keys
+// are 32 bits wide; f64 and 64-bit integers by the high halves of theirs
+// (a coarse key: a greater one means a greater element, an equal one
+// nothing), the candidates then ordered by their whole keys.
+template <typename T>
+constexpr bool kTopKVectorKeys =
+    std::is_same_v<T, float> || std::is_same_v<T, bfloat16> || std::is_same_v<T, int32_t> ||
+    std::is_same_v<T, uint32_t> || std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
+    std::is_same_v<T, uint64_t>;
+
+// Scratch of one task for TopKRowAvx512, sized for rows of `length` and
+// `chunks` chunks.
 struct TopKVectorScratch {
-  explicit TopKVectorScratch(int64_t length)
+  TopKVectorScratch(int64_t length, int64_t chunks)
       : keys(static_cast<size_t>((length + 15) / 16 * 16)),
         candidate_keys(keys.size() + 16),
         candidate_indices(keys.size() + 16),
-        order(keys.size()) {}
+        order(keys.size()),
+        block_maxima(static_cast<size_t>(32 * chunks)) {}
   std::vector<int32_t> keys, candidate_keys, candidate_indices;
   std::vector<uint64_t> order;
+  std::vector<int32_t> block_maxima;      // 16 per chunk, and a copy to select in
+  std::vector<Candidate<int64_t>> whole;  // 64-bit elements' candidates by their whole keys
 };
 
 // Lane-wise maxima split each row into 16 x `chunks` blocks: block (c, l)
 // is lane l of the vectors of chunk c. Up to this many chunks the k-th
-// greatest block maximum is found by counting.
-constexpr int64_t kMaxVectorChunks = 8;
+// greatest block maximum is found by counting; above, by selection.
+constexpr int64_t kMaxCountedVectorChunks = 8;
 
 // Chunks of a vector-scanned row of `length` for `k`, or 0 when the row has
-// too few vectors for k blocks or k needs more blocks than are counted.
+// too few vectors for k blocks.
 int64_t TopKVectorChunks(int64_t length, int64_t k) {
   const int64_t vectors = (length + 15) / 16;
   // Two chunks at least: the floor is then the k-th of 32 maxima for k <=
   // 16, a count of 64 compares, with about 22 candidates per 1024 random
-  // elements for k = 16 (four chunks: 256 compares, 18 candidates).
-  const int64_t chunks = std::max<int64_t>(2, (k + 15) / 16);
-  if (chunks > kMaxVectorChunks || chunks > vectors || k > 16 * chunks) return 0;
+  // elements for k = 16 (four chunks: 256 compares, 18 candidates). Above
+  // 128, four blocks per answer element, so the floor stays well above the
+  // least of the row's maxima and few elements reach it.
+  const int64_t chunks = k <= 16 * kMaxCountedVectorChunks ? std::max<int64_t>(2, (k + 15) / 16)
+                                                           : std::min(vectors, (4 * k + 15) / 16);
+  if (chunks > vectors || k > 16 * chunks) return 0;
   return chunks;
 }
 
-// ScanRow for f32 in AVX-512 registers: the total-order keys of sixteen
-// elements at a time (the tail lanes get the least key, and are masked out
-// of the candidates), the lane-wise maxima of each chunk (16 x chunks
-// blocks, no horizontal reductions), the k-th greatest of those maxima as
-// the floor (counted with compare masks), then the keys at or above the
-// floor compressed into a short candidate list with their indices. The
-// candidates, as (key, complemented index) in 64 bits, are partially sorted
-// so the larger key and then the smaller index come first.
-__attribute__((target("avx512f"))) void TopKRowF32Avx512(const float* row, int64_t length, int64_t k,
-                                                         bool largest, int64_t chunks,
-                                                         TopKVectorScratch& scratch, float* values,
-                                                         int32_t* indices) {
+// The high halves of the total-order keys (OrderKey, largest first) of
+// eight 64-bit elements at `at`, of which `left` (when below 8) are in the row.
+template <typename T>
+__attribute__((target("avx512f"))) __m256i TopKHighHalves(const T* at, int64_t left) {
+  const __mmask8 present = left >= 8   ? static_cast<__mmask8>(0xff)
+                           : left <= 0 ? static_cast<__mmask8>(0)
+                                       : static_cast<__mmask8>((1u << left) - 1);
+  __m512i key = _mm512_maskz_loadu_epi64(present, at);
+  if constexpr (std::is_same_v<T, double>) {
+    const __mmask8 negative = _mm512_cmplt_epi64_mask(key, _mm512_setzero_si512());
+    key = _mm512_mask_xor_epi64(key, negative, key, _mm512_set1_epi64(INT64_MAX));
+  } else if constexpr (std::is_same_v<T, uint64_t>) {
+    key = _mm512_xor_epi64(key, _mm512_set1_epi64(INT64_MIN));
+  }
+  return _mm512_maskz_cvtepi64_epi32(0xff, _mm512_maskz_srai_epi64(0xff, key, 32));
+}
+
+// Orders the first k of `count` candidates (a strict order: keys with
+// their indices): a selection, then a sort of the k, rather than
+// std::partial_sort, whose heap is slow when k is most of the candidates
+// (k above 128 on short rows).
+template <typename Candidates, typename Order>
+void SelectAndSortFirst(Candidates* candidates, int64_t k, int64_t count, Order order) {
+  if (count > k) std::nth_element(candidates, candidates + (k - 1), candidates + count, order);
+  std::sort(candidates, candidates + k, order);
+}
+
+// (Here and below the masked forms of the intrinsics, every lane on: GCC 12
+// inlines the unmasked ones with an undefined register as their merge
+// source, which -Wmaybe-uninitialized refuses at -O3.)
+// The total-order keys (OrderKey, largest first) of sixteen elements at
+// `at`, of which `left` (when below 16) are in the row.
+template <typename T>
+__attribute__((target("avx512f"))) __m512i TopKVectorKeys(const T* at, int64_t left) {
+  const __mmask16 lanes =
+      left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+  __m512i bits;
+  if constexpr (sizeof(T) == 8) {
+    // Eight 64-bit keys at a time, their high halves packed.
+    const __m512i low = _mm512_maskz_inserti64x4(0xff, _mm512_setzero_si512(), TopKHighHalves(at, left), 0);
+    return _mm512_maskz_inserti64x4(0xff, low, TopKHighHalves(at + 8, left - 8), 1);
+  } else if constexpr (std::is_same_v<T, bfloat16>) {
+    // Sixteen bf16 are the high halves of sixteen f32.
+    uint16_t halves[16] = {};
+    std::memcpy(halves, at, static_cast<size_t>(std::min<int64_t>(left, 16)) * sizeof(uint16_t));
+    const __m256i loaded = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves));
+    bits = _mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, loaded), 16);
+  } else {
+    bits = _mm512_maskz_loadu_epi32(lanes, at);
+  }
+  if constexpr (std::is_same_v<T, int32_t>) {
+    return bits;
+  } else if constexpr (std::is_same_v<T, uint32_t>) {
+    return _mm512_xor_epi32(bits, _mm512_set1_epi32(INT32_MIN));
+  } else {
+    // FloatBitsKey: NaNs quieted, negatives' magnitudes reversed.
+    const __m512i magnitude = _mm512_set1_epi32(INT32_MAX);
+    const __mmask16 nan =
+        _mm512_cmpgt_epi32_mask(_mm512_and_epi32(bits, magnitude), _mm512_set1_epi32(0x7f800000));
+    bits = _mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x00400000));
+    const __mmask16 negative = _mm512_cmplt_epi32_mask(bits, _mm512_setzero_si512());
+    return _mm512_mask_xor_epi32(bits, negative, bits, magnitude);
+  }
+}
+
+// ScanRow in AVX-512 registers for elements with 32-bit keys: the keys of
+// sixteen elements at a time (the tail lanes get the least key, and are
+// masked out of the candidates), the lane-wise maxima of each chunk
+// (16 x chunks blocks, no horizontal reductions), the k-th greatest of those
+// maxima as the floor (counted with compare masks, or selected when there
+// are many), then the keys at or above the floor compressed into a short
+// candidate list with their indices. The candidates, as (key, complemented
+// index) in 64 bits, are partially sorted so the larger key and then the
+// smaller index come first.
+template <typename T>
+__attribute__((target("avx512f"))) void TopKRowAvx512(const T* row, int64_t length, int64_t k, bool largest,
+                                                      int64_t chunks, TopKVectorScratch& scratch, T* values,
+                                                      int32_t* indices) {
   const int64_t vectors = (length + 15) / 16;
   const __mmask16 all = 0xffff;
-  const __m512i magnitude = _mm512_set1_epi32(INT32_MAX);
-  const __m512i infinity = _mm512_set1_epi32(0x7f800000);
-  const __m512i quiet = _mm512_set1_epi32(0x00400000);
   const __m512i flip = _mm512_set1_epi32(largest ? 0 : -1);
   const __m512i least = _mm512_set1_epi32(INT32_MIN);
-  __m512i maxima[kMaxVectorChunks];
   int32_t* keys = scratch.keys.data();
+  int32_t* block_maxima = scratch.block_maxima.data();
   for (int64_t c = 0; c < chunks; ++c) {
     __m512i greatest = least;
     const int64_t end = vectors * (c + 1) / chunks;
     for (int64_t v = vectors * c / chunks; v < end; ++v) {
       const int64_t left = length - v * 16;
       const __mmask16 lanes = left >= 16 ? all : static_cast<__mmask16>((1u << left) - 1);
-      __m512i bits = _mm512_maskz_loadu_epi32(lanes, row + v * 16);
-      const __mmask16 nan = _mm512_cmpgt_epi32_mask(_mm512_and_epi32(bits, magnitude), infinity);
-      bits = _mm512_mask_or_epi32(bits, nan, bits, quiet);
-      const __mmask16 negative = _mm512_cmplt_epi32_mask(bits, _mm512_setzero_si512());
-      __m512i key = _mm512_xor_epi32(_mm512_mask_xor_epi32(bits, negative, bits, magnitude), flip);
+      __m512i key = _mm512_xor_epi32(TopKVectorKeys(row + v * 16, left), flip);
       key = _mm512_mask_mov_epi32(least, lanes, key);
       _mm512_storeu_si512(keys + v * 16, key);
       greatest = _mm512_mask_max_epi32(greatest, all, greatest, key);
     }
-    maxima[c] = greatest;
+    _mm512_storeu_si512(block_maxima + 16 * c, greatest);
   }
-  // The least block maximum with fewer than k block maxima greater than it.
-  alignas(64) int32_t block_maxima[16 * kMaxVectorChunks];
-  for (int64_t c = 0; c < chunks; ++c) _mm512_store_si512(block_maxima + 16 * c, maxima[c]);
+  // The k-th greatest block maximum: the least with fewer than k greater.
   int32_t floor = INT32_MAX;
-  for (int64_t i = 0; i < 16 * chunks; ++i) {
-    const __m512i candidate = _mm512_set1_epi32(block_maxima[i]);
-    int greater = 0;
-    for (int64_t c = 0; c < chunks; ++c)
-      greater += __builtin_popcount(_mm512_cmpgt_epi32_mask(maxima[c], candidate));
-    floor = greater < k ? std::min(floor, block_maxima[i]) : floor;
+  const int64_t maxima = 16 * chunks;
+  if (chunks <= kMaxCountedVectorChunks) {
+    for (int64_t i = 0; i < maxima; ++i) {
+      const __m512i candidate = _mm512_set1_epi32(block_maxima[i]);
+      int greater = 0;
+      for (int64_t c = 0; c < chunks; ++c) {
+        greater +=
+            __builtin_popcount(_mm512_cmpgt_epi32_mask(_mm512_loadu_si512(block_maxima + 16 * c), candidate));
+      }
+      floor = greater < k ? std::min(floor, block_maxima[i]) : floor;
+    }
+  } else {
+    int32_t* copy = block_maxima + maxima;
+    std::copy(block_maxima, block_maxima + maxima, copy);
+    std::nth_element(copy, copy + (k - 1), copy + maxima, std::greater<int32_t>());
+    floor = copy[k - 1];
   }
   const __m512i threshold = _mm512_set1_epi32(floor);
   const __m512i step = _mm512_set1_epi32(16);
@@ -262,12 +347,27 @@ __attribute__((target("avx512f"))) void TopKRowF32Avx512(const float* row, int64
     _mm512_storeu_si512(candidate_indices + count, _mm512_maskz_compress_epi32(chosen, index));
     count += __builtin_popcount(chosen);
   }
+  if constexpr (sizeof(T) == 8) {
+    std::vector<Candidate<int64_t>>& whole = scratch.whole;
+    whole.clear();
+    for (int64_t i = 0; i < count; ++i) {
+      const int64_t source = candidate_indices[i];
+      whole.push_back({OrderKey(row[source], largest), source});
+    }
+    SelectAndSortFirst(whole.data(), k, count, Before());
+    for (int64_t i = 0; i < k; ++i) {
+      const int64_t source = whole[static_cast<size_t>(i)].index;
+      values[i] = row[source];
+      indices[i] = static_cast<int32_t>(source);
+    }
+    return;
+  }
   uint64_t* order = scratch.order.data();
   for (int64_t i = 0; i < count; ++i) {
     order[i] = (static_cast<uint64_t>(static_cast<uint32_t>(candidate_keys[i]) ^ 0x80000000u) << 32) |
                (0xffffffffu - static_cast<uint32_t>(candidate_indices[i]));
   }
-  std::partial_sort(order, order + k, order + count, std::greater<uint64_t>());
+  SelectAndSortFirst(order, k, count, std::greater<uint64_t>());
   for (int64_t i = 0; i < k; ++i) {
     const int64_t source = 0xffffffffu - static_cast<uint32_t>(order[i]);
     values[i] = row[source];
@@ -282,12 +382,12 @@ void TopKRows(const TopKGeometry& geometry, const T* input, T* values, int32_t* 
   const int64_t length = geometry.row_length;
   const int64_t k = geometry.k;
 #if defined(__x86_64__)
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (kTopKVectorKeys<T>) {
     const int64_t chunks = HasAvx512ForTopK() ? TopKVectorChunks(length, k) : 0;
     if (chunks > 0) {
-      TopKVectorScratch scratch(length);
+      TopKVectorScratch scratch(length, chunks);
       for (int64_t row = begin; row < end; ++row) {
-        TopKRowF32Avx512(input + row * length, length, k, geometry.largest, chunks, scratch, values + row * k,
+        TopKRowAvx512<T>(input + row * length, length, k, geometry.largest, chunks, scratch, values + row * k,
                          indices + row * k);
       }
       return;

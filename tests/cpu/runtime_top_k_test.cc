@@ -209,6 +209,24 @@ TEST(RuntimeTopKTest, VectorScannedF32RowsMatchTheInterpreter) {
   }
 }
 
+// bf16 and 32-bit integer rows take the same AVX-512 scan as f32 (keys of
+// 32 bits), f64 and 64-bit integers too (by their keys' high halves, then
+// whole keys), and k above 128 too, with the floor selected among four
+// blocks per answer element: k = 129 on a row of 19 vectors (all it has),
+// k up to the row's length, the pool's NaNs, signed zeros, extremes and ties.
+TEST(RuntimeTopKTest, VectorScannedRowsOfOtherTypesAndLargeKMatchTheInterpreter) {
+  for (const char* type : {"f32", "bf16", "s32", "u32", "f64", "s64", "u64"}) {
+    for (bool largest : {true, false}) {
+      ExpectTopKMatchesInterpreter(type, 30, 50, 16, largest);
+      ExpectTopKMatchesInterpreter(type, 20, 300, 128, largest);
+      ExpectTopKMatchesInterpreter(type, 20, 300, 129, largest);
+      ExpectTopKMatchesInterpreter(type, 6, 4096, 256, largest);
+      ExpectTopKMatchesInterpreter(type, 6, 4000, 1000, largest);
+      ExpectTopKMatchesInterpreter(type, 4, 2000, 2000, largest);
+    }
+  }
+}
+
 // The partial sort (rows of fewer blocks than k): k one past the block count,
 // k = row length, and rows shorter than a block.
 TEST(RuntimeTopKTest, SortedRowsMatchTheInterpreter) {
