@@ -1,48 +1,13 @@
 #include "backends/cpu/host_step_thunks.h"
 
 #include <cstring>
-#include <mutex>
 #include <new>
 #include <span>
 #include <utility>
 
+#include "core/lowering/step_feeds.h"
+
 namespace kiln::cpu {
-namespace {
-
-// The array leaves of `shape`, in order.
-std::vector<Shape> FeedArrayLeaves(const Shape& shape) {
-  std::vector<Shape> arrays;
-  for (Shape& leaf : shape.Leaves()) {
-    if (leaf.IsArray()) arrays.push_back(std::move(leaf));
-  }
-  return arrays;
-}
-
-// The array leaves of `literal`, in order.
-void CollectFedArrays(const Literal& literal, std::vector<const Literal*>& leaves) {
-  if (literal.shape().IsTuple()) {
-    for (const Literal& element : literal.tuple_elements()) CollectFedArrays(element, leaves);
-  } else if (literal.shape().IsArray()) {
-    leaves.push_back(&literal);
-  }
-}
-
-// A literal of `shape` from its array leaves in order (consumed from `next`).
-StatusOr<Literal> AssembleFeedValue(const Shape& shape, std::vector<Literal>& leaves, size_t& next) {
-  if (shape.IsArray()) {
-    if (next >= leaves.size()) return Internal("cpu: outfeed ran out of arrays");
-    return std::move(leaves[next++]);
-  }
-  if (!shape.IsTuple()) return Literal(shape);
-  std::vector<Literal> elements;
-  for (const Shape& element : shape.tuple_shapes()) {
-    KILN_ASSIGN_OR_RETURN(Literal part, AssembleFeedValue(element, leaves, next));
-    elements.push_back(std::move(part));
-  }
-  return Literal::Tuple(std::move(elements));
-}
-
-}  // namespace
 
 uint8_t* HostStepRuntime::SlotExecutor::Address(int slot) const {
   const auto index = static_cast<size_t>(slot);
@@ -108,30 +73,10 @@ InfeedThunk::InfeedThunk(Shape shape, std::vector<int> targets, std::vector<int6
     : Thunk({}, std::move(targets)), shape_(std::move(shape)), bytes_(std::move(bytes)) {}
 
 Status InfeedThunk::Run(ExecutionContext& context) const {
-  // An empty tuple reads nothing (as the interpreter has it).
-  if (shape_.IsTuple() && shape_.tuple_shapes().empty()) return OkStatus();
-  interpreter::HostQueues& queues = context.host_steps->queues();
-  Literal data;
-  {
-    std::lock_guard<std::mutex> lock(queues.mutex);
-    if (queues.infeed.empty()) {
-      return FailedPrecondition(
-          "cpu: infeed of ", shape_.ToString(),
-          " found the infeed queue empty; queue an array with kiln_client_transfer_to_infeed first");
-    }
-    if (!queues.infeed.front().shape().Compatible(shape_)) {
-      return InvalidArgument("cpu: infeed expects ", shape_.ToString(), " but the queue holds ",
-                             queues.infeed.front().shape().ToString());
-    }
-    data = std::move(queues.infeed.front());
-    queues.infeed.pop_front();
-  }
-  std::vector<const Literal*> leaves;
-  CollectFedArrays(data, leaves);
-  if (leaves.size() != outputs_.size())
-    return Internal("cpu: infeed has ", leaves.size(), " arrays for ", outputs_.size());
-  for (size_t i = 0; i < leaves.size(); ++i) {
-    const std::span<const uint8_t> raw = leaves[i]->raw();
+  KILN_ASSIGN_OR_RETURN(std::vector<Literal> arrays,
+                        TakeInfeedArrays(context.host_steps->queues(), shape_, outputs_.size(), "cpu"));
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const std::span<const uint8_t> raw = arrays[i].raw();
     if (static_cast<int64_t>(raw.size()) != bytes_[i])
       return Internal("cpu: infeed array ", i, " has ", raw.size(), " bytes, expected ", bytes_[i]);
     if (!raw.empty()) std::memcpy(context.slots[outputs_[i]], raw.data(), raw.size());
@@ -143,25 +88,20 @@ OutfeedThunk::OutfeedThunk(Shape shape, std::vector<int> sources, std::vector<in
     : Thunk(std::move(sources), {}), shape_(std::move(shape)), bytes_(std::move(bytes)) {}
 
 Status OutfeedThunk::Run(ExecutionContext& context) const {
-  const std::vector<Shape> shapes = FeedArrayLeaves(shape_);
+  const std::vector<Shape> shapes = FeedArrayShapes(shape_);
   if (shapes.size() != inputs_.size())
     return Internal("cpu: outfeed has ", inputs_.size(), " arrays for ", shapes.size());
-  std::vector<Literal> leaves;
-  leaves.reserve(shapes.size());
+  std::vector<Literal> arrays;
+  arrays.reserve(shapes.size());
   for (size_t i = 0; i < shapes.size(); ++i) {
-    Literal leaf(shapes[i]);
-    const std::span<uint8_t> raw = leaf.raw();
+    Literal array(shapes[i]);
+    const std::span<uint8_t> raw = array.raw();
     if (static_cast<int64_t>(raw.size()) != bytes_[i])
       return Internal("cpu: outfeed array ", i, " has ", bytes_[i], " bytes, its shape ", raw.size());
     if (!raw.empty()) std::memcpy(raw.data(), context.slots[inputs_[i]], raw.size());
-    leaves.push_back(std::move(leaf));
+    arrays.push_back(std::move(array));
   }
-  size_t next = 0;
-  KILN_ASSIGN_OR_RETURN(Literal value, AssembleFeedValue(shape_, leaves, next));
-  interpreter::HostQueues& queues = context.host_steps->queues();
-  std::lock_guard<std::mutex> lock(queues.mutex);
-  queues.outfeed.push_back(std::move(value));
-  return OkStatus();
+  return PutOutfeedValue(context.host_steps->queues(), shape_, std::move(arrays), "cpu");
 }
 
 TapeThunk::TapeThunk(ProgramStep step) : Thunk(step.sources, step.targets), step_(std::move(step)) {}

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/lowering/step_feeds.h"
 #include "core/lowering/step_tapes.h"
 #include "core/stop_condition.h"
 
@@ -32,9 +33,7 @@ class SequenceRunner {
   }
 
  private:
-  const StepSequence& Sequence(int index) const {
-    return program_.sequences[static_cast<size_t>(index)];
-  }
+  const StepSequence& Sequence(int index) const { return program_.sequences[static_cast<size_t>(index)]; }
 
   Status CopyAll(const std::vector<int>& sources, const std::vector<int>& targets,
                  const std::vector<int64_t>& bytes) {
@@ -142,74 +141,27 @@ class SequenceRunner {
   }
 
   Status Infeed(const ProgramStep& step) {
-    // An empty tuple reads nothing (as the interpreter has it).
-    if (step.shape.IsTuple() && step.shape.tuple_shapes().empty()) return OkStatus();
-    Literal data;
-    {
-      std::lock_guard<std::mutex> lock(queues_.mutex);
-      if (queues_.infeed.empty()) {
-        return FailedPrecondition(
-            backend_, ": infeed of ", step.shape.ToString(),
-            " found the infeed queue empty; queue an array with kiln_client_transfer_to_infeed first");
-      }
-      if (!queues_.infeed.front().shape().Compatible(step.shape)) {
-        return InvalidArgument(backend_, ": infeed expects ", step.shape.ToString(), " but the queue holds ",
-                               queues_.infeed.front().shape().ToString());
-      }
-      data = std::move(queues_.infeed.front());
-      queues_.infeed.pop_front();
-    }
-    std::vector<Literal> leaves;
-    if (data.shape().IsArray()) {
-      leaves.push_back(std::move(data));
-    } else {
-      for (Literal& leaf : data.Leaves()) {
-        if (leaf.shape().IsArray()) leaves.push_back(std::move(leaf));
-      }
-    }
-    if (leaves.size() != step.targets.size())
-      return Internal(backend_, ": infeed has ", leaves.size(), " arrays for ", step.targets.size());
-    for (size_t i = 0; i < leaves.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(std::vector<Literal> arrays,
+                          TakeInfeedArrays(queues_, step.shape, step.targets.size(), backend_));
+    for (size_t i = 0; i < arrays.size(); ++i) {
       if (step.bytes[i] == 0) continue;
-      KILN_RETURN_IF_ERROR(executor_.WriteFromHost(step.targets[i], leaves[i].raw().data(), step.bytes[i]));
+      KILN_RETURN_IF_ERROR(executor_.WriteFromHost(step.targets[i], arrays[i].raw().data(), step.bytes[i]));
     }
     return OkStatus();
-  }
-
-  // A literal of `shape` from its array leaves in order (consumed from `next`).
-  StatusOr<Literal> Assemble(const Shape& shape, std::vector<Literal>& leaves, size_t& next) {
-    if (shape.IsArray()) {
-      if (next >= leaves.size()) return Internal(backend_, ": outfeed ran out of arrays");
-      return std::move(leaves[next++]);
-    }
-    if (!shape.IsTuple()) return Literal(shape);
-    std::vector<Literal> elements;
-    for (const Shape& element : shape.tuple_shapes()) {
-      KILN_ASSIGN_OR_RETURN(Literal part, Assemble(element, leaves, next));
-      elements.push_back(std::move(part));
-    }
-    return Literal::Tuple(std::move(elements));
   }
 
   Status Outfeed(const ProgramStep& step) {
-    std::vector<Shape> shapes;
-    for (Shape& leaf : step.shape.Leaves()) {
-      if (leaf.IsArray()) shapes.push_back(std::move(leaf));
-    }
+    const std::vector<Shape> shapes = FeedArrayShapes(step.shape);
     if (shapes.size() != step.sources.size())
       return Internal(backend_, ": outfeed has ", step.sources.size(), " arrays for ", shapes.size());
-    std::vector<Literal> leaves;
+    std::vector<Literal> arrays;
     for (size_t i = 0; i < shapes.size(); ++i) {
-      Literal leaf(shapes[i]);
+      Literal array(shapes[i]);
       if (step.bytes[i] > 0)
-        KILN_RETURN_IF_ERROR(executor_.ReadToHost(step.sources[i], leaf.raw().data(), step.bytes[i]));
-      leaves.push_back(std::move(leaf));
+        KILN_RETURN_IF_ERROR(executor_.ReadToHost(step.sources[i], array.raw().data(), step.bytes[i]));
+      arrays.push_back(std::move(array));
     }
-    size_t next = 0;
-    KILN_ASSIGN_OR_RETURN(Literal value, Assemble(step.shape, leaves, next));
-    std::lock_guard<std::mutex> lock(queues_.mutex);
-    queues_.outfeed.push_back(std::move(value));
-    return OkStatus();
+    return PutOutfeedValue(queues_, step.shape, std::move(arrays), backend_);
   }
 
   const StepProgram& program_;
@@ -285,8 +237,8 @@ StatusOr<Literal> PopOutfeed(interpreter::HostQueues& queues, const std::string&
 }
 
 Status RunStepSequence(const StepProgram& program, int sequence, ProgramStepExecutor& executor,
-                         const ExecuteOptions& options, interpreter::HostQueues& queues,
-                         const std::string& backend) {
+                       const ExecuteOptions& options, interpreter::HostQueues& queues,
+                       const std::string& backend) {
   if (sequence < 0 || static_cast<size_t>(sequence) >= program.sequences.size())
     return Internal(backend, ": no step sequence ", sequence);
   return SequenceRunner(program, executor, options, queues, backend).Run(sequence);
