@@ -40,6 +40,13 @@ size_t FiberPageBytes() {
   return bytes;
 }
 
+}  // namespace
+
+// Not in the unnamed namespace: FiberBlock::Fiber holds one, and GCC
+// warns of a member whose type has internal linkage when this file is
+// compiled inside another (CI's unity batches).
+namespace host_fibers_internal {
+
 // A fiber's stack: kFiberStackBytes above an inaccessible guard page, so
 // an overflow faults at once instead of writing over another stack.
 class FiberStack {
@@ -66,6 +73,12 @@ class FiberStack {
  private:
   char* mapping_ = nullptr;
 };
+
+}  // namespace host_fibers_internal
+
+namespace {
+
+using host_fibers_internal::FiberStack;
 
 // Stacks outlive their blocks: a test runs thousands of blocks, and
 // mapping 256 stacks for each costs more than running it.
