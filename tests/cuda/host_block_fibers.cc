@@ -121,7 +121,7 @@ struct FiberBlock::Scheduler {
 };
 
 FiberBlock::FiberBlock(int fibers) : scheduler_(std::make_unique<Scheduler>()) {
-  fibers_.reserve(static_cast<size_t>(fibers < 1 ? 1 : fibers));
+  fibers_.reserve(static_cast<size_t>(fibers < 0 ? 0 : fibers));
   for (int i = 0; i < fibers; ++i) {
     if (spare_fiber_stacks.empty()) {
       fibers_.push_back(Fiber{FiberStack()});
@@ -142,10 +142,6 @@ FiberBlock::~FiberBlock() {
     spare_fiber_stacks.push_back(std::move(fiber.stack));
   }
 }
-
-FiberBlock* FiberBlock::Running() { return running_fiber_block; }
-
-size_t FiberBlock::StackBytes() { return kFiberStackBytes; }
 
 void FiberBlock::EnterFiber() {
   FiberBlock* block = running_fiber_block;
@@ -232,6 +228,7 @@ void FiberBlock::Meet(FiberMeeting& meeting) {
 Status FiberBlock::Run(std::function<void(int)> body) {
   if (ran_) return Internal("a FiberBlock runs once");
   if (running_fiber_block != nullptr) return Internal("a FiberBlock run inside another's fiber");
+  if (fibers_.empty()) return Internal("a FiberBlock of no fibers");
   ran_ = true;
   body_ = std::move(body);
   for (Fiber& fiber : fibers_) {

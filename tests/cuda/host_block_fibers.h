@@ -34,8 +34,9 @@ struct FiberMeeting {
 
 class FiberBlock {
  public:
-  // A block of `fibers` fibers (at least 1); their stacks come from a pool
-  // of the calling thread's and go back to it with the block.
+  // A block of `fibers` fibers (Run refuses fewer than 1); their stacks
+  // (256 KiB each) come from a pool of the calling thread's and go back
+  // to it with the block.
   explicit FiberBlock(int fibers);
   ~FiberBlock();
   FiberBlock(const FiberBlock&) = delete;
@@ -48,12 +49,6 @@ class FiberBlock {
   // From inside a fiber of the running block: parks it until all of
   // `meeting`'s parties have arrived.
   void Meet(FiberMeeting& meeting);
-
-  // The block whose fiber runs on this thread; null outside Run.
-  static FiberBlock* Running();
-
-  // How many bytes of stack a fiber has (a guard page below them faults).
-  static size_t StackBytes();
 
  private:
   struct Fiber;

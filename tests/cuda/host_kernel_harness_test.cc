@@ -19,6 +19,8 @@
 #include <llvm/Support/SourceMgr.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include "tests/cuda/host_block_fibers.h"
+
 namespace kiln {
 namespace {
 
@@ -256,6 +258,29 @@ TEST_F(HostKernelHarnessTest, BarrierInThreadsRunOneAfterAnotherIsATestFailure) 
         EXPECT_TRUE(status.ok()) << status.ToString();
       },
       "a block barrier in a kernel whose threads run one after another");
+}
+
+TEST(FiberBlockTest, ABlockOfNoFibersOrRunTwiceIsRefused) {
+  cuda_test::FiberBlock empty(0);
+  const Status none = empty.Run([](int) {});
+  EXPECT_EQ(none.code(), StatusCode::kInternal);
+  EXPECT_EQ(none.message(), "a FiberBlock of no fibers");
+
+  cuda_test::FiberBlock block(3);
+  cuda_test::FiberMeeting meeting("the meeting", 3);
+  std::vector<int> order;
+  ASSERT_TRUE(HarnessStatusIsOk(block.Run([&](int fiber) {
+    order.push_back(fiber);
+    block.Meet(meeting);
+    order.push_back(10 + fiber);
+  })));
+  // Every fiber arrives before any leaves.
+  ASSERT_EQ(order.size(), 6u);
+  for (size_t i = 0; i < 3; ++i) EXPECT_LT(order[i], 10) << i;
+  for (size_t i = 3; i < 6; ++i) EXPECT_GE(order[i], 10) << i;
+  const Status again = block.Run([](int) {});
+  EXPECT_EQ(again.code(), StatusCode::kInternal);
+  EXPECT_EQ(again.message(), "a FiberBlock runs once");
 }
 
 }  // namespace
