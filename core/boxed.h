@@ -58,7 +58,7 @@ template <typename T>
 class BoxedOptional {
  public:
   BoxedOptional() = default;
-  BoxedOptional(std::nullopt_t) {}                                            // NOLINT: like std::optional
+  BoxedOptional(std::nullopt_t) {}                                           // NOLINT: like std::optional
   BoxedOptional(T value) : value_(std::make_unique<T>(std::move(value))) {}  // NOLINT: like std::optional
   BoxedOptional(const BoxedOptional& other)
       : value_(other.value_ ? std::make_unique<T>(*other.value_) : nullptr) {}

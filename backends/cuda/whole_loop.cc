@@ -68,9 +68,8 @@ bool AppendLoopCopy(int source, int target, int64_t bytes, WholeLoopPointers& po
 
 // Appends `sequence`'s steps to `steps`; false when one is neither a small
 // kernel a loop kernel can inline nor a copy.
-bool AppendLoopSteps(const StepProgram& program, const StepSequence& sequence,
-                     WholeLoopPointers& pointers, WholeLoopBudget& budget,
-                     std::vector<WholeLoopStep>& steps) {
+bool AppendLoopSteps(const StepProgram& program, const StepSequence& sequence, WholeLoopPointers& pointers,
+                     WholeLoopBudget& budget, std::vector<WholeLoopStep>& steps) {
   for (const ProgramStep& step : sequence.steps) {
     if (step.kind == ProgramStep::Kind::kCopy) {
       if (step.sources.size() != step.targets.size() || step.bytes.size() != step.sources.size())

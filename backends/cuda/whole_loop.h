@@ -71,10 +71,10 @@ struct WholeLoopKernel {
 // of its kernel's pointers, and where the kernel reports.
 struct WholeLoop {
   const ProgramStep* step = nullptr;  // a kWhile step of the program's sequences
-  std::string entry;                 // the loop kernel's .entry name
-  std::vector<int> slots;            // pointer i is the address of slots[i]
-  int status_slot = -1;              // 2 x s64: bodies run, finished
-  int unreported_slot = -1;          // constant {-1, 0}, copied to the status before each launch
+  std::string entry;                  // the loop kernel's .entry name
+  std::vector<int> slots;             // pointer i is the address of slots[i]
+  int status_slot = -1;               // 2 x s64: bodies run, finished
+  int unreported_slot = -1;           // constant {-1, 0}, copied to the status before each launch
 };
 
 // Whether programs compiled now run their small loops whole: true unless

@@ -1,10 +1,11 @@
 // One fused kernel as every backend sees it: the computation it computes,
-// the arrays it reads and writes, the scratch it needs and the grid it runs
-// over. The lowering (core/lowering for the device backends,
-// backends/cpu/lowering.cc for the CPU) describes each distinct kernel once;
-// the backend that compiles it then fills in the grid that suits its
-// hardware (CPU: row blocks on the thread pool; CUDA: blocks x threads;
-// Vulkan: workgroups x local size). Nothing in it names a backend.
+// the arrays it reads and writes, the scratch it needs, the grid it runs
+// over and, for a kernel launched several times (a sort's passes), its list
+// of launches, each a grid and a few integer parameters. The step lowering
+// (core/lowering, for every backend) describes each distinct kernel once;
+// the backend that compiles it then fills in the grid and launches that
+// suit its hardware (CPU: row blocks on the thread pool; CUDA: blocks x
+// threads; Vulkan: workgroups x local size). Nothing in it names a backend.
 #pragma once
 
 #include <array>

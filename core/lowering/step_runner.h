@@ -87,7 +87,7 @@ StatusOr<Literal> PopOutfeed(interpreter::HostQueues& queues, const std::string&
 // the iteration it reached. The queued work may still be running when this
 // returns: the caller waits for it.
 Status RunStepSequence(const StepProgram& program, int sequence, ProgramStepExecutor& executor,
-                         const ExecuteOptions& options, interpreter::HostQueues& queues,
-                         const std::string& backend);
+                       const ExecuteOptions& options, interpreter::HostQueues& queues,
+                       const std::string& backend);
 
 }  // namespace kiln

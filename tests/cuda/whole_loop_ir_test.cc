@@ -2,8 +2,9 @@
 // interpreter's results. No GPU runs here, so each program is lowered by
 // the real cuda lowering (LowerForCuda, which dumps the kernels' IR before
 // NVPTX codegen, as emitted and as optimised), that IR runs on this host
-// (host_kernel_harness.h: a block of 256 host threads meeting at barriers,
-// warp shuffles played across each warp's 32 threads), and the program's
+// (host_kernel_harness.h: a block's 256 GPU threads as fibers on one host
+// thread meeting at barriers, warp shuffles played across each warp's 32
+// threads), and the program's
 // steps run through the real device runner (RunStepSequence) on a host
 // executor: copies are memcpy, launches and loop kernels run their IR, a
 // loop kernel gets the trip budget the test chooses, and its status is

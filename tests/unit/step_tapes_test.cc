@@ -200,7 +200,7 @@ ENTRY e {
   std::vector<ProgramStep::Kind> kinds;
   for (const ProgramStep& step : steps) kinds.push_back(step.kind);
   ASSERT_EQ(kinds, (std::vector<ProgramStep::Kind>{ProgramStep::Kind::kLaunch, ProgramStep::Kind::kTapePush,
-                                                  ProgramStep::Kind::kLaunch, ProgramStep::Kind::kTapePop}));
+                                                   ProgramStep::Kind::kLaunch, ProgramStep::Kind::kTapePop}));
   EXPECT_EQ(steps[0].kernel != steps[2].kernel, true) << "+1 and -1 are two kernels";
   EXPECT_EQ(steps[1].tape, 3);
   EXPECT_EQ(steps[1].bytes, (std::vector<int64_t>{16, 8}));

@@ -36,7 +36,8 @@ double Iterations(const Instruction& instruction) {
     }
     case Opcode::kConvolution: {
       const Shape& kernel = instruction.operand(1)->shape;
-      const int64_t input_features = kernel.dimensions(instruction.attrs.conv->kernel_input_feature_dimension);
+      const int64_t input_features =
+          kernel.dimensions(instruction.attrs.conv->kernel_input_feature_dimension);
       return results * WindowElements(instruction.attrs.window) * static_cast<double>(input_features);
     }
     case Opcode::kReduceWindow: return results * WindowElements(instruction.attrs.window);
