@@ -16,6 +16,7 @@
 #include "backends/llvm/elemental_emitter.h"
 #include "backends/llvm/emittable.h"
 #include "backends/llvm/loop_ir.h"
+#include "core/int_math.h"
 #include "core/lowering/bitonic_sort.h"
 
 namespace kiln::cuda {
@@ -55,12 +56,6 @@ SortRowGeometry TopKRowsOf(const Instruction& top_k) {
   geometry.length = operand.dimensions().back();
   geometry.outer = geometry.length == 0 ? 0 : operand.element_count() / geometry.length;
   return geometry;
-}
-
-int64_t Log2Exact(int64_t power_of_two) {
-  int64_t log = 0;
-  while ((int64_t{1} << log) < power_of_two) ++log;
-  return log;
 }
 
 // The padded length of the rows a kernel's finish reads (1: nothing sorted).
@@ -226,7 +221,7 @@ Status EmitBitonicModes(llvm::Module& module, BitonicEntry& entry, const std::st
       barrier();
       return OkStatus();
     };
-    const int64_t log_tile = Log2Exact(tile);
+    const int64_t log_tile = CeilLog2(tile);
     if (sort) {
       // block = 2^e for e = 1 .. log2(tile); stride = block / 2 .. 1.
       KILN_RETURN_IF_ERROR(EmitCountedLoop(

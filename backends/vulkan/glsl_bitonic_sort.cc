@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/int_math.h"
 #include "core/lowering/bitonic_sort.h"
 
 namespace kiln::vulkan {
@@ -18,16 +19,6 @@ constexpr int64_t kBitonicMaxWorkgroup = 1024;
 // Without known limits: what every Vulkan device allows (128 invocations,
 // 16 KiB of shared memory).
 constexpr int64_t kBitonicFallbackTile = 128;
-
-std::string BitonicText(int64_t value) { return std::to_string(value); }
-
-int64_t BitonicCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t BitonicLog2(int64_t power_of_two) {
-  int64_t log = 0;
-  while ((int64_t{1} << log) < power_of_two) ++log;
-  return log;
-}
 
 }  // namespace
 
@@ -62,11 +53,11 @@ BitonicSortLayout PlanBitonicSort(int64_t rows, int64_t length, int64_t outputs,
 std::string BitonicSortGlobals(const BitonicSortLayout& layout) {
   return "layout(push_constant) uniform Pass { uint mode; uint block; uint stride; } k_pass;\n"
          "shared int k_order[" +
-         BitonicText(layout.chunk) + "];\n";
+         std::to_string(layout.chunk) + "];\n";
 }
 
 std::string BitonicSortFunctions(const BitonicSortLayout& layout) {
-  const std::string length = BitonicText(layout.length);
+  const std::string length = std::to_string(layout.length);
   return "// Whether the pair (x at place p, y further on) is to be swapped: the\n"
          "// first of the two goes first where (p & block) == 0, last elsewhere.\n"
          "bool k_swap(int k_row, int k_p, int k_x, int k_y, int k_block) {\n"
@@ -81,27 +72,27 @@ std::string BitonicSortFunctions(const BitonicSortLayout& layout) {
          // Rows of one element have no pass: nothing numbered them.
          (layout.padded == 1 ? std::string("int k_sorted(int k_row, int k_e) { return 0; }\n")
                              : "int k_sorted(int k_row, int k_e) { return k_scratch.d[k_row * " +
-                                   BitonicText(layout.padded) + " + k_e]; }\n");
+                                   std::to_string(layout.padded) + " + k_e]; }\n");
 }
 
 std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& gather) {
   if (layout.outputs == 0) return "void main() {}\n";
-  const std::string padded = BitonicText(layout.padded);
-  const std::string mask = BitonicText(layout.padded - 1);
-  const std::string tile = BitonicText(layout.tile);
-  const std::string chunk = BitonicText(layout.chunk);
-  const std::string group = BitonicText(layout.workgroup_size);
+  const std::string padded = std::to_string(layout.padded);
+  const std::string mask = std::to_string(layout.padded - 1);
+  const std::string tile = std::to_string(layout.tile);
+  const std::string chunk = std::to_string(layout.chunk);
+  const std::string group = std::to_string(layout.workgroup_size);
   const int64_t total = layout.rows * layout.padded;
-  const std::string elements = BitonicText(total);
-  const std::string chunks = BitonicText(BitonicCeilDiv(total, layout.chunk));
+  const std::string elements = std::to_string(total);
+  const std::string chunks = std::to_string(CeilDiv(total, layout.chunk));
   std::string text = "void main() {\n  int k_mode = int(k_pass.mode);\n";
   // Modes 0 and 2: a chunk of element numbers in shared memory, every
   // invocation one pair per step, a barrier after each step.
-  text += "  if (k_mode == " + BitonicText(kBitonicSortTilesMode) +
-          " || k_mode == " + BitonicText(kBitonicMergeWithinMode) +
+  text += "  if (k_mode == " + std::to_string(kBitonicSortTilesMode) +
+          " || k_mode == " + std::to_string(kBitonicMergeWithinMode) +
           ") {\n"
           "    bool k_numbering = k_mode == " +
-          BitonicText(kBitonicSortTilesMode) +
+          std::to_string(kBitonicSortTilesMode) +
           ";\n"
           "    int k_t = int(gl_LocalInvocationID.x);\n"
           "    int k_first_block = k_numbering ? 2 : int(k_pass.block);\n"
@@ -160,12 +151,12 @@ std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& 
   text += "  int k_step = int(gl_NumWorkGroups.x) * " + group +
           ";\n"
           "  if (k_mode == " +
-          BitonicText(kBitonicMergeAcrossMode) +
+          std::to_string(kBitonicMergeAcrossMode) +
           ") {\n"
           "    int k_stride = int(k_pass.stride);\n"
           "    int k_block = int(k_pass.block);\n"
           "    for (int k_q = int(gl_GlobalInvocationID.x); k_q < " +
-          BitonicText(total / 2) +
+          std::to_string(total / 2) +
           "; k_q += k_step) {\n"
           "      int k_f = (k_q / k_stride) * 2 * k_stride + k_q % k_stride;\n"
           "      int k_x = k_scratch.d[k_f];\n"
@@ -180,7 +171,7 @@ std::string BitonicSortMain(const BitonicSortLayout& layout, const std::string& 
           "    return;\n"
           "  }\n";
   // Mode 3: the gather.
-  text += "  for (int k_o = int(gl_GlobalInvocationID.x); k_o < " + BitonicText(layout.outputs) +
+  text += "  for (int k_o = int(gl_GlobalInvocationID.x); k_o < " + std::to_string(layout.outputs) +
           "; k_o += k_step) {\n" + gather + "  }\n}\n";
   return text;
 }
@@ -200,7 +191,7 @@ std::vector<KernelLaunch> BitonicSortDispatches(const BitonicSortLayout& layout)
 int64_t BitonicSortLoopIterations(const BitonicSortLayout& layout,
                                   const std::vector<KernelLaunch>& dispatches, int64_t compare_loops) {
   const int64_t total = layout.rows * layout.padded;
-  const int64_t log_tile = BitonicLog2(layout.tile);
+  const int64_t log_tile = CeilLog2(layout.tile);
   const int64_t per_compare = 1 + std::max<int64_t>(0, compare_loops);
   int64_t most = 0;
   for (const KernelLaunch& dispatch : dispatches) {
@@ -217,11 +208,11 @@ int64_t BitonicSortLoopIterations(const BitonicSortLayout& layout,
                                   ? log_tile * (log_tile + 1) / 2 + log_tile
                                   : log_tile + 1;
         const int64_t per_chunk = 2 * (layout.chunk / layout.workgroup_size) + steps * per_compare + 1;
-        trips = BitonicCeilDiv(BitonicCeilDiv(total, layout.chunk), workgroups) * per_chunk;
+        trips = CeilDiv(CeilDiv(total, layout.chunk), workgroups) * per_chunk;
         break;
       }
-      case kBitonicMergeAcrossMode: trips = BitonicCeilDiv(total / 2, invocations) * per_compare; break;
-      default: trips = BitonicCeilDiv(layout.outputs, invocations); break;
+      case kBitonicMergeAcrossMode: trips = CeilDiv(total / 2, invocations) * per_compare; break;
+      default: trips = CeilDiv(layout.outputs, invocations); break;
     }
     most = std::max(most, trips);
   }

@@ -14,6 +14,7 @@
 #include "backends/vulkan/glsl_serial_sort.h"
 #include "backends/vulkan/glsl_tiled_dot.h"
 #include "backends/vulkan/glsl_types.h"
+#include "core/int_math.h"
 #include "core/lowering/bitonic_sort.h"
 #include "core/rng_bit_layout.h"
 
@@ -74,8 +75,6 @@ int64_t SaturatingMultiply(int64_t a, int64_t b) {
 }
 
 int64_t SaturatingAdd(int64_t a, int64_t b) { return std::min(kLoopCountCap, a + b); }
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // A loop header for `var` from `begin` while < `end`, by `step`.
 // (Mesa's lavapipe ends an invocation's loops after 65535 iterations in

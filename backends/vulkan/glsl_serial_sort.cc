@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/int_math.h"
+
 namespace kiln::vulkan {
 namespace {
 
@@ -19,23 +21,12 @@ constexpr uint32_t kSerialGatherMode = 3;
 // vulkan sort on a CPU device").
 constexpr int64_t kSerialSortMaxLength = 4096;
 
-std::string SerialText(int64_t value) { return std::to_string(value); }
-
-int64_t SerialCeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-// Merge passes of a row: ceil(log2(length)).
-int64_t SerialMergePasses(int64_t length) {
-  int64_t passes = 0;
-  while ((int64_t{1} << passes) < length) ++passes;
-  return passes;
-}
-
 // Loop iterations of one row's sort: numbering, then per pass the pass,
 // its merges and their outputs (each output one compare).
 int64_t SerialRowIterations(int64_t length, int64_t compare_loops) {
-  const int64_t passes = SerialMergePasses(length);
+  const int64_t passes = CeilLog2(length);  // merge passes of a row
   int64_t merges = 0;
-  for (int64_t width = 1; width < length; width *= 2) merges += SerialCeilDiv(length, 2 * width);
+  for (int64_t width = 1; width < length; width *= 2) merges += CeilDiv(length, 2 * width);
   return length + passes + merges + passes * length * (1 + std::max<int64_t>(0, compare_loops));
 }
 
@@ -70,10 +61,10 @@ int64_t SerialSortScratchBytes(int64_t rows, int64_t length) {
 std::string SerialSortGlobals() { return "layout(push_constant) uniform Pass { uint mode; } k_pass;\n"; }
 
 std::string SerialSortFunctions(const SerialSortLayout& layout) {
-  const std::string n = SerialText(layout.length);
-  const std::string region = SerialText(layout.rows * layout.length);
+  const std::string n = std::to_string(layout.length);
+  const std::string region = std::to_string(layout.rows * layout.length);
   // An odd number of passes leaves the order in the second region.
-  const std::string sorted_at = SerialMergePasses(layout.length) % 2 == 0 ? "0" : region;
+  const std::string sorted_at = CeilLog2(layout.length) % 2 == 0 ? "0" : region;
   return "void k_sort_row(int k_row) {\n"
          "  int k_src = k_row * " +
          n +
@@ -124,18 +115,18 @@ std::string SerialSortMain(const SerialSortLayout& layout, const std::string& ga
   if (layout.outputs == 0) return "void main() {}\n";
   return "void main() {\n"
          "  int k_step = int(gl_NumWorkGroups.x) * " +
-         SerialText(layout.workgroup_size) +
+         std::to_string(layout.workgroup_size) +
          ";\n"
          "  if (k_pass.mode == " +
-         SerialText(kSerialSortRowsMode) +
+         std::to_string(kSerialSortRowsMode) +
          "u) {\n"
          "    for (int k_row = int(gl_GlobalInvocationID.x); k_row < " +
-         SerialText(layout.rows) +
+         std::to_string(layout.rows) +
          "; k_row += k_step) k_sort_row(k_row);\n"
          "    return;\n"
          "  }\n"
          "  for (int k_o = int(gl_GlobalInvocationID.x); k_o < " +
-         SerialText(layout.outputs) + "; k_o += k_step) {\n" + gather + "  }\n}\n";
+         std::to_string(layout.outputs) + "; k_o += k_step) {\n" + gather + "  }\n}\n";
 }
 
 std::vector<KernelLaunch> SerialSortDispatches(const SerialSortLayout& layout) {
@@ -152,10 +143,10 @@ int64_t SerialSortLoopIterations(const SerialSortLayout& layout, const std::vect
   for (const KernelLaunch& dispatch : dispatches) {
     if (dispatch.grid.workgroups[0] <= 0) continue;
     const int64_t invocations = dispatch.grid.workgroups[0] * layout.workgroup_size;
-    const int64_t trips = dispatch.parameters.at(0) == kSerialSortRowsMode
-                              ? SerialCeilDiv(layout.rows, invocations) *
-                                    (1 + SerialRowIterations(layout.length, compare_loops))
-                              : SerialCeilDiv(layout.outputs, invocations);
+    const int64_t trips =
+        dispatch.parameters.at(0) == kSerialSortRowsMode
+            ? CeilDiv(layout.rows, invocations) * (1 + SerialRowIterations(layout.length, compare_loops))
+            : CeilDiv(layout.outputs, invocations);
     most = std::max(most, trips);
   }
   return most;
