@@ -47,7 +47,7 @@ void ExpectCompiles(const std::string& text, int bindings, int64_t invocations) 
   EXPECT_EQ(compiled->spirv[0], 0x07230203u);  // the SPIR-V magic number
 }
 
-std::string Module(const std::string& body, const std::string& extra = "") {
+std::string EmitterTestModule(const std::string& body, const std::string& extra = "") {
   return "HloModule m\n" + extra + "ENTRY main {\n" + body + "\n}\n";
 }
 
@@ -92,7 +92,7 @@ TEST(GlslEmitterTest, ElementwiseUnaryOpsOfEachTypeCompile) {
     }
     body += "  ROOT t = " + TupleShape(std::string(type) + "[7]", n) + " tuple(" + tuple + ")";
     SCOPED_TRACE(type);
-    ExpectCompiles(Module(body), 1 + n, 7);
+    ExpectCompiles(EmitterTestModule(body), 1 + n, 7);
   }
   for (const char* type : {"s8", "s16", "s32", "s64", "u8", "u16", "u32", "u64"}) {
     std::string body = "  p = " + std::string(type) + "[5] parameter(0)\n";
@@ -108,7 +108,7 @@ TEST(GlslEmitterTest, ElementwiseUnaryOpsOfEachTypeCompile) {
     }
     body += "  ROOT t = " + TupleShape(std::string(type) + "[5]", n) + " tuple(" + tuple + ")";
     SCOPED_TRACE(type);
-    ExpectCompiles(Module(body), 1 + n, 5);
+    ExpectCompiles(EmitterTestModule(body), 1 + n, 5);
   }
 }
 
@@ -125,7 +125,7 @@ TEST(GlslEmitterTest, ElementwiseBinaryOpsOfEachTypeCompile) {
     }
     body += "  ROOT t = " + TupleShape(std::string(type) + "[3,4]", n) + " tuple(" + tuple + ")";
     SCOPED_TRACE(type);
-    ExpectCompiles(Module(body), 2 + n, 12);
+    ExpectCompiles(EmitterTestModule(body), 2 + n, 12);
   };
   for (const char* type : {"f32", "f16", "bf16"})
     binary(type,
@@ -158,7 +158,7 @@ TEST(GlslEmitterTest, LargeF32DotsShareTilesInWorkgroupMemory) {
        3 * 1 * 2},
   };
   for (const Case& c : cases) {
-    StatusOr<Compiled> compiled = Compile(Module(c.body));
+    StatusOr<Compiled> compiled = Compile(EmitterTestModule(c.body));
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
     EXPECT_NE(compiled->kernel.source.find("shared float k_lhs_tile"), std::string::npos) << c.body;
     EXPECT_NE(compiled->kernel.source.find("barrier()"), std::string::npos) << c.body;
@@ -179,7 +179,7 @@ TEST(GlslEmitterTest, SmallOrNonF32OrFusedDotsStayElemental) {
       "ROOT d = f32[70,100] dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
   };
   for (const std::string& body : bodies) {
-    StatusOr<Compiled> compiled = Compile(Module(body));
+    StatusOr<Compiled> compiled = Compile(EmitterTestModule(body));
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
     EXPECT_EQ(compiled->kernel.source.find("k_lhs_tile"), std::string::npos) << body;
   }
@@ -190,10 +190,11 @@ constexpr char kSum[] =
 
 TEST(GlslEmitterTest, RowReductionsTakeASubgroupPerOutputElement) {
   const ShaderFeatures features = AllShaderFeatures();  // subgroups of 8
-  StatusOr<Compiled> rows = Compile(Module("a = f32[30,100] parameter(0)\nz = f32[] constant(0)\n"
-                                           "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
-                                           kSum),
-                                    features);
+  StatusOr<Compiled> rows =
+      Compile(EmitterTestModule("a = f32[30,100] parameter(0)\nz = f32[] constant(0)\n"
+                                "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
+                                kSum),
+              features);
   ASSERT_TRUE(rows.ok()) << rows.status().ToString();
   EXPECT_NE(rows->kernel.source.find("subgroupShuffleXor"), std::string::npos) << rows->kernel.source;
   EXPECT_NE(rows->kernel.source.find("gl_SubgroupID"), std::string::npos) << rows->kernel.source;
@@ -208,30 +209,32 @@ TEST(GlslEmitterTest, RowReductionsTakeASubgroupPerOutputElement) {
       "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
   };
   for (const std::string& body : elemental) {
-    StatusOr<Compiled> compiled = Compile(Module(body, kSum), features);
+    StatusOr<Compiled> compiled = Compile(EmitterTestModule(body, kSum), features);
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
     EXPECT_EQ(compiled->kernel.source.find("subgroupShuffleXor"), std::string::npos) << body;
     EXPECT_EQ(compiled->kernel.invocations, 30) << body;
   }
   ShaderFeatures no_shuffle = features;
   no_shuffle.subgroup_shuffle = false;
-  StatusOr<Compiled> plain = Compile(Module("a = f32[30,100] parameter(0)\nz = f32[] constant(0)\n"
-                                            "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
-                                            kSum),
-                                     no_shuffle);
+  StatusOr<Compiled> plain =
+      Compile(EmitterTestModule("a = f32[30,100] parameter(0)\nz = f32[] constant(0)\n"
+                                "ROOT r = f32[30] reduce(a, z), dimensions={1}, to_apply=sum",
+                                kSum),
+              no_shuffle);
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(plain->kernel.source.find("subgroupShuffleXor"), std::string::npos);
   StatusOr<Compiled> wide = Compile(
-      Module("a = f64[30,100] parameter(0)\nz = f64[] constant(0)\n"
-             "ROOT r = f64[30] reduce(a, z), dimensions={1}, to_apply=sum",
-             "sum {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] add(a, b)\n}\n"),
+      EmitterTestModule(
+          "a = f64[30,100] parameter(0)\nz = f64[] constant(0)\n"
+          "ROOT r = f64[30] reduce(a, z), dimensions={1}, to_apply=sum",
+          "sum {\n  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n  ROOT s = f64[] add(a, b)\n}\n"),
       features);
   ASSERT_TRUE(wide.ok()) << wide.status().ToString();
   EXPECT_EQ(wide->kernel.source.find("subgroupShuffleXor"), std::string::npos);
 }
 
 TEST(GlslEmitterTest, CompareSelectClampConvertAndBitcastCompile) {
-  ExpectCompiles(Module(R"(  a = f32[6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[6] parameter(0)
   b = f32[6] parameter(1)
   lt = pred[6] compare(a, b), direction=LT
   ne = pred[6] compare(a, b), direction=NE
@@ -256,7 +259,7 @@ TEST(GlslEmitterTest, CompareSelectClampConvertAndBitcastCompile) {
 }
 
 TEST(GlslEmitterTest, ShapeOpsCompile) {
-  ExpectCompiles(Module(R"(  a = f32[2,3] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[2,3] parameter(0)
   b = f32[3] parameter(1)
   bb = f32[2,3] broadcast(b), dimensions={1}
   s = f32[2,3] add(a, bb)
@@ -278,10 +281,10 @@ TEST(GlslEmitterTest, ShapeOpsCompile) {
 TEST(GlslEmitterTest, ReductionsDotsAndWindowsCompile) {
   const std::string sum =
       "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
-  ExpectCompiles(Module(R"(  a = f32[4,5,6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[4,5,6] parameter(0)
   z = f32[] constant(0)
   ROOT r = f32[5] reduce(a, z), dimensions={0,2}, to_apply=add)",
-                        sum),
+                                   sum),
                  2, 5);
   const std::string argmax = R"(argmax {
   a = f32[] parameter(0)
@@ -294,66 +297,66 @@ TEST(GlslEmitterTest, ReductionsDotsAndWindowsCompile) {
   ROOT t = (f32[], s32[]) tuple(m, mi)
 }
 )";
-  ExpectCompiles(Module(R"(  a = f32[4,6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[4,6] parameter(0)
   i = s32[4,6] iota(), iota_dimension=1
   z = f32[] constant(-inf)
   zi = s32[] constant(0)
   ROOT r = (f32[4], s32[4]) reduce(a, i, z, zi), dimensions={1}, to_apply=argmax)",
-                        argmax),
+                                   argmax),
                  3, 4);
-  ExpectCompiles(Module(R"(  a = f32[2,3,4] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[2,3,4] parameter(0)
   b = f32[2,4,5] parameter(1)
   ROOT d = f32[2,3,5] dot(a, b), lhs_batch_dims={0}, rhs_batch_dims={0}, lhs_contracting_dims={2}, rhs_contracting_dims={1})"),
                  3, 30);
-  ExpectCompiles(Module(R"(  a = s8[3,4] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = s8[3,4] parameter(0)
   b = s8[4] parameter(1)
   ROOT d = s32[3] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0})"),
                  3, 3);
-  ExpectCompiles(Module(R"(  a = f32[1,8,8,1] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[1,8,8,1] parameter(0)
   z = f32[] constant(0)
   ROOT w = f32[1,4,4,1] reduce-window(a, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x1_1x0_0}, to_apply=add)",
-                        sum),
+                                   sum),
                  2, 16);
 }
 
 TEST(GlslEmitterTest, ConvolutionsCompile) {
   // NHWC with padding and strides, grouped (depthwise), batch groups, lhs and
   // rhs dilation, and an integer convolution.
-  ExpectCompiles(Module(R"(  x = f32[1,8,8,3] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  x = f32[1,8,8,3] parameter(0)
   w = f32[3,3,3,4] parameter(1)
   ROOT c = f32[1,4,4,4] convolution(x, w), window={size=3x3 stride=2x2 pad=1_1x1_1}, dim_labels=b01f_01io->b01f)"),
                  3, 64);
-  ExpectCompiles(Module(R"(  x = f32[2,4,6,6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  x = f32[2,4,6,6] parameter(0)
   w = f32[4,1,3,3] parameter(1)
   ROOT c = f32[2,4,4,4] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01, feature_group_count=4)"),
                  3, 128);
-  ExpectCompiles(Module(R"(  x = f32[4,5,5,3] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  x = f32[4,5,5,3] parameter(0)
   w = f32[2,2,3,4] parameter(1)
   ROOT c = f32[2,4,4,4] convolution(x, w), window={size=2x2}, dim_labels=b01f_01io->b01f, batch_group_count=2)"),
                  3, 128);
-  ExpectCompiles(Module(R"(  x = f32[1,5,2] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  x = f32[1,5,2] parameter(0)
   w = f32[3,2,2] parameter(1)
   ROOT c = f32[1,11,2] convolution(x, w), window={size=3 pad=2_2 lhs_dilate=2 rhs_dilate=1}, dim_labels=b0f_0io->b0f)"),
                  3, 22);
-  ExpectCompiles(Module(R"(  x = s8[1,6,2] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  x = s8[1,6,2] parameter(0)
   w = s8[2,2,3] parameter(1)
   ROOT c = s32[1,4,3] convolution(x, w), window={size=2 rhs_dilate=2}, dim_labels=b0f_0io->b0f)"),
                  3, 12);
 }
 
 TEST(GlslEmitterTest, DynamicSlicesAndGatherCompile) {
-  ExpectCompiles(Module(R"(  a = f32[8,6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[8,6] parameter(0)
   i = s32[] parameter(1)
   j = s32[] parameter(2)
   ROOT s = f32[3,2] dynamic-slice(a, i, j), dynamic_slice_sizes={3,2})"),
                  4, 6);
-  ExpectCompiles(Module(R"(  a = f32[8,6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[8,6] parameter(0)
   u = f32[2,2] parameter(1)
   i = s32[] parameter(2)
   j = s32[] parameter(3)
   ROOT s = f32[8,6] dynamic-update-slice(a, u, i, j))"),
                  5, 48);
-  ExpectCompiles(Module(R"(  table = f32[10,4] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  table = f32[10,4] parameter(0)
   ids = s32[3] parameter(1)
   ROOT g = f32[3,4] gather(table, ids), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,4})"),
                  3, 12);
@@ -384,10 +387,11 @@ TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
       "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
       "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
   // Rows of 6 padded to 8, within one tile: the tile sort and the gather.
-  ExpectSortKernel(Module("  a = f32[4,6] parameter(0)\n  ROOT s = f32[4,6] sort(a), dimensions={1}, "
-                          "to_apply=lt",
-                          lt),
-                   1 + 1 + 1, 24, 4 * 8 * 4, 2);
+  ExpectSortKernel(
+      EmitterTestModule("  a = f32[4,6] parameter(0)\n  ROOT s = f32[4,6] sort(a), dimensions={1}, "
+                        "to_apply=lt",
+                        lt),
+      1 + 1 + 1, 24, 4 * 8 * 4, 2);
   // Along a leading dimension, two operands, a comparator over both keys.
   const std::string two_keys = R"(cmp {
   a = s32[] parameter(0)
@@ -401,23 +405,27 @@ TEST(GlslEmitterTest, SortsAndTopKCompileWithScratch) {
   ROOT r = pred[] or(lt, tie)
 }
 )";
-  ExpectSortKernel(Module("  a = s32[5,3] parameter(0)\n  b = f64[5,3] parameter(1)\n"
-                          "  ROOT s = (s32[5,3], f64[5,3]) sort(a, b), dimensions={0}, is_stable=true, "
-                          "to_apply=cmp",
-                          two_keys),
-                   2 + 2 + 1, 15, 3 * 8 * 4, 2);
-  ExpectSortKernel(Module("  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, "
-                          "largest=true"),
-                   1 + 2 + 1, 12, 4 * 16 * 4, 2);
-  ExpectSortKernel(Module("  a = u16[2,7] parameter(0)\n  ROOT t = (u16[2,2], s32[2,2]) topk(a), k=2, "
-                          "largest=false"),
-                   1 + 2 + 1, 4, 2 * 8 * 4, 2);
+  ExpectSortKernel(
+      EmitterTestModule("  a = s32[5,3] parameter(0)\n  b = f64[5,3] parameter(1)\n"
+                        "  ROOT s = (s32[5,3], f64[5,3]) sort(a, b), dimensions={0}, is_stable=true, "
+                        "to_apply=cmp",
+                        two_keys),
+      2 + 2 + 1, 15, 3 * 8 * 4, 2);
+  ExpectSortKernel(
+      EmitterTestModule("  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, "
+                        "largest=true"),
+      1 + 2 + 1, 12, 4 * 16 * 4, 2);
+  ExpectSortKernel(
+      EmitterTestModule("  a = u16[2,7] parameter(0)\n  ROOT t = (u16[2,2], s32[2,2]) topk(a), k=2, "
+                        "largest=false"),
+      1 + 2 + 1, 4, 2 * 8 * 4, 2);
   // A row of 2^20 in tiles of 2048 (1024 invocations): the tile sort, 45
   // passes across tiles, 9 within them, the gather.
-  ExpectSortKernel(Module("  a = f32[1048576] parameter(0)\n  ROOT s = f32[1048576] sort(a), dimensions={0}, "
-                          "to_apply=lt",
-                          lt),
-                   1 + 1 + 1, 1048576, 1048576 * 4, 1 + 45 + 9 + 1);
+  ExpectSortKernel(
+      EmitterTestModule("  a = f32[1048576] parameter(0)\n  ROOT s = f32[1048576] sort(a), dimensions={0}, "
+                        "to_apply=lt",
+                        lt),
+      1 + 1 + 1, 1048576, 1048576 * 4, 1 + 45 + 9 + 1);
 }
 
 // A CPU device (lavapipe) sorts rows up to the crossover one invocation's
@@ -431,7 +439,7 @@ TEST(GlslEmitterTest, SortsFollowTheDeviceTypeAndRowLength) {
       "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
   const auto sort_of = [&](int64_t rows, int64_t length) {
     const std::string shape = "f32[" + std::to_string(rows) + "," + std::to_string(length) + "]";
-    return Module(
+    return EmitterTestModule(
         "  a = " + shape + " parameter(0)\n  ROOT s = " + shape + " sort(a), dimensions={1}, to_apply=lt",
         lt);
   };
@@ -457,7 +465,8 @@ TEST(GlslEmitterTest, SortsFollowTheDeviceTypeAndRowLength) {
       // 300 elements' merge sort is ~3000 loop iterations.
       {sort_of(2, 300), &cpu_short_loops, false, 2 * 512 * 4},
       {sort_of(2, 100), &cpu_short_loops, true, 2 * 2 * 100 * 4},
-      {Module("  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, largest=true"),
+      {EmitterTestModule(
+           "  a = f32[4,10] parameter(0)\n  ROOT t = (f32[4,3], s32[4,3]) topk(a), k=3, largest=true"),
        &cpu, true, 2 * 4 * 10 * 4},
   };
   for (const Case& c : cases) {
@@ -490,7 +499,7 @@ TEST(GlslEmitterTest, OptimisedSpirvIsInlinedIntoMainWithoutLocalVariables) {
   const std::string lt =
       "lt {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
       "  ROOT c = pred[] compare(x, y), direction=LT\n}\n";
-  StatusOr<Compiled> compiled = Compile(Module(
+  StatusOr<Compiled> compiled = Compile(EmitterTestModule(
       "  a = f32[4,600] parameter(0)\n  ROOT s = f32[4,600] sort(a), dimensions={1}, to_apply=lt", lt));
   ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
   ASSERT_NE(compiled->kernel.source.find("bool k_hi_first("), std::string::npos);
@@ -515,18 +524,18 @@ TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
   const std::string add =
       "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
   // Rows of updates (window dims last): the loop runs over index vectors.
-  ExpectCompiles(Module(R"(  a = f32[10,4] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[10,4] parameter(0)
   i = s32[6,1] parameter(1)
   u = f32[6,4] parameter(2)
   ROOT s = f32[10,4] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add)",
-                        add),
+                                   add),
                  4, 40);
   // A window dim before the batch dim, s64 indices, a 2-D index vector.
-  ExpectCompiles(Module(R"(  a = f32[5,6] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[5,6] parameter(0)
   i = s64[3,2] parameter(1)
   u = f32[2,3] parameter(2)
   ROOT s = f32[5,6] scatter(a, i, u), update_window_dims={0}, inserted_window_dims={1}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=add)",
-                        add),
+                                   add),
                  4, 30);
   // Two operands scattered together.
   const std::string pair = R"(pair {
@@ -539,34 +548,35 @@ TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
   ROOT t = (s32[], f32[]) tuple(m, n)
 }
 )";
-  ExpectCompiles(Module(R"(  a = s32[8] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = s32[8] parameter(0)
   b = f32[8] parameter(1)
   i = u32[4] parameter(2)
   u = s32[4] parameter(3)
   v = f32[4] parameter(4)
   ROOT s = (s32[8], f32[8]) scatter(a, b, i, u, v), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=pair)",
-                        pair),
+                                   pair),
                  7, 8);
   const std::string ge =
       "ge {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n"
       "  ROOT c = pred[] compare(x, y), direction=GE\n}\n";
-  ExpectCompiles(Module(R"(  a = f32[2,6,6,4] parameter(0)
+  ExpectCompiles(EmitterTestModule(R"(  a = f32[2,6,6,4] parameter(0)
   s = f32[2,3,3,4] parameter(1)
   z = f32[] constant(0)
   ROOT r = f32[2,6,6,4] select-and-scatter(a, s, z), window={size=1x3x3x1 stride=1x2x2x1 pad=0_0x0_1x0_1x0_0}, select=ge, scatter=add)",
-                        ge + add),
+                                   ge + add),
                  3, 288);
 }
 
 TEST(GlslEmitterTest, RngKernelsTakeAKeyInPushConstants) {
-  for (const std::string& text : {Module("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
-                                         "  ROOT r = f32[4,5] rng(a, b), distribution=rng_uniform"),
-                                  Module("  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
-                                         "  ROOT r = bf16[7] rng(a, b), distribution=rng_normal"),
-                                  Module("  a = s8[] parameter(0)\n  b = s8[] parameter(1)\n"
-                                         "  ROOT r = s8[9] rng(a, b), distribution=rng_uniform"),
-                                  Module("  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
-                                         "  ROOT r = f64[3] rng(a, b), distribution=rng_uniform")}) {
+  for (const std::string& text :
+       {EmitterTestModule("  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+                          "  ROOT r = f32[4,5] rng(a, b), distribution=rng_uniform"),
+        EmitterTestModule("  a = bf16[] parameter(0)\n  b = bf16[] parameter(1)\n"
+                          "  ROOT r = bf16[7] rng(a, b), distribution=rng_normal"),
+        EmitterTestModule("  a = s8[] parameter(0)\n  b = s8[] parameter(1)\n"
+                          "  ROOT r = s8[9] rng(a, b), distribution=rng_uniform"),
+        EmitterTestModule("  a = f64[] parameter(0)\n  b = f64[] parameter(1)\n"
+                          "  ROOT r = f64[3] rng(a, b), distribution=rng_uniform")}) {
     SCOPED_TRACE(text);
     StatusOr<Compiled> compiled = Compile(text);
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
@@ -574,7 +584,8 @@ TEST(GlslEmitterTest, RngKernelsTakeAKeyInPushConstants) {
     EXPECT_EQ(compiled->kernel.push_constant_bytes, 8);
     EXPECT_NE(compiled->kernel.source.find("push_constant"), std::string::npos);
   }
-  StatusOr<Compiled> plain = Compile(Module("  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)"));
+  StatusOr<Compiled> plain =
+      Compile(EmitterTestModule("  a = f32[4] parameter(0)\n  ROOT n = f32[4] negate(a)"));
   ASSERT_TRUE(plain.ok());
   EXPECT_FALSE(plain->kernel.takes_rng_key);
   EXPECT_EQ(plain->kernel.push_constant_bytes, 0);
@@ -583,7 +594,7 @@ TEST(GlslEmitterTest, RngKernelsTakeAKeyInPushConstants) {
 TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
   ShaderFeatures no_f64 = AllShaderFeatures();
   no_f64.f64 = false;
-  const std::string text = Module("  a = f64[4] parameter(0)\n  ROOT n = f64[4] negate(a)");
+  const std::string text = EmitterTestModule("  a = f64[4] parameter(0)\n  ROOT n = f64[4] negate(a)");
   StatusOr<Compiled> refused = Compile(text, no_f64);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.status().code(), StatusCode::kUnimplemented);
@@ -593,8 +604,8 @@ TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
 
   ShaderFeatures no_storage8 = AllShaderFeatures();
   no_storage8.storage8 = false;
-  const Status pred = Compile(Module("  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
-                                     "  ROOT c = pred[4] compare(a, b), direction=LT"),
+  const Status pred = Compile(EmitterTestModule("  a = f32[4] parameter(0)\n  b = f32[4] parameter(1)\n"
+                                                "  ROOT c = pred[4] compare(a, b), direction=LT"),
                               no_storage8)
                           .status();
   EXPECT_EQ(pred.code(), StatusCode::kUnimplemented);
@@ -603,7 +614,7 @@ TEST(GlslEmitterTest, RefusesTypesTheDeviceLacksByOpTypeAndFeature) {
   ShaderFeatures no_i64 = AllShaderFeatures();
   no_i64.i64 = false;
   const Status s64 =
-      Compile(Module("  a = s64[4] parameter(0)\n  ROOT c = s64[4] add(a, a)"), no_i64).status();
+      Compile(EmitterTestModule("  a = s64[4] parameter(0)\n  ROOT c = s64[4] add(a, a)"), no_i64).status();
   EXPECT_NE(s64.message().find("shaderInt64"), std::string::npos) << s64.message();
 }
 
@@ -626,40 +637,42 @@ TEST(GlslEmitterTest, ComplexTranscendentalsCompile) {
                 (i == 5 ? (type == std::string("c64") ? "f32" : "f64") : type) + "[5]";
     body += "  ROOT t = " + shapes + ") tuple(" + tuple + ")";
     SCOPED_TRACE(type);
-    ExpectCompiles(Module(body), 1 + n, 5);
+    ExpectCompiles(EmitterTestModule(body), 1 + n, 5);
   }
 }
 
 TEST(GlslEmitterTest, BitcastConvertBetweenWidthsCompiles) {
-  ExpectCompiles(Module("  d = f64[3] parameter(0)\n  a = u8[3,8] bitcast-convert(d)\n"
-                        "  i = s8[5,4] parameter(1)\n  w = f32[5] bitcast-convert(i)\n"
-                        "  ROOT t = (u8[3,8], f32[5]) tuple(a, w)"),
+  ExpectCompiles(EmitterTestModule("  d = f64[3] parameter(0)\n  a = u8[3,8] bitcast-convert(d)\n"
+                                   "  i = s8[5,4] parameter(1)\n  w = f32[5] bitcast-convert(i)\n"
+                                   "  ROOT t = (u8[3,8], f32[5]) tuple(a, w)"),
                  4, 24);
   ShaderFeatures no_i64 = AllShaderFeatures();
   no_i64.i64 = false;
   const Status refused =
-      Compile(Module("  d = u32[3,2] parameter(0)\n  ROOT a = s64[3] bitcast-convert(d)"), no_i64).status();
+      Compile(EmitterTestModule("  d = u32[3,2] parameter(0)\n  ROOT a = s64[3] bitcast-convert(d)"), no_i64)
+          .status();
   EXPECT_EQ(refused.code(), StatusCode::kUnimplemented);
 }
 
 TEST(GlslEmitterTest, RefusesWhatItDoesNotDoByName) {
-  const Status cbrt128 = Compile(Module("  a = c128[4] parameter(0)\n  ROOT e = c128[4] cbrt(a)")).status();
+  const Status cbrt128 =
+      Compile(EmitterTestModule("  a = c128[4] parameter(0)\n  ROOT e = c128[4] cbrt(a)")).status();
   EXPECT_EQ(cbrt128.code(), StatusCode::kUnimplemented);
   EXPECT_NE(cbrt128.message().find("cbrt"), std::string::npos) << cbrt128.message();
 }
 
 TEST(GlslEmitterTest, RngBitGeneratorCompilesAndNeedsInt64) {
-  ExpectCompiles(Module("  s = u64[2] parameter(0)\n"
-                        "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_default"),
+  ExpectCompiles(EmitterTestModule("  s = u64[2] parameter(0)\n"
+                                   "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_default"),
                  3, 8);
-  ExpectCompiles(Module("  s = u64[3] parameter(0)\n"
-                        "  ROOT r = (u64[3], u8[3,5]) rng-bit-generator(s), algorithm=rng_philox"),
+  ExpectCompiles(EmitterTestModule("  s = u64[3] parameter(0)\n"
+                                   "  ROOT r = (u64[3], u8[3,5]) rng-bit-generator(s), algorithm=rng_philox"),
                  3, 15);
   ShaderFeatures no_i64 = AllShaderFeatures();
   no_i64.i64 = false;
   const Status bits =
-      Compile(Module("  s = u64[2] parameter(0)\n"
-                     "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_default"),
+      Compile(EmitterTestModule("  s = u64[2] parameter(0)\n"
+                                "  ROOT r = (u64[2], u32[8]) rng-bit-generator(s), algorithm=rng_default"),
               no_i64)
           .status();
   EXPECT_EQ(bits.code(), StatusCode::kUnimplemented);
@@ -710,11 +723,11 @@ TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
     EXPECT_TRUE(compiled.ok()) << compiled.status().ToString();
     return compiled.ok() ? compiled->kernel.max_loop_iterations : -1;
   };
-  const std::string sum = Module(
+  const std::string sum = EmitterTestModule(
       "x = f32[100000] parameter(0)\nz = f32[] constant(0)\n"
       "ROOT r = f32[] reduce(x, z), dimensions={0}, to_apply=add",
       kAdd);
-  const std::string rows = Module(
+  const std::string rows = EmitterTestModule(
       "x = f32[7,300] parameter(0)\nz = f32[] constant(0)\n"
       "ROOT r = f32[7] reduce(x, z), dimensions={1}, to_apply=add",
       kAdd);
@@ -726,18 +739,18 @@ TEST(GlslEmitterTest, MaxLoopIterationsBoundsEveryLoopAndRefusesPastTheLimit) {
   EXPECT_EQ(iterations(sum, AllShaderFeatures()), 1 + 12500);
   EXPECT_EQ(iterations(rows, AllShaderFeatures()), 1 + 38);
   // A dot contracting 50 of a reduce over 30: 50 + 50 * 30 inside one pass.
-  EXPECT_EQ(
-      iterations(Module("x = f32[4,50,30] parameter(0)\nz = f32[] constant(0)\n"
-                        "r = f32[4,50] reduce(x, z), dimensions={2}, to_apply=add\n"
-                        "w = f32[50,3] parameter(1)\n"
-                        "ROOT d = f32[4,3] dot(r, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
-                        kAdd),
-                 serial),
-      1 + 50 + 50 * 30);
+  EXPECT_EQ(iterations(EmitterTestModule(
+                           "x = f32[4,50,30] parameter(0)\nz = f32[] constant(0)\n"
+                           "r = f32[4,50] reduce(x, z), dimensions={2}, to_apply=add\n"
+                           "w = f32[50,3] parameter(1)\n"
+                           "ROOT d = f32[4,3] dot(r, w), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
+                           kAdd),
+                       serial),
+            1 + 50 + 50 * 30);
   // More elements than the grid's invocations: the grid loop runs 3 passes.
   const int64_t big = 2 * kGlslMaxGridInvocations + 1;
-  EXPECT_EQ(iterations(Module("x = f32[" + std::to_string(big) + "] parameter(0)\nROOT n = f32[" +
-                              std::to_string(big) + "] negate(x)"),
+  EXPECT_EQ(iterations(EmitterTestModule("x = f32[" + std::to_string(big) + "] parameter(0)\nROOT n = f32[" +
+                                         std::to_string(big) + "] negate(x)"),
                        serial),
             3);
 
@@ -768,7 +781,7 @@ namespace {
 // grid: workgroups of the shaders' local size over the kernel's
 // invocations, at most kGlslMaxWorkgroups of them.
 TEST(VulkanKernelGridTest, ProgramKernelsAreWorkgroupsOfTheLocalSize) {
-  StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(Module(R"(
+  StatusOr<std::unique_ptr<kiln::Module>> module = ParseHloModule(EmitterTestModule(R"(
   a = f32[1000] parameter(0)
   b = f32[1000] parameter(1)
   s = f32[1000] add(a, b)
