@@ -91,6 +91,8 @@ class Jit : public std::enable_shared_from_this<Jit> {
 
   int optimization_level_ = 3;
   std::string cpu_, features_, triple_;
+  // The host has AVX-512: kernels are vectorised 16 floats wide (jit.cc).
+  bool prefer_512_bit_vectors_ = false;
   std::unique_ptr<llvm::orc::JITTargetMachineBuilder> machine_builder_;
   std::unique_ptr<DiskObjectCache> cache_;
   std::unique_ptr<llvm::orc::LLJIT> jit_;
