@@ -1,8 +1,9 @@
 // The fft tests' reference: a naive discrete Fourier transform computed in
-// double precision, and a check that runs one fft case (type, precision,
-// batch dimensions, fft_length) on a backend and compares its values with
-// it. Used by the interpreter's tests (tests/unit/fft_test.cc) and the cpu
-// backend's (tests/cpu/runtime_fft_test.cc).
+// double precision (fft_reference.cc), and a check that runs one fft case
+// (type, precision, batch dimensions, fft_length) on a backend and compares
+// its values with it. Used by the interpreter's tests
+// (tests/unit/fft_test.cc) and the cpu backend's
+// (tests/cpu/runtime_fft_test.cc).
 #pragma once
 
 #include <algorithm>
@@ -31,32 +32,10 @@ inline double NextValue(uint64_t& state) {
 }
 
 // The naive DFT of `data` (row-major, dims `dims`) along dimension `axis`,
-// exp(-+2 pi i jk/n) with jk reduced mod n, scaled by 1/n when inverse.
-inline std::vector<Complex> NaiveDftAxis(const std::vector<Complex>& data, const std::vector<int64_t>& dims,
-                                         size_t axis, bool inverse) {
-  int64_t outer = 1, inner = 1;
-  for (size_t i = 0; i < axis; ++i) outer *= dims[i];
-  for (size_t i = axis + 1; i < dims.size(); ++i) inner *= dims[i];
-  const int64_t n = dims[axis];
-  std::vector<Complex> result(data.size());
-  const double sign = inverse ? 1.0 : -1.0;
-  std::vector<Complex> roots(static_cast<size_t>(n));  // exp(-+2 pi i m/n)
-  for (int64_t m = 0; m < n; ++m) {
-    roots[static_cast<size_t>(m)] = std::polar(1.0, sign * 2 * std::numbers::pi * static_cast<double>(m) / n);
-  }
-  for (int64_t o = 0; o < outer; ++o) {
-    for (int64_t i = 0; i < inner; ++i) {
-      for (int64_t k = 0; k < n; ++k) {
-        Complex sum = 0;
-        for (int64_t j = 0; j < n; ++j) {
-          sum += data[static_cast<size_t>((o * n + j) * inner + i)] * roots[static_cast<size_t>((j * k) % n)];
-        }
-        result[static_cast<size_t>((o * n + k) * inner + i)] = inverse ? sum / static_cast<double>(n) : sum;
-      }
-    }
-  }
-  return result;
-}
+// exp(-+2 pi i jk/n) with jk reduced mod n, scaled by 1/n when inverse
+// (fft_reference.cc: compiled optimised even in the sanitizer build).
+std::vector<Complex> NaiveDftAxis(const std::vector<Complex>& data, const std::vector<int64_t>& dims,
+                                  size_t axis, bool inverse);
 
 struct FftCase {
   FftType type;
