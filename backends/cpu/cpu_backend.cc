@@ -179,6 +179,7 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(std::unique_p
     pipeline.verify_output = VerifyOptimisedModules();  // the structure is checked after each pass
     if (compiler != nullptr) {
       pipeline.can_fuse = Emittable;
+      pipeline.fuse_gathers = llvm_ir::CpuEmittableTable().fuses_gathers();
     } else {
       pipeline.enable_fusion = false;  // nothing could run a fused computation as one kernel
     }

@@ -666,6 +666,13 @@ StatusOr<IrValues> ElementalEmitter::EmitReduce(const Instruction& instruction, 
       return OkStatus();
     }
     const size_t d = reduced_dims[level];
+    if (in_dims[d] == 1) {
+      // No loop over a dimension of one: JAX's bounds check of a gather's
+      // indices reduces one (the index vector), and a loop there, even of
+      // one trip, kept the fused gather's loop around it from vectorising.
+      input_index[d] = b_.getInt64(0);
+      return loop(level + 1);
+    }
     return EmitCountedLoop(
         b_, b_.getInt64(0), b_.getInt64(in_dims[d]), "reduce",
         [&](llvm::Value* i) -> Status {

@@ -469,8 +469,14 @@ compiler::EmittableTable MakeLlvmEmittableTable(std::string backend, const Emitt
 }
 
 const compiler::EmittableTable& CpuEmittableTable() {
-  static const compiler::EmittableTable* const table =
-      new compiler::EmittableTable(MakeLlvmEmittableTable("cpu"));
+  static const compiler::EmittableTable* const table = [] {
+    auto* cpu = new compiler::EmittableTable(MakeLlvmEmittableTable("cpu"));
+    // A fused gather keeps the vector form of the kernel's row loop:
+    // contiguous loads for whole-row slices (the row's start index loaded
+    // and clamped once), masked vector gathers for single elements.
+    cpu->set_fuses_gathers(true);
+    return cpu;
+  }();
   return *table;
 }
 

@@ -29,7 +29,8 @@ Status CheckEmittable(const Computation& computation, const EmittableOptions& op
 // asks it of every candidate instruction of a module. `backend` is named in
 // refusals; `options` are those its CheckEmittable would be called with.
 compiler::EmittableTable MakeLlvmEmittableTable(std::string backend, const EmittableOptions& options = {});
-// The CPU backend's table: MakeLlvmEmittableTable("cpu").
+// The CPU backend's table: MakeLlvmEmittableTable("cpu"), whose gathers
+// fuse (EmittableTable::fuses_gathers).
 const compiler::EmittableTable& CpuEmittableTable();
 
 }  // namespace kiln::llvm_ir

@@ -105,12 +105,19 @@ class EmittableTable {
   int64_t max_kernel_buffers() const { return max_kernel_buffers_; }
   void set_max_kernel_buffers(int64_t buffers) { max_kernel_buffers_ = buffers; }
 
+  // Whether a gather may share a kernel with its producers and consumers
+  // (FusionOptions::fuse_gathers): the backend's kernels compute it
+  // elementally wherever it lies in them. Off unless set.
+  bool fuses_gathers() const { return fuses_gathers_; }
+  void set_fuses_gathers(bool fuses) { fuses_gathers_ = fuses; }
+
  private:
   std::string backend_;
   std::array<EmittableRow, static_cast<size_t>(Opcode::kOpcodeCount)> rows_;
   InstructionEmittableCheck check_;
   int64_t max_elements_;
   int64_t max_kernel_buffers_ = std::numeric_limits<int64_t>::max();
+  bool fuses_gathers_ = false;
 };
 
 }  // namespace kiln::compiler

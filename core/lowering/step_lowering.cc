@@ -563,6 +563,7 @@ Status RunDevicePasses(Module& module, int optimization_level, const StepLowerin
   if (!rules.emittable) return Internal(rules.backend, ": the lowering rules have no emittable table");
   // No fused kernel binds more buffers than the device does.
   pipeline.max_kernel_buffers = rules.emittable->max_kernel_buffers();
+  pipeline.fuse_gathers = rules.emittable->fuses_gathers();
   pipeline.can_fuse = [table = rules.emittable](const Instruction& instruction) {
     if (!AllArrays(instruction) || NeedsHostOnDevice(instruction)) return false;
     return table->Check(instruction).ok();

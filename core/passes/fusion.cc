@@ -127,6 +127,13 @@ uint64_t DerivedIndexClass(const Instruction* user, size_t slot, uint64_t user_c
   return x ^ (x >> 31);
 }
 
+// A gather of arrays: loop-fusible when FusionOptions::fuse_gathers.
+bool IsGatherOfArrays(const Instruction& instruction) {
+  if (instruction.opcode != Opcode::kGather || !instruction.shape.IsArray()) return false;
+  return std::all_of(instruction.operands.begin(), instruction.operands.end(),
+                     [](const Instruction* operand) { return operand->shape.IsArray(); });
+}
+
 // Copies of these cost an index computation at most, never a value's code.
 bool EmitsNoCode(const Instruction& instruction) {
   if (instruction.opcode == Opcode::kBroadcast) return instruction.operand(0)->shape.rank() == 0;
@@ -168,10 +175,14 @@ class ComputationFuser {
   // backend's builds a one-instruction computation and checks its code).
   bool Accepted(const Instruction& instruction) const {
     if (const bool* known = accepted_.Find(&instruction)) return *known;
-    const bool accepted =
-        IsFusibleByDefault(instruction) && (!options_.can_fuse || options_.can_fuse(instruction));
+    const bool accepted = (IsFusibleByDefault(instruction) || IsFusibleGather(instruction)) &&
+                          (!options_.can_fuse || options_.can_fuse(instruction));
     accepted_.Insert(&instruction, accepted);
     return accepted;
+  }
+
+  bool IsFusibleGather(const Instruction& instruction) const {
+    return options_.fuse_gathers && IsGatherOfArrays(instruction);
   }
 
   bool IsSmallConstant(const Instruction& instruction) const {
@@ -282,7 +293,8 @@ class ComputationFuser {
     if (materialized_.Contains(producer) && !IsCheapToDuplicate(*producer)) return false;
     if (IsRowReduction(*producer))
       return options_.fuse_row_reductions && CanAbsorbRowReduction(producer, group);
-    if (producer->opcode == Opcode::kParameter || !IsLoopFusible(*producer) || !Accepted(*producer))
+    if (producer->opcode == Opcode::kParameter || !(IsLoopFusible(*producer) || IsFusibleGather(*producer)) ||
+        !Accepted(*producer))
       return false;
     if (producer->opcode == Opcode::kConstant && !IsSmallConstant(*producer)) return false;
     if (static_cast<int64_t>(group.members.size()) >= options_.max_fusion_size) return false;

@@ -18,7 +18,7 @@
 // and an elementwise producer whose few users all fuse is recomputed in each
 // of them rather than written to memory (softmax: exp(x - max) feeds both
 // the sum and the output). Never fused: dot, convolution, control flow,
-// sort, scatter, gather, custom-call, rng, host transfers, and anything the
+// sort, scatter, gather (unless fuse_gathers), custom-call, rng, host transfers, and anything the
 // backend's predicate refuses. Only the entry and the computations reached
 // through while/conditional/call are fused; reducers and comparators are
 // left alone. A fused computation has at most max_fusion_size instructions
@@ -87,6 +87,15 @@ struct FusionOptions {
   // CUDA backend's warp per row); one that evaluates every output element on
   // its own would redo the whole row's reduction for each element.
   bool fuse_row_reductions = true;
+  // Whether a gather joins kernels as the loop-fusible ops do: as the root
+  // of its index producers' kernel, or as a producer of its consumers'
+  // (all of them in one group; a gather is never recomputed per user).
+  // JAX's take surrounds the gather with an index normalisation and a
+  // bounds check, and an embedding lookup is often summed at once: fused,
+  // the gathered array is never written and read back. Only for a backend
+  // whose kernels compute a gather elementally at any index and whose
+  // emittable table says so (EmittableTable::fuses_gathers).
+  bool fuse_gathers = false;
 };
 
 class InstructionFusion : public Pass {

@@ -64,6 +64,7 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
     FusionOptions fusion;
     fusion.can_fuse = options.can_fuse;
     fusion.fuse_row_reductions = options.fuse_row_reductions;
+    fusion.fuse_gathers = options.fuse_gathers;
     fusion.max_kernel_buffers = options.max_kernel_buffers;
     lowering.AddPass(std::make_unique<InstructionFusion>(std::move(fusion)));
     lowering.AddPass(std::make_unique<DeadCodeElimination>());

@@ -26,6 +26,8 @@ struct PipelineOptions {
   bool enable_fusion = true;
   // Whether row reductions join their consumers' kernels (FusionOptions).
   bool fuse_row_reductions = true;
+  // Whether gathers join kernels (FusionOptions::fuse_gathers).
+  bool fuse_gathers = false;
   // The most arrays one fused kernel binds (FusionOptions::max_kernel_buffers).
   int64_t max_kernel_buffers = std::numeric_limits<int64_t>::max();
   // Run f16/bf16 dots and convolutions in f32 (contraction_upcast.h), for a

@@ -144,5 +144,30 @@ ENTRY main {
   EXPECT_EQ(as_portable->ptx.find(".version 8.1"), std::string::npos);
 }
 
+// Gathers join fused kernels on the CPU only (EmittableTable::fuses_gathers):
+// the CUDA device passes leave a summed gather a kernel of its own.
+TEST(PtxEmittableTable, AGatherStaysAKernelOfItsOwn) {
+  EXPECT_FALSE(cuda::PtxEmittableTable().fuses_gathers());
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(R"(HloModule embedding_sum
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = f32[] add(a, b)
+}
+ENTRY main {
+  table = f32[9,5] parameter(0)
+  i = s32[7,1] parameter(1)
+  g = f32[7,5] gather(table, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,5}
+  zero = f32[] constant(0)
+  ROOT s = f32[5] reduce(g, zero), dimensions={0}, to_apply=add
+})");
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  ASSERT_TRUE(cuda::RunCudaPasses(**module, 2).ok());
+  int gathers = 0;
+  for (const auto& instruction : (*module)->entry()->instructions())
+    gathers += instruction->opcode == Opcode::kGather;
+  EXPECT_EQ(gathers, 1);
+}
+
 }  // namespace
 }  // namespace kiln
