@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "backends/cpu/control_flow_thunks.h"
 #include "backends/cpu/convolution_thunk.h"
@@ -81,7 +82,7 @@ std::optional<CpuSortPlan> PlanCpuSort(const Instruction& sort, KernelCompiler* 
   int64_t dimension = sort.attrs.dimensions.empty() ? rank - 1 : sort.attrs.dimensions[0];
   if (dimension < 0) dimension += rank;
   if (rank == 0) dimension = 0;
-  CpuSortPlan plan{SortGeometry{first.dimensions(), dimension, {}}, MatchSortKeyComparator(sort), false};
+  CpuSortPlan plan{SortGeometry{first.dimensions(), dimension, {}, {}}, MatchSortKeyComparator(sort), false};
   for (const Instruction* operand : sort.operands) {
     if (operand->shape.dimensions() != first.dimensions()) return std::nullopt;
     plan.geometry.element_bytes.push_back(ByteWidth(operand->shape.element_type()));
@@ -212,6 +213,13 @@ class StepTranslator {
     return {&program_.sequences[static_cast<size_t>(sequence)], lowered.parameters, lowered.results};
   }
   Status TranslateSlots();
+  // Finds the sorts that write an operand's positions themselves (an iota
+  // along the sort dimension beside a key plan) and the launches of those
+  // iotas, which are then not translated.
+  void FindPositionsSortsWrite();
+  // Drops the kernel descriptions no thunk asked for (those dropped
+  // launches'), so that they are not compiled.
+  void DropUnrequestedKernels();
   Status TranslateStep(const ProgramStep& step, int region, ThunkSequence& sequence);
   Status TranslateLaunch(const ProgramStep& step, ThunkSequence& sequence);
   Status TranslateLibraryCall(const ProgramStep& step, int region, ThunkSequence& sequence);
@@ -236,10 +244,13 @@ class StepTranslator {
   KernelCompiler* compiler_;
   std::vector<std::vector<KernelInstaller>> kernel_installers_;  // per kernel description
   std::unordered_map<std::string, size_t> description_of_key_;   // filled on the first comparator
+  std::unordered_set<const ProgramStep*> dropped_launches_;      // iotas a sort writes itself
+  std::unordered_map<const ProgramStep*, std::vector<bool>> generated_positions_;  // per sort step
 };
 
 Status StepTranslator::Translate() {
   KILN_RETURN_IF_ERROR(TranslateSlots());
+  FindPositionsSortsWrite();
   program_.sequences.resize(steps_.sequences.size());
   program_.region_results.resize(steps_.sequences.size());
   // Nested sequences come after the one holding their loop or branch; the
@@ -282,9 +293,96 @@ Status StepTranslator::TranslateSlots() {
   return OkStatus();
 }
 
+void StepTranslator::FindPositionsSortsWrite() {
+  // How many steps, and sequence parameters and results, name each slot.
+  std::vector<int> mentions(steps_.slots.size(), 0);
+  const auto note = [&](std::vector<int> slots) {
+    std::sort(slots.begin(), slots.end());
+    slots.erase(std::unique(slots.begin(), slots.end()), slots.end());
+    for (int slot : slots) {
+      if (slot >= 0 && static_cast<size_t>(slot) < mentions.size()) ++mentions[static_cast<size_t>(slot)];
+    }
+  };
+  for (const StepSequence& sequence : steps_.sequences) {
+    note(sequence.parameters);
+    note(sequence.results);
+    for (const ProgramStep& step : sequence.steps) {
+      std::vector<int> named = step.buffers;
+      named.insert(named.end(), step.sources.begin(), step.sources.end());
+      named.insert(named.end(), step.targets.begin(), step.targets.end());
+      for (const std::vector<int>& operands : step.branch_operands)
+        named.insert(named.end(), operands.begin(), operands.end());
+      named.push_back(step.selector);
+      note(std::move(named));
+    }
+  }
+  for (const StepSequence& sequence : steps_.sequences) {
+    // The launch that alone writes each slot it names as its one buffer.
+    std::unordered_map<int, const ProgramStep*> lone_launch_of;
+    for (const ProgramStep& step : sequence.steps) {
+      if (step.kind == ProgramStep::Kind::kLaunch && step.buffers.size() == 1)
+        lone_launch_of.emplace(step.buffers[0], &step);
+    }
+    for (const ProgramStep& step : sequence.steps) {
+      if (step.kind != ProgramStep::Kind::kLibraryCall) continue;
+      const Instruction& sort = *steps_.library_calls[static_cast<size_t>(step.call)];
+      if (sort.opcode != Opcode::kSort) continue;
+      const std::optional<CpuSortPlan> plan = PlanCpuSort(sort, compiler_);
+      // One buffer per operand (all arrays), then the results.
+      if (!plan.has_value() || !plan->key_plan.has_value() || step.buffers.size() < sort.operands.size())
+        continue;
+      std::vector<bool> generated(sort.operands.size(), false);
+      bool any = false;
+      for (size_t k = 0; k < sort.operands.size(); ++k) {
+        const int slot = step.buffers[k];
+        const auto producer = lone_launch_of.find(slot);
+        // Named by its launch and this sort only, and by the sort once (an
+        // iota that is also the key, after CSE, must be computed).
+        if (static_cast<int>(k) == plan->key_plan->operand || producer == lone_launch_of.end() ||
+            mentions[static_cast<size_t>(slot)] != 2 ||
+            std::count(step.buffers.begin(), step.buffers.end(), slot) != 1 ||
+            steps_.slots[static_cast<size_t>(slot)].kind != StepSlotKind::kTemporary) {
+          continue;
+        }
+        const KernelDescription& kernel =
+            program_.kernel_descriptions[static_cast<size_t>(producer->second->kernel)];
+        if (!kernel.arguments.empty() || kernel.results.size() != 1 || kernel.computation == nullptr ||
+            !ComputesPositionsAlong(*kernel.computation, sort.operand(k)->shape,
+                                    plan->geometry.sort_dimension)) {
+          continue;
+        }
+        generated[k] = true;
+        any = true;
+        dropped_launches_.insert(producer->second);
+      }
+      if (any) generated_positions_.emplace(&step, std::move(generated));
+    }
+  }
+}
+
+void StepTranslator::DropUnrequestedKernels() {
+  if (dropped_launches_.empty()) return;
+  std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
+  kernel_installers_.resize(kernels.size());
+  size_t kept = 0;
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    if (kernel_installers_[i].empty()) continue;
+    if (kept != i) {
+      kernels[kept] = std::move(kernels[i]);
+      kernel_installers_[kept] = std::move(kernel_installers_[i]);
+    }
+    ++kept;
+  }
+  kernels.resize(kept);
+  kernel_installers_.resize(kept);
+}
+
 Status StepTranslator::TranslateStep(const ProgramStep& step, int region, ThunkSequence& sequence) {
   switch (step.kind) {
-    case ProgramStep::Kind::kLaunch: return TranslateLaunch(step, sequence);
+    case ProgramStep::Kind::kLaunch:
+      // An iota whose sort writes its positions: no kernel.
+      if (dropped_launches_.count(&step) != 0) return OkStatus();
+      return TranslateLaunch(step, sequence);
     case ProgramStep::Kind::kLibraryCall: return TranslateLibraryCall(step, region, sequence);
     case ProgramStep::Kind::kWhile: return TranslateWhile(step, region, sequence);
     case ProgramStep::Kind::kConditional: {
@@ -443,6 +541,8 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
       break;
     case Opcode::kSort:
       if (std::optional<CpuSortPlan> plan = PlanCpuSort(instruction, compiler_)) {
+        if (const auto generated = generated_positions_.find(&step); generated != generated_positions_.end())
+          plan->geometry.generated_positions = generated->second;
         auto fallback = InterpreterThunk(instruction, operands, outputs);
         Leaves inputs;
         for (const Leaves& operand : operands) inputs.insert(inputs.end(), operand.begin(), operand.end());
@@ -536,6 +636,7 @@ Status StepTranslator::TranslateWhile(const ProgramStep& step, int region, Thunk
 }
 
 Status StepTranslator::CompileKernels(const KernelDump& dump) {
+  DropUnrequestedKernels();
   std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
   if (kernels.empty() || compiler_ == nullptr) return OkStatus();
   program_.statistics.distinct_kernels = static_cast<int64_t>(kernels.size());

@@ -142,6 +142,7 @@ struct KeySortJob {
   const std::vector<int>* inputs;
   const std::vector<int>* outputs;
   const std::vector<int>* element_bytes;
+  const std::vector<bool>* generated_positions;  // per operand
   int64_t length;
   int64_t inner;
 };
@@ -562,26 +563,31 @@ bool SortPackedSlice(void* const* slots, const KeySortJob& job, const OrderCoder
   SortKeys(packed, n, pool);
   // Each operand's sorted slice: the key operand decoded from the sorted
   // words (unless tied keys hold other bits), an operand holding its
-  // positions written from them, others gathered by position (on a long
-  // slice, reads all over the operand).
+  // positions (an iota no kernel computed, or a slice found to hold them)
+  // written from them, others gathered by position (on a long slice, reads
+  // all over the operand).
   for (size_t k = 0; k < job.inputs->size(); ++k) {
     const void* input = slots[(*job.inputs)[k]];
     void* output = slots[(*job.outputs)[k]];
     const int bytes = (*job.element_bytes)[k];
+    const bool is_key = static_cast<int>(k) == job.plan->operand;
+    const bool generated = (*job.generated_positions)[k];
     const auto at = [&](size_t p) { return first + static_cast<int64_t>(p) * job.inner; };
-    if (static_cast<int>(k) == job.plan->operand && !other_zeros && !other_nans) {
+    if (is_key && !other_zeros && !other_nans) {
       U* target = static_cast<U*>(output);
       OverSlice(n, pool, [&](size_t begin, size_t end) {
         for (size_t p = begin; p < end; ++p) target[at(p)] = coder.Decode(Packing::Key(packed[p]));
       });
-    } else if (bytes == 4 && static_cast<int>(k) != job.plan->operand &&
-               SliceIsItsPositions(static_cast<const uint32_t*>(input) + first, job.inner, n, pool)) {
+    } else if (bytes == 4 && !is_key &&
+               (generated ||
+                SliceIsItsPositions(static_cast<const uint32_t*>(input) + first, job.inner, n, pool))) {
       uint32_t* target = static_cast<uint32_t*>(output);
       OverSlice(n, pool, [&](size_t begin, size_t end) {
         for (size_t p = begin; p < end; ++p) target[at(p)] = Packing::Position(packed[p]);
       });
-    } else if (bytes == 8 && static_cast<int>(k) != job.plan->operand &&
-               SliceIsItsPositions(static_cast<const uint64_t*>(input) + first, job.inner, n, pool)) {
+    } else if (bytes == 8 && !is_key &&
+               (generated ||
+                SliceIsItsPositions(static_cast<const uint64_t*>(input) + first, job.inner, n, pool))) {
       uint64_t* target = static_cast<uint64_t*>(output);
       OverSlice(n, pool, [&](size_t begin, size_t end) {
         for (size_t p = begin; p < end; ++p) target[at(p)] = Packing::Position(packed[p]);
@@ -733,11 +739,37 @@ std::optional<SortKeyPlan> MatchSortKeyComparator(const Instruction& sort) {
   return plan;
 }
 
+bool ComputesPositionsAlong(const Computation& kernel, const Shape& shape, int64_t dimension) {
+  const Instruction* at = kernel.root();
+  const ElementType type = shape.IsArray() ? shape.element_type() : ElementType::kPred;
+  const bool integer_positions = type == ElementType::kS32 || type == ElementType::kU32 ||
+                                 type == ElementType::kS64 || type == ElementType::kU64;
+  if (at == nullptr || !kernel.parameters().empty() || !integer_positions || !at->shape.IsArray() ||
+      at->shape.element_type() != type || at->shape.dimensions() != shape.dimensions() || dimension < 0 ||
+      dimension >= shape.rank()) {
+    return false;
+  }
+  const int64_t length = shape.dimensions(dimension);
+  // Down through broadcasts, following the dimension the positions run along.
+  while (at->opcode == Opcode::kBroadcast && at->operands.size() == 1 && at->operand(0)->shape.IsArray() &&
+         at->operand(0)->shape.element_type() == type) {
+    const std::vector<int64_t>& placed = at->attrs.dimensions;
+    const auto found = std::find(placed.begin(), placed.end(), dimension);
+    if (found == placed.end()) return false;  // broadcast along it: every position holds one value
+    dimension = found - placed.begin();
+    at = at->operand(0);
+    if (dimension >= at->shape.rank() || at->shape.dimensions(dimension) != length) return false;
+  }
+  return at->opcode == Opcode::kIota && at->shape.element_type() == type &&
+         at->attrs.iota_dimension == dimension;
+}
+
 SortThunk::SortThunk(std::vector<int> inputs, std::vector<int> outputs, SortGeometry geometry,
                      std::unique_ptr<LibraryThunk> fallback)
     : Thunk(std::move(inputs), std::move(outputs)),
       geometry_(std::move(geometry)),
       fallback_(std::move(fallback)) {
+  geometry_.generated_positions.resize(inputs_.size(), false);
   const std::vector<int64_t>& dims = geometry_.dimensions;
   const auto rank = static_cast<int64_t>(dims.size());
   if (rank > 0) length_ = dims[static_cast<size_t>(geometry_.sort_dimension)];
@@ -749,8 +781,24 @@ SortThunk::SortThunk(std::vector<int> inputs, std::vector<int> outputs, SortGeom
   slices_ = outer * inner_;
 }
 
+void SortThunk::WritePositions(void* const* slots, int64_t begin, int64_t end) const {
+  for (size_t k = 0; k < inputs_.size(); ++k) {
+    if (!geometry_.generated_positions[k]) continue;
+    const auto write = [&](auto* positions) {
+      using T = std::remove_pointer_t<decltype(positions)>;
+      for (int64_t slice = begin; slice < end; ++slice) {
+        const int64_t first = (slice / inner_) * length_ * inner_ + slice % inner_;
+        for (int64_t p = 0; p < length_; ++p) positions[first + p * inner_] = static_cast<T>(p);
+      }
+    };
+    if (geometry_.element_bytes[k] == 4) write(static_cast<uint32_t*>(slots[inputs_[k]]));
+    if (geometry_.element_bytes[k] == 8) write(static_cast<uint64_t*>(slots[inputs_[k]]));
+  }
+}
+
 void SortThunk::SortSlices(void* const* slots, int64_t begin, int64_t end) const {
   const size_t operands = inputs_.size();
+  WritePositions(slots, begin, end);
   // Comparator buffers: (lhs, rhs) element pointers per operand, then the result.
   std::vector<void*> arguments(2 * operands + 1);
   bool less_result = false;
@@ -784,7 +832,13 @@ void SortThunk::SortSlices(void* const* slots, int64_t begin, int64_t end) const
 
 void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end,
                                 const IntraOpThreadPool* pool) const {
-  const KeySortJob job{&*key_plan_, &inputs_, &outputs_, &geometry_.element_bytes, length_, inner_};
+  const KeySortJob job{.plan = &*key_plan_,
+                       .inputs = &inputs_,
+                       .outputs = &outputs_,
+                       .element_bytes = &geometry_.element_bytes,
+                       .generated_positions = &geometry_.generated_positions,
+                       .length = length_,
+                       .inner = inner_};
   auto by_comparator = [&](int64_t slice) { SortSlices(slots, slice, slice + 1); };
   switch (ByteWidth(key_plan_->type)) {
     case 1: return KeySortSlices<uint8_t>(slots, job, begin, end, by_comparator, pool);
@@ -796,9 +850,12 @@ void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end,
 
 Status SortThunk::Run(ExecutionContext& context) const {
   const bool by_key = KeyPathReady();
-  if (!by_key && comparator_ == nullptr) return fallback_->Run(context);
-  if (length_ == 0 || slices_ == 0) return OkStatus();
   void* const* slots = context.slots;
+  if (!by_key && comparator_ == nullptr) {
+    WritePositions(slots, 0, slices_);
+    return fallback_->Run(context);
+  }
+  if (length_ == 0 || slices_ == 0) return OkStatus();
   auto sort = [&](int64_t begin, int64_t end) {
     if (by_key) {
       SortSlicesByKey(slots, begin, end, nullptr);

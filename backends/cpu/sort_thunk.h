@@ -23,6 +23,13 @@
 // result equals the stable merge sort's, bit for bit. A slice with a NaN
 // key under the partial order (no strict weak order) is sorted by the
 // comparator.
+//
+// An argsort's positions need no kernel either: where an operand is an iota
+// along the sort dimension that only the sort reads, the lowering drops the
+// iota's launch (SortGeometry::generated_positions) and the key path writes
+// the sorted positions straight from its (key, position) words; the paths
+// that read operands (the comparator's, the interpreter's) write the iota
+// into the operand's slot first.
 #pragma once
 
 #include <cstdint>
@@ -57,10 +64,21 @@ struct SortKeyPlan {
 // has fewer than 2^32 elements; nullopt otherwise.
 std::optional<SortKeyPlan> MatchSortKeyComparator(const Instruction& sort);
 
+// Whether `kernel` (a kernel's computation, no parameters) computes an array
+// of `shape` (s32, u32, s64 or u64) that holds each element's position along
+// `dimension`: an iota along it, or a broadcast of an iota that puts the
+// iota's dimension there (JAX's argsort of rows).
+bool ComputesPositionsAlong(const Computation& kernel, const Shape& shape, int64_t dimension);
+
 struct SortGeometry {
   std::vector<int64_t> dimensions;  // shared by all operands
   int64_t sort_dimension = 0;
   std::vector<int> element_bytes;  // per operand
+  // Per operand (empty: none): a 4- or 8-byte integer operand, not the key,
+  // whose slot nothing computes because it is an iota along the sort
+  // dimension (ComputesPositionsAlong); the thunk writes its positions.
+  // Only with a key plan.
+  std::vector<bool> generated_positions;
 };
 
 class SortThunk : public Thunk {
@@ -89,6 +107,9 @@ class SortThunk : public Thunk {
   }
   // Sorts slices [begin, end) of `length` elements `inner` apart.
   void SortSlices(void* const* slots, int64_t begin, int64_t end) const;
+  // Writes 0, 1, ... length - 1 along slices [begin, end) of every operand
+  // whose positions no kernel computed, for the paths that read them.
+  void WritePositions(void* const* slots, int64_t begin, int64_t end) const;
   // The same by key_plan_; `pool`, where not null, spreads a large slice's
   // work over its threads.
   void SortSlicesByKey(void* const* slots, int64_t begin, int64_t end, const IntraOpThreadPool* pool) const;

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <utility>
 
 #include "backends/cpu/cpu_executable.h"
 #include "tests/cpu/runtime_test_util.h"
@@ -716,6 +717,20 @@ TEST(RuntimeVectorKeySortTest, LongSlicesOfFewValuesSplitOverThreadsMatchTheInte
   }
 }
 
+// Kernel thunks and kernel descriptions (compiled kernels) of `text`.
+std::pair<int64_t, size_t> KernelsOf(const std::string& text) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  EXPECT_NE(module, nullptr);
+  if (module == nullptr) return {-1, 0};
+  CpuBackend cpu;
+  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
+  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+  if (!executable.ok()) return {-1, 0};
+  const CompiledProgram& program = ProgramOf(**executable);
+  const auto found = program.statistics.thunks.find("kernel");
+  return {found == program.statistics.thunks.end() ? 0 : found->second, program.kernel_descriptions.size()};
+}
+
 TEST(RuntimeVectorKeySortTest, PassengersThatHoldTheirPositionsOrNearlyMatchTheInterpreter) {
   // Passengers are written from the sorted positions when their slice holds
   // 0, 1, ... n - 1 (4- and 8-byte, along the sorted dimension), gathered
@@ -741,6 +756,10 @@ ENTRY e {
   rows = s32[3,1025] iota(), iota_dimension=0
   ROOT s = (f32[3,1025], s32[3,1025], u64[3,1025], s32[3,1025]) sort(k, near, positions, rows), dimensions={1}, is_stable=true, to_apply=cmp
 })";
+  // The u64 positions along the sorted dimension are written by the sort;
+  // the s32 iota along the other one is a kernel (compiled beside the
+  // comparator, which slices with NaNs need under the partial order).
+  EXPECT_EQ(KernelsOf(text), (std::pair<int64_t, size_t>{1, 2}));
   for (const bool signed_zeros : {false, true}) {
     std::vector<float> keys;
     std::vector<int32_t> near;
@@ -789,6 +808,167 @@ ENTRY main.3 {
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 3}, 0);
+}
+
+// --- Argsort's positions: written by the sort, computed by no kernel -----------
+
+// An argsort with a passenger: keys of `key_type` (parameter 0), an s32
+// iota along the sorted dimension and f64 values (parameter 1), compared
+// as `compare` says. (KeySortModule makes every s32 operand an iota, an
+// s32 key too.)
+std::string ArgsortModule(const std::string& key_type, KeyCompare compare, const std::string& direction,
+                          const std::vector<int64_t>& dimensions, int64_t dimension) {
+  const std::string& k = key_type;
+  std::string text = "HloModule m\ncmp {\n  a = " + k + "[] parameter(0)\n  b = " + k +
+                     "[] parameter(1)\n  p2 = s32[] parameter(2)\n  p3 = s32[] parameter(3)\n"
+                     "  p4 = f64[] parameter(4)\n  p5 = f64[] parameter(5)\n";
+  std::string lhs = "a", rhs = "b";
+  if (compare == KeyCompare::kCanonical) {
+    text += "  nan = " + k + "[] constant(nan)\n  zero = " + k + "[] constant(0)\n";
+    for (std::string* side : {&lhs, &rhs}) {
+      const std::string p = *side;
+      text += "  ne" + p + " = pred[] compare(" + p + ", " + p + "), direction=NE\n";
+      text += "  eq" + p + " = pred[] compare(" + p + ", zero), direction=EQ\n";
+      text += "  z" + p + " = " + k + "[] select(eq" + p + ", zero, " + p + ")\n";
+      text += "  c" + p + " = " + k + "[] select(ne" + p + ", nan, z" + p + ")\n";
+      *side = "c" + p;
+    }
+  }
+  text += "  ROOT lt = pred[] compare(" + lhs + ", " + rhs + "), direction=" + direction +
+          (compare == KeyCompare::kPlain ? "" : ", type=TOTALORDER") + "\n}\n";
+  const std::string keys = ShapeText(k, dimensions), positions = ShapeText("s32", dimensions),
+                    values = ShapeText("f64", dimensions), along = std::to_string(dimension);
+  return text + "ENTRY e {\n  k = " + keys + " parameter(0)\n  i = " + positions +
+         " iota(), iota_dimension=" + along + "\n  v = " + values + " parameter(1)\n  ROOT s = (" + keys +
+         ", " + positions + ", " + values + ") sort(k, i, v), dimensions={" + along +
+         "}, is_stable=true, to_apply=cmp\n}\n";
+}
+
+TEST(RuntimeKeySortTest, ArgsortPositionsAreWrittenByTheSortWithoutAnIotaKernel) {
+  // The s32 iota beside the keys (and an f64 passenger) is no kernel: the
+  // sort writes the sorted positions itself, 1-D, along rows, along the
+  // first and a middle dimension (strided slices), both directions, keys
+  // with many ties (a stable sort keeps their positions in order) and
+  // NaNs, signed zeros, infinities and extremes. Under the partial float
+  // order the slices with NaNs are sorted by the comparator, which reads
+  // the iota: the sort writes it first (its comparator is then the one
+  // kernel compiled).
+  struct Geometry {
+    std::vector<int64_t> dimensions;
+    int64_t dimension;
+  };
+  const Geometry geometries[] = {{{1000}, 0}, {{6, 300}, 1}, {{300, 6}, 0}, {{3, 40, 5}, 1}};
+  uint64_t seed = 1;
+  for (const char* type : {"f32", "bf16", "s32"}) {
+    const bool is_float = type[0] != 's';
+    std::vector<KeyCompare> compares = {is_float ? KeyCompare::kCanonical : KeyCompare::kPlain};
+    if (is_float) compares.push_back(KeyCompare::kPlain);
+    for (const KeyCompare compare : compares) {
+      for (const char* direction : {"LT", "GT"}) {
+        for (const Geometry& geometry : geometries) {
+          const std::string text =
+              ArgsortModule(type, compare, direction, geometry.dimensions, geometry.dimension);
+          SCOPED_TRACE(text);
+          const auto [kernel_thunks, descriptions] = KernelsOf(text);
+          EXPECT_EQ(kernel_thunks, 0);
+          EXPECT_EQ(descriptions, is_float && compare == KeyCompare::kPlain ? 1u : 0u);
+          std::unique_ptr<Module> module = testing::ParseOrDie(text);
+          ASSERT_NE(module, nullptr);
+          const std::vector<Literal> arguments =
+              KeySortArguments(*module, *ElementTypeFromName(type), /*specials=*/true, seed++);
+          ExpectSortTextMatchesInterpreter(text, arguments);
+        }
+      }
+    }
+  }
+}
+
+TEST(RuntimeKeySortTest, JaxRowArgsortsBroadcastIotaIsNoKernel) {
+  // jnp.argsort(x, axis=-1) as JAX exports it: the positions are a
+  // broadcast of a 1-D iota along the rows.
+  const char* text = R"(HloModule jit__lambda
+region_0.1 {
+  sort.6 = s32[] parameter(2)
+  sort.7 = s32[] parameter(3)
+  sort.4 = f32[] parameter(0)
+  ne.2 = pred[] compare(sort.4, sort.4), direction=NE
+  constant.2 = f32[] constant(nan)
+  constant.3 = f32[] constant(0)
+  eq.2 = pred[] compare(sort.4, constant.3), direction=EQ
+  select_n.4 = f32[] select(eq.2, constant.3, sort.4)
+  select_n.5 = f32[] select(ne.2, constant.2, select_n.4)
+  sort.5 = f32[] parameter(1)
+  ne.3 = pred[] compare(sort.5, sort.5), direction=NE
+  eq.3 = pred[] compare(sort.5, constant.3), direction=EQ
+  select_n.6 = f32[] select(eq.3, constant.3, sort.5)
+  select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
+  ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
+}
+argsort.2 {
+  Arg_0.1 = f32[64,256]{1,0} parameter(0)
+  iota.2 = s32[256]{0} iota(), iota_dimension=0
+  iota.3 = s32[64,256]{1,0} broadcast(iota.2), dimensions={1}
+  sort.11 = (f32[64,256]{1,0}, s32[64,256]{1,0}) sort(Arg_0.1, iota.3), dimensions={1}, is_stable=true, to_apply=region_0.1
+  ROOT sort.13 = s32[64,256]{1,0} get-tuple-element(sort.11), index=1
+}
+ENTRY main.3 {
+  x.1 = f32[64,256]{1,0} parameter(0)
+  ROOT jit_argsort_.1 = s32[64,256]{1,0} call(x.1), to_apply=argsort.2
+})";
+  EXPECT_EQ(testing::CountThunks(text, "key_sort"), 1);
+  EXPECT_EQ(KernelsOf(text), (std::pair<int64_t, size_t>{0, 0}));
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  testing::ExpectMatchesInterpreterOnThreads(*module, {1, 2, 3}, 0);
+}
+
+TEST(RuntimeKeySortTest, IotasTheSortDoesNotOwnKeepTheirKernel) {
+  // An iota that is also a result, one along another dimension than the
+  // sort's, one that is the key, and one that is the key and a passenger:
+  // each is computed by its kernel.
+  const std::string comparator = Comparator("f32", "LT", 2);
+  const std::string key_and_passenger = R"(HloModule m
+cmp {
+  p0 = s32[] parameter(0)
+  p1 = s32[] parameter(1)
+  p2 = s32[] parameter(2)
+  p3 = s32[] parameter(3)
+  ROOT lt = pred[] compare(p0, p1), direction=GT
+}
+ENTRY e {
+  i = s32[4,50] iota(), iota_dimension=1
+  ROOT s = (s32[4,50], s32[4,50]) sort(i, i), dimensions={1}, is_stable=true, to_apply=cmp
+})";
+  const std::string key_is_iota = R"(HloModule m
+cmp {
+  p0 = s32[] parameter(0)
+  p1 = s32[] parameter(1)
+  p2 = f32[] parameter(2)
+  p3 = f32[] parameter(3)
+  ROOT lt = pred[] compare(p0, p1), direction=GT
+}
+ENTRY e {
+  i = s32[4,50] iota(), iota_dimension=1
+  x = f32[4,50] parameter(0)
+  ROOT s = (s32[4,50], f32[4,50]) sort(i, x), dimensions={1}, is_stable=true, to_apply=cmp
+})";
+  const std::string also_a_result = "HloModule m\n" + comparator + R"(ENTRY e {
+  x = f32[4,50] parameter(0)
+  i = s32[4,50] iota(), iota_dimension=1
+  s = (f32[4,50], s32[4,50]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp
+  g = s32[4,50] get-tuple-element(s), index=1
+  ROOT t = (s32[4,50], s32[4,50]) tuple(g, i)
+})";
+  const std::string along_rows = "HloModule m\n" + comparator + R"(ENTRY e {
+  x = f32[4,50] parameter(0)
+  i = s32[4,50] iota(), iota_dimension=0
+  ROOT s = (f32[4,50], s32[4,50]) sort(x, i), dimensions={1}, is_stable=true, to_apply=cmp
+})";
+  for (const std::string& text : {also_a_result, along_rows, key_is_iota, key_and_passenger}) {
+    SCOPED_TRACE(text);
+    EXPECT_EQ(KernelsOf(text).first, 1);
+    testing::ExpectMatchesInterpreter(text, 0);
+  }
 }
 
 TEST(RuntimeKeySortTest, OtherComparatorsFallBackToTheCompiledComparator) {
