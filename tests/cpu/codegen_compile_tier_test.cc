@@ -99,6 +99,38 @@ TEST(CompileTier, LimitSeparatesTheTiers) {
   EXPECT_EQ(ChooseCompileTier(*(*module)->entry(), 0), CompileTier::kOptimized);
 }
 
+// A chain of `count` negates of f32[`elements`].
+std::string TierNegateChain(int count, int elements) {
+  const std::string shape = "f32[" + std::to_string(elements) + "]";
+  std::string text = "HloModule m\nENTRY e {\n  x0 = " + shape + " parameter(0)\n";
+  for (int i = 1; i <= count; ++i) {
+    text += std::string(i == count ? "  ROOT x" : "  x") + std::to_string(i) + " = " + shape + " negate(x" +
+            std::to_string(i - 1) + ")\n";
+  }
+  return text + "}\n";
+}
+
+TEST(CompileTier, LargeKernelsOverFewElementsTakeTheQuickTier) {
+  const int64_t limit = codegen::kQuickTierMaxIterations;
+  const int reference = static_cast<int>(codegen::kQuickTierReferenceInstructions);
+  const int elements = static_cast<int>(limit / reference);  // 16 by default
+  auto tier = [&](int count, int chain_elements, int64_t chosen_limit) {
+    auto module = ParseHloModule(TierNegateChain(count, chain_elements));
+    EXPECT_TRUE(module.ok()) << module.status().ToString();
+    return module.ok() ? ChooseCompileTier(*(*module)->entry(), chosen_limit) : CompileTier::kOptimized;
+  };
+  // At the reference size the total decides; past it, the iterations per
+  // instruction: 65 or 4000 instructions over 16 elements stay quick.
+  EXPECT_EQ(tier(reference, elements, limit), CompileTier::kQuick);
+  EXPECT_EQ(tier(reference + 1, elements, limit), CompileTier::kQuick);
+  EXPECT_EQ(tier(4000, elements, limit), CompileTier::kQuick);
+  // One more element per instruction, and they are optimised.
+  EXPECT_EQ(tier(reference, elements + 1, limit), CompileTier::kOptimized);
+  EXPECT_EQ(tier(4000, elements + 1, limit), CompileTier::kOptimized);
+  // A limit of 0 still optimises everything.
+  EXPECT_EQ(tier(4000, elements, 0), CompileTier::kOptimized);
+}
+
 TEST(CompileTier, NegativeLimitIsRefused) {
   KernelCompilerOptions options;
   options.quick_tier_max_iterations = -1;

@@ -53,21 +53,39 @@ double Iterations(const Instruction& instruction) {
   }
 }
 
+// The loop iterations of a computation and the instructions that run them
+// (all but parameters and constants).
+struct LoopWork {
+  double iterations = 0;
+  int64_t instructions = 0;
+};
+
+LoopWork MeasureLoopWork(const Computation& computation) {
+  LoopWork work;
+  for (const std::unique_ptr<Instruction>& instruction : computation.instructions()) {
+    if (instruction->opcode == Opcode::kParameter || instruction->opcode == Opcode::kConstant) continue;
+    work.iterations += Iterations(*instruction);
+    ++work.instructions;
+  }
+  return work;
+}
+
 }  // namespace
 
 int64_t EstimatedIterations(const Computation& computation) {
-  double total = 0;
-  for (const std::unique_ptr<Instruction>& instruction : computation.instructions()) {
-    if (instruction->opcode == Opcode::kParameter || instruction->opcode == Opcode::kConstant) continue;
-    total += Iterations(*instruction);
-  }
   constexpr double kLimit = static_cast<double>(std::numeric_limits<int64_t>::max()) / 2;
-  return static_cast<int64_t>(std::min(total, kLimit));
+  return static_cast<int64_t>(std::min(MeasureLoopWork(computation).iterations, kLimit));
 }
 
 CompileTier ChooseCompileTier(const Computation& computation, int64_t quick_tier_max_iterations) {
-  return EstimatedIterations(computation) <= quick_tier_max_iterations ? CompileTier::kQuick
-                                                                       : CompileTier::kOptimized;
+  const LoopWork work = MeasureLoopWork(computation);
+  const double limit = static_cast<double>(quick_tier_max_iterations);
+  if (work.iterations <= limit) return CompileTier::kQuick;
+  // Past the reference size, the limit grows with the instructions.
+  const double per_instruction_limit = limit / static_cast<double>(kQuickTierReferenceInstructions);
+  return work.iterations <= per_instruction_limit * static_cast<double>(work.instructions)
+             ? CompileTier::kQuick
+             : CompileTier::kOptimized;
 }
 
 int64_t QuickTierMaxIterationsFromEnvironment() {
