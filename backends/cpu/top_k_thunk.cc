@@ -170,15 +170,17 @@ bool HasAvx512ForTopK() {
 }
 
 // Element types whose keys the vector scan makes sixteen at a time: f32,
-// bf16 (widened to f32's bits) and 32-bit integers, whose total-order keys
-// are 32 bits wide; f64 and 64-bit integers by the high halves of theirs
-// (a coarse key: a greater one means a greater element, an equal one
-// nothing), the candidates then ordered by their whole keys.
+// bf16 (widened to f32's bits), f16 (its own bits, sign-extended), 8-, 16-
+// and 32-bit integers (widened to 32), whose total-order keys are 32 bits
+// wide; f64 and 64-bit integers by the high halves of theirs (a coarse key:
+// a greater one means a greater element, an equal one nothing), the
+// candidates then ordered by their whole keys.
 template <typename T>
 constexpr bool kTopKVectorKeys =
-    std::is_same_v<T, float> || std::is_same_v<T, bfloat16> || std::is_same_v<T, int32_t> ||
-    std::is_same_v<T, uint32_t> || std::is_same_v<T, double> || std::is_same_v<T, int64_t> ||
-    std::is_same_v<T, uint64_t>;
+    std::is_same_v<T, float> || std::is_same_v<T, bfloat16> || std::is_same_v<T, half> ||
+    std::is_same_v<T, int8_t> || std::is_same_v<T, uint8_t> || std::is_same_v<T, int16_t> ||
+    std::is_same_v<T, uint16_t> || std::is_same_v<T, int32_t> || std::is_same_v<T, uint32_t> ||
+    std::is_same_v<T, double> || std::is_same_v<T, int64_t> || std::is_same_v<T, uint64_t>;
 
 // Scratch of one task for TopKRowAvx512, sized for rows of `length` and
 // `chunks` chunks.
@@ -242,6 +244,23 @@ void SelectAndSortFirst(Candidates* candidates, int64_t k, int64_t count, Order 
   std::sort(candidates, candidates + k, order);
 }
 
+// The bytes of sixteen 1- or 2-byte elements at `at`, of which `left` (when
+// below 16) are in the row: zeros past them, never a read past the row.
+template <typename T, typename Vector>
+__attribute__((target("avx512f"))) Vector TopKSixteenNarrow(const T* at, int64_t left) {
+  static_assert(sizeof(Vector) == 16 * sizeof(T));
+  if (left >= 16) {
+    Vector loaded;
+    std::memcpy(&loaded, at, sizeof(Vector));
+    return loaded;
+  }
+  alignas(Vector) uint8_t bytes[sizeof(Vector)] = {};
+  std::memcpy(bytes, at, static_cast<size_t>(std::max<int64_t>(left, 0)) * sizeof(T));
+  Vector loaded;
+  std::memcpy(&loaded, bytes, sizeof(Vector));
+  return loaded;
+}
+
 // (Here and below the masked forms of the intrinsics, every lane on: GCC 12
 // inlines the unmasked ones with an undefined register as their merge
 // source, which -Wmaybe-uninitialized refuses at -O3.)
@@ -258,10 +277,28 @@ __attribute__((target("avx512f"))) __m512i TopKVectorKeys(const T* at, int64_t l
     return _mm512_maskz_inserti64x4(0xff, low, TopKHighHalves(at + 8, left - 8), 1);
   } else if constexpr (std::is_same_v<T, bfloat16>) {
     // Sixteen bf16 are the high halves of sixteen f32.
-    uint16_t halves[16] = {};
-    std::memcpy(halves, at, static_cast<size_t>(std::min<int64_t>(left, 16)) * sizeof(uint16_t));
-    const __m256i loaded = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(halves));
+    const __m256i loaded = TopKSixteenNarrow<T, __m256i>(at, left);
     bits = _mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, loaded), 16);
+  } else if constexpr (std::is_same_v<T, half>) {
+    // f16's total order on its own bits, sign-extended (the order of the
+    // f32 it widens to): NaNs quieted as the widening quiets them,
+    // negatives' magnitudes reversed.
+    bits = _mm512_maskz_cvtepi16_epi32(0xffff, TopKSixteenNarrow<T, __m256i>(at, left));
+    const __m512i magnitude = _mm512_set1_epi32(0x7fff);
+    const __mmask16 nan =
+        _mm512_cmpgt_epi32_mask(_mm512_and_epi32(bits, magnitude), _mm512_set1_epi32(0x7c00));
+    bits = _mm512_mask_or_epi32(bits, nan, bits, _mm512_set1_epi32(0x0200));
+    const __mmask16 negative = _mm512_cmplt_epi32_mask(bits, _mm512_setzero_si512());
+    return _mm512_mask_xor_epi32(bits, negative, bits, magnitude);
+  } else if constexpr (std::is_same_v<T, int16_t>) {
+    return _mm512_maskz_cvtepi16_epi32(0xffff, TopKSixteenNarrow<T, __m256i>(at, left));
+  } else if constexpr (std::is_same_v<T, uint16_t>) {
+    // Zero-extended: non-negative, in order.
+    return _mm512_maskz_cvtepu16_epi32(0xffff, TopKSixteenNarrow<T, __m256i>(at, left));
+  } else if constexpr (std::is_same_v<T, int8_t>) {
+    return _mm512_maskz_cvtepi8_epi32(0xffff, TopKSixteenNarrow<T, __m128i>(at, left));
+  } else if constexpr (std::is_same_v<T, uint8_t>) {
+    return _mm512_maskz_cvtepu8_epi32(0xffff, TopKSixteenNarrow<T, __m128i>(at, left));
   } else {
     bits = _mm512_maskz_loadu_epi32(lanes, at);
   }

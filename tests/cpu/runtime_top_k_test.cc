@@ -227,6 +227,25 @@ TEST(RuntimeTopKTest, VectorScannedRowsOfOtherTypesAndLargeKMatchTheInterpreter)
   }
 }
 
+// f16 (keys from its own bits) and 8- and 16-bit integers (widened) take
+// the same AVX-512 scan: rows whose last vector is short, k = the row, k
+// above 128 (the floor selected), the pool's signalling and quiet NaNs of
+// both signs, signed zeros, infinities, extremes and ties.
+TEST(RuntimeTopKTest, VectorScannedRowsOfHalvesAndNarrowIntegersMatchTheInterpreter) {
+  for (const char* type : {"f16", "s8", "u8", "s16", "u16"}) {
+    for (bool largest : {true, false}) {
+      ExpectTopKMatchesInterpreter(type, 30, 20, 16, largest);
+      ExpectTopKMatchesInterpreter(type, 30, 50, 50, largest);
+      ExpectTopKMatchesInterpreter(type, 20, 1000, 1, largest);
+      ExpectTopKMatchesInterpreter(type, 40, 1024, 16, largest);
+      ExpectTopKMatchesInterpreter(type, 20, 300, 128, largest);
+      ExpectTopKMatchesInterpreter(type, 20, 300, 129, largest);
+      ExpectTopKMatchesInterpreter(type, 6, 4096, 256, largest);
+      ExpectTopKMatchesInterpreter(type, 4, 2000, 2000, largest);
+    }
+  }
+}
+
 // The partial sort (rows of fewer blocks than k): k one past the block count,
 // k = row length, and rows shorter than a block.
 TEST(RuntimeTopKTest, SortedRowsMatchTheInterpreter) {
