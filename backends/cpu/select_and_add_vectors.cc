@@ -8,10 +8,12 @@ namespace kiln::cpu {
 namespace {
 
 #if defined(__x86_64__)
-#define KILN_SELECT_AVX512 __attribute__((target("avx512f")))
+// BW and VL for bf16's 16-bit masked loads and stores.
+#define KILN_SELECT_AVX512 __attribute__((target("avx512f,avx512bw,avx512vl")))
 
 bool HasAvx512ForSelectAndAdd() {
-  static const bool has_avx512 = __builtin_cpu_supports("avx512f");
+  static const bool has_avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                                 __builtin_cpu_supports("avx512vl");
   return has_avx512;
 }
 
@@ -105,6 +107,52 @@ struct SelectAndAddLanes<double> : EightPlaces {
   template <ComparisonDirection kDirection>
   KILN_SELECT_AVX512 static Mask Keeps(Vector best, Vector candidate) {
     return _mm512_cmp_pd_mask(best, candidate, SelectFloatPredicate(kDirection));
+  }
+};
+
+// bf16 as the f32 it widens to (exactly), so the selection is f32's; the
+// add rounds its f32 sum to bf16 as Eigen's float_to_bfloat16_rtne does
+// (a bias of 0x7fff plus the kept part's lowest bit, then truncation; a
+// NaN becomes 0x7fc0 or 0xffc0 by its sign), and keeps it widened, so the
+// next add starts from the rounded value the interpreter stored. Not the
+// AVX512_BF16 conversion: that flushes subnormals. (The masked forms of the
+// conversions and shifts, every lane on: GCC 12's unmasked ones merge into
+// an undefined register, which -Wmaybe-uninitialized refuses at -O3.)
+template <>
+struct SelectAndAddLanes<bfloat16> : SixteenPlaces {
+  using Vector = __m512;
+  KILN_SELECT_AVX512 static Vector Load(Mask m, const bfloat16* p) {
+    const __m256i halves = _mm256_maskz_loadu_epi16(m, p);
+    return _mm512_castsi512_ps(
+        _mm512_maskz_slli_epi32(0xffff, _mm512_maskz_cvtepu16_epi32(0xffff, halves), 16));
+  }
+  KILN_SELECT_AVX512 static void Store(bfloat16* p, Mask m, Vector v) {
+    _mm256_mask_storeu_epi16(
+        p, m,
+        _mm512_maskz_cvtepi32_epi16(0xffff, _mm512_maskz_srli_epi32(0xffff, _mm512_castps_si512(v), 16)));
+  }
+  KILN_SELECT_AVX512 static Vector Add(Vector a, Vector b) {
+    const __m512 sum = _mm512_add_ps(a, b);
+    const __m512i bits = _mm512_castps_si512(sum);
+    const __m512i kept_lowest =
+        _mm512_and_si512(_mm512_maskz_srli_epi32(0xffff, bits, 16), _mm512_set1_epi32(1));
+    const __m512i bias = _mm512_add_epi32(kept_lowest, _mm512_set1_epi32(0x7fff));
+    __m512i rounded =
+        _mm512_and_si512(_mm512_add_epi32(bits, bias), _mm512_set1_epi32(static_cast<int>(0xffff0000u)));
+    const __mmask16 nan = _mm512_cmp_ps_mask(sum, sum, _CMP_UNORD_Q);
+    const __m512i quiet_nan =
+        _mm512_or_si512(_mm512_and_si512(bits, _mm512_set1_epi32(static_cast<int>(0x80000000u))),
+                        _mm512_set1_epi32(0x7fc00000));
+    rounded = _mm512_mask_mov_epi32(rounded, nan, quiet_nan);
+    return _mm512_castsi512_ps(rounded);
+  }
+  KILN_SELECT_AVX512 static Vector KeepOr(Mask keep, Vector candidate, Vector best) {
+    return _mm512_mask_blend_ps(keep, candidate, best);
+  }
+  using SixteenPlaces::KeepOr;
+  template <ComparisonDirection kDirection>
+  KILN_SELECT_AVX512 static Mask Keeps(Vector best, Vector candidate) {
+    return _mm512_cmp_ps_mask(best, candidate, SelectFloatPredicate(kDirection));
   }
 };
 
@@ -219,5 +267,6 @@ template SelectAndAddBlock<int32_t> FindSelectAndAddBlock<int32_t>(ComparisonDir
 template SelectAndAddBlock<uint32_t> FindSelectAndAddBlock<uint32_t>(ComparisonDirection);
 template SelectAndAddBlock<int64_t> FindSelectAndAddBlock<int64_t>(ComparisonDirection);
 template SelectAndAddBlock<uint64_t> FindSelectAndAddBlock<uint64_t>(ComparisonDirection);
+template SelectAndAddBlock<bfloat16> FindSelectAndAddBlock<bfloat16>(ComparisonDirection);
 
 }  // namespace kiln::cpu

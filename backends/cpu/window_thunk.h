@@ -10,11 +10,12 @@
 // leading dimensions the window does not touch (and, for reduce-window, the
 // output positions) so no two tasks write the same element.
 // Select-and-scatter with an add scatter selects and adds in AVX-512
-// registers for f32, f64 and 32- and 64-bit integers
-// (select_and_add_vectors.h); with one lane (NCHW pooling, the window over
-// the trailing dimensions) it gathers sixteen batch entries into the lanes
-// of a scratch copy and scatters the result back; JAX's pad before it and
-// slice after it run inside it (PlanFoldedSelectAndScatter).
+// registers for f32, f64, bf16 (rounded after each add, as the
+// interpreter) and 32- and 64-bit integers (select_and_add_vectors.h);
+// with one lane (NCHW pooling, the window over the trailing dimensions) it
+// gathers sixteen batch entries into the lanes of a scratch copy and
+// scatters the result back; JAX's pad before it and slice after it run
+// inside it (PlanFoldedSelectAndScatter).
 #pragma once
 
 #include <cstdint>

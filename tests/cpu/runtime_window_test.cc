@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <random>
 #include <string>
 #include <utility>
 
@@ -355,6 +356,78 @@ TEST(RuntimeWindowTest, SelectAndScatterOfF64NaNsAndTiesGivesTheInterpretersByte
     }
     SCOPED_TRACE(window);
     ExpectSameBytes(*module, arguments);
+  }
+}
+
+// bf16 arguments of a max-pool gradient (operand, source): operand values
+// with -inf, NaNs, ties and signed zeros; source values of many magnitudes
+// (each add rounds, so the order of the adds shows in the bytes), a few of
+// them infinite (inf + -inf makes a NaN that later adds carry).
+void FillBf16Gradient(std::vector<Literal>& arguments, uint64_t seed) {
+  std::mt19937_64 random(seed);
+  auto x = arguments[0].data<bfloat16>();
+  for (bfloat16& value : x) {
+    switch (random() % 8) {
+      case 0: value = bfloat16(-std::numeric_limits<float>::infinity()); break;
+      case 1: value = bfloat16(std::nanf("")); break;
+      case 2: value = bfloat16(0.5f); break;
+      case 3: value = bfloat16(random() % 2 ? 0.0f : -0.0f); break;
+      default: value = bfloat16(static_cast<float>(static_cast<int>(random() % 2001) - 1000) / 64.0f); break;
+    }
+  }
+  auto s = arguments[1].data<bfloat16>();
+  for (bfloat16& value : s) {
+    const auto mantissa = 1.0f + static_cast<float>(random() % 128) / 128.0f;
+    const int exponent = static_cast<int>(random() % 25) - 12;
+    const float sign = random() % 2 ? 1.0f : -1.0f;
+    value = bfloat16(sign * std::ldexp(mantissa, exponent));
+    if (random() % 97 == 0) value = bfloat16(sign * std::numeric_limits<float>::infinity());
+  }
+}
+
+TEST(RuntimeWindowTest, Bf16MaxPoolGradientsRoundEveryAddAsTheInterpreter) {
+  // bf16 selects and adds sixteen lanes to a vector (as f32, each sum
+  // rounded to bf16 at once): windows that overlap (stride 1: up to nine
+  // adds into one element; stride 2), lanes that are not a multiple of 16
+  // and more than one selection chunk, NCHW (batch entries as lanes), every
+  // comparison, and JAX's folded -inf pad and slice; bit for bit.
+  struct Case {
+    std::string in, source, direction, window;
+  };
+  const Case cases[] = {
+      {"[2,9,9,20]", "[2,7,7,20]", "GE", "size=1x3x3x1"},
+      {"[2,9,9,20]", "[2,4,4,20]", "GE", "size=1x3x3x1 stride=1x2x2x1"},
+      {"[1,6,6,130]", "[1,4,4,130]", "GT", "size=1x3x3x1"},
+      {"[3,7,9,9]", "[3,7,7,7]", "GE", "size=1x1x3x3"},
+      {"[2,8,8,17]", "[2,6,6,17]", "LE", "size=1x3x3x1"},
+      {"[2,8,8,17]", "[2,6,6,17]", "LT", "size=1x3x3x1"},
+      {"[2,8,8,17]", "[2,7,7,17]", "EQ", "size=1x2x2x1"},
+      {"[2,8,8,17]", "[2,7,7,17]", "NE", "size=1x2x2x1"},
+      {"[2,11,12,3]", "[2,7,8,3]", "GE", "size=1x5x5x1"},
+  };
+  uint64_t seed = 1;
+  for (const Case& c : cases) {
+    const std::string text = SelectAndScatterProgram("bf16", c.in, c.source, c.direction, "add", c.window);
+    SCOPED_TRACE(text);
+    EXPECT_EQ(testing::CountThunks(text, "select-and-scatter"), 1);
+    std::unique_ptr<Module> module = testing::ParseOrDie(text);
+    ASSERT_NE(module, nullptr);
+    std::vector<Literal> arguments = testing::RandomArguments(*module);
+    FillBf16Gradient(arguments, seed++);
+    ExpectSameBytes(*module, arguments);
+  }
+  const PaddedGradient folded[] = {
+      {"bf16", "[2,9,9,20]", "0_0x1_1x1_1x0_0", "[2,11,11,20]", "[2,9,9,20]", "size=1x3x3x1",
+       "[0:2], [1:10], [1:10], [0:20]", "[2,9,9,20]"},
+      {"bf16", "[2,16,16,24]", "0_0x1_1x1_1x0_0", "[2,18,18,24]", "[2,8,8,24]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:17], [1:17], [0:24]", "[2,16,16,24]"},
+  };
+  for (const PaddedGradient& c : folded) {
+    std::unique_ptr<Module> module = testing::ParseOrDie(PaddedGradientProgram(c));
+    ASSERT_NE(module, nullptr);
+    std::vector<Literal> arguments = testing::RandomArguments(*module);
+    FillBf16Gradient(arguments, seed++);
+    ExpectFoldedWithTheUnfoldedBytes(c, &arguments);
   }
 }
 
