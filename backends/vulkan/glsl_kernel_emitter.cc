@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "backends/vulkan/glsl_atomic_scatter.h"
 #include "backends/vulkan/glsl_bitonic_sort.h"
 #include "backends/vulkan/glsl_ops.h"
 #include "backends/vulkan/glsl_serial_sort.h"
@@ -85,6 +86,20 @@ std::string LoopHeader(const std::string& var, const std::string& begin, const s
   const std::string increment = step == "1" ? "++" + var : var + " += " + step;
   return "for (int " + var + " = " + begin + "; " + var + " < " + end + "; " + increment + ")";
 }
+
+// A scatter's dimension numbers, checked and resolved against its shapes.
+struct ScatterGeometry {
+  size_t count = 0;  // arrays scattered together
+  std::vector<int64_t> operand_dims;
+  std::vector<int64_t> update_dims;
+  // The operand dims the update window spans, in update_window_dims' order.
+  std::vector<int64_t> window_operand_dims;
+  std::vector<int64_t> window_size;  // per operand dim (1 where not spanned)
+  std::vector<int64_t> batch_dims;   // update dims that are not window dims
+  std::vector<int64_t> batch_extents;
+  bool has_vector = false;   // index_vector_dim is a dimension of the indices
+  bool window_last = false;  // the update window dims are the update's last ones, in order
+};
 
 class Emitter {
  public:
@@ -212,6 +227,25 @@ class Emitter {
                                   const std::string& comparator, const std::string& gather);
   StatusOr<int> BufferOf(const Instruction& instruction, const Instruction& operand);
   StatusOr<Values> EmitScatter(const Instruction& instruction, const Index& index);
+  // Where the index vector at `batch` (one index per batch dim) puts a
+  // scatter's update window: each operand dim's start, and the conditions
+  // that the window fits in the operand.
+  struct ScatterWindow {
+    std::vector<std::string> starts;
+    std::vector<std::string> fits;
+  };
+  StatusOr<ScatterWindow> ScatterWindowAt(const Instruction& instruction, const ScatterGeometry& g,
+                                          const std::vector<std::string>& batch);
+  // A root scatter combined with atomics (glsl_atomic_scatter.h): the copy
+  // of the operand, then one invocation per update element.
+  StatusOr<GlslKernel> EmitAtomicScatter(const Instruction& scatter, const AtomicScatterPlan& plan,
+                                         GlslKernel& result, const std::string& buffers);
+  // k_scatter_combine(k_a, k_b), the scatter's combiner as a GLSL function.
+  StatusOr<std::string> EmitScatterCombineFunction(const Instruction& scatter, const AtomicScatterPlan& plan);
+  // Whether `instruction` or a producer fused with it (up to the kernel's
+  // input buffers) draws random numbers (whose key a multi-launch kernel's
+  // push constants cannot carry).
+  bool DrawsRandomNumbers(const Instruction& instruction) const;
   StatusOr<std::string> EmitRng(const Instruction& instruction, const Index& index);
   StatusOr<std::string> EmitBitcastChangingWidth(const Instruction& instruction, const Index& index);
   StatusOr<Values> EmitRngBitGenerator(const Instruction& instruction, const Index& index);
@@ -247,6 +281,7 @@ class Emitter {
   int64_t heaviest_loops_ = 0;
   const Instruction* heaviest_ = nullptr;
   int64_t comparator_loops_ = 0;  // loop iterations of one k_hi_first call
+  int64_t combine_loops_ = 0;     // loop iterations of one k_scatter_combine call
 };
 
 Status Emitter::CheckComputation(const Computation& computation, int depth) {
@@ -912,72 +947,59 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
   return ConvertExpr(acc, out, sum, prelude_);
 }
 
-// Each output element is its own: it starts as the operand's element and
-// applies, in the interpreter's order (row-major over the updates), every
-// update that lands on it; updates whose window does not fit are skipped.
-// When the update's window dimensions are its last ones, update order is
-// scatter-index order and one index vector gives at most one update here,
-// so the loop runs over index vectors; otherwise over every update element.
-StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Index& index) {
-  const size_t count = (instruction.operands.size() - 1) / 2;
-  if (count == 0 || instruction.operands.size() != 2 * count + 1 || instruction.called.size() != 1)
+StatusOr<ScatterGeometry> ScatterGeometryOf(const Instruction& instruction) {
+  ScatterGeometry g;
+  g.count = (instruction.operands.size() - 1) / 2;
+  if (g.count == 0 || instruction.operands.size() != 2 * g.count + 1 || instruction.called.size() != 1)
     return Refuse(instruction, "scatter needs N operands, indices, N updates and a computation");
-  const Instruction& indices = *instruction.operand(count);
-  const Instruction& first_update = *instruction.operand(count + 1);
+  const Instruction& indices = *instruction.operand(g.count);
   const ScatterDimensionNumbers& dn = instruction.attrs.scatter;
-  const std::vector<int64_t>& operand_dims = instruction.operand(0)->shape.dimensions();
-  const std::vector<int64_t>& update_dims = first_update.shape.dimensions();
-  const int64_t operand_rank = static_cast<int64_t>(operand_dims.size());
-  const int64_t update_rank = static_cast<int64_t>(update_dims.size());
-  const ElementType index_type = indices.shape.element_type();
-  if (!IsIntegral(index_type)) return Refuse(instruction, "scatter indices must be integers");
-  if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.shape.rank() ||
-      index.dims.size() != operand_dims.size())
+  g.operand_dims = instruction.operand(0)->shape.dimensions();
+  g.update_dims = instruction.operand(g.count + 1)->shape.dimensions();
+  const auto operand_rank = static_cast<int64_t>(g.operand_dims.size());
+  const auto update_rank = static_cast<int64_t>(g.update_dims.size());
+  if (!IsIntegral(indices.shape.element_type()))
+    return Refuse(instruction, "scatter indices must be integers");
+  if (dn.index_vector_dim < 0 || dn.index_vector_dim > indices.shape.rank())
     return Refuse(instruction, "bad scatter index_vector_dim");
-  std::vector<int64_t> window_operand_dims;
   for (int64_t d = 0; d < operand_rank; ++d) {
     if (!Contains(dn.inserted_window_dims, d) && !Contains(dn.input_batching_dims, d))
-      window_operand_dims.push_back(d);
+      g.window_operand_dims.push_back(d);
   }
-  if (window_operand_dims.size() != dn.update_window_dims.size())
+  if (g.window_operand_dims.size() != dn.update_window_dims.size())
     return Refuse(instruction, "scatter update_window_dims do not match the operand");
-  std::vector<int64_t> window_size(operand_dims.size(), 1);
-  for (size_t w = 0; w < window_operand_dims.size(); ++w) {
+  g.window_size.assign(g.operand_dims.size(), 1);
+  for (size_t w = 0; w < g.window_operand_dims.size(); ++w) {
     const int64_t u = dn.update_window_dims[w];
     if (u < 0 || u >= update_rank) return Refuse(instruction, "bad update_window_dims");
-    window_size[static_cast<size_t>(window_operand_dims[w])] = update_dims[static_cast<size_t>(u)];
+    g.window_size[static_cast<size_t>(g.window_operand_dims[w])] = g.update_dims[static_cast<size_t>(u)];
   }
-  std::vector<int64_t> batch_dims;  // update dims that are not window dims
-  std::vector<int64_t> batch_extents;
   for (int64_t d = 0; d < update_rank; ++d) {
     if (!Contains(dn.update_window_dims, d)) {
-      batch_dims.push_back(d);
-      batch_extents.push_back(update_dims[static_cast<size_t>(d)]);
+      g.batch_dims.push_back(d);
+      g.batch_extents.push_back(g.update_dims[static_cast<size_t>(d)]);
     }
   }
-  const bool has_vector = dn.index_vector_dim < indices.shape.rank();
-  if (static_cast<int64_t>(batch_dims.size()) != indices.shape.rank() - (has_vector ? 1 : 0))
+  g.has_vector = dn.index_vector_dim < indices.shape.rank();
+  if (static_cast<int64_t>(g.batch_dims.size()) != indices.shape.rank() - (g.has_vector ? 1 : 0))
     return Refuse(instruction, "scatter batch dimensions do not match the indices");
-  bool window_last = true;
+  g.window_last = true;
   for (size_t w = 0; w < dn.update_window_dims.size(); ++w) {
     if (dn.update_window_dims[w] != update_rank - static_cast<int64_t>(dn.update_window_dims.size() - w))
-      window_last = false;
+      g.window_last = false;
   }
-  KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, 0, count, index));
-  if (first_update.shape.element_count() == 0) return accumulators;
-  // The loop: over index vectors, or over all update elements.
-  const std::string u = Fresh("u");
-  const std::vector<int64_t>& loop_extents = window_last ? batch_extents : update_dims;
-  OpenLoop(LoopHeader(u, "0", std::to_string(Product(loop_extents)), "1"), Product(loop_extents));
-  const Index at = Delinearize(u, loop_extents);
-  std::vector<std::string> batch;  // the batch index, one per batch dim
-  for (size_t b = 0; b < batch_dims.size(); ++b)
-    batch.push_back(window_last ? at.dims[b] : at.dims[static_cast<size_t>(batch_dims[b])]);
-  std::vector<std::string> starts(operand_dims.size(), "0");
-  std::string fits;
-  auto all = [&](const std::string& condition) {
-    fits += (fits.empty() ? "" : " && ") + ("(" + condition + ")");
-  };
+  return g;
+}
+
+StatusOr<Emitter::ScatterWindow> Emitter::ScatterWindowAt(const Instruction& instruction,
+                                                          const ScatterGeometry& g,
+                                                          const std::vector<std::string>& batch) {
+  const Instruction& indices = *instruction.operand(g.count);
+  const ElementType index_type = indices.shape.element_type();
+  const ScatterDimensionNumbers& dn = instruction.attrs.scatter;
+  const auto operand_rank = static_cast<int64_t>(g.operand_dims.size());
+  ScatterWindow window;
+  window.starts.assign(g.operand_dims.size(), "0");
   for (size_t k = 0; k < dn.scatter_dims_to_operand_dims.size(); ++k) {
     const int64_t d = dn.scatter_dims_to_operand_dims[k];
     if (d < 0 || d >= operand_rank) return Refuse(instruction, "bad scatter_dims_to_operand_dims");
@@ -986,49 +1008,200 @@ StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Inde
     for (int64_t i = 0; i < indices.shape.rank(); ++i)
       vector_at.dims.push_back(i == dn.index_vector_dim ? std::to_string(k) : batch[next++]);
     KILN_ASSIGN_OR_RETURN(std::string value, Scalar(indices, vector_at));
-    const int64_t high = operand_dims[static_cast<size_t>(d)] - window_size[static_cast<size_t>(d)];
-    if (high < 0) {
-      all("false");
-    } else {
-      all(value + " >= " + ZeroValue(index_type) + " && " + value + " <= " + IntLiteral(index_type, high));
-    }
-    starts[static_cast<size_t>(d)] = IntVar("int(" + value + ")");
+    const int64_t high = g.operand_dims[static_cast<size_t>(d)] - g.window_size[static_cast<size_t>(d)];
+    window.fits.push_back(high < 0 ? "false"
+                                   : value + " >= " + ZeroValue(index_type) + " && " + value +
+                                         " <= " + IntLiteral(index_type, high));
+    window.starts[static_cast<size_t>(d)] = IntVar("int(" + value + ")");
   }
   for (size_t i = 0; i < dn.input_batching_dims.size() && i < dn.scatter_indices_batching_dims.size(); ++i) {
     const int64_t dim = dn.scatter_indices_batching_dims[i];
-    const int64_t position = has_vector && dim > dn.index_vector_dim ? dim - 1 : dim;
+    const int64_t position = g.has_vector && dim > dn.index_vector_dim ? dim - 1 : dim;
     if (position < 0 || position >= static_cast<int64_t>(batch.size()))
       return Refuse(instruction, "bad scatter batching dims");
-    starts[static_cast<size_t>(dn.input_batching_dims[i])] = batch[static_cast<size_t>(position)];
+    window.starts[static_cast<size_t>(dn.input_batching_dims[i])] = batch[static_cast<size_t>(position)];
   }
+  return window;
+}
+
+// The conditions joined by &&, each in parentheses ("true" for none).
+std::string JoinedConditions(const std::vector<std::string>& conditions) {
+  std::string text;
+  for (const std::string& condition : conditions)
+    text += (text.empty() ? "" : " && ") + ("(" + condition + ")");
+  return text.empty() ? "true" : text;
+}
+
+// Each output element is its own: it starts as the operand's element and
+// applies, in the interpreter's order (row-major over the updates), every
+// update that lands on it; updates whose window does not fit are skipped.
+// When the update's window dimensions are its last ones, update order is
+// scatter-index order and one index vector gives at most one update here,
+// so the loop runs over index vectors; otherwise over every update element.
+// (A root scatter whose combiner is atomic-able runs one invocation per
+// update instead: EmitAtomicScatter.)
+StatusOr<Values> Emitter::EmitScatter(const Instruction& instruction, const Index& index) {
+  KILN_ASSIGN_OR_RETURN(const ScatterGeometry g, ScatterGeometryOf(instruction));
+  if (index.dims.size() != g.operand_dims.size()) return Refuse(instruction, "bad scatter index_vector_dim");
+  const ScatterDimensionNumbers& dn = instruction.attrs.scatter;
+  const size_t count = g.count;
+  KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, 0, count, index));
+  if (instruction.operand(count + 1)->shape.element_count() == 0) return accumulators;
+  // The loop: over index vectors, or over all update elements.
+  const std::string u = Fresh("u");
+  const std::vector<int64_t>& loop_extents = g.window_last ? g.batch_extents : g.update_dims;
+  OpenLoop(LoopHeader(u, "0", std::to_string(Product(loop_extents)), "1"), Product(loop_extents));
+  const Index at = Delinearize(u, loop_extents);
+  std::vector<std::string> batch;  // the batch index, one per batch dim
+  for (size_t b = 0; b < g.batch_dims.size(); ++b)
+    batch.push_back(g.window_last ? at.dims[b] : at.dims[static_cast<size_t>(g.batch_dims[b])]);
+  KILN_ASSIGN_OR_RETURN(ScatterWindow window, ScatterWindowAt(instruction, g, batch));
+  std::vector<std::string>& fits = window.fits;
+  const std::vector<std::string>& starts = window.starts;
   // Where the update lands must be this element.
   Index update_index;
-  update_index.dims.resize(update_dims.size());
-  for (size_t b = 0; b < batch_dims.size(); ++b)
-    update_index.dims[static_cast<size_t>(batch_dims[b])] = batch[b];
-  for (int64_t d = 0; d < operand_rank; ++d) {
-    const auto dim = static_cast<size_t>(d);
-    const auto w = std::find(window_operand_dims.begin(), window_operand_dims.end(), d);
-    if (w == window_operand_dims.end()) {
-      all(index.dims[dim] + " == " + starts[dim]);
+  update_index.dims.resize(g.update_dims.size());
+  for (size_t b = 0; b < g.batch_dims.size(); ++b)
+    update_index.dims[static_cast<size_t>(g.batch_dims[b])] = batch[b];
+  for (size_t dim = 0; dim < g.operand_dims.size(); ++dim) {
+    const auto w =
+        std::find(g.window_operand_dims.begin(), g.window_operand_dims.end(), static_cast<int64_t>(dim));
+    if (w == g.window_operand_dims.end()) {
+      fits.push_back(index.dims[dim] + " == " + starts[dim]);
       continue;
     }
     const auto update_dim =
-        static_cast<size_t>(dn.update_window_dims[static_cast<size_t>(w - window_operand_dims.begin())]);
-    if (window_last) {
+        static_cast<size_t>(dn.update_window_dims[static_cast<size_t>(w - g.window_operand_dims.begin())]);
+    if (g.window_last) {
       const std::string offset = IntVar(index.dims[dim] + " - " + starts[dim]);
-      all(offset + " >= 0 && " + offset + " < " + std::to_string(window_size[dim]));
+      fits.push_back(offset + " >= 0 && " + offset + " < " + std::to_string(g.window_size[dim]));
       update_index.dims[update_dim] = offset;
     } else {
-      all(index.dims[dim] + " == " + starts[dim] + " + " + at.dims[update_dim]);
+      fits.push_back(index.dims[dim] + " == " + starts[dim] + " + " + at.dims[update_dim]);
       update_index.dims[update_dim] = at.dims[update_dim];
     }
   }
-  Open("if (" + (fits.empty() ? std::string("true") : fits) + ")");
+  Open("if (" + JoinedConditions(fits) + ")");
   KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, count + 1, update_index));
   Close();
   Close();
   return accumulators;
+}
+
+bool Emitter::DrawsRandomNumbers(const Instruction& instruction) const {
+  std::vector<const Instruction*> pending{&instruction};
+  std::vector<const Instruction*> seen;
+  while (!pending.empty()) {
+    const Instruction* next = pending.back();
+    pending.pop_back();
+    if (buffers_.count(next) > 0 || std::find(seen.begin(), seen.end(), next) != seen.end()) continue;
+    seen.push_back(next);
+    if (next->opcode == Opcode::kRng || next->opcode == Opcode::kRngBitGenerator) return true;
+    for (const Instruction* operand : next->operands) pending.push_back(operand);
+  }
+  return false;
+}
+
+StatusOr<std::string> Emitter::EmitScatterCombineFunction(const Instruction& scatter,
+                                                          const AtomicScatterPlan& plan) {
+  // Its own text, scopes and indentation, like k_hi_first's.
+  std::string saved_body = std::move(body_);
+  auto saved_memo = std::move(memo_);
+  const int saved_indent = indent_;
+  body_.clear();
+  memo_.clear();
+  memo_.emplace_back();
+  indent_ = 1;
+  const int64_t loops_before = loop_iterations_;
+  StatusOr<Values> combined = Call(*scatter.called[0], Values{"k_a", "k_b"});
+  combine_loops_ = loop_iterations_ - loops_before;
+  const std::string type = GlslValueType(plan.type);
+  std::string text = type + " k_scatter_combine(" + type + " k_a, " + type + " k_b) {\n" + body_;
+  body_ = std::move(saved_body);
+  memo_ = std::move(saved_memo);
+  indent_ = saved_indent;
+  loop_iterations_ = loops_before;
+  if (!combined.ok()) return combined.status();
+  if (combined->size() != 1) return Refuse(scatter, "its computation must return one value");
+  return text + "  return " + (*combined)[0] + ";\n}\n";
+}
+
+StatusOr<GlslKernel> Emitter::EmitAtomicScatter(const Instruction& scatter, const AtomicScatterPlan& plan,
+                                                GlslKernel& result, const std::string& buffers) {
+  KILN_ASSIGN_OR_RETURN(const ScatterGeometry g, ScatterGeometryOf(scatter));
+  const ScatterDimensionNumbers& dn = scatter.attrs.scatter;
+  const std::string out = "b" + std::to_string(result.input_count);
+  const int64_t outputs = scatter.shape.element_count();
+  const int64_t updates = Product(g.update_dims);
+  heaviest_ = &scatter;
+  if (plan.needs_float_atomic_extension) prelude_.NeedExtension("GL_EXT_shader_atomic_float");
+  std::string combine_function;
+  if (plan.kind == ScatterAtomicKind::kCompareSwap) {
+    KILN_ASSIGN_OR_RETURN(combine_function, EmitScatterCombineFunction(scatter, plan));
+  }
+  // Mode 0: the operand, element for element.
+  indent_ = 3;
+  memo_.emplace_back();
+  {
+    const Index index = Delinearize("k_i", g.operand_dims);
+    KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*scatter.operand(0), index));
+    Line(out + ".d[k_i] = " + AtomicScatterStored(plan, value) + ";");
+  }
+  memo_.pop_back();
+  const std::string copy_body = std::move(body_);
+  body_.clear();
+  const int64_t copy_loops = loop_iterations_;
+  loop_iterations_ = 0;
+  // Mode 1: update element k_i lands at its window's start plus its place
+  // in the window, when the whole window fits (XLA skips the others).
+  memo_.emplace_back();
+  const Index at = Delinearize("k_i", g.update_dims);
+  std::vector<std::string> batch;
+  for (int64_t d : g.batch_dims) batch.push_back(at.dims[static_cast<size_t>(d)]);
+  KILN_ASSIGN_OR_RETURN(const ScatterWindow window, ScatterWindowAt(scatter, g, batch));
+  Open("if (" + JoinedConditions(window.fits) + ")");
+  const std::vector<int64_t> strides = RowMajorStrides(g.operand_dims);
+  std::string target;
+  for (size_t dim = 0; dim < g.operand_dims.size(); ++dim) {
+    // A dimension of one element is 0 wherever the window fits.
+    if (g.operand_dims[dim] == 1) continue;
+    std::string coordinate = window.starts[dim];
+    const auto w =
+        std::find(g.window_operand_dims.begin(), g.window_operand_dims.end(), static_cast<int64_t>(dim));
+    if (w != g.window_operand_dims.end()) {
+      const auto update_dim =
+          static_cast<size_t>(dn.update_window_dims[static_cast<size_t>(w - g.window_operand_dims.begin())]);
+      coordinate = "(" + coordinate + " + " + at.dims[update_dim] + ")";
+    }
+    const std::string term =
+        strides[dim] == 1 ? coordinate : coordinate + " * " + std::to_string(strides[dim]);
+    target += (target.empty() ? "" : " + ") + term;
+  }
+  const std::string t = IntVar(target.empty() ? "0" : target);
+  KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*scatter.operand(g.count + 1), at));
+  body_ += AtomicScatterCombine(plan, out + ".d[" + t + "]", value, "k_scatter_combine",
+                                std::string(static_cast<size_t>(2 * indent_), ' '));
+  Close();
+  memo_.pop_back();
+  const std::string update_body = std::move(body_);
+  body_.clear();
+  // A compare-and-swap runs the combiner once more for each other
+  // invocation that changed the element meanwhile: counted once here.
+  const int64_t update_loops = SaturatingAdd(loop_iterations_, combine_loops_);
+  result.invocations = std::max(outputs, updates);
+  result.workgroup_size = kGlslWorkgroupSize;
+  result.push_constant_bytes = kAtomicScatterPushConstantBytes;
+  result.launches = AtomicScatterLaunches(outputs, updates, kGlslWorkgroupSize);
+  result.max_loop_iterations =
+      std::max(SaturatingMultiply(CeilDiv(outputs, kGlslMaxGridInvocations), SaturatingAdd(1, copy_loops)),
+               SaturatingMultiply(CeilDiv(updates, kGlslMaxGridInvocations), SaturatingAdd(1, update_loops)));
+  result.source = "// Kiln kernel " + result.name + "\n#version 450\n" + prelude_.Extensions() +
+                  "layout(local_size_x_id = 0) in;\n" + buffers + AtomicScatterGlobals() + globals_ +
+                  prelude_.Helpers() + combine_function +
+                  AtomicScatterMain(outputs, updates, copy_body, update_body);
+  result.loop_op =
+      std::string(OpcodeName(scatter.opcode)) + " " + scatter.shape.ToString() + " (" + scatter.name + ")";
+  return result;
 }
 
 // Each output (operand) element starts at the initial value and scatters
@@ -1800,10 +1973,18 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
   };
   expand(expand, &root);
   if (leaves.empty()) return Refuse(root, "a kernel without outputs");
+  // A root scatter whose combiner is atomic-able reads and writes its one
+  // output (atomics), in the storage type its plan says.
+  AtomicScatterPlan atomic_scatter;
+  if (root.opcode == Opcode::kScatter && leaves.size() == 1 && root.shape.element_count() > 0 &&
+      root.operands.size() == 3 && root.operand(2)->shape.element_count() > 0 && !DrawsRandomNumbers(root))
+    atomic_scatter = PlanAtomicScatter(root, features_);
+  const bool atomic = atomic_scatter.kind != ScatterAtomicKind::kNone;
   for (size_t k = 0; k < leaves.size(); ++k) {
     const int binding = result.input_count + static_cast<int>(k);
-    buffers += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") writeonly buffer Out" +
-               std::to_string(binding) + " { " + GlslStorageType(leaves[k].shape.element_type()) +
+    buffers += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") " +
+               (atomic ? "" : "writeonly ") + "buffer Out" + std::to_string(binding) + " { " +
+               (atomic ? atomic_scatter.storage_type : GlslStorageType(leaves[k].shape.element_type())) +
                " d[]; } b" + std::to_string(binding) + ";\n";
     result.invocations = std::max(result.invocations, leaves[k].shape.element_count());
   }
@@ -1841,6 +2022,7 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
     return root_opcode == Opcode::kSort ? EmitSortRows(root, result, buffers)
                                         : EmitTopKRows(root, result, buffers);
   }
+  if (atomic) return EmitAtomicScatter(root, atomic_scatter, result, buffers);
 
   if (const int64_t lanes = CooperativeLanes(root); lanes > 0) {
     cooperative_reduce_ = &root;

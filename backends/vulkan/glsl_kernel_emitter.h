@@ -41,7 +41,8 @@ struct GlslKernel {
   // Invocations per workgroup; 0: kGlslWorkgroupSize.
   int64_t workgroup_size = 0;
   // A kernel of several passes (a sort's or topk's, glsl_bitonic_sort.h
-  // and glsl_serial_sort.h): dispatched once per launch, in order, each
+  // and glsl_serial_sort.h; a scatter's copy and atomic update,
+  // glsl_atomic_scatter.h): dispatched once per launch, in order, each
   // parameter a 32-bit push constant (push_constant_bytes / 4 of them),
   // every launch with `workgroup_size` invocations a workgroup and seeing
   // the previous one's writes. CompileForVulkan puts them in the kernel's

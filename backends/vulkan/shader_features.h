@@ -29,6 +29,10 @@ struct ShaderFeatures {
   // subgroupShuffleXor in compute shaders: reductions whose kernel is the
   // reduce take a subgroup per output element.
   bool subgroup_shuffle = false;
+  // shaderBufferFloat32AtomicAdd (VK_EXT_shader_atomic_float): a scatter
+  // that adds f32 uses atomicAdd, not a compare-and-swap loop
+  // (glsl_atomic_scatter.h).
+  bool float32_atomic_add = false;
   int max_workgroup_size = 0;  // maxComputeWorkGroupSize[0] (and invocations)
   // maxComputeSharedMemorySize: what one workgroup's `shared` arrays may
   // take (the sort's tiles are sized by it); 0: unknown (small tiles).
@@ -55,6 +59,7 @@ inline ShaderFeatures AllShaderFeatures() {
   features.preserves_nan_f16 = features.preserves_nan_f32 = features.preserves_nan_f64 = true;
   features.subgroup_size = 8;
   features.subgroup_shuffle = true;
+  features.float32_atomic_add = true;
   features.max_workgroup_size = 1024;
   features.max_shared_memory_bytes = 32768;
   return features;

@@ -227,6 +227,7 @@ ShaderFeatures Device::shader_features() const {
   shader.preserves_nan_f64 = features_.preserves_nan_f64;
   shader.subgroup_size = static_cast<int>(features_.subgroup_size);
   shader.subgroup_shuffle = features_.subgroup_shuffle && features_.subgroup_basic;
+  shader.float32_atomic_add = features_.float32_atomic_add;
   shader.max_workgroup_size =
       static_cast<int>(std::min(features_.max_workgroup_size[0], features_.max_workgroup_invocations));
   shader.max_shared_memory_bytes = features_.max_shared_memory_bytes;

@@ -520,7 +520,10 @@ TEST(GlslEmitterTest, OptimisedSpirvIsInlinedIntoMainWithoutLocalVariables) {
   EXPECT_EQ(locals, 0);
 }
 
-TEST(GlslEmitterTest, ScattersCompileAsOneOutputElementPerInvocation) {
+// (Scatters of one f32 array by add run as the atomic scatter, two launches
+// covering the outputs and the updates: atomic_scatter_glsl_test.cc; two
+// arrays scattered together, one invocation per output element.)
+TEST(GlslEmitterTest, ScattersCompileAndCoverTheirOutputs) {
   const std::string add =
       "add {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT s = f32[] add(x, y)\n}\n";
   // Rows of updates (window dims last): the loop runs over index vectors.
