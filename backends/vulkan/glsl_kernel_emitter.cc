@@ -222,6 +222,12 @@ class Emitter {
   // k_hi_first(row, lo, hi) as a GLSL function whose body `hi_first` emits
   // (returning its decision's expression).
   StatusOr<std::string> EmitComparatorFunction(const std::function<StatusOr<std::string>()>& hi_first);
+  // A GLSL function of its own, `signature { ...; return value; }`: the
+  // value and the statements it needs are emitted with their own text,
+  // scopes and indentation, then the kernel's are restored. `loops` gets
+  // the loop iterations of one call.
+  StatusOr<std::string> EmitFunction(const std::string& signature,
+                                     const std::function<StatusOr<std::string>()>& value, int64_t* loops);
   StatusOr<GlslKernel> FinishSort(const Instruction& root, GlslKernel& result, const std::string& buffers,
                                   int64_t rows, int64_t length, int64_t outputs,
                                   const std::string& comparator, const std::string& gather);
@@ -1104,26 +1110,15 @@ bool Emitter::DrawsRandomNumbers(const Instruction& instruction) const {
 
 StatusOr<std::string> Emitter::EmitScatterCombineFunction(const Instruction& scatter,
                                                           const AtomicScatterPlan& plan) {
-  // Its own text, scopes and indentation, like k_hi_first's.
-  std::string saved_body = std::move(body_);
-  auto saved_memo = std::move(memo_);
-  const int saved_indent = indent_;
-  body_.clear();
-  memo_.clear();
-  memo_.emplace_back();
-  indent_ = 1;
-  const int64_t loops_before = loop_iterations_;
-  StatusOr<Values> combined = Call(*scatter.called[0], Values{"k_a", "k_b"});
-  combine_loops_ = loop_iterations_ - loops_before;
   const std::string type = GlslValueType(plan.type);
-  std::string text = type + " k_scatter_combine(" + type + " k_a, " + type + " k_b) {\n" + body_;
-  body_ = std::move(saved_body);
-  memo_ = std::move(saved_memo);
-  indent_ = saved_indent;
-  loop_iterations_ = loops_before;
-  if (!combined.ok()) return combined.status();
-  if (combined->size() != 1) return Refuse(scatter, "its computation must return one value");
-  return text + "  return " + (*combined)[0] + ";\n}\n";
+  return EmitFunction(
+      type + " k_scatter_combine(" + type + " k_a, " + type + " k_b)",
+      [&]() -> StatusOr<std::string> {
+        KILN_ASSIGN_OR_RETURN(Values combined, Call(*scatter.called[0], Values{"k_a", "k_b"}));
+        if (combined.size() != 1) return Refuse(scatter, "its computation must return one value");
+        return combined[0];
+      },
+      &combine_loops_);
 }
 
 StatusOr<GlslKernel> Emitter::EmitAtomicScatter(const Instruction& scatter, const AtomicScatterPlan& plan,
@@ -1768,8 +1763,13 @@ StatusOr<int> Emitter::BufferOf(const Instruction& instruction, const Instructio
 
 StatusOr<std::string> Emitter::EmitComparatorFunction(
     const std::function<StatusOr<std::string>()>& hi_first) {
-  // Its own text, scopes and indentation: a function of its own, defined
-  // after the prelude's helpers (which it may call).
+  // Defined after the prelude's helpers, which it may call.
+  return EmitFunction("bool k_hi_first(int k_row, int k_lo, int k_hi)", hi_first, &comparator_loops_);
+}
+
+StatusOr<std::string> Emitter::EmitFunction(const std::string& signature,
+                                            const std::function<StatusOr<std::string>()>& value,
+                                            int64_t* loops) {
   std::string saved_body = std::move(body_);
   auto saved_memo = std::move(memo_);
   const int saved_indent = indent_;
@@ -1778,16 +1778,16 @@ StatusOr<std::string> Emitter::EmitComparatorFunction(
   memo_.emplace_back();
   indent_ = 1;
   const int64_t loops_before = loop_iterations_;
-  StatusOr<std::string> decision = hi_first();
-  const int64_t compare_loops = loop_iterations_ - loops_before;
-  std::string text = "bool k_hi_first(int k_row, int k_lo, int k_hi) {\n" + body_;
+  StatusOr<std::string> result = value();
+  const int64_t function_loops = loop_iterations_ - loops_before;
+  std::string text = signature + " {\n" + body_;
   body_ = std::move(saved_body);
   memo_ = std::move(saved_memo);
   indent_ = saved_indent;
   loop_iterations_ = loops_before;
-  if (!decision.ok()) return decision.status();
-  comparator_loops_ = compare_loops;
-  return text + "  return " + *decision + ";\n}\n";
+  if (!result.ok()) return result.status();
+  *loops = function_loops;
+  return text + "  return " + *result + ";\n}\n";
 }
 
 StatusOr<GlslKernel> Emitter::FinishSort(const Instruction& root, GlslKernel& result,
