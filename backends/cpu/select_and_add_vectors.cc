@@ -118,9 +118,10 @@ struct SelectAndAddLanes<double> : EightPlaces {
 // AVX512_BF16 conversion: that flushes subnormals. (The masked forms of the
 // conversions and shifts, every lane on: GCC 12's unmasked ones merge into
 // an undefined register, which -Wmaybe-uninitialized refuses at -O3.)
+// Its selection and blends are f32's, inherited; loads, stores and the add
+// are its own.
 template <>
-struct SelectAndAddLanes<bfloat16> : SixteenPlaces {
-  using Vector = __m512;
+struct SelectAndAddLanes<bfloat16> : SelectAndAddLanes<float> {
   KILN_SELECT_AVX512 static Vector Load(Mask m, const bfloat16* p) {
     const __m256i halves = _mm256_maskz_loadu_epi16(m, p);
     return _mm512_castsi512_ps(
@@ -145,14 +146,6 @@ struct SelectAndAddLanes<bfloat16> : SixteenPlaces {
                         _mm512_set1_epi32(0x7fc00000));
     rounded = _mm512_mask_mov_epi32(rounded, nan, quiet_nan);
     return _mm512_castsi512_ps(rounded);
-  }
-  KILN_SELECT_AVX512 static Vector KeepOr(Mask keep, Vector candidate, Vector best) {
-    return _mm512_mask_blend_ps(keep, candidate, best);
-  }
-  using SixteenPlaces::KeepOr;
-  template <ComparisonDirection kDirection>
-  KILN_SELECT_AVX512 static Mask Keeps(Vector best, Vector candidate) {
-    return _mm512_cmp_ps_mask(best, candidate, SelectFloatPredicate(kDirection));
   }
 };
 
