@@ -778,9 +778,9 @@ ENTRY e {
   }
 }
 
-TEST(RuntimeKeySortTest, ArgsortAsJaxExportsItUsesTheKeyPath) {
-  const char* text = R"(HloModule m
-region_0.1 {
+// The comparator jnp.argsort exports for f32 keys and s32 positions:
+// NaNs and -0.0 canonicalised, then a total-order less-than.
+constexpr char kJaxArgsortComparator[] = R"(region_0.1 {
   sort.6 = s32[] parameter(2)
   sort.7 = s32[] parameter(3)
   sort.4 = f32[] parameter(0)
@@ -797,7 +797,10 @@ region_0.1 {
   select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
   ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
 }
-ENTRY main.3 {
+)";
+
+TEST(RuntimeKeySortTest, ArgsortAsJaxExportsItUsesTheKeyPath) {
+  const std::string text = std::string("HloModule m\n") + kJaxArgsortComparator + R"(ENTRY main.3 {
   x.1 = f32[4096]{0} parameter(0)
   iota.1 = s32[4096]{0} iota(), iota_dimension=0
   sort.11 = (f32[4096]{0}, s32[4096]{0}) sort(x.1, iota.1), dimensions={0}, is_stable=true, to_apply=region_0.1
@@ -886,25 +889,7 @@ TEST(RuntimeKeySortTest, ArgsortPositionsAreWrittenByTheSortWithoutAnIotaKernel)
 TEST(RuntimeKeySortTest, JaxRowArgsortsBroadcastIotaIsNoKernel) {
   // jnp.argsort(x, axis=-1) as JAX exports it: the positions are a
   // broadcast of a 1-D iota along the rows.
-  const char* text = R"(HloModule jit__lambda
-region_0.1 {
-  sort.6 = s32[] parameter(2)
-  sort.7 = s32[] parameter(3)
-  sort.4 = f32[] parameter(0)
-  ne.2 = pred[] compare(sort.4, sort.4), direction=NE
-  constant.2 = f32[] constant(nan)
-  constant.3 = f32[] constant(0)
-  eq.2 = pred[] compare(sort.4, constant.3), direction=EQ
-  select_n.4 = f32[] select(eq.2, constant.3, sort.4)
-  select_n.5 = f32[] select(ne.2, constant.2, select_n.4)
-  sort.5 = f32[] parameter(1)
-  ne.3 = pred[] compare(sort.5, sort.5), direction=NE
-  eq.3 = pred[] compare(sort.5, constant.3), direction=EQ
-  select_n.6 = f32[] select(eq.3, constant.3, sort.5)
-  select_n.7 = f32[] select(ne.3, constant.2, select_n.6)
-  ROOT lt_to.1 = pred[] compare(select_n.5, select_n.7), direction=LT, type=TOTALORDER
-}
-argsort.2 {
+  const std::string text = std::string("HloModule jit__lambda\n") + kJaxArgsortComparator + R"(argsort.2 {
   Arg_0.1 = f32[64,256]{1,0} parameter(0)
   iota.2 = s32[256]{0} iota(), iota_dimension=0
   iota.3 = s32[64,256]{1,0} broadcast(iota.2), dimensions={1}
