@@ -9,6 +9,7 @@
 
 #include "backends/cpu/select_and_add_vectors.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/window_extremum_vectors.h"
 #include "core/interpreter/called_computation.h"
 #include "core/interpreter/scalar_ops.h"
 
@@ -205,6 +206,38 @@ void ReduceWindows(const WindowGeometry& g, const T* input, T initial, T* output
       std::fill(out + c0, out + c0 + n, initial);
       for (int64_t offset : offsets) ReduceRow(out + c0, base + offset * g.lanes + c0, n, op);
     }
+    if (!Advance(g.axes, index)) std::fill(index.begin(), index.end(), 0);
+  }
+}
+
+// Max and min pooling of f32 and f64 whose lanes fill a vector: each
+// output position's window rows folded in registers and stored once
+// (window_extremum_vectors.h), the rows found through a tap table made once
+// per task rather than each window's offsets worked out again (divisions)
+// at every position.
+template <typename T>
+void FoldWindowsInRegisters(const WindowGeometry& g, const T* input, T initial, T* output, int64_t begin,
+                            int64_t end, WindowExtremumRows<T> fold) {
+  const int64_t out_positions = g.OutputPositions();
+  const int64_t in_positions = g.InputPositions();
+  const WindowTapTable table(g.axes);
+  std::vector<int64_t> index(g.axes.size());
+  std::vector<int64_t> offsets, next;
+  std::vector<const T*> rows;
+  Decode(g.axes, begin % out_positions, index);
+  for (int64_t task = begin; task < end; ++task) {
+    const T* base = input + task / out_positions * in_positions * g.lanes;
+    offsets.assign(1, 0);
+    for (size_t a = 0; a < g.axes.size() && !offsets.empty(); ++a) {
+      next.clear();
+      for (int64_t outer : offsets) {
+        for (int64_t tap : table.Taps(a, index[a])) next.push_back(outer * g.axes[a].input + tap);
+      }
+      offsets.swap(next);
+    }
+    rows.clear();
+    for (int64_t offset : offsets) rows.push_back(base + offset * g.lanes);
+    fold(rows.data(), rows.size(), initial, g.lanes, output + task * g.lanes);
     if (!Advance(g.axes, index)) std::fill(index.begin(), index.end(), 0);
   }
 }
@@ -563,6 +596,15 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
       if constexpr (kPooled<T>) {
         // The reducer is resolved once per task, so the row loop has no branch on it.
         const Status done = WithPoolingOp<T>(plan_.reducer, [&](auto op) {
+          if constexpr (kHasWindowExtremumVectors<T>) {
+            if (g.lanes >= kWindowExtremumLanes<T>) {
+              if (WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(plan_.reducer)) {
+                FoldWindowsInRegisters<T>(g, static_cast<const T*>(input), LoadScalar<T>(initial),
+                                          static_cast<T*>(output), begin, end, fold);
+                return;
+              }
+            }
+          }
           ReduceWindows<T>(g, static_cast<const T*>(input), LoadScalar<T>(initial), static_cast<T*>(output),
                            begin, end, op);
         });

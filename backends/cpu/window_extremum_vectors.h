@@ -1,0 +1,41 @@
+// Max and min pooling's windows in AVX-512 registers, for f32 and f64: one
+// output position's window rows (the contiguous lanes the window does not
+// touch, NHWC pooling's channels) folded into registers and stored once,
+// instead of an accumulator row in memory updated row by row. The fold is
+// the interpreter's, in its order: the initial value, then each row, with
+// MaximumOp/MinimumOp's rule (a NaN already held wins, then a NaN met; on
+// a tie the later value). x86's vmaxps/vminps return their second operand
+// unless the first is greater (smaller), NaNs and equal zeros included, so
+// the step is one compare for a NaN held and one masked max (min).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "core/opcode.h"
+
+namespace kiln::cpu {
+
+// The lanes of one register: a window's lanes fewer than this are left to
+// the scalar path.
+template <typename T>
+constexpr int64_t kWindowExtremumLanes = 64 / static_cast<int64_t>(sizeof(T));
+
+// out[c] = fold(initial, rows[0][c], ..., rows[taps - 1][c]) for c < n; the
+// rows and `out` do not overlap.
+template <typename T>
+using WindowExtremumRows = void (*)(const T* const* rows, size_t taps, T initial, int64_t n, T* out);
+
+template <typename T>
+constexpr bool kHasWindowExtremumVectors = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// The fold for `reducer` (kMaximum or kMinimum), or null for any other
+// reducer or where the CPU has no AVX-512F.
+template <typename T>
+WindowExtremumRows<T> FindWindowExtremumRows(Opcode reducer);
+
+extern template WindowExtremumRows<float> FindWindowExtremumRows<float>(Opcode);
+extern template WindowExtremumRows<double> FindWindowExtremumRows<double>(Opcode);
+
+}  // namespace kiln::cpu

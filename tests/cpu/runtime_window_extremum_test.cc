@@ -1,0 +1,167 @@
+// Max and min pooling of f32 and f64 whose lanes fill a vector fold each
+// window in AVX-512 registers (backends/cpu/window_extremum_vectors.h): the
+// fold gives the interpreter's MaximumOp/MinimumOp fold bit for bit (NaN
+// payloads and signs, signed zeros, infinities, every tail length), and
+// reduce-windows that take it give the interpreter's bytes on 1, 2 and 4
+// threads.
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cpu/window_extremum_vectors.h"
+#include "core/interpreter/scalar_ops.h"
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+bool HostHasAvx512F() {
+#if defined(__x86_64__)
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+// Values whose fold order shows in the bytes: NaNs of both signs with
+// their own payloads, zeros of both signs, infinities and ordinary numbers
+// that often tie.
+template <typename T>
+std::vector<T> TrickyValues(int64_t count, uint32_t seed) {
+  std::mt19937 random(seed);
+  std::vector<T> values(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    T& value = values[static_cast<size_t>(i)];
+    switch (random() % 8) {
+      case 0: {
+        value = std::numeric_limits<T>::quiet_NaN();
+        // A payload and a sign of its own, so which NaN wins is visible.
+        using Bits = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+        Bits bits;
+        std::memcpy(&bits, &value, sizeof(T));
+        bits |= static_cast<Bits>(i + 1);
+        if (random() % 2) bits |= Bits{1} << (8 * sizeof(T) - 1);
+        std::memcpy(&value, &bits, sizeof(T));
+        break;
+      }
+      case 1: value = T(0); break;
+      case 2: value = -T(0); break;
+      case 3:
+        value = random() % 2 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity();
+        break;
+      default: value = static_cast<T>(static_cast<int>(random() % 5) - 2);  // ties
+    }
+  }
+  return values;
+}
+
+template <typename T>
+void ExpectFoldIsTheInterpreters(Opcode reducer) {
+  const WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(reducer);
+  ASSERT_NE(fold, nullptr) << "the host has AVX-512F, so the vector fold must be found";
+  const T initial = reducer == Opcode::kMaximum ? -std::numeric_limits<T>::infinity() : T(0.5);
+  for (int64_t n : {1, 7, 8, 15, 16, 17, 63, 64, 65, 70, 130}) {
+    for (size_t taps : {0u, 1u, 2u, 4u, 9u, 25u}) {
+      std::vector<std::vector<T>> rows;
+      std::vector<const T*> pointers;
+      for (size_t k = 0; k < taps; ++k) {
+        rows.push_back(TrickyValues<T>(n, static_cast<uint32_t>(n * 100 + static_cast<int64_t>(k))));
+        pointers.push_back(rows.back().data());
+      }
+      std::vector<T> got(static_cast<size_t>(n) + 1, T(7));  // one past the end must stay
+      fold(pointers.data(), taps, initial, n, got.data());
+      for (int64_t c = 0; c < n; ++c) {
+        T want = initial;
+        for (size_t k = 0; k < taps; ++k) {
+          const T next = rows[k][static_cast<size_t>(c)];
+          want = reducer == Opcode::kMaximum ? interpreter::MaximumOp(want, next)
+                                             : interpreter::MinimumOp(want, next);
+        }
+        EXPECT_EQ(std::memcmp(&got[static_cast<size_t>(c)], &want, sizeof(T)), 0)
+            << "n " << n << ", " << taps << " taps, lane " << c << ": " << got[static_cast<size_t>(c)]
+            << " vs " << want;
+      }
+      EXPECT_EQ(got[static_cast<size_t>(n)], T(7)) << "n " << n << ": stored past the lanes";
+    }
+  }
+}
+
+TEST(RuntimeWindowExtremumTest, VectorFoldIsTheInterpretersFoldBitForBit) {
+  if (!HostHasAvx512F()) GTEST_SKIP() << "this CPU has no AVX-512F; the scalar row loop runs instead";
+  ExpectFoldIsTheInterpreters<float>(Opcode::kMaximum);
+  ExpectFoldIsTheInterpreters<float>(Opcode::kMinimum);
+  ExpectFoldIsTheInterpreters<double>(Opcode::kMaximum);
+  ExpectFoldIsTheInterpreters<double>(Opcode::kMinimum);
+}
+
+TEST(RuntimeWindowExtremumTest, OnlyMaximumAndMinimumHaveAVectorFold) {
+  for (Opcode reducer : {Opcode::kAdd, Opcode::kMultiply, Opcode::kSubtract}) {
+    EXPECT_EQ(FindWindowExtremumRows<float>(reducer), nullptr) << OpcodeName(reducer);
+    EXPECT_EQ(FindWindowExtremumRows<double>(reducer), nullptr) << OpcodeName(reducer);
+  }
+}
+
+// reduce-window(x, init) with `reducer` over `type` on the CPU backend and
+// the interpreter, x full of TrickyValues; the same bytes on 1, 2, 4 threads.
+template <typename T>
+void ExpectPoolingBytesOfTheInterpreter(const std::string& type, const std::string& in,
+                                        const std::string& out, const std::string& reducer,
+                                        const std::string& init, const std::string& window) {
+  const std::string text = "HloModule m\nr {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+                           "[] parameter(1)\n  ROOT c = " + type + "[] " + reducer +
+                           "(a, b)\n}\nENTRY e {\n  x = " + type + in + " parameter(0)\n  i = " + type +
+                           "[] constant(" + init + ")\n  ROOT w = " + type + out +
+                           " reduce-window(x, i), window={" + window + "}, to_apply=r\n}\n";
+  SCOPED_TRACE(text);
+  EXPECT_EQ(testing::CountThunks(text, "reduce-window"), 1);
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  std::vector<Literal> arguments = testing::RandomArguments(*module);
+  auto x = arguments[0].data<T>();
+  const std::vector<T> values = TrickyValues<T>(static_cast<int64_t>(x.size()), 11);
+  std::copy(values.begin(), values.end(), x.begin());
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  for (int threads : {1, 2, 4}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(*module, arguments, threads));
+    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
+    const auto got_values = got.data<T>();
+    const auto want_values = want[0].data<T>();
+    for (size_t i = 0; i < want_values.size(); ++i) {
+      ASSERT_EQ(std::memcmp(&got_values[i], &want_values[i], sizeof(T)), 0)
+          << threads << " threads, element " << i << ": " << got_values[i] << " vs " << want_values[i];
+    }
+  }
+}
+
+TEST(RuntimeWindowExtremumTest, VectorPoolingGivesTheInterpretersBytes) {
+  // JAX's max-pool 3x3 stride 2 SAME, NHWC, channels: four whole vectors
+  // and a tail (80), a tail alone (70), exactly one vector (16).
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[2,9,10,80]", "[2,5,5,80]", "maximum", "-inf",
+                                            "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0");
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[3,7,8,70]", "[3,7,8,70]", "minimum", "inf",
+                                            "size=1x3x3x1 pad=0_0x1_1x1_1x0_0");
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[2,9,9,16]", "[2,4,4,16]", "maximum", "-inf",
+                                            "size=1x3x3x1 stride=1x2x2x1");
+  // An initial value that is not the identity, window and base dilation,
+  // a window wider than the input, all-padding windows.
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[2,9,9,32]", "[2,5,5,32]", "maximum", "0.5",
+                                            "size=1x3x3x1 rhs_dilate=1x2x2x1");
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[2,5,5,20]", "[2,10,10,20]", "minimum", "-0.25",
+                                            "size=1x2x2x1 pad=0_0x1_1x1_1x0_0 lhs_dilate=1x2x2x1");
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[3,4,24]", "[3,3,24]", "maximum", "-inf",
+                                            "size=1x6x1 stride=1x4x1 pad=0_0x6_6x0_0");
+  // f64: eight lanes to a register.
+  ExpectPoolingBytesOfTheInterpreter<double>("f64", "[2,9,10,37]", "[2,5,5,37]", "maximum", "-inf",
+                                             "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0");
+  ExpectPoolingBytesOfTheInterpreter<double>("f64", "[2,6,6,8]", "[2,6,6,8]", "minimum", "inf",
+                                             "size=1x3x3x1 pad=0_0x1_1x1_1x0_0");
+}
+
+}  // namespace
+}  // namespace kiln::cpu
