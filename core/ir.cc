@@ -9,6 +9,7 @@
 
 #include "core/hlo_printer.h"
 #include "core/pointer_map.h"
+#include "core/post_order.h"
 #include "core/work_count.h"
 
 namespace kiln {
@@ -44,14 +45,9 @@ ProgramShape Computation::program_shape() const {
   return shape;
 }
 
-std::vector<Instruction*> Computation::PostOrder() const {
-  std::vector<Instruction*> order;
-  if (!root_) return order;
-  PointerSet visited(instructions_.size());
-  order.reserve(instructions_.size());
-  // Iterative DFS: deep graphs (long chains) must not overflow the stack.
-  std::vector<std::pair<Instruction*, size_t>> stack = {{root_, 0}};
-  visited.Insert(root_);
+void AppendPostOrder(Instruction* start, PointerSet& visited, std::vector<Instruction*>& order) {
+  if (!visited.Insert(start)) return;
+  std::vector<std::pair<Instruction*, size_t>> stack = {{start, 0}};
   while (!stack.empty()) {
     auto& [node, next] = stack.back();
     if (next < node->operands.size()) {
@@ -62,6 +58,14 @@ std::vector<Instruction*> Computation::PostOrder() const {
     order.push_back(node);
     stack.pop_back();
   }
+}
+
+std::vector<Instruction*> Computation::PostOrder() const {
+  std::vector<Instruction*> order;
+  if (!root_) return order;
+  PointerSet visited(instructions_.size());
+  order.reserve(instructions_.size());
+  AppendPostOrder(root_, visited, order);
   CountInstructionsWalked(order.size());
   return order;
 }

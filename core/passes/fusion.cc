@@ -10,6 +10,7 @@
 
 #include "core/ir_edit.h"
 #include "core/pointer_map.h"
+#include "core/post_order.h"
 #include "core/work_count.h"
 
 namespace kiln {
@@ -77,23 +78,8 @@ std::vector<Instruction*> DepthFirstFusionOrder(const Computation& computation) 
   std::vector<Instruction*> order;
   order.reserve(instructions.size());
   PointerSet visited(instructions.size());
-  std::vector<std::pair<Instruction*, size_t>> stack;
-  auto walk_from = [&](Instruction* start) {
-    if (!visited.Insert(start)) return;
-    stack.emplace_back(start, 0);
-    while (!stack.empty()) {
-      auto& [node, next] = stack.back();
-      if (next < node->operands.size()) {
-        Instruction* operand = node->operands[next++];
-        if (visited.Insert(operand)) stack.emplace_back(operand, 0);
-        continue;
-      }
-      order.push_back(node);
-      stack.pop_back();
-    }
-  };
-  if (computation.root() != nullptr) walk_from(computation.root());
-  for (const auto& instruction : instructions) walk_from(instruction.get());
+  if (computation.root() != nullptr) AppendPostOrder(computation.root(), visited, order);
+  for (const auto& instruction : instructions) AppendPostOrder(instruction.get(), visited, order);
   CountInstructionsWalked(instructions.size());
   return order;
 }
