@@ -10,6 +10,7 @@
 #include "backends/cpu/codegen/phase_timer.h"
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
+#include "backends/cpu/fused_loops.h"
 #include "backends/cpu/lowering.h"
 #include "backends/cpu/window_thunk.h"
 #include "core/dump_file.h"
@@ -171,6 +172,11 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(std::unique_p
     PipelineOptions pipeline;
     pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
     pipeline.narrow_int8_contractions = true;           // and s8 x s8 -> s32 (dot_thunk.h)
+    // JAX's Threefry loop (five trips over the counters) unrolled fuses with
+    // its consumers; loops over smaller arrays run whole (fused_loops.h).
+    WhileUnrollingOptions unrolling;
+    unrolling.min_state_bytes = kMaxFusedLoopKernelBytes;
+    pipeline.unroll_while_loops = unrolling;
     // A max-pool gradient's pad and slice run in its select-and-scatter (window_thunk.h).
     pipeline.fold_select_and_scatter = [](const Instruction& fusion) {
       return PlanFoldedSelectAndScatter(fusion).has_value();

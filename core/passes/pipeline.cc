@@ -37,6 +37,9 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   constexpr bool kVerifyShapesAtEnd = false;
   PassPipeline expansion(kVerifyShapesAtEnd);
   expansion.AddPass(std::make_unique<IdentityCustomCallRemoval>());
+  // The unrolled trips are calls: before the inliner.
+  if (options.unroll_while_loops)
+    expansion.AddPass(std::make_unique<WhileUnrolling>(*options.unroll_while_loops));
   expansion.AddPass(std::make_unique<CallInliner>());
   expansion.AddPass(std::make_unique<BatchNormExpander>());
   KILN_ASSIGN_OR_RETURN(bool changed, expansion.Run(module));

@@ -1,5 +1,6 @@
 // The optimisation pipeline every backend runs before lowering:
-//   annotation custom calls forwarded, call inlining, batch-norm expansion;
+//   annotation custom calls forwarded, short counted while loops unrolled
+//   (optional), call inlining, batch-norm expansion;
 //   simplification, shape-op simplification, constant folding, CSE and DCE,
 //   repeated until nothing changes (bounded);
 //   layout normalisation (row-major everywhere);
@@ -14,8 +15,10 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 
 #include "core/ir.h"
+#include "core/passes/while_unrolling.h"
 #include "core/status.h"
 
 namespace kiln {
@@ -24,6 +27,9 @@ struct PipelineOptions {
   // The backend's fusion rule (see core/passes/fusion.h); empty = the generic rule.
   std::function<bool(const Instruction&)> can_fuse;
   bool enable_fusion = true;
+  // Unroll while loops of a few trips known at compile time
+  // (while_unrolling.h) before the call inliner; empty = loops stay loops.
+  std::optional<WhileUnrollingOptions> unroll_while_loops;
   // Whether row reductions join their consumers' kernels (FusionOptions).
   bool fuse_row_reductions = true;
   // Whether gathers join kernels (FusionOptions::fuse_gathers).
