@@ -181,6 +181,10 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(std::unique_p
     pipeline.fold_select_and_scatter = [](const Instruction& fusion) {
       return PlanFoldedSelectAndScatter(fusion).has_value();
     };
+    // Average pooling's divide runs in its reduce-window (window_thunk.h).
+    pipeline.fold_reduce_window_epilogue = [](const Instruction& fusion) {
+      return PlanFoldedReduceWindow(fusion).has_value();
+    };
     pipeline.verify_input = false;                      // Compile verified it
     pipeline.verify_output = VerifyOptimisedModules();  // the structure is checked after each pass
     if (compiler != nullptr) {

@@ -134,12 +134,13 @@ bool FitsDynamicUpdateSliceThunk(const Instruction& update) {
 // convolutions, scans, windows, row scatters, rng, sort, top-k, fft, in-place
 // updates) and what only the interpreter path runs (the host ops no device
 // lowering runs either, NeedsHostOnDevice, and tuples of non-arrays). A
-// fusion is one only when it is a lone transpose or a
-// select-and-scatter with its pad and slice folded in.
+// fusion is one only when it is a lone transpose, a select-and-scatter
+// with its pad and slice folded in, or a reduce-window with its epilogue.
 bool RunsAsCpuThunk(const Instruction& instruction, KernelCompiler* compiler) {
   if (instruction.opcode == Opcode::kFusion)
     return instruction.called.size() == 1 &&
-           (LoneTranspose(instruction) != nullptr || PlanFoldedSelectAndScatter(instruction).has_value());
+           (LoneTranspose(instruction) != nullptr || PlanFoldedSelectAndScatter(instruction).has_value() ||
+            PlanFoldedReduceWindow(instruction).has_value());
   // Infeed, outfeed and the tape calls are steps of their own
   // (host_step_thunks.h), except that without a code generator a tape call,
   // whose counter is a kernel, stays on the interpreter path.
@@ -488,6 +489,9 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
             operand(folded->operand), operand(folded->source), operand(folded->initial),
             operand(folded->pad_value), outputs.at(0), std::move(folded->plan)));
       }
+      if (std::optional<ReduceWindowPlan> plan = PlanFoldedReduceWindow(instruction))
+        return add(std::make_unique<ReduceWindowThunk>(first(0), first(1), first(2), outputs.at(0),
+                                                       std::move(*plan)));
       break;
     case Opcode::kDot:
       if (std::optional<DotPlan> plan = PlanDot(instruction)) {

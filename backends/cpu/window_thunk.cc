@@ -9,6 +9,7 @@
 
 #include "backends/cpu/select_and_add_vectors.h"
 #include "backends/cpu/thread_pool.h"
+#include "backends/cpu/window_epilogue.h"
 #include "backends/cpu/window_extremum_vectors.h"
 #include "core/interpreter/called_computation.h"
 #include "core/interpreter/scalar_ops.h"
@@ -477,7 +478,33 @@ std::optional<ReduceWindowPlan> PlanReduceWindow(const Instruction& reduce_windo
     return std::nullopt;
   const std::optional<Opcode> reducer = PlainReducer(*reduce_window.called[0], geometry->type);
   if (!reducer) return std::nullopt;
-  return ReduceWindowPlan{std::move(*geometry), *reducer};
+  return ReduceWindowPlan{std::move(*geometry), *reducer, std::nullopt};
+}
+
+std::optional<ReduceWindowPlan> PlanFoldedReduceWindow(const Instruction& fusion) {
+  if (fusion.opcode != Opcode::kFusion || fusion.called.size() != 1 || fusion.operands.size() != 3)
+    return std::nullopt;
+  const Instruction* op = fusion.called[0]->root();
+  if (op == nullptr || op->operands.size() != 2 || !IsWindowEpilogue(op->shape.element_type(), op->opcode))
+    return std::nullopt;
+  const Instruction* reduce_window = op->operand(0);
+  const Instruction* broadcast = op->operand(1);
+  if (reduce_window->opcode != Opcode::kReduceWindow || reduce_window->operands.size() != 2 ||
+      broadcast->opcode != Opcode::kBroadcast || broadcast->operands.size() != 1)
+    return std::nullopt;
+  const Instruction* leaves[] = {reduce_window->operand(0), reduce_window->operand(1), broadcast->operand(0)};
+  for (int64_t i = 0; i < 3; ++i) {
+    const Instruction* leaf = leaves[i];
+    if (leaf->opcode != Opcode::kParameter || leaf->attrs.parameter_number != i || !leaf->shape.IsArray() ||
+        leaf->shape.element_type() != op->shape.element_type())
+      return std::nullopt;
+  }
+  if (broadcast->operand(0)->shape.rank() != 0 || !op->shape.Compatible(reduce_window->shape))
+    return std::nullopt;
+  std::optional<ReduceWindowPlan> plan = PlanReduceWindow(*reduce_window);
+  if (!plan) return std::nullopt;
+  plan->epilogue = op->opcode;
+  return plan;
 }
 
 std::optional<SelectAndScatterPlan> PlanSelectAndScatter(const Instruction& select_and_scatter) {
@@ -609,6 +636,13 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
                            begin, end, op);
         });
         if (!done.ok() && begin == 0) status = done;
+        // The results this task wrote are still in L1 or L2.
+        if (plan_.epilogue && done.ok()) {
+          const Status applied =
+              ApplyWindowEpilogue(g.type, *plan_.epilogue, static_cast<T*>(output) + begin * g.lanes,
+                                  (end - begin) * g.lanes, context.slots[inputs_[2]]);
+          if (!applied.ok() && begin == 0) status = applied;
+        }
       }
     });
   });

@@ -62,8 +62,18 @@ struct WindowGeometry {
 struct ReduceWindowPlan {
   WindowGeometry geometry;
   Opcode reducer = Opcode::kAdd;
+  // A fold (below): each result becomes op(result, scalar) as it is stored.
+  std::optional<Opcode> epilogue;
 };
 std::optional<ReduceWindowPlan> PlanReduceWindow(const Instruction& reduce_window);
+
+// A fusion whose computation is op(reduce-window(x, init), broadcast(s))
+// (core/passes/reduce_window_epilogue_folding.h) as one reduce-window whose
+// tasks apply op with s to the results they have just written, while they
+// are in cache (window_epilogue.h: the interpreter's op, so the bytes of
+// the two instructions run one after the other); x, init and s are the
+// fusion's operands 0, 1 and 2.
+std::optional<ReduceWindowPlan> PlanFoldedReduceWindow(const Instruction& fusion);
 
 // Where a window axis's positions (the select-and-scatter's operand's) come
 // from and go to when the operand is a pad of the real operand and the result
@@ -107,14 +117,19 @@ struct FoldedSelectAndScatterPlan {
 };
 std::optional<FoldedSelectAndScatterPlan> PlanFoldedSelectAndScatter(const Instruction& fusion);
 
-// Inputs: operand, initial value; output: the result.
+// Inputs: operand, initial value (and, for a folded epilogue, its
+// scalar); output: the result.
 class ReduceWindowThunk : public Thunk {
  public:
   ReduceWindowThunk(int operand, int initial, int output, ReduceWindowPlan plan)
       : Thunk({operand, initial}, {output}), plan_(std::move(plan)) {}
+  ReduceWindowThunk(int operand, int initial, int epilogue_scalar, int output, ReduceWindowPlan plan)
+      : Thunk({operand, initial, epilogue_scalar}, {output}), plan_(std::move(plan)) {}
 
   Status Run(ExecutionContext& context) const override;
-  std::string_view kind() const override { return "reduce-window"; }
+  std::string_view kind() const override {
+    return plan_.epilogue ? "reduce-window-epilogue" : "reduce-window";
+  }
 
  private:
   ReduceWindowPlan plan_;

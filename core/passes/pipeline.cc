@@ -15,6 +15,7 @@
 #include "core/passes/identity_custom_call_removal.h"
 #include "core/passes/int8_contraction_narrowing.h"
 #include "core/passes/layout_normalization.h"
+#include "core/passes/reduce_window_epilogue_folding.h"
 #include "core/passes/select_and_scatter_folding.h"
 #include "core/passes/shape_op_simplifier.h"
 #include "core/verifier.h"
@@ -63,6 +64,8 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
   if (options.narrow_int8_contractions) lowering.AddPass(std::make_unique<Int8ContractionNarrowing>());
   if (options.fold_select_and_scatter)
     lowering.AddPass(std::make_unique<SelectAndScatterFolding>(options.fold_select_and_scatter));
+  if (options.fold_reduce_window_epilogue)
+    lowering.AddPass(std::make_unique<ReduceWindowEpilogueFolding>(options.fold_reduce_window_epilogue));
   if (options.enable_fusion) {
     FusionOptions fusion;
     fusion.can_fuse = options.can_fuse;

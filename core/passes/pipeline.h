@@ -7,6 +7,7 @@
 //   f16/bf16 contractions in f32 (optional);
 //   s32 dots of widened s8 operands on the s8 operands (optional);
 //   pads and slices around select-and-scatter folded into it (optional);
+//   a scalar op on a reduce-window's result folded into it (optional);
 //   fusion (optional), then DCE.
 // The verifier checks the structure after every pass that changed the module
 // and, when asked (verify_output), every shape once at the end.
@@ -45,6 +46,9 @@ struct PipelineOptions {
   // The backend's rule for folding pads and slices around select-and-scatter
   // into one fusion (select_and_scatter_folding.h); empty = no fold.
   std::function<bool(const Instruction& fusion)> fold_select_and_scatter;
+  // The backend's rule for folding op(reduce-window, broadcast(scalar)) into
+  // one fusion (reduce_window_epilogue_folding.h); empty = no fold.
+  std::function<bool(const Instruction& fusion)> fold_reduce_window_epilogue;
   // Bound on the simplification fixed point.
   int max_simplification_rounds = 8;
   // Verify the module before the first pass; a backend that has just

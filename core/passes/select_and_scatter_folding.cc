@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/ir_edit.h"
+#include "core/passes/chain_folding.h"
 
 namespace kiln {
 namespace {
@@ -24,29 +25,17 @@ bool SelectAndScatterChainUserIs(const UserMap& users, const Instruction* value,
 // The fusion of `chain` over (x, v, s, i), its computation owned by `fused`.
 std::unique_ptr<Instruction> FuseSelectAndScatterChain(const PaddedSelectAndScatter& chain,
                                                        std::unique_ptr<Computation>& fused) {
-  fused = std::make_unique<Computation>("fused_" + chain.slice->name);
   const std::vector<Instruction*> inputs = {chain.pad->operand(0), chain.pad->operand(1),
                                             chain.select_and_scatter->operand(1),
                                             chain.select_and_scatter->operand(2)};
   std::vector<Instruction*> parameters;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    Attributes attrs;
-    attrs.parameter_number = static_cast<int64_t>(i);
-    Instruction* parameter =
-        fused->AddInstruction(MakeInstruction(Opcode::kParameter, inputs[i]->shape, {}, attrs));
-    parameter->name = "param_" + std::to_string(i);
-    parameters.push_back(parameter);
-  }
+  fused = MakeChainComputation("fused_" + chain.slice->name, inputs, parameters);
   Instruction* pad =
       CloneInstructionInto(*chain.pad, *fused, {parameters[0], parameters[1]}, chain.pad->name);
   Instruction* select_and_scatter = CloneInstructionInto(
       *chain.select_and_scatter, *fused, {pad, parameters[2], parameters[3]}, chain.select_and_scatter->name);
   fused->set_root(CloneInstructionInto(*chain.slice, *fused, {select_and_scatter}, chain.slice->name));
-  Attributes attrs;
-  attrs.fusion_kind = FusionKind::kOutput;
-  auto fusion = MakeInstruction(Opcode::kFusion, chain.slice->shape, inputs, attrs);
-  fusion->called = {fused.get()};
-  return fusion;
+  return MakeChainFusion(chain.slice->shape, inputs, fused.get());
 }
 
 bool FoldSelectAndScatterChains(Module& module, Computation& computation,
@@ -95,13 +84,9 @@ bool FoldSelectAndScatterChains(Module& module, Computation& computation,
 
 StatusOr<bool> SelectAndScatterFolding::Run(Module& module) {
   if (!accepts_) return false;
-  // Computations added by a fold hold no candidate: walk the ones there were.
-  std::vector<Computation*> computations;
-  for (const auto& computation : module.computations()) computations.push_back(computation.get());
-  bool changed = false;
-  for (Computation* computation : computations)
-    changed = FoldSelectAndScatterChains(module, *computation, accepts_) || changed;
-  return changed;
+  return FoldEachComputation(module, [&](Computation& computation) {
+    return FoldSelectAndScatterChains(module, computation, accepts_);
+  });
 }
 
 }  // namespace kiln

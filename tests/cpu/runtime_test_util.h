@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -172,6 +173,31 @@ inline void ExpectMatchesInterpreterOnThreads(const Module& module, std::initial
     for (int64_t i = 0; i < want[0].element_count(); ++i) {
       ASSERT_LE(AbsDifference(got, want[0], i), tolerance) << threads << " threads, element " << i;
     }
+  }
+}
+
+// The element where `got` and `want` differ in their bytes, or -1.
+inline int64_t FirstByteDifference(const Literal& got, const Literal& want) {
+  const int64_t width = ByteWidth(want.shape().element_type());
+  for (int64_t i = 0; i < want.element_count(); ++i) {
+    if (std::memcmp(got.raw().data() + i * width, want.raw().data() + i * width, static_cast<size_t>(width)))
+      return i;
+  }
+  return -1;
+}
+
+// Runs `module` (one array result) on the interpreter and on CPU backends
+// of 1, 2 and 4 intra-op threads and expects the same bytes: NaNs,
+// infinities and signed zeros included.
+inline void ExpectSameBytesOnThreads(const Module& module, const std::vector<Literal>& arguments) {
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  for (int threads : {1, 2, 4}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(module, arguments, threads));
+    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
+    const int64_t at = FirstByteDifference(got, want[0]);
+    EXPECT_EQ(at, -1) << threads << " threads: element " << at << " differs";
   }
 }
 

@@ -46,36 +46,12 @@ std::string SelectAndScatterProgram(const std::string& type, const std::string& 
          "}, select=select, scatter=scatter\n}\n";
 }
 
-// The element where `got` and `want` differ in their bytes, or -1.
-int64_t FirstDifference(const Literal& got, const Literal& want) {
-  const int64_t width = ByteWidth(want.shape().element_type());
-  for (int64_t i = 0; i < want.element_count(); ++i) {
-    if (std::memcmp(got.raw().data() + i * width, want.raw().data() + i * width, static_cast<size_t>(width)))
-      return i;
-  }
-  return -1;
-}
-
-// Runs `module` on the interpreter and on the CPU backend with each of 1, 2
-// and 4 threads and expects the same bytes.
-void ExpectSameBytes(const Module& module, const std::vector<Literal>& arguments) {
-  interpreter::InterpreterBackend reference;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, module, arguments));
-  ASSERT_EQ(want.size(), 1u);
-  for (int threads : {1, 2, 4}) {
-    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(module, arguments, threads));
-    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
-    const int64_t at = FirstDifference(got, want[0]);
-    EXPECT_EQ(at, -1) << threads << " threads: element " << at << " differs";
-  }
-}
-
 void ExpectThunkAndSameBytes(const std::string& text, const std::string& kind, int64_t count) {
   SCOPED_TRACE(text);
   EXPECT_EQ(testing::CountThunks(text, kind), count);
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
   ASSERT_NE(module, nullptr);
-  ExpectSameBytes(*module, testing::RandomArguments(*module));
+  testing::ExpectSameBytesOnThreads(*module, testing::RandomArguments(*module));
 }
 
 TEST(RuntimeWindowTest, PoolingRunsAsReduceWindowThunksWithTheInterpretersBytes) {
@@ -129,7 +105,7 @@ TEST(RuntimeWindowTest, MaxPoolingOfNaNsGivesTheInterpretersNaNs) {
     }
     x[5] = std::numeric_limits<float>::infinity();
     SCOPED_TRACE(reducer);
-    ExpectSameBytes(*module, arguments);
+    testing::ExpectSameBytesOnThreads(*module, arguments);
   }
 }
 
@@ -196,7 +172,7 @@ TEST(RuntimeWindowTest, SelectAndScatterOfNaNsAndTiesGivesTheInterpretersBytes) 
     if (i % 5 == 0) x[i] = std::nanf("");
     if (i % 5 == 1) x[i] = 0.25f;  // ties: the first in window order wins
   }
-  ExpectSameBytes(*module, arguments);
+  testing::ExpectSameBytesOnThreads(*module, arguments);
 }
 
 // JAX's max-pool gradient as it exports it: pad the operand with `pad`,
@@ -230,7 +206,8 @@ void ExpectFoldedWithTheUnfoldedBytes(const PaddedGradient& c,
   EXPECT_EQ(testing::CountThunks(text, "kernel"), 0);
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
   ASSERT_NE(module, nullptr);
-  ExpectSameBytes(*module, arguments != nullptr ? *arguments : testing::RandomArguments(*module));
+  testing::ExpectSameBytesOnThreads(*module,
+                                    arguments != nullptr ? *arguments : testing::RandomArguments(*module));
 }
 
 TEST(RuntimeWindowTest, MaxPoolGradientsPadAndSliceFoldIntoTheSelectAndScatter) {
@@ -335,7 +312,7 @@ TEST(RuntimeWindowTest, PadsAndSlicesTheThunkCannotTakeStayUnfolded) {
     EXPECT_EQ(testing::CountThunks(text, "select-and-scatter"), 1);
     std::unique_ptr<Module> module = testing::ParseOrDie(text);
     ASSERT_NE(module, nullptr);
-    ExpectSameBytes(*module, testing::RandomArguments(*module));
+    testing::ExpectSameBytesOnThreads(*module, testing::RandomArguments(*module));
   }
 }
 
@@ -355,7 +332,7 @@ TEST(RuntimeWindowTest, SelectAndScatterOfF64NaNsAndTiesGivesTheInterpretersByte
       if (i % 5 == 2) x[i] = i % 2 == 0 ? 0.0 : -0.0;
     }
     SCOPED_TRACE(window);
-    ExpectSameBytes(*module, arguments);
+    testing::ExpectSameBytesOnThreads(*module, arguments);
   }
 }
 
@@ -414,7 +391,7 @@ TEST(RuntimeWindowTest, Bf16MaxPoolGradientsRoundEveryAddAsTheInterpreter) {
     ASSERT_NE(module, nullptr);
     std::vector<Literal> arguments = testing::RandomArguments(*module);
     FillBf16Gradient(arguments, seed++);
-    ExpectSameBytes(*module, arguments);
+    testing::ExpectSameBytesOnThreads(*module, arguments);
   }
   const PaddedGradient folded[] = {
       {"bf16", "[2,9,9,20]", "0_0x1_1x1_1x0_0", "[2,11,11,20]", "[2,9,9,20]", "size=1x3x3x1",
