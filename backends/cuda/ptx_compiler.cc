@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "backends/cuda/convolution_gemm_emitter.h"
 #include "backends/cuda/cuda_target_hooks.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/cuda/libdevice.h"
@@ -242,6 +243,15 @@ StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, co
       continue;
     }
     KILN_RETURN_IF_ERROR(CheckPtxEmittable(*request.computation));
+    if (root != nullptr && root->opcode == Opcode::kConvolution) {
+      // An implicit GEMM where it applies; else the elemental path below.
+      if (StatusOr<ConvolutionGemmPlan> plan = PlanConvolutionGemmKernel(*request.computation); plan.ok()) {
+        KILN_ASSIGN_OR_RETURN(PtxKernel convolution,
+                              EmitConvolutionGemmKernel(*module, *request.computation, *plan, request.name));
+        result.kernels.push_back(std::move(convolution));
+        continue;
+      }
+    }
     const std::string body_name = request.name + ".iteration";
     // One output element per thread; a warp per row where rows are reduced.
     llvm_ir::CooperativeRows warp;

@@ -2,7 +2,10 @@
 // computation is emitted by the shared elemental kernel emitter
 // (backends/llvm/, one output element per parallel iteration) and wrapped in a
 // GPU entry point that maps one thread to one iteration; math functions
-// are linked from libdevice (libdevice.h) when they are used.
+// are linked from libdevice (libdevice.h) when they are used. Sort, topk,
+// rng and rng-bit-generator have kernels of their own, and a float
+// convolution is an implicit GEMM (convolution_gemm_emitter.h) where
+// PlanConvolutionGemm takes it.
 #pragma once
 
 #include <cstdint>

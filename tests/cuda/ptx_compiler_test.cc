@@ -399,6 +399,28 @@ ENTRY main {
   EXPECT_EQ(exported.kernels[0].parallel_extent, 64);
 }
 
+// A float convolution is an implicit GEMM (convolution_gemm_emitter.h):
+// tiles staged in shared memory between barriers, a block of 256 threads
+// per 64 x 64 tile of the output; an integer one keeps the elemental
+// kernel (a thread per output element, no shared memory).
+TEST(PtxExportTest, FloatConvolutionIsAnImplicitGemmOverSharedTiles) {
+  const auto convolution = [](const std::string& type) {
+    return "HloModule conv\nENTRY main {\n  x = " + type + "[2,30,30,3] parameter(0)\n  w = " + type +
+           "[3,3,3,70] parameter(1)\n  ROOT c = " + type +
+           "[2,28,28,70] convolution(x, w), window={size=3x3}, dim_labels=b01f_01io->b01f\n}\n";
+  };
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport gemm, Export(convolution("f32").c_str()));
+  ASSERT_EQ(gemm.kernels.size(), 1u) << gemm.ptx;
+  EXPECT_NE(gemm.ptx.find(".shared"), std::string::npos) << gemm.ptx;
+  EXPECT_NE(gemm.ptx.find("bar.sync"), std::string::npos) << gemm.ptx;
+  // M = 2 * 28 * 28 = 1568 (25 tiles of 64), N = 70 (2 tiles).
+  EXPECT_EQ(gemm.kernels[0].parallel_extent, 25 * 2 * 256);
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport elemental, Export(convolution("s32").c_str()));
+  ASSERT_EQ(elemental.kernels.size(), 1u) << elemental.ptx;
+  EXPECT_EQ(elemental.ptx.find(".shared"), std::string::npos) << elemental.ptx;
+  EXPECT_EQ(elemental.kernels[0].parallel_extent, 2 * 28 * 28 * 70);
+}
+
 TEST(PtxExportTest, HostOnlyOpsAreRefusedByName) {
   const Status size = Export(R"(
 HloModule dynamic_size
