@@ -1,6 +1,7 @@
 #include "backends/cpu/window_extremum_vectors.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -30,6 +31,7 @@ struct ExtremumLanes<float> {
   KILN_EXTREMUM_AVX512 static Vector Load(const float* p) { return _mm512_loadu_ps(p); }
   KILN_EXTREMUM_AVX512 static Vector Load(Mask m, const float* p) { return _mm512_maskz_loadu_ps(m, p); }
   KILN_EXTREMUM_AVX512 static void Store(float* p, Vector v) { _mm512_storeu_ps(p, v); }
+  KILN_EXTREMUM_AVX512 static void StoreStreaming(float* p, Vector v) { _mm512_stream_ps(p, v); }
   KILN_EXTREMUM_AVX512 static void Store(float* p, Mask m, Vector v) { _mm512_mask_storeu_ps(p, m, v); }
   KILN_EXTREMUM_AVX512 static Mask NotNan(Vector v) { return _mm512_cmp_ps_mask(v, v, _CMP_ORD_Q); }
   KILN_EXTREMUM_AVX512 static Vector Max(Vector held, Mask m, Vector next) {
@@ -50,6 +52,7 @@ struct ExtremumLanes<double> {
   KILN_EXTREMUM_AVX512 static Vector Load(const double* p) { return _mm512_loadu_pd(p); }
   KILN_EXTREMUM_AVX512 static Vector Load(Mask m, const double* p) { return _mm512_maskz_loadu_pd(m, p); }
   KILN_EXTREMUM_AVX512 static void Store(double* p, Vector v) { _mm512_storeu_pd(p, v); }
+  KILN_EXTREMUM_AVX512 static void StoreStreaming(double* p, Vector v) { _mm512_stream_pd(p, v); }
   KILN_EXTREMUM_AVX512 static void Store(double* p, Mask m, Vector v) { _mm512_mask_storeu_pd(p, m, v); }
   KILN_EXTREMUM_AVX512 static Mask NotNan(Vector v) { return _mm512_cmp_pd_mask(v, v, _CMP_ORD_Q); }
   KILN_EXTREMUM_AVX512 static Vector Max(Vector held, Mask m, Vector next) {
@@ -74,8 +77,10 @@ KILN_EXTREMUM_AVX512 inline typename ExtremumLanes<T>::Vector FoldStep(
 }
 
 // Four vectors of lanes at a time: each window row's step depends on the
-// last one, so four independent chains keep the vector unit busy.
-template <typename T, bool kMaximum>
+// last one, so four independent chains keep the vector unit busy. With
+// kStream, whole vectors at 64-byte aligned addresses are stored
+// non-temporally (no read of the line first, no cache line kept).
+template <typename T, bool kMaximum, bool kStream>
 KILN_EXTREMUM_AVX512 void FoldWindowRows(const T* const* rows, size_t taps, T initial, int64_t n, T* out) {
   using L = ExtremumLanes<T>;
   using Vector = typename L::Vector;
@@ -90,7 +95,12 @@ KILN_EXTREMUM_AVX512 void FoldWindowRows(const T* const* rows, size_t taps, T in
       for (int64_t v = 0; v < kChains; ++v)
         held[v] = FoldStep<T, kMaximum>(held[v], L::Load(row + v * L::kLanes));
     }
-    for (int64_t v = 0; v < kChains; ++v) L::Store(out + c + v * L::kLanes, held[v]);
+    T* to = out + c;
+    if (kStream && reinterpret_cast<uintptr_t>(to) % 64 == 0) {
+      for (int64_t v = 0; v < kChains; ++v) L::StoreStreaming(to + v * L::kLanes, held[v]);
+    } else {
+      for (int64_t v = 0; v < kChains; ++v) L::Store(to + v * L::kLanes, held[v]);
+    }
   }
   for (; c < n; c += L::kLanes) {
     const auto mask = L::Prefix(std::min<int64_t>(L::kLanes, n - c));
@@ -104,18 +114,27 @@ KILN_EXTREMUM_AVX512 void FoldWindowRows(const T* const* rows, size_t taps, T in
 }  // namespace
 
 template <typename T>
-WindowExtremumRows<T> FindWindowExtremumRows(Opcode reducer) {
+WindowExtremumRows<T> FindWindowExtremumRows(Opcode reducer, bool stream_stores) {
 #if defined(__x86_64__)
   if (!HasAvx512ForWindowExtremum()) return nullptr;
-  if (reducer == Opcode::kMaximum) return &FoldWindowRows<T, true>;
-  if (reducer == Opcode::kMinimum) return &FoldWindowRows<T, false>;
+  if (reducer == Opcode::kMaximum)
+    return stream_stores ? &FoldWindowRows<T, true, true> : &FoldWindowRows<T, true, false>;
+  if (reducer == Opcode::kMinimum)
+    return stream_stores ? &FoldWindowRows<T, false, true> : &FoldWindowRows<T, false, false>;
 #else
   (void)reducer;
+  (void)stream_stores;
 #endif
   return nullptr;
 }
 
-template WindowExtremumRows<float> FindWindowExtremumRows<float>(Opcode);
-template WindowExtremumRows<double> FindWindowExtremumRows<double>(Opcode);
+void FenceStreamedWindowStores() {
+#if defined(__x86_64__)
+  _mm_sfence();
+#endif
+}
+
+template WindowExtremumRows<float> FindWindowExtremumRows<float>(Opcode, bool);
+template WindowExtremumRows<double> FindWindowExtremumRows<double>(Opcode, bool);
 
 }  // namespace kiln::cpu

@@ -31,11 +31,18 @@ template <typename T>
 constexpr bool kHasWindowExtremumVectors = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 // The fold for `reducer` (kMaximum or kMinimum), or null for any other
-// reducer or where the CPU has no AVX-512F.
+// reducer or where the CPU has no AVX-512F. With `stream_stores` it stores
+// whole aligned vectors non-temporally: for a result far larger than the
+// caches, which saves reading each line before it is written; the thread
+// then calls FenceStreamedWindowStores before its results are handed on.
 template <typename T>
-WindowExtremumRows<T> FindWindowExtremumRows(Opcode reducer);
+WindowExtremumRows<T> FindWindowExtremumRows(Opcode reducer, bool stream_stores = false);
 
-extern template WindowExtremumRows<float> FindWindowExtremumRows<float>(Opcode);
-extern template WindowExtremumRows<double> FindWindowExtremumRows<double>(Opcode);
+// Orders the streamed stores before the thread's later stores (sfence):
+// x86 does not order them by a release store alone.
+void FenceStreamedWindowStores();
+
+extern template WindowExtremumRows<float> FindWindowExtremumRows<float>(Opcode, bool);
+extern template WindowExtremumRows<double> FindWindowExtremumRows<double>(Opcode, bool);
 
 }  // namespace kiln::cpu

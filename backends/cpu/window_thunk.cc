@@ -21,6 +21,9 @@ namespace {
 constexpr int64_t kWindowElementsPerTask = 32 * 1024;
 // Lanes reduced side by side: a row of accumulators that stays in L1.
 constexpr int64_t kLaneChunk = 512;
+// Max and min pooling results at least this large are stored past the
+// caches (FindWindowExtremumRows): twice a 2 MiB L2, so they would not stay.
+constexpr int64_t kStreamedWindowResultBytes = 4 << 20;
 // Lanes whose selections select-and-scatter keeps at once (on the stack).
 constexpr int64_t kSelectLanes = 128;
 
@@ -625,9 +628,12 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
         const Status done = WithPoolingOp<T>(plan_.reducer, [&](auto op) {
           if constexpr (kHasWindowExtremumVectors<T>) {
             if (g.lanes >= kWindowExtremumLanes<T>) {
-              if (WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(plan_.reducer)) {
+              const bool stream =
+                  tasks * g.lanes * static_cast<int64_t>(sizeof(T)) >= kStreamedWindowResultBytes;
+              if (WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(plan_.reducer, stream)) {
                 FoldWindowsInRegisters<T>(g, static_cast<const T*>(input), LoadScalar<T>(initial),
                                           static_cast<T*>(output), begin, end, fold);
+                if (stream) FenceStreamedWindowStores();
                 return;
               }
             }

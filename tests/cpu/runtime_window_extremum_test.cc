@@ -3,12 +3,13 @@
 // fold gives the interpreter's MaximumOp/MinimumOp fold bit for bit (NaN
 // payloads and signs, signed zeros, infinities, every tail length), and
 // reduce-windows that take it give the interpreter's bytes on 1, 2 and 4
-// threads.
+// threads, with results stored through the caches or past them.
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -60,8 +61,9 @@ std::vector<T> TrickyValues(int64_t count, uint32_t seed) {
 }
 
 template <typename T>
-void ExpectFoldIsTheInterpreters(Opcode reducer) {
-  const WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(reducer);
+void ExpectFoldIsTheInterpreters(Opcode reducer, bool stream_stores) {
+  SCOPED_TRACE(stream_stores ? "streaming stores" : "stores");
+  const WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(reducer, stream_stores);
   ASSERT_NE(fold, nullptr) << "the host has AVX-512F, so the vector fold must be found";
   const T initial = reducer == Opcode::kMaximum ? -std::numeric_limits<T>::infinity() : T(0.5);
   for (int64_t n : {1, 7, 8, 15, 16, 17, 63, 64, 65, 70, 130}) {
@@ -72,8 +74,14 @@ void ExpectFoldIsTheInterpreters(Opcode reducer) {
         rows.push_back(TrickyValues<T>(n, static_cast<uint32_t>(n * 100 + static_cast<int64_t>(k))));
         pointers.push_back(rows.back().data());
       }
-      std::vector<T> got(static_cast<size_t>(n) + 1, T(7));  // one past the end must stay
+      // At a 64-byte boundary (streamed stores need one), one past the end
+      // must stay.
+      std::vector<T> buffer(static_cast<size_t>(n) + 1 + 64 / sizeof(T), T(7));
+      T* aligned = buffer.data();
+      while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
+      std::span<T> got(aligned, static_cast<size_t>(n) + 1);
       fold(pointers.data(), taps, initial, n, got.data());
+      FenceStreamedWindowStores();
       for (int64_t c = 0; c < n; ++c) {
         T want = initial;
         for (size_t k = 0; k < taps; ++k) {
@@ -92,10 +100,12 @@ void ExpectFoldIsTheInterpreters(Opcode reducer) {
 
 TEST(RuntimeWindowExtremumTest, VectorFoldIsTheInterpretersFoldBitForBit) {
   if (!HostHasAvx512F()) GTEST_SKIP() << "this CPU has no AVX-512F; the scalar row loop runs instead";
-  ExpectFoldIsTheInterpreters<float>(Opcode::kMaximum);
-  ExpectFoldIsTheInterpreters<float>(Opcode::kMinimum);
-  ExpectFoldIsTheInterpreters<double>(Opcode::kMaximum);
-  ExpectFoldIsTheInterpreters<double>(Opcode::kMinimum);
+  for (bool stream_stores : {false, true}) {
+    ExpectFoldIsTheInterpreters<float>(Opcode::kMaximum, stream_stores);
+    ExpectFoldIsTheInterpreters<float>(Opcode::kMinimum, stream_stores);
+    ExpectFoldIsTheInterpreters<double>(Opcode::kMaximum, stream_stores);
+    ExpectFoldIsTheInterpreters<double>(Opcode::kMinimum, stream_stores);
+  }
 }
 
 TEST(RuntimeWindowExtremumTest, OnlyMaximumAndMinimumHaveAVectorFold) {
@@ -156,6 +166,9 @@ TEST(RuntimeWindowExtremumTest, VectorPoolingGivesTheInterpretersBytes) {
                                             "size=1x2x2x1 pad=0_0x1_1x1_1x0_0 lhs_dilate=1x2x2x1");
   ExpectPoolingBytesOfTheInterpreter<float>("f32", "[3,4,24]", "[3,3,24]", "maximum", "-inf",
                                             "size=1x6x1 stride=1x4x1 pad=0_0x6_6x0_0");
+  // A result over 4 MiB, stored past the caches.
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[4,66,66,64]", "[4,66,66,64]", "maximum", "-inf",
+                                            "size=1x3x3x1 pad=0_0x1_1x1_1x0_0");
   // f64: eight lanes to a register.
   ExpectPoolingBytesOfTheInterpreter<double>("f64", "[2,9,10,37]", "[2,5,5,37]", "maximum", "-inf",
                                              "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0");
