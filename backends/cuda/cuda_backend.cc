@@ -11,6 +11,8 @@
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_executable.h"
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cudnn_handles.h"
+#include "backends/cuda/cudnn_library.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/lowering/step_runner.h"
@@ -24,6 +26,7 @@ struct Gpu {
   std::unique_ptr<Device> device;
   std::shared_ptr<DeviceMemory> memory;
   std::shared_ptr<CublasHandles> blas;  // null when dots run as Kiln kernels
+  std::shared_ptr<CudnnHandles> dnn;    // null when convolutions run as Kiln kernels
   PtxTarget target;
   int64_t total_memory = 0;
 };
@@ -54,6 +57,34 @@ StatusOr<DotPath> ChooseDotPath() {
   return DotPath{nullptr, "dot: kiln kernels (cuBLAS not loaded: " + cublas.status().message() + ")"};
 }
 
+// How this backend runs convolutions: through cuDNN where it takes them
+// when `cudnn` is set, else all with Kiln's kernels (the implicit GEMM).
+struct ConvolutionPath {
+  const Cudnn* cudnn = nullptr;
+  std::string description;
+};
+
+// KILN_CUDA_CONVOLUTION: unset or "auto" uses cuDNN when it loads
+// (cudnn_library.h), Kiln's kernels otherwise; "cudnn" requires cuDNN
+// (UNAVAILABLE without it); "kernel" always uses Kiln's kernels. Anything
+// else is INVALID_ARGUMENT.
+StatusOr<ConvolutionPath> ChooseConvolutionPath() {
+  const char* setting = std::getenv("KILN_CUDA_CONVOLUTION");
+  const std::string choice = setting != nullptr ? setting : "";
+  if (choice == "kernel")
+    return ConvolutionPath{nullptr, "convolution: kiln kernels (KILN_CUDA_CONVOLUTION=kernel)"};
+  if (!choice.empty() && choice != "auto" && choice != "cudnn")
+    return InvalidArgument("cuda: KILN_CUDA_CONVOLUTION='", choice,
+                           "' is not one of auto (cuDNN when it loads), cudnn, kernel");
+  StatusOr<const Cudnn*> cudnn = Cudnn::Get();
+  if (cudnn.ok()) return ConvolutionPath{*cudnn, "convolution: cudnn " + (*cudnn)->version()};
+  if (choice == "cudnn")
+    return Unavailable("cuda: KILN_CUDA_CONVOLUTION=cudnn but cuDNN cannot be loaded: ",
+                       cudnn.status().message());
+  return ConvolutionPath{nullptr,
+                         "convolution: kiln kernels (cuDNN not loaded: " + cudnn.status().message() + ")"};
+}
+
 // major * 10 + minor (sm_90 = 90).
 StatusOr<int> ComputeCapability(const Driver& driver, CUdevice device) {
   int major = 0, minor = 0;
@@ -79,6 +110,7 @@ class CudaBackend : public Backend {
 
   Status Open() {
     KILN_ASSIGN_OR_RETURN(const DotPath dots, ChooseDotPath());
+    KILN_ASSIGN_OR_RETURN(const ConvolutionPath convolutions, ChooseConvolutionPath());
     int count = 0;
     KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceGetCount(&count), "cuDeviceGetCount"));
     for (int ordinal = 0; ordinal < count; ++ordinal) {
@@ -95,9 +127,11 @@ class CudaBackend : public Backend {
       gpu.total_memory = static_cast<int64_t>(total);
       KILN_ASSIGN_OR_RETURN(gpu.memory, DeviceMemory::Open(driver_, ordinal));
       if (dots.cublas != nullptr) gpu.blas = std::make_shared<CublasHandles>(*dots.cublas, gpu.memory);
-      gpu.device = std::make_unique<Device>(
-          this, ordinal,
-          "cuda:" + std::to_string(ordinal) + " (" + description + "; " + dots.description + ")");
+      if (convolutions.cudnn != nullptr)
+        gpu.dnn = std::make_shared<CudnnHandles>(*convolutions.cudnn, gpu.memory);
+      gpu.device = std::make_unique<Device>(this, ordinal,
+                                            "cuda:" + std::to_string(ordinal) + " (" + description + "; " +
+                                                dots.description + "; " + convolutions.description + ")");
       device_list_.push_back(gpu.device.get());
       gpus_.push_back(std::move(gpu));
     }
@@ -151,10 +185,11 @@ class CudaBackend : public Backend {
           WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*clone)));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaProgram> program,
                           LowerForCuda(std::move(clone), gpu.target, options.dump_ir_dir, stem,
-                                       /*cublas_dots=*/gpu.blas != nullptr));
+                                       /*cublas_dots=*/gpu.blas != nullptr,
+                                       /*cudnn_convolutions=*/gpu.dnn != nullptr));
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaExecutable> executable,
                           CudaExecutable::Load(std::shared_ptr<const CudaProgram>(std::move(program)),
-                                               gpu.device.get(), gpu.memory, queues_, gpu.blas));
+                                               gpu.device.get(), gpu.memory, queues_, gpu.blas, gpu.dnn));
     return std::unique_ptr<Executable>(std::move(executable));
   }
 

@@ -25,6 +25,7 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
       : executable_(executable), driver_(executable.memory_->driver()), options_(options) {}
   ~StepExecutor() override {
     if (blas_handle_ != nullptr) executable_.blas_->Release(blas_handle_);
+    if (dnn_handle_ != nullptr) executable_.dnn_->Release(dnn_handle_);
     if (stream != nullptr) driver_.api().StreamDestroy(stream);
   }
 
@@ -99,17 +100,21 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
   const ExecuteOptions& options_;
   uint64_t rng_launches_ = 0;             // rng kernels launched so far (rng_emitter.h)
   cublasHandle_t blas_handle_ = nullptr;  // taken from the pool at the first GEMM
+  cudnnHandle_t dnn_handle_ = nullptr;    // taken from the pool at the first cuDNN convolution
   std::map<int, DeviceBlock> added_;      // AddSlot's blocks, by slot
   std::vector<DeviceBlock> retired_;      // released, freed at the next synchronisation
 };
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
     std::shared_ptr<const CudaProgram> program, Device* device, std::shared_ptr<DeviceMemory> memory,
-    std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<CublasHandles> blas) {
+    std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<CublasHandles> blas,
+    std::shared_ptr<CudnnHandles> dnn) {
   if (!program->gemms.empty() && blas == nullptr)
     return Internal("cuda: a program with cuBLAS GEMMs loaded without cuBLAS handles");
+  if (!program->convolutions.empty() && dnn == nullptr)
+    return Internal("cuda: a program with cuDNN convolutions loaded without cuDNN handles");
   std::unique_ptr<CudaExecutable> executable(
-      new CudaExecutable(program, device, memory, std::move(queues), std::move(blas)));
+      new CudaExecutable(program, device, memory, std::move(queues), std::move(blas), std::move(dnn)));
   const Driver& driver = memory->driver();
   KILN_RETURN_IF_ERROR(memory->MakeCurrent());
   if (!program->ptx.kernels.empty()) {
@@ -339,8 +344,9 @@ StatusOr<StepLoopTrips> CudaExecutable::StepExecutor::RunLoopTrips(const Program
   return StepLoopTrips{trips, finished == 1};
 }
 
-// A registered op's PTX kernel, or a dot as a cuBLAS GEMM with the handle
-// the execution took from the GPU's pool, on this execution's stream.
+// A registered op's PTX kernel, a dot as a cuBLAS GEMM or a convolution
+// through cuDNN with the handle the execution took from the GPU's pool, on
+// this execution's stream.
 Status CudaExecutable::StepExecutor::CallLibrary(const ProgramStep& step) {
   const CudaProgram& program = *executable_.program_;
   if (step.call < 0 || static_cast<size_t>(step.call) >= program.calls.size())
@@ -352,12 +358,32 @@ Status CudaExecutable::StepExecutor::CallLibrary(const ProgramStep& step) {
     const auto index = static_cast<size_t>(call.user_op);
     return RunUserOpKernel(driver_, executable_.user_ops_[index], program.user_ops[index], buffers, stream);
   }
+  auto address = [&](size_t i) { return addresses[static_cast<size_t>(step.buffers[i])]; };
+  if (call.convolution >= 0) {
+    if (step.buffers.size() != 3)
+      return Internal("cuda: convolution '", step.name, "' binds ", step.buffers.size(), " buffers, not 3");
+    if (dnn_handle_ == nullptr) {
+      KILN_ASSIGN_OR_RETURN(dnn_handle_, executable_.dnn_->Acquire(stream));
+    }
+    // The workspace is a slot of this execution's, freed once the stream
+    // has finished with it (ReleaseSlot).
+    std::vector<int> workspaces;
+    const CudnnWorkspace workspace = [&](int64_t bytes) -> StatusOr<CUdeviceptr> {
+      KILN_ASSIGN_OR_RETURN(const int slot, AddSlot(bytes));
+      workspaces.push_back(slot);
+      return addresses[static_cast<size_t>(slot)];
+    };
+    Status run = RunCudnnConvolution(executable_.dnn_->cudnn(), dnn_handle_,
+                                     program.convolutions[static_cast<size_t>(call.convolution)], address(0),
+                                     address(1), address(2), workspace);
+    for (int slot : workspaces) ReleaseSlot(slot);
+    return run;
+  }
   if (call.gemm < 0 || step.buffers.size() != 3)
     return Internal("cuda: library call '", step.name, "' is not a planned GEMM");
   if (blas_handle_ == nullptr) {
     KILN_ASSIGN_OR_RETURN(blas_handle_, executable_.blas_->Acquire(stream));
   }
-  auto address = [&](size_t i) { return addresses[static_cast<size_t>(step.buffers[i])]; };
   return RunGemm(executable_.blas_->cublas(), blas_handle_, program.gemms[static_cast<size_t>(call.gemm)],
                  address(0), address(1), address(2));
 }

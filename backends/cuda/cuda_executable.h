@@ -15,6 +15,7 @@
 #include "backends/cuda/cublas_handles.h"
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cudnn_handles.h"
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
 
@@ -25,11 +26,13 @@ class CudaExecutable : public Executable {
   // Loads `program`'s PTX into `memory`'s context (the driver's JIT log is
   // in the error when it refuses it) and uploads the constants.
   // `queues` are the backend's infeed and outfeed queues; `blas` the GPU's
-  // cuBLAS handles (needed when the program has GEMMs, else may be null).
+  // cuBLAS handles (needed when the program has GEMMs, else may be null),
+  // `dnn` its cuDNN handles (needed when it has cuDNN convolutions).
   static StatusOr<std::unique_ptr<CudaExecutable>> Load(std::shared_ptr<const CudaProgram> program,
                                                         Device* device, std::shared_ptr<DeviceMemory> memory,
                                                         std::shared_ptr<interpreter::HostQueues> queues,
-                                                        std::shared_ptr<CublasHandles> blas = nullptr);
+                                                        std::shared_ptr<CublasHandles> blas = nullptr,
+                                                        std::shared_ptr<CudnnHandles> dnn = nullptr);
   ~CudaExecutable() override;
 
   const std::vector<Shape>& parameter_leaves() const override { return program_->parameter_leaves; }
@@ -41,18 +44,20 @@ class CudaExecutable : public Executable {
   class StepExecutor;
   CudaExecutable(std::shared_ptr<const CudaProgram> program, Device* device,
                  std::shared_ptr<DeviceMemory> memory, std::shared_ptr<interpreter::HostQueues> queues,
-                 std::shared_ptr<CublasHandles> blas)
+                 std::shared_ptr<CublasHandles> blas, std::shared_ptr<CudnnHandles> dnn)
       : program_(std::move(program)),
         device_(device),
         memory_(std::move(memory)),
         queues_(std::move(queues)),
-        blas_(std::move(blas)) {}
+        blas_(std::move(blas)),
+        dnn_(std::move(dnn)) {}
 
   std::shared_ptr<const CudaProgram> program_;
   Device* device_;
   std::shared_ptr<DeviceMemory> memory_;
   std::shared_ptr<interpreter::HostQueues> queues_;
   std::shared_ptr<CublasHandles> blas_;
+  std::shared_ptr<CudnnHandles> dnn_;
   CUmodule module_ = nullptr;
   std::vector<CUfunction> functions_;        // per kernel of program_->ptx
   std::vector<CUfunction> loop_functions_;   // per program_->whole_loops entry

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "backends/cuda/cublas_gemm.h"
+#include "backends/cuda/cudnn_convolution.h"
 #include "backends/cuda/ptx_compiler.h"
 #include "backends/cuda/user_op_kernels.h"
 #include "backends/cuda/whole_loop.h"
@@ -25,16 +26,19 @@ using SlotKind = StepSlotKind;
 using Slot = StepSlot;
 using Step = ProgramStep;
 
-// A library call is a cuBLAS GEMM or a registered op's own PTX kernel.
+// A library call is a cuBLAS GEMM, a cuDNN convolution or a registered
+// op's own PTX kernel.
 struct CudaLibraryCall {
-  int gemm = -1;     // index into gemms
-  int user_op = -1;  // index into user_ops
+  int gemm = -1;         // index into gemms
+  int convolution = -1;  // index into convolutions
+  int user_op = -1;      // index into user_ops
 };
 
 struct CudaProgram : StepProgram {
   PtxModule ptx;                       // every kernel; ptx.kernels[step.kernel]
   std::vector<CudaLibraryCall> calls;  // per library call: calls[step.call]
   std::vector<GemmPlan> gemms;
+  std::vector<CudnnConvolutionPlan> convolutions;
   std::vector<UserOpLaunch> user_ops;
   // The loops that run whole on the device (whole_loop.h), by their steps.
   std::vector<WholeLoop> whole_loops;
@@ -42,20 +46,25 @@ struct CudaProgram : StepProgram {
 
 // Lowers an optimised module (after the pass pipeline) and compiles its
 // kernels for `target`. With `cublas_dots`, every dot that is a GEMM
-// (PlanGemm) becomes a cuBLAS call instead of a kernel; a registered op's
+// (PlanGemm) becomes a cuBLAS call instead of a kernel; with
+// `cudnn_convolutions`, every convolution cuDNN takes
+// (PlanCudnnConvolution) a cuDNN call; a registered op's
 // call with a PTX kernel is a call of that kernel. UNIMPLEMENTED names
 // the first op that cannot run.
 StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> module, const PtxTarget& target,
                                                     const std::string& dump_ir_dir = "",
                                                     const std::string& dump_stem = "",
-                                                    bool cublas_dots = false);
+                                                    bool cublas_dots = false,
+                                                    bool cudnn_convolutions = false);
 
 // The rules the shared device lowering follows for this backend: kernels
 // are what CheckPtxEmittable accepts within `parameter_bytes` of kernel
 // parameters (PtxTarget::kernel_parameter_bytes), sorts get merge scratch;
-// with `cublas_dots`, dots that are GEMMs are library calls.
+// with `cublas_dots`, dots that are GEMMs are library calls, and with
+// `cudnn_convolutions` convolutions that cuDNN takes.
 const StepLoweringRules& CudaLoweringRules(bool cublas_dots = false,
-                                           int64_t parameter_bytes = kPortableKernelParameterBytes);
+                                           int64_t parameter_bytes = kPortableKernelParameterBytes,
+                                           bool cudnn_convolutions = false);
 
 // The module pipeline the CUDA backend runs before lowering (the core
 // passes, fusing what CheckPtxEmittable accepts, no kernel binding more

@@ -1,0 +1,394 @@
+// Convolutions through cuDNN on the CUDA backend, on machines without a
+// GPU: the fake driver (fake_driver/, device memory is host memory) and the
+// fake cuDNN (fake_cudnn/, which really computes each convolution on the
+// host from the descriptors it is given and records each call). A
+// convolution the backend hands to cuDNN is checked against the
+// interpreter, so a wrong stride, format, padding or group count fails; the
+// recorded call says which path ran and with which descriptors. The fake
+// driver runs no kernels, so a convolution left to Kiln's implicit GEMM is
+// only seen launching one.
+//
+// cuDNN and the driver load once per process, so each scenario is its own
+// ctest (tests/cuda/CMakeLists.txt) with its own environment, selecting one
+// suite with --gtest_filter:
+//   CudnnPlanning               no environment: PlanCudnnConvolution
+//   CudnnConvolution            the fake driver and the fake cuDNN
+//   ForcedKernelConvolution     ... and KILN_CUDA_CONVOLUTION=kernel
+//   MissingCudnn                KILN_CUDNN_LIBRARY = a path with no file
+//   RequiredCudnnMissing        KILN_CUDA_CONVOLUTION=cudnn and no cuDNN
+//   BadConvolutionSetting       KILN_CUDA_CONVOLUTION=fast
+#include "backends/cuda/cudnn_convolution.h"
+
+#include <dlfcn.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "core/backend.h"
+#include "core/hlo_parser.h"
+#include "core/literal.h"
+#include "tests/cuda/fake_cudnn/fake_cudnn.h"
+
+namespace kiln {
+namespace {
+
+using cuda::fake::FakeConvolutionCall;
+
+std::string Env(const char* name) {
+  const char* value = std::getenv(name);
+  return value != nullptr ? value : "";
+}
+
+std::unique_ptr<Module> Parse(const std::string& text) {
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
+  return module.ok() ? std::move(module).value() : nullptr;
+}
+
+// A module whose entry is one convolution of its two parameters.
+std::string ConvolutionModule(const std::string& lhs, const std::string& rhs, const std::string& out,
+                              const std::string& attributes) {
+  return "HloModule conv\nENTRY main {\n  x = " + lhs + " parameter(0)\n  w = " + rhs +
+         " parameter(1)\n  ROOT c = " + out + " convolution(x, w), " + attributes + "\n}\n";
+}
+
+// Small integers (exact in every type, and so are the sums here).
+Literal Values(const Shape& shape, int salt) {
+  std::vector<double> values(static_cast<size_t>(shape.element_count()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>((i * 7 + salt) % 7) - 3;
+  StatusOr<Literal> converted = Literal::FromVector(values, shape.dimensions()).Convert(shape.element_type());
+  EXPECT_TRUE(converted.ok()) << converted.status().ToString();
+  return converted.ok() ? std::move(converted).value() : Literal();
+}
+
+std::vector<Literal> ArgumentsOf(const Module& module) {
+  std::vector<Literal> arguments;
+  int salt = 1;
+  for (const Instruction* parameter : module.entry()->parameters())
+    arguments.push_back(Values(parameter->shape, salt++));
+  return arguments;
+}
+
+StatusOr<Literal> RunOn(Backend& backend, const Module& module, const std::vector<Literal>& arguments) {
+  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
+  std::vector<DeviceBuffer*> pointers;
+  for (const Literal& argument : arguments) {
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer,
+                          backend.BufferFromLiteral(argument, backend.devices()[0]));
+    pointers.push_back(buffer.get());
+    buffers.push_back(std::move(buffer));
+  }
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                        executable->Execute(pointers, ExecuteOptions{}));
+  if (results.size() != 1) return Internal("expected one result, got ", results.size());
+  return results[0]->ToLiteral();
+}
+
+// ---------------------------------------------------------------------------
+// PlanCudnnConvolution alone.
+
+std::unique_ptr<Module> g_planned;  // keeps the instruction PlanOf plans alive
+
+StatusOr<cuda::CudnnConvolutionPlan> PlanOf(const std::string& text) {
+  g_planned = Parse(text);
+  if (g_planned == nullptr) return InvalidArgument("does not parse");
+  return cuda::PlanCudnnConvolution(*g_planned->entry()->root());
+}
+
+TEST(CudnnPlanning, NchwIsDescribedAsItLies) {
+  StatusOr<cuda::CudnnConvolutionPlan> plan = PlanOf(ConvolutionModule(
+      "f32[2,3,9,8]", "f32[6,3,3,2]", "f32[2,6,4,8]",
+      "window={size=3x2 stride=2x1 pad=0_0x1_1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->data_type, cuda::CUDNN_DATA_FLOAT);
+  EXPECT_EQ(plan->input_dims, (std::vector<int>{2, 3, 9, 8}));
+  EXPECT_EQ(plan->input_strides, (std::vector<int>{216, 72, 8, 1}));
+  EXPECT_EQ(plan->filter_dims, (std::vector<int>{6, 3, 3, 2}));
+  EXPECT_EQ(plan->filter_format, cuda::CUDNN_TENSOR_NCHW);
+  EXPECT_EQ(plan->output_strides, (std::vector<int>{192, 32, 8, 1}));
+  EXPECT_EQ(plan->padding, (std::vector<int>{0, 1}));
+  EXPECT_EQ(plan->strides, (std::vector<int>{2, 1}));
+  EXPECT_EQ(plan->dilations, (std::vector<int>{1, 2}));
+  EXPECT_EQ(plan->mode, cuda::CUDNN_CROSS_CORRELATION);
+  EXPECT_EQ(plan->groups, 1);
+  EXPECT_EQ(plan->math, cuda::CUDNN_FMA_MATH) << "f32 stays f32 (no TF32)";
+}
+
+TEST(CudnnPlanning, NhwcIsDescribedInCudnnsOrderWithItsStrides) {
+  StatusOr<cuda::CudnnConvolutionPlan> plan =
+      PlanOf(ConvolutionModule("f16[2,5,5,4]", "f16[6,3,3,2]", "f16[2,5,5,6]",
+                               "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_o01i->b01f, "
+                               "feature_group_count=2"));
+  ASSERT_TRUE(plan.ok()) << plan.status().ToString();
+  EXPECT_EQ(plan->data_type, cuda::CUDNN_DATA_HALF);
+  EXPECT_EQ(plan->input_dims, (std::vector<int>{2, 4, 5, 5}));
+  EXPECT_EQ(plan->input_strides, (std::vector<int>{100, 1, 20, 4}));
+  EXPECT_EQ(plan->filter_dims, (std::vector<int>{6, 2, 3, 3}));
+  EXPECT_EQ(plan->filter_format, cuda::CUDNN_TENSOR_NHWC);
+  EXPECT_EQ(plan->mode, cuda::CUDNN_CONVOLUTION) << "a window reversed along every dimension";
+  EXPECT_EQ(plan->groups, 2);
+  EXPECT_EQ(plan->math, cuda::CUDNN_DEFAULT_MATH);
+}
+
+TEST(CudnnPlanning, WhatCudnnDoesNotTakeIsRefusedWithAReason) {
+  const std::vector<std::pair<std::string, std::string>> refused = {
+      {ConvolutionModule("f32[1,5,5,3]", "f32[3,3,3,4]", "f32[1,3,3,4]",
+                         "window={size=3x3}, dim_labels=b01f_01io->b01f"),
+       "filter"},  // JAX's HWIO
+      {ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,11,11]",
+                         "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2}, dim_labels=bf01_oi01->bf01"),
+       "base"},
+      {ConvolutionModule("f32[1,3,6,6]", "f32[4,3,2,2]", "f32[1,4,6,6]",
+                         "window={size=2x2 pad=0_1x0_1}, dim_labels=bf01_oi01->bf01"),
+       "asymmetric"},
+      {ConvolutionModule("f32[4,3,5,5]", "f32[4,3,2,2]", "f32[2,4,4,4]",
+                         "window={size=2x2}, dim_labels=bf01_oi01->bf01, batch_group_count=2"),
+       "batch groups"},
+      {ConvolutionModule("f32[2,3,9]", "f32[4,3,3]", "f32[2,4,7]",
+                         "window={size=3}, dim_labels=bf0_oi0->bf0"),
+       "2 or 3"},
+      {ConvolutionModule("s32[1,3,5,5]", "s32[4,3,3,3]", "s32[1,4,3,3]",
+                         "window={size=3x3}, dim_labels=bf01_oi01->bf01"),
+       "f32, f16 or bf16"},
+      {ConvolutionModule("bf16[1,3,5,5]", "bf16[4,3,3,3]", "f32[1,4,3,3]",
+                         "window={size=3x3}, dim_labels=bf01_oi01->bf01"),
+       "mixed"},
+      {ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]",
+                         "window={size=3x3 rhs_reversal=1x0}, dim_labels=bf01_oi01->bf01"),
+       "reversed"},
+  };
+  for (const auto& [text, reason] : refused) {
+    StatusOr<cuda::CudnnConvolutionPlan> plan = PlanOf(text);
+    ASSERT_FALSE(plan.ok()) << "planned " << plan->ToString() << " for\n" << text;
+    EXPECT_EQ(plan.status().code(), StatusCode::kUnimplemented);
+    EXPECT_NE(plan.status().message().find(reason), std::string::npos) << plan.status().ToString();
+  }
+}
+
+// ---------------------------------------------------------------------------
+// The fake driver and the fake cuDNN.
+
+struct Hooks {
+  int (*launch_count)() = nullptr;
+  cuda::fake::ForwardCountHook forward_count = nullptr;
+  cuda::fake::ForwardHook forward = nullptr;
+  cuda::fake::FailNextHook fail_next = nullptr;
+  cuda::fake::LiveCountHook live_handles = nullptr;
+  cuda::fake::LiveCountHook live_descriptors = nullptr;
+};
+
+Hooks LoadHooks() {
+  Hooks hooks;
+  if (void* driver = dlopen(Env("KILN_CUDA_DRIVER").c_str(), RTLD_NOW | RTLD_LOCAL); driver != nullptr)
+    hooks.launch_count = reinterpret_cast<int (*)()>(dlsym(driver, "kiln_fake_cuda_launch_count"));
+  if (void* cudnn = dlopen(Env("KILN_CUDNN_LIBRARY").c_str(), RTLD_NOW | RTLD_LOCAL); cudnn != nullptr) {
+    hooks.forward_count =
+        reinterpret_cast<cuda::fake::ForwardCountHook>(dlsym(cudnn, "kiln_fake_cudnn_forward_count"));
+    hooks.forward = reinterpret_cast<cuda::fake::ForwardHook>(dlsym(cudnn, "kiln_fake_cudnn_forward"));
+    hooks.fail_next = reinterpret_cast<cuda::fake::FailNextHook>(dlsym(cudnn, "kiln_fake_cudnn_fail_next"));
+    hooks.live_handles =
+        reinterpret_cast<cuda::fake::LiveCountHook>(dlsym(cudnn, "kiln_fake_cudnn_live_handles"));
+    hooks.live_descriptors =
+        reinterpret_cast<cuda::fake::LiveCountHook>(dlsym(cudnn, "kiln_fake_cudnn_live_descriptors"));
+  }
+  return hooks;
+}
+
+class CudaConvolutionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(Env("KILN_CUDA_DRIVER").empty())
+        << "KILN_CUDA_DRIVER is not set: run this test through ctest";
+    StatusOr<std::unique_ptr<Backend>> cuda = CreateBackend("cuda");
+    ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
+    cuda_ = std::move(cuda).value();
+    ASSERT_FALSE(cuda_->devices().empty());
+    StatusOr<std::unique_ptr<Backend>> interpreter = CreateBackend("interpreter");
+    ASSERT_TRUE(interpreter.ok()) << interpreter.status().ToString();
+    interpreter_ = std::move(interpreter).value();
+    hooks_ = LoadHooks();
+    ASSERT_NE(hooks_.launch_count, nullptr) << "KILN_CUDA_DRIVER is not the fake driver";
+  }
+
+  const std::string& Description() const { return cuda_->devices()[0]->description(); }
+
+  // A convolution that must run as Kiln's kernel: one launch, no cuDNN call.
+  void ExpectKernel(const std::string& text) {
+    std::unique_ptr<Module> module = Parse(text);
+    ASSERT_NE(module, nullptr);
+    const int launches = hooks_.launch_count();
+    const int forwards = hooks_.forward_count != nullptr ? hooks_.forward_count() : 0;
+    StatusOr<Literal> result = RunOn(*cuda_, *module, ArgumentsOf(*module));
+    ASSERT_TRUE(result.ok()) << result.status().ToString();
+    EXPECT_EQ(hooks_.launch_count(), launches + 1) << "the convolution did not run as a kernel:\n" << text;
+    if (hooks_.forward_count != nullptr) {
+      EXPECT_EQ(hooks_.forward_count(), forwards) << "cuDNN ran:\n" << text;
+    }
+  }
+
+  std::unique_ptr<Backend> cuda_;
+  std::unique_ptr<Backend> interpreter_;
+  Hooks hooks_;
+};
+
+class CudnnConvolution : public CudaConvolutionTest {
+ protected:
+  void SetUp() override {
+    CudaConvolutionTest::SetUp();
+    if (HasFatalFailure()) return;
+    ASSERT_NE(hooks_.forward_count, nullptr) << "KILN_CUDNN_LIBRARY is not the fake cuDNN";
+    ASSERT_NE(hooks_.forward, nullptr);
+    ASSERT_NE(hooks_.fail_next, nullptr);
+    ASSERT_NE(hooks_.live_handles, nullptr);
+    ASSERT_NE(hooks_.live_descriptors, nullptr);
+  }
+
+  // Runs `text` on cuda (through one cuDNN call and no kernel) and on the
+  // interpreter, expects equal results, and returns the call.
+  FakeConvolutionCall ExpectCudnn(const std::string& text) {
+    FakeConvolutionCall call;
+    std::unique_ptr<Module> module = Parse(text);
+    if (module == nullptr) return call;
+    const std::vector<Literal> arguments = ArgumentsOf(*module);
+    StatusOr<Literal> expected = RunOn(*interpreter_, *module, arguments);
+    EXPECT_TRUE(expected.ok()) << expected.status().ToString();
+    const int launches = hooks_.launch_count();
+    const int forwards = hooks_.forward_count();
+    StatusOr<Literal> got = RunOn(*cuda_, *module, arguments);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(hooks_.launch_count(), launches) << "a kernel ran:\n" << text;
+    EXPECT_EQ(hooks_.forward_count(), forwards + 1) << "not one cuDNN call:\n" << text;
+    if (!expected.ok() || !got.ok() || hooks_.forward_count() != forwards + 1) return call;
+    EXPECT_TRUE(*got == *expected) << text << "cuda (cuDNN): " << got->ToString()
+                                   << "\ninterpreter: " << expected->ToString();
+    EXPECT_EQ(hooks_.forward(forwards, &call), 1);
+    EXPECT_EQ(hooks_.live_descriptors(), 0) << "descriptors outlived the call";
+    return call;
+  }
+};
+
+TEST_F(CudnnConvolution, TheDeviceSaysConvolutionsRunThroughCudnn) {
+  EXPECT_NE(Description().find("convolution: cudnn 9.1.0"), std::string::npos) << Description();
+}
+
+TEST_F(CudnnConvolution, NchwWithStridesPaddingAndDilationMatchesTheInterpreter) {
+  const FakeConvolutionCall call = ExpectCudnn(ConvolutionModule(
+      "f32[2,3,9,8]", "f32[6,3,3,2]", "f32[2,6,4,8]",
+      "window={size=3x2 stride=2x1 pad=0_0x1_1 rhs_dilate=1x2}, dim_labels=bf01_oi01->bf01"));
+  EXPECT_EQ(call.rank, 4);
+  EXPECT_EQ(call.data_type, cuda::CUDNN_DATA_FLOAT);
+  EXPECT_EQ(call.filter_format, cuda::CUDNN_TENSOR_NCHW);
+  EXPECT_EQ(call.input_strides[1], 72);
+  EXPECT_EQ(call.padding[1], 1);
+  EXPECT_EQ(call.strides[0], 2);
+  EXPECT_EQ(call.dilations[1], 2);
+  EXPECT_EQ(call.compute_type, cuda::CUDNN_DATA_FLOAT);
+  EXPECT_EQ(call.math, cuda::CUDNN_FMA_MATH);
+  EXPECT_GE(call.workspace_bytes, 4096u) << "the workspace cuDNN asked for";
+  EXPECT_NE(call.stream, nullptr) << "cuDNN ran on the execution's stream";
+}
+
+TEST_F(CudnnConvolution, NhwcGroupedReversedAndLowPrecisionMatchTheInterpreter) {
+  const FakeConvolutionCall grouped = ExpectCudnn(
+      ConvolutionModule("f32[2,5,5,4]", "f32[6,3,3,2]", "f32[2,5,5,6]",
+                        "window={size=3x3 pad=1_1x1_1 rhs_reversal=1x1}, dim_labels=b01f_o01i->b01f, "
+                        "feature_group_count=2"));
+  EXPECT_EQ(grouped.filter_format, cuda::CUDNN_TENSOR_NHWC);
+  EXPECT_EQ(grouped.groups, 2);
+  EXPECT_EQ(grouped.mode, cuda::CUDNN_CONVOLUTION);
+  EXPECT_EQ(grouped.input_strides[1], 1) << "features innermost";
+  for (const char* type : {"f16", "bf16"}) {
+    const std::string t = type;
+    const FakeConvolutionCall low = ExpectCudnn(ConvolutionModule(
+        t + "[1,4,6,6]", t + "[2,4,3,3]", t + "[1,2,4,4]", "window={size=3x3}, dim_labels=bf01_oi01->bf01"));
+    EXPECT_EQ(low.data_type, t == "f16" ? cuda::CUDNN_DATA_HALF : cuda::CUDNN_DATA_BFLOAT16);
+    EXPECT_EQ(low.compute_type, cuda::CUDNN_DATA_FLOAT) << "sums in f32";
+  }
+  const FakeConvolutionCall three =
+      ExpectCudnn(ConvolutionModule("f32[1,2,4,5,3]", "f32[3,2,2,3,2]", "f32[1,3,3,3,2]",
+                                    "window={size=2x3x2}, dim_labels=bf012_oi012->bf012"));
+  EXPECT_EQ(three.rank, 5);
+}
+
+TEST_F(CudnnConvolution, WhatCudnnDoesNotTakeRunsAsKilnsKernel) {
+  // JAX's NHWC input with an HWIO filter.
+  ExpectKernel(ConvolutionModule("f32[1,5,5,3]", "f32[3,3,3,4]", "f32[1,3,3,4]",
+                                 "window={size=3x3}, dim_labels=b01f_01io->b01f"));
+}
+
+TEST_F(CudnnConvolution, ACudnnFailureIsAnErrorNamingTheCallAndCudnnsWords) {
+  std::unique_ptr<Module> module = Parse(ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]",
+                                                           "window={size=3x3}, dim_labels=bf01_oi01->bf01"));
+  ASSERT_NE(module, nullptr);
+  hooks_.fail_next(5000);  // cuDNN 9's CUDNN_STATUS_EXECUTION_FAILED
+  StatusOr<Literal> result = RunOn(*cuda_, *module, ArgumentsOf(*module));
+  ASSERT_FALSE(result.ok()) << "the failed cuDNN call went unnoticed";
+  EXPECT_EQ(result.status().code(), StatusCode::kInternal);
+  for (const char* part :
+       {"cudnnConvolutionForward", "CUDNN_STATUS_EXECUTION_FAILED", "5000", "input [1,3,5,5]"})
+    EXPECT_NE(result.status().message().find(part), std::string::npos) << result.status().ToString();
+  EXPECT_EQ(hooks_.live_descriptors(), 0) << "descriptors leaked on the error";
+  // The next execution is unaffected.
+  ExpectCudnn(ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]",
+                                "window={size=3x3}, dim_labels=bf01_oi01->bf01"));
+}
+
+TEST_F(CudnnConvolution, HandlesArePooledAndDestroyedWithTheBackend) {
+  const int base = hooks_.live_handles();
+  for (int i = 0; i < 3; ++i)
+    ExpectCudnn(ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]",
+                                  "window={size=3x3}, dim_labels=bf01_oi01->bf01"));
+  EXPECT_EQ(hooks_.live_handles(), base + 1) << "sequential executions should share one handle";
+  cuda_.reset();
+  EXPECT_EQ(hooks_.live_handles(), base) << "cuDNN handles outlived the backend";
+}
+
+// ---------------------------------------------------------------------------
+// Without cuDNN, or told not to use it: Kiln's kernels, and the device says
+// why.
+
+using ForcedKernelConvolution = CudaConvolutionTest;
+using MissingCudnn = CudaConvolutionTest;
+
+const char kNchwConvolution[] =
+    "HloModule conv\nENTRY main {\n  x = f32[1,3,5,5] parameter(0)\n  w = f32[4,3,3,3] parameter(1)\n"
+    "  ROOT c = f32[1,4,3,3] convolution(x, w), window={size=3x3}, dim_labels=bf01_oi01->bf01\n}\n";
+
+TEST_F(ForcedKernelConvolution, ConvolutionsRunAsKernels) {
+  EXPECT_NE(Description().find("convolution: kiln kernels (KILN_CUDA_CONVOLUTION=kernel)"), std::string::npos)
+      << Description();
+  ASSERT_NE(hooks_.forward_count, nullptr) << "KILN_CUDNN_LIBRARY is not the fake cuDNN";
+  ExpectKernel(kNchwConvolution);
+  EXPECT_EQ(hooks_.forward_count(), 0);
+}
+
+TEST_F(MissingCudnn, ConvolutionsRunAsKernelsAndTheDeviceSaysWhy) {
+  for (const char* part : {"convolution: kiln kernels (cuDNN not loaded: ",
+                           "KILN_CUDNN_LIBRARY=/nonexistent/libcudnn.so.9", "No such file"})
+    EXPECT_NE(Description().find(part), std::string::npos) << Description();
+  ExpectKernel(kNchwConvolution);
+}
+
+TEST(RequiredCudnnMissing, BackendIsUnavailableSayingWhy) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_FALSE(backend.ok()) << "KILN_CUDA_CONVOLUTION=cudnn made a backend without cuDNN";
+  EXPECT_EQ(backend.status().code(), StatusCode::kUnavailable) << backend.status().ToString();
+  for (const char* part : {"KILN_CUDA_CONVOLUTION=cudnn", "/nonexistent/libcudnn.so.9"})
+    EXPECT_NE(backend.status().message().find(part), std::string::npos) << backend.status().ToString();
+}
+
+TEST(BadConvolutionSetting, BackendCreationIsAnInvalidArgumentNamingTheValue) {
+  StatusOr<std::unique_ptr<Backend>> backend = CreateBackend("cuda");
+  ASSERT_FALSE(backend.ok()) << "KILN_CUDA_CONVOLUTION=fast was accepted";
+  EXPECT_EQ(backend.status().code(), StatusCode::kInvalidArgument) << backend.status().ToString();
+  EXPECT_NE(backend.status().message().find("'fast'"), std::string::npos) << backend.status().ToString();
+}
+
+}  // namespace
+}  // namespace kiln
