@@ -1,16 +1,24 @@
-// Max and min pooling's windows in AVX-512 registers, for f32 and f64: one
-// output position's window rows (the contiguous lanes the window does not
-// touch, NHWC pooling's channels) folded into registers and stored once,
-// instead of an accumulator row in memory updated row by row. The fold is
-// the interpreter's, in its order: the initial value, then each row, with
-// MaximumOp/MinimumOp's rule (a NaN already held wins, then a NaN met; on
-// a tie the later value). x86's vmaxps/vminps return their second operand
-// unless the first is greater (smaller), NaNs and equal zeros included, so
-// the step is one compare for a NaN held and one masked max (min).
+// Pooling's windows in AVX-512 registers, for f32 and f64: one output
+// position's window rows (the contiguous lanes the window does not touch,
+// NHWC pooling's channels) folded into registers and stored once, instead
+// of an accumulator row in memory updated row by row. The fold is the
+// interpreter's, in its order: the initial value, then each row.
+// - Max and min: MaximumOp/MinimumOp's rule (a NaN already held wins, then
+//   a NaN met; on a tie the later value). x86's vmaxps/vminps return their
+//   second operand unless the first is greater (smaller), NaNs and equal
+//   zeros included, so the step is one compare for a NaN held and one
+//   masked max (min).
+// - Sum and product: one IEEE add (multiply) per row, as AddOp and
+//   MultiplyOp, so the same numbers (a NaN's payload aside, which neither
+//   XLA nor the interpreter fixes).
+// A folded epilogue (window_thunk.h: average pooling's divide) is applied
+// to the folded vector before it is stored, one IEEE operation as the
+// interpreter's op on the stored result.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 
 #include "core/opcode.h"
@@ -20,29 +28,39 @@ namespace kiln::cpu {
 // The lanes of one register: a window's lanes fewer than this are left to
 // the scalar path.
 template <typename T>
-constexpr int64_t kWindowExtremumLanes = 64 / static_cast<int64_t>(sizeof(T));
+constexpr int64_t kWindowFoldLanes = 64 / static_cast<int64_t>(sizeof(T));
 
-// out[c] = fold(initial, rows[0][c], ..., rows[taps - 1][c]) for c < n; the
-// rows and `out` do not overlap.
+// What the fold does to each result before it stores it: nothing, or
+// op(result, scalar) for op add, subtract, multiply or divide.
 template <typename T>
-using WindowExtremumRows = void (*)(const T* const* rows, size_t taps, T initial, int64_t n, T* out);
+struct WindowFoldEpilogue {
+  std::optional<Opcode> op;
+  T scalar = T(0);
+};
+
+// out[c] = epilogue(fold(initial, rows[0][c], ..., rows[taps - 1][c])) for
+// c < n; the rows and `out` do not overlap.
+template <typename T>
+using WindowFoldRows = void (*)(const T* const* rows, size_t taps, T initial, int64_t n, T* out,
+                                const WindowFoldEpilogue<T>& epilogue);
 
 template <typename T>
-constexpr bool kHasWindowExtremumVectors = std::is_same_v<T, float> || std::is_same_v<T, double>;
+constexpr bool kHasWindowFoldVectors = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
-// The fold for `reducer` (kMaximum or kMinimum), or null for any other
-// reducer or where the CPU has no AVX-512F. With `stream_stores` it stores
-// whole aligned vectors non-temporally: for a result far larger than the
-// caches, which saves reading each line before it is written; the thread
-// then calls FenceStreamedWindowStores before its results are handed on.
+// The fold for `reducer` (kMaximum, kMinimum, kAdd or kMultiply), or null
+// for any other reducer or where the CPU has no AVX-512F. With
+// `stream_stores` it stores whole aligned vectors non-temporally: for a
+// result far larger than the caches, which saves reading each line before
+// it is written; the thread then calls FenceStreamedWindowStores before its
+// results are handed on.
 template <typename T>
-WindowExtremumRows<T> FindWindowExtremumRows(Opcode reducer, bool stream_stores = false);
+WindowFoldRows<T> FindWindowFoldRows(Opcode reducer, bool stream_stores = false);
 
 // Orders the streamed stores before the thread's later stores (sfence):
 // x86 does not order them by a release store alone.
 void FenceStreamedWindowStores();
 
-extern template WindowExtremumRows<float> FindWindowExtremumRows<float>(Opcode, bool);
-extern template WindowExtremumRows<double> FindWindowExtremumRows<double>(Opcode, bool);
+extern template WindowFoldRows<float> FindWindowFoldRows<float>(Opcode, bool);
+extern template WindowFoldRows<double> FindWindowFoldRows<double>(Opcode, bool);
 
 }  // namespace kiln::cpu

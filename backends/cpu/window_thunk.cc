@@ -10,7 +10,7 @@
 #include "backends/cpu/select_and_add_vectors.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/window_epilogue.h"
-#include "backends/cpu/window_extremum_vectors.h"
+#include "backends/cpu/window_fold_vectors.h"
 #include "core/interpreter/called_computation.h"
 #include "core/interpreter/scalar_ops.h"
 
@@ -22,7 +22,7 @@ constexpr int64_t kWindowElementsPerTask = 32 * 1024;
 // Lanes reduced side by side: a row of accumulators that stays in L1.
 constexpr int64_t kLaneChunk = 512;
 // Max and min pooling results at least this large are stored past the
-// caches (FindWindowExtremumRows): twice a 2 MiB L2, so they would not stay.
+// caches (FindWindowFoldRows): twice a 2 MiB L2, so they would not stay.
 constexpr int64_t kStreamedWindowResultBytes = 4 << 20;
 // Lanes whose selections select-and-scatter keeps at once (on the stack).
 constexpr int64_t kSelectLanes = 128;
@@ -214,14 +214,14 @@ void ReduceWindows(const WindowGeometry& g, const T* input, T initial, T* output
   }
 }
 
-// Max and min pooling of f32 and f64 whose lanes fill a vector: each
-// output position's window rows folded in registers and stored once
-// (window_extremum_vectors.h), the rows found through a tap table made once
+// Pooling of f32 and f64 whose lanes fill a vector: each output
+// position's window rows folded in registers, the epilogue applied, and
+// stored once (window_fold_vectors.h), the rows found through a tap table made once
 // per task rather than each window's offsets worked out again (divisions)
 // at every position.
 template <typename T>
 void FoldWindowsInRegisters(const WindowGeometry& g, const T* input, T initial, T* output, int64_t begin,
-                            int64_t end, WindowExtremumRows<T> fold) {
+                            int64_t end, WindowFoldRows<T> fold, const WindowFoldEpilogue<T>& epilogue) {
   const int64_t out_positions = g.OutputPositions();
   const int64_t in_positions = g.InputPositions();
   const WindowTapTable table(g.axes);
@@ -241,7 +241,7 @@ void FoldWindowsInRegisters(const WindowGeometry& g, const T* input, T initial, 
     }
     rows.clear();
     for (int64_t offset : offsets) rows.push_back(base + offset * g.lanes);
-    fold(rows.data(), rows.size(), initial, g.lanes, output + task * g.lanes);
+    fold(rows.data(), rows.size(), initial, g.lanes, output + task * g.lanes, epilogue);
     if (!Advance(g.axes, index)) std::fill(index.begin(), index.end(), 0);
   }
 }
@@ -625,15 +625,19 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
       using T = decltype(tag);
       if constexpr (kPooled<T>) {
         // The reducer is resolved once per task, so the row loop has no branch on it.
+        bool epilogue_applied = false;
         const Status done = WithPoolingOp<T>(plan_.reducer, [&](auto op) {
-          if constexpr (kHasWindowExtremumVectors<T>) {
-            if (g.lanes >= kWindowExtremumLanes<T>) {
+          if constexpr (kHasWindowFoldVectors<T>) {
+            if (g.lanes >= kWindowFoldLanes<T>) {
               const bool stream =
                   tasks * g.lanes * static_cast<int64_t>(sizeof(T)) >= kStreamedWindowResultBytes;
-              if (WindowExtremumRows<T> fold = FindWindowExtremumRows<T>(plan_.reducer, stream)) {
+              if (WindowFoldRows<T> fold = FindWindowFoldRows<T>(plan_.reducer, stream)) {
+                WindowFoldEpilogue<T> epilogue;
+                if (plan_.epilogue) epilogue = {plan_.epilogue, LoadScalar<T>(context.slots[inputs_[2]])};
                 FoldWindowsInRegisters<T>(g, static_cast<const T*>(input), LoadScalar<T>(initial),
-                                          static_cast<T*>(output), begin, end, fold);
+                                          static_cast<T*>(output), begin, end, fold, epilogue);
                 if (stream) FenceStreamedWindowStores();
+                epilogue_applied = true;
                 return;
               }
             }
@@ -643,7 +647,7 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
         });
         if (!done.ok() && begin == 0) status = done;
         // The results this task wrote are still in L1 or L2.
-        if (plan_.epilogue && done.ok()) {
+        if (plan_.epilogue && done.ok() && !epilogue_applied) {
           const Status applied =
               ApplyWindowEpilogue(g.type, *plan_.epilogue, static_cast<T*>(output) + begin * g.lanes,
                                   (end - begin) * g.lanes, context.slots[inputs_[2]]);
