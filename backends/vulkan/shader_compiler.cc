@@ -184,6 +184,11 @@ StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std:
                                                    const NanPreservingWidths& nan_widths) {
   glsl_compilations.fetch_add(1);
   KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words, GlslToUnoptimizedSpirv(source, name));
+  return FinishSpirv(std::move(words), name, nan_widths, source);
+}
+
+StatusOr<std::vector<uint32_t>> FinishSpirv(std::vector<uint32_t> words, std::string_view name,
+                                            const NanPreservingWidths& nan_widths, std::string_view source) {
   if (Status preserved = PreserveNanInfSignedZero(words, nan_widths); !preserved.ok())
     return Failure(name, "declaring float controls", preserved.message(), source);
 

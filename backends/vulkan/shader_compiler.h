@@ -21,6 +21,14 @@ namespace kiln::vulkan {
 StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
                                                    const NanPreservingWidths& nan_widths);
 
+// The steps CompileGlslToSpirv takes after glslang, on SPIR-V made
+// elsewhere (the library shaders glslc compiled at build time): float
+// controls declared for `nan_widths`, validated, optimised, validated
+// again. INTERNAL naming `name` on any failure, with `source` (what the
+// words came from, for the message). Thread-safe.
+StatusOr<std::vector<uint32_t>> FinishSpirv(std::vector<uint32_t> words, std::string_view name,
+                                            const NanPreservingWidths& nan_widths, std::string_view source);
+
 // How many GLSL sources CompileGlslToSpirv has compiled in this process
 // (what the on-disk kernel cache saves is visible in tests).
 uint64_t GlslCompilationCount();

@@ -46,7 +46,7 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
     for (int slot : step.buffers) ranges.push_back(slots[static_cast<size_t>(slot)]);
     const KernelDescription& description = executable_.program_->kernels[index];
     const KernelGrid& grid = description.grid;
-    const int64_t max_groups = executable_.vulkan_->features().max_workgroup_count[0];
+    const auto& max_groups = executable_.vulkan_->features().max_workgroup_count;
     // A kernel of several passes (sort, topk): each launch a dispatch of
     // its own in this command buffer, its parameters 32-bit push constants;
     // the list's barrier between steps orders them.
@@ -59,12 +59,17 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
                           " past 32 bits");
         words.push_back(static_cast<uint32_t>(parameter));
       }
+      // A launch's y and z (a library shader's tiles, library_kernels.h)
+      // stay within 65535, which every device runs; x may be capped, its
+      // kernel striding.
       KILN_RETURN_IF_ERROR(commands_->Dispatch(
           executable_.kernels_[index], ranges, std::as_bytes(std::span<const uint32_t>(words)),
-          {static_cast<uint32_t>(std::min<int64_t>(launch.grid.workgroups[0], max_groups)), 1, 1}));
+          {static_cast<uint32_t>(std::min<int64_t>(launch.grid.workgroups[0], max_groups[0])),
+           static_cast<uint32_t>(std::min<int64_t>(launch.grid.workgroups[1], max_groups[1])),
+           static_cast<uint32_t>(std::min<int64_t>(launch.grid.workgroups[2], max_groups[2]))}));
     }
     if (!description.launches.empty()) return OkStatus();
-    const int64_t groups = std::min<int64_t>(grid.workgroups[0], max_groups);
+    const int64_t groups = std::min<int64_t>(grid.workgroups[0], max_groups[0]);
     // An rng kernel's key, (lo, hi) words: one per launch of this execution.
     std::array<std::byte, 8> key{};
     if (shader.glsl.takes_rng_key) {
@@ -172,6 +177,7 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     spec.buffer_count = static_cast<uint32_t>(shader.glsl.binding_count);
     spec.push_constant_bytes = static_cast<uint32_t>(shader.glsl.push_constant_bytes);
     spec.workgroup_size_x = static_cast<uint32_t>(program->kernels[i].grid.workgroup_size[0]);
+    spec.specialization = shader.specialization;
     if (cache != nullptr) spec.pipeline_cache = cache->pipeline_cache();
     KILN_ASSIGN_OR_RETURN(executable->kernels_[i], Kernel::Create(vulkan, spec));
     return OkStatus();

@@ -5,6 +5,7 @@
 
 #include "backends/vulkan/glsl_emittable.h"
 #include "backends/vulkan/kernel_cache.h"
+#include "backends/vulkan/library_kernels.h"
 #include "backends/vulkan/parallel_compile.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "core/dump_file.h"
@@ -66,9 +67,16 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
   for (size_t i = 0; i < program->kernels.size(); ++i) {
     const KernelDescription& kernel = program->kernels[i];
     CompiledShader& shader = program->shaders[i];
-    StatusOr<GlslKernel> glsl = EmitGlslKernel(*kernel.computation, features, kernel.name);
-    if (!glsl.ok()) return glsl.status().WithContext("emitting kernel " + kernel.name);
-    shader.glsl = std::move(glsl).value();
+    if (std::optional<LibraryKernel> library =
+            PlanLibraryKernel(*kernel.computation, features, kernel.name)) {
+      shader.glsl = std::move(library->description);
+      shader.library = library->shader;
+      shader.specialization = std::move(library->specialization);
+    } else {
+      StatusOr<GlslKernel> glsl = EmitGlslKernel(*kernel.computation, features, kernel.name);
+      if (!glsl.ok()) return glsl.status().WithContext("emitting kernel " + kernel.name);
+      shader.glsl = std::move(glsl).value();
+    }
     if (Status loops = CheckGlslLoopIterations(shader.glsl, features); !loops.ok())
       return loops.WithContext("emitting kernel " + kernel.name);
     if (!dump_dir.empty())
@@ -87,6 +95,11 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
   }
   KILN_RETURN_IF_ERROR(RunCompileTasks(program->shaders.size(), CompileThreads(), [&](size_t i) -> Status {
     CompiledShader& shader = program->shaders[i];
+    // Embedded SPIR-V, made ready once per process.
+    if (shader.library.has_value()) {
+      KILN_ASSIGN_OR_RETURN(shader.spirv, LibraryShaderSpirv(*shader.library, nan_widths));
+      return OkStatus();
+    }
     if (std::optional<std::vector<uint32_t>> cached =
             cache != nullptr ? cache->LoadSpirv(shader.glsl.source, nan_widths) : std::nullopt) {
       shader.spirv = std::move(*cached);

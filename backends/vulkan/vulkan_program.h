@@ -6,10 +6,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
+#include "backends/vulkan/library_shaders.h"
 #include "backends/vulkan/shader_features.h"
 #include "backends/vulkan/user_op_shaders.h"
 #include "core/lowering/step_lowering.h"
@@ -19,8 +21,14 @@ namespace kiln::vulkan {
 class KernelCache;
 
 struct CompiledShader {
+  // A generated kernel's GLSL; for a library kernel, its description
+  // (library_kernels.h).
   GlslKernel glsl;
   std::vector<uint32_t> spirv;
+  // The library shader the kernel runs, if any, and its specialization
+  // constants 1, 2, ... (0 is the workgroup size).
+  std::optional<LibraryShader> library;
+  std::vector<uint32_t> specialization;
 };
 
 struct VulkanProgram : StepProgram {
@@ -42,7 +50,8 @@ KernelGrid VulkanKernelGrid(const GlslKernel& kernel);
 StepLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t offset_alignment);
 
 // Runs the core passes (fusing what the generator accepts), lowers the
-// module and compiles every kernel to SPIR-V. UNIMPLEMENTED names the first
+// module and compiles every kernel to SPIR-V: a library shader's where one
+// takes the kernel (PlanLibraryKernel), else the kernel's generated GLSL. UNIMPLEMENTED names the first
 // op that cannot run on such a device; `dump_dir`, when set, receives each
 // kernel's GLSL as STEM.KERNEL.comp. With `cache`, a kernel's SPIR-V comes
 // from there when it holds it, and is stored there when compiled.

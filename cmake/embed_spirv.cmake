@@ -1,5 +1,6 @@
 # Turns a SPIR-V file into a C++ header holding its words:
 #   cmake -DINPUT=x.spv -DOUTPUT=x.h -DNAME=kX -P embed_spirv.cmake
+# (kiln_embed_glsl_shader in glsl_shaders.cmake runs it after glslc).
 # SPIR-V files from glslc are little-endian, as is every machine Kiln targets.
 file(READ ${INPUT} hex HEX)
 string(LENGTH "${hex}" length)

@@ -1,0 +1,81 @@
+#include "backends/vulkan/library_kernels.h"
+
+#include <algorithm>
+#include <array>
+#include <string>
+
+#include "backends/vulkan/library_convolution.h"
+#include "backends/vulkan/library_transpose.h"
+
+namespace kiln::vulkan {
+namespace {
+
+std::string Words(const std::vector<uint32_t>& words) {
+  std::string text;
+  for (uint32_t word : words) text += (text.empty() ? "" : " ") + std::to_string(word);
+  return text;
+}
+
+// A library kernel of one launch over `workgroups` of `workgroup_size`,
+// `push_words` its push constants, each invocation running
+// `loops_per_group` loop iterations for each of the `trips` workgroups'
+// work it takes, `buffers` its inputs and then its one output.
+LibraryKernel OneLaunch(std::string_view entry_name, LibraryShader shader,
+                        std::vector<uint32_t> specialization, int buffers,
+                        const std::array<int64_t, 3>& workgroups, int64_t trips, uint32_t workgroup_size,
+                        const std::vector<uint32_t>& push_words, int64_t loops_per_group) {
+  LibraryKernel library{shader, std::move(specialization), {}};
+  GlslKernel& kernel = library.description;
+  kernel.name = std::string(entry_name);
+  kernel.source = "// " + kernel.name + ": library shader " + std::string(LibraryShaderName(shader)) +
+                  ", specialization constants " + std::to_string(workgroup_size) + " " +
+                  Words(library.specialization) + ", push constants " + Words(push_words) + "\n";
+  kernel.input_count = buffers - 1;
+  kernel.output_count = 1;
+  kernel.binding_count = buffers;
+  kernel.push_constant_bytes = static_cast<int>(push_words.size() * sizeof(uint32_t));
+  kernel.workgroup_size = workgroup_size;
+  KernelLaunch launch;
+  launch.grid.workgroups = workgroups;
+  launch.grid.workgroup_size = {workgroup_size, 1, 1};
+  launch.grid.iterations = launch.grid.invocations();
+  launch.parameters.assign(push_words.begin(), push_words.end());
+  kernel.invocations = launch.grid.iterations;
+  kernel.max_loop_iterations = trips * (1 + loops_per_group);
+  kernel.loop_op = kernel.name;
+  kernel.launches.push_back(std::move(launch));
+  return library;
+}
+
+std::optional<LibraryKernel> PlanAny(const Computation& kernel, const ShaderFeatures& features,
+                                     std::string_view entry_name) {
+  if (std::optional<TransposePlan> plan = PlanKernelTranspose(kernel, features)) {
+    // Per tile: the outer dimensions' loop, then the tile's rows read and written.
+    const int64_t loops = TransposeShape::kMaxOuter + 2 * ((plan->tile + plan->rows - 1) / plan->rows);
+    return OneLaunch(entry_name, plan->shader, {plan->tile, plan->rows}, 2, plan->workgroups, 1,
+                     plan->workgroup_size(), plan->shape.Words(), loops);
+  }
+  if (std::optional<ConvolutionPlan> plan = PlanKernelConvolution(kernel, features)) {
+    // At most kGlslMaxWorkgroups along x, the shader striding over the rest.
+    const int64_t launched = std::min(plan->groups, kGlslMaxWorkgroups);
+    return OneLaunch(entry_name, plan->shader, plan->specialization(), 3, {launched, 1, 1},
+                     (plan->groups + launched - 1) / launched, plan->workgroup_size(), plan->shape.Words(),
+                     plan->loops_per_tile());
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<LibraryKernel> PlanLibraryKernel(const Computation& kernel, const ShaderFeatures& features,
+                                               std::string_view entry_name) {
+  std::optional<LibraryKernel> library = PlanAny(kernel, features, entry_name);
+  // Past the device's loop limit (lavapipe's 65535) the elemental kernel,
+  // whose loops are shorter per invocation, takes it.
+  if (library.has_value() && features.max_loop_iterations > 0 &&
+      library->description.max_loop_iterations > features.max_loop_iterations)
+    return std::nullopt;
+  return library;
+}
+
+}  // namespace kiln::vulkan

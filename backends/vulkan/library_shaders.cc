@@ -1,0 +1,67 @@
+#include "backends/vulkan/library_shaders.h"
+
+#include <map>
+#include <mutex>
+#include <span>
+#include <string>
+#include <tuple>
+
+#include "backends/vulkan/shader_compiler.h"
+#include "backends/vulkan/shaders/convolution_f16.h"
+#include "backends/vulkan/shaders/convolution_f32.h"
+#include "backends/vulkan/shaders/transpose_1.h"
+#include "backends/vulkan/shaders/transpose_16.h"
+#include "backends/vulkan/shaders/transpose_2.h"
+#include "backends/vulkan/shaders/transpose_4.h"
+#include "backends/vulkan/shaders/transpose_8.h"
+
+namespace kiln::vulkan {
+namespace {
+
+struct EmbeddedShader {
+  std::string_view name;
+  std::span<const uint32_t> words;
+};
+
+// One row per LibraryShader, in its order.
+EmbeddedShader Embedded(LibraryShader shader) {
+  switch (shader) {
+    case LibraryShader::kTranspose1: return {"transpose_1", kTranspose1Spirv};
+    case LibraryShader::kTranspose2: return {"transpose_2", kTranspose2Spirv};
+    case LibraryShader::kTranspose4: return {"transpose_4", kTranspose4Spirv};
+    case LibraryShader::kTranspose8: return {"transpose_8", kTranspose8Spirv};
+    case LibraryShader::kTranspose16: return {"transpose_16", kTranspose16Spirv};
+    case LibraryShader::kConvolutionF32: return {"convolution_f32", kConvolutionF32Spirv};
+    case LibraryShader::kConvolutionF16: return {"convolution_f16", kConvolutionF16Spirv};
+  }
+  return {"unknown", {}};
+}
+
+}  // namespace
+
+std::string_view LibraryShaderName(LibraryShader shader) { return Embedded(shader).name; }
+
+std::vector<uint32_t> EmbeddedLibraryShader(LibraryShader shader) {
+  const std::span<const uint32_t> words = Embedded(shader).words;
+  return std::vector<uint32_t>(words.begin(), words.end());
+}
+
+StatusOr<std::vector<uint32_t>> LibraryShaderSpirv(LibraryShader shader,
+                                                   const NanPreservingWidths& nan_widths) {
+  using Key = std::tuple<LibraryShader, bool, bool, bool>;
+  static std::mutex mutex;
+  static std::map<Key, std::vector<uint32_t>> ready;
+  const Key key{shader, nan_widths.f16, nan_widths.f32, nan_widths.f64};
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (auto found = ready.find(key); found != ready.end()) return found->second;
+  }
+  const std::string name(LibraryShaderName(shader));
+  KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words,
+                        FinishSpirv(EmbeddedLibraryShader(shader), "library shader " + name, nan_widths,
+                                    "(shaders/" + name + ", compiled by glslc at build time)"));
+  const std::lock_guard<std::mutex> lock(mutex);
+  return ready.emplace(key, std::move(words)).first->second;
+}
+
+}  // namespace kiln::vulkan

@@ -1,0 +1,144 @@
+// A convolution as an implicit GEMM (library_convolution.h): per feature
+// group, out[m][n] = sum over k of A[m][k] * B[k][n] with m the output
+// position (batch, then the spatial positions), n the group's output
+// feature and k the window position and the group's input feature (input
+// feature fastest). A, the input's im2col matrix, is never stored: each
+// workgroup reads the BM x BK tile of it that it needs straight from the
+// input (zeros where the window falls in the padding), and the BK x BN tile
+// of the filter, into shared memory, and each invocation accumulates a
+// TM x TN block of the output in f32. Up to two spatial dimensions (one
+// given as extent 1); every dimension's stride comes from the push
+// constants, so any dimension numbers work. ELEMENT_F16 selects f16 arrays.
+#version 450
+#extension GL_EXT_control_flow_attributes : require
+#if ELEMENT_F16
+#extension GL_EXT_shader_16bit_storage : require
+#define ELEMENT float16_t
+#else
+#define ELEMENT float
+#endif
+
+layout(local_size_x_id = 0) in;  // (BM / TM) * (BN / TN) invocations
+layout(constant_id = 1) const uint BM = 64;  // output positions a tile
+layout(constant_id = 2) const uint BN = 64;  // output features a tile
+layout(constant_id = 3) const uint BK = 8;   // contraction steps a shared tile
+layout(constant_id = 4) const uint TM = 4;   // output positions an invocation
+layout(constant_id = 5) const uint TN = 4;   // output features an invocation
+
+layout(push_constant) uniform ConvolutionShape {
+  uint batch;
+  uint channels;      // input features per group
+  uint out_features;  // output features per group
+  uint groups;
+  uint in_size[2];
+  uint out_size[2];
+  uint window[2];
+  uint stride[2];
+  int pad_low[2];
+  uint dilation[2];
+  uint in_stride_batch, in_stride_feature;
+  uint in_stride_spatial[2];
+  uint filter_stride_in, filter_stride_out;
+  uint filter_stride_spatial[2];
+  uint out_stride_batch, out_stride_feature;
+  uint out_stride_spatial[2];
+} p;
+
+layout(std430, set = 0, binding = 0) readonly buffer Input { ELEMENT d[]; } input_array;
+layout(std430, set = 0, binding = 1) readonly buffer Filter { ELEMENT d[]; } filter_array;
+layout(std430, set = 0, binding = 2) writeonly buffer Output { ELEMENT d[]; } output_array;
+
+// [k][m] and [k][n]: an invocation's rows (columns) at one depth are
+// BM / TM (BN / TN) apart, so neighbouring invocations read neighbouring
+// words; the padding keeps the loads' columns out of one bank.
+shared float a_tile[BK * (BM + 1)];
+shared float b_tile[BK * (BN + 1)];
+
+// The input element of output position m and contraction index k, 0 in
+// the padding.
+float ImplicitA(uint m, uint k, uint group, uint rows, uint depth) {
+  if (m >= rows || k >= depth) return 0.0;
+  const uint c = k % p.channels;
+  const uint window_index = k / p.channels;
+  const uint kx = window_index % p.window[1];
+  const uint ky = window_index / p.window[1];
+  const uint ox = m % p.out_size[1];
+  const uint oy = m / p.out_size[1] % p.out_size[0];
+  const uint b = m / (p.out_size[1] * p.out_size[0]);
+  const int iy = int(oy * p.stride[0] + ky * p.dilation[0]) - p.pad_low[0];
+  const int ix = int(ox * p.stride[1] + kx * p.dilation[1]) - p.pad_low[1];
+  if (iy < 0 || ix < 0 || iy >= int(p.in_size[0]) || ix >= int(p.in_size[1])) return 0.0;
+  return float(input_array.d[b * p.in_stride_batch + (group * p.channels + c) * p.in_stride_feature +
+                             uint(iy) * p.in_stride_spatial[0] + uint(ix) * p.in_stride_spatial[1]]);
+}
+
+float FilterB(uint k, uint n, uint group, uint depth) {
+  if (k >= depth || n >= p.out_features) return 0.0;
+  const uint c = k % p.channels;
+  const uint window_index = k / p.channels;
+  const uint kx = window_index % p.window[1];
+  const uint ky = window_index / p.window[1];
+  return float(filter_array.d[c * p.filter_stride_in + (group * p.out_features + n) * p.filter_stride_out +
+                              ky * p.filter_stride_spatial[0] + kx * p.filter_stride_spatial[1]]);
+}
+
+void main() {
+  const uint threads = (BM / TM) * (BN / TN);
+  const uint t = gl_LocalInvocationID.x;
+  const uint tn = t % (BN / TN);
+  const uint tm = t / (BN / TN);
+  const uint rows = p.batch * p.out_size[0] * p.out_size[1];
+  const uint depth = p.channels * p.window[0] * p.window[1];
+  const uint tiles_m = (rows + BM - 1) / BM;
+  const uint tiles_n = (p.out_features + BN - 1) / BN;
+  const uint tiles = tiles_m * tiles_n * p.groups;
+  // Every invocation of a group takes the same trips: the barriers are
+  // reached uniformly.
+  for (uint tile = gl_WorkGroupID.x; tile < tiles; tile += gl_NumWorkGroups.x) {
+    const uint n0 = tile % tiles_n * BN;
+    const uint m0 = tile / tiles_n % tiles_m * BM;
+    const uint group = tile / (tiles_n * tiles_m);
+    float acc[TM * TN];
+    [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+    for (uint k0 = 0; k0 < depth; k0 += BK) {
+      // Neighbouring invocations take neighbouring contraction indices of
+      // A (the input feature, the minor dimension of NHWC) and neighbouring
+      // output features of B (the minor dimension of HWIO).
+      [[unroll]] for (uint e = t; e < BM * BK; e += threads) {
+        const uint kk = e % BK;
+        const uint mm = e / BK;
+        a_tile[kk * (BM + 1) + mm] = ImplicitA(m0 + mm, k0 + kk, group, rows, depth);
+      }
+      [[unroll]] for (uint e = t; e < BK * BN; e += threads) {
+        const uint nn = e % BN;
+        const uint kk = e / BN;
+        b_tile[kk * (BN + 1) + nn] = FilterB(k0 + kk, n0 + nn, group, depth);
+      }
+      barrier();
+      [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
+        float a[TM];
+        float b[TN];
+        [[unroll]] for (uint i = 0; i < TM; ++i) a[i] = a_tile[kk * (BM + 1) + tm + i * (BM / TM)];
+        [[unroll]] for (uint j = 0; j < TN; ++j) b[j] = b_tile[kk * (BN + 1) + tn + j * (BN / TN)];
+        [[unroll]] for (uint i = 0; i < TM; ++i) {
+          [[unroll]] for (uint j = 0; j < TN; ++j) acc[i * TN + j] = fma(a[i], b[j], acc[i * TN + j]);
+        }
+      }
+      // The next step overwrites the tiles only after every invocation has read them.
+      barrier();
+    }
+    [[unroll]] for (uint i = 0; i < TM; ++i) {
+      const uint m = m0 + tm + i * (BM / TM);
+      if (m >= rows) continue;
+      const uint ox = m % p.out_size[1];
+      const uint oy = m / p.out_size[1] % p.out_size[0];
+      const uint b = m / (p.out_size[1] * p.out_size[0]);
+      const uint base = b * p.out_stride_batch + oy * p.out_stride_spatial[0] + ox * p.out_stride_spatial[1];
+      [[unroll]] for (uint j = 0; j < TN; ++j) {
+        const uint n = n0 + tn + j * (BN / TN);
+        if (n < p.out_features)
+          output_array.d[base + (group * p.out_features + n) * p.out_stride_feature] = ELEMENT(acc[i * TN + j]);
+      }
+    }
+  }
+}

@@ -1,0 +1,120 @@
+// Convolutions that run the library convolution shader
+// (library_convolution.h) on lavapipe with the validation layers on,
+// against the interpreter: NHWC and NCHW and stranger dimension numbers,
+// window strides, padding (negative too), window dilation, feature groups,
+// one spatial dimension, f32 and f16. Sums run in another order than the
+// interpreter's, so values agree within a tolerance that grows with the
+// contraction's length K.
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_program.h"
+#include "core/hlo_parser.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln::vulkan {
+namespace {
+
+struct ConvolutionCase {
+  const char* name;
+  std::string lhs, rhs, out, attributes;
+  int64_t depth;  // K: input features a group x window elements
+};
+
+void PrintTo(const ConvolutionCase& c, std::ostream* out) {
+  *out << c.name << ": " << c.lhs << " x " << c.rhs << " -> " << c.out << ", " << c.attributes;
+}
+
+// Deterministic values in [-1, 1), f32 or f16 as `shape` says.
+Literal SignedValues(const Shape& shape, uint32_t seed) {
+  std::vector<float> values(static_cast<size_t>(shape.element_count()));
+  uint32_t state = seed;
+  for (float& value : values) {
+    state = state * 1664525u + 1013904223u;
+    value = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
+  }
+  if (shape.element_type() == ElementType::kF32) return Literal::FromVector(values, shape.dimensions());
+  std::vector<half> halves;
+  for (float value : values) halves.push_back(half(value));
+  return Literal::FromVector(halves, shape.dimensions());
+}
+
+class VulkanLibraryConvolutionTest : public ::testing::TestWithParam<ConvolutionCase> {};
+
+TEST_P(VulkanLibraryConvolutionTest, AgreesWithTheInterpreter) {
+  const ConvolutionCase& c = GetParam();
+  const std::string text = "HloModule convolution\nENTRY main {\n  a = " + c.lhs +
+                           " parameter(0)\n  b = " + c.rhs + " parameter(1)\n  ROOT c = " + c.out +
+                           " convolution(a, b), " + c.attributes + "\n}\n";
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
+
+  // The kernel is the library shader's on this device.
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
+                            CompileForVulkan(*module, device->shader_features(), 256, 2));
+  ASSERT_EQ(program->shaders.size(), 1u) << text;
+  EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
+
+  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
+  ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
+                           << vulkan.status().ToString();
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
+  std::vector<Literal> arguments;
+  arguments.push_back(SignedValues(module->entry()->parameters()[0]->shape, 1));
+  arguments.push_back(SignedValues(module->entry()->parameters()[1]->shape, 2));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
+                            testing::ExecuteLeaves(*interpreter, *module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, *module, arguments));
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(got[0].shape(), want[0].shape());
+  // Each of K products is below 1 in magnitude: a sum in another order
+  // differs by some K ulps of 1 at most; f16 results round once more.
+  const bool f16 = want[0].shape().element_type() == ElementType::kF16;
+  const double absolute = 4e-7 * static_cast<double>(c.depth) + (f16 ? 1e-3 : 0.0);
+  const double relative = f16 ? 2e-3 : 1e-5;
+  int64_t wrong = 0;
+  for (int64_t i = 0; i < want[0].element_count(); ++i) {
+    const double expected = want[0].GetAsDouble(i), actual = got[0].GetAsDouble(i);
+    if (std::fabs(actual - expected) <= absolute + relative * std::fabs(expected)) continue;
+    if (wrong++ < 5) ADD_FAILURE() << c.name << ": element " << i << " is " << actual << ", not " << expected;
+  }
+  EXPECT_EQ(wrong, 0) << c.name << ": " << wrong << " of " << want[0].element_count() << " elements differ";
+}
+
+std::vector<ConvolutionCase> ConvolutionCases() {
+  return {
+      {"nhwc_same", "f32[2,17,19,6]", "f32[3,3,6,20]", "f32[2,17,19,20]",
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 54},
+      {"nchw_strided_dilated_grouped", "f32[3,12,23,21]", "f32[24,6,3,3]", "f32[3,24,11,10]",
+       "window={size=3x3 stride=2x2 pad=2_1x2_1 rhs_dilate=2x2}, dim_labels=bf01_oi01->bf01, "
+       "feature_group_count=2",
+       54},
+      {"nhwc_grouped", "f32[2,20,20,8]", "f32[3,3,4,16]", "f32[2,20,20,16]",
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f, feature_group_count=2", 36},
+      {"one_dimensional", "f32[4,300,3]", "f32[5,3,16]", "f32[4,300,16]",
+       "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f", 15},
+      {"negative_padding", "f32[1,40,40,4]", "f32[2,2,4,16]", "f32[1,37,37,16]",
+       "window={size=2x2 pad=-1_-1x-1_-1}, dim_labels=b01f_01io->b01f", 16},
+      {"feature_major_output", "f32[20,21,2,6]", "f32[12,3,3,6]", "f32[12,20,21,2]",
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=01bf_o01i->f01b", 54},
+      {"long_contraction", "f32[1,16,16,96]", "f32[3,3,96,40]", "f32[1,14,14,40]",
+       "window={size=3x3}, dim_labels=b01f_01io->b01f", 864},
+      {"f16", "f16[2,17,19,6]", "f16[3,3,6,20]", "f16[2,17,19,20]",
+       "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 54},
+  };
+}
+
+std::string CaseName(const ::testing::TestParamInfo<ConvolutionCase>& info) { return info.param.name; }
+
+INSTANTIATE_TEST_SUITE_P(Shapes, VulkanLibraryConvolutionTest, ::testing::ValuesIn(ConvolutionCases()),
+                         CaseName);
+
+}  // namespace
+}  // namespace kiln::vulkan
