@@ -23,10 +23,12 @@ static_assert(kConvolutionThreads == kThreadsPerBlock, "a convolution block is a
 constexpr int64_t kGemmThreadsN = kConvolutionTileN / kConvolutionThreadN;
 constexpr int64_t kGemmThreadsM = kConvolutionTileM / kConvolutionThreadM;
 // Elements of the A and B tiles each thread stages per step, and how far
-// apart along k a thread's elements lie.
+// apart a thread's elements lie: along k (B, and A staged along m) or
+// along m (A staged along k).
 constexpr int64_t kLoadsA = kConvolutionTileM * kConvolutionTileK / kConvolutionThreads;
 constexpr int64_t kLoadsB = kConvolutionTileN * kConvolutionTileK / kConvolutionThreads;
 constexpr int64_t kLoadStrideA = kConvolutionThreads / kConvolutionTileM;
+constexpr int64_t kLoadRowStrideA = kConvolutionThreads / kConvolutionTileK;
 constexpr int64_t kLoadStrideB = kConvolutionThreads / kConvolutionTileN;
 static_assert(kLoadsA * kConvolutionThreads == kConvolutionTileM * kConvolutionTileK);
 static_assert(kLoadsB * kConvolutionThreads == kConvolutionTileN * kConvolutionTileK);
@@ -141,14 +143,38 @@ StatusOr<PtxKernel> EmitConvolutionGemmKernel(llvm::Module& module, const Comput
   // The group's first output feature (also its filter's).
   llvm::Value* group_feature = b.CreateMul(group, b.getInt64(plan.n));
 
-  // The A row this thread stages at every step, and where its window starts.
-  llvm::Value* a_row = b.CreateURem(thread, b.getInt64(kConvolutionTileM));
-  llvm::Value* a_m = b.CreateAdd(m_start, a_row);
-  llvm::Value* a_row_real = b.CreateICmpULT(a_m, b.getInt64(plan.m));
-  const ConvolutionGemmRow a_place = DecomposeGemmRow(b, plan, a_m);
-  llvm::Value* a_base = b.CreateAdd(b.CreateMul(group, b.getInt64(plan.input_group_stride)),
-                                    b.CreateMul(a_place.batch, b.getInt64(plan.input_batch_stride)));
-  llvm::Value* a_first_depth = b.CreateUDiv(thread, b.getInt64(kConvolutionTileM));
+  // The A elements this thread stages at every step: their rows (where
+  // their windows start) and their depths within the step. Neighbouring
+  // threads take neighbouring k where the input's features are contiguous
+  // (k runs input features first, then window positions, whose last
+  // dimension is contiguous too), so a warp reads a few runs of memory;
+  // else neighbouring rows (output positions, contiguous in NCHW-like
+  // inputs).
+  struct StagedInput {
+    llvm::Value* row = nullptr;    // within the tile
+    llvm::Value* depth = nullptr;  // within the step
+    llvm::Value* real = nullptr;   // the row is < M
+    ConvolutionGemmRow place;
+    llvm::Value* base = nullptr;  // the offset of its batch and group
+  };
+  std::vector<StagedInput> staged(static_cast<size_t>(kLoadsA));
+  for (int64_t r = 0; r < kLoadsA; ++r) {
+    StagedInput& a = staged[static_cast<size_t>(r)];
+    if (plan.stage_input_along_k) {
+      a.row =
+          b.CreateAdd(b.CreateUDiv(thread, b.getInt64(kConvolutionTileK)), b.getInt64(r * kLoadRowStrideA));
+      a.depth = b.CreateURem(thread, b.getInt64(kConvolutionTileK));
+    } else {
+      a.row = b.CreateURem(thread, b.getInt64(kConvolutionTileM));
+      a.depth =
+          b.CreateAdd(b.CreateUDiv(thread, b.getInt64(kConvolutionTileM)), b.getInt64(r * kLoadStrideA));
+    }
+    llvm::Value* m = b.CreateAdd(m_start, a.row);
+    a.real = b.CreateICmpULT(m, b.getInt64(plan.m));
+    a.place = DecomposeGemmRow(b, plan, m);
+    a.base = b.CreateAdd(b.CreateMul(group, b.getInt64(plan.input_group_stride)),
+                         b.CreateMul(a.place.batch, b.getInt64(plan.input_batch_stride)));
+  }
   // The B column this thread stages.
   llvm::Value* b_column = b.CreateURem(thread, b.getInt64(kConvolutionTileN));
   llvm::Value* b_n = b.CreateAdd(n_start, b_column);
@@ -173,13 +199,12 @@ StatusOr<PtxKernel> EmitConvolutionGemmKernel(llvm::Module& module, const Comput
   KILN_RETURN_IF_ERROR(llvm_ir::EmitCountedLoop(
       b, b.getInt64(0), b.getInt64(steps), "conv.step", [&](llvm::Value* step) -> Status {
         llvm::Value* k_start = b.CreateMul(step, b.getInt64(kConvolutionTileK));
-        for (int64_t r = 0; r < kLoadsA; ++r) {
-          llvm::Value* depth = b.CreateAdd(a_first_depth, b.getInt64(r * kLoadStrideA));
-          llvm::Value* k = b.CreateAdd(k_start, depth);
-          llvm::Value* real = b.CreateAnd(a_row_real, b.CreateICmpULT(k, b.getInt64(plan.k)));
+        for (const StagedInput& a : staged) {
+          llvm::Value* k = b.CreateAdd(k_start, a.depth);
+          llvm::Value* real = b.CreateAnd(a.real, b.CreateICmpULT(k, b.getInt64(plan.k)));
           const ConvolutionGemmDepth place = DecomposeGemmDepth(b, plan, k);
           llvm::Value* offset =
-              b.CreateAdd(a_base, b.CreateMul(place.feature, b.getInt64(plan.input_feature_stride)));
+              b.CreateAdd(a.base, b.CreateMul(place.feature, b.getInt64(plan.input_feature_stride)));
           for (size_t d = 0; d < plan.spatial.size(); ++d) {
             const ConvolutionGemmSpatial& s = plan.spatial[d];
             WindowDimension w;
@@ -189,13 +214,13 @@ StatusOr<PtxKernel> EmitConvolutionGemmKernel(llvm::Module& module, const Comput
             w.window_dilation = s.window_dilation;
             w.base_dilation = s.base_dilation;
             llvm::Value* position = llvm_ir::EmitWindowInputPosition(
-                b, w, s.input_extent, a_place.positions[d], place.taps[d], &real);
+                b, w, s.input_extent, a.place.positions[d], place.taps[d], &real);
             offset = b.CreateAdd(offset, b.CreateMul(position, b.getInt64(s.input_stride)));
           }
           llvm::Value* value = load_or_zero(plan.input_type, input, offset, real);
-          b.CreateStore(
-              value, b.CreateInBoundsGEP(
-                         f32, tile_a, b.CreateAdd(b.CreateMul(depth, b.getInt64(kConvolutionTileM)), a_row)));
+          b.CreateStore(value, b.CreateInBoundsGEP(
+                                   f32, tile_a,
+                                   b.CreateAdd(b.CreateMul(a.depth, b.getInt64(kConvolutionTileM)), a.row)));
         }
         for (int64_t r = 0; r < kLoadsB; ++r) {
           llvm::Value* depth = b.CreateAdd(b_first_depth, b.getInt64(r * kLoadStrideB));

@@ -10,8 +10,11 @@
 // block's outputs that lie within M and N, rounded once to the output
 // type. Thread (ty, tx) of the block owns rows ty + 16 i and columns
 // tx + 16 j, so a warp's reads of the B tile are consecutive words and of
-// the A tile one or two broadcast words. The sum's order differs from the
-// elemental path's (k runs window position first, then input feature).
+// the A tile one or two broadcast words. A warp stages A along k where the
+// input's features are contiguous (NHWC-like: its reads are runs of
+// neighbouring features and window positions), else along m (NCHW-like:
+// runs of neighbouring output positions). The sum's order differs from
+// the elemental path's (k runs window position first, then input feature).
 #pragma once
 
 #include <string>

@@ -79,6 +79,7 @@ StatusOr<ConvolutionGemmPlan> PlanConvolutionGemm(const Instruction& convolution
   }
   plan.m = plan.output_batch * plan.output_spatial_elements;
   plan.k = plan.group_input_features * plan.window_elements;
+  plan.stage_input_along_k = plan.input_feature_stride == 1;
   return plan;
 }
 

@@ -76,6 +76,10 @@ struct ConvolutionGemmPlan {
   // (feature groups) or its batch (batch groups).
   int64_t input_group_stride = 0;
   std::vector<ConvolutionGemmSpatial> spatial;  // in the dimension numbers' order
+  // Whether a warp stages the A tile along k (the input's features are
+  // contiguous: NHWC-like) rather than along m (NCHW-like), so that its
+  // reads are runs of neighbouring elements.
+  bool stage_input_along_k = false;
 
   int64_t m_tiles() const { return (m + kConvolutionTileM - 1) / kConvolutionTileM; }
   int64_t n_tiles() const { return (n + kConvolutionTileN - 1) / kConvolutionTileN; }
