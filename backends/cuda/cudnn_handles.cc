@@ -1,39 +1,25 @@
 #include "backends/cuda/cudnn_handles.h"
 
 namespace kiln::cuda {
+namespace {
 
-CudnnHandles::~CudnnHandles() {
-  if (all_.empty() || !memory_->MakeCurrent().ok()) return;
-  for (cudnnHandle_t handle : all_) cudnn_.api().Destroy(handle);
+LibraryHandlePool<cudnnHandle_t>::Calls CudnnHandleCalls(const Cudnn& cudnn) {
+  LibraryHandlePool<cudnnHandle_t>::Calls calls;
+  calls.create = [&cudnn]() -> StatusOr<cudnnHandle_t> {
+    cudnnHandle_t handle = nullptr;
+    KILN_RETURN_IF_ERROR(cudnn.Check(cudnn.api().Create(&handle), "cudnnCreate"));
+    return handle;
+  };
+  calls.bind = [&cudnn](cudnnHandle_t handle, CUstream stream) {
+    return cudnn.Check(cudnn.api().SetStream(handle, stream), "cudnnSetStream");
+  };
+  calls.destroy = [&cudnn](cudnnHandle_t handle) { cudnn.api().Destroy(handle); };
+  return calls;
 }
 
-StatusOr<cudnnHandle_t> CudnnHandles::Acquire(CUstream stream) {
-  cudnnHandle_t handle = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (!free_.empty()) {
-      handle = free_.back();
-      free_.pop_back();
-    }
-  }
-  if (handle == nullptr) {
-    KILN_RETURN_IF_ERROR(cudnn_.Check(cudnn_.api().Create(&handle), "cudnnCreate"));
-    std::lock_guard<std::mutex> lock(mutex_);
-    all_.push_back(handle);
-  }
-  Status bound = cudnn_.Check(cudnn_.api().SetStream(handle, stream), "cudnnSetStream");
-  if (!bound.ok()) {
-    Release(handle);
-    return bound;
-  }
-  return handle;
-}
+}  // namespace
 
-void CudnnHandles::Release(cudnnHandle_t handle) {
-  // Not left pointing at a stream its execution is about to destroy.
-  cudnn_.api().SetStream(handle, nullptr);
-  std::lock_guard<std::mutex> lock(mutex_);
-  free_.push_back(handle);
-}
+CudnnHandles::CudnnHandles(const Cudnn& cudnn, std::shared_ptr<DeviceMemory> memory)
+    : LibraryHandlePool(CudnnHandleCalls(cudnn), std::move(memory)), cudnn_(cudnn) {}
 
 }  // namespace kiln::cuda
