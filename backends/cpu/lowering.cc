@@ -175,6 +175,7 @@ StepLoweringRules CpuLoweringRules(KernelCompiler* compiler) {
   };
   rules.library_call_when_not_a_kernel = true;  // the interpreter path
   rules.copy_bound_results = false;             // WhileThunk keeps passed-through leaves in place
+  rules.bitcasts_rename_their_operand = true;   // buffers are plain bytes
   return rules;
 }
 

@@ -48,6 +48,19 @@ bool OnlyStructures(const Instruction& instruction) {
   }
 }
 
+// A bitcast-convert between element types of one width, pred and complex
+// types aside (pred's bytes must be 0 or 1): a dense array's bytes read as
+// the other type.
+bool ReinterpretsItsOperand(const Instruction& instruction) {
+  if (instruction.opcode != Opcode::kBitcastConvert || instruction.operands.size() != 1 ||
+      !instruction.shape.IsArray() || !instruction.operand(0)->shape.IsArray())
+    return false;
+  const ElementType from = instruction.operand(0)->shape.element_type(),
+                    to = instruction.shape.element_type();
+  return ByteWidth(from) == ByteWidth(to) && from != ElementType::kPred && to != ElementType::kPred &&
+         !IsComplex(from) && !IsComplex(to);
+}
+
 class Lowerer {
  public:
   Lowerer(StepProgram& program, const StepLoweringRules& rules) : program_(program), rules_(rules) {}
@@ -190,6 +203,10 @@ StatusOr<Leaves> Lowerer::LowerInto(const Computation& computation, int sequence
 Status Lowerer::LowerInstruction(const Instruction& instruction, int sequence, Values& values,
                                  const std::vector<Leaves>& parameters) {
   auto operand_leaves = [&](size_t i) -> const Leaves& { return values.at(instruction.operand(i)); };
+  if (rules_.bitcasts_rename_their_operand && ReinterpretsItsOperand(instruction)) {
+    values[&instruction] = operand_leaves(0);
+    return OkStatus();
+  }
   if (rules_.host_library_call && !OnlyStructures(instruction) && rules_.host_library_call(instruction))
     return LowerLibraryCall(instruction, sequence, values);
   switch (instruction.opcode) {

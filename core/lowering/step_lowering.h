@@ -65,6 +65,11 @@ struct StepLoweringRules {
   // branches handle a passed-through parameter themselves (the cpu's
   // WhileThunk keeps such a leaf where it is).
   bool copy_bound_results = true;
+  // Whether a bitcast-convert between element types of one width (pred and
+  // complex types aside) renames its operand's slots, the same bytes read
+  // as the other type, instead of being a kernel that copies them: for a
+  // backend whose buffers hold every type as its plain bytes (the cpu).
+  bool bitcasts_rename_their_operand = false;
 };
 
 // Whether the lowering makes `instruction` steps of its own on every backend,
