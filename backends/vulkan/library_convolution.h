@@ -47,7 +47,8 @@ struct ConvolutionPlan {
   int64_t groups = 0;  // workgroups' worth of tiles: tiles of M x tiles of N x feature groups
   uint32_t workgroup_size() const { return (bm / tm) * (bn / tn); }
   std::vector<uint32_t> specialization() const { return {bm, bn, bk, tm, tn}; }
-  // Loop iterations one invocation runs per tile it takes (lavapipe's limit).
+  // Loop iterations one invocation runs per tile it takes (lavapipe's
+  // limit), the shader's [[unroll]] loops unrolled.
   int64_t loops_per_tile() const;
 };
 

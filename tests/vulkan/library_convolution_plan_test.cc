@@ -150,11 +150,23 @@ TEST(VulkanConvolutionPlan, TilesFollowTheDeviceAndItsLoopLimit) {
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->workgroup_size(), 256u);
 
+  // A CPU device takes fewer invocations doing more each.
+  features.subgroup_size = 8;
+  features.cpu_device = true;
+  plan = Plan(*module, features);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 16, 8, 8}));
+
   // The kernel's loop bound counts every trip of a tile's contraction; past
   // the device's limit the elemental kernel takes the convolution.
   std::optional<LibraryKernel> kernel = PlanLibraryKernel(*module->entry(), AllShaderFeatures(), "c");
   ASSERT_TRUE(kernel.has_value());
+  plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(kernel->description.binding_count, 3);
+  // K = 3 x 3 x 8 = 72: 9 steps of 8, in each 2 loads of the input and 2
+  // of the filter per invocation, each tap carrying once.
+  EXPECT_EQ(plan->loops_per_tile(), 9 * (1 + 4));
   EXPECT_EQ(kernel->description.max_loop_iterations, 1 + plan->loops_per_tile());
   features = AllShaderFeatures();
   features.max_loop_iterations = plan->loops_per_tile();

@@ -7,6 +7,7 @@
 // contraction's length K.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -14,6 +15,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/vulkan/vulkan_backend.h"
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
@@ -46,32 +48,18 @@ Literal SignedValues(const Shape& shape, uint32_t seed) {
   return Literal::FromVector(halves, shape.dimensions());
 }
 
-class VulkanLibraryConvolutionTest : public ::testing::TestWithParam<ConvolutionCase> {};
-
-TEST_P(VulkanLibraryConvolutionTest, AgreesWithTheInterpreter) {
-  const ConvolutionCase& c = GetParam();
-  const std::string text = "HloModule convolution\nENTRY main {\n  a = " + c.lhs +
-                           " parameter(0)\n  b = " + c.rhs + " parameter(1)\n  ROOT c = " + c.out +
-                           " convolution(a, b), " + c.attributes + "\n}\n";
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
-
-  // The kernel is the library shader's on this device.
-  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
-                            CompileForVulkan(*module, device->shader_features(), 256, 2));
-  ASSERT_EQ(program->shaders.size(), 1u) << text;
-  EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
-
+// Runs `module` on the vulkan backend and the interpreter and compares.
+void ExpectAgreement(const ConvolutionCase& c, const Module& module) {
   StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
   ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
                            << vulkan.status().ToString();
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
   std::vector<Literal> arguments;
-  arguments.push_back(SignedValues(module->entry()->parameters()[0]->shape, 1));
-  arguments.push_back(SignedValues(module->entry()->parameters()[1]->shape, 2));
+  arguments.push_back(SignedValues(module.entry()->parameters()[0]->shape, 1));
+  arguments.push_back(SignedValues(module.entry()->parameters()[1]->shape, 2));
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
-                            testing::ExecuteLeaves(*interpreter, *module, arguments));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, *module, arguments));
+                            testing::ExecuteLeaves(*interpreter, module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, module, arguments));
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].shape(), want[0].shape());
   // Each of K products is below 1 in magnitude: a sum in another order
@@ -86,6 +74,35 @@ TEST_P(VulkanLibraryConvolutionTest, AgreesWithTheInterpreter) {
     if (wrong++ < 5) ADD_FAILURE() << c.name << ": element " << i << " is " << actual << ", not " << expected;
   }
   EXPECT_EQ(wrong, 0) << c.name << ": " << wrong << " of " << want[0].element_count() << " elements differ";
+}
+
+class VulkanLibraryConvolutionTest : public ::testing::TestWithParam<ConvolutionCase> {
+ protected:
+  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
+};
+
+TEST_P(VulkanLibraryConvolutionTest, AgreesWithTheInterpreter) {
+  const ConvolutionCase& c = GetParam();
+  const std::string text = "HloModule convolution\nENTRY main {\n  a = " + c.lhs +
+                           " parameter(0)\n  b = " + c.rhs + " parameter(1)\n  ROOT c = " + c.out +
+                           " convolution(a, b), " + c.attributes + "\n}\n";
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
+
+  // The kernel is the library shader's with the device's own tiles, and
+  // with a GPU's (lavapipe is a CPU device, which takes others).
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  for (const bool as_gpu : {false, true}) {
+    SCOPED_TRACE(as_gpu ? "tiles of a GPU" : "tiles of this device");
+    ShaderFeatures features = device->shader_features();
+    if (as_gpu) features.cpu_device = false;
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
+                              CompileForVulkan(*module, features, 256, 2));
+    ASSERT_EQ(program->shaders.size(), 1u) << text;
+    EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
+    SetShaderFeaturesOverrideForTesting(as_gpu ? [](ShaderFeatures& edited) { edited.cpu_device = false; }
+                                               : std::function<void(ShaderFeatures&)>());
+    ExpectAgreement(c, *module);
+  }
 }
 
 std::vector<ConvolutionCase> ConvolutionCases() {

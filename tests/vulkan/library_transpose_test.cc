@@ -3,6 +3,7 @@
 // bit: every element width (8, 16, 32, 64 and 128 bits), shapes that are no
 // multiple of the tile, and 2-D to 4-D permutations.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/vulkan/vulkan_backend.h"
 #include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
@@ -54,29 +56,18 @@ Literal DistinctValues(const Shape& shape) {
 // The case as its module says it (GoogleTest would print the bytes).
 void PrintTo(const TransposeCase& c, std::ostream* out) { *out << TransposeModule(c); }
 
-class VulkanLibraryTransposeTest : public ::testing::TestWithParam<TransposeCase> {};
-
-TEST_P(VulkanLibraryTransposeTest, MovesTheInterpretersBits) {
-  const TransposeCase& c = GetParam();
-  const std::string text = TransposeModule(c);
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
-
-  // The kernel is the library shader's on this device.
-  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
-                            CompileForVulkan(*module, device->shader_features(), 256, 2));
-  ASSERT_EQ(program->shaders.size(), 1u) << text;
-  EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
-
+// Runs `module` on the vulkan backend and the interpreter and compares
+// their results byte for byte.
+void ExpectSameBits(const std::string& text, const Module& module) {
   StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
   ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
                            << vulkan.status().ToString();
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
   std::vector<Literal> arguments;
-  arguments.push_back(DistinctValues(module->entry()->parameters()[0]->shape));
+  arguments.push_back(DistinctValues(module.entry()->parameters()[0]->shape));
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
-                            testing::ExecuteLeaves(*interpreter, *module, arguments));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, *module, arguments));
+                            testing::ExecuteLeaves(*interpreter, module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, module, arguments));
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].shape(), want[0].shape());
   const std::span<const uint8_t> expected = want[0].raw(), actual = got[0].raw();
@@ -87,6 +78,33 @@ TEST_P(VulkanLibraryTransposeTest, MovesTheInterpretersBits) {
     if (wrong++ == 0) first_wrong = static_cast<int64_t>(i);
   }
   EXPECT_EQ(wrong, 0) << text << "first wrong byte " << first_wrong;
+}
+
+class VulkanLibraryTransposeTest : public ::testing::TestWithParam<TransposeCase> {
+ protected:
+  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
+};
+
+TEST_P(VulkanLibraryTransposeTest, MovesTheInterpretersBits) {
+  const TransposeCase& c = GetParam();
+  const std::string text = TransposeModule(c);
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
+
+  // The kernel is the library shader's with the device's own tiles, and
+  // with a GPU's (lavapipe is a CPU device, which takes others).
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  for (const bool as_gpu : {false, true}) {
+    SCOPED_TRACE(as_gpu ? "tiles of a GPU" : "tiles of this device");
+    ShaderFeatures features = device->shader_features();
+    if (as_gpu) features.cpu_device = false;
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
+                              CompileForVulkan(*module, features, 256, 2));
+    ASSERT_EQ(program->shaders.size(), 1u) << text;
+    EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
+    SetShaderFeaturesOverrideForTesting(as_gpu ? [](ShaderFeatures& edited) { edited.cpu_device = false; }
+                                               : std::function<void(ShaderFeatures&)>());
+    ExpectSameBits(text, *module);
+  }
 }
 
 std::vector<TransposeCase> TransposeCases() {

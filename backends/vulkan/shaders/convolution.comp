@@ -54,41 +54,41 @@ layout(std430, set = 0, binding = 2) writeonly buffer Output { ELEMENT d[]; } ou
 shared float a_tile[BK * (BM + 1)];
 shared float b_tile[BK * (BN + 1)];
 
-// The input element of output position m and contraction index k, 0 in
-// the padding.
-float ImplicitA(uint m, uint k, uint group, uint rows, uint depth) {
-  if (m >= rows || k >= depth) return 0.0;
-  const uint c = k % p.channels;
+const uint THREADS = (BM / TM) * (BN / TN);
+// The tile elements each invocation loads per contraction step.
+const uint A_LOADS = (BM * BK + THREADS - 1) / THREADS;
+const uint B_LOADS = (BK * BN + THREADS - 1) / THREADS;
+
+// A contraction index k as its input feature c, window row ky and window
+// column kx (k = (ky * window[1] + kx) * channels + c; past the
+// contraction when ky reaches window[0]). Each invocation loads the same
+// tile rows and columns at every step, k growing by BK: the taps advance
+// without dividing (a CPU device's SIMD lanes divide one at a time).
+struct Tap {
+  uint c, ky, kx;
+};
+
+Tap FirstTap(uint k) {
   const uint window_index = k / p.channels;
-  const uint kx = window_index % p.window[1];
-  const uint ky = window_index / p.window[1];
-  const uint ox = m % p.out_size[1];
-  const uint oy = m / p.out_size[1] % p.out_size[0];
-  const uint b = m / (p.out_size[1] * p.out_size[0]);
-  const int iy = int(oy * p.stride[0] + ky * p.dilation[0]) - p.pad_low[0];
-  const int ix = int(ox * p.stride[1] + kx * p.dilation[1]) - p.pad_low[1];
-  if (iy < 0 || ix < 0 || iy >= int(p.in_size[0]) || ix >= int(p.in_size[1])) return 0.0;
-  return float(input_array.d[b * p.in_stride_batch + (group * p.channels + c) * p.in_stride_feature +
-                             uint(iy) * p.in_stride_spatial[0] + uint(ix) * p.in_stride_spatial[1]]);
+  return Tap(k % p.channels, window_index / p.window[1], window_index % p.window[1]);
 }
 
-float FilterB(uint k, uint n, uint group, uint depth) {
-  if (k >= depth || n >= p.out_features) return 0.0;
-  const uint c = k % p.channels;
-  const uint window_index = k / p.channels;
-  const uint kx = window_index % p.window[1];
-  const uint ky = window_index / p.window[1];
-  return float(filter_array.d[c * p.filter_stride_in + (group * p.out_features + n) * p.filter_stride_out +
-                              ky * p.filter_stride_spatial[0] + kx * p.filter_stride_spatial[1]]);
+void Advance(inout Tap tap) {
+  tap.c += BK;
+  while (tap.c >= p.channels) {
+    tap.c -= p.channels;
+    if (++tap.kx == p.window[1]) {
+      tap.kx = 0;
+      ++tap.ky;
+    }
+  }
 }
 
 void main() {
-  const uint threads = (BM / TM) * (BN / TN);
   const uint t = gl_LocalInvocationID.x;
   const uint tn = t % (BN / TN);
   const uint tm = t / (BN / TN);
   const uint rows = p.batch * p.out_size[0] * p.out_size[1];
-  const uint depth = p.channels * p.window[0] * p.window[1];
   const uint tiles_m = (rows + BM - 1) / BM;
   const uint tiles_n = (p.out_features + BN - 1) / BN;
   const uint tiles = tiles_m * tiles_n * p.groups;
@@ -98,21 +98,65 @@ void main() {
     const uint n0 = tile % tiles_n * BN;
     const uint m0 = tile / tiles_n % tiles_m * BM;
     const uint group = tile / (tiles_n * tiles_m);
+    // Neighbouring invocations load neighbouring contraction indices of A
+    // (the input feature, the minor dimension of NHWC) and neighbouring
+    // output features of B (the minor dimension of HWIO). Each load's
+    // output position (its window's corner and batch) and filter column are
+    // fixed for the tile.
+    bool a_row[A_LOADS];
+    uint a_base[A_LOADS];
+    int a_y[A_LOADS];
+    int a_x[A_LOADS];
+    Tap a_tap[A_LOADS];
+    [[unroll]] for (uint l = 0; l < A_LOADS; ++l) {
+      const uint e = t + l * THREADS;
+      const uint m = m0 + e / BK;
+      a_row[l] = e < BM * BK && m < rows;
+      const uint ox = m % p.out_size[1];
+      const uint oy = m / p.out_size[1] % p.out_size[0];
+      const uint b = m / (p.out_size[1] * p.out_size[0]);
+      a_base[l] = b * p.in_stride_batch + group * p.channels * p.in_stride_feature;
+      a_y[l] = int(oy * p.stride[0]) - p.pad_low[0];
+      a_x[l] = int(ox * p.stride[1]) - p.pad_low[1];
+      a_tap[l] = FirstTap(e % BK);
+    }
+    bool b_column[B_LOADS];
+    uint b_base[B_LOADS];
+    Tap b_tap[B_LOADS];
+    [[unroll]] for (uint l = 0; l < B_LOADS; ++l) {
+      const uint e = t + l * THREADS;
+      const uint n = n0 + e % BN;
+      b_column[l] = e < BK * BN && n < p.out_features;
+      b_base[l] = (group * p.out_features + n) * p.filter_stride_out;
+      b_tap[l] = FirstTap(e / BN);
+    }
     float acc[TM * TN];
     [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
+    const uint depth = p.channels * p.window[0] * p.window[1];
     for (uint k0 = 0; k0 < depth; k0 += BK) {
-      // Neighbouring invocations take neighbouring contraction indices of
-      // A (the input feature, the minor dimension of NHWC) and neighbouring
-      // output features of B (the minor dimension of HWIO).
-      [[unroll]] for (uint e = t; e < BM * BK; e += threads) {
-        const uint kk = e % BK;
-        const uint mm = e / BK;
-        a_tile[kk * (BM + 1) + mm] = ImplicitA(m0 + mm, k0 + kk, group, rows, depth);
+      [[unroll]] for (uint l = 0; l < A_LOADS; ++l) {
+        const uint e = t + l * THREADS;
+        if (e >= BM * BK) continue;
+        const Tap tap = a_tap[l];
+        const int y = a_y[l] + int(tap.ky * p.dilation[0]);
+        const int x = a_x[l] + int(tap.kx * p.dilation[1]);
+        float value = 0.0;
+        if (a_row[l] && tap.ky < p.window[0] && y >= 0 && x >= 0 && y < int(p.in_size[0]) && x < int(p.in_size[1]))
+          value = float(input_array.d[a_base[l] + tap.c * p.in_stride_feature + uint(y) * p.in_stride_spatial[0] +
+                                      uint(x) * p.in_stride_spatial[1]]);
+        a_tile[e % BK * (BM + 1) + e / BK] = value;
+        Advance(a_tap[l]);
       }
-      [[unroll]] for (uint e = t; e < BK * BN; e += threads) {
-        const uint nn = e % BN;
-        const uint kk = e / BN;
-        b_tile[kk * (BN + 1) + nn] = FilterB(k0 + kk, n0 + nn, group, depth);
+      [[unroll]] for (uint l = 0; l < B_LOADS; ++l) {
+        const uint e = t + l * THREADS;
+        if (e >= BK * BN) continue;
+        const Tap tap = b_tap[l];
+        float value = 0.0;
+        if (b_column[l] && tap.ky < p.window[0])
+          value = float(filter_array.d[b_base[l] + tap.c * p.filter_stride_in + tap.ky * p.filter_stride_spatial[0] +
+                                       tap.kx * p.filter_stride_spatial[1]]);
+        b_tile[e / BN * (BN + 1) + e % BN] = value;
+        Advance(b_tap[l]);
       }
       barrier();
       [[unroll]] for (uint kk = 0; kk < BK; ++kk) {
