@@ -30,6 +30,31 @@ std::unique_ptr<Instruction> MakeChainFusion(const Shape& shape, const std::vect
   return fusion;
 }
 
+bool OnlyUserIs(const UserMap& users, const Instruction* value, const Instruction* user) {
+  const auto found = users.find(value);
+  return found != users.end() && found->second.size() == 1 && found->second[0] == user;
+}
+
+bool ReplaceChainsWithFusions(Module& module, Computation& computation, std::vector<ChainFusion> fusions,
+                              const std::function<bool(const Instruction& fusion)>& accepts) {
+  NameUniquer names(computation);
+  UseReplacer replacer(computation);
+  bool folded = false;
+  for (ChainFusion& chain : fusions) {
+    if (!accepts(*chain.fusion)) continue;
+    Computation* called = module.AddComputation(std::move(chain.fused));
+    chain.fusion->called = {called};
+    Instruction* added =
+        AddNamedInstruction(computation, names, std::move(chain.fusion), chain.replaced->name + ".fusion");
+    replacer.Replace(chain.replaced, added);
+    folded = true;
+  }
+  if (!folded || !replacer.Apply()) return false;
+  computation.SortTopologically();
+  computation.RemoveDeadInstructions();
+  return true;
+}
+
 bool FoldEachComputation(Module& module, const std::function<bool(Computation&)>& fold) {
   std::vector<Computation*> computations;
   for (const auto& computation : module.computations()) computations.push_back(computation.get());

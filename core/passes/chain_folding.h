@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/ir.h"
+#include "core/ir_edit.h"
 
 namespace kiln {
 
@@ -22,6 +23,24 @@ std::unique_ptr<Computation> MakeChainComputation(const std::string& name,
 // A kOutput fusion of `shape` reading `inputs` that calls `fused`.
 std::unique_ptr<Instruction> MakeChainFusion(const Shape& shape, const std::vector<Instruction*>& inputs,
                                              Computation* fused);
+
+// Whether `value` has exactly one user, `user`.
+bool OnlyUserIs(const UserMap& users, const Instruction* value, const Instruction* user);
+
+// A fold ready to be made: the fusion of a chain, whose computation is
+// `fused`, and the chain's last instruction, which it replaces.
+struct ChainFusion {
+  Instruction* replaced = nullptr;
+  std::unique_ptr<Instruction> fusion;
+  std::unique_ptr<Computation> fused;
+};
+
+// Puts each of `fusions` that `accepts` takes in place of the instruction
+// it replaces (the fused computation added to `module`, the fusion named
+// after it), then sorts `computation` and removes what no longer has a
+// user; whether any was put.
+bool ReplaceChainsWithFusions(Module& module, Computation& computation, std::vector<ChainFusion> fusions,
+                              const std::function<bool(const Instruction& fusion)>& accepts);
 
 // Runs `fold` on each computation the module holds now (those a fold adds
 // hold no candidate); whether any fold changed one.

@@ -55,26 +55,15 @@ bool FoldWindowEpilogues(Module& module, Computation& computation,
   // Most computations have none: the user map is made only for those that do.
   if (candidates.empty()) return false;
   const UserMap users = ComputeUsers(computation);
-  NameUniquer names(computation);
-  UseReplacer replacer(computation);
-  bool folded = false;
+  std::vector<ChainFusion> fusions;
   for (const WindowEpilogueChain& chain : candidates) {
-    const auto found = users.find(chain.reduce_window);
-    if (found == users.end() || found->second.size() != 1 || found->second[0] != chain.op) continue;
-    std::unique_ptr<Computation> fused;
-    std::unique_ptr<Instruction> fusion = FuseWindowEpilogueChain(chain, fused);
-    if (!accepts(*fusion)) continue;
-    Computation* called = module.AddComputation(std::move(fused));
-    fusion->called = {called};
-    Instruction* added =
-        AddNamedInstruction(computation, names, std::move(fusion), chain.op->name + ".fusion");
-    replacer.Replace(chain.op, added);
-    folded = true;
+    if (!OnlyUserIs(users, chain.reduce_window, chain.op)) continue;
+    ChainFusion fold;
+    fold.replaced = chain.op;
+    fold.fusion = FuseWindowEpilogueChain(chain, fold.fused);
+    fusions.push_back(std::move(fold));
   }
-  if (!folded || !replacer.Apply()) return false;
-  computation.SortTopologically();
-  computation.RemoveDeadInstructions();
-  return true;
+  return ReplaceChainsWithFusions(module, computation, std::move(fusions), accepts);
 }
 
 }  // namespace

@@ -17,11 +17,6 @@ struct PaddedSelectAndScatter {
   Instruction* pad;
 };
 
-bool SelectAndScatterChainUserIs(const UserMap& users, const Instruction* value, const Instruction* user) {
-  const auto found = users.find(value);
-  return found != users.end() && found->second.size() == 1 && found->second[0] == user;
-}
-
 // The fusion of `chain` over (x, v, s, i), its computation owned by `fused`.
 std::unique_ptr<Instruction> FuseSelectAndScatterChain(const PaddedSelectAndScatter& chain,
                                                        std::unique_ptr<Computation>& fused) {
@@ -57,27 +52,17 @@ bool FoldSelectAndScatterChains(Module& module, Computation& computation,
   // Most computations have none: the user map is made only for those that do.
   if (candidates.empty()) return false;
   const UserMap users = ComputeUsers(computation);
-  NameUniquer names(computation);
-  UseReplacer replacer(computation);
-  bool folded = false;
+  std::vector<ChainFusion> fusions;
   for (const PaddedSelectAndScatter& chain : candidates) {
-    if (!SelectAndScatterChainUserIs(users, chain.select_and_scatter, chain.slice) ||
-        !SelectAndScatterChainUserIs(users, chain.pad, chain.select_and_scatter))
+    if (!OnlyUserIs(users, chain.select_and_scatter, chain.slice) ||
+        !OnlyUserIs(users, chain.pad, chain.select_and_scatter))
       continue;
-    std::unique_ptr<Computation> fused;
-    std::unique_ptr<Instruction> fusion = FuseSelectAndScatterChain(chain, fused);
-    if (!accepts(*fusion)) continue;
-    Computation* called = module.AddComputation(std::move(fused));
-    fusion->called = {called};
-    Instruction* added =
-        AddNamedInstruction(computation, names, std::move(fusion), chain.slice->name + ".fusion");
-    replacer.Replace(chain.slice, added);
-    folded = true;
+    ChainFusion fold;
+    fold.replaced = chain.slice;
+    fold.fusion = FuseSelectAndScatterChain(chain, fold.fused);
+    fusions.push_back(std::move(fold));
   }
-  if (!folded || !replacer.Apply()) return false;
-  computation.SortTopologically();
-  computation.RemoveDeadInstructions();
-  return true;
+  return ReplaceChainsWithFusions(module, computation, std::move(fusions), accepts);
 }
 
 }  // namespace
