@@ -7,6 +7,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/scan_vectors.h"
 #include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
@@ -16,6 +17,10 @@ namespace {
 constexpr int64_t kScanElementsPerTask = 32 * 1024;
 // Lines of the inner dimension a task scans side by side (contiguous in memory).
 constexpr int64_t kColumnsPerBlock = 256;
+// Results at least this large are stored past the caches by the vector
+// scans (non-temporal stores): neither read into the caches before they
+// are written nor kept there, evicting the input still to be read.
+constexpr int64_t kStreamedScanResultBytes = 4 << 20;
 
 std::optional<ScanOp> ReducerOp(const Computation& reducer) {
   const Instruction* root = reducer.root();
@@ -56,29 +61,41 @@ bool IsIdentity(ScanOp op, T value) {
   return false;
 }
 
+// The interpreter's op(a, b) (core/interpreter/scalar_ops.h), bit for bit:
+// maximum and minimum return a NaN a, else a NaN b, else a where a > b
+// (a < b) and b otherwise, so of two equal zeros the second.
 template <ScanOp op, typename T>
-T Combine(T acc, T x) {
+T Combine(T a, T b) {
   if constexpr (std::is_integral_v<T> && (op == ScanOp::kAdd || op == ScanOp::kMultiply)) {
     // Integers wrap, as in XLA: computed unsigned, where overflow is defined.
-    using U = std::make_unsigned_t<decltype(acc + x)>;
-    const U a = static_cast<U>(acc), b = static_cast<U>(x);
-    return static_cast<T>(op == ScanOp::kAdd ? a + b : a * b);
+    using U = std::make_unsigned_t<decltype(a + b)>;
+    const U x = static_cast<U>(a), y = static_cast<U>(b);
+    return static_cast<T>(op == ScanOp::kAdd ? x + y : x * y);
+  }
+  if constexpr (!std::is_integral_v<T> && (op == ScanOp::kMaximum || op == ScanOp::kMinimum)) {
+    if (a != a) return a;
+    if (b != b) return b;
   }
   switch (op) {
-    case ScanOp::kAdd: return static_cast<T>(acc + x);
-    case ScanOp::kMultiply: return static_cast<T>(acc * x);
-    case ScanOp::kMaximum:
-      if constexpr (!std::is_integral_v<T>) {
-        if (x != x) return x;  // NaN propagates, as `maximum` does
-      }
-      return acc < x ? x : acc;
-    case ScanOp::kMinimum:
-      if constexpr (!std::is_integral_v<T>) {
-        if (x != x) return x;
-      }
-      return x < acc ? x : acc;
+    case ScanOp::kAdd: return static_cast<T>(a + b);
+    case ScanOp::kMultiply: return static_cast<T>(a * b);
+    case ScanOp::kMaximum: return a > b ? a : b;
+    case ScanOp::kMinimum: return a < b ? a : b;
   }
-  return acc;
+  return a;
+}
+
+// One step of the scan: the window's op(acc, x) going forward. Going in
+// reverse, the window still combines its elements first to last, so a
+// maximum or minimum is op(x, acc) (the first NaN, the last of equal
+// zeros: the window's bytes); sums and products are acc op x, the same
+// terms as the window's but rounded from the far end.
+template <ScanOp op, typename T>
+T ScanStep(bool reverse, T acc, T x) {
+  if constexpr (op == ScanOp::kMaximum || op == ScanOp::kMinimum) {
+    if (reverse) return Combine<op>(x, acc);
+  }
+  return Combine<op>(acc, x);
 }
 
 // Scans lines [begin, end) of one outer block: `columns` adjacent lines of
@@ -95,7 +112,7 @@ void ScanBlock(const ScanGeometry& geometry, T initial, const T* input, T* outpu
     T a = initial;
     for (int64_t step = 0; step < length; ++step) {
       const int64_t i = geometry.reverse ? length - 1 - step : step;
-      a = Combine<op>(a, in[i]);
+      a = ScanStep<op>(geometry.reverse, a, in[i]);
       out[i] = a;
     }
     return;
@@ -109,9 +126,29 @@ void ScanBlock(const ScanGeometry& geometry, T initial, const T* input, T* outpu
     T* row_out = out + i * inner;
     for (int64_t j = column_begin; j < column_end; ++j) {
       T& a = acc[static_cast<size_t>(j - column_begin)];
-      a = Combine<op>(a, row_in[j]);
+      a = ScanStep<op>(geometry.reverse, a, row_in[j]);
       row_out[j] = a;
     }
+  }
+}
+
+// ScanBlock with the reducer as a template argument, so the inner loop has no branch on it.
+template <typename T>
+void ScanBlockOf(const ScanGeometry& geometry, T initial, const T* input, T* output, int64_t outer,
+                 int64_t column_begin, int64_t column_end) {
+  switch (geometry.op) {
+    case ScanOp::kAdd:
+      ScanBlock<ScanOp::kAdd>(geometry, initial, input, output, outer, column_begin, column_end);
+      break;
+    case ScanOp::kMultiply:
+      ScanBlock<ScanOp::kMultiply>(geometry, initial, input, output, outer, column_begin, column_end);
+      break;
+    case ScanOp::kMaximum:
+      ScanBlock<ScanOp::kMaximum>(geometry, initial, input, output, outer, column_begin, column_end);
+      break;
+    case ScanOp::kMinimum:
+      ScanBlock<ScanOp::kMinimum>(geometry, initial, input, output, outer, column_begin, column_end);
+      break;
   }
 }
 
@@ -176,9 +213,26 @@ Status ScanThunk::Run(ExecutionContext& context) const {
   if (g.outer == 0 || g.length == 0 || g.inner == 0) return OkStatus();
   const void* input = context.slots[inputs_[0]];
   void* output = context.slots[outputs_[0]];
-  // Tasks: (outer block, column block) pairs.
-  const int64_t column_blocks = (g.inner + kColumnsPerBlock - 1) / kColumnsPerBlock;
-  const int64_t tasks = g.outer * column_blocks;
+  const int threads = context.pool == nullptr ? 1 : context.pool->num_threads();
+  const bool wide = g.type == ElementType::kF64;
+  const bool in_lanes = (g.type == ElementType::kF32 || wide) && HasAvx512ForScan();
+  const int64_t lanes = wide ? kScanLanes<double> : kScanLanes<float>;
+  // Tasks: groups of lines (inner == 1), or (outer block, column block) pairs.
+  int64_t lines_per_task = 1;
+  if (in_lanes && g.inner == 1 && 2 * g.outer >= lanes) lines_per_task = lanes;
+  int64_t columns_per_task = kColumnsPerBlock;
+  if (in_lanes && g.inner > 1) {
+    // A block of running vectors per task, narrower while that leaves a thread idle.
+    columns_per_task = wide ? kScanColumnsPerBlock<double> : kScanColumnsPerBlock<float>;
+    while (columns_per_task > lanes &&
+           g.outer * ((g.inner + columns_per_task - 1) / columns_per_task) < 2 * threads)
+      columns_per_task /= 2;
+  }
+  const int64_t column_blocks = (g.inner + columns_per_task - 1) / columns_per_task;
+  const int64_t tasks =
+      g.inner == 1 ? (g.outer + lines_per_task - 1) / lines_per_task : g.outer * column_blocks;
+  const int64_t element_size = wide ? 8 : 4;
+  const bool stream = in_lanes && g.outer * g.length * g.inner * element_size >= kStreamedScanResultBytes;
   auto run = [&](int64_t begin, int64_t end) {
     DispatchElementType(g.type, [&](auto tag) {
       using T = decltype(tag);
@@ -188,32 +242,38 @@ Status ScanThunk::Run(ExecutionContext& context) const {
       } else {
         T initial;
         std::memcpy(static_cast<void*>(&initial), &g.initial_bits, sizeof(T));
+        const auto* in = static_cast<const T*>(input);
+        auto* out = static_cast<T*>(output);
         for (int64_t task = begin; task < end; ++task) {
-          const int64_t outer = task / column_blocks;
-          const int64_t first = task % column_blocks * kColumnsPerBlock;
-          const int64_t last = std::min(g.inner, first + kColumnsPerBlock);
-          const auto* in = static_cast<const T*>(input);
-          auto* out = static_cast<T*>(output);
-          // The reducer is a template argument, so the inner loop has no branch on it.
-          switch (g.op) {
-            case ScanOp::kAdd: ScanBlock<ScanOp::kAdd>(g, initial, in, out, outer, first, last); break;
-            case ScanOp::kMultiply:
-              ScanBlock<ScanOp::kMultiply>(g, initial, in, out, outer, first, last);
-              break;
-            case ScanOp::kMaximum:
-              ScanBlock<ScanOp::kMaximum>(g, initial, in, out, outer, first, last);
-              break;
-            case ScanOp::kMinimum:
-              ScanBlock<ScanOp::kMinimum>(g, initial, in, out, outer, first, last);
-              break;
+          if (g.inner == 1) {
+            const int64_t first = task * lines_per_task;
+            const int64_t last = std::min(g.outer, first + lines_per_task);
+            int64_t line = first;
+            if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+              if (in_lanes) line += ScanLinesInLanes<T>(g, initial, in, out, first, last, stream);
+            }
+            for (; line < last; ++line) ScanBlockOf(g, initial, in, out, line, 0, 1);
+          } else {
+            const int64_t outer = task / column_blocks;
+            const int64_t first = task % column_blocks * columns_per_task;
+            const int64_t last = std::min(g.inner, first + columns_per_task);
+            if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+              if (in_lanes) {
+                ScanColumnsInLanes<T>(g, initial, in, out, outer, first, last, stream);
+                continue;
+              }
+            }
+            ScanBlockOf(g, initial, in, out, outer, first, last);
           }
         }
       }
     });
+    if (stream) FenceScanStores();
   };
-  const int64_t per_task = g.length * std::min(g.inner, kColumnsPerBlock);
+  const int64_t per_task =
+      g.inner == 1 ? lines_per_task * g.length : g.length * std::min(g.inner, columns_per_task);
   const int64_t grain = std::max<int64_t>(1, kScanElementsPerTask / std::max<int64_t>(1, per_task));
-  if (tasks <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
+  if (tasks <= grain || threads == 1) {
     run(0, tasks);
   } else {
     context.pool->ParallelFor(tasks, grain, run);

@@ -4,7 +4,12 @@
 // the reducer's identity on one side. Computed as written that costs n
 // operations per element (n^2 per line); as a scan it costs one. Lines run
 // in parallel; along the scanned dimension the order of operations is the
-// window's (x0, then x1, ...), so the results are the reduce-window's.
+// window's (x0, then x1, ...), so the results are the reduce-window's bit
+// for bit, maxima and minima of NaNs and signed zeros included. A reverse
+// scan's maxima and minima are the window's too; its sums and products add
+// the window's terms from the far end, so they may round differently.
+// f32 and f64 scan in AVX-512 lanes (scan_vectors.h), other types a line at
+// a time.
 #pragma once
 
 #include <cstdint>
