@@ -30,6 +30,7 @@ constexpr int64_t kLoadsB = kConvolutionTileN * kConvolutionTileK / kConvolution
 constexpr int64_t kLoadStrideA = kConvolutionThreads / kConvolutionTileM;
 constexpr int64_t kLoadRowStrideA = kConvolutionThreads / kConvolutionTileK;
 constexpr int64_t kLoadStrideB = kConvolutionThreads / kConvolutionTileN;
+constexpr int64_t kLoadColumnStrideB = kConvolutionThreads / kConvolutionTileK;
 static_assert(kLoadsA * kConvolutionThreads == kConvolutionTileM * kConvolutionTileK);
 static_assert(kLoadsB * kConvolutionThreads == kConvolutionTileN * kConvolutionTileK);
 
@@ -65,7 +66,8 @@ ConvolutionGemmRow DecomposeGemmRow(llvm::IRBuilder<>& b, const ConvolutionGemmP
 
 // Where column k (of A, row of B) lies: the group's input feature and the
 // window position along each spatial dimension (row-major, the last
-// fastest).
+// fastest), the feature or the window position running fastest along k as
+// the plan says (window_minor_depth).
 struct ConvolutionGemmDepth {
   llvm::Value* feature = nullptr;
   std::vector<llvm::Value*> taps;
@@ -74,8 +76,14 @@ struct ConvolutionGemmDepth {
 ConvolutionGemmDepth DecomposeGemmDepth(llvm::IRBuilder<>& b, const ConvolutionGemmPlan& plan,
                                         llvm::Value* k) {
   ConvolutionGemmDepth depth;
-  depth.feature = b.CreateURem(k, b.getInt64(plan.group_input_features));
-  llvm::Value* rest = b.CreateUDiv(k, b.getInt64(plan.group_input_features));
+  llvm::Value* rest = nullptr;
+  if (plan.window_minor_depth) {
+    depth.feature = b.CreateUDiv(k, b.getInt64(plan.window_elements));
+    rest = b.CreateURem(k, b.getInt64(plan.window_elements));
+  } else {
+    depth.feature = b.CreateURem(k, b.getInt64(plan.group_input_features));
+    rest = b.CreateUDiv(k, b.getInt64(plan.group_input_features));
+  }
   depth.taps.resize(plan.spatial.size());
   for (size_t d = plan.spatial.size(); d-- > 0;) {
     const int64_t size = plan.spatial[d].window_size;
@@ -175,13 +183,31 @@ StatusOr<PtxKernel> EmitConvolutionGemmKernel(llvm::Module& module, const Comput
     a.base = b.CreateAdd(b.CreateMul(group, b.getInt64(plan.input_group_stride)),
                          b.CreateMul(a.place.batch, b.getInt64(plan.input_batch_stride)));
   }
-  // The B column this thread stages.
-  llvm::Value* b_column = b.CreateURem(thread, b.getInt64(kConvolutionTileN));
-  llvm::Value* b_n = b.CreateAdd(n_start, b_column);
-  llvm::Value* b_column_real = b.CreateICmpULT(b_n, b.getInt64(plan.n));
-  llvm::Value* b_base =
-      b.CreateMul(b.CreateAdd(group_feature, b_n), b.getInt64(plan.kernel_output_feature_stride));
-  llvm::Value* b_first_depth = b.CreateUDiv(thread, b.getInt64(kConvolutionTileN));
+  // The B elements this thread stages at every step: neighbouring threads
+  // take neighbouring k where the filter is contiguous along k
+  // (stage_filter_along_k), else neighbouring output features.
+  struct StagedFilter {
+    llvm::Value* column = nullptr;  // within the tile
+    llvm::Value* depth = nullptr;   // within the step
+    llvm::Value* real = nullptr;    // the column is < N
+    llvm::Value* base = nullptr;    // the offset of its output feature
+  };
+  std::vector<StagedFilter> staged_filter(static_cast<size_t>(kLoadsB));
+  for (int64_t r = 0; r < kLoadsB; ++r) {
+    StagedFilter& w = staged_filter[static_cast<size_t>(r)];
+    if (plan.stage_filter_along_k) {
+      w.column = b.CreateAdd(b.CreateUDiv(thread, b.getInt64(kConvolutionTileK)),
+                             b.getInt64(r * kLoadColumnStrideB));
+      w.depth = b.CreateURem(thread, b.getInt64(kConvolutionTileK));
+    } else {
+      w.column = b.CreateURem(thread, b.getInt64(kConvolutionTileN));
+      w.depth =
+          b.CreateAdd(b.CreateUDiv(thread, b.getInt64(kConvolutionTileN)), b.getInt64(r * kLoadStrideB));
+    }
+    llvm::Value* n = b.CreateAdd(n_start, w.column);
+    w.real = b.CreateICmpULT(n, b.getInt64(plan.n));
+    w.base = b.CreateMul(b.CreateAdd(group_feature, n), b.getInt64(plan.kernel_output_feature_stride));
+  }
   // This thread's register block: rows ty + kGemmThreadsM i, columns tx + kGemmThreadsN j.
   llvm::Value* tx = b.CreateURem(thread, b.getInt64(kGemmThreadsN));
   llvm::Value* ty = b.CreateUDiv(thread, b.getInt64(kGemmThreadsN));
@@ -222,13 +248,12 @@ StatusOr<PtxKernel> EmitConvolutionGemmKernel(llvm::Module& module, const Comput
                                    f32, tile_a,
                                    b.CreateAdd(b.CreateMul(a.depth, b.getInt64(kConvolutionTileM)), a.row)));
         }
-        for (int64_t r = 0; r < kLoadsB; ++r) {
-          llvm::Value* depth = b.CreateAdd(b_first_depth, b.getInt64(r * kLoadStrideB));
-          llvm::Value* k = b.CreateAdd(k_start, depth);
-          llvm::Value* real = b.CreateAnd(b_column_real, b.CreateICmpULT(k, b.getInt64(plan.k)));
+        for (const StagedFilter& w : staged_filter) {
+          llvm::Value* k = b.CreateAdd(k_start, w.depth);
+          llvm::Value* real = b.CreateAnd(w.real, b.CreateICmpULT(k, b.getInt64(plan.k)));
           const ConvolutionGemmDepth place = DecomposeGemmDepth(b, plan, k);
           llvm::Value* offset =
-              b.CreateAdd(b_base, b.CreateMul(place.feature, b.getInt64(plan.kernel_input_feature_stride)));
+              b.CreateAdd(w.base, b.CreateMul(place.feature, b.getInt64(plan.kernel_input_feature_stride)));
           for (size_t d = 0; d < plan.spatial.size(); ++d) {
             const ConvolutionGemmSpatial& s = plan.spatial[d];
             llvm::Value* tap =
@@ -236,9 +261,10 @@ StatusOr<PtxKernel> EmitConvolutionGemmKernel(llvm::Module& module, const Comput
             offset = b.CreateAdd(offset, b.CreateMul(tap, b.getInt64(s.kernel_stride)));
           }
           llvm::Value* value = load_or_zero(plan.kernel_type, filter, offset, real);
-          b.CreateStore(value, b.CreateInBoundsGEP(
-                                   f32, tile_b,
-                                   b.CreateAdd(b.CreateMul(depth, b.getInt64(kConvolutionTileN)), b_column)));
+          b.CreateStore(
+              value,
+              b.CreateInBoundsGEP(
+                  f32, tile_b, b.CreateAdd(b.CreateMul(w.depth, b.getInt64(kConvolutionTileN)), w.column)));
         }
         barrier();
         for (int64_t depth = 0; depth < kConvolutionTileK; ++depth) {

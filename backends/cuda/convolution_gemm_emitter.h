@@ -13,8 +13,9 @@
 // the A tile one or two broadcast words. A warp stages A along k where the
 // input's features are contiguous (NHWC-like: its reads are runs of
 // neighbouring features and window positions), else along m (NCHW-like:
-// runs of neighbouring output positions). The sum's order differs from
-// the elemental path's (k runs window position first, then input feature).
+// runs of neighbouring output positions), and B along k where the filter
+// is contiguous along k (else along n). The sum's order differs from the
+// elemental path's.
 #pragma once
 
 #include <string>

@@ -80,6 +80,14 @@ StatusOr<ConvolutionGemmPlan> PlanConvolutionGemm(const Instruction& convolution
   plan.m = plan.output_batch * plan.output_spatial_elements;
   plan.k = plan.group_input_features * plan.window_elements;
   plan.stage_input_along_k = plan.input_feature_stride == 1;
+  // Staged along m, the input does not care which of a depth's parts runs
+  // fastest; the filter is contiguous along k with the window positions
+  // fastest where its last spatial dimension is its contiguous one.
+  const int64_t last_kernel_stride = plan.spatial.empty() ? 0 : plan.spatial.back().kernel_stride;
+  plan.window_minor_depth = !plan.stage_input_along_k && last_kernel_stride == 1;
+  const int64_t depth_stride =
+      plan.window_minor_depth ? last_kernel_stride : plan.kernel_input_feature_stride;
+  plan.stage_filter_along_k = plan.kernel_output_feature_stride != 1 && depth_stride == 1;
   return plan;
 }
 

@@ -3,7 +3,8 @@
 // where
 //   m = (output batch, output spatial positions, row-major)   M of them
 //   n = the group's output features                            N of them
-//   k = (window position, row-major; then the group's input feature)   K
+//   k = (window position, row-major; the group's input feature)   K of them,
+//       the feature fastest or (window_minor_depth) the window position
 // A (im2col of the input) and B (the filter) are never materialised: the
 // kernel reads them through the arrays' strides, which the dimension
 // numbers give (any layout of batch, feature and spatial dimensions over
@@ -80,6 +81,14 @@ struct ConvolutionGemmPlan {
   // contiguous: NHWC-like) rather than along m (NCHW-like), so that its
   // reads are runs of neighbouring elements.
   bool stage_input_along_k = false;
+  // Whether k runs the window positions fastest (k = feature * window +
+  // position) rather than the input features (k = position * features +
+  // feature): chosen where the input is staged along m and it makes the
+  // filter contiguous along k (NCHW-like filters: (out, in, spatial...)).
+  bool window_minor_depth = false;
+  // Whether a warp stages the B tile along k (the filter is contiguous
+  // along k and not along its output features) rather than along n.
+  bool stage_filter_along_k = false;
 
   int64_t m_tiles() const { return (m + kConvolutionTileM - 1) / kConvolutionTileM; }
   int64_t n_tiles() const { return (n + kConvolutionTileN - 1) / kConvolutionTileN; }

@@ -65,11 +65,15 @@ TEST(ConvolutionGemmPlan, NhwcConvolutionIsBatchTimesPositionsByFeaturesByWindow
   EXPECT_EQ(plan.spatial[1].output_stride, 5);
   EXPECT_EQ(plan.blocks(), 2);  // 126 rows: two tiles of 64; 5 columns: one
   EXPECT_TRUE(plan.stage_input_along_k) << "features are the input's contiguous dimension";
+  EXPECT_FALSE(plan.window_minor_depth);
+  EXPECT_FALSE(plan.stage_filter_along_k) << "HWIO: output features are the filter's contiguous dimension";
   KILN_ASSERT_OK_AND_ASSIGN(
       ConvolutionGemmPlan nchw,
       PlanOf(ConvolutionModule("f32[2,3,11,10]", "f32[6,3,3,3]", "f32[2,6,5,4]",
                                "window={size=3x3 stride=2x2}, dim_labels=bf01_oi01->bf01")));
   EXPECT_FALSE(nchw.stage_input_along_k) << "output positions are the input's contiguous dimension";
+  EXPECT_TRUE(nchw.window_minor_depth) << "OIHW is contiguous along k with window positions fastest";
+  EXPECT_TRUE(nchw.stage_filter_along_k);
 }
 
 TEST(ConvolutionGemmPlan, GroupsSplitFeaturesOrBatch) {
