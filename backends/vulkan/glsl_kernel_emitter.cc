@@ -13,7 +13,6 @@
 #include "backends/vulkan/glsl_bitonic_sort.h"
 #include "backends/vulkan/glsl_ops.h"
 #include "backends/vulkan/glsl_serial_sort.h"
-#include "backends/vulkan/glsl_tiled_dot.h"
 #include "backends/vulkan/glsl_types.h"
 #include "core/int_math.h"
 #include "core/lowering/bitonic_sort.h"
@@ -2004,19 +2003,6 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
                             " storage buffers and this device at most " +
                             std::to_string(features_.max_storage_buffers));
   const Opcode root_opcode = root.opcode;
-  if (root_opcode == Opcode::kDot && leaves.size() == 1) {
-    const Instruction& dot = root;
-    const std::optional<TiledDotPlan> plan = PlanTiledDot(dot);
-    const auto lhs = buffers_.find(dot.operand(0)), rhs = buffers_.find(dot.operand(1));
-    if (plan.has_value() && lhs != buffers_.end() && rhs != buffers_.end()) {
-      result.invocations = plan->invocations;
-      globals_ += TiledDotGlobals();
-      body_ += TiledDotBody(*plan, lhs->second, rhs->second, result.input_count);
-      CountLoop(TiledDotLoopTrips(*plan));
-      heaviest_ = &dot;
-      return Finish(result, buffers);
-    }
-  }
   if (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK) {
     heaviest_ = &root;
     return root_opcode == Opcode::kSort ? EmitSortRows(root, result, buffers)

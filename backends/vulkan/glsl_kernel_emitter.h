@@ -53,8 +53,8 @@ struct GlslKernel {
 
 // Invocations per workgroup, what every launch uses. 64 is a multiple of
 // every subgroup size in use (8 on lavapipe, 32 on NVIDIA and Intel, 64 on
-// AMD) and within every device's limits. Kernels whose workgroups cooperate
-// through shared memory (the tiled dot) are written for exactly this size.
+// AMD) and within every device's limits. (The library shaders,
+// library_kernels.h, choose their own from the device's limits.)
 inline constexpr int64_t kGlslWorkgroupSize = 64;
 // The most workgroups a launch runs: enough to fill any current GPU.
 inline constexpr int64_t kGlslMaxWorkgroups = 65535;

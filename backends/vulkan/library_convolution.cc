@@ -6,31 +6,11 @@
 namespace kiln::vulkan {
 namespace {
 
-// Tile shapes, the first whose workgroup the device runs in whole
-// subgroups winning: 64 x 64 outputs by 256 invocations, 4 x 4 each; for a
-// group of at most 16 output features, 256 positions by 16 features, so
-// that few lanes compute features past the group's; and 64 x 64 by 64
-// invocations, 8 x 8 each, for a device that runs fewer than 256. A CPU
-// device (lavapipe: a workgroup is one thread stepping through its
-// invocations) gains from fewer invocations doing more each and fewer
-// barriers: the [8,56,56,64] x [3,3,64,64] convolution took 3.20 s with
-// the wide tiles, 2.09 s with 8 x 8 blocks, 1.30-1.89 s with 8 x 8 blocks
-// and 16 contraction steps a tile (kiln bench, median of 2, load 5-6).
-struct ConvolutionTiles {
-  uint32_t bm, bn, bk, tm, tn;
-};
-constexpr ConvolutionTiles kCpuTiles{64, 64, 16, 8, 8};
-constexpr ConvolutionTiles kWideTiles{64, 64, 8, 4, 4};
-constexpr ConvolutionTiles kNarrowTiles{256, 16, 8, 4, 4};
-constexpr ConvolutionTiles kSmallGroupTiles{64, 64, 8, 8, 8};
 // Fewer output features than this a group (depthwise convolutions) leave
 // most of a tile's columns idle: the elemental kernel does them.
 constexpr int64_t kMinimumGroupFeatures = 4;
 // Below this many outputs the tiles are mostly padding.
 constexpr int64_t kMinimumOutputs = 4096;
-// What every Vulkan device has, where the features leave it unknown.
-constexpr int64_t kMinimumSharedBytes = 16384;
-constexpr int64_t kMinimumWorkgroupInvocations = 128;
 
 bool Fits32(int64_t value) { return value >= 0 && value <= std::numeric_limits<uint32_t>::max(); }
 
@@ -39,26 +19,6 @@ std::vector<int64_t> RowMajorStrides(const Shape& shape) {
   for (int64_t d = shape.rank() - 2; d >= 0; --d)
     strides[static_cast<size_t>(d)] = strides[static_cast<size_t>(d + 1)] * shape.dimensions(d + 1);
   return strides;
-}
-
-std::optional<ConvolutionTiles> ChooseTiles(int64_t group_features, const ShaderFeatures& features) {
-  const int64_t invocations =
-      features.max_workgroup_size > 0 ? features.max_workgroup_size : kMinimumWorkgroupInvocations;
-  const int64_t shared =
-      features.max_shared_memory_bytes > 0 ? features.max_shared_memory_bytes : kMinimumSharedBytes;
-  std::vector<ConvolutionTiles> candidates;
-  if (features.cpu_device) candidates.push_back(kCpuTiles);
-  if (group_features <= 16) candidates.push_back(kNarrowTiles);
-  candidates.push_back(kWideTiles);
-  candidates.push_back(kSmallGroupTiles);
-  for (const ConvolutionTiles& tiles : candidates) {
-    const int64_t size = int64_t{tiles.bm / tiles.tm} * (tiles.bn / tiles.tn);
-    const int64_t bytes = int64_t{tiles.bk} * (tiles.bm + 1 + tiles.bn + 1) * 4;
-    if (size > invocations || bytes > shared) continue;
-    if (features.subgroup_size > 0 && size % features.subgroup_size != 0) continue;
-    return tiles;
-  }
-  return std::nullopt;
 }
 
 }  // namespace
@@ -91,12 +51,12 @@ std::vector<uint32_t> ConvolutionShape::Words() const {
 // unrolled ones too, lavapipe's long_contraction test case, K = 864, came
 // to 80k iterations, past its limit, and ran right.)
 int64_t ConvolutionPlan::loops_per_tile() const {
-  const int64_t threads = workgroup_size();
+  const int64_t threads = tiles.workgroup_size();
+  const int64_t bm = tiles.bm, bn = tiles.bn, bk = tiles.bk;
   const int64_t steps = (shape.depth() + bk - 1) / bk;
-  const int64_t loads =
-      (int64_t{bm} * bk + threads - 1) / threads + (int64_t{bk} * bn + threads - 1) / threads;
+  const int64_t loads = (bm * bk + threads - 1) / threads + (bk * bn + threads - 1) / threads;
   // A load's tap advances by bk input features: at most this many carries.
-  const int64_t carries = (int64_t{bk} + shape.channels - 1) / shape.channels;
+  const int64_t carries = (bk + shape.channels - 1) / shape.channels;
   return steps * (1 + loads * carries);
 }
 
@@ -185,15 +145,11 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
     if (reach > std::numeric_limits<int32_t>::max()) return std::nullopt;
   }
   if (output.element_count() < kMinimumOutputs) return std::nullopt;
-  const std::optional<ConvolutionTiles> tiles = ChooseTiles(group_features, features);
+  const std::optional<GemmTiles> tiles = ChooseGemmTiles(group_features, features);
   if (!tiles.has_value()) return std::nullopt;
-  plan.bm = tiles->bm;
-  plan.bn = tiles->bn;
-  plan.bk = tiles->bk;
-  plan.tm = tiles->tm;
-  plan.tn = tiles->tn;
-  const int64_t tiles_m = (s.rows() + plan.bm - 1) / plan.bm;
-  const int64_t tiles_n = (group_features + plan.bn - 1) / plan.bn;
+  plan.tiles = *tiles;
+  const int64_t tiles_m = (s.rows() + plan.tiles.bm - 1) / plan.tiles.bm;
+  const int64_t tiles_n = (group_features + plan.tiles.bn - 1) / plan.tiles.bn;
   plan.groups = tiles_m * tiles_n * groups;
   if (!Fits32(plan.groups + std::numeric_limits<uint16_t>::max())) return std::nullopt;
   return plan;

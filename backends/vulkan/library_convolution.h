@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "backends/vulkan/library_gemm_tiles.h"
 #include "backends/vulkan/library_shaders.h"
 #include "backends/vulkan/shader_features.h"
 #include "core/ir.h"
@@ -40,13 +41,9 @@ struct ConvolutionShape {
 
 struct ConvolutionPlan {
   LibraryShader shader = LibraryShader::kConvolutionF32;
-  // Specialization constants 1..5: output positions and features a tile,
-  // contraction steps a shared tile, positions and features an invocation.
-  uint32_t bm = 64, bn = 64, bk = 8, tm = 4, tn = 4;
+  GemmTiles tiles;  // specialization constants 1..5
   ConvolutionShape shape;
   int64_t groups = 0;  // workgroups' worth of tiles: tiles of M x tiles of N x feature groups
-  uint32_t workgroup_size() const { return (bm / tm) * (bn / tn); }
-  std::vector<uint32_t> specialization() const { return {bm, bn, bk, tm, tn}; }
   // Loop iterations one invocation runs per tile it takes (lavapipe's
   // limit), the shader's [[unroll]] loops unrolled.
   int64_t loops_per_tile() const;

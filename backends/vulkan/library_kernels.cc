@@ -5,6 +5,7 @@
 #include <string>
 
 #include "backends/vulkan/library_convolution.h"
+#include "backends/vulkan/library_dot.h"
 #include "backends/vulkan/library_transpose.h"
 
 namespace kiln::vulkan {
@@ -58,9 +59,15 @@ std::optional<LibraryKernel> PlanAny(const Computation& kernel, const ShaderFeat
   if (std::optional<ConvolutionPlan> plan = PlanKernelConvolution(kernel, features)) {
     // At most kGlslMaxWorkgroups along x, the shader striding over the rest.
     const int64_t launched = std::min(plan->groups, kGlslMaxWorkgroups);
-    return OneLaunch(entry_name, plan->shader, plan->specialization(), 3, {launched, 1, 1},
-                     (plan->groups + launched - 1) / launched, plan->workgroup_size(), plan->shape.Words(),
-                     plan->loops_per_tile());
+    return OneLaunch(entry_name, plan->shader, plan->tiles.specialization(), 3, {launched, 1, 1},
+                     (plan->groups + launched - 1) / launched, plan->tiles.workgroup_size(),
+                     plan->shape.Words(), plan->loops_per_tile());
+  }
+  if (std::optional<DotPlan> plan = PlanKernelDot(kernel, features)) {
+    const int64_t launched = std::min(plan->groups, kGlslMaxWorkgroups);
+    return OneLaunch(entry_name, LibraryShader::kTiledDot, plan->specialization(), 3, {launched, 1, 1},
+                     (plan->groups + launched - 1) / launched, plan->tiles.workgroup_size(),
+                     plan->shape.Words(), plan->loops_per_tile());
   }
   return std::nullopt;
 }

@@ -9,6 +9,7 @@
 #include "backends/vulkan/shader_compiler.h"
 #include "backends/vulkan/shaders/convolution_f16.h"
 #include "backends/vulkan/shaders/convolution_f32.h"
+#include "backends/vulkan/shaders/tiled_dot.h"
 #include "backends/vulkan/shaders/transpose_1.h"
 #include "backends/vulkan/shaders/transpose_16.h"
 #include "backends/vulkan/shaders/transpose_2.h"
@@ -33,6 +34,7 @@ EmbeddedShader Embedded(LibraryShader shader) {
     case LibraryShader::kTranspose16: return {"transpose_16", kTranspose16Spirv};
     case LibraryShader::kConvolutionF32: return {"convolution_f32", kConvolutionF32Spirv};
     case LibraryShader::kConvolutionF16: return {"convolution_f16", kConvolutionF16Spirv};
+    case LibraryShader::kTiledDot: return {"tiled_dot", kTiledDotSpirv};
   }
   return {"unknown", {}};
 }

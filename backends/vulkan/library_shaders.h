@@ -25,6 +25,8 @@ enum class LibraryShader {
   // shaders/convolution.comp, f32 and f16 arrays (f32 accumulation).
   kConvolutionF32,
   kConvolutionF16,
+  // shaders/tiled_dot.comp, f32.
+  kTiledDot,
 };
 
 // The variant's name, as "transpose_4" (messages, dumps).

@@ -2,11 +2,13 @@
 // become GLSL that glslang compiles and SPIRV-Tools validates; what cannot be
 // emitted is refused by name (op, type, missing feature); a bad shader comes
 // back as an error with the source's numbered lines.
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
+#include "backends/vulkan/library_kernels.h"
 #include "backends/vulkan/shader_compiler.h"
 #include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
@@ -141,29 +143,41 @@ TEST(GlslEmitterTest, ElementwiseBinaryOpsOfEachTypeCompile) {
   binary("c128", {"add", "subtract", "multiply", "divide", "power"});
 }
 
-TEST(GlslEmitterTest, LargeF32DotsShareTilesInWorkgroupMemory) {
+// Large f32 dots run the library dot (library_dot.h); the rest stay
+// elemental.
+TEST(GlslEmitterTest, LargeF32DotsRunTheLibraryDot) {
   struct Case {
     std::string body;
-    int64_t groups;  // batch x 64-row tiles x 64-column tiles
+    int64_t groups;               // batch x 64-row tiles x 64-column tiles
+    std::vector<uint32_t> along;  // specialization constants 6 and 7
   };
   const Case cases[] = {
       {"a = f32[70,45] parameter(0)\nb = f32[45,100] parameter(1)\n"
        "ROOT d = f32[70,100] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
-       2 * 2},
+       2 * 2,
+       {1, 1}},
       {"a = f32[45,64] parameter(0)\nb = f32[128,45] parameter(1)\n"
        "ROOT d = f32[64,128] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}",
-       1 * 2},
+       1 * 2,
+       {0, 0}},
       {"a = f32[40,3,33] parameter(0)\nb = f32[3,33,66] parameter(1)\nROOT d = f32[3,40,66] dot(a, b), "
        "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
-       3 * 1 * 2},
+       3 * 1 * 2,
+       {1, 1}},
   };
   for (const Case& c : cases) {
-    StatusOr<Compiled> compiled = Compile(EmitterTestModule(c.body));
-    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
-    EXPECT_NE(compiled->kernel.source.find("shared float k_lhs_tile"), std::string::npos) << c.body;
-    EXPECT_NE(compiled->kernel.source.find("barrier()"), std::string::npos) << c.body;
-    EXPECT_EQ(compiled->kernel.invocations, c.groups * kGlslWorkgroupSize) << c.body;
-    EXPECT_EQ(compiled->kernel.invocations % kGlslWorkgroupSize, 0) << "barriers need whole workgroups";
+    StatusOr<std::unique_ptr<Module>> module = ParseHloModule(EmitterTestModule(c.body));
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    const std::optional<LibraryKernel> kernel =
+        PlanLibraryKernel(*(*module)->entry(), AllShaderFeatures(), "d");
+    ASSERT_TRUE(kernel.has_value()) << c.body;
+    EXPECT_EQ(kernel->shader, LibraryShader::kTiledDot) << c.body;
+    ASSERT_EQ(kernel->description.launches.size(), 1u);
+    EXPECT_EQ(kernel->description.launches[0].grid.workgroups[0], c.groups) << c.body;
+    ASSERT_EQ(kernel->specialization.size(), 7u);
+    EXPECT_EQ(std::vector<uint32_t>(kernel->specialization.begin() + 5, kernel->specialization.end()),
+              c.along)
+        << c.body;
   }
 }
 
@@ -179,9 +193,11 @@ TEST(GlslEmitterTest, SmallOrNonF32OrFusedDotsStayElemental) {
       "ROOT d = f32[70,100] dot(n, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
   };
   for (const std::string& body : bodies) {
+    StatusOr<std::unique_ptr<Module>> module = ParseHloModule(EmitterTestModule(body));
+    ASSERT_TRUE(module.ok()) << module.status().ToString();
+    EXPECT_FALSE(PlanLibraryKernel(*(*module)->entry(), AllShaderFeatures(), "d").has_value()) << body;
     StatusOr<Compiled> compiled = Compile(EmitterTestModule(body));
     ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
-    EXPECT_EQ(compiled->kernel.source.find("k_lhs_tile"), std::string::npos) << body;
   }
 }
 

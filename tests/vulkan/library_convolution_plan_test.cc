@@ -37,8 +37,8 @@ TEST(VulkanConvolutionPlan, NhwcIsAnImplicitGemmOfTheWindowAndFeatures) {
   const std::optional<ConvolutionPlan> plan = Plan(*module);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shader, LibraryShader::kConvolutionF32);
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 8, 4, 4}));
-  EXPECT_EQ(plan->workgroup_size(), 256u);
+  EXPECT_EQ(plan->tiles.specialization(), (std::vector<uint32_t>{64, 64, 8, 4, 4}));
+  EXPECT_EQ(plan->tiles.workgroup_size(), 256u);
   const ConvolutionShape& s = plan->shape;
   EXPECT_EQ(s.rows(), 8 * 56 * 56);
   EXPECT_EQ(s.depth(), 3 * 3 * 64);
@@ -77,7 +77,7 @@ TEST(VulkanConvolutionPlan, NchwWithStridesDilationAndGroups) {
   EXPECT_EQ(s.filter_stride_in, 9u);
   EXPECT_EQ(s.out_stride_feature, 11u * 10);
   // 12 features a group: the narrow tiles.
-  EXPECT_EQ(plan->bn, 16u);
+  EXPECT_EQ(plan->tiles.bn, 16u);
   EXPECT_EQ(plan->groups, (3 * 11 * 10 + 255) / 256 * 2);
 }
 
@@ -139,8 +139,8 @@ TEST(VulkanConvolutionPlan, TilesFollowTheDeviceAndItsLoopLimit) {
   features.max_workgroup_size = 128;
   std::optional<ConvolutionPlan> plan = Plan(*module, features);
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->workgroup_size(), 64u);
-  EXPECT_EQ(plan->tm, 8u);
+  EXPECT_EQ(plan->tiles.workgroup_size(), 64u);
+  EXPECT_EQ(plan->tiles.tm, 8u);
   // Subgroups of 128 fit neither 256 nor 64 invocations as whole subgroups
   // when at most 128 run: no plan.
   features.subgroup_size = 128;
@@ -148,14 +148,14 @@ TEST(VulkanConvolutionPlan, TilesFollowTheDeviceAndItsLoopLimit) {
   features.max_workgroup_size = 1024;
   plan = Plan(*module, features);
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->workgroup_size(), 256u);
+  EXPECT_EQ(plan->tiles.workgroup_size(), 256u);
 
   // A CPU device takes fewer invocations doing more each.
   features.subgroup_size = 8;
   features.cpu_device = true;
   plan = Plan(*module, features);
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 16, 8, 8}));
+  EXPECT_EQ(plan->tiles.specialization(), (std::vector<uint32_t>{64, 64, 16, 8, 8}));
 
   // The kernel's loop bound counts every trip of a tile's contraction; past
   // the device's limit the elemental kernel takes the convolution.

@@ -1,9 +1,11 @@
-// Dots that the vulkan backend computes with shared-memory tiles, on
-// lavapipe with the validation layers on, against the interpreter: sizes that
+// Dots that the vulkan backend computes with the library dot's
+// shared-memory tiles (library_dot.h), on lavapipe with the validation
+// layers on, against the interpreter: sizes that
 // are not multiples of the tile, operands contracted along either dimension,
 // batch dimensions in any position, and NaN and infinities where they land.
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -11,7 +13,9 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/vulkan/vulkan_backend.h"
 #include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
 #include "tests/vulkan/interpreter_agreement.h"
@@ -40,7 +44,10 @@ Literal Values(const Shape& shape, uint32_t seed, bool specials) {
   return Literal::FromVector(values, shape.dimensions());
 }
 
-class TiledDotTest : public ::testing::TestWithParam<DotCase> {};
+class TiledDotTest : public ::testing::TestWithParam<DotCase> {
+ protected:
+  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
+};
 
 TEST_P(TiledDotTest, AgreesWithTheInterpreter) {
   const DotCase& c = GetParam();
@@ -53,8 +60,22 @@ TEST_P(TiledDotTest, AgreesWithTheInterpreter) {
   arguments.push_back(Values(entry.parameters()[0]->shape, 1, true));
   arguments.push_back(Values(entry.parameters()[1]->shape, 2, false));
 
-  const int64_t nans = ExpectVulkanAgreesWithInterpreter(*module, arguments, c.name);
-  EXPECT_GT(nans, 0) << c.name << ": the planted NaN and infinities should reach some outputs";
+  // The library dot (library_dot.h) with this device's tiles, and with a
+  // GPU's (lavapipe is a CPU device, which takes others).
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  for (const bool as_gpu : {false, true}) {
+    SCOPED_TRACE(as_gpu ? "tiles of a GPU" : "tiles of this device");
+    ShaderFeatures features = device->shader_features();
+    if (as_gpu) features.cpu_device = false;
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
+                              CompileForVulkan(*module, features, 256, 2));
+    ASSERT_EQ(program->shaders.size(), 1u);
+    EXPECT_EQ(program->shaders[0].library, LibraryShader::kTiledDot);
+    SetShaderFeaturesOverrideForTesting(as_gpu ? [](ShaderFeatures& edited) { edited.cpu_device = false; }
+                                               : std::function<void(ShaderFeatures&)>());
+    const int64_t nans = ExpectVulkanAgreesWithInterpreter(*module, arguments, c.name);
+    EXPECT_GT(nans, 0) << c.name << ": the planted NaN and infinities should reach some outputs";
+  }
 }
 
 // Executions after the first take their scratch block and results from the
