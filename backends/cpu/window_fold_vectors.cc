@@ -107,13 +107,15 @@ KILN_WINDOW_FOLD_AVX512 inline typename FoldLanes<T>::Vector Finish(typename Fol
   }
 }
 
-// Four vectors of lanes at a time: each window row's step depends on the
-// last one, so four independent chains keep the vector unit busy. With
-// kStream, whole vectors at 64-byte aligned addresses are stored
-// non-temporally (no read of the line first, no cache line kept).
-template <typename T, Opcode kReducer, bool kStream>
-KILN_WINDOW_FOLD_AVX512 void FoldWindowRows(const T* const* rows, size_t taps, T initial, int64_t n, T* out,
-                                            const WindowFoldEpilogue<T>& epilogue) {
+// Four vectors of lanes of each of kPositions output positions at a time:
+// each window row's step depends on the last one (a max step is a compare
+// and a masked max, 8 cycles), so the more independent chains, the busier
+// the vector unit; two positions side by side make eight. With kStream,
+// whole vectors at 64-byte aligned addresses are stored non-temporally (no
+// read of the line first, no cache line kept).
+template <typename T, Opcode kReducer, bool kStream, int kPositions>
+KILN_WINDOW_FOLD_AVX512 inline void FoldPositions(const T* const* rows, size_t taps, T initial, int64_t n,
+                                                  T* out, const WindowFoldEpilogue<T>& epilogue) {
   using L = FoldLanes<T>;
   using Vector = typename L::Vector;
   constexpr int64_t kChains = 4;
@@ -121,26 +123,47 @@ KILN_WINDOW_FOLD_AVX512 void FoldWindowRows(const T* const* rows, size_t taps, T
   const Vector scalar = L::Set(epilogue.scalar);
   int64_t c = 0;
   for (; c + kChains * L::kLanes <= n; c += kChains * L::kLanes) {
-    Vector held[kChains];
-    for (int64_t v = 0; v < kChains; ++v) held[v] = start;
-    for (size_t k = 0; k < taps; ++k) {
-      const T* row = rows[k] + c;
-      for (int64_t v = 0; v < kChains; ++v)
-        held[v] = FoldStep<T, kReducer>(held[v], L::Load(row + v * L::kLanes));
+    Vector held[kPositions][kChains];
+    for (int p = 0; p < kPositions; ++p) {
+      for (int64_t v = 0; v < kChains; ++v) held[p][v] = start;
     }
-    for (int64_t v = 0; v < kChains; ++v) held[v] = Finish<T>(held[v], epilogue.op, scalar);
-    T* to = out + c;
-    if (kStream && reinterpret_cast<uintptr_t>(to) % 64 == 0) {
-      for (int64_t v = 0; v < kChains; ++v) L::StoreStreaming(to + v * L::kLanes, held[v]);
-    } else {
-      for (int64_t v = 0; v < kChains; ++v) L::Store(to + v * L::kLanes, held[v]);
+    for (size_t k = 0; k < taps; ++k) {
+      for (int p = 0; p < kPositions; ++p) {
+        const T* row = rows[static_cast<size_t>(p) * taps + k] + c;
+        for (int64_t v = 0; v < kChains; ++v)
+          held[p][v] = FoldStep<T, kReducer>(held[p][v], L::Load(row + v * L::kLanes));
+      }
+    }
+    for (int p = 0; p < kPositions; ++p) {
+      for (int64_t v = 0; v < kChains; ++v) held[p][v] = Finish<T>(held[p][v], epilogue.op, scalar);
+      T* to = out + p * n + c;
+      if (kStream && reinterpret_cast<uintptr_t>(to) % 64 == 0) {
+        for (int64_t v = 0; v < kChains; ++v) L::StoreStreaming(to + v * L::kLanes, held[p][v]);
+      } else {
+        for (int64_t v = 0; v < kChains; ++v) L::Store(to + v * L::kLanes, held[p][v]);
+      }
     }
   }
   for (; c < n; c += L::kLanes) {
     const auto mask = L::Prefix(std::min<int64_t>(L::kLanes, n - c));
-    Vector held = start;
-    for (size_t k = 0; k < taps; ++k) held = FoldStep<T, kReducer>(held, L::Load(mask, rows[k] + c));
-    L::Store(out + c, mask, Finish<T>(held, epilogue.op, scalar));
+    Vector held[kPositions];
+    for (int p = 0; p < kPositions; ++p) held[p] = start;
+    for (size_t k = 0; k < taps; ++k) {
+      for (int p = 0; p < kPositions; ++p)
+        held[p] = FoldStep<T, kReducer>(held[p], L::Load(mask, rows[static_cast<size_t>(p) * taps + k] + c));
+    }
+    for (int p = 0; p < kPositions; ++p)
+      L::Store(out + p * n + c, mask, Finish<T>(held[p], epilogue.op, scalar));
+  }
+}
+
+template <typename T, Opcode kReducer, bool kStream>
+KILN_WINDOW_FOLD_AVX512 void FoldWindowRows(const T* const* rows, size_t taps, size_t positions, T initial,
+                                            int64_t n, T* out, const WindowFoldEpilogue<T>& epilogue) {
+  if (positions == 2) {
+    FoldPositions<T, kReducer, kStream, 2>(rows, taps, initial, n, out, epilogue);
+  } else {
+    FoldPositions<T, kReducer, kStream, 1>(rows, taps, initial, n, out, epilogue);
   }
 }
 #endif  // __x86_64__

@@ -38,11 +38,15 @@ struct WindowFoldEpilogue {
   T scalar = T(0);
 };
 
-// out[c] = epilogue(fold(initial, rows[0][c], ..., rows[taps - 1][c])) for
-// c < n; the rows and `out` do not overlap.
+// For each of `positions` output positions p (1 or 2), out[p * n + c] =
+// epilogue(fold(initial, rows[p * taps][c], ..., rows[p * taps + taps - 1][c]))
+// for c < n: each position's `taps` window rows one after the other in
+// `rows`, the results one after the other in `out`; the rows and `out` do
+// not overlap. Two positions with as many taps fold side by side, twice
+// the independent work per row step.
 template <typename T>
-using WindowFoldRows = void (*)(const T* const* rows, size_t taps, T initial, int64_t n, T* out,
-                                const WindowFoldEpilogue<T>& epilogue);
+using WindowFoldRows = void (*)(const T* const* rows, size_t taps, size_t positions, T initial, int64_t n,
+                                T* out, const WindowFoldEpilogue<T>& epilogue);
 
 template <typename T>
 constexpr bool kHasWindowFoldVectors = std::is_same_v<T, float> || std::is_same_v<T, double>;

@@ -215,34 +215,71 @@ void ReduceWindows(const WindowGeometry& g, const T* input, T initial, T* output
 }
 
 // Pooling of f32 and f64 whose lanes fill a vector: each output
-// position's window rows folded in registers, the epilogue applied, and
-// stored once (window_fold_vectors.h), the rows found through a tap table made once
-// per task rather than each window's offsets worked out again (divisions)
-// at every position.
+// position's window rows folded in registers (two positions side by
+// side), the epilogue applied, and stored once (window_fold_vectors.h),
+// the rows found through a tap table made once per task rather than each
+// window's offsets worked out again (divisions) at every position.
 template <typename T>
 void FoldWindowsInRegisters(const WindowGeometry& g, const T* input, T initial, T* output, int64_t begin,
                             int64_t end, WindowFoldRows<T> fold, const WindowFoldEpilogue<T>& epilogue) {
   const int64_t out_positions = g.OutputPositions();
   const int64_t in_positions = g.InputPositions();
   const WindowTapTable table(g.axes);
-  std::vector<int64_t> index(g.axes.size());
-  std::vector<int64_t> offsets, next;
-  std::vector<const T*> rows;
-  Decode(g.axes, begin % out_positions, index);
-  for (int64_t task = begin; task < end; ++task) {
+  const size_t axes = g.axes.size();
+  std::vector<int64_t> index(axes);
+  std::vector<std::span<const int64_t>> taps_along(axes);
+  std::vector<size_t> digit(axes);
+  size_t most_taps = 1;
+  for (const WindowAxis& axis : g.axes) most_taps *= static_cast<size_t>(axis.size);
+  // The window rows of two consecutive positions, one after the other.
+  std::vector<const T*> rows(2 * most_taps);
+  // Writes `task`'s window rows to `out` in row-major window order and steps
+  // `index` to the next position; how many rows. Two axes (2-D pooling) are
+  // two loops; more are an odometer over each axis's taps.
+  auto window_rows = [&](int64_t task, const T** out) {
     const T* base = input + task / out_positions * in_positions * g.lanes;
-    offsets.assign(1, 0);
-    for (size_t a = 0; a < g.axes.size() && !offsets.empty(); ++a) {
-      next.clear();
-      for (int64_t outer : offsets) {
-        for (int64_t tap : table.Taps(a, index[a])) next.push_back(outer * g.axes[a].input + tap);
+    size_t count = 0;
+    if (axes == 2) {
+      const int64_t row_stride = g.axes[1].input * g.lanes;
+      for (int64_t outer : table.Taps(0, index[0])) {
+        const T* line = base + outer * row_stride;
+        for (int64_t inner : table.Taps(1, index[1])) out[count++] = line + inner * g.lanes;
       }
-      offsets.swap(next);
+    } else {
+      bool empty = false;
+      for (size_t a = 0; a < axes; ++a) {
+        taps_along[a] = table.Taps(a, index[a]);
+        empty = empty || taps_along[a].empty();
+      }
+      std::fill(digit.begin(), digit.end(), 0);
+      while (!empty) {
+        int64_t offset = 0;
+        for (size_t a = 0; a < axes; ++a) offset = offset * g.axes[a].input + taps_along[a][digit[a]];
+        out[count++] = base + offset * g.lanes;
+        size_t a = axes;
+        while (a > 0 && ++digit[a - 1] == taps_along[a - 1].size()) digit[--a] = 0;
+        if (a == 0) break;
+      }
     }
-    rows.clear();
-    for (int64_t offset : offsets) rows.push_back(base + offset * g.lanes);
-    fold(rows.data(), rows.size(), initial, g.lanes, output + task * g.lanes, epilogue);
     if (!Advance(g.axes, index)) std::fill(index.begin(), index.end(), 0);
+    return count;
+  };
+  Decode(g.axes, begin % out_positions, index);
+  for (int64_t task = begin; task < end; task += 2) {
+    const size_t taps = window_rows(task, rows.data());
+    if (task + 1 == end) {
+      fold(rows.data(), taps, 1, initial, g.lanes, output + task * g.lanes, epilogue);
+      break;
+    }
+    // Two positions fold together when their windows have as many rows
+    // (everywhere but at some padded edges).
+    const size_t next_taps = window_rows(task + 1, rows.data() + taps);
+    if (next_taps == taps) {
+      fold(rows.data(), taps, 2, initial, g.lanes, output + task * g.lanes, epilogue);
+    } else {
+      fold(rows.data(), taps, 1, initial, g.lanes, output + task * g.lanes, epilogue);
+      fold(rows.data() + taps, next_taps, 1, initial, g.lanes, output + (task + 1) * g.lanes, epilogue);
+    }
   }
 }
 

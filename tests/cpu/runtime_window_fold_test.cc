@@ -1,5 +1,6 @@
 // Max, min, sum and product pooling of f32 and f64 whose lanes fill a
-// vector fold each window in AVX-512 registers
+// vector fold each window (one or two positions at a time) in AVX-512
+// registers
 // (backends/cpu/window_fold_vectors.h): the fold gives the interpreter's
 // MaximumOp/MinimumOp/AddOp/MultiplyOp fold bit for bit (NaN payloads and
 // signs for max and min, signed zeros, infinities, every tail length), with
@@ -93,32 +94,39 @@ void ExpectFoldIsTheInterpreters(Opcode reducer, bool stream_stores,
   ASSERT_NE(fold, nullptr) << "the host has AVX-512F, so the vector fold must be found";
   const T initial = reducer == Opcode::kMaximum ? -std::numeric_limits<T>::infinity() : T(0.5);
   const bool any_nan = reducer == Opcode::kAdd || reducer == Opcode::kMultiply || epilogue.op.has_value();
-  for (int64_t n : {1, 7, 8, 15, 16, 17, 63, 64, 65, 70, 130}) {
-    for (size_t taps : {0u, 1u, 2u, 4u, 9u, 25u}) {
-      std::vector<std::vector<T>> rows;
-      std::vector<const T*> pointers;
-      for (size_t k = 0; k < taps; ++k) {
-        rows.push_back(TrickyValues<T>(n, static_cast<uint32_t>(n * 100 + static_cast<int64_t>(k))));
-        pointers.push_back(rows.back().data());
+  for (size_t positions : {1u, 2u}) {
+    for (int64_t n : {1, 7, 8, 15, 16, 17, 63, 64, 65, 70, 130}) {
+      for (size_t taps : {0u, 1u, 2u, 4u, 9u, 25u}) {
+        // Each position's own rows, one position's after the other's.
+        std::vector<std::vector<T>> rows;
+        std::vector<const T*> pointers;
+        for (size_t k = 0; k < positions * taps; ++k) {
+          rows.push_back(TrickyValues<T>(n, static_cast<uint32_t>(n * 100 + static_cast<int64_t>(k))));
+          pointers.push_back(rows.back().data());
+        }
+        // At a 64-byte boundary (streamed stores need one), one past the
+        // end must stay.
+        const size_t count = positions * static_cast<size_t>(n);
+        std::vector<T> buffer(count + 1 + 64 / sizeof(T), T(7));
+        T* aligned = buffer.data();
+        while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
+        std::span<T> got(aligned, count + 1);
+        fold(pointers.data(), taps, positions, initial, n, got.data(), epilogue);
+        FenceStreamedWindowStores();
+        for (size_t p = 0; p < positions; ++p) {
+          for (int64_t c = 0; c < n; ++c) {
+            T want = initial;
+            for (size_t k = 0; k < taps; ++k)
+              want = InterpreterStep(reducer, want, rows[p * taps + k][static_cast<size_t>(c)]);
+            if (epilogue.op) want = InterpreterStep(*epilogue.op, want, epilogue.scalar);
+            const T value = got[p * static_cast<size_t>(n) + static_cast<size_t>(c)];
+            EXPECT_TRUE(SameFoldResult(value, want, any_nan))
+                << positions << " positions, n " << n << ", " << taps << " taps, position " << p << " lane "
+                << c << ": " << value << " vs " << want;
+          }
+        }
+        EXPECT_EQ(got[count], T(7)) << "n " << n << ": stored past the lanes";
       }
-      // At a 64-byte boundary (streamed stores need one), one past the end
-      // must stay.
-      std::vector<T> buffer(static_cast<size_t>(n) + 1 + 64 / sizeof(T), T(7));
-      T* aligned = buffer.data();
-      while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
-      std::span<T> got(aligned, static_cast<size_t>(n) + 1);
-      fold(pointers.data(), taps, initial, n, got.data(), epilogue);
-      FenceStreamedWindowStores();
-      for (int64_t c = 0; c < n; ++c) {
-        T want = initial;
-        for (size_t k = 0; k < taps; ++k)
-          want = InterpreterStep(reducer, want, rows[k][static_cast<size_t>(c)]);
-        if (epilogue.op) want = InterpreterStep(*epilogue.op, want, epilogue.scalar);
-        EXPECT_TRUE(SameFoldResult(got[static_cast<size_t>(c)], want, any_nan))
-            << "n " << n << ", " << taps << " taps, lane " << c << ": " << got[static_cast<size_t>(c)]
-            << " vs " << want;
-      }
-      EXPECT_EQ(got[static_cast<size_t>(n)], T(7)) << "n " << n << ": stored past the lanes";
     }
   }
 }
@@ -212,6 +220,11 @@ TEST(RuntimeWindowFoldTest, VectorPoolingGivesTheInterpretersBytes) {
                                              "size=1x3x3x1 stride=1x2x2x1 pad=0_0x1_1x0_1x0_0");
   ExpectPoolingBytesOfTheInterpreter<double>("f64", "[2,6,6,8]", "[2,6,6,8]", "minimum", "inf",
                                              "size=1x3x3x1 pad=0_0x1_1x1_1x0_0");
+  // 3-D pooling (three window axes) and 1-D pooling (one), strided and padded.
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[2,6,7,5,32]", "[2,3,4,3,32]", "maximum", "-inf",
+                                            "size=1x3x3x3x1 stride=1x2x2x2x1 pad=0_0x1_1x1_1x1_1x0_0");
+  ExpectPoolingBytesOfTheInterpreter<float>("f32", "[3,11,48]", "[3,6,48]", "add", "0",
+                                            "size=1x3x1 stride=1x2x1 pad=0_0x1_1x0_0");
   // Sum and product pooling: JAX's avg_pool sum (SAME, NHWC) with a tail,
   // one past 4 MiB, a product, f64.
   ExpectPoolingBytesOfTheInterpreter<float>("f32", "[2,9,10,80]", "[2,5,5,80]", "add", "0",
