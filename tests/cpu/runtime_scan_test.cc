@@ -154,9 +154,9 @@ std::vector<ScanShape> FloatScanShapes(const std::string& type) {
       {{37, 300}, 1}, {{45, 17}, 1},  {{20, 3}, 1},      {{9, 700}, 1},     {{16, 1000}, 1},
       {{3, 5}, 1},    {{300, 37}, 0}, {{5, 70, 300}, 1}, {{40, 2, 129}, 0},
   };
-  const int64_t streamed = type == "f32" ? 32800 : 16400;  // 4.2 MB results
-  shapes.push_back({{streamed, 32}, 1});
-  shapes.push_back({{32, streamed}, 0});
+  const int64_t streamed = type == "f32" ? 65600 : 32800;  // 4.2 MB results
+  shapes.push_back({{streamed, 16}, 1});
+  shapes.push_back({{16, streamed}, 0});
   return shapes;
 }
 
