@@ -21,25 +21,14 @@
 #include "backends/cuda/convolution_gemm_emitter.h"
 #include "core/hlo_parser.h"
 #include "tests/cuda/host_kernel_harness.h"
+#include "tests/cuda/single_instruction_modules.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln {
 namespace {
 
 using cuda::ConvolutionGemmPlan;
-
-std::unique_ptr<Module> ParseOrDie(const std::string& text) {
-  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  return module.ok() ? std::move(module).value() : nullptr;
-}
-
-// A module whose entry is one convolution of its two parameters.
-std::string ConvolutionModule(const std::string& lhs, const std::string& rhs, const std::string& out,
-                              const std::string& attributes) {
-  return "HloModule conv\nENTRY main {\n  x = " + lhs + " parameter(0)\n  w = " + rhs +
-         " parameter(1)\n  ROOT c = " + out + " convolution(x, w), " + attributes + "\n}\n";
-}
+using testing::ConvolutionModule;
 
 StatusOr<ConvolutionGemmPlan> PlanOf(const std::string& text) {
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, ParseHloModule(text));
@@ -130,7 +119,7 @@ Literal RandomLiteral(const Shape& shape, std::mt19937& random) {
 // host on random inputs and compares with the interpreter.
 void ExpectInterpretersResults(const std::string& text, uint32_t seed = 1) {
   SCOPED_TRACE(text);
-  std::unique_ptr<Module> module = ParseOrDie(text);
+  std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   const Computation& kernel = *module->entry();
   KILN_ASSERT_OK_AND_ASSIGN(ConvolutionGemmPlan plan, cuda::PlanConvolutionGemmKernel(kernel));

@@ -18,10 +18,7 @@
 //   WrongLibrary           KILN_CUBLAS_LIBRARY = the fake driver (no cuBLAS symbols)
 //   RequiredCublasMissing  KILN_CUDA_DOT=cublas and no cuBLAS
 //   BadDotSetting          KILN_CUDA_DOT=fast
-#include <dlfcn.h>
-
 #include <complex>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -34,29 +31,14 @@
 #include "core/hlo_parser.h"
 #include "core/literal.h"
 #include "tests/cuda/fake_cublas/fake_cublas.h"
+#include "tests/cuda/fake_library_backend_test.h"
+#include "tests/cuda/single_instruction_modules.h"
 
 namespace kiln {
 namespace {
 
 using cuda::fake::FakeGemmCall;
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  return module.ok() ? std::move(module).value() : nullptr;
-}
-
-// A module whose entry is one dot of its two parameters.
-std::string DotModule(const std::string& lhs, const std::string& rhs, const std::string& result,
-                      const std::string& dimensions) {
-  return "HloModule dot\nENTRY e {\n  a = " + lhs + " parameter(0)\n  b = " + rhs +
-         " parameter(1)\n  ROOT d = " + result + " dot(a, b), " + dimensions + "\n}\n";
-}
+using testing::DotModule;
 
 // Small integers (exact in every type, and so are the sums here), complex
 // ones with imaginary parts of their own.
@@ -84,88 +66,48 @@ Literal Values(ElementType type, const std::vector<int64_t>& dims, int salt) {
   return converted.ok() ? std::move(converted).value() : Literal();
 }
 
-StatusOr<Literal> RunOn(Backend& backend, const Module& module, const std::vector<Literal>& arguments) {
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  std::vector<DeviceBuffer*> pointers;
-  for (const Literal& argument : arguments) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer,
-                          backend.BufferFromLiteral(argument, backend.devices()[0]));
-    pointers.push_back(buffer.get());
-    buffers.push_back(std::move(buffer));
-  }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
-  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
-                        executable->Execute(pointers, ExecuteOptions{}));
-  if (results.size() != 1) return Internal("expected one result, got ", results.size());
-  return results[0]->ToLiteral();
-}
-
-// The fake driver's and the fake cuBLAS's test hooks, from the libraries
-// the backend loaded (the same path gives the same loaded library).
-struct Hooks {
-  int (*launch_count)() = nullptr;
+// The fake cuBLAS's test hooks, from the library the backend loaded.
+struct CublasHooks {
   cuda::fake::GemmCountHook gemm_count = nullptr;
   cuda::fake::GemmHook gemm = nullptr;
   cuda::fake::FailNextHook fail_next = nullptr;
   cuda::fake::LiveHandlesHook live_handles = nullptr;
 };
 
-Hooks LoadHooks() {
-  Hooks hooks;
-  if (void* driver = dlopen(Env("KILN_CUDA_DRIVER").c_str(), RTLD_NOW | RTLD_LOCAL); driver != nullptr)
-    hooks.launch_count = reinterpret_cast<int (*)()>(dlsym(driver, "kiln_fake_cuda_launch_count"));
-  if (void* cublas = dlopen(Env("KILN_CUBLAS_LIBRARY").c_str(), RTLD_NOW | RTLD_LOCAL); cublas != nullptr) {
-    hooks.gemm_count =
-        reinterpret_cast<cuda::fake::GemmCountHook>(dlsym(cublas, "kiln_fake_cublas_gemm_count"));
-    hooks.gemm = reinterpret_cast<cuda::fake::GemmHook>(dlsym(cublas, "kiln_fake_cublas_gemm"));
-    hooks.fail_next = reinterpret_cast<cuda::fake::FailNextHook>(dlsym(cublas, "kiln_fake_cublas_fail_next"));
-    hooks.live_handles =
-        reinterpret_cast<cuda::fake::LiveHandlesHook>(dlsym(cublas, "kiln_fake_cublas_live_handles"));
-  }
+CublasHooks LoadCublasHooks() {
+  void* cublas = testing::OpenLibraryNamedBy("KILN_CUBLAS_LIBRARY");
+  CublasHooks hooks;
+  hooks.gemm_count = testing::FindHook<cuda::fake::GemmCountHook>(cublas, "kiln_fake_cublas_gemm_count");
+  hooks.gemm = testing::FindHook<cuda::fake::GemmHook>(cublas, "kiln_fake_cublas_gemm");
+  hooks.fail_next = testing::FindHook<cuda::fake::FailNextHook>(cublas, "kiln_fake_cublas_fail_next");
+  hooks.live_handles =
+      testing::FindHook<cuda::fake::LiveHandlesHook>(cublas, "kiln_fake_cublas_live_handles");
   return hooks;
 }
 
-class CudaDotTest : public ::testing::Test {
+class CudaDotTest : public testing::FakeDriverBackendTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(Env("KILN_CUDA_DRIVER").empty())
-        << "KILN_CUDA_DRIVER is not set: run this test through ctest";
-    StatusOr<std::unique_ptr<Backend>> cuda = CreateBackend("cuda");
-    ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
-    cuda_ = std::move(cuda).value();
-    ASSERT_FALSE(cuda_->devices().empty());
-    StatusOr<std::unique_ptr<Backend>> interpreter = CreateBackend("interpreter");
-    ASSERT_TRUE(interpreter.ok()) << interpreter.status().ToString();
-    interpreter_ = std::move(interpreter).value();
-    hooks_ = LoadHooks();
-    ASSERT_NE(hooks_.launch_count, nullptr) << "KILN_CUDA_DRIVER is not the fake driver";
+    FakeDriverBackendTest::SetUp();
+    if (HasFatalFailure()) return;
+    hooks_ = LoadCublasHooks();
   }
-
-  const std::string& Description() const { return cuda_->devices()[0]->description(); }
 
   // Compiles and runs `text` on the cuda backend; true when it ran.
   bool RunsOnCuda(const std::string& text, const std::vector<Literal>& arguments) {
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
     if (module == nullptr) return false;
-    StatusOr<Literal> result = RunOn(*cuda_, *module, arguments);
+    StatusOr<Literal> result = testing::Execute(*cuda_, *module, arguments);
     EXPECT_TRUE(result.ok()) << result.status().ToString();
     return result.ok();
   }
 
   // A dot that must run as a Kiln kernel: one launch, no GEMM.
   void ExpectKernel(const std::string& text, const std::vector<Literal>& arguments) {
-    const int launches = hooks_.launch_count();
-    const int gemms = hooks_.gemm_count != nullptr ? hooks_.gemm_count() : 0;
-    ASSERT_TRUE(RunsOnCuda(text, arguments)) << text;
-    EXPECT_EQ(hooks_.launch_count(), launches + 1) << "the dot did not run as a kernel:\n" << text;
-    if (hooks_.gemm_count != nullptr) {
-      EXPECT_EQ(hooks_.gemm_count(), gemms) << "cuBLAS ran:\n" << text;
-    }
+    ExpectOneKernel(text, arguments, hooks_.gemm_count, "cuBLAS");
   }
 
-  std::unique_ptr<Backend> cuda_;
-  std::unique_ptr<Backend> interpreter_;
-  Hooks hooks_;
+  CublasHooks hooks_;
 };
 
 // ---------------------------------------------------------------------------
@@ -174,7 +116,7 @@ class CudaDotTest : public ::testing::Test {
 std::unique_ptr<Module> g_planned;  // keeps the instruction PlanOf returns alive
 
 StatusOr<cuda::GemmPlan> PlanOf(const std::string& text) {
-  g_planned = Parse(text);
+  g_planned = testing::ParseHloOrFail(text);
   if (g_planned == nullptr) return InvalidArgument("does not parse");
   return cuda::PlanGemm(*g_planned->entry()->root());
 }
@@ -266,20 +208,9 @@ class CublasDot : public CudaDotTest {
   // interpreter, expects equal results, and returns the call.
   FakeGemmCall ExpectGemm(const std::string& text, const std::vector<Literal>& arguments) {
     FakeGemmCall call;
-    std::unique_ptr<Module> module = Parse(text);
-    if (module == nullptr) return call;
-    StatusOr<Literal> expected = RunOn(*interpreter_, *module, arguments);
-    EXPECT_TRUE(expected.ok()) << expected.status().ToString();
-    const int launches = hooks_.launch_count();
-    const int gemms = hooks_.gemm_count();
-    StatusOr<Literal> got = RunOn(*cuda_, *module, arguments);
-    EXPECT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(hooks_.launch_count(), launches) << "a kernel ran:\n" << text;
-    EXPECT_EQ(hooks_.gemm_count(), gemms + 1) << "not one cuBLAS call:\n" << text;
-    if (!expected.ok() || !got.ok() || hooks_.gemm_count() != gemms + 1) return call;
-    EXPECT_TRUE(*got == *expected) << text << "cuda (cuBLAS): " << got->ToString()
-                                   << "\ninterpreter: " << expected->ToString();
-    EXPECT_EQ(hooks_.gemm(gemms, &call), 1);
+    const int index = ExpectOneLibraryCall(text, arguments, hooks_.gemm_count, "cuBLAS");
+    if (index < 0) return call;
+    EXPECT_EQ(hooks_.gemm(index, &call), 1);
     return call;
   }
 };
@@ -412,7 +343,7 @@ TEST_F(CublasDot, DotsThatAreNoGemmStayOnKilnKernels) {
 // A dot between kernels: the GEMM reads and writes the slots the kernels
 // use, on the same stream.
 TEST_F(CublasDot, ADotBetweenKernelsIsOneCallAmongLaunches) {
-  const int launches = hooks_.launch_count();
+  const int launches = launch_count_();
   const int gemms = hooks_.gemm_count();
   ASSERT_TRUE(RunsOnCuda(R"(HloModule m
 ENTRY e {
@@ -424,35 +355,35 @@ ENTRY e {
 })",
                          {Values(ElementType::kF32, {3, 5}, 1), Values(ElementType::kF32, {5, 4}, 2)}));
   EXPECT_EQ(hooks_.gemm_count(), gemms + 1);
-  EXPECT_EQ(hooks_.launch_count(), launches + 2);
+  EXPECT_EQ(launch_count_(), launches + 2);
 }
 
 TEST_F(CublasDot, ACublasErrorNamesTheCallAndTheStatus) {
-  std::unique_ptr<Module> module = Parse(
+  std::unique_ptr<Module> module = testing::ParseHloOrFail(
       DotModule("f32[3,5]", "f32[5,4]", "f32[3,4]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   ASSERT_NE(module, nullptr);
   const std::vector<Literal> arguments = {Values(ElementType::kF32, {3, 5}, 1),
                                           Values(ElementType::kF32, {5, 4}, 2)};
   hooks_.fail_next(cuda::CUBLAS_STATUS_EXECUTION_FAILED);
-  StatusOr<Literal> failed = RunOn(*cuda_, *module, arguments);
+  StatusOr<Literal> failed = testing::Execute(*cuda_, *module, arguments);
   ASSERT_FALSE(failed.ok()) << "a failed GEMM gave a result";
   EXPECT_EQ(failed.status().code(), StatusCode::kInternal) << failed.status().ToString();
   for (const char* part : {"cublasGemmEx", "CUBLAS_STATUS_EXECUTION_FAILED", "'d'"})
     EXPECT_NE(failed.status().ToString().find(part), std::string::npos) << failed.status().ToString();
   // The next execution works again.
-  StatusOr<Literal> again = RunOn(*cuda_, *module, arguments);
+  StatusOr<Literal> again = testing::Execute(*cuda_, *module, arguments);
   EXPECT_TRUE(again.ok()) << again.status().ToString();
 }
 
 // Executions running at once on one executable each take a handle of their
 // own, bound to their own stream, and all compute the right product.
 TEST_F(CublasDot, ConcurrentExecutionsEachHaveTheirOwnHandle) {
-  std::unique_ptr<Module> module = Parse(DotModule("f32[16,24]", "f32[24,8]", "f32[16,8]",
-                                                   "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
+  std::unique_ptr<Module> module = testing::ParseHloOrFail(DotModule(
+      "f32[16,24]", "f32[24,8]", "f32[16,8]", "lhs_contracting_dims={1}, rhs_contracting_dims={0}"));
   ASSERT_NE(module, nullptr);
   const Literal lhs = Values(ElementType::kF32, {16, 24}, 1);
   const Literal rhs = Values(ElementType::kF32, {24, 8}, 2);
-  StatusOr<Literal> expected = RunOn(*interpreter_, *module, {lhs, rhs});
+  StatusOr<Literal> expected = testing::Execute(*interpreter_, *module, std::vector<Literal>{lhs, rhs});
   ASSERT_TRUE(expected.ok()) << expected.status().ToString();
   StatusOr<std::unique_ptr<Executable>> executable = cuda_->Compile(*module, CompileOptions{});
   ASSERT_TRUE(executable.ok()) << executable.status().ToString();
@@ -536,7 +467,7 @@ TEST_F(MissingCublas, DotsRunAsKernelsAndTheDeviceSaysWhy) {
 }
 
 TEST_F(NotALibrary, DotsRunAsKernelsAndTheDeviceSaysWhy) {
-  const std::string path = Env("KILN_CUBLAS_LIBRARY");
+  const std::string path = testing::EnvironmentValue("KILN_CUBLAS_LIBRARY");
   ASSERT_FALSE(path.empty());
   for (const std::string& part :
        {std::string("dot: kiln kernels (cuBLAS not loaded: "), "KILN_CUBLAS_LIBRARY=" + path})

@@ -19,10 +19,7 @@
 //   BadConvolutionSetting       KILN_CUDA_CONVOLUTION=fast
 #include "backends/cuda/cudnn_convolution.h"
 
-#include <dlfcn.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <memory>
 #include <string>
 #include <vector>
@@ -33,29 +30,14 @@
 #include "core/hlo_parser.h"
 #include "core/literal.h"
 #include "tests/cuda/fake_cudnn/fake_cudnn.h"
+#include "tests/cuda/fake_library_backend_test.h"
+#include "tests/cuda/single_instruction_modules.h"
 
 namespace kiln {
 namespace {
 
 using cuda::fake::FakeConvolutionCall;
-
-std::string Env(const char* name) {
-  const char* value = std::getenv(name);
-  return value != nullptr ? value : "";
-}
-
-std::unique_ptr<Module> Parse(const std::string& text) {
-  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
-  EXPECT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
-  return module.ok() ? std::move(module).value() : nullptr;
-}
-
-// A module whose entry is one convolution of its two parameters.
-std::string ConvolutionModule(const std::string& lhs, const std::string& rhs, const std::string& out,
-                              const std::string& attributes) {
-  return "HloModule conv\nENTRY main {\n  x = " + lhs + " parameter(0)\n  w = " + rhs +
-         " parameter(1)\n  ROOT c = " + out + " convolution(x, w), " + attributes + "\n}\n";
-}
+using testing::ConvolutionModule;
 
 // Small integers (exact in every type, and so are the sums here).
 Literal Values(const Shape& shape, int salt) {
@@ -74,29 +56,13 @@ std::vector<Literal> ArgumentsOf(const Module& module) {
   return arguments;
 }
 
-StatusOr<Literal> RunOn(Backend& backend, const Module& module, const std::vector<Literal>& arguments) {
-  std::vector<std::unique_ptr<DeviceBuffer>> buffers;
-  std::vector<DeviceBuffer*> pointers;
-  for (const Literal& argument : arguments) {
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> buffer,
-                          backend.BufferFromLiteral(argument, backend.devices()[0]));
-    pointers.push_back(buffer.get());
-    buffers.push_back(std::move(buffer));
-  }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<Executable> executable, backend.Compile(module, CompileOptions{}));
-  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
-                        executable->Execute(pointers, ExecuteOptions{}));
-  if (results.size() != 1) return Internal("expected one result, got ", results.size());
-  return results[0]->ToLiteral();
-}
-
 // ---------------------------------------------------------------------------
 // PlanCudnnConvolution alone.
 
 std::unique_ptr<Module> g_planned;  // keeps the instruction PlanOf plans alive
 
 StatusOr<cuda::CudnnConvolutionPlan> PlanOf(const std::string& text) {
-  g_planned = Parse(text);
+  g_planned = testing::ParseHloOrFail(text);
   if (g_planned == nullptr) return InvalidArgument("does not parse");
   return cuda::PlanCudnnConvolution(*g_planned->entry()->root());
 }
@@ -174,8 +140,8 @@ TEST(CudnnPlanning, WhatCudnnDoesNotTakeIsRefusedWithAReason) {
 // ---------------------------------------------------------------------------
 // The fake driver and the fake cuDNN.
 
-struct Hooks {
-  int (*launch_count)() = nullptr;
+// The fake cuDNN's test hooks, from the library the backend loaded.
+struct CudnnHooks {
   cuda::fake::ForwardCountHook forward_count = nullptr;
   cuda::fake::ForwardHook forward = nullptr;
   cuda::fake::FailNextHook fail_next = nullptr;
@@ -183,58 +149,35 @@ struct Hooks {
   cuda::fake::LiveCountHook live_descriptors = nullptr;
 };
 
-Hooks LoadHooks() {
-  Hooks hooks;
-  if (void* driver = dlopen(Env("KILN_CUDA_DRIVER").c_str(), RTLD_NOW | RTLD_LOCAL); driver != nullptr)
-    hooks.launch_count = reinterpret_cast<int (*)()>(dlsym(driver, "kiln_fake_cuda_launch_count"));
-  if (void* cudnn = dlopen(Env("KILN_CUDNN_LIBRARY").c_str(), RTLD_NOW | RTLD_LOCAL); cudnn != nullptr) {
-    hooks.forward_count =
-        reinterpret_cast<cuda::fake::ForwardCountHook>(dlsym(cudnn, "kiln_fake_cudnn_forward_count"));
-    hooks.forward = reinterpret_cast<cuda::fake::ForwardHook>(dlsym(cudnn, "kiln_fake_cudnn_forward"));
-    hooks.fail_next = reinterpret_cast<cuda::fake::FailNextHook>(dlsym(cudnn, "kiln_fake_cudnn_fail_next"));
-    hooks.live_handles =
-        reinterpret_cast<cuda::fake::LiveCountHook>(dlsym(cudnn, "kiln_fake_cudnn_live_handles"));
-    hooks.live_descriptors =
-        reinterpret_cast<cuda::fake::LiveCountHook>(dlsym(cudnn, "kiln_fake_cudnn_live_descriptors"));
-  }
+CudnnHooks LoadCudnnHooks() {
+  void* cudnn = testing::OpenLibraryNamedBy("KILN_CUDNN_LIBRARY");
+  CudnnHooks hooks;
+  hooks.forward_count =
+      testing::FindHook<cuda::fake::ForwardCountHook>(cudnn, "kiln_fake_cudnn_forward_count");
+  hooks.forward = testing::FindHook<cuda::fake::ForwardHook>(cudnn, "kiln_fake_cudnn_forward");
+  hooks.fail_next = testing::FindHook<cuda::fake::FailNextHook>(cudnn, "kiln_fake_cudnn_fail_next");
+  hooks.live_handles = testing::FindHook<cuda::fake::LiveCountHook>(cudnn, "kiln_fake_cudnn_live_handles");
+  hooks.live_descriptors =
+      testing::FindHook<cuda::fake::LiveCountHook>(cudnn, "kiln_fake_cudnn_live_descriptors");
   return hooks;
 }
 
-class CudaConvolutionTest : public ::testing::Test {
+class CudaConvolutionTest : public testing::FakeDriverBackendTest {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(Env("KILN_CUDA_DRIVER").empty())
-        << "KILN_CUDA_DRIVER is not set: run this test through ctest";
-    StatusOr<std::unique_ptr<Backend>> cuda = CreateBackend("cuda");
-    ASSERT_TRUE(cuda.ok()) << cuda.status().ToString();
-    cuda_ = std::move(cuda).value();
-    ASSERT_FALSE(cuda_->devices().empty());
-    StatusOr<std::unique_ptr<Backend>> interpreter = CreateBackend("interpreter");
-    ASSERT_TRUE(interpreter.ok()) << interpreter.status().ToString();
-    interpreter_ = std::move(interpreter).value();
-    hooks_ = LoadHooks();
-    ASSERT_NE(hooks_.launch_count, nullptr) << "KILN_CUDA_DRIVER is not the fake driver";
+    FakeDriverBackendTest::SetUp();
+    if (HasFatalFailure()) return;
+    hooks_ = LoadCudnnHooks();
   }
-
-  const std::string& Description() const { return cuda_->devices()[0]->description(); }
 
   // A convolution that must run as Kiln's kernel: one launch, no cuDNN call.
   void ExpectKernel(const std::string& text) {
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
     ASSERT_NE(module, nullptr);
-    const int launches = hooks_.launch_count();
-    const int forwards = hooks_.forward_count != nullptr ? hooks_.forward_count() : 0;
-    StatusOr<Literal> result = RunOn(*cuda_, *module, ArgumentsOf(*module));
-    ASSERT_TRUE(result.ok()) << result.status().ToString();
-    EXPECT_EQ(hooks_.launch_count(), launches + 1) << "the convolution did not run as a kernel:\n" << text;
-    if (hooks_.forward_count != nullptr) {
-      EXPECT_EQ(hooks_.forward_count(), forwards) << "cuDNN ran:\n" << text;
-    }
+    ExpectOneKernel(text, ArgumentsOf(*module), hooks_.forward_count, "cuDNN");
   }
 
-  std::unique_ptr<Backend> cuda_;
-  std::unique_ptr<Backend> interpreter_;
-  Hooks hooks_;
+  CudnnHooks hooks_;
 };
 
 class CudnnConvolution : public CudaConvolutionTest {
@@ -253,21 +196,11 @@ class CudnnConvolution : public CudaConvolutionTest {
   // interpreter, expects equal results, and returns the call.
   FakeConvolutionCall ExpectCudnn(const std::string& text) {
     FakeConvolutionCall call;
-    std::unique_ptr<Module> module = Parse(text);
+    std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
     if (module == nullptr) return call;
-    const std::vector<Literal> arguments = ArgumentsOf(*module);
-    StatusOr<Literal> expected = RunOn(*interpreter_, *module, arguments);
-    EXPECT_TRUE(expected.ok()) << expected.status().ToString();
-    const int launches = hooks_.launch_count();
-    const int forwards = hooks_.forward_count();
-    StatusOr<Literal> got = RunOn(*cuda_, *module, arguments);
-    EXPECT_TRUE(got.ok()) << got.status().ToString();
-    EXPECT_EQ(hooks_.launch_count(), launches) << "a kernel ran:\n" << text;
-    EXPECT_EQ(hooks_.forward_count(), forwards + 1) << "not one cuDNN call:\n" << text;
-    if (!expected.ok() || !got.ok() || hooks_.forward_count() != forwards + 1) return call;
-    EXPECT_TRUE(*got == *expected) << text << "cuda (cuDNN): " << got->ToString()
-                                   << "\ninterpreter: " << expected->ToString();
-    EXPECT_EQ(hooks_.forward(forwards, &call), 1);
+    const int index = ExpectOneLibraryCall(text, ArgumentsOf(*module), hooks_.forward_count, "cuDNN");
+    if (index < 0) return call;
+    EXPECT_EQ(hooks_.forward(index, &call), 1);
     EXPECT_EQ(hooks_.live_descriptors(), 0) << "descriptors outlived the call";
     return call;
   }
@@ -323,11 +256,11 @@ TEST_F(CudnnConvolution, WhatCudnnDoesNotTakeRunsAsKilnsKernel) {
 }
 
 TEST_F(CudnnConvolution, ACudnnFailureIsAnErrorNamingTheCallAndCudnnsWords) {
-  std::unique_ptr<Module> module = Parse(ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]",
-                                                           "window={size=3x3}, dim_labels=bf01_oi01->bf01"));
+  std::unique_ptr<Module> module = testing::ParseHloOrFail(ConvolutionModule(
+      "f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]", "window={size=3x3}, dim_labels=bf01_oi01->bf01"));
   ASSERT_NE(module, nullptr);
   hooks_.fail_next(5000);  // cuDNN 9's CUDNN_STATUS_EXECUTION_FAILED
-  StatusOr<Literal> result = RunOn(*cuda_, *module, ArgumentsOf(*module));
+  StatusOr<Literal> result = testing::Execute(*cuda_, *module, ArgumentsOf(*module));
   ASSERT_FALSE(result.ok()) << "the failed cuDNN call went unnoticed";
   EXPECT_EQ(result.status().code(), StatusCode::kInternal);
   for (const char* part :
