@@ -387,8 +387,10 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
   // Per window element: the operand and result elements over the axes
   // (-1: padding, dropped), then the rows they are.
   std::vector<int64_t> reads, writes, next_reads, next_writes;
-  std::vector<const T*> in_rows;
-  std::vector<T*> out_rows;
+  size_t most_taps = 1;
+  for (const WindowAxis& axis : axes) most_taps *= static_cast<size_t>(axis.size);
+  std::vector<const T*> in_rows(most_taps);
+  std::vector<T*> out_rows(most_taps);
   std::vector<int64_t> index(axes.size(), 0);
   const T* values = source + c0;
   for (int64_t q0 = 0; q0 < axes[0].output; ++q0) {
@@ -400,6 +402,28 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
     initialise_rows(rows.back() + 1);
     std::fill(index.begin() + 1, index.end(), 0);
     for (int64_t q = 0; q < row_sources; ++q, values += g.lanes) {
+      if (axes.size() == 2) {
+        // 2-D pooling: the window's rows by two plain loops, without the
+        // per-axis lists below (they cost more than the block itself).
+        const std::span<const int64_t> taps = table.Taps(1, index[1]);
+        const int64_t read_extent = frames.ReadExtent(1), write_extent = frames.WriteExtent(1);
+        size_t count = 0;
+        for (int64_t p : rows) {
+          const int64_t outer_read = frames.Read(0, p), outer_write = frames.Write(0, p);
+          for (int64_t tap : taps) {
+            const int64_t r = frames.Read(1, tap), w = frames.Write(1, tap);
+            in_rows[count] =
+                outer_read < 0 || r < 0 ? pad_row : operand + (outer_read * read_extent + r) * g.lanes + c0;
+            out_rows[count] = outer_write < 0 || w < 0
+                                  ? dropped_row
+                                  : output + (outer_write * write_extent + w) * g.lanes + c0;
+            ++count;
+          }
+        }
+        if (count > 0) block(in_rows.data(), out_rows.data(), count, values, n);
+        if (++index[1] == axes[1].output) index[1] = 0;
+        continue;
+      }
       reads.clear();
       writes.clear();
       for (int64_t p : rows) {
@@ -422,13 +446,11 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
         writes.swap(next_writes);
       }
       if (!reads.empty()) {
-        in_rows.clear();
-        out_rows.clear();
         for (size_t k = 0; k < reads.size(); ++k) {
-          in_rows.push_back(reads[k] < 0 ? pad_row : operand + reads[k] * g.lanes + c0);
-          out_rows.push_back(writes[k] < 0 ? dropped_row : output + writes[k] * g.lanes + c0);
+          in_rows[k] = reads[k] < 0 ? pad_row : operand + reads[k] * g.lanes + c0;
+          out_rows[k] = writes[k] < 0 ? dropped_row : output + writes[k] * g.lanes + c0;
         }
-        block(in_rows.data(), out_rows.data(), in_rows.size(), values, n);
+        block(in_rows.data(), out_rows.data(), reads.size(), values, n);
       }
       for (size_t a = axes.size(); a-- > 1;) {
         if (++index[a] < axes[a].output) break;
