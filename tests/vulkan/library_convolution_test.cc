@@ -7,7 +7,6 @@
 // contraction's length K.
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -15,11 +14,10 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/vulkan/vulkan_backend.h"
-#include "backends/vulkan/vulkan_device.h"
-#include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
+#include "tests/vulkan/interpreter_agreement.h"
+#include "tests/vulkan/library_shader_test.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -36,12 +34,7 @@ void PrintTo(const ConvolutionCase& c, std::ostream* out) {
 
 // Deterministic values in [-1, 1), f32 or f16 as `shape` says.
 Literal SignedValues(const Shape& shape, uint32_t seed) {
-  std::vector<float> values(static_cast<size_t>(shape.element_count()));
-  uint32_t state = seed;
-  for (float& value : values) {
-    state = state * 1664525u + 1013904223u;
-    value = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
+  const std::vector<float> values = SignedUnitValues(shape.element_count(), seed);
   if (shape.element_type() == ElementType::kF32) return Literal::FromVector(values, shape.dimensions());
   std::vector<half> halves;
   for (float value : values) halves.push_back(half(value));
@@ -50,16 +43,12 @@ Literal SignedValues(const Shape& shape, uint32_t seed) {
 
 // Runs `module` on the vulkan backend and the interpreter and compares.
 void ExpectAgreement(const ConvolutionCase& c, const Module& module) {
-  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
-  ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
-                           << vulkan.status().ToString();
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
   std::vector<Literal> arguments;
   arguments.push_back(SignedValues(module.entry()->parameters()[0]->shape, 1));
   arguments.push_back(SignedValues(module.entry()->parameters()[1]->shape, 2));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
-                            testing::ExecuteLeaves(*interpreter, module, arguments));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(InterpreterAndVulkanLeaves leaves, RunOnInterpreterAndVulkan(module, arguments));
+  const std::vector<Literal>& want = leaves.interpreter;
+  const std::vector<Literal>& got = leaves.vulkan;
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].shape(), want[0].shape());
   // Each of K products is below 1 in magnitude: a sum in another order
@@ -76,10 +65,7 @@ void ExpectAgreement(const ConvolutionCase& c, const Module& module) {
   EXPECT_EQ(wrong, 0) << c.name << ": " << wrong << " of " << want[0].element_count() << " elements differ";
 }
 
-class VulkanLibraryConvolutionTest : public ::testing::TestWithParam<ConvolutionCase> {
- protected:
-  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
-};
+using VulkanLibraryConvolutionTest = LibraryShaderTest<ConvolutionCase>;
 
 TEST_P(VulkanLibraryConvolutionTest, AgreesWithTheInterpreter) {
   const ConvolutionCase& c = GetParam();
@@ -88,21 +74,7 @@ TEST_P(VulkanLibraryConvolutionTest, AgreesWithTheInterpreter) {
                            " convolution(a, b), " + c.attributes + "\n}\n";
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
 
-  // The kernel is the library shader's with the device's own tiles, and
-  // with a GPU's (lavapipe is a CPU device, which takes others).
-  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
-  for (const bool as_gpu : {false, true}) {
-    SCOPED_TRACE(as_gpu ? "tiles of a GPU" : "tiles of this device");
-    ShaderFeatures features = device->shader_features();
-    if (as_gpu) features.cpu_device = false;
-    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
-                              CompileForVulkan(*module, features, 256, 2));
-    ASSERT_EQ(program->shaders.size(), 1u) << text;
-    EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
-    SetShaderFeaturesOverrideForTesting(as_gpu ? [](ShaderFeatures& edited) { edited.cpu_device = false; }
-                                               : std::function<void(ShaderFeatures&)>());
-    ExpectAgreement(c, *module);
-  }
+  ForThisDeviceAndAGpu(*module, std::nullopt, text, [&] { ExpectAgreement(c, *module); });
 }
 
 std::vector<ConvolutionCase> ConvolutionCases() {

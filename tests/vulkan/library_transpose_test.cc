@@ -3,7 +3,6 @@
 // bit: every element width (8, 16, 32, 64 and 128 bits), shapes that are no
 // multiple of the tile, and 2-D to 4-D permutations.
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -11,11 +10,10 @@
 
 #include <gtest/gtest.h>
 
-#include "backends/vulkan/vulkan_backend.h"
-#include "backends/vulkan/vulkan_device.h"
-#include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
+#include "tests/vulkan/interpreter_agreement.h"
+#include "tests/vulkan/library_shader_test.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -59,15 +57,11 @@ void PrintTo(const TransposeCase& c, std::ostream* out) { *out << TransposeModul
 // Runs `module` on the vulkan backend and the interpreter and compares
 // their results byte for byte.
 void ExpectSameBits(const std::string& text, const Module& module) {
-  StatusOr<std::unique_ptr<Backend>> vulkan = CreateBackend("vulkan");
-  ASSERT_TRUE(vulkan.ok()) << "the vulkan backend is needed (lavapipe: .ci/install-deps): "
-                           << vulkan.status().ToString();
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
   std::vector<Literal> arguments;
   arguments.push_back(DistinctValues(module.entry()->parameters()[0]->shape));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
-                            testing::ExecuteLeaves(*interpreter, module, arguments));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::ExecuteLeaves(**vulkan, module, arguments));
+  KILN_ASSERT_OK_AND_ASSIGN(InterpreterAndVulkanLeaves leaves, RunOnInterpreterAndVulkan(module, arguments));
+  const std::vector<Literal>& want = leaves.interpreter;
+  const std::vector<Literal>& got = leaves.vulkan;
   ASSERT_EQ(got.size(), 1u);
   ASSERT_EQ(got[0].shape(), want[0].shape());
   const std::span<const uint8_t> expected = want[0].raw(), actual = got[0].raw();
@@ -80,31 +74,14 @@ void ExpectSameBits(const std::string& text, const Module& module) {
   EXPECT_EQ(wrong, 0) << text << "first wrong byte " << first_wrong;
 }
 
-class VulkanLibraryTransposeTest : public ::testing::TestWithParam<TransposeCase> {
- protected:
-  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
-};
+using VulkanLibraryTransposeTest = LibraryShaderTest<TransposeCase>;
 
 TEST_P(VulkanLibraryTransposeTest, MovesTheInterpretersBits) {
   const TransposeCase& c = GetParam();
   const std::string text = TransposeModule(c);
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
 
-  // The kernel is the library shader's with the device's own tiles, and
-  // with a GPU's (lavapipe is a CPU device, which takes others).
-  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
-  for (const bool as_gpu : {false, true}) {
-    SCOPED_TRACE(as_gpu ? "tiles of a GPU" : "tiles of this device");
-    ShaderFeatures features = device->shader_features();
-    if (as_gpu) features.cpu_device = false;
-    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
-                              CompileForVulkan(*module, features, 256, 2));
-    ASSERT_EQ(program->shaders.size(), 1u) << text;
-    EXPECT_TRUE(program->shaders[0].library.has_value()) << text;
-    SetShaderFeaturesOverrideForTesting(as_gpu ? [](ShaderFeatures& edited) { edited.cpu_device = false; }
-                                               : std::function<void(ShaderFeatures&)>());
-    ExpectSameBits(text, *module);
-  }
+  ForThisDeviceAndAGpu(*module, std::nullopt, text, [&] { ExpectSameBits(text, *module); });
 }
 
 std::vector<TransposeCase> TransposeCases() {

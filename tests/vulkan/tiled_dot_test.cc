@@ -5,7 +5,6 @@
 // batch dimensions in any position, and NaN and infinities where they land.
 #include <cmath>
 #include <cstdint>
-#include <functional>
 #include <limits>
 #include <memory>
 #include <string>
@@ -19,6 +18,7 @@
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
 #include "tests/vulkan/interpreter_agreement.h"
+#include "tests/vulkan/library_shader_test.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -30,12 +30,7 @@ struct DotCase {
 
 // Deterministic values in [-1, 1) with a few exact special values.
 Literal Values(const Shape& shape, uint32_t seed, bool specials) {
-  std::vector<float> values(static_cast<size_t>(shape.element_count()));
-  uint32_t state = seed;
-  for (float& value : values) {
-    state = state * 1664525u + 1013904223u;
-    value = static_cast<float>(state >> 8) / static_cast<float>(1u << 23) - 1.0f;
-  }
+  std::vector<float> values = SignedUnitValues(shape.element_count(), seed);
   if (specials && values.size() > 100) {
     values[7] = std::numeric_limits<float>::quiet_NaN();
     values[50] = std::numeric_limits<float>::infinity();
@@ -44,10 +39,7 @@ Literal Values(const Shape& shape, uint32_t seed, bool specials) {
   return Literal::FromVector(values, shape.dimensions());
 }
 
-class TiledDotTest : public ::testing::TestWithParam<DotCase> {
- protected:
-  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
-};
+using TiledDotTest = LibraryShaderTest<DotCase>;
 
 TEST_P(TiledDotTest, AgreesWithTheInterpreter) {
   const DotCase& c = GetParam();
@@ -60,22 +52,11 @@ TEST_P(TiledDotTest, AgreesWithTheInterpreter) {
   arguments.push_back(Values(entry.parameters()[0]->shape, 1, true));
   arguments.push_back(Values(entry.parameters()[1]->shape, 2, false));
 
-  // The library dot (library_dot.h) with this device's tiles, and with a
-  // GPU's (lavapipe is a CPU device, which takes others).
-  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
-  for (const bool as_gpu : {false, true}) {
-    SCOPED_TRACE(as_gpu ? "tiles of a GPU" : "tiles of this device");
-    ShaderFeatures features = device->shader_features();
-    if (as_gpu) features.cpu_device = false;
-    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program,
-                              CompileForVulkan(*module, features, 256, 2));
-    ASSERT_EQ(program->shaders.size(), 1u);
-    EXPECT_EQ(program->shaders[0].library, LibraryShader::kTiledDot);
-    SetShaderFeaturesOverrideForTesting(as_gpu ? [](ShaderFeatures& edited) { edited.cpu_device = false; }
-                                               : std::function<void(ShaderFeatures&)>());
+  // The library dot (library_dot.h).
+  ForThisDeviceAndAGpu(*module, LibraryShader::kTiledDot, c.name, [&] {
     const int64_t nans = ExpectVulkanAgreesWithInterpreter(*module, arguments, c.name);
     EXPECT_GT(nans, 0) << c.name << ": the planted NaN and infinities should reach some outputs";
-  }
+  });
 }
 
 // Executions after the first take their scratch block and results from the
