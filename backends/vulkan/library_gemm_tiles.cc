@@ -17,17 +17,12 @@ constexpr GemmTiles kCpuTiles{64, 64, 16, 8, 8};
 constexpr GemmTiles kWideTiles{64, 64, 8, 4, 4};
 constexpr GemmTiles kNarrowTiles{256, 16, 8, 4, 4};
 constexpr GemmTiles kSmallGroupTiles{64, 64, 8, 8, 8};
-// What every Vulkan device has, where the features leave it unknown.
-constexpr int64_t kMinimumSharedBytes = 16384;
-constexpr int64_t kMinimumWorkgroupInvocations = 128;
 
 }  // namespace
 
 std::optional<GemmTiles> ChooseGemmTiles(int64_t columns, const ShaderFeatures& features) {
-  const int64_t invocations =
-      features.max_workgroup_size > 0 ? features.max_workgroup_size : kMinimumWorkgroupInvocations;
-  const int64_t shared =
-      features.max_shared_memory_bytes > 0 ? features.max_shared_memory_bytes : kMinimumSharedBytes;
+  const int64_t invocations = features.WorkgroupInvocationsOrMinimum();
+  const int64_t shared = features.SharedMemoryBytesOrMinimum();
   std::vector<GemmTiles> candidates;
   if (features.cpu_device) candidates.push_back(kCpuTiles);
   if (columns <= 16) candidates.push_back(kNarrowTiles);

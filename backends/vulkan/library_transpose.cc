@@ -17,10 +17,8 @@ constexpr uint32_t kLargestGpuTile = 32;
 constexpr uint32_t kGpuRows = 8;
 constexpr uint32_t kLargestCpuTile = 64;
 constexpr uint32_t kCpuRows = 4;
-// What every Vulkan device has (the specification's minimums), used where
-// the features leave a limit unknown.
-constexpr int64_t kMinimumSharedBytes = 16384;
-constexpr int64_t kMinimumWorkgroupInvocations = 128;
+// What every Vulkan device takes as a dispatch's workgroup count along x
+// (the specification's minimum of maxComputeWorkGroupCount).
 constexpr int64_t kMinimumWorkgroupCount = 65535;
 
 struct CollapsedTranspose {
@@ -122,13 +120,11 @@ std::optional<TransposePlan> PlanTranspose(const std::vector<int64_t>& dimension
   plan.shader = *shader;
   // The tile, padded by a column, as large as shared memory holds; narrow
   // elements are staged as 32-bit words.
-  const int64_t shared_bytes =
-      features.max_shared_memory_bytes > 0 ? features.max_shared_memory_bytes : kMinimumSharedBytes;
+  const int64_t shared_bytes = features.SharedMemoryBytesOrMinimum();
   const int64_t staged_bytes = std::max(element_bytes, 4);
   plan.tile = features.cpu_device ? kLargestCpuTile : kLargestGpuTile;
   while (plan.tile > 1 && plan.tile * (plan.tile + 1) * staged_bytes > shared_bytes) plan.tile /= 2;
-  const int64_t invocations =
-      features.max_workgroup_size > 0 ? features.max_workgroup_size : kMinimumWorkgroupInvocations;
+  const int64_t invocations = features.WorkgroupInvocationsOrMinimum();
   plan.rows = std::min(features.cpu_device ? kCpuRows : kGpuRows, plan.tile);
   while (plan.workgroup_size() > invocations) {
     if (plan.rows > 1) {

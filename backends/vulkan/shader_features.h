@@ -49,6 +49,14 @@ struct ShaderFeatures {
   // a few SIMD lanes on a few cores, so a short row's sort is cheaper as one
   // invocation's merge sort than as the bitonic network (glsl_serial_sort.h).
   bool cpu_device = false;
+
+  // The two limits above, or where unknown (0) what the Vulkan
+  // specification requires of every device (maxComputeSharedMemorySize
+  // 16384, maxComputeWorkGroupInvocations 128).
+  int64_t SharedMemoryBytesOrMinimum() const {
+    return max_shared_memory_bytes > 0 ? max_shared_memory_bytes : 16384;
+  }
+  int64_t WorkgroupInvocationsOrMinimum() const { return max_workgroup_size > 0 ? max_workgroup_size : 128; }
 };
 
 // Everything on: what the code-generation tests assume (lavapipe has all of it).
