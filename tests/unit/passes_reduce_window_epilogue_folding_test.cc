@@ -65,7 +65,7 @@ std::unique_ptr<Module> FoldWindowEpilogue(const Module& module, bool accepts, b
   return folded;
 }
 
-int CountEntryOpcode(const Module& module, Opcode opcode) {
+int CountEpilogueEntryOpcode(const Module& module, Opcode opcode) {
   int count = 0;
   for (const auto& instruction : module.entry()->instructions()) count += instruction->opcode == opcode;
   return count;
@@ -79,9 +79,9 @@ TEST(PassesReduceWindowEpilogueFoldingTest, TheWindowedSumAndItsDivideBecomeOneF
     bool changed = false;
     auto folded = FoldWindowEpilogue(*module, true, &changed);
     EXPECT_TRUE(changed);
-    EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kReduceWindow), 0);
-    EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kBroadcast), 0);
-    ASSERT_EQ(CountEntryOpcode(*folded, Opcode::kFusion), 1);
+    EXPECT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kReduceWindow), 0);
+    EXPECT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kBroadcast), 0);
+    ASSERT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kFusion), 1);
     const Instruction* fusion = folded->entry()->root()->operand(0);
     ASSERT_EQ(fusion->opcode, Opcode::kFusion);
     EXPECT_EQ(fusion->attrs.fusion_kind, FusionKind::kOutput);
@@ -102,8 +102,8 @@ TEST(PassesReduceWindowEpilogueFoldingTest, NothingFoldsThatThePredicateRefuses)
   bool changed = true;
   auto folded = FoldWindowEpilogue(*module, false, &changed);
   EXPECT_FALSE(changed);
-  EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kFusion), 0);
-  EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kReduceWindow), 1);
+  EXPECT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kFusion), 0);
+  EXPECT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kReduceWindow), 1);
 }
 
 TEST(PassesReduceWindowEpilogueFoldingTest, ChainsThatAreNotTheFoldStayUnfolded) {
@@ -123,8 +123,8 @@ TEST(PassesReduceWindowEpilogueFoldingTest, ChainsThatAreNotTheFoldStayUnfolded)
     bool changed = true;
     auto folded = FoldWindowEpilogue(*module, true, &changed);
     EXPECT_FALSE(changed);
-    EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kFusion), 0);
-    EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kReduceWindow), 1);
+    EXPECT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kFusion), 0);
+    EXPECT_EQ(CountEpilogueEntryOpcode(*folded, Opcode::kReduceWindow), 1);
   }
 }
 

@@ -100,10 +100,12 @@ std::vector<ConvolutionCase> ConvolutionCases() {
   };
 }
 
-std::string CaseName(const ::testing::TestParamInfo<ConvolutionCase>& info) { return info.param.name; }
+std::string ConvolutionCaseName(const ::testing::TestParamInfo<ConvolutionCase>& info) {
+  return info.param.name;
+}
 
 INSTANTIATE_TEST_SUITE_P(Shapes, VulkanLibraryConvolutionTest, ::testing::ValuesIn(ConvolutionCases()),
-                         CaseName);
+                         ConvolutionCaseName);
 
 }  // namespace
 }  // namespace kiln::vulkan

@@ -101,7 +101,7 @@ std::vector<TransposeCase> TransposeCases() {
   return cases;
 }
 
-std::string CaseName(const ::testing::TestParamInfo<TransposeCase>& info) {
+std::string TransposeCaseName(const ::testing::TestParamInfo<TransposeCase>& info) {
   std::string name =
       info.param.type + "_" + Joined(info.param.dimensions) + "_" + Joined(info.param.permutation);
   for (char& ch : name)
@@ -109,7 +109,8 @@ std::string CaseName(const ::testing::TestParamInfo<TransposeCase>& info) {
   return name + "_" + std::to_string(info.index);
 }
 
-INSTANTIATE_TEST_SUITE_P(Widths, VulkanLibraryTransposeTest, ::testing::ValuesIn(TransposeCases()), CaseName);
+INSTANTIATE_TEST_SUITE_P(Widths, VulkanLibraryTransposeTest, ::testing::ValuesIn(TransposeCases()),
+                         TransposeCaseName);
 
 }  // namespace
 }  // namespace kiln::vulkan
