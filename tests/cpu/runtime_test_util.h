@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -176,27 +177,43 @@ inline void ExpectMatchesInterpreterOnThreads(const Module& module, std::initial
   }
 }
 
-// The element where `got` and `want` differ in their bytes, or -1.
-inline int64_t FirstByteDifference(const Literal& got, const Literal& want) {
+// The element where `got` and `want` differ in their bytes, or -1; with
+// `any_nan_payload`, two float NaNs of any payload and sign count as equal
+// (for sums and products, whose NaN payload neither XLA nor the
+// interpreter fixes).
+inline int64_t FirstByteDifference(const Literal& got, const Literal& want, bool any_nan_payload = false) {
   const int64_t width = ByteWidth(want.shape().element_type());
   for (int64_t i = 0; i < want.element_count(); ++i) {
-    if (std::memcmp(got.raw().data() + i * width, want.raw().data() + i * width, static_cast<size_t>(width)))
-      return i;
+    if (!std::memcmp(got.raw().data() + i * width, want.raw().data() + i * width, static_cast<size_t>(width)))
+      continue;
+    bool both_nan = false;
+    if (any_nan_payload) {
+      DispatchElementType(want.shape().element_type(), [&](auto tag) {
+        using T = decltype(tag);
+        if constexpr (std::is_floating_point_v<T>) {
+          both_nan = std::isnan(got.data<T>()[static_cast<size_t>(i)]) &&
+                     std::isnan(want.data<T>()[static_cast<size_t>(i)]);
+        }
+      });
+    }
+    if (!both_nan) return i;
   }
   return -1;
 }
 
 // Runs `module` (one array result) on the interpreter and on CPU backends
 // of 1, 2 and 4 intra-op threads and expects the same bytes: NaNs,
-// infinities and signed zeros included.
-inline void ExpectSameBytesOnThreads(const Module& module, const std::vector<Literal>& arguments) {
+// infinities and signed zeros included (NaN payloads aside with
+// `any_nan_payload`).
+inline void ExpectSameBytesOnThreads(const Module& module, const std::vector<Literal>& arguments,
+                                     bool any_nan_payload = false) {
   interpreter::InterpreterBackend reference;
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, module, arguments));
   ASSERT_EQ(want.size(), 1u);
   for (int threads : {1, 2, 4}) {
     KILN_ASSERT_OK_AND_ASSIGN(Literal got, RunWithThreads(module, arguments, threads));
     ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
-    const int64_t at = FirstByteDifference(got, want[0]);
+    const int64_t at = FirstByteDifference(got, want[0], any_nan_payload);
     EXPECT_EQ(at, -1) << threads << " threads: element " << at << " differs";
   }
 }

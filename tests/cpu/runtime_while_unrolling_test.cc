@@ -101,23 +101,11 @@ TEST(RuntimeWhileUnrollingTest, AStartFromAParameterIsNotCounted) {
 }
 
 // Runs `text` on the CPU backend (1, 2 and 4 threads) and the interpreter
-// and expects the same u32 results.
+// and expects the same bytes.
 void ExpectTheInterpretersResults(const std::string& text) {
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
   ASSERT_NE(module, nullptr);
-  const std::vector<Literal> arguments = testing::RandomArguments(*module);
-  interpreter::InterpreterBackend reference;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
-  ASSERT_EQ(want.size(), 1u);
-  for (int threads : {1, 2, 4}) {
-    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(*module, arguments, threads));
-    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
-    const auto got_values = got.data<uint32_t>();
-    const auto want_values = want[0].data<uint32_t>();
-    for (size_t i = 0; i < want_values.size(); ++i) {
-      ASSERT_EQ(got_values[i], want_values[i]) << threads << " threads, element " << i;
-    }
-  }
+  testing::ExpectSameBytesOnThreads(*module, testing::RandomArguments(*module));
 }
 
 TEST(RuntimeWhileUnrollingTest, ShortCountedLoopsFuseWithTheirConsumers) {

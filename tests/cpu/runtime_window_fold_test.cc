@@ -179,20 +179,8 @@ void ExpectPoolingBytesOfTheInterpreter(const std::string& type, const std::stri
   auto x = arguments[0].data<T>();
   const std::vector<T> values = TrickyValues<T>(static_cast<int64_t>(x.size()), 11);
   std::copy(values.begin(), values.end(), x.begin());
-  interpreter::InterpreterBackend reference;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
-  ASSERT_EQ(want.size(), 1u);
-  for (int threads : {1, 2, 4}) {
-    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(*module, arguments, threads));
-    ASSERT_TRUE(got.shape().Compatible(want[0].shape()));
-    const auto got_values = got.data<T>();
-    const auto want_values = want[0].data<T>();
-    const bool any_nan = reducer == "add" || reducer == "multiply";
-    for (size_t i = 0; i < want_values.size(); ++i) {
-      ASSERT_TRUE(SameFoldResult(got_values[i], want_values[i], any_nan))
-          << threads << " threads, element " << i << ": " << got_values[i] << " vs " << want_values[i];
-    }
-  }
+  testing::ExpectSameBytesOnThreads(*module, arguments,
+                                    /*any_nan_payload=*/reducer == "add" || reducer == "multiply");
 }
 
 TEST(RuntimeWindowFoldTest, VectorPoolingGivesTheInterpretersBytes) {
