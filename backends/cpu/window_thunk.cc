@@ -217,14 +217,14 @@ void ReduceWindows(const WindowGeometry& g, const T* input, T initial, T* output
 // Pooling of f32 and f64 whose lanes fill a vector: each output
 // position's window rows folded in registers (two positions side by
 // side), the epilogue applied, and stored once (window_fold_vectors.h),
-// the rows found through a tap table made once per task rather than each
+// the rows found through the thunk's tap table (made once) rather than each
 // window's offsets worked out again (divisions) at every position.
 template <typename T>
-void FoldWindowsInRegisters(const WindowGeometry& g, const T* input, T initial, T* output, int64_t begin,
-                            int64_t end, WindowFoldRows<T> fold, const WindowFoldEpilogue<T>& epilogue) {
+void FoldWindowsInRegisters(const WindowGeometry& g, const WindowTapTable& table, const T* input, T initial,
+                            T* output, int64_t begin, int64_t end, WindowFoldRows<T> fold,
+                            const WindowFoldEpilogue<T>& epilogue) {
   const int64_t out_positions = g.OutputPositions();
   const int64_t in_positions = g.InputPositions();
-  const WindowTapTable table(g.axes);
   const size_t axes = g.axes.size();
   std::vector<int64_t> index(axes);
   std::vector<std::span<const int64_t>> taps_along(axes);
@@ -693,7 +693,7 @@ Status ReduceWindowThunk::Run(ExecutionContext& context) const {
               if (WindowFoldRows<T> fold = FindWindowFoldRows<T>(plan_.reducer, stream)) {
                 WindowFoldEpilogue<T> epilogue;
                 if (plan_.epilogue) epilogue = {plan_.epilogue, LoadScalar<T>(context.slots[inputs_[2]])};
-                FoldWindowsInRegisters<T>(g, static_cast<const T*>(input), LoadScalar<T>(initial),
+                FoldWindowsInRegisters<T>(g, taps_, static_cast<const T*>(input), LoadScalar<T>(initial),
                                           static_cast<T*>(output), begin, end, fold, epilogue);
                 if (stream) FenceStreamedWindowStores();
                 epilogue_applied = true;

@@ -117,24 +117,6 @@ struct FoldedSelectAndScatterPlan {
 };
 std::optional<FoldedSelectAndScatterPlan> PlanFoldedSelectAndScatter(const Instruction& fusion);
 
-// Inputs: operand, initial value (and, for a folded epilogue, its
-// scalar); output: the result.
-class ReduceWindowThunk : public Thunk {
- public:
-  ReduceWindowThunk(int operand, int initial, int output, ReduceWindowPlan plan)
-      : Thunk({operand, initial}, {output}), plan_(std::move(plan)) {}
-  ReduceWindowThunk(int operand, int initial, int epilogue_scalar, int output, ReduceWindowPlan plan)
-      : Thunk({operand, initial, epilogue_scalar}, {output}), plan_(std::move(plan)) {}
-
-  Status Run(ExecutionContext& context) const override;
-  std::string_view kind() const override {
-    return plan_.epilogue ? "reduce-window-epilogue" : "reduce-window";
-  }
-
- private:
-  ReduceWindowPlan plan_;
-};
-
 // Per window axis and index along its result (or source): the operand
 // indices that window covers along the axis, in window order, padding and
 // the holes of base dilation left out. Made once, at compile time.
@@ -146,6 +128,27 @@ class WindowTapTable {
  private:
   std::vector<int64_t> taps_;
   std::vector<std::vector<int64_t>> first_;  // per axis: output + 1 offsets into taps_
+};
+
+// Inputs: operand, initial value (and, for a folded epilogue, its
+// scalar); output: the result.
+class ReduceWindowThunk : public Thunk {
+ public:
+  ReduceWindowThunk(int operand, int initial, int output, ReduceWindowPlan plan)
+      : Thunk({operand, initial}, {output}), plan_(std::move(plan)), taps_(plan_.geometry.axes) {}
+  ReduceWindowThunk(int operand, int initial, int epilogue_scalar, int output, ReduceWindowPlan plan)
+      : Thunk({operand, initial, epilogue_scalar}, {output}),
+        plan_(std::move(plan)),
+        taps_(plan_.geometry.axes) {}
+
+  Status Run(ExecutionContext& context) const override;
+  std::string_view kind() const override {
+    return plan_.epilogue ? "reduce-window-epilogue" : "reduce-window";
+  }
+
+ private:
+  ReduceWindowPlan plan_;
+  WindowTapTable taps_;  // made once, not per task
 };
 
 // Per window axis and padded position: the operand element it reads and the
