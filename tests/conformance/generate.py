@@ -1687,11 +1687,13 @@ def linalg_lower_triangular(rng, shape, dtype):
 
 
 def schur_phase_normalised(a):
-    """The complex Schur form a = Z T Z^H with each column of Z scaled by a unit
-    phase d_j that makes its first entry real and positive (T_ij scaled by conj(d_i)
-    d_j): the form is unique only up to those phases, which LAPACK builds choose
-    differently, and after this scaling two correct forms agree elementwise."""
-    t, z = jax.scipy.linalg.schur(a, output="complex")
+    """The Schur form a = Z T Z^H (complex for complex a, real with 2x2 blocks
+    for real a) with each column of Z scaled by a unit phase d_j (a sign for
+    real a) that makes its first entry real and positive (T_ij scaled by
+    conj(d_i) d_j): the form is unique only up to those phases, which LAPACK
+    builds choose differently (reference LAPACK and OpenBLAS do for the f32
+    program), and after this scaling two correct forms agree elementwise."""
+    t, z = jax.scipy.linalg.schur(a, output="complex" if jnp.iscomplexobj(a) else "real")
     first_row = z[..., :1, :]
     d = jnp.conj(first_row) / jnp.abs(first_row)
     return jnp.swapaxes(jnp.conj(d), -1, -2) * t * d, z * d
@@ -1770,7 +1772,7 @@ def register_linalg_programs():
     for function_name, (fn, make_matrix) in functions.items():
         for suffix, dtype, x64 in LINALG_DTYPES:
             program_fn = fn
-            if function_name == "schur" and suffix in ("c64", "c128"):
+            if function_name == "schur":
                 program_fn = lambda one, batch: schur_phase_normalised(one)  # noqa: E731
 
             def inputs(rng, make_matrix=make_matrix, dtype=dtype):
