@@ -40,29 +40,13 @@
 #include "backends/cpu/codegen/kernel_compiler.h"
 #include "backends/cpu/library_thunk.h"
 #include "core/ir.h"
+#include "core/lowering/sort_key_comparator.h"
 
 namespace kiln::cpu {
 
-// What a single-key comparator orders by.
-struct SortKeyPlan {
-  enum class Order {
-    kInteger,             // signed or unsigned integers
-    kFloat,               // floats, partial order: -0 == +0, NaN unordered
-    kTotalOrder,          // XLA's TOTALORDER: -NaN < -inf < ... < -0 < +0 < ... < +NaN
-    kCanonicalTotalOrder  // TOTALORDER after NaN -> nan_bits and +-0 -> zero_bits
-  };
-  int operand = 0;  // the operand holding the keys
-  ElementType type = ElementType::kF32;
-  Order order = Order::kInteger;
-  bool descending = false;
-  uint64_t nan_bits = 0;   // kCanonicalTotalOrder only
-  uint64_t zero_bits = 0;  // kCanonicalTotalOrder only
-};
-
-// The plan when `sort`'s comparator is such a single-key comparison of a
-// supported key type (f16, bf16, f32, f64, s8-s64, u8-u64) and every slice
-// has fewer than 2^32 elements; nullopt otherwise.
-std::optional<SortKeyPlan> MatchSortKeyComparator(const Instruction& sort);
+// The single-key comparators the key path takes (core/lowering/sort_key_comparator.h).
+using kiln::MatchSortKeyComparator;
+using kiln::SortKeyPlan;
 
 // Whether `kernel` (a kernel's computation, no parameters) computes an array
 // of `shape` (s32, u32, s64 or u64) that holds each element's position along
