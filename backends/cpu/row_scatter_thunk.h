@@ -1,16 +1,16 @@
 // Scatter of whole rows, the form JAX's x.at[idx].add(u) and x.at[idx].set(u)
 // take: operand [N, ...], indices [U] or [U, 1], updates [U, ...] whose
 // update i is combined into row idx[i]. The generic kernel walks the updates
-// one element at a time on one thread; this thunk splits the destination
-// rows into parts small enough to stay in a core's cache: the updates are
-// first sorted (stably, over the threads) by the part they land in; then the
-// threads take parts, each copying the part's rows of the operand and
-// applying its updates in update order, a row at a time (vectorised). On one
-// thread the updates are applied as they come. Every row thus sees its updates in XLA's order (update 0
-// first), so the results equal the sequential scatter's bit for bit, with
-// repeated indices too. Out-of-range indices (negative or >= N) fall in no
-// thread's rows and are skipped, as XLA skips an update window that does not
-// fit.
+// one element at a time on one thread; this thunk gives each thread an
+// equal stretch of the destination rows: it copies the operand's rows there
+// and applies, in update order, the updates whose indices name them, whole
+// rows at a time with the rows ahead prefetched (row_scatter_rows.h). Every
+// thread reads all the indices but only its own updates, in one pass, with
+// no sorting and no scratch. Every row thus sees its updates in XLA's order
+// (update 0 first), so the results equal the sequential scatter's bit for
+// bit, with repeated indices too. Out-of-range indices (negative or >= N)
+// fall in no thread's rows and are skipped, as XLA skips an update window
+// that does not fit.
 #pragma once
 
 #include <cstdint>
@@ -41,14 +41,15 @@ struct RowScatterPlan {
 // (parameter 1). Anything else keeps the generic path.
 std::optional<RowScatterPlan> PlanRowScatter(const Instruction& scatter);
 
-// Scratch the thunk sorts update numbers in (one 32-bit number per update).
-inline int64_t RowScatterScratchBytes(const RowScatterPlan& plan) { return plan.updates * 4; }
+// The threads a row scatter runs on, of a pool of `pool_threads`: one per
+// stretch of rows, each of which reads every index, so only as many as
+// have enough updates each to be worth it.
+int RowScatterThreads(const RowScatterPlan& plan, int pool_threads);
 
 class RowScatterThunk : public Thunk {
  public:
-  // `order`: a scratch slot of RowScatterScratchBytes(plan) bytes.
-  RowScatterThunk(int operand, int indices, int updates, int output, int order, RowScatterPlan plan)
-      : Thunk({operand, indices, updates}, {output, order}), plan_(plan) {}
+  RowScatterThunk(int operand, int indices, int updates, int output, RowScatterPlan plan)
+      : Thunk({operand, indices, updates}, {output}), plan_(plan) {}
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "row-scatter"; }

@@ -1,0 +1,234 @@
+#include "backends/cpu/row_scatter_rows.h"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "backends/cpu/avx512_lanes.h"
+
+namespace kiln::cpu {
+namespace {
+
+// Indices read, and their updates listed, at a time: the list (4 KiB) stays
+// in L1 while it is applied.
+constexpr int64_t kRowScatterBlock = 1024;
+// How far down the list rows are prefetched. An update of a 64-byte row
+// takes about 4 ns when its rows are at hand, a miss to L3 or memory
+// 50-300 ns: a few dozen updates ahead covers it (8, 16 and 32 ahead
+// measured alike on AMD EPYC, all ~9x faster than none).
+constexpr int64_t kRowScatterPrefetchDistance = 32;
+// Cache lines of a row prefetched at most: past these the hardware
+// prefetcher follows a row's consecutive lines by itself.
+constexpr int64_t kRowScatterPrefetchLines = 4;
+constexpr int64_t kRowScatterCacheLine = 64;
+
+// The row an index names, as unsigned: a negative index is huge, so one
+// comparison finds every index outside a stretch of rows.
+template <typename Index>
+uint64_t RowScatterRowOf(Index index) {
+  return static_cast<uint64_t>(static_cast<int64_t>(index));
+}
+
+// Lists in `listed` the positions k in [0, count) whose index names a row in
+// [first_row, first_row + row_count), in order, and returns how many. The
+// count moves by a comparison's result, not a branch: when several threads
+// split the rows, whether an update is this thread's is a coin toss that a
+// branch would mispredict half the time.
+template <typename Index>
+int64_t ListRowScatterBlock(const Index* indices, int64_t count, uint64_t first_row, uint64_t row_count,
+                            uint32_t* listed) {
+  int64_t listed_count = 0;
+  for (int64_t k = 0; k < count; ++k) {
+    listed[listed_count] = static_cast<uint32_t>(k);
+    listed_count += RowScatterRowOf(indices[k]) - first_row < row_count ? 1 : 0;
+  }
+  return listed_count;
+}
+
+void PrefetchRowScatterRow(const void* row, int64_t row_bytes, bool for_writing) {
+  const auto* bytes = static_cast<const char*>(row);
+  const int64_t lines =
+      std::min(kRowScatterPrefetchLines, (row_bytes + kRowScatterCacheLine - 1) / kRowScatterCacheLine);
+  for (int64_t line = 0; line < lines; ++line) {
+    if (for_writing) {
+      __builtin_prefetch(bytes + line * kRowScatterCacheLine, 1);
+    } else {
+      __builtin_prefetch(bytes + line * kRowScatterCacheLine, 0);
+    }
+  }
+}
+
+// One row combined element by element, as the interpreter does; integers
+// add with wrap-around, as XLA's do (on the unsigned type, where overflow is
+// defined).
+struct PortableRowScatterCombine {
+  template <typename T>
+  static void Apply(RowScatterCombiner combiner, T* __restrict destination, const T* __restrict update,
+                    int64_t count) {
+    if (combiner == RowScatterCombiner::kAssign) {
+      std::memcpy(destination, update, static_cast<size_t>(count) * sizeof(T));
+    } else if constexpr (std::is_integral_v<T>) {
+      using U = std::make_unsigned_t<T>;
+      for (int64_t j = 0; j < count; ++j)
+        destination[j] = static_cast<T>(static_cast<U>(destination[j]) + static_cast<U>(update[j]));
+    } else {
+      for (int64_t j = 0; j < count; ++j) destination[j] += update[j];
+    }
+  }
+};
+
+// The updates of one block in `listed` (positions from `block`), applied in
+// order with the rows kRowScatterPrefetchDistance updates on prefetched.
+// Always inlined, so that inside the AVX-512 entry point below Combine's
+// vector code inlines into it.
+template <typename Combine, typename T, typename Index>
+__attribute__((always_inline)) inline void ApplyListedRowScatterUpdates(const RowScatterPlan& plan,
+                                                                        const Index* indices,
+                                                                        const T* updates, T* output,
+                                                                        const uint32_t* listed,
+                                                                        int64_t listed_count) {
+  const int64_t width = plan.row_elements;
+  const int64_t row_bytes = width * static_cast<int64_t>(sizeof(T));
+  for (int64_t j = 0; j < listed_count; ++j) {
+    if (j + kRowScatterPrefetchDistance < listed_count) {
+      const int64_t ahead = listed[j + kRowScatterPrefetchDistance];
+      PrefetchRowScatterRow(output + static_cast<int64_t>(RowScatterRowOf(indices[ahead])) * width, row_bytes,
+                            true);
+      PrefetchRowScatterRow(updates + ahead * width, row_bytes, false);
+    }
+    const int64_t k = listed[j];
+    Combine::Apply(plan.combiner, output + static_cast<int64_t>(RowScatterRowOf(indices[k])) * width,
+                   updates + k * width, width);
+  }
+}
+
+template <typename Combine, typename T, typename Index>
+__attribute__((always_inline)) inline void ApplyRowScatterRange(const RowScatterPlan& plan,
+                                                                const RowScatterArrays& arrays,
+                                                                int64_t row_begin, int64_t row_end) {
+  const auto* indices = static_cast<const Index*>(arrays.indices);
+  const auto* updates = static_cast<const T*>(arrays.updates);
+  auto* output = static_cast<T*>(arrays.output);
+  const int64_t width = plan.row_elements;
+  uint32_t listed[kRowScatterBlock];
+  for (int64_t block = 0; block < plan.updates; block += kRowScatterBlock) {
+    const int64_t count = std::min(kRowScatterBlock, plan.updates - block);
+    const int64_t listed_count = ListRowScatterBlock(indices + block, count, static_cast<uint64_t>(row_begin),
+                                                     static_cast<uint64_t>(row_end - row_begin), listed);
+    ApplyListedRowScatterUpdates<Combine>(plan, indices + block, updates + block * width, output, listed,
+                                          listed_count);
+  }
+}
+
+#if defined(__x86_64__)
+// A row combined a 64-byte vector at a time, the last part under a mask: the
+// same IEEE addition (or wrap-around integer addition) per element as the
+// portable loop, so the same bytes. Loads and stores go through integer
+// lanes of the element's width, whatever its type.
+struct Avx512RowScatterCombine {
+  template <typename T>
+  KILN_AVX512_LANES static __m512i Add(__m512i a, __m512i b) {
+    if constexpr (std::is_same_v<T, float>) {
+      return _mm512_castps_si512(_mm512_add_ps(_mm512_castsi512_ps(a), _mm512_castsi512_ps(b)));
+    } else if constexpr (std::is_same_v<T, double>) {
+      return _mm512_castpd_si512(_mm512_add_pd(_mm512_castsi512_pd(a), _mm512_castsi512_pd(b)));
+    } else if constexpr (sizeof(T) == 4) {
+      return _mm512_add_epi32(a, b);
+    } else {
+      return _mm512_add_epi64(a, b);
+    }
+  }
+  template <typename T>
+  KILN_AVX512_LANES static __m512i Load(int64_t count, const T* p) {
+    if constexpr (sizeof(T) == 4) {
+      return _mm512_maskz_loadu_epi32(static_cast<__mmask16>((1u << count) - 1), p);
+    } else {
+      return _mm512_maskz_loadu_epi64(static_cast<__mmask8>((1u << count) - 1), p);
+    }
+  }
+  template <typename T>
+  KILN_AVX512_LANES static void Store(int64_t count, T* p, __m512i v) {
+    if constexpr (sizeof(T) == 4) {
+      _mm512_mask_storeu_epi32(p, static_cast<__mmask16>((1u << count) - 1), v);
+    } else {
+      _mm512_mask_storeu_epi64(p, static_cast<__mmask8>((1u << count) - 1), v);
+    }
+  }
+  template <typename T>
+  KILN_AVX512_LANES static void Apply(RowScatterCombiner combiner, T* __restrict destination,
+                                      const T* __restrict update, int64_t count) {
+    constexpr int64_t kLanes = kAvx512LaneCount<T>;
+    int64_t j = 0;
+    if (combiner == RowScatterCombiner::kAssign) {
+      for (; j + kLanes <= count; j += kLanes)
+        _mm512_storeu_si512(destination + j, _mm512_loadu_si512(update + j));
+      if (j < count) Store(count - j, destination + j, Load(count - j, update + j));
+      return;
+    }
+    for (; j + kLanes <= count; j += kLanes) {
+      _mm512_storeu_si512(destination + j,
+                          Add<T>(_mm512_loadu_si512(destination + j), _mm512_loadu_si512(update + j)));
+    }
+    if (j < count) {
+      Store(count - j, destination + j,
+            Add<T>(Load(count - j, destination + j), Load(count - j, update + j)));
+    }
+  }
+};
+
+template <typename T, typename Index>
+KILN_AVX512_LANES void ApplyRowScatterRangeAvx512(const RowScatterPlan& plan, const RowScatterArrays& arrays,
+                                                  int64_t row_begin, int64_t row_end) {
+  ApplyRowScatterRange<Avx512RowScatterCombine, T, Index>(plan, arrays, row_begin, row_end);
+}
+#endif  // __x86_64__
+
+template <typename T, typename Index>
+void ApplyRowScatterRangeOfTypes(const RowScatterPlan& plan, const RowScatterArrays& arrays,
+                                 int64_t row_begin, int64_t row_end, [[maybe_unused]] RowScatterLanes lanes) {
+#if defined(__x86_64__)
+  if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
+    ApplyRowScatterRangeAvx512<T, Index>(plan, arrays, row_begin, row_end);
+    return;
+  }
+#endif
+  ApplyRowScatterRange<PortableRowScatterCombine, T, Index>(plan, arrays, row_begin, row_end);
+}
+
+template <typename T>
+void ApplyRowScatterRangeOfType(const RowScatterPlan& plan, const RowScatterArrays& arrays, int64_t row_begin,
+                                int64_t row_end, RowScatterLanes lanes) {
+  switch (plan.index_type) {
+    case ElementType::kS32:
+      ApplyRowScatterRangeOfTypes<T, int32_t>(plan, arrays, row_begin, row_end, lanes);
+      break;
+    case ElementType::kS64:
+      ApplyRowScatterRangeOfTypes<T, int64_t>(plan, arrays, row_begin, row_end, lanes);
+      break;
+    case ElementType::kU32:
+      ApplyRowScatterRangeOfTypes<T, uint32_t>(plan, arrays, row_begin, row_end, lanes);
+      break;
+    default: ApplyRowScatterRangeOfTypes<T, uint64_t>(plan, arrays, row_begin, row_end, lanes); break;
+  }
+}
+
+}  // namespace
+
+void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& arrays, int64_t row_begin,
+                            int64_t row_end, RowScatterLanes lanes) {
+  // The element types PlanRowScatter accepts; integers of one width add
+  // alike whatever their sign (wrap-around), so they share one loop.
+  switch (plan.type) {
+    case ElementType::kF32: ApplyRowScatterRangeOfType<float>(plan, arrays, row_begin, row_end, lanes); break;
+    case ElementType::kF64:
+      ApplyRowScatterRangeOfType<double>(plan, arrays, row_begin, row_end, lanes);
+      break;
+    case ElementType::kS32:
+    case ElementType::kU32:
+      ApplyRowScatterRangeOfType<uint32_t>(plan, arrays, row_begin, row_end, lanes);
+      break;
+    default: ApplyRowScatterRangeOfType<uint64_t>(plan, arrays, row_begin, row_end, lanes); break;
+  }
+}
+
+}  // namespace kiln::cpu

@@ -1,0 +1,36 @@
+// The inner loop of the row scatter (row_scatter_thunk.h): the updates that
+// land in one stretch of destination rows, applied in update order. The
+// indices are read in blocks; each block's updates for the stretch are
+// listed first (without a branch per update), then applied a whole row at a
+// time, AVX-512 vectors where the CPU has them, with the destination and
+// update rows of the update a few places further down the list prefetched:
+// the destination rows are read in random order, and without the prefetch
+// each of them costs a cache miss the core waits for.
+#pragma once
+
+#include <cstdint>
+
+#include "backends/cpu/row_scatter_thunk.h"
+
+namespace kiln::cpu {
+
+// The arrays of one run of a row scatter, as RowScatterThunk's buffers.
+struct RowScatterArrays {
+  const void* indices = nullptr;
+  const void* updates = nullptr;
+  void* output = nullptr;  // holds the operand's rows already
+};
+
+// Which row loop ApplyRowScatterUpdates uses: the widest the CPU has
+// (AVX-512 vectors where HasAvx512Lanes()), or element by element (what
+// other CPUs run; tests compare the two).
+enum class RowScatterLanes { kWidest, kPortable };
+
+// Combines into rows [row_begin, row_end) of `arrays.output` every update
+// whose index names one of them, in update order: each row ends with the
+// bytes the sequential scatter gives it. Indices naming other rows, or no
+// row (negative or >= plan.rows), are passed over.
+void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& arrays, int64_t row_begin,
+                            int64_t row_end, RowScatterLanes lanes = RowScatterLanes::kWidest);
+
+}  // namespace kiln::cpu

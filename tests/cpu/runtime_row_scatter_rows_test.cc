@@ -1,0 +1,129 @@
+// The row scatter's inner loop (backends/cpu/row_scatter_rows.h) called
+// directly: both row loops (AVX-512 vectors and element by element), over
+// the destination rows in one stretch or split into several as threads
+// split them, give the interpreter's bytes for rows of odd widths, with
+// repeated and out-of-range indices.
+#include <string>
+
+#include "backends/cpu/row_scatter_rows.h"
+#include "tests/cpu/runtime_test_util.h"
+
+namespace kiln::cpu {
+namespace {
+
+using testing::FirstByteDifference;
+using testing::ParseOrDie;
+using testing::RandomArguments;
+using testing::RunOn;
+
+// A scatter of `updates` rows of `width` elements of `type` into `rows`
+// rows, indices [U, 1] of `index_type`, combined by `combine`.
+std::string RowScatterRowsModule(const std::string& type, int64_t rows, int64_t width, int64_t updates,
+                                 const std::string& index_type, const std::string& combine) {
+  const std::string operand = type + "[" + std::to_string(rows) + "," + std::to_string(width) + "]";
+  const std::string update = type + "[" + std::to_string(updates) + "," + std::to_string(width) + "]";
+  const std::string root = combine == "set"
+                               ? "ROOT b = " + type + "[] parameter(1)"
+                               : "b = " + type + "[] parameter(1)\n  ROOT c = " + type + "[] add(a, b)";
+  return "HloModule m\ncombine {\n  a = " + type + "[] parameter(0)\n  " + root +
+         "\n}\nENTRY e {\n  x = " + operand + " parameter(0)\n  i = " + index_type + "[" +
+         std::to_string(updates) + ",1] parameter(1)\n  u = " + update +
+         " parameter(2)\n  ROOT s = " + operand +
+         " scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+         "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine\n}\n";
+}
+
+// Indices from -3 to rows + 2, each row named about updates / rows times,
+// in an order that jumps about.
+void FillRowScatterRowsIndices(Literal& indices, int64_t rows) {
+  DispatchElementType(indices.shape().element_type(), [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+      int64_t u = 0;
+      for (T& index : indices.data<T>()) {
+        index = static_cast<T>((u * 104729) % (rows + 6) - 3);
+        ++u;
+      }
+    }
+  });
+}
+
+// Runs the scatter of `text` through ApplyRowScatterUpdates with `lanes`,
+// its rows split into `stretches` equal stretches applied one after another,
+// and expects the interpreter's bytes.
+void ExpectRowLoopGivesTheInterpretersBytes(const std::string& text, int64_t rows, RowScatterLanes lanes,
+                                            int64_t stretches) {
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  const Instruction* scatter = module->entry()->root();
+  const std::optional<RowScatterPlan> plan = PlanRowScatter(*scatter);
+  ASSERT_TRUE(plan.has_value()) << text;
+  std::vector<Literal> arguments = RandomArguments(*module);
+  FillRowScatterRowsIndices(arguments[1], rows);
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  Literal got = arguments[0];
+  const RowScatterArrays arrays{arguments[1].raw().data(), arguments[2].raw().data(), got.raw().data()};
+  for (int64_t stretch = 0; stretch < stretches; ++stretch)
+    ApplyRowScatterUpdates(*plan, arrays, rows * stretch / stretches, rows * (stretch + 1) / stretches,
+                           lanes);
+  const int64_t at = FirstByteDifference(got, want[0]);
+  EXPECT_EQ(at, -1) << "element " << at << ", " << stretches << " stretches, "
+                    << (lanes == RowScatterLanes::kPortable ? "portable" : "widest") << " lanes\n"
+                    << text;
+}
+
+// Widths of whole vectors, less, more and neither, of 4- and 8-byte
+// elements; more updates than one listed block (1024) and not a multiple.
+TEST(RuntimeRowScatterRowsTest, BothRowLoopsGiveTheInterpretersBytesForOddWidths) {
+  for (const char* type : {"f32", "f64", "s32", "u64"}) {
+    for (int64_t width : {1, 7, 8, 9, 15, 16, 17, 33}) {
+      for (const char* combine : {"add", "set"}) {
+        const std::string text = RowScatterRowsModule(type, 300, width, 2500, "s32", combine);
+        for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable}) {
+          for (int64_t stretches : {1, 3})
+            ExpectRowLoopGivesTheInterpretersBytes(text, 300, lanes, stretches);
+        }
+      }
+    }
+  }
+}
+
+TEST(RuntimeRowScatterRowsTest, EveryIndexTypeFindsItsStretch) {
+  for (const char* index_type : {"s32", "s64", "u32", "u64"}) {
+    const std::string text = RowScatterRowsModule("f32", 1000, 16, 3000, index_type, "add");
+    for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable})
+      ExpectRowLoopGivesTheInterpretersBytes(text, 1000, lanes, 4);
+  }
+}
+
+// Fewer updates than the prefetch distance, and none at all.
+TEST(RuntimeRowScatterRowsTest, AFewUpdatesOrNone) {
+  for (int64_t updates : {0, 1, 5}) {
+    const std::string text = RowScatterRowsModule("f32", 40, 16, updates, "s32", "add");
+    for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable})
+      ExpectRowLoopGivesTheInterpretersBytes(text, 40, lanes, 2);
+  }
+}
+
+TEST(RuntimeRowScatterRowsTest, ThreadsEachWithSixteenThousandUpdatesAtMost) {
+  RowScatterPlan plan;
+  plan.rows = 100000;
+  plan.updates = 1 << 20;
+  EXPECT_EQ(RowScatterThreads(plan, 1), 1);
+  EXPECT_EQ(RowScatterThreads(plan, 2), 2);
+  EXPECT_EQ(RowScatterThreads(plan, 16), 16);
+  plan.updates = 40000;  // two threads' worth
+  EXPECT_EQ(RowScatterThreads(plan, 4), 2);
+  plan.updates = 100;
+  EXPECT_EQ(RowScatterThreads(plan, 4), 1);
+  plan.updates = 1 << 20;
+  plan.rows = 3;  // a thread per row at most
+  EXPECT_EQ(RowScatterThreads(plan, 4), 3);
+  plan.rows = 0;
+  EXPECT_EQ(RowScatterThreads(plan, 4), 1);
+}
+
+}  // namespace
+}  // namespace kiln::cpu
