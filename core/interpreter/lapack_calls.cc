@@ -1,15 +1,21 @@
 // LAPACK is called through LAPACKE (loaded on the first call:
-// lapack_calls_library.h says why) with LAPACK_ROW_MAJOR: Kiln's literals
-// hold each matrix row-major whatever their layout says, and LAPACKE turns
-// such a matrix into the column-major one LAPACK factors (and back), so the
-// results are the logical values JAX gets from its column-major buffers.
-// LAPACKE also sizes every workspace. Triangular solves are BLAS (no
-// LAPACKE wrapper): called through BLAS's Fortran symbol on the transposed
-// problem.
+// lapack_calls_library.h says why) in LAPACK's own column-major order.
+// Kiln's literals hold each matrix row-major whatever their layout says, so
+// each matrix is transposed into a column-major scratch matrix and back
+// here, in cache tiles: LAPACKE's LAPACK_ROW_MAJOR path does the same with a
+// plain double loop whose strided reads cost more than the factorisation of
+// a 256x256 f32 matrix on an optimised LAPACK (issue 19). The LAPACK calls
+// and their inputs are the ones the row-major path made, so the results are
+// the logical values JAX gets from its column-major buffers. Cholesky needs
+// no transpose at all (see Potrf). LAPACKE sizes every workspace.
+// Triangular solves are BLAS (no LAPACKE wrapper): called through BLAS's
+// Fortran symbol on the transposed problem.
 #include "core/interpreter/lapack_calls.h"
 
 #include <algorithm>
+#include <array>
 #include <complex>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -93,16 +99,37 @@ struct Lapack<complex128> {
   static auto trsm(const LapackLibrary& lapack) { return lapack.ztrsm; }
 };
 
-// One custom call being run: names what is wrong with it.
+// One custom call being checked or run: names what is wrong with it, and
+// reaches its arrays.
 struct Call {
   const BuiltinCustomCall& target;
   const Instruction& instruction;
   std::map<std::string, int64_t> attributes;
-  const LapackLibrary& lapack;
+  // Both null when the call is only checked (CheckLapackCall): each routine
+  // returns once its shapes and attributes are checked.
+  const LapackLibrary* lapack = nullptr;
+  const LapackBuffers* buffers = nullptr;
 
   template <typename... Args>
   Status Error(const Args&... args) const {
     return InvalidArgument("custom-call '", instruction.name, "' (target '", target.target, "'): ", args...);
+  }
+  const Shape& operand_shape(size_t operand) const { return instruction.operand(operand)->shape; }
+  // Matrix `index` (of `size` elements) of an operand or of a result leaf.
+  template <typename T>
+  const T* Operand(size_t operand, int64_t index, int64_t size) const {
+    return static_cast<const T*>(buffers->operands[operand]) + index * size;
+  }
+  template <typename T>
+  T* Result(size_t leaf, int64_t index, int64_t size) const {
+    return static_cast<T*>(buffers->results[leaf]) + index * size;
+  }
+  // The operand's bytes into the result leaf, unless that leaf is the
+  // operand's own buffer (XLA's output_to_operand_aliasing).
+  void CopyOperandToResult(size_t operand, size_t leaf) const {
+    if (buffers->operands[operand] == buffers->results[leaf]) return;
+    std::memmove(buffers->results[leaf], buffers->operands[operand],
+                 static_cast<size_t>(operand_shape(operand).byte_size()));
   }
 };
 
@@ -140,8 +167,12 @@ Shape Batched(ElementType type, const MatrixBatch& batch, std::vector<int64_t> t
   return Shape(type, std::move(dims));
 }
 
-Status CheckOperandCount(const Call& call, Operands operands, size_t count) {
-  if (operands.size() != count) return call.Error("takes ", count, " operand(s), got ", operands.size());
+Status CheckOperandCount(const Call& call, size_t count) {
+  const size_t given = call.instruction.operands.size();
+  if (given != count) return call.Error("takes ", count, " operand(s), got ", given);
+  for (size_t i = 0; i < given; ++i) {
+    if (!call.operand_shape(i).IsArray()) return call.Error("takes array operands only");
+  }
   return OkStatus();
 }
 
@@ -165,10 +196,58 @@ StatusOr<char> LetterAttribute(const Call& call, const std::string& name, std::s
   return call.Error("attribute ", name, " = ", it->second, " is none of the letters '", allowed, "'");
 }
 
+// out[c * rows + r] = in[r * cols + c]: a row-major rows x cols matrix
+// into column-major order (or, read the other way, column-major back to
+// row-major with rows and cols swapped), in tiles so that both the reads
+// and the writes stay within a few cache lines at a time.
 template <typename T>
-T* MatrixAt(Literal& literal, int64_t index, int64_t size) {
-  return literal.data<T>().data() + index * size;
+void TransposeInTiles(const T* in, int64_t rows, int64_t cols, T* out) {
+  constexpr int64_t kTile = 16;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile) {
+    const int64_t r1 = std::min(rows, r0 + kTile);
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t c1 = std::min(cols, c0 + kTile);
+      for (int64_t c = c0; c < c1; ++c) {
+        for (int64_t r = r0; r < r1; ++r) out[c * rows + r] = in[r * cols + c];
+      }
+    }
+  }
 }
+
+// Scratch buffer `which` (of kScratchBuffers) of the calling thread, at
+// least `count` elements, kept for the thread's next calls: a fresh
+// allocation of a 256x256 matrix per call is mapped, faulted in page by page
+// and unmapped again, which cost more than the transposes it holds.
+inline constexpr int kScratchBuffers = 4;
+template <typename T>
+T* ThreadScratch(int which, size_t count) {
+  thread_local std::array<std::vector<T>, kScratchBuffers> scratch;
+  std::vector<T>& buffer = scratch[static_cast<size_t>(which)];
+  if (buffer.size() < count) buffer.resize(count);
+  return buffer.data();
+}
+
+// One rows x cols matrix held column-major for LAPACK in scratch buffer
+// `which`, reused for every matrix of a batch: Load takes a row-major matrix
+// in, Store gives it back row-major.
+template <typename T>
+class ColumnMajor {
+ public:
+  ColumnMajor(lapack_int rows, lapack_int cols, int which)
+      : rows_(rows),
+        cols_(cols),
+        values_(ThreadScratch<T>(which, static_cast<size_t>(rows) * static_cast<size_t>(cols))) {}
+  void Load(const T* row_major) { TransposeInTiles(row_major, rows_, cols_, values_); }
+  void Store(T* row_major) const { TransposeInTiles(values_, cols_, rows_, row_major); }
+  T* data() { return values_; }
+  // LAPACK's leading dimension: the rows, and at least 1.
+  lapack_int ld() const { return std::max<lapack_int>(1, rows_); }
+
+ private:
+  lapack_int rows_;
+  lapack_int cols_;
+  T* values_;
+};
 
 Status LapackFailed(const Call& call, lapack_int info) {
   if (info == LAPACK_WORK_MEMORY_ERROR || info == LAPACK_TRANSPOSE_MEMORY_ERROR) {
@@ -180,77 +259,83 @@ Status LapackFailed(const Call& call, lapack_int info) {
 }
 
 template <typename T>
-StatusOr<Literal> Potrf(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+Status Potrf(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   if (batch.rows != batch.cols) return call.Error("the matrices are not square");
   KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
-  const Shape matrices = operands[0]->shape();
+  const Shape matrices = call.operand_shape(0);
   KILN_RETURN_IF_ERROR(
       CheckResultShape(call, {matrices, Batched(ElementType::kS32, batch, {})}, /*tuple=*/true));
-  Literal result(call.instruction.shape);
-  Literal& factor = result.mutable_tuple_elements()[0];
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
+  if (call.buffers == nullptr) return OkStatus();
+  call.CopyOperandToResult(0, 0);
+  // A row-major matrix is the column-major storage of its transpose, which
+  // for a Hermitian A is conj(A). Factoring that in the other triangle
+  // gives U with U^H U = A^T = conj(L L^H), that is U = L^T, whose
+  // column-major storage is row-major L: the factor comes out in place, in
+  // the triangle asked for, without a transpose either way.
+  const char column_major_uplo = uplo == 'L' ? 'U' : 'L';
   const int64_t size = int64_t{batch.rows} * batch.cols;
   for (int64_t i = 0; i < batch.count; ++i) {
     const lapack_int info =
-        Lapack<T>::potrf(call.lapack)(LAPACK_ROW_MAJOR, uplo, batch.rows, MatrixAt<T>(factor, i, size),
-                                      std::max<lapack_int>(1, batch.cols));
+        Lapack<T>::potrf(*call.lapack)(LAPACK_COL_MAJOR, column_major_uplo, batch.rows,
+                                       call.Result<T>(0, i, size), std::max<lapack_int>(1, batch.rows));
     if (info < 0) return LapackFailed(call, info);
-    result.mutable_tuple_elements()[1].data<int32_t>()[static_cast<size_t>(i)] = info;
+    *call.Result<int32_t>(1, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Getrf(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+Status Getrf(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   const lapack_int pivots = std::min(batch.rows, batch.cols);
   KILN_RETURN_IF_ERROR(CheckResultShape(call,
-                                        {operands[0]->shape(), Batched(ElementType::kS32, batch, {pivots}),
+                                        {call.operand_shape(0), Batched(ElementType::kS32, batch, {pivots}),
                                          Batched(ElementType::kS32, batch, {})},
                                         /*tuple=*/true));
-  Literal result(call.instruction.shape);
-  Literal& factor = result.mutable_tuple_elements()[0];
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
+  if (call.buffers == nullptr) return OkStatus();
   const int64_t size = int64_t{batch.rows} * batch.cols;
+  ColumnMajor<T> matrix(batch.rows, batch.cols, 0);
   for (int64_t i = 0; i < batch.count; ++i) {
+    matrix.Load(call.Operand<T>(0, i, size));
     const lapack_int info =
-        Lapack<T>::getrf(call.lapack)(LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
-                                      std::max<lapack_int>(1, batch.cols),
-                                      MatrixAt<int32_t>(result.mutable_tuple_elements()[1], i, pivots));
+        Lapack<T>::getrf(*call.lapack)(LAPACK_COL_MAJOR, batch.rows, batch.cols, matrix.data(), matrix.ld(),
+                                       call.Result<int32_t>(1, i, pivots));
     if (info < 0) return LapackFailed(call, info);
-    result.mutable_tuple_elements()[2].data<int32_t>()[static_cast<size_t>(i)] = info;
+    matrix.Store(call.Result<T>(0, i, size));
+    *call.Result<int32_t>(2, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Geqrf(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+Status Geqrf(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   const lapack_int reflectors = std::min(batch.rows, batch.cols);
   KILN_RETURN_IF_ERROR(
-      CheckResultShape(call, {operands[0]->shape(), Batched(call.target.type, batch, {reflectors})}, true));
-  Literal result(call.instruction.shape);
-  Literal& factor = result.mutable_tuple_elements()[0];
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), factor.raw().begin());
+      CheckResultShape(call, {call.operand_shape(0), Batched(call.target.type, batch, {reflectors})}, true));
+  if (call.buffers == nullptr) return OkStatus();
   const int64_t size = int64_t{batch.rows} * batch.cols;
+  ColumnMajor<T> matrix(batch.rows, batch.cols, 0);
   for (int64_t i = 0; i < batch.count; ++i) {
-    const lapack_int info = Lapack<T>::geqrf(call.lapack)(
-        LAPACK_ROW_MAJOR, batch.rows, batch.cols, MatrixAt<T>(factor, i, size),
-        std::max<lapack_int>(1, batch.cols), MatrixAt<T>(result.mutable_tuple_elements()[1], i, reflectors));
+    matrix.Load(call.Operand<T>(0, i, size));
+    const lapack_int info =
+        Lapack<T>::geqrf(*call.lapack)(LAPACK_COL_MAJOR, batch.rows, batch.cols, matrix.data(), matrix.ld(),
+                                       call.Result<T>(1, i, reflectors));
     if (info < 0) return LapackFailed(call, info);
+    matrix.Store(call.Result<T>(0, i, size));
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Orgqr(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 2));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
-  const Shape& scales = operands[1]->shape();
+Status Orgqr(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 2));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
+  const Shape& scales = call.operand_shape(1);
   if (!scales.IsArray() || scales.rank() != static_cast<int64_t>(batch.batch_dims.size()) + 1 ||
       !scales.Compatible(Batched(call.target.type, batch, {scales.dimensions(scales.rank() - 1)}))) {
     return call.Error("operand 1 is ", scales.ToString(), "; it takes the reflectors' scales, ",
@@ -262,46 +347,47 @@ StatusOr<Literal> Orgqr(const Call& call, Operands operands) {
     return call.Error("needs rows >= columns >= reflectors, got ", batch.rows, ", ", batch.cols, ", ",
                       reflectors);
   }
-  KILN_RETURN_IF_ERROR(CheckResultShape(call, {operands[0]->shape()}, /*tuple=*/false));
-  Literal result(call.instruction.shape);
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), result.raw().begin());
+  KILN_RETURN_IF_ERROR(CheckResultShape(call, {call.operand_shape(0)}, /*tuple=*/false));
+  if (call.buffers == nullptr) return OkStatus();
   const int64_t size = int64_t{batch.rows} * batch.cols;
+  ColumnMajor<T> matrix(batch.rows, batch.cols, 0);
   for (int64_t i = 0; i < batch.count; ++i) {
-    const lapack_int info = Lapack<T>::orgqr(call.lapack)(
-        LAPACK_ROW_MAJOR, batch.rows, batch.cols, static_cast<lapack_int>(reflectors),
-        MatrixAt<T>(result, i, size), std::max<lapack_int>(1, batch.cols),
-        operands[1]->data<T>().data() + i * reflectors);
+    matrix.Load(call.Operand<T>(0, i, size));
+    const lapack_int info = Lapack<T>::orgqr(*call.lapack)(LAPACK_COL_MAJOR, batch.rows, batch.cols,
+                                                           static_cast<lapack_int>(reflectors), matrix.data(),
+                                                           matrix.ld(), call.Operand<T>(1, i, reflectors));
     if (info < 0) return LapackFailed(call, info);
+    matrix.Store(call.Result<T>(0, i, size));
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Syevd(const Call& call, Operands operands) {
+Status Syevd(const Call& call) {
   using Real = typename Lapack<T>::Real;
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   if (batch.rows != batch.cols) return call.Error("the matrices are not square");
   KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
   KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "VN"));
   KILN_RETURN_IF_ERROR(
       CheckResultShape(call,
-                       {operands[0]->shape(), Batched(TypeOf<Real>::value, batch, {batch.rows}),
+                       {call.operand_shape(0), Batched(TypeOf<Real>::value, batch, {batch.rows}),
                         Batched(ElementType::kS32, batch, {})},
                        true));
-  Literal result(call.instruction.shape);
-  Literal& vectors = result.mutable_tuple_elements()[0];
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), vectors.raw().begin());
+  if (call.buffers == nullptr) return OkStatus();
   const int64_t size = int64_t{batch.rows} * batch.cols;
+  ColumnMajor<T> matrix(batch.rows, batch.cols, 0);
   for (int64_t i = 0; i < batch.count; ++i) {
+    matrix.Load(call.Operand<T>(0, i, size));
     const lapack_int info =
-        Lapack<T>::syevd(call.lapack)(LAPACK_ROW_MAJOR, mode, uplo, batch.rows, MatrixAt<T>(vectors, i, size),
-                                      std::max<lapack_int>(1, batch.cols),
-                                      MatrixAt<Real>(result.mutable_tuple_elements()[1], i, batch.rows));
+        Lapack<T>::syevd(*call.lapack)(LAPACK_COL_MAJOR, mode, uplo, batch.rows, matrix.data(), matrix.ld(),
+                                       call.Result<Real>(1, i, batch.rows));
     if (info < 0) return LapackFailed(call, info);
-    result.mutable_tuple_elements()[2].data<int32_t>()[static_cast<size_t>(i)] = info;
+    matrix.Store(call.Result<T>(0, i, size));
+    *call.Result<int32_t>(2, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 // The columns of U or rows of V^T a result holds: `full` for mode 'A',
@@ -321,10 +407,10 @@ lapack_int SingularVectorCount(const Call& call, char mode, size_t part, lapack_
 }
 
 template <typename T>
-StatusOr<Literal> SingularValues(const Call& call, Operands operands) {
+Status SingularValues(const Call& call) {
   using Real = typename Lapack<T>::Real;
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   // 'A': all of U and V^T; 'S': their first min(m, n) columns and rows;
   // 'N': singular values only.
   KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "ASN"));
@@ -335,52 +421,59 @@ StatusOr<Literal> SingularValues(const Call& call, Operands operands) {
   const lapack_int vt_rows = SingularVectorCount(call, mode, 3, n, k, 0);
   KILN_RETURN_IF_ERROR(CheckResultShape(
       call,
-      {operands[0]->shape(), Batched(TypeOf<Real>::value, batch, {k}),
+      {call.operand_shape(0), Batched(TypeOf<Real>::value, batch, {k}),
        Batched(call.target.type, batch, {m, u_cols}), Batched(call.target.type, batch, {vt_rows, n}),
        Batched(ElementType::kS32, batch, {})},
       true));
-  Literal result(call.instruction.shape);
-  std::vector<Literal>& parts = result.mutable_tuple_elements();
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  if (call.buffers == nullptr) return OkStatus();
   std::vector<Real> superdiagonal(static_cast<size_t>(std::max<lapack_int>(1, k)));
+  ColumnMajor<T> a(m, n, 0);
+  ColumnMajor<T> u(m, u_cols, 1);
+  ColumnMajor<T> vt(vt_rows, n, 2);
   for (int64_t i = 0; i < batch.count; ++i) {
-    T* a = MatrixAt<T>(parts[0], i, int64_t{m} * n);
-    Real* s = MatrixAt<Real>(parts[1], i, k);
-    T* u = MatrixAt<T>(parts[2], i, int64_t{m} * u_cols);
-    T* vt = MatrixAt<T>(parts[3], i, int64_t{vt_rows} * n);
-    const lapack_int lda = std::max<lapack_int>(1, n);
-    const lapack_int ldu = std::max<lapack_int>(1, u_cols);
+    a.Load(call.Operand<T>(0, i, int64_t{m} * n));
+    Real* s = call.Result<Real>(1, i, k);
     const lapack_int info =
         call.target.routine == LapackRoutine::kGesdd
-            ? Lapack<T>::gesdd(call.lapack)(LAPACK_ROW_MAJOR, mode, m, n, a, lda, s, u, ldu, vt, lda)
-            : Lapack<T>::gesvd(call.lapack)(LAPACK_ROW_MAJOR, mode, mode, m, n, a, lda, s, u, ldu, vt, lda,
-                                            superdiagonal.data());
+            ? Lapack<T>::gesdd(*call.lapack)(LAPACK_COL_MAJOR, mode, m, n, a.data(), a.ld(), s, u.data(),
+                                             u.ld(), vt.data(), vt.ld())
+            : Lapack<T>::gesvd(*call.lapack)(LAPACK_COL_MAJOR, mode, mode, m, n, a.data(), a.ld(), s,
+                                             u.data(), u.ld(), vt.data(), vt.ld(), superdiagonal.data());
     if (info < 0) return LapackFailed(call, info);
-    parts[4].data<int32_t>()[static_cast<size_t>(i)] = info;
+    a.Store(call.Result<T>(0, i, int64_t{m} * n));
+    if (mode != 'N') {
+      u.Store(call.Result<T>(2, i, int64_t{m} * u_cols));
+      vt.Store(call.Result<T>(3, i, int64_t{vt_rows} * n));
+    } else {
+      // With mode 'N' LAPACK computes no vectors: zeros, as JAX's are.
+      std::fill_n(call.Result<T>(2, i, int64_t{m} * u_cols), int64_t{m} * u_cols, T{});
+      std::fill_n(call.Result<T>(3, i, int64_t{vt_rows} * n), int64_t{vt_rows} * n, T{});
+    }
+    *call.Result<int32_t>(4, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Trsm(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 2));
+Status Trsm(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 2));
   KILN_ASSIGN_OR_RETURN(MatrixBatch a,
-                        Matrices(call, operands[0]->shape(), "operand 0 (the triangular matrix)"));
+                        Matrices(call, call.operand_shape(0), "operand 0 (the triangular matrix)"));
   KILN_ASSIGN_OR_RETURN(MatrixBatch b,
-                        Matrices(call, operands[1]->shape(), "operand 1 (the right-hand sides)"));
+                        Matrices(call, call.operand_shape(1), "operand 1 (the right-hand sides)"));
   KILN_ASSIGN_OR_RETURN(char side, LetterAttribute(call, "side", "LR"));
   KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
   KILN_ASSIGN_OR_RETURN(char trans, LetterAttribute(call, "trans_x", "NTC"));
   KILN_ASSIGN_OR_RETURN(char diag, LetterAttribute(call, "diag", "NU"));
   const lapack_int order = side == 'L' ? b.rows : b.cols;
   if (a.batch_dims != b.batch_dims || a.rows != a.cols || a.rows != order) {
-    return call.Error("operand 0 ", operands[0]->shape().ToString(), " is not a square matrix of order ",
+    return call.Error("operand 0 ", call.operand_shape(0).ToString(), " is not a square matrix of order ",
                       order, " for each right-hand side matrix of operand 1 ",
-                      operands[1]->shape().ToString(), " (side ", side, ")");
+                      call.operand_shape(1).ToString(), " (side ", side, ")");
   }
-  KILN_RETURN_IF_ERROR(CheckResultShape(call, {operands[1]->shape()}, /*tuple=*/false));
-  Literal result(call.instruction.shape);
-  std::copy(operands[1]->raw().begin(), operands[1]->raw().end(), result.raw().begin());
+  KILN_RETURN_IF_ERROR(CheckResultShape(call, {call.operand_shape(1)}, /*tuple=*/false));
+  if (call.buffers == nullptr) return OkStatus();
+  call.CopyOperandToResult(1, 0);
   // Row-major B (m x n) is column-major B^T (n x m); op(A) X = B becomes
   // X^T op(A)^T = B^T, where row-major A is column-major A^T: the solve runs
   // on the other side with the other triangle, the same op.
@@ -393,11 +486,11 @@ StatusOr<Literal> Trsm(const Call& call, Operands operands) {
   const T one(1);
   for (int64_t i = 0; i < b.count; ++i) {
     if (b.rows == 0 || b.cols == 0) break;
-    Lapack<T>::trsm(call.lapack)(&blas_side, &blas_uplo, &trans, &diag, &blas_rows, &blas_cols, &one,
-                                 operands[0]->data<T>().data() + i * int64_t{a.rows} * a.cols, &lda,
-                                 MatrixAt<T>(result, i, int64_t{b.rows} * b.cols), &ldb, 1, 1, 1, 1);
+    Lapack<T>::trsm (*call.lapack)(&blas_side, &blas_uplo, &trans, &diag, &blas_rows, &blas_cols, &one,
+                                   call.Operand<T>(0, i, int64_t{a.rows} * a.cols), &lda,
+                                   call.Result<T>(0, i, int64_t{b.rows} * b.cols), &ldb, 1, 1, 1, 1);
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
@@ -425,11 +518,11 @@ void UnpackEigenvectors(const Real* packed, const Real* imaginary_values, lapack
 }
 
 template <typename T>
-StatusOr<Literal> Geev(const Call& call, Operands operands) {
+Status Geev(const Call& call) {
   using Real = typename Lapack<T>::Real;
   using Complex = typename Lapack<T>::Complex;
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   if (batch.rows != batch.cols) return call.Error("the matrices are not square");
   KILN_ASSIGN_OR_RETURN(char left, LetterAttribute(call, "compute_left", "NV"));
   KILN_ASSIGN_OR_RETURN(char right, LetterAttribute(call, "compute_right", "NV"));
@@ -446,77 +539,99 @@ StatusOr<Literal> Geev(const Call& call, Operands operands) {
   expected.push_back(Batched(complex_type, batch, {n, n}));
   expected.push_back(Batched(ElementType::kS32, batch, {}));
   KILN_RETURN_IF_ERROR(CheckResultShape(call, expected, true));
-  Literal result(call.instruction.shape);
-  std::vector<Literal>& parts = result.mutable_tuple_elements();
+  if (call.buffers == nullptr) return OkStatus();
   const size_t vectors = kIsComplex<T> ? 1 : 2;
-  std::vector<T> matrix(static_cast<size_t>(n) * n);
-  std::vector<Real> packed_left(kIsComplex<T> ? 0 : matrix.size()), packed_right(packed_left.size());
-  const lapack_int ld = std::max<lapack_int>(1, n);
+  const size_t info_leaf = vectors + 2;
+  const int64_t size = int64_t{n} * n;
+  ColumnMajor<T> matrix(n, n, 0);
+  ColumnMajor<T> left_vectors(n, n, 1);
+  ColumnMajor<T> right_vectors(n, n, 2);
+  // Real vectors packed as LAPACK gives them, row-major.
+  Real* packed = ThreadScratch<Real>(3, kIsComplex<T> ? 0 : static_cast<size_t>(size));
   for (int64_t i = 0; i < batch.count; ++i) {
-    std::copy_n(operands[0]->data<T>().data() + i * n * n, matrix.size(), matrix.data());
-    Complex* vl = MatrixAt<Complex>(parts[vectors], i, int64_t{n} * n);
-    Complex* vr = MatrixAt<Complex>(parts[vectors + 1], i, int64_t{n} * n);
+    matrix.Load(call.Operand<T>(0, i, size));
+    Complex* vl = call.Result<Complex>(vectors, i, size);
+    Complex* vr = call.Result<Complex>(vectors + 1, i, size);
+    // Vectors not asked for, or not computed, are zeros.
+    std::fill_n(vl, size, Complex{});
+    std::fill_n(vr, size, Complex{});
     lapack_int info = 0;
     if constexpr (kIsComplex<T>) {
-      info = Lapack<T>::geev(call.lapack)(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld,
-                                          MatrixAt<T>(parts[0], i, n), vl, ld, vr, ld);
+      info = Lapack<T>::geev(*call.lapack)(LAPACK_COL_MAJOR, left, right, n, matrix.data(), matrix.ld(),
+                                           call.Result<T>(0, i, n), left_vectors.data(), left_vectors.ld(),
+                                           right_vectors.data(), right_vectors.ld());
+      if (left == 'V') left_vectors.Store(vl);
+      if (right == 'V') right_vectors.Store(vr);
     } else {
-      Real* wr = MatrixAt<Real>(parts[0], i, n);
-      Real* wi = MatrixAt<Real>(parts[1], i, n);
-      info = Lapack<T>::geev(call.lapack)(LAPACK_ROW_MAJOR, left, right, n, matrix.data(), ld, wr, wi,
-                                          packed_left.data(), ld, packed_right.data(), ld);
-      if (info == 0 && left == 'V') UnpackEigenvectors(packed_left.data(), wi, n, vl);
-      if (info == 0 && right == 'V') UnpackEigenvectors(packed_right.data(), wi, n, vr);
+      Real* wr = call.Result<Real>(0, i, n);
+      Real* wi = call.Result<Real>(1, i, n);
+      info = Lapack<T>::geev(*call.lapack)(LAPACK_COL_MAJOR, left, right, n, matrix.data(), matrix.ld(), wr,
+                                           wi, left_vectors.data(), left_vectors.ld(), right_vectors.data(),
+                                           right_vectors.ld());
+      if (info == 0 && left == 'V') {
+        left_vectors.Store(packed);
+        UnpackEigenvectors(packed, wi, n, vl);
+      }
+      if (info == 0 && right == 'V') {
+        right_vectors.Store(packed);
+        UnpackEigenvectors(packed, wi, n, vr);
+      }
     }
     if (info < 0) return LapackFailed(call, info);
-    parts.back().data<int32_t>()[static_cast<size_t>(i)] = info;
+    *call.Result<int32_t>(info_leaf, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Gees(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+Status Gees(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   if (batch.rows != batch.cols) return call.Error("the matrices are not square");
   KILN_ASSIGN_OR_RETURN(char mode, LetterAttribute(call, "mode", "VN"));
   // Sorting needs a selection function, which JAX never passes.
   KILN_ASSIGN_OR_RETURN(char sort, LetterAttribute(call, "sort", "N"));
   const lapack_int n = batch.rows;
-  std::vector<Shape> expected = {operands[0]->shape(), operands[0]->shape()};
+  std::vector<Shape> expected = {call.operand_shape(0), call.operand_shape(0)};
   expected.push_back(Batched(call.target.type, batch, {n}));
   if constexpr (!kIsComplex<T>) expected.push_back(Batched(call.target.type, batch, {n}));
   expected.push_back(Batched(ElementType::kS32, batch, {}));
   expected.push_back(Batched(ElementType::kS32, batch, {}));
   KILN_RETURN_IF_ERROR(CheckResultShape(call, expected, true));
-  Literal result(call.instruction.shape);
-  std::vector<Literal>& parts = result.mutable_tuple_elements();
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
-  const size_t sdim_part = parts.size() - 2;
-  const lapack_int ld = std::max<lapack_int>(1, n);
+  if (call.buffers == nullptr) return OkStatus();
+  const size_t sdim_part = expected.size() - 2;
+  const int64_t size = int64_t{n} * n;
+  ColumnMajor<T> t(n, n, 0);
+  ColumnMajor<T> z(n, n, 1);
   for (int64_t i = 0; i < batch.count; ++i) {
-    T* t = MatrixAt<T>(parts[0], i, int64_t{n} * n);
-    T* z = MatrixAt<T>(parts[1], i, int64_t{n} * n);
+    t.Load(call.Operand<T>(0, i, size));
     lapack_int sdim = 0;
     lapack_int info = 0;
     if constexpr (kIsComplex<T>) {
-      info = Lapack<T>::gees(call.lapack)(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
-                                          MatrixAt<T>(parts[2], i, n), z, ld);
+      info = Lapack<T>::gees(*call.lapack)(LAPACK_COL_MAJOR, mode, sort, nullptr, n, t.data(), t.ld(), &sdim,
+                                           call.Result<T>(2, i, n), z.data(), z.ld());
     } else {
-      info = Lapack<T>::gees(call.lapack)(LAPACK_ROW_MAJOR, mode, sort, nullptr, n, t, ld, &sdim,
-                                          MatrixAt<T>(parts[2], i, n), MatrixAt<T>(parts[3], i, n), z, ld);
+      info =
+          Lapack<T>::gees(*call.lapack)(LAPACK_COL_MAJOR, mode, sort, nullptr, n, t.data(), t.ld(), &sdim,
+                                        call.Result<T>(2, i, n), call.Result<T>(3, i, n), z.data(), z.ld());
     }
     if (info < 0) return LapackFailed(call, info);
-    parts[sdim_part].data<int32_t>()[static_cast<size_t>(i)] = sdim;
-    parts[sdim_part + 1].data<int32_t>()[static_cast<size_t>(i)] = info;
+    t.Store(call.Result<T>(0, i, size));
+    if (mode == 'V') {
+      z.Store(call.Result<T>(1, i, size));
+    } else {
+      std::fill_n(call.Result<T>(1, i, size), size, T{});  // no vectors asked for: zeros
+    }
+    *call.Result<int32_t>(sdim_part, i, 1) = sdim;
+    *call.Result<int32_t>(sdim_part + 1, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Gehrd(const Call& call, Operands operands) {
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+Status Gehrd(const Call& call) {
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   if (batch.rows != batch.cols) return call.Error("the matrices are not square");
   const lapack_int n = batch.rows;
   auto low = call.attributes.find("low");
@@ -531,29 +646,30 @@ StatusOr<Literal> Gehrd(const Call& call, Operands operands) {
   }
   const lapack_int scales = std::max<lapack_int>(0, n - 1);
   KILN_RETURN_IF_ERROR(CheckResultShape(call,
-                                        {operands[0]->shape(), Batched(call.target.type, batch, {scales}),
+                                        {call.operand_shape(0), Batched(call.target.type, batch, {scales}),
                                          Batched(ElementType::kS32, batch, {})},
                                         true));
-  Literal result(call.instruction.shape);
-  std::vector<Literal>& parts = result.mutable_tuple_elements();
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  if (call.buffers == nullptr) return OkStatus();
+  const int64_t size = int64_t{n} * n;
+  ColumnMajor<T> matrix(n, n, 0);
   for (int64_t i = 0; i < batch.count; ++i) {
     if (n == 0) break;
-    const lapack_int info = Lapack<T>::gehrd(call.lapack)(
-        LAPACK_ROW_MAJOR, n, static_cast<lapack_int>(low->second), static_cast<lapack_int>(high->second),
-        MatrixAt<T>(parts[0], i, int64_t{n} * n), std::max<lapack_int>(1, n),
-        MatrixAt<T>(parts[1], i, scales));
+    matrix.Load(call.Operand<T>(0, i, size));
+    const lapack_int info = Lapack<T>::gehrd(*call.lapack)(
+        LAPACK_COL_MAJOR, n, static_cast<lapack_int>(low->second), static_cast<lapack_int>(high->second),
+        matrix.data(), matrix.ld(), call.Result<T>(1, i, scales));
     if (info < 0) return LapackFailed(call, info);
-    parts[2].data<int32_t>()[static_cast<size_t>(i)] = info;
+    matrix.Store(call.Result<T>(0, i, size));
+    *call.Result<int32_t>(2, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> Sytrd(const Call& call, Operands operands) {
+Status Sytrd(const Call& call) {
   using Real = typename Lapack<T>::Real;
-  KILN_RETURN_IF_ERROR(CheckOperandCount(call, operands, 1));
-  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, operands[0]->shape(), "operand 0"));
+  KILN_RETURN_IF_ERROR(CheckOperandCount(call, 1));
+  KILN_ASSIGN_OR_RETURN(MatrixBatch batch, Matrices(call, call.operand_shape(0), "operand 0"));
   if (batch.rows != batch.cols) return call.Error("the matrices are not square");
   KILN_ASSIGN_OR_RETURN(char uplo, LetterAttribute(call, "uplo", "LU"));
   const lapack_int n = batch.rows;
@@ -561,66 +677,115 @@ StatusOr<Literal> Sytrd(const Call& call, Operands operands) {
   const ElementType real_type = TypeOf<Real>::value;
   KILN_RETURN_IF_ERROR(CheckResultShape(
       call,
-      {operands[0]->shape(), Batched(real_type, batch, {n}), Batched(real_type, batch, {off}),
+      {call.operand_shape(0), Batched(real_type, batch, {n}), Batched(real_type, batch, {off}),
        Batched(call.target.type, batch, {off}), Batched(ElementType::kS32, batch, {})},
       true));
-  Literal result(call.instruction.shape);
-  std::vector<Literal>& parts = result.mutable_tuple_elements();
-  std::copy(operands[0]->raw().begin(), operands[0]->raw().end(), parts[0].raw().begin());
+  if (call.buffers == nullptr) return OkStatus();
+  const int64_t size = int64_t{n} * n;
+  ColumnMajor<T> matrix(n, n, 0);
   for (int64_t i = 0; i < batch.count; ++i) {
     if (n == 0) break;
-    const lapack_int info = Lapack<T>::sytrd(call.lapack)(
-        LAPACK_ROW_MAJOR, uplo, n, MatrixAt<T>(parts[0], i, int64_t{n} * n), std::max<lapack_int>(1, n),
-        MatrixAt<Real>(parts[1], i, n), MatrixAt<Real>(parts[2], i, off), MatrixAt<T>(parts[3], i, off));
+    matrix.Load(call.Operand<T>(0, i, size));
+    const lapack_int info = Lapack<T>::sytrd(*call.lapack)(
+        LAPACK_COL_MAJOR, uplo, n, matrix.data(), matrix.ld(), call.Result<Real>(1, i, n),
+        call.Result<Real>(2, i, off), call.Result<T>(3, i, off));
     if (info < 0) return LapackFailed(call, info);
-    parts[4].data<int32_t>()[static_cast<size_t>(i)] = info;
+    matrix.Store(call.Result<T>(0, i, size));
+    *call.Result<int32_t>(4, i, 1) = info;
   }
-  return result;
+  return OkStatus();
 }
 
 template <typename T>
-StatusOr<Literal> RunRoutine(const Call& call, Operands operands) {
+Status RunRoutine(const Call& call) {
   switch (call.target.routine) {
-    case LapackRoutine::kPotrf: return Potrf<T>(call, operands);
-    case LapackRoutine::kGetrf: return Getrf<T>(call, operands);
-    case LapackRoutine::kGeqrf: return Geqrf<T>(call, operands);
-    case LapackRoutine::kOrgqr: return Orgqr<T>(call, operands);
-    case LapackRoutine::kSyevd: return Syevd<T>(call, operands);
+    case LapackRoutine::kPotrf: return Potrf<T>(call);
+    case LapackRoutine::kGetrf: return Getrf<T>(call);
+    case LapackRoutine::kGeqrf: return Geqrf<T>(call);
+    case LapackRoutine::kOrgqr: return Orgqr<T>(call);
+    case LapackRoutine::kSyevd: return Syevd<T>(call);
     case LapackRoutine::kGesdd:
-    case LapackRoutine::kGesvd: return SingularValues<T>(call, operands);
-    case LapackRoutine::kTrsm: return Trsm<T>(call, operands);
-    case LapackRoutine::kGeev: return Geev<T>(call, operands);
-    case LapackRoutine::kGees: return Gees<T>(call, operands);
-    case LapackRoutine::kGehrd: return Gehrd<T>(call, operands);
-    case LapackRoutine::kSytrd: return Sytrd<T>(call, operands);
+    case LapackRoutine::kGesvd: return SingularValues<T>(call);
+    case LapackRoutine::kTrsm: return Trsm<T>(call);
+    case LapackRoutine::kGeev: return Geev<T>(call);
+    case LapackRoutine::kGees: return Gees<T>(call);
+    case LapackRoutine::kGehrd: return Gehrd<T>(call);
+    case LapackRoutine::kSytrd: return Sytrd<T>(call);
   }
   return call.Error("has no LAPACK routine");
 }
 
 }  // namespace
 
-StatusOr<Literal> EvaluateLapackCall(const BuiltinCustomCall& target, const Instruction& instruction,
-                                     Operands operands) {
+namespace {
+
+// The call's parsed attributes, its library (when it runs) and its arrays.
+StatusOr<Call> MakeCall(const BuiltinCustomCall& target, const Instruction& instruction,
+                        const LapackLibrary* lapack, const LapackBuffers* buffers) {
+  Call call{target, instruction, {}, lapack, buffers};
   StatusOr<std::map<std::string, int64_t>> attributes =
       ParseFfiIntegerAttributes(instruction.attrs.backend_config);
+  if (!attributes.ok()) return call.Error(attributes.status().message());
+  call.attributes = std::move(attributes).value();
+  return call;
+}
+
+Status RunForType(const Call& call) {
+  switch (call.target.type) {
+    case ElementType::kF32: return RunRoutine<float>(call);
+    case ElementType::kF64: return RunRoutine<double>(call);
+    case ElementType::kC64: return RunRoutine<complex64>(call);
+    case ElementType::kC128: return RunRoutine<complex128>(call);
+    default: return call.Error("has no LAPACK element type");
+  }
+}
+
+}  // namespace
+
+Status CheckLapackCall(const BuiltinCustomCall& target, const Instruction& instruction) {
+  KILN_ASSIGN_OR_RETURN(Call call, MakeCall(target, instruction, nullptr, nullptr));
+  return RunForType(call);
+}
+
+Status RunLapackCall(const BuiltinCustomCall& target, const Instruction& instruction,
+                     const LapackBuffers& buffers) {
   StatusOr<const LapackLibrary*> lapack = LapackLibrary::Get();
   if (!lapack.ok()) {
     return Status(lapack.status().code(), "custom-call '" + instruction.name + "' (target '" + target.target +
                                               "'): " + lapack.status().message());
   }
-  Call call{target, instruction, {}, **lapack};
-  if (!attributes.ok()) return call.Error(attributes.status().message());
-  call.attributes = std::move(attributes).value();
+  KILN_ASSIGN_OR_RETURN(Call call, MakeCall(target, instruction, *lapack, &buffers));
+  const size_t leaves = instruction.shape.IsTuple() ? instruction.shape.tuple_shapes().size() : 1;
+  if (buffers.operands.size() != instruction.operands.size() || buffers.results.size() != leaves) {
+    return Internal("custom-call '", instruction.name, "' (target '", target.target, "'): given ",
+                    buffers.operands.size(), " operand and ", buffers.results.size(),
+                    " result arrays for an instruction of ", instruction.operands.size(), " operands and ",
+                    leaves, " result arrays");
+  }
+  return RunForType(call);
+}
+
+StatusOr<Literal> EvaluateLapackCall(const BuiltinCustomCall& target, const Instruction& instruction,
+                                     Operands operands) {
+  Literal result(instruction.shape);
+  LapackBuffers buffers;
   for (const Literal* operand : operands) {
-    if (operand == nullptr || !operand->shape().IsArray()) return call.Error("takes array operands only");
+    if (operand == nullptr || !operand->shape().IsArray()) {
+      return InvalidArgument("custom-call '", instruction.name, "' (target '", target.target,
+                             "'): takes array operands only");
+    }
+    buffers.operands.push_back(operand->raw().data());
   }
-  switch (target.type) {
-    case ElementType::kF32: return RunRoutine<float>(call, operands);
-    case ElementType::kF64: return RunRoutine<double>(call, operands);
-    case ElementType::kC64: return RunRoutine<complex64>(call, operands);
-    case ElementType::kC128: return RunRoutine<complex128>(call, operands);
-    default: return call.Error("has no LAPACK element type");
+  if (result.shape().IsTuple()) {
+    // A leaf that is not an array fails RunLapackCall's shape check before
+    // any array is touched.
+    for (Literal& leaf : result.mutable_tuple_elements())
+      buffers.results.push_back(leaf.shape().IsArray() ? leaf.raw().data() : nullptr);
+  } else {
+    buffers.results.push_back(result.raw().data());
   }
+  KILN_RETURN_IF_ERROR(RunLapackCall(target, instruction, buffers));
+  return result;
 }
 
 }  // namespace kiln::interpreter
