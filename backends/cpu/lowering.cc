@@ -18,6 +18,7 @@
 #include "backends/cpu/fused_loops.h"
 #include "backends/cpu/host_step_thunks.h"
 #include "backends/cpu/kernel_thunk.h"
+#include "backends/cpu/lapack_thunk.h"
 #include "backends/cpu/library_thunk.h"
 #include "backends/cpu/program_buffers.h"
 #include "backends/cpu/rng_bit_generator_thunk.h"
@@ -28,6 +29,7 @@
 #include "backends/cpu/top_k_thunk.h"
 #include "backends/cpu/window_thunk.h"
 #include "core/array_leaves.h"
+#include "core/interpreter/lapack_calls.h"
 #include "core/lowering/kernel_key.h"
 #include "core/lowering/step_lowering.h"
 #include "core/single_instruction.h"
@@ -582,6 +584,16 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
         return add(std::make_unique<DynamicUpdateSliceThunk>(
             std::move(inputs), outputs.at(0), instruction.operand(0)->shape, instruction.operand(1)->shape,
             std::move(index_types)));
+      }
+      break;
+    case Opcode::kCustomCall:
+      // A LAPACK call the library thunk would refuse keeps it, so the error
+      // comes from the same place as on the interpreter.
+      if (const BuiltinCustomCall* lapack = FindBuiltinCustomCall(instruction.attrs.custom_call_target);
+          lapack != nullptr && interpreter::CheckLapackCall(*lapack, instruction).ok()) {
+        Leaves inputs;
+        for (size_t i = 0; i < operands.size(); ++i) inputs.push_back(first(i));
+        return add(std::make_unique<LapackThunk>(*lapack, instruction, std::move(inputs), outputs));
       }
       break;
     default: break;
