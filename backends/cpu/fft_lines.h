@@ -17,7 +17,7 @@
 #include "backends/cpu/fft_lanes.h"
 #include "core/interpreter/fft.h"
 
-namespace kiln::cpu::fft {
+namespace kiln::cpu::fft::KILN_FFT_ISA {
 
 // Elements a parallel task should cover at least, so scheduling stays cheap.
 inline constexpr int64_t kElementsPerTask = 32 * 1024;
@@ -84,28 +84,77 @@ struct Blocks {
   Block<typename Lanes<T>::Vector> vector;
 };
 
+// Copies the first elements of full vectors of lines that are rows
+// (element_stride 1) into `to`, a square tile at a time: kWidth lines'
+// kWidth / 2 complex elements, transposed in registers so that the real
+// and imaginary parts land in the lanes. Returns how many elements it
+// copied (a multiple of kWidth / 2); the caller copies the rest.
+template <typename E, typename T>
+int64_t GatherRowTiles(const std::complex<T>* from, const Lines& lines, int64_t n, bool conjugate,
+                       Cx<E>* to) {
+  constexpr int kWidth = sizeof(E) / sizeof(T);
+  constexpr int kPerTile = kWidth / 2;
+  const T sign = conjugate ? T(-1) : T(1);
+  int64_t k = 0;
+  for (; k + kPerTile <= n; k += kPerTile) {
+    E rows[kWidth];
+    for (int v = 0; v < kWidth; ++v)
+      std::memcpy(&rows[v], from + lines.base + v * lines.line_stride + k, sizeof(E));
+    TransposeSquare<kWidth>(rows);
+    for (int j = 0; j < kPerTile; ++j) to[k + j] = Cx<E>{rows[2 * j], sign * rows[2 * j + 1]};
+  }
+  return k;
+}
+
+// Writes the first elements of a block back into full vectors of lines
+// that are rows, a square tile at a time (GatherRowTiles' inverse), scaled;
+// returns how many it wrote.
+template <typename E, typename T>
+int64_t ScatterRowTiles(const Cx<E>* from, int64_t n, T scale, T imaginary_scale, const Lines& lines,
+                        std::complex<T>* to) {
+  constexpr int kWidth = sizeof(E) / sizeof(T);
+  constexpr int kPerTile = kWidth / 2;
+  int64_t k = 0;
+  for (; k + kPerTile <= n; k += kPerTile) {
+    E rows[kWidth];
+    for (int j = 0; j < kPerTile; ++j) {
+      rows[2 * j] = from[k + j].re * scale;
+      rows[2 * j + 1] = from[k + j].im * imaginary_scale;
+    }
+    TransposeSquare<kWidth>(rows);
+    for (int v = 0; v < kWidth; ++v) {
+      std::memcpy(reinterpret_cast<T*>(to + lines.base + v * lines.line_stride + k), &rows[v], sizeof(E));
+    }
+  }
+  return k;
+}
+
 // Copies `n` elements of the lines into `to` (conjugated for an inverse);
 // the lanes past lines.count are zero.
 template <typename E, typename T>
 void Gather(const std::complex<T>* from, const Lines& lines, int64_t n, bool conjugate, Cx<E>* to) {
   const T sign = conjugate ? T(-1) : T(1);
   constexpr int kWidth = sizeof(E) / sizeof(T);
-  if (kWidth > 1 && lines.count == kWidth && lines.line_stride == 1) {
-    // A full vector of neighbouring lines: each element is kWidth adjacent
-    // complex numbers, split into real and imaginary parts in registers.
-    for (int64_t k = 0; k < n; ++k) {
-      const T* row = reinterpret_cast<const T*>(from + lines.base + k * lines.element_stride);
-      T re[kWidth], im[kWidth];
-      for (int v = 0; v < kWidth; ++v) {
-        re[v] = row[2 * v];
-        im[v] = sign * row[2 * v + 1];
+  if constexpr (kWidth > 1) {
+    if (lines.count == kWidth && lines.line_stride == 1) {
+      // A full vector of neighbouring lines: each element is kWidth adjacent
+      // complex numbers, split into real and imaginary parts in registers.
+      using Order = std::make_index_sequence<kWidth>;
+      for (int64_t k = 0; k < n; ++k) {
+        const std::complex<T>* row = from + lines.base + k * lines.element_stride;
+        E low, high;
+        std::memcpy(&low, row, sizeof(E));
+        std::memcpy(&high, row + kWidth / 2, sizeof(E));
+        to[k] = Cx<E>{EvenLanes(low, high, Order{}), sign * OddLanes(low, high, Order{})};
       }
-      std::memcpy(&to[k].re, re, sizeof(E));
-      std::memcpy(&to[k].im, im, sizeof(E));
+      return;
     }
-    return;
   }
-  for (int64_t k = 0; k < n; ++k) {
+  int64_t k = 0;
+  if constexpr (kWidth > 1) {
+    if (lines.count == kWidth && lines.element_stride == 1) k = GatherRowTiles(from, lines, n, conjugate, to);
+  }
+  for (; k < n; ++k) {
     Cx<E> element{};
     const std::complex<T>* row = from + lines.base + k * lines.element_stride;
     for (int v = 0; v < lines.count; ++v) {
@@ -123,20 +172,28 @@ template <typename E, typename T>
 void Scatter(const Cx<E>* from, int64_t n, bool conjugate, T scale, const Lines& lines, std::complex<T>* to) {
   const T imaginary_scale = conjugate ? -scale : scale;
   constexpr int kWidth = sizeof(E) / sizeof(T);
-  if (kWidth > 1 && lines.count == kWidth && lines.line_stride == 1) {
-    for (int64_t k = 0; k < n; ++k) {
-      T re[kWidth], im[kWidth];
-      std::memcpy(re, &from[k].re, sizeof(E));
-      std::memcpy(im, &from[k].im, sizeof(E));
-      T* row = reinterpret_cast<T*>(to + lines.base + k * lines.element_stride);
-      for (int v = 0; v < kWidth; ++v) {
-        row[2 * v] = re[v] * scale;
-        row[2 * v + 1] = im[v] * imaginary_scale;
+  if constexpr (kWidth > 1) {
+    if (lines.count == kWidth && lines.line_stride == 1) {
+      using Order = std::make_index_sequence<kWidth>;
+      for (int64_t k = 0; k < n; ++k) {
+        const E re = from[k].re * scale;
+        const E im = from[k].im * imaginary_scale;
+        const E low = InterleaveLowHalves(re, im, Order{});
+        const E high = InterleaveHighHalves(re, im, Order{});
+        T* row = reinterpret_cast<T*>(to + lines.base + k * lines.element_stride);
+        std::memcpy(row, &low, sizeof(E));
+        std::memcpy(row + kWidth, &high, sizeof(E));
       }
+      return;
     }
-    return;
   }
-  for (int64_t k = 0; k < n; ++k) {
+  int64_t k = 0;
+  if constexpr (kWidth > 1) {
+    if (lines.count == kWidth && lines.element_stride == 1) {
+      k = ScatterRowTiles(from, n, scale, imaginary_scale, lines, to);
+    }
+  }
+  for (; k < n; ++k) {
     const Cx<E> element = from[k];
     std::complex<T>* row = to + lines.base + k * lines.element_stride;
     for (int v = 0; v < lines.count; ++v) {
@@ -161,4 +218,4 @@ void ForLanes(Blocks<T>& blocks, const Lines& lines, Body body) {
   }
 }
 
-}  // namespace kiln::cpu::fft
+}  // namespace kiln::cpu::fft::KILN_FFT_ISA

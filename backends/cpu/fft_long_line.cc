@@ -8,7 +8,7 @@
 
 #include "backends/cpu/fft_lines.h"
 
-namespace kiln::cpu::fft {
+namespace kiln::cpu::fft::KILN_FFT_ISA {
 namespace {
 
 // Below this a line's transform is too short for the two extra passes over
@@ -17,7 +17,7 @@ constexpr int64_t kShortestLine = 4096;
 
 // exp(-2 pi i m/n) in long double, rounded to T.
 template <typename T>
-std::complex<T> Root(int64_t m, int64_t n) {
+std::complex<T> LongLineRoot(int64_t m, int64_t n) {
   const long double angle =
       -2.0L * std::numbers::pi_v<long double> * static_cast<long double>(m) / static_cast<long double>(n);
   return {static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle))};
@@ -40,13 +40,14 @@ template <typename T>
 LongLine<T>::LongLine(int64_t rows, int64_t columns)
     : rows_(rows), columns_(columns), column_plan_(rows), row_plan_(columns) {
   const int64_t n = rows * columns;
-  for (int64_t low = 0; low < (int64_t{1} << kLowBits); ++low) low_twiddles_.push_back(Root<T>(low, n));
+  for (int64_t low = 0; low < (int64_t{1} << kLowBits); ++low)
+    low_twiddles_.push_back(LongLineRoot<T>(low, n));
   for (int64_t high = 0; (high << kLowBits) < n; ++high) {
-    high_twiddles_.push_back(Root<T>(high << kLowBits, n));
+    high_twiddles_.push_back(LongLineRoot<T>(high << kLowBits, n));
   }
   for (int64_t k1 = 0; k1 < rows; ++k1) {
     for (int v = 0; v < Lanes<T>::kCount; ++v) {
-      const std::complex<T> w = Root<T>(k1 * v, n);
+      const std::complex<T> w = LongLineRoot<T>(k1 * v, n);
       lane_twiddles_re_.push_back(w.real());
       lane_twiddles_im_.push_back(w.imag());
     }
@@ -116,4 +117,4 @@ void LongLine<T>::Run(const std::complex<T>* source, std::complex<T>* destinatio
 template class LongLine<float>;
 template class LongLine<double>;
 
-}  // namespace kiln::cpu::fft
+}  // namespace kiln::cpu::fft::KILN_FFT_ISA

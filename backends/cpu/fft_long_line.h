@@ -16,7 +16,7 @@
 #include "backends/cpu/fft_plan.h"
 #include "core/interpreter/fft.h"
 
-namespace kiln::cpu::fft {
+namespace kiln::cpu::fft::KILN_FFT_ISA {
 
 template <typename T>
 class LongLine {
@@ -54,4 +54,4 @@ class LongLine {
   std::complex<T> Twiddle(int64_t m) const;
 };
 
-}  // namespace kiln::cpu::fft
+}  // namespace kiln::cpu::fft::KILN_FFT_ISA

@@ -5,7 +5,7 @@
 #include <numbers>
 #include <utility>
 
-namespace kiln::cpu::fft {
+namespace kiln::cpu::fft::KILN_FFT_ISA {
 namespace {
 
 // Prime radices above this always go through Bluestein's algorithm: a
@@ -22,17 +22,24 @@ std::complex<T> Root(int64_t j, int64_t n) {
   return {static_cast<T>(std::cos(angle)), static_cast<T>(std::sin(angle))};
 }
 
-// The radices of the passes for `n`: 4s first, then a 2, then the odd
-// primes in increasing order.
+// The radices of the passes for `n`: the power of two as 8s and at most two
+// 4s (2^10 = 8 8 4 4: four passes, where 8 8 8 2 would end on a radix-2
+// pass, the most memory traffic per operation), or a single 2 or 4, then
+// the odd primes in increasing order. Fewer passes move the block through
+// the cache fewer times.
 std::vector<int64_t> Radices(int64_t n) {
   std::vector<int64_t> radices;
-  while (n % 4 == 0) {
-    radices.push_back(4);
-    n /= 4;
-  }
-  if (n % 2 == 0) {
-    radices.push_back(2);
+  int twos = 0;
+  while (n % 2 == 0) {
+    ++twos;
     n /= 2;
+  }
+  const int fours = twos < 3 ? 0 : twos % 3 == 1 ? 2 : twos % 3 == 2 ? 1 : 0;
+  for (int eight = 0; eight < (twos - 2 * fours) / 3; ++eight) radices.push_back(8);
+  for (int four = 0; four < fours; ++four) radices.push_back(4);
+  if (twos < 3) {
+    if (twos == 1) radices.push_back(2);
+    if (twos == 2) radices.push_back(4);
   }
   for (int64_t p = 3; p * p <= n; p += 2) {
     while (n % p == 0) {
@@ -48,14 +55,20 @@ std::vector<int64_t> Radices(int64_t n) {
 // only to choose between the direct passes and Bluestein's algorithm).
 int64_t CostPerElement(const std::vector<int64_t>& radices) {
   int64_t cost = 0;
-  for (int64_t radix : radices) cost += radix == 4 ? 3 : radix;
+  for (int64_t radix : radices) cost += radix == 8 ? 4 : radix == 4 ? 3 : radix;
   return cost;
 }
 
+// Radices with a butterfly of their own; the other primes use ButterflyOdd.
+bool HasOwnButterfly(int64_t radix) { return radix <= 5 || radix == 8; }
+
 bool NeedsChirp(int64_t n) {
   const std::vector<int64_t> radices = Radices(n);
-  const int64_t largest = radices.empty() ? 1 : *std::max_element(radices.begin(), radices.end());
-  if (largest <= 5) return false;
+  int64_t largest = 1;  // the largest radix without a butterfly of its own
+  for (int64_t radix : radices) {
+    if (!HasOwnButterfly(radix)) largest = std::max(largest, radix);
+  }
+  if (largest == 1) return false;
   if (largest > kLargestDirectRadix) return true;
   const int64_t padded = SmoothLength(2 * n - 1);
   const int64_t direct = n * CostPerElement(radices);
@@ -80,6 +93,29 @@ inline void Butterfly4(Cx<E>* a) {
   a[1] = t1 + t3;
   a[2] = t0 - t2;
   a[3] = t1 - t3;
+}
+
+// The 8-point DFT as a radix-2 step and two 4-point DFTs: the differences
+// are twisted by exp(-2 pi i j/8), j < 4, which are (1 - i)/sqrt(2), -i
+// and -(1 + i)/sqrt(2) for j = 1, 2, 3.
+template <typename T, typename E>
+inline void Butterfly8(Cx<E>* a) {
+  constexpr T kHalfSqrt2 = T(0.707106781186547524400844362104849039L);
+  Cx<E> sums[4], differences[4];
+  for (int j = 0; j < 4; ++j) {
+    sums[j] = a[j] + a[j + 4];
+    differences[j] = a[j] - a[j + 4];
+  }
+  const Cx<E> d1 = differences[1], d3 = differences[3];
+  differences[1] = {(d1.re + d1.im) * kHalfSqrt2, (d1.im - d1.re) * kHalfSqrt2};
+  differences[2] = TimesMinusI(differences[2]);
+  differences[3] = {(d3.im - d3.re) * kHalfSqrt2, -(d3.re + d3.im) * kHalfSqrt2};
+  Butterfly4(sums);
+  Butterfly4(differences);
+  for (int k = 0; k < 4; ++k) {
+    a[2 * k] = sums[k];
+    a[2 * k + 1] = differences[k];
+  }
 }
 
 template <typename T, typename E>
@@ -225,7 +261,7 @@ Plan<T>::Plan(int64_t length) : length_(length) {
     for (int64_t k = 0; k < stride; ++k) {
       for (int r = 1; r < radix; ++r) twiddles_.push_back(Root<T>(r * k, stride * radix));
     }
-    if (radix > 5) {
+    if (!HasOwnButterfly(radix)) {
       pass.roots = twiddles_.size();
       for (int q = 0; q < radix; ++q) twiddles_.push_back(Root<T>(q, radix));
     }
@@ -249,6 +285,7 @@ void Plan<T>::RunPass(const Pass& pass, const Cx<E>* in, Cx<E>* out) const {
     case 3: SweepEither<3>(in, out, n, s, twiddles, [](Cx<E>* a) { Butterfly3<T>(a); }); return;
     case 4: SweepEither<4>(in, out, n, s, twiddles, [](Cx<E>* a) { Butterfly4(a); }); return;
     case 5: SweepEither<5>(in, out, n, s, twiddles, [](Cx<E>* a) { Butterfly5<T>(a); }); return;
+    case 8: SweepEither<8>(in, out, n, s, twiddles, [](Cx<E>* a) { Butterfly8<T>(a); }); return;
     default: break;
   }
   // A larger odd prime: the same pass with the radix known at run time.
@@ -311,4 +348,4 @@ template Cx<Lanes<float>::Vector>* Plan<float>::Transform(Cx<Lanes<float>::Vecto
 template Cx<Lanes<double>::Vector>* Plan<double>::Transform(Cx<Lanes<double>::Vector>*,
                                                             Cx<Lanes<double>::Vector>*) const;
 
-}  // namespace kiln::cpu::fft
+}  // namespace kiln::cpu::fft::KILN_FFT_ISA

@@ -1,7 +1,7 @@
 // A plan for the forward complex DFT of one length, y[k] = sum_j x[j]
 // exp(-2 pi i jk/n), run on one line or on a vector of lines at once (see
 // fft_lanes.h). Lengths whose prime factors are small are a sequence of
-// Stockham passes of radix 4, 2, 3, 5 and any other small prime (each pass
+// Stockham passes of radix 8, 4, 2, 3, 5 and any other small prime (each pass
 // reads one buffer and writes the other, so no bit-reversal step is
 // needed); a length with a large prime factor goes through Bluestein's
 // algorithm (a convolution of chirps computed with a plan of a length made
@@ -17,7 +17,7 @@
 
 #include "backends/cpu/fft_lanes.h"
 
-namespace kiln::cpu::fft {
+namespace kiln::cpu::fft::KILN_FFT_ISA {
 
 template <typename T>
 class Plan {
@@ -44,7 +44,7 @@ class Plan {
     int radix;
     int64_t stride;
     size_t twiddles;  // where its (radix - 1) * stride factors start in twiddles_
-    size_t roots;     // radices above 5: where exp(-2 pi i q / radix), q < radix, start
+    size_t roots;     // primes above 5: where exp(-2 pi i q / radix), q < radix, start
   };
   // Bluestein's algorithm for this length through a plan of length `padded`.
   struct Chirp {
@@ -69,4 +69,4 @@ class Plan {
 // The smallest length >= `minimum` made of the factors 2, 3 and 5 only.
 int64_t SmoothLength(int64_t minimum);
 
-}  // namespace kiln::cpu::fft
+}  // namespace kiln::cpu::fft::KILN_FFT_ISA

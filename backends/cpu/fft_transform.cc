@@ -1,5 +1,3 @@
-#include "backends/cpu/fft_transform.h"
-
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -9,29 +7,15 @@
 #include <type_traits>
 #include <vector>
 
+#include "backends/cpu/fft_builds.h"
 #include "backends/cpu/fft_lanes.h"
 #include "backends/cpu/fft_lines.h"
 #include "backends/cpu/fft_long_line.h"
 #include "backends/cpu/fft_plan.h"
 
-namespace kiln::cpu {
+namespace kiln::cpu::fft::KILN_FFT_ISA {
 namespace {
 
-using fft::Blocks;
-using fft::Conj;
-using fft::Cx;
-using fft::ForLanes;
-using fft::ForRanges;
-using fft::Gather;
-using fft::GetLane;
-using fft::Lanes;
-using fft::Lines;
-using fft::LongLine;
-using fft::Plan;
-using fft::Scatter;
-using fft::SetLane;
-using fft::Times;
-using fft::TimesMinusI;
 using interpreter::FftGeometry;
 using interpreter::FftParallelFor;
 
@@ -152,32 +136,35 @@ void TypedTransform<T>::RealForward(const T* source, C* destination, int64_t lin
                        static_cast<int>(std::min<int64_t>(kLanes, lines - group * kLanes))};
       ForLanes(blocks, rows, [&](auto& block, const Lines& some) {
         using E = std::remove_reference_t<decltype(block.data->re)>;
-        block.Reserve(m, plan.work_size(), 0);
-        for (int64_t k = 0; k < m; ++k) {
-          Cx<E> element{};
-          for (int v = 0; v < some.count; ++v) {
-            const T* row = source + (some.base + v) * n;
-            SetLane(element.re, v, even ? row[2 * k] : row[k]);
-            if (even) SetLane(element.im, v, row[2 * k + 1]);
+        block.Reserve(m, plan.work_size(), half);
+        if (even) {
+          // Each row's reals as m complex numbers x[2k] + i x[2k+1].
+          const Lines pairs{some.base * m, m, 1, some.count};
+          Gather(reinterpret_cast<const C*>(source), pairs, m, /*conjugate=*/false, block.data);
+        } else {
+          for (int64_t k = 0; k < m; ++k) {
+            Cx<E> element{};
+            for (int v = 0; v < some.count; ++v) SetLane(element.re, v, source[(some.base + v) * n + k]);
+            block.data[k] = element;
           }
-          block.data[k] = element;
         }
         const Cx<E>* z = plan.Transform(block.data, block.work);
-        for (int64_t k = 0; k < half; ++k) {
-          Cx<E> value;
-          if (even) {
-            const Cx<E> a = z[k % m];
-            const Cx<E> b = Conj(z[(m - k) % m]);
+        if (even) {
+          // X[k] from a = Z[k mod m] and b = conj Z[(m - k) mod m]; the
+          // ends (k = 0 and m) apart, so the loop indexes without a modulo.
+          Cx<E>* spectrum = block.extra;
+          const auto combine = [&](Cx<E> a, Cx<E> b, int64_t k) -> Cx<E> {
             const Cx<E> sum = a + b;
             const Cx<E> twisted = Times(TimesMinusI(a - b), half_twiddles_[static_cast<size_t>(k)]);
-            value = {(sum.re + twisted.re) * T(0.5), (sum.im + twisted.im) * T(0.5)};
-          } else {
-            value = z[k];
-          }
-          for (int v = 0; v < some.count; ++v) {
-            destination[(some.base + v) * half + k] = C(GetLane<T>(value.re, v), GetLane<T>(value.im, v));
-          }
+            return {(sum.re + twisted.re) * T(0.5), (sum.im + twisted.im) * T(0.5)};
+          };
+          spectrum[0] = combine(z[0], Conj(z[0]), 0);
+          for (int64_t k = 1; k < m; ++k) spectrum[k] = combine(z[k], Conj(z[m - k]), k);
+          spectrum[m] = combine(z[0], Conj(z[0]), m);
+          z = spectrum;
         }
+        const Lines spectra{some.base * half, half, 1, some.count};
+        Scatter(z, half, /*conjugate=*/false, T(1), spectra, destination);
       });
     }
   });
@@ -223,16 +210,15 @@ void TypedTransform<T>::RealInverse(const C* source, T* destination, int64_t lin
           }
         }
         const Cx<E>* result = plan.Transform(block.data, block.work);
+        if (even) {
+          // x[2k] + i x[2k+1] is the conjugate of the forward transform.
+          const Lines pairs{(some.base / half) * m, m, 1, some.count};
+          Scatter(result, m, /*conjugate=*/true, scale, pairs, reinterpret_cast<C*>(destination));
+          return;
+        }
         for (int v = 0; v < some.count; ++v) {
           T* row = destination + (some.base / half + v) * n;
-          for (int64_t k = 0; k < m; ++k) {
-            if (even) {
-              row[2 * k] = GetLane<T>(result[k].re, v) * scale;
-              row[2 * k + 1] = -GetLane<T>(result[k].im, v) * scale;
-            } else {
-              row[k] = GetLane<T>(result[k].re, v) * scale;
-            }
-          }
+          for (int64_t k = 0; k < m; ++k) row[k] = GetLane<T>(result[k].re, v) * scale;
         }
       });
     }
@@ -299,9 +285,9 @@ void TypedTransform<T>::Run(const void* input, void* output, const FftParallelFo
 
 }  // namespace
 
-std::unique_ptr<FftTransform> FftTransform::Create(const FftGeometry& geometry) {
+std::unique_ptr<FftTransform> CreateTransform(const FftGeometry& geometry) {
   if (geometry.double_precision) return std::make_unique<TypedTransform<double>>(geometry);
   return std::make_unique<TypedTransform<float>>(geometry);
 }
 
-}  // namespace kiln::cpu
+}  // namespace kiln::cpu::fft::KILN_FFT_ISA

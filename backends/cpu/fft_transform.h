@@ -7,6 +7,8 @@
 // and IRFFT of even length run a complex transform of half the length on
 // the even and odd samples packed as one complex line.
 // The plans (twiddle factors per length) are built once, when the thunk is.
+// The kernels are built for AVX2 and for AVX-512 (fft_builds.h); Create
+// picks the widest the CPU runs.
 #pragma once
 
 #include <memory>
@@ -15,10 +17,19 @@
 
 namespace kiln::cpu {
 
+// Which build of the kernels a transform runs: the widest vectors this CPU
+// and this library have (AVX-512 where both have it), or the fallback
+// (AVX2; 128-bit vectors in builds without the x86 flags), which tests run
+// on every host.
+enum class FftKernels { kWidest, kFallback };
+
 class FftTransform {
  public:
   // Plans for `geometry` (as interpreter::PlanFft gives it).
-  static std::unique_ptr<FftTransform> Create(const interpreter::FftGeometry& geometry);
+  static std::unique_ptr<FftTransform> Create(const interpreter::FftGeometry& geometry,
+                                              FftKernels kernels = FftKernels::kWidest);
+  // The build Create picks for `kernels` here: "avx512", "avx2" or "baseline".
+  static const char* KernelsName(FftKernels kernels);
   virtual ~FftTransform() = default;
 
   // Transforms `input` (the operand's elements) into `output` (the

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <numbers>
 #include <string>
@@ -53,8 +54,19 @@ inline std::string CaseName(const FftCase& c) {
   return name + "}";
 }
 
-// Runs the case on `backend` and compares it with the naive DFT.
-inline void CheckAgainstNaiveDft(const FftCase& c, Backend& backend) {
+// Computes one case's result from its operand; `result_shape` is the
+// shape the result must have.
+using FftRun = std::function<StatusOr<Literal>(const Literal& operand, const Shape& result_shape)>;
+
+// One of several ways to compute a case, and its name for the failures.
+struct NamedFftRun {
+  std::string name;
+  FftRun run;
+};
+
+// Runs the case through each of `runs` and compares each result with the
+// naive DFT (computed once).
+inline void CheckAgainstNaiveDft(const FftCase& c, const std::vector<NamedFftRun>& runs) {
   SCOPED_TRACE(CaseName(c));
   const size_t rank = c.lengths.size();
   const bool real_in = c.type == FftType::kRfft;
@@ -131,42 +143,53 @@ inline void CheckAgainstNaiveDft(const FftCase& c, Backend& backend) {
     }
   }
 
-  Builder builder("fft");
-  Op x = builder.Parameter(0, in_shape, "x");
-  Op f = builder.Fft(x, c.type, c.lengths);
-  ASSERT_TRUE(f.valid()) << builder.first_error().ToString();
-  KILN_ASSERT_OK_AND_ASSIGN(Shape result_shape, builder.GetShape(f));
-  EXPECT_EQ(result_shape.dimensions(), out_dims);
-  EXPECT_EQ(result_shape.element_type(), real_out ? real_type : complex_type);
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, builder.Build());
-  KILN_ASSERT_OK_AND_ASSIGN(Literal result,
-                            testing::Execute(backend, *module, std::span<const Literal>(&operand, 1)));
-  ASSERT_EQ(result.element_count(), static_cast<int64_t>(expected.size()));
-
+  const Shape out_shape(real_out ? real_type : complex_type, out_dims);
   double scale = 1.0;
   for (const Complex& value : expected) scale = std::max(scale, std::abs(value));
   // Rounding of the library's float arithmetic grows slowly with the length.
   const double tolerance = (c.f64 ? 1e-13 : 4e-6) * scale;
-  double worst = 0;
-  int64_t worst_at = -1;
-  for (size_t i = 0; i < expected.size(); ++i) {
-    Complex got;
-    if (real_out) {
-      got = c.f64 ? result.data<double>()[i] : static_cast<double>(result.data<float>()[i]);
-    } else if (c.f64) {
-      got = result.data<complex128>()[i];
-    } else {
-      const complex64 value = result.data<complex64>()[i];
-      got = Complex(value.real(), value.imag());
+  for (const NamedFftRun& named : runs) {
+    SCOPED_TRACE(named.name);
+    KILN_ASSERT_OK_AND_ASSIGN(Literal result, named.run(operand, out_shape));
+    ASSERT_EQ(result.element_count(), static_cast<int64_t>(expected.size()));
+    double worst = 0;
+    int64_t worst_at = -1;
+    for (size_t i = 0; i < expected.size(); ++i) {
+      Complex got;
+      if (real_out) {
+        got = c.f64 ? result.data<double>()[i] : static_cast<double>(result.data<float>()[i]);
+      } else if (c.f64) {
+        got = result.data<complex128>()[i];
+      } else {
+        const complex64 value = result.data<complex64>()[i];
+        got = Complex(value.real(), value.imag());
+      }
+      const double error = std::abs(got - expected[i]);
+      if (!(error <= worst)) {
+        worst = error;
+        worst_at = static_cast<int64_t>(i);
+      }
     }
-    const double error = std::abs(got - expected[i]);
-    if (!(error <= worst)) {
-      worst = error;
-      worst_at = static_cast<int64_t>(i);
-    }
+    EXPECT_LE(worst, tolerance) << "worst error at element " << worst_at << " of " << expected.size()
+                                << " (largest magnitude " << scale << ")";
   }
-  EXPECT_LE(worst, tolerance) << "worst error at element " << worst_at << " of " << expected.size()
-                              << " (largest magnitude " << scale << ")";
+}
+
+// Runs the case on `backend`, as a module of one fft built through the
+// Builder, and compares it with the naive DFT.
+inline void CheckAgainstNaiveDft(const FftCase& c, Backend& backend) {
+  const FftRun run = [&](const Literal& operand, const Shape& result_shape) -> StatusOr<Literal> {
+    Builder builder("fft");
+    Op x = builder.Parameter(0, operand.shape(), "x");
+    Op f = builder.Fft(x, c.type, c.lengths);
+    KILN_RETURN_IF_ERROR(builder.first_error());
+    KILN_ASSIGN_OR_RETURN(Shape shape, builder.GetShape(f));
+    EXPECT_EQ(shape.dimensions(), result_shape.dimensions());
+    EXPECT_EQ(shape.element_type(), result_shape.element_type());
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<Module> module, builder.Build());
+    return testing::Execute(backend, *module, std::span<const Literal>(&operand, 1));
+  };
+  CheckAgainstNaiveDft(c, {{std::string(backend.name()), run}});
 }
 
 }  // namespace kiln::fft_reference
