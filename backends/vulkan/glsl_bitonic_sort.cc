@@ -22,25 +22,25 @@ constexpr int64_t kBitonicFallbackTile = 128;
 
 }  // namespace
 
-int64_t BitonicDeviceTile(const ShaderFeatures& features) {
+int64_t BitonicDeviceTile(const ShaderFeatures& features, int64_t shared_bytes_per_element) {
   if (features.max_workgroup_size <= 0) return kBitonicFallbackTile;
   int64_t invocations = 1;
   while (invocations * 2 <= std::min<int64_t>(features.max_workgroup_size, kBitonicMaxWorkgroup))
     invocations *= 2;
   int64_t tile = 2 * invocations;
   const int64_t shared = features.max_shared_memory_bytes > 0 ? features.max_shared_memory_bytes : 16384;
-  while (tile > 2 && tile * static_cast<int64_t>(sizeof(int32_t)) > shared) tile /= 2;
+  while (tile > 2 && tile * shared_bytes_per_element > shared) tile /= 2;
   return tile;
 }
 
 BitonicSortLayout PlanBitonicSort(int64_t rows, int64_t length, int64_t outputs,
-                                  const ShaderFeatures& features) {
+                                  const ShaderFeatures& features, int64_t shared_bytes_per_element) {
   BitonicSortLayout layout;
   layout.rows = rows;
   layout.length = length;
   layout.outputs = outputs;
   layout.padded = BitonicPaddedLength(length);
-  const int64_t device_tile = BitonicDeviceTile(features);
+  const int64_t device_tile = BitonicDeviceTile(features, shared_bytes_per_element);
   layout.tile = BitonicTile(layout.padded, device_tile);
   // A workgroup holds whole tiles: of one long row, or several short rows
   // (up to the device's tile), so short rows still fill a workgroup.

@@ -42,12 +42,14 @@ struct BitonicSortLayout {
 inline constexpr int kBitonicPushConstantBytes = 4 * kBitonicLaunchParameterCount;
 
 // The largest tile this device sorts in one workgroup: two elements per
-// invocation, at most 1024 invocations, the tile's element numbers within
-// the device's shared memory; 128 when the limits are unknown.
-int64_t BitonicDeviceTile(const ShaderFeatures& features);
+// invocation, at most 1024 invocations, the tile's element numbers (each
+// `shared_bytes_per_element` of shared memory: the library sort keeps its
+// key beside it, library_sort.h) within the device's shared memory; 128
+// when the limits are unknown.
+int64_t BitonicDeviceTile(const ShaderFeatures& features, int64_t shared_bytes_per_element = 4);
 
 BitonicSortLayout PlanBitonicSort(int64_t rows, int64_t length, int64_t outputs,
-                                  const ShaderFeatures& features);
+                                  const ShaderFeatures& features, int64_t shared_bytes_per_element = 4);
 
 // Declarations after the buffers (k_scratch among them) and before
 // k_hi_first's definition: the push constants and the shared tile.

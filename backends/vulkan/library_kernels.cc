@@ -6,6 +6,7 @@
 
 #include "backends/vulkan/library_convolution.h"
 #include "backends/vulkan/library_dot.h"
+#include "backends/vulkan/library_sort.h"
 #include "backends/vulkan/library_transpose.h"
 
 namespace kiln::vulkan {
@@ -17,6 +18,40 @@ std::string Words(const std::vector<uint32_t>& words) {
   return text;
 }
 
+// A library kernel of `launches` (their parameters the shader's push
+// constants, each the same number of words), every workgroup of
+// `workgroup_size`, `buffers` its inputs, then its outputs, then its
+// scratch when `scratch`, each invocation running at most `loops` loop
+// iterations in any launch.
+LibraryKernel Launches(std::string_view entry_name, LibraryShader shader,
+                       std::vector<uint32_t> specialization, int inputs, int outputs, bool scratch,
+                       uint32_t workgroup_size, std::vector<KernelLaunch> launches, int64_t loops) {
+  LibraryKernel library{shader, std::move(specialization), {}};
+  GlslKernel& kernel = library.description;
+  kernel.name = std::string(entry_name);
+  std::vector<uint32_t> first_words;
+  if (!launches.empty())
+    for (const int64_t word : launches.front().parameters) first_words.push_back(static_cast<uint32_t>(word));
+  kernel.source = "// " + kernel.name + ": library shader " + std::string(LibraryShaderName(shader)) +
+                  ", specialization constants " + std::to_string(workgroup_size) + " " +
+                  Words(library.specialization) +
+                  (launches.size() == 1 ? "" : ", " + std::to_string(launches.size()) + " launches") +
+                  (launches.size() == 1 ? ", push constants " : ", the first's push constants ") +
+                  Words(first_words) + "\n";
+  kernel.input_count = inputs;
+  kernel.output_count = outputs;
+  kernel.has_scratch = scratch;
+  kernel.binding_count = inputs + outputs + (scratch ? 1 : 0);
+  kernel.push_constant_bytes = static_cast<int>(first_words.size() * sizeof(uint32_t));
+  kernel.workgroup_size = workgroup_size;
+  for (const KernelLaunch& launch : launches)
+    kernel.invocations = std::max(kernel.invocations, launch.grid.iterations);
+  kernel.max_loop_iterations = loops;
+  kernel.loop_op = kernel.name;
+  kernel.launches = std::move(launches);
+  return library;
+}
+
 // A library kernel of one launch over `workgroups` of `workgroup_size`,
 // `push_words` its push constants, each invocation running
 // `loops_per_group` loop iterations for each of the `trips` workgroups'
@@ -25,27 +60,13 @@ LibraryKernel OneLaunch(std::string_view entry_name, LibraryShader shader,
                         std::vector<uint32_t> specialization, int buffers,
                         const std::array<int64_t, 3>& workgroups, int64_t trips, uint32_t workgroup_size,
                         const std::vector<uint32_t>& push_words, int64_t loops_per_group) {
-  LibraryKernel library{shader, std::move(specialization), {}};
-  GlslKernel& kernel = library.description;
-  kernel.name = std::string(entry_name);
-  kernel.source = "// " + kernel.name + ": library shader " + std::string(LibraryShaderName(shader)) +
-                  ", specialization constants " + std::to_string(workgroup_size) + " " +
-                  Words(library.specialization) + ", push constants " + Words(push_words) + "\n";
-  kernel.input_count = buffers - 1;
-  kernel.output_count = 1;
-  kernel.binding_count = buffers;
-  kernel.push_constant_bytes = static_cast<int>(push_words.size() * sizeof(uint32_t));
-  kernel.workgroup_size = workgroup_size;
   KernelLaunch launch;
   launch.grid.workgroups = workgroups;
   launch.grid.workgroup_size = {workgroup_size, 1, 1};
   launch.grid.iterations = launch.grid.invocations();
   launch.parameters.assign(push_words.begin(), push_words.end());
-  kernel.invocations = launch.grid.iterations;
-  kernel.max_loop_iterations = trips * (1 + loops_per_group);
-  kernel.loop_op = kernel.name;
-  kernel.launches.push_back(std::move(launch));
-  return library;
+  return Launches(entry_name, shader, std::move(specialization), buffers - 1, 1, false, workgroup_size,
+                  {std::move(launch)}, trips * (1 + loops_per_group));
 }
 
 std::optional<LibraryKernel> PlanAny(const Computation& kernel, const ShaderFeatures& features,
@@ -68,6 +89,12 @@ std::optional<LibraryKernel> PlanAny(const Computation& kernel, const ShaderFeat
     return OneLaunch(entry_name, LibraryShader::kTiledDot, plan->specialization(), 3, {launched, 1, 1},
                      (plan->groups + launched - 1) / launched, plan->tiles.workgroup_size(),
                      plan->shape.Words(), plan->loops_per_tile());
+  }
+  if (std::optional<SortPlan> plan = PlanKernelSort(kernel, features)) {
+    // The outputs are the operands sorted; the scratch holds the order.
+    return Launches(entry_name, plan->shader, plan->specialization(), plan->operands, plan->operands, true,
+                    static_cast<uint32_t>(plan->layout.workgroup_size), std::move(plan->launches),
+                    plan->loop_iterations);
   }
   return std::nullopt;
 }

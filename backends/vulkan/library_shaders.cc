@@ -7,6 +7,14 @@
 #include <tuple>
 
 #include "backends/vulkan/shader_compiler.h"
+#include "backends/vulkan/shaders/bitonic_sort_16.h"
+#include "backends/vulkan/shaders/bitonic_sort_32.h"
+#include "backends/vulkan/shaders/bitonic_sort_64.h"
+#include "backends/vulkan/shaders/bitonic_sort_8.h"
+#include "backends/vulkan/shaders/bitonic_sort_passenger_16.h"
+#include "backends/vulkan/shaders/bitonic_sort_passenger_32.h"
+#include "backends/vulkan/shaders/bitonic_sort_passenger_64.h"
+#include "backends/vulkan/shaders/bitonic_sort_passenger_8.h"
 #include "backends/vulkan/shaders/convolution_f16.h"
 #include "backends/vulkan/shaders/convolution_f32.h"
 #include "backends/vulkan/shaders/tiled_dot.h"
@@ -35,6 +43,18 @@ EmbeddedShader Embedded(LibraryShader shader) {
     case LibraryShader::kConvolutionF32: return {"convolution_f32", kConvolutionF32Spirv};
     case LibraryShader::kConvolutionF16: return {"convolution_f16", kConvolutionF16Spirv};
     case LibraryShader::kTiledDot: return {"tiled_dot", kTiledDotSpirv};
+    case LibraryShader::kBitonicSort8: return {"bitonic_sort_8", kBitonicSort8Spirv};
+    case LibraryShader::kBitonicSort16: return {"bitonic_sort_16", kBitonicSort16Spirv};
+    case LibraryShader::kBitonicSort32: return {"bitonic_sort_32", kBitonicSort32Spirv};
+    case LibraryShader::kBitonicSort64: return {"bitonic_sort_64", kBitonicSort64Spirv};
+    case LibraryShader::kBitonicSortPassenger8:
+      return {"bitonic_sort_passenger_8", kBitonicSortPassenger8Spirv};
+    case LibraryShader::kBitonicSortPassenger16:
+      return {"bitonic_sort_passenger_16", kBitonicSortPassenger16Spirv};
+    case LibraryShader::kBitonicSortPassenger32:
+      return {"bitonic_sort_passenger_32", kBitonicSortPassenger32Spirv};
+    case LibraryShader::kBitonicSortPassenger64:
+      return {"bitonic_sort_passenger_64", kBitonicSortPassenger64Spirv};
   }
   return {"unknown", {}};
 }

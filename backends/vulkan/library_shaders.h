@@ -27,6 +27,16 @@ enum class LibraryShader {
   kConvolutionF16,
   // shaders/tiled_dot.comp, f32.
   kTiledDot,
+  // shaders/bitonic_sort.comp, per key width in bits, alone or with one
+  // passenger array.
+  kBitonicSort8,
+  kBitonicSort16,
+  kBitonicSort32,
+  kBitonicSort64,
+  kBitonicSortPassenger8,
+  kBitonicSortPassenger16,
+  kBitonicSortPassenger32,
+  kBitonicSortPassenger64,
 };
 
 // The variant's name, as "transpose_4" (messages, dumps).
