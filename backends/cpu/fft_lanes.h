@@ -2,20 +2,22 @@
 // whose real and imaginary parts are each either one scalar (one line) or a
 // SIMD vector holding the same element of several lines, so one pass of the
 // transform's code works on many lines at once. The vector width follows
-// the file's instruction-set flags, and so does the namespace everything
-// here and in the files that include it lives in (KILN_FFT_ISA): the FFT's
-// files are compiled once with AVX2 and once more with AVX-512 (see
-// CMakeLists), and the two builds must not share a name. fft_select.cc
-// picks one when a transform is planned.
+// the file's instruction-set flags. The FFT's files are compiled once with
+// AVX2 and once more with AVX-512 (see CMakeLists), and the two builds must
+// not share a name: everything here and in the files that include this
+// lives in the namespace KILN_FFT_ISA of its build, which CMakeLists names
+// with compile definitions (the AVX-512 build's files have both), not
+// after the flags, so that a project built for a wider CPU still links.
+// fft_select.cc picks a build when a transform is planned.
 #pragma once
 
 #include <complex>
 #include <cstddef>
 #include <utility>
 
-#if defined(__AVX512F__)
+#if defined(KILN_CPU_FFT_AVX512)
 #define KILN_FFT_ISA avx512
-#elif defined(__AVX2__)
+#elif defined(KILN_CPU_FFT_AVX2)
 #define KILN_FFT_ISA avx2
 #else
 #define KILN_FFT_ISA baseline
