@@ -6,7 +6,11 @@
 // vectors and single lines (batches that are not a multiple of 16 or 8
 // lanes), columns, radix 4, 2, 3, 5 and larger prime passes, Bluestein's
 // algorithm, the real transforms of even length (half-length complex lines)
-// and of odd length, and a long line transformed as a matrix.
+// and of odd length, and a long line transformed as a matrix. A NaN or an
+// infinity stays in its own transform, whichever lanes it shares.
+#include <cmath>
+#include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 #include <string>
@@ -111,6 +115,85 @@ TEST(RuntimeFftKernelsTest, LongLinesMatchTheNaiveDft) {
   // One line of 4096 points: a 64 x 64 matrix (four-step).
   for (FftType type : {FftType::kFft, FftType::kIfft}) {
     for (bool f64 : {false, true}) CheckEveryBuildAndThreadCount({type, f64, {1}, {4096}});
+  }
+}
+
+// Sets element `i` of a real or complex operand (the real part for complex).
+void SetReal(Literal& operand, int64_t i, double value) {
+  const auto at = static_cast<size_t>(i);
+  switch (operand.shape().element_type()) {
+    case ElementType::kF32: operand.data<float>()[at] = static_cast<float>(value); return;
+    case ElementType::kF64: operand.data<double>()[at] = value; return;
+    case ElementType::kC64: operand.data<complex64>()[at].real(static_cast<float>(value)); return;
+    case ElementType::kC128: operand.data<complex128>()[at].real(value); return;
+    default: FAIL() << "not an fft operand: " << operand.shape().ToString();
+  }
+}
+
+// Element `i` of a result as a complex double.
+std::complex<double> ElementOf(const Literal& result, int64_t i) {
+  const auto at = static_cast<size_t>(i);
+  switch (result.shape().element_type()) {
+    case ElementType::kF32: return result.data<float>()[at];
+    case ElementType::kF64: return result.data<double>()[at];
+    case ElementType::kC64: return result.data<complex64>()[at];
+    case ElementType::kC128: return result.data<complex128>()[at];
+    default: ADD_FAILURE() << "not an fft result: " << result.shape().ToString(); return {};
+  }
+}
+
+TEST(RuntimeFftKernelsTest, NanAndInfinityStayInTheirOwnTransform) {
+  // 37 transforms, the lanes of a vector shared by up to 16 of them; a NaN
+  // goes into transform 5 and an infinity into transform 20. Each of their
+  // results is non-finite; every other transform's is the same, bit for
+  // bit, as without them.
+  constexpr int64_t kBatch = 37, kWithNan = 5, kWithInfinity = 20;
+  for (const std::vector<int64_t>& lengths : std::vector<std::vector<int64_t>>{{64}, {30}, {6, 20}}) {
+    for (FftType type : kEveryType) {
+      for (bool f64 : {false, true}) {
+        const FftCase c{type, f64, {kBatch}, lengths};
+        SCOPED_TRACE(fft_reference::CaseName(c));
+        std::vector<int64_t> in_dims{kBatch}, out_dims{kBatch};
+        in_dims.insert(in_dims.end(), lengths.begin(), lengths.end());
+        out_dims.insert(out_dims.end(), lengths.begin(), lengths.end());
+        if (type == FftType::kIrfft) in_dims.back() = lengths.back() / 2 + 1;
+        if (type == FftType::kRfft) out_dims.back() = lengths.back() / 2 + 1;
+        const ElementType real_type = f64 ? ElementType::kF64 : ElementType::kF32;
+        const ElementType complex_type = f64 ? ElementType::kC128 : ElementType::kC64;
+        Literal clean(Shape(type == FftType::kRfft ? real_type : complex_type, in_dims));
+        const Shape out_shape(type == FftType::kIrfft ? real_type : complex_type, out_dims);
+        uint64_t state = 99;
+        for (int64_t i = 0; i < clean.element_count(); ++i)
+          SetReal(clean, i, fft_reference::NextValue(state));
+        const int64_t in_size = clean.element_count() / kBatch;
+        const int64_t out_size = out_shape.element_count() / kBatch;
+        Literal poisoned = clean;
+        SetReal(poisoned, kWithNan * in_size + 3, std::numeric_limits<double>::quiet_NaN());
+        SetReal(poisoned, kWithInfinity * in_size, std::numeric_limits<double>::infinity());
+        for (FftKernels kernels : {FftKernels::kWidest, FftKernels::kFallback}) {
+          for (int threads : {1, 2}) {
+            SCOPED_TRACE(std::string(FftTransform::KernelsName(kernels)) + ", threads " +
+                         std::to_string(threads));
+            const Literal want = RunKernels(c, kernels, ParallelForOn(threads), clean, out_shape);
+            const Literal got = RunKernels(c, kernels, ParallelForOn(threads), poisoned, out_shape);
+            int64_t finite_in_poisoned = 0, changed_elsewhere = 0;
+            for (int64_t b = 0; b < kBatch; ++b) {
+              for (int64_t i = b * out_size; i < (b + 1) * out_size; ++i) {
+                const std::complex<double> value = ElementOf(got, i);
+                const std::complex<double> clean_value = ElementOf(want, i);
+                if (b == kWithNan || b == kWithInfinity) {
+                  if (std::isfinite(value.real()) && std::isfinite(value.imag())) ++finite_in_poisoned;
+                } else if (std::memcmp(&value, &clean_value, sizeof(value)) != 0) {
+                  ++changed_elsewhere;
+                }
+              }
+            }
+            EXPECT_EQ(finite_in_poisoned, 0);
+            EXPECT_EQ(changed_elsewhere, 0);
+          }
+        }
+      }
+    }
   }
 }
 
