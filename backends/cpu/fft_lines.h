@@ -1,9 +1,11 @@
 // Moving lines in and out of the blocks Kiln's FFT transforms (see
 // fft_lanes.h): which elements of an array a group of lines is, copying
 // them into a block (lane v holding line v) and back, and spreading groups
-// over the intra-op threads. Shared by fft_transform.cc and
-// fft_long_line.cc, and like fft_lanes.h only for files built with the same
-// instruction-set flags.
+// over the intra-op threads. Rows are copied a square tile of vectors at
+// a time, transposed in registers; columns (neighbouring lines) a vector at
+// a time, split into real and imaginary parts by two shuffles. Shared by
+// fft_transform.cc and fft_long_line.cc, and like fft_lanes.h part of each
+// build of the kernels (its own namespace, its own vector width).
 #pragma once
 
 #include <algorithm>

@@ -4,8 +4,8 @@
 // columns at a time), twisted by exp(-2 pi i j2 k1/n), and whose rows are
 // then transformed (a vector's width of rows at a time) and written out
 // transposed (the four-step algorithm), so the whole transform runs on full
-// vectors and over the intra-op threads. Like fft_lanes.h only for files
-// built with the FFT's instruction-set flags.
+// vectors and over the intra-op threads. Like fft_lanes.h part of each
+// build of the kernels.
 #pragma once
 
 #include <complex>
