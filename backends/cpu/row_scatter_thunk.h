@@ -4,9 +4,9 @@
 // one element at a time on one thread; this thunk gives each thread an
 // equal stretch of the destination rows: it copies the operand's rows there
 // and applies, in update order, the updates whose indices name them, whole
-// rows at a time with the rows ahead prefetched (row_scatter_rows.h). Every
-// thread reads all the indices but only its own updates, in one pass, with
-// no sorting and no scratch. Every row thus sees its updates in XLA's order
+// rows at a time with the rows ahead prefetched (row_scatter_rows.h), in one
+// pass, with no sorting and no scratch. A table that stays in cache gets one
+// thread (RowScatterThreads). Every row thus sees its updates in XLA's order
 // (update 0 first), so the results equal the sequential scatter's bit for
 // bit, with repeated indices too. Out-of-range indices (negative or >= N)
 // fall in no thread's rows and are skipped, as XLA skips an update window
@@ -42,8 +42,9 @@ struct RowScatterPlan {
 std::optional<RowScatterPlan> PlanRowScatter(const Instruction& scatter);
 
 // The threads a row scatter runs on, of a pool of `pool_threads`: one per
-// stretch of rows, each of which reads every index, so only as many as
-// have enough updates each to be worth it.
+// stretch of rows, each of which reads every index and update, so only as
+// many as have enough updates each and a share of the destination table
+// too large to stay in cache (row_scatter_thunk.cc).
 int RowScatterThreads(const RowScatterPlan& plan, int pool_threads);
 
 class RowScatterThunk : public Thunk {

@@ -107,19 +107,28 @@ TEST(RuntimeRowScatterRowsTest, AFewUpdatesOrNone) {
   }
 }
 
-TEST(RuntimeRowScatterRowsTest, ThreadsEachWithSixteenThousandUpdatesAtMost) {
+// A thread per 8 MiB of destination rows and per 16384 updates, as many
+// as the pool has, one at least.
+TEST(RuntimeRowScatterRowsTest, ThreadsOnlyForTablesLargerThanTheCacheAndManyUpdates) {
   RowScatterPlan plan;
-  plan.rows = 100000;
+  plan.type = ElementType::kF32;
+  plan.row_elements = 16;
+  plan.rows = 100000;  // 6.4 MB: stays in cache, one thread
   plan.updates = 1 << 20;
+  EXPECT_EQ(RowScatterThreads(plan, 2), 1);
+  plan.rows = 1000000;  // 64 MB: seven threads' worth
   EXPECT_EQ(RowScatterThreads(plan, 1), 1);
   EXPECT_EQ(RowScatterThreads(plan, 2), 2);
-  EXPECT_EQ(RowScatterThreads(plan, 16), 16);
-  plan.updates = 40000;  // two threads' worth
+  EXPECT_EQ(RowScatterThreads(plan, 16), 7);
+  plan.type = ElementType::kF64;  // 128 MB
+  EXPECT_EQ(RowScatterThreads(plan, 16), 15);
+  plan.updates = 40000;  // two threads' worth of updates
   EXPECT_EQ(RowScatterThreads(plan, 4), 2);
   plan.updates = 100;
   EXPECT_EQ(RowScatterThreads(plan, 4), 1);
   plan.updates = 1 << 20;
   plan.rows = 3;  // a thread per row at most
+  plan.row_elements = 1 << 22;
   EXPECT_EQ(RowScatterThreads(plan, 4), 3);
   plan.rows = 0;
   EXPECT_EQ(RowScatterThreads(plan, 4), 1);

@@ -2,8 +2,10 @@
 // row-scatter thunk: equal to the interpreter bit for bit (each row gets its
 // updates in update order), with repeated and out-of-range indices, on 1, 2
 // and 4 threads; scatters of other forms keep the generic kernel.
+#include <algorithm>
 #include <string>
 
+#include "backends/cpu/row_scatter_thunk.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
@@ -43,15 +45,17 @@ std::string RowScatter(const std::string& type, int64_t rows, const std::string&
          "to_apply=combine\n}\n";
 }
 
-// Indices that repeat (about four updates per row) and stray out of range
-// on both sides: from -10 to rows + 9 (negative ones are huge unsigned).
+// Indices that repeat (each value about four times, or once per row where
+// there are fewer updates) spread over the rows and stray out of range on
+// both sides: from -10 to rows + 9 (negative ones are huge unsigned).
 void FillIndices(Literal& indices, int64_t rows) {
+  const int64_t values = std::clamp<int64_t>(indices.element_count() / 4, 1, rows + 20);
   DispatchElementType(indices.shape().element_type(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       int64_t u = 0;
       for (T& index : indices.data<T>()) {
-        index = static_cast<T>((u * 7919) % (rows + 20) - 10);
+        index = static_cast<T>((u * 7919) % values * (rows + 20) / values - 10);
         ++u;
       }
     }
@@ -90,18 +94,30 @@ TEST(RuntimeRowScatterTest, JaxScatterAddOfFloatRowsIsExactWithRepeatedAndOutOfR
   ExpectRowScatterMatches(RowScatter("f32", 300, "16", 1200, "s32", true, "add(a, b)"), 300, 1);
 }
 
-// 70000 updates are enough for four threads (RowScatterThreads), so each
-// of 1, 2 and 4 threads owns a stretch of the rows; rows of whole AVX-512
-// vectors, of less than one, and of a part vector after whole ones.
-TEST(RuntimeRowScatterTest, EveryThreadKeepsTheUpdateOrderOfItsRowsAtOddWidths) {
+// Rows of whole AVX-512 vectors, of less than one, and of a part vector
+// after whole ones, of 4- and 8-byte elements.
+TEST(RuntimeRowScatterTest, OddWidthsKeepTheUpdateOrderOfEachRow) {
   for (const char* width : {"1", "15", "16", "17", "33"}) {
-    ExpectRowScatterMatches(RowScatter("f32", 3000, width, 70000, "s32", true, "add(a, b)"), 3000, 1);
+    ExpectRowScatterMatches(RowScatter("f32", 3000, width, 20000, "s32", true, "add(a, b)"), 3000, 1);
   }
   for (const char* width : {"7", "9"}) {
-    ExpectRowScatterMatches(RowScatter("f64", 3000, width, 70000, "s64", true, "add(a, b)"), 3000, 1);
-    ExpectRowScatterMatches(RowScatter("s32", 3000, width, 70000, "u32", true, "add(a, b)"), 3000, 1);
+    ExpectRowScatterMatches(RowScatter("f64", 3000, width, 20000, "s64", true, "add(a, b)"), 3000, 1);
+    ExpectRowScatterMatches(RowScatter("s32", 3000, width, 20000, "u32", true, "add(a, b)"), 3000, 1);
   }
-  ExpectRowScatterMatches(RowScatter("f32", 3000, "17", 70000, "s32", true, "parameter(1)"), 3000, 1);
+  ExpectRowScatterMatches(RowScatter("f32", 3000, "17", 20000, "s32", true, "parameter(1)"), 3000, 1);
+}
+
+// 540000 rows of 64 bytes (34.6 MB) and 70000 updates are enough for four
+// threads (RowScatterThreads), so on 2 and 4 threads each owns a stretch of
+// the rows, of uneven sizes.
+TEST(RuntimeRowScatterTest, ThreadsOfALargeTableEachKeepTheUpdateOrderOfTheirRows) {
+  const std::string text = RowScatter("f32", 540000, "16", 70000, "s32", true, "add(a, b)");
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  const std::optional<RowScatterPlan> plan = PlanRowScatter(*module->entry()->root());
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(RowScatterThreads(*plan, 4), 4);
+  ExpectRowScatterMatches(text, 540000, 1);
 }
 
 TEST(RuntimeRowScatterTest, EveryAcceptedElementAndIndexType) {
