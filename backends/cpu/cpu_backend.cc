@@ -10,6 +10,7 @@
 #include "backends/cpu/codegen/phase_timer.h"
 #include "backends/cpu/cpu_buffer.h"
 #include "backends/cpu/cpu_executable.h"
+#include "backends/cpu/dot_thunk.h"
 #include "backends/cpu/fused_loops.h"
 #include "backends/cpu/lowering.h"
 #include "backends/cpu/window_thunk.h"
@@ -172,6 +173,8 @@ StatusOr<std::shared_ptr<const CompiledProgram>> CpuBackend::Build(std::unique_p
     PipelineOptions pipeline;
     pipeline.upcast_low_precision_contractions = true;  // oneDNN runs f32
     pipeline.narrow_int8_contractions = true;           // and s8 x s8 -> s32 (dot_thunk.h)
+    // and bf16 where the CPU has instructions for it (dot_thunk.h)
+    pipeline.keep_low_precision_contraction = RunsLowPrecisionDotAsIs;
     // JAX's Threefry loop (five trips over the counters) unrolled fuses with
     // its consumers; loops over smaller arrays run whole (fused_loops.h).
     WhileUnrollingOptions unrolling;

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <cstring>
 #include <numeric>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cpu/eigen_dot.h"
@@ -105,7 +106,9 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   const ElementType operand_type = lhs.element_type();
   if (rhs.element_type() != operand_type) return std::nullopt;
   const bool int8 = operand_type == ElementType::kS8 && type == ElementType::kS32;
-  if (!int8 && operand_type != type) return std::nullopt;
+  const bool low_precision =
+      (operand_type == ElementType::kBF16 || operand_type == ElementType::kF16) && type == ElementType::kF32;
+  if (!int8 && !low_precision && operand_type != type) return std::nullopt;
   if (!int8 && type != ElementType::kF32 && type != ElementType::kF64 && type != ElementType::kC64 &&
       type != ElementType::kC128) {
     return std::nullopt;
@@ -152,26 +155,38 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   return plan;
 }
 
+bool RunsLowPrecisionDotAsIs(const Instruction& dot) {
+  if (dot.opcode != Opcode::kDot) return false;
+  const std::optional<DotPlan> plan = PlanDot(dot);
+  return plan.has_value() && plan->geometry.operand_type != plan->geometry.type &&
+         plan->geometry.type == ElementType::kF32 && OneDnnMatmul::RunsLowPrecisionNatively(plan->geometry);
+}
+
 DotThunk::DotThunk(int lhs, int rhs, int output, DotGeometry geometry)
     : Thunk({lhs, rhs}, {output}), geometry_(geometry) {
   // Made for the thread count a backend picks by default; a run with another
   // count makes (once) a primitive for that one.
   onednn_ = OneDnnMatmul::Create(geometry_, ResolveThreadCount(0));
-  if (onednn_ == nullptr && geometry_.type == ElementType::kS32 && geometry_.k <= kExactF32Depth) {
+  if (onednn_ != nullptr) return;
+  const bool exact_in_f32 = geometry_.type == ElementType::kS32 && geometry_.k <= kExactF32Depth;
+  const bool low_precision =
+      geometry_.type == ElementType::kF32 && geometry_.operand_type != ElementType::kF32;
+  if (exact_in_f32 || low_precision) {
     DotGeometry widened = geometry_;
     widened.type = widened.operand_type = ElementType::kF32;
     widened_ = OneDnnMatmul::Create(widened, ResolveThreadCount(0));
+    // An s8 product widens only for oneDNN: its own integer loop beats Eigen.
+    widens_ = widened_ != nullptr || low_precision;
   }
 }
 
 Status DotThunk::RunWidened(ExecutionContext& context) const {
   const DotGeometry& g = geometry_;
-  const auto* lhs = static_cast<const int8_t*>(context.slots[inputs_[0]]);
-  const auto* rhs = static_cast<const int8_t*>(context.slots[inputs_[1]]);
-  auto* out = static_cast<int32_t*>(context.slots[outputs_[0]]);
+  const void* lhs = context.slots[inputs_[0]];
+  const void* rhs = context.slots[inputs_[1]];
+  void* out = context.slots[outputs_[0]];
   std::vector<float> wide_lhs(static_cast<size_t>(g.batch * g.m * g.k));
   std::vector<float> wide_rhs(static_cast<size_t>(g.batch * g.k * g.n));
-  std::vector<float> wide_out(static_cast<size_t>(g.batch * g.m * g.n));
   auto over = [&](int64_t count, auto&& body) {
     if (context.pool == nullptr) {
       body(int64_t{0}, count);
@@ -179,15 +194,32 @@ Status DotThunk::RunWidened(ExecutionContext& context) const {
       context.pool->ParallelFor(count, int64_t{1} << 16, body);
     }
   };
-  over(static_cast<int64_t>(wide_lhs.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) wide_lhs[static_cast<size_t>(i)] = lhs[i];
-  });
-  over(static_cast<int64_t>(wide_rhs.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) wide_rhs[static_cast<size_t>(i)] = rhs[i];
-  });
+  auto widen = [&](const void* narrow, std::vector<float>& wide) {
+    DispatchElementType(g.operand_type, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (std::is_same_v<T, int8_t> || std::is_same_v<T, bfloat16> || std::is_same_v<T, half>) {
+        const auto* values = static_cast<const T*>(narrow);
+        over(static_cast<int64_t>(wide.size()), [&](int64_t begin, int64_t end) {
+          for (int64_t i = begin; i < end; ++i) wide[static_cast<size_t>(i)] = static_cast<float>(values[i]);
+        });
+      }
+    });
+  };
+  widen(lhs, wide_lhs);
+  widen(rhs, wide_rhs);
+  if (g.type == ElementType::kF32) {
+    if (widened_ != nullptr) return widened_->Run(wide_lhs.data(), wide_rhs.data(), out, context.pool);
+    DotGeometry widened = g;
+    widened.operand_type = ElementType::kF32;
+    RunEigenDot(widened, wide_lhs.data(), wide_rhs.data(), static_cast<float*>(out), context.pool);
+    return OkStatus();
+  }
+  // s32 from sums that f32 holds exactly (kExactF32Depth).
+  std::vector<float> wide_out(static_cast<size_t>(g.batch * g.m * g.n));
   KILN_RETURN_IF_ERROR(widened_->Run(wide_lhs.data(), wide_rhs.data(), wide_out.data(), context.pool));
+  auto* ints = static_cast<int32_t*>(out);
   over(static_cast<int64_t>(wide_out.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) out[i] = static_cast<int32_t>(wide_out[static_cast<size_t>(i)]);
+    for (int64_t i = begin; i < end; ++i) ints[i] = static_cast<int32_t>(wide_out[static_cast<size_t>(i)]);
   });
   return OkStatus();
 }
@@ -200,7 +232,6 @@ Status DotThunk::Run(ExecutionContext& context) const {
     return onednn_->Run(context.slots[inputs_[0]], context.slots[inputs_[1]], context.slots[outputs_[0]],
                         context.pool);
   }
-  if (widened_ != nullptr) return RunWidened(context);
   void* out = context.slots[outputs_[0]];
   const int64_t out_count = g.batch * g.m * g.n;
   if (out_count == 0) return OkStatus();
@@ -208,6 +239,7 @@ Status DotThunk::Run(ExecutionContext& context) const {
     std::memset(out, 0, static_cast<size_t>(out_count * ByteWidth(g.type)));
     return OkStatus();
   }
+  if (widens_) return RunWidened(context);
   const void* lhs = context.slots[inputs_[0]];
   const void* rhs = context.slots[inputs_[1]];
   switch (g.type) {

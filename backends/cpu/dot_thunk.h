@@ -7,6 +7,14 @@
 // onednn_matmul.h); where its int8 kernels are not exact (no VNNI), s8
 // products of up to kExactF32Depth terms widen to f32 and run on its f32
 // matmul, exactly; the rest run on a plain integer loop.
+//
+// bf16 x bf16 -> f32 and f16 x f16 -> f32 (JAX's preferred_element_type=f32)
+// run on oneDNN's matmul where its implementation uses the CPU's
+// instructions for the type (onednn_matmul.h); elsewhere the operands widen
+// to f32 for the f32 path. The optimising pipeline sends only the first
+// kind here (RunsLowPrecisionDotAsIs); the rest it runs in f32 with the
+// converts fused into the operands' producers (contraction_upcast.h), so the
+// widening here serves unoptimised programs.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +29,7 @@ namespace kiln::cpu {
 
 struct DotGeometry {
   ElementType type = ElementType::kF32;          // of the result
-  ElementType operand_type = ElementType::kF32;  // of both operands (s8 for an s32 result)
+  ElementType operand_type = ElementType::kF32;  // of both operands (s8 for s32, or f16/bf16 for f32)
   int64_t batch = 1, m = 1, n = 1, k = 1;
   bool lhs_contracting_first = false;  // lhs is [batch, K, M] (else [batch, M, K])
   bool rhs_contracting_last = false;   // rhs is [batch, N, K] (else [batch, K, N])
@@ -36,9 +44,15 @@ struct DotPlan {
 };
 
 // A plan for `dot`, or nothing when the dot thunk does not handle it (element
-// types other than f32/f64/c64/c128 or s8 x s8 -> s32, or other mixed
-// operand and result types).
+// types other than f32/f64/c64/c128, s8 x s8 -> s32 or f16/bf16 x the same
+// -> f32, or other mixed operand and result types).
 std::optional<DotPlan> PlanDot(const Instruction& dot);
+
+// Whether `dot`, of f16 or bf16 operands and an f32 result, runs on the
+// CPU's instructions for its operand type (oneDNN, onednn_matmul.h), so
+// the pipeline should leave its operands as they are rather than widen them
+// to f32 (PipelineOptions::keep_low_precision_contraction).
+bool RunsLowPrecisionDotAsIs(const Instruction& dot);
 
 class OneDnnMatmul;
 
@@ -50,9 +64,10 @@ class DotThunk : public Thunk {
   std::string_view kind() const override { return "dot"; }
   // Whether Run goes through oneDNN in the dot's own types.
   bool uses_onednn() const { return onednn_ != nullptr; }
-  // Whether Run widens an s8 product to f32 for oneDNN's f32 matmul (where
-  // its int8 kernels are not exact, see onednn_matmul.h).
-  bool widens_to_f32() const { return widened_ != nullptr; }
+  // Whether Run widens the operands to f32 for the f32 path: an s8 product
+  // for oneDNN's f32 matmul (where its int8 kernels are not exact, see
+  // onednn_matmul.h), an f16/bf16 one for oneDNN's or Eigen's.
+  bool widens_to_f32() const { return widens_; }
 
   // The longest s8 contraction an f32 product computes exactly: every
   // partial sum is an integer of at most 1024 * 128 * 128 = 2^24 in
@@ -64,7 +79,8 @@ class DotThunk : public Thunk {
 
   DotGeometry geometry_;
   std::unique_ptr<OneDnnMatmul> onednn_;
-  std::unique_ptr<OneDnnMatmul> widened_;
+  std::unique_ptr<OneDnnMatmul> widened_;  // null: Eigen runs the widened product
+  bool widens_ = false;
 };
 
 }  // namespace kiln::cpu

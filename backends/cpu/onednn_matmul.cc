@@ -6,6 +6,7 @@
 #include <atomic>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "backends/cpu/onednn_runtime.h"
@@ -37,8 +38,24 @@ memory::data_type DataType(ElementType type) {
   switch (type) {
     case ElementType::kS8: return memory::data_type::s8;
     case ElementType::kS32: return memory::data_type::s32;
+    case ElementType::kBF16: return memory::data_type::bf16;
+    case ElementType::kF16: return memory::data_type::f16;
     default: return memory::data_type::f32;
   }
+}
+
+// Whether oneDNN's implementation named `implementation` (impl_info_str())
+// multiplies `operand_type` (bf16 or f16) on the CPU's instructions for it:
+// AVX512-BF16 (vdpbf16ps, "brg:avx512_core_bf16"), AVX512-FP16 or AMX. Its
+// other implementations of these types widen to f32 on the way ("gemm:jit"
+// under ONEDNN_MAX_CPU_ISA=AVX512_CORE_VNNI on this machine, at the f32 rate
+// or below) or are plain loops ("ref"), no faster than the f32 path.
+bool UsesLowPrecisionInstructions(const std::string& implementation, ElementType operand_type) {
+  auto names = [&](std::string_view part) { return implementation.find(part) != std::string::npos; };
+  if (implementation.rfind("ref", 0) == 0) return false;
+  if (operand_type == ElementType::kBF16) return names("avx512_core_bf16") || names("amx");
+  if (operand_type == ElementType::kF16) return names("fp16");
+  return false;
 }
 
 MatmulDescriptions Describe(const DotGeometry& g, Axis axis, int64_t extent) {
@@ -142,6 +159,14 @@ struct PiecewiseMatmul {
 
   // The implementation oneDNN chose for the regular pieces.
   std::string implementation() const { return primitives.front()->description.impl_info_str(); }
+
+  // Whether oneDNN chose an implementation on the CPU's instructions for
+  // the operand type for every piece (the last, shorter one may differ).
+  bool AllUseLowPrecisionInstructions(ElementType operand_type) const {
+    return std::all_of(primitives.begin(), primitives.end(), [&](const auto& primitive) {
+      return UsesLowPrecisionInstructions(primitive->description.impl_info_str(), operand_type);
+    });
+  }
 };
 
 // Whether oneDNN's s8 x s8 -> s32 kernels on this CPU accumulate exactly:
@@ -176,16 +201,47 @@ bool OneDnnMatmul::RunsInt8() {
 OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
 
-std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry& g, int pool_threads) {
+namespace {
+
+bool IsHalfOrBfloat16(ElementType type) { return type == ElementType::kBF16 || type == ElementType::kF16; }
+
+// The geometries Create considers at all: f32, s8 x s8 -> s32 where exact,
+// and f16/bf16 operands with an f32 result, of kMinimumProduct or more.
+bool MatmulConsiders(const DotGeometry& g) {
   const bool f32 = g.type == ElementType::kF32 && g.operand_type == ElementType::kF32;
   const bool int8 = g.type == ElementType::kS32 && g.operand_type == ElementType::kS8;
-  if ((!f32 && !(int8 && RunsInt8())) || g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1) return nullptr;
-  if (g.m * g.n * g.k < kMinimumProduct) return nullptr;
+  const bool low = g.type == ElementType::kF32 && IsHalfOrBfloat16(g.operand_type);
+  if ((!f32 && !low && !(int8 && OneDnnMatmul::RunsInt8())) || g.batch < 1 || g.m < 1 || g.n < 1 || g.k < 1)
+    return false;
+  return g.m * g.n * g.k >= OneDnnMatmul::kMinimumProduct;
+}
+
+}  // namespace
+
+bool OneDnnMatmul::RunsLowPrecisionNatively(const DotGeometry& g) {
+  if (!IsHalfOrBfloat16(g.operand_type) || !MatmulConsiders(g)) return false;
+  try {
+    onednn::OmpThreadsScope one_thread(1);
+    const MatmulDescriptions d = Describe(g, Axis::kBatch, g.batch);
+    const dnnl::matmul::primitive_desc description(dnnl::matmul::desc(d.lhs, d.rhs, d.output),
+                                                   onednn::UserScratchpadAttributes(), onednn::CpuEngine());
+    return UsesLowPrecisionInstructions(description.impl_info_str(), g.operand_type);
+  } catch (const dnnl::error&) {
+    return false;  // no implementation of these types at all (f16 on oneDNN 2.6.3)
+  }
+}
+
+std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry& g, int pool_threads) {
+  if (!MatmulConsiders(g)) return nullptr;
   try {
     auto impl = std::make_unique<Impl>(g);
-    const std::string implementation = impl->plans.GetOrThrow(pool_threads).implementation();
-    // Plain loops: Eigen (f32) or the dot thunk's own integer loop is faster.
-    if (implementation.rfind("ref", 0) == 0) return nullptr;
+    const PiecewiseMatmul& plan = impl->plans.GetOrThrow(pool_threads);
+    if (IsHalfOrBfloat16(g.operand_type)) {
+      // Anything else runs at the f32 rate or below: the f32 path is as fast.
+      if (!plan.AllUseLowPrecisionInstructions(g.operand_type)) return nullptr;
+    } else if (plan.implementation().rfind("ref", 0) == 0) {
+      return nullptr;  // plain loops: Eigen (f32) or the dot thunk's own integer loop is faster
+    }
     return std::unique_ptr<OneDnnMatmul>(new OneDnnMatmul(std::move(impl)));
   } catch (const dnnl::error&) {
     return nullptr;
@@ -235,6 +291,7 @@ struct OneDnnMatmul::Impl {};
 
 bool OneDnnMatmul::Available() { return false; }
 bool OneDnnMatmul::RunsInt8() { return false; }
+bool OneDnnMatmul::RunsLowPrecisionNatively(const DotGeometry&) { return false; }
 OneDnnMatmul::OneDnnMatmul(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 OneDnnMatmul::~OneDnnMatmul() = default;
 std::unique_ptr<OneDnnMatmul> OneDnnMatmul::Create(const DotGeometry&, int) { return nullptr; }

@@ -83,10 +83,16 @@ Instruction* ConvertTo(Computation& computation, NameUniquer& names, Instruction
                              operand->name + ".f32");
 }
 
-bool UpcastIn(Computation& computation) {
+bool UpcastIn(Computation& computation, const ContractionUpcast::KeepsOperands& keeps_operands) {
+  auto kept = [&](const Instruction& f32_result_form) {
+    return keeps_operands != nullptr && keeps_operands(f32_result_form);
+  };
   std::vector<Instruction*> targets;
   for (const auto& instruction : computation.instructions()) {
-    if (Upcastable(*instruction)) targets.push_back(instruction.get());
+    if (!Upcastable(*instruction)) continue;
+    // Already in its f32-result form: a kept one stays as it is.
+    if (instruction->shape.element_type() == ElementType::kF32 && kept(*instruction)) continue;
+    targets.push_back(instruction.get());
   }
   if (targets.empty()) return false;
   NameUniquer names(computation);
@@ -128,11 +134,16 @@ bool UpcastIn(Computation& computation) {
       replacer.Replace(contraction, sum);
       continue;
     }
-    Instruction* lhs = ConvertTo(computation, names, contraction->operand(0), ElementType::kF32);
-    Instruction* rhs = ConvertTo(computation, names, contraction->operand(1), ElementType::kF32);
     Shape wide = contraction->shape;
     wide.set_element_type(ElementType::kF32);
-    auto product = MakeInstruction(contraction->opcode, wide, {lhs, rhs}, contraction->attrs);
+    auto product = MakeInstruction(contraction->opcode, wide, contraction->operands, contraction->attrs);
+    // (An f32 result reaching here was not kept; s8 operands never are.)
+    const bool asked = contraction->shape.element_type() != ElementType::kF32 &&
+                       IsLowFloat(contraction->operand(0)->shape.element_type());
+    if (!asked || !kept(*product)) {
+      product->operands = {ConvertTo(computation, names, contraction->operand(0), ElementType::kF32),
+                           ConvertTo(computation, names, contraction->operand(1), ElementType::kF32)};
+    }
     Instruction* computed =
         AddNamedInstruction(computation, names, std::move(product), contraction->name + ".f32");
     if (contraction->shape.element_type() == ElementType::kF32) {
@@ -166,7 +177,8 @@ bool UpcastIn(Computation& computation) {
 
 StatusOr<bool> ContractionUpcast::Run(Module& module) {
   bool changed = false;
-  for (const auto& computation : module.computations()) changed = UpcastIn(*computation) || changed;
+  for (const auto& computation : module.computations())
+    changed = UpcastIn(*computation, keeps_operands_) || changed;
   return changed;
 }
 

@@ -13,8 +13,7 @@
 // On the CPU backend a widened operand is a separate pass over memory, as on
 // XLA's: for bf16 x bf16 -> f32 1024^3 the two converts took 1.7-3.7 ms of a
 // 20-31 ms run on two threads (JAX 41-50 ms, same busy 2-core AVX-512 BF16
-// machine), and oneDNN 2.6.3's own bf16 matmul (brg:avx512_core_bf16) took
-// 27 ms on one thread against 15 ms for its f32 one, so both stay.
+// machine).
 //
 // An s8 x s8 -> s32 convolution of at most 1024 products per output runs in
 // f32 too, exactly (every partial sum is an integer within 2^24), and
@@ -25,7 +24,16 @@
 //
 // A convert of the result to f32 reads the f32 result directly (no rounding
 // through f16/bf16), as on XLA's CPU backend.
+//
+// A backend with fast kernels for some low-precision contractions (the CPU's
+// bf16 dots on AVX512-BF16, backends/cpu/dot_thunk.h) keeps their operands
+// as they are: it is asked about each contraction in its f32-result form
+// (low-precision operands, f32 result); one it keeps becomes that form, with
+// a low-precision result converted from it as above.
 #pragma once
+
+#include <functional>
+#include <utility>
 
 #include "core/pass.h"
 
@@ -33,8 +41,17 @@ namespace kiln {
 
 class ContractionUpcast : public Pass {
  public:
+  // Whether the backend runs `contraction` (f16/bf16 operands, f32 result;
+  // not yet in a computation) with its operands as they are.
+  using KeepsOperands = std::function<bool(const Instruction& contraction)>;
+
+  explicit ContractionUpcast(KeepsOperands keeps_operands = {})
+      : keeps_operands_(std::move(keeps_operands)) {}
   std::string_view name() const override { return "contraction-upcast"; }
   StatusOr<bool> Run(Module& module) override;
+
+ private:
+  KeepsOperands keeps_operands_;
 };
 
 }  // namespace kiln

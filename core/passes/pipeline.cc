@@ -60,7 +60,8 @@ Status RunOptimizationPipeline(Module& module, const PipelineOptions& options) {
 
   PassPipeline lowering(kVerifyShapesAtEnd);
   lowering.AddPass(std::make_unique<LayoutNormalization>());
-  if (options.upcast_low_precision_contractions) lowering.AddPass(std::make_unique<ContractionUpcast>());
+  if (options.upcast_low_precision_contractions)
+    lowering.AddPass(std::make_unique<ContractionUpcast>(options.keep_low_precision_contraction));
   if (options.narrow_int8_contractions) lowering.AddPass(std::make_unique<Int8ContractionNarrowing>());
   if (options.fold_select_and_scatter)
     lowering.AddPass(std::make_unique<SelectAndScatterFolding>(options.fold_select_and_scatter));

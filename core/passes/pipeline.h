@@ -40,6 +40,9 @@ struct PipelineOptions {
   // Run f16/bf16 dots and convolutions in f32 (contraction_upcast.h), for a
   // backend whose fast kernels are f32.
   bool upcast_low_precision_contractions = false;
+  // Of those, the ones the backend runs with their low-precision operands
+  // as they are (ContractionUpcast::KeepsOperands); empty = none.
+  std::function<bool(const Instruction& contraction)> keep_low_precision_contraction;
   // Run s32 dots of s8 operands widened to s32 on the s8 operands
   // (int8_contraction_narrowing.h), for a backend with int8 kernels.
   bool narrow_int8_contractions = false;

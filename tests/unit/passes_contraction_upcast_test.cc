@@ -24,11 +24,13 @@ Literal Ramp(ElementType type, std::vector<int64_t> dims, double scale) {
   return converted.ok() ? std::move(converted).value() : std::move(f32);
 }
 
-// Runs the pass on a copy; returns it and whether it changed.
-std::unique_ptr<Module> Upcast(const Module& module, const std::vector<Literal>& arguments, bool* changed) {
+// Runs the pass (with the backend rule `keeps_operands`) on a copy; returns
+// it and whether it changed.
+std::unique_ptr<Module> Upcast(const Module& module, const std::vector<Literal>& arguments, bool* changed,
+                               ContractionUpcast::KeepsOperands keeps_operands = {}) {
   std::unique_ptr<Module> upcast = module.Clone();
   PassPipeline pipeline;
-  pipeline.AddPass(std::make_unique<ContractionUpcast>());
+  pipeline.AddPass(std::make_unique<ContractionUpcast>(std::move(keeps_operands)));
   auto result = pipeline.Run(*upcast);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   *changed = result.ok() && *result;
@@ -148,6 +150,74 @@ ENTRY e {
     }
   }
   EXPECT_TRUE(some_rounding_avoided) << "the inputs must make bf16 rounding visible";
+}
+
+// A backend that runs bf16 dots as they are (the CPU on AVX512-BF16) is
+// asked about each in its f32-result form: an f32-result dot it keeps stays
+// as it is; a bf16-result one becomes that form and a convert to bf16, a
+// convert of it to f32 reading the unrounded product; a convolution it does
+// not keep still widens.
+TEST(PassesContractionUpcastTest, KeptContractionsKeepTheirOperands) {
+  std::vector<std::string> asked;
+  auto keeps_bf16_dots = [&asked](const Instruction& contraction) {
+    asked.push_back(contraction.shape.ToString() + " " + contraction.operand(0)->shape.ToString());
+    return contraction.opcode == Opcode::kDot;
+  };
+  auto f32_result = testing::ParseHloOrFail(R"(HloModule m
+ENTRY e {
+  a = bf16[3,5] parameter(0)
+  b = bf16[5,4] parameter(1)
+  ROOT d = f32[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+})");
+  ASSERT_NE(f32_result, nullptr);
+  const std::vector<Literal> dot_arguments = {Ramp(ElementType::kBF16, {3, 5}, 0.37),
+                                              Ramp(ElementType::kBF16, {5, 4}, 0.29)};
+  bool changed = true;
+  auto kept = Upcast(*f32_result, dot_arguments, &changed, keeps_bf16_dots);
+  EXPECT_FALSE(changed);
+  EXPECT_EQ(kept->entry()->root()->operand(0)->opcode, Opcode::kParameter);
+  EXPECT_EQ(asked, std::vector<std::string>{"f32[3,4] bf16[3,5]"});
+
+  auto bf16_result = testing::ParseHloOrFail(R"(HloModule m
+ENTRY e {
+  a = bf16[3,5] parameter(0)
+  b = bf16[5,4] parameter(1)
+  d = bf16[3,4] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  wide = f32[3,4] convert(d)
+  twice = bf16[3,4] add(d, d)
+  ROOT t = (f32[3,4], bf16[3,4]) tuple(wide, twice)
+})");
+  ASSERT_NE(bf16_result, nullptr);
+  asked.clear();
+  // (Not compared with the module's values: the f32 leaf is not rounded to
+  // bf16 any more, as ConvertToF32ReadsTheUnroundedProduct checks.)
+  std::unique_ptr<Module> rewritten = bf16_result->Clone();
+  PassPipeline pipeline;
+  pipeline.AddPass(std::make_unique<ContractionUpcast>(keeps_bf16_dots));
+  KILN_ASSERT_OK_AND_ASSIGN(changed, pipeline.Run(*rewritten));
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(asked, std::vector<std::string>{"f32[3,4] bf16[3,5]"});
+  const Instruction* root = rewritten->entry()->root();
+  const Instruction* dot = root->operand(0);
+  ASSERT_EQ(dot->opcode, Opcode::kDot) << dot->ToString();
+  EXPECT_EQ(dot->shape.element_type(), ElementType::kF32);
+  EXPECT_EQ(dot->operand(0)->opcode, Opcode::kParameter);
+  EXPECT_EQ(root->operand(1)->operand(0)->opcode, Opcode::kConvert);
+  EXPECT_EQ(root->operand(1)->operand(0)->operand(0), dot);
+
+  auto convolution = testing::ParseHloOrFail(R"(HloModule m
+ENTRY e {
+  x = bf16[1,2,5,5] parameter(0)
+  w = bf16[3,2,3,3] parameter(1)
+  ROOT c = f32[1,3,5,5] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01
+})");
+  ASSERT_NE(convolution, nullptr);
+  auto widened =
+      Upcast(*convolution,
+             {Ramp(ElementType::kBF16, {1, 2, 5, 5}, 0.5), Ramp(ElementType::kBF16, {3, 2, 3, 3}, 0.25)},
+             &changed, keeps_bf16_dots);
+  EXPECT_TRUE(changed);
+  EXPECT_EQ(widened->entry()->root()->operand(0)->opcode, Opcode::kConvert);
 }
 
 TEST(PassesContractionUpcastTest, OtherTypesStay) {
