@@ -214,9 +214,13 @@ template <typename T, typename Index>
 void ApplyRowScatterRangeOfTypes(const RowScatterPlan& plan, const RowScatterArrays& arrays,
                                  int64_t row_begin, int64_t row_end, [[maybe_unused]] RowScatterLanes lanes) {
 #if defined(__x86_64__)
-  if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
-    ApplyRowScatterRangeAvx512<T, Index>(plan, arrays, row_begin, row_end);
-    return;
+  // 2-byte floats (bf16, f16) are added element by element: each sum is
+  // rounded to the type as the interpreter rounds it.
+  if constexpr (sizeof(T) >= 4) {
+    if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
+      ApplyRowScatterRangeAvx512<T, Index>(plan, arrays, row_begin, row_end);
+      return;
+    }
   }
 #endif
   ApplyRowScatterRange<PortableRowScatterCombine, T, Index>(plan, arrays, row_begin, row_end);
@@ -254,6 +258,10 @@ void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& 
     case ElementType::kU32:
       ApplyRowScatterRangeOfType<uint32_t>(plan, arrays, row_begin, row_end, lanes);
       break;
+    case ElementType::kBF16:
+      ApplyRowScatterRangeOfType<bfloat16>(plan, arrays, row_begin, row_end, lanes);
+      break;
+    case ElementType::kF16: ApplyRowScatterRangeOfType<half>(plan, arrays, row_begin, row_end, lanes); break;
     default: ApplyRowScatterRangeOfType<uint64_t>(plan, arrays, row_begin, row_end, lanes); break;
   }
 }

@@ -28,6 +28,8 @@ bool IsRowType(ElementType type) {
   switch (type) {
     case ElementType::kF32:
     case ElementType::kF64:
+    case ElementType::kBF16:
+    case ElementType::kF16:
     case ElementType::kS32:
     case ElementType::kS64:
     case ElementType::kU32:

@@ -25,7 +25,7 @@ namespace kiln::cpu {
 enum class RowScatterCombiner { kAdd, kAssign };
 
 struct RowScatterPlan {
-  ElementType type = ElementType::kF32;        // f32, f64, s32, s64, u32 or u64
+  ElementType type = ElementType::kF32;        // f32, f64, bf16, f16, s32, s64, u32 or u64
   ElementType index_type = ElementType::kS32;  // s32, s64, u32 or u64
   RowScatterCombiner combiner = RowScatterCombiner::kAdd;
   int64_t rows = 0;          // the operand's first dimension

@@ -74,10 +74,10 @@ void ExpectRowLoopGivesTheInterpretersBytes(const std::string& text, int64_t row
                     << text;
 }
 
-// Widths of whole vectors, less, more and neither, of 4- and 8-byte
+// Widths of whole vectors, less, more and neither, of 2-, 4- and 8-byte
 // elements; more updates than one listed block (1024) and not a multiple.
 TEST(RuntimeRowScatterRowsTest, BothRowLoopsGiveTheInterpretersBytesForOddWidths) {
-  for (const char* type : {"f32", "f64", "s32", "u64"}) {
+  for (const char* type : {"f32", "f64", "bf16", "f16", "s32", "u64"}) {
     for (int64_t width : {1, 7, 8, 9, 15, 16, 17, 33}) {
       for (const char* combine : {"add", "set"}) {
         const std::string text = RowScatterRowsModule(type, 300, width, 2500, "s32", combine);
