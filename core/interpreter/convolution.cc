@@ -2,7 +2,18 @@
 // [batch, spatial..., feature], the kernel to [spatial..., in_feature,
 // out_feature] and the result computed as [batch, spatial..., out_feature],
 // so the innermost loop runs over contiguous output features.
+//
+// Padding and the holes between base-dilated input elements are zeros that
+// take part in the products (README, numerics: "a convolution's padding"),
+// for every float type: a kernel tap that lands there adds zero x weight, so
+// an infinite or NaN weight makes that output NaN, as XLA's semantics say and
+// cuDNN computes it (README names where JAX's CPU skips such taps instead).
+// Integer zero products change nothing and are skipped. A finite weight's
+// zero product is +0 or -0 and leaves every sum bit for bit as it was: a
+// sum starts at +0, an IEEE sum is -0 only when both terms are, so no sum is
+// ever -0, and adding a zero to a nonzero sum is exact.
 #include <algorithm>
+#include <type_traits>
 
 #include "core/interpreter/accumulation.h"
 #include "core/interpreter/array_util.h"
@@ -40,34 +51,36 @@ void Convolve(const ConvGeometry& g, const Window& window, const std::vector<Acc
       Acc* out_row = output.data() + (n * out_spatial_size + o) * g.out_features;
       std::fill(kernel_index.begin(), kernel_index.end(), 0);
       for (int64_t kpos = 0; kpos < kernel_spatial_size; ++kpos) {
-        // Input position of this kernel tap, or none if it hits padding or a
-        // hole between dilated input elements.
+        // Input position of this kernel tap; `real` is false where it lands
+        // in the padding or a hole between dilated input elements.
         int64_t in_offset = 0;
         int64_t kernel_offset = 0;
-        bool valid = true;
+        bool real = true;
         for (size_t d = 0; d < rank; ++d) {
           const WindowDimension& w = window.dimensions[d];
           const int64_t position =
               out_index[d] * w.stride + kernel_index[d] * w.window_dilation - w.padding_low;
           if (position < 0 || position % w.base_dilation != 0 ||
               position / w.base_dilation >= g.in_spatial[d]) {
-            valid = false;
-            break;
+            real = false;
+          } else {
+            in_offset += position / w.base_dilation * in_strides[d];
           }
-          in_offset += position / w.base_dilation * in_strides[d];
           const int64_t tap = w.window_reversal ? g.kernel_spatial[d] - 1 - kernel_index[d] : kernel_index[d];
           kernel_offset += tap * kernel_strides[d];
         }
-        if (valid) {
+        // An integer zero product changes nothing: only floats pay for it.
+        if (real || !std::is_integral_v<Acc>) {
           for (int64_t p = 0; p < partitions; ++p) {
             const int64_t group = g.feature_groups > 1 ? p : 0;
             const int64_t batch = (g.batch_groups > 1 ? p * g.out_batch : 0) + n;
             const Acc* in_row =
-                input.data() + (batch * in_spatial_size + in_offset) * g.in_features + group * cig;
+                real ? input.data() + (batch * in_spatial_size + in_offset) * g.in_features + group * cig
+                     : nullptr;
             const Acc* kernel_block = kernel.data() + kernel_offset * cig * g.out_features + p * chunk;
             Acc* __restrict out_chunk = out_row + p * chunk;
             for (int64_t ci = 0; ci < cig; ++ci) {
-              const Acc x = in_row[ci];
+              const Acc x = real ? in_row[ci] : Acc{};
               const Acc* __restrict kernel_row = kernel_block + ci * g.out_features;
               for (int64_t j = 0; j < chunk; ++j) out_chunk[j] += x * kernel_row[j];
             }
