@@ -5,6 +5,14 @@
 // multiplies it with the packed kernel using Eigen's GEMM. f32 convolutions
 // that oneDNN can express run on oneDNN's primitive instead when the build has
 // it (see onednn_convolution.h); everything else keeps the Eigen path.
+//
+// Padding and lhs-dilation holes take part in the products as zeros
+// (README, numerics: "a convolution's padding"), as the Eigen path's im2col
+// patches hold them. oneDNN skips the padding instead, and Winograd's
+// transforms mix a tile's weights, which differs only for an infinite or NaN
+// weight: a padded (or possibly Winograd) convolution on oneDNN first looks
+// for one, in one pass over the weights, and runs on the Eigen path where it
+// finds one.
 #pragma once
 
 #include <cstdint>
@@ -64,12 +72,15 @@ class ConvolutionThunk : public Thunk {
   ~ConvolutionThunk() override;
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "convolution"; }
-  // Whether Run goes through oneDNN.
+  // Whether Run goes through oneDNN (for weights that are all finite).
   bool uses_onednn() const { return onednn_ != nullptr; }
+  // Whether Run looks for an infinite or NaN weight before it takes oneDNN.
+  bool checks_weights_for_onednn() const { return onednn_checks_weights_; }
 
  private:
   ConvolutionGeometry geometry_;
   std::unique_ptr<OneDnnConvolution> onednn_;
+  bool onednn_checks_weights_ = false;
 };
 
 }  // namespace kiln::cpu

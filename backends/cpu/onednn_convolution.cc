@@ -337,9 +337,13 @@ struct ConvolutionPrimitives {
 }  // namespace
 
 struct OneDnnConvolution::Impl {
-  explicit Impl(const ConvolutionGeometry& g) : primitives(g) {}
+  explicit Impl(const ConvolutionGeometry& g) : primitives(g) {
+    const Descriptions whole = Describe(g, Whole(g));
+    may_use_winograd = ActivationLayout(whole) != memory::format_tag::any && WinogradCandidate(whole);
+  }
   onednn::PerThreadCount<ConvolutionPrimitives, ConvolutionGeometry> primitives;
   int first_threads = 0;
+  bool may_use_winograd = false;  // as ChooseFirst asks for it
 };
 
 bool OneDnnConvolution::Available() { return true; }
@@ -367,6 +371,8 @@ std::string OneDnnConvolution::implementation() const {
 size_t OneDnnConvolution::pieces(int pool_threads) const {
   return impl_->primitives.GetOrThrow(pool_threads).pieces.size();
 }
+
+bool OneDnnConvolution::may_use_winograd() const { return impl_->may_use_winograd; }
 
 Status OneDnnConvolution::Run(const float* input, const float* kernel, float* output,
                               const IntraOpThreadPool* pool) const {
@@ -453,6 +459,7 @@ Status OneDnnConvolution::Run(const float*, const float*, float*, const IntraOpT
   return Unimplemented("convolution: this build has no oneDNN");
 }
 size_t OneDnnConvolution::pieces(int) const { return 0; }
+bool OneDnnConvolution::may_use_winograd() const { return false; }
 
 }  // namespace kiln::cpu
 

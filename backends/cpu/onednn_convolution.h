@@ -42,6 +42,10 @@ class OneDnnConvolution {
   // oneDNN's name for the implementation it picked ("brg:avx512_core", ...).
   std::string implementation() const;
 
+  // Whether a primitive for some thread count may run Winograd's algorithm
+  // (it is asked for first where the geometry and precision allow it).
+  bool may_use_winograd() const;
+
   // How many pieces a pool of `pool_threads` runs the convolution in.
   size_t pieces(int pool_threads) const;
 

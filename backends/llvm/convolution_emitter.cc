@@ -102,8 +102,9 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
       }
       llvm::Function* function = b.GetInsertBlock()->getParent();
       llvm::BasicBlock* body = llvm::BasicBlock::Create(b.getContext(), "conv.tap", function);
-      llvm::BasicBlock* skip = llvm::BasicBlock::Create(b.getContext(), "conv.skip", function);
-      b.CreateCondBr(inside, body, skip);
+      llvm::BasicBlock* padded = llvm::BasicBlock::Create(b.getContext(), "conv.padded", function);
+      llvm::BasicBlock* next = llvm::BasicBlock::Create(b.getContext(), "conv.next", function);
+      b.CreateCondBr(inside, body, padded);
       b.SetInsertPoint(body);
       KILN_RETURN_IF_ERROR(EmitCountedLoop(
           b, b.getInt64(0), b.getInt64(group_features), "conv.feature",
@@ -113,8 +114,20 @@ StatusOr<llvm::Value*> EmitConvolutionElement(llvm::IRBuilder<>& b, ElementalEmi
             return sum.Add(lhs, lhs_index, rhs, rhs_index);
           },
           LoopKind::kAccumulating));
-      b.CreateBr(skip);
-      b.SetInsertPoint(skip);
+      b.CreateBr(next);
+      // A tap in the padding adds zero times each weight, in the same order.
+      b.SetInsertPoint(padded);
+      if (IsFloating(conv.shape.element_type())) {
+        KILN_RETURN_IF_ERROR(EmitCountedLoop(
+            b, b.getInt64(0), b.getInt64(group_features), "conv.padded_feature",
+            [&](llvm::Value* ci) {
+              rhs_index[static_cast<size_t>(dn.kernel_input_feature_dimension)] = ci;
+              return sum.AddZeroTimes(rhs, rhs_index);
+            },
+            LoopKind::kAccumulating));
+      }
+      b.CreateBr(next);
+      b.SetInsertPoint(next);
       return OkStatus();
     }
     return EmitCountedLoop(b, b.getInt64(0), b.getInt64(window[level].size), "conv.window",

@@ -1,8 +1,10 @@
 // Convolutions the runtime's oneDNN/Eigen paths do not take (f16, bf16,
 // integers) computed elementally: each output element loops over the kernel
-// window (row-major, skipping taps in padding or between base-dilated
-// inputs) and, inside, over the input features of its group, accumulating as
-// the interpreter does (dot_emitter.h) and in the same order.
+// window (row-major) and, inside, over the input features of its group,
+// accumulating as the interpreter does (dot_emitter.h) and in the same
+// order. A tap in the padding or between base-dilated inputs adds zero
+// times its weights (README, numerics: "a convolution's padding"): NaN for
+// an infinite or NaN weight; integers skip it.
 #pragma once
 
 #include <llvm/IR/IRBuilder.h>

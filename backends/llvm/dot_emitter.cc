@@ -94,6 +94,25 @@ Status ProductAccumulator::Add(const Instruction& lhs, const IrIndex& lhs_index,
   return OkStatus();
 }
 
+Status ProductAccumulator::AddZeroTimes(const Instruction& rhs, const IrIndex& rhs_index) {
+  if (!IsFloating(accumulation_) && !IsComplex(accumulation_)) return OkStatus();
+  emitter_.PushScope();
+  StatusOr<IrValues> c = emitter_.Emit(rhs, rhs_index);
+  emitter_.PopScope();
+  KILN_RETURN_IF_ERROR(c.status());
+  llvm::Value* zero = llvm::Constant::getNullValue(type_);
+  llvm::Value* y = EmitConvert(b_, rhs.shape.element_type(), accumulation_, (*c)[0]);
+  llvm::Value* product = nullptr;
+  if (IsComplex(accumulation_)) {
+    KILN_ASSIGN_OR_RETURN(
+        product, EmitComplexBinary(b_, emitter_.target(), Opcode::kMultiply, accumulation_, zero, y));
+  } else {
+    product = b_.CreateFMul(zero, y);
+  }
+  b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(type_, sum_), product), sum_);
+  return OkStatus();
+}
+
 llvm::Value* ProductAccumulator::Result() {
   return EmitConvert(b_, accumulation_, result_, b_.CreateLoad(type_, sum_));
 }

@@ -25,6 +25,10 @@ class ProductAccumulator {
   // Adds lhs(lhs_index) * rhs(rhs_index), each converted to the accumulation type.
   Status Add(const Instruction& lhs, const IrIndex& lhs_index, const Instruction& rhs,
              const IrIndex& rhs_index);
+  // Adds 0 * rhs(rhs_index): a convolution tap in the padding, whose zero
+  // takes part in the product (NaN for an infinite or NaN weight). Emits
+  // nothing for integer accumulation, where the product is 0.
+  Status AddZeroTimes(const Instruction& rhs, const IrIndex& rhs_index);
   // The sum converted to the result type.
   llvm::Value* Result();
 
