@@ -22,6 +22,7 @@
 #include "core/hlo_parser.h"
 #include "tests/cuda/host_kernel_harness.h"
 #include "tests/cuda/single_instruction_modules.h"
+#include "tests/unit/padded_convolution_cases.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln {
@@ -115,6 +116,31 @@ Literal RandomLiteral(const Shape& shape, std::mt19937& random) {
   return std::move(converted).value();
 }
 
+// Runs `kernel` (a convolution of its parameters) as the implicit-GEMM
+// kernel of `plan` on the host on `inputs`, into `got`.
+void RunGemmOnHost(const Computation& kernel, const ConvolutionGemmPlan& plan, std::vector<Literal>& inputs,
+                   Literal& got) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto ir = std::make_unique<llvm::Module>("convolution_host", *context);
+  KILN_ASSERT_OK_AND_ASSIGN(cuda::PtxKernel emitted,
+                            cuda::EmitConvolutionGemmKernel(*ir, kernel, plan, "conv"));
+  EXPECT_EQ(emitted.parallel_extent, plan.blocks() * cuda::kConvolutionThreads);
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<cuda_test::HostKernels> host,
+                            cuda_test::HostKernels::Compile(std::move(context), std::move(ir), {"conv"}));
+  // The output poisoned with NaN bytes, so an element no thread writes shows.
+  got = Literal(kernel.root()->shape);
+  std::memset(got.raw().data(), 0xFF, got.raw().size());
+  std::vector<uint64_t> arguments;
+  for (Literal& input : inputs) arguments.push_back(reinterpret_cast<uint64_t>(input.raw().data()));
+  arguments.push_back(reinterpret_cast<uint64_t>(got.raw().data()));
+  arguments.push_back(static_cast<uint64_t>(emitted.parallel_extent));
+  ASSERT_EQ(arguments.size(), static_cast<size_t>(emitted.buffer_count) + 1);
+  for (int64_t block = 0; block < plan.blocks(); ++block) {
+    KILN_ASSERT_OK(host->RunBlock("conv", arguments, block, static_cast<int>(cuda::kConvolutionThreads),
+                                  cuda_test::BlockThreads::kTogether));
+  }
+}
+
 // Runs the convolution module `text` as the implicit-GEMM kernel on the
 // host on random inputs and compares with the interpreter.
 void ExpectInterpretersResults(const std::string& text, uint32_t seed = 1) {
@@ -131,27 +157,10 @@ void ExpectInterpretersResults(const std::string& text, uint32_t seed = 1) {
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> expected,
                             testing::ExecuteLeaves(*interpreter, *module, inputs));
   ASSERT_EQ(expected.size(), 1u);
-
-  auto context = std::make_unique<llvm::LLVMContext>();
-  auto ir = std::make_unique<llvm::Module>("convolution_host", *context);
-  KILN_ASSERT_OK_AND_ASSIGN(cuda::PtxKernel emitted,
-                            cuda::EmitConvolutionGemmKernel(*ir, kernel, plan, "conv"));
-  EXPECT_EQ(emitted.parallel_extent, plan.blocks() * cuda::kConvolutionThreads);
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<cuda_test::HostKernels> host,
-                            cuda_test::HostKernels::Compile(std::move(context), std::move(ir), {"conv"}));
-  // The output poisoned with NaN bytes, so an element no thread writes shows.
+  Literal got;
+  RunGemmOnHost(kernel, plan, inputs, got);
+  if (::testing::Test::HasFatalFailure()) return;
   const Shape& result_shape = kernel.root()->shape;
-  Literal got(result_shape);
-  std::memset(got.raw().data(), 0xFF, got.raw().size());
-  std::vector<uint64_t> arguments;
-  for (Literal& input : inputs) arguments.push_back(reinterpret_cast<uint64_t>(input.raw().data()));
-  arguments.push_back(reinterpret_cast<uint64_t>(got.raw().data()));
-  arguments.push_back(static_cast<uint64_t>(emitted.parallel_extent));
-  ASSERT_EQ(arguments.size(), static_cast<size_t>(emitted.buffer_count) + 1);
-  for (int64_t block = 0; block < plan.blocks(); ++block) {
-    KILN_ASSERT_OK(host->RunBlock("conv", arguments, block, static_cast<int>(cuda::kConvolutionThreads),
-                                  cuda_test::BlockThreads::kTogether));
-  }
   // |a| and |w| are below 1: a sum of K products rounded in any order is
   // within K * K * 2^-24 of the exact one, and a low-precision output adds
   // one rounding (half an ulp of its type, relative).
@@ -258,6 +267,38 @@ TEST(ConvolutionGemmOnHost, HalfAndBfloat16SumInF32) {
   // preferred_element_type=f32 over bf16 operands.
   ExpectInterpretersResults(ConvolutionModule("bf16[1,5,5,8]", "bf16[3,3,8,4]", "f32[1,3,3,4]",
                                               "window={size=3x3}, dim_labels=b01f_01io->b01f"));
+}
+
+// The padded-tap cases (padded_convolution_cases.h) the implicit GEMM
+// takes (f32, f16 and bf16; f64 keeps the elemental kernels, which are
+// codegen_padded_convolution_test.cc's on the cpu): its im2col tiles hold
+// the padding's and the lhs-dilation holes' zeros, which multiply the
+// weights.
+TEST(ConvolutionGemmOnHost, PaddedTapsMultiplyThePaddingsZeros) {
+  int taken = 0;
+  for (const testing::PaddedTapCase& c : testing::PaddedTapCases()) {
+    SCOPED_TRACE(c.name);
+    std::unique_ptr<Module> module = testing::ParsePaddedTapModule(c);
+    ASSERT_NE(module, nullptr);
+    const Computation& kernel = *module->entry();
+    StatusOr<ConvolutionGemmPlan> plan = cuda::PlanConvolutionGemmKernel(kernel);
+    if (std::string(c.type) == "f64") {
+      EXPECT_FALSE(plan.ok()) << "f64 sums stay elemental";
+      continue;
+    }
+    KILN_ASSERT_OK(plan.status());
+    ++taken;
+    std::vector<Literal> inputs = testing::PaddedTapArguments(c, *module);
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want,
+                              testing::ExecuteLeaves(*interpreter, *module, inputs));
+    ASSERT_EQ(want.size(), 1u);
+    Literal got;
+    RunGemmOnHost(kernel, *plan, inputs, got);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    EXPECT_TRUE(testing::MatchesPaddedTapCase(c, *module, got, want[0]));
+  }
+  EXPECT_GE(taken, 15);
 }
 
 }  // namespace

@@ -32,6 +32,7 @@
 #include "tests/cuda/fake_cudnn/fake_cudnn.h"
 #include "tests/cuda/fake_library_backend_test.h"
 #include "tests/cuda/single_instruction_modules.h"
+#include "tests/unit/padded_convolution_cases.h"
 
 namespace kiln {
 namespace {
@@ -280,6 +281,30 @@ TEST_F(CudnnConvolution, HandlesArePooledAndDestroyedWithTheBackend) {
   EXPECT_EQ(hooks_.live_handles(), base + 1) << "sequential executions should share one handle";
   cuda_.reset();
   EXPECT_EQ(hooks_.live_handles(), base) << "cuDNN handles outlived the backend";
+}
+
+// The padded-tap cases (padded_convolution_cases.h) cuDNN takes (2-D,
+// filter arranged as the input, symmetric padding): cuDNN multiplies the
+// padding's zeros by the weights, as the fake does, so an infinite or NaN
+// weight at a tap in the padding gives NaN there, as on the interpreter.
+TEST_F(CudnnConvolution, PaddedTapsMultiplyThePaddingsZeros) {
+  int taken = 0;
+  for (const testing::PaddedTapCase& c : testing::PaddedTapCases()) {
+    SCOPED_TRACE(c.name);
+    std::unique_ptr<Module> module = testing::ParsePaddedTapModule(c);
+    ASSERT_NE(module, nullptr);
+    if (!cuda::PlanCudnnConvolution(*module->entry()->root()).ok()) continue;
+    ++taken;
+    const std::vector<Literal> arguments = testing::PaddedTapArguments(c, *module);
+    KILN_ASSERT_OK_AND_ASSIGN(Literal want, testing::Execute(*interpreter_, *module, arguments));
+    const int launches = launch_count_();
+    const int calls = hooks_.forward_count();
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::Execute(*cuda_, *module, arguments));
+    EXPECT_EQ(hooks_.forward_count(), calls + 1) << "not one cuDNN call";
+    EXPECT_EQ(launch_count_(), launches) << "a kernel ran";
+    EXPECT_TRUE(testing::MatchesPaddedTapCase(c, *module, got, want));
+  }
+  EXPECT_GE(taken, 4);
 }
 
 // ---------------------------------------------------------------------------

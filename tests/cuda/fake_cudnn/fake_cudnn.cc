@@ -164,10 +164,12 @@ void Convolve(const cudnnTensorStruct& x, const void* x_data, const cudnnFilterS
             inside = inside && at >= 0 && at < x.dims[i + 2];
             x_offset += int64_t{at} * x.strides[i + 2];
           }
-          if (!inside) continue;
+          // cuDNN's padding is zeros that take part in the products (as
+          // Kiln's: README, numerics).
           for (int c = 0; c < group_features; ++c) {
             const int64_t x_index = x_offset + int64_t{group * group_features + c} * x.strides[1];
-            sum += LoadValue(x.type, x_data, x_index) * LoadValue(w.type, w_data, filter_offset(k, c));
+            const float input = inside ? LoadValue(x.type, x_data, x_index) : 0.0f;
+            sum += input * LoadValue(w.type, w_data, filter_offset(k, c));
           }
         }
         int64_t y_index = int64_t{n} * y.strides[0] + int64_t{k} * y.strides[1];
