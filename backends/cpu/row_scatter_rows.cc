@@ -181,24 +181,76 @@ struct Avx512RowScatterCombine {
       _mm512_mask_storeu_epi64(p, static_cast<__mmask8>((1u << count) - 1), v);
     }
   }
+  // Every lane, for the masked forms of the conversions and shifts: their
+  // plain forms pass GCC 12 an "undefined" source that -Wmaybe-uninitialized
+  // (an error here) reports once inlined.
+  static constexpr __mmask16 kEvery16 = 0xffff;
+  // 16 bf16 or f16 as f32 lanes (exactly), and back rounded to nearest
+  // even as Eigen's conversions, the interpreter's, round: bf16 by adding
+  // 0x7fff and the kept part's lowest bit, a NaN becoming the quiet NaN
+  // 0x7fc0 with its sign; f16 by vcvtps2ph.
+  template <typename T>
+  KILN_AVX512_LANES static __m512 Widen16(const T* p) {
+    const __m256i bits = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      return _mm512_castsi512_ps(
+          _mm512_maskz_slli_epi32(kEvery16, _mm512_maskz_cvtepu16_epi32(kEvery16, bits), 16));
+    } else {
+      return _mm512_maskz_cvtph_ps(kEvery16, bits);
+    }
+  }
+  template <typename T>
+  KILN_AVX512_LANES static void Narrow16(T* p, __m512 value) {
+    __m256i narrowed;
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      const __m512i bits = _mm512_castps_si512(value);
+      const __m512i high = _mm512_maskz_srli_epi32(kEvery16, bits, 16);
+      const __m512i bias =
+          _mm512_add_epi32(_mm512_and_si512(high, _mm512_set1_epi32(1)), _mm512_set1_epi32(0x7fff));
+      const __m512i rounded = _mm512_maskz_srli_epi32(kEvery16, _mm512_add_epi32(bits, bias), 16);
+      const __m512i quiet_nan =
+          _mm512_or_si512(_mm512_and_si512(high, _mm512_set1_epi32(0x8000)), _mm512_set1_epi32(0x7fc0));
+      const __mmask16 nan = _mm512_cmp_ps_mask(value, value, _CMP_UNORD_Q);
+      narrowed = _mm512_maskz_cvtepi32_epi16(kEvery16, _mm512_mask_blend_epi32(nan, rounded, quiet_nan));
+    } else {
+      narrowed = _mm512_maskz_cvtps_ph(kEvery16, value, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), narrowed);
+  }
+  template <typename T>
+  KILN_AVX512_LANES static void ApplyTwoByteFloats(RowScatterCombiner combiner, T* __restrict destination,
+                                                   const T* __restrict update, int64_t count) {
+    if (combiner == RowScatterCombiner::kAssign) {
+      std::memcpy(destination, update, static_cast<size_t>(count) * sizeof(T));
+      return;
+    }
+    int64_t j = 0;
+    for (; j + 16 <= count; j += 16)
+      Narrow16(destination + j, _mm512_add_ps(Widen16(destination + j), Widen16(update + j)));
+    for (; j < count; ++j) destination[j] += update[j];  // Eigen's rounding, as above
+  }
   template <typename T>
   KILN_AVX512_LANES static void Apply(RowScatterCombiner combiner, T* __restrict destination,
                                       const T* __restrict update, int64_t count) {
-    constexpr int64_t kLanes = kAvx512LaneCount<T>;
-    int64_t j = 0;
-    if (combiner == RowScatterCombiner::kAssign) {
-      for (; j + kLanes <= count; j += kLanes)
-        _mm512_storeu_si512(destination + j, _mm512_loadu_si512(update + j));
-      if (j < count) Store(count - j, destination + j, Load(count - j, update + j));
-      return;
-    }
-    for (; j + kLanes <= count; j += kLanes) {
-      _mm512_storeu_si512(destination + j,
-                          Add<T>(_mm512_loadu_si512(destination + j), _mm512_loadu_si512(update + j)));
-    }
-    if (j < count) {
-      Store(count - j, destination + j,
-            Add<T>(Load(count - j, destination + j), Load(count - j, update + j)));
+    if constexpr (sizeof(T) == 2) {
+      ApplyTwoByteFloats(combiner, destination, update, count);
+    } else {
+      constexpr int64_t kLanes = kAvx512LaneCount<T>;
+      int64_t j = 0;
+      if (combiner == RowScatterCombiner::kAssign) {
+        for (; j + kLanes <= count; j += kLanes)
+          _mm512_storeu_si512(destination + j, _mm512_loadu_si512(update + j));
+        if (j < count) Store(count - j, destination + j, Load(count - j, update + j));
+        return;
+      }
+      for (; j + kLanes <= count; j += kLanes) {
+        _mm512_storeu_si512(destination + j,
+                            Add<T>(_mm512_loadu_si512(destination + j), _mm512_loadu_si512(update + j)));
+      }
+      if (j < count) {
+        Store(count - j, destination + j,
+              Add<T>(Load(count - j, destination + j), Load(count - j, update + j)));
+      }
     }
   }
 };
@@ -214,13 +266,9 @@ template <typename T, typename Index>
 void ApplyRowScatterRangeOfTypes(const RowScatterPlan& plan, const RowScatterArrays& arrays,
                                  int64_t row_begin, int64_t row_end, [[maybe_unused]] RowScatterLanes lanes) {
 #if defined(__x86_64__)
-  // 2-byte floats (bf16, f16) are added element by element: each sum is
-  // rounded to the type as the interpreter rounds it.
-  if constexpr (sizeof(T) >= 4) {
-    if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
-      ApplyRowScatterRangeAvx512<T, Index>(plan, arrays, row_begin, row_end);
-      return;
-    }
+  if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
+    ApplyRowScatterRangeAvx512<T, Index>(plan, arrays, row_begin, row_end);
+    return;
   }
 #endif
   ApplyRowScatterRange<PortableRowScatterCombine, T, Index>(plan, arrays, row_begin, row_end);

@@ -3,6 +3,7 @@
 // the destination rows in one stretch or split into several as threads
 // split them, give the interpreter's bytes for rows of odd widths, with
 // repeated and out-of-range indices.
+#include <cstring>
 #include <string>
 
 #include "backends/cpu/row_scatter_rows.h"
@@ -104,6 +105,46 @@ TEST(RuntimeRowScatterRowsTest, AFewUpdatesOrNone) {
     const std::string text = RowScatterRowsModule("f32", 40, 16, updates, "s32", "add");
     for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable})
       ExpectRowLoopGivesTheInterpretersBytes(text, 40, lanes, 2);
+  }
+}
+
+// Sums that overflow, infinities that cancel (a NaN) and, in bf16, NaNs
+// with payloads: each lane rounds as Eigen's conversions do (bf16: the quiet
+// NaN 0x7fc0 with the sign). An f16 NaN's payload is the hardware's, so f16
+// gets only the NaNs the sums make.
+TEST(RuntimeRowScatterRowsTest, TwoByteFloatsRoundInfinitiesAndNaNsAsTheInterpreter) {
+  for (const char* type : {"bf16", "f16"}) {
+    const std::string text = RowScatterRowsModule(type, 8, 33, 64, "s32", "add");
+    std::unique_ptr<Module> module = ParseOrDie(text);
+    ASSERT_NE(module, nullptr);
+    std::vector<Literal> arguments = RandomArguments(*module);
+    const bool bf16 = std::string(type) == "bf16";
+    // Raw bits: +inf, -inf, the largest finite, and (bf16) a NaN with a payload.
+    const uint16_t inf = bf16 ? 0x7f80 : 0x7c00;
+    const uint16_t largest = bf16 ? 0x7f7f : 0x7bff;
+    const std::vector<uint16_t> specials = {inf, static_cast<uint16_t>(inf | 0x8000), largest,
+                                            bf16 ? uint16_t{0xff81} : largest};
+    auto set_bits = [](Literal& literal, int64_t i, uint16_t bits) {
+      std::memcpy(literal.raw().data() + 2 * i, &bits, 2);
+    };
+    for (int64_t i = 0; i < arguments[0].element_count(); i += 3)
+      set_bits(arguments[0], i, specials[static_cast<size_t>(i / 3 % 4)]);
+    for (int64_t i = 0; i < arguments[2].element_count(); i += 2)
+      set_bits(arguments[2], i, specials[static_cast<size_t>((i / 2 + 1) % 4)]);
+    for (int64_t u = 0; u < 64; ++u)
+      arguments[1].data<int32_t>()[static_cast<size_t>(u)] = static_cast<int32_t>(u % 8);
+    interpreter::InterpreterBackend reference;
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
+    const std::optional<RowScatterPlan> plan = PlanRowScatter(*module->entry()->root());
+    ASSERT_TRUE(plan.has_value());
+    for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable}) {
+      Literal got = arguments[0];
+      ApplyRowScatterUpdates(*plan, {arguments[1].raw().data(), arguments[2].raw().data(), got.raw().data()},
+                             0, 8, lanes);
+      const int64_t at = FirstByteDifference(got, want[0]);
+      EXPECT_EQ(at, -1) << type << ": element " << at
+                        << (lanes == RowScatterLanes::kPortable ? ", portable" : "");
+    }
   }
 }
 
