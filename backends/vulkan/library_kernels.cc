@@ -6,6 +6,7 @@
 
 #include "backends/vulkan/library_convolution.h"
 #include "backends/vulkan/library_dot.h"
+#include "backends/vulkan/library_scatter.h"
 #include "backends/vulkan/library_sort.h"
 #include "backends/vulkan/library_transpose.h"
 
@@ -95,6 +96,10 @@ std::optional<LibraryKernel> PlanAny(const Computation& kernel, const ShaderFeat
     return Launches(entry_name, plan->shader, plan->specialization(), plan->operands, plan->operands, true,
                     static_cast<uint32_t>(plan->layout.workgroup_size), std::move(plan->launches),
                     plan->loop_iterations);
+  }
+  if (std::optional<ScatterAddPlan> plan = PlanKernelScatterAdd(kernel, features)) {
+    return Launches(entry_name, plan->shader, plan->shape.Words(), 3, 1, false, plan->workgroup_size,
+                    std::move(plan->launches), plan->loop_iterations);
   }
   return std::nullopt;
 }

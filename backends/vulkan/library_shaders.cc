@@ -17,6 +17,8 @@
 #include "backends/vulkan/shaders/bitonic_sort_passenger_8.h"
 #include "backends/vulkan/shaders/convolution_f16.h"
 #include "backends/vulkan/shaders/convolution_f32.h"
+#include "backends/vulkan/shaders/scatter_add_f32.h"
+#include "backends/vulkan/shaders/scatter_add_i32.h"
 #include "backends/vulkan/shaders/tiled_dot.h"
 #include "backends/vulkan/shaders/transpose_1.h"
 #include "backends/vulkan/shaders/transpose_16.h"
@@ -55,6 +57,8 @@ EmbeddedShader Embedded(LibraryShader shader) {
       return {"bitonic_sort_passenger_32", kBitonicSortPassenger32Spirv};
     case LibraryShader::kBitonicSortPassenger64:
       return {"bitonic_sort_passenger_64", kBitonicSortPassenger64Spirv};
+    case LibraryShader::kScatterAddF32: return {"scatter_add_f32", kScatterAddF32Spirv};
+    case LibraryShader::kScatterAddI32: return {"scatter_add_i32", kScatterAddI32Spirv};
   }
   return {"unknown", {}};
 }

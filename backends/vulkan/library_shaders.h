@@ -37,6 +37,9 @@ enum class LibraryShader {
   kBitonicSortPassenger16,
   kBitonicSortPassenger32,
   kBitonicSortPassenger64,
+  // shaders/scatter_add.comp: f32 (float atomics) and 32-bit integers.
+  kScatterAddF32,
+  kScatterAddI32,
 };
 
 // The variant's name, as "transpose_4" (messages, dumps).

@@ -12,7 +12,9 @@
 // comparison (interpreter_agreement.h) allows 1e-4 + 1e-5 relative, and the
 // values here are O(1) sums of at most a few dozen terms. Combiners that are
 // not atomic-able (f64, two arrays scattered together) keep the
-// per-output-element scatter and still agree.
+// per-output-element scatter and still agree. Rows of parameters added
+// (f32 with the float atomic, s32) take the library scatter-add instead
+// (library_scatter.h), with the same two launches.
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -153,9 +155,10 @@ class VulkanAtomicScatterTest : public ::testing::Test {
 };
 
 // 300 rows of 16 into 64 rows, indices -3 .. 66: duplicates and both kinds
-// of out-of-bounds index.
+// of out-of-bounds index. Adding rows of parameters is the library
+// scatter-add's (library_scatter.h), through the float atomic.
 TEST_F(VulkanAtomicScatterTest, AddsRowsOfF32WithTheFloatAtomic) {
-  Check(AtomicScatterRowsModule("f32", "add", 64, 300, 16), -3, 67, "atomicAdd(");
+  Check(AtomicScatterRowsModule("f32", "add", 64, 300, 16), -3, 67, "library shader scatter_add_f32");
 }
 
 TEST_F(VulkanAtomicScatterTest, AddsRowsOfF32WithCompareAndSwapWithoutTheFloatAtomic) {
@@ -164,7 +167,7 @@ TEST_F(VulkanAtomicScatterTest, AddsRowsOfF32WithCompareAndSwapWithoutTheFloatAt
 }
 
 TEST_F(VulkanAtomicScatterTest, IntegerCombinersAreAtomicInstructionsAndExact) {
-  Check(AtomicScatterRowsModule("s32", "add", 64, 300, 16), -3, 67, "atomicAdd(");
+  Check(AtomicScatterRowsModule("s32", "add", 64, 300, 16), -3, 67, "library shader scatter_add_i32");
   Check(AtomicScatterRowsModule("s32", "maximum", 64, 300, 16), -3, 67, "atomicMax(");
   Check(AtomicScatterRowsModule("u32", "minimum", 64, 300, 16), -3, 67, "atomicMin(");
 }
@@ -190,7 +193,8 @@ TEST_F(VulkanAtomicScatterTest, WindowsThatDoNotFitAreSkipped) {
 }
 
 // Scalar updates, many more than the operand's elements; the operand and
-// the updates computed in the scatter's kernel.
+// the updates computed before the scatter (kernels of their own, so the
+// scatter's kernel adds parameters: the library scatter-add).
 TEST_F(VulkanAtomicScatterTest, ScalarUpdatesIntoAComputedOperand) {
   const std::string text = "HloModule scalars\n" + AtomicScatterCombiner("f32", "add") +
                            R"(ENTRY main {
@@ -202,7 +206,7 @@ TEST_F(VulkanAtomicScatterTest, ScalarUpdatesIntoAComputedOperand) {
   ROOT s = f32[100] scatter(a, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine
 }
 )";
-  Check(text, -5, 105, "atomicAdd(");
+  Check(text, -5, 105, "library shader scatter_add_f32");
 }
 
 TEST_F(VulkanAtomicScatterTest, CombinersThatAreNotAtomicKeepThePerElementScatter) {
