@@ -37,8 +37,8 @@ std::unique_ptr<Module> ScatterModule(const std::string& type, const std::string
 const char kRows[] =
     "update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1";
 
-std::optional<ScatterAddPlan> PlanOf(const Module* module,
-                                     const ShaderFeatures& features = AllShaderFeatures()) {
+std::optional<ScatterAddPlan> ScatterAddPlanOf(const Module* module,
+                                               const ShaderFeatures& features = AllShaderFeatures()) {
   if (module == nullptr) return std::nullopt;
   return PlanKernelScatterAdd(*module->entry(), features);
 }
@@ -46,7 +46,7 @@ std::optional<ScatterAddPlan> PlanOf(const Module* module,
 TEST(VulkanScatterAddPlan, AddingRowsTakesTheLibraryShader) {
   const std::unique_ptr<Module> module =
       ScatterModule("f32", "add", "f32[100,16]", "s32[300,1]", "f32[300,16]", kRows);
-  const std::optional<ScatterAddPlan> plan = PlanOf(module.get());
+  const std::optional<ScatterAddPlan> plan = ScatterAddPlanOf(module.get());
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shader, LibraryShader::kScatterAddF32);
   EXPECT_EQ(plan->shape.Words(), (std::vector<uint32_t>{1600, 4800, 16, 100}));
@@ -71,21 +71,21 @@ TEST(VulkanScatterAddPlan, TypesIndicesAndShapes) {
   // Integers of 32 bits, one variant; u32 indices; scalar indices.
   std::unique_ptr<Module> module =
       ScatterModule("s32", "add", "s32[100,16]", "s32[300,1]", "s32[300,16]", kRows);
-  ASSERT_TRUE(PlanOf(module.get()).has_value());
-  EXPECT_EQ(PlanOf(module.get())->shader, LibraryShader::kScatterAddI32);
+  ASSERT_TRUE(ScatterAddPlanOf(module.get()).has_value());
+  EXPECT_EQ(ScatterAddPlanOf(module.get())->shader, LibraryShader::kScatterAddI32);
   module = ScatterModule("u32", "add", "u32[100,16]", "u32[300,1]", "u32[300,16]", kRows);
-  ASSERT_TRUE(PlanOf(module.get()).has_value());
-  EXPECT_EQ(PlanOf(module.get())->shader, LibraryShader::kScatterAddI32);
+  ASSERT_TRUE(ScatterAddPlanOf(module.get()).has_value());
+  EXPECT_EQ(ScatterAddPlanOf(module.get())->shader, LibraryShader::kScatterAddI32);
   module = ScatterModule("f32", "add", "f32[7,3,5]", "s32[4,6]", "f32[4,6,3,5]",
                          "update_window_dims={2,3}, inserted_window_dims={0}, "
                          "scatter_dims_to_operand_dims={0}, index_vector_dim=2");
-  std::optional<ScatterAddPlan> plan = PlanOf(module.get());
+  std::optional<ScatterAddPlan> plan = ScatterAddPlanOf(module.get());
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shape.Words(), (std::vector<uint32_t>{105, 360, 15, 7}));
   // Workgroups within the device's invocations.
   ShaderFeatures small = AllShaderFeatures();
   small.max_workgroup_size = 96;
-  plan = PlanOf(module.get(), small);
+  plan = ScatterAddPlanOf(module.get(), small);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->workgroup_size, 64u);
 }
@@ -96,21 +96,21 @@ TEST(VulkanScatterAddPlan, OtherScattersStayGenerated) {
       ScatterModule("f32", "add", "f32[100,16]", "s32[300,1]", "f32[300,16]", kRows);
   ShaderFeatures no_float_atomics = AllShaderFeatures();
   no_float_atomics.float32_atomic_add = false;
-  EXPECT_FALSE(PlanOf(module.get(), no_float_atomics).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(module.get(), no_float_atomics).has_value());
   // Other combiners and types.
   module = ScatterModule("s32", "maximum", "s32[100,16]", "s32[300,1]", "s32[300,16]", kRows);
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(module.get()).has_value());
   module = ScatterModule("f64", "add", "f64[100,16]", "s32[300,1]", "f64[300,16]", kRows);
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(module.get()).has_value());
   module = ScatterModule("f32", "add", "f32[100,16]", "s64[300,1]", "f32[300,16]", kRows);
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(module.get()).has_value());
   // Windows narrower than a row, and two index components.
   module = ScatterModule("f32", "add", "f32[100,16]", "s32[300,1]", "f32[300,4]", kRows);
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(module.get()).has_value());
   module = ScatterModule("f32", "add", "f32[20,30]", "s32[200,2]", "f32[200,4]",
                          "update_window_dims={1}, inserted_window_dims={0}, "
                          "scatter_dims_to_operand_dims={0,1}, index_vector_dim=1");
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(module.get()).has_value());
   // An operand computed in the kernel.
   StatusOr<std::unique_ptr<Module>> computed = ParseHloModule(
       "HloModule s\ncombine {\n  x = f32[] parameter(0)\n  y = f32[] parameter(1)\n  ROOT r = f32[] add(x, "
@@ -121,7 +121,7 @@ TEST(VulkanScatterAddPlan, OtherScattersStayGenerated) {
       "index_vector_dim=1, "
       "to_apply=combine\n}\n");
   ASSERT_TRUE(computed.ok()) << computed.status().ToString();
-  EXPECT_FALSE(PlanOf(computed->get()).has_value());
+  EXPECT_FALSE(ScatterAddPlanOf(computed->get()).has_value());
 }
 
 TEST(VulkanLibraryShaders, EveryScatterAddVariantPassesTheSpirvSteps) {

@@ -65,14 +65,15 @@ std::unique_ptr<Module> SortModule(const std::string& comparator, const std::str
   return module.ok() ? std::move(module).value() : nullptr;
 }
 
-std::optional<SortPlan> PlanOf(const Module* module, const ShaderFeatures& features = AllShaderFeatures()) {
+std::optional<SortPlan> SortPlanOf(const Module* module,
+                                   const ShaderFeatures& features = AllShaderFeatures()) {
   if (module == nullptr) return std::nullopt;
   return PlanKernelSort(*module->entry(), features);
 }
 
 TEST(VulkanSortPlan, JaxSortAndArgsortTakeTheLibrarySort) {
   const std::unique_ptr<Module> sort = SortModule(JaxSortComparator("f32"), "f32[4,1000]");
-  std::optional<SortPlan> plan = PlanOf(sort.get());
+  std::optional<SortPlan> plan = SortPlanOf(sort.get());
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shader, LibraryShader::kBitonicSort32);
   EXPECT_EQ(plan->operands, 1);
@@ -90,7 +91,7 @@ TEST(VulkanSortPlan, JaxSortAndArgsortTakeTheLibrarySort) {
 
   const std::unique_ptr<Module> argsort =
       SortModule(JaxSortComparator("f32", "s32"), "f32[4,1000]", "s32[4,1000]");
-  plan = PlanOf(argsort.get());
+  plan = SortPlanOf(argsort.get());
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shader, LibraryShader::kBitonicSortPassenger32);
   EXPECT_EQ(plan->operands, 2);
@@ -122,7 +123,7 @@ TEST(VulkanSortPlan, KeyOrdersAndVariants) {
     const std::string rhs = e.lhs == "a" ? "b" : "a";
     const std::unique_ptr<Module> module =
         SortModule(KeyComparator(e.type, e.lhs, rhs, e.direction, e.kind), e.type + "[3,100]");
-    const std::optional<SortPlan> plan = PlanOf(module.get());
+    const std::optional<SortPlan> plan = SortPlanOf(module.get());
     ASSERT_TRUE(plan.has_value());
     EXPECT_EQ(plan->shader, e.shader);
     EXPECT_EQ(plan->shape.order, e.order);
@@ -131,7 +132,7 @@ TEST(VulkanSortPlan, KeyOrdersAndVariants) {
   }
   // The f64 canonicalisation's constants, both words.
   const std::unique_ptr<Module> jax = SortModule(JaxSortComparator("f64", "s64"), "f64[3,100]", "s64[3,100]");
-  const std::optional<SortPlan> plan = PlanOf(jax.get());
+  const std::optional<SortPlan> plan = SortPlanOf(jax.get());
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shader, LibraryShader::kBitonicSortPassenger64);
   EXPECT_EQ(plan->shape.nan_bits, 0x7FF8000000000000ull);
@@ -146,7 +147,7 @@ TEST(VulkanSortPlan, OtherSortsStayGenerated) {
   const ShaderFeatures features = AllShaderFeatures();
   // The partial float order: NaNs are unordered.
   std::unique_ptr<Module> module = SortModule(KeyComparator("f32", "a", "b", "LT", ""), "f32[3,100]");
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get()).has_value());
   // Two keys (lexicographic).
   module = SortModule(
       "cmp {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  c = s32[] parameter(2)\n"
@@ -154,28 +155,28 @@ TEST(VulkanSortPlan, OtherSortsStayGenerated) {
       "  eq = pred[] compare(a, b), direction=EQ\n  lt2 = pred[] compare(c, d), direction=LT\n"
       "  both = pred[] and(eq, lt2)\n  ROOT or = pred[] or(lt, both)\n}\n",
       "s32[3,100]", "s32[3,100]");
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get()).has_value());
   // The key is the second operand.
   module = SortModule(
       "cmp {\n  a = s32[] parameter(0)\n  b = s32[] parameter(1)\n  c = f32[] parameter(2)\n"
       "  d = f32[] parameter(3)\n  ROOT lt = pred[] compare(c, d), direction=LT, type=TOTALORDER\n}\n",
       "s32[3,100]", "f32[3,100]");
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get()).has_value());
   // A 16-bit passenger.
   module = SortModule(KeyComparator("s32", "a", "b", "LT", "", "f16"), "s32[3,100]", "f16[3,100]");
-  EXPECT_FALSE(PlanOf(module.get()).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get()).has_value());
   // Narrow keys on a device that cannot store them.
   ShaderFeatures narrow = features;
   narrow.storage8 = narrow.storage16 = false;
   module = SortModule(KeyComparator("u8", "a", "b", "LT", ""), "u8[3,100]");
-  EXPECT_TRUE(PlanOf(module.get(), features).has_value());
-  EXPECT_FALSE(PlanOf(module.get(), narrow).has_value());
+  EXPECT_TRUE(SortPlanOf(module.get(), features).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get(), narrow).has_value());
   module = SortModule(KeyComparator("f16", "a", "b", "LT", "TOTALORDER"), "f16[3,100]");
-  EXPECT_FALSE(PlanOf(module.get(), narrow).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get(), narrow).has_value());
   // 64-bit keys need no 64-bit arithmetic.
   narrow.i64 = narrow.f64 = false;
   module = SortModule(KeyComparator("s64", "a", "b", "LT", ""), "s64[3,100]");
-  EXPECT_TRUE(PlanOf(module.get(), narrow).has_value());
+  EXPECT_TRUE(SortPlanOf(module.get(), narrow).has_value());
 }
 
 TEST(VulkanSortPlan, ACpuDeviceKeepsItsSerialSortForShortRows) {
@@ -183,9 +184,9 @@ TEST(VulkanSortPlan, ACpuDeviceKeepsItsSerialSortForShortRows) {
   cpu.cpu_device = true;
   cpu.max_loop_iterations = 65535;
   std::unique_ptr<Module> module = SortModule(JaxSortComparator("f32"), "f32[16,4096]");
-  EXPECT_FALSE(PlanOf(module.get(), cpu).has_value());
+  EXPECT_FALSE(SortPlanOf(module.get(), cpu).has_value());
   module = SortModule(JaxSortComparator("f32"), "f32[16,4097]");
-  EXPECT_TRUE(PlanOf(module.get(), cpu).has_value());
+  EXPECT_TRUE(SortPlanOf(module.get(), cpu).has_value());
 }
 
 TEST(VulkanSortPlan, TilesLeaveRoomForTheKeys) {
@@ -193,7 +194,7 @@ TEST(VulkanSortPlan, TilesLeaveRoomForTheKeys) {
   features.max_shared_memory_bytes = 16384;
   // 32-bit keys: a number and a key, 8 bytes an element: 2048 of them.
   std::unique_ptr<Module> module = SortModule(KeyComparator("s32", "a", "b", "LT", ""), "s32[1,100000]");
-  std::optional<SortPlan> plan = PlanOf(module.get(), features);
+  std::optional<SortPlan> plan = SortPlanOf(module.get(), features);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->layout.tile, 2048);
   EXPECT_EQ(plan->layout.workgroup_size, 1024);
@@ -201,12 +202,12 @@ TEST(VulkanSortPlan, TilesLeaveRoomForTheKeys) {
   EXPECT_EQ(plan->specialization()[0], 2048u);
   // 64-bit keys: 12 bytes an element.
   module = SortModule(KeyComparator("s64", "a", "b", "LT", ""), "s64[1,100000]");
-  plan = PlanOf(module.get(), features);
+  plan = SortPlanOf(module.get(), features);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->layout.tile, 1024);
   // At most the device's invocations a workgroup.
   features.max_workgroup_size = 64;
-  plan = PlanOf(module.get(), features);
+  plan = SortPlanOf(module.get(), features);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->layout.tile, 128);
   EXPECT_EQ(plan->layout.workgroup_size, 64);
@@ -224,7 +225,7 @@ TEST(VulkanSortPlan, TheKernelsLaunchesAreTheNetworksWithTheShape) {
   EXPECT_EQ(d.output_count, 2);
   EXPECT_TRUE(d.has_scratch);
   EXPECT_EQ(d.binding_count, 5);
-  const std::optional<SortPlan> plan = PlanOf(module.get());
+  const std::optional<SortPlan> plan = SortPlanOf(module.get());
   ASSERT_TRUE(plan.has_value());
   // Each launch's mode, block and stride as push constants; the shape as
   // specialization constants after the chunk.
