@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <map>
@@ -860,7 +861,9 @@ StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Ind
 
 // A direct loop per output element, in the interpreter's order: kernel taps
 // (row-major over the kernel's spatial dims), then input features of the
-// group; taps that land on padding or between dilated inputs add nothing.
+// group. A float tap that lands on padding or between dilated inputs adds
+// zero times each weight (README, numerics: "a convolution's padding"): NaN
+// for an infinite or NaN weight; an integer one adds nothing.
 StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, const Index& index) {
   const Instruction& lhs = *instruction.operand(0);
   const Instruction& rhs = *instruction.operand(1);
@@ -926,11 +929,12 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
     rhs_index.dims[static_cast<size_t>(dn.kernel_spatial_dimensions[d])] =
         w.window_reversal ? std::to_string(kernel_spatial[d] - 1) + " - " + tap.dims[d] : tap.dims[d];
   }
-  Open("if (" + (inside.empty() ? std::string("true") : inside) + ")");
-  for (std::string& dim : lhs_index.dims) {
+  // The kernel's spatial index, shared by both branches below.
+  for (std::string& dim : rhs_index.dims) {
     if (!dim.empty()) dim = IntVar(dim);
   }
-  for (std::string& dim : rhs_index.dims) {
+  Open("if (" + (inside.empty() ? std::string("true") : inside) + ")");
+  for (std::string& dim : lhs_index.dims) {
     if (!dim.empty()) dim = IntVar(dim);
   }
   const std::string c = Fresh("c");
@@ -948,6 +952,27 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
   Line(sum + " = " + sum + " + " + product + ";");
   Close();
   Close();
+  if (IsFloating(acc)) {
+    // The padded tap's zero times each weight, in the same order: NaN for
+    // an infinite or NaN weight, else a zero, which changes no sum (sums
+    // start at +0 and are never -0). Written as a NaN test, not as a
+    // product: lavapipe folds a product with a literal zero to zero,
+    // `precise` or not. Its loop is not counted towards the loop limit
+    // again: an invocation runs one of the two branches.
+    Open("else");
+    const std::string zc = Fresh("c");
+    Open(LoopHeader(zc, "0", std::to_string(cig), "1"));
+    rhs_index.dims[static_cast<size_t>(dn.kernel_input_feature_dimension)] = zc;
+    KILN_ASSIGN_OR_RETURN(std::string padded_b, Scalar(rhs, rhs_index));
+    KILN_ASSIGN_OR_RETURN(std::string padded_wide_b,
+                          ConvertExpr(rhs.shape.element_type(), acc, padded_b, prelude_));
+    const std::string weight = Var(acc, padded_wide_b);
+    Open("if (isnan(" + weight + ") || isinf(" + weight + "))");
+    Line(sum + " = " + sum + " + " + FloatLiteral(acc, std::nan("")) + ";");
+    Close();
+    Close();
+    Close();
+  }
   Close();
   return ConvertExpr(acc, out, sum, prelude_);
 }
