@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "tests/cpu/codegen_test_util.h"
-#include "tests/unit/test_util.h"
 #include "tests/unit/padded_convolution_cases.h"
+#include "tests/unit/test_util.h"
 
 namespace kiln::cpu::testing {
 namespace {
