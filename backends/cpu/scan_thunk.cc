@@ -215,8 +215,8 @@ Status ScanThunk::Run(ExecutionContext& context) const {
   void* output = context.slots[outputs_[0]];
   const int threads = context.pool == nullptr ? 1 : context.pool->num_threads();
   const bool wide = g.type == ElementType::kF64;
-  const bool in_lanes = (g.type == ElementType::kF32 || wide) && HasAvx512ForScan();
-  const int64_t lanes = wide ? kScanLanes<double> : kScanLanes<float>;
+  const bool in_lanes = (g.type == ElementType::kF32 || wide) && HasAvx512Lanes();
+  const int64_t lanes = wide ? kAvx512LaneCount<double> : kAvx512LaneCount<float>;
   // Tasks: groups of lines (inner == 1), or (outer block, column block) pairs.
   int64_t lines_per_task = 1;
   if (in_lanes && g.inner == 1 && 2 * g.outer >= lanes) lines_per_task = lanes;
@@ -244,31 +244,33 @@ Status ScanThunk::Run(ExecutionContext& context) const {
         std::memcpy(static_cast<void*>(&initial), &g.initial_bits, sizeof(T));
         const auto* in = static_cast<const T*>(input);
         auto* out = static_cast<T*>(output);
-        for (int64_t task = begin; task < end; ++task) {
-          if (g.inner == 1) {
-            const int64_t first = task * lines_per_task;
-            const int64_t last = std::min(g.outer, first + lines_per_task);
-            int64_t line = first;
-            if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-              if (in_lanes) line += ScanLinesInLanes<T>(g, initial, in, out, first, last, stream);
-            }
-            for (; line < last; ++line) ScanBlockOf(g, initial, in, out, line, 0, 1);
-          } else {
-            const int64_t outer = task / column_blocks;
-            const int64_t first = task % column_blocks * columns_per_task;
-            const int64_t last = std::min(g.inner, first + columns_per_task);
-            if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
-              if (in_lanes) {
-                ScanColumnsInLanes<T>(g, initial, in, out, outer, first, last, stream);
-                continue;
-              }
-            }
-            ScanBlockOf(g, initial, in, out, outer, first, last);
+        if (g.inner == 1) {
+          // The range's lines in one call: the staggered vector scan
+          // (scan_vectors.cc) pays its start and drain once per call.
+          const int64_t first = begin * lines_per_task;
+          const int64_t last = std::min(g.outer, end * lines_per_task);
+          int64_t line = first;
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (in_lanes) line += ScanLinesInLanes<T>(g, initial, in, out, first, last, stream);
           }
+          for (; line < last; ++line) ScanBlockOf(g, initial, in, out, line, 0, 1);
+          return;
+        }
+        for (int64_t task = begin; task < end; ++task) {
+          const int64_t outer = task / column_blocks;
+          const int64_t first = task % column_blocks * columns_per_task;
+          const int64_t last = std::min(g.inner, first + columns_per_task);
+          if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) {
+            if (in_lanes) {
+              ScanColumnsInLanes<T>(g, initial, in, out, outer, first, last, stream);
+              continue;
+            }
+          }
+          ScanBlockOf(g, initial, in, out, outer, first, last);
         }
       }
     });
-    if (stream) FenceScanStores();
+    if (stream) FenceStreamedStores();
   };
   const int64_t per_task =
       g.inner == 1 ? lines_per_task * g.length : g.length * std::min(g.inner, columns_per_task);

@@ -2,15 +2,9 @@
 // position's window rows (the contiguous lanes the window does not touch,
 // NHWC pooling's channels) folded into registers and stored once, instead
 // of an accumulator row in memory updated row by row. The fold is the
-// interpreter's, in its order: the initial value, then each row.
-// - Max and min: MaximumOp/MinimumOp's rule (a NaN already held wins, then
-//   a NaN met; on a tie the later value). x86's vmaxps/vminps return their
-//   second operand unless the first is greater (smaller), NaNs and equal
-//   zeros included, so the step is one compare for a NaN held and one
-//   masked max (min).
-// - Sum and product: one IEEE add (multiply) per row, as AddOp and
-//   MultiplyOp, so the same numbers (a NaN's payload aside, which neither
-//   XLA nor the interpreter fixes).
+// interpreter's, in its order: the initial value, then op(held, row) for
+// each row, with the interpreter's operations in AVX-512 lanes
+// (avx512_lanes.h: its NaN and signed-zero rule for max and min).
 // A folded epilogue (window_thunk.h: average pooling's divide) is applied
 // to the folded vector before it is stored, one IEEE operation as the
 // interpreter's op on the stored result.
@@ -21,6 +15,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "backends/cpu/avx512_lanes.h"
 #include "core/opcode.h"
 
 namespace kiln::cpu {
@@ -28,7 +23,7 @@ namespace kiln::cpu {
 // The lanes of one register: a window's lanes fewer than this are left to
 // the scalar path.
 template <typename T>
-constexpr int64_t kWindowFoldLanes = 64 / static_cast<int64_t>(sizeof(T));
+constexpr int64_t kWindowFoldLanes = kAvx512LaneCount<T>;
 
 // What the fold does to each result before it stores it: nothing, or
 // op(result, scalar) for op add, subtract, multiply or divide.

@@ -2,14 +2,17 @@
 // reverse, along any dimension) run on the CPU backend as a "scan" thunk —
 // not as a kernel or library thunk that walks every window — with the
 // interpreter's results; windows that are not scans keep the old path.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "backends/cpu/scan_thunk.h"
+#include "backends/cpu/scan_vectors.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
@@ -138,6 +141,20 @@ void MarkScanInput(Literal& literal, const std::string& reducer, bool exact) {
   }
 }
 
+// The arguments of a scan of `reducer` over `type` (f32 or f64): random,
+// then marked as MarkScanInput says, exact for reverse scans (whose sums
+// and products add from the far end).
+std::vector<Literal> MarkedScanArguments(const Module& module, const std::string& type,
+                                         const std::string& reducer, bool reverse) {
+  std::vector<Literal> arguments = testing::RandomArguments(module);
+  if (type == "f32") {
+    MarkScanInput<float>(arguments[0], reducer, /*exact=*/reverse);
+  } else {
+    MarkScanInput<double>(arguments[0], reducer, /*exact=*/reverse);
+  }
+  return arguments;
+}
+
 struct ScanShape {
   std::vector<int64_t> dims;
   int64_t axis;
@@ -160,6 +177,23 @@ std::vector<ScanShape> FloatScanShapes(const std::string& type) {
   return shapes;
 }
 
+// f32 (f64) lines of 1024, 2048 and 4096 are a multiple of 4 KiB apart,
+// which the vector scan may stagger (scan_vectors.cc), and the neighbours
+// 1008 and 1040 are not: for every reducer, lines of 1008, 1024 and 1040
+// in two whole groups of lanes-many lines (one call's work on one thread,
+// two calls' on more) and a line more (the caller's); for maximum and
+// minimum (their NaN and signed-zero rule) f32 lines of 2048 and 4096 in
+// one group too (the interpreter takes a line's length squared).
+std::vector<ScanShape> PowerOfTwoScanShapes(const std::string& type, const std::string& reducer) {
+  const int64_t lanes = type == "f32" ? kAvx512LaneCount<float> : kAvx512LaneCount<double>;
+  std::vector<ScanShape> shapes;
+  for (int64_t length : {1008, 1024, 1040}) shapes.push_back({{2 * lanes + 1, length}, 1});
+  if (type == "f32" && (reducer == "maximum" || reducer == "minimum")) {
+    for (int64_t length : {2048, 4096}) shapes.push_back({{lanes, length}, 1});
+  }
+  return shapes;
+}
+
 // Every f32/f64 reducer on every shape, one scan thunk, the interpreter's
 // bytes on 1, 2 and 4 threads. Reverse sums and products add from the far
 // end, so their inputs are values any order of which rounds alike.
@@ -172,13 +206,7 @@ void ExpectFloatScansGiveTheInterpretersBytes(bool reverse) {
         ASSERT_EQ(testing::CountThunks(text, "scan"), 1);
         std::unique_ptr<Module> module = testing::ParseOrDie(text);
         ASSERT_NE(module, nullptr);
-        std::vector<Literal> arguments = testing::RandomArguments(*module);
-        if (type == "f32") {
-          MarkScanInput<float>(arguments[0], reducer, /*exact=*/reverse);
-        } else {
-          MarkScanInput<double>(arguments[0], reducer, /*exact=*/reverse);
-        }
-        testing::ExpectSameBytesOnThreads(*module, arguments);
+        testing::ExpectSameBytesOnThreads(*module, MarkedScanArguments(*module, type, reducer, reverse));
       }
     }
   }
@@ -190,6 +218,92 @@ TEST(RuntimeScanTest, FloatScansGiveTheInterpretersBytesOnAnyThreads) {
 
 TEST(RuntimeScanTest, ReverseFloatScansGiveTheInterpretersBytesOnAnyThreads) {
   ExpectFloatScansGiveTheInterpretersBytes(/*reverse=*/true);
+}
+
+// The vector scan of lines [first, last) of `module`'s scan (its root) on
+// `input` (the argument's bytes), with the result `ahead` bytes after the
+// input modulo 4 KiB (0 to 4095) in one arena: `lines_per_call` lines a
+// call (the thread pool's ranges: whole groups of lanes), as the scan thunk
+// calls it. The lines it left (a short last group) stay zero.
+template <typename T>
+std::vector<T> ScanInLanesAt(const Module& module, const Literal& input, int64_t ahead,
+                             int64_t lines_per_call) {
+  const std::optional<ScanGeometry> geometry = PlanScan(*module.entry()->root());
+  EXPECT_TRUE(geometry.has_value());
+  if (!geometry) return {};
+  T initial;
+  std::memcpy(&initial, &geometry->initial_bits, sizeof(T));
+  const int64_t elements = geometry->outer * geometry->length;
+  constexpr int64_t kPage = 4096;
+  const int64_t span = (elements * static_cast<int64_t>(sizeof(T)) + kPage - 1) / kPage * kPage;
+  std::vector<std::byte> arena(static_cast<size_t>(2 * span + 4 * kPage));
+  const auto base = reinterpret_cast<uintptr_t>(arena.data());
+  auto* in = reinterpret_cast<T*>((base + kPage - 1) / kPage * kPage);
+  auto* out =
+      reinterpret_cast<T*>(reinterpret_cast<uintptr_t>(in) + static_cast<uintptr_t>(span + kPage + ahead));
+  std::memcpy(in, input.raw().data(), static_cast<size_t>(elements) * sizeof(T));
+  std::fill(out, out + elements, T(0));
+  for (int64_t first = 0; first < geometry->outer; first += lines_per_call) {
+    const int64_t last = std::min(geometry->outer, first + lines_per_call);
+    const int64_t scanned = ScanLinesInLanes<T>(*geometry, initial, in, out, first, last, /*stream=*/false);
+    const int64_t short_group = (last - first) % kAvx512LaneCount<T>;  // left to the caller if under half
+    EXPECT_EQ(scanned, last - first - (2 * short_group < kAvx512LaneCount<T> ? short_group : 0));
+  }
+  return std::vector<T>(out, out + elements);
+}
+
+// Lines a multiple of 4 KiB apart share their low 12 address bits, so the
+// vector scan staggers its lanes (scan_vectors.cc) where the result sits a
+// block or two ahead of the input modulo 4 KiB, as malloc places two
+// buffers one after the other: each f32/f64 reducer, forward and reverse,
+// with the result at each such distance and at others, split into calls
+// as the thread pool splits the lines on 1, 2 and 4 threads, gives the
+// interpreter's bytes (the lines it scans; a last short group is the
+// caller's). The whole backend gives them too, wherever it puts the result.
+TEST(RuntimeScanTest, LinesOfPowerOfTwoLengthsGiveTheInterpretersBytesWhereverTheResultSits) {
+  if (!HasAvx512Lanes()) GTEST_SKIP() << "this CPU has no AVX-512F: the scans run a line at a time";
+  for (const std::string type : {"f32", "f64"}) {
+    const int64_t lanes = type == "f32" ? kAvx512LaneCount<float> : kAvx512LaneCount<double>;
+    for (const std::string reducer : {"add", "multiply", "maximum", "minimum"}) {
+      for (const bool reverse : {false, true}) {
+        for (const ScanShape& shape : PowerOfTwoScanShapes(type, reducer)) {
+          const std::string text = ScanProgram(type, shape.dims, reducer, shape.axis, reverse);
+          SCOPED_TRACE(text);
+          std::unique_ptr<Module> module = testing::ParseOrDie(text);
+          ASSERT_NE(module, nullptr);
+          const std::vector<Literal> arguments = MarkedScanArguments(*module, type, reducer, reverse);
+          interpreter::InterpreterBackend reference;
+          KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+          const int64_t lines = shape.dims[0], length = shape.dims[1];
+          const int64_t width = type == "f32" ? 4 : 8;
+          for (const int64_t ahead : {0, 64, 128, 1024, 4096 - 128, 4096 - 64}) {
+            for (const int64_t threads : {1, 2, 4}) {
+              const int64_t tasks = (lines + lanes - 1) / lanes;
+              const int64_t lines_per_call = (tasks + threads - 1) / threads * lanes;
+              SCOPED_TRACE("result " + std::to_string(ahead) + " bytes ahead, " + std::to_string(threads) +
+                           " threads");
+              std::vector<std::byte> got(static_cast<size_t>(lines * length * width));
+              if (type == "f32") {
+                const std::vector<float> values =
+                    ScanInLanesAt<float>(*module, arguments[0], ahead, lines_per_call);
+                std::memcpy(got.data(), values.data(), got.size());
+              } else {
+                const std::vector<double> values =
+                    ScanInLanesAt<double>(*module, arguments[0], ahead, lines_per_call);
+                std::memcpy(got.data(), values.data(), got.size());
+              }
+              const int64_t checked = lines / lanes * lanes * length * width;  // whole groups
+              EXPECT_EQ(std::memcmp(got.data(), want[0].raw().data(), static_cast<size_t>(checked)), 0);
+            }
+          }
+          for (const int threads : {1, 2, 4}) {
+            KILN_ASSERT_OK_AND_ASSIGN(Literal backend, testing::RunWithThreads(*module, arguments, threads));
+            EXPECT_EQ(testing::FirstByteDifference(backend, want[0]), -1) << threads << " threads";
+          }
+        }
+      }
+    }
+  }
 }
 
 TEST(RuntimeScanTest, ScalarScansOfExtremaGiveTheInterpretersBytes) {
