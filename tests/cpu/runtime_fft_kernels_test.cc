@@ -25,8 +25,6 @@ namespace {
 using fft_reference::CheckAgainstNaiveDft;
 using fft_reference::FftCase;
 
-constexpr FftType kEveryType[] = {FftType::kFft, FftType::kIfft, FftType::kRfft, FftType::kIrfft};
-
 // The intra-op threads of a case run on `threads` threads (none for one,
 // as the thunk passes none); the pools are made once.
 interpreter::FftParallelFor ParallelForOn(int threads) {
@@ -90,7 +88,7 @@ TEST(RuntimeFftKernelsTest, RowsMatchTheNaiveDft) {
   // square tiles of the rows' copies; the real transforms halve the even
   // lengths.
   for (int64_t n : {1, 2, 3, 5, 8, 30, 40, 61, 64, 67, 128, 1024}) {
-    for (FftType type : kEveryType) {
+    for (FftType type : fft_reference::kEveryFftType) {
       for (bool f64 : {false, true}) {
         CheckEveryBuildAndThreadCount({type, f64, {37}, {n}});
         if (n <= 8) CheckEveryBuildAndThreadCount({type, f64, {1}, {n}});
@@ -102,11 +100,11 @@ TEST(RuntimeFftKernelsTest, RowsMatchTheNaiveDft) {
 TEST(RuntimeFftKernelsTest, TwoAndThreeDimensionsMatchTheNaiveDft) {
   // Columns of 20 and 37 (a full vector and a partial or single ones).
   for (const std::vector<int64_t>& lengths : std::vector<std::vector<int64_t>>{{12, 20}, {6, 37}, {64, 32}}) {
-    for (FftType type : kEveryType) {
+    for (FftType type : fft_reference::kEveryFftType) {
       for (bool f64 : {false, true}) CheckEveryBuildAndThreadCount({type, f64, {3}, lengths});
     }
   }
-  for (FftType type : kEveryType) {
+  for (FftType type : fft_reference::kEveryFftType) {
     for (bool f64 : {false, true}) CheckEveryBuildAndThreadCount({type, f64, {2}, {6, 10, 18}});
   }
 }
@@ -149,7 +147,7 @@ TEST(RuntimeFftKernelsTest, NanAndInfinityStayInTheirOwnTransform) {
   // bit, as without them.
   constexpr int64_t kBatch = 37, kWithNan = 5, kWithInfinity = 20;
   for (const std::vector<int64_t>& lengths : std::vector<std::vector<int64_t>>{{64}, {30}, {6, 20}}) {
-    for (FftType type : kEveryType) {
+    for (FftType type : fft_reference::kEveryFftType) {
       for (bool f64 : {false, true}) {
         const FftCase c{type, f64, {kBatch}, lengths};
         SCOPED_TRACE(fft_reference::CaseName(c));

@@ -20,8 +20,6 @@ Backend& Cpu() {
   return backend;
 }
 
-constexpr FftType kEveryType[] = {FftType::kFft, FftType::kIfft, FftType::kRfft, FftType::kIrfft};
-
 TEST(RuntimeFftTest, OneDimensionalLengthsMatchTheNaiveDft) {
   // 13 lines: a full vector of f32 lines and a partly filled one (f64: three
   // full and a single line); 1 line: the one-line path. 61 is the largest
@@ -29,7 +27,7 @@ TEST(RuntimeFftTest, OneDimensionalLengthsMatchTheNaiveDft) {
   // a large factor with small ones.
   for (int64_t n : {1,  2,  3,  4,  5,  6,  7,   8,   9,   11,  12,  13,  16,  25,  27,   30,   31,
                     32, 49, 61, 64, 67, 97, 100, 127, 128, 134, 183, 210, 256, 509, 1000, 1009, 1024}) {
-    for (FftType type : kEveryType) {
+    for (FftType type : fft_reference::kEveryFftType) {
       for (bool f64 : {false, true}) {
         CheckAgainstNaiveDft({type, f64, {13}, {n}}, Cpu());
         if (n % 8 == 1 || n < 8) CheckAgainstNaiveDft({type, f64, {1}, {n}}, Cpu());
@@ -58,13 +56,13 @@ TEST(RuntimeFftTest, TwoAndThreeDimensionsMatchTheNaiveDft) {
   // same), 9 and 10 (a vector and single columns), a Bluestein column (67).
   for (std::vector<int64_t> lengths : std::vector<std::vector<int64_t>>{
            {6, 10}, {7, 9}, {16, 16}, {5, 13}, {4, 7}, {67, 5}, {12, 67}, {1, 5}, {5, 1}}) {
-    for (FftType type : kEveryType) {
+    for (FftType type : fft_reference::kEveryFftType) {
       for (bool f64 : {false, true}) CheckAgainstNaiveDft({type, f64, {3}, lengths}, Cpu());
     }
   }
   for (std::vector<int64_t> lengths :
        std::vector<std::vector<int64_t>>{{3, 4, 5}, {2, 6, 7}, {4, 4, 4}, {5, 3, 2}, {9, 17, 12}}) {
-    for (FftType type : kEveryType) {
+    for (FftType type : fft_reference::kEveryFftType) {
       for (bool f64 : {false, true}) {
         CheckAgainstNaiveDft({type, f64, {}, lengths}, Cpu());
         CheckAgainstNaiveDft({type, f64, {2, 3}, lengths}, Cpu());

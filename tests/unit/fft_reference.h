@@ -38,6 +38,9 @@ inline double NextValue(uint64_t& state) {
 std::vector<Complex> NaiveDftAxis(const std::vector<Complex>& data, const std::vector<int64_t>& dims,
                                   size_t axis, bool inverse);
 
+// The four transforms, for tests that run each.
+inline constexpr FftType kEveryFftType[] = {FftType::kFft, FftType::kIfft, FftType::kRfft, FftType::kIrfft};
+
 struct FftCase {
   FftType type;
   bool f64;
