@@ -4,7 +4,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <set>
 #include <thread>
 
 #include "backends/cpu/codegen/phase_timer.h"
@@ -90,20 +89,7 @@ bool CpuBackend::SupportsElementType(ElementType type) const {
 }
 
 std::vector<std::string> CpuBackend::UnsupportedOps(const Module& module) const {
-  // Send/recv pair two devices; this backend has one.
-  std::set<std::string> unsupported;
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      switch (instruction->opcode) {
-        case Opcode::kSend:
-        case Opcode::kSendDone:
-        case Opcode::kRecv:
-        case Opcode::kRecvDone: unsupported.insert(std::string(OpcodeName(instruction->opcode))); break;
-        default: break;
-      }
-    }
-  }
-  return {unsupported.begin(), unsupported.end()};
+  return HostDevices::UnsupportedOps(module);
 }
 
 int64_t CpuBackend::max_buffer_bytes() const { return int64_t{1} << 40; }

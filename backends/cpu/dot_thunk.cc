@@ -11,6 +11,7 @@
 #include "backends/cpu/eigen_dot.h"
 #include "backends/cpu/onednn_matmul.h"
 #include "backends/cpu/thread_pool.h"
+#include "core/dot_dimensions.h"
 
 namespace kiln::cpu {
 namespace {
@@ -26,24 +27,6 @@ std::vector<int64_t> Concat(std::initializer_list<const std::vector<int64_t>*> p
   std::vector<int64_t> all;
   for (const auto* part : parts) all.insert(all.end(), part->begin(), part->end());
   return all;
-}
-
-std::vector<int64_t> FreeDimensions(int64_t rank, const std::vector<int64_t>& batch,
-                                    const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
-
-int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
-  int64_t product = 1;
-  for (int64_t d : dims) product *= shape.dimensions(d);
-  return product;
 }
 
 // s8 x s8 -> s32 where oneDNN does not run it: small products, builds
@@ -115,19 +98,20 @@ std::optional<DotPlan> PlanDot(const Instruction& dot) {
   }
   const DotDimensionNumbers& dn = dot.attrs.dot;
   const std::vector<int64_t> lhs_free =
-      FreeDimensions(lhs.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
+      DotFreeDimensions(lhs.rank(), dn.lhs_batch_dimensions, dn.lhs_contracting_dimensions);
   const std::vector<int64_t> rhs_free =
-      FreeDimensions(rhs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
+      DotFreeDimensions(rhs.rank(), dn.rhs_batch_dimensions, dn.rhs_contracting_dimensions);
   DotPlan plan;
   DotGeometry& g = plan.geometry;
   g.type = type;
   g.operand_type = operand_type;
-  g.batch = Product(lhs, dn.lhs_batch_dimensions);
-  g.m = Product(lhs, lhs_free);
-  g.k = Product(lhs, dn.lhs_contracting_dimensions);
-  g.n = Product(rhs, rhs_free);
-  if (g.k != Product(rhs, dn.rhs_contracting_dimensions) ||
-      g.batch != Product(rhs, dn.rhs_batch_dimensions) || g.batch * g.m * g.n != dot.shape.element_count()) {
+  g.batch = DimensionsProduct(lhs, dn.lhs_batch_dimensions);
+  g.m = DimensionsProduct(lhs, lhs_free);
+  g.k = DimensionsProduct(lhs, dn.lhs_contracting_dimensions);
+  g.n = DimensionsProduct(rhs, rhs_free);
+  if (g.k != DimensionsProduct(rhs, dn.rhs_contracting_dimensions) ||
+      g.batch != DimensionsProduct(rhs, dn.rhs_batch_dimensions) ||
+      g.batch * g.m * g.n != dot.shape.element_count()) {
     return std::nullopt;
   }
   const std::vector<int64_t> lhs_mk =

@@ -1,7 +1,8 @@
 #include "backends/vulkan/library_dot.h"
 
-#include <algorithm>
 #include <limits>
+
+#include "core/dot_dimensions.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -18,14 +19,9 @@ std::vector<int64_t> DotRowMajorStrides(const Shape& shape) {
 // The one dimension of `shape` that is neither batch nor contracting.
 std::optional<int64_t> FreeDimension(const Shape& shape, const std::vector<int64_t>& batch,
                                      const std::vector<int64_t>& contracting) {
-  std::optional<int64_t> free;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (std::find(batch.begin(), batch.end(), d) != batch.end()) continue;
-    if (std::find(contracting.begin(), contracting.end(), d) != contracting.end()) continue;
-    if (free.has_value()) return std::nullopt;
-    free = d;
-  }
-  return free;
+  const std::vector<int64_t> free = DotFreeDimensions(shape.rank(), batch, contracting);
+  if (free.size() != 1) return std::nullopt;
+  return free.front();
 }
 
 bool DotFits32(int64_t value) { return value >= 0 && value <= std::numeric_limits<uint32_t>::max(); }

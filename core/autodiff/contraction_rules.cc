@@ -5,6 +5,7 @@
 
 #include "core/autodiff/rule_helpers.h"
 #include "core/autodiff/vjp_rules.h"
+#include "core/dot_dimensions.h"
 
 namespace kiln::autodiff {
 namespace {
@@ -14,18 +15,6 @@ namespace {
 int64_t RankAmongSorted(std::vector<int64_t> dimensions, int64_t dimension) {
   std::sort(dimensions.begin(), dimensions.end());
   return std::find(dimensions.begin(), dimensions.end(), dimension) - dimensions.begin();
-}
-
-std::vector<int64_t> FreeDimensions(const Shape& shape, const std::vector<int64_t>& batch,
-                                    const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < shape.rank(); ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
 }
 
 // The cotangent of one dot operand ("mine"), given the other operand: the
@@ -42,8 +31,9 @@ Instruction* DotOperandCotangent(VjpEmitter& e, const Instruction& dot, Instruct
   const auto& other_batch = mine_first ? numbers.rhs_batch_dimensions : numbers.lhs_batch_dimensions;
   const auto& other_contracting =
       mine_first ? numbers.rhs_contracting_dimensions : numbers.lhs_contracting_dimensions;
-  const std::vector<int64_t> my_free = FreeDimensions(mine->shape, my_batch, my_contracting);
-  const std::vector<int64_t> other_free = FreeDimensions(other->shape, other_batch, other_contracting);
+  const std::vector<int64_t> my_free = DotFreeDimensions(mine->shape.rank(), my_batch, my_contracting);
+  const std::vector<int64_t> other_free =
+      DotFreeDimensions(other->shape.rank(), other_batch, other_contracting);
   const auto batch_count = static_cast<int64_t>(my_batch.size());
   // The dot's result: batch, lhs free, rhs free.
   const int64_t other_free_start = batch_count + (mine_first ? static_cast<int64_t>(my_free.size()) : 0);

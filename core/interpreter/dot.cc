@@ -3,31 +3,13 @@
 // loop streams a row of the rhs and a row of the result.
 #include <algorithm>
 
+#include "core/dot_dimensions.h"
 #include "core/interpreter/accumulation.h"
 #include "core/interpreter/array_util.h"
 #include "core/interpreter/kernels.h"
 
 namespace kiln::interpreter {
 namespace {
-
-// Dimensions of `rank` not listed in `batch` or `contracting`, in order.
-std::vector<int64_t> FreeDimensions(int64_t rank, const std::vector<int64_t>& batch,
-                                    const std::vector<int64_t>& contracting) {
-  std::vector<int64_t> free;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(batch.begin(), batch.end(), d) == batch.end() &&
-        std::find(contracting.begin(), contracting.end(), d) == contracting.end()) {
-      free.push_back(d);
-    }
-  }
-  return free;
-}
-
-int64_t Product(const Shape& shape, const std::vector<int64_t>& dims) {
-  int64_t product = 1;
-  for (int64_t d : dims) product *= shape.dimensions(d);
-  return product;
-}
 
 Status CheckDims(const Shape& shape, const std::vector<int64_t>& dims, const char* what) {
   for (int64_t d : dims) {
@@ -75,15 +57,15 @@ StatusOr<Literal> EvaluateDot(const Instruction& instruction, Operands operands)
   KILN_RETURN_IF_ERROR(CheckDims(rs, numbers.rhs_batch_dimensions, "rhs batch"));
   KILN_RETURN_IF_ERROR(CheckDims(rs, numbers.rhs_contracting_dimensions, "rhs contracting"));
   const std::vector<int64_t> lhs_free =
-      FreeDimensions(ls.rank(), numbers.lhs_batch_dimensions, numbers.lhs_contracting_dimensions);
+      DotFreeDimensions(ls.rank(), numbers.lhs_batch_dimensions, numbers.lhs_contracting_dimensions);
   const std::vector<int64_t> rhs_free =
-      FreeDimensions(rs.rank(), numbers.rhs_batch_dimensions, numbers.rhs_contracting_dimensions);
-  const int64_t batches = Product(ls, numbers.lhs_batch_dimensions);
-  const int64_t m = Product(ls, lhs_free);
-  const int64_t k = Product(ls, numbers.lhs_contracting_dimensions);
-  const int64_t n = Product(rs, rhs_free);
-  if (Product(rs, numbers.rhs_batch_dimensions) != batches ||
-      Product(rs, numbers.rhs_contracting_dimensions) != k ||
+      DotFreeDimensions(rs.rank(), numbers.rhs_batch_dimensions, numbers.rhs_contracting_dimensions);
+  const int64_t batches = DimensionsProduct(ls, numbers.lhs_batch_dimensions);
+  const int64_t m = DimensionsProduct(ls, lhs_free);
+  const int64_t k = DimensionsProduct(ls, numbers.lhs_contracting_dimensions);
+  const int64_t n = DimensionsProduct(rs, rhs_free);
+  if (DimensionsProduct(rs, numbers.rhs_batch_dimensions) != batches ||
+      DimensionsProduct(rs, numbers.rhs_contracting_dimensions) != k ||
       batches * m * n != instruction.shape.element_count()) {
     return InvalidArgument("dot of ", ls.ToString(), " and ", rs.ToString(), " does not match result ",
                            instruction.shape.ToString());

@@ -1,7 +1,5 @@
 #include "core/interpreter/interpreter_backend.h"
 
-#include <set>
-
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/op_registry.h"
@@ -124,20 +122,7 @@ bool InterpreterBackend::SupportsElementType(ElementType type) const {
 }
 
 std::vector<std::string> InterpreterBackend::UnsupportedOps(const Module& module) const {
-  // Send/recv pair two devices; the interpreter has exactly one.
-  std::set<std::string> unsupported;
-  for (const auto& computation : module.computations()) {
-    for (const auto& instruction : computation->instructions()) {
-      switch (instruction->opcode) {
-        case Opcode::kSend:
-        case Opcode::kSendDone:
-        case Opcode::kRecv:
-        case Opcode::kRecvDone: unsupported.insert(std::string(OpcodeName(instruction->opcode))); break;
-        default: break;
-      }
-    }
-  }
-  return {unsupported.begin(), unsupported.end()};
+  return HostDevices::UnsupportedOps(module);
 }
 
 int64_t InterpreterBackend::max_buffer_bytes() const { return int64_t{1} << 40; }

@@ -1,6 +1,7 @@
 #include "core/runtime/host_devices.h"
 
 #include <algorithm>
+#include <set>
 
 namespace kiln {
 
@@ -18,6 +19,22 @@ StatusOr<int> HostDevices::Count(std::string_view backend, const BackendOptions&
                            BackendOptions::kMaxHostDevices, ", got ", options.num_devices);
   }
   return options.num_devices;
+}
+
+std::vector<std::string> HostDevices::UnsupportedOps(const Module& module) {
+  std::set<std::string> unsupported;
+  for (const auto& computation : module.computations()) {
+    for (const auto& instruction : computation->instructions()) {
+      switch (instruction->opcode) {
+        case Opcode::kSend:
+        case Opcode::kSendDone:
+        case Opcode::kRecv:
+        case Opcode::kRecvDone: unsupported.insert(std::string(OpcodeName(instruction->opcode))); break;
+        default: break;
+      }
+    }
+  }
+  return {unsupported.begin(), unsupported.end()};
 }
 
 bool HostDevices::Contains(const Device* device) const {

@@ -23,6 +23,11 @@ class HostDevices {
   // 1..BackendOptions::kMaxHostDevices (INVALID_ARGUMENT naming `backend`).
   static StatusOr<int> Count(std::string_view backend, const BackendOptions& options);
 
+  // The ops of `module` a host backend cannot run, for Backend::UnsupportedOps:
+  // send and recv (and their done ops), which pair two devices within one
+  // program, while a host backend runs each program on one device.
+  static std::vector<std::string> UnsupportedOps(const Module& module);
+
   std::span<Device* const> list() const { return list_; }
   Device* first() const { return list_.front(); }
   bool Contains(const Device* device) const;
