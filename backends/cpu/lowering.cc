@@ -221,6 +221,12 @@ class StepTranslator {
   // along the sort dimension beside a key plan) and the launches of those
   // iotas, which are then not translated.
   void FindPositionsSortsWrite();
+  // Finds the row scatters whose indices are a launch of JAX's wrap of
+  // negative indices read by nothing else; the scatter wraps them itself
+  // (RowScatterPlan::wrap_negative_indices) and the launch is dropped.
+  void FindIndexWrapsRowScattersFold();
+  // How many steps, and sequence parameters and results, name each slot.
+  std::vector<int> SlotMentions() const;
   // Drops the kernel descriptions no thunk asked for (those dropped
   // launches'), so that they are not compiled.
   void DropUnrequestedKernels();
@@ -248,13 +254,16 @@ class StepTranslator {
   KernelCompiler* compiler_;
   std::vector<std::vector<KernelInstaller>> kernel_installers_;  // per kernel description
   std::unordered_map<std::string, size_t> description_of_key_;   // filled on the first comparator
-  std::unordered_set<const ProgramStep*> dropped_launches_;      // iotas a sort writes itself
+  // Iotas a sort writes itself, index wraps a row scatter does itself.
+  std::unordered_set<const ProgramStep*> dropped_launches_;
   std::unordered_map<const ProgramStep*, std::vector<bool>> generated_positions_;  // per sort step
+  std::unordered_map<const ProgramStep*, int> unwrapped_indices_;  // per row scatter step that wraps
 };
 
 Status StepTranslator::Translate() {
   KILN_RETURN_IF_ERROR(TranslateSlots());
   FindPositionsSortsWrite();
+  FindIndexWrapsRowScattersFold();
   program_.sequences.resize(steps_.sequences.size());
   program_.region_results.resize(steps_.sequences.size());
   // Nested sequences come after the one holding their loop or branch; the
@@ -297,8 +306,7 @@ Status StepTranslator::TranslateSlots() {
   return OkStatus();
 }
 
-void StepTranslator::FindPositionsSortsWrite() {
-  // How many steps, and sequence parameters and results, name each slot.
+std::vector<int> StepTranslator::SlotMentions() const {
   std::vector<int> mentions(steps_.slots.size(), 0);
   const auto note = [&](std::vector<int> slots) {
     std::sort(slots.begin(), slots.end());
@@ -320,6 +328,11 @@ void StepTranslator::FindPositionsSortsWrite() {
       note(std::move(named));
     }
   }
+  return mentions;
+}
+
+void StepTranslator::FindPositionsSortsWrite() {
+  const std::vector<int> mentions = SlotMentions();
   for (const StepSequence& sequence : steps_.sequences) {
     // The launch that alone writes each slot it names as its one buffer.
     std::unordered_map<int, const ProgramStep*> lone_launch_of;
@@ -364,6 +377,42 @@ void StepTranslator::FindPositionsSortsWrite() {
   }
 }
 
+void StepTranslator::FindIndexWrapsRowScattersFold() {
+  const std::vector<int> mentions = SlotMentions();
+  for (const StepSequence& sequence : steps_.sequences) {
+    // The launch of one argument that alone writes each slot it names as its result.
+    std::unordered_map<int, const ProgramStep*> unary_launch_of;
+    for (const ProgramStep& step : sequence.steps) {
+      if (step.kind == ProgramStep::Kind::kLaunch && step.buffers.size() == 2)
+        unary_launch_of.emplace(step.buffers[1], &step);
+    }
+    for (const ProgramStep& step : sequence.steps) {
+      if (step.kind != ProgramStep::Kind::kLibraryCall) continue;
+      const Instruction& scatter = *steps_.library_calls[static_cast<size_t>(step.call)];
+      if (scatter.opcode != Opcode::kScatter) continue;
+      const std::optional<RowScatterPlan> plan = PlanRowScatter(scatter);
+      // Buffers: operand, indices, updates, result (all arrays).
+      if (!plan.has_value() || step.buffers.size() != 4) continue;
+      const int indices = step.buffers[1];
+      const auto producer = unary_launch_of.find(indices);
+      // Named by its launch and this scatter only, and by the scatter once.
+      if (producer == unary_launch_of.end() || mentions[static_cast<size_t>(indices)] != 2 ||
+          std::count(step.buffers.begin(), step.buffers.end(), indices) != 1 ||
+          steps_.slots[static_cast<size_t>(indices)].kind != StepSlotKind::kTemporary) {
+        continue;
+      }
+      const KernelDescription& kernel =
+          program_.kernel_descriptions[static_cast<size_t>(producer->second->kernel)];
+      if (kernel.arguments.size() != 1 || kernel.results.size() != 1 || kernel.scratch_bytes != 0 ||
+          kernel.computation == nullptr || !WrapsNegativeRowScatterIndices(*kernel.computation, *plan)) {
+        continue;
+      }
+      unwrapped_indices_.emplace(&step, producer->second->buffers[0]);
+      dropped_launches_.insert(producer->second);
+    }
+  }
+}
+
 void StepTranslator::DropUnrequestedKernels() {
   if (dropped_launches_.empty()) return;
   std::vector<KernelDescription>& kernels = program_.kernel_descriptions;
@@ -384,7 +433,8 @@ void StepTranslator::DropUnrequestedKernels() {
 Status StepTranslator::TranslateStep(const ProgramStep& step, int region, ThunkSequence& sequence) {
   switch (step.kind) {
     case ProgramStep::Kind::kLaunch:
-      // An iota whose sort writes its positions: no kernel.
+      // An iota whose sort writes its positions, or indices a row scatter
+      // wraps: no kernel.
       if (dropped_launches_.count(&step) != 0) return OkStatus();
       return TranslateLaunch(step, sequence);
     case ProgramStep::Kind::kLibraryCall: return TranslateLibraryCall(step, region, sequence);
@@ -532,8 +582,14 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
       }
       break;
     case Opcode::kScatter:
-      if (std::optional<RowScatterPlan> plan = PlanRowScatter(instruction))
-        return add(std::make_unique<RowScatterThunk>(first(0), first(1), first(2), outputs.at(0), *plan));
+      if (std::optional<RowScatterPlan> plan = PlanRowScatter(instruction)) {
+        int indices = first(1);
+        if (const auto unwrapped = unwrapped_indices_.find(&step); unwrapped != unwrapped_indices_.end()) {
+          indices = unwrapped->second;
+          plan->wrap_negative_indices = true;
+        }
+        return add(std::make_unique<RowScatterThunk>(first(0), indices, first(2), outputs.at(0), *plan));
+      }
       break;
     case Opcode::kRng:
       if (std::optional<RngPlan> plan = PlanRng(instruction))

@@ -23,10 +23,15 @@ constexpr int64_t kRowScatterPrefetchLines = 4;
 constexpr int64_t kRowScatterCacheLine = 64;
 
 // The row an index names, as unsigned: a negative index is huge, so one
-// comparison finds every index outside a stretch of rows.
-template <typename Index>
-uint64_t RowScatterRowOf(Index index) {
-  return static_cast<uint64_t>(static_cast<int64_t>(index));
+// comparison finds every index outside a stretch of rows. With kWrap (a
+// signed index the plan wraps), a negative index first names the row
+// rows + index, as JAX's select(i < 0, i + rows, i) computes it; an index
+// below -rows stays negative.
+template <bool kWrap, typename Index>
+uint64_t RowScatterRowOf(Index index, int64_t rows) {
+  auto row = static_cast<int64_t>(index);
+  if constexpr (kWrap) row += row < 0 ? rows : 0;
+  return static_cast<uint64_t>(row);
 }
 
 // Lists in `listed` the positions k in [0, count) whose index names a row in
@@ -34,13 +39,13 @@ uint64_t RowScatterRowOf(Index index) {
 // count moves by a comparison's result, not a branch: when several threads
 // split the rows, whether an update is this thread's is a coin toss that a
 // branch would mispredict half the time.
-template <typename Index>
-int64_t ListRowScatterBlock(const Index* indices, int64_t count, uint64_t first_row, uint64_t row_count,
-                            uint32_t* listed) {
+template <bool kWrap, typename Index>
+int64_t ListRowScatterBlock(const Index* indices, int64_t count, int64_t rows, uint64_t first_row,
+                            uint64_t row_count, uint32_t* listed) {
   int64_t listed_count = 0;
   for (int64_t k = 0; k < count; ++k) {
     listed[listed_count] = static_cast<uint32_t>(k);
-    listed_count += RowScatterRowOf(indices[k]) - first_row < row_count ? 1 : 0;
+    listed_count += RowScatterRowOf<kWrap>(indices[k], rows) - first_row < row_count ? 1 : 0;
   }
   return listed_count;
 }
@@ -81,7 +86,7 @@ struct PortableRowScatterCombine {
 // order with the rows kRowScatterPrefetchDistance updates on prefetched.
 // Always inlined, so that inside the AVX-512 entry point below Combine's
 // vector code inlines into it.
-template <typename Combine, typename T, typename Index>
+template <typename Combine, bool kWrap, typename T, typename Index>
 __attribute__((always_inline)) inline void ApplyListedRowScatterUpdates(const RowScatterPlan& plan,
                                                                         const Index* indices,
                                                                         const T* updates, T* output,
@@ -92,12 +97,14 @@ __attribute__((always_inline)) inline void ApplyListedRowScatterUpdates(const Ro
   for (int64_t j = 0; j < listed_count; ++j) {
     if (j + kRowScatterPrefetchDistance < listed_count) {
       const int64_t ahead = listed[j + kRowScatterPrefetchDistance];
-      PrefetchRowScatterRow(output + static_cast<int64_t>(RowScatterRowOf(indices[ahead])) * width, row_bytes,
-                            true);
+      PrefetchRowScatterRow(
+          output + static_cast<int64_t>(RowScatterRowOf<kWrap>(indices[ahead], plan.rows)) * width, row_bytes,
+          true);
       PrefetchRowScatterRow(updates + ahead * width, row_bytes, false);
     }
     const int64_t k = listed[j];
-    Combine::Apply(plan.combiner, output + static_cast<int64_t>(RowScatterRowOf(indices[k])) * width,
+    Combine::Apply(plan.combiner,
+                   output + static_cast<int64_t>(RowScatterRowOf<kWrap>(indices[k], plan.rows)) * width,
                    updates + k * width, width);
   }
 }
@@ -107,7 +114,7 @@ __attribute__((always_inline)) inline void ApplyListedRowScatterUpdates(const Ro
 // index names a row, so the branch that passes over the others is
 // predicted right, and this is ~10% faster than listing (1M updates of 64
 // bytes, AMD EPYC). The updates stream in order; the hardware prefetches them.
-template <typename Combine, typename T, typename Index>
+template <typename Combine, bool kWrap, typename T, typename Index>
 __attribute__((always_inline)) inline void ApplyEveryRowScatterUpdate(const RowScatterPlan& plan,
                                                                       const Index* indices, const T* updates,
                                                                       T* output) {
@@ -116,16 +123,16 @@ __attribute__((always_inline)) inline void ApplyEveryRowScatterUpdate(const RowS
   const auto rows = static_cast<uint64_t>(plan.rows);
   for (int64_t u = 0; u < plan.updates; ++u) {
     if (u + kRowScatterPrefetchDistance < plan.updates) {
-      const uint64_t ahead = RowScatterRowOf(indices[u + kRowScatterPrefetchDistance]);
+      const uint64_t ahead = RowScatterRowOf<kWrap>(indices[u + kRowScatterPrefetchDistance], plan.rows);
       if (ahead < rows) PrefetchRowScatterRow(output + static_cast<int64_t>(ahead) * width, row_bytes, true);
     }
-    const uint64_t row = RowScatterRowOf(indices[u]);
+    const uint64_t row = RowScatterRowOf<kWrap>(indices[u], plan.rows);
     if (row < rows)
       Combine::Apply(plan.combiner, output + static_cast<int64_t>(row) * width, updates + u * width, width);
   }
 }
 
-template <typename Combine, typename T, typename Index>
+template <typename Combine, bool kWrap, typename T, typename Index>
 __attribute__((always_inline)) inline void ApplyRowScatterRange(const RowScatterPlan& plan,
                                                                 const RowScatterArrays& arrays,
                                                                 int64_t row_begin, int64_t row_end) {
@@ -133,17 +140,18 @@ __attribute__((always_inline)) inline void ApplyRowScatterRange(const RowScatter
   const auto* updates = static_cast<const T*>(arrays.updates);
   auto* output = static_cast<T*>(arrays.output);
   if (row_begin == 0 && row_end == plan.rows) {
-    ApplyEveryRowScatterUpdate<Combine>(plan, indices, updates, output);
+    ApplyEveryRowScatterUpdate<Combine, kWrap>(plan, indices, updates, output);
     return;
   }
   const int64_t width = plan.row_elements;
   uint32_t listed[kRowScatterBlock];
   for (int64_t block = 0; block < plan.updates; block += kRowScatterBlock) {
     const int64_t count = std::min(kRowScatterBlock, plan.updates - block);
-    const int64_t listed_count = ListRowScatterBlock(indices + block, count, static_cast<uint64_t>(row_begin),
-                                                     static_cast<uint64_t>(row_end - row_begin), listed);
-    ApplyListedRowScatterUpdates<Combine>(plan, indices + block, updates + block * width, output, listed,
-                                          listed_count);
+    const int64_t listed_count =
+        ListRowScatterBlock<kWrap>(indices + block, count, plan.rows, static_cast<uint64_t>(row_begin),
+                                   static_cast<uint64_t>(row_end - row_begin), listed);
+    ApplyListedRowScatterUpdates<Combine, kWrap>(plan, indices + block, updates + block * width, output,
+                                                 listed, listed_count);
   }
 }
 
@@ -255,23 +263,43 @@ struct Avx512RowScatterCombine {
   }
 };
 
-template <typename T, typename Index>
-KILN_AVX512_LANES void ApplyRowScatterRangeAvx512(const RowScatterPlan& plan, const RowScatterArrays& arrays,
-                                                  int64_t row_begin, int64_t row_end) {
-  ApplyRowScatterRange<Avx512RowScatterCombine, T, Index>(plan, arrays, row_begin, row_end);
+// Flattened: every call in it is inlined, Combine::Apply's vector code and
+// the prefetches included. Left to GCC's heuristics, Apply stopped being
+// inlined once the wrapped instantiations made this file larger, and the
+// loop over every update lost its prefetch: 4x slower.
+template <bool kWrap, typename T, typename Index>
+KILN_AVX512_LANES __attribute__((flatten)) void ApplyRowScatterRangeAvx512(const RowScatterPlan& plan,
+                                                                           const RowScatterArrays& arrays,
+                                                                           int64_t row_begin,
+                                                                           int64_t row_end) {
+  ApplyRowScatterRange<Avx512RowScatterCombine, kWrap, T, Index>(plan, arrays, row_begin, row_end);
 }
 #endif  // __x86_64__
 
-template <typename T, typename Index>
+template <bool kWrap, typename T, typename Index>
 void ApplyRowScatterRangeOfTypes(const RowScatterPlan& plan, const RowScatterArrays& arrays,
                                  int64_t row_begin, int64_t row_end, [[maybe_unused]] RowScatterLanes lanes) {
 #if defined(__x86_64__)
   if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
-    ApplyRowScatterRangeAvx512<T, Index>(plan, arrays, row_begin, row_end);
+    ApplyRowScatterRangeAvx512<kWrap, T, Index>(plan, arrays, row_begin, row_end);
     return;
   }
 #endif
-  ApplyRowScatterRange<PortableRowScatterCombine, T, Index>(plan, arrays, row_begin, row_end);
+  ApplyRowScatterRange<PortableRowScatterCombine, kWrap, T, Index>(plan, arrays, row_begin, row_end);
+}
+
+// Signed indices with the plan's wrap or without; unsigned ones are never
+// wrapped (PlanRowScatter's callers wrap only signed ones).
+template <typename T, typename Index>
+void ApplyRowScatterRangeOfIndex(const RowScatterPlan& plan, const RowScatterArrays& arrays,
+                                 int64_t row_begin, int64_t row_end, RowScatterLanes lanes) {
+  if constexpr (std::is_signed_v<Index>) {
+    if (plan.wrap_negative_indices) {
+      ApplyRowScatterRangeOfTypes<true, T, Index>(plan, arrays, row_begin, row_end, lanes);
+      return;
+    }
+  }
+  ApplyRowScatterRangeOfTypes<false, T, Index>(plan, arrays, row_begin, row_end, lanes);
 }
 
 template <typename T>
@@ -279,15 +307,15 @@ void ApplyRowScatterRangeOfType(const RowScatterPlan& plan, const RowScatterArra
                                 int64_t row_end, RowScatterLanes lanes) {
   switch (plan.index_type) {
     case ElementType::kS32:
-      ApplyRowScatterRangeOfTypes<T, int32_t>(plan, arrays, row_begin, row_end, lanes);
+      ApplyRowScatterRangeOfIndex<T, int32_t>(plan, arrays, row_begin, row_end, lanes);
       break;
     case ElementType::kS64:
-      ApplyRowScatterRangeOfTypes<T, int64_t>(plan, arrays, row_begin, row_end, lanes);
+      ApplyRowScatterRangeOfIndex<T, int64_t>(plan, arrays, row_begin, row_end, lanes);
       break;
     case ElementType::kU32:
-      ApplyRowScatterRangeOfTypes<T, uint32_t>(plan, arrays, row_begin, row_end, lanes);
+      ApplyRowScatterRangeOfIndex<T, uint32_t>(plan, arrays, row_begin, row_end, lanes);
       break;
-    default: ApplyRowScatterRangeOfTypes<T, uint64_t>(plan, arrays, row_begin, row_end, lanes); break;
+    default: ApplyRowScatterRangeOfIndex<T, uint64_t>(plan, arrays, row_begin, row_end, lanes); break;
   }
 }
 

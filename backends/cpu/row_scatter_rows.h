@@ -29,7 +29,8 @@ enum class RowScatterLanes { kWidest, kPortable };
 // Combines into rows [row_begin, row_end) of `arrays.output` every update
 // whose index names one of them, in update order: each row ends with the
 // bytes the sequential scatter gives it. Indices naming other rows, or no
-// row (negative or >= plan.rows), are passed over.
+// row (negative or >= plan.rows, after plan.wrap_negative_indices's wrap),
+// are passed over.
 void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& arrays, int64_t row_begin,
                             int64_t row_end, RowScatterLanes lanes = RowScatterLanes::kWidest);
 

@@ -58,7 +58,54 @@ constexpr int64_t kRowScatterUpdatesPerThread = 16 * 1024;
 // (12.8 MB), half took 6.8 ms against 10.7.
 constexpr int64_t kRowScatterTableBytesPerThread = 8 << 20;
 
+// `instruction` as the one integer it holds: a constant of one element, or
+// a broadcast of one.
+std::optional<int64_t> RowScatterIndexConstant(const Instruction& instruction) {
+  const Instruction* constant = &instruction;
+  if (constant->opcode == Opcode::kBroadcast && constant->operands.size() == 1)
+    constant = constant->operand(0);
+  if (constant->opcode != Opcode::kConstant || !constant->literal.has_value() ||
+      constant->literal->element_count() != 1 || !IsIntegral(constant->shape.element_type()))
+    return std::nullopt;
+  return constant->literal->GetAsInt64(0);
+}
+
 }  // namespace
+
+bool WrapsNegativeRowScatterIndices(const Computation& kernel, const RowScatterPlan& plan) {
+  if (!IsSignedIntegral(plan.index_type) || kernel.parameters().size() != 1 || kernel.root() == nullptr)
+    return false;
+  const Instruction* index = kernel.parameters()[0];
+  const Instruction* root = kernel.root();
+  // The thunk reads the indices in their linear order, which a reshape keeps.
+  for (const Instruction* array : {index, root}) {
+    if (!array->shape.IsArray() || array->shape.element_type() != plan.index_type ||
+        array->shape.element_count() != plan.updates)
+      return false;
+  }
+  if (root->opcode == Opcode::kReshape) root = root->operand(0);
+  if (root->opcode != Opcode::kSelect || root->operands.size() != 3 || root->operand(2) != index)
+    return false;
+  // i < 0 (or 0 > i), as signed integers.
+  const Instruction* negative = root->operand(0);
+  if (negative->opcode != Opcode::kCompare || negative->operands.size() != 2 ||
+      (negative->attrs.comparison_type != ComparisonType::kDefault &&
+       negative->attrs.comparison_type != ComparisonType::kSigned))
+    return false;
+  const ComparisonDirection direction = negative->attrs.comparison_direction;
+  const bool index_first = negative->operand(0) == index;
+  const Instruction* zero = negative->operand(index_first ? 1 : 0);
+  if (negative->operand(index_first ? 0 : 1) != index ||
+      direction != (index_first ? ComparisonDirection::kLt : ComparisonDirection::kGt) ||
+      RowScatterIndexConstant(*zero) != 0)
+    return false;
+  // i + rows, either way round.
+  const Instruction* wrapped = root->operand(1);
+  if (wrapped->opcode != Opcode::kAdd || wrapped->operands.size() != 2) return false;
+  const Instruction* rows = wrapped->operand(wrapped->operand(0) == index ? 1 : 0);
+  return (wrapped->operand(0) == index || wrapped->operand(1) == index) &&
+         RowScatterIndexConstant(*rows) == plan.rows;
+}
 
 int RowScatterThreads(const RowScatterPlan& plan, int pool_threads) {
   const int64_t row_bytes = plan.row_elements * ByteWidth(plan.type);

@@ -10,7 +10,10 @@
 // (update 0 first), so the results equal the sequential scatter's bit for
 // bit, with repeated indices too. Out-of-range indices (negative or >= N)
 // fall in no thread's rows and are skipped, as XLA skips an update window
-// that does not fit.
+// that does not fit. JAX wraps negative indices first (i < 0 ? i + N : i),
+// a kernel of its own over the indices; the cpu lowering drops that kernel
+// and the thunk wraps them as it reads them (WrapsNegativeRowScatterIndices),
+// so the indices are read once.
 #pragma once
 
 #include <cstdint>
@@ -31,6 +34,9 @@ struct RowScatterPlan {
   int64_t rows = 0;          // the operand's first dimension
   int64_t row_elements = 1;  // product of its other dimensions
   int64_t updates = 0;       // update rows (and indices)
+  // An index i < 0 names row i + rows (JAX's wrap, folded in); one still
+  // outside the rows after that is skipped like any other.
+  bool wrap_negative_indices = false;
 };
 
 // The plan of `scatter` when it is a row scatter: one operand; indices
@@ -46,6 +52,13 @@ std::optional<RowScatterPlan> PlanRowScatter(const Instruction& scatter);
 // many as have enough updates each and a share of the destination table
 // too large to stay in cache (row_scatter_thunk.cc).
 int RowScatterThreads(const RowScatterPlan& plan, int pool_threads);
+
+// Whether `kernel` (a fusion's computation) computes the indices of a row
+// scatter planned as `plan` from its one parameter as JAX's x.at[i] does
+// before scattering: select(i < 0, i + rows, i) of a signed index type,
+// reshaped or not to the scatter's indices shape. The thunk can then read
+// the parameter instead and wrap the indices itself.
+bool WrapsNegativeRowScatterIndices(const Computation& kernel, const RowScatterPlan& plan);
 
 class RowScatterThunk : public Thunk {
  public:

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "backends/cpu/row_scatter_rows.h"
+#include "tests/cpu/jax_row_scatter_module.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
@@ -34,15 +35,15 @@ std::string RowScatterRowsModule(const std::string& type, int64_t rows, int64_t 
          "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine\n}\n";
 }
 
-// Indices from -3 to rows + 2, each row named about updates / rows times,
-// in an order that jumps about.
-void FillRowScatterRowsIndices(Literal& indices, int64_t rows) {
+// Indices from `lowest` to rows + 2, each row named about updates / rows
+// times, in an order that jumps about.
+void FillRowScatterRowsIndices(Literal& indices, int64_t rows, int64_t lowest) {
   DispatchElementType(indices.shape().element_type(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       int64_t u = 0;
       for (T& index : indices.data<T>()) {
-        index = static_cast<T>((u * 104729) % (rows + 6) - 3);
+        index = static_cast<T>((u * 104729) % (rows + 3 - lowest) + lowest);
         ++u;
       }
     }
@@ -51,16 +52,19 @@ void FillRowScatterRowsIndices(Literal& indices, int64_t rows) {
 
 // Runs the scatter of `text` through ApplyRowScatterUpdates with `lanes`,
 // its rows split into `stretches` equal stretches applied one after another,
-// and expects the interpreter's bytes.
+// and expects the interpreter's bytes. With `wrap`, the scatter's indices
+// are JAX's wrap of parameter 1 (jax_row_scatter_module.h), which the rows
+// loop is given instead and wraps itself; the indices start at -2 rows - 3.
 void ExpectRowLoopGivesTheInterpretersBytes(const std::string& text, int64_t rows, RowScatterLanes lanes,
-                                            int64_t stretches) {
+                                            int64_t stretches, bool wrap = false) {
   std::unique_ptr<Module> module = ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   const Instruction* scatter = module->entry()->root();
-  const std::optional<RowScatterPlan> plan = PlanRowScatter(*scatter);
+  std::optional<RowScatterPlan> plan = PlanRowScatter(*scatter);
   ASSERT_TRUE(plan.has_value()) << text;
+  plan->wrap_negative_indices = wrap;
   std::vector<Literal> arguments = RandomArguments(*module);
-  FillRowScatterRowsIndices(arguments[1], rows);
+  FillRowScatterRowsIndices(arguments[1], rows, wrap ? -2 * rows - 3 : -3);
   interpreter::InterpreterBackend reference;
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
   ASSERT_EQ(want.size(), 1u);
@@ -96,6 +100,21 @@ TEST(RuntimeRowScatterRowsTest, EveryIndexTypeFindsItsStretch) {
     const std::string text = RowScatterRowsModule("f32", 1000, 16, 3000, index_type, "add");
     for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable})
       ExpectRowLoopGivesTheInterpretersBytes(text, 1000, lanes, 4);
+  }
+}
+
+// JAX's negative indices wrapped in both row loops, in one stretch (every
+// update in turn) and in three (each listing its own): those from -rows on
+// name rows from the end, those below are dropped.
+TEST(RuntimeRowScatterRowsTest, WrappedNegativeIndicesNameRowsFromTheEnd) {
+  for (const char* index_type : {"s32", "s64"}) {
+    for (int64_t width : {16, 17}) {
+      const std::string text = testing::JaxScatterAddModule(index_type, 300, 300, width, 2500);
+      for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable}) {
+        for (int64_t stretches : {1, 3})
+          ExpectRowLoopGivesTheInterpretersBytes(text, 300, lanes, stretches, /*wrap=*/true);
+      }
+    }
   }
 }
 

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "backends/cpu/row_scatter_thunk.h"
+#include "tests/cpu/jax_row_scatter_module.h"
 #include "tests/cpu/runtime_test_util.h"
 
 namespace kiln::cpu {
@@ -47,15 +48,16 @@ std::string RowScatter(const std::string& type, int64_t rows, const std::string&
 
 // Indices that repeat (each value about four times, or once per row where
 // there are fewer updates) spread over the rows and stray out of range on
-// both sides: from -10 to rows + 9 (negative ones are huge unsigned).
-void FillIndices(Literal& indices, int64_t rows) {
-  const int64_t values = std::clamp<int64_t>(indices.element_count() / 4, 1, rows + 20);
+// both sides: from `lowest` to rows + 9 (negative ones are huge unsigned).
+void FillIndices(Literal& indices, int64_t rows, int64_t lowest) {
+  const int64_t span = rows + 10 - lowest;
+  const int64_t values = std::clamp<int64_t>(indices.element_count() / 4, 1, span);
   DispatchElementType(indices.shape().element_type(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
       int64_t u = 0;
       for (T& index : indices.data<T>()) {
-        index = static_cast<T>((u * 7919) % values * (rows + 20) / values - 10);
+        index = static_cast<T>((u * 7919) % values * span / values + lowest);
         ++u;
       }
     }
@@ -64,14 +66,14 @@ void FillIndices(Literal& indices, int64_t rows) {
 
 // Compiles `text`, expects `row_scatters` row-scatter thunks, and compares
 // the results on 1, 2 and 4 threads with the interpreter's (byte for byte
-// when `tolerance` is 0).
+// when `tolerance` is 0), the indices from `lowest_index` to rows + 9.
 void ExpectRowScatterMatches(const std::string& text, int64_t rows, int64_t row_scatters,
-                             double tolerance = 0) {
+                             double tolerance = 0, int64_t lowest_index = -10) {
   EXPECT_EQ(CountThunks(text, "row-scatter"), row_scatters) << text;
   std::unique_ptr<Module> module = ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   std::vector<Literal> arguments = RandomArguments(*module);
-  FillIndices(arguments[1], rows);
+  FillIndices(arguments[1], rows, lowest_index);
   interpreter::InterpreterBackend reference;
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
   ASSERT_EQ(want.size(), 1u);
@@ -154,6 +156,42 @@ TEST(RuntimeRowScatterTest, IntegerAddWrapsAround) {
     EXPECT_EQ(got.data<int32_t>()[2], -2147483646) << threads << " threads";  // max + 3 wraps
     EXPECT_EQ(got.data<int32_t>()[0], 2147483647) << threads << " threads";
   }
+}
+
+// JAX's wrap of negative indices (i < 0 ? i + rows : i) runs in the row
+// scatter, which reads the indices once: no kernel is left. The indices go
+// from -2 rows - 10 to rows + 9: those from -rows on name rows from the
+// end; those below stay negative and, like those past the rows, are dropped.
+TEST(RuntimeRowScatterTest, JaxsWrapOfNegativeIndicesRunsInTheScatter) {
+  for (const char* index_type : {"s32", "s64"}) {
+    for (int64_t width : {16, 17}) {
+      const std::string text = testing::JaxScatterAddModule(index_type, 300, 300, width, 1200);
+      EXPECT_EQ(CountThunks(text, "kernel"), 0) << text;
+      ExpectRowScatterMatches(text, 300, 1, 0, -610);
+    }
+  }
+  // A table large enough for four threads (34.6 MB), each listing the
+  // updates of its own rows.
+  ExpectRowScatterMatches(testing::JaxScatterAddModule("s32", 540000, 540000, 16, 70000), 540000, 1, 0,
+                          -1080010);
+}
+
+// A wrap by another count than the table's rows, and wrapped indices that
+// another scatter reads too, stay kernels of their own.
+TEST(RuntimeRowScatterTest, OtherIndexComputationsStayKernels) {
+  const std::string other_count = testing::JaxScatterAddModule("s32", 300, 299, 16, 1200);
+  EXPECT_EQ(CountThunks(other_count, "kernel"), 1) << other_count;
+  ExpectRowScatterMatches(other_count, 300, 1, 0, -610);
+  std::string twice = testing::JaxScatterAddModule("s32", 300, 300, 16, 1200);
+  const std::string first = "ROOT s = f32[300,16] scatter(x, column, u)";
+  ASSERT_NE(twice.find(first), std::string::npos);
+  twice.replace(twice.find(first), 4, "");  // s is no longer the root
+  twice.insert(twice.rfind('}'),
+               "  ROOT t = f32[300,16] scatter(s, column, u), update_window_dims={1}, "
+               "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, "
+               "index_vector_dim=1, to_apply=combine\n");
+  EXPECT_EQ(CountThunks(twice, "kernel"), 1) << twice;
+  ExpectRowScatterMatches(twice, 300, 2, 0, -610);
 }
 
 TEST(RuntimeRowScatterTest, OtherScattersKeepTheGenericKernel) {
