@@ -3,6 +3,7 @@
 // interpreter's results, for every element width, sizes that are not
 // multiples of the tile, and dimensions of one.
 #include <algorithm>
+#include <initializer_list>
 #include <numeric>
 #include <span>
 #include <string>
@@ -108,14 +109,41 @@ std::string DimsText(const std::vector<int64_t>& dims) {
   return text + "]";
 }
 
+// Runs `text` (one transpose) on CPU backends of each of `thread_counts`
+// intra-op threads and on the interpreter, on DistinctPatterns arguments:
+// one transpose thunk (unless the permutation is the identity, a copy),
+// and the interpreter's result byte for byte.
+void ExpectTransposeBytesMatch(const std::string& text, int component_bytes,
+                               std::initializer_list<int> thread_counts = {2}, bool identity = false) {
+  SCOPED_TRACE(text);
+  std::unique_ptr<Module> module = testing::ParseOrDie(text);
+  ASSERT_NE(module, nullptr);
+  if (!identity) {
+    EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
+  }
+  std::vector<Literal> arguments;
+  arguments.push_back(DistinctPatterns(module->entry()->parameters()[0]->shape, component_bytes));
+  interpreter::InterpreterBackend reference;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+  ASSERT_EQ(want.size(), 1u);
+  for (int threads : thread_counts) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(*module, arguments, threads));
+    ASSERT_EQ(got.raw().size(), want[0].raw().size());
+    EXPECT_EQ(testing::FirstByteDifference(got, want[0]), -1) << threads << " threads";
+  }
+}
+
+struct ElementTypeName {
+  const char* name;
+  int component_bytes;
+};
+// Every element width the transpose thunk moves (1, 2, 4, 8 and 16 bytes).
+constexpr ElementTypeName kEveryWidth[] = {{"s8", 1},  {"bf16", 2}, {"f32", 4},
+                                           {"f64", 8}, {"c64", 4},  {"c128", 8}};
+
 // Every permutation of `dims` for each element type: one transpose thunk
 // whose result is the interpreter's, byte for byte.
 void ExpectEveryPermutationMatches(const std::vector<int64_t>& dims) {
-  struct Type {
-    const char* name;
-    int component_bytes;
-  };
-  const Type types[] = {{"f32", 4}, {"f64", 8}, {"s8", 1}, {"bf16", 2}, {"c64", 4}};
   std::vector<int64_t> permutation(dims.size());
   std::iota(permutation.begin(), permutation.end(), 0);
   do {
@@ -125,27 +153,10 @@ void ExpectEveryPermutationMatches(const std::vector<int64_t>& dims) {
       out_dims.push_back(dims[static_cast<size_t>(d)]);
       order += (order.empty() ? "" : ",") + std::to_string(d);
     }
-    for (const Type& type : types) {
-      const std::string text = Transpose(type.name, DimsText(dims), DimsText(out_dims), order);
-      SCOPED_TRACE(text);
-      std::unique_ptr<Module> module = testing::ParseOrDie(text);
-      ASSERT_NE(module, nullptr);
-      const bool identity = std::is_sorted(permutation.begin(), permutation.end());
-      if (!identity) {
-        EXPECT_EQ(testing::CountThunks(text, "transpose"), 1);
-      }
-      std::vector<Literal> arguments;
-      arguments.push_back(DistinctPatterns(module->entry()->parameters()[0]->shape, type.component_bytes));
-      CpuBackend cpu;
-      interpreter::InterpreterBackend reference;
-      KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> got, testing::RunOn(cpu, *module, arguments));
-      KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
-      ASSERT_EQ(got.size(), 1u);
-      ASSERT_EQ(want.size(), 1u);
-      const std::span<const uint8_t> got_bytes = std::as_const(got[0]).raw();
-      const std::span<const uint8_t> want_bytes = std::as_const(want[0]).raw();
-      ASSERT_EQ(got_bytes.size(), want_bytes.size());
-      EXPECT_TRUE(std::equal(got_bytes.begin(), got_bytes.end(), want_bytes.begin()));
+    const bool identity = std::is_sorted(permutation.begin(), permutation.end());
+    for (const ElementTypeName& type : kEveryWidth) {
+      ExpectTransposeBytesMatch(Transpose(type.name, DimsText(dims), DimsText(out_dims), order),
+                                type.component_bytes, {2}, identity);
     }
   } while (std::next_permutation(permutation.begin(), permutation.end()));
 }
@@ -169,6 +180,54 @@ TEST(RuntimeTransposeTest, LargeOutputsWithStreamingStores) {
       Transpose("f32", "[1103,2049]", "[2049,1103]", "1,0"),
   };
   ExpectTransposeThunksMatchTheInterpreter(cases);
+}
+
+// A tile is 64 input lines by one 64-byte line of elements (16 f32, 8 f64),
+// moved as 16 x 16 or 8 x 8 register blocks: row counts just under, at and
+// past a block and a tile, column counts around a block and two, so every
+// partial block (masked loads and stores) and partial tile occurs, for
+// every width (those without register blocks take the element path).
+TEST(RuntimeTransposeTest, TileAndBlockEdgesOfEveryWidth) {
+  for (const ElementTypeName& type : kEveryWidth) {
+    for (int64_t rows : {7, 8, 9, 15, 16, 17, 63, 64, 65, 130}) {
+      for (int64_t columns : {2, 7, 8, 9, 15, 16, 17, 33}) {
+        const std::string in = DimsText({rows, columns}), out = DimsText({columns, rows});
+        ExpectTransposeBytesMatch(Transpose(type.name, in, out, "1,0"), type.component_bytes);
+      }
+    }
+  }
+}
+
+// 3-D and 4-D permutations large enough to split into many tasks, with
+// ragged tiles, on 1, 2 and 4 threads: each thread prefetches the tile it
+// does next, and a task's last tile prefetches nothing.
+TEST(RuntimeTransposeTest, ThreeAndFourDimensionsOnEveryThreadCount) {
+  const std::string shapes[][3] = {
+      {"[70,33,61]", "[61,70,33]", "2,0,1"},
+      {"[9,31,50,37]", "[9,50,37,31]", "0,2,3,1"},
+      {"[5,37,23,41]", "[41,23,5,37]", "3,2,0,1"},
+  };
+  for (const ElementTypeName& type : kEveryWidth) {
+    for (const auto& shape : shapes) {
+      ExpectTransposeBytesMatch(Transpose(type.name, shape[0], shape[1], shape[2]), type.component_bytes,
+                                {1, 2, 4});
+    }
+  }
+}
+
+// Past 8 MiB of output, whole aligned register blocks stream their stores:
+// a (2,0,1) permute whose lines are all aligned and one whose odd extents
+// leave most of them misaligned (plain stores) and ragged, in f32 and f64.
+TEST(RuntimeTransposeTest, LargePermutesWithStreamingStores) {
+  const std::string cases[][3] = {
+      {"f32", "[256,64,128]", "[128,256,64]"},
+      {"f32", "[130,129,131]", "[131,130,129]"},
+      {"f64", "[64,130,129]", "[129,64,130]"},
+  };
+  for (const auto& c : cases) {
+    const int component_bytes = c[0] == std::string("f64") ? 8 : 4;
+    ExpectTransposeBytesMatch(Transpose(c[0], c[1], c[2], "2,0,1"), component_bytes, {1, 2});
+  }
 }
 
 }  // namespace
