@@ -1,5 +1,7 @@
 #include "backends/cpu/select_and_add_vectors.h"
 
+#include <algorithm>
+
 #if defined(__x86_64__)
 #include <immintrin.h>
 #endif
@@ -206,29 +208,46 @@ struct SelectAndAddLanes<uint64_t> : IntegerSelectAndAddLanes<uint64_t, EightPla
 // Per vector of lanes: the best value and its place in the window
 // (a later row replaces it where the comparison does not keep it), then each
 // window row adds the source into the lanes that selected it, with a masked
-// store. The compiler leaves the scalar form's per-lane select as a branch,
-// which mispredicts on every other element of real data.
+// store (a store of no lane is a no-op: no branch on it, which real data
+// would mispredict). The compiler leaves the scalar form's per-lane select
+// as a branch, which mispredicts on every other element of real data.
+// kGroup vectors side by side: each one's selection is a chain of a compare
+// and a blend per window row, so one vector at a time leaves the vector
+// unit waiting on the chain (NHWC pooling's 64 channels are four vectors).
 template <typename T, ComparisonDirection kDirection>
 KILN_SELECT_AVX512 void SelectAndAddAvx512(const T* const* in, T* const* out, size_t taps, const T* values,
                                            int64_t n) {
   using Lanes = SelectAndAddLanes<T>;
   using Mask = typename Lanes::Mask;
-  for (int64_t c = 0; c < n; c += Lanes::kLanes) {
-    const Mask lanes = Lanes::Prefix(n - c);
-    typename Lanes::Vector best = Lanes::Load(lanes, in[0] + c);
-    __m512i where = _mm512_setzero_si512();
-    for (size_t k = 1; k < taps; ++k) {
-      const typename Lanes::Vector candidate = Lanes::Load(lanes, in[k] + c);
-      const Mask keep = Lanes::template Keeps<kDirection>(best, candidate);
-      best = Lanes::KeepOr(keep, candidate, best);
-      where = Lanes::KeepOr(keep, Lanes::Place(k), where);
+  using Vector = typename Lanes::Vector;
+  constexpr int kGroup = 4;
+  for (int64_t c = 0; c < n; c += kGroup * Lanes::kLanes) {
+    Mask lanes[kGroup];
+    Vector best[kGroup];
+    __m512i where[kGroup];
+    for (int v = 0; v < kGroup; ++v) {
+      lanes[v] = Lanes::Prefix(std::max<int64_t>(0, n - c - v * Lanes::kLanes));
+      best[v] = Lanes::Load(lanes[v], in[0] + c + v * Lanes::kLanes);
+      where[v] = _mm512_setzero_si512();
     }
-    const typename Lanes::Vector value = Lanes::Load(lanes, values + c);
+    for (size_t k = 1; k < taps; ++k) {
+      const __m512i place = Lanes::Place(k);
+      for (int v = 0; v < kGroup; ++v) {
+        const Vector candidate = Lanes::Load(lanes[v], in[k] + c + v * Lanes::kLanes);
+        const Mask keep = Lanes::template Keeps<kDirection>(best[v], candidate);
+        best[v] = Lanes::KeepOr(keep, candidate, best[v]);
+        where[v] = Lanes::KeepOr(keep, place, where[v]);
+      }
+    }
+    Vector value[kGroup];
+    for (int v = 0; v < kGroup; ++v) value[v] = Lanes::Load(lanes[v], values + c + v * Lanes::kLanes);
     for (size_t k = 0; k < taps; ++k) {
-      const Mask chosen = static_cast<Mask>(Lanes::At(where, Lanes::Place(k)) & lanes);
-      if (chosen == 0) continue;
-      T* row = out[k] + c;
-      Lanes::Store(row, chosen, Lanes::Add(Lanes::Load(chosen, row), value));
+      const __m512i place = Lanes::Place(k);
+      for (int v = 0; v < kGroup; ++v) {
+        const Mask chosen = static_cast<Mask>(Lanes::At(where[v], place) & lanes[v]);
+        T* row = out[k] + c + v * Lanes::kLanes;
+        Lanes::Store(row, chosen, Lanes::Add(Lanes::Load(chosen, row), value[v]));
+      }
     }
   }
 }

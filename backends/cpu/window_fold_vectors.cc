@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 
 #include "backends/cpu/avx512_lanes.h"
 
@@ -132,6 +133,35 @@ WindowFoldRows<T> FindWindowFoldRows(Opcode reducer, bool stream_stores) {
 }
 
 void FenceStreamedWindowStores() { FenceStreamedStores(); }
+
+namespace {
+#if defined(__x86_64__)
+KILN_AVX512_LANES void StreamWindowResultLines(char* to, const char* from, size_t lines) {
+  for (size_t i = 0; i < lines; ++i) {
+    _mm512_stream_si512(reinterpret_cast<__m512i*>(to + i * 64), _mm512_loadu_si512(from + i * 64));
+  }
+}
+#endif
+}  // namespace
+
+void StoreWindowResultRow(void* to, const void* from, size_t bytes, bool stream) {
+  auto* out = static_cast<char*>(to);
+  const auto* in = static_cast<const char*>(from);
+#if defined(__x86_64__)
+  if (stream && HasAvx512Lanes()) {
+    const size_t head = std::min(bytes, (64 - reinterpret_cast<uintptr_t>(out) % 64) % 64);
+    std::memcpy(out, in, head);
+    const size_t lines = (bytes - head) / 64;
+    StreamWindowResultLines(out + head, in + head, lines);
+    const size_t done = head + lines * 64;
+    std::memcpy(out + done, in + done, bytes - done);
+    return;
+  }
+#else
+  (void)stream;
+#endif
+  std::memcpy(out, in, bytes);
+}
 
 template WindowFoldRows<float> FindWindowFoldRows<float>(Opcode, bool);
 template WindowFoldRows<double> FindWindowFoldRows<double>(Opcode, bool);

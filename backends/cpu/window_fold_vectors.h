@@ -59,6 +59,12 @@ WindowFoldRows<T> FindWindowFoldRows(Opcode reducer, bool stream_stores = false)
 // x86 does not order them by a release store alone.
 void FenceStreamedWindowStores();
 
+// Copies `bytes` from `from` to `to` (not overlapping); with `stream` and
+// AVX-512F, the 64-byte aligned lines of `to` are stored non-temporally
+// (select-and-scatter's finished result rows: no read of the line before
+// it is written, nothing evicted), then FenceStreamedWindowStores is due.
+void StoreWindowResultRow(void* to, const void* from, size_t bytes, bool stream);
+
 extern template WindowFoldRows<float> FindWindowFoldRows<float>(Opcode, bool);
 extern template WindowFoldRows<double> FindWindowFoldRows<double>(Opcode, bool);
 

@@ -21,8 +21,9 @@ namespace {
 constexpr int64_t kWindowElementsPerTask = 32 * 1024;
 // Lanes reduced side by side: a row of accumulators that stays in L1.
 constexpr int64_t kLaneChunk = 512;
-// Max and min pooling results at least this large are stored past the
-// caches (FindWindowFoldRows): twice a 2 MiB L2, so they would not stay.
+// Pooling (FindWindowFoldRows) and select-and-scatter (StoreWindowResultRow)
+// results at least this large are stored past the caches: twice a 2 MiB
+// L2, so they would not stay.
 constexpr int64_t kStreamedWindowResultBytes = 4 << 20;
 // Lanes whose selections select-and-scatter keeps at once (on the stack).
 constexpr int64_t kSelectLanes = 128;
@@ -352,19 +353,36 @@ void SelectAndScatterBlock(const T* const* in, T* const* out, size_t taps, const
   }
 }
 
+// How many consecutive positions of the first window axis one window row
+// (a source index along it) spans at most: the rows of results that take
+// scatters at once.
+int64_t SelectRingRows(const WindowTapTable& table, const WindowAxis& first_axis) {
+  int64_t rows = 1;
+  for (int64_t q = 0; q < first_axis.output; ++q) {
+    const std::span<const int64_t> taps = table.Taps(0, q);
+    if (!taps.empty()) rows = std::max(rows, taps.back() - taps.front() + 1);
+  }
+  return rows;
+}
+
 // One batch entry and lanes [c0, c0 + n) (n <= kSelectLanes): the output
 // holds `initial` except where a source position scattered; each source
-// position, in row-major order, selects in every lane the first window
+// position (its n values at `values`, the next position's `value_step`
+// elements on: 0 for a source that is one value), in row-major order, selects in every lane the first window
 // element `select` does not keep over a later one and scatters its source
 // value there (`block`: SelectAndScatterBlock or a vector form of it). A
 // window reads padding positions from a row of `pad` and scatters what the
-// slice drops into a row nobody reads (`frames`). The output is set to
-// `initial` one row (first window axis) at a time, just before the first
-// window that reaches the row, so the scatters find it in the cache.
+// slice drops into a row nobody reads (`frames`). The scatters go to a ring
+// of result rows (first window axis) in `ring`, n lanes wide, that stays in
+// the cache: a row is set to `initial` when the first window reaches it and
+// written to the output once no later window does (non-temporally with
+// `stream`, which needs n == g.lanes), so each output element is written
+// once and never read.
 template <typename T, typename Block>
 void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
-                           const WindowFrameTable& frames, const T* operand, const T* source, T initial,
-                           T pad, T* output, int64_t c0, int64_t n, Block block) {
+                           const WindowFrameTable& frames, const T* operand, const T* values,
+                           int64_t value_step, T initial, T pad, T* output, int64_t c0, int64_t n,
+                           Block block, std::vector<T>& ring, bool stream) {
   const std::vector<WindowAxis>& axes = g.axes;
   int64_t row_results = 1, row_sources = 1;  // per index of the first axis
   for (size_t a = 1; a < axes.size(); ++a) {
@@ -375,48 +393,68 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
   T dropped_row[kSelectLanes];
   std::fill_n(pad_row, n, pad);
   std::fill_n(dropped_row, n, initial);
-  int64_t ready_rows = 0;  // padded positions of the first axis
-  auto initialise_rows = [&](int64_t end) {
-    for (; ready_rows < end; ++ready_rows) {
-      const int64_t r = frames.Write(0, ready_rows);
-      if (r < 0) continue;
-      T* row = output + r * row_results * g.lanes + c0;
-      for (int64_t p = 0; p < row_results; ++p) std::fill_n(row + p * g.lanes, n, initial);
+  const int64_t ring_rows = SelectRingRows(table, axes[0]);
+  const int64_t ring_row_elements = row_results * n;
+  ring.resize(static_cast<size_t>(ring_rows * ring_row_elements));
+  auto ring_row = [&](int64_t position) { return ring.data() + position % ring_rows * ring_row_elements; };
+  // Positions of the first axis: [flushed, ready) are in the ring.
+  int64_t ready = 0, flushed = 0;
+  auto make_ready = [&](int64_t end) {
+    for (; ready < end; ++ready) {
+      if (frames.Write(0, ready) >= 0) std::fill_n(ring_row(ready), ring_row_elements, initial);
     }
   };
-  // Per window element: the operand and result elements over the axes
-  // (-1: padding, dropped), then the rows they are.
-  std::vector<int64_t> reads, writes, next_reads, next_writes;
+  // Writes out the rows before `end`, each made ready first (a row no window
+  // reaches holds `initial`), so the ring never holds more than one window
+  // row's span.
+  auto flush = [&](int64_t end) {
+    for (; flushed < end; ++flushed) {
+      make_ready(flushed + 1);
+      const int64_t r = frames.Write(0, flushed);
+      if (r < 0) continue;
+      const T* from = ring_row(flushed);
+      T* to = output + r * row_results * g.lanes + c0;
+      if (n == g.lanes) {
+        StoreWindowResultRow(to, from, static_cast<size_t>(ring_row_elements) * sizeof(T), stream);
+      } else {
+        for (int64_t p = 0; p < row_results; ++p)
+          std::memcpy(static_cast<void*>(to + p * g.lanes), from + p * n, static_cast<size_t>(n) * sizeof(T));
+      }
+    }
+  };
+  // Per window element: the operand element over the axes (-1: padding),
+  // the first axis's position and the result element over the other axes
+  // (-1: dropped), then the rows they are.
+  std::vector<int64_t> reads, outers, writes, next_reads, next_outers, next_writes;
   size_t most_taps = 1;
   for (const WindowAxis& axis : axes) most_taps *= static_cast<size_t>(axis.size);
   std::vector<const T*> in_rows(most_taps);
   std::vector<T*> out_rows(most_taps);
   std::vector<int64_t> index(axes.size(), 0);
-  const T* values = source + c0;
   for (int64_t q0 = 0; q0 < axes[0].output; ++q0) {
     const std::span<const int64_t> rows = table.Taps(0, q0);
     if (rows.empty()) {
-      values += row_sources * g.lanes;
+      values += row_sources * value_step;
       continue;
     }
-    initialise_rows(rows.back() + 1);
+    flush(rows.front());
+    make_ready(rows.back() + 1);
     std::fill(index.begin() + 1, index.end(), 0);
-    for (int64_t q = 0; q < row_sources; ++q, values += g.lanes) {
+    for (int64_t q = 0; q < row_sources; ++q, values += value_step) {
       if (axes.size() == 2) {
         // 2-D pooling: the window's rows by two plain loops, without the
         // per-axis lists below (they cost more than the block itself).
         const std::span<const int64_t> taps = table.Taps(1, index[1]);
-        const int64_t read_extent = frames.ReadExtent(1), write_extent = frames.WriteExtent(1);
+        const int64_t read_extent = frames.ReadExtent(1);
         size_t count = 0;
         for (int64_t p : rows) {
-          const int64_t outer_read = frames.Read(0, p), outer_write = frames.Write(0, p);
+          const int64_t outer_read = frames.Read(0, p);
+          T* const result_row = frames.Write(0, p) < 0 ? nullptr : ring_row(p);
           for (int64_t tap : taps) {
             const int64_t r = frames.Read(1, tap), w = frames.Write(1, tap);
             in_rows[count] =
                 outer_read < 0 || r < 0 ? pad_row : operand + (outer_read * read_extent + r) * g.lanes + c0;
-            out_rows[count] = outer_write < 0 || w < 0
-                                  ? dropped_row
-                                  : output + (outer_write * write_extent + w) * g.lanes + c0;
+            out_rows[count] = result_row == nullptr || w < 0 ? dropped_row : result_row + w * n;
             ++count;
           }
         }
@@ -425,13 +463,16 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
         continue;
       }
       reads.clear();
+      outers.clear();
       writes.clear();
       for (int64_t p : rows) {
         reads.push_back(frames.Read(0, p));
-        writes.push_back(frames.Write(0, p));
+        outers.push_back(p);
+        writes.push_back(frames.Write(0, p) < 0 ? -1 : 0);
       }
       for (size_t a = 1; a < axes.size() && !reads.empty(); ++a) {
         next_reads.clear();
+        next_outers.clear();
         next_writes.clear();
         const std::span<const int64_t> taps = table.Taps(a, index[a]);
         const int64_t read_extent = frames.ReadExtent(a), write_extent = frames.WriteExtent(a);
@@ -439,16 +480,18 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
           for (int64_t tap : taps) {
             const int64_t r = frames.Read(a, tap), w = frames.Write(a, tap);
             next_reads.push_back(reads[i] < 0 || r < 0 ? -1 : reads[i] * read_extent + r);
+            next_outers.push_back(outers[i]);
             next_writes.push_back(writes[i] < 0 || w < 0 ? -1 : writes[i] * write_extent + w);
           }
         }
         reads.swap(next_reads);
+        outers.swap(next_outers);
         writes.swap(next_writes);
       }
       if (!reads.empty()) {
         for (size_t k = 0; k < reads.size(); ++k) {
           in_rows[k] = reads[k] < 0 ? pad_row : operand + reads[k] * g.lanes + c0;
-          out_rows[k] = writes[k] < 0 ? dropped_row : output + writes[k] * g.lanes + c0;
+          out_rows[k] = writes[k] < 0 ? dropped_row : ring_row(outers[k]) + writes[k] * n;
         }
         block(in_rows.data(), out_rows.data(), reads.size(), values, n);
       }
@@ -458,7 +501,7 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
       }
     }
   }
-  initialise_rows(axes[0].input);
+  flush(axes[0].input);
 }
 
 // Calls `fn(op)` with `op` the scalar function of `opcode` (one of
@@ -597,7 +640,8 @@ std::optional<SelectAndScatterPlan> PlanSelectAndScatter(const Instruction& sele
   if (!plain_order) return std::nullopt;
   const std::optional<Opcode> scatter = PlainReducer(*select_and_scatter.called[1], geometry->type);
   if (!scatter) return std::nullopt;
-  SelectAndScatterPlan plan{std::move(*geometry), root->attrs.comparison_direction, *scatter, {}, false};
+  SelectAndScatterPlan plan{
+      std::move(*geometry), root->attrs.comparison_direction, *scatter, {}, false, false};
   for (const WindowAxis& axis : plan.geometry.axes) plan.frames.push_back({0, axis.input, 0, axis.input});
   return plan;
 }
@@ -612,9 +656,14 @@ std::optional<FoldedSelectAndScatterPlan> PlanFoldedSelectAndScatter(const Instr
   if (select_and_scatter->opcode != Opcode::kSelectAndScatter) return std::nullopt;
   const Instruction* pad = select_and_scatter->operand(0);
   if (pad->opcode != Opcode::kPad) return std::nullopt;
-  // Each of x, v, s and i a parameter of its own: the fusion's operands.
-  const Instruction* leaves[] = {pad->operand(0), pad->operand(1), select_and_scatter->operand(1),
-                                 select_and_scatter->operand(2)};
+  // Each of x, v, s and i a parameter of its own: the fusion's operands; s
+  // may be a broadcast of a scalar parameter instead (a gradient of a sum:
+  // ones), read as that one value.
+  const Instruction* source = select_and_scatter->operand(1);
+  const bool scalar_source = source->opcode == Opcode::kBroadcast && source->operands.size() == 1 &&
+                             source->operand(0)->shape.IsArray() && source->operand(0)->shape.rank() == 0;
+  const Instruction* leaves[] = {pad->operand(0), pad->operand(1),
+                                 scalar_source ? source->operand(0) : source, select_and_scatter->operand(2)};
   int64_t numbers[4];
   for (size_t i = 0; i < 4; ++i) {
     if (leaves[i]->opcode != Opcode::kParameter || leaves[i]->attrs.parameter_number < 0 ||
@@ -664,6 +713,7 @@ std::optional<FoldedSelectAndScatterPlan> PlanFoldedSelectAndScatter(const Instr
     plan->frames.push_back({p.low, operand.dimensions(d), start, result.dimensions(d)});
   }
   plan->padded_and_sliced = true;
+  plan->scalar_source = scalar_source;
   return FoldedSelectAndScatterPlan{std::move(*plan), numbers[0], numbers[1], numbers[2], numbers[3]};
 }
 
@@ -783,23 +833,31 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
         const Status done = WithPoolingOp<T>(plan_.scatter, [&](auto op) {
           const T init = LoadScalar<T>(initial);
           const T pad = LoadScalar<T>(pad_value);
-          // Lanes [c0, c0 + n) of x, s and out, rows of lane_geometry.lanes.
-          auto run_lanes = [&](const T* x, const T* s, T* out, int64_t c0, int64_t n) {
+          std::vector<T> ring;  // the rows taking scatters, reused by the task's calls
+          // A source that is one value (a folded broadcast): a row of it, read
+          // for every source position.
+          std::vector<T> scalar_row;
+          if (plan_.scalar_source) scalar_row.assign(kSelectLanes, LoadScalar<T>(source));
+          // Lanes [c0, c0 + n) of x and out, rows of lane_geometry.lanes; the
+          // source's n values of each position at s, the next value_step on.
+          auto run_lanes = [&](const T* x, const T* s, int64_t value_step, T* out, int64_t c0, int64_t n,
+                               bool stream) {
             if constexpr (kHasSelectAndAddVectors<T>) {
               const SelectAndAddBlock<T> vector_block =
                   plan_.scatter == Opcode::kAdd ? FindSelectAndAddBlock<T>(plan_.select) : nullptr;
               if (vector_block != nullptr) {
-                SelectAndScatterLanes<T>(lane_geometry, taps_, frames_, x, s, init, pad, out, c0, n,
-                                         vector_block);
+                SelectAndScatterLanes<T>(lane_geometry, taps_, frames_, x, s, value_step, init, pad, out, c0,
+                                         n, vector_block, ring, stream);
                 return;
               }
             }
             auto lanes = [&](auto select) {
               SelectAndScatterLanes<T>(
-                  lane_geometry, taps_, frames_, x, s, init, pad, out, c0, n,
+                  lane_geometry, taps_, frames_, x, s, value_step, init, pad, out, c0, n,
                   [&](const T* const* in, T* const* rows, size_t taps, const T* values, int64_t count) {
                     SelectAndScatterBlock(in, rows, taps, values, count, select, op);
-                  });
+                  },
+                  ring, stream);
             };
             // The comparison is a template argument of the lane loop, not a branch in it.
             switch (plan_.select) {
@@ -814,29 +872,45 @@ Status SelectAndScatterThunk::Run(ExecutionContext& context) const {
           };
           if (gathered) {
             std::vector<T> x(static_cast<size_t>(in_positions * kGatheredLanes));
-            std::vector<T> s(static_cast<size_t>(source_positions * kGatheredLanes));
+            std::vector<T> s(plan_.scalar_source ? 0
+                                                 : static_cast<size_t>(source_positions * kGatheredLanes));
             std::vector<T> out(static_cast<size_t>(out_positions * kGatheredLanes));
             for (int64_t task = begin; task < end; ++task) {
               const int64_t b0 = task * kGatheredLanes;
               const int64_t width = std::min(kGatheredLanes, g.batch - b0);
               GatherBatchAsLanes(static_cast<const T*>(operand) + b0 * in_positions, in_positions, width,
                                  x.data());
-              GatherBatchAsLanes(static_cast<const T*>(source) + b0 * source_positions, source_positions,
-                                 width, s.data());
-              run_lanes(x.data(), s.data(), out.data(), 0, width);
+              if (plan_.scalar_source) {
+                run_lanes(x.data(), scalar_row.data(), 0, out.data(), 0, width, false);
+              } else {
+                GatherBatchAsLanes(static_cast<const T*>(source) + b0 * source_positions, source_positions,
+                                   width, s.data());
+                run_lanes(x.data(), s.data(), kGatheredLanes, out.data(), 0, width, false);
+              }
               ScatterLanesToBatch(out.data(), out_positions, width,
                                   static_cast<T*>(output) + b0 * out_positions);
             }
             return;
           }
+          // A result larger than the caches is written past them (whole rows
+          // only: one task's lanes are all of them).
+          const bool stream =
+              chunks == 1 && g.batch * out_positions * g.lanes * static_cast<int64_t>(sizeof(T)) >=
+                                 kStreamedWindowResultBytes;
           for (int64_t task = begin; task < end; ++task) {
             const int64_t b = task / chunks;
             const int64_t c0 = task % chunks * kSelectLanes;
             const int64_t n = std::min(kSelectLanes, g.lanes - c0);
-            run_lanes(static_cast<const T*>(operand) + b * in_positions * g.lanes,
-                      static_cast<const T*>(source) + b * source_positions * g.lanes,
-                      static_cast<T*>(output) + b * out_positions * g.lanes, c0, n);
+            const T* x = static_cast<const T*>(operand) + b * in_positions * g.lanes;
+            T* out = static_cast<T*>(output) + b * out_positions * g.lanes;
+            if (plan_.scalar_source) {
+              run_lanes(x, scalar_row.data(), 0, out, c0, n, stream);
+            } else {
+              run_lanes(x, static_cast<const T*>(source) + b * source_positions * g.lanes + c0, g.lanes, out,
+                        c0, n, stream);
+            }
           }
+          if (stream) FenceStreamedWindowStores();
         });
         if (!done.ok() && begin == 0) status = done;
       }

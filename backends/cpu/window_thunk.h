@@ -6,7 +6,10 @@
 // window's offsets computed once per output position. The order of
 // operations is the interpreter's: the initial value, then the window's
 // elements in row-major window order; select-and-scatter adds into each
-// output element in the source's row-major order. Work is split over the
+// output element in the source's row-major order; its scatters go to a ring
+// of result rows that stays in the cache, and each output row is written
+// once, when no later window reaches it (past the caches for a result
+// larger than them). Work is split over the
 // leading dimensions the window does not touch (and, for reduce-window, the
 // output positions) so no two tasks write the same element.
 // Select-and-scatter with an add scatter selects and adds in AVX-512
@@ -100,11 +103,13 @@ struct SelectAndScatterPlan {
   Opcode scatter = Opcode::kAdd;
   std::vector<WindowAxisFrame> frames;
   bool padded_and_sliced = false;  // a fold (below): the thunk reads a pad value
+  bool scalar_source = false;      // a fold of a broadcast source: the thunk reads its one value
 };
 std::optional<SelectAndScatterPlan> PlanSelectAndScatter(const Instruction& select_and_scatter);
 
-// A fusion whose computation is slice(select-and-scatter(pad(x, v), s, i))
-// (core/passes/select_and_scatter_folding.h) as one select-and-scatter that
+// A fusion whose computation is slice(select-and-scatter(pad(x, v), s, i)),
+// s a parameter or a broadcast of a scalar one
+// (core/passes/select_and_scatter_folding.h), as one select-and-scatter that
 // reads x and v where the padded operand would be and writes only the
 // slice's elements, with the bytes of the three instructions run one after
 // the other: padding positions hold v and may be selected (their scatters

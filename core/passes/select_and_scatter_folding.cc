@@ -10,25 +10,40 @@
 namespace kiln {
 namespace {
 
-// The chain a fold replaces: slice(select-and-scatter(pad(x, v), s, i)).
+// The chain a fold replaces: slice(select-and-scatter(pad(x, v), s, i)),
+// with `broadcast` the source s when it is a broadcast of a scalar that only
+// the select-and-scatter reads (null otherwise).
 struct PaddedSelectAndScatter {
   Instruction* slice;
   Instruction* select_and_scatter;
   Instruction* pad;
+  Instruction* broadcast = nullptr;
 };
 
-// The fusion of `chain` over (x, v, s, i), its computation owned by `fused`.
+// Whether `source` is a broadcast of a scalar (a sum's gradient: ones).
+bool IsScalarBroadcast(const Instruction* source) {
+  return source->opcode == Opcode::kBroadcast && source->operands.size() == 1 &&
+         source->operand(0)->shape.IsArray() && source->operand(0)->shape.rank() == 0;
+}
+
+// The fusion of `chain` over (x, v, s, i), its computation owned by `fused`;
+// with a broadcast source, over its scalar instead of s.
 std::unique_ptr<Instruction> FuseSelectAndScatterChain(const PaddedSelectAndScatter& chain,
                                                        std::unique_ptr<Computation>& fused) {
+  Instruction* source = chain.select_and_scatter->operand(1);
   const std::vector<Instruction*> inputs = {chain.pad->operand(0), chain.pad->operand(1),
-                                            chain.select_and_scatter->operand(1),
+                                            chain.broadcast != nullptr ? chain.broadcast->operand(0) : source,
                                             chain.select_and_scatter->operand(2)};
   std::vector<Instruction*> parameters;
   fused = MakeChainComputation("fused_" + chain.slice->name, inputs, parameters);
   Instruction* pad =
       CloneInstructionInto(*chain.pad, *fused, {parameters[0], parameters[1]}, chain.pad->name);
+  Instruction* fused_source =
+      chain.broadcast != nullptr
+          ? CloneInstructionInto(*chain.broadcast, *fused, {parameters[2]}, chain.broadcast->name)
+          : parameters[2];
   Instruction* select_and_scatter = CloneInstructionInto(
-      *chain.select_and_scatter, *fused, {pad, parameters[2], parameters[3]}, chain.select_and_scatter->name);
+      *chain.select_and_scatter, *fused, {pad, fused_source, parameters[3]}, chain.select_and_scatter->name);
   fused->set_root(CloneInstructionInto(*chain.slice, *fused, {select_and_scatter}, chain.slice->name));
   return MakeChainFusion(chain.slice->shape, inputs, fused.get());
 }
@@ -53,10 +68,14 @@ bool FoldSelectAndScatterChains(Module& module, Computation& computation,
   if (candidates.empty()) return false;
   const UserMap users = ComputeUsers(computation);
   std::vector<ChainFusion> fusions;
-  for (const PaddedSelectAndScatter& chain : candidates) {
+  for (PaddedSelectAndScatter& chain : candidates) {
     if (!OnlyUserIs(users, chain.select_and_scatter, chain.slice) ||
         !OnlyUserIs(users, chain.pad, chain.select_and_scatter))
       continue;
+    Instruction* source = chain.select_and_scatter->operand(1);
+    if (IsScalarBroadcast(source) && source != chain.select_and_scatter->operand(2) &&
+        OnlyUserIs(users, source, chain.select_and_scatter))
+      chain.broadcast = source;
     ChainFusion fold;
     fold.replaced = chain.slice;
     fold.fusion = FuseSelectAndScatterChain(chain, fold.fused);

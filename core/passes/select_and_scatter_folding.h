@@ -4,7 +4,10 @@
 // predicate takes that fusion. JAX's max-pool gradient is this chain: it
 // pads the operand with -inf, select-and-scatters, then slices the padding
 // off, and the padded operand and the padded result cost as much memory
-// traffic as the select-and-scatter itself. The fusion computes the same
+// traffic as the select-and-scatter itself. A source s that is a broadcast
+// of a scalar c read by nothing else (the gradient of a sum: ones) folds in
+// too, the fusion reading c instead of s, so the broadcast is never
+// written out. The fusion computes the same
 // three instructions, so any backend (the interpreter included) may run its
 // computation as it is; a backend whose predicate accepts it runs it as one
 // step. Folded only when the pad has no other user, the select-and-scatter

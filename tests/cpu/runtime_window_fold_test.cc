@@ -6,7 +6,9 @@
 // signs for max and min, signed zeros, infinities, every tail length), with
 // an epilogue the interpreter's op after it, and reduce-windows that take
 // it give the interpreter's bytes on 1, 2 and 4 threads, with results
-// stored through the caches or past them.
+// stored through the caches or past them. Select-and-scatter's result rows
+// are copied whole either way (StoreWindowResultRow).
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -181,6 +183,33 @@ void ExpectPoolingBytesOfTheInterpreter(const std::string& type, const std::stri
   std::copy(values.begin(), values.end(), x.begin());
   testing::ExpectSameBytesOnThreads(*module, arguments,
                                     /*any_nan_payload=*/reducer == "add" || reducer == "multiply");
+}
+
+TEST(RuntimeWindowFoldTest, ResultRowsAreCopiedWholeThroughTheCachesOrPastThem) {
+  // Every start within a cache line and lengths around whole lines: the
+  // bytes copied, none before or after them touched.
+  std::mt19937 random(7);
+  std::vector<unsigned char> from(1024), to(1024 + 128);
+  for (unsigned char& byte : from) byte = static_cast<unsigned char>(random());
+  for (const bool stream : {false, true}) {
+    for (size_t start = 0; start < 64; ++start) {
+      for (const size_t bytes : {size_t{0}, size_t{1}, size_t{63}, size_t{64}, size_t{65}, size_t{200},
+                                 size_t{640}, size_t{1000}}) {
+        std::fill(to.begin(), to.end(), 0xa5);
+        // The destination's start `start` bytes past a 64-byte boundary.
+        unsigned char* base = to.data() + (64 - reinterpret_cast<uintptr_t>(to.data()) % 64) % 64;
+        StoreWindowResultRow(base + start, from.data() + 3, bytes, stream);
+        FenceStreamedWindowStores();
+        SCOPED_TRACE(::testing::Message() << "stream " << stream << " start " << start << " bytes " << bytes);
+        for (size_t i = 0; i < to.size(); ++i) {
+          const unsigned char* at = to.data() + i;
+          const bool inside = at >= base + start && at < base + start + bytes;
+          ASSERT_EQ(to[i], inside ? from[static_cast<size_t>(at - (base + start)) + 3] : 0xa5)
+              << "byte " << i;
+        }
+      }
+    }
+  }
 }
 
 TEST(RuntimeWindowFoldTest, VectorPoolingGivesTheInterpretersBytes) {

@@ -181,15 +181,18 @@ TEST(RuntimeWindowTest, SelectAndScatterOfNaNsAndTiesGivesTheInterpretersBytes) 
 struct PaddedGradient {
   std::string type, in, pad, padded, source, window, slice, out;
   std::string direction = "GE", scatter = "add", pad_value = "-inf";
+  bool broadcast_source = false;  // s = broadcast(c), c a scalar parameter (the gradient of a sum)
 };
 
 std::string PaddedGradientProgram(const PaddedGradient& c) {
   return "HloModule m\nselect {\n  a = " + c.type + "[] parameter(0)\n  b = " + c.type +
          "[] parameter(1)\n  ROOT c = pred[] compare(a, b), direction=" + c.direction + "\n}\n" +
-         Reducer("scatter", c.type, c.scatter) + "ENTRY e {\n  x = " + c.type + c.in +
-         " parameter(0)\n  s = " + c.type + c.source + " parameter(1)\n  v = " + c.type + "[] constant(" +
-         c.pad_value + ")\n  p = " + c.type + c.padded + " pad(x, v), padding=" + c.pad +
-         "\n  i = " + c.type + "[] constant(0)\n  g = " + c.type + c.padded +
+         Reducer("scatter", c.type, c.scatter) + "ENTRY e {\n  x = " + c.type + c.in + " parameter(0)\n" +
+         (c.broadcast_source ? "  c = " + c.type + "[] parameter(1)\n  s = " + c.type + c.source +
+                                   " broadcast(c), dimensions={}"
+                             : "  s = " + c.type + c.source + " parameter(1)") +
+         "\n  v = " + c.type + "[] constant(" + c.pad_value + ")\n  p = " + c.type + c.padded +
+         " pad(x, v), padding=" + c.pad + "\n  i = " + c.type + "[] constant(0)\n  g = " + c.type + c.padded +
          " select-and-scatter(p, s, i), window={" + c.window +
          "}, select=select, scatter=scatter\n  ROOT o = " + c.type + c.out + " slice(g), slice={" + c.slice +
          "}\n}\n";
@@ -277,6 +280,58 @@ TEST(RuntimeWindowTest, FoldedPaddingIsSelectedWhereTheUnfoldedProgramSelectsIt)
     }
     SCOPED_TRACE(pattern);
     ExpectFoldedWithTheUnfoldedBytes(c, &arguments);
+  }
+}
+
+TEST(RuntimeWindowTest, ScattersThroughTheRingOfResultRowsGiveTheUnfoldedBytes) {
+  // The scatters go to a ring of result rows as wide as one window row's
+  // span, each row written out once no later window reaches it: spans of
+  // 1, 2, 3 and 5 rows (window dilation), rows no window reaches (stride
+  // 2 over windows of 1, stride 3 over windows of 2), rows the slice drops on both sides, three window
+  // axes (rows of planes), more lanes than one selection chunk (rows copied
+  // a chunk at a time) and results past 4 MiB written past the caches, in
+  // rows that start anywhere in a cache line (5 lanes).
+  const PaddedGradient cases[] = {
+      {"f32", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,6,5,4]", "size=1x1x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]"},
+      {"f32", "[2,11,10,4]", "0_0x1_0x1_1x0_0", "[2,12,12,4]", "[2,4,4,4]", "size=1x2x2x1 stride=1x3x3x1",
+       "[0:2], [1:12], [1:11], [0:4]", "[2,11,10,4]"},
+      {"f32", "[2,11,11,4]", "0_0x2_2x2_2x0_0", "[2,15,15,4]", "[2,7,7,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [3:12], [1:14], [0:4]", "[2,9,13,4]"},
+      {"f32", "[2,12,12,3]", "0_0x1_1x1_1x0_0", "[2,14,14,3]", "[2,5,5,3]",
+       "size=1x3x3x1 stride=1x2x2x1 rhs_dilate=1x2x2x1", "[0:2], [1:13], [1:13], [0:3]", "[2,12,12,3]"},
+      {"f32", "[2,6,7,8,3]", "0_0x1_1x1_1x1_1x0_0", "[2,8,9,10,3]", "[2,3,4,4,3]",
+       "size=1x3x3x3x1 stride=1x2x2x2x1", "[0:2], [1:7], [1:8], [1:9], [0:3]", "[2,6,7,8,3]"},
+      {"f32", "[1,7,7,300]", "0_0x1_1x1_1x0_0", "[1,9,9,300]", "[1,4,4,300]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:1], [1:8], [1:8], [0:300]", "[1,7,7,300]", "GT"},
+      {"f32", "[4,230,230,5]", "0_0x1_1x1_1x0_0", "[4,232,232,5]", "[4,115,115,5]",
+       "size=1x3x3x1 stride=1x2x2x1", "[0:4], [1:231], [1:231], [0:5]", "[4,230,230,5]"},
+      {"f64", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,5,5,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]", "GE", "maximum"},
+  };
+  for (const PaddedGradient& c : cases) ExpectFoldedWithTheUnfoldedBytes(c);
+}
+
+TEST(RuntimeWindowTest, ABroadcastSourceIsReadAsItsOneValue) {
+  // JAX's gradient of a max-pool's sum scatters a broadcast of one value:
+  // it folds into the thunk (no kernel writes it out), which reads the
+  // value for every source position: the vector and scalar blocks, more
+  // lanes than one selection chunk, NCHW (batch entries as lanes), bf16.
+  PaddedGradient cases[] = {
+      {"f32", "[2,16,16,8]", "0_0x1_1x1_1x0_0", "[2,18,18,8]", "[2,8,8,8]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:17], [1:17], [0:8]", "[2,16,16,8]"},
+      {"f64", "[2,9,9,4]", "0_0x1_1x1_1x0_0", "[2,11,11,4]", "[2,5,5,4]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:2], [1:10], [1:10], [0:4]", "[2,9,9,4]", "GE", "maximum"},
+      {"f32", "[1,7,7,300]", "0_0x1_1x1_1x0_0", "[1,9,9,300]", "[1,4,4,300]", "size=1x3x3x1 stride=1x2x2x1",
+       "[0:1], [1:8], [1:8], [0:300]", "[1,7,7,300]"},
+      {"f32", "[2,3,9,9]", "0_0x0_0x1_1x1_1", "[2,3,11,11]", "[2,3,5,5]", "size=1x1x3x3 stride=1x1x2x2",
+       "[0:2], [0:3], [1:10], [1:10]", "[2,3,9,9]"},
+      {"bf16", "[2,9,9,20]", "0_0x1_1x1_1x0_0", "[2,11,11,20]", "[2,9,9,20]", "size=1x3x3x1",
+       "[0:2], [1:10], [1:10], [0:20]", "[2,9,9,20]"},
+  };
+  for (PaddedGradient& c : cases) {
+    c.broadcast_source = true;
+    ExpectFoldedWithTheUnfoldedBytes(c);
   }
 }
 

@@ -17,8 +17,10 @@ namespace kiln {
 namespace {
 
 // JAX's max-pool gradient (3x3 windows, stride 2, SAME padding) on
-// f32[2,6,6,3]; `extra` is added to the entry before its root `o`.
-std::string MaxPoolGradientText(const std::string& extra = "", const std::string& root = "o") {
+// f32[2,6,6,3]; `extra` is added to the entry before its root `o`; `source`
+// defines s (a parameter unless told).
+std::string MaxPoolGradientText(const std::string& extra = "", const std::string& root = "o",
+                                const std::string& source = "s = f32[2,3,3,3] parameter(1)") {
   return R"(HloModule m
 select {
   a = f32[] parameter(0)
@@ -32,7 +34,8 @@ scatter {
 }
 ENTRY e {
   x = f32[2,6,6,3] parameter(0)
-  s = f32[2,3,3,3] parameter(1)
+  )" + source +
+         R"(
   v = f32[] constant(-inf)
   p = f32[2,8,8,3] pad(x, v), padding=0_0x1_1x1_1x0_0
   i = f32[] constant(0)
@@ -61,8 +64,10 @@ Literal SelectAndScatterRamp(std::vector<int64_t> dims, float scale, bool infini
 }
 
 // Runs the fold with `accepts` on a copy (under the verifier), checks the
-// interpreter's results are unchanged, and returns the copy.
-std::unique_ptr<Module> FoldSelectAndScatter(const Module& module, bool accepts, bool* changed) {
+// interpreter's results are unchanged (on `source` as parameter 1, a ramp
+// of the source's shape unless given), and returns the copy.
+std::unique_ptr<Module> FoldSelectAndScatter(const Module& module, bool accepts, bool* changed,
+                                             const Literal* source = nullptr) {
   std::unique_ptr<Module> folded = module.Clone();
   int asked = 0;
   PassPipeline pipeline;
@@ -74,9 +79,10 @@ std::unique_ptr<Module> FoldSelectAndScatter(const Module& module, bool accepts,
   auto result = pipeline.Run(*folded);
   EXPECT_TRUE(result.ok()) << result.status().ToString();
   *changed = result.ok() && *result;
-  testing::ExpectSameResults(module, *folded,
-                             std::vector<Literal>{SelectAndScatterRamp({2, 6, 6, 3}, 0.5f, true),
-                                                  SelectAndScatterRamp({2, 3, 3, 3}, 1.0f, false)});
+  testing::ExpectSameResults(
+      module, *folded,
+      std::vector<Literal>{SelectAndScatterRamp({2, 6, 6, 3}, 0.5f, true),
+                           source != nullptr ? *source : SelectAndScatterRamp({2, 3, 3, 3}, 1.0f, false)});
   return folded;
 }
 
@@ -108,6 +114,34 @@ TEST(PassesSelectAndScatterFoldingTest, PadSelectAndScatterAndSliceBecomeOneFusi
   EXPECT_EQ(root->opcode, Opcode::kSlice);
   EXPECT_EQ(root->operand(0)->opcode, Opcode::kSelectAndScatter);
   EXPECT_EQ(root->operand(0)->operand(0)->opcode, Opcode::kPad);
+}
+
+TEST(PassesSelectAndScatterFoldingTest, ABroadcastScalarSourceFoldsInAndTheFusionReadsTheScalar) {
+  // The gradient of a sum: s = broadcast(c); read by nothing else, it runs
+  // inside the fusion, which reads c; read again, s stays an operand.
+  const std::string broadcast = "c = f32[] parameter(1)\n  s = f32[2,3,3,3] broadcast(c), dimensions={}";
+  const Literal scalar = Literal::Scalar<float>(1.5f);
+  for (const bool read_again : {false, true}) {
+    SCOPED_TRACE(read_again);
+    const std::string read =
+        "  t = f32[2,6,6,3] pad(s, i), padding=0_0x1_2x1_2x0_0\n  u = f32[2,6,6,3] add(o, t)\n";
+    auto module = ParseSelectAndScatterModule(read_again ? MaxPoolGradientText(read, "u", broadcast)
+                                                         : MaxPoolGradientText("", "o", broadcast));
+    ASSERT_NE(module, nullptr);
+    bool changed = false;
+    auto folded = FoldSelectAndScatter(*module, true, &changed, &scalar);
+    EXPECT_TRUE(changed);
+    const Instruction* fusion = nullptr;
+    for (const auto& instruction : folded->entry()->instructions()) {
+      if (instruction->opcode == Opcode::kFusion) fusion = instruction.get();
+    }
+    ASSERT_NE(fusion, nullptr);
+    ASSERT_EQ(fusion->operands.size(), 4u);
+    EXPECT_EQ(fusion->operand(2)->name, read_again ? "s" : "c");
+    EXPECT_EQ(CountEntryOpcode(*folded, Opcode::kBroadcast), read_again ? 1 : 0);
+    const Instruction* source = fusion->called[0]->root()->operand(0)->operand(1);
+    EXPECT_EQ(source->opcode, read_again ? Opcode::kParameter : Opcode::kBroadcast);
+  }
 }
 
 TEST(PassesSelectAndScatterFoldingTest, NothingFoldsThatThePredicateRefuses) {
