@@ -233,16 +233,19 @@ void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_st
 }
 
 // The tile of a blocked transpose: `rows` input lines (along the output's
-// minor dimension) by `columns` input elements. With AVX-512 register
-// blocks a tile is kAvx512TileLines input lines of one 64-byte line each
-// (one block wide, four f32 or eight f64 blocks tall), so its output lines
-// are 256 (512) bytes long. On the AMD VM (2 threads, busy, best of 8) that
-// took a (2,0,1) permute of f32[256,256,256] from 9.5 to 2.9 ms, NCHW -> NHWC
-// of f32[32,64,56,56] from 1.8 to 0.7 ms and a 4096^2 transpose from 3.4 to
-// 2.6 ms, against the 32 x 32 tiles before; 32 x 32, 64 x 32, 32 x 64 and
-// 16 x 64 tiles were each slower on one of the three, and 32 lines (f64)
-// slower than 64. Element by element, square 32 x 32 tiles.
-constexpr int64_t kAvx512TileLines = 64;
+// minor dimension) by `columns` input elements. A transpose that streams
+// (its arrays are past the caches) through AVX-512 register blocks takes
+// tiles of kStreamingTileLines input lines of one 64-byte line each (one
+// block wide, four f32 or eight f64 blocks tall, output lines of 256 or 512
+// bytes), the next tile's input prefetched: on the AMD VM (2 threads, busy,
+// best of 8) that took a (2,0,1) permute of f32[256,256,256] from 7.4 to
+// 2.7 ms, NCHW -> NHWC of f32[32,64,56,56] from 2.5 to 0.9 ms and a 4096^2
+// transpose from 4.1 to 3.1 ms against 32 x 32 tiles; 32 x 32, 64 x 32,
+// 32 x 64 and 16 x 64 tiles were each slower on one of the three, and 32
+// lines (f64) slower than 64. Arrays that stay in the caches (a 1024^2 f32
+// transpose: 121 us against 140 us, 154 us prefetched) keep square 32 x 32
+// tiles without prefetches, as does the element-by-element path.
+constexpr int64_t kStreamingTileLines = 64;
 
 struct TransposeTileShape {
   int64_t rows;
@@ -250,18 +253,17 @@ struct TransposeTileShape {
 };
 
 template <typename E>
-TransposeTileShape TileShapeFor() {
+TransposeTileShape TileShapeFor(bool streaming) {
 #if defined(__x86_64__)
-  if (UsesAvx512Blocks<E>()) return {kAvx512TileLines, kAvx512LaneCount<E>};
+  if (streaming && UsesAvx512Blocks<E>()) return {kStreamingTileLines, kAvx512LaneCount<E>};
 #endif
   return {kTransposeTile, kTransposeTile};
 }
 
 // The transpose when the input's minor dimension moves: reading each output
 // line straight would touch a new input cache line per element, so tiles are
-// copied instead, (slab, band of output lines, tile) triples in parallel,
-// the next tile's input prefetched. `column` is the output dimension that is
-// the input's minor one.
+// copied instead, (slab, band of output lines, tile) triples in parallel.
+// `column` is the output dimension that is the input's minor one.
 template <typename E>
 void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
                       const std::vector<int64_t>& in_strides, int64_t count, size_t column,
@@ -280,11 +282,11 @@ void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
   const int64_t columns = out_dims[column];  // along the input's minor dimension
   const int64_t row_stride = in_strides[rank - 1];
   const int64_t column_stride = out_strides[column];
-  const TransposeTileShape tile = TileShapeFor<E>();
+  const bool streaming = count * static_cast<int64_t>(sizeof(E)) >= kStreamingTransposeBytes;
+  const TransposeTileShape tile = TileShapeFor<E>(streaming);
   const int64_t bands = (rows + tile.rows - 1) / tile.rows;
   const int64_t tiles_per_band = (columns + tile.columns - 1) / tile.columns;
-  const bool streaming = count * static_cast<int64_t>(sizeof(E)) >= kStreamingTransposeBytes;
-  [[maybe_unused]] const bool prefetch = UsesAvx512Blocks<E>();
+  [[maybe_unused]] const bool prefetch = streaming && UsesAvx512Blocks<E>();
   // Task t is tile t % tiles_per_band of band (t / tiles_per_band) % bands
   // of slab t / (tiles_per_band * bands): the tiles of a band read the same
   // input lines one after the other.
