@@ -1,6 +1,6 @@
 // Column reductions (backends/llvm/column_reduction_emitter.h) read the
 // rows one after another where consecutive rows are one contiguous stream,
-// and in groups of four otherwise; either way each output adds its inputs
+// and in groups of eight otherwise; either way each output adds its inputs
 // in the interpreter's order, so the bytes are the interpreter's.
 #include <string>
 
@@ -28,6 +28,8 @@ TEST(RuntimeColumnReductionTest, RowsOneAfterAnotherOrInGroupsAddInTheInterprete
       {"f32[9,40,1500]", "f32[9,1500]", "1"},  // rows longer than a block: in groups
       {"f32[20,3,70]", "f32[70]", "0,1"},      // two reduced dimensions, whole rows
       {"f32[30,8,16]", "f32[8,16]", "0"},      // rows of a reduced position far apart: in groups
+      {"f32[13,5,70]", "f32[5,70]", "0"},      // too few rows for a group: one at a time
+      {"f32[50,3,200]", "f32[3,200]", "0"},    // groups, then the rows left over
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.input + " over " + c.dimensions);
