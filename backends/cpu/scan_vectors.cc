@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "backends/cpu/avx512_lanes.h"
+#include "backends/cpu/avx512_transpose.h"
 
 namespace kiln::cpu {
 
@@ -11,77 +12,6 @@ namespace {
 
 // The running vectors of a block of columns (kScanColumnsPerBlock).
 constexpr int64_t kScanVectorsPerBlock = kScanColumnsPerBlock<float> / kAvx512LaneCount<float>;
-
-// The shuffles in their masked forms with every lane selected: the plain
-// intrinsics pass GCC 12 an "undefined" merge source that -Wuninitialized
-// (an error here) reports once they are inlined.
-constexpr __mmask16 kScanEveryLane16 = 0xffff;
-constexpr __mmask8 kScanEveryLane8 = 0xff;
-KILN_AVX512_LANES inline __m512i ScanUnpackLow32(__m512i a, __m512i b) {
-  return _mm512_mask_unpacklo_epi32(a, kScanEveryLane16, a, b);
-}
-KILN_AVX512_LANES inline __m512i ScanUnpackHigh32(__m512i a, __m512i b) {
-  return _mm512_mask_unpackhi_epi32(a, kScanEveryLane16, a, b);
-}
-KILN_AVX512_LANES inline __m512i ScanUnpackLow64(__m512i a, __m512i b) {
-  return _mm512_mask_unpacklo_epi64(a, kScanEveryLane8, a, b);
-}
-KILN_AVX512_LANES inline __m512i ScanUnpackHigh64(__m512i a, __m512i b) {
-  return _mm512_mask_unpackhi_epi64(a, kScanEveryLane8, a, b);
-}
-// 128-bit quarters: the even (0x88) or odd (0xdd) quarters of a, then those of b.
-constexpr int kScanEvenQuarters = 0x88;
-constexpr int kScanOddQuarters = 0xdd;
-template <int kQuarters>
-KILN_AVX512_LANES inline __m512i ScanSwapQuarters(__m512i a, __m512i b) {
-  return _mm512_mask_shuffle_i64x2(a, kScanEveryLane8, a, b, kQuarters);
-}
-
-// r[i] holds element j of line i in lane j; afterwards r[j] holds element j
-// of line i in lane i. 32-bit pairs, 64-bit pairs, then 128-bit quarters twice.
-KILN_AVX512_LANES __attribute__((always_inline)) inline void ScanTranspose16(__m512i* r) {
-  __m512i t[16];
-  for (int i = 0; i < 16; i += 2) {
-    t[i] = ScanUnpackLow32(r[i], r[i + 1]);
-    t[i + 1] = ScanUnpackHigh32(r[i], r[i + 1]);
-  }
-  for (int i = 0; i < 16; i += 4) {
-    r[i] = ScanUnpackLow64(t[i], t[i + 2]);
-    r[i + 1] = ScanUnpackHigh64(t[i], t[i + 2]);
-    r[i + 2] = ScanUnpackLow64(t[i + 1], t[i + 3]);
-    r[i + 3] = ScanUnpackHigh64(t[i + 1], t[i + 3]);
-  }
-  for (int i = 0; i < 16; i += 8) {
-    for (int j = 0; j < 4; ++j) {
-      t[i + j] = ScanSwapQuarters<kScanEvenQuarters>(r[i + j], r[i + j + 4]);
-      t[i + j + 4] = ScanSwapQuarters<kScanOddQuarters>(r[i + j], r[i + j + 4]);
-    }
-  }
-  for (int j = 0; j < 8; ++j) {
-    r[j] = ScanSwapQuarters<kScanEvenQuarters>(t[j], t[j + 8]);
-    r[j + 8] = ScanSwapQuarters<kScanOddQuarters>(t[j], t[j + 8]);
-  }
-}
-
-// The same for eight lines of eight 8-byte elements: 64-bit pairs, then
-// 128-bit quarters twice.
-KILN_AVX512_LANES __attribute__((always_inline)) inline void ScanTranspose8(__m512i* r) {
-  __m512i t[8];
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = ScanUnpackLow64(r[i], r[i + 1]);
-    t[i + 1] = ScanUnpackHigh64(r[i], r[i + 1]);
-  }
-  for (int q = 0; q < 2; ++q) {
-    const __m512i even_low = ScanSwapQuarters<kScanEvenQuarters>(t[q], t[2 + q]);
-    const __m512i odd_low = ScanSwapQuarters<kScanOddQuarters>(t[q], t[2 + q]);
-    const __m512i even_high = ScanSwapQuarters<kScanEvenQuarters>(t[4 + q], t[6 + q]);
-    const __m512i odd_high = ScanSwapQuarters<kScanOddQuarters>(t[4 + q], t[6 + q]);
-    r[q] = ScanSwapQuarters<kScanEvenQuarters>(even_low, even_high);
-    r[4 + q] = ScanSwapQuarters<kScanOddQuarters>(even_low, even_high);
-    r[2 + q] = ScanSwapQuarters<kScanEvenQuarters>(odd_low, odd_high);
-    r[6 + q] = ScanSwapQuarters<kScanOddQuarters>(odd_low, odd_high);
-  }
-}
 
 // One scan step on every lane: held = op(held, next), the interpreter's
 // operation. A reverse maximum or minimum is op(next, held): the window's
@@ -108,11 +38,7 @@ KILN_AVX512_LANES __attribute__((always_inline)) inline void TransposeLanes(
   __m512i bits[L::kCount];
 #pragma GCC unroll 16
   for (int k = 0; k < L::kCount; ++k) bits[k] = L::Bits(r[k]);
-  if constexpr (L::kCount == 16) {
-    ScanTranspose16(bits);
-  } else {
-    ScanTranspose8(bits);
-  }
+  TransposeLines<L::kCount>(bits);
 #pragma GCC unroll 16
   for (int k = 0; k < L::kCount; ++k) r[k] = L::FromBits(bits[k]);
 }
