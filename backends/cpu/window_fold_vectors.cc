@@ -141,8 +141,29 @@ KILN_AVX512_LANES void StreamWindowResultLines(char* to, const char* from, size_
     _mm512_stream_si512(reinterpret_cast<__m512i*>(to + i * 64), _mm512_loadu_si512(from + i * 64));
   }
 }
+
+KILN_AVX512_LANES void FillWindowLines(char* to, const unsigned char* pattern, size_t lines) {
+  const __m512i line = _mm512_loadu_si512(pattern);
+  for (size_t i = 0; i < lines; ++i) _mm512_storeu_si512(to + i * 64, line);
+}
 #endif
 }  // namespace
+
+void FillWindowRow(void* to, const void* value, size_t element_bytes, size_t count) {
+  auto* out = static_cast<char*>(to);
+  size_t done = 0;
+#if defined(__x86_64__)
+  if (HasAvx512Lanes() && element_bytes > 0 && 64 % element_bytes == 0) {
+    // 64 bytes of the element repeated: a line holds whole elements.
+    unsigned char pattern[64];
+    for (size_t b = 0; b < 64; b += element_bytes) std::memcpy(pattern + b, value, element_bytes);
+    const size_t lines = count * element_bytes / 64;
+    FillWindowLines(out, pattern, lines);
+    done = lines * 64 / element_bytes;
+  }
+#endif
+  for (size_t i = done; i < count; ++i) std::memcpy(out + i * element_bytes, value, element_bytes);
+}
 
 void StoreWindowResultRow(void* to, const void* from, size_t bytes, bool stream) {
   auto* out = static_cast<char*>(to);

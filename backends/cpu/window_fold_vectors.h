@@ -65,6 +65,12 @@ void FenceStreamedWindowStores();
 // it is written, nothing evicted), then FenceStreamedWindowStores is due.
 void StoreWindowResultRow(void* to, const void* from, size_t bytes, bool stream);
 
+// Sets `count` elements of `element_bytes` (1, 2, 4 or 8) at `to` to the
+// element at `value`, a 64-byte line at a time where the CPU has AVX-512F
+// (select-and-scatter's ring rows, set to the initial value: the library's
+// baseline build fills 16 bytes a store).
+void FillWindowRow(void* to, const void* value, size_t element_bytes, size_t count);
+
 extern template WindowFoldRows<float> FindWindowFoldRows<float>(Opcode, bool);
 extern template WindowFoldRows<double> FindWindowFoldRows<double>(Opcode, bool);
 

@@ -401,7 +401,8 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
   int64_t ready = 0, flushed = 0;
   auto make_ready = [&](int64_t end) {
     for (; ready < end; ++ready) {
-      if (frames.Write(0, ready) >= 0) std::fill_n(ring_row(ready), ring_row_elements, initial);
+      if (frames.Write(0, ready) >= 0)
+        FillWindowRow(ring_row(ready), &initial, sizeof(T), static_cast<size_t>(ring_row_elements));
     }
   };
   // Writes out the rows before `end`, each made ready first (a row no window

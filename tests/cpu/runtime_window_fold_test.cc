@@ -7,7 +7,8 @@
 // an epilogue the interpreter's op after it, and reduce-windows that take
 // it give the interpreter's bytes on 1, 2 and 4 threads, with results
 // stored through the caches or past them. Select-and-scatter's result rows
-// are copied whole either way (StoreWindowResultRow).
+// are copied whole either way (StoreWindowResultRow) and its ring rows
+// filled with their initial value (FillWindowRow).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -205,6 +206,30 @@ TEST(RuntimeWindowFoldTest, ResultRowsAreCopiedWholeThroughTheCachesOrPastThem) 
           const unsigned char* at = to.data() + i;
           const bool inside = at >= base + start && at < base + start + bytes;
           ASSERT_EQ(to[i], inside ? from[static_cast<size_t>(at - (base + start)) + 3] : 0xa5)
+              << "byte " << i;
+        }
+      }
+    }
+  }
+}
+
+TEST(RuntimeWindowFoldTest, RowsAreFilledWithTheirElementAndNothingElse) {
+  // Elements of 1, 2, 4 and 8 bytes, rows shorter and longer than a line,
+  // starting anywhere in one.
+  const unsigned char element[8] = {0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88};
+  std::vector<unsigned char> to(1024 + 128);
+  for (const size_t element_bytes : {size_t{1}, size_t{2}, size_t{4}, size_t{8}}) {
+    for (size_t start = 0; start < 64; start += element_bytes) {
+      for (const size_t count : {size_t{0}, size_t{1}, size_t{7}, size_t{16}, size_t{33}, size_t{100}}) {
+        std::fill(to.begin(), to.end(), 0xa5);
+        unsigned char* base = to.data() + (64 - reinterpret_cast<uintptr_t>(to.data()) % 64) % 64 + start;
+        FillWindowRow(base, element, element_bytes, count);
+        SCOPED_TRACE(::testing::Message()
+                     << element_bytes << "-byte elements, start " << start << ", " << count);
+        for (size_t i = 0; i < to.size(); ++i) {
+          const unsigned char* at = to.data() + i;
+          const bool inside = at >= base && at < base + count * element_bytes;
+          ASSERT_EQ(to[i], inside ? element[static_cast<size_t>(at - base) % element_bytes] : 0xa5)
               << "byte " << i;
         }
       }
