@@ -1,6 +1,7 @@
 #include "backends/vulkan/library_convolution.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 
 namespace kiln::vulkan {
@@ -25,24 +26,31 @@ std::vector<int64_t> RowMajorStrides(const Shape& shape) {
 
 std::vector<uint32_t> ConvolutionShape::Words() const {
   std::vector<uint32_t> words{batch, channels, out_features, groups};
-  auto pair = [&words](const uint32_t(&values)[2]) { words.insert(words.end(), values, values + 2); };
-  pair(in_size);
-  pair(out_size);
-  pair(window);
-  pair(stride);
-  words.push_back(static_cast<uint32_t>(pad_low[0]));
-  words.push_back(static_cast<uint32_t>(pad_low[1]));
-  pair(dilation);
+  auto slots = [&words](const auto& values) {
+    for (const auto value : values) words.push_back(static_cast<uint32_t>(value));
+  };
+  slots(in_size);
+  slots(out_size);
+  slots(stride);
+  slots(pad_low);
   words.push_back(in_stride_batch);
   words.push_back(in_stride_feature);
-  pair(in_stride_spatial);
+  slots(in_stride_spatial);
   words.push_back(filter_stride_in);
   words.push_back(filter_stride_out);
-  pair(filter_stride_spatial);
+  slots(filter_stride_spatial);
   words.push_back(out_stride_batch);
   words.push_back(out_stride_feature);
-  pair(out_stride_spatial);
+  slots(out_stride_spatial);
   return words;
+}
+
+std::vector<uint32_t> ConvolutionPlan::specialization() const {
+  std::vector<uint32_t> constants = tiles.specialization();
+  constants.insert(constants.end(), std::begin(shape.window), std::end(shape.window));
+  constants.insert(constants.end(), std::begin(shape.dilation), std::end(shape.dilation));
+  constants.push_back(shape.spatial == 3 ? 3 : 2);
+  return constants;
 }
 
 // The shader's [[unroll]] loops run a number of trips the specialization
@@ -80,7 +88,8 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
   const ConvolutionDimensionNumbers& dn = *convolution.attrs.conv;
   const Window& window = *convolution.attrs.window;
   const size_t spatial = dn.input_spatial_dimensions.size();
-  if (spatial < 1 || spatial > 2 || window.dimensions.size() != spatial ||
+  constexpr size_t kSlots = ConvolutionShape::kSlots;
+  if (spatial < 1 || spatial > kSlots || window.dimensions.size() != spatial ||
       convolution.attrs.batch_group_count != 1)
     return std::nullopt;
   for (const WindowDimension& w : window.dimensions)
@@ -116,8 +125,9 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
       static_cast<uint32_t>(filter_strides[static_cast<size_t>(dn.kernel_output_feature_dimension)]);
   s.out_stride_batch = static_cast<uint32_t>(out_strides[static_cast<size_t>(dn.output_batch_dimension)]);
   s.out_stride_feature = static_cast<uint32_t>(out_strides[static_cast<size_t>(dn.output_feature_dimension)]);
-  // A 1-D convolution is the 2-D one whose spatial dimension 0 has extent 1.
-  const size_t first = 2 - spatial;
+  // The spatial dimensions fill the last slots; the others keep extent 1.
+  s.spatial = static_cast<uint32_t>(spatial);
+  const size_t first = kSlots - spatial;
   for (size_t i = 0; i < spatial; ++i) {
     const size_t slot = first + i;
     const WindowDimension& w = window.dimensions[i];
@@ -140,7 +150,7 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
   }
   // The shader's window positions (stride x output + dilation x window,
   // before the padding) stay within 32 bits.
-  for (size_t i = 0; i < 2; ++i) {
+  for (size_t i = 0; i < kSlots; ++i) {
     const int64_t reach = int64_t{s.stride[i]} * s.out_size[i] + int64_t{s.dilation[i]} * s.window[i];
     if (reach > std::numeric_limits<int32_t>::max()) return std::nullopt;
   }

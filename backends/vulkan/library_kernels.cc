@@ -81,7 +81,7 @@ std::optional<LibraryKernel> PlanAny(const Computation& kernel, const ShaderFeat
   if (std::optional<ConvolutionPlan> plan = PlanKernelConvolution(kernel, features)) {
     // At most kGlslMaxWorkgroups along x, the shader striding over the rest.
     const int64_t launched = std::min(plan->groups, kGlslMaxWorkgroups);
-    return OneLaunch(entry_name, plan->shader, plan->tiles.specialization(), 3, {launched, 1, 1},
+    return OneLaunch(entry_name, plan->shader, plan->specialization(), 3, {launched, 1, 1},
                      (plan->groups + launched - 1) / launched, plan->tiles.workgroup_size(),
                      plan->shape.Words(), plan->loops_per_tile());
   }

@@ -805,6 +805,21 @@ def register_convolution_programs():
         ),
         lambda rng: (normal(rng, (1, 4, 5, 4, 2)), normal(rng, (2, 3, 2, 2, 3))),
     )
+    # Large enough (4224 outputs, 8 features a group) for Vulkan's library
+    # convolution, which conv3d is too small for.
+    register_simple(
+        "conv3d_strided_dilated_grouped",
+        lambda x, w: lax.conv_general_dilated(
+            x,
+            w,
+            (2, 1, 2),
+            ((1, 1), (0, 1), (2, 1)),
+            rhs_dilation=(1, 2, 1),
+            dimension_numbers=("NDHWC", "DHWIO", "NDHWC"),
+            feature_group_count=2,
+        ),
+        lambda rng: (normal(rng, (1, 8, 12, 10, 8)), normal(rng, (3, 2, 3, 4, 16))),
+    )
 
 
 def register_dot_programs():

@@ -1,6 +1,7 @@
 // Which convolutions run the library convolution (library_convolution.h)
 // and with what tiles and push constants. No device needed.
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <string>
@@ -44,17 +45,23 @@ TEST(VulkanConvolutionPlan, NhwcIsAnImplicitGemmOfTheWindowAndFeatures) {
   EXPECT_EQ(s.depth(), 3 * 3 * 64);
   EXPECT_EQ(s.out_features, 64u);
   EXPECT_EQ(s.groups, 1u);
-  EXPECT_EQ(s.pad_low[0], 1);
+  // Two spatial dimensions take the last two of the shader's three slots.
+  EXPECT_EQ(s.pad_low[0], 0);
+  EXPECT_EQ(s.pad_low[1], 1);
   EXPECT_EQ(s.in_stride_batch, 56u * 56 * 64);
   EXPECT_EQ(s.in_stride_feature, 1u);
-  EXPECT_EQ(s.in_stride_spatial[0], 56u * 64);
-  EXPECT_EQ(s.in_stride_spatial[1], 64u);
+  EXPECT_EQ(s.in_stride_spatial[1], 56u * 64);
+  EXPECT_EQ(s.in_stride_spatial[2], 64u);
   EXPECT_EQ(s.filter_stride_in, 64u);
   EXPECT_EQ(s.filter_stride_out, 1u);
-  EXPECT_EQ(s.filter_stride_spatial[0], 3u * 64 * 64);
+  EXPECT_EQ(s.filter_stride_spatial[1], 3u * 64 * 64);
   EXPECT_EQ(s.out_stride_feature, 1u);
   EXPECT_EQ(plan->groups, 8 * 56 * 56 / 64);
-  EXPECT_EQ(s.Words().size(), 28u);
+  // 31 words: within the 128 bytes of push constants every device has.
+  EXPECT_EQ(s.Words().size(), 31u);
+  // The tiles, then the window (1 in the unused slot 0) and its dilation,
+  // then SPATIAL.
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2}));
 }
 
 TEST(VulkanConvolutionPlan, NchwWithStridesDilationAndGroups) {
@@ -69,10 +76,10 @@ TEST(VulkanConvolutionPlan, NchwWithStridesDilationAndGroups) {
   EXPECT_EQ(s.channels, 6u);
   EXPECT_EQ(s.out_features, 12u);
   EXPECT_EQ(s.groups, 2u);
-  EXPECT_EQ(s.stride[1], 2u);
-  EXPECT_EQ(s.dilation[0], 2u);
+  EXPECT_EQ(s.stride[2], 2u);
+  EXPECT_EQ(s.dilation[1], 2u);
   EXPECT_EQ(s.in_stride_feature, 23u * 21);
-  EXPECT_EQ(s.in_stride_spatial[1], 1u);
+  EXPECT_EQ(s.in_stride_spatial[2], 1u);
   EXPECT_EQ(s.filter_stride_out, 6u * 9);
   EXPECT_EQ(s.filter_stride_in, 9u);
   EXPECT_EQ(s.out_stride_feature, 11u * 10);
@@ -81,17 +88,77 @@ TEST(VulkanConvolutionPlan, NchwWithStridesDilationAndGroups) {
   EXPECT_EQ(plan->groups, (3 * 11 * 10 + 255) / 256 * 2);
 }
 
-TEST(VulkanConvolutionPlan, OneSpatialDimensionIsTheSecond) {
+TEST(VulkanConvolutionPlan, OneSpatialDimensionIsTheLastSlot) {
   std::unique_ptr<Module> module = ConvolutionModule("f32[4,300,3]", "f32[5,3,16]", "f32[4,300,16]",
                                                      "window={size=5 pad=2_2}, dim_labels=b0f_0io->b0f");
   ASSERT_NE(module, nullptr);
   const std::optional<ConvolutionPlan> plan = Plan(*module);
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shape.in_size[0], 1u);
-  EXPECT_EQ(plan->shape.window[0], 1u);
-  EXPECT_EQ(plan->shape.in_size[1], 300u);
-  EXPECT_EQ(plan->shape.window[1], 5u);
-  EXPECT_EQ(plan->shape.pad_low[1], 2);
+  EXPECT_EQ(plan->shape.in_size[1], 1u);
+  EXPECT_EQ(plan->shape.window[1], 1u);
+  EXPECT_EQ(plan->shape.in_size[2], 300u);
+  EXPECT_EQ(plan->shape.window[2], 5u);
+  EXPECT_EQ(plan->shape.pad_low[2], 2);
+  EXPECT_EQ(plan->specialization().back(), 2u);
+}
+
+TEST(VulkanConvolutionPlan, NdhwcFillsAllThreeSlots) {
+  // JAX's conv_general_dilated with three spatial dimensions, strides,
+  // SAME-style padding, window dilation and two feature groups.
+  std::unique_ptr<Module> module = ConvolutionModule(
+      "f32[2,9,12,10,8]", "f32[3,2,3,4,16]", "f32[2,5,12,5,16]",
+      "window={size=3x2x3 stride=2x1x2 pad=2_2x1_2x1_1 rhs_dilate=2x3x1}, dim_labels=b012f_012io->b012f, "
+      "feature_group_count=2");
+  ASSERT_NE(module, nullptr);
+  const std::optional<ConvolutionPlan> plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
+  const ConvolutionShape& s = plan->shape;
+  EXPECT_EQ(s.spatial, 3u);
+  EXPECT_EQ(s.batch, 2u);
+  EXPECT_EQ(s.channels, 4u);
+  EXPECT_EQ(s.out_features, 8u);
+  EXPECT_EQ(s.groups, 2u);
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(s.in_size), std::end(s.in_size)),
+            (std::vector<uint32_t>{9, 12, 10}));
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(s.out_size), std::end(s.out_size)),
+            (std::vector<uint32_t>{5, 12, 5}));
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(s.stride), std::end(s.stride)),
+            (std::vector<uint32_t>{2, 1, 2}));
+  EXPECT_EQ(std::vector<int32_t>(std::begin(s.pad_low), std::end(s.pad_low)),
+            (std::vector<int32_t>{2, 1, 1}));
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(s.in_stride_spatial), std::end(s.in_stride_spatial)),
+            (std::vector<uint32_t>{12 * 10 * 8, 10 * 8, 8}));
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(s.filter_stride_spatial), std::end(s.filter_stride_spatial)),
+            (std::vector<uint32_t>{2 * 3 * 4 * 16, 3 * 4 * 16, 4 * 16}));
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(s.out_stride_spatial), std::end(s.out_stride_spatial)),
+            (std::vector<uint32_t>{12 * 5 * 16, 5 * 16, 16}));
+  EXPECT_EQ(s.in_stride_batch, 9u * 12 * 10 * 8);
+  EXPECT_EQ(s.out_stride_batch, 5u * 12 * 5 * 16);
+  EXPECT_EQ(s.filter_stride_in, 16u);
+  EXPECT_EQ(s.rows(), 2 * 5 * 12 * 5);
+  EXPECT_EQ(s.depth(), 4 * 3 * 2 * 3);
+  EXPECT_EQ(s.Words().size(), 31u);
+  // Narrow tiles (8 features a group), the window 3x2x3 dilated 2x3x1, SPATIAL 3.
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 2, 3, 2, 3, 1, 3}));
+  EXPECT_EQ(plan->groups, (2 * 5 * 12 * 5 + 255) / 256 * 2);
+
+  // NCDHW input and output, OIDHW filter: the slots follow the dimension
+  // numbers' order of the spatial dimensions, strides from the layout.
+  module = ConvolutionModule("f32[2,8,9,12,10]", "f32[16,4,3,2,3]", "f32[2,16,5,12,5]",
+                             "window={size=3x2x3 stride=2x1x2 pad=2_2x1_2x1_1 rhs_dilate=2x3x1}, "
+                             "dim_labels=bf012_oi012->bf012, feature_group_count=2");
+  ASSERT_NE(module, nullptr);
+  const std::optional<ConvolutionPlan> nchw = Plan(*module);
+  ASSERT_TRUE(nchw.has_value());
+  EXPECT_EQ(nchw->shape.in_stride_feature, 9u * 12 * 10);
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(nchw->shape.in_stride_spatial),
+                                  std::end(nchw->shape.in_stride_spatial)),
+            (std::vector<uint32_t>{12 * 10, 10, 1}));
+  EXPECT_EQ(nchw->shape.filter_stride_out, 4u * 3 * 2 * 3);
+  EXPECT_EQ(nchw->shape.filter_stride_in, 3u * 2 * 3);
+  EXPECT_EQ(nchw->shape.out_stride_feature, 5u * 12 * 5);
+  EXPECT_EQ(nchw->specialization(), plan->specialization());
 }
 
 TEST(VulkanConvolutionPlan, WhatTheViewDoesNotHoldStaysElemental) {
@@ -111,9 +178,40 @@ TEST(VulkanConvolutionPlan, WhatTheViewDoesNotHoldStaysElemental) {
                              "window={size=3x3}, " + nhwc + ", feature_group_count=8");
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(Plan(*module).has_value());
-  // Three spatial dimensions.
+  // Four spatial dimensions.
+  module = ConvolutionModule("f32[2,6,6,6,6,8]", "f32[3,3,3,3,8,16]", "f32[2,4,4,4,4,16]",
+                             "window={size=3x3x3x3}, dim_labels=b0123f_0123io->b0123f");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(Plan(*module).has_value());
+  // Three spatial dimensions are taken (the reference for the refusals below)...
+  const std::string ndhwc = "dim_labels=b012f_012io->b012f";
   module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
-                             "window={size=3x3x3}, dim_labels=b012f_012io->b012f");
+                             "window={size=3x3x3}, " + ndhwc);
+  ASSERT_NE(module, nullptr);
+  EXPECT_TRUE(Plan(*module).has_value());
+  // ...but not with base dilation,
+  module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,17,17,17,16]",
+                             "window={size=3x3x3 lhs_dilate=2x2x2}, " + ndhwc);
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(Plan(*module).has_value());
+  // window reversal,
+  module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
+                             "window={size=3x3x3 rhs_reversal=0x0x1}, " + ndhwc);
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(Plan(*module).has_value());
+  // batch groups,
+  module = ConvolutionModule("f32[4,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
+                             "window={size=3x3x3}, " + ndhwc + ", batch_group_count=2");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(Plan(*module).has_value());
+  // depthwise,
+  module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,1,8]", "f32[2,8,8,8,8]",
+                             "window={size=3x3x3}, " + ndhwc + ", feature_group_count=8");
+  ASSERT_NE(module, nullptr);
+  EXPECT_FALSE(Plan(*module).has_value());
+  // or fewer outputs than make tiles worth it (the corpus's conv3d).
+  module = ConvolutionModule("f32[1,4,5,4,8]", "f32[2,3,2,8,16]", "f32[1,4,3,4,16]",
+                             "window={size=2x3x2 stride=1x2x1 pad=0_1x1_1x0_1}, " + ndhwc);
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(Plan(*module).has_value());
   // Batch groups.
@@ -171,6 +269,15 @@ TEST(VulkanConvolutionPlan, TilesFollowTheDeviceAndItsLoopLimit) {
   features = AllShaderFeatures();
   features.max_loop_iterations = plan->loops_per_tile();
   EXPECT_FALSE(PlanLibraryKernel(*module->entry(), features, "c").has_value());
+}
+
+TEST(VulkanLibraryShaders, EveryConvolutionVariantPassesTheSpirvSteps) {
+  for (LibraryShader shader : {LibraryShader::kConvolutionF32, LibraryShader::kConvolutionF16}) {
+    SCOPED_TRACE(std::string(LibraryShaderName(shader)));
+    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, NanPreservingWidths{true, true, true});
+    ASSERT_TRUE(words.ok()) << words.status().ToString();
+    EXPECT_EQ((*words)[0], 0x07230203u);
+  }
 }
 
 }  // namespace

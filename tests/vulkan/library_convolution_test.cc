@@ -2,7 +2,7 @@
 // (library_convolution.h) on lavapipe with the validation layers on,
 // against the interpreter: NHWC and NCHW and stranger dimension numbers,
 // window strides, padding (negative too), window dilation, feature groups,
-// one spatial dimension, f32 and f16. Sums run in another order than the
+// one, two and three spatial dimensions (NDHWC, NCDHW), f32 and f16. Sums run in another order than the
 // interpreter's, so values agree within a tolerance that grows with the
 // contraction's length K.
 #include <cmath>
@@ -97,6 +97,26 @@ std::vector<ConvolutionCase> ConvolutionCases() {
        "window={size=3x3}, dim_labels=b01f_01io->b01f", 864},
       {"f16", "f16[2,17,19,6]", "f16[3,3,6,20]", "f16[2,17,19,20]",
        "window={size=3x3 pad=1_1x1_1}, dim_labels=b01f_01io->b01f", 54},
+      // Three spatial dimensions, odd extents throughout.
+      {"ndhwc_same", "f32[2,7,9,11,5]", "f32[3,3,3,5,12]", "f32[2,7,9,11,12]",
+       "window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=b012f_012io->b012f", 135},
+      {"ndhwc_strided_dilated_grouped", "f32[2,9,12,10,8]", "f32[3,2,3,4,16]", "f32[2,5,12,5,16]",
+       "window={size=3x2x3 stride=2x1x2 pad=2_2x1_2x1_1 rhs_dilate=2x3x1}, dim_labels=b012f_012io->b012f, "
+       "feature_group_count=2",
+       72},
+      {"ncdhw_strided_padded", "f32[2,6,11,10,13]", "f32[10,6,3,3,3]", "f32[2,10,5,10,7]",
+       "window={size=3x3x3 stride=2x1x2 pad=0_1x2_0x1_1}, dim_labels=bf012_oi012->bf012", 162},
+      {"ndhwc_negative_padding", "f32[1,10,12,14,4]", "f32[2,2,2,4,8]", "f32[1,8,10,11,8]",
+       "window={size=2x2x2 pad=-1_0x0_-1x-1_-1}, dim_labels=b012f_012io->b012f", 32},
+      // A window of one along depth: slot 0 still moves with the output.
+      {"ndhwc_flat_window", "f32[2,6,10,10,6]", "f32[1,3,3,6,8]", "f32[2,6,8,8,8]",
+       "window={size=1x3x3}, dim_labels=b012f_012io->b012f", 54},
+      {"spatial_major_3d", "f32[6,7,8,2,5]", "f32[12,3,3,3,5]", "f32[12,6,7,8,2]",
+       "window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=012bf_o012i->f012b", 135},
+      {"long_contraction_3d", "f32[1,10,10,10,32]", "f32[3,3,3,32,16]", "f32[1,8,8,8,16]",
+       "window={size=3x3x3}, dim_labels=b012f_012io->b012f", 864},
+      {"f16_3d", "f16[2,7,9,11,5]", "f16[3,3,3,5,12]", "f16[2,7,9,11,12]",
+       "window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=b012f_012io->b012f", 135},
   };
 }
 
