@@ -1,5 +1,6 @@
 #include "backends/llvm/column_reduction_emitter.h"
 
+#include <algorithm>
 #include <functional>
 
 #include "backends/llvm/element_ir.h"
@@ -19,9 +20,19 @@ bool IsColumnReduction(const Instruction& instruction) {
   return true;
 }
 
+int64_t ColumnReductionTailDims(const Instruction& reduce) {
+  const std::vector<int64_t>& out_dims = reduce.shape.dimensions();
+  const int64_t in_rank = reduce.operand(0)->shape.rank();
+  int64_t last_reduced = 0;
+  for (int64_t d : reduce.attrs.dimensions) last_reduced = std::max(last_reduced, d);
+  const int64_t tail = in_rank - 1 - last_reduced;
+  if (tail < 2 || out_dims.empty() || out_dims.back() < 1 || 2 * out_dims.back() > kMaxColumnBlock) return 1;
+  return tail;
+}
+
 Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& reduce,
                            const IrIndex& row_index, llvm::Value* begin, llvm::Value* end,
-                           llvm::Value* output, const std::vector<int64_t>& output_dims) {
+                           llvm::Value* output, const std::vector<int64_t>& output_dims, int64_t tail_dims) {
   llvm::LLVMContext& context = b.getContext();
   const ElementType type = reduce.shape.element_type();
   llvm::Type* compute = ComputeType(context, type);
@@ -40,9 +51,35 @@ Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, cons
   std::vector<bool> reduced(in_dims.size(), false);
   for (int64_t d : reduce.attrs.dimensions) reduced[static_cast<size_t>(d)] = true;
   IrIndex input_index(in_dims.size());
-  for (size_t d = 0, k = 0; d + 1 < in_dims.size(); ++d) {
+  const auto tail = static_cast<size_t>(tail_dims);
+  for (size_t d = 0, k = 0; d + tail < in_dims.size(); ++d) {
     if (!reduced[d]) input_index[d] = row_index[k++];
   }
+  // Outputs [begin, end) of the tail, in order: `body` gets each one's
+  // place j in it, with the tail's input dimensions of input_index set.
+  // A tail of several dimensions goes row by row of the innermost one, so
+  // that loop has a constant trip count and no division per element.
+  const std::vector<int64_t>& out_dims = reduce.shape.dimensions();
+  const std::vector<int64_t> tail_rows_dims(out_dims.end() - tail_dims, out_dims.end() - 1);
+  auto for_each_column = [&](const char* name, const std::function<Status(llvm::Value*)>& body) -> Status {
+    if (tail == 1) {
+      return EmitCountedLoop(b, begin, end, name, [&](llvm::Value* j) -> Status {
+        input_index.back() = j;
+        return body(j);
+      });
+    }
+    llvm::Value* line = b.getInt64(out_dims.back());
+    return EmitCountedLoop(
+        b, b.CreateUDiv(begin, line), b.CreateUDiv(end, line), "column.lines", [&](llvm::Value* r) -> Status {
+          const IrIndex upper = emitter.Delinearize(r, tail_rows_dims);
+          for (size_t i = 0; i + 1 < tail; ++i) input_index[in_dims.size() - tail + i] = upper[i];
+          llvm::Value* first = b.CreateMul(r, line);
+          return EmitCountedLoop(b, b.getInt64(0), line, name, [&](llvm::Value* jj) -> Status {
+            input_index.back() = jj;
+            return body(b.CreateAdd(first, jj));
+          });
+        });
+  };
   std::vector<size_t> reduced_dims;
   for (size_t d = 0; d < in_dims.size(); ++d) {
     if (reduced[d]) reduced_dims.push_back(d);
@@ -79,8 +116,7 @@ Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, cons
                           block_end->getSExtValue() == in_dims.back();
   std::function<Status(size_t)> loop = [&](size_t level) -> Status {
     if (level == reduced_dims.size()) {
-      return EmitCountedLoop(b, begin, end, "column", [&](llvm::Value* j) -> Status {
-        input_index.back() = j;
+      return for_each_column("column", [&](llvm::Value* j) -> Status {
         KILN_ASSIGN_OR_RETURN(llvm::Value * combined, combine(b.CreateLoad(compute, slot(j))));
         b.CreateStore(combined, slot(j));
         return OkStatus();
@@ -93,8 +129,7 @@ Status EmitColumnReduction(llvm::IRBuilder<>& b, ElementalEmitter& emitter, cons
       KILN_RETURN_IF_ERROR(EmitCountedLoop(
           b, b.getInt64(0), b.getInt64(grouped / kRowsAtOnce), "column.rows", [&](llvm::Value* g) -> Status {
             llvm::Value* first = b.CreateMul(g, b.getInt64(kRowsAtOnce));
-            return EmitCountedLoop(b, begin, end, "column.group", [&](llvm::Value* j) -> Status {
-              input_index.back() = j;
+            return for_each_column("column.group", [&](llvm::Value* j) -> Status {
               llvm::Value* accumulator = b.CreateLoad(compute, slot(j));
               for (int64_t r = 0; r < kRowsAtOnce; ++r) {
                 input_index[d] = b.CreateAdd(first, b.getInt64(r));

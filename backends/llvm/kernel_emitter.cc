@@ -63,7 +63,20 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   llvm::LLVMContext& context = module.getContext();
   const std::vector<Shape> leaves = computation.root()->shape.Leaves();
   if (leaves.empty()) return InvalidArgument("cpu codegen: ", computation.name(), " has no array output");
-  const std::vector<int64_t> dims = leaves[0].dimensions();
+  const bool column_reduction = IsColumnReduction(*computation.root());
+  // A CPU column reduction iterates its trailing output dimensions as one
+  // (ColumnReductionTailDims): `dims` then has them as one dimension.
+  const int64_t column_tail =
+      column_reduction && cooperative == nullptr ? ColumnReductionTailDims(*computation.root()) : 1;
+  const std::vector<int64_t> dims = [&] {
+    std::vector<int64_t> shape = leaves[0].dimensions();
+    if (column_tail == 1) return shape;
+    const size_t kept = shape.size() - static_cast<size_t>(column_tail);
+    const int64_t tail = Product(shape, kept, shape.size());
+    shape.resize(kept);
+    shape.push_back(tail);
+    return shape;
+  }();
   const size_t rank = dims.size();
   const size_t parameter_count = computation.parameters().size();
 
@@ -82,7 +95,6 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   // loop over the row (fusion.h), so an iteration must cover whole rows.
   const std::vector<int64_t> row_dims(dims.begin(), dims.begin() + (rank == 0 ? 0 : rank - 1));
   const bool per_row_reductions = rank >= 2 && HasRowReductionOf(computation, row_dims);
-  const bool column_reduction = IsColumnReduction(*computation.root());
   const bool serial = IsScatterLike(*computation.root());
   // Lanes (a GPU's warp) share a row: its reductions, then its outputs
   // (lanes_rows); or the lanes share one output that is a row reduction
@@ -95,9 +107,14 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   const std::vector<const Instruction*> shared_row_values =
       per_row_reductions && !lanes_rows ? SharedRowValues(computation, row_dims, inner)
                                         : std::vector<const Instruction*>{};
-  const int64_t block =
+  int64_t block =
       IterationBlock(rows, inner, work_per_element, per_row_reductions, column_reduction, work_per_iteration,
                      /*cpu=*/cooperative == nullptr);
+  // Whole rows of the innermost output dimension (EmitColumnReduction).
+  if (column_tail > 1) {
+    const int64_t line = leaves[0].dimensions().back();
+    block = std::max(line, block / line * line);
+  }
   const int64_t blocks_per_row = inner == 0 ? 1 : (inner + block - 1) / block;
   // Rows split into blocks of which the last is shorter (outputs only).
   const bool ragged_blocks = blocks_per_row > 1 && inner % block != 0 && !column_reduction;
@@ -239,7 +256,7 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
       auto emit_stretch = [&]() -> Status {
         if (column_reduction) {
           return EmitColumnReduction(b, emitter, *computation.root(), row_index, inner_begin, inner_end,
-                                     body->getArg(static_cast<unsigned>(parameter_count)), dims);
+                                     body->getArg(static_cast<unsigned>(parameter_count)), dims, column_tail);
         }
         if (per_row_reductions) {
           for (const Instruction* shared : shared_row_values) emitter.AddRowBuffer(*shared, row_index, inner);

@@ -12,10 +12,10 @@ namespace kiln::cpu {
 namespace {
 
 std::string SumModule(const std::string& input, const std::string& output, const std::string& dimensions) {
-  return "HloModule column\nadd {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT s = f32[] "
-         "add(a, "
-         "b)\n}\nENTRY main {\n  x = " +
-         input + " parameter(0)\n  zero = f32[] constant(0)\n  ROOT out = " + output +
+  const std::string type = input.substr(0, input.find('['));
+  return "HloModule column\nadd {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n  ROOT s = " + type + "[] add(a, b)\n}\nENTRY main {\n  x = " + input +
+         " parameter(0)\n  zero = " + type + "[] constant(0)\n  ROOT out = " + output +
          " reduce(x, zero), dimensions={" + dimensions + "}, to_apply=add\n}\n";
 }
 
@@ -30,6 +30,16 @@ TEST(RuntimeColumnReductionTest, RowsOneAfterAnotherOrInGroupsAddInTheInterprete
       {"f32[30,8,16]", "f32[8,16]", "0"},      // rows of a reduced position far apart: in groups
       {"f32[13,5,70]", "f32[5,70]", "0"},      // too few rows for a group: one at a time
       {"f32[50,3,200]", "f32[3,200]", "0"},    // groups, then the rows left over
+      // Trailing output dimensions taken as one (ColumnReductionTailDims):
+      {"f32[6,8,40]", "f32[8,40]", "0"},        // one block of all 8 rows of 40
+      {"f32[20,64,200]", "f32[64,200]", "0"},   // blocks of 5 rows of 200, the last of 4
+      {"f32[3,4,5,6]", "f32[5,6]", "0,1"},      // two reduced dimensions
+      {"f32[5,4,3,100]", "f32[5,3,100]", "1"},  // a kept dimension before the reduced one
+      {"f32[17,3,5,7]", "f32[3,5,7]", "0"},     // a tail of three dimensions
+      {"f64[19,9,33]", "f64[9,33]", "0"},       // other types
+      {"bf16[21,10,24]", "bf16[10,24]", "0"},
+      {"f32[5,3,0]", "f32[3,0]", "0"},  // no outputs
+      {"f32[5,0,8]", "f32[0,8]", "0"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.input + " over " + c.dimensions);
