@@ -51,8 +51,8 @@ KILN_AVX512_LANES inline typename Avx512Lanes<T>::Vector Finish(typename Avx512L
 // whole vectors at 64-byte aligned addresses are stored non-temporally (no
 // read of the line first, no cache line kept).
 template <typename T, Opcode kReducer, bool kStream, int kPositions>
-KILN_AVX512_LANES inline void FoldPositions(const T* const* rows, size_t taps, T initial, int64_t n, T* out,
-                                            const WindowFoldEpilogue<T>& epilogue) {
+KILN_AVX512_LANES inline void FoldPositions(const T* const* rows, size_t taps, T initial, int64_t n,
+                                            T* const* out, const WindowFoldEpilogue<T>& epilogue) {
   using L = Avx512Lanes<T>;
   using Vector = typename L::Vector;
   constexpr int64_t kChains = 4;
@@ -73,7 +73,7 @@ KILN_AVX512_LANES inline void FoldPositions(const T* const* rows, size_t taps, T
     }
     for (int p = 0; p < kPositions; ++p) {
       for (int64_t v = 0; v < kChains; ++v) held[p][v] = Finish<T>(held[p][v], epilogue.op, scalar);
-      T* to = out + p * n + c;
+      T* to = out[p] + c;
       if (kStream && reinterpret_cast<uintptr_t>(to) % 64 == 0) {
         for (int64_t v = 0; v < kChains; ++v) L::StoreStreaming(to + v * L::kCount, held[p][v]);
       } else {
@@ -89,14 +89,13 @@ KILN_AVX512_LANES inline void FoldPositions(const T* const* rows, size_t taps, T
       for (int p = 0; p < kPositions; ++p)
         held[p] = FoldStep<T, kReducer>(held[p], L::Load(mask, rows[static_cast<size_t>(p) * taps + k] + c));
     }
-    for (int p = 0; p < kPositions; ++p)
-      L::Store(out + p * n + c, mask, Finish<T>(held[p], epilogue.op, scalar));
+    for (int p = 0; p < kPositions; ++p) L::Store(out[p] + c, mask, Finish<T>(held[p], epilogue.op, scalar));
   }
 }
 
 template <typename T, Opcode kReducer, bool kStream>
 KILN_AVX512_LANES void FoldWindowRows(const T* const* rows, size_t taps, size_t positions, T initial,
-                                      int64_t n, T* out, const WindowFoldEpilogue<T>& epilogue) {
+                                      int64_t n, T* const* out, const WindowFoldEpilogue<T>& epilogue) {
   if (positions == 2) {
     FoldPositions<T, kReducer, kStream, 2>(rows, taps, initial, n, out, epilogue);
   } else {

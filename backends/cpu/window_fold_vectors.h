@@ -33,15 +33,14 @@ struct WindowFoldEpilogue {
   T scalar = T(0);
 };
 
-// For each of `positions` output positions p (1 or 2), out[p * n + c] =
+// For each of `positions` output positions p (1 or 2), out[p][c] =
 // epilogue(fold(initial, rows[p * taps][c], ..., rows[p * taps + taps - 1][c]))
 // for c < n: each position's `taps` window rows one after the other in
-// `rows`, the results one after the other in `out`; the rows and `out` do
-// not overlap. Two positions with as many taps fold side by side, twice
-// the independent work per row step.
+// `rows`, its results at out[p]; the rows and the results do not overlap. Two positions with as many taps
+// fold side by side, twice the independent work per row step.
 template <typename T>
 using WindowFoldRows = void (*)(const T* const* rows, size_t taps, size_t positions, T initial, int64_t n,
-                                T* out, const WindowFoldEpilogue<T>& epilogue);
+                                T* const* out, const WindowFoldEpilogue<T>& epilogue);
 
 template <typename T>
 constexpr bool kHasWindowFoldVectors = std::is_same_v<T, float> || std::is_same_v<T, double>;

@@ -219,7 +219,9 @@ void ReduceWindows(const WindowGeometry& g, const T* input, T initial, T* output
 // position's window rows folded in registers (two positions side by
 // side), the epilogue applied, and stored once (window_fold_vectors.h),
 // the rows found through the thunk's tap table (made once) rather than each
-// window's offsets worked out again (divisions) at every position.
+// window's offsets worked out again (divisions) at every position. The two
+// positions come from the two halves of the range, so a thread reads twice
+// as many rows from memory at once (more of the memory's latency covered).
 template <typename T>
 void FoldWindowsInRegisters(const WindowGeometry& g, const WindowTapTable& table, const T* input, T initial,
                             T* output, int64_t begin, int64_t end, WindowFoldRows<T> fold,
@@ -227,17 +229,17 @@ void FoldWindowsInRegisters(const WindowGeometry& g, const WindowTapTable& table
   const int64_t out_positions = g.OutputPositions();
   const int64_t in_positions = g.InputPositions();
   const size_t axes = g.axes.size();
-  std::vector<int64_t> index(axes);
+  std::vector<int64_t> index(axes), other_index(axes);
   std::vector<std::span<const int64_t>> taps_along(axes);
   std::vector<size_t> digit(axes);
   size_t most_taps = 1;
   for (const WindowAxis& axis : g.axes) most_taps *= static_cast<size_t>(axis.size);
-  // The window rows of two consecutive positions, one after the other.
+  // The window rows of two positions, one after the other.
   std::vector<const T*> rows(2 * most_taps);
   // Writes `task`'s window rows to `out` in row-major window order and steps
-  // `index` to the next position; how many rows. Two axes (2-D pooling) are
-  // two loops; more are an odometer over each axis's taps.
-  auto window_rows = [&](int64_t task, const T** out) {
+  // `index` (task's) to the next position; how many rows. Two axes (2-D
+  // pooling) are two loops; more are an odometer over each axis's taps.
+  auto window_rows = [&](int64_t task, std::vector<int64_t>& index, const T** out) {
     const T* base = input + task / out_positions * in_positions * g.lanes;
     size_t count = 0;
     if (axes == 2) {
@@ -265,21 +267,24 @@ void FoldWindowsInRegisters(const WindowGeometry& g, const WindowTapTable& table
     if (!Advance(g.axes, index)) std::fill(index.begin(), index.end(), 0);
     return count;
   };
+  const int64_t middle = begin + (end - begin + 1) / 2;
   Decode(g.axes, begin % out_positions, index);
-  for (int64_t task = begin; task < end; task += 2) {
-    const size_t taps = window_rows(task, rows.data());
-    if (task + 1 == end) {
-      fold(rows.data(), taps, 1, initial, g.lanes, output + task * g.lanes, epilogue);
+  Decode(g.axes, middle % out_positions, other_index);
+  for (int64_t task = begin, other = middle; task < middle; ++task, ++other) {
+    T* const outs[2] = {output + task * g.lanes, output + other * g.lanes};
+    const size_t taps = window_rows(task, index, rows.data());
+    if (other == end) {
+      fold(rows.data(), taps, 1, initial, g.lanes, outs, epilogue);
       break;
     }
     // Two positions fold together when their windows have as many rows
     // (everywhere but at some padded edges).
-    const size_t next_taps = window_rows(task + 1, rows.data() + taps);
-    if (next_taps == taps) {
-      fold(rows.data(), taps, 2, initial, g.lanes, output + task * g.lanes, epilogue);
+    const size_t other_taps = window_rows(other, other_index, rows.data() + taps);
+    if (other_taps == taps) {
+      fold(rows.data(), taps, 2, initial, g.lanes, outs, epilogue);
     } else {
-      fold(rows.data(), taps, 1, initial, g.lanes, output + task * g.lanes, epilogue);
-      fold(rows.data() + taps, next_taps, 1, initial, g.lanes, output + (task + 1) * g.lanes, epilogue);
+      fold(rows.data(), taps, 1, initial, g.lanes, outs, epilogue);
+      fold(rows.data() + taps, other_taps, 1, initial, g.lanes, outs + 1, epilogue);
     }
   }
 }

@@ -114,7 +114,8 @@ void ExpectFoldIsTheInterpreters(Opcode reducer, bool stream_stores,
         T* aligned = buffer.data();
         while (reinterpret_cast<uintptr_t>(aligned) % 64 != 0) ++aligned;
         std::span<T> got(aligned, count + 1);
-        fold(pointers.data(), taps, positions, initial, n, got.data(), epilogue);
+        T* const outs[2] = {got.data(), got.data() + n};
+        fold(pointers.data(), taps, positions, initial, n, outs, epilogue);
         FenceStreamedWindowStores();
         for (size_t p = 0; p < positions; ++p) {
           for (int64_t c = 0; c < n; ++c) {
