@@ -119,6 +119,88 @@ __attribute__((target("avx"))) void TransposeTileAvx(const float* in, int64_t in
                 columns - full_columns);
 }
 
+// Sixteen lines of sixteen bytes become sixteen output lines in SSE2
+// registers (the x86-64 baseline): four rounds that interleave neighbouring
+// registers at 8, 16, 32 and then 64 bits leave column c in register
+// bitrev4(c). Only unpacks, so every bit pattern moves unchanged.
+inline void TransposeBytes16x16(const uint8_t* in, int64_t in_stride, uint8_t* out, int64_t out_stride) {
+  __m128i a[16], b[16];
+  for (int i = 0; i < 16; ++i) a[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i * in_stride));
+  for (int i = 0; i < 8; ++i) {
+    b[i] = _mm_unpacklo_epi8(a[2 * i], a[2 * i + 1]);
+    b[i + 8] = _mm_unpackhi_epi8(a[2 * i], a[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    a[i] = _mm_unpacklo_epi16(b[2 * i], b[2 * i + 1]);
+    a[i + 8] = _mm_unpackhi_epi16(b[2 * i], b[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    b[i] = _mm_unpacklo_epi32(a[2 * i], a[2 * i + 1]);
+    b[i + 8] = _mm_unpackhi_epi32(a[2 * i], a[2 * i + 1]);
+  }
+  for (int i = 0; i < 8; ++i) {
+    a[i] = _mm_unpacklo_epi64(b[2 * i], b[2 * i + 1]);
+    a[i + 8] = _mm_unpackhi_epi64(b[2 * i], b[2 * i + 1]);
+  }
+  constexpr int kBitReversed4[16] = {0, 8, 4, 12, 2, 10, 6, 14, 1, 9, 5, 13, 3, 11, 7, 15};
+  for (int k = 0; k < 16; ++k)
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + kBitReversed4[k] * out_stride), a[k]);
+}
+
+// Sixteen lines of sixteen 2-byte elements in AVX2 registers: the rounds at
+// 16, 32 and 64 bits transpose each 128-bit half of input lines 0-7 and of
+// lines 8-15 (column c, and c + 8 in the upper half, in register
+// bitrev3(c)); the halves of the two groups then pair up into output lines.
+__attribute__((target("avx2"))) inline void TransposeWords16x16(const uint16_t* in, int64_t in_stride,
+                                                                uint16_t* out, int64_t out_stride) {
+  __m256i group[2][8];
+  for (int g = 0; g < 2; ++g) {
+    __m256i a[8], b[8];
+    for (int i = 0; i < 8; ++i)
+      a[i] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(in + (8 * g + i) * in_stride));
+    for (int i = 0; i < 4; ++i) {
+      b[i] = _mm256_unpacklo_epi16(a[2 * i], a[2 * i + 1]);
+      b[i + 4] = _mm256_unpackhi_epi16(a[2 * i], a[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {
+      a[i] = _mm256_unpacklo_epi32(b[2 * i], b[2 * i + 1]);
+      a[i + 4] = _mm256_unpackhi_epi32(b[2 * i], b[2 * i + 1]);
+    }
+    for (int i = 0; i < 4; ++i) {
+      group[g][i] = _mm256_unpacklo_epi64(a[2 * i], a[2 * i + 1]);
+      group[g][i + 4] = _mm256_unpackhi_epi64(a[2 * i], a[2 * i + 1]);
+    }
+  }
+  constexpr int kBitReversed3[8] = {0, 4, 2, 6, 1, 5, 3, 7};
+  for (int k = 0; k < 8; ++k) {
+    const int c = kBitReversed3[k];
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c * out_stride),
+                        _mm256_permute2x128_si256(group[0][k], group[1][k], 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + (c + 8) * out_stride),
+                        _mm256_permute2x128_si256(group[0][k], group[1][k], 0x31));
+  }
+}
+
+// A tile of 1- or 2-byte elements as 16 x 16 register blocks, the ragged
+// right and bottom edges element by element.
+template <typename E, typename Block>
+void TransposeTileIn16x16Blocks(const E* in, int64_t in_stride, E* out, int64_t out_stride, int64_t rows,
+                                int64_t columns, Block block) {
+  const int64_t full_rows = rows / 16 * 16, full_columns = columns / 16 * 16;
+  for (int64_t c = 0; c < full_columns; c += 16) {
+    for (int64_t r = 0; r < full_rows; r += 16) block(in + r * in_stride + c, out + c * out_stride + r);
+  }
+  TransposeTile(in + full_rows * in_stride, in_stride, out + full_rows, out_stride, rows - full_rows,
+                full_columns);
+  TransposeTile(in + full_columns, in_stride, out + full_columns * out_stride, out_stride, rows,
+                columns - full_columns);
+}
+
+bool HasAvx2() {
+  static const bool has_avx2 = __builtin_cpu_supports("avx2");
+  return has_avx2;
+}
+
 bool HasAvx() {
   static const bool has_avx = __builtin_cpu_supports("avx");
   return has_avx;
@@ -204,11 +286,14 @@ void FenceStreamingStores() { FenceStreamedStores(); }
 void FenceStreamingStores() {}
 #endif
 
-// Whether the tiles of E go through AVX-512 register blocks.
+// Whether the tiles of E go through register blocks (AVX-512 for 4- and
+// 8-byte elements, AVX2 for 2-byte ones, SSE2 for bytes).
 template <typename E>
-bool UsesAvx512Blocks() {
+bool UsesRegisterBlocks() {
 #if defined(__x86_64__)
   if constexpr (sizeof(E) == 4 || sizeof(E) == 8) return HasAvx512Lanes();
+  if constexpr (sizeof(E) == 2) return HasAvx2();
+  if constexpr (sizeof(E) == 1) return true;
 #endif
   return false;
 }
@@ -220,6 +305,22 @@ void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_st
   if constexpr (sizeof(E) == 4 || sizeof(E) == 8) {
     if (HasAvx512Lanes())
       return TransposeTileAvx512(in, in_stride, out, out_stride, rows, columns, streaming);
+  }
+  if constexpr (sizeof(E) == 1) {
+    return TransposeTileIn16x16Blocks(in, in_stride, out, out_stride, rows, columns,
+                                      [&](const E* from, E* to) {
+                                        TransposeBytes16x16(reinterpret_cast<const uint8_t*>(from), in_stride,
+                                                            reinterpret_cast<uint8_t*>(to), out_stride);
+                                      });
+  }
+  if constexpr (sizeof(E) == 2) {
+    if (HasAvx2()) {
+      return TransposeTileIn16x16Blocks(
+          in, in_stride, out, out_stride, rows, columns, [&](const E* from, E* to) {
+            TransposeWords16x16(reinterpret_cast<const uint16_t*>(from), in_stride,
+                                reinterpret_cast<uint16_t*>(to), out_stride);
+          });
+    }
   }
   if constexpr (sizeof(E) == 4) {
     if (HasAvx()) {
@@ -234,17 +335,18 @@ void TransposeTileFastest(const E* in, int64_t in_stride, E* out, int64_t out_st
 
 // The tile of a blocked transpose: `rows` input lines (along the output's
 // minor dimension) by `columns` input elements. A transpose that streams
-// (its arrays are past the caches) through AVX-512 register blocks takes
-// tiles of kStreamingTileLines input lines of one 64-byte line each (one
-// block wide, four f32 or eight f64 blocks tall, output lines of 256 or 512
-// bytes), the next tile's input prefetched: on the AMD VM (2 threads, busy,
-// best of 8) that took a (2,0,1) permute of f32[256,256,256] from 7.4 to
-// 2.7 ms, NCHW -> NHWC of f32[32,64,56,56] from 2.5 to 0.9 ms and a 4096^2
-// transpose from 4.1 to 3.1 ms against 32 x 32 tiles; 32 x 32, 64 x 32,
-// 32 x 64 and 16 x 64 tiles were each slower on one of the three, and 32
-// lines (f64) slower than 64. Arrays that stay in the caches (a 1024^2 f32
-// transpose: 121 us against 140 us, 154 us prefetched) keep square 32 x 32
-// tiles without prefetches, as does the element-by-element path.
+// (its arrays are past the caches) through register blocks takes tiles of
+// kStreamingTileLines input lines of one 64-byte line each (one block wide
+// for f32 and f64, four f32 or eight f64 blocks tall: output lines of 256
+// or 512 bytes), the next tile's input prefetched: on the AMD VM (2
+// threads, busy, best of 8) that took a (2,0,1) permute of f32[256,256,256]
+// from 7.4 to 2.7 ms, NCHW -> NHWC of f32[32,64,56,56] from 2.5 to 0.9 ms
+// and a 4096^2 transpose from 4.1 to 3.1 ms against 32 x 32 tiles; 32 x 32,
+// 64 x 32, 32 x 64 and 16 x 64 tiles were each slower on one of the three,
+// and 32 lines (f64) slower than 64; f16 (2,0,1) of 256^3 went from 13.7 to
+// 2.4 ms. Arrays that stay in the caches (a 1024^2 f32 transpose: 121 us
+// against 140 us, 154 us prefetched) keep square 32 x 32 tiles without
+// prefetches, as does the element-by-element path.
 constexpr int64_t kStreamingTileLines = 64;
 
 struct TransposeTileShape {
@@ -255,7 +357,8 @@ struct TransposeTileShape {
 template <typename E>
 TransposeTileShape TileShapeFor(bool streaming) {
 #if defined(__x86_64__)
-  if (streaming && UsesAvx512Blocks<E>()) return {kStreamingTileLines, kAvx512LaneCount<E>};
+  if (streaming && UsesRegisterBlocks<E>())
+    return {kStreamingTileLines, 64 / static_cast<int64_t>(sizeof(E))};
 #endif
   return {kTransposeTile, kTransposeTile};
 }
@@ -286,7 +389,7 @@ void BlockedTranspose(const E* in, E* out, const std::vector<int64_t>& out_dims,
   const TransposeTileShape tile = TileShapeFor<E>(streaming);
   const int64_t bands = (rows + tile.rows - 1) / tile.rows;
   const int64_t tiles_per_band = (columns + tile.columns - 1) / tile.columns;
-  [[maybe_unused]] const bool prefetch = streaming && UsesAvx512Blocks<E>();
+  [[maybe_unused]] const bool prefetch = streaming && UsesRegisterBlocks<E>();
   // Task t is tile t % tiles_per_band of band (t / tiles_per_band) % bands
   // of slab t / (tiles_per_band * bands): the tiles of a band read the same
   // input lines one after the other.

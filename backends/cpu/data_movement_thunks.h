@@ -14,10 +14,13 @@ namespace kiln::cpu {
 
 // out[i_0..i_n] = in[i_perm...]: output dimension d is input dimension
 // permutation[d] (like the transpose op). When the input's minor dimension
-// moves, square tiles are copied (in parallel) so that both sides are read
-// and written a cache line at a time; dimensions of one are dropped and
-// dimensions adjacent on both sides merged first, and 4-byte tiles move as
-// 8 x 8 register transposes where the CPU has AVX.
+// moves, tiles are copied (in parallel) so that both sides are read and
+// written a cache line at a time; dimensions of one are dropped and
+// dimensions adjacent on both sides merged first. Tiles move as register
+// blocks (16 x 16 bytes in SSE2, 16 x 16 2-byte elements in AVX2, 16 x 16
+// 4-byte and 8 x 8 8-byte elements in AVX-512, else 8 x 8 4-byte ones in
+// AVX), and a transpose past the caches takes tall tiles whose next input
+// lines are prefetched (see data_movement_thunks.cc).
 class TransposeThunk : public Thunk {
  public:
   TransposeThunk(int input, int output, const Shape& input_shape, std::vector<int64_t> permutation);

@@ -216,21 +216,29 @@ TEST(RuntimeTransposeTest, ThreeAndFourDimensionsOnEveryThreadCount) {
 }
 
 // Past 8 MiB of output, tiles are 64 input lines by one 64-byte line, the
-// next tile's input prefetched, and whole aligned register blocks stream
-// their stores: (2,0,1) permutes whose lines are all aligned and whose odd
-// extents leave most of them misaligned (plain stores) and the last tiles
-// ragged, in f32 and f64, and NCHW -> NHWC of odd extents, on 1, 2 and 4
-// threads.
+// next tile's input prefetched, and whole aligned 4- and 8-byte register
+// blocks stream their stores: (2,0,1) permutes whose lines are all aligned
+// and whose odd extents leave most of them misaligned (plain stores) and
+// the last tiles ragged, in every width with register blocks, and NCHW ->
+// NHWC of odd extents, on 1, 2 and 4 threads.
 TEST(RuntimeTransposeTest, LargePermutesWithStreamingStores) {
-  const std::string cases[][4] = {
-      {"f32", "[256,64,128]", "[128,256,64]", "2,0,1"},
-      {"f32", "[130,129,131]", "[131,130,129]", "2,0,1"},
-      {"f64", "[64,130,129]", "[129,64,130]", "2,0,1"},
-      {"f32", "[8,67,61,67]", "[8,61,67,67]", "0,2,3,1"},
+  struct Case {
+    ElementTypeName type;
+    const char* in;
+    const char* out;
+    const char* permutation;
   };
-  for (const auto& c : cases) {
-    const int component_bytes = c[0] == std::string("f64") ? 8 : 4;
-    ExpectTransposeBytesMatch(Transpose(c[0], c[1], c[2], c[3]), component_bytes, {1, 2, 4});
+  const Case cases[] = {
+      {{"f32", 4}, "[256,64,128]", "[128,256,64]", "2,0,1"},
+      {{"f32", 4}, "[130,129,131]", "[131,130,129]", "2,0,1"},
+      {{"f64", 8}, "[64,130,129]", "[129,64,130]", "2,0,1"},
+      {{"f32", 4}, "[8,67,61,67]", "[8,61,67,67]", "0,2,3,1"},
+      {{"bf16", 2}, "[130,129,257]", "[257,130,129]", "2,0,1"},
+      {{"s8", 1}, "[257,131,251]", "[251,257,131]", "2,0,1"},
+  };
+  for (const Case& c : cases) {
+    ExpectTransposeBytesMatch(Transpose(c.type.name, c.in, c.out, c.permutation), c.type.component_bytes,
+                              {1, 2, 4});
   }
 }
 
