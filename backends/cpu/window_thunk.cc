@@ -431,7 +431,7 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
   // Per window element: the operand element over the axes (-1: padding),
   // the first axis's position and the result element over the other axes
   // (-1: dropped), then the rows they are.
-  std::vector<int64_t> reads, outers, writes, next_reads, next_outers, next_writes;
+  std::vector<int64_t> reads, outers, writes, next_reads, next_outers, next_writes, ahead_rows;
   size_t most_taps = 1;
   for (const WindowAxis& axis : axes) most_taps *= static_cast<size_t>(axis.size);
   std::vector<const T*> in_rows(most_taps);
@@ -446,12 +446,31 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
     flush(rows.front());
     make_ready(rows.back() + 1);
     std::fill(index.begin() + 1, index.end(), 0);
+    // 2-D pooling: the operand rows the next window row reads first (none
+    // of this one's), fetched ahead a window at a time, so the thread has
+    // twice the rows coming from memory at once.
+    ahead_rows.clear();
+    if (axes.size() == 2 && q0 + 1 < axes[0].output) {
+      for (int64_t p : table.Taps(0, q0 + 1)) {
+        if (p > rows.back() && frames.Read(0, p) >= 0) ahead_rows.push_back(frames.Read(0, p));
+      }
+    }
     for (int64_t q = 0; q < row_sources; ++q, values += value_step) {
       if (axes.size() == 2) {
         // 2-D pooling: the window's rows by two plain loops, without the
         // per-axis lists below (they cost more than the block itself).
         const std::span<const int64_t> taps = table.Taps(1, index[1]);
         const int64_t read_extent = frames.ReadExtent(1);
+        for (int64_t ahead : ahead_rows) {
+          for (int64_t tap : taps) {
+            const int64_t r = frames.Read(1, tap);
+            if (r < 0) continue;
+            const char* line =
+                reinterpret_cast<const char*>(operand + (ahead * read_extent + r) * g.lanes + c0);
+            for (int64_t byte = 0; byte < n * static_cast<int64_t>(sizeof(T)); byte += 64)
+              __builtin_prefetch(line + byte);
+          }
+        }
         size_t count = 0;
         for (int64_t p : rows) {
           const int64_t outer_read = frames.Read(0, p);
