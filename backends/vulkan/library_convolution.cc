@@ -50,6 +50,7 @@ std::vector<uint32_t> ConvolutionPlan::specialization() const {
   constants.insert(constants.end(), std::begin(shape.window), std::end(shape.window));
   constants.insert(constants.end(), std::begin(shape.dilation), std::end(shape.dilation));
   constants.push_back(shape.spatial == 3 ? 3 : 2);
+  constants.insert(constants.end(), std::begin(shape.base_dilation), std::end(shape.base_dilation));
   return constants;
 }
 
@@ -93,7 +94,7 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
       convolution.attrs.batch_group_count != 1)
     return std::nullopt;
   for (const WindowDimension& w : window.dimensions)
-    if (w.base_dilation != 1 || w.window_reversal) return std::nullopt;
+    if (w.window_reversal) return std::nullopt;
   for (const int64_t extent : input.dimensions())
     if (extent == 0) return std::nullopt;
   if (output.element_count() == 0 || filter.element_count() == 0) return std::nullopt;
@@ -134,7 +135,7 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
     const auto in_dim = static_cast<size_t>(dn.input_spatial_dimensions[i]);
     const auto filter_dim = static_cast<size_t>(dn.kernel_spatial_dimensions[i]);
     const auto out_dim = static_cast<size_t>(dn.output_spatial_dimensions[i]);
-    if (!Fits32(w.stride) || !Fits32(w.window_dilation) ||
+    if (!Fits32(w.stride) || !Fits32(w.window_dilation) || w.base_dilation < 1 || !Fits32(w.base_dilation) ||
         w.padding_low > std::numeric_limits<int32_t>::max() ||
         w.padding_low < std::numeric_limits<int32_t>::min())
       return std::nullopt;
@@ -144,6 +145,7 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
     s.stride[slot] = static_cast<uint32_t>(w.stride);
     s.pad_low[slot] = static_cast<int32_t>(w.padding_low);
     s.dilation[slot] = static_cast<uint32_t>(w.window_dilation);
+    s.base_dilation[slot] = static_cast<uint32_t>(w.base_dilation);
     s.in_stride_spatial[slot] = static_cast<uint32_t>(in_strides[in_dim]);
     s.filter_stride_spatial[slot] = static_cast<uint32_t>(filter_strides[filter_dim]);
     s.out_stride_spatial[slot] = static_cast<uint32_t>(out_strides[out_dim]);

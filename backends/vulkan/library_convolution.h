@@ -2,11 +2,11 @@
 // (shaders/convolution.comp): a kernel that is one f32 (or f16, where the
 // device stores 16-bit words) convolution of its two parameters with one,
 // two or three spatial dimensions (NWC, NHWC, NDHWC or any other dimension
-// numbers), window strides, padding, window dilation and feature groups,
-// computed as an implicit GEMM with tiles of the im2col matrix and of the
-// filter in shared memory. The elemental kernel reads the input once per
-// output feature and window position; this reads each tile once per
-// workgroup. Convolutions with base (lhs) dilation, window reversal, batch
+// numbers), window strides, padding, window and base (lhs) dilation and
+// feature groups, computed as an implicit GEMM with tiles of the im2col
+// matrix and of the filter in shared memory. The elemental kernel reads
+// the input once per output feature and window position; this reads each
+// tile once per workgroup. Convolutions with window reversal, batch
 // groups, more spatial dimensions or other types stay elemental.
 #pragma once
 
@@ -23,10 +23,10 @@ namespace kiln::vulkan {
 
 // The geometry of a convolution in the shader's three spatial slots, slot
 // 0 the outermost: a 2-D convolution leaves slot 0 of extent 1, a 1-D one
-// slots 0 and 1. All but the window and its dilation are the push
-// constants of shaders/convolution.comp (its ConvolutionShape block, word
-// for word: Words()); those two are specialization constants (the plan's
-// specialization()). Negative low padding is stored as its two's
+// slots 0 and 1. All but the window, its dilation and the base dilation
+// are the push constants of shaders/convolution.comp (its ConvolutionShape
+// block, word for word: Words()); those three are specialization constants
+// (the plan's specialization()). Negative low padding is stored as its two's
 // complement.
 struct ConvolutionShape {
   static constexpr int kSlots = 3;
@@ -36,7 +36,7 @@ struct ConvolutionShape {
   uint32_t in_stride_batch = 0, in_stride_feature = 0, in_stride_spatial[kSlots] = {0, 0, 0};
   uint32_t filter_stride_in = 0, filter_stride_out = 0, filter_stride_spatial[kSlots] = {0, 0, 0};
   uint32_t out_stride_batch = 0, out_stride_feature = 0, out_stride_spatial[kSlots] = {0, 0, 0};
-  uint32_t window[kSlots] = {1, 1, 1}, dilation[kSlots] = {1, 1, 1};
+  uint32_t window[kSlots] = {1, 1, 1}, dilation[kSlots] = {1, 1, 1}, base_dilation[kSlots] = {1, 1, 1};
   // The convolution's spatial dimensions (1 to 3).
   uint32_t spatial = 2;
 
@@ -52,8 +52,9 @@ struct ConvolutionPlan {
   GemmTiles tiles;  // specialization constants 1..5
   ConvolutionShape shape;
   int64_t groups = 0;  // workgroups' worth of tiles: tiles of M x tiles of N x feature groups
-  // Specialization constants 1..12: the tiles, the window and its dilation
-  // per slot, and SPATIAL (3 where slot 0 is in use, else 2).
+  // Specialization constants 1..15: the tiles, the window and its dilation
+  // per slot, SPATIAL (3 where slot 0 is in use, else 2) and the base
+  // dilation per slot.
   std::vector<uint32_t> specialization() const;
   // Loop iterations one invocation runs per tile it takes (lavapipe's
   // limit), the shader's [[unroll]] loops unrolled.

@@ -60,8 +60,8 @@ TEST(VulkanConvolutionPlan, NhwcIsAnImplicitGemmOfTheWindowAndFeatures) {
   // 31 words: within the 128 bytes of push constants every device has.
   EXPECT_EQ(s.Words().size(), 31u);
   // The tiles, then the window (1 in the unused slot 0) and its dilation,
-  // then SPATIAL.
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2}));
+  // then SPATIAL, then the base dilation.
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 1, 1}));
 }
 
 TEST(VulkanConvolutionPlan, NchwWithStridesDilationAndGroups) {
@@ -100,7 +100,7 @@ TEST(VulkanConvolutionPlan, OneSpatialDimensionIsTheLastSlot) {
   EXPECT_EQ(plan->shape.in_size[2], 300u);
   EXPECT_EQ(plan->shape.window[2], 5u);
   EXPECT_EQ(plan->shape.pad_low[2], 2);
-  EXPECT_EQ(plan->specialization().back(), 2u);
+  EXPECT_EQ(plan->specialization()[11], 2u);
 }
 
 TEST(VulkanConvolutionPlan, NdhwcFillsAllThreeSlots) {
@@ -140,7 +140,7 @@ TEST(VulkanConvolutionPlan, NdhwcFillsAllThreeSlots) {
   EXPECT_EQ(s.depth(), 4 * 3 * 2 * 3);
   EXPECT_EQ(s.Words().size(), 31u);
   // Narrow tiles (8 features a group), the window 3x2x3 dilated 2x3x1, SPATIAL 3.
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 2, 3, 2, 3, 1, 3}));
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 2, 3, 2, 3, 1, 3, 1, 1, 1}));
   EXPECT_EQ(plan->groups, (2 * 5 * 12 * 5 + 255) / 256 * 2);
 
   // NCDHW input and output, OIDHW filter: the slots follow the dimension
@@ -161,15 +161,31 @@ TEST(VulkanConvolutionPlan, NdhwcFillsAllThreeSlots) {
   EXPECT_EQ(nchw->specialization(), plan->specialization());
 }
 
+TEST(VulkanConvolutionPlan, BaseDilationIsASpecializationConstant) {
+  // A transposed convolution's base (lhs) dilation, 2-D and 3-D.
+  std::unique_ptr<Module> module =
+      ConvolutionModule("f32[2,20,20,8]", "f32[3,3,8,16]", "f32[2,37,37,16]",
+                        "window={size=3x3 lhs_dilate=2x2}, dim_labels=b01f_01io->b01f");
+  ASSERT_NE(module, nullptr);
+  std::optional<ConvolutionPlan> plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->shape.in_size[1], 20u);
+  EXPECT_EQ(plan->shape.out_size[1], 37u);
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 2, 2}));
+  module = ConvolutionModule(
+      "f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,19,20,17,16]",
+      "window={size=3x3x3 pad=1_1x1_2x0_0 lhs_dilate=2x2x2}, dim_labels=b012f_012io->b012f");
+  ASSERT_NE(module, nullptr);
+  plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 3, 3, 1, 1, 1, 3, 2, 2, 2}));
+  EXPECT_EQ(plan->shape.Words().size(), 31u);
+}
+
 TEST(VulkanConvolutionPlan, WhatTheViewDoesNotHoldStaysElemental) {
   const std::string nhwc = "dim_labels=b01f_01io->b01f";
-  // Base (lhs) dilation.
-  std::unique_ptr<Module> module = ConvolutionModule("f32[2,20,20,8]", "f32[3,3,8,16]", "f32[2,37,37,16]",
-                                                     "window={size=3x3 lhs_dilate=2x2}, " + nhwc);
-  ASSERT_NE(module, nullptr);
-  EXPECT_FALSE(Plan(*module).has_value());
   // f64.
-  module =
+  std::unique_ptr<Module> module =
       ConvolutionModule("f64[2,20,20,8]", "f64[3,3,8,16]", "f64[2,18,18,16]", "window={size=3x3}, " + nhwc);
   ASSERT_NE(module, nullptr);
   EXPECT_FALSE(Plan(*module).has_value());
@@ -189,12 +205,7 @@ TEST(VulkanConvolutionPlan, WhatTheViewDoesNotHoldStaysElemental) {
                              "window={size=3x3x3}, " + ndhwc);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(Plan(*module).has_value());
-  // ...but not with base dilation,
-  module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,17,17,17,16]",
-                             "window={size=3x3x3 lhs_dilate=2x2x2}, " + ndhwc);
-  ASSERT_NE(module, nullptr);
-  EXPECT_FALSE(Plan(*module).has_value());
-  // window reversal,
+  // ...but not with window reversal,
   module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
                              "window={size=3x3x3 rhs_reversal=0x0x1}, " + ndhwc);
   ASSERT_NE(module, nullptr);

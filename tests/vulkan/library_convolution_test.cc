@@ -1,7 +1,7 @@
 // Convolutions that run the library convolution shader
 // (library_convolution.h) on lavapipe with the validation layers on,
 // against the interpreter: NHWC and NCHW and stranger dimension numbers,
-// window strides, padding (negative too), window dilation, feature groups,
+// window strides, padding (negative too), window and base dilation, feature groups,
 // one, two and three spatial dimensions (NDHWC, NCDHW), f32 and f16. Sums run in another order than the
 // interpreter's, so values agree within a tolerance that grows with the
 // contraction's length K.
@@ -115,6 +115,14 @@ std::vector<ConvolutionCase> ConvolutionCases() {
        "window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=012bf_o012i->f012b", 135},
       {"long_contraction_3d", "f32[1,10,10,10,32]", "f32[3,3,3,32,16]", "f32[1,8,8,8,16]",
        "window={size=3x3x3}, dim_labels=b012f_012io->b012f", 864},
+      // Base (lhs) dilation, as transposed convolutions have.
+      {"nhwc_lhs_dilated_strided", "f32[2,9,11,6]", "f32[3,3,6,12]", "f32[2,18,16,12]",
+       "window={size=3x3 stride=1x2 pad=1_2x2_1 lhs_dilate=2x3}, dim_labels=b01f_01io->b01f", 54},
+      {"ndhwc_lhs_dilated_grouped", "f32[1,5,6,7,8]", "f32[3,3,3,4,16]", "f32[1,11,11,12,16]",
+       "window={size=3x3x3 pad=2_2x1_1x2_1 lhs_dilate=2x2x2 rhs_dilate=1x1x2}, "
+       "dim_labels=b012f_012io->b012f, "
+       "feature_group_count=2",
+       108},
       {"f16_3d", "f16[2,7,9,11,5]", "f16[3,3,3,5,12]", "f16[2,7,9,11,12]",
        "window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=b012f_012io->b012f", 135},
   };

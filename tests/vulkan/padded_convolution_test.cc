@@ -67,6 +67,16 @@ std::string VulkanPaddedTapCaseName(const ::testing::TestParamInfo<PaddedTapCase
 INSTANTIATE_TEST_SUITE_P(Cases, VulkanPaddedTapTest, ::testing::ValuesIn(kiln::testing::PaddedTapCases()),
                          VulkanPaddedTapCaseName);
 
+// The pattern of a tap that meets an input only where the output's three
+// coordinates, each below `extent`, are odd.
+std::string OddCoordinatesMeetInputs(int extent) {
+  std::string pattern;
+  for (int z = 0; z < extent; ++z)
+    for (int y = 0; y < extent; ++y)
+      for (int x = 0; x < extent; ++x) pattern += z % 2 == 1 && y % 2 == 1 && x % 2 == 1 ? 'I' : 'N';
+  return pattern;
+}
+
 // 3-D padded-tap cases, every one sized for the library convolution
 // (at least 4096 outputs, 8 output features a group). Patterns run over
 // (z, y, x) row-major.
@@ -157,6 +167,17 @@ std::vector<PaddedTapCase> PaddedTapCases3d() {
        {2, 0, 0, 1, 15},
        kInf,
        inputs + inputs + all_padded + all_padded},
+      // Inputs dilated to x.x.x (holes at 1 and 3), padded 1: tap (0,0,0)
+      // reads (z-1, y-1, x-1), an input only where all three are odd.
+      {"f32_3d_inf_tap_meets_lhs_dilation_holes_large",
+       "f32",
+       "[32,3,3,3,8]",
+       "[3,3,3,8,16]",
+       "[32,5,5,5,16]",
+       "window={size=3x3x3 pad=1_1x1_1x1_1 lhs_dilate=2x2x2}, dim_labels=b012f_012io->b012f",
+       {0, 0, 0, 2, 6},
+       kInf,
+       OddCoordinatesMeetInputs(5)},
       {"f32_3d_negative_zero_inputs_large",
        "f32",
        "[32,3,4,4,8]",

@@ -4,9 +4,10 @@
 // feature and k the window position and the group's input feature (input
 // feature fastest). A, the input's im2col matrix, is never stored: each
 // workgroup reads the BM x BK tile of it that it needs straight from the
-// input (zeros where the window falls in the padding), and the BK x BN tile
-// of the filter, into shared memory, and each invocation accumulates a
-// TM x TN block of the output in f32. The zeros are multiplied like any
+// input (zeros where the window falls in the padding or between base-
+// dilated elements), and the BK x BN tile of the filter, into shared
+// memory, and each invocation accumulates a TM x TN block of the output in
+// f32. The zeros are multiplied like any
 // other element, so an infinite or NaN weight at a padded tap makes the
 // output NaN (README, numerics): they come from shared memory, which no
 // compiler can fold. Up to three spatial dimensions, slot 0 the outermost;
@@ -40,6 +41,11 @@ layout(constant_id = 10) const uint DILATION_1 = 1;
 layout(constant_id = 11) const uint DILATION_2 = 1;
 // 3 where slot 0 is a spatial dimension of the convolution, else 2.
 layout(constant_id = 12) const uint SPATIAL = 2;
+// The input's base (lhs) dilation per slot: a window position between two
+// dilated input elements reads a zero, as one in the padding does.
+layout(constant_id = 13) const uint BASE_DILATION_0 = 1;
+layout(constant_id = 14) const uint BASE_DILATION_1 = 1;
+layout(constant_id = 15) const uint BASE_DILATION_2 = 1;
 
 layout(push_constant) uniform ConvolutionShape {
   uint batch;
@@ -181,14 +187,29 @@ void main() {
         const uint e = t + l * THREADS;
         if (e >= BM * BK) continue;
         const Tap tap = a_tap[l];
-        const int y = a_y[l] + int(tap.ky * DILATION_1);
-        const int x = a_x[l] + int(tap.kx * DILATION_2);
-        bool inside = a_row[l] && InWindow(tap) && y >= 0 && x >= 0 && y < int(p.in_size[1]) &&
-                      x < int(p.in_size[2]);
+        // Window positions in the base-dilated input, then (where they
+        // fall on an element) in the input.
+        int y = a_y[l] + int(tap.ky * DILATION_1);
+        int x = a_x[l] + int(tap.kx * DILATION_2);
+        bool inside = a_row[l] && InWindow(tap) && y >= 0 && x >= 0;
+        if (BASE_DILATION_1 > 1) {
+          inside = inside && y % int(BASE_DILATION_1) == 0;
+          y /= int(BASE_DILATION_1);
+        }
+        if (BASE_DILATION_2 > 1) {
+          inside = inside && x % int(BASE_DILATION_2) == 0;
+          x /= int(BASE_DILATION_2);
+        }
+        inside = inside && y < int(p.in_size[1]) && x < int(p.in_size[2]);
         int z = 0;
         if (SPATIAL == 3) {
           z = a_z[l] + int(tap.kz * DILATION_0);
-          inside = inside && z >= 0 && z < int(p.in_size[0]);
+          inside = inside && z >= 0;
+          if (BASE_DILATION_0 > 1) {
+            inside = inside && z % int(BASE_DILATION_0) == 0;
+            z /= int(BASE_DILATION_0);
+          }
+          inside = inside && z < int(p.in_size[0]);
         }
         float value = 0.0;
         if (inside) {
