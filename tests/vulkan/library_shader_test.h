@@ -16,17 +16,25 @@
 
 #include "backends/vulkan/vulkan_backend.h"
 #include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_instance.h"
 #include "backends/vulkan/vulkan_program.h"
 #include "tests/unit/test_util.h"
 
 namespace kiln::vulkan {
 
 // A parameterized test of a library shader; the shader features override
-// that ForThisDeviceAndAGpu sets goes after each test.
+// that ForThisDeviceAndAGpu sets goes after each test, which fails on any
+// validation message it raised (the ctest environment turns the layers on).
 template <typename Case>
 class LibraryShaderTest : public ::testing::TestWithParam<Case> {
  protected:
-  void TearDown() override { SetShaderFeaturesOverrideForTesting(nullptr); }
+  void SetUp() override { Instance::TakeValidationMessages(); }  // earlier tests reported theirs
+  void TearDown() override {
+    SetShaderFeaturesOverrideForTesting(nullptr);
+    const std::vector<std::string> messages = Instance::TakeValidationMessages();
+    EXPECT_TRUE(messages.empty()) << messages.size() << " validation messages, the first: "
+                                  << (messages.empty() ? "" : messages.front());
+  }
 };
 
 // With this device's shader features and then with a GPU's: compiles
