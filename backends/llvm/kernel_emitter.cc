@@ -143,6 +143,9 @@ StatusOr<KernelLayout> EmitKernel(llvm::Module& module, const Computation& compu
   llvm::Function* kernel = llvm::Function::Create(llvm::FunctionType::get(void_type, {ptr, i64, i64}, false),
                                                   llvm::GlobalValue::ExternalLinkage, name, module);
   kernel->addFnAttr(llvm::Attribute::NoUnwind);
+  // A CPU target's own width choice (jit.cc) leaves this one in place.
+  if (cooperative == nullptr && IsStreamingRowReduction(computation))
+    kernel->addFnAttr("prefer-vector-width", kStreamingRowReductionVectorBits);
   {
     llvm::IRBuilder<> b(llvm::BasicBlock::Create(context, "entry", kernel));
     std::vector<llvm::Value*> args;

@@ -14,6 +14,43 @@ bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t
   return false;
 }
 
+bool IsStreamingRowReduction(const Computation& computation) {
+  bool has_row_reduction = false;
+  for (const auto& instruction : computation.instructions()) {
+    switch (instruction->opcode) {
+      case Opcode::kReduce:
+        if (!IsRowReduction(*instruction)) return false;
+        has_row_reduction = true;
+        break;
+      case Opcode::kParameter:
+      case Opcode::kConstant:
+      case Opcode::kBroadcast:
+      case Opcode::kReshape:
+      case Opcode::kBitcastConvert:
+      case Opcode::kConvert:
+      case Opcode::kCopy:
+      case Opcode::kSlice:
+      case Opcode::kIota:
+      case Opcode::kTuple:
+      case Opcode::kGetTupleElement:
+      case Opcode::kAdd:
+      case Opcode::kSubtract:
+      case Opcode::kMultiply:
+      case Opcode::kMaximum:
+      case Opcode::kMinimum:
+      case Opcode::kNegate:
+      case Opcode::kAbs:
+      case Opcode::kCompare:
+      case Opcode::kSelect:
+      case Opcode::kAnd:
+      case Opcode::kOr:
+      case Opcode::kNot: break;
+      default: return false;
+    }
+  }
+  return has_row_reduction;
+}
+
 std::vector<const Instruction*> SharedRowValues(const Computation& computation,
                                                 const std::vector<int64_t>& row_dims, int64_t length) {
   auto over_row = [&](const Instruction& i) {

@@ -24,4 +24,20 @@ bool HasRowReductionOf(const Computation& computation, const std::vector<int64_t
 std::vector<const Instruction*> SharedRowValues(const Computation& computation,
                                                 const std::vector<int64_t>& row_dims, int64_t length);
 
+// Whether the computation is a row reduction that streams memory: it holds
+// a row reduction and otherwise only moves data and does the cheapest
+// arithmetic (adds, products, comparisons, conversions), none of the
+// transcendental functions or divisions that make softmax or a norm
+// compute-bound. The CPU backend vectorises such kernels 8 floats wide on
+// AVX-512 hosts (kStreamingRowReductionVectorBits).
+bool IsStreamingRowReduction(const Computation& computation);
+
+// The vector width, in bits, a streaming row reduction's kernel asks of the
+// CPU's loop vectoriser (the function attribute "prefer-vector-width"): on
+// the AMD EPYC (Zen 4) host of benchmarks/RESULTS.md, rows read 64 bytes a
+// load streamed 20-25% slower than rows read 32 bytes a load (sum over the
+// last axis of f32[256,256,256] and of f32[4096,4096] on one thread), while
+// elementwise kernels and softmax ran faster 16 floats wide.
+inline constexpr const char* kStreamingRowReductionVectorBits = "256";
+
 }  // namespace kiln::llvm_ir

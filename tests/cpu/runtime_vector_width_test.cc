@@ -1,8 +1,9 @@
 // The width the CPU backend vectorises its kernels at. LLVM tunes several
 // AVX-512 cores (Skylake-SP to Sapphire Rapids) to vectorise 8 floats wide;
 // Kiln asks for 16 wherever the host has AVX-512F (backends/cpu/codegen/
-// jit.cc), read here from the optimised IR that CompileOptions::dump_ir_dir
-// writes.
+// jit.cc), except in row reductions that only stream memory, which ask for
+// 8 (backends/llvm/row_reduction_plan.h); read here from the optimised IR
+// that CompileOptions::dump_ir_dir writes.
 #include <unistd.h>
 
 #include <filesystem>
@@ -29,6 +30,41 @@ ENTRY main {
 }
 )";
 
+// A sum over the last axis: a row reduction that only streams memory.
+constexpr char kRowSumKernel[] = R"(
+HloModule vector_width_row_sum
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT sum = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[4096,1024] parameter(0)
+  zero = f32[] constant(0)
+  ROOT rows = f32[4096] reduce(x, zero), dimensions={1}, to_apply=add
+}
+)";
+
+// The same rows' sums of exp(x): the exponential makes it compute-bound.
+constexpr char kRowSumOfExpKernel[] = R"(
+HloModule vector_width_row_sum_of_exp
+
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT sum = f32[] add(a, b)
+}
+
+ENTRY main {
+  x = f32[4096,1024] parameter(0)
+  e = f32[4096,1024] exponential(x)
+  zero = f32[] constant(0)
+  ROOT rows = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
+}
+)";
+
 // Every *.optimized.ll file under `directory`, concatenated.
 std::string OptimizedIr(const std::filesystem::path& directory) {
   std::string text;
@@ -43,24 +79,51 @@ std::string OptimizedIr(const std::filesystem::path& directory) {
   return text;
 }
 
+// The optimised IR of `text` compiled for cpu.
+std::string CompiledIr(const char* text) {
+  const std::filesystem::path directory =
+      std::filesystem::temp_directory_path() / ("kiln_vector_width_" + std::to_string(getpid()));
+  std::filesystem::remove_all(directory);
+  std::unique_ptr<Module> module = ParseOrDie(text);
+  if (module == nullptr) return "";
+  CpuBackend cpu;
+  CompileOptions options;
+  options.dump_ir_dir = directory.string();
+  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, options);
+  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+  std::string ir = OptimizedIr(directory);
+  std::filesystem::remove_all(directory);
+  EXPECT_FALSE(ir.empty()) << "no optimised IR was dumped under " << directory;
+  return ir;
+}
+
 TEST(RuntimeVectorWidthTest, KernelsAreVectorisedSixteenFloatsWideOnAvx512Hosts) {
   if (!__builtin_cpu_supports("avx512f")) {
     GTEST_SKIP() << "this host has no AVX-512F: kernels keep the CPU's own preferred width";
   }
-  const std::filesystem::path directory =
-      std::filesystem::temp_directory_path() / ("kiln_vector_width_" + std::to_string(getpid()));
-  std::filesystem::remove_all(directory);
-  std::unique_ptr<Module> module = ParseOrDie(kTanhKernel);
-  ASSERT_NE(module, nullptr);
-  CpuBackend cpu;
-  CompileOptions options;
-  options.dump_ir_dir = directory.string();
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> executable, cpu.Compile(*module, options));
-  const std::string ir = OptimizedIr(directory);
-  std::filesystem::remove_all(directory);
-  ASSERT_FALSE(ir.empty()) << "no optimised IR was dumped under " << directory;
+  const std::string ir = CompiledIr(kTanhKernel);
   EXPECT_NE(ir.find("\"prefer-vector-width\"=\"512\""), std::string::npos) << ir;
   EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << "the tanh loop is not 16 floats wide:\n" << ir;
+}
+
+TEST(RuntimeVectorWidthTest, RowReductionsThatOnlyStreamMemoryAreEightFloatsWide) {
+  if (!__builtin_cpu_supports("avx512f")) {
+    GTEST_SKIP() << "this host has no AVX-512F: kernels keep the CPU's own preferred width";
+  }
+  const std::string ir = CompiledIr(kRowSumKernel);
+  EXPECT_NE(ir.find("\"prefer-vector-width\"=\"256\""), std::string::npos) << ir;
+  EXPECT_EQ(ir.find("\"prefer-vector-width\"=\"512\""), std::string::npos) << ir;
+  EXPECT_NE(ir.find("<8 x float>"), std::string::npos) << "the row sum is not 8 floats wide:\n" << ir;
+  EXPECT_EQ(ir.find("<16 x float>"), std::string::npos) << "the row sum is 16 floats wide:\n" << ir;
+}
+
+TEST(RuntimeVectorWidthTest, RowReductionsOfTranscendentalsStaySixteenFloatsWide) {
+  if (!__builtin_cpu_supports("avx512f")) {
+    GTEST_SKIP() << "this host has no AVX-512F: kernels keep the CPU's own preferred width";
+  }
+  const std::string ir = CompiledIr(kRowSumOfExpKernel);
+  EXPECT_NE(ir.find("\"prefer-vector-width\"=\"512\""), std::string::npos) << ir;
+  EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << "the sum of exp is not 16 floats wide:\n" << ir;
 }
 
 }  // namespace

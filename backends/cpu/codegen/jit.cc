@@ -100,10 +100,13 @@ std::string ModuleText(const llvm::Module& module) {
 // streams of vector arithmetic where twice the lanes win: on a Sapphire
 // Rapids host the `elementwise` workload (tanh of f32[16M]) ran 8-lane and
 // compute-bound at about half the machine's copy bandwidth. The attribute is
-// part of the IR text, so the object cache keys it too.
+// part of the IR text, so the object cache keys it too. A kernel whose
+// emitter chose its own width keeps it (streaming row reductions,
+// backends/llvm/row_reduction_plan.h).
 void PreferVectorWidth(llvm::Module& module, const char* bits) {
   for (llvm::Function& function : module) {
-    if (!function.isDeclaration()) function.addFnAttr("prefer-vector-width", bits);
+    if (!function.isDeclaration() && !function.hasFnAttribute("prefer-vector-width"))
+      function.addFnAttr("prefer-vector-width", bits);
   }
 }
 
