@@ -30,40 +30,17 @@ ENTRY main {
 }
 )";
 
-// A sum over the last axis: a row reduction that only streams memory.
-constexpr char kRowSumKernel[] = R"(
-HloModule vector_width_row_sum
-
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT sum = f32[] add(a, b)
+// Sums over the last axis of f32[4096,1024] of `unary`(x), or of x itself
+// when `unary` is empty.
+std::string RowSumModule(const std::string& unary) {
+  const std::string rows = unary.empty() ? "x" : "e";
+  return "HloModule vector_width_row_sum\n\n"
+         "add {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n  ROOT sum = f32[] add(a, b)\n}\n\n"
+         "ENTRY main {\n  x = f32[4096,1024] parameter(0)\n" +
+         (unary.empty() ? "" : "  e = f32[4096,1024] " + unary + "(x)\n") +
+         "  zero = f32[] constant(0)\n  ROOT rows = f32[4096] reduce(" + rows +
+         ", zero), dimensions={1}, to_apply=add\n}\n";
 }
-
-ENTRY main {
-  x = f32[4096,1024] parameter(0)
-  zero = f32[] constant(0)
-  ROOT rows = f32[4096] reduce(x, zero), dimensions={1}, to_apply=add
-}
-)";
-
-// The same rows' sums of exp(x): the exponential makes it compute-bound.
-constexpr char kRowSumOfExpKernel[] = R"(
-HloModule vector_width_row_sum_of_exp
-
-add {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT sum = f32[] add(a, b)
-}
-
-ENTRY main {
-  x = f32[4096,1024] parameter(0)
-  e = f32[4096,1024] exponential(x)
-  zero = f32[] constant(0)
-  ROOT rows = f32[4096] reduce(e, zero), dimensions={1}, to_apply=add
-}
-)";
 
 // Every *.optimized.ll file under `directory`, concatenated.
 std::string OptimizedIr(const std::filesystem::path& directory) {
@@ -80,7 +57,7 @@ std::string OptimizedIr(const std::filesystem::path& directory) {
 }
 
 // The optimised IR of `text` compiled for cpu.
-std::string CompiledIr(const char* text) {
+std::string CompiledIr(const std::string& text) {
   const std::filesystem::path directory =
       std::filesystem::temp_directory_path() / ("kiln_vector_width_" + std::to_string(getpid()));
   std::filesystem::remove_all(directory);
@@ -110,7 +87,7 @@ TEST(RuntimeVectorWidthTest, RowReductionsThatOnlyStreamMemoryAreEightFloatsWide
   if (!__builtin_cpu_supports("avx512f")) {
     GTEST_SKIP() << "this host has no AVX-512F: kernels keep the CPU's own preferred width";
   }
-  const std::string ir = CompiledIr(kRowSumKernel);
+  const std::string ir = CompiledIr(RowSumModule(""));  // a row reduction that only streams memory
   EXPECT_NE(ir.find("\"prefer-vector-width\"=\"256\""), std::string::npos) << ir;
   EXPECT_EQ(ir.find("\"prefer-vector-width\"=\"512\""), std::string::npos) << ir;
   EXPECT_NE(ir.find("<8 x float>"), std::string::npos) << "the row sum is not 8 floats wide:\n" << ir;
@@ -121,7 +98,7 @@ TEST(RuntimeVectorWidthTest, RowReductionsOfTranscendentalsStaySixteenFloatsWide
   if (!__builtin_cpu_supports("avx512f")) {
     GTEST_SKIP() << "this host has no AVX-512F: kernels keep the CPU's own preferred width";
   }
-  const std::string ir = CompiledIr(kRowSumOfExpKernel);
+  const std::string ir = CompiledIr(RowSumModule("exponential"));  // compute-bound
   EXPECT_NE(ir.find("\"prefer-vector-width\"=\"512\""), std::string::npos) << ir;
   EXPECT_NE(ir.find("<16 x float>"), std::string::npos) << "the sum of exp is not 16 floats wide:\n" << ir;
 }
