@@ -15,11 +15,8 @@
 // time, and no sort is lost by it: a CPU with SSSE3 but no SSE4 (Core 2 of
 // 2006-07 and older) runs the SSE2 baseline build of the same quicksort,
 // compiled from the same source; every other x86-64 takes SSE4 or better.
-#ifndef HWY_DISABLED_TARGETS
-// Not a test or a sort left out: only SSSE3's copy of the quicksort is not
-// compiled (a fifth of this file's compile time); SSSE3-only CPUs run the
-// SSE2 build of the same code, as the paragraph above says.
-#define HWY_DISABLED_TARGETS HWY_SSSE3
+#ifndef HWY_DISABLED_TARGETS            // reason: compile time only, no test or sort skipped (see above)
+#define HWY_DISABLED_TARGETS HWY_SSSE3  // reason: SSSE3-only CPUs sort with the SSE2 build
 #endif
 #include "backends/cpu/vector_sort.h"
 
