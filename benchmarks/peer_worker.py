@@ -321,17 +321,28 @@ def numpy_take_along(workload, inputs):
     return lambda: (np.take_along_axis(x, indices, axis=1),)
 
 
-def numpy_bf16_conv(workload, inputs):
-    # The f32 convolution (numpy_program's im2col) of the inputs rounded to bf16
-    # once, outside the timing: the products of bf16 values are exact in f32.
-    return numpy_program(dataclasses.replace(workload, kind="conv"), [round_to_bfloat16(i) for i in inputs])
+def numpy_low_conv(workload, inputs):
+    # NumPy has no low-precision convolution: the f32 convolution (numpy_program's
+    # im2col) of the inputs rounded to bf16 or f16 once, outside the timing (their
+    # products are exact in f32), or of the int8 values in [-64, 64) widened to
+    # f32 (every partial sum is an integer below 2^24, so exact) and narrowed back.
+    import numpy as np
+
+    conv = dataclasses.replace(workload, kind="conv")
+    kind = workload.params["type"]
+    if kind == "int8":
+        run = numpy_program(conv, [i.astype(np.float32) for i in inputs])
+        return lambda: (run()[0].astype(np.int32),)
+    if kind == "bfloat16":
+        return numpy_program(conv, [round_to_bfloat16(i) for i in inputs])
+    return numpy_program(conv, [i.astype(kind).astype(np.float32) for i in inputs])
 
 
 NUMPY_ISSUE19 = {"scatter_add": numpy_scatter_add, "gather_sum": numpy_gather_sum, "maxpool": numpy_maxpool,
                  "maxpool_grad": numpy_maxpool_grad, "while_loop": numpy_while_loop,
                  "rng_normal": numpy_rng_normal, "topk": numpy_topk, "low_gemm": numpy_low_gemm,
                  "axis_sum": numpy_axis_sum, "cumulative": numpy_cumulative, "avgpool": numpy_avgpool,
-                 "take_along": numpy_take_along, "bf16_conv": numpy_bf16_conv}
+                 "take_along": numpy_take_along, "low_conv": numpy_low_conv}
 
 
 def numpy_linalg(function, inputs):
@@ -599,9 +610,18 @@ def torch_take_along(torch, workload, tensors):
     return lambda: (torch.take_along_dim(x, indices, dim=1),)
 
 
-def torch_bf16_conv(torch, workload, tensors):
-    # A bf16 convolution: torch rounds its result to bf16 (no f32 output).
-    x, w = (t.to(torch.bfloat16) for t in tensors)
+def torch_low_conv(torch, workload, tensors):
+    kind = workload.params["type"]
+    if kind == "int8":
+        # torch has no CPU convolution of integers (outside its quantized
+        # tensors): its f32 conv2d of the int8 values, exact as in NumPy's.
+        x, w = (t.float() for t in tensors)
+        return lambda: (torch.nn.functional.conv2d(x, w, padding=1).to(torch.int32),)
+    # A bf16 or f16 convolution: torch rounds its result to the type (no f32
+    # output); builds without a CPU f16 conv2d fail here, and the row reads n/a
+    # with why.
+    dtype = {"bfloat16": torch.bfloat16, "float16": torch.float16}[kind]
+    x, w = (t.to(dtype) for t in tensors)
     return lambda: (torch.nn.functional.conv2d(x, w, padding=1).float(),)
 
 
@@ -609,7 +629,7 @@ TORCH_ISSUE19 = {"scatter_add": torch_scatter_add, "gather_sum": torch_gather_su
                  "maxpool_grad": torch_maxpool_grad, "while_loop": torch_while_loop,
                  "rng_normal": torch_rng_normal, "topk": torch_topk, "low_gemm": torch_low_gemm,
                  "axis_sum": torch_axis_sum, "cumulative": torch_cumulative, "avgpool": torch_avgpool,
-                 "take_along": torch_take_along, "bf16_conv": torch_bf16_conv}
+                 "take_along": torch_take_along, "low_conv": torch_low_conv}
 
 
 def torch_linalg(torch, function, tensors):

@@ -45,7 +45,7 @@ class Workload:
     # What the peers implement: elementwise | softmax | rowsum | sgemm | conv | mlp | overhead | fft |
     # cumsum | transpose | colsum | bf16_gemm | sort | linalg | scatter_add | gather_sum | maxpool |
     # maxpool_grad | while_loop | rng_normal | topk | low_gemm | axis_sum | cumulative | avgpool | take_along |
-    # bf16_conv.
+    # low_conv.
     kind: str
     inputs: tuple
     # What bounds it, for the achieved-fraction column: "copy" (read + write
@@ -265,12 +265,25 @@ def issue19_workloads(quick: bool) -> list[Workload]:
                            f"{rows}x{cols} f32", "take_along", (Input((rows, cols)),
                                                                Input((rows, picks), "int32", "integers", high=cols)),
                            "latency", traffic_bytes=8 * rows * picks))
+    # Low-precision convolutions: the conv3x3 layer in bf16 and f16 with f32
+    # results (f32 inputs converted in the module), and int8 with int32 results.
     batch, channels, image = (1, 16, 14) if quick else (8, 64, 56)
-    result.append(Workload("bf16_conv3x3", f"bf16 conv 3x3 {channels}->{channels} {image}x{image} batch {batch} NCHW, "
-                           "f32 results (f32 inputs rounded to bf16 in the module)", "bf16_conv",
-                           (Input((batch, channels, image, image)),
-                            Input((channels, channels, 3, 3), scale=(9 * channels)**-0.5)), "fma",
-                           flops=2 * batch * channels * image * image * channels * 9))
+    conv_flops = 2 * batch * channels * image * image * channels * 9
+    conv_title = f"conv 3x3 {channels}->{channels} {image}x{image} batch {batch} NCHW"
+    for name, kind in (("bf16", "bfloat16"), ("f16", "float16")):
+        result.append(Workload(f"{name}_conv3x3", f"{name} {conv_title}, f32 results (f32 inputs rounded to {name} in "
+                               "the module)", "low_conv",
+                               (Input((batch, channels, image, image)),
+                                Input((channels, channels, 3, 3), scale=(9 * channels)**-0.5)), "fma",
+                               flops=conv_flops, params={"type": kind}))
+    result.append(Workload("int8_conv3x3", f"int8 {conv_title}, int32 results", "low_conv",
+                           (Input((batch, channels, image, image), "int8", "integers", low=-64, high=64),
+                            Input((channels, channels, 3, 3), "int8", "integers", low=-64, high=64)), "latency",
+                           flops=conv_flops, params={"type": "int8"}))
+    # A sort as large as issue 19's (16M keys), beside sort_f32's 2^20.
+    large_sort = (1 << 14) if quick else (16 << 20)
+    result.append(Workload("sort_large_f32", f"sort f32[{large_sort}]", "sort", (Input((large_sort,)),), "latency",
+                           params={"variant": "sort"}))
     return result
 
 

@@ -173,10 +173,17 @@ def take_along(x, indices):
     return jnp.take_along_axis(x, indices, axis=1)
 
 
-def bf16_conv(x, w):
-    return lax.conv_general_dilated(x.astype(jnp.bfloat16), w.astype(jnp.bfloat16), window_strides=(1, 1),
-                                    padding="SAME", dimension_numbers=("NCHW", "OIHW", "NCHW"),
-                                    preferred_element_type=jnp.float32)
+def low_conv(workload: catalog.Workload):
+    kind = workload.params["type"]
+    result_type = jnp.int32 if kind == "int8" else jnp.float32
+
+    def conv(x, w):
+        if kind != "int8":
+            x, w = x.astype(jnp.dtype(kind)), w.astype(jnp.dtype(kind))
+        return lax.conv_general_dilated(x, w, window_strides=(1, 1), padding="SAME",
+                                        dimension_numbers=("NCHW", "OIHW", "NCHW"), preferred_element_type=result_type)
+    conv.__name__ = {"bfloat16": "bf16_conv", "float16": "f16_conv", "int8": "int8_conv"}[kind]  # the module's name
+    return conv
 
 
 def hlo_function_for(workload: catalog.Workload):
@@ -192,9 +199,9 @@ def function_for(workload: catalog.Workload):
     simple = {"elementwise": elementwise, "softmax": softmax, "rowsum": rowsum, "sgemm": sgemm, "conv": conv,
               "cumsum": cumsum, "colsum": colsum, "bf16_gemm": bf16_gemm,
               "overhead": overhead, "scatter_add": scatter_add, "gather_sum": gather_sum, "maxpool": maxpool,
-              "maxpool_grad": maxpool_grad, "avgpool": avgpool, "take_along": take_along, "bf16_conv": bf16_conv}
+              "maxpool_grad": maxpool_grad, "avgpool": avgpool, "take_along": take_along}
     with_params = {"while_loop": while_loop, "rng_normal": rng_normal, "topk": topk, "low_gemm": low_gemm,
-                   "axis_sum": axis_sum, "cumulative": cumulative}
+                   "axis_sum": axis_sum, "cumulative": cumulative, "low_conv": low_conv}
     if workload.kind in simple:
         return simple[workload.kind]
     if workload.kind in with_params:
