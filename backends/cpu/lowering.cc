@@ -23,6 +23,7 @@
 #include "backends/cpu/program_buffers.h"
 #include "backends/cpu/rng_bit_generator_thunk.h"
 #include "backends/cpu/rng_thunk.h"
+#include "backends/cpu/row_scatter_segments.h"
 #include "backends/cpu/row_scatter_thunk.h"
 #include "backends/cpu/scan_thunk.h"
 #include "backends/cpu/sort_thunk.h"
@@ -588,7 +589,10 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
           indices = unwrapped->second;
           plan->wrap_negative_indices = true;
         }
-        return add(std::make_unique<RowScatterThunk>(first(0), indices, first(2), outputs.at(0), *plan));
+        const int64_t scratch_bytes = RowScatterScratchBytes(*plan);
+        const int scratch = scratch_bytes > 0 ? NewArenaSlot(scratch_bytes, region) : -1;
+        return add(
+            std::make_unique<RowScatterThunk>(first(0), indices, first(2), outputs.at(0), scratch, *plan));
       }
       break;
     case Opcode::kRng:

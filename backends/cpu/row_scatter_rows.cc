@@ -274,7 +274,27 @@ KILN_AVX512_LANES __attribute__((flatten)) void ApplyRowScatterRangeAvx512(const
                                                                            int64_t row_end) {
   ApplyRowScatterRange<Avx512RowScatterCombine, kWrap, T, Index>(plan, arrays, row_begin, row_end);
 }
+
+template <typename T>
+KILN_AVX512_LANES __attribute__((flatten)) void AddRowScatterElementsAvx512(T* destination, const T* addend,
+                                                                            int64_t count) {
+  Avx512RowScatterCombine::Apply(RowScatterCombiner::kAdd, destination, addend, count);
+}
 #endif  // __x86_64__
+
+template <typename T>
+void AddRowScatterElementsOfType(void* destination, const void* addend, int64_t count,
+                                 [[maybe_unused]] RowScatterLanes lanes) {
+  auto* to = static_cast<T*>(destination);
+  const auto* from = static_cast<const T*>(addend);
+#if defined(__x86_64__)
+  if (lanes == RowScatterLanes::kWidest && HasAvx512Lanes()) {
+    AddRowScatterElementsAvx512(to, from, count);
+    return;
+  }
+#endif
+  PortableRowScatterCombine::Apply(RowScatterCombiner::kAdd, to, from, count);
+}
 
 template <bool kWrap, typename T, typename Index>
 void ApplyRowScatterRangeOfTypes(const RowScatterPlan& plan, const RowScatterArrays& arrays,
@@ -339,6 +359,19 @@ void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& 
       break;
     case ElementType::kF16: ApplyRowScatterRangeOfType<half>(plan, arrays, row_begin, row_end, lanes); break;
     default: ApplyRowScatterRangeOfType<uint64_t>(plan, arrays, row_begin, row_end, lanes); break;
+  }
+}
+
+void AddRowScatterElements(ElementType type, void* destination, const void* addend, int64_t count,
+                           RowScatterLanes lanes) {
+  switch (type) {
+    case ElementType::kF32: AddRowScatterElementsOfType<float>(destination, addend, count, lanes); break;
+    case ElementType::kF64: AddRowScatterElementsOfType<double>(destination, addend, count, lanes); break;
+    case ElementType::kS32:
+    case ElementType::kU32: AddRowScatterElementsOfType<uint32_t>(destination, addend, count, lanes); break;
+    case ElementType::kBF16: AddRowScatterElementsOfType<bfloat16>(destination, addend, count, lanes); break;
+    case ElementType::kF16: AddRowScatterElementsOfType<half>(destination, addend, count, lanes); break;
+    default: AddRowScatterElementsOfType<uint64_t>(destination, addend, count, lanes); break;
   }
 }
 

@@ -34,4 +34,12 @@ enum class RowScatterLanes { kWidest, kPortable };
 void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& arrays, int64_t row_begin,
                             int64_t row_end, RowScatterLanes lanes = RowScatterLanes::kWidest);
 
+// Adds `count` elements of `addend` into `destination` (element type
+// `type`, one PlanRowScatter accepts) as the row loop adds an update's
+// elements: the same addition per element, bf16 and f16 sums rounded to
+// the type, integers wrapping around. The sum of two tables of segments
+// (row_scatter_segments.h).
+void AddRowScatterElements(ElementType type, void* destination, const void* addend, int64_t count,
+                           RowScatterLanes lanes = RowScatterLanes::kWidest);
+
 }  // namespace kiln::cpu

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "backends/cpu/row_scatter_rows.h"
+#include "backends/cpu/row_scatter_segments.h"
 #include "backends/cpu/thread_pool.h"
 
 namespace kiln::cpu {
@@ -185,12 +186,26 @@ std::optional<RowScatterPlan> PlanRowScatter(const Instruction& scatter) {
   return plan;
 }
 
+RowScatterThunk::RowScatterThunk(int operand, int indices, int updates, int output, int scratch,
+                                 RowScatterPlan plan)
+    : Thunk({operand, indices, updates},
+            scratch < 0 ? std::vector<int>{output} : std::vector<int>{output, scratch}),
+      plan_(plan),
+      scratch_(scratch) {}
+
 Status RowScatterThunk::Run(ExecutionContext& context) const {
   if (!IsRowType(plan_.type) || !IsIndexType(plan_.index_type))
     return Internal("cpu: row scatter of ", ElementTypeName(plan_.type), " was not planned");
+  const bool segmented = RowScatterSegments(plan_) > 1;
+  if (segmented != (scratch_ >= 0))
+    return Internal("cpu: row scatter ", name(), "'s scratch slot does not match its segments");
   const RowScatterArrays arrays{context.slots[inputs_[1]], context.slots[inputs_[2]],
                                 context.slots[outputs_[0]]};
-  RunRowScatter(plan_, context.slots[inputs_[0]], arrays, context);
+  if (segmented) {
+    RunSegmentedRowScatter(plan_, context.slots[inputs_[0]], arrays, context.slots[scratch_], context.pool);
+  } else {
+    RunRowScatter(plan_, context.slots[inputs_[0]], arrays, context);
+  }
   return OkStatus();
 }
 

@@ -1,19 +1,30 @@
 // Scatter of whole rows, the form JAX's x.at[idx].add(u) and x.at[idx].set(u)
 // take: operand [N, ...], indices [U] or [U, 1], updates [U, ...] whose
 // update i is combined into row idx[i]. The generic kernel walks the updates
-// one element at a time on one thread; this thunk gives each thread an
-// equal stretch of the destination rows: it copies the operand's rows there
-// and applies, in update order, the updates whose indices name them, whole
-// rows at a time with the rows ahead prefetched (row_scatter_rows.h), in one
-// pass, with no sorting and no scratch. A table that stays in cache gets one
-// thread (RowScatterThreads). Every row thus sees its updates in XLA's order
-// (update 0 first), so the results equal the sequential scatter's bit for
-// bit, with repeated indices too. Out-of-range indices (negative or >= N)
-// fall in no thread's rows and are skipped, as XLA skips an update window
-// that does not fit. JAX wraps negative indices first (i < 0 ? i + N : i),
-// a kernel of its own over the indices; the cpu lowering drops that kernel
-// and the thunk wraps them as it reads them (WrapsNegativeRowScatterIndices),
-// so the indices are read once.
+// one element at a time on one thread; this thunk takes one of two paths.
+//
+// The one pass: each thread owns an equal stretch of the destination rows:
+// it copies the operand's rows there and applies, in update order, the
+// updates whose indices name them, whole rows at a time with the rows ahead
+// prefetched (row_scatter_rows.h), with no sorting and no scratch. A table
+// that stays in cache gets one thread (RowScatterThreads). Every row thus
+// sees its updates in XLA's order (update 0 first), so the results equal
+// the sequential scatter's bit for bit, with repeated indices too.
+//
+// The segments (row_scatter_segments.h): an add of many updates into a
+// table that stays in cache is split along the updates instead, each
+// segment added into a table of its own by its own thread and the tables
+// summed after (RowScatterSegments decides from the shapes). Integer sums
+// are the sequential scatter's; float sums of an element that updates of
+// both segments name may differ from it in the last bits (XLA leaves their
+// order unspecified), and are the same whatever the thread count. Assign
+// (set) always takes the one pass.
+//
+// Out-of-range indices (negative or >= N) name no row and are skipped on
+// both paths, as XLA skips an update window that does not fit. JAX wraps
+// negative indices first (i < 0 ? i + N : i), a kernel of its own over the
+// indices; the cpu lowering drops that kernel and the thunk wraps them as it
+// reads them (WrapsNegativeRowScatterIndices), so the indices are read once.
 #pragma once
 
 #include <cstdint>
@@ -62,14 +73,16 @@ bool WrapsNegativeRowScatterIndices(const Computation& kernel, const RowScatterP
 
 class RowScatterThunk : public Thunk {
  public:
-  RowScatterThunk(int operand, int indices, int updates, int output, RowScatterPlan plan)
-      : Thunk({operand, indices, updates}, {output}), plan_(plan) {}
+  // `scratch` is a slot of RowScatterScratchBytes(plan) bytes
+  // (row_scatter_segments.h), or -1 when that is 0.
+  RowScatterThunk(int operand, int indices, int updates, int output, int scratch, RowScatterPlan plan);
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override { return "row-scatter"; }
 
  private:
   RowScatterPlan plan_;
+  int scratch_;
 };
 
 }  // namespace kiln::cpu

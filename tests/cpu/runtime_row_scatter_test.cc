@@ -1,7 +1,9 @@
 // Row scatters (JAX's x.at[idx].add(u) and .set(u)) on the CPU backend's
 // row-scatter thunk: equal to the interpreter bit for bit (each row gets its
 // updates in update order), with repeated and out-of-range indices, on 1, 2
-// and 4 threads; scatters of other forms keep the generic kernel.
+// and 4 threads; scatters of other forms keep the generic kernel. No shape
+// here is an add that is split into segments of its updates; those are
+// runtime_row_scatter_segments_test.cc's.
 #include <algorithm>
 #include <string>
 
