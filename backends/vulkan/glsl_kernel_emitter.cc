@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "backends/vulkan/constant_operands.h"
 #include "backends/vulkan/glsl_atomic_scatter.h"
 #include "backends/vulkan/glsl_bitonic_sort.h"
 #include "backends/vulkan/glsl_ops.h"
@@ -612,7 +613,11 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
   if (kind == OpKind::kBinary) {
     KILN_ASSIGN_OR_RETURN(std::string a, ElementwiseOperand(instruction, 0, index));
     KILN_ASSIGN_OR_RETURN(std::string b, ElementwiseOperand(instruction, 1, index));
-    StatusOr<std::string> value = BinaryOpExpr(instruction.opcode, type, a, b, prelude_);
+    // A constant that may be zero takes the form no driver folds wrongly.
+    const int constant = GuardedConstantOperand(instruction);
+    StatusOr<std::string> value =
+        constant < 0 ? BinaryOpExpr(instruction.opcode, type, a, b, prelude_)
+                     : BinaryOpWithConstantExpr(instruction.opcode, type, a, b, constant, prelude_);
     if (!value.ok()) return one(value);
     return one(Normalize(type, *value, prelude_));
   }

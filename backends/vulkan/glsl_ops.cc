@@ -178,9 +178,14 @@ constexpr const char* kRoundAfz = R"($T k_round_afz_$N($T x) {
   return r;
 }
 )";
+// The sign of any float ($T float or double), zeros and NaN included:
+// float(x) keeps a double's.
+constexpr const char* kSignBit = "bool k_signbit_$N($T x) { return floatBitsToInt(float(x)) < 0; }\n";
+// A zero result takes x's sign (-0.3 rounds to -0), spelled out: lavapipe
+// folds x * 0 to +0.
 constexpr const char* kRoundEven = R"($T k_round_even_$N($T x) {
   $T r = roundEven(x);
-  return r == $Z ? x * $Z : r;
+  return r == $Z ? (k_signbit_$N(x) ? -$Z : $Z) : r;
 }
 )";
 constexpr const char* kSignF = "$T k_sign_$N($T x) { return (isnan(x) || x == $Z) ? x : sign(x); }\n";
@@ -456,6 +461,33 @@ constexpr const char* kCAbs = R"($R k_cabs_$N($T z) {
 )";
 constexpr const char* kCMul =
     "$T k_cmul_$N($T a, $T b) { return $T(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); }\n";
+// BinaryOpWithConstantExpr's helpers: an op with a constant c, its IEEE
+// answer spelled out where c is zero (the driver folds the test). $T is
+// float or double.
+constexpr const char* kMulConstant = R"($T k_mulc_$N($T x, $T c) {
+  if (!(c == $Z)) return x * c;
+  if (isnan(x) || isinf(x)) return $NAN;
+  return k_signbit_$N(x) != k_signbit_$N(c) ? -$Z : $Z;
+}
+)";
+// x + c: exact for any x but a zero when c is zero.
+constexpr const char* kAddConstant = R"($T k_addc_$N($T x, $T c) {
+  if (!(c == $Z) || !(x == $Z)) return x + c;
+  return k_signbit_$N(x) && k_signbit_$N(c) ? -$Z : $Z;
+}
+)";
+constexpr const char* kDivideByConstant = R"($T k_divc_$N($T x, $T c) {
+  if (!(c == $Z)) return x / c;
+  if (isnan(x) || x == $Z) return $NAN;
+  return k_signbit_$N(x) != k_signbit_$N(c) ? -$INF : $INF;
+}
+)";
+constexpr const char* kConstantDivide = R"($T k_cdivx_$N($T c, $T x) {
+  if (!(c == $Z)) return c / x;
+  if (isnan(x) || x == $Z) return $NAN;
+  return k_signbit_$N(x) != k_signbit_$N(c) ? -$Z : $Z;
+}
+)";
 // Smith's algorithm: scales by the larger part of the divisor, so that
 // |b|^2 neither overflows nor underflows.
 constexpr const char* kCDiv = R"($T k_cdiv_$N($T a, $T b) {
@@ -770,7 +802,9 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
     case Opcode::kFloor: return "floor(" + x + ")";
     case Opcode::kCeil: return "ceil(" + x + ")";
     case Opcode::kRoundNearestAfz: return Call(prelude, "k_round_afz_$N", type, kRoundAfz, x);
-    case Opcode::kRoundNearestEven: return Call(prelude, "k_round_even_$N", type, kRoundEven, x);
+    case Opcode::kRoundNearestEven:
+      Call(prelude, "k_signbit_$N", type, kSignBit, "x");
+      return Call(prelude, "k_round_even_$N", type, kRoundEven, x);
     case Opcode::kSqrt: return Call(prelude, "k_sqrt_$N", type, kSqrt, x);
     case Opcode::kRsqrt:
       return "(" + FloatLiteral(type, 1.0) + " / " + Call(prelude, "k_sqrt_$N", type, kSqrt, x) + ")";
@@ -925,6 +959,62 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
     case Opcode::kPower: return Call(prelude, "k_pow_$N", type, kPowF, args);
     case Opcode::kAtan2: return Call(prelude, "k_atan2_$N", type, kAtan2, args);
     default: return NotDefined(opcode, type);
+  }
+}
+
+StatusOr<std::string> BinaryOpWithConstantExpr(Opcode opcode, ElementType type, const std::string& a,
+                                               const std::string& b, int constant_operand,
+                                               GlslPrelude& prelude) {
+  const bool complex = IsComplex(type);
+  if (!IsRealFloat(type) && !complex) return BinaryOpExpr(opcode, type, a, b, prelude);
+  const ElementType real = complex ? ComplexComponentType(type) : type;
+  const bool constant_first = constant_operand == 0;
+  const std::string& c = constant_first ? a : b;
+  const std::string& x = constant_first ? b : a;
+  // The real helper `name` (its text `body`, which calls k_signbit) on
+  // `args`, defined once with k_signbit before it.
+  auto real_call = [&](const char* name, const char* body, const std::string& args) {
+    Call(prelude, "k_signbit_$N", real, kSignBit, "x");
+    return Call(prelude, name, real, body, args);
+  };
+  if (!complex) {
+    switch (opcode) {
+      case Opcode::kMultiply: return real_call("k_mulc_$N", kMulConstant, x + ", " + c);
+      case Opcode::kAdd: return real_call("k_addc_$N", kAddConstant, x + ", " + c);
+      // x - c is x + (-c) and c - x is -x + c, exactly, zeros included.
+      case Opcode::kSubtract:
+        return real_call("k_addc_$N", kAddConstant,
+                         constant_first ? "-(" + x + "), " + c : x + ", -(" + c + ")");
+      case Opcode::kDivide:
+        return constant_first ? real_call("k_cdivx_$N", kConstantDivide, c + ", " + x)
+                              : real_call("k_divc_$N", kDivideByConstant, x + ", " + c);
+      default: return BinaryOpExpr(opcode, type, a, b, prelude);
+    }
+  }
+  // Complex numbers, part by part with the real helpers (the product's
+  // four, in k_cmul's order). Division keeps k_cdiv.
+  const std::string t = GlslValueType(type);
+  switch (opcode) {
+    case Opcode::kMultiply: {
+      auto product = [&](const char* xp, const char* cp) {
+        return real_call("k_mulc_$N", kMulConstant, std::string("x.") + xp + ", c." + cp);
+      };
+      return Call(prelude, "k_cmulc_$N", type,
+                  "$T k_cmulc_$N($T x, $T c) { return $T(" + product("x", "x") + " - " + product("y", "y") +
+                      ", " + product("x", "y") + " + " + product("y", "x") + "); }\n",
+                  x + ", " + c);
+    }
+    case Opcode::kAdd:
+    case Opcode::kSubtract: {
+      const std::string sign_x = opcode == Opcode::kSubtract && constant_first ? "-" : "";
+      const std::string sign_c = opcode == Opcode::kSubtract && !constant_first ? "-" : "";
+      auto part = [&](const char* p) {
+        return real_call("k_addc_$N", kAddConstant,
+                         sign_x + "(" + x + ")." + p + ", " + sign_c + "(" + c + ")." + p);
+      };
+      return t + "(" + part("x") + ", " + part("y") + ")";
+    }
+    default: return BinaryOpExpr(opcode, type, a, b, prelude);
   }
 }
 

@@ -143,6 +143,63 @@ TEST(GlslEmitterTest, ElementwiseBinaryOpsOfEachTypeCompile) {
   binary("c128", {"add", "subtract", "multiply", "divide", "power"});
 }
 
+// A float op whose operand is a compile-time constant that may be zero
+// takes glsl_ops' constant-operand helper (lavapipe folds x * 0 and the
+// like to wrong values); operands known only at run time and constants
+// without a zero keep the plain op. Each kernel compiles.
+TEST(GlslEmitterTest, ConstantOperandsThatMayBeZeroTakeTheExplicitForm) {
+  struct Case {
+    const char* what;
+    std::string body;
+    const char* helper;  // nullptr: no constant-operand helper at all
+  };
+  auto with_constant = [](const std::string& type, const std::string& value, const std::string& op) {
+    return "  x = " + type + "[8] parameter(0)\n  k = " + type + "[] constant(" + value + ")\n  c = " + type +
+           "[8] broadcast(k), dimensions={}\n  ROOT r = " + type + "[8] " + op;
+  };
+  const Case cases[] = {
+      {"x * 0", with_constant("f32", "0", "multiply(x, c)"), "k_mulc_f32("},
+      {"0 * x in f64", with_constant("f64", "0", "multiply(c, x)"), "k_mulc_f64("},
+      {"x * 0 in f16", with_constant("f16", "0", "multiply(x, c)"), "k_mulc_f16("},
+      {"x / 0", with_constant("f32", "0", "divide(x, c)"), "k_divc_f32("},
+      {"0 / x", with_constant("f32", "0", "divide(c, x)"), "k_cdivx_f32("},
+      {"x + 0", with_constant("f32", "0", "add(x, c)"), "k_addc_f32("},
+      {"0 - x", with_constant("f32", "0", "subtract(c, x)"), "k_addc_f32("},
+      {"x * -0", with_constant("f32", "-0", "multiply(x, c)"), "k_mulc_f32("},
+      {"complex x * 0", with_constant("c64", "(0, 0)", "multiply(x, c)"), "k_cmulc_c64("},
+      {"complex 0 - x", with_constant("c128", "(0, 0)", "subtract(c, x)"), "k_addc_f64("},
+      {"x * a constant array holding a zero",
+       "  x = f32[4] parameter(0)\n  c = f32[4] constant({1, 0, 2, 3})\n  ROOT r = f32[4] multiply(x, c)",
+       "k_mulc_f32("},
+      {"x * (0 + 0)",
+       "  x = f32[8] parameter(0)\n  k = f32[] constant(0)\n  s = f32[] add(k, k)\n"
+       "  c = f32[8] broadcast(s), dimensions={}\n  ROOT r = f32[8] multiply(x, c)",
+       "k_mulc_f32("},
+      {"x * y", "  x = f32[8] parameter(0)\n  y = f32[8] parameter(1)\n  ROOT r = f32[8] multiply(x, y)",
+       nullptr},
+      {"x * 2", with_constant("f32", "2", "multiply(x, c)"), nullptr},
+      {"x + a constant array without a zero",
+       "  x = f32[4] parameter(0)\n  c = f32[4] constant({1, -1, 2, 3})\n  ROOT r = f32[4] add(x, c)",
+       nullptr},
+      {"x * iota",
+       "  x = f32[8] parameter(0)\n  i = f32[8] iota(), iota_dimension=0\n  ROOT r = f32[8] multiply(x, i)",
+       nullptr},
+      {"integer x * 0", with_constant("s32", "0", "multiply(x, c)"), nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    StatusOr<Compiled> compiled = Compile(EmitterTestModule(c.body));
+    ASSERT_TRUE(compiled.ok()) << compiled.status().ToString();
+    const std::string& source = compiled->kernel.source;
+    if (c.helper != nullptr) {
+      EXPECT_NE(source.find(c.helper), std::string::npos) << source;
+    } else {
+      for (const char* helper : {"k_mulc_", "k_divc_", "k_cdivx_", "k_addc_", "k_cmulc_"})
+        EXPECT_EQ(source.find(helper), std::string::npos) << helper << " in\n" << source;
+    }
+  }
+}
+
 // Large f32 dots run the library dot (library_dot.h); the rest stay
 // elemental.
 TEST(GlslEmitterTest, LargeF32DotsRunTheLibraryDot) {

@@ -1,0 +1,156 @@
+// Float ops with a constant operand on lavapipe, validation on, bit for bit
+// against the interpreter (any NaN for a NaN). Lavapipe's backend folds
+// x * 0 and 0 / x to 0, x / 0 to an undefined value and x + 0 to x whatever
+// the SPIR-V's float controls say; the GLSL emitter spells those ops out
+// where an operand is a compile-time constant that may be zero
+// (constant_operands.h, BinaryOpWithConstantExpr). Each program computes in
+// f32, f64, f16 and bf16 from an f32 input of infinities, NaN, signed zeros
+// and finite values, and returns f32 (every value here converts exactly).
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/vulkan_instance.h"
+#include "core/hlo_parser.h"
+#include "tests/vulkan/interpreter_agreement.h"
+
+namespace kiln::vulkan {
+namespace {
+
+struct ConstantOperandCase {
+  const char* name;
+  // The ENTRY's body from x (the input in type $T) and c (constant(`constant`)
+  // of type $T broadcast to x's shape) to r of type $T; $T stands for the
+  // type computed in.
+  const char* body;
+  const char* constant;
+};
+
+const ConstantOperandCase kConstantOperandCases[] = {
+    {"TimesZero", "r = $T[12] multiply(x, c)", "0"},
+    {"ZeroTimes", "r = $T[12] multiply(c, x)", "0"},
+    {"TimesZeroPlusOne",
+     "m = $T[12] multiply(x, c)\n  one = $T[] constant(1)\n  ones = $T[12] broadcast(one), dimensions={}\n"
+     "  r = $T[12] add(m, ones)",
+     "0"},
+    {"DividedByZero", "r = $T[12] divide(x, c)", "0"},
+    {"ZeroDividedBy", "r = $T[12] divide(c, x)", "0"},
+    {"PlusZero", "r = $T[12] add(x, c)", "0"},
+    {"ZeroPlus", "r = $T[12] add(c, x)", "0"},
+    {"ZeroMinus", "r = $T[12] subtract(c, x)", "0"},
+    {"MinusNegativeZero", "r = $T[12] subtract(x, c)", "-0"},
+    {"TimesTwo", "r = $T[12] multiply(x, c)", "2"},
+    // A zero read from a constant array at a fixed place.
+    {"TimesSliceOfConstant",
+     "k = $T[3] constant({1, 0, 2})\n  s = $T[1] slice(k), slice={[1:2]}\n  z = $T[] reshape(s)\n"
+     "  b = $T[12] broadcast(z), dimensions={}\n  r = $T[12] multiply(x, b)",
+     "1"},
+    // roundEven's zero takes x's sign (-0.3 rounds to -0).
+    {"RoundNearestEven", "r = $T[12] round-nearest-even(x)", "0"},
+};
+
+const char* const kComputeTypes[] = {"f32", "f64", "f16", "bf16"};
+
+std::string ReplaceType(std::string text, const std::string& type) {
+  for (size_t at = text.find("$T"); at != std::string::npos; at = text.find("$T", at + type.size())) {
+    text.replace(at, 2, type);
+  }
+  return text;
+}
+
+std::string ConstantOperandModule(const ConstantOperandCase& c, const std::string& type) {
+  return ReplaceType(
+      "HloModule constant_operand\n\nENTRY e {\n  p = f32[12] parameter(0)\n  x = $T[12] convert(p)\n"
+      "  k0 = $T[] constant(" +
+          std::string(c.constant) + ")\n  c = $T[12] broadcast(k0), dimensions={}\n  " + c.body +
+          "\n  ROOT o = f32[12] convert(r)\n}\n",
+      type);
+}
+
+Literal ConstantOperandInput() {
+  const float inf = INFINITY;
+  return Literal::FromVector<float>(
+      {inf, -inf, NAN, 0.0f, -0.0f, 1.0f, -1.0f, 2.5f, -0.3f, 0.3f, -1e4f, 3.0f});
+}
+
+// Equal bits, or both NaN.
+bool SameFloat(float a, float b) {
+  return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
+}
+
+class VulkanConstantOperandTest : public ::testing::TestWithParam<ConstantOperandCase> {
+ protected:
+  void SetUp() override { Instance::TakeValidationMessages(); }  // earlier tests reported theirs
+  void TearDown() override {
+    const std::vector<std::string> messages = Instance::TakeValidationMessages();
+    EXPECT_TRUE(messages.empty()) << messages.size() << " validation messages, the first: "
+                                  << (messages.empty() ? "" : messages.front());
+  }
+};
+
+TEST_P(VulkanConstantOperandTest, AgreesWithTheInterpreterBitForBit) {
+  const ConstantOperandCase& c = GetParam();
+  for (const char* type : kComputeTypes) {
+    SCOPED_TRACE(std::string(c.name) + " in " + type);
+    const std::string text = ConstantOperandModule(c, type);
+    StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
+    ASSERT_TRUE(module.ok()) << module.status().ToString() << "\n" << text;
+    const std::vector<Literal> arguments = {ConstantOperandInput()};
+    KILN_ASSERT_OK_AND_ASSIGN(InterpreterAndVulkanLeaves leaves,
+                              RunOnInterpreterAndVulkan(**module, arguments));
+    ASSERT_EQ(leaves.vulkan.size(), 1u);
+    const auto want = leaves.interpreter[0].data<float>();
+    const auto got = leaves.vulkan[0].data<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(SameFloat(got[i], want[i])) << "input " << arguments[0].data<float>()[i] << ": vulkan "
+                                              << got[i] << ", interpreter " << want[i];
+    }
+  }
+}
+
+std::string ConstantOperandCaseName(const ::testing::TestParamInfo<ConstantOperandCase>& info) {
+  return info.param.name;
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, VulkanConstantOperandTest, ::testing::ValuesIn(kConstantOperandCases),
+                         ConstantOperandCaseName);
+
+// A complex product with a constant zero: each part's products are the
+// real ones' (Inf x 0 is NaN in both parts).
+TEST_F(VulkanConstantOperandTest, ComplexTimesZeroAgreesWithTheInterpreter) {
+  constexpr const char* kText = R"(HloModule complex_times_zero
+ENTRY e {
+  p = f32[12] parameter(0)
+  zeros = f32[12] constant({0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0})
+  x = c64[12] complex(p, zeros)
+  k = c64[] constant((0, 0))
+  c = c64[12] broadcast(k), dimensions={}
+  m = c64[12] multiply(x, c)
+  re = f32[12] real(m)
+  im = f32[12] imag(m)
+  ROOT t = (f32[12], f32[12]) tuple(re, im)
+})";
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  KILN_ASSERT_OK_AND_ASSIGN(InterpreterAndVulkanLeaves leaves,
+                            RunOnInterpreterAndVulkan(**module, {ConstantOperandInput()}));
+  ASSERT_EQ(leaves.vulkan.size(), 2u);
+  for (size_t leaf = 0; leaf < 2; ++leaf) {
+    const auto want = leaves.interpreter[leaf].data<float>();
+    const auto got = leaves.vulkan[leaf].data<float>();
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_TRUE(SameFloat(got[i], want[i]))
+          << "part " << leaf << " element " << i << ": vulkan " << got[i] << ", interpreter " << want[i];
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::vulkan
