@@ -36,6 +36,8 @@ std::string CodegenPaddedTapCaseName(const ::testing::TestParamInfo<PaddedTapCas
 
 INSTANTIATE_TEST_SUITE_P(Cases, CodegenPaddedTapTest, ::testing::ValuesIn(kiln::testing::PaddedTapCases()),
                          CodegenPaddedTapCaseName);
+INSTANTIATE_TEST_SUITE_P(Cases3d, CodegenPaddedTapTest,
+                         ::testing::ValuesIn(kiln::testing::PaddedTapCases3d()), CodegenPaddedTapCaseName);
 
 }  // namespace
 }  // namespace kiln::cpu::testing

@@ -75,6 +75,8 @@ std::string RuntimePaddedTapCaseName(const ::testing::TestParamInfo<PaddedTapCas
 
 INSTANTIATE_TEST_SUITE_P(Cases, RuntimePaddedTapTest, ::testing::ValuesIn(kiln::testing::PaddedTapCases()),
                          RuntimePaddedTapCaseName);
+INSTANTIATE_TEST_SUITE_P(Cases3d, RuntimePaddedTapTest,
+                         ::testing::ValuesIn(kiln::testing::PaddedTapCases3d()), RuntimePaddedTapCaseName);
 
 // The table exercises both of the thunk's paths: oneDNN (with the weight
 // check) where this build has it, and Eigen.

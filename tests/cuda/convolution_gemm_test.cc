@@ -12,6 +12,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -269,14 +270,16 @@ TEST(ConvolutionGemmOnHost, HalfAndBfloat16SumInF32) {
                                               "window={size=3x3}, dim_labels=b01f_01io->b01f"));
 }
 
-// The padded-tap cases (padded_convolution_cases.h) the implicit GEMM
-// takes (f32, f16 and bf16; f64 keeps the elemental kernels, which are
-// codegen_padded_convolution_test.cc's on the cpu): its im2col tiles hold
-// the padding's and the lhs-dilation holes' zeros, which multiply the
-// weights.
+// The padded-tap cases (padded_convolution_cases.h), in one to three
+// spatial dimensions, the implicit GEMM takes (f32, f16 and bf16; f64
+// keeps the elemental kernels, which are codegen_padded_convolution_test.cc's
+// on the cpu): its im2col tiles hold the padding's and the lhs-dilation
+// holes' zeros, which multiply the weights.
 TEST(ConvolutionGemmOnHost, PaddedTapsMultiplyThePaddingsZeros) {
+  std::vector<testing::PaddedTapCase> cases = testing::PaddedTapCases();
+  for (testing::PaddedTapCase& c : testing::PaddedTapCases3d()) cases.push_back(std::move(c));
   int taken = 0;
-  for (const testing::PaddedTapCase& c : testing::PaddedTapCases()) {
+  for (const testing::PaddedTapCase& c : cases) {
     SCOPED_TRACE(c.name);
     std::unique_ptr<Module> module = testing::ParsePaddedTapModule(c);
     ASSERT_NE(module, nullptr);
@@ -298,7 +301,7 @@ TEST(ConvolutionGemmOnHost, PaddedTapsMultiplyThePaddingsZeros) {
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     EXPECT_TRUE(testing::MatchesPaddedTapCase(c, *module, got, want[0]));
   }
-  EXPECT_GE(taken, 15);
+  EXPECT_GE(taken, 15 + 7);  // 1-D and 2-D cases, and the seven 3-D ones
 }
 
 }  // namespace

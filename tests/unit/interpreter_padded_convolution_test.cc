@@ -52,6 +52,8 @@ std::string PaddedTapCaseName(const ::testing::TestParamInfo<PaddedTapCase>& inf
 
 INSTANTIATE_TEST_SUITE_P(Cases, InterpreterPaddedTapTest, ::testing::ValuesIn(testing::PaddedTapCases()),
                          PaddedTapCaseName);
+INSTANTIATE_TEST_SUITE_P(Cases3d, InterpreterPaddedTapTest, ::testing::ValuesIn(testing::PaddedTapCases3d()),
+                         PaddedTapCaseName);
 
 }  // namespace
 }  // namespace kiln
