@@ -3,6 +3,14 @@
 GPU target and assembles each PTX module with NVIDIA's ptxas.
 
   check_corpus_ptx.py --kiln PATH --ptxas PATH --corpus DIR --targets sm_75 sm_80 sm_90 [--no-unimplemented]
+                      [--shard I/N]
+  check_corpus_ptx.py --corpus DIR --shard-plan N
+
+--shard I/N checks only every N-th program of the sorted corpus, from the
+I-th on (1 <= I <= N), so that N tests, one per shard, run side by side and
+each is short; the N shards together check every program once.
+--shard-plan N prints how many programs each of the N shards checks and
+fails unless every program of the corpus is in exactly one of them.
 
 Prints a table per target and every failure by name, then fails when any
 program fails to compile for a reason other than UNIMPLEMENTED, when ptxas
@@ -89,6 +97,41 @@ def check_one(kiln, ptxas, module, program, target, work):
     return outcome
 
 
+def parse_shard(text):
+    """'I/N' -> (I, N), 1 <= I <= N."""
+    match = re.fullmatch(r"(\d+)/(\d+)", text)
+    if match is None or not 1 <= int(match.group(1)) <= int(match.group(2)):
+        raise argparse.ArgumentTypeError("--shard wants I/N with 1 <= I <= N, got %r" % text)
+    return int(match.group(1)), int(match.group(2))
+
+
+def shard_programs(programs, index, count):
+    """The programs shard `index` of `count` (1-based) checks: every count-th, from the index-th on."""
+    return programs[index - 1::count]
+
+
+def print_shard_plan(programs, count):
+    """Prints each shard's share; fails unless each program is in exactly one shard."""
+    seen = collections.Counter()
+    for index in range(1, count + 1):
+        mine = shard_programs(programs, index, count)
+        seen.update(mine)
+        print("shard %d of %d: %d programs, %s .. %s" % (index, count, len(mine), mine[0] if mine else "-",
+                                                          mine[-1] if mine else "-"))
+    missing = [p for p in programs if seen[p] == 0]
+    repeated = [p for p in programs if seen[p] > 1]
+    if missing or repeated:
+        print("FAILED: the %d shards leave out %d programs (%s) and check %d more than once (%s)" % (
+            count, len(missing), " ".join(missing), len(repeated), " ".join(repeated)))
+        return 1
+    if count > len(programs):
+        print("FAILED: %d shards for %d programs leave a shard with none, and an empty shard fails" % (
+            count, len(programs)))
+        return 1
+    print("PASSED: the %d shards check each of the %d programs once" % (count, len(programs)))
+    return 0
+
+
 def print_table(programs, targets, outcomes):
     print("%-8s %9s %9s %14s %7s %9s %13s" % ("target", "programs", "compiled", "unimplemented", "failed",
                                               "kernels", "ptxas ok"))
@@ -105,15 +148,37 @@ def print_table(programs, targets, outcomes):
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--kiln", required=True)
-    parser.add_argument("--ptxas", required=True)
+    parser.add_argument("--kiln")
+    parser.add_argument("--ptxas")
     parser.add_argument("--corpus", required=True)
-    parser.add_argument("--targets", nargs="+", required=True)
+    parser.add_argument("--targets", nargs="+")
+    parser.add_argument("--shard", type=parse_shard, default=(1, 1), metavar="I/N",
+                        help="check every N-th program from the I-th on (1 <= I <= N)")
+    parser.add_argument("--shard-plan", type=int, metavar="N",
+                        help="print each of N shards' share of the corpus and check that they cover it once")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--keep", help="write the PTX files here instead of a temporary directory")
     parser.add_argument("--no-unimplemented", action="store_true",
                         help="fail when any program is UNIMPLEMENTED (for a set of programs the backend must run)")
     args = parser.parse_args()
+    if args.shard_plan is None and not (args.kiln and args.ptxas and args.targets):
+        parser.error("--kiln, --ptxas and --targets are required (unless --shard-plan)")
+    if args.shard_plan is not None and args.shard_plan < 1:
+        parser.error("--shard-plan wants a count of at least 1, got %d" % args.shard_plan)
+
+    corpus = sorted(name for name in os.listdir(args.corpus)
+                    if os.path.isfile(os.path.join(args.corpus, name, "module.hlo")))
+    if not corpus:
+        print("FAILED: no programs in %s" % args.corpus, file=sys.stderr)
+        return 1
+    if args.shard_plan is not None:
+        return print_shard_plan(corpus, args.shard_plan)
+    shard_index, shard_count = args.shard
+    programs = shard_programs(corpus, shard_index, shard_count)
+    if not programs:
+        print("FAILED: shard %d of %d holds none of the %d programs" % (shard_index, shard_count, len(corpus)),
+              file=sys.stderr)
+        return 1
 
     if not (os.path.isfile(args.ptxas) and os.access(args.ptxas, os.X_OK)):
         print("FAILED: ptxas not found (%r): %s" % (args.ptxas, INSTALL_HINT), file=sys.stderr)
@@ -123,14 +188,11 @@ def main():
         print("FAILED: KILN_CUDA_LIBDEVICE=%r is not libdevice.10.bc: %s" % (libdevice, INSTALL_HINT),
               file=sys.stderr)
         return 1
-    programs = sorted(name for name in os.listdir(args.corpus)
-                      if os.path.isfile(os.path.join(args.corpus, name, "module.hlo")))
-    if not programs:
-        print("FAILED: no programs in %s" % args.corpus, file=sys.stderr)
-        return 1
     version = subprocess.run([args.ptxas, "--version"], capture_output=True, text=True).stdout.strip()
-    print("PTX of %d conformance programs for %s, assembled by %s" % (
-        len(programs), ", ".join(args.targets), next((line for line in version.splitlines() if "release" in line), args.ptxas)))
+    shard = "" if shard_count == 1 else " (shard %d of %d: numbers %d, %d, ... of the %d)" % (
+        shard_index, shard_count, shard_index, shard_index + shard_count, len(corpus))
+    print("PTX of %d conformance programs%s for %s, assembled by %s" % (
+        len(programs), shard, ", ".join(args.targets), next((line for line in version.splitlines() if "release" in line), args.ptxas)))
 
     work = args.keep or tempfile.mkdtemp(prefix="kiln_corpus_ptx_")
     try:
