@@ -51,6 +51,7 @@ std::vector<uint32_t> ConvolutionPlan::specialization() const {
   constants.insert(constants.end(), std::begin(shape.dilation), std::end(shape.dilation));
   constants.push_back(shape.spatial == 3 ? 3 : 2);
   constants.insert(constants.end(), std::begin(shape.base_dilation), std::end(shape.base_dilation));
+  constants.insert(constants.end(), std::begin(shape.reversed), std::end(shape.reversed));
   return constants;
 }
 
@@ -93,8 +94,6 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
   if (spatial < 1 || spatial > kSlots || window.dimensions.size() != spatial ||
       convolution.attrs.batch_group_count != 1)
     return std::nullopt;
-  for (const WindowDimension& w : window.dimensions)
-    if (w.window_reversal) return std::nullopt;
   for (const int64_t extent : input.dimensions())
     if (extent == 0) return std::nullopt;
   if (output.element_count() == 0 || filter.element_count() == 0) return std::nullopt;
@@ -146,6 +145,7 @@ std::optional<ConvolutionPlan> PlanConvolution(const Instruction& convolution,
     s.pad_low[slot] = static_cast<int32_t>(w.padding_low);
     s.dilation[slot] = static_cast<uint32_t>(w.window_dilation);
     s.base_dilation[slot] = static_cast<uint32_t>(w.base_dilation);
+    s.reversed[slot] = w.window_reversal ? 1 : 0;
     s.in_stride_spatial[slot] = static_cast<uint32_t>(in_strides[in_dim]);
     s.filter_stride_spatial[slot] = static_cast<uint32_t>(filter_strides[filter_dim]);
     s.out_stride_spatial[slot] = static_cast<uint32_t>(out_strides[out_dim]);

@@ -61,7 +61,8 @@ TEST(VulkanConvolutionPlan, NhwcIsAnImplicitGemmOfTheWindowAndFeatures) {
   EXPECT_EQ(s.Words().size(), 31u);
   // The tiles, then the window (1 in the unused slot 0) and its dilation,
   // then SPATIAL, then the base dilation.
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{64, 64, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 1, 1}));
+  EXPECT_EQ(plan->specialization(),
+            (std::vector<uint32_t>{64, 64, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 1, 1, 0, 0, 0}));
 }
 
 TEST(VulkanConvolutionPlan, NchwWithStridesDilationAndGroups) {
@@ -140,7 +141,8 @@ TEST(VulkanConvolutionPlan, NdhwcFillsAllThreeSlots) {
   EXPECT_EQ(s.depth(), 4 * 3 * 2 * 3);
   EXPECT_EQ(s.Words().size(), 31u);
   // Narrow tiles (8 features a group), the window 3x2x3 dilated 2x3x1, SPATIAL 3.
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 2, 3, 2, 3, 1, 3, 1, 1, 1}));
+  EXPECT_EQ(plan->specialization(),
+            (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 2, 3, 2, 3, 1, 3, 1, 1, 1, 0, 0, 0}));
   EXPECT_EQ(plan->groups, (2 * 5 * 12 * 5 + 255) / 256 * 2);
 
   // NCDHW input and output, OIDHW filter: the slots follow the dimension
@@ -171,14 +173,46 @@ TEST(VulkanConvolutionPlan, BaseDilationIsASpecializationConstant) {
   ASSERT_TRUE(plan.has_value());
   EXPECT_EQ(plan->shape.in_size[1], 20u);
   EXPECT_EQ(plan->shape.out_size[1], 37u);
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 2, 2}));
+  EXPECT_EQ(plan->specialization(),
+            (std::vector<uint32_t>{256, 16, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 2, 2, 0, 0, 0}));
   module = ConvolutionModule(
       "f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,19,20,17,16]",
       "window={size=3x3x3 pad=1_1x1_2x0_0 lhs_dilate=2x2x2}, dim_labels=b012f_012io->b012f");
   ASSERT_NE(module, nullptr);
   plan = Plan(*module);
   ASSERT_TRUE(plan.has_value());
-  EXPECT_EQ(plan->specialization(), (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 3, 3, 1, 1, 1, 3, 2, 2, 2}));
+  EXPECT_EQ(plan->specialization(),
+            (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 3, 3, 1, 1, 1, 3, 2, 2, 2, 0, 0, 0}));
+  EXPECT_EQ(plan->shape.Words().size(), 31u);
+}
+
+TEST(VulkanConvolutionPlan, WindowReversalIsASpecializationConstantPerSlot) {
+  // JAX's input gradient of a strided convolution: the window reversed in
+  // both spatial dimensions, the input base-dilated.
+  std::unique_ptr<Module> module = ConvolutionModule(
+      "f32[2,20,20,8]", "f32[3,3,8,16]", "f32[2,41,41,16]",
+      "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f");
+  ASSERT_NE(module, nullptr);
+  std::optional<ConvolutionPlan> plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->specialization(),
+            (std::vector<uint32_t>{256, 16, 8, 4, 4, 1, 3, 3, 1, 1, 1, 2, 1, 2, 2, 0, 1, 1}));
+  // 3-D, reversed along the depth and the width only: slots 0 and 2.
+  module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
+                             "window={size=3x3x3 rhs_reversal=1x0x1}, dim_labels=b012f_012io->b012f");
+  ASSERT_NE(module, nullptr);
+  plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(plan->specialization(),
+            (std::vector<uint32_t>{256, 16, 8, 4, 4, 3, 3, 3, 1, 1, 1, 3, 1, 1, 1, 1, 0, 1}));
+  // 1-D: its one dimension is slot 2.
+  module = ConvolutionModule("f32[64,100,8]", "f32[5,8,16]", "f32[64,96,16]",
+                             "window={size=5 rhs_reversal=1}, dim_labels=b0f_0io->b0f");
+  ASSERT_NE(module, nullptr);
+  plan = Plan(*module);
+  ASSERT_TRUE(plan.has_value());
+  EXPECT_EQ(std::vector<uint32_t>(std::begin(plan->shape.reversed), std::end(plan->shape.reversed)),
+            (std::vector<uint32_t>{0, 0, 1}));
   EXPECT_EQ(plan->shape.Words().size(), 31u);
 }
 
@@ -205,12 +239,7 @@ TEST(VulkanConvolutionPlan, WhatTheViewDoesNotHoldStaysElemental) {
                              "window={size=3x3x3}, " + ndhwc);
   ASSERT_NE(module, nullptr);
   EXPECT_TRUE(Plan(*module).has_value());
-  // ...but not with window reversal,
-  module = ConvolutionModule("f32[2,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
-                             "window={size=3x3x3 rhs_reversal=0x0x1}, " + ndhwc);
-  ASSERT_NE(module, nullptr);
-  EXPECT_FALSE(Plan(*module).has_value());
-  // batch groups,
+  // ...but not with batch groups,
   module = ConvolutionModule("f32[4,10,10,10,8]", "f32[3,3,3,8,16]", "f32[2,8,8,8,16]",
                              "window={size=3x3x3}, " + ndhwc + ", batch_group_count=2");
   ASSERT_NE(module, nullptr);

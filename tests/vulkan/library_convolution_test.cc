@@ -1,7 +1,7 @@
 // Convolutions that run the library convolution shader
 // (library_convolution.h) on lavapipe with the validation layers on,
 // against the interpreter: NHWC and NCHW and stranger dimension numbers,
-// window strides, padding (negative too), window and base dilation, feature groups,
+// window strides, padding (negative too), window and base dilation, window reversal, feature groups,
 // one, two and three spatial dimensions (NDHWC, NCDHW), f32 and f16. Sums run in another order than the
 // interpreter's, so values agree within a tolerance that grows with the
 // contraction's length K.
@@ -125,6 +125,25 @@ std::vector<ConvolutionCase> ConvolutionCases() {
        108},
       {"f16_3d", "f16[2,7,9,11,5]", "f16[3,3,3,5,12]", "f16[2,7,9,11,12]",
        "window={size=3x3x3 pad=1_1x1_1x1_1}, dim_labels=b012f_012io->b012f", 135},
+      // Window reversal, as JAX's input gradients have (with base dilation
+      // where the forward convolution was strided), in some slots or all.
+      {"nhwc_reversed_input_gradient", "f32[2,9,11,6]", "f32[3,3,6,12]", "f32[2,19,23,12]",
+       "window={size=3x3 pad=2_2x2_2 lhs_dilate=2x2 rhs_reversal=1x1}, dim_labels=b01f_01io->b01f", 54},
+      {"nhwc_reversed_width_only", "f32[2,17,19,6]", "f32[3,3,6,20]", "f32[2,17,19,20]",
+       "window={size=3x3 pad=1_1x1_1 rhs_reversal=0x1}, dim_labels=b01f_01io->b01f", 54},
+      {"one_dimensional_reversed", "f32[4,300,3]", "f32[5,3,16]", "f32[4,300,16]",
+       "window={size=5 pad=2_2 rhs_reversal=1}, dim_labels=b0f_0io->b0f", 15},
+      {"ndhwc_reversed_input_gradient", "f32[1,5,6,7,8]", "f32[3,3,3,8,16]", "f32[1,11,13,15,16]",
+       "window={size=3x3x3 pad=2_2x2_2x2_2 lhs_dilate=2x2x2 rhs_reversal=1x1x1}, "
+       "dim_labels=b012f_012io->b012f",
+       216},
+      {"ndhwc_reversed_strided_dilated_grouped", "f32[2,9,12,10,8]", "f32[3,2,3,4,16]", "f32[2,5,12,5,16]",
+       "window={size=3x2x3 stride=2x1x2 pad=2_2x1_2x1_1 rhs_dilate=2x3x1 rhs_reversal=1x1x0}, "
+       "dim_labels=b012f_012io->b012f, feature_group_count=2",
+       72},
+      {"f16_ncdhw_reversed_depth", "f16[2,6,11,10,13]", "f16[10,6,3,3,3]", "f16[2,10,5,10,7]",
+       "window={size=3x3x3 stride=2x1x2 pad=0_1x2_0x1_1 rhs_reversal=1x0x0}, dim_labels=bf012_oi012->bf012",
+       162},
   };
 }
 

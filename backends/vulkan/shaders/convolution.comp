@@ -46,6 +46,11 @@ layout(constant_id = 12) const uint SPATIAL = 2;
 layout(constant_id = 13) const uint BASE_DILATION_0 = 1;
 layout(constant_id = 14) const uint BASE_DILATION_1 = 1;
 layout(constant_id = 15) const uint BASE_DILATION_2 = 1;
+// 1 where the window is reversed along the slot (JAX's transposed
+// convolutions for input gradients): tap k reads the filter at WINDOW - 1 - k.
+layout(constant_id = 16) const uint REVERSED_0 = 0;
+layout(constant_id = 17) const uint REVERSED_1 = 0;
+layout(constant_id = 18) const uint REVERSED_2 = 0;
 
 layout(push_constant) uniform ConvolutionShape {
   uint batch;
@@ -227,9 +232,11 @@ void main() {
         const Tap tap = b_tap[l];
         float value = 0.0;
         if (b_column[l] && InWindow(tap)) {
-          uint at = b_base[l] + tap.c * p.filter_stride_in + tap.ky * p.filter_stride_spatial[1] +
-                    tap.kx * p.filter_stride_spatial[2];
-          if (SPATIAL == 3) at += tap.kz * p.filter_stride_spatial[0];
+          const uint fy = REVERSED_1 != 0 ? WINDOW_1 - 1 - tap.ky : tap.ky;
+          const uint fx = REVERSED_2 != 0 ? WINDOW_2 - 1 - tap.kx : tap.kx;
+          uint at = b_base[l] + tap.c * p.filter_stride_in + fy * p.filter_stride_spatial[1] +
+                    fx * p.filter_stride_spatial[2];
+          if (SPATIAL == 3) at += (REVERSED_0 != 0 ? WINDOW_0 - 1 - tap.kz : tap.kz) * p.filter_stride_spatial[0];
           value = float(filter_array.d[at]);
         }
         b_tile[e / BN * (BN + 1) + e % BN] = value;
