@@ -150,7 +150,8 @@ constexpr const char* kAtan2 = R"($T k_atan2_$N($T y, $T x) {
 }
 )";
 // C's fmod, exactly: subtract the divisor scaled to the remainder's exponent
-// (each step is exact), instead of x - y * trunc(x / y), which is not.
+// (each step is exact), instead of x - y * trunc(x / y), which is not. The
+// result takes x's sign, a zero's too (-1 % 1 is -0).
 constexpr const char* kFmod = R"($T k_fmod_$N($T x, $T y) {
   if (isnan(x) || isnan(y) || isinf(x) || y == $Z) return $NAN;
   if (isinf(y)) return x;
@@ -165,7 +166,7 @@ constexpr const char* kFmod = R"($T k_fmod_$N($T x, $T y) {
     if (d > r) d = ldexp(ay, er - ey - 1);
     r -= d;
   }
-  return x < $Z ? -r : r;
+  return k_signbit_$N(x) ? -r : r;
 }
 )";
 constexpr const char* kMaxF =
@@ -316,10 +317,10 @@ const std::string& DoubleMathLibrary() {
             "); }\n";
     text += "double k_dcosr(double r) { double r2 = r * r; return 1.0lf + r2 * (" + Horner("r2", cos_c) +
             "); }\n";
-    text +=
-        "double k_dsin(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
-        ";\n  int q;\n  double r = k_dreduce(x, q);\n  if (q == 0) return k_dsinr(r);\n  if (q == 1) return "
-        "k_dcosr(r);\n  if (q == 2) return -k_dsinr(r);\n  return -k_dcosr(r);\n}\n";
+    text += "double k_dsin(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
+            ";\n  if (x == 0.0lf) return x;\n  int q;\n  double r = k_dreduce(x, q);\n  if (q == 0) return "
+            "k_dsinr(r);\n  if (q == 1) return "
+            "k_dcosr(r);\n  if (q == 2) return -k_dsinr(r);\n  return -k_dcosr(r);\n}\n";
     text +=
         "double k_dcos(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
         ";\n  int q;\n  double r = k_dreduce(x, q);\n  if (q == 0) return k_dcosr(r);\n  if (q == 1) return "
@@ -334,7 +335,8 @@ const std::string& DoubleMathLibrary() {
         "  double sr = k_dsinr(r);\n  double cr = k_dcosr(r);\n  s = (q & 1) == 0 ? sr : cr;\n"
         "  c = (q & 1) == 0 ? cr : sr;\n  if (q == 1 || q == 2) c = -c;\n  if (q >= 2) s = -s;\n}\n";
     text += "double k_dtan(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
-            ";\n  int q;\n  double r = k_dreduce(x, q);\n  double s = k_dsinr(r);\n  double c = k_dcosr(r);\n"
+            ";\n  if (x == 0.0lf) return x;\n  int q;\n  double r = k_dreduce(x, q);\n  double s = "
+            "k_dsinr(r);\n  double c = k_dcosr(r);\n"
             "  return (q & 1) == 0 ? s / c : -c / s;\n}\n";
     text +=
         "double k_dtanh(double x) {\n  if (isnan(x) || x == 0.0lf) return x;\n  double a = abs(x);\n"
@@ -946,7 +948,9 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
     case Opcode::kDivide: return "(" + a + " / " + b + ")";
     case Opcode::kMaximum: return Call(prelude, "k_max_$N", type, kMaxF, args);
     case Opcode::kMinimum: return Call(prelude, "k_min_$N", type, kMinF, args);
-    case Opcode::kRemainder: return Call(prelude, "k_fmod_$N", type, kFmod, args);
+    case Opcode::kRemainder:
+      Call(prelude, "k_signbit_$N", type, kSignBit, "x");
+      return Call(prelude, "k_fmod_$N", type, kFmod, args);
     default: break;
   }
   if (IsDouble(type)) {

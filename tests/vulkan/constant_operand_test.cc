@@ -6,6 +6,8 @@
 // (constant_operands.h, BinaryOpWithConstantExpr). Each program computes in
 // f32, f64, f16 and bf16 from an f32 input of infinities, NaN, signed zeros
 // and finite values, and returns f32 (every value here converts exactly).
+// Also zeros that helpers computed with the wrong sign: roundEven, fmod,
+// f64 sine and tangent.
 #include <bit>
 #include <cmath>
 #include <cstdint>
@@ -50,8 +52,10 @@ const ConstantOperandCase kConstantOperandCases[] = {
      "k = $T[3] constant({1, 0, 2})\n  s = $T[1] slice(k), slice={[1:2]}\n  z = $T[] reshape(s)\n"
      "  b = $T[12] broadcast(z), dimensions={}\n  r = $T[12] multiply(x, b)",
      "1"},
-    // roundEven's zero takes x's sign (-0.3 rounds to -0).
+    // roundEven's zero takes x's sign (-0.3 rounds to -0), as fmod's does
+    // (-1 % 1 is -0).
     {"RoundNearestEven", "r = $T[12] round-nearest-even(x)", "0"},
+    {"RemainderByOne", "r = $T[12] remainder(x, c)", "1"},
 };
 
 const char* const kComputeTypes[] = {"f32", "f64", "f16", "bf16"};
@@ -149,6 +153,30 @@ ENTRY e {
       EXPECT_TRUE(SameFloat(got[i], want[i]))
           << "part " << leaf << " element " << i << ": vulkan " << got[i] << ", interpreter " << want[i];
     }
+  }
+}
+
+// f64 sine and tangent of a zero are that zero (the range reduction gave
+// +0 for -0: -0 - (-0) * pi/2 is +0).
+TEST_F(VulkanConstantOperandTest, F64SineAndTangentKeepTheSignOfZero) {
+  constexpr const char* kText = R"(HloModule sine_of_zero
+ENTRY e {
+  x = f64[2] parameter(0)
+  s = f64[2] sine(x)
+  t = f64[2] tan(x)
+  ROOT r = (f64[2], f64[2]) tuple(s, t)
+})";
+  StatusOr<std::unique_ptr<Module>> module = ParseHloModule(kText);
+  ASSERT_TRUE(module.ok()) << module.status().ToString();
+  KILN_ASSERT_OK_AND_ASSIGN(InterpreterAndVulkanLeaves leaves,
+                            RunOnInterpreterAndVulkan(**module, {Literal::FromVector<double>({0.0, -0.0})}));
+  ASSERT_EQ(leaves.vulkan.size(), 2u);
+  for (size_t leaf = 0; leaf < 2; ++leaf) {
+    const auto got = leaves.vulkan[leaf].data<double>();
+    ASSERT_EQ(got.size(), 2u);
+    EXPECT_EQ(std::bit_cast<uint64_t>(got[0]), std::bit_cast<uint64_t>(0.0)) << (leaf == 0 ? "sin" : "tan");
+    EXPECT_EQ(std::bit_cast<uint64_t>(got[1]), std::bit_cast<uint64_t>(-0.0)) << (leaf == 0 ? "sin" : "tan");
+    EXPECT_EQ(leaves.interpreter[leaf].data<double>()[1], got[1]);
   }
 }
 
