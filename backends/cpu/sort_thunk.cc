@@ -4,9 +4,11 @@
 #include <atomic>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <type_traits>
 #include <utility>
 
+#include "backends/cpu/radix_sort.h"
 #include "backends/cpu/thread_pool.h"
 #include "backends/cpu/vector_sort.h"
 
@@ -168,12 +170,35 @@ bool AnyNan(const OrderCoder<U, kOrder>& coder, const U* source, int64_t inner, 
   return any.load();
 }
 
-// Sorts keys[0, n): on one thread, or for a long slice split into one part
-// per thread of `pool` around keys sampled from it (each part's keys below
-// the next part's), and the parts sorted in parallel. Splitting costs one
-// partition pass per halving (VQSort's own, vectorised).
+// Sorts keys[0, n): a long slice of 4-byte keys by radix sort (radix_sort.h);
+// others on one thread, or for a long slice split into one part per thread
+// of `pool` around keys sampled from it (each part's keys below the next
+// part's), and the parts sorted in parallel. Splitting costs one partition
+// pass per halving (VQSort's own, vectorised).
 template <typename K>
 void SortKeys(K* keys, size_t n, const IntraOpThreadPool* pool) {
+  if constexpr (std::is_same_v<K, uint32_t>) {
+    if (n >= kRadixSortMinKeys) {
+      // As the key buffers: a thread keeps a short slice's scratch, a long
+      // slice's is freed after the sort.
+      thread_local std::unique_ptr<uint32_t[]> cached;
+      thread_local size_t cached_size = 0;
+      std::unique_ptr<uint32_t[]> owned;
+      uint32_t* scratch = nullptr;
+      if (n <= kCachedSlice) {
+        if (cached_size < n) {
+          cached = std::make_unique_for_overwrite<uint32_t[]>(kCachedSlice);
+          cached_size = kCachedSlice;
+        }
+        scratch = cached.get();
+      } else {
+        owned = std::make_unique_for_overwrite<uint32_t[]>(n);
+        scratch = owned.get();
+      }
+      RadixSortAscending(keys, scratch, n, pool);
+      return;
+    }
+  }
   if constexpr (std::is_same_v<K, uint32_t> || std::is_same_v<K, uint64_t>) {
     if (pool != nullptr && pool->num_threads() > 1 && n >= kLargeSlice) {
       std::vector<std::pair<size_t, size_t>> parts;

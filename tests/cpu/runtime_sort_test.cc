@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "backends/cpu/cpu_executable.h"
+#include "backends/cpu/radix_sort.h"
 #include "tests/cpu/runtime_test_util.h"
 #include "tests/unit/sort_model.h"
 
@@ -715,6 +716,45 @@ TEST(RuntimeVectorKeySortTest, LongSlicesOfFewValuesSplitOverThreadsMatchTheInte
       ExpectKeySortArgumentsMatchInterpreter(c, arguments);
     }
   }
+}
+
+TEST(RuntimeVectorKeySortTest, SlicesOfFourByteWordsAroundTheRadixThresholdMatchTheInterpreter) {
+  // 4-byte keys alone, and 1- and 2-byte keys with positions in 32-bit
+  // words, take the radix sort from kRadixSortMinKeys on: just below and
+  // above it, in rows sorted in parallel and in one long slice over the
+  // threads, ascending and descending, with NaNs of both signs, signed zeros
+  // and ties (the plain float order on them falls back to the comparator),
+  // strided and contiguous.
+  const int64_t threshold = static_cast<int64_t>(kRadixSortMinKeys);
+  struct TypeAndCompare {
+    const char* type;
+    KeyCompare compare;
+    bool passengers;
+  };
+  const TypeAndCompare cases[] = {
+      {"f32", KeyCompare::kTotalOrder, false}, {"f32", KeyCompare::kCanonical, false},
+      {"f32", KeyCompare::kPlain, false},      {"s32", KeyCompare::kPlain, false},
+      {"u32", KeyCompare::kPlain, false},      {"s8", KeyCompare::kPlain, true},
+      {"u16", KeyCompare::kPlain, true},       {"bf16", KeyCompare::kTotalOrder, true}};
+  for (const TypeAndCompare& t : cases) {
+    for (const char* direction : {"LT", "GT"}) {
+      for (const std::vector<int64_t>& dimensions :
+           {std::vector<int64_t>{2, threshold - 1}, std::vector<int64_t>{3, threshold + 1},
+            std::vector<int64_t>{4 * threshold + 3}}) {
+        KeySortCase c{t.type, direction, t.compare};
+        c.dimensions = dimensions;
+        c.dimension = static_cast<int64_t>(dimensions.size()) - 1;
+        c.passengers = t.passengers;
+        SCOPED_TRACE(std::string(t.type) + " " + direction + " " + std::to_string(dimensions.back()));
+        ExpectKeySortMatchesInterpreter(c);
+      }
+    }
+  }
+  KeySortCase strided{"u32", "GT"};
+  strided.dimensions = {threshold + 5, 2};
+  strided.dimension = 0;
+  strided.passengers = false;
+  ExpectKeySortMatchesInterpreter(strided);
 }
 
 // Kernel thunks and kernel descriptions (compiled kernels) of `text`.

@@ -1,0 +1,185 @@
+#include "backends/cpu/radix_sort.h"
+
+#include <array>
+#include <cstring>
+#include <utility>
+#include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
+#include "backends/cpu/thread_pool.h"
+
+namespace kiln::cpu {
+namespace {
+
+constexpr int kRadixDigitBits = 8;
+constexpr size_t kRadixBuckets = size_t{1} << kRadixDigitBits;
+constexpr int kRadixDigits = (32 + kRadixDigitBits - 1) / kRadixDigitBits;
+// Keys a part holds at least, so a short slice is not cut into parts whose
+// counting costs more than their scatter saves.
+constexpr size_t kRadixMinKeysPerPart = 16 * 1024;
+
+// Slices of at least this many bytes stream their scattered lines to memory.
+constexpr size_t kRadixStreamBytes = 8 << 20;
+
+using RadixCounts = std::array<size_t, kRadixBuckets>;
+using RadixDigitCounts = std::array<RadixCounts, kRadixDigits>;
+
+uint32_t RadixDigitOf(uint32_t key, int shift) { return (key >> shift) & (kRadixBuckets - 1); }
+
+// The parts a slice of n keys is cut into: one per thread, each at least
+// kRadixMinKeysPerPart long.
+size_t RadixPartCount(size_t n, const IntraOpThreadPool* pool) {
+  const size_t threads = pool == nullptr ? 1 : static_cast<size_t>(pool->num_threads());
+  const size_t most = n / kRadixMinKeysPerPart;
+  return most < 1 ? 1 : threads < most ? threads : most;
+}
+
+// Runs body(part) for every part in [0, parts), spread over `pool`'s threads.
+template <typename Body>
+void ForEachRadixPart(size_t parts, const IntraOpThreadPool* pool, const Body& body) {
+  if (parts == 1 || pool == nullptr) {
+    for (size_t part = 0; part < parts; ++part) body(part);
+    return;
+  }
+  pool->ParallelFor(static_cast<int64_t>(parts), 1, [&](int64_t first, int64_t last) {
+    for (auto part = static_cast<size_t>(first); part < static_cast<size_t>(last); ++part) body(part);
+  });
+}
+
+void CountEveryRadixDigit(const uint32_t* keys, size_t begin, size_t end, RadixDigitCounts& counts) {
+  for (size_t i = begin; i < end; ++i) {
+    const uint32_t key = keys[i];
+    for (int digit = 0; digit < kRadixDigits; ++digit)
+      ++counts[digit][RadixDigitOf(key, digit * kRadixDigitBits)];
+  }
+}
+
+void CountRadixDigit(const uint32_t* keys, size_t begin, size_t end, int shift, RadixCounts& counts) {
+  counts.fill(0);
+  for (size_t i = begin; i < end; ++i) ++counts[RadixDigitOf(keys[i], shift)];
+}
+
+// Keys of one 64-byte cache line.
+constexpr size_t kRadixLineKeys = 64 / sizeof(uint32_t);
+
+// Writes keys[from, to) of a bucket's line to target's line at `line` (a
+// multiple of kRadixLineKeys). A whole line is streamed past the caches
+// where `stream` says so and the line is 16-byte aligned: it is not read
+// before the next pass, and a store that misses the caches would first
+// read the line it overwrites.
+inline void WriteRadixLine(const uint32_t* keys, size_t from, size_t to, uint32_t* target, size_t line,
+                           bool stream) {
+#if defined(__SSE2__)
+  uint32_t* at = target + line;
+  if (stream && from == 0 && to == kRadixLineKeys && reinterpret_cast<uintptr_t>(at) % 16 == 0) {
+    for (size_t k = 0; k < kRadixLineKeys; k += 4) {
+      _mm_stream_si128(reinterpret_cast<__m128i*>(at + k),
+                       _mm_loadu_si128(reinterpret_cast<const __m128i*>(keys + k)));
+    }
+    return;
+  }
+#endif
+  if (from == 0 && to == kRadixLineKeys) {
+    std::memcpy(target + line, keys, kRadixLineKeys * sizeof(uint32_t));  // a fixed size: inlined
+  } else {
+    std::memcpy(target + line + from, keys + from, (to - from) * sizeof(uint32_t));
+  }
+}
+
+// Writes source[begin, end) to target, each key at the next position of its
+// digit's bucket (`next`). Keys gather in a cache line per bucket first
+// (256 lines, 16 KiB: in the L1 cache), aligned as their place in target,
+// and go out a whole line at a time.
+void ScatterByRadixDigit(const uint32_t* __restrict source, uint32_t* __restrict target, size_t begin,
+                         size_t end, int shift, const RadixCounts& next, bool stream) {
+  alignas(64) uint32_t lines[kRadixBuckets][kRadixLineKeys];
+  std::array<size_t, kRadixBuckets> line_start;  // the target position of each line's first key
+  std::array<uint32_t, kRadixBuckets> first;     // a bucket's first line starts inside a target line
+  std::array<uint32_t, kRadixBuckets> filled;
+  for (size_t bucket = 0; bucket < kRadixBuckets; ++bucket) {
+    line_start[bucket] = next[bucket] / kRadixLineKeys * kRadixLineKeys;
+    first[bucket] = static_cast<uint32_t>(next[bucket] % kRadixLineKeys);
+    filled[bucket] = first[bucket];
+  }
+  for (size_t i = begin; i < end; ++i) {
+    const uint32_t key = source[i];
+    const uint32_t bucket = RadixDigitOf(key, shift);
+    lines[bucket][filled[bucket]++] = key;
+    if (filled[bucket] == kRadixLineKeys) {
+      WriteRadixLine(lines[bucket], first[bucket], kRadixLineKeys, target, line_start[bucket], stream);
+      line_start[bucket] += kRadixLineKeys;
+      first[bucket] = 0;
+      filled[bucket] = 0;
+    }
+  }
+  for (size_t bucket = 0; bucket < kRadixBuckets; ++bucket) {
+    WriteRadixLine(lines[bucket], first[bucket], filled[bucket], target, line_start[bucket], false);
+  }
+#if defined(__SSE2__)
+  // Streamed lines reach memory in no particular order: all of them before
+  // the next pass reads them on another thread.
+  if (stream) _mm_sfence();
+#endif
+}
+
+}  // namespace
+
+void RadixSortAscending(uint32_t* keys, uint32_t* scratch, size_t n, const IntraOpThreadPool* pool) {
+  if (n < 2) return;
+  const size_t parts = RadixPartCount(n, pool);
+  const auto part_begin = [&](size_t part) {
+    return n / parts * part + (part < n % parts ? part : n % parts);
+  };
+  std::vector<RadixDigitCounts> counts(parts);
+  ForEachRadixPart(parts, pool, [&](size_t part) {
+    for (RadixCounts& digit : counts[part]) digit.fill(0);
+    CountEveryRadixDigit(keys, part_begin(part), part_begin(part + 1), counts[part]);
+  });
+  std::vector<RadixCounts> next(parts);
+  const bool stream = n * sizeof(uint32_t) >= kRadixStreamBytes;
+  uint32_t* source = keys;
+  uint32_t* target = scratch;
+  bool scattered = false;
+  for (int digit = 0; digit < kRadixDigits; ++digit) {
+    const int shift = digit * kRadixDigitBits;
+    // A digit every key shares leaves the order as it is. The totals hold
+    // whatever order earlier passes left the keys in.
+    bool shared = false;
+    for (size_t bucket = 0; bucket < kRadixBuckets && !shared; ++bucket) {
+      size_t total = 0;
+      for (size_t part = 0; part < parts; ++part) total += counts[part][digit][bucket];
+      shared = total == n;
+    }
+    if (shared) continue;
+    // The counts per part were taken before the first scatter: after one,
+    // each part holds other keys.
+    if (scattered) {
+      ForEachRadixPart(parts, pool, [&](size_t part) {
+        CountRadixDigit(source, part_begin(part), part_begin(part + 1), shift, counts[part][digit]);
+      });
+    }
+    size_t position = 0;
+    for (size_t bucket = 0; bucket < kRadixBuckets; ++bucket) {
+      for (size_t part = 0; part < parts; ++part) {
+        next[part][bucket] = position;
+        position += counts[part][digit][bucket];
+      }
+    }
+    ForEachRadixPart(parts, pool, [&](size_t part) {
+      ScatterByRadixDigit(source, target, part_begin(part), part_begin(part + 1), shift, next[part], stream);
+    });
+    std::swap(source, target);
+    scattered = true;
+  }
+  if (source != keys) {
+    ForEachRadixPart(parts, pool, [&](size_t part) {
+      const size_t begin = part_begin(part);
+      std::memcpy(keys + begin, source + begin, (part_begin(part + 1) - begin) * sizeof(uint32_t));
+    });
+  }
+}
+
+}  // namespace kiln::cpu
