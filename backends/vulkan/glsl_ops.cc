@@ -490,6 +490,33 @@ constexpr const char* kConstantDivide = R"($T k_cdivx_$N($T c, $T x) {
   return k_signbit_$N(x) != k_signbit_$N(c) ? -$Z : $Z;
 }
 )";
+// k_cdiv with a constant divisor (k_cdivc) or dividend (k_cconstdiv): the
+// same steps, each product, sum or quotient with a constant through the
+// real helpers (@M k_mulc, @A k_addc, @D k_divc, @Q k_cdivx of $R).
+constexpr const char* kCDivByConstant = R"($T k_cdivc_$N($T a, $T b) {
+  if (abs(b.x) >= abs(b.y)) {
+    if (b.x == $R(0) && b.y == $R(0)) return $T(@D(a.x, abs(b.x)), @D(a.y, abs(b.x)));
+    $R r = b.y / b.x;
+    $R d = b.x + b.y * r;
+    return $T(@D(a.x + @M(a.y, r), d), @D(a.y - @M(a.x, r), d));
+  }
+  $R r = b.x / b.y;
+  $R d = b.x * r + b.y;
+  return $T(@D(@M(a.x, r) + a.y, d), @D(@M(a.y, r) - a.x, d));
+}
+)";
+constexpr const char* kCConstantDivide = R"($T k_cconstdiv_$N($T a, $T b) {
+  if (abs(b.x) >= abs(b.y)) {
+    if (b.x == $R(0) && b.y == $R(0)) return $T(@Q(a.x, abs(b.x)), @Q(a.y, abs(b.x)));
+    $R r = b.y / b.x;
+    $R d = b.x + b.y * r;
+    return $T(@A(@M(r, a.y), a.x) / d, @A(-@M(r, a.x), a.y) / d);
+  }
+  $R r = b.x / b.y;
+  $R d = b.x * r + b.y;
+  return $T(@A(@M(r, a.x), a.y) / d, @A(@M(r, a.y), -(a.x)) / d);
+}
+)";
 // Smith's algorithm: scales by the larger part of the divisor, so that
 // |b|^2 neither overflows nor underflows.
 constexpr const char* kCDiv = R"($T k_cdiv_$N($T a, $T b) {
@@ -996,9 +1023,24 @@ StatusOr<std::string> BinaryOpWithConstantExpr(Opcode opcode, ElementType type, 
     }
   }
   // Complex numbers, part by part with the real helpers (the product's
-  // four, in k_cmul's order). Division keeps k_cdiv.
+  // four, in k_cmul's order; division in k_cdiv's steps).
   const std::string t = GlslValueType(type);
   switch (opcode) {
+    case Opcode::kDivide: {
+      std::string body = constant_first ? kCConstantDivide : kCDivByConstant;
+      const std::pair<const char*, std::string> helpers[] = {
+          {"@M", real_call("k_mulc_$N", kMulConstant, "")},
+          {"@A", real_call("k_addc_$N", kAddConstant, "")},
+          {"@D", real_call("k_divc_$N", kDivideByConstant, "")},
+          {"@Q", real_call("k_cdivx_$N", kConstantDivide, "")},
+      };
+      for (const auto& [key, call] : helpers) {
+        const std::string name = call.substr(0, call.find('('));
+        for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + name.size()))
+          body.replace(at, 2, name);
+      }
+      return Call(prelude, constant_first ? "k_cconstdiv_$N" : "k_cdivc_$N", type, body, a + ", " + b);
+    }
     case Opcode::kMultiply: {
       auto product = [&](const char* xp, const char* cp) {
         return real_call("k_mulc_$N", kMulConstant, std::string("x.") + xp + ", c." + cp);

@@ -168,6 +168,8 @@ TEST(GlslEmitterTest, ConstantOperandsThatMayBeZeroTakeTheExplicitForm) {
       {"x * -0", with_constant("f32", "-0", "multiply(x, c)"), "k_mulc_f32("},
       {"complex x * 0", with_constant("c64", "(0, 0)", "multiply(x, c)"), "k_cmulc_c64("},
       {"complex 0 - x", with_constant("c128", "(0, 0)", "subtract(c, x)"), "k_addc_f64("},
+      {"complex x / 2", with_constant("c64", "(2, 0)", "divide(x, c)"), "k_cdivc_c64("},
+      {"complex 0 / x", with_constant("c128", "(0, 0)", "divide(c, x)"), "k_cconstdiv_c128("},
       {"x * a constant array holding a zero",
        "  x = f32[4] parameter(0)\n  c = f32[4] constant({1, 0, 2, 3})\n  ROOT r = f32[4] multiply(x, c)",
        "k_mulc_f32("},
@@ -194,7 +196,7 @@ TEST(GlslEmitterTest, ConstantOperandsThatMayBeZeroTakeTheExplicitForm) {
     if (c.helper != nullptr) {
       EXPECT_NE(source.find(c.helper), std::string::npos) << source;
     } else {
-      for (const char* helper : {"k_mulc_", "k_divc_", "k_cdivx_", "k_addc_", "k_cmulc_"})
+      for (const char* helper : {"k_mulc_", "k_divc_", "k_cdivx_", "k_addc_", "k_cmulc_", "k_cdivc_"})
         EXPECT_EQ(source.find(helper), std::string::npos) << helper << " in\n" << source;
     }
   }
