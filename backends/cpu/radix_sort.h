@@ -2,8 +2,10 @@
 // slices of the key sort path (sort_thunk.cc). On AMD Zen 4 the vectorised
 // quicksort (vector_sort.h) is slow on long slices of 4-byte keys: its
 // AVX-512 partition's compress-stores of 32-bit lanes to memory are slow
-// there, and 16M keys took about 1 s on one core; four 8-bit digit passes
-// over the same keys touch memory 8 times, whatever the keys.
+// there, and 16M keys took about 1 s on one core. A radix sort reads and
+// writes each key once per digit (three 11-bit digits for long slices, four
+// 8-bit ones for short: radix_sort.cc), whatever the keys: 16M keys in about
+// 170 ms on one core.
 //
 // The slice is cut into one contiguous part per thread of the pool; each
 // pass counts every part's digits, gives each (digit value, part) its first

@@ -90,9 +90,10 @@ TEST(RadixSortTest, ManyTiesAndAllEqualKeys) {
 }
 
 TEST(RadixSortTest, KeysDifferingInSomeBytesOnlySkipTheOtherPasses) {
-  // One byte varies: three passes are skipped and the one left ends in the
-  // scratch memory (copied back). Two bytes: two passes, ending in place.
-  // Three: one skipped, three passes.
+  // With 8-bit digits, one byte varying skips three passes and the one left
+  // ends in the scratch memory (copied back); two bytes: two passes, ending
+  // in place; three: one skipped, three passes. 11-bit digits (bits 0-10,
+  // 11-21, 22-31) skip the passes of the digits no varying byte touches.
   const uint32_t base = 0xa5c3e17fu;
   for (const int threads : kRadixTestThreads) {
     for (uint32_t varying = 1; varying < 16; ++varying) {
@@ -100,8 +101,11 @@ TEST(RadixSortTest, KeysDifferingInSomeBytesOnlySkipTheOtherPasses) {
       for (int byte = 0; byte < 4; ++byte) {
         if (varying & (1u << byte)) mask |= 0xffu << (8 * byte);
       }
-      ExpectRadixSortsAsStdSort(
-          RadixTestKeys(70001, varying, [&](uint32_t r) { return (base & ~mask) | (r & mask); }), threads);
+      // 8-bit digits, each a byte, and 11-bit digits across the bytes.
+      for (const size_t n : {size_t{30001}, size_t{70001}}) {
+        ExpectRadixSortsAsStdSort(
+            RadixTestKeys(n, varying, [&](uint32_t r) { return (base & ~mask) | (r & mask); }), threads);
+      }
     }
   }
 }
