@@ -1,6 +1,7 @@
 #include "backends/cpu/radix_sort.h"
 
 #include <array>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <utility>
@@ -27,20 +28,24 @@ constexpr size_t kRadixStreamBytes = 8 << 20;
 // 0.57, 1Mi 12.6-13.3 / 9.7-10.3, 16Mi 208-210 / 169-175.
 constexpr size_t kRadixWideDigitMinKeys = 64 * 1024;
 
-// Keys of one 64-byte cache line.
-constexpr size_t kRadixLineKeys = 64 / sizeof(uint32_t);
+// Words of one 64-byte cache line.
+template <typename K>
 struct alignas(64) RadixLine {
-  uint32_t keys[kRadixLineKeys];
+  static constexpr size_t kKeys = 64 / sizeof(K);
+  K keys[kKeys];
 };
 
-// The digits of a sort by kBits-bit digits.
-template <int kBits>
+// The digits of a sort of K words by kBits-bit digits of their top
+// kKeyBits bits.
+template <typename K, int kKeyBits, int kBits>
 struct RadixDigits {
   static constexpr size_t kBuckets = size_t{1} << kBits;
-  static constexpr int kCount = (32 + kBits - 1) / kBits;
+  static constexpr int kCount = (kKeyBits + kBits - 1) / kBits;
+  static constexpr int kLowBit = static_cast<int>(sizeof(K)) * 8 - kKeyBits;
   using Counts = std::array<size_t, kBuckets>;
   using EveryCount = std::array<Counts, kCount>;
-  static uint32_t Of(uint32_t key, int shift) { return (key >> shift) & (kBuckets - 1); }
+  static uint32_t Of(K key, int shift) { return static_cast<uint32_t>(key >> shift) & (kBuckets - 1); }
+  static int Shift(int digit) { return kLowBit + digit * kBits; }
 };
 
 // The parts a slice of n keys is cut into: one per thread, each at least
@@ -63,75 +68,74 @@ void ForEachRadixPart(size_t parts, const IntraOpThreadPool* pool, const Body& b
   });
 }
 
-template <int kBits>
-void CountEveryRadixDigit(const uint32_t* keys, size_t begin, size_t end,
-                          typename RadixDigits<kBits>::EveryCount& counts) {
-  using Digits = RadixDigits<kBits>;
+template <typename Digits, typename K>
+void CountEveryRadixDigit(const K* keys, size_t begin, size_t end, typename Digits::EveryCount& counts) {
   for (typename Digits::Counts& digit : counts) digit.fill(0);
   for (size_t i = begin; i < end; ++i) {
-    const uint32_t key = keys[i];
+    const K key = keys[i];
     // Unrolled: every digit's shift a constant.
     [&]<size_t... kDigit>(std::index_sequence<kDigit...>) {
-      (++counts[kDigit][Digits::Of(key, static_cast<int>(kDigit) * kBits)], ...);
+      (++counts[kDigit][Digits::Of(key, Digits::Shift(static_cast<int>(kDigit)))], ...);
     }(std::make_index_sequence<Digits::kCount>{});
   }
 }
 
-template <int kBits>
-void CountRadixDigit(const uint32_t* keys, size_t begin, size_t end, int shift,
-                     typename RadixDigits<kBits>::Counts& counts) {
+template <typename Digits, typename K>
+void CountRadixDigit(const K* keys, size_t begin, size_t end, int shift, typename Digits::Counts& counts) {
   counts.fill(0);
-  for (size_t i = begin; i < end; ++i) ++counts[RadixDigits<kBits>::Of(keys[i], shift)];
+  for (size_t i = begin; i < end; ++i) ++counts[Digits::Of(keys[i], shift)];
 }
 
 // Writes keys[from, to) of a bucket's line to target's line at `line` (a
-// multiple of kRadixLineKeys). A whole line is streamed past the caches
+// multiple of the line's keys). A whole line is streamed past the caches
 // where `stream` says so and the line is 16-byte aligned: it is not read
 // before the next pass, and a store that misses the caches would first
 // read the line it overwrites.
-inline void WriteRadixLine(const RadixLine& keys, size_t from, size_t to, uint32_t* target, size_t line,
+template <typename K>
+inline void WriteRadixLine(const RadixLine<K>& keys, size_t from, size_t to, K* target, size_t line,
                            bool stream) {
-  if (from == 0 && to == kRadixLineKeys) {
+  if (from == 0 && to == RadixLine<K>::kKeys) {
 #if defined(__SSE2__)
-    uint32_t* at = target + line;
+    K* at = target + line;
     if (stream && reinterpret_cast<uintptr_t>(at) % 16 == 0) {
-      for (size_t k = 0; k < kRadixLineKeys; k += 4) {
-        _mm_stream_si128(reinterpret_cast<__m128i*>(at + k),
-                         _mm_load_si128(reinterpret_cast<const __m128i*>(keys.keys + k)));
+      for (size_t byte = 0; byte < sizeof(keys.keys); byte += 16) {
+        _mm_stream_si128(reinterpret_cast<__m128i*>(reinterpret_cast<char*>(at) + byte),
+                         _mm_load_si128(reinterpret_cast<const __m128i*>(
+                             reinterpret_cast<const char*>(keys.keys) + byte)));
       }
       return;
     }
 #endif
     std::memcpy(target + line, keys.keys, sizeof(keys.keys));  // a fixed size: inlined
   } else {
-    std::memcpy(target + line + from, keys.keys + from, (to - from) * sizeof(uint32_t));
+    std::memcpy(target + line + from, keys.keys + from, (to - from) * sizeof(K));
   }
 }
 
 // Writes source[begin, end) to target, each key at the next position of its
 // digit's bucket (`next`). Keys gather in a cache line per bucket first,
 // aligned as their place in target, and go out a whole line at a time.
-template <int kBits>
-void ScatterByRadixDigit(const uint32_t* __restrict source, uint32_t* __restrict target, size_t begin,
-                         size_t end, int shift, const typename RadixDigits<kBits>::Counts& next,
-                         bool stream) {
-  using Digits = RadixDigits<kBits>;
-  const std::unique_ptr<RadixLine[]> lines = std::make_unique_for_overwrite<RadixLine[]>(Digits::kBuckets);
+template <typename Digits, typename K>
+void ScatterByRadixDigit(const K* __restrict source, K* __restrict target, size_t begin, size_t end,
+                         int shift, const typename Digits::Counts& next, bool stream) {
+  constexpr size_t kLineKeys = RadixLine<K>::kKeys;
+  const std::unique_ptr<RadixLine<K>[]> lines =
+      std::make_unique_for_overwrite<RadixLine<K>[]>(Digits::kBuckets);
   std::array<size_t, Digits::kBuckets> line_start;  // the target position of each line's first key
   std::array<uint32_t, Digits::kBuckets> first;     // a bucket's first line starts inside a target line
   std::array<uint32_t, Digits::kBuckets> filled;
   for (size_t bucket = 0; bucket < Digits::kBuckets; ++bucket) {
-    line_start[bucket] = next[bucket] / kRadixLineKeys * kRadixLineKeys;
-    first[bucket] = static_cast<uint32_t>(next[bucket] % kRadixLineKeys);
+    line_start[bucket] = next[bucket] / kLineKeys * kLineKeys;
+    first[bucket] = static_cast<uint32_t>(next[bucket] % kLineKeys);
     filled[bucket] = first[bucket];
   }
   for (size_t i = begin; i < end; ++i) {
-    const uint32_t key = source[i];
+    const K key = source[i];
     const uint32_t bucket = Digits::Of(key, shift);
     lines[bucket].keys[filled[bucket]++] = key;
-    if (filled[bucket] == kRadixLineKeys) {
-      WriteRadixLine(lines[bucket], first[bucket], kRadixLineKeys, target, line_start[bucket], stream);
-      line_start[bucket] += kRadixLineKeys;
+    if (filled[bucket] == kLineKeys) {
+      WriteRadixLine(lines[bucket], first[bucket], kLineKeys, target, line_start[bucket], stream);
+      line_start[bucket] += kLineKeys;
       first[bucket] = 0;
       filled[bucket] = 0;
     }
@@ -146,24 +150,23 @@ void ScatterByRadixDigit(const uint32_t* __restrict source, uint32_t* __restrict
 #endif
 }
 
-template <int kBits>
-void RadixSortByDigits(uint32_t* keys, uint32_t* scratch, size_t n, const IntraOpThreadPool* pool) {
-  using Digits = RadixDigits<kBits>;
+template <typename Digits, typename K>
+void RadixSortByDigits(K* keys, K* scratch, size_t n, const IntraOpThreadPool* pool) {
   const size_t parts = RadixPartCount(n, pool);
   const auto part_begin = [&](size_t part) {
     return n / parts * part + (part < n % parts ? part : n % parts);
   };
   std::vector<typename Digits::EveryCount> counts(parts);
   ForEachRadixPart(parts, pool, [&](size_t part) {
-    CountEveryRadixDigit<kBits>(keys, part_begin(part), part_begin(part + 1), counts[part]);
+    CountEveryRadixDigit<Digits>(keys, part_begin(part), part_begin(part + 1), counts[part]);
   });
   std::vector<typename Digits::Counts> next(parts);
-  const bool stream = n * sizeof(uint32_t) >= kRadixStreamBytes;
-  uint32_t* source = keys;
-  uint32_t* target = scratch;
+  const bool stream = n * sizeof(K) >= kRadixStreamBytes;
+  K* source = keys;
+  K* target = scratch;
   bool scattered = false;
   for (int digit = 0; digit < Digits::kCount; ++digit) {
-    const int shift = digit * kBits;
+    const int shift = Digits::Shift(digit);
     // A digit every key shares leaves the order as it is. The totals hold
     // whatever order earlier passes left the keys in.
     bool shared = false;
@@ -177,7 +180,7 @@ void RadixSortByDigits(uint32_t* keys, uint32_t* scratch, size_t n, const IntraO
     // each part holds other keys.
     if (scattered) {
       ForEachRadixPart(parts, pool, [&](size_t part) {
-        CountRadixDigit<kBits>(source, part_begin(part), part_begin(part + 1), shift, counts[part][digit]);
+        CountRadixDigit<Digits>(source, part_begin(part), part_begin(part + 1), shift, counts[part][digit]);
       });
     }
     size_t position = 0;
@@ -188,8 +191,8 @@ void RadixSortByDigits(uint32_t* keys, uint32_t* scratch, size_t n, const IntraO
       }
     }
     ForEachRadixPart(parts, pool, [&](size_t part) {
-      ScatterByRadixDigit<kBits>(source, target, part_begin(part), part_begin(part + 1), shift, next[part],
-                                 stream);
+      ScatterByRadixDigit<Digits>(source, target, part_begin(part), part_begin(part + 1), shift, next[part],
+                                  stream);
     });
     std::swap(source, target);
     scattered = true;
@@ -197,19 +200,33 @@ void RadixSortByDigits(uint32_t* keys, uint32_t* scratch, size_t n, const IntraO
   if (source != keys) {
     ForEachRadixPart(parts, pool, [&](size_t part) {
       const size_t begin = part_begin(part);
-      std::memcpy(keys + begin, source + begin, (part_begin(part + 1) - begin) * sizeof(uint32_t));
+      std::memcpy(keys + begin, source + begin, (part_begin(part + 1) - begin) * sizeof(K));
     });
+  }
+}
+
+// Sorts words by their top kKeyBits bits: 11-bit digits for a long slice
+// where they take fewer passes than 8-bit ones, 8-bit ones otherwise.
+template <typename K, int kKeyBits>
+void RadixSortByTopBits(K* words, K* scratch, size_t n, const IntraOpThreadPool* pool) {
+  if (n < 2) return;
+  if (n >= kRadixWideDigitMinKeys &&
+      RadixDigits<K, kKeyBits, 11>::kCount < RadixDigits<K, kKeyBits, 8>::kCount) {
+    RadixSortByDigits<RadixDigits<K, kKeyBits, 11>>(words, scratch, n, pool);
+  } else {
+    RadixSortByDigits<RadixDigits<K, kKeyBits, 8>>(words, scratch, n, pool);
   }
 }
 
 }  // namespace
 
-void RadixSortAscending(uint32_t* keys, uint32_t* scratch, size_t n, const IntraOpThreadPool* pool) {
-  if (n < 2) return;
-  if (n >= kRadixWideDigitMinKeys) {
-    RadixSortByDigits<11>(keys, scratch, n, pool);
-  } else {
-    RadixSortByDigits<8>(keys, scratch, n, pool);
+void RadixSortByKeyBits(uint32_t* words, uint32_t* scratch, size_t n, int key_bits,
+                        const IntraOpThreadPool* pool) {
+  switch (key_bits) {
+    case 8: return RadixSortByTopBits<uint32_t, 8>(words, scratch, n, pool);
+    case 16: return RadixSortByTopBits<uint32_t, 16>(words, scratch, n, pool);
+    case 32: return RadixSortByTopBits<uint32_t, 32>(words, scratch, n, pool);
+    default: std::abort();  // the callers' key widths are the three above
   }
 }
 

@@ -1,4 +1,4 @@
-// A least-significant-digit radix sort of unsigned 4-byte keys for long
+// A least-significant-digit radix sort of 4-byte words by their key bits for long
 // slices of the key sort path (sort_thunk.cc). On AMD Zen 4 the vectorised
 // quicksort (vector_sort.h) is slow on long slices of 4-byte keys: its
 // AVX-512 partition's compress-stores of 32-bit lanes to memory are slow
@@ -22,14 +22,18 @@ namespace kiln::cpu {
 
 class IntraOpThreadPool;
 
-// Slices of 4-byte keys at least this long take the radix sort; shorter ones
+// Slices of 4-byte words at least this long take the radix sort; shorter ones
 // Highway's vectorised quicksort. Measured on one core of an AMD Zen 4 (AVX-512
 // quicksort): 8192 random keys 0.069 ms radix, 0.131 ms quicksort; 4096: 0.037
 // against 0.053; 1024: 0.014 against 0.009.
 constexpr size_t kRadixSortMinKeys = 8 * 1024;
 
-// Sorts keys[0, n) ascending, in place, through scratch[0, n) (whatever it
-// holds; overwritten). `pool` may be null (one thread).
-void RadixSortAscending(uint32_t* keys, uint32_t* scratch, size_t n, const IntraOpThreadPool* pool);
+// Sorts words[0, n) ascending by their top `key_bits` bits (8, 16 or 32),
+// stably, in place, through scratch[0, n) (whatever it holds; overwritten),
+// in as many passes as the key needs: words that hold a key above its
+// position, in position order, come out in (key, position) order. `pool`
+// may be null (one thread).
+void RadixSortByKeyBits(uint32_t* words, uint32_t* scratch, size_t n, int key_bits,
+                        const IntraOpThreadPool* pool);
 
 }  // namespace kiln::cpu

@@ -170,13 +170,14 @@ bool AnyNan(const OrderCoder<U, kOrder>& coder, const U* source, int64_t inner, 
   return any.load();
 }
 
-// Sorts keys[0, n): a long slice of 4-byte keys by radix sort (radix_sort.h);
-// others on one thread, or for a long slice split into one part per thread
-// of `pool` around keys sampled from it (each part's keys below the next
+// Sorts keys[0, n), words whose top `key_bits` bits are the key and whose
+// others (a position, or none) are in ascending order: a long slice of
+// 4-byte words by a radix sort of the key bits (radix_sort.h); others on one thread, or for a long slice
+// split into one part per thread of `pool` around keys sampled from it (each part's keys below the next
 // part's), and the parts sorted in parallel. Splitting costs one partition
 // pass per halving (VQSort's own, vectorised).
 template <typename K>
-void SortKeys(K* keys, size_t n, const IntraOpThreadPool* pool) {
+void SortKeys(K* keys, size_t n, int key_bits, const IntraOpThreadPool* pool) {
   if constexpr (std::is_same_v<K, uint32_t>) {
     if (n >= kRadixSortMinKeys) {
       // As the key buffers: a thread keeps a short slice's scratch, a long
@@ -195,7 +196,7 @@ void SortKeys(K* keys, size_t n, const IntraOpThreadPool* pool) {
         owned = std::make_unique_for_overwrite<uint32_t[]>(n);
         scratch = owned.get();
       }
-      RadixSortAscending(keys, scratch, n, pool);
+      RadixSortByKeyBits(keys, scratch, n, key_bits, pool);
       return;
     }
   }
@@ -343,7 +344,7 @@ bool SortLoneSlice(const OrderCoder<U, kOrder>& coder, const U* source, U* targe
     if (others.zeros) other_zeros = true;
     if (others.nans) other_nans = true;
   });
-  SortKeys(keys, n, pool);
+  SortKeys(keys, n, static_cast<int>(sizeof(W)) * 8, pool);
   // Where each run to rewrite starts, found before decoding overwrites keys.
   const auto run_start = [&](U representative) {
     return static_cast<size_t>(
@@ -499,7 +500,9 @@ bool SortPackedSlice(void* const* slots, const KeySortJob& job, const OrderCoder
     if (others.zeros) other_zeros = true;
     if (others.nans) other_nans = true;
   });
-  SortKeys(packed, n, pool);
+  // Positions below the keys are in order: only the keys' bits need sorting
+  // where the sort is stable (the radix sort's).
+  SortKeys(packed, n, static_cast<int>(sizeof(U)) * 8, pool);
   // Each operand's sorted slice: the key operand decoded from the sorted
   // words (unless tied keys hold other bits), an operand holding its
   // positions (an iota no kernel computed, or a slice found to hold them)

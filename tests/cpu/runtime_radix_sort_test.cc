@@ -1,4 +1,4 @@
-// RadixSortAscending (backends/cpu/radix_sort.h) against std::sort: lengths
+// RadixSortByKeyBits (backends/cpu/radix_sort.h) against std::sort: lengths
 // around the key sort path's threshold and long ones (past the length whose
 // scatter streams its lines to memory), keys with many ties, keys that
 // differ in one byte only (every other digit's pass skipped), on 1, 2 and
@@ -17,7 +17,7 @@
 namespace kiln::cpu {
 namespace {
 
-// Sorts `keys` with RadixSortAscending on `threads` threads (no pool for one)
+// Sorts `keys` by all 32 bits with RadixSortByKeyBits on `threads` threads (no pool for one)
 // and expects std::sort's result. The keys lie one element past an aligned
 // start when `offset`, so the scatter meets lines it cannot stream.
 void ExpectRadixSortsAsStdSort(const std::vector<uint32_t>& keys, int threads, size_t offset = 0) {
@@ -27,7 +27,7 @@ void ExpectRadixSortsAsStdSort(const std::vector<uint32_t>& keys, int threads, s
   std::copy(keys.begin(), keys.end(), memory.begin() + static_cast<std::ptrdiff_t>(offset));
   std::vector<uint32_t> scratch(keys.size() + 1, 0xdeadbeefu);
   IntraOpThreadPool pool(threads);
-  RadixSortAscending(memory.data() + offset, scratch.data(), keys.size(), threads > 1 ? &pool : nullptr);
+  RadixSortByKeyBits(memory.data() + offset, scratch.data(), keys.size(), 32, threads > 1 ? &pool : nullptr);
   const std::vector<uint32_t> got(memory.begin() + static_cast<std::ptrdiff_t>(offset), memory.end());
   ASSERT_EQ(got.size(), want.size());
   size_t mismatches = 0, first = 0;
@@ -118,6 +118,29 @@ TEST(RadixSortTest, AllKeysInOnePartsBucketButNotTheOthers) {
     std::vector<uint32_t> keys = RadixTestKeys(n, 9, [](uint32_t r) { return r & 0x00ffffffu; });
     for (size_t i = 0; i < n; ++i) keys[i] |= static_cast<uint32_t>(0xf0 - i * 4 / n * 0x30) << 24;
     ExpectRadixSortsAsStdSort(keys, threads);
+  }
+}
+
+TEST(RadixSortTest, WordsOfAKeyAbovePositionsSortByTheKeyBitsOnly) {
+  // 8- and 16-bit keys above their positions (a 1- or 2-byte key's
+  // argsort): one or two passes, and the positions below stay in order
+  // within a key. The positions are in order when the sort starts, as the
+  // sort path packs them.
+  for (const int key_bits : {8, 16}) {
+    for (const int threads : kRadixTestThreads) {
+      for (const size_t n : {kRadixSortMinKeys + 1, size_t{65536}}) {
+        std::vector<uint32_t> words = RadixTestKeys(n, static_cast<unsigned>(key_bits),
+                                                    [&](uint32_t r) { return r >> (32 - key_bits); });
+        for (size_t p = 0; p < n; ++p) words[p] = (words[p] << (32 - key_bits)) | static_cast<uint32_t>(p);
+        // Positions are distinct: the stable order by key is the words' order.
+        std::vector<uint32_t> want = words;
+        std::sort(want.begin(), want.end());
+        std::vector<uint32_t> scratch(n);
+        IntraOpThreadPool pool(threads);
+        RadixSortByKeyBits(words.data(), scratch.data(), n, key_bits, threads > 1 ? &pool : nullptr);
+        EXPECT_TRUE(words == want) << key_bits << "-bit keys, " << n << " words, " << threads << " threads";
+      }
+    }
   }
 }
 
