@@ -8,7 +8,8 @@
 //
 // Slices are sorted in parallel, one per thread; one long slice is first
 // split by VectorPartition around sampled pivots (sort_thunk.cc), and the
-// parts sorted on the threads.
+// parts sorted on the threads. Slices of 4-byte words from
+// kRadixSortMinKeys on take the radix sort instead (radix_sort.h).
 #pragma once
 
 #include <cstddef>
