@@ -13,20 +13,24 @@ namespace {
 // machines measured. The result does not depend on the threads that run
 // them, so more cores do not change it.
 constexpr int64_t kRowScatterSegmentCount = 2;
-// The largest table split: the result and the scratch table (two copies)
-// stay in the last-level cache (32 MiB of L3 on the AMD EPYC measured)
-// while the updates stream past them. Larger tables miss the cache on
-// every update anyway and take the one pass, split by rows when a share of
-// them is large (RowScatterThreads); that split starts at 16 MiB, above
-// this limit, so a table takes at most one of the two.
-constexpr int64_t kRowScatterSegmentedTableBytes = 12 << 20;
-// At least this many updates: fewer take less time than the second
-// thread's start and the extra passes over the table.
-constexpr int64_t kRowScatterSegmentedMinUpdates = 32 * 1024;
-// Update bytes per table byte at least: the segments add two passes over
-// the table (filling the scratch and adding it in), which only updates
-// many times its size pay for.
-constexpr int64_t kRowScatterSegmentedUpdatesPerTableByte = 4;
+// The largest table split: up to it the result and the scratch table (two
+// copies) stay in or near the last-level cache (32 MiB of L3 on the AMD
+// EPYC measured) while the updates stream past, so the extra passes over
+// them (filling the scratch, adding it in) are cheap even on one thread.
+// The row split (RowScatterThreads) starts here too. On 2 threads, best of
+// several quiet runs against the one pass: 1M updates of 64 bytes into
+// 6.4 MB 4.27 -> 2.62 ms and into 12.2 MB 5.34 -> 3.95 ms, 512K of 128
+// bytes into 12.8 MB 4.47 -> 3.61 ms. Larger tables split faster than by
+// rows too (19.2 MB 8.40 -> 5.26 ms, 32 MB 9.77 -> 9.01 ms), but the
+// passes over them then cost a single thread memory bandwidth.
+constexpr int64_t kRowScatterSegmentedTableBytes = 16 << 20;
+// At least this many updates: 16K of 64 bytes into a 64 KB table took 43
+// us in one pass and 23 us split.
+constexpr int64_t kRowScatterSegmentedMinUpdates = 16 * 1024;
+// Update bytes per table byte at least, for the two extra passes over the
+// table: 2 (200K updates of 64 bytes into 6.4 MB) took 0.89 -> 0.75 ms
+// split, 1 (100K) 0.44 -> 0.43 ms.
+constexpr int64_t kRowScatterSegmentedUpdatesPerTableByte = 2;
 // Cache lines per range of the final sum that a thread claims at least.
 constexpr int64_t kRowScatterSumGrainLines = 1024;
 constexpr int64_t kRowScatterSumLineBytes = 64;

@@ -26,9 +26,9 @@ namespace kiln::cpu {
 
 class IntraOpThreadPool;
 
-// Segments of the updates `plan` is added in: 2 for an add whose table fits
-// twice in the last-level cache and whose updates are many and much larger
-// than the table (row_scatter_segments.cc), else 1 (the one pass). Segment
+// Segments of the updates `plan` is added in: 2 for an add whose table
+// stays in or near the last-level cache and whose updates are many and
+// larger than the table (row_scatter_segments.cc), else 1 (the one pass). Segment
 // s of S holds updates [U s / S, U (s + 1) / S), U = plan.updates.
 int64_t RowScatterSegments(const RowScatterPlan& plan);
 

@@ -56,7 +56,8 @@ constexpr int64_t kRowScatterUpdatesPerThread = 16 * 1024;
 // AMD EPYC, for 1M updates of 64 bytes into 100k rows (6.4 MB), a thread's
 // half of the rows took as long as all of them on one thread (6.5 vs 6.4 ms
 // of CPU time), so two threads were slower; into 100k rows of 128 bytes
-// (12.8 MB), half took 6.8 ms against 10.7.
+// (12.8 MB), half took 6.8 ms against 10.7. Adds of many updates into such
+// tables are split along the updates instead (row_scatter_segments.h).
 constexpr int64_t kRowScatterTableBytesPerThread = 8 << 20;
 
 // `instruction` as the one integer it holds: a constant of one element, or

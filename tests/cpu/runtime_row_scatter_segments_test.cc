@@ -206,20 +206,20 @@ TEST(RuntimeRowScatterSegmentsTest, TheSplitTakesAddsOfManyUpdatesIntoTablesThat
   EXPECT_EQ(RowScatterSegments(plan), 1);
   EXPECT_EQ(RowScatterScratchBytes(plan), 0);
   plan.combiner = RowScatterCombiner::kAdd;
-  plan.updates = 399999;  // less than 4 update bytes per table byte
+  plan.updates = 199999;  // less than 2 update bytes per table byte
   EXPECT_EQ(RowScatterSegments(plan), 1);
-  plan.updates = 400000;
+  plan.updates = 200000;
   EXPECT_EQ(RowScatterSegments(plan), 2);
-  plan.rows = 1000;  // a small table: 32768 updates at least
-  plan.updates = 32767;
+  plan.rows = 1000;  // a small table: 16384 updates at least
+  plan.updates = 16383;
   EXPECT_EQ(RowScatterSegments(plan), 1);
-  plan.updates = 32768;
+  plan.updates = 16384;
   EXPECT_EQ(RowScatterSegments(plan), 2);
-  plan.rows = 196608;  // 12 MiB, the largest table split
-  plan.updates = 4 * plan.rows;
+  plan.rows = 262144;  // 16 MiB, the largest table split
+  plan.updates = 2 * plan.rows;
   EXPECT_EQ(RowScatterSegments(plan), 2);
-  plan.rows = 196609;
-  plan.updates = 4 * plan.rows;
+  plan.rows = 262145;
+  plan.updates = 2 * plan.rows;
   EXPECT_EQ(RowScatterSegments(plan), 1);
   plan.rows = 0;
   EXPECT_EQ(RowScatterSegments(plan), 1);
