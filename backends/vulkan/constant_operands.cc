@@ -11,13 +11,17 @@ constexpr int kMaxConstantDepth = 16;
 // op a kernel computes per element (elementwise or a shape op) whose
 // operands all are. An iota has no operands and varies with the element, so
 // it is not; nor is anything random.
-bool IsCompileTimeConstant(const Instruction& instruction, int depth) {
+// `constant_parameters` (may be null) count as constants.
+bool IsCompileTimeConstant(const Instruction& instruction, int depth,
+                           const ConstantParameters* constant_parameters) {
   if (instruction.opcode == Opcode::kConstant) return true;
+  if (instruction.opcode == Opcode::kParameter)
+    return constant_parameters != nullptr && constant_parameters->contains(&instruction);
   if (depth >= kMaxConstantDepth || instruction.operands.empty() || !IsLoopFusible(instruction.opcode) ||
       HasTraits(instruction.opcode, kRandom))
     return false;
   for (const Instruction* operand : instruction.operands) {
-    if (!IsCompileTimeConstant(*operand, depth + 1)) return false;
+    if (!IsCompileTimeConstant(*operand, depth + 1, constant_parameters)) return false;
   }
   return true;
 }
@@ -44,7 +48,7 @@ bool MayHoldZero(const Instruction& instruction) {
 
 }  // namespace
 
-int GuardedConstantOperand(const Instruction& instruction) {
+int GuardedConstantOperand(const Instruction& instruction, const ConstantParameters* constant_parameters) {
   switch (instruction.opcode) {
     case Opcode::kAdd:
     case Opcode::kSubtract:
@@ -59,9 +63,15 @@ int GuardedConstantOperand(const Instruction& instruction) {
   // op of two folded constants itself, exactly).
   for (const int i : {1, 0}) {
     const Instruction& operand = *instruction.operand(static_cast<size_t>(i));
-    if (IsCompileTimeConstant(operand, 0) && MayHoldZero(operand)) return i;
+    // A constant parameter's value is not known here: it may be zero.
+    if (IsCompileTimeConstant(operand, 0, constant_parameters) && MayHoldZero(operand)) return i;
   }
   return -1;
+}
+
+bool IsConstantThatMayHoldZero(const Instruction& instruction) {
+  return instruction.shape.IsArray() && IsCompileTimeConstant(instruction, 0, nullptr) &&
+         MayHoldZero(instruction);
 }
 
 }  // namespace kiln::vulkan

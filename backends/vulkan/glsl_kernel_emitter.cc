@@ -184,14 +184,34 @@ class Emitter {
     return Scalar(operand, index);
   }
   StatusOr<Values> EmitInstruction(const Instruction& instruction, const Index& index);
-  StatusOr<Values> Call(const Computation& computation, const Values& arguments);
+  // `computation` on `arguments` (its parameters' leaves in order); where
+  // `constant_arguments` (one flag per argument) says so, a parameter holds
+  // a compile-time constant that may be zero, and float ops with it take
+  // the constant-operand helpers (ConstantParameters).
+  StatusOr<Values> Call(const Computation& computation, const Values& arguments,
+                        const std::vector<bool>* constant_arguments = nullptr);
   // One accumulator per value: `instruction`'s operands first .. first +
   // count - 1, read at `at` (a reduce's initial values, a scatter's operand).
   StatusOr<Values> Accumulators(const Instruction& instruction, size_t first, size_t count, const Index& at);
   // accumulators = instruction's computation(accumulators, operands first ..
   // first + count - 1 at `at`); every result is computed before any
-  // accumulator changes.
-  Status Accumulate(const Instruction& instruction, Values& accumulators, size_t first, const Index& at);
+  // accumulator changes. `constant_arguments` as Call's.
+  Status Accumulate(const Instruction& instruction, Values& accumulators, size_t first, const Index& at,
+                    const std::vector<bool>* constant_arguments = nullptr);
+  // Call's flags for a reduce's computation applied to its `count` initial
+  // values and `count` elements: each initial value that is a constant that
+  // may be zero. Lavapipe folds `+0 + x` to x where it sees such a constant
+  // meet an element (a short loop unrolled, a subgroup's last fold), which
+  // gives -0 for x = -0 where XLA's +0 + -0 is +0: those steps take the
+  // helpers. Empty where no initial value is such a constant.
+  static std::vector<bool> ConstantInitialValues(const Instruction& reduce, size_t count);
+  // A float sum that started from +0 after its loop: + (+0) through the
+  // constant-operand helper. Lavapipe folds the first `+0 + p` of an
+  // unrolled loop to p, so products that are all -0 summed to -0 where
+  // XLA's sum is +0; a sum from +0 is never -0 otherwise, so this turns
+  // that -0 into +0 and leaves every other sum, and the loop keeps its
+  // plain adds.
+  Status EndSumFromPositiveZero(ElementType type, const std::string& sum);
   StatusOr<Values> EmitReduce(const Instruction& instruction, const Index& index);
   // The root reduce's lanes each fold a strided part of the reduced
   // elements, then combine by butterfly shuffles, then fold in the initial
@@ -274,6 +294,7 @@ class Emitter {
   std::vector<std::unordered_map<std::string, Values>> memo_;
   std::unordered_map<const Instruction*, int> buffers_;   // kernel parameters
   std::unordered_map<const Instruction*, Values> bound_;  // parameters of called computations
+  ConstantParameters constant_parameters_;                // those bound to constants (Call)
   std::unordered_map<const Instruction*, std::string> constants_;
   bool uses_rng_key_ = false;
   // Emitting an instruction alone (EmitAlone): its operands, whatever
@@ -373,19 +394,28 @@ StatusOr<Values> Emitter::Value(const Instruction& instruction, const Index& ind
   return values;
 }
 
-StatusOr<Values> Emitter::Call(const Computation& computation, const Values& arguments) {
+StatusOr<Values> Emitter::Call(const Computation& computation, const Values& arguments,
+                               const std::vector<bool>* constant_arguments) {
   size_t next = 0;
+  std::vector<const Instruction*> constant;
   for (const Instruction* parameter : computation.parameters()) {
     const size_t leaves = parameter->shape.Leaves().size();
     if (next + leaves > arguments.size())
       return Internal("vulkan: too few arguments for ", computation.name());
     bound_[parameter] = Values(arguments.begin() + static_cast<std::ptrdiff_t>(next),
                                arguments.begin() + static_cast<std::ptrdiff_t>(next + leaves));
+    if (constant_arguments != nullptr && next + leaves <= constant_arguments->size() &&
+        std::all_of(constant_arguments->begin() + static_cast<std::ptrdiff_t>(next),
+                    constant_arguments->begin() + static_cast<std::ptrdiff_t>(next + leaves),
+                    [](bool flag) { return flag; }) &&
+        constant_parameters_.insert(parameter).second)
+      constant.push_back(parameter);
     next += leaves;
   }
   memo_.emplace_back();
   StatusOr<Values> result = Value(*computation.root(), Index{});
   memo_.pop_back();
+  for (const Instruction* parameter : constant) constant_parameters_.erase(parameter);
   return result;
 }
 
@@ -614,7 +644,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
     KILN_ASSIGN_OR_RETURN(std::string a, ElementwiseOperand(instruction, 0, index));
     KILN_ASSIGN_OR_RETURN(std::string b, ElementwiseOperand(instruction, 1, index));
     // A constant that may be zero takes the form no driver folds wrongly.
-    const int constant = GuardedConstantOperand(instruction);
+    const int constant = GuardedConstantOperand(instruction, &constant_parameters_);
     StatusOr<std::string> value =
         constant < 0 ? BinaryOpExpr(instruction.opcode, type, a, b, prelude_)
                      : BinaryOpWithConstantExpr(instruction.opcode, type, a, b, constant, prelude_);
@@ -638,14 +668,14 @@ StatusOr<Values> Emitter::Accumulators(const Instruction& instruction, size_t fi
 }
 
 Status Emitter::Accumulate(const Instruction& instruction, Values& accumulators, size_t first,
-                           const Index& at) {
+                           const Index& at, const std::vector<bool>* constant_arguments) {
   const size_t count = accumulators.size();
   Values arguments = accumulators;
   for (size_t k = 0; k < count; ++k) {
     KILN_ASSIGN_OR_RETURN(std::string value, Scalar(*instruction.operand(first + k), at));
     arguments.push_back(value);
   }
-  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments));
+  KILN_ASSIGN_OR_RETURN(Values next, Call(*instruction.called[0], arguments, constant_arguments));
   if (next.size() != count) return Refuse(instruction, "its computation returns the wrong number of values");
   for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
   return OkStatus();
@@ -667,12 +697,40 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
   KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, count, count, Index{}));
   const int64_t total = Product(reduced_extents);
   if (total == 0) return accumulators;
+  // Constant initial values meet the first element before the loop
+  // (ConstantInitialValues), so the loop's steps stay as they were.
+  const std::vector<bool> constant = ConstantInitialValues(instruction, count);
+  int64_t begin = 0;
+  if (!constant.empty()) {
+    KILN_ASSIGN_OR_RETURN(Index first_index, ReducedOperandIndex(instruction, index, "0", reduced_extents));
+    KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, first_index, &constant));
+    begin = 1;
+  }
+  if (total == begin) return accumulators;
   const std::string r = Fresh("r");
-  OpenLoop(LoopHeader(r, "0", std::to_string(total), "1"), total);
+  OpenLoop(LoopHeader(r, std::to_string(begin), std::to_string(total), "1"), total - begin);
   KILN_ASSIGN_OR_RETURN(Index operand_index, ReducedOperandIndex(instruction, index, r, reduced_extents));
   KILN_RETURN_IF_ERROR(Accumulate(instruction, accumulators, 0, operand_index));
   Close();
   return accumulators;
+}
+
+std::vector<bool> Emitter::ConstantInitialValues(const Instruction& reduce, size_t count) {
+  std::vector<bool> constant(2 * count, false);
+  bool any = false;
+  for (size_t k = 0; k < count; ++k) {
+    constant[k] = IsConstantThatMayHoldZero(*reduce.operand(count + k));
+    any = any || constant[k];
+  }
+  return any ? constant : std::vector<bool>();
+}
+
+Status Emitter::EndSumFromPositiveZero(ElementType type, const std::string& sum) {
+  if (!IsFloating(type) && !IsComplex(type)) return OkStatus();
+  KILN_ASSIGN_OR_RETURN(std::string value,
+                        BinaryOpWithConstantExpr(Opcode::kAdd, type, sum, ZeroValue(type), 1, prelude_));
+  Line(sum + " = " + value + ";");
+  return OkStatus();
 }
 
 StatusOr<Index> Emitter::ReducedOperandIndex(const Instruction& reduce, const Index& index,
@@ -759,10 +817,13 @@ StatusOr<Values> Emitter::EmitCooperativeReduce(const Instruction& instruction, 
       return Refuse(instruction, "its computation returns the wrong number of values");
     for (size_t k = 0; k < count; ++k) Line(accumulators[k] + " = " + next[k] + ";");
   }
-  // The initial values, once, first (as the serial fold has them).
+  // The initial values, once, first (as the serial fold has them), with
+  // the helpers where they are constants (ConstantInitialValues).
   KILN_ASSIGN_OR_RETURN(Values arguments, Accumulators(instruction, count, count, Index{}));
   arguments.insert(arguments.end(), accumulators.begin(), accumulators.end());
-  KILN_ASSIGN_OR_RETURN(Values result, Call(*instruction.called[0], arguments));
+  const std::vector<bool> constant = ConstantInitialValues(instruction, count);
+  KILN_ASSIGN_OR_RETURN(Values result,
+                        Call(*instruction.called[0], arguments, constant.empty() ? nullptr : &constant));
   if (result.size() != count)
     return Refuse(instruction, "its computation returns the wrong number of values");
   return result;
@@ -860,6 +921,7 @@ StatusOr<std::string> Emitter::EmitDot(const Instruction& instruction, const Ind
                           BinaryOpExpr(Opcode::kMultiply, acc, wide_a, wide_b, prelude_));
     Line(sum + " = " + sum + " + " + product + ";");
     Close();
+    KILN_RETURN_IF_ERROR(EndSumFromPositiveZero(acc, sum));
   }
   return ConvertExpr(acc, out, sum, prelude_);
 }
@@ -979,6 +1041,7 @@ StatusOr<std::string> Emitter::EmitConvolution(const Instruction& instruction, c
     Close();
   }
   Close();
+  KILN_RETURN_IF_ERROR(EndSumFromPositiveZero(acc, sum));
   return ConvertExpr(acc, out, sum, prelude_);
 }
 
