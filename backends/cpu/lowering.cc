@@ -613,6 +613,8 @@ Status StepTranslator::TranslateLibraryCall(const ProgramStep& step, int region,
         auto thunk = std::make_unique<SortThunk>(std::move(inputs), outputs, std::move(plan->geometry),
                                                  std::move(fallback));
         if (plan->key_plan.has_value()) thunk->SetKeyPlan(*plan->key_plan);
+        if (const int64_t radix_bytes = thunk->RadixScratchBytes(); radix_bytes > 0)
+          thunk->SetRadixScratch(NewArenaSlot(radix_bytes, region));
         if (plan->needs_comparator) {
           RequestKernel(
               ComparatorKernel(*instruction.called[0]),

@@ -59,6 +59,7 @@ struct KeySortJob {
   const std::vector<bool>* generated_positions;  // per operand
   int64_t length;
   int64_t inner;
+  uint32_t* radix_scratch;  // `length` words for the radix sort, or null
 };
 
 // A slice at least this long spreads its passes over the pool's threads and
@@ -177,7 +178,7 @@ bool AnyNan(const OrderCoder<U, kOrder>& coder, const U* source, int64_t inner, 
 // part's), and the parts sorted in parallel. Splitting costs one partition
 // pass per halving (VQSort's own, vectorised).
 template <typename K>
-void SortKeys(K* keys, size_t n, int key_bits, const IntraOpThreadPool* pool) {
+void SortKeys(K* keys, size_t n, int key_bits, uint32_t* radix_scratch, const IntraOpThreadPool* pool) {
   if constexpr (std::is_same_v<K, uint32_t>) {
     if (n >= kRadixSortMinKeys) {
       // As the key buffers: a thread keeps a short slice's scratch, a long
@@ -185,8 +186,10 @@ void SortKeys(K* keys, size_t n, int key_bits, const IntraOpThreadPool* pool) {
       thread_local std::unique_ptr<uint32_t[]> cached;
       thread_local size_t cached_size = 0;
       std::unique_ptr<uint32_t[]> owned;
-      uint32_t* scratch = nullptr;
-      if (n <= kCachedSlice) {
+      uint32_t* scratch = radix_scratch;
+      if (scratch != nullptr) {
+        // The thunk's arena slot.
+      } else if (n <= kCachedSlice) {
         if (cached_size < n) {
           cached = std::make_unique_for_overwrite<uint32_t[]>(kCachedSlice);
           cached_size = kCachedSlice;
@@ -323,7 +326,7 @@ using LoneWord = std::conditional_t<sizeof(U) == 1, uint16_t, U>;
 // them. False, with nothing written, for a NaN under the partial order.
 template <typename U, SortKeyPlan::Order kOrder>
 bool SortLoneSlice(const OrderCoder<U, kOrder>& coder, const U* source, U* target, int64_t inner, size_t n,
-                   const IntraOpThreadPool* pool) {
+                   uint32_t* radix_scratch, const IntraOpThreadPool* pool) {
   using W = LoneWord<U>;
   if (AnyNan(coder, source, inner, n, pool)) return false;
   thread_local std::vector<W> cached;
@@ -344,7 +347,7 @@ bool SortLoneSlice(const OrderCoder<U, kOrder>& coder, const U* source, U* targe
     if (others.zeros) other_zeros = true;
     if (others.nans) other_nans = true;
   });
-  SortKeys(keys, n, static_cast<int>(sizeof(W)) * 8, pool);
+  SortKeys(keys, n, static_cast<int>(sizeof(W)) * 8, radix_scratch, pool);
   // Where each run to rewrite starts, found before decoding overwrites keys.
   const auto run_start = [&](U representative) {
     return static_cast<size_t>(
@@ -392,6 +395,17 @@ struct PackedKey<uint64_t, WideKey> {
   static uint32_t Position(const WideKey& packed) { return static_cast<uint32_t>(packed.lo); }
   static uint64_t Key(const WideKey& packed) { return packed.hi; }
 };
+
+// Whether a slice's sort words are 4 bytes, the radix sort's: 4-byte keys
+// alone, or 1- and 2-byte keys with positions that fit beside them in 32
+// bits (KeySortSlicesInOrder's choice).
+bool SortsFourByteWords(int key_bytes, bool alone, int64_t length) {
+  const auto n = static_cast<size_t>(length);
+  if (alone) return key_bytes == 4;
+  if (key_bytes == 1) return n <= PackedKey<uint8_t, uint32_t>::kMaxLength;
+  if (key_bytes == 2) return n <= PackedKey<uint16_t, uint32_t>::kMaxLength;
+  return false;
+}
 
 // packed[p] = (the key of source[p * inner], p) for p in [begin, end); the
 // flags as in EncodeLoneKeys.
@@ -502,7 +516,7 @@ bool SortPackedSlice(void* const* slots, const KeySortJob& job, const OrderCoder
   });
   // Positions below the keys are in order: only the keys' bits need sorting
   // where the sort is stable (the radix sort's).
-  SortKeys(packed, n, static_cast<int>(sizeof(U)) * 8, pool);
+  SortKeys(packed, n, static_cast<int>(sizeof(U)) * 8, job.radix_scratch, pool);
   // Each operand's sorted slice: the key operand decoded from the sorted
   // words (unless tied keys hold other bits), an operand holding its
   // positions (an iota no kernel computed, or a slice found to hold them)
@@ -562,7 +576,7 @@ void KeySortSlicesInOrder(void* const* slots, const KeySortJob& job, int64_t beg
     bool sorted = false;
     if (job.inputs->size() == 1) {
       sorted = SortLoneSlice<U, kOrder>(coder, source, static_cast<U*>(slots[(*job.outputs)[0]]) + first,
-                                        job.inner, n, pool);
+                                        job.inner, n, job.radix_scratch, pool);
     } else if constexpr (sizeof(U) == 8) {
       sorted = SortPackedSlice<PackedKey<U, WideKey>>(slots, job, coder, source, first, pool);
     } else if constexpr (sizeof(U) <= 2) {
@@ -660,6 +674,12 @@ SortThunk::SortThunk(std::vector<int> inputs, std::vector<int> outputs, SortGeom
   slices_ = outer * inner_;
 }
 
+int64_t SortThunk::RadixScratchBytes() const {
+  if (!key_plan_.has_value() || length_ < static_cast<int64_t>(kRadixSortMinKeys)) return 0;
+  if (!SortsFourByteWords(ByteWidth(key_plan_->type), inputs_.size() == 1, length_)) return 0;
+  return length_ * static_cast<int64_t>(sizeof(uint32_t));
+}
+
 void SortThunk::WritePositions(void* const* slots, int64_t begin, int64_t end) const {
   for (size_t k = 0; k < inputs_.size(); ++k) {
     if (!geometry_.generated_positions[k]) continue;
@@ -709,15 +729,16 @@ void SortThunk::SortSlices(void* const* slots, int64_t begin, int64_t end) const
   }
 }
 
-void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end,
-                                const IntraOpThreadPool* pool) const {
+void SortThunk::SortSlicesByKey(void* const* slots, int64_t begin, int64_t end, const IntraOpThreadPool* pool,
+                                uint32_t* radix_scratch) const {
   const KeySortJob job{.plan = &*key_plan_,
                        .inputs = &inputs_,
                        .outputs = &outputs_,
                        .element_bytes = &geometry_.element_bytes,
                        .generated_positions = &geometry_.generated_positions,
                        .length = length_,
-                       .inner = inner_};
+                       .inner = inner_,
+                       .radix_scratch = radix_scratch};
   auto by_comparator = [&](int64_t slice) { SortSlices(slots, slice, slice + 1); };
   switch (ByteWidth(key_plan_->type)) {
     case 1: return KeySortSlices<uint8_t>(slots, job, begin, end, by_comparator, pool);
@@ -737,7 +758,7 @@ Status SortThunk::Run(ExecutionContext& context) const {
   if (length_ == 0 || slices_ == 0) return OkStatus();
   auto sort = [&](int64_t begin, int64_t end) {
     if (by_key) {
-      SortSlicesByKey(slots, begin, end, nullptr);
+      SortSlicesByKey(slots, begin, end, nullptr, nullptr);
     } else {
       SortSlices(slots, begin, end);
     }
@@ -746,7 +767,8 @@ Status SortThunk::Run(ExecutionContext& context) const {
   if (slices_ <= grain || context.pool == nullptr || context.pool->num_threads() == 1) {
     // Few slices: a large one spreads its own work over the threads.
     if (by_key) {
-      SortSlicesByKey(slots, 0, slices_, context.pool);
+      SortSlicesByKey(slots, 0, slices_, context.pool,
+                      radix_scratch_ >= 0 ? static_cast<uint32_t*>(slots[radix_scratch_]) : nullptr);
     } else {
       SortSlices(slots, 0, slices_);
     }

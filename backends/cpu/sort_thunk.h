@@ -75,6 +75,11 @@ class SortThunk : public Thunk {
   // Sorts by `plan` instead of calling the comparator where it can.
   void SetKeyPlan(const SortKeyPlan& plan) { key_plan_ = plan; }
   bool compiled() const { return comparator_ != nullptr; }
+  // Bytes the radix sort of one slice takes besides the slice (0: none):
+  // lowering gives them an arena slot (SetRadixScratch), so that a run of a
+  // long slice allocates none; slices sorted in parallel allocate their own.
+  int64_t RadixScratchBytes() const;
+  void SetRadixScratch(int slot) { radix_scratch_ = slot; }
 
   Status Run(ExecutionContext& context) const override;
   std::string_view kind() const override {
@@ -96,7 +101,10 @@ class SortThunk : public Thunk {
   void WritePositions(void* const* slots, int64_t begin, int64_t end) const;
   // The same by key_plan_; `pool`, where not null, spreads a large slice's
   // work over its threads.
-  void SortSlicesByKey(void* const* slots, int64_t begin, int64_t end, const IntraOpThreadPool* pool) const;
+  // `radix_scratch`, where not null, holds RadixScratchBytes() for slices
+  // sorted one at a time.
+  void SortSlicesByKey(void* const* slots, int64_t begin, int64_t end, const IntraOpThreadPool* pool,
+                       uint32_t* radix_scratch) const;
 
   SortGeometry geometry_;
   int64_t length_ = 1;  // elements per slice
@@ -104,6 +112,7 @@ class SortThunk : public Thunk {
   int64_t slices_ = 1;
   KernelFunction comparator_ = nullptr;
   std::optional<SortKeyPlan> key_plan_;
+  int radix_scratch_ = -1;  // a slot of RadixScratchBytes(), or none
   std::unique_ptr<LibraryThunk> fallback_;
 };
 

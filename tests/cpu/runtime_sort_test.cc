@@ -757,6 +757,38 @@ TEST(RuntimeVectorKeySortTest, SlicesOfFourByteWordsAroundTheRadixThresholdMatch
   ExpectKeySortMatchesInterpreter(strided);
 }
 
+// The arena bytes of `c`'s module compiled for the cpu.
+int64_t KeySortArenaBytes(const KeySortCase& c) {
+  std::unique_ptr<Module> module = testing::ParseOrDie(KeySortModule(c));
+  EXPECT_NE(module, nullptr);
+  if (module == nullptr) return -1;
+  CpuBackend cpu;
+  StatusOr<std::unique_ptr<Executable>> executable = cpu.Compile(*module, CompileOptions());
+  EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+  return executable.ok() ? ProgramOf(**executable).arena_bytes : -1;
+}
+
+TEST(RuntimeVectorKeySortTest, TheRadixSortOfALongSliceTakesAnArenaSlot) {
+  // A sort of 4-byte words from kRadixSortMinKeys on takes its scratch from
+  // the arena (pooled between runs), 4 bytes per key; shorter slices and
+  // 8-byte words (an f32 argsort) take none.
+  const int64_t threshold = static_cast<int64_t>(kRadixSortMinKeys);
+  KeySortCase lone{"f32", "LT", KeyCompare::kTotalOrder};
+  lone.passengers = false;
+  lone.dimensions = {threshold};
+  EXPECT_EQ(KeySortArenaBytes(lone), 4 * threshold);
+  lone.dimensions = {threshold - 1};
+  EXPECT_EQ(KeySortArenaBytes(lone), 0);
+  KeySortCase s8_argsort{"s8", "GT"};
+  s8_argsort.key_second = true;
+  s8_argsort.passengers = false;
+  s8_argsort.dimensions = {3 * threshold};
+  const int64_t s8_bytes = KeySortArenaBytes(s8_argsort);
+  s8_argsort.key_type = "f32";
+  const int64_t f32_bytes = KeySortArenaBytes(s8_argsort);
+  EXPECT_EQ(s8_bytes - f32_bytes, 4 * 3 * threshold) << s8_bytes << " and " << f32_bytes << " arena bytes";
+}
+
 // Kernel thunks and kernel descriptions (compiled kernels) of `text`.
 std::pair<int64_t, size_t> KernelsOf(const std::string& text) {
   std::unique_ptr<Module> module = testing::ParseOrDie(text);
