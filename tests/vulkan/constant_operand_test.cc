@@ -20,6 +20,7 @@
 #include "backends/vulkan/vulkan_instance.h"
 #include "core/hlo_parser.h"
 #include "tests/vulkan/interpreter_agreement.h"
+#include "tests/vulkan/validation_checked_test.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -87,15 +88,7 @@ bool SameFloat(float a, float b) {
   return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b);
 }
 
-class VulkanConstantOperandTest : public ::testing::TestWithParam<ConstantOperandCase> {
- protected:
-  void SetUp() override { Instance::TakeValidationMessages(); }  // earlier tests reported theirs
-  void TearDown() override {
-    const std::vector<std::string> messages = Instance::TakeValidationMessages();
-    EXPECT_TRUE(messages.empty()) << messages.size() << " validation messages, the first: "
-                                  << (messages.empty() ? "" : messages.front());
-  }
-};
+using VulkanConstantOperandTest = ValidationCheckedTest<::testing::TestWithParam<ConstantOperandCase>>;
 
 TEST_P(VulkanConstantOperandTest, AgreesWithTheInterpreterBitForBit) {
   const ConstantOperandCase& c = GetParam();

@@ -19,6 +19,7 @@
 #include "backends/vulkan/vulkan_instance.h"
 #include "backends/vulkan/vulkan_program.h"
 #include "tests/unit/test_util.h"
+#include "tests/vulkan/validation_checked_test.h"
 
 namespace kiln::vulkan {
 
@@ -26,14 +27,11 @@ namespace kiln::vulkan {
 // that ForThisDeviceAndAGpu sets goes after each test, which fails on any
 // validation message it raised (the ctest environment turns the layers on).
 template <typename Case>
-class LibraryShaderTest : public ::testing::TestWithParam<Case> {
+class LibraryShaderTest : public ValidationCheckedTest<::testing::TestWithParam<Case>> {
  protected:
-  void SetUp() override { Instance::TakeValidationMessages(); }  // earlier tests reported theirs
   void TearDown() override {
     SetShaderFeaturesOverrideForTesting(nullptr);
-    const std::vector<std::string> messages = Instance::TakeValidationMessages();
-    EXPECT_TRUE(messages.empty()) << messages.size() << " validation messages, the first: "
-                                  << (messages.empty() ? "" : messages.front());
+    ValidationCheckedTest<::testing::TestWithParam<Case>>::TearDown();
   }
 };
 

@@ -22,6 +22,7 @@
 #include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "tests/vulkan/interpreter_agreement.h"
+#include "tests/vulkan/validation_checked_test.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -70,15 +71,8 @@ bool SameSignedZeroValue(double a, double b) {
   return (std::isnan(a) && std::isnan(b)) || std::bit_cast<uint64_t>(a) == std::bit_cast<uint64_t>(b);
 }
 
-class VulkanSignedZeroAccumulationTest : public ::testing::Test {
+class VulkanSignedZeroAccumulationTest : public ValidationCheckedTest<> {
  protected:
-  void SetUp() override { Instance::TakeValidationMessages(); }  // earlier tests reported theirs
-  void TearDown() override {
-    const std::vector<std::string> messages = Instance::TakeValidationMessages();
-    EXPECT_TRUE(messages.empty()) << messages.size() << " validation messages, the first: "
-                                  << (messages.empty() ? "" : messages.front());
-  }
-
   // Runs `text` on both backends and expects every leaf bit for bit equal.
   static void ExpectSameBits(const std::string& text, const std::vector<Literal>& arguments) {
     StatusOr<std::unique_ptr<Module>> module = ParseHloModule(text);
