@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks benchmarks/compare's floor report (issue 19: every row where Kiln is
-slower than the best peer), its distribution check for random-number rows, on
-made-up results (no workload runs), and its timeout for a peer's process."""
+slower than the best peer), its achieved fractions of the machine's limits,
+its distribution check for random-number rows, on made-up results (no
+workload runs), and its timeout for a peer's process."""
 
 from __future__ import annotations
 
@@ -108,6 +109,32 @@ class PeerTimeoutTest(unittest.TestCase):
     def test_a_process_within_its_timeout_reports(self):
         report, error = compare.run_json([sys.executable, "-c", "print('{\"median_us\": 3}')"], timeout=30)
         self.assertEqual((report, error), ({"median_us": 3}, ""))
+
+
+class AchievedTest(unittest.TestCase):
+    """The achieved fraction sets Kiln's fastest call against the machine's best measurement."""
+
+    def test_fastest_round_keeps_the_fastest_call_of_every_round(self):
+        rounds = [{"median_us": 700.0, "best_us": 650.0}, {"median_us": 620.0, "best_us": 600.0},
+                  {"median_us": 640.0, "best_us": 590.0}, {"error": "crashed"}]
+        fastest = compare.fastest_round(rounds)
+        self.assertEqual(fastest["median_us"], 620.0)
+        self.assertEqual(fastest["best_of_rounds_us"], 590.0)
+
+    def test_fraction_uses_the_fastest_call_against_the_best_bandwidth(self):
+        bandwidth = {"copy": {"best_gbps": 80.0, "median_gbps": 40.0}}
+        kiln = compare.fastest_round([{"median_us": 1000.0, "best_us": 800.0}])
+        bound = {"bound": "copy", "array_mib": 16, "traffic_bytes": 48e6, "results": {"kiln": kiln},
+                 "bandwidth_around_kiln": [bandwidth, {"copy": {"best_gbps": 60.0, "median_gbps": 50.0}}]}
+        fraction, text = compare.achieved(bound, {"bandwidth": {}})
+        self.assertAlmostEqual(fraction, 48e6 / 800e-6 / 80e9)
+        self.assertEqual(text, "60.0 of 80.0 GB/s")
+
+    def test_fraction_falls_back_to_the_median_without_call_times(self):
+        bound = {"bound": "read", "array_mib": 1, "traffic_bytes": 4e6,
+                 "results": {"kiln": {"median_us": 100.0}}}
+        fraction, _ = compare.achieved(bound, {"bandwidth": {1: {"read": {"best_gbps": 50.0}}}})
+        self.assertAlmostEqual(fraction, 4e6 / 100e-6 / 50e9)
 
 
 if __name__ == "__main__":
