@@ -68,6 +68,20 @@ ElementType AccumulatorType(ElementType out) {
   return BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
 }
 
+// Whether `reduce` sums one f16 or bf16 array: its computation is the add
+// of its two parameters. Such sums accumulate in f32 (EmitNarrowFloatSum);
+// max and min need not, they are exact in any order.
+bool IsNarrowFloatSum(const Instruction& reduce) {
+  if (reduce.operands.size() != 2 || reduce.called.size() != 1 || !reduce.shape.IsArray()) return false;
+  const ElementType type = reduce.shape.element_type();
+  if (type != ElementType::kF16 && type != ElementType::kBF16) return false;
+  const Instruction* root = reduce.called[0]->root();
+  if (root == nullptr || root->opcode != Opcode::kAdd || root->operands.size() != 2) return false;
+  const Instruction* a = root->operand(0);
+  const Instruction* b = root->operand(1);
+  return a->opcode == Opcode::kParameter && b->opcode == Opcode::kParameter && a != b;
+}
+
 constexpr int64_t kLoopCountCap = int64_t{1} << 62;
 
 int64_t SaturatingMultiply(int64_t a, int64_t b) {
@@ -219,6 +233,13 @@ class Emitter {
   StatusOr<Values> EmitCooperativeReduce(const Instruction& instruction, const Index& index,
                                          const std::vector<int64_t>& reduced_extents);
   int64_t CooperativeLanes(const Instruction& root) const;
+  // A sum of one f16 or bf16 array (IsNarrowFloatSum): its elements are
+  // added as f32 values (serially, or by the subgroup's lanes and then
+  // shuffles where `cooperative`), the initial value last, and the sum is
+  // rounded to the element type once. Rounding every partial sum to f16
+  // lost the result where lanes' partial sums grew past f16's spacing.
+  StatusOr<Values> EmitNarrowFloatSum(const Instruction& reduce, const Index& index,
+                                      const std::vector<int64_t>& reduced_extents, bool cooperative);
   // The index of a reduce's operand element: the output `index` in the kept
   // dimensions, `r` delinearised over `reduced_extents` in the reduced ones.
   StatusOr<Index> ReducedOperandIndex(const Instruction& reduce, const Index& index, const std::string& r,
@@ -692,6 +713,8 @@ StatusOr<Values> Emitter::EmitReduce(const Instruction& instruction, const Index
     if (d < 0 || d >= input.rank()) return Refuse(instruction, "bad reduce dimensions");
     reduced_extents.push_back(input.dimensions(d));
   }
+  if (IsNarrowFloatSum(instruction))
+    return EmitNarrowFloatSum(instruction, index, reduced_extents, &instruction == cooperative_reduce_);
   if (&instruction == cooperative_reduce_) return EmitCooperativeReduce(instruction, index, reduced_extents);
   // Accumulators start at the initial values and live across the loop.
   KILN_ASSIGN_OR_RETURN(Values accumulators, Accumulators(instruction, count, count, Index{}));
@@ -827,6 +850,47 @@ StatusOr<Values> Emitter::EmitCooperativeReduce(const Instruction& instruction, 
   if (result.size() != count)
     return Refuse(instruction, "its computation returns the wrong number of values");
   return result;
+}
+
+StatusOr<Values> Emitter::EmitNarrowFloatSum(const Instruction& reduce, const Index& index,
+                                             const std::vector<int64_t>& reduced_extents, bool cooperative) {
+  const ElementType type = reduce.shape.element_type();
+  const Instruction& initial = *reduce.operand(1);
+  KILN_ASSIGN_OR_RETURN(std::string initial_value, Scalar(initial, Index{}));
+  const int64_t total = Product(reduced_extents);
+  if (total == 0) return Values{initial_value};
+  auto element = [&](const std::string& r) -> StatusOr<std::string> {
+    KILN_ASSIGN_OR_RETURN(Index at, ReducedOperandIndex(reduce, index, r, reduced_extents));
+    return Scalar(*reduce.operand(0), at);
+  };
+  // Loaded f16/bf16 values are exact f32 values; plain f32 adds from here.
+  const std::string first = Fresh("r");
+  Line("int " + first + " = " + (cooperative ? "int(k_lane)" : "0") + ";");
+  KILN_ASSIGN_OR_RETURN(std::string first_value, element(first));
+  const std::string sum = Fresh("acc");
+  Line("float " + sum + " = " + first_value + ";");
+  // Every lane has an element (CooperativeLanes: total >= 4 lanes).
+  const int64_t step = cooperative ? lanes_ : 1;
+  if (total > step) {
+    const std::string r = Fresh("r");
+    OpenLoop(LoopHeader(r, first + " + " + std::to_string(step), std::to_string(total), std::to_string(step)),
+             CeilDiv(total, step) - 1);
+    KILN_ASSIGN_OR_RETURN(std::string value, element(r));
+    Line(sum + " += " + value + ";");
+    Close();
+  }
+  if (cooperative) {
+    for (int64_t offset = lanes_ / 2; offset >= 1; offset /= 2)
+      Line(sum + " += subgroupShuffleXor(" + sum + ", " + std::to_string(offset) + "u);");
+  }
+  // A constant initial value meets the sum through the constant-operand
+  // helper (ConstantInitialValues: +0 + -0 must stay +0 on lavapipe).
+  KILN_ASSIGN_OR_RETURN(
+      std::string total_sum,
+      IsConstantThatMayHoldZero(initial)
+          ? BinaryOpWithConstantExpr(Opcode::kAdd, ElementType::kF32, initial_value, sum, 0, prelude_)
+          : BinaryOpExpr(Opcode::kAdd, ElementType::kF32, initial_value, sum, prelude_));
+  return Values{Var(type, Normalize(type, total_sum, prelude_))};
 }
 
 StatusOr<Values> Emitter::EmitReduceWindow(const Instruction& instruction, const Index& index) {
