@@ -23,7 +23,10 @@ constexpr int64_t kWindowElementsPerTask = 32 * 1024;
 constexpr int64_t kLaneChunk = 512;
 // Pooling (FindWindowFoldRows) and select-and-scatter (StoreWindowResultRow)
 // results at least this large are stored past the caches: twice a 2 MiB
-// L2, so they would not stay.
+// L2, so they would not stay. Against plain stores (AMD VM, 2 threads,
+// alternated pairs, load 1-4): JAX's max-pool gradient of
+// f32[16,112,112,64] best 3.9 ms against 6.5, median 8.0 against 10.1;
+// of f32[4,112,112,64] (12.8 MB) 0.81 against 0.93 ms; at 6.4 MB alike.
 constexpr int64_t kStreamedWindowResultBytes = 4 << 20;
 // Lanes whose selections select-and-scatter keeps at once (on the stack).
 constexpr int64_t kSelectLanes = 128;
