@@ -4,6 +4,7 @@
 // split them, give the interpreter's bytes for rows of odd widths, with
 // repeated and out-of-range indices.
 #include <cstring>
+#include <initializer_list>
 #include <string>
 
 #include "backends/cpu/row_scatter_rows.h"
@@ -50,33 +51,95 @@ void FillRowScatterRowsIndices(Literal& indices, int64_t rows, int64_t lowest) {
   });
 }
 
-// Runs the scatter of `text` through ApplyRowScatterUpdates with `lanes`,
-// its rows split into `stretches` equal stretches applied one after another,
-// and expects the interpreter's bytes. With `wrap`, the scatter's indices
-// are JAX's wrap of parameter 1 (jax_row_scatter_module.h), which the rows
-// loop is given instead and wraps itself; the indices start at -2 rows - 3.
-void ExpectRowLoopGivesTheInterpretersBytes(const std::string& text, int64_t rows, RowScatterLanes lanes,
-                                            int64_t stretches, bool wrap = false) {
+// Whether `scatter`'s combiner keeps the update (`set`: ROOT b = parameter(1)).
+bool RowScatterOverwrites(const Instruction& scatter) {
+  const Instruction& root = *scatter.called[0]->root();
+  return root.opcode == Opcode::kParameter && root.attrs.parameter_number == 1;
+}
+
+// The interpreter's bytes for a row scatter (RowScatterRowsModule) whose
+// combiner keeps the update, without calling the combiner per element as
+// the interpreter does (most of this file's time, far more under ASan):
+// the updates in order, each that names a row in range overwriting it, so
+// a row holds the last update that names it. arguments: the table, the
+// [U, 1] indices, the updates. OverwritingUpdatesInOrderGiveTheInterpretersBytes
+// checks it against the interpreter.
+Literal RowsOverwrittenInUpdateOrder(const std::vector<Literal>& arguments) {
+  const Literal& indices = arguments[1];
+  const Literal& updates = arguments[2];
+  Literal table = arguments[0];
+  const int64_t rows = table.shape().dimensions()[0];
+  const auto row_bytes =
+      static_cast<size_t>(table.shape().dimensions()[1] * ByteWidth(table.shape().element_type()));
+  for (int64_t u = 0; u < indices.element_count(); ++u) {
+    const int64_t row = indices.GetAsInt64(u);
+    if (row < 0 || row >= rows) continue;
+    std::memcpy(table.raw().data() + static_cast<size_t>(row) * row_bytes,
+                updates.raw().data() + static_cast<size_t>(u) * row_bytes, row_bytes);
+  }
+  return table;
+}
+
+// Overwriting scatters of 2-, 4- and 8-byte rows of widths 1 and 17, with
+// repeated and out-of-range indices: the reference above gives the
+// interpreter's bytes.
+TEST(RuntimeRowScatterRowsTest, OverwritingUpdatesInOrderGiveTheInterpretersBytes) {
+  for (const char* type : {"f16", "f32", "u64"}) {
+    for (int64_t width : {1, 17}) {
+      const std::string text = RowScatterRowsModule(type, 40, width, 300, "s32", "set");
+      SCOPED_TRACE(text);
+      std::unique_ptr<Module> module = ParseOrDie(text);
+      ASSERT_NE(module, nullptr);
+      ASSERT_TRUE(RowScatterOverwrites(*module->entry()->root()));
+      std::vector<Literal> arguments = RandomArguments(*module);
+      FillRowScatterRowsIndices(arguments[1], 40, -3);
+      interpreter::InterpreterBackend reference;
+      KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
+      const int64_t at = FirstByteDifference(RowsOverwrittenInUpdateOrder(arguments), want[0]);
+      EXPECT_EQ(at, -1) << "element " << at;
+    }
+  }
+}
+
+// Runs the scatter of `text` through ApplyRowScatterUpdates with each row
+// loop (lanes), its rows split into each count of `stretch_counts` equal
+// stretches applied one after another, and expects the interpreter's bytes
+// (RowsOverwrittenInUpdateOrder's where the combiner keeps the update),
+// computed once for them all. With `wrap`, the scatter's indices are JAX's
+// wrap of parameter 1 (jax_row_scatter_module.h), which the rows loop is
+// given instead and wraps itself; the indices start at -2 rows - 3.
+void ExpectRowLoopsGiveTheInterpretersBytes(const std::string& text, int64_t rows,
+                                            std::initializer_list<int64_t> stretch_counts,
+                                            bool wrap = false) {
+  SCOPED_TRACE(text);
   std::unique_ptr<Module> module = ParseOrDie(text);
   ASSERT_NE(module, nullptr);
   const Instruction* scatter = module->entry()->root();
   std::optional<RowScatterPlan> plan = PlanRowScatter(*scatter);
-  ASSERT_TRUE(plan.has_value()) << text;
+  ASSERT_TRUE(plan.has_value());
   plan->wrap_negative_indices = wrap;
   std::vector<Literal> arguments = RandomArguments(*module);
   FillRowScatterRowsIndices(arguments[1], rows, wrap ? -2 * rows - 3 : -3);
-  interpreter::InterpreterBackend reference;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, RunOn(reference, *module, arguments));
+  std::vector<Literal> want;
+  if (RowScatterOverwrites(*scatter)) {
+    want.push_back(RowsOverwrittenInUpdateOrder(arguments));
+  } else {
+    interpreter::InterpreterBackend reference;
+    KILN_ASSERT_OK_AND_ASSIGN(want, RunOn(reference, *module, arguments));
+  }
   ASSERT_EQ(want.size(), 1u);
-  Literal got = arguments[0];
-  const RowScatterArrays arrays{arguments[1].raw().data(), arguments[2].raw().data(), got.raw().data()};
-  for (int64_t stretch = 0; stretch < stretches; ++stretch)
-    ApplyRowScatterUpdates(*plan, arrays, rows * stretch / stretches, rows * (stretch + 1) / stretches,
-                           lanes);
-  const int64_t at = FirstByteDifference(got, want[0]);
-  EXPECT_EQ(at, -1) << "element " << at << ", " << stretches << " stretches, "
-                    << (lanes == RowScatterLanes::kPortable ? "portable" : "widest") << " lanes\n"
-                    << text;
+  for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable}) {
+    for (int64_t stretches : stretch_counts) {
+      Literal got = arguments[0];
+      const RowScatterArrays arrays{arguments[1].raw().data(), arguments[2].raw().data(), got.raw().data()};
+      for (int64_t stretch = 0; stretch < stretches; ++stretch)
+        ApplyRowScatterUpdates(*plan, arrays, rows * stretch / stretches, rows * (stretch + 1) / stretches,
+                               lanes);
+      const int64_t at = FirstByteDifference(got, want[0]);
+      EXPECT_EQ(at, -1) << "element " << at << ", " << stretches << " stretches, "
+                        << (lanes == RowScatterLanes::kPortable ? "portable" : "widest") << " lanes";
+    }
+  }
 }
 
 // Widths of whole vectors, less, more and neither, of 2-, 4- and 8-byte
@@ -85,11 +148,8 @@ TEST(RuntimeRowScatterRowsTest, BothRowLoopsGiveTheInterpretersBytesForOddWidths
   for (const char* type : {"f32", "f64", "bf16", "f16", "s32", "u64"}) {
     for (int64_t width : {1, 7, 8, 9, 15, 16, 17, 33}) {
       for (const char* combine : {"add", "set"}) {
-        const std::string text = RowScatterRowsModule(type, 300, width, 2500, "s32", combine);
-        for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable}) {
-          for (int64_t stretches : {1, 3})
-            ExpectRowLoopGivesTheInterpretersBytes(text, 300, lanes, stretches);
-        }
+        ExpectRowLoopsGiveTheInterpretersBytes(RowScatterRowsModule(type, 300, width, 2500, "s32", combine),
+                                               300, {1, 3});
       }
     }
   }
@@ -97,9 +157,8 @@ TEST(RuntimeRowScatterRowsTest, BothRowLoopsGiveTheInterpretersBytesForOddWidths
 
 TEST(RuntimeRowScatterRowsTest, EveryIndexTypeFindsItsStretch) {
   for (const char* index_type : {"s32", "s64", "u32", "u64"}) {
-    const std::string text = RowScatterRowsModule("f32", 1000, 16, 3000, index_type, "add");
-    for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable})
-      ExpectRowLoopGivesTheInterpretersBytes(text, 1000, lanes, 4);
+    ExpectRowLoopsGiveTheInterpretersBytes(RowScatterRowsModule("f32", 1000, 16, 3000, index_type, "add"),
+                                           1000, {4});
   }
 }
 
@@ -109,11 +168,8 @@ TEST(RuntimeRowScatterRowsTest, EveryIndexTypeFindsItsStretch) {
 TEST(RuntimeRowScatterRowsTest, WrappedNegativeIndicesNameRowsFromTheEnd) {
   for (const char* index_type : {"s32", "s64"}) {
     for (int64_t width : {16, 17}) {
-      const std::string text = testing::JaxScatterAddModule(index_type, 300, 300, width, 2500);
-      for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable}) {
-        for (int64_t stretches : {1, 3})
-          ExpectRowLoopGivesTheInterpretersBytes(text, 300, lanes, stretches, /*wrap=*/true);
-      }
+      ExpectRowLoopsGiveTheInterpretersBytes(testing::JaxScatterAddModule(index_type, 300, 300, width, 2500),
+                                             300, {1, 3}, /*wrap=*/true);
     }
   }
 }
@@ -121,9 +177,8 @@ TEST(RuntimeRowScatterRowsTest, WrappedNegativeIndicesNameRowsFromTheEnd) {
 // Fewer updates than the prefetch distance, and none at all.
 TEST(RuntimeRowScatterRowsTest, AFewUpdatesOrNone) {
   for (int64_t updates : {0, 1, 5}) {
-    const std::string text = RowScatterRowsModule("f32", 40, 16, updates, "s32", "add");
-    for (RowScatterLanes lanes : {RowScatterLanes::kWidest, RowScatterLanes::kPortable})
-      ExpectRowLoopGivesTheInterpretersBytes(text, 40, lanes, 2);
+    ExpectRowLoopsGiveTheInterpretersBytes(RowScatterRowsModule("f32", 40, 16, updates, "s32", "add"), 40,
+                                           {2});
   }
 }
 
