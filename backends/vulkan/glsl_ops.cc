@@ -56,8 +56,30 @@ Status NotDefined(Opcode opcode, ElementType type) {
   return Unimplemented(OpcodeName(opcode), " is not defined for element type ", Name(type));
 }
 
-// Functions GLSL leaves undefined outside their domain, made total the way C's are.
-constexpr const char* kLog = "$T k_log_$N($T x) { return x < $Z ? $NAN : (x == $Z ? -$INF : log(x)); }\n";
+// Subnormal f32 operands and results kept from GLSL's exp, log and pow:
+// lavapipe's (gallivm's) builtins read a subnormal's exponent field as if it
+// were 2^-127 (log(1e-40) gave -88.02, not -92.10; pow and cbrt, which take
+// log2, were as wrong) and give 0 for a subnormal result (exp(-100) gave 0,
+// not 3.8e-44), while its multiplies keep subnormals. A product with 2^24,
+// exact, moves the value into the normal range and back. Where a device
+// flushes subnormals the product is 0 too, so the results are the flushed
+// ones (log -inf, exp 0), as the device's float controls allow.
+constexpr const char* kLog2KeepingSubnormals =
+    "$T k_log2s_$N($T x) { return x < 1.17549435e-38 ? log2(x * 16777216.0) - 24.0 : log2(x); }\n";
+constexpr const char* kExp2KeepingSubnormals =
+    "$T k_exp2s_$N($T t) { return t < -126.0 ? exp2(t + 24.0) * 5.9604645e-8 : exp2(t); }\n";
+// exp: below ln(2^-126) = -87.34 the result is subnormal; 16.63553233 is
+// 24 ln 2.
+constexpr const char* kExpF =
+    "$T k_exp_$N($T x) { return x < -87.0 ? exp(x + 16.63553233) * 5.9604645e-8 : exp(x); }\n";
+// Functions GLSL leaves undefined outside their domain, made total the way
+// C's are (and log of a subnormal as log(x 2^24) - 24 ln 2).
+constexpr const char* kLog = R"($T k_log_$N($T x) {
+  if (x < $Z) return $NAN;
+  if (x == $Z) return -$INF;
+  return x < 1.17549435e-38 ? log(x * 16777216.0) - 16.63553233 : log(x);
+}
+)";
 constexpr const char* kSqrt = "$T k_sqrt_$N($T x) { return x < $Z ? $NAN : sqrt(x); }\n";
 // expm1 and log1p by their series near 0, where exp(x) - 1 and log(1 + x)
 // lose x's digits: GLSL's exp and log are not exact enough near 1 (lavapipe's
@@ -92,10 +114,15 @@ constexpr const char* kTanh = R"($T k_tanh_$N($T x) {
   return x < $Z ? -t : t;
 }
 )";
+// A subnormal |x| is scaled by 2^24 first and its root by 2^-8 after
+// (kLog2KeepingSubnormals).
 constexpr const char* kCbrt = R"($T k_cbrt_$N($T x) {
   if (x == $Z || isnan(x) || isinf(x)) return x;
-  $T r = pow(abs(x), 1.0 / 3.0);
-  r = r - (r * r * r - abs(x)) / (3.0 * r * r);
+  bool tiny = abs(x) < 1.17549435e-38;
+  $T a = tiny ? abs(x) * 16777216.0 : abs(x);
+  $T r = pow(a, 1.0 / 3.0);
+  r = r - (r * r * r - a) / (3.0 * r * r);
+  if (tiny) r *= 0.00390625;
   return x < $Z ? -r : r;
 }
 )";
@@ -138,6 +165,8 @@ constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
   }
   if (negative && !y_int) return $NAN;
   $T r = pow(ax, y);
+  // A subnormal base or result: through k_log2s and k_exp2s.
+  if (ax < 1.17549435e-38 || r < 1.17549435e-38) r = k_exp2s_$N(y * k_log2s_$N(ax));
   return (negative && y_odd) ? -r : r;
 }
 )";
@@ -860,7 +889,7 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
     return std::string(name) + "(" + x + ")";
   }
   switch (opcode) {
-    case Opcode::kExp: return "exp(" + x + ")";
+    case Opcode::kExp: return Call(prelude, "k_exp_$N", type, kExpF, x);
     case Opcode::kLog: return Call(prelude, "k_log_$N", type, kLog, x);
     case Opcode::kExpm1: return Call(prelude, "k_expm1_$N", type, kExpm1, x);
     case Opcode::kLog1p:
@@ -987,7 +1016,10 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
     return NotDefined(opcode, type);
   }
   switch (opcode) {
-    case Opcode::kPower: return Call(prelude, "k_pow_$N", type, kPowF, args);
+    case Opcode::kPower:
+      Call(prelude, "k_log2s_$N", type, kLog2KeepingSubnormals, "x");
+      Call(prelude, "k_exp2s_$N", type, kExp2KeepingSubnormals, "t");
+      return Call(prelude, "k_pow_$N", type, kPowF, args);
     case Opcode::kAtan2: return Call(prelude, "k_atan2_$N", type, kAtan2, args);
     default: return NotDefined(opcode, type);
   }

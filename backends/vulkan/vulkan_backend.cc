@@ -214,12 +214,21 @@ std::string FeatureList(const DeviceFeatures& features) {
   return list.empty() ? "none" : list;
 }
 
+std::string DenormalBehaviour(const DeviceFeatures& features) {
+  auto width = [](const char* type, bool preserved) {
+    return std::string(type) + " denormals: " + (preserved ? "preserved" : "may flush");
+  };
+  std::string text = width("f32", features.preserves_denormals_f32);
+  if (features.f64) text += ", " + width("f64", features.preserves_denormals_f64);
+  return text;
+}
+
 StatusOr<std::unique_ptr<Backend>> CreateVulkanBackend() {
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<Device> vulkan, Device::Default());
   const PhysicalDeviceInfo& info = vulkan->info();
-  std::string description = "vulkan:0 (" + info.ToString() + ", subgroup " +
-                            std::to_string(info.features.subgroup_size) +
-                            ", features: " + FeatureList(vulkan->features()) + ")";
+  std::string description =
+      "vulkan:0 (" + info.ToString() + ", subgroup " + std::to_string(info.features.subgroup_size) +
+      ", features: " + FeatureList(vulkan->features()) + ", " + DenormalBehaviour(vulkan->features()) + ")";
   return std::unique_ptr<Backend>(std::make_unique<VulkanBackend>(std::move(vulkan), std::move(description)));
 }
 

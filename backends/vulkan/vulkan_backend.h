@@ -29,4 +29,11 @@ void SetShaderFeaturesOverrideForTesting(std::function<void(ShaderFeatures&)> ed
 // int64-atomics subgroup-arithmetic".
 std::string FeatureList(const DeviceFeatures& features);
 
+// What the device does with subnormal floats, per width Kiln computes in:
+// "f32 denormals: preserved" where it can keep them
+// (shaderDenormPreserveFloat32), "f32 denormals: may flush" where it does
+// not promise to; f64 likewise where the device has f64. f16 and bf16
+// compute in f32: f16's subnormals are normal f32 values, bf16's are f32's.
+std::string DenormalBehaviour(const DeviceFeatures& features);
+
 }  // namespace kiln::vulkan

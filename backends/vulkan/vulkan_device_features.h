@@ -44,6 +44,14 @@ struct DeviceFeatures {
   bool preserves_nan_f16 = false;
   bool preserves_nan_f32 = false;
   bool preserves_nan_f64 = false;
+  // Float controls (shaderDenormPreserveFloat16/32/64): a shader may ask the
+  // device to keep subnormal values (DenormPreserve). Without it the device
+  // may flush them to zero, in operands and results: lavapipe (Mesa 22.3)
+  // has none, yet keeps them in its arithmetic (not in its exp, log and pow
+  // builtins, which Kiln's f32 helpers work around: glsl_ops.cc).
+  bool preserves_denormals_f16 = false;
+  bool preserves_denormals_f32 = false;
+  bool preserves_denormals_f64 = false;
 
   bool timeline_semaphore = false;
   bool maintenance4 = false;      // lets SPIR-V 1.6 LocalSizeId pass validation

@@ -31,6 +31,15 @@ bool PhysicalDeviceInfo::HasExtension(const char* extension) const {
   return std::find(extensions.begin(), extensions.end(), extension) != extensions.end();
 }
 
+void ReadFloatControls(const VkPhysicalDeviceFloatControlsProperties& properties, DeviceFeatures& features) {
+  features.preserves_nan_f16 = properties.shaderSignedZeroInfNanPreserveFloat16;
+  features.preserves_nan_f32 = properties.shaderSignedZeroInfNanPreserveFloat32;
+  features.preserves_nan_f64 = properties.shaderSignedZeroInfNanPreserveFloat64;
+  features.preserves_denormals_f16 = properties.shaderDenormPreserveFloat16;
+  features.preserves_denormals_f32 = properties.shaderDenormPreserveFloat32;
+  features.preserves_denormals_f64 = properties.shaderDenormPreserveFloat64;
+}
+
 const char* DeviceTypeName(VkPhysicalDeviceType type) {
   switch (type) {
     case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU: return "discrete";
@@ -139,9 +148,7 @@ StatusOr<PhysicalDeviceInfo> DescribePhysicalDevice(const InstanceFunctions& api
   f.subgroup_clustered = op(VK_SUBGROUP_FEATURE_CLUSTERED_BIT);
   f.subgroup_quad = op(VK_SUBGROUP_FEATURE_QUAD_BIT);
   f.subgroup_size = subgroup.subgroupSize;
-  f.preserves_nan_f16 = float_controls.shaderSignedZeroInfNanPreserveFloat16;
-  f.preserves_nan_f32 = float_controls.shaderSignedZeroInfNanPreserveFloat32;
-  f.preserves_nan_f64 = float_controls.shaderSignedZeroInfNanPreserveFloat64;
+  ReadFloatControls(float_controls, f);
   f.timeline_semaphore = chain.vulkan12.timelineSemaphore;
   f.maintenance4 = knows_maintenance4 && chain.maintenance4.maintenance4;
   f.push_descriptors = info.has_push_descriptor_extension;

@@ -60,6 +60,10 @@ struct PhysicalDeviceInfo {
   std::string ToString() const;
 };
 
+// Sets the float-control flags of `features` (NaN and denormal
+// preservation per width) from the device's properties.
+void ReadFloatControls(const VkPhysicalDeviceFloatControlsProperties& properties, DeviceFeatures& features);
+
 // "discrete", "integrated", "virtual", "cpu" or "other".
 const char* DeviceTypeName(VkPhysicalDeviceType type);
 

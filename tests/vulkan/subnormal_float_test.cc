@@ -1,0 +1,173 @@
+// Subnormal floats on the vulkan backend. What `kiln info` says of a
+// device's float controls: the flags read from a faked
+// VkPhysicalDeviceFloatControlsProperties and the denormal part of its
+// description. And f32 ops whose operands or results are subnormal, on the
+// device the tests run on (lavapipe, validation on), against the
+// interpreter: a device that keeps subnormals in a multiply must keep them
+// in every op (lavapipe's exp, log and pow builtins did not: log(1e-40)
+// gave -88.02, exp(-100) 0); one that flushes them may give, per element,
+// the interpreter's result or the one of the operands and result flushed to
+// zero, as a device without shaderDenormPreserveFloat32 may.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "backends/vulkan/vulkan_backend.h"
+#include "backends/vulkan/vulkan_device.h"
+#include "backends/vulkan/vulkan_physical_device.h"
+#include "core/hlo_parser.h"
+#include "tests/unit/test_util.h"
+#include "tests/vulkan/interpreter_agreement.h"
+#include "tests/vulkan/validation_checked_test.h"
+
+namespace kiln::vulkan {
+namespace {
+
+TEST(VulkanFloatControlsTest, EachFlagComesFromItsOwnProperty) {
+  VkBool32 VkPhysicalDeviceFloatControlsProperties::* const denormal[] = {
+      &VkPhysicalDeviceFloatControlsProperties::shaderDenormPreserveFloat16,
+      &VkPhysicalDeviceFloatControlsProperties::shaderDenormPreserveFloat32,
+      &VkPhysicalDeviceFloatControlsProperties::shaderDenormPreserveFloat64};
+  VkBool32 VkPhysicalDeviceFloatControlsProperties::* const nan[] = {
+      &VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat16,
+      &VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat32,
+      &VkPhysicalDeviceFloatControlsProperties::shaderSignedZeroInfNanPreserveFloat64};
+  for (int width = 0; width < 3; ++width) {
+    for (const bool denormals : {true, false}) {
+      SCOPED_TRACE(std::string(denormals ? "denormals" : "nan") + " of width " + std::to_string(16 << width));
+      VkPhysicalDeviceFloatControlsProperties properties{};
+      properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
+      // Flushing is offered everywhere: it must not read as preserving.
+      properties.shaderDenormFlushToZeroFloat16 = properties.shaderDenormFlushToZeroFloat32 =
+          properties.shaderDenormFlushToZeroFloat64 = VK_TRUE;
+      properties.*(denormals ? denormal : nan)[width] = VK_TRUE;
+      DeviceFeatures features;
+      ReadFloatControls(properties, features);
+      const bool preserved_denormals[] = {features.preserves_denormals_f16, features.preserves_denormals_f32,
+                                          features.preserves_denormals_f64};
+      const bool preserved_nan[] = {features.preserves_nan_f16, features.preserves_nan_f32,
+                                    features.preserves_nan_f64};
+      for (int other = 0; other < 3; ++other) {
+        EXPECT_EQ(preserved_denormals[other], denormals && other == width)
+            << "denormals of " << (16 << other);
+        EXPECT_EQ(preserved_nan[other], !denormals && other == width) << "nan of " << (16 << other);
+      }
+    }
+  }
+}
+
+TEST(VulkanFloatControlsTest, TheDescriptionSaysWhetherDenormalsAreKept) {
+  DeviceFeatures features;
+  EXPECT_EQ(DenormalBehaviour(features), "f32 denormals: may flush");
+  features.f64 = true;
+  features.preserves_denormals_f32 = true;
+  EXPECT_EQ(DenormalBehaviour(features), "f32 denormals: preserved, f64 denormals: may flush");
+  features.preserves_denormals_f64 = true;
+  features.preserves_denormals_f32 = false;
+  EXPECT_EQ(DenormalBehaviour(features), "f32 denormals: may flush, f64 denormals: preserved");
+}
+
+TEST(VulkanFloatControlsTest, KilnInfoDescribesTheDevicesDenormals) {
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, CreateBackend("vulkan"));
+  ASSERT_FALSE(backend->devices().empty());
+  const std::string& description = backend->devices()[0]->description();
+  const std::string denormals = DenormalBehaviour(device->features());
+  EXPECT_NE(description.find(", " + denormals + ")"), std::string::npos) << description;
+  std::printf("%s\n", description.c_str());
+}
+
+// f32 results with subnormal operands (x: log, cbrt, pow, sqrt, multiply)
+// or subnormal results (y: exp; w: pow of 2).
+constexpr char kSubnormalOps[] = R"(HloModule subnormal_ops
+ENTRY e {
+  x = f32[10] parameter(0)
+  y = f32[10] parameter(1)
+  w = f32[10] parameter(2)
+  half = f32[] constant(0.5)
+  halves = f32[10] broadcast(half), dimensions={}
+  minus_quarter = f32[] constant(-0.25)
+  minus_quarters = f32[10] broadcast(minus_quarter), dimensions={}
+  two = f32[] constant(2)
+  twos = f32[10] broadcast(two), dimensions={}
+  one_and_half = f32[] constant(1.5)
+  one_and_halves = f32[10] broadcast(one_and_half), dimensions={}
+  multiplied = f32[10] multiply(x, one_and_halves)
+  logs = f32[10] log(x)
+  cube_roots = f32[10] cbrt(x)
+  square_roots = f32[10] sqrt(x)
+  powers = f32[10] power(x, halves)
+  inverse_powers = f32[10] power(x, minus_quarters)
+  exps = f32[10] exponential(y)
+  squares = f32[10] power(w, twos)
+  ROOT results = (f32[10], f32[10], f32[10], f32[10], f32[10], f32[10], f32[10], f32[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares)
+}
+)";
+constexpr const char* kSubnormalOpNames[] = {"multiply",    "log",           "cbrt", "sqrt",
+                                             "pow(x, 0.5)", "pow(x, -0.25)", "exp",  "pow(w, 2)"};
+
+// The smallest normal f32 and its subnormal unit.
+constexpr float kSmallestNormalF32 = std::numeric_limits<float>::min();
+constexpr float kSubnormalUnitF32 = std::numeric_limits<float>::denorm_min();
+
+float FlushedF32(float value) {
+  return std::fabs(value) < kSmallestNormalF32 ? std::copysign(0.0f, value) : value;
+}
+
+Literal SubnormalOperand(std::vector<float> values, bool flushed) {
+  if (flushed)
+    for (float& value : values) value = FlushedF32(value);
+  return Literal::FromVector<float>(values, {static_cast<int64_t>(values.size())});
+}
+
+bool SameSubnormalResult(double got, double want) {
+  if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
+  if (std::isinf(want) || std::isinf(got)) return got == want;
+  return std::fabs(got - want) <= 1e-5 * std::fabs(want) + 3.0 * kSubnormalUnitF32;
+}
+
+class VulkanSubnormalTest : public ValidationCheckedTest<> {};
+
+TEST_F(VulkanSubnormalTest, OpsKeepSubnormalsWhereTheDeviceDoes) {
+  const std::vector<float> x = {
+      1e-40f, -1e-40f, 1e-39f, kSubnormalUnitF32, 1e-38f, kSmallestNormalF32, 3e-39f, 2.0f, 0.0f, 1e-30f};
+  const std::vector<float> y = {-100.0f, -90.0f, -87.5f, -103.0f, -104.0f,
+                                -87.0f,  -50.0f, 1.0f,   -88.0f,  -95.0f};
+  const std::vector<float> w = {1e-20f, -1e-20f, 3e-22f, 1e-19f, 2e-23f, 1e-22f, 1.0f, 0.5f, 3e-20f, 1e-21f};
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(kSubnormalOps));
+  KILN_ASSERT_OK_AND_ASSIGN(
+      InterpreterAndVulkanLeaves kept,
+      RunOnInterpreterAndVulkan(
+          *module, {SubnormalOperand(x, false), SubnormalOperand(y, false), SubnormalOperand(w, false)}));
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
+  std::vector<Literal> flushed_operands;
+  for (const std::vector<float>* operand : {&x, &y, &w})
+    flushed_operands.push_back(SubnormalOperand(*operand, true));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> flushed,
+                            testing::ExecuteLeaves(*interpreter, *module, flushed_operands));
+  ASSERT_EQ(kept.vulkan.size(), std::size(kSubnormalOpNames));
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  // 1e-40 * 1.5 tells whether the device keeps subnormals in arithmetic.
+  const bool keeps = device->features().preserves_denormals_f32 ||
+                     kept.vulkan[0].GetAsDouble(0) == kept.interpreter[0].GetAsDouble(0);
+  std::printf("%s %s f32 subnormals in a multiply (%s)\n", device->info().name.c_str(),
+              keeps ? "keeps" : "flushes", DenormalBehaviour(device->features()).c_str());
+  for (size_t op = 0; op < kept.vulkan.size(); ++op) {
+    for (int64_t i = 0; i < kept.vulkan[op].element_count(); ++i) {
+      const double got = kept.vulkan[op].GetAsDouble(i);
+      const double want = kept.interpreter[op].GetAsDouble(i);
+      const double want_flushed = FlushedF32(static_cast<float>(flushed[op].GetAsDouble(i)));
+      EXPECT_TRUE(SameSubnormalResult(got, want) || (!keeps && SameSubnormalResult(got, want_flushed)))
+          << kSubnormalOpNames[op] << " element " << i << ": vulkan " << got << ", interpreter " << want
+          << (keeps ? "" : ", flushed " + std::to_string(want_flushed));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace kiln::vulkan
