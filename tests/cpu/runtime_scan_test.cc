@@ -195,32 +195,39 @@ std::vector<ScanShape> PowerOfTwoScanShapes(const std::string& type, const std::
   return shapes;
 }
 
-// The scan that is `scan` (a reduce-window of a [lines, length] array
-// along its lines, reverse or not) of `input`, computed in one pass per
-// line with the interpreter's scalar operations instead of the
-// interpreter's walk over every window (a line's length squared). Forward,
-// element k's window folded from the initial value is the fold of element
-// k-1's window and then element k: the interpreter's own operations in its
-// order, so its bytes for every reducer. Reverse, the window of k folds k,
-// k+1, ... to the line's end; the pass runs from the end as op(element k,
-// fold of k+1...). For maximum and minimum that is the same fold: both keep
-// the window's first NaN and, among equal values, its last (the initial
-// value, an infinity, equals no value with other bytes); for sums and
-// products it is the same value where any order of the terms rounds alike,
-// as MarkScanInput makes them. OnePassScanGivesTheInterpretersBytes checks
+// The scan that is `scan` (a reduce-window spanning dimension `axis` whole,
+// reverse or not) of `input`, computed in one pass per line with the
+// interpreter's scalar operations instead of the interpreter's walk over
+// every window (a line's length squared). Forward, element k's window
+// folded from the initial value is the fold of element k-1's window and
+// then element k: the interpreter's own operations in its order, so its
+// bytes for every reducer. Reverse, the window of k folds k, k+1, ... to
+// the line's end; the pass runs from the end as op(element k, fold of
+// k+1...). For maximum and minimum that is the same fold: both keep the
+// window's first NaN and, among equal values, its last (the initial value,
+// an infinity, equals no value with other bytes); for sums and products it
+// is the same value where any order of the terms rounds alike, as
+// MarkScanInput makes them. OnePassScanGivesTheInterpretersBytes checks
 // this against the interpreter.
 template <typename T>
-Literal OnePassScan(const Instruction& scan, bool reverse, const Literal& input) {
-  const int64_t lines = input.shape().dimensions()[0], length = input.shape().dimensions()[1];
+Literal OnePassScan(const Instruction& scan, int64_t axis, bool reverse, const Literal& input) {
+  const std::vector<int64_t>& dims = input.shape().dimensions();
+  const int64_t length = dims[static_cast<size_t>(axis)];
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (static_cast<int64_t>(d) < axis) outer *= dims[d];
+    if (static_cast<int64_t>(d) > axis) inner *= dims[d];
+  }
   const T initial = scan.operand(1)->literal->data<T>()[0];
   const auto x = input.data<T>();
   Literal result = input;
   const auto out = result.data<T>();
   const Status status = interpreter::WithBinaryOp<T>(scan.called[0]->root()->opcode, [&](auto op) {
-    for (int64_t line = 0; line < lines; ++line) {
+    for (int64_t line = 0; line < outer * inner; ++line) {
+      const int64_t first = line / inner * length * inner + line % inner;
       T held = initial;
       for (int64_t step = 0; step < length; ++step) {
-        const auto k = static_cast<size_t>(line * length + (reverse ? length - 1 - step : step));
+        const auto k = static_cast<size_t>(first + (reverse ? length - 1 - step : step) * inner);
         held = reverse ? op(x[k], held) : op(held, x[k]);
         out[k] = held;
       }
@@ -230,38 +237,54 @@ Literal OnePassScan(const Instruction& scan, bool reverse, const Literal& input)
   return result;
 }
 
-Literal OnePassScanOf(const Module& module, const std::string& type, bool reverse, const Literal& input) {
+Literal OnePassScanOf(const Module& module, const std::string& type, int64_t axis, bool reverse,
+                      const Literal& input) {
   const Instruction& scan = *module.entry()->root();
-  return type == "f32" ? OnePassScan<float>(scan, reverse, input) : OnePassScan<double>(scan, reverse, input);
+  return type == "f32" ? OnePassScan<float>(scan, axis, reverse, input)
+                       : OnePassScan<double>(scan, axis, reverse, input);
 }
 
 // The one-pass reference against the interpreter: every f32/f64 reducer,
-// forward and reverse, on marked lines that hold NaNs of different
-// payloads, zeros of both signs and infinities (9 lines of 600 span both
-// halves of MarkScanInput's pattern; lines 4 and 8 cross from one to the
-// other).
+// forward and reverse, along the last axis, a middle one and the first, on
+// marked elements that hold NaNs of different payloads, zeros of both signs
+// and infinities (each shape has 5400 elements, so it spans both halves of
+// MarkScanInput's pattern, and some lines cross from one to the other).
 TEST(RuntimeScanTest, OnePassScanGivesTheInterpretersBytes) {
+  const ScanShape shapes[] = {{{45, 120}, 1}, {{3, 20, 90}, 1}, {{60, 90}, 0}};
   for (const std::string type : {"f32", "f64"}) {
     for (const std::string reducer : {"add", "multiply", "maximum", "minimum"}) {
       for (const bool reverse : {false, true}) {
-        const std::string text = ScanProgram(type, {9, 600}, reducer, 1, reverse);
-        SCOPED_TRACE(text);
-        std::unique_ptr<Module> module = testing::ParseOrDie(text);
-        ASSERT_NE(module, nullptr);
-        const std::vector<Literal> arguments = MarkedScanArguments(*module, type, reducer, reverse);
-        interpreter::InterpreterBackend reference;
-        KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
-        const Literal got = OnePassScanOf(*module, type, reverse, arguments[0]);
-        const int64_t at = testing::FirstByteDifference(got, want[0]);
-        EXPECT_EQ(at, -1) << "element " << at;
+        for (const ScanShape& shape : shapes) {
+          const std::string text = ScanProgram(type, shape.dims, reducer, shape.axis, reverse);
+          SCOPED_TRACE(text);
+          std::unique_ptr<Module> module = testing::ParseOrDie(text);
+          ASSERT_NE(module, nullptr);
+          const std::vector<Literal> arguments = MarkedScanArguments(*module, type, reducer, reverse);
+          interpreter::InterpreterBackend reference;
+          KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> want, testing::RunOn(reference, *module, arguments));
+          const Literal got = OnePassScanOf(*module, type, shape.axis, reverse, arguments[0]);
+          const int64_t at = testing::FirstByteDifference(got, want[0]);
+          EXPECT_EQ(at, -1) << "element " << at;
+        }
       }
     }
   }
 }
 
+// The backend's result of `module` on `arguments` on 1, 2 and 4 threads
+// has the bytes of `want`.
+void ExpectScanGivesBytesOnThreads(const Module& module, const std::vector<Literal>& arguments,
+                                   const Literal& want) {
+  for (const int threads : {1, 2, 4}) {
+    KILN_ASSERT_OK_AND_ASSIGN(Literal got, testing::RunWithThreads(module, arguments, threads));
+    EXPECT_EQ(testing::FirstByteDifference(got, want), -1) << threads << " threads";
+  }
+}
+
 // Every f32/f64 reducer on every shape, one scan thunk, the interpreter's
-// bytes on 1, 2 and 4 threads. Reverse sums and products add from the far
-// end, so their inputs are values any order of which rounds alike.
+// bytes (OnePassScan's) on 1, 2 and 4 threads. Reverse sums and products
+// add from the far end, so their inputs are values any order of which
+// rounds alike.
 void ExpectFloatScansGiveTheInterpretersBytes(bool reverse) {
   for (const std::string type : {"f32", "f64"}) {
     for (const std::string reducer : {"add", "multiply", "maximum", "minimum"}) {
@@ -271,7 +294,9 @@ void ExpectFloatScansGiveTheInterpretersBytes(bool reverse) {
         ASSERT_EQ(testing::CountThunks(text, "scan"), 1);
         std::unique_ptr<Module> module = testing::ParseOrDie(text);
         ASSERT_NE(module, nullptr);
-        testing::ExpectSameBytesOnThreads(*module, MarkedScanArguments(*module, type, reducer, reverse));
+        const std::vector<Literal> arguments = MarkedScanArguments(*module, type, reducer, reverse);
+        ExpectScanGivesBytesOnThreads(*module, arguments,
+                                      OnePassScanOf(*module, type, shape.axis, reverse, arguments[0]));
       }
     }
   }
@@ -325,8 +350,7 @@ std::vector<T> ScanInLanesAt(const Module& module, const Literal& input, int64_t
 // as the thread pool splits the lines on 1, 2 and 4 threads, gives the
 // interpreter's bytes (the lines it scans; a last short group is the
 // caller's). The whole backend gives them too, wherever it puts the result.
-// The interpreter's bytes come from OnePassScan: the interpreter itself
-// would walk every window, which for these lines took most of CI's time.
+// The interpreter's bytes are OnePassScan's.
 TEST(RuntimeScanTest, LinesOfPowerOfTwoLengthsGiveTheInterpretersBytesWhereverTheResultSits) {
   if (!HasAvx512Lanes()) GTEST_SKIP() << "this CPU has no AVX-512F: the scans run a line at a time";
   for (const std::string type : {"f32", "f64"}) {
@@ -339,7 +363,7 @@ TEST(RuntimeScanTest, LinesOfPowerOfTwoLengthsGiveTheInterpretersBytesWhereverTh
           std::unique_ptr<Module> module = testing::ParseOrDie(text);
           ASSERT_NE(module, nullptr);
           const std::vector<Literal> arguments = MarkedScanArguments(*module, type, reducer, reverse);
-          const Literal want = OnePassScanOf(*module, type, reverse, arguments[0]);
+          const Literal want = OnePassScanOf(*module, type, shape.axis, reverse, arguments[0]);
           const int64_t lines = shape.dims[0], length = shape.dims[1];
           const int64_t width = type == "f32" ? 4 : 8;
           for (const int64_t ahead : {0, 64, 128, 1024, 4096 - 128, 4096 - 64}) {
@@ -362,10 +386,7 @@ TEST(RuntimeScanTest, LinesOfPowerOfTwoLengthsGiveTheInterpretersBytesWhereverTh
               EXPECT_EQ(std::memcmp(got.data(), want.raw().data(), static_cast<size_t>(checked)), 0);
             }
           }
-          for (const int threads : {1, 2, 4}) {
-            KILN_ASSERT_OK_AND_ASSIGN(Literal backend, testing::RunWithThreads(*module, arguments, threads));
-            EXPECT_EQ(testing::FirstByteDifference(backend, want), -1) << threads << " threads";
-          }
+          ExpectScanGivesBytesOnThreads(*module, arguments, want);
         }
       }
     }
