@@ -5,7 +5,10 @@
 // time, AVX-512 vectors where the CPU has them, with the destination and
 // update rows of the update a few places further down the list prefetched:
 // the destination rows are read in random order, and without the prefetch
-// each of them costs a cache miss the core waits for.
+// each of them costs a cache miss the core waits for. A stretch of every
+// row skips the list (nearly every update lands in it) and prefetches the
+// update rows ahead in the stream too; an add of rows of 1, 2 or 4 whole
+// vectors there runs a loop with the width known at compile time.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +36,11 @@ enum class RowScatterLanes { kWidest, kPortable };
 // are passed over.
 void ApplyRowScatterUpdates(const RowScatterPlan& plan, const RowScatterArrays& arrays, int64_t row_begin,
                             int64_t row_end, RowScatterLanes lanes = RowScatterLanes::kWidest);
+
+// How many updates ahead the loop over every update of the table (one
+// stretch of all the rows) prefetches the update rows, for rows of
+// `row_bytes`: about 2 KiB of the stream, one row at least.
+int64_t RowScatterUpdatePrefetchRows(int64_t row_bytes);
 
 // Adds `count` elements of `addend` into `destination` (element type
 // `type`, one PlanRowScatter accepts) as the row loop adds an update's
