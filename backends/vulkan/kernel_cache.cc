@@ -89,10 +89,13 @@ KernelCache::~KernelCache() {
 
 std::string KernelCache::PipelineDataKey() const { return "pipeline cache of " + device_key_; }
 
-std::string KernelCache::SpirvKey(std::string_view glsl, const NanPreservingWidths& nan_widths) const {
-  std::string key = "spirv for " + device_key_ + ", NaN preserved for f16 " + std::to_string(nan_widths.f16) +
-                    " f32 " + std::to_string(nan_widths.f32) + " f64 " + std::to_string(nan_widths.f64) +
-                    "\n";
+std::string KernelCache::SpirvKey(std::string_view glsl, const FloatControls& float_controls) const {
+  auto widths = [](const FloatWidths& w) {
+    return "f16 " + std::to_string(w.f16) + " f32 " + std::to_string(w.f32) + " f64 " + std::to_string(w.f64);
+  };
+  std::string key = "spirv for " + device_key_ + ", NaN preserved for " +
+                    widths(float_controls.preserve_nan_inf_signed_zero) + ", denormals preserved for " +
+                    widths(float_controls.preserve_denormals) + "\n";
   key += glsl;
   return key;
 }
@@ -112,8 +115,8 @@ std::string KernelCache::ForeignPipelineData(std::span<const std::byte> data) co
 }
 
 std::optional<std::vector<uint32_t>> KernelCache::LoadSpirv(std::string_view glsl,
-                                                            const NanPreservingWidths& nan_widths) {
-  std::optional<std::vector<std::byte>> bytes = files_.Load(SpirvKey(glsl, nan_widths));
+                                                            const FloatControls& float_controls) {
+  std::optional<std::vector<std::byte>> bytes = files_.Load(SpirvKey(glsl, float_controls));
   if (!bytes) return std::nullopt;
   constexpr uint32_t kSpirvMagic = 0x07230203;
   std::vector<uint32_t> words(bytes->size() / sizeof(uint32_t));
@@ -123,9 +126,9 @@ std::optional<std::vector<uint32_t>> KernelCache::LoadSpirv(std::string_view gls
   return words;
 }
 
-void KernelCache::StoreSpirv(std::string_view glsl, const NanPreservingWidths& nan_widths,
+void KernelCache::StoreSpirv(std::string_view glsl, const FloatControls& float_controls,
                              std::span<const uint32_t> spirv) {
-  files_.Store(SpirvKey(glsl, nan_widths), std::as_bytes(spirv));
+  files_.Store(SpirvKey(glsl, float_controls), std::as_bytes(spirv));
 }
 
 void KernelCache::SavePipelineCache() {

@@ -41,11 +41,10 @@ class KernelCache {
   KernelCache(const KernelCache&) = delete;
   KernelCache& operator=(const KernelCache&) = delete;
 
-  // The SPIR-V CompileGlslToSpirv made for `glsl` and `nan_widths` on this
+  // The SPIR-V CompileGlslToSpirv made for `glsl` and `float_controls` on this
   // device, or nothing. Thread-safe.
-  std::optional<std::vector<uint32_t>> LoadSpirv(std::string_view glsl,
-                                                 const NanPreservingWidths& nan_widths);
-  void StoreSpirv(std::string_view glsl, const NanPreservingWidths& nan_widths,
+  std::optional<std::vector<uint32_t>> LoadSpirv(std::string_view glsl, const FloatControls& float_controls);
+  void StoreSpirv(std::string_view glsl, const FloatControls& float_controls,
                   std::span<const uint32_t> spirv);
 
   // The pipeline cache kernels are created with (KernelSpec::pipeline_cache).
@@ -59,7 +58,7 @@ class KernelCache {
   DiskCache& files() { return files_; }
   // The keys of the stored pipeline-cache data and of a kernel's SPIR-V.
   std::string PipelineDataKey() const;
-  std::string SpirvKey(std::string_view glsl, const NanPreservingWidths& nan_widths) const;
+  std::string SpirvKey(std::string_view glsl, const FloatControls& float_controls) const;
 
  private:
   KernelCache(std::shared_ptr<Device> device, const std::filesystem::path& root, uint64_t max_bytes);

@@ -73,18 +73,20 @@ std::vector<uint32_t> EmbeddedLibraryShader(LibraryShader shader) {
 }
 
 StatusOr<std::vector<uint32_t>> LibraryShaderSpirv(LibraryShader shader,
-                                                   const NanPreservingWidths& nan_widths) {
-  using Key = std::tuple<LibraryShader, bool, bool, bool>;
+                                                   const FloatControls& float_controls) {
+  using Key = std::tuple<LibraryShader, bool, bool, bool, bool, bool, bool>;
   static std::mutex mutex;
   static std::map<Key, std::vector<uint32_t>> ready;
-  const Key key{shader, nan_widths.f16, nan_widths.f32, nan_widths.f64};
+  const FloatWidths& nan = float_controls.preserve_nan_inf_signed_zero;
+  const FloatWidths& denormals = float_controls.preserve_denormals;
+  const Key key{shader, nan.f16, nan.f32, nan.f64, denormals.f16, denormals.f32, denormals.f64};
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (auto found = ready.find(key); found != ready.end()) return found->second;
   }
   const std::string name(LibraryShaderName(shader));
   KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words,
-                        FinishSpirv(EmbeddedLibraryShader(shader), "library shader " + name, nan_widths,
+                        FinishSpirv(EmbeddedLibraryShader(shader), "library shader " + name, float_controls,
                                     "(shaders/" + name + ", compiled by glslc at build time)"));
   const std::lock_guard<std::mutex> lock(mutex);
   return ready.emplace(key, std::move(words)).first->second;

@@ -49,10 +49,9 @@ std::string_view LibraryShaderName(LibraryShader shader);
 std::vector<uint32_t> EmbeddedLibraryShader(LibraryShader shader);
 
 // The variant's words made ready like a generated kernel's (FinishSpirv:
-// float controls for `nan_widths`, validated, optimised, validated again),
+// float controls for `float_controls`, validated, optimised, validated again),
 // once per process for each variant and widths. INTERNAL, naming the
 // variant, when a step refuses them. Thread-safe.
-StatusOr<std::vector<uint32_t>> LibraryShaderSpirv(LibraryShader shader,
-                                                   const NanPreservingWidths& nan_widths);
+StatusOr<std::vector<uint32_t>> LibraryShaderSpirv(LibraryShader shader, const FloatControls& float_controls);
 
 }  // namespace kiln::vulkan

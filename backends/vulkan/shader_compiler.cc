@@ -181,15 +181,15 @@ std::string ShaderCompilerIdentity() {
 }
 
 StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
-                                                   const NanPreservingWidths& nan_widths) {
+                                                   const FloatControls& float_controls) {
   glsl_compilations.fetch_add(1);
   KILN_ASSIGN_OR_RETURN(std::vector<uint32_t> words, GlslToUnoptimizedSpirv(source, name));
-  return FinishSpirv(std::move(words), name, nan_widths, source);
+  return FinishSpirv(std::move(words), name, float_controls, source);
 }
 
 StatusOr<std::vector<uint32_t>> FinishSpirv(std::vector<uint32_t> words, std::string_view name,
-                                            const NanPreservingWidths& nan_widths, std::string_view source) {
-  if (Status preserved = PreserveNanInfSignedZero(words, nan_widths); !preserved.ok())
+                                            const FloatControls& float_controls, std::string_view source) {
+  if (Status preserved = DeclareFloatControls(words, float_controls); !preserved.ok())
     return Failure(name, "declaring float controls", preserved.message(), source);
 
   KILN_RETURN_IF_ERROR(Validate(words, name, "validation of glslang's SPIR-V", source));

@@ -14,20 +14,21 @@
 
 namespace kiln::vulkan {
 
-// The module declares SignedZeroInfNanPreserve for the float widths it uses
-// that `nan_widths` allows (the device's float controls). INTERNAL on any
+// The module declares the float controls (SignedZeroInfNanPreserve,
+// DenormPreserve) for the float widths it uses that `float_controls` allows
+// (the device's). INTERNAL on any
 // failure, with glslang's (or the validator's) log and the source with
 // numbered lines, so that a code-generator bug is easy to find. Thread-safe.
 StatusOr<std::vector<uint32_t>> CompileGlslToSpirv(std::string_view source, std::string_view name,
-                                                   const NanPreservingWidths& nan_widths);
+                                                   const FloatControls& float_controls);
 
 // The steps CompileGlslToSpirv takes after glslang, on SPIR-V made
 // elsewhere (the library shaders glslc compiled at build time): float
-// controls declared for `nan_widths`, validated, optimised, validated
+// controls declared for `float_controls`, validated, optimised, validated
 // again. INTERNAL naming `name` on any failure, with `source` (what the
 // words came from, for the message). Thread-safe.
 StatusOr<std::vector<uint32_t>> FinishSpirv(std::vector<uint32_t> words, std::string_view name,
-                                            const NanPreservingWidths& nan_widths, std::string_view source);
+                                            const FloatControls& float_controls, std::string_view source);
 
 // How many GLSL sources CompileGlslToSpirv has compiled in this process
 // (what the on-disk kernel cache saves is visible in tests).

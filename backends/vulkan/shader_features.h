@@ -25,6 +25,12 @@ struct ShaderFeatures {
   bool preserves_nan_f16 = false;
   bool preserves_nan_f32 = false;
   bool preserves_nan_f64 = false;
+  // Per float width, whether shaders may declare DenormPreserve; every
+  // kernel does for the widths it uses where the device allows, so that
+  // subnormals are kept as on the interpreter and cpu.
+  bool preserves_denormals_f16 = false;
+  bool preserves_denormals_f32 = false;
+  bool preserves_denormals_f64 = false;
   int subgroup_size = 0;
   // subgroupShuffleXor in compute shaders: reductions whose kernel is the
   // reduce take a subgroup per output element.

@@ -30,9 +30,9 @@ void SetShaderFeaturesOverrideForTesting(std::function<void(ShaderFeatures&)> ed
 std::string FeatureList(const DeviceFeatures& features);
 
 // What the device does with subnormal floats, per width Kiln computes in:
-// "f32 denormals: preserved" where it can keep them
-// (shaderDenormPreserveFloat32), "f32 denormals: may flush" where it does
-// not promise to; f64 likewise where the device has f64. f16 and bf16
+// "f32 denormals: preserved" where kernels ask it to keep them
+// (DenormPreserve, DeviceFeatures::preserves_denormals_f32), "f32
+// denormals: may flush" where it does not promise to; f64 likewise where the device has f64. f16 and bf16
 // compute in f32: f16's subnormals are normal f32 values, bf16's are f32's.
 std::string DenormalBehaviour(const DeviceFeatures& features);
 

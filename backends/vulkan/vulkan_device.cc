@@ -225,6 +225,9 @@ ShaderFeatures Device::shader_features() const {
   shader.preserves_nan_f16 = features_.preserves_nan_f16;
   shader.preserves_nan_f32 = features_.preserves_nan_f32;
   shader.preserves_nan_f64 = features_.preserves_nan_f64;
+  shader.preserves_denormals_f16 = features_.preserves_denormals_f16;
+  shader.preserves_denormals_f32 = features_.preserves_denormals_f32;
+  shader.preserves_denormals_f64 = features_.preserves_denormals_f64;
   shader.subgroup_size = static_cast<int>(features_.subgroup_size);
   shader.subgroup_shuffle = features_.subgroup_shuffle && features_.subgroup_basic;
   shader.float32_atomic_add = features_.float32_atomic_add;

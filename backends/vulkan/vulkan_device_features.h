@@ -45,7 +45,10 @@ struct DeviceFeatures {
   bool preserves_nan_f32 = false;
   bool preserves_nan_f64 = false;
   // Float controls (shaderDenormPreserveFloat16/32/64): a shader may ask the
-  // device to keep subnormal values (DenormPreserve). Without it the device
+  // device to keep subnormal values (DenormPreserve), and Kiln's kernels do
+  // for the widths they use; set only where the device lets that width's
+  // denormal mode be chosen alone (denormBehaviorIndependence), since a
+  // kernel may use f32 alone (ReadFloatControls). Without it the device
   // may flush them to zero, in operands and results: lavapipe (Mesa 22.3)
   // has none, yet keeps them in its arithmetic (not in its exp, log and pow
   // builtins, which Kiln's f32 helpers work around: glsl_ops.cc).

@@ -35,9 +35,17 @@ void ReadFloatControls(const VkPhysicalDeviceFloatControlsProperties& properties
   features.preserves_nan_f16 = properties.shaderSignedZeroInfNanPreserveFloat16;
   features.preserves_nan_f32 = properties.shaderSignedZeroInfNanPreserveFloat32;
   features.preserves_nan_f64 = properties.shaderSignedZeroInfNanPreserveFloat64;
-  features.preserves_denormals_f16 = properties.shaderDenormPreserveFloat16;
-  features.preserves_denormals_f32 = properties.shaderDenormPreserveFloat32;
-  features.preserves_denormals_f64 = properties.shaderDenormPreserveFloat64;
+  // A kernel declares DenormPreserve for the widths it uses, which may be
+  // 32 bits alone: only where the device lets that width's denormal mode
+  // differ from the others' (with 32_BIT_ONLY, 16 and 64 bits must share
+  // theirs, so neither is declared).
+  const VkShaderFloatControlsIndependence independence = properties.denormBehaviorIndependence;
+  const bool independent_32 = independence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY ||
+                              independence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_ALL;
+  const bool independent_all = independence == VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_ALL;
+  features.preserves_denormals_f16 = properties.shaderDenormPreserveFloat16 && independent_all;
+  features.preserves_denormals_f32 = properties.shaderDenormPreserveFloat32 && independent_32;
+  features.preserves_denormals_f64 = properties.shaderDenormPreserveFloat64 && independent_all;
 }
 
 const char* DeviceTypeName(VkPhysicalDeviceType type) {

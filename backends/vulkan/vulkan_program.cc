@@ -59,8 +59,9 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     KILN_ASSIGN_OR_RETURN(UserOpDispatch dispatch, PlanUserOpDispatch(*call));
     program->user_ops.push_back(std::move(dispatch));
   }
-  const NanPreservingWidths nan_widths{features.preserves_nan_f16, features.preserves_nan_f32,
-                                       features.preserves_nan_f64};
+  const FloatControls float_controls{
+      {features.preserves_nan_f16, features.preserves_nan_f32, features.preserves_nan_f64},
+      {features.preserves_denormals_f16, features.preserves_denormals_f32, features.preserves_denormals_f64}};
   // Emitted in order (cheap, and dump files appear in kernel order), then
   // compiled to SPIR-V side by side: the SPIRV-Tools steps dominate.
   program->shaders.resize(program->kernels.size());
@@ -97,17 +98,17 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     CompiledShader& shader = program->shaders[i];
     // Embedded SPIR-V, made ready once per process.
     if (shader.library.has_value()) {
-      KILN_ASSIGN_OR_RETURN(shader.spirv, LibraryShaderSpirv(*shader.library, nan_widths));
+      KILN_ASSIGN_OR_RETURN(shader.spirv, LibraryShaderSpirv(*shader.library, float_controls));
       return OkStatus();
     }
     if (std::optional<std::vector<uint32_t>> cached =
-            cache != nullptr ? cache->LoadSpirv(shader.glsl.source, nan_widths) : std::nullopt) {
+            cache != nullptr ? cache->LoadSpirv(shader.glsl.source, float_controls) : std::nullopt) {
       shader.spirv = std::move(*cached);
       return OkStatus();
     }
     KILN_ASSIGN_OR_RETURN(shader.spirv,
-                          CompileGlslToSpirv(shader.glsl.source, program->kernels[i].name, nan_widths));
-    if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, nan_widths, shader.spirv);
+                          CompileGlslToSpirv(shader.glsl.source, program->kernels[i].name, float_controls));
+    if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, float_controls, shader.spirv);
     return OkStatus();
   }));
   return program;

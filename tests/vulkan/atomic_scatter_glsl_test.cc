@@ -140,7 +140,7 @@ TEST(AtomicScatterKernelTest, EachKindCompilesWithACopyAndAnUpdateLaunch) {
     for (const KernelLaunch& launch : kernel->launches)
       EXPECT_EQ(launch.grid.workgroup_size[0], kGlslWorkgroupSize);
     StatusOr<std::vector<uint32_t>> spirv =
-        CompileGlslToSpirv(kernel->source, kernel->name, NanPreservingWidths{true, true, true});
+        CompileGlslToSpirv(kernel->source, kernel->name, kAllFloatControls);
     EXPECT_TRUE(spirv.ok()) << spirv.status().ToString() << "\n" << kernel->source;
   }
 }

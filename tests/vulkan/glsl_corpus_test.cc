@@ -28,7 +28,7 @@
 namespace kiln::vulkan {
 namespace {
 
-constexpr NanPreservingWidths kEveryWidth{true, true, true};
+constexpr FloatControls kEveryWidth = kAllFloatControls;
 
 // The opcode a refusal names ("vulkan: cannot emit OP ...").
 std::string RefusedOp(const Status& status) {

@@ -16,7 +16,7 @@
 namespace kiln::vulkan {
 namespace {
 
-constexpr NanPreservingWidths kEveryWidth{true, true, true};
+constexpr FloatControls kEveryWidth = kAllFloatControls;
 
 struct Compiled {
   GlslKernel kernel;

@@ -352,7 +352,7 @@ TEST(VulkanKernelCache, KeysNameDeviceDriverKilnAndFloatControls) {
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<KernelCache> cache,
                             KernelCache::Open(*device, directory.path(), kDefaultDiskCacheBytes));
   const PhysicalDeviceInfo& info = (*device)->info();
-  const std::string key = cache->SpirvKey("void main() {}", NanPreservingWidths{false, true, true});
+  const std::string key = cache->SpirvKey("void main() {}", FloatControls{{false, true, true}, {}});
   EXPECT_NE(key.find(std::to_string(info.driver_version)), std::string::npos) << key;
   EXPECT_NE(key.find(info.driver_name), std::string::npos) << key;
   EXPECT_NE(key.find("kiln " KILN_VULKAN_TEST_KILN_VERSION), std::string::npos) << key;
@@ -362,10 +362,12 @@ TEST(VulkanKernelCache, KeysNameDeviceDriverKilnAndFloatControls) {
   EXPECT_NE(key.find(std::string("device ") + uuid), std::string::npos) << key;
   // SPIR-V stored for one set of float controls is not found for another.
   const std::vector<uint32_t> words = {0x07230203, 0x00010500, 0, 1, 0};
-  cache->StoreSpirv("source", NanPreservingWidths{false, true, true}, words);
-  EXPECT_TRUE(cache->LoadSpirv("source", NanPreservingWidths{false, true, true}).has_value());
-  EXPECT_FALSE(cache->LoadSpirv("source", NanPreservingWidths{false, false, true}).has_value());
-  EXPECT_FALSE(cache->LoadSpirv("source ", NanPreservingWidths{false, true, true}).has_value());
+  cache->StoreSpirv("source", FloatControls{{false, true, true}, {}}, words);
+  EXPECT_TRUE(cache->LoadSpirv("source", FloatControls{{false, true, true}, {}}).has_value());
+  EXPECT_FALSE(cache->LoadSpirv("source", FloatControls{{false, false, true}, {}}).has_value());
+  EXPECT_FALSE(
+      cache->LoadSpirv("source", FloatControls{{false, true, true}, {false, true, false}}).has_value());
+  EXPECT_FALSE(cache->LoadSpirv("source ", FloatControls{{false, true, true}, {}}).has_value());
 }
 
 TEST(VulkanKernelCache, ForeignPipelineDataIsNotGivenToTheDriver) {

@@ -314,7 +314,7 @@ TEST(VulkanConvolutionPlan, TilesFollowTheDeviceAndItsLoopLimit) {
 TEST(VulkanLibraryShaders, EveryConvolutionVariantPassesTheSpirvSteps) {
   for (LibraryShader shader : {LibraryShader::kConvolutionF32, LibraryShader::kConvolutionF16}) {
     SCOPED_TRACE(std::string(LibraryShaderName(shader)));
-    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, NanPreservingWidths{true, true, true});
+    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, kAllFloatControls);
     ASSERT_TRUE(words.ok()) << words.status().ToString();
     EXPECT_EQ((*words)[0], 0x07230203u);
   }

@@ -127,7 +127,7 @@ TEST(VulkanScatterAddPlan, OtherScattersStayGenerated) {
 TEST(VulkanLibraryShaders, EveryScatterAddVariantPassesTheSpirvSteps) {
   for (LibraryShader shader : {LibraryShader::kScatterAddF32, LibraryShader::kScatterAddI32}) {
     SCOPED_TRACE(std::string(LibraryShaderName(shader)));
-    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, NanPreservingWidths{true, true, true});
+    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, kAllFloatControls);
     ASSERT_TRUE(words.ok()) << words.status().ToString();
     EXPECT_GT(words->size(), 5u);
     EXPECT_EQ((*words)[0], 0x07230203u);

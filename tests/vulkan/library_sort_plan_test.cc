@@ -266,7 +266,7 @@ TEST(VulkanLibraryShaders, EverySortVariantPassesTheSpirvSteps) {
         LibraryShader::kBitonicSortPassenger16, LibraryShader::kBitonicSortPassenger32,
         LibraryShader::kBitonicSortPassenger64}) {
     SCOPED_TRACE(std::string(LibraryShaderName(shader)));
-    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, NanPreservingWidths{true, true, true});
+    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, kAllFloatControls);
     ASSERT_TRUE(words.ok()) << words.status().ToString();
     EXPECT_GT(words->size(), 5u);
     EXPECT_EQ((*words)[0], 0x07230203u);

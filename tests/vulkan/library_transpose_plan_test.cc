@@ -207,7 +207,7 @@ TEST(VulkanLibraryShaders, EveryVariantPassesTheSpirvSteps) {
        {LibraryShader::kTranspose1, LibraryShader::kTranspose2, LibraryShader::kTranspose4,
         LibraryShader::kTranspose8, LibraryShader::kTranspose16}) {
     SCOPED_TRACE(std::string(LibraryShaderName(shader)));
-    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, NanPreservingWidths{true, true, true});
+    StatusOr<std::vector<uint32_t>> words = LibraryShaderSpirv(shader, kAllFloatControls);
     ASSERT_TRUE(words.ok()) << words.status().ToString();
     EXPECT_GT(words->size(), 5u);
     EXPECT_EQ((*words)[0], 0x07230203u);

@@ -140,7 +140,7 @@ void main() { values[gl_GlobalInvocationID.x] *= 2.0; }
       PrepareShaderCompiler();
       return OkStatus();
     }
-    KILN_ASSIGN_OR_RETURN(spirv[i / 2], CompileGlslToSpirv(kDoubling, "doubling", NanPreservingWidths{}));
+    KILN_ASSIGN_OR_RETURN(spirv[i / 2], CompileGlslToSpirv(kDoubling, "doubling", FloatControls{}));
     return OkStatus();
   });
   ASSERT_TRUE(status.ok()) << status.ToString();

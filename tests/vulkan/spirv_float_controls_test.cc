@@ -1,6 +1,7 @@
-// SignedZeroInfNanPreserve written into compiled kernels: declared for the
-// float widths a module uses and the device allows, once, on the entry point,
-// in a module that still validates; and the same through CompileGlslToSpirv.
+// Float controls written into compiled kernels (SignedZeroInfNanPreserve,
+// DenormPreserve): declared for the float widths a module uses and the
+// device allows, once, on the entry point, in a module that still
+// validates; and the same through CompileGlslToSpirv.
 #include "backends/vulkan/spirv_float_controls.h"
 
 #include <string>
@@ -14,7 +15,8 @@
 namespace kiln::vulkan {
 namespace {
 
-constexpr NanPreservingWidths kEveryFloatWidth{true, true, true};
+// SignedZeroInfNanPreserve for every width, no DenormPreserve.
+constexpr FloatControls kEveryFloatWidth{{true, true, true}, {}};
 
 // A compute shader in SPIR-V assembly; `extra` adds capabilities and types.
 std::vector<uint32_t> Assemble(const std::string& capabilities, const std::string& modes = "",
@@ -54,7 +56,7 @@ int Count(const std::string& text, const std::string& what) {
 
 TEST(SpirvFloatControlsTest, DeclaresThirtyTwoBitsForEveryModule) {
   std::vector<uint32_t> words = Assemble("");
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryFloatWidth).ok());
+  ASSERT_TRUE(DeclareFloatControls(words, kEveryFloatWidth).ok());
   const std::string text = Disassemble(words);
   EXPECT_EQ(Count(text, "OpCapability SignedZeroInfNanPreserve"), 1) << text;
   EXPECT_EQ(Count(text, "OpExecutionMode %main SignedZeroInfNanPreserve 32"), 1) << text;
@@ -65,7 +67,7 @@ TEST(SpirvFloatControlsTest, DeclaresThirtyTwoBitsForEveryModule) {
 TEST(SpirvFloatControlsTest, DeclaresTheOtherWidthsTheModuleUses) {
   std::vector<uint32_t> words = Assemble("OpCapability Float16\nOpCapability Float64\n", "",
                                          "%half = OpTypeFloat 16\n%double = OpTypeFloat 64\n");
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryFloatWidth).ok());
+  ASSERT_TRUE(DeclareFloatControls(words, kEveryFloatWidth).ok());
   const std::string text = Disassemble(words);
   for (const char* width : {"16", "32", "64"})
     EXPECT_EQ(Count(text, std::string("OpExecutionMode %main SignedZeroInfNanPreserve ") + width), 1) << text;
@@ -74,14 +76,14 @@ TEST(SpirvFloatControlsTest, DeclaresTheOtherWidthsTheModuleUses) {
 
 TEST(SpirvFloatControlsTest, OnlyWhatTheDeviceAllows) {
   std::vector<uint32_t> words = Assemble("OpCapability Float64\n", "", "%double = OpTypeFloat 64\n");
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, NanPreservingWidths{true, true, false}).ok());
+  ASSERT_TRUE(DeclareFloatControls(words, FloatControls{{true, true, false}, {}}).ok());
   std::string text = Disassemble(words);
   EXPECT_EQ(Count(text, "SignedZeroInfNanPreserve 32"), 1) << text;
   EXPECT_EQ(Count(text, "SignedZeroInfNanPreserve 64"), 0) << text;
 
   std::vector<uint32_t> untouched = Assemble("");
   const std::vector<uint32_t> before = untouched;
-  ASSERT_TRUE(PreserveNanInfSignedZero(untouched, NanPreservingWidths{}).ok());
+  ASSERT_TRUE(DeclareFloatControls(untouched, FloatControls{}).ok());
   EXPECT_EQ(untouched, before) << "a device without float controls gets the module unchanged";
 }
 
@@ -89,19 +91,43 @@ TEST(SpirvFloatControlsTest, WhatIsDeclaredAlreadyIsNotRepeated) {
   std::vector<uint32_t> words = Assemble("OpCapability SignedZeroInfNanPreserve\n",
                                          "OpExecutionMode %main SignedZeroInfNanPreserve 32\n");
   const std::vector<uint32_t> before = words;
-  ASSERT_TRUE(PreserveNanInfSignedZero(words, kEveryFloatWidth).ok());
+  ASSERT_TRUE(DeclareFloatControls(words, kEveryFloatWidth).ok());
   EXPECT_EQ(words, before);
 }
 
 TEST(SpirvFloatControlsTest, WordsThatAreNoModuleAreAnError) {
   std::vector<uint32_t> empty;
-  EXPECT_EQ(PreserveNanInfSignedZero(empty, kEveryFloatWidth).code(), StatusCode::kInternal);
+  EXPECT_EQ(DeclareFloatControls(empty, kEveryFloatWidth).code(), StatusCode::kInternal);
   std::vector<uint32_t> truncated = Assemble("");
   truncated.resize(7);
   truncated[5] = (9u << 16) | 17u;  // an OpCapability claiming nine words
-  const Status status = PreserveNanInfSignedZero(truncated, kEveryFloatWidth);
+  const Status status = DeclareFloatControls(truncated, kEveryFloatWidth);
   EXPECT_EQ(status.code(), StatusCode::kInternal);
   EXPECT_NE(status.message().find("malformed instruction at word 5"), std::string::npos) << status.message();
+}
+
+TEST(SpirvFloatControlsTest, DenormalsArePreservedForTheWidthsAllowed) {
+  std::vector<uint32_t> words = Assemble("OpCapability Float16\nOpCapability Float64\n", "",
+                                         "%half = OpTypeFloat 16\n%double = OpTypeFloat 64\n");
+  ASSERT_TRUE(DeclareFloatControls(words, FloatControls{{true, true, true}, {false, true, true}}).ok());
+  const std::string text = Disassemble(words);
+  EXPECT_EQ(Count(text, "OpCapability DenormPreserve"), 1) << text;
+  EXPECT_EQ(Count(text, "OpExecutionMode %main DenormPreserve 32"), 1) << text;
+  EXPECT_EQ(Count(text, "OpExecutionMode %main DenormPreserve 64"), 1) << text;
+  EXPECT_EQ(Count(text, "DenormPreserve 16"), 0) << text;
+  for (const char* width : {"16", "32", "64"})
+    EXPECT_EQ(Count(text, std::string("OpExecutionMode %main SignedZeroInfNanPreserve ") + width), 1) << text;
+  EXPECT_EQ(Count(text, "OpCapability SignedZeroInfNanPreserve"), 1) << text;
+
+  std::vector<uint32_t> nan_only = Assemble("");
+  ASSERT_TRUE(DeclareFloatControls(nan_only, kEveryFloatWidth).ok());
+  EXPECT_EQ(Count(Disassemble(nan_only), "DenormPreserve"), 0) << "no capability without a mode";
+
+  std::vector<uint32_t> declared =
+      Assemble("OpCapability DenormPreserve\n", "OpExecutionMode %main DenormPreserve 32\n");
+  const std::vector<uint32_t> before = declared;
+  ASSERT_TRUE(DeclareFloatControls(declared, FloatControls{{}, {true, true, true}}).ok());
+  EXPECT_EQ(declared, before) << "a module that declares the mode already keeps it once";
 }
 
 TEST(SpirvFloatControlsTest, CompiledKernelsCarryTheMode) {
@@ -117,9 +143,16 @@ TEST(SpirvFloatControlsTest, CompiledKernelsCarryTheMode) {
   EXPECT_EQ(Count(text, "SignedZeroInfNanPreserve 64"), 1) << text;
   EXPECT_EQ(Count(text, "OpFUnordNotEqual"), 1) << "the optimiser kept the NaN test\n" << text;
 
-  StatusOr<std::vector<uint32_t>> plain = CompileGlslToSpirv(source, "nan_test", NanPreservingWidths{});
+  StatusOr<std::vector<uint32_t>> plain = CompileGlslToSpirv(source, "nan_test", FloatControls{});
   ASSERT_TRUE(plain.ok()) << plain.status().ToString();
   EXPECT_EQ(Count(Disassemble(*plain), "SignedZeroInfNanPreserve"), 0);
+  EXPECT_EQ(Count(Disassemble(*plain), "DenormPreserve"), 0);
+
+  StatusOr<std::vector<uint32_t>> both = CompileGlslToSpirv(source, "nan_test", kAllFloatControls);
+  ASSERT_TRUE(both.ok()) << both.status().ToString();
+  const std::string both_text = Disassemble(*both);
+  EXPECT_EQ(Count(both_text, "OpExecutionMode %main DenormPreserve 32"), 1) << both_text;
+  EXPECT_EQ(Count(both_text, "OpExecutionMode %main DenormPreserve 64"), 1) << both_text;
 }
 
 }  // namespace

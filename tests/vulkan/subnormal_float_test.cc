@@ -42,6 +42,7 @@ TEST(VulkanFloatControlsTest, EachFlagComesFromItsOwnProperty) {
       SCOPED_TRACE(std::string(denormals ? "denormals" : "nan") + " of width " + std::to_string(16 << width));
       VkPhysicalDeviceFloatControlsProperties properties{};
       properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
+      properties.denormBehaviorIndependence = VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_ALL;
       // Flushing is offered everywhere: it must not read as preserving.
       properties.shaderDenormFlushToZeroFloat16 = properties.shaderDenormFlushToZeroFloat32 =
           properties.shaderDenormFlushToZeroFloat64 = VK_TRUE;
@@ -58,6 +59,30 @@ TEST(VulkanFloatControlsTest, EachFlagComesFromItsOwnProperty) {
         EXPECT_EQ(preserved_nan[other], !denormals && other == width) << "nan of " << (16 << other);
       }
     }
+  }
+}
+
+// A kernel declares DenormPreserve for the widths it uses, f32 alone in
+// most: only a width whose denormal mode may differ from the others'.
+TEST(VulkanFloatControlsTest, DenormalsArePreservedWhereTheWidthMayBeChosenAlone) {
+  VkPhysicalDeviceFloatControlsProperties properties{};
+  properties.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FLOAT_CONTROLS_PROPERTIES;
+  properties.shaderDenormPreserveFloat16 = properties.shaderDenormPreserveFloat32 =
+      properties.shaderDenormPreserveFloat64 = VK_TRUE;
+  const struct {
+    VkShaderFloatControlsIndependence independence;
+    bool f16, f32, f64;
+  } cases[] = {{VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_ALL, true, true, true},
+               {VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_32_BIT_ONLY, false, true, false},
+               {VK_SHADER_FLOAT_CONTROLS_INDEPENDENCE_NONE, false, false, false}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE("denormBehaviorIndependence " + std::to_string(c.independence));
+    properties.denormBehaviorIndependence = c.independence;
+    DeviceFeatures features;
+    ReadFloatControls(properties, features);
+    EXPECT_EQ(features.preserves_denormals_f16, c.f16);
+    EXPECT_EQ(features.preserves_denormals_f32, c.f32);
+    EXPECT_EQ(features.preserves_denormals_f64, c.f64);
   }
 }
 
