@@ -1,9 +1,9 @@
 // Subnormal floats on the vulkan backend. What `kiln info` says of a
 // device's float controls: the flags read from a faked
 // VkPhysicalDeviceFloatControlsProperties and the denormal part of its
-// description. And f32 ops whose operands or results are subnormal, on the
-// device the tests run on (lavapipe, validation on), against the
-// interpreter: a device that keeps subnormals in a multiply must keep them
+// description. And f32 and f64 ops whose operands or results are
+// subnormal, on the device the tests run on (lavapipe, validation on),
+// against the interpreter: a device that keeps subnormals in a multiply must keep them
 // in every op (lavapipe's exp, log and pow builtins did not: log(1e-40)
 // gave -88.02, exp(-100) 0); one that flushes them may give, per element,
 // the interpreter's result or the one of the operands and result flushed to
@@ -107,91 +107,119 @@ TEST(VulkanFloatControlsTest, KilnInfoDescribesTheDevicesDenormals) {
   std::printf("%s\n", description.c_str());
 }
 
-// f32 results with subnormal operands (x: log, cbrt, pow, sqrt, multiply)
-// or subnormal results (y: exp; w: pow of 2).
+// Results with subnormal operands (x: log, cbrt, pow, sqrt, multiply) or
+// subnormal results (y: exp; w: pow of 2), in $T (f32 or f64).
 constexpr char kSubnormalOps[] = R"(HloModule subnormal_ops
 ENTRY e {
-  x = f32[10] parameter(0)
-  y = f32[10] parameter(1)
-  w = f32[10] parameter(2)
-  half = f32[] constant(0.5)
-  halves = f32[10] broadcast(half), dimensions={}
-  minus_quarter = f32[] constant(-0.25)
-  minus_quarters = f32[10] broadcast(minus_quarter), dimensions={}
-  two = f32[] constant(2)
-  twos = f32[10] broadcast(two), dimensions={}
-  one_and_half = f32[] constant(1.5)
-  one_and_halves = f32[10] broadcast(one_and_half), dimensions={}
-  multiplied = f32[10] multiply(x, one_and_halves)
-  logs = f32[10] log(x)
-  cube_roots = f32[10] cbrt(x)
-  square_roots = f32[10] sqrt(x)
-  powers = f32[10] power(x, halves)
-  inverse_powers = f32[10] power(x, minus_quarters)
-  exps = f32[10] exponential(y)
-  squares = f32[10] power(w, twos)
-  ROOT results = (f32[10], f32[10], f32[10], f32[10], f32[10], f32[10], f32[10], f32[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares)
+  x = $T[10] parameter(0)
+  y = $T[10] parameter(1)
+  w = $T[10] parameter(2)
+  half = $T[] constant(0.5)
+  halves = $T[10] broadcast(half), dimensions={}
+  minus_quarter = $T[] constant(-0.25)
+  minus_quarters = $T[10] broadcast(minus_quarter), dimensions={}
+  two = $T[] constant(2)
+  twos = $T[10] broadcast(two), dimensions={}
+  one_and_half = $T[] constant(1.5)
+  one_and_halves = $T[10] broadcast(one_and_half), dimensions={}
+  multiplied = $T[10] multiply(x, one_and_halves)
+  logs = $T[10] log(x)
+  cube_roots = $T[10] cbrt(x)
+  square_roots = $T[10] sqrt(x)
+  powers = $T[10] power(x, halves)
+  inverse_powers = $T[10] power(x, minus_quarters)
+  exps = $T[10] exponential(y)
+  squares = $T[10] power(w, twos)
+  ROOT results = ($T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares)
 }
 )";
 constexpr const char* kSubnormalOpNames[] = {"multiply",    "log",           "cbrt", "sqrt",
                                              "pow(x, 0.5)", "pow(x, -0.25)", "exp",  "pow(w, 2)"};
 
-// The smallest normal f32 and its subnormal unit.
-constexpr float kSmallestNormalF32 = std::numeric_limits<float>::min();
-constexpr float kSubnormalUnitF32 = std::numeric_limits<float>::denorm_min();
-
-float FlushedF32(float value) {
-  return std::fabs(value) < kSmallestNormalF32 ? std::copysign(0.0f, value) : value;
+template <typename T>
+T FlushedSubnormal(T value) {
+  return std::fabs(value) < std::numeric_limits<T>::min() ? std::copysign(T(0), value) : value;
 }
 
-Literal SubnormalOperand(std::vector<float> values, bool flushed) {
+template <typename T>
+Literal SubnormalOperand(std::vector<T> values, bool flushed) {
   if (flushed)
-    for (float& value : values) value = FlushedF32(value);
-  return Literal::FromVector<float>(values, {static_cast<int64_t>(values.size())});
+    for (T& value : values) value = FlushedSubnormal(value);
+  return Literal::FromVector<T>(values, {static_cast<int64_t>(values.size())});
 }
 
-bool SameSubnormalResult(double got, double want) {
+// Equal within `relative` of the expected value and three subnormal units
+// of T, or both NaN, or the same infinity.
+template <typename T>
+bool SameSubnormalResult(double got, double want, double relative) {
   if (std::isnan(want) || std::isnan(got)) return std::isnan(want) && std::isnan(got);
   if (std::isinf(want) || std::isinf(got)) return got == want;
-  return std::fabs(got - want) <= 1e-5 * std::fabs(want) + 3.0 * kSubnormalUnitF32;
+  return std::fabs(got - want) <= relative * std::fabs(want) + 3.0 * std::numeric_limits<T>::denorm_min();
 }
 
-class VulkanSubnormalTest : public ValidationCheckedTest<> {};
-
-TEST_F(VulkanSubnormalTest, OpsKeepSubnormalsWhereTheDeviceDoes) {
-  const std::vector<float> x = {
-      1e-40f, -1e-40f, 1e-39f, kSubnormalUnitF32, 1e-38f, kSmallestNormalF32, 3e-39f, 2.0f, 0.0f, 1e-30f};
-  const std::vector<float> y = {-100.0f, -90.0f, -87.5f, -103.0f, -104.0f,
-                                -87.0f,  -50.0f, 1.0f,   -88.0f,  -95.0f};
-  const std::vector<float> w = {1e-20f, -1e-20f, 3e-22f, 1e-19f, 2e-23f, 1e-22f, 1.0f, 0.5f, 3e-20f, 1e-21f};
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(kSubnormalOps));
-  KILN_ASSERT_OK_AND_ASSIGN(
-      InterpreterAndVulkanLeaves kept,
-      RunOnInterpreterAndVulkan(
-          *module, {SubnormalOperand(x, false), SubnormalOperand(y, false), SubnormalOperand(w, false)}));
-  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
-  std::vector<Literal> flushed_operands;
-  for (const std::vector<float>* operand : {&x, &y, &w})
-    flushed_operands.push_back(SubnormalOperand(*operand, true));
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> flushed,
-                            testing::ExecuteLeaves(*interpreter, *module, flushed_operands));
-  ASSERT_EQ(kept.vulkan.size(), std::size(kSubnormalOpNames));
-  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
-  // 1e-40 * 1.5 tells whether the device keeps subnormals in arithmetic.
-  const bool keeps = device->features().preserves_denormals_f32 ||
-                     kept.vulkan[0].GetAsDouble(0) == kept.interpreter[0].GetAsDouble(0);
-  std::printf("%s %s f32 subnormals in a multiply (%s)\n", device->info().name.c_str(),
-              keeps ? "keeps" : "flushes", DenormalBehaviour(device->features()).c_str());
-  for (size_t op = 0; op < kept.vulkan.size(); ++op) {
-    for (int64_t i = 0; i < kept.vulkan[op].element_count(); ++i) {
-      const double got = kept.vulkan[op].GetAsDouble(i);
-      const double want = kept.interpreter[op].GetAsDouble(i);
-      const double want_flushed = FlushedF32(static_cast<float>(flushed[op].GetAsDouble(i)));
-      EXPECT_TRUE(SameSubnormalResult(got, want) || (!keeps && SameSubnormalResult(got, want_flushed)))
-          << kSubnormalOpNames[op] << " element " << i << ": vulkan " << got << ", interpreter " << want
-          << (keeps ? "" : ", flushed " + std::to_string(want_flushed));
+class VulkanSubnormalTest : public ValidationCheckedTest<> {
+ protected:
+  // Runs kSubnormalOps in `type` on x, y and w; `preserved`: the device
+  // was asked to keep T's subnormals (DenormPreserve).
+  template <typename T>
+  static void ExpectKeptWhereTheDeviceKeepsThem(const std::string& type, const std::vector<T>& x,
+                                                const std::vector<T>& y, const std::vector<T>& w,
+                                                double relative, bool preserved) {
+    SCOPED_TRACE(type);
+    std::string text = kSubnormalOps;
+    for (size_t at = text.find("$T"); at != std::string::npos; at = text.find("$T", at))
+      text.replace(at, 2, type);
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module, ParseHloModule(text));
+    KILN_ASSERT_OK_AND_ASSIGN(
+        InterpreterAndVulkanLeaves kept,
+        RunOnInterpreterAndVulkan(
+            *module, {SubnormalOperand(x, false), SubnormalOperand(y, false), SubnormalOperand(w, false)}));
+    KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
+    std::vector<Literal> flushed_operands;
+    for (const std::vector<T>* operand : {&x, &y, &w})
+      flushed_operands.push_back(SubnormalOperand(*operand, true));
+    KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> flushed,
+                              testing::ExecuteLeaves(*interpreter, *module, flushed_operands));
+    ASSERT_EQ(kept.vulkan.size(), std::size(kSubnormalOpNames));
+    // x[0] * 1.5 tells whether the device keeps subnormals in arithmetic.
+    const bool keeps = preserved || kept.vulkan[0].GetAsDouble(0) == kept.interpreter[0].GetAsDouble(0);
+    std::printf("the device %s %s subnormals in a multiply\n", keeps ? "keeps" : "flushes", type.c_str());
+    for (size_t op = 0; op < kept.vulkan.size(); ++op) {
+      for (int64_t i = 0; i < kept.vulkan[op].element_count(); ++i) {
+        const double got = kept.vulkan[op].GetAsDouble(i);
+        const double want = kept.interpreter[op].GetAsDouble(i);
+        const double want_flushed = FlushedSubnormal(static_cast<T>(flushed[op].GetAsDouble(i)));
+        EXPECT_TRUE(SameSubnormalResult<T>(got, want, relative) ||
+                    (!keeps && SameSubnormalResult<T>(got, want_flushed, relative)))
+            << kSubnormalOpNames[op] << " element " << i << ": vulkan " << got << ", interpreter " << want
+            << (keeps ? "" : ", flushed " + std::to_string(want_flushed));
+      }
     }
   }
+};
+
+TEST_F(VulkanSubnormalTest, F32OpsKeepSubnormalsWhereTheDeviceDoes) {
+  using Limits = std::numeric_limits<float>;
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  std::printf("%s: %s\n", device->info().name.c_str(), DenormalBehaviour(device->features()).c_str());
+  ExpectKeptWhereTheDeviceKeepsThem<float>(
+      "f32",
+      {1e-40f, -1e-40f, 1e-39f, Limits::denorm_min(), 1e-38f, Limits::min(), 3e-39f, 2.0f, 0.0f, 1e-30f},
+      {-100.0f, -90.0f, -87.5f, -103.0f, -104.0f, -87.0f, -50.0f, 1.0f, -88.0f, -95.0f},
+      {1e-20f, -1e-20f, 3e-22f, 1e-19f, 2e-23f, 1e-22f, 1.0f, 0.5f, 3e-20f, 1e-21f}, 1e-5,
+      device->features().preserves_denormals_f32);
+}
+
+// f64 functions are Kiln's own (frexp, ldexp and polynomials), not builtins.
+TEST_F(VulkanSubnormalTest, F64OpsKeepSubnormalsWhereTheDeviceDoes) {
+  using Limits = std::numeric_limits<double>;
+  KILN_ASSERT_OK_AND_ASSIGN(std::shared_ptr<Device> device, Device::Default());
+  ASSERT_TRUE(device->features().f64) << "lavapipe has shaderFloat64";
+  ExpectKeptWhereTheDeviceKeepsThem<double>(
+      "f64", {1e-310, -1e-310, 1e-309, Limits::denorm_min(), 1e-308, Limits::min(), 3e-309, 2.0, 0.0, 1e-300},
+      {-710.0, -720.0, -708.5, -744.0, -746.0, -708.0, -300.0, 1.0, -709.0, -730.0},
+      {1e-155, -1e-155, 3e-160, 1e-154, 2e-161, 1e-160, 1.0, 0.5, 3e-155, 1e-157}, 1e-12,
+      device->features().preserves_denormals_f64);
 }
 
 }  // namespace
