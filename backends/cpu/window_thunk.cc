@@ -434,12 +434,43 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
   // Per window element: the operand element over the axes (-1: padding),
   // the first axis's position and the result element over the other axes
   // (-1: dropped), then the rows they are.
-  std::vector<int64_t> reads, outers, writes, next_reads, next_outers, next_writes, ahead_rows;
+  std::vector<int64_t> reads, outers, writes, next_reads, next_outers, next_writes;
   size_t most_taps = 1;
   for (const WindowAxis& axis : axes) most_taps *= static_cast<size_t>(axis.size);
   std::vector<const T*> in_rows(most_taps);
   std::vector<T*> out_rows(most_taps);
   std::vector<int64_t> index(axes.size(), 0);
+  // 2-D pooling: per position q of the second window axis, its window
+  // columns' operand and ring-row offsets in elements (-1: padding,
+  // dropped) from columns.begin[q], made once rather than per window, and
+  // from columns.fresh_begin[q] the operand columns no earlier position
+  // reads: the windows overlap, and prefetching a line already on its way
+  // costs as much as a new one (a fill buffer each).
+  struct {
+    std::vector<int64_t> read, write, begin, fresh, fresh_begin;
+  } columns;
+  // Per window row: its rows' operand rows (null: padding) and ring rows
+  // (null: dropped), and the operand rows the next window row reads first.
+  std::vector<const T*> window_row_reads, ahead_reads;
+  std::vector<T*> window_row_writes;
+  if (axes.size() == 2) {
+    int64_t read_so_far = -1;
+    for (int64_t q = 0; q < axes[1].output; ++q) {
+      columns.begin.push_back(static_cast<int64_t>(columns.read.size()));
+      columns.fresh_begin.push_back(static_cast<int64_t>(columns.fresh.size()));
+      for (int64_t tap : table.Taps(1, q)) {
+        const int64_t r = frames.Read(1, tap), w = frames.Write(1, tap);
+        columns.read.push_back(r < 0 ? -1 : r * g.lanes);
+        columns.write.push_back(w < 0 ? -1 : w * n);
+        if (r > read_so_far) {
+          columns.fresh.push_back(r * g.lanes);
+          read_so_far = r;
+        }
+      }
+    }
+    columns.begin.push_back(static_cast<int64_t>(columns.read.size()));
+    columns.fresh_begin.push_back(static_cast<int64_t>(columns.fresh.size()));
+  }
   for (int64_t q0 = 0; q0 < axes[0].output; ++q0) {
     const std::span<const int64_t> rows = table.Taps(0, q0);
     if (rows.empty()) {
@@ -449,47 +480,54 @@ void SelectAndScatterLanes(const WindowGeometry& g, const WindowTapTable& table,
     flush(rows.front());
     make_ready(rows.back() + 1);
     std::fill(index.begin() + 1, index.end(), 0);
-    // 2-D pooling: the operand rows the next window row reads first (none
-    // of this one's), fetched ahead a window at a time, so the thread has
-    // twice the rows coming from memory at once.
-    ahead_rows.clear();
-    if (axes.size() == 2 && q0 + 1 < axes[0].output) {
-      for (int64_t p : table.Taps(0, q0 + 1)) {
-        if (p > rows.back() && frames.Read(0, p) >= 0) ahead_rows.push_back(frames.Read(0, p));
+    if (axes.size() == 2) {
+      // 2-D pooling: the window's rows by two plain loops over the tables
+      // above, without the per-axis lists below (they cost more than the
+      // block itself).
+      const int64_t read_extent = frames.ReadExtent(1);
+      window_row_reads.clear();
+      window_row_writes.clear();
+      for (int64_t p : rows) {
+        const int64_t outer_read = frames.Read(0, p);
+        window_row_reads.push_back(outer_read < 0 ? nullptr
+                                                  : operand + outer_read * read_extent * g.lanes + c0);
+        window_row_writes.push_back(frames.Write(0, p) < 0 ? nullptr : ring_row(p));
       }
-    }
-    for (int64_t q = 0; q < row_sources; ++q, values += value_step) {
-      if (axes.size() == 2) {
-        // 2-D pooling: the window's rows by two plain loops, without the
-        // per-axis lists below (they cost more than the block itself).
-        const std::span<const int64_t> taps = table.Taps(1, index[1]);
-        const int64_t read_extent = frames.ReadExtent(1);
-        for (int64_t ahead : ahead_rows) {
-          for (int64_t tap : taps) {
-            const int64_t r = frames.Read(1, tap);
-            if (r < 0) continue;
-            const char* line =
-                reinterpret_cast<const char*>(operand + (ahead * read_extent + r) * g.lanes + c0);
+      // The operand rows the next window row reads first (none of this
+      // one's), fetched ahead a window at a time, so the thread has twice
+      // the rows coming from memory at once.
+      ahead_reads.clear();
+      if (q0 + 1 < axes[0].output) {
+        for (int64_t p : table.Taps(0, q0 + 1)) {
+          if (p > rows.back() && frames.Read(0, p) >= 0)
+            ahead_reads.push_back(operand + frames.Read(0, p) * read_extent * g.lanes + c0);
+        }
+      }
+      for (int64_t q = 0; q < row_sources; ++q, values += value_step) {
+        for (const T* ahead : ahead_reads) {
+          for (int64_t f = columns.fresh_begin[q]; f < columns.fresh_begin[q + 1]; ++f) {
+            const char* line = reinterpret_cast<const char*>(ahead + columns.fresh[f]);
             for (int64_t byte = 0; byte < n * static_cast<int64_t>(sizeof(T)); byte += 64)
               __builtin_prefetch(line + byte);
           }
         }
         size_t count = 0;
-        for (int64_t p : rows) {
-          const int64_t outer_read = frames.Read(0, p);
-          T* const result_row = frames.Write(0, p) < 0 ? nullptr : ring_row(p);
-          for (int64_t tap : taps) {
-            const int64_t r = frames.Read(1, tap), w = frames.Write(1, tap);
+        for (size_t i = 0; i < window_row_reads.size(); ++i) {
+          const T* const read_row = window_row_reads[i];
+          T* const write_row = window_row_writes[i];
+          for (int64_t j = columns.begin[q]; j < columns.begin[q + 1]; ++j) {
             in_rows[count] =
-                outer_read < 0 || r < 0 ? pad_row : operand + (outer_read * read_extent + r) * g.lanes + c0;
-            out_rows[count] = result_row == nullptr || w < 0 ? dropped_row : result_row + w * n;
+                read_row == nullptr || columns.read[j] < 0 ? pad_row : read_row + columns.read[j];
+            out_rows[count] =
+                write_row == nullptr || columns.write[j] < 0 ? dropped_row : write_row + columns.write[j];
             ++count;
           }
         }
         if (count > 0) block(in_rows.data(), out_rows.data(), count, values, n);
-        if (++index[1] == axes[1].output) index[1] = 0;
-        continue;
       }
+      continue;
+    }
+    for (int64_t q = 0; q < row_sources; ++q, values += value_step) {
       reads.clear();
       outers.clear();
       writes.clear();
