@@ -85,7 +85,9 @@ constexpr const char* kSqrt = "$T k_sqrt_$N($T x) { return x < $Z ? $NAN : sqrt(
 // lose x's digits: GLSL's exp and log are not exact enough near 1 (lavapipe's
 // err by about 1e-7 absolute) for the usual (u - 1) x / log(u) correction.
 // Taylor's series below 1/2; log1p as 2 atanh(s), s = x / (2 + x) (|s| <
-// 1/7), below 1/4.
+// 1/7), below 1/4, and x itself below 2^-24 (x^2 / 2 is under half an ulp
+// of x there), where x / (2 + x) would round a subnormal x first
+// (log1p(1.4e-45) gave 0).
 constexpr const char* kExpm1 = R"($T k_expm1_$N($T x) {
   if (abs(x) < 0.5) {
     return x * (1.0 + x * (0.5 + x * (0.16666667 + x * (0.041666668 + x * (0.0083333338 + x * (0.0013888889 +
@@ -96,6 +98,7 @@ constexpr const char* kExpm1 = R"($T k_expm1_$N($T x) {
 }
 )";
 constexpr const char* kLog1p = R"($T k_log1p_$N($T x) {
+  if (abs(x) < 5.9604645e-8) return x;
   if (abs(x) < 0.25) {
     $T s = x / (2.0 + x);
     $T s2 = s * s;
@@ -127,9 +130,13 @@ constexpr const char* kCbrt = R"($T k_cbrt_$N($T x) {
 }
 )";
 // erf as a rational function on [-4, 4] (beyond, erf is +-1 in f32), the
-// approximation XLA's and Eigen's f32 erf use.
+// approximation XLA's and Eigen's f32 erf use; below 1e-20 erf(x) is
+// 2x / sqrt(pi) (x^2 / 3 is far under an ulp), one rounding where x * p
+// (p near -0.016) would be subnormal below 7e-37 and keep few digits
+// (erf(1e-40) was 25 subnormal units off).
 constexpr const char* kErf = R"($T k_erf_$N($T x) {
   if (isnan(x)) return x;
+  if (abs(x) < 1.0e-20) return x * 1.12837917;
   $T c = clamp(x, -4.0, 4.0);
   $T x2 = c * c;
   $T p = -2.72614225801306e-10;
@@ -170,10 +177,14 @@ constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
   return (negative && y_odd) ? -r : r;
 }
 )";
+// Where y / x is below 1e-20 and x positive, atan2 is y / x (the cube's
+// term is far under an ulp), one rounding: lavapipe's atan builtin was 2e-5
+// relative off there, tens of units of a subnormal result.
 constexpr const char* kAtan2 = R"($T k_atan2_$N($T y, $T x) {
   if (isnan(x) || isnan(y)) return x + y;
   bool x_negative = (floatBitsToUint(x) & 0x80000000u) != 0u;
   if (y == $Z) return x_negative ? (y < $Z || (floatBitsToUint(y) & 0x80000000u) != 0u ? -3.14159265358979323846 : 3.14159265358979323846) : y;
+  if (x > $Z && abs(y) < 1.0e-20 * x) return y / x;
   if (isinf(x) && isinf(y)) return (x > $Z ? 0.78539816339744830962 : 2.35619449019234492885) * sign(y);
   return atan(y, x);
 }
@@ -561,8 +572,8 @@ constexpr const char* kCDiv = R"($T k_cdiv_$N($T a, $T b) {
 }
 )";
 // Complex functions over the component type's real ones: @E exp, @M expm1,
-// @L log1p, @G log, @A atan2, @P sincos (GLSL's built-ins or Kiln's f32
-// helpers for c64, k_d* for c128).
+// @L log1p, @G log, @A atan2, @P sincos (Kiln's f32 helpers or GLSL's
+// built-ins for c64, k_d* for c128).
 constexpr const char* kCSinhCosh = R"($R k_csinh_$N($R b) {
   $R a = abs(b);
   if (a < 1.0) {
@@ -608,7 +619,7 @@ constexpr const char* kCTanh = R"($T k_ctanh_$N($T z) {
   return $T(beta * rho * s / den, t / den);
 }
 )";
-constexpr const char* kCExpAny = R"($T k_cexp_$N($T z) {
+constexpr const char* kCExp = R"($T k_cexp_$N($T z) {
   $R e = @E(z.x);
   if (z.y == $R(0)) return $T(e, z.y);
   $R s, c;
@@ -691,8 +702,11 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
   const bool is_double = IsDouble(type);
   if (is_double) NeedDoubleMath(prelude);
   if (!is_double) {
-    // The f32 helpers the body names (GLSL's built-ins need none).
+    // The f32 helpers the body names (GLSL's built-ins need none). exp
+    // is k_exp_f32, which keeps subnormal results (kExpF): exp(-100 + i)
+    // gave 0.
     Call(prelude, "k_expm1_$N", ElementType::kF32, kExpm1, "x");
+    if (body.find("@E") != std::string::npos) Call(prelude, "k_exp_$N", ElementType::kF32, kExpF, "x");
     if (body.find("@G") != std::string::npos || body.find("@L") != std::string::npos)
       Call(prelude, "k_log_$N", ElementType::kF32, kLog, "x");
     if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
@@ -702,7 +716,7 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
                      "void k_fsincos(float x, out float s, out float c) { s = sin(x); c = cos(x); }\n");
   }
   const std::pair<const char*, const char*> names[] = {
-      {"@E", is_double ? "k_dexp" : "exp"},           {"@P", is_double ? "k_dsincos" : "k_fsincos"},
+      {"@E", is_double ? "k_dexp" : "k_exp_f32"},     {"@P", is_double ? "k_dsincos" : "k_fsincos"},
       {"@M", is_double ? "k_dexpm1" : "k_expm1_f32"}, {"@L", is_double ? "k_dlog1p" : "k_log1p_f32"},
       {"@G", is_double ? "k_dlog" : "k_log_f32"},     {"@A", is_double ? "k_datan2" : "k_atan2_f32"}};
   for (const auto& [key, value] : names) {
@@ -712,9 +726,6 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
   return Call(prelude, name, type, body, x);
 }
 
-constexpr const char* kCExp =
-    "$T k_cexp_$N($T z) { $R e = exp(z.x); return z.y == $R(0) ? $T(e, z.y) : $T(e * cos(z.y), e * "
-    "sin(z.y)); }\n";
 constexpr const char* kCLog = "$T k_clog_$N($T z) { return $T(log(k_cabs_$N(z)), atan(z.y, z.x)); }\n";
 constexpr const char* kCSign =
     "$T k_csign_$N($T z) { $R m = k_cabs_$N(z); return m == $R(0) ? z : z / m; }\n";
@@ -763,8 +774,7 @@ std::string CDiv(ElementType type, const std::string& a, const std::string& b, G
 }
 
 std::string CExp(ElementType type, const std::string& x, GlslPrelude& prelude) {
-  if (IsDouble(type)) return ComplexCall(prelude, "k_cexp_$N", type, kCExpAny, x);
-  return Call(prelude, "k_cexp_$N", type, kCExp, x);
+  return ComplexCall(prelude, "k_cexp_$N", type, kCExp, x);
 }
 
 StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::string& x,
