@@ -1,6 +1,9 @@
 #include "tools/result_check.h"
 
 #include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "core/literal_compare.h"
 #include "core/npy.h"
@@ -17,6 +20,44 @@ std::optional<fs::path> ExpectedFile(const fs::path& directory, size_t index) {
     if (fs::is_regular_file(directory / name, error)) return directory / name;
   }
   return std::nullopt;
+}
+
+// The reduces of `module` that add f16 or bf16 elements (their computation
+// is the add of its two parameters), in the order of the module's text.
+std::vector<const Instruction*> NarrowFloatSums(const Module& module) {
+  std::vector<const Instruction*> sums;
+  for (const std::unique_ptr<Computation>& computation : module.computations()) {
+    for (const std::unique_ptr<Instruction>& instruction : computation->instructions()) {
+      if (instruction->opcode != Opcode::kReduce || instruction->operands.size() != 2 ||
+          instruction->called.size() != 1 || !instruction->shape.IsArray())
+        continue;
+      const ElementType type = instruction->shape.element_type();
+      const Instruction* root = instruction->called[0]->root();
+      if ((type == ElementType::kF16 || type == ElementType::kBF16) && root != nullptr &&
+          root->opcode == Opcode::kAdd && root->operands.size() == 2 &&
+          root->operand(0)->opcode == Opcode::kParameter && root->operand(1)->opcode == Opcode::kParameter &&
+          root->operand(0) != root->operand(1))
+        sums.push_back(instruction.get());
+    }
+  }
+  return sums;
+}
+
+// Why results of a module with such sums may differ with no backend wrong:
+// XLA leaves the order of a reduce's additions open, and how wide they are.
+// The interpreter (and the cpu backend) adds in the element type, one
+// element after another, which stalls on a long sum (4096 f16 ones give
+// 2048: 2048 + 1 rounds to 2048); vulkan adds in f32 and rounds once.
+void PrintNarrowFloatSumNote(const Module& module, const std::string& reference_name, std::ostream& out) {
+  const std::vector<const Instruction*> sums = NarrowFloatSums(module);
+  if (sums.empty()) return;
+  const Instruction& first = *sums.front();
+  const std::string type(ElementTypeName(first.shape.element_type()));
+  out << reference_name << ": note: reduce '" << first.name << "' adds " << type << " elements";
+  if (sums.size() > 1)
+    out << " (and " << sums.size() - 1 << " more reduce" << (sums.size() > 2 ? "s" : "") << ")";
+  out << ", in an order and precision XLA leaves open: the interpreter adds them one by one in " << type
+      << ", vulkan in f32 rounded once, so a long sum can differ beyond the tolerance\n";
 }
 
 }  // namespace
@@ -71,6 +112,7 @@ bool CheckResults(const std::vector<Literal>& results, const std::vector<Literal
     }
     out << "\n";
   }
+  if (!all_agree) PrintNarrowFloatSumNote(module, reference_name, out);
   return all_agree;
 }
 

@@ -95,9 +95,10 @@ class Context:
             f.write(content)
         return self.path(name)
 
-    def run(self, *args):
+    def run(self, *args, env=None):
+        """Runs kiln with `args`, in the environment with `env`'s variables set."""
         result = subprocess.run([self.kiln] + list(args), capture_output=True, text=True, timeout=120,
-                                cwd=self.work)
+                                cwd=self.work, env=dict(os.environ, **env) if env else None)
         if result.returncode < 0:
             raise AssertionError("kiln crashed with signal %d: %s" % (-result.returncode, result.stderr))
         return result
@@ -449,6 +450,7 @@ def test_expect_directory(ctx):
     expect("DIFFERS: element 3 is 44 but expected 45; 1 of 4 elements differ" in result.stdout,
            "expected the first difference and the count", result)
     expect("results differ" in result.stderr, "expected a closing message on stderr", result)
+    expect("note:" not in result.stdout, "a note on f16 sums where the module has none", result)
     expect(read_npy(ctx.path("out/0.npy"))[2] == [11, 22, 33, 44], "the results are written all the same")
     loose = ctx.run(*run, "--expect", ctx.path("wrong"), "--atol", "1", "--rtol=0")
     expect(loose.returncode == 0 and "agrees (max |difference| 1, rtol 0, atol 1)" in loose.stdout,
@@ -458,6 +460,45 @@ def test_expect_directory(ctx):
     expect_error(ctx.run(*run, "--expect", ctx.path("short")), "NOT_FOUND", "no expected result 0")
     ctx.write("right/1.npy", npy_array("<f4", (1,), [0]))
     expect_error(ctx.run(*run, "--expect", ctx.path("right")), "INVALID_ARGUMENT", "more expected results")
+
+
+def has_vulkan_device(ctx):
+    """Whether `kiln info` lists a vulkan device (lavapipe where there is no GPU)."""
+    info = ctx.run("info")
+    expect(info.returncode == 0, "info failed", info)
+    return re.search(r"^  vulkan\n    devices:", info.stdout, re.MULTILINE) is not None
+
+
+@case
+def test_compare_notes_narrow_float_sums(ctx):
+    # 4096 f16 ones: the interpreter adds them in order in f16, which stalls
+    # at 2048 (2048 + 1 rounds to 2048); summed in f32 and rounded once, as
+    # vulkan and JAX's jnp.sum do, they are 4096. XLA leaves that open, and
+    # a difference says so.
+    hlo = ctx.hlo("f16_sum.hlo")
+    ones = ctx.write("ones.npy", npy_array("<f2", (4096,), [1.0] * 4096))
+    run = ("run", hlo, "--backend", "interpreter", "--input", ones, "--expect")
+    for name, value in (("in_f32", 4096.0), ("in_order", 2048.0)):
+        os.makedirs(ctx.path(name))
+        ctx.write(name + "/0.npy", npy_array("<f2", (), [value]))
+    note = (": note: reduce 'total' adds f16 elements, in an order and precision XLA leaves open: the "
+            "interpreter adds them one by one in f16, vulkan in f32 rounded once, so a long sum can differ "
+            "beyond the tolerance")
+    result = ctx.run(*run, ctx.path("in_f32"))
+    expect(result.returncode == 3 and "DIFFERS: element 0 is 2048 but expected 4096" in result.stdout,
+           "expected the interpreter's stalled sum to differ", result)
+    expect(ctx.path("in_f32") + note + "\n" in result.stdout, "expected the note after the results", result)
+    agreeing = ctx.run(*run, ctx.path("in_order"))
+    expect(agreeing.returncode == 0 and "note:" not in agreeing.stdout, "no note where the results agree",
+           agreeing)
+    if not has_vulkan_device(ctx):
+        print("no vulkan device (install lavapipe: .ci/install-deps): vulkan against the interpreter not run")
+        return
+    on_vulkan = ctx.run("run", hlo, "--backend", "vulkan", "--input", ones, "--compare-with", "interpreter",
+                        env={"XDG_CACHE_HOME": ctx.path("cache")})
+    expect(on_vulkan.returncode == 3 and on_vulkan.stdout.startswith("result 0: f16[] 4096\n"),
+           "expected vulkan's f32 sum", on_vulkan)
+    expect("interpreter" + note + "\n" in on_vulkan.stdout, "expected the note on vulkan's sum", on_vulkan)
 
 
 @case
