@@ -573,7 +573,7 @@ constexpr const char* kCDiv = R"($T k_cdiv_$N($T a, $T b) {
 )";
 // Complex functions over the component type's real ones: @E exp, @M expm1,
 // @L log1p, @G log, @A atan2, @P sincos (Kiln's f32 helpers or GLSL's
-// built-ins for c64, k_d* for c128).
+// built-ins for c64, k_d* for c128), and @N the smallest normal number.
 constexpr const char* kCSinhCosh = R"($R k_csinh_$N($R b) {
   $R a = abs(b);
   if (a < 1.0) {
@@ -716,9 +716,13 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
                      "void k_fsincos(float x, out float s, out float c) { s = sin(x); c = cos(x); }\n");
   }
   const std::pair<const char*, const char*> names[] = {
-      {"@E", is_double ? "k_dexp" : "k_exp_f32"},     {"@P", is_double ? "k_dsincos" : "k_fsincos"},
-      {"@M", is_double ? "k_dexpm1" : "k_expm1_f32"}, {"@L", is_double ? "k_dlog1p" : "k_log1p_f32"},
-      {"@G", is_double ? "k_dlog" : "k_log_f32"},     {"@A", is_double ? "k_datan2" : "k_atan2_f32"}};
+      {"@E", is_double ? "k_dexp" : "k_exp_f32"},
+      {"@P", is_double ? "k_dsincos" : "k_fsincos"},
+      {"@M", is_double ? "k_dexpm1" : "k_expm1_f32"},
+      {"@L", is_double ? "k_dlog1p" : "k_log1p_f32"},
+      {"@G", is_double ? "k_dlog" : "k_log_f32"},
+      {"@A", is_double ? "k_datan2" : "k_atan2_f32"},
+      {"@N", is_double ? "2.2250738585072014e-308lf" : "1.17549435e-38"}};
   for (const auto& [key, value] : names) {
     for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at))
       body.replace(at, 2, value);
@@ -726,7 +730,17 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
   return Call(prelude, name, type, body, x);
 }
 
-constexpr const char* kCLog = "$T k_clog_$N($T z) { return $T(log(k_cabs_$N(z)), atan(z.y, z.x)); }\n";
+// log|z| and arg z through the real helpers: for c64 k_log_f32, which keeps
+// a subnormal operand (log(1e-40) gave -88.02), and k_atan2_f32, C's signed
+// zeros (atan(0, 0) gave 3pi/4) and tiny quotients. Where the larger part m
+// is below the smallest normal number @N, |z| would round as a subnormal
+// (|1.4e-45 (1 + i)| is 1.4e-45): log m + log|z / m| instead.
+constexpr const char* kCLog = R"($T k_clog_$N($T z) {
+  $R m = max(abs(z.x), abs(z.y));
+  $R magnitude_log = m > $R(0) && m < @N ? @G(m) + $R(0.5) * @G(dot(z / m, z / m)) : @G(k_cabs_$N(z));
+  return $T(magnitude_log, @A(z.y, z.x));
+}
+)";
 constexpr const char* kCSign =
     "$T k_csign_$N($T z) { $R m = k_cabs_$N(z); return m == $R(0) ? z : z / m; }\n";
 
@@ -799,14 +813,7 @@ StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::s
       const std::string one = GlslValueType(type) + "(1, 0)";
       return CDiv(type, one, "(" + one + " + " + CExp(type, "(-" + x + ")", prelude) + ")", prelude);
     }
-    case Opcode::kLog:
-      CAbs(type, "z", prelude);
-      if (IsDouble(type)) {
-        NeedDoubleMath(prelude);
-        return Call(prelude, "k_clog_$N", type,
-                    "$T k_clog_$N($T z) { return $T(k_dlog(k_cabs_$N(z)), k_datan2(z.y, z.x)); }\n", x);
-      }
-      return Call(prelude, "k_clog_$N", type, kCLog, x);
+    case Opcode::kLog: CAbs(type, "z", prelude); return ComplexCall(prelude, "k_clog_$N", type, kCLog, x);
     case Opcode::kSin:
     case Opcode::kCos:
     case Opcode::kTanh:

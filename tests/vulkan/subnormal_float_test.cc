@@ -109,7 +109,7 @@ TEST(VulkanFloatControlsTest, KilnInfoDescribesTheDevicesDenormals) {
 }
 
 // Results with subnormal operands (x: log, cbrt, pow, sqrt, multiply,
-// log1p, erf, atan2) or subnormal results (y: exp and, with the angles as
+// log1p, erf, atan2, complex log) or subnormal results (y: exp and, with the angles as
 // imaginary parts, complex exp; w: pow of 2), in $T (f32 or f64) and $C
 // (c64 or c128).
 constexpr char kSubnormalOps[] = R"(HloModule subnormal_ops
@@ -141,7 +141,11 @@ ENTRY e {
   complex_exps = $C[10] exponential(z)
   complex_exps_real = $T[10] real(complex_exps)
   complex_exps_imag = $T[10] imag(complex_exps)
-  ROOT results = ($T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares, log1ps, erfs, atans, complex_exps_real, complex_exps_imag)
+  diagonal = $C[10] complex(x, x)
+  complex_logs = $C[10] log(diagonal)
+  complex_logs_real = $T[10] real(complex_logs)
+  complex_logs_imag = $T[10] imag(complex_logs)
+  ROOT results = ($T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares, log1ps, erfs, atans, complex_exps_real, complex_exps_imag, complex_logs_real, complex_logs_imag)
 }
 )";
 // Each result of kSubnormalOps, in order, and how many subnormal units of
@@ -164,7 +168,9 @@ constexpr SubnormalOpCheck kSubnormalOpChecks[] = {{"multiply", 3},
                                                    {"erf", 3},
                                                    {"atan2(x, 1.5)", 3},
                                                    {"real(exp(y + i angle))", 3},
-                                                   {"imag(exp(y + i angle))", 3}};
+                                                   {"imag(exp(y + i angle))", 3},
+                                                   {"real(log(x + i x))", 3},
+                                                   {"imag(log(x + i x))", 3}};
 
 template <typename T>
 T FlushedSubnormal(T value) {
