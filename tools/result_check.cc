@@ -7,6 +7,7 @@
 
 #include "core/literal_compare.h"
 #include "core/npy.h"
+#include "core/reducer.h"
 
 namespace kiln::tool {
 namespace {
@@ -28,16 +29,7 @@ std::vector<const Instruction*> NarrowFloatSums(const Module& module) {
   std::vector<const Instruction*> sums;
   for (const std::unique_ptr<Computation>& computation : module.computations()) {
     for (const std::unique_ptr<Instruction>& instruction : computation->instructions()) {
-      if (instruction->opcode != Opcode::kReduce || instruction->operands.size() != 2 ||
-          instruction->called.size() != 1 || !instruction->shape.IsArray())
-        continue;
-      const ElementType type = instruction->shape.element_type();
-      const Instruction* root = instruction->called[0]->root();
-      if ((type == ElementType::kF16 || type == ElementType::kBF16) && root != nullptr &&
-          root->opcode == Opcode::kAdd && root->operands.size() == 2 &&
-          root->operand(0)->opcode == Opcode::kParameter && root->operand(1)->opcode == Opcode::kParameter &&
-          root->operand(0) != root->operand(1))
-        sums.push_back(instruction.get());
+      if (IsNarrowFloatSum(*instruction)) sums.push_back(instruction.get());
     }
   }
   return sums;

@@ -18,6 +18,7 @@
 #include "backends/vulkan/glsl_types.h"
 #include "core/int_math.h"
 #include "core/lowering/bitonic_sort.h"
+#include "core/reducer.h"
 #include "core/rng_bit_layout.h"
 
 namespace kiln::vulkan {
@@ -66,20 +67,6 @@ ElementType AccumulatorType(ElementType out) {
     return ElementType::kF32;
   if (out == ElementType::kF64 || IsComplex(out)) return out;
   return BitWidth(out) > 32 ? ElementType::kU64 : ElementType::kU32;
-}
-
-// Whether `reduce` sums one f16 or bf16 array: its computation is the add
-// of its two parameters. Such sums accumulate in f32 (EmitNarrowFloatSum);
-// max and min need not, they are exact in any order.
-bool IsNarrowFloatSum(const Instruction& reduce) {
-  if (reduce.operands.size() != 2 || reduce.called.size() != 1 || !reduce.shape.IsArray()) return false;
-  const ElementType type = reduce.shape.element_type();
-  if (type != ElementType::kF16 && type != ElementType::kBF16) return false;
-  const Instruction* root = reduce.called[0]->root();
-  if (root == nullptr || root->opcode != Opcode::kAdd || root->operands.size() != 2) return false;
-  const Instruction* a = root->operand(0);
-  const Instruction* b = root->operand(1);
-  return a->opcode == Opcode::kParameter && b->opcode == Opcode::kParameter && a != b;
 }
 
 constexpr int64_t kLoopCountCap = int64_t{1} << 62;

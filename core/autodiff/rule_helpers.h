@@ -8,6 +8,7 @@
 
 #include "core/autodiff/vjp_emitter.h"
 #include "core/ir.h"
+#include "core/reducer.h"  // SimpleReducer: the rules refuse other reducers by name
 
 namespace kiln::autodiff {
 
@@ -23,11 +24,6 @@ std::vector<int64_t> AllDimensions(const Shape& shape);
 // Whether `shape` is a token or a tuple holding one at any depth (tokens
 // order side effects and have no derivative).
 bool HasToken(const Shape& shape);
-
-// The elementwise opcode a reduce's (or reduce-window's) reducer applies to
-// its two scalar parameters when it is add, maximum or minimum; nullopt for
-// any other reducer (the rules that use it refuse those by name).
-std::optional<Opcode> SimpleReducer(const Instruction& reduce);
 
 // Copies the instructions `source`'s root needs into the emitter's
 // computation, `source`'s parameters reading `arguments`; returns the copied
