@@ -462,11 +462,16 @@ def test_expect_directory(ctx):
     expect_error(ctx.run(*run, "--expect", ctx.path("right")), "INVALID_ARGUMENT", "more expected results")
 
 
-def has_vulkan_device(ctx):
-    """Whether `kiln info` lists a vulkan device (lavapipe where there is no GPU)."""
+def info_matches(ctx, pattern):
+    """Whether `kiln info`'s report matches the multi-line regular expression `pattern`."""
     info = ctx.run("info")
     expect(info.returncode == 0, "info failed", info)
-    return re.search(r"^  vulkan\n    devices:", info.stdout, re.MULTILINE) is not None
+    return re.search(pattern, info.stdout, re.MULTILINE) is not None
+
+
+def has_vulkan_device(ctx):
+    """Whether `kiln info` lists a vulkan device (lavapipe where there is no GPU)."""
+    return info_matches(ctx, r"^  vulkan\n    devices:")
 
 
 @case
@@ -756,9 +761,7 @@ def test_thread_limit(ctx):
 
 def has_cuda_backend(ctx):
     """Whether this kiln has the CUDA backend (`kiln info` lists it, usable here or not)."""
-    info = ctx.run("info")
-    expect(info.returncode == 0, "info failed", info)
-    return re.search(r"^  cuda\b", info.stdout, re.MULTILINE) is not None
+    return info_matches(ctx, r"^  cuda\b")
 
 
 @case
