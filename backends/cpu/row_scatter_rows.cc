@@ -307,19 +307,15 @@ KILN_AVX512_LANES void AddEveryRowScatterUpdateOfWholeVectors(const RowScatterPl
   const int64_t table_rows = plan.rows;
   const auto rows = static_cast<uint64_t>(table_rows);
   const int64_t count = plan.updates;
-  const int64_t update_lead = RowScatterUpdatePrefetchRows(kVectors * kRowScatterCacheLine);
+  constexpr int64_t kRowBytes = kVectors * kRowScatterCacheLine;
+  const int64_t update_lead = RowScatterUpdatePrefetchRows(kRowBytes);
   for (int64_t u = 0; u < count; ++u) {
     if (u + kRowScatterPrefetchDistance < count) {
       const uint64_t ahead = RowScatterRowOf<kWrap>(indices[u + kRowScatterPrefetchDistance], table_rows);
-      if (ahead < rows) {
-        for (int64_t v = 0; v < kVectors; ++v)
-          __builtin_prefetch(output + static_cast<int64_t>(ahead) * kWidth + v * kLanes, 1);
-      }
+      if (ahead < rows) PrefetchRowScatterRow(output + static_cast<int64_t>(ahead) * kWidth, kRowBytes, true);
     }
-    if (u + update_lead < count) {
-      for (int64_t v = 0; v < kVectors; ++v)
-        __builtin_prefetch(updates + (u + update_lead) * kWidth + v * kLanes, 0);
-    }
+    if (u + update_lead < count)
+      PrefetchRowScatterRow(updates + (u + update_lead) * kWidth, kRowBytes, false);
     const uint64_t row = RowScatterRowOf<kWrap>(indices[u], table_rows);
     if (row < rows) {
       T* destination = output + static_cast<int64_t>(row) * kWidth;
