@@ -25,6 +25,7 @@
 #include "core/hlo_parser.h"
 #include "tests/unit/sort_model.h"
 #include "tests/unit/test_util.h"
+#include "tests/vulkan/lavapipe_environment.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -306,6 +307,7 @@ TEST_F(VulkanBitonicSortTest, TopK) {
 // without a partner, the longest serial row), and a row past the crossover
 // on the bitonic network.
 TEST_F(VulkanBitonicSortTest, SerialMergeSortOnACpuDevice) {
+  if (const std::string why = WhyNotLavapipeEnvironment(); !why.empty()) GTEST_SKIP() << why;
   MakeBackend(0, /*cpu_device=*/true);
   EXPECT_TRUE(reported_cpu_device_) << "lavapipe's device type is VK_PHYSICAL_DEVICE_TYPE_CPU";
   for (int64_t length : {1, 2, 3, 7, 8, 9, 300, 2048}) {

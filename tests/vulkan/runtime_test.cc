@@ -23,6 +23,7 @@
 #include "backends/vulkan/vulkan_loader.h"
 #include "shaders/saxpy.h"
 #include "shaders/workgroup_ids.h"
+#include "tests/vulkan/lavapipe_environment.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -102,6 +103,9 @@ class VulkanTest : public ::testing::Test {
 using Lavapipe = VulkanTest;
 
 TEST_F(Lavapipe, DescribesTheDevice) {
+  if (const std::string why = WhyNotLavapipeEnvironment(); !why.empty()) {
+    GTEST_SKIP() << why << "; the device: " << device_->info().ToString();
+  }
   StatusOr<const Instance*> instance = Instance::Get();
   ASSERT_TRUE(instance.ok());
   // The ctest environment asks for validation; without it "no messages" would prove nothing.
@@ -138,6 +142,14 @@ TEST_F(Lavapipe, DescribesTheDevice) {
 }
 
 TEST_F(Lavapipe, ChoosesTheDeviceTheEnvironmentNames) {
+  if (const std::string why = WhyNotLavapipeEnvironment(); !why.empty()) {
+    GTEST_SKIP() << why << "; the device: " << device_->info().ToString();
+  }
+  // The variable is the process's: an early return must not leave it set
+  // for later tests (and the child processes they start).
+  struct UnsetDeviceVariable {
+    ~UnsetDeviceVariable() { ::unsetenv("KILN_VULKAN_DEVICE"); }
+  } unset_at_exit;
   const Instance* instance = *Instance::Get();
   ASSERT_FALSE(instance->devices().empty());
   for (size_t i = 1; i < instance->devices().size(); ++i) {
