@@ -137,5 +137,18 @@ class AchievedTest(unittest.TestCase):
         self.assertAlmostEqual(fraction, 4e6 / 100e-6 / 50e9)
 
 
+class GpuReportTest(unittest.TestCase):
+    """The header of a --gpu table names every peer that ran."""
+
+    def test_kiln_cpu_that_ran_is_described_not_called_missing(self):
+        args = types.SimpleNamespace(peers=["kiln-cpu"], threads=16)
+        rows = [{"results": {"kiln-cpu": {"median_us": 537.6, "best_us": 530.0}}, "reference_report": {}}]
+        out = io.StringIO()
+        with redirect_stdout(out):
+            compare.report_gpu(args, {"gpu": {}}, rows, "cuda")
+        self.assertIn("kiln-cpu: Kiln's own cpu backend on the host (16 threads)", out.getvalue())
+        self.assertNotIn("did not run", out.getvalue())
+
+
 if __name__ == "__main__":
     sys.exit(unittest.main())
