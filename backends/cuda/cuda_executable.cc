@@ -26,6 +26,8 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
   ~StepExecutor() override {
     if (blas_handle_ != nullptr) executable_.blas_->Release(blas_handle_);
     if (dnn_handle_ != nullptr) executable_.dnn_->Release(dnn_handle_);
+    // Execute synchronised the stream before this: the next execution may have it.
+    if (workspace_.bytes() > 0) executable_.workspaces_->Give(std::move(workspace_));
     if (stream != nullptr) driver_.api().StreamDestroy(stream);
   }
 
@@ -85,6 +87,16 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
         driver_.api().MemcpyHtoD(addresses[static_cast<size_t>(slot)], host, static_cast<size_t>(bytes)),
         "cuMemcpyHtoD");
   }
+  // This execution's library workspace of at least `bytes`.
+  StatusOr<CUdeviceptr> Workspace(int64_t bytes) {
+    if (workspace_.bytes() < bytes) {
+      // Convolutions queued earlier may still use the smaller block: it is
+      // freed after the next synchronisation.
+      if (workspace_.bytes() > 0) retired_.push_back(std::move(workspace_));
+      KILN_ASSIGN_OR_RETURN(workspace_, executable_.workspaces_->Take(bytes));
+    }
+    return workspace_.address();
+  }
   Status Synchronize() {
     KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().StreamSynchronize(stream), "cuStreamSynchronize"));
     retired_.clear();
@@ -103,6 +115,7 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
   cudnnHandle_t dnn_handle_ = nullptr;    // taken from the pool at the first cuDNN convolution
   std::map<int, DeviceBlock> added_;      // AddSlot's blocks, by slot
   std::vector<DeviceBlock> retired_;      // released, freed at the next synchronisation
+  DeviceBlock workspace_;                 // from the executable's pool at the first cuDNN call needing one
 };
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
@@ -115,6 +128,12 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
     return Internal("cuda: a program with cuDNN convolutions loaded without cuDNN handles");
   std::unique_ptr<CudaExecutable> executable(
       new CudaExecutable(program, device, memory, std::move(queues), std::move(blas), std::move(dnn)));
+  if (!program->convolutions.empty()) {
+    for (const CudnnConvolutionPlan& plan : program->convolutions)
+      executable->convolutions_.push_back(
+          std::make_unique<CudnnConvolutionRunner>(executable->dnn_->cudnn(), plan));
+    executable->workspaces_ = std::make_unique<WorkspacePool>(memory);
+  }
   const Driver& driver = memory->driver();
   KILN_RETURN_IF_ERROR(memory->MakeCurrent());
   if (!program->ptx.kernels.empty()) {
@@ -365,18 +384,19 @@ Status CudaExecutable::StepExecutor::CallLibrary(const ProgramStep& step) {
     if (dnn_handle_ == nullptr) {
       KILN_ASSIGN_OR_RETURN(dnn_handle_, executable_.dnn_->Acquire(stream));
     }
-    // The workspace is a slot of this execution's, freed once the stream
-    // has finished with it (ReleaseSlot).
-    std::vector<int> workspaces;
-    const CudnnWorkspace workspace = [&](int64_t bytes) -> StatusOr<CUdeviceptr> {
+    // The algorithm search's scratch is a slot of this execution's, freed
+    // once the stream has finished with it (ReleaseSlot).
+    std::vector<int> searches;
+    CudnnMemory memory;
+    memory.workspace = [this](int64_t bytes) { return Workspace(bytes); };
+    memory.search_scratch = [&](int64_t bytes) -> StatusOr<CUdeviceptr> {
       KILN_ASSIGN_OR_RETURN(const int slot, AddSlot(bytes));
-      workspaces.push_back(slot);
+      searches.push_back(slot);
       return addresses[static_cast<size_t>(slot)];
     };
-    Status run = RunCudnnConvolution(executable_.dnn_->cudnn(), dnn_handle_,
-                                     program.convolutions[static_cast<size_t>(call.convolution)], address(0),
-                                     address(1), address(2), workspace);
-    for (int slot : workspaces) ReleaseSlot(slot);
+    Status run = executable_.convolutions_[static_cast<size_t>(call.convolution)]->Run(
+        dnn_handle_, address(0), address(1), address(2), memory);
+    for (int slot : searches) ReleaseSlot(slot);
     return run;
   }
   if (call.gemm < 0 || step.buffers.size() != 3)

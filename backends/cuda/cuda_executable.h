@@ -1,6 +1,7 @@
 // A CUDA program loaded into one GPU: its PTX module, its kernels' entry
 // points, its constants in device memory and, when it calls cuBLAS, the
-// GPU's pool of cuBLAS handles. Execute runs the step
+// GPU's pool of cuBLAS handles, when it calls cuDNN, the descriptors and
+// algorithm of each convolution and its executions' workspaces. Execute runs the step
 // sequences (core/lowering/step_runner.h) on a stream of its own,
 // reading loop predicates and branch selectors back to the host (a small
 // loop's finished flag, when it runs whole: whole_loop.h), and returns
@@ -15,7 +16,9 @@
 #include "backends/cuda/cublas_handles.h"
 #include "backends/cuda/cuda_buffer.h"
 #include "backends/cuda/cuda_program.h"
+#include "backends/cuda/cudnn_convolution_runner.h"
 #include "backends/cuda/cudnn_handles.h"
+#include "backends/cuda/workspace_pool.h"
 #include "core/backend.h"
 #include "core/interpreter/eval_context.h"
 
@@ -64,6 +67,9 @@ class CudaExecutable : public Executable {
   std::vector<LoadedUserOp> user_ops_;       // per program_->user_ops entry
   std::vector<DeviceBlock> constants_;       // per program constant
   std::vector<DeviceBlock> user_op_frames_;  // the call frames of the user ops that take one
+  // Per program_->convolutions entry; each set up at its first run.
+  std::vector<std::unique_ptr<CudnnConvolutionRunner>> convolutions_;
+  std::unique_ptr<WorkspacePool> workspaces_;  // cuDNN's, when the program has convolutions
   // A whole loop's index in program_->whole_loops, by the loop's step.
   std::unordered_map<const ProgramStep*, size_t> whole_loop_of_;
 };

@@ -34,20 +34,6 @@ std::string JoinInts(const std::vector<int>& values) {
   return text + "]";
 }
 
-// Destroys the descriptors of one call however it ends.
-struct CudnnDescriptors {
-  const Cudnn& cudnn;
-  cudnnTensorDescriptor_t input = nullptr, output = nullptr;
-  cudnnFilterDescriptor_t filter = nullptr;
-  cudnnConvolutionDescriptor_t convolution = nullptr;
-  ~CudnnDescriptors() {
-    if (input != nullptr) cudnn.api().DestroyTensorDescriptor(input);
-    if (output != nullptr) cudnn.api().DestroyTensorDescriptor(output);
-    if (filter != nullptr) cudnn.api().DestroyFilterDescriptor(filter);
-    if (convolution != nullptr) cudnn.api().DestroyConvolutionDescriptor(convolution);
-  }
-};
-
 }  // namespace
 
 std::string CudnnConvolutionPlan::ToString() const {
@@ -131,62 +117,6 @@ StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const Instruction& convoluti
   describe(filter, dn.kernel_output_feature_dimension, dn.kernel_input_feature_dimension,
            dn.kernel_spatial_dimensions, plan.filter_dims, unused);
   return plan;
-}
-
-Status RunCudnnConvolution(const Cudnn& cudnn, cudnnHandle_t handle, const CudnnConvolutionPlan& plan,
-                           CUdeviceptr input, CUdeviceptr filter, CUdeviceptr output,
-                           const CudnnWorkspace& workspace) {
-  const CudnnFunctions& api = cudnn.api();
-  const std::string about = " for the " + plan.ToString();
-  auto check = [&](cudnnStatus_t status, const char* call) { return cudnn.Check(status, call + about); };
-  CudnnDescriptors descriptors{cudnn};
-  KILN_RETURN_IF_ERROR(check(api.CreateTensorDescriptor(&descriptors.input), "cudnnCreateTensorDescriptor"));
-  KILN_RETURN_IF_ERROR(check(api.CreateTensorDescriptor(&descriptors.output), "cudnnCreateTensorDescriptor"));
-  KILN_RETURN_IF_ERROR(check(api.CreateFilterDescriptor(&descriptors.filter), "cudnnCreateFilterDescriptor"));
-  KILN_RETURN_IF_ERROR(
-      check(api.CreateConvolutionDescriptor(&descriptors.convolution), "cudnnCreateConvolutionDescriptor"));
-  const int rank = static_cast<int>(plan.input_dims.size());
-  const int spatial = static_cast<int>(plan.padding.size());
-  KILN_RETURN_IF_ERROR(check(api.SetTensorNdDescriptor(descriptors.input, plan.data_type, rank,
-                                                       plan.input_dims.data(), plan.input_strides.data()),
-                             "cudnnSetTensorNdDescriptor (input)"));
-  KILN_RETURN_IF_ERROR(check(api.SetTensorNdDescriptor(descriptors.output, plan.data_type, rank,
-                                                       plan.output_dims.data(), plan.output_strides.data()),
-                             "cudnnSetTensorNdDescriptor (output)"));
-  KILN_RETURN_IF_ERROR(check(api.SetFilterNdDescriptor(descriptors.filter, plan.data_type, plan.filter_format,
-                                                       rank, plan.filter_dims.data()),
-                             "cudnnSetFilterNdDescriptor"));
-  KILN_RETURN_IF_ERROR(check(
-      api.SetConvolutionNdDescriptor(descriptors.convolution, spatial, plan.padding.data(),
-                                     plan.strides.data(), plan.dilations.data(), plan.mode, CUDNN_DATA_FLOAT),
-      "cudnnSetConvolutionNdDescriptor"));
-  KILN_RETURN_IF_ERROR(check(api.SetConvolutionGroupCount(descriptors.convolution, plan.groups),
-                             "cudnnSetConvolutionGroupCount"));
-  KILN_RETURN_IF_ERROR(
-      check(api.SetConvolutionMathType(descriptors.convolution, plan.math), "cudnnSetConvolutionMathType"));
-  cudnnConvolutionFwdAlgoPerf_t best{};
-  int found = 0;
-  KILN_RETURN_IF_ERROR(check(
-      api.GetConvolutionForwardAlgorithm_v7(handle, descriptors.input, descriptors.filter,
-                                            descriptors.convolution, descriptors.output, 1, &found, &best),
-      "cudnnGetConvolutionForwardAlgorithm_v7"));
-  if (found < 1) return Internal("cuda: cuDNN offers no algorithm", about);
-  KILN_RETURN_IF_ERROR(check(best.status, "cudnnGetConvolutionForwardAlgorithm_v7 (its best algorithm)"));
-  size_t bytes = 0;
-  KILN_RETURN_IF_ERROR(check(
-      api.GetConvolutionForwardWorkspaceSize(handle, descriptors.input, descriptors.filter,
-                                             descriptors.convolution, descriptors.output, best.algo, &bytes),
-      "cudnnGetConvolutionForwardWorkspaceSize"));
-  CUdeviceptr scratch = 0;
-  if (bytes > 0) {
-    KILN_ASSIGN_OR_RETURN(scratch, workspace(static_cast<int64_t>(bytes)));
-  }
-  const float one = 1.0f, zero = 0.0f;
-  return check(api.ConvolutionForward(handle, &one, descriptors.input, reinterpret_cast<const void*>(input),
-                                      descriptors.filter, reinterpret_cast<const void*>(filter),
-                                      descriptors.convolution, best.algo, reinterpret_cast<void*>(scratch),
-                                      bytes, &zero, descriptors.output, reinterpret_cast<void*>(output)),
-               "cudnnConvolutionForward");
 }
 
 }  // namespace kiln::cuda

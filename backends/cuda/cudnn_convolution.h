@@ -9,11 +9,12 @@
 // dimension (CUDNN_CONVOLUTION) or none (CUDNN_CROSS_CORRELATION). The rest
 // (base dilation, batch groups, asymmetric or negative padding, other
 // layouts such as JAX's HWIO filters, mixed types) runs as Kiln's implicit
-// GEMM (convolution_gemm_emitter.h).
+// GEMM (convolution_gemm_emitter.h). This is the compile-time half; the
+// run-time half, which makes the descriptors and chooses the algorithm once
+// per loaded convolution, is cudnn_convolution_runner.h.
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -42,15 +43,5 @@ struct CudnnConvolutionPlan {
 // The cuDNN convolution that computes `convolution`, or UNIMPLEMENTED
 // saying why cuDNN does not take it (it then runs as Kiln's kernel).
 StatusOr<CudnnConvolutionPlan> PlanCudnnConvolution(const Instruction& convolution);
-
-// Device memory for cuDNN's workspace, kept until the stream's work is done.
-using CudnnWorkspace = std::function<StatusOr<CUdeviceptr>(int64_t bytes)>;
-
-// Queues `plan` on the stream `handle` is bound to: cuDNN's heuristics
-// choose the algorithm, whose workspace comes from `workspace`. An error
-// names the cuDNN call, cuDNN's words for the status and the plan.
-Status RunCudnnConvolution(const Cudnn& cudnn, cudnnHandle_t handle, const CudnnConvolutionPlan& plan,
-                           CUdeviceptr input, CUdeviceptr filter, CUdeviceptr output,
-                           const CudnnWorkspace& workspace);
 
 }  // namespace kiln::cuda

@@ -19,13 +19,16 @@
 //   BadConvolutionSetting       KILN_CUDA_CONVOLUTION=fast
 #include "backends/cuda/cudnn_convolution.h"
 
+#include <array>
 #include <cmath>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
 
+#include "backends/cuda/cudnn_convolution_runner.h"
 #include "core/backend.h"
 #include "core/hlo_parser.h"
 #include "core/literal.h"
@@ -38,6 +41,9 @@ namespace kiln {
 namespace {
 
 using cuda::fake::FakeConvolutionCall;
+using cuda::fake::kFakeAlgorithmSearches;
+using cuda::fake::kFakeDescriptorsCreated;
+using cuda::fake::kFakeHeuristicQueries;
 using testing::ConvolutionModule;
 
 // Small integers (exact in every type, and so are the sums here).
@@ -148,6 +154,8 @@ struct CudnnHooks {
   cuda::fake::FailNextHook fail_next = nullptr;
   cuda::fake::LiveCountHook live_handles = nullptr;
   cuda::fake::LiveCountHook live_descriptors = nullptr;
+  cuda::fake::CallCountHook calls = nullptr;
+  cuda::fake::FailNextSearchHook fail_next_search = nullptr;
 };
 
 CudnnHooks LoadCudnnHooks() {
@@ -160,6 +168,9 @@ CudnnHooks LoadCudnnHooks() {
   hooks.live_handles = testing::FindHook<cuda::fake::LiveCountHook>(cudnn, "kiln_fake_cudnn_live_handles");
   hooks.live_descriptors =
       testing::FindHook<cuda::fake::LiveCountHook>(cudnn, "kiln_fake_cudnn_live_descriptors");
+  hooks.calls = testing::FindHook<cuda::fake::CallCountHook>(cudnn, "kiln_fake_cudnn_calls");
+  hooks.fail_next_search =
+      testing::FindHook<cuda::fake::FailNextSearchHook>(cudnn, "kiln_fake_cudnn_fail_next_search");
   return hooks;
 }
 
@@ -191,6 +202,86 @@ class CudnnConvolution : public CudaConvolutionTest {
     ASSERT_NE(hooks_.fail_next, nullptr);
     ASSERT_NE(hooks_.live_handles, nullptr);
     ASSERT_NE(hooks_.live_descriptors, nullptr);
+    ASSERT_NE(hooks_.calls, nullptr);
+    ASSERT_NE(hooks_.fail_next_search, nullptr);
+  }
+
+  // The fake's calls so far, per cuda::fake::FakeCudnnCounter.
+  using Counts = std::array<int, cuda::fake::kFakeCudnnCounters>;
+  Counts CallCounts() const {
+    Counts counts{};
+    for (size_t i = 0; i < counts.size(); ++i) counts[i] = hooks_.calls(static_cast<int>(i));
+    return counts;
+  }
+  static Counts Growth(const Counts& from, const Counts& to) {
+    Counts growth{};
+    for (size_t i = 0; i < growth.size(); ++i) growth[i] = to[i] - from[i];
+    return growth;
+  }
+
+  // What running one compiled program several times made the fake do.
+  struct RepeatedRuns {
+    Counts first{};                            // the calls of the first run
+    Counts later{};                            // those of every later run together
+    std::vector<FakeConvolutionCall> forward;  // every forward call, in order
+  };
+
+  // Compiles `text` once and runs it `runs` times on the same arguments,
+  // from `threads` threads at once (each `runs` times; the first run is then
+  // the first round), each run through cuDNN alone and matching the
+  // interpreter. Destroys the executable before it returns and expects its
+  // descriptors gone with it.
+  RepeatedRuns RunCompiledOnce(const std::string& text, int runs, int threads = 1) {
+    RepeatedRuns seen;
+    std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
+    if (module == nullptr) return seen;
+    const std::vector<Literal> arguments = ArgumentsOf(*module);
+    StatusOr<Literal> expected = testing::Execute(*interpreter_, *module, arguments);
+    EXPECT_TRUE(expected.ok()) << expected.status().ToString();
+    StatusOr<std::unique_ptr<Executable>> executable = cuda_->Compile(*module, CompileOptions{});
+    EXPECT_TRUE(executable.ok()) << executable.status().ToString();
+    if (!expected.ok() || !executable.ok()) return seen;
+    std::vector<std::unique_ptr<DeviceBuffer>> owned;
+    std::vector<DeviceBuffer*> buffers;
+    for (const Literal& argument : arguments) {
+      StatusOr<std::unique_ptr<DeviceBuffer>> buffer =
+          cuda_->BufferFromLiteral(argument, cuda_->devices()[0]);
+      EXPECT_TRUE(buffer.ok()) << buffer.status().ToString();
+      if (!buffer.ok()) return seen;
+      buffers.push_back(buffer->get());
+      owned.push_back(std::move(buffer).value());
+    }
+    auto run_once = [&]() {
+      StatusOr<std::vector<std::unique_ptr<DeviceBuffer>>> results = (*executable)->Execute(buffers, {});
+      EXPECT_TRUE(results.ok()) << results.status().ToString();
+      if (!results.ok() || results->size() != 1) return;
+      StatusOr<Literal> got = (*results)[0]->ToLiteral();
+      EXPECT_TRUE(got.ok() && *got == *expected) << text;
+    };
+    auto run_round = [&]() {
+      std::vector<std::thread> running;
+      for (int t = 1; t < threads; ++t) running.emplace_back(run_once);
+      run_once();
+      for (std::thread& thread : running) thread.join();
+    };
+    const int first_forward = hooks_.forward_count();
+    const int launches = launch_count_();
+    const Counts before = CallCounts();
+    run_round();
+    const Counts after_first = CallCounts();
+    for (int run = 1; run < runs; ++run) run_round();
+    seen.first = Growth(before, after_first);
+    seen.later = Growth(after_first, CallCounts());
+    for (int i = first_forward; i < hooks_.forward_count(); ++i) {
+      FakeConvolutionCall call;
+      EXPECT_EQ(hooks_.forward(i, &call), 1);
+      seen.forward.push_back(call);
+    }
+    EXPECT_EQ(launch_count_(), launches) << "a kernel ran:\n" << text;
+    EXPECT_GT(hooks_.live_descriptors(), 0) << "the executable keeps its descriptors";
+    executable->reset();
+    EXPECT_EQ(hooks_.live_descriptors(), 0) << "descriptors outlived the executable";
+    return seen;
   }
 
   // Runs `text` on cuda (through one cuDNN call and no kernel) and on the
@@ -281,6 +372,78 @@ TEST_F(CudnnConvolution, HandlesArePooledAndDestroyedWithTheBackend) {
   EXPECT_EQ(hooks_.live_handles(), base + 1) << "sequential executions should share one handle";
   cuda_.reset();
   EXPECT_EQ(hooks_.live_handles(), base) << "cuDNN handles outlived the backend";
+}
+
+const std::string kSmallNchwConvolution = ConvolutionModule("f32[1,3,5,5]", "f32[4,3,3,3]", "f32[1,4,3,3]",
+                                                            "window={size=3x3}, dim_labels=bf01_oi01->bf01");
+
+// The first run sets the convolution up (four descriptors, one timed
+// search of its algorithms); later runs only call cudnnConvolutionForward,
+// with the same algorithm and the same workspace.
+TEST_F(CudnnConvolution, RepeatedExecutionsSetTheConvolutionUpOnce) {
+  const RepeatedRuns seen = RunCompiledOnce(kSmallNchwConvolution, 4);
+  EXPECT_EQ(seen.first[kFakeDescriptorsCreated], 4) << "two tensors, a filter and a convolution";
+  EXPECT_EQ(seen.first[kFakeAlgorithmSearches], 1);
+  EXPECT_EQ(seen.first[kFakeHeuristicQueries], 0) << "the timed search found an algorithm";
+  EXPECT_EQ(seen.later, Counts{}) << "a later run set something up again (counts per FakeCudnnCounter)";
+  ASSERT_EQ(seen.forward.size(), 4u);
+  for (const FakeConvolutionCall& call : seen.forward) {
+    EXPECT_EQ(call.algo, seen.forward[0].algo);
+    EXPECT_EQ(call.workspace, seen.forward[0].workspace) << "a run took a workspace of its own";
+  }
+}
+
+// The fake's FFT algorithm is the fastest but needs 16 GiB of workspace,
+// its heuristics propose it first, and its timed search does not sort its
+// answers: the algorithm run is the fastest timed within the limit.
+TEST_F(CudnnConvolution, TheFastestAlgorithmWithinTheWorkspaceLimitIsChosen) {
+  static_assert(cuda::kCudnnWorkspaceLimitBytes <
+                static_cast<int64_t>(cuda::fake::kFakeBeyondLimitWorkspace));
+  const RepeatedRuns seen = RunCompiledOnce(kSmallNchwConvolution, 1);
+  ASSERT_EQ(seen.forward.size(), 1u);
+  EXPECT_EQ(seen.forward[0].algo, cuda::fake::kFakeFastestAlgorithmWithinLimit);
+  EXPECT_GE(seen.forward[0].workspace_bytes, cuda::fake::kFakeFastestAlgorithmWorkspace);
+  EXPECT_NE(seen.forward[0].workspace, nullptr);
+}
+
+TEST_F(CudnnConvolution, AFailedSearchFallsBackToTheHeuristicsFirstAlgorithmWithinTheLimit) {
+  hooks_.fail_next_search(3000);  // cuDNN 9's CUDNN_STATUS_NOT_SUPPORTED
+  const RepeatedRuns seen = RunCompiledOnce(kSmallNchwConvolution, 3);
+  EXPECT_EQ(seen.first[kFakeAlgorithmSearches], 1);
+  EXPECT_EQ(seen.first[kFakeHeuristicQueries], 1);
+  EXPECT_EQ(seen.later, Counts{}) << "the heuristics' choice was not kept";
+  ASSERT_EQ(seen.forward.size(), 3u);
+  for (const FakeConvolutionCall& call : seen.forward) {
+    EXPECT_EQ(call.algo, cuda::fake::kFakeFirstHeuristicWithinLimit)
+        << "the first proposed, FFT, needs 16 GiB";
+    EXPECT_GE(call.workspace_bytes, cuda::fake::kFakeFirstHeuristicWorkspace);
+  }
+}
+
+TEST_F(CudnnConvolution, AnExecutionsConvolutionsShareOneWorkspace) {
+  const std::string text =
+      "HloModule two\nENTRY main {\n  x = f32[1,3,5,5] parameter(0)\n  w = f32[3,3,3,3] parameter(1)\n"
+      "  a = f32[1,3,5,5] convolution(x, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n"
+      "  ROOT b = f32[1,3,5,5] convolution(a, w), window={size=3x3 pad=1_1x1_1}, dim_labels=bf01_oi01->bf01\n"
+      "}\n";
+  const RepeatedRuns seen = RunCompiledOnce(text, 2);
+  EXPECT_EQ(seen.first[kFakeDescriptorsCreated], 8) << "four per convolution";
+  EXPECT_EQ(seen.first[kFakeAlgorithmSearches], 2);
+  EXPECT_EQ(seen.later, Counts{});
+  ASSERT_EQ(seen.forward.size(), 4u);
+  for (const FakeConvolutionCall& call : seen.forward)
+    EXPECT_EQ(call.workspace, seen.forward[0].workspace) << "a convolution took a workspace of its own";
+}
+
+// Executions racing to run a new executable set its convolution up once.
+TEST_F(CudnnConvolution, ConcurrentExecutionsSetTheConvolutionUpOnce) {
+  const RepeatedRuns seen = RunCompiledOnce(kSmallNchwConvolution, 3, /*threads=*/4);
+  EXPECT_EQ(seen.first[kFakeDescriptorsCreated], 4);
+  EXPECT_EQ(seen.first[kFakeAlgorithmSearches], 1);
+  EXPECT_EQ(seen.later, Counts{});
+  ASSERT_EQ(seen.forward.size(), 12u);
+  for (const FakeConvolutionCall& call : seen.forward)
+    EXPECT_EQ(call.algo, cuda::fake::kFakeFastestAlgorithmWithinLimit);
 }
 
 // The padded-tap cases (padded_convolution_cases.h) cuDNN takes (2-D,

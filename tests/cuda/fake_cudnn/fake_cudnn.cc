@@ -7,10 +7,14 @@
 // the filter in its format, the window from the convolution descriptor, so
 // a wrong stride, format, padding or group count in Kiln's plan gives wrong
 // numbers. It refuses descriptors that do not fit together as cuDNN does
-// (CUDNN_STATUS_BAD_PARAM), asks for a workspace and checks it is passed,
-// and records every forward call (fake_cudnn.h). It reports cuDNN 9.1.0.
+// (CUDNN_STATUS_BAD_PARAM), offers several algorithms of different speeds
+// and workspaces (fake_cudnn.h), checks the chosen one's workspace is
+// passed, counts the calls that set a convolution up and records every
+// forward call. It reports cuDNN 9.1.0.
 #include "tests/cuda/fake_cudnn/fake_cudnn.h"
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <mutex>
 #include <set>
@@ -54,21 +58,73 @@ using namespace kiln::cuda::fake;
 // cuDNN 9's codes for the failures the fake reports.
 constexpr cudnnStatus_t kBadParam = 2000;
 constexpr cudnnStatus_t kNotSupported = 3000;
+constexpr cudnnStatus_t kAllocFailed = 4001;
 constexpr cudnnStatus_t kExecutionFailed = 5000;
-constexpr cudnnConvolutionFwdAlgo_t kAlgorithm = 1;  // CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM
-constexpr size_t kWorkspaceBytes = 4096;
+
+// The forward algorithms of fake_cudnn.h, indexed by cuDNN's number.
+struct FakeAlgorithm {
+  bool supported = false;
+  float milliseconds = -1;
+  size_t workspace = 0;
+};
+constexpr int kFakeAlgorithmCount = 8;  // CUDNN_CONVOLUTION_FWD_ALGO_COUNT
+constexpr std::array<FakeAlgorithm, kFakeAlgorithmCount> kFakeAlgorithms = {{
+    {true, 3.0f, 0},
+    {true, 2.0f, kFakeFirstHeuristicWorkspace},
+    {},
+    {},
+    {true, 0.5f, kFakeBeyondLimitWorkspace},
+    {},
+    {},
+    {true, 1.0f, kFakeFastestAlgorithmWorkspace},
+}};
+constexpr std::array<cudnnConvolutionFwdAlgo_t, kFakeAlgorithmCount> kHeuristicOrder = {4, 1, 7, 0,
+                                                                                        2, 3, 5, 6};
+static_assert(kFakeAlgorithms[kFakeFastestAlgorithmWithinLimit].supported &&
+              kFakeAlgorithms[kFakeFirstHeuristicWithinLimit].supported);
+
+bool FakeAlgorithmSupported(cudnnConvolutionFwdAlgo_t algo) {
+  return algo >= 0 && algo < kFakeAlgorithmCount && kFakeAlgorithms[static_cast<size_t>(algo)].supported;
+}
 
 struct State {
   std::mutex mutex;
   std::set<cudnnContext*> handles;
   int live_descriptors = 0;
   std::vector<FakeConvolutionCall> calls;
+  std::array<int, kFakeCudnnCounters> counts = {};
   cudnnStatus_t fail_next = CUDNN_STATUS_SUCCESS;
+  cudnnStatus_t fail_next_search = CUDNN_STATUS_SUCCESS;
 };
 
 State& state() {
   static State* instance = new State();  // never destroyed: the library outlives every caller
   return *instance;
+}
+
+void CountCall(FakeCudnnCounter counter) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  ++s.counts[counter];
+}
+
+bool KnownHandle(cudnnHandle_t handle) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.handles.count(handle) != 0;
+}
+
+// One answer for `algo`: its workspace, its status, and `milliseconds` as
+// the time (a search's measurement; -1 from the heuristics).
+cudnnConvolutionFwdAlgoPerf_t FakeAnswer(cudnnConvolutionFwdAlgo_t algo, cudnnStatus_t status,
+                                         float milliseconds, cudnnMathType_t math) {
+  cudnnConvolutionFwdAlgoPerf_t answer{};
+  answer.algo = algo;
+  answer.status = status;
+  answer.time = milliseconds;
+  answer.memory = kFakeAlgorithms[static_cast<size_t>(algo)].workspace;
+  answer.mathType = math;
+  return answer;
 }
 
 bool KnownType(cudnnDataType_t type) {
@@ -196,6 +252,7 @@ KILN_FAKE_EXPORT const char* cudnnGetErrorString(cudnnStatus_t status) {
     case CUDNN_STATUS_SUCCESS: return "CUDNN_STATUS_SUCCESS";
     case kBadParam: return "CUDNN_STATUS_BAD_PARAM";
     case kNotSupported: return "CUDNN_STATUS_NOT_SUPPORTED";
+    case kAllocFailed: return "CUDNN_STATUS_ALLOC_FAILED";
     case kExecutionFailed: return "CUDNN_STATUS_EXECUTION_FAILED";
     default: return "CUDNN_STATUS_UNKNOWN (fake cuDNN)";
   }
@@ -234,6 +291,7 @@ cudnnStatus_t CreateDescriptor(Descriptor** descriptor) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   ++s.live_descriptors;
+  ++s.counts[kFakeDescriptorsCreated];
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -324,19 +382,58 @@ KILN_FAKE_EXPORT cudnnStatus_t cudnnSetConvolutionMathType(cudnnConvolutionDescr
   return CUDNN_STATUS_SUCCESS;
 }
 
+KILN_FAKE_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithmMaxCount(cudnnHandle_t handle, int* count) {
+  if (!KnownHandle(handle) || count == nullptr) return kBadParam;
+  *count = kFakeAlgorithmCount;
+  return CUDNN_STATUS_SUCCESS;
+}
+
 KILN_FAKE_EXPORT cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(
     cudnnHandle_t handle, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
     cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, int requested, int* returned,
     cudnnConvolutionFwdAlgoPerf_t* results) {
-  if (handle == nullptr || requested < 1 || returned == nullptr || results == nullptr) return kBadParam;
+  CountCall(kFakeHeuristicQueries);
+  if (!KnownHandle(handle) || requested < 1 || returned == nullptr || results == nullptr) return kBadParam;
   if (const cudnnStatus_t checked = CheckDescriptors(x, w, conv, y); checked != CUDNN_STATUS_SUCCESS)
     return checked;
-  results[0] = cudnnConvolutionFwdAlgoPerf_t{};
-  results[0].algo = kAlgorithm;
-  results[0].status = CUDNN_STATUS_SUCCESS;
-  results[0].memory = kWorkspaceBytes;
-  results[0].mathType = conv->math;
-  *returned = 1;
+  const int count = std::min(requested, kFakeAlgorithmCount);
+  for (int i = 0; i < count; ++i) {
+    const cudnnConvolutionFwdAlgo_t algo = kHeuristicOrder[static_cast<size_t>(i)];
+    results[i] = FakeAnswer(algo, FakeAlgorithmSupported(algo) ? CUDNN_STATUS_SUCCESS : kNotSupported, -1.0f,
+                            conv->math);
+  }
+  *returned = count;
+  return CUDNN_STATUS_SUCCESS;
+}
+
+KILN_FAKE_EXPORT cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(
+    cudnnHandle_t handle, cudnnTensorDescriptor_t x, const void* x_data, cudnnFilterDescriptor_t w,
+    const void* w_data, cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, void* y_data,
+    int requested, int* returned, cudnnConvolutionFwdAlgoPerf_t* results, void* workspace,
+    size_t workspace_bytes) {
+  CountCall(kFakeAlgorithmSearches);
+  {
+    State& s = state();
+    std::lock_guard lock(s.mutex);
+    if (s.fail_next_search != CUDNN_STATUS_SUCCESS)
+      return std::exchange(s.fail_next_search, CUDNN_STATUS_SUCCESS);
+  }
+  if (!KnownHandle(handle) || requested < 1 || returned == nullptr || results == nullptr) return kBadParam;
+  if (x_data == nullptr || w_data == nullptr || y_data == nullptr) return kBadParam;
+  if (workspace == nullptr && workspace_bytes > 0) return kBadParam;
+  if (const cudnnStatus_t checked = CheckDescriptors(x, w, conv, y); checked != CUDNN_STATUS_SUCCESS)
+    return checked;
+  const int count = std::min(requested, kFakeAlgorithmCount);
+  for (int algo = 0; algo < count; ++algo) {
+    const FakeAlgorithm& known = kFakeAlgorithms[static_cast<size_t>(algo)];
+    cudnnStatus_t status = CUDNN_STATUS_SUCCESS;
+    if (!known.supported)
+      status = kNotSupported;
+    else if (known.workspace > workspace_bytes)
+      status = kAllocFailed;
+    results[algo] = FakeAnswer(algo, status, known.milliseconds, conv->math);
+  }
+  *returned = count;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -344,10 +441,12 @@ KILN_FAKE_EXPORT cudnnStatus_t cudnnGetConvolutionForwardWorkspaceSize(
     cudnnHandle_t handle, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
     cudnnConvolutionDescriptor_t conv, cudnnTensorDescriptor_t y, cudnnConvolutionFwdAlgo_t algo,
     size_t* bytes) {
-  if (handle == nullptr || bytes == nullptr || algo != kAlgorithm) return kBadParam;
+  CountCall(kFakeWorkspaceQueries);
+  if (!KnownHandle(handle) || bytes == nullptr) return kBadParam;
   if (const cudnnStatus_t checked = CheckDescriptors(x, w, conv, y); checked != CUDNN_STATUS_SUCCESS)
     return checked;
-  *bytes = kWorkspaceBytes;
+  if (!FakeAlgorithmSupported(algo)) return kNotSupported;
+  *bytes = kFakeAlgorithms[static_cast<size_t>(algo)].workspace;
   return CUDNN_STATUS_SUCCESS;
 }
 
@@ -366,7 +465,9 @@ KILN_FAKE_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, con
   }
   if (alpha == nullptr || beta == nullptr || x_data == nullptr || w_data == nullptr || y_data == nullptr)
     return kBadParam;
-  if (algo != kAlgorithm || workspace == nullptr || workspace_bytes < kWorkspaceBytes) return kBadParam;
+  if (!FakeAlgorithmSupported(algo)) return kNotSupported;
+  const size_t needed = kFakeAlgorithms[static_cast<size_t>(algo)].workspace;
+  if (workspace_bytes < needed || (needed > 0 && workspace == nullptr)) return kBadParam;
   if (*static_cast<const float*>(beta) != 0.0f) return kNotSupported;  // Kiln never accumulates into y
   if (const cudnnStatus_t checked = CheckDescriptors(x, w, conv, y); checked != CUDNN_STATUS_SUCCESS)
     return checked;
@@ -392,6 +493,7 @@ KILN_FAKE_EXPORT cudnnStatus_t cudnnConvolutionForward(cudnnHandle_t handle, con
   call.algo = algo;
   call.workspace_bytes = workspace_bytes;
   call.stream = handle->stream;
+  call.workspace = workspace;
   std::lock_guard lock(s.mutex);
   s.calls.push_back(call);
   return CUDNN_STATUS_SUCCESS;
@@ -416,6 +518,19 @@ KILN_FAKE_EXPORT void kiln_fake_cudnn_fail_next(int status) {
   State& s = state();
   std::lock_guard lock(s.mutex);
   s.fail_next = status;
+}
+
+KILN_FAKE_EXPORT void kiln_fake_cudnn_fail_next_search(int status) {
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  s.fail_next_search = status;
+}
+
+KILN_FAKE_EXPORT int kiln_fake_cudnn_calls(int counter) {
+  if (counter < 0 || counter >= kFakeCudnnCounters) return -1;
+  State& s = state();
+  std::lock_guard lock(s.mutex);
+  return s.counts[static_cast<size_t>(counter)];
 }
 
 KILN_FAKE_EXPORT int kiln_fake_cudnn_live_handles(void) {
