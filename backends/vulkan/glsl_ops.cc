@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "backends/vulkan/glsl_trig.h"
+
 namespace kiln::vulkan {
 namespace {
 
@@ -117,16 +119,21 @@ constexpr const char* kTanh = R"($T k_tanh_$N($T x) {
   return x < $Z ? -t : t;
 }
 )";
-// A subnormal |x| is scaled by 2^24 first and its root by 2^-8 after
+// Zero and a subnormal x are told by x's bits: a device that flushes
+// subnormals compares a subnormal equal to 0 (NVIDIA's gave cbrt(1e-40) =
+// 1e-40, x itself). A subnormal |x| = m 2^-149 is read from its bits as the
+// integer m, exactly whether or not the device flushes, and cbrt(x) =
+// cbrt(2m) 2^-50; lavapipe's pow would misread the subnormal itself
 // (kLog2KeepingSubnormals).
 constexpr const char* kCbrt = R"($T k_cbrt_$N($T x) {
-  if (x == $Z || isnan(x) || isinf(x)) return x;
-  bool tiny = abs(x) < 1.17549435e-38;
-  $T a = tiny ? abs(x) * 16777216.0 : abs(x);
+  uint bits = floatBitsToUint(x);
+  if ((bits & 0x7fffffffu) == 0u || isnan(x) || isinf(x)) return x;
+  bool subnormal = (bits & 0x7f800000u) == 0u;
+  $T a = subnormal ? 2.0 * float(bits & 0x7fffffu) : abs(x);
   $T r = pow(a, 1.0 / 3.0);
   r = r - (r * r * r - a) / (3.0 * r * r);
-  if (tiny) r *= 0.00390625;
-  return x < $Z ? -r : r;
+  if (subnormal) r = ldexp(r, -50);
+  return (bits & 0x80000000u) != 0u ? -r : r;
 }
 )";
 // erf as a rational function on [-4, 4] (beyond, erf is +-1 in f32), the
@@ -179,11 +186,25 @@ constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
 )";
 // Where y / x is below 1e-20 and x positive, atan2 is y / x (the cube's
 // term is far under an ulp), one rounding: lavapipe's atan builtin was 2e-5
-// relative off there, tens of units of a subnormal result.
+// relative off there, tens of units of a subnormal result. A zero y is told
+// by its bits (a device that flushes compares a subnormal equal to 0: NVIDIA's
+// gave atan2(1e-40, 1.5) = 1e-40, y itself), and where both parts are
+// subnormal or zero they are read from their bits as integers (both scaled
+// by 2^149, exactly, whether or not the device flushes): atan(y, x) of two
+// flushed zeros is undefined.
 constexpr const char* kAtan2 = R"($T k_atan2_$N($T y, $T x) {
   if (isnan(x) || isnan(y)) return x + y;
-  bool x_negative = (floatBitsToUint(x) & 0x80000000u) != 0u;
-  if (y == $Z) return x_negative ? (y < $Z || (floatBitsToUint(y) & 0x80000000u) != 0u ? -3.14159265358979323846 : 3.14159265358979323846) : y;
+  uint x_bits = floatBitsToUint(x);
+  uint y_bits = floatBitsToUint(y);
+  bool x_negative = (x_bits & 0x80000000u) != 0u;
+  bool y_negative = (y_bits & 0x80000000u) != 0u;
+  if ((y_bits & 0x7fffffffu) == 0u) return x_negative ? (y_negative ? -3.14159265358979323846 : 3.14159265358979323846) : y;
+  if ((x_bits & 0x7f800000u) == 0u && (y_bits & 0x7f800000u) == 0u) {
+    x = float(x_bits & 0x7fffffu);
+    y = float(y_bits & 0x7fffffu);
+    if (x_negative) x = -x;
+    if (y_negative) y = -y;
+  }
   if (x > $Z && abs(y) < 1.0e-20 * x) return y / x;
   if (isinf(x) && isinf(y)) return (x > $Z ? 0.78539816339744830962 : 2.35619449019234492885) * sign(y);
   return atan(y, x);
@@ -252,14 +273,6 @@ long double Factorial(int n) {
   return f;
 }
 
-// The first 1280 bits of 2/pi (computed from Machin's formula for pi).
-constexpr const char* kTwoOverPiWords =
-    "0xa2f9836eu, 0x4e441529u, 0xfc2757d1u, 0xf534ddc0u, 0xdb629599u, 0x3c439041u, 0xfe5163abu, 0xdebbc561u, "
-    "0xb7246e3au, 0x424dd2e0u, 0x06492eeau, 0x09d1921cu, 0xfe1deb1cu, 0xb129a73eu, 0xe88235f5u, 0x2ebb4484u, "
-    "0xe99c7026u, 0xb45f7e41u, 0x3991d639u, 0x835339f4u, 0x9c845f8bu, 0xbdf9283bu, 0x1ff897ffu, 0xde05980fu, "
-    "0xef2f118bu, 0x5a0a6d1fu, 0x6d367ecfu, 0x27cb09b7u, 0x4f463f66u, 0x9e5fea2du, 0x7527bac7u, 0xebe5f17bu, "
-    "0x3d0739f7u, 0x8a5292eau, 0x6bfb5fb1u, 0x1f8d5d08u, 0x56033046u, 0xfc7b6babu, 0xf0cfbc20u, 0x9af4361du";
-
 const std::string& DoubleMathLibrary() {
   static const std::string library = [] {
     const double inf = INFINITY;
@@ -323,36 +336,34 @@ const std::string& DoubleMathLibrary() {
     // matter at x's exponent: x = M 2^E (M of 53 bits) times the 128 bits of
     // 2/pi from bit E - 1 on gives x 2/pi mod 4 as the low 128 bits of the
     // product over 2^126 (earlier bits add multiples of 4).
-    text += "const uint k_2opi[42] = uint[42](0u, 0u, " + std::string(kTwoOverPiWords) +
-            ");\n"
-            "void k_addw(inout uint a, inout uint b, inout uint c, inout uint d, uint lo, uint hi) {\n"
-            "  uint c1, c2, c3, c4;\n  a = uaddCarry(a, lo, c1);\n  b = uaddCarry(b, hi, c2);\n"
-            "  b = uaddCarry(b, c1, c3);\n  c = uaddCarry(c, c2 + c3, c4);\n  d += c4;\n}\n"
-            "uint k_2opi_word(int bit, int i) {\n  int j = bit / 32 + i;\n  int s = bit % 32;\n"
-            "  return s == 0 ? k_2opi[j] : (k_2opi[j] << s) | (k_2opi[j + 1] >> (32 - s));\n}\n"
-            "double k_dreduce(double x, out int q) {\n  if (abs(x) < 1.0e6lf) {\n"
-            "    double n = roundEven(x * 6.36619772367581382433e-01lf);\n    precise double r = ((x - n * " +
-            PIO2_1 + ") - n * " + PIO2_2 + ") - n * " + PIO2_3 +
-            ";\n    q = int(n - 4.0lf * floor(n * 0.25lf));\n    return r;\n  }\n"
-            "  uvec2 bits = unpackDouble2x32(abs(x));\n  uint ml = bits.x;\n"
-            "  uint mh = (bits.y & 0xfffffu) | 0x100000u;\n  int e = int(bits.y >> 20) - 1075;\n"
-            "  int first = e + 62;\n  uint w0 = k_2opi_word(first, 0), w1 = k_2opi_word(first, 1);\n"
-            "  uint w2 = k_2opi_word(first, 2), w3 = k_2opi_word(first, 3);\n"
-            "  uint p0 = 0u, p1 = 0u, p2 = 0u, p3 = 0u, d0 = 0u, d1 = 0u, d2 = 0u, h, l;\n"
-            "  umulExtended(ml, w3, h, l); k_addw(p0, p1, p2, p3, l, h);\n"
-            "  umulExtended(ml, w2, h, l); k_addw(p1, p2, p3, d0, l, h);\n"
-            "  umulExtended(mh, w3, h, l); k_addw(p1, p2, p3, d0, l, h);\n"
-            "  umulExtended(ml, w1, h, l); k_addw(p2, p3, d1, d2, l, h);\n"
-            "  umulExtended(mh, w2, h, l); k_addw(p2, p3, d1, d2, l, h);\n"
-            "  p3 += ml * w0 + mh * w1;\n"
-            "  double top = double(p3) * 9.31322574615478515625e-10lf + double(p2) * "
-            "2.16840434497100886801e-19lf;\n"
-            "  double n = roundEven(top);\n  q = int(n) & 3;\n"
-            "  double f = ((double(p3) - n * 1073741824.0lf) * 4294967296.0lf + double(p2)) * "
-            "2.16840434497100886801e-19lf + double(p1) * 5.04870979341447555665e-29lf;\n"
-            "  double r = f * " +
-            PIO2 + " + f * " + PIO2LO +
-            ";\n  if (x < 0.0lf) {\n    r = -r;\n    q = (4 - q) & 3;\n  }\n  return r;\n}\n";
+    // k_2opi and k_2opi_word: NeedTwoOverPiBits (NeedDoubleMath adds them).
+    text +=
+        "void k_addw(inout uint a, inout uint b, inout uint c, inout uint d, uint lo, uint hi) {\n"
+        "  uint c1, c2, c3, c4;\n  a = uaddCarry(a, lo, c1);\n  b = uaddCarry(b, hi, c2);\n"
+        "  b = uaddCarry(b, c1, c3);\n  c = uaddCarry(c, c2 + c3, c4);\n  d += c4;\n}\n"
+        "double k_dreduce(double x, out int q) {\n  if (abs(x) < 1.0e6lf) {\n"
+        "    double n = roundEven(x * 6.36619772367581382433e-01lf);\n    precise double r = ((x - n * " +
+        PIO2_1 + ") - n * " + PIO2_2 + ") - n * " + PIO2_3 +
+        ";\n    q = int(n - 4.0lf * floor(n * 0.25lf));\n    return r;\n  }\n"
+        "  uvec2 bits = unpackDouble2x32(abs(x));\n  uint ml = bits.x;\n"
+        "  uint mh = (bits.y & 0xfffffu) | 0x100000u;\n  int e = int(bits.y >> 20) - 1075;\n"
+        "  int first = e + 62;\n  uint w0 = k_2opi_word(first, 0), w1 = k_2opi_word(first, 1);\n"
+        "  uint w2 = k_2opi_word(first, 2), w3 = k_2opi_word(first, 3);\n"
+        "  uint p0 = 0u, p1 = 0u, p2 = 0u, p3 = 0u, d0 = 0u, d1 = 0u, d2 = 0u, h, l;\n"
+        "  umulExtended(ml, w3, h, l); k_addw(p0, p1, p2, p3, l, h);\n"
+        "  umulExtended(ml, w2, h, l); k_addw(p1, p2, p3, d0, l, h);\n"
+        "  umulExtended(mh, w3, h, l); k_addw(p1, p2, p3, d0, l, h);\n"
+        "  umulExtended(ml, w1, h, l); k_addw(p2, p3, d1, d2, l, h);\n"
+        "  umulExtended(mh, w2, h, l); k_addw(p2, p3, d1, d2, l, h);\n"
+        "  p3 += ml * w0 + mh * w1;\n"
+        "  double top = double(p3) * 9.31322574615478515625e-10lf + double(p2) * "
+        "2.16840434497100886801e-19lf;\n"
+        "  double n = roundEven(top);\n  q = int(n) & 3;\n"
+        "  double f = ((double(p3) - n * 1073741824.0lf) * 4294967296.0lf + double(p2)) * "
+        "2.16840434497100886801e-19lf + double(p1) * 5.04870979341447555665e-29lf;\n"
+        "  double r = f * " +
+        PIO2 + " + f * " + PIO2LO +
+        ";\n  if (x < 0.0lf) {\n    r = -r;\n    q = (4 - q) & 3;\n  }\n  return r;\n}\n";
     text += "double k_dsinr(double r) { double r2 = r * r; return r + r * r2 * (" + Horner("r2", sin_c) +
             "); }\n";
     text += "double k_dcosr(double r) { double r2 = r * r; return 1.0lf + r2 * (" + Horner("r2", cos_c) +
@@ -451,7 +462,10 @@ const std::string& DoubleMathLibrary() {
   return library;
 }
 
-void NeedDoubleMath(GlslPrelude& prelude) { prelude.Helper("k_dmath", DoubleMathLibrary()); }
+void NeedDoubleMath(GlslPrelude& prelude) {
+  NeedTwoOverPiBits(prelude);
+  prelude.Helper("k_dmath", DoubleMathLibrary());
+}
 
 // Integer helpers. Narrow types compute in 32 bits and are wrapped after.
 constexpr const char* kDivS = R"($T k_div_$N($T a, $T b) {
@@ -572,8 +586,9 @@ constexpr const char* kCDiv = R"($T k_cdiv_$N($T a, $T b) {
 }
 )";
 // Complex functions over the component type's real ones: @E exp, @M expm1,
-// @L log1p, @G log, @A atan2, @P sincos (Kiln's f32 helpers or GLSL's
-// built-ins for c64, k_d* for c128), and @N the smallest normal number.
+// @L log1p, @G log, @A atan2, @P sincos (Kiln's f32 helpers for c64,
+// glsl_trig.h's k_fsincos among them, k_d* for c128), and @N the smallest
+// normal number.
 constexpr const char* kCSinhCosh = R"($R k_csinh_$N($R b) {
   $R a = abs(b);
   if (a < 1.0) {
@@ -711,9 +726,7 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
       Call(prelude, "k_log_$N", ElementType::kF32, kLog, "x");
     if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
     if (body.find("@A") != std::string::npos) Call(prelude, "k_atan2_$N", ElementType::kF32, kAtan2, "y, x");
-    if (body.find("@P") != std::string::npos)
-      prelude.Helper("k_fsincos",
-                     "void k_fsincos(float x, out float s, out float c) { s = sin(x); c = cos(x); }\n");
+    if (body.find("@P") != std::string::npos) NeedF32Trig(prelude);
   }
   const std::pair<const char*, const char*> names[] = {
       {"@E", is_double ? "k_dexp" : "k_exp_f32"},
@@ -913,9 +926,15 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
       Call(prelude, "k_log_$N", type, kLog, "x");
       return Call(prelude, "k_log1p_$N", type, kLog1p, x);
     case Opcode::kLogistic: return "(1.0 / (1.0 + exp(-" + x + ")))";
-    case Opcode::kSin: return "sin(" + x + ")";
-    case Opcode::kCos: return "cos(" + x + ")";
-    case Opcode::kTan: return "tan(" + x + ")";
+    case Opcode::kSin:
+    case Opcode::kCos:
+    case Opcode::kTan:
+      // Not GLSL's sin, cos and tan: glsl_trig.h says why.
+      NeedF32Trig(prelude);
+      return std::string(opcode == Opcode::kSin   ? "k_fsin("
+                         : opcode == Opcode::kCos ? "k_fcos("
+                                                  : "k_ftan(") +
+             x + ")";
     case Opcode::kTanh:
       Call(prelude, "k_expm1_$N", type, kExpm1, "x");
       return Call(prelude, "k_tanh_$N", type, kTanh, x);

@@ -1,0 +1,168 @@
+#include "backends/vulkan/glsl_trig.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <iterator>
+#include <string>
+
+namespace kiln::vulkan {
+namespace {
+
+// The first 1280 bits of 2/pi (computed from Machin's formula for pi).
+constexpr uint32_t kTwoOverPiBits[] = {
+    0xa2f9836e, 0x4e441529, 0xfc2757d1, 0xf534ddc0, 0xdb629599, 0x3c439041, 0xfe5163ab, 0xdebbc561,
+    0xb7246e3a, 0x424dd2e0, 0x06492eea, 0x09d1921c, 0xfe1deb1c, 0xb129a73e, 0xe88235f5, 0x2ebb4484,
+    0xe99c7026, 0xb45f7e41, 0x3991d639, 0x835339f4, 0x9c845f8b, 0xbdf9283b, 0x1ff897ff, 0xde05980f,
+    0xef2f118b, 0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b,
+    0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08, 0x56033046, 0xfc7b6bab, 0xf0cfbc20, 0x9af4361d};
+
+// GLSL's `const uint name[2 + words]`, two zero words and then the first
+// `words` words of 2/pi, and `name`_word(bit, i), the 32 bits from bit
+// `bit` + 32 i of that array. The f32 functions take a short array (they
+// read none past its tenth word): lavapipe turns each read at a variable index
+// into a search over the array's elements, and the 42 words the f64
+// functions need made a kernel of sine, cosine and tangent take 15 s to
+// compile there.
+std::string TwoOverPiArray(const std::string& name, int words) {
+  std::string text = "const uint " + name + "[" + std::to_string(words + 2) + "] = uint[" +
+                     std::to_string(words + 2) + "](0u, 0u";
+  for (int i = 0; i < words; ++i) {
+    char word[16];
+    std::snprintf(word, sizeof(word), ", 0x%08xu", kTwoOverPiBits[i]);
+    text += word;
+  }
+  return text + ");\nuint " + name +
+         "_word(int bit, int i) {\n  int j = bit / 32 + i;\n  int s = bit % 32;\n" + "  return s == 0 ? " +
+         name + "[j] : (" + name + "[j] << s) | (" + name + "[j + 1] >> (32 - s));\n}\n";
+}
+
+std::string TrigF(double value) { return FloatLiteral(ElementType::kF32, value); }
+
+// (-1)^k / n! for the series' k-th term.
+double TrigSeriesTerm(int n, int k) {
+  double f = 1;
+  for (int i = 2; i <= n; ++i) f *= i;
+  return (k % 2 ? -1.0 : 1.0) / f;
+}
+
+const std::string& F32TrigLibrary() {
+  static const std::string library = [] {
+    // Taylor's series to x^9 (sine) and x^10 (cosine): on [-pi/4, pi/4]
+    // the first term left out is below 2.5e-9 of the result, 0.04 of an
+    // ulp, so a minimax fit would gain nothing measurable.
+    std::string sin_poly = TrigF(TrigSeriesTerm(9, 0));
+    for (int n = 7; n >= 3; n -= 2)
+      sin_poly = TrigF(TrigSeriesTerm(n, (n - 1) / 2)) + " + z * (" + sin_poly + ")";
+    std::string cos_poly = TrigF(TrigSeriesTerm(10, 1));
+    for (int n = 8; n >= 4; n -= 2) cos_poly = TrigF(TrigSeriesTerm(n, n / 2)) + " + z * (" + cos_poly + ")";
+    std::string text;
+    // |x| = n pi/2 + r + e, q = n mod 4, for a finite f32 a = |x| above
+    // pi/4: a = M 2^E (M of 24 bits) times the 96 bits of 2/pi from bit
+    // E - 1 on gives a 2/pi mod 4 as the product's low 96 bits over 2^94
+    // (the bits before add multiples of 4; those after, under 2^-70). The
+    // fraction, rounded to the nearest integer n and normalised, times
+    // pi/4 in 64 bits gives r to about 56 bits, as a float r and the rest e.
+    text +=
+        "int k_freduce(float a, out float r, out float e) {\n"
+        "  uint bits = floatBitsToUint(a);\n"
+        "  uint m = (bits & 0x7fffffu) | 0x800000u;\n"
+        "  int first = int(bits >> 23) - 150 + 62;\n"
+        "  uint w0 = k_f2opi_word(first, 0), w1 = k_f2opi_word(first, 1), w2 = k_f2opi_word(first, 2);\n"
+        "  uint p0, p1, p2, h, carry;\n"
+        "  umulExtended(m, w2, h, p0);\n"
+        "  umulExtended(m, w1, p2, p1);\n"
+        "  p1 = uaddCarry(p1, h, carry);\n"
+        "  p2 += carry + m * w0;\n"
+        "  int q = int((p2 + 0x20000000u) >> 30) & 3;\n"
+        "  uint f2 = p2 & 0x3fffffffu;\n"
+        "  if ((f2 & 0x20000000u) != 0u) {\n"
+        "    // Past one half: n rounds up and the fraction is 1 - f (negated in 94 bits).\n"
+        "    p0 = ~p0 + 1u;\n"
+        "    uint carry_up = p0 == 0u ? 1u : 0u;\n"
+        "    p1 = ~p1 + carry_up;\n"
+        "    carry_up = (p1 == 0u && carry_up == 1u) ? 1u : 0u;\n"
+        "    f2 = (~f2 + carry_up) & 0x3fffffffu;\n"
+        "  }\n"
+        "  bool negative = (p2 & 0x20000000u) != 0u;\n"
+        "  int scale = -94;\n"
+        "  if (f2 == 0u) { f2 = p1; p1 = p0; p0 = 0u; scale -= 32; }\n"
+        "  if (f2 == 0u) { f2 = p1; p1 = p0; p0 = 0u; scale -= 32; }\n"
+        "  if (f2 == 0u) { r = 0.0; e = 0.0; return q; }\n"
+        "  int lz = 31 - findMSB(f2);\n"
+        "  uint hi = lz == 0 ? f2 : (f2 << lz) | (p1 >> (32 - lz));\n"
+        "  uint lo = lz == 0 ? p1 : (p1 << lz) | (p0 >> (32 - lz));\n"
+        "  // The fraction is (hi lo) 2^(scale + 32 - lz); pi/4 is 0xc90fdaa2 2168c235 2^-64.\n"
+        "  uint t1, t0, u1, u0, v1, v0, c1, c2;\n"
+        "  umulExtended(hi, 0xc90fdaa2u, t1, t0);\n"
+        "  umulExtended(hi, 0x2168c235u, u1, u0);\n"
+        "  umulExtended(lo, 0xc90fdaa2u, v1, v0);\n"
+        "  t0 = uaddCarry(t0, u1, c1);\n"
+        "  t0 = uaddCarry(t0, v1, c2);\n"
+        "  t1 += c1 + c2;\n"
+        "  // r = (t1 t0) 2^(scale + 33 - lz), t1's unit 2^32 of it: t1 >= 2^30, so t1 less its low\n"
+        "  // byte is exact in a float.\n"
+        "  int exponent = scale + 65 - lz;\n"
+        "  float r_hi = ldexp(float(t1 & 0xffffff00u), exponent);\n"
+        "  float r_lo = ldexp(float(t1 & 0xffu) + float(t0) * 2.3283064e-10, exponent);\n"
+        "  precise float sum = r_hi + r_lo;\n"
+        "  precise float rest = (r_hi - sum) + r_lo;\n"
+        "  r = negative ? -sum : sum;\n"
+        "  e = negative ? -rest : rest;\n"
+        "  return q;\n"
+        "}\n";
+    // sin(r + e) and cos(r + e) for |r| <= pi/4 (a little beyond where
+    // n was rounded near a half), e under half an ulp of r: the small
+    // terms are summed first and added to r, or to 1 - r^2/2 with that
+    // subtraction's rounding error recovered (both steps are exact).
+    text += "float k_fsinr(float r, float e) {\n  float z = r * r;\n  precise float tail = r * z * (" +
+            sin_poly + ") + e * (1.0 - 0.5 * z);\n  precise float s = r + tail;\n  return s;\n}\n";
+    text +=
+        "float k_fcosr(float r, float e) {\n  float z = r * r;\n  precise float hz = 0.5 * z;\n"
+        "  precise float w = 1.0 - hz;\n  precise float tail = ((1.0 - w) - hz) + (z * z * (" +
+        cos_poly + ") - r * e);\n  precise float c = w + tail;\n  return c;\n}\n";
+    // Below pi/4 the argument is r itself (n = 0); |x| is reduced and the
+    // sign of x put back (sine and tangent are odd).
+    text +=
+        "int k_freduce_abs(float x, out float r, out float e) {\n"
+        "  float a = abs(x);\n"
+        "  if (a <= 0.785398163) { r = a; e = 0.0; return 0; }\n"
+        "  return k_freduce(a, r, e);\n}\n"
+        "float k_fwith_sign_of(float value, float x) {\n"
+        "  return uintBitsToFloat(floatBitsToUint(value) ^ (floatBitsToUint(x) & 0x80000000u));\n}\n";
+    const std::string nan = TrigF(std::nan(""));
+    text += "float k_fsin(float x) {\n  if (isnan(x) || isinf(x)) return " + nan +
+            ";\n  float r, e;\n  int q = k_freduce_abs(x, r, e);\n"
+            "  float s = (q & 1) == 0 ? k_fsinr(r, e) : k_fcosr(r, e);\n"
+            "  return k_fwith_sign_of(q >= 2 ? -s : s, x);\n}\n";
+    text += "float k_fcos(float x) {\n  if (isnan(x) || isinf(x)) return " + nan +
+            ";\n  float r, e;\n  int q = k_freduce_abs(x, r, e);\n"
+            "  float c = (q & 1) == 0 ? k_fcosr(r, e) : k_fsinr(r, e);\n"
+            "  return (q == 1 || q == 2) ? -c : c;\n}\n";
+    text +=
+        "void k_fsincos(float x, out float s, out float c) {\n  if (isnan(x) || isinf(x)) {\n    s = " + nan +
+        ";\n    c = s;\n    return;\n  }\n  float r, e;\n  int q = k_freduce_abs(x, r, e);\n"
+        "  float sr = k_fsinr(r, e);\n  float cr = k_fcosr(r, e);\n"
+        "  s = (q & 1) == 0 ? sr : cr;\n  c = (q & 1) == 0 ? cr : sr;\n"
+        "  if (q >= 2) s = -s;\n  if (q == 1 || q == 2) c = -c;\n  s = k_fwith_sign_of(s, x);\n}\n";
+    text += "float k_ftan(float x) {\n  if (isnan(x) || isinf(x)) return " + nan +
+            ";\n  float r, e;\n  int q = k_freduce_abs(x, r, e);\n"
+            "  float s = k_fsinr(r, e);\n  float c = k_fcosr(r, e);\n"
+            "  return k_fwith_sign_of((q & 1) == 0 ? s / c : -c / s, x);\n}\n";
+    return text;
+  }();
+  return library;
+}
+
+}  // namespace
+
+void NeedTwoOverPiBits(GlslPrelude& prelude) {
+  prelude.Helper("k_2opi", TwoOverPiArray("k_2opi", static_cast<int>(std::size(kTwoOverPiBits))));
+}
+
+void NeedF32Trig(GlslPrelude& prelude) {
+  static const std::string library = TwoOverPiArray("k_f2opi", 8) + F32TrigLibrary();
+  prelude.Helper("k_ftrig", library);
+}
+
+}  // namespace kiln::vulkan
