@@ -184,14 +184,15 @@ constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
   return (negative && y_odd) ? -r : r;
 }
 )";
-// Where y / x is below 1e-20 and x positive, atan2 is y / x (the cube's
-// term is far under an ulp), one rounding: lavapipe's atan builtin was 2e-5
-// relative off there, tens of units of a subnormal result. A zero y is told
-// by its bits (a device that flushes compares a subnormal equal to 0: NVIDIA's
-// gave atan2(1e-40, 1.5) = 1e-40, y itself), and where both parts are
-// subnormal or zero they are read from their bits as integers (both scaled
-// by 2^149, exactly, whether or not the device flushes): atan(y, x) of two
-// flushed zeros is undefined.
+// atan2 from k_fatanq (glsl_trig.h) of the smaller part over the larger,
+// pi/2 and pi in two parts with the small one added first: not GLSL's atan,
+// which Vulkan bounds only to 4096 ulps (lavapipe's was 2e-5 relative off
+// for tiny quotients). Where y / x is below 1e-20 and x positive, atan2 is
+// y / x, one rounding. A zero y is told by its bits (a device that flushes
+// compares a subnormal equal to 0: NVIDIA's gave atan2(1e-40, 1.5) = 1e-40,
+// y itself), and where both parts are subnormal or zero they are read from
+// their bits as integers (both scaled by 2^149, exactly, whether or not the
+// device flushes).
 constexpr const char* kAtan2 = R"($T k_atan2_$N($T y, $T x) {
   if (isnan(x) || isnan(y)) return x + y;
   uint x_bits = floatBitsToUint(x);
@@ -207,7 +208,11 @@ constexpr const char* kAtan2 = R"($T k_atan2_$N($T y, $T x) {
   }
   if (x > $Z && abs(y) < 1.0e-20 * x) return y / x;
   if (isinf(x) && isinf(y)) return (x > $Z ? 0.78539816339744830962 : 2.35619449019234492885) * sign(y);
-  return atan(y, x);
+  $T ax = abs(x);
+  $T ay = abs(y);
+  precise $T r = ay <= ax ? k_fatanq(ay, ax) : 1.57079637 + (-4.37113900e-8 - k_fatanq(ax, ay));
+  if (x_negative) r = 3.14159274 + (-8.74227800e-8 - r);
+  return y_negative ? -r : r;
 }
 )";
 // C's fmod, exactly: subtract the divisor scaled to the remainder's exponent
@@ -725,7 +730,10 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
     if (body.find("@G") != std::string::npos || body.find("@L") != std::string::npos)
       Call(prelude, "k_log_$N", ElementType::kF32, kLog, "x");
     if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
-    if (body.find("@A") != std::string::npos) Call(prelude, "k_atan2_$N", ElementType::kF32, kAtan2, "y, x");
+    if (body.find("@A") != std::string::npos) {
+      NeedF32Atan(prelude);
+      Call(prelude, "k_atan2_$N", ElementType::kF32, kAtan2, "y, x");
+    }
     if (body.find("@P") != std::string::npos) NeedF32Trig(prelude);
   }
   const std::pair<const char*, const char*> names[] = {
@@ -1056,7 +1064,7 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
       Call(prelude, "k_log2s_$N", type, kLog2KeepingSubnormals, "x");
       Call(prelude, "k_exp2s_$N", type, kExp2KeepingSubnormals, "t");
       return Call(prelude, "k_pow_$N", type, kPowF, args);
-    case Opcode::kAtan2: return Call(prelude, "k_atan2_$N", type, kAtan2, args);
+    case Opcode::kAtan2: NeedF32Atan(prelude); return Call(prelude, "k_atan2_$N", type, kAtan2, args);
     default: return NotDefined(opcode, type);
   }
 }

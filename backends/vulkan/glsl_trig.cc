@@ -154,11 +154,37 @@ const std::string& F32TrigLibrary() {
   return library;
 }
 
+// atan(n / d) for 0 <= n <= d: Vulkan bounds GLSL's atan only to 4096
+// ulps (lavapipe's was 2e-5 relative off for tiny quotients). Past 1/2 by
+// pi/4 + atan(u), u = (n - d) / (n + d), with n - d exact (Sterbenz), so
+// |u| <= 1/2 either way and Taylor's series to u^27 leaves out under 1.3e-10
+// of the result (u^29 / 29 over u); pi/4 in two parts, the small one added
+// first. Parts above 1e37 are scaled by 1/16 first, so that n + d stays
+// finite. Past tan(pi/8) instead (|u| <= 0.414, a shorter series), n - d
+// was rounded and atan2 2.01 ulps off.
+const std::string& F32AtanLibrary() {
+  static const std::string library = [] {
+    std::string poly = TrigF(-1.0 / 27);
+    for (int k = 12; k >= 1; --k) poly = TrigF((k % 2 ? -1.0 : 1.0) / (2 * k + 1)) + " + z * (" + poly + ")";
+    const double pio4 = 0.78539816339744830962;
+    const auto pio4_hi = static_cast<float>(pio4);
+    return "float k_fatan_series(float u) {\n  float z = u * u;\n  precise float a = u + u * z * (" + poly +
+           ");\n  return a;\n}\n"
+           "float k_fatanq(float n, float d) {\n  if (!(n > 0.5 * d)) return k_fatan_series(n / d);\n"
+           "  if (d > 1.0e37) {\n    n *= 0.0625;\n    d *= 0.0625;\n  }\n"
+           "  precise float shifted = (k_fatan_series((n - d) / (n + d)) + " +
+           TrigF(pio4 - static_cast<double>(pio4_hi)) + ") + " + TrigF(pio4_hi) + ";\n  return shifted;\n}\n";
+  }();
+  return library;
+}
+
 }  // namespace
 
 void NeedTwoOverPiBits(GlslPrelude& prelude) {
   prelude.Helper("k_2opi", TwoOverPiArray("k_2opi", static_cast<int>(std::size(kTwoOverPiBits))));
 }
+
+void NeedF32Atan(GlslPrelude& prelude) { prelude.Helper("k_fatanq", F32AtanLibrary()); }
 
 void NeedF32Trig(GlslPrelude& prelude) {
   static const std::string library = TwoOverPiArray("k_f2opi", 8) + F32TrigLibrary();

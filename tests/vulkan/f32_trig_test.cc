@@ -125,22 +125,87 @@ TEST_F(VulkanF32Trig, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResult) {
   }
 }
 
-// The kernels of f32 and c64 sine, cosine and tangent (and the complex
-// functions over them) call Kiln's helpers, none of GLSL's builtins.
-TEST(VulkanF32TrigGlsl, KernelsCallNoBuiltinSineCosineOrTangent) {
-  const std::regex builtin("(^|[^A-Za-z0-9_])(sin|cos|tan)\\(");
-  for (const char* op : {"sine", "cosine", "tan", "exponential", "exponential-minus-one", "tanh"}) {
+// atan2 against std::atan2 in double: quotients from 2^-60 to 2^60 of
+// parts from 2^-100 to 2^100 in all four quadrants, and the parts' edges
+// (zeros, infinities, equal magnitudes).
+TEST_F(VulkanF32Trig, Atan2IsWithinAFewUlpsOfTheRoundedResult) {
+  std::vector<float> y, x;
+  uint64_t state = 0x2545f4914f6cdd1dull;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const int x_exponent = static_cast<int>(next() % 201) - 100;
+    const int quotient_exponent = static_cast<int>(next() % 121) - 60;
+    const float x_value = std::ldexp(1.0f + static_cast<float>(next() % 8388608) / 8388608.0f, x_exponent);
+    const float y_value = std::ldexp(1.0f + static_cast<float>(next() % 8388608) / 8388608.0f,
+                                     std::clamp(x_exponent + quotient_exponent, -126, 127));
+    x.push_back(next() % 2 ? -x_value : x_value);
+    y.push_back(next() % 2 ? -y_value : y_value);
+  }
+  const float inf = std::numeric_limits<float>::infinity();
+  for (const float a : {0.0f, -0.0f, 1.0f, -1.0f, 3.0f, -3.0f, inf, -inf, 1e-30f, -1e30f}) {
+    for (const float b : {0.0f, -0.0f, 1.0f, -1.0f, 3.0f, -3.0f, inf, -inf, 1e-30f, -1e30f}) {
+      y.push_back(a);
+      x.push_back(b);
+    }
+  }
+  const std::string n = std::to_string(x.size());
+  KILN_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Module> module,
+      ParseHloModule("HloModule atan2\nENTRY e {\n  y = f32[" + n + "] parameter(0)\n  x = f32[" + n +
+                     "] parameter(1)\n  ROOT a = f32[" + n + "] atan2(y, x)\n}\n"));
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> vulkan, CreateBackend("vulkan"));
+  std::vector<Literal> arguments;
+  arguments.push_back(Literal::FromVector<float>(y, {static_cast<int64_t>(y.size())}));
+  arguments.push_back(Literal::FromVector<float>(x, {static_cast<int64_t>(x.size())}));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> results,
+                            testing::ExecuteLeaves(*vulkan, *module, arguments));
+  ASSERT_EQ(results.size(), 1u);
+  const std::span<const float> got = results[0].data<float>();
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double want = std::atan2(static_cast<double>(y[i]), static_cast<double>(x[i]));
+    const double off = UlpsOff(got[i], want);
+    if (off > worst) {
+      worst = off;
+      worst_at = i;
+    }
+    if (want == 0) {
+      EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << "atan2(" << y[i] << ", " << x[i] << ")";
+    }
+  }
+  std::printf("atan2: at most %.3f ulps off (atan2(%.9g, %.9g) = %.9g, want %.9g) over %zu arguments\n",
+              worst, static_cast<double>(y[worst_at]), static_cast<double>(x[worst_at]),
+              static_cast<double>(got[worst_at]),
+              std::atan2(static_cast<double>(y[worst_at]), static_cast<double>(x[worst_at])), x.size());
+  EXPECT_LE(worst, 2.0) << "atan2(" << y[worst_at] << ", " << x[worst_at] << ") = " << got[worst_at];
+}
+
+// The kernels of f32 and c64 sine, cosine, tangent and atan2 (and the
+// complex functions over them) call Kiln's helpers, none of GLSL's builtins.
+TEST(VulkanF32TrigGlsl, KernelsCallNoBuiltinSineCosineTangentOrArctangent) {
+  const std::regex builtin("(^|[^A-Za-z0-9_])(sin|cos|tan|atan)\\(");
+  for (const char* op : {"sine(x)", "cosine(x)", "tan(x)", "exponential(x)", "exponential-minus-one(x)",
+                         "tanh(x)", "log(x)", "log-plus-one(x)", "atan2(x, x)"}) {
     for (const char* type : {"f32", "c64"}) {
+      if (std::string(op) == "atan2(x, x)" && std::string(type) == "c64") continue;
       SCOPED_TRACE(std::string(op) + " of " + type);
       KILN_ASSERT_OK_AND_ASSIGN(
           std::unique_ptr<Module> module,
           ParseHloModule(std::string("HloModule m\nENTRY e {\n  x = ") + type +
-                         "[4] parameter(0)\n  ROOT y = " + type + "[4] " + op + "(x)\n}\n"));
+                         "[4] parameter(0)\n  ROOT y = " + type + "[4] " + op + "\n}\n"));
       KILN_ASSERT_OK_AND_ASSIGN(GlslKernel kernel,
                                 EmitGlslKernel(*module->entry(), AllShaderFeatures(), "trig_kernel"));
       EXPECT_FALSE(std::regex_search(kernel.source, builtin)) << kernel.source;
-      if (std::string(op) == "sine" || std::string(op) == "cosine" || std::string(op) == "tan") {
+      const std::string name = op;
+      if (name == "sine(x)" || name == "cosine(x)" || name == "tan(x)") {
         EXPECT_NE(kernel.source.find("k_freduce"), std::string::npos) << kernel.source;
+      }
+      if (name == "atan2(x, x)" || (name == "log(x)" && std::string(type) == "c64")) {
+        EXPECT_NE(kernel.source.find("k_fatanq"), std::string::npos) << kernel.source;
       }
     }
   }
