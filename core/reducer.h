@@ -9,6 +9,14 @@
 
 namespace kiln {
 
+// The opcode of `combiner`'s root when that root is one binary op of the
+// combiner's two parameters, in either order; nullopt when the combiner
+// has other than two parameters or its root does anything else. Either
+// order reads the same only for commutative ops: a caller maps the
+// opcodes it takes, and those must be commutative (a reducer's, an atomic
+// instruction's).
+std::optional<Opcode> BinaryCombinerOpcode(const Computation& combiner);
+
 // The elementwise opcode `reduce`'s computation applies to its two scalar
 // parameters when it is add, maximum or minimum; nullopt for one operand
 // pair with any other computation, and for variadic reduces.

@@ -1,6 +1,7 @@
 #include "backends/vulkan/glsl_atomic_scatter.h"
 
 #include "backends/vulkan/glsl_kernel_emitter.h"
+#include "core/reducer.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -17,15 +18,6 @@ std::string IntegerAtomicInstruction(Opcode opcode) {
     case Opcode::kXor: return "atomicXor";
     default: return "";
   }
-}
-
-// Whether `root` is a binary op of the combiner's two parameters, in
-// either order (all the ops above are commutative).
-bool CombinesBothParameters(const Instruction& root, const Computation& combiner) {
-  if (OpcodeKind(root.opcode) != OpKind::kBinary || root.operands.size() != 2) return false;
-  const Instruction* a = combiner.parameters()[0];
-  const Instruction* b = combiner.parameters()[1];
-  return (root.operand(0) == a && root.operand(1) == b) || (root.operand(0) == b && root.operand(1) == a);
 }
 
 }  // namespace
@@ -48,11 +40,13 @@ AtomicScatterPlan PlanAtomicScatter(const Instruction& scatter, const ShaderFeat
   }
   const Instruction& root = *combiner.root();
   if (!root.shape.IsArray() || root.shape.rank() != 0 || root.shape.element_type() != type) return plan;
+  // The atomic instructions below are of commutative ops only, so either
+  // order of the parameters is the same.
+  const std::optional<Opcode> opcode = BinaryCombinerOpcode(combiner);
   plan.type = type;
   plan.storage_type = type == ElementType::kS32 ? "int" : "uint";
   if (type == ElementType::kF32) {
-    if (root.opcode == Opcode::kAdd && features.float32_atomic_add &&
-        CombinesBothParameters(root, combiner)) {
+    if (opcode == Opcode::kAdd && features.float32_atomic_add) {
       plan.kind = ScatterAtomicKind::kInstruction;
       plan.instruction = "atomicAdd";
       plan.storage_type = "float";
@@ -62,8 +56,8 @@ AtomicScatterPlan PlanAtomicScatter(const Instruction& scatter, const ShaderFeat
     plan.kind = ScatterAtomicKind::kCompareSwap;
     return plan;
   }
-  const std::string instruction = IntegerAtomicInstruction(root.opcode);
-  if (!instruction.empty() && CombinesBothParameters(root, combiner)) {
+  const std::string instruction = opcode.has_value() ? IntegerAtomicInstruction(*opcode) : "";
+  if (!instruction.empty()) {
     plan.kind = ScatterAtomicKind::kInstruction;
     plan.instruction = instruction;
     return plan;

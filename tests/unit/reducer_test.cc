@@ -1,4 +1,4 @@
-// SimpleReducer and IsNarrowFloatSum (core/reducer.h) on parsed modules:
+// BinaryCombinerOpcode, SimpleReducer and IsNarrowFloatSum (core/reducer.h) on parsed modules:
 // which reduce computations count as one elementwise op of the parameters.
 #include "core/reducer.h"
 
@@ -42,6 +42,18 @@ TEST(ReducerTest, SimpleReducerNamesAddMaximumAndMinimumOfTheTwoParameters) {
   EXPECT_EQ(SimpleReducer(*ParseReduce("f16", "minimum(a, b)").reduce), Opcode::kMinimum);
   EXPECT_EQ(SimpleReducer(*ParseReduce("f32", "multiply(a, b)").reduce), std::nullopt);
   EXPECT_EQ(SimpleReducer(*ParseReduce("f32", "add(a, a)").reduce), std::nullopt);
+}
+
+TEST(ReducerTest, BinaryCombinerOpcodeNamesAnyBinaryOpOfBothParameters) {
+  const auto combiner = [](const std::string& type, const std::string& root) {
+    const ReduceModule parsed = ParseReduce(type, root);
+    return BinaryCombinerOpcode(*parsed.reduce->called[0]);
+  };
+  EXPECT_EQ(combiner("s32", "xor(b, a)"), Opcode::kXor);
+  EXPECT_EQ(combiner("f32", "multiply(a, b)"), Opcode::kMultiply);
+  EXPECT_EQ(combiner("u32", "minimum(a, b)"), Opcode::kMinimum);
+  EXPECT_EQ(combiner("f32", "add(a, a)"), std::nullopt);
+  EXPECT_EQ(combiner("f32", "negate(a)"), std::nullopt);
 }
 
 TEST(ReducerTest, NarrowFloatSumsAreAddsOfF16OrBf16) {
