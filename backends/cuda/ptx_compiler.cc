@@ -17,6 +17,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include "backends/cuda/atomic_scatter_emitter.h"
 #include "backends/cuda/convolution_gemm_emitter.h"
 #include "backends/cuda/cuda_target_hooks.h"
 #include "backends/cuda/gpu_entry.h"
@@ -251,6 +252,12 @@ StatusOr<PtxModule> CompileToPtx(std::span<const KernelDescription> requests, co
         result.kernels.push_back(std::move(convolution));
         continue;
       }
+    }
+    if (RunsAsAtomicScatter(*request.computation)) {
+      KILN_ASSIGN_OR_RETURN(PtxKernel scatter,
+                            EmitAtomicScatterKernel(*module, *request.computation, request.name));
+      result.kernels.push_back(std::move(scatter));
+      continue;
     }
     const std::string body_name = request.name + ".iteration";
     // One output element per thread; a warp per row where rows are reduced.

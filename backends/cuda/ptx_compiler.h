@@ -3,7 +3,8 @@
 // (backends/llvm/, one output element per parallel iteration) and wrapped in a
 // GPU entry point that maps one thread to one iteration; math functions
 // are linked from libdevice (libdevice.h) when they are used. Sort, topk,
-// rng and rng-bit-generator have kernels of their own, and a float
+// rng, rng-bit-generator and a scatter whose combiner has an atomic form
+// (atomic_scatter_emitter.h) have kernels of their own, and a float
 // convolution is an implicit GEMM (convolution_gemm_emitter.h) where
 // PlanConvolutionGemm takes it.
 #pragma once

@@ -57,93 +57,31 @@ llvm::Value* ElementAddress(llvm::IRBuilder<>& b, ElementType type, llvm::Value*
 Status EmitScatter(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& scatter,
                    const std::vector<llvm::Value*>& outputs) {
   const size_t count = outputs.size();
-  const Instruction& indices = *scatter.operand(count);
-  const ScatterDimensionNumbers& numbers = scatter.attrs.scatter;
-  const std::vector<int64_t>& operand_dims = scatter.operand(0)->shape.dimensions();
-  const std::vector<int64_t>& update_dims = scatter.operand(count + 1)->shape.dimensions();
   std::vector<ElementType> types;
   for (size_t k = 0; k < count; ++k) types.push_back(scatter.operand(k)->shape.element_type());
-
-  KILN_RETURN_IF_ERROR(EmitForEachIndex(
-      b, emitter, operand_dims, "scatter.copy", [&](const IrIndex& index, llvm::Value* linear) {
-        for (size_t k = 0; k < count; ++k) {
-          KILN_ASSIGN_OR_RETURN(IrValues value, emitter.Emit(*scatter.operand(k), index));
-          StoreElement(b, types[k], value[0], ElementAddress(b, types[k], outputs[k], linear));
-        }
-        return OkStatus();
-      }));
-
-  // Operand dimensions the update window spans, and the window's extent.
-  std::vector<int64_t> window_operand_dims;
-  std::vector<int64_t> window_size(operand_dims.size(), 1);
-  for (int64_t d = 0; d < static_cast<int64_t>(operand_dims.size()); ++d) {
-    if (!Contains(numbers.inserted_window_dims, d) && !Contains(numbers.input_batching_dims, d)) {
-      window_size[static_cast<size_t>(d)] =
-          update_dims[static_cast<size_t>(numbers.update_window_dims[window_operand_dims.size()])];
-      window_operand_dims.push_back(d);
+  KILN_RETURN_IF_ERROR(EmitForEachIndex(b, emitter, scatter.operand(0)->shape.dimensions(), "scatter.copy",
+                                        [&](const IrIndex& index, llvm::Value* linear) {
+                                          return EmitScatterOperandCopy(b, emitter, scatter, outputs, index,
+                                                                        linear);
+                                        }));
+  // The updates in row-major order, each combined by the nested computation.
+  const ScatterCombine combine = [&](llvm::Value* target_linear, const IrValues& updates) -> Status {
+    IrValues arguments;
+    for (size_t k = 0; k < count; ++k) {
+      arguments.push_back(LoadElement(b, types[k], ElementAddress(b, types[k], outputs[k], target_linear)));
     }
-  }
-  return EmitForEachIndex(
-      b, emitter, update_dims, "scatter.update",
-      [&](const IrIndex& update_index, llvm::Value* update_linear) -> Status {
-        (void)update_linear;
-        IrIndex batch_index;
-        for (size_t d = 0; d < update_index.size(); ++d) {
-          if (!Contains(numbers.update_window_dims, static_cast<int64_t>(d)))
-            batch_index.push_back(update_index[d]);
-        }
-        IrIndex start(operand_dims.size(), b.getInt64(0));
-        for (size_t k = 0; k < numbers.scatter_dims_to_operand_dims.size(); ++k) {
-          IrIndex at;
-          for (int64_t d = 0, i = 0; d < indices.shape.rank(); ++d) {
-            at.push_back(d == numbers.index_vector_dim ? b.getInt64(static_cast<int64_t>(k))
-                                                       : batch_index[static_cast<size_t>(i++)]);
-          }
-          KILN_ASSIGN_OR_RETURN(IrValues component, emitter.Emit(indices, at));
-          start[static_cast<size_t>(numbers.scatter_dims_to_operand_dims[k])] =
-              emitter.IndexToS64(component[0], indices.shape.element_type());
-        }
-        for (size_t i = 0; i < numbers.input_batching_dims.size(); ++i) {
-          int64_t position = numbers.scatter_indices_batching_dims[i];
-          if (position > numbers.index_vector_dim) --position;
-          start[static_cast<size_t>(numbers.input_batching_dims[i])] =
-              batch_index[static_cast<size_t>(position)];
-        }
-        // The whole window must fit, else this update is skipped.
-        llvm::Value* fits = b.getTrue();
-        IrIndex target(operand_dims.size());
-        for (size_t d = 0; d < operand_dims.size(); ++d) {
-          const int64_t limit = operand_dims[d] - window_size[d];
-          fits = b.CreateAnd(fits, b.CreateAnd(b.CreateICmpSGE(start[d], b.getInt64(0)),
-                                               b.CreateICmpSLE(start[d], b.getInt64(limit))));
-          target[d] = start[d];
-        }
-        for (size_t w = 0; w < window_operand_dims.size(); ++w) {
-          const auto d = static_cast<size_t>(window_operand_dims[w]);
-          target[d] =
-              b.CreateAdd(target[d], update_index[static_cast<size_t>(numbers.update_window_dims[w])]);
-        }
-        return EmitWhen(b, emitter, fits, "scatter.fits", [&]() -> Status {
-          llvm::Value* target_linear = emitter.Linearize(target, operand_dims);
-          IrValues arguments;
-          for (size_t k = 0; k < count; ++k) {
-            arguments.push_back(
-                LoadElement(b, types[k], ElementAddress(b, types[k], outputs[k], target_linear)));
-          }
-          for (size_t k = 0; k < count; ++k) {
-            KILN_ASSIGN_OR_RETURN(IrValues update,
-                                  emitter.Emit(*scatter.operand(count + 1 + k), update_index));
-            arguments.push_back(update[0]);
-          }
-          KILN_ASSIGN_OR_RETURN(IrValues combined, emitter.EmitScalarCall(*scatter.called[0], arguments));
-          if (combined.size() != count)
-            return Internal("cpu codegen: scatter combiner returned the wrong arity");
-          for (size_t k = 0; k < count; ++k) {
-            StoreElement(b, types[k], combined[k], ElementAddress(b, types[k], outputs[k], target_linear));
-          }
-          return OkStatus();
-        });
-      });
+    arguments.insert(arguments.end(), updates.begin(), updates.end());
+    KILN_ASSIGN_OR_RETURN(IrValues combined, emitter.EmitScalarCall(*scatter.called[0], arguments));
+    if (combined.size() != count) return Internal("cpu codegen: scatter combiner returned the wrong arity");
+    for (size_t k = 0; k < count; ++k) {
+      StoreElement(b, types[k], combined[k], ElementAddress(b, types[k], outputs[k], target_linear));
+    }
+    return OkStatus();
+  };
+  return EmitForEachIndex(b, emitter, scatter.operand(count + 1)->shape.dimensions(), "scatter.update",
+                          [&](const IrIndex& update_index, llvm::Value*) {
+                            return EmitScatterUpdate(b, emitter, scatter, update_index, combine);
+                          });
 }
 
 Status EmitSelectAndScatter(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& instruction,
@@ -220,6 +158,78 @@ Status EmitSelectAndScatter(llvm::IRBuilder<>& b, ElementalEmitter& emitter, con
 }
 
 }  // namespace
+
+Status EmitScatterOperandCopy(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& scatter,
+                              const std::vector<llvm::Value*>& outputs, const IrIndex& index,
+                              llvm::Value* linear) {
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    const ElementType type = scatter.operand(k)->shape.element_type();
+    KILN_ASSIGN_OR_RETURN(IrValues value, emitter.Emit(*scatter.operand(k), index));
+    StoreElement(b, type, value[0], ElementAddress(b, type, outputs[k], linear));
+  }
+  return OkStatus();
+}
+
+Status EmitScatterUpdate(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& scatter,
+                         const IrIndex& update_index, const ScatterCombine& combine) {
+  const size_t count = scatter.operands.size() / 2;
+  const Instruction& indices = *scatter.operand(count);
+  const ScatterDimensionNumbers& numbers = scatter.attrs.scatter;
+  const std::vector<int64_t>& operand_dims = scatter.operand(0)->shape.dimensions();
+  const std::vector<int64_t>& update_dims = scatter.operand(count + 1)->shape.dimensions();
+  // Operand dimensions the update window spans, and the window's extent.
+  std::vector<int64_t> window_operand_dims;
+  std::vector<int64_t> window_size(operand_dims.size(), 1);
+  for (int64_t d = 0; d < static_cast<int64_t>(operand_dims.size()); ++d) {
+    if (!Contains(numbers.inserted_window_dims, d) && !Contains(numbers.input_batching_dims, d)) {
+      window_size[static_cast<size_t>(d)] =
+          update_dims[static_cast<size_t>(numbers.update_window_dims[window_operand_dims.size()])];
+      window_operand_dims.push_back(d);
+    }
+  }
+  IrIndex batch_index;
+  for (size_t d = 0; d < update_index.size(); ++d) {
+    if (!Contains(numbers.update_window_dims, static_cast<int64_t>(d)))
+      batch_index.push_back(update_index[d]);
+  }
+  IrIndex start(operand_dims.size(), b.getInt64(0));
+  for (size_t k = 0; k < numbers.scatter_dims_to_operand_dims.size(); ++k) {
+    IrIndex at;
+    for (int64_t d = 0, i = 0; d < indices.shape.rank(); ++d) {
+      at.push_back(d == numbers.index_vector_dim ? b.getInt64(static_cast<int64_t>(k))
+                                                 : batch_index[static_cast<size_t>(i++)]);
+    }
+    KILN_ASSIGN_OR_RETURN(IrValues component, emitter.Emit(indices, at));
+    start[static_cast<size_t>(numbers.scatter_dims_to_operand_dims[k])] =
+        emitter.IndexToS64(component[0], indices.shape.element_type());
+  }
+  for (size_t i = 0; i < numbers.input_batching_dims.size(); ++i) {
+    int64_t position = numbers.scatter_indices_batching_dims[i];
+    if (position > numbers.index_vector_dim) --position;
+    start[static_cast<size_t>(numbers.input_batching_dims[i])] = batch_index[static_cast<size_t>(position)];
+  }
+  // The whole window must fit, else this update is skipped.
+  llvm::Value* fits = b.getTrue();
+  IrIndex target(operand_dims.size());
+  for (size_t d = 0; d < operand_dims.size(); ++d) {
+    const int64_t limit = operand_dims[d] - window_size[d];
+    fits = b.CreateAnd(fits, b.CreateAnd(b.CreateICmpSGE(start[d], b.getInt64(0)),
+                                         b.CreateICmpSLE(start[d], b.getInt64(limit))));
+    target[d] = start[d];
+  }
+  for (size_t w = 0; w < window_operand_dims.size(); ++w) {
+    const auto d = static_cast<size_t>(window_operand_dims[w]);
+    target[d] = b.CreateAdd(target[d], update_index[static_cast<size_t>(numbers.update_window_dims[w])]);
+  }
+  return EmitWhen(b, emitter, fits, "scatter.fits", [&]() -> Status {
+    IrValues updates;
+    for (size_t k = 0; k < count; ++k) {
+      KILN_ASSIGN_OR_RETURN(IrValues update, emitter.Emit(*scatter.operand(count + 1 + k), update_index));
+      updates.push_back(update[0]);
+    }
+    return combine(emitter.Linearize(target, operand_dims), updates);
+  });
+}
 
 bool IsScatterLike(const Instruction& instruction) {
   return instruction.opcode == Opcode::kScatter || instruction.opcode == Opcode::kSelectAndScatter;

@@ -7,6 +7,7 @@
 // order, combining each into its target with the nested computation inlined.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
@@ -23,5 +24,25 @@ bool IsScatterLike(const Instruction& instruction);
 // `outputs` are the output buffers (one per array leaf of `root`).
 Status EmitScatterLike(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& root,
                        const std::vector<llvm::Value*>& outputs);
+
+// The pieces of a scatter (not select-and-scatter) of `outputs.size()`
+// operands, for a target that runs them in parallel (the CUDA backend's
+// atomic scatter, backends/cuda/atomic_scatter_emitter.h):
+//
+// Stores every operand's element at `index` (of the operands' shape;
+// `linear` its row-major number) into the same element of `outputs`.
+Status EmitScatterOperandCopy(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& scatter,
+                              const std::vector<llvm::Value*>& outputs, const IrIndex& index,
+                              llvm::Value* linear);
+
+// Combines `updates` (one value per operand) into the output elements of
+// row-major number `target_linear`.
+using ScatterCombine = std::function<Status(llvm::Value* target_linear, const IrValues& updates)>;
+
+// The update element at `update_index`: when its whole window fits in the
+// operand (XLA's rule: else it is skipped), `combine` with the output
+// element it lands on and the updates' values there.
+Status EmitScatterUpdate(llvm::IRBuilder<>& b, ElementalEmitter& emitter, const Instruction& scatter,
+                         const IrIndex& update_index, const ScatterCombine& combine);
 
 }  // namespace kiln::llvm_ir

@@ -386,6 +386,46 @@ TEST(PtxExportTest, LongSortIsBitonicPassesOverSharedMemoryTiles) {
   EXPECT_GE(kernel.launches.back().grid.invocations(), 100000);
 }
 
+// A scatter-add (JAX's x.at[i].add(u)) is two launches of one entry
+// (atomic_scatter_emitter.h): the copy, a thread per output element, then
+// a thread per update element adding with atom/red.add.f32. A multiply
+// has no atomic form and keeps the serial kernel: one thread, no launches.
+std::string ScatterRows(const char* combine) {
+  return std::string(R"(HloModule scatter_rows
+combine {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT c = f32[] )") +
+         combine + R"((a, b)
+}
+ENTRY main {
+  x = f32[1000,16] parameter(0)
+  i = s32[5000,1] parameter(1)
+  u = f32[5000,16] parameter(2)
+  ROOT s = f32[1000,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine
+})";
+}
+
+TEST(PtxExportTest, ScatterAddIsAThreadPerUpdateWithAtomicAdds) {
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(ScatterRows("add").c_str()));
+  ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+  const cuda::PtxKernel& kernel = exported.kernels[0];
+  ASSERT_EQ(kernel.launches.size(), 2u);
+  EXPECT_EQ(kernel.launches[0].parameters[0], 1000 * 16);
+  EXPECT_EQ(kernel.launches[0].grid.workgroups[0], (1000 * 16 + 255) / 256);
+  EXPECT_EQ(kernel.launches[1].parameters[0], 5000 * 16);
+  EXPECT_EQ(kernel.launches[1].grid.workgroups[0], (5000 * 16 + 255) / 256);
+  EXPECT_EQ(kernel.launches[1].grid.workgroup_size[0], cuda::kThreadsPerBlock);
+  const bool atomic_add = exported.ptx.find("red.global.add.f32") != std::string::npos ||
+                          exported.ptx.find("atom.global.add.f32") != std::string::npos;
+  EXPECT_TRUE(atomic_add) << exported.ptx;
+
+  KILN_ASSERT_OK_AND_ASSIGN(PtxExport product, Export(ScatterRows("multiply").c_str()));
+  ASSERT_EQ(product.kernels.size(), 1u) << product.ptx;
+  EXPECT_TRUE(product.kernels[0].launches.empty());
+  EXPECT_EQ(product.kernels[0].parallel_extent, 1);
+}
+
 TEST(PtxExportTest, RngIsAKernelTakingAKey) {
   KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(R"(
 HloModule random

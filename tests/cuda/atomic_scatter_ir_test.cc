@@ -1,0 +1,229 @@
+// The CUDA backend's atomic scatter (atomic_scatter_emitter.h) gives the
+// interpreter's results. No GPU runs here and the fake driver cannot
+// execute PTX, so the kernel's own IR runs on this host
+// (host_kernel_harness.h), launch by launch and block by block as a GPU
+// runs it, a thread per update element. The cases have duplicate indices,
+// windows partly or wholly out of bounds (skipped), indices fused into
+// the kernel (JAX's wrap of negative indices) and 2-D windows; float
+// values are small integers, so every order of the additions gives the
+// same sum and the results compare to the bit.
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <span>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include "backends/cuda/atomic_scatter_emitter.h"
+#include "core/hlo_parser.h"
+#include "tests/cuda/host_kernel_harness.h"
+#include "tests/unit/test_util.h"
+
+namespace kiln {
+namespace {
+
+// The kernel of `module`'s entry computation, its launches run on
+// `inputs`; the output's bytes, and the kernel through `kernel`.
+StatusOr<std::vector<uint8_t>> RunAtomicScatterOnHost(const Module& module,
+                                                      const std::vector<Literal>& inputs,
+                                                      cuda::PtxKernel* kernel) {
+  auto context = std::make_unique<llvm::LLVMContext>();
+  auto llvm_module = std::make_unique<llvm::Module>("atomic_scatter_host", *context);
+  KILN_ASSIGN_OR_RETURN(*kernel, cuda::EmitAtomicScatterKernel(*llvm_module, *module.entry(), "scatter"));
+  KILN_ASSIGN_OR_RETURN(
+      std::unique_ptr<cuda_test::HostKernels> host,
+      cuda_test::HostKernels::Compile(std::move(context), std::move(llvm_module), {"scatter"}));
+  std::vector<std::vector<uint8_t>> buffers;
+  for (const Literal& input : inputs) buffers.emplace_back(input.raw().begin(), input.raw().end());
+  // Poisoned, so an element the copy misses shows.
+  buffers.emplace_back(static_cast<size_t>(DenseBytes(module.entry()->root()->shape)), uint8_t{0xA5});
+  if (static_cast<int>(buffers.size()) != kernel->buffer_count)
+    return Internal(buffers.size(), " buffers for a kernel of ", kernel->buffer_count);
+  for (const KernelLaunch& launch : kernel->launches) {
+    std::vector<uint64_t> arguments;
+    for (std::vector<uint8_t>& buffer : buffers)
+      arguments.push_back(reinterpret_cast<uint64_t>(buffer.data()));
+    for (int64_t parameter : launch.parameters) arguments.push_back(static_cast<uint64_t>(parameter));
+    for (int64_t block = 0; block < launch.grid.workgroups[0]; ++block) {
+      KILN_RETURN_IF_ERROR(host->RunBlock("scatter", arguments, block,
+                                          static_cast<int>(launch.grid.workgroup_size[0]),
+                                          cuda_test::BlockThreads::kOneAfterAnother));
+    }
+  }
+  return buffers.back();
+}
+
+// Small integers of `shape`'s type, from -4 to 4 (0 to 8 unsigned).
+Literal SmallIntegers(const Shape& shape, std::mt19937& random) {
+  Literal literal(shape);
+  auto fill = [&](auto* values) {
+    for (auto& value : std::span(values, static_cast<size_t>(shape.element_count())))
+      value = static_cast<std::remove_reference_t<decltype(value)>>(static_cast<int>(random() % 9) - 4);
+  };
+  switch (shape.element_type()) {
+    case ElementType::kF32: fill(literal.data<float>().data()); break;
+    case ElementType::kF64: fill(literal.data<double>().data()); break;
+    case ElementType::kS32: fill(literal.data<int32_t>().data()); break;
+    case ElementType::kS64: fill(literal.data<int64_t>().data()); break;
+    case ElementType::kU32: fill(literal.data<uint32_t>().data()); break;
+    case ElementType::kU64: fill(literal.data<uint64_t>().data()); break;
+    default: ADD_FAILURE() << "no small integers of " << shape.ToString();
+  }
+  return literal;
+}
+
+Literal Indices(const std::vector<int64_t>& dims, const std::vector<int32_t>& values) {
+  Literal literal(Shape(ElementType::kS32, dims));
+  EXPECT_EQ(literal.data<int32_t>().size(), values.size());
+  std::memcpy(literal.data<int32_t>().data(), values.data(), values.size() * sizeof(int32_t));
+  return literal;
+}
+
+// Runs `text` (operand, indices, updates as parameters 0, 1, 2) on the
+// interpreter and as the atomic scatter's IR: the same bytes. The
+// launches are the copy over the output and a thread per update.
+void ExpectInterpretersResult(const std::string& text, const Literal& indices, uint32_t seed = 1) {
+  SCOPED_TRACE(text);
+  std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
+  ASSERT_NE(module, nullptr);
+  const Instruction& scatter = *module->entry()->root();
+  ASSERT_TRUE(cuda::RunsAsAtomicScatter(*module->entry()));
+  std::mt19937 random(seed);
+  std::vector<Literal> inputs;
+  inputs.push_back(SmallIntegers(scatter.operand(0)->shape, random));
+  inputs.push_back(indices);
+  inputs.push_back(SmallIntegers(scatter.operand(2)->shape, random));
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> expected,
+                            testing::ExecuteLeaves(*interpreter, *module, inputs));
+  ASSERT_EQ(expected.size(), 1u);
+  cuda::PtxKernel kernel;
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> got, RunAtomicScatterOnHost(*module, inputs, &kernel));
+  ASSERT_EQ(kernel.launches.size(), 2u);
+  EXPECT_EQ(kernel.launches[0].parameters,
+            (std::vector<int64_t>{scatter.shape.element_count(), cuda::kAtomicScatterCopyMode}));
+  EXPECT_EQ(kernel.launches[1].parameters, (std::vector<int64_t>{scatter.operand(2)->shape.element_count(),
+                                                                 cuda::kAtomicScatterUpdateMode}));
+  EXPECT_GE(kernel.launches[1].grid.invocations(), scatter.operand(2)->shape.element_count());
+  const auto want = expected[0].raw();
+  ASSERT_EQ(got.size(), want.size());
+  size_t differing = 0;
+  for (size_t byte = 0; byte < want.size(); ++byte) differing += got[byte] != want[byte];
+  EXPECT_EQ(differing, 0u) << differing << " of " << want.size() << " bytes differ from the interpreter's";
+}
+
+// Rows of updates added into rows of the operand, as jnp's x.at[i].add(u)
+// exports it: negative indices wrapped in the kernel, then any index out
+// of [0, rows) skipped.
+std::string RowScatter(const std::string& type, const std::string& combine, int64_t rows, int64_t updates,
+                       int64_t width) {
+  const std::string r = std::to_string(rows), n = std::to_string(updates), w = std::to_string(width);
+  return "HloModule row_scatter\ncombine {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n  ROOT c = " + type + "[] " + combine + "(a, b)\n}\nENTRY main {\n  x = " + type +
+         "[" + r + "," + w + "] parameter(0)\n  i = s32[" + n + "] parameter(1)\n  u = " + type + "[" + n +
+         "," + w + "] parameter(2)\n  zero = s32[] constant(0)\n  zeros = s32[" + n +
+         "] broadcast(zero), dimensions={}\n  negative = pred[" + n +
+         "] compare(i, zeros), direction=LT\n  size = s32[] constant(" + r + ")\n  sizes = s32[" + n +
+         "] broadcast(size), dimensions={}\n  wrapped = s32[" + n + "] add(i, sizes)\n  j = s32[" + n +
+         "] select(negative, wrapped, i)\n  k = s32[" + n + ",1] reshape(j)\n  ROOT s = " + type + "[" + r +
+         "," + w +
+         "] scatter(x, k, u), update_window_dims={1}, inserted_window_dims={0}, "
+         "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine\n}\n";
+}
+
+// Row 3 four times, row 9 through -1, and 10, 57 and -11 (-1 after the
+// wrap) out of bounds.
+const std::vector<int32_t> kRowIndices = {3, 0, 3, -1, 10, 3, 9, 57, -11, 5, 3, 0};
+
+TEST(AtomicScatterIrTest, F32RowsAddLikeJaxWithDuplicatesAndOutOfBounds) {
+  ExpectInterpretersResult(RowScatter("f32", "add", 10, 12, 4), Indices({12}, kRowIndices));
+}
+
+// More threads than a block: the update launch spans blocks.
+TEST(AtomicScatterIrTest, F32AddOverSeveralBlocks) {
+  std::vector<int32_t> indices(300);
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int32_t>((k * 7) % 23) - 2;
+  ExpectInterpretersResult(RowScatter("f32", "add", 20, 300, 3), Indices({300}, indices));
+}
+
+TEST(AtomicScatterIrTest, IntegerAndDoubleCombinersWithAtomicForms) {
+  const struct {
+    const char* type;
+    const char* combine;
+  } cases[] = {{"s32", "add"},     {"s32", "maximum"}, {"s32", "minimum"}, {"s32", "and"},
+               {"u32", "minimum"}, {"u32", "maximum"}, {"u32", "or"},      {"s64", "xor"},
+               {"s64", "add"},     {"u64", "add"},     {"f64", "add"}};
+  uint32_t seed = 7;
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.type) + " " + c.combine);
+    ExpectInterpretersResult(RowScatter(c.type, c.combine, 10, 12, 4), Indices({12}, kRowIndices), seed++);
+  }
+}
+
+// 2-D windows at 2-D starts: (0,0) twice, (4,2) just fits, (5,0) and
+// (1,3) stick out by one, (-1,0) starts before the operand.
+TEST(AtomicScatterIrTest, S32TwoDimensionalWindowsSkipThoseThatDoNotFit) {
+  const std::string text = R"(HloModule window_scatter
+combine {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT c = s32[] add(b, a)
+}
+ENTRY main {
+  x = s32[6,5] parameter(0)
+  i = s32[7,2] parameter(1)
+  u = s32[7,2,3] parameter(2)
+  ROOT s = s32[6,5] scatter(x, i, u), update_window_dims={1,2}, inserted_window_dims={}, scatter_dims_to_operand_dims={0,1}, index_vector_dim=1, to_apply=combine
+}
+)";
+  ExpectInterpretersResult(text, Indices({7, 2}, {0, 0, 0, 0, 4, 2, 5, 0, 1, 3, -1, 0, 2, 1}));
+}
+
+// Combiners whose result depends on the order of duplicates, or that
+// have no atomic instruction here, keep the serial kernel.
+TEST(AtomicScatterIrTest, OtherCombinersHaveNoAtomicForm) {
+  const struct {
+    const char* type;
+    const char* root;
+  } cases[] = {{"f32", "maximum(a, b)"},  {"f32", "multiply(a, b)"}, {"s32", "multiply(a, b)"},
+               {"s32", "subtract(a, b)"}, {"f16", "add(a, b)"},      {"s8", "add(a, b)"},
+               {"s32", "add(a, a)"},      {"pred", "or(a, b)"}};
+  for (const auto& c : cases) {
+    const std::string type = c.type;
+    const std::string text = "HloModule serial\ncombine {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+                             "[] parameter(1)\n  ROOT c = " + type + "[] " + c.root +
+                             "\n}\nENTRY main {\n  x = " + type +
+                             "[4] parameter(0)\n  i = s32[3,1] parameter(1)\n"
+                             "  u = " +
+                             type + "[3] parameter(2)\n  ROOT s = " + type +
+                             "[4] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, "
+                             "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine\n}\n";
+    std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
+    ASSERT_NE(module, nullptr) << text;
+    EXPECT_FALSE(cuda::RunsAsAtomicScatter(*module->entry())) << c.type << " " << c.root;
+  }
+  // An assignment (the update replaces the element) neither.
+  std::unique_ptr<Module> assign = testing::ParseHloOrFail(R"(HloModule assign
+combine {
+  a = f32[] parameter(0)
+  ROOT b = f32[] parameter(1)
+}
+ENTRY main {
+  x = f32[4] parameter(0)
+  i = s32[3,1] parameter(1)
+  u = f32[3] parameter(2)
+  ROOT s = f32[4] scatter(x, i, u), update_window_dims={}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine
+}
+)");
+  ASSERT_NE(assign, nullptr);
+  EXPECT_FALSE(cuda::RunsAsAtomicScatter(*assign->entry()));
+}
+
+}  // namespace
+}  // namespace kiln
