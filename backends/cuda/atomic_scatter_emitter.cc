@@ -1,8 +1,10 @@
 #include "backends/cuda/atomic_scatter_emitter.h"
 
+#include <optional>
 #include <vector>
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 
 #include "backends/cuda/cuda_target_hooks.h"
@@ -32,8 +34,8 @@ std::optional<AtomicOp> IntegerScatterAtomic(Opcode opcode, bool is_signed) {
   }
 }
 
-}  // namespace
-
+// The atomic operation that applies `scatter`'s combiner to an output
+// element; nullopt when it has none here.
 std::optional<AtomicOp> ScatterAtomicOperation(const Instruction& scatter) {
   if (scatter.opcode != Opcode::kScatter || scatter.operands.size() != 3 || scatter.called.size() != 1 ||
       scatter.called[0] == nullptr || !scatter.shape.IsArray())
@@ -59,6 +61,8 @@ std::optional<AtomicOp> ScatterAtomicOperation(const Instruction& scatter) {
     default: return std::nullopt;
   }
 }
+
+}  // namespace
 
 bool RunsAsAtomicScatter(const Computation& kernel) {
   return kernel.root() != nullptr && ScatterAtomicOperation(*kernel.root()).has_value();

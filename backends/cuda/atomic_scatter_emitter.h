@@ -20,10 +20,7 @@
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <string>
-
-#include <llvm/IR/Instructions.h>
 
 #include "backends/cuda/ptx_compiler.h"
 #include "core/ir.h"
@@ -35,13 +32,10 @@ class Module;
 
 namespace kiln::cuda {
 
-// The atomic operation that applies `scatter`'s combiner to an output
-// element: fadd for an add of f32/f64; add, min, max (umin, umax when
-// unsigned), and, or, xor for 32- and 64-bit integers. nullopt for any
-// other scatter.
-std::optional<llvm::AtomicRMWInst::BinOp> ScatterAtomicOperation(const Instruction& scatter);
-
-// Whether `kernel` (a kernel computation) runs as the atomic scatter.
+// Whether `kernel` (a kernel computation) runs as the atomic scatter: its
+// root is a scatter of one array whose combiner is, of its two parameters,
+// an add of f32 or f64 (NVPTX's atom.add.f32/.f64), or an add, minimum,
+// maximum, and, or, xor of 32- or 64-bit integers (signed or unsigned).
 bool RunsAsAtomicScatter(const Computation& kernel);
 
 // The launches' `mode` parameter (after the extent).

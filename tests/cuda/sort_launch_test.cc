@@ -1,4 +1,5 @@
-// The launches of the CUDA backend's sort and topk (sort_emitter.h) on the
+// The launches of the CUDA backend's sort and topk (sort_emitter.h), and of
+// its atomic scatter (atomic_scatter_emitter.h), on the
 // fake driver: the passes of the bitonic schedule (core/lowering/bitonic_sort.h)
 // and then the gather or take, with the grids and (mode, block, stride)
 // arguments each pass needs, one after another on the stream with no wait
@@ -15,6 +16,7 @@
 
 #include <gtest/gtest.h>
 
+#include "backends/cuda/atomic_scatter_emitter.h"
 #include "backends/cuda/sort_emitter.h"
 #include "core/backend.h"
 #include "core/hlo_parser.h"
@@ -217,6 +219,54 @@ ENTRY main {
   // operand, values, indices, scratch; a row of 1024 is one tile.
   ExpectSortLaunches(launches, 64, 1024, /*buffers=*/4, 16);
   EXPECT_EQ(launches.size(), 2u);
+  EXPECT_EQ(waits, 1);
+}
+
+// A scatter-add is the atomic scatter's two launches of one entry
+// (atomic_scatter_emitter.h): a thread per output element copies the
+// operand, then a thread per update element adds it, each launch given its
+// extent and mode after the buffers; a multiply keeps the serial kernel,
+// one launch of one block. The fake's log is the same as for the sorts.
+using ScatterLaunches = SortLaunches;
+
+std::string ScatterModule(const char* combiner) {
+  return std::string(
+             "HloModule scatter\ncombine {\n  a = f32[] parameter(0)\n  b = f32[] parameter(1)\n"
+             "  ROOT c = f32[] ") +
+         combiner +
+         "(a, b)\n}\nENTRY main {\n  x = f32[1000,16] parameter(0)\n  i = s32[5000,1] parameter(1)\n"
+         "  u = f32[5000,16] parameter(2)\n  ROOT s = f32[1000,16] scatter(x, i, u), update_window_dims={1}, "
+         "inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, "
+         "to_apply=combine\n}\n";
+}
+
+TEST_F(ScatterLaunches, AddIsACopyThenAThreadPerUpdate) {
+  int waits = -1;
+  const std::vector<LoggedLaunch> launches = Run(ScatterModule("add"), &waits);
+  ASSERT_EQ(launches.size(), 2u);
+  const size_t buffers = 4;  // operand, indices, updates, output
+  const int64_t counts[2] = {1000 * 16, 5000 * 16};
+  for (size_t i = 0; i < launches.size(); ++i) {
+    const LoggedLaunch& launch = launches[i];
+    SCOPED_TRACE("launch " + std::to_string(i) + " of " + launch.entry);
+    EXPECT_EQ(launch.entry, launches[0].entry) << "both launches are modes of one entry";
+    ASSERT_EQ(launch.parameters.size(), buffers + 2);
+    EXPECT_EQ(launch.parameters[buffers], static_cast<uint64_t>(counts[i]));
+    EXPECT_EQ(launch.parameters[buffers + 1],
+              static_cast<uint64_t>(i == 0 ? cuda::kAtomicScatterCopyMode : cuda::kAtomicScatterUpdateMode));
+    EXPECT_EQ(launch.block[0], static_cast<unsigned>(cuda::kThreadsPerBlock));
+    const uint64_t threads = uint64_t{launch.grid[0]} * launch.block[0];
+    EXPECT_GE(threads, static_cast<uint64_t>(counts[i]));
+    EXPECT_LT(threads, static_cast<uint64_t>(counts[i]) + launch.block[0]);
+  }
+  EXPECT_EQ(waits, 1);
+}
+
+TEST_F(ScatterLaunches, MultiplyIsTheSerialKernel) {
+  int waits = -1;
+  const std::vector<LoggedLaunch> launches = Run(ScatterModule("multiply"), &waits);
+  ASSERT_EQ(launches.size(), 1u);
+  EXPECT_EQ(launches[0].grid[0], 1u);
   EXPECT_EQ(waits, 1);
 }
 
