@@ -70,16 +70,60 @@ constexpr const char* kLog2KeepingSubnormals =
     "$T k_log2s_$N($T x) { return x < 1.17549435e-38 ? log2(x * 16777216.0) - 24.0 : log2(x); }\n";
 constexpr const char* kExp2KeepingSubnormals =
     "$T k_exp2s_$N($T t) { return t < -126.0 ? exp2(t + 24.0) * 5.9604645e-8 : exp2(t); }\n";
-// exp: below ln(2^-126) = -87.34 the result is subnormal; 16.63553233 is
-// 24 ln 2.
-constexpr const char* kExpF =
-    "$T k_exp_$N($T x) { return x < -87.0 ? exp(x + 16.63553233) * 5.9604645e-8 : exp(x); }\n";
-// Functions GLSL leaves undefined outside their domain, made total the way
-// C's are (and log of a subnormal as log(x 2^24) - 24 ln 2).
+// exp and log, Kiln's own: Vulkan bounds GLSL's exp only to 3 + 2|x| ulps
+// and log to 2^-21 absolute in [0.5, 2] (log(1 + 1e-4) may be 0.5% off).
+// exp(x) = exp(r) 2^n, x = n ln 2 + r, |r| <= ln 2 / 2: ln 2 in two parts,
+// the first of 16 bits, so that n times it (|n| <= 150) and x less that are
+// exact; Taylor's series to r^8 (the next term is under 2e-10 of the
+// result); 2^n as two products with normal powers of two (their bits), so
+// a subnormal result is rounded once (GLSL's ldexp may flush it).
+constexpr const char* kExpF = R"($T k_exp_$N($T x) {
+  if (isnan(x)) return x;
+  if (x > 88.7228317) return $INF;
+  if (x < -104.0) return $Z;
+  $T n = roundEven(x * 1.44269502);
+  precise $T r = (x - n * 0.693145752) - n * 1.42860677e-6;
+  $T p = 1.0 + r * (1.0 + r * (0.5 + r * (0.166666672 + r * (0.0416666679 + r * (0.00833333377 +
+         r * (0.00138888892 + r * (1.98412701e-4 + r * 2.48015876e-5)))))));
+  int k = int(n);
+  int half_k = k / 2;
+  precise $T scaled = p * uintBitsToFloat(uint(half_k + 127) << 23);
+  return scaled * uintBitsToFloat(uint(k - half_k + 127) << 23);
+}
+)";
+// log x = e ln 2 + log(1 + f), x = 2^e (1 + f), 1 + f in [sqrt(1/2),
+// sqrt(2)); a subnormal x is read from its bits as an integer (exactly,
+// whether or not the device flushes). With s = f / (2 + f), log(1 + f) =
+// 2 atanh(s) = f - (f^2/2 - s (f^2/2 + R)), R = 2s^2/3 + 2s^4/5 + ... (to
+// s^10; |s| <= 0.172, the next term is under 5e-11 of the result): s's
+// rounding touches only the small term. C's answers for 0, negatives and
+// infinities; zero is told by its bits (a flushing device's subnormal
+// compares equal to 0).
 constexpr const char* kLog = R"($T k_log_$N($T x) {
-  if (x < $Z) return $NAN;
-  if (x == $Z) return -$INF;
-  return x < 1.17549435e-38 ? log(x * 16777216.0) - 16.63553233 : log(x);
+  uint bits = floatBitsToUint(x);
+  if (isnan(x)) return x;
+  if ((bits & 0x7fffffffu) == 0u) return -$INF;
+  if ((bits & 0x80000000u) != 0u) return $NAN;
+  if (isinf(x)) return x;
+  int e = int(bits >> 23) - 127;
+  if (e == -127) {
+    bits = floatBitsToUint(float(bits & 0x7fffffu));
+    e = int(bits >> 23) - 127 - 149;
+  }
+  $T m = uintBitsToFloat((bits & 0x7fffffu) | 0x3f800000u);
+  if (m > 1.41421354) {
+    m *= 0.5;
+    e += 1;
+  }
+  $T f = m - 1.0;
+  $T s = f / (2.0 + f);
+  $T z = s * s;
+  $T big_r = z * (0.666666687 + z * (0.400000006 + z * (0.285714298 + z * (0.222222224 + z * 0.181818187))));
+  $T half_f2 = 0.5 * f * f;
+  $T de = $T(e);
+  precise $T small = s * (half_f2 + big_r) + de * 1.42860677e-6;
+  precise $T result = de * 0.693145752 - ((half_f2 - small) - f);
+  return result;
 }
 )";
 constexpr const char* kSqrt = "$T k_sqrt_$N($T x) { return x < $Z ? $NAN : sqrt(x); }\n";
@@ -95,10 +139,18 @@ constexpr const char* kExpm1 = R"($T k_expm1_$N($T x) {
     return x * (1.0 + x * (0.5 + x * (0.16666667 + x * (0.041666668 + x * (0.0083333338 + x * (0.0013888889 +
            x * (1.9841270e-4 + x * (2.4801587e-5 + x * 2.7557319e-6))))))));
   }
-  $T u = exp(x);
+  $T u = k_exp_$N(x);
   return isinf(u) ? u : u - $ONE;
 }
 )";
+std::string ExpCall(GlslPrelude& prelude, ElementType type, const std::string& args) {
+  return Call(prelude, "k_exp_$N", type, kExpF, args);
+}
+// expm1 after the exp it calls.
+std::string Expm1Call(GlslPrelude& prelude, ElementType type, const std::string& args) {
+  ExpCall(prelude, type, "x");
+  return Call(prelude, "k_expm1_$N", type, kExpm1, args);
+}
 constexpr const char* kLog1p = R"($T k_log1p_$N($T x) {
   if (abs(x) < 5.9604645e-8) return x;
   if (abs(x) < 0.25) {
@@ -722,11 +774,10 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
   const bool is_double = IsDouble(type);
   if (is_double) NeedDoubleMath(prelude);
   if (!is_double) {
-    // The f32 helpers the body names (GLSL's built-ins need none). exp
-    // is k_exp_f32, which keeps subnormal results (kExpF): exp(-100 + i)
-    // gave 0.
-    Call(prelude, "k_expm1_$N", ElementType::kF32, kExpm1, "x");
-    if (body.find("@E") != std::string::npos) Call(prelude, "k_exp_$N", ElementType::kF32, kExpF, "x");
+    // The f32 helpers the body names; expm1 and exp always (k_exp_f32
+    // keeps subnormal results, where GLSL's exp on lavapipe gave exp(-100 +
+    // i) = 0).
+    Expm1Call(prelude, ElementType::kF32, "x");
     if (body.find("@G") != std::string::npos || body.find("@L") != std::string::npos)
       Call(prelude, "k_log_$N", ElementType::kF32, kLog, "x");
     if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
@@ -927,13 +978,13 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
     return std::string(name) + "(" + x + ")";
   }
   switch (opcode) {
-    case Opcode::kExp: return Call(prelude, "k_exp_$N", type, kExpF, x);
+    case Opcode::kExp: return ExpCall(prelude, type, x);
     case Opcode::kLog: return Call(prelude, "k_log_$N", type, kLog, x);
-    case Opcode::kExpm1: return Call(prelude, "k_expm1_$N", type, kExpm1, x);
+    case Opcode::kExpm1: return Expm1Call(prelude, type, x);
     case Opcode::kLog1p:
       Call(prelude, "k_log_$N", type, kLog, "x");
       return Call(prelude, "k_log1p_$N", type, kLog1p, x);
-    case Opcode::kLogistic: return "(1.0 / (1.0 + exp(-" + x + ")))";
+    case Opcode::kLogistic: return "(1.0 / (1.0 + " + ExpCall(prelude, type, "-" + x) + "))";
     case Opcode::kSin:
     case Opcode::kCos:
     case Opcode::kTan:
@@ -943,9 +994,7 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
                          : opcode == Opcode::kCos ? "k_fcos("
                                                   : "k_ftan(") +
              x + ")";
-    case Opcode::kTanh:
-      Call(prelude, "k_expm1_$N", type, kExpm1, "x");
-      return Call(prelude, "k_tanh_$N", type, kTanh, x);
+    case Opcode::kTanh: Expm1Call(prelude, type, "x"); return Call(prelude, "k_tanh_$N", type, kTanh, x);
     case Opcode::kCbrt: return Call(prelude, "k_cbrt_$N", type, kCbrt, x);
     case Opcode::kErf: return Call(prelude, "k_erf_$N", type, kErf, x);
     default: return NotDefined(opcode, type);

@@ -9,7 +9,7 @@
 // 2^127 and around multiples of pi/2, sine and cosine were at most 0.77
 // ulps off the correctly rounded result and tangent (sine over cosine)
 // 2.1; atan2 (over k_fatanq) 1.5 over 200k pairs
-// (tests/vulkan/f32_trig_test.cc).
+// (tests/vulkan/f32_accuracy_test.cc).
 #pragma once
 
 #include "backends/vulkan/glsl_types.h"

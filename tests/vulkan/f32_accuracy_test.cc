@@ -1,12 +1,14 @@
-// f32 sine, cosine and tangent on the vulkan backend (glsl_trig.h): their
-// error in ulps of the correctly rounded result (std::sin and friends in
-// double, rounded to f32) over every binade of f32, around multiples of
-// pi/2 (where the reduction cancels most) and at the tiny arguments where
+// Kiln's own f32 elementary functions on the vulkan backend (glsl_trig.h,
+// glsl_ops.cc's exp and log): their error in ulps of the correctly rounded
+// result (std::sin and friends in double, rounded to f32), run on lavapipe.
+// sin, cos and tan over every binade of f32, around multiples of pi/2
+// (where the reduction cancels most) and at the tiny arguments where
 // NVIDIA's builtins were wrong (sin(1e-6) = 9.363e-7, tan(1e-5) =
-// 9.925e-6), run on lavapipe. With GLSL's builtins lavapipe fails it too,
-// on large arguments (sin(3.98e18) gave -1, not 2.48e-6); the test guards
-// Kiln's reduction and polynomials, which every device runs, and checks
-// that the kernels call none of GLSL's sin, cos or tan.
+// 9.925e-6); atan2 over all quadrants; exp over its range and log over
+// every binade and next to 1. With GLSL's builtins lavapipe fails them too
+// (sin(3.98e18) gave -1, not 2.48e-6; atan2 was 348 ulps off); they guard
+// Kiln's reductions and polynomials, which every device runs. And the
+// kernels call none of GLSL's sin, cos, tan, atan, exp or log.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -70,8 +72,10 @@ std::vector<float> TrigSweepArguments() {
 // |got - want| in units of the last place of want rounded to f32.
 double UlpsOff(float got, double want) {
   if (std::isnan(got) || std::isnan(want)) return std::isnan(got) == std::isnan(want) ? 0 : INFINITY;
+  const auto rounded = static_cast<float>(want);
+  if (std::isinf(got) || std::isinf(rounded)) return got == rounded ? 0 : INFINITY;
   int exponent;
-  std::frexp(static_cast<double>(static_cast<float>(want)), &exponent);
+  std::frexp(static_cast<double>(rounded), &exponent);
   const double ulp = std::ldexp(1.0, std::max(exponent - 24, -149));
   return std::fabs(static_cast<double>(got) - want) / ulp;
 }
@@ -82,9 +86,9 @@ struct TrigCheck {
   double allowed_ulps;
 };
 
-class VulkanF32Trig : public ValidationCheckedTest<> {};
+class VulkanF32Accuracy : public ValidationCheckedTest<> {};
 
-TEST_F(VulkanF32Trig, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResult) {
+TEST_F(VulkanF32Accuracy, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResult) {
   const std::vector<float> x = TrigSweepArguments();
   const std::string n = std::to_string(x.size());
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Module> module,
@@ -128,7 +132,7 @@ TEST_F(VulkanF32Trig, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResult) {
 // atan2 against std::atan2 in double: quotients from 2^-60 to 2^60 of
 // parts from 2^-100 to 2^100 in all four quadrants, and the parts' edges
 // (zeros, infinities, equal magnitudes).
-TEST_F(VulkanF32Trig, Atan2IsWithinAFewUlpsOfTheRoundedResult) {
+TEST_F(VulkanF32Accuracy, Atan2IsWithinAFewUlpsOfTheRoundedResult) {
   std::vector<float> y, x;
   uint64_t state = 0x2545f4914f6cdd1dull;
   auto next = [&state] {
@@ -184,12 +188,80 @@ TEST_F(VulkanF32Trig, Atan2IsWithinAFewUlpsOfTheRoundedResult) {
   EXPECT_LE(worst, 2.0) << "atan2(" << y[worst_at] << ", " << x[worst_at] << ") = " << got[worst_at];
 }
 
-// The kernels of f32 and c64 sine, cosine, tangent and atan2 (and the
-// complex functions over them) call Kiln's helpers, none of GLSL's builtins.
-TEST(VulkanF32TrigGlsl, KernelsCallNoBuiltinSineCosineTangentOrArctangent) {
-  const std::regex builtin("(^|[^A-Za-z0-9_])(sin|cos|tan|atan)\\(");
+// exp over its whole range (subnormal results included) and log over every
+// binade (subnormal arguments included, and next to 1, where Vulkan lets
+// GLSL's log be 2^-21 off absolutely), against double's.
+TEST_F(VulkanF32Accuracy, ExpAndLogAreWithinAFewUlpsOfTheRoundedResult) {
+  std::vector<float> exp_x = {0.0f,    -0.0f,   1e-30f, -1e-30f, 88.72283f,   88.7228394f, -87.3f,
+                              -103.9f, -104.5f, 1.0f,   -1.0f,   0.34657359f, 0.34657362f};
+  std::vector<float> log_x = {1.0f,
+                              1.0000001f,
+                              0.99999994f,
+                              1e-45f,
+                              1e-40f,
+                              1.17549435e-38f,
+                              std::numeric_limits<float>::max(),
+                              2.0f,
+                              0.5f,
+                              1.41421354f,
+                              1.41421366f,
+                              0.70710677f};
+  uint64_t state = 0x853c49e6748fea9bull;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    exp_x.push_back(-104.0f + 193.0f * static_cast<float>(next() % 16777216) / 16777216.0f);
+    const int exponent = static_cast<int>(next() % 277) - 149;
+    log_x.push_back(std::ldexp(1.0f + static_cast<float>(next() % 8388608) / 8388608.0f, exponent));
+    log_x.push_back(1.0f + (static_cast<float>(next() % 16777216) / 16777216.0f - 0.5f) *
+                               std::ldexp(1.0f, -static_cast<int>(next() % 24)));
+  }
+  log_x.resize(exp_x.size());
+  const std::string n = std::to_string(exp_x.size());
+  KILN_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Module> module,
+      ParseHloModule("HloModule exp_log\nENTRY e {\n  x = f32[" + n + "] parameter(0)\n  y = f32[" + n +
+                     "] parameter(1)\n  ex = f32[" + n + "] exponential(x)\n  ly = f32[" + n +
+                     "] log(y)\n  ROOT r = (f32[" + n + "], f32[" + n + "]) tuple(ex, ly)\n}\n"));
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> vulkan, CreateBackend("vulkan"));
+  std::vector<Literal> arguments;
+  arguments.push_back(Literal::FromVector<float>(exp_x, {static_cast<int64_t>(exp_x.size())}));
+  arguments.push_back(Literal::FromVector<float>(log_x, {static_cast<int64_t>(log_x.size())}));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> results,
+                            testing::ExecuteLeaves(*vulkan, *module, arguments));
+  ASSERT_EQ(results.size(), 2u);
+  const TrigCheck checks[] = {{"exp", [](double v) { return std::exp(v); }, 2},
+                              {"log", [](double v) { return std::log(v); }, 2}};
+  for (size_t f = 0; f < std::size(checks); ++f) {
+    const std::vector<float>& x = f == 0 ? exp_x : log_x;
+    const std::span<const float> got = results[f].data<float>();
+    double worst = 0;
+    size_t worst_at = 0;
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double off = UlpsOff(got[i], checks[f].reference(static_cast<double>(x[i])));
+      if (off > worst) {
+        worst = off;
+        worst_at = i;
+      }
+    }
+    std::printf("%s: at most %.3f ulps off (x = %.9g: %.9g, want %.9g) over %zu arguments\n", checks[f].name,
+                worst, static_cast<double>(x[worst_at]), static_cast<double>(got[worst_at]),
+                checks[f].reference(static_cast<double>(x[worst_at])), x.size());
+    EXPECT_LE(worst, checks[f].allowed_ulps)
+        << checks[f].name << "(" << x[worst_at] << ") = " << got[worst_at] << ", want "
+        << checks[f].reference(static_cast<double>(x[worst_at]));
+  }
+}
+
+// The kernels of f32 and c64 sine, cosine, tangent, atan2, exp and log
+// (and the functions over them) call Kiln's helpers, none of GLSL's
+// builtins.
+TEST(VulkanF32FunctionsGlsl, KernelsCallNoBuiltinTrigonometricExpOrLog) {
+  const std::regex builtin("(^|[^A-Za-z0-9_])(sin|cos|tan|atan|exp|log)\\(");
   for (const char* op : {"sine(x)", "cosine(x)", "tan(x)", "exponential(x)", "exponential-minus-one(x)",
-                         "tanh(x)", "log(x)", "log-plus-one(x)", "atan2(x, x)"}) {
+                         "tanh(x)", "log(x)", "log-plus-one(x)", "logistic(x)", "atan2(x, x)"}) {
     for (const char* type : {"f32", "c64"}) {
       if (std::string(op) == "atan2(x, x)" && std::string(type) == "c64") continue;
       SCOPED_TRACE(std::string(op) + " of " + type);
