@@ -308,6 +308,12 @@ constexpr const char* kRoundEven = R"($T k_round_even_$N($T x) {
 }
 )";
 constexpr const char* kSignF = "$T k_sign_$N($T x) { return (isnan(x) || x == $Z) ? x : sign(x); }\n";
+// f32 (and narrower, computed in f32): a zero told by its bits, since a
+// device that flushes subnormals compares one equal to 0 and x itself
+// would be neither sign(x) nor the flushed 0.
+constexpr const char* kSignF32 =
+    "$T k_sign_$N($T x) {\n  if (isnan(x) || (floatBitsToUint(x) & 0x7fffffffu) == 0u) return x;\n"
+    "  return (floatBitsToUint(x) & 0x80000000u) != 0u ? -1.0 : 1.0;\n}\n";
 
 // Double-precision elementary functions (GLSL has none): range reduction
 // and polynomials in double arithmetic, straight-line code (no loops, which
@@ -945,7 +951,7 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
   switch (opcode) {
     case Opcode::kNegate: return "(-" + x + ")";
     case Opcode::kAbs: return "abs(" + x + ")";
-    case Opcode::kSign: return Call(prelude, "k_sign_$N", type, kSignF, x);
+    case Opcode::kSign: return Call(prelude, "k_sign_$N", type, is_double ? kSignF : kSignF32, x);
     case Opcode::kFloor: return "floor(" + x + ")";
     case Opcode::kCeil: return "ceil(" + x + ")";
     case Opcode::kRoundNearestAfz: return Call(prelude, "k_round_afz_$N", type, kRoundAfz, x);

@@ -109,7 +109,7 @@ TEST(VulkanFloatControlsTest, KilnInfoDescribesTheDevicesDenormals) {
 }
 
 // Results with subnormal operands (x: log, cbrt, pow, sqrt, multiply,
-// log1p, erf, atan2, complex log) or subnormal results (y: exp and, with the angles as
+// log1p, erf, atan2, complex log, sign) or subnormal results (y: exp and, with the angles as
 // imaginary parts, complex exp; w: pow of 2), in $T (f32 or f64) and $C
 // (c64 or c128).
 constexpr char kSubnormalOps[] = R"(HloModule subnormal_ops
@@ -145,7 +145,8 @@ ENTRY e {
   complex_logs = $C[10] log(diagonal)
   complex_logs_real = $T[10] real(complex_logs)
   complex_logs_imag = $T[10] imag(complex_logs)
-  ROOT results = ($T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares, log1ps, erfs, atans, complex_exps_real, complex_exps_imag, complex_logs_real, complex_logs_imag)
+  signs = $T[10] sign(x)
+  ROOT results = ($T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10], $T[10]) tuple(multiplied, logs, cube_roots, square_roots, powers, inverse_powers, exps, squares, log1ps, erfs, atans, complex_exps_real, complex_exps_imag, complex_logs_real, complex_logs_imag, signs)
 }
 )";
 // Each result of kSubnormalOps, in order, and how many subnormal units of
@@ -170,7 +171,8 @@ constexpr SubnormalOpCheck kSubnormalOpChecks[] = {{"multiply", 3},
                                                    {"real(exp(y + i angle))", 3},
                                                    {"imag(exp(y + i angle))", 3},
                                                    {"real(log(x + i x))", 3},
-                                                   {"imag(log(x + i x))", 3}};
+                                                   {"imag(log(x + i x))", 3},
+                                                   {"sign", 0}};
 
 template <typename T>
 T FlushedSubnormal(T value) {
