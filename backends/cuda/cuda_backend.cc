@@ -13,6 +13,7 @@
 #include "backends/cuda/cuda_program.h"
 #include "backends/cuda/cudnn_handles.h"
 #include "backends/cuda/cudnn_library.h"
+#include "backends/cuda/cufft_library.h"
 #include "core/dump_file.h"
 #include "core/hlo_printer.h"
 #include "core/lowering/step_runner.h"
@@ -27,6 +28,7 @@ struct Gpu {
   std::shared_ptr<DeviceMemory> memory;
   std::shared_ptr<CublasHandles> blas;  // null when dots run as Kiln kernels
   std::shared_ptr<CudnnHandles> dnn;    // null when convolutions run as Kiln kernels
+  const Cufft* cufft = nullptr;         // null when fft runs as the device expansion
   PtxTarget target;
   int64_t total_memory = 0;
 };
@@ -85,6 +87,31 @@ StatusOr<ConvolutionPath> ChooseConvolutionPath() {
                          "convolution: kiln kernels (cuDNN not loaded: " + cudnn.status().message() + ")"};
 }
 
+// How this backend runs fft: through cuFFT where it takes them when
+// `cufft` is set, else all as the shared device expansion (DFTs as dots).
+struct FftPath {
+  const Cufft* cufft = nullptr;
+  std::string description;
+};
+
+// KILN_CUDA_FFT: unset or "auto" uses cuFFT when it loads
+// (cufft_library.h), the expansion otherwise; "cufft" requires cuFFT
+// (UNAVAILABLE without it); "kernel" always uses the expansion. Anything
+// else is INVALID_ARGUMENT.
+StatusOr<FftPath> ChooseFftPath() {
+  const char* setting = std::getenv("KILN_CUDA_FFT");
+  const std::string choice = setting != nullptr ? setting : "";
+  if (choice == "kernel") return FftPath{nullptr, "fft: kiln kernels (KILN_CUDA_FFT=kernel)"};
+  if (!choice.empty() && choice != "auto" && choice != "cufft")
+    return InvalidArgument("cuda: KILN_CUDA_FFT='", choice,
+                           "' is not one of auto (cuFFT when it loads), cufft, kernel");
+  StatusOr<const Cufft*> cufft = Cufft::Get();
+  if (cufft.ok()) return FftPath{*cufft, "fft: cufft " + (*cufft)->version()};
+  if (choice == "cufft")
+    return Unavailable("cuda: KILN_CUDA_FFT=cufft but cuFFT cannot be loaded: ", cufft.status().message());
+  return FftPath{nullptr, "fft: kiln kernels (cuFFT not loaded: " + cufft.status().message() + ")"};
+}
+
 // major * 10 + minor (sm_90 = 90).
 StatusOr<int> ComputeCapability(const Driver& driver, CUdevice device) {
   int major = 0, minor = 0;
@@ -111,6 +138,7 @@ class CudaBackend : public Backend {
   Status Open() {
     KILN_ASSIGN_OR_RETURN(const DotPath dots, ChooseDotPath());
     KILN_ASSIGN_OR_RETURN(const ConvolutionPath convolutions, ChooseConvolutionPath());
+    KILN_ASSIGN_OR_RETURN(const FftPath ffts, ChooseFftPath());
     int count = 0;
     KILN_RETURN_IF_ERROR(driver_.Check(driver_.api().DeviceGetCount(&count), "cuDeviceGetCount"));
     for (int ordinal = 0; ordinal < count; ++ordinal) {
@@ -129,9 +157,11 @@ class CudaBackend : public Backend {
       if (dots.cublas != nullptr) gpu.blas = std::make_shared<CublasHandles>(*dots.cublas, gpu.memory);
       if (convolutions.cudnn != nullptr)
         gpu.dnn = std::make_shared<CudnnHandles>(*convolutions.cudnn, gpu.memory);
+      gpu.cufft = ffts.cufft;
       gpu.device = std::make_unique<Device>(this, ordinal,
                                             "cuda:" + std::to_string(ordinal) + " (" + description + "; " +
-                                                dots.description + "; " + convolutions.description + ")");
+                                                dots.description + "; " + convolutions.description + "; " +
+                                                ffts.description + ")");
       device_list_.push_back(gpu.device.get());
       gpus_.push_back(std::move(gpu));
     }
@@ -178,8 +208,8 @@ class CudaBackend : public Backend {
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".before_passes.hlo", PrintModule(*clone)));
-    KILN_RETURN_IF_ERROR(
-        RunCudaPasses(*clone, options.optimization_level, gpu.target.kernel_parameter_bytes));
+    KILN_RETURN_IF_ERROR(RunCudaPasses(*clone, options.optimization_level, gpu.target.kernel_parameter_bytes,
+                                       /*cufft_transforms=*/gpu.cufft != nullptr));
     if (!options.dump_hlo_dir.empty())
       KILN_RETURN_IF_ERROR(
           WriteDumpFile(options.dump_hlo_dir, stem + ".after_passes.hlo", PrintModule(*clone)));
@@ -187,9 +217,10 @@ class CudaBackend : public Backend {
                           LowerForCuda(std::move(clone), gpu.target, options.dump_ir_dir, stem,
                                        /*cublas_dots=*/gpu.blas != nullptr,
                                        /*cudnn_convolutions=*/gpu.dnn != nullptr));
-    KILN_ASSIGN_OR_RETURN(std::unique_ptr<CudaExecutable> executable,
-                          CudaExecutable::Load(std::shared_ptr<const CudaProgram>(std::move(program)),
-                                               gpu.device.get(), gpu.memory, queues_, gpu.blas, gpu.dnn));
+    KILN_ASSIGN_OR_RETURN(
+        std::unique_ptr<CudaExecutable> executable,
+        CudaExecutable::Load(std::shared_ptr<const CudaProgram>(std::move(program)), gpu.device.get(),
+                             gpu.memory, queues_, gpu.blas, gpu.dnn, gpu.cufft));
     return std::unique_ptr<Executable>(std::move(executable));
   }
 

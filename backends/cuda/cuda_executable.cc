@@ -26,6 +26,7 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
   ~StepExecutor() override {
     if (blas_handle_ != nullptr) executable_.blas_->Release(blas_handle_);
     if (dnn_handle_ != nullptr) executable_.dnn_->Release(dnn_handle_);
+    for (const auto& [index, plan] : fft_plans_) executable_.ffts_->Release(index, plan);
     // Execute synchronised the stream before this: the next execution may have it.
     if (workspace_.bytes() > 0) executable_.workspaces_->Give(std::move(workspace_));
     if (stream != nullptr) driver_.api().StreamDestroy(stream);
@@ -34,6 +35,7 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
   Status Launch(const ProgramStep& step) override;
   Status LaunchSequence(const ProgramStep& step, std::vector<CUdeviceptr>& pointers);
   Status CallLibrary(const ProgramStep& step) override;
+  Status RunFft(const ProgramStep& step, size_t index);
   bool RunsLoopWhole(const ProgramStep& step) const override {
     return executable_.whole_loop_of_.count(&step) != 0;
   }
@@ -115,13 +117,16 @@ class CudaExecutable::StepExecutor : public ProgramStepExecutor {
   cudnnHandle_t dnn_handle_ = nullptr;    // taken from the pool at the first cuDNN convolution
   std::map<int, DeviceBlock> added_;      // AddSlot's blocks, by slot
   std::vector<DeviceBlock> retired_;      // released, freed at the next synchronisation
-  DeviceBlock workspace_;                 // from the executable's pool at the first cuDNN call needing one
+  DeviceBlock workspace_;                 // from the executable's pool at the first library call needing one
+
+  // By fft index: taken from the executable's plans at the fft's first run.
+  std::map<size_t, CufftPlan> fft_plans_;
 };
 
 StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
     std::shared_ptr<const CudaProgram> program, Device* device, std::shared_ptr<DeviceMemory> memory,
     std::shared_ptr<interpreter::HostQueues> queues, std::shared_ptr<CublasHandles> blas,
-    std::shared_ptr<CudnnHandles> dnn) {
+    std::shared_ptr<CudnnHandles> dnn, const Cufft* cufft) {
   if (!program->gemms.empty() && blas == nullptr)
     return Internal("cuda: a program with cuBLAS GEMMs loaded without cuBLAS handles");
   if (!program->convolutions.empty() && dnn == nullptr)
@@ -133,6 +138,11 @@ StatusOr<std::unique_ptr<CudaExecutable>> CudaExecutable::Load(
       executable->convolutions_.push_back(
           std::make_unique<CudnnConvolutionRunner>(executable->dnn_->cudnn(), plan));
     executable->workspaces_ = std::make_unique<WorkspacePool>(memory);
+  }
+  if (!program->ffts.empty()) {
+    if (cufft == nullptr) return Internal("cuda: a program with cuFFT transforms loaded without cuFFT");
+    executable->ffts_ = std::make_unique<CufftPlans>(*cufft, memory, program->ffts);
+    if (executable->workspaces_ == nullptr) executable->workspaces_ = std::make_unique<WorkspacePool>(memory);
   }
   const Driver& driver = memory->driver();
   KILN_RETURN_IF_ERROR(memory->MakeCurrent());
@@ -378,6 +388,7 @@ Status CudaExecutable::StepExecutor::CallLibrary(const ProgramStep& step) {
     return RunUserOpKernel(driver_, executable_.user_ops_[index], program.user_ops[index], buffers, stream);
   }
   auto address = [&](size_t i) { return addresses[static_cast<size_t>(step.buffers[i])]; };
+  if (call.fft >= 0) return RunFft(step, static_cast<size_t>(call.fft));
   if (call.convolution >= 0) {
     if (step.buffers.size() != 3)
       return Internal("cuda: convolution '", step.name, "' binds ", step.buffers.size(), " buffers, not 3");
@@ -406,6 +417,36 @@ Status CudaExecutable::StepExecutor::CallLibrary(const ProgramStep& step) {
   }
   return RunGemm(executable_.blas_->cublas(), blas_handle_, program.gemms[static_cast<size_t>(call.gemm)],
                  address(0), address(1), address(2));
+}
+
+// A cuFFT transform with this execution's plan of it (made at the fft's
+// first run in any execution, then reused), on this execution's stream,
+// its work area the execution's library workspace; a transform that
+// overwrites its input reads a copy in a slot of its own.
+Status CudaExecutable::StepExecutor::RunFft(const ProgramStep& step, size_t index) {
+  if (step.buffers.size() != 2)
+    return Internal("cuda: fft '", step.name, "' binds ", step.buffers.size(), " buffers, not 2");
+  auto held = fft_plans_.find(index);
+  if (held == fft_plans_.end()) {
+    KILN_ASSIGN_OR_RETURN(const CufftPlan plan, executable_.ffts_->Acquire(index));
+    held = fft_plans_.emplace(index, plan).first;
+  }
+  std::vector<int> copies;
+  CufftMemory memory;
+  memory.work_area = [this](int64_t bytes) { return Workspace(bytes); };
+  memory.input_copy = [&](CUdeviceptr input, int64_t bytes) -> StatusOr<CUdeviceptr> {
+    KILN_ASSIGN_OR_RETURN(const int slot, AddSlot(bytes));
+    copies.push_back(slot);
+    const CUdeviceptr copy = addresses[static_cast<size_t>(slot)];
+    KILN_RETURN_IF_ERROR(driver_.Check(
+        driver_.api().MemcpyDtoDAsync(copy, input, static_cast<size_t>(bytes), stream), "cuMemcpyDtoDAsync"));
+    return copy;
+  };
+  Status run = RunCufftTransform(executable_.ffts_->cufft(), executable_.ffts_->transform(index),
+                                 held->second, stream, addresses[static_cast<size_t>(step.buffers[0])],
+                                 addresses[static_cast<size_t>(step.buffers[1])], memory);
+  for (int slot : copies) ReleaseSlot(slot);
+  return run;
 }
 
 }  // namespace kiln::cuda

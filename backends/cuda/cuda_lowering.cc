@@ -1,8 +1,8 @@
 // Lowering for the CUDA backend: the shared device lowering
 // (core/lowering/step_lowering.h) with this backend's rules, then every
 // kernel compiled to PTX (with a kernel of its own for each small loop that
-// runs whole, whole_loop.h) and every library call planned as a cuBLAS GEMM
-// or a cuDNN convolution.
+// runs whole, whole_loop.h) and every library call planned as a cuBLAS GEMM,
+// a cuDNN convolution or a cuFFT transform.
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,7 +30,7 @@ const StepLoweringRules& CudaLoweringRules(bool cublas_dots, int64_t parameter_b
       return root.opcode == Opcode::kSort || root.opcode == Opcode::kTopK ? SortScratchBytes(root) : 0;
     };
     made->library_call = [library_dots, library_convolutions](const Instruction& instruction) {
-      if (RunsAsUserOpKernel(instruction)) return true;
+      if (RunsAsUserOpKernel(instruction) || IsCufftCall(instruction)) return true;
       if (library_convolutions && instruction.opcode == Opcode::kConvolution)
         return PlanCudnnConvolution(instruction).ok();
       return library_dots && instruction.opcode == Opcode::kDot && PlanGemm(instruction).ok();
@@ -49,7 +49,8 @@ const StepLoweringRules& CudaLoweringRules(bool cublas_dots, int64_t parameter_b
                [cudnn_convolutions ? 1 : 0];
 }
 
-Status RunCudaPasses(Module& module, int optimization_level, int64_t parameter_bytes) {
+Status RunCudaPasses(Module& module, int optimization_level, int64_t parameter_bytes, bool cufft_transforms) {
+  if (cufft_transforms) KILN_RETURN_IF_ERROR(CufftCalls().Run(module).status());
   return RunDevicePasses(module, optimization_level, CudaLoweringRules(false, parameter_bytes));
 }
 
@@ -67,6 +68,10 @@ StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> modu
       KILN_ASSIGN_OR_RETURN(UserOpLaunch launch, PlanUserOpLaunch(*call));
       planned.user_op = static_cast<int>(program->user_ops.size());
       program->user_ops.push_back(std::move(launch));
+    } else if (IsCufftCall(*call)) {
+      KILN_ASSIGN_OR_RETURN(CufftTransform transform, PlanCufftTransform(*call));
+      planned.fft = static_cast<int>(program->ffts.size());
+      program->ffts.push_back(transform);
     } else if (call->opcode == Opcode::kConvolution) {
       KILN_ASSIGN_OR_RETURN(CudnnConvolutionPlan convolution, PlanCudnnConvolution(*call));
       planned.convolution = static_cast<int>(program->convolutions.size());

@@ -11,6 +11,7 @@
 
 #include "backends/cuda/cublas_gemm.h"
 #include "backends/cuda/cudnn_convolution.h"
+#include "backends/cuda/cufft_transform.h"
 #include "backends/cuda/ptx_compiler.h"
 #include "backends/cuda/user_op_kernels.h"
 #include "backends/cuda/whole_loop.h"
@@ -26,11 +27,12 @@ using SlotKind = StepSlotKind;
 using Slot = StepSlot;
 using Step = ProgramStep;
 
-// A library call is a cuBLAS GEMM, a cuDNN convolution or a registered
-// op's own PTX kernel.
+// A library call is a cuBLAS GEMM, a cuDNN convolution, a cuFFT transform
+// or a registered op's own PTX kernel.
 struct CudaLibraryCall {
   int gemm = -1;         // index into gemms
   int convolution = -1;  // index into convolutions
+  int fft = -1;          // index into ffts
   int user_op = -1;      // index into user_ops
 };
 
@@ -39,6 +41,7 @@ struct CudaProgram : StepProgram {
   std::vector<CudaLibraryCall> calls;  // per library call: calls[step.call]
   std::vector<GemmPlan> gemms;
   std::vector<CudnnConvolutionPlan> convolutions;
+  std::vector<CufftTransform> ffts;
   std::vector<UserOpLaunch> user_ops;
   // The loops that run whole on the device (whole_loop.h), by their steps.
   std::vector<WholeLoop> whole_loops;
@@ -48,7 +51,8 @@ struct CudaProgram : StepProgram {
 // kernels for `target`. With `cublas_dots`, every dot that is a GEMM
 // (PlanGemm) becomes a cuBLAS call instead of a kernel; with
 // `cudnn_convolutions`, every convolution cuDNN takes
-// (PlanCudnnConvolution) a cuDNN call; a registered op's
+// (PlanCudnnConvolution) a cuDNN call; every custom call CufftCalls made
+// a cuFFT transform; a registered op's
 // call with a PTX kernel is a call of that kernel. UNIMPLEMENTED names
 // the first op that cannot run.
 StatusOr<std::unique_ptr<CudaProgram>> LowerForCuda(std::unique_ptr<Module> module, const PtxTarget& target,
@@ -68,8 +72,10 @@ const StepLoweringRules& CudaLoweringRules(bool cublas_dots = false,
 
 // The module pipeline the CUDA backend runs before lowering (the core
 // passes, fusing what CheckPtxEmittable accepts, no kernel binding more
-// buffers than `parameter_bytes` of parameters hold).
+// buffers than `parameter_bytes` of parameters hold). With
+// `cufft_transforms`, CufftCalls first makes every fft cuFFT takes a cuFFT
+// call; the others are expanded as without it.
 Status RunCudaPasses(Module& module, int optimization_level,
-                     int64_t parameter_bytes = kPortableKernelParameterBytes);
+                     int64_t parameter_bytes = kPortableKernelParameterBytes, bool cufft_transforms = false);
 
 }  // namespace kiln::cuda
