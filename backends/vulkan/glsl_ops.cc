@@ -58,37 +58,28 @@ Status NotDefined(Opcode opcode, ElementType type) {
   return Unimplemented(OpcodeName(opcode), " is not defined for element type ", Name(type));
 }
 
-// Subnormal f32 operands and results kept from GLSL's exp, log and pow:
-// lavapipe's (gallivm's) builtins read a subnormal's exponent field as if it
-// were 2^-127 (log(1e-40) gave -88.02, not -92.10; pow and cbrt, which take
-// log2, were as wrong) and give 0 for a subnormal result (exp(-100) gave 0,
-// not 3.8e-44), while its multiplies keep subnormals. A product with 2^24,
-// exact, moves the value into the normal range and back. Where a device
-// flushes subnormals the product is 0 too, so the results are the flushed
-// ones (log -inf, exp 0), as the device's float controls allow.
-constexpr const char* kLog2KeepingSubnormals =
-    "$T k_log2s_$N($T x) { return x < 1.17549435e-38 ? log2(x * 16777216.0) - 24.0 : log2(x); }\n";
-constexpr const char* kExp2KeepingSubnormals =
-    "$T k_exp2s_$N($T t) { return t < -126.0 ? exp2(t + 24.0) * 5.9604645e-8 : exp2(t); }\n";
 // exp and log, Kiln's own: Vulkan bounds GLSL's exp only to 3 + 2|x| ulps
 // and log to 2^-21 absolute in [0.5, 2] (log(1 + 1e-4) may be 0.5% off).
 // exp(x) = exp(r) 2^n, x = n ln 2 + r, |r| <= ln 2 / 2: ln 2 in two parts,
 // the first of 16 bits, so that n times it (|n| <= 150) and x less that are
 // exact; Taylor's series to r^8 (the next term is under 2e-10 of the
 // result); 2^n as two products with normal powers of two (their bits), so
-// a subnormal result is rounded once (GLSL's ldexp may flush it).
-constexpr const char* kExpF = R"($T k_exp_$N($T x) {
+// a subnormal result is rounded once (GLSL's ldexp may flush it; lavapipe's
+// exp gave exp(-100) = 0, not 3.8e-44). k_expr(r, k) is exp(r) 2^k.
+constexpr const char* kExpF = R"($T k_expr_$N($T r, int k) {
+  $T p = 1.0 + r * (1.0 + r * (0.5 + r * (0.166666672 + r * (0.0416666679 + r * (0.00833333377 +
+         r * (0.00138888892 + r * (1.98412701e-4 + r * 2.48015876e-5)))))));
+  int half_k = k / 2;
+  precise $T scaled = p * uintBitsToFloat(uint(half_k + 127) << 23);
+  return scaled * uintBitsToFloat(uint(k - half_k + 127) << 23);
+}
+$T k_exp_$N($T x) {
   if (isnan(x)) return x;
   if (x > 88.7228317) return $INF;
   if (x < -104.0) return $Z;
   $T n = roundEven(x * 1.44269502);
   precise $T r = (x - n * 0.693145752) - n * 1.42860677e-6;
-  $T p = 1.0 + r * (1.0 + r * (0.5 + r * (0.166666672 + r * (0.0416666679 + r * (0.00833333377 +
-         r * (0.00138888892 + r * (1.98412701e-4 + r * 2.48015876e-5)))))));
-  int k = int(n);
-  int half_k = k / 2;
-  precise $T scaled = p * uintBitsToFloat(uint(half_k + 127) << 23);
-  return scaled * uintBitsToFloat(uint(k - half_k + 127) << 23);
+  return k_expr_$N(r, int(n));
 }
 )";
 // log x = e ln 2 + log(1 + f), x = 2^e (1 + f), 1 + f in [sqrt(1/2),
@@ -175,8 +166,8 @@ constexpr const char* kTanh = R"($T k_tanh_$N($T x) {
 // subnormals compares a subnormal equal to 0 (NVIDIA's gave cbrt(1e-40) =
 // 1e-40, x itself). A subnormal |x| = m 2^-149 is read from its bits as the
 // integer m, exactly whether or not the device flushes, and cbrt(x) =
-// cbrt(2m) 2^-50; lavapipe's pow would misread the subnormal itself
-// (kLog2KeepingSubnormals).
+// cbrt(2m) 2^-50; lavapipe's pow would misread the subnormal itself (its
+// log2 took a subnormal's exponent field for 2^-127).
 constexpr const char* kCbrt = R"($T k_cbrt_$N($T x) {
   uint bits = floatBitsToUint(x);
   if ((bits & 0x7fffffffu) == 0u || isnan(x) || isinf(x)) return x;
@@ -213,6 +204,76 @@ constexpr const char* kErf = R"($T k_erf_$N($T x) {
   return clamp(c * p / q, -1.0, 1.0);
 }
 )";
+// pow(a, y) for finite a > 0 and y != 0 as exp(y log a), not GLSL's pow
+// (Vulkan's bound is exp2's of y log2(a), which grows with the result's
+// exponent: lavapipe's was 149 ulps off). log a as a pair hi + lo good to
+// about 2^-45 (kLog's terms summed with their rounding errors: Knuth's
+// TwoSum, f^2 by Veltkamp's split and Dekker's product), y times it as a
+// pair (the same product), and exp of the pair through k_expr. A subnormal
+// a is read from its bits as an integer, as in kLog.
+constexpr const char* kPowPositive = R"(void k_two_sum_$N($T a, $T b, out $T s, out $T err) {
+  precise $T sum = a + b;
+  precise $T b_part = sum - a;
+  precise $T e = (a - (sum - b_part)) + (b - b_part);
+  s = sum;
+  err = e;
+}
+void k_two_product_$N($T a, $T b, out $T p, out $T err) {
+  precise $T product = a * b;
+  precise $T a_split = 4097.0 * a;
+  precise $T a_hi = a_split - (a_split - a);
+  precise $T a_lo = a - a_hi;
+  precise $T b_split = 4097.0 * b;
+  precise $T b_hi = b_split - (b_split - b);
+  precise $T b_lo = b - b_hi;
+  precise $T e = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
+  p = product;
+  err = e;
+}
+$T k_powpos_$N($T a, $T y) {
+  uint bits = floatBitsToUint(a);
+  int e = int(bits >> 23) - 127;
+  if (e == -127) {
+    bits = floatBitsToUint(float(bits & 0x7fffffu));
+    e = int(bits >> 23) - 127 - 149;
+  }
+  $T m = uintBitsToFloat((bits & 0x7fffffu) | 0x3f800000u);
+  if (m > 1.41421354) {
+    m *= 0.5;
+    e += 1;
+  }
+  $T f = m - 1.0;
+  // s = f / (2 + f) and what its roundings left out, s_lo.
+  precise $T d = 2.0 + f;
+  precise $T d_lo = (2.0 - d) + f;
+  $T s = f / d;
+  $T sd, sd_lo;
+  k_two_product_$N(s, d, sd, sd_lo);
+  precise $T s_lo = (((f - sd) - sd_lo) - s * d_lo) / d;
+  $T z = s * s;
+  $T big_r = z * (0.666666687 + z * (0.400000006 + z * (0.285714298 + z * (0.222222224 + z * 0.181818187))));
+  $T de = $T(e);
+  $T sq, sq_lo, t1, e1, t2, e2, tail, tail_lo;
+  k_two_product_$N(f, f, sq, sq_lo);
+  k_two_product_$N(s, 0.5 * sq + big_r, tail, tail_lo);
+  k_two_sum_$N(f, -0.5 * sq, t1, e1);
+  k_two_sum_$N(de * 0.693145752, t1, t2, e2);
+  $T t3, e3;
+  k_two_sum_$N(t2, tail, t3, e3);
+  precise $T small = ((e1 + e2) + e3 - 0.5 * sq_lo) +
+                     (((tail_lo + s_lo * (0.5 * sq + big_r)) + s * 0.5 * sq_lo) + de * 1.42860677e-6);
+  precise $T log_hi = t3 + small;
+  precise $T log_lo = small - (log_hi - t3);
+  $T p = y * log_hi;
+  if (p > 89.0) return $INF;
+  if (p < -104.0) return $Z;
+  $T p_lo;
+  k_two_product_$N(y, log_hi, p, p_lo);
+  $T n = roundEven(p * 1.44269502);
+  precise $T r = ((p - n * 0.693145752) - n * 1.42860677e-6) + (p_lo + y * log_lo);
+  return k_expr_$N(r, int(n));
+}
+)";
 // C's pow: defined for negative bases with integer exponents, 0 and inf bases.
 constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
   if (y == $Z || x == $ONE) return $ONE;
@@ -230,9 +291,7 @@ constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
     return (negative && y_odd) ? -r : r;
   }
   if (negative && !y_int) return $NAN;
-  $T r = pow(ax, y);
-  // A subnormal base or result: through k_log2s and k_exp2s.
-  if (ax < 1.17549435e-38 || r < 1.17549435e-38) r = k_exp2s_$N(y * k_log2s_$N(ax));
+  $T r = k_powpos_$N(ax, y);
   return (negative && y_odd) ? -r : r;
 }
 )";
@@ -1116,8 +1175,8 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
   }
   switch (opcode) {
     case Opcode::kPower:
-      Call(prelude, "k_log2s_$N", type, kLog2KeepingSubnormals, "x");
-      Call(prelude, "k_exp2s_$N", type, kExp2KeepingSubnormals, "t");
+      ExpCall(prelude, type, "x");
+      Call(prelude, "k_powpos_$N", type, kPowPositive, "a, y");
       return Call(prelude, "k_pow_$N", type, kPowF, args);
     case Opcode::kAtan2: NeedF32Atan(prelude); return Call(prelude, "k_atan2_$N", type, kAtan2, args);
     default: return NotDefined(opcode, type);

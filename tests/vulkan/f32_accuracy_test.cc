@@ -4,11 +4,12 @@
 // sin, cos and tan over every binade of f32, around multiples of pi/2
 // (where the reduction cancels most) and at the tiny arguments where
 // NVIDIA's builtins were wrong (sin(1e-6) = 9.363e-7, tan(1e-5) =
-// 9.925e-6); atan2 over all quadrants; exp over its range and log over
-// every binade and next to 1. With GLSL's builtins lavapipe fails them too
-// (sin(3.98e18) gave -1, not 2.48e-6; atan2 was 348 ulps off); they guard
-// Kiln's reductions and polynomials, which every device runs. And the
-// kernels call none of GLSL's sin, cos, tan, atan, exp or log.
+// 9.925e-6); atan2 over all quadrants; exp over its range, log over every
+// binade and next to 1, pow up to results of 2^+-120. With GLSL's builtins
+// lavapipe fails them too (sin(3.98e18) gave -1, not 2.48e-6; atan2 was
+// 348 ulps off, exp 85, log 6e6 next to 1, pow 149); they guard Kiln's
+// reductions and polynomials, which every device runs. And the kernels
+// call none of GLSL's sin, cos, tan, atan, exp, log or (for power) pow.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -255,15 +256,62 @@ TEST_F(VulkanF32Accuracy, ExpAndLogAreWithinAFewUlpsOfTheRoundedResult) {
   }
 }
 
-// The kernels of f32 and c64 sine, cosine, tangent, atan2, exp and log
-// (and the functions over them) call Kiln's helpers, none of GLSL's
+// pow(x, y) for x from 2^-20 to 2^20 and y such that the result stays in
+// f32's normal range (|y log2 x| up to 120), against double's.
+TEST_F(VulkanF32Accuracy, PowIsWithinAFewUlpsOfTheRoundedResult) {
+  std::vector<float> x, y;
+  uint64_t state = 0xda3e39cb94b95bdbull;
+  auto next = [&state] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 11;
+  };
+  for (int i = 0; i < 200000; ++i) {
+    const float base = std::ldexp(1.0f + static_cast<float>(next() % 8388608) / 8388608.0f,
+                                  static_cast<int>(next() % 41) - 20);
+    const double log2_base = std::log2(static_cast<double>(base));
+    const double limit = log2_base == 0 ? 100.0 : std::min(100.0, 120.0 / std::fabs(log2_base));
+    x.push_back(base);
+    y.push_back(static_cast<float>((static_cast<double>(next() % 16777216) / 8388608.0 - 1.0) * limit));
+  }
+  const std::string n = std::to_string(x.size());
+  KILN_ASSERT_OK_AND_ASSIGN(
+      std::unique_ptr<Module> module,
+      ParseHloModule("HloModule pow\nENTRY e {\n  x = f32[" + n + "] parameter(0)\n  y = f32[" + n +
+                     "] parameter(1)\n  ROOT p = f32[" + n + "] power(x, y)\n}\n"));
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> vulkan, CreateBackend("vulkan"));
+  std::vector<Literal> arguments;
+  arguments.push_back(Literal::FromVector<float>(x, {static_cast<int64_t>(x.size())}));
+  arguments.push_back(Literal::FromVector<float>(y, {static_cast<int64_t>(y.size())}));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> results,
+                            testing::ExecuteLeaves(*vulkan, *module, arguments));
+  const std::span<const float> got = results[0].data<float>();
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double off = UlpsOff(got[i], std::pow(static_cast<double>(x[i]), static_cast<double>(y[i])));
+    if (off > worst) {
+      worst = off;
+      worst_at = i;
+    }
+  }
+  std::printf("pow: at most %.3f ulps off (pow(%.9g, %.9g) = %.9g, want %.9g) over %zu arguments\n", worst,
+              static_cast<double>(x[worst_at]), static_cast<double>(y[worst_at]),
+              static_cast<double>(got[worst_at]),
+              std::pow(static_cast<double>(x[worst_at]), static_cast<double>(y[worst_at])), x.size());
+  EXPECT_LE(worst, 2.0);
+}
+
+// The kernels of f32 and c64 sine, cosine, tangent, atan2, exp, log and
+// power (and the functions over them) call Kiln's helpers, none of GLSL's
 // builtins.
-TEST(VulkanF32FunctionsGlsl, KernelsCallNoBuiltinTrigonometricExpOrLog) {
+TEST(VulkanF32FunctionsGlsl, KernelsCallNoBuiltinTrigonometricExpLogOrPow) {
   const std::regex builtin("(^|[^A-Za-z0-9_])(sin|cos|tan|atan|exp|log)\\(");
-  for (const char* op : {"sine(x)", "cosine(x)", "tan(x)", "exponential(x)", "exponential-minus-one(x)",
-                         "tanh(x)", "log(x)", "log-plus-one(x)", "logistic(x)", "atan2(x, x)"}) {
+  for (const char* op :
+       {"sine(x)", "cosine(x)", "tan(x)", "exponential(x)", "exponential-minus-one(x)", "tanh(x)", "log(x)",
+        "log-plus-one(x)", "logistic(x)", "atan2(x, x)", "power(x, x)"}) {
     for (const char* type : {"f32", "c64"}) {
-      if (std::string(op) == "atan2(x, x)" && std::string(type) == "c64") continue;
+      const std::string name = op;
+      if (name == "atan2(x, x)" && std::string(type) == "c64") continue;
       SCOPED_TRACE(std::string(op) + " of " + type);
       KILN_ASSERT_OK_AND_ASSIGN(
           std::unique_ptr<Module> module,
@@ -272,7 +320,9 @@ TEST(VulkanF32FunctionsGlsl, KernelsCallNoBuiltinTrigonometricExpOrLog) {
       KILN_ASSERT_OK_AND_ASSIGN(GlslKernel kernel,
                                 EmitGlslKernel(*module->entry(), AllShaderFeatures(), "trig_kernel"));
       EXPECT_FALSE(std::regex_search(kernel.source, builtin)) << kernel.source;
-      const std::string name = op;
+      if (name == "power(x, x)") {
+        EXPECT_FALSE(std::regex_search(kernel.source, std::regex("[^A-Za-z0-9_]pow\\("))) << kernel.source;
+      }
       if (name == "sine(x)" || name == "cosine(x)" || name == "tan(x)") {
         EXPECT_NE(kernel.source.find("k_freduce"), std::string::npos) << kernel.source;
       }
