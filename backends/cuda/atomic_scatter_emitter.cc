@@ -7,6 +7,7 @@
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/Module.h>
 
+#include "backends/cuda/atomic_scatter_compare_swap.h"
 #include "backends/cuda/cuda_target_hooks.h"
 #include "backends/cuda/gpu_entry.h"
 #include "backends/llvm/element_ir.h"
@@ -34,9 +35,15 @@ std::optional<AtomicOp> IntegerScatterAtomic(Opcode opcode, bool is_signed) {
   }
 }
 
-// The atomic operation that applies `scatter`'s combiner to an output
-// element; nullopt when it has none here.
-std::optional<AtomicOp> ScatterAtomicOperation(const Instruction& scatter) {
+// How a thread combines its update into an output element: one atomic
+// instruction, or (`instruction` empty) a compare-and-swap loop.
+struct ScatterAtomicCombine {
+  std::optional<AtomicOp> instruction;
+};
+
+// How `scatter`'s combiner applies to an output element atomically;
+// nullopt when it does not here (the serial kernel runs it).
+std::optional<ScatterAtomicCombine> ScatterAtomicCombineOf(const Instruction& scatter) {
   if (scatter.opcode != Opcode::kScatter || scatter.operands.size() != 3 || scatter.called.size() != 1 ||
       scatter.called[0] == nullptr || !scatter.shape.IsArray())
     return std::nullopt;
@@ -48,31 +55,36 @@ std::optional<AtomicOp> ScatterAtomicOperation(const Instruction& scatter) {
   if (!result.IsArray() || result.rank() != 0 || result.element_type() != type) return std::nullopt;
   const std::optional<Opcode> opcode = BinaryCombinerOpcode(combiner);
   if (!opcode.has_value()) return std::nullopt;
+  std::optional<AtomicOp> instruction;
   switch (type) {
     // NVPTX has atom.add.f32 and (sm_60 on) atom.add.f64; LLVM expands
     // the f64 add to a compare-and-swap loop for older GPUs.
     case ElementType::kF32:
     case ElementType::kF64:
-      return *opcode == Opcode::kAdd ? std::optional<AtomicOp>(AtomicOp::FAdd) : std::nullopt;
+      if (*opcode == Opcode::kAdd) instruction = AtomicOp::FAdd;
+      break;
     case ElementType::kS32:
-    case ElementType::kS64: return IntegerScatterAtomic(*opcode, /*is_signed=*/true);
+    case ElementType::kS64: instruction = IntegerScatterAtomic(*opcode, /*is_signed=*/true); break;
     case ElementType::kU32:
-    case ElementType::kU64: return IntegerScatterAtomic(*opcode, /*is_signed=*/false);
-    default: return std::nullopt;
+    case ElementType::kU64: instruction = IntegerScatterAtomic(*opcode, /*is_signed=*/false); break;
+    default: break;
   }
+  if (instruction.has_value()) return ScatterAtomicCombine{instruction};
+  if (CombinesByCompareSwap(*opcode, type)) return ScatterAtomicCombine{std::nullopt};
+  return std::nullopt;
 }
 
 }  // namespace
 
 bool RunsAsAtomicScatter(const Computation& kernel) {
-  return kernel.root() != nullptr && ScatterAtomicOperation(*kernel.root()).has_value();
+  return kernel.root() != nullptr && ScatterAtomicCombineOf(*kernel.root()).has_value();
 }
 
 StatusOr<PtxKernel> EmitAtomicScatterKernel(llvm::Module& module, const Computation& kernel,
                                             const std::string& name) {
   const Instruction& scatter = *kernel.root();
-  const std::optional<AtomicOp> operation = ScatterAtomicOperation(scatter);
-  if (!operation.has_value())
+  const std::optional<ScatterAtomicCombine> atomic = ScatterAtomicCombineOf(scatter);
+  if (!atomic.has_value())
     return Internal("cuda: ", scatter.name, " has no atomic combiner for the parallel scatter");
   const CudaTargetHooks hooks;
   // The serial kernel, for a loop that runs whole (it calls name.iteration).
@@ -117,7 +129,9 @@ StatusOr<PtxKernel> EmitAtomicScatterKernel(llvm::Module& module, const Computat
                                               const llvm_ir::IrValues& updates) -> Status {
     llvm::Value* address =
         b.CreateInBoundsGEP(llvm_ir::StorageType(b.getContext(), type), outputs[0], target_linear);
-    b.CreateAtomicRMW(*operation, address, updates[0], llvm::MaybeAlign(ByteWidth(type)),
+    if (!atomic->instruction.has_value())
+      return EmitCompareSwapCombine(b, emitter, *scatter.called[0], type, address, updates[0]);
+    b.CreateAtomicRMW(*atomic->instruction, address, updates[0], llvm::MaybeAlign(ByteWidth(type)),
                       llvm::AtomicOrdering::Monotonic);
     return OkStatus();
   };

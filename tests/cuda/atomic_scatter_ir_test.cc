@@ -7,8 +7,11 @@
 // the kernel (JAX's wrap of negative indices) and 2-D windows; float
 // values are small integers, so every order of the additions gives the
 // same sum and the results compare to the bit.
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <random>
 #include <span>
@@ -73,6 +76,10 @@ Literal SmallIntegers(const Shape& shape, std::mt19937& random) {
     case ElementType::kS64: fill(literal.data<int64_t>().data()); break;
     case ElementType::kU32: fill(literal.data<uint32_t>().data()); break;
     case ElementType::kU64: fill(literal.data<uint64_t>().data()); break;
+    case ElementType::kS8: fill(literal.data<int8_t>().data()); break;
+    case ElementType::kU8: fill(literal.data<uint8_t>().data()); break;
+    case ElementType::kS16: fill(literal.data<int16_t>().data()); break;
+    case ElementType::kU16: fill(literal.data<uint16_t>().data()); break;
     default: ADD_FAILURE() << "no small integers of " << shape.ToString();
   }
   return literal;
@@ -88,17 +95,20 @@ Literal Indices(const std::vector<int64_t>& dims, const std::vector<int32_t>& va
 // Runs `text` (operand, indices, updates as parameters 0, 1, 2) on the
 // interpreter and as the atomic scatter's IR: the same bytes. The
 // launches are the copy over the output and a thread per update.
-void ExpectInterpretersResult(const std::string& text, const Literal& indices, uint32_t seed = 1) {
+// `make_values(shape)` gives the operand, then the updates.
+using MakeValues = std::function<Literal(const Shape&)>;
+
+void ExpectInterpretersResultOn(const std::string& text, const Literal& indices,
+                                const MakeValues& make_values) {
   SCOPED_TRACE(text);
   std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
   const Instruction& scatter = *module->entry()->root();
   ASSERT_TRUE(cuda::RunsAsAtomicScatter(*module->entry()));
-  std::mt19937 random(seed);
   std::vector<Literal> inputs;
-  inputs.push_back(SmallIntegers(scatter.operand(0)->shape, random));
+  inputs.push_back(make_values(scatter.operand(0)->shape));
   inputs.push_back(indices);
-  inputs.push_back(SmallIntegers(scatter.operand(2)->shape, random));
+  inputs.push_back(make_values(scatter.operand(2)->shape));
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> interpreter, CreateBackend("interpreter"));
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> expected,
                             testing::ExecuteLeaves(*interpreter, *module, inputs));
@@ -113,21 +123,32 @@ void ExpectInterpretersResult(const std::string& text, const Literal& indices, u
   EXPECT_GE(kernel.launches[1].grid.invocations(), scatter.operand(2)->shape.element_count());
   const auto want = expected[0].raw();
   ASSERT_EQ(got.size(), want.size());
-  size_t differing = 0;
-  for (size_t byte = 0; byte < want.size(); ++byte) differing += got[byte] != want[byte];
-  EXPECT_EQ(differing, 0u) << differing << " of " << want.size() << " bytes differ from the interpreter's";
+  size_t differing = 0, first = want.size();
+  for (size_t byte = 0; byte < want.size(); ++byte) {
+    if (got[byte] == want[byte]) continue;
+    ++differing;
+    first = std::min(first, byte);
+  }
+  EXPECT_EQ(differing, 0u) << differing << " of " << want.size()
+                           << " bytes differ from the interpreter's, the first at byte " << first << ": "
+                           << int{got[first]} << " for " << int{want[first]};
+}
+
+void ExpectInterpretersResult(const std::string& text, const Literal& indices, uint32_t seed = 1) {
+  std::mt19937 random(seed);
+  ExpectInterpretersResultOn(text, indices, [&](const Shape& shape) { return SmallIntegers(shape, random); });
 }
 
 // Rows of updates added into rows of the operand, as jnp's x.at[i].add(u)
 // exports it: negative indices wrapped in the kernel, then any index out
 // of [0, rows) skipped.
-std::string RowScatter(const std::string& type, const std::string& combine, int64_t rows, int64_t updates,
-                       int64_t width) {
+std::string RowScatterWithRoot(const std::string& type, const std::string& root, int64_t rows,
+                               int64_t updates, int64_t width) {
   const std::string r = std::to_string(rows), n = std::to_string(updates), w = std::to_string(width);
   return "HloModule row_scatter\ncombine {\n  a = " + type + "[] parameter(0)\n  b = " + type +
-         "[] parameter(1)\n  ROOT c = " + type + "[] " + combine + "(a, b)\n}\nENTRY main {\n  x = " + type +
-         "[" + r + "," + w + "] parameter(0)\n  i = s32[" + n + "] parameter(1)\n  u = " + type + "[" + n +
-         "," + w + "] parameter(2)\n  zero = s32[] constant(0)\n  zeros = s32[" + n +
+         "[] parameter(1)\n  ROOT c = " + type + "[] " + root + "\n}\nENTRY main {\n  x = " + type + "[" + r +
+         "," + w + "] parameter(0)\n  i = s32[" + n + "] parameter(1)\n  u = " + type + "[" + n + "," + w +
+         "] parameter(2)\n  zero = s32[] constant(0)\n  zeros = s32[" + n +
          "] broadcast(zero), dimensions={}\n  negative = pred[" + n +
          "] compare(i, zeros), direction=LT\n  size = s32[] constant(" + r + ")\n  sizes = s32[" + n +
          "] broadcast(size), dimensions={}\n  wrapped = s32[" + n + "] add(i, sizes)\n  j = s32[" + n +
@@ -135,6 +156,11 @@ std::string RowScatter(const std::string& type, const std::string& combine, int6
          "," + w +
          "] scatter(x, k, u), update_window_dims={1}, inserted_window_dims={0}, "
          "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine\n}\n";
+}
+
+std::string RowScatter(const std::string& type, const std::string& combine, int64_t rows, int64_t updates,
+                       int64_t width) {
+  return RowScatterWithRoot(type, combine + "(a, b)", rows, updates, width);
 }
 
 // Row 3 four times, row 9 through -1, and 10, 57 and -11 (-1 after the
@@ -152,17 +178,136 @@ TEST(AtomicScatterIrTest, F32AddOverSeveralBlocks) {
   ExpectInterpretersResult(RowScatter("f32", "add", 20, 300, 3), Indices({300}, indices));
 }
 
+// The products through compare-and-swap (PTX has no atomic multiply).
 TEST(AtomicScatterIrTest, IntegerAndDoubleCombinersWithAtomicForms) {
   const struct {
     const char* type;
     const char* combine;
   } cases[] = {{"s32", "add"},     {"s32", "maximum"}, {"s32", "minimum"}, {"s32", "and"},
                {"u32", "minimum"}, {"u32", "maximum"}, {"u32", "or"},      {"s64", "xor"},
-               {"s64", "add"},     {"u64", "add"},     {"f64", "add"}};
+               {"s64", "add"},     {"u64", "add"},     {"f64", "add"},     {"s32", "multiply"},
+               {"u64", "multiply"}};
   uint32_t seed = 7;
   for (const auto& c : cases) {
     SCOPED_TRACE(std::string(c.type) + " " + c.combine);
     ExpectInterpretersResult(RowScatter(c.type, c.combine, 10, 12, 4), Indices({12}, kRowIndices), seed++);
+  }
+}
+
+// Elements of 8 and 16 bits are swapped in the 32-bit word around them:
+// elements 0 to 3 (one word of u8, two of u16) each take 16 updates in
+// turn, so every swap has neighbours that other updates change, and a
+// swap that does not keep their bits loses those updates.
+TEST(AtomicScatterIrTest, NarrowIntegersKeepTheirNeighboursInTheWord) {
+  std::vector<int32_t> indices;
+  for (int32_t k = 0; k < 64; ++k) indices.push_back(k % 4);
+  indices.insert(indices.end(), {5, -2, 8, -9, 7, 5});  // -2 is 6; 8 and -9 (-1) do not fit
+  const int64_t count = static_cast<int64_t>(indices.size());
+  uint32_t seed = 11;
+  for (const char* type : {"s8", "u8", "s16", "u16"}) {
+    for (const char* combine : {"add", "multiply", "minimum", "maximum", "and", "or", "xor"}) {
+      SCOPED_TRACE(std::string(type) + " " + combine);
+      // 8 elements: whole words, so no swap reaches past the buffer.
+      ExpectInterpretersResult(RowScatter(type, combine, 8, count, 1), Indices({count}, indices), seed++);
+    }
+  }
+}
+
+// Bit patterns of `type`: small numbers that add exactly, both zeros,
+// and with `special` the infinities and NaNs of three payloads.
+std::vector<uint64_t> FloatPool(ElementType type, bool special) {
+  const double numbers[] = {0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 1.5, -1.5, 2.0, -2.0};
+  std::vector<uint64_t> pool;
+  for (double number : numbers) {
+    switch (type) {
+      case ElementType::kF64: pool.push_back(std::bit_cast<uint64_t>(number)); break;
+      case ElementType::kF32: pool.push_back(std::bit_cast<uint32_t>(static_cast<float>(number))); break;
+      // f16 and bf16 of these numbers are the top bits of their f32 or
+      // f64 pattern.
+      case ElementType::kBF16:
+        pool.push_back(std::bit_cast<uint32_t>(static_cast<float>(number)) >> 16);
+        break;
+      case ElementType::kF16: {
+        const uint64_t bits = std::bit_cast<uint64_t>(number);
+        const uint64_t exponent = (bits >> 52) & 0x7ff;
+        const uint64_t half_exponent = exponent == 0 ? 0 : exponent - 1023 + 15;
+        pool.push_back(((bits >> 48) & 0x8000) | (half_exponent << 10) | ((bits >> 42) & 0x3ff));
+        break;
+      }
+      default: ADD_FAILURE() << "no float pool of " << ElementTypeName(type);
+    }
+  }
+  if (!special) return pool;
+  switch (type) {
+    case ElementType::kF64:
+      pool.insert(pool.end(), {0x7ff0000000000000, 0xfff0000000000000, 0x7ff8000000000000, 0x7ff8000000000001,
+                               0xfff8000000000002});
+      break;
+    case ElementType::kF32:
+      pool.insert(pool.end(), {0x7f800000, 0xff800000, 0x7fc00000, 0x7fc00001, 0xffc00002});
+      break;
+    // Kiln's bf16 stores make every NaN sign | 0x7fc0 (element_ir.cc), the
+    // operand's copy too, so only the sign tells its NaNs apart.
+    case ElementType::kBF16: pool.insert(pool.end(), {0x7f80, 0xff80, 0x7fc0, 0xffc0}); break;
+    case ElementType::kF16: pool.insert(pool.end(), {0x7c00, 0xfc00, 0x7e00, 0x7e01, 0xfe02}); break;
+    default: break;
+  }
+  return pool;
+}
+
+// A literal of `shape` whose elements are drawn from `pool` (bit patterns).
+Literal FromPool(const Shape& shape, const std::vector<uint64_t>& pool, std::mt19937& random) {
+  Literal literal(shape);
+  const auto width = static_cast<size_t>(ByteWidth(shape.element_type()));
+  std::span<uint8_t> bytes = literal.raw();
+  for (size_t at = 0; at + width <= bytes.size(); at += width) {
+    const uint64_t bits = pool[random() % pool.size()];
+    std::memcpy(&bytes[at], &bits, width);  // little-endian: the low bytes
+  }
+  return literal;
+}
+
+const std::vector<int32_t> kCrowdedIndices = {0, 1, 2, 3, 1, 0, 3, 2, 0, 0, 1, 1, 2, 2, 3, 3, 7, 6, 5,
+                                              4, 0, 3, 1, 2, 9, 0, 1, 2, 3, 4, 5, 6, 7, 0, 1, 2, 3, -1};
+
+// Float minimum and maximum through compare-and-swap, with NaNs of
+// several payloads, infinities and both zeros among the operand and the
+// updates: a step keeps a NaN element, else takes a NaN update, and on a
+// tie (+0 against -0) takes the update, as the interpreter's step does,
+// whichever way round the combiner names its parameters. f16 and bf16
+// elements share words with their neighbours.
+TEST(AtomicScatterIrTest, FloatMinimumAndMaximumPropagateNaNAndOrderZerosAsTheInterpreter) {
+  const int64_t count = static_cast<int64_t>(kCrowdedIndices.size());
+  uint32_t seed = 3;
+  for (ElementType type : {ElementType::kF32, ElementType::kF64, ElementType::kF16, ElementType::kBF16}) {
+    const std::vector<uint64_t> pool = FloatPool(type, /*special=*/true);
+    for (const char* root : {"maximum(a, b)", "maximum(b, a)", "minimum(a, b)", "minimum(b, a)"}) {
+      for (int draw = 0; draw < 4; ++draw) {
+        SCOPED_TRACE(std::string(ElementTypeName(type)) + " " + root + " draw " + std::to_string(draw));
+        std::mt19937 random(seed++);
+        ExpectInterpretersResultOn(RowScatterWithRoot(std::string(ElementTypeName(type)), root, 8, count, 1),
+                                   Indices({count}, kCrowdedIndices),
+                                   [&](const Shape& shape) { return FromPool(shape, pool, random); });
+      }
+    }
+  }
+}
+
+// f16 and bf16 sums through compare-and-swap, each step computed in f32
+// and rounded once: small multiples of 1/2 with both zeros, so every
+// order of the additions gives the same bits.
+TEST(AtomicScatterIrTest, HalfAndBfloat16AddsRoundEachStep) {
+  const int64_t count = static_cast<int64_t>(kCrowdedIndices.size());
+  uint32_t seed = 5;
+  for (ElementType type : {ElementType::kF16, ElementType::kBF16}) {
+    const std::vector<uint64_t> pool = FloatPool(type, /*special=*/false);
+    for (const char* root : {"add(a, b)", "add(b, a)"}) {
+      SCOPED_TRACE(std::string(ElementTypeName(type)) + " " + root);
+      std::mt19937 random(seed++);
+      ExpectInterpretersResultOn(RowScatterWithRoot(std::string(ElementTypeName(type)), root, 8, count, 2),
+                                 Indices({count}, kCrowdedIndices),
+                                 [&](const Shape& shape) { return FromPool(shape, pool, random); });
+    }
   }
 }
 
@@ -185,14 +330,14 @@ ENTRY main {
   ExpectInterpretersResult(text, Indices({7, 2}, {0, 0, 0, 0, 4, 2, 5, 0, 1, 3, -1, 0, 2, 1}));
 }
 
-// Combiners whose result depends on the order of duplicates, or that
-// have no atomic instruction here, keep the serial kernel.
+// Combiners that are not commutative, float products (the order of
+// duplicates decides where they overflow) and pred keep the serial kernel.
 TEST(AtomicScatterIrTest, OtherCombinersHaveNoAtomicForm) {
   const struct {
     const char* type;
     const char* root;
-  } cases[] = {{"f32", "maximum(a, b)"},  {"f32", "multiply(a, b)"}, {"s32", "multiply(a, b)"},
-               {"s32", "subtract(a, b)"}, {"f16", "add(a, b)"},      {"s8", "add(a, b)"},
+  } cases[] = {{"f32", "multiply(a, b)"}, {"f64", "multiply(b, a)"}, {"f16", "multiply(a, b)"},
+               {"s32", "subtract(a, b)"}, {"s8", "subtract(a, b)"},  {"f16", "divide(a, b)"},
                {"s32", "add(a, a)"},      {"pred", "or(a, b)"}};
   for (const auto& c : cases) {
     const std::string type = c.type;

@@ -390,20 +390,13 @@ TEST(PtxExportTest, LongSortIsBitonicPassesOverSharedMemoryTiles) {
 // (atomic_scatter_emitter.h): the copy, a thread per output element, then
 // a thread per update element adding with atom/red.add.f32. A multiply
 // has no atomic form and keeps the serial kernel: one thread, no launches.
-std::string ScatterRows(const char* combine) {
-  return std::string(R"(HloModule scatter_rows
-combine {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT c = f32[] )") +
-         combine + R"((a, b)
-}
-ENTRY main {
-  x = f32[1000,16] parameter(0)
-  i = s32[5000,1] parameter(1)
-  u = f32[5000,16] parameter(2)
-  ROOT s = f32[1000,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine
-})";
+std::string ScatterRows(const std::string& combine, const std::string& type = "f32") {
+  return "HloModule scatter_rows\ncombine {\n  a = " + type + "[] parameter(0)\n  b = " + type +
+         "[] parameter(1)\n  ROOT c = " + type + "[] " + combine + "(a, b)\n}\nENTRY main {\n  x = " + type +
+         "[1000,16] parameter(0)\n  i = s32[5000,1] parameter(1)\n  u = " + type +
+         "[5000,16] parameter(2)\n  ROOT s = " + type +
+         "[1000,16] scatter(x, i, u), update_window_dims={1}, inserted_window_dims={0}, "
+         "scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=combine\n}\n";
 }
 
 TEST(PtxExportTest, ScatterAddIsAThreadPerUpdateWithAtomicAdds) {
@@ -424,6 +417,29 @@ TEST(PtxExportTest, ScatterAddIsAThreadPerUpdateWithAtomicAdds) {
   ASSERT_EQ(product.kernels.size(), 1u) << product.ptx;
   EXPECT_TRUE(product.kernels[0].launches.empty());
   EXPECT_EQ(product.kernels[0].parallel_extent, 1);
+}
+
+// Combiners with no atomic instruction (float minimum and maximum, f16
+// sums, 8/16-bit integers, integer products) run the same two launches,
+// each update thread swapping the 32- or 64-bit word that holds its
+// element in a compare-and-swap loop (atomic_scatter_compare_swap.h).
+TEST(PtxExportTest, ScattersWithoutAnAtomicInstructionSwapWords) {
+  const struct {
+    const char* type;
+    const char* combine;
+    const char* swap;
+  } cases[] = {{"f32", "maximum", ".cas.b32"},  {"f64", "minimum", ".cas.b64"},
+               {"f16", "add", ".cas.b32"},      {"bf16", "maximum", ".cas.b32"},
+               {"u8", "add", ".cas.b32"},       {"s16", "minimum", ".cas.b32"},
+               {"s64", "multiply", ".cas.b64"}, {"u32", "multiply", ".cas.b32"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::string(c.type) + " " + c.combine);
+    KILN_ASSERT_OK_AND_ASSIGN(PtxExport exported, Export(ScatterRows(c.combine, c.type).c_str()));
+    ASSERT_EQ(exported.kernels.size(), 1u) << exported.ptx;
+    ASSERT_EQ(exported.kernels[0].launches.size(), 2u);
+    EXPECT_EQ(exported.kernels[0].launches[1].parameters[0], 5000 * 16);
+    EXPECT_NE(exported.ptx.find(c.swap), std::string::npos) << exported.ptx;
+  }
 }
 
 TEST(PtxExportTest, RngIsAKernelTakingAKey) {
