@@ -46,6 +46,23 @@ double TrigSeriesTerm(int n, int k) {
   return (k % 2 ? -1.0 : 1.0) / f;
 }
 
+// a b - p exactly, for p = a b rounded (Veltkamp's split into halves of 12
+// bits, Dekker's product), where 4097 a and 4097 b are finite and nothing
+// underflows: the rounding error of a quotient q = a / b is (a - q b) / b
+// to within an ulp of itself, which is how these functions undo what a
+// division lost (Vulkan lets it be 2.5 ulps off; lavapipe's is exact).
+constexpr const char* kF32ProductError = R"(float k_fproduct_error(float a, float b, float p) {
+  precise float a_split = 4097.0 * a;
+  precise float a_hi = a_split - (a_split - a);
+  precise float a_lo = a - a_hi;
+  precise float b_split = 4097.0 * b;
+  precise float b_hi = b_split - (b_split - b);
+  precise float b_lo = b - b_hi;
+  precise float e = ((a_hi * b_hi - p) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
+  return e;
+}
+)";
+
 const std::string& F32TrigLibrary() {
   static const std::string library = [] {
     // Taylor's series to x^9 (sine) and x^10 (cosine): on [-pi/4, pi/4]
@@ -161,23 +178,27 @@ const std::string& F32TrigLibrary() {
             "  precise float tail = r * z * (" +
             tan_poly +
             ") + e * (1.0 + z);\n  precise float t = r + tail;\n"
-            "  // -1 / (t + t_lo), t_lo what t's rounding left out: -1/t + t_lo / t^2.\n"
+            "  // -1 / (t + t_lo), t_lo what t's rounding left out: -1/t + t_lo / t^2, -1/t\n"
+            "  // as inverse + inverse_lo (what the division left out).\n"
             "  precise float t_lo = tail - (t - r);\n  float inverse = -1.0 / t;\n"
-            "  precise float cotangent = inverse + inverse * inverse * t_lo;\n"
+            "  float product = inverse * t;\n"
+            "  precise float inverse_lo = ((-1.0 - product) - k_fproduct_error(inverse, t, product)) / t;\n"
+            "  precise float cotangent = inverse + (inverse * inverse * t_lo + inverse_lo);\n"
             "  return k_fwith_sign_of((q & 1) == 0 ? t : cotangent, x);\n}\n";
     return text;
   }();
   return library;
 }
 
-// atan(n / d) for 0 <= n <= d: Vulkan bounds GLSL's atan only to 4096
-// ulps (lavapipe's was 2e-5 relative off for tiny quotients). Past 1/2 by
-// pi/4 + atan(u), u = (n - d) / (n + d), with n - d exact (Sterbenz), so
-// |u| <= 1/2 either way and Taylor's series to u^27 leaves out under 1.3e-10
-// of the result (u^29 / 29 over u); pi/4 in two parts, the small one added
-// first. Parts above 1e37 are scaled by 1/16 first, so that n + d stays
-// finite. Past tan(pi/8) instead (|u| <= 0.414, a shorter series), n - d
-// was rounded and atan2 2.01 ulps off.
+// atan(n / d) for 0 <= n <= d (n finite): Vulkan bounds GLSL's atan only
+// to 4096 ulps (lavapipe's was 2e-5 relative off for tiny quotients). Past
+// 1/2 by pi/4 + atan(u), u = (n - d) / (n + d), with n - d exact
+// (Sterbenz), so |u| <= 1/2 either way and Taylor's series to u^27 leaves
+// out under 1.3e-10 of the result (u^29 / 29 over u); the quotient's and
+// n + d's rounding errors are added back through atan's derivative; pi/4
+// in two parts, the small one added first. Past tan(pi/8) instead (a
+// shorter series), n - d was rounded and atan2 2.01 ulps off; without the
+// quotient's correction 1.47.
 const std::string& F32AtanLibrary() {
   static const std::string library = [] {
     std::string poly = TrigF(-1.0 / 27);
@@ -186,9 +207,21 @@ const std::string& F32AtanLibrary() {
     const auto pio4_hi = static_cast<float>(pio4);
     return "float k_fatan_series(float u) {\n  float z = u * u;\n  precise float a = u + u * z * (" + poly +
            ");\n  return a;\n}\n"
-           "float k_fatanq(float n, float d) {\n  if (!(n > 0.5 * d)) return k_fatan_series(n / d);\n"
-           "  if (d > 1.0e37) {\n    n *= 0.0625;\n    d *= 0.0625;\n  }\n"
-           "  precise float shifted = (k_fatan_series((n - d) / (n + d)) + " +
+           "float k_fatanq(float n, float d) {\n  if (isinf(d)) return 0.0;\n"
+           "  // Powers of two that keep 4097 d finite and n - q d normal.\n"
+           "  if (d > 1.0e30) {\n    n *= " +
+           TrigF(std::ldexp(1.0, -64)) + ";\n    d *= " + TrigF(std::ldexp(1.0, -64)) +
+           ";\n  } else if (d < 1.0e-18) {\n    n *= " + TrigF(std::ldexp(1.0, 64)) +
+           ";\n    d *= " + TrigF(std::ldexp(1.0, 64)) +
+           ";\n  }\n"
+           "  if (!(n > 0.5 * d)) {\n    float t = n / d;\n    float product = t * d;\n"
+           "    precise float t_lo = ((n - product) - k_fproduct_error(t, d, product)) / d;\n"
+           "    precise float a = k_fatan_series(t) + t_lo / (1.0 + t * t);\n    return a;\n  }\n"
+           "  float num = n - d;\n  precise float den = n + d;\n  precise float den_lo = (d - den) + n;\n"
+           "  float u = num / den;\n  float product = u * den;\n"
+           "  precise float u_lo = (((num - product) - k_fproduct_error(u, den, product)) - u * den_lo) / "
+           "den;\n"
+           "  precise float shifted = ((k_fatan_series(u) + u_lo / (1.0 + u * u)) + " +
            TrigF(pio4 - static_cast<double>(pio4_hi)) + ") + " + TrigF(pio4_hi) + ";\n  return shifted;\n}\n";
   }();
   return library;
@@ -200,10 +233,14 @@ void NeedTwoOverPiBits(GlslPrelude& prelude) {
   prelude.Helper("k_2opi", TwoOverPiArray("k_2opi", static_cast<int>(std::size(kTwoOverPiBits))));
 }
 
-void NeedF32Atan(GlslPrelude& prelude) { prelude.Helper("k_fatanq", F32AtanLibrary()); }
+void NeedF32Atan(GlslPrelude& prelude) {
+  prelude.Helper("k_fproduct_error", kF32ProductError);
+  prelude.Helper("k_fatanq", F32AtanLibrary());
+}
 
 void NeedF32Trig(GlslPrelude& prelude) {
   static const std::string library = TwoOverPiArray("k_f2opi", 8) + F32TrigLibrary();
+  prelude.Helper("k_fproduct_error", kF32ProductError);
   prelude.Helper("k_ftrig", library);
 }
 

@@ -6,10 +6,11 @@
 // every finite f32 (Payne and Hanek's method in integer arithmetic) and
 // evaluate polynomials on [-pi/4, pi/4] (Taylor's for sine and cosine, a
 // fitted one for tangent), so they are exact relative to the result near
-// 0. On lavapipe, over 372k arguments from 2^-40 to 2^127 and around
-// multiples of pi/2, sine and cosine were at most 0.77 ulps off the
-// correctly rounded result and tangent 1.19; atan2 (over k_fatanq) 1.47
-// over 200k pairs (tests/vulkan/f32_accuracy_test.cc).
+// 0; quotients are corrected for what the division left out (Vulkan lets
+// it be 2.5 ulps off). On lavapipe, over 372k arguments from 2^-40 to
+// 2^127 and around multiples of pi/2, sine and cosine were at most 0.77
+// ulps off the correctly rounded result and tangent 1.19; atan2 (over
+// k_fatanq) 1.11 over 200k pairs (tests/vulkan/f32_accuracy_test.cc).
 #pragma once
 
 #include "backends/vulkan/glsl_types.h"
@@ -25,8 +26,8 @@ void NeedTwoOverPiBits(GlslPrelude& prelude);
 // void k_fsincos(float x, out float s, out float c) to the prelude.
 void NeedF32Trig(GlslPrelude& prelude);
 
-// Adds float k_fatanq(float n, float d), atan(n / d) for 0 <= n <= d, to
-// the prelude.
+// Adds float k_fatanq(float n, float d), atan(n / d) for 0 <= n <= d (n
+// finite), to the prelude.
 void NeedF32Atan(GlslPrelude& prelude);
 
 }  // namespace kiln::vulkan
