@@ -81,7 +81,7 @@ double UlpsOff(float got, double want) {
   return std::fabs(static_cast<double>(got) - want) / ulp;
 }
 
-struct TrigCheck {
+struct F32FunctionCheck {
   const char* name;
   double (*reference)(double);
   double allowed_ulps;
@@ -103,9 +103,9 @@ TEST_F(VulkanF32Accuracy, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResul
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> results,
                             testing::ExecuteLeaves(*vulkan, *module, arguments));
   ASSERT_EQ(results.size(), 3u);
-  const TrigCheck checks[] = {{"sin", [](double v) { return std::sin(v); }, 2},
-                              {"cos", [](double v) { return std::cos(v); }, 2},
-                              {"tan", [](double v) { return std::tan(v); }, 2}};
+  const F32FunctionCheck checks[] = {{"sin", [](double v) { return std::sin(v); }, 2},
+                                     {"cos", [](double v) { return std::cos(v); }, 2},
+                                     {"tan", [](double v) { return std::tan(v); }, 2}};
   for (size_t f = 0; f < std::size(checks); ++f) {
     const std::span<const float> got = results[f].data<float>();
     double worst = 0;
@@ -233,8 +233,8 @@ TEST_F(VulkanF32Accuracy, ExpAndLogAreWithinAFewUlpsOfTheRoundedResult) {
   KILN_ASSERT_OK_AND_ASSIGN(std::vector<Literal> results,
                             testing::ExecuteLeaves(*vulkan, *module, arguments));
   ASSERT_EQ(results.size(), 2u);
-  const TrigCheck checks[] = {{"exp", [](double v) { return std::exp(v); }, 2},
-                              {"log", [](double v) { return std::log(v); }, 2}};
+  const F32FunctionCheck checks[] = {{"exp", [](double v) { return std::exp(v); }, 2},
+                                     {"log", [](double v) { return std::log(v); }, 2}};
   for (size_t f = 0; f < std::size(checks); ++f) {
     const std::vector<float>& x = f == 0 ? exp_x : log_x;
     const std::span<const float> got = results[f].data<float>();
