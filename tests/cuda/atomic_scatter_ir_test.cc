@@ -12,10 +12,12 @@
 #include <cstdint>
 #include <cstring>
 #include <functional>
+#include <latch>
 #include <memory>
 #include <random>
 #include <span>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -31,11 +33,24 @@
 namespace kiln {
 namespace {
 
+// Runs every `host_threads`-th block of `launch` from `first` on.
+Status RunScatterBlocks(const cuda_test::HostKernels& host, const KernelLaunch& launch,
+                        const std::vector<uint64_t>& arguments, int64_t first, int64_t host_threads) {
+  for (int64_t block = first; block < launch.grid.workgroups[0]; block += host_threads) {
+    KILN_RETURN_IF_ERROR(host.RunBlock("scatter", arguments, block,
+                                       static_cast<int>(launch.grid.workgroup_size[0]),
+                                       cuda_test::BlockThreads::kOneAfterAnother));
+  }
+  return OkStatus();
+}
+
 // The kernel of `module`'s entry computation, its launches run on
-// `inputs`; the output's bytes, and the kernel through `kernel`.
+// `inputs`; the output's bytes, and the kernel through `kernel`. A
+// launch's blocks are shared among `host_threads` host threads running at
+// once, so that their atomics race as a GPU's blocks do.
 StatusOr<std::vector<uint8_t>> RunAtomicScatterOnHost(const Module& module,
                                                       const std::vector<Literal>& inputs,
-                                                      cuda::PtxKernel* kernel) {
+                                                      cuda::PtxKernel* kernel, int64_t host_threads = 1) {
   auto context = std::make_unique<llvm::LLVMContext>();
   auto llvm_module = std::make_unique<llvm::Module>("atomic_scatter_host", *context);
   KILN_ASSIGN_OR_RETURN(*kernel, cuda::EmitAtomicScatterKernel(*llvm_module, *module.entry(), "scatter"));
@@ -53,11 +68,19 @@ StatusOr<std::vector<uint8_t>> RunAtomicScatterOnHost(const Module& module,
     for (std::vector<uint8_t>& buffer : buffers)
       arguments.push_back(reinterpret_cast<uint64_t>(buffer.data()));
     for (int64_t parameter : launch.parameters) arguments.push_back(static_cast<uint64_t>(parameter));
-    for (int64_t block = 0; block < launch.grid.workgroups[0]; ++block) {
-      KILN_RETURN_IF_ERROR(host->RunBlock("scatter", arguments, block,
-                                          static_cast<int>(launch.grid.workgroup_size[0]),
-                                          cuda_test::BlockThreads::kOneAfterAnother));
+    std::vector<Status> ran(static_cast<size_t>(host_threads), OkStatus());
+    std::vector<std::thread> threads;
+    std::latch started(host_threads);  // so that the threads' blocks overlap
+    for (int64_t first = 1; first < host_threads; ++first) {
+      threads.emplace_back([&, first] {
+        started.arrive_and_wait();
+        ran[static_cast<size_t>(first)] = RunScatterBlocks(*host, launch, arguments, first, host_threads);
+      });
     }
+    started.arrive_and_wait();
+    ran[0] = RunScatterBlocks(*host, launch, arguments, 0, host_threads);
+    for (std::thread& thread : threads) thread.join();
+    for (const Status& status : ran) KILN_RETURN_IF_ERROR(status);
   }
   return buffers.back();
 }
@@ -99,7 +122,7 @@ Literal Indices(const std::vector<int64_t>& dims, const std::vector<int32_t>& va
 using MakeValues = std::function<Literal(const Shape&)>;
 
 void ExpectInterpretersResultOn(const std::string& text, const Literal& indices,
-                                const MakeValues& make_values) {
+                                const MakeValues& make_values, int64_t host_threads = 1) {
   SCOPED_TRACE(text);
   std::unique_ptr<Module> module = testing::ParseHloOrFail(text);
   ASSERT_NE(module, nullptr);
@@ -114,7 +137,8 @@ void ExpectInterpretersResultOn(const std::string& text, const Literal& indices,
                             testing::ExecuteLeaves(*interpreter, *module, inputs));
   ASSERT_EQ(expected.size(), 1u);
   cuda::PtxKernel kernel;
-  KILN_ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> got, RunAtomicScatterOnHost(*module, inputs, &kernel));
+  KILN_ASSERT_OK_AND_ASSIGN(std::vector<uint8_t> got,
+                            RunAtomicScatterOnHost(*module, inputs, &kernel, host_threads));
   ASSERT_EQ(kernel.launches.size(), 2u);
   EXPECT_EQ(kernel.launches[0].parameters,
             (std::vector<int64_t>{scatter.shape.element_count(), cuda::kAtomicScatterCopyMode}));
@@ -209,6 +233,27 @@ TEST(AtomicScatterIrTest, NarrowIntegersKeepTheirNeighboursInTheWord) {
       SCOPED_TRACE(std::string(type) + " " + combine);
       // 8 elements: whole words, so no swap reaches past the buffer.
       ExpectInterpretersResult(RowScatter(type, combine, 8, count, 1), Indices({count}, indices), seed++);
+    }
+  }
+}
+
+// The update launch's 256 blocks run on four host threads at once, every
+// update on one of elements 0 to 3 (one word of u8, two of 16 bits), so
+// swaps of one word race for real, some fail and are redone with what
+// the word then holds: no update of an element or of its neighbours is
+// lost.
+TEST(AtomicScatterIrTest, RacingBlocksLoseNoUpdateInASharedWord) {
+  std::vector<int32_t> indices(256 * 256);
+  for (size_t k = 0; k < indices.size(); ++k) indices[k] = static_cast<int32_t>(k % 4);
+  const auto count = static_cast<int64_t>(indices.size());
+  uint32_t seed = 17;
+  for (const char* type : {"u8", "s8", "s16", "u16"}) {
+    for (const char* combine : {"add", "xor"}) {
+      SCOPED_TRACE(std::string(type) + " " + combine);
+      std::mt19937 random(seed++);
+      ExpectInterpretersResultOn(
+          RowScatter(type, combine, 8, count, 1), Indices({count}, indices),
+          [&](const Shape& shape) { return SmallIntegers(shape, random); }, /*host_threads=*/4);
     }
   }
 }
