@@ -227,7 +227,10 @@ ENTRY main {
 // operand, then a thread per update element adds it, each launch given its
 // extent and mode after the buffers; a multiply keeps the serial kernel,
 // one launch of one block. The fake's log is the same as for the sorts.
-using ScatterLaunches = SortLaunches;
+class ScatterLaunches : public SortLaunches {
+ protected:
+  void ExpectCopyThenThreadPerUpdate(const char* combiner);
+};
 
 std::string ScatterModule(const char* combiner) {
   return std::string(
@@ -240,9 +243,9 @@ std::string ScatterModule(const char* combiner) {
          "to_apply=combine\n}\n";
 }
 
-TEST_F(ScatterLaunches, AddIsACopyThenAThreadPerUpdate) {
+void ScatterLaunches::ExpectCopyThenThreadPerUpdate(const char* combiner) {
   int waits = -1;
-  const std::vector<LoggedLaunch> launches = Run(ScatterModule("add"), &waits);
+  const std::vector<LoggedLaunch> launches = Run(ScatterModule(combiner), &waits);
   ASSERT_EQ(launches.size(), 2u);
   const size_t buffers = 4;  // operand, indices, updates, output
   const int64_t counts[2] = {1000 * 16, 5000 * 16};
@@ -260,6 +263,15 @@ TEST_F(ScatterLaunches, AddIsACopyThenAThreadPerUpdate) {
     EXPECT_LT(threads, static_cast<uint64_t>(counts[i]) + launch.block[0]);
   }
   EXPECT_EQ(waits, 1);
+}
+
+// A maximum (a compare-and-swap loop, atomic_scatter_compare_swap.h)
+// launches the same way as an add (atom.add).
+TEST_F(ScatterLaunches, AddAndMaximumAreACopyThenAThreadPerUpdate) {
+  for (const char* combiner : {"add", "maximum"}) {
+    SCOPED_TRACE(combiner);
+    ExpectCopyThenThreadPerUpdate(combiner);
+  }
 }
 
 TEST_F(ScatterLaunches, MultiplyIsTheSerialKernel) {
