@@ -82,6 +82,22 @@ $T k_exp_$N($T x) {
   return k_expr_$N(r, int(n));
 }
 )";
+// x = 2^e m with m in [sqrt(1/2), sqrt(2)), for a finite x > 0 given by
+// its bits (log and pow's common first step); a subnormal x is read as an
+// integer, exactly whether or not the device flushes subnormals.
+constexpr const char* kSplitExponent = R"(void k_split_exponent_$N(uint bits, out int e, out $T m) {
+  e = int(bits >> 23) - 127;
+  if (e == -127) {
+    bits = floatBitsToUint(float(bits & 0x7fffffu));
+    e = int(bits >> 23) - 127 - 149;
+  }
+  m = uintBitsToFloat((bits & 0x7fffffu) | 0x3f800000u);
+  if (m > 1.41421354) {
+    m *= 0.5;
+    e += 1;
+  }
+}
+)";
 // log x = e ln 2 + log(1 + f), x = 2^e (1 + f), 1 + f in [sqrt(1/2),
 // sqrt(2)); a subnormal x is read from its bits as an integer (exactly,
 // whether or not the device flushes). With s = f / (2 + f), log(1 + f) =
@@ -96,16 +112,9 @@ constexpr const char* kLog = R"($T k_log_$N($T x) {
   if ((bits & 0x7fffffffu) == 0u) return -$INF;
   if ((bits & 0x80000000u) != 0u) return $NAN;
   if (isinf(x)) return x;
-  int e = int(bits >> 23) - 127;
-  if (e == -127) {
-    bits = floatBitsToUint(float(bits & 0x7fffffu));
-    e = int(bits >> 23) - 127 - 149;
-  }
-  $T m = uintBitsToFloat((bits & 0x7fffffu) | 0x3f800000u);
-  if (m > 1.41421354) {
-    m *= 0.5;
-    e += 1;
-  }
+  int e;
+  $T m;
+  k_split_exponent_$N(bits, e, m);
   $T f = m - 1.0;
   $T s = f / (2.0 + f);
   $T z = s * s;
@@ -138,6 +147,12 @@ std::string ExpCall(GlslPrelude& prelude, ElementType type, const std::string& a
   return Call(prelude, "k_exp_$N", type, kExpF, args);
 }
 // expm1 after the exp it calls.
+// k_log_$N(args), with the helper it calls.
+std::string LogCall(GlslPrelude& prelude, ElementType type, const std::string& args) {
+  Call(prelude, "k_split_exponent_$N", type, kSplitExponent, "");
+  return Call(prelude, "k_log_$N", type, kLog, args);
+}
+
 std::string Expm1Call(GlslPrelude& prelude, ElementType type, const std::string& args) {
   ExpCall(prelude, type, "x");
   return Call(prelude, "k_expm1_$N", type, kExpm1, args);
@@ -220,28 +235,14 @@ constexpr const char* kPowPositive = R"(void k_two_sum_$N($T a, $T b, out $T s, 
 }
 void k_two_product_$N($T a, $T b, out $T p, out $T err) {
   precise $T product = a * b;
-  precise $T a_split = 4097.0 * a;
-  precise $T a_hi = a_split - (a_split - a);
-  precise $T a_lo = a - a_hi;
-  precise $T b_split = 4097.0 * b;
-  precise $T b_hi = b_split - (b_split - b);
-  precise $T b_lo = b - b_hi;
-  precise $T e = ((a_hi * b_hi - product) + a_hi * b_lo + a_lo * b_hi) + a_lo * b_lo;
   p = product;
-  err = e;
+  err = k_fproduct_error(a, b, product);
 }
 $T k_powpos_$N($T a, $T y) {
   uint bits = floatBitsToUint(a);
-  int e = int(bits >> 23) - 127;
-  if (e == -127) {
-    bits = floatBitsToUint(float(bits & 0x7fffffu));
-    e = int(bits >> 23) - 127 - 149;
-  }
-  $T m = uintBitsToFloat((bits & 0x7fffffu) | 0x3f800000u);
-  if (m > 1.41421354) {
-    m *= 0.5;
-    e += 1;
-  }
+  int e;
+  $T m;
+  k_split_exponent_$N(bits, e, m);
   $T f = m - 1.0;
   // s = f / (2 + f) and what its roundings left out, s_lo.
   precise $T d = 2.0 + f;
@@ -844,7 +845,7 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
     // i) = 0).
     Expm1Call(prelude, ElementType::kF32, "x");
     if (body.find("@G") != std::string::npos || body.find("@L") != std::string::npos)
-      Call(prelude, "k_log_$N", ElementType::kF32, kLog, "x");
+      LogCall(prelude, ElementType::kF32, "x");
     if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
     if (body.find("@A") != std::string::npos) {
       NeedF32Atan(prelude);
@@ -1044,11 +1045,9 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
   }
   switch (opcode) {
     case Opcode::kExp: return ExpCall(prelude, type, x);
-    case Opcode::kLog: return Call(prelude, "k_log_$N", type, kLog, x);
+    case Opcode::kLog: return LogCall(prelude, type, x);
     case Opcode::kExpm1: return Expm1Call(prelude, type, x);
-    case Opcode::kLog1p:
-      Call(prelude, "k_log_$N", type, kLog, "x");
-      return Call(prelude, "k_log1p_$N", type, kLog1p, x);
+    case Opcode::kLog1p: LogCall(prelude, type, "x"); return Call(prelude, "k_log1p_$N", type, kLog1p, x);
     case Opcode::kLogistic: return "(1.0 / (1.0 + " + ExpCall(prelude, type, "-" + x) + "))";
     case Opcode::kSin:
     case Opcode::kCos:
@@ -1176,6 +1175,8 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
   switch (opcode) {
     case Opcode::kPower:
       ExpCall(prelude, type, "x");
+      Call(prelude, "k_split_exponent_$N", type, kSplitExponent, "");
+      NeedF32ProductError(prelude);
       Call(prelude, "k_powpos_$N", type, kPowPositive, "a, y");
       return Call(prelude, "k_pow_$N", type, kPowF, args);
     case Opcode::kAtan2: NeedF32Atan(prelude); return Call(prelude, "k_atan2_$N", type, kAtan2, args);

@@ -233,14 +233,16 @@ void NeedTwoOverPiBits(GlslPrelude& prelude) {
   prelude.Helper("k_2opi", TwoOverPiArray("k_2opi", static_cast<int>(std::size(kTwoOverPiBits))));
 }
 
+void NeedF32ProductError(GlslPrelude& prelude) { prelude.Helper("k_fproduct_error", kF32ProductError); }
+
 void NeedF32Atan(GlslPrelude& prelude) {
-  prelude.Helper("k_fproduct_error", kF32ProductError);
+  NeedF32ProductError(prelude);
   prelude.Helper("k_fatanq", F32AtanLibrary());
 }
 
 void NeedF32Trig(GlslPrelude& prelude) {
   static const std::string library = TwoOverPiArray("k_f2opi", 8) + F32TrigLibrary();
-  prelude.Helper("k_fproduct_error", kF32ProductError);
+  NeedF32ProductError(prelude);
   prelude.Helper("k_ftrig", library);
 }
 

@@ -26,6 +26,11 @@ void NeedTwoOverPiBits(GlslPrelude& prelude);
 // void k_fsincos(float x, out float s, out float c) to the prelude.
 void NeedF32Trig(GlslPrelude& prelude);
 
+// Adds float k_fproduct_error(float a, float b, float p): a b - p exactly
+// for p = a b rounded (Dekker's product), where nothing overflows or
+// underflows.
+void NeedF32ProductError(GlslPrelude& prelude);
+
 // Adds float k_fatanq(float n, float d), atan(n / d) for 0 <= n <= d (n
 // finite), to the prelude.
 void NeedF32Atan(GlslPrelude& prelude);
