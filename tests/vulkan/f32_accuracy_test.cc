@@ -87,6 +87,25 @@ struct F32FunctionCheck {
   double allowed_ulps;
 };
 
+// Prints the worst of `got` (the function of `x`, element by element)
+// against the reference rounded, and expects it within the allowance.
+void ExpectWithinUlps(const F32FunctionCheck& check, std::span<const float> x, std::span<const float> got) {
+  double worst = 0;
+  size_t worst_at = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    const double off = UlpsOff(got[i], check.reference(static_cast<double>(x[i])));
+    if (off > worst) {
+      worst = off;
+      worst_at = i;
+    }
+  }
+  const double want = check.reference(static_cast<double>(x[worst_at]));
+  std::printf("%s: at most %.3f ulps off (x = %.9g: %.9g, want %.9g) over %zu arguments\n", check.name, worst,
+              static_cast<double>(x[worst_at]), static_cast<double>(got[worst_at]), want, x.size());
+  EXPECT_LE(worst, check.allowed_ulps)
+      << check.name << "(" << x[worst_at] << ") = " << got[worst_at] << ", want " << want;
+}
+
 class VulkanF32Accuracy : public ValidationCheckedTest<> {};
 
 TEST_F(VulkanF32Accuracy, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResult) {
@@ -108,21 +127,7 @@ TEST_F(VulkanF32Accuracy, SineCosineAndTangentAreWithinAFewUlpsOfTheRoundedResul
                                      {"tan", [](double v) { return std::tan(v); }, 2}};
   for (size_t f = 0; f < std::size(checks); ++f) {
     const std::span<const float> got = results[f].data<float>();
-    double worst = 0;
-    size_t worst_at = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-      const double off = UlpsOff(got[i], checks[f].reference(static_cast<double>(x[i])));
-      if (off > worst) {
-        worst = off;
-        worst_at = i;
-      }
-    }
-    std::printf("%s: at most %.3f ulps off (x = %.9g: %.9g, want %.9g) over %zu arguments\n", checks[f].name,
-                worst, static_cast<double>(x[worst_at]), static_cast<double>(got[worst_at]),
-                checks[f].reference(static_cast<double>(x[worst_at])), x.size());
-    EXPECT_LE(worst, checks[f].allowed_ulps)
-        << checks[f].name << "(" << x[worst_at] << ") = " << got[worst_at] << ", want "
-        << checks[f].reference(static_cast<double>(x[worst_at]));
+    ExpectWithinUlps(checks[f], x, got);
     // Signed zeros: sin(-0) = tan(-0) = -0.
     if (f != 1) {
       EXPECT_TRUE(std::signbit(got[1])) << checks[f].name << "(-0)";
@@ -243,21 +248,7 @@ TEST_F(VulkanF32Accuracy, ExpLogAndSqrtAreWithinAFewUlpsOfTheRoundedResult) {
   for (size_t f = 0; f < std::size(checks); ++f) {
     const std::vector<float>& x = f == 0 ? exp_x : log_x;
     const std::span<const float> got = results[f].data<float>();
-    double worst = 0;
-    size_t worst_at = 0;
-    for (size_t i = 0; i < x.size(); ++i) {
-      const double off = UlpsOff(got[i], checks[f].reference(static_cast<double>(x[i])));
-      if (off > worst) {
-        worst = off;
-        worst_at = i;
-      }
-    }
-    std::printf("%s: at most %.3f ulps off (x = %.9g: %.9g, want %.9g) over %zu arguments\n", checks[f].name,
-                worst, static_cast<double>(x[worst_at]), static_cast<double>(got[worst_at]),
-                checks[f].reference(static_cast<double>(x[worst_at])), x.size());
-    EXPECT_LE(worst, checks[f].allowed_ulps)
-        << checks[f].name << "(" << x[worst_at] << ") = " << got[worst_at] << ", want "
-        << checks[f].reference(static_cast<double>(x[worst_at]));
+    ExpectWithinUlps(checks[f], x, got);
   }
 }
 
