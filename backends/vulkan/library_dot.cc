@@ -40,6 +40,9 @@ std::vector<uint32_t> DotPlan::specialization() const {
   std::vector<uint32_t> constants = tiles.specialization();
   constants.push_back(lhs_along_k ? 1 : 0);
   constants.push_back(rhs_along_n ? 1 : 0);
+  for (uint32_t word : {shape.m, shape.n, shape.k, shape.lhs_m_stride, shape.lhs_k_stride, shape.rhs_n_stride,
+                        shape.rhs_k_stride})
+    constants.push_back(word);
   return constants;
 }
 

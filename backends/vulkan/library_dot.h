@@ -41,6 +41,8 @@ struct DotPlan {
   bool rhs_along_n = true;
   DotShape shape;
   int64_t groups = 0;  // tiles of M x tiles of N x batch
+  // The tiles (0-5), the two load orders (6, 7), then the shape's m, n, k
+  // and four strides (8-14): a pipeline per dot shape.
   std::vector<uint32_t> specialization() const;
   // Loop iterations one invocation runs per tile it takes (lavapipe's
   // limit), the shader's [[unroll]] loops unrolled.

@@ -209,20 +209,24 @@ TEST(GlslEmitterTest, LargeF32DotsRunTheLibraryDot) {
     std::string body;
     int64_t groups;               // batch x 64-row tiles x 64-column tiles
     std::vector<uint32_t> along;  // specialization constants 6 and 7
+    std::vector<uint32_t> shape;  // 8-14: m, n, k, lhs m and k strides, rhs n and k strides
   };
   const Case cases[] = {
       {"a = f32[70,45] parameter(0)\nb = f32[45,100] parameter(1)\n"
        "ROOT d = f32[70,100] dot(a, b), lhs_contracting_dims={1}, rhs_contracting_dims={0}",
        2 * 2,
-       {1, 1}},
+       {1, 1},
+       {70, 100, 45, 45, 1, 1, 100}},
       {"a = f32[45,64] parameter(0)\nb = f32[128,45] parameter(1)\n"
        "ROOT d = f32[64,128] dot(a, b), lhs_contracting_dims={0}, rhs_contracting_dims={1}",
        1 * 2,
-       {0, 0}},
+       {0, 0},
+       {64, 128, 45, 1, 64, 45, 1}},
       {"a = f32[40,3,33] parameter(0)\nb = f32[3,33,66] parameter(1)\nROOT d = f32[3,40,66] dot(a, b), "
        "lhs_batch_dims={1}, lhs_contracting_dims={2}, rhs_batch_dims={0}, rhs_contracting_dims={1}",
        3 * 1 * 2,
-       {1, 1}},
+       {1, 1},
+       {40, 66, 33, 99, 1, 1, 66}},
   };
   for (const Case& c : cases) {
     StatusOr<std::unique_ptr<Module>> module = ParseHloModule(EmitterTestModule(c.body));
@@ -233,9 +237,12 @@ TEST(GlslEmitterTest, LargeF32DotsRunTheLibraryDot) {
     EXPECT_EQ(kernel->shader, LibraryShader::kTiledDot) << c.body;
     ASSERT_EQ(kernel->description.launches.size(), 1u);
     EXPECT_EQ(kernel->description.launches[0].grid.workgroups[0], c.groups) << c.body;
-    ASSERT_EQ(kernel->specialization.size(), 7u);
-    EXPECT_EQ(std::vector<uint32_t>(kernel->specialization.begin() + 5, kernel->specialization.end()),
+    ASSERT_EQ(kernel->specialization.size(), 14u);
+    EXPECT_EQ(std::vector<uint32_t>(kernel->specialization.begin() + 5, kernel->specialization.begin() + 7),
               c.along)
+        << c.body;
+    EXPECT_EQ(std::vector<uint32_t>(kernel->specialization.begin() + 7, kernel->specialization.end()),
+              c.shape)
         << c.body;
   }
 }

@@ -20,6 +20,18 @@ layout(constant_id = 5) const uint TN = 4;
 layout(constant_id = 6) const bool LHS_ALONG_K = true;
 layout(constant_id = 7) const bool RHS_ALONG_N = true;
 
+// The extents and strides again as specialization constants, so each dot
+// shape gets a pipeline whose compiler sees them as constants (folded
+// address arithmetic and bounds, as the shaders generated per dot had);
+// the push constants below carry them too, for the batch walk.
+layout(constant_id = 8) const uint M = 1;
+layout(constant_id = 9) const uint N = 1;
+layout(constant_id = 10) const uint K = 1;
+layout(constant_id = 11) const uint LHS_M_STRIDE = 1;
+layout(constant_id = 12) const uint LHS_K_STRIDE = 1;
+layout(constant_id = 13) const uint RHS_N_STRIDE = 1;
+layout(constant_id = 14) const uint RHS_K_STRIDE = 1;
+
 // Batch dimensions in the output's order; unused ones have extent 1.
 #define MAX_BATCH 4
 layout(push_constant) uniform DotShape {
@@ -47,8 +59,8 @@ void main() {
   const uint t = gl_LocalInvocationID.x;
   const uint tn = t % (BN / TN);
   const uint tm = t / (BN / TN);
-  const uint tiles_m = (p.m + BM - 1) / BM;
-  const uint tiles_n = (p.n + BN - 1) / BN;
+  const uint tiles_m = (M + BM - 1) / BM;
+  const uint tiles_n = (N + BN - 1) / BN;
   const uint tiles = tiles_m * tiles_n * p.batch;
   // Every invocation of a group takes the same trips: the barriers are
   // reached uniformly.
@@ -67,7 +79,7 @@ void main() {
     }
     float acc[TM * TN];
     [[unroll]] for (uint i = 0; i < TM * TN; ++i) acc[i] = 0.0;
-    for (uint k0 = 0; k0 < p.k; k0 += BK) {
+    for (uint k0 = 0; k0 < K; k0 += BK) {
       [[unroll]] for (uint l = 0; l < A_LOADS; ++l) {
         const uint e = t + l * THREADS;
         if (e >= BM * BK) continue;
@@ -75,7 +87,7 @@ void main() {
         const uint mm = LHS_ALONG_K ? e / BK : e % BM;
         const uint m = m0 + mm, k = k0 + kk;
         a_tile[kk * (BM + 1) + mm] =
-            m < p.m && k < p.k ? lhs.d[lhs_base + m * p.lhs_m_stride + k * p.lhs_k_stride] : 0.0;
+            m < M && k < K ? lhs.d[lhs_base + m * LHS_M_STRIDE + k * LHS_K_STRIDE] : 0.0;
       }
       [[unroll]] for (uint l = 0; l < B_LOADS; ++l) {
         const uint e = t + l * THREADS;
@@ -84,7 +96,7 @@ void main() {
         const uint nn = RHS_ALONG_N ? e % BN : e / BK;
         const uint n = n0 + nn, k = k0 + kk;
         b_tile[kk * (BN + 1) + nn] =
-            n < p.n && k < p.k ? rhs.d[rhs_base + n * p.rhs_n_stride + k * p.rhs_k_stride] : 0.0;
+            n < N && k < K ? rhs.d[rhs_base + n * RHS_N_STRIDE + k * RHS_K_STRIDE] : 0.0;
       }
       barrier();
       // A contraction step past k adds products of zeros: the sum is
@@ -106,7 +118,7 @@ void main() {
       const uint m = m0 + tm + i * (BM / TM);
       [[unroll]] for (uint j = 0; j < TN; ++j) {
         const uint n = n0 + tn + j * (BN / TN);
-        if (m < p.m && n < p.n) result.d[(batch * p.m + m) * p.n + n] = acc[i * TN + j];
+        if (m < M && n < N) result.d[(batch * M + m) * N + n] = acc[i * TN + j];
       }
     }
   }
