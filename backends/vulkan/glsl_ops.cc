@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <utility>
-#include <vector>
 
+#include "backends/vulkan/glsl_f32_exp_log.h"
+#include "backends/vulkan/glsl_f64_library.h"
 #include "backends/vulkan/glsl_trig.h"
+#include "backends/vulkan/glsl_typed_helper.h"
 
 namespace kiln::vulkan {
 namespace {
@@ -15,159 +17,11 @@ bool Is64(ElementType type) { return type == ElementType::kS64 || type == Elemen
 bool IsDouble(ElementType type) { return type == ElementType::kF64 || type == ElementType::kC128; }
 bool IsRealFloat(ElementType type) { return IsFloating(type); }
 
-// Substitutes $T (value type), $U (unsigned type of the computation width),
-// $W (bit width of the element type), $Z/$ONE/$NEG1 (literals of $T),
-// $MIN (smallest value of a signed type), $N (name suffix).
-std::string Fill(std::string text, ElementType type) {
-  const bool wide = Is64(type);
-  const bool is_float = IsFloating(type) || IsComplex(type);
-  const std::string t = GlslValueType(type);
-  const std::string u = wide ? "uint64_t" : "uint";
-  std::string min = "0";
-  if (IsSignedIntegral(type)) min = wide ? "(-9223372036854775807l - 1l)" : "(-2147483647 - 1)";
-  const std::pair<const char*, std::string> substitutions[] = {
-      {"$T", t},
-      {"$U", u},
-      {"$W", std::to_string(BitWidth(type))},
-      {"$Z", is_float ? FloatLiteral(type, 0.0) : ZeroValue(type)},
-      {"$ONE", is_float ? FloatLiteral(type, 1.0) : OneValue(type)},
-      {"$NEG1",
-       IsSignedIntegral(type) ? IntLiteral(type, -1) : (wide ? "0xfffffffffffffffful" : "0xffffffffu")},
-      {"$MIN", min},
-      {"$NAN",
-       is_float ? FloatLiteral(type == ElementType::kF64 ? type : ElementType::kF32, std::nan("")) : "0"},
-      {"$INF", is_float ? FloatLiteral(type == ElementType::kF64 ? type : ElementType::kF32, INFINITY) : "0"},
-      {"$N", Name(type)},
-      {"$R", GlslValueType(ComplexComponentType(type))},
-  };
-  for (const auto& [key, value] : substitutions) {
-    for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + value.size()))
-      text.replace(at, std::string(key).size(), value);
-  }
-  return text;
-}
-
-std::string Call(GlslPrelude& prelude, const std::string& name, ElementType type, const std::string& body,
-                 const std::string& args) {
-  const std::string full = Fill(name, type);
-  prelude.Helper(full, Fill(body, type));
-  return full + "(" + args + ")";
-}
-
 Status NotDefined(Opcode opcode, ElementType type) {
   return Unimplemented(OpcodeName(opcode), " is not defined for element type ", Name(type));
 }
 
-// exp and log, Kiln's own: Vulkan bounds GLSL's exp only to 3 + 2|x| ulps
-// and log to 2^-21 absolute in [0.5, 2] (log(1 + 1e-4) may be 0.5% off).
-// exp(x) = exp(r) 2^n, x = n ln 2 + r, |r| <= ln 2 / 2: ln 2 in two parts,
-// the first of 16 bits, so that n times it (|n| <= 150) and x less that are
-// exact; Taylor's series to r^8 (the next term is under 2e-10 of the
-// result); 2^n as two products with normal powers of two (their bits), so
-// a subnormal result is rounded once (GLSL's ldexp may flush it; lavapipe's
-// exp gave exp(-100) = 0, not 3.8e-44). k_expr(r, k) is exp(r) 2^k.
-constexpr const char* kExpF = R"($T k_expr_$N($T r, int k) {
-  $T p = 1.0 + r * (1.0 + r * (0.5 + r * (0.166666672 + r * (0.0416666679 + r * (0.00833333377 +
-         r * (0.00138888892 + r * (1.98412701e-4 + r * 2.48015876e-5)))))));
-  int half_k = k / 2;
-  precise $T scaled = p * uintBitsToFloat(uint(half_k + 127) << 23);
-  return scaled * uintBitsToFloat(uint(k - half_k + 127) << 23);
-}
-$T k_exp_$N($T x) {
-  if (isnan(x)) return x;
-  if (x > 88.7228317) return $INF;
-  if (x < -104.0) return $Z;
-  $T n = roundEven(x * 1.44269502);
-  precise $T r = (x - n * 0.693145752) - n * 1.42860677e-6;
-  return k_expr_$N(r, int(n));
-}
-)";
-// x = 2^e m with m in [sqrt(1/2), sqrt(2)), for a finite x > 0 given by
-// its bits (log and pow's common first step); a subnormal x is read as an
-// integer, exactly whether or not the device flushes subnormals.
-constexpr const char* kSplitExponent = R"(void k_split_exponent_$N(uint bits, out int e, out $T m) {
-  e = int(bits >> 23) - 127;
-  if (e == -127) {
-    bits = floatBitsToUint(float(bits & 0x7fffffu));
-    e = int(bits >> 23) - 127 - 149;
-  }
-  m = uintBitsToFloat((bits & 0x7fffffu) | 0x3f800000u);
-  if (m > 1.41421354) {
-    m *= 0.5;
-    e += 1;
-  }
-}
-)";
-// log x = e ln 2 + log(1 + f), x = 2^e (1 + f), 1 + f in [sqrt(1/2),
-// sqrt(2)); a subnormal x is read from its bits as an integer (exactly,
-// whether or not the device flushes). With s = f / (2 + f), log(1 + f) =
-// 2 atanh(s) = f - (f^2/2 - s (f^2/2 + R)), R = 2s^2/3 + 2s^4/5 + ... (to
-// s^10; |s| <= 0.172, the next term is under 5e-11 of the result): s's
-// rounding touches only the small term. C's answers for 0, negatives and
-// infinities; zero is told by its bits (a flushing device's subnormal
-// compares equal to 0).
-constexpr const char* kLog = R"($T k_log_$N($T x) {
-  uint bits = floatBitsToUint(x);
-  if (isnan(x)) return x;
-  if ((bits & 0x7fffffffu) == 0u) return -$INF;
-  if ((bits & 0x80000000u) != 0u) return $NAN;
-  if (isinf(x)) return x;
-  int e;
-  $T m;
-  k_split_exponent_$N(bits, e, m);
-  $T f = m - 1.0;
-  $T s = f / (2.0 + f);
-  $T z = s * s;
-  $T big_r = z * (0.666666687 + z * (0.400000006 + z * (0.285714298 + z * (0.222222224 + z * 0.181818187))));
-  $T half_f2 = 0.5 * f * f;
-  $T de = $T(e);
-  precise $T small = s * (half_f2 + big_r) + de * 1.42860677e-6;
-  precise $T result = de * 0.693145752 - ((half_f2 - small) - f);
-  return result;
-}
-)";
 constexpr const char* kSqrt = "$T k_sqrt_$N($T x) { return x < $Z ? $NAN : sqrt(x); }\n";
-// expm1 and log1p by their series near 0, where exp(x) - 1 and log(1 + x)
-// lose x's digits: GLSL's exp and log are not exact enough near 1 (lavapipe's
-// err by about 1e-7 absolute) for the usual (u - 1) x / log(u) correction.
-// Taylor's series below 1/2; log1p as 2 atanh(s), s = x / (2 + x) (|s| <
-// 1/7), below 1/4, and x itself below 2^-24 (x^2 / 2 is under half an ulp
-// of x there), where x / (2 + x) would round a subnormal x first
-// (log1p(1.4e-45) gave 0).
-constexpr const char* kExpm1 = R"($T k_expm1_$N($T x) {
-  if (abs(x) < 0.5) {
-    return x * (1.0 + x * (0.5 + x * (0.16666667 + x * (0.041666668 + x * (0.0083333338 + x * (0.0013888889 +
-           x * (1.9841270e-4 + x * (2.4801587e-5 + x * 2.7557319e-6))))))));
-  }
-  $T u = k_exp_$N(x);
-  return isinf(u) ? u : u - $ONE;
-}
-)";
-std::string ExpCall(GlslPrelude& prelude, ElementType type, const std::string& args) {
-  return Call(prelude, "k_exp_$N", type, kExpF, args);
-}
-// expm1 after the exp it calls.
-// k_log_$N(args), with the helper it calls.
-std::string LogCall(GlslPrelude& prelude, ElementType type, const std::string& args) {
-  Call(prelude, "k_split_exponent_$N", type, kSplitExponent, "");
-  return Call(prelude, "k_log_$N", type, kLog, args);
-}
-
-std::string Expm1Call(GlslPrelude& prelude, ElementType type, const std::string& args) {
-  ExpCall(prelude, type, "x");
-  return Call(prelude, "k_expm1_$N", type, kExpm1, args);
-}
-constexpr const char* kLog1p = R"($T k_log1p_$N($T x) {
-  if (abs(x) < 5.9604645e-8) return x;
-  if (abs(x) < 0.25) {
-    $T s = x / (2.0 + x);
-    $T s2 = s * s;
-    return 2.0 * s * (1.0 + s2 * (0.33333334 + s2 * (0.2 + s2 * (0.14285715 + s2 * (0.11111111 +
-           s2 * 0.09090909)))));
-  }
-  return k_log_$N($ONE + x);
-}
-)";
 constexpr const char* kTanh = R"($T k_tanh_$N($T x) {
   $T a = abs(x);
   if (isnan(x) || a < 1e-4) return x;
@@ -217,83 +71,6 @@ constexpr const char* kErf = R"($T k_erf_$N($T x) {
   q = q * x2 - 7.37332916720468e-03;
   q = q * x2 - 1.42647390514189e-02;
   return clamp(c * p / q, -1.0, 1.0);
-}
-)";
-// pow(a, y) for finite a > 0 and y != 0 as exp(y log a), not GLSL's pow
-// (Vulkan's bound is exp2's of y log2(a), which grows with the result's
-// exponent: lavapipe's was 149 ulps off). log a as a pair hi + lo good to
-// about 2^-45 (kLog's terms summed with their rounding errors: Knuth's
-// TwoSum, f^2 by Veltkamp's split and Dekker's product), y times it as a
-// pair (the same product), and exp of the pair through k_expr. A subnormal
-// a is read from its bits as an integer, as in kLog.
-constexpr const char* kPowPositive = R"(void k_two_sum_$N($T a, $T b, out $T s, out $T err) {
-  precise $T sum = a + b;
-  precise $T b_part = sum - a;
-  precise $T e = (a - (sum - b_part)) + (b - b_part);
-  s = sum;
-  err = e;
-}
-void k_two_product_$N($T a, $T b, out $T p, out $T err) {
-  precise $T product = a * b;
-  p = product;
-  err = k_fproduct_error(a, b, product);
-}
-$T k_powpos_$N($T a, $T y) {
-  uint bits = floatBitsToUint(a);
-  int e;
-  $T m;
-  k_split_exponent_$N(bits, e, m);
-  $T f = m - 1.0;
-  // s = f / (2 + f) and what its roundings left out, s_lo.
-  precise $T d = 2.0 + f;
-  precise $T d_lo = (2.0 - d) + f;
-  $T s = f / d;
-  $T sd, sd_lo;
-  k_two_product_$N(s, d, sd, sd_lo);
-  precise $T s_lo = (((f - sd) - sd_lo) - s * d_lo) / d;
-  $T z = s * s;
-  $T big_r = z * (0.666666687 + z * (0.400000006 + z * (0.285714298 + z * (0.222222224 + z * 0.181818187))));
-  $T de = $T(e);
-  $T sq, sq_lo, t1, e1, t2, e2, tail, tail_lo;
-  k_two_product_$N(f, f, sq, sq_lo);
-  k_two_product_$N(s, 0.5 * sq + big_r, tail, tail_lo);
-  k_two_sum_$N(f, -0.5 * sq, t1, e1);
-  k_two_sum_$N(de * 0.693145752, t1, t2, e2);
-  $T t3, e3;
-  k_two_sum_$N(t2, tail, t3, e3);
-  precise $T small = ((e1 + e2) + e3 - 0.5 * sq_lo) +
-                     (((tail_lo + s_lo * (0.5 * sq + big_r)) + s * 0.5 * sq_lo) + de * 1.42860677e-6);
-  precise $T log_hi = t3 + small;
-  precise $T log_lo = small - (log_hi - t3);
-  $T p = y * log_hi;
-  if (p > 89.0) return $INF;
-  if (p < -104.0) return $Z;
-  $T p_lo;
-  k_two_product_$N(y, log_hi, p, p_lo);
-  $T n = roundEven(p * 1.44269502);
-  precise $T r = ((p - n * 0.693145752) - n * 1.42860677e-6) + (p_lo + y * log_lo);
-  return k_expr_$N(r, int(n));
-}
-)";
-// C's pow: defined for negative bases with integer exponents, 0 and inf bases.
-constexpr const char* kPowF = R"($T k_pow_$N($T x, $T y) {
-  if (y == $Z || x == $ONE) return $ONE;
-  if (isnan(x) || isnan(y)) return x + y;
-  $T ax = abs(x);
-  if (isinf(y)) {
-    if (ax == $ONE) return $ONE;
-    return ((ax > $ONE) == (y > $Z)) ? $INF : $Z;
-  }
-  bool y_int = floor(y) == y;
-  bool y_odd = y_int && abs(y) < 16777216.0 && mod(y, 2.0) == 1.0;
-  bool negative = (floatBitsToUint(x) & 0x80000000u) != 0u;
-  if (ax == $Z || isinf(x)) {
-    $T r = ((ax == $Z) == (y < $Z)) ? $INF : $Z;
-    return (negative && y_odd) ? -r : r;
-  }
-  if (negative && !y_int) return $NAN;
-  $T r = k_powpos_$N(ax, y);
-  return (negative && y_odd) ? -r : r;
 }
 )";
 // atan2 from k_fatanq (glsl_trig.h) of the smaller part over the larger,
@@ -374,221 +151,6 @@ constexpr const char* kSignF = "$T k_sign_$N($T x) { return (isnan(x) || x == $Z
 constexpr const char* kSignF32 =
     "$T k_sign_$N($T x) {\n  if (isnan(x) || (floatBitsToUint(x) & 0x7fffffffu) == 0u) return x;\n"
     "  return (floatBitsToUint(x) & 0x80000000u) != 0u ? -1.0 : 1.0;\n}\n";
-
-// Double-precision elementary functions (GLSL has none): range reduction
-// and polynomials in double arithmetic, straight-line code (no loops, which
-// lavapipe counts against its per-invocation limit). About 1e-15 relative
-// error for normal arguments; sin/cos/tan reduce exactly by pi/2 for
-// |x| < 2^20 pi/2 and lose accuracy beyond.
-std::string D(double value) { return FloatLiteral(ElementType::kF64, value); }
-
-// c[0] + v * (c[1] + v * (... c[n-1])).
-std::string Horner(const std::string& v, const std::vector<long double>& c) {
-  std::string text = D(static_cast<double>(c.back()));
-  for (size_t i = c.size() - 1; i-- > 0;)
-    text = D(static_cast<double>(c[i])) + " + " + v + " * (" + text + ")";
-  return text;
-}
-
-long double Factorial(int n) {
-  long double f = 1;
-  for (int i = 2; i <= n; ++i) f *= i;
-  return f;
-}
-
-const std::string& DoubleMathLibrary() {
-  static const std::string library = [] {
-    const double inf = INFINITY;
-    const std::string INF = D(inf), NAN_ = D(std::nan(""));
-    const std::string LN2HI = D(6.93147180369123816490e-01), LN2LO = D(1.90821492927058770002e-10);
-    const std::string LOG2E = D(1.44269504088896338700e+00);
-    const std::string PIO2_1 = D(1.57079632673412561417e+00), PIO2_2 = D(6.07710050630396597660e-11),
-                      PIO2_3 = D(2.02226624879595063154e-21);
-    const std::string PIO2 = D(1.57079632679489655800e+00), PIO2LO = D(6.12323399573676603587e-17);
-    const std::string PI = D(3.14159265358979311600e+00), PILO = D(1.22464679914735317723e-16);
-    const std::string PIO4 = D(7.85398163397448278999e-01);
-    const std::string TINY = D(2.2250738585072014e-308), TWO54 = D(18014398509481984.0);
-    std::vector<long double> exp_c, expm1_c, log_c, sin_c, cos_c, atan_c, erf_c;
-    for (int k = 0; k <= 13; ++k) exp_c.push_back(1 / Factorial(k));
-    for (int k = 0; k <= 16; ++k) expm1_c.push_back(1 / Factorial(k + 1));
-    for (int k = 0; k <= 11; ++k) log_c.push_back(1.0L / (2 * k + 1));
-    for (int k = 1; k <= 8; ++k) sin_c.push_back((k % 2 ? -1 : 1) / Factorial(2 * k + 1));
-    for (int k = 1; k <= 9; ++k) cos_c.push_back((k % 2 ? -1 : 1) / Factorial(2 * k));
-    for (int k = 0; k <= 12; ++k) atan_c.push_back((k % 2 ? -1.0L : 1.0L) / (2 * k + 1));
-    for (int k = 0; k <= 40; ++k) erf_c.push_back((k % 2 ? -1 : 1) / (Factorial(k) * (2 * k + 1)));
-    std::string text;
-    text += "double k_dscale(double x, int n) { return ldexp(ldexp(x, n / 2), n - n / 2); }\n";
-    text += "double k_dexp(double x) {\n  if (isnan(x)) return x;\n  if (x > 709.782712893384lf) return " +
-            INF + ";\n  if (x < -745.2lf) return 0.0lf;\n  double n = roundEven(x * " + LOG2E +
-            ");\n  precise double r = (x - n * " + LN2HI + ") - n * " + LN2LO + ";\n  return k_dscale(" +
-            Horner("r", exp_c) + ", int(n));\n}\n";
-    text +=
-        "double k_dexpm1(double x) {\n  if (isnan(x) || x == 0.0lf) return x;\n  if (x > 40.0lf) return "
-        "k_dexp(x);\n  if (x < -40.0lf) return -1.0lf;\n  if (abs(x) < 0.34657359027997264lf) return x * (" +
-        Horner("x", expm1_c) + ");\n  double n = roundEven(x * " + LOG2E +
-        ");\n  precise double r = (x - n * " + LN2HI + ") - n * " + LN2LO + ";\n  double q = r * (" +
-        Horner("r", expm1_c) +
-        ");\n  precise double one = k_dscale(1.0lf, int(n)) - 1.0lf;\n  precise double result = k_dscale(q, "
-        "int(n)) + one;\n  return result;\n}\n";
-    text +=
-        "double k_dlogx(double x, out double lo) {\n  int adjust = 0;\n  if (x < " + TINY +
-        ") { x *= " + TWO54 +
-        "; adjust = -54; }\n  int e;\n  double m = frexp(x, e);\n  if (m < 0.70710678118654752lf) { m *= "
-        "2.0lf; e -= 1; }\n  double de = double(e + adjust);\n  precise double f = (m - 1.0lf) / (m + "
-        "1.0lf);\n"
-        "  double f2 = f * f;\n  precise double a = de * " +
-        LN2HI + ";\n  precise double b = de * " + LN2LO + " + 2.0lf * f * (" + Horner("f2", log_c) +
-        ");\n  precise double hi = a + b;\n"
-        "  precise double big = abs(a) >= abs(b) ? a : b;\n  precise double small = abs(a) >= abs(b) ? b : "
-        "a;\n"
-        "  lo = (big - hi) + small;\n  return hi;\n}\n";
-    text +=
-        "double k_dlog(double x) {\n  if (isnan(x) || isinf(x) && x > 0.0lf) return x;\n  if (x < 0.0lf) "
-        "return " +
-        NAN_ + ";\n  if (x == 0.0lf) return -" + INF +
-        ";\n  double lo;\n  double hi = k_dlogx(x, lo);\n  return hi + lo;\n}\n";
-    text +=
-        "double k_dlog1p(double x) {\n  if (isnan(x) || isinf(x) && x > 0.0lf) return x;\n  if (x == -1.0lf) "
-        "return -" +
-        INF + ";\n  if (x < -1.0lf) return " + NAN_ +
-        ";\n  precise double u = 1.0lf + x;\n  if (u == 1.0lf) return x;\n  precise double d = u - 1.0lf;\n"
-        "  return k_dlog(u) * (x / d);\n}\n";
-    text += "double k_dlogistic(double x) { return 1.0lf / (1.0lf + k_dexp(-x)); }\n";
-    // x = n pi/2 + r, |r| <= pi/4; q = n mod 4. Below 1e6 by pi/2 in three
-    // parts (n times each is exact); beyond, from the bits of 2/pi that
-    // matter at x's exponent: x = M 2^E (M of 53 bits) times the 128 bits of
-    // 2/pi from bit E - 1 on gives x 2/pi mod 4 as the low 128 bits of the
-    // product over 2^126 (earlier bits add multiples of 4).
-    // k_2opi and k_2opi_word: NeedTwoOverPiBits (NeedDoubleMath adds them).
-    text +=
-        "void k_addw(inout uint a, inout uint b, inout uint c, inout uint d, uint lo, uint hi) {\n"
-        "  uint c1, c2, c3, c4;\n  a = uaddCarry(a, lo, c1);\n  b = uaddCarry(b, hi, c2);\n"
-        "  b = uaddCarry(b, c1, c3);\n  c = uaddCarry(c, c2 + c3, c4);\n  d += c4;\n}\n"
-        "double k_dreduce(double x, out int q) {\n  if (abs(x) < 1.0e6lf) {\n"
-        "    double n = roundEven(x * 6.36619772367581382433e-01lf);\n    precise double r = ((x - n * " +
-        PIO2_1 + ") - n * " + PIO2_2 + ") - n * " + PIO2_3 +
-        ";\n    q = int(n - 4.0lf * floor(n * 0.25lf));\n    return r;\n  }\n"
-        "  uvec2 bits = unpackDouble2x32(abs(x));\n  uint ml = bits.x;\n"
-        "  uint mh = (bits.y & 0xfffffu) | 0x100000u;\n  int e = int(bits.y >> 20) - 1075;\n"
-        "  int first = e + 62;\n  uint w0 = k_2opi_word(first, 0), w1 = k_2opi_word(first, 1);\n"
-        "  uint w2 = k_2opi_word(first, 2), w3 = k_2opi_word(first, 3);\n"
-        "  uint p0 = 0u, p1 = 0u, p2 = 0u, p3 = 0u, d0 = 0u, d1 = 0u, d2 = 0u, h, l;\n"
-        "  umulExtended(ml, w3, h, l); k_addw(p0, p1, p2, p3, l, h);\n"
-        "  umulExtended(ml, w2, h, l); k_addw(p1, p2, p3, d0, l, h);\n"
-        "  umulExtended(mh, w3, h, l); k_addw(p1, p2, p3, d0, l, h);\n"
-        "  umulExtended(ml, w1, h, l); k_addw(p2, p3, d1, d2, l, h);\n"
-        "  umulExtended(mh, w2, h, l); k_addw(p2, p3, d1, d2, l, h);\n"
-        "  p3 += ml * w0 + mh * w1;\n"
-        "  double top = double(p3) * 9.31322574615478515625e-10lf + double(p2) * "
-        "2.16840434497100886801e-19lf;\n"
-        "  double n = roundEven(top);\n  q = int(n) & 3;\n"
-        "  double f = ((double(p3) - n * 1073741824.0lf) * 4294967296.0lf + double(p2)) * "
-        "2.16840434497100886801e-19lf + double(p1) * 5.04870979341447555665e-29lf;\n"
-        "  double r = f * " +
-        PIO2 + " + f * " + PIO2LO +
-        ";\n  if (x < 0.0lf) {\n    r = -r;\n    q = (4 - q) & 3;\n  }\n  return r;\n}\n";
-    text += "double k_dsinr(double r) { double r2 = r * r; return r + r * r2 * (" + Horner("r2", sin_c) +
-            "); }\n";
-    text += "double k_dcosr(double r) { double r2 = r * r; return 1.0lf + r2 * (" + Horner("r2", cos_c) +
-            "); }\n";
-    text += "double k_dsin(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
-            ";\n  if (x == 0.0lf) return x;\n  int q;\n  double r = k_dreduce(x, q);\n  if (q == 0) return "
-            "k_dsinr(r);\n  if (q == 1) return "
-            "k_dcosr(r);\n  if (q == 2) return -k_dsinr(r);\n  return -k_dcosr(r);\n}\n";
-    text +=
-        "double k_dcos(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
-        ";\n  int q;\n  double r = k_dreduce(x, q);\n  if (q == 0) return k_dcosr(r);\n  if (q == 1) return "
-        "-k_dsinr(r);\n  if (q == 2) return -k_dcosr(r);\n  return k_dsinr(r);\n}\n";
-    // Both from one reduction: each reduction inlined is long code, which
-    // lavapipe's compiler takes seconds over.
-    text +=
-        "void k_dsincos(double x, out double s, out double c) {\n  if (isnan(x) || isinf(x)) {\n    s = " +
-        NAN_ +
-        ";\n    c = s;\n    return;\n  }\n  if (x == 0.0lf) {\n    s = x;\n    c = 1.0lf;\n    return;\n  }\n"
-        "  int q;\n  double r = k_dreduce(x, q);\n"
-        "  double sr = k_dsinr(r);\n  double cr = k_dcosr(r);\n  s = (q & 1) == 0 ? sr : cr;\n"
-        "  c = (q & 1) == 0 ? cr : sr;\n  if (q == 1 || q == 2) c = -c;\n  if (q >= 2) s = -s;\n}\n";
-    text += "double k_dtan(double x) {\n  if (isnan(x) || isinf(x)) return " + NAN_ +
-            ";\n  if (x == 0.0lf) return x;\n  int q;\n  double r = k_dreduce(x, q);\n  double s = "
-            "k_dsinr(r);\n  double c = k_dcosr(r);\n"
-            "  return (q & 1) == 0 ? s / c : -c / s;\n}\n";
-    text +=
-        "double k_dtanh(double x) {\n  if (isnan(x) || x == 0.0lf) return x;\n  double a = abs(x);\n"
-        "  if (a > 22.0lf) return sign(x);\n  double e = k_dexpm1(2.0lf * a);\n  double t = e / (e + "
-        "2.0lf);\n"
-        "  return x < 0.0lf ? -t : t;\n}\n";
-    text +=
-        "double k_dcbrt(double x) {\n  if (x == 0.0lf || isnan(x) || isinf(x)) return x;\n  double a = "
-        "abs(x);\n"
-        "  int adjust = 0;\n  if (a < " +
-        TINY + ") { a *= " + TWO54 +
-        "; adjust = -18; }\n  int e;\n  double m = frexp(a, e);\n  int e3 = e >= 0 ? e / 3 : -((2 - e) / "
-        "3);\n"
-        "  m = ldexp(m, e - 3 * e3);\n  double g = double(pow(float(m), 0.333333333f));\n"
-        "  g = g - (g * g * g - m) / (3.0lf * g * g);\n  g = g - (g * g * g - m) / (3.0lf * g * g);\n"
-        "  double r = ldexp(g, e3 + adjust);\n  return x < 0.0lf ? -r : r;\n}\n";
-    // erf: its Taylor series below 2, 1 - erfc by a continued fraction
-    // (40 terms) from 2 to 6, +-1 beyond.
-    std::string cf;
-    for (int k = 40; k >= 1; --k) cf += "  t = a + " + D(k / 2.0) + " / t;\n";
-    text +=
-        "double k_derf(double x) {\n  if (isnan(x) || x == 0.0lf) return x;\n  double a = abs(x);\n"
-        "  double r = 1.0lf;\n  if (a < 2.0lf) {\n    double a2 = a * a;\n    r = " +
-        D(1.12837916709551257390e+00) + " * a * (" + Horner("a2", erf_c) +
-        ");\n  } else if (a < 6.0lf) {\n  double t = a;\n" + cf + "  r = 1.0lf - k_dexp(-a * a) * " +
-        D(5.64189583547756286948e-01) + " / t;\n  }\n  return x < 0.0lf ? -r : r;\n}\n";
-    // atan on [-1, 1]: past tan(pi/8) by pi/4 + atan((a-1)/(a+1)), then
-    // halved (atan a = 2 atan(a / (1 + sqrt(1 + a^2)))) and its series.
-    text +=
-        "double k_datanu(double t) {\n  double a = abs(t);\n  double base = 0.0lf;\n"
-        "  if (a > 0.41421356237309503lf) { a = (a - 1.0lf) / (a + 1.0lf); base = " +
-        PIO4 +
-        "; }\n  double h = a / (1.0lf + sqrt(1.0lf + a * a));\n  double h2 = h * h;\n"
-        "  double r = base + 2.0lf * h * (" +
-        Horner("h2", atan_c) + ");\n  return t < 0.0lf ? -r : r;\n}\n";
-    text +=
-        "double k_datan2(double y, double x) {\n  if (isnan(x) || isnan(y)) return x + y;\n"
-        "  bool xneg = (unpackDouble2x32(x).y & 0x80000000u) != 0u;\n"
-        "  bool yneg = (unpackDouble2x32(y).y & 0x80000000u) != 0u;\n"
-        "  if (y == 0.0lf) return xneg ? (yneg ? -" +
-        PI + " : " + PI +
-        ") : y;\n"
-        "  if (x == 0.0lf) return yneg ? -" +
-        PIO2 + " : " + PIO2 +
-        ";\n"
-        "  if (isinf(x)) {\n    if (isinf(y)) return yneg ? (xneg ? -" +
-        D(2.35619449019234492885e+00) + " : -" + PIO4 + ") : (xneg ? " + D(2.35619449019234492885e+00) +
-        " : " + PIO4 + ");\n    if (xneg) return yneg ? -" + PI + " : " + PI +
-        ";\n    return y / x;\n  }\n  if (isinf(y)) return yneg ? -" + PIO2 + " : " + PIO2 +
-        ";\n  double ax = abs(x);\n  double ay = abs(y);\n  double r;\n  if (ay <= ax) {\n    r = "
-        "k_datanu(ay / ax);\n"
-        "  } else {\n    r = " +
-        PIO2 + " - (k_datanu(ax / ay) - " + PIO2LO + ");\n  }\n  if (xneg) r = " + PI + " - (r - " + PILO +
-        ");\n  return yneg ? -r : r;\n}\n";
-    text +=
-        "double k_dpow(double x, double y) {\n  if (y == 0.0lf || x == 1.0lf) return 1.0lf;\n"
-        "  if (isnan(x) || isnan(y)) return x + y;\n  double ax = abs(x);\n  if (isinf(y)) {\n"
-        "    if (ax == 1.0lf) return 1.0lf;\n    return ((ax > 1.0lf) == (y > 0.0lf)) ? " +
-        INF +
-        " : 0.0lf;\n  }\n  bool y_int = floor(y) == y;\n"
-        "  bool y_odd = y_int && abs(y) < 9007199254740992.0lf && mod(y, 2.0lf) == 1.0lf;\n"
-        "  bool negative = (unpackDouble2x32(x).y & 0x80000000u) != 0u;\n"
-        "  if (ax == 0.0lf || isinf(x)) {\n    double z = ((ax == 0.0lf) == (y < 0.0lf)) ? " +
-        INF + " : 0.0lf;\n    return (negative && y_odd) ? -z : z;\n  }\n  if (negative && !y_int) return " +
-        NAN_ +
-        ";\n  double lo;\n  double l = k_dlogx(ax, lo);\n  precise double t = y * l;\n  precise double err = "
-        "fma(y, l, -t) + y * lo;\n"
-        "  double r = k_dexp(t);\n  if (!isinf(r)) r = r + r * err;\n  return (negative && y_odd) ? -r : "
-        "r;\n}\n";
-    return text;
-  }();
-  return library;
-}
-
-void NeedDoubleMath(GlslPrelude& prelude) {
-  NeedTwoOverPiBits(prelude);
-  prelude.Helper("k_dmath", DoubleMathLibrary());
-}
 
 // Integer helpers. Narrow types compute in 32 bits and are wrapped after.
 constexpr const char* kDivS = R"($T k_div_$N($T a, $T b) {
@@ -838,18 +400,18 @@ constexpr const char* kCLog1p = R"($T k_clog1p_$N($T z) {
 std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementType type, std::string body,
                         const std::string& x) {
   const bool is_double = IsDouble(type);
-  if (is_double) NeedDoubleMath(prelude);
+  if (is_double) NeedF64Library(prelude);
   if (!is_double) {
     // The f32 helpers the body names; expm1 and exp always (k_exp_f32
     // keeps subnormal results, where GLSL's exp on lavapipe gave exp(-100 +
     // i) = 0).
-    Expm1Call(prelude, ElementType::kF32, "x");
+    F32Expm1Call(prelude, ElementType::kF32, "x");
     if (body.find("@G") != std::string::npos || body.find("@L") != std::string::npos)
-      LogCall(prelude, ElementType::kF32, "x");
-    if (body.find("@L") != std::string::npos) Call(prelude, "k_log1p_$N", ElementType::kF32, kLog1p, "x");
+      F32LogCall(prelude, ElementType::kF32, "x");
+    if (body.find("@L") != std::string::npos) F32Log1pCall(prelude, ElementType::kF32, "x");
     if (body.find("@A") != std::string::npos) {
       NeedF32Atan(prelude);
-      Call(prelude, "k_atan2_$N", ElementType::kF32, kAtan2, "y, x");
+      TypedHelperCall(prelude, "k_atan2_$N", ElementType::kF32, kAtan2, "y, x");
     }
     if (body.find("@P") != std::string::npos) NeedF32Trig(prelude);
   }
@@ -865,7 +427,7 @@ std::string ComplexCall(GlslPrelude& prelude, const std::string& name, ElementTy
     for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at))
       body.replace(at, 2, value);
   }
-  return Call(prelude, name, type, body, x);
+  return TypedHelperCall(prelude, name, type, body, x);
 }
 
 // log|z| and arg z through the real helpers: for c64 k_log_f32, which keeps
@@ -883,21 +445,22 @@ constexpr const char* kCSign =
     "$T k_csign_$N($T z) { $R m = k_cabs_$N(z); return m == $R(0) ? z : z / m; }\n";
 
 std::string CAbs(ElementType type, const std::string& x, GlslPrelude& prelude) {
-  return Call(prelude, "k_cabs_$N", type, kCAbs, x);
+  return TypedHelperCall(prelude, "k_cabs_$N", type, kCAbs, x);
 }
 
 // Whether the component's sign bit is set (-0 and -NaN included).
 void NeedComplexSignBit(ElementType type, GlslPrelude& prelude) {
-  Call(prelude, "k_csignbit_$N", type,
-       IsDouble(type) ? "bool k_csignbit_$N($R s) { return (unpackDouble2x32(s).y & 0x80000000u) != 0u; }\n"
+  TypedHelperCall(prelude, "k_csignbit_$N", type,
+                  IsDouble(type)
+                      ? "bool k_csignbit_$N($R s) { return (unpackDouble2x32(s).y & 0x80000000u) != 0u; }\n"
                       : "bool k_csignbit_$N($R s) { return (floatBitsToUint(s) & 0x80000000u) != 0u; }\n",
-       "s");
+                  "s");
 }
 
 std::string CSqrt(ElementType type, const std::string& x, GlslPrelude& prelude) {
   CAbs(type, "z", prelude);
   NeedComplexSignBit(type, prelude);
-  return Call(prelude, "k_csqrt_$N", type, kCSqrt, x);
+  return TypedHelperCall(prelude, "k_csqrt_$N", type, kCSqrt, x);
 }
 
 // 1 / sqrt(z); 1 / 0 is (inf, NaN), as C's complex division has it.
@@ -922,7 +485,7 @@ constexpr const char* kCPow = R"($T k_cpow_$N($T z, $T w) {
 )";
 
 std::string CDiv(ElementType type, const std::string& a, const std::string& b, GlslPrelude& prelude) {
-  return Call(prelude, "k_cdiv_$N", type, kCDiv, a + ", " + b);
+  return TypedHelperCall(prelude, "k_cdiv_$N", type, kCDiv, a + ", " + b);
 }
 
 std::string CExp(ElementType type, const std::string& x, GlslPrelude& prelude) {
@@ -935,14 +498,16 @@ StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::s
     case Opcode::kCopy: return x;
     case Opcode::kNegate: return "(-" + x + ")";
     case Opcode::kAbs: return CAbs(type, x, prelude);
-    case Opcode::kSign: CAbs(type, "z", prelude); return Call(prelude, "k_csign_$N", type, kCSign, x);
+    case Opcode::kSign:
+      CAbs(type, "z", prelude);
+      return TypedHelperCall(prelude, "k_csign_$N", type, kCSign, x);
     case Opcode::kExp: return CExp(type, x, prelude);
     case Opcode::kExpm1: return ComplexCall(prelude, "k_cexpm1_$N", type, kCExpm1, x);
     case Opcode::kSqrt: return CSqrt(type, x, prelude);
     case Opcode::kRsqrt:
       CSqrt(type, "z", prelude);
-      Call(prelude, "k_cdiv_$N", type, kCDiv, "a, b");
-      return Call(prelude, "k_crsqrt_$N", type, kCRsqrt, x);
+      TypedHelperCall(prelude, "k_cdiv_$N", type, kCDiv, "a, b");
+      return TypedHelperCall(prelude, "k_crsqrt_$N", type, kCRsqrt, x);
     case Opcode::kLog1p:
       CAbs(type, "z", prelude);
       return ComplexCall(prelude, "k_clog1p_$N", type, kCLog1p, x);
@@ -961,7 +526,7 @@ StatusOr<std::string> ComplexUnary(Opcode opcode, ElementType type, const std::s
       if (opcode == Opcode::kCos) return ComplexCall(prelude, "k_ccos_$N", type, kCCos, x);
       if (opcode == Opcode::kTanh) return ComplexCall(prelude, "k_ctanh_$N", type, kCTanh, x);
       ComplexCall(prelude, "k_ctanh_$N", type, kCTanh, "z");
-      return Call(prelude, "k_ctan_$N", type, kCTan, x);
+      return TypedHelperCall(prelude, "k_ctan_$N", type, kCTan, x);
     default:
       return Unimplemented(OpcodeName(opcode), " of ", Name(type),
                            " is not done yet by the Vulkan code generator");
@@ -996,10 +561,11 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
         return t + "(bitCount(uint(" + x + ") & " + Mask(type) + "))";
       case Opcode::kClz:
         if (Is64(type)) {
-          return Call(prelude, "k_clz_$N", type,
-                      "$T k_clz_$N($T a) { uint hi = uint(uint64_t(a) >> 32); uint lo = uint(uint64_t(a)); "
-                      "return $T(hi != 0u ? 31 - findMSB(hi) : 63 - findMSB(lo)); }\n",
-                      x);
+          return TypedHelperCall(
+              prelude, "k_clz_$N", type,
+              "$T k_clz_$N($T a) { uint hi = uint(uint64_t(a) >> 32); uint lo = uint(uint64_t(a)); "
+              "return $T(hi != 0u ? 31 - findMSB(hi) : 63 - findMSB(lo)); }\n",
+              x);
         }
         return t + "(" + std::to_string(BitWidth(type) - 1) + " - findMSB(uint(" + x + ") & " + Mask(type) +
                "))";
@@ -1011,16 +577,17 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
   switch (opcode) {
     case Opcode::kNegate: return "(-" + x + ")";
     case Opcode::kAbs: return "abs(" + x + ")";
-    case Opcode::kSign: return Call(prelude, "k_sign_$N", type, is_double ? kSignF : kSignF32, x);
+    case Opcode::kSign: return TypedHelperCall(prelude, "k_sign_$N", type, is_double ? kSignF : kSignF32, x);
     case Opcode::kFloor: return "floor(" + x + ")";
     case Opcode::kCeil: return "ceil(" + x + ")";
-    case Opcode::kRoundNearestAfz: return Call(prelude, "k_round_afz_$N", type, kRoundAfz, x);
+    case Opcode::kRoundNearestAfz: return TypedHelperCall(prelude, "k_round_afz_$N", type, kRoundAfz, x);
     case Opcode::kRoundNearestEven:
-      Call(prelude, "k_signbit_$N", type, kSignBit, "x");
-      return Call(prelude, "k_round_even_$N", type, kRoundEven, x);
-    case Opcode::kSqrt: return Call(prelude, "k_sqrt_$N", type, kSqrt, x);
+      TypedHelperCall(prelude, "k_signbit_$N", type, kSignBit, "x");
+      return TypedHelperCall(prelude, "k_round_even_$N", type, kRoundEven, x);
+    case Opcode::kSqrt: return TypedHelperCall(prelude, "k_sqrt_$N", type, kSqrt, x);
     case Opcode::kRsqrt:
-      return "(" + FloatLiteral(type, 1.0) + " / " + Call(prelude, "k_sqrt_$N", type, kSqrt, x) + ")";
+      return "(" + FloatLiteral(type, 1.0) + " / " + TypedHelperCall(prelude, "k_sqrt_$N", type, kSqrt, x) +
+             ")";
     default: break;
   }
   // The rest have no double-precision GLSL built-ins: Kiln's own.
@@ -1040,15 +607,15 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
       case Opcode::kErf: name = "k_derf"; break;
       default: return NotDefined(opcode, type);
     }
-    NeedDoubleMath(prelude);
+    NeedF64Library(prelude);
     return std::string(name) + "(" + x + ")";
   }
   switch (opcode) {
-    case Opcode::kExp: return ExpCall(prelude, type, x);
-    case Opcode::kLog: return LogCall(prelude, type, x);
-    case Opcode::kExpm1: return Expm1Call(prelude, type, x);
-    case Opcode::kLog1p: LogCall(prelude, type, "x"); return Call(prelude, "k_log1p_$N", type, kLog1p, x);
-    case Opcode::kLogistic: return "(1.0 / (1.0 + " + ExpCall(prelude, type, "-" + x) + "))";
+    case Opcode::kExp: return F32ExpCall(prelude, type, x);
+    case Opcode::kLog: return F32LogCall(prelude, type, x);
+    case Opcode::kExpm1: return F32Expm1Call(prelude, type, x);
+    case Opcode::kLog1p: return F32Log1pCall(prelude, type, x);
+    case Opcode::kLogistic: return "(1.0 / (1.0 + " + F32ExpCall(prelude, type, "-" + x) + "))";
     case Opcode::kSin:
     case Opcode::kCos:
     case Opcode::kTan:
@@ -1058,9 +625,11 @@ StatusOr<std::string> UnaryOpExpr(Opcode opcode, ElementType type, const std::st
                          : opcode == Opcode::kCos ? "k_fcos("
                                                   : "k_ftan(") +
              x + ")";
-    case Opcode::kTanh: Expm1Call(prelude, type, "x"); return Call(prelude, "k_tanh_$N", type, kTanh, x);
-    case Opcode::kCbrt: return Call(prelude, "k_cbrt_$N", type, kCbrt, x);
-    case Opcode::kErf: return Call(prelude, "k_erf_$N", type, kErf, x);
+    case Opcode::kTanh:
+      F32Expm1Call(prelude, type, "x");
+      return TypedHelperCall(prelude, "k_tanh_$N", type, kTanh, x);
+    case Opcode::kCbrt: return TypedHelperCall(prelude, "k_cbrt_$N", type, kCbrt, x);
+    case Opcode::kErf: return TypedHelperCall(prelude, "k_erf_$N", type, kErf, x);
     default: return NotDefined(opcode, type);
   }
 }
@@ -1087,14 +656,14 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
     switch (opcode) {
       case Opcode::kAdd: return "(" + a + " + " + b + ")";
       case Opcode::kSubtract: return "(" + a + " - " + b + ")";
-      case Opcode::kMultiply: return Call(prelude, "k_cmul_$N", type, kCMul, args);
-      case Opcode::kDivide: return Call(prelude, "k_cdiv_$N", type, kCDiv, args);
+      case Opcode::kMultiply: return TypedHelperCall(prelude, "k_cmul_$N", type, kCMul, args);
+      case Opcode::kDivide: return TypedHelperCall(prelude, "k_cdiv_$N", type, kCDiv, args);
       case Opcode::kPower: {
         // Defines k_clog and k_cexp, which k_cpow calls.
         KILN_RETURN_IF_ERROR(ComplexUnary(Opcode::kLog, type, "z", prelude).status());
         KILN_RETURN_IF_ERROR(ComplexUnary(Opcode::kExp, type, "z", prelude).status());
-        Call(prelude, "k_cmul_$N", type, kCMul, "a, b");
-        return Call(prelude, "k_cpow_$N", type, kCPow, args);
+        TypedHelperCall(prelude, "k_cmul_$N", type, kCMul, "a, b");
+        return TypedHelperCall(prelude, "k_cpow_$N", type, kCPow, args);
       }
       case Opcode::kMaximum:
       case Opcode::kMinimum:
@@ -1120,35 +689,37 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
       case Opcode::kAdd: return "(" + a + " + " + b + ")";
       case Opcode::kSubtract: return "(" + a + " - " + b + ")";
       case Opcode::kMultiply: return "(" + a + " * " + b + ")";
-      case Opcode::kDivide: return Call(prelude, "k_div_$N", type, is_signed ? kDivS : kDivU, args);
-      case Opcode::kRemainder: return Call(prelude, "k_rem_$N", type, is_signed ? kRemS : kRemU, args);
+      case Opcode::kDivide:
+        return TypedHelperCall(prelude, "k_div_$N", type, is_signed ? kDivS : kDivU, args);
+      case Opcode::kRemainder:
+        return TypedHelperCall(prelude, "k_rem_$N", type, is_signed ? kRemS : kRemU, args);
       case Opcode::kMaximum: return "max(" + args + ")";
       case Opcode::kMinimum: return "min(" + args + ")";
-      case Opcode::kPower: return Call(prelude, "k_pow_$N", type, kPowI, args);
+      case Opcode::kPower: return TypedHelperCall(prelude, "k_pow_$N", type, kPowI, args);
       case Opcode::kAnd: return "(" + a + " & " + b + ")";
       case Opcode::kOr: return "(" + a + " | " + b + ")";
       case Opcode::kXor: return "(" + a + " ^ " + b + ")";
       // Amounts are read as unsigned of the element's width; past the width
       // everything is shifted out (C and GLSL leave that undefined).
       case Opcode::kShiftLeft:
-        return Call(
+        return TypedHelperCall(
             prelude, "k_shl_$N", type,
             "$T k_shl_$N($T a, $T b) { return ($U(b) & " + Mask(type) + ") >= $W ? $Z : a << int(b); }\n",
             args);
       case Opcode::kShiftRightLogical:
-        return Call(prelude, "k_shrl_$N", type,
-                    "$T k_shrl_$N($T a, $T b) { return ($U(b) & " + Mask(type) +
-                        ") >= $W ? $Z : $T(($U(a) & " + Mask(type) + ") >> int(b)); }\n",
-                    args);
+        return TypedHelperCall(prelude, "k_shrl_$N", type,
+                               "$T k_shrl_$N($T a, $T b) { return ($U(b) & " + Mask(type) +
+                                   ") >= $W ? $Z : $T(($U(a) & " + Mask(type) + ") >> int(b)); }\n",
+                               args);
       case Opcode::kShiftRightArithmetic: {
         // Sign-extend the element's own width first (an unsigned u8 0x80 is negative here).
         const std::string s = Is64(type) ? "int64_t" : "int";
         const std::string extend =
             BitWidth(type) < 32 ? "bitfieldExtract(int(a), 0, " + width + ")" : s + "(a)";
-        return Call(prelude, "k_shra_$N", type,
-                    "$T k_shra_$N($T a, $T b) { " + s + " v = " + extend + "; int n = ($U(b) & " +
-                        Mask(type) + ") >= $W ? $W - 1 : int(b); return $T(v >> n); }\n",
-                    args);
+        return TypedHelperCall(prelude, "k_shra_$N", type,
+                               "$T k_shra_$N($T a, $T b) { " + s + " v = " + extend + "; int n = ($U(b) & " +
+                                   Mask(type) + ") >= $W ? $W - 1 : int(b); return $T(v >> n); }\n",
+                               args);
       }
       default: return NotDefined(opcode, type);
     }
@@ -1159,27 +730,24 @@ StatusOr<std::string> BinaryOpExpr(Opcode opcode, ElementType type, const std::s
     case Opcode::kSubtract: return "(" + a + " - " + b + ")";
     case Opcode::kMultiply: return "(" + a + " * " + b + ")";
     case Opcode::kDivide: return "(" + a + " / " + b + ")";
-    case Opcode::kMaximum: return Call(prelude, "k_max_$N", type, kMaxF, args);
-    case Opcode::kMinimum: return Call(prelude, "k_min_$N", type, kMinF, args);
+    case Opcode::kMaximum: return TypedHelperCall(prelude, "k_max_$N", type, kMaxF, args);
+    case Opcode::kMinimum: return TypedHelperCall(prelude, "k_min_$N", type, kMinF, args);
     case Opcode::kRemainder:
-      Call(prelude, "k_signbit_$N", type, kSignBit, "x");
-      return Call(prelude, "k_fmod_$N", type, kFmod, args);
+      TypedHelperCall(prelude, "k_signbit_$N", type, kSignBit, "x");
+      return TypedHelperCall(prelude, "k_fmod_$N", type, kFmod, args);
     default: break;
   }
   if (IsDouble(type)) {
-    NeedDoubleMath(prelude);
+    NeedF64Library(prelude);
     if (opcode == Opcode::kPower) return "k_dpow(" + args + ")";
     if (opcode == Opcode::kAtan2) return "k_datan2(" + args + ")";
     return NotDefined(opcode, type);
   }
   switch (opcode) {
-    case Opcode::kPower:
-      ExpCall(prelude, type, "x");
-      Call(prelude, "k_split_exponent_$N", type, kSplitExponent, "");
-      NeedF32ProductError(prelude);
-      Call(prelude, "k_powpos_$N", type, kPowPositive, "a, y");
-      return Call(prelude, "k_pow_$N", type, kPowF, args);
-    case Opcode::kAtan2: NeedF32Atan(prelude); return Call(prelude, "k_atan2_$N", type, kAtan2, args);
+    case Opcode::kPower: return F32PowCall(prelude, type, args);
+    case Opcode::kAtan2:
+      NeedF32Atan(prelude);
+      return TypedHelperCall(prelude, "k_atan2_$N", type, kAtan2, args);
     default: return NotDefined(opcode, type);
   }
 }
@@ -1196,8 +764,8 @@ StatusOr<std::string> BinaryOpWithConstantExpr(Opcode opcode, ElementType type, 
   // The real helper `name` (its text `body`, which calls k_signbit) on
   // `args`, defined once with k_signbit before it.
   auto real_call = [&](const char* name, const char* body, const std::string& args) {
-    Call(prelude, "k_signbit_$N", real, kSignBit, "x");
-    return Call(prelude, name, real, body, args);
+    TypedHelperCall(prelude, "k_signbit_$N", real, kSignBit, "x");
+    return TypedHelperCall(prelude, name, real, body, args);
   };
   if (!complex) {
     switch (opcode) {
@@ -1230,16 +798,18 @@ StatusOr<std::string> BinaryOpWithConstantExpr(Opcode opcode, ElementType type, 
         for (size_t at = body.find(key); at != std::string::npos; at = body.find(key, at + name.size()))
           body.replace(at, 2, name);
       }
-      return Call(prelude, constant_first ? "k_cconstdiv_$N" : "k_cdivc_$N", type, body, a + ", " + b);
+      return TypedHelperCall(prelude, constant_first ? "k_cconstdiv_$N" : "k_cdivc_$N", type, body,
+                             a + ", " + b);
     }
     case Opcode::kMultiply: {
       auto product = [&](const char* xp, const char* cp) {
         return real_call("k_mulc_$N", kMulConstant, std::string("x.") + xp + ", c." + cp);
       };
-      return Call(prelude, "k_cmulc_$N", type,
-                  "$T k_cmulc_$N($T x, $T c) { return $T(" + product("x", "x") + " - " + product("y", "y") +
-                      ", " + product("x", "y") + " + " + product("y", "x") + "); }\n",
-                  x + ", " + c);
+      return TypedHelperCall(prelude, "k_cmulc_$N", type,
+                             "$T k_cmulc_$N($T x, $T c) { return $T(" + product("x", "x") + " - " +
+                                 product("y", "y") + ", " + product("x", "y") + " + " + product("y", "x") +
+                                 "); }\n",
+                             x + ", " + c);
     }
     case Opcode::kAdd:
     case Opcode::kSubtract: {
@@ -1277,8 +847,8 @@ StatusOr<std::string> CompareExpr(ComparisonDirection direction, ComparisonType 
               "0x7fffffffffffffffl : b; }\n"
             : "int k_total_key_$N($T x) { int b = floatBitsToInt(x); return b < 0 ? b ^ 0x7fffffff : b; }\n";
     if (is_double) prelude.NeedExtension("GL_EXT_shader_explicit_arithmetic_types_int64");
-    lhs = Call(prelude, "k_total_key_$N", type, key, a);
-    rhs = Call(prelude, "k_total_key_$N", type, key, b);
+    lhs = TypedHelperCall(prelude, "k_total_key_$N", type, key, a);
+    rhs = TypedHelperCall(prelude, "k_total_key_$N", type, key, b);
   }
   switch (direction) {
     case ComparisonDirection::kEq: return "(" + lhs + " == " + rhs + ")";

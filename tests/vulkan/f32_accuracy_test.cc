@@ -1,5 +1,5 @@
 // Kiln's own f32 elementary functions on the vulkan backend (glsl_trig.h,
-// glsl_ops.cc's exp and log): their error in ulps of the correctly rounded
+// glsl_f32_exp_log.h): their error in ulps of the correctly rounded
 // result (std::sin and friends in double, rounded to f32), run on lavapipe.
 // sin, cos and tan over every binade of f32, around multiples of pi/2
 // (where the reduction cancels most) and at the tiny arguments where
