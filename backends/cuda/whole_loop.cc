@@ -1,30 +1,9 @@
 #include "backends/cuda/whole_loop.h"
 
-#include <cstdlib>
-#include <string>
-#include <unordered_map>
 #include <utility>
-
-#include "core/literal.h"
 
 namespace kiln::cuda {
 namespace {
-
-// The loop kernel's pointer parameters: one per distinct slot, in the
-// order the steps first name them.
-class WholeLoopPointers {
- public:
-  explicit WholeLoopPointers(std::vector<int>& slots) : slots_(slots) {}
-  int Of(int slot) {
-    const auto [found, inserted] = index_.try_emplace(slot, static_cast<int>(slots_.size()));
-    if (inserted) slots_.push_back(slot);
-    return found->second;
-  }
-
- private:
-  std::vector<int>& slots_;
-  std::unordered_map<int, int> index_;
-};
 
 // Roots whose kernels have entries of their own (sort, top-k and the rng
 // kernels read thread ids themselves, and rng kernels take a key per
@@ -41,159 +20,23 @@ bool KernelHasOwnEntry(const Computation& computation) {
   }
 }
 
-bool ArrayFitsWholeLoop(const KernelArray& array) {
-  if (!array.shape.IsArray()) return false;
-  const int64_t elements = array.shape.element_count();
-  return elements >= 1 && elements <= kWholeLoopMaxElements && array.bytes > 0;
-}
-
-// Counts of what one trip runs, against the limits.
-struct WholeLoopBudget {
-  size_t kernels = 0;
-  size_t copies = 0;
-  bool Within() const { return kernels <= kWholeLoopMaxKernels && copies <= kWholeLoopMaxCopies; }
-};
-
-bool AppendLoopCopy(int source, int target, int64_t bytes, WholeLoopPointers& pointers,
-                    WholeLoopBudget& budget, std::vector<WholeLoopStep>& steps) {
-  if (bytes == 0) return true;  // the host's runner skips it too
-  if (bytes < 0 || bytes > kWholeLoopMaxElements * 16) return false;
-  ++budget.copies;
-  WholeLoopStep copy;
-  copy.buffers = {pointers.Of(source), pointers.Of(target)};
-  copy.bytes = bytes;
-  steps.push_back(std::move(copy));
-  return true;
-}
-
-// Appends `sequence`'s steps to `steps`; false when one is neither a small
-// kernel a loop kernel can inline nor a copy.
-bool AppendLoopSteps(const StepProgram& program, const StepSequence& sequence, WholeLoopPointers& pointers,
-                     WholeLoopBudget& budget, std::vector<WholeLoopStep>& steps) {
-  for (const ProgramStep& step : sequence.steps) {
-    if (step.kind == ProgramStep::Kind::kCopy) {
-      if (step.sources.size() != step.targets.size() || step.bytes.size() != step.sources.size())
-        return false;
-      for (size_t i = 0; i < step.sources.size(); ++i) {
-        if (!AppendLoopCopy(step.sources[i], step.targets[i], step.bytes[i], pointers, budget, steps))
-          return false;
-      }
-      continue;
-    }
-    if (step.kind != ProgramStep::Kind::kLaunch) return false;
-    if (step.kernel < 0 || static_cast<size_t>(step.kernel) >= program.kernels.size()) return false;
-    const KernelDescription& kernel = program.kernels[static_cast<size_t>(step.kernel)];
-    if (kernel.computation == nullptr || KernelHasOwnEntry(*kernel.computation) || kernel.scratch_bytes != 0)
-      return false;
-    if (step.buffers.size() != kernel.arguments.size() + kernel.results.size()) return false;
-    for (const KernelArray& array : kernel.arguments) {
-      if (!ArrayFitsWholeLoop(array)) return false;
-    }
-    for (const KernelArray& array : kernel.results) {
-      if (!ArrayFitsWholeLoop(array)) return false;
-    }
-    ++budget.kernels;
-    WholeLoopStep launch;
-    launch.kernel = step.kernel;
-    for (int slot : step.buffers) launch.buffers.push_back(pointers.Of(slot));
-    steps.push_back(std::move(launch));
-  }
-  return budget.Within();
-}
-
-// The loop kernel request for `step` (a kWhile), or false when it cannot
-// run whole.
-bool PlanWholeLoop(const StepProgram& program, const ProgramStep& step, WholeLoop& loop,
-                   WholeLoopKernel& kernel) {
-  if (step.nested.size() != 2) return false;
-  const StepSequence& condition = program.sequences[static_cast<size_t>(step.nested[0])];
-  const StepSequence& body = program.sequences[static_cast<size_t>(step.nested[1])];
-  if (condition.results.size() != 1 || body.results.size() != step.targets.size() ||
-      step.bytes.size() != step.targets.size())
-    return false;
-  WholeLoopPointers pointers(loop.slots);
-  WholeLoopBudget budget;
-  if (!AppendLoopSteps(program, condition, pointers, budget, kernel.condition)) return false;
-  const int predicate = condition.results[0];
-  if (program.slots[static_cast<size_t>(predicate)].bytes < 1) return false;
-  kernel.predicate = pointers.Of(predicate);
-  if (!AppendLoopSteps(program, body, pointers, budget, kernel.body)) return false;
-  // The host's loop copies the body's results over the state after each
-  // trip (they are never the body's own bound slots): so does the kernel.
-  for (size_t i = 0; i < step.targets.size(); ++i) {
-    if (!AppendLoopCopy(body.results[i], step.targets[i], step.bytes[i], pointers, budget, kernel.body))
-      return false;
-  }
-  // A loop of copies alone launches nothing as it runs now; it stays so.
-  if (budget.kernels == 0 || !budget.Within() || loop.slots.size() > kWholeLoopMaxPointers) return false;
-  kernel.pointers = static_cast<int>(loop.slots.size());
-  loop.step = &step;
-  return true;
-}
+// Where the status lies past the temporaries: an alignment every access
+// of the device's takes.
+constexpr int64_t kCudaLoopStatusAlignment = 256;
 
 }  // namespace
 
-StatusOr<bool> WholeLoopsEnabled() {
-  const char* setting = std::getenv("KILN_CUDA_WHOLE_LOOPS");
-  const std::string choice = setting != nullptr ? setting : "";
-  if (choice.empty() || choice == "1" || choice == "on") return true;
-  if (choice == "0" || choice == "off") return false;
-  return InvalidArgument(
-      "cuda: KILN_CUDA_WHOLE_LOOPS='", choice,
-      "' is not one of 1 or on (small while loops run as one kernel, the default), 0 or off "
-      "(every loop runs step by step from the host)");
-}
+StatusOr<bool> WholeLoopsEnabled() { return kiln::WholeLoopsEnabled("KILN_CUDA_WHOLE_LOOPS", "cuda"); }
 
 WholeLoopPlan PlanWholeLoops(const StepProgram& program) {
-  WholeLoopPlan plan;
-  for (const StepSequence& sequence : program.sequences) {
-    for (const ProgramStep& step : sequence.steps) {
-      if (step.kind != ProgramStep::Kind::kWhile) continue;
-      WholeLoop loop;
-      WholeLoopKernel kernel;
-      if (!PlanWholeLoop(program, step, loop, kernel)) continue;
-      kernel.name = "kiln_loop_" + std::to_string(plan.kernels.size());
-      plan.loops.push_back(std::move(loop));
-      plan.kernels.push_back(std::move(kernel));
-    }
-  }
-  return plan;
+  return kiln::PlanWholeLoops(program, [&program](int kernel) {
+    return !KernelHasOwnEntry(*program.kernels[static_cast<size_t>(kernel)].computation);
+  });
 }
 
 StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::vector<std::string>& entries,
                                                  StepProgram& program) {
-  if (entries.size() != plan.loops.size())
-    return Internal("cuda: ", entries.size(), " loop kernels compiled for ", plan.loops.size(), " loops");
-  std::vector<WholeLoop> kept;
-  for (size_t i = 0; i < plan.loops.size(); ++i) {
-    if (entries[i].empty()) continue;
-    plan.loops[i].entry = entries[i];
-    kept.push_back(std::move(plan.loops[i]));
-  }
-  if (kept.empty()) return kept;
-  // One status for all: an execution runs one loop kernel at a time. It
-  // lies past every temporary, so no step of the program writes it.
-  constexpr int64_t kStatusAlignment = 256;
-  StepSlot status;
-  status.kind = StepSlotKind::kTemporary;
-  status.bytes = 2 * sizeof(int64_t);
-  status.offset = (program.scratch_bytes + kStatusAlignment - 1) / kStatusAlignment * kStatusAlignment;
-  program.scratch_bytes = status.offset + status.bytes;
-  program.slots.push_back(status);
-  const int status_slot = static_cast<int>(program.slots.size() - 1);
-  program.constant_storage.push_back(Literal::FromVector<int64_t>({-1, 0}));
-  program.constants.push_back(&program.constant_storage.back());
-  StepSlot unreported;
-  unreported.kind = StepSlotKind::kConstant;
-  unreported.bytes = status.bytes;
-  unreported.index = static_cast<int64_t>(program.constants.size() - 1);
-  program.slots.push_back(unreported);
-  const int unreported_slot = static_cast<int>(program.slots.size() - 1);
-  for (WholeLoop& loop : kept) {
-    loop.status_slot = status_slot;
-    loop.unreported_slot = unreported_slot;
-  }
-  return kept;
+  return kiln::AdoptWholeLoops(std::move(plan), entries, program, kCudaLoopStatusAlignment, "cuda");
 }
 
 }  // namespace kiln::cuda
