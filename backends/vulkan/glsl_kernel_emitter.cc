@@ -113,6 +113,12 @@ class Emitter {
   // without building that kernel's computation.
   StatusOr<GlslKernel> EmitAlone(const Instruction& instruction);
   GlslKernel Finish(GlslKernel& result, const std::string& buffers);
+  // Emits the kernel for inlining into a loop shader (glsl_whole_loop.h):
+  // binding i is read and written as buffer `buffer_names[i]`, every name
+  // the emitter makes up starts with `name_prefix`, and each output element
+  // is computed by one invocation (no subgroup lanes).
+  StatusOr<GlslKernelParts> EmitParts(const Computation& kernel, std::vector<std::string> buffer_names,
+                                      std::string_view name_prefix);
 
  private:
   // Code.
@@ -143,7 +149,12 @@ class Emitter {
     --indent_;
     Line("}");
   }
-  std::string Fresh(const char* prefix) { return prefix + std::to_string(counter_++); }
+  std::string Fresh(const char* prefix) { return name_prefix_ + prefix + std::to_string(counter_++); }
+  // The GLSL name of binding `binding`'s buffer block.
+  std::string BufferName(int binding) const {
+    const auto index = static_cast<size_t>(binding);
+    return index < buffer_names_.size() ? buffer_names_[index] : "b" + std::to_string(binding);
+  }
   std::string Var(ElementType type, const std::string& expression) {
     const std::string name = Fresh("v");
     Line(GlslValueType(type) + " " + name + " = " + expression + ";");
@@ -305,6 +316,12 @@ class Emitter {
   ConstantParameters constant_parameters_;                // those bound to constants (Call)
   std::unordered_map<const Instruction*, std::string> constants_;
   bool uses_rng_key_ = false;
+  // Emitting for a loop shader (EmitParts): the buffers' names, the prefix
+  // of made-up names, and each binding's element type as emitted.
+  bool inline_ = false;
+  std::vector<std::string> buffer_names_;
+  std::string name_prefix_;
+  std::vector<ElementType> binding_types_;
   // Emitting an instruction alone (EmitAlone): its operands, whatever
   // their opcodes, are read from the input buffers.
   bool alone_ = false;
@@ -461,7 +478,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
   if (alone_ && instruction.opcode != Opcode::kParameter) {
     if (auto it = buffers_.find(&instruction); it != buffers_.end()) {
       const std::string element =
-          "b" + std::to_string(it->second) + ".d[" + Linear(index, instruction.shape.dimensions()) + "]";
+          BufferName(it->second) + ".d[" + Linear(index, instruction.shape.dimensions()) + "]";
       return Values{Var(type, LoadValue(type, element, prelude_))};
     }
   }
@@ -471,7 +488,7 @@ StatusOr<Values> Emitter::EmitInstruction(const Instruction& instruction, const 
       auto it = buffers_.find(&instruction);
       if (it == buffers_.end()) return Internal("vulkan: parameter ", instruction.name, " is not bound");
       const std::string element =
-          "b" + std::to_string(it->second) + ".d[" + Linear(index, instruction.shape.dimensions()) + "]";
+          BufferName(it->second) + ".d[" + Linear(index, instruction.shape.dimensions()) + "]";
       return Values{Var(type, LoadValue(type, element, prelude_))};
     }
     case Opcode::kConstant: {
@@ -1268,7 +1285,7 @@ StatusOr<GlslKernel> Emitter::EmitAtomicScatter(const Instruction& scatter, cons
                                                 GlslKernel& result, const std::string& buffers) {
   KILN_ASSIGN_OR_RETURN(const ScatterGeometry g, ScatterGeometryOf(scatter));
   const ScatterDimensionNumbers& dn = scatter.attrs.scatter;
-  const std::string out = "b" + std::to_string(result.input_count);
+  const std::string out = BufferName(result.input_count);
   const int64_t outputs = scatter.shape.element_count();
   const int64_t updates = Product(g.update_dims);
   heaviest_ = &scatter;
@@ -2008,7 +2025,7 @@ StatusOr<GlslKernel> Emitter::EmitSortRows(const Instruction& sort, GlslKernel& 
           const ElementType type = sort.operand(k)->shape.element_type();
           for (const char* e : {"k_hi", "k_lo"}) {
             const std::string element =
-                "b" + std::to_string(inputs[k]) + ".d[k_base + " + std::string(e) + " * " + in + "]";
+                BufferName(inputs[k]) + ".d[k_base + " + std::string(e) + " * " + in + "]";
             arguments.push_back(Var(type, LoadValue(type, element, prelude_)));
           }
         }
@@ -2044,7 +2061,7 @@ StatusOr<GlslKernel> Emitter::EmitTopKRows(const Instruction& top_k, GlslKernel&
   if (k < 0 || k > length) return Refuse(top_k, "bad k");
   const int64_t rows = length == 0 ? 0 : operand.shape.element_count() / length;
   const std::string n = std::to_string(length);
-  const std::string b = "b" + std::to_string(input);
+  const std::string b = BufferName(input);
   const ComparisonDirection direction =
       top_k.attrs.largest ? ComparisonDirection::kGt : ComparisonDirection::kLt;
   const ComparisonType comparison = IsFloating(type) ? ComparisonType::kTotalOrder : ComparisonType::kDefault;
@@ -2093,6 +2110,7 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
     if (!parameter->shape.IsArray()) return Refuse(*parameter, "kernel parameters must be arrays");
     const int binding = static_cast<int>(buffers_.size());
     buffers_[parameter] = binding;
+    binding_types_.push_back(parameter->shape.element_type());
     buffers += "layout(std430, set = 0, binding = " + std::to_string(binding) + ") readonly buffer In" +
                std::to_string(binding) + " { " + GlslStorageType(parameter->shape.element_type()) +
                " d[]; } b" + std::to_string(binding) + ";\n";
@@ -2130,6 +2148,7 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
                (atomic ? atomic_scatter.storage_type : GlslStorageType(leaves[k].shape.element_type())) +
                " d[]; } b" + std::to_string(binding) + ";\n";
     result.invocations = std::max(result.invocations, leaves[k].shape.element_count());
+    binding_types_.push_back(leaves[k].shape.element_type());
   }
   result.output_count = static_cast<int>(leaves.size());
   result.binding_count = result.input_count + result.output_count;
@@ -2147,6 +2166,10 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
                             " storage buffers and this device at most " +
                             std::to_string(features_.max_storage_buffers));
   const Opcode root_opcode = root.opcode;
+  if (inline_ &&
+      (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK || atomic || result.has_scratch))
+    return Refuse(root,
+                  "a loop shader inlines elementwise kernels only, not a sort, top-k or atomic scatter");
   if (root_opcode == Opcode::kSort || root_opcode == Opcode::kTopK) {
     heaviest_ = &root;
     return root_opcode == Opcode::kSort ? EmitSortRows(root, result, buffers)
@@ -2154,7 +2177,7 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
   }
   if (atomic) return EmitAtomicScatter(root, atomic_scatter, result, buffers);
 
-  if (const int64_t lanes = CooperativeLanes(root); lanes > 0) {
+  if (const int64_t lanes = inline_ ? 0 : CooperativeLanes(root); lanes > 0) {
     cooperative_reduce_ = &root;
     lanes_ = lanes;
     prelude_.NeedExtension("GL_KHR_shader_subgroup_basic");
@@ -2185,7 +2208,7 @@ StatusOr<GlslKernel> Emitter::EmitRoot(const Instruction& root, const std::vecto
     for (size_t k : group) {
       KILN_ASSIGN_OR_RETURN(Values values, Value(*leaves[k].instruction, index));
       if (leaves[k].leaf >= values.size()) return Internal("vulkan: output leaf out of range");
-      const std::string b = "b" + std::to_string(result.input_count + static_cast<int>(k));
+      const std::string b = BufferName(result.input_count + static_cast<int>(k));
       Line(std::string(lanes_ > 0 ? "if (k_lane == 0u) " : "") + b +
            ".d[k_i] = " + StoreValue(leaves[k].shape.element_type(), values[leaves[k].leaf], prelude_) + ";");
     }
@@ -2230,6 +2253,29 @@ GlslKernel Emitter::Finish(GlslKernel& result, const std::string& buffers) {
 
 }  // namespace
 
+StatusOr<GlslKernelParts> Emitter::EmitParts(const Computation& kernel, std::vector<std::string> buffer_names,
+                                             std::string_view name_prefix) {
+  inline_ = true;
+  buffer_names_ = std::move(buffer_names);
+  name_prefix_ = std::string(name_prefix);
+  KILN_ASSIGN_OR_RETURN(GlslKernel glsl, Emit(kernel, name_prefix));
+  if (glsl.takes_rng_key || !glsl.launches.empty() || glsl.has_scratch || lanes_ > 0)
+    return Unimplemented("vulkan: kernel ", kernel.name(),
+                         " takes a random key, several launches, scratch or subgroup lanes: a loop shader "
+                         "cannot inline it");
+  if (binding_types_.size() != buffer_names_.size())
+    return Internal("vulkan: kernel ", kernel.name(), " has ", binding_types_.size(), " buffers, ",
+                    buffer_names_.size(), " names given");
+  GlslKernelParts parts;
+  parts.prelude = prelude_;
+  parts.globals = globals_;
+  parts.body = body_;
+  parts.invocations = glsl.invocations;
+  parts.loop_iterations = loop_iterations_;
+  parts.binding_types = binding_types_;
+  return parts;
+}
+
 int64_t GlslKernelScratchBytes(const Instruction& root, const ShaderFeatures& features) {
   if ((root.opcode != Opcode::kSort && root.opcode != Opcode::kTopK) || root.operands.empty()) return 0;
   const Shape& shape = root.operand(0)->shape;
@@ -2250,6 +2296,13 @@ StatusOr<GlslKernel> EmitGlslKernel(const Computation& kernel, const ShaderFeatu
                                     std::string_view entry_name) {
   Emitter emitter(features);
   return emitter.Emit(kernel, entry_name);
+}
+
+StatusOr<GlslKernelParts> EmitGlslKernelParts(const Computation& kernel, const ShaderFeatures& features,
+                                              std::vector<std::string> buffer_names,
+                                              std::string_view name_prefix) {
+  Emitter emitter(features);
+  return emitter.EmitParts(kernel, std::move(buffer_names), name_prefix);
 }
 
 Status CheckGlslLoopIterations(const GlslKernel& kernel, const ShaderFeatures& features) {

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "backends/vulkan/glsl_types.h"
 #include "backends/vulkan/shader_features.h"
 #include "core/compiler/kernel_description.h"
 #include "core/ir.h"
@@ -60,6 +61,30 @@ inline constexpr int64_t kGlslWorkgroupSize = 64;
 inline constexpr int64_t kGlslMaxWorkgroups = 65535;
 // The most invocations a launch runs at once; larger kernels loop.
 inline constexpr int64_t kGlslMaxGridInvocations = kGlslMaxWorkgroups * kGlslWorkgroupSize;
+
+// A kernel emitted for inlining into a loop shader (glsl_whole_loop.h):
+// what the shader's text needs of it. `body` computes output element k_i
+// (an int) and stores it; it is run for every k_i below `invocations`, by
+// one invocation each.
+struct GlslKernelParts {
+  GlslPrelude prelude;  // extensions and helper functions
+  std::string globals;  // file-scope constants
+  std::string body;
+  int64_t invocations = 0;
+  int64_t loop_iterations = 0;  // loop iterations computing one element
+  // Per binding (inputs, then output leaves): the element type its buffer
+  // holds, as GlslStorageType stores it.
+  std::vector<ElementType> binding_types;
+};
+
+// `kernel` emitted for a loop shader: binding i is the buffer block named
+// `buffer_names[i]` (which the shader declares), and every name the
+// emitter makes up starts with `name_prefix`, so several kernels share one
+// file. UNIMPLEMENTED for what a loop shader cannot inline: a sort, top-k,
+// atomic scatter, random numbers, or anything EmitGlslKernel refuses.
+StatusOr<GlslKernelParts> EmitGlslKernelParts(const Computation& kernel, const ShaderFeatures& features,
+                                              std::vector<std::string> buffer_names,
+                                              std::string_view name_prefix);
 
 // UNIMPLEMENTED naming the kernel's heaviest op, its iterations and the
 // limit when features.max_loop_iterations (0: none) is exceeded.

@@ -71,6 +71,11 @@ const std::string& GlslPrelude::Helper(const std::string& name, const std::strin
   return helper_names_.back();
 }
 
+void GlslPrelude::Absorb(const GlslPrelude& other) {
+  for (const std::string& extension : other.extensions_) NeedExtension(extension);
+  for (size_t i = 0; i < other.helper_names_.size(); ++i) Helper(other.helper_names_[i], other.helpers_[i]);
+}
+
 std::string GlslPrelude::Extensions() const {
   std::string text;
   for (const std::string& extension : extensions_) text += "#extension " + extension + " : require\n";

@@ -26,6 +26,9 @@ class GlslPrelude {
   const std::string& Helper(const std::string& name, const std::string& definition);
   std::string Extensions() const;
   std::string Helpers() const;
+  // Adds `other`'s extensions and helpers, each once by name (a shader made
+  // of several kernels' code, glsl_whole_loop.h).
+  void Absorb(const GlslPrelude& other);
 
  private:
   std::vector<std::string> extensions_;

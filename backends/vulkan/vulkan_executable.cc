@@ -128,6 +128,44 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
 
   void ReleaseSlot(int slot) override { slots[static_cast<size_t>(slot)] = BufferRange(); }
 
+  bool RunsLoopWhole(const ProgramStep& step) const override {
+    return executable_.whole_loop_of_.count(&step) != 0;
+  }
+
+  // One dispatch of a loop's shader (glsl_whole_loop.h), one workgroup:
+  // its status is first reset from the program's "unreported" constant in
+  // the same command list, so a shader that did not run cannot pass for
+  // one that did; reading the status back submits and waits.
+  StatusOr<StepLoopTrips> RunLoopTrips(const ProgramStep& step) override {
+    const auto found = executable_.whole_loop_of_.find(&step);
+    if (found == executable_.whole_loop_of_.end())
+      return Internal("vulkan: while '", step.name, "' has no loop shader");
+    const VulkanWholeLoop& whole = executable_.program_->whole_loops[found->second];
+    const WholeLoop& loop = whole.loop;
+    int64_t reported[2] = {0, 0};
+    KILN_RETURN_IF_ERROR(Copy(loop.unreported_slot, loop.status_slot, sizeof(reported)));
+    std::vector<BufferRange> ranges;
+    ranges.reserve(loop.slots.size() + 1);
+    ranges.push_back(slots[static_cast<size_t>(loop.status_slot)]);
+    for (int slot : loop.slots) ranges.push_back(slots[static_cast<size_t>(slot)]);
+    const int64_t max_trips = whole.trips_per_launch;
+    const auto budget = static_cast<uint32_t>(max_trips);
+    KILN_RETURN_IF_ERROR(commands_->Dispatch(executable_.loop_kernels_[found->second], ranges,
+                                             std::as_bytes(std::span<const uint32_t>(&budget, 1)),
+                                             {1, 1, 1}));
+    KILN_RETURN_IF_ERROR(ReadToHost(loop.status_slot, reported, sizeof(reported)));
+    const int64_t trips = reported[0];
+    const int64_t finished = reported[1];
+    const bool valid =
+        trips >= 0 && trips <= max_trips && (finished == 1 || (finished == 0 && trips == max_trips));
+    if (!valid) {
+      return Internal("vulkan: loop shader ", loop.entry, " of while '", step.name, "' reported ", trips,
+                      " trips, finished ", finished, ", for a budget of ", max_trips,
+                      trips == -1 ? " (it wrote nothing: did it run?)" : "");
+    }
+    return StepLoopTrips{trips, finished == 1};
+  }
+
   Status ReadToHost(int slot, void* host, int64_t bytes) override {
     KILN_RETURN_IF_ERROR(Flush());
     const BufferRange& range = slots[static_cast<size_t>(slot)];
@@ -182,6 +220,19 @@ StatusOr<std::unique_ptr<VulkanExecutable>> VulkanExecutable::Load(
     KILN_ASSIGN_OR_RETURN(executable->kernels_[i], Kernel::Create(vulkan, spec));
     return OkStatus();
   }));
+  // The loops' shaders (glsl_whole_loop.h), fewer and small: one by one.
+  for (const VulkanWholeLoop& loop : program->whole_loops) {
+    KernelSpec spec;
+    spec.name = loop.loop.entry;
+    spec.spirv = loop.shader.spirv;
+    spec.buffer_count = static_cast<uint32_t>(loop.shader.glsl.binding_count);
+    spec.push_constant_bytes = static_cast<uint32_t>(loop.shader.glsl.push_constant_bytes);
+    spec.workgroup_size_x = static_cast<uint32_t>(loop.shader.glsl.workgroup_size);
+    if (cache != nullptr) spec.pipeline_cache = cache->pipeline_cache();
+    KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, Kernel::Create(vulkan, spec));
+    executable->whole_loop_of_.emplace(loop.loop.step, executable->loop_kernels_.size());
+    executable->loop_kernels_.push_back(std::move(kernel));
+  }
   if (cache != nullptr) cache->SavePipelineCache();
   for (const UserOpDispatch& dispatch : program->user_ops) {
     KILN_ASSIGN_OR_RETURN(std::shared_ptr<Kernel> kernel, CreateUserOpKernel(vulkan, dispatch));

@@ -1,11 +1,13 @@
 // A Vulkan program made ready on one device: a compute pipeline per kernel
 // and its constants in storage buffers. Execute records the step sequences
 // (core/lowering/step_runner.h) into one command list per execution,
-// submitting early only where the host must read a loop predicate, a branch
-// selector or an outfeed, and returns when the results are ready.
+// submitting early only where the host must read a loop predicate (a small
+// loop runs whole, one dispatch for thousands of trips: glsl_whole_loop.h),
+// a branch selector or an outfeed, and returns when the results are ready.
 #pragma once
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "backends/vulkan/vulkan_array.h"
@@ -54,6 +56,9 @@ class VulkanExecutable : public Executable {
   std::vector<std::shared_ptr<Kernel>> user_ops_;        // per program user_ops entry
   std::vector<std::shared_ptr<Buffer>> user_op_frames_;  // per user_ops entry: its call frame, or null
   std::vector<std::shared_ptr<Buffer>> constants_;       // per program constant
+  std::vector<std::shared_ptr<Kernel>> loop_kernels_;    // per program whole_loops entry
+  // A whole loop's index in program_->whole_loops, by the loop's step.
+  std::unordered_map<const ProgramStep*, size_t> whole_loop_of_;
 };
 
 }  // namespace kiln::vulkan

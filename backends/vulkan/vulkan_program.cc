@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "backends/vulkan/glsl_emittable.h"
+#include "backends/vulkan/glsl_whole_loop.h"
 #include "backends/vulkan/kernel_cache.h"
 #include "backends/vulkan/library_kernels.h"
 #include "backends/vulkan/parallel_compile.h"
@@ -30,6 +31,46 @@ StepLoweringRules VulkanLoweringRules(const ShaderFeatures& features, uint64_t o
   rules.library_call = RunsAsUserOpShader;
   return rules;
 }
+
+namespace {
+
+// The program's loops that run whole (glsl_whole_loop.h): planned over its
+// generated kernels (a library shader, a kernel of several launches, with
+// scratch or a random key stays out), each emitted as a loop shader, and
+// given their status slot at `alignment`. A loop whose shader cannot be
+// made runs from the host.
+Status PlanVulkanWholeLoops(VulkanProgram& program, const ShaderFeatures& features, int64_t alignment) {
+  WholeLoopPlan plan = PlanWholeLoops(program, [&program](int kernel) {
+    const CompiledShader& shader = program.shaders[static_cast<size_t>(kernel)];
+    return !shader.library.has_value() && shader.glsl.launches.empty() && !shader.glsl.has_scratch &&
+           !shader.glsl.takes_rng_key;
+  });
+  std::vector<std::string> entries;
+  std::vector<GlslWholeLoop> emitted;
+  for (const WholeLoopKernel& kernel : plan.kernels) {
+    StatusOr<GlslWholeLoop> loop = EmitGlslWholeLoop(program, kernel, features);
+    if (!loop.ok() && loop.status().code() != StatusCode::kUnimplemented)
+      return loop.status().WithContext("emitting loop kernel " + kernel.name);
+    entries.push_back(loop.ok() ? kernel.name : "");
+    if (loop.ok()) emitted.push_back(std::move(loop).value());
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<WholeLoop> kept,
+                        AdoptWholeLoops(std::move(plan), entries, program, alignment, "vulkan"));
+  if (kept.size() != emitted.size())
+    return Internal("vulkan: ", kept.size(), " loops kept for ", emitted.size(), " loop shaders");
+  for (size_t i = 0; i < kept.size(); ++i) {
+    VulkanWholeLoop whole;
+    whole.loop = std::move(kept[i]);
+    whole.shader.glsl = std::move(emitted[i].shader);
+    whole.trips_per_launch = emitted[i].trips_per_launch;
+    program.whole_loops.push_back(std::move(whole));
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+StatusOr<bool> VulkanWholeLoopsEnabled() { return WholeLoopsEnabled("KILN_VULKAN_WHOLE_LOOPS", "vulkan"); }
 
 KernelGrid VulkanKernelGrid(const GlslKernel& kernel) {
   return LinearGrid(kernel.invocations,
@@ -94,23 +135,35 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileForVulkan(const Module& module,
     }
     program->kernels[i].launches = shader.glsl.launches;
   }
-  KILN_RETURN_IF_ERROR(RunCompileTasks(program->shaders.size(), CompileThreads(), [&](size_t i) -> Status {
-    CompiledShader& shader = program->shaders[i];
-    // Embedded SPIR-V, made ready once per process.
-    if (shader.library.has_value()) {
-      KILN_ASSIGN_OR_RETURN(shader.spirv, LibraryShaderSpirv(*shader.library, float_controls));
-      return OkStatus();
-    }
-    if (std::optional<std::vector<uint32_t>> cached =
-            cache != nullptr ? cache->LoadSpirv(shader.glsl.source, float_controls) : std::nullopt) {
-      shader.spirv = std::move(*cached);
-      return OkStatus();
-    }
-    KILN_ASSIGN_OR_RETURN(shader.spirv,
-                          CompileGlslToSpirv(shader.glsl.source, program->kernels[i].name, float_controls));
-    if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, float_controls, shader.spirv);
-    return OkStatus();
-  }));
+  KILN_ASSIGN_OR_RETURN(const bool whole_loops, VulkanWholeLoopsEnabled());
+  if (whole_loops) KILN_RETURN_IF_ERROR(PlanVulkanWholeLoops(*program, features, rules.slot_alignment));
+  for (const VulkanWholeLoop& loop : program->whole_loops) {
+    if (!dump_dir.empty())
+      KILN_RETURN_IF_ERROR(
+          WriteDumpFile(dump_dir, dump_stem + "." + loop.loop.entry + ".comp", loop.shader.glsl.source));
+  }
+  // The kernels' shaders, then the loops'.
+  const size_t kernel_shaders = program->shaders.size();
+  KILN_RETURN_IF_ERROR(RunCompileTasks(
+      kernel_shaders + program->whole_loops.size(), CompileThreads(), [&](size_t i) -> Status {
+        const bool loop = i >= kernel_shaders;
+        CompiledShader& shader = loop ? program->whole_loops[i - kernel_shaders].shader : program->shaders[i];
+        const std::string& name =
+            loop ? program->whole_loops[i - kernel_shaders].loop.entry : program->kernels[i].name;
+        // Embedded SPIR-V, made ready once per process.
+        if (shader.library.has_value()) {
+          KILN_ASSIGN_OR_RETURN(shader.spirv, LibraryShaderSpirv(*shader.library, float_controls));
+          return OkStatus();
+        }
+        if (std::optional<std::vector<uint32_t>> cached =
+                cache != nullptr ? cache->LoadSpirv(shader.glsl.source, float_controls) : std::nullopt) {
+          shader.spirv = std::move(*cached);
+          return OkStatus();
+        }
+        KILN_ASSIGN_OR_RETURN(shader.spirv, CompileGlslToSpirv(shader.glsl.source, name, float_controls));
+        if (cache != nullptr) cache->StoreSpirv(shader.glsl.source, float_controls, shader.spirv);
+        return OkStatus();
+      }));
   return program;
 }
 

@@ -15,6 +15,7 @@
 #include "backends/vulkan/shader_features.h"
 #include "backends/vulkan/user_op_shaders.h"
 #include "core/lowering/step_lowering.h"
+#include "core/lowering/whole_loop_plan.h"
 
 namespace kiln::vulkan {
 
@@ -31,10 +32,26 @@ struct CompiledShader {
   std::vector<uint32_t> specialization;
 };
 
+// A while loop that runs whole on the device (glsl_whole_loop.h): its
+// step and slots, its shader, and the trips one dispatch runs at most.
+struct VulkanWholeLoop {
+  WholeLoop loop;
+  CompiledShader shader;
+  int64_t trips_per_launch = 0;
+};
+
 struct VulkanProgram : StepProgram {
   std::vector<CompiledShader> shaders;   // shaders[step.kernel]
   std::vector<UserOpDispatch> user_ops;  // registered ops' shaders: user_ops[step.call]
+  std::vector<VulkanWholeLoop> whole_loops;
 };
+
+// Whether programs compiled now run their small loops whole: true unless
+// KILN_VULKAN_WHOLE_LOOPS is "0" or "off" (every loop then runs step by
+// step from the host, reading its predicate back each trip);
+// INVALID_ARGUMENT naming the accepted values for anything else but "1",
+// "on" or unset.
+StatusOr<bool> VulkanWholeLoopsEnabled();
 
 // The grid a kernel is dispatched with: workgroups of kGlslWorkgroupSize
 // invocations (or the kernel's own workgroup_size: its local size) along
