@@ -92,7 +92,7 @@ const std::string& F64LibraryText() {
     // matter at x's exponent: x = M 2^E (M of 53 bits) times the 128 bits of
     // 2/pi from bit E - 1 on gives x 2/pi mod 4 as the low 128 bits of the
     // product over 2^126 (earlier bits add multiples of 4).
-    // k_2opi and k_2opi_word: NeedTwoOverPiBits (NeedF64Library adds them).
+    // k_2opi_window: NeedTwoOverPiBits (NeedF64Library adds it).
     text +=
         "void k_addw(inout uint a, inout uint b, inout uint c, inout uint d, uint lo, uint hi) {\n"
         "  uint c1, c2, c3, c4;\n  a = uaddCarry(a, lo, c1);\n  b = uaddCarry(b, hi, c2);\n"
@@ -103,8 +103,7 @@ const std::string& F64LibraryText() {
         ";\n    q = int(n - 4.0lf * floor(n * 0.25lf));\n    return r;\n  }\n"
         "  uvec2 bits = unpackDouble2x32(abs(x));\n  uint ml = bits.x;\n"
         "  uint mh = (bits.y & 0xfffffu) | 0x100000u;\n  int e = int(bits.y >> 20) - 1075;\n"
-        "  int first = e + 62;\n  uint w0 = k_2opi_word(first, 0), w1 = k_2opi_word(first, 1);\n"
-        "  uint w2 = k_2opi_word(first, 2), w3 = k_2opi_word(first, 3);\n"
+        "  int first = e + 62;\n  uint w0, w1, w2, w3;\n  k_2opi_window(first, w0, w1, w2, w3);\n"
         "  uint p0 = 0u, p1 = 0u, p2 = 0u, p3 = 0u, d0 = 0u, d1 = 0u, d2 = 0u, h, l;\n"
         "  umulExtended(ml, w3, h, l); k_addw(p0, p1, p2, p3, l, h);\n"
         "  umulExtended(ml, w2, h, l); k_addw(p1, p2, p3, d0, l, h);\n"

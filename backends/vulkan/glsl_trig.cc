@@ -17,24 +17,46 @@ constexpr uint32_t kTwoOverPiBits[] = {
     0xef2f118b, 0x5a0a6d1f, 0x6d367ecf, 0x27cb09b7, 0x4f463f66, 0x9e5fea2d, 0x7527bac7, 0xebe5f17b,
     0x3d0739f7, 0x8a5292ea, 0x6bfb5fb1, 0x1f8d5d08, 0x56033046, 0xfc7b6bab, 0xf0cfbc20, 0x9af4361d};
 
-// GLSL's `const uint name[2 + words]`, two zero words and then the first
-// `words` words of 2/pi, and `name`_word(bit, i), the 32 bits from bit
-// `bit` + 32 i of that array. The f32 functions take a short array (they
-// read none past its tenth word): lavapipe turns each read at a variable index
-// into a search over the array's elements, and the 42 words the f64
-// functions need made a kernel of sine, cosine and tangent take 15 s to
-// compile there.
-std::string TwoOverPiArray(const std::string& name, int words) {
-  std::string text = "const uint " + name + "[" + std::to_string(words + 2) + "] = uint[" +
-                     std::to_string(words + 2) + "](0u, 0u";
-  for (int i = 0; i < words; ++i) {
-    char word[16];
-    std::snprintf(word, sizeof(word), ", 0x%08xu", kTwoOverPiBits[i]);
-    text += word;
+// Word j of two zero words followed by the first `words` words of 2/pi (0
+// past them), for 0 <= j < `slots` (a power of two, at least words + 2), as
+// GLSL: a tree of selects on j's bits, from bit `slots` / 2 down.
+std::string TwoOverPiWordAt(int first_slot, int slots, int words) {
+  if (slots == 1) {
+    const int word = first_slot - 2;
+    if (word < 0 || word >= words) return "0u";
+    char text[16];
+    std::snprintf(text, sizeof(text), "0x%08xu", kTwoOverPiBits[word]);
+    return text;
   }
-  return text + ");\nuint " + name +
-         "_word(int bit, int i) {\n  int j = bit / 32 + i;\n  int s = bit % 32;\n" + "  return s == 0 ? " +
-         name + "[j] : (" + name + "[j] << s) | (" + name + "[j + 1] >> (32 - s));\n}\n";
+  return "((j & " + std::to_string(slots / 2) + ") == 0 ? " + TwoOverPiWordAt(first_slot, slots / 2, words) +
+         " : " + TwoOverPiWordAt(first_slot + slots / 2, slots / 2, words) + ")";
+}
+
+// GLSL's `uint name_at(int j)`, word j of two zero words and then the first
+// `words` words of 2/pi, and `void name_window(int bit, out uint w0, ...,
+// out uint w{window - 1})`, the `window` words of 32 bits from bit `bit` of
+// those on, each word read once. Not a const array: that stays a local
+// array in the SPIR-V, and lavapipe (Mesa 22.3) turns each read of one at a
+// variable index into code its LLVM takes long over: a kernel of one f64
+// sine (8 reads of the 42 words) took 4.4-5.1 s to compile there, with the
+// tree 0.05-0.09 s, an f32 sine (6 reads of 10) 0.27-0.31 s against
+// 0.03-0.08 s. The f32 functions take the first 8 words (they read none
+// past the tenth slot): a smaller tree.
+std::string TwoOverPiWords(const std::string& name, int words, int window) {
+  int slots = 1;
+  while (slots < words + 2) slots *= 2;
+  std::string text = "uint " + name + "_at(int j) {\n  return " + TwoOverPiWordAt(0, slots, words) + ";\n}\n";
+  text += "void " + name + "_window(int bit";
+  for (int i = 0; i < window; ++i) text += ", out uint w" + std::to_string(i);
+  text += ") {\n  int j = bit / 32;\n  int s = bit % 32;\n";
+  for (int i = 0; i <= window; ++i)
+    text += "  uint a" + std::to_string(i) + " = " + name + "_at(j + " + std::to_string(i) + ");\n";
+  for (int i = 0; i < window; ++i) {
+    const std::string a = "a" + std::to_string(i), next = "a" + std::to_string(i + 1);
+    text += "  w" + std::to_string(i) + " = s == 0 ? " + a + " : (" + a + " << s) | (" + next +
+            " >> (32 - s));\n";
+  }
+  return text + "}\n";
 }
 
 std::string TrigF(double value) { return FloatLiteral(ElementType::kF32, value); }
@@ -85,7 +107,8 @@ const std::string& F32TrigLibrary() {
         "  uint bits = floatBitsToUint(a);\n"
         "  uint m = (bits & 0x7fffffu) | 0x800000u;\n"
         "  int first = int(bits >> 23) - 150 + 62;\n"
-        "  uint w0 = k_f2opi_word(first, 0), w1 = k_f2opi_word(first, 1), w2 = k_f2opi_word(first, 2);\n"
+        "  uint w0, w1, w2;\n"
+        "  k_f2opi_window(first, w0, w1, w2);\n"
         "  uint p0, p1, p2, h, carry;\n"
         "  umulExtended(m, w2, h, p0);\n"
         "  umulExtended(m, w1, p2, p1);\n"
@@ -230,7 +253,7 @@ const std::string& F32AtanLibrary() {
 }  // namespace
 
 void NeedTwoOverPiBits(GlslPrelude& prelude) {
-  prelude.Helper("k_2opi", TwoOverPiArray("k_2opi", static_cast<int>(std::size(kTwoOverPiBits))));
+  prelude.Helper("k_2opi", TwoOverPiWords("k_2opi", static_cast<int>(std::size(kTwoOverPiBits)), 4));
 }
 
 void NeedF32ProductError(GlslPrelude& prelude) { prelude.Helper("k_fproduct_error", kF32ProductError); }
@@ -241,7 +264,7 @@ void NeedF32Atan(GlslPrelude& prelude) {
 }
 
 void NeedF32Trig(GlslPrelude& prelude) {
-  static const std::string library = TwoOverPiArray("k_f2opi", 8) + F32TrigLibrary();
+  static const std::string library = TwoOverPiWords("k_f2opi", 8, 3) + F32TrigLibrary();
   NeedF32ProductError(prelude);
   prelude.Helper("k_ftrig", library);
 }

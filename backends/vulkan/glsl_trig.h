@@ -17,9 +17,11 @@
 
 namespace kiln::vulkan {
 
-// Adds k_2opi, the first 1280 bits of 2/pi after two zero words, and
-// k_2opi_word(bit, i), the 32 bits from bit `bit` + 32 i of that table, to
-// the prelude (shared by the f32 functions and the f64 library).
+// Adds uint k_2opi_at(int j), word j (0 <= j < 64) of two zero words and
+// then the first 1280 bits of 2/pi, and void k_2opi_window(int bit, out
+// uint w0, out uint w1, out uint w2, out uint w3), the four words of 32
+// bits from bit `bit` of those on, to the prelude (the f64 library's
+// reduction; the f32 functions have a shorter table of their own).
 void NeedTwoOverPiBits(GlslPrelude& prelude);
 
 // Adds float k_fsin(float), k_fcos(float), k_ftan(float) and
