@@ -51,7 +51,7 @@ struct DeviceFeatures {
   // kernel may use f32 alone (ReadFloatControls). Without it the device
   // may flush them to zero, in operands and results: lavapipe (Mesa 22.3)
   // has none, yet keeps them in its arithmetic (not in its exp, log and pow
-  // builtins, which Kiln's f32 helpers work around: glsl_ops.cc).
+  // builtins, which Kiln's f32 helpers work around: glsl_f32_exp_log.h).
   bool preserves_denormals_f16 = false;
   bool preserves_denormals_f32 = false;
   bool preserves_denormals_f64 = false;
