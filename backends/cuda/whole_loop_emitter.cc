@@ -64,6 +64,9 @@ StatusOr<bool> EmitWholeLoopKernel(llvm::Module& module, const WholeLoopKernel& 
         if (pointer < 0 || pointer >= loop.pointers)
           return Internal("cuda: loop kernel ", loop.name, " names pointer ", pointer, " of ", loop.pointers);
       }
+      // Conditionals are not planned for cuda (PlanWholeLoops without
+      // them); a loop holding one would run from the host.
+      if (!step.branches.empty()) return false;
       if (step.kernel < 0) {
         if (step.buffers.size() != 2 || step.bytes <= 0)
           return Internal("cuda: loop kernel ", loop.name, " has a malformed copy");

@@ -128,9 +128,50 @@ class LoopShaderBuilder {
     return OkStatus();
   }
 
+  // A conditional: every invocation reads the selector, meets the others
+  // (a branch may write over the selector's slot), then all run the same
+  // branch, so the barriers inside it stay in uniform control flow.
+  Status AddConditional(const WholeLoopStep& step, std::string& calls) {
+    const auto branches = static_cast<int64_t>(step.branches.size());
+    const std::string branch = "k_branch" + std::to_string(conditionals_++);
+    NeedTypeExtensions(step.selector_type, prelude_);
+    const std::string selector = buffers_.Name(step.selector, GlslStorageType(step.selector_type)) + ".d[0]";
+    if (step.selector_type == ElementType::kPred && branches == 2) {
+      // pred: true runs branch 0, as the host's runner does.
+      calls += "    uint " + branch + " = uint(" + selector + ") != 0u ? 0u : 1u;\n";
+    } else if (step.selector_type == ElementType::kS32) {
+      // An index out of range runs the last branch.
+      const std::string last = std::to_string(branches - 1);
+      calls += "    int " + branch + "_index = " + selector + ";\n    uint " + branch + " = " + branch +
+               "_index < 0 || " + branch + "_index > " + last + " ? " + last + "u : uint(" + branch +
+               "_index);\n";
+    } else {
+      return Unimplemented("vulkan: a loop's conditional on ", ElementTypeName(step.selector_type), " with ",
+                           branches, " branches");
+    }
+    calls += "    barrier();\n";
+    // A dispatch's trips count the loops of the branch with the most.
+    const int64_t before = trip_iterations_;
+    int64_t most = 0;
+    for (int64_t b = 0; b < branches; ++b) {
+      calls += std::string(b == 0 ? "    if (" : "    } else if (") + branch + " == " + std::to_string(b) +
+               "u) {\n";
+      trip_iterations_ = 0;
+      KILN_RETURN_IF_ERROR(AddSteps(step.branches[static_cast<size_t>(b)], calls));
+      most = std::max(most, trip_iterations_);
+    }
+    calls += "    }\n";
+    trip_iterations_ = before + most;
+    return OkStatus();
+  }
+
   Status AddSteps(const std::vector<WholeLoopStep>& steps, std::string& calls) {
     for (const WholeLoopStep& step : steps) {
-      KILN_RETURN_IF_ERROR(step.kernel >= 0 ? AddLaunch(step, calls) : AddCopy(step, calls));
+      if (!step.branches.empty()) {
+        KILN_RETURN_IF_ERROR(AddConditional(step, calls));
+      } else {
+        KILN_RETURN_IF_ERROR(step.kernel >= 0 ? AddLaunch(step, calls) : AddCopy(step, calls));
+      }
     }
     return OkStatus();
   }
@@ -184,6 +225,7 @@ class LoopShaderBuilder {
   std::string globals_;
   std::string functions_;
   int steps_ = 0;
+  int conditionals_ = 0;
   int64_t trip_iterations_ = 0;
 };
 

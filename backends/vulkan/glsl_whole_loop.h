@@ -2,9 +2,10 @@
 // cuda: core/lowering/whole_loop_plan.h): the loop's condition and body
 // kernels are inlined into one compute shader of one workgroup, whose
 // invocations run the condition's steps, test the predicate and run the
-// body's steps trip after trip, with a buffer barrier after each step, so
-// a trip costs a few barriers instead of a submission and a read-back of
-// the predicate (131 us a trip on an H200 through the host).
+// body's steps (conditionals among them) trip after trip, with a buffer
+// barrier after each step, so a trip costs a few barriers instead of a
+// submission and a read-back of the predicate (131 us a trip on an H200
+// through the host).
 //
 // The shader's interface: binding 0 is the status (the plan's two s64, as
 // four uints), binding 1 + i the loop's pointer i (WholeLoop::slots[i]);

@@ -40,11 +40,14 @@ namespace {
 // given their status slot at `alignment`. A loop whose shader cannot be
 // made runs from the host.
 Status PlanVulkanWholeLoops(VulkanProgram& program, const ShaderFeatures& features, int64_t alignment) {
-  WholeLoopPlan plan = PlanWholeLoops(program, [&program](int kernel) {
-    const CompiledShader& shader = program.shaders[static_cast<size_t>(kernel)];
-    return !shader.library.has_value() && shader.glsl.launches.empty() && !shader.glsl.has_scratch &&
-           !shader.glsl.takes_rng_key;
-  });
+  WholeLoopPlan plan = PlanWholeLoops(
+      program,
+      [&program](int kernel) {
+        const CompiledShader& shader = program.shaders[static_cast<size_t>(kernel)];
+        return !shader.library.has_value() && shader.glsl.launches.empty() && !shader.glsl.has_scratch &&
+               !shader.glsl.takes_rng_key;
+      },
+      /*conditionals=*/true);
   std::vector<std::string> entries;
   std::vector<GlslWholeLoop> emitted;
   for (const WholeLoopKernel& kernel : plan.kernels) {

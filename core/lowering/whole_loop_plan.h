@@ -47,13 +47,20 @@ inline constexpr size_t kWholeLoopMaxPointers = 256;
 inline constexpr int64_t kWholeLoopTripsPerLaunch = 4096;
 
 // One step of a loop kernel, over its pointers: a launch of program kernel
-// `kernel` on pointers `buffers` (the kernel's buffers in its order), or,
-// when `kernel` is -1, a copy of `bytes` bytes from pointer buffers[0] to
-// pointer buffers[1].
+// `kernel` on pointers `buffers` (the kernel's buffers in its order); when
+// `kernel` is -1 and `branches` is empty, a copy of `bytes` bytes from
+// pointer buffers[0] to pointer buffers[1]; when `branches` is not empty, a
+// conditional: the scalar of `selector_type` (pred or s32) at pointer
+// `selector` picks the branch whose steps run (pred: true runs branch 0;
+// s32: an index out of range runs the last), each branch ending with the
+// copies of its results.
 struct WholeLoopStep {
   int kernel = -1;
   std::vector<int> buffers;
   int64_t bytes = 0;
+  int selector = -1;
+  ElementType selector_type = ElementType::kPred;
+  std::vector<std::vector<WholeLoopStep>> branches;
 };
 
 // What a backend emits for one loop.
@@ -96,8 +103,10 @@ StatusOr<bool> WholeLoopsEnabled(const char* variable, std::string_view backend)
 using WholeLoopKernelRule = std::function<bool(int kernel)>;
 
 // The loops of `program` (lowered, its kernels described) that can run
-// whole under `rule`.
-WholeLoopPlan PlanWholeLoops(const StepProgram& program, const WholeLoopKernelRule& rule);
+// whole under `rule`, with conditionals among their steps where the
+// backend's loop kernels take them (`conditionals`).
+WholeLoopPlan PlanWholeLoops(const StepProgram& program, const WholeLoopKernelRule& rule,
+                             bool conditionals = false);
 
 // Keeps the planned loops whose kernel was emitted (`entries[i]` is
 // loops[i]'s entry name, empty when it could not be) and gives them a status

@@ -153,6 +153,67 @@ ENTRY main {
   ROOT w = (pred[], s32[], s8[3], f16[3], u8[4]) while(init), condition=cond, body=body
 })";
 
+// Conditionals in the body: an s32 index picks one of three branches
+// (doubling, subtracting one, or the operand itself: a branch whose result
+// is its parameter); i % 5 of 3 and 4, out of range, run the last; then a pred
+// picks a branch that negates or one that adds its two operands.
+constexpr char kConditionalLoop[] = R"(HloModule conditional_loop
+double {
+  x = f32[8] parameter(0)
+  two = f32[] constant(2)
+  b = f32[8] broadcast(two), dimensions={}
+  ROOT y = f32[8] multiply(x, b)
+}
+less_one {
+  x = f32[8] parameter(0)
+  one = f32[] constant(1)
+  b = f32[8] broadcast(one), dimensions={}
+  ROOT y = f32[8] subtract(x, b)
+}
+same {
+  ROOT x = f32[8] parameter(0)
+}
+flip {
+  p = (f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  ROOT y = f32[8] negate(x)
+}
+sum {
+  p = (f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  y = f32[8] get-tuple-element(p), index=1
+  ROOT z = f32[8] add(x, y)
+}
+cond {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  limit = s32[] constant(31)
+  ROOT lt = pred[] compare(i, limit), direction=LT
+}
+body {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  w = f32[8] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  five = s32[] constant(5)
+  pick = s32[] remainder(i, five)
+  y = f32[8] conditional(pick, x, x, x), branch_computations={double, less_one, same}
+  ten = s32[] constant(10)
+  early = pred[] compare(i, ten), direction=LT
+  pair = (f32[8], f32[8]) tuple(y, w)
+  z = f32[8] conditional(early, pair, pair), true_computation=flip, false_computation=sum
+  ROOT t = (s32[], f32[8], f32[8]) tuple(next, z, w)
+}
+ENTRY main {
+  x = f32[8] parameter(0)
+  w = f32[8] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8], f32[8]) tuple(zero, x, w)
+  ROOT loop = (s32[], f32[8], f32[8]) while(init), condition=cond, body=body
+})";
+
 // The same accumulation over 5000 elements, past what a loop shader takes.
 std::string LargeForiAccumulate() {
   std::string text = kForiAccumulate;
@@ -202,6 +263,17 @@ TEST(VulkanWholeLoopPlan, ASmallLoopIsOneShaderOfOneWorkgroup) {
   EXPECT_NE(source.find("memoryBarrierBuffer();\n    barrier();"), std::string::npos) << source;
   EXPECT_NE(source.find("coherent buffer"), std::string::npos) << source;
   EXPECT_EQ(source.find("gl_GlobalInvocationID"), std::string::npos) << source;
+}
+
+// A loop with conditionals in its body is still one shader: each branch's
+// steps inline, chosen by the selector every invocation has read.
+TEST(VulkanWholeLoopPlan, ConditionalsInTheBodyInlineEveryBranch) {
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program, CompileProgram(kConditionalLoop));
+  ASSERT_EQ(program->whole_loops.size(), 1u);
+  const std::string& source = program->whole_loops[0].shader.glsl.source;
+  EXPECT_NE(source.find("k_branch0_index > 2 ? 2u"), std::string::npos) << source;
+  EXPECT_NE(source.find("} else if (k_branch0 == 2u) {"), std::string::npos) << source;
+  EXPECT_NE(source.find("uint k_branch1 = uint("), std::string::npos) << source;
 }
 
 // Lavapipe stops an invocation after so many loop iterations: a dispatch
@@ -277,6 +349,13 @@ TEST(VulkanWholeLoop, RowReductionsInTheBodyAgreeWithTheInterpreter) {
   std::vector<Literal> arguments;
   arguments.push_back(std::move(m));
   ExpectAgreementBothWays(kRowReductionLoop, arguments, "row reductions");
+}
+
+TEST(VulkanWholeLoop, ConditionalsInTheBodyAgreeWithTheInterpreter) {
+  std::vector<Literal> arguments;
+  arguments.push_back(Floats({1.0f, -2.0f, 0.5f, 3.0f, 0.0f, -0.25f, 8.0f, 1e-3f}));
+  arguments.push_back(Floats({0.5f, 0.5f, -1.0f, 2.0f, 1.0f, 0.0f, -3.0f, 0.125f}));
+  ExpectAgreementBothWays(kConditionalLoop, arguments, "conditionals");
 }
 
 TEST(VulkanWholeLoop, NarrowStateTypesAgreeWithTheInterpreter) {
