@@ -257,6 +257,7 @@ Status Device::Submit(VkCommandBuffer commands, VkFence fence) const {
   submit.commandBufferCount = 1;
   submit.pCommandBuffers = &commands;
   std::lock_guard<std::mutex> lock(queue_mutex_);
+  submissions_.fetch_add(1);
   return Check(api_.vkQueueSubmit(queue_, 1, &submit, fence), "vkQueueSubmit");
 }
 

@@ -65,6 +65,9 @@ class Device {
   // Submits one command buffer to the queue, signalling `fence` when it
   // completes. Thread-safe (the queue is guarded by a mutex).
   Status Submit(VkCommandBuffer commands, VkFence fence) const;
+  // Submissions to the queue so far (what an execution's host round trips
+  // cost is visible in tests).
+  uint64_t submissions() const { return submissions_.load(); }
 
   // Where dying buffers leave their memory for the next buffer of their
   // size class (at most a quarter of the largest device-local heap, and at
@@ -108,6 +111,7 @@ class Device {
   VkPhysicalDeviceMemoryProperties memory_{};
   bool buffers_host_visible_ = false;
   mutable std::mutex queue_mutex_;
+  mutable std::atomic<uint64_t> submissions_{0};
   std::unique_ptr<MemoryCache> memory_cache_;
   mutable std::atomic<uint64_t> memory_allocations_{0};
   mutable std::mutex command_resources_mutex_;

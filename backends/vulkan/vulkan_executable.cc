@@ -166,10 +166,25 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
     return StepLoopTrips{trips, finished == 1};
   }
 
+  // A predicate, a branch index, a loop's status or an outfeed. A buffer
+  // the host cannot map (a discrete GPU's) is copied into this execution's
+  // read-back buffer in the same submission as the work before it: one
+  // round trip to the device, not a second one for a staging copy (a
+  // host-driven loop's trip was two submissions and waits).
   Status ReadToHost(int slot, void* host, int64_t bytes) override {
-    KILN_RETURN_IF_ERROR(Flush());
     const BufferRange& range = slots[static_cast<size_t>(slot)];
-    return range.buffer->Download(host, static_cast<uint64_t>(bytes), range.offset);
+    const auto size = static_cast<uint64_t>(bytes);
+    if (range.buffer->mapped() != nullptr || size == 0 || size > kReadBackBytes) {
+      KILN_RETURN_IF_ERROR(Flush());
+      return range.buffer->Download(host, size, range.offset);
+    }
+    if (read_back_ == nullptr) {
+      KILN_ASSIGN_OR_RETURN(read_back_,
+                            Buffer::Create(executable_.vulkan_, kReadBackBytes, BufferKind::kStaging));
+    }
+    KILN_RETURN_IF_ERROR(commands_->Copy(range.buffer, range.offset, read_back_, 0, size));
+    KILN_RETURN_IF_ERROR(Flush());
+    return read_back_->Download(host, size, 0);
   }
 
   Status WriteFromHost(int slot, const void* host, int64_t bytes) override {
@@ -192,8 +207,12 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
   std::vector<BufferRange> slots;
 
  private:
+  // Reads up to this size go through the read-back buffer.
+  static constexpr uint64_t kReadBackBytes = 4096;
+
   const VulkanExecutable& executable_;
   std::unique_ptr<CommandList> commands_;
+  std::shared_ptr<Buffer> read_back_;  // host-visible, made on the first read that needs it
   uint64_t rng_seed_ = 0;
   uint64_t rng_launches_ = 0;
 };

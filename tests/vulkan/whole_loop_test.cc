@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "backends/vulkan/glsl_whole_loop.h"
+#include "backends/vulkan/vulkan_device.h"
 #include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
@@ -288,6 +289,7 @@ TEST(VulkanWholeLoopPlan, ADeviceLoopLimitShortensEachDispatch) {
   EXPECT_LT(loop.trips_per_launch, kWholeLoopTripsPerLaunch);
   EXPECT_GE(loop.trips_per_launch, 100);
   EXPECT_LE(loop.shader.glsl.max_loop_iterations, lavapipe.max_loop_iterations);
+  const int64_t wide_trips = loop.trips_per_launch;
   // On a CPU device the workgroup is one subgroup: more passes a step, so
   // fewer trips a dispatch, still within the limit.
   lavapipe.cpu_device = true;
@@ -295,7 +297,7 @@ TEST(VulkanWholeLoopPlan, ADeviceLoopLimitShortensEachDispatch) {
   ASSERT_EQ(program->whole_loops.size(), 1u);
   const VulkanWholeLoop& narrow = program->whole_loops[0];
   EXPECT_EQ(narrow.shader.glsl.workgroup_size, lavapipe.subgroup_size);
-  EXPECT_LT(narrow.trips_per_launch, loop.trips_per_launch);
+  EXPECT_LT(narrow.trips_per_launch, wide_trips);
   EXPECT_GE(narrow.trips_per_launch, 4);
   EXPECT_LE(narrow.shader.glsl.max_loop_iterations, lavapipe.max_loop_iterations);
 }
@@ -356,6 +358,42 @@ TEST(VulkanWholeLoop, ConditionalsInTheBodyAgreeWithTheInterpreter) {
   arguments.push_back(Floats({1.0f, -2.0f, 0.5f, 3.0f, 0.0f, -0.25f, 8.0f, 1e-3f}));
   arguments.push_back(Floats({0.5f, 0.5f, -1.0f, 2.0f, 1.0f, 0.0f, -3.0f, 0.125f}));
   ExpectAgreementBothWays(kConditionalLoop, arguments, "conditionals");
+}
+
+// Queue submissions of one execution of `executable` with `n` trips.
+StatusOr<uint64_t> SubmissionsOfOneRun(Backend& backend, Executable& executable, int32_t n) {
+  kiln::Device* device = backend.devices()[0];
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> trips, backend.BufferFromLiteral(S32(n), device));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DeviceBuffer> x, backend.BufferFromLiteral(Floats(kForiX), device));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<vulkan::Device> vulkan, vulkan::Device::Default());
+  const std::vector<DeviceBuffer*> arguments = {trips.get(), x.get()};
+  const uint64_t before = vulkan->submissions();
+  KILN_ASSIGN_OR_RETURN(std::vector<std::unique_ptr<DeviceBuffer>> results,
+                        executable.Execute(arguments, ExecuteOptions{}));
+  return vulkan->submissions() - before;
+}
+
+// What a loop costs in round trips to the device: run from the host, one
+// submission a trip (the predicate's read-back rides in it, staging or
+// not: vulkan.runtime_staging runs this with buffers the host cannot map);
+// run whole, one for a whole dispatch's budget of trips.
+TEST(VulkanWholeLoop, HostTripsAreOneSubmissionEachAndAWholeLoopOneInAll) {
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Backend> backend, CreateBackend("vulkan"));
+  std::unique_ptr<Module> module = Parse(kForiAccumulate);
+  ASSERT_NE(module, nullptr);
+  std::unique_ptr<Executable> from_host;
+  {
+    WholeLoopSetting off("0");
+    KILN_ASSERT_OK_AND_ASSIGN(from_host, backend->Compile(*module, CompileOptions{}));
+  }
+  KILN_ASSERT_OK_AND_ASSIGN(const uint64_t ten, SubmissionsOfOneRun(*backend, *from_host, 10));
+  KILN_ASSERT_OK_AND_ASSIGN(const uint64_t thirty, SubmissionsOfOneRun(*backend, *from_host, 30));
+  EXPECT_EQ(thirty - ten, 20u) << "submissions of 10 trips " << ten << ", of 30 " << thirty;
+  KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<Executable> whole, backend->Compile(*module, CompileOptions{}));
+  KILN_ASSERT_OK_AND_ASSIGN(const uint64_t whole_ten, SubmissionsOfOneRun(*backend, *whole, 10));
+  KILN_ASSERT_OK_AND_ASSIGN(const uint64_t whole_thousand, SubmissionsOfOneRun(*backend, *whole, 1000));
+  EXPECT_EQ(whole_thousand, whole_ten);
+  EXPECT_LE(whole_ten, 3u);
 }
 
 TEST(VulkanWholeLoop, NarrowStateTypesAgreeWithTheInterpreter) {
