@@ -361,16 +361,7 @@ StatusOr<StepLoopTrips> CudaExecutable::StepExecutor::RunLoopTrips(const Program
                                                                 stream, parameters.data(), nullptr),
                                      "cuLaunchKernel(" + loop.entry + ")"));
   KILN_RETURN_IF_ERROR(ReadToHost(loop.status_slot, reported, sizeof(reported)));
-  const int64_t trips = reported[0];
-  const int64_t finished = reported[1];
-  const bool valid =
-      trips >= 0 && trips <= max_trips && (finished == 1 || (finished == 0 && trips == max_trips));
-  if (!valid) {
-    return Internal("cuda: loop kernel ", loop.entry, " of while '", step.name, "' reported ", trips,
-                    " trips, finished ", finished, ", for a budget of ", max_trips,
-                    trips == -1 ? " (it wrote nothing: did it run?)" : "");
-  }
-  return StepLoopTrips{trips, finished == 1};
+  return LoopTripsReported(reported, max_trips, "cuda", loop.entry, step.name);
 }
 
 // A registered op's PTX kernel, a dot as a cuBLAS GEMM or a convolution

@@ -154,16 +154,7 @@ class VulkanExecutable::StepExecutor : public ProgramStepExecutor {
                                              std::as_bytes(std::span<const uint32_t>(&budget, 1)),
                                              {1, 1, 1}));
     KILN_RETURN_IF_ERROR(ReadToHost(loop.status_slot, reported, sizeof(reported)));
-    const int64_t trips = reported[0];
-    const int64_t finished = reported[1];
-    const bool valid =
-        trips >= 0 && trips <= max_trips && (finished == 1 || (finished == 0 && trips == max_trips));
-    if (!valid) {
-      return Internal("vulkan: loop shader ", loop.entry, " of while '", step.name, "' reported ", trips,
-                      " trips, finished ", finished, ", for a budget of ", max_trips,
-                      trips == -1 ? " (it wrote nothing: did it run?)" : "");
-    }
-    return StepLoopTrips{trips, finished == 1};
+    return LoopTripsReported(reported, max_trips, "vulkan", loop.entry, step.name);
   }
 
   // A predicate, a branch index, a loop's status or an outfeed. A buffer

@@ -221,6 +221,21 @@ WholeLoopPlan PlanWholeLoops(const StepProgram& program, const WholeLoopKernelRu
   return plan;
 }
 
+StatusOr<StepLoopTrips> LoopTripsReported(const int64_t (&reported)[2], int64_t max_trips,
+                                          std::string_view backend, std::string_view entry,
+                                          std::string_view loop_name) {
+  const int64_t trips = reported[0];
+  const int64_t finished = reported[1];
+  const bool valid =
+      trips >= 0 && trips <= max_trips && (finished == 1 || (finished == 0 && trips == max_trips));
+  if (!valid) {
+    return Internal(backend, ": loop kernel ", entry, " of while '", loop_name, "' reported ", trips,
+                    " trips, finished ", finished, ", for a budget of ", max_trips,
+                    trips == -1 ? " (it wrote nothing: did it run?)" : "");
+  }
+  return StepLoopTrips{trips, finished == 1};
+}
+
 StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::vector<std::string>& entries,
                                                  StepProgram& program, int64_t alignment,
                                                  std::string_view backend) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "core/lowering/step_program.h"
+#include "core/lowering/step_runner.h"
 #include "core/status.h"
 
 namespace kiln {
@@ -107,6 +108,16 @@ using WholeLoopKernelRule = std::function<bool(int kernel)>;
 // backend's loop kernels take them (`conditionals`).
 WholeLoopPlan PlanWholeLoops(const StepProgram& program, const WholeLoopKernelRule& rule,
                              bool conditionals = false);
+
+// What a loop kernel's status says after a launch with a budget of
+// `max_trips` (`reported`: its two s64 as read back): the trips and whether
+// the loop finished. INTERNAL naming the backend, the kernel (`entry`) and
+// the loop (`loop_name`) when the status is not one a launch can leave
+// (never written: -1 trips; a budget not spent yet unfinished: a kernel
+// cut short).
+StatusOr<StepLoopTrips> LoopTripsReported(const int64_t (&reported)[2], int64_t max_trips,
+                                          std::string_view backend, std::string_view entry,
+                                          std::string_view loop_name);
 
 // Keeps the planned loops whose kernel was emitted (`entries[i]` is
 // loops[i]'s entry name, empty when it could not be) and gives them a status

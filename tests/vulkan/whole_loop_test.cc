@@ -19,10 +19,15 @@
 #include "backends/vulkan/vulkan_program.h"
 #include "core/hlo_parser.h"
 #include "tests/unit/test_util.h"
+#include "tests/unit/whole_loop_programs.h"
 #include "tests/vulkan/interpreter_agreement.h"
 
 namespace kiln::vulkan {
 namespace {
+
+using testing::whole_loop::kForiAccumulate;
+using testing::whole_loop::kForiX;
+using testing::whole_loop::kRowReductionLoop;
 
 // Sets one environment variable for a scope and puts back what was there.
 class WholeLoopSetting {
@@ -43,80 +48,6 @@ class WholeLoopSetting {
   static constexpr const char* kName = "KILN_VULKAN_WHOLE_LOOPS";
   std::optional<std::string> saved_;
 };
-
-// A fori_loop to n (a parameter) whose f32 accumulator gains x * i each trip.
-constexpr char kForiAccumulate[] = R"(HloModule fori_accumulate
-cond {
-  s = (s32[], s32[], f32[8], f32[8]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] get-tuple-element(s), index=1
-  ROOT lt = pred[] compare(i, n), direction=LT
-}
-body {
-  s = (s32[], s32[], f32[8], f32[8]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  n = s32[] get-tuple-element(s), index=1
-  x = f32[8] get-tuple-element(s), index=2
-  acc = f32[8] get-tuple-element(s), index=3
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  fi = f32[] convert(i)
-  b = f32[8] broadcast(fi), dimensions={}
-  term = f32[8] multiply(x, b)
-  sum = f32[8] add(acc, term)
-  ROOT t = (s32[], s32[], f32[8], f32[8]) tuple(next, n, x, sum)
-}
-ENTRY main {
-  n = s32[] parameter(0)
-  x = f32[8] parameter(1)
-  zero = s32[] constant(0)
-  acc = f32[8] constant({0.1, -0.2, 0.3, 0, 1e-3, 5, -7.5, 0.25})
-  init = (s32[], s32[], f32[8], f32[8]) tuple(zero, n, x, acc)
-  ROOT w = (s32[], s32[], f32[8], f32[8]) while(init), condition=cond, body=body
-})";
-
-// Rows of 64 reduced in the body (a sum into the state, a max the next
-// state is made from). Small integers keep every sum exact in any order.
-constexpr char kRowReductionLoop[] = R"(HloModule row_reduction_loop
-add_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT s = f32[] add(a, b)
-}
-max_f32 {
-  a = f32[] parameter(0)
-  b = f32[] parameter(1)
-  ROOT m = f32[] maximum(a, b)
-}
-cond {
-  s = (s32[], f32[16,64], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  limit = s32[] constant(20)
-  ROOT lt = pred[] compare(i, limit), direction=LT
-}
-body {
-  s = (s32[], f32[16,64], f32[16]) parameter(0)
-  i = s32[] get-tuple-element(s), index=0
-  m = f32[16,64] get-tuple-element(s), index=1
-  r = f32[16] get-tuple-element(s), index=2
-  one = s32[] constant(1)
-  next = s32[] add(i, one)
-  zero = f32[] constant(0)
-  sums = f32[16] reduce(m, zero), dimensions={1}, to_apply=add_f32
-  r2 = f32[16] add(r, sums)
-  low = f32[] constant(-inf)
-  maxes = f32[16] reduce(m, low), dimensions={1}, to_apply=max_f32
-  top = f32[16,64] broadcast(maxes), dimensions={0}
-  m2 = f32[16,64] subtract(top, m)
-  ROOT t = (s32[], f32[16,64], f32[16]) tuple(next, m2, r2)
-}
-ENTRY main {
-  m = f32[16,64] parameter(0)
-  zero = s32[] constant(0)
-  r = f32[16] constant({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15})
-  init = (s32[], f32[16,64], f32[16]) tuple(zero, m, r)
-  ROOT w = (s32[], f32[16,64], f32[16]) while(init), condition=cond, body=body
-})";
 
 // State of 1-, 2- and 4-byte types (a pred flag that turns false, s8[3] of
 // 3 bytes, f16[3] of 6, u8[4] of 4) passed through the body unchanged and
@@ -241,7 +172,6 @@ StatusOr<std::unique_ptr<VulkanProgram>> CompileProgram(
 
 Literal Floats(const std::vector<float>& values) { return Literal::FromVector<float>(values); }
 Literal S32(int32_t value) { return Literal::Scalar<int32_t>(value); }
-const std::vector<float> kForiX = {0.5f, -0.25f, 1.5f, 3.0f, 0.001f, -2.0f, 0.75f, 1.25f};
 
 TEST(VulkanWholeLoopPlan, ASmallLoopIsOneShaderOfOneWorkgroup) {
   KILN_ASSERT_OK_AND_ASSIGN(std::unique_ptr<VulkanProgram> program, CompileProgram(kForiAccumulate));
