@@ -55,15 +55,6 @@ constexpr const char* kLoopStepBarrier = "    memoryBarrierBuffer();\n    barrie
 
 int64_t CeilDivide(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-}  // namespace
-
-int64_t GlslLoopWorkgroupSize(const ShaderFeatures& features) {
-  if (features.cpu_device && features.subgroup_size > 0) return features.subgroup_size;
-  return std::min(kGlslLoopWorkgroupSize, features.WorkgroupInvocationsOrMinimum());
-}
-
-namespace {
-
 // What a loop shader is made of, step by step.
 class LoopShaderBuilder {
  public:
@@ -230,6 +221,11 @@ class LoopShaderBuilder {
 };
 
 }  // namespace
+
+int64_t GlslLoopWorkgroupSize(const ShaderFeatures& features) {
+  if (features.cpu_device && features.subgroup_size > 0) return features.subgroup_size;
+  return std::min(kGlslLoopWorkgroupSize, features.WorkgroupInvocationsOrMinimum());
+}
 
 StatusOr<GlslWholeLoop> EmitGlslWholeLoop(const StepProgram& program, const WholeLoopKernel& loop,
                                           const ShaderFeatures& features) {
