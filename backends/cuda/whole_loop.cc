@@ -29,9 +29,12 @@ constexpr int64_t kCudaLoopStatusAlignment = 256;
 StatusOr<bool> WholeLoopsEnabled() { return kiln::WholeLoopsEnabled("KILN_CUDA_WHOLE_LOOPS", "cuda"); }
 
 WholeLoopPlan PlanWholeLoops(const StepProgram& program) {
-  return kiln::PlanWholeLoops(program, [&program](int kernel) {
-    return !KernelHasOwnEntry(*program.kernels[static_cast<size_t>(kernel)].computation);
-  });
+  return kiln::PlanWholeLoops(
+      program,
+      [&program](int kernel) {
+        return !KernelHasOwnEntry(*program.kernels[static_cast<size_t>(kernel)].computation);
+      },
+      /*conditionals=*/true);
 }
 
 StatusOr<std::vector<WholeLoop>> AdoptWholeLoops(WholeLoopPlan plan, const std::vector<std::string>& entries,

@@ -7,8 +7,10 @@
 // ..., ptr pN-1)`, launched as one block of kThreadsPerBlock threads. The
 // p_i are the addresses of the slots the loop's steps use (WholeLoop::slots);
 // every step is a kernel (its iteration function inlined, its parallel
-// iterations spread over the block's threads) or a copy, and a block
-// barrier follows each, so a step sees what the last one wrote. A launch
+// iterations spread over the block's threads), a copy, or a conditional
+// whose branches are such steps (every thread reads the selector, then all
+// take one branch), and a block barrier follows each, so a step sees what
+// the last one wrote. A launch
 // runs at most `max_trips` trips, then thread 0 writes the status.
 //
 // KILN_CUDA_WHOLE_LOOPS=0 (read when a program is compiled) turns this off:
@@ -41,8 +43,8 @@ using kiln::WholeLoopStep;
 StatusOr<bool> WholeLoopsEnabled();
 
 // The loops of `program` (lowered, its kernels described) that can run
-// whole on cuda: kernels with entries of their own (sort, top-k, rng) stay
-// out.
+// whole on cuda, conditionals in them included: kernels with entries of
+// their own (sort, top-k, rng) stay out.
 WholeLoopPlan PlanWholeLoops(const StepProgram& program);
 
 // Keeps the planned loops whose kernel was emitted (`entries[i]` is

@@ -48,6 +48,7 @@ struct ResolvedLoopLaunch {
   llvm::Function* iteration = nullptr;
   int64_t extent = 0;
   llvm::Value* table = nullptr;
+  const WholeLoopStep* step = nullptr;
 };
 
 }  // namespace
@@ -56,17 +57,28 @@ StatusOr<bool> EmitWholeLoopKernel(llvm::Module& module, const WholeLoopKernel& 
                                    std::span<const PtxKernel> kernels) {
   if (loop.predicate < 0 || loop.predicate >= loop.pointers)
     return Internal("cuda: loop kernel ", loop.name, " has no predicate pointer");
-  // Every step is checked before anything is added.
+  // Every step is checked before anything is added; the launches are
+  // resolved in the order the emission below meets them (branches in
+  // order, depth first).
   std::vector<ResolvedLoopLaunch> launches;
-  for (const std::vector<WholeLoopStep>* part : {&loop.condition, &loop.body}) {
-    for (const WholeLoopStep& step : *part) {
+  std::function<StatusOr<bool>(const std::vector<WholeLoopStep>&)> resolve =
+      [&](const std::vector<WholeLoopStep>& steps) -> StatusOr<bool> {
+    for (const WholeLoopStep& step : steps) {
       for (int pointer : step.buffers) {
         if (pointer < 0 || pointer >= loop.pointers)
           return Internal("cuda: loop kernel ", loop.name, " names pointer ", pointer, " of ", loop.pointers);
       }
-      // Conditionals are not planned for cuda (PlanWholeLoops without
-      // them); a loop holding one would run from the host.
-      if (!step.branches.empty()) return false;
+      if (!step.branches.empty()) {
+        if (step.selector < 0 || step.selector >= loop.pointers ||
+            (step.selector_type != ElementType::kPred && step.selector_type != ElementType::kS32) ||
+            (step.selector_type == ElementType::kPred && step.branches.size() != 2))
+          return Internal("cuda: loop kernel ", loop.name, " has a malformed conditional");
+        for (const std::vector<WholeLoopStep>& branch : step.branches) {
+          KILN_ASSIGN_OR_RETURN(const bool resolved, resolve(branch));
+          if (!resolved) return false;
+        }
+        continue;
+      }
       if (step.kernel < 0) {
         if (step.buffers.size() != 2 || step.bytes <= 0)
           return Internal("cuda: loop kernel ", loop.name, " has a malformed copy");
@@ -83,8 +95,13 @@ StatusOr<bool> EmitWholeLoopKernel(llvm::Module& module, const WholeLoopKernel& 
       if (iteration == nullptr || iteration->arg_size() != 3 || kernel.takes_rng_key ||
           kernel.parallel_extent < 1 || kernel.parallel_extent > kWholeLoopMaxExtent)
         return false;
-      launches.push_back({iteration, kernel.parallel_extent, nullptr});
+      launches.push_back({iteration, kernel.parallel_extent, nullptr, &step});
     }
+    return true;
+  };
+  for (const std::vector<WholeLoopStep>* part : {&loop.condition, &loop.body}) {
+    KILN_ASSIGN_OR_RETURN(const bool resolved, resolve(*part));
+    if (!resolved) return false;
   }
 
   llvm::LLVMContext& context = module.getContext();
@@ -111,17 +128,11 @@ StatusOr<bool> EmitWholeLoopKernel(llvm::Module& module, const WholeLoopKernel& 
       b.CreateZExt(b.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x, {}, {}), i64, "thread");
   // Each launch's buffer table (the iteration function's `buffers`),
   // filled once; inlining turns its loads into the parameters.
-  {
-    size_t next = 0;
-    for (const std::vector<WholeLoopStep>* part : {&loop.condition, &loop.body}) {
-      for (const WholeLoopStep& step : *part) {
-        if (step.kernel < 0) continue;
-        llvm::Value* table = b.CreateAlloca(ptr, b.getInt32(static_cast<uint32_t>(step.buffers.size())));
-        for (size_t i = 0; i < step.buffers.size(); ++i)
-          b.CreateStore(pointer(step.buffers[i]), b.CreateConstInBoundsGEP1_64(ptr, table, i));
-        launches[next++].table = table;
-      }
-    }
+  for (ResolvedLoopLaunch& launch : launches) {
+    const std::vector<int>& buffers = launch.step->buffers;
+    launch.table = b.CreateAlloca(ptr, b.getInt32(static_cast<uint32_t>(buffers.size())));
+    for (size_t i = 0; i < buffers.size(); ++i)
+      b.CreateStore(pointer(buffers[i]), b.CreateConstInBoundsGEP1_64(ptr, launch.table, i));
   }
   b.CreateBr(trip);
 
@@ -134,7 +145,37 @@ StatusOr<bool> EmitWholeLoopKernel(llvm::Module& module, const WholeLoopKernel& 
   b.CreateCondBr(b.CreateICmpSGE(trips, max_trips), paused, condition);
 
   size_t next_launch = 0;
-  auto run = [&](const WholeLoopStep& step) {
+  std::function<void(const WholeLoopStep&)> run = [&](const WholeLoopStep& step) {
+    if (!step.branches.empty()) {
+      // Every thread reads the selector, meets the others (a branch may
+      // write over its bytes), and all take the one branch: pred true runs
+      // branch 0; an s32 out of range runs the last.
+      const auto last = static_cast<int64_t>(step.branches.size()) - 1;
+      llvm::Value* branch = nullptr;
+      if (step.selector_type == ElementType::kPred) {
+        llvm::Value* flag = b.CreateLoad(b.getInt8Ty(), pointer(step.selector), "selector");
+        branch = b.CreateSelect(b.CreateICmpNE(flag, b.getInt8(0)), b.getInt32(0), b.getInt32(1), "branch");
+      } else {
+        llvm::Value* index = b.CreateLoad(b.getInt32Ty(), pointer(step.selector), "selector");
+        branch = b.CreateSelect(b.CreateICmpUGT(index, b.getInt32(static_cast<uint32_t>(last))),
+                                b.getInt32(static_cast<uint32_t>(last)), index, "branch");
+      }
+      EmitLoopBarrier(b);
+      llvm::BasicBlock* merge = llvm::BasicBlock::Create(context, "branches_done", function);
+      std::vector<llvm::BasicBlock*> blocks;
+      for (size_t i = 0; i < step.branches.size(); ++i)
+        blocks.push_back(llvm::BasicBlock::Create(context, "branch" + std::to_string(i), function));
+      llvm::SwitchInst* choose = b.CreateSwitch(branch, blocks.back(), static_cast<unsigned>(last));
+      for (int64_t i = 0; i < last; ++i)
+        choose->addCase(b.getInt32(static_cast<uint32_t>(i)), blocks[static_cast<size_t>(i)]);
+      for (size_t i = 0; i < step.branches.size(); ++i) {
+        b.SetInsertPoint(blocks[i]);
+        for (const WholeLoopStep& inner : step.branches[i]) run(inner);
+        b.CreateBr(merge);
+      }
+      b.SetInsertPoint(merge);
+      return;
+    }
     if (step.kernel >= 0) {
       const ResolvedLoopLaunch& launch = launches[next_launch++];
       EmitStridedLoopStep(b, thread, launch.extent, [&](llvm::Value* index) {

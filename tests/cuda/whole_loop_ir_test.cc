@@ -36,6 +36,7 @@
 namespace kiln {
 namespace {
 
+using testing::whole_loop::kConditionalLoop;
 using testing::whole_loop::kForiAccumulate;
 using testing::whole_loop::kForiX;
 using testing::whole_loop::kRowReductionLoop;
@@ -320,6 +321,17 @@ TEST(WholeLoopIrTest, RowReductionsWithWarpShufflesMatchTheInterpreter) {
                             /*shuffles=*/true);
   ExpectInterpretersResults(kRowReductionLoop, arguments, 6, {{6, 0}, {6, 0}, {6, 0}, {2, 1}},
                             /*shuffles=*/true);
+}
+
+// Conditionals in the body (an s32 index of three branches, indices out of
+// range among them, then a pred on a tuple operand), run whole: each
+// branch's steps in the loop kernel, chosen by the selector every thread
+// read.
+TEST(WholeLoopIrTest, ConditionalsInTheBodyMatchTheInterpreter) {
+  const std::vector<Literal> arguments = {Floats({1.0f, -2.0f, 0.5f, 3.0f, 0.0f, -0.25f, 8.0f, 1e-3f}),
+                                          Floats({0.5f, 0.5f, -1.0f, 2.0f, 1.0f, 0.0f, -3.0f, 0.125f})};
+  ExpectInterpretersResults(kConditionalLoop, arguments, cuda::kWholeLoopTripsPerLaunch, {{31, 1}});
+  ExpectInterpretersResults(kConditionalLoop, arguments, 7, {{7, 0}, {7, 0}, {7, 0}, {7, 0}, {3, 1}});
 }
 
 }  // namespace

@@ -84,4 +84,65 @@ ENTRY main {
   ROOT w = (s32[], f32[16,64], f32[16]) while(init), condition=cond, body=body
 })";
 
+// Conditionals in the body: an s32 index picks one of three branches
+// (doubling, subtracting one, or the operand itself: a branch whose result
+// is its parameter); i % 5 of 3 and 4, out of range, run the last; then a pred
+// picks a branch that negates or one that adds its two operands.
+inline constexpr char kConditionalLoop[] = R"(HloModule conditional_loop
+double {
+  x = f32[8] parameter(0)
+  two = f32[] constant(2)
+  b = f32[8] broadcast(two), dimensions={}
+  ROOT y = f32[8] multiply(x, b)
+}
+less_one {
+  x = f32[8] parameter(0)
+  one = f32[] constant(1)
+  b = f32[8] broadcast(one), dimensions={}
+  ROOT y = f32[8] subtract(x, b)
+}
+same {
+  ROOT x = f32[8] parameter(0)
+}
+flip {
+  p = (f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  ROOT y = f32[8] negate(x)
+}
+sum {
+  p = (f32[8], f32[8]) parameter(0)
+  x = f32[8] get-tuple-element(p), index=0
+  y = f32[8] get-tuple-element(p), index=1
+  ROOT z = f32[8] add(x, y)
+}
+cond {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  limit = s32[] constant(31)
+  ROOT lt = pred[] compare(i, limit), direction=LT
+}
+body {
+  s = (s32[], f32[8], f32[8]) parameter(0)
+  i = s32[] get-tuple-element(s), index=0
+  x = f32[8] get-tuple-element(s), index=1
+  w = f32[8] get-tuple-element(s), index=2
+  one = s32[] constant(1)
+  next = s32[] add(i, one)
+  five = s32[] constant(5)
+  pick = s32[] remainder(i, five)
+  y = f32[8] conditional(pick, x, x, x), branch_computations={double, less_one, same}
+  ten = s32[] constant(10)
+  early = pred[] compare(i, ten), direction=LT
+  pair = (f32[8], f32[8]) tuple(y, w)
+  z = f32[8] conditional(early, pair, pair), true_computation=flip, false_computation=sum
+  ROOT t = (s32[], f32[8], f32[8]) tuple(next, z, w)
+}
+ENTRY main {
+  x = f32[8] parameter(0)
+  w = f32[8] parameter(1)
+  zero = s32[] constant(0)
+  init = (s32[], f32[8], f32[8]) tuple(zero, x, w)
+  ROOT loop = (s32[], f32[8], f32[8]) while(init), condition=cond, body=body
+})";
+
 }  // namespace kiln::testing::whole_loop
