@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -529,9 +530,12 @@ int64_t IterationsInMessage(const std::string& message) {
 
 // Runs `loop` (kFlagLoop or LargeFlagLoop()) with its flag
 // set: a deadline and a cancel each stop it, and the arguments stay
-// intact. The iterations the deadline's message names, or -1.
+// intact. The iterations the deadline's message names, or -1. `launches`
+// is the fake driver's launch count: the cancel comes once the loop has
+// launched something, so it stops the loop running (a fixed pause before
+// it could end the execution before the loop began on a busy machine).
 int64_t ExpectDeadlineAndCancelStop(Executable& loop, DeviceBuffer& forever, DeviceBuffer& x,
-                                    const Literal& values) {
+                                    const Literal& values, const std::function<int()>& launches) {
   const std::vector<DeviceBuffer*> arguments = {&forever, &x};
   ExecuteOptions timed;
   timed.stop = StopCondition(nullptr, StopCondition::Clock::now() + std::chrono::milliseconds(50));
@@ -546,10 +550,11 @@ int64_t ExpectDeadlineAndCancelStop(Executable& loop, DeviceBuffer& forever, Dev
   ExecuteOptions cancellable;
   cancellable.stop = StopCondition(flag, StopCondition::Clock::time_point::max());
   Status cancelled;
+  const int before = launches();
   std::thread runner([&] { cancelled = loop.Execute(arguments, cancellable).status(); });
-  // Whether the loop has started or not, the execution ends CANCELLED; the
-  // pause only makes "while running" the likely case.
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (launches() == before && std::chrono::steady_clock::now() < give_up)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
   flag->Cancel();
   runner.join();
   EXPECT_EQ(cancelled.code(), StatusCode::kCancelled) << cancelled.ToString();
@@ -579,7 +584,7 @@ TEST_F(FakeDriver, DeadlineAndCancelStopAnEndlessLoop) {
   std::unique_ptr<DeviceBuffer> x = Buffer(values);
   ASSERT_TRUE(forever && x);
   const int launches = hooks_.launch_count();
-  ExpectDeadlineAndCancelStop(*loop, *forever, *x, values);
+  ExpectDeadlineAndCancelStop(*loop, *forever, *x, values, [this] { return hooks_.launch_count(); });
   EXPECT_GT(hooks_.launch_count(), launches);
   EXPECT_EQ(LastLaunch().entry.rfind("kiln_kernel_", 0), 0u) << LastLaunch().entry;
 
@@ -605,7 +610,8 @@ TEST_F(FakeDriver, DeadlineAndCancelStopAnEndlessWholeLoop) {
   ASSERT_TRUE(forever && x);
   LoopKernelsReport(4096, /*finished=*/false);
   const int launches = hooks_.launch_count();
-  const int64_t iterations = ExpectDeadlineAndCancelStop(*loop, *forever, *x, values);
+  const int64_t iterations =
+      ExpectDeadlineAndCancelStop(*loop, *forever, *x, values, [this] { return hooks_.launch_count(); });
   EXPECT_EQ(iterations % 4096, 0) << iterations;
   EXPECT_GT(hooks_.launch_count(), launches);
   const LaunchSeen seen = LastLaunch();
@@ -697,7 +703,7 @@ TEST_F(FakeDriver, LoopsPastTheLimitsRunFromTheHost) {
   std::unique_ptr<DeviceBuffer> x = Buffer(values);
   ASSERT_TRUE(forever && x);
   const int launches = hooks_.launch_count();
-  ExpectDeadlineAndCancelStop(*loop, *forever, *x, values);
+  ExpectDeadlineAndCancelStop(*loop, *forever, *x, values, [this] { return hooks_.launch_count(); });
   EXPECT_GT(hooks_.launch_count(), launches + 1);
   EXPECT_EQ(LastLaunch().entry.rfind("kiln_kernel_", 0), 0u) << LastLaunch().entry;
 }
